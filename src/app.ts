@@ -1,0 +1,63 @@
+/** Builds the HTTP application over the services; it never listens (main.ts does, tests use app.handle). */
+import { swagger } from '@elysiajs/swagger'
+import { Elysia, t } from 'elysia'
+import type { Config } from './config'
+import { environmentsController } from './features/environments/environments.controller'
+import { eventsController } from './features/events/events.controller'
+import { flagsController } from './features/flags/flags.controller'
+import { relationsController } from './features/flags/relations.controller'
+import { strategiesController } from './features/flags/strategies.controller'
+import { projectsController } from './features/projects/projects.controller'
+import { tokensController } from './features/tokens/tokens.controller'
+import { authorization } from './http/auth'
+import { bodyHandling } from './http/body'
+import { errorHandling } from './http/errors'
+import type { Services } from './services'
+
+export const API_VERSION = '0.1.0'
+
+export function createApp(services: Services, config: Pick<Config, 'bodyLimit'>) {
+  const auth = authorization(services.tokens, (name) =>
+    Object.hasOwn(services.store.state.flags, name) ? services.store.state.flags[name].project : undefined,
+  )
+  return new Elysia()
+    .use(errorHandling)
+    .use(
+      swagger({
+        path: '/swagger',
+        specPath: '/swagger/json',
+        provider: 'swagger-ui',
+        exclude: ['/swagger', '/swagger/json'],
+        documentation: {
+          info: {
+            title: 'Feature flag admin API',
+            version: API_VERSION,
+            description: 'An Unleash-compatible admin API for feature flags, stored in local JSON files.',
+          },
+          components: {
+            securitySchemes: {
+              apiKey: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'An admin API token, e.g. *:*.<64 hex>' },
+            },
+          },
+        },
+      }),
+    )
+    .use(bodyHandling(config.bodyLimit))
+    .get('/health', () => ({ health: 'GOOD' }), {
+      response: { 200: t.Object({ health: t.String({ description: 'GOOD while the process serves requests' }) }, { description: 'Liveness' }) },
+      detail: { operationId: 'getHealth', summary: 'Is the process alive', tags: ['Operational'] },
+    })
+    .get('/ready', () => ({ ready: true }), {
+      response: { 200: t.Object({ ready: t.Boolean({ description: 'true once the store is loaded' }) }, { description: 'Readiness' }) },
+      detail: { operationId: 'getReady', summary: 'Is the store loaded', tags: ['Operational'] },
+    })
+    .use(projectsController(services.projects, services.environments, auth))
+    .use(environmentsController(services.environments, auth))
+    .use(flagsController(services.flags, auth))
+    .use(strategiesController(services.strategies, auth))
+    .use(relationsController(services.relations, auth))
+    .use(eventsController(services.events, auth))
+    .use(tokensController(services.tokens, auth))
+}
+
+export type App = ReturnType<typeof createApp>

@@ -1,0 +1,62 @@
+/** Every setting the service reads, from the environment, validated in one place. */
+import { resolve } from 'node:path'
+
+export interface Config {
+  port: number
+  host: string
+  /** Absolute path of the data directory. */
+  dataDir: string
+  /** Largest accepted request body in bytes. */
+  bodyLimit: number
+  /** fsync every commit (default); `SYNC=false` trades durability on power loss for speed. */
+  sync: boolean
+  /** Admin token secrets that must exist at start (`INIT_ADMIN_API_TOKENS`). */
+  initAdminTokens: string[]
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+function integer(env: Record<string, string | undefined>, key: string, fallback: number, min: number, max: number): number {
+  const raw = env[key]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${key} must be a whole number from ${min} to ${max}, got "${raw}"`)
+  }
+  return value
+}
+
+function boolean(env: Record<string, string | undefined>, key: string, fallback: boolean): boolean {
+  const raw = env[key]?.trim().toLowerCase()
+  if (raw === undefined || raw === '') return fallback
+  if (['true', '1', 'yes', 'on'].includes(raw)) return true
+  if (['false', '0', 'no', 'off'].includes(raw)) return false
+  throw new ConfigError(`${key} must be true or false, got "${env[key]}"`)
+}
+
+/** Admin secrets look like Unleash's: `*:*.` followed by at least 16 characters. */
+export const ADMIN_SECRET_PATTERN = /^\*:\*\.[A-Za-z0-9_-]{16,128}$/
+
+export function readConfig(env: Record<string, string | undefined>, cwd = process.cwd()): Config {
+  const initAdminTokens = (env.INIT_ADMIN_API_TOKENS ?? '')
+    .split(',')
+    .map((secret) => secret.trim())
+    .filter((secret) => secret !== '')
+  for (const secret of initAdminTokens) {
+    if (!ADMIN_SECRET_PATTERN.test(secret)) {
+      throw new ConfigError(
+        'INIT_ADMIN_API_TOKENS holds a secret that is not of the form "*:*.<16 to 128 letters, digits, - or _>"',
+      )
+    }
+  }
+  return {
+    port: integer(env, 'PORT', 4242, 0, 65535),
+    host: env.HOST?.trim() || '0.0.0.0',
+    dataDir: resolve(cwd, env.DATA_DIR?.trim() || 'data'),
+    bodyLimit: integer(env, 'BODY_LIMIT', 102400, 1, 64 * 1024 * 1024),
+    sync: boolean(env, 'SYNC', true),
+    initAdminTokens,
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * The one error hierarchy of the service. Services throw these; `http/errors.ts` turns them into
+ * responses in one place. Each class carries the HTTP status and the `name` the seed's error table
+ * gives for it, so a handler never chooses a status itself.
+ *
+ * @example
+ *   throw new NotFoundError(`Could not find flag "${name}" in project "${projectId}"`)
+ */
+export interface ErrorDetail {
+  message: string
+  path?: string
+}
+
+export abstract class AppError extends Error {
+  abstract readonly status: number
+  /** The error kind as clients see it in the `name` field. */
+  abstract readonly errorName: string
+  readonly details?: ErrorDetail[]
+
+  constructor(message: string, details?: ErrorDetail[]) {
+    super(message)
+    this.details = details
+  }
+
+  /** Extra fields of the error body beyond id, name, message and details. */
+  extra(): Record<string, unknown> {
+    return {}
+  }
+}
+
+export class ValidationError extends AppError {
+  readonly status = 400
+  readonly errorName = 'ValidationError'
+}
+
+export class AuthenticationRequired extends AppError {
+  readonly status = 401
+  readonly errorName = 'AuthenticationRequired'
+}
+
+export class NoAccessError extends AppError {
+  readonly status = 403
+  readonly errorName = 'NoAccessError'
+
+  constructor(
+    message: string,
+    readonly permission: string,
+  ) {
+    super(message)
+  }
+
+  override extra() {
+    return { permissions: [this.permission] }
+  }
+}
+
+export class NotFoundError extends AppError {
+  readonly status = 404
+  readonly errorName = 'NotFoundError'
+}
+
+export class NameExistsError extends AppError {
+  readonly status = 409
+  readonly errorName = 'NameExistsError'
+}
+
+/** A JSON-Patch `test` operation that did not hold: the client's view of the flag is stale. */
+export class ConflictError extends AppError {
+  readonly status = 409
+  readonly errorName = 'ConflictError'
+}
+
+export class ContentTooLarge extends AppError {
+  readonly status = 413
+  readonly errorName = 'ContentTooLarge'
+}
+
+export class ContentTypeError extends AppError {
+  readonly status = 415
+  // Spelled as the seed's error table spells it.
+  readonly errorName = 'ContentTypeerror'
+}
+
+/** The store could not make a write durable; the process must not go on answering writes. */
+export class StoreFailedError extends AppError {
+  readonly status = 503
+  readonly errorName = 'ServiceUnavailable'
+}

@@ -1,0 +1,100 @@
+/**
+ * The query language of `GET /api/admin/search/events` (seed 4.3, contract §5), parsed from the raw
+ * query string so that repeated parameters can be refused.
+ */
+import { ValidationError } from '../../errors'
+
+export const SEARCH_LIMIT_DEFAULT = 50
+export const SEARCH_LIMIT_MAX = 1000
+export const QUERY_MAX_LENGTH = 500
+
+/** The seed's filter syntax. */
+const FILTER = /^(IS|IS_ANY_OF):(.*?)(,([a-zA-Z0-9_]+))*$/s
+const DATE = /^IS:(\d{4})-(\d{2})-(\d{2})$/
+
+export interface EventQuery {
+  query?: string
+  feature?: string[]
+  project?: string[]
+  type?: string[]
+  environment?: string[]
+  createdBy?: string[]
+  id?: number[]
+  /** Inclusive bounds as ISO strings: start of the first day, end of the last day (UTC). */
+  from?: string
+  to?: string
+  offset: number
+  limit: number
+}
+
+const FILTERS = ['feature', 'project', 'type', 'environment', 'createdBy', 'id'] as const
+const KNOWN = new Set<string>([...FILTERS, 'query', 'createdAtFrom', 'createdAtTo', 'from', 'to', 'offset', 'limit'])
+
+function invalid(message: string, parameter: string): never {
+  throw new ValidationError(message, [{ message, path: `/${parameter}` }])
+}
+
+function parseFilter(raw: string, parameter: string): string[] {
+  const match = FILTER.exec(raw)
+  if (!match) invalid(`${parameter} must look like IS:value or IS_ANY_OF:value1,value2, got ${JSON.stringify(raw)}`, parameter)
+  const rest = raw.slice(match[1].length + 1)
+  const values = (match[1] === 'IS' ? [rest] : rest.split(','))
+    .map((value) => value.trim())
+    .filter((value) => value !== '')
+  return [...new Set(values)]
+}
+
+function parseDay(raw: string, parameter: string, end: boolean): string {
+  const match = DATE.exec(raw)
+  if (!match) invalid(`${parameter} must look like IS:yyyy-MM-dd, got ${JSON.stringify(raw)}`, parameter)
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])]
+  const date = new Date(Date.UTC(year, month - 1, day))
+  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) {
+    invalid(`${parameter} holds an impossible date: ${match[1]}-${match[2]}-${match[3]}`, parameter)
+  }
+  return end ? new Date(date.getTime() + 86_400_000 - 1).toISOString() : date.toISOString()
+}
+
+function parseCount(raw: string | undefined, parameter: string, fallback: number, max: number): number {
+  if (raw === undefined) return fallback
+  if (!/^\d{1,15}$/.test(raw.trim())) invalid(`${parameter} must be a whole number from 0 to ${max}, got ${JSON.stringify(raw)}`, parameter)
+  const value = Number(raw.trim())
+  if (value > max) invalid(`${parameter} must be at most ${max}, got ${value}`, parameter)
+  return value
+}
+
+export function parseEventQuery(params: URLSearchParams): EventQuery {
+  const single: Record<string, string> = {}
+  for (const key of new Set(params.keys())) {
+    if (!KNOWN.has(key)) continue
+    const values = params.getAll(key)
+    if (values.length > 1) invalid(`${key} was given ${values.length} times; give it once`, key)
+    single[key] = values[0]
+  }
+  for (const [modern, legacy] of [['from', 'createdAtFrom'], ['to', 'createdAtTo']] as const) {
+    if (single[modern] !== undefined && single[legacy] !== undefined) invalid(`Give either ${legacy} or ${modern}, not both`, modern)
+  }
+  const query: EventQuery = {
+    offset: parseCount(single.offset, 'offset', 0, Number.MAX_SAFE_INTEGER),
+    limit: parseCount(single.limit, 'limit', SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX),
+  }
+  if (single.query !== undefined && single.query !== '') {
+    if (single.query.length > QUERY_MAX_LENGTH) invalid(`query must be at most ${QUERY_MAX_LENGTH} characters`, 'query')
+    query.query = single.query
+  }
+  for (const key of FILTERS) {
+    if (single[key] === undefined) continue
+    const values = parseFilter(single[key], key)
+    if (key === 'id') {
+      const ids = values.map((value) => (/^\d{1,15}$/.test(value) ? Number(value) : invalid(`id values must be whole numbers, got ${JSON.stringify(value)}`, 'id')))
+      query.id = ids
+    } else {
+      query[key] = values
+    }
+  }
+  const from = single.from ?? single.createdAtFrom
+  const to = single.to ?? single.createdAtTo
+  if (from !== undefined) query.from = parseDay(from, single.from !== undefined ? 'from' : 'createdAtFrom', false)
+  if (to !== undefined) query.to = parseDay(to, single.to !== undefined ? 'to' : 'createdAtTo', true)
+  return query
+}

@@ -1,0 +1,21 @@
+import { authErrors } from '../../http/schemas'
+import { controllerBase, type Authorization } from '../../http/plugins'
+import type { EventsService } from './events.service'
+
+export function eventsController(events: EventsService, auth: Authorization) {
+  return controllerBase(auth).get('/api/admin/search/events', ({ request, caller }) => events.search(new URL(request.url).searchParams, caller), {
+    auth: 'NONE',
+    query: 'eventSearchQuerySchema',
+    response: { 200: 'eventSearchResponseSchema', ...authErrors(400) },
+    detail: {
+      operationId: 'searchEvents',
+      summary: 'Search for events',
+      tags: ['Events'],
+      description:
+        'Filters are ANDed. feature, project, type, environment, id and createdBy take IS:value or IS_ANY_OF:a,b (createdBy matches the token name or ' +
+        'its user id); createdAtFrom/createdAtTo (or from/to) take IS:yyyy-MM-dd, inclusive UTC days. query is a case-insensitive substring of the ' +
+        'data, preData and tags as JSON. Newest first; total counts all matches. A malformed value, a repeated parameter or limit over 1000 is a 400 ' +
+        '(Unleash would fall back silently).',
+    },
+  })
+}

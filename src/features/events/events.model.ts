@@ -1,0 +1,55 @@
+import { t } from 'elysia'
+import { Timestamp } from '../../http/schemas'
+
+const filter = (what: string) =>
+  t.Optional(t.String({ description: `Filter by ${what}: IS:value or IS_ANY_OF:value1,value2`, examples: ['IS:feature-created'] }))
+const day = (what: string) => t.Optional(t.String({ description: `${what} (inclusive, UTC day): IS:yyyy-MM-dd`, examples: ['IS:2026-01-31'] }))
+
+export const EventSearchQuery = t.Object(
+  {
+    query: t.Optional(t.String({ description: 'Case-insensitive substring of the event\'s data, preData or tags (as JSON text)' })),
+    feature: filter('flag name'),
+    project: filter('project id'),
+    type: filter('event type'),
+    createdBy: filter('creator name or numeric user id'),
+    environment: filter('environment'),
+    id: filter('event id'),
+    createdAtFrom: day('First day'),
+    createdAtTo: day('Last day'),
+    from: day('First day (Unleash 8 name of createdAtFrom)'),
+    to: day('Last day (Unleash 8 name of createdAtTo)'),
+    offset: t.Optional(t.String({ description: 'Number of matches to skip (default 0)', examples: ['0'] })),
+    limit: t.Optional(t.String({ description: 'Page size, 1 to 1000 (default 50)', examples: ['50'] })),
+  },
+  { description: 'Event search parameters; all are optional and ANDed' },
+)
+
+const TagSchema = t.Object(
+  { type: t.String({ description: 'Tag type' }), value: t.String({ description: 'Tag value' }) },
+  { description: 'A tag of the flag when the event happened' },
+)
+
+export const EventSchema = t.Object(
+  {
+    id: t.Integer({ minimum: 1, description: 'Increasing event id' }),
+    createdAt: Timestamp('When it happened (RFC 3339, UTC)'),
+    type: t.String({ description: 'Event type (seed section 6)' }),
+    createdBy: t.String({ description: 'Name of the token that made the change' }),
+    createdByUserId: t.Union([t.Number(), t.Null()], { description: 'User id of that token' }),
+    environment: t.Union([t.String(), t.Null()], { description: 'Related environment' }),
+    project: t.Union([t.String(), t.Null()], { description: 'Related project' }),
+    featureName: t.Union([t.String(), t.Null()], { description: 'Related flag' }),
+    data: t.Union([t.Record(t.String(), t.Unknown()), t.Null()], { description: 'State after the change' }),
+    preData: t.Union([t.Record(t.String(), t.Unknown()), t.Null()], { description: 'State before the change' }),
+    tags: t.Array(TagSchema, { description: 'The flag\'s tags at that time' }),
+  },
+  { description: 'An event of the audit log (seed 2.12)' },
+)
+
+export const EventPage = t.Object(
+  {
+    events: t.Array(EventSchema, { description: 'One page of matches, newest first' }),
+    total: t.Integer({ description: 'Number of all matches' }),
+  },
+  { description: 'A page of events' },
+)

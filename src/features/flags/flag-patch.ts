@@ -1,0 +1,92 @@
+/**
+ * JSON Patch (RFC 6902) over a flag's metadata, with the contract's order of checks (§5).
+ * fast-json-patch mutates the document it is given and applies operations one at a time, so it
+ * works on a fresh copy and the result is checked as a whole before anything is stored: the patch
+ * applies completely or not at all.
+ */
+import { applyOperation, type Operation } from 'fast-json-patch'
+import { ConflictError, NoAccessError, ValidationError } from '../../errors'
+import type { FlagMetadata } from './flag-view'
+
+export const PATCH_OPS = ['add', 'remove', 'replace', 'copy', 'move', 'test'] as const
+export const PATCHABLE = ['name', 'description', 'type', 'project', 'stale', 'impressionData', 'archived', 'createdAt'] as const
+const FORBIDDEN_SEGMENTS = new Set(['__proto__', 'constructor', 'prototype'])
+
+export interface PatchOperation {
+  op: string
+  path: string
+  from?: string
+  value?: unknown
+}
+
+function touchesVariants(pointer: unknown) {
+  return typeof pointer === 'string' && (pointer === '/variants' || pointer.startsWith('/variants/'))
+}
+
+/** Refuses patches that touch the deprecated feature-level variants (contract §5: 403). */
+export function assertNoVariantOps(operations: readonly PatchOperation[]) {
+  if (operations.some((operation) => touchesVariants(operation.path) || touchesVariants(operation.from))) {
+    throw new NoAccessError(
+      'Variants cannot be patched on the flag; change them through /api/admin/projects/:projectId/features/:featureName/environments/:environment/variants',
+      'UPDATE_FEATURE_VARIANTS',
+    )
+  }
+}
+
+function unescape(segment: string) {
+  return segment.replace(/~1/g, '/').replace(/~0/g, '~')
+}
+
+function checkPointer(pointer: string, index: number, field: 'path' | 'from') {
+  const where = `/${index}/${field}`
+  if (!pointer.startsWith('/')) {
+    throw new ValidationError(`Operation ${index}: ${field} "${pointer}" must start with "/"`, [{ message: 'must start with /', path: where }])
+  }
+  const segments = pointer.slice(1).split('/').map(unescape)
+  if (segments.some((segment) => FORBIDDEN_SEGMENTS.has(segment))) {
+    throw new ValidationError(`Operation ${index}: ${field} "${pointer}" is not allowed`, [{ message: 'forbidden path segment', path: where }])
+  }
+  if (segments.length !== 1 || !(PATCHABLE as readonly string[]).includes(segments[0])) {
+    throw new ValidationError(
+      `Operation ${index}: ${field} "${pointer}" is not a property of a flag that can be patched (${PATCHABLE.map((p) => '/' + p).join(', ')})`,
+      [{ message: 'unknown path', path: where }],
+    )
+  }
+}
+
+function checkOperation(operation: PatchOperation, index: number) {
+  if (!(PATCH_OPS as readonly string[]).includes(operation.op)) {
+    throw new ValidationError(`Operation ${index}: op must be one of ${PATCH_OPS.join(', ')}`, [{ message: 'unknown op', path: `/${index}/op` }])
+  }
+  checkPointer(operation.path, index, 'path')
+  if (operation.op === 'copy' || operation.op === 'move') {
+    if (typeof operation.from !== 'string') {
+      throw new ValidationError(`Operation ${index}: ${operation.op} needs "from"`, [{ message: 'missing from', path: `/${index}/from` }])
+    }
+    checkPointer(operation.from, index, 'from')
+  }
+  if ((operation.op === 'add' || operation.op === 'replace' || operation.op === 'test') && !('value' in operation)) {
+    throw new ValidationError(`Operation ${index}: ${operation.op} needs "value"`, [{ message: 'missing value', path: `/${index}/value` }])
+  }
+}
+
+/** Applies the operations to a copy of `metadata` and returns the patched document, unchecked. */
+export function applyFlagPatch(metadata: FlagMetadata, operations: readonly PatchOperation[]): Record<string, unknown> {
+  operations.forEach(checkOperation)
+  const document: Record<string, unknown> = structuredClone(metadata) as unknown as Record<string, unknown>
+  const copies = structuredClone(operations) as Operation[]
+  operations.forEach((operation, index) => {
+    try {
+      applyOperation(document, copies[index], false, true, true, index)
+    } catch (error) {
+      const name = (error as { name?: string }).name
+      if (name === 'TEST_OPERATION_FAILED') {
+        throw new ConflictError(`Operation ${index}: test of ${operation.path} failed; the flag has changed since you read it`)
+      }
+      throw new ValidationError(`Operation ${index} (${operation.op} ${operation.path}) cannot be applied: ${(error as Error).message.split('\n')[0]}`, [
+        { message: 'cannot apply', path: `/${index}` },
+      ])
+    }
+  })
+  return document
+}

@@ -1,0 +1,133 @@
+/** Turns stored flags into the Feature shape of the seed's section 2.1. Every call builds new objects. */
+import type { FlagRecord, StateDoc, StrategyRecord, VariantRecord } from '../../storage/records'
+import { compareEnvironments } from '../environments/environments.service'
+
+export const FLAG_TYPES = ['release', 'experiment', 'operational', 'kill-switch', 'permission'] as const
+
+/** The part of a flag that PATCH and PUT change, and that metadata events record. */
+export interface FlagMetadata {
+  name: string
+  description: string | null
+  type: string
+  project: string
+  stale: boolean
+  impressionData: boolean
+  archived: boolean
+  createdAt: string
+}
+
+export function metadataOf(flag: FlagRecord): FlagMetadata {
+  return {
+    name: flag.name,
+    description: flag.description,
+    type: flag.type,
+    project: flag.project,
+    stale: flag.stale,
+    impressionData: flag.impressionData,
+    archived: flag.archived,
+    createdAt: flag.createdAt,
+  }
+}
+
+export function strategyView(strategy: StrategyRecord, featureName: string) {
+  return {
+    id: strategy.id,
+    name: strategy.name,
+    title: strategy.title,
+    disabled: strategy.disabled,
+    featureName,
+    sortOrder: strategy.sortOrder,
+    segments: [...strategy.segments],
+    constraints: strategy.constraints.map((constraint) => ({ ...constraint, values: [...constraint.values] })),
+    variants: strategy.variants.map((variant) => ({ ...variant, ...(variant.payload ? { payload: { ...variant.payload } } : {}) })),
+    parameters: { ...strategy.parameters },
+  }
+}
+
+export function variantView(variant: VariantRecord) {
+  return {
+    name: variant.name,
+    weight: variant.weight,
+    weightType: variant.weightType,
+    stickiness: variant.stickiness,
+    ...(variant.payload ? { payload: { ...variant.payload } } : {}),
+    overrides: variant.overrides.map((override) => ({ contextName: override.contextName, values: [...override.values] })),
+  }
+}
+
+/** Names of the flags that depend on each parent. */
+export function childrenIndex(flags: Iterable<FlagRecord>): Map<string, string[]> {
+  const index = new Map<string, string[]>()
+  for (const flag of flags) {
+    for (const dependency of flag.dependencies) {
+      const children = index.get(dependency.feature)
+      if (children) children.push(flag.name)
+      else index.set(dependency.feature, [flag.name])
+    }
+  }
+  for (const children of index.values()) children.sort()
+  return index
+}
+
+export interface ViewOptions {
+  /** Include each environment's strategies and variants (single-flag reads); lists leave them out. */
+  details: boolean
+  children: string[]
+}
+
+export function flagView(flag: FlagRecord, state: Readonly<StateDoc>, options: ViewOptions) {
+  const environments = Object.entries(flag.environments)
+    .map(([name, environment]) => {
+      const known = state.environments[name]
+      const entry = {
+        name,
+        environment: name,
+        featureName: flag.name,
+        type: known?.type ?? 'unknown',
+        enabled: environment.enabled,
+        sortOrder: known?.sortOrder ?? Number.MAX_SAFE_INTEGER,
+        variantCount: environment.variants.length,
+        lastSeenAt: environment.lastSeenAt,
+        hasStrategies: environment.strategies.length > 0,
+        hasEnabledStrategies: environment.strategies.some((strategy) => !strategy.disabled),
+      }
+      return options.details
+        ? {
+            ...entry,
+            strategies: [...environment.strategies]
+              .sort((a, b) => a.sortOrder - b.sortOrder)
+              .map((strategy) => strategyView(strategy, flag.name)),
+            variants: environment.variants.map(variantView),
+          }
+        : entry
+    })
+    .sort(compareEnvironments)
+  return {
+    name: flag.name,
+    type: flag.type,
+    description: flag.description,
+    project: flag.project,
+    enabled: environments.some((environment) => environment.enabled),
+    stale: flag.stale,
+    favorite: false,
+    impressionData: flag.impressionData,
+    createdAt: flag.createdAt,
+    createdBy: { ...flag.createdBy },
+    archived: flag.archived,
+    archivedAt: flag.archivedAt,
+    lastSeenAt: null,
+    environments,
+    variants: [],
+    strategies: [],
+    tags: flag.tags.map((tag) => ({ type: tag.type, value: tag.value })),
+    children: [...options.children],
+    dependencies: flag.dependencies.map((dependency) => ({
+      feature: dependency.feature,
+      enabled: dependency.enabled,
+      variants: [...dependency.variants],
+    })),
+    lifecycle: { ...flag.lifecycle },
+  }
+}
+
+export type FeatureView = ReturnType<typeof flagView>

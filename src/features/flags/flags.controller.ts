@@ -1,0 +1,165 @@
+import { t } from 'elysia'
+import { authErrors, bodyErrors, errors } from '../../http/schemas'
+import { controllerBase, noContent, type Authorization } from '../../http/plugins'
+import type { FlagsService } from './flags.service'
+
+const projectParams = t.Object({ projectId: t.String({ description: 'Project id' }) })
+const flagParams = t.Object({ projectId: t.String({ description: 'Project id' }), featureName: t.String({ description: 'Flag name' }) })
+const environmentParams = t.Object({
+  projectId: t.String({ description: 'Project id' }),
+  featureName: t.String({ description: 'Flag name' }),
+  environment: t.String({ description: 'Environment name' }),
+})
+const bulkParams = t.Object({ projectId: t.String({ description: 'Project id' }), environment: t.String({ description: 'Environment name' }) })
+const tags = ['Features']
+
+export function flagsController(flags: FlagsService, auth: Authorization) {
+  return controllerBase(auth)
+    .get('/api/admin/projects/:projectId/features', ({ params, query, caller }) => ({ version: 2, features: flags.listProject(params.projectId, query, caller) }), {
+      auth: 'NONE',
+      params: projectParams,
+      query: t.Object({
+        tag: t.Optional(t.Array(t.String({ maxLength: 200, description: 'type:value' }), { maxItems: 100, description: 'Only flags with any of these tags (type:value, repeatable)' })),
+        namePrefix: t.Optional(t.String({ maxLength: 100, description: 'Only flags whose name starts with this, ignoring case' })),
+      }),
+      response: { 200: 'featuresSchema', ...authErrors(400) },
+      detail: {
+        operationId: 'getFeatures',
+        summary: 'Get all features in a project',
+        tags,
+        description: 'Live (not archived) flags of the project, by createdAt then name. An unknown project, or one the token cannot see, gives an empty list.',
+      },
+    })
+    .post('/api/admin/projects/:projectId/features', async ({ params, body, caller, set }) => {
+      set.status = 201
+      return flags.create(params.projectId, body, caller)
+    }, {
+      auth: 'CREATE_FEATURE',
+      params: projectParams,
+      body: 'createFeatureSchema',
+      response: { 201: 'featureSchema', ...bodyErrors(404, 409) },
+      detail: { operationId: 'createFeature', summary: 'Create a flag', tags, description: 'Name rules as validateFeature; 409 when the name is taken (checked before an unknown project, 404).' },
+    })
+    .get('/api/admin/projects/:projectId/features/:featureName', ({ params, caller }) => flags.get(params.projectId, params.featureName, caller), {
+      auth: 'NONE',
+      params: flagParams,
+      response: { 200: 'featureSchema', ...authErrors(404) },
+      detail: { operationId: 'getFeature', summary: 'Get a flag', tags, description: 'The flag with each environment\'s strategies and variants; archived flags too.' },
+    })
+    .put('/api/admin/projects/:projectId/features/:featureName', ({ params, body, caller }) => flags.update(params.projectId, params.featureName, body, caller), {
+      auth: 'UPDATE_FEATURE',
+      params: flagParams,
+      body: 'updateFeatureSchema',
+      response: { 200: 'featureSchema', ...bodyErrors(404) },
+      detail: { operationId: 'updateFeature', summary: 'Update a flag', tags, description: 'Records the same events as patchFeature.' },
+    })
+    .patch('/api/admin/projects/:projectId/features/:featureName', ({ params, body, caller }) => flags.patch(params.projectId, params.featureName, body, caller), {
+      auth: 'UPDATE_FEATURE',
+      params: flagParams,
+      body: 'patchesSchema',
+      response: { 200: 'featureSchema', ...bodyErrors(404, 409) },
+      detail: {
+        operationId: 'patchFeature',
+        summary: 'Modify a feature flag',
+        tags,
+        description:
+          'JSON Patch over name, description, type, project, stale, impressionData, archived and createdAt; name, project and createdAt are read-only. ' +
+          'All operations apply or none does. Order of errors: unknown flag 404; any /variants path 403; flag of another project 404; malformed or ' +
+          'unresolvable operations or wrong value types 400; failed test 409. /archived true archives, false revives.',
+      },
+    })
+    .delete('/api/admin/projects/:projectId/features/:featureName', async ({ params, caller }) => {
+      await flags.archive(params.projectId, params.featureName, caller)
+      return noContent(202)
+    }, {
+      auth: 'DELETE_FEATURE',
+      params: flagParams,
+      response: { 202: t.Void({ description: 'Archived' }), ...authErrors(400, 404) },
+      detail: { operationId: 'archiveFeature', summary: 'Archive a flag', tags, description: 'A parent of live flags cannot be archived (400).' },
+    })
+    .post('/api/admin/projects/:projectId/revive', async ({ params, body, caller }) => {
+      await flags.revive(params.projectId, body.features, caller)
+      return noContent()
+    }, {
+      auth: 'UPDATE_FEATURE',
+      params: projectParams,
+      body: 'featureNamesSchema',
+      response: { 200: t.Void({ description: 'Revived' }), ...bodyErrors(404) },
+      detail: { operationId: 'reviveFeatures', summary: 'Revive archived flags', tags, description: 'All or nothing; revived flags return to the initial lifecycle stage.' },
+    })
+    .get('/api/admin/archive/features', ({ caller }) => ({ version: 2, features: flags.listArchived(caller) }), {
+      auth: 'NONE',
+      response: { 200: 'featuresSchema', ...authErrors() },
+      detail: { operationId: 'getArchivedFeatures', summary: 'Get archived flags', tags: ['Archive'] },
+    })
+    .delete('/api/admin/archive/:featureName', async ({ params, caller }) => {
+      await flags.deleteArchived(params.featureName, caller)
+      return noContent()
+    }, {
+      auth: 'DELETE_FEATURE',
+      params: t.Object({ featureName: t.String({ description: 'Flag name' }) }),
+      response: { 200: t.Void({ description: 'Deleted' }), ...authErrors(400, 404) },
+      detail: { operationId: 'deleteFeature', summary: 'Delete an archived flag', tags: ['Archive'], description: 'Only archived flags; frees the name.' },
+    })
+    .post('/api/admin/features/validate', async ({ body }) => {
+      await flags.validateName(body.name, body.projectId)
+      return noContent()
+    }, {
+      auth: 'NONE',
+      body: 'validateFeatureSchema',
+      response: { 200: t.Void({ description: 'The name is valid and free' }), ...errors(400, 401, 403, 409, 413, 415) },
+      detail: {
+        operationId: 'validateFeature',
+        summary: 'Validate a feature flag name',
+        tags,
+        description:
+          'Name rules: 1 to 100 characters, URL-safe, not "." or ".." (400). Taken by any flag, archived included (409). Then, with a projectId whose ' +
+          'project has a naming pattern, the name must match it anchored at both ends (400). An unknown projectId has no pattern to check.',
+      },
+    })
+    .post('/api/admin/projects/:projectId/features/:featureName/environments/:environment/on', async ({ params, caller }) => {
+      await flags.setEnabled(params.projectId, params.featureName, params.environment, true, caller)
+      return noContent()
+    }, {
+      auth: 'UPDATE_FEATURE_ENVIRONMENT',
+      params: environmentParams,
+      response: { 200: t.Void({ description: 'On' }), ...authErrors(400, 404) },
+      detail: { operationId: 'toggleFeatureEnvironmentOn', summary: 'Enable a flag in an environment', tags, description: 'With no enabled strategy, a 100 % flexibleRollout is added.' },
+    })
+    .post('/api/admin/projects/:projectId/features/:featureName/environments/:environment/off', async ({ params, caller }) => {
+      await flags.setEnabled(params.projectId, params.featureName, params.environment, false, caller)
+      return noContent()
+    }, {
+      auth: 'UPDATE_FEATURE_ENVIRONMENT',
+      params: environmentParams,
+      response: { 200: t.Void({ description: 'Off' }), ...authErrors(400, 404) },
+      detail: { operationId: 'toggleFeatureEnvironmentOff', summary: 'Disable a flag in an environment', tags },
+    })
+    .post('/api/admin/projects/:projectId/bulk_features/environments/:environment/on', async ({ params, body, caller }) => {
+      await flags.setEnabledBulk(params.projectId, params.environment, body.features, true, caller)
+      return noContent()
+    }, {
+      auth: 'UPDATE_FEATURE_ENVIRONMENT',
+      params: bulkParams,
+      body: 'featureNamesSchema',
+      response: { 200: t.Void({ description: 'All on' }), ...bodyErrors(404) },
+      detail: { operationId: 'bulkToggleFeaturesEnvironmentOn', summary: 'Bulk enable a list of features', tags, description: 'The mirror of bulkToggleFeaturesEnvironmentOff.' },
+    })
+    .post('/api/admin/projects/:projectId/bulk_features/environments/:environment/off', async ({ params, body, caller }) => {
+      await flags.setEnabledBulk(params.projectId, params.environment, body.features, false, caller)
+      return noContent()
+    }, {
+      auth: 'UPDATE_FEATURE_ENVIRONMENT',
+      params: bulkParams,
+      body: 'featureNamesSchema',
+      response: { 200: t.Void({ description: 'All off' }), ...bodyErrors(404) },
+      detail: {
+        operationId: 'bulkToggleFeaturesEnvironmentOff',
+        summary: 'Bulk disable a list of features',
+        tags,
+        description:
+          'All or nothing: an unknown flag or one of another project (404), an archived flag (400), or a flag lacking the environment (404) answers ' +
+          'for the first such name in request order and nothing changes. Duplicates count once; strategies are untouched; one event per flag that was on.',
+      },
+    })
+}

@@ -1,0 +1,320 @@
+/** Request and response schemas of flags, strategies, variants, tags and dependencies (seed §2). */
+import { t } from 'elysia'
+import { LIFECYCLE_STAGES } from '../../storage/records'
+import { NullableTimestamp, Timestamp } from '../../http/schemas'
+import { FLAG_TYPES } from './flag-view'
+import { PATCH_OPS } from './flag-patch'
+import { CONSTRAINT_OPERATORS, STRATEGY_NAMES } from './strategy-rules'
+
+const literals = <const T extends readonly string[]>(values: T, description: string) => t.UnionEnum(values as unknown as [T[number], ...T[number][]], { description })
+
+const Name = (description: string) => t.String({ description, minLength: 1, maxLength: 100, examples: ['new-checkout'] })
+const ShortText = (description: string, max = 100) => t.String({ description, maxLength: max })
+
+export const FlagType = literals(FLAG_TYPES, 'Kind of flag')
+
+export const Payload = t.Object(
+  {
+    type: literals(['json', 'csv', 'string', 'number'] as const, 'How the value is to be read'),
+    value: t.String({ description: 'The payload content', maxLength: 10_000 }),
+  },
+  { description: 'A value handed to SDKs with the variant (seed 2.11)' },
+)
+
+export const Constraint = t.Object(
+  {
+    contextName: ShortText('Context field the constraint applies to, e.g. userId'),
+    operator: literals(CONSTRAINT_OPERATORS, 'How the context value is compared'),
+    caseInsensitive: t.Optional(t.Boolean({ description: 'Ignore case when matching (default false)' })),
+    inverted: t.Optional(t.Boolean({ description: 'Negate the outcome (default false)' })),
+    values: t.Optional(t.Array(t.String({ maxLength: 1000, description: 'One value' }), { maxItems: 1000, description: 'Values, for operators that take several' })),
+    value: t.Optional(t.String({ maxLength: 1000, description: 'Value, for NUM_*, DATE_* and SEMVER_* operators' })),
+  },
+  { description: 'A condition on the SDK context (seed 2.5)' },
+)
+
+export const StrategyVariant = t.Object(
+  {
+    name: ShortText('Variant name, unique within the strategy'),
+    weight: t.Integer({ minimum: 0, maximum: 1000, description: 'Share out of 1000; recomputed for variable variants' }),
+    weightType: literals(['variable', 'fix'] as const, 'fix keeps the weight; variable shares what is left of 1000'),
+    stickiness: ShortText('Context field that keeps a user on the same variant'),
+    payload: t.Optional(Payload),
+  },
+  { description: 'A variant of one strategy (seed 2.7)' },
+)
+
+/** Response shapes use plain strings where requests take an enumeration. */
+const PayloadOut = t.Object(
+  { type: t.String({ description: 'json, csv, string or number' }), value: t.String({ description: 'The payload content' }) },
+  { description: 'A value handed to SDKs with the variant (seed 2.11)' },
+)
+
+const ConstraintOut = t.Object(
+  {
+    contextName: t.String({ description: 'Context field the constraint applies to' }),
+    operator: t.String({ description: 'How the context value is compared (seed 2.5)' }),
+    caseInsensitive: t.Boolean({ description: 'Ignore case when matching' }),
+    inverted: t.Boolean({ description: 'Negate the outcome' }),
+    values: t.Array(t.String({ description: 'One value' }), { description: 'Values, for operators that take several' }),
+    value: t.Optional(t.String({ description: 'Value, for single-value operators' })),
+  },
+  { description: 'A condition on the SDK context (seed 2.5)' },
+)
+
+const StrategyVariantOut = t.Object(
+  {
+    name: t.String({ description: 'Variant name' }),
+    weight: t.Integer({ description: 'Share out of 1000, computed' }),
+    weightType: t.String({ description: 'variable or fix' }),
+    stickiness: t.String({ description: 'Stickiness context field' }),
+    payload: t.Optional(PayloadOut),
+  },
+  { description: 'A variant of one strategy (seed 2.7)' },
+)
+
+export const StrategyInput = t.Object(
+  {
+    name: literals(STRATEGY_NAMES, 'Strategy type'),
+    title: t.Optional(t.Union([t.String({ maxLength: 100 }), t.Null()], { description: 'Descriptive title' })),
+    disabled: t.Optional(t.Union([t.Boolean(), t.Null()], { description: 'A disabled strategy is not evaluated (default false)' })),
+    sortOrder: t.Optional(t.Integer({ description: 'Position in the list; defaults to last', minimum: -1_000_000, maximum: 1_000_000 })),
+    segments: t.Optional(t.Array(t.Integer({ description: 'Segment id' }), { maxItems: 100, description: 'Segment ids; no segments exist in this service' })),
+    constraints: t.Optional(t.Array(Constraint, { maxItems: 100, description: 'All must hold for the strategy to apply' })),
+    variants: t.Optional(t.Array(StrategyVariant, { maxItems: 100, description: 'Strategy-level variants' })),
+    parameters: t.Optional(
+      t.Record(t.String({ maxLength: 100 }), t.Union([t.String({ maxLength: 10_000 }), t.Number(), t.Boolean()]), {
+        description: 'Parameter name to value; numbers and booleans are stored as strings',
+        examples: [{ rollout: '50', stickiness: 'default', groupId: 'new-checkout' }],
+      }),
+    ),
+  },
+  { description: 'An activation strategy to add or to replace one with (seed 2.4)' },
+)
+
+export const Strategy = t.Object(
+  {
+    id: t.String({ format: 'uuid', description: 'Strategy id' }),
+    name: t.String({ description: 'Strategy type' }),
+    title: t.Union([t.String(), t.Null()], { description: 'Descriptive title' }),
+    disabled: t.Boolean({ description: 'A disabled strategy is neither evaluated nor given to SDKs' }),
+    featureName: t.String({ description: 'Flag the strategy belongs to' }),
+    sortOrder: t.Number({ description: 'Position in the strategy list' }),
+    segments: t.Array(t.Number({ description: 'Segment id' }), { description: 'Ids of attached segments' }),
+    constraints: t.Array(ConstraintOut, { description: 'Conditions on the SDK context' }),
+    variants: t.Array(StrategyVariantOut, { description: 'Strategy-level variants with computed weights' }),
+    parameters: t.Record(t.String(), t.String(), { description: 'Parameter name to value' }),
+  },
+  { description: 'An activation strategy (seed 2.4)' },
+)
+
+const Override = t.Object(
+  {
+    contextName: ShortText('Context field'),
+    values: t.Array(t.String({ maxLength: 1000, description: 'A value' }), { maxItems: 1000, description: 'Values that get this variant' }),
+  },
+  { description: 'Gives the variant to these context values, whatever the weights' },
+)
+
+export const VariantInput = t.Object(
+  {
+    name: ShortText('Variant name, unique within the flag'),
+    weight: t.Integer({ minimum: 0, maximum: 1000, description: 'Share out of 1000; recomputed for variable variants' }),
+    weightType: t.Optional(literals(['variable', 'fix'] as const, 'fix keeps the weight; variable (default) shares what is left')),
+    stickiness: t.Optional(ShortText('Context field that keeps a user on the same variant (default "default")')),
+    payload: t.Optional(Payload),
+    overrides: t.Optional(t.Array(Override, { maxItems: 100, description: 'Overrides take precedence over weights' })),
+  },
+  { description: 'A variant of the flag in one environment (seed 2.6)' },
+)
+
+export const Variant = t.Object(
+  {
+    name: t.String({ description: 'Variant name' }),
+    weight: t.Number({ description: 'Share out of 1000' }),
+    weightType: t.String({ description: 'variable or fix' }),
+    stickiness: t.String({ description: 'Stickiness context field' }),
+    payload: t.Optional(PayloadOut),
+    overrides: t.Array(Override, { description: 'Overrides' }),
+  },
+  { description: 'A variant with its computed weight (seed 2.6)' },
+)
+
+export const VariantList = t.Object(
+  {
+    version: t.Integer({ description: 'Schema version, 1' }),
+    variants: t.Array(Variant, { description: 'The variants, weights computed' }),
+  },
+  { description: 'The variants of a flag in one environment' },
+)
+
+export const Tag = t.Object(
+  {
+    type: t.String({ description: 'Tag type', minLength: 2, maxLength: 50 }),
+    value: t.String({ description: 'Tag value', minLength: 2, maxLength: 50 }),
+  },
+  { description: 'A tag on a flag (seed 2.8)' },
+)
+
+export const TagInput = t.Object(
+  {
+    type: t.Optional(t.String({ description: 'Tag type (default "simple")', minLength: 2, maxLength: 50 })),
+    value: t.String({ description: 'Tag value, 2 to 50 characters', minLength: 1, maxLength: 200 }),
+  },
+  { description: 'A tag to add' },
+)
+
+export const TagList = t.Object(
+  { version: t.Integer({ description: 'Schema version, 1' }), tags: t.Array(Tag, { description: 'The flag\'s tags' }) },
+  { description: 'The tags of a flag' },
+)
+
+const Dependency = t.Object(
+  {
+    feature: t.String({ description: 'Name of the parent flag' }),
+    enabled: t.Boolean({ description: 'Whether the parent must be enabled (true) or disabled (false)' }),
+    variants: t.Array(t.String({ description: 'Variant name' }), { description: 'Variants the parent must resolve to; only when enabled' }),
+  },
+  { description: 'A parent dependency (seed 2.10)' },
+)
+
+export const DependencyInput = t.Object(
+  {
+    feature: Name('Name of the parent flag, in the same project'),
+    enabled: t.Optional(t.Boolean({ description: 'Whether the parent must be enabled (default true)' })),
+    variants: t.Optional(t.Array(t.String({ maxLength: 100, description: 'Variant name' }), { maxItems: 100, description: 'Variants the parent must resolve to' })),
+  },
+  { description: 'A dependency to add or replace' },
+)
+
+const environmentEntryFields = {
+  name: t.String({ description: 'Environment name' }),
+  environment: t.String({ description: 'Environment name' }),
+  featureName: t.String({ description: 'Flag name' }),
+  type: t.String({ description: 'Environment type' }),
+  enabled: t.Boolean({ description: 'Whether the flag is on in this environment' }),
+  sortOrder: t.Number({ description: 'Position in the flag\'s environment list' }),
+  variantCount: t.Number({ description: 'Number of variants' }),
+  lastSeenAt: NullableTimestamp('Last time metrics were collected (always null here: no metrics)'),
+  hasStrategies: t.Boolean({ description: 'Whether any strategy is defined' }),
+  hasEnabledStrategies: t.Boolean({ description: 'Whether any strategy is not disabled' }),
+}
+
+const EnvironmentEntry = t.Object(
+  {
+    ...environmentEntryFields,
+    strategies: t.Optional(t.Array(Strategy, { description: 'Activation strategies (single-flag reads only)' })),
+    variants: t.Optional(t.Array(Variant, { description: 'Variants (single-flag reads only)' })),
+  },
+  { description: 'The flag in one environment (seed 2.3)' },
+)
+
+export const Feature = t.Object(
+  {
+    name: t.String({ description: 'Unique flag name' }),
+    type: t.String({ description: 'Kind of flag: release, experiment, operational, kill-switch or permission' }),
+    description: t.Union([t.String(), t.Null()], { description: 'Longer description' }),
+    project: t.String({ description: 'Owning project' }),
+    enabled: t.Boolean({ description: 'True when enabled in any environment' }),
+    stale: t.Boolean({ description: 'Marked stale' }),
+    favorite: t.Boolean({ description: 'Favorites are per user; always false for API tokens' }),
+    impressionData: t.Boolean({ description: 'Whether impression data collection is on' }),
+    createdAt: NullableTimestamp('Creation time'),
+    createdBy: t.Object(
+      {
+        id: t.Integer({ description: 'User id (the token\'s user id)' }),
+        name: t.String({ description: 'User name (the token name)' }),
+        imageUrl: t.String({ description: 'Profile image URL (empty for tokens)' }),
+      },
+      { description: 'Who created the flag (seed 2.2)' },
+    ),
+    archived: t.Boolean({ description: 'True when archived' }),
+    archivedAt: NullableTimestamp('Archival time'),
+    lastSeenAt: NullableTimestamp('Deprecated since v5; always null'),
+    environments: t.Array(EnvironmentEntry, { description: 'One entry per environment of the project, by sortOrder then name' }),
+    variants: t.Array(Variant, { description: 'Deprecated since v5; always empty (variants live per environment)' }),
+    strategies: t.Array(Strategy, { description: 'Deprecated since v5; always empty (strategies live per environment)' }),
+    tags: t.Array(Tag, { description: 'Tags' }),
+    children: t.Array(t.String({ description: 'Child flag name' }), { description: 'Flags that depend on this one' }),
+    dependencies: t.Array(Dependency, { description: 'Parents this flag depends on' }),
+    lifecycle: t.Object(
+      {
+        stage: literals(LIFECYCLE_STAGES, 'Current stage'),
+        enteredStageAt: Timestamp('When the flag entered the stage'),
+      },
+      { description: 'Lifecycle stage (seed 2.9)' },
+    ),
+  },
+  { description: 'A feature flag (seed 2.1)' },
+)
+
+export const FeatureList = t.Object(
+  {
+    version: t.Integer({ description: 'Version of the feature schema, 2' }),
+    features: t.Array(Feature, { description: 'The flags, by createdAt then name' }),
+  },
+  { description: 'Flags of a project' },
+)
+
+export const CreateFeature = t.Object(
+  {
+    name: Name('Flag name: 1 to 100 URL-safe characters, unique across all projects'),
+    type: t.Optional(t.String({ description: `Kind of flag, one of ${FLAG_TYPES.join(', ')} (default release)`, maxLength: 100 })),
+    description: t.Optional(t.Union([t.String({ maxLength: 2000 }), t.Null()], { description: 'Longer description' })),
+    impressionData: t.Optional(t.Boolean({ description: 'Collect impression data (default false)' })),
+  },
+  { description: 'A flag to create' },
+)
+
+export const UpdateFeature = t.Object(
+  {
+    name: t.Optional(t.String({ description: 'Must equal the flag name if given', maxLength: 100 })),
+    project: t.Optional(t.String({ description: 'Must equal the project if given; moving flags is not supported', maxLength: 100 })),
+    description: t.Optional(t.Union([t.String({ maxLength: 2000 }), t.Null()], { description: 'New description; null clears it' })),
+    type: t.Optional(t.String({ description: 'New kind of flag', maxLength: 100 })),
+    stale: t.Optional(t.Boolean({ description: 'Mark stale or not' })),
+    impressionData: t.Optional(t.Boolean({ description: 'Impression data on or off' })),
+    archived: t.Optional(t.Boolean({ description: 'true archives, false revives' })),
+  },
+  { description: 'Properties to replace; missing ones are left alone' },
+)
+
+export const PatchOperations = t.Array(
+  t.Object(
+    {
+      op: literals(PATCH_OPS, 'The JSON-Patch operation'),
+      path: t.String({ description: 'JSON pointer into the flag metadata, e.g. /description', maxLength: 200 }),
+      from: t.Optional(t.String({ description: 'Source pointer, for copy and move', maxLength: 200 })),
+      value: t.Optional(t.Unknown({ description: 'Value for add, replace and test' })),
+    },
+    { description: 'One JSON-Patch (RFC 6902) operation' },
+  ),
+  {
+    maxItems: 1000,
+    description: 'Operations applied in order, all or nothing. Patchable: /description, /type, /stale, /impressionData, /archived',
+    examples: [[{ op: 'replace', path: '/stale', value: true }]],
+  },
+)
+
+export const FeatureNames = t.Object(
+  {
+    features: t.Array(Name('Flag name'), { maxItems: 10_000, description: 'Names of the flags; duplicates count once' }),
+  },
+  { description: 'A list of flag names' },
+)
+
+export const ValidateFeature = t.Object(
+  {
+    name: t.String({ description: 'The name to check', maxLength: 10_000, examples: ['new-checkout'] }),
+    projectId: t.Optional(t.Union([t.String({ maxLength: 100 }), t.Null()], { description: 'Check against this project\'s naming pattern too' })),
+  },
+  { description: 'A flag name to check' },
+)
+
+export const CompleteLifecycle = t.Object(
+  {
+    status: literals(['kept', 'discarded'] as const, 'Whether the feature was kept or its flag\'s code discarded'),
+    statusValue: t.Optional(t.String({ maxLength: 100, description: 'The variant kept, when there is one' })),
+  },
+  { description: 'How the flag was completed' },
+)

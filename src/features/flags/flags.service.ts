@@ -1,0 +1,318 @@
+import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
+import type { FlagRecord, StateDoc } from '../../storage/records'
+import type { Store, Tx } from '../../storage/store'
+import { emptyFlagEnvironment } from '../environments/environments.service'
+import { nameProblem } from '../names'
+import { PatternTimeoutError, type PatternMatcher } from '../projects/naming-pattern'
+import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
+import { applyFlagPatch, assertNoVariantOps, type PatchOperation } from './flag-patch'
+import { flagEvent, flagInProject, liveFlagInProject, requireEnvironment, setEnvironmentEnabled, withStage } from './flag-rules'
+import { childrenIndex, FLAG_TYPES, flagView, metadataOf, type FeatureView, type FlagMetadata } from './flag-view'
+
+export const DESCRIPTION_MAX_LENGTH = 2000
+
+export interface CreateFlagInput {
+  name: string
+  type?: string
+  description?: string | null
+  impressionData?: boolean
+}
+
+export interface UpdateFlagInput {
+  name?: string
+  project?: string
+  description?: string | null
+  type?: string
+  stale?: boolean
+  impressionData?: boolean
+  archived?: boolean
+}
+
+export interface ListFilters {
+  /** `type:value` pairs; a flag matches when it has any of them. */
+  tag?: string[]
+  namePrefix?: string
+}
+
+function invalid(message: string, path?: string): never {
+  throw new ValidationError(message, [path ? { message, path } : { message }])
+}
+
+function checkType(type: string, path = '/type') {
+  if (!(FLAG_TYPES as readonly string[]).includes(type)) invalid(`Flag type must be one of ${FLAG_TYPES.join(', ')}, got ${JSON.stringify(type)}`, path)
+}
+
+function checkDescription(description: unknown, path = '/description') {
+  if (description === null) return
+  if (typeof description !== 'string') invalid('description must be a string or null', path)
+  if (description.length > DESCRIPTION_MAX_LENGTH) invalid(`description must be at most ${DESCRIPTION_MAX_LENGTH} characters`, path)
+}
+
+/**
+ * Checks a patched or replaced metadata document against the stored flag: every property present
+ * with the right type, read-only properties unchanged.
+ */
+function checkMetadata(next: Record<string, unknown>, current: FlagMetadata): FlagMetadata {
+  const keys = Object.keys(next)
+  const unknown = keys.filter((key) => !(key in current))
+  if (unknown.length > 0) invalid(`Unknown flag properties: ${unknown.join(', ')}`)
+  const description = next.description === undefined ? null : next.description
+  checkDescription(description)
+  if (typeof next.type !== 'string') invalid('type must be a string', '/type')
+  checkType(next.type)
+  for (const key of ['stale', 'impressionData', 'archived'] as const) {
+    if (typeof next[key] !== 'boolean') invalid(`${key} must be true or false, got ${JSON.stringify(next[key]) ?? 'nothing'}`, `/${key}`)
+  }
+  for (const key of ['name', 'project', 'createdAt'] as const) {
+    if (next[key] !== current[key]) invalid(`${key} is read-only and cannot be changed here`, `/${key}`)
+  }
+  return {
+    ...current,
+    description: description as string | null,
+    type: next.type,
+    stale: next.stale as boolean,
+    impressionData: next.impressionData as boolean,
+    archived: next.archived as boolean,
+  }
+}
+
+export class FlagsService {
+  constructor(
+    private readonly store: Pick<Store, 'state' | 'transact'>,
+    private readonly patterns: PatternMatcher,
+  ) {}
+
+  private view(flag: FlagRecord, state: Readonly<StateDoc> = this.store.state): FeatureView {
+    const children = childrenIndex(Object.values(state.flags)).get(flag.name) ?? []
+    return flagView(flag, state, { details: true, children })
+  }
+
+  /** The project's live flags as the list endpoint shows them (contract §5, getFeatures). */
+  listProject(projectId: string, filters: ListFilters, caller: Caller): FeatureView[] {
+    if (!callerSeesProject(caller, projectId)) return []
+    const state = this.store.state
+    const prefix = filters.namePrefix?.toLowerCase()
+    const tags = filters.tag?.map((tag) => {
+      const colon = tag.indexOf(':')
+      if (colon <= 0) invalid(`tag must look like type:value, got ${JSON.stringify(tag)}`, '/tag')
+      return { type: tag.slice(0, colon), value: tag.slice(colon + 1) }
+    })
+    const flags = Object.values(state.flags).filter(
+      (flag) =>
+        flag.project === projectId &&
+        !flag.archived &&
+        (prefix === undefined || flag.name.toLowerCase().startsWith(prefix)) &&
+        (tags === undefined || tags.length === 0 || flag.tags.some((t) => tags.some((wanted) => wanted.type === t.type && wanted.value === t.value))),
+    )
+    flags.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    const children = childrenIndex(Object.values(state.flags))
+    return flags.map((flag) => flagView(flag, state, { details: false, children: children.get(flag.name) ?? [] }))
+  }
+
+  get(projectId: string, name: string, caller: Caller): FeatureView {
+    const flag = flagInProject({ get: (_c, key) => this.store.state.flags[key] as never }, projectId, name)
+    if (!callerSeesProject(caller, projectId)) throw new NotFoundError(`Could not find flag "${name}" in project "${projectId}"`)
+    return this.view(flag)
+  }
+
+  listArchived(caller: Caller): FeatureView[] {
+    const state = this.store.state
+    const children = childrenIndex(Object.values(state.flags))
+    return Object.values(state.flags)
+      .filter((flag) => flag.archived && callerSeesProject(caller, flag.project))
+      .sort((a, b) => (a.archivedAt ?? '').localeCompare(b.archivedAt ?? '') || a.name.localeCompare(b.name))
+      .map((flag) => flagView(flag, state, { details: false, children: children.get(flag.name) ?? [] }))
+  }
+
+  /**
+   * The checks of `POST /api/admin/features/validate` (contract §5): name rules (400), taken by any
+   * flag, archived included (409), then the project's naming pattern (400).
+   */
+  async validateName(name: string, projectId: string | null | undefined): Promise<void> {
+    const problem = nameProblem(name, 'flag')
+    if (problem) invalid(problem, '/name')
+    const existing = Object.hasOwn(this.store.state.flags, name) ? this.store.state.flags[name] : undefined
+    if (existing) {
+      throw new NameExistsError(existing.archived ? 'An archived flag with that name already exists' : 'A flag with that name already exists')
+    }
+    if (projectId) await this.checkNamingPattern(name, projectId)
+  }
+
+  private async checkNamingPattern(name: string, projectId: string) {
+    const project = Object.hasOwn(this.store.state.projects, projectId) ? this.store.state.projects[projectId] : undefined
+    const naming = project?.featureNaming
+    if (!naming) return
+    let matches: boolean
+    try {
+      matches = await this.patterns.matches(naming.pattern, name)
+    } catch (error) {
+      if (!(error instanceof PatternTimeoutError)) throw error
+      matches = false
+    }
+    if (!matches) {
+      const parts = [`"${name}" does not match the naming pattern ^${naming.pattern}$ of project "${projectId}"`]
+      if (naming.example) parts.push(`for example "${naming.example}"`)
+      if (naming.description) parts.push(naming.description)
+      invalid(parts.join('; '), '/name')
+    }
+  }
+
+  async create(projectId: string, input: CreateFlagInput, caller: Caller): Promise<FeatureView> {
+    const problem = nameProblem(input.name, 'flag')
+    if (problem) invalid(problem, '/name')
+    const type = input.type ?? 'release'
+    checkType(type)
+    checkDescription(input.description ?? null)
+    if (Object.hasOwn(this.store.state.flags, input.name)) await this.validateName(input.name, null)
+    if (!Object.hasOwn(this.store.state.projects, projectId)) throw new NotFoundError(`Project "${projectId}" does not exist`)
+    await this.checkNamingPattern(input.name, projectId)
+    const flag = await this.store.transact(actorOf(caller), (tx) => {
+      // Checked again here: another request may have taken the name while the pattern was matched.
+      const existing = tx.get('flags', input.name)
+      if (existing) throw new NameExistsError(existing.archived ? 'An archived flag with that name already exists' : 'A flag with that name already exists')
+      const project = tx.get('projects', projectId)
+      if (!project) throw new NotFoundError(`Project "${projectId}" does not exist`)
+      const record: FlagRecord = {
+        name: input.name,
+        project: projectId,
+        type,
+        description: input.description ?? null,
+        impressionData: input.impressionData ?? false,
+        stale: false,
+        archived: false,
+        archivedAt: null,
+        createdAt: tx.now,
+        createdBy: { id: caller.userId, name: caller.tokenName, imageUrl: '' },
+        environments: Object.fromEntries(project.environments.map((environment) => [environment, emptyFlagEnvironment()])),
+        tags: [],
+        dependencies: [],
+        lifecycle: { stage: 'initial', enteredStageAt: tx.now },
+        completion: null,
+      }
+      tx.put('flags', record.name, record)
+      flagEvent(tx, record, { type: 'feature-created', data: metadataOf(record) })
+      return record
+    })
+    return this.view(this.store.state.flags[flag.name])
+  }
+
+  /** PUT: the given properties replace the stored ones; missing ones are left alone. */
+  async update(projectId: string, name: string, input: UpdateFlagInput, caller: Caller): Promise<FeatureView> {
+    await this.store.transact(actorOf(caller), (tx) => {
+      const flag = flagInProject(tx, projectId, name)
+      const current = metadataOf(flag)
+      const next: Record<string, unknown> = { ...current }
+      for (const [key, value] of Object.entries(input)) if (value !== undefined) next[key] = value
+      this.changeMetadata(tx, flag, checkMetadata(next, current))
+    })
+    return this.view(this.store.state.flags[name])
+  }
+
+  /** PATCH with JSON Patch, in the contract's order of checks (§5). */
+  async patch(projectId: string, name: string, operations: PatchOperation[], caller: Caller): Promise<FeatureView> {
+    await this.store.transact(actorOf(caller), (tx) => {
+      const flag = tx.get('flags', name)
+      if (!flag) throw new NotFoundError(`Could not find flag "${name}" in project "${projectId}"`)
+      assertNoVariantOps(operations)
+      flagInProject(tx, projectId, name)
+      const current = metadataOf(flag)
+      this.changeMetadata(tx, flag, checkMetadata(applyFlagPatch(current, operations), current))
+    })
+    return this.view(this.store.state.flags[name])
+  }
+
+  /** Stores new metadata and records its events; does nothing when nothing changed. */
+  private changeMetadata(tx: Tx, flag: FlagRecord, next: FlagMetadata) {
+    const before = metadataOf(flag)
+    const changed = (Object.keys(before) as (keyof FlagMetadata)[]).some((key) => before[key] !== next[key])
+    if (!changed) return
+    if (next.archived && !flag.archived) this.assertNoLiveChildren(tx, flag)
+    let updated: FlagRecord = {
+      ...flag,
+      description: next.description,
+      type: next.type,
+      stale: next.stale,
+      impressionData: next.impressionData,
+      archived: next.archived,
+    }
+    if (next.archived !== flag.archived) {
+      updated = next.archived
+        ? withStage({ ...updated, archivedAt: tx.now }, 'archived', tx.now)
+        : withStage({ ...updated, archivedAt: null }, 'initial', tx.now)
+    }
+    tx.put('flags', flag.name, updated)
+    flagEvent(tx, updated, { type: 'feature-metadata-updated', data: metadataOf(updated), preData: before })
+    if (next.stale !== before.stale) flagEvent(tx, updated, { type: next.stale ? 'feature-stale-on' : 'feature-stale-off', data: { stale: next.stale } })
+    if (next.archived !== before.archived) flagEvent(tx, updated, { type: next.archived ? 'feature-archived' : 'feature-revived' })
+  }
+
+  private assertNoLiveChildren(tx: Tx, flag: FlagRecord) {
+    const children = tx.values('flags').filter((other) => !other.archived && other.dependencies.some((d) => d.feature === flag.name))
+    if (children.length > 0) {
+      invalid(`Flag "${flag.name}" is a parent of ${children.map((c) => `"${c.name}"`).join(', ')}; archive or unlink them first`)
+    }
+  }
+
+  async archive(projectId: string, name: string, caller: Caller): Promise<void> {
+    await this.store.transact(actorOf(caller), (tx) => {
+      const flag = flagInProject(tx, projectId, name)
+      if (flag.archived) invalid(`Flag "${name}" is already archived`)
+      this.assertNoLiveChildren(tx, flag)
+      const updated = withStage({ ...flag, archived: true, archivedAt: tx.now }, 'archived', tx.now)
+      tx.put('flags', name, updated)
+      flagEvent(tx, updated, { type: 'feature-archived', preData: metadataOf(flag), data: metadataOf(updated) })
+    })
+  }
+
+  async revive(projectId: string, names: string[], caller: Caller): Promise<void> {
+    await this.store.transact(actorOf(caller), (tx) => {
+      for (const name of new Set(names)) {
+        const flag = flagInProject(tx, projectId, name)
+        if (!flag.archived) invalid(`Flag "${name}" is not archived`)
+        const updated = withStage({ ...flag, archived: false, archivedAt: null }, 'initial', tx.now)
+        tx.put('flags', name, updated)
+        flagEvent(tx, updated, { type: 'feature-revived', preData: metadataOf(flag), data: metadataOf(updated) })
+      }
+    })
+  }
+
+  /** Deletes an archived flag for good, which frees its name. */
+  async deleteArchived(name: string, caller: Caller): Promise<void> {
+    await this.store.transact(actorOf(caller), (tx) => {
+      const flag = tx.get('flags', name)
+      if (!flag || !callerSeesProject(caller, flag.project)) throw new NotFoundError(`Could not find archived flag "${name}"`)
+      if (!flag.archived) invalid(`Flag "${name}" is not archived; archive it before deleting it`)
+      tx.delete('flags', name)
+      for (const child of tx.values('flags')) {
+        if (child.dependencies.some((dependency) => dependency.feature === name)) {
+          tx.put('flags', child.name, { ...child, dependencies: child.dependencies.filter((dependency) => dependency.feature !== name) })
+        }
+      }
+      flagEvent(tx, flag, { type: 'feature-deleted', preData: metadataOf(flag) })
+    })
+  }
+
+  async setEnabled(projectId: string, name: string, environment: string, enabled: boolean, caller: Caller): Promise<void> {
+    await this.store.transact(actorOf(caller), (tx) => {
+      setEnvironmentEnabled(tx, liveFlagInProject(tx, projectId, name), environment, enabled)
+    })
+  }
+
+  /**
+   * Bulk on/off (contract §5): all or nothing. Every name is checked in request order first, and
+   * the first problem answers; then one transaction switches the flags, so the request costs one
+   * durable write and records an event per flag that actually changed.
+   */
+  async setEnabledBulk(projectId: string, environment: string, names: string[], enabled: boolean, caller: Caller): Promise<void> {
+    await this.store.transact(actorOf(caller), (tx) => {
+      const project = tx.get('projects', projectId)
+      if (!project || !callerSeesProject(caller, projectId)) throw new NotFoundError(`Project "${projectId}" does not exist`)
+      const flags = [...new Set(names)].map((name) => {
+        const flag = liveFlagInProject(tx, projectId, name)
+        requireEnvironment(flag, environment)
+        return flag
+      })
+      for (const flag of flags) setEnvironmentEnabled(tx, flag, environment, enabled)
+    })
+  }
+}

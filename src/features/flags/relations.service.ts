@@ -1,0 +1,128 @@
+/** Tags, parent dependencies and the lifecycle of a flag. */
+import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
+import type { FlagRecord, TagRecord } from '../../storage/records'
+import type { Store, Tx } from '../../storage/store'
+import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
+import { flagEvent, flagInProject, liveFlagInProject, withStage } from './flag-rules'
+
+export const TAG_TYPE_DEFAULT = 'simple'
+
+function invalid(message: string, path?: string): never {
+  throw new ValidationError(message, [path ? { message, path } : { message }])
+}
+
+function flagByName(tx: Pick<Tx, 'get'>, name: string, caller: Caller): FlagRecord {
+  const flag = tx.get('flags', name)
+  if (!flag || !callerSeesProject(caller, flag.project)) throw new NotFoundError(`Could not find flag "${name}"`)
+  return flag
+}
+
+export class RelationsService {
+  constructor(private readonly store: Pick<Store, 'state' | 'transact'>) {}
+
+  tags(name: string, caller: Caller): TagRecord[] {
+    const flag = flagByName({ get: (_c, key) => this.store.state.flags[key] as never }, name, caller)
+    return flag.tags.map((tag) => ({ type: tag.type, value: tag.value }))
+  }
+
+  async addTag(name: string, input: { type?: string; value: string }, caller: Caller): Promise<TagRecord> {
+    const tag = { type: input.type ?? TAG_TYPE_DEFAULT, value: input.value.trim() }
+    if (tag.value.length < 2 || tag.value.length > 50) invalid('A tag value must be 2 to 50 characters long', '/value')
+    return this.store.transact(actorOf(caller), (tx) => {
+      const flag = flagByName(tx, name, caller)
+      if (flag.tags.some((t) => t.type === tag.type && t.value === tag.value)) {
+        throw new NameExistsError(`Flag "${name}" already has the tag ${tag.type}:${tag.value}`)
+      }
+      const updated = { ...flag, tags: [...flag.tags, tag] }
+      tx.put('flags', name, updated)
+      flagEvent(tx, updated, { type: 'feature-tagged', data: tag })
+      return tag
+    })
+  }
+
+  async removeTag(name: string, type: string, value: string, caller: Caller): Promise<void> {
+    await this.store.transact(actorOf(caller), (tx) => {
+      const flag = flagByName(tx, name, caller)
+      if (!flag.tags.some((t) => t.type === type && t.value === value)) throw new NotFoundError(`Flag "${name}" has no tag ${type}:${value}`)
+      const updated = { ...flag, tags: flag.tags.filter((t) => !(t.type === type && t.value === value)) }
+      tx.put('flags', name, updated)
+      flagEvent(tx, updated, { type: 'feature-untagged', preData: { type, value } })
+    })
+  }
+
+  /**
+   * Adds or replaces the dependency of `child` on a parent of the same project. One level only:
+   * a parent may not have parents of its own, and a flag with children may not get a parent,
+   * which also rules out cycles.
+   */
+  async addDependency(projectId: string, childName: string, input: { feature: string; enabled?: boolean; variants?: string[] }, caller: Caller) {
+    const enabled = input.enabled ?? true
+    const variants = [...new Set(input.variants ?? [])]
+    if (!enabled && variants.length > 0) invalid('variants can only be given when the parent must be enabled', '/variants')
+    await this.store.transact(actorOf(caller), (tx) => {
+      const child = liveFlagInProject(tx, projectId, childName)
+      if (input.feature === childName) invalid('A flag cannot depend on itself', '/feature')
+      const parent = tx.get('flags', input.feature)
+      if (!parent || parent.project !== projectId) invalid(`Parent flag "${input.feature}" does not exist in project "${projectId}"`, '/feature')
+      if (parent.archived) invalid(`Parent flag "${input.feature}" is archived`, '/feature')
+      if (parent.dependencies.length > 0) invalid(`"${input.feature}" depends on other flags itself and cannot be a parent`, '/feature')
+      if (tx.values('flags').some((flag) => flag.dependencies.some((d) => d.feature === childName))) {
+        invalid(`"${childName}" is a parent of other flags and cannot depend on another flag`, '/feature')
+      }
+      const dependency = { feature: input.feature, enabled, variants }
+      const others = child.dependencies.filter((d) => d.feature !== input.feature)
+      const updated = { ...child, dependencies: [...others, dependency] }
+      tx.put('flags', childName, updated)
+      flagEvent(tx, updated, { type: 'feature-dependency-added', data: dependency })
+    })
+  }
+
+  async removeDependency(projectId: string, childName: string, parentName: string, caller: Caller) {
+    await this.store.transact(actorOf(caller), (tx) => {
+      const child = flagInProject(tx, projectId, childName)
+      const dependency = child.dependencies.find((d) => d.feature === parentName)
+      if (!dependency) throw new NotFoundError(`Flag "${childName}" does not depend on "${parentName}"`)
+      const updated = { ...child, dependencies: child.dependencies.filter((d) => d.feature !== parentName) }
+      tx.put('flags', childName, updated)
+      flagEvent(tx, updated, { type: 'feature-dependency-removed', preData: dependency })
+    })
+  }
+
+  /** Removes every dependency of the flag; records an event only when there were some. */
+  async removeDependencies(projectId: string, childName: string, caller: Caller) {
+    await this.store.transact(actorOf(caller), (tx) => {
+      const child = flagInProject(tx, projectId, childName)
+      if (child.dependencies.length === 0) return
+      const updated = { ...child, dependencies: [] }
+      tx.put('flags', childName, updated)
+      flagEvent(tx, updated, { type: 'feature-dependencies-removed', preData: { dependencies: child.dependencies } })
+    })
+  }
+
+  async complete(projectId: string, name: string, input: { status: 'kept' | 'discarded'; statusValue?: string }, caller: Caller) {
+    await this.store.transact(actorOf(caller), (tx) => {
+      const flag = liveFlagInProject(tx, projectId, name)
+      const completion = { status: input.status, statusValue: input.statusValue ?? null }
+      const updated = withStage({ ...flag, completion }, 'completed', tx.now)
+      tx.put('flags', name, updated)
+      flagEvent(tx, updated, { type: 'feature-completed', data: completion, preData: { stage: flag.lifecycle.stage } })
+    })
+  }
+
+  /** Leaves `completed` for the stage the flag's environments show now: live, pre-live or initial. */
+  async uncomplete(projectId: string, name: string, caller: Caller) {
+    await this.store.transact(actorOf(caller), (tx) => {
+      const flag = liveFlagInProject(tx, projectId, name)
+      if (flag.lifecycle.stage !== 'completed') invalid(`Flag "${name}" is not completed`)
+      const enabledIn = Object.entries(flag.environments).filter(([, entry]) => entry.enabled).map(([environment]) => environment)
+      const stage = enabledIn.some((environment) => tx.get('environments', environment)?.type === 'production')
+        ? 'live'
+        : enabledIn.length > 0
+          ? 'pre-live'
+          : 'initial'
+      const updated = withStage({ ...flag, completion: null }, stage, tx.now)
+      tx.put('flags', name, updated)
+      flagEvent(tx, updated, { type: 'feature-uncompleted', data: { stage }, preData: flag.completion })
+    })
+  }
+}

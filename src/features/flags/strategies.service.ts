@@ -1,0 +1,177 @@
+/** Activation strategies and variants of a flag in one environment. */
+import { NotFoundError, ValidationError } from '../../errors'
+import type { ConstraintRecord, FlagRecord, PayloadRecord, StrategyRecord, VariantRecord } from '../../storage/records'
+import type { Store, Tx } from '../../storage/store'
+import { actorOf, type Caller } from '../tokens/permissions'
+import { flagEvent, flagInProject, liveFlagInProject, requireEnvironment } from './flag-rules'
+import { strategyView, variantView } from './flag-view'
+import { checkConstraint, checkParameters, checkPayload, distributeWeights, STRATEGY_NAMES } from './strategy-rules'
+
+export interface StrategyInput {
+  name: string
+  title?: string | null
+  disabled?: boolean | null
+  sortOrder?: number
+  segments?: number[]
+  constraints?: { contextName: string; operator: string; caseInsensitive?: boolean; inverted?: boolean; values?: string[]; value?: string }[]
+  variants?: { name: string; weight: number; weightType: 'variable' | 'fix'; stickiness: string; payload?: PayloadRecord }[]
+  parameters?: Record<string, string | number | boolean>
+}
+
+export interface VariantInput {
+  name: string
+  weight: number
+  weightType?: 'variable' | 'fix'
+  stickiness?: string
+  payload?: PayloadRecord
+  overrides?: { contextName: string; values: string[] }[]
+}
+
+export type StrategyView = ReturnType<typeof strategyView>
+export type VariantView = ReturnType<typeof variantView>
+
+function invalid(message: string, path: string): never {
+  throw new ValidationError(message, [{ message, path }])
+}
+
+function buildStrategy(input: StrategyInput, flagName: string, id: string, sortOrder: number): StrategyRecord {
+  if (!(STRATEGY_NAMES as readonly string[]).includes(input.name)) {
+    invalid(`Unknown strategy "${input.name}"; use one of ${STRATEGY_NAMES.join(', ')}`, '/name')
+  }
+  if (input.segments && input.segments.length > 0) invalid(`Segment ${input.segments[0]} does not exist`, '/segments/0')
+  const constraints = (input.constraints ?? []).map((constraint, index): ConstraintRecord =>
+    checkConstraint(
+      {
+        contextName: constraint.contextName,
+        operator: constraint.operator,
+        caseInsensitive: constraint.caseInsensitive ?? false,
+        inverted: constraint.inverted ?? false,
+        values: constraint.values ?? [],
+        ...(constraint.value !== undefined ? { value: constraint.value } : {}),
+      },
+      `/constraints/${index}`,
+    ),
+  )
+  const variants = distributeWeights(
+    (input.variants ?? []).map((variant, index) => {
+      checkPayload(variant.payload, `/variants/${index}/payload`)
+      return { ...variant }
+    }),
+    '/variants',
+  )
+  const parameters = Object.fromEntries(Object.entries(input.parameters ?? {}).map(([key, value]) => [key, String(value)]))
+  return {
+    id,
+    name: input.name,
+    title: input.title ?? null,
+    disabled: input.disabled ?? false,
+    sortOrder,
+    segments: [],
+    constraints,
+    variants,
+    parameters: checkParameters(input.name, parameters, flagName, '/parameters'),
+  }
+}
+
+function findStrategy(flag: FlagRecord, environment: string, strategyId: string): StrategyRecord {
+  const strategy = requireEnvironment(flag, environment).strategies.find((s) => s.id === strategyId)
+  if (!strategy) throw new NotFoundError(`No strategy "${strategyId}" on flag "${flag.name}" in environment "${environment}"`)
+  return strategy
+}
+
+function withStrategies(tx: Tx, flag: FlagRecord, environment: string, strategies: StrategyRecord[]): FlagRecord {
+  const entry = requireEnvironment(flag, environment)
+  const updated = { ...flag, environments: { ...flag.environments, [environment]: { ...entry, strategies } } }
+  tx.put('flags', flag.name, updated)
+  return updated
+}
+
+export class StrategiesService {
+  constructor(private readonly store: Pick<Store, 'state' | 'transact'>) {}
+
+  private read(projectId: string, name: string) {
+    return flagInProject({ get: (_c, key) => this.store.state.flags[key] as never }, projectId, name)
+  }
+
+  list(projectId: string, name: string, environment: string): StrategyView[] {
+    const flag = this.read(projectId, name)
+    return [...requireEnvironment(flag, environment).strategies].sort((a, b) => a.sortOrder - b.sortOrder).map((s) => strategyView(s, name))
+  }
+
+  get(projectId: string, name: string, environment: string, strategyId: string): StrategyView {
+    return strategyView(findStrategy(this.read(projectId, name), environment, strategyId), name)
+  }
+
+  async add(projectId: string, name: string, environment: string, input: StrategyInput, caller: Caller): Promise<StrategyView> {
+    return this.store.transact(actorOf(caller), (tx) => {
+      const flag = liveFlagInProject(tx, projectId, name)
+      const existing = requireEnvironment(flag, environment).strategies
+      const sortOrder = input.sortOrder ?? Math.max(-1, ...existing.map((s) => s.sortOrder)) + 1
+      const strategy = buildStrategy(input, name, crypto.randomUUID(), sortOrder)
+      const updated = withStrategies(tx, flag, environment, [...existing, strategy])
+      flagEvent(tx, updated, { type: 'feature-strategy-add', environment, data: strategyView(strategy, name) })
+      return strategyView(strategy, name)
+    })
+  }
+
+  async update(projectId: string, name: string, environment: string, strategyId: string, input: StrategyInput, caller: Caller): Promise<StrategyView> {
+    return this.store.transact(actorOf(caller), (tx) => {
+      const flag = liveFlagInProject(tx, projectId, name)
+      const before = findStrategy(flag, environment, strategyId)
+      const strategy = buildStrategy(input, name, strategyId, input.sortOrder ?? before.sortOrder)
+      const strategies = requireEnvironment(flag, environment).strategies.map((s) => (s.id === strategyId ? strategy : s))
+      const updated = withStrategies(tx, flag, environment, strategies)
+      flagEvent(tx, updated, {
+        type: 'feature-strategy-update',
+        environment,
+        data: strategyView(strategy, name),
+        preData: strategyView(before, name),
+      })
+      return strategyView(strategy, name)
+    })
+  }
+
+  async remove(projectId: string, name: string, environment: string, strategyId: string, caller: Caller): Promise<void> {
+    await this.store.transact(actorOf(caller), (tx) => {
+      const flag = liveFlagInProject(tx, projectId, name)
+      const before = findStrategy(flag, environment, strategyId)
+      const strategies = requireEnvironment(flag, environment).strategies.filter((s) => s.id !== strategyId)
+      const updated = withStrategies(tx, flag, environment, strategies)
+      flagEvent(tx, updated, { type: 'feature-strategy-remove', environment, preData: strategyView(before, name) })
+    })
+  }
+
+  variants(projectId: string, name: string, environment: string): VariantView[] {
+    return requireEnvironment(this.read(projectId, name), environment).variants.map(variantView)
+  }
+
+  async setVariants(projectId: string, name: string, environment: string, input: VariantInput[], caller: Caller): Promise<VariantView[]> {
+    return this.store.transact(actorOf(caller), (tx) => {
+      const flag = liveFlagInProject(tx, projectId, name)
+      const entry = requireEnvironment(flag, environment)
+      const variants = distributeWeights(
+        input.map((variant, index): VariantRecord => {
+          checkPayload(variant.payload, `/${index}/payload`)
+          return {
+            name: variant.name,
+            weight: variant.weight,
+            weightType: variant.weightType ?? 'variable',
+            stickiness: variant.stickiness ?? 'default',
+            ...(variant.payload ? { payload: variant.payload } : {}),
+            overrides: variant.overrides ?? [],
+          }
+        }),
+        '',
+      )
+      const updated = { ...flag, environments: { ...flag.environments, [environment]: { ...entry, variants } } }
+      tx.put('flags', name, updated)
+      flagEvent(tx, updated, {
+        type: 'feature-environment-variants-updated',
+        environment,
+        data: { variants: variants.map(variantView) },
+        preData: { variants: entry.variants.map(variantView) },
+      })
+      return variants.map(variantView)
+    })
+  }
+}

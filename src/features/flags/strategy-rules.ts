@@ -1,0 +1,89 @@
+/** Validation of strategies, constraints and variants beyond what their schemas say (seed 2.4–2.7, 2.11). */
+import { ValidationError } from '../../errors'
+import type { ConstraintRecord, PayloadRecord } from '../../storage/records'
+
+export const CONSTRAINT_OPERATORS = [
+  'NOT_IN', 'IN', 'STR_ENDS_WITH', 'STR_STARTS_WITH', 'STR_CONTAINS',
+  'NUM_EQ', 'NUM_GT', 'NUM_GTE', 'NUM_LT', 'NUM_LTE',
+  'DATE_AFTER', 'DATE_BEFORE', 'SEMVER_EQ', 'SEMVER_GT', 'SEMVER_LT',
+] as const
+
+/** Unleash's built-in activation strategies; there is no API for custom ones here. */
+export const STRATEGY_NAMES = ['default', 'flexibleRollout', 'userWithId', 'remoteAddress', 'applicationHostname'] as const
+
+export const TOTAL_WEIGHT = 1000
+
+const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/
+const NUMBER = /^-?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/
+
+function invalid(message: string, path: string): never {
+  throw new ValidationError(message, [{ message, path }])
+}
+
+export function checkConstraint(constraint: ConstraintRecord, path: string): ConstraintRecord {
+  const { operator } = constraint
+  const single = constraint.value ?? constraint.values[0]
+  if (operator.startsWith('NUM_')) {
+    if (single === undefined || !NUMBER.test(single.trim())) invalid(`${operator} needs a numeric value, got ${JSON.stringify(single ?? null)}`, `${path}/value`)
+  } else if (operator.startsWith('DATE_')) {
+    if (single === undefined || !RFC3339.test(single) || Number.isNaN(Date.parse(single))) {
+      invalid(`${operator} needs an RFC 3339 date-time value, got ${JSON.stringify(single ?? null)}`, `${path}/value`)
+    }
+  } else if (operator.startsWith('SEMVER_')) {
+    if (single === undefined || !SEMVER.test(single)) invalid(`${operator} needs a semantic version value, got ${JSON.stringify(single ?? null)}`, `${path}/value`)
+  } else if (constraint.values.length === 0) {
+    invalid(`${operator} needs at least one entry in values`, `${path}/values`)
+  }
+  return constraint
+}
+
+export function checkPayload(payload: PayloadRecord | undefined, path: string): void {
+  if (!payload) return
+  if (payload.type === 'json') {
+    try {
+      JSON.parse(payload.value)
+    } catch {
+      invalid('A json payload must hold valid JSON text', `${path}/value`)
+    }
+  }
+  if (payload.type === 'number' && !(NUMBER.test(payload.value.trim()) && Number.isFinite(Number(payload.value)))) {
+    invalid('A number payload must hold a number', `${path}/value`)
+  }
+}
+
+/**
+ * Applies the seed's weight rules: `fix` variants keep their weight, `variable` ones share what is
+ * left of 1000 equally (the first ones take the remainder of the division). Names must be unique.
+ */
+export function distributeWeights<V extends { name: string; weight: number; weightType: 'variable' | 'fix' }>(variants: V[], path: string): V[] {
+  const seen = new Set<string>()
+  variants.forEach((variant, index) => {
+    if (seen.has(variant.name)) invalid(`Variant names must be unique; "${variant.name}" appears twice`, `${path}/${index}/name`)
+    seen.add(variant.name)
+  })
+  if (variants.length === 0) return []
+  const fixedTotal = variants.filter((v) => v.weightType === 'fix').reduce((sum, v) => sum + v.weight, 0)
+  const variableCount = variants.filter((v) => v.weightType !== 'fix').length
+  if (fixedTotal > TOTAL_WEIGHT) invalid(`Fixed variant weights add up to ${fixedTotal}, more than ${TOTAL_WEIGHT}`, path)
+  if (variableCount === 0 && fixedTotal !== TOTAL_WEIGHT) {
+    invalid(`With only fixed variants their weights must add up to ${TOTAL_WEIGHT}, got ${fixedTotal}`, path)
+  }
+  const remaining = TOTAL_WEIGHT - fixedTotal
+  const share = variableCount ? Math.floor(remaining / variableCount) : 0
+  let extra = variableCount ? remaining % variableCount : 0
+  return variants.map((variant) => {
+    if (variant.weightType === 'fix') return variant
+    const weight = share + (extra > 0 ? 1 : 0)
+    if (extra > 0) extra--
+    return { ...variant, weight }
+  })
+}
+
+/** Parameters of the built-in strategies that have rules. Values are strings, as in Unleash. */
+export function checkParameters(strategyName: string, parameters: Record<string, string>, flagName: string, path: string): Record<string, string> {
+  if (strategyName !== 'flexibleRollout') return parameters
+  const rollout = parameters.rollout ?? '100'
+  if (!/^\d{1,3}$/.test(rollout) || Number(rollout) > 100) invalid(`rollout must be a whole number from 0 to 100, got ${JSON.stringify(rollout)}`, `${path}/rollout`)
+  return { ...parameters, rollout, stickiness: parameters.stickiness || 'default', groupId: parameters.groupId || flagName }
+}

@@ -1,0 +1,49 @@
+import { t } from 'elysia'
+import { NullableTimestamp, Timestamp } from '../../http/schemas'
+
+export const FeatureNaming = t.Object(
+  {
+    pattern: t.String({ description: 'Regular expression flag names must match, anchored at both ends; at most 200 characters, no whitespace', maxLength: 1000, examples: ['[a-z]+\\.[a-z-]+'] }),
+    example: t.Optional(t.String({ description: 'A name that matches the pattern', maxLength: 100, examples: ['checkout.new-flow'] })),
+    description: t.Optional(t.String({ description: 'The naming rule in words', maxLength: 500 })),
+  },
+  { description: 'A naming pattern for the project\'s flags' },
+)
+
+export const Project = t.Object(
+  {
+    id: t.String({ description: 'Project id' }),
+    name: t.String({ description: 'Display name' }),
+    description: t.String({ description: 'Description' }),
+    createdAt: Timestamp('Creation time'),
+    updatedAt: NullableTimestamp('Last update time'),
+    featureCount: t.Integer({ description: 'Number of live (not archived) flags' }),
+    environments: t.Array(t.String({ description: 'Environment name' }), { description: 'Environments connected to the project' }),
+    featureNaming: t.Union([FeatureNaming, t.Null()], { description: 'Naming pattern, if any' }),
+  },
+  { description: 'A project' },
+)
+
+export const ProjectList = t.Object(
+  { version: t.Integer({ description: 'Schema version, 1' }), projects: t.Array(Project, { description: 'The projects the token can see' }) },
+  { description: 'Projects' },
+)
+
+export const CreateProject = t.Object(
+  {
+    id: t.String({ description: 'Project id: 1 to 100 URL-safe characters', maxLength: 1000, examples: ['checkout'] }),
+    name: t.String({ description: 'Display name', minLength: 1, maxLength: 100 }),
+    description: t.Optional(t.String({ description: 'Description', maxLength: 2000 })),
+    featureNaming: t.Optional(t.Union([FeatureNaming, t.Null()], { description: 'Naming pattern for the project\'s flags' })),
+  },
+  { description: 'A project to create' },
+)
+
+export const UpdateProject = t.Object(
+  {
+    name: t.Optional(t.String({ description: 'Display name', minLength: 1, maxLength: 100 })),
+    description: t.Optional(t.Union([t.String({ maxLength: 2000 }), t.Null()], { description: 'Description; null clears it' })),
+    featureNaming: t.Optional(t.Union([FeatureNaming, t.Null()], { description: 'Naming pattern; null removes it' })),
+  },
+  { description: 'Properties to change; missing ones are left alone' },
+)

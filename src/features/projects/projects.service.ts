@@ -1,0 +1,141 @@
+import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
+import type { FeatureNaming, ProjectRecord } from '../../storage/records'
+import type { Store } from '../../storage/store'
+import { connectEnvironment } from '../environments/environments.service'
+import { assertValidName } from '../names'
+import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
+import { checkFeatureNaming, type PatternMatcher } from './naming-pattern'
+
+export const DEFAULT_PROJECT = 'default'
+
+export interface ProjectView {
+  id: string
+  name: string
+  description: string
+  createdAt: string
+  updatedAt: string | null
+  featureCount: number
+  environments: string[]
+  featureNaming: FeatureNaming | null
+}
+
+export interface CreateProjectInput {
+  id: string
+  name: string
+  description?: string
+  featureNaming?: FeatureNaming | null
+}
+
+export interface UpdateProjectInput {
+  name?: string
+  description?: string | null
+  featureNaming?: FeatureNaming | null
+}
+
+function projectData(project: ProjectRecord) {
+  return { id: project.id, name: project.name, description: project.description, featureNaming: project.featureNaming }
+}
+
+export class ProjectsService {
+  constructor(
+    private readonly store: Pick<Store, 'state' | 'transact'>,
+    private readonly patterns: PatternMatcher,
+  ) {}
+
+  private view(project: ProjectRecord): ProjectView {
+    let featureCount = 0
+    for (const flag of Object.values(this.store.state.flags)) if (flag.project === project.id && !flag.archived) featureCount++
+    return {
+      id: project.id,
+      name: project.name,
+      description: project.description,
+      createdAt: project.createdAt,
+      updatedAt: project.updatedAt,
+      featureCount,
+      environments: [...project.environments],
+      featureNaming: project.featureNaming ? { ...project.featureNaming } : null,
+    }
+  }
+
+  list(caller: Caller): ProjectView[] {
+    return Object.values(this.store.state.projects)
+      .filter((project) => callerSeesProject(caller, project.id))
+      .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id))
+      .map((project) => this.view(project))
+  }
+
+  get(projectId: string, caller: Caller): ProjectView {
+    const project = Object.hasOwn(this.store.state.projects, projectId) ? this.store.state.projects[projectId] : undefined
+    if (!project || !callerSeesProject(caller, projectId)) throw new NotFoundError(`Project "${projectId}" does not exist`)
+    return this.view(project)
+  }
+
+  /** The project's naming pattern, if it exists and has one. */
+  namingOf(projectId: string): FeatureNaming | null {
+    return Object.hasOwn(this.store.state.projects, projectId) ? this.store.state.projects[projectId].featureNaming : null
+  }
+
+  async create(input: CreateProjectInput, caller: Caller): Promise<ProjectView> {
+    assertValidName(input.id, 'project', '/id')
+    const featureNaming = input.featureNaming ? await checkFeatureNaming(input.featureNaming, this.patterns) : null
+    const project = await this.store.transact(actorOf(caller), (tx) => {
+      if (tx.get('projects', input.id)) throw new NameExistsError(`A project with id "${input.id}" already exists`)
+      const environments = tx.values('environments').map((environment) => environment.name)
+      const record: ProjectRecord = {
+        id: input.id,
+        name: input.name,
+        description: input.description ?? '',
+        createdAt: tx.now,
+        updatedAt: null,
+        environments: [],
+        featureNaming,
+      }
+      tx.put('projects', record.id, record)
+      tx.appendEvent({ type: 'project-created', project: record.id, data: projectData(record) })
+      for (const environment of environments) connectEnvironment(tx, record.id, environment)
+      return record
+    })
+    return this.get(project.id, caller)
+  }
+
+  async update(projectId: string, input: UpdateProjectInput, caller: Caller): Promise<ProjectView> {
+    const featureNaming =
+      input.featureNaming === undefined ? undefined : input.featureNaming === null ? null : await checkFeatureNaming(input.featureNaming, this.patterns)
+    await this.store.transact(actorOf(caller), (tx) => {
+      const project = tx.get('projects', projectId)
+      if (!project) throw new NotFoundError(`Project "${projectId}" does not exist`)
+      const updated: ProjectRecord = {
+        ...project,
+        name: input.name ?? project.name,
+        description: input.description === undefined ? project.description : (input.description ?? ''),
+        featureNaming: featureNaming === undefined ? project.featureNaming : featureNaming,
+        updatedAt: tx.now,
+      }
+      tx.put('projects', projectId, updated)
+      tx.appendEvent({ type: 'project-updated', project: projectId, data: projectData(updated), preData: projectData(project) })
+    })
+    return this.get(projectId, caller)
+  }
+
+  async delete(projectId: string, caller: Caller): Promise<void> {
+    await this.store.transact(actorOf(caller), (tx) => {
+      const project = tx.get('projects', projectId)
+      if (!project) throw new NotFoundError(`Project "${projectId}" does not exist`)
+      if (projectId === DEFAULT_PROJECT) throw new ValidationError('The default project cannot be deleted')
+      const flags = tx.values('flags').filter((flag) => flag.project === projectId)
+      if (flags.length > 0) {
+        const archived = flags.filter((flag) => flag.archived).length
+        throw new ValidationError(
+          `Project "${projectId}" still has ${flags.length} flag(s)${archived ? ` (${archived} archived)` : ''}; archive and delete them first`,
+        )
+      }
+      for (const token of tx.values('tokens')) {
+        if (token.projects.includes(projectId)) {
+          throw new ValidationError(`Project "${projectId}" is used by the API token "${token.tokenName}"; delete the token first`)
+        }
+      }
+      tx.delete('projects', projectId)
+      tx.appendEvent({ type: 'project-deleted', project: projectId, preData: projectData(project) })
+    })
+  }
+}

@@ -1,0 +1,50 @@
+/** Permission names as Unleash spells them, and which token roles hold which. */
+import type { TokenRole } from '../../storage/records'
+
+export const PERMISSIONS = [
+  'NONE',
+  'ADMIN',
+  'CREATE_FEATURE',
+  'UPDATE_FEATURE',
+  'DELETE_FEATURE',
+  'UPDATE_FEATURE_ENVIRONMENT',
+  'CREATE_FEATURE_STRATEGY',
+  'UPDATE_FEATURE_STRATEGY',
+  'DELETE_FEATURE_STRATEGY',
+  'UPDATE_FEATURE_VARIANTS',
+  'CREATE_PROJECT',
+  'UPDATE_PROJECT',
+  'DELETE_PROJECT',
+  'CREATE_ENVIRONMENT',
+] as const
+
+/** `NONE`: any valid admin-type token may call the route (reads, search, name validation). */
+export type Permission = (typeof PERMISSIONS)[number]
+
+export function roleHasPermission(role: TokenRole, permission: Permission): boolean {
+  switch (role) {
+    case 'admin':
+      return true
+    case 'editor':
+      return permission !== 'ADMIN'
+    case 'viewer':
+      return permission === 'NONE'
+  }
+}
+
+/** Who is calling: the token behind a request, as services need it. */
+export interface Caller {
+  tokenName: string
+  userId: number
+  role: TokenRole
+  /** Projects the token may touch; `['*']` for all. */
+  projects: readonly string[]
+}
+
+export function callerSeesProject(caller: Caller, projectId: string): boolean {
+  return caller.projects.includes('*') || caller.projects.includes(projectId)
+}
+
+export function actorOf(caller: Caller) {
+  return { name: caller.tokenName, userId: caller.userId }
+}

@@ -1,0 +1,71 @@
+/**
+ * Request bodies, before anything else looks at them (contract §1, steps 1, 2 and 5):
+ * - larger than the limit → 413, from `Content-Length` before reading, or while reading a chunked
+ *   body (Bun's own limit would reset the connection instead, so it is set out of the way in main.ts);
+ * - JSON content type but not JSON → 400, before authentication;
+ * - any other or no content type → the request is remembered and its body is null. Only routes that
+ *   declare a body schema validate it; when that fails the error handler answers 415 for such a
+ *   request, after authentication and before any 400 for the body.
+ */
+import { Elysia } from 'elysia'
+import { ContentTooLarge, ValidationError } from '../errors'
+
+const unsupported = new WeakSet<Request>()
+
+/** Whether the request came with a body that is not declared as application/json. */
+export function sentUnsupportedBody(request: Request): boolean {
+  return unsupported.has(request)
+}
+
+const JSON_CONTENT_TYPE = /^application\/json\s*(;|$)/i
+
+function tooLarge(limit: number) {
+  return new ContentTooLarge(`The request body is larger than the limit of ${limit} bytes`)
+}
+
+async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
+  if (!request.body) return new Uint8Array(0)
+  const reader = request.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > limit) {
+      await reader.cancel().catch(() => {})
+      throw tooLarge(limit)
+    }
+    chunks.push(value)
+  }
+  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+export function bodyHandling(limit: number) {
+  return new Elysia({ name: 'body-handling' })
+    .onRequest(({ request }) => {
+      const declared = request.headers.get('content-length')
+      if (declared !== null && Number(declared) > limit) throw tooLarge(limit)
+    })
+    .onParse({ as: 'global' }, async ({ request, contentType }) => {
+      const bytes = await readLimited(request, limit)
+      if (!JSON_CONTENT_TYPE.test(contentType ?? request.headers.get('content-type') ?? '')) {
+        unsupported.add(request)
+        return null
+      }
+      if (bytes.byteLength === 0) return null
+      let text: string
+      try {
+        text = utf8.decode(bytes)
+      } catch {
+        throw new ValidationError('The request body is not valid UTF-8')
+      }
+      try {
+        return JSON.parse(text)
+      } catch (error) {
+        throw new ValidationError(`The request body is not valid JSON: ${(error as Error).message}`)
+      }
+    })
+}

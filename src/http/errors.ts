@@ -1,0 +1,84 @@
+/** The one place where errors become HTTP responses (contract §2). */
+import { Elysia, ValidationError as ElysiaValidationError } from 'elysia'
+import { AppError, ContentTypeError, NotFoundError, ValidationError, type ErrorDetail } from '../errors'
+import { sentUnsupportedBody } from './body'
+
+export function errorResponse(error: AppError, id: string = crypto.randomUUID()): Response {
+  const body = {
+    id,
+    name: error.errorName,
+    message: error.message,
+    ...(error.details && error.details.length > 0 ? { details: error.details } : {}),
+    ...error.extra(),
+  }
+  return new Response(JSON.stringify(body), {
+    status: error.status,
+    headers: { 'content-type': 'application/json' },
+  })
+}
+
+function validationDetails(error: ElysiaValidationError): ErrorDetail[] {
+  const details: ErrorDetail[] = []
+  for (const issue of error.all.slice(0, 20)) {
+    const path = 'path' in issue && typeof issue.path === 'string' ? issue.path : undefined
+    const message = 'summary' in issue && issue.summary ? String(issue.summary) : String(issue.message)
+    details.push(path ? { message, path } : { message })
+  }
+  return details
+}
+
+const where: Record<string, string> = { body: 'request body', query: 'query string', params: 'path', headers: 'headers', cookie: 'cookies' }
+
+/** Maps anything thrown while answering a request to the error body; 5xx details go to the log only. */
+export function toAppErrorResponse(code: unknown, error: unknown, request: Request): Response {
+  if (error instanceof AppError) return errorResponse(error)
+  if (code === 'PARSE') {
+    const cause = (error as { cause?: unknown }).cause
+    if (cause instanceof AppError) return errorResponse(cause)
+    return errorResponse(new ValidationError('The request body could not be read as JSON'))
+  }
+  if (error instanceof ElysiaValidationError) {
+    if (error.type === 'response') return internalError(error, request)
+    if (error.type === 'body' && sentUnsupportedBody(request)) {
+      const type = request.headers.get('content-type')
+      return errorResponse(
+        new ContentTypeError(`Only application/json is accepted, the request ${type ? `sent ${type}` : 'sent no Content-Type'}`),
+      )
+    }
+    const details = validationDetails(error)
+    const first = details[0]
+    const message = `The ${where[error.type] ?? error.type} does not match the schema${first ? `: ${first.path ?? ''} ${first.message}`.trimEnd() : ''}`
+    return errorResponse(new ValidationError(message, details))
+  }
+  if (code === 'NOT_FOUND') {
+    const path = new URL(request.url).pathname
+    return errorResponse(new NotFoundError(`No route for ${request.method} ${path}`))
+  }
+  const status = (error as { status?: unknown }).status
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return errorResponse(new ValidationError((error as Error).message || 'Bad request'))
+  }
+  return internalError(error, request)
+}
+
+function internalError(error: unknown, request: Request): Response {
+  const id = crypto.randomUUID()
+  console.error(
+    JSON.stringify({
+      level: 'error',
+      time: new Date().toISOString(),
+      errorId: id,
+      method: request.method,
+      path: new URL(request.url).pathname,
+      error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error),
+    }),
+  )
+  return new Response(JSON.stringify({ id, name: 'InternalError', message: `Something went wrong on our side; quote error id ${id}` }), {
+    status: 500,
+    headers: { 'content-type': 'application/json' },
+  })
+}
+
+export const errorHandling = new Elysia({ name: 'error-handling' }).onError({ as: 'global' }, ({ code, error, request }) =>
+  toAppErrorResponse(code, error, request),
+)

@@ -1,0 +1,58 @@
+/** Schemas shared by every feature: the error body and helpers for documenting routes. */
+import { t } from 'elysia'
+
+export const ErrorSchema = t.Object(
+  {
+    id: t.String({ description: 'Id of this error instance; 500 errors are logged under it', format: 'uuid' }),
+    name: t.String({ description: 'Kind of error, e.g. ValidationError or NotFoundError', examples: ['ValidationError'] }),
+    message: t.String({ description: 'What went wrong, in words meant for a person' }),
+    details: t.Optional(
+      t.Array(
+        t.Object(
+          {
+            message: t.String({ description: 'One problem with the request' }),
+            path: t.Optional(t.String({ description: 'JSON pointer to the offending value, where there is one' })),
+          },
+          { description: 'One problem with the request' },
+        ),
+        { description: 'Each problem found, for validation errors' },
+      ),
+    ),
+    permissions: t.Optional(t.Array(t.String(), { description: 'The permission that was missing (403 only)' })),
+  },
+  { description: 'Every error answers with this body, as application/json' },
+)
+
+const ERROR_TEXT: Record<number, string> = {
+  400: 'The request does not match the schema or breaks a rule of the operation',
+  401: 'No API token, or an unknown, expired or deleted one',
+  403: 'The token lacks the permission or the project this needs',
+  404: 'The resource does not exist',
+  409: 'The name is taken, or a JSON-Patch test did not hold',
+  413: 'The request body is larger than the limit',
+  415: 'The request body is not application/json',
+}
+
+/** Documents error statuses of a route; the bodies are produced by the error handler. */
+export function errors(...statuses: number[]): Record<number, 'error'> {
+  const result: Record<number, 'error'> = {}
+  for (const status of statuses) result[status] = 'error'
+  return result
+}
+
+export const ERROR_DESCRIPTIONS = ERROR_TEXT
+
+/** The statuses every authenticated route can answer, plus its own. */
+export function authErrors(...statuses: number[]) {
+  return errors(401, 403, ...statuses)
+}
+
+/** Errors of an authenticated route that takes a JSON body. */
+export function bodyErrors(...statuses: number[]) {
+  return errors(400, 401, 403, 413, 415, ...statuses)
+}
+
+export const EmptyResponse = t.Void({ description: 'No body' })
+
+export const Timestamp = (description: string) => t.String({ format: 'date-time', description })
+export const NullableTimestamp = (description: string) => t.Union([t.String({ format: 'date-time' }), t.Null()], { description })

@@ -1,0 +1,67 @@
+/** The only file that reads the environment, opens the data directory, listens and handles signals. */
+import { mkdirSync } from 'node:fs'
+import { createApp } from './app'
+import { ConfigError, readConfig } from './config'
+import { StoreLoadError } from './storage/adapters'
+import { createServices, initialise, openStore } from './services'
+
+function fail(message: string): never {
+  console.error(`Cannot start: ${message}`)
+  process.exit(1)
+}
+
+async function main() {
+  let config
+  try {
+    config = readConfig(process.env)
+  } catch (error) {
+    if (error instanceof ConfigError) fail(error.message)
+    throw error
+  }
+  mkdirSync(config.dataDir, { recursive: true })
+  let store
+  try {
+    store = await openStore(config.dataDir, { sync: config.sync })
+  } catch (error) {
+    if (error instanceof StoreLoadError) fail(`${error.message}. The file was left as it is; repair or move it away.`)
+    throw error
+  }
+  const services = createServices(store)
+  const generatedSecret = await initialise(services, config.initAdminTokens)
+  const app = createApp(services, config)
+  // Bun's own body limit resets the connection; ours answers 413 with JSON, so Bun's is set out of the way.
+  const server = Bun.serve({
+    port: config.port,
+    hostname: config.host,
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+    fetch: (request) => app.handle(request),
+  })
+  if (generatedSecret) {
+    console.log(`Created an admin API token. Its secret is shown only this once:\n\n  ${generatedSecret}\n`)
+  }
+  console.log(
+    JSON.stringify({
+      level: 'info',
+      msg: 'listening',
+      url: `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${server.port}`,
+      swagger: `http://localhost:${server.port}/swagger`,
+      dataDir: config.dataDir,
+      sync: config.sync,
+    }),
+  )
+
+  let stopping = false
+  const stop = async (signal: string) => {
+    if (stopping) return
+    stopping = true
+    console.log(JSON.stringify({ level: 'info', msg: 'stopping', signal }))
+    await server.stop()
+    await store.flush()
+    services.patterns.close()
+    process.exit(0)
+  }
+  process.on('SIGTERM', () => void stop('SIGTERM'))
+  process.on('SIGINT', () => void stop('SIGINT'))
+}
+
+await main()

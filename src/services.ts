@@ -1,0 +1,91 @@
+/** The composition root: one store, the services over it, and first-start seeding. */
+import { join } from 'node:path'
+import { Memory } from 'lowdb'
+import { AtomicJsonFile, JsonLinesEventLog, MemoryEventLog } from './storage/adapters'
+import type { StateDoc } from './storage/records'
+import { Store, SYSTEM_ACTOR } from './storage/store'
+import { connectEnvironment, EnvironmentsService } from './features/environments/environments.service'
+import { EventsService } from './features/events/events.service'
+import { FlagsService } from './features/flags/flags.service'
+import { RelationsService } from './features/flags/relations.service'
+import { StrategiesService } from './features/flags/strategies.service'
+import { PatternMatcher } from './features/projects/naming-pattern'
+import { DEFAULT_PROJECT, ProjectsService } from './features/projects/projects.service'
+import { TokensService } from './features/tokens/tokens.service'
+
+export interface Services {
+  store: Store
+  patterns: PatternMatcher
+  tokens: TokensService
+  projects: ProjectsService
+  environments: EnvironmentsService
+  flags: FlagsService
+  strategies: StrategiesService
+  relations: RelationsService
+  events: EventsService
+}
+
+export const STATE_FILE = 'state.json'
+export const EVENTS_FILE = 'events.jsonl'
+
+/** Opens the store on `dataDir`, or in memory when `dataDir` is null (tests, throwaway runs). */
+export async function openStore(dataDir: string | null, options: { sync: boolean } = { sync: true }): Promise<Store> {
+  if (dataDir === null) return Store.open({ state: new Memory<StateDoc>(), events: new MemoryEventLog() })
+  const statePath = join(dataDir, STATE_FILE)
+  const eventsPath = join(dataDir, EVENTS_FILE)
+  return Store.open({
+    state: new AtomicJsonFile<StateDoc>(statePath, options.sync),
+    events: new JsonLinesEventLog(eventsPath, options.sync),
+    stateName: statePath,
+    eventsName: eventsPath,
+  })
+}
+
+export function createServices(store: Store): Services {
+  const patterns = new PatternMatcher()
+  return {
+    store,
+    patterns,
+    tokens: new TokensService(store),
+    projects: new ProjectsService(store, patterns),
+    environments: new EnvironmentsService(store),
+    flags: new FlagsService(store, patterns),
+    strategies: new StrategiesService(store),
+    relations: new RelationsService(store),
+    events: new EventsService(store),
+  }
+}
+
+/**
+ * On an empty store: environments development and production, and project default connected to
+ * both. Then the admin tokens (see TokensService.bootstrap). Returns a generated secret to print once.
+ */
+export async function initialise(services: Services, initAdminTokens: readonly string[]): Promise<string | null> {
+  const { store } = services
+  if (store.state.lastEventId === 0 && Object.keys(store.state.projects).length === 0) {
+    await store.transact(SYSTEM_ACTOR, (tx) => {
+      const now = tx.now
+      for (const environment of [
+        { name: 'development', type: 'development', sortOrder: 100, createdAt: now },
+        { name: 'production', type: 'production', sortOrder: 200, createdAt: now },
+      ]) {
+        tx.put('environments', environment.name, environment)
+        tx.appendEvent({ type: 'environment-created', environment: environment.name, data: environment })
+      }
+      const project = {
+        id: DEFAULT_PROJECT,
+        name: 'Default',
+        description: 'Default project',
+        createdAt: now,
+        updatedAt: null,
+        environments: [],
+        featureNaming: null,
+      }
+      tx.put('projects', project.id, project)
+      tx.appendEvent({ type: 'project-created', project: project.id, data: { id: project.id, name: project.name, description: project.description, featureNaming: null } })
+      connectEnvironment(tx, project.id, 'development')
+      connectEnvironment(tx, project.id, 'production')
+    })
+  }
+  return services.tokens.bootstrap(initAdminTokens)
+}

@@ -1,0 +1,137 @@
+/**
+ * Test helpers: an app on the real store (in memory, or on a temp directory), and a typed client
+ * over `app.handle` that reads like the API reference.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createApp, type App } from '../src/app'
+import type { EventRecord } from '../src/storage/records'
+import { createServices, initialise, openStore, type Services } from '../src/services'
+
+export const ADMIN_SECRET = '*:*.test-admin-secret-0123456789abcdef'
+export const BODY_LIMIT = 102400
+
+export interface ApiResponse<T = any> {
+  status: number
+  body: T
+  text: string
+  headers: Headers
+}
+
+export interface RequestOptions {
+  /** JSON body; sent with content-type application/json unless `headers` says otherwise. */
+  body?: unknown
+  /** A raw body, sent as is. */
+  raw?: BodyInit
+  /** The Authorization header; defaults to the admin secret. `null` sends none. */
+  token?: string | null
+  headers?: Record<string, string>
+}
+
+export class Api {
+  constructor(
+    readonly app: App,
+    readonly services: Services,
+    readonly dataDir: string | null,
+  ) {}
+
+  async request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
+    const headers: Record<string, string> = {}
+    const token = options.token === undefined ? ADMIN_SECRET : options.token
+    if (token !== null) headers.authorization = token
+    let body: BodyInit | undefined
+    if (options.raw !== undefined) body = options.raw
+    else if (options.body !== undefined) {
+      headers['content-type'] = 'application/json'
+      body = JSON.stringify(options.body)
+    }
+    Object.assign(headers, options.headers)
+    const response = await this.app.handle(new Request(`http://localhost${path}`, { method, headers, body }))
+    const text = await response.text()
+    let parsed: unknown = undefined
+    if (text !== '') {
+      try {
+        parsed = JSON.parse(text)
+      } catch {
+        parsed = text
+      }
+    }
+    return { status: response.status, body: parsed as T, text, headers: response.headers }
+  }
+
+  get = <T = any>(path: string, options?: RequestOptions) => this.request<T>('GET', path, options)
+  post = <T = any>(path: string, body?: unknown, options?: RequestOptions) => this.request<T>('POST', path, { ...options, body })
+  put = <T = any>(path: string, body?: unknown, options?: RequestOptions) => this.request<T>('PUT', path, { ...options, body })
+  patch = <T = any>(path: string, body?: unknown, options?: RequestOptions) => this.request<T>('PATCH', path, { ...options, body })
+  delete = <T = any>(path: string, options?: RequestOptions) => this.request<T>('DELETE', path, options)
+
+  createProject(id: string, extra: Record<string, unknown> = {}, options?: RequestOptions) {
+    return this.post('/api/admin/projects', { id, name: id, ...extra }, options)
+  }
+  createFlag(project: string, name: string, extra: Record<string, unknown> = {}, options?: RequestOptions) {
+    return this.post(`/api/admin/projects/${project}/features`, { name, ...extra }, options)
+  }
+  getFlag(project: string, name: string, options?: RequestOptions) {
+    return this.get(`/api/admin/projects/${project}/features/${name}`, options)
+  }
+  listFlags(project: string, query = '', options?: RequestOptions) {
+    return this.get(`/api/admin/projects/${project}/features${query}`, options)
+  }
+  patchFlag(project: string, name: string, operations: unknown, options?: RequestOptions) {
+    return this.patch(`/api/admin/projects/${project}/features/${name}`, operations, options)
+  }
+  toggle(project: string, name: string, environment: string, on: boolean, options?: RequestOptions) {
+    return this.post(`/api/admin/projects/${project}/features/${name}/environments/${environment}/${on ? 'on' : 'off'}`, undefined, options)
+  }
+  bulkToggle(project: string, environment: string, features: string[], on: boolean, options?: RequestOptions) {
+    return this.post(`/api/admin/projects/${project}/bulk_features/environments/${environment}/${on ? 'on' : 'off'}`, { features }, options)
+  }
+  validateName(body: unknown, options?: RequestOptions) {
+    return this.post('/api/admin/features/validate', body, options)
+  }
+  searchEvents(query = '', options?: RequestOptions) {
+    return this.get(`/api/admin/search/events${query}`, options)
+  }
+  createToken(body: Record<string, unknown>, options?: RequestOptions) {
+    return this.post('/api/admin/api-tokens', body, options)
+  }
+
+  /** Every event in the log, oldest first, straight from the store. */
+  events(): EventRecord[] {
+    return [...this.services.store.events]
+  }
+  /** Events recorded after `sinceId`, oldest first. */
+  eventsSince(sinceId: number): EventRecord[] {
+    return this.services.store.events.slice(sinceId)
+  }
+  lastEventId(): number {
+    return this.services.store.events.length
+  }
+
+  async close() {
+    await this.services.store.flush()
+    this.services.patterns.close()
+  }
+}
+
+/** An app on the in-memory store, seeded as at first start, with ADMIN_SECRET as admin token. */
+export async function makeApi(options: { dataDir?: string; bodyLimit?: number; adminTokens?: string[] } = {}): Promise<Api> {
+  const store = await openStore(options.dataDir ?? null, { sync: true })
+  const services = createServices(store)
+  await initialise(services, options.adminTokens ?? [ADMIN_SECRET])
+  const app = createApp(services, { bodyLimit: options.bodyLimit ?? BODY_LIMIT })
+  return new Api(app, services, options.dataDir ?? null)
+}
+
+export function tempDir(prefix = 'flags-test-'): { path: string; remove(): void } {
+  const path = mkdtempSync(join(tmpdir(), prefix))
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) }
+}
+
+/** A token of the given role/projects, created through the API; returns its secret. */
+export async function tokenFor(api: Api, tokenName: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const response = await api.createToken({ tokenName, type: 'admin', ...extra })
+  if (response.status !== 201) throw new Error(`token creation failed: ${response.status} ${response.text}`)
+  return response.body.secret
+}
