@@ -1,5 +1,4 @@
 /** Builds the HTTP application over the services; it never listens (main.ts does, tests use app.handle). */
-import { swagger } from '@elysiajs/swagger'
 import { Elysia, t } from 'elysia'
 import type { Config } from './config'
 import { environmentsController } from './features/environments/environments.controller'
@@ -12,6 +11,7 @@ import { tokensController } from './features/tokens/tokens.controller'
 import { authorization } from './http/auth'
 import { bodyHandling } from './http/body'
 import { errorHandling } from './http/errors'
+import { openApi } from './http/openapi'
 import type { Services } from './services'
 
 export const API_VERSION = '0.1.0'
@@ -20,28 +20,11 @@ export function createApp(services: Services, config: Pick<Config, 'bodyLimit'>)
   const auth = authorization(services.tokens, (name) =>
     Object.hasOwn(services.store.state.flags, name) ? services.store.state.flags[name].project : undefined,
   )
-  return new Elysia()
+  // The OpenAPI route reads the document the swagger plugin derives from this very app.
+  const root: { handle: (request: Request) => Promise<Response> } = { handle: () => Promise.reject(new Error('app not built')) }
+  const app = new Elysia()
     .use(errorHandling)
-    .use(
-      swagger({
-        path: '/swagger',
-        specPath: '/swagger/json',
-        provider: 'swagger-ui',
-        exclude: ['/swagger', '/swagger/json'],
-        documentation: {
-          info: {
-            title: 'Feature flag admin API',
-            version: API_VERSION,
-            description: 'An Unleash-compatible admin API for feature flags, stored in local JSON files.',
-          },
-          components: {
-            securitySchemes: {
-              apiKey: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'An admin API token, e.g. *:*.<64 hex>' },
-            },
-          },
-        },
-      }),
-    )
+    .use(openApi({ title: 'Feature flag admin API', version: API_VERSION, description: 'An Unleash-compatible admin API for feature flags, stored in local JSON files.' }, (request) => root.handle(request)))
     .use(bodyHandling(config.bodyLimit))
     .get('/health', () => ({ health: 'GOOD' }), {
       response: { 200: t.Object({ health: t.String({ description: 'GOOD while the process serves requests' }) }, { description: 'Liveness' }) },
@@ -58,6 +41,8 @@ export function createApp(services: Services, config: Pick<Config, 'bodyLimit'>)
     .use(relationsController(services.relations, auth))
     .use(eventsController(services.events, auth))
     .use(tokensController(services.tokens, auth))
+  root.handle = (request) => app.handle(request)
+  return app
 }
 
 export type App = ReturnType<typeof createApp>

@@ -25,10 +25,8 @@ export function authorization(tokens: Pick<TokensService, 'authenticate'>, proje
   return new Elysia({ name: 'authorization' }).macro({
     auth(permission: Permission) {
       return {
-        detail: {
-          security: [{ apiKey: [] }],
-          description: permission === 'NONE' ? 'Needs any admin token.' : `Needs the ${permission} permission.`,
-        },
+        // Read by http/openapi.ts, which adds the permission to the operation's description.
+        detail: { security: [{ apiKey: [] }], 'x-permission': permission } as { security: { apiKey: string[] }[] },
         transform({ request, params }) {
           const { caller, type } = tokens.authenticate(request.headers.get('authorization'))
           if (type !== 'admin') {

@@ -56,7 +56,10 @@ export function eventPredicate(query: EventQuery, visibleProjects: readonly stri
   }
   if (query.query) {
     const needle = query.query.toLowerCase()
-    checks.push((event) => searchableText(event).includes(needle))
+    // The three JSON texts are joined by newlines, which JSON text never holds; so a needle with a
+    // newline could only match across two of them, and a substring of one never has one.
+    if (needle.includes('\n')) checks.push(() => false)
+    else checks.push((event) => searchableText(event).includes(needle))
   }
   return (event) => checks.every((check) => check(event))
 }
