@@ -36,7 +36,7 @@ export function authorization(tokens: Pick<TokensService, 'authenticate'>, proje
             throw new NoAccessError(`The token "${caller.tokenName}" (role ${caller.role}) lacks the ${permission} permission`, permission)
           }
           if (permission !== 'NONE') {
-            const project = projectOf(params as Record<string, string | undefined>)
+            const project = projectOf((params ?? {}) as Record<string, string | undefined>)
             const allowed = project === null || (project === undefined ? caller.projects.includes('*') : callerSeesProject(caller, project))
             if (!allowed) {
               throw new NoAccessError(
