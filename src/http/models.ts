@@ -7,6 +7,9 @@ import * as projects from '../features/projects/projects.model'
 import * as tokens from '../features/tokens/tokens.model'
 import { ErrorSchema } from './schemas'
 
+/** Components shown in the OpenAPI document instead of the looser schema that is validated. */
+export const documentedModels = { patchesSchema: flags.PatchOperationsDocumented }
+
 export const models = new Elysia({ name: 'models' }).model({
   error: ErrorSchema,
   featureSchema: flags.Feature,

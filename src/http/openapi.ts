@@ -6,6 +6,7 @@
  */
 import { swagger } from '@elysiajs/swagger'
 import { Elysia } from 'elysia'
+import { documentedModels } from './models'
 import { ERROR_DESCRIPTIONS } from './schemas'
 
 const SOURCE_PATH = '/swagger/source.json'
@@ -20,6 +21,9 @@ function jsonOnly(content: Json | undefined): Json | undefined {
 }
 
 export function polishOpenApi(document: Json): Json {
+  for (const [name, schema] of Object.entries(documentedModels)) {
+    if (document.components?.schemas?.[name]) document.components.schemas[name] = structuredClone(schema)
+  }
   for (const operations of Object.values<Json>(document.paths ?? {})) {
     for (const operation of Object.values<Json>(operations)) {
       if (operation.requestBody) operation.requestBody.content = jsonOnly(operation.requestBody.content)

@@ -161,14 +161,24 @@ export interface StateDoc {
 export type Collection = 'projects' | 'environments' | 'flags' | 'tokens'
 export type RecordOf<C extends Collection> = StateDoc[C][string]
 
+export const COLLECTIONS: readonly Collection[] = ['projects', 'environments', 'flags', 'tokens']
+
+/**
+ * A collection keyed by user-chosen names has no prototype, so that a flag named `__proto__` or
+ * `constructor` is an ordinary key and never reaches Object.prototype.
+ */
+export function collection<T>(entries: Record<string, T> = {}): Record<string, T> {
+  return Object.assign(Object.create(null) as Record<string, T>, entries)
+}
+
 export function emptyState(): StateDoc {
   return {
     formatVersion: 1,
     lastEventId: 0,
     nextUserId: 1,
-    projects: {},
-    environments: {},
-    flags: {},
-    tokens: {},
+    projects: collection(),
+    environments: collection(),
+    flags: collection(),
+    tokens: collection(),
   }
 }

@@ -18,7 +18,7 @@ import { Low } from 'lowdb'
 import { StoreFailedError } from '../errors'
 import { StoreLoadError, type EventLogAdapter } from './adapters'
 import type { Adapter } from 'lowdb'
-import { emptyState, type Collection, type EventRecord, type RecordOf, type StateDoc, type TagRecord } from './records'
+import { collection, COLLECTIONS, emptyState, type Collection, type EventRecord, type RecordOf, type StateDoc, type TagRecord } from './records'
 
 export interface Actor {
   /** Recorded as the events' `createdBy`: a token name, or `system` for start-up seeding. */
@@ -51,8 +51,24 @@ function jsonCopy<T>(value: T): T {
   return value === undefined ? value : JSON.parse(JSON.stringify(value))
 }
 
+/** Read access to records, the same inside a transaction (`Tx`) and outside it (`Store.reader`). */
+export interface StateReader {
+  get<C extends Collection>(collection: C, key: string): RecordOf<C> | undefined
+  values<C extends Collection>(collection: C): RecordOf<C>[]
+}
+
+function committedReader(store: { state: Readonly<StateDoc> }): StateReader {
+  return {
+    get: (collection, key) => {
+      const records = store.state[collection]
+      return Object.hasOwn(records, key) ? (records[key] as never) : undefined
+    },
+    values: (collection) => Object.values(store.state[collection]) as never,
+  }
+}
+
 /** The staged changes of one write. Reads through it see its own staged records. */
-export class Tx {
+export class Tx implements StateReader {
   readonly now = new Date().toISOString()
   private readonly puts = new Map<Collection, Map<string, unknown>>()
   private readonly stagedEvents: NewEvent[] = []
@@ -184,8 +200,9 @@ export class Store {
       events.length = acknowledged
     }
     // Records are frozen; the collections holding them are not, so a commit can swap records in.
-    for (const key of ['projects', 'environments', 'flags', 'tokens'] as const) {
-      for (const record of Object.values(stateDb.data[key])) deepFreeze(record)
+    for (const key of COLLECTIONS) {
+      const records = (stateDb.data[key] = collection<unknown>(stateDb.data[key]) as never) as Record<string, unknown>
+      for (const record of Object.values(records)) deepFreeze(record)
     }
     for (const event of events) deepFreeze(event)
     return new Store(stateDb, eventDb)
@@ -195,6 +212,9 @@ export class Store {
   get state(): Readonly<StateDoc> {
     return this.stateDb.data
   }
+
+  /** Reads of the committed state; records are frozen. */
+  readonly reader: StateReader = committedReader(this)
 
   /** The event log, oldest first; `events[i].id === i + 1`. */
   get events(): readonly EventRecord[] {

@@ -7,4 +7,6 @@ export interface PatternMatchRequest {
 export interface PatternMatchReply {
   id: number
   matches: boolean
+  /** How long the match took inside the worker. */
+  elapsedMs: number
 }

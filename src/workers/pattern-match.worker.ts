@@ -16,6 +16,10 @@ self.onmessage = (message: MessageEvent<PatternMatchRequest>) => {
     regex = new RegExp(`^(?:${pattern})$`)
     compiled.set(pattern, regex)
   }
-  const reply: PatternMatchReply = { id, matches: regex.test(input) }
+  const started = performance.now()
+  const matches = regex.test(input)
+  const reply: PatternMatchReply = { id, matches, elapsedMs: performance.now() - started }
   self.postMessage(reply)
 }
+
+self.postMessage('ready')

@@ -28,7 +28,7 @@ export function connectEnvironment(tx: Tx, projectId: string, environment: strin
   const project = tx.get('projects', projectId)!
   tx.put('projects', projectId, { ...project, environments: [...project.environments, environment] })
   for (const flag of tx.values('flags')) {
-    if (flag.project !== projectId || flag.environments[environment]) continue
+    if (flag.project !== projectId || Object.hasOwn(flag.environments, environment)) continue
     tx.put('flags', flag.name, { ...flag, environments: { ...flag.environments, [environment]: emptyFlagEnvironment() } })
   }
   tx.appendEvent({ type: 'project-environment-added', project: projectId, environment, data: { environment } })
@@ -89,7 +89,7 @@ export class EnvironmentsService {
       }
       tx.put('projects', projectId, { ...project, environments: project.environments.filter((name) => name !== environment) })
       for (const flag of tx.values('flags')) {
-        if (flag.project !== projectId || !flag.environments[environment]) continue
+        if (flag.project !== projectId || !Object.hasOwn(flag.environments, environment)) continue
         const { [environment]: _removed, ...rest } = flag.environments
         tx.put('flags', flag.name, { ...flag, environments: rest })
       }

@@ -12,12 +12,8 @@ export const PATCH_OPS = ['add', 'remove', 'replace', 'copy', 'move', 'test'] as
 export const PATCHABLE = ['name', 'description', 'type', 'project', 'stale', 'impressionData', 'archived', 'createdAt'] as const
 const FORBIDDEN_SEGMENTS = new Set(['__proto__', 'constructor', 'prototype'])
 
-export interface PatchOperation {
-  op: string
-  path: string
-  from?: string
-  value?: unknown
-}
+/** One operation as received; `checkOperation` makes sure of its shape. */
+export type PatchOperation = Record<string, unknown>
 
 function touchesVariants(pointer: unknown) {
   return typeof pointer === 'string' && (pointer === '/variants' || pointer.startsWith('/variants/'))
@@ -55,10 +51,16 @@ function checkPointer(pointer: string, index: number, field: 'path' | 'from') {
 }
 
 function checkOperation(operation: PatchOperation, index: number) {
-  if (!(PATCH_OPS as readonly string[]).includes(operation.op)) {
+  if (typeof operation.op !== 'string' || !(PATCH_OPS as readonly string[]).includes(operation.op)) {
     throw new ValidationError(`Operation ${index}: op must be one of ${PATCH_OPS.join(', ')}`, [{ message: 'unknown op', path: `/${index}/op` }])
   }
+  if (typeof operation.path !== 'string') {
+    throw new ValidationError(`Operation ${index}: path must be a string`, [{ message: 'missing path', path: `/${index}/path` }])
+  }
   checkPointer(operation.path, index, 'path')
+  if (operation.from !== undefined && typeof operation.from !== 'string') {
+    throw new ValidationError(`Operation ${index}: from must be a string`, [{ message: 'from is not a string', path: `/${index}/from` }])
+  }
   if (operation.op === 'copy' || operation.op === 'move') {
     if (typeof operation.from !== 'string') {
       throw new ValidationError(`Operation ${index}: ${operation.op} needs "from"`, [{ message: 'missing from', path: `/${index}/from` }])
@@ -74,10 +76,10 @@ function checkOperation(operation: PatchOperation, index: number) {
 export function applyFlagPatch(metadata: FlagMetadata, operations: readonly PatchOperation[]): Record<string, unknown> {
   operations.forEach(checkOperation)
   const document: Record<string, unknown> = structuredClone(metadata) as unknown as Record<string, unknown>
-  const copies = structuredClone(operations) as Operation[]
+  const copies = structuredClone(operations) as unknown as Operation[]
   operations.forEach((operation, index) => {
     try {
-      applyOperation(document, copies[index], false, true, true, index)
+      applyOperation(document, copies[index], true, true, true, index)
     } catch (error) {
       const name = (error as { name?: string }).name
       if (name === 'TEST_OPERATION_FAILED') {

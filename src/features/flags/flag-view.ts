@@ -1,5 +1,6 @@
 /** Turns stored flags into the Feature shape of the seed's section 2.1. Every call builds new objects. */
-import type { FlagRecord, StateDoc, StrategyRecord, VariantRecord } from '../../storage/records'
+import type { EnvironmentRecord, FlagRecord, StrategyRecord, VariantRecord } from '../../storage/records'
+import type { StateReader } from '../../storage/store'
 import { compareEnvironments } from '../environments/environments.service'
 
 export const FLAG_TYPES = ['release', 'experiment', 'operational', 'kill-switch', 'permission'] as const
@@ -69,16 +70,25 @@ export function childrenIndex(flags: Iterable<FlagRecord>): Map<string, string[]
   return index
 }
 
+/** Names of the flags that depend on `name`. */
+export function childrenOf(reader: StateReader, name: string): string[] {
+  return reader
+    .values('flags')
+    .filter((flag) => flag.dependencies.some((dependency) => dependency.feature === name))
+    .map((flag) => flag.name)
+    .sort()
+}
+
 export interface ViewOptions {
   /** Include each environment's strategies and variants (single-flag reads); lists leave them out. */
   details: boolean
   children: string[]
 }
 
-export function flagView(flag: FlagRecord, state: Readonly<StateDoc>, options: ViewOptions) {
+export function flagView(flag: FlagRecord, knownEnvironments: Readonly<Record<string, EnvironmentRecord>>, options: ViewOptions) {
   const environments = Object.entries(flag.environments)
     .map(([name, environment]) => {
-      const known = state.environments[name]
+      const known = Object.hasOwn(knownEnvironments, name) ? knownEnvironments[name] : undefined
       const entry = {
         name,
         environment: name,

@@ -1,12 +1,18 @@
 /** Request and response schemas of flags, strategies, variants, tags and dependencies (seed §2). */
 import { t } from 'elysia'
+import type { TLiteral } from '@sinclair/typebox'
 import { LIFECYCLE_STAGES } from '../../storage/records'
 import { NullableTimestamp, Timestamp } from '../../http/schemas'
 import { FLAG_TYPES } from './flag-view'
 import { PATCH_OPS } from './flag-patch'
 import { CONSTRAINT_OPERATORS, STRATEGY_NAMES } from './strategy-rules'
 
-const literals = <const T extends readonly string[]>(values: T, description: string) => t.UnionEnum(values as unknown as [T[number], ...T[number][]], { description })
+/**
+ * An enumeration as a union of literals. (`t.UnionEnum` would also do, but it gives the schema a
+ * default, which Elysia fills in for a missing value: a required field could never be missing.)
+ */
+const literals = <const T extends readonly string[]>(values: T, description: string) =>
+  t.Union(values.map((value) => t.Literal(value)) as TLiteral<T[number]>[], { description })
 
 const Name = (description: string) => t.String({ description, minLength: 1, maxLength: 100, examples: ['new-checkout'] })
 const ShortText = (description: string, max = 100) => t.String({ description, maxLength: max })
@@ -239,7 +245,7 @@ export const Feature = t.Object(
     dependencies: t.Array(Dependency, { description: 'Parents this flag depends on' }),
     lifecycle: t.Object(
       {
-        stage: literals(LIFECYCLE_STAGES, 'Current stage'),
+        stage: t.String({ description: `Current stage: ${LIFECYCLE_STAGES.join(', ')}` }),
         enteredStageAt: Timestamp('When the flag entered the stage'),
       },
       { description: 'Lifecycle stage (seed 2.9)' },
@@ -279,7 +285,8 @@ export const UpdateFeature = t.Object(
   { description: 'Properties to replace; missing ones are left alone' },
 )
 
-export const PatchOperations = t.Array(
+/** The JSON-Patch body as documented: what clients should send. */
+export const PatchOperationsDocumented = t.Array(
   t.Object(
     {
       op: literals(PATCH_OPS, 'The JSON-Patch operation'),
@@ -295,6 +302,16 @@ export const PatchOperations = t.Array(
     examples: [[{ op: 'replace', path: '/stale', value: true }]],
   },
 )
+
+/**
+ * The JSON-Patch body as validated before the handler: only an array of objects. The operations
+ * themselves are checked by the service, so that an unknown flag (404) and a /variants path (403)
+ * answer before a malformed operation (400), as the contract orders them (§5).
+ */
+export const PatchOperations = t.Array(t.Record(t.String(), t.Unknown(), { description: 'One JSON-Patch (RFC 6902) operation' }), {
+  maxItems: 1000,
+  description: PatchOperationsDocumented.description,
+})
 
 export const FeatureNames = t.Object(
   {

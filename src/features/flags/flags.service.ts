@@ -1,13 +1,13 @@
 import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
-import type { FlagRecord, StateDoc } from '../../storage/records'
-import type { Store, Tx } from '../../storage/store'
+import type { FlagRecord } from '../../storage/records'
+import type { StateReader, Store, Tx } from '../../storage/store'
 import { emptyFlagEnvironment } from '../environments/environments.service'
 import { nameProblem } from '../names'
 import { PatternTimeoutError, type PatternMatcher } from '../projects/naming-pattern'
 import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
 import { applyFlagPatch, assertNoVariantOps, type PatchOperation } from './flag-patch'
 import { flagEvent, flagInProject, liveFlagInProject, requireEnvironment, setEnvironmentEnabled, withStage } from './flag-rules'
-import { childrenIndex, FLAG_TYPES, flagView, metadataOf, type FeatureView, type FlagMetadata } from './flag-view'
+import { childrenIndex, childrenOf, FLAG_TYPES, flagView, metadataOf, type FeatureView, type FlagMetadata } from './flag-view'
 
 export const DESCRIPTION_MAX_LENGTH = 2000
 
@@ -78,13 +78,17 @@ function checkMetadata(next: Record<string, unknown>, current: FlagMetadata): Fl
 
 export class FlagsService {
   constructor(
-    private readonly store: Pick<Store, 'state' | 'transact'>,
+    private readonly store: Pick<Store, 'state' | 'reader' | 'transact'>,
     private readonly patterns: PatternMatcher,
   ) {}
 
-  private view(flag: FlagRecord, state: Readonly<StateDoc> = this.store.state): FeatureView {
-    const children = childrenIndex(Object.values(state.flags)).get(flag.name) ?? []
-    return flagView(flag, state, { details: true, children })
+  /**
+   * The full flag as a single read shows it. Writes build it inside their transaction, so that the
+   * answer is this write's result even when later queued writes change the flag again.
+   */
+  private view(reader: StateReader, name: string): FeatureView {
+    const flag = reader.get('flags', name)!
+    return flagView(flag, this.store.state.environments, { details: true, children: childrenOf(reader, name) })
   }
 
   /** The project's live flags as the list endpoint shows them (contract §5, getFeatures). */
@@ -106,13 +110,13 @@ export class FlagsService {
     )
     flags.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
     const children = childrenIndex(Object.values(state.flags))
-    return flags.map((flag) => flagView(flag, state, { details: false, children: children.get(flag.name) ?? [] }))
+    return flags.map((flag) => flagView(flag, state.environments, { details: false, children: children.get(flag.name) ?? [] }))
   }
 
   get(projectId: string, name: string, caller: Caller): FeatureView {
-    const flag = flagInProject({ get: (_c, key) => this.store.state.flags[key] as never }, projectId, name)
+    flagInProject(this.store.reader, projectId, name)
     if (!callerSeesProject(caller, projectId)) throw new NotFoundError(`Could not find flag "${name}" in project "${projectId}"`)
-    return this.view(flag)
+    return this.view(this.store.reader, name)
   }
 
   listArchived(caller: Caller): FeatureView[] {
@@ -121,7 +125,7 @@ export class FlagsService {
     return Object.values(state.flags)
       .filter((flag) => flag.archived && callerSeesProject(caller, flag.project))
       .sort((a, b) => (a.archivedAt ?? '').localeCompare(b.archivedAt ?? '') || a.name.localeCompare(b.name))
-      .map((flag) => flagView(flag, state, { details: false, children: children.get(flag.name) ?? [] }))
+        .map((flag) => flagView(flag, state.environments, { details: false, children: children.get(flag.name) ?? [] }))
   }
 
   /**
@@ -147,7 +151,7 @@ export class FlagsService {
       matches = await this.patterns.matches(naming.pattern, name)
     } catch (error) {
       if (!(error instanceof PatternTimeoutError)) throw error
-      matches = false
+      invalid(`The naming pattern ^${naming.pattern}$ of project "${projectId}" is too slow to check names against; simplify it`, '/name')
     }
     if (!matches) {
       const parts = [`"${name}" does not match the naming pattern ^${naming.pattern}$ of project "${projectId}"`]
@@ -166,7 +170,7 @@ export class FlagsService {
     if (Object.hasOwn(this.store.state.flags, input.name)) await this.validateName(input.name, null)
     if (!Object.hasOwn(this.store.state.projects, projectId)) throw new NotFoundError(`Project "${projectId}" does not exist`)
     await this.checkNamingPattern(input.name, projectId)
-    const flag = await this.store.transact(actorOf(caller), (tx) => {
+    return this.store.transact(actorOf(caller), (tx) => {
       // Checked again here: another request may have taken the name while the pattern was matched.
       const existing = tx.get('flags', input.name)
       if (existing) throw new NameExistsError(existing.archived ? 'An archived flag with that name already exists' : 'A flag with that name already exists')
@@ -191,34 +195,33 @@ export class FlagsService {
       }
       tx.put('flags', record.name, record)
       flagEvent(tx, record, { type: 'feature-created', data: metadataOf(record) })
-      return record
+      return this.view(tx, record.name)
     })
-    return this.view(this.store.state.flags[flag.name])
   }
 
   /** PUT: the given properties replace the stored ones; missing ones are left alone. */
   async update(projectId: string, name: string, input: UpdateFlagInput, caller: Caller): Promise<FeatureView> {
-    await this.store.transact(actorOf(caller), (tx) => {
+    return this.store.transact(actorOf(caller), (tx) => {
       const flag = flagInProject(tx, projectId, name)
       const current = metadataOf(flag)
       const next: Record<string, unknown> = { ...current }
       for (const [key, value] of Object.entries(input)) if (value !== undefined) next[key] = value
       this.changeMetadata(tx, flag, checkMetadata(next, current))
+      return this.view(tx, name)
     })
-    return this.view(this.store.state.flags[name])
   }
 
   /** PATCH with JSON Patch, in the contract's order of checks (§5). */
   async patch(projectId: string, name: string, operations: PatchOperation[], caller: Caller): Promise<FeatureView> {
-    await this.store.transact(actorOf(caller), (tx) => {
+    return this.store.transact(actorOf(caller), (tx) => {
       const flag = tx.get('flags', name)
       if (!flag) throw new NotFoundError(`Could not find flag "${name}" in project "${projectId}"`)
       assertNoVariantOps(operations)
       flagInProject(tx, projectId, name)
       const current = metadataOf(flag)
       this.changeMetadata(tx, flag, checkMetadata(applyFlagPatch(current, operations), current))
+      return this.view(tx, name)
     })
-    return this.view(this.store.state.flags[name])
   }
 
   /** Stores new metadata and records its events; does nothing when nothing changed. */

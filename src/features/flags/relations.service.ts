@@ -18,10 +18,10 @@ function flagByName(tx: Pick<Tx, 'get'>, name: string, caller: Caller): FlagReco
 }
 
 export class RelationsService {
-  constructor(private readonly store: Pick<Store, 'state' | 'transact'>) {}
+  constructor(private readonly store: Pick<Store, 'reader' | 'transact'>) {}
 
   tags(name: string, caller: Caller): TagRecord[] {
-    const flag = flagByName({ get: (_c, key) => this.store.state.flags[key] as never }, name, caller)
+    const flag = flagByName(this.store.reader, name, caller)
     return flag.tags.map((tag) => ({ type: tag.type, value: tag.value }))
   }
 
@@ -58,9 +58,9 @@ export class RelationsService {
   async addDependency(projectId: string, childName: string, input: { feature: string; enabled?: boolean; variants?: string[] }, caller: Caller) {
     const enabled = input.enabled ?? true
     const variants = [...new Set(input.variants ?? [])]
-    if (!enabled && variants.length > 0) invalid('variants can only be given when the parent must be enabled', '/variants')
     await this.store.transact(actorOf(caller), (tx) => {
       const child = liveFlagInProject(tx, projectId, childName)
+      if (!enabled && variants.length > 0) invalid('variants can only be given when the parent must be enabled', '/variants')
       if (input.feature === childName) invalid('A flag cannot depend on itself', '/feature')
       const parent = tx.get('flags', input.feature)
       if (!parent || parent.project !== projectId) invalid(`Parent flag "${input.feature}" does not exist in project "${projectId}"`, '/feature')

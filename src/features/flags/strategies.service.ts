@@ -87,10 +87,10 @@ function withStrategies(tx: Tx, flag: FlagRecord, environment: string, strategie
 }
 
 export class StrategiesService {
-  constructor(private readonly store: Pick<Store, 'state' | 'transact'>) {}
+  constructor(private readonly store: Pick<Store, 'reader' | 'transact'>) {}
 
   private read(projectId: string, name: string) {
-    return flagInProject({ get: (_c, key) => this.store.state.flags[key] as never }, projectId, name)
+    return flagInProject(this.store.reader, projectId, name)
   }
 
   list(projectId: string, name: string, environment: string): StrategyView[] {

@@ -14,8 +14,18 @@ export const STRATEGY_NAMES = ['default', 'flexibleRollout', 'userWithId', 'remo
 export const TOTAL_WEIGHT = 1000
 
 const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/
 const NUMBER = /^-?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/
+
+/** RFC 3339 date-time, with every field in range (Date.parse would roll 2024-02-30 over into March). */
+export function isRfc3339(value: string): boolean {
+  const match = RFC3339.exec(value)
+  if (!match) return false
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number)
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate()
+  const offsetOk = match[9] === undefined || (Number(match[9]) < 24 && Number(match[10]) < 60)
+  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && hour < 24 && minute < 60 && second < 60 && offsetOk
+}
 
 function invalid(message: string, path: string): never {
   throw new ValidationError(message, [{ message, path }])
@@ -27,7 +37,7 @@ export function checkConstraint(constraint: ConstraintRecord, path: string): Con
   if (operator.startsWith('NUM_')) {
     if (single === undefined || !NUMBER.test(single.trim())) invalid(`${operator} needs a numeric value, got ${JSON.stringify(single ?? null)}`, `${path}/value`)
   } else if (operator.startsWith('DATE_')) {
-    if (single === undefined || !RFC3339.test(single) || Number.isNaN(Date.parse(single))) {
+    if (single === undefined || !isRfc3339(single)) {
       invalid(`${operator} needs an RFC 3339 date-time value, got ${JSON.stringify(single ?? null)}`, `${path}/value`)
     }
   } else if (operator.startsWith('SEMVER_')) {

@@ -1,0 +1,800 @@
+/**
+ * Flags (contract §6 "Flags" and "Per environment", §5 name rules and naming patterns, §4 events,
+ * §6 lifecycle).
+ */
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import type { EventRecord } from '../../src/storage/records'
+import { makeApi, tokenFor, type Api, type ApiResponse } from '../helpers'
+
+let api: Api
+beforeEach(async () => {
+  api = await makeApi()
+})
+afterEach(async () => {
+  // A store whose commit loop died would never flush: do not let that hang the next tests.
+  await withTimeout(api.close(), 1000).catch(() => api.services.patterns.close())
+})
+
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+const BOOTSTRAP = { createdBy: 'admin-bootstrap', createdByUserId: -42 }
+
+/** Fails instead of hanging when the service never answers. */
+function withTimeout<T>(promise: Promise<T>, ms = 2000): Promise<T> {
+  let timer: ReturnType<typeof setTimeout>
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)
+  })
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
+}
+const FLAG_TYPES = ['release', 'experiment', 'operational', 'kill-switch', 'permission']
+
+function expectStatus(response: ApiResponse, status: number, name?: string) {
+  expect({ status: response.status, body: response.body }).toMatchObject({ status, ...(name ? { body: { name } } : {}) })
+}
+
+async function createProject(id: string, extra: Record<string, unknown> = {}) {
+  expectStatus(await api.createProject(id, extra), 201)
+}
+
+async function createFlag(project: string, name: string, extra: Record<string, unknown> = {}) {
+  const response = await api.createFlag(project, name, extra)
+  expectStatus(response, 201)
+  return response.body
+}
+
+async function readFlag(project: string, name: string) {
+  const response = await api.getFlag(project, name)
+  expectStatus(response, 200)
+  return response.body
+}
+
+async function environmentOf(project: string, name: string, environment: string) {
+  const flag = await readFlag(project, name)
+  return flag.environments.find((entry: { name: string }) => entry.name === environment)
+}
+
+async function listedNames(project: string): Promise<string[]> {
+  const response = await api.listFlags(project)
+  expectStatus(response, 200)
+  return response.body.features.map((feature: { name: string }) => feature.name)
+}
+
+async function archivedNames(): Promise<string[]> {
+  const response = await api.get('/api/admin/archive/features')
+  expectStatus(response, 200)
+  return response.body.features.map((feature: { name: string }) => feature.name)
+}
+
+async function archive(project: string, name: string) {
+  expectStatus(await api.delete(`/api/admin/projects/${project}/features/${name}`), 202)
+}
+
+async function on(project: string, name: string, environment: string) {
+  expectStatus(await api.toggle(project, name, environment, true), 200)
+}
+
+function types(events: EventRecord[]) {
+  return events.map((event) => event.type)
+}
+
+/** Common fields of an event about one flag, written by the bootstrap admin token. */
+function flagEvent(type: string, project: string, featureName: string, extra: Record<string, unknown> = {}) {
+  return { type, ...BOOTSTRAP, project, featureName, tags: [], ...extra }
+}
+
+describe('POST /api/admin/projects/:projectId/features', () => {
+  test('creating a flag answers 201 with the full flag: seed 2.1 fields, one entry per environment, lifecycle initial', async () => {
+    const response = await api.createFlag('default', 'new-checkout', { description: 'The new checkout', impressionData: true })
+    expectStatus(response, 201)
+    const flag = response.body
+    expect(flag).toMatchObject({
+      name: 'new-checkout',
+      type: 'release',
+      description: 'The new checkout',
+      project: 'default',
+      enabled: false,
+      stale: false,
+      favorite: false,
+      impressionData: true,
+      archived: false,
+      archivedAt: null,
+      lastSeenAt: null,
+      variants: [],
+      strategies: [],
+      tags: [],
+      children: [],
+      dependencies: [],
+      lifecycle: { stage: 'initial' },
+    })
+    expect(flag.createdAt).toMatch(ISO_MS)
+    expect(flag.lifecycle.enteredStageAt).toMatch(ISO_MS)
+    expect(flag.createdBy).toMatchObject({ id: -42, name: 'admin-bootstrap' })
+    expect(typeof flag.createdBy.imageUrl).toBe('string')
+    expect(flag.environments).toHaveLength(2)
+    const [development, production] = flag.environments
+    for (const [entry, name, type, sortOrder] of [
+      [development, 'development', 'development', 100],
+      [production, 'production', 'production', 200],
+    ] as const) {
+      expect(entry).toMatchObject({
+        name,
+        environment: name,
+        featureName: 'new-checkout',
+        type,
+        enabled: false,
+        sortOrder,
+        variantCount: 0,
+        lastSeenAt: null,
+        hasStrategies: false,
+        hasEnabledStrategies: false,
+      })
+    }
+    // What GET answers afterwards is what the creation answered.
+    expect(await readFlag('default', 'new-checkout')).toEqual(flag)
+    expect(await listedNames('default')).toEqual(['new-checkout'])
+  })
+
+  test('a flag created without description, type or impressionData gets null, release and false', async () => {
+    const flag = await createFlag('default', 'bare')
+    expect(flag).toMatchObject({ description: null, type: 'release', impressionData: false })
+  })
+
+  test('creating a flag records feature-created with project, flag name, no environment and no tags', async () => {
+    const before = api.lastEventId()
+    await createFlag('default', 'created-event', { type: 'experiment' })
+    const events = api.eventsSince(before)
+    expect(types(events)).toEqual(['feature-created'])
+    expect(events[0]).toMatchObject(flagEvent('feature-created', 'default', 'created-event', { environment: null }))
+    expect(events[0].data).toMatchObject({ name: 'created-event', type: 'experiment', project: 'default' })
+    expect(events[0].createdAt).toMatch(ISO_MS)
+  })
+
+  test('a flag created with a named token records that token as creator, in the flag and in the event', async () => {
+    const secret = await tokenFor(api, 'alice')
+    const before = api.lastEventId()
+    const response = await api.createFlag('default', 'by-alice', {}, { token: secret })
+    expectStatus(response, 201)
+    expect(response.body.createdBy.name).toBe('alice')
+    const event = api.eventsSince(before).find((e) => e.type === 'feature-created')!
+    expect(event.createdBy).toBe('alice')
+    expect(event.createdByUserId).toBe(response.body.createdBy.id)
+    expect(event.createdByUserId).not.toBe(-42)
+  })
+
+  test.each(FLAG_TYPES)('type %s is accepted', async (type) => {
+    const flag = await createFlag('default', `typed-${type}`, { type })
+    expect(flag.type).toBe(type)
+    expect((await readFlag('default', `typed-${type}`)).type).toBe(type)
+  })
+
+  test.each([['feature'], ['Release'], ['kill_switch'], ['']])('type "%s" is refused with 400 ValidationError', async (type) => {
+    const before = api.lastEventId()
+    expectStatus(await api.createFlag('default', 'bad-type', { type }), 400, 'ValidationError')
+    expect(api.eventsSince(before)).toEqual([])
+    expectStatus(await api.getFlag('default', 'bad-type'), 404)
+  })
+
+  test.each([
+    ['empty', ''],
+    ['longer than 100 characters', 'f'.repeat(101)],
+    ['not URL-safe (a space)', 'new checkout'],
+    ['not URL-safe (a slash)', 'team/flag'],
+    ['not URL-safe (a non-ASCII letter)', 'naïve'],
+    ['not URL-safe (a hash)', 'flag#1'],
+    ['"."', '.'],
+    ['".."', '..'],
+  ])('a flag name that is %s is refused with 400 ValidationError', async (_what, name) => {
+    const before = api.lastEventId()
+    expectStatus(await api.createFlag('default', name), 400, 'ValidationError')
+    expect(api.eventsSince(before)).toEqual([])
+    expect(await listedNames('default')).toEqual([])
+  })
+
+  test('a flag name of exactly 100 URL-safe characters is accepted', async () => {
+    const name = 'f'.repeat(92) + "-_.~!*'("
+    expect(name).toHaveLength(100)
+    expect((await createFlag('default', name)).name).toBe(name)
+  })
+
+  test.each([['__proto__'], ['constructor'], ['hasOwnProperty']])(
+    'a flag name that is also a JavaScript object key (%s) is stored, read and listed like any other name',
+    async (name) => {
+      const response = await withTimeout(api.createFlag('default', name))
+      expectStatus(response, 201)
+      expect(response.body.name).toBe(name)
+      expect((await withTimeout(api.getFlag('default', name))).body.name).toBe(name)
+      expect(await listedNames('default')).toEqual([name])
+      expectStatus(await withTimeout(api.createFlag('default', name)), 409, 'NameExistsError')
+      // The store still takes writes afterwards, including names that are keys of a flag record.
+      expectStatus(await withTimeout(api.createFlag('default', 'description')), 201)
+      expectStatus(await withTimeout(api.toggle('default', name, 'development', true)), 200)
+      expect((await environmentOf('default', name, 'development')).enabled).toBe(true)
+    },
+  )
+
+  test('whatever the answer to a flag named __proto__, the service keeps taking writes afterwards', async () => {
+    await withTimeout(api.createFlag('default', '__proto__'))
+    // `description` and `environments` are keys of a stored flag record.
+    expectStatus(await withTimeout(api.createFlag('default', 'description')), 201)
+    expectStatus(await withTimeout(api.createFlag('default', 'environments')), 201)
+    expectStatus(await withTimeout(api.createProject('after-proto')), 201)
+  })
+
+  test('two creations of the same name at once in a project with a naming pattern: one 201, one 409', async () => {
+    expectStatus(await api.put('/api/admin/projects/default', { featureNaming: { pattern: 'race-[0-9]+' } }), 200)
+    const before = api.lastEventId()
+    const responses = await withTimeout(Promise.all([api.createFlag('default', 'race-1'), api.createFlag('default', 'race-1')]))
+    expect(responses.map((r) => r.status).sort()).toEqual([201, 409])
+    expect(types(api.eventsSince(before))).toEqual(['feature-created'])
+  })
+
+  test('a taken name is refused with 409 NameExistsError, whether the flag is live or archived', async () => {
+    await createFlag('default', 'taken-live')
+    await createFlag('default', 'taken-archived')
+    await archive('default', 'taken-archived')
+    const before = api.lastEventId()
+    expectStatus(await api.createFlag('default', 'taken-live'), 409, 'NameExistsError')
+    expectStatus(await api.createFlag('default', 'taken-archived'), 409, 'NameExistsError')
+    expect(api.eventsSince(before)).toEqual([])
+  })
+
+  test('a name taken in another project is refused with 409 too: names are unique across projects', async () => {
+    await createProject('second')
+    await createFlag('default', 'everywhere')
+    expectStatus(await api.createFlag('second', 'everywhere'), 409, 'NameExistsError')
+    expect(await listedNames('second')).toEqual([])
+  })
+
+  test('a taken name is answered 409 before an unknown project would be 404', async () => {
+    await createFlag('default', 'first-come')
+    expectStatus(await api.createFlag('no-such-project', 'first-come'), 409, 'NameExistsError')
+  })
+
+  test('a free name in an unknown project answers 404 NotFoundError and records nothing', async () => {
+    const before = api.lastEventId()
+    expectStatus(await api.createFlag('no-such-project', 'free-name'), 404, 'NotFoundError')
+    expect(api.eventsSince(before)).toEqual([])
+  })
+
+  test("the project's naming pattern is enforced on create, anchored at both ends, with the pattern in the message", async () => {
+    const naming = { pattern: '[a-z]+\\.[a-z-]+', example: 'checkout.new-flow', description: 'team, a dot, then the flag' }
+    expectStatus(await api.put('/api/admin/projects/default', { featureNaming: naming }), 200)
+    expectStatus(await api.createFlag('default', 'checkout.new-flow'), 201)
+    const before = api.lastEventId()
+    for (const name of ['Checkout.flow', 'checkout', 'x-checkout.flow', 'checkout.flow2']) {
+      const response = await api.createFlag('default', name)
+      expectStatus(response, 400, 'ValidationError')
+      expect(response.body.message).toContain('[a-z]+\\.[a-z-]+')
+      expect(response.body.message).toContain('checkout.new-flow')
+      expect(response.body.message).toContain('team, a dot, then the flag')
+    }
+    expect(api.eventsSince(before)).toEqual([])
+    expect(await listedNames('default')).toEqual(['checkout.new-flow'])
+  })
+
+  test('an alternation pattern is matched as ^(?:pattern)$, so each alternative is anchored at both ends', async () => {
+    expectStatus(await api.put('/api/admin/projects/default', { featureNaming: { pattern: 'alpha|beta' } }), 200)
+    expectStatus(await api.createFlag('default', 'alpha'), 201)
+    expectStatus(await api.createFlag('default', 'beta'), 201)
+    expectStatus(await api.createFlag('default', 'alphabet'), 400, 'ValidationError')
+    expectStatus(await api.createFlag('default', 'xbeta'), 400, 'ValidationError')
+  })
+
+  test("another project's naming pattern does not apply", async () => {
+    await createProject('strict', { featureNaming: { pattern: 'strict-[0-9]+' } })
+    expectStatus(await api.createFlag('default', 'Anything.Goes'), 201)
+    expectStatus(await api.createFlag('strict', 'strict-1'), 201)
+    expectStatus(await api.createFlag('strict', 'loose'), 400, 'ValidationError')
+  })
+})
+
+describe('GET /api/admin/projects/:projectId/features/:featureName', () => {
+  test('an unknown flag answers 404 NotFoundError', async () => {
+    expectStatus(await api.getFlag('default', 'never-created'), 404, 'NotFoundError')
+  })
+
+  test('a flag of another project answers 404 like an unknown one, without naming its project', async () => {
+    await createProject('secret-project')
+    await createFlag('secret-project', 'hidden-flag')
+    const elsewhere = await api.getFlag('default', 'hidden-flag')
+    const unknown = await api.getFlag('default', 'absent-flag')
+    expectStatus(elsewhere, 404, 'NotFoundError')
+    expectStatus(unknown, 404, 'NotFoundError')
+    expect(elsewhere.text).not.toContain('secret-project')
+    expect(elsewhere.body.message.replace('hidden-flag', 'NAME')).toBe(unknown.body.message.replace('absent-flag', 'NAME'))
+  })
+
+  test('a flag of an unknown project answers 404', async () => {
+    await createFlag('default', 'only-in-default')
+    expectStatus(await api.getFlag('no-such-project', 'only-in-default'), 404, 'NotFoundError')
+  })
+})
+
+describe('PUT /api/admin/projects/:projectId/features/:featureName', () => {
+  test('an update changes the given fields, leaves the others alone and records feature-metadata-updated with data and preData', async () => {
+    await createFlag('default', 'meta', { description: 'old', type: 'release', impressionData: true })
+    const before = api.lastEventId()
+    const response = await api.put('/api/admin/projects/default/features/meta', { description: 'new', type: 'experiment' })
+    expectStatus(response, 200)
+    expect(response.body).toMatchObject({ name: 'meta', description: 'new', type: 'experiment', impressionData: true, stale: false })
+    expect(await readFlag('default', 'meta')).toMatchObject({ description: 'new', type: 'experiment', impressionData: true })
+    const events = api.eventsSince(before)
+    expect(types(events)).toEqual(['feature-metadata-updated'])
+    expect(events[0]).toMatchObject(flagEvent('feature-metadata-updated', 'default', 'meta'))
+    expect(events[0].data).toMatchObject({ name: 'meta', description: 'new', type: 'experiment', impressionData: true })
+    expect(events[0].preData).toMatchObject({ name: 'meta', description: 'old', type: 'release', impressionData: true })
+  })
+
+  test('marking a flag stale records feature-stale-on, and unmarking it feature-stale-off, without touching the lifecycle', async () => {
+    const created = await createFlag('default', 'staling')
+    let before = api.lastEventId()
+    expectStatus(await api.put('/api/admin/projects/default/features/staling', { stale: true }), 200)
+    let flag = await readFlag('default', 'staling')
+    expect(flag.stale).toBe(true)
+    expect(flag.lifecycle).toEqual(created.lifecycle)
+    let events = api.eventsSince(before)
+    expect(types(events).sort()).toEqual(['feature-metadata-updated', 'feature-stale-on'])
+    expect(events.find((e) => e.type === 'feature-stale-on')).toMatchObject(flagEvent('feature-stale-on', 'default', 'staling'))
+    expect(events.find((e) => e.type === 'feature-metadata-updated')).toMatchObject({ data: { stale: true }, preData: { stale: false } })
+
+    before = api.lastEventId()
+    expectStatus(await api.put('/api/admin/projects/default/features/staling', { stale: false }), 200)
+    flag = await readFlag('default', 'staling')
+    expect(flag.stale).toBe(false)
+    expect(flag.lifecycle).toEqual(created.lifecycle)
+    events = api.eventsSince(before)
+    expect(types(events).sort()).toEqual(['feature-metadata-updated', 'feature-stale-off'])
+    expect(events.find((e) => e.type === 'feature-stale-off')).toMatchObject(flagEvent('feature-stale-off', 'default', 'staling'))
+  })
+
+  test('an update that changes nothing records no event', async () => {
+    await createFlag('default', 'unchanged', { description: 'same' })
+    const before = api.lastEventId()
+    expectStatus(await api.put('/api/admin/projects/default/features/unchanged', { description: 'same', type: 'release' }), 200)
+    expect(api.eventsSince(before)).toEqual([])
+  })
+
+  test('an update with a type outside the flag types is refused with 400 and changes nothing', async () => {
+    await createFlag('default', 'typed', { type: 'operational' })
+    const before = api.lastEventId()
+    expectStatus(await api.put('/api/admin/projects/default/features/typed', { type: 'feature' }), 400, 'ValidationError')
+    expect((await readFlag('default', 'typed')).type).toBe('operational')
+    expect(api.eventsSince(before)).toEqual([])
+  })
+
+  test('updating an unknown flag answers 404 NotFoundError', async () => {
+    expectStatus(await api.put('/api/admin/projects/default/features/ghost', { description: 'x' }), 404, 'NotFoundError')
+  })
+
+  test('updating a flag through another project answers 404 and changes nothing', async () => {
+    await createProject('owner')
+    await createFlag('owner', 'owned', { description: 'mine' })
+    const before = api.lastEventId()
+    expectStatus(await api.put('/api/admin/projects/default/features/owned', { description: 'stolen' }), 404, 'NotFoundError')
+    expect((await readFlag('owner', 'owned')).description).toBe('mine')
+    expect(api.eventsSince(before)).toEqual([])
+  })
+})
+
+describe('archive, revive and delete', () => {
+  test('DELETE archives the flag: 202, archived with archivedAt, lifecycle archived, out of the project list, into the archive', async () => {
+    await createFlag('default', 'to-archive')
+    await createFlag('default', 'stays-live')
+    const before = api.lastEventId()
+    const response = await api.delete('/api/admin/projects/default/features/to-archive')
+    expectStatus(response, 202)
+
+    const flag = await readFlag('default', 'to-archive')
+    expect(flag.archived).toBe(true)
+    expect(flag.archivedAt).toMatch(ISO_MS)
+    expect(flag.lifecycle.stage).toBe('archived')
+    expect(flag.lifecycle.enteredStageAt).toMatch(ISO_MS)
+    expect(await listedNames('default')).toEqual(['stays-live'])
+    expect(await archivedNames()).toEqual(['to-archive'])
+    const archivedEntry = (await api.get('/api/admin/archive/features')).body.features[0]
+    expect(archivedEntry).toMatchObject({ name: 'to-archive', project: 'default', archived: true })
+    expect((await api.get('/api/admin/projects/default')).body.featureCount).toBe(1)
+
+    const events = api.eventsSince(before)
+    expect(types(events)).toContain('feature-archived')
+    expect(events.find((e) => e.type === 'feature-archived')).toMatchObject(flagEvent('feature-archived', 'default', 'to-archive'))
+  })
+
+  test('archiving an unknown flag, or one of another project, answers 404', async () => {
+    await createProject('elsewhere')
+    await createFlag('elsewhere', 'not-here')
+    expectStatus(await api.delete('/api/admin/projects/default/features/nothing'), 404, 'NotFoundError')
+    expectStatus(await api.delete('/api/admin/projects/default/features/not-here'), 404, 'NotFoundError')
+    expect((await readFlag('elsewhere', 'not-here')).archived).toBe(false)
+  })
+
+  test('reviving an archived flag returns it to the project list at lifecycle initial and records feature-revived', async () => {
+    await createFlag('default', 'phoenix')
+    await on('default', 'phoenix', 'production')
+    await archive('default', 'phoenix')
+    const before = api.lastEventId()
+    const response = await api.post('/api/admin/projects/default/revive', { features: ['phoenix'] })
+    expectStatus(response, 200)
+
+    const flag = await readFlag('default', 'phoenix')
+    expect(flag.archived).toBe(false)
+    expect(flag.archivedAt).toBeNull()
+    expect(flag.lifecycle.stage).toBe('initial')
+    expect(await listedNames('default')).toEqual(['phoenix'])
+    expect(await archivedNames()).toEqual([])
+    const events = api.eventsSince(before)
+    expect(types(events)).toEqual(['feature-revived'])
+    expect(events[0]).toMatchObject(flagEvent('feature-revived', 'default', 'phoenix'))
+  })
+
+  test('reviving an unknown flag answers 404 and revives nothing else of the request', async () => {
+    await createFlag('default', 'half-revive')
+    await archive('default', 'half-revive')
+    const before = api.lastEventId()
+    expectStatus(await api.post('/api/admin/projects/default/revive', { features: ['half-revive', 'no-such-flag'] }), 404, 'NotFoundError')
+    expect((await readFlag('default', 'half-revive')).archived).toBe(true)
+    expect(api.eventsSince(before)).toEqual([])
+  })
+
+  test('deleting an archived flag removes it for good, frees its name and records feature-deleted', async () => {
+    await createFlag('default', 'gone-for-good')
+    await archive('default', 'gone-for-good')
+    const before = api.lastEventId()
+    const response = await api.delete('/api/admin/archive/gone-for-good')
+    expectStatus(response, 200)
+
+    expectStatus(await api.getFlag('default', 'gone-for-good'), 404, 'NotFoundError')
+    expect(await archivedNames()).toEqual([])
+    const events = api.eventsSince(before)
+    expect(types(events)).toEqual(['feature-deleted'])
+    expect(events[0]).toMatchObject(flagEvent('feature-deleted', 'default', 'gone-for-good'))
+
+    expectStatus(await api.validateName({ name: 'gone-for-good' }), 200)
+    const again = await createFlag('default', 'gone-for-good')
+    expect(again.lifecycle.stage).toBe('initial')
+  })
+
+  test('deleting a live flag through the archive is refused with 400 and the flag stays', async () => {
+    await createFlag('default', 'still-live')
+    const before = api.lastEventId()
+    expectStatus(await api.delete('/api/admin/archive/still-live'), 400, 'ValidationError')
+    expect((await readFlag('default', 'still-live')).archived).toBe(false)
+    expect(api.eventsSince(before)).toEqual([])
+  })
+
+  test('deleting an unknown flag through the archive answers 404 NotFoundError', async () => {
+    expectStatus(await api.delete('/api/admin/archive/never-existed'), 404, 'NotFoundError')
+  })
+})
+
+describe('per environment on and off', () => {
+  test('turning a flag on adds a 100 % flexibleRollout strategy and records feature-strategy-add and feature-environment-enabled', async () => {
+    await createFlag('default', 'switch-on')
+    const before = api.lastEventId()
+    const response = await api.toggle('default', 'switch-on', 'development', true)
+    expectStatus(response, 200)
+
+    const flag = await readFlag('default', 'switch-on')
+    expect(flag.enabled).toBe(true)
+    const development = flag.environments.find((e: { name: string }) => e.name === 'development')
+    expect(development).toMatchObject({ enabled: true, hasStrategies: true, hasEnabledStrategies: true })
+    expect(development.strategies).toHaveLength(1)
+    expect(development.strategies[0]).toMatchObject({ name: 'flexibleRollout', disabled: false, parameters: { rollout: '100' } })
+    const production = flag.environments.find((e: { name: string }) => e.name === 'production')
+    expect(production).toMatchObject({ enabled: false, hasStrategies: false })
+
+    const events = api.eventsSince(before)
+    expect(types(events).sort()).toEqual(['feature-environment-enabled', 'feature-strategy-add'])
+    expect(events.find((e) => e.type === 'feature-environment-enabled')).toMatchObject(
+      flagEvent('feature-environment-enabled', 'default', 'switch-on', { environment: 'development' }),
+    )
+    const added = events.find((e) => e.type === 'feature-strategy-add')!
+    expect(added).toMatchObject(flagEvent('feature-strategy-add', 'default', 'switch-on', { environment: 'development' }))
+    expect(added.data).toMatchObject({ name: 'flexibleRollout', parameters: { rollout: '100' } })
+  })
+
+  test('turning a flag on keeps an enabled strategy it already has and adds none', async () => {
+    await createFlag('default', 'has-strategy')
+    const strategy = await api.post('/api/admin/projects/default/features/has-strategy/environments/development/strategies', {
+      name: 'userWithId',
+      parameters: { userIds: 'alice' },
+    })
+    expectStatus(strategy, 200)
+    const before = api.lastEventId()
+    await on('default', 'has-strategy', 'development')
+    const development = await environmentOf('default', 'has-strategy', 'development')
+    expect(development.strategies.map((s: { name: string }) => s.name)).toEqual(['userWithId'])
+    expect(types(api.eventsSince(before))).toEqual(['feature-environment-enabled'])
+  })
+
+  test('turning a flag on whose only strategy is disabled adds a flexibleRollout strategy beside it', async () => {
+    await createFlag('default', 'disabled-strategy')
+    const strategy = await api.post('/api/admin/projects/default/features/disabled-strategy/environments/development/strategies', {
+      name: 'default',
+      disabled: true,
+    })
+    expectStatus(strategy, 200)
+    await on('default', 'disabled-strategy', 'development')
+    const development = await environmentOf('default', 'disabled-strategy', 'development')
+    expect(development.strategies).toHaveLength(2)
+    expect(development.strategies.filter((s: { disabled: boolean }) => !s.disabled)).toMatchObject([
+      { name: 'flexibleRollout', parameters: { rollout: '100' } },
+    ])
+    expect(development.hasEnabledStrategies).toBe(true)
+  })
+
+  test('turning on a flag that is already on answers 200 and records no event', async () => {
+    await createFlag('default', 'already-on')
+    await on('default', 'already-on', 'development')
+    const before = api.lastEventId()
+    expectStatus(await api.toggle('default', 'already-on', 'development', true), 200)
+    expect(api.eventsSince(before)).toEqual([])
+    expect((await environmentOf('default', 'already-on', 'development')).strategies).toHaveLength(1)
+  })
+
+  test('turning a flag off records feature-environment-disabled and keeps its strategies', async () => {
+    await createFlag('default', 'switch-off')
+    await on('default', 'switch-off', 'production')
+    const before = api.lastEventId()
+    expectStatus(await api.toggle('default', 'switch-off', 'production', false), 200)
+    const flag = await readFlag('default', 'switch-off')
+    expect(flag.enabled).toBe(false)
+    const production = flag.environments.find((e: { name: string }) => e.name === 'production')
+    expect(production).toMatchObject({ enabled: false, hasStrategies: true, hasEnabledStrategies: true })
+    const events = api.eventsSince(before)
+    expect(types(events)).toEqual(['feature-environment-disabled'])
+    expect(events[0]).toMatchObject(flagEvent('feature-environment-disabled', 'default', 'switch-off', { environment: 'production' }))
+
+    // On again: the kept strategy is enabled, so none is added.
+    const again = api.lastEventId()
+    await on('default', 'switch-off', 'production')
+    expect(types(api.eventsSince(again))).toEqual(['feature-environment-enabled'])
+    expect((await environmentOf('default', 'switch-off', 'production')).strategies).toHaveLength(1)
+  })
+
+  test('two requests turning the same flag on at once switch it once: one strategy, one enabled event', async () => {
+    await createFlag('default', 'double-on')
+    const before = api.lastEventId()
+    const responses = await withTimeout(
+      Promise.all([api.toggle('default', 'double-on', 'development', true), api.toggle('default', 'double-on', 'development', true)]),
+    )
+    expect(responses.map((r) => r.status)).toEqual([200, 200])
+    expect(types(api.eventsSince(before)).sort()).toEqual(['feature-environment-enabled', 'feature-strategy-add'])
+    expect((await environmentOf('default', 'double-on', 'development')).strategies).toHaveLength(1)
+  })
+
+  test('turning off a flag that is already off answers 200 and records no event', async () => {
+    await createFlag('default', 'already-off')
+    const before = api.lastEventId()
+    expectStatus(await api.toggle('default', 'already-off', 'development', false), 200)
+    expect(api.eventsSince(before)).toEqual([])
+  })
+
+  test("events about a tagged flag carry the flag's tags", async () => {
+    await createFlag('default', 'tagged')
+    expectStatus(await api.post('/api/admin/features/tagged/tags', { type: 'simple', value: 'team-a' }), 201)
+    const before = api.lastEventId()
+    await on('default', 'tagged', 'development')
+    const events = api.eventsSince(before)
+    expect(events.length).toBe(2)
+    for (const event of events) expect(event.tags).toEqual([{ type: 'simple', value: 'team-a' }])
+  })
+
+  test('switch events carry the name and user id of the token that made the change', async () => {
+    await createFlag('default', 'switched-by-bob')
+    const secret = await tokenFor(api, 'bob')
+    const before = api.lastEventId()
+    expectStatus(await api.toggle('default', 'switched-by-bob', 'development', true, { token: secret }), 200)
+    const events = api.eventsSince(before)
+    expect(events.length).toBe(2)
+    for (const event of events) {
+      expect(event.createdBy).toBe('bob')
+      expect(typeof event.createdByUserId).toBe('number')
+      expect(event.createdByUserId).not.toBe(-42)
+    }
+  })
+
+  test('first enabled in a development-type environment, the flag moves to lifecycle pre-live', async () => {
+    const created = await createFlag('default', 'pre-live-flag')
+    await on('default', 'pre-live-flag', 'development')
+    const flag = await readFlag('default', 'pre-live-flag')
+    expect(flag.lifecycle.stage).toBe('pre-live')
+    expect(flag.lifecycle.enteredStageAt).toMatch(ISO_MS)
+    expect(flag.lifecycle.enteredStageAt >= created.lifecycle.enteredStageAt).toBe(true)
+  })
+
+  test('first enabled in a production-type environment, the flag moves to lifecycle live', async () => {
+    await createFlag('default', 'live-flag')
+    await on('default', 'live-flag', 'production')
+    expect((await readFlag('default', 'live-flag')).lifecycle.stage).toBe('live')
+  })
+
+  test('a live flag enabled later in development stays live', async () => {
+    await createFlag('default', 'stays-live-stage')
+    await on('default', 'stays-live-stage', 'production')
+    const live = (await readFlag('default', 'stays-live-stage')).lifecycle
+    await on('default', 'stays-live-stage', 'development')
+    expect((await readFlag('default', 'stays-live-stage')).lifecycle).toEqual(live)
+  })
+
+  test('a pre-live flag enabled in production moves on to live', async () => {
+    await createFlag('default', 'pre-then-live')
+    await on('default', 'pre-then-live', 'development')
+    await on('default', 'pre-then-live', 'production')
+    expect((await readFlag('default', 'pre-then-live')).lifecycle.stage).toBe('live')
+  })
+
+  test('the lifecycle follows the environment type, not its name', async () => {
+    expectStatus(await api.post('/api/admin/environments', { name: 'prod-eu', type: 'production' }), 201)
+    expectStatus(await api.post('/api/admin/environments', { name: 'qa', type: 'test' }), 201)
+    expectStatus(await api.post('/api/admin/projects/default/environments', { environment: 'prod-eu' }), 200)
+    expectStatus(await api.post('/api/admin/projects/default/environments', { environment: 'qa' }), 200)
+    await createFlag('default', 'eu-flag')
+    await createFlag('default', 'qa-flag')
+    await on('default', 'eu-flag', 'prod-eu')
+    await on('default', 'qa-flag', 'qa')
+    expect((await readFlag('default', 'eu-flag')).lifecycle.stage).toBe('live')
+    expect((await readFlag('default', 'qa-flag')).lifecycle.stage).toBe('pre-live')
+  })
+
+  test('switching in an unknown environment answers 404 and records nothing', async () => {
+    await createFlag('default', 'env-missing')
+    const before = api.lastEventId()
+    expectStatus(await api.toggle('default', 'env-missing', 'no-such-environment', true), 404, 'NotFoundError')
+    expectStatus(await api.toggle('default', 'env-missing', 'no-such-environment', false), 404, 'NotFoundError')
+    expect(api.eventsSince(before)).toEqual([])
+  })
+
+  test("switching in an environment that exists but is not connected to the flag's project answers 404", async () => {
+    expectStatus(await api.post('/api/admin/environments', { name: 'unconnected', type: 'test' }), 201)
+    await createFlag('default', 'not-connected')
+    expectStatus(await api.toggle('default', 'not-connected', 'unconnected', true), 404, 'NotFoundError')
+  })
+
+  test('switching an unknown flag, or one of another project, answers 404', async () => {
+    await createProject('foreign')
+    await createFlag('foreign', 'foreign-flag')
+    expectStatus(await api.toggle('default', 'unknown-flag', 'development', true), 404, 'NotFoundError')
+    expectStatus(await api.toggle('default', 'foreign-flag', 'development', true), 404, 'NotFoundError')
+    expect((await environmentOf('foreign', 'foreign-flag', 'development')).enabled).toBe(false)
+  })
+
+  test('switching an archived flag is refused with 400 and changes nothing', async () => {
+    await createFlag('default', 'archived-switch')
+    await archive('default', 'archived-switch')
+    const before = api.lastEventId()
+    expectStatus(await api.toggle('default', 'archived-switch', 'development', true), 400, 'ValidationError')
+    expect(api.eventsSince(before)).toEqual([])
+    const flag = await readFlag('default', 'archived-switch')
+    expect(flag.environments.every((e: { enabled: boolean }) => !e.enabled)).toBe(true)
+    expect(flag.lifecycle.stage).toBe('archived')
+  })
+})
+
+describe('bulk on: POST /api/admin/projects/:projectId/bulk_features/environments/:environment/on', () => {
+  test('every named flag is turned on, with one feature-environment-enabled event per flag', async () => {
+    await createFlag('default', 'bulk-a')
+    await createFlag('default', 'bulk-b')
+    await createFlag('default', 'bulk-untouched')
+    const before = api.lastEventId()
+    const response = await api.bulkToggle('default', 'development', ['bulk-a', 'bulk-b'], true)
+    expectStatus(response, 200)
+    expect(response.text).toBe('')
+
+    for (const name of ['bulk-a', 'bulk-b']) {
+      const development = await environmentOf('default', name, 'development')
+      expect(development).toMatchObject({ enabled: true, hasEnabledStrategies: true })
+      expect(development.strategies).toMatchObject([{ name: 'flexibleRollout', parameters: { rollout: '100' } }])
+      expect((await environmentOf('default', name, 'production')).enabled).toBe(false)
+      expect((await readFlag('default', name)).lifecycle.stage).toBe('pre-live')
+    }
+    expect((await environmentOf('default', 'bulk-untouched', 'development')).enabled).toBe(false)
+
+    const events = api.eventsSince(before)
+    const enabled = events.filter((e) => e.type === 'feature-environment-enabled')
+    expect(enabled.map((e) => e.featureName).sort()).toEqual(['bulk-a', 'bulk-b'])
+    for (const event of enabled) {
+      expect(event).toMatchObject(flagEvent('feature-environment-enabled', 'default', event.featureName!, { environment: 'development' }))
+    }
+    expect(events.filter((e) => e.type === 'feature-strategy-add').map((e) => e.featureName).sort()).toEqual(['bulk-a', 'bulk-b'])
+    expect(events).toHaveLength(4)
+  })
+
+  test('flags that are already on are left alone and get no event', async () => {
+    await createFlag('default', 'was-on')
+    await createFlag('default', 'was-off')
+    await on('default', 'was-on', 'production')
+    const before = api.lastEventId()
+    expectStatus(await api.bulkToggle('default', 'production', ['was-on', 'was-off'], true), 200)
+    const events = api.eventsSince(before)
+    expect(events.filter((e) => e.type === 'feature-environment-enabled').map((e) => e.featureName)).toEqual(['was-off'])
+    expect(events.every((e) => e.featureName === 'was-off')).toBe(true)
+    expect((await environmentOf('default', 'was-on', 'production')).strategies).toHaveLength(1)
+  })
+
+  test('a name given twice counts once', async () => {
+    await createFlag('default', 'twice-named')
+    const before = api.lastEventId()
+    expectStatus(await api.bulkToggle('default', 'development', ['twice-named', 'twice-named'], true), 200)
+    const events = api.eventsSince(before)
+    expect(types(events).sort()).toEqual(['feature-environment-enabled', 'feature-strategy-add'])
+    expect((await environmentOf('default', 'twice-named', 'development')).strategies).toHaveLength(1)
+  })
+
+  test('an empty list answers 200 and changes nothing', async () => {
+    const before = api.lastEventId()
+    expectStatus(await api.bulkToggle('default', 'development', [], true), 200)
+    expect(api.eventsSince(before)).toEqual([])
+  })
+
+  test('an unknown flag makes the whole request fail with 404: nothing changes and nothing is recorded', async () => {
+    await createFlag('default', 'all-or-nothing')
+    const before = api.lastEventId()
+    expectStatus(await api.bulkToggle('default', 'development', ['all-or-nothing', 'no-such-flag'], true), 404, 'NotFoundError')
+    expect(api.eventsSince(before)).toEqual([])
+    const development = await environmentOf('default', 'all-or-nothing', 'development')
+    expect(development).toMatchObject({ enabled: false, hasStrategies: false })
+    expect((await readFlag('default', 'all-or-nothing')).lifecycle.stage).toBe('initial')
+  })
+
+  test('an archived flag makes the whole request fail with 400 and nothing changes', async () => {
+    await createFlag('default', 'live-one')
+    await createFlag('default', 'archived-one')
+    await archive('default', 'archived-one')
+    const before = api.lastEventId()
+    expectStatus(await api.bulkToggle('default', 'development', ['live-one', 'archived-one'], true), 400, 'ValidationError')
+    expect(api.eventsSince(before)).toEqual([])
+    expect((await environmentOf('default', 'live-one', 'development')).enabled).toBe(false)
+  })
+
+  test('the first problem in request order is the one answered', async () => {
+    await createFlag('default', 'fine')
+    await createFlag('default', 'archived-early')
+    await archive('default', 'archived-early')
+    expectStatus(await api.bulkToggle('default', 'development', ['fine', 'archived-early', 'missing'], true), 400, 'ValidationError')
+    expectStatus(await api.bulkToggle('default', 'development', ['fine', 'missing', 'archived-early'], true), 404, 'NotFoundError')
+    expect((await environmentOf('default', 'fine', 'development')).enabled).toBe(false)
+  })
+
+  test('a flag of another project makes the whole request fail with 404 and nothing changes', async () => {
+    await createProject('neighbour')
+    await createFlag('neighbour', 'neighbour-flag')
+    await createFlag('default', 'home-flag')
+    const before = api.lastEventId()
+    expectStatus(await api.bulkToggle('default', 'development', ['home-flag', 'neighbour-flag'], true), 404, 'NotFoundError')
+    expect(api.eventsSince(before)).toEqual([])
+    expect((await environmentOf('default', 'home-flag', 'development')).enabled).toBe(false)
+    expect((await environmentOf('neighbour', 'neighbour-flag', 'development')).enabled).toBe(false)
+  })
+
+  test('an unknown environment answers 404 and nothing changes', async () => {
+    await createFlag('default', 'env-less')
+    const before = api.lastEventId()
+    expectStatus(await api.bulkToggle('default', 'no-such-environment', ['env-less'], true), 404, 'NotFoundError')
+    expect(api.eventsSince(before)).toEqual([])
+  })
+
+  test('an environment not connected to the project answers 404 and nothing changes', async () => {
+    await createFlag('default', 'dev-gone')
+    await createFlag('default', 'dev-gone-too')
+    expectStatus(await api.delete('/api/admin/projects/default/environments/development'), 200)
+    const before = api.lastEventId()
+    expectStatus(await api.bulkToggle('default', 'development', ['dev-gone', 'dev-gone-too'], true), 404, 'NotFoundError')
+    expect(api.eventsSince(before)).toEqual([])
+    expect((await readFlag('default', 'dev-gone')).environments.map((e: { name: string }) => e.name)).toEqual(['production'])
+  })
+
+  test('an unknown project answers 404', async () => {
+    await createFlag('default', 'orphan-request')
+    expectStatus(await api.bulkToggle('no-such-project', 'development', ['orphan-request'], true), 404, 'NotFoundError')
+    expect((await environmentOf('default', 'orphan-request', 'development')).enabled).toBe(false)
+  })
+
+  test('bulk on in a production-type environment moves the switched flags to lifecycle live', async () => {
+    await createFlag('default', 'bulk-live-1')
+    await createFlag('default', 'bulk-live-2')
+    expectStatus(await api.bulkToggle('default', 'production', ['bulk-live-1', 'bulk-live-2'], true), 200)
+    expect((await readFlag('default', 'bulk-live-1')).lifecycle.stage).toBe('live')
+    expect((await readFlag('default', 'bulk-live-2')).lifecycle.stage).toBe('live')
+  })
+})

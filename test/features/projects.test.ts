@@ -1,0 +1,369 @@
+/**
+ * Projects (contract §6 "Projects", §5 "Project naming patterns", §7 name limits, §4 events).
+ */
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { makeApi, tokenFor, type Api, type ApiResponse } from '../helpers'
+
+let api: Api
+beforeEach(async () => {
+  api = await makeApi()
+})
+afterEach(async () => {
+  // A store whose commit loop died would never flush: do not let that hang the next tests.
+  await withTimeout(api.close(), 1000).catch(() => api.services.patterns.close())
+})
+
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+const BOOTSTRAP = { createdBy: 'admin-bootstrap', createdByUserId: -42 }
+
+/** Fails instead of hanging when the service never answers. */
+function withTimeout<T>(promise: Promise<T>, ms = 2000): Promise<T> {
+  let timer: ReturnType<typeof setTimeout>
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)
+  })
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
+}
+
+/** Asserts the status, showing the body on failure. */
+function expectStatus(response: ApiResponse, status: number, name?: string) {
+  expect({ status: response.status, body: response.body }).toMatchObject({ status, ...(name ? { body: { name } } : {}) })
+}
+
+async function createProject(id: string, extra: Record<string, unknown> = {}) {
+  const response = await api.createProject(id, extra)
+  expectStatus(response, 201)
+  return response.body
+}
+
+async function createFlag(project: string, name: string) {
+  const response = await api.createFlag(project, name)
+  expectStatus(response, 201)
+  return response.body
+}
+
+async function projectIds(): Promise<string[]> {
+  const response = await api.get('/api/admin/projects')
+  expectStatus(response, 200)
+  return response.body.projects.map((project: { id: string }) => project.id)
+}
+
+describe('GET /api/admin/projects', () => {
+  test('the list holds the default project with its fields', async () => {
+    const response = await api.get('/api/admin/projects')
+    expectStatus(response, 200)
+    expect(response.body.projects).toHaveLength(1)
+    expect(response.body.projects[0]).toMatchObject({
+      id: 'default',
+      environments: ['development', 'production'],
+      featureCount: 0,
+      featureNaming: null,
+    })
+  })
+
+  test('a single project is answered by id, and an unknown id is 404 NotFoundError', async () => {
+    const one = await api.get('/api/admin/projects/default')
+    expectStatus(one, 200)
+    expect(one.body.id).toBe('default')
+    const unknown = await api.get('/api/admin/projects/no-such-project')
+    expectStatus(unknown, 404, 'NotFoundError')
+  })
+})
+
+describe('POST /api/admin/projects', () => {
+  test('creating a project answers 201 with the project connected to every environment', async () => {
+    const response = await api.createProject('checkout', { name: 'Checkout', description: 'Checkout team' })
+    expectStatus(response, 201)
+    expect(response.body).toMatchObject({
+      id: 'checkout',
+      name: 'Checkout',
+      description: 'Checkout team',
+      featureCount: 0,
+      environments: ['development', 'production'],
+      featureNaming: null,
+    })
+    expect(response.body.createdAt).toMatch(ISO_MS)
+
+    const read = await api.get('/api/admin/projects/checkout')
+    expectStatus(read, 200)
+    expect(read.body).toMatchObject({ id: 'checkout', name: 'Checkout', environments: ['development', 'production'] })
+    expect(await projectIds()).toContain('checkout')
+  })
+
+  test('a project created after a new environment is connected to that environment too', async () => {
+    expectStatus(await api.post('/api/admin/environments', { name: 'staging', type: 'test' }), 201)
+    const project = await createProject('after-staging')
+    expect([...project.environments].sort()).toEqual(['development', 'production', 'staging'])
+  })
+
+  test('creating a project records project-created by the calling token, with its data and no tags', async () => {
+    const before = api.lastEventId()
+    await createProject('evented', { description: 'with events' })
+    const created = api.eventsSince(before).filter((event) => event.type === 'project-created')
+    expect(created).toHaveLength(1)
+    expect(created[0]).toMatchObject({
+      ...BOOTSTRAP,
+      project: 'evented',
+      featureName: null,
+      tags: [],
+      data: { id: 'evented', name: 'evented', description: 'with events' },
+    })
+    expect(created[0].createdAt).toMatch(ISO_MS)
+  })
+
+  test('project events carry the name and user id of the token that made the change', async () => {
+    const secret = await tokenFor(api, 'alice')
+    const before = api.lastEventId()
+    expectStatus(await api.createProject('by-alice', {}, { token: secret }), 201)
+    const created = api.eventsSince(before).find((event) => event.type === 'project-created')!
+    expect(created.createdBy).toBe('alice')
+    expect(typeof created.createdByUserId).toBe('number')
+    expect(created.createdByUserId).not.toBe(-42)
+  })
+
+  test('a taken project id is refused with 409 NameExistsError and nothing is written', async () => {
+    await createProject('taken')
+    const before = api.lastEventId()
+    expectStatus(await api.createProject('taken', { name: 'Other name' }), 409, 'NameExistsError')
+    expectStatus(await api.createProject('default'), 409, 'NameExistsError')
+    expect(api.eventsSince(before)).toEqual([])
+    const read = await api.get('/api/admin/projects/taken')
+    expect(read.body.name).toBe('taken')
+  })
+
+  test.each([
+    ['empty', ''],
+    ['longer than 100 characters', 'p'.repeat(101)],
+    ['not URL-safe (a space)', 'my project'],
+    ['not URL-safe (a slash)', 'a/b'],
+    ['not URL-safe (a non-ASCII letter)', 'café'],
+    ['not URL-safe (a question mark)', 'what?'],
+    ['"."', '.'],
+    ['".."', '..'],
+  ])('a project id that is %s is refused with 400 ValidationError', async (_what, id) => {
+    const before = api.lastEventId()
+    const response = await api.createProject(id, { name: 'Some name' })
+    expectStatus(response, 400, 'ValidationError')
+    expect(api.eventsSince(before)).toEqual([])
+    expect(await projectIds()).toEqual(['default'])
+  })
+
+  test.each([['__proto__'], ['constructor'], ['toString']])(
+    'a project id that is also a JavaScript object key (%s) is stored, read and listed like any other id',
+    async (id) => {
+      const response = await withTimeout(api.createProject(id))
+      expectStatus(response, 201)
+      expect(response.body.id).toBe(id)
+      const read = await withTimeout(api.get(`/api/admin/projects/${id}`))
+      expectStatus(read, 200)
+      expect(read.body.id).toBe(id)
+      expect(await projectIds()).toContain(id)
+      // The store still takes writes afterwards, including ids that are keys of a project record.
+      expectStatus(await withTimeout(api.createProject('name')), 201)
+      expectStatus(await withTimeout(api.createProject('environments')), 201)
+      expect((await projectIds()).sort()).toEqual(['default', 'environments', id, 'name'].sort())
+    },
+  )
+
+  test('a project id of exactly 100 URL-safe characters is accepted', async () => {
+    const id = 'p'.repeat(95) + "-_.~'"
+    expect(id).toHaveLength(100)
+    const response = await api.createProject(id)
+    expectStatus(response, 201)
+    expect(response.body.id).toBe(id)
+  })
+})
+
+describe('PUT /api/admin/projects/:projectId', () => {
+  test('fields missing from the body are left alone', async () => {
+    const naming = { pattern: '[a-z]+\\.[a-z-]+', example: 'team.flag', description: 'team dot flag' }
+    await createProject('keep', { name: 'Keep', description: 'old description', featureNaming: naming })
+    const response = await api.put('/api/admin/projects/keep', { name: 'Kept' })
+    expectStatus(response, 200)
+    expect(response.body).toMatchObject({ id: 'keep', name: 'Kept', description: 'old description', featureNaming: naming })
+    const read = await api.get('/api/admin/projects/keep')
+    expect(read.body).toMatchObject({ name: 'Kept', description: 'old description', featureNaming: naming })
+  })
+
+  test('featureNaming null removes the naming pattern', async () => {
+    await createProject('unpattern', { featureNaming: { pattern: 'abc-[0-9]+' } })
+    const response = await api.put('/api/admin/projects/unpattern', { featureNaming: null })
+    expectStatus(response, 200)
+    expect(response.body.featureNaming).toBeNull()
+    expect((await api.get('/api/admin/projects/unpattern')).body.featureNaming).toBeNull()
+    // The pattern no longer applies to new flags.
+    expectStatus(await api.createFlag('unpattern', 'anything-goes'), 201)
+  })
+
+  test('an update records project-updated with the state after as data and the state before as preData', async () => {
+    await createProject('upd', { name: 'Before', description: 'd1' })
+    const before = api.lastEventId()
+    expectStatus(await api.put('/api/admin/projects/upd', { name: 'After', featureNaming: { pattern: 'x-.+' } }), 200)
+    const events = api.eventsSince(before)
+    expect(events.map((event) => event.type)).toEqual(['project-updated'])
+    expect(events[0]).toMatchObject({
+      ...BOOTSTRAP,
+      project: 'upd',
+      featureName: null,
+      tags: [],
+      data: { id: 'upd', name: 'After', description: 'd1', featureNaming: { pattern: 'x-.+' } },
+      preData: { id: 'upd', name: 'Before', description: 'd1', featureNaming: null },
+    })
+  })
+
+  test('updating an unknown project answers 404 NotFoundError and records nothing', async () => {
+    const before = api.lastEventId()
+    expectStatus(await api.put('/api/admin/projects/ghost', { name: 'Ghost' }), 404, 'NotFoundError')
+    expect(api.eventsSince(before)).toEqual([])
+  })
+})
+
+describe('DELETE /api/admin/projects/:projectId', () => {
+  test('an empty project is deleted: it is gone from reads and project-deleted is recorded', async () => {
+    await createProject('doomed')
+    const before = api.lastEventId()
+    const response = await api.delete('/api/admin/projects/doomed')
+    expectStatus(response, 200)
+    expectStatus(await api.get('/api/admin/projects/doomed'), 404, 'NotFoundError')
+    expect(await projectIds()).not.toContain('doomed')
+    const events = api.eventsSince(before)
+    expect(events.map((event) => event.type)).toEqual(['project-deleted'])
+    expect(events[0]).toMatchObject({ ...BOOTSTRAP, project: 'doomed', featureName: null, tags: [] })
+  })
+
+  test('a project that still has a live flag cannot be deleted (400) and stays', async () => {
+    await createProject('busy')
+    await createFlag('busy', 'busy-flag')
+    const before = api.lastEventId()
+    expectStatus(await api.delete('/api/admin/projects/busy'), 400, 'ValidationError')
+    expectStatus(await api.get('/api/admin/projects/busy'), 200)
+    expectStatus(await api.getFlag('busy', 'busy-flag'), 200)
+    expect(api.eventsSince(before)).toEqual([])
+  })
+
+  test('a project whose only flags are archived cannot be deleted either (400)', async () => {
+    await createProject('archive-only')
+    await createFlag('archive-only', 'archived-flag')
+    expectStatus(await api.delete('/api/admin/projects/archive-only/features/archived-flag'), 202)
+    const before = api.lastEventId()
+    expectStatus(await api.delete('/api/admin/projects/archive-only'), 400, 'ValidationError')
+    expectStatus(await api.get('/api/admin/projects/archive-only'), 200)
+    expect(api.eventsSince(before)).toEqual([])
+  })
+
+  test('the default project cannot be deleted (400), even when empty', async () => {
+    const before = api.lastEventId()
+    expectStatus(await api.delete('/api/admin/projects/default'), 400, 'ValidationError')
+    expectStatus(await api.get('/api/admin/projects/default'), 200)
+    expect(api.eventsSince(before)).toEqual([])
+  })
+
+  test('deleting an unknown project answers 404 NotFoundError', async () => {
+    expectStatus(await api.delete('/api/admin/projects/never-was'), 404, 'NotFoundError')
+  })
+
+  test('once its archived flag is deleted for good, the project can be deleted', async () => {
+    await createProject('cleanup')
+    await createFlag('cleanup', 'cleanup-flag')
+    expectStatus(await api.delete('/api/admin/projects/cleanup/features/cleanup-flag'), 202)
+    expectStatus(await api.delete('/api/admin/archive/cleanup-flag'), 200)
+    expectStatus(await api.delete('/api/admin/projects/cleanup'), 200)
+    expectStatus(await api.get('/api/admin/projects/cleanup'), 404)
+  })
+})
+
+describe('project naming patterns', () => {
+  test('a valid pattern with example and description is saved and shown', async () => {
+    const naming = { pattern: '[a-z]+\\.[a-z-]+', example: 'checkout.new-flow', description: 'team, a dot, then the flag' }
+    const project = await createProject('named', { featureNaming: naming })
+    expect(project.featureNaming).toEqual(naming)
+    expect((await api.get('/api/admin/projects/named')).body.featureNaming).toEqual(naming)
+  })
+
+  test('a pattern of exactly 200 characters is accepted', async () => {
+    const pattern = 'a'.repeat(200)
+    const project = await createProject('long-ok', { featureNaming: { pattern } })
+    expect(project.featureNaming.pattern).toBe(pattern)
+  })
+
+  test.each([
+    ['not a valid regular expression (unclosed class)', { pattern: '[a-z' }],
+    ['not a valid regular expression (unbalanced parenthesis)', { pattern: '(abc' }],
+    ['not a valid regular expression on its own, though valid once wrapped in ^(?:…)$', { pattern: 'a)|(b' }],
+    ['containing a space', { pattern: '[a-z]+ [a-z]+' }],
+    ['containing a tab', { pattern: '[a-z]+\t[a-z]+' }],
+    ['containing a newline', { pattern: 'abc\n' }],
+    ['longer than 200 characters', { pattern: 'a'.repeat(201) }],
+    ['with an example that does not match', { pattern: '[a-z]+\\.[a-z]+', example: 'NoDot' }],
+    ['with an example that matches only a prefix (the match is anchored)', { pattern: 'abc', example: 'abcd' }],
+  ])('a pattern %s is refused at creation with 400 and no project is created', async (_what, featureNaming) => {
+    const before = api.lastEventId()
+    const response = await api.createProject('bad-pattern', { featureNaming })
+    expectStatus(response, 400, 'ValidationError')
+    expectStatus(await api.get('/api/admin/projects/bad-pattern'), 404)
+    expect(api.eventsSince(before)).toEqual([])
+  })
+
+  test.each([
+    ['not a valid regular expression', { pattern: '[a-z' }],
+    ['not a valid regular expression on its own, though valid once wrapped in ^(?:…)$', { pattern: 'a)|(b' }],
+    ['containing whitespace', { pattern: 'a b' }],
+    ['longer than 200 characters', { pattern: 'b'.repeat(201) }],
+    ['with an example that does not match', { pattern: '[0-9]+', example: 'abc' }],
+  ])('a pattern %s is refused on update with 400 and the old pattern stays', async (_what, featureNaming) => {
+    const old = { pattern: 'old-[a-z]+', example: 'old-one' }
+    await createProject('keeps-old', { featureNaming: old })
+    const before = api.lastEventId()
+    expectStatus(await api.put('/api/admin/projects/keeps-old', { featureNaming }), 400, 'ValidationError')
+    expect((await api.get('/api/admin/projects/keeps-old')).body.featureNaming).toEqual(old)
+    expect(api.eventsSince(before)).toEqual([])
+  })
+
+  test.each([['(a+)+b'], ['(a|a)*b'], ['(a*)*b'], ['([a-z]+)+\\.']])(
+    'a catastrophically backtracking pattern %s is refused at creation with 400 within a second',
+    async (pattern) => {
+      const started = performance.now()
+      const response = await api.createProject('redos', { featureNaming: { pattern } })
+      const elapsed = performance.now() - started
+      expectStatus(response, 400, 'ValidationError')
+      expect(elapsed).toBeLessThan(1000)
+      expectStatus(await api.get('/api/admin/projects/redos'), 404)
+    },
+  )
+
+  test.each([['(a+)+b'], ['(a|a)*b']])(
+    'a catastrophically backtracking pattern %s is refused on update with 400 within a second',
+    async (pattern) => {
+      await createProject('redos-update')
+      const started = performance.now()
+      const response = await api.put('/api/admin/projects/redos-update', { featureNaming: { pattern } })
+      const elapsed = performance.now() - started
+      expectStatus(response, 400, 'ValidationError')
+      expect(elapsed).toBeLessThan(1000)
+      expect((await api.get('/api/admin/projects/redos-update')).body.featureNaming).toBeNull()
+    },
+  )
+
+  test('after refusing a catastrophic pattern the service keeps answering and still checks good patterns', async () => {
+    expectStatus(await api.createProject('redos-first', { featureNaming: { pattern: '(a+)+b' } }), 400)
+    const started = performance.now()
+    const project = await createProject('good-after', { featureNaming: { pattern: 'a+b', example: 'aaab' } })
+    expect(project.featureNaming).toEqual({ pattern: 'a+b', example: 'aaab' })
+    expectStatus(await api.createFlag('good-after', 'aab'), 201)
+    expectStatus(await api.createFlag('good-after', 'aac'), 400, 'ValidationError')
+    expect(performance.now() - started).toBeLessThan(1000)
+  })
+
+  test('a backtracking pattern that slips past the save check is still never able to hang a match', async () => {
+    // Either refused when saved, or its match is time-bounded (contract §5): both end in a quick 400.
+    const started = performance.now()
+    const saved = await api.createProject('slips', { featureNaming: { pattern: '(x+x+)+y' } })
+    if (saved.status === 201) {
+      const response = await api.createFlag('slips', 'x'.repeat(60) + '-')
+      expectStatus(response, 400, 'ValidationError')
+    } else {
+      expectStatus(saved, 400, 'ValidationError')
+    }
+    expect(performance.now() - started).toBeLessThan(2000)
+  })
+})

@@ -1,0 +1,736 @@
+/**
+ * Activation strategies (seed 2.4, 2.5, 2.7) and variants per environment (seed 2.6, 2.11, 8),
+ * through the admin API: contract §6 (Strategies, Variants per environment) and §4 (events).
+ */
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { makeApi, type Api } from '../helpers'
+
+let api: Api
+beforeEach(async () => {
+  api = await makeApi()
+})
+afterEach(async () => api?.close())
+
+const PROJECT = 'default'
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+const flagPath = (flag: string, project = PROJECT) => `/api/admin/projects/${project}/features/${flag}`
+const strategiesPath = (flag: string, environment = 'development', project = PROJECT) =>
+  `${flagPath(flag, project)}/environments/${environment}/strategies`
+const strategyPath = (flag: string, id: string, environment = 'development', project = PROJECT) =>
+  `${strategiesPath(flag, environment, project)}/${id}`
+const variantsPath = (flag: string, environment = 'development', project = PROJECT) =>
+  `${flagPath(flag, project)}/environments/${environment}/variants`
+
+async function newFlag(name: string) {
+  const response = await api.createFlag(PROJECT, name)
+  expect(response.status).toBe(201)
+  return response.body
+}
+
+async function addStrategy(flag: string, body: Record<string, unknown>, environment = 'development') {
+  const response = await api.post(strategiesPath(flag, environment), body)
+  expect(response.status).toBe(200)
+  return response.body
+}
+
+async function environmentEntry(flag: string, environment: string) {
+  const response = await api.getFlag(PROJECT, flag)
+  expect(response.status).toBe(200)
+  return response.body.environments.find((entry: any) => entry.name === environment)
+}
+
+async function strategiesOf(flag: string, environment = 'development') {
+  const response = await api.get(strategiesPath(flag, environment))
+  expect(response.status).toBe(200)
+  return response.body
+}
+
+/** Sends a strategy that must be refused with 400, and checks that nothing was stored or recorded. */
+async function expectStrategyRejected(flag: string, body: Record<string, unknown>) {
+  const before = api.lastEventId()
+  const stored = await strategiesOf(flag)
+  const response = await api.post(strategiesPath(flag), body)
+  expect(response.status).toBe(400)
+  expect(response.body.name).toBe('ValidationError')
+  expect(await strategiesOf(flag)).toEqual(stored)
+  expect(api.eventsSince(before)).toEqual([])
+  return response
+}
+
+const constraint = (operator: string, extra: Record<string, unknown>) => ({ contextName: 'appVersion', operator, ...extra })
+
+describe('adding, reading, updating and removing strategies', () => {
+  test('adding a strategy answers 200 with the stored strategy and records feature-strategy-add with it as data', async () => {
+    await newFlag('add-one')
+    const before = api.lastEventId()
+    const response = await api.post(strategiesPath('add-one'), {
+      name: 'flexibleRollout',
+      title: 'Half of the users',
+      parameters: { rollout: '50', stickiness: 'userId', groupId: 'checkout' },
+      constraints: [{ contextName: 'userId', operator: 'IN', values: ['a', 'b'] }],
+    })
+    expect(response.status).toBe(200)
+    const strategy = response.body
+    expect(strategy.id).toMatch(UUID)
+    expect(strategy).toEqual({
+      id: strategy.id,
+      name: 'flexibleRollout',
+      title: 'Half of the users',
+      disabled: false,
+      featureName: 'add-one',
+      sortOrder: 0,
+      segments: [],
+      constraints: [{ contextName: 'userId', operator: 'IN', caseInsensitive: false, inverted: false, values: ['a', 'b'] }],
+      variants: [],
+      parameters: { rollout: '50', stickiness: 'userId', groupId: 'checkout' },
+    })
+
+    expect(await strategiesOf('add-one')).toEqual([strategy])
+    const single = await api.get(strategyPath('add-one', strategy.id))
+    expect(single.status).toBe(200)
+    expect(single.body).toEqual(strategy)
+    const development = await environmentEntry('add-one', 'development')
+    expect(development.strategies).toEqual([strategy])
+    expect(development.hasStrategies).toBe(true)
+    expect(development.hasEnabledStrategies).toBe(true)
+    expect(development.enabled).toBe(false)
+    const production = await environmentEntry('add-one', 'production')
+    expect(production.strategies).toEqual([])
+    expect(production.hasStrategies).toBe(false)
+
+    const events = api.eventsSince(before)
+    expect(events).toHaveLength(1)
+    expect(events[0]).toMatchObject({
+      type: 'feature-strategy-add',
+      project: PROJECT,
+      featureName: 'add-one',
+      environment: 'development',
+      data: strategy,
+      tags: [],
+    })
+    expect(events[0].preData).toBeNull()
+  })
+
+  test('a new strategy goes after the existing ones unless a sortOrder is given, and lists are ordered by sortOrder', async () => {
+    await newFlag('ordering')
+    const first = await addStrategy('ordering', { name: 'default' })
+    const second = await addStrategy('ordering', { name: 'userWithId', parameters: { userIds: 'a,b' } })
+    const early = await addStrategy('ordering', { name: 'default', sortOrder: -5 })
+    expect(first.sortOrder).toBe(0)
+    expect(second.sortOrder).toBe(1)
+    expect(early.sortOrder).toBe(-5)
+    const listed = await strategiesOf('ordering')
+    expect(listed.map((s: any) => s.id)).toEqual([early.id, first.id, second.id])
+    expect((await environmentEntry('ordering', 'development')).strategies.map((s: any) => s.id)).toEqual([early.id, first.id, second.id])
+  })
+
+  test('a disabled strategy counts for hasStrategies but not for hasEnabledStrategies', async () => {
+    await newFlag('disabled-one')
+    const strategy = await addStrategy('disabled-one', { name: 'default', disabled: true })
+    expect(strategy.disabled).toBe(true)
+    const entry = await environmentEntry('disabled-one', 'development')
+    expect(entry.hasStrategies).toBe(true)
+    expect(entry.hasEnabledStrategies).toBe(false)
+    const list = await api.listFlags(PROJECT)
+    const listed = list.body.features.find((f: any) => f.name === 'disabled-one')
+    const listedEntry = listed.environments.find((e: any) => e.name === 'development')
+    expect(listedEntry.hasStrategies).toBe(true)
+    expect(listedEntry.hasEnabledStrategies).toBe(false)
+  })
+
+  test('updating a strategy replaces it under the same id and sortOrder and records feature-strategy-update with data and preData', async () => {
+    await newFlag('update-one')
+    const original = await addStrategy('update-one', { name: 'flexibleRollout', parameters: { rollout: '10', stickiness: 'default', groupId: 'g' } })
+    const before = api.lastEventId()
+    const response = await api.put(strategyPath('update-one', original.id), {
+      name: 'flexibleRollout',
+      title: 'More users',
+      parameters: { rollout: '80', stickiness: 'default', groupId: 'g' },
+      constraints: [{ contextName: 'environment', operator: 'NOT_IN', values: ['test'] }],
+    })
+    expect(response.status).toBe(200)
+    const updated = response.body
+    expect(updated.id).toBe(original.id)
+    expect(updated.sortOrder).toBe(original.sortOrder)
+    expect(updated.title).toBe('More users')
+    expect(updated.parameters.rollout).toBe('80')
+    expect(updated.constraints).toEqual([{ contextName: 'environment', operator: 'NOT_IN', caseInsensitive: false, inverted: false, values: ['test'] }])
+
+    expect(await strategiesOf('update-one')).toEqual([updated])
+    expect((await api.get(strategyPath('update-one', original.id))).body).toEqual(updated)
+
+    const events = api.eventsSince(before)
+    expect(events).toHaveLength(1)
+    expect(events[0]).toMatchObject({
+      type: 'feature-strategy-update',
+      project: PROJECT,
+      featureName: 'update-one',
+      environment: 'development',
+      data: updated,
+      preData: original,
+    })
+  })
+
+  test('removing a strategy answers 200, drops it and records feature-strategy-remove with the removed strategy as preData', async () => {
+    await newFlag('remove-one')
+    const kept = await addStrategy('remove-one', { name: 'default' })
+    const removed = await addStrategy('remove-one', { name: 'userWithId', parameters: { userIds: 'x' } })
+    const before = api.lastEventId()
+    const response = await api.delete(strategyPath('remove-one', removed.id))
+    expect(response.status).toBe(200)
+    expect(await strategiesOf('remove-one')).toEqual([kept])
+    expect((await api.get(strategyPath('remove-one', removed.id))).status).toBe(404)
+
+    const events = api.eventsSince(before)
+    expect(events).toHaveLength(1)
+    expect(events[0]).toMatchObject({
+      type: 'feature-strategy-remove',
+      project: PROJECT,
+      featureName: 'remove-one',
+      environment: 'development',
+      preData: removed,
+    })
+    expect(events[0].data).toBeNull()
+  })
+
+  test('strategy routes answer 404 for an unknown flag and record nothing', async () => {
+    const before = api.lastEventId()
+    const id = crypto.randomUUID()
+    const answers = [
+      await api.get(strategiesPath('no-such-flag')),
+      await api.post(strategiesPath('no-such-flag'), { name: 'default' }),
+      await api.get(strategyPath('no-such-flag', id)),
+      await api.put(strategyPath('no-such-flag', id), { name: 'default' }),
+      await api.delete(strategyPath('no-such-flag', id)),
+    ]
+    expect(answers.map((a) => a.status)).toEqual([404, 404, 404, 404, 404])
+    for (const answer of answers) expect(answer.body.name).toBe('NotFoundError')
+    expect(api.eventsSince(before)).toEqual([])
+  })
+
+  test('strategy routes answer 404 for a flag addressed under a project it does not belong to', async () => {
+    await newFlag('elsewhere')
+    const strategy = await addStrategy('elsewhere', { name: 'default' })
+    const before = api.lastEventId()
+    const answers = [
+      await api.get(strategiesPath('elsewhere', 'development', 'not-its-project')),
+      await api.post(strategiesPath('elsewhere', 'development', 'not-its-project'), { name: 'default' }),
+      await api.get(strategyPath('elsewhere', strategy.id, 'development', 'not-its-project')),
+      await api.put(strategyPath('elsewhere', strategy.id, 'development', 'not-its-project'), { name: 'default' }),
+      await api.delete(strategyPath('elsewhere', strategy.id, 'development', 'not-its-project')),
+    ]
+    expect(answers.map((a) => a.status)).toEqual([404, 404, 404, 404, 404])
+    expect(await strategiesOf('elsewhere')).toEqual([strategy])
+    expect(api.eventsSince(before)).toEqual([])
+  })
+
+  test('strategy routes answer 404 for an unknown environment and record nothing', async () => {
+    await newFlag('env-unknown')
+    const strategy = await addStrategy('env-unknown', { name: 'default' })
+    const before = api.lastEventId()
+    const answers = [
+      await api.get(strategiesPath('env-unknown', 'nowhere')),
+      await api.post(strategiesPath('env-unknown', 'nowhere'), { name: 'default' }),
+      await api.get(strategyPath('env-unknown', strategy.id, 'nowhere')),
+      await api.put(strategyPath('env-unknown', strategy.id, 'nowhere'), { name: 'default' }),
+      await api.delete(strategyPath('env-unknown', strategy.id, 'nowhere')),
+    ]
+    expect(answers.map((a) => a.status)).toEqual([404, 404, 404, 404, 404])
+    expect(api.eventsSince(before)).toEqual([])
+  })
+
+  test('strategy routes answer 404 for an environment that exists but is not connected to the flag\'s project', async () => {
+    await newFlag('env-disconnected')
+    const disconnect = await api.delete(`/api/admin/projects/${PROJECT}/environments/production`)
+    expect(disconnect.status).toBe(200)
+    const before = api.lastEventId()
+    const list = await api.get(strategiesPath('env-disconnected', 'production'))
+    const add = await api.post(strategiesPath('env-disconnected', 'production'), { name: 'default' })
+    expect(list.status).toBe(404)
+    expect(add.status).toBe(404)
+    expect(api.eventsSince(before)).toEqual([])
+  })
+
+  test('reading, updating or removing an unknown strategy id answers 404 and changes nothing', async () => {
+    await newFlag('no-strategy')
+    const existing = await addStrategy('no-strategy', { name: 'default' })
+    const id = crypto.randomUUID()
+    const before = api.lastEventId()
+    const get = await api.get(strategyPath('no-strategy', id))
+    const put = await api.put(strategyPath('no-strategy', id), { name: 'default' })
+    const del = await api.delete(strategyPath('no-strategy', id))
+    expect([get.status, put.status, del.status]).toEqual([404, 404, 404])
+    expect(del.body.name).toBe('NotFoundError')
+    expect(await strategiesOf('no-strategy')).toEqual([existing])
+    expect(api.eventsSince(before)).toEqual([])
+  })
+
+  test('a strategy id of another environment is unknown in this one (404)', async () => {
+    await newFlag('cross-env')
+    const production = await addStrategy('cross-env', { name: 'default' }, 'production')
+    const response = await api.get(strategyPath('cross-env', production.id, 'development'))
+    expect(response.status).toBe(404)
+    const removal = await api.delete(strategyPath('cross-env', production.id, 'development'))
+    expect(removal.status).toBe(404)
+    expect(await strategiesOf('cross-env', 'production')).toEqual([production])
+  })
+
+  test('adding, updating or removing a strategy of an archived flag answers 400 and changes nothing', async () => {
+    await newFlag('archived-strategies')
+    const strategy = await addStrategy('archived-strategies', { name: 'default' })
+    expect((await api.delete(flagPath('archived-strategies'))).status).toBe(202)
+    const before = api.lastEventId()
+    const add = await api.post(strategiesPath('archived-strategies'), { name: 'default' })
+    const put = await api.put(strategyPath('archived-strategies', strategy.id), { name: 'userWithId', parameters: { userIds: 'a' } })
+    const del = await api.delete(strategyPath('archived-strategies', strategy.id))
+    expect([add.status, put.status, del.status]).toEqual([400, 400, 400])
+    expect(add.body.name).toBe('ValidationError')
+    const flag = await api.getFlag(PROJECT, 'archived-strategies')
+    expect(flag.body.archived).toBe(true)
+    expect(flag.body.environments.find((e: any) => e.name === 'development').strategies).toEqual([strategy])
+    expect(api.eventsSince(before)).toEqual([])
+  })
+
+  test('a strategy with an unknown name answers 400', async () => {
+    await newFlag('unknown-strategy')
+    await expectStrategyRejected('unknown-strategy', { name: 'no-such-strategy' })
+  })
+
+  test('a strategy without a name answers 400 (name is required)', async () => {
+    await newFlag('nameless-strategy')
+    await expectStrategyRejected('nameless-strategy', {})
+    await expectStrategyRejected('nameless-strategy', { title: 'No name', parameters: { rollout: '50' } })
+  })
+
+  test('adding a strategy without a JSON body answers 415 and stores nothing', async () => {
+    await newFlag('bodiless-strategy')
+    const before = api.lastEventId()
+    const none = await api.post(strategiesPath('bodiless-strategy'))
+    expect(none.status).toBe(415)
+    expect(none.body.name).toBe('ContentTypeerror')
+    const text = await api.post(strategiesPath('bodiless-strategy'), undefined, { raw: 'default', headers: { 'content-type': 'text/plain' } })
+    expect(text.status).toBe(415)
+    expect(await strategiesOf('bodiless-strategy')).toEqual([])
+    expect(api.eventsSince(before)).toEqual([])
+  })
+
+  test('a rejected update leaves the strategy as it was and records nothing', async () => {
+    await newFlag('bad-update')
+    const strategy = await addStrategy('bad-update', { name: 'default' })
+    const before = api.lastEventId()
+    const response = await api.put(strategyPath('bad-update', strategy.id), {
+      name: 'default',
+      constraints: [constraint('NUM_GT', { value: 'many' })],
+    })
+    expect(response.status).toBe(400)
+    expect((await api.get(strategyPath('bad-update', strategy.id))).body).toEqual(strategy)
+    expect(api.eventsSince(before)).toEqual([])
+  })
+})
+
+describe('flexibleRollout parameters', () => {
+  test('a flexibleRollout rollout from 0 to 100 is accepted and numbers are stored as strings', async () => {
+    await newFlag('rollout-ok')
+    const zero = await addStrategy('rollout-ok', { name: 'flexibleRollout', parameters: { rollout: '0', stickiness: 'default', groupId: 'g' } })
+    const hundred = await addStrategy('rollout-ok', { name: 'flexibleRollout', parameters: { rollout: '100', stickiness: 'default', groupId: 'g' } })
+    const numeric = await addStrategy('rollout-ok', { name: 'flexibleRollout', parameters: { rollout: 42, stickiness: 'default', groupId: 'g' } })
+    expect(zero.parameters.rollout).toBe('0')
+    expect(hundred.parameters.rollout).toBe('100')
+    expect(numeric.parameters.rollout).toBe('42')
+    expect((await strategiesOf('rollout-ok')).map((s: any) => s.parameters.rollout)).toEqual(['0', '100', '42'])
+  })
+
+  test('a flexibleRollout rollout outside 0..100 answers 400', async () => {
+    await newFlag('rollout-bad')
+    for (const rollout of ['101', '-1', '1000', 'half', 150, -10]) {
+      await expectStrategyRejected('rollout-bad', { name: 'flexibleRollout', parameters: { rollout, stickiness: 'default', groupId: 'g' } })
+    }
+  })
+
+  test('an update to a flexibleRollout rollout outside 0..100 answers 400', async () => {
+    await newFlag('rollout-bad-update')
+    const strategy = await addStrategy('rollout-bad-update', { name: 'flexibleRollout', parameters: { rollout: '50', stickiness: 'default', groupId: 'g' } })
+    const response = await api.put(strategyPath('rollout-bad-update', strategy.id), {
+      name: 'flexibleRollout',
+      parameters: { rollout: '101', stickiness: 'default', groupId: 'g' },
+    })
+    expect(response.status).toBe(400)
+    expect((await api.get(strategyPath('rollout-bad-update', strategy.id))).body.parameters.rollout).toBe('50')
+  })
+})
+
+describe('constraints (seed 2.5)', () => {
+  const fitting: Record<string, Record<string, unknown>> = {
+    NOT_IN: { values: ['a', 'b'] },
+    IN: { values: ['a'] },
+    STR_ENDS_WITH: { values: ['.com'] },
+    STR_STARTS_WITH: { values: ['beta-'] },
+    STR_CONTAINS: { values: ['mid'] },
+    NUM_EQ: { value: '5' },
+    NUM_GT: { value: '-1.5' },
+    NUM_GTE: { value: '0' },
+    NUM_LT: { value: '100' },
+    NUM_LTE: { value: '3.14' },
+    DATE_AFTER: { value: '2024-05-01T10:00:00.000Z' },
+    DATE_BEFORE: { value: '2030-12-31T23:59:59+02:00' },
+    SEMVER_EQ: { value: '1.2.3' },
+    SEMVER_GT: { value: '1.2.3-beta.1' },
+    SEMVER_LT: { value: '10.0.0+build.5' },
+  }
+
+  test('every operator of the seed\'s list is accepted with a fitting value and stored as given', async () => {
+    await newFlag('all-operators')
+    const constraints = Object.entries(fitting).map(([operator, extra]) => constraint(operator, extra))
+    expect(constraints).toHaveLength(15)
+    const strategy = await addStrategy('all-operators', { name: 'default', constraints })
+    expect(strategy.constraints.map((c: any) => c.operator)).toEqual(Object.keys(fitting))
+    for (const [index, [, extra]] of Object.entries(fitting).entries()) {
+      expect(strategy.constraints[index]).toMatchObject(extra)
+    }
+    const stored = await api.get(strategyPath('all-operators', strategy.id))
+    expect(stored.body.constraints).toEqual(strategy.constraints)
+  })
+
+  test('each operator is accepted on its own', async () => {
+    await newFlag('each-operator')
+    for (const [operator, extra] of Object.entries(fitting)) {
+      const response = await api.post(strategiesPath('each-operator'), { name: 'default', constraints: [constraint(operator, extra)] })
+      expect({ operator, status: response.status }).toEqual({ operator, status: 200 })
+    }
+    expect(await strategiesOf('each-operator')).toHaveLength(15)
+  })
+
+  test('an operator outside the seed\'s list answers 400', async () => {
+    await newFlag('bad-operator')
+    for (const operator of ['REGEX', 'in', 'NUM_NE', 'DATE_EQ', 'SEMVER_GTE', '']) {
+      const response = await expectStrategyRejected('bad-operator', { name: 'default', constraints: [constraint(operator, { values: ['a'], value: '1' })] })
+      expect(response.body.name).toBe('ValidationError')
+    }
+  })
+
+  test('caseInsensitive and inverted default to false and keep the values given', async () => {
+    await newFlag('constraint-flags')
+    const strategy = await addStrategy('constraint-flags', {
+      name: 'default',
+      constraints: [
+        { contextName: 'userId', operator: 'IN', values: ['a'] },
+        { contextName: 'email', operator: 'STR_ENDS_WITH', values: ['@x.io'], caseInsensitive: true, inverted: true },
+      ],
+    })
+    expect(strategy.constraints[0]).toMatchObject({ caseInsensitive: false, inverted: false })
+    expect(strategy.constraints[1]).toMatchObject({ caseInsensitive: true, inverted: true })
+    const stored = await api.get(strategyPath('constraint-flags', strategy.id))
+    expect(stored.body.constraints[0]).toMatchObject({ caseInsensitive: false, inverted: false })
+    expect(stored.body.constraints[1]).toMatchObject({ caseInsensitive: true, inverted: true })
+  })
+
+  test('NUM_* operators need a numeric value', async () => {
+    await newFlag('num-values')
+    for (const operator of ['NUM_EQ', 'NUM_GT', 'NUM_GTE', 'NUM_LT', 'NUM_LTE']) {
+      for (const extra of [{ value: 'ten' }, { value: '' }, { value: '1,5' }, { value: '12abc' }, {}]) {
+        await expectStrategyRejected('num-values', { name: 'default', constraints: [constraint(operator, extra)] })
+      }
+      const ok = await api.post(strategiesPath('num-values'), { name: 'default', constraints: [constraint(operator, { value: '42' })] })
+      expect(ok.status).toBe(200)
+    }
+  })
+
+  test('DATE_* operators need an RFC 3339 date-time value', async () => {
+    await newFlag('date-values')
+    for (const operator of ['DATE_AFTER', 'DATE_BEFORE']) {
+      for (const extra of [{ value: 'yesterday' }, { value: '2024-05-01' }, { value: '2024-13-01T00:00:00Z' }, { value: '2024-05-01T10:00:00' }, { value: '1714557600000' }, {}]) {
+        await expectStrategyRejected('date-values', { name: 'default', constraints: [constraint(operator, extra)] })
+      }
+      for (const value of ['2024-05-01T10:00:00Z', '2024-05-01T10:00:00.123Z', '2024-05-01T10:00:00-05:00']) {
+        const ok = await api.post(strategiesPath('date-values'), { name: 'default', constraints: [constraint(operator, { value })] })
+        expect({ value, status: ok.status }).toEqual({ value, status: 200 })
+      }
+    }
+  })
+
+  test('DATE_* operators refuse a calendar date that does not exist (RFC 3339 date-mday)', async () => {
+    await newFlag('date-impossible')
+    for (const value of ['2024-02-30T00:00:00Z', '2023-02-29T12:00:00Z', '2024-04-31T00:00:00Z']) {
+      const response = await api.post(strategiesPath('date-impossible'), { name: 'default', constraints: [constraint('DATE_AFTER', { value })] })
+      expect({ value, status: response.status }).toEqual({ value, status: 400 })
+    }
+    expect(await strategiesOf('date-impossible')).toEqual([])
+  })
+
+  test('SEMVER_* operators need a valid semantic version: 1.2.3 is accepted, 1.2 is not', async () => {
+    await newFlag('semver-values')
+    for (const operator of ['SEMVER_EQ', 'SEMVER_GT', 'SEMVER_LT']) {
+      for (const extra of [{ value: '1.2' }, { value: '1' }, { value: '1.2.3.4' }, { value: 'latest' }, { value: '01.2.3' }, {}]) {
+        await expectStrategyRejected('semver-values', { name: 'default', constraints: [constraint(operator, extra)] })
+      }
+      const ok = await api.post(strategiesPath('semver-values'), { name: 'default', constraints: [constraint(operator, { value: '1.2.3' })] })
+      expect(ok.status).toBe(200)
+      expect(ok.body.constraints[0].value).toBe('1.2.3')
+    }
+  })
+
+  test('IN, NOT_IN and STR_* operators need at least one entry in values', async () => {
+    await newFlag('list-values')
+    for (const operator of ['IN', 'NOT_IN', 'STR_ENDS_WITH', 'STR_STARTS_WITH', 'STR_CONTAINS']) {
+      await expectStrategyRejected('list-values', { name: 'default', constraints: [constraint(operator, { values: [] })] })
+      await expectStrategyRejected('list-values', { name: 'default', constraints: [constraint(operator, {})] })
+    }
+  })
+
+  test('a constraint without contextName or operator answers 400', async () => {
+    await newFlag('constraint-shape')
+    await expectStrategyRejected('constraint-shape', { name: 'default', constraints: [{ operator: 'IN', values: ['a'] }] })
+    await expectStrategyRejected('constraint-shape', { name: 'default', constraints: [{ contextName: 'userId', values: ['a'] }] })
+  })
+})
+
+describe('strategy variants (seed 2.7)', () => {
+  const variant = (name: string, extra: Record<string, unknown> = {}) => ({ name, weight: 0, weightType: 'variable', stickiness: 'default', ...extra })
+
+  test('a strategy variant needs weightType and stickiness', async () => {
+    await newFlag('sv-required')
+    await expectStrategyRejected('sv-required', { name: 'default', variants: [{ name: 'a', weight: 500, stickiness: 'default' }] })
+    await expectStrategyRejected('sv-required', { name: 'default', variants: [{ name: 'a', weight: 500, weightType: 'variable' }] })
+    await expectStrategyRejected('sv-required', { name: 'default', variants: [{ name: 'a', weight: 500, weightType: 'heavy', stickiness: 'default' }] })
+    await expectStrategyRejected('sv-required', { name: 'default', variants: [{ weight: 500, weightType: 'variable', stickiness: 'default' }] })
+  })
+
+  test('fix strategy variants keep their weight and variable ones share what is left of 1000', async () => {
+    await newFlag('sv-weights')
+    const strategy = await addStrategy('sv-weights', {
+      name: 'flexibleRollout',
+      parameters: { rollout: '100', stickiness: 'default', groupId: 'g' },
+      variants: [variant('fixed', { weightType: 'fix', weight: 200 }), variant('a', { weight: 1 }), variant('b', { weight: 999 })],
+    })
+    expect(strategy.variants.map((v: any) => [v.name, v.weight, v.weightType, v.stickiness])).toEqual([
+      ['fixed', 200, 'fix', 'default'],
+      ['a', 400, 'variable', 'default'],
+      ['b', 400, 'variable', 'default'],
+    ])
+    const stored = await api.get(strategyPath('sv-weights', strategy.id))
+    expect(stored.body.variants).toEqual(strategy.variants)
+  })
+
+  test('three variable strategy variants get 334, 333 and 333, summing to 1000', async () => {
+    await newFlag('sv-thirds')
+    const strategy = await addStrategy('sv-thirds', { name: 'default', variants: [variant('a'), variant('b'), variant('c')] })
+    expect(strategy.variants.map((v: any) => v.weight)).toEqual([334, 333, 333])
+  })
+
+  test('strategy variants that are all fix must add up to exactly 1000', async () => {
+    await newFlag('sv-fix-only')
+    await expectStrategyRejected('sv-fix-only', {
+      name: 'default',
+      variants: [variant('a', { weightType: 'fix', weight: 300 }), variant('b', { weightType: 'fix', weight: 300 })],
+    })
+    const ok = await addStrategy('sv-fix-only', {
+      name: 'default',
+      variants: [variant('a', { weightType: 'fix', weight: 300 }), variant('b', { weightType: 'fix', weight: 700 })],
+    })
+    expect(ok.variants.map((v: any) => v.weight)).toEqual([300, 700])
+  })
+
+  test('strategy variants whose fix weights exceed 1000 answer 400', async () => {
+    await newFlag('sv-fix-over')
+    await expectStrategyRejected('sv-fix-over', {
+      name: 'default',
+      variants: [variant('a', { weightType: 'fix', weight: 600 }), variant('b', { weightType: 'fix', weight: 600 }), variant('c')],
+    })
+  })
+
+  test('a strategy variant weight above 1000 or below 0 answers 400', async () => {
+    await newFlag('sv-range')
+    await expectStrategyRejected('sv-range', { name: 'default', variants: [variant('a', { weightType: 'fix', weight: 1001 })] })
+    await expectStrategyRejected('sv-range', { name: 'default', variants: [variant('a', { weight: -1 })] })
+  })
+
+  test('duplicate strategy variant names answer 400', async () => {
+    await newFlag('sv-duplicates')
+    await expectStrategyRejected('sv-duplicates', { name: 'default', variants: [variant('same'), variant('same')] })
+  })
+
+  test('a strategy variant json payload must be valid JSON', async () => {
+    await newFlag('sv-payload')
+    await expectStrategyRejected('sv-payload', { name: 'default', variants: [variant('a', { payload: { type: 'json', value: '{broken' } })] })
+    const ok = await addStrategy('sv-payload', { name: 'default', variants: [variant('a', { payload: { type: 'json', value: '{"ok":true}' } })] })
+    expect(ok.variants[0].payload).toEqual({ type: 'json', value: '{"ok":true}' })
+  })
+})
+
+describe('variants per environment', () => {
+  const variant = (name: string, extra: Record<string, unknown> = {}) => ({ name, weight: 0, weightType: 'variable', stickiness: 'default', ...extra })
+
+  async function getVariants(flag: string, environment = 'development') {
+    const response = await api.get(variantsPath(flag, environment))
+    expect(response.status).toBe(200)
+    return response.body.variants
+  }
+
+  /** Sends a variant list that must be refused with 400, and checks nothing was stored or recorded. */
+  async function expectVariantsRejected(flag: string, body: unknown) {
+    const stored = await getVariants(flag)
+    const before = api.lastEventId()
+    const response = await api.put(variantsPath(flag), body)
+    expect(response.status).toBe(400)
+    expect(response.body.name).toBe('ValidationError')
+    expect(await getVariants(flag)).toEqual(stored)
+    expect(api.eventsSince(before)).toEqual([])
+    return response
+  }
+
+  test('PUT keeps a fix weight and shares the rest between variable variants, answers with the computed list, and GET returns it', async () => {
+    await newFlag('env-variants')
+    const before = api.lastEventId()
+    const response = await api.put(variantsPath('env-variants'), [
+      variant('control', { weightType: 'fix', weight: 200 }),
+      variant('blue', { weight: 10 }),
+      variant('green', { weight: 900, stickiness: 'userId', payload: { type: 'string', value: 'hello' }, overrides: [{ contextName: 'userId', values: ['u1', 'u2'] }] }),
+    ])
+    expect(response.status).toBe(200)
+    const expected = [
+      { name: 'control', weight: 200, weightType: 'fix', stickiness: 'default', overrides: [] },
+      { name: 'blue', weight: 400, weightType: 'variable', stickiness: 'default', overrides: [] },
+      { name: 'green', weight: 400, weightType: 'variable', stickiness: 'userId', payload: { type: 'string', value: 'hello' }, overrides: [{ contextName: 'userId', values: ['u1', 'u2'] }] },
+    ]
+    expect(response.body.variants).toEqual(expected)
+    expect(await getVariants('env-variants')).toEqual(expected)
+    expect(await getVariants('env-variants', 'production')).toEqual([])
+
+    const development = await environmentEntry('env-variants', 'development')
+    expect(development.variantCount).toBe(3)
+    expect(development.variants).toEqual(expected)
+    expect((await environmentEntry('env-variants', 'production')).variantCount).toBe(0)
+    const list = await api.listFlags(PROJECT)
+    const listed = list.body.features.find((f: any) => f.name === 'env-variants')
+    expect(listed.environments.find((e: any) => e.name === 'development').variantCount).toBe(3)
+    expect(listed.environments.find((e: any) => e.name === 'production').variantCount).toBe(0)
+
+    const events = api.eventsSince(before)
+    expect(events).toHaveLength(1)
+    expect(events[0]).toMatchObject({
+      type: 'feature-environment-variants-updated',
+      project: PROJECT,
+      featureName: 'env-variants',
+      environment: 'development',
+      data: { variants: expected },
+      preData: { variants: [] },
+    })
+  })
+
+  test('variants without weightType or stickiness default to variable and default, with no overrides', async () => {
+    await newFlag('env-variant-defaults')
+    const response = await api.put(variantsPath('env-variant-defaults'), [{ name: 'only', weight: 0 }])
+    expect(response.status).toBe(200)
+    expect(response.body.variants).toEqual([{ name: 'only', weight: 1000, weightType: 'variable', stickiness: 'default', overrides: [] }])
+  })
+
+  test('three variable variants get 334, 333 and 333, summing to 1000', async () => {
+    await newFlag('env-thirds')
+    const response = await api.put(variantsPath('env-thirds'), [variant('a'), variant('b'), variant('c')])
+    expect(response.status).toBe(200)
+    expect(response.body.variants.map((v: any) => v.weight)).toEqual([334, 333, 333])
+    expect((await getVariants('env-thirds')).map((v: any) => v.weight)).toEqual([334, 333, 333])
+  })
+
+  test('a second PUT replaces the list, and its event carries the previous list as preData', async () => {
+    await newFlag('env-replace')
+    const first = await api.put(variantsPath('env-replace'), [variant('a'), variant('b')])
+    expect(first.status).toBe(200)
+    const before = api.lastEventId()
+    const second = await api.put(variantsPath('env-replace'), [variant('c')])
+    expect(second.status).toBe(200)
+    expect(await getVariants('env-replace')).toEqual(second.body.variants)
+    const events = api.eventsSince(before)
+    expect(events).toHaveLength(1)
+    expect(events[0].type).toBe('feature-environment-variants-updated')
+    expect(events[0].data).toEqual({ variants: second.body.variants })
+    expect(events[0].preData).toEqual({ variants: first.body.variants })
+
+    const cleared = await api.put(variantsPath('env-replace'), [])
+    expect(cleared.status).toBe(200)
+    expect(cleared.body.variants).toEqual([])
+    expect((await environmentEntry('env-replace', 'development')).variantCount).toBe(0)
+  })
+
+  test('variants that are all fix must add up to exactly 1000', async () => {
+    await newFlag('env-fix-only')
+    await expectVariantsRejected('env-fix-only', [variant('a', { weightType: 'fix', weight: 500 }), variant('b', { weightType: 'fix', weight: 400 })])
+    const ok = await api.put(variantsPath('env-fix-only'), [variant('a', { weightType: 'fix', weight: 500 }), variant('b', { weightType: 'fix', weight: 500 })])
+    expect(ok.status).toBe(200)
+    expect(ok.body.variants.map((v: any) => v.weight)).toEqual([500, 500])
+  })
+
+  test('fix weights adding up to more than 1000 answer 400', async () => {
+    await newFlag('env-fix-over')
+    await expectVariantsRejected('env-fix-over', [
+      variant('a', { weightType: 'fix', weight: 700 }),
+      variant('b', { weightType: 'fix', weight: 400 }),
+      variant('c'),
+    ])
+  })
+
+  test('duplicate variant names answer 400', async () => {
+    await newFlag('env-duplicates')
+    await expectVariantsRejected('env-duplicates', [variant('twin'), variant('twin')])
+  })
+
+  test('a variant weight above 1000 or below 0 answers 400', async () => {
+    await newFlag('env-weight-range')
+    await expectVariantsRejected('env-weight-range', [variant('a', { weightType: 'fix', weight: 1001 })])
+    await expectVariantsRejected('env-weight-range', [variant('a', { weight: 5000 })])
+    await expectVariantsRejected('env-weight-range', [variant('a', { weight: -1 })])
+  })
+
+  test('a json payload must hold valid JSON text', async () => {
+    await newFlag('env-json')
+    await expectVariantsRejected('env-json', [variant('a', { payload: { type: 'json', value: '{"a":' } })])
+    await expectVariantsRejected('env-json', [variant('a', { payload: { type: 'json', value: '' } })])
+    const ok = await api.put(variantsPath('env-json'), [variant('a', { payload: { type: 'json', value: '{"a":[1,2]}' } })])
+    expect(ok.status).toBe(200)
+    expect(ok.body.variants[0].payload).toEqual({ type: 'json', value: '{"a":[1,2]}' })
+  })
+
+  test('a number payload must hold a number', async () => {
+    await newFlag('env-number')
+    for (const value of ['twelve', '', '12px', 'NaN', 'Infinity']) {
+      await expectVariantsRejected('env-number', [variant('a', { payload: { type: 'number', value } })])
+    }
+    const ok = await api.put(variantsPath('env-number'), [variant('a', { payload: { type: 'number', value: '-42.5' } })])
+    expect(ok.status).toBe(200)
+    expect(ok.body.variants[0].payload).toEqual({ type: 'number', value: '-42.5' })
+  })
+
+  test('a payload type outside json, csv, string and number answers 400', async () => {
+    await newFlag('env-payload-type')
+    await expectVariantsRejected('env-payload-type', [variant('a', { payload: { type: 'xml', value: '<a/>' } })])
+  })
+
+  test('a body that is not a list of variants answers 400', async () => {
+    await newFlag('env-not-list')
+    await expectVariantsRejected('env-not-list', { variants: [variant('a')] })
+    await expectVariantsRejected('env-not-list', [{ weight: 100 }])
+  })
+
+  test('variants of an unknown flag or unknown environment answer 404', async () => {
+    await newFlag('env-variants-404')
+    const before = api.lastEventId()
+    expect((await api.get(variantsPath('no-such-flag'))).status).toBe(404)
+    expect((await api.put(variantsPath('no-such-flag'), [variant('a')])).status).toBe(404)
+    expect((await api.get(variantsPath('env-variants-404', 'nowhere'))).status).toBe(404)
+    expect((await api.put(variantsPath('env-variants-404', 'nowhere'), [variant('a')])).status).toBe(404)
+    expect((await api.put(variantsPath('env-variants-404', 'development', 'not-its-project'), [variant('a')])).status).toBe(404)
+    expect(await getVariants('env-variants-404')).toEqual([])
+    expect(api.eventsSince(before)).toEqual([])
+  })
+
+  test('setting variants of an archived flag answers 400 and changes nothing', async () => {
+    await newFlag('env-variants-archived')
+    expect((await api.delete(flagPath('env-variants-archived'))).status).toBe(202)
+    const before = api.lastEventId()
+    const response = await api.put(variantsPath('env-variants-archived'), [variant('a')])
+    expect(response.status).toBe(400)
+    expect((await environmentEntry('env-variants-archived', 'development')).variantCount).toBe(0)
+    expect(api.eventsSince(before)).toEqual([])
+  })
+})

@@ -1,0 +1,372 @@
+/**
+ * GET /api/admin/projects/:projectId/features (seed 2.1, 2.3, 4.2, 9; contract §3, §5).
+ */
+import { afterEach, beforeEach, describe, expect, setSystemTime, test } from 'bun:test'
+import { makeApi, tokenFor, type Api, type ApiResponse } from '../helpers'
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+const FEATURE_FIELDS = [
+  'name', 'type', 'description', 'project', 'enabled', 'stale', 'favorite', 'impressionData', 'createdAt', 'createdBy', 'archived',
+  'archivedAt', 'lastSeenAt', 'environments', 'variants', 'strategies', 'tags', 'children', 'lifecycle', 'dependencies',
+]
+const ENVIRONMENT_FIELDS = ['name', 'environment', 'featureName', 'type', 'enabled', 'sortOrder', 'variantCount', 'lastSeenAt', 'hasStrategies', 'hasEnabledStrategies']
+
+let api: Api
+beforeEach(async () => {
+  api = await makeApi()
+})
+afterEach(async () => {
+  setSystemTime()
+  await api?.close()
+})
+
+function expectError(response: ApiResponse, status: number, name: string) {
+  expect({ status: response.status, name: response.body?.name }).toEqual({ status, name })
+  expect(response.headers.get('content-type') ?? '').toMatch(/^application\/json\b/i)
+  expect(response.body.id).toMatch(UUID)
+  expect(typeof response.body.message).toBe('string')
+  expect(response.body.message.length).toBeGreaterThan(10)
+}
+
+function expectOk(response: ApiResponse, status = 200) {
+  expect({ status: response.status, body: response.status === status ? undefined : response.body }).toEqual({ status, body: undefined })
+}
+
+async function newFlag(project: string, name: string, extra: Record<string, unknown> = {}) {
+  const response = await api.createFlag(project, name, extra)
+  expectOk(response, 201)
+  return response.body
+}
+
+async function newProject(id: string) {
+  expectOk(await api.createProject(id), 201)
+}
+
+async function tag(flag: string, type: string, value: string) {
+  expectOk(await api.post(`/api/admin/features/${flag}/tags`, { type, value }), 201)
+}
+
+async function list(project: string, query = '', token?: string) {
+  const response = await api.listFlags(project, query, token === undefined ? undefined : { token })
+  expectOk(response)
+  return response.body
+}
+
+async function names(project: string, query = '') {
+  return (await list(project, query)).features.map((feature: { name: string }) => feature.name)
+}
+
+async function addStrategy(project: string, flag: string, environment: string, body: Record<string, unknown>) {
+  const response = await api.post(`/api/admin/projects/${project}/features/${flag}/environments/${environment}/strategies`, body)
+  expect(response.status).toBeLessThan(300)
+  return response.body
+}
+
+describe('getFeatures: response shape', () => {
+  test('getFeatures: the answer is {version: 2, features} with version an integer', async () => {
+    await newFlag('default', 'shape-one')
+    const body = await list('default')
+    expect(Object.keys(body).sort()).toEqual(['features', 'version'])
+    expect(body.version).toBe(2)
+    expect(Number.isInteger(body.version)).toBe(true)
+    expect(Array.isArray(body.features)).toBe(true)
+    expect(body.features).toHaveLength(1)
+  })
+
+  test('getFeatures: every feature carries every field of seed 2.1 with its type', async () => {
+    await newFlag('default', 'shape-fields', { type: 'experiment', description: 'described', impressionData: true })
+    const [feature] = (await list('default')).features
+    for (const field of FEATURE_FIELDS) expect(feature).toHaveProperty(field)
+    expect(feature).toMatchObject({
+      name: 'shape-fields',
+      type: 'experiment',
+      description: 'described',
+      project: 'default',
+      enabled: false,
+      stale: false,
+      favorite: false,
+      impressionData: true,
+      archived: false,
+      archivedAt: null,
+      lastSeenAt: null,
+      variants: [],
+      strategies: [],
+      tags: [],
+      children: [],
+      dependencies: [],
+    })
+    expect(feature.createdAt).toMatch(ISO_MS)
+    expect(feature.createdBy).toEqual({ id: -42, name: 'admin-bootstrap', imageUrl: expect.any(String) })
+    expect(Number.isInteger(feature.createdBy.id)).toBe(true)
+    expect(feature.lifecycle).toEqual({ stage: 'initial', enteredStageAt: expect.stringMatching(ISO_MS) })
+  })
+
+  test('getFeatures: a flag without description lists description null', async () => {
+    await newFlag('default', 'shape-nodesc')
+    const [feature] = (await list('default')).features
+    expect(feature.description).toBeNull()
+    expect(feature.type).toBe('release')
+  })
+
+  test('getFeatures: each environment entry carries the fields of seed 2.3', async () => {
+    await newFlag('default', 'shape-env')
+    const [feature] = (await list('default')).features
+    expect(feature.environments).toHaveLength(2)
+    for (const entry of feature.environments) {
+      for (const field of ENVIRONMENT_FIELDS) expect(entry).toHaveProperty(field)
+      expect(entry.name).toBe(entry.environment)
+      expect(entry.featureName).toBe('shape-env')
+      expect(typeof entry.enabled).toBe('boolean')
+      expect(typeof entry.sortOrder).toBe('number')
+      expect(entry.variantCount).toBe(0)
+      expect(entry.lastSeenAt).toBeNull()
+      expect(entry.hasStrategies).toBe(false)
+      expect(entry.hasEnabledStrategies).toBe(false)
+    }
+    expect(feature.environments.map((e: any) => [e.name, e.type, e.sortOrder, e.enabled])).toEqual([
+      ['development', 'development', 100, false],
+      ['production', 'production', 200, false],
+    ])
+  })
+
+  test('getFeatures: environment entries are ordered by sortOrder, then name', async () => {
+    for (const [name, sortOrder] of [
+      ['zz-late', 300],
+      ['zz-early', 50],
+      ['aa-early', 50],
+      ['mm-mid', 150],
+    ] as const) {
+      expectOk(await api.post('/api/admin/environments', { name, type: 'test', sortOrder }), 201)
+    }
+    await newProject('env-order')
+    await newFlag('env-order', 'env-order-flag')
+    const [feature] = (await list('env-order')).features
+    expect(feature.environments.map((e: { name: string }) => e.name)).toEqual(['aa-early', 'zz-early', 'development', 'mm-mid', 'production', 'zz-late'])
+    expect(feature.environments.map((e: { sortOrder: number }) => e.sortOrder)).toEqual([50, 50, 100, 150, 200, 300])
+    expect(feature.environments.find((e: { name: string }) => e.name === 'mm-mid').type).toBe('test')
+  })
+
+  test('getFeatures: variantCount counts the variants of the environment', async () => {
+    await newFlag('default', 'variant-count')
+    const response = await api.put('/api/admin/projects/default/features/variant-count/environments/production/variants', [
+      { name: 'a', weight: 500 },
+      { name: 'b', weight: 500 },
+    ])
+    expectOk(response)
+    const [feature] = (await list('default')).features
+    const byName = Object.fromEntries(feature.environments.map((e: { name: string; variantCount: number }) => [e.name, e.variantCount]))
+    expect(byName).toEqual({ development: 0, production: 2 })
+  })
+})
+
+describe('getFeatures: which flags and in which order', () => {
+  test('getFeatures: archived flags are excluded', async () => {
+    await newFlag('default', 'arch-live')
+    await newFlag('default', 'arch-deleted')
+    await newFlag('default', 'arch-patched')
+    expect((await api.delete('/api/admin/projects/default/features/arch-deleted')).status).toBe(202)
+    expectOk(await api.patchFlag('default', 'arch-patched', [{ op: 'replace', path: '/archived', value: true }]))
+    expect(await names('default')).toEqual(['arch-live'])
+  })
+
+  test('getFeatures: a revived flag is listed again', async () => {
+    await newFlag('default', 'revived-one')
+    expect((await api.delete('/api/admin/projects/default/features/revived-one')).status).toBe(202)
+    expect(await names('default')).toEqual([])
+    expectOk(await api.post('/api/admin/projects/default/revive', { features: ['revived-one'] }))
+    expect(await names('default')).toEqual(['revived-one'])
+  })
+
+  test('getFeatures: only the flags of the project in the path are listed', async () => {
+    await newProject('other-list')
+    await newFlag('default', 'mine')
+    await newFlag('other-list', 'theirs')
+    expect(await names('default')).toEqual(['mine'])
+    expect(await names('other-list')).toEqual(['theirs'])
+  })
+
+  test('getFeatures: flags are ordered by createdAt, oldest first', async () => {
+    setSystemTime(new Date('2030-01-01T10:00:00.000Z'))
+    await newFlag('default', 'zz-oldest')
+    setSystemTime(new Date('2030-01-01T10:00:01.000Z'))
+    await newFlag('default', 'mm-middle')
+    setSystemTime(new Date('2030-01-01T10:00:02.000Z'))
+    await newFlag('default', 'aa-newest')
+    setSystemTime()
+    expect(await names('default')).toEqual(['zz-oldest', 'mm-middle', 'aa-newest'])
+  })
+
+  test('getFeatures: flags with the same createdAt are ordered by name', async () => {
+    setSystemTime(new Date('2030-02-01T10:00:00.000Z'))
+    for (const name of ['same-c', 'same-a', 'same-b2', 'same-b']) await newFlag('default', name)
+    setSystemTime(new Date('2030-01-01T00:00:00.000Z'))
+    await newFlag('default', 'same-z-earlier')
+    setSystemTime()
+    const features = (await list('default')).features
+    expect(features.map((f: { name: string }) => f.name)).toEqual(['same-z-earlier', 'same-a', 'same-b', 'same-b2', 'same-c'])
+    expect(new Set(features.slice(1).map((f: { createdAt: string }) => f.createdAt)).size).toBe(1)
+  })
+
+  test('getFeatures: an unknown project answers 200 with an empty list', async () => {
+    await newFlag('default', 'exists-elsewhere')
+    const response = await api.listFlags('no-such-project')
+    expectOk(response)
+    expect(response.body).toEqual({ version: 2, features: [] })
+  })
+})
+
+describe('getFeatures: filters', () => {
+  async function taggedFlags() {
+    await newFlag('default', 'red-one')
+    await newFlag('default', 'blue-one')
+    await newFlag('default', 'red-blue')
+    await newFlag('default', 'untagged')
+    await newFlag('default', 'other-type')
+    await tag('red-one', 'simple', 'red')
+    await tag('blue-one', 'simple', 'blue')
+    await tag('red-blue', 'simple', 'red')
+    await tag('red-blue', 'simple', 'blue')
+    await tag('other-type', 'color', 'red')
+  }
+
+  test('getFeatures: tag=type:value keeps only flags carrying that tag', async () => {
+    await taggedFlags()
+    expect((await names('default', '?tag=simple:red')).sort()).toEqual(['red-blue', 'red-one'])
+  })
+
+  test('getFeatures: the tag filter matches type as well as value', async () => {
+    await taggedFlags()
+    expect(await names('default', '?tag=color:red')).toEqual(['other-type'])
+    expect(await names('default', '?tag=simple:green')).toEqual([])
+    expect(await names('default', '?tag=simple:RED')).toEqual([])
+  })
+
+  test('getFeatures: repeated tag filters are ORed', async () => {
+    await taggedFlags()
+    expect((await names('default', '?tag=simple:red&tag=simple:blue')).sort()).toEqual(['blue-one', 'red-blue', 'red-one'])
+    expect((await names('default', '?tag=simple:blue&tag=color:red')).sort()).toEqual(['blue-one', 'other-type', 'red-blue'])
+  })
+
+  test('getFeatures: a tag value may itself contain a colon', async () => {
+    await newFlag('default', 'colon-tag')
+    await tag('colon-tag', 'simple', 'a:b')
+    expect(await names('default', '?tag=simple:a:b')).toEqual(['colon-tag'])
+  })
+
+  test('getFeatures: namePrefix keeps flags whose name starts with it, ignoring case', async () => {
+    await newFlag('default', 'Checkout-New')
+    await newFlag('default', 'checkout-old')
+    await newFlag('default', 'my-checkout')
+    await newFlag('default', 'search')
+    expect((await names('default', '?namePrefix=CHECKOUT')).sort()).toEqual(['Checkout-New', 'checkout-old'])
+    expect((await names('default', '?namePrefix=checkout-n')).sort()).toEqual(['Checkout-New'])
+    expect(await names('default', '?namePrefix=out')).toEqual([])
+  })
+
+  test('getFeatures: namePrefix is taken literally, not as a pattern', async () => {
+    await newFlag('default', 'a.b')
+    await newFlag('default', 'axb')
+    expect(await names('default', '?namePrefix=a.')).toEqual(['a.b'])
+    expect(await names('default', '?namePrefix=a*')).toEqual([])
+  })
+
+  test('getFeatures: tag and namePrefix are ANDed', async () => {
+    await taggedFlags()
+    expect(await names('default', '?tag=simple:red&namePrefix=RED-O')).toEqual(['red-one'])
+    expect((await names('default', '?tag=simple:red&tag=simple:blue&namePrefix=red')).sort()).toEqual(['red-blue', 'red-one'])
+    expect(await names('default', '?tag=color:red&namePrefix=red')).toEqual([])
+  })
+
+  test('getFeatures: filters do not show archived flags', async () => {
+    await newFlag('default', 'gone-tagged')
+    await tag('gone-tagged', 'simple', 'gone')
+    expect((await api.delete('/api/admin/projects/default/features/gone-tagged')).status).toBe(202)
+    expect(await names('default', '?tag=simple:gone')).toEqual([])
+    expect(await names('default', '?namePrefix=gone')).toEqual([])
+  })
+
+  test('getFeatures: a tag filter without type:value form answers 400 ValidationError', async () => {
+    const response = await api.listFlags('default', '?tag=nocolon')
+    expectError(response, 400, 'ValidationError')
+    expect(response.body.message).toContain('tag')
+  })
+})
+
+describe('getFeatures: enabled and strategies', () => {
+  test('getFeatures: enabled is true when the flag is enabled in any environment', async () => {
+    await newFlag('default', 'on-prod')
+    await newFlag('default', 'on-none')
+    expectOk(await api.toggle('default', 'on-prod', 'production', true))
+    const features = (await list('default')).features
+    const byName = Object.fromEntries(features.map((f: any) => [f.name, f]))
+    expect(byName['on-prod'].enabled).toBe(true)
+    expect(byName['on-none'].enabled).toBe(false)
+    expect(byName['on-prod'].environments.map((e: any) => [e.name, e.enabled])).toEqual([
+      ['development', false],
+      ['production', true],
+    ])
+    expectOk(await api.toggle('default', 'on-prod', 'production', false))
+    const after = (await list('default')).features.find((f: any) => f.name === 'on-prod')
+    expect(after.enabled).toBe(false)
+  })
+
+  test('getFeatures: hasStrategies and hasEnabledStrategies; a disabled strategy does not count as enabled', async () => {
+    await newFlag('default', 'strats')
+    await addStrategy('default', 'strats', 'development', { name: 'default', disabled: true })
+    let entry = (await list('default')).features[0].environments.find((e: any) => e.name === 'development')
+    expect(entry).toMatchObject({ hasStrategies: true, hasEnabledStrategies: false })
+    let production = (await list('default')).features[0].environments.find((e: any) => e.name === 'production')
+    expect(production).toMatchObject({ hasStrategies: false, hasEnabledStrategies: false })
+    await addStrategy('default', 'strats', 'development', { name: 'flexibleRollout', parameters: { rollout: '50', stickiness: 'default', groupId: 'strats' } })
+    entry = (await list('default')).features[0].environments.find((e: any) => e.name === 'development')
+    expect(entry).toMatchObject({ hasStrategies: true, hasEnabledStrategies: true })
+    await addStrategy('default', 'strats', 'production', { name: 'default', disabled: false })
+    production = (await list('default')).features[0].environments.find((e: any) => e.name === 'production')
+    expect(production).toMatchObject({ hasStrategies: true, hasEnabledStrategies: true })
+  })
+
+  test('getFeatures: the list leaves out nothing of what seed 2.3 requires even when strategies exist', async () => {
+    await newFlag('default', 'strats-shape')
+    expectOk(await api.toggle('default', 'strats-shape', 'development', true))
+    const [feature] = (await list('default')).features
+    for (const entry of feature.environments) for (const field of ENVIRONMENT_FIELDS) expect(entry).toHaveProperty(field)
+    expect(feature.environments[0]).toMatchObject({ name: 'development', enabled: true, hasStrategies: true, hasEnabledStrategies: true })
+  })
+
+  test('getFeatures: tags, children and dependencies of each flag are listed', async () => {
+    await newFlag('default', 'parent-flag')
+    await newFlag('default', 'child-flag')
+    await tag('child-flag', 'simple', 'kid')
+    expectOk(await api.post('/api/admin/projects/default/features/child-flag/dependencies', { feature: 'parent-flag' }))
+    const features = Object.fromEntries((await list('default')).features.map((f: any) => [f.name, f]))
+    expect(features['parent-flag'].children).toEqual(['child-flag'])
+    expect(features['child-flag'].dependencies).toEqual([{ feature: 'parent-flag', enabled: true, variants: [] }])
+    expect(features['child-flag'].tags).toEqual([{ type: 'simple', value: 'kid' }])
+  })
+})
+
+describe('getFeatures: authentication', () => {
+  test('getFeatures: without a token it answers 401 AuthenticationRequired', async () => {
+    expectError(await api.listFlags('default', '', { token: null }), 401, 'AuthenticationRequired')
+    expectError(await api.listFlags('default', '', { token: '*:*.not-a-token' }), 401, 'AuthenticationRequired')
+  })
+
+  test('getFeatures: a viewer token may list', async () => {
+    await newFlag('default', 'viewer-sees')
+    const viewer = await tokenFor(api, 'viewer', { role: 'viewer' })
+    expect((await list('default', '', viewer)).features.map((f: { name: string }) => f.name)).toEqual(['viewer-sees'])
+  })
+
+  test('getFeatures: a token limited to other projects lists nothing (200, empty)', async () => {
+    await newProject('scoped-other')
+    await newFlag('default', 'hidden-from-scoped')
+    const scoped = await tokenFor(api, 'scoped', { role: 'viewer', projects: ['scoped-other'] })
+    expect(await list('default', '', scoped)).toEqual({ version: 2, features: [] })
+  })
+
+  test('getFeatures: a client token answers 403 NoAccessError', async () => {
+    const client = await tokenFor(api, 'sdk', { type: 'client', project: 'default', environment: 'development' })
+    expectError(await api.listFlags('default', '', { token: client }), 403, 'NoAccessError')
+  })
+})

@@ -1,0 +1,854 @@
+/**
+ * PATCH /api/admin/projects/:projectId/features/:featureName (seed 4.1, 5, 7; contract §1, §2, §4, §5).
+ *
+ * Every rejected request is checked to have left the flag (as GET answers it) and the event log
+ * exactly as they were. Every accepted one is checked against GET and against the events written.
+ */
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { makeApi, tokenFor, type Api, type ApiResponse } from '../helpers'
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+const FLAG_TYPES = ['release', 'experiment', 'operational', 'kill-switch', 'permission']
+const METADATA_KEYS = ['name', 'description', 'type', 'project', 'stale', 'impressionData', 'archived', 'createdAt']
+
+let api: Api
+beforeEach(async () => {
+  api = await makeApi()
+})
+afterEach(async () => api?.close())
+
+/** Status, error name, JSON content type, a uuid id and a message that says something useful. */
+function expectError(response: ApiResponse, status: number, name: string, mentions: (string | RegExp)[] = []) {
+  expect({ status: response.status, name: response.body?.name }).toEqual({ status, name })
+  expect(response.headers.get('content-type') ?? '').toMatch(/^application\/json\b/i)
+  expect(response.body.id).toMatch(UUID)
+  expect(typeof response.body.message).toBe('string')
+  expect(response.body.message.length).toBeGreaterThan(10)
+  for (const mention of mentions) {
+    if (typeof mention === 'string') expect(response.body.message).toContain(mention)
+    else expect(response.body.message).toMatch(mention)
+  }
+  expect(response.text).not.toMatch(/<html|\n\s+at \S/i)
+}
+
+function expectOk(response: ApiResponse, status = 200) {
+  expect({ status: response.status, body: response.status === status ? undefined : response.body }).toEqual({ status, body: undefined })
+}
+
+async function newFlag(name: string, extra: Record<string, unknown> = {}, project = 'default') {
+  const response = await api.createFlag(project, name, extra)
+  expectOk(response, 201)
+  return response.body
+}
+
+async function newProject(id: string, extra: Record<string, unknown> = {}) {
+  expectOk(await api.createProject(id, extra), 201)
+}
+
+async function read(name: string, project = 'default') {
+  const response = await api.getFlag(project, name)
+  expectOk(response)
+  return response.body
+}
+
+function metadata(flag: Record<string, unknown>) {
+  return Object.fromEntries(METADATA_KEYS.map((key) => [key, flag[key]]))
+}
+
+/** Sends a patch that must be refused; asserts the error and that nothing changed. */
+async function expectRefused(name: string, operations: unknown, status: number, errorName: string, mentions: (string | RegExp)[] = [], project = 'default', flagProject = project) {
+  const before = await read(name, flagProject)
+  const since = api.lastEventId()
+  const response = await api.patchFlag(project, name, operations)
+  expectError(response, status, errorName, mentions)
+  expect(await read(name, flagProject)).toEqual(before)
+  expect(api.eventsSince(since)).toEqual([])
+  return response
+}
+
+/** Sends a patch that must be accepted; asserts 200 and that the answer is what GET answers. */
+async function expectAccepted(name: string, operations: unknown, project = 'default') {
+  const response = await api.patchFlag(project, name, operations)
+  expectOk(response)
+  expect(response.body).toEqual(await read(name, project))
+  return response.body
+}
+
+describe('PATCH: the six JSON-Patch operations', () => {
+  test('PATCH: replace sets a property to the given value', async () => {
+    await newFlag('op-replace', { description: 'old' })
+    const flag = await expectAccepted('op-replace', [{ op: 'replace', path: '/description', value: 'new text' }])
+    expect(flag.description).toBe('new text')
+  })
+
+  test('PATCH: add on an existing property replaces its value', async () => {
+    await newFlag('op-add')
+    const flag = await expectAccepted('op-add', [
+      { op: 'add', path: '/stale', value: true },
+      { op: 'add', path: '/type', value: 'kill-switch' },
+      { op: 'add', path: '/impressionData', value: true },
+    ])
+    expect(metadata(flag)).toMatchObject({ stale: true, type: 'kill-switch', impressionData: true })
+  })
+
+  test('PATCH: remove of /description leaves the flag without a description (null)', async () => {
+    await newFlag('op-remove', { description: 'to be removed' })
+    const flag = await expectAccepted('op-remove', [{ op: 'remove', path: '/description' }])
+    expect(flag.description).toBeNull()
+  })
+
+  test('PATCH: remove then add of a required property in one patch is accepted', async () => {
+    await newFlag('op-remove-add')
+    const flag = await expectAccepted('op-remove-add', [
+      { op: 'remove', path: '/stale' },
+      { op: 'add', path: '/stale', value: true },
+    ])
+    expect(flag.stale).toBe(true)
+  })
+
+  test('PATCH: copy copies the value at from to path', async () => {
+    await newFlag('op-copy', { description: 'whatever' })
+    const flag = await expectAccepted('op-copy', [{ op: 'copy', from: '/name', path: '/description' }])
+    expect(flag.description).toBe('op-copy')
+    expect(flag.name).toBe('op-copy')
+  })
+
+  test('PATCH: move moves the value at from to path and removes it at from', async () => {
+    await newFlag('op-move', { description: 'experiment' })
+    const flag = await expectAccepted('op-move', [{ op: 'move', from: '/description', path: '/type' }])
+    expect(flag.type).toBe('experiment')
+    expect(flag.description).toBeNull()
+  })
+
+  test('PATCH: a passing test operation lets the following operations apply', async () => {
+    await newFlag('op-test', { description: 'v1' })
+    const flag = await expectAccepted('op-test', [
+      { op: 'test', path: '/description', value: 'v1' },
+      { op: 'test', path: '/stale', value: false },
+      { op: 'replace', path: '/description', value: 'v2' },
+    ])
+    expect(flag.description).toBe('v2')
+  })
+
+  test('PATCH: operations apply in order, each seeing the result of the ones before', async () => {
+    await newFlag('op-order', { description: 'start' })
+    const flag = await expectAccepted('op-order', [
+      { op: 'replace', path: '/description', value: 'middle' },
+      { op: 'test', path: '/description', value: 'middle' },
+      { op: 'copy', from: '/description', path: '/type' },
+      { op: 'replace', path: '/type', value: 'operational' },
+      { op: 'replace', path: '/description', value: 'end' },
+    ])
+    expect(metadata(flag)).toMatchObject({ description: 'end', type: 'operational' })
+  })
+
+  test('PATCH: a failed test operation answers 409 ConflictError and changes nothing', async () => {
+    await newFlag('op-test-fails', { description: 'current' })
+    await expectRefused(
+      'op-test-fails',
+      [
+        { op: 'test', path: '/description', value: 'something else' },
+        { op: 'replace', path: '/description', value: 'never' },
+      ],
+      409,
+      'ConflictError',
+      ['/description'],
+    )
+  })
+
+  test('PATCH: an empty operation list answers 200 with the unchanged flag and records no event', async () => {
+    await newFlag('op-empty')
+    const before = await read('op-empty')
+    const since = api.lastEventId()
+    const flag = await expectAccepted('op-empty', [])
+    expect(flag).toEqual(before)
+    expect(api.eventsSince(since)).toEqual([])
+  })
+})
+
+describe('PATCH: all or nothing', () => {
+  test('PATCH: a later operation with a wrong type leaves the flag and the event log unchanged', async () => {
+    await newFlag('aon-type', { description: 'keep' })
+    await expectRefused(
+      'aon-type',
+      [
+        { op: 'replace', path: '/description', value: 'changed' },
+        { op: 'replace', path: '/stale', value: true },
+        { op: 'replace', path: '/impressionData', value: 'yes' },
+      ],
+      400,
+      'ValidationError',
+      ['impressionData'],
+    )
+  })
+
+  test('PATCH: a later failed test leaves the earlier operations unapplied', async () => {
+    await newFlag('aon-test', { description: 'keep' })
+    await expectRefused(
+      'aon-test',
+      [
+        { op: 'replace', path: '/description', value: 'changed' },
+        { op: 'replace', path: '/archived', value: true },
+        { op: 'test', path: '/description', value: 'keep' },
+      ],
+      409,
+      'ConflictError',
+    )
+  })
+
+  test('PATCH: a later operation on an unknown path leaves the earlier operations unapplied', async () => {
+    await newFlag('aon-path')
+    await expectRefused(
+      'aon-path',
+      [
+        { op: 'replace', path: '/stale', value: true },
+        { op: 'replace', path: '/nope', value: 1 },
+      ],
+      400,
+      'ValidationError',
+      ['/nope'],
+    )
+  })
+
+  test('PATCH: a later remove of a property that is already gone is unresolvable: 400, and the earlier operations are not applied', async () => {
+    await newFlag('aon-remove', { description: 'keep' })
+    await expectRefused(
+      'aon-remove',
+      [
+        { op: 'replace', path: '/stale', value: true },
+        { op: 'remove', path: '/description' },
+        { op: 'remove', path: '/description' },
+      ],
+      400,
+      'ValidationError',
+    )
+  })
+
+  test('PATCH: a later invalid flag type leaves the flag unchanged', async () => {
+    await newFlag('aon-flagtype')
+    await expectRefused(
+      'aon-flagtype',
+      [
+        { op: 'replace', path: '/description', value: 'changed' },
+        { op: 'replace', path: '/type', value: 'not-a-type' },
+      ],
+      400,
+      'ValidationError',
+    )
+  })
+})
+
+describe('PATCH: read-only name, project and createdAt', () => {
+  test('PATCH: replacing name answers 400 and renames nothing', async () => {
+    await newFlag('ro-name')
+    await expectRefused('ro-name', [{ op: 'replace', path: '/name', value: 'ro-other-name' }], 400, 'ValidationError', ['name'])
+    expect((await api.getFlag('default', 'ro-other-name')).status).toBe(404)
+  })
+
+  test('PATCH: replacing project answers 400, even when the other project exists', async () => {
+    await newProject('ro-target')
+    await newFlag('ro-project')
+    await expectRefused('ro-project', [{ op: 'replace', path: '/project', value: 'ro-target' }], 400, 'ValidationError', ['project'])
+    expect((await api.listFlags('ro-target')).body.features).toEqual([])
+  })
+
+  test('PATCH: replacing createdAt answers 400', async () => {
+    await newFlag('ro-created')
+    await expectRefused('ro-created', [{ op: 'replace', path: '/createdAt', value: '2000-01-01T00:00:00.000Z' }], 400, 'ValidationError', ['createdAt'])
+  })
+
+  test('PATCH: removing a read-only property answers 400', async () => {
+    await newFlag('ro-remove')
+    await expectRefused('ro-remove', [{ op: 'remove', path: '/name' }], 400, 'ValidationError', ['name'])
+    await expectRefused('ro-remove', [{ op: 'remove', path: '/createdAt' }], 400, 'ValidationError', ['createdAt'])
+  })
+
+  test('PATCH: moving a read-only property away or copying over it answers 400', async () => {
+    await newFlag('ro-move', { description: 'text' })
+    await expectRefused('ro-move', [{ op: 'move', from: '/project', path: '/description' }], 400, 'ValidationError', ['project'])
+    await expectRefused('ro-move', [{ op: 'copy', from: '/description', path: '/name' }], 400, 'ValidationError', ['name'])
+  })
+
+  test('PATCH: operations that leave name, project and createdAt unchanged are accepted without an event', async () => {
+    const created = await newFlag('ro-same')
+    const since = api.lastEventId()
+    const flag = await expectAccepted('ro-same', [
+      { op: 'replace', path: '/name', value: 'ro-same' },
+      { op: 'replace', path: '/project', value: 'default' },
+      { op: 'replace', path: '/createdAt', value: created.createdAt },
+      { op: 'test', path: '/name', value: 'ro-same' },
+      { op: 'remove', path: '/createdAt' },
+      { op: 'add', path: '/createdAt', value: created.createdAt },
+    ])
+    expect(metadata(flag)).toEqual(metadata(created))
+    expect(api.eventsSince(since)).toEqual([])
+  })
+
+  test('PATCH: a read-only property may change and change back within one patch', async () => {
+    await newFlag('ro-back')
+    await expectAccepted('ro-back', [
+      { op: 'replace', path: '/name', value: 'elsewhere' },
+      { op: 'replace', path: '/name', value: 'ro-back' },
+      { op: 'replace', path: '/description', value: 'ok' },
+    ])
+  })
+})
+
+describe('PATCH: /variants and the order of errors', () => {
+  test('PATCH: an operation on /variants answers 403 NoAccessError pointing to the environment variants endpoint', async () => {
+    await newFlag('var-path')
+    const response = await expectRefused('var-path', [{ op: 'replace', path: '/variants', value: [] }], 403, 'NoAccessError', [/environments/, /variants/])
+    expect(Array.isArray(response.body.permissions)).toBe(true)
+    expect(response.body.permissions).toHaveLength(1)
+  })
+
+  test('PATCH: an operation on a path below /variants answers 403', async () => {
+    await newFlag('var-below')
+    await expectRefused('var-below', [{ op: 'add', path: '/variants/0', value: { name: 'a', weight: 1000 } }], 403, 'NoAccessError', [/variants/])
+    await expectRefused('var-below', [{ op: 'remove', path: '/variants/0/name' }], 403, 'NoAccessError')
+  })
+
+  test('PATCH: an operation whose from is /variants answers 403', async () => {
+    await newFlag('var-from')
+    await expectRefused('var-from', [{ op: 'copy', from: '/variants', path: '/description' }], 403, 'NoAccessError', [/variants/])
+    await expectRefused('var-from', [{ op: 'move', from: '/variants/0', path: '/description' }], 403, 'NoAccessError')
+  })
+
+  test('PATCH: /variants answers 403 even when other operations are bad (bad path, wrong type, failed test, read-only change)', async () => {
+    await newFlag('var-bad', { description: 'd' })
+    await expectRefused(
+      'var-bad',
+      [
+        { op: 'test', path: '/description', value: 'not the current value' },
+        { op: 'replace', path: 'description', value: 'no slash' },
+        { op: 'replace', path: '/nope', value: 1 },
+        { op: 'replace', path: '/stale', value: 'yes' },
+        { op: 'replace', path: '/name', value: 'renamed' },
+        { op: 'replace', path: '/__proto__', value: {} },
+        { op: 'replace', path: '/variants', value: [] },
+      ],
+      403,
+      'NoAccessError',
+    )
+  })
+
+  test('PATCH: /variants answers 403 even when another operation is malformed (unknown op, missing value)', async () => {
+    await newFlag('var-malformed')
+    await expectRefused(
+      'var-malformed',
+      [
+        { op: 'bogus', path: '/description' },
+        { op: 'replace', path: '/description' },
+        { op: 'add', path: '/variants', value: [] },
+      ],
+      403,
+      'NoAccessError',
+    )
+  })
+
+  test('PATCH: an unknown flag answers 404 NotFoundError before the /variants 403', async () => {
+    const since = api.lastEventId()
+    const response = await api.patchFlag('default', 'no-such-flag', [{ op: 'replace', path: '/variants', value: [] }])
+    expectError(response, 404, 'NotFoundError', ['no-such-flag'])
+    expect(api.eventsSince(since)).toEqual([])
+  })
+
+  test('PATCH: an unknown flag answers 404 before any 400 for bad operations', async () => {
+    const since = api.lastEventId()
+    const bad = [
+      [{ op: 'replace', path: 'description', value: 'x' }],
+      [{ op: 'replace', path: '/stale', value: 'yes' }],
+      [{ op: 'replace', path: '/__proto__/polluted', value: 1 }],
+      [{ op: 'test', path: '/description', value: 'x' }],
+    ]
+    for (const operations of bad) {
+      expectError(await api.patchFlag('default', 'no-such-flag', operations), 404, 'NotFoundError')
+    }
+    expect(api.eventsSince(since)).toEqual([])
+  })
+
+  test('PATCH: an unknown flag answers 404 even when the operation array is malformed', async () => {
+    const since = api.lastEventId()
+    expectError(await api.patchFlag('default', 'no-such-flag', [{ op: 'bogus', path: '/description' }]), 404, 'NotFoundError')
+    expectError(await api.patchFlag('default', 'no-such-flag', [{ op: 'replace' }]), 404, 'NotFoundError')
+    expect(api.eventsSince(since)).toEqual([])
+  })
+
+  test('PATCH: a flag of another project answers 404 without naming that project', async () => {
+    await newProject('hidden-proj-zq')
+    await newFlag('elsewhere-flag', { description: 'd' }, 'hidden-proj-zq')
+    const response = await expectRefused(
+      'elsewhere-flag',
+      [{ op: 'replace', path: '/description', value: 'hijacked' }],
+      404,
+      'NotFoundError',
+      [],
+      'default',
+      'hidden-proj-zq',
+    )
+    expect(response.text).not.toContain('hidden-proj-zq')
+  })
+
+  test('PATCH: a flag of another project answers 404 (not 400) for bad operations, without naming that project', async () => {
+    await newProject('hidden-proj-zr')
+    await newFlag('elsewhere-flag2', {}, 'hidden-proj-zr')
+    const response = await expectRefused(
+      'elsewhere-flag2',
+      [{ op: 'replace', path: '/stale', value: 'yes' }],
+      404,
+      'NotFoundError',
+      [],
+      'default',
+      'hidden-proj-zr',
+    )
+    expect(response.text).not.toContain('hidden-proj-zr')
+  })
+
+  test('PATCH: the order is unknown flag 404, then /variants 403, then flag of another project 404', async () => {
+    await newProject('order-proj')
+    await newFlag('order-flag', {}, 'order-proj')
+    await expectRefused('order-flag', [{ op: 'replace', path: '/variants', value: [] }], 403, 'NoAccessError', [], 'default', 'order-proj')
+  })
+
+  test('PATCH: a project-scoped token patching a flag of a project it cannot see gets 404 without the project name', async () => {
+    await newProject('secret-proj-q')
+    await newFlag('secret-flag', {}, 'secret-proj-q')
+    const scoped = await tokenFor(api, 'default-only', { role: 'editor', projects: ['default'] })
+    const since = api.lastEventId()
+    const response = await api.patchFlag('default', 'secret-flag', [{ op: 'replace', path: '/stale', value: true }], { token: scoped })
+    expectError(response, 404, 'NotFoundError')
+    expect(response.text).not.toContain('secret-proj-q')
+    expect((await read('secret-flag', 'secret-proj-q')).stale).toBe(false)
+    expect(api.eventsSince(since)).toEqual([])
+  })
+})
+
+describe('PATCH: paths', () => {
+  test('PATCH: a path that does not start with / answers 400 with a message naming the path', async () => {
+    await newFlag('path-slash')
+    await expectRefused('path-slash', [{ op: 'replace', path: 'description', value: 'x' }], 400, 'ValidationError', ['description'])
+    await expectRefused('path-slash', [{ op: 'replace', path: '', value: {} }], 400, 'ValidationError')
+  })
+
+  test('PATCH: a from that does not start with / answers 400', async () => {
+    await newFlag('from-slash')
+    await expectRefused('from-slash', [{ op: 'copy', from: 'name', path: '/description' }], 400, 'ValidationError')
+  })
+
+  test('PATCH: an unknown path answers 400 naming the path', async () => {
+    await newFlag('path-unknown')
+    await expectRefused('path-unknown', [{ op: 'add', path: '/color', value: 'red' }], 400, 'ValidationError', ['/color'])
+    await expectRefused('path-unknown', [{ op: 'replace', path: '/Description', value: 'x' }], 400, 'ValidationError')
+    await expectRefused('path-unknown', [{ op: 'replace', path: '/', value: 'x' }], 400, 'ValidationError')
+    await expectRefused('path-unknown', [{ op: 'replace', path: '/enabled', value: true }], 400, 'ValidationError')
+    await expectRefused('path-unknown', [{ op: 'replace', path: '/archivedAt', value: null }], 400, 'ValidationError')
+  })
+
+  test('PATCH: an unresolvable path below a property answers 400', async () => {
+    await newFlag('path-deep', { description: 'text' })
+    await expectRefused('path-deep', [{ op: 'add', path: '/description/0', value: 'x' }], 400, 'ValidationError')
+    await expectRefused('path-deep', [{ op: 'replace', path: '/stale/value', value: true }], 400, 'ValidationError')
+  })
+
+  test('PATCH: an unknown from answers 400', async () => {
+    await newFlag('from-unknown')
+    await expectRefused('from-unknown', [{ op: 'copy', from: '/color', path: '/description' }], 400, 'ValidationError', ['/color'])
+    await expectRefused('from-unknown', [{ op: 'move', from: '/environments', path: '/description' }], 400, 'ValidationError')
+  })
+
+  test('PATCH: replace of a property removed earlier in the patch is unresolvable (RFC 6902: the target must exist): 400', async () => {
+    await newFlag('path-gone-replace', { description: 'text' })
+    await expectRefused(
+      'path-gone-replace',
+      [
+        { op: 'remove', path: '/description' },
+        { op: 'replace', path: '/description', value: 'again' },
+      ],
+      400,
+      'ValidationError',
+    )
+  })
+
+  test('PATCH: copy or move from a property removed earlier in the patch is unresolvable (RFC 6902: from must exist): 400', async () => {
+    await newFlag('path-gone-from', { description: 'text' })
+    await expectRefused(
+      'path-gone-from',
+      [
+        { op: 'remove', path: '/description' },
+        { op: 'copy', from: '/description', path: '/description' },
+      ],
+      400,
+      'ValidationError',
+    )
+    await expectRefused(
+      'path-gone-from',
+      [
+        { op: 'remove', path: '/description' },
+        { op: 'move', from: '/description', path: '/description' },
+      ],
+      400,
+      'ValidationError',
+    )
+  })
+
+  test('PATCH: copy or move without from answers 400', async () => {
+    await newFlag('from-missing')
+    await expectRefused('from-missing', [{ op: 'copy', path: '/description' }], 400, 'ValidationError', [/from/])
+    await expectRefused('from-missing', [{ op: 'move', path: '/description' }], 400, 'ValidationError', [/from/])
+  })
+
+  test('PATCH: add, replace or test without value answers 400', async () => {
+    await newFlag('value-missing')
+    for (const op of ['add', 'replace', 'test']) {
+      await expectRefused('value-missing', [{ op, path: '/description' }], 400, 'ValidationError', [/value/])
+    }
+  })
+
+  test('PATCH: __proto__, constructor or prototype anywhere in a path answers 400 and Object.prototype is not polluted', async () => {
+    await newFlag('path-proto')
+    const attempts = [
+      [{ op: 'add', path: '/__proto__', value: { polluted: 'yes' } }],
+      [{ op: 'add', path: '/__proto__/polluted', value: 'yes' }],
+      [{ op: 'replace', path: '/constructor/prototype/polluted', value: 'yes' }],
+      [{ op: 'add', path: '/constructor', value: { prototype: { polluted: 'yes' } } }],
+      [{ op: 'add', path: '/prototype', value: 'yes' }],
+      [{ op: 'add', path: '/description/__proto__/polluted', value: 'yes' }],
+      [{ op: 'copy', from: '/__proto__', path: '/description' }],
+      [{ op: 'move', from: '/constructor', path: '/description' }],
+      [
+        { op: 'replace', path: '/description', value: 'first' },
+        { op: 'add', path: '/__proto__/polluted', value: 'yes' },
+      ],
+    ]
+    for (const operations of attempts) {
+      await expectRefused('path-proto', operations, 400, 'ValidationError')
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined()
+      expect(Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted')).toBe(false)
+    }
+  })
+})
+
+describe('PATCH: value types', () => {
+  test('PATCH: a wrong value type (stale: "yes") answers 400 naming the property', async () => {
+    await newFlag('type-stale')
+    await expectRefused('type-stale', [{ op: 'replace', path: '/stale', value: 'yes' }], 400, 'ValidationError', ['stale'])
+  })
+
+  test('PATCH: booleans must be booleans (impressionData, archived, stale)', async () => {
+    await newFlag('type-bools')
+    for (const [path, value] of [
+      ['/impressionData', 1],
+      ['/impressionData', null],
+      ['/archived', 'true'],
+      ['/archived', {}],
+      ['/stale', [true]],
+      ['/stale', 0],
+    ] as const) {
+      await expectRefused('type-bools', [{ op: 'replace', path, value }], 400, 'ValidationError', [path.slice(1)])
+    }
+  })
+
+  test('PATCH: removing a required boolean answers 400', async () => {
+    await newFlag('type-remove-bool')
+    await expectRefused('type-remove-bool', [{ op: 'remove', path: '/stale' }], 400, 'ValidationError', ['stale'])
+    await expectRefused('type-remove-bool', [{ op: 'remove', path: '/archived' }], 400, 'ValidationError', ['archived'])
+  })
+
+  test('PATCH: description must be a string or null', async () => {
+    await newFlag('type-description', { description: 'd' })
+    await expectRefused('type-description', [{ op: 'replace', path: '/description', value: 42 }], 400, 'ValidationError', ['description'])
+    await expectRefused('type-description', [{ op: 'replace', path: '/description', value: { text: 'x' } }], 400, 'ValidationError', ['description'])
+    const flag = await expectAccepted('type-description', [{ op: 'replace', path: '/description', value: null }])
+    expect(flag.description).toBeNull()
+  })
+
+  test('PATCH: type must be one of the flag types; the message lists them', async () => {
+    await newFlag('type-flagtype')
+    const response = await expectRefused('type-flagtype', [{ op: 'replace', path: '/type', value: 'feature-toggle' }], 400, 'ValidationError', ['type'])
+    for (const type of FLAG_TYPES) expect(response.body.message).toContain(type)
+    await expectRefused('type-flagtype', [{ op: 'replace', path: '/type', value: null }], 400, 'ValidationError')
+    await expectRefused('type-flagtype', [{ op: 'replace', path: '/type', value: 5 }], 400, 'ValidationError')
+    await expectRefused('type-flagtype', [{ op: 'remove', path: '/type' }], 400, 'ValidationError')
+    await expectRefused('type-flagtype', [{ op: 'replace', path: '/type', value: 'Release' }], 400, 'ValidationError')
+  })
+
+  test('PATCH: every flag type is accepted', async () => {
+    await newFlag('type-all')
+    for (const type of FLAG_TYPES) {
+      const flag = await expectAccepted('type-all', [{ op: 'replace', path: '/type', value: type }])
+      expect(flag.type).toBe(type)
+    }
+  })
+})
+
+describe('PATCH: optimistic concurrency', () => {
+  test('PATCH: two concurrent test-then-replace patches on the same value give exactly one 200 and one 409', async () => {
+    await newFlag('race', { description: 'base' })
+    const since = api.lastEventId()
+    const patchWith = (value: string) =>
+      api.patchFlag('default', 'race', [
+        { op: 'test', path: '/description', value: 'base' },
+        { op: 'replace', path: '/description', value },
+      ])
+    const [first, second] = await Promise.all([patchWith('from-first'), patchWith('from-second')])
+    expect([first.status, second.status].sort()).toEqual([200, 409])
+    const winner = first.status === 200 ? first : second
+    const loser = first.status === 200 ? second : first
+    expectError(loser, 409, 'ConflictError')
+    const flag = await read('race')
+    expect(flag.description).toBe(winner.body.description)
+    expect(['from-first', 'from-second']).toContain(flag.description)
+    const events = api.eventsSince(since)
+    expect(events.map((event) => event.type)).toEqual(['feature-metadata-updated'])
+    expect(events[0].data).toMatchObject({ description: flag.description })
+  })
+
+  test('PATCH: each of several concurrent patches answers with the flag as its own write left it', async () => {
+    await newFlag('race-own', { description: 'base' })
+    const values = Array.from({ length: 6 }, (_, i) => `own-${i}`)
+    const responses = await Promise.all(values.map((value) => api.patchFlag('default', 'race-own', [{ op: 'replace', path: '/description', value }])))
+    responses.forEach((response, i) => {
+      expectOk(response)
+      expect(response.body.description).toBe(values[i])
+    })
+    const events = api.eventsSince(api.lastEventId() - 6)
+    expect(events.map((event) => event.type)).toEqual(Array(6).fill('feature-metadata-updated'))
+    expect((await read('race-own')).description).toBe(events[5].data!.description as string)
+  })
+
+  test('PATCH: many concurrent test-then-replace patches on the same value give exactly one 200', async () => {
+    await newFlag('race-many', { description: 'base' })
+    const responses = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        api.patchFlag('default', 'race-many', [
+          { op: 'test', path: '/description', value: 'base' },
+          { op: 'replace', path: '/description', value: `writer-${i}` },
+        ]),
+      ),
+    )
+    expect(responses.filter((r) => r.status === 200)).toHaveLength(1)
+    expect(responses.filter((r) => r.status === 409)).toHaveLength(7)
+  })
+})
+
+describe('PATCH: archived', () => {
+  test('PATCH: /archived true archives the flag: archivedAt set, feature-archived recorded, gone from the list', async () => {
+    await newFlag('arch-on')
+    const since = api.lastEventId()
+    const flag = await expectAccepted('arch-on', [{ op: 'replace', path: '/archived', value: true }])
+    expect(flag.archived).toBe(true)
+    expect(flag.archivedAt).toMatch(ISO_MS)
+    expect(flag.lifecycle.stage).toBe('archived')
+    const events = api.eventsSince(since)
+    expect(events.map((event) => event.type).sort()).toEqual(['feature-archived', 'feature-metadata-updated'])
+    for (const event of events) expect(event).toMatchObject({ project: 'default', featureName: 'arch-on' })
+    const list = await api.listFlags('default')
+    expect(list.body.features.map((f: { name: string }) => f.name)).not.toContain('arch-on')
+    const archive = await api.get('/api/admin/archive/features')
+    expect(archive.body.features.map((f: { name: string }) => f.name)).toContain('arch-on')
+  })
+
+  test('PATCH: /archived false revives the flag: archivedAt cleared, feature-revived recorded', async () => {
+    await newFlag('arch-off')
+    expect((await api.delete('/api/admin/projects/default/features/arch-off')).status).toBe(202)
+    const since = api.lastEventId()
+    const flag = await expectAccepted('arch-off', [{ op: 'replace', path: '/archived', value: false }])
+    expect(flag.archived).toBe(false)
+    expect(flag.archivedAt).toBeNull()
+    expect(flag.lifecycle.stage).toBe('initial')
+    const events = api.eventsSince(since)
+    expect(events.map((event) => event.type).sort()).toEqual(['feature-metadata-updated', 'feature-revived'])
+    const list = await api.listFlags('default')
+    expect(list.body.features.map((f: { name: string }) => f.name)).toContain('arch-off')
+  })
+
+  test('PATCH: an archived flag can be patched (archived flags are included)', async () => {
+    await newFlag('arch-edit')
+    expect((await api.delete('/api/admin/projects/default/features/arch-edit')).status).toBe(202)
+    const flag = await expectAccepted('arch-edit', [{ op: 'replace', path: '/description', value: 'note on an archived flag' }])
+    expect(flag).toMatchObject({ archived: true, description: 'note on an archived flag' })
+  })
+})
+
+describe('PATCH: events', () => {
+  test('PATCH: a change records feature-metadata-updated with data (after) and preData (before)', async () => {
+    const created = await newFlag('ev-meta', { description: 'before' })
+    const since = api.lastEventId()
+    const flag = await expectAccepted('ev-meta', [
+      { op: 'replace', path: '/description', value: 'after' },
+      { op: 'replace', path: '/type', value: 'experiment' },
+    ])
+    const events = api.eventsSince(since)
+    expect(events).toHaveLength(1)
+    const [event] = events
+    expect(event).toMatchObject({
+      id: since + 1,
+      type: 'feature-metadata-updated',
+      project: 'default',
+      featureName: 'ev-meta',
+      createdBy: 'admin-bootstrap',
+      createdByUserId: -42,
+      tags: [],
+    })
+    expect(event.createdAt).toMatch(ISO_MS)
+    expect(event.preData).toEqual(metadata(created))
+    expect(event.data).toEqual(metadata(flag))
+    expect(event.data).toMatchObject({ description: 'after', type: 'experiment' })
+  })
+
+  test('PATCH: a patch that changes nothing records no event', async () => {
+    const created = await newFlag('ev-none', { description: 'same' })
+    const since = api.lastEventId()
+    await expectAccepted('ev-none', [
+      { op: 'replace', path: '/description', value: 'same' },
+      { op: 'replace', path: '/stale', value: false },
+      { op: 'replace', path: '/type', value: created.type },
+    ])
+    await expectAccepted('ev-none', [
+      { op: 'replace', path: '/description', value: 'temporary' },
+      { op: 'replace', path: '/description', value: 'same' },
+    ])
+    expect(api.eventsSince(since)).toEqual([])
+  })
+
+  test('PATCH: stale true records feature-stale-on as well, stale false records feature-stale-off', async () => {
+    await newFlag('ev-stale')
+    let since = api.lastEventId()
+    await expectAccepted('ev-stale', [{ op: 'replace', path: '/stale', value: true }])
+    let events = api.eventsSince(since)
+    expect(events.map((event) => event.type).sort()).toEqual(['feature-metadata-updated', 'feature-stale-on'])
+    for (const event of events) expect(event).toMatchObject({ project: 'default', featureName: 'ev-stale' })
+    since = api.lastEventId()
+    await expectAccepted('ev-stale', [{ op: 'replace', path: '/stale', value: false }])
+    events = api.eventsSince(since)
+    expect(events.map((event) => event.type).sort()).toEqual(['feature-metadata-updated', 'feature-stale-off'])
+  })
+
+  test('PATCH: a change of something other than stale records no stale event', async () => {
+    await newFlag('ev-nostale')
+    const since = api.lastEventId()
+    await expectAccepted('ev-nostale', [{ op: 'replace', path: '/impressionData', value: true }])
+    expect(api.eventsSince(since).map((event) => event.type)).toEqual(['feature-metadata-updated'])
+  })
+
+  test('PATCH: the events carry the flag\'s tags at that time', async () => {
+    await newFlag('ev-tags')
+    expectOk(await api.post('/api/admin/features/ev-tags/tags', { type: 'simple', value: 'blue' }), 201)
+    const since = api.lastEventId()
+    await expectAccepted('ev-tags', [{ op: 'replace', path: '/stale', value: true }])
+    const events = api.eventsSince(since)
+    expect(events).toHaveLength(2)
+    for (const event of events) expect(event.tags).toEqual([{ type: 'simple', value: 'blue' }])
+  })
+
+  test('PATCH: the events are found by event search', async () => {
+    await newFlag('ev-search')
+    await expectAccepted('ev-search', [{ op: 'replace', path: '/description', value: 'findable-text' }])
+    const found = await api.searchEvents('?feature=IS:ev-search&type=IS:feature-metadata-updated')
+    expect(found.status).toBe(200)
+    expect(found.body.total).toBe(1)
+    expect(found.body.events[0].data.description).toBe('findable-text')
+  })
+})
+
+describe('PATCH: response', () => {
+  test('PATCH: the answer is the full flag (seed 2.1) exactly as GET answers it', async () => {
+    await newFlag('resp-full')
+    expectOk(await api.toggle('default', 'resp-full', 'development', true))
+    const flag = await expectAccepted('resp-full', [{ op: 'replace', path: '/description', value: 'shown' }])
+    for (const key of [
+      'name', 'type', 'description', 'project', 'enabled', 'stale', 'favorite', 'impressionData', 'createdAt', 'createdBy', 'archived',
+      'archivedAt', 'lastSeenAt', 'environments', 'variants', 'strategies', 'tags', 'children', 'lifecycle', 'dependencies',
+    ]) {
+      expect(flag).toHaveProperty(key)
+    }
+    expect(flag.enabled).toBe(true)
+    expect(flag.environments.map((e: { name: string }) => e.name)).toEqual(['development', 'production'])
+    expect(flag.environments[0].strategies.length).toBeGreaterThan(0)
+  })
+})
+
+describe('PATCH: pipeline', () => {
+  test('PATCH: a text/plain body answers 415 ContentTypeerror and changes nothing', async () => {
+    await newFlag('pipe-415')
+    const before = await read('pipe-415')
+    const since = api.lastEventId()
+    const response = await api.request('PATCH', '/api/admin/projects/default/features/pipe-415', {
+      raw: JSON.stringify([{ op: 'replace', path: '/description', value: 'x' }]),
+      headers: { 'content-type': 'text/plain' },
+    })
+    expectError(response, 415, 'ContentTypeerror', [/application\/json/])
+    expect(await read('pipe-415')).toEqual(before)
+    expect(api.eventsSince(since)).toEqual([])
+  })
+
+  test('PATCH: application/json with parameters is accepted', async () => {
+    await newFlag('pipe-charset')
+    const response = await api.request('PATCH', '/api/admin/projects/default/features/pipe-charset', {
+      raw: JSON.stringify([{ op: 'replace', path: '/description', value: 'x' }]),
+      headers: { 'content-type': 'Application/JSON; charset=utf-8' },
+    })
+    expectOk(response)
+    expect(response.body.description).toBe('x')
+  })
+
+  test('PATCH: no token answers 401 AuthenticationRequired and changes nothing', async () => {
+    await newFlag('pipe-401')
+    const before = await read('pipe-401')
+    const since = api.lastEventId()
+    const response = await api.patchFlag('default', 'pipe-401', [{ op: 'replace', path: '/stale', value: true }], { token: null })
+    expectError(response, 401, 'AuthenticationRequired')
+    const unknown = await api.patchFlag('default', 'pipe-401', [{ op: 'replace', path: '/stale', value: true }], { token: '*:*.0000-unknown' })
+    expectError(unknown, 401, 'AuthenticationRequired')
+    expect(await read('pipe-401')).toEqual(before)
+    expect(api.eventsSince(since)).toEqual([])
+  })
+
+  test('PATCH: a viewer token answers 403 NoAccessError naming UPDATE_FEATURE and changes nothing', async () => {
+    await newFlag('pipe-403')
+    const viewer = await tokenFor(api, 'viewer-token', { role: 'viewer' })
+    const before = await read('pipe-403')
+    const since = api.lastEventId()
+    const response = await api.patchFlag('default', 'pipe-403', [{ op: 'replace', path: '/stale', value: true }], { token: viewer })
+    expectError(response, 403, 'NoAccessError')
+    expect(response.body.permissions).toEqual(['UPDATE_FEATURE'])
+    expect(await read('pipe-403')).toEqual(before)
+    expect(api.eventsSince(since)).toEqual([])
+  })
+
+  test('PATCH: a token limited to another project answers 403 for a write to this project', async () => {
+    await newProject('other-scope')
+    await newFlag('pipe-scope')
+    const scoped = await tokenFor(api, 'scoped-token', { role: 'editor', projects: ['other-scope'] })
+    const since = api.lastEventId()
+    const response = await api.patchFlag('default', 'pipe-scope', [{ op: 'replace', path: '/stale', value: true }], { token: scoped })
+    expectError(response, 403, 'NoAccessError')
+    expect(api.eventsSince(since)).toEqual([])
+  })
+
+  test('PATCH: a client (SDK) token answers 403 NoAccessError and changes nothing', async () => {
+    await newFlag('pipe-client')
+    const client = await tokenFor(api, 'sdk', { type: 'client', project: 'default', environment: 'development' })
+    const since = api.lastEventId()
+    expectError(await api.patchFlag('default', 'pipe-client', [{ op: 'replace', path: '/stale', value: true }], { token: client }), 403, 'NoAccessError')
+    expect((await read('pipe-client')).stale).toBe(false)
+    expect(api.eventsSince(since)).toEqual([])
+  })
+
+  test('PATCH: a body that is not an array of operations answers 400', async () => {
+    await newFlag('pipe-shape')
+    await expectRefused('pipe-shape', { op: 'replace', path: '/description', value: 'x' }, 400, 'ValidationError')
+    await expectRefused('pipe-shape', 'replace', 400, 'ValidationError')
+    await expectRefused('pipe-shape', [42], 400, 'ValidationError')
+  })
+
+  test('PATCH: an editor token may patch', async () => {
+    await newFlag('pipe-editor')
+    const editor = await tokenFor(api, 'editor-token', { role: 'editor' })
+    const response = await api.patchFlag('default', 'pipe-editor', [{ op: 'replace', path: '/stale', value: true }], { token: editor })
+    expectOk(response)
+    const [event] = api.eventsSince(api.lastEventId() - 2)
+    expect(event.createdBy).toBe('editor-token')
+  })
+})
