@@ -37,11 +37,6 @@ function operations(): Operation[] {
   return result
 }
 
-function parametersOf(operation: Operation): any[] {
-  const shared = spec.paths[operation.path].parameters ?? []
-  return [...shared, ...(operation.op.parameters ?? [])].map((parameter) => resolve(parameter).schema ?? resolve(parameter))
-}
-
 function rawParametersOf(operation: Operation): any[] {
   const shared = spec.paths[operation.path].parameters ?? []
   return [...shared, ...(operation.op.parameters ?? [])].map(resolve)

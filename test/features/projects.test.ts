@@ -4,6 +4,9 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { makeApi, tokenFor, type Api, type ApiResponse } from '../helpers'
 
+/** Hang detection, not a speed target: a catastrophic pattern would take minutes, an answer takes well under a second. */
+const HANG_LIMIT_MS = 5000
+
 let api: Api
 beforeEach(async () => {
   api = await makeApi()
@@ -320,26 +323,26 @@ describe('project naming patterns', () => {
   })
 
   test.each([['(a+)+b'], ['(a|a)*b'], ['(a*)*b'], ['([a-z]+)+\\.']])(
-    'a catastrophically backtracking pattern %s is refused at creation with 400 within a second',
+    'a catastrophically backtracking pattern %s is refused at creation with 400 without hanging',
     async (pattern) => {
       const started = performance.now()
       const response = await api.createProject('redos', { featureNaming: { pattern } })
       const elapsed = performance.now() - started
       expectStatus(response, 400, 'ValidationError')
-      expect(elapsed).toBeLessThan(1000)
+      expect(elapsed).toBeLessThan(HANG_LIMIT_MS)
       expectStatus(await api.get('/api/admin/projects/redos'), 404)
     },
   )
 
   test.each([['(a+)+b'], ['(a|a)*b']])(
-    'a catastrophically backtracking pattern %s is refused on update with 400 within a second',
+    'a catastrophically backtracking pattern %s is refused on update with 400 without hanging',
     async (pattern) => {
       await createProject('redos-update')
       const started = performance.now()
       const response = await api.put('/api/admin/projects/redos-update', { featureNaming: { pattern } })
       const elapsed = performance.now() - started
       expectStatus(response, 400, 'ValidationError')
-      expect(elapsed).toBeLessThan(1000)
+      expect(elapsed).toBeLessThan(HANG_LIMIT_MS)
       expect((await api.get('/api/admin/projects/redos-update')).body.featureNaming).toBeNull()
     },
   )
@@ -351,7 +354,7 @@ describe('project naming patterns', () => {
     expect(project.featureNaming).toEqual({ pattern: 'a+b', example: 'aaab' })
     expectStatus(await api.createFlag('good-after', 'aab'), 201)
     expectStatus(await api.createFlag('good-after', 'aac'), 400, 'ValidationError')
-    expect(performance.now() - started).toBeLessThan(1000)
+    expect(performance.now() - started).toBeLessThan(HANG_LIMIT_MS)
   })
 
   test('a backtracking pattern that slips past the save check is still never able to hang a match', async () => {
@@ -364,6 +367,6 @@ describe('project naming patterns', () => {
     } else {
       expectStatus(saved, 400, 'ValidationError')
     }
-    expect(performance.now() - started).toBeLessThan(2000)
+    expect(performance.now() - started).toBeLessThan(HANG_LIMIT_MS)
   })
 })
