@@ -10,7 +10,9 @@ import { projectsController } from './features/projects/projects.controller'
 import { tokensController } from './features/tokens/tokens.controller'
 import { authorization } from './http/auth'
 import { bodyHandling } from './http/body'
+import { ServiceStarting } from './errors'
 import { errorHandling } from './http/errors'
+import { errors } from './http/schemas'
 import { openApi } from './http/openapi'
 import type { Services } from './services'
 
@@ -30,8 +32,14 @@ export function createApp(services: Services, config: Pick<Config, 'bodyLimit'>)
       response: { 200: t.Object({ health: t.String({ description: 'GOOD while the process serves requests' }) }, { description: 'Liveness' }) },
       detail: { operationId: 'getHealth', summary: 'Is the process alive', tags: ['Operational'] },
     })
-    .get('/ready', () => ({ ready: true }), {
-      response: { 200: t.Object({ ready: t.Boolean({ description: 'true once the store is loaded' }) }, { description: 'Readiness' }) },
+    .get('/ready', () => {
+      if (!services.events.ready) throw new ServiceStarting('The event log is still loading')
+      return { ready: true }
+    }, {
+      response: {
+        200: t.Object({ ready: t.Boolean({ description: 'true once the store and the event log are loaded' }) }, { description: 'Ready' }),
+        ...errors(503),
+      },
       detail: { operationId: 'getReady', summary: 'Is the store loaded', tags: ['Operational'] },
     })
     .use(projectsController(services.projects, services.environments, auth))

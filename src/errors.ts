@@ -86,3 +86,9 @@ export class StoreFailedError extends AppError {
   readonly status = 503
   readonly errorName = 'ServiceUnavailable'
 }
+
+/** The service is up but still loading; try again shortly. */
+export class ServiceStarting extends AppError {
+  readonly status = 503
+  readonly errorName = 'ServiceUnavailable'
+}

@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs'
 import { createApp } from './app'
 import { ConfigError, readConfig } from './config'
-import { StoreLoadError } from './storage/adapters'
+import { StoreLoadError } from './storage/files'
 import { createServices, initialise, openStore } from './services'
 
 function fail(message: string): never {
@@ -50,13 +50,24 @@ async function main() {
     }),
   )
 
+  // The event log loads after the server listens: /ready answers 503 until then.
+  const loadStarted = performance.now()
+  services.events.load().then(
+    () => console.log(JSON.stringify({ level: 'info', msg: 'ready', events: store.lastEventId, loadMs: Math.round(performance.now() - loadStarted) })),
+    (error) => {
+      if (error instanceof StoreLoadError) fail(`${error.message}. The file was left as it is; repair or move it away.`)
+      console.error(error)
+      process.exit(1)
+    },
+  )
+
   let stopping = false
   const stop = async (signal: string) => {
     if (stopping) return
     stopping = true
     console.log(JSON.stringify({ level: 'info', msg: 'stopping', signal }))
     await server.stop()
-    await store.flush()
+    await store.close()
     services.patterns.close()
     process.exit(0)
   }

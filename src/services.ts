@@ -1,7 +1,9 @@
 /** The composition root: one store, the services over it, and first-start seeding. */
 import { join } from 'node:path'
 import { Memory } from 'lowdb'
-import { AtomicJsonFile, JsonLinesEventLog, MemoryEventLog } from './storage/adapters'
+import { JsonLinesEventLog, MemoryEventLog } from './storage/event-log'
+import { AtomicJsonFile } from './storage/files'
+import { JsonLinesJournal, MemoryJournal } from './storage/state-journal'
 import type { StateDoc } from './storage/records'
 import { Store, SYSTEM_ACTOR } from './storage/store'
 import { connectEnvironment, EnvironmentsService } from './features/environments/environments.service'
@@ -26,19 +28,30 @@ export interface Services {
 }
 
 export const STATE_FILE = 'state.json'
+export const JOURNAL_FILE = 'state.journal.jsonl'
 export const EVENTS_FILE = 'events.jsonl'
 
+export interface StoreOptions {
+  sync: boolean
+  /** Bytes of journal after which a new checkpoint is written (tests make it small). */
+  checkpointAfterBytes?: number
+}
+
 /** Opens the store on `dataDir`, or in memory when `dataDir` is null (tests, throwaway runs). */
-export async function openStore(dataDir: string | null, options: { sync: boolean } = { sync: true }): Promise<Store> {
-  if (dataDir === null) return Store.open({ state: new Memory<StateDoc>(), events: new MemoryEventLog() })
-  const statePath = join(dataDir, STATE_FILE)
-  const eventsPath = join(dataDir, EVENTS_FILE)
-  return Store.open({
-    state: new AtomicJsonFile<StateDoc>(statePath, options.sync),
-    events: new JsonLinesEventLog(eventsPath, options.sync),
-    stateName: statePath,
-    eventsName: eventsPath,
-  })
+export async function openStore(dataDir: string | null, options: StoreOptions = { sync: true }): Promise<Store> {
+  if (dataDir === null) {
+    return Store.open({ checkpoint: new Memory<StateDoc>(), journal: new MemoryJournal(), events: new MemoryEventLog() })
+  }
+  const checkpointPath = join(dataDir, STATE_FILE)
+  return Store.open(
+    {
+      checkpoint: new AtomicJsonFile<StateDoc>(checkpointPath, options.sync),
+      journal: new JsonLinesJournal(join(dataDir, JOURNAL_FILE), options.sync),
+      events: new JsonLinesEventLog(join(dataDir, EVENTS_FILE), options.sync),
+      checkpointName: checkpointPath,
+    },
+    { checkpointAfterBytes: options.checkpointAfterBytes },
+  )
 }
 
 export function createServices(store: Store): Services {

@@ -30,11 +30,23 @@ export interface RequestOptions {
 }
 
 export class Api {
+  /** Every committed event, oldest first: read from the log at open, then from each commit. */
+  private readonly log: EventRecord[] = []
+
   constructor(
     readonly app: App,
     readonly services: Services,
     readonly dataDir: string | null,
-  ) {}
+  ) {
+    services.store.onCommit((events) => this.log.push(...events))
+  }
+
+  /** Reads the events already in the log when the app was opened; call it before any write. */
+  async loadLog(): Promise<void> {
+    const existing: EventRecord[] = []
+    await this.services.store.readEvents((event) => existing.push(event))
+    this.log.unshift(...existing)
+  }
 
   async request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = {}
@@ -97,31 +109,36 @@ export class Api {
     return this.post('/api/admin/api-tokens', body, options)
   }
 
-  /** Every event in the log, oldest first, straight from the store. */
+  /** Every event in the log, oldest first. */
   events(): EventRecord[] {
-    return [...this.services.store.events]
+    return [...this.log]
   }
   /** Events recorded after `sinceId`, oldest first. */
   eventsSince(sinceId: number): EventRecord[] {
-    return this.services.store.events.slice(sinceId)
+    return this.log.filter((event) => event.id > sinceId)
   }
   lastEventId(): number {
-    return this.services.store.events.length
+    return this.services.store.lastEventId
   }
 
   async close() {
-    await this.services.store.flush()
+    await this.services.store.close()
     this.services.patterns.close()
   }
 }
 
 /** An app on the in-memory store, seeded as at first start, with ADMIN_SECRET as admin token. */
-export async function makeApi(options: { dataDir?: string; bodyLimit?: number; adminTokens?: string[] } = {}): Promise<Api> {
-  const store = await openStore(options.dataDir ?? null, { sync: true })
+export async function makeApi(
+  options: { dataDir?: string; bodyLimit?: number; adminTokens?: string[]; checkpointAfterBytes?: number } = {},
+): Promise<Api> {
+  const store = await openStore(options.dataDir ?? null, { sync: true, checkpointAfterBytes: options.checkpointAfterBytes })
   const services = createServices(store)
-  await initialise(services, options.adminTokens ?? [ADMIN_SECRET])
   const app = createApp(services, { bodyLimit: options.bodyLimit ?? BODY_LIMIT })
-  return new Api(app, services, options.dataDir ?? null)
+  const api = new Api(app, services, options.dataDir ?? null)
+  await api.loadLog()
+  await initialise(services, options.adminTokens ?? [ADMIN_SECRET])
+  await services.events.load()
+  return api
 }
 
 export function tempDir(prefix = 'flags-test-'): { path: string; remove(): void } {

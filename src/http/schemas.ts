@@ -31,6 +31,7 @@ const ERROR_TEXT: Record<number, string> = {
   409: 'The name is taken, or a JSON-Patch test did not hold',
   413: 'The request body is larger than the limit',
   415: 'The request body is not application/json',
+  503: 'The service is still starting, or cannot save writes',
 }
 
 /** Documents error statuses of a route; the bodies are produced by the error handler. */

@@ -150,6 +150,8 @@ export interface StateDoc {
   formatVersion: 1
   /** The id of the last event this state includes; events past it were never acknowledged. */
   lastEventId: number
+  /** The number of the last commit this state includes (see storage/state-journal.ts). */
+  commitSeq: number
   /** Next `createdByUserId` to hand to a new token. */
   nextUserId: number
   projects: Record<string, ProjectRecord>
@@ -175,6 +177,7 @@ export function emptyState(): StateDoc {
   return {
     formatVersion: 1,
     lastEventId: 0,
+    commitSeq: 0,
     nextUserId: 1,
     projects: collection(),
     environments: collection(),

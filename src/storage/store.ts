@@ -5,19 +5,25 @@
  * arrival order, so writes are serialised without locks.
  *
  * Group commit: work items that arrive while a commit is on disk wait; the next batch runs all of
- * them, then makes their combined changes durable with one append to the event log and one
- * replacement of the state document. Every item of a batch is answered only after that.
- * Events go to disk first; the state document records the last event id it includes, so after a
- * crash between the two, the extra events are recognised as unacknowledged and discarded at start.
+ * them, then makes their combined changes durable with one append to the event log and one line
+ * in the state journal. Every item of the batch is answered only after that. A write therefore
+ * costs what it changed, whatever the size of the history or of the state.
+ *
+ * Crash atomicity: events are appended (and fsynced) first; the journal line, which names the
+ * last event id the commit includes, is what acknowledges the commit. At start, the checkpoint
+ * (`state.json`) is loaded, the journal's later commits replayed, and events past the last
+ * acknowledged id cut off. When the journal has grown, a new checkpoint is written and the
+ * journal starts afresh.
  *
  * Between a batch's apply and its fsync, readers can already see its changes (like Redis with
  * `appendfsync always`). If the disk write fails the store stops taking writes: the process must
  * restart from what is on disk.
  */
-import { Low } from 'lowdb'
+import { Low, type Adapter } from 'lowdb'
 import { StoreFailedError } from '../errors'
-import { StoreLoadError, type EventLogAdapter } from './adapters'
-import type { Adapter } from 'lowdb'
+import type { EventLog } from './event-log'
+import { StoreLoadError } from './files'
+import type { JournalEntry, StateJournal } from './state-journal'
 import { collection, COLLECTIONS, emptyState, type Collection, type EventRecord, type RecordOf, type StateDoc, type TagRecord } from './records'
 
 export interface Actor {
@@ -117,20 +123,24 @@ export class Tx implements StateReader {
     staged.set(key, value)
   }
 
-  /** Applies the staged changes to `state` and returns the new events. Called by the store only. */
-  applyTo(state: StateDoc, events: EventRecord[]): EventRecord[] {
+  /**
+   * Applies the staged changes to `state`, adds them to `changes` (for the journal) and returns the
+   * new events. Called by the store only.
+   */
+  applyTo(state: StateDoc, changes: JournalEntry['changes']): EventRecord[] {
     for (const [collection, staged] of this.puts) {
       const records = state[collection] as Record<string, unknown>
       for (const [key, value] of staged) {
         if (value === null) delete records[key]
         else records[key] = deepFreeze(value)
+        changes.push([collection, key, value])
       }
     }
     state.nextUserId += this.userIds
     const added: EventRecord[] = []
     for (const event of this.stagedEvents) {
       const record: EventRecord = deepFreeze({
-        id: events.length + 1,
+        id: state.lastEventId + 1,
         createdAt: this.now,
         type: event.type,
         createdBy: this.actor.name,
@@ -142,10 +152,9 @@ export class Tx implements StateReader {
         preData: (jsonCopy(event.preData) ?? null) as EventRecord['preData'],
         tags: jsonCopy([...(event.tags ?? [])]),
       })
-      events.push(record)
+      state.lastEventId = record.id
       added.push(record)
     }
-    state.lastEventId = events.length
     return added
   }
 }
@@ -157,13 +166,17 @@ interface WorkItem {
   reject: (error: unknown) => void
 }
 
-export interface StoreAdapters {
-  state: Adapter<StateDoc>
-  events: EventLogAdapter
-  /** Names shown in load errors; file paths for the on-disk store. */
-  stateName?: string
-  eventsName?: string
+export interface StoreFiles {
+  /** The checkpoint of the state, through lowdb. */
+  checkpoint: Adapter<StateDoc>
+  journal: StateJournal
+  events: EventLog
+  /** Shown in load errors: the checkpoint's file path. */
+  checkpointName?: string
 }
+
+/** A new checkpoint is written once the journal holds this many bytes. */
+export const CHECKPOINT_AFTER_BYTES = 8 * 1024 * 1024
 
 export class Store {
   private queue: WorkItem[] = []
@@ -175,37 +188,50 @@ export class Store {
 
   private constructor(
     private readonly stateDb: Low<StateDoc>,
-    private readonly eventDb: Low<EventRecord[]>,
+    private readonly files: StoreFiles,
+    private readonly checkpointAfterBytes: number,
   ) {}
 
-  /** Loads both files, checks they agree, and drops events that were written but never acknowledged. */
-  static async open(adapters: StoreAdapters): Promise<Store> {
-    const stateName = adapters.stateName ?? 'state'
-    const eventsName = adapters.eventsName ?? 'events'
-    const stateDb = new Low<StateDoc>(adapters.state, emptyState())
-    const eventDb = new Low<EventRecord[]>(adapters.events, [])
-    await stateDb.read()
-    await eventDb.read()
-    checkState(stateDb.data, stateName)
-    const events = eventDb.data
-    const acknowledged = stateDb.data.lastEventId
-    if (events.length < acknowledged) {
-      throw new StoreLoadError(
-        eventsName,
-        `holds ${events.length} events but ${stateName} includes events up to ${acknowledged}; acknowledged events are missing`,
-      )
+  /** Loads the checkpoint, replays the journal, and cuts the event log back to what was acknowledged. */
+  static async open(files: StoreFiles, options: { checkpointAfterBytes?: number } = {}): Promise<Store> {
+    const checkpointName = files.checkpointName ?? 'state'
+    const stateDb = new Low<StateDoc>(files.checkpoint, emptyState())
+    const checkpoint = await files.checkpoint.read()
+    if (checkpoint !== null) stateDb.data = checkpoint
+    const state = stateDb.data
+    checkState(state, checkpointName)
+    const journal = await files.journal.read()
+    if (checkpoint === null) {
+      // No checkpoint yet. A new data directory gets one at once, so that a missing checkpoint next
+      // to a journal or events always means a damaged directory rather than a first start.
+      if (journal.length > 0 || !(await files.events.isEmpty())) {
+        throw new StoreLoadError(checkpointName, 'is missing, but the journal or the event log holds data; restore it or move the directory away')
+      }
+      await stateDb.write()
     }
-    if (events.length > acknowledged) {
-      await adapters.events.discardFrom(acknowledged)
-      events.length = acknowledged
-    }
+    state.commitSeq ??= 0
     // Records are frozen; the collections holding them are not, so a commit can swap records in.
     for (const key of COLLECTIONS) {
-      const records = (stateDb.data[key] = collection<unknown>(stateDb.data[key]) as never) as Record<string, unknown>
+      const records = (state[key] = collection<unknown>(state[key]) as never) as Record<string, unknown>
       for (const record of Object.values(records)) deepFreeze(record)
     }
-    for (const event of events) deepFreeze(event)
-    return new Store(stateDb, eventDb)
+    for (const entry of journal) {
+      if (entry.seq <= state.commitSeq) continue
+      if (entry.seq !== state.commitSeq + 1) {
+        throw new StoreLoadError(files.journal.name, `holds commit ${entry.seq} after commit ${state.commitSeq}; commits are missing`)
+      }
+      for (const [name, key, value] of entry.changes) {
+        const records = state[name] as Record<string, unknown> | undefined
+        if (!records) throw new StoreLoadError(files.journal.name, `commit ${entry.seq} changes an unknown collection "${name}"`)
+        if (value === null) delete records[key]
+        else records[key] = deepFreeze(value)
+      }
+      state.commitSeq = entry.seq
+      state.lastEventId = entry.lastEventId
+      state.nextUserId = entry.nextUserId
+    }
+    await files.events.trimTo(state.lastEventId)
+    return new Store(stateDb, files, options.checkpointAfterBytes ?? CHECKPOINT_AFTER_BYTES)
   }
 
   /** The committed state. Its records are frozen: copy one before changing it, and change it only in `transact`. */
@@ -216,12 +242,17 @@ export class Store {
   /** Reads of the committed state; records are frozen. */
   readonly reader: StateReader = committedReader(this)
 
-  /** The event log, oldest first; `events[i].id === i + 1`. */
-  get events(): readonly EventRecord[] {
-    return this.eventDb.data
+  /** The id of the last event; events are numbered 1, 2, 3… */
+  get lastEventId(): number {
+    return this.stateDb.data.lastEventId
   }
 
-  /** Called after each durable commit with the events it added. */
+  /** Calls `onEvent` for every committed event, oldest first. */
+  readEvents(onEvent: (event: EventRecord) => void): Promise<void> {
+    return this.files.events.read(this.lastEventId, onEvent)
+  }
+
+  /** Called after each durable commit with the events it added, before its writes are answered. */
   onCommit(listener: (events: readonly EventRecord[]) => void): void {
     this.listeners.push(listener)
   }
@@ -239,6 +270,12 @@ export class Store {
     await this.idle
   }
 
+  /** Waits for queued writes, then writes a checkpoint so the next start has no journal to replay. */
+  async close(): Promise<void> {
+    await this.flush()
+    if (!this.failure && this.files.journal.size > 0) await this.checkpoint()
+  }
+
   private async commitLoop() {
     this.committing = true
     this.idle = new Promise((resolve) => (this.idleResolve = resolve))
@@ -247,6 +284,7 @@ export class Store {
       this.queue = []
       const done: { item: WorkItem; result: unknown }[] = []
       const added: EventRecord[] = []
+      const changes: JournalEntry['changes'] = []
       // The state document is changed only here, one item at a time.
       const state = this.stateDb.data
       for (const item of batch) {
@@ -258,13 +296,15 @@ export class Store {
           item.reject(error)
           continue
         }
-        added.push(...tx.applyTo(state, this.eventDb.data))
+        added.push(...tx.applyTo(state, changes))
         done.push({ item, result })
       }
       if (done.length === 0) continue
+      state.commitSeq++
       try {
-        await this.eventDb.write()
-        await this.stateDb.write()
+        await this.files.events.append(added)
+        await this.files.journal.append({ seq: state.commitSeq, lastEventId: state.lastEventId, nextUserId: state.nextUserId, changes })
+        if (this.files.journal.size >= this.checkpointAfterBytes) await this.checkpoint()
       } catch (error) {
         this.failure = error as Error
         console.error(JSON.stringify({ level: 'fatal', msg: 'commit failed; the store takes no more writes', error: String(error) }))
@@ -279,6 +319,12 @@ export class Store {
     }
     this.committing = false
     this.idleResolve?.()
+  }
+
+  /** The checkpoint holds every commit so far, so the journal can start afresh. */
+  private async checkpoint() {
+    await this.stateDb.write()
+    await this.files.journal.reset()
   }
 }
 

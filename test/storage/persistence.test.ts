@@ -7,8 +7,9 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { openStore, EVENTS_FILE, STATE_FILE } from '../../src/services'
-import { StoreLoadError } from '../../src/storage/adapters'
+import { openStore, EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../../src/services'
+import { EventsService } from '../../src/features/events/events.service'
+import { StoreLoadError } from '../../src/storage/files'
 import type { EventRecord } from '../../src/storage/records'
 import type { Caller } from '../../src/features/tokens/permissions'
 import { ADMIN_SECRET, makeApi, tempDir, type Api } from '../helpers'
@@ -41,21 +42,24 @@ async function close(api: Api): Promise<void> {
 }
 
 const statePath = (dir: string) => join(dir, STATE_FILE)
+const journalPath = (dir: string) => join(dir, JOURNAL_FILE)
 const eventsPath = (dir: string) => join(dir, EVENTS_FILE)
+
+const readOrEmpty = (path: string) => (existsSync(path) ? readFileSync(path) : Buffer.alloc(0))
 
 function filesOf(dir: string) {
   return {
     state: readFileSync(statePath(dir)),
+    journal: readOrEmpty(journalPath(dir)),
     events: readFileSync(eventsPath(dir)),
   }
 }
 
-function expectFilesUnchanged(dir: string, before: { state: Buffer; events: Buffer }) {
+function expectFilesUnchanged(dir: string, before: { state: Buffer; journal: Buffer; events: Buffer }) {
   const after = filesOf(dir)
   expect(after.state.toString('utf8')).toBe(before.state.toString('utf8'))
+  expect(after.journal.toString('utf8')).toBe(before.journal.toString('utf8'))
   expect(after.events.toString('utf8')).toBe(before.events.toString('utf8'))
-  expect(after.state.equals(before.state)).toBe(true)
-  expect(after.events.equals(before.events)).toBe(true)
 }
 
 function eventLines(dir: string): string[] {
@@ -64,11 +68,15 @@ function eventLines(dir: string): string[] {
   return text.slice(0, -1).split('\n')
 }
 
-/** Opening the store must fail; returns the error (or fails the test when it opened). */
+/**
+ * Opening the store and loading its event log (what start-up does before /ready) must fail;
+ * returns the error (or fails the test when it opened).
+ */
 async function openError(dir: string): Promise<Error> {
   let opened = false
   try {
-    await openStore(dir)
+    const store = await openStore(dir)
+    await new EventsService(store).load()
     opened = true
   } catch (error) {
     return error as Error
@@ -275,33 +283,40 @@ describe('a restart on the same data directory', () => {
     expect(eventLines(dir)).toHaveLength(lastId + 1)
   })
 
-  test('state.json is one compact JSON document and events.jsonl holds one compact event per line', async () => {
+  test('the journal holds one compact line per commit while running; after a clean close state.json holds everything, compact', async () => {
     const dir = newDir()
     const api = await open(dir)
     await buildScenario(api)
     await api.services.store.flush()
+    const journal = readFileSync(journalPath(dir), 'utf8').slice(0, -1).split('\n')
+    expect(journal.length).toBeGreaterThan(5)
+    journal.forEach((line) => expect(JSON.stringify(JSON.parse(line))).toBe(line))
+    expect(JSON.parse(journal.at(-1)!).lastEventId).toBe(api.lastEventId())
+    const events = api.events()
+    await close(api)
 
-    expect(readdirSync(dir).sort()).toEqual([EVENTS_FILE, STATE_FILE])
+    expect(readdirSync(dir).sort()).toEqual([EVENTS_FILE, JOURNAL_FILE, STATE_FILE])
+    expect(readFileSync(journalPath(dir), 'utf8')).toBe('')
     const stateText = readFileSync(statePath(dir), 'utf8')
     expect(stateText).not.toContain('\n')
     expect(stateText).not.toMatch(/^\s|\s$/)
     const state = JSON.parse(stateText)
     expect(JSON.stringify(state)).toBe(stateText)
     expect(state.formatVersion).toBe(1)
-    expect(state.lastEventId).toBe(api.lastEventId())
+    expect(state.lastEventId).toBe(events.length)
     expect(Object.keys(state.projects).sort()).toEqual(['checkout', 'default', 'search'])
     expect(state.flags['co.old'].archived).toBe(true)
     // Only the hash of a secret is stored.
     expect(stateText).not.toContain(ADMIN_SECRET)
 
     const lines = eventLines(dir)
-    expect(lines).toHaveLength(api.lastEventId())
+    expect(lines).toHaveLength(events.length)
     lines.forEach((line, index) => {
       const event = JSON.parse(line) as EventRecord
       expect(JSON.stringify(event)).toBe(line)
       expect(event.id).toBe(index + 1)
     })
-    expect(lines.map((line) => JSON.parse(line))).toEqual(api.events())
+    expect(lines.map((line) => JSON.parse(line))).toEqual(events)
   })
 })
 
@@ -342,7 +357,7 @@ describe('recovery from a crash', () => {
     expectFilesUnchanged(dir, before)
   })
 
-  test('events appended after the last state.json replacement (a crash between the two) are discarded', async () => {
+  test('events appended after the last journal line (a crash between the two appends) are discarded', async () => {
     const dir = newDir()
     const first = await open(dir)
     expect((await first.createFlag('default', 'kept-flag')).status).toBe(201)
@@ -353,8 +368,9 @@ describe('recovery from a crash', () => {
     expect((await first.post('/api/admin/features/lost-flag/tags', { value: 'lost-tag' })).status).toBe(201)
     await close(first)
     expect(eventLines(dir).length).toBeGreaterThan(count)
-    // The crash: events.jsonl got the new events, state.json was never replaced.
+    // The crash: events.jsonl got the new events, the journal (and so the state) never did.
     writeFileSync(statePath(dir), acknowledged.state)
+    writeFileSync(journalPath(dir), acknowledged.journal)
 
     const second = await open(dir)
     expect(second.lastEventId()).toBe(count)
@@ -402,7 +418,7 @@ describe('data files that cannot be trusted', () => {
     expect(error.message).toContain(statePath(dir))
     expect(error.message).toMatch(/JSON/)
     expectFilesUnchanged(dir, before)
-    expect(readdirSync(dir).sort()).toEqual([EVENTS_FILE, STATE_FILE])
+    expect(readdirSync(dir).sort()).toEqual([EVENTS_FILE, JOURNAL_FILE, STATE_FILE])
   })
 
   test.each([
@@ -664,9 +680,10 @@ describe('reads hand out copies', () => {
     const token = state.tokens['ci-bot'] as any
     expect(() => (token.role = 'admin')).toThrow(TypeError)
     expect(() => (token.projects[0] = '*')).toThrow(TypeError)
-    const event = api.services.store.events[0] as any
+    // Events handed to commit listeners are frozen too.
+    const event = api.events().at(-1) as any
     expect(() => (event.type = 'rewritten')).toThrow(TypeError)
-    expect(() => ((api.services.store.events as any)[1].data.name = 'rewritten')).toThrow(TypeError)
+    expect(() => ((api.events().at(-1) as any).data.name = 'rewritten')).toThrow(TypeError)
 
     expect(await readEverything(api)).toEqual(before)
   })
@@ -680,7 +697,6 @@ describe('reads hand out copies', () => {
     const flag = api.services.store.state.flags['co.parent'] as any
     expect(Object.isFrozen(flag)).toBe(true)
     expect(Object.isFrozen(flag.environments.staging.strategies[0].constraints[0].values)).toBe(true)
-    expect(Object.isFrozen(api.services.store.events[0])).toBe(true)
     expect(() => (flag.stale = true)).toThrow(TypeError)
     expect((await api.getFlag('checkout', 'co.parent')).body.stale).toBe(false)
   })
@@ -723,5 +739,127 @@ describe('failed writes', () => {
     // The store still takes writes afterwards.
     expect((await api.toggle('checkout', 'co.parent', 'production', false)).status).toBe(200)
     expect(api.lastEventId()).toBe(lastId + 1)
+  })
+})
+
+describe('the state journal and checkpoints', () => {
+  test('a write appends its changed records and events only: state.json is not rewritten and other flags are not written', async () => {
+    const dir = newDir()
+    const api = await open(dir)
+    for (let i = 0; i < 30; i++) expect((await api.createFlag('default', `bulk-${i}`)).status).toBe(201)
+    await api.services.store.flush()
+    const before = filesOf(dir)
+    expect((await api.patchFlag('default', 'bulk-7', [{ op: 'replace', path: '/description', value: 'only me' }])).status).toBe(200)
+    await api.services.store.flush()
+    const after = filesOf(dir)
+    expect(after.state.equals(before.state)).toBe(true)
+    const journalAdded = after.journal.subarray(before.journal.length).toString('utf8')
+    const eventsAdded = after.events.subarray(before.events.length).toString('utf8')
+    expect(after.journal.subarray(0, before.journal.length).equals(before.journal)).toBe(true)
+    expect(after.events.subarray(0, before.events.length).equals(before.events)).toBe(true)
+    const entry = JSON.parse(journalAdded)
+    expect(journalAdded.endsWith('\n') && journalAdded.indexOf('\n') === journalAdded.length - 1).toBe(true)
+    expect(entry.changes.map(([collection, key]: [string, string]) => `${collection}/${key}`)).toEqual(['flags/bulk-7'])
+    expect(eventsAdded.trim().split('\n').map((line) => JSON.parse(line).type)).toEqual(['feature-metadata-updated'])
+  })
+
+  test('once the journal passes its size limit a checkpoint is written and the journal starts afresh; a restart reads everything back', async () => {
+    const dir = newDir()
+    const api = await makeApi({ dataDir: dir, checkpointAfterBytes: 4000 })
+    apis.push(api)
+    let smallestJournal = Infinity
+    for (let i = 0; i < 40; i++) {
+      expect((await api.createFlag('default', `cp-${i}`, { description: 'x'.repeat(50) })).status).toBe(201)
+      await api.services.store.flush()
+      smallestJournal = Math.min(smallestJournal, readOrEmpty(journalPath(dir)).length)
+    }
+    expect(smallestJournal).toBeLessThan(4000)
+    expect(readOrEmpty(journalPath(dir)).length).toBeLessThan(4000 + 3000)
+    const list = (await api.listFlags('default')).body
+    const events = api.events()
+    // Leave without a clean close, as a crash would.
+    apis = apis.filter((a) => a !== api)
+    api.services.patterns.close()
+
+    const again = await open(dir)
+    expect((await again.listFlags('default')).body).toEqual(list)
+    expect(again.events()).toEqual(events)
+  })
+
+  test('a torn last journal line is a commit that was never acknowledged: its changes and its events are dropped', async () => {
+    const dir = newDir()
+    const first = await open(dir)
+    expect((await first.createFlag('default', 'kept-flag')).status).toBe(201)
+    await first.services.store.flush()
+    const count = first.lastEventId()
+    expect((await first.createFlag('default', 'torn-flag')).status).toBe(201)
+    await first.services.store.flush()
+    const journal = readFileSync(journalPath(dir))
+    const state = readFileSync(statePath(dir))
+    apis = apis.filter((a) => a !== first)
+    first.services.patterns.close()
+    // The crash: the last journal line was only half written.
+    writeFileSync(journalPath(dir), journal.subarray(0, journal.length - 20))
+    writeFileSync(statePath(dir), state)
+
+    const second = await open(dir)
+    expect(second.lastEventId()).toBe(count)
+    expect((await second.getFlag('default', 'torn-flag')).status).toBe(404)
+    expect((await second.getFlag('default', 'kept-flag')).status).toBe(200)
+    expect(eventLines(dir)).toHaveLength(count)
+    expect(readFileSync(journalPath(dir), 'utf8').endsWith('\n')).toBe(true)
+  })
+
+  test('a journal missing a commit in the middle stops the start with an error naming the journal', async () => {
+    const dir = newDir()
+    const api = await open(dir)
+    await api.createFlag('default', 'one')
+    await api.createFlag('default', 'two')
+    await api.createFlag('default', 'three')
+    await api.services.store.flush()
+    apis = apis.filter((a) => a !== api)
+    api.services.patterns.close()
+    const lines = readFileSync(journalPath(dir), 'utf8').slice(0, -1).split('\n')
+    writeFileSync(journalPath(dir), [...lines.slice(0, 1), ...lines.slice(2)].join('\n') + '\n')
+    const before = filesOf(dir)
+    const error = await openError(dir)
+    expect(error).toBeInstanceOf(StoreLoadError)
+    expect(error.message).toContain(journalPath(dir))
+    expect(error.message).toMatch(/missing/)
+    expectFilesUnchanged(dir, before)
+  })
+
+  test('a missing state.json beside a journal and events stops the start instead of starting empty', async () => {
+    const dir = newDir()
+    const api = await open(dir)
+    await api.createFlag('default', 'one')
+    await close(api)
+    rmSync(statePath(dir))
+    const events = readFileSync(eventsPath(dir))
+    const error = await openError(dir)
+    expect(error).toBeInstanceOf(StoreLoadError)
+    expect(error.message).toContain(statePath(dir))
+    expect(error.message).toMatch(/missing/)
+    expect(readFileSync(eventsPath(dir)).equals(events)).toBe(true)
+    expect(existsSync(statePath(dir))).toBe(false)
+  })
+
+  test('a crash after a checkpoint but before the journal was emptied replays nothing twice', async () => {
+    const dir = newDir()
+    const api = await open(dir)
+    await api.createFlag('default', 'one')
+    await api.post('/api/admin/features/one/tags', { value: 'tagged' })
+    await api.services.store.flush()
+    const journal = readFileSync(journalPath(dir))
+    const flag = (await api.getFlag('default', 'one')).body
+    const events = api.events()
+    await close(api)
+    // The checkpoint holds everything; put the old journal back as if it had not been emptied.
+    writeFileSync(journalPath(dir), journal)
+
+    const again = await open(dir)
+    expect((await again.getFlag('default', 'one')).body).toEqual(flag)
+    expect(again.events()).toEqual(events)
+    expect((await again.post('/api/admin/features/one/tags', { value: 'another' })).status).toBe(201)
   })
 })
