@@ -34,10 +34,16 @@ export function createApp(services: Services, config: Pick<Config, 'bodyLimit'>)
     })
     .get('/ready', () => {
       if (!services.events.ready) throw new ServiceStarting('The event log is still loading')
-      return { ready: true }
+      return { ready: true, searchIndexReady: services.events.indexReady }
     }, {
       response: {
-        200: t.Object({ ready: t.Boolean({ description: 'true once the store and the event log are loaded' }) }, { description: 'Ready' }),
+        200: t.Object(
+          {
+            ready: t.Boolean({ description: 'true once the store and the event log are loaded' }),
+            searchIndexReady: t.Boolean({ description: 'true once the free-text index covers the log (searches are exact either way)' }),
+          },
+          { description: 'Ready' },
+        ),
         ...errors(503),
       },
       detail: { operationId: 'getReady', summary: 'Is the store loaded', tags: ['Operational'] },

@@ -1,0 +1,213 @@
+/**
+ * Shared pieces of the benchmarks: synthetic data directories, starting the real server, load
+ * loops and statistics. Benchmarks are run by hand (`bun bench/<name>.ts`), never by the test suite.
+ */
+import { createHash } from 'node:crypto'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, openSync, writeSync, closeSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { emptyState, type EventRecord, type FlagRecord } from '../src/storage/records'
+import { EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../src/services'
+
+export const ROOT = join(import.meta.dir, '..')
+export const SECRET = '*:*.benchmark-admin-secret-0123456789'
+
+/** A small deterministic random source. */
+export function random(seed: number) {
+  let state = seed >>> 0
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0
+    let t = state
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ru', 'sa', 'to', 'vi', 'ze', 'po', 'da', 'fu', 'gi', 'ho', 'ja', 'be']
+/** A pronounceable word per number: 16^3 = 4096 three-syllable words, more with four. */
+export function word(n: number): string {
+  let text = ''
+  do {
+    text += SYLLABLES[n % 16]
+    n = Math.floor(n / 16)
+  } while (n > 0)
+  return text
+}
+
+export const RARE_WORDS = 200_000
+export const EVENT_TYPES = ['feature-created', 'feature-metadata-updated', 'feature-environment-enabled', 'feature-strategy-add', 'feature-tagged']
+
+/**
+ * One synthetic event with about 400 characters of payload. Every event's description holds
+ * `common` (so a query for it matches every event), one of 200,000 rare words (each in about five
+ * events of a million) and `often` in one event of ten.
+ */
+export function syntheticEvent(id: number, rand: () => number, flags: number, createdAt: string): EventRecord {
+  const flag = `flag-${Math.floor(rand() * flags)}`
+  const rare = word(Math.floor(rand() * RARE_WORDS) + 4096)
+  const type = EVENT_TYPES[Math.floor(rand() * EVENT_TYPES.length)]
+  return {
+    id,
+    createdAt,
+    type,
+    createdBy: rand() < 0.5 ? 'admin-bootstrap' : 'ci-pipeline',
+    createdByUserId: rand() < 0.5 ? -42 : 7,
+    environment: type.includes('environment') || type.includes('strategy') ? (rand() < 0.5 ? 'development' : 'production') : null,
+    project: 'default',
+    featureName: flag,
+    data: {
+      name: flag,
+      description: `common ${rare} ${rand() < 0.1 ? 'often' : 'seldom'} change of ${flag} made by the release train number ${id % 997}`,
+      type: 'release',
+      project: 'default',
+      stale: false,
+      impressionData: false,
+      archived: false,
+      createdAt,
+    },
+    preData: { name: flag, description: `earlier text ${word(Math.floor(rand() * 4096))}`, stale: false },
+    tags: [{ type: 'simple', value: `team-${Math.floor(rand() * 40)}` }],
+  }
+}
+
+function syntheticFlag(index: number, environments: string[], createdAt: string): FlagRecord {
+  return {
+    name: `flag-${index}`,
+    project: 'default',
+    type: 'release',
+    description: `Synthetic flag ${index}`,
+    impressionData: false,
+    stale: false,
+    archived: false,
+    archivedAt: null,
+    createdAt,
+    createdBy: { id: -42, name: 'admin-bootstrap', imageUrl: '' },
+    environments: Object.fromEntries(
+      environments.map((environment, i) => [
+        environment,
+        { enabled: (index + i) % 2 === 0, strategies: [], variants: [], lastSeenAt: null },
+      ]),
+    ),
+    tags: [],
+    dependencies: [],
+    lifecycle: { stage: 'initial', enteredStageAt: createdAt },
+    completion: null,
+  }
+}
+
+/**
+ * Writes a data directory with `events` synthetic events and `flags` flags in project default,
+ * in the service's own format, as if the service had written it.
+ */
+export function seedDataDir(dir: string, options: { events: number; flags: number; environments?: string[] }) {
+  mkdirSync(dir, { recursive: true })
+  const environments = options.environments ?? ['development', 'production']
+  const start = Date.UTC(2025, 0, 1)
+  const step = Math.max(1, Math.floor((365 * 86_400_000) / Math.max(1, options.events)))
+  const rand = random(42)
+  const fd = openSync(join(dir, EVENTS_FILE), 'w')
+  let buffer = ''
+  for (let id = 1; id <= options.events; id++) {
+    buffer += JSON.stringify(syntheticEvent(id, rand, options.flags, new Date(start + id * step).toISOString())) + '\n'
+    if (buffer.length > 4_000_000) {
+      writeSync(fd, buffer)
+      buffer = ''
+    }
+  }
+  writeSync(fd, buffer)
+  closeSync(fd)
+  const state = emptyState()
+  const created = new Date(start).toISOString()
+  state.lastEventId = options.events
+  state.commitSeq = 1
+  environments.forEach((name, i) => (state.environments[name] = { name, type: i === environments.length - 1 ? 'production' : 'development', sortOrder: (i + 1) * 100, createdAt: created }))
+  state.projects.default = { id: 'default', name: 'Default', description: '', createdAt: created, updatedAt: null, environments, featureNaming: null }
+  for (let i = 0; i < options.flags; i++) state.flags[`flag-${i}`] = syntheticFlag(i, environments, created)
+  writeFileSync(join(dir, STATE_FILE), JSON.stringify(state))
+  writeFileSync(join(dir, JOURNAL_FILE), '')
+}
+
+export function tempDataDir(prefix = 'bench-'): string {
+  return mkdtempSync(join(tmpdir(), prefix))
+}
+
+export function removeDir(dir: string) {
+  rmSync(dir, { recursive: true, force: true })
+}
+
+export function freePort(): number {
+  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
+  const port = probe.port!
+  probe.stop(true)
+  return port
+}
+
+export interface RunningServer {
+  base: string
+  pid: number
+  /** Milliseconds from spawn until /ready answered 200. */
+  readyMs: number
+  stop(): Promise<void>
+}
+
+export async function startServer(dataDir: string, env: Record<string, string> = {}): Promise<RunningServer> {
+  const port = freePort()
+  const started = performance.now()
+  const child = Bun.spawn([process.execPath, 'src/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, INIT_ADMIN_API_TOKENS: SECRET, ...env },
+    stdout: 'ignore',
+    stderr: 'inherit',
+  })
+  const base = `http://127.0.0.1:${port}`
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`)
+    try {
+      if ((await fetch(`${base}/ready`)).ok) break
+    } catch {}
+    await Bun.sleep(5)
+  }
+  const readyMs = performance.now() - started
+  return {
+    base,
+    pid: child.pid,
+    readyMs,
+    async stop() {
+      child.kill('SIGTERM')
+      await child.exited
+    },
+  }
+}
+
+/** Resident set size of a process in MiB (Linux). */
+export function rssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0)
+  return kb / 1024
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)]
+}
+
+export function sha256(text: string) {
+  return createHash('sha256').update(text).digest('hex')
+}
+
+export const authHeaders = { authorization: SECRET, 'content-type': 'application/json' }
+
+/** Formats a markdown table. */
+export function table(headers: string[], rows: (string | number)[][]): string {
+  const lines = [`| ${headers.join(' | ')} |`, `|${headers.map(() => '---').join('|')}|`]
+  for (const row of rows) lines.push(`| ${row.join(' | ')} |`)
+  return lines.join('\n')
+}
+
+export const fmt = (value: number, digits = 1) => value.toFixed(digits)
