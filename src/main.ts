@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs'
 import { createApp } from './app'
 import { ConfigError, readConfig } from './config'
 import { StoreLoadError } from './storage/files'
-import { createServices, initialise, openStore } from './services'
+import { createServices, initialise, openStore, stopWorkers } from './services'
 
 function fail(message: string): never {
   console.error(`Cannot start: ${message}`)
@@ -68,7 +68,7 @@ async function main() {
     console.log(JSON.stringify({ level: 'info', msg: 'stopping', signal }))
     await server.stop()
     await store.close()
-    services.patterns.close()
+    stopWorkers(services)
     process.exit(0)
   }
   process.on('SIGTERM', () => void stop('SIGTERM'))

@@ -69,6 +69,12 @@ export function createServices(store: Store): Services {
   }
 }
 
+/** Stops the workers; the store is closed separately (see Store.close). */
+export function stopWorkers(services: Pick<Services, 'patterns' | 'events'>): void {
+  services.patterns.close()
+  services.events.close()
+}
+
 /**
  * On an empty store: environments development and production, and project default connected to
  * both. Then the admin tokens (see TokensService.bootstrap). Returns a generated secret to print once.

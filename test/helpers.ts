@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createApp, type App } from '../src/app'
 import type { EventRecord } from '../src/storage/records'
-import { createServices, initialise, openStore, type Services } from '../src/services'
+import { createServices, initialise, openStore, stopWorkers, type Services } from '../src/services'
 
 export const ADMIN_SECRET = '*:*.test-admin-secret-0123456789abcdef'
 export const BODY_LIMIT = 102400
@@ -123,7 +123,12 @@ export class Api {
 
   async close() {
     await this.services.store.close()
-    this.services.patterns.close()
+    stopWorkers(this.services)
+  }
+
+  /** Leaves without closing the store (no checkpoint), as a crash would; stops the workers. */
+  abandon() {
+    stopWorkers(this.services)
   }
 }
 

@@ -11,6 +11,8 @@ import type { EventRecord } from './records'
 export interface EventLog {
   /** Shown in load errors: the file path, or a name for the memory log. */
   readonly name: string
+  /** The file, for readers in other threads; null for the memory log. */
+  readonly path: string | null
   /** Appends events; they are durable when the promise resolves (with fsync on). */
   append(events: readonly EventRecord[]): Promise<void>
   /** Makes the log end at event `lastId`: cuts a torn line and unacknowledged events. */
@@ -30,6 +32,10 @@ function checkId(name: string, event: unknown, expected: number, lineNumber: num
 }
 
 export class JsonLinesEventLog implements EventLog {
+  get path(): string {
+    return this.name
+  }
+
   constructor(
     readonly name: string,
     private readonly sync: boolean,
@@ -139,6 +145,7 @@ export class JsonLinesEventLog implements EventLog {
 /** The event log in memory, for tests and throwaway instances. */
 export class MemoryEventLog implements EventLog {
   readonly name = 'memory event log'
+  readonly path = null
   private readonly events: EventRecord[] = []
 
   async append(events: readonly EventRecord[]): Promise<void> {

@@ -89,13 +89,13 @@ export class AtomicJsonFile<T> implements Adapter<T> {
 }
 
 /**
- * Reads a JSON Lines file from the start, one parsed line at a time, in bounded memory. Calls
- * `onLine(value, lineNumber, endOffset)` for each complete line and returns the byte length of the
- * complete lines: anything after it is a torn last line, left by a crash mid-append.
+ * Reads a text file of lines from the start in bounded memory, calling `onLine(text, lineNumber,
+ * endOffset)` for each complete line, and returns the byte length of the complete lines: anything
+ * after it is a torn last line, left by a crash mid-append. `onLine` may return false to stop.
  */
-export async function readJsonLines(
+export async function readLines(
   path: string,
-  onLine: (value: unknown, lineNumber: number, endOffset: number) => void,
+  onLine: (text: string, lineNumber: number, endOffset: number) => boolean | void,
 ): Promise<number> {
   const file = Bun.file(path)
   if (!(await file.exists())) return 0
@@ -108,17 +108,33 @@ export async function readJsonLines(
     let start = 0
     for (let newline = bytes.indexOf(0x0a, start); newline !== -1; newline = bytes.indexOf(0x0a, start)) {
       lineNumber++
-      let value: unknown
+      let text: string
       try {
-        value = JSON.parse(decoder.decode(bytes.subarray(start, newline)))
-      } catch (error) {
-        throw new StoreLoadError(path, `line ${lineNumber} is not valid JSON (${(error as Error).message})`)
+        text = decoder.decode(bytes.subarray(start, newline))
+      } catch {
+        throw new StoreLoadError(path, `line ${lineNumber} is not valid UTF-8`)
       }
       offset += newline + 1 - start
-      onLine(value, lineNumber, offset)
+      if (onLine(text, lineNumber, offset) === false) return offset
       start = newline + 1
     }
     carry = bytes.subarray(start)
   }
   return offset
+}
+
+/** `readLines`, with each line parsed as JSON. */
+export async function readJsonLines(
+  path: string,
+  onLine: (value: unknown, lineNumber: number, endOffset: number) => void,
+): Promise<number> {
+  return readLines(path, (text, lineNumber, endOffset) => {
+    let value: unknown
+    try {
+      value = JSON.parse(text)
+    } catch (error) {
+      throw new StoreLoadError(path, `line ${lineNumber} is not valid JSON (${(error as Error).message})`)
+    }
+    onLine(value, lineNumber, endOffset)
+  })
 }

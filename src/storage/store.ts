@@ -247,6 +247,11 @@ export class Store {
     return this.stateDb.data.lastEventId
   }
 
+  /** The event log file, for readers in other threads; null for a memory store. */
+  get eventLogPath(): string | null {
+    return this.files.events.path
+  }
+
   /** Calls `onEvent` for every committed event, oldest first. */
   readEvents(onEvent: (event: EventRecord) => void): Promise<void> {
     return this.files.events.read(this.lastEventId, onEvent)

@@ -12,7 +12,7 @@ beforeEach(async () => {
 })
 afterEach(async () => {
   // A store whose commit loop died would never flush: do not let that hang the next tests.
-  await withTimeout(api.close(), 1000).catch(() => api.services.patterns.close())
+  await withTimeout(api.close(), 1000).catch(() => api.abandon())
 })
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/

@@ -77,7 +77,8 @@ async function reopen(dataDir: string) {
   const events: EventRecord[] = []
   await store.readEvents((event) => events.push(event))
   // What the server does at start: load the whole log, checking every id.
-  await new EventsService(store).load()
+  const search = new EventsService(store)
+  await search.load().finally(() => search.close())
   return { state: store.state, events, lastEventId: store.lastEventId }
 }
 

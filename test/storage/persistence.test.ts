@@ -76,7 +76,12 @@ async function openError(dir: string): Promise<Error> {
   let opened = false
   try {
     const store = await openStore(dir)
-    await new EventsService(store).load()
+    const events = new EventsService(store)
+    try {
+      await events.load()
+    } finally {
+      events.close()
+    }
     opened = true
   } catch (error) {
     return error as Error
@@ -779,7 +784,7 @@ describe('the state journal and checkpoints', () => {
     const events = api.events()
     // Leave without a clean close, as a crash would.
     apis = apis.filter((a) => a !== api)
-    api.services.patterns.close()
+    api.abandon()
 
     const again = await open(dir)
     expect((await again.listFlags('default')).body).toEqual(list)
@@ -797,7 +802,7 @@ describe('the state journal and checkpoints', () => {
     const journal = readFileSync(journalPath(dir))
     const state = readFileSync(statePath(dir))
     apis = apis.filter((a) => a !== first)
-    first.services.patterns.close()
+    first.abandon()
     // The crash: the last journal line was only half written.
     writeFileSync(journalPath(dir), journal.subarray(0, journal.length - 20))
     writeFileSync(statePath(dir), state)
@@ -818,7 +823,7 @@ describe('the state journal and checkpoints', () => {
     await api.createFlag('default', 'three')
     await api.services.store.flush()
     apis = apis.filter((a) => a !== api)
-    api.services.patterns.close()
+    api.abandon()
     const lines = readFileSync(journalPath(dir), 'utf8').slice(0, -1).split('\n')
     writeFileSync(journalPath(dir), [...lines.slice(0, 1), ...lines.slice(2)].join('\n') + '\n')
     const before = filesOf(dir)

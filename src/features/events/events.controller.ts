@@ -1,9 +1,13 @@
 import { authErrors } from '../../http/schemas'
 import { controllerBase, type Authorization } from '../../http/plugins'
-import type { EventsService } from './events.service'
+import { eventPageBody, type EventsService } from './events.service'
 
 export function eventsController(events: EventsService, auth: Authorization) {
-  return controllerBase(auth).get('/api/admin/search/events', ({ request, caller }) => events.search(new URL(request.url).searchParams, caller), {
+  return controllerBase(auth).get('/api/admin/search/events', async ({ request, caller }) => {
+    // The worker hands back the events as JSON text; they go out as they are, without a parse.
+    const page = await events.search(new URL(request.url).searchParams, caller)
+    return new Response(eventPageBody(page), { headers: { 'content-type': 'application/json' } })
+  }, {
     auth: 'NONE',
     query: 'eventSearchQuerySchema',
     response: { 200: 'eventSearchResponseSchema', ...authErrors(400) },

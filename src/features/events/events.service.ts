@@ -1,100 +1,139 @@
-import type { EventRecord } from '../../storage/records'
-import type { Store } from '../../storage/store'
-import type { Caller } from '../tokens/permissions'
-import { EventTextIndex } from './event-index'
-import { parseEventQuery } from './event-query'
-import { eventPredicate, scanEvents, type EventPage } from './event-search'
-
-/** Events handed to the index per step while it is built, between which requests are served. */
-const INDEX_STEP = 5000
-
-export type EventSource = Pick<Store, 'readEvents' | 'lastEventId' | 'onCommit'>
-
 /**
- * The event log as searches need it: every event in memory, and a text index for `query`. The log
- * is read once at start; later events arrive from each commit before its writes are answered, so
- * a search made after a write's response sees that write. The text index is built in steps after
- * loading; until it covers every event, searches are answered exactly by a scan.
+ * Event search, seen from the HTTP thread: queries are parsed and checked here (400s), then handed
+ * to the event-search worker, which holds the log and its indexes (see search-engine.ts). Each
+ * commit's events are posted to the worker before the commit's writes are answered, and the worker
+ * handles messages in order, so a search made after a write's response sees that write.
  */
+import { StoreLoadError } from '../../storage/files'
+import type { Store } from '../../storage/store'
+import type { EventSearchReply, EventSearchRequest } from '../../workers/event-search.messages'
+import type { Caller } from '../tokens/permissions'
+import { parseEventQuery } from './event-query'
+
+export type EventSource = Pick<Store, 'readEvents' | 'lastEventId' | 'onCommit' | 'eventLogPath'>
+
+export interface EventPageJson {
+  total: number
+  /** The page's events as JSON text, newest first. */
+  lines: string[]
+  plan: 'none' | 'index' | 'scan'
+}
+
+export interface EventsOptions {
+  /** Terms in more events than this are common (see search-engine.ts). */
+  commonAfter?: number
+  /** Build the text index after loading (default true). Tests turn it off to check the scan alone. */
+  buildIndex?: boolean
+}
+
 export class EventsService {
-  private readonly events: EventRecord[] = []
-  private readonly index = new EventTextIndex()
-  /** Events `[0, indexed)` are in the text index. */
-  private indexed = 0
-  private indexBuilt = false
+  private worker: Worker | null = null
   private loading: Promise<void> | null = null
   private loaded = false
-  /** Committed events not yet added to `events`. */
-  private pending: EventRecord[] = []
+  private indexBuilt = false
+  private nextId = 1
+  private readonly waiting = new Map<number, { resolve: (page: EventPageJson) => void; reject: (error: Error) => void }>()
+  /** Committed events that arrive before the worker has been told where its log starts. */
+  private pending: { id: number; line: string }[] = []
+  private streaming = false
 
-  constructor(private readonly store: EventSource) {
+  constructor(
+    private readonly store: EventSource,
+    private readonly options: EventsOptions = {},
+  ) {
     store.onCommit((events) => {
-      this.pending.push(...events)
-      if (this.loaded) this.takePending()
+      const lines = events.map((event) => JSON.stringify(event))
+      if (this.streaming) this.post({ type: 'append', lines })
+      else this.pending.push(...events.map((event, i) => ({ id: event.id, line: lines[i] })))
     })
-  }
-
-  /** Adds committed events; the loader has read the log up to where it started, so older ones are skipped. */
-  private takePending() {
-    for (const event of this.pending) if (event.id === this.events.length + 1) this.events.push(event)
-    this.pending = []
-    if (this.indexBuilt) this.indexUpTo(this.events.length)
-  }
-
-  private indexUpTo(end: number) {
-    if (end <= this.indexed) return
-    this.index.add(this.events.slice(this.indexed, end))
-    this.indexed = end
-  }
-
-  /** Reads the log; resolves when searches can be answered. Safe to call more than once. */
-  load(): Promise<void> {
-    this.loading ??= (async () => {
-      const until = this.store.lastEventId
-      await this.store.readEvents((event) => {
-        if (event.id <= until) this.events.push(event)
-      })
-      this.loaded = true
-      this.takePending()
-      void this.buildIndex()
-    })()
-    return this.loading
   }
 
   get ready(): boolean {
     return this.loaded
   }
 
-  /** Whether the text index covers every event (until then `query` is answered by a scan). */
+  /** Whether the text index covers the log; searches are exact either way. */
   get indexReady(): boolean {
     return this.indexBuilt
   }
 
-  private async buildIndex() {
-    while (this.indexed < this.events.length) {
-      this.indexUpTo(Math.min(this.indexed + INDEX_STEP, this.events.length))
-      await new Promise((resolve) => setImmediate(resolve))
+  /** Starts the worker and has it read the log; resolves when searches can be answered. */
+  load(): Promise<void> {
+    this.loading ??= this.start()
+    return this.loading
+  }
+
+  private async start(): Promise<void> {
+    const worker = new Worker(new URL('../../workers/event-search.worker.ts', import.meta.url))
+    // The worker must not keep the process alive on its own.
+    ;(worker as unknown as { unref(): void }).unref()
+    this.worker = worker
+    const lastId = this.store.lastEventId
+    const path = this.store.eventLogPath
+    const loaded = new Promise<void>((resolve, reject) => {
+      worker.onmessage = (message: MessageEvent<EventSearchReply>) => {
+        const reply = message.data
+        if (reply.type === 'loaded') resolve()
+        else if (reply.type === 'load-failed') reject(new StoreLoadError(path ?? 'event log', reply.message.replace(`${path}: `, '')))
+        else this.receive(reply)
+      }
+      worker.onerror = (event) => reject(new Error(`event-search worker failed: ${event.message}`))
+    })
+    const lines: string[] = []
+    if (path === null) {
+      // A memory store: the log comes from this thread.
+      await this.store.readEvents((event) => {
+        if (event.id <= lastId) lines.push(JSON.stringify(event))
+      })
     }
-    this.indexBuilt = true
+    this.post({ type: 'open', path, lines, lastId, commonAfter: this.options.commonAfter, buildIndex: this.options.buildIndex ?? true })
+    // Commits made since `lastId` was taken: only their events are new to the worker.
+    const pending = this.pending.filter((event) => event.id > lastId).map((event) => event.line)
+    this.pending = []
+    if (pending.length > 0) this.post({ type: 'append', lines: pending })
+    this.streaming = true
+    await loaded
+    this.loaded = true
+  }
+
+  private receive(reply: EventSearchReply) {
+    if (reply.type === 'index-ready') {
+      this.indexBuilt = true
+      return
+    }
+    if (reply.type !== 'result' && reply.type !== 'failed') return
+    const waiter = this.waiting.get(reply.id)
+    if (!waiter) return
+    this.waiting.delete(reply.id)
+    if (reply.type === 'result') waiter.resolve({ total: reply.total, lines: reply.lines, plan: reply.plan })
+    else waiter.reject(new Error(`event search failed: ${reply.message}`))
+  }
+
+  private post(message: EventSearchRequest) {
+    this.worker!.postMessage(message)
   }
 
   /** Searches the log; a token limited to some projects sees only their events. */
-  async search(params: URLSearchParams, caller: Caller): Promise<EventPage> {
+  async search(params: URLSearchParams, caller: Caller): Promise<EventPageJson> {
     const query = parseEventQuery(params)
     await this.load()
-    const visible = caller.projects.includes('*') ? null : caller.projects
-    const events = this.events
-    const candidates = query.query && this.indexReady ? this.index.candidates(query.query) : null
-    if (candidates === null) return scanEvents(events, query, visible)
-    const matches = eventPredicate(query, visible)
-    const page: EventRecord[] = []
-    let total = 0
-    for (const id of [...candidates].sort((a, b) => b - a)) {
-      const event = events[id - 1]
-      if (!event || !matches(event)) continue
-      if (total >= query.offset && page.length < query.limit) page.push(event)
-      total++
-    }
-    return { events: page, total }
+    const visibleProjects = caller.projects.includes('*') ? null : [...caller.projects]
+    const id = this.nextId++
+    return new Promise<EventPageJson>((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject })
+      this.post({ type: 'search', id, query, visibleProjects })
+    })
   }
+
+  close(): void {
+    this.worker?.terminate()
+    this.worker = null
+    for (const waiter of this.waiting.values()) waiter.reject(new Error('event search closed'))
+    this.waiting.clear()
+  }
+}
+
+/** The JSON body of a search answer, made from the worker's lines without parsing them again. */
+export function eventPageBody(page: EventPageJson): string {
+  return `{"events":[${page.lines.join(',')}],"total":${page.total}}`
 }

@@ -1,0 +1,16 @@
+/** Messages between the HTTP thread (EventsService) and the event-search worker. */
+import type { EventQuery } from '../features/events/event-query'
+
+export type EventSearchRequest =
+  /** Read the log file up to event `lastId`, or take `lines` (a memory store's log) when `path` is null. */
+  | { type: 'open'; path: string | null; lines: string[]; lastId: number; commonAfter?: number; buildIndex: boolean }
+  /** Committed events, as JSON lines, in id order. */
+  | { type: 'append'; lines: string[] }
+  | { type: 'search'; id: number; query: EventQuery; visibleProjects: string[] | null }
+
+export type EventSearchReply =
+  | { type: 'loaded'; events: number }
+  | { type: 'load-failed'; message: string }
+  | { type: 'index-ready'; events: number; buildMs: number }
+  | { type: 'result'; id: number; total: number; lines: string[]; plan: 'none' | 'index' | 'scan' }
+  | { type: 'failed'; id: number; message: string }

@@ -1,0 +1,81 @@
+/**
+ * The event-search worker: holds the one in-memory copy of the event log and its indexes, and
+ * answers searches, so the HTTP thread never spends time on them. Messages are handled in order,
+ * so events appended before a search are visible to it.
+ */
+import { EventSearchEngine } from '../features/events/search-engine'
+import { readLines, StoreLoadError } from '../storage/files'
+import type { EventSearchReply, EventSearchRequest } from './event-search.messages'
+
+declare const self: Worker
+
+/** Events of index work between two looks at the message queue while the index is built. */
+const INDEX_STEP = 2000
+
+let engine: EventSearchEngine | null = null
+let building = false
+
+function reply(message: EventSearchReply) {
+  self.postMessage(message)
+}
+
+async function open(message: Extract<EventSearchRequest, { type: 'open' }>) {
+  engine = new EventSearchEngine({ commonAfter: message.commonAfter })
+  if (message.path !== null) {
+    const path = message.path
+    await readLines(path, (line, lineNumber) => {
+      if (lineNumber > message.lastId) return false
+      let event
+      try {
+        event = JSON.parse(line)
+      } catch (error) {
+        throw new StoreLoadError(path, `line ${lineNumber} is not valid JSON (${(error as Error).message})`)
+      }
+      if (typeof event !== 'object' || event === null || event.id !== lineNumber) {
+        throw new StoreLoadError(path, `line ${lineNumber} is not event ${lineNumber}`)
+      }
+      engine!.add(line, event)
+    })
+    if (engine.size < message.lastId) {
+      throw new StoreLoadError(path, `holds ${engine.size} events but the state includes events up to ${message.lastId}`)
+    }
+  } else {
+    for (const line of message.lines) engine.add(line)
+  }
+  reply({ type: 'loaded', events: engine.size })
+  if (message.buildIndex) buildIndex()
+}
+
+/** Builds the text index in steps, leaving room between them for searches and appends. */
+function buildIndex() {
+  if (building) return
+  building = true
+  const started = performance.now()
+  const step = () => {
+    if (engine!.indexStep(INDEX_STEP)) {
+      building = false
+      reply({ type: 'index-ready', events: engine!.size, buildMs: Math.round(performance.now() - started) })
+    } else setTimeout(step, 0)
+  }
+  step()
+}
+
+self.onmessage = (event: MessageEvent<EventSearchRequest>) => {
+  const message = event.data
+  switch (message.type) {
+    case 'open':
+      open(message).catch((error) => reply({ type: 'load-failed', message: error instanceof Error ? error.message : String(error) }))
+      break
+    case 'append':
+      for (const line of message.lines) engine!.add(line)
+      break
+    case 'search':
+      try {
+        const result = engine!.search(message.query, message.visibleProjects)
+        reply({ type: 'result', id: message.id, ...result })
+      } catch (error) {
+        reply({ type: 'failed', id: message.id, message: error instanceof Error ? error.message : String(error) })
+      }
+      break
+  }
+}
