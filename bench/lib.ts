@@ -180,6 +180,16 @@ export async function startServer(dataDir: string, env: Record<string, string> =
   }
 }
 
+/** Waits until the server's search index is built: the steady state the figures are about. */
+export async function waitForSearchIndex(base: string): Promise<number> {
+  const started = performance.now()
+  for (;;) {
+    const ready = await (await fetch(`${base}/ready`)).json()
+    if (ready.searchIndexReady) return performance.now() - started
+    await Bun.sleep(100)
+  }
+}
+
 /** Resident set size of a process in MiB (Linux). */
 export function rssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')

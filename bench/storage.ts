@@ -3,8 +3,8 @@
  *
  *   bun bench/storage.ts [--events 1000000] [--flags 10000] [--runs 3]
  *
- * 1. PATCH latency p50 on a log of 1,000 events and on one of `--events` events (one client,
- *    sequential requests), and their ratio.
+ * 1. PATCH latency p50 on a log of 1,000 events and on one of `--events` events, both with
+ *    `--flags` flags (one client, sequential requests, once the search index is built), and their ratio.
  * 2. Sustained durable PATCH throughput with 32 connections (autocannon, 10 s).
  * 3. Start-up to /ready with `--events` events and `--flags` flags, and resident memory then and
  *    once the search index is built.
@@ -12,7 +12,7 @@
  */
 import autocannon from 'autocannon'
 import { parseArgs } from 'node:util'
-import { authHeaders, fmt, median, percentile, removeDir, rssMiB, seedDataDir, startServer, table, tempDataDir } from './lib'
+import { authHeaders, fmt, median, percentile, removeDir, rssMiB, seedDataDir, startServer, table, tempDataDir, waitForSearchIndex } from './lib'
 
 const { values } = parseArgs({
   options: {
@@ -47,6 +47,7 @@ async function patchLatencies(base: string, count: number, flags: number): Promi
 async function latencyP50(dir: string, flags: number) {
   const server = await startServer(dir)
   try {
+    await waitForSearchIndex(server.base)
     await patchLatencies(server.base, 200, flags)
     const latencies = await patchLatencies(server.base, 1000, flags)
     return { p50: percentile(latencies, 50), p99: percentile(latencies, 99) }
@@ -58,6 +59,7 @@ async function latencyP50(dir: string, flags: number) {
 async function throughput(dir: string, flags: number, connections: number) {
   const server = await startServer(dir)
   try {
+    await waitForSearchIndex(server.base)
     let counter = 0
     const result = await autocannon({
       url: server.base,
@@ -89,14 +91,9 @@ async function startup(dir: string) {
   const server = await startServer(dir)
   try {
     const readyRss = rssMiB(server.pid)
-    // Wait until the background index build is done: memory then is what a long-running process holds.
-    const started = performance.now()
-    for (;;) {
-      const ready = await (await fetch(`${server.base}/ready`)).json()
-      if (ready.searchIndexReady) break
-      await Bun.sleep(100)
-    }
-    const indexMs = performance.now() - started
+    // Memory once the background index build is done: what a long-running process holds.
+    const indexMs = await waitForSearchIndex(server.base)
+    await Bun.sleep(1000)
     return { readyMs: server.readyMs, readyRss, indexMs, indexedRss: rssMiB(server.pid) }
   } finally {
     await server.stop()
@@ -107,7 +104,7 @@ const small = tempDataDir()
 const large = tempDataDir()
 console.log(`Seeding ${EVENTS} events and ${FLAGS} flags…`)
 let seedStarted = performance.now()
-seedDataDir(small, { events: 1000, flags: 1000 })
+seedDataDir(small, { events: 1000, flags: FLAGS })
 seedDataDir(large, { events: EVENTS, flags: FLAGS })
 console.log(`seeded in ${fmt((performance.now() - seedStarted) / 1000)} s`)
 
@@ -115,8 +112,8 @@ try {
   const smallRuns: { p50: number; p99: number }[] = []
   const largeRuns: { p50: number; p99: number }[] = []
   for (let run = 0; run < RUNS; run++) {
-    smallRuns.push(await latencyP50(small, 1000))
-    largeRuns.push(await latencyP50(large, 1000))
+    smallRuns.push(await latencyP50(small, FLAGS))
+    largeRuns.push(await latencyP50(large, FLAGS))
     console.log(`run ${run + 1}: p50 ${fmt(smallRuns.at(-1)!.p50, 2)} ms (1,000 events) vs ${fmt(largeRuns.at(-1)!.p50, 2)} ms (${EVENTS} events)`)
   }
   const smallP50 = median(smallRuns.map((r) => r.p50))

@@ -117,6 +117,12 @@ export class Tx implements StateReader {
     return this.state.nextUserId + this.userIds++
   }
 
+  /** The records this transaction has staged in `collection` (null for a deletion). */
+  *staged<C extends Collection>(collection: C): Iterable<[string, RecordOf<C> | null]> {
+    const staged = this.puts.get(collection)
+    if (staged) for (const [key, value] of staged) yield [key, value as RecordOf<C> | null]
+  }
+
   private stage(collection: Collection, key: string, value: unknown) {
     let staged = this.puts.get(collection)
     if (!staged) this.puts.set(collection, (staged = new Map()))
@@ -127,13 +133,15 @@ export class Tx implements StateReader {
    * Applies the staged changes to `state`, adds them to `changes` (for the journal) and returns the
    * new events. Called by the store only.
    */
-  applyTo(state: StateDoc, changes: JournalEntry['changes']): EventRecord[] {
+  applyTo(state: StateDoc, changes: JournalEntry['changes'], notify: RecordWatcher): EventRecord[] {
     for (const [collection, staged] of this.puts) {
       const records = state[collection] as Record<string, unknown>
       for (const [key, value] of staged) {
+        const before = records[key]
         if (value === null) delete records[key]
         else records[key] = deepFreeze(value)
         changes.push([collection, key, value])
+        notify(collection, key, before, value ?? undefined)
       }
     }
     state.nextUserId += this.userIds
@@ -158,6 +166,8 @@ export class Tx implements StateReader {
     return added
   }
 }
+
+type RecordWatcher = (collection: Collection, key: string, before: unknown, after: unknown) => void
 
 interface WorkItem {
   actor: Actor
@@ -185,6 +195,10 @@ export class Store {
   private idle: Promise<void> = Promise.resolve()
   private idleResolve: (() => void) | null = null
   private readonly listeners: ((events: readonly EventRecord[]) => void)[] = []
+  private readonly watchers: RecordWatcher[] = []
+  private readonly notify: RecordWatcher = (collection, key, before, after) => {
+    for (const watcher of this.watchers) watcher(collection, key, before, after)
+  }
 
   private constructor(
     private readonly stateDb: Low<StateDoc>,
@@ -262,6 +276,17 @@ export class Store {
     this.listeners.push(listener)
   }
 
+  /**
+   * Calls `listener` for every record of `collection` now, then for each record a commit changes
+   * (`before` undefined for a new record, `after` undefined for a deleted one). For derived indexes.
+   */
+  watch<C extends Collection>(collection: C, listener: (key: string, before: RecordOf<C> | undefined, after: RecordOf<C> | undefined) => void): void {
+    for (const [key, record] of Object.entries(this.stateDb.data[collection])) listener(key, undefined, record as RecordOf<C>)
+    this.watchers.push((changed, key, before, after) => {
+      if (changed === collection) listener(key, before as RecordOf<C> | undefined, after as RecordOf<C> | undefined)
+    })
+  }
+
   transact<T>(actor: Actor, work: (tx: Tx) => T): Promise<T> {
     if (this.failure) return Promise.reject(new StoreFailedError('The store could not save an earlier write; restart the service'))
     return new Promise<T>((resolve, reject) => {
@@ -301,7 +326,7 @@ export class Store {
           item.reject(error)
           continue
         }
-        added.push(...tx.applyTo(state, changes))
+        added.push(...tx.applyTo(state, changes, this.notify))
         done.push({ item, result })
       }
       if (done.length === 0) continue

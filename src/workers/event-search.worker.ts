@@ -5,6 +5,7 @@
  */
 import { EventSearchEngine } from '../features/events/search-engine'
 import { readLines, StoreLoadError } from '../storage/files'
+import { FileLines } from './file-lines'
 import type { EventSearchReply, EventSearchRequest } from './event-search.messages'
 
 declare const self: Worker
@@ -20,9 +21,10 @@ function reply(message: EventSearchReply) {
 }
 
 async function open(message: Extract<EventSearchRequest, { type: 'open' }>) {
-  engine = new EventSearchEngine({ commonAfter: message.commonAfter })
   if (message.path !== null) {
     const path = message.path
+    const lines = new FileLines(path)
+    engine = new EventSearchEngine({ commonAfter: message.commonAfter, lines })
     await readLines(path, (line, lineNumber) => {
       if (lineNumber > message.lastId) return false
       let event
@@ -40,6 +42,7 @@ async function open(message: Extract<EventSearchRequest, { type: 'open' }>) {
       throw new StoreLoadError(path, `holds ${engine.size} events but the state includes events up to ${message.lastId}`)
     }
   } else {
+    engine = new EventSearchEngine({ commonAfter: message.commonAfter })
     for (const line of message.lines) engine.add(line)
   }
   reply({ type: 'loaded', events: engine.size })

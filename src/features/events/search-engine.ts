@@ -11,7 +11,7 @@
  * exact.
  *
  * Free text: a MiniSearch index over the searchable text, made selective. A term found in more
- * than `commonAfter` events is common: MiniSearch does not keep it, and a query token that can only
+ * than `commonAfter` (100) events is common: MiniSearch does not keep it, and a query token that can only
  * be matched through common terms is answered by a scan of the pre-lower-cased texts instead. Each
  * query token must match some term of an event (see `queryTokens`); a rare token's events, from
  * the index, are the candidates, and an exact substring check decides. The index is built in steps
@@ -61,6 +61,29 @@ class Dictionary {
   }
 }
 
+/**
+ * Where the engine keeps each event's JSON line: in memory, or (for the log file) only its byte
+ * offset, reading the lines of a page back from the file: half the memory of the log.
+ */
+export interface LineStore {
+  add(line: string): void
+  get(index: number): string
+  readonly size: number
+}
+
+export class MemoryLines implements LineStore {
+  private readonly lines: string[] = []
+  add(line: string) {
+    this.lines.push(line)
+  }
+  get(index: number) {
+    return this.lines[index]
+  }
+  get size() {
+    return this.lines.length
+  }
+}
+
 /** One structured filter: events whose column value is among `ids` (dictionary ids). */
 interface ColumnFilter {
   column: IntList
@@ -80,12 +103,16 @@ export interface SearchResult {
 export interface EngineOptions {
   /** A term in more events than this is common and not kept in the text index. */
   commonAfter?: number
+  /** Where the JSON lines are kept (default: in memory). */
+  lines?: LineStore
 }
+
+export const COMMON_AFTER_DEFAULT = 100
 
 const FILTER_COLUMNS = ['type', 'project', 'feature', 'environment'] as const
 
 export class EventSearchEngine {
-  private readonly lines: string[] = []
+  private readonly lines: LineStore
   private readonly texts: string[] = []
   private readonly createdAt: number[] = []
   private datesAscending = true
@@ -117,7 +144,8 @@ export class EventSearchEngine {
   private readonly textIndex: MiniSearch<{ id: number; text: string }>
 
   constructor(options: EngineOptions = {}) {
-    this.commonAfter = options.commonAfter ?? 1000
+    this.commonAfter = options.commonAfter ?? COMMON_AFTER_DEFAULT
+    this.lines = options.lines ?? new MemoryLines()
     this.textIndex = new MiniSearch({
       fields: ['text'],
       storeFields: [],
@@ -129,19 +157,19 @@ export class EventSearchEngine {
   }
 
   get size(): number {
-    return this.lines.length
+    return this.lines.size
   }
 
   /** Whether the text index covers every event; until then text queries are answered by a scan. */
   get indexReady(): boolean {
-    return this.built && this.indexed === this.lines.length
+    return this.built && this.indexed === this.lines.size
   }
 
   /** Adds the next event (its id must be `size + 1`), given as its JSON line. */
   add(line: string, event: EventRecord = JSON.parse(line)): void {
-    const index = this.lines.length
+    const index = this.lines.size
     if (event.id !== index + 1) throw new Error(`expected event ${index + 1}, got ${event.id}`)
-    this.lines.push(line)
+    this.lines.add(line)
     this.texts.push(searchableText(event))
     const time = Date.parse(event.createdAt)
     if (index > 0 && time < this.createdAt[index - 1]) this.datesAscending = false
@@ -168,22 +196,22 @@ export class EventSearchEngine {
    */
   indexStep(budget: number): boolean {
     let work = 0
-    while (this.counted < this.lines.length && work < budget) {
+    while (this.counted < this.lines.size && work < budget) {
       for (const term of new Set(tokenize(this.texts[this.counted]))) {
         this.documentFrequency.set(term, (this.documentFrequency.get(term) ?? 0) + 1)
       }
       this.counted++
       work++
     }
-    if (this.counted < this.lines.length) return false
-    const end = Math.min(this.lines.length, this.indexed + Math.max(0, budget - work))
+    if (this.counted < this.lines.size) return false
+    const end = Math.min(this.lines.size, this.indexed + Math.max(0, budget - work))
     if (end > this.indexed) {
       const documents = []
       for (let i = this.indexed; i < end; i++) documents.push({ id: i, text: this.texts[i] })
       this.textIndex.addAll(documents)
       this.indexed = end
     }
-    if (this.indexed === this.lines.length) this.built = true
+    if (this.indexed === this.lines.size) this.built = true
     return this.indexReady
   }
 
@@ -225,7 +253,7 @@ export class EventSearchEngine {
     else {
       const lists: { size: number; postings: Int32Array[] }[] = [...filters]
       if (creator) lists.push(creator)
-      if (idSet) candidates = [...idSet].filter((i) => i >= 0 && i < this.lines.length).sort((a, b) => a - b)
+      if (idSet) candidates = [...idSet].filter((i) => i >= 0 && i < this.lines.size).sort((a, b) => a - b)
       else if (lists.length > 0) {
         const smallest = lists.reduce((a, b) => (b.size < a.size ? b : a))
         candidates = smallest.postings.length === 1 ? smallest.postings[0] : mergeSorted(smallest.postings)
@@ -240,7 +268,7 @@ export class EventSearchEngine {
       const total = Math.max(0, end - start)
       const lines: string[] = []
       for (let k = end - 1 - query.offset; k >= start && lines.length < query.limit; k--) {
-        lines.push(this.lines[all ? all[k] : k])
+        lines.push(this.lines.get(all ? all[k] : k))
       }
       return { total, lines, plan }
     }
@@ -250,7 +278,7 @@ export class EventSearchEngine {
     const visit = (i: number) => {
       if (!matchesStructure(i)) return
       if (needle !== undefined && !this.texts[i].includes(needle)) return
-      if (total >= query.offset && lines.length < query.limit) lines.push(this.lines[i])
+      if (total >= query.offset && lines.length < query.limit) lines.push(this.lines.get(i))
       total++
     }
     if (candidates) {
@@ -279,9 +307,9 @@ export class EventSearchEngine {
 
   /** The event index range `[from, to)` of the date bounds, when dates ascend with ids. */
   private dateRange(query: EventQuery): [number, number] {
-    if (!this.datesAscending) return [0, this.lines.length]
+    if (!this.datesAscending) return [0, this.lines.size]
     const from = query.from ? lowerBound(this.createdAt, Date.parse(query.from)) : 0
-    const to = query.to ? upperBound(this.createdAt, Date.parse(query.to)) : this.lines.length
+    const to = query.to ? upperBound(this.createdAt, Date.parse(query.to)) : this.lines.size
     return [from, Math.max(from, to)]
   }
 

@@ -1,6 +1,6 @@
 /** Turns stored flags into the Feature shape of the seed's section 2.1. Every call builds new objects. */
 import type { EnvironmentRecord, FlagRecord, StrategyRecord, VariantRecord } from '../../storage/records'
-import type { StateReader } from '../../storage/store'
+import type { Store, Tx } from '../../storage/store'
 import { compareEnvironments } from '../environments/environments.service'
 
 export const FLAG_TYPES = ['release', 'experiment', 'operational', 'kill-switch', 'permission'] as const
@@ -56,27 +56,35 @@ export function variantView(variant: VariantRecord) {
   }
 }
 
-/** Names of the flags that depend on each parent. */
-export function childrenIndex(flags: Iterable<FlagRecord>): Map<string, string[]> {
-  const index = new Map<string, string[]>()
-  for (const flag of flags) {
-    for (const dependency of flag.dependencies) {
-      const children = index.get(dependency.feature)
-      if (children) children.push(flag.name)
-      else index.set(dependency.feature, [flag.name])
-    }
-  }
-  for (const children of index.values()) children.sort()
-  return index
-}
+/**
+ * Which flags depend on each parent, kept up to date from the store's record changes, so that a
+ * flag's `children` costs what it has rather than a walk over every flag.
+ */
+export class ChildrenIndex {
+  private readonly byParent = new Map<string, Set<string>>()
 
-/** Names of the flags that depend on `name`. */
-export function childrenOf(reader: StateReader, name: string): string[] {
-  return reader
-    .values('flags')
-    .filter((flag) => flag.dependencies.some((dependency) => dependency.feature === name))
-    .map((flag) => flag.name)
-    .sort()
+  constructor(store: Pick<Store, 'watch'>) {
+    store.watch('flags', (key, before, after) => {
+      for (const dependency of before?.dependencies ?? []) this.byParent.get(dependency.feature)?.delete(key)
+      for (const dependency of after?.dependencies ?? []) {
+        let children = this.byParent.get(dependency.feature)
+        if (!children) this.byParent.set(dependency.feature, (children = new Set()))
+        children.add(key)
+      }
+    })
+  }
+
+  /** The children of `name`, sorted; inside a transaction, with its staged flags taken into account. */
+  of(name: string, tx?: Pick<Tx, 'staged'>): string[] {
+    const children = new Set(this.byParent.get(name))
+    if (tx) {
+      for (const [key, flag] of tx.staged('flags')) {
+        if (flag?.dependencies.some((dependency) => dependency.feature === name)) children.add(key)
+        else children.delete(key)
+      }
+    }
+    return [...children].sort()
+  }
 }
 
 export interface ViewOptions {

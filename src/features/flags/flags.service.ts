@@ -7,7 +7,7 @@ import { PatternTimeoutError, type PatternMatcher } from '../projects/naming-pat
 import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
 import { applyFlagPatch, assertNoVariantOps, type PatchOperation } from './flag-patch'
 import { flagEvent, flagInProject, liveFlagInProject, requireEnvironment, setEnvironmentEnabled, withStage } from './flag-rules'
-import { childrenIndex, childrenOf, FLAG_TYPES, flagView, metadataOf, type FeatureView, type FlagMetadata } from './flag-view'
+import { ChildrenIndex, FLAG_TYPES, flagView, metadataOf, type FeatureView, type FlagMetadata } from './flag-view'
 
 export const DESCRIPTION_MAX_LENGTH = 2000
 
@@ -77,18 +77,22 @@ function checkMetadata(next: Record<string, unknown>, current: FlagMetadata): Fl
 }
 
 export class FlagsService {
+  private readonly children: ChildrenIndex
+
   constructor(
-    private readonly store: Pick<Store, 'state' | 'reader' | 'transact'>,
+    private readonly store: Pick<Store, 'state' | 'reader' | 'transact' | 'watch'>,
     private readonly patterns: PatternMatcher,
-  ) {}
+  ) {
+    this.children = new ChildrenIndex(store)
+  }
 
   /**
    * The full flag as a single read shows it. Writes build it inside their transaction, so that the
    * answer is this write's result even when later queued writes change the flag again.
    */
-  private view(reader: StateReader, name: string): FeatureView {
+  private view(reader: StateReader, name: string, tx?: Tx): FeatureView {
     const flag = reader.get('flags', name)!
-    return flagView(flag, this.store.state.environments, { details: true, children: childrenOf(reader, name) })
+    return flagView(flag, this.store.state.environments, { details: true, children: this.children.of(name, tx) })
   }
 
   /** The project's live flags as the list endpoint shows them (contract §5, getFeatures). */
@@ -109,8 +113,7 @@ export class FlagsService {
         (tags === undefined || tags.length === 0 || flag.tags.some((t) => tags.some((wanted) => wanted.type === t.type && wanted.value === t.value))),
     )
     flags.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    const children = childrenIndex(Object.values(state.flags))
-    return flags.map((flag) => flagView(flag, state.environments, { details: false, children: children.get(flag.name) ?? [] }))
+    return flags.map((flag) => flagView(flag, state.environments, { details: false, children: this.children.of(flag.name) }))
   }
 
   get(projectId: string, name: string, caller: Caller): FeatureView {
@@ -121,11 +124,10 @@ export class FlagsService {
 
   listArchived(caller: Caller): FeatureView[] {
     const state = this.store.state
-    const children = childrenIndex(Object.values(state.flags))
     return Object.values(state.flags)
       .filter((flag) => flag.archived && callerSeesProject(caller, flag.project))
       .sort((a, b) => (a.archivedAt ?? '').localeCompare(b.archivedAt ?? '') || a.name.localeCompare(b.name))
-        .map((flag) => flagView(flag, state.environments, { details: false, children: children.get(flag.name) ?? [] }))
+        .map((flag) => flagView(flag, state.environments, { details: false, children: this.children.of(flag.name) }))
   }
 
   /**
@@ -195,7 +197,7 @@ export class FlagsService {
       }
       tx.put('flags', record.name, record)
       flagEvent(tx, record, { type: 'feature-created', data: metadataOf(record) })
-      return this.view(tx, record.name)
+      return this.view(tx, record.name, tx)
     })
   }
 
@@ -207,7 +209,7 @@ export class FlagsService {
       const next: Record<string, unknown> = { ...current }
       for (const [key, value] of Object.entries(input)) if (value !== undefined) next[key] = value
       this.changeMetadata(tx, flag, checkMetadata(next, current))
-      return this.view(tx, name)
+      return this.view(tx, name, tx)
     })
   }
 
@@ -220,7 +222,7 @@ export class FlagsService {
       flagInProject(tx, projectId, name)
       const current = metadataOf(flag)
       this.changeMetadata(tx, flag, checkMetadata(applyFlagPatch(current, operations), current))
-      return this.view(tx, name)
+      return this.view(tx, name, tx)
     })
   }
 
