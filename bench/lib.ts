@@ -146,6 +146,8 @@ export function freePort(): number {
 export interface RunningServer {
   base: string
   pid: number
+  /** The server's JSON log lines so far. */
+  log: Record<string, unknown>[]
   /** Milliseconds from spawn until /ready answered 200. */
   readyMs: number
   stop(): Promise<void>
@@ -157,9 +159,22 @@ export async function startServer(dataDir: string, env: Record<string, string> =
   const child = Bun.spawn([process.execPath, 'src/main.ts'], {
     cwd: ROOT,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, INIT_ADMIN_API_TOKENS: SECRET, ...env },
-    stdout: 'ignore',
+    stdout: 'pipe',
     stderr: 'inherit',
   })
+  const log: Record<string, unknown>[] = []
+  void (async () => {
+    let carry = ''
+    for await (const chunk of child.stdout as ReadableStream<Uint8Array>) {
+      const lines = (carry + new TextDecoder().decode(chunk)).split('\n')
+      carry = lines.pop()!
+      for (const line of lines) {
+        try {
+          log.push(JSON.parse(line))
+        } catch {}
+      }
+    }
+  })()
   const base = `http://127.0.0.1:${port}`
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`)
@@ -172,6 +187,7 @@ export async function startServer(dataDir: string, env: Record<string, string> =
   return {
     base,
     pid: child.pid,
+    log,
     readyMs,
     async stop() {
       child.kill('SIGTERM')

@@ -52,6 +52,8 @@ async function main() {
 
   // The event log loads after the server listens: /ready answers 503 until then.
   const loadStarted = performance.now()
+  services.events.onIndexBuilt = ({ buildMs, heapBytes }) =>
+    console.log(JSON.stringify({ level: 'info', msg: 'search index built', buildMs, workerHeapMiB: Math.round(heapBytes / 1048576) }))
   services.events.load().then(
     () => console.log(JSON.stringify({ level: 'info', msg: 'ready', events: store.lastEventId, loadMs: Math.round(performance.now() - loadStarted) })),
     (error) => {

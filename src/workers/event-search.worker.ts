@@ -3,6 +3,7 @@
  * answers searches, so the HTTP thread never spends time on them. Messages are handled in order,
  * so events appended before a search are visible to it.
  */
+import { heapStats } from 'bun:jsc'
 import { EventSearchEngine } from '../features/events/search-engine'
 import { readLines, StoreLoadError } from '../storage/files'
 import { FileLines } from './file-lines'
@@ -57,7 +58,9 @@ function buildIndex() {
   const step = () => {
     if (engine!.indexStep(INDEX_STEP)) {
       building = false
-      reply({ type: 'index-ready', events: engine!.size, buildMs: Math.round(performance.now() - started) })
+      const buildMs = Math.round(performance.now() - started)
+      Bun.gc(true)
+      reply({ type: 'index-ready', events: engine!.size, buildMs, heapBytes: heapStats().heapSize })
     } else setTimeout(step, 0)
   }
   step()
@@ -71,6 +74,9 @@ self.onmessage = (event: MessageEvent<EventSearchRequest>) => {
       break
     case 'append':
       for (const line of message.lines) engine!.add(line)
+      break
+    case 'stats':
+      reply({ type: 'stats', id: message.id, events: engine?.size ?? 0, indexReady: engine?.indexReady ?? false, heapBytes: heapStats().heapSize })
       break
     case 'search':
       try {

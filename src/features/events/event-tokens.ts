@@ -9,21 +9,44 @@
  */
 
 /** Words are runs of letters, digits and combining marks; everything else separates. */
-const SEPARATOR = /[^\p{L}\p{N}\p{M}]+/u
 const WORD_CHARACTER = /[\p{L}\p{N}\p{M}]/u
+const ASCII_WORD = new Uint8Array(128)
+for (let code = 0; code < 128; code++) ASCII_WORD[code] = WORD_CHARACTER.test(String.fromCharCode(code)) ? 1 : 0
+
+/** Whether the code point at `index` is a word character; ASCII is decided by a table (it is most text). */
+function isWord(text: string, index: number, code: number): boolean {
+  return code < 128 ? ASCII_WORD[code] === 1 : WORD_CHARACTER.test(String.fromCodePoint(text.codePointAt(index)!))
+}
 
 export function tokenize(text: string): string[] {
-  return text.split(SEPARATOR).filter((token) => token !== '')
+  const tokens: string[] = []
+  let start = -1
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    const word = isWord(text, i, code)
+    if (word && start === -1) start = i
+    else if (!word && start !== -1) {
+      tokens.push(text.slice(start, i))
+      start = -1
+    }
+    // The second half of a surrogate pair belongs to the character just read.
+    if (code >= 0xd800 && code <= 0xdbff) i++
+  }
+  if (start !== -1) tokens.push(text.slice(start))
+  return tokens
 }
 
 type TokenMatch = 'exact' | 'prefix' | 'suffix' | 'infix'
 
 /** The tokens of a (lower-cased) query and how each must match an event's terms. */
 export function queryTokens(query: string): { token: string; match: TokenMatch }[] {
+  // A query holding half a surrogate pair may start or end inside a character of the text, where
+  // word boundaries cannot be judged; it gets no tokens and so is answered by a scan.
+  if (/[\uD800-\uDFFF]/.test(query)) return []
   const tokens = tokenize(query)
   if (tokens.length === 0) return []
-  const openStart = WORD_CHARACTER.test(query[0])
-  const openEnd = WORD_CHARACTER.test(query.at(-1)!)
+  const openStart = isWord(query, 0, query.charCodeAt(0))
+  const openEnd = isWord(query, query.length - 1, query.charCodeAt(query.length - 1))
   return tokens.map((token, index) => {
     const first = index === 0 && openStart
     const last = index === tokens.length - 1 && openEnd

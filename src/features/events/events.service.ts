@@ -32,7 +32,9 @@ export class EventsService {
   private loaded = false
   private indexBuilt = false
   private nextId = 1
-  private readonly waiting = new Map<number, { resolve: (page: EventPageJson) => void; reject: (error: Error) => void }>()
+  private readonly waiting = new Map<number, { resolve: (value: never) => void; reject: (error: Error) => void }>()
+  /** Called once the worker has built the index, with how long it took and its heap then. */
+  onIndexBuilt: (build: { buildMs: number; heapBytes: number }) => void = () => {}
   /** Committed events that arrive before the worker has been told where its log starts. */
   private pending: { id: number; line: string }[] = []
   private streaming = false
@@ -99,13 +101,16 @@ export class EventsService {
   private receive(reply: EventSearchReply) {
     if (reply.type === 'index-ready') {
       this.indexBuilt = true
+      this.onIndexBuilt({ buildMs: reply.buildMs, heapBytes: reply.heapBytes })
       return
     }
-    if (reply.type !== 'result' && reply.type !== 'failed') return
+    if (reply.type !== 'result' && reply.type !== 'failed' && reply.type !== 'stats') return
     const waiter = this.waiting.get(reply.id)
     if (!waiter) return
     this.waiting.delete(reply.id)
-    if (reply.type === 'result') waiter.resolve({ total: reply.total, lines: reply.lines, plan: reply.plan })
+    const resolve = waiter.resolve as (value: unknown) => void
+    if (reply.type === 'result') resolve({ total: reply.total, lines: reply.lines, plan: reply.plan } satisfies EventPageJson)
+    else if (reply.type === 'stats') resolve({ events: reply.events, indexReady: reply.indexReady, heapBytes: reply.heapBytes })
     else waiter.reject(new Error(`event search failed: ${reply.message}`))
   }
 
@@ -122,6 +127,16 @@ export class EventsService {
     return new Promise<EventPageJson>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject })
       this.post({ type: 'search', id, query, visibleProjects })
+    })
+  }
+
+  /** What the worker holds now: events, whether the index is built, and its heap in bytes. */
+  async stats(): Promise<{ events: number; indexReady: boolean; heapBytes: number }> {
+    await this.load()
+    const id = this.nextId++
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject })
+      this.post({ type: 'stats', id })
     })
   }
 

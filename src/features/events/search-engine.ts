@@ -84,6 +84,15 @@ export class MemoryLines implements LineStore {
   }
 }
 
+interface TermEntry {
+  /** Number of events holding the term. */
+  events: number
+  /** Index of the last event counted for it. */
+  last: number
+  /** Blocks it appears in, ascending, without repeats; null once the term is common. */
+  blocks: number[] | null
+}
+
 /** One structured filter: events whose column value is among `ids` (dictionary ids). */
 interface ColumnFilter {
   column: IntList
@@ -108,6 +117,8 @@ export interface EngineOptions {
 }
 
 export const COMMON_AFTER_DEFAULT = 100
+/** Events per document of the text index. */
+const BLOCK = 64
 
 const FILTER_COLUMNS = ['type', 'project', 'feature', 'environment'] as const
 
@@ -133,27 +144,36 @@ export class EventSearchEngine {
     creatorId: new Dictionary(),
   }
 
-  /** Number of events each term appears in; counted for events `[0, counted)`. */
-  private readonly documentFrequency = new Map<string, number>()
+  /**
+   * Every term of the counted events `[0, counted)`: how many events hold it, the last one counted,
+   * and, while it is rare, the blocks it appears in (dropped once it becomes common).
+   */
+  private readonly terms = new Map<string, TermEntry>()
+  /**
+   * Every term, each followed by a newline (and one before the first): a query word that may sit
+   * at the start, end or inside of terms is found with native substring search over this text
+   * rather than a walk over the dictionary.
+   */
+  private termText = '\n'
   private counted = 0
-  /** Events `[0, indexed)` are in the text index. */
-  private indexed = 0
-  /** Set when the index first covers the log. */
+  /** Blocks `[0, indexedBlocks)` are in the text index. */
+  private indexedBlocks = 0
+  /** Rare terms per block, gathered once counting is done; drained into MiniSearch in steps. */
+  private pendingBlocks: { id: number; text: string }[] | null = null
+  /** Set when the index first covers the log; from then on it is kept up to date as events come. */
   private built = false
   private readonly commonAfter: number
-  private readonly textIndex: MiniSearch<{ id: number; text: string }>
+  private readonly textIndex = new MiniSearch<{ id: number; text: string }>({
+    fields: ['text'],
+    storeFields: [],
+    tokenize: (text) => text.split(' '),
+    processTerm: (term) => term,
+    searchOptions: { prefix: false, fuzzy: false, combineWith: 'OR' },
+  })
 
   constructor(options: EngineOptions = {}) {
     this.commonAfter = options.commonAfter ?? COMMON_AFTER_DEFAULT
     this.lines = options.lines ?? new MemoryLines()
-    this.textIndex = new MiniSearch({
-      fields: ['text'],
-      storeFields: [],
-      tokenize,
-      // Common terms are left out: they would cost memory and narrow nothing.
-      processTerm: (term) => ((this.documentFrequency.get(term) ?? 0) > this.commonAfter ? null : term),
-      searchOptions: { prefix: false, fuzzy: false, combineWith: 'OR' },
-    })
   }
 
   get size(): number {
@@ -162,7 +182,7 @@ export class EventSearchEngine {
 
   /** Whether the text index covers every event; until then text queries are answered by a scan. */
   get indexReady(): boolean {
-    return this.built && this.indexed === this.lines.size
+    return this.built
   }
 
   /** Adds the next event (its id must be `size + 1`), given as its JSON line. */
@@ -191,28 +211,70 @@ export class EventSearchEngine {
   }
 
   /**
-   * Does up to `budget` events of index work: first counting term frequencies over the whole log,
-   * then indexing. Returns true once the index covers every event.
+   * Does about `budget` events of index work: first counting the terms of every event, then
+   * handing the full blocks to MiniSearch. Returns true once the index covers every full block.
    */
   indexStep(budget: number): boolean {
     let work = 0
     while (this.counted < this.lines.size && work < budget) {
-      for (const term of new Set(tokenize(this.texts[this.counted]))) {
-        this.documentFrequency.set(term, (this.documentFrequency.get(term) ?? 0) + 1)
-      }
-      this.counted++
+      this.count(this.counted++)
       work++
     }
     if (this.counted < this.lines.size) return false
-    const end = Math.min(this.lines.size, this.indexed + Math.max(0, budget - work))
-    if (end > this.indexed) {
-      const documents = []
-      for (let i = this.indexed; i < end; i++) documents.push({ id: i, text: this.texts[i] })
-      this.textIndex.addAll(documents)
-      this.indexed = end
+    const fullBlocks = Math.floor(this.lines.size / BLOCK)
+    if (this.built) {
+      // Keeping up: index each block as it fills, from its events' rare terms.
+      while (this.indexedBlocks < fullBlocks) this.textIndex.add({ id: this.indexedBlocks, text: this.rareTermsOf(this.indexedBlocks++) })
+      return true
     }
-    if (this.indexed === this.lines.size) this.built = true
-    return this.indexReady
+    this.pendingBlocks ??= this.gatherBlocks(fullBlocks)
+    const documents = this.pendingBlocks.splice(0, Math.max(1, Math.ceil((budget - work) / BLOCK)))
+    if (documents.length > 0) this.textIndex.addAll(documents)
+    this.indexedBlocks += documents.length
+    if (this.pendingBlocks.length === 0) {
+      this.pendingBlocks = null
+      // Blocks that filled while the documents were being handed over.
+      while (this.indexedBlocks < Math.floor(this.lines.size / BLOCK)) {
+        this.textIndex.add({ id: this.indexedBlocks, text: this.rareTermsOf(this.indexedBlocks++) })
+      }
+      this.built = true
+    }
+    return this.built
+  }
+
+  private count(index: number) {
+    const block = Math.floor(index / BLOCK)
+    for (const term of tokenize(this.texts[index])) {
+      let entry = this.terms.get(term)
+      if (!entry) {
+        this.terms.set(term, (entry = { events: 0, last: -1, blocks: [] }))
+        this.termText += term + '\n'
+      }
+      if (entry.last === index) continue
+      entry.last = index
+      entry.events++
+      if (entry.blocks === null) continue
+      if (entry.events > this.commonAfter) entry.blocks = null
+      else if (entry.blocks.at(-1) !== block) entry.blocks.push(block)
+    }
+  }
+
+  /** The index's documents for blocks `[0, fullBlocks)`: each block's rare terms. */
+  private gatherBlocks(fullBlocks: number): { id: number; text: string }[] {
+    const termsOf: string[][] = Array.from({ length: fullBlocks }, () => [])
+    for (const [term, entry] of this.terms) {
+      if (entry.blocks === null) continue
+      for (const block of entry.blocks) if (block < fullBlocks) termsOf[block].push(term)
+    }
+    return termsOf.map((terms, id) => ({ id, text: terms.join(' ') }))
+  }
+
+  private rareTermsOf(block: number): string {
+    const rare = new Set<string>()
+    for (let i = block * BLOCK; i < (block + 1) * BLOCK; i++) {
+      for (const term of tokenize(this.texts[i])) if (this.terms.get(term)!.blocks !== null) rare.add(term)
+    }
+    return [...rare].join(' ')
   }
 
   search(query: EventQuery, visibleProjects: readonly string[] | null): SearchResult {
@@ -313,6 +375,21 @@ export class EventSearchEngine {
     return [from, Math.max(from, to)]
   }
 
+  /** Terms that start with (`prefix`), end with (`suffix`) or contain (`infix`) `token`, each once. */
+  private *termsMatching(token: string, match: 'prefix' | 'suffix' | 'infix'): Iterable<string> {
+    const text = this.termText
+    const pattern = match === 'prefix' ? '\n' + token : match === 'suffix' ? token + '\n' : token
+    for (let from = 0; ; ) {
+      const at = text.indexOf(pattern, from)
+      if (at === -1) return
+      // Terms hold no newline, so the term around the match runs between the newlines about it.
+      const start = match === 'prefix' ? at + 1 : text.lastIndexOf('\n', at - 1) + 1
+      const end = text.indexOf('\n', match === 'prefix' ? at + 1 : at + token.length)
+      yield text.slice(start, end)
+      from = end
+    }
+  }
+
   /**
    * Event indexes (ascending) that may contain `needle`, from the text index; null when the index
    * cannot narrow (not built yet, no word in the needle, or every token matches a common term).
@@ -324,15 +401,17 @@ export class EventSearchEngine {
       const terms: string[] = []
       let common = false
       if (match === 'exact') {
-        const frequency = this.documentFrequency.get(token)
-        if (frequency === undefined) return new Int32Array(0)
+        const frequency = this.terms.get(token)?.events
+        if (frequency === undefined) {
+          // No event counted so far holds the term: only the events not yet counted might.
+          narrowing.push(new Set())
+          continue
+        }
         if (frequency > this.commonAfter) common = true
         else terms.push(token)
       } else {
-        for (const [term, frequency] of this.documentFrequency) {
-          const fits = match === 'prefix' ? term.startsWith(token) : match === 'suffix' ? term.endsWith(token) : term.includes(token)
-          if (!fits) continue
-          if (frequency > this.commonAfter) {
+        for (const term of this.termsMatching(token, match)) {
+          if (this.terms.get(term)!.events > this.commonAfter) {
             common = true
             break
           }
@@ -340,17 +419,21 @@ export class EventSearchEngine {
         }
       }
       if (common) continue
-      const ids = new Set<number>()
-      if (terms.length > 0) for (const hit of this.textIndex.search({ queries: terms, combineWith: 'OR' })) ids.add(hit.id as number)
-      if (ids.size === 0) return new Int32Array(0)
-      narrowing.push(ids)
+      const blocks = new Set<number>()
+      if (terms.length > 0) for (const hit of this.textIndex.search({ queries: terms, combineWith: 'OR' })) blocks.add(hit.id as number)
+      narrowing.push(blocks)
     }
     if (narrowing.length === 0) return null
     narrowing.sort((a, b) => a.size - b.size)
     const [smallest, ...others] = narrowing
-    const result: number[] = []
-    for (const id of smallest) if (others.every((ids) => ids.has(id))) result.push(id)
-    return Int32Array.from(result).sort()
+    const blocks: number[] = []
+    for (const block of smallest) if (others.every((set) => set.has(block))) blocks.push(block)
+    blocks.sort((a, b) => a - b)
+    // The events of the matching blocks, then those of the last blocks, which are not indexed yet.
+    const candidates: number[] = []
+    for (const block of blocks) for (let i = block * BLOCK; i < (block + 1) * BLOCK; i++) candidates.push(i)
+    for (let i = this.indexedBlocks * BLOCK; i < this.lines.size; i++) candidates.push(i)
+    return Int32Array.from(candidates)
   }
 }
 

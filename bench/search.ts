@@ -1,0 +1,132 @@
+/**
+ * Event search benchmarks (issue "Event search at a million events"), run by hand:
+ *
+ *   bun bench/search.ts [--events 1000000] [--runs 3]
+ *
+ * On a synthetic log (see lib.ts: every event holds "common", one in ten "often", and one of
+ * 200,000 rare words), once the index is built:
+ *   - a `type` filter page of 50, and a deep page (offset 900,000);
+ *   - free text matching under 100 events, and matching over 100,000 (exact total);
+ *   - GET /health and a 50-flag project feature list while 4 clients run heavy free-text searches
+ *     non-stop (and without them, for comparison);
+ *   - the index build time and the worker's heap, and the process's resident memory.
+ * Each latency is the p50 of 50 sequential requests after 5 warm-up ones; figures are medians of
+ * `--runs` server starts.
+ */
+import { parseArgs } from 'node:util'
+import { authHeaders, fmt, median, percentile, removeDir, rssMiB, seedDataDir, startServer, table, tempDataDir, waitForSearchIndex, word } from './lib'
+
+const { values } = parseArgs({ options: { events: { type: 'string', default: '1000000' }, runs: { type: 'string', default: '3' } } })
+const EVENTS = Number(values.events)
+const RUNS = Number(values.runs)
+
+async function timed(url: string): Promise<{ ms: number; body: any }> {
+  const started = performance.now()
+  const response = await fetch(url, { headers: authHeaders })
+  const body = await response.json()
+  const ms = performance.now() - started
+  if (!response.ok) throw new Error(`${url}: ${response.status} ${JSON.stringify(body)}`)
+  return { ms, body }
+}
+
+async function p50(url: string, check?: (body: any) => void): Promise<number> {
+  for (let i = 0; i < 5; i++) await timed(url)
+  const times: number[] = []
+  for (let i = 0; i < 50; i++) {
+    const { ms, body } = await timed(url)
+    check?.(body)
+    times.push(ms)
+  }
+  return percentile(times.sort((a, b) => a - b), 50)
+}
+
+/** p99 of /health and a project list, alternating, for `seconds`. */
+async function probeP99(base: string, seconds: number) {
+  const health: number[] = []
+  const list: number[] = []
+  const until = performance.now() + seconds * 1000
+  while (performance.now() < until) {
+    health.push((await timed(`${base}/health`)).ms)
+    list.push((await timed(`${base}/api/admin/projects/small/features`)).ms)
+  }
+  const sort = (a: number[]) => a.sort((x, y) => x - y)
+  return { health: percentile(sort(health), 99), list: percentile(sort(list), 99), samples: health.length + list.length }
+}
+
+async function run(dir: string) {
+  const server = await startServer(dir)
+  const base = server.base
+  try {
+    const indexMs = await waitForSearchIndex(base)
+    await Bun.sleep(200)
+    const built = server.log.find((line) => line.msg === 'search index built') as { buildMs: number; workerHeapMiB: number } | undefined
+    const search = (query: string) => `${base}/api/admin/search/events?${query}`
+    const rare = word(4096 + 12345)
+    const results = {
+      typePage: await p50(search('type=IS:feature-tagged&limit=50'), (b) => b.events.length === 50 || fail('type page')),
+      deepPage: await p50(search(`offset=${Math.floor(EVENTS * 0.9)}&limit=50`), (b) => b.events.length === 50 || fail('deep page')),
+      deepTypePage: await p50(search(`type=IS_ANY_OF:feature-tagged,feature-created&offset=${Math.floor(EVENTS * 0.3)}&limit=50`)),
+      rareText: await p50(search(`query=${rare}`), (b) => (b.total > 0 && b.total < 100) || fail(`rare total ${b.total}`)),
+      oftenText: await p50(search('query=often'), (b) => b.total > EVENTS / 11 || fail(`often total ${b.total}`)),
+      commonText: await p50(search('query=common&limit=50')),
+      infixText: await p50(search(`query=${rare.slice(1, -1)}`)),
+    }
+    // The project list under load: a small project made through the API.
+    await fetch(`${base}/api/admin/projects`, { method: 'POST', headers: authHeaders, body: JSON.stringify({ id: 'small', name: 'small' }) })
+    for (let i = 0; i < 50; i++) {
+      await fetch(`${base}/api/admin/projects/small/features`, { method: 'POST', headers: authHeaders, body: JSON.stringify({ name: `small-${i}` }) })
+    }
+    const quiet = await probeP99(base, 5)
+    let searching = true
+    let heavy = 0
+    const searchers = Array.from({ length: 4 }, async (_, i) => {
+      while (searching) {
+        await timed(search(`query=${['common', 'often', 'seldom', 'release'][i]}`))
+        heavy++
+      }
+    })
+    await Bun.sleep(500)
+    const loaded = await probeP99(base, 10)
+    searching = false
+    await Promise.all(searchers)
+    return { ...results, indexMs, built, quiet, loaded, heavy, rss: rssMiB(server.pid) }
+  } finally {
+    await server.stop()
+  }
+}
+
+function fail(message: string): never {
+  throw new Error(message)
+}
+
+const dir = tempDataDir()
+console.log(`Seeding ${EVENTS} events…`)
+seedDataDir(dir, { events: EVENTS, flags: 10_000 })
+try {
+  const runs: Awaited<ReturnType<typeof run>>[] = []
+  for (let i = 0; i < RUNS; i++) {
+    const result = await run(dir)
+    runs.push(result)
+    console.log(`run ${i + 1}:`, JSON.stringify(result, (_, v) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v)))
+  }
+  const m = (pick: (r: (typeof runs)[number]) => number) => median(runs.map(pick))
+  console.log('\n' + table(
+    ['scenario', 'median of runs', 'target'],
+    [
+      ['`type` filter, page of 50', `${fmt(m((r) => r.typePage), 2)} ms p50`, '≤ 5 ms'],
+      [`deep page, offset=${Math.floor(EVENTS * 0.9)}`, `${fmt(m((r) => r.deepPage), 2)} ms p50`, '≤ 20 ms'],
+      [`deep page of a two-type filter, offset=${Math.floor(EVENTS * 0.3)}`, `${fmt(m((r) => r.deepTypePage), 2)} ms p50`, ''],
+      ['free text matching < 100 events (a rare word)', `${fmt(m((r) => r.rareText), 2)} ms p50`, '≤ 20 ms'],
+      ['free text inside a rare word', `${fmt(m((r) => r.infixText), 2)} ms p50`, ''],
+      [`free text matching > ${Math.floor(EVENTS / 11).toLocaleString('en')} events ("often"), exact total`, `${fmt(m((r) => r.oftenText), 1)} ms p50`, '≤ 300 ms'],
+      ['free text matching every event ("common"), exact total', `${fmt(m((r) => r.commonText), 1)} ms p50`, ''],
+      ['GET /health p99, 4 heavy searchers running (quiet)', `${fmt(m((r) => r.loaded.health), 2)} ms (${fmt(m((r) => r.quiet.health), 2)} ms)`, '≤ 10 ms'],
+      ['project feature list p99, 4 heavy searchers running (quiet)', `${fmt(m((r) => r.loaded.list), 2)} ms (${fmt(m((r) => r.quiet.list), 2)} ms)`, '≤ 10 ms'],
+      ['index build, in the background after /ready', `${fmt(m((r) => r.built?.buildMs ?? r.indexMs) / 1000, 1)} s`, '≤ 30 s'],
+      ['worker heap (log + indexes), once built', `${fmt(m((r) => r.built?.workerHeapMiB ?? NaN), 0)} MiB`, '≤ 1.5 GB'],
+      ['process resident memory at the end', `${fmt(m((r) => r.rss), 0)} MiB`, ''],
+    ],
+  ))
+} finally {
+  removeDir(dir)
+}
