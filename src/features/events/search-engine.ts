@@ -122,9 +122,74 @@ const BLOCK = 64
 
 const FILTER_COLUMNS = ['type', 'project', 'feature', 'environment'] as const
 
+/**
+ * The searchable texts, a full block of 64 events joined into one string (by newlines, which no
+ * JSON text holds and no needle may hold), the events of the last, partial block one string each.
+ * A scan then finds matches with native substring search across a block instead of one call per
+ * event, and the log costs one string per 64 events.
+ */
+class BlockTexts {
+  private readonly blocks: string[] = []
+  /** Start of each event's text within its block's string. */
+  private readonly starts = new IntList()
+  private tail: string[] = []
+
+  get size() {
+    return this.blocks.length * BLOCK + this.tail.length
+  }
+
+  get fullBlocks() {
+    return this.blocks.length
+  }
+
+  add(text: string) {
+    this.tail.push(text)
+    if (this.tail.length < BLOCK) return
+    let offset = 0
+    for (const part of this.tail) {
+      this.starts.push(offset)
+      offset += part.length + 1
+    }
+    this.blocks.push(this.tail.join('\n'))
+    this.tail = []
+  }
+
+  private end(index: number, block: string) {
+    return (index + 1) % BLOCK === 0 ? block.length : this.starts.data[index + 1] - 1
+  }
+
+  get(index: number): string {
+    const block = Math.floor(index / BLOCK)
+    if (block === this.blocks.length) return this.tail[index - block * BLOCK]
+    return this.blocks[block].slice(this.starts.data[index], this.end(index, this.blocks[block]))
+  }
+
+  contains(index: number, needle: string): boolean {
+    const block = Math.floor(index / BLOCK)
+    if (block === this.blocks.length) return this.tail[index - block * BLOCK].includes(needle)
+    const text = this.blocks[block]
+    const end = this.end(index, text)
+    const at = text.indexOf(needle, this.starts.data[index])
+    return at !== -1 && at + needle.length <= end
+  }
+
+  /** Appends to `out`, ascending, the events of full block `block` whose text contains `needle`. */
+  matchesInBlock(block: number, needle: string, out: number[]) {
+    const text = this.blocks[block]
+    const last = (block + 1) * BLOCK - 1
+    let event = block * BLOCK
+    for (let at = text.indexOf(needle); at !== -1; ) {
+      while (event < last && this.starts.data[event + 1] <= at) event++
+      out.push(event)
+      if (event === last) return
+      at = text.indexOf(needle, this.starts.data[event + 1])
+    }
+  }
+}
+
 export class EventSearchEngine {
   private readonly lines: LineStore
-  private readonly texts: string[] = []
+  private readonly texts = new BlockTexts()
   private readonly createdAt: number[] = []
   private datesAscending = true
   private readonly columns = {
@@ -190,7 +255,7 @@ export class EventSearchEngine {
     const index = this.lines.size
     if (event.id !== index + 1) throw new Error(`expected event ${index + 1}, got ${event.id}`)
     this.lines.add(line)
-    this.texts.push(searchableText(event))
+    this.texts.add(searchableText(event))
     const time = Date.parse(event.createdAt)
     if (index > 0 && time < this.createdAt[index - 1]) this.datesAscending = false
     this.createdAt.push(time)
@@ -244,7 +309,7 @@ export class EventSearchEngine {
 
   private count(index: number) {
     const block = Math.floor(index / BLOCK)
-    for (const term of tokenize(this.texts[index])) {
+    for (const term of tokenize(this.texts.get(index))) {
       let entry = this.terms.get(term)
       if (!entry) {
         this.terms.set(term, (entry = { events: 0, last: -1, blocks: [] }))
@@ -272,7 +337,7 @@ export class EventSearchEngine {
   private rareTermsOf(block: number): string {
     const rare = new Set<string>()
     for (let i = block * BLOCK; i < (block + 1) * BLOCK; i++) {
-      for (const term of tokenize(this.texts[i])) if (this.terms.get(term)!.blocks !== null) rare.add(term)
+      for (const term of tokenize(this.texts.get(i))) if (this.terms.get(term)!.blocks !== null) rare.add(term)
     }
     return [...rare].join(' ')
   }
@@ -308,46 +373,67 @@ export class EventSearchEngine {
       return true
     }
 
-    // The candidates, newest first: from the text index when it narrows, else the smallest list.
-    let plan: SearchResult['plan'] = needle ? 'scan' : 'none'
-    let candidates: ArrayLike<number> | null = needle ? this.textCandidates(needle) : null
-    if (candidates) plan = 'index'
-    else {
-      const lists: { size: number; postings: Int32Array[] }[] = [...filters]
-      if (creator) lists.push(creator)
-      if (idSet) candidates = [...idSet].filter((i) => i >= 0 && i < this.lines.size).sort((a, b) => a - b)
-      else if (lists.length > 0) {
-        const smallest = lists.reduce((a, b) => (b.size < a.size ? b : a))
-        candidates = smallest.postings.length === 1 ? smallest.postings[0] : mergeSorted(smallest.postings)
-      }
-    }
-
-    // The fast path: no text and a single source that is exactly the answer.
-    const onlyList = !needle && !idSet && !timeBound && filters.length + (creator ? 1 : 0) <= 1
-    if (onlyList) {
-      const all = candidates ?? null
-      const [start, end] = all ? clip(all, from, to) : [from, to]
-      const total = Math.max(0, end - start)
-      const lines: string[] = []
-      for (let k = end - 1 - query.offset; k >= start && lines.length < query.limit; k--) {
-        lines.push(this.lines.get(all ? all[k] : k))
-      }
-      return { total, lines, plan }
+    // The structured candidates: the smallest posting list (or the given ids); null for all events.
+    const lists: { size: number; postings: Int32Array[] }[] = [...filters]
+    if (creator) lists.push(creator)
+    let structured: ArrayLike<number> | null = null
+    if (idSet) structured = [...idSet].filter((i) => i >= 0 && i < this.lines.size).sort((a, b) => a - b)
+    else if (lists.length > 0) {
+      const smallest = lists.reduce((a, b) => (b.size < a.size ? b : a))
+      structured = smallest.postings.length === 1 ? smallest.postings[0] : mergeSorted(smallest.postings)
     }
 
     let total = 0
     const lines: string[] = []
-    const visit = (i: number) => {
-      if (!matchesStructure(i)) return
-      if (needle !== undefined && !this.texts[i].includes(needle)) return
+    const take = (i: number) => {
       if (total >= query.offset && lines.length < query.limit) lines.push(this.lines.get(i))
       total++
     }
-    if (candidates) {
-      const [start, end] = clip(candidates, from, to)
-      for (let k = end - 1; k >= start; k--) visit(candidates[k])
+
+    if (needle === undefined) {
+      // No text: when a single list (or none) is exactly the answer, a page is a slice of it.
+      if (!idSet && !timeBound && filters.length + (creator ? 1 : 0) <= 1) {
+        const [start, end] = structured ? clip(structured, from, to) : [from, to]
+        for (let k = end - 1 - query.offset; k >= start && lines.length < query.limit; k--) lines.push(this.lines.get(structured ? structured[k] : k))
+        return { total: Math.max(0, end - start), lines, plan: 'none' }
+      }
+      const [start, end] = structured ? clip(structured, from, to) : [from, to]
+      for (let k = end - 1; k >= start; k--) {
+        const i = structured ? structured[k] : k
+        if (matchesStructure(i)) take(i)
+      }
+      return { total, lines, plan: 'none' }
+    }
+
+    // Text: the blocks the index proposes (null: every block), plus the unindexed last events.
+    const blocks = this.textCandidates(needle)
+    const plan: SearchResult['plan'] = blocks ? 'index' : 'scan'
+    const fullBlocks = this.texts.fullBlocks
+    const blockEvents = (blocks ? blocks.length : fullBlocks) * BLOCK
+    const [start, end] = structured ? clip(structured, from, to) : [from, to]
+    if (structured && end - start <= blockEvents / 16) {
+      // Few structured candidates: check each one's text.
+      for (let k = end - 1; k >= start; k--) {
+        const i = structured[k]
+        if (matchesStructure(i) && this.texts.contains(i, needle)) take(i)
+      }
+      return { total, lines, plan }
+    }
+    for (let i = Math.min(to, this.lines.size) - 1; i >= Math.max(from, fullBlocks * BLOCK); i--) {
+      if (matchesStructure(i) && this.texts.contains(i, needle)) take(i)
+    }
+    const firstBlock = Math.floor(from / BLOCK)
+    const lastBlock = Math.min(fullBlocks, Math.ceil(to / BLOCK)) - 1
+    const matches: number[] = []
+    const scanBlock = (block: number) => {
+      matches.length = 0
+      this.texts.matchesInBlock(block, needle, matches)
+      for (let m = matches.length - 1; m >= 0; m--) if (matchesStructure(matches[m])) take(matches[m])
+    }
+    if (blocks) {
+      for (let b = blocks.length - 1; b >= 0; b--) if (blocks[b] >= firstBlock && blocks[b] <= lastBlock) scanBlock(blocks[b])
     } else {
-      for (let i = to - 1; i >= from; i--) visit(i)
+      for (let b = lastBlock; b >= firstBlock; b--) scanBlock(b)
     }
     return { total, lines, plan }
   }
@@ -391,10 +477,11 @@ export class EventSearchEngine {
   }
 
   /**
-   * Event indexes (ascending) that may contain `needle`, from the text index; null when the index
-   * cannot narrow (not built yet, no word in the needle, or every token matches a common term).
+   * The indexed blocks (ascending) whose events may contain `needle`, from the text index; null
+   * when the index cannot narrow (not built yet, no word in the needle, or every token matches
+   * only through common terms). Events past the indexed blocks are never excluded.
    */
-  private textCandidates(needle: string): Int32Array | null {
+  private textCandidates(needle: string): number[] | null {
     if (!this.indexReady) return null
     const narrowing: Set<number>[] = []
     for (const { token, match } of queryTokens(needle)) {
@@ -403,7 +490,7 @@ export class EventSearchEngine {
       if (match === 'exact') {
         const frequency = this.terms.get(token)?.events
         if (frequency === undefined) {
-          // No event counted so far holds the term: only the events not yet counted might.
+          // No event holds the term.
           narrowing.push(new Set())
           continue
         }
@@ -428,12 +515,7 @@ export class EventSearchEngine {
     const [smallest, ...others] = narrowing
     const blocks: number[] = []
     for (const block of smallest) if (others.every((set) => set.has(block))) blocks.push(block)
-    blocks.sort((a, b) => a - b)
-    // The events of the matching blocks, then those of the last blocks, which are not indexed yet.
-    const candidates: number[] = []
-    for (const block of blocks) for (let i = block * BLOCK; i < (block + 1) * BLOCK; i++) candidates.push(i)
-    for (let i = this.indexedBlocks * BLOCK; i < this.lines.size; i++) candidates.push(i)
-    return Int32Array.from(candidates)
+    return blocks.sort((a, b) => a - b)
   }
 }
 
