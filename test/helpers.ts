@@ -157,3 +157,11 @@ export async function tokenFor(api: Api, tokenName: string, extra: Record<string
   if (response.status !== 201) throw new Error(`token creation failed: ${response.status} ${response.text}`)
   return response.body.secret
 }
+
+/** A free loopback port for a test server. */
+export function freePort(): number {
+  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
+  const port = probe.port!
+  probe.stop(true)
+  return port
+}

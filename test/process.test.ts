@@ -7,7 +7,7 @@ import { afterEach, describe, expect, test } from 'bun:test'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
-import { tempDir } from './helpers'
+import { tempDir, freePort } from './helpers'
 
 const ROOT = join(import.meta.dir, '..')
 const BUN = join(ROOT, 'node_modules', '.bin', 'bun')
@@ -43,13 +43,6 @@ function newDir(): string {
   const dir = tempDir('flags-process-')
   dirs.push(dir)
   return dir.path
-}
-
-function freePort(): number {
-  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('') })
-  const port = probe.port!
-  probe.stop(true)
-  return port
 }
 
 /** Reads a pipe as it fills; `closed` settles when the process has closed it. */

@@ -6,20 +6,13 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { tempDir } from './helpers'
+import { tempDir, freePort } from './helpers'
 
 const ROOT = join(import.meta.dir, '..')
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
 const tour = readme.slice(readme.indexOf('## A tour of the API'), readme.indexOf('### Operations'))
 const blocks = [...tour.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1])
 const secret = /INIT_ADMIN_API_TOKENS='([^']+)'/.exec(tour)?.[1]
-
-function freePort(): number {
-  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
-  const port = probe.port!
-  probe.stop(true)
-  return port
-}
 
 const dir = tempDir('readme-')
 const port = freePort()

@@ -11,7 +11,7 @@ import { EventsService } from '../../src/features/events/events.service'
 import { openStore } from '../../src/services'
 import type { EventRecord } from '../../src/storage/records'
 import { seededRandom } from '../random'
-import { tempDir } from '../helpers'
+import { tempDir, freePort } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const SECRET = '*:*.crash-test-secret-0123456789'
@@ -20,13 +20,6 @@ const WRITERS = 8
 
 const dirs: { remove(): void }[] = []
 afterAll(() => dirs.forEach((dir) => dir.remove()))
-
-function freePort(): number {
-  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
-  const port = probe.port!
-  probe.stop(true)
-  return port
-}
 
 async function startServer(dataDir: string) {
   const port = freePort()
