@@ -114,10 +114,14 @@ try {
   for (let run = 0; run < RUNS; run++) {
     smallRuns.push(await latencyP50(small, FLAGS))
     largeRuns.push(await latencyP50(large, FLAGS))
-    console.log(`run ${run + 1}: p50 ${fmt(smallRuns.at(-1)!.p50, 2)} ms (1,000 events) vs ${fmt(largeRuns.at(-1)!.p50, 2)} ms (${EVENTS} events)`)
+    console.log(
+      `run ${run + 1}: p50 ${fmt(smallRuns.at(-1)!.p50, 2)} ms (1,000 events) vs ${fmt(largeRuns.at(-1)!.p50, 2)} ms (${EVENTS} events), ratio ${fmt(largeRuns.at(-1)!.p50 / smallRuns.at(-1)!.p50, 2)}`,
+    )
   }
   const smallP50 = median(smallRuns.map((r) => r.p50))
   const largeP50 = median(largeRuns.map((r) => r.p50))
+  // Each ratio is taken within one run (both logs measured back to back), then the median of those.
+  const ratio = median(smallRuns.map((small, run) => largeRuns[run].p50 / small.p50))
 
   const throughputRuns = []
   for (let run = 0; run < RUNS; run++) {
@@ -136,7 +140,7 @@ try {
     ['scenario', 'median of runs', 'target'],
     [
       ['PATCH p50, 1,000 events', `${fmt(smallP50, 2)} ms`, ''],
-      [`PATCH p50, ${EVENTS.toLocaleString('en')} events`, `${fmt(largeP50, 2)} ms (ratio ${fmt(largeP50 / smallP50, 2)})`, 'ratio ≤ 1.5'],
+      [`PATCH p50, ${EVENTS.toLocaleString('en')} events`, `${fmt(largeP50, 2)} ms (median of per-run ratios ${fmt(ratio, 2)})`, 'ratio ≤ 1.5'],
       ['durable PATCH throughput, 32 connections', `${fmt(median(throughputRuns.map((r) => r.writesPerSecond)), 0)} writes/s (p50 ${median(throughputRuns.map((r) => r.p50))} ms, p99 ${median(throughputRuns.map((r) => r.p99))} ms, ${throughputRuns.reduce((n, r) => n + r.errors, 0)} errors)`, '≥ 3,000 writes/s'],
       [`start-up to /ready, ${EVENTS.toLocaleString('en')} events + ${FLAGS.toLocaleString('en')} flags`, `${fmt(median(startupRuns.map((r) => r.readyMs)) / 1000, 2)} s`, '≤ 10 s'],
       ['resident memory at ready', `${fmt(median(startupRuns.map((r) => r.readyRss)), 0)} MiB`, '≤ 2 GB'],
