@@ -547,3 +547,18 @@ describe('project scoping of reads', () => {
     expect(all.body.features.map((f: { name: string }) => f.name)).toEqual(['beta-flag'])
   })
 })
+
+describe('routing does not depend on the Host header', () => {
+  test.each(['x', 'api', 'a.b', 'x:1', 'localhost', 'flags.example.com:8080'])('a request for host %s reaches its route', async (host) => {
+    const api = await makeApi()
+    try {
+      const health = await api.app.handle(new Request(`http://${host}/health`))
+      expect(health.status).toBe(200)
+      const flags = await api.app.handle(new Request(`http://${host}/api/admin/projects/default/features?namePrefix=a`, { headers: { authorization: ADMIN_SECRET } }))
+      expect(flags.status).toBe(200)
+      expect((await flags.json()).version).toBe(2)
+    } finally {
+      await api.close()
+    }
+  })
+})
