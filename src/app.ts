@@ -14,9 +14,11 @@ import { ServiceStarting } from './errors'
 import { errorHandling } from './http/errors'
 import { errors } from './http/schemas'
 import { openApi } from './http/openapi'
+import { ELYSIA_CONFIG } from './http/plugins'
 import type { Services } from './services'
 
 export const API_VERSION = '0.1.0'
+
 
 export function createApp(services: Services, config: Pick<Config, 'bodyLimit'>) {
   const auth = authorization(services.tokens, (name) =>
@@ -24,9 +26,7 @@ export function createApp(services: Services, config: Pick<Config, 'bodyLimit'>)
   )
   // The OpenAPI route reads the document the swagger plugin derives from this very app.
   const root: { handle: (request: Request) => Promise<Response> } = { handle: () => Promise.reject(new Error('app not built')) }
-  // Elysia assumes a hostname of at least four characters when it cuts the path out of the URL;
-  // a request for http://api/health (a short service name, no port) would otherwise miss its route.
-  const app = new Elysia({ handler: { standardHostname: false } } as ConstructorParameters<typeof Elysia>[0])
+  const app = new Elysia(ELYSIA_CONFIG)
     .use(errorHandling)
     .use(openApi({ title: 'Feature flag admin API', version: API_VERSION, description: 'An Unleash-compatible admin API for feature flags, stored in local JSON files.' }, (request) => root.handle(request)))
     .use(bodyHandling(config.bodyLimit))

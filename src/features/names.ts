@@ -8,7 +8,8 @@ export function nameProblem(name: string, what: string): string | null {
   if (name.length === 0) return `A ${what} name must not be empty`
   if (name.length > NAME_MAX_LENGTH) return `A ${what} name must be at most ${NAME_MAX_LENGTH} characters long`
   if (name === '.' || name === '..') return `A ${what} name must not be "." or ".."`
-  if (encodeURIComponent(name) !== name) {
+  // isWellFormed first: encodeURIComponent throws on a lone surrogate.
+  if (!name.isWellFormed() || encodeURIComponent(name) !== name) {
     return `A ${what} name must be URL-friendly: letters, digits and - _ . ! ~ * ' ( ) only, got ${JSON.stringify(name)}`
   }
   return null

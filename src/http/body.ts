@@ -2,7 +2,8 @@
  * Request bodies, before anything else looks at them (contract §1, steps 1, 2 and 5):
  * - larger than the limit → 413, from `Content-Length` before reading, or while reading a chunked
  *   body (Bun's own limit would reset the connection instead, so it is set out of the way in main.ts);
- * - JSON content type but not JSON → 400, before authentication;
+ * - JSON content type but not JSON, nested deeper than any of our schemas, or holding text that
+ *   is not valid Unicode (a lone surrogate) → 400, before authentication;
  * - any other or no content type → the request is remembered and its body is null. Only routes that
  *   declare a body schema validate it; when that fails the error handler answers 415 for such a
  *   request, after authentication and before any 400 for the body.
@@ -43,6 +44,34 @@ async function readLimited(request: Request, limit: number): Promise<Uint8Array>
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
+/** Our deepest request (a strategy's constraint values) nests 4 levels; anything past this is abuse. */
+export const MAX_BODY_DEPTH = 16
+
+/**
+ * Refuses bodies no schema can accept but that would be costly to reject later: deep nesting makes
+ * schema errors expensive to describe, and lone surrogates cannot be stored or encoded as UTF-8.
+ */
+function checkParsedBody(body: unknown): void {
+  const stack: [unknown, number][] = [[body, 0]]
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!
+    if (typeof value === 'string') {
+      if (!value.isWellFormed()) throw new ValidationError('The request body holds text that is not valid Unicode (a lone surrogate)')
+      continue
+    }
+    if (typeof value !== 'object' || value === null) continue
+    if (depth >= MAX_BODY_DEPTH) throw new ValidationError(`The request body is nested more than ${MAX_BODY_DEPTH} levels deep`)
+    if (Array.isArray(value)) {
+      for (const item of value) stack.push([item, depth + 1])
+    } else {
+      for (const [key, item] of Object.entries(value)) {
+        if (!key.isWellFormed()) throw new ValidationError('The request body holds a property name that is not valid Unicode')
+        stack.push([item, depth + 1])
+      }
+    }
+  }
+}
+
 export function bodyHandling(limit: number) {
   return new Elysia({ name: 'body-handling' })
     .onRequest(({ request }) => {
@@ -62,10 +91,13 @@ export function bodyHandling(limit: number) {
       } catch {
         throw new ValidationError('The request body is not valid UTF-8')
       }
+      let body: unknown
       try {
-        return JSON.parse(text)
+        body = JSON.parse(text)
       } catch (error) {
         throw new ValidationError(`The request body is not valid JSON: ${(error as Error).message}`)
       }
+      checkParsedBody(body)
+      return body
     })
 }

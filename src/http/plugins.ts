@@ -3,10 +3,18 @@ import { Elysia } from 'elysia'
 import type { authorization } from './auth'
 import { models } from './models'
 
+/**
+ * - `standardHostname: false`: Elysia otherwise assumes a hostname of at least four characters when
+ *   it cuts the path out of the URL, so http://api/health (a short service name) missed its route.
+ * - `normalize: false`: by default Elysia quietly drops unknown properties and even turns an array
+ *   into an empty object before validating; we answer 400 instead, so a typo in a field name is an
+ *   error rather than a change silently not made.
+ */
+export const ELYSIA_CONFIG = { handler: { standardHostname: false }, normalize: false } as ConstructorParameters<typeof Elysia>[0]
 export type Authorization = ReturnType<typeof authorization>
 
 export function controllerBase(auth: Authorization) {
-  return new Elysia().use(models).use(auth)
+  return new Elysia(ELYSIA_CONFIG).use(models).use(auth)
 }
 
 /** A 200 answer without a body, as the seed asks for bulk toggles and validate. */

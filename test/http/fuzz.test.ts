@@ -1,0 +1,239 @@
+/**
+ * Fuzz: thousands of generated bad requests across every route (seeded, so a failure can be
+ * replayed). Each must get a 4xx JSON error (reads may also answer 200), never a 500 or a hang, and
+ * afterwards the data files are byte-identical, Object.prototype is clean and /health is fine.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../../src/services'
+import { seededRandom, type Random } from '../random'
+import { ADMIN_SECRET, makeApi, tempDir, type Api } from '../helpers'
+
+const REQUESTS = 12_000
+const SEED = 6061
+const BODY_LIMIT = 20_000
+
+const dir = tempDir('fuzz-')
+let api: Api
+let strategyId = ''
+let viewer = ''
+
+beforeAll(async () => {
+  api = await makeApi({ dataDir: dir.path, bodyLimit: BODY_LIMIT })
+  const ok = (response: { status: number; text: string }) => {
+    if (response.status >= 300) throw new Error(`setup failed: ${response.status} ${response.text}`)
+  }
+  ok(await api.createProject('fz-project'))
+  ok(await api.createFlag('fz-project', 'fz-flag'))
+  ok(await api.createFlag('fz-project', 'fz-parent'))
+  ok(await api.post('/api/admin/features/fz-flag/tags', { value: 'fz-tag' }))
+  const strategy = await api.post('/api/admin/projects/fz-project/features/fz-flag/environments/development/strategies', { name: 'default' })
+  ok(strategy)
+  strategyId = strategy.body.id
+  const token = await api.createToken({ tokenName: 'fz-viewer', type: 'admin', role: 'viewer' })
+  ok(token)
+  viewer = token.body.secret
+  await api.services.store.flush()
+})
+
+afterAll(async () => {
+  await api.close()
+  dir.remove()
+})
+
+/** Values that name nothing that exists, and are hard on parsers. */
+const HOSTILE = [
+  '', ' ', '..', '../../etc/passwd', '..%2F..%2Fetc%2Fpasswd', '%00', '\u0000', '\u0007', '\u202e', '\ufeff', 'ä', '😀', 'ｆｕｌｌ',
+  'x'.repeat(300), 'y'.repeat(5000), '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', '<script>alert(1)</script>',
+  "' OR 1=1 --", '${jndi:ldap://x}', '\r\nX-Injected: 1', 'NaN', '-1', '1e309', 'null', 'true', '{}', '[]', '%', '%%', '%zz', '\\', '/', '?', '#',
+]
+const EXISTING: Record<string, string[]> = {
+  projectId: ['fz-project', 'default'],
+  featureName: ['fz-flag', 'fz-parent'],
+  environment: ['development', 'production'],
+  type: ['simple'],
+  value: ['fz-tag'],
+  parent: ['fz-parent'],
+  tokenName: ['fz-viewer'],
+}
+const STRING_KEYS = ['id', 'name', 'type', 'description', 'tokenName', 'environment', 'value', 'feature', 'status', 'projectId', 'stickiness', 'contextName', 'operator', 'title', 'role', 'expiresAt']
+const BOOLEAN_KEYS = ['stale', 'archived', 'impressionData', 'enabled', 'disabled', 'caseInsensitive', 'inverted']
+const ARRAY_KEYS = ['features', 'projects', 'constraints', 'variants', 'segments', 'values', 'overrides']
+const OBJECT_KEYS = ['featureNaming', 'parameters', 'payload']
+
+function randomJson(random: Random, depth = 0): unknown {
+  const kind = random.int(0, depth > 3 ? 3 : 6)
+  switch (kind) {
+    case 0:
+      return random.pick(HOSTILE)
+    case 1:
+      return random.pick([0, -1, 1.5, 1e308, -0, 2 ** 53 + 1, 1000, 1001])
+    case 2:
+      return random.pick([true, false, null])
+    case 3:
+      return random.pick(['', 'a', 'ok-name'])
+    case 4:
+      return Array.from({ length: random.int(0, 4) }, () => randomJson(random, depth + 1))
+    default: {
+      const object: Record<string, unknown> = {}
+      for (let i = random.int(0, 4); i > 0; i--) object[random.pick([...STRING_KEYS, ...BOOLEAN_KEYS, ...HOSTILE])] = randomJson(random, depth + 1)
+      return object
+    }
+  }
+}
+
+/** A value of the wrong type for the key. */
+function wrongTyped(random: Random, key: string): unknown {
+  if (STRING_KEYS.includes(key)) return random.pick([42, true, [], { nested: 'x' }, [random.pick(HOSTILE)]])
+  if (BOOLEAN_KEYS.includes(key)) return random.pick(['true', 'yes', 1, 0, [], {}])
+  if (ARRAY_KEYS.includes(key)) return random.pick(['a,b', 7, { 0: 'x' }, true])
+  return random.pick(['not-an-object', 3, [1, 2], true])
+}
+
+/** A JSON object that certainly breaks its schema: at least one known key holds the wrong type. */
+function badObject(random: Random): Record<string, unknown> {
+  const object = (random.chance(0.5) ? randomJson(random, 2) : {}) as Record<string, unknown>
+  const body: Record<string, unknown> = typeof object === 'object' && object !== null && !Array.isArray(object) ? { ...object } : {}
+  const key = random.pick([...STRING_KEYS, ...BOOLEAN_KEYS, ...ARRAY_KEYS, ...OBJECT_KEYS])
+  body[key] = wrongTyped(random, key)
+  if (random.chance(0.3)) Object.defineProperty(body, '__proto__', { value: { polluted: 'yes', isAdmin: true }, enumerable: true })
+  if (random.chance(0.2)) Object.defineProperty(body, 'constructor', { value: { prototype: { polluted: 'yes' } }, enumerable: true })
+  if (random.chance(0.2)) body[random.pick(STRING_KEYS)] = 'z'.repeat(random.int(3000, 9000))
+  return body
+}
+
+/** An array body whose items are certainly malformed (JSON Patch operations, variants). */
+function badArray(random: Random): unknown[] {
+  return Array.from({ length: random.int(1, 5) }, () =>
+    random.pick([
+      { op: random.pick(['bogus', 'REPLACE', '', 42]), path: '/description', value: 'x' },
+      { op: 'replace', path: random.pick(['description', '', '/__proto__/polluted', '/constructor/prototype/x', '/variants', '/nope', 42]), value: 1 },
+      { op: 'replace', path: '/stale', value: random.pick(['yes', 1, null, []]) },
+      { op: 'move', from: random.pick([undefined, '/nope', '/__proto__']), path: '/description' },
+      { name: random.pick([42, null, []]), weight: random.pick([-1, 1001, 'heavy']) },
+      random.pick(HOSTILE),
+      null,
+    ]),
+  )
+}
+
+type Body = { raw: string; contentType: string | null }
+
+/** The routes that take a JSON body; every other write is answered from its path alone. */
+const BODY_ROUTES = new Set([
+  'POST /api/admin/projects',
+  'PUT /api/admin/projects/:projectId',
+  'POST /api/admin/projects/:projectId/environments',
+  'POST /api/admin/environments',
+  'POST /api/admin/projects/:projectId/features',
+  'PUT /api/admin/projects/:projectId/features/:featureName',
+  'PATCH /api/admin/projects/:projectId/features/:featureName',
+  'POST /api/admin/projects/:projectId/revive',
+  'POST /api/admin/features/validate',
+  'POST /api/admin/projects/:projectId/bulk_features/environments/:environment/on',
+  'POST /api/admin/projects/:projectId/bulk_features/environments/:environment/off',
+  'POST /api/admin/projects/:projectId/features/:featureName/environments/:environment/strategies',
+  'PUT /api/admin/projects/:projectId/features/:featureName/environments/:environment/strategies/:strategyId',
+  'PUT /api/admin/projects/:projectId/features/:featureName/environments/:environment/variants',
+  'POST /api/admin/features/:featureName/tags',
+  'POST /api/admin/projects/:projectId/features/:featureName/dependencies',
+  'POST /api/admin/projects/:projectId/features/:featureName/lifecycle/complete',
+  'POST /api/admin/api-tokens',
+])
+
+function badBody(random: Random, arrayBody: boolean): Body {
+  const json = (value: unknown) => ({ raw: JSON.stringify(value), contentType: 'application/json' })
+  switch (random.int(0, 9)) {
+    case 0:
+      return { raw: random.pick(['{', '[', '{"a":', '{"a":1,}', "{'a':1}", 'nul', '"unterminated', '{"a":1}}', '\u0000', '\ufeff{}']), contentType: 'application/json' }
+    case 1:
+      return { raw: '['.repeat(9000) + ']'.repeat(9000), contentType: 'application/json' }
+    case 2:
+      return { raw: JSON.stringify({ name: 'ok-name' }), contentType: random.pick(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx', null]) }
+    case 3:
+      return json(random.pick([null, 1, 'string', true, arrayBody ? { not: 'an array' } : [1, 2, 3]]))
+    case 4:
+      return { raw: JSON.stringify({ name: 'x'.repeat(BODY_LIMIT) }), contentType: 'application/json' }
+    case 5:
+      return { raw: '{"name":"\\ud800","id":"\\udfff"}', contentType: 'application/json' }
+    default:
+      return json(arrayBody ? badArray(random) : badObject(random))
+  }
+}
+
+function encodePathValue(random: Random, value: string) {
+  // Mostly percent-encoded; sometimes raw, so that the URL parser sees traversal and odd characters too.
+  return random.chance(0.8) ? encodeURIComponent(value) : value.replace(/[\s#?]/g, '_')
+}
+
+function snapshot() {
+  return [STATE_FILE, JOURNAL_FILE, EVENTS_FILE].map((file) => readFileSync(join(dir.path, file)).toString('base64'))
+}
+
+test(`${REQUESTS} generated bad requests get 4xx JSON errors, never a 500 or a hang, and change nothing`, async () => {
+  const random = seededRandom(SEED)
+  const before = snapshot()
+  const routes = api.app.routes.filter((route) => route.path.startsWith('/api/'))
+  const arrayBodies = new Set(['PATCH /api/admin/projects/:projectId/features/:featureName', 'PUT /api/admin/projects/:projectId/features/:featureName/environments/:environment/variants'])
+  const failures: string[] = []
+  const statuses = new Map<number, number>()
+  for (let n = 0; n < REQUESTS && failures.length < 20; n++) {
+    const route = random.pick(routes)
+    const key = `${route.method} ${route.path}`
+    const write = route.method !== 'GET'
+    const takesBody = BODY_ROUTES.has(key)
+    // Existing names only where a bad body keeps the request bad; a bodiless write gets names that do not exist.
+    const useExisting = takesBody && random.chance(0.6)
+    const path = route.path.replace(/:(\w+)/g, (_, name: string) =>
+      useExisting && EXISTING[name] ? random.pick(EXISTING[name]) : name === 'strategyId' && useExisting ? strategyId : encodePathValue(random, random.pick(HOSTILE)),
+    )
+    const query = random.chance(0.3) ? `?${random.pick(['limit', 'offset', 'type', 'query', 'tag', 'namePrefix', 'from', '__proto__'])}=${encodeURIComponent(random.pick(HOSTILE))}` : ''
+    const headers: Record<string, string> = {}
+    const tokenRoll = random.next()
+    if (tokenRoll < 0.85) headers.authorization = ADMIN_SECRET
+    else if (tokenRoll < 0.92) headers.authorization = random.pick([viewer, `Bearer ${ADMIN_SECRET}`, '*:*.wrong', random.pick(HOSTILE).replace(/[\r\n\u0000]/g, '')])
+    let body: string | undefined
+    if (takesBody || random.chance(0.1)) {
+      const generated = badBody(random, arrayBodies.has(key))
+      body = generated.raw
+      if (generated.contentType) headers['content-type'] = generated.contentType
+    }
+    const url = `http://localhost${path}${query}`
+    let request: Request
+    try {
+      request = new Request(url, { method: route.method, headers, body: route.method === 'GET' ? undefined : body })
+    } catch {
+      continue // Not even a request a client could send.
+    }
+    const response = await Promise.race([api.app.handle(request), Bun.sleep(5000).then(() => null)])
+    if (response === null) {
+      failures.push(`${n}: ${route.method} ${url} hung`)
+      continue
+    }
+    statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1)
+    const text = await response.text()
+    const isValidate = key === 'POST /api/admin/features/validate'
+    const allowed = response.status >= 400 && response.status < 500 ? true : !write || isValidate ? response.status === 200 : false
+    if (!allowed) failures.push(`${n}: ${route.method} ${url} body=${body?.slice(0, 120)} → ${response.status} ${text.slice(0, 200)}`)
+    if (response.status >= 400) {
+      let error: { id?: unknown; name?: unknown; message?: unknown } = {}
+      try {
+        error = JSON.parse(text)
+      } catch {}
+      if (response.headers.get('content-type') !== 'application/json' || typeof error.name !== 'string' || typeof error.message !== 'string' || typeof error.id !== 'string') {
+        failures.push(`${n}: ${route.method} ${url} → ${response.status} not a JSON error: ${text.slice(0, 200)}`)
+      }
+    }
+  }
+  expect(failures).toEqual([])
+  // The mix reached deep into the service, not only the gates.
+  for (const status of [400, 401, 403, 404, 413, 415]) expect(statuses.get(status) ?? 0).toBeGreaterThan(50)
+  expect(({} as Record<string, unknown>).polluted).toBeUndefined()
+  expect(({} as Record<string, unknown>).isAdmin).toBeUndefined()
+  await api.services.store.flush()
+  expect(snapshot()).toEqual(before)
+  const health = await api.get('/health')
+  expect(health.status).toBe(200)
+  expect((await api.getFlag('fz-project', 'fz-flag')).status).toBe(200)
+}, 120_000)
