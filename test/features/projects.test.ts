@@ -370,3 +370,14 @@ describe('project naming patterns', () => {
     expect(performance.now() - started).toBeLessThan(HANG_LIMIT_MS)
   })
 })
+
+describe('PUT /api/admin/projects/:projectId without a change', () => {
+  test('an update that changes nothing answers 200 and records no event', async () => {
+    await createProject('unchanged', { description: 'same' })
+    const since = api.lastEventId()
+    const response = await api.put('/api/admin/projects/unchanged', { name: 'unchanged', description: 'same' })
+    expect(response.status).toBe(200)
+    expect(response.body.updatedAt).toBeNull()
+    expect(api.eventsSince(since)).toEqual([])
+  })
+})

@@ -111,6 +111,8 @@ export class ProjectsService {
         featureNaming: featureNaming === undefined ? project.featureNaming : featureNaming,
         updatedAt: tx.now,
       }
+      // Nothing changed: no write and no event, as for flags.
+      if (JSON.stringify(projectData(updated)) === JSON.stringify(projectData(project))) return
       tx.put('projects', projectId, updated)
       tx.appendEvent({ type: 'project-updated', project: projectId, data: projectData(updated), preData: projectData(project) })
     })
