@@ -1,0 +1,100 @@
+/**
+ * Misbehaving clients on a real socket: truncated, slow and oversized bodies, and too many headers.
+ * The server answers what it can with a JSON error, never crashes, and goes on serving.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { connect, type Socket } from 'node:net'
+import { join } from 'node:path'
+import { freePort, tempDir } from '../helpers'
+
+const ROOT = join(import.meta.dir, '../..')
+const SECRET = '*:*.transport-test-secret-0123'
+const dir = tempDir('transport-')
+const port = freePort()
+let server: ReturnType<typeof Bun.spawn>
+
+beforeAll(async () => {
+  server = Bun.spawn([process.execPath, 'src/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dir.path, INIT_ADMIN_API_TOKENS: SECRET },
+    stdout: 'ignore',
+    stderr: 'ignore',
+  })
+  for (let i = 0; i < 200 && !(await fetch(`http://127.0.0.1:${port}/ready`).then((r) => r.ok, () => false)); i++) await Bun.sleep(25)
+})
+
+afterAll(async () => {
+  server.kill('SIGTERM')
+  await server.exited
+  dir.remove()
+})
+
+/** Sends raw bytes (in pieces, with pauses) and returns what came back before the server closed or `waitMs` passed. */
+async function raw(pieces: (string | number)[], waitMs = 2000): Promise<string> {
+  const socket: Socket = connect(port, '127.0.0.1')
+  let received = ''
+  socket.on('data', (data) => (received += data.toString('latin1')))
+  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()))
+  socket.on('error', () => {})
+  await new Promise<void>((resolve) => socket.on('connect', () => resolve()))
+  for (const piece of pieces) {
+    if (typeof piece === 'number') await Bun.sleep(piece)
+    else socket.write(piece)
+  }
+  await Promise.race([closed, Bun.sleep(waitMs)])
+  socket.destroy()
+  return received
+}
+
+function head(method: string, path: string, extra: Record<string, string | number>) {
+  const lines = [`${method} ${path} HTTP/1.1`, `Host: 127.0.0.1:${port}`, `Authorization: ${SECRET}`]
+  for (const [name, value] of Object.entries(extra)) lines.push(`${name}: ${value}`)
+  return lines.join('\r\n') + '\r\n\r\n'
+}
+
+async function healthy() {
+  const response = await fetch(`http://127.0.0.1:${port}/health`)
+  expect(response.status).toBe(200)
+}
+
+test('a body announced as 10 MB gets a JSON 413 at once, before any of it is sent', async () => {
+  const answer = await raw([head('POST', '/api/admin/features/validate', { 'Content-Type': 'application/json', 'Content-Length': 10_000_000 })], 1000)
+  expect(answer).toStartWith('HTTP/1.1 413')
+  expect(answer).toContain('"name":"ContentTooLarge"')
+  await healthy()
+})
+
+test('a body cut short (the client hangs up mid-body) leaves the server serving and changes nothing', async () => {
+  const before = await Bun.file(join(dir.path, 'events.jsonl')).text()
+  await raw([head('POST', '/api/admin/projects/default/features', { 'Content-Type': 'application/json', 'Content-Length': 200 }), '{"name":"cut-'], 300)
+  await healthy()
+  expect(await Bun.file(join(dir.path, 'events.jsonl')).text()).toBe(before)
+  const flags = await fetch(`http://127.0.0.1:${port}/api/admin/projects/default/features`, { headers: { authorization: SECRET } })
+  expect((await flags.json()).features).toEqual([])
+})
+
+test('a body sent slowly, in pieces with pauses, is answered normally', async () => {
+  const body = '{"name":"slow-but-fine"}'
+  const pieces: (string | number)[] = [head('POST', '/api/admin/features/validate', { 'Content-Type': 'application/json', 'Content-Length': body.length, Connection: 'close' })]
+  for (const chunk of body.match(/.{1,6}/g)!) pieces.push(chunk, 150)
+  const answer = await raw(pieces, 3000)
+  expect(answer).toStartWith('HTTP/1.1 200')
+})
+
+test('thousands of headers are refused by the runtime (431) and the server goes on serving', async () => {
+  const many: Record<string, string> = {}
+  for (let i = 0; i < 5000; i++) many[`X-Header-${i}`] = 'v'
+  const answer = await raw([head('GET', '/health', many)], 1000)
+  expect(answer).toStartWith('HTTP/1.1 431')
+  await healthy()
+})
+
+test('a chunked body that grows past the limit gets a JSON 413', async () => {
+  const chunk = 'a'.repeat(50_000)
+  const pieces = [head('POST', '/api/admin/features/validate', { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' })]
+  for (let i = 0; i < 4; i++) pieces.push(`${chunk.length.toString(16)}\r\n${chunk}\r\n`)
+  const answer = await raw(pieces, 1000)
+  expect(answer).toStartWith('HTTP/1.1 413')
+  expect(answer).toContain('"name":"ContentTooLarge"')
+  await healthy()
+})
