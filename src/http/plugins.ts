@@ -21,3 +21,8 @@ export function controllerBase(auth: Authorization) {
 export function noContent(status = 200): Response {
   return new Response(null, { status })
 }
+
+/** A 200 answer whose JSON text is already made (a cached list, search results from the worker). */
+export function jsonResponse(json: string): Response {
+  return new Response(json, { headers: { 'content-type': 'application/json' } })
+}

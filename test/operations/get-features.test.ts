@@ -370,3 +370,32 @@ describe('getFeatures: authentication', () => {
     expectError(await api.listFlags('default', '', { token: client }), 403, 'NoAccessError')
   })
 })
+
+describe('getFeatures: the cached list follows every change', () => {
+  test('after each kind of change the list answers what a fresh build would', async () => {
+    const local = await makeApi()
+    try {
+      const list = async () => (await local.listFlags('default')).body.features
+      await local.createFlag('default', 'cache-a')
+      await local.createFlag('default', 'cache-b')
+      expect((await list()).map((f: any) => f.name)).toEqual(['cache-a', 'cache-b'])
+      await local.toggle('default', 'cache-a', 'development', true)
+      expect((await list())[0].enabled).toBe(true)
+      await local.post('/api/admin/projects/default/features/cache-b/dependencies', { feature: 'cache-a' })
+      expect((await list())[0].children).toEqual(['cache-b'])
+      await local.post('/api/admin/features/cache-b/tags', { value: 'cached' })
+      expect((await list())[1].tags).toEqual([{ type: 'simple', value: 'cached' }])
+      await local.post('/api/admin/environments', { name: 'staging', type: 'test', sortOrder: 150 })
+      await local.post('/api/admin/projects/default/environments', { environment: 'staging' })
+      expect((await list())[0].environments.map((e: any) => e.name)).toEqual(['development', 'staging', 'production'])
+      await local.delete('/api/admin/projects/default/features/cache-b/dependencies')
+      await local.delete('/api/admin/projects/default/features/cache-b')
+      expect((await list()).map((f: any) => f.name)).toEqual(['cache-a'])
+      // A filtered list and another project are answered apart from the cached one.
+      expect((await local.listFlags('default', '?namePrefix=nope')).body.features).toEqual([])
+      expect((await local.listFlags('no-such-project')).body).toEqual({ version: 2, features: [] })
+    } finally {
+      await local.close()
+    }
+  })
+})

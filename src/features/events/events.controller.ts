@@ -1,12 +1,12 @@
 import { authErrors } from '../../http/schemas'
-import { controllerBase, type Authorization } from '../../http/plugins'
+import { controllerBase, jsonResponse, type Authorization } from '../../http/plugins'
 import { eventPageBody, type EventsService } from './events.service'
 
 export function eventsController(events: EventsService, auth: Authorization) {
   return controllerBase(auth).get('/api/admin/search/events', async ({ request, caller }) => {
     // The worker hands back the events as JSON text; they go out as they are, without a parse.
     const page = await events.search(new URL(request.url).searchParams, caller)
-    return new Response(eventPageBody(page), { headers: { 'content-type': 'application/json' } })
+    return jsonResponse(eventPageBody(page))
   }, {
     auth: 'NONE',
     query: 'eventSearchQuerySchema',

@@ -1,6 +1,6 @@
 import { t } from 'elysia'
 import { authErrors, bodyErrors, errors } from '../../http/schemas'
-import { controllerBase, noContent, type Authorization } from '../../http/plugins'
+import { controllerBase, jsonResponse, noContent, type Authorization } from '../../http/plugins'
 import type { FlagsService } from './flags.service'
 
 const projectParams = t.Object({ projectId: t.String({ description: 'Project id' }) })
@@ -15,7 +15,7 @@ const tags = ['Features']
 
 export function flagsController(flags: FlagsService, auth: Authorization) {
   return controllerBase(auth)
-    .get('/api/admin/projects/:projectId/features', ({ params, query, caller }) => ({ version: 2, features: flags.listProject(params.projectId, query, caller) }), {
+    .get('/api/admin/projects/:projectId/features', ({ params, query, caller }) => jsonResponse(flags.listProjectJson(params.projectId, query, caller)), {
       auth: 'NONE',
       params: projectParams,
       query: t.Object({

@@ -78,12 +78,24 @@ function checkMetadata(next: Record<string, unknown>, current: FlagMetadata): Fl
 
 export class FlagsService {
   private readonly children: ChildrenIndex
+  /**
+   * The unfiltered project list as JSON text, by project: the list is read far more often than
+   * flags change, and building 1,000 flag views and serialising them is what it costs. A change to
+   * a flag or project drops that project's entry; a change to an environment drops them all.
+   */
+  private readonly listCache = new Map<string, string>()
 
   constructor(
     private readonly store: Pick<Store, 'state' | 'reader' | 'transact' | 'watch'>,
     private readonly patterns: PatternMatcher,
   ) {
     this.children = new ChildrenIndex(store)
+    store.watch('flags', (_key, before, after) => {
+      if (before) this.listCache.delete(before.project)
+      if (after) this.listCache.delete(after.project)
+    })
+    store.watch('projects', (key) => this.listCache.delete(key))
+    store.watch('environments', () => this.listCache.clear())
   }
 
   /**
@@ -93,6 +105,21 @@ export class FlagsService {
   private view(reader: StateReader, name: string, tx?: Tx): FeatureView {
     const flag = reader.get('flags', name)!
     return flagView(flag, this.store.state.environments, { details: true, children: this.children.of(name, tx) })
+  }
+
+  /** The list endpoint's answer as JSON text: `{version: 2, features}`, cached when unfiltered. */
+  listProjectJson(projectId: string, filters: ListFilters, caller: Caller): string {
+    const unfiltered = (filters.tag === undefined || filters.tag.length === 0) && filters.namePrefix === undefined
+    if (!unfiltered || !callerSeesProject(caller, projectId)) {
+      return JSON.stringify({ version: 2, features: this.listProject(projectId, filters, caller) })
+    }
+    let json = this.listCache.get(projectId)
+    if (json === undefined) {
+      json = JSON.stringify({ version: 2, features: this.listProject(projectId, filters, caller) })
+      // Unknown projects are not cached: their names are the client's to choose.
+      if (Object.hasOwn(this.store.state.projects, projectId)) this.listCache.set(projectId, json)
+    }
+    return json
   }
 
   /** The project's live flags as the list endpoint shows them (contract §5, getFeatures). */
