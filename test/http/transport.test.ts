@@ -98,3 +98,13 @@ test('a chunked body that grows past the limit gets a JSON 413', async () => {
   expect(answer).toContain('"name":"ContentTooLarge"')
   await healthy()
 })
+
+test('a GET with a Content-Type but no body is answered at once (no body is waited for)', async () => {
+  const answer = await raw([head('GET', '/api/admin/search/events?limit=1', { 'Content-Type': 'application/json' })], 1500)
+  expect(answer).toStartWith('HTTP/1.1 200')
+})
+
+test('a POST with neither Content-Length nor Transfer-Encoding has no body: a 400 at once, not a wait', async () => {
+  const answer = await raw([head('POST', '/api/admin/features/validate', { 'Content-Type': 'application/json' })], 1500)
+  expect(answer).toStartWith('HTTP/1.1 400')
+})
