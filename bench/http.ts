@@ -41,8 +41,9 @@ async function wrk(url: string, headers: Record<string, string>): Promise<Load> 
   const socketErrors = /Socket errors: .*?(\d+)/.exec(output)?.[1] ?? '0'
   return {
     rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1]),
-    p50: ms(/50%\s+(\S+)/.exec(output)?.[1]),
-    p99: ms(/99%\s+(\S+)/.exec(output)?.[1]),
+    // The latency distribution's own lines: "70.50%" in the thread stats must not be taken for them.
+    p50: ms(/^\s+50%\s+(\S+)/m.exec(output)?.[1]),
+    p99: ms(/^\s+99%\s+(\S+)/m.exec(output)?.[1]),
     errors: Number(errors) + Number(socketErrors),
   }
 }

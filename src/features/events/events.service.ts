@@ -79,7 +79,13 @@ export class EventsService {
         else if (reply.type === 'load-failed') reject(new StoreLoadError(path ?? 'event log', reply.message.replace(`${path}: `, '')))
         else this.receive(reply)
       }
-      worker.onerror = (event) => reject(new Error(`event-search worker failed: ${event.message}`))
+      worker.onerror = (event) => {
+        // A dead worker answers nothing more: fail the searches waiting on it rather than leave them hanging.
+        const error = new Error(`event-search worker failed: ${event.message}`)
+        reject(error)
+        for (const waiter of this.waiting.values()) waiter.reject(error)
+        this.waiting.clear()
+      }
     })
     const lines: string[] = []
     if (path === null) {
