@@ -1,6 +1,8 @@
 /** Builds the HTTP application over the services; it never listens (main.ts does, tests use app.handle). */
 import { Elysia, t } from 'elysia'
 import type { Config } from './config'
+import { Logger } from './log'
+import { requestLogging } from './http/request-log'
 import { environmentsController } from './features/environments/environments.controller'
 import { eventsController } from './features/events/events.controller'
 import { flagsController } from './features/flags/flags.controller'
@@ -20,14 +22,15 @@ import type { Services } from './services'
 export const API_VERSION = '0.1.0'
 
 
-export function createApp(services: Services, config: Pick<Config, 'bodyLimit'>) {
+export function createApp(services: Services, config: Pick<Config, 'bodyLimit'>, log: Logger = new Logger('silent')) {
   const auth = authorization(services.tokens, (name) =>
     Object.hasOwn(services.store.state.flags, name) ? services.store.state.flags[name].project : undefined,
   )
   // The OpenAPI route reads the document the swagger plugin derives from this very app.
   const root: { handle: (request: Request) => Promise<Response> } = { handle: () => Promise.reject(new Error('app not built')) }
   const app = new Elysia(ELYSIA_CONFIG)
-    .use(errorHandling)
+    .use(requestLogging(log))
+    .use(errorHandling(log))
     .use(openApi({ title: 'Feature flag admin API', version: API_VERSION, description: 'An Unleash-compatible admin API for feature flags, stored in local JSON files.' }, (request) => root.handle(request)))
     .use(bodyHandling(config.bodyLimit))
     .get('/health', () => ({ health: 'GOOD' }), {

@@ -1,5 +1,6 @@
 /** Every setting the service reads, from the environment, validated in one place. */
 import { resolve } from 'node:path'
+import { LOG_LEVELS, type LogLevel } from './log'
 
 export interface Config {
   port: number
@@ -12,6 +13,8 @@ export interface Config {
   sync: boolean
   /** Admin token secrets that must exist at start (`INIT_ADMIN_API_TOKENS`). */
   initAdminTokens: string[]
+  /** `LOG_LEVEL`: debug, info (default), warn, error or silent. Request lines are info. */
+  logLevel: LogLevel
 }
 
 export class ConfigError extends Error {
@@ -58,5 +61,12 @@ export function readConfig(env: Record<string, string | undefined>, cwd = proces
     bodyLimit: integer(env, 'BODY_LIMIT', 102400, 1, 64 * 1024 * 1024),
     sync: boolean(env, 'SYNC', true),
     initAdminTokens,
+    logLevel: logLevel(env.LOG_LEVEL),
   }
+}
+
+function logLevel(raw: string | undefined): LogLevel {
+  const level = (raw?.trim().toLowerCase() || 'info') as LogLevel
+  if (!LOG_LEVELS.includes(level)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`)
+  return level
 }

@@ -1,6 +1,7 @@
 /** The only file that reads the environment, opens the data directory, listens and handles signals. */
 import { mkdirSync } from 'node:fs'
 import { createApp } from './app'
+import { Logger } from './log'
 import { ConfigError, readConfig } from './config'
 import { StoreLoadError } from './storage/files'
 import { createServices, initialise, openStore, stopWorkers } from './services'
@@ -28,7 +29,8 @@ async function main() {
   }
   const services = createServices(store)
   const generatedSecret = await initialise(services, config.initAdminTokens)
-  const app = createApp(services, config)
+  const log = new Logger(config.logLevel)
+  const app = createApp(services, config, log)
   // Bun's own body limit resets the connection; ours answers 413 with JSON, so Bun's is set out of the way.
   const server = Bun.serve({
     port: config.port,
@@ -39,23 +41,19 @@ async function main() {
   if (generatedSecret) {
     console.log(`Created an admin API token. Its secret is shown only this once:\n\n  ${generatedSecret}\n`)
   }
-  console.log(
-    JSON.stringify({
-      level: 'info',
-      msg: 'listening',
-      url: `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${server.port}`,
-      swagger: `http://localhost:${server.port}/swagger`,
-      dataDir: config.dataDir,
-      sync: config.sync,
-    }),
-  )
+  log.info('listening', {
+    url: `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${server.port}`,
+    swagger: `http://localhost:${server.port}/swagger`,
+    dataDir: config.dataDir,
+    sync: config.sync,
+  })
 
   // The event log loads after the server listens: /ready answers 503 until then.
   const loadStarted = performance.now()
   services.events.onIndexBuilt = ({ buildMs, heapBytes }) =>
-    console.log(JSON.stringify({ level: 'info', msg: 'search index built', buildMs, workerHeapMiB: Math.round(heapBytes / 1048576) }))
+    log.info('search index built', { buildMs, workerHeapMiB: Math.round(heapBytes / 1048576) })
   services.events.load().then(
-    () => console.log(JSON.stringify({ level: 'info', msg: 'ready', events: store.lastEventId, loadMs: Math.round(performance.now() - loadStarted) })),
+    () => log.info('ready', { events: store.lastEventId, loadMs: Math.round(performance.now() - loadStarted) }),
     (error) => {
       if (error instanceof StoreLoadError) fail(`${error.message}. The file was left as it is; repair or move it away.`)
       console.error(error)
@@ -67,7 +65,7 @@ async function main() {
   const stop = async (signal: string) => {
     if (stopping) return
     stopping = true
-    console.log(JSON.stringify({ level: 'info', msg: 'stopping', signal }))
+    log.info('stopping', { signal })
     await server.stop()
     await store.close()
     stopWorkers(services)

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createApp, type App } from '../src/app'
+import type { Logger } from '../src/log'
 import type { EventRecord } from '../src/storage/records'
 import { createServices, initialise, openStore, stopWorkers, type Services } from '../src/services'
 
@@ -134,11 +135,11 @@ export class Api {
 
 /** An app on the in-memory store, seeded as at first start, with ADMIN_SECRET as admin token. */
 export async function makeApi(
-  options: { dataDir?: string; bodyLimit?: number; adminTokens?: string[]; checkpointAfterBytes?: number } = {},
+  options: { dataDir?: string; bodyLimit?: number; adminTokens?: string[]; checkpointAfterBytes?: number; log?: Logger } = {},
 ): Promise<Api> {
   const store = await openStore(options.dataDir ?? null, { sync: true, checkpointAfterBytes: options.checkpointAfterBytes })
   const services = createServices(store)
-  const app = createApp(services, { bodyLimit: options.bodyLimit ?? BODY_LIMIT })
+  const app = createApp(services, { bodyLimit: options.bodyLimit ?? BODY_LIMIT }, options.log)
   const api = new Api(app, services, options.dataDir ?? null)
   await api.loadLog()
   await initialise(services, options.adminTokens ?? [ADMIN_SECRET])

@@ -7,6 +7,7 @@ import { Elysia } from 'elysia'
 import { NoAccessError } from '../errors'
 import { callerSeesProject, roleHasPermission, type Caller, type Permission } from '../features/tokens/permissions'
 import type { TokensService } from '../features/tokens/tokens.service'
+import { noteTokenName } from './request-log'
 
 export function authorization(tokens: Pick<TokensService, 'authenticate'>, projectOfFlag: (name: string) => string | undefined) {
   const callers = new WeakMap<Request, Caller>()
@@ -48,6 +49,7 @@ export function authorization(tokens: Pick<TokensService, 'authenticate'>, proje
             }
           }
           callers.set(request, caller)
+          noteTokenName(request, caller.tokenName)
         },
         resolve({ request }) {
           return { caller: callers.get(request)! }

@@ -1,7 +1,9 @@
 /** The one place where errors become HTTP responses (contract §2). */
 import { Elysia, ValidationError as ElysiaValidationError } from 'elysia'
 import { AppError, ContentTypeError, NotFoundError, ValidationError, type ErrorDetail } from '../errors'
+import type { Logger } from '../log'
 import { sentUnsupportedBody } from './body'
+import { noteStatus, requestIdOf } from './request-log'
 
 export function errorResponse(error: AppError, id: string = crypto.randomUUID()): Response {
   const body = {
@@ -30,7 +32,7 @@ function validationDetails(error: ElysiaValidationError): ErrorDetail[] {
 const where: Record<string, string> = { body: 'request body', query: 'query string', params: 'path', headers: 'headers', cookie: 'cookies' }
 
 /** Maps anything thrown while answering a request to the error body; 5xx details go to the log only. */
-export function toAppErrorResponse(code: unknown, error: unknown, request: Request): Response {
+export function toAppErrorResponse(code: unknown, error: unknown, request: Request, log: Logger): Response {
   if (error instanceof AppError) return errorResponse(error)
   if (code === 'PARSE') {
     const cause = (error as { cause?: unknown }).cause
@@ -38,7 +40,7 @@ export function toAppErrorResponse(code: unknown, error: unknown, request: Reque
     return errorResponse(new ValidationError('The request body could not be read as JSON'))
   }
   if (error instanceof ElysiaValidationError) {
-    if (error.type === 'response') return internalError(error, request)
+    if (error.type === 'response') return internalError(error, request, log)
     if (error.type === 'body' && sentUnsupportedBody(request)) {
       const type = request.headers.get('content-type')
       return errorResponse(
@@ -58,27 +60,28 @@ export function toAppErrorResponse(code: unknown, error: unknown, request: Reque
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return errorResponse(new ValidationError((error as Error).message || 'Bad request'))
   }
-  return internalError(error, request)
+  return internalError(error, request, log)
 }
 
-function internalError(error: unknown, request: Request): Response {
+function internalError(error: unknown, request: Request, log: Logger): Response {
   const id = crypto.randomUUID()
-  console.error(
-    JSON.stringify({
-      level: 'error',
-      time: new Date().toISOString(),
-      errorId: id,
-      method: request.method,
-      path: new URL(request.url).pathname,
-      error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error),
-    }),
-  )
+  log.error('internal error', {
+    errorId: id,
+    requestId: requestIdOf(request) ?? null,
+    method: request.method,
+    path: new URL(request.url).pathname,
+    error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error),
+  })
   return new Response(JSON.stringify({ id, name: 'InternalError', message: `Something went wrong on our side; quote error id ${id}` }), {
     status: 500,
     headers: { 'content-type': 'application/json' },
   })
 }
 
-export const errorHandling = new Elysia({ name: 'error-handling' }).onError({ as: 'global' }, ({ code, error, request }) =>
-  toAppErrorResponse(code, error, request),
-)
+export function errorHandling(log: Logger) {
+  return new Elysia({ name: 'error-handling' }).onError({ as: 'global' }, ({ code, error, request }) => {
+    const response = toAppErrorResponse(code, error, request, log)
+    noteStatus(request, response.status)
+    return response
+  })
+}

@@ -1,0 +1,58 @@
+/**
+ * One log line per request (time, method, route pattern, status, duration, request id, token
+ * name; never a secret), and an `x-request-id` on every answer: the client's own when it sent a
+ * sensible one, else a new one.
+ */
+import { Elysia } from 'elysia'
+import type { Logger } from '../log'
+
+interface RequestNotes {
+  id: string
+  started: number
+  tokenName?: string
+  status?: number
+}
+
+const notes = new WeakMap<Request, RequestNotes>()
+
+/** Request ids we echo: short, and nothing that could break a log line or a header. */
+const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
+/** Records which token made the request (called by the auth macro). */
+export function noteTokenName(request: Request, tokenName: string) {
+  const note = notes.get(request)
+  if (note) note.tokenName = tokenName
+}
+
+/** Records the status of an error answer (called by the error handler, whose Response the log does not see). */
+export function noteStatus(request: Request, status: number) {
+  const note = notes.get(request)
+  if (note) note.status = status
+}
+
+export function requestIdOf(request: Request): string | undefined {
+  return notes.get(request)?.id
+}
+
+export function requestLogging(log: Logger) {
+  return new Elysia({ name: 'request-logging' })
+    .onRequest(({ request, set }) => {
+      const sent = request.headers.get('x-request-id')
+      const id = sent !== null && CLIENT_REQUEST_ID.test(sent) ? sent : crypto.randomUUID()
+      notes.set(request, { id, started: performance.now() })
+      set.headers['x-request-id'] = id
+    })
+    .onAfterResponse({ as: 'global' }, ({ request, route, set, response }) => {
+      const note = notes.get(request)
+      if (!note) return
+      const status = response instanceof Response ? response.status : (note.status ?? (typeof set.status === 'number' ? set.status : 200))
+      log.info('request', {
+        method: request.method,
+        route: route ?? null,
+        status,
+        durationMs: Math.round((performance.now() - note.started) * 100) / 100,
+        requestId: note.id,
+        tokenName: note.tokenName ?? null,
+      })
+    })
+}

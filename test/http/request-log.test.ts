@@ -1,0 +1,81 @@
+/** One JSON log line per request, and an x-request-id on every answer. */
+import { afterEach, expect, test } from 'bun:test'
+import { ConfigError, readConfig } from '../../src/config'
+import { Logger } from '../../src/log'
+import { ADMIN_SECRET, makeApi, type Api } from '../helpers'
+
+let api: Api | undefined
+afterEach(async () => {
+  await api?.close()
+  api = undefined
+})
+
+async function withLog(level: 'info' | 'warn' = 'info') {
+  const lines: Record<string, unknown>[] = []
+  api = await makeApi({ log: new Logger(level, (line) => lines.push(JSON.parse(line))) })
+  // Requests made while setting up are not what the tests look at.
+  lines.length = 0
+  return { api, lines }
+}
+
+/** The access log is written after the answer is sent; give it that moment. */
+const settled = () => Bun.sleep(5)
+
+test('a request is logged once with method, route pattern, status, duration, request id and token name, and no secret', async () => {
+  const { api, lines } = await withLog()
+  const response = await api.get('/api/admin/projects/default/features', { headers: { 'x-request-id': 'client-abc.123' } })
+  expect(response.headers.get('x-request-id')).toBe('client-abc.123')
+  await settled()
+  expect(lines).toHaveLength(1)
+  const [line] = lines
+  expect(line).toMatchObject({
+    level: 'info',
+    msg: 'request',
+    method: 'GET',
+    route: '/api/admin/projects/:projectId/features',
+    status: 200,
+    requestId: 'client-abc.123',
+    tokenName: 'admin-bootstrap',
+  })
+  expect(typeof line.durationMs).toBe('number')
+  expect(Date.parse(line.time as string)).not.toBeNaN()
+  expect(JSON.stringify(lines)).not.toContain(ADMIN_SECRET)
+})
+
+test('without a sensible x-request-id the answer gets a new one, and the log line carries it', async () => {
+  const { api, lines } = await withLog()
+  for (const sent of [undefined, 'has spaces', 'x'.repeat(200), 'quote"and\\slash']) {
+    const response = await api.get('/health', { headers: sent === undefined ? {} : { 'x-request-id': sent } })
+    const id = response.headers.get('x-request-id')!
+    expect(id).toMatch(/^[0-9a-f-]{36}$/)
+    await settled()
+    expect(lines.at(-1)).toMatchObject({ route: '/health', status: 200, requestId: id, tokenName: null })
+  }
+})
+
+test('error answers are logged with their status and carry the request id too', async () => {
+  const { api, lines } = await withLog()
+  const unknown = await api.get('/no/such/route')
+  expect(unknown.status).toBe(404)
+  expect(unknown.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
+  const unauthenticated = await api.get('/api/admin/projects', { token: null })
+  expect(unauthenticated.status).toBe(401)
+  const invalid = await api.post('/api/admin/projects', { id: 'bad id', name: 'x' })
+  expect(invalid.status).toBe(400)
+  await settled()
+  expect(lines.map((line) => [line.status, line.route, line.tokenName])).toEqual([
+    [404, null, null],
+    [401, '/api/admin/projects', null],
+    [400, '/api/admin/projects', 'admin-bootstrap'],
+  ])
+})
+
+test('LOG_LEVEL=warn leaves request lines out; an unknown LOG_LEVEL stops the start', async () => {
+  const { api, lines } = await withLog('warn')
+  await api.get('/health')
+  await settled()
+  expect(lines).toEqual([])
+  expect(readConfig({ LOG_LEVEL: 'WARN' }).logLevel).toBe('warn')
+  expect(readConfig({}).logLevel).toBe('info')
+  expect(() => readConfig({ LOG_LEVEL: 'loud' })).toThrow(ConfigError)
+})
