@@ -2,6 +2,7 @@
 import { Elysia, t } from 'elysia'
 import type { Config } from './config'
 import { Logger } from './log'
+import { metricsRoute, Metrics } from './http/metrics'
 import { requestLogging } from './http/request-log'
 import { environmentsController } from './features/environments/environments.controller'
 import { eventsController } from './features/events/events.controller'
@@ -28,8 +29,9 @@ export function createApp(services: Services, config: Pick<Config, 'bodyLimit'>,
   )
   // The OpenAPI route reads the document the swagger plugin derives from this very app.
   const root: { handle: (request: Request) => Promise<Response> } = { handle: () => Promise.reject(new Error('app not built')) }
+  const metrics = new Metrics(services.store)
   const app = new Elysia(ELYSIA_CONFIG)
-    .use(requestLogging(log))
+    .use(requestLogging(log, metrics))
     .use(errorHandling(log))
     .use(openApi({ title: 'Feature flag admin API', version: API_VERSION, description: 'An Unleash-compatible admin API for feature flags, stored in local JSON files.' }, (request) => root.handle(request)))
     .use(bodyHandling(config.bodyLimit))
@@ -53,6 +55,7 @@ export function createApp(services: Services, config: Pick<Config, 'bodyLimit'>,
       },
       detail: { operationId: 'getReady', summary: 'Is the store loaded', tags: ['Operational'] },
     })
+    .use(metricsRoute(metrics))
     .use(projectsController(services.projects, services.environments, auth))
     .use(environmentsController(services.environments, auth))
     .use(flagsController(services.flags, auth))

@@ -1,10 +1,11 @@
 /**
- * One log line per request (time, method, route pattern, status, duration, request id, token
- * name; never a secret), and an `x-request-id` on every answer: the client's own when it sent a
+ * One log line and one metrics observation per request (time, method, route pattern, status,
+ * duration, request id, token name; never a secret), and an `x-request-id` on every answer: the client's own when it sent a
  * sensible one, else a new one.
  */
 import { Elysia } from 'elysia'
 import type { Logger } from '../log'
+import type { Metrics } from './metrics'
 
 interface RequestNotes {
   id: string
@@ -34,7 +35,7 @@ export function requestIdOf(request: Request): string | undefined {
   return notes.get(request)?.id
 }
 
-export function requestLogging(log: Logger) {
+export function requestLogging(log: Logger, metrics: Metrics) {
   return new Elysia({ name: 'request-logging' })
     .onRequest(({ request, set }) => {
       const sent = request.headers.get('x-request-id')
@@ -46,11 +47,13 @@ export function requestLogging(log: Logger) {
       const note = notes.get(request)
       if (!note) return
       const status = response instanceof Response ? response.status : (note.status ?? (typeof set.status === 'number' ? set.status : 200))
+      const durationMs = performance.now() - note.started
+      metrics.observeRequest(request.method, route ?? null, status, durationMs / 1000)
       log.info('request', {
         method: request.method,
         route: route ?? null,
         status,
-        durationMs: Math.round((performance.now() - note.started) * 100) / 100,
+        durationMs: Math.round(durationMs * 100) / 100,
         requestId: note.id,
         tokenName: note.tokenName ?? null,
       })

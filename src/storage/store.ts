@@ -195,6 +195,7 @@ export class Store {
   private idle: Promise<void> = Promise.resolve()
   private idleResolve: (() => void) | null = null
   private readonly listeners: ((events: readonly EventRecord[]) => void)[] = []
+  private readonly timers: ((seconds: number) => void)[] = []
   private readonly watchers: RecordWatcher[] = []
   private readonly notify: RecordWatcher = (collection, key, before, after) => {
     for (const watcher of this.watchers) watcher(collection, key, before, after)
@@ -271,6 +272,11 @@ export class Store {
     return this.files.events.read(this.lastEventId, onEvent)
   }
 
+  /** Called after each durable commit with how long making it durable took, in seconds (metrics). */
+  onCommitTimed(listener: (seconds: number) => void): void {
+    this.timers.push(listener)
+  }
+
   /** Called after each durable commit with the events it added, before its writes are answered. */
   onCommit(listener: (events: readonly EventRecord[]) => void): void {
     this.listeners.push(listener)
@@ -331,6 +337,7 @@ export class Store {
       }
       if (done.length === 0) continue
       state.commitSeq++
+      const started = performance.now()
       try {
         await this.files.events.append(added)
         await this.files.journal.append({ seq: state.commitSeq, lastEventId: state.lastEventId, nextUserId: state.nextUserId, changes })
@@ -344,6 +351,8 @@ export class Store {
         this.queue = []
         break
       }
+      const seconds = (performance.now() - started) / 1000
+      for (const timer of this.timers) timer(seconds)
       for (const listener of this.listeners) listener(added)
       for (const { item, result } of done) item.resolve(result)
     }
