@@ -4,6 +4,7 @@ import type { Config } from './config'
 import { Logger } from './log'
 import { metricsRoute, Metrics } from './http/metrics'
 import { requestLogging } from './http/request-log'
+import { swaggerUi } from './http/swagger-ui'
 import { environmentsController } from './features/environments/environments.controller'
 import { eventsController } from './features/events/events.controller'
 import { flagsController } from './features/flags/flags.controller'
@@ -33,6 +34,7 @@ export function createApp(services: Services, config: Pick<Config, 'bodyLimit'>,
   const app = new Elysia(ELYSIA_CONFIG)
     .use(requestLogging(log, metrics))
     .use(errorHandling(log))
+    .use(swaggerUi('Feature flag admin API'))
     .use(openApi({ title: 'Feature flag admin API', version: API_VERSION, description: 'An Unleash-compatible admin API for feature flags, stored in local JSON files.' }, (request) => root.handle(request)))
     .use(bodyHandling(config.bodyLimit))
     .get('/health', () => ({ health: 'GOOD' }), {

@@ -10,6 +10,7 @@ import { documentedModels } from './models'
 import { ERROR_DESCRIPTIONS } from './schemas'
 
 const SOURCE_PATH = '/swagger/source.json'
+const PLUGIN_PAGE_PATH = '/swagger/plugin'
 export const OPENAPI_PATH = '/swagger/json'
 
 type Json = Record<string, any>
@@ -49,12 +50,11 @@ export function openApi(info: { title: string; version: string; description: str
   return new Elysia({ name: 'openapi' })
     .use(
       swagger({
-        path: '/swagger',
+        // The plugin's own page loads Swagger UI from a CDN; ours (swagger-ui.ts) is served from here.
+        path: PLUGIN_PAGE_PATH,
         specPath: SOURCE_PATH,
         provider: 'swagger-ui',
-        exclude: ['/swagger', SOURCE_PATH, OPENAPI_PATH],
-        // The page loads the polished document; the plugin's types leave `url` out, its code honours it.
-        swaggerOptions: { url: OPENAPI_PATH, persistAuthorization: true } as { persistAuthorization: boolean },
+        exclude: ['/swagger', PLUGIN_PAGE_PATH, SOURCE_PATH, OPENAPI_PATH, '/swagger/assets/:file'],
         documentation: {
           info,
           components: {
