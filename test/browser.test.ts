@@ -1,0 +1,81 @@
+/**
+ * Swagger UI for real: the service runs, headless Chromium (Debian's `chromium`, installed by
+ * .ci/run when missing) loads /swagger, the five seed operations are listed, a token is given to
+ * Authorize, validateFeature is tried out and answers 200. Skipped, saying so, where there is no
+ * browser.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { chromium, type Browser } from 'playwright-core'
+import { freePort, tempDir } from './helpers'
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+const hasBrowser = existsSync(CHROMIUM)
+if (!hasBrowser) console.warn(`browser test skipped: no Chromium at ${CHROMIUM} (install Debian's chromium package, or set CHROMIUM_PATH)`)
+
+const ROOT = join(import.meta.dir, '..')
+const SECRET = '*:*.browser-test-secret-0123456789'
+const dir = tempDir('browser-')
+const port = freePort()
+let server: ReturnType<typeof Bun.spawn> | undefined
+let browser: Browser | undefined
+
+beforeAll(async () => {
+  if (!hasBrowser) return
+  server = Bun.spawn([process.execPath, 'src/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dir.path, INIT_ADMIN_API_TOKENS: SECRET, LOG_LEVEL: 'warn' },
+    stdout: 'ignore',
+    stderr: 'inherit',
+  })
+  for (let i = 0; i < 200 && !(await fetch(`http://127.0.0.1:${port}/ready`).then((r) => r.ok, () => false)); i++) await Bun.sleep(25)
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  })
+}, 60_000)
+
+afterAll(async () => {
+  await browser?.close()
+  server?.kill('SIGTERM')
+  await server?.exited
+  dir.remove()
+})
+
+test.skipIf(!hasBrowser)('Swagger UI lists the five operations, authorizes with a token and runs validateFeature to a 200', async () => {
+  const page = await browser!.newPage()
+  const outside: string[] = []
+  page.on('request', (request) => {
+    if (!request.url().startsWith(`http://127.0.0.1:${port}/`)) outside.push(request.url())
+  })
+  await page.goto(`http://127.0.0.1:${port}/swagger`)
+  await page.waitForSelector('.opblock', { timeout: 30_000 })
+  const listed = await page.locator('.opblock-summary-path').allTextContents()
+  const paths = listed.map((text) => text.replace(/\u200b/g, ''))
+  for (const path of [
+    '/api/admin/projects/{projectId}/features/{featureName}',
+    '/api/admin/projects/{projectId}/features',
+    '/api/admin/search/events',
+    '/api/admin/projects/{projectId}/bulk_features/environments/{environment}/off',
+    '/api/admin/features/validate',
+  ]) {
+    expect(paths).toContain(path)
+  }
+
+  await page.click('button.authorize')
+  await page.fill('.modal-ux input[type=text]', SECRET)
+  await page.click('.modal-ux button.authorize')
+  await page.click('.modal-ux button.btn-done')
+
+  const validate = page.locator('.opblock-post', { has: page.locator('.opblock-summary-path', { hasText: '/api/admin/features/validate' }) })
+  await validate.locator('.opblock-summary').click()
+  await validate.locator('button.try-out__btn').click()
+  await validate.locator('textarea.body-param__text').fill(JSON.stringify({ name: 'made-in-a-browser' }))
+  await validate.locator('button.execute').click()
+  const status = validate.locator('.live-responses-table .response .response-col_status').first()
+  await status.waitFor({ timeout: 15_000 })
+  expect((await status.textContent())?.trim()).toBe('200')
+  if (process.env.SCREENSHOT) await page.screenshot({ path: process.env.SCREENSHOT })
+  expect(outside).toEqual([])
+}, 90_000)
