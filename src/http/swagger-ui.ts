@@ -4,13 +4,21 @@
  * button takes an API token for the `Authorization` header, and "Try it out" calls this service.
  */
 import { Elysia } from 'elysia'
-import { dirname, join } from 'node:path'
+// Imported as files, so that `bun build --compile` embeds them in the executable.
+import css from 'swagger-ui-dist/swagger-ui.css' with { type: 'file' }
+import bundle from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' }
+import preset from 'swagger-ui-dist/swagger-ui-standalone-preset.js' with { type: 'file' }
+import favicon32 from 'swagger-ui-dist/favicon-32x32.png' with { type: 'file' }
+import favicon16 from 'swagger-ui-dist/favicon-16x16.png' with { type: 'file' }
 import { OPENAPI_PATH } from './openapi'
 
-const ASSETS = ['swagger-ui.css', 'swagger-ui-bundle.js', 'swagger-ui-standalone-preset.js', 'favicon-32x32.png', 'favicon-16x16.png'] as const
-const TYPES: Record<string, string> = { css: 'text/css; charset=utf-8', js: 'text/javascript; charset=utf-8', png: 'image/png' }
-
-const assetDir = dirname(Bun.resolveSync('swagger-ui-dist/package.json', import.meta.dir))
+const ASSETS: Record<string, { path: string; type: string }> = {
+  'swagger-ui.css': { path: css, type: 'text/css; charset=utf-8' },
+  'swagger-ui-bundle.js': { path: bundle, type: 'text/javascript; charset=utf-8' },
+  'swagger-ui-standalone-preset.js': { path: preset, type: 'text/javascript; charset=utf-8' },
+  'favicon-32x32.png': { path: favicon32, type: 'image/png' },
+  'favicon-16x16.png': { path: favicon16, type: 'image/png' },
+}
 
 function page(title: string): string {
   return `<!doctype html>
@@ -47,8 +55,8 @@ export function swaggerUi(title: string) {
   return new Elysia({ name: 'swagger-ui' })
     .get('/swagger', () => new Response(html, { headers: { 'content-type': 'text/html; charset=utf-8' } }), hidden)
     .get('/swagger/assets/:file', ({ params }) => {
-      if (!(ASSETS as readonly string[]).includes(params.file)) return new Response('Not found', { status: 404 })
-      const type = TYPES[params.file.split('.').pop()!]
-      return new Response(Bun.file(join(assetDir, params.file)), { headers: { 'content-type': type, 'cache-control': 'public, max-age=86400' } })
+      const asset = Object.hasOwn(ASSETS, params.file) ? ASSETS[params.file] : undefined
+      if (!asset) return new Response('Not found', { status: 404 })
+      return new Response(Bun.file(asset.path), { headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=86400' } })
     }, hidden)
 }

@@ -7,6 +7,7 @@
 import { StoreLoadError } from '../../storage/files'
 import type { Store } from '../../storage/store'
 import type { EventSearchReply, EventSearchRequest } from '../../workers/event-search.messages'
+import { startWorker } from '../../workers/spawn'
 import type { Caller } from '../tokens/permissions'
 import { parseEventQuery } from './event-query'
 
@@ -66,9 +67,7 @@ export class EventsService {
   }
 
   private async start(): Promise<void> {
-    const worker = new Worker(new URL('../../workers/event-search.worker.ts', import.meta.url))
-    // The worker must not keep the process alive on its own.
-    ;(worker as unknown as { unref(): void }).unref()
+    const worker = startWorker('event-search.worker')
     this.worker = worker
     const lastId = this.store.lastEventId
     const path = this.store.eventLogPath

@@ -5,6 +5,7 @@
 import { ValidationError } from '../../errors'
 import type { FeatureNaming } from '../../storage/records'
 import type { PatternMatchReply, PatternMatchRequest } from '../../workers/pattern-match.messages'
+import { startWorker } from '../../workers/spawn'
 
 export const PATTERN_MAX_LENGTH = 200
 /** Hard bound on one match, counted from when the worker is ready (starting one takes a while). */
@@ -100,7 +101,7 @@ export class PatternMatcher {
 
   private ensureWorker(): Worker {
     if (this.worker) return this.worker
-    const worker = new Worker(new URL('../../workers/pattern-match.worker.ts', import.meta.url))
+    const worker = startWorker('pattern-match.worker')
     this.ready = false
     worker.onmessage = (message: MessageEvent<PatternMatchReply | 'ready'>) => {
       if (message.data === 'ready') {
@@ -110,8 +111,6 @@ export class PatternMatcher {
         this.finish(message.data)
       }
     }
-    // A worker must not keep the process alive on its own.
-    ;(worker as unknown as { unref(): void }).unref()
     this.worker = worker
     return worker
   }
