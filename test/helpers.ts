@@ -2,6 +2,7 @@
  * Test helpers: an app on the real store (in memory, or on a temp directory), and a typed client
  * over `app.handle` that reads like the API reference.
  */
+import { expect } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -165,4 +166,37 @@ export function freePort(): number {
   const port = probe.port!
   probe.stop(true)
   return port
+}
+
+/** Fails instead of hanging when the service never answers. */
+export function withTimeout<T>(promise: Promise<T>, ms = 2000): Promise<T> {
+  let timer: ReturnType<typeof setTimeout>
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)
+  })
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
+}
+
+export function expectStatus(response: ApiResponse, status: number, name?: string) {
+  expect({ status: response.status, body: response.body }).toMatchObject({ status, ...(name ? { body: { name } } : {}) })
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** Asserts an error answer: status, name, a JSON body with a uuid id and a helpful message mentioning `mentions`. */
+export function expectError(response: ApiResponse, status: number, name: string, mentions: (string | RegExp)[] = []) {
+  expect({ status: response.status, name: response.body?.name }).toEqual({ status, name })
+  expect(response.headers.get('content-type') ?? '').toMatch(/^application\/json\b/i)
+  expect(response.body.id).toMatch(UUID)
+  expect(typeof response.body.message).toBe('string')
+  expect(response.body.message.length).toBeGreaterThan(10)
+  for (const mention of mentions) {
+    if (typeof mention === 'string') expect(response.body.message).toContain(mention)
+    else expect(response.body.message).toMatch(mention)
+  }
+}
+
+/** Asserts a success status, showing the body when it is not. */
+export function expectOk(response: ApiResponse, status = 200) {
+  expect({ status: response.status, body: response.status === status ? undefined : response.body }).toEqual({ status, body: undefined })
 }

@@ -2,7 +2,7 @@
  * Environments and their connection to projects (contract §6 "Environments", §7 name limits, §4 events).
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { makeApi, type Api, type ApiResponse } from '../helpers'
+import { makeApi, type Api, withTimeout, expectStatus } from '../helpers'
 
 let api: Api
 beforeEach(async () => {
@@ -15,19 +15,6 @@ afterEach(async () => {
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const BOOTSTRAP = { createdBy: 'admin-bootstrap', createdByUserId: -42 }
-
-/** Fails instead of hanging when the service never answers. */
-function withTimeout<T>(promise: Promise<T>, ms = 2000): Promise<T> {
-  let timer: ReturnType<typeof setTimeout>
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)
-  })
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
-}
-
-function expectStatus(response: ApiResponse, status: number, name?: string) {
-  expect({ status: response.status, body: response.body }).toMatchObject({ status, ...(name ? { body: { name } } : {}) })
-}
 
 async function createEnvironment(name: string, type = 'test', extra: Record<string, unknown> = {}) {
   const response = await api.post('/api/admin/environments', { name, type, ...extra })

@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import type { EventRecord } from '../../src/storage/records'
-import { makeApi, tokenFor, type Api, type ApiResponse } from '../helpers'
+import { makeApi, tokenFor, type Api, withTimeout, expectStatus } from '../helpers'
 
 let api: Api
 beforeEach(async () => {
@@ -18,19 +18,7 @@ afterEach(async () => {
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const BOOTSTRAP = { createdBy: 'admin-bootstrap', createdByUserId: -42 }
 
-/** Fails instead of hanging when the service never answers. */
-function withTimeout<T>(promise: Promise<T>, ms = 2000): Promise<T> {
-  let timer: ReturnType<typeof setTimeout>
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)
-  })
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
-}
 const FLAG_TYPES = ['release', 'experiment', 'operational', 'kill-switch', 'permission']
-
-function expectStatus(response: ApiResponse, status: number, name?: string) {
-  expect({ status: response.status, body: response.body }).toMatchObject({ status, ...(name ? { body: { name } } : {}) })
-}
 
 async function createProject(id: string, extra: Record<string, unknown> = {}) {
   expectStatus(await api.createProject(id, extra), 201)

@@ -2,7 +2,7 @@
  * Projects (contract §6 "Projects", §5 "Project naming patterns", §7 name limits, §4 events).
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { makeApi, tokenFor, type Api, type ApiResponse } from '../helpers'
+import { makeApi, tokenFor, type Api, withTimeout, expectStatus } from '../helpers'
 
 /** Hang detection, not a speed target: a catastrophic pattern would take minutes, an answer takes well under a second. */
 const HANG_LIMIT_MS = 5000
@@ -18,20 +18,6 @@ afterEach(async () => {
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const BOOTSTRAP = { createdBy: 'admin-bootstrap', createdByUserId: -42 }
-
-/** Fails instead of hanging when the service never answers. */
-function withTimeout<T>(promise: Promise<T>, ms = 2000): Promise<T> {
-  let timer: ReturnType<typeof setTimeout>
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)
-  })
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
-}
-
-/** Asserts the status, showing the body on failure. */
-function expectStatus(response: ApiResponse, status: number, name?: string) {
-  expect({ status: response.status, body: response.body }).toMatchObject({ status, ...(name ? { body: { name } } : {}) })
-}
 
 async function createProject(id: string, extra: Record<string, unknown> = {}) {
   const response = await api.createProject(id, extra)

@@ -4,31 +4,13 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import type { EventRecord } from '../../src/storage/records'
-import { makeApi, tokenFor, type Api, type ApiResponse } from '../helpers'
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+import { makeApi, tokenFor, type Api, type ApiResponse, expectOk, expectError } from '../helpers'
 
 let api: Api
 beforeEach(async () => {
   api = await makeApi()
 })
 afterEach(async () => api?.close())
-
-function expectError(response: ApiResponse, status: number, name: string, mentions: (string | RegExp)[] = []) {
-  expect({ status: response.status, name: response.body?.name }).toEqual({ status, name })
-  expect(response.headers.get('content-type') ?? '').toMatch(/^application\/json\b/i)
-  expect(response.body.id).toMatch(UUID)
-  expect(typeof response.body.message).toBe('string')
-  expect(response.body.message.length).toBeGreaterThan(10)
-  for (const mention of mentions) {
-    if (typeof mention === 'string') expect(response.body.message).toContain(mention)
-    else expect(response.body.message).toMatch(mention)
-  }
-}
-
-function expectOk(response: ApiResponse, status = 200) {
-  expect({ status: response.status, body: response.status === status ? undefined : response.body }).toEqual({ status, body: undefined })
-}
 
 /** 200 with no body at all. */
 function expectEmpty200(response: ApiResponse) {

@@ -2,7 +2,7 @@
  * GET /api/admin/projects/:projectId/features (seed 2.1, 2.3, 4.2, 9; contract §3, §5).
  */
 import { afterEach, beforeEach, describe, expect, setSystemTime, test } from 'bun:test'
-import { makeApi, tokenFor, type Api, type ApiResponse } from '../helpers'
+import { makeApi, tokenFor, type Api, type ApiResponse, expectOk } from '../helpers'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
@@ -27,10 +27,6 @@ function expectError(response: ApiResponse, status: number, name: string) {
   expect(response.body.id).toMatch(UUID)
   expect(typeof response.body.message).toBe('string')
   expect(response.body.message.length).toBeGreaterThan(10)
-}
-
-function expectOk(response: ApiResponse, status = 200) {
-  expect({ status: response.status, body: response.status === status ? undefined : response.body }).toEqual({ status, body: undefined })
 }
 
 async function newFlag(project: string, name: string, extra: Record<string, unknown> = {}) {

@@ -5,7 +5,7 @@
  * exactly as they were. Every accepted one is checked against GET and against the events written.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { makeApi, tokenFor, type Api, type ApiResponse } from '../helpers'
+import { makeApi, tokenFor, type Api, type ApiResponse, expectOk } from '../helpers'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
@@ -30,10 +30,6 @@ function expectError(response: ApiResponse, status: number, name: string, mentio
     else expect(response.body.message).toMatch(mention)
   }
   expect(response.text).not.toMatch(/<html|\n\s+at \S/i)
-}
-
-function expectOk(response: ApiResponse, status = 200) {
-  expect({ status: response.status, body: response.status === status ? undefined : response.body }).toEqual({ status, body: undefined })
 }
 
 async function newFlag(name: string, extra: Record<string, unknown> = {}, project = 'default') {

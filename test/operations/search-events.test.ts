@@ -3,10 +3,9 @@
  */
 import { afterEach, beforeEach, describe, expect, setSystemTime, test } from 'bun:test'
 import type { EventRecord } from '../../src/storage/records'
-import { makeApi, tokenFor, type Api, type ApiResponse } from '../helpers'
+import { makeApi, tokenFor, type Api, expectOk, expectError } from '../helpers'
 import { seededRandom } from '../random'
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const EVENT_FIELDS = ['id', 'createdAt', 'type', 'createdBy', 'createdByUserId', 'environment', 'project', 'featureName', 'data', 'preData', 'tags']
 
@@ -18,22 +17,6 @@ afterEach(async () => {
   setSystemTime()
   await api?.close()
 })
-
-function expectError(response: ApiResponse, status: number, name: string, mentions: (string | RegExp)[] = []) {
-  expect({ status: response.status, name: response.body?.name }).toEqual({ status, name })
-  expect(response.headers.get('content-type') ?? '').toMatch(/^application\/json\b/i)
-  expect(response.body.id).toMatch(UUID)
-  expect(typeof response.body.message).toBe('string')
-  expect(response.body.message.length).toBeGreaterThan(10)
-  for (const mention of mentions) {
-    if (typeof mention === 'string') expect(response.body.message).toContain(mention)
-    else expect(response.body.message).toMatch(mention)
-  }
-}
-
-function expectOk(response: ApiResponse, status = 200) {
-  expect({ status: response.status, body: response.status === status ? undefined : response.body }).toEqual({ status, body: undefined })
-}
 
 async function search(query: string, token?: string) {
   const response = await api.searchEvents(query, token === undefined ? undefined : { token })

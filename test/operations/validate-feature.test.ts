@@ -2,34 +2,16 @@
  * POST /api/admin/features/validate (seed 4.5, 7; contract §1, §2, §5 incl. project naming patterns).
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { makeApi, tokenFor, type Api, type ApiResponse } from '../helpers'
+import { makeApi, tokenFor, type Api, expectOk, expectError } from '../helpers'
 
 /** Hang detection, not a speed target: a catastrophic pattern would take minutes, an answer takes well under a second. */
 const HANG_LIMIT_MS = 5000
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 let api: Api
 beforeEach(async () => {
   api = await makeApi()
 })
 afterEach(async () => api?.close())
-
-function expectError(response: ApiResponse, status: number, name: string, mentions: (string | RegExp)[] = []) {
-  expect({ status: response.status, name: response.body?.name }).toEqual({ status, name })
-  expect(response.headers.get('content-type') ?? '').toMatch(/^application\/json\b/i)
-  expect(response.body.id).toMatch(UUID)
-  expect(typeof response.body.message).toBe('string')
-  expect(response.body.message.length).toBeGreaterThan(10)
-  for (const mention of mentions) {
-    if (typeof mention === 'string') expect(response.body.message).toContain(mention)
-    else expect(response.body.message).toMatch(mention)
-  }
-}
-
-function expectOk(response: ApiResponse, status = 200) {
-  expect({ status: response.status, body: response.status === status ? undefined : response.body }).toEqual({ status, body: undefined })
-}
 
 /** 200 with no body, and no event written (validation changes nothing). */
 async function expectValid(body: unknown) {
