@@ -25,9 +25,7 @@ export const API_VERSION = '0.1.0'
 
 
 export function createApp(services: Services, config: Pick<Config, 'bodyLimit'>, log: Logger = new Logger('silent')) {
-  const auth = authorization(services.tokens, (name) =>
-    Object.hasOwn(services.store.state.flags, name) ? services.store.state.flags[name].project : undefined,
-  )
+  const auth = authorization(services.tokens, (name) => services.store.reader.get('flags', name)?.project)
   // The OpenAPI route reads the document the swagger plugin derives from this very app.
   const root: { handle: (request: Request) => Promise<Response> } = { handle: () => Promise.reject(new Error('app not built')) }
   const metrics = new Metrics(services.store)

@@ -11,6 +11,12 @@ function fail(message: string): never {
   process.exit(1)
 }
 
+/** A data file that cannot be trusted stops the start, whether found opening the store or loading the log. */
+function failOnStoreLoad(error: unknown): never {
+  if (error instanceof StoreLoadError) fail(`${error.message}. The file was left as it is; repair or move it away.`)
+  throw error
+}
+
 async function main() {
   let config
   try {
@@ -24,8 +30,7 @@ async function main() {
   try {
     store = await openStore(config.dataDir, { sync: config.sync })
   } catch (error) {
-    if (error instanceof StoreLoadError) fail(`${error.message}. The file was left as it is; repair or move it away.`)
-    throw error
+    failOnStoreLoad(error)
   }
   const services = createServices(store)
   const generatedSecret = await initialise(services, config.initAdminTokens)
@@ -55,7 +60,7 @@ async function main() {
   services.events.load().then(
     () => log.info('ready', { events: store.lastEventId, loadMs: Math.round(performance.now() - loadStarted) }),
     (error) => {
-      if (error instanceof StoreLoadError) fail(`${error.message}. The file was left as it is; repair or move it away.`)
+      if (error instanceof StoreLoadError) failOnStoreLoad(error)
       console.error(error)
       process.exit(1)
     },

@@ -2,7 +2,7 @@
 import { join } from 'node:path'
 import { Memory } from 'lowdb'
 import { JsonLinesEventLog, MemoryEventLog } from './storage/event-log'
-import { AtomicJsonFile } from './storage/files'
+import { AtomicJsonFile, EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from './storage/files'
 import { JsonLinesJournal, MemoryJournal } from './storage/state-journal'
 import type { StateDoc } from './storage/records'
 import { Store, SYSTEM_ACTOR } from './storage/store'
@@ -27,9 +27,7 @@ export interface Services {
   events: EventsService
 }
 
-export const STATE_FILE = 'state.json'
-export const JOURNAL_FILE = 'state.journal.jsonl'
-export const EVENTS_FILE = 'events.jsonl'
+export { EVENTS_FILE, JOURNAL_FILE, STATE_FILE }
 
 export interface StoreOptions {
   sync: boolean

@@ -11,14 +11,11 @@
 import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs'
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { readLines, StoreLoadError } from '../storage/files'
-import type { JournalEntry } from '../storage/state-journal'
-import type { StateDoc } from '../storage/records'
+import { EVENTS_FILE, JOURNAL_FILE, readLines, STATE_FILE, StoreLoadError } from '../storage/files'
+import { collection, COLLECTIONS, type StateDoc } from '../storage/records'
+import { replayJournal, type JournalEntry } from '../storage/state-journal'
 
 export const BACKUP_FORMAT = 'flagstore-backup'
-const STATE_FILE = 'state.json'
-const JOURNAL_FILE = 'state.journal.jsonl'
-const EVENTS_FILE = 'events.jsonl'
 
 export interface BackupHeader {
   format: typeof BACKUP_FORMAT
@@ -37,19 +34,8 @@ async function readState(dataDir: string): Promise<StateDoc> {
     await readLines(join(dataDir, JOURNAL_FILE), (line) => {
       entries.push(JSON.parse(line))
     })
-    const later = entries.filter((entry) => entry.seq > state.commitSeq)
-    if (later.length > 0 && later[0].seq !== state.commitSeq + 1) continue
-    for (const entry of later) {
-      for (const [collection, key, value] of entry.changes) {
-        const records = state[collection] as Record<string, unknown>
-        if (value === null) delete records[key]
-        else records[key] = value
-      }
-      state.commitSeq = entry.seq
-      state.lastEventId = entry.lastEventId
-      state.nextUserId = entry.nextUserId
-    }
-    return state
+    for (const key of COLLECTIONS) state[key] = collection<unknown>(state[key]) as never
+    if (replayJournal(state, entries)) return state
   }
   throw new Error(`${dataDir}: the state kept changing under the backup; try again`)
 }

@@ -23,7 +23,8 @@ export const ErrorSchema = t.Object(
   { description: 'Every error answers with this body, as application/json' },
 )
 
-const ERROR_TEXT: Record<number, string> = {
+/** What each error status means, for the OpenAPI document. */
+export const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'The request does not match the schema or breaks a rule of the operation',
   401: 'No API token, or an unknown, expired or deleted one',
   403: 'The token lacks the permission or the project this needs',
@@ -40,8 +41,6 @@ export function errors(...statuses: number[]): Record<number, 'error'> {
   for (const status of statuses) result[status] = 'error'
   return result
 }
-
-export const ERROR_DESCRIPTIONS = ERROR_TEXT
 
 /** The statuses every authenticated route can answer, plus its own. */
 export function authErrors(...statuses: number[]) {

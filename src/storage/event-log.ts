@@ -5,7 +5,7 @@
  * The store itself keeps no events in memory: readers (the event search) load them from here.
  */
 import { open, stat } from 'node:fs/promises'
-import { fsyncDirectory, readJsonLines, StoreLoadError, truncateFile } from './files'
+import { fsyncDirectory, readLines, StoreLoadError, truncateFile } from './files'
 import type { EventRecord } from './records'
 
 export interface EventLog {
@@ -13,8 +13,8 @@ export interface EventLog {
   readonly name: string
   /** The file, for readers in other threads; null for the memory log. */
   readonly path: string | null
-  /** Appends events; they are durable when the promise resolves (with fsync on). */
-  append(events: readonly EventRecord[]): Promise<void>
+  /** Appends events, given with their JSON lines; they are durable when the promise resolves (with fsync on). */
+  append(events: readonly EventRecord[], lines: readonly string[]): Promise<void>
   /** Makes the log end at event `lastId`: cuts a torn line and unacknowledged events. */
   trimTo(lastId: number): Promise<void>
   /** Calls `onEvent` for every event up to `lastId`, oldest first, checking that ids run 1, 2, 3… */
@@ -23,12 +23,27 @@ export interface EventLog {
   isEmpty(): Promise<boolean>
 }
 
-function checkId(name: string, event: unknown, expected: number, lineNumber: number): EventRecord {
-  const record = event as EventRecord
-  if (typeof record !== 'object' || record === null || record.id !== expected) {
-    throw new StoreLoadError(name, `line ${lineNumber} is not event ${expected}`)
-  }
-  return record
+/**
+ * Reads events 1 to `lastId` of a log file, oldest first, with each one's JSON line, checking
+ * that the ids run 1, 2, 3… and that none is missing. Stops reading after `lastId`.
+ */
+export async function readEventLines(path: string, lastId: number, onEvent: (line: string, event: EventRecord) => void): Promise<void> {
+  let count = 0
+  await readLines(path, (line, lineNumber) => {
+    if (lineNumber > lastId) return false
+    let event: EventRecord
+    try {
+      event = JSON.parse(line)
+    } catch (error) {
+      throw new StoreLoadError(path, `line ${lineNumber} is not valid JSON (${(error as Error).message})`)
+    }
+    if (typeof event !== 'object' || event === null || event.id !== lineNumber) {
+      throw new StoreLoadError(path, `line ${lineNumber} is not event ${lineNumber}`)
+    }
+    count = lineNumber
+    onEvent(line, event)
+  })
+  if (count < lastId) throw new StoreLoadError(path, `holds ${count} events but the state includes events up to ${lastId}`)
 }
 
 export class JsonLinesEventLog implements EventLog {
@@ -41,10 +56,9 @@ export class JsonLinesEventLog implements EventLog {
     private readonly sync: boolean,
   ) {}
 
-  async append(events: readonly EventRecord[]): Promise<void> {
-    if (events.length === 0) return
-    let text = ''
-    for (const event of events) text += JSON.stringify(event) + '\n'
+  async append(_events: readonly EventRecord[], lines: readonly string[]): Promise<void> {
+    if (lines.length === 0) return
+    const text = lines.join('\n') + '\n'
     const handle = await open(this.name, 'a')
     try {
       const created = (await handle.stat()).size === 0
@@ -132,13 +146,7 @@ export class JsonLinesEventLog implements EventLog {
   }
 
   async read(lastId: number, onEvent: (event: EventRecord) => void): Promise<void> {
-    let expected = 1
-    await readJsonLines(this.name, (value, lineNumber) => {
-      if (expected > lastId) return
-      onEvent(checkId(this.name, value, expected, lineNumber))
-      expected++
-    })
-    if (expected <= lastId) throw new StoreLoadError(this.name, `holds ${expected - 1} events but the state includes events up to ${lastId}`)
+    await readEventLines(this.name, lastId, (_line, event) => onEvent(event))
   }
 }
 

@@ -10,6 +10,11 @@ import { closeSync, fsyncSync, openSync } from 'node:fs'
 import { open, readFile, rename, truncate } from 'node:fs/promises'
 import { basename, dirname } from 'node:path'
 
+/** The files of a data directory (see storage/event-log.ts, state-journal.ts and store.ts). */
+export const STATE_FILE = 'state.json'
+export const JOURNAL_FILE = 'state.journal.jsonl'
+export const EVENTS_FILE = 'events.jsonl'
+
 /** A data file that cannot be trusted. Start-up stops with this message; nothing is replaced. */
 export class StoreLoadError extends Error {
   constructor(file: string, problem: string) {

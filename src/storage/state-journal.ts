@@ -8,7 +8,7 @@
  */
 import { open, stat } from 'node:fs/promises'
 import { fsyncDirectory, readJsonLines, StoreLoadError, truncateFile } from './files'
-import type { Collection } from './records'
+import type { Collection, StateDoc } from './records'
 
 export interface JournalEntry {
   /** Commit sequence number, one more than the previous commit's. */
@@ -18,6 +18,28 @@ export interface JournalEntry {
   nextUserId: number
   /** Records written, `null` for a deleted one, in order. */
   changes: [Collection, string, unknown][]
+}
+
+/**
+ * Applies the journal's commits that follow `state.commitSeq` to `state` (whose collections must
+ * have no prototype), in order; `onRecord` sees each record put in. Returns false, having changed
+ * nothing, when the journal does not follow on from the state: a commit is missing between them.
+ */
+export function replayJournal(state: StateDoc, entries: readonly JournalEntry[], onRecord: (record: unknown) => unknown = (record) => record): boolean {
+  const later = entries.filter((entry) => entry.seq > state.commitSeq)
+  if (later.some((entry, index) => entry.seq !== state.commitSeq + 1 + index)) return false
+  for (const entry of later) {
+    for (const [name, key, value] of entry.changes) {
+      const records = state[name] as Record<string, unknown> | undefined
+      if (!records) throw new Error(`commit ${entry.seq} changes an unknown collection "${name}"`)
+      if (value === null) delete records[key]
+      else records[key] = onRecord(value)
+    }
+    state.commitSeq = entry.seq
+    state.lastEventId = entry.lastEventId
+    state.nextUserId = entry.nextUserId
+  }
+  return true
 }
 
 export interface StateJournal {

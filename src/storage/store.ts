@@ -23,7 +23,7 @@ import { Low, type Adapter } from 'lowdb'
 import { StoreFailedError } from '../errors'
 import type { EventLog } from './event-log'
 import { StoreLoadError } from './files'
-import type { JournalEntry, StateJournal } from './state-journal'
+import { replayJournal, type JournalEntry, type StateJournal } from './state-journal'
 import { collection, COLLECTIONS, emptyState, type Collection, type EventRecord, type RecordOf, type StateDoc, type TagRecord } from './records'
 
 export interface Actor {
@@ -176,6 +176,8 @@ interface WorkItem {
   reject: (error: unknown) => void
 }
 
+export type CommitListener = (events: readonly EventRecord[], lines: readonly string[]) => void
+
 export interface StoreFiles {
   /** The checkpoint of the state, through lowdb. */
   checkpoint: Adapter<StateDoc>
@@ -194,7 +196,7 @@ export class Store {
   private failure: Error | null = null
   private idle: Promise<void> = Promise.resolve()
   private idleResolve: (() => void) | null = null
-  private readonly listeners: ((events: readonly EventRecord[]) => void)[] = []
+  private readonly listeners: CommitListener[] = []
   private readonly timers: ((seconds: number) => void)[] = []
   private readonly watchers: RecordWatcher[] = []
   private readonly notify: RecordWatcher = (collection, key, before, after) => {
@@ -230,21 +232,13 @@ export class Store {
       const records = (state[key] = collection<unknown>(state[key]) as never) as Record<string, unknown>
       for (const record of Object.values(records)) deepFreeze(record)
     }
-    for (const entry of journal) {
-      if (entry.seq <= state.commitSeq) continue
-      if (entry.seq !== state.commitSeq + 1) {
-        throw new StoreLoadError(files.journal.name, `holds commit ${entry.seq} after commit ${state.commitSeq}; commits are missing`)
-      }
-      for (const [name, key, value] of entry.changes) {
-        const records = state[name] as Record<string, unknown> | undefined
-        if (!records) throw new StoreLoadError(files.journal.name, `commit ${entry.seq} changes an unknown collection "${name}"`)
-        if (value === null) delete records[key]
-        else records[key] = deepFreeze(value)
-      }
-      state.commitSeq = entry.seq
-      state.lastEventId = entry.lastEventId
-      state.nextUserId = entry.nextUserId
+    let replayed: boolean
+    try {
+      replayed = replayJournal(state, journal, deepFreeze)
+    } catch (error) {
+      throw new StoreLoadError(files.journal.name, (error as Error).message)
     }
+    if (!replayed) throw new StoreLoadError(files.journal.name, `does not follow on from commit ${state.commitSeq} of the checkpoint; commits are missing`)
     await files.events.trimTo(state.lastEventId)
     return new Store(stateDb, files, options.checkpointAfterBytes ?? CHECKPOINT_AFTER_BYTES)
   }
@@ -277,8 +271,11 @@ export class Store {
     this.timers.push(listener)
   }
 
-  /** Called after each durable commit with the events it added, before its writes are answered. */
-  onCommit(listener: (events: readonly EventRecord[]) => void): void {
+  /**
+   * Called after each durable commit with the events it added and their JSON lines (made once,
+   * for the log file and for listeners alike), before its writes are answered.
+   */
+  onCommit(listener: CommitListener): void {
     this.listeners.push(listener)
   }
 
@@ -337,9 +334,10 @@ export class Store {
       }
       if (done.length === 0) continue
       state.commitSeq++
+      const lines = added.map((event) => JSON.stringify(event))
       const started = performance.now()
       try {
-        await this.files.events.append(added)
+        await this.files.events.append(added, lines)
         await this.files.journal.append({ seq: state.commitSeq, lastEventId: state.lastEventId, nextUserId: state.nextUserId, changes })
         if (this.files.journal.size >= this.checkpointAfterBytes) await this.checkpoint()
       } catch (error) {
@@ -353,7 +351,7 @@ export class Store {
       }
       const seconds = (performance.now() - started) / 1000
       for (const timer of this.timers) timer(seconds)
-      for (const listener of this.listeners) listener(added)
+      for (const listener of this.listeners) listener(added, lines)
       for (const { item, result } of done) item.resolve(result)
     }
     this.committing = false

@@ -7,12 +7,10 @@ export type EventSearchRequest =
   /** Committed events, as JSON lines, in id order. */
   | { type: 'append'; lines: string[] }
   | { type: 'search'; id: number; query: EventQuery; visibleProjects: string[] | null }
-  | { type: 'stats'; id: number }
 
 export type EventSearchReply =
   | { type: 'loaded'; events: number }
   | { type: 'load-failed'; message: string }
   | { type: 'index-ready'; events: number; buildMs: number; heapBytes: number }
-  | { type: 'stats'; id: number; events: number; indexReady: boolean; heapBytes: number }
   | { type: 'result'; id: number; total: number; lines: string[]; plan: 'none' | 'index' | 'scan' }
   | { type: 'failed'; id: number; message: string }

@@ -5,7 +5,7 @@
  */
 import { heapStats } from 'bun:jsc'
 import { EventSearchEngine } from '../features/events/search-engine'
-import { readLines, StoreLoadError } from '../storage/files'
+import { readEventLines } from '../storage/event-log'
 import { FileLines } from './file-lines'
 import type { EventSearchReply, EventSearchRequest } from './event-search.messages'
 
@@ -26,22 +26,7 @@ async function open(message: Extract<EventSearchRequest, { type: 'open' }>) {
     const path = message.path
     const lines = new FileLines(path)
     engine = new EventSearchEngine({ commonAfter: message.commonAfter, lines })
-    await readLines(path, (line, lineNumber) => {
-      if (lineNumber > message.lastId) return false
-      let event
-      try {
-        event = JSON.parse(line)
-      } catch (error) {
-        throw new StoreLoadError(path, `line ${lineNumber} is not valid JSON (${(error as Error).message})`)
-      }
-      if (typeof event !== 'object' || event === null || event.id !== lineNumber) {
-        throw new StoreLoadError(path, `line ${lineNumber} is not event ${lineNumber}`)
-      }
-      engine!.add(line, event)
-    })
-    if (engine.size < message.lastId) {
-      throw new StoreLoadError(path, `holds ${engine.size} events but the state includes events up to ${message.lastId}`)
-    }
+    await readEventLines(path, message.lastId, (line, event) => engine!.add(line, event))
   } else {
     engine = new EventSearchEngine({ commonAfter: message.commonAfter })
     for (const line of message.lines) engine.add(line)
@@ -74,9 +59,6 @@ self.onmessage = (event: MessageEvent<EventSearchRequest>) => {
       break
     case 'append':
       for (const line of message.lines) engine!.add(line)
-      break
-    case 'stats':
-      reply({ type: 'stats', id: message.id, events: engine?.size ?? 0, indexReady: engine?.indexReady ?? false, heapBytes: heapStats().heapSize })
       break
     case 'search':
       try {

@@ -6,6 +6,7 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { EventsService, type EventsOptions } from '../../src/features/events/events.service'
 import type { EventRecord } from '../../src/storage/records'
+import type { CommitListener } from '../../src/storage/store'
 import type { Caller } from '../../src/features/tokens/permissions'
 import { seededRandom, type Random } from '../random'
 
@@ -132,7 +133,7 @@ afterAll(() => services.forEach((service) => service.close()))
 async function serviceOver(
   events: EventRecord[],
   options: EventsOptions = {},
-  onCommit: (listener: (added: readonly EventRecord[]) => void) => void = () => {},
+  onCommit: (listener: CommitListener) => void = () => {},
 ) {
   const service = new EventsService(
     { lastEventId: events.length, eventLogPath: null, readEvents: async (onEvent) => events.forEach(onEvent), onCommit },
@@ -187,10 +188,10 @@ describe('event search equals a brute-force filter', () => {
 
   test('events added after the service started are searchable', async () => {
     const events = randomEvents(seededRandom(5), 20)
-    let listener: (added: readonly EventRecord[]) => void = () => {}
+    let listener: CommitListener = () => {}
     const service = await indexed(await serviceOver(events, {}, (fn) => (listener = fn)))
     const extra: EventRecord = { ...events[0], id: 21, data: { description: 'brand-new-word' }, preData: null, tags: [] }
-    listener([extra])
+    listener([extra], [JSON.stringify(extra)])
     expect((await search(service, new URLSearchParams({ query: 'NEW-WOR' }))).ids).toEqual([21])
   })
 })

@@ -33,7 +33,7 @@ export class EventsService {
   private loaded = false
   private indexBuilt = false
   private nextId = 1
-  private readonly waiting = new Map<number, { resolve: (value: never) => void; reject: (error: Error) => void }>()
+  private readonly waiting = new Map<number, { resolve: (page: EventPageJson) => void; reject: (error: Error) => void }>()
   /** Called once the worker has built the index, with how long it took and its heap then. */
   onIndexBuilt: (build: { buildMs: number; heapBytes: number }) => void = () => {}
   /** Committed events that arrive before the worker has been told where its log starts. */
@@ -44,9 +44,8 @@ export class EventsService {
     private readonly store: EventSource,
     private readonly options: EventsOptions = {},
   ) {
-    store.onCommit((events) => {
-      const lines = events.map((event) => JSON.stringify(event))
-      if (this.streaming) this.post({ type: 'append', lines })
+    store.onCommit((events, lines) => {
+      if (this.streaming) this.post({ type: 'append', lines: [...lines] })
       else this.pending.push(...events.map((event, i) => ({ id: event.id, line: lines[i] })))
     })
   }
@@ -109,13 +108,11 @@ export class EventsService {
       this.onIndexBuilt({ buildMs: reply.buildMs, heapBytes: reply.heapBytes })
       return
     }
-    if (reply.type !== 'result' && reply.type !== 'failed' && reply.type !== 'stats') return
+    if (reply.type !== 'result' && reply.type !== 'failed') return
     const waiter = this.waiting.get(reply.id)
     if (!waiter) return
     this.waiting.delete(reply.id)
-    const resolve = waiter.resolve as (value: unknown) => void
-    if (reply.type === 'result') resolve({ total: reply.total, lines: reply.lines, plan: reply.plan } satisfies EventPageJson)
-    else if (reply.type === 'stats') resolve({ events: reply.events, indexReady: reply.indexReady, heapBytes: reply.heapBytes })
+    if (reply.type === 'result') waiter.resolve({ total: reply.total, lines: reply.lines, plan: reply.plan })
     else waiter.reject(new Error(`event search failed: ${reply.message}`))
   }
 
@@ -132,16 +129,6 @@ export class EventsService {
     return new Promise<EventPageJson>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject })
       this.post({ type: 'search', id, query, visibleProjects })
-    })
-  }
-
-  /** What the worker holds now: events, whether the index is built, and its heap in bytes. */
-  async stats(): Promise<{ events: number; indexReady: boolean; heapBytes: number }> {
-    await this.load()
-    const id = this.nextId++
-    return new Promise((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject })
-      this.post({ type: 'stats', id })
     })
   }
 

@@ -117,7 +117,7 @@ export class FlagsService {
     if (json === undefined) {
       json = JSON.stringify({ version: 2, features: this.listProject(projectId, filters, caller) })
       // Unknown projects are not cached: their names are the client's to choose.
-      if (Object.hasOwn(this.store.state.projects, projectId)) this.listCache.set(projectId, json)
+      if (this.store.reader.get('projects', projectId)) this.listCache.set(projectId, json)
     }
     return json
   }
@@ -164,7 +164,7 @@ export class FlagsService {
   async validateName(name: string, projectId: string | null | undefined): Promise<void> {
     const problem = nameProblem(name, 'flag')
     if (problem) invalid(problem, '/name')
-    const existing = Object.hasOwn(this.store.state.flags, name) ? this.store.state.flags[name] : undefined
+    const existing = this.store.reader.get('flags', name)
     if (existing) {
       throw new NameExistsError(existing.archived ? 'An archived flag with that name already exists' : 'A flag with that name already exists')
     }
@@ -172,7 +172,7 @@ export class FlagsService {
   }
 
   private async checkNamingPattern(name: string, projectId: string) {
-    const project = Object.hasOwn(this.store.state.projects, projectId) ? this.store.state.projects[projectId] : undefined
+    const project = this.store.reader.get('projects', projectId)
     const naming = project?.featureNaming
     if (!naming) return
     let matches: boolean
@@ -196,8 +196,8 @@ export class FlagsService {
     const type = input.type ?? 'release'
     checkType(type)
     checkDescription(input.description ?? null)
-    if (Object.hasOwn(this.store.state.flags, input.name)) await this.validateName(input.name, null)
-    if (!Object.hasOwn(this.store.state.projects, projectId)) throw new NotFoundError(`Project "${projectId}" does not exist`)
+    if (this.store.reader.get('flags', input.name)) await this.validateName(input.name, null)
+    if (!this.store.reader.get('projects', projectId)) throw new NotFoundError(`Project "${projectId}" does not exist`)
     await this.checkNamingPattern(input.name, projectId)
     return this.store.transact(actorOf(caller), (tx) => {
       // Checked again here: another request may have taken the name while the pattern was matched.

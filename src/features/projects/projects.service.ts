@@ -38,7 +38,7 @@ function projectData(project: ProjectRecord) {
 
 export class ProjectsService {
   constructor(
-    private readonly store: Pick<Store, 'state' | 'transact'>,
+    private readonly store: Pick<Store, 'state' | 'reader' | 'transact'>,
     private readonly patterns: PatternMatcher,
   ) {}
 
@@ -65,14 +65,14 @@ export class ProjectsService {
   }
 
   get(projectId: string, caller: Caller): ProjectView {
-    const project = Object.hasOwn(this.store.state.projects, projectId) ? this.store.state.projects[projectId] : undefined
+    const project = this.store.reader.get('projects', projectId)
     if (!project || !callerSeesProject(caller, projectId)) throw new NotFoundError(`Project "${projectId}" does not exist`)
     return this.view(project)
   }
 
   /** The project's naming pattern, if it exists and has one. */
   namingOf(projectId: string): FeatureNaming | null {
-    return Object.hasOwn(this.store.state.projects, projectId) ? this.store.state.projects[projectId].featureNaming : null
+    return this.store.reader.get('projects', projectId)?.featureNaming ?? null
   }
 
   async create(input: CreateProjectInput, caller: Caller): Promise<ProjectView> {
