@@ -17,6 +17,11 @@ export class Logger {
     private readonly sink: LogSink = defaultSink,
   ) {}
 
+  /** Whether lines of `level` are written; lets a hot path skip building fields nobody will see. */
+  enabled(level: Exclude<LogLevel, 'silent'>): boolean {
+    return RANK[level] >= RANK[this.level]
+  }
+
   debug(msg: string, fields: Record<string, unknown> = {}) {
     this.write('debug', msg, fields)
   }

@@ -43,6 +43,8 @@ export class Metrics {
   private readonly requests = new Map<string, number>()
   private readonly requestDurations = new Histogram(DURATION_BUCKETS)
   private readonly commitDurations = new Histogram(DURATION_BUCKETS)
+  /** Escaped label text per method and route, made once: this runs for every request. */
+  private readonly routeLabels = new Map<string, string>()
 
   constructor(private readonly store: Pick<Store, 'state' | 'lastEventId' | 'onCommitTimed'>) {
     store.onCommitTimed((seconds) => this.commitDurations.observe('', seconds))
@@ -50,9 +52,12 @@ export class Metrics {
 
   /** `route` is the route pattern (null for unknown paths), so the series stay few. */
   observeRequest(method: string, route: string | null, status: number, seconds: number) {
-    const labels = `method="${label(method)}",route="${label(route ?? 'unmatched')}",status="${status}"`
+    const key = `${method} ${route}`
+    let routeLabels = this.routeLabels.get(key)
+    if (routeLabels === undefined) this.routeLabels.set(key, (routeLabels = `method="${label(method)}",route="${label(route ?? 'unmatched')}"`))
+    const labels = `${routeLabels},status="${status}"`
     this.requests.set(labels, (this.requests.get(labels) ?? 0) + 1)
-    this.requestDurations.observe(`method="${label(method)}",route="${label(route ?? 'unmatched')}"`, seconds)
+    this.requestDurations.observe(routeLabels, seconds)
   }
 
   render(): string {

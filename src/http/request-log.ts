@@ -49,6 +49,7 @@ export function requestLogging(log: Logger, metrics: Metrics) {
       const status = response instanceof Response ? response.status : (note.status ?? (typeof set.status === 'number' ? set.status : 200))
       const durationMs = performance.now() - note.started
       metrics.observeRequest(request.method, route ?? null, status, durationMs / 1000)
+      if (!log.enabled('info')) return
       log.info('request', {
         method: request.method,
         route: route ?? null,
