@@ -2,29 +2,47 @@
  * Authorization is declared on each route as `{ auth: 'PERMISSION' }` (contract §3). The check runs
  * in the transform stage, after the body is read (413, bad JSON) and before content type (415) and
  * schema validation (400), which is the order the contract asks for.
+ *
+ * The project scope of a token-limited to some projects is enforced here too, for reads as well as
+ * writes, so that no route has to remember it: a write outside the token's projects is 403; a read
+ * (`NONE`) of another project answers as if the project, or the flag, did not exist.
  */
 import { Elysia } from 'elysia'
 import { NoAccessError } from '../errors'
+import { flagNotFound, projectNotFound } from '../features/not-found'
 import { callerSeesProject, roleHasPermission, type Caller, type Permission } from '../features/tokens/permissions'
 import type { TokensService } from '../features/tokens/tokens.service'
 import { noteTokenName } from './request-log'
 
+/**
+ * What a route declares: a permission, or for a read that lists what a project holds, the
+ * permission and the answer for a project the token may not see, the same as for an unknown
+ * project ("a read of another project lists nothing", contract §3). Reads without `outOfScope`
+ * answer 404 for another project's resources.
+ */
+export type RouteAuth = Permission | { permission: Permission; outOfScope: () => unknown }
+
+type Params = Record<string, string | undefined>
+
 export function authorization(tokens: Pick<TokensService, 'authenticate'>, projectOfFlag: (name: string) => string | undefined) {
   const callers = new WeakMap<Request, Caller>()
+  /** Reads naming a project the caller may not see, answered in `beforeHandle`. */
+  const outOfScope = new WeakMap<Request, Params>()
 
   /**
    * The project a write acts on: the path's project, else the project of the path's flag. Routes
    * with neither (environments, tokens, new projects) act on the whole service and need a token for
    * all projects. An unknown flag is left to the route to answer 404.
    */
-  function projectOf(params: Record<string, string | undefined>): string | null | undefined {
+  function projectOf(params: Params): string | null | undefined {
     if (params.projectId !== undefined) return params.projectId
     if (params.featureName !== undefined) return projectOfFlag(params.featureName) ?? null
     return undefined
   }
 
   return new Elysia({ name: 'authorization' }).macro({
-    auth(permission: Permission) {
+    auth(declared: RouteAuth) {
+      const { permission, outOfScope: emptyAnswer } = typeof declared === 'string' ? { permission: declared, outOfScope: undefined } : declared
       return {
         // Read by http/openapi.ts, which adds the permission to the operation's description.
         detail: { security: [{ apiKey: [] }], 'x-permission': permission } as { security: { apiKey: string[] }[] },
@@ -36,8 +54,9 @@ export function authorization(tokens: Pick<TokensService, 'authenticate'>, proje
           if (!roleHasPermission(caller.role, permission)) {
             throw new NoAccessError(`The token "${caller.tokenName}" (role ${caller.role}) lacks the ${permission} permission`, permission)
           }
+          const routeParams = (params ?? {}) as Params
+          const project = projectOf(routeParams)
           if (permission !== 'NONE') {
-            const project = projectOf((params ?? {}) as Record<string, string | undefined>)
             const allowed = project === null || (project === undefined ? caller.projects.includes('*') : callerSeesProject(caller, project))
             if (!allowed) {
               throw new NoAccessError(
@@ -47,12 +66,24 @@ export function authorization(tokens: Pick<TokensService, 'authenticate'>, proje
                 permission,
               )
             }
+          } else if (typeof project === 'string' && !callerSeesProject(caller, project)) {
+            // Answered after validation, where the route's own 404 would come, so that a hidden
+            // project and an unknown one cannot be told apart by the order of errors either.
+            outOfScope.set(request, routeParams)
           }
           callers.set(request, caller)
           noteTokenName(request, caller.tokenName)
         },
         resolve({ request }) {
           return { caller: callers.get(request)! }
+        },
+        beforeHandle({ request }) {
+          const params = outOfScope.get(request)
+          if (!params) return
+          if (emptyAnswer) return emptyAnswer()
+          // The same answers as flag-rules.ts and the services give for what does not exist.
+          if (params.featureName !== undefined) throw flagNotFound(params.featureName, params.projectId)
+          throw projectNotFound(params.projectId!)
         },
       }
     },

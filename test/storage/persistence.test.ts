@@ -624,7 +624,7 @@ describe('reads hand out copies', () => {
     const { flags, relations, projects, tokens } = api.services
     const before = await readEverything(api)
 
-    const flag = flags.get('checkout', 'co.parent', ADMIN_CALLER) as any
+    const flag = flags.get('checkout', 'co.parent') as any
     const mutate = (action: () => void) => {
       // Whether the copy may be changed is up to the caller; the store must not see it either way.
       try {
@@ -648,10 +648,10 @@ describe('reads hand out copies', () => {
         mutate(() => variant.overrides.push({ contextName: 'x', values: ['y'] }))
       }
     }
-    const child = flags.get('checkout', 'co.child', ADMIN_CALLER) as any
+    const child = flags.get('checkout', 'co.child') as any
     mutate(() => (child.dependencies[0].enabled = false))
     mutate(() => child.dependencies[0].variants.push('b'))
-    const tagList = relations.tags('co.parent', ADMIN_CALLER) as any[]
+    const tagList = relations.tags('co.parent') as any[]
     mutate(() => (tagList[0].value = 'renamed'))
     const projectList = projects.list(ADMIN_CALLER) as any[]
     for (const project of projectList) {

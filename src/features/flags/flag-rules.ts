@@ -1,12 +1,13 @@
 /** Rules about flags that several flag services share; all of them work inside a transaction. */
 import { NotFoundError, ValidationError } from '../../errors'
+import { flagNotFound } from '../not-found'
 import type { FlagRecord, LifecycleStage, StrategyRecord } from '../../storage/records'
 import type { NewEvent, Tx } from '../../storage/store'
 
 /** The flag of this project, or 404. A flag of another project answers the same, so nothing leaks. */
 export function flagInProject(tx: Pick<Tx, 'get'>, projectId: string, name: string): FlagRecord {
   const flag = tx.get('flags', name)
-  if (!flag || flag.project !== projectId) throw new NotFoundError(`Could not find flag "${name}" in project "${projectId}"`)
+  if (!flag || flag.project !== projectId) throw flagNotFound(name, projectId)
   return flag
 }
 

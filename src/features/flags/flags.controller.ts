@@ -15,8 +15,8 @@ const tags = ['Features']
 
 export function flagsController(flags: FlagsService, auth: Authorization) {
   return controllerBase(auth)
-    .get('/api/admin/projects/:projectId/features', ({ params, query, caller }) => jsonResponse(flags.listProjectJson(params.projectId, query, caller)), {
-      auth: 'NONE',
+    .get('/api/admin/projects/:projectId/features', ({ params, query }) => jsonResponse(flags.listProjectJson(params.projectId, query)), {
+      auth: { permission: 'NONE', outOfScope: () => ({ version: 2, features: [] }) },
       params: projectParams,
       query: t.Object({
         tag: t.Optional(t.Array(t.String({ maxLength: 200, description: 'type:value' }), { maxItems: 100, description: 'Only flags with any of these tags (type:value, repeatable)' })),
@@ -40,7 +40,7 @@ export function flagsController(flags: FlagsService, auth: Authorization) {
       response: { 201: 'featureSchema', ...bodyErrors(404, 409) },
       detail: { operationId: 'createFeature', summary: 'Create a flag', tags, description: 'Name rules as validateFeature; 409 when the name is taken (checked before an unknown project, 404).' },
     })
-    .get('/api/admin/projects/:projectId/features/:featureName', ({ params, caller }) => flags.get(params.projectId, params.featureName, caller), {
+    .get('/api/admin/projects/:projectId/features/:featureName', ({ params }) => flags.get(params.projectId, params.featureName), {
       auth: 'NONE',
       params: flagParams,
       response: { 200: 'featureSchema', ...authErrors(404) },

@@ -3,6 +3,7 @@ import type { FlagRecord } from '../../storage/records'
 import type { StateReader, Store, Tx } from '../../storage/store'
 import { emptyFlagEnvironment } from '../environments/environments.service'
 import { nameProblem } from '../names'
+import { flagNotFound } from '../not-found'
 import { PatternTimeoutError, type PatternMatcher } from '../projects/naming-pattern'
 import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
 import { applyFlagPatch, assertNoVariantOps, type PatchOperation } from './flag-patch'
@@ -107,15 +108,16 @@ export class FlagsService {
     return flagView(flag, this.store.state.environments, { details: true, children: this.children.of(name, tx) })
   }
 
-  /** The list endpoint's answer as JSON text: `{version: 2, features}`, cached when unfiltered. */
-  listProjectJson(projectId: string, filters: ListFilters, caller: Caller): string {
+  /**
+   * The list endpoint's answer as JSON text: `{version: 2, features}`, cached when unfiltered. The
+   * caller's project scope is checked before, in http/auth.ts.
+   */
+  listProjectJson(projectId: string, filters: ListFilters): string {
     const unfiltered = (filters.tag === undefined || filters.tag.length === 0) && filters.namePrefix === undefined
-    if (!unfiltered || !callerSeesProject(caller, projectId)) {
-      return JSON.stringify({ version: 2, features: this.listProject(projectId, filters, caller) })
-    }
+    if (!unfiltered) return JSON.stringify({ version: 2, features: this.listProject(projectId, filters) })
     let json = this.listCache.get(projectId)
     if (json === undefined) {
-      json = JSON.stringify({ version: 2, features: this.listProject(projectId, filters, caller) })
+      json = JSON.stringify({ version: 2, features: this.listProject(projectId, filters) })
       // Unknown projects are not cached: their names are the client's to choose.
       if (this.store.reader.get('projects', projectId)) this.listCache.set(projectId, json)
     }
@@ -123,8 +125,7 @@ export class FlagsService {
   }
 
   /** The project's live flags as the list endpoint shows them (contract §5, getFeatures). */
-  listProject(projectId: string, filters: ListFilters, caller: Caller): FeatureView[] {
-    if (!callerSeesProject(caller, projectId)) return []
+  listProject(projectId: string, filters: ListFilters): FeatureView[] {
     const state = this.store.state
     const prefix = filters.namePrefix?.toLowerCase()
     const tags = filters.tag?.map((tag) => {
@@ -143,9 +144,9 @@ export class FlagsService {
     return flags.map((flag) => flagView(flag, state.environments, { details: false, children: this.children.of(flag.name) }))
   }
 
-  get(projectId: string, name: string, caller: Caller): FeatureView {
+  /** The caller's project scope is checked before, in http/auth.ts. */
+  get(projectId: string, name: string): FeatureView {
     flagInProject(this.store.reader, projectId, name)
-    if (!callerSeesProject(caller, projectId)) throw new NotFoundError(`Could not find flag "${name}" in project "${projectId}"`)
     return this.view(this.store.reader, name)
   }
 
@@ -244,7 +245,7 @@ export class FlagsService {
   async patch(projectId: string, name: string, operations: PatchOperation[], caller: Caller): Promise<FeatureView> {
     return this.store.transact(actorOf(caller), (tx) => {
       const flag = tx.get('flags', name)
-      if (!flag) throw new NotFoundError(`Could not find flag "${name}" in project "${projectId}"`)
+      if (!flag) throw flagNotFound(name, projectId)
       assertNoVariantOps(operations)
       flagInProject(tx, projectId, name)
       const current = metadataOf(flag)

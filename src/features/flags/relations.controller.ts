@@ -8,7 +8,7 @@ const flagParams = t.Object({ projectId: t.String({ description: 'Project id' })
 
 export function relationsController(relations: RelationsService, auth: Authorization) {
   return controllerBase(auth)
-    .get('/api/admin/features/:featureName/tags', ({ params, caller }) => ({ version: 1, tags: relations.tags(params.featureName, caller) }), {
+    .get('/api/admin/features/:featureName/tags', ({ params }) => ({ version: 1, tags: relations.tags(params.featureName) }), {
       auth: 'NONE',
       params: featureParams,
       response: { 200: 'tagsSchema', ...authErrors(404) },

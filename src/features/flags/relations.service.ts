@@ -2,7 +2,8 @@
 import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
 import type { FlagRecord, TagRecord } from '../../storage/records'
 import type { Store, Tx } from '../../storage/store'
-import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
+import { flagNotFound } from '../not-found'
+import { actorOf, type Caller } from '../tokens/permissions'
 import { flagEvent, flagInProject, liveFlagInProject, withStage } from './flag-rules'
 
 export const TAG_TYPE_DEFAULT = 'simple'
@@ -11,17 +12,18 @@ function invalid(message: string, path?: string): never {
   throw new ValidationError(message, [path ? { message, path } : { message }])
 }
 
-function flagByName(tx: Pick<Tx, 'get'>, name: string, caller: Caller): FlagRecord {
+/** The caller's project scope is checked before, in http/auth.ts: 403 for writes, 404 for reads. */
+function flagByName(tx: Pick<Tx, 'get'>, name: string): FlagRecord {
   const flag = tx.get('flags', name)
-  if (!flag || !callerSeesProject(caller, flag.project)) throw new NotFoundError(`Could not find flag "${name}"`)
+  if (!flag) throw flagNotFound(name)
   return flag
 }
 
 export class RelationsService {
   constructor(private readonly store: Pick<Store, 'reader' | 'transact'>) {}
 
-  tags(name: string, caller: Caller): TagRecord[] {
-    const flag = flagByName(this.store.reader, name, caller)
+  tags(name: string): TagRecord[] {
+    const flag = flagByName(this.store.reader, name)
     return flag.tags.map((tag) => ({ type: tag.type, value: tag.value }))
   }
 
@@ -29,7 +31,7 @@ export class RelationsService {
     const tag = { type: input.type ?? TAG_TYPE_DEFAULT, value: input.value.trim() }
     if (tag.value.length < 2 || tag.value.length > 50) invalid('A tag value must be 2 to 50 characters long', '/value')
     return this.store.transact(actorOf(caller), (tx) => {
-      const flag = flagByName(tx, name, caller)
+      const flag = flagByName(tx, name)
       if (flag.tags.some((t) => t.type === tag.type && t.value === tag.value)) {
         throw new NameExistsError(`Flag "${name}" already has the tag ${tag.type}:${tag.value}`)
       }
@@ -42,7 +44,7 @@ export class RelationsService {
 
   async removeTag(name: string, type: string, value: string, caller: Caller): Promise<void> {
     await this.store.transact(actorOf(caller), (tx) => {
-      const flag = flagByName(tx, name, caller)
+      const flag = flagByName(tx, name)
       if (!flag.tags.some((t) => t.type === type && t.value === value)) throw new NotFoundError(`Flag "${name}" has no tag ${type}:${value}`)
       const updated = { ...flag, tags: flag.tags.filter((t) => !(t.type === type && t.value === value)) }
       tx.put('flags', name, updated)

@@ -23,7 +23,7 @@ export function projectsController(projects: ProjectsService, environments: Envi
       response: { 201: 'projectSchema', ...bodyErrors(409) },
       detail: { operationId: 'createProject', summary: 'Create a project', tags, description: 'The new project is connected to every environment.' },
     })
-    .get('/api/admin/projects/:projectId', ({ params, caller }) => projects.get(params.projectId, caller), {
+    .get('/api/admin/projects/:projectId', ({ params }) => projects.get(params.projectId), {
       auth: 'NONE',
       params: projectParams,
       response: { 200: 'projectSchema', ...authErrors(404) },

@@ -3,6 +3,7 @@ import type { FeatureNaming, ProjectRecord } from '../../storage/records'
 import type { Store } from '../../storage/store'
 import { connectEnvironment } from '../environments/environments.service'
 import { assertValidName } from '../names'
+import { projectNotFound } from '../not-found'
 import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
 import { checkFeatureNaming, type PatternMatcher } from './naming-pattern'
 
@@ -64,9 +65,10 @@ export class ProjectsService {
       .map((project) => this.view(project))
   }
 
-  get(projectId: string, caller: Caller): ProjectView {
+  /** The caller's project scope is checked before, in http/auth.ts. */
+  get(projectId: string): ProjectView {
     const project = this.store.reader.get('projects', projectId)
-    if (!project || !callerSeesProject(caller, projectId)) throw new NotFoundError(`Project "${projectId}" does not exist`)
+    if (!project) throw projectNotFound(projectId)
     return this.view(project)
   }
 
@@ -95,7 +97,7 @@ export class ProjectsService {
       for (const environment of environments) connectEnvironment(tx, record.id, environment)
       return record
     })
-    return this.get(project.id, caller)
+    return this.get(project.id)
   }
 
   async update(projectId: string, input: UpdateProjectInput, caller: Caller): Promise<ProjectView> {
@@ -116,7 +118,7 @@ export class ProjectsService {
       tx.put('projects', projectId, updated)
       tx.appendEvent({ type: 'project-updated', project: projectId, data: projectData(updated), preData: projectData(project) })
     })
-    return this.get(projectId, caller)
+    return this.get(projectId)
   }
 
   async delete(projectId: string, caller: Caller): Promise<void> {

@@ -1,0 +1,191 @@
+/**
+ * A token limited to some projects reads nothing of the others (contract §3), on every read route.
+ * The routes are taken from the app itself, so a GET route added later is walked too, and the test
+ * fails until it is classified here.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { Api, expectError, expectOk, makeApi, tokenFor, type ApiResponse } from '../helpers'
+
+/** Everything that belongs to the hidden project carries this marker, so a leak shows in any answer. */
+const HIDDEN = 'theirs'
+const MINE = 'mine'
+const ENVIRONMENT = 'development'
+/** What only the hidden project's data holds (its id and flag name are also in the paths asked for). */
+const HIDDEN_DATA = ['title', 'variant', 'tag', 'description', 'archived', 'token'].map((what) => `${HIDDEN}-${what}`)
+const leaks = (text: string) => HIDDEN_DATA.some((marker) => text.includes(marker))
+
+interface World {
+  api: Api
+  /** A viewer limited to project `mine`. */
+  scoped: string
+  strategyIds: Record<string, string>
+}
+
+/** A project with a live flag (tag, strategy, variants, on) and an archived flag. */
+async function populate(api: Api, project: string, strategyIds: Record<string, string>) {
+  expectOk(await api.createProject(project), 201)
+  const flag = `${project}-flag`
+  expectOk(await api.createFlag(project, flag, { description: `${project}-description` }), 201)
+  expectOk(await api.post(`/api/admin/features/${flag}/tags`, { type: 'simple', value: `${project}-tag` }), 201)
+  const environmentPath = `/api/admin/projects/${project}/features/${flag}/environments/${ENVIRONMENT}`
+  const strategy = await api.post(`${environmentPath}/strategies`, {
+    name: 'flexibleRollout',
+    title: `${project}-title`,
+    parameters: { rollout: '50', stickiness: 'default', groupId: flag },
+  })
+  expectOk(strategy)
+  strategyIds[project] = strategy.body.id
+  expectOk(await api.put(`${environmentPath}/variants`, [{ name: `${project}-variant`, weight: 1000, weightType: 'variable', stickiness: 'default' }]))
+  expectOk(await api.toggle(project, flag, ENVIRONMENT, true))
+  expectOk(await api.createFlag(project, `${project}-archived`), 201)
+  expectOk(await api.delete(`/api/admin/projects/${project}/features/${project}-archived`), 202)
+  // A token limited to the project: its api-token-created event has no project but names it.
+  expectOk(await api.createToken({ tokenName: `${project}-token`, type: 'admin', role: 'viewer', projects: [project] }), 201)
+}
+
+/** `withHidden`: the hidden project exists; without, the world in which it never did. */
+async function world(withHidden: boolean): Promise<World> {
+  const api = await makeApi()
+  const strategyIds: Record<string, string> = {}
+  await populate(api, MINE, strategyIds)
+  if (withHidden) await populate(api, HIDDEN, strategyIds)
+  const scoped = await tokenFor(api, 'scoped', { role: 'viewer', projects: [MINE] })
+  return { api, scoped, strategyIds }
+}
+
+/** GET routes with no project in their path, and what a token limited to `mine` gets from them. */
+const SERVICE_WIDE: Record<string, 'public' | 'global' | 'filtered' | 'all-projects-only'> = {
+  // No token needed; nothing about projects in them.
+  '/health': 'public',
+  '/ready': 'public',
+  '/internal-backstage/prometheus': 'public',
+  '/swagger': 'public',
+  '/swagger/plugin': 'public',
+  '/swagger/source.json': 'public',
+  '/swagger/json': 'public',
+  '/swagger/assets/:file': 'public',
+  // Shared by every project.
+  '/api/admin/environments': 'global',
+  // Lists over all projects: only the token's projects are in them.
+  '/api/admin/projects': 'filtered',
+  '/api/admin/archive/features': 'filtered',
+  '/api/admin/search/events': 'filtered',
+  // Service-wide administration: only for tokens over all projects.
+  '/api/admin/api-tokens': 'all-projects-only',
+}
+
+/** Values for the path parameters of the walked routes; a parameter missing here fails the walk. */
+function fill(path: string, project: string, strategyId: string): string {
+  return path.replace(/:(\w+)/g, (_, name: string) => {
+    switch (name) {
+      case 'projectId':
+        return project
+      case 'featureName':
+        return `${project}-flag`
+      case 'environment':
+        return ENVIRONMENT
+      case 'strategyId':
+        return strategyId
+      case 'file':
+        return 'swagger-ui.css'
+      default:
+        throw new Error(`The project-scope walk does not know the path parameter :${name} of ${path}; add it to fill()`)
+    }
+  })
+}
+
+/** True when the answer lists nothing: every array in it is empty. */
+function listsNothing(value: unknown): boolean {
+  if (Array.isArray(value)) return value.length === 0
+  if (value !== null && typeof value === 'object') return Object.values(value).every(listsNothing)
+  return true
+}
+
+/** An answer without its error id, which differs on every request. */
+function comparable(response: ApiResponse) {
+  const body = response.body && typeof response.body === 'object' && 'id' in response.body ? { ...response.body, id: '<id>' } : response.body
+  return { status: response.status, body }
+}
+
+let hidden: World
+let absent: World
+beforeAll(async () => {
+  hidden = await world(true)
+  absent = await world(false)
+})
+afterAll(async () => {
+  await hidden?.api.close()
+  await absent?.api.close()
+})
+
+describe('a token limited to one project', () => {
+  test("reads of another flag's strategies and variants answer 404 exactly as GET of that flag does", async () => {
+    const { api, scoped, strategyIds } = hidden
+    const base = `/api/admin/projects/${HIDDEN}/features/${HIDDEN}-flag`
+    const flag = await api.get(base, { token: scoped })
+    expectError(flag, 404, 'NotFoundError')
+    for (const path of [
+      `${base}/environments/${ENVIRONMENT}/strategies`,
+      `${base}/environments/${ENVIRONMENT}/strategies/${strategyIds[HIDDEN]}`,
+      `${base}/environments/${ENVIRONMENT}/variants`,
+    ]) {
+      const response = await api.get(path, { token: scoped })
+      expectError(response, 404, 'NotFoundError')
+      expect(response.body.message).toBe(flag.body.message)
+      expect(response.text).not.toContain(`${HIDDEN}-title`)
+      expect(response.text).not.toContain(`${HIDDEN}-variant`)
+      // The full-access token still reads them.
+      expectOk(await api.get(path))
+    }
+  })
+
+  test('every GET route of the app answers for another project exactly as for one that does not exist', async () => {
+    const routes = hidden.api.app.routes.filter((route) => route.method === 'GET')
+    expect(routes.length).toBeGreaterThan(10)
+    const unclassified: string[] = []
+    let scopedRoutes = 0
+    for (const route of routes) {
+      const path = route.path
+      const names = [...path.matchAll(/:(\w+)/g)].map((match) => match[1])
+      if (names.includes('projectId') || names.includes('featureName')) {
+        scopedRoutes++
+        // Every such route needs a token (an unauthenticated read would bypass the scope).
+        const permission = (route.hooks as { detail?: Record<string, unknown> }).detail?.['x-permission']
+        expect({ path, permission }).toEqual({ path, permission: 'NONE' })
+
+        const own = await hidden.api.get(fill(path, MINE, hidden.strategyIds[MINE]), { token: hidden.scoped })
+        expect({ path, status: own.status }).toEqual({ path, status: 200 })
+        expect({ path, own: own.text.includes(`"${MINE}`) }).toEqual({ path, own: true })
+
+        const other = await hidden.api.get(fill(path, HIDDEN, hidden.strategyIds[HIDDEN]), { token: hidden.scoped })
+        const never = await absent.api.get(fill(path, HIDDEN, hidden.strategyIds[HIDDEN]), { token: absent.scoped })
+        expect({ path, ...comparable(other) }).toEqual({ path, ...comparable(never) })
+        if (other.status === 200) expect({ path, nothing: listsNothing(other.body) }).toEqual({ path, nothing: true })
+        else expectError(other, 404, 'NotFoundError')
+        expect({ path, leaks: leaks(other.text) }).toEqual({ path, leaks: false })
+        continue
+      }
+      const kind = SERVICE_WIDE[path]
+      if (!kind) {
+        unclassified.push(path)
+        continue
+      }
+      const response = await hidden.api.get(fill(path, MINE, ''), { token: hidden.scoped })
+      if (kind === 'all-projects-only') {
+        expectError(response, 403, 'NoAccessError')
+        continue
+      }
+      expect({ path, status: response.status }).toEqual({ path, status: 200 })
+      const named = leaks(response.text) || response.text.includes(`${HIDDEN}-flag`) || response.text.includes(`"${HIDDEN}"`)
+      expect({ path, leaks: named }).toEqual({ path, leaks: false })
+      if (kind === 'filtered') {
+        // What the token may see is there: the walk is not passing on an empty answer.
+        expect({ path, own: response.text.includes(`"${MINE}`) }).toEqual({ path, own: true })
+        const full = await hidden.api.get(path)
+        expect({ path, hiddenForAdmin: full.text.includes(`${HIDDEN}-`) || full.text.includes(`"${HIDDEN}"`) }).toEqual({ path, hiddenForAdmin: true })
+      }
+    }
+    expect(unclassified).toEqual([])
+    expect(scopedRoutes).toBeGreaterThanOrEqual(6)
+  })
+})
