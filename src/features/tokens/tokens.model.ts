@@ -22,7 +22,14 @@ export const TokenList = t.Object({ tokens: t.Array(Token, { description: 'All t
 
 export const CreateToken = t.Object(
   {
-    tokenName: t.String({ description: 'Unique token name', minLength: 1, maxLength: 100, examples: ['ci-pipeline'] }),
+    tokenName: t.String({
+      description:
+        'Unique token name, with the flag name rules (1 to 100 characters, URL-safe, not "." or ".."); "system", names starting with ' +
+        '"admin-bootstrap" (any case) and integers are reserved',
+      minLength: 1,
+      maxLength: 100,
+      examples: ['ci-pipeline'],
+    }),
     type: t.String({ description: 'admin, client or frontend (any case)', maxLength: 20, examples: ['admin'] }),
     role: t.Optional(t.Union([t.Literal('admin'), t.Literal('editor'), t.Literal('viewer')], { description: 'Admin tokens: admin (default), editor (all but tokens) or viewer (read-only)' })),
     projects: t.Optional(t.Array(t.String({ maxLength: 100, description: 'Project id or *' }), { maxItems: 100, description: 'Projects the token may touch (default ["*"])' })),

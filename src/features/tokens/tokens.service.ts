@@ -2,10 +2,31 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { AuthenticationRequired, NameExistsError, NotFoundError, ValidationError } from '../../errors'
 import type { ApiTokenRecord, TokenRole, TokenType } from '../../storage/records'
 import { SYSTEM_ACTOR, type Store } from '../../storage/store'
+import { nameProblem } from '../names'
 import { actorOf, type Caller } from './permissions'
 
 /** Unleash gives its bootstrap admin tokens this user id; we do the same. */
 export const BOOTSTRAP_USER_ID = -42
+/** The admin tokens made at start are named this, then `admin-bootstrap-2`, `-3` … when taken. */
+export const BOOTSTRAP_TOKEN_NAME = 'admin-bootstrap'
+
+/**
+ * Returns what is wrong with a name for a new token, or null. The flag and project name rules
+ * apply, so every name can be put in the path of `DELETE /api/admin/api-tokens/:tokenName`. A
+ * token's name is the `createdBy` of its events, so the names the service writes itself are
+ * reserved, in any case: `system` (start-up seeding) and the bootstrap tokens' names; so are
+ * integers, which event search's createdBy filter would also match as user ids (-42, -1337 …).
+ */
+export function tokenNameProblem(name: string): string | null {
+  const problem = nameProblem(name, 'token')
+  if (problem) return problem
+  const lower = name.toLowerCase()
+  if (lower === SYSTEM_ACTOR.name || lower === BOOTSTRAP_TOKEN_NAME || lower.startsWith(`${BOOTSTRAP_TOKEN_NAME}-`)) {
+    return `The token name "${name}" is reserved: the service records its own changes under "${SYSTEM_ACTOR.name}" and "${BOOTSTRAP_TOKEN_NAME}…"`
+  }
+  if (/^-?\d+$/.test(name)) return `A token name must not be a number, which event search would take for a user id, got "${name}"`
+  return null
+}
 
 export interface CreateTokenInput {
   tokenName: string
@@ -77,6 +98,8 @@ export class TokensService {
   }
 
   async create(input: CreateTokenInput, caller: Caller): Promise<TokenView & { secret: string }> {
+    const nameIssue = tokenNameProblem(input.tokenName)
+    if (nameIssue) throw new ValidationError(nameIssue, [{ message: nameIssue, path: '/tokenName' }])
     const type = input.type.toLowerCase() as TokenType
     if (!['admin', 'client', 'frontend'].includes(type)) {
       throw new ValidationError(`Token type must be admin, client or frontend, got "${input.type}"`, [
@@ -123,6 +146,10 @@ export class TokensService {
     return { ...viewOf(record), secret }
   }
 
+  /**
+   * No name rules here: a token stored under a name the rules now refuse (made by an earlier
+   * version) can still be deleted, as long as its name can be put in a URL path.
+   */
   async delete(tokenName: string, caller: Caller): Promise<void> {
     await this.store.transact(actorOf(caller), (tx) => {
       const token = tx.get('tokens', tokenName)
@@ -149,8 +176,8 @@ export class TokensService {
     if (toCreate.length === 0) return null
     await this.store.transact(SYSTEM_ACTOR, (tx) => {
       for (const secret of toCreate) {
-        let tokenName = 'admin-bootstrap'
-        for (let n = 2; tx.get('tokens', tokenName); n++) tokenName = `admin-bootstrap-${n}`
+        let tokenName = BOOTSTRAP_TOKEN_NAME
+        for (let n = 2; tx.get('tokens', tokenName); n++) tokenName = `${BOOTSTRAP_TOKEN_NAME}-${n}`
         const token: ApiTokenRecord = {
           tokenName,
           type: 'admin',
