@@ -3,7 +3,7 @@
  * in the transform stage, after the body is read (413, bad JSON) and before content type (415) and
  * schema validation (400), which is the order the contract asks for.
  *
- * The project scope of a token-limited to some projects is enforced here too, for reads as well as
+ * The project scope of a token limited to some projects is enforced here too, for reads as well as
  * writes, so that no route has to remember it: a write outside the token's projects is 403; a read
  * (`NONE`) of another project answers as if the project, or the flag, did not exist.
  */
@@ -30,9 +30,9 @@ export function authorization(tokens: Pick<TokensService, 'authenticate'>, proje
   const outOfScope = new WeakMap<Request, Params>()
 
   /**
-   * The project a write acts on: the path's project, else the project of the path's flag. Routes
+   * The project a request acts on: the path's project, else the project of the path's flag. Writes
    * with neither (environments, tokens, new projects) act on the whole service and need a token for
-   * all projects. An unknown flag is left to the route to answer 404.
+   * all projects. An unknown flag (null) is left to the route to answer 404.
    */
   function projectOf(params: Params): string | null | undefined {
     if (params.projectId !== undefined) return params.projectId
