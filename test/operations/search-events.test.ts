@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, setSystemTime, test } from 'bu
 import type { EventRecord } from '../../src/storage/records'
 import { makeApi, tokenFor, type Api, expectOk, expectError } from '../helpers'
 import { seededRandom } from '../random'
+import { FILTER_MAX_LENGTH, FILTER_MAX_VALUES } from '../../src/features/events/event-query'
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const EVENT_FIELDS = ['id', 'createdAt', 'type', 'createdBy', 'createdByUserId', 'environment', 'project', 'featureName', 'data', 'preData', 'tags']
@@ -139,6 +140,23 @@ describe('searchEvents: paging parameters that are refused', () => {
   test('searchEvents: an offset that is not a whole number answers 400 naming offset', async () => {
     expectError(await api.searchEvents('?offset=abc'), 400, 'ValidationError', ['offset'])
     expectError(await api.searchEvents('?offset=-3'), 400, 'ValidationError', ['offset'])
+  })
+
+  test('searchEvents: limit 0 answers 400 (limit is 1 to 1000), offset 0 and limit 1 are accepted', async () => {
+    await sampleLog()
+    const response = await api.searchEvents('?limit=0')
+    expectError(response, 400, 'ValidationError', ['limit', '1'])
+    expect(response.body.details).toEqual([expect.objectContaining({ path: '/limit' })])
+    const body = await search('?limit=1&offset=0')
+    expect(body.events).toHaveLength(1)
+    expect(body.total).toBe(api.lastEventId())
+  })
+
+  test('searchEvents: limit or offset with a space, a sign or an exponent answers 400, not a trimmed number', async () => {
+    for (const value of ['%201', '1%20', '%2B1', '1e2', '%091', '%0A1', '0x10', '']) {
+      expectError(await api.searchEvents(`?limit=${value}`), 400, 'ValidationError', ['limit'])
+      if (value !== '') expectError(await api.searchEvents(`?offset=${value}`), 400, 'ValidationError', ['offset'])
+    }
   })
 })
 
@@ -305,6 +323,46 @@ describe('searchEvents: malformed filters and repeated parameters', () => {
         expectError(await api.searchEvents(`?${parameter}=${encodeURIComponent(value)}`), 400, 'ValidationError', [parameter])
       }
     }
+  })
+
+  test('searchEvents: a long hostile value list (the quadratic-regex input) answers 400 naming the parameter', async () => {
+    await sampleLog()
+    for (const size of [16 * 1024, 100 * 1024]) {
+      const hostile = `IS_ANY_OF:${'a,'.repeat(size / 2)}a!`
+      const response = await api.searchEvents(`?type=${encodeURIComponent(hostile)}`)
+      // The length cap answers before the value is split or matched against anything.
+      expectError(response, 400, 'ValidationError', ['type', `at most ${FILTER_MAX_LENGTH} characters`])
+      expect(response.body.details).toEqual([expect.objectContaining({ path: '/type' })])
+    }
+  })
+
+  test('searchEvents: a filter of the maximum length is searched; one character more answers 400', async () => {
+    await sampleLog()
+    const padded = (length: number) => `IS_ANY_OF:alpha,cart,${' '.repeat(length - 'IS_ANY_OF:alpha,cart,'.length)}`
+    expect(await ids(`?feature=${encodeURIComponent(padded(FILTER_MAX_LENGTH))}`)).toEqual(
+      expected((event) => event.featureName === 'alpha' || event.featureName === 'cart'),
+    )
+    expectError(await api.searchEvents(`?feature=${encodeURIComponent(padded(FILTER_MAX_LENGTH + 1))}`), 400, 'ValidationError', ['feature', String(FILTER_MAX_LENGTH)])
+  })
+
+  test('searchEvents: IS_ANY_OF with the maximum number of values is searched; one more answers 400 naming the parameter', async () => {
+    await sampleLog()
+    const values = (count: number) => ['alpha', ...Array.from({ length: count - 1 }, (_, i) => `f${i}`)].join(',')
+    expect(await ids(`?feature=IS_ANY_OF:${values(FILTER_MAX_VALUES)}`)).toEqual(expected((event) => event.featureName === 'alpha'))
+    expect(await ids(`?id=IS_ANY_OF:${Array.from({ length: FILTER_MAX_VALUES }, (_, i) => i + 1).join(',')}`)).toHaveLength(
+      Math.min(FILTER_MAX_VALUES, api.lastEventId()),
+    )
+    for (const parameter of ['feature', 'project', 'type', 'createdBy', 'environment']) {
+      const response = await api.searchEvents(`?${parameter}=IS_ANY_OF:${values(FILTER_MAX_VALUES + 1)}`)
+      expectError(response, 400, 'ValidationError', [parameter, `at most ${FILTER_MAX_VALUES} values`])
+      expect(response.body.details).toEqual([expect.objectContaining({ path: `/${parameter}` })])
+    }
+    expectError(await api.searchEvents(`?id=IS_ANY_OF:${Array.from({ length: FILTER_MAX_VALUES + 1 }, (_, i) => i + 1).join(',')}`), 400, 'ValidationError', ['id'])
+  })
+
+  test('searchEvents: an IS value keeps its commas, so it matches nothing rather than several', async () => {
+    await sampleLog()
+    expect(await search('?feature=IS:alpha,cart')).toEqual({ events: [], total: 0 })
   })
 
   test('searchEvents: an id filter that is not numeric answers 400', async () => {

@@ -1,6 +1,7 @@
 import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
 import type { EnvironmentRecord, FlagEnvironmentRecord } from '../../storage/records'
 import type { Store, Tx } from '../../storage/store'
+import { checkLimit } from '../limits'
 import { assertValidName } from '../names'
 import { actorOf, type Caller } from '../tokens/permissions'
 
@@ -57,6 +58,7 @@ export class EnvironmentsService {
     assertValidName(input.type, 'environment type', '/type')
     await this.store.transact(actorOf(caller), (tx) => {
       if (tx.get('environments', input.name)) throw new NameExistsError(`An environment named "${input.name}" already exists`)
+      checkLimit('environments', tx.values('environments').length + 1, '/name')
       const sortOrder = input.sortOrder ?? Math.max(0, ...tx.values('environments').map((e) => e.sortOrder)) + 100
       const environment: EnvironmentRecord = { name: input.name, type: input.type, sortOrder, createdAt: tx.now }
       tx.put('environments', input.name, environment)

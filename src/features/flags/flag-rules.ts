@@ -3,6 +3,7 @@ import { NotFoundError, ValidationError } from '../../errors'
 import { flagNotFound } from '../not-found'
 import type { FlagRecord, LifecycleStage, StrategyRecord } from '../../storage/records'
 import type { NewEvent, Tx } from '../../storage/store'
+import { checkLimit } from '../limits'
 
 /** The flag of this project, or 404. A flag of another project answers the same, so nothing leaks. */
 export function flagInProject(tx: Pick<Tx, 'get'>, projectId: string, name: string): FlagRecord {
@@ -66,6 +67,8 @@ export function setEnvironmentEnabled(tx: Tx, flag: FlagRecord, environment: str
   if (entry.enabled === enabled) return flag
   let strategies = entry.strategies
   if (enabled && !strategies.some((strategy) => !strategy.disabled)) {
+    // Only disabled strategies, as many as allowed: the default one would be one too many.
+    checkLimit('strategiesPerFlagEnvironment', strategies.length + 1, `/environments/${environment}/strategies`)
     const added = defaultStrategy(flag.name, Math.max(-1, ...strategies.map((s) => s.sortOrder)) + 1)
     strategies = [...strategies, added]
     flagEvent(tx, flag, { type: 'feature-strategy-add', environment, data: { ...added, featureName: flag.name } })

@@ -6,6 +6,7 @@ import { NullableTimestamp, Timestamp } from '../../http/schemas'
 import { FLAG_TYPES } from './flag-view'
 import { PATCH_OPS } from './flag-patch'
 import { CONSTRAINT_OPERATORS, STRATEGY_NAMES } from './strategy-rules'
+import { LIMITS } from '../limits'
 
 /**
  * An enumeration as a union of literals. (`t.UnionEnum` would also do, but it gives the schema a
@@ -33,7 +34,12 @@ export const Constraint = t.Object(
     operator: literals(CONSTRAINT_OPERATORS, 'How the context value is compared'),
     caseInsensitive: t.Optional(t.Boolean({ description: 'Ignore case when matching (default false)' })),
     inverted: t.Optional(t.Boolean({ description: 'Negate the outcome (default false)' })),
-    values: t.Optional(t.Array(t.String({ maxLength: 1000, description: 'One value' }), { maxItems: 1000, description: 'Values, for operators that take several' })),
+    values: t.Optional(
+      t.Array(t.String({ maxLength: 1000, description: 'One value' }), {
+        maxItems: LIMITS.valuesPerConstraint.max,
+        description: `Values, for operators that take several; at most ${LIMITS.valuesPerConstraint.max} (valuesPerConstraint)`,
+      }),
+    ),
     value: t.Optional(t.String({ maxLength: 1000, description: 'Value, for NUM_*, DATE_* and SEMVER_* operators' })),
   },
   { description: 'A condition on the SDK context (seed 2.5)' },
@@ -86,8 +92,18 @@ export const StrategyInput = t.Object(
     disabled: t.Optional(t.Union([t.Boolean(), t.Null()], { description: 'A disabled strategy is not evaluated (default false)' })),
     sortOrder: t.Optional(t.Integer({ description: 'Position in the list; defaults to last', minimum: -1_000_000, maximum: 1_000_000 })),
     segments: t.Optional(t.Array(t.Integer({ description: 'Segment id' }), { maxItems: 100, description: 'Segment ids; no segments exist in this service' })),
-    constraints: t.Optional(t.Array(Constraint, { maxItems: 100, description: 'All must hold for the strategy to apply' })),
-    variants: t.Optional(t.Array(StrategyVariant, { maxItems: 100, description: 'Strategy-level variants' })),
+    constraints: t.Optional(
+      t.Array(Constraint, {
+        maxItems: LIMITS.constraintsPerStrategy.max,
+        description: `All must hold for the strategy to apply; at most ${LIMITS.constraintsPerStrategy.max} (constraintsPerStrategy)`,
+      }),
+    ),
+    variants: t.Optional(
+      t.Array(StrategyVariant, {
+        maxItems: LIMITS.variantsPerStrategy.max,
+        description: `Strategy-level variants; at most ${LIMITS.variantsPerStrategy.max} (variantsPerStrategy)`,
+      }),
+    ),
     parameters: t.Optional(
       t.Record(t.String({ maxLength: 100 }), t.Union([t.String({ maxLength: 10_000 }), t.Number(), t.Boolean()]), {
         description: 'Parameter name to value; numbers and booleans are stored as strings',
@@ -117,7 +133,10 @@ export const Strategy = t.Object(
 const Override = t.Object(
   {
     contextName: ShortText('Context field'),
-    values: t.Array(t.String({ maxLength: 1000, description: 'A value' }), { maxItems: 1000, description: 'Values that get this variant' }),
+    values: t.Array(t.String({ maxLength: 1000, description: 'A value' }), {
+      maxItems: LIMITS.valuesPerOverride.max,
+      description: `Values that get this variant; at most ${LIMITS.valuesPerOverride.max} (valuesPerOverride)`,
+    }),
   },
   { description: 'Gives the variant to these context values, whatever the weights' },
 )
@@ -129,7 +148,12 @@ export const VariantInput = t.Object(
     weightType: t.Optional(literals(['variable', 'fix'] as const, 'fix keeps the weight; variable (default) shares what is left')),
     stickiness: t.Optional(ShortText('Context field that keeps a user on the same variant (default "default")')),
     payload: t.Optional(Payload),
-    overrides: t.Optional(t.Array(Override, { maxItems: 100, description: 'Overrides take precedence over weights' })),
+    overrides: t.Optional(
+      t.Array(Override, {
+        maxItems: LIMITS.overridesPerVariant.max,
+        description: `Overrides take precedence over weights; at most ${LIMITS.overridesPerVariant.max} (overridesPerVariant)`,
+      }),
+    ),
   },
   { description: 'A variant of the flag in one environment (seed 2.6)' },
 )

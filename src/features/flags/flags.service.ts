@@ -2,6 +2,7 @@ import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
 import type { FlagRecord } from '../../storage/records'
 import type { StateReader, Store, Tx } from '../../storage/store'
 import { emptyFlagEnvironment } from '../environments/environments.service'
+import { checkLimit, RecordCount } from '../limits'
 import { nameProblem } from '../names'
 import { flagNotFound } from '../not-found'
 import { PatternTimeoutError, type PatternMatcher } from '../projects/naming-pattern'
@@ -85,12 +86,14 @@ export class FlagsService {
    * a flag or project drops that project's entry; a change to an environment drops them all.
    */
   private readonly listCache = new Map<string, string>()
+  private readonly count: RecordCount
 
   constructor(
     private readonly store: Pick<Store, 'state' | 'reader' | 'transact' | 'watch'>,
     private readonly patterns: PatternMatcher,
   ) {
     this.children = new ChildrenIndex(store)
+    this.count = new RecordCount(store, 'flags')
     store.watch('flags', (_key, before, after) => {
       if (before) this.listCache.delete(before.project)
       if (after) this.listCache.delete(after.project)
@@ -206,6 +209,7 @@ export class FlagsService {
       if (existing) throw new NameExistsError(existing.archived ? 'An archived flag with that name already exists' : 'A flag with that name already exists')
       const project = tx.get('projects', projectId)
       if (!project) throw new NotFoundError(`Project "${projectId}" does not exist`)
+      checkLimit('flags', this.count.in(tx) + 1, '/name')
       const record: FlagRecord = {
         name: input.name,
         project: projectId,

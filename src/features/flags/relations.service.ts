@@ -2,6 +2,7 @@
 import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
 import type { FlagRecord, TagRecord } from '../../storage/records'
 import type { Store, Tx } from '../../storage/store'
+import { checkLimit } from '../limits'
 import { flagNotFound } from '../not-found'
 import { actorOf, type Caller } from '../tokens/permissions'
 import { flagEvent, flagInProject, liveFlagInProject, withStage } from './flag-rules'
@@ -35,6 +36,7 @@ export class RelationsService {
       if (flag.tags.some((t) => t.type === tag.type && t.value === tag.value)) {
         throw new NameExistsError(`Flag "${name}" already has the tag ${tag.type}:${tag.value}`)
       }
+      checkLimit('tagsPerFlag', flag.tags.length + 1, '/value')
       const updated = { ...flag, tags: [...flag.tags, tag] }
       tx.put('flags', name, updated)
       flagEvent(tx, updated, { type: 'feature-tagged', data: tag })
@@ -73,6 +75,7 @@ export class RelationsService {
       }
       const dependency = { feature: input.feature, enabled, variants }
       const others = child.dependencies.filter((d) => d.feature !== input.feature)
+      checkLimit('dependenciesPerFlag', others.length + 1, '/feature')
       const updated = { ...child, dependencies: [...others, dependency] }
       tx.put('flags', childName, updated)
       flagEvent(tx, updated, { type: 'feature-dependency-added', data: dependency })

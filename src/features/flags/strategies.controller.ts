@@ -1,6 +1,7 @@
 import { t } from 'elysia'
 import { authErrors, bodyErrors } from '../../http/schemas'
 import { controllerBase, noContent, type Authorization } from '../../http/plugins'
+import { LIMITS } from '../limits'
 import type { StrategiesService } from './strategies.service'
 
 const environmentParams = t.Object({
@@ -72,7 +73,10 @@ export function strategiesController(strategies: StrategiesService, auth: Author
     }), {
       auth: 'UPDATE_FEATURE_VARIANTS',
       params: environmentParams,
-      body: t.Array(t.Ref('variantSchema'), { maxItems: 100, description: 'The new variant list' }),
+      body: t.Array(t.Ref('variantSchema'), {
+        maxItems: LIMITS.variantsPerFlagEnvironment.max,
+        description: `The new variant list; at most ${LIMITS.variantsPerFlagEnvironment.max} (variantsPerFlagEnvironment)`,
+      }),
       response: { 200: 'variantsSchema', ...bodyErrors(404) },
       detail: {
         operationId: 'overwriteEnvironmentFeatureVariants',

@@ -2,6 +2,7 @@
 import { NotFoundError, ValidationError } from '../../errors'
 import type { ConstraintRecord, FlagRecord, PayloadRecord, StrategyRecord, VariantRecord } from '../../storage/records'
 import type { Store, Tx } from '../../storage/store'
+import { checkLimit } from '../limits'
 import { actorOf, type Caller } from '../tokens/permissions'
 import { flagEvent, flagInProject, liveFlagInProject, requireEnvironment } from './flag-rules'
 import { strategyView, variantView } from './flag-view'
@@ -39,6 +40,10 @@ function buildStrategy(input: StrategyInput, flagName: string, id: string, sortO
     invalid(`Unknown strategy "${input.name}"; use one of ${STRATEGY_NAMES.join(', ')}`, '/name')
   }
   if (input.segments && input.segments.length > 0) invalid(`Segment ${input.segments[0]} does not exist`, '/segments/0')
+  // The schemas hold requests to these too; checked here as well so that no way in skips them.
+  checkLimit('constraintsPerStrategy', input.constraints?.length ?? 0, '/constraints')
+  input.constraints?.forEach((constraint, index) => checkLimit('valuesPerConstraint', constraint.values?.length ?? 0, `/constraints/${index}/values`))
+  checkLimit('variantsPerStrategy', input.variants?.length ?? 0, '/variants')
   const constraints = (input.constraints ?? []).map((constraint, index): ConstraintRecord =>
     checkConstraint(
       {
@@ -106,6 +111,7 @@ export class StrategiesService {
     return this.store.transact(actorOf(caller), (tx) => {
       const flag = liveFlagInProject(tx, projectId, name)
       const existing = requireEnvironment(flag, environment).strategies
+      checkLimit('strategiesPerFlagEnvironment', existing.length + 1, '/name')
       const sortOrder = input.sortOrder ?? Math.max(-1, ...existing.map((s) => s.sortOrder)) + 1
       const strategy = buildStrategy(input, name, crypto.randomUUID(), sortOrder)
       const updated = withStrategies(tx, flag, environment, [...existing, strategy])
@@ -149,6 +155,11 @@ export class StrategiesService {
     return this.store.transact(actorOf(caller), (tx) => {
       const flag = liveFlagInProject(tx, projectId, name)
       const entry = requireEnvironment(flag, environment)
+      checkLimit('variantsPerFlagEnvironment', input.length, '')
+      input.forEach((variant, index) => {
+        checkLimit('overridesPerVariant', variant.overrides?.length ?? 0, `/${index}/overrides`)
+        variant.overrides?.forEach((override, n) => checkLimit('valuesPerOverride', override.values.length, `/${index}/overrides/${n}/values`))
+      })
       const variants = distributeWeights(
         input.map((variant, index): VariantRecord => {
           checkPayload(variant.payload, `/${index}/payload`)

@@ -2,6 +2,7 @@ import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
 import type { FeatureNaming, ProjectRecord } from '../../storage/records'
 import type { Store } from '../../storage/store'
 import { connectEnvironment } from '../environments/environments.service'
+import { checkLimit } from '../limits'
 import { assertValidName } from '../names'
 import { projectNotFound } from '../not-found'
 import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
@@ -82,6 +83,7 @@ export class ProjectsService {
     const featureNaming = input.featureNaming ? await checkFeatureNaming(input.featureNaming, this.patterns) : null
     const project = await this.store.transact(actorOf(caller), (tx) => {
       if (tx.get('projects', input.id)) throw new NameExistsError(`A project with id "${input.id}" already exists`)
+      checkLimit('projects', tx.values('projects').length + 1, '/id')
       const environments = tx.values('environments').map((environment) => environment.name)
       const record: ProjectRecord = {
         id: input.id,

@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { AuthenticationRequired, NameExistsError, NotFoundError, ValidationError } from '../../errors'
 import type { ApiTokenRecord, TokenRole, TokenType } from '../../storage/records'
 import { SYSTEM_ACTOR, type Store } from '../../storage/store'
+import { checkLimit, RecordCount } from '../limits'
 import { nameProblem } from '../names'
 import { actorOf, type Caller } from './permissions'
 
@@ -65,22 +66,45 @@ function viewOf(token: ApiTokenRecord): TokenView {
 }
 
 export class TokensService {
-  constructor(private readonly store: Pick<Store, 'state' | 'transact'>) {}
+  /**
+   * Token names by secret hash, kept from the store's record changes (a set, should a hand-made state
+   * give two tokens one secret), so a request costs one lookup however many tokens there are.
+   */
+  private readonly byHash = new Map<string, Set<string>>()
+  private readonly count: RecordCount
+
+  constructor(private readonly store: Pick<Store, 'state' | 'reader' | 'transact' | 'watch'>) {
+    store.watch('tokens', (key, before, after) => {
+      if (before) {
+        const names = this.byHash.get(before.secretHash)
+        names?.delete(key)
+        if (names?.size === 0) this.byHash.delete(before.secretHash)
+      }
+      if (after) {
+        let names = this.byHash.get(after.secretHash)
+        if (!names) this.byHash.set(after.secretHash, (names = new Set()))
+        names.add(key)
+      }
+    })
+    this.count = new RecordCount(store, 'tokens')
+  }
 
   /**
-   * Finds the token behind an `Authorization` header value. Hashes are compared in constant time;
-   * tokens are few, so every one is compared and the time does not depend on which matched.
+   * Finds the token behind an `Authorization` header value. The lookup is by the SHA-256 of the
+   * secret, so its timing can tell at most something about a hash, which does not lead back to a
+   * secret; the one candidate's hash is then compared in constant time.
    */
   authenticate(header: string | null | undefined, now = Date.now()): { caller: Caller; type: TokenType } {
     if (header === null || header === undefined || header.trim() === '') {
       throw new AuthenticationRequired('You must send an API token in the Authorization header')
     }
     const secret = header.trim().replace(/^bearer\s+/i, '')
-    const hash = Buffer.from(hashSecret(secret), 'hex')
-    let match: ApiTokenRecord | undefined
-    for (const token of Object.values(this.store.state.tokens)) {
-      if (timingSafeEqual(hash, Buffer.from(token.secretHash, 'hex'))) match = token
-    }
+    const hex = hashSecret(secret)
+    const name = this.byHash.get(hex)?.values().next().value
+    const candidate = name === undefined ? undefined : this.store.reader.get('tokens', name)
+    const hash = Buffer.from(hex, 'hex')
+    const stored = candidate ? Buffer.from(candidate.secretHash, 'hex') : null
+    const match = stored && stored.length === hash.length && timingSafeEqual(hash, stored) ? candidate : undefined
     if (!match) throw new AuthenticationRequired('The API token is not valid: it is unknown or was deleted')
     if (match.expiresAt !== null && Date.parse(match.expiresAt) <= now) {
       throw new AuthenticationRequired(`The API token "${match.tokenName}" expired at ${match.expiresAt}`)
@@ -119,6 +143,7 @@ export class TokensService {
 
     const record = await this.store.transact(actorOf(caller), (tx) => {
       if (tx.get('tokens', input.tokenName)) throw new NameExistsError(`A token named "${input.tokenName}" already exists`)
+      checkLimit('apiTokens', this.count.in(tx) + 1, '/tokenName')
       for (const project of projects) {
         if (project !== '*' && !tx.get('projects', project)) {
           throw new ValidationError(`Project "${project}" does not exist`, [{ message: 'unknown project', path: '/projects' }])
@@ -164,10 +189,8 @@ export class TokensService {
    * manage the service, creates one and returns its secret (to be printed once).
    */
   async bootstrap(initSecrets: readonly string[]): Promise<string | null> {
-    const missing = initSecrets.filter((secret) => {
-      const hash = hashSecret(secret)
-      return !Object.values(this.store.state.tokens).some((token) => token.secretHash === hash)
-    })
+    // Configured secrets are not held to the apiTokens limit: a start must not fail on it.
+    const missing = initSecrets.filter((secret) => !this.byHash.has(hashSecret(secret)))
     const hasManager = Object.values(this.store.state.tokens).some(
       (token) => token.type === 'admin' && token.role === 'admin' && token.projects.includes('*') && token.expiresAt === null,
     )
