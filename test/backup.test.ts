@@ -5,7 +5,7 @@
  * opens and is consistent.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { EventsService } from '../src/features/events/events.service'
 import { EVENTS_FILE, openStore, STATE_FILE } from '../src/services'
@@ -191,6 +191,20 @@ describe('a failed restore leaves the target as it was, and a retry then makes a
       })
     }
   }
+
+  test('a target that is a symbolic link stays one: the store goes into the directory it points to', async () => {
+    const real = join(dir.path, 'link-target')
+    const link = join(dir.path, 'link')
+    mkdirSync(real)
+    symlinkSync(real, link)
+    const bad = join(dir.path, 'cut-state.jsonl')
+    writeFileSync(bad, text.slice(0, offsetOf(1) + 20))
+    expect(run(['restore', bad, link]).exitCode).toBe(1)
+    expect(readdirSync(real)).toEqual([])
+    expect(run(['restore', valid, link]).exitCode).toBe(0)
+    expect(lstatSync(link).isSymbolicLink()).toBe(true)
+    expect(readdirSync(real).sort()).toEqual(['.lock', 'events.jsonl', 'state.journal.jsonl', 'state.json'])
+  })
 
   test('the real server starts on a directory restored after a failed restore, and has everything', async () => {
     const into = join(dir.path, 'served')

@@ -9,7 +9,7 @@
  * follows on from it; the read is then simply made again.
  */
 import { closeSync, existsSync, fsyncSync, openSync, writeSync } from 'node:fs'
-import { mkdir, mkdtemp, open, readdir, readFile, rename, rm, rmdir, stat, unlink } from 'node:fs/promises'
+import { lstat, mkdir, mkdtemp, open, readdir, readFile, rename, rm, rmdir, stat, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { openStore } from '../services'
 import { EVENTS_FILE, JOURNAL_FILE, readLines, STATE_FILE, StoreLoadError } from '../storage/files'
@@ -85,8 +85,8 @@ export async function backupDataDir(dataDir: string, file: string): Promise<Back
  * as it was, and the retry starts afresh.
  *
  * A missing or empty target is replaced by the temporary directory, built beside it, in one
- * rename. A target that holds other files (data/ holds a README) or is a mount point can't be
- * replaced that way; its three files are then built in a directory inside it and renamed in one by
+ * rename. A target that holds other files (data/ holds a README), is a mount point or a symbolic
+ * link can't be replaced that way; its three files are then built in a directory inside it and renamed in one by
  * one, state.json last: a crash between two renames leaves events without a checkpoint, which the
  * service refuses to start on rather than take for a first start, and never a store that opens
  * with part of the backup.
@@ -106,7 +106,7 @@ export async function restoreBackup(file: string, dataDir: string): Promise<Back
     if (entries.some((name) => STORE_FILES.includes(name))) {
       throw new Error(`${dataDir} already holds a store; restore into an empty directory`)
     }
-    const whole = entries.every((name) => name === LOCK_FILE) && !(await isMountPoint(dataDir))
+    const whole = entries.every((name) => name === LOCK_FILE) && !(await isMountPoint(dataDir)) && !(await lstat(dataDir)).isSymbolicLink()
     // The parent may not be writable (a directory made for the service by an administrator).
     if (whole) temp = await mkdtemp(`${dataDir}.restore-`).catch(() => null)
     const beside = temp !== null
