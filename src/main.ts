@@ -27,7 +27,8 @@ async function main() {
     throw error
   }
   mkdirSync(config.dataDir, { recursive: true })
-  // Before anything in the directory is read or written; its descriptor stays open, so the lock is held until the process ends.
+  // Before anything in the directory is read or written; the lock's descriptor stays open, so it
+  // is held until the process ends.
   try {
     DataDirLock.acquire(config.dataDir)
   } catch (error) {

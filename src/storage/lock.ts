@@ -9,9 +9,10 @@
  * (which also works in the executable `npm run build` makes). A lock belongs to one open file
  * description: a second open of the file, even in the same process, does not get it.
  *
- * The file is never deleted: a process that opened it just before a delete would lock a file no one
- * else can find. Once locked, it holds who holds it (pid, host, start time, command), so a process
- * that is refused can name the other one.
+ * The service never deletes the file: a process that opened it just before a delete would lock a
+ * file no one else can find. (Restore removes or replaces one only while holding it, and `acquire`
+ * checks that the file it locked is still the directory's.) Once locked, the file says who holds it
+ * (pid, host, start time, command), so a process that is refused can name the other one.
  */
 import { dlopen, FFIType, read } from 'bun:ffi'
 import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, statSync, writeSync } from 'node:fs'
