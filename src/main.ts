@@ -4,6 +4,7 @@ import { createApp } from './app'
 import { Logger } from './log'
 import { ConfigError, readConfig } from './config'
 import { StoreLoadError } from './storage/files'
+import { DataDirLock, DataDirLockError } from './storage/lock'
 import { createServices, initialise, openStore, stopWorkers } from './services'
 
 function fail(message: string): never {
@@ -26,6 +27,14 @@ async function main() {
     throw error
   }
   mkdirSync(config.dataDir, { recursive: true })
+  // Before anything in the directory is read or written; the lock's descriptor stays open, so it
+  // is held until the process ends.
+  try {
+    DataDirLock.acquire(config.dataDir)
+  } catch (error) {
+    if (error instanceof DataDirLockError) fail(error.message)
+    throw error
+  }
   let store
   try {
     store = await openStore(config.dataDir, { sync: config.sync })

@@ -4,13 +4,14 @@
  * Every write acknowledged before the backup began is there, with its event; the restored store
  * opens and is consistent.
  */
-import { afterAll, expect, test } from 'bun:test'
-import { existsSync, writeFileSync } from 'node:fs'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { EventsService } from '../src/features/events/events.service'
-import { openStore } from '../src/services'
+import { EVENTS_FILE, openStore, STATE_FILE } from '../src/services'
+import { LOCK_FILE } from '../src/storage/lock'
 import type { EventRecord } from '../src/storage/records'
-import { freePort, tempDir } from './helpers'
+import { ADMIN_SECRET, freePort, makeApi, tempDir } from './helpers'
 
 const ROOT = join(import.meta.dir, '..')
 const SECRET = '*:*.backup-test-secret-0123456789'
@@ -92,3 +93,206 @@ test('restore refuses a directory that already holds a store, and a file that is
   expect(wrong.exitCode).toBe(1)
   expect(wrong.output).toContain('not a backup')
 })
+
+describe('a failed restore leaves the target as it was, and a retry then makes a store the service opens', () => {
+  const source = join(dir.path, 'source')
+  const valid = join(dir.path, 'valid.jsonl')
+  let flags: unknown
+  let events: unknown
+  let text = ''
+  let lines: string[] = []
+
+  beforeAll(async () => {
+    mkdirSync(source)
+    const api = await makeApi({ dataDir: source, adminTokens: [ADMIN_SECRET] })
+    for (let i = 0; i < 6; i++) expect((await api.createFlag('default', `restored-${i}`, { description: `flag ${i}` })).status).toBe(201)
+    expect((await api.toggle('default', 'restored-2', 'development', true)).status).toBe(200)
+    flags = (await api.listFlags('default')).body
+    events = (await api.searchEvents('?limit=1000')).body
+    await api.close()
+    expect(run(['backup', valid], source).exitCode).toBe(0)
+    text = readFileSync(valid, 'utf8')
+    lines = text.split('\n')
+    expect(lines.length).toBeGreaterThan(10)
+  })
+
+  /** Byte offset of the start of line `index` (0-based) of the valid backup. */
+  const offsetOf = (index: number) => lines.slice(0, index).reduce((sum, line) => sum + Buffer.byteLength(line) + 1, 0)
+  const middleEvent = () => Math.floor((lines.length - 1 + 2) / 2)
+
+  const cases: { name: string; make: () => string | null; problem: string | ((file: string) => string) }[] = [
+    { name: 'a missing backup file', make: () => null, problem: (file) => `no such file: ${file}` },
+    { name: 'garbage', make: () => 'PK\u0003\u0004 not a backup\n\u0000\u00ff{"id":1}\n', problem: 'is not a backup made by this service' },
+    { name: 'a backup without its header', make: () => lines.slice(1).join('\n'), problem: 'is not a backup made by this service' },
+    {
+      name: 'a backup cut in the middle of an event',
+      make: () => text.slice(0, offsetOf(middleEvent()) + 10),
+      problem: () => `is truncated: it ends in the middle of line ${middleEvent() + 1}`,
+    },
+    {
+      name: 'a backup cut after an event',
+      make: () => lines.slice(0, middleEvent()).join('\n') + '\n',
+      problem: () => `is truncated: it holds ${middleEvent() - 2} events but its state includes ${lines.length - 3}`,
+    },
+    { name: 'a backup cut in the middle of the state', make: () => text.slice(0, offsetOf(1) + Math.floor(lines[1].length / 2)), problem: 'is truncated: it ends in the middle of line 2' },
+    {
+      name: 'a backup whose events do not follow on',
+      make: () => lines.filter((_, i) => i !== middleEvent()).join('\n'),
+      problem: () => `line ${middleEvent() + 1} is not event ${middleEvent() - 1}`,
+    },
+    {
+      name: 'a backup whose state the service would refuse',
+      make: () => [lines[0], JSON.stringify({ ...JSON.parse(lines[1]), formatVersion: 2 }), ...lines.slice(2)].join('\n'),
+      problem: 'does not make a store that opens: state.json: has formatVersion 2, expected 1',
+    },
+  ]
+
+  for (const target of ['missing', 'empty', 'holding other files'] as const) {
+    for (const { name, make, problem } of cases) {
+      test(`${name}, into a target ${target}`, async () => {
+        const parent = join(dir.path, `case-${Math.random().toString(36).slice(2)}`)
+        mkdirSync(parent)
+        const into = join(parent, 'data')
+        if (target !== 'missing') mkdirSync(into)
+        if (target === 'holding other files') {
+          writeFileSync(join(into, 'README.md'), 'Runtime data lives here.\n')
+          writeFileSync(join(into, '.gitkeep'), '')
+        }
+        const before = existsSync(into) ? snapshot(into) : null
+        const bad = join(parent, 'bad.jsonl')
+        const content = make()
+        if (content !== null) writeFileSync(bad, content)
+
+        const failed = run(['restore', bad, into])
+        expect(failed.exitCode).toBe(1)
+        const expected = typeof problem === 'function' ? problem(bad) : problem
+        expect(failed.output).toStartWith('Cannot restore: ')
+        expect(failed.output).toContain(bad)
+        expect(failed.output).toContain(expected)
+        expect(failed.output.trim().split('\n')).toHaveLength(1)
+        // Untouched, and nothing left beside it.
+        expect(existsSync(into) ? snapshot(into) : null).toEqual(before)
+        expect(readdirSync(parent).sort()).toEqual(content === null ? (before ? ['data'] : []) : before ? ['bad.jsonl', 'data'] : ['bad.jsonl'])
+
+        const retry = run(['restore', valid, into])
+        expect(retry).toEqual({ exitCode: 0, output: expect.stringContaining('Restored') })
+        expect(readdirSync(parent).filter((entry) => entry.includes('restore'))).toEqual([])
+        expect(readdirSync(into).filter((entry) => entry.includes('restore'))).toEqual([])
+        if (before) for (const [file, bytes] of Object.entries(before)) expect(readFileSync(join(into, file)).toString('base64')).toBe(bytes)
+
+        const api = await makeApi({ dataDir: into, adminTokens: [ADMIN_SECRET] })
+        try {
+          expect((await api.listFlags('default')).body).toEqual(flags)
+          expect((await api.searchEvents('?limit=1000')).body).toEqual(events)
+          expect((await api.createFlag('default', 'after-restore')).status).toBe(201)
+        } finally {
+          await api.close()
+        }
+      })
+    }
+  }
+
+  test('a target that is a symbolic link stays one: the store goes into the directory it points to', async () => {
+    const real = join(dir.path, 'link-target')
+    const link = join(dir.path, 'link')
+    mkdirSync(real)
+    symlinkSync(real, link)
+    const bad = join(dir.path, 'cut-state.jsonl')
+    writeFileSync(bad, text.slice(0, offsetOf(1) + 20))
+    expect(run(['restore', bad, link]).exitCode).toBe(1)
+    expect(readdirSync(real)).toEqual([])
+    expect(run(['restore', valid, link]).exitCode).toBe(0)
+    expect(lstatSync(link).isSymbolicLink()).toBe(true)
+    expect(readdirSync(real).sort()).toEqual(['.lock', 'events.jsonl', 'state.journal.jsonl', 'state.json'])
+  })
+
+  test('the real server starts on a directory restored after a failed restore, and has everything', async () => {
+    const into = join(dir.path, 'served')
+    const bad = join(dir.path, 'cut.jsonl')
+    writeFileSync(bad, text.slice(0, offsetOf(middleEvent()) + 5))
+    expect(run(['restore', bad, into]).exitCode).toBe(1)
+    expect(existsSync(into)).toBe(false)
+    expect(run(['restore', valid, into]).exitCode).toBe(0)
+
+    const port = freePort()
+    const served = Bun.spawn([process.execPath, 'src/main.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: into, INIT_ADMIN_API_TOKENS: ADMIN_SECRET, LOG_LEVEL: 'warn' },
+      stdout: 'ignore',
+      stderr: 'inherit',
+    })
+    try {
+      const base = `http://127.0.0.1:${port}`
+      for (let i = 0; i < 200 && !(await fetch(`${base}/ready`).then((r) => r.ok, () => false)); i++) await Bun.sleep(25)
+      const headers = { authorization: ADMIN_SECRET }
+      expect(await (await fetch(`${base}/api/admin/projects/default/features`, { headers })).json()).toEqual(flags)
+      expect(await (await fetch(`${base}/api/admin/search/events?limit=1000`, { headers })).json()).toEqual(events)
+    } finally {
+      served.kill('SIGKILL')
+      await served.exited
+    }
+  })
+})
+
+/** Every file of a directory with its bytes. */
+function snapshot(path: string): Record<string, string> {
+  const files: Record<string, string> = {}
+  for (const name of readdirSync(path).sort()) files[name] = readFileSync(join(path, name)).toString('base64')
+  return files
+}
+
+function run(args: string[], dataDir = live) {
+  const result = Bun.spawnSync([process.execPath, 'run', 'src/backup/cli.ts', ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir } })
+  return { exitCode: result.exitCode, output: result.stdout.toString() + result.stderr.toString() }
+}
+
+test('a server started while a restore writes is refused, naming the restore; the restore then completes', async () => {
+  const source = join(dir.path, 'big-source')
+  mkdirSync(source)
+  const api = await makeApi({ dataDir: source, adminTokens: [ADMIN_SECRET] })
+  const description = 'x'.repeat(1000)
+  const created = await Promise.all(Array.from({ length: 500 }, (_, i) => api.createFlag('default', `big-${i}`, { description })))
+  expect(created.every((response) => response.status === 201)).toBe(true)
+  await api.close()
+  const big = join(dir.path, 'big.jsonl')
+  expect(run(['backup', big], source).exitCode).toBe(0)
+
+  const parent = join(dir.path, 'while-restoring')
+  mkdirSync(parent)
+  // The restore is stopped (SIGSTOP) with its events half written; if it got past them before the
+  // signal landed, another round is made.
+  let caught = false
+  for (let round = 0; round < 5 && !caught; round++) {
+    const into = join(parent, `data-${round}`)
+    const restore = Bun.spawn([process.execPath, 'run', 'src/backup/cli.ts', 'restore', big, into], { cwd: ROOT, stdout: 'pipe', stderr: 'pipe' })
+    let temp: string | undefined
+    while (restore.exitCode === null && !(temp && existsSync(join(parent, temp, EVENTS_FILE)))) {
+      temp = readdirSync(parent).find((name) => name.startsWith(`data-${round}.restore-`))
+      await Bun.sleep(1)
+    }
+    restore.kill('SIGSTOP')
+    try {
+      if (!temp || existsSync(join(parent, temp, STATE_FILE))) continue
+      caught = true
+      const server = Bun.spawnSync([process.execPath, 'src/main.ts'], {
+        cwd: ROOT,
+        env: { ...process.env, PORT: String(freePort()), HOST: '127.0.0.1', DATA_DIR: into, LOG_LEVEL: 'warn' },
+        timeout: 10_000,
+      })
+      expect(server.exitCode).toBe(1)
+      expect(server.stderr.toString()).toMatch(new RegExp(`^Cannot start: ${into} is in use by another process: pid ${restore.pid} .*cli\\.ts restore `))
+      expect(server.stdout.toString()).toBe('')
+      expect(readdirSync(into)).toEqual([LOCK_FILE])
+    } finally {
+      restore.kill('SIGCONT')
+      expect(await restore.exited).toBe(0)
+    }
+    const restored = await makeApi({ dataDir: into, adminTokens: [ADMIN_SECRET] })
+    try {
+      expect((await restored.listFlags('default')).body.features).toHaveLength(500)
+    } finally {
+      await restored.close()
+    }
+  }
+  expect(caught).toBe(true)
+}, 30_000)

@@ -1,9 +1,11 @@
 /**
  * `npm run build` makes one self-contained executable: built here into a temp directory and started
  * from there, with no node_modules anywhere near, it answers /health, finishes loading (both its
- * workers are inside it), serves the embedded Swagger UI and takes a write.
+ * workers are inside it), serves the embedded Swagger UI and takes a write; npm start on its data
+ * directory beside it is refused (the lock works in the executable too).
  */
 import { afterAll, expect, test } from 'bun:test'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { freePort, tempDir } from './helpers'
 
@@ -45,4 +47,15 @@ test('the executable built by npm run build starts alone and answers', async () 
   expect(created.status).toBe(201)
   const search = await (await fetch(`${base}/api/admin/search/events?type=IS:project-created`, { headers })).json()
   expect(search.total).toBeGreaterThanOrEqual(2)
+
+  // npm start beside it, on the same directory, is refused at once, naming the executable.
+  const dataDir = join(dir.path, 'data')
+  const files = () => Object.fromEntries(readdirSync(dataDir).map((name) => [name, readFileSync(join(dataDir, name), 'utf8')]))
+  const before = files()
+  const second = Bun.spawnSync(['npm', 'start'], { cwd: ROOT, env: { ...process.env, PORT: String(freePort()), HOST: '127.0.0.1', DATA_DIR: dataDir }, timeout: 20_000 })
+  expect(second.exitCode).toBe(1)
+  expect(second.stderr.toString()).toContain(`Cannot start: ${dataDir} is in use by another process: pid ${server.pid} `)
+  expect(second.stderr.toString()).toContain(`command: ${outfile}; only one process may use a data directory at a time\n`)
+  expect(files()).toEqual(before)
+  expect((await fetch(`${base}/health`)).status).toBe(200)
 }, 60_000)

@@ -4,7 +4,7 @@
  * refused start on a corrupt data file.
  */
 import { afterEach, describe, expect, test } from 'bun:test'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import { tempDir, freePort } from './helpers'
@@ -253,5 +253,93 @@ describe('the server process', () => {
     expect(second.stderr()).toContain(eventsPath)
     expect(second.stderr()).toMatch(/line 2\b/)
     expect(readFileSync(eventsPath).equals(before)).toBe(true)
+  })
+})
+
+/** Every file of a directory with its bytes, to show that a refused process wrote nothing. */
+function snapshot(dir: string): Record<string, string> {
+  const files: Record<string, string> = {}
+  for (const name of readdirSync(dir).sort()) files[name] = readFileSync(join(dir, name)).toString('base64')
+  return files
+}
+
+function cli(dataDir: string, ...args: string[]) {
+  const result = Bun.spawnSync([BUN, 'src/backup/cli.ts', ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir } })
+  return { exitCode: result.exitCode, output: result.stdout.toString() + result.stderr.toString() }
+}
+
+describe('one process per data directory', () => {
+  /** The one line a second process prints about the first. */
+  function refusal(dir: string, holder: Server): RegExp {
+    const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+    return new RegExp(`^Cannot start: ${escape(dir)} is in use by another process: pid ${holder.proc.pid} on [^,]+, started \\d{4}-[^,]+Z, command: [^\\n]*src/main\\.ts; only one process may use a data directory at a time\\n$`)
+  }
+
+  test('a second server on the same directory exits non-zero at once, naming the directory and the first, and writes nothing', async () => {
+    const dir = newDir()
+    const first = start(dir)
+    await ready(first)
+    const [secret] = secretsIn(first.stdout())
+    expect((await call(first, 'POST', '/api/admin/projects/default/features', secret, { name: 'before-second' })).status).toBe(201)
+    const before = snapshot(dir)
+
+    const second = start(dir)
+    expect(await within(second.finished(), 3000, 'the second server to exit')).toBe(1)
+    expect(second.stderr()).toMatch(refusal(dir, first))
+    expect(second.stdout()).toBe('')
+    expect(snapshot(dir)).toEqual(before)
+
+    // The first goes on as if nothing happened.
+    expect((await call(first, 'POST', '/api/admin/projects/default/features', secret, { name: 'after-second' })).status).toBe(201)
+    expect((await call(first, 'GET', '/api/admin/projects/default/features/before-second', secret)).status).toBe(200)
+    expect(await stop(first)).toBe(0)
+  })
+
+  test('a second start on the busy port of the first fails on the lock, before touching the directory', async () => {
+    const dir = newDir()
+    const first = start(dir)
+    await ready(first)
+    const before = snapshot(dir)
+    const second = start(dir, { PORT: String(first.port) })
+    expect(await within(second.finished(), 3000, 'the second server to exit')).toBe(1)
+    expect(second.stderr()).toMatch(refusal(dir, first))
+    expect(second.stdout()).toBe('')
+    expect(snapshot(dir)).toEqual(before)
+    expect((await call(first, 'GET', '/health', null)).status).toBe(200)
+  })
+
+  test('after the holder is killed with SIGKILL, a new start takes the directory with everything acknowledged', async () => {
+    const dir = newDir()
+    const first = start(dir)
+    await ready(first)
+    const [secret] = secretsIn(first.stdout())
+    expect((await call(first, 'POST', '/api/admin/projects/default/features', secret, { name: 'before-kill' })).status).toBe(201)
+    first.proc.kill('SIGKILL')
+    await first.finished()
+
+    const second = start(dir)
+    await ready(second)
+    expect((await call(second, 'GET', '/api/admin/projects/default/features/before-kill', secret)).status).toBe(200)
+    expect(JSON.parse(readFileSync(join(dir, '.lock'), 'utf8')).pid).toBe(second.proc.pid)
+    expect(await stop(second)).toBe(0)
+  })
+
+  test('a backup reads a directory a server holds; a restore into it is refused, naming the server', async () => {
+    const dir = newDir()
+    const server = start(dir)
+    await ready(server)
+    const [secret] = secretsIn(server.stdout())
+    expect((await call(server, 'POST', '/api/admin/projects/default/features', secret, { name: 'backed-up' })).status).toBe(201)
+    const file = join(newDir(), 'backup.jsonl')
+    expect(cli(dir, 'backup', file)).toEqual({ exitCode: 0, output: expect.stringContaining('Backed up') })
+    expect(readFileSync(file, 'utf8')).toContain('"backed-up"')
+
+    const before = snapshot(dir)
+    const restore = cli(dir, 'restore', file, dir)
+    expect(restore.exitCode).toBe(1)
+    expect(restore.output).toMatch(new RegExp(`^Cannot restore: ${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is in use by another process: pid ${server.proc.pid} .*src/main\\.ts; only one process`))
+    expect(restore.output.trim().split('\n')).toHaveLength(1)
+    expect(snapshot(dir)).toEqual(before)
+    expect((await call(server, 'GET', '/api/admin/projects/default/features/backed-up', secret)).status).toBe(200)
   })
 })

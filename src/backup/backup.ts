@@ -8,10 +8,12 @@
  * If a checkpoint was written between reading `state.json` and the journal, the journal no longer
  * follows on from it; the read is then simply made again.
  */
-import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs'
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { closeSync, existsSync, fsyncSync, openSync, writeSync } from 'node:fs'
+import { lstat, mkdir, mkdtemp, open, readdir, readFile, rename, rm, rmdir, stat, unlink } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import { openStore } from '../services'
 import { EVENTS_FILE, JOURNAL_FILE, readLines, STATE_FILE, StoreLoadError } from '../storage/files'
+import { DataDirLock, LOCK_FILE } from '../storage/lock'
 import { collection, COLLECTIONS, type StateDoc } from '../storage/records'
 import { replayJournal, type JournalEntry } from '../storage/state-journal'
 
@@ -74,30 +76,149 @@ export async function backupDataDir(dataDir: string, file: string): Promise<Back
   return header
 }
 
-/** Makes `dataDir` (missing or empty) a data directory holding what `file` holds. */
+/**
+ * Makes `dataDir` (missing, or holding no store) a data directory holding what `file` holds.
+ *
+ * The target is locked while this runs, so a service can neither be running on it nor start on it
+ * half restored. The store is written and checked in a temporary directory, and moved into place
+ * only once it is whole and opens: a backup that is missing, garbage or cut short leaves the target
+ * as it was, and the retry starts afresh.
+ *
+ * A missing or empty target is replaced by the temporary directory, built beside it, in one
+ * rename. A target that holds other files (data/ holds a README), is a mount point or a symbolic
+ * link can't be replaced that way; its three files are then built in a directory inside it and renamed in one by
+ * one, state.json last: a crash between two renames leaves events without a checkpoint, which the
+ * service refuses to start on rather than take for a first start, and never a store that opens
+ * with part of the backup.
+ */
 export async function restoreBackup(file: string, dataDir: string): Promise<BackupHeader> {
+  const header = await readHeader(file)
+  const created = !existsSync(dataDir)
   await mkdir(dataDir, { recursive: true })
-  if ((await readdir(dataDir)).some((name) => [STATE_FILE, JOURNAL_FILE, EVENTS_FILE].includes(name))) {
-    throw new Error(`${dataDir} already holds a store; restore into an empty directory`)
-  }
-  let header: BackupHeader | null = null
-  let state: StateDoc | null = null
-  const events = openSync(join(dataDir, EVENTS_FILE), 'wx')
-  let count = 0
-  let pending = ''
+  // A lock file this restore made is removed if it fails, so a failed restore leaves the target as it was.
+  let madeLockFile = !existsSync(join(dataDir, LOCK_FILE))
+  const lock = DataDirLock.acquire(dataDir)
+  let tempLock: DataDirLock | null = null
+  let temp: string | null = null
+  let done = false
   try {
-    await readLines(file, (line, lineNumber) => {
-      if (lineNumber === 1) {
-        header = JSON.parse(line) as BackupHeader
-        if (header.format !== BACKUP_FORMAT || header.version !== 1) throw new Error(`${file} is not a backup made by this service`)
-        return
-      }
+    const entries = await readdir(dataDir)
+    if (entries.some((name) => STORE_FILES.includes(name))) {
+      throw new Error(`${dataDir} already holds a store; restore into an empty directory`)
+    }
+    const whole = entries.every((name) => name === LOCK_FILE) && !(await isMountPoint(dataDir)) && !(await lstat(dataDir)).isSymbolicLink()
+    // The parent may not be writable (a directory made for the service by an administrator).
+    if (whole) temp = await mkdtemp(`${dataDir}.restore-`).catch(() => null)
+    const beside = temp !== null
+    temp ??= await mkdtemp(join(dataDir, '.restore-'))
+    await writeStore(file, header, temp)
+    if (beside) {
+      // Locked before it moves, so the directory is never unlocked while this process restores it.
+      tempLock = DataDirLock.acquire(temp)
+      await unlink(join(dataDir, LOCK_FILE))
+      madeLockFile = false
+      // rename replaces an empty directory in one step. Between the unlink and the rename a service
+      // starting on the directory could lock a new .lock in it; the rename then fails, rather than
+      // mixing two stores, and says so.
+      await rename(temp, dataDir).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error
+        throw new Error(`${dataDir} was taken by another process as the restore finished; nothing was restored`)
+      })
+      syncDirectory(dirname(dataDir))
+    } else {
+      for (const name of [EVENTS_FILE, JOURNAL_FILE, STATE_FILE]) await rename(join(temp, name), join(dataDir, name))
+      syncDirectory(dataDir)
+      await rm(temp, { recursive: true, force: true })
+    }
+    done = true
+    return header
+  } finally {
+    if (!done) {
+      if (temp) await rm(temp, { recursive: true, force: true })
+      // Removed while still held: a process that opened it meanwhile finds it gone and takes a new one.
+      if (madeLockFile) await unlink(join(dataDir, LOCK_FILE)).catch(() => {})
+      if (created) await rmdir(dataDir).catch(() => {})
+    }
+    tempLock?.release()
+    lock.release()
+  }
+}
+
+const STORE_FILES = [STATE_FILE, JOURNAL_FILE, EVENTS_FILE]
+
+/** Checks that `file` is a backup made by this service and returns its header (its first line). */
+async function readHeader(file: string): Promise<BackupHeader> {
+  let handle
+  try {
+    handle = await open(file, 'r')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') throw new Error(`no such file: ${file}`)
+    throw new Error(`${file}: ${(error as Error).message}`)
+  }
+  const notBackup = new Error(`${file} is not a backup made by this service`)
+  let first: string
+  try {
+    if ((await handle.stat()).isDirectory()) throw new Error(`${file} is a directory, not a backup`)
+    // Read only the start: a large file that is not a backup is refused without reading it all.
+    const buffer = Buffer.alloc(4096)
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0)
+    if (bytesRead === 0) throw new Error(`${file} is empty, not a backup`)
+    const newline = buffer.subarray(0, bytesRead).indexOf(0x0a)
+    if (newline === -1) throw notBackup
+    first = buffer.subarray(0, newline).toString('utf8')
+  } finally {
+    await handle.close()
+  }
+  let header: Partial<BackupHeader>
+  try {
+    header = JSON.parse(first)
+  } catch {
+    throw notBackup
+  }
+  if (header?.format !== BACKUP_FORMAT) throw notBackup
+  if (header.version !== 1) throw new Error(`${file} is a backup of version ${JSON.stringify(header.version)}; this service reads version 1`)
+  if (!Number.isInteger(header.lastEventId) || header.lastEventId! < 0) throw new Error(`${file}: its header has no valid lastEventId`)
+  return header as BackupHeader
+}
+
+function parseLine(file: string, line: string, lineNumber: number): unknown {
+  try {
+    return JSON.parse(line)
+  } catch (error) {
+    throw new Error(`${file}: line ${lineNumber} is not valid JSON (${(error as Error).message})`)
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/**
+ * Writes the store held by `file` into the empty directory `dir`, each file fsynced, and checks
+ * that it is whole (every event the state includes, nothing cut short) and that it opens.
+ */
+async function writeStore(file: string, header: BackupHeader, dir: string): Promise<void> {
+  let state: StateDoc | null = null
+  let count = 0
+  let lines = 0
+  let pending = ''
+  const events = openSync(join(dir, EVENTS_FILE), 'wx')
+  let complete: number
+  try {
+    complete = await readLines(file, (line, lineNumber) => {
+      lines = lineNumber
+      if (lineNumber === 1) return
+      const value = parseLine(file, line, lineNumber)
       if (lineNumber === 2) {
-        state = JSON.parse(line) as StateDoc
+        if (!isObject(value) || value.lastEventId !== header.lastEventId) {
+          throw new Error(`${file}: line 2 is not the state its header announces (events up to ${header.lastEventId})`)
+        }
+        state = value as unknown as StateDoc
         return
       }
-      const id = (JSON.parse(line) as { id: number }).id
-      if (id !== ++count) throw new Error(`${file}: line ${lineNumber} is not event ${count}`)
+      if (!isObject(value) || value.id !== ++count) throw new Error(`${file}: line ${lineNumber} is not event ${count}`)
+      if (count > header.lastEventId) throw new Error(`${file}: line ${lineNumber} is an event past the ${header.lastEventId} its state includes`)
       pending += line + '\n'
       if (pending.length > 1 << 20) {
         writeSync(events, pending)
@@ -109,15 +230,43 @@ export async function restoreBackup(file: string, dataDir: string): Promise<Back
   } finally {
     closeSync(events)
   }
-  const restored = header as BackupHeader | null
-  const restoredState = state as StateDoc | null
-  if (!restored || !restoredState) throw new Error(`${file} is not a complete backup`)
-  if (count !== restored.lastEventId || restoredState.lastEventId !== restored.lastEventId) {
-    throw new Error(`${file} holds ${count} events but its state includes ${restored.lastEventId}; the backup is incomplete`)
+  if ((await stat(file)).size > complete) throw new Error(`${file} is truncated: it ends in the middle of line ${lines + 1}`)
+  if (state === null) throw new Error(`${file} is truncated: it holds no state after its header`)
+  if (count !== header.lastEventId) {
+    throw new Error(`${file} is truncated: it holds ${count} events but its state includes ${header.lastEventId}`)
   }
-  await writeFile(join(dataDir, JOURNAL_FILE), '')
-  await writeFile(join(dataDir, STATE_FILE), JSON.stringify(restoredState))
-  return restored
+  writeSynced(join(dir, JOURNAL_FILE), '')
+  writeSynced(join(dir, STATE_FILE), JSON.stringify(state))
+  syncDirectory(dir)
+  // Opened as the service opens it, so whatever the service would refuse is refused here, before the target changes.
+  try {
+    await (await openStore(dir, { sync: true })).close()
+  } catch (error) {
+    throw new Error(`${file} does not make a store that opens: ${(error as Error).message.replaceAll(dir + '/', '')}`)
+  }
+}
+
+function writeSynced(path: string, text: string) {
+  const fd = openSync(path, 'wx')
+  try {
+    writeSync(fd, text)
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+function syncDirectory(dir: string) {
+  const fd = openSync(dir, 'r')
+  try {
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+async function isMountPoint(dir: string): Promise<boolean> {
+  return (await stat(dir)).dev !== (await stat(dirname(dir))).dev
 }
 
 /** Size of a file in bytes, for messages. */
