@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs'
 import { createApp } from './app'
 import { Logger } from './log'
 import { ConfigError, readConfig } from './config'
-import { StoreLoadError } from './storage/files'
+import { DataDirError, StoreLoadError } from './storage/files'
 import { createServices, initialise, openStore, stopWorkers } from './services'
 
 function fail(message: string): never {
@@ -13,6 +13,7 @@ function fail(message: string): never {
 
 /** A data file that cannot be trusted stops the start, whether found opening the store or loading the log. */
 function failOnStoreLoad(error: unknown): never {
+  if (error instanceof DataDirError) fail(error.message)
   if (error instanceof StoreLoadError) fail(`${error.message}. The file was left as it is; repair or move it away.`)
   throw error
 }
@@ -28,7 +29,7 @@ async function main() {
   mkdirSync(config.dataDir, { recursive: true })
   let store
   try {
-    store = await openStore(config.dataDir, { sync: config.sync })
+    store = await openStore(config.dataDir, { sync: config.sync, checkpointAfterBytes: config.checkpointAfterBytes })
   } catch (error) {
     failOnStoreLoad(error)
   }
@@ -71,10 +72,17 @@ async function main() {
     if (stopping) return
     stopping = true
     log.info('stopping', { signal })
-    await server.stop()
-    await store.close()
+    try {
+      await server.stop()
+      // Every acknowledged write is durable in the journal whether or not the checkpoint can be written.
+      const problem = await store.close()
+      if (problem) console.error(`Stopped without a new checkpoint (${problem}); state.journal.jsonl holds every acknowledged write.`)
+    } catch (error) {
+      console.error(`Stopped with an error: ${error instanceof Error ? error.message : String(error)}`)
+      process.exitCode = 1
+    }
     stopWorkers(services)
-    process.exit(0)
+    process.exit()
   }
   process.on('SIGTERM', () => void stop('SIGTERM'))
   process.on('SIGINT', () => void stop('SIGINT'))
