@@ -294,14 +294,15 @@ export class Store {
       throw new StoreLoadError(files.journal.name, (error as Error).message)
     }
     if (!replayed) throw new StoreLoadError(files.journal.name, `does not follow on from commit ${state.commitSeq} of the checkpoint; commits are missing`)
-    const events = await files.events.findEnd(state.lastEventId)
-    if (!journal.exists && journalExpected && (state.commitSeq > 0 || events.end < events.size)) {
-      throw new StoreLoadError(
-        files.journal.name,
-        `is missing, but ${state.commitSeq > 0 ? `the checkpoint includes commit ${state.commitSeq}` : 'the event log holds events past the checkpoint'}, ` +
-          'so commits written to it would be lost; restore it or move the directory away',
-      )
-    }
+    // Every store opened since the journal exists has one (opening creates it, a checkpoint empties it).
+    const journalMissing = (why: string) =>
+      new StoreLoadError(files.journal.name, `is missing, but ${why}, so commits written to it would be lost; restore it or move the directory away`)
+    const missing = !journal.exists && journalExpected
+    if (missing && state.commitSeq > 0) throw journalMissing(`the checkpoint includes commit ${state.commitSeq}`)
+    const events = await files.events.findEnd(state.lastEventId).catch((error) => {
+      throw missing ? journalMissing(`the event log does not end where the checkpoint does (${(error as Error).message})`) : error
+    })
+    if (missing && events.end < events.size) throw journalMissing('the event log holds events past the checkpoint')
     if (files.probe) {
       try {
         await files.probe()
