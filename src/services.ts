@@ -51,7 +51,7 @@ export async function openStore(dataDir: string | null, options: StoreOptions = 
       events: new JsonLinesEventLog(join(dataDir, EVENTS_FILE), options.sync, fs),
       checkpointName: checkpointPath,
       dataDir,
-      probe: () => probeDataDir(dataDir, fs),
+      probe: (bytes) => probeDataDir(dataDir, fs, bytes),
     },
     { checkpointAfterBytes: options.checkpointAfterBytes },
   )

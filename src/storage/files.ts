@@ -89,8 +89,8 @@ export const PROBE_FILE = '.write-probe.tmp'
  * directory takes a new file (`probeWritable`), and the journal and the event log open for
  * appending (created when missing, so that a journal missing later is known to be lost).
  */
-export async function probeDataDir(dataDir: string, fs: FileSystem = realFileSystem): Promise<void> {
-  await probeWritable(dataDir, fs)
+export async function probeDataDir(dataDir: string, fs: FileSystem = realFileSystem, bytes = 4096): Promise<void> {
+  await probeWritable(dataDir, fs, bytes)
   for (const name of [JOURNAL_FILE, EVENTS_FILE]) {
     const handle = await fs.open(join(dataDir, name), 'a')
     await handle.close()

@@ -210,11 +210,11 @@ export interface StoreFiles {
   /** The data directory, named when it cannot be written. */
   dataDir?: string
   /**
-   * Checks that the directory takes writes (creating the journal and the event log if missing);
-   * throws the file system's error. Run at open, before anything is cut, and by `/ready` after a
-   * failed commit, to see whether writes can be made durable again.
+   * Checks that the directory takes a file of `bytes` (creating the journal and the event log if
+   * missing); throws the file system's error. Run at open, before anything is cut, and by `/ready`
+   * after a failed commit, to see whether writes can be made durable again.
    */
-  probe?: () => Promise<void>
+  probe?: (bytes?: number) => Promise<void>
 }
 
 /** A new checkpoint is written once the journal holds this many bytes. */
@@ -224,6 +224,8 @@ const CHECKPOINT_RETRY_MIN_MS = 1000
 const CHECKPOINT_RETRY_MAX_MS = 60_000
 /** `/ready` probes the directory at most this often while writes fail. */
 const PROBE_INTERVAL_MS = 1000
+/** The least a probe writes after a failed commit: a few free pages are not room for the next commit. */
+const PROBE_MIN_BYTES = 16 * 1024
 
 function warn(msg: string, fields: Record<string, unknown>) {
   console.error(JSON.stringify({ level: 'warn', time: new Date().toISOString(), msg, ...fields }))
@@ -241,6 +243,8 @@ export class Store {
   private checkpointDelay = 0
   private checkpointNotBefore = 0
   private lastProbe = 0
+  /** Bytes `/ready` asks the directory to take before it says writes work again: twice the failed commit's. */
+  private probeBytes = PROBE_MIN_BYTES
   private idle: Promise<void> = Promise.resolve()
   private idleResolve: (() => void) | null = null
   private readonly listeners: CommitListener[] = []
@@ -350,7 +354,7 @@ export class Store {
     this.committing = true
     try {
       if (this.cutPending) await this.cutBack()
-      await this.files.probe?.()
+      await this.files.probe?.(this.probeBytes)
       this.problem = null
     } catch (error) {
       this.problem = describeIoError(error)
@@ -453,6 +457,7 @@ export class Store {
       } catch (error) {
         this.undo(state, replaced, counters)
         this.problem = describeIoError(error)
+        this.probeBytes = Math.max(PROBE_MIN_BYTES, 2 * (lines.reduce((sum, line) => sum + line.length + 1, 0) + JSON.stringify(changes).length))
         await this.cutBack().catch(() => (this.cutPending = true))
         console.error(JSON.stringify({ level: 'error', time: new Date().toISOString(), msg: 'commit failed and was undone; the next write tries again', error: this.problem }))
         const failed = new StoreFailedError(`The write could not be saved: ${this.problem}`)
