@@ -243,6 +243,7 @@ export class Store {
   private checkpointDelay = 0
   private checkpointNotBefore = 0
   private lastProbe = 0
+  private probing: Promise<void> | null = null
   /** Bytes `/ready` asks the directory to take before it says writes work again: twice the failed commit's. */
   private probeBytes = PROBE_MIN_BYTES
   private idle: Promise<void> = Promise.resolve()
@@ -348,20 +349,20 @@ export class Store {
    * again, `writeProblem` clears without waiting for a client to write. Resolves to `writeProblem`.
    */
   async recheck(): Promise<string | null> {
-    if (this.problem === null || this.committing || Date.now() - this.lastProbe < PROBE_INTERVAL_MS) return this.problem
+    if (this.problem === null || this.committing || this.probing || Date.now() - this.lastProbe < PROBE_INTERVAL_MS) return this.problem
     this.lastProbe = Date.now()
-    // Holds off commits while the files may be cut.
-    this.committing = true
-    try {
-      if (this.cutPending) await this.cutBack()
-      await this.files.probe?.(this.probeBytes)
-      this.problem = null
-    } catch (error) {
-      this.problem = describeIoError(error)
-    } finally {
-      this.committing = false
-      if (this.queue.length > 0) void this.commitLoop()
-    }
+    // A commit that starts meanwhile waits for this, so that the files are never cut under it.
+    this.probing = (async () => {
+      try {
+        if (this.cutPending) await this.cutBack()
+        await this.files.probe?.(this.probeBytes)
+        this.problem = null
+      } catch (error) {
+        this.problem = describeIoError(error)
+      }
+    })()
+    await this.probing
+    this.probing = null
     return this.problem
   }
 
@@ -423,6 +424,7 @@ export class Store {
   private async commitLoop() {
     this.committing = true
     this.idle = new Promise((resolve) => (this.idleResolve = resolve))
+    if (this.probing) await this.probing
     while (this.queue.length > 0) {
       const batch = this.queue
       this.queue = []
