@@ -134,9 +134,6 @@ export const FlagRecordSchema = Type.Object({
 })
 export type FlagRecord = Static<typeof FlagRecordSchema>
 
-export type TokenType = 'admin' | 'client' | 'frontend'
-export type TokenRole = 'admin' | 'editor' | 'viewer'
-
 export const ApiTokenRecordSchema = Type.Object({
   tokenName: Type.String(),
   type: Type.Union([Type.Literal('admin'), Type.Literal('client'), Type.Literal('frontend')]),
@@ -152,6 +149,8 @@ export const ApiTokenRecordSchema = Type.Object({
   expiresAt: Nullable(Timestamp),
 })
 export type ApiTokenRecord = Static<typeof ApiTokenRecordSchema>
+export type TokenType = ApiTokenRecord['type']
+export type TokenRole = ApiTokenRecord['role']
 
 export const EventRecordSchema = Type.Object({
   id: Type.Integer(),

@@ -461,7 +461,7 @@ export class Store {
         this.problem = describeIoError(error)
         this.probeBytes = Math.max(PROBE_MIN_BYTES, 2 * (lines.reduce((sum, line) => sum + line.length + 1, 0) + JSON.stringify(changes).length))
         await this.cutBack().catch(() => (this.cutPending = true))
-        console.error(JSON.stringify({ level: 'error', time: new Date().toISOString(), msg: 'commit failed and was undone; the next write tries again', error: this.problem }))
+        console.error(JSON.stringify({ level: 'error', time: new Date().toISOString(), msg: 'commit failed and was undone; the next write tries again', error: this.problem, detail: (error as Error)?.message }))
         const failed = new StoreFailedError(`The write could not be saved: ${this.problem}`)
         for (const { item } of done) item.reject(failed)
         continue
