@@ -228,7 +228,7 @@ const PROBE_INTERVAL_MS = 1000
 const PROBE_MIN_BYTES = 16 * 1024
 
 function warn(msg: string, fields: Record<string, unknown>) {
-  console.error(JSON.stringify({ level: 'warn', time: new Date().toISOString(), msg, ...fields }))
+  console.error(JSON.stringify({ time: new Date().toISOString(), level: 'warn', msg, ...fields }))
 }
 
 export class Store {
@@ -461,7 +461,7 @@ export class Store {
         this.problem = describeIoError(error)
         this.probeBytes = Math.max(PROBE_MIN_BYTES, 2 * (lines.reduce((sum, line) => sum + line.length + 1, 0) + JSON.stringify(changes).length))
         await this.cutBack().catch(() => (this.cutPending = true))
-        console.error(JSON.stringify({ level: 'error', time: new Date().toISOString(), msg: 'commit failed and was undone; the next write tries again', error: this.problem, detail: (error as Error)?.message }))
+        console.error(JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: 'commit failed and was undone; the next write tries again', error: this.problem, detail: (error as Error)?.message }))
         const failed = new StoreFailedError(`The write could not be saved: ${this.problem}`)
         for (const { item } of done) item.reject(failed)
         continue
