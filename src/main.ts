@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs'
 import { createApp } from './app'
 import { Logger } from './log'
 import { ConfigError, readConfig } from './config'
-import { DataDirError, StoreLoadError } from './storage/files'
+import { DataDirError, describeIoError, StoreLoadError } from './storage/files'
 import { createServices, initialise, openStore, stopWorkers } from './services'
 
 function fail(message: string): never {
@@ -26,7 +26,11 @@ async function main() {
     if (error instanceof ConfigError) fail(error.message)
     throw error
   }
-  mkdirSync(config.dataDir, { recursive: true })
+  try {
+    mkdirSync(config.dataDir, { recursive: true })
+  } catch (error) {
+    fail(`DATA_DIR ${config.dataDir} cannot be created: ${describeIoError(error)}`)
+  }
   let store
   try {
     store = await openStore(config.dataDir, { sync: config.sync, checkpointAfterBytes: config.checkpointAfterBytes })

@@ -210,6 +210,12 @@ describe('a data directory the process cannot write', () => {
     expect(answered).toBe(false)
     expect(second.stderr().trim()).toBe(`Cannot start: DATA_DIR ${dataDir} cannot be written: read-only file system (EROFS)`)
     expect(readdirSync(dataDir).map((name) => [name, readFileSync(join(dataDir, name), 'latin1')])).toEqual(before)
+
+    // A DATA_DIR that does not exist yet and cannot be created says so too.
+    const missing = join(mount, 'not-yet')
+    const third = start(missing)
+    expect(await third.finished()).toBe(1)
+    expect(third.stderr().trim()).toBe(`Cannot start: DATA_DIR ${missing} cannot be created: read-only file system (EROFS)`)
   }, 30_000)
 
   test.skipIf(isRoot)('a directory without write permission (chmod 555) stops the start with one line naming DATA_DIR, exit 1', async () => {
