@@ -14,7 +14,7 @@ import { projectsController } from './features/projects/projects.controller'
 import { tokensController } from './features/tokens/tokens.controller'
 import { authorization } from './http/auth'
 import { bodyHandling } from './http/body'
-import { ServiceStarting } from './errors'
+import { ServiceStarting, StoreFailedError } from './errors'
 import { errorHandling } from './http/errors'
 import { errors } from './http/schemas'
 import { openApi } from './http/openapi'
@@ -39,14 +39,16 @@ export function createApp(services: Services, config: Pick<Config, 'bodyLimit'>,
       response: { 200: t.Object({ health: t.String({ description: 'GOOD while the process serves requests' }) }, { description: 'Liveness' }) },
       detail: { operationId: 'getHealth', summary: 'Is the process alive', tags: ['Operational'] },
     })
-    .get('/ready', () => {
+    .get('/ready', async () => {
       if (!services.events.ready) throw new ServiceStarting('The event log is still loading')
+      const problem = await services.store.recheck()
+      if (problem) throw new StoreFailedError(`Writes cannot be made durable: ${problem}`)
       return { ready: true, searchIndexReady: services.events.indexReady }
     }, {
       response: {
         200: t.Object(
           {
-            ready: t.Boolean({ description: 'true once the store and the event log are loaded' }),
+            ready: t.Boolean({ description: 'true once the store and the event log are loaded, while writes can be made durable' }),
             searchIndexReady: t.Boolean({ description: 'true once the free-text index covers the log (searches are exact either way)' }),
           },
           { description: 'Ready' },

@@ -15,6 +15,8 @@ export interface Config {
   initAdminTokens: string[]
   /** `LOG_LEVEL`: debug, info (default), warn, error or silent. Request lines are info. */
   logLevel: LogLevel
+  /** `CHECKPOINT_AFTER_BYTES`: journal size that triggers a new checkpoint (8 MiB; tests make it small). */
+  checkpointAfterBytes: number
 }
 
 export class ConfigError extends Error {
@@ -62,6 +64,7 @@ export function readConfig(env: Record<string, string | undefined>, cwd = proces
     sync: boolean(env, 'SYNC', true),
     initAdminTokens,
     logLevel: logLevel(env.LOG_LEVEL),
+    checkpointAfterBytes: integer(env, 'CHECKPOINT_AFTER_BYTES', 8 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
   }
 }
 

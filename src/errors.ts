@@ -81,7 +81,7 @@ export class ContentTypeError extends AppError {
   readonly errorName = 'ContentTypeerror'
 }
 
-/** The store could not make a write durable; the process must not go on answering writes. */
+/** The store could not make a write durable (a full disk, an I/O error); the write was undone and the next one tries again. */
 export class StoreFailedError extends AppError {
   readonly status = 503
   readonly errorName = 'ServiceUnavailable'

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs'
 import { createApp } from './app'
 import { Logger } from './log'
 import { ConfigError, readConfig } from './config'
-import { StoreLoadError } from './storage/files'
+import { DataDirError, describeIoError, StoreLoadError } from './storage/files'
 import { DataDirLock, DataDirLockError } from './storage/lock'
 import { createServices, initialise, openStore, stopWorkers } from './services'
 
@@ -14,6 +14,7 @@ function fail(message: string): never {
 
 /** A data file that cannot be trusted stops the start, whether found opening the store or loading the log. */
 function failOnStoreLoad(error: unknown): never {
+  if (error instanceof DataDirError) fail(error.message)
   if (error instanceof StoreLoadError) fail(`${error.message}. The file was left as it is; repair or move it away.`)
   throw error
 }
@@ -26,7 +27,11 @@ async function main() {
     if (error instanceof ConfigError) fail(error.message)
     throw error
   }
-  mkdirSync(config.dataDir, { recursive: true })
+  try {
+    mkdirSync(config.dataDir, { recursive: true })
+  } catch (error) {
+    fail(`DATA_DIR ${config.dataDir} cannot be created: ${describeIoError(error)}`)
+  }
   // Before anything in the directory is read or written; the lock's descriptor stays open, so it
   // is held until the process ends.
   try {
@@ -37,7 +42,7 @@ async function main() {
   }
   let store
   try {
-    store = await openStore(config.dataDir, { sync: config.sync })
+    store = await openStore(config.dataDir, { sync: config.sync, checkpointAfterBytes: config.checkpointAfterBytes })
   } catch (error) {
     failOnStoreLoad(error)
   }
@@ -80,10 +85,17 @@ async function main() {
     if (stopping) return
     stopping = true
     log.info('stopping', { signal })
-    await server.stop()
-    await store.close()
+    try {
+      await server.stop()
+      // Every acknowledged write is durable in the journal whether or not the checkpoint can be written.
+      const problem = await store.close()
+      if (problem) console.error(`Stopped without a new checkpoint (${problem}); state.journal.jsonl holds every acknowledged write.`)
+    } catch (error) {
+      console.error(`Stopped with an error: ${error instanceof Error ? error.message : String(error)}`)
+      process.exitCode = 1
+    }
     stopWorkers(services)
-    process.exit(0)
+    process.exit()
   }
   process.on('SIGTERM', () => void stop('SIGTERM'))
   process.on('SIGINT', () => void stop('SIGINT'))

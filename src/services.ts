@@ -2,7 +2,7 @@
 import { join } from 'node:path'
 import { Memory } from 'lowdb'
 import { JsonLinesEventLog, MemoryEventLog } from './storage/event-log'
-import { AtomicJsonFile, EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from './storage/files'
+import { AtomicJsonFile, EVENTS_FILE, JOURNAL_FILE, probeDataDir, realFileSystem, STATE_FILE, type FileSystem } from './storage/files'
 import { JsonLinesJournal, MemoryJournal } from './storage/state-journal'
 import type { StateDoc } from './storage/records'
 import { Store, SYSTEM_ACTOR } from './storage/store'
@@ -33,6 +33,8 @@ export interface StoreOptions {
   sync: boolean
   /** Bytes of journal after which a new checkpoint is written (tests make it small). */
   checkpointAfterBytes?: number
+  /** The file operations of the data files; tests inject a full disk here. */
+  fs?: FileSystem
 }
 
 /** Opens the store on `dataDir`, or in memory when `dataDir` is null (tests, throwaway runs). */
@@ -41,12 +43,15 @@ export async function openStore(dataDir: string | null, options: StoreOptions = 
     return Store.open({ checkpoint: new Memory<StateDoc>(), journal: new MemoryJournal(), events: new MemoryEventLog() })
   }
   const checkpointPath = join(dataDir, STATE_FILE)
+  const fs = options.fs ?? realFileSystem
   return Store.open(
     {
-      checkpoint: new AtomicJsonFile<StateDoc>(checkpointPath, options.sync),
-      journal: new JsonLinesJournal(join(dataDir, JOURNAL_FILE), options.sync),
-      events: new JsonLinesEventLog(join(dataDir, EVENTS_FILE), options.sync),
+      checkpoint: new AtomicJsonFile<StateDoc>(checkpointPath, options.sync, fs),
+      journal: new JsonLinesJournal(join(dataDir, JOURNAL_FILE), options.sync, fs),
+      events: new JsonLinesEventLog(join(dataDir, EVENTS_FILE), options.sync, fs),
       checkpointName: checkpointPath,
+      dataDir,
+      probe: (bytes) => probeDataDir(dataDir, fs, bytes),
     },
     { checkpointAfterBytes: options.checkpointAfterBytes },
   )

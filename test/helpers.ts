@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { createApp, type App } from '../src/app'
 import type { Logger } from '../src/log'
 import type { EventRecord } from '../src/storage/records'
+import type { FileSystem } from '../src/storage/files'
 import { createServices, initialise, openStore, stopWorkers, type Services } from '../src/services'
 
 export const ADMIN_SECRET = '*:*.test-admin-secret-0123456789abcdef'
@@ -136,9 +137,9 @@ export class Api {
 
 /** An app on the in-memory store, seeded as at first start, with ADMIN_SECRET as admin token. */
 export async function makeApi(
-  options: { dataDir?: string; bodyLimit?: number; adminTokens?: string[]; checkpointAfterBytes?: number; log?: Logger } = {},
+  options: { dataDir?: string; bodyLimit?: number; adminTokens?: string[]; checkpointAfterBytes?: number; log?: Logger; fs?: FileSystem } = {},
 ): Promise<Api> {
-  const store = await openStore(options.dataDir ?? null, { sync: true, checkpointAfterBytes: options.checkpointAfterBytes })
+  const store = await openStore(options.dataDir ?? null, { sync: true, checkpointAfterBytes: options.checkpointAfterBytes, fs: options.fs })
   const services = createServices(store)
   const app = createApp(services, { bodyLimit: options.bodyLimit ?? BODY_LIMIT }, options.log)
   const api = new Api(app, services, options.dataDir ?? null)

@@ -5,7 +5,7 @@
  * The store itself keeps no events in memory: readers (the event search) load them from here.
  */
 import { open, stat } from 'node:fs/promises'
-import { fsyncDirectory, readLines, StoreLoadError, truncateFile } from './files'
+import { fsyncDirectory, JOURNAL_FILE, readLines, realFileSystem, STATE_FILE, StoreLoadError, truncateFile, writeAll, type FileSystem } from './files'
 import type { EventRecord } from './records'
 
 export interface EventLog {
@@ -13,10 +13,21 @@ export interface EventLog {
   readonly name: string
   /** The file, for readers in other threads; null for the memory log. */
   readonly path: string | null
-  /** Appends events, given with their JSON lines; they are durable when the promise resolves (with fsync on). */
+  /** How long the log is (bytes for a file): what `cutTo` takes to undo later appends. */
+  readonly size: number
+  /**
+   * Appends events, given with their JSON lines; they are durable when the promise resolves (with
+   * fsync on). On failure some of them may be in the file: the store cuts it back with `cutTo`.
+   */
   append(events: readonly EventRecord[], lines: readonly string[]): Promise<void>
-  /** Makes the log end at event `lastId`: cuts a torn line and unacknowledged events. */
-  trimTo(lastId: number): Promise<void>
+  /** Cuts the log back to `size` (durably with fsync on). */
+  cutTo(size: number): Promise<void>
+  /**
+   * The size the log must be cut to so that it ends at event `lastId`, and the file's size now.
+   * Only a torn last line and the events of one unacknowledged commit may lie past it; anything
+   * else is a StoreLoadError. Changes nothing.
+   */
+  findEnd(lastId: number): Promise<{ end: number; size: number }>
   /** Calls `onEvent` for every event up to `lastId`, oldest first, checking that ids run 1, 2, 3… */
   read(lastId: number, onEvent: (event: EventRecord) => void): Promise<void>
   /** Whether the log holds nothing at all. */
@@ -47,6 +58,8 @@ export async function readEventLines(path: string, lastId: number, onEvent: (lin
 }
 
 export class JsonLinesEventLog implements EventLog {
+  size = 0
+
   get path(): string {
     return this.name
   }
@@ -54,42 +67,49 @@ export class JsonLinesEventLog implements EventLog {
   constructor(
     readonly name: string,
     private readonly sync: boolean,
+    private readonly fs: FileSystem = realFileSystem,
   ) {}
 
   async append(_events: readonly EventRecord[], lines: readonly string[]): Promise<void> {
     if (lines.length === 0) return
-    const text = lines.join('\n') + '\n'
-    const handle = await open(this.name, 'a')
+    const bytes = Buffer.from(lines.join('\n') + '\n')
+    const handle = await this.fs.open(this.name, 'a')
     try {
-      const created = (await handle.stat()).size === 0
-      await handle.write(text)
+      this.size = (await handle.stat()).size
+      await writeAll(handle, bytes, this.name)
       if (this.sync) {
         await handle.datasync()
-        if (created) fsyncDirectory(this.name)
+        if (this.size === 0) fsyncDirectory(this.name)
       }
     } finally {
       await handle.close()
     }
+    this.size += bytes.length
+  }
+
+  async cutTo(size: number): Promise<void> {
+    await truncateFile(this.name, size, this.sync, this.fs)
+    this.size = size
   }
 
   /**
    * Reads backwards from the end, so start-up costs what the tail holds, not the whole log. A crash
-   * can leave a torn last line and the events of one unacknowledged commit; both are cut.
+   * can leave a torn last line and the events of the one commit that was in flight: events numbered
+   * on from `lastId` without a gap, all with the one `createdAt` a commit gives its events.
    */
-  async trimTo(lastId: number): Promise<void> {
+  async findEnd(lastId: number): Promise<{ end: number; size: number }> {
     const size = await stat(this.name).then((s) => s.size, () => 0)
     if (size === 0) {
       if (lastId > 0) throw new StoreLoadError(this.name, `is missing or empty, but the state includes events up to ${lastId}`)
-      return
+      return { end: 0, size }
     }
+    this.size = size
     const handle = await open(this.name, 'r')
-    let cut: number
     try {
-      cut = await this.findEndOf(lastId, handle, size)
+      return { end: await this.findEndOf(lastId, handle, size), size }
     } finally {
       await handle.close()
     }
-    if (cut < size) await truncateFile(this.name, cut, this.sync)
   }
 
   /** The byte offset just past event `lastId` (0 for none), reading the file backwards. */
@@ -111,6 +131,8 @@ export class JsonLinesEventLog implements EventLog {
       const newline = buffer.lastIndexOf(0x0a)
       if (newline !== -1) end = bufferStart + newline + 1
     }
+    // The events past `lastId`, newest first: they must be one commit's.
+    let unacknowledged: { id: number; createdAt: unknown } | null = null
     for (;;) {
       if (end === 0) return this.noneBefore(lastId, 0)
       // The line is [start, end - 1); find the newline before it, reading more of the file if needed.
@@ -122,16 +144,25 @@ export class JsonLinesEventLog implements EventLog {
       }
       const start = previous === -1 ? 0 : bufferStart + previous + 1
       const line = buffer.subarray(start - bufferStart, end - 1 - bufferStart).toString('utf8')
-      let id: unknown
+      let event: Partial<EventRecord> | null
       try {
-        id = (JSON.parse(line) as EventRecord).id
+        event = JSON.parse(line) as Partial<EventRecord> | null
       } catch (error) {
         throw new StoreLoadError(this.name, `the line ending at byte ${end} is not valid JSON (${(error as Error).message})`)
       }
+      const id = event?.id
       if (id === lastId) return end
       if (typeof id !== 'number' || id < lastId) {
         throw new StoreLoadError(this.name, `ends at event ${String(id)} but the state includes events up to ${lastId}; acknowledged events are missing`)
       }
+      if (unacknowledged !== null && (id !== unacknowledged.id - 1 || event!.createdAt !== unacknowledged.createdAt)) {
+        throw new StoreLoadError(
+          this.name,
+          `holds events past event ${lastId}, the last the state includes, from more than one commit (event ${id} and event ${unacknowledged.id}); ` +
+            `a crash leaves at most one, so the state is missing acknowledged commits: check ${JOURNAL_FILE} and ${STATE_FILE}`,
+        )
+      }
+      unacknowledged = { id, createdAt: event!.createdAt }
       end = start
     }
   }
@@ -156,12 +187,20 @@ export class MemoryEventLog implements EventLog {
   readonly path = null
   private readonly events: EventRecord[] = []
 
+  get size(): number {
+    return this.events.length
+  }
+
   async append(events: readonly EventRecord[]): Promise<void> {
     this.events.push(...events)
   }
 
-  async trimTo(lastId: number): Promise<void> {
-    this.events.length = Math.min(this.events.length, lastId)
+  async cutTo(size: number): Promise<void> {
+    this.events.length = Math.min(this.events.length, size)
+  }
+
+  async findEnd(lastId: number): Promise<{ end: number; size: number }> {
+    return { end: Math.min(this.events.length, lastId), size: this.events.length }
   }
 
   async read(lastId: number, onEvent: (event: EventRecord) => void): Promise<void> {

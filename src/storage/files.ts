@@ -4,11 +4,118 @@
  *
  * lowdb's own `JSONFile` does not fsync, and its preset silently swaps in memory under
  * `NODE_ENV=test`, so the store opens its adapters explicitly everywhere.
+ *
+ * Every write of the data files goes through a `FileSystem` (the real one by default) and
+ * `writeAll`: on a full disk a write may store fewer bytes than asked without throwing, so a write
+ * is complete only when every byte is counted. Tests inject short writes and ENOSPC through it.
  */
 import type { Adapter } from 'lowdb'
 import { closeSync, fsyncSync, openSync } from 'node:fs'
-import { open, readFile, rename, truncate } from 'node:fs/promises'
-import { basename, dirname } from 'node:path'
+import * as fsp from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
+import { basename, dirname, join } from 'node:path'
+
+/** The part of an open file the data files use; node's FileHandle is one. */
+export interface WritableFile {
+  write(buffer: Uint8Array, offset: number, length: number, position: number | null): Promise<{ bytesWritten: number }>
+  datasync(): Promise<void>
+  sync(): Promise<void>
+  stat(): Promise<{ size: number }>
+  close(): Promise<void>
+}
+
+/** The file operations that change the data directory; injectable so tests can fill the disk. */
+export interface FileSystem {
+  open(path: string, flags: 'a' | 'w' | 'r+'): Promise<WritableFile>
+  truncate(path: string, length: number): Promise<void>
+  rename(from: string, to: string): Promise<void>
+  unlink(path: string): Promise<void>
+}
+
+export const realFileSystem: FileSystem = {
+  open: (path, flags) => fsp.open(path, flags),
+  truncate: (path, length) => fsp.truncate(path, length),
+  rename: (from, to) => fsp.rename(from, to),
+  unlink: (path) => fsp.unlink(path),
+}
+
+const ERRNO_TEXT: Record<string, string> = {
+  ENOSPC: 'no space left on device',
+  EDQUOT: 'disk quota exceeded',
+  EIO: 'input/output error',
+  EROFS: 'read-only file system',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EFBIG: 'file too large',
+  ENOENT: 'no such file or directory',
+  ENOTDIR: 'not a directory',
+}
+
+/** A failed write or fsync, said in words with its code: "no space left on device (ENOSPC)". */
+export function describeIoError(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | null)?.code
+  if (code && ERRNO_TEXT[code]) return `${ERRNO_TEXT[code]} (${code})`
+  if (code) return `${(error as Error).message} (${code})`
+  return error instanceof Error ? error.message : String(error)
+}
+
+/** A write that stored nothing: the file system is full, whether or not it said so. */
+function shortWrite(path: string, written: number, total: number): NodeJS.ErrnoException {
+  const error: NodeJS.ErrnoException = new Error(`${path}: the write stored ${written} of ${total} bytes`)
+  error.code = 'ENOSPC'
+  return error
+}
+
+/** Writes every byte of `bytes` at the file's current position (the end, for 'a'), looping on short writes. */
+export async function writeAll(handle: WritableFile, bytes: Uint8Array, path: string): Promise<void> {
+  let offset = 0
+  while (offset < bytes.length) {
+    const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset, null)
+    if (!(bytesWritten > 0)) throw shortWrite(path, offset, bytes.length)
+    offset += bytesWritten
+  }
+}
+
+/** The data directory cannot be written: the start stops, naming it and why. */
+export class DataDirError extends Error {
+  constructor(dataDir: string, problem: string) {
+    super(`DATA_DIR ${dataDir} cannot be written: ${problem}`)
+    this.name = 'DataDirError'
+  }
+}
+
+export const PROBE_FILE = '.write-probe.tmp'
+
+/**
+ * What the store checks before it changes anything at open, and again while writes fail: the
+ * directory takes a new file (`probeWritable`), and the journal and the event log open for
+ * appending (created when missing, so that a journal missing later is known to be lost).
+ */
+export async function probeDataDir(dataDir: string, fs: FileSystem = realFileSystem, bytes = 4096): Promise<void> {
+  await probeWritable(dataDir, fs, bytes)
+  for (const name of [JOURNAL_FILE, EVENTS_FILE]) {
+    const handle = await fs.open(join(dataDir, name), 'a')
+    await handle.close()
+  }
+  fsyncDirectory(join(dataDir, JOURNAL_FILE))
+}
+
+/**
+ * Creates, fills, fsyncs and removes a small file in `dataDir`, then fsyncs the directory: what a
+ * commit and a checkpoint need. Throws the file system's error when it cannot.
+ */
+export async function probeWritable(dataDir: string, fs: FileSystem = realFileSystem, bytes = 4096): Promise<void> {
+  const path = join(dataDir, PROBE_FILE)
+  const handle = await fs.open(path, 'w')
+  try {
+    await writeAll(handle, new Uint8Array(bytes), path)
+    await handle.sync()
+  } finally {
+    await handle.close().catch(() => {})
+    await fs.unlink(path).catch(() => {})
+  }
+  fsyncDirectory(path)
+}
 
 /** The files of a data directory (see storage/event-log.ts, state-journal.ts and store.ts). */
 export const STATE_FILE = 'state.json'
@@ -42,15 +149,15 @@ export async function readIfExists(path: string): Promise<Buffer | null> {
 }
 
 /** Cuts a file to `length` bytes; with `sync`, the new length is on disk when this resolves. */
-export async function truncateFile(path: string, length: number, sync: boolean): Promise<void> {
+export async function truncateFile(path: string, length: number, sync: boolean, fs: FileSystem = realFileSystem): Promise<void> {
   try {
-    await truncate(path, length)
+    await fs.truncate(path, length)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT' && length === 0) return
     throw error
   }
   if (!sync) return
-  const handle = await open(path, 'r+')
+  const handle = await fs.open(path, 'r+')
   try {
     await handle.sync()
   } finally {
@@ -66,6 +173,7 @@ export class AtomicJsonFile<T> implements Adapter<T> {
   constructor(
     readonly path: string,
     private readonly sync: boolean,
+    private readonly fs: FileSystem = realFileSystem,
   ) {}
 
   async read(): Promise<T | null> {
@@ -78,17 +186,28 @@ export class AtomicJsonFile<T> implements Adapter<T> {
     }
   }
 
+  /** The temp file a write fills before renaming it over the document. */
+  get tempPath(): string {
+    return `${dirname(this.path)}/.${basename(this.path)}.tmp`
+  }
+
+  /** On failure the temp file is removed, and the document is as it was. */
   async write(data: T): Promise<void> {
-    const text = JSON.stringify(data)
-    const temp = `${dirname(this.path)}/.${basename(this.path)}.tmp`
-    const handle = await open(temp, 'w')
+    const bytes = Buffer.from(JSON.stringify(data))
+    const temp = this.tempPath
     try {
-      await handle.writeFile(text)
-      if (this.sync) await handle.sync()
-    } finally {
-      await handle.close()
+      const handle = await this.fs.open(temp, 'w')
+      try {
+        await writeAll(handle, bytes, temp)
+        if (this.sync) await handle.sync()
+      } finally {
+        await handle.close()
+      }
+      await this.fs.rename(temp, this.path)
+    } catch (error) {
+      await this.fs.unlink(temp).catch(() => {})
+      throw error
     }
-    await rename(temp, this.path)
     if (this.sync) fsyncDirectory(this.path)
   }
 }

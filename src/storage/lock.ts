@@ -18,6 +18,7 @@ import { dlopen, FFIType, read } from 'bun:ffi'
 import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, statSync, writeSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
+import { describeIoError } from './files'
 
 export const LOCK_FILE = '.lock'
 
@@ -123,7 +124,8 @@ export class DataDirLock {
         // Opened without truncating: the file says who holds the lock until we hold it ourselves.
         fd = openSync(path, constants.O_RDWR | constants.O_CREAT, 0o644)
       } catch (error) {
-        throw cannot(error)
+        // Said as the store says it when it probes the directory, whichever of the two meets it first.
+        throw new DataDirLockError(dataDir, null, `DATA_DIR ${dataDir} cannot be written: ${describeIoError(error)}`)
       }
       if (flock(fd, LOCK_EX | LOCK_NB) !== 0) {
         const code = errno()

@@ -6,8 +6,8 @@
  * acknowledged and is cut. Once the journal is large, the store writes a new checkpoint and starts
  * the journal afresh.
  */
-import { open, stat } from 'node:fs/promises'
-import { fsyncDirectory, readJsonLines, StoreLoadError, truncateFile } from './files'
+import { stat } from 'node:fs/promises'
+import { fsyncDirectory, readJsonLines, realFileSystem, StoreLoadError, truncateFile, writeAll, type FileSystem } from './files'
 import type { Collection, StateDoc } from './records'
 
 export interface JournalEntry {
@@ -25,7 +25,11 @@ export interface JournalEntry {
  * have no prototype), in order; `onRecord` sees each record put in. Returns false, having changed
  * nothing, when the journal does not follow on from the state: a commit is missing between them.
  */
-export function replayJournal(state: StateDoc, entries: readonly JournalEntry[], onRecord: (record: unknown) => unknown = (record) => record): boolean {
+export function replayJournal(
+  state: StateDoc,
+  entries: readonly JournalEntry[],
+  onRecord: (record: unknown, collection: Collection, key: string, seq: number) => unknown = (record) => record,
+): boolean {
   const later = entries.filter((entry) => entry.seq > state.commitSeq)
   if (later.some((entry, index) => entry.seq !== state.commitSeq + 1 + index)) return false
   for (const entry of later) {
@@ -33,7 +37,7 @@ export function replayJournal(state: StateDoc, entries: readonly JournalEntry[],
       const records = state[name] as Record<string, unknown> | undefined
       if (!records) throw new Error(`commit ${entry.seq} changes an unknown collection "${name}"`)
       if (value === null) delete records[key]
-      else records[key] = onRecord(value)
+      else records[key] = onRecord(value, name, key, entry.seq)
     }
     state.commitSeq = entry.seq
     state.lastEventId = entry.lastEventId
@@ -42,15 +46,42 @@ export function replayJournal(state: StateDoc, entries: readonly JournalEntry[],
   return true
 }
 
+export interface JournalContents {
+  /** Every complete entry, oldest first. */
+  entries: JournalEntry[]
+  /** Whether the file is there at all (an emptied journal is an empty file, not a missing one). */
+  exists: boolean
+  /** Bytes of complete lines; anything after is a torn last line, for `cutTo` once the start is sure. */
+  complete: number
+  /** The file's size. */
+  size: number
+}
+
 export interface StateJournal {
   readonly name: string
   /** Bytes written since the last reset. */
   readonly size: number
+  /** Appends one commit's line, durably (with fsync on). On failure the store cuts it back with `cutTo`. */
   append(entry: JournalEntry): Promise<void>
-  /** Every complete entry, oldest first; cuts a torn last line. */
-  read(): Promise<JournalEntry[]>
+  /** Reads the journal, changing nothing. */
+  read(): Promise<JournalContents>
+  /** Cuts the journal back to `size` bytes (durably with fsync on). */
+  cutTo(size: number): Promise<void>
   /** Empties the journal, once a checkpoint holds everything in it. */
   reset(): Promise<void>
+}
+
+function isJournalEntry(entry: unknown): entry is JournalEntry {
+  const value = entry as JournalEntry | null
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    Number.isInteger(value.seq) &&
+    Number.isInteger(value.lastEventId) &&
+    Number.isInteger(value.nextUserId) &&
+    Array.isArray(value.changes) &&
+    value.changes.every((change) => Array.isArray(change) && change.length === 3 && typeof change[0] === 'string' && typeof change[1] === 'string')
+  )
 }
 
 export class JsonLinesJournal implements StateJournal {
@@ -59,13 +90,14 @@ export class JsonLinesJournal implements StateJournal {
   constructor(
     readonly name: string,
     private readonly sync: boolean,
+    private readonly fs: FileSystem = realFileSystem,
   ) {}
 
   async append(entry: JournalEntry): Promise<void> {
-    const line = JSON.stringify(entry) + '\n'
-    const handle = await open(this.name, 'a')
+    const bytes = Buffer.from(JSON.stringify(entry) + '\n')
+    const handle = await this.fs.open(this.name, 'a')
     try {
-      await handle.write(line)
+      await writeAll(handle, bytes, this.name)
       if (this.sync) {
         await handle.datasync()
         if (this.size === 0) fsyncDirectory(this.name)
@@ -73,27 +105,27 @@ export class JsonLinesJournal implements StateJournal {
     } finally {
       await handle.close()
     }
-    this.size += Buffer.byteLength(line)
+    this.size += bytes.length
   }
 
-  async read(): Promise<JournalEntry[]> {
+  async read(): Promise<JournalContents> {
     const entries: JournalEntry[] = []
     const complete = await readJsonLines(this.name, (value, lineNumber) => {
-      const entry = value as JournalEntry
-      if (typeof entry !== 'object' || entry === null || !Number.isInteger(entry.seq) || !Array.isArray(entry.changes)) {
-        throw new StoreLoadError(this.name, `line ${lineNumber} is not a journal entry`)
-      }
-      entries.push(entry)
+      if (!isJournalEntry(value)) throw new StoreLoadError(this.name, `line ${lineNumber} is not a journal entry`)
+      entries.push(value)
     })
-    const size = await stat(this.name).then((s) => s.size, () => 0)
-    if (complete < size) await truncateFile(this.name, complete, this.sync)
+    const size = await stat(this.name).then((s) => s.size, () => -1)
     this.size = complete
-    return entries
+    return { entries, exists: size >= 0, complete, size: Math.max(size, 0) }
+  }
+
+  async cutTo(size: number): Promise<void> {
+    await truncateFile(this.name, size, this.sync, this.fs)
+    this.size = size
   }
 
   async reset(): Promise<void> {
-    await truncateFile(this.name, 0, this.sync)
-    this.size = 0
+    await this.cutTo(0)
   }
 }
 
@@ -102,8 +134,9 @@ export class MemoryJournal implements StateJournal {
   readonly name = 'memory journal'
   readonly size = 0
   async append(): Promise<void> {}
-  async read(): Promise<JournalEntry[]> {
-    return []
+  async read(): Promise<JournalContents> {
+    return { entries: [], exists: true, complete: 0, size: 0 }
   }
+  async cutTo(): Promise<void> {}
   async reset(): Promise<void> {}
 }

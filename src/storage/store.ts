@@ -7,22 +7,39 @@
  * Group commit: work items that arrive while a commit is on disk wait; the next batch runs all of
  * them, then makes their combined changes durable with one append to the event log and one line
  * in the state journal. Every item of the batch is answered only after that. A write therefore
- * costs what it changed, whatever the size of the history or of the state.
+ * costs what it changed, whatever the size of the history or of the state. The events of one
+ * commit share one `createdAt`: that, and ids that run on without a gap, is how start-up knows
+ * the events past the state are the one commit a crash can have left unacknowledged.
  *
  * Crash atomicity: events are appended (and fsynced) first; the journal line, which names the
  * last event id the commit includes, is what acknowledges the commit. At start, the checkpoint
- * (`state.json`) is loaded, the journal's later commits replayed, and events past the last
- * acknowledged id cut off. When the journal has grown, a new checkpoint is written and the
- * journal starts afresh.
+ * (`state.json`) is loaded and every record checked against its schema, the journal's later
+ * commits replayed (and checked), and only then, once nothing is in doubt, a torn journal line and
+ * the events of the one unacknowledged commit cut off. Anything else a crash cannot leave (a
+ * missing journal, events of several commits past the state, a bad line before the last) stops
+ * the start with a StoreLoadError and nothing on disk changed.
  *
- * Between a batch's apply and its fsync, readers can already see its changes (like Redis with
- * `appendfsync always`). If the disk write fails the store stops taking writes: the process must
- * restart from what is on disk.
+ * A failed commit (a full disk, an I/O error, a short write) is undone, not latched: a batch is
+ * applied to the state as it runs (so later items of the batch, and the record watchers of
+ * derived indexes, see earlier ones), and keeps what it replaced; if the disk write fails, the
+ * records, counters and watchers are put back in reverse order and both files are cut back to
+ * their length after the last durable commit, so the state in memory is exactly what is on disk.
+ * The batch's writes answer 503, commit listeners (the event search) never hear of it, and the
+ * next commit simply tries again: once space is freed the service recovers without a restart.
+ * Until then `writeProblem` says why (for `/ready`). Between a batch's apply and its fsync,
+ * readers can see its changes (like Redis with `appendfsync always`); they are undone if the
+ * write fails. We chose this over staging a copy because work items of one batch must see each
+ * other, and derived indexes follow the watchers either way.
+ *
+ * A checkpoint that fails (say no room for `.state.json.tmp`) does not fail the commit that
+ * triggered it, which is already durable in the journal: the temp file is removed, a warning
+ * logged, and the checkpoint tried again after a growing delay (1 s up to a minute).
  */
 import { Low, type Adapter } from 'lowdb'
 import { StoreFailedError } from '../errors'
 import type { EventLog } from './event-log'
-import { StoreLoadError } from './files'
+import { DataDirError, describeIoError, StoreLoadError } from './files'
+import { recordProblem } from './record-check'
 import { replayJournal, type JournalEntry, type StateJournal } from './state-journal'
 import { collection, COLLECTIONS, emptyState, type Collection, type EventRecord, type RecordOf, type StateDoc, type TagRecord } from './records'
 
@@ -75,7 +92,6 @@ function committedReader(store: { state: Readonly<StateDoc> }): StateReader {
 
 /** The staged changes of one write. Reads through it see its own staged records. */
 export class Tx implements StateReader {
-  readonly now = new Date().toISOString()
   private readonly puts = new Map<Collection, Map<string, unknown>>()
   private readonly stagedEvents: NewEvent[] = []
   private userIds = 0
@@ -83,6 +99,8 @@ export class Tx implements StateReader {
   constructor(
     private readonly state: StateDoc,
     readonly actor: Actor,
+    /** The commit's time: every write of a batch, and each of its events, gets the same one. */
+    readonly now: string = new Date().toISOString(),
   ) {}
 
   get<C extends Collection>(collection: C, key: string): RecordOf<C> | undefined {
@@ -130,14 +148,15 @@ export class Tx implements StateReader {
   }
 
   /**
-   * Applies the staged changes to `state`, adds them to `changes` (for the journal) and returns the
-   * new events. Called by the store only.
+   * Applies the staged changes to `state`, adds them to `changes` (for the journal) and what they
+   * replaced to `replaced` (to undo them), and returns the new events. Called by the store only.
    */
-  applyTo(state: StateDoc, changes: JournalEntry['changes'], notify: RecordWatcher): EventRecord[] {
+  applyTo(state: StateDoc, changes: JournalEntry['changes'], notify: RecordWatcher, replaced: Replaced[]): EventRecord[] {
     for (const [collection, staged] of this.puts) {
       const records = state[collection] as Record<string, unknown>
       for (const [key, value] of staged) {
         const before = records[key]
+        replaced.push([collection, key, before])
         if (value === null) delete records[key]
         else records[key] = deepFreeze(value)
         changes.push([collection, key, value])
@@ -169,6 +188,9 @@ export class Tx implements StateReader {
 
 type RecordWatcher = (collection: Collection, key: string, before: unknown, after: unknown) => void
 
+/** A record as it was before a batch changed it (undefined: there was none). */
+type Replaced = [Collection, string, unknown]
+
 interface WorkItem {
   actor: Actor
   work: (tx: Tx) => unknown
@@ -185,15 +207,45 @@ export interface StoreFiles {
   events: EventLog
   /** Shown in load errors: the checkpoint's file path. */
   checkpointName?: string
+  /** The data directory, named when it cannot be written. */
+  dataDir?: string
+  /**
+   * Checks that the directory takes a file of `bytes` (creating the journal and the event log if
+   * missing); throws the file system's error. Run at open, before anything is cut, and by `/ready`
+   * after a failed commit, to see whether writes can be made durable again.
+   */
+  probe?: (bytes?: number) => Promise<void>
 }
 
 /** A new checkpoint is written once the journal holds this many bytes. */
 export const CHECKPOINT_AFTER_BYTES = 8 * 1024 * 1024
 
+const CHECKPOINT_RETRY_MIN_MS = 1000
+const CHECKPOINT_RETRY_MAX_MS = 60_000
+/** `/ready` probes the directory at most this often while writes fail. */
+const PROBE_INTERVAL_MS = 1000
+/** The least a probe writes after a failed commit: a few free pages are not room for the next commit. */
+const PROBE_MIN_BYTES = 16 * 1024
+
+function warn(msg: string, fields: Record<string, unknown>) {
+  console.error(JSON.stringify({ time: new Date().toISOString(), level: 'warn', msg, ...fields }))
+}
+
 export class Store {
   private queue: WorkItem[] = []
   private committing = false
-  private failure: Error | null = null
+  /** Why the last commit could not be made durable; null once one is. */
+  private problem: string | null = null
+  /** A failed commit's bytes could not be cut off the files; the next commit cuts them first. */
+  private cutPending = false
+  /** The files' lengths after the last durable commit. */
+  private durable = { events: 0, journal: 0 }
+  private checkpointDelay = 0
+  private checkpointNotBefore = 0
+  private lastProbe = 0
+  private probing: Promise<void> | null = null
+  /** Bytes `/ready` asks the directory to take before it says writes work again: twice the failed commit's. */
+  private probeBytes = PROBE_MIN_BYTES
   private idle: Promise<void> = Promise.resolve()
   private idleResolve: (() => void) | null = null
   private readonly listeners: CommitListener[] = []
@@ -207,9 +259,14 @@ export class Store {
     private readonly stateDb: Low<StateDoc>,
     private readonly files: StoreFiles,
     private readonly checkpointAfterBytes: number,
-  ) {}
+  ) {
+    this.durable = { events: files.events.size, journal: files.journal.size }
+  }
 
-  /** Loads the checkpoint, replays the journal, and cuts the event log back to what was acknowledged. */
+  /**
+   * Loads the checkpoint, replays the journal, checks every record, and only then cuts what a
+   * crash left half written (a torn journal line, the events of one unacknowledged commit).
+   */
   static async open(files: StoreFiles, options: { checkpointAfterBytes?: number } = {}): Promise<Store> {
     const checkpointName = files.checkpointName ?? 'state'
     const stateDb = new Low<StateDoc>(files.checkpoint, emptyState())
@@ -217,14 +274,13 @@ export class Store {
     if (checkpoint !== null) stateDb.data = checkpoint
     const state = stateDb.data
     checkState(state, checkpointName)
+    // A checkpoint without commitSeq predates the journal: it may have none.
+    const journalExpected = checkpoint !== null && state.commitSeq !== undefined
     const journal = await files.journal.read()
-    if (checkpoint === null) {
-      // No checkpoint yet. A new data directory gets one at once, so that a missing checkpoint next
-      // to a journal or events always means a damaged directory rather than a first start.
-      if (journal.length > 0 || !(await files.events.isEmpty())) {
-        throw new StoreLoadError(checkpointName, 'is missing, but the journal or the event log holds data; restore it or move the directory away')
-      }
-      await stateDb.write()
+    if (checkpoint === null && (journal.size > 0 || !(await files.events.isEmpty()))) {
+      // A new data directory gets a checkpoint at once, so that a missing checkpoint next to a
+      // journal or events always means a damaged directory rather than a first start.
+      throw new StoreLoadError(checkpointName, 'is missing, but the journal or the event log holds data; restore it or move the directory away')
     }
     state.commitSeq ??= 0
     // Records are frozen; the collections holding them are not, so a commit can swap records in.
@@ -234,12 +290,34 @@ export class Store {
     }
     let replayed: boolean
     try {
-      replayed = replayJournal(state, journal, deepFreeze)
+      replayed = replayJournal(state, journal.entries, (record, name, key, seq) => {
+        const problem = recordProblem(name, key, record)
+        if (problem) throw new Error(`commit ${seq} holds a bad record: ${problem}`)
+        return deepFreeze(record)
+      })
     } catch (error) {
       throw new StoreLoadError(files.journal.name, (error as Error).message)
     }
     if (!replayed) throw new StoreLoadError(files.journal.name, `does not follow on from commit ${state.commitSeq} of the checkpoint; commits are missing`)
-    await files.events.trimTo(state.lastEventId)
+    // Every store opened since the journal exists has one (opening creates it, a checkpoint empties it).
+    const journalMissing = (why: string) =>
+      new StoreLoadError(files.journal.name, `is missing, but ${why}, so commits written to it would be lost; restore it or move the directory away`)
+    const missing = !journal.exists && journalExpected
+    if (missing && state.commitSeq > 0) throw journalMissing(`the checkpoint includes commit ${state.commitSeq}`)
+    const events = await files.events.findEnd(state.lastEventId).catch((error) => {
+      throw missing ? journalMissing(`the event log does not end where the checkpoint does (${(error as Error).message})`) : error
+    })
+    if (missing && events.end < events.size) throw journalMissing('the event log holds events past the checkpoint')
+    if (files.probe) {
+      try {
+        await files.probe()
+      } catch (error) {
+        throw new DataDirError(files.dataDir ?? checkpointName, describeIoError(error))
+      }
+    }
+    if (checkpoint === null) await stateDb.write()
+    if (journal.complete < journal.size) await files.journal.cutTo(journal.complete)
+    if (events.end < events.size) await files.events.cutTo(events.end)
     return new Store(stateDb, files, options.checkpointAfterBytes ?? CHECKPOINT_AFTER_BYTES)
   }
 
@@ -261,6 +339,33 @@ export class Store {
     return this.files.events.path
   }
 
+  /** Why writes cannot be made durable (the last commit failed), or null. */
+  get writeProblem(): string | null {
+    return this.problem
+  }
+
+  /**
+   * While writes fail, probes the data directory (at most once a second): once it takes writes
+   * again, `writeProblem` clears without waiting for a client to write. Resolves to `writeProblem`.
+   */
+  async recheck(): Promise<string | null> {
+    if (this.problem === null || this.committing || this.probing || Date.now() - this.lastProbe < PROBE_INTERVAL_MS) return this.problem
+    this.lastProbe = Date.now()
+    // A commit that starts meanwhile waits for this, so that the files are never cut under it.
+    this.probing = (async () => {
+      try {
+        if (this.cutPending) await this.cutBack()
+        await this.files.probe?.(this.probeBytes)
+        this.problem = null
+      } catch (error) {
+        this.problem = describeIoError(error)
+      }
+    })()
+    await this.probing
+    this.probing = null
+    return this.problem
+  }
+
   /** Calls `onEvent` for every committed event, oldest first. */
   readEvents(onEvent: (event: EventRecord) => void): Promise<void> {
     return this.files.events.read(this.lastEventId, onEvent)
@@ -273,7 +378,8 @@ export class Store {
 
   /**
    * Called after each durable commit with the events it added and their JSON lines (made once,
-   * for the log file and for listeners alike), before its writes are answered.
+   * for the log file and for listeners alike), before its writes are answered. Never for a commit
+   * that failed.
    */
   onCommit(listener: CommitListener): void {
     this.listeners.push(listener)
@@ -281,7 +387,8 @@ export class Store {
 
   /**
    * Calls `listener` for every record of `collection` now, then for each record a commit changes
-   * (`before` undefined for a new record, `after` undefined for a deleted one). For derived indexes.
+   * (`before` undefined for a new record, `after` undefined for a deleted one), and again, the other
+   * way round, when a failed commit is undone. For derived indexes.
    */
   watch<C extends Collection>(collection: C, listener: (key: string, before: RecordOf<C> | undefined, after: RecordOf<C> | undefined) => void): void {
     for (const [key, record] of Object.entries(this.stateDb.data[collection])) listener(key, undefined, record as RecordOf<C>)
@@ -291,7 +398,6 @@ export class Store {
   }
 
   transact<T>(actor: Actor, work: (tx: Tx) => T): Promise<T> {
-    if (this.failure) return Promise.reject(new StoreFailedError('The store could not save an earlier write; restart the service'))
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ actor, work, resolve: resolve as (value: unknown) => void, reject })
       if (!this.committing) void this.commitLoop()
@@ -303,15 +409,22 @@ export class Store {
     await this.idle
   }
 
-  /** Waits for queued writes, then writes a checkpoint so the next start has no journal to replay. */
-  async close(): Promise<void> {
+  /**
+   * Waits for queued writes, then writes a checkpoint so the next start has no journal to replay.
+   * Resolves to why the checkpoint could not be written, or null: either way every acknowledged
+   * write is on disk (in the journal if not in the checkpoint).
+   */
+  async close(): Promise<string | null> {
     await this.flush()
-    if (!this.failure && this.files.journal.size > 0) await this.checkpoint()
+    if (this.cutPending) await this.cutBack().catch(() => {})
+    if (this.files.journal.size > 0) return this.tryCheckpoint()
+    return null
   }
 
   private async commitLoop() {
     this.committing = true
     this.idle = new Promise((resolve) => (this.idleResolve = resolve))
+    if (this.probing) await this.probing
     while (this.queue.length > 0) {
       const batch = this.queue
       this.queue = []
@@ -320,8 +433,11 @@ export class Store {
       const changes: JournalEntry['changes'] = []
       // The state document is changed only here, one item at a time.
       const state = this.stateDb.data
+      const counters = { lastEventId: state.lastEventId, nextUserId: state.nextUserId, commitSeq: state.commitSeq }
+      const replaced: Replaced[] = []
+      const now = new Date().toISOString()
       for (const item of batch) {
-        const tx = new Tx(state, item.actor)
+        const tx = new Tx(state, item.actor, now)
         let result: unknown
         try {
           result = item.work(tx)
@@ -329,7 +445,7 @@ export class Store {
           item.reject(error)
           continue
         }
-        added.push(...tx.applyTo(state, changes, this.notify))
+        added.push(...tx.applyTo(state, changes, this.notify, replaced))
         done.push({ item, result })
       }
       if (done.length === 0) continue
@@ -337,18 +453,22 @@ export class Store {
       const lines = added.map((event) => JSON.stringify(event))
       const started = performance.now()
       try {
+        if (this.cutPending) await this.cutBack()
         await this.files.events.append(added, lines)
         await this.files.journal.append({ seq: state.commitSeq, lastEventId: state.lastEventId, nextUserId: state.nextUserId, changes })
-        if (this.files.journal.size >= this.checkpointAfterBytes) await this.checkpoint()
       } catch (error) {
-        this.failure = error as Error
-        console.error(JSON.stringify({ level: 'fatal', msg: 'commit failed; the store takes no more writes', error: String(error) }))
-        const failed = new StoreFailedError('The write could not be saved; restart the service')
+        this.undo(state, replaced, counters)
+        this.problem = describeIoError(error)
+        this.probeBytes = Math.max(PROBE_MIN_BYTES, 2 * (lines.reduce((sum, line) => sum + line.length + 1, 0) + JSON.stringify(changes).length))
+        await this.cutBack().catch(() => (this.cutPending = true))
+        console.error(JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: 'commit failed and was undone; the next write tries again', error: this.problem, detail: (error as Error)?.message }))
+        const failed = new StoreFailedError(`The write could not be saved: ${this.problem}`)
         for (const { item } of done) item.reject(failed)
-        for (const item of this.queue) item.reject(failed)
-        this.queue = []
-        break
+        continue
       }
+      this.problem = null
+      this.durable = { events: this.files.events.size, journal: this.files.journal.size }
+      if (this.files.journal.size >= this.checkpointAfterBytes && Date.now() >= this.checkpointNotBefore) await this.tryCheckpoint()
       const seconds = (performance.now() - started) / 1000
       for (const timer of this.timers) timer(seconds)
       for (const listener of this.listeners) listener(added, lines)
@@ -356,6 +476,44 @@ export class Store {
     }
     this.committing = false
     this.idleResolve?.()
+  }
+
+  /** Puts back what a failed batch replaced, newest first, telling the watchers. */
+  private undo(state: StateDoc, replaced: Replaced[], counters: Pick<StateDoc, 'lastEventId' | 'nextUserId' | 'commitSeq'>) {
+    for (let i = replaced.length - 1; i >= 0; i--) {
+      const [name, key, before] = replaced[i]
+      const records = state[name] as Record<string, unknown>
+      const after = records[key]
+      if (before === undefined) delete records[key]
+      else records[key] = before
+      this.notify(name, key, after, before)
+    }
+    Object.assign(state, counters)
+  }
+
+  /** Cuts both files back to their length after the last durable commit. */
+  private async cutBack() {
+    await this.files.events.cutTo(this.durable.events)
+    await this.files.journal.cutTo(this.durable.journal)
+    this.cutPending = false
+  }
+
+  /** Writes a checkpoint; on failure logs it, backs off, and resolves to the problem instead of throwing. */
+  private async tryCheckpoint(): Promise<string | null> {
+    try {
+      await this.checkpoint()
+      this.checkpointDelay = 0
+      this.checkpointNotBefore = 0
+      return null
+    } catch (error) {
+      const problem = describeIoError(error)
+      this.checkpointDelay = Math.min(Math.max(this.checkpointDelay * 2, CHECKPOINT_RETRY_MIN_MS), CHECKPOINT_RETRY_MAX_MS)
+      this.checkpointNotBefore = Date.now() + this.checkpointDelay
+      warn('checkpoint failed; the journal holds every commit, the checkpoint is tried again later', { error: problem, retryAfterMs: this.checkpointDelay })
+      return problem
+    } finally {
+      this.durable = { events: this.files.events.size, journal: this.files.journal.size }
+    }
   }
 
   /** The checkpoint holds every commit so far, so the journal can start afresh. */
@@ -371,10 +529,15 @@ function checkState(state: unknown, name: string): asserts state is StateDoc {
   if (doc.formatVersion !== 1) throw new StoreLoadError(name, `has formatVersion ${JSON.stringify(doc.formatVersion)}, expected 1`)
   if (!Number.isInteger(doc.lastEventId) || doc.lastEventId! < 0) throw new StoreLoadError(name, 'has no valid lastEventId')
   if (!Number.isInteger(doc.nextUserId)) throw new StoreLoadError(name, 'has no valid nextUserId')
-  for (const key of ['projects', 'environments', 'flags', 'tokens'] as const) {
+  if (doc.commitSeq !== undefined && (!Number.isInteger(doc.commitSeq) || doc.commitSeq < 0)) throw new StoreLoadError(name, 'has no valid commitSeq')
+  for (const key of COLLECTIONS) {
     const collection = doc[key]
     if (typeof collection !== 'object' || collection === null || Array.isArray(collection)) {
       throw new StoreLoadError(name, `"${key}" is not an object`)
+    }
+    for (const [id, record] of Object.entries(collection)) {
+      const problem = recordProblem(key, id, record)
+      if (problem) throw new StoreLoadError(name, `holds a bad record: ${problem}`)
     }
   }
 }

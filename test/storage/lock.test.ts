@@ -101,5 +101,5 @@ test('the lock of a process killed with SIGKILL is released by the OS', async ()
 
 test('a directory that cannot be locked is refused with the reason, not a stack trace', () => {
   const dir = join(newDir(), 'missing')
-  expect(() => DataDirLock.acquire(dir)).toThrow(`cannot lock ${join(dir, LOCK_FILE)}: ENOENT`)
+  expect(() => DataDirLock.acquire(dir)).toThrow(`DATA_DIR ${dir} cannot be written: no such file or directory (ENOENT)`)
 })
