@@ -124,14 +124,15 @@ export class FlagsService {
 
   /** The project's live flags as the list endpoint shows them (contract §5, getFeatures). */
   listProject(projectId: string, filters: ListFilters, caller: Caller): FeatureView[] {
-    if (!callerSeesProject(caller, projectId)) return []
-    const state = this.store.state
-    const prefix = filters.namePrefix?.toLowerCase()
+    // A malformed filter is a 400 whoever asks, before the token's scope empties the list.
     const tags = filters.tag?.map((tag) => {
       const colon = tag.indexOf(':')
       if (colon <= 0) invalid(`tag must look like type:value, got ${JSON.stringify(tag)}`, '/tag')
       return { type: tag.slice(0, colon), value: tag.slice(colon + 1) }
     })
+    if (!callerSeesProject(caller, projectId)) return []
+    const state = this.store.state
+    const prefix = filters.namePrefix?.toLowerCase()
     const flags = Object.values(state.flags).filter(
       (flag) =>
         flag.project === projectId &&
