@@ -28,7 +28,9 @@ export function flagsController(flags: FlagsService, auth: Authorization) {
         operationId: 'getFeatures',
         summary: 'Get all features in a project',
         tags,
-        description: 'Live (not archived) flags of the project, by createdAt then name. An unknown project, or one the token cannot see, gives an empty list.',
+        description:
+          'Live (not archived) flags of the project, by createdAt then name. An unknown project, or one the token cannot see, gives an empty list. ' +
+          'A malformed tag (not type:value), a namePrefix given twice or an unknown parameter is a 400 naming it.',
       },
     })
     .post('/api/admin/projects/:projectId/features', async ({ params, body, caller, set }) => {
