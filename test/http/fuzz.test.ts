@@ -288,7 +288,8 @@ test(`${QUERY_REQUESTS} hostile query strings and path parameters on every docum
   const operations = operationsOf((await api.get('/swagger/json')).body)
   // The routes that take query parameters are the ones this test is for; they get a larger share.
   const withQuery = operations.filter((operation) => operation.query.length > 0)
-  expect(withQuery.map((operation) => `${operation.method} ${operation.path}`).sort()).toEqual(['GET /api/admin/projects/{projectId}/features', 'GET /api/admin/search/events'])
+  const withQueryKeys = withQuery.map((operation) => `${operation.method} ${operation.path}`)
+  for (const key of ['GET /api/admin/projects/{projectId}/features', 'GET /api/admin/search/events']) expect(withQueryKeys).toContain(key)
   const failures: string[] = []
   const statuses = new Map<number, number>()
   for (let n = 0; n < QUERY_REQUESTS && failures.length < 20; n++) {
