@@ -1,5 +1,6 @@
 /** The one place where errors become HTTP responses (contract §2). */
 import { Elysia, ValidationError as ElysiaValidationError } from 'elysia'
+import { TransformDecodeCheckError, TransformDecodeError } from '@sinclair/typebox/value'
 import { AppError, ContentTypeError, NotFoundError, ValidationError, type ErrorDetail } from '../errors'
 import type { Logger } from '../log'
 import { sentUnsupportedBody } from './body'
@@ -51,6 +52,15 @@ export function toAppErrorResponse(code: unknown, error: unknown, request: Reque
     const first = details[0]
     const message = `The ${where[error.type] ?? error.type} does not match the schema${first ? `: ${first.path ?? ''} ${first.message}`.trimEnd() : ''}`
     return errorResponse(new ValidationError(message, details))
+  }
+  if (error instanceof TransformDecodeCheckError || error instanceof TransformDecodeError) {
+    // A schema transform (Elysia's coercion of query and path values) failed after validation;
+    // Elysia rethrows TypeBox's own error, which says neither what nor where. Our parameter schemas
+    // avoid such transforms (http/query.ts), so this is the net under any that remain.
+    const inner = error instanceof TransformDecodeCheckError ? error.error : undefined
+    const path = error instanceof TransformDecodeError ? error.path : inner?.path
+    const message = inner?.message ?? error.message
+    return errorResponse(new ValidationError(`A request parameter does not match the schema${path ? ` at ${path}` : ''}: ${message}`, [path ? { message, path } : { message }]))
   }
   if (code === 'NOT_FOUND') {
     const path = new URL(request.url).pathname

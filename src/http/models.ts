@@ -10,7 +10,8 @@ import { ErrorSchema } from './schemas'
 /** Components shown in the OpenAPI document instead of the looser schema that is validated. */
 export const documentedModels = { patchesSchema: flags.PatchOperationsDocumented }
 
-export const models = new Elysia({ name: 'models' }).model({
+/** By name, as routes refer to them. */
+export const namedModels = {
   error: ErrorSchema,
   featureSchema: flags.Feature,
   featuresSchema: flags.FeatureList,
@@ -42,4 +43,6 @@ export const models = new Elysia({ name: 'models' }).model({
   createdApiTokenSchema: tokens.CreatedToken,
   eventSearchQuerySchema: events.EventSearchQuery,
   eventSearchResponseSchema: events.EventPage,
-})
+}
+
+export const models = new Elysia({ name: 'models' }).model(namedModels)

@@ -28,6 +28,8 @@ export function polishOpenApi(document: Json): Json {
   for (const operations of Object.values<Json>(document.paths ?? {})) {
     for (const operation of Object.values<Json>(operations)) {
       if (operation.requestBody) operation.requestBody.content = jsonOnly(operation.requestBody.content)
+      // The mark that keeps Elysia from coercing a repeatable query parameter (http/query.ts) is not for readers.
+      for (const parameter of operation.parameters ?? []) delete parameter.schema?.elysiaMeta
       for (const [status, response] of Object.entries<Json>(operation.responses ?? {})) {
         response.content = jsonOnly(response.content)
         delete response.$id

@@ -2,6 +2,7 @@
 import { Elysia } from 'elysia'
 import type { authorization } from './auth'
 import { models } from './models'
+import { strictQueries } from './query'
 
 /**
  * - `standardHostname: false`: Elysia otherwise assumes a hostname of at least four characters when
@@ -14,7 +15,7 @@ export const ELYSIA_CONFIG = { handler: { standardHostname: false }, normalize: 
 export type Authorization = ReturnType<typeof authorization>
 
 export function controllerBase(auth: Authorization) {
-  return new Elysia(ELYSIA_CONFIG).use(models).use(auth)
+  return strictQueries(new Elysia(ELYSIA_CONFIG).use(models).use(auth))
 }
 
 /** A 200 answer without a body, as the seed asks for bulk toggles and validate. */

@@ -232,6 +232,23 @@ describe('POST /api/admin/api-tokens', () => {
     expectUnchanged(api, before)
   })
 
+  test('a client or frontend token for environment * answers 400 naming /environment and creates nothing', async () => {
+    api = await makeApi()
+    const before = snapshot(api)
+    for (const type of ['client', 'frontend', 'CLIENT']) {
+      for (const extra of [{ projects: ['default'] }, { projects: ['*'] }, { project: 'default' }]) {
+        const response = await api.createToken({ tokenName: `star-${type}`, type, environment: '*', ...extra })
+        expectError(response, 400, 'ValidationError')
+        expect(response.body.message).toContain('one existing environment')
+        expect(response.body.details).toEqual([{ message: 'not one environment', path: '/environment' }])
+      }
+    }
+    expectUnchanged(api, before)
+    // Admin tokens stay environment-wide.
+    const admin = await api.createToken({ tokenName: 'star-admin', type: 'admin' })
+    expect({ status: admin.status, environment: admin.body.environment }).toEqual({ status: 201, environment: '*' })
+  })
+
   test('an expiresAt in the past answers 400 and creates nothing', async () => {
     api = await makeApi()
     const before = snapshot(api)

@@ -848,3 +848,40 @@ describe('PATCH: pipeline', () => {
     expect(event.createdBy).toBe('editor-token')
   })
 })
+
+describe('PATCH: operations are strict', () => {
+  test('PATCH: a member RFC 6902 does not define for the op answers 400 naming /<index>/<member>, and nothing is applied', async () => {
+    await newFlag('strict-members', { description: 'before' })
+    const cases: [unknown[], string, string][] = [
+      [[{ op: 'replace', path: '/description', value: 'x', foo: 1 }], '/0/foo', 'foo'],
+      [[{ op: 'replace', path: '/stale', value: true }, { op: 'add', path: '/description', value: 'x', from: '/type' }], '/1/from', 'from'],
+      [[{ op: 'remove', path: '/description', value: 'ignored?' }], '/0/value', 'value'],
+      [[{ op: 'copy', from: '/name', path: '/description', value: 'x' }], '/0/value', 'value'],
+      [[{ op: 'move', from: '/description', path: '/type', valeu: 'typo' }], '/0/valeu', 'valeu'],
+      [[{ op: 'test', path: '/description', value: 'before', 'a/b~c': 1 }], '/0/a~1b~0c', 'a/b~c'],
+    ]
+    for (const [operations, path, member] of cases) {
+      const response = await expectRefused('strict-members', operations, 400, 'ValidationError', [member])
+      expect(response.body.details).toEqual([{ message: 'unknown member', path }])
+    }
+  })
+
+  test('PATCH: the defined members of each op are still accepted', async () => {
+    await newFlag('strict-ok', { description: 'one' })
+    const flag = await expectAccepted('strict-ok', [
+      { op: 'test', path: '/description', value: 'one' },
+      { op: 'add', path: '/stale', value: true },
+      { op: 'copy', from: '/name', path: '/description' },
+      { op: 'move', from: '/description', path: '/type' },
+      { op: 'replace', path: '/type', value: 'operational' },
+      { op: 'add', path: '/description', value: 'two' },
+      { op: 'remove', path: '/description' },
+    ])
+    expect({ stale: flag.stale, type: flag.type, description: flag.description }).toEqual({ stale: true, type: 'operational', description: null })
+  })
+
+  test('PATCH: the OpenAPI document shows operations as closed objects', async () => {
+    const document = (await api.get('/swagger/json')).body
+    expect(document.components.schemas.patchesSchema.items.additionalProperties).toBe(false)
+  })
+})

@@ -80,6 +80,10 @@ function model(target: 'own' | 'unknown' | 'other', current: Doc, operations: Op
   if (target === 'other') return { statuses: [404], why: 'flag of another project' }
   for (const operation of operations) {
     if (!OPS.includes(operation.op)) return { statuses: [400], why: `unknown op ${operation.op}` }
+    // RFC 6902 ignores other members; the contract's strict bodies refuse them.
+    const members = ['op', 'path', ...(['add', 'replace', 'test'].includes(operation.op) ? ['value'] : []), ...(['copy', 'move'].includes(operation.op) ? ['from'] : [])]
+    const extra = Object.keys(operation).find((member) => !members.includes(member))
+    if (extra !== undefined) return { statuses: [400], why: `${operation.op} with member ${extra}` }
     if (propertyOf(operation.path) === null) return { statuses: [400], why: `bad path ${JSON.stringify(operation.path)}` }
     if ((operation.op === 'copy' || operation.op === 'move') && propertyOf(operation.from) === null) {
       return { statuses: [400], why: `bad from ${JSON.stringify(operation.from)}` }
@@ -199,6 +203,7 @@ function randomOperation(random: Random, current: Doc, earlier: string[], focuse
     const key = propertyOf(path)
     operation.value = op === 'test' && key !== null && random.chance(0.6) ? (current[key] ?? null) : valueFor(random, path, current)
   }
+  if (!focused && random.chance(0.03)) (operation as unknown as Record<string, unknown>)[random.pick(['foo', 'values', 'Value', 'form'])] = 1
   return operation
 }
 

@@ -10,6 +10,15 @@ import type { FlagMetadata } from './flag-view'
 
 export const PATCH_OPS = ['add', 'remove', 'replace', 'copy', 'move', 'test'] as const
 export const PATCHABLE = ['name', 'description', 'type', 'project', 'stale', 'impressionData', 'archived', 'createdAt'] as const
+/** The members each operation may have (RFC 6902, section 4). */
+const MEMBERS: Record<(typeof PATCH_OPS)[number], readonly string[]> = {
+  add: ['op', 'path', 'value'],
+  replace: ['op', 'path', 'value'],
+  test: ['op', 'path', 'value'],
+  remove: ['op', 'path'],
+  move: ['op', 'from', 'path'],
+  copy: ['op', 'from', 'path'],
+}
 const FORBIDDEN_SEGMENTS = new Set(['__proto__', 'constructor', 'prototype'])
 
 /** One operation as received; `checkOperation` makes sure of its shape. */
@@ -53,6 +62,17 @@ function checkPointer(pointer: string, index: number, field: 'path' | 'from') {
 function checkOperation(operation: PatchOperation, index: number) {
   if (typeof operation.op !== 'string' || !(PATCH_OPS as readonly string[]).includes(operation.op)) {
     throw new ValidationError(`Operation ${index}: op must be one of ${PATCH_OPS.join(', ')}`, [{ message: 'unknown op', path: `/${index}/op` }])
+  }
+  // RFC 6902 says other members are ignored; we refuse them, as every body of ours refuses unknown
+  // properties, so that a misspelt "value" or a "from" on an add is an error, not a silent no-op.
+  const allowed = MEMBERS[operation.op as (typeof PATCH_OPS)[number]]
+  for (const member of Object.keys(operation)) {
+    if (!allowed.includes(member)) {
+      const pointer = `/${index}/${member.replace(/~/g, '~0').replace(/\//g, '~1')}`
+      throw new ValidationError(`Operation ${index}: ${operation.op} takes only ${allowed.join(', ')}, not ${JSON.stringify(member)}`, [
+        { message: 'unknown member', path: pointer },
+      ])
+    }
   }
   if (typeof operation.path !== 'string') {
     throw new ValidationError(`Operation ${index}: path must be a string`, [{ message: 'missing path', path: `/${index}/path` }])

@@ -1,6 +1,7 @@
 import { t } from 'elysia'
 import { authErrors, bodyErrors, errors } from '../../http/schemas'
 import { controllerBase, jsonResponse, noContent, type Authorization } from '../../http/plugins'
+import { repeatable } from '../../http/query'
 import type { FlagsService } from './flags.service'
 
 const projectParams = t.Object({ projectId: t.String({ description: 'Project id' }) })
@@ -19,7 +20,7 @@ export function flagsController(flags: FlagsService, auth: Authorization) {
       auth: { permission: 'NONE', outOfScope: () => ({ version: 2, features: [] }) },
       params: projectParams,
       query: t.Object({
-        tag: t.Optional(t.Array(t.String({ maxLength: 200, description: 'type:value' }), { maxItems: 100, description: 'Only flags with any of these tags (type:value, repeatable)' })),
+        tag: t.Optional(repeatable(t.String({ maxLength: 200, pattern: '^[^:]+:', description: 'type:value' }), { maxItems: 100, description: 'Only flags with any of these tags (type:value, repeatable)' })),
         namePrefix: t.Optional(t.String({ maxLength: 100, description: 'Only flags whose name starts with this, ignoring case' })),
       }),
       response: { 200: 'featuresSchema', ...authErrors(400) },
@@ -27,7 +28,9 @@ export function flagsController(flags: FlagsService, auth: Authorization) {
         operationId: 'getFeatures',
         summary: 'Get all features in a project',
         tags,
-        description: 'Live (not archived) flags of the project, by createdAt then name. An unknown project, or one the token cannot see, gives an empty list.',
+        description:
+          'Live (not archived) flags of the project, by createdAt then name. An unknown project, or one the token cannot see, gives an empty list. ' +
+          'A malformed tag (not type:value), a namePrefix given twice or an unknown parameter is a 400 naming it.',
       },
     })
     .post('/api/admin/projects/:projectId/features', async ({ params, body, caller, set }) => {

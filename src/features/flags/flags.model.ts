@@ -318,7 +318,7 @@ export const PatchOperationsDocumented = t.Array(
       from: t.Optional(t.String({ description: 'Source pointer, for copy and move', maxLength: 200 })),
       value: t.Optional(t.Unknown({ description: 'Value for add, replace and test' })),
     },
-    { description: 'One JSON-Patch (RFC 6902) operation' },
+    { description: 'One JSON-Patch (RFC 6902) operation: value only for add, replace and test, from only for copy and move; any other member is refused (400)', additionalProperties: false },
   ),
   {
     maxItems: 1000,

@@ -129,13 +129,13 @@ export class FlagsService {
 
   /** The project's live flags as the list endpoint shows them (contract §5, getFeatures). */
   listProject(projectId: string, filters: ListFilters): FeatureView[] {
-    const state = this.store.state
-    const prefix = filters.namePrefix?.toLowerCase()
     const tags = filters.tag?.map((tag) => {
       const colon = tag.indexOf(':')
       if (colon <= 0) invalid(`tag must look like type:value, got ${JSON.stringify(tag)}`, '/tag')
       return { type: tag.slice(0, colon), value: tag.slice(colon + 1) }
     })
+    const state = this.store.state
+    const prefix = filters.namePrefix?.toLowerCase()
     const flags = Object.values(state.flags).filter(
       (flag) =>
         flag.project === projectId &&

@@ -34,7 +34,7 @@ export const CreateToken = t.Object(
     role: t.Optional(t.Union([t.Literal('admin'), t.Literal('editor'), t.Literal('viewer')], { description: 'Admin tokens: admin (default), editor (all but tokens) or viewer (read-only)' })),
     projects: t.Optional(t.Array(t.String({ maxLength: 100, description: 'Project id or *' }), { maxItems: 100, description: 'Projects the token may touch (default ["*"])' })),
     project: t.Optional(t.String({ maxLength: 100, description: 'Single-project shorthand for projects' })),
-    environment: t.Optional(t.String({ maxLength: 100, description: 'Client and frontend tokens: environment (default development)' })),
+    environment: t.Optional(t.String({ maxLength: 100, description: 'Client and frontend tokens: one existing environment, not * (default development)' })),
     expiresAt: t.Optional(t.String({ format: 'date-time', description: 'When the token stops working' })),
   },
   { description: 'A token to create' },

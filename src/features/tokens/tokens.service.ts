@@ -136,6 +136,10 @@ export class TokensService {
     const projects = input.projects ?? (input.project !== undefined ? [input.project] : ['*'])
     if (projects.length === 0) throw new ValidationError('A token needs at least one project, or "*"', [{ message: 'empty', path: '/projects' }])
     const environment = type === 'admin' ? '*' : (input.environment ?? 'development')
+    // An SDK token's secret and scope name one environment (contract §3); "*" is the admin tokens' mark.
+    if (type !== 'admin' && environment === '*') {
+      throw new ValidationError(`A ${type} token must name one existing environment, not "*"`, [{ message: 'not one environment', path: '/environment' }])
+    }
     const random = randomBytes(32).toString('hex')
     const prefix =
       type === 'admin' ? '*:*' : `${projects.includes('*') ? '*' : projects.length === 1 ? projects[0] : '[]'}:${environment}`
