@@ -3,7 +3,7 @@ import type { FlagRecord } from '../../storage/records'
 import type { StateReader, Store, Tx } from '../../storage/store'
 import { emptyFlagEnvironment } from '../environments/environments.service'
 import { nameProblem } from '../names'
-import { PatternTimeoutError, type PatternMatcher } from '../projects/naming-pattern'
+import type { NamingPatterns } from '../projects/naming-pattern'
 import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
 import { applyFlagPatch, assertNoVariantOps, type PatchOperation } from './flag-patch'
 import { flagEvent, flagInProject, liveFlagInProject, requireEnvironment, setEnvironmentEnabled, withStage } from './flag-rules'
@@ -87,7 +87,7 @@ export class FlagsService {
 
   constructor(
     private readonly store: Pick<Store, 'state' | 'reader' | 'transact' | 'watch'>,
-    private readonly patterns: PatternMatcher,
+    private readonly patterns: NamingPatterns,
   ) {
     this.children = new ChildrenIndex(store)
     store.watch('flags', (_key, before, after) => {
@@ -168,21 +168,23 @@ export class FlagsService {
     if (existing) {
       throw new NameExistsError(existing.archived ? 'An archived flag with that name already exists' : 'A flag with that name already exists')
     }
-    if (projectId) await this.checkNamingPattern(name, projectId)
+    if (projectId) this.checkNamingPattern(name, projectId)
   }
 
-  private async checkNamingPattern(name: string, projectId: string) {
+  private checkNamingPattern(name: string, projectId: string) {
     const project = this.store.reader.get('projects', projectId)
     const naming = project?.featureNaming
     if (!naming) return
-    let matches: boolean
-    try {
-      matches = await this.patterns.matches(naming.pattern, name)
-    } catch (error) {
-      if (!(error instanceof PatternTimeoutError)) throw error
-      invalid(`The naming pattern ^${naming.pattern}$ of project "${projectId}" is too slow to check names against; simplify it`, '/name')
+    const compiled = this.patterns.of(projectId, naming.pattern)
+    if (!compiled.ok) {
+      // A pattern saved before patterns were RE2: the rule cannot be applied, so names are not let through unchecked.
+      invalid(
+        `The naming pattern ^${naming.pattern}$ of project "${projectId}" can no longer be used (${compiled.problem}); ` +
+          `save the project's featureNaming again with a supported pattern (PUT /api/admin/projects/${projectId})`,
+        '/name',
+      )
     }
-    if (!matches) {
+    if (!compiled.regex.testExact(name)) {
       const parts = [`"${name}" does not match the naming pattern ^${naming.pattern}$ of project "${projectId}"`]
       if (naming.example) parts.push(`for example "${naming.example}"`)
       if (naming.description) parts.push(naming.description)
@@ -198,9 +200,9 @@ export class FlagsService {
     checkDescription(input.description ?? null)
     if (this.store.reader.get('flags', input.name)) await this.validateName(input.name, null)
     if (!this.store.reader.get('projects', projectId)) throw new NotFoundError(`Project "${projectId}" does not exist`)
-    await this.checkNamingPattern(input.name, projectId)
+    this.checkNamingPattern(input.name, projectId)
     return this.store.transact(actorOf(caller), (tx) => {
-      // Checked again here: another request may have taken the name while the pattern was matched.
+      // Checked again here: another request may have taken the name while this one waited for its turn.
       const existing = tx.get('flags', input.name)
       if (existing) throw new NameExistsError(existing.archived ? 'An archived flag with that name already exists' : 'A flag with that name already exists')
       const project = tx.get('projects', projectId)

@@ -4,7 +4,7 @@ import type { Store } from '../../storage/store'
 import { connectEnvironment } from '../environments/environments.service'
 import { assertValidName } from '../names'
 import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
-import { checkFeatureNaming, type PatternMatcher } from './naming-pattern'
+import { checkFeatureNaming } from './naming-pattern'
 
 export const DEFAULT_PROJECT = 'default'
 
@@ -37,10 +37,7 @@ function projectData(project: ProjectRecord) {
 }
 
 export class ProjectsService {
-  constructor(
-    private readonly store: Pick<Store, 'state' | 'reader' | 'transact'>,
-    private readonly patterns: PatternMatcher,
-  ) {}
+  constructor(private readonly store: Pick<Store, 'state' | 'reader' | 'transact'>) {}
 
   private view(project: ProjectRecord): ProjectView {
     let featureCount = 0
@@ -77,7 +74,7 @@ export class ProjectsService {
 
   async create(input: CreateProjectInput, caller: Caller): Promise<ProjectView> {
     assertValidName(input.id, 'project', '/id')
-    const featureNaming = input.featureNaming ? await checkFeatureNaming(input.featureNaming, this.patterns) : null
+    const featureNaming = input.featureNaming ? checkFeatureNaming(input.featureNaming) : null
     const project = await this.store.transact(actorOf(caller), (tx) => {
       if (tx.get('projects', input.id)) throw new NameExistsError(`A project with id "${input.id}" already exists`)
       const environments = tx.values('environments').map((environment) => environment.name)
@@ -100,7 +97,7 @@ export class ProjectsService {
 
   async update(projectId: string, input: UpdateProjectInput, caller: Caller): Promise<ProjectView> {
     const featureNaming =
-      input.featureNaming === undefined ? undefined : input.featureNaming === null ? null : await checkFeatureNaming(input.featureNaming, this.patterns)
+      input.featureNaming === undefined ? undefined : input.featureNaming === null ? null : checkFeatureNaming(input.featureNaming)
     await this.store.transact(actorOf(caller), (tx) => {
       const project = tx.get('projects', projectId)
       if (!project) throw new NotFoundError(`Project "${projectId}" does not exist`)
