@@ -1,7 +1,7 @@
 /**
  * Event search benchmarks (issue "Event search at a million events"), run by hand:
  *
- *   bun bench/search.ts [--events 1000000] [--runs 3]
+ *   bun bench/search.ts [--events 1000000] [--runs 3] [--only pages] [--clients 50] [--seconds 10]
  *
  * On a synthetic log (see lib.ts: every event holds "common", one in ten "often", and one of
  * 200,000 rare words), once the index is built:
@@ -9,16 +9,30 @@
  *   - free text matching under 100 events, and matching over 100,000 (exact total);
  *   - GET /health and a 50-flag project feature list while 4 clients run heavy free-text searches
  *     non-stop (and without them, for comparison);
- *   - the index build time and the worker's heap, and the process's resident memory.
+ *   - the index build time and the worker's heap, and the process's resident memory;
+ *   - GET /health p50 and p99 while `--clients` (50) clients fetch `limit=1000` pages at deep
+ *     offsets non-stop (page-clients.ts, in its own thread); `--only pages` runs just this one.
  * Each latency is the p50 of 50 sequential requests after 5 warm-up ones; figures are medians of
  * `--runs` server starts.
  */
+import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { authHeaders, fmt, median, percentile, removeDir, rssMiB, seedDataDir, startServer, table, tempDataDir, waitForSearchIndex, word } from './lib'
 
-const { values } = parseArgs({ options: { events: { type: 'string', default: '1000000' }, runs: { type: 'string', default: '3' } } })
+const { values } = parseArgs({
+  options: {
+    events: { type: 'string', default: '1000000' },
+    runs: { type: 'string', default: '3' },
+    only: { type: 'string' },
+    clients: { type: 'string', default: '50' },
+    seconds: { type: 'string', default: '10' },
+  },
+})
 const EVENTS = Number(values.events)
 const RUNS = Number(values.runs)
+const PAGES_ONLY = values.only === 'pages'
+const CLIENTS = Number(values.clients)
+const SECONDS = Number(values.seconds)
 
 async function timed(url: string): Promise<{ ms: number; body: any }> {
   const started = performance.now()
@@ -53,12 +67,62 @@ async function probeP99(base: string, seconds: number) {
   return { health: percentile(sort(health), 99), list: percentile(sort(list), 99), samples: health.length + list.length }
 }
 
+/**
+ * `/health` p50 and p99, sequential requests for `SECONDS`, while `CLIENTS` clients fetch pages of
+ * 1,000 events at deep offsets (see page-clients.ts); and the same for 3 s without them.
+ */
+async function heavyPages(base: string, pid: number) {
+  const probe = async (seconds: number) => {
+    const times: number[] = []
+    const until = performance.now() + seconds * 1000
+    while (performance.now() < until) {
+      const started = performance.now()
+      const response = await fetch(`${base}/health`)
+      await response.arrayBuffer()
+      times.push(performance.now() - started)
+    }
+    times.sort((a, b) => a - b)
+    return { p50: percentile(times, 50), p99: percentile(times, 99), samples: times.length }
+  }
+  const quiet = await probe(3)
+  const worker = new Worker(new URL('./page-clients.ts', import.meta.url).href)
+  const done = new Promise<{ pages: number; bytes: number; failures: number }>((resolve) => (worker.onmessage = (message) => resolve(message.data)))
+  worker.postMessage({ base, clients: CLIENTS, events: EVENTS, headers: authHeaders })
+  const loadStarted = performance.now()
+  const cpuBefore = threadCpuMs(pid)
+  await Bun.sleep(1000)
+  const loaded = await probe(SECONDS)
+  worker.postMessage('stop')
+  const load = await done
+  const cpu = threadCpuMs(pid) - cpuBefore
+  const seconds = (performance.now() - loadStarted) / 1000
+  worker.terminate()
+  if (load.failures > 0) fail(`${load.failures} page requests failed`)
+  return {
+    quiet,
+    loaded,
+    pagesPerSecond: load.pages / seconds,
+    pageKiB: load.bytes / load.pages / 1024,
+    /** CPU time of the server's HTTP thread per page served (the /health probes are counted too). */
+    httpThreadMsPerPage: cpu / load.pages,
+    httpThreadBusy: cpu / (seconds * 1000),
+  }
+}
+
+/** CPU time (user + system) of a process's main thread so far, in ms (Linux). */
+function threadCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  // utime and stime are fields 14 and 15 of stat, in clock ticks (100 per second).
+  return (Number(fields[11]) + Number(fields[12])) * 10
+}
+
 async function run(dir: string) {
   const server = await startServer(dir)
   const base = server.base
   try {
     const indexMs = await waitForSearchIndex(base)
     await Bun.sleep(200)
+    if (PAGES_ONLY) return { pages: await heavyPages(base, server.pid), rss: rssMiB(server.pid) }
     const built = server.log.find((line) => line.msg === 'search index built') as { buildMs: number; workerHeapMiB: number } | undefined
     const search = (query: string) => `${base}/api/admin/search/events?${query}`
     const rare = word(4096 + 12345)
@@ -89,7 +153,8 @@ async function run(dir: string) {
     const loaded = await probeP99(base, 10)
     searching = false
     await Promise.all(searchers)
-    return { ...results, indexMs, built, quiet, loaded, heavy, rss: rssMiB(server.pid) }
+    const pages = await heavyPages(base, server.pid)
+    return { ...results, indexMs, built, quiet, loaded, heavy, pages, rss: rssMiB(server.pid) }
   } finally {
     await server.stop()
   }
@@ -103,14 +168,21 @@ const dir = tempDataDir()
 console.log(`Seeding ${EVENTS} events…`)
 seedDataDir(dir, { events: EVENTS, flags: 10_000 })
 try {
-  const runs: Awaited<ReturnType<typeof run>>[] = []
+  const runs: any[] = []
   for (let i = 0; i < RUNS; i++) {
     const result = await run(dir)
     runs.push(result)
     console.log(`run ${i + 1}:`, JSON.stringify(result, (_, v) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v)))
   }
   const m = (pick: (r: (typeof runs)[number]) => number) => median(runs.map(pick))
-  console.log('\n' + table(
+  const pageRows = [
+    [`GET /health p50 / p99, ${CLIENTS} clients fetching limit=1000 pages at deep offsets`, `${fmt(m((r) => r.pages.loaded.p50), 2)} ms / ${fmt(m((r) => r.pages.loaded.p99), 2)} ms`, 'p99 ≤ 10 ms'],
+    ['GET /health p50 / p99 without them', `${fmt(m((r) => r.pages.quiet.p50), 2)} ms / ${fmt(m((r) => r.pages.quiet.p99), 2)} ms`, ''],
+    [`pages of 1,000 served meanwhile`, `${fmt(m((r) => r.pages.pagesPerSecond), 0)}/s of ${fmt(m((r) => r.pages.pageKiB), 0)} KiB`, ''],
+    ['server HTTP thread CPU per page (share of the thread busy)', `${fmt(m((r) => r.pages.httpThreadMsPerPage), 3)} ms (${fmt(100 * m((r) => r.pages.httpThreadBusy), 0)} %)`, ''],
+  ]
+  if (PAGES_ONLY) console.log('\n' + table(['scenario', 'median of runs', 'target'], pageRows))
+  else console.log('\n' + table(
     ['scenario', 'median of runs', 'target'],
     [
       ['`type` filter, page of 50', `${fmt(m((r) => r.typePage), 2)} ms p50`, '≤ 5 ms'],
@@ -125,6 +197,7 @@ try {
       ['index build, in the background after /ready', `${fmt(m((r) => r.built?.buildMs ?? r.indexMs) / 1000, 1)} s`, '≤ 30 s'],
       ['worker heap (log + indexes), once built', `${fmt(m((r) => r.built?.workerHeapMiB ?? NaN), 0)} MiB`, '≤ 1.5 GB'],
       ['process resident memory at the end', `${fmt(m((r) => r.rss), 0)} MiB`, ''],
+      ...pageRows,
     ],
   ))
 } finally {

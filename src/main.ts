@@ -49,6 +49,9 @@ async function main() {
   const services = createServices(store)
   const generatedSecret = await initialise(services, config.initAdminTokens)
   const log = new Logger(config.logLevel)
+  for (const { projectId, pattern, problem } of services.patterns.unusable()) {
+    log.warn('naming pattern cannot be used; names checked against it are refused until it is saved again', { project: projectId, pattern, problem })
+  }
   const app = createApp(services, config, log)
   // Bun's own body limit resets the connection; ours answers 413 with JSON, so Bun's is set out of the way.
   const server = Bun.serve({

@@ -11,13 +11,13 @@ import { EventsService } from './features/events/events.service'
 import { FlagsService } from './features/flags/flags.service'
 import { RelationsService } from './features/flags/relations.service'
 import { StrategiesService } from './features/flags/strategies.service'
-import { PatternMatcher } from './features/projects/naming-pattern'
+import { NamingPatterns } from './features/projects/naming-pattern'
 import { DEFAULT_PROJECT, ProjectsService } from './features/projects/projects.service'
 import { TokensService } from './features/tokens/tokens.service'
 
 export interface Services {
   store: Store
-  patterns: PatternMatcher
+  patterns: NamingPatterns
   tokens: TokensService
   projects: ProjectsService
   environments: EnvironmentsService
@@ -58,12 +58,12 @@ export async function openStore(dataDir: string | null, options: StoreOptions = 
 }
 
 export function createServices(store: Store): Services {
-  const patterns = new PatternMatcher()
+  const patterns = new NamingPatterns(store)
   return {
     store,
     patterns,
     tokens: new TokensService(store),
-    projects: new ProjectsService(store, patterns),
+    projects: new ProjectsService(store),
     environments: new EnvironmentsService(store),
     flags: new FlagsService(store, patterns),
     strategies: new StrategiesService(store),
@@ -73,8 +73,7 @@ export function createServices(store: Store): Services {
 }
 
 /** Stops the workers; the store is closed separately (see Store.close). */
-export function stopWorkers(services: Pick<Services, 'patterns' | 'events'>): void {
-  services.patterns.close()
+export function stopWorkers(services: Pick<Services, 'events'>): void {
   services.events.close()
 }
 

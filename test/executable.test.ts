@@ -1,8 +1,9 @@
 /**
  * `npm run build` makes one self-contained executable: built here into a temp directory and started
- * from there, with no node_modules anywhere near, it answers /health, finishes loading (both its
- * workers are inside it), serves the embedded Swagger UI and takes a write; npm start on its data
- * directory beside it is refused (the lock works in the executable too).
+ * from there, with no node_modules anywhere near, it answers /health, finishes loading (its search
+ * worker is inside it), serves the embedded Swagger UI, takes a write and checks names against a
+ * naming pattern (the RE2 engine is inside it too); npm start on its data directory beside it is
+ * refused (the lock works in the executable too).
  */
 import { afterAll, expect, test } from 'bun:test'
 import { readdirSync, readFileSync } from 'node:fs'
@@ -45,6 +46,10 @@ test('the executable built by npm run build starts alone and answers', async () 
   const headers = { authorization: SECRET, 'content-type': 'application/json' }
   const created = await fetch(`${base}/api/admin/projects`, { method: 'POST', headers, body: JSON.stringify({ id: 'bin', name: 'bin', featureNaming: { pattern: '[a-z]+' } }) })
   expect(created.status).toBe(201)
+  const validate = (name: string) => fetch(`${base}/api/admin/features/validate`, { method: 'POST', headers, body: JSON.stringify({ name, projectId: 'bin' }) })
+  expect((await validate('abc')).status).toBe(200)
+  const refused = await validate('abc-1')
+  expect({ status: refused.status, message: (await refused.json()).message }).toEqual({ status: 400, message: expect.stringContaining('does not match the naming pattern') })
   const search = await (await fetch(`${base}/api/admin/search/events?type=IS:project-created`, { headers })).json()
   expect(search.total).toBeGreaterThanOrEqual(2)
 

@@ -23,7 +23,7 @@ export function noContent(status = 200): Response {
   return new Response(null, { status })
 }
 
-/** A 200 answer whose JSON text is already made (a cached list, search results from the worker). */
-export function jsonResponse(json: string): Response {
+/** A 200 answer whose JSON text is already made (a cached list; search results, as UTF-8 from the worker). */
+export function jsonResponse(json: string | Uint8Array<ArrayBuffer>): Response {
   return new Response(json, { headers: { 'content-type': 'application/json' } })
 }

@@ -12,5 +12,6 @@ export type EventSearchReply =
   | { type: 'loaded'; events: number }
   | { type: 'load-failed'; message: string }
   | { type: 'index-ready'; events: number; buildMs: number; heapBytes: number }
-  | { type: 'result'; id: number; total: number; lines: string[]; plan: 'none' | 'index' | 'scan' }
+  /** `body` is the whole answer's JSON text as UTF-8, its buffer transferred, not copied. */
+  | { type: 'result'; id: number; total: number; body: Uint8Array<ArrayBuffer>; plan: 'none' | 'index' | 'scan' }
   | { type: 'failed'; id: number; message: string }

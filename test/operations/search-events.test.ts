@@ -2,8 +2,11 @@
  * GET /api/admin/search/events (seed 2.12, 4.3, 8; contract §4, §5).
  */
 import { afterEach, beforeEach, describe, expect, setSystemTime, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { EVENTS_FILE } from '../../src/services'
 import type { EventRecord } from '../../src/storage/records'
-import { makeApi, tokenFor, type Api, expectOk, expectError } from '../helpers'
+import { makeApi, tempDir, tokenFor, type Api, expectOk, expectError } from '../helpers'
 import { seededRandom } from '../random'
 import { FILTER_MAX_LENGTH, FILTER_MAX_VALUES } from '../../src/features/events/event-query'
 
@@ -536,4 +539,64 @@ describe('searchEvents: authentication', () => {
     const viewer = await tokenFor(api, 'viewer', { role: 'viewer' })
     expect((await search('', viewer)).total).toBe(api.lastEventId())
   })
+})
+
+describe('searchEvents: the answer is made of the log\'s own lines', () => {
+  /**
+   * The worker builds the whole answer as bytes (reading them straight from events.jsonl on a data
+   * directory): it must be exactly `{"events":[…],"total":N}` with each event's line as the log
+   * holds it, for pages of consecutive events and scattered ones, events loaded at start and
+   * appended since, and a scoped token's filtered view.
+   */
+  for (const mode of ['memory', 'data directory'] as const) {
+    test(`searchEvents: every page is the log's lines byte for byte, newest first (${mode})`, async () => {
+      const dir = mode === 'memory' ? null : tempDir('search-bytes-')
+      const open = () => makeApi(dir ? { dataDir: dir.path } : {})
+      await api.close()
+      api = await open()
+      try {
+        const write = async (round: number) => {
+          await newProject(`shop-${round}`)
+          for (let i = 0; i < 6; i++) {
+            await newFlag(i % 2 ? 'default' : `shop-${round}`, `bytes-${round}-${i}`, { description: `straße 日本語 🎉 "quoted" back\\slash ${round}.${i}` })
+          }
+          expectOk(await api.toggle(`shop-${round}`, `bytes-${round}-0`, 'production', true))
+        }
+        await write(1)
+        if (dir) {
+          // Reopened: these events reach the worker from the file, the next ones as they are committed.
+          await api.close()
+          api = await open()
+        }
+        await write(2)
+        const scoped = await tokenFor(api, 'shop-2-only', { role: 'viewer', projects: ['shop-2'] })
+        const lineOf = new Map<number, string>()
+        const lines = dir ? readFileSync(join(dir.path, EVENTS_FILE), 'utf8').split('\n').filter(Boolean) : api.events().map((event) => JSON.stringify(event))
+        for (const line of lines) lineOf.set(JSON.parse(line).id, line)
+        expect(lineOf.size).toBe(api.lastEventId())
+
+        const check = async (query: string, predicate: (event: EventRecord) => boolean, offset: number, limit: number, token?: string) => {
+          const response = await api.searchEvents(query, token === undefined ? undefined : { token })
+          expectOk(response)
+          expect(response.headers.get('content-type')).toBe('application/json')
+          const all = expected(predicate)
+          const page = all.slice(offset, offset + limit)
+          expect(page.length).toBeGreaterThan(0)
+          expect(response.text).toBe(`{"events":[${page.map((id) => lineOf.get(id)).join(',')}],"total":${all.length}}`)
+        }
+        await check('?limit=1000', () => true, 0, 1000)
+        await check('?offset=3&limit=7', () => true, 3, 7)
+        await check('?type=IS:feature-created&limit=1000', (event) => event.type === 'feature-created', 0, 1000)
+        await check('?type=IS_ANY_OF:feature-created,project-created&offset=2&limit=5', (event) => ['feature-created', 'project-created'].includes(event.type), 2, 5)
+        await check('?query=%C3%9FE%20%E6%97%A5&limit=1000', (event) => JSON.stringify(event.data ?? null).includes('ße 日'), 0, 1000)
+        await check('?limit=1000', (event) => event.project === 'shop-2', 0, 1000, scoped)
+        expect(await search('?project=IS:shop-1', scoped)).toEqual({ events: [], total: 0 })
+      } finally {
+        await api.close()
+        // afterEach closes `api` again; a fresh memory app keeps that harmless.
+        api = await makeApi()
+        dir?.remove()
+      }
+    })
+  }
 })

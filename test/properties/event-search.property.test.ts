@@ -152,7 +152,9 @@ async function indexed(service: EventsService) {
 
 async function search(service: EventsService, params: URLSearchParams) {
   const page = await service.search(params, ADMIN)
-  return { ids: page.lines.map((line) => (JSON.parse(line) as EventRecord).id), total: page.total, plan: page.plan }
+  const body = JSON.parse(new TextDecoder().decode(page.body)) as { events: EventRecord[]; total: number }
+  expect(body.total).toBe(page.total)
+  return { ids: body.events.map((event) => event.id), total: body.total, plan: page.plan }
 }
 
 describe('event search equals a brute-force filter', () => {

@@ -1,12 +1,12 @@
 import { authErrors } from '../../http/schemas'
 import { controllerBase, jsonResponse, type Authorization } from '../../http/plugins'
-import { eventPageBody, type EventsService } from './events.service'
+import type { EventsService } from './events.service'
 
 export function eventsController(events: EventsService, auth: Authorization) {
   return controllerBase(auth).get('/api/admin/search/events', async ({ request, caller }) => {
-    // The worker hands back the events as JSON text; they go out as they are, without a parse.
+    // The worker hands back the whole answer as bytes; they go out as they are (see search-engine.ts pageJson).
     const page = await events.search(new URL(request.url).searchParams, caller)
-    return jsonResponse(eventPageBody(page))
+    return jsonResponse(page.body)
   }, {
     auth: 'NONE',
     query: 'eventSearchQuerySchema',

@@ -13,10 +13,10 @@ import { parseEventQuery } from './event-query'
 
 export type EventSource = Pick<Store, 'readEvents' | 'lastEventId' | 'onCommit' | 'eventLogPath'>
 
-export interface EventPageJson {
+export interface EventPage {
   total: number
-  /** The page's events as JSON text, newest first. */
-  lines: string[]
+  /** The whole answer, `{"events":[…],"total":N}` (newest first), as UTF-8 JSON made by the worker. */
+  body: Uint8Array<ArrayBuffer>
   plan: 'none' | 'index' | 'scan'
 }
 
@@ -33,7 +33,7 @@ export class EventsService {
   private loaded = false
   private indexBuilt = false
   private nextId = 1
-  private readonly waiting = new Map<number, { resolve: (page: EventPageJson) => void; reject: (error: Error) => void }>()
+  private readonly waiting = new Map<number, { resolve: (page: EventPage) => void; reject: (error: Error) => void }>()
   /** Called once the worker has built the index, with how long it took and its heap then. */
   onIndexBuilt: (build: { buildMs: number; heapBytes: number }) => void = () => {}
   /** Committed events that arrive before the worker has been told where its log starts. */
@@ -112,7 +112,7 @@ export class EventsService {
     const waiter = this.waiting.get(reply.id)
     if (!waiter) return
     this.waiting.delete(reply.id)
-    if (reply.type === 'result') waiter.resolve({ total: reply.total, lines: reply.lines, plan: reply.plan })
+    if (reply.type === 'result') waiter.resolve({ total: reply.total, body: reply.body, plan: reply.plan })
     else waiter.reject(new Error(`event search failed: ${reply.message}`))
   }
 
@@ -121,12 +121,12 @@ export class EventsService {
   }
 
   /** Searches the log; a token limited to some projects sees only their events. */
-  async search(params: URLSearchParams, caller: Caller): Promise<EventPageJson> {
+  async search(params: URLSearchParams, caller: Caller): Promise<EventPage> {
     const query = parseEventQuery(params)
     await this.load()
     const visibleProjects = caller.projects.includes('*') ? null : [...caller.projects]
     const id = this.nextId++
-    return new Promise<EventPageJson>((resolve, reject) => {
+    return new Promise<EventPage>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject })
       this.post({ type: 'search', id, query, visibleProjects })
     })
@@ -138,9 +138,4 @@ export class EventsService {
     for (const waiter of this.waiting.values()) waiter.reject(new Error('event search closed'))
     this.waiting.clear()
   }
-}
-
-/** The JSON body of a search answer, made from the worker's lines without parsing them again. */
-export function eventPageBody(page: EventPageJson): string {
-  return `{"events":[${page.lines.join(',')}],"total":${page.total}}`
 }

@@ -67,7 +67,8 @@ class Dictionary {
  */
 export interface LineStore {
   add(line: string): void
-  get(index: number): string
+  /** The lines at `indexes`, in that order, between `prefix` and `suffix` and split by `separator`, as UTF-8. */
+  join(indexes: readonly number[], prefix: string, separator: string, suffix: string): Uint8Array<ArrayBuffer>
   readonly size: number
 }
 
@@ -76,8 +77,8 @@ export class MemoryLines implements LineStore {
   add(line: string) {
     this.lines.push(line)
   }
-  get(index: number) {
-    return this.lines[index]
+  join(indexes: readonly number[], prefix: string, separator: string, suffix: string): Uint8Array<ArrayBuffer> {
+    return new TextEncoder().encode(prefix + indexes.map((i) => this.lines[i]).join(separator) + suffix)
   }
   get size() {
     return this.lines.length
@@ -103,8 +104,8 @@ interface ColumnFilter {
 
 export interface SearchResult {
   total: number
-  /** The page's events as JSON lines, newest first. */
-  lines: string[]
+  /** The page's events (their indexes, id - 1), newest first; `pageJson` makes the answer from them. */
+  events: number[]
   /** How the text query was answered, for benchmarks and tests. */
   plan: 'none' | 'index' | 'scan'
 }
@@ -362,7 +363,7 @@ export class EventSearchEngine {
     const toMs = query.to ? Date.parse(query.to) : Infinity
     const needle = query.query?.toLowerCase()
     // A needle with a newline could only match across two of the three JSON texts (see event-search.ts).
-    if (needle?.includes('\n')) return { total: 0, lines: [], plan: 'scan' }
+    if (needle?.includes('\n')) return { total: 0, events: [], plan: 'scan' }
 
     const matchesStructure = (i: number) => {
       if (i < from || i >= to) return false
@@ -384,9 +385,9 @@ export class EventSearchEngine {
     }
 
     let total = 0
-    const lines: string[] = []
+    const events: number[] = []
     const take = (i: number) => {
-      if (total >= query.offset && lines.length < query.limit) lines.push(this.lines.get(i))
+      if (total >= query.offset && events.length < query.limit) events.push(i)
       total++
     }
 
@@ -394,15 +395,15 @@ export class EventSearchEngine {
       // No text: when a single list (or none) is exactly the answer, a page is a slice of it.
       if (!idSet && !timeBound && filters.length + (creator ? 1 : 0) <= 1) {
         const [start, end] = structured ? clip(structured, from, to) : [from, to]
-        for (let k = end - 1 - query.offset; k >= start && lines.length < query.limit; k--) lines.push(this.lines.get(structured ? structured[k] : k))
-        return { total: Math.max(0, end - start), lines, plan: 'none' }
+        for (let k = end - 1 - query.offset; k >= start && events.length < query.limit; k--) events.push(structured ? structured[k] : k)
+        return { total: Math.max(0, end - start), events, plan: 'none' }
       }
       const [start, end] = structured ? clip(structured, from, to) : [from, to]
       for (let k = end - 1; k >= start; k--) {
         const i = structured ? structured[k] : k
         if (matchesStructure(i)) take(i)
       }
-      return { total, lines, plan: 'none' }
+      return { total, events, plan: 'none' }
     }
 
     // Text: the blocks the index proposes (null: every block), plus the unindexed last events.
@@ -417,7 +418,7 @@ export class EventSearchEngine {
         const i = structured[k]
         if (matchesStructure(i) && this.texts.contains(i, needle)) take(i)
       }
-      return { total, lines, plan }
+      return { total, events, plan }
     }
     for (let i = Math.min(to, this.lines.size) - 1; i >= Math.max(from, fullBlocks * BLOCK); i--) {
       if (matchesStructure(i) && this.texts.contains(i, needle)) take(i)
@@ -435,7 +436,15 @@ export class EventSearchEngine {
     } else {
       for (let b = lastBlock; b >= firstBlock; b--) scanBlock(b)
     }
-    return { total, lines, plan }
+    return { total, events, plan }
+  }
+
+  /**
+   * The search answer's JSON text, `{"events":[…],"total":N}`, as UTF-8: the page's lines go in as
+   * they are in the log, so the HTTP thread only sends these bytes.
+   */
+  pageJson(result: SearchResult): Uint8Array<ArrayBuffer> {
+    return this.lines.join(result.events, '{"events":[', ',', `],"total":${result.total}}`)
   }
 
   private columnFilter(column: IntList, dictionary: Dictionary, values: readonly string[]): ColumnFilter {

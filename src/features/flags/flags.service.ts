@@ -5,7 +5,7 @@ import { emptyFlagEnvironment } from '../environments/environments.service'
 import { checkLimit, RecordCount } from '../limits'
 import { nameProblem } from '../names'
 import { flagNotFound } from '../not-found'
-import { PatternTimeoutError, type PatternMatcher } from '../projects/naming-pattern'
+import type { NamingPatterns } from '../projects/naming-pattern'
 import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
 import { applyFlagPatch, assertNoVariantOps, type PatchOperation } from './flag-patch'
 import { flagEvent, flagInProject, liveFlagInProject, requireEnvironment, setEnvironmentEnabled, withStage } from './flag-rules'
@@ -90,7 +90,7 @@ export class FlagsService {
 
   constructor(
     private readonly store: Pick<Store, 'state' | 'reader' | 'transact' | 'watch'>,
-    private readonly patterns: PatternMatcher,
+    private readonly patterns: NamingPatterns,
   ) {
     this.children = new ChildrenIndex(store)
     this.count = new RecordCount(store, 'flags')
@@ -172,21 +172,23 @@ export class FlagsService {
     if (existing) {
       throw new NameExistsError(existing.archived ? 'An archived flag with that name already exists' : 'A flag with that name already exists')
     }
-    if (projectId) await this.checkNamingPattern(name, projectId)
+    if (projectId) this.checkNamingPattern(name, projectId)
   }
 
-  private async checkNamingPattern(name: string, projectId: string) {
+  private checkNamingPattern(name: string, projectId: string) {
     const project = this.store.reader.get('projects', projectId)
     const naming = project?.featureNaming
     if (!naming) return
-    let matches: boolean
-    try {
-      matches = await this.patterns.matches(naming.pattern, name)
-    } catch (error) {
-      if (!(error instanceof PatternTimeoutError)) throw error
-      invalid(`The naming pattern ^${naming.pattern}$ of project "${projectId}" is too slow to check names against; simplify it`, '/name')
+    const compiled = this.patterns.of(projectId, naming.pattern)
+    if (!compiled.ok) {
+      // A pattern saved before patterns were RE2: the rule cannot be applied, so names are not let through unchecked.
+      invalid(
+        `The naming pattern ^${naming.pattern}$ of project "${projectId}" can no longer be used (${compiled.problem}); ` +
+          `save the project's featureNaming again with a supported pattern (PUT /api/admin/projects/${projectId})`,
+        '/name',
+      )
     }
-    if (!matches) {
+    if (!compiled.regex.testExact(name)) {
       const parts = [`"${name}" does not match the naming pattern ^${naming.pattern}$ of project "${projectId}"`]
       if (naming.example) parts.push(`for example "${naming.example}"`)
       if (naming.description) parts.push(naming.description)
@@ -202,9 +204,9 @@ export class FlagsService {
     checkDescription(input.description ?? null)
     if (this.store.reader.get('flags', input.name)) await this.validateName(input.name, null)
     if (!this.store.reader.get('projects', projectId)) throw new NotFoundError(`Project "${projectId}" does not exist`)
-    await this.checkNamingPattern(input.name, projectId)
+    this.checkNamingPattern(input.name, projectId)
     return this.store.transact(actorOf(caller), (tx) => {
-      // Checked again here: another request may have taken the name while the pattern was matched.
+      // Checked again here: another request may have taken the name while this one waited for its turn.
       const existing = tx.get('flags', input.name)
       if (existing) throw new NameExistsError(existing.archived ? 'An archived flag with that name already exists' : 'A flag with that name already exists')
       const project = tx.get('projects', projectId)

@@ -1,193 +1,112 @@
 /**
  * Project naming patterns (contract §5): checked when saved, matched anchored at both ends, and
- * never able to hang the server: matching runs in a worker, one match at a time, with a time bound.
+ * never able to hang the server. Patterns are RE2 syntax, run by re2js: matching takes time linear
+ * in the name (no backtracking), so it runs on the HTTP thread with no time bound. What RE2 cannot
+ * do in linear time (look-around, back-references, possessive quantifiers, atomic groups) is
+ * refused when a pattern is saved.
  */
+import { RE2JS, RE2JSException, RE2JSSyntaxException } from 're2js'
 import { ValidationError } from '../../errors'
-import type { FeatureNaming } from '../../storage/records'
-import type { PatternMatchReply, PatternMatchRequest } from '../../workers/pattern-match.messages'
-import { startWorker } from '../../workers/spawn'
+import type { FeatureNaming, ProjectRecord } from '../../storage/records'
+import type { Store } from '../../storage/store'
 
 export const PATTERN_MAX_LENGTH = 200
-/** Hard bound on one match, counted from when the worker is ready (starting one takes a while). */
-const MATCH_TIMEOUT_MS = 500
 /**
- * Honest patterns match a 100-character name in microseconds; catastrophic ones run until the
- * regex engine gives up on its own (JavaScriptCore stops after a few hundred milliseconds and
- * answers "no match") or the bound above ends them. A probe slower than PROBE_SLOW_MS, twice,
- * refuses the pattern when it is saved; a saved pattern whose match takes longer than
- * MATCH_SLOW_MS is remembered as slow and refuses names from then on without running again.
+ * Matching is linear in the name but also in the size of the compiled pattern: a 200-character
+ * pattern can nest repeats up to 4,000 instructions (`(.?){1000}a{100}`), which costs tens of
+ * milliseconds per 100-character name. Up to 500 a match stays within a few milliseconds at worst;
+ * a 200-character literal is about 200, everyday patterns under 50.
  */
-const PROBE_SLOW_MS = 25
-const MATCH_SLOW_MS = 100
-const CACHE_LIMIT = 10_000
+export const PATTERN_MAX_PROGRAM = 500
 
-export class PatternTimeoutError extends Error {}
+export type CompiledPattern = { ok: true; regex: RE2JS } | { ok: false; problem: string }
 
-interface Job {
-  request: PatternMatchRequest
-  resolve: (reply: PatternMatchReply) => void
-  reject: (error: Error) => void
+/** Syntax that RE2 refuses, in words a person who wrote a JavaScript or PCRE pattern recognises. */
+function unsupported(error: RE2JSException): string {
+  const code = error instanceof RE2JSSyntaxException ? error.error : ''
+  const input = (error instanceof RE2JSSyntaxException ? error.input : null) ?? ''
+  const uses = (what: string) => `it uses ${what} \`${input}\`, which the naming-pattern engine (RE2 syntax, linear-time matching) does not support`
+  if (input.startsWith('(?=') || input.startsWith('(?!')) return uses('a look-ahead')
+  if (input.startsWith('(?<=') || input.startsWith('(?<!')) return uses('a look-behind')
+  if (input.startsWith('(?>')) return uses('an atomic group')
+  if (/^\\([1-9]|k)/.test(input)) return uses('a back-reference')
+  if (code.includes('nested repetition') && input.endsWith('+')) return uses('a possessive quantifier')
+  if (code.includes('repeat count')) return `${code} \`${input}\`: a repeat count is at most 1000, nested repeats multiplied together included`
+  return `${code || error.message}${input ? ` \`${input}\`` : ''}`
 }
 
-export class PatternMatcher {
-  private worker: Worker | null = null
-  private ready = false
-  private nextId = 1
-  /** One match runs at a time, so that a slow one can mark its pattern before others queue behind it. */
-  private readonly queue: Job[] = []
-  private running: { job: Job; timer: ReturnType<typeof setTimeout> | undefined } | null = null
-  private readonly slow = new Set<string>()
-  /** Recent answers: names are checked again and again by validate while people type. */
-  private readonly cache = new Map<string, boolean>()
-
-  /** Whether `input` matches `pattern` anchored at both ends; rejects with PatternTimeoutError for a slow pattern. */
-  async matches(pattern: string, input: string): Promise<boolean> {
-    const key = `${pattern}\u0000${input}`
-    const cached = this.cache.get(key)
-    if (cached !== undefined) return cached
-    const { matches } = await this.run(pattern, input)
-    if (this.cache.size >= CACHE_LIMIT) this.cache.clear()
-    this.cache.set(key, matches)
-    return matches
+/** Compiles a pattern for anchored matching, or says in words why it cannot be used. */
+export function compilePattern(pattern: string): CompiledPattern {
+  let regex: RE2JS
+  try {
+    regex = RE2JS.compile(pattern)
+  } catch (error) {
+    if (error instanceof RE2JSException) return { ok: false, problem: unsupported(error) }
+    throw error
   }
-
-  close(): void {
-    this.worker?.terminate()
-    this.worker = null
-    if (this.running) clearTimeout(this.running.timer)
-    for (const job of [...(this.running ? [this.running.job] : []), ...this.queue]) job.reject(new Error('pattern matcher closed'))
-    this.running = null
-    this.queue.length = 0
+  const size = regex.programSize()
+  if (size > PATTERN_MAX_PROGRAM) {
+    return { ok: false, problem: `it compiles to ${size} instructions, more than the ${PATTERN_MAX_PROGRAM} allowed; use smaller repeat counts` }
   }
-
-  private run(pattern: string, input: string): Promise<PatternMatchReply> {
-    if (this.slow.has(pattern)) return Promise.reject(new PatternTimeoutError('the pattern is too slow to match'))
-    return new Promise<PatternMatchReply>((resolve, reject) => {
-      this.queue.push({ request: { id: this.nextId++, pattern, input }, resolve, reject })
-      this.next()
-    })
-  }
-
-  private next() {
-    if (this.running) return
-    let job = this.queue.shift()
-    while (job && this.slow.has(job.request.pattern)) {
-      job.reject(new PatternTimeoutError('the pattern is too slow to match'))
-      job = this.queue.shift()
-    }
-    if (!job) return
-    this.running = { job, timer: undefined }
-    const worker = this.ensureWorker()
-    if (this.ready) this.startTimer()
-    worker.postMessage(job.request)
-  }
-
-  private startTimer() {
-    if (this.running && this.running.timer === undefined) {
-      this.running.timer = setTimeout(() => this.timedOut(), MATCH_TIMEOUT_MS)
-    }
-  }
-
-  private finish(reply: PatternMatchReply | PatternTimeoutError) {
-    const running = this.running
-    if (!running) return
-    clearTimeout(running.timer)
-    this.running = null
-    if (reply instanceof PatternTimeoutError || reply.elapsedMs > MATCH_SLOW_MS) this.slow.add(running.job.request.pattern)
-    if (reply instanceof PatternTimeoutError) running.job.reject(reply)
-    else running.job.resolve(reply)
-    this.next()
-  }
-
-  private ensureWorker(): Worker {
-    if (this.worker) return this.worker
-    const worker = startWorker('pattern-match.worker')
-    this.ready = false
-    worker.onmessage = (message: MessageEvent<PatternMatchReply | 'ready'>) => {
-      if (message.data === 'ready') {
-        this.ready = true
-        this.startTimer()
-      } else if (this.running?.job.request.id === message.data.id) {
-        this.finish(message.data)
-      }
-    }
-    this.worker = worker
-    return worker
-  }
-
-  /** The worker is stuck in a match: replace it and fail that match. */
-  private timedOut() {
-    this.worker?.terminate()
-    this.worker = null
-    this.ready = false
-    this.finish(new PatternTimeoutError(`matching took longer than ${MATCH_TIMEOUT_MS} ms`))
-  }
-
-  /** Whether matching takes too long for any of the inputs. */
-  async isSlow(pattern: string, inputs: readonly string[]): Promise<boolean> {
-    for (const input of inputs) {
-      try {
-        // A pause of the worker (a collection, a busy machine) can slow one probe; slow twice is the pattern.
-        if ((await this.run(pattern, input)).elapsedMs > PROBE_SLOW_MS && (await this.run(pattern, input)).elapsedMs > PROBE_SLOW_MS) {
-          return true
-        }
-      } catch (error) {
-        if (error instanceof PatternTimeoutError) return true
-        throw error
-      }
-    }
-    return false
-  }
+  return { ok: true, regex }
 }
 
 function invalid(message: string, path: string): never {
   throw new ValidationError(message, [{ message, path }])
 }
 
-/**
- * Inputs that make backtracking patterns blow up: a long run of one character followed by one that
- * does not fit. The characters come from the pattern itself, its example and common name
- * characters; flag names are at most 100 URL-safe characters, so that is what is probed.
- */
-function probeInputs(pattern: string, example: string | undefined): string[] {
-  const characters = new Set(['a', 'A', '0', '-', '_', '.'])
-  for (const character of pattern + (example ?? '')) {
-    if (/[A-Za-z0-9\-_.!~*'()]/.test(character)) characters.add(character)
-  }
-  const inputs: string[] = []
-  for (const character of characters) {
-    for (const ending of ['!', '~', '\u0000']) inputs.push(character.repeat(99) + ending)
-  }
-  return inputs
-}
-
 /** Checks a naming pattern before it is saved; returns it normalised. */
-export async function checkFeatureNaming(naming: FeatureNaming, matcher: PatternMatcher): Promise<FeatureNaming> {
+export function checkFeatureNaming(naming: FeatureNaming): FeatureNaming {
   const { pattern, example, description } = naming
   if (pattern.length === 0) invalid('featureNaming.pattern must not be empty', '/featureNaming/pattern')
   if (pattern.length > PATTERN_MAX_LENGTH) {
     invalid(`featureNaming.pattern must be at most ${PATTERN_MAX_LENGTH} characters`, '/featureNaming/pattern')
   }
   if (/\s/.test(pattern)) invalid('featureNaming.pattern must not contain whitespace', '/featureNaming/pattern')
-  try {
-    // On its own too: `a)|(b` is only valid once wrapped, and would change meaning there.
-    new RegExp(pattern)
-    new RegExp(`^(?:${pattern})$`)
-  } catch (error) {
-    invalid(`featureNaming.pattern is not a valid regular expression: ${(error as Error).message}`, '/featureNaming/pattern')
-  }
-  if (await matcher.isSlow(pattern, probeInputs(pattern, example))) {
-    invalid(
-      'featureNaming.pattern backtracks catastrophically (it is very slow to match a 100-character name); simplify it',
-      '/featureNaming/pattern',
-    )
-  }
-  if (example !== undefined && example !== '' && !(await matcher.matches(pattern, example))) {
+  const compiled = compilePattern(pattern)
+  if (!compiled.ok) invalid(`featureNaming.pattern cannot be used: ${compiled.problem}`, '/featureNaming/pattern')
+  if (example !== undefined && example !== '' && !compiled.regex.testExact(example)) {
     invalid(`featureNaming.example "${example}" does not match the pattern ^${pattern}$`, '/featureNaming/example')
   }
   return {
     pattern,
     ...(example !== undefined && example !== '' ? { example } : {}),
     ...(description !== undefined && description !== '' ? { description } : {}),
+  }
+}
+
+/**
+ * Each project's naming pattern, compiled once: when the store is loaded and whenever a project
+ * is saved. A pattern saved by an earlier version that RE2 cannot compile (a look-ahead, say) does
+ * not stop the store from loading: it is kept with the reason, and names checked against it are
+ * refused with that reason until the project's pattern is saved again.
+ */
+export class NamingPatterns {
+  private readonly compiled = new Map<string, { pattern: string; compiled: CompiledPattern }>()
+
+  constructor(store: Pick<Store, 'watch'>) {
+    // Called for every stored project now, then for each saved one.
+    store.watch('projects', (key, _before, after) => this.remember(key, after))
+  }
+
+  private remember(projectId: string, project: ProjectRecord | undefined) {
+    const pattern = project?.featureNaming?.pattern
+    if (pattern === undefined) this.compiled.delete(projectId)
+    else if (this.compiled.get(projectId)?.pattern !== pattern) this.compiled.set(projectId, { pattern, compiled: compilePattern(pattern) })
+  }
+
+  /** The compiled form of the project's pattern `pattern`. */
+  of(projectId: string, pattern: string): CompiledPattern {
+    let entry = this.compiled.get(projectId)
+    // Only when the store and this cache disagree, which the watch above is there to prevent.
+    if (entry?.pattern !== pattern) this.compiled.set(projectId, (entry = { pattern, compiled: compilePattern(pattern) }))
+    return entry.compiled
+  }
+
+  /** Projects whose stored pattern cannot be used, with the reason (logged at start-up). */
+  unusable(): { projectId: string; pattern: string; problem: string }[] {
+    const found: { projectId: string; pattern: string; problem: string }[] = []
+    for (const [projectId, { pattern, compiled }] of this.compiled) if (!compiled.ok) found.push({ projectId, pattern, problem: compiled.problem })
+    return found
   }
 }

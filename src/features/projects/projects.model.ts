@@ -3,7 +3,7 @@ import { NullableTimestamp, Timestamp } from '../../http/schemas'
 
 export const FeatureNaming = t.Object(
   {
-    pattern: t.String({ description: 'Regular expression flag names must match, anchored at both ends; at most 200 characters, no whitespace', maxLength: 1000, examples: ['[a-z]+\\.[a-z-]+'] }),
+    pattern: t.String({ description: 'Regular expression (RE2 syntax: no look-around, back-references or possessive quantifiers) flag names must match, anchored at both ends; at most 200 characters, no whitespace', maxLength: 1000, examples: ['[a-z]+\\.[a-z-]+'] }),
     example: t.Optional(t.String({ description: 'A name that matches the pattern', maxLength: 100, examples: ['checkout.new-flow'] })),
     description: t.Optional(t.String({ description: 'The naming rule in words', maxLength: 500 })),
   },

@@ -6,7 +6,7 @@ import { checkLimit } from '../limits'
 import { assertValidName } from '../names'
 import { projectNotFound } from '../not-found'
 import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
-import { checkFeatureNaming, type PatternMatcher } from './naming-pattern'
+import { checkFeatureNaming } from './naming-pattern'
 
 export const DEFAULT_PROJECT = 'default'
 
@@ -39,10 +39,7 @@ function projectData(project: ProjectRecord) {
 }
 
 export class ProjectsService {
-  constructor(
-    private readonly store: Pick<Store, 'state' | 'reader' | 'transact'>,
-    private readonly patterns: PatternMatcher,
-  ) {}
+  constructor(private readonly store: Pick<Store, 'state' | 'reader' | 'transact'>) {}
 
   private view(project: ProjectRecord): ProjectView {
     let featureCount = 0
@@ -80,7 +77,7 @@ export class ProjectsService {
 
   async create(input: CreateProjectInput, caller: Caller): Promise<ProjectView> {
     assertValidName(input.id, 'project', '/id')
-    const featureNaming = input.featureNaming ? await checkFeatureNaming(input.featureNaming, this.patterns) : null
+    const featureNaming = input.featureNaming ? checkFeatureNaming(input.featureNaming) : null
     const project = await this.store.transact(actorOf(caller), (tx) => {
       if (tx.get('projects', input.id)) throw new NameExistsError(`A project with id "${input.id}" already exists`)
       checkLimit('projects', tx.values('projects').length + 1, '/id')
@@ -104,7 +101,7 @@ export class ProjectsService {
 
   async update(projectId: string, input: UpdateProjectInput, caller: Caller): Promise<ProjectView> {
     const featureNaming =
-      input.featureNaming === undefined ? undefined : input.featureNaming === null ? null : await checkFeatureNaming(input.featureNaming, this.patterns)
+      input.featureNaming === undefined ? undefined : input.featureNaming === null ? null : checkFeatureNaming(input.featureNaming)
     await this.store.transact(actorOf(caller), (tx) => {
       const project = tx.get('projects', projectId)
       if (!project) throw new NotFoundError(`Project "${projectId}" does not exist`)
