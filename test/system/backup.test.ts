@@ -7,13 +7,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { EventsService } from '../src/features/events/events.service'
-import { EVENTS_FILE, openStore, STATE_FILE } from '../src/services'
-import { LOCK_FILE } from '../src/storage/lock'
-import type { EventRecord } from '../src/storage/records'
-import { ADMIN_SECRET, freePort, makeApi, tempDir } from './helpers'
+import { EventsService } from '../../src/features/events/events.service'
+import { EVENTS_FILE, openStore, STATE_FILE } from '../../src/services'
+import { LOCK_FILE } from '../../src/storage/lock'
+import type { EventRecord } from '../../src/storage/records'
+import { ADMIN_SECRET, freePort, makeApi, tempDir } from '../helpers'
 
-const ROOT = join(import.meta.dir, '..')
+const ROOT = join(import.meta.dir, '../..')
 const SECRET = '*:*.backup-test-secret-0123456789'
 const dir = tempDir('backup-')
 const live = join(dir.path, 'live')

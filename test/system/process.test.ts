@@ -7,9 +7,9 @@ import { afterEach, describe, expect, test } from 'bun:test'
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
-import { tempDir, freePort } from './helpers'
+import { tempDir, freePort } from '../helpers'
 
-const ROOT = join(import.meta.dir, '..')
+const ROOT = join(import.meta.dir, '../..')
 const BUN = join(ROOT, 'node_modules', '.bin', 'bun')
 const SECRET = /\*:\*\.[0-9a-f]{64}/g
 const INIT_SECRET = '*:*.some-init-secret-1234567890'

@@ -4,10 +4,10 @@
  */
 import { afterEach, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { openStore } from '../src/services'
-import { freePort, tempDir } from './helpers'
+import { openStore } from '../../src/services'
+import { freePort, tempDir } from '../helpers'
 
-const ROOT = join(import.meta.dir, '..')
+const ROOT = join(import.meta.dir, '../..')
 const SECRET = '*:*.shutdown-test-secret-012345'
 const cleanups: (() => void)[] = []
 afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()))

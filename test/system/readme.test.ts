@@ -6,9 +6,9 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { tempDir, freePort } from './helpers'
+import { tempDir, freePort } from '../helpers'
 
-const ROOT = join(import.meta.dir, '..')
+const ROOT = join(import.meta.dir, '../..')
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
 const tour = readme.slice(readme.indexOf('## A tour of the API'), readme.indexOf('### Operations'))
 const blocks = [...tour.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1])

@@ -3,7 +3,7 @@ import { expect, test } from 'bun:test'
 import { join } from 'node:path'
 
 test('the project typechecks with tsc --noEmit', () => {
-  const root = join(import.meta.dir, '..')
+  const root = join(import.meta.dir, '../..')
   const result = Bun.spawnSync([join(root, 'node_modules/.bin/tsc'), '--noEmit', '-p', root], { cwd: root })
   expect(result.stdout.toString() + result.stderr.toString()).toBe('')
   expect(result.exitCode).toBe(0)
