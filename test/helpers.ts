@@ -11,11 +11,53 @@ import type { Logger } from '../src/log'
 import type { EventRecord } from '../src/storage/records'
 import type { FileSystem } from '../src/storage/files'
 import { createServices, initialise, openStore, stopWorkers, type Services } from '../src/services'
+import type { Static } from '@sinclair/typebox'
+import type { ErrorSchema } from '../src/http/schemas'
+import type { Environment, EnvironmentList } from '../src/features/environments/environments.model'
+import type { EventPage } from '../src/features/events/events.model'
+import type { Feature, FeatureList, Tag, TagList, Strategy, VariantList } from '../src/features/flags/flags.model'
+import type { Project, ProjectList } from '../src/features/projects/projects.model'
+import type { CreatedToken, TokenList } from '../src/features/tokens/tokens.model'
+
+/** Response bodies, as the route schemas define them. */
+export type ErrorBody = Static<typeof ErrorSchema>
+export type FlagBody = Static<typeof Feature>
+export type FlagListBody = Static<typeof FeatureList>
+export type FlagEnvironmentBody = FlagBody['environments'][number]
+export type ProjectBody = Static<typeof Project>
+export type ProjectListBody = Static<typeof ProjectList>
+export type EnvironmentBody = Static<typeof Environment>
+export type EnvironmentListBody = Static<typeof EnvironmentList>
+export type EventPageBody = Static<typeof EventPage>
+export type EventBody = EventPageBody['events'][number]
+export type TagBody = Static<typeof Tag>
+export type TagListBody = Static<typeof TagList>
+export type StrategyBody = Static<typeof Strategy>
+export type VariantListBody = Static<typeof VariantList>
+export type CreatedTokenBody = Static<typeof CreatedToken>
+export type TokenListBody = Static<typeof TokenList>
+export type { EventRecord }
 
 export const ADMIN_SECRET = '*:*.test-admin-secret-0123456789abcdef'
 export const BODY_LIMIT = 102400
 
-export interface ApiResponse<T = any> {
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+/** A timestamp as the API writes it: RFC 3339, UTC, milliseconds. */
+export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+/** Who the events of the bootstrap admin token (ADMIN_SECRET) name. */
+export const BOOTSTRAP = { createdBy: 'admin-bootstrap', createdByUserId: -42 }
+export const FLAG_TYPES = ['release', 'experiment', 'operational', 'kill-switch', 'permission']
+
+/** Paths of the admin API. */
+export const paths = {
+  flag: (flag: string, project = 'default') => `/api/admin/projects/${project}/features/${flag}`,
+  strategies: (flag: string, environment = 'development', project = 'default') => `${paths.flag(flag, project)}/environments/${environment}/strategies`,
+  variants: (flag: string, environment = 'development', project = 'default') => `${paths.flag(flag, project)}/environments/${environment}/variants`,
+  tags: (flag: string) => `/api/admin/features/${flag}/tags`,
+}
+
+/** `body` is typed as the success answer; read an error's body with `errorOf`. */
+export interface ApiResponse<T = unknown> {
   status: number
   body: T
   text: string
@@ -51,7 +93,7 @@ export class Api {
     this.log.unshift(...existing)
   }
 
-  async request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
+  async request<T = unknown>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = {}
     const token = options.token === undefined ? ADMIN_SECRET : options.token
     if (token !== null) headers.authorization = token
@@ -78,29 +120,29 @@ export class Api {
     return { status: response.status, body: parsed as T, text, headers: response.headers }
   }
 
-  get = <T = any>(path: string, options?: RequestOptions) => this.request<T>('GET', path, options)
-  post = <T = any>(path: string, body?: unknown, options?: RequestOptions) => this.request<T>('POST', path, { ...options, body })
-  put = <T = any>(path: string, body?: unknown, options?: RequestOptions) => this.request<T>('PUT', path, { ...options, body })
-  patch = <T = any>(path: string, body?: unknown, options?: RequestOptions) => this.request<T>('PATCH', path, { ...options, body })
-  delete = <T = any>(path: string, options?: RequestOptions) => this.request<T>('DELETE', path, options)
+  get = <T = unknown>(path: string, options?: RequestOptions) => this.request<T>('GET', path, options)
+  post = <T = unknown>(path: string, body?: unknown, options?: RequestOptions) => this.request<T>('POST', path, { ...options, body })
+  put = <T = unknown>(path: string, body?: unknown, options?: RequestOptions) => this.request<T>('PUT', path, { ...options, body })
+  patch = <T = unknown>(path: string, body?: unknown, options?: RequestOptions) => this.request<T>('PATCH', path, { ...options, body })
+  delete = <T = unknown>(path: string, options?: RequestOptions) => this.request<T>('DELETE', path, options)
 
   createProject(id: string, extra: Record<string, unknown> = {}, options?: RequestOptions) {
-    return this.post('/api/admin/projects', { id, name: id, ...extra }, options)
+    return this.post<ProjectBody>('/api/admin/projects', { id, name: id, ...extra }, options)
   }
   createFlag(project: string, name: string, extra: Record<string, unknown> = {}, options?: RequestOptions) {
-    return this.post(`/api/admin/projects/${project}/features`, { name, ...extra }, options)
+    return this.post<FlagBody>(`/api/admin/projects/${project}/features`, { name, ...extra }, options)
   }
   getFlag(project: string, name: string, options?: RequestOptions) {
-    return this.get(`/api/admin/projects/${project}/features/${name}`, options)
+    return this.get<FlagBody>(`/api/admin/projects/${project}/features/${name}`, options)
   }
   listFlags(project: string, query = '', options?: RequestOptions) {
-    return this.get(`/api/admin/projects/${project}/features${query}`, options)
+    return this.get<FlagListBody>(`/api/admin/projects/${project}/features${query}`, options)
   }
   patchFlag(project: string, name: string, operations: unknown, options?: RequestOptions) {
-    return this.patch(`/api/admin/projects/${project}/features/${name}`, operations, options)
+    return this.patch<FlagBody>(`/api/admin/projects/${project}/features/${name}`, operations, options)
   }
   toggle(project: string, name: string, environment: string, on: boolean, options?: RequestOptions) {
-    return this.post(`/api/admin/projects/${project}/features/${name}/environments/${environment}/${on ? 'on' : 'off'}`, undefined, options)
+    return this.post<FlagBody>(`/api/admin/projects/${project}/features/${name}/environments/${environment}/${on ? 'on' : 'off'}`, undefined, options)
   }
   bulkToggle(project: string, environment: string, features: string[], on: boolean, options?: RequestOptions) {
     return this.post(`/api/admin/projects/${project}/bulk_features/environments/${environment}/${on ? 'on' : 'off'}`, { features }, options)
@@ -109,10 +151,10 @@ export class Api {
     return this.post('/api/admin/features/validate', body, options)
   }
   searchEvents(query = '', options?: RequestOptions) {
-    return this.get(`/api/admin/search/events${query}`, options)
+    return this.get<EventPageBody>(`/api/admin/search/events${query}`, options)
   }
   createToken(body: Record<string, unknown>, options?: RequestOptions) {
-    return this.post('/api/admin/api-tokens', body, options)
+    return this.post<CreatedTokenBody>('/api/admin/api-tokens', body, options)
   }
 
   /** Every event in the log, oldest first. */
@@ -186,19 +228,37 @@ export function expectStatus(response: ApiResponse, status: number, name?: strin
   expect({ status: response.status, body: response.body }).toMatchObject({ status, ...(name ? { body: { name } } : {}) })
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
 /** Asserts an error answer: status, name, a JSON body with a uuid id and a helpful message mentioning `mentions`. */
 export function expectError(response: ApiResponse, status: number, name: string, mentions: (string | RegExp)[] = []) {
-  expect({ status: response.status, name: response.body?.name }).toEqual({ status, name })
+  const body = errorOf(response)
+  expect({ status: response.status, name: body?.name }).toEqual({ status, name })
   expect(response.headers.get('content-type') ?? '').toMatch(/^application\/json\b/i)
-  expect(response.body.id).toMatch(UUID)
-  expect(typeof response.body.message).toBe('string')
-  expect(response.body.message.length).toBeGreaterThan(10)
+  expect(body.id).toMatch(UUID)
+  expect(typeof body.message).toBe('string')
+  expect(body.message.length).toBeGreaterThan(10)
   for (const mention of mentions) {
-    if (typeof mention === 'string') expect(response.body.message).toContain(mention)
-    else expect(response.body.message).toMatch(mention)
+    if (typeof mention === 'string') expect(body.message).toContain(mention)
+    else expect(body.message).toMatch(mention)
   }
+  // Neither an HTML error page nor a stack trace reaches the client.
+  expect(response.text).not.toMatch(/<html|\n\s+at \S/i)
+}
+
+/** Asserts a value is there (a `find` that found) and narrows its type. */
+export function defined<T>(value: T | undefined | null): T {
+  expect(value).toBeDefined()
+  expect(value).not.toBeNull()
+  return value as T
+}
+
+/** The item called `name` (an environment entry, a flag in a list…), asserted to be there. */
+export function named<T extends { name: string }>(items: readonly T[] | undefined, name: string): T {
+  return defined(items?.find((item) => item.name === name))
+}
+
+/** The body of an error answer (whatever the route answers on success). */
+export function errorOf(response: ApiResponse<unknown>): ErrorBody {
+  return response.body as ErrorBody
 }
 
 /** Asserts a success status, showing the body when it is not. */

@@ -2,7 +2,7 @@
  * Environments and their connection to projects (contract §6 "Environments", §7 name limits, §4 events).
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { makeApi, type Api, withTimeout, expectStatus } from '../helpers'
+import { errorOf, makeApi, type Api, withTimeout, expectStatus, type ProjectBody, type EnvironmentBody, type EnvironmentListBody, ISO_MS, BOOTSTRAP, named } from '../helpers'
 
 let api: Api
 beforeEach(async () => {
@@ -13,11 +13,9 @@ afterEach(async () => {
   await withTimeout(api.close(), 1000).catch(() => api.abandon())
 })
 
-const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
-const BOOTSTRAP = { createdBy: 'admin-bootstrap', createdByUserId: -42 }
 
 async function createEnvironment(name: string, type = 'test', extra: Record<string, unknown> = {}) {
-  const response = await api.post('/api/admin/environments', { name, type, ...extra })
+  const response = await api.post<EnvironmentBody>('/api/admin/environments', { name, type, ...extra })
   expectStatus(response, 201)
   return response.body
 }
@@ -31,13 +29,13 @@ async function createFlag(project: string, name: string) {
 }
 
 async function environmentNames(): Promise<string[]> {
-  const response = await api.get('/api/admin/environments')
+  const response = await api.get<EnvironmentListBody>('/api/admin/environments')
   expectStatus(response, 200)
   return response.body.environments.map((environment: { name: string }) => environment.name)
 }
 
 async function projectEnvironments(projectId: string): Promise<string[]> {
-  const response = await api.get(`/api/admin/projects/${projectId}`)
+  const response = await api.get<ProjectBody>(`/api/admin/projects/${projectId}`)
   expectStatus(response, 200)
   return [...response.body.environments].sort()
 }
@@ -59,7 +57,7 @@ function disconnect(projectId: string, environment: string) {
 
 describe('GET /api/admin/environments', () => {
   test('the list holds development and production with their types and sort orders', async () => {
-    const response = await api.get('/api/admin/environments')
+    const response = await api.get<EnvironmentListBody>('/api/admin/environments')
     expectStatus(response, 200)
     expect(response.body.environments).toHaveLength(2)
     expect(response.body.environments[0]).toMatchObject({ name: 'development', type: 'development', sortOrder: 100 })
@@ -69,7 +67,7 @@ describe('GET /api/admin/environments', () => {
 
 describe('POST /api/admin/environments', () => {
   test('creating an environment answers 201 with it, and it is listed', async () => {
-    const response = await api.post('/api/admin/environments', { name: 'staging', type: 'test', sortOrder: 150 })
+    const response = await api.post<EnvironmentBody>('/api/admin/environments', { name: 'staging', type: 'test', sortOrder: 150 })
     expectStatus(response, 201)
     expect(response.body).toMatchObject({ name: 'staging', type: 'test', sortOrder: 150 })
     expect(response.body.createdAt).toMatch(ISO_MS)
@@ -99,10 +97,10 @@ describe('POST /api/admin/environments', () => {
   test('a taken environment name is refused with 409 NameExistsError and nothing is written', async () => {
     await createEnvironment('twice')
     const before = api.lastEventId()
-    expectStatus(await api.post('/api/admin/environments', { name: 'twice', type: 'other' }), 409, 'NameExistsError')
-    expectStatus(await api.post('/api/admin/environments', { name: 'production', type: 'production' }), 409, 'NameExistsError')
+    expectStatus(await api.post<EnvironmentBody>('/api/admin/environments', { name: 'twice', type: 'other' }), 409, 'NameExistsError')
+    expectStatus(await api.post<EnvironmentBody>('/api/admin/environments', { name: 'production', type: 'production' }), 409, 'NameExistsError')
     expect(api.eventsSince(before)).toEqual([])
-    const listed = (await api.get('/api/admin/environments')).body.environments.find((e: { name: string }) => e.name === 'twice')
+    const listed = named((await api.get<EnvironmentListBody>('/api/admin/environments')).body.environments, 'twice')
     expect(listed.type).toBe('test')
   })
 
@@ -116,7 +114,7 @@ describe('POST /api/admin/environments', () => {
     ['".."', '..'],
   ])('an environment name that is %s is refused with 400 ValidationError', async (_what, name) => {
     const before = api.lastEventId()
-    expectStatus(await api.post('/api/admin/environments', { name, type: 'test' }), 400, 'ValidationError')
+    expectStatus(await api.post<EnvironmentBody>('/api/admin/environments', { name, type: 'test' }), 400, 'ValidationError')
     expect(api.eventsSince(before)).toEqual([])
     expect(await environmentNames()).toEqual(['development', 'production'])
   })
@@ -124,19 +122,19 @@ describe('POST /api/admin/environments', () => {
   test.each([['__proto__'], ['constructor']])(
     'an environment name that is also a JavaScript object key (%s) is stored and listed like any other name',
     async (name) => {
-      const response = await withTimeout(api.post('/api/admin/environments', { name, type: 'test' }))
+      const response = await withTimeout(api.post<EnvironmentBody>('/api/admin/environments', { name, type: 'test' }))
       expectStatus(response, 201)
-      expect(response.body.name).toBe(name)
+      expect(errorOf(response).name).toBe(name)
       expect(await environmentNames()).toContain(name)
       // The store still takes writes afterwards, including names that are keys of an environment record.
-      expectStatus(await withTimeout(api.post('/api/admin/environments', { name: 'type', type: 'test' })), 201)
+      expectStatus(await withTimeout(api.post<EnvironmentBody>('/api/admin/environments', { name: 'type', type: 'test' })), 201)
       expectStatus(await withTimeout(connect('default', name)), 200)
       expect(await projectEnvironments('default')).toEqual(['development', 'production', name].sort())
     },
   )
 
   test('an environment without a type is refused with 400 ValidationError', async () => {
-    expectStatus(await api.post('/api/admin/environments', { name: 'typeless' }), 400, 'ValidationError')
+    expectStatus(await api.post<EnvironmentBody>('/api/admin/environments', { name: 'typeless' }), 400, 'ValidationError')
     expect(await environmentNames()).toEqual(['development', 'production'])
   })
 })

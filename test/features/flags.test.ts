@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import type { EventRecord } from '../../src/storage/records'
-import { makeApi, tokenFor, type Api, withTimeout, expectStatus } from '../helpers'
+import { makeApi, tokenFor, type Api, withTimeout, expectStatus, type FlagListBody, type ProjectBody, type EnvironmentBody, errorOf, ISO_MS, BOOTSTRAP, FLAG_TYPES, named } from '../helpers'
 
 let api: Api
 beforeEach(async () => {
@@ -15,10 +15,7 @@ afterEach(async () => {
   await withTimeout(api.close(), 1000).catch(() => api.abandon())
 })
 
-const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
-const BOOTSTRAP = { createdBy: 'admin-bootstrap', createdByUserId: -42 }
 
-const FLAG_TYPES = ['release', 'experiment', 'operational', 'kill-switch', 'permission']
 
 async function createProject(id: string, extra: Record<string, unknown> = {}) {
   expectStatus(await api.createProject(id, extra), 201)
@@ -38,7 +35,7 @@ async function readFlag(project: string, name: string) {
 
 async function environmentOf(project: string, name: string, environment: string) {
   const flag = await readFlag(project, name)
-  return flag.environments.find((entry: { name: string }) => entry.name === environment)
+  return named(flag.environments, environment)
 }
 
 async function listedNames(project: string): Promise<string[]> {
@@ -48,7 +45,7 @@ async function listedNames(project: string): Promise<string[]> {
 }
 
 async function archivedNames(): Promise<string[]> {
-  const response = await api.get('/api/admin/archive/features')
+  const response = await api.get<FlagListBody>('/api/admin/archive/features')
   expectStatus(response, 200)
   return response.body.features.map((feature: { name: string }) => feature.name)
 }
@@ -252,9 +249,9 @@ describe('POST /api/admin/projects/:projectId/features', () => {
     for (const name of ['Checkout.flow', 'checkout', 'x-checkout.flow', 'checkout.flow2']) {
       const response = await api.createFlag('default', name)
       expectStatus(response, 400, 'ValidationError')
-      expect(response.body.message).toContain('[a-z]+\\.[a-z-]+')
-      expect(response.body.message).toContain('checkout.new-flow')
-      expect(response.body.message).toContain('team, a dot, then the flag')
+      expect(errorOf(response).message).toContain('[a-z]+\\.[a-z-]+')
+      expect(errorOf(response).message).toContain('checkout.new-flow')
+      expect(errorOf(response).message).toContain('team, a dot, then the flag')
     }
     expect(api.eventsSince(before)).toEqual([])
     expect(await listedNames('default')).toEqual(['checkout.new-flow'])
@@ -289,7 +286,7 @@ describe('GET /api/admin/projects/:projectId/features/:featureName', () => {
     expectStatus(elsewhere, 404, 'NotFoundError')
     expectStatus(unknown, 404, 'NotFoundError')
     expect(elsewhere.text).not.toContain('secret-project')
-    expect(elsewhere.body.message.replace('hidden-flag', 'NAME')).toBe(unknown.body.message.replace('absent-flag', 'NAME'))
+    expect(errorOf(elsewhere).message.replace('hidden-flag', 'NAME')).toBe(errorOf(unknown).message.replace('absent-flag', 'NAME'))
   })
 
   test('a flag of an unknown project answers 404', async () => {
@@ -379,9 +376,9 @@ describe('archive, revive and delete', () => {
     expect(flag.lifecycle.enteredStageAt).toMatch(ISO_MS)
     expect(await listedNames('default')).toEqual(['stays-live'])
     expect(await archivedNames()).toEqual(['to-archive'])
-    const archivedEntry = (await api.get('/api/admin/archive/features')).body.features[0]
+    const archivedEntry = (await api.get<FlagListBody>('/api/admin/archive/features')).body.features[0]
     expect(archivedEntry).toMatchObject({ name: 'to-archive', project: 'default', archived: true })
-    expect((await api.get('/api/admin/projects/default')).body.featureCount).toBe(1)
+    expect((await api.get<ProjectBody>('/api/admin/projects/default')).body.featureCount).toBe(1)
 
     const events = api.eventsSince(before)
     expect(types(events)).toContain('feature-archived')
@@ -464,10 +461,10 @@ describe('per environment on and off', () => {
 
     const flag = await readFlag('default', 'switch-on')
     expect(flag.enabled).toBe(true)
-    const development = flag.environments.find((e: { name: string }) => e.name === 'development')
+    const development = named(flag.environments, 'development')
     expect(development).toMatchObject({ enabled: true, hasStrategies: true, hasEnabledStrategies: true })
     expect(development.strategies).toHaveLength(1)
-    expect(development.strategies[0]).toMatchObject({ name: 'flexibleRollout', disabled: false, parameters: { rollout: '100' } })
+    expect(development.strategies?.[0]).toMatchObject({ name: 'flexibleRollout', disabled: false, parameters: { rollout: '100' } })
     const production = flag.environments.find((e: { name: string }) => e.name === 'production')
     expect(production).toMatchObject({ enabled: false, hasStrategies: false })
 
@@ -491,7 +488,7 @@ describe('per environment on and off', () => {
     const before = api.lastEventId()
     await on('default', 'has-strategy', 'development')
     const development = await environmentOf('default', 'has-strategy', 'development')
-    expect(development.strategies.map((s: { name: string }) => s.name)).toEqual(['userWithId'])
+    expect(development.strategies?.map((s) => s.name)).toEqual(['userWithId'])
     expect(types(api.eventsSince(before))).toEqual(['feature-environment-enabled'])
   })
 
@@ -505,7 +502,7 @@ describe('per environment on and off', () => {
     await on('default', 'disabled-strategy', 'development')
     const development = await environmentOf('default', 'disabled-strategy', 'development')
     expect(development.strategies).toHaveLength(2)
-    expect(development.strategies.filter((s: { disabled: boolean }) => !s.disabled)).toMatchObject([
+    expect(development.strategies?.filter((s) => !s.disabled)).toMatchObject([
       { name: 'flexibleRollout', parameters: { rollout: '100' } },
     ])
     expect(development.hasEnabledStrategies).toBe(true)
@@ -613,8 +610,8 @@ describe('per environment on and off', () => {
   })
 
   test('the lifecycle follows the environment type, not its name', async () => {
-    expectStatus(await api.post('/api/admin/environments', { name: 'prod-eu', type: 'production' }), 201)
-    expectStatus(await api.post('/api/admin/environments', { name: 'qa', type: 'test' }), 201)
+    expectStatus(await api.post<EnvironmentBody>('/api/admin/environments', { name: 'prod-eu', type: 'production' }), 201)
+    expectStatus(await api.post<EnvironmentBody>('/api/admin/environments', { name: 'qa', type: 'test' }), 201)
     expectStatus(await api.post('/api/admin/projects/default/environments', { environment: 'prod-eu' }), 200)
     expectStatus(await api.post('/api/admin/projects/default/environments', { environment: 'qa' }), 200)
     await createFlag('default', 'eu-flag')
@@ -634,7 +631,7 @@ describe('per environment on and off', () => {
   })
 
   test("switching in an environment that exists but is not connected to the flag's project answers 404", async () => {
-    expectStatus(await api.post('/api/admin/environments', { name: 'unconnected', type: 'test' }), 201)
+    expectStatus(await api.post<EnvironmentBody>('/api/admin/environments', { name: 'unconnected', type: 'test' }), 201)
     await createFlag('default', 'not-connected')
     expectStatus(await api.toggle('default', 'not-connected', 'unconnected', true), 404, 'NotFoundError')
   })

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { LIMITS, type LimitName } from '../../src/features/limits'
 import type { ApiTokenRecord, FlagRecord, ProjectRecord } from '../../src/storage/records'
 import { SYSTEM_ACTOR } from '../../src/storage/store'
-import { Api, expectError, expectOk, makeApi, type ApiResponse } from '../helpers'
+import { Api, expectError, expectOk, makeApi, type ApiResponse, type StrategyBody, type EnvironmentBody, errorOf } from '../helpers'
 
 const flagPath = (flag: string, project = 'default') => `/api/admin/projects/${project}/features/${flag}`
 const strategiesPath = (flag: string, environment = 'development') => `${flagPath(flag)}/environments/${environment}/strategies`
@@ -30,7 +30,7 @@ async function expectRefused(limit: LimitName, attempt: () => Promise<ApiRespons
   const before = snapshot()
   const response = await attempt()
   expectError(response, 400, 'ValidationError', [limit, LIMITS[limit].max.toLocaleString('en-US')])
-  if (path !== undefined) expect(response.body.details).toEqual([expect.objectContaining({ path })])
+  if (path !== undefined) expect(errorOf(response).details).toEqual([expect.objectContaining({ path })])
   expect(snapshot()).toEqual(before)
 }
 
@@ -39,7 +39,7 @@ async function expectSchemaRefused(limit: LimitName, attempt: () => Promise<ApiR
   const before = snapshot()
   const response = await attempt()
   expectError(response, 400, 'ValidationError', [String(LIMITS[limit].max)])
-  if (path !== undefined) expect(response.body.details).toContainEqual(expect.objectContaining({ path }))
+  if (path !== undefined) expect(errorOf(response).details).toContainEqual(expect.objectContaining({ path }))
   expect(snapshot()).toEqual(before)
 }
 
@@ -85,7 +85,7 @@ describe('limits per flag', () => {
     const values = (count: number) => Array.from({ length: count }, (_, i) => `user-${i}`)
     const constraints = (count: number, valueCount = 1) =>
       Array.from({ length: count }, (_, i) => ({ contextName: `field${i}`, operator: 'IN', values: values(valueCount) }))
-    const added = await api.post(strategiesPath('constrained'), strategy({ constraints: constraints(LIMITS.constraintsPerStrategy.max, LIMITS.valuesPerConstraint.max) }))
+    const added = await api.post<StrategyBody>(strategiesPath('constrained'), strategy({ constraints: constraints(LIMITS.constraintsPerStrategy.max, LIMITS.valuesPerConstraint.max) }))
     expectOk(added)
     expect(added.body.constraints).toHaveLength(LIMITS.constraintsPerStrategy.max)
     const strategyPath = `${strategiesPath('constrained')}/${added.body.id}`
@@ -170,8 +170,8 @@ describe('limits on collections', () => {
 
   test(`environments: environment ${LIMITS.environments.max} is created, the next answers 400`, async () => {
     const existing = Object.keys(api.services.store.state.environments).length
-    for (let i = existing; i < LIMITS.environments.max; i++) expectOk(await api.post('/api/admin/environments', { name: `env-${i}`, type: 'test' }), 201)
+    for (let i = existing; i < LIMITS.environments.max; i++) expectOk(await api.post<EnvironmentBody>('/api/admin/environments', { name: `env-${i}`, type: 'test' }), 201)
     expect(Object.keys(api.services.store.state.environments)).toHaveLength(LIMITS.environments.max)
-    await expectRefused('environments', () => api.post('/api/admin/environments', { name: 'one-too-many', type: 'test' }), '/name')
+    await expectRefused('environments', () => api.post<EnvironmentBody>('/api/admin/environments', { name: 'one-too-many', type: 'test' }), '/name')
   })
 })

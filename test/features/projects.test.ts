@@ -3,7 +3,7 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { SYSTEM_ACTOR } from '../../src/storage/store'
-import { makeApi, tempDir, tokenFor, type Api, withTimeout, expectStatus, expectError } from '../helpers'
+import { makeApi, tempDir, tokenFor, type Api, withTimeout, expectStatus, expectError, type ProjectBody, type ProjectListBody, type EnvironmentBody, errorOf, ISO_MS, BOOTSTRAP } from '../helpers'
 
 /** Hang detection, not a speed target: a backtracking match of these names would take minutes, an answer takes well under a second. */
 const HANG_LIMIT_MS = 5000
@@ -17,8 +17,6 @@ afterEach(async () => {
   await withTimeout(api.close(), 1000).catch(() => api.abandon())
 })
 
-const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
-const BOOTSTRAP = { createdBy: 'admin-bootstrap', createdByUserId: -42 }
 
 async function createProject(id: string, extra: Record<string, unknown> = {}) {
   const response = await api.createProject(id, extra)
@@ -33,14 +31,14 @@ async function createFlag(project: string, name: string) {
 }
 
 async function projectIds(): Promise<string[]> {
-  const response = await api.get('/api/admin/projects')
+  const response = await api.get<ProjectListBody>('/api/admin/projects')
   expectStatus(response, 200)
   return response.body.projects.map((project: { id: string }) => project.id)
 }
 
 describe('GET /api/admin/projects', () => {
   test('the list holds the default project with its fields', async () => {
-    const response = await api.get('/api/admin/projects')
+    const response = await api.get<ProjectListBody>('/api/admin/projects')
     expectStatus(response, 200)
     expect(response.body.projects).toHaveLength(1)
     expect(response.body.projects[0]).toMatchObject({
@@ -52,10 +50,10 @@ describe('GET /api/admin/projects', () => {
   })
 
   test('a single project is answered by id, and an unknown id is 404 NotFoundError', async () => {
-    const one = await api.get('/api/admin/projects/default')
+    const one = await api.get<ProjectBody>('/api/admin/projects/default')
     expectStatus(one, 200)
     expect(one.body.id).toBe('default')
-    const unknown = await api.get('/api/admin/projects/no-such-project')
+    const unknown = await api.get<ProjectBody>('/api/admin/projects/no-such-project')
     expectStatus(unknown, 404, 'NotFoundError')
   })
 })
@@ -74,14 +72,14 @@ describe('POST /api/admin/projects', () => {
     })
     expect(response.body.createdAt).toMatch(ISO_MS)
 
-    const read = await api.get('/api/admin/projects/checkout')
+    const read = await api.get<ProjectBody>('/api/admin/projects/checkout')
     expectStatus(read, 200)
     expect(read.body).toMatchObject({ id: 'checkout', name: 'Checkout', environments: ['development', 'production'] })
     expect(await projectIds()).toContain('checkout')
   })
 
   test('a project created after a new environment is connected to that environment too', async () => {
-    expectStatus(await api.post('/api/admin/environments', { name: 'staging', type: 'test' }), 201)
+    expectStatus(await api.post<EnvironmentBody>('/api/admin/environments', { name: 'staging', type: 'test' }), 201)
     const project = await createProject('after-staging')
     expect([...project.environments].sort()).toEqual(['development', 'production', 'staging'])
   })
@@ -117,7 +115,7 @@ describe('POST /api/admin/projects', () => {
     expectStatus(await api.createProject('taken', { name: 'Other name' }), 409, 'NameExistsError')
     expectStatus(await api.createProject('default'), 409, 'NameExistsError')
     expect(api.eventsSince(before)).toEqual([])
-    const read = await api.get('/api/admin/projects/taken')
+    const read = await api.get<ProjectBody>('/api/admin/projects/taken')
     expect(read.body.name).toBe('taken')
   })
 
@@ -144,7 +142,7 @@ describe('POST /api/admin/projects', () => {
       const response = await withTimeout(api.createProject(id))
       expectStatus(response, 201)
       expect(response.body.id).toBe(id)
-      const read = await withTimeout(api.get(`/api/admin/projects/${id}`))
+      const read = await withTimeout(api.get<ProjectBody>(`/api/admin/projects/${id}`))
       expectStatus(read, 200)
       expect(read.body.id).toBe(id)
       expect(await projectIds()).toContain(id)
@@ -171,16 +169,16 @@ describe('PUT /api/admin/projects/:projectId', () => {
     const response = await api.put('/api/admin/projects/keep', { name: 'Kept' })
     expectStatus(response, 200)
     expect(response.body).toMatchObject({ id: 'keep', name: 'Kept', description: 'old description', featureNaming: naming })
-    const read = await api.get('/api/admin/projects/keep')
+    const read = await api.get<ProjectBody>('/api/admin/projects/keep')
     expect(read.body).toMatchObject({ name: 'Kept', description: 'old description', featureNaming: naming })
   })
 
   test('featureNaming null removes the naming pattern', async () => {
     await createProject('unpattern', { featureNaming: { pattern: 'abc-[0-9]+' } })
-    const response = await api.put('/api/admin/projects/unpattern', { featureNaming: null })
+    const response = await api.put<ProjectBody>('/api/admin/projects/unpattern', { featureNaming: null })
     expectStatus(response, 200)
     expect(response.body.featureNaming).toBeNull()
-    expect((await api.get('/api/admin/projects/unpattern')).body.featureNaming).toBeNull()
+    expect((await api.get<ProjectBody>('/api/admin/projects/unpattern')).body.featureNaming).toBeNull()
     // The pattern no longer applies to new flags.
     expectStatus(await api.createFlag('unpattern', 'anything-goes'), 201)
   })
@@ -214,7 +212,7 @@ describe('DELETE /api/admin/projects/:projectId', () => {
     const before = api.lastEventId()
     const response = await api.delete('/api/admin/projects/doomed')
     expectStatus(response, 200)
-    expectStatus(await api.get('/api/admin/projects/doomed'), 404, 'NotFoundError')
+    expectStatus(await api.get<ProjectBody>('/api/admin/projects/doomed'), 404, 'NotFoundError')
     expect(await projectIds()).not.toContain('doomed')
     const events = api.eventsSince(before)
     expect(events.map((event) => event.type)).toEqual(['project-deleted'])
@@ -226,7 +224,7 @@ describe('DELETE /api/admin/projects/:projectId', () => {
     await createFlag('busy', 'busy-flag')
     const before = api.lastEventId()
     expectStatus(await api.delete('/api/admin/projects/busy'), 400, 'ValidationError')
-    expectStatus(await api.get('/api/admin/projects/busy'), 200)
+    expectStatus(await api.get<ProjectBody>('/api/admin/projects/busy'), 200)
     expectStatus(await api.getFlag('busy', 'busy-flag'), 200)
     expect(api.eventsSince(before)).toEqual([])
   })
@@ -237,14 +235,14 @@ describe('DELETE /api/admin/projects/:projectId', () => {
     expectStatus(await api.delete('/api/admin/projects/archive-only/features/archived-flag'), 202)
     const before = api.lastEventId()
     expectStatus(await api.delete('/api/admin/projects/archive-only'), 400, 'ValidationError')
-    expectStatus(await api.get('/api/admin/projects/archive-only'), 200)
+    expectStatus(await api.get<ProjectBody>('/api/admin/projects/archive-only'), 200)
     expect(api.eventsSince(before)).toEqual([])
   })
 
   test('the default project cannot be deleted (400), even when empty', async () => {
     const before = api.lastEventId()
     expectStatus(await api.delete('/api/admin/projects/default'), 400, 'ValidationError')
-    expectStatus(await api.get('/api/admin/projects/default'), 200)
+    expectStatus(await api.get<ProjectBody>('/api/admin/projects/default'), 200)
     expect(api.eventsSince(before)).toEqual([])
   })
 
@@ -258,7 +256,7 @@ describe('DELETE /api/admin/projects/:projectId', () => {
     expectStatus(await api.delete('/api/admin/projects/cleanup/features/cleanup-flag'), 202)
     expectStatus(await api.delete('/api/admin/archive/cleanup-flag'), 200)
     expectStatus(await api.delete('/api/admin/projects/cleanup'), 200)
-    expectStatus(await api.get('/api/admin/projects/cleanup'), 404)
+    expectStatus(await api.get<ProjectBody>('/api/admin/projects/cleanup'), 404)
   })
 })
 
@@ -267,13 +265,13 @@ describe('project naming patterns', () => {
     const naming = { pattern: '[a-z]+\\.[a-z-]+', example: 'checkout.new-flow', description: 'team, a dot, then the flag' }
     const project = await createProject('named', { featureNaming: naming })
     expect(project.featureNaming).toEqual(naming)
-    expect((await api.get('/api/admin/projects/named')).body.featureNaming).toEqual(naming)
+    expect((await api.get<ProjectBody>('/api/admin/projects/named')).body.featureNaming).toEqual(naming)
   })
 
   test('a pattern of exactly 200 characters is accepted', async () => {
     const pattern = 'a'.repeat(200)
     const project = await createProject('long-ok', { featureNaming: { pattern } })
-    expect(project.featureNaming.pattern).toBe(pattern)
+    expect(project.featureNaming?.pattern).toBe(pattern)
   })
 
   test.each([
@@ -290,7 +288,7 @@ describe('project naming patterns', () => {
     const before = api.lastEventId()
     const response = await api.createProject('bad-pattern', { featureNaming })
     expectStatus(response, 400, 'ValidationError')
-    expectStatus(await api.get('/api/admin/projects/bad-pattern'), 404)
+    expectStatus(await api.get<ProjectBody>('/api/admin/projects/bad-pattern'), 404)
     expect(api.eventsSince(before)).toEqual([])
   })
 
@@ -305,7 +303,7 @@ describe('project naming patterns', () => {
     await createProject('keeps-old', { featureNaming: old })
     const before = api.lastEventId()
     expectStatus(await api.put('/api/admin/projects/keeps-old', { featureNaming }), 400, 'ValidationError')
-    expect((await api.get('/api/admin/projects/keeps-old')).body.featureNaming).toEqual(old)
+    expect((await api.get<ProjectBody>('/api/admin/projects/keeps-old')).body.featureNaming).toEqual(old)
     expect(api.eventsSince(before)).toEqual([])
   })
 
@@ -344,11 +342,11 @@ describe('project naming patterns', () => {
     const before = api.lastEventId()
     const response = await api.createProject('unsupported', { featureNaming: { pattern } })
     expectError(response, 400, 'ValidationError', [construct, piece, 'RE2'])
-    expect(response.body.details).toEqual([{ message: response.body.message, path: '/featureNaming/pattern' }])
-    expectStatus(await api.get('/api/admin/projects/unsupported'), 404)
+    expect(errorOf(response).details).toEqual([{ message: errorOf(response).message, path: '/featureNaming/pattern' }])
+    expectStatus(await api.get<ProjectBody>('/api/admin/projects/unsupported'), 404)
     const update = await api.put('/api/admin/projects/unsupported-update', { featureNaming: { pattern } })
     expectError(update, 400, 'ValidationError', [construct])
-    expect((await api.get('/api/admin/projects/unsupported-update')).body.featureNaming).toEqual({ pattern: 'ok-[a-z]+' })
+    expect((await api.get<ProjectBody>('/api/admin/projects/unsupported-update')).body.featureNaming).toEqual({ pattern: 'ok-[a-z]+' })
     expect(api.eventsSince(before)).toEqual([])
   })
 
@@ -358,7 +356,7 @@ describe('project naming patterns', () => {
   ])('a pattern that %s is refused when saved', async (_what, pattern, mention) => {
     const response = await api.createProject('too-big', { featureNaming: { pattern } })
     expectError(response, 400, 'ValidationError', [mention])
-    expect(response.body.details[0].path).toBe('/featureNaming/pattern')
+    expect(errorOf(response).details?.[0].path).toBe('/featureNaming/pattern')
   })
 
   test('a pattern saved by an earlier version that RE2 cannot compile still loads; names are refused until it is saved again', async () => {
@@ -374,7 +372,7 @@ describe('project naming patterns', () => {
       })
       await api.close()
       api = await makeApi({ dataDir: dir.path })
-      expect((await api.get('/api/admin/projects/legacy')).body.featureNaming).toEqual({ pattern: '(?!tmp)[a-z-]+' })
+      expect((await api.get<ProjectBody>('/api/admin/projects/legacy')).body.featureNaming).toEqual({ pattern: '(?!tmp)[a-z-]+' })
       expect(api.services.patterns.unusable()).toEqual([{ projectId: 'legacy', pattern: '(?!tmp)[a-z-]+', problem: expect.stringContaining('look-ahead') }])
       for (const response of [await api.validateName({ name: 'fine-name', projectId: 'legacy' }), await api.createFlag('legacy', 'fine-name')]) {
         expectError(response, 400, 'ValidationError', ['(?!tmp)[a-z-]+', 'look-ahead', 'PUT /api/admin/projects/legacy'])
@@ -405,7 +403,7 @@ describe('PUT /api/admin/projects/:projectId without a change', () => {
   test('an update that changes nothing answers 200 and records no event', async () => {
     await createProject('unchanged', { description: 'same' })
     const since = api.lastEventId()
-    const response = await api.put('/api/admin/projects/unchanged', { name: 'unchanged', description: 'same' })
+    const response = await api.put<ProjectBody>('/api/admin/projects/unchanged', { name: 'unchanged', description: 'same' })
     expect(response.status).toBe(200)
     expect(response.body.updatedAt).toBeNull()
     expect(api.eventsSince(since)).toEqual([])

@@ -3,7 +3,7 @@
  * through the admin API: contract §6 (Tags, Dependencies, Lifecycle) and §4 (events).
  */
 import { afterEach, beforeEach, describe, expect, setSystemTime, test } from 'bun:test'
-import { makeApi, type Api } from '../helpers'
+import { errorOf, makeApi, type Api, type TagListBody, named, defined } from '../helpers'
 
 let api: Api
 beforeEach(async () => {
@@ -37,11 +37,11 @@ async function flag(name: string, project = PROJECT) {
 async function listed(name: string, project = PROJECT) {
   const response = await api.listFlags(project)
   expect(response.status).toBe(200)
-  return response.body.features.find((f: any) => f.name === name)
+  return named(response.body.features, name)
 }
 
 async function tagsOf(name: string) {
-  const response = await api.get(tagsPath(name))
+  const response = await api.get<TagListBody>(tagsPath(name))
   expect(response.status).toBe(200)
   return response.body.tags
 }
@@ -54,7 +54,7 @@ describe('tags', () => {
     expect(response.status).toBe(201)
     expect(response.body).toEqual({ type: 'simple', value: 'checkout' })
 
-    const list = await api.get(tagsPath('tag-add'))
+    const list = await api.get<TagListBody>(tagsPath('tag-add'))
     expect(list.status).toBe(200)
     expect(list.body.tags).toEqual([{ type: 'simple', value: 'checkout' }])
     expect((await flag('tag-add')).tags).toEqual([{ type: 'simple', value: 'checkout' }])
@@ -84,7 +84,7 @@ describe('tags', () => {
     for (const value of ['x', '', 'y'.repeat(51), 'z'.repeat(120)]) {
       const response = await api.post(tagsPath('tag-length'), { value })
       expect({ value, status: response.status }).toEqual({ value, status: 400 })
-      expect(response.body.name).toBe('ValidationError')
+      expect(errorOf(response).name).toBe('ValidationError')
     }
     expect(await tagsOf('tag-length')).toEqual([])
     expect(api.eventsSince(before)).toEqual([])
@@ -110,7 +110,7 @@ describe('tags', () => {
     const before = api.lastEventId()
     const again = await api.post(tagsPath('tag-twice'), { value: 'same' })
     expect(again.status).toBe(409)
-    expect(again.body.name).toBe('NameExistsError')
+    expect(errorOf(again).name).toBe('NameExistsError')
     expect(await tagsOf('tag-twice')).toEqual([{ type: 'simple', value: 'same' }])
     expect(api.eventsSince(before)).toEqual([])
   })
@@ -161,7 +161,7 @@ describe('tags', () => {
     const wrongValue = await api.delete(tagPath('tag-absent', 'simple', 'absent'))
     const wrongType = await api.delete(tagPath('tag-absent', 'team', 'present'))
     expect(wrongValue.status).toBe(404)
-    expect(wrongValue.body.name).toBe('NotFoundError')
+    expect(errorOf(wrongValue).name).toBe('NotFoundError')
     expect(wrongType.status).toBe(404)
     expect(await tagsOf('tag-absent')).toEqual([{ type: 'simple', value: 'present' }])
     expect(api.eventsSince(before)).toEqual([])
@@ -169,7 +169,7 @@ describe('tags', () => {
 
   test('tags of an unknown flag answer 404', async () => {
     const before = api.lastEventId()
-    expect((await api.get(tagsPath('no-such-flag'))).status).toBe(404)
+    expect((await api.get<TagListBody>(tagsPath('no-such-flag'))).status).toBe(404)
     expect((await api.post(tagsPath('no-such-flag'), { value: 'tagged' })).status).toBe(404)
     expect((await api.delete(tagPath('no-such-flag', 'simple', 'tagged'))).status).toBe(404)
     expect(api.eventsSince(before)).toEqual([])
@@ -300,7 +300,7 @@ describe('dependencies', () => {
     const dependencies = (await flag(child)).dependencies
     const response = await api.post(dependenciesPath(child), body)
     expect({ body, status: response.status }).toEqual({ body, status: 400 })
-    expect(response.body.name).toBe('ValidationError')
+    expect(errorOf(response).name).toBe('ValidationError')
     expect((await flag(child)).dependencies).toEqual(dependencies)
     expect(api.eventsSince(before)).toEqual([])
   }
@@ -361,7 +361,7 @@ describe('dependencies', () => {
     const before = api.lastEventId()
     const unknown = await api.post(dependenciesPath('no-such-child'), { feature: 'dep-lonely-parent' })
     expect(unknown.status).toBe(404)
-    expect(unknown.body.name).toBe('NotFoundError')
+    expect(errorOf(unknown).name).toBe('NotFoundError')
     await newFlag('dep-misplaced-child')
     const misplaced = await api.post(dependenciesPath('dep-misplaced-child', 'not-its-project'), { feature: 'dep-lonely-parent' })
     expect(misplaced.status).toBe(404)
@@ -430,7 +430,7 @@ describe('dependencies', () => {
     const before = api.lastEventId()
     const deleted = await api.delete(flagPath('dep-arch-parent'))
     expect(deleted.status).toBe(400)
-    expect(deleted.body.name).toBe('ValidationError')
+    expect(errorOf(deleted).name).toBe('ValidationError')
     const patched = await api.patchFlag(PROJECT, 'dep-arch-parent', [{ op: 'replace', path: '/archived', value: true }])
     expect(patched.status).toBe(400)
     const parent = await flag('dep-arch-parent')
@@ -465,9 +465,10 @@ describe('lifecycle', () => {
 
   test('a new flag is in stage initial, entered when it was created', async () => {
     const created = await newFlag('life-new')
-    expect(created.lifecycle).toEqual({ stage: 'initial', enteredStageAt: created.createdAt })
-    expect(await lifecycle('life-new')).toEqual({ stage: 'initial', enteredStageAt: created.createdAt })
-    expect((await listed('life-new')).lifecycle).toEqual({ stage: 'initial', enteredStageAt: created.createdAt })
+    const createdAt = defined(created.createdAt)
+    expect(created.lifecycle).toEqual({ stage: 'initial', enteredStageAt: createdAt })
+    expect(await lifecycle('life-new')).toEqual({ stage: 'initial', enteredStageAt: createdAt })
+    expect((await listed('life-new')).lifecycle).toEqual({ stage: 'initial', enteredStageAt: createdAt })
   })
 
   test('enabling in development moves the flag to pre-live, and enabling in production to live, each with a new enteredStageAt', async () => {
@@ -564,7 +565,7 @@ describe('lifecycle', () => {
     const before = api.lastEventId()
     const none = await api.post(lifecyclePath('life-no-body', 'complete'))
     expect(none.status).toBe(415)
-    expect(none.body.name).toBe('ContentTypeerror')
+    expect(errorOf(none).name).toBe('ContentTypeerror')
     const text = await api.post(lifecyclePath('life-no-body', 'complete'), undefined, { raw: 'kept', headers: { 'content-type': 'text/plain' } })
     expect(text.status).toBe(415)
     expect((await lifecycle('life-no-body')).stage).toBe('initial')

@@ -3,7 +3,7 @@
  * through the admin API: contract §6 (Strategies, Variants per environment) and §4 (events).
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { makeApi, type Api } from '../helpers'
+import { defined, errorOf, makeApi, paths, UUID, type Api, type StrategyBody, type VariantListBody, named } from '../helpers'
 
 let api: Api
 beforeEach(async () => {
@@ -12,15 +12,11 @@ beforeEach(async () => {
 afterEach(async () => api?.close())
 
 const PROJECT = 'default'
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-const flagPath = (flag: string, project = PROJECT) => `/api/admin/projects/${project}/features/${flag}`
-const strategiesPath = (flag: string, environment = 'development', project = PROJECT) =>
-  `${flagPath(flag, project)}/environments/${environment}/strategies`
+const flagPath = paths.flag
+const strategiesPath = paths.strategies
 const strategyPath = (flag: string, id: string, environment = 'development', project = PROJECT) =>
   `${strategiesPath(flag, environment, project)}/${id}`
-const variantsPath = (flag: string, environment = 'development', project = PROJECT) =>
-  `${flagPath(flag, project)}/environments/${environment}/variants`
+const variantsPath = paths.variants
 
 async function newFlag(name: string) {
   const response = await api.createFlag(PROJECT, name)
@@ -29,7 +25,7 @@ async function newFlag(name: string) {
 }
 
 async function addStrategy(flag: string, body: Record<string, unknown>, environment = 'development') {
-  const response = await api.post(strategiesPath(flag, environment), body)
+  const response = await api.post<StrategyBody>(strategiesPath(flag, environment), body)
   expect(response.status).toBe(200)
   return response.body
 }
@@ -37,11 +33,11 @@ async function addStrategy(flag: string, body: Record<string, unknown>, environm
 async function environmentEntry(flag: string, environment: string) {
   const response = await api.getFlag(PROJECT, flag)
   expect(response.status).toBe(200)
-  return response.body.environments.find((entry: any) => entry.name === environment)
+  return defined(response.body.environments.find((entry) => entry.name === environment))
 }
 
 async function strategiesOf(flag: string, environment = 'development') {
-  const response = await api.get(strategiesPath(flag, environment))
+  const response = await api.get<StrategyBody[]>(strategiesPath(flag, environment))
   expect(response.status).toBe(200)
   return response.body
 }
@@ -50,9 +46,9 @@ async function strategiesOf(flag: string, environment = 'development') {
 async function expectStrategyRejected(flag: string, body: Record<string, unknown>) {
   const before = api.lastEventId()
   const stored = await strategiesOf(flag)
-  const response = await api.post(strategiesPath(flag), body)
+  const response = await api.post<StrategyBody>(strategiesPath(flag), body)
   expect(response.status).toBe(400)
-  expect(response.body.name).toBe('ValidationError')
+  expect(errorOf(response).name).toBe('ValidationError')
   expect(await strategiesOf(flag)).toEqual(stored)
   expect(api.eventsSince(before)).toEqual([])
   return response
@@ -64,7 +60,7 @@ describe('adding, reading, updating and removing strategies', () => {
   test('adding a strategy answers 200 with the stored strategy and records feature-strategy-add with it as data', async () => {
     await newFlag('add-one')
     const before = api.lastEventId()
-    const response = await api.post(strategiesPath('add-one'), {
+    const response = await api.post<StrategyBody>(strategiesPath('add-one'), {
       name: 'flexibleRollout',
       title: 'Half of the users',
       parameters: { rollout: '50', stickiness: 'userId', groupId: 'checkout' },
@@ -87,7 +83,7 @@ describe('adding, reading, updating and removing strategies', () => {
     })
 
     expect(await strategiesOf('add-one')).toEqual([strategy])
-    const single = await api.get(strategyPath('add-one', strategy.id))
+    const single = await api.get<StrategyBody>(strategyPath('add-one', strategy.id))
     expect(single.status).toBe(200)
     expect(single.body).toEqual(strategy)
     const development = await environmentEntry('add-one', 'development')
@@ -122,7 +118,7 @@ describe('adding, reading, updating and removing strategies', () => {
     expect(early.sortOrder).toBe(-5)
     const listed = await strategiesOf('ordering')
     expect(listed.map((s: any) => s.id)).toEqual([early.id, first.id, second.id])
-    expect((await environmentEntry('ordering', 'development')).strategies.map((s: any) => s.id)).toEqual([early.id, first.id, second.id])
+    expect((await environmentEntry('ordering', 'development')).strategies?.map((s) => s.id)).toEqual([early.id, first.id, second.id])
   })
 
   test('a disabled strategy counts for hasStrategies but not for hasEnabledStrategies', async () => {
@@ -133,8 +129,8 @@ describe('adding, reading, updating and removing strategies', () => {
     expect(entry.hasStrategies).toBe(true)
     expect(entry.hasEnabledStrategies).toBe(false)
     const list = await api.listFlags(PROJECT)
-    const listed = list.body.features.find((f: any) => f.name === 'disabled-one')
-    const listedEntry = listed.environments.find((e: any) => e.name === 'development')
+    const listed = named(list.body.features, 'disabled-one')
+    const listedEntry = named(listed.environments, 'development')
     expect(listedEntry.hasStrategies).toBe(true)
     expect(listedEntry.hasEnabledStrategies).toBe(false)
   })
@@ -143,7 +139,7 @@ describe('adding, reading, updating and removing strategies', () => {
     await newFlag('update-one')
     const original = await addStrategy('update-one', { name: 'flexibleRollout', parameters: { rollout: '10', stickiness: 'default', groupId: 'g' } })
     const before = api.lastEventId()
-    const response = await api.put(strategyPath('update-one', original.id), {
+    const response = await api.put<StrategyBody>(strategyPath('update-one', original.id), {
       name: 'flexibleRollout',
       title: 'More users',
       parameters: { rollout: '80', stickiness: 'default', groupId: 'g' },
@@ -158,7 +154,7 @@ describe('adding, reading, updating and removing strategies', () => {
     expect(updated.constraints).toEqual([{ contextName: 'environment', operator: 'NOT_IN', caseInsensitive: false, inverted: false, values: ['test'] }])
 
     expect(await strategiesOf('update-one')).toEqual([updated])
-    expect((await api.get(strategyPath('update-one', original.id))).body).toEqual(updated)
+    expect((await api.get<StrategyBody>(strategyPath('update-one', original.id))).body).toEqual(updated)
 
     const events = api.eventsSince(before)
     expect(events).toHaveLength(1)
@@ -180,7 +176,7 @@ describe('adding, reading, updating and removing strategies', () => {
     const response = await api.delete(strategyPath('remove-one', removed.id))
     expect(response.status).toBe(200)
     expect(await strategiesOf('remove-one')).toEqual([kept])
-    expect((await api.get(strategyPath('remove-one', removed.id))).status).toBe(404)
+    expect((await api.get<StrategyBody>(strategyPath('remove-one', removed.id))).status).toBe(404)
 
     const events = api.eventsSince(before)
     expect(events).toHaveLength(1)
@@ -198,14 +194,14 @@ describe('adding, reading, updating and removing strategies', () => {
     const before = api.lastEventId()
     const id = crypto.randomUUID()
     const answers = [
-      await api.get(strategiesPath('no-such-flag')),
-      await api.post(strategiesPath('no-such-flag'), { name: 'default' }),
-      await api.get(strategyPath('no-such-flag', id)),
-      await api.put(strategyPath('no-such-flag', id), { name: 'default' }),
+      await api.get<StrategyBody[]>(strategiesPath('no-such-flag')),
+      await api.post<StrategyBody>(strategiesPath('no-such-flag'), { name: 'default' }),
+      await api.get<StrategyBody>(strategyPath('no-such-flag', id)),
+      await api.put<StrategyBody>(strategyPath('no-such-flag', id), { name: 'default' }),
       await api.delete(strategyPath('no-such-flag', id)),
     ]
     expect(answers.map((a) => a.status)).toEqual([404, 404, 404, 404, 404])
-    for (const answer of answers) expect(answer.body.name).toBe('NotFoundError')
+    for (const answer of answers) expect(errorOf(answer).name).toBe('NotFoundError')
     expect(api.eventsSince(before)).toEqual([])
   })
 
@@ -214,10 +210,10 @@ describe('adding, reading, updating and removing strategies', () => {
     const strategy = await addStrategy('elsewhere', { name: 'default' })
     const before = api.lastEventId()
     const answers = [
-      await api.get(strategiesPath('elsewhere', 'development', 'not-its-project')),
-      await api.post(strategiesPath('elsewhere', 'development', 'not-its-project'), { name: 'default' }),
-      await api.get(strategyPath('elsewhere', strategy.id, 'development', 'not-its-project')),
-      await api.put(strategyPath('elsewhere', strategy.id, 'development', 'not-its-project'), { name: 'default' }),
+      await api.get<StrategyBody[]>(strategiesPath('elsewhere', 'development', 'not-its-project')),
+      await api.post<StrategyBody>(strategiesPath('elsewhere', 'development', 'not-its-project'), { name: 'default' }),
+      await api.get<StrategyBody>(strategyPath('elsewhere', strategy.id, 'development', 'not-its-project')),
+      await api.put<StrategyBody>(strategyPath('elsewhere', strategy.id, 'development', 'not-its-project'), { name: 'default' }),
       await api.delete(strategyPath('elsewhere', strategy.id, 'development', 'not-its-project')),
     ]
     expect(answers.map((a) => a.status)).toEqual([404, 404, 404, 404, 404])
@@ -230,10 +226,10 @@ describe('adding, reading, updating and removing strategies', () => {
     const strategy = await addStrategy('env-unknown', { name: 'default' })
     const before = api.lastEventId()
     const answers = [
-      await api.get(strategiesPath('env-unknown', 'nowhere')),
-      await api.post(strategiesPath('env-unknown', 'nowhere'), { name: 'default' }),
-      await api.get(strategyPath('env-unknown', strategy.id, 'nowhere')),
-      await api.put(strategyPath('env-unknown', strategy.id, 'nowhere'), { name: 'default' }),
+      await api.get<StrategyBody[]>(strategiesPath('env-unknown', 'nowhere')),
+      await api.post<StrategyBody>(strategiesPath('env-unknown', 'nowhere'), { name: 'default' }),
+      await api.get<StrategyBody>(strategyPath('env-unknown', strategy.id, 'nowhere')),
+      await api.put<StrategyBody>(strategyPath('env-unknown', strategy.id, 'nowhere'), { name: 'default' }),
       await api.delete(strategyPath('env-unknown', strategy.id, 'nowhere')),
     ]
     expect(answers.map((a) => a.status)).toEqual([404, 404, 404, 404, 404])
@@ -245,8 +241,8 @@ describe('adding, reading, updating and removing strategies', () => {
     const disconnect = await api.delete(`/api/admin/projects/${PROJECT}/environments/production`)
     expect(disconnect.status).toBe(200)
     const before = api.lastEventId()
-    const list = await api.get(strategiesPath('env-disconnected', 'production'))
-    const add = await api.post(strategiesPath('env-disconnected', 'production'), { name: 'default' })
+    const list = await api.get<StrategyBody[]>(strategiesPath('env-disconnected', 'production'))
+    const add = await api.post<StrategyBody>(strategiesPath('env-disconnected', 'production'), { name: 'default' })
     expect(list.status).toBe(404)
     expect(add.status).toBe(404)
     expect(api.eventsSince(before)).toEqual([])
@@ -257,11 +253,11 @@ describe('adding, reading, updating and removing strategies', () => {
     const existing = await addStrategy('no-strategy', { name: 'default' })
     const id = crypto.randomUUID()
     const before = api.lastEventId()
-    const get = await api.get(strategyPath('no-strategy', id))
-    const put = await api.put(strategyPath('no-strategy', id), { name: 'default' })
+    const get = await api.get<StrategyBody>(strategyPath('no-strategy', id))
+    const put = await api.put<StrategyBody>(strategyPath('no-strategy', id), { name: 'default' })
     const del = await api.delete(strategyPath('no-strategy', id))
     expect([get.status, put.status, del.status]).toEqual([404, 404, 404])
-    expect(del.body.name).toBe('NotFoundError')
+    expect(errorOf(del).name).toBe('NotFoundError')
     expect(await strategiesOf('no-strategy')).toEqual([existing])
     expect(api.eventsSince(before)).toEqual([])
   })
@@ -269,7 +265,7 @@ describe('adding, reading, updating and removing strategies', () => {
   test('a strategy id of another environment is unknown in this one (404)', async () => {
     await newFlag('cross-env')
     const production = await addStrategy('cross-env', { name: 'default' }, 'production')
-    const response = await api.get(strategyPath('cross-env', production.id, 'development'))
+    const response = await api.get<StrategyBody>(strategyPath('cross-env', production.id, 'development'))
     expect(response.status).toBe(404)
     const removal = await api.delete(strategyPath('cross-env', production.id, 'development'))
     expect(removal.status).toBe(404)
@@ -281,14 +277,14 @@ describe('adding, reading, updating and removing strategies', () => {
     const strategy = await addStrategy('archived-strategies', { name: 'default' })
     expect((await api.delete(flagPath('archived-strategies'))).status).toBe(202)
     const before = api.lastEventId()
-    const add = await api.post(strategiesPath('archived-strategies'), { name: 'default' })
-    const put = await api.put(strategyPath('archived-strategies', strategy.id), { name: 'userWithId', parameters: { userIds: 'a' } })
+    const add = await api.post<StrategyBody>(strategiesPath('archived-strategies'), { name: 'default' })
+    const put = await api.put<StrategyBody>(strategyPath('archived-strategies', strategy.id), { name: 'userWithId', parameters: { userIds: 'a' } })
     const del = await api.delete(strategyPath('archived-strategies', strategy.id))
     expect([add.status, put.status, del.status]).toEqual([400, 400, 400])
     expect(add.body.name).toBe('ValidationError')
     const flag = await api.getFlag(PROJECT, 'archived-strategies')
     expect(flag.body.archived).toBe(true)
-    expect(flag.body.environments.find((e: any) => e.name === 'development').strategies).toEqual([strategy])
+    expect(named(flag.body.environments, 'development').strategies).toEqual([strategy])
     expect(api.eventsSince(before)).toEqual([])
   })
 
@@ -306,10 +302,10 @@ describe('adding, reading, updating and removing strategies', () => {
   test('adding a strategy without a JSON body answers 415 and stores nothing', async () => {
     await newFlag('bodiless-strategy')
     const before = api.lastEventId()
-    const none = await api.post(strategiesPath('bodiless-strategy'))
+    const none = await api.post<StrategyBody>(strategiesPath('bodiless-strategy'))
     expect(none.status).toBe(415)
     expect(none.body.name).toBe('ContentTypeerror')
-    const text = await api.post(strategiesPath('bodiless-strategy'), undefined, { raw: 'default', headers: { 'content-type': 'text/plain' } })
+    const text = await api.post<StrategyBody>(strategiesPath('bodiless-strategy'), undefined, { raw: 'default', headers: { 'content-type': 'text/plain' } })
     expect(text.status).toBe(415)
     expect(await strategiesOf('bodiless-strategy')).toEqual([])
     expect(api.eventsSince(before)).toEqual([])
@@ -319,12 +315,12 @@ describe('adding, reading, updating and removing strategies', () => {
     await newFlag('bad-update')
     const strategy = await addStrategy('bad-update', { name: 'default' })
     const before = api.lastEventId()
-    const response = await api.put(strategyPath('bad-update', strategy.id), {
+    const response = await api.put<StrategyBody>(strategyPath('bad-update', strategy.id), {
       name: 'default',
       constraints: [constraint('NUM_GT', { value: 'many' })],
     })
     expect(response.status).toBe(400)
-    expect((await api.get(strategyPath('bad-update', strategy.id))).body).toEqual(strategy)
+    expect((await api.get<StrategyBody>(strategyPath('bad-update', strategy.id))).body).toEqual(strategy)
     expect(api.eventsSince(before)).toEqual([])
   })
 })
@@ -351,12 +347,12 @@ describe('flexibleRollout parameters', () => {
   test('an update to a flexibleRollout rollout outside 0..100 answers 400', async () => {
     await newFlag('rollout-bad-update')
     const strategy = await addStrategy('rollout-bad-update', { name: 'flexibleRollout', parameters: { rollout: '50', stickiness: 'default', groupId: 'g' } })
-    const response = await api.put(strategyPath('rollout-bad-update', strategy.id), {
+    const response = await api.put<StrategyBody>(strategyPath('rollout-bad-update', strategy.id), {
       name: 'flexibleRollout',
       parameters: { rollout: '101', stickiness: 'default', groupId: 'g' },
     })
     expect(response.status).toBe(400)
-    expect((await api.get(strategyPath('rollout-bad-update', strategy.id))).body.parameters.rollout).toBe('50')
+    expect((await api.get<StrategyBody>(strategyPath('rollout-bad-update', strategy.id))).body.parameters.rollout).toBe('50')
   })
 })
 
@@ -388,14 +384,14 @@ describe('constraints (seed 2.5)', () => {
     for (const [index, [, extra]] of Object.entries(fitting).entries()) {
       expect(strategy.constraints[index]).toMatchObject(extra)
     }
-    const stored = await api.get(strategyPath('all-operators', strategy.id))
+    const stored = await api.get<StrategyBody>(strategyPath('all-operators', strategy.id))
     expect(stored.body.constraints).toEqual(strategy.constraints)
   })
 
   test('each operator is accepted on its own', async () => {
     await newFlag('each-operator')
     for (const [operator, extra] of Object.entries(fitting)) {
-      const response = await api.post(strategiesPath('each-operator'), { name: 'default', constraints: [constraint(operator, extra)] })
+      const response = await api.post<StrategyBody>(strategiesPath('each-operator'), { name: 'default', constraints: [constraint(operator, extra)] })
       expect({ operator, status: response.status }).toEqual({ operator, status: 200 })
     }
     expect(await strategiesOf('each-operator')).toHaveLength(15)
@@ -405,7 +401,7 @@ describe('constraints (seed 2.5)', () => {
     await newFlag('bad-operator')
     for (const operator of ['REGEX', 'in', 'NUM_NE', 'DATE_EQ', 'SEMVER_GTE', '']) {
       const response = await expectStrategyRejected('bad-operator', { name: 'default', constraints: [constraint(operator, { values: ['a'], value: '1' })] })
-      expect(response.body.name).toBe('ValidationError')
+      expect(errorOf(response).name).toBe('ValidationError')
     }
   })
 
@@ -420,7 +416,7 @@ describe('constraints (seed 2.5)', () => {
     })
     expect(strategy.constraints[0]).toMatchObject({ caseInsensitive: false, inverted: false })
     expect(strategy.constraints[1]).toMatchObject({ caseInsensitive: true, inverted: true })
-    const stored = await api.get(strategyPath('constraint-flags', strategy.id))
+    const stored = await api.get<StrategyBody>(strategyPath('constraint-flags', strategy.id))
     expect(stored.body.constraints[0]).toMatchObject({ caseInsensitive: false, inverted: false })
     expect(stored.body.constraints[1]).toMatchObject({ caseInsensitive: true, inverted: true })
   })
@@ -431,7 +427,7 @@ describe('constraints (seed 2.5)', () => {
       for (const extra of [{ value: 'ten' }, { value: '' }, { value: '1,5' }, { value: '12abc' }, {}]) {
         await expectStrategyRejected('num-values', { name: 'default', constraints: [constraint(operator, extra)] })
       }
-      const ok = await api.post(strategiesPath('num-values'), { name: 'default', constraints: [constraint(operator, { value: '42' })] })
+      const ok = await api.post<StrategyBody>(strategiesPath('num-values'), { name: 'default', constraints: [constraint(operator, { value: '42' })] })
       expect(ok.status).toBe(200)
     }
   })
@@ -443,7 +439,7 @@ describe('constraints (seed 2.5)', () => {
         await expectStrategyRejected('date-values', { name: 'default', constraints: [constraint(operator, extra)] })
       }
       for (const value of ['2024-05-01T10:00:00Z', '2024-05-01T10:00:00.123Z', '2024-05-01T10:00:00-05:00']) {
-        const ok = await api.post(strategiesPath('date-values'), { name: 'default', constraints: [constraint(operator, { value })] })
+        const ok = await api.post<StrategyBody>(strategiesPath('date-values'), { name: 'default', constraints: [constraint(operator, { value })] })
         expect({ value, status: ok.status }).toEqual({ value, status: 200 })
       }
     }
@@ -452,7 +448,7 @@ describe('constraints (seed 2.5)', () => {
   test('DATE_* operators refuse a calendar date that does not exist (RFC 3339 date-mday)', async () => {
     await newFlag('date-impossible')
     for (const value of ['2024-02-30T00:00:00Z', '2023-02-29T12:00:00Z', '2024-04-31T00:00:00Z']) {
-      const response = await api.post(strategiesPath('date-impossible'), { name: 'default', constraints: [constraint('DATE_AFTER', { value })] })
+      const response = await api.post<StrategyBody>(strategiesPath('date-impossible'), { name: 'default', constraints: [constraint('DATE_AFTER', { value })] })
       expect({ value, status: response.status }).toEqual({ value, status: 400 })
     }
     expect(await strategiesOf('date-impossible')).toEqual([])
@@ -464,7 +460,7 @@ describe('constraints (seed 2.5)', () => {
       for (const extra of [{ value: '1.2' }, { value: '1' }, { value: '1.2.3.4' }, { value: 'latest' }, { value: '01.2.3' }, {}]) {
         await expectStrategyRejected('semver-values', { name: 'default', constraints: [constraint(operator, extra)] })
       }
-      const ok = await api.post(strategiesPath('semver-values'), { name: 'default', constraints: [constraint(operator, { value: '1.2.3' })] })
+      const ok = await api.post<StrategyBody>(strategiesPath('semver-values'), { name: 'default', constraints: [constraint(operator, { value: '1.2.3' })] })
       expect(ok.status).toBe(200)
       expect(ok.body.constraints[0].value).toBe('1.2.3')
     }
@@ -508,7 +504,7 @@ describe('strategy variants (seed 2.7)', () => {
       ['a', 400, 'variable', 'default'],
       ['b', 400, 'variable', 'default'],
     ])
-    const stored = await api.get(strategyPath('sv-weights', strategy.id))
+    const stored = await api.get<StrategyBody>(strategyPath('sv-weights', strategy.id))
     expect(stored.body.variants).toEqual(strategy.variants)
   })
 
@@ -562,7 +558,7 @@ describe('variants per environment', () => {
   const variant = (name: string, extra: Record<string, unknown> = {}) => ({ name, weight: 0, weightType: 'variable', stickiness: 'default', ...extra })
 
   async function getVariants(flag: string, environment = 'development') {
-    const response = await api.get(variantsPath(flag, environment))
+    const response = await api.get<VariantListBody>(variantsPath(flag, environment))
     expect(response.status).toBe(200)
     return response.body.variants
   }
@@ -571,9 +567,9 @@ describe('variants per environment', () => {
   async function expectVariantsRejected(flag: string, body: unknown) {
     const stored = await getVariants(flag)
     const before = api.lastEventId()
-    const response = await api.put(variantsPath(flag), body)
+    const response = await api.put<VariantListBody>(variantsPath(flag), body)
     expect(response.status).toBe(400)
-    expect(response.body.name).toBe('ValidationError')
+    expect(errorOf(response).name).toBe('ValidationError')
     expect(await getVariants(flag)).toEqual(stored)
     expect(api.eventsSince(before)).toEqual([])
     return response
@@ -582,7 +578,7 @@ describe('variants per environment', () => {
   test('PUT keeps a fix weight and shares the rest between variable variants, answers with the computed list, and GET returns it', async () => {
     await newFlag('env-variants')
     const before = api.lastEventId()
-    const response = await api.put(variantsPath('env-variants'), [
+    const response = await api.put<VariantListBody>(variantsPath('env-variants'), [
       variant('control', { weightType: 'fix', weight: 200 }),
       variant('blue', { weight: 10 }),
       variant('green', { weight: 900, stickiness: 'userId', payload: { type: 'string', value: 'hello' }, overrides: [{ contextName: 'userId', values: ['u1', 'u2'] }] }),
@@ -602,9 +598,9 @@ describe('variants per environment', () => {
     expect(development.variants).toEqual(expected)
     expect((await environmentEntry('env-variants', 'production')).variantCount).toBe(0)
     const list = await api.listFlags(PROJECT)
-    const listed = list.body.features.find((f: any) => f.name === 'env-variants')
-    expect(listed.environments.find((e: any) => e.name === 'development').variantCount).toBe(3)
-    expect(listed.environments.find((e: any) => e.name === 'production').variantCount).toBe(0)
+    const listed = named(list.body.features, 'env-variants')
+    expect(named(listed.environments, 'development').variantCount).toBe(3)
+    expect(named(listed.environments, 'production').variantCount).toBe(0)
 
     const events = api.eventsSince(before)
     expect(events).toHaveLength(1)
@@ -620,14 +616,14 @@ describe('variants per environment', () => {
 
   test('variants without weightType or stickiness default to variable and default, with no overrides', async () => {
     await newFlag('env-variant-defaults')
-    const response = await api.put(variantsPath('env-variant-defaults'), [{ name: 'only', weight: 0 }])
+    const response = await api.put<VariantListBody>(variantsPath('env-variant-defaults'), [{ name: 'only', weight: 0 }])
     expect(response.status).toBe(200)
     expect(response.body.variants).toEqual([{ name: 'only', weight: 1000, weightType: 'variable', stickiness: 'default', overrides: [] }])
   })
 
   test('three variable variants get 334, 333 and 333, summing to 1000', async () => {
     await newFlag('env-thirds')
-    const response = await api.put(variantsPath('env-thirds'), [variant('a'), variant('b'), variant('c')])
+    const response = await api.put<VariantListBody>(variantsPath('env-thirds'), [variant('a'), variant('b'), variant('c')])
     expect(response.status).toBe(200)
     expect(response.body.variants.map((v: any) => v.weight)).toEqual([334, 333, 333])
     expect((await getVariants('env-thirds')).map((v: any) => v.weight)).toEqual([334, 333, 333])
@@ -635,10 +631,10 @@ describe('variants per environment', () => {
 
   test('a second PUT replaces the list, and its event carries the previous list as preData', async () => {
     await newFlag('env-replace')
-    const first = await api.put(variantsPath('env-replace'), [variant('a'), variant('b')])
+    const first = await api.put<VariantListBody>(variantsPath('env-replace'), [variant('a'), variant('b')])
     expect(first.status).toBe(200)
     const before = api.lastEventId()
-    const second = await api.put(variantsPath('env-replace'), [variant('c')])
+    const second = await api.put<VariantListBody>(variantsPath('env-replace'), [variant('c')])
     expect(second.status).toBe(200)
     expect(await getVariants('env-replace')).toEqual(second.body.variants)
     const events = api.eventsSince(before)
@@ -647,7 +643,7 @@ describe('variants per environment', () => {
     expect(events[0].data).toEqual({ variants: second.body.variants })
     expect(events[0].preData).toEqual({ variants: first.body.variants })
 
-    const cleared = await api.put(variantsPath('env-replace'), [])
+    const cleared = await api.put<VariantListBody>(variantsPath('env-replace'), [])
     expect(cleared.status).toBe(200)
     expect(cleared.body.variants).toEqual([])
     expect((await environmentEntry('env-replace', 'development')).variantCount).toBe(0)
@@ -656,7 +652,7 @@ describe('variants per environment', () => {
   test('variants that are all fix must add up to exactly 1000', async () => {
     await newFlag('env-fix-only')
     await expectVariantsRejected('env-fix-only', [variant('a', { weightType: 'fix', weight: 500 }), variant('b', { weightType: 'fix', weight: 400 })])
-    const ok = await api.put(variantsPath('env-fix-only'), [variant('a', { weightType: 'fix', weight: 500 }), variant('b', { weightType: 'fix', weight: 500 })])
+    const ok = await api.put<VariantListBody>(variantsPath('env-fix-only'), [variant('a', { weightType: 'fix', weight: 500 }), variant('b', { weightType: 'fix', weight: 500 })])
     expect(ok.status).toBe(200)
     expect(ok.body.variants.map((v: any) => v.weight)).toEqual([500, 500])
   })
@@ -686,7 +682,7 @@ describe('variants per environment', () => {
     await newFlag('env-json')
     await expectVariantsRejected('env-json', [variant('a', { payload: { type: 'json', value: '{"a":' } })])
     await expectVariantsRejected('env-json', [variant('a', { payload: { type: 'json', value: '' } })])
-    const ok = await api.put(variantsPath('env-json'), [variant('a', { payload: { type: 'json', value: '{"a":[1,2]}' } })])
+    const ok = await api.put<VariantListBody>(variantsPath('env-json'), [variant('a', { payload: { type: 'json', value: '{"a":[1,2]}' } })])
     expect(ok.status).toBe(200)
     expect(ok.body.variants[0].payload).toEqual({ type: 'json', value: '{"a":[1,2]}' })
   })
@@ -696,7 +692,7 @@ describe('variants per environment', () => {
     for (const value of ['twelve', '', '12px', 'NaN', 'Infinity']) {
       await expectVariantsRejected('env-number', [variant('a', { payload: { type: 'number', value } })])
     }
-    const ok = await api.put(variantsPath('env-number'), [variant('a', { payload: { type: 'number', value: '-42.5' } })])
+    const ok = await api.put<VariantListBody>(variantsPath('env-number'), [variant('a', { payload: { type: 'number', value: '-42.5' } })])
     expect(ok.status).toBe(200)
     expect(ok.body.variants[0].payload).toEqual({ type: 'number', value: '-42.5' })
   })
@@ -715,11 +711,11 @@ describe('variants per environment', () => {
   test('variants of an unknown flag or unknown environment answer 404', async () => {
     await newFlag('env-variants-404')
     const before = api.lastEventId()
-    expect((await api.get(variantsPath('no-such-flag'))).status).toBe(404)
-    expect((await api.put(variantsPath('no-such-flag'), [variant('a')])).status).toBe(404)
-    expect((await api.get(variantsPath('env-variants-404', 'nowhere'))).status).toBe(404)
-    expect((await api.put(variantsPath('env-variants-404', 'nowhere'), [variant('a')])).status).toBe(404)
-    expect((await api.put(variantsPath('env-variants-404', 'development', 'not-its-project'), [variant('a')])).status).toBe(404)
+    expect((await api.get<VariantListBody>(variantsPath('no-such-flag'))).status).toBe(404)
+    expect((await api.put<VariantListBody>(variantsPath('no-such-flag'), [variant('a')])).status).toBe(404)
+    expect((await api.get<VariantListBody>(variantsPath('env-variants-404', 'nowhere'))).status).toBe(404)
+    expect((await api.put<VariantListBody>(variantsPath('env-variants-404', 'nowhere'), [variant('a')])).status).toBe(404)
+    expect((await api.put<VariantListBody>(variantsPath('env-variants-404', 'development', 'not-its-project'), [variant('a')])).status).toBe(404)
     expect(await getVariants('env-variants-404')).toEqual([])
     expect(api.eventsSince(before)).toEqual([])
   })
@@ -728,7 +724,7 @@ describe('variants per environment', () => {
     await newFlag('env-variants-archived')
     expect((await api.delete(flagPath('env-variants-archived'))).status).toBe(202)
     const before = api.lastEventId()
-    const response = await api.put(variantsPath('env-variants-archived'), [variant('a')])
+    const response = await api.put<VariantListBody>(variantsPath('env-variants-archived'), [variant('a')])
     expect(response.status).toBe(400)
     expect((await environmentEntry('env-variants-archived', 'development')).variantCount).toBe(0)
     expect(api.eventsSince(before)).toEqual([])

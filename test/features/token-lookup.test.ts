@@ -7,7 +7,7 @@ import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import type { ApiTokenRecord } from '../../src/storage/records'
 import { SYSTEM_ACTOR } from '../../src/storage/store'
-import { Api, expectError, expectOk, makeApi, tempDir, tokenFor } from '../helpers'
+import { Api, expectError, expectOk, makeApi, tempDir, tokenFor, type TokenListBody } from '../helpers'
 
 const TOKENS = '/api/admin/api-tokens'
 
@@ -41,9 +41,9 @@ describe('token lookup by secret hash', () => {
       expect(await actingAs(`Bearer ${secret}`, 'who', `b-${name}`)).toBe(name)
     }
     const [firstName, firstSecret] = [...secrets][0]
-    expectError(await api.get(TOKENS, { token: `${firstSecret.slice(0, -1)}${firstSecret.endsWith('0') ? '1' : '0'}` }), 401, 'AuthenticationRequired')
+    expectError(await api.get<TokenListBody>(TOKENS, { token: `${firstSecret.slice(0, -1)}${firstSecret.endsWith('0') ? '1' : '0'}` }), 401, 'AuthenticationRequired')
     expectOk(await api.delete(`${TOKENS}/${firstName}`))
-    expectError(await api.get(TOKENS, { token: firstSecret }), 401, 'AuthenticationRequired')
+    expectError(await api.get<TokenListBody>(TOKENS, { token: firstSecret }), 401, 'AuthenticationRequired')
     // The others are untouched by the deletion.
     const [secondName, secondSecret] = [...secrets][1]
     expect(await actingAs(secondSecret, 'who', 'after-delete')).toBe(secondName)
@@ -56,8 +56,8 @@ describe('token lookup by secret hash', () => {
     const [deleted, created] = await Promise.all([api.delete(`${TOKENS}/old`), api.createToken({ tokenName: 'new', type: 'admin' })])
     expectOk(deleted)
     expectOk(created, 201)
-    expectError(await api.get(TOKENS, { token: oldSecret }), 401, 'AuthenticationRequired')
-    expectOk(await api.get(TOKENS, { token: created.body.secret }))
+    expectError(await api.get<TokenListBody>(TOKENS, { token: oldSecret }), 401, 'AuthenticationRequired')
+    expectOk(await api.get<TokenListBody>(TOKENS, { token: created.body.secret }))
   })
 
   test('one transaction that moves a secret hash from one token to another, in either order, leaves the secret acting as the new token', async () => {
@@ -89,7 +89,7 @@ describe('token lookup by secret hash', () => {
       tx.put('tokens', 'brief', { ...admin, tokenName: 'brief', secretHash: createHash('sha256').update(secret).digest('hex') })
       tx.delete('tokens', 'brief')
     })
-    expectError(await api.get(TOKENS, { token: secret }), 401, 'AuthenticationRequired')
+    expectError(await api.get<TokenListBody>(TOKENS, { token: secret }), 401, 'AuthenticationRequired')
   })
 
   test('after a restart every token works from the loaded state, and a deleted one stays refused', async () => {
@@ -101,8 +101,8 @@ describe('token lookup by secret hash', () => {
     expectOk(await api.delete(`${TOKENS}/gone`))
     await api.close()
     api = await makeApi({ dataDir: dir.path })
-    expectOk(await api.get(TOKENS, { token: kept }))
-    expectError(await api.get(TOKENS, { token: gone }), 401, 'AuthenticationRequired')
+    expectOk(await api.get<TokenListBody>(TOKENS, { token: kept }))
+    expectError(await api.get<TokenListBody>(TOKENS, { token: gone }), 401, 'AuthenticationRequired')
   })
 
   test('a token works until its expiresAt and answers 401 naming the expiry after it', async () => {
@@ -110,8 +110,8 @@ describe('token lookup by secret hash', () => {
     const expiresAt = new Date(Date.now() + 60_000).toISOString()
     const response = await api.createToken({ tokenName: 'short-lived', type: 'admin', expiresAt })
     expectOk(response, 201)
-    expectOk(await api.get(TOKENS, { token: response.body.secret }))
+    expectOk(await api.get<TokenListBody>(TOKENS, { token: response.body.secret }))
     setSystemTime(new Date(Date.parse(expiresAt) + 1))
-    expectError(await api.get(TOKENS, { token: response.body.secret }), 401, 'AuthenticationRequired', ['short-lived', 'expired'])
+    expectError(await api.get<TokenListBody>(TOKENS, { token: response.body.secret }), 401, 'AuthenticationRequired', ['short-lived', 'expired'])
   })
 })

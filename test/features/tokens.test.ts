@@ -7,10 +7,9 @@ import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { createApp } from '../../src/app'
 import { createServices, initialise, openStore } from '../../src/services'
-import { ADMIN_SECRET, Api, BODY_LIMIT, makeApi, tempDir, tokenFor, type ApiResponse } from '../helpers'
+import { errorOf, ADMIN_SECRET, Api, BODY_LIMIT, makeApi, tempDir, tokenFor, type ApiResponse, type TokenListBody, expectError, defined } from '../helpers'
 
 const ADMIN_SECRET_FORMAT = /^\*:\*\.[0-9a-f]{64}$/
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const TOKENS = '/api/admin/api-tokens'
 
 let api: Api
@@ -20,13 +19,6 @@ afterEach(async () => {
   for (const cleanup of cleanups) cleanup()
   cleanups = []
 })
-
-function expectError(response: ApiResponse, status: number, name: string) {
-  expect({ status: response.status, name: response.body?.name }).toEqual({ status, name })
-  expect(response.body.id).toMatch(UUID)
-  expect(typeof response.body.message).toBe('string')
-  expect(response.headers.get('content-type') ?? '').toMatch(/^application\/json\b/i)
-}
 
 function snapshot(api: Api) {
   return { events: api.lastEventId(), state: JSON.stringify(api.services.store.state) }
@@ -70,12 +62,12 @@ describe('GET /api/admin/api-tokens', () => {
     const sdk = await api.createToken({ tokenName: 'sdk', type: 'client', projects: ['alpha'], environment: 'production' })
     expect([ops.status, sdk.status]).toEqual([201, 201])
 
-    const response = await api.get(TOKENS)
+    const response = await api.get<TokenListBody>(TOKENS)
     expect(response.status).toBe(200)
     const byName = Object.fromEntries(response.body.tokens.map((t: { tokenName: string }) => [t.tokenName, t]))
     expect(byName.ops).toMatchObject({ tokenName: 'ops', type: 'admin', role: 'editor', projects: ['alpha'], expiresAt: null })
     expect(byName.sdk).toMatchObject({ tokenName: 'sdk', type: 'client', projects: ['alpha'], environment: 'production', expiresAt: null })
-    for (const token of response.body.tokens) expect(token.secret).toBeUndefined()
+    for (const token of response.body.tokens) expect(token).not.toHaveProperty('secret')
     expectNoSecret(response.text, ops.body.secret)
     expectNoSecret(response.text, sdk.body.secret)
     expectNoSecret(response.text, ADMIN_SECRET)
@@ -119,7 +111,7 @@ describe('POST /api/admin/api-tokens', () => {
   test('the new secret works at once', async () => {
     api = await makeApi()
     const admin = await api.createToken({ tokenName: 'fresh-admin', type: 'admin' })
-    const list = await api.get(TOKENS, { token: admin.body.secret })
+    const list = await api.get<TokenListBody>(TOKENS, { token: admin.body.secret })
     expect(list.status).toBe(200)
     const created = await api.createFlag('default', 'made-by-fresh-admin', {}, { token: admin.body.secret })
     expect(created.status).toBe(201)
@@ -201,7 +193,7 @@ describe('POST /api/admin/api-tokens', () => {
     expectError(second, 409, 'NameExistsError')
     expect(second.body.secret).toBeUndefined()
     expectUnchanged(api, before)
-    expect((await api.get(TOKENS, { token: first.body.secret })).status).toBe(200)
+    expect((await api.get<TokenListBody>(TOKENS, { token: first.body.secret })).status).toBe(200)
   })
 
   test('an unknown token type answers 400 and creates nothing', async () => {
@@ -239,8 +231,8 @@ describe('POST /api/admin/api-tokens', () => {
       for (const extra of [{ projects: ['default'] }, { projects: ['*'] }, { project: 'default' }]) {
         const response = await api.createToken({ tokenName: `star-${type}`, type, environment: '*', ...extra })
         expectError(response, 400, 'ValidationError')
-        expect(response.body.message).toContain('one existing environment')
-        expect(response.body.details).toEqual([{ message: 'not one environment', path: '/environment' }])
+        expect(errorOf(response).message).toContain('one existing environment')
+        expect(errorOf(response).details).toEqual([{ message: 'not one environment', path: '/environment' }])
       }
     }
     expectUnchanged(api, before)
@@ -262,17 +254,17 @@ describe('POST /api/admin/api-tokens', () => {
     const expiresAt = new Date(Date.now() + 86_400_000).toISOString()
     const response = await api.createToken({ tokenName: 'expiring', type: 'admin', expiresAt })
     expect(response.status).toBe(201)
-    expect(Date.parse(response.body.expiresAt)).toBe(Date.parse(expiresAt))
-    const listed = (await api.get(TOKENS)).body.tokens.find((t: { tokenName: string }) => t.tokenName === 'expiring')
-    expect(Date.parse(listed.expiresAt)).toBe(Date.parse(expiresAt))
+    expect(Date.parse(response.body.expiresAt ?? '')).toBe(Date.parse(expiresAt))
+    const listed = defined((await api.get<TokenListBody>(TOKENS)).body.tokens.find((t) => t.tokenName === 'expiring'))
+    expect(Date.parse(listed.expiresAt ?? '')).toBe(Date.parse(expiresAt))
   })
 })
 
 describe('token names', () => {
   function expectNameRefused(response: ApiResponse, mention?: string) {
     expectError(response, 400, 'ValidationError')
-    expect(response.body.details.map((detail: { path?: string }) => detail.path)).toContain('/tokenName')
-    if (mention) expect(response.body.message).toContain(mention)
+    expect(errorOf(response).details?.map((detail: { path?: string }) => detail.path)).toContain('/tokenName')
+    if (mention) expect(errorOf(response).message).toContain(mention)
   }
 
   test('names the flag rules refuse answer 400 naming /tokenName, and nothing is created', async () => {
@@ -338,7 +330,7 @@ describe('token names', () => {
       expect({ tokenName, status: deleted.status }).toEqual({ tokenName, status: 200 })
       expect(api.services.store.state.tokens[tokenName]).toBeUndefined()
       expect(api.events().at(-1)).toMatchObject({ type: 'api-token-deleted', preData: { tokenName } })
-      expectError(await api.get(TOKENS, { token: created.body.secret }), 401, 'AuthenticationRequired')
+      expectError(await api.get<TokenListBody>(TOKENS, { token: created.body.secret }), 401, 'AuthenticationRequired')
     }
   })
 
@@ -362,7 +354,7 @@ describe('token names', () => {
     await first.close()
 
     api = await makeApi({ dataDir: dir.path })
-    const listed = (await api.get(TOKENS)).body.tokens.map((token: { tokenName: string }) => token.tokenName)
+    const listed = (await api.get<TokenListBody>(TOKENS)).body.tokens.map((token: { tokenName: string }) => token.tokenName)
     for (const name of legacy) {
       expect(listed).toContain(name)
       expect((await api.get('/api/admin/projects', { token: secrets[name] })).status).toBe(200)
@@ -380,13 +372,13 @@ describe('token names', () => {
     const other = (await api.createToken({ tokenName: 'other-admin', type: 'admin' }, { token: INIT })).body.secret
     expect(api.services.store.state.tokens['admin-bootstrap']).toBeDefined()
     expect((await api.delete(`${TOKENS}/admin-bootstrap`, { token: other })).status).toBe(200)
-    expectError(await api.get(TOKENS, { token: INIT }), 401, 'AuthenticationRequired')
+    expectError(await api.get<TokenListBody>(TOKENS, { token: INIT }), 401, 'AuthenticationRequired')
     // The name is still not for users.
     expectError(await api.createToken({ tokenName: 'admin-bootstrap', type: 'admin' }, { token: other }), 400, 'ValidationError')
 
     expect(await initialise(api.services, [INIT])).toBeNull()
     expect(api.services.store.state.tokens['admin-bootstrap']).toMatchObject({ userId: -42, projects: ['*'] })
-    expect((await api.get(TOKENS, { token: INIT })).status).toBe(200)
+    expect((await api.get<TokenListBody>(TOKENS, { token: INIT })).status).toBe(200)
   })
 })
 
@@ -402,7 +394,7 @@ describe('DELETE /api/admin/api-tokens/:tokenName', () => {
     const response = await api.delete(`${TOKENS}/victim`, { token: opsSecret })
     expect(response.status).toBe(200)
     expect(api.services.store.state.tokens.victim).toBeUndefined()
-    const names = (await api.get(TOKENS)).body.tokens.map((t: { tokenName: string }) => t.tokenName)
+    const names = (await api.get<TokenListBody>(TOKENS)).body.tokens.map((t: { tokenName: string }) => t.tokenName)
     expect(names).not.toContain('victim')
 
     const events = api.eventsSince(since)
@@ -412,7 +404,7 @@ describe('DELETE /api/admin/api-tokens/:tokenName', () => {
     expectNoSecret(JSON.stringify(events[0]), victim.body.secret)
     expectNoSecret(JSON.stringify(events[0]), opsSecret)
 
-    expectError(await api.get(TOKENS, { token: victim.body.secret }), 401, 'AuthenticationRequired')
+    expectError(await api.get<TokenListBody>(TOKENS, { token: victim.body.secret }), 401, 'AuthenticationRequired')
   })
 
   test('deleting an unknown token answers 404 NotFoundError and changes nothing', async () => {
@@ -429,8 +421,8 @@ describe('DELETE /api/admin/api-tokens/:tokenName', () => {
     const fresh = await api.createToken({ tokenName: 'reused', type: 'admin' })
     expect(fresh.status).toBe(201)
     expect(fresh.body.secret).not.toBe(old.body.secret)
-    expectError(await api.get(TOKENS, { token: old.body.secret }), 401, 'AuthenticationRequired')
-    expect((await api.get(TOKENS, { token: fresh.body.secret })).status).toBe(200)
+    expectError(await api.get<TokenListBody>(TOKENS, { token: old.body.secret }), 401, 'AuthenticationRequired')
+    expect((await api.get<TokenListBody>(TOKENS, { token: fresh.body.secret })).status).toBe(200)
   })
 })
 
@@ -443,9 +435,9 @@ describe('INIT_ADMIN_API_TOKENS', () => {
     api = await makeApi({ adminTokens: [ONE, TWO] })
     expect(tokenCount(api)).toBe(2)
     for (const secret of [ONE, TWO]) {
-      expect((await api.get(TOKENS, { token: secret })).status).toBe(200)
+      expect((await api.get<TokenListBody>(TOKENS, { token: secret })).status).toBe(200)
     }
-    const listed = (await api.get(TOKENS, { token: ONE })).body.tokens
+    const listed = (await api.get<TokenListBody>(TOKENS, { token: ONE })).body.tokens
     expect(listed).toHaveLength(2)
     for (const token of listed) expect(token).toMatchObject({ type: 'admin', role: 'admin', projects: ['*'], expiresAt: null })
     const created = api.events().filter((e) => e.type === 'api-token-created')
@@ -493,7 +485,7 @@ describe('INIT_ADMIN_API_TOKENS', () => {
     expect(await initialise(api.services, [ONE, THREE])).toBeNull()
     expect(tokenCount(api)).toBe(2)
     expect(api.eventsSince(since).map((e) => e.type)).toEqual(['api-token-created'])
-    expect((await api.get(TOKENS, { token: THREE })).status).toBe(200)
+    expect((await api.get<TokenListBody>(TOKENS, { token: THREE })).status).toBe(200)
   })
 
   test('restarting on the same data directory with the same init secrets creates no duplicates', async () => {
@@ -510,7 +502,7 @@ describe('INIT_ADMIN_API_TOKENS', () => {
     expect(await initialise(services, [ONE, TWO])).toBeNull()
     expect(Object.keys(services.store.state.tokens).sort()).toEqual(tokensBefore)
     expect(api.lastEventId()).toBe(eventsBefore)
-    expect((await api.get(TOKENS, { token: ONE })).status).toBe(200)
+    expect((await api.get<TokenListBody>(TOKENS, { token: ONE })).status).toBe(200)
   })
 })
 
@@ -527,7 +519,7 @@ describe('first start without init tokens', () => {
     const secret = await bareApi()
     expect(secret).toMatch(ADMIN_SECRET_FORMAT)
     expect(tokenCount(api)).toBe(1)
-    expect((await api.get(TOKENS, { token: secret! })).status).toBe(200)
+    expect((await api.get<TokenListBody>(TOKENS, { token: secret! })).status).toBe(200)
     const since = api.lastEventId()
     expect((await api.createToken({ tokenName: 'second', type: 'admin' }, { token: secret! })).status).toBe(201)
     // Writes made with the generated bootstrap token carry -42 like the other bootstrap tokens.
@@ -541,6 +533,6 @@ describe('first start without init tokens', () => {
     const before = snapshot(api)
     expect(await initialise(api.services, [])).toBeNull()
     expectUnchanged(api, before)
-    expect((await api.get(TOKENS, { token: secret! })).status).toBe(200)
+    expect((await api.get<TokenListBody>(TOKENS, { token: secret! })).status).toBe(200)
   })
 })

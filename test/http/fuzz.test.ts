@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../../src/services'
 import { seededRandom, type Random } from '../random'
-import { ADMIN_SECRET, makeApi, tempDir, type Api } from '../helpers'
+import { ADMIN_SECRET, makeApi, tempDir, type Api, type StrategyBody } from '../helpers'
 
 const REQUESTS = 12_000
 const SEED = 6061
@@ -28,7 +28,7 @@ beforeAll(async () => {
   ok(await api.createFlag('fz-project', 'fz-flag'))
   ok(await api.createFlag('fz-project', 'fz-parent'))
   ok(await api.post('/api/admin/features/fz-flag/tags', { value: 'fz-tag' }))
-  const strategy = await api.post('/api/admin/projects/fz-project/features/fz-flag/environments/development/strategies', { name: 'default' })
+  const strategy = await api.post<StrategyBody>('/api/admin/projects/fz-project/features/fz-flag/environments/development/strategies', { name: 'default' })
   ok(strategy)
   strategyId = strategy.body.id
   const token = await api.createToken({ tokenName: 'fz-viewer', type: 'admin', role: 'viewer' })
@@ -285,7 +285,7 @@ const QUERY_REQUESTS = 5_000
 test(`${QUERY_REQUESTS} hostile query strings and path parameters on every documented route get 2xx/4xx JSON, never a 5xx`, async () => {
   const random = seededRandom(SEED + 1)
   const before = snapshot()
-  const operations = operationsOf((await api.get('/swagger/json')).body)
+  const operations = operationsOf((await api.get<Parameters<typeof operationsOf>[0]>('/swagger/json')).body)
   // The routes that take query parameters are the ones this test is for; they get a larger share.
   const withQuery = operations.filter((operation) => operation.query.length > 0)
   const withQueryKeys = withQuery.map((operation) => `${operation.method} ${operation.path}`)

@@ -3,9 +3,8 @@
  * and what every error looks like. Every rejected write is also checked to have changed nothing.
  */
 import { afterEach, describe, expect, test } from 'bun:test'
-import { ADMIN_SECRET, makeApi, tokenFor, type Api, type ApiResponse } from '../helpers'
+import { errorOf, ADMIN_SECRET, makeApi, tokenFor, type Api, type ApiResponse, type EnvironmentBody, UUID } from '../helpers'
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const ERROR_KEYS = ['id', 'name', 'message', 'details', 'permissions']
 
 let api: Api
@@ -15,9 +14,9 @@ afterEach(async () => {
 
 /** Asserts status, name and the exact shape of the error body (contract §2). */
 function expectError(response: ApiResponse, status: number, name: string) {
-  expect({ status: response.status, name: response.body?.name }).toEqual({ status, name })
+  const body = errorOf(response)
+  expect({ status: response.status, name: body?.name }).toEqual({ status, name })
   expect(response.headers.get('content-type') ?? '').toMatch(/^application\/json\b/i)
-  const body = response.body
   expect(typeof body).toBe('object')
   for (const key of Object.keys(body)) expect(ERROR_KEYS).toContain(key)
   expect(body.id).toMatch(UUID)
@@ -34,7 +33,7 @@ function expectError(response: ApiResponse, status: number, name: string) {
   if (status === 403) {
     expect(Array.isArray(body.permissions)).toBe(true)
     expect(body.permissions).toHaveLength(1)
-    expect(typeof body.permissions[0]).toBe('string')
+    expect(typeof body.permissions?.[0]).toBe('string')
   } else {
     expect(body.permissions).toBeUndefined()
   }
@@ -202,7 +201,7 @@ describe('401 AuthenticationRequired', () => {
     const unknown = await api.createFlag('default', 'unknown-token', {}, { token: `*:*.${'0'.repeat(64)}` })
     expectError(unknown, 401, 'AuthenticationRequired')
     expectError(missing, 401, 'AuthenticationRequired')
-    expect(unknown.body.message).not.toBe(missing.body.message)
+    expect(errorOf(unknown).message).not.toBe(errorOf(missing).message)
     expectUnchanged(api, before)
   })
 
@@ -234,7 +233,7 @@ describe('401 AuthenticationRequired', () => {
     const response = await api.createFlag('default', 'by-expired-token', {}, { token: secret })
     expectError(response, 401, 'AuthenticationRequired')
     const missing = await api.get('/api/admin/projects', { token: null })
-    expect(response.body.message).not.toBe(missing.body.message)
+    expect(errorOf(response).message).not.toBe(errorOf(missing).message)
     expectError(await api.get('/api/admin/projects', { token: secret }), 401, 'AuthenticationRequired')
     expectUnchanged(api, before)
   })
@@ -271,12 +270,12 @@ describe('403 NoAccessError', () => {
       [api.bulkToggle('default', 'development', ['existing'], false, { token: viewer }), 'UPDATE_FEATURE_ENVIRONMENT'],
       [api.delete('/api/admin/projects/default/features/existing', { token: viewer }), 'DELETE_FEATURE'],
       [api.createProject('viewer-project', {}, { token: viewer }), 'CREATE_PROJECT'],
-      [api.post('/api/admin/environments', { name: 'staging', type: 'staging' }, { token: viewer }), 'CREATE_ENVIRONMENT'],
+      [api.post<EnvironmentBody>('/api/admin/environments', { name: 'staging', type: 'staging' }, { token: viewer }), 'CREATE_ENVIRONMENT'],
     ]
     for (const [pending, permission] of cases) {
       const response = await pending
       expectError(response, 403, 'NoAccessError')
-      expect(response.body.permissions).toEqual([permission])
+      expect(errorOf(response).permissions).toEqual([permission])
     }
     expectUnchanged(api, before)
     // Reads stay open to a viewer.
@@ -295,7 +294,7 @@ describe('403 NoAccessError', () => {
     ]
     for (const response of responses) {
       expectError(response, 403, 'NoAccessError')
-      expect(response.body.permissions).toEqual(['ADMIN'])
+      expect(errorOf(response).permissions).toEqual(['ADMIN'])
     }
     expectUnchanged(api, before)
     // The editor can still do everything else.
@@ -313,10 +312,10 @@ describe('403 NoAccessError', () => {
       }
       const write = await api.createFlag('default', 'by-sdk', {}, { token })
       expectError(write, 403, 'NoAccessError')
-      expect(write.body.permissions).toEqual(['CREATE_FEATURE'])
+      expect(errorOf(write).permissions).toEqual(['CREATE_FEATURE'])
       const bulk = await api.bulkToggle('default', 'development', [], false, { token })
       expectError(bulk, 403, 'NoAccessError')
-      expect(bulk.body.permissions).toEqual(['UPDATE_FEATURE_ENVIRONMENT'])
+      expect(errorOf(bulk).permissions).toEqual(['UPDATE_FEATURE_ENVIRONMENT'])
     }
     expectUnchanged(api, before)
   })
@@ -337,8 +336,8 @@ describe('403 NoAccessError', () => {
     ]
     for (const [response, permission] of cases) {
       expectError(response, 403, 'NoAccessError')
-      expect(response.body.permissions).toEqual([permission])
-      expect(response.body.message).not.toContain('beta-flag')
+      expect(errorOf(response).permissions).toEqual([permission])
+      expect(errorOf(response).message).not.toContain('beta-flag')
     }
     expectUnchanged(api, before)
     // The same token writes to its own project.
@@ -351,7 +350,7 @@ describe('403 NoAccessError', () => {
     const before = snapshot(api)
     const plain = await api.request('POST', CREATE_FLAG, { raw: '{"name":"plain"}', token: viewer, headers: { 'content-type': 'text/plain' } })
     expectError(plain, 403, 'NoAccessError')
-    expect(plain.body.permissions).toEqual(['CREATE_FEATURE'])
+    expect(errorOf(plain).permissions).toEqual(['CREATE_FEATURE'])
     const none = await api.request('POST', CREATE_FLAG, { raw: '{"name":"plain"}', token: viewer })
     expectError(none, 403, 'NoAccessError')
     expectUnchanged(api, before)
@@ -363,7 +362,7 @@ describe('403 NoAccessError', () => {
     const before = snapshot(api)
     const response = await api.post(CREATE_FLAG, { name: 42, impressionData: 'yes' }, { token: viewer })
     expectError(response, 403, 'NoAccessError')
-    expect(response.body.permissions).toEqual(['CREATE_FEATURE'])
+    expect(errorOf(response).permissions).toEqual(['CREATE_FEATURE'])
     const patch = await api.patchFlag('default', 'whatever', 'not an array', { token: viewer })
     expectError(patch, 403, 'NoAccessError')
     expectUnchanged(api, before)
@@ -442,9 +441,9 @@ describe('400 ValidationError from the schema', () => {
     const before = snapshot(api)
     const response = await api.post(CREATE_FLAG, { name: 42 })
     expectError(response, 400, 'ValidationError')
-    expect(Array.isArray(response.body.details)).toBe(true)
-    expect(response.body.details.length).toBeGreaterThan(0)
-    expect(response.body.details.some((d: { path?: string }) => d.path === '/name')).toBe(true)
+    expect(Array.isArray(errorOf(response).details)).toBe(true)
+    expect(errorOf(response).details?.length).toBeGreaterThan(0)
+    expect(errorOf(response).details?.some((d: { path?: string }) => d.path === '/name')).toBe(true)
     expectUnchanged(api, before)
   })
 
@@ -453,10 +452,10 @@ describe('400 ValidationError from the schema', () => {
     const before = snapshot(api)
     const response = await api.validateName({})
     expectError(response, 400, 'ValidationError')
-    expect(response.body.details.length).toBeGreaterThan(0)
+    expect(errorOf(response).details?.length).toBeGreaterThan(0)
     const patch = await api.post('/api/admin/projects', { name: 'no id' })
     expectError(patch, 400, 'ValidationError')
-    expect(patch.body.details.length).toBeGreaterThan(0)
+    expect(errorOf(patch).details?.length).toBeGreaterThan(0)
     expectUnchanged(api, before)
   })
 
@@ -466,7 +465,7 @@ describe('400 ValidationError from the schema', () => {
     const before = snapshot(api)
     const response = await api.patchFlag('default', 'patched', { op: 'replace', path: '/description', value: 'x' })
     expectError(response, 400, 'ValidationError')
-    expect(response.body.details.length).toBeGreaterThan(0)
+    expect(errorOf(response).details?.length).toBeGreaterThan(0)
     expectUnchanged(api, before)
   })
 })
@@ -500,7 +499,7 @@ describe('404 and error bodies', () => {
     const ids = new Set<string>()
     for (const [response, status, name] of responses) {
       expectError(response, status, name)
-      ids.add(response.body.id)
+      ids.add(errorOf(response).id)
     }
     expect(ids.size).toBe(responses.length)
   })

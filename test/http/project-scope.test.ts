@@ -4,7 +4,7 @@
  * fails until it is classified here.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { Api, expectError, expectOk, makeApi, tokenFor, type ApiResponse } from '../helpers'
+import { Api, expectError, expectOk, makeApi, tokenFor, type ApiResponse, type StrategyBody, errorOf } from '../helpers'
 
 /** Everything that belongs to the hidden project carries this marker, so a leak shows in any answer. */
 const HIDDEN = 'theirs'
@@ -28,7 +28,7 @@ async function populate(api: Api, project: string, strategyIds: Record<string, s
   expectOk(await api.createFlag(project, flag, { description: `${project}-description` }), 201)
   expectOk(await api.post(`/api/admin/features/${flag}/tags`, { type: 'simple', value: `${project}-tag` }), 201)
   const environmentPath = `/api/admin/projects/${project}/features/${flag}/environments/${ENVIRONMENT}`
-  const strategy = await api.post(`${environmentPath}/strategies`, {
+  const strategy = await api.post<StrategyBody>(`${environmentPath}/strategies`, {
     name: 'flexibleRollout',
     title: `${project}-title`,
     parameters: { rollout: '50', stickiness: 'default', groupId: flag },
@@ -131,7 +131,7 @@ describe('a token limited to one project', () => {
     ]) {
       const response = await api.get(path, { token: scoped })
       expectError(response, 404, 'NotFoundError')
-      expect(response.body.message).toBe(flag.body.message)
+      expect(errorOf(response).message).toBe(errorOf(flag).message)
       expect(response.text).not.toContain(`${HIDDEN}-title`)
       expect(response.text).not.toContain(`${HIDDEN}-variant`)
       // The full-access token still reads them.

@@ -8,7 +8,7 @@ import { Elysia, t } from 'elysia'
 import { errorHandling } from '../../src/http/errors'
 import { ELYSIA_CONFIG } from '../../src/http/plugins'
 import { Logger } from '../../src/log'
-import { expectError, expectOk, makeApi, tokenFor, type Api, type ApiResponse } from '../helpers'
+import { errorOf, expectError, expectOk, makeApi, tokenFor, type Api, type ApiResponse } from '../helpers'
 
 let api: Api
 beforeEach(async () => {
@@ -18,7 +18,7 @@ afterEach(async () => api?.close())
 
 function expectNamed(response: ApiResponse, parameter: string) {
   expectError(response, 400, 'ValidationError', [parameter])
-  expect(response.body.details?.[0]?.path).toMatch(new RegExp(`^/${parameter.replace(/[[\]]/g, '\\$&')}(/|$)`))
+  expect(errorOf(response).details?.[0]?.path).toMatch(new RegExp(`^/${parameter.replace(/[[\]]/g, '\\$&')}(/|$)`))
 }
 
 async function names(project: string, query: string, token?: string) {
@@ -73,7 +73,7 @@ describe('getFeatures: namePrefix', () => {
     for (const query of ['?namePrefix=pre&namePrefix=x', '?namePrefix=pre&namePrefix=pre', '?namePrefix=&namePrefix=', '?namePrefix=pre&tag=simple:x&namePrefix=x']) {
       const response = await api.listFlags('default', query)
       expectNamed(response, 'namePrefix')
-      expect(response.body.message).toContain('2 times')
+      expect(errorOf(response).message).toContain('2 times')
     }
     expect(await names('default', '?namePrefix=pre')).toEqual(['prefixed-one'])
   })

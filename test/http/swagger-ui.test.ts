@@ -33,6 +33,6 @@ test('assets are served with their content types, and only the known ones', asyn
 })
 
 test('the OpenAPI document declares the Authorization header scheme the Authorize button uses', async () => {
-  const document = (await api.get('/swagger/json', { token: null })).body
+  const document = (await api.get<{ components: { securitySchemes: Record<string, unknown> } }>('/swagger/json', { token: null })).body
   expect(document.components.securitySchemes.apiKey).toEqual(expect.objectContaining({ type: 'apiKey', in: 'header', name: 'Authorization' }))
 })

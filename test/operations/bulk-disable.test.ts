@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import type { EventRecord } from '../../src/storage/records'
-import { makeApi, tokenFor, type Api, type ApiResponse, expectOk, expectError } from '../helpers'
+import { errorOf, makeApi, tokenFor, type Api, type ApiResponse, expectOk, expectError, type EnvironmentBody, named } from '../helpers'
 
 let api: Api
 beforeEach(async () => {
@@ -123,10 +123,10 @@ describe('bulk disable: success', () => {
     const url = '/api/admin/projects/bulk/features/on-1/environments/development/strategies'
     expect((await api.post(url, { name: 'userWithId', parameters: { userIds: 'a,b' }, constraints: [{ contextName: 'appName', operator: 'IN', values: ['web'] }] })).status).toBeLessThan(300)
     expect((await api.post(url, { name: 'default', disabled: true })).status).toBeLessThan(300)
-    const before = (await flag('bulk', 'on-1')).environments.find((e: { name: string }) => e.name === 'development')
-    expect(before.strategies.length).toBe(3)
+    const before = named((await flag('bulk', 'on-1')).environments, 'development')
+    expect(before.strategies?.length).toBe(3)
     expectEmpty200(await off('bulk', 'development', ['on-1']))
-    const after = (await flag('bulk', 'on-1')).environments.find((e: { name: string }) => e.name === 'development')
+    const after = named((await flag('bulk', 'on-1')).environments, 'development')
     expect(after.strategies).toEqual(before.strategies)
     expect(after.variants).toEqual(before.variants)
     expect(after.enabled).toBe(false)
@@ -187,7 +187,7 @@ describe('bulk disable: all or nothing', () => {
 
   test('bulk disable: an environment that exists but is not connected to the project answers 404, and nothing changes', async () => {
     await setup()
-    expectOk(await api.post('/api/admin/environments', { name: 'staging', type: 'test' }), 201)
+    expectOk(await api.post<EnvironmentBody>('/api/admin/environments', { name: 'staging', type: 'test' }), 201)
     await expectRefused('bulk', 'staging', ['on-1'], 404, 'NotFoundError', ['staging'])
   })
 
@@ -216,7 +216,7 @@ describe('bulk disable: all or nothing', () => {
 
   test('bulk disable: with an unconnected environment, an archived flag named first answers 400 and a live flag named first answers 404', async () => {
     await setup()
-    expectOk(await api.post('/api/admin/environments', { name: 'qa', type: 'test' }), 201)
+    expectOk(await api.post<EnvironmentBody>('/api/admin/environments', { name: 'qa', type: 'test' }), 201)
     await newFlag('bulk', 'archived-flag')
     expect((await api.delete('/api/admin/projects/bulk/features/archived-flag')).status).toBe(202)
     await expectRefused('bulk', 'qa', ['archived-flag', 'on-1'], 400, 'ValidationError', ['archived-flag'])
@@ -295,7 +295,7 @@ describe('bulk disable: pipeline', () => {
     const since = api.lastEventId()
     const response = await off('bulk', 'development', ['on-1'], { token: viewer })
     expectError(response, 403, 'NoAccessError')
-    expect(response.body.permissions).toEqual(['UPDATE_FEATURE_ENVIRONMENT'])
+    expect(errorOf(response).permissions).toEqual(['UPDATE_FEATURE_ENVIRONMENT'])
     expect(enabledIn(await flag('bulk', 'on-1'), 'development')).toBe(true)
     expect(api.eventsSince(since)).toEqual([])
   })

@@ -2,10 +2,8 @@
  * GET /api/admin/projects/:projectId/features (seed 2.1, 2.3, 4.2, 9; contract §3, §5).
  */
 import { afterEach, beforeEach, describe, expect, setSystemTime, test } from 'bun:test'
-import { makeApi, tokenFor, type Api, type ApiResponse, expectOk } from '../helpers'
+import { errorOf, makeApi, tokenFor, type Api, expectOk, type EnvironmentBody, ISO_MS, expectError, named } from '../helpers'
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const FEATURE_FIELDS = [
   'name', 'type', 'description', 'project', 'enabled', 'stale', 'favorite', 'impressionData', 'createdAt', 'createdBy', 'archived',
   'archivedAt', 'lastSeenAt', 'environments', 'variants', 'strategies', 'tags', 'children', 'lifecycle', 'dependencies',
@@ -20,14 +18,6 @@ afterEach(async () => {
   setSystemTime()
   await api?.close()
 })
-
-function expectError(response: ApiResponse, status: number, name: string) {
-  expect({ status: response.status, name: response.body?.name }).toEqual({ status, name })
-  expect(response.headers.get('content-type') ?? '').toMatch(/^application\/json\b/i)
-  expect(response.body.id).toMatch(UUID)
-  expect(typeof response.body.message).toBe('string')
-  expect(response.body.message.length).toBeGreaterThan(10)
-}
 
 async function newFlag(project: string, name: string, extra: Record<string, unknown> = {}) {
   const response = await api.createFlag(project, name, extra)
@@ -133,14 +123,14 @@ describe('getFeatures: response shape', () => {
       ['aa-early', 50],
       ['mm-mid', 150],
     ] as const) {
-      expectOk(await api.post('/api/admin/environments', { name, type: 'test', sortOrder }), 201)
+      expectOk(await api.post<EnvironmentBody>('/api/admin/environments', { name, type: 'test', sortOrder }), 201)
     }
     await newProject('env-order')
     await newFlag('env-order', 'env-order-flag')
     const [feature] = (await list('env-order')).features
     expect(feature.environments.map((e: { name: string }) => e.name)).toEqual(['aa-early', 'zz-early', 'development', 'mm-mid', 'production', 'zz-late'])
     expect(feature.environments.map((e: { sortOrder: number }) => e.sortOrder)).toEqual([50, 50, 100, 150, 200, 300])
-    expect(feature.environments.find((e: { name: string }) => e.name === 'mm-mid').type).toBe('test')
+    expect(named(feature.environments, 'mm-mid').type).toBe('test')
   })
 
   test('getFeatures: variantCount counts the variants of the environment', async () => {
@@ -201,7 +191,7 @@ describe('getFeatures: which flags and in which order', () => {
     setSystemTime()
     const features = (await list('default')).features
     expect(features.map((f: { name: string }) => f.name)).toEqual(['same-z-earlier', 'same-a', 'same-b', 'same-b2', 'same-c'])
-    expect(new Set(features.slice(1).map((f: { createdAt: string }) => f.createdAt)).size).toBe(1)
+    expect(new Set(features.slice(1).map((f) => f.createdAt)).size).toBe(1)
   })
 
   test('getFeatures: an unknown project answers 200 with an empty list', async () => {
@@ -285,7 +275,7 @@ describe('getFeatures: filters', () => {
   test('getFeatures: a tag filter without type:value form answers 400 ValidationError', async () => {
     const response = await api.listFlags('default', '?tag=nocolon')
     expectError(response, 400, 'ValidationError')
-    expect(response.body.message).toContain('tag')
+    expect(errorOf(response).message).toContain('tag')
   })
 })
 
@@ -303,7 +293,7 @@ describe('getFeatures: enabled and strategies', () => {
       ['production', true],
     ])
     expectOk(await api.toggle('default', 'on-prod', 'production', false))
-    const after = (await list('default')).features.find((f: any) => f.name === 'on-prod')
+    const after = named((await list('default')).features, 'on-prod')
     expect(after.enabled).toBe(false)
   })
 
@@ -381,7 +371,7 @@ describe('getFeatures: the cached list follows every change', () => {
       expect((await list())[0].children).toEqual(['cache-b'])
       await local.post('/api/admin/features/cache-b/tags', { value: 'cached' })
       expect((await list())[1].tags).toEqual([{ type: 'simple', value: 'cached' }])
-      await local.post('/api/admin/environments', { name: 'staging', type: 'test', sortOrder: 150 })
+      await local.post<EnvironmentBody>('/api/admin/environments', { name: 'staging', type: 'test', sortOrder: 150 })
       await local.post('/api/admin/projects/default/environments', { environment: 'staging' })
       expect((await list())[0].environments.map((e: any) => e.name)).toEqual(['development', 'staging', 'production'])
       await local.delete('/api/admin/projects/default/features/cache-b/dependencies')

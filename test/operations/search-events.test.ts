@@ -6,11 +6,10 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { EVENTS_FILE } from '../../src/services'
 import type { EventRecord } from '../../src/storage/records'
-import { makeApi, tempDir, tokenFor, type Api, expectOk, expectError } from '../helpers'
+import { makeApi, tempDir, tokenFor, type Api, expectOk, expectError, errorOf, ISO_MS } from '../helpers'
 import { seededRandom } from '../random'
 import { FILTER_MAX_LENGTH, FILTER_MAX_VALUES } from '../../src/features/events/event-query'
 
-const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const EVENT_FIELDS = ['id', 'createdAt', 'type', 'createdBy', 'createdByUserId', 'environment', 'project', 'featureName', 'data', 'preData', 'tags']
 
 let api: Api
@@ -149,7 +148,7 @@ describe('searchEvents: paging parameters that are refused', () => {
     await sampleLog()
     const response = await api.searchEvents('?limit=0')
     expectError(response, 400, 'ValidationError', ['limit', '1'])
-    expect(response.body.details).toEqual([expect.objectContaining({ path: '/limit' })])
+    expect(errorOf(response).details).toEqual([expect.objectContaining({ path: '/limit' })])
     const body = await search('?limit=1&offset=0')
     expect(body.events).toHaveLength(1)
     expect(body.total).toBe(api.lastEventId())
@@ -335,7 +334,7 @@ describe('searchEvents: malformed filters and repeated parameters', () => {
       const response = await api.searchEvents(`?type=${encodeURIComponent(hostile)}`)
       // The length cap answers before the value is split or matched against anything.
       expectError(response, 400, 'ValidationError', ['type', `at most ${FILTER_MAX_LENGTH} characters`])
-      expect(response.body.details).toEqual([expect.objectContaining({ path: '/type' })])
+      expect(errorOf(response).details).toEqual([expect.objectContaining({ path: '/type' })])
     }
   })
 
@@ -358,7 +357,7 @@ describe('searchEvents: malformed filters and repeated parameters', () => {
     for (const parameter of ['feature', 'project', 'type', 'createdBy', 'environment']) {
       const response = await api.searchEvents(`?${parameter}=IS_ANY_OF:${values(FILTER_MAX_VALUES + 1)}`)
       expectError(response, 400, 'ValidationError', [parameter, `at most ${FILTER_MAX_VALUES} values`])
-      expect(response.body.details).toEqual([expect.objectContaining({ path: `/${parameter}` })])
+      expect(errorOf(response).details).toEqual([expect.objectContaining({ path: `/${parameter}` })])
     }
     expectError(await api.searchEvents(`?id=IS_ANY_OF:${Array.from({ length: FILTER_MAX_VALUES + 1 }, (_, i) => i + 1).join(',')}`), 400, 'ValidationError', ['id'])
   })

@@ -2,7 +2,7 @@
  * POST /api/admin/features/validate (seed 4.5, 7; contract §1, §2, §5 incl. project naming patterns).
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { makeApi, tokenFor, type Api, expectOk, expectError } from '../helpers'
+import { errorOf, makeApi, tokenFor, type Api, expectOk, expectError } from '../helpers'
 
 /** Hang detection, not a speed target: a backtracking match of these names would take minutes, an answer takes well under a second. */
 const HANG_LIMIT_MS = 5000
@@ -78,21 +78,21 @@ describe('validate: names in use', () => {
   test('validate: the name of a live flag answers 409 NameExistsError "A flag with that name already exists"', async () => {
     await newFlag('default', 'taken-name')
     const response = await expectInvalid({ name: 'taken-name' }, 409, 'NameExistsError')
-    expect(response.body.message).toBe('A flag with that name already exists')
+    expect(errorOf(response).message).toBe('A flag with that name already exists')
   })
 
   test('validate: the name of an archived flag answers 409 "An archived flag with that name already exists"', async () => {
     await newFlag('default', 'archived-name')
     expect((await api.delete('/api/admin/projects/default/features/archived-name')).status).toBe(202)
     const response = await expectInvalid({ name: 'archived-name' }, 409, 'NameExistsError')
-    expect(response.body.message).toBe('An archived flag with that name already exists')
+    expect(errorOf(response).message).toBe('An archived flag with that name already exists')
   })
 
   test('validate: a flag archived through PATCH also counts as an archived flag', async () => {
     await newFlag('default', 'patched-archived')
     expectOk(await api.patchFlag('default', 'patched-archived', [{ op: 'replace', path: '/archived', value: true }]))
     const response = await expectInvalid({ name: 'patched-archived' }, 409, 'NameExistsError')
-    expect(response.body.message).toBe('An archived flag with that name already exists')
+    expect(errorOf(response).message).toBe('An archived flag with that name already exists')
   })
 
   test('validate: a name used in any project answers 409, whatever projectId is given', async () => {
@@ -145,9 +145,9 @@ describe('validate: project naming patterns', () => {
   test('validate: the message of a pattern mismatch includes the pattern, its example and its description', async () => {
     await patterned('described', { pattern: 'team-[a-z]+-\\d{3}', example: 'team-web-001', description: 'Team prefix and three digits' })
     const response = await expectInvalid({ name: 'web-1', projectId: 'described' }, 400, 'ValidationError')
-    expect(response.body.message).toContain('team-[a-z]+-\\d{3}')
-    expect(response.body.message).toContain('team-web-001')
-    expect(response.body.message).toContain('Team prefix and three digits')
+    expect(errorOf(response).message).toContain('team-[a-z]+-\\d{3}')
+    expect(errorOf(response).message).toContain('team-web-001')
+    expect(errorOf(response).message).toContain('Team prefix and three digits')
     await expectValid({ name: 'team-web-001', projectId: 'described' })
   })
 

@@ -11,10 +11,9 @@
  * Mismatches are collected and reported together, grouped by kind, with one example each.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { makeApi, type Api } from '../helpers'
+import { makeApi, type Api, errorOf, FLAG_TYPES } from '../helpers'
 import { seededRandom, type Random } from '../random'
 
-const FLAG_TYPES = ['release', 'experiment', 'operational', 'kill-switch', 'permission']
 const PATCHABLE = ['name', 'description', 'type', 'project', 'stale', 'impressionData', 'archived', 'createdAt']
 const BOOLEANS = ['stale', 'impressionData', 'archived']
 const READ_ONLY = ['name', 'project', 'createdAt']
@@ -244,14 +243,14 @@ async function run(seed: number): Promise<{ mismatches: Mismatch[]; statuses: Re
   for (let step = 0; step < REQUESTS_PER_SEED; step++) {
     const beforeResponse = await api.getFlag('default', FLAG)
     expect(beforeResponse.status).toBe(200)
-    const before = beforeResponse.body
+    const before: Record<string, Json> = beforeResponse.body
     const current = metadataOf(before)
     const since = api.lastEventId()
     const roll = random.next()
     const target = roll < 0.04 ? 'unknown' : roll < 0.08 ? 'other' : 'own'
     const operations = randomPatch(random, current)
     const path = target === 'unknown' ? `/api/admin/projects/default/features/prop-missing` : `/api/admin/projects/${target === 'other' ? OTHER_PROJECT : 'default'}/features/${FLAG}`
-    const response = await api.patch(path, operations)
+    const response = await api.patch<Record<string, Json>>(path, operations)
     statuses[response.status] = (statuses[response.status] ?? 0) + 1
     const want = model(target, current, operations)
     const example = { seed, step, target, operations, current, expected: want, status: response.status, body: response.body }
@@ -265,11 +264,11 @@ async function run(seed: number): Promise<{ mismatches: Mismatch[]; statuses: Re
 
     const afterResponse = await api.getFlag('default', FLAG)
     expect(afterResponse.status).toBe(200)
-    const after = afterResponse.body
+    const after: Record<string, Json> = afterResponse.body
     const events = api.eventsSince(since)
 
     if (response.status !== 200) {
-      if (response.body?.name === undefined || typeof response.body?.message !== 'string' || response.body.message.length === 0) mismatch('error without name or message', example)
+      if (errorOf(response)?.name === undefined || typeof errorOf(response).message !== 'string' || errorOf(response).message.length === 0) mismatch('error without name or message', example)
       if (!deepEqual(after, before)) mismatch('a refused patch changed the flag', { ...example, after })
       if (events.length !== 0) mismatch('a refused patch wrote events', { ...example, events })
       continue
@@ -279,7 +278,7 @@ async function run(seed: number): Promise<{ mismatches: Mismatch[]; statuses: Re
     if (want.doc && !deepEqual(metadataOf(after), want.doc)) mismatch('metadata after 200 differs from the model', { ...example, after: metadataOf(after) })
     // Whatever the model says, an accepted patch leaves valid types and read-only properties alone.
     for (const key of READ_ONLY) if (after[key] !== before[key]) mismatch(`read-only ${key} changed`, example)
-    if (!FLAG_TYPES.includes(after.type)) mismatch('type is not a flag type', example)
+    if (typeof after.type !== 'string' || !FLAG_TYPES.includes(after.type)) mismatch('type is not a flag type', example)
     for (const key of BOOLEANS) if (typeof after[key] !== 'boolean') mismatch(`${key} is not a boolean`, example)
     if (after.description !== null && typeof after.description !== 'string') mismatch('description is not a string or null', example)
     if (after.archived !== (after.archivedAt !== null)) mismatch('archivedAt does not follow archived', { ...example, after })

@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { EVENTS_FILE, JOURNAL_FILE, openStore, STATE_FILE } from '../../src/services'
 import { DataDirError, realFileSystem, type FileSystem, type WritableFile } from '../../src/storage/files'
-import { makeApi, tempDir, type Api } from '../helpers'
+import { errorOf, makeApi, tempDir, type Api } from '../helpers'
 
 /** What the injected file system does to writes of files whose path matches `path`. */
 interface Fault {
@@ -145,9 +145,9 @@ describe('a commit that cannot be written', () => {
     for (const answer of answers) {
       expect(answer.status).toBe(503)
       expect(answer.headers.get('content-type')).toContain('application/json')
-      expect(answer.body.name).toBe('ServiceUnavailable')
-      expect(answer.body.message).toMatch(/^The write could not be saved: /)
-      expect(answer.body.message).toMatch(cause)
+      expect(errorOf(answer).name).toBe('ServiceUnavailable')
+      expect(errorOf(answer).message).toMatch(/^The write could not be saved: /)
+      expect(errorOf(answer).message).toMatch(cause)
     }
     expect(fs.faultsHit).toBeGreaterThan(0)
     if (!fault.truncate) expect(files(dir)).toEqual(before)
@@ -188,8 +188,8 @@ describe('a commit that cannot be written', () => {
     expect((await api.createFlag('default', 'doomed')).status).toBe(503)
     const ready = await api.get('/ready')
     expect(ready.status).toBe(503)
-    expect(ready.body.name).toBe('ServiceUnavailable')
-    expect(ready.body.message).toBe('Writes cannot be made durable: no space left on device (ENOSPC)')
+    expect(errorOf(ready).name).toBe('ServiceUnavailable')
+    expect(errorOf(ready).message).toBe('Writes cannot be made durable: no space left on device (ENOSPC)')
     // Reads go on meanwhile.
     expect((await api.listFlags('default')).status).toBe(200)
     fs.fault = null

@@ -12,7 +12,7 @@ import { EventsService } from '../../src/features/events/events.service'
 import { StoreLoadError } from '../../src/storage/files'
 import type { EventRecord } from '../../src/storage/records'
 import type { Caller } from '../../src/features/tokens/permissions'
-import { ADMIN_SECRET, makeApi, tempDir, type Api } from '../helpers'
+import { ADMIN_SECRET, makeApi, tempDir, type Api, type EnvironmentBody, type TagListBody, named, type ProjectListBody, type TagBody, defined } from '../helpers'
 
 let dirs: { path: string; remove(): void }[] = []
 let apis: Api[] = []
@@ -111,7 +111,7 @@ async function buildScenario(api: Api): Promise<string> {
     201,
   )
   expectStatus('create project search', await api.createProject('search', { name: 'Search' }), 201)
-  expectStatus('create environment', await api.post('/api/admin/environments', { name: 'staging', type: 'test', sortOrder: 150 }), 201)
+  expectStatus('create environment', await api.post<EnvironmentBody>('/api/admin/environments', { name: 'staging', type: 'test', sortOrder: 150 }), 201)
   expectStatus('connect staging', await api.post('/api/admin/projects/checkout/environments', { environment: 'staging' }), 200)
   expectStatus('create co.parent', await api.createFlag('checkout', 'co.parent', { type: 'release', description: 'Parent flag', impressionData: true }), 201)
   expectStatus('create co.child', await api.createFlag('checkout', 'co.child', { type: 'experiment', description: 'Child flag' }), 201)
@@ -249,9 +249,9 @@ describe('a restart on the same data directory', () => {
     await close(first)
 
     const second = await open(dir)
-    const projects = await second.get('/api/admin/projects', { token: secret })
+    const projects = await second.get<ProjectListBody>('/api/admin/projects', { token: secret })
     expect(projects.status).toBe(200)
-    expect(projects.body.projects.map((project: any) => project.id)).toEqual(['checkout'])
+    expect(projects.body.projects.map((project) => project.id)).toEqual(['checkout'])
     const sinceId = second.lastEventId()
     const off = await second.toggle('checkout', 'co.parent', 'production', false, { token: secret })
     expect(off.status).toBe(200)
@@ -502,11 +502,11 @@ describe('concurrent writes', () => {
     const sinceId = api.lastEventId()
     const values = Array.from({ length: 50 }, (_, i) => `tag-${String(i).padStart(2, '0')}`)
 
-    const responses = await Promise.all(values.map((value) => api.post('/api/admin/features/busy-flag/tags', { type: 'simple', value })))
+    const responses = await Promise.all(values.map((value) => api.post<TagBody>('/api/admin/features/busy-flag/tags', { type: 'simple', value })))
     expect(responses.map((response) => response.status)).toEqual(values.map(() => 201))
     expect(responses.map((response) => response.body.value)).toEqual(values)
 
-    const tags = await api.get('/api/admin/features/busy-flag/tags')
+    const tags = await api.get<TagListBody>('/api/admin/features/busy-flag/tags')
     expect(tags.status).toBe(200)
     expect(tags.body.tags.map((tag: any) => tag.value).sort()).toEqual(values)
 
@@ -521,7 +521,7 @@ describe('concurrent writes', () => {
     // And all of it is on disk.
     await close(api)
     const reopened = await open(dir)
-    expect((await reopened.get('/api/admin/features/busy-flag/tags')).body.tags).toEqual(tags.body.tags)
+    expect((await reopened.get<TagListBody>('/api/admin/features/busy-flag/tags')).body.tags).toEqual(tags.body.tags)
     expect(reopened.eventsSince(sinceId)).toEqual(added)
   })
 
@@ -596,7 +596,7 @@ describe('concurrent writes', () => {
     const expected = Array.from({ length: 20 }, (_, i) => (i % 3 === 2 ? (i % 2 === 0 ? 409 : 400) : 201))
     expect(responses.map((response) => response.status)).toEqual(expected)
     const good = Array.from({ length: 20 }, (_, i) => i).filter((i) => i % 3 !== 2).map((i) => `ok-${i}`)
-    const tags = await api.get('/api/admin/features/mixed-flag/tags')
+    const tags = await api.get<TagListBody>('/api/admin/features/mixed-flag/tags')
     expect(tags.body.tags.map((tag: any) => tag.value).sort()).toEqual(good.sort())
     const added = api.eventsSince(sinceId)
     expect(added).toHaveLength(good.length)
@@ -613,7 +613,7 @@ describe('reads hand out copies', () => {
     first.body.description = 'changed'
     first.body.tags.push({ type: 'simple', value: 'injected' })
     first.body.environments[0].enabled = !first.body.environments[0].enabled
-    first.body.environments.find((e: any) => e.name === 'staging').strategies[0].parameters.rollout = '0'
+    defined(named(first.body.environments, 'staging').strategies)[0].parameters.rollout = '0'
     const again = await api.getFlag('checkout', 'co.parent')
     expect(again.body).toEqual(snapshot)
   })

@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { EVENTS_FILE, JOURNAL_FILE, openStore, STATE_FILE } from '../../src/services'
 import { EventsService } from '../../src/features/events/events.service'
 import { StoreLoadError } from '../../src/storage/files'
-import { makeApi, tempDir, type Api } from '../helpers'
+import { makeApi, tempDir, type Api, named } from '../helpers'
 
 let cleanups: (() => void | Promise<unknown>)[] = []
 afterEach(async () => {
@@ -137,7 +137,7 @@ describe('a missing or shortened journal', () => {
     const again = await open(dir)
     expect(again.lastEventId()).toBe(lastId)
     expect(readFileSync(eventsPath(dir)).equals(acknowledged.events)).toBe(true)
-    expect((await again.getFlag('default', 'one')).body.environments.find((e: { name: string }) => e.name === 'development').enabled).toBe(false)
+    expect(named((await again.getFlag('default', 'one')).body.environments, 'development').enabled).toBe(false)
   })
 
   test('a data directory from before the journal (no commitSeq, no journal) still loads', async () => {

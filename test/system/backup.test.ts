@@ -11,7 +11,7 @@ import { EventsService } from '../../src/features/events/events.service'
 import { EVENTS_FILE, openStore, STATE_FILE } from '../../src/services'
 import { LOCK_FILE } from '../../src/storage/lock'
 import type { EventRecord } from '../../src/storage/records'
-import { ADMIN_SECRET, freePort, makeApi, tempDir } from '../helpers'
+import { ADMIN_SECRET, freePort, makeApi, tempDir, type FlagListBody, type EventPageBody } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const SECRET = '*:*.backup-test-secret-0123456789'
@@ -97,8 +97,8 @@ test('restore refuses a directory that already holds a store, and a file that is
 describe('a failed restore leaves the target as it was, and a retry then makes a store the service opens', () => {
   const source = join(dir.path, 'source')
   const valid = join(dir.path, 'valid.jsonl')
-  let flags: unknown
-  let events: unknown
+  let flags: FlagListBody
+  let events: EventPageBody
   let text = ''
   let lines: string[] = []
 
