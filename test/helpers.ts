@@ -40,6 +40,8 @@ export type { EventRecord }
 
 export const ADMIN_SECRET = '*:*.test-admin-secret-0123456789abcdef'
 export const BODY_LIMIT = 102400
+/** The largest page the event search answers. */
+const SEARCH_PAGE = 1000
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 /** A timestamp as the API writes it: RFC 3339, UTC, milliseconds. */
@@ -82,6 +84,8 @@ export class Api {
     readonly app: App,
     readonly services: Services,
     readonly dataDir: string | null,
+    /** An admin secret this app accepts, for the helpers that read the event log through the API. */
+    readonly adminToken = ADMIN_SECRET,
   ) {
     services.store.onCommit((events) => this.log.push(...events))
   }
@@ -165,6 +169,29 @@ export class Api {
   eventsSince(sinceId: number): EventRecord[] {
     return this.log.filter((event) => event.id > sinceId)
   }
+  /**
+   * Events written after `sinceId`, oldest first, as the event search API answers them (it sees a
+   * commit's events before the commit's write is answered). For tests of the events the contract
+   * promises; it starts the search worker, which `eventsSince` does not.
+   */
+  async eventsAfter(sinceId: number): Promise<EventBody[]> {
+    const found: EventBody[] = []
+    for (let offset = 0; ; offset += SEARCH_PAGE) {
+      const page = await this.searchEvents(`?limit=${SEARCH_PAGE}&offset=${offset}`, { token: this.adminToken })
+      expectOk(page)
+      const newer = page.body.events.filter((event) => event.id > sinceId)
+      found.push(...newer)
+      if (newer.length < page.body.events.length || page.body.events.length < SEARCH_PAGE) break
+    }
+    return found.reverse()
+  }
+  /** The events of one type about one flag, oldest first, through the event search API. */
+  async eventsOf(type: string, flag: string): Promise<EventBody[]> {
+    const page = await this.searchEvents(`?type=IS:${encodeURIComponent(type)}&feature=IS:${encodeURIComponent(flag)}&limit=${SEARCH_PAGE}`, { token: this.adminToken })
+    expectOk(page)
+    expect(page.body.total).toBe(page.body.events.length)
+    return page.body.events.reverse()
+  }
   lastEventId(): number {
     return this.services.store.lastEventId
   }
@@ -187,9 +214,10 @@ export async function makeApi(
   const store = await openStore(options.dataDir ?? null, { sync: true, checkpointAfterBytes: options.checkpointAfterBytes, fs: options.fs })
   const services = createServices(store)
   const app = createApp(services, { bodyLimit: options.bodyLimit ?? BODY_LIMIT }, options.log)
-  const api = new Api(app, services, options.dataDir ?? null)
+  const adminTokens = options.adminTokens ?? [ADMIN_SECRET]
+  const api = new Api(app, services, options.dataDir ?? null, adminTokens[0])
   await api.loadLog()
-  await initialise(services, options.adminTokens ?? [ADMIN_SECRET])
+  await initialise(services, adminTokens)
   // The search worker starts on the first search (EventsService.search loads it): most tests never
   // search, and a worker per test was a third of the suite's time.
   return api

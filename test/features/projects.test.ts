@@ -3,7 +3,7 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { SYSTEM_ACTOR } from '../../src/storage/store'
-import { makeApi, tempDir, tokenFor, type Api, withTimeout, expectStatus, expectError, type ProjectBody, type ProjectListBody, type EnvironmentBody, errorOf, ISO_MS, BOOTSTRAP } from '../helpers'
+import { makeApi, tempDir, tokenFor, type Api, withTimeout, expectStatus, expectError, type ProjectBody, type ProjectListBody, type EnvironmentBody, errorOf, ISO_MS, BOOTSTRAP, defined } from '../helpers'
 
 /** Hang detection, not a speed target: a backtracking match of these names would take minutes, an answer takes well under a second. */
 const HANG_LIMIT_MS = 5000
@@ -103,7 +103,7 @@ describe('POST /api/admin/projects', () => {
     const secret = await tokenFor(api, 'alice')
     const before = api.lastEventId()
     expectStatus(await api.createProject('by-alice', {}, { token: secret }), 201)
-    const created = api.eventsSince(before).find((event) => event.type === 'project-created')!
+    const created = defined((await api.eventsAfter(before)).find((event) => event.type === 'project-created'))
     expect(created.createdBy).toBe('alice')
     expect(typeof created.createdByUserId).toBe('number')
     expect(created.createdByUserId).not.toBe(-42)

@@ -177,13 +177,13 @@ describe('tags', () => {
 
   test('events of a flag carry the tags it has at that time', async () => {
     await newFlag('tag-events')
-    const created = api.events().find((e) => e.type === 'feature-created' && e.featureName === 'tag-events')
+    const [created] = await api.eventsOf('feature-created', 'tag-events')
     expect(created?.tags).toEqual([])
 
     const tagged = api.lastEventId()
     await api.post(tagsPath('tag-events'), { value: 'alpha' })
     await api.post(tagsPath('tag-events'), { type: 'team', value: 'beta' })
-    const taggedEvents = api.eventsSince(tagged)
+    const taggedEvents = await api.eventsAfter(tagged)
     expect(taggedEvents.map((e) => e.type)).toEqual(['feature-tagged', 'feature-tagged'])
     expect(taggedEvents[1].tags).toEqual([
       { type: 'simple', value: 'alpha' },

@@ -637,7 +637,7 @@ describe('variants per environment', () => {
     const second = await api.put<VariantListBody>(variantsPath('env-replace'), [variant('c')])
     expect(second.status).toBe(200)
     expect(await getVariants('env-replace')).toEqual(second.body.variants)
-    const events = api.eventsSince(before)
+    const events = await api.eventsAfter(before)
     expect(events).toHaveLength(1)
     expect(events[0].type).toBe('feature-environment-variants-updated')
     expect(events[0].data).toEqual({ variants: second.body.variants })

@@ -453,7 +453,7 @@ describe('INIT_ADMIN_API_TOKENS', () => {
       const since = api.lastEventId()
       const response = await api.createProject(`by-${secret === ONE ? 'one' : 'two'}`, {}, { token: secret })
       expect(response.status).toBe(201)
-      const events = api.eventsSince(since)
+      const events = await api.eventsAfter(since)
       expect(events.length).toBeGreaterThan(0)
       for (const event of events) {
         expect(event.createdByUserId).toBe(-42)
@@ -461,7 +461,7 @@ describe('INIT_ADMIN_API_TOKENS', () => {
       }
     }
     // The two tokens are still told apart by name.
-    const creators = api.events().filter((e) => e.type === 'project-created' && e.project?.startsWith('by-')).map((e) => e.createdBy)
+    const creators = (await api.eventsAfter(0)).filter((e) => e.type === 'project-created' && e.project?.startsWith('by-')).map((e) => e.createdBy)
     expect(new Set(creators).size).toBe(2)
   })
 

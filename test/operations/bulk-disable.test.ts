@@ -94,7 +94,7 @@ describe('bulk disable: success', () => {
     await setup()
     const since = api.lastEventId()
     expectEmpty200(await off('bulk', 'development', ['off-1', 'on-1', 'on-3']))
-    const events = api.eventsSince(since)
+    const events = await api.eventsAfter(since)
     expect(events.map((event) => [event.type, event.featureName, event.environment, event.project])).toEqual([
       ['feature-environment-disabled', 'on-1', 'development', 'bulk'],
       ['feature-environment-disabled', 'on-3', 'development', 'bulk'],
@@ -114,7 +114,7 @@ describe('bulk disable: success', () => {
     await setup()
     const since = api.lastEventId()
     expectEmpty200(await off('bulk', 'development', ['on-1', 'on-2', 'on-1', 'on-1', 'on-2']))
-    const events = api.eventsSince(since)
+    const events = await api.eventsAfter(since)
     expect(events.map((event) => event.featureName)).toEqual(['on-1', 'on-2'])
   })
 
@@ -130,7 +130,7 @@ describe('bulk disable: success', () => {
     expect(after.strategies).toEqual(before.strategies)
     expect(after.variants).toEqual(before.variants)
     expect(after.enabled).toBe(false)
-    expect(api.eventsSince(api.lastEventId() - 1).map((event) => event.type)).toEqual(['feature-environment-disabled'])
+    expect((await api.eventsAfter(api.lastEventId() - 1)).map((event) => event.type)).toEqual(['feature-environment-disabled'])
   })
 
   test('bulk disable: features: [] answers 200 with an empty body and changes nothing', async () => {
@@ -148,7 +148,7 @@ describe('bulk disable: success', () => {
     api.services.store.onCommit((events) => commits.push(events))
     const since = api.lastEventId()
     expectEmpty200(await off('bulk', 'development', ['on-1', 'on-2', 'on-3']))
-    const events = api.eventsSince(since)
+    const events = await api.eventsAfter(since)
     expect(events).toHaveLength(3)
     expect(events.map((event) => event.id)).toEqual([since + 1, since + 2, since + 3])
     expect(new Set(events.map((event) => event.createdAt)).size).toBe(1)
@@ -322,6 +322,6 @@ describe('bulk disable: pipeline', () => {
     const editor = await tokenFor(api, 'editor-bot', { role: 'editor' })
     const since = api.lastEventId()
     expectEmpty200(await off('bulk', 'development', ['on-1'], { token: editor }))
-    expect(api.eventsSince(since).map((event) => event.createdBy)).toEqual(['editor-bot'])
+    expect((await api.eventsAfter(since)).map((event) => event.createdBy)).toEqual(['editor-bot'])
   })
 })
