@@ -133,6 +133,18 @@ export class Api {
   createProject(id: string, extra: Record<string, unknown> = {}, options?: RequestOptions) {
     return this.post<ProjectBody>('/api/admin/projects', { id, name: id, ...extra }, options)
   }
+  /** Creates a project, asserting it is created; returns it. */
+  async newProject(id: string, extra: Record<string, unknown> = {}): Promise<ProjectBody> {
+    const response = await this.createProject(id, extra)
+    expectOk(response, 201)
+    return response.body
+  }
+  /** Creates a flag, asserting it is created; returns it. */
+  async newFlag(project: string, name: string, extra: Record<string, unknown> = {}): Promise<FlagBody> {
+    const response = await this.createFlag(project, name, extra)
+    expectOk(response, 201)
+    return response.body
+  }
   createFlag(project: string, name: string, extra: Record<string, unknown> = {}, options?: RequestOptions) {
     return this.post<FlagBody>(`/api/admin/projects/${project}/features`, { name, ...extra }, options)
   }

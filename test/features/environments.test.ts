@@ -13,19 +13,10 @@ afterEach(async () => {
   await withTimeout(api.close(), 1000).catch(() => api.abandon())
 })
 
-
 async function createEnvironment(name: string, type = 'test', extra: Record<string, unknown> = {}) {
   const response = await api.post<EnvironmentBody>('/api/admin/environments', { name, type, ...extra })
   expectStatus(response, 201)
   return response.body
-}
-
-async function createProject(id: string) {
-  expectStatus(await api.createProject(id), 201)
-}
-
-async function createFlag(project: string, name: string) {
-  expectStatus(await api.createFlag(project, name), 201)
 }
 
 async function environmentNames(): Promise<string[]> {
@@ -141,9 +132,9 @@ describe('POST /api/admin/environments', () => {
 
 describe('POST /api/admin/projects/:projectId/environments', () => {
   test('connecting an environment gives every flag of the project that environment, disabled', async () => {
-    await createProject('shop')
-    await createFlag('shop', 'shop-a')
-    await createFlag('shop', 'shop-b')
+    await api.newProject('shop')
+    await api.newFlag('shop', 'shop-a')
+    await api.newFlag('shop', 'shop-b')
     expectStatus(await api.toggle('shop', 'shop-a', 'development', true), 200)
     await createEnvironment('staging', 'test', { sortOrder: 150 })
 
@@ -172,8 +163,8 @@ describe('POST /api/admin/projects/:projectId/environments', () => {
   })
 
   test('connecting an environment touches no flag of another project', async () => {
-    await createProject('mine')
-    await createFlag('default', 'not-mine')
+    await api.newProject('mine')
+    await api.newFlag('default', 'not-mine')
     await createEnvironment('edge')
     expectStatus(await connect('mine', 'edge'), 200)
     expect((await flagEnvironments('default', 'not-mine')).map((e) => e.name)).toEqual(['development', 'production'])
@@ -189,7 +180,7 @@ describe('POST /api/admin/projects/:projectId/environments', () => {
   })
 
   test('an environment disconnected from the default project can be connected again, and flags get it back disabled with no strategies', async () => {
-    await createFlag('default', 'comes-back')
+    await api.newFlag('default', 'comes-back')
     expectStatus(await api.toggle('default', 'comes-back', 'development', true), 200)
     expectStatus(await disconnect('default', 'development'), 200)
     const before = api.lastEventId()
@@ -207,7 +198,7 @@ describe('POST /api/admin/projects/:projectId/environments', () => {
   })
 
   test('connecting an unknown environment answers 404 NotFoundError and changes nothing', async () => {
-    await createFlag('default', 'stays-two')
+    await api.newFlag('default', 'stays-two')
     const before = api.lastEventId()
     expectStatus(await connect('default', 'no-such-environment'), 404, 'NotFoundError')
     expect(api.eventsSince(before)).toEqual([])
@@ -216,7 +207,7 @@ describe('POST /api/admin/projects/:projectId/environments', () => {
   })
 
   test('connecting an environment that is already connected answers 409 and records nothing', async () => {
-    await createFlag('default', 'already-there')
+    await api.newFlag('default', 'already-there')
     expectStatus(await api.toggle('default', 'already-there', 'production', true), 200)
     const before = api.lastEventId()
     expectStatus(await connect('default', 'production'), 409)
@@ -235,8 +226,8 @@ describe('POST /api/admin/projects/:projectId/environments', () => {
 
 describe('DELETE /api/admin/projects/:projectId/environments/:environment', () => {
   test('disconnecting removes the environment from the project and from each of its flags', async () => {
-    await createFlag('default', 'loses-dev-1')
-    await createFlag('default', 'loses-dev-2')
+    await api.newFlag('default', 'loses-dev-1')
+    await api.newFlag('default', 'loses-dev-2')
     expectStatus(await api.toggle('default', 'loses-dev-1', 'development', true), 200)
 
     const response = await disconnect('default', 'development')
@@ -262,14 +253,14 @@ describe('DELETE /api/admin/projects/:projectId/environments/:environment', () =
   })
 
   test('after disconnecting, the flag can no longer be switched in that environment (404)', async () => {
-    await createFlag('default', 'no-prod')
+    await api.newFlag('default', 'no-prod')
     expectStatus(await disconnect('default', 'production'), 200)
     expectStatus(await api.toggle('default', 'no-prod', 'production', true), 404, 'NotFoundError')
   })
 
   test('disconnecting touches no flag of another project', async () => {
-    await createProject('other')
-    await createFlag('default', 'default-keeps-dev')
+    await api.newProject('other')
+    await api.newFlag('default', 'default-keeps-dev')
     expectStatus(await disconnect('other', 'development'), 200)
     expect((await flagEnvironments('default', 'default-keeps-dev')).map((e) => e.name)).toEqual(['development', 'production'])
     expect(await projectEnvironments('default')).toEqual(['development', 'production'])

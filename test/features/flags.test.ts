@@ -15,18 +15,6 @@ afterEach(async () => {
   await withTimeout(api.close(), 1000).catch(() => api.abandon())
 })
 
-
-
-async function createProject(id: string, extra: Record<string, unknown> = {}) {
-  expectStatus(await api.createProject(id, extra), 201)
-}
-
-async function createFlag(project: string, name: string, extra: Record<string, unknown> = {}) {
-  const response = await api.createFlag(project, name, extra)
-  expectStatus(response, 201)
-  return response.body
-}
-
 async function readFlag(project: string, name: string) {
   const response = await api.getFlag(project, name)
   expectStatus(response, 200)
@@ -120,13 +108,13 @@ describe('POST /api/admin/projects/:projectId/features', () => {
   })
 
   test('a flag created without description, type or impressionData gets null, release and false', async () => {
-    const flag = await createFlag('default', 'bare')
+    const flag = await api.newFlag('default', 'bare')
     expect(flag).toMatchObject({ description: null, type: 'release', impressionData: false })
   })
 
   test('creating a flag records feature-created with project, flag name, no environment and no tags', async () => {
     const before = api.lastEventId()
-    await createFlag('default', 'created-event', { type: 'experiment' })
+    await api.newFlag('default', 'created-event', { type: 'experiment' })
     const events = api.eventsSince(before)
     expect(types(events)).toEqual(['feature-created'])
     expect(events[0]).toMatchObject(flagEvent('feature-created', 'default', 'created-event', { environment: null }))
@@ -147,7 +135,7 @@ describe('POST /api/admin/projects/:projectId/features', () => {
   })
 
   test.each(FLAG_TYPES)('type %s is accepted', async (type) => {
-    const flag = await createFlag('default', `typed-${type}`, { type })
+    const flag = await api.newFlag('default', `typed-${type}`, { type })
     expect(flag.type).toBe(type)
     expect((await readFlag('default', `typed-${type}`)).type).toBe(type)
   })
@@ -178,7 +166,7 @@ describe('POST /api/admin/projects/:projectId/features', () => {
   test('a flag name of exactly 100 URL-safe characters is accepted', async () => {
     const name = 'f'.repeat(92) + "-_.~!*'("
     expect(name).toHaveLength(100)
-    expect((await createFlag('default', name)).name).toBe(name)
+    expect((await api.newFlag('default', name)).name).toBe(name)
   })
 
   test.each([['__proto__'], ['constructor'], ['hasOwnProperty']])(
@@ -214,8 +202,8 @@ describe('POST /api/admin/projects/:projectId/features', () => {
   })
 
   test('a taken name is refused with 409 NameExistsError, whether the flag is live or archived', async () => {
-    await createFlag('default', 'taken-live')
-    await createFlag('default', 'taken-archived')
+    await api.newFlag('default', 'taken-live')
+    await api.newFlag('default', 'taken-archived')
     await archive('default', 'taken-archived')
     const before = api.lastEventId()
     expectStatus(await api.createFlag('default', 'taken-live'), 409, 'NameExistsError')
@@ -224,14 +212,14 @@ describe('POST /api/admin/projects/:projectId/features', () => {
   })
 
   test('a name taken in another project is refused with 409 too: names are unique across projects', async () => {
-    await createProject('second')
-    await createFlag('default', 'everywhere')
+    await api.newProject('second')
+    await api.newFlag('default', 'everywhere')
     expectStatus(await api.createFlag('second', 'everywhere'), 409, 'NameExistsError')
     expect(await listedNames('second')).toEqual([])
   })
 
   test('a taken name is answered 409 before an unknown project would be 404', async () => {
-    await createFlag('default', 'first-come')
+    await api.newFlag('default', 'first-come')
     expectStatus(await api.createFlag('no-such-project', 'first-come'), 409, 'NameExistsError')
   })
 
@@ -266,7 +254,7 @@ describe('POST /api/admin/projects/:projectId/features', () => {
   })
 
   test("another project's naming pattern does not apply", async () => {
-    await createProject('strict', { featureNaming: { pattern: 'strict-[0-9]+' } })
+    await api.newProject('strict', { featureNaming: { pattern: 'strict-[0-9]+' } })
     expectStatus(await api.createFlag('default', 'Anything.Goes'), 201)
     expectStatus(await api.createFlag('strict', 'strict-1'), 201)
     expectStatus(await api.createFlag('strict', 'loose'), 400, 'ValidationError')
@@ -279,8 +267,8 @@ describe('GET /api/admin/projects/:projectId/features/:featureName', () => {
   })
 
   test('a flag of another project answers 404 like an unknown one, without naming its project', async () => {
-    await createProject('secret-project')
-    await createFlag('secret-project', 'hidden-flag')
+    await api.newProject('secret-project')
+    await api.newFlag('secret-project', 'hidden-flag')
     const elsewhere = await api.getFlag('default', 'hidden-flag')
     const unknown = await api.getFlag('default', 'absent-flag')
     expectStatus(elsewhere, 404, 'NotFoundError')
@@ -290,14 +278,14 @@ describe('GET /api/admin/projects/:projectId/features/:featureName', () => {
   })
 
   test('a flag of an unknown project answers 404', async () => {
-    await createFlag('default', 'only-in-default')
+    await api.newFlag('default', 'only-in-default')
     expectStatus(await api.getFlag('no-such-project', 'only-in-default'), 404, 'NotFoundError')
   })
 })
 
 describe('PUT /api/admin/projects/:projectId/features/:featureName', () => {
   test('an update changes the given fields, leaves the others alone and records feature-metadata-updated with data and preData', async () => {
-    await createFlag('default', 'meta', { description: 'old', type: 'release', impressionData: true })
+    await api.newFlag('default', 'meta', { description: 'old', type: 'release', impressionData: true })
     const before = api.lastEventId()
     const response = await api.put('/api/admin/projects/default/features/meta', { description: 'new', type: 'experiment' })
     expectStatus(response, 200)
@@ -311,7 +299,7 @@ describe('PUT /api/admin/projects/:projectId/features/:featureName', () => {
   })
 
   test('marking a flag stale records feature-stale-on, and unmarking it feature-stale-off, without touching the lifecycle', async () => {
-    const created = await createFlag('default', 'staling')
+    const created = await api.newFlag('default', 'staling')
     let before = api.lastEventId()
     expectStatus(await api.put('/api/admin/projects/default/features/staling', { stale: true }), 200)
     let flag = await readFlag('default', 'staling')
@@ -333,14 +321,14 @@ describe('PUT /api/admin/projects/:projectId/features/:featureName', () => {
   })
 
   test('an update that changes nothing records no event', async () => {
-    await createFlag('default', 'unchanged', { description: 'same' })
+    await api.newFlag('default', 'unchanged', { description: 'same' })
     const before = api.lastEventId()
     expectStatus(await api.put('/api/admin/projects/default/features/unchanged', { description: 'same', type: 'release' }), 200)
     expect(api.eventsSince(before)).toEqual([])
   })
 
   test('an update with a type outside the flag types is refused with 400 and changes nothing', async () => {
-    await createFlag('default', 'typed', { type: 'operational' })
+    await api.newFlag('default', 'typed', { type: 'operational' })
     const before = api.lastEventId()
     expectStatus(await api.put('/api/admin/projects/default/features/typed', { type: 'feature' }), 400, 'ValidationError')
     expect((await readFlag('default', 'typed')).type).toBe('operational')
@@ -352,8 +340,8 @@ describe('PUT /api/admin/projects/:projectId/features/:featureName', () => {
   })
 
   test('updating a flag through another project answers 404 and changes nothing', async () => {
-    await createProject('owner')
-    await createFlag('owner', 'owned', { description: 'mine' })
+    await api.newProject('owner')
+    await api.newFlag('owner', 'owned', { description: 'mine' })
     const before = api.lastEventId()
     expectStatus(await api.put('/api/admin/projects/default/features/owned', { description: 'stolen' }), 404, 'NotFoundError')
     expect((await readFlag('owner', 'owned')).description).toBe('mine')
@@ -363,8 +351,8 @@ describe('PUT /api/admin/projects/:projectId/features/:featureName', () => {
 
 describe('archive, revive and delete', () => {
   test('DELETE archives the flag: 202, archived with archivedAt, lifecycle archived, out of the project list, into the archive', async () => {
-    await createFlag('default', 'to-archive')
-    await createFlag('default', 'stays-live')
+    await api.newFlag('default', 'to-archive')
+    await api.newFlag('default', 'stays-live')
     const before = api.lastEventId()
     const response = await api.delete('/api/admin/projects/default/features/to-archive')
     expectStatus(response, 202)
@@ -386,15 +374,15 @@ describe('archive, revive and delete', () => {
   })
 
   test('archiving an unknown flag, or one of another project, answers 404', async () => {
-    await createProject('elsewhere')
-    await createFlag('elsewhere', 'not-here')
+    await api.newProject('elsewhere')
+    await api.newFlag('elsewhere', 'not-here')
     expectStatus(await api.delete('/api/admin/projects/default/features/nothing'), 404, 'NotFoundError')
     expectStatus(await api.delete('/api/admin/projects/default/features/not-here'), 404, 'NotFoundError')
     expect((await readFlag('elsewhere', 'not-here')).archived).toBe(false)
   })
 
   test('reviving an archived flag returns it to the project list at lifecycle initial and records feature-revived', async () => {
-    await createFlag('default', 'phoenix')
+    await api.newFlag('default', 'phoenix')
     await on('default', 'phoenix', 'production')
     await archive('default', 'phoenix')
     const before = api.lastEventId()
@@ -413,7 +401,7 @@ describe('archive, revive and delete', () => {
   })
 
   test('reviving an unknown flag answers 404 and revives nothing else of the request', async () => {
-    await createFlag('default', 'half-revive')
+    await api.newFlag('default', 'half-revive')
     await archive('default', 'half-revive')
     const before = api.lastEventId()
     expectStatus(await api.post('/api/admin/projects/default/revive', { features: ['half-revive', 'no-such-flag'] }), 404, 'NotFoundError')
@@ -422,7 +410,7 @@ describe('archive, revive and delete', () => {
   })
 
   test('deleting an archived flag removes it for good, frees its name and records feature-deleted', async () => {
-    await createFlag('default', 'gone-for-good')
+    await api.newFlag('default', 'gone-for-good')
     await archive('default', 'gone-for-good')
     const before = api.lastEventId()
     const response = await api.delete('/api/admin/archive/gone-for-good')
@@ -435,12 +423,12 @@ describe('archive, revive and delete', () => {
     expect(events[0]).toMatchObject(flagEvent('feature-deleted', 'default', 'gone-for-good'))
 
     expectStatus(await api.validateName({ name: 'gone-for-good' }), 200)
-    const again = await createFlag('default', 'gone-for-good')
+    const again = await api.newFlag('default', 'gone-for-good')
     expect(again.lifecycle.stage).toBe('initial')
   })
 
   test('deleting a live flag through the archive is refused with 400 and the flag stays', async () => {
-    await createFlag('default', 'still-live')
+    await api.newFlag('default', 'still-live')
     const before = api.lastEventId()
     expectStatus(await api.delete('/api/admin/archive/still-live'), 400, 'ValidationError')
     expect((await readFlag('default', 'still-live')).archived).toBe(false)
@@ -454,7 +442,7 @@ describe('archive, revive and delete', () => {
 
 describe('per environment on and off', () => {
   test('turning a flag on adds a 100 % flexibleRollout strategy and records feature-strategy-add and feature-environment-enabled', async () => {
-    await createFlag('default', 'switch-on')
+    await api.newFlag('default', 'switch-on')
     const before = api.lastEventId()
     const response = await api.toggle('default', 'switch-on', 'development', true)
     expectStatus(response, 200)
@@ -479,7 +467,7 @@ describe('per environment on and off', () => {
   })
 
   test('turning a flag on keeps an enabled strategy it already has and adds none', async () => {
-    await createFlag('default', 'has-strategy')
+    await api.newFlag('default', 'has-strategy')
     const strategy = await api.post('/api/admin/projects/default/features/has-strategy/environments/development/strategies', {
       name: 'userWithId',
       parameters: { userIds: 'alice' },
@@ -493,7 +481,7 @@ describe('per environment on and off', () => {
   })
 
   test('turning a flag on whose only strategy is disabled adds a flexibleRollout strategy beside it', async () => {
-    await createFlag('default', 'disabled-strategy')
+    await api.newFlag('default', 'disabled-strategy')
     const strategy = await api.post('/api/admin/projects/default/features/disabled-strategy/environments/development/strategies', {
       name: 'default',
       disabled: true,
@@ -509,7 +497,7 @@ describe('per environment on and off', () => {
   })
 
   test('turning on a flag that is already on answers 200 and records no event', async () => {
-    await createFlag('default', 'already-on')
+    await api.newFlag('default', 'already-on')
     await on('default', 'already-on', 'development')
     const before = api.lastEventId()
     expectStatus(await api.toggle('default', 'already-on', 'development', true), 200)
@@ -518,7 +506,7 @@ describe('per environment on and off', () => {
   })
 
   test('turning a flag off records feature-environment-disabled and keeps its strategies', async () => {
-    await createFlag('default', 'switch-off')
+    await api.newFlag('default', 'switch-off')
     await on('default', 'switch-off', 'production')
     const before = api.lastEventId()
     expectStatus(await api.toggle('default', 'switch-off', 'production', false), 200)
@@ -538,7 +526,7 @@ describe('per environment on and off', () => {
   })
 
   test('two requests turning the same flag on at once switch it once: one strategy, one enabled event', async () => {
-    await createFlag('default', 'double-on')
+    await api.newFlag('default', 'double-on')
     const before = api.lastEventId()
     const responses = await withTimeout(
       Promise.all([api.toggle('default', 'double-on', 'development', true), api.toggle('default', 'double-on', 'development', true)]),
@@ -549,14 +537,14 @@ describe('per environment on and off', () => {
   })
 
   test('turning off a flag that is already off answers 200 and records no event', async () => {
-    await createFlag('default', 'already-off')
+    await api.newFlag('default', 'already-off')
     const before = api.lastEventId()
     expectStatus(await api.toggle('default', 'already-off', 'development', false), 200)
     expect(api.eventsSince(before)).toEqual([])
   })
 
   test("events about a tagged flag carry the flag's tags", async () => {
-    await createFlag('default', 'tagged')
+    await api.newFlag('default', 'tagged')
     expectStatus(await api.post('/api/admin/features/tagged/tags', { type: 'simple', value: 'team-a' }), 201)
     const before = api.lastEventId()
     await on('default', 'tagged', 'development')
@@ -566,7 +554,7 @@ describe('per environment on and off', () => {
   })
 
   test('switch events carry the name and user id of the token that made the change', async () => {
-    await createFlag('default', 'switched-by-bob')
+    await api.newFlag('default', 'switched-by-bob')
     const secret = await tokenFor(api, 'bob')
     const before = api.lastEventId()
     expectStatus(await api.toggle('default', 'switched-by-bob', 'development', true, { token: secret }), 200)
@@ -580,7 +568,7 @@ describe('per environment on and off', () => {
   })
 
   test('first enabled in a development-type environment, the flag moves to lifecycle pre-live', async () => {
-    const created = await createFlag('default', 'pre-live-flag')
+    const created = await api.newFlag('default', 'pre-live-flag')
     await on('default', 'pre-live-flag', 'development')
     const flag = await readFlag('default', 'pre-live-flag')
     expect(flag.lifecycle.stage).toBe('pre-live')
@@ -589,13 +577,13 @@ describe('per environment on and off', () => {
   })
 
   test('first enabled in a production-type environment, the flag moves to lifecycle live', async () => {
-    await createFlag('default', 'live-flag')
+    await api.newFlag('default', 'live-flag')
     await on('default', 'live-flag', 'production')
     expect((await readFlag('default', 'live-flag')).lifecycle.stage).toBe('live')
   })
 
   test('a live flag enabled later in development stays live', async () => {
-    await createFlag('default', 'stays-live-stage')
+    await api.newFlag('default', 'stays-live-stage')
     await on('default', 'stays-live-stage', 'production')
     const live = (await readFlag('default', 'stays-live-stage')).lifecycle
     await on('default', 'stays-live-stage', 'development')
@@ -603,7 +591,7 @@ describe('per environment on and off', () => {
   })
 
   test('a pre-live flag enabled in production moves on to live', async () => {
-    await createFlag('default', 'pre-then-live')
+    await api.newFlag('default', 'pre-then-live')
     await on('default', 'pre-then-live', 'development')
     await on('default', 'pre-then-live', 'production')
     expect((await readFlag('default', 'pre-then-live')).lifecycle.stage).toBe('live')
@@ -614,8 +602,8 @@ describe('per environment on and off', () => {
     expectStatus(await api.post<EnvironmentBody>('/api/admin/environments', { name: 'qa', type: 'test' }), 201)
     expectStatus(await api.post('/api/admin/projects/default/environments', { environment: 'prod-eu' }), 200)
     expectStatus(await api.post('/api/admin/projects/default/environments', { environment: 'qa' }), 200)
-    await createFlag('default', 'eu-flag')
-    await createFlag('default', 'qa-flag')
+    await api.newFlag('default', 'eu-flag')
+    await api.newFlag('default', 'qa-flag')
     await on('default', 'eu-flag', 'prod-eu')
     await on('default', 'qa-flag', 'qa')
     expect((await readFlag('default', 'eu-flag')).lifecycle.stage).toBe('live')
@@ -623,7 +611,7 @@ describe('per environment on and off', () => {
   })
 
   test('switching in an unknown environment answers 404 and records nothing', async () => {
-    await createFlag('default', 'env-missing')
+    await api.newFlag('default', 'env-missing')
     const before = api.lastEventId()
     expectStatus(await api.toggle('default', 'env-missing', 'no-such-environment', true), 404, 'NotFoundError')
     expectStatus(await api.toggle('default', 'env-missing', 'no-such-environment', false), 404, 'NotFoundError')
@@ -632,20 +620,20 @@ describe('per environment on and off', () => {
 
   test("switching in an environment that exists but is not connected to the flag's project answers 404", async () => {
     expectStatus(await api.post<EnvironmentBody>('/api/admin/environments', { name: 'unconnected', type: 'test' }), 201)
-    await createFlag('default', 'not-connected')
+    await api.newFlag('default', 'not-connected')
     expectStatus(await api.toggle('default', 'not-connected', 'unconnected', true), 404, 'NotFoundError')
   })
 
   test('switching an unknown flag, or one of another project, answers 404', async () => {
-    await createProject('foreign')
-    await createFlag('foreign', 'foreign-flag')
+    await api.newProject('foreign')
+    await api.newFlag('foreign', 'foreign-flag')
     expectStatus(await api.toggle('default', 'unknown-flag', 'development', true), 404, 'NotFoundError')
     expectStatus(await api.toggle('default', 'foreign-flag', 'development', true), 404, 'NotFoundError')
     expect((await environmentOf('foreign', 'foreign-flag', 'development')).enabled).toBe(false)
   })
 
   test('switching an archived flag is refused with 400 and changes nothing', async () => {
-    await createFlag('default', 'archived-switch')
+    await api.newFlag('default', 'archived-switch')
     await archive('default', 'archived-switch')
     const before = api.lastEventId()
     expectStatus(await api.toggle('default', 'archived-switch', 'development', true), 400, 'ValidationError')
@@ -658,9 +646,9 @@ describe('per environment on and off', () => {
 
 describe('bulk on: POST /api/admin/projects/:projectId/bulk_features/environments/:environment/on', () => {
   test('every named flag is turned on, with one feature-environment-enabled event per flag', async () => {
-    await createFlag('default', 'bulk-a')
-    await createFlag('default', 'bulk-b')
-    await createFlag('default', 'bulk-untouched')
+    await api.newFlag('default', 'bulk-a')
+    await api.newFlag('default', 'bulk-b')
+    await api.newFlag('default', 'bulk-untouched')
     const before = api.lastEventId()
     const response = await api.bulkToggle('default', 'development', ['bulk-a', 'bulk-b'], true)
     expectStatus(response, 200)
@@ -686,8 +674,8 @@ describe('bulk on: POST /api/admin/projects/:projectId/bulk_features/environment
   })
 
   test('flags that are already on are left alone and get no event', async () => {
-    await createFlag('default', 'was-on')
-    await createFlag('default', 'was-off')
+    await api.newFlag('default', 'was-on')
+    await api.newFlag('default', 'was-off')
     await on('default', 'was-on', 'production')
     const before = api.lastEventId()
     expectStatus(await api.bulkToggle('default', 'production', ['was-on', 'was-off'], true), 200)
@@ -698,7 +686,7 @@ describe('bulk on: POST /api/admin/projects/:projectId/bulk_features/environment
   })
 
   test('a name given twice counts once', async () => {
-    await createFlag('default', 'twice-named')
+    await api.newFlag('default', 'twice-named')
     const before = api.lastEventId()
     expectStatus(await api.bulkToggle('default', 'development', ['twice-named', 'twice-named'], true), 200)
     const events = api.eventsSince(before)
@@ -713,7 +701,7 @@ describe('bulk on: POST /api/admin/projects/:projectId/bulk_features/environment
   })
 
   test('an unknown flag makes the whole request fail with 404: nothing changes and nothing is recorded', async () => {
-    await createFlag('default', 'all-or-nothing')
+    await api.newFlag('default', 'all-or-nothing')
     const before = api.lastEventId()
     expectStatus(await api.bulkToggle('default', 'development', ['all-or-nothing', 'no-such-flag'], true), 404, 'NotFoundError')
     expect(api.eventsSince(before)).toEqual([])
@@ -723,8 +711,8 @@ describe('bulk on: POST /api/admin/projects/:projectId/bulk_features/environment
   })
 
   test('an archived flag makes the whole request fail with 400 and nothing changes', async () => {
-    await createFlag('default', 'live-one')
-    await createFlag('default', 'archived-one')
+    await api.newFlag('default', 'live-one')
+    await api.newFlag('default', 'archived-one')
     await archive('default', 'archived-one')
     const before = api.lastEventId()
     expectStatus(await api.bulkToggle('default', 'development', ['live-one', 'archived-one'], true), 400, 'ValidationError')
@@ -733,8 +721,8 @@ describe('bulk on: POST /api/admin/projects/:projectId/bulk_features/environment
   })
 
   test('the first problem in request order is the one answered', async () => {
-    await createFlag('default', 'fine')
-    await createFlag('default', 'archived-early')
+    await api.newFlag('default', 'fine')
+    await api.newFlag('default', 'archived-early')
     await archive('default', 'archived-early')
     expectStatus(await api.bulkToggle('default', 'development', ['fine', 'archived-early', 'missing'], true), 400, 'ValidationError')
     expectStatus(await api.bulkToggle('default', 'development', ['fine', 'missing', 'archived-early'], true), 404, 'NotFoundError')
@@ -742,9 +730,9 @@ describe('bulk on: POST /api/admin/projects/:projectId/bulk_features/environment
   })
 
   test('a flag of another project makes the whole request fail with 404 and nothing changes', async () => {
-    await createProject('neighbour')
-    await createFlag('neighbour', 'neighbour-flag')
-    await createFlag('default', 'home-flag')
+    await api.newProject('neighbour')
+    await api.newFlag('neighbour', 'neighbour-flag')
+    await api.newFlag('default', 'home-flag')
     const before = api.lastEventId()
     expectStatus(await api.bulkToggle('default', 'development', ['home-flag', 'neighbour-flag'], true), 404, 'NotFoundError')
     expect(api.eventsSince(before)).toEqual([])
@@ -753,15 +741,15 @@ describe('bulk on: POST /api/admin/projects/:projectId/bulk_features/environment
   })
 
   test('an unknown environment answers 404 and nothing changes', async () => {
-    await createFlag('default', 'env-less')
+    await api.newFlag('default', 'env-less')
     const before = api.lastEventId()
     expectStatus(await api.bulkToggle('default', 'no-such-environment', ['env-less'], true), 404, 'NotFoundError')
     expect(api.eventsSince(before)).toEqual([])
   })
 
   test('an environment not connected to the project answers 404 and nothing changes', async () => {
-    await createFlag('default', 'dev-gone')
-    await createFlag('default', 'dev-gone-too')
+    await api.newFlag('default', 'dev-gone')
+    await api.newFlag('default', 'dev-gone-too')
     expectStatus(await api.delete('/api/admin/projects/default/environments/development'), 200)
     const before = api.lastEventId()
     expectStatus(await api.bulkToggle('default', 'development', ['dev-gone', 'dev-gone-too'], true), 404, 'NotFoundError')
@@ -770,14 +758,14 @@ describe('bulk on: POST /api/admin/projects/:projectId/bulk_features/environment
   })
 
   test('an unknown project answers 404', async () => {
-    await createFlag('default', 'orphan-request')
+    await api.newFlag('default', 'orphan-request')
     expectStatus(await api.bulkToggle('no-such-project', 'development', ['orphan-request'], true), 404, 'NotFoundError')
     expect((await environmentOf('default', 'orphan-request', 'development')).enabled).toBe(false)
   })
 
   test('bulk on in a production-type environment moves the switched flags to lifecycle live', async () => {
-    await createFlag('default', 'bulk-live-1')
-    await createFlag('default', 'bulk-live-2')
+    await api.newFlag('default', 'bulk-live-1')
+    await api.newFlag('default', 'bulk-live-2')
     expectStatus(await api.bulkToggle('default', 'production', ['bulk-live-1', 'bulk-live-2'], true), 200)
     expect((await readFlag('default', 'bulk-live-1')).lifecycle.stage).toBe('live')
     expect((await readFlag('default', 'bulk-live-2')).lifecycle.stage).toBe('live')

@@ -17,19 +17,6 @@ afterEach(async () => {
   await withTimeout(api.close(), 1000).catch(() => api.abandon())
 })
 
-
-async function createProject(id: string, extra: Record<string, unknown> = {}) {
-  const response = await api.createProject(id, extra)
-  expectStatus(response, 201)
-  return response.body
-}
-
-async function createFlag(project: string, name: string) {
-  const response = await api.createFlag(project, name)
-  expectStatus(response, 201)
-  return response.body
-}
-
 async function projectIds(): Promise<string[]> {
   const response = await api.get<ProjectListBody>('/api/admin/projects')
   expectStatus(response, 200)
@@ -80,13 +67,13 @@ describe('POST /api/admin/projects', () => {
 
   test('a project created after a new environment is connected to that environment too', async () => {
     expectStatus(await api.post<EnvironmentBody>('/api/admin/environments', { name: 'staging', type: 'test' }), 201)
-    const project = await createProject('after-staging')
+    const project = await api.newProject('after-staging')
     expect([...project.environments].sort()).toEqual(['development', 'production', 'staging'])
   })
 
   test('creating a project records project-created by the calling token, with its data and no tags', async () => {
     const before = api.lastEventId()
-    await createProject('evented', { description: 'with events' })
+    await api.newProject('evented', { description: 'with events' })
     const created = api.eventsSince(before).filter((event) => event.type === 'project-created')
     expect(created).toHaveLength(1)
     expect(created[0]).toMatchObject({
@@ -110,7 +97,7 @@ describe('POST /api/admin/projects', () => {
   })
 
   test('a taken project id is refused with 409 NameExistsError and nothing is written', async () => {
-    await createProject('taken')
+    await api.newProject('taken')
     const before = api.lastEventId()
     expectStatus(await api.createProject('taken', { name: 'Other name' }), 409, 'NameExistsError')
     expectStatus(await api.createProject('default'), 409, 'NameExistsError')
@@ -165,7 +152,7 @@ describe('POST /api/admin/projects', () => {
 describe('PUT /api/admin/projects/:projectId', () => {
   test('fields missing from the body are left alone', async () => {
     const naming = { pattern: '[a-z]+\\.[a-z-]+', example: 'team.flag', description: 'team dot flag' }
-    await createProject('keep', { name: 'Keep', description: 'old description', featureNaming: naming })
+    await api.newProject('keep', { name: 'Keep', description: 'old description', featureNaming: naming })
     const response = await api.put('/api/admin/projects/keep', { name: 'Kept' })
     expectStatus(response, 200)
     expect(response.body).toMatchObject({ id: 'keep', name: 'Kept', description: 'old description', featureNaming: naming })
@@ -174,7 +161,7 @@ describe('PUT /api/admin/projects/:projectId', () => {
   })
 
   test('featureNaming null removes the naming pattern', async () => {
-    await createProject('unpattern', { featureNaming: { pattern: 'abc-[0-9]+' } })
+    await api.newProject('unpattern', { featureNaming: { pattern: 'abc-[0-9]+' } })
     const response = await api.put<ProjectBody>('/api/admin/projects/unpattern', { featureNaming: null })
     expectStatus(response, 200)
     expect(response.body.featureNaming).toBeNull()
@@ -184,7 +171,7 @@ describe('PUT /api/admin/projects/:projectId', () => {
   })
 
   test('an update records project-updated with the state after as data and the state before as preData', async () => {
-    await createProject('upd', { name: 'Before', description: 'd1' })
+    await api.newProject('upd', { name: 'Before', description: 'd1' })
     const before = api.lastEventId()
     expectStatus(await api.put('/api/admin/projects/upd', { name: 'After', featureNaming: { pattern: 'x-.+' } }), 200)
     const events = api.eventsSince(before)
@@ -208,7 +195,7 @@ describe('PUT /api/admin/projects/:projectId', () => {
 
 describe('DELETE /api/admin/projects/:projectId', () => {
   test('an empty project is deleted: it is gone from reads and project-deleted is recorded', async () => {
-    await createProject('doomed')
+    await api.newProject('doomed')
     const before = api.lastEventId()
     const response = await api.delete('/api/admin/projects/doomed')
     expectStatus(response, 200)
@@ -220,8 +207,8 @@ describe('DELETE /api/admin/projects/:projectId', () => {
   })
 
   test('a project that still has a live flag cannot be deleted (400) and stays', async () => {
-    await createProject('busy')
-    await createFlag('busy', 'busy-flag')
+    await api.newProject('busy')
+    await api.newFlag('busy', 'busy-flag')
     const before = api.lastEventId()
     expectStatus(await api.delete('/api/admin/projects/busy'), 400, 'ValidationError')
     expectStatus(await api.get<ProjectBody>('/api/admin/projects/busy'), 200)
@@ -230,8 +217,8 @@ describe('DELETE /api/admin/projects/:projectId', () => {
   })
 
   test('a project whose only flags are archived cannot be deleted either (400)', async () => {
-    await createProject('archive-only')
-    await createFlag('archive-only', 'archived-flag')
+    await api.newProject('archive-only')
+    await api.newFlag('archive-only', 'archived-flag')
     expectStatus(await api.delete('/api/admin/projects/archive-only/features/archived-flag'), 202)
     const before = api.lastEventId()
     expectStatus(await api.delete('/api/admin/projects/archive-only'), 400, 'ValidationError')
@@ -251,8 +238,8 @@ describe('DELETE /api/admin/projects/:projectId', () => {
   })
 
   test('once its archived flag is deleted for good, the project can be deleted', async () => {
-    await createProject('cleanup')
-    await createFlag('cleanup', 'cleanup-flag')
+    await api.newProject('cleanup')
+    await api.newFlag('cleanup', 'cleanup-flag')
     expectStatus(await api.delete('/api/admin/projects/cleanup/features/cleanup-flag'), 202)
     expectStatus(await api.delete('/api/admin/archive/cleanup-flag'), 200)
     expectStatus(await api.delete('/api/admin/projects/cleanup'), 200)
@@ -263,14 +250,14 @@ describe('DELETE /api/admin/projects/:projectId', () => {
 describe('project naming patterns', () => {
   test('a valid pattern with example and description is saved and shown', async () => {
     const naming = { pattern: '[a-z]+\\.[a-z-]+', example: 'checkout.new-flow', description: 'team, a dot, then the flag' }
-    const project = await createProject('named', { featureNaming: naming })
+    const project = await api.newProject('named', { featureNaming: naming })
     expect(project.featureNaming).toEqual(naming)
     expect((await api.get<ProjectBody>('/api/admin/projects/named')).body.featureNaming).toEqual(naming)
   })
 
   test('a pattern of exactly 200 characters is accepted', async () => {
     const pattern = 'a'.repeat(200)
-    const project = await createProject('long-ok', { featureNaming: { pattern } })
+    const project = await api.newProject('long-ok', { featureNaming: { pattern } })
     expect(project.featureNaming?.pattern).toBe(pattern)
   })
 
@@ -300,7 +287,7 @@ describe('project naming patterns', () => {
     ['with an example that does not match', { pattern: '[0-9]+', example: 'abc' }],
   ])('a pattern %s is refused on update with 400 and the old pattern stays', async (_what, featureNaming) => {
     const old = { pattern: 'old-[a-z]+', example: 'old-one' }
-    await createProject('keeps-old', { featureNaming: old })
+    await api.newProject('keeps-old', { featureNaming: old })
     const before = api.lastEventId()
     expectStatus(await api.put('/api/admin/projects/keeps-old', { featureNaming }), 400, 'ValidationError')
     expect((await api.get<ProjectBody>('/api/admin/projects/keeps-old')).body.featureNaming).toEqual(old)
@@ -318,7 +305,7 @@ describe('project naming patterns', () => {
   ])(
     'a pattern that backtracks catastrophically in JavaScript, %s, is accepted and checks names correctly: RE2 matching is linear',
     async (pattern, base, ending) => {
-      await createProject('linear', { featureNaming: { pattern } })
+      await api.newProject('linear', { featureNaming: { pattern } })
       // A long name that fails at its last character: exponential for a backtracking engine.
       const started = performance.now()
       const refused = await api.createFlag('linear', `${base}-`)
@@ -338,7 +325,7 @@ describe('project naming patterns', () => {
     ['a possessive quantifier', '[a-z]++x', 'possessive quantifier', '++'],
     ['an atomic group', '(?>[a-z]+)x', 'atomic group', '(?>'],
   ])('a pattern with %s is refused when saved, naming what is unsupported', async (_what, pattern, construct, piece) => {
-    await createProject('unsupported-update', { featureNaming: { pattern: 'ok-[a-z]+' } })
+    await api.newProject('unsupported-update', { featureNaming: { pattern: 'ok-[a-z]+' } })
     const before = api.lastEventId()
     const response = await api.createProject('unsupported', { featureNaming: { pattern } })
     expectError(response, 400, 'ValidationError', [construct, piece, 'RE2'])
@@ -364,7 +351,7 @@ describe('project naming patterns', () => {
     try {
       await api.close()
       api = await makeApi({ dataDir: dir.path })
-      await createProject('legacy', { featureNaming: { pattern: 'old-[a-z]+', example: 'old-one' } })
+      await api.newProject('legacy', { featureNaming: { pattern: 'old-[a-z]+', example: 'old-one' } })
       // What an earlier version (JavaScript RegExp syntax) could have saved.
       await api.services.store.transact(SYSTEM_ACTOR, (tx) => {
         const project = tx.get('projects', 'legacy')!
@@ -391,7 +378,7 @@ describe('project naming patterns', () => {
   })
 
   test('patterns are matched anchored at both ends in RE2 syntax: classes, counted repeats, alternation, flags', async () => {
-    await createProject('syntax', { featureNaming: { pattern: '(?i)team-(web|app)-\\d{3}|x\\.[[:alpha:]]+' } })
+    await api.newProject('syntax', { featureNaming: { pattern: '(?i)team-(web|app)-\\d{3}|x\\.[[:alpha:]]+' } })
     for (const name of ['team-web-001', 'TEAM-App-123', 'x.abc']) expectStatus(await api.createFlag('syntax', name), 201)
     for (const name of ['team-web-01', 'team-web-0011', 'xteam-web-001', 'x.abc1', 'x.']) {
       expectError(await api.createFlag('syntax', name), 400, 'ValidationError', ['does not match'])
@@ -401,7 +388,7 @@ describe('project naming patterns', () => {
 
 describe('PUT /api/admin/projects/:projectId without a change', () => {
   test('an update that changes nothing answers 200 and records no event', async () => {
-    await createProject('unchanged', { description: 'same' })
+    await api.newProject('unchanged', { description: 'same' })
     const since = api.lastEventId()
     const response = await api.put<ProjectBody>('/api/admin/projects/unchanged', { name: 'unchanged', description: 'same' })
     expect(response.status).toBe(200)

@@ -19,16 +19,6 @@ afterEach(async () => {
   await api?.close()
 })
 
-async function newFlag(project: string, name: string, extra: Record<string, unknown> = {}) {
-  const response = await api.createFlag(project, name, extra)
-  expectOk(response, 201)
-  return response.body
-}
-
-async function newProject(id: string) {
-  expectOk(await api.createProject(id), 201)
-}
-
 async function tag(flag: string, type: string, value: string) {
   expectOk(await api.post(`/api/admin/features/${flag}/tags`, { type, value }), 201)
 }
@@ -51,7 +41,7 @@ async function addStrategy(project: string, flag: string, environment: string, b
 
 describe('getFeatures: response shape', () => {
   test('getFeatures: the answer is {version: 2, features} with version an integer', async () => {
-    await newFlag('default', 'shape-one')
+    await api.newFlag('default', 'shape-one')
     const body = await list('default')
     expect(Object.keys(body).sort()).toEqual(['features', 'version'])
     expect(body.version).toBe(2)
@@ -61,7 +51,7 @@ describe('getFeatures: response shape', () => {
   })
 
   test('getFeatures: every feature carries every field of seed 2.1 with its type', async () => {
-    await newFlag('default', 'shape-fields', { type: 'experiment', description: 'described', impressionData: true })
+    await api.newFlag('default', 'shape-fields', { type: 'experiment', description: 'described', impressionData: true })
     const [feature] = (await list('default')).features
     for (const field of FEATURE_FIELDS) expect(feature).toHaveProperty(field)
     expect(feature).toMatchObject({
@@ -89,14 +79,14 @@ describe('getFeatures: response shape', () => {
   })
 
   test('getFeatures: a flag without description lists description null', async () => {
-    await newFlag('default', 'shape-nodesc')
+    await api.newFlag('default', 'shape-nodesc')
     const [feature] = (await list('default')).features
     expect(feature.description).toBeNull()
     expect(feature.type).toBe('release')
   })
 
   test('getFeatures: each environment entry carries the fields of seed 2.3', async () => {
-    await newFlag('default', 'shape-env')
+    await api.newFlag('default', 'shape-env')
     const [feature] = (await list('default')).features
     expect(feature.environments).toHaveLength(2)
     for (const entry of feature.environments) {
@@ -125,8 +115,8 @@ describe('getFeatures: response shape', () => {
     ] as const) {
       expectOk(await api.post<EnvironmentBody>('/api/admin/environments', { name, type: 'test', sortOrder }), 201)
     }
-    await newProject('env-order')
-    await newFlag('env-order', 'env-order-flag')
+    await api.newProject('env-order')
+    await api.newFlag('env-order', 'env-order-flag')
     const [feature] = (await list('env-order')).features
     expect(feature.environments.map((e: { name: string }) => e.name)).toEqual(['aa-early', 'zz-early', 'development', 'mm-mid', 'production', 'zz-late'])
     expect(feature.environments.map((e: { sortOrder: number }) => e.sortOrder)).toEqual([50, 50, 100, 150, 200, 300])
@@ -134,7 +124,7 @@ describe('getFeatures: response shape', () => {
   })
 
   test('getFeatures: variantCount counts the variants of the environment', async () => {
-    await newFlag('default', 'variant-count')
+    await api.newFlag('default', 'variant-count')
     const response = await api.put('/api/admin/projects/default/features/variant-count/environments/production/variants', [
       { name: 'a', weight: 500 },
       { name: 'b', weight: 500 },
@@ -148,16 +138,16 @@ describe('getFeatures: response shape', () => {
 
 describe('getFeatures: which flags and in which order', () => {
   test('getFeatures: archived flags are excluded', async () => {
-    await newFlag('default', 'arch-live')
-    await newFlag('default', 'arch-deleted')
-    await newFlag('default', 'arch-patched')
+    await api.newFlag('default', 'arch-live')
+    await api.newFlag('default', 'arch-deleted')
+    await api.newFlag('default', 'arch-patched')
     expect((await api.delete('/api/admin/projects/default/features/arch-deleted')).status).toBe(202)
     expectOk(await api.patchFlag('default', 'arch-patched', [{ op: 'replace', path: '/archived', value: true }]))
     expect(await names('default')).toEqual(['arch-live'])
   })
 
   test('getFeatures: a revived flag is listed again', async () => {
-    await newFlag('default', 'revived-one')
+    await api.newFlag('default', 'revived-one')
     expect((await api.delete('/api/admin/projects/default/features/revived-one')).status).toBe(202)
     expect(await names('default')).toEqual([])
     expectOk(await api.post('/api/admin/projects/default/revive', { features: ['revived-one'] }))
@@ -165,29 +155,29 @@ describe('getFeatures: which flags and in which order', () => {
   })
 
   test('getFeatures: only the flags of the project in the path are listed', async () => {
-    await newProject('other-list')
-    await newFlag('default', 'mine')
-    await newFlag('other-list', 'theirs')
+    await api.newProject('other-list')
+    await api.newFlag('default', 'mine')
+    await api.newFlag('other-list', 'theirs')
     expect(await names('default')).toEqual(['mine'])
     expect(await names('other-list')).toEqual(['theirs'])
   })
 
   test('getFeatures: flags are ordered by createdAt, oldest first', async () => {
     setSystemTime(new Date('2030-01-01T10:00:00.000Z'))
-    await newFlag('default', 'zz-oldest')
+    await api.newFlag('default', 'zz-oldest')
     setSystemTime(new Date('2030-01-01T10:00:01.000Z'))
-    await newFlag('default', 'mm-middle')
+    await api.newFlag('default', 'mm-middle')
     setSystemTime(new Date('2030-01-01T10:00:02.000Z'))
-    await newFlag('default', 'aa-newest')
+    await api.newFlag('default', 'aa-newest')
     setSystemTime()
     expect(await names('default')).toEqual(['zz-oldest', 'mm-middle', 'aa-newest'])
   })
 
   test('getFeatures: flags with the same createdAt are ordered by name', async () => {
     setSystemTime(new Date('2030-02-01T10:00:00.000Z'))
-    for (const name of ['same-c', 'same-a', 'same-b2', 'same-b']) await newFlag('default', name)
+    for (const name of ['same-c', 'same-a', 'same-b2', 'same-b']) await api.newFlag('default', name)
     setSystemTime(new Date('2030-01-01T00:00:00.000Z'))
-    await newFlag('default', 'same-z-earlier')
+    await api.newFlag('default', 'same-z-earlier')
     setSystemTime()
     const features = (await list('default')).features
     expect(features.map((f: { name: string }) => f.name)).toEqual(['same-z-earlier', 'same-a', 'same-b', 'same-b2', 'same-c'])
@@ -195,7 +185,7 @@ describe('getFeatures: which flags and in which order', () => {
   })
 
   test('getFeatures: an unknown project answers 200 with an empty list', async () => {
-    await newFlag('default', 'exists-elsewhere')
+    await api.newFlag('default', 'exists-elsewhere')
     const response = await api.listFlags('no-such-project')
     expectOk(response)
     expect(response.body).toEqual({ version: 2, features: [] })
@@ -204,11 +194,11 @@ describe('getFeatures: which flags and in which order', () => {
 
 describe('getFeatures: filters', () => {
   async function taggedFlags() {
-    await newFlag('default', 'red-one')
-    await newFlag('default', 'blue-one')
-    await newFlag('default', 'red-blue')
-    await newFlag('default', 'untagged')
-    await newFlag('default', 'other-type')
+    await api.newFlag('default', 'red-one')
+    await api.newFlag('default', 'blue-one')
+    await api.newFlag('default', 'red-blue')
+    await api.newFlag('default', 'untagged')
+    await api.newFlag('default', 'other-type')
     await tag('red-one', 'simple', 'red')
     await tag('blue-one', 'simple', 'blue')
     await tag('red-blue', 'simple', 'red')
@@ -235,24 +225,24 @@ describe('getFeatures: filters', () => {
   })
 
   test('getFeatures: a tag value may itself contain a colon', async () => {
-    await newFlag('default', 'colon-tag')
+    await api.newFlag('default', 'colon-tag')
     await tag('colon-tag', 'simple', 'a:b')
     expect(await names('default', '?tag=simple:a:b')).toEqual(['colon-tag'])
   })
 
   test('getFeatures: namePrefix keeps flags whose name starts with it, ignoring case', async () => {
-    await newFlag('default', 'Checkout-New')
-    await newFlag('default', 'checkout-old')
-    await newFlag('default', 'my-checkout')
-    await newFlag('default', 'search')
+    await api.newFlag('default', 'Checkout-New')
+    await api.newFlag('default', 'checkout-old')
+    await api.newFlag('default', 'my-checkout')
+    await api.newFlag('default', 'search')
     expect((await names('default', '?namePrefix=CHECKOUT')).sort()).toEqual(['Checkout-New', 'checkout-old'])
     expect((await names('default', '?namePrefix=checkout-n')).sort()).toEqual(['Checkout-New'])
     expect(await names('default', '?namePrefix=out')).toEqual([])
   })
 
   test('getFeatures: namePrefix is taken literally, not as a pattern', async () => {
-    await newFlag('default', 'a.b')
-    await newFlag('default', 'axb')
+    await api.newFlag('default', 'a.b')
+    await api.newFlag('default', 'axb')
     expect(await names('default', '?namePrefix=a.')).toEqual(['a.b'])
     expect(await names('default', '?namePrefix=a*')).toEqual([])
   })
@@ -265,7 +255,7 @@ describe('getFeatures: filters', () => {
   })
 
   test('getFeatures: filters do not show archived flags', async () => {
-    await newFlag('default', 'gone-tagged')
+    await api.newFlag('default', 'gone-tagged')
     await tag('gone-tagged', 'simple', 'gone')
     expect((await api.delete('/api/admin/projects/default/features/gone-tagged')).status).toBe(202)
     expect(await names('default', '?tag=simple:gone')).toEqual([])
@@ -281,8 +271,8 @@ describe('getFeatures: filters', () => {
 
 describe('getFeatures: enabled and strategies', () => {
   test('getFeatures: enabled is true when the flag is enabled in any environment', async () => {
-    await newFlag('default', 'on-prod')
-    await newFlag('default', 'on-none')
+    await api.newFlag('default', 'on-prod')
+    await api.newFlag('default', 'on-none')
     expectOk(await api.toggle('default', 'on-prod', 'production', true))
     const features = (await list('default')).features
     const byName = Object.fromEntries(features.map((f: any) => [f.name, f]))
@@ -298,7 +288,7 @@ describe('getFeatures: enabled and strategies', () => {
   })
 
   test('getFeatures: hasStrategies and hasEnabledStrategies; a disabled strategy does not count as enabled', async () => {
-    await newFlag('default', 'strats')
+    await api.newFlag('default', 'strats')
     await addStrategy('default', 'strats', 'development', { name: 'default', disabled: true })
     let entry = (await list('default')).features[0].environments.find((e: any) => e.name === 'development')
     expect(entry).toMatchObject({ hasStrategies: true, hasEnabledStrategies: false })
@@ -313,7 +303,7 @@ describe('getFeatures: enabled and strategies', () => {
   })
 
   test('getFeatures: the list leaves out nothing of what seed 2.3 requires even when strategies exist', async () => {
-    await newFlag('default', 'strats-shape')
+    await api.newFlag('default', 'strats-shape')
     expectOk(await api.toggle('default', 'strats-shape', 'development', true))
     const [feature] = (await list('default')).features
     for (const entry of feature.environments) for (const field of ENVIRONMENT_FIELDS) expect(entry).toHaveProperty(field)
@@ -321,8 +311,8 @@ describe('getFeatures: enabled and strategies', () => {
   })
 
   test('getFeatures: tags, children and dependencies of each flag are listed', async () => {
-    await newFlag('default', 'parent-flag')
-    await newFlag('default', 'child-flag')
+    await api.newFlag('default', 'parent-flag')
+    await api.newFlag('default', 'child-flag')
     await tag('child-flag', 'simple', 'kid')
     expectOk(await api.post('/api/admin/projects/default/features/child-flag/dependencies', { feature: 'parent-flag' }))
     const features = Object.fromEntries((await list('default')).features.map((f: any) => [f.name, f]))
@@ -339,14 +329,14 @@ describe('getFeatures: authentication', () => {
   })
 
   test('getFeatures: a viewer token may list', async () => {
-    await newFlag('default', 'viewer-sees')
+    await api.newFlag('default', 'viewer-sees')
     const viewer = await tokenFor(api, 'viewer', { role: 'viewer' })
     expect((await list('default', '', viewer)).features.map((f: { name: string }) => f.name)).toEqual(['viewer-sees'])
   })
 
   test('getFeatures: a token limited to other projects lists nothing (200, empty)', async () => {
-    await newProject('scoped-other')
-    await newFlag('default', 'hidden-from-scoped')
+    await api.newProject('scoped-other')
+    await api.newFlag('default', 'hidden-from-scoped')
     const scoped = await tokenFor(api, 'scoped', { role: 'viewer', projects: ['scoped-other'] })
     expect(await list('default', '', scoped)).toEqual({ version: 2, features: [] })
   })

@@ -21,10 +21,6 @@ async function newFlag(name: string, extra: Record<string, unknown> = {}, projec
   return response.body
 }
 
-async function newProject(id: string, extra: Record<string, unknown> = {}) {
-  expectOk(await api.createProject(id, extra), 201)
-}
-
 async function read(name: string, project = 'default') {
   const response = await api.getFlag(project, name)
   expectOk(response)
@@ -226,7 +222,7 @@ describe('PATCH: read-only name, project and createdAt', () => {
   })
 
   test('PATCH: replacing project answers 400, even when the other project exists', async () => {
-    await newProject('ro-target')
+    await api.newProject('ro-target')
     await newFlag('ro-project')
     await expectRefused('ro-project', [{ op: 'replace', path: '/project', value: 'ro-target' }], 400, 'ValidationError', ['project'])
     expect((await api.listFlags('ro-target')).body.features).toEqual([])
@@ -355,7 +351,7 @@ describe('PATCH: /variants and the order of errors', () => {
   })
 
   test('PATCH: a flag of another project answers 404 without naming that project', async () => {
-    await newProject('hidden-proj-zq')
+    await api.newProject('hidden-proj-zq')
     await newFlag('elsewhere-flag', { description: 'd' }, 'hidden-proj-zq')
     const response = await expectRefused(
       'elsewhere-flag',
@@ -370,7 +366,7 @@ describe('PATCH: /variants and the order of errors', () => {
   })
 
   test('PATCH: a flag of another project answers 404 (not 400) for bad operations, without naming that project', async () => {
-    await newProject('hidden-proj-zr')
+    await api.newProject('hidden-proj-zr')
     await newFlag('elsewhere-flag2', {}, 'hidden-proj-zr')
     const response = await expectRefused(
       'elsewhere-flag2',
@@ -385,13 +381,13 @@ describe('PATCH: /variants and the order of errors', () => {
   })
 
   test('PATCH: the order is unknown flag 404, then /variants 403, then flag of another project 404', async () => {
-    await newProject('order-proj')
+    await api.newProject('order-proj')
     await newFlag('order-flag', {}, 'order-proj')
     await expectRefused('order-flag', [{ op: 'replace', path: '/variants', value: [] }], 403, 'NoAccessError', [], 'default', 'order-proj')
   })
 
   test('PATCH: a project-scoped token patching a flag of a project it cannot see gets 404 without the project name', async () => {
-    await newProject('secret-proj-q')
+    await api.newProject('secret-proj-q')
     await newFlag('secret-flag', {}, 'secret-proj-q')
     const scoped = await tokenFor(api, 'default-only', { role: 'editor', projects: ['default'] })
     const since = api.lastEventId()
@@ -797,7 +793,7 @@ describe('PATCH: pipeline', () => {
   })
 
   test('PATCH: a token limited to another project answers 403 for a write to this project', async () => {
-    await newProject('other-scope')
+    await api.newProject('other-scope')
     await newFlag('pipe-scope')
     const scoped = await tokenFor(api, 'scoped-token', { role: 'editor', projects: ['other-scope'] })
     const since = api.lastEventId()

@@ -14,7 +14,6 @@ import type { EventRecord } from '../../src/storage/records'
 import { ADMIN_SECRET, freePort, makeApi, tempDir, type FlagListBody, type EventPageBody } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
-const SECRET = '*:*.backup-test-secret-0123456789'
 const dir = tempDir('backup-')
 const live = join(dir.path, 'live')
 const file = join(dir.path, 'backup.jsonl')
@@ -35,7 +34,7 @@ test('a backup taken under concurrent writes restores every write acknowledged b
   const port = freePort()
   server = Bun.spawn([process.execPath, 'src/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: live, INIT_ADMIN_API_TOKENS: SECRET, LOG_LEVEL: 'warn' },
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: live, INIT_ADMIN_API_TOKENS: ADMIN_SECRET, LOG_LEVEL: 'warn' },
     stdout: 'ignore',
     stderr: 'inherit',
   })
@@ -49,7 +48,7 @@ test('a backup taken under concurrent writes restores every write acknowledged b
       const name = `w${w}-${i}`
       const response = await fetch(`${base}/api/admin/projects/default/features`, {
         method: 'POST',
-        headers: { authorization: SECRET, 'content-type': 'application/json' },
+        headers: { authorization: ADMIN_SECRET, 'content-type': 'application/json' },
         body: JSON.stringify({ name }),
       })
       expect(response.status).toBe(201)

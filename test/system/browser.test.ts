@@ -8,14 +8,13 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { chromium, type Browser } from 'playwright-core'
-import { freePort, tempDir } from '../helpers'
+import { freePort, tempDir, ADMIN_SECRET as SECRET } from '../helpers'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const hasBrowser = existsSync(CHROMIUM)
 if (!hasBrowser) console.warn(`browser test skipped: no Chromium at ${CHROMIUM} (install Debian's chromium package, or set CHROMIUM_PATH)`)
 
 const ROOT = join(import.meta.dir, '../..')
-const SECRET = '*:*.browser-test-secret-0123456789'
 const dir = tempDir('browser-')
 const port = freePort()
 let server: ReturnType<typeof Bun.spawn> | undefined

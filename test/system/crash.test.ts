@@ -14,10 +14,9 @@ import { EventsService } from '../../src/features/events/events.service'
 import { openStore } from '../../src/services'
 import type { EventRecord } from '../../src/storage/records'
 import { seededRandom } from '../random'
-import { tempDir, freePort } from '../helpers'
+import { tempDir, freePort, ADMIN_SECRET as SECRET } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
-const SECRET = '*:*.crash-test-secret-0123456789'
 const ROUNDS = 10
 const CHECKPOINT_ROUNDS = 6
 const WRITERS = 8

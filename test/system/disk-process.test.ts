@@ -8,11 +8,10 @@ import { afterEach, describe, expect, test } from 'bun:test'
 import { chmodSync, closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
-import { freePort, tempDir } from '../helpers'
+import { freePort, tempDir, ADMIN_SECRET as SECRET } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const BUN = join(ROOT, 'node_modules', '.bin', 'bun')
-const SECRET = '*:*.disk-process-secret-0123456789'
 
 let cleanups: (() => void | Promise<unknown>)[] = []
 afterEach(async () => {

@@ -8,10 +8,9 @@
 import { afterAll, expect, test } from 'bun:test'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { freePort, tempDir } from '../helpers'
+import { freePort, tempDir, ADMIN_SECRET as SECRET } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
-const SECRET = '*:*.executable-test-secret-01234'
 const dir = tempDir('executable-')
 let server: ReturnType<typeof Bun.spawn> | undefined
 afterAll(async () => {

@@ -5,10 +5,9 @@
 import { afterEach, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { openStore } from '../../src/services'
-import { freePort, tempDir } from '../helpers'
+import { freePort, tempDir, ADMIN_SECRET as SECRET } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
-const SECRET = '*:*.shutdown-test-secret-012345'
 const cleanups: (() => void)[] = []
 afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()))
 
