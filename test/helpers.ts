@@ -2,7 +2,7 @@
  * Test helpers: an app on the real store (in memory, or on a temp directory), and a typed client
  * over `app.handle` that reads like the API reference.
  */
-import { expect } from 'bun:test'
+import { afterEach, beforeEach, expect, setSystemTime } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -209,15 +209,20 @@ export class Api {
   }
 
   async close() {
+    openApps.delete(this)
     await this.services.store.close()
     stopWorkers(this.services)
   }
 
   /** Leaves without closing the store (no checkpoint), as a crash would; stops the workers. */
   abandon() {
+    openApps.delete(this)
     stopWorkers(this.services)
   }
 }
+
+/** Apps made by makeApi and not yet closed or abandoned. */
+const openApps = new Set<Api>()
 
 /** An app on the in-memory store, seeded as at first start, with ADMIN_SECRET as admin token. */
 export async function makeApi(
@@ -228,11 +233,27 @@ export async function makeApi(
   const app = createApp(services, { bodyLimit: options.bodyLimit ?? BODY_LIMIT }, options.log)
   const adminTokens = options.adminTokens ?? [ADMIN_SECRET]
   const api = new Api(app, services, options.dataDir ?? null, adminTokens[0])
+  openApps.add(api)
   await api.loadLog()
   await initialise(services, adminTokens)
   // The search worker starts on the first search (EventsService.search loads it): most tests never
   // search, and a worker per test was a third of the suite's time.
   return api
+}
+
+/**
+ * A fresh app on the memory store for each test of the file, handed to `use`; after each test the
+ * clock is given back and every app still open is closed (a test may swap in its own).
+ */
+export function freshApiPerTest(use: (api: Api) => void) {
+  beforeEach(async () => use(await makeApi()))
+  afterEach(async () => {
+    setSystemTime()
+    for (const api of [...openApps]) {
+      // A store whose commit loop died would never flush: do not let that hang the next tests.
+      await withTimeout(api.close(), 1000).catch(() => api.abandon())
+    }
+  })
 }
 
 export function tempDir(prefix = 'flags-test-'): { path: string; remove(): void } {

@@ -1,17 +1,11 @@
 /**
  * Environments and their connection to projects (contract §6 "Environments", §7 name limits, §4 events).
  */
-import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { errorOf, makeApi, type Api, withTimeout, expectStatus, type ProjectBody, type EnvironmentBody, type EnvironmentListBody, ISO_MS, BOOTSTRAP, named } from '../helpers'
+import { describe, expect, test } from 'bun:test'
+import { errorOf, type Api, withTimeout, expectStatus, type ProjectBody, type EnvironmentBody, type EnvironmentListBody, ISO_MS, BOOTSTRAP, named, freshApiPerTest } from '../helpers'
 
 let api: Api
-beforeEach(async () => {
-  api = await makeApi()
-})
-afterEach(async () => {
-  // A store whose commit loop died would never flush: do not let that hang the next tests.
-  await withTimeout(api.close(), 1000).catch(() => api.abandon())
-})
+freshApiPerTest((fresh) => (api = fresh))
 
 async function createEnvironment(name: string, type = 'test', extra: Record<string, unknown> = {}) {
   const response = await api.post<EnvironmentBody>('/api/admin/environments', { name, type, ...extra })

@@ -2,18 +2,12 @@
  * Flags (contract §6 "Flags" and "Per environment", §5 name rules and naming patterns, §4 events,
  * §6 lifecycle).
  */
-import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import type { EventRecord } from '../../src/storage/records'
-import { makeApi, tokenFor, type Api, withTimeout, expectStatus, type FlagListBody, type ProjectBody, type EnvironmentBody, errorOf, ISO_MS, BOOTSTRAP, FLAG_TYPES, named, defined } from '../helpers'
+import { tokenFor, type Api, withTimeout, expectStatus, type FlagListBody, type ProjectBody, type EnvironmentBody, errorOf, ISO_MS, BOOTSTRAP, FLAG_TYPES, named, defined, freshApiPerTest } from '../helpers'
 
 let api: Api
-beforeEach(async () => {
-  api = await makeApi()
-})
-afterEach(async () => {
-  // A store whose commit loop died would never flush: do not let that hang the next tests.
-  await withTimeout(api.close(), 1000).catch(() => api.abandon())
-})
+freshApiPerTest((fresh) => (api = fresh))
 
 async function readFlag(project: string, name: string) {
   const response = await api.getFlag(project, name)

@@ -3,23 +3,18 @@
  * passed by one, which must answer 400 ValidationError naming the limit, change nothing and record
  * no event. Collections too large to fill request by request are filled in one transaction first.
  */
-import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { LIMITS, type LimitName } from '../../src/features/limits'
 import type { ApiTokenRecord, FlagRecord, ProjectRecord } from '../../src/storage/records'
 import { SYSTEM_ACTOR } from '../../src/storage/store'
-import { Api, expectError, expectOk, makeApi, type ApiResponse, type StrategyBody, type EnvironmentBody, errorOf } from '../helpers'
+import { Api, expectError, expectOk, type ApiResponse, type StrategyBody, type EnvironmentBody, errorOf, freshApiPerTest } from '../helpers'
 
 const flagPath = (flag: string, project = 'default') => `/api/admin/projects/${project}/features/${flag}`
 const strategiesPath = (flag: string, environment = 'development') => `${flagPath(flag)}/environments/${environment}/strategies`
 const variantsPath = (flag: string, environment = 'development') => `${flagPath(flag)}/environments/${environment}/variants`
 
 let api: Api
-beforeEach(async () => {
-  api = await makeApi()
-})
-afterEach(async () => {
-  await api?.close()
-})
+freshApiPerTest((fresh) => (api = fresh))
 
 function snapshot() {
   return { lastEventId: api.lastEventId(), state: JSON.stringify(api.services.store.state) }

@@ -1,21 +1,15 @@
 /**
  * Projects (contract §6 "Projects", §5 "Project naming patterns", §7 name limits, §4 events).
  */
-import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { SYSTEM_ACTOR } from '../../src/storage/store'
-import { makeApi, tempDir, tokenFor, type Api, withTimeout, expectStatus, expectError, type ProjectBody, type ProjectListBody, type EnvironmentBody, errorOf, ISO_MS, BOOTSTRAP, defined } from '../helpers'
+import { makeApi, tempDir, tokenFor, type Api, withTimeout, expectStatus, expectError, type ProjectBody, type ProjectListBody, type EnvironmentBody, errorOf, ISO_MS, BOOTSTRAP, defined, freshApiPerTest } from '../helpers'
 
 /** Hang detection, not a speed target: a backtracking match of these names would take minutes, an answer takes well under a second. */
 const HANG_LIMIT_MS = 5000
 
 let api: Api
-beforeEach(async () => {
-  api = await makeApi()
-})
-afterEach(async () => {
-  // A store whose commit loop died would never flush: do not let that hang the next tests.
-  await withTimeout(api.close(), 1000).catch(() => api.abandon())
-})
+freshApiPerTest((fresh) => (api = fresh))
 
 async function projectIds(): Promise<string[]> {
   const response = await api.get<ProjectListBody>('/api/admin/projects')

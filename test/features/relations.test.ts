@@ -2,17 +2,11 @@
  * Tags (seed 2.8), parent dependencies (seed 2.10) and the lifecycle (seed 2.9, 3) of a flag,
  * through the admin API: contract §6 (Tags, Dependencies, Lifecycle) and §4 (events).
  */
-import { afterEach, beforeEach, describe, expect, setSystemTime, test } from 'bun:test'
-import { errorOf, makeApi, type Api, type TagListBody, named, defined } from '../helpers'
+import { beforeEach, describe, expect, setSystemTime, test } from 'bun:test'
+import { errorOf, type Api, type TagListBody, named, defined, freshApiPerTest } from '../helpers'
 
 let api: Api
-beforeEach(async () => {
-  api = await makeApi()
-})
-afterEach(async () => {
-  setSystemTime()
-  await api?.close()
-})
+freshApiPerTest((fresh) => (api = fresh))
 
 const PROJECT = 'default'
 

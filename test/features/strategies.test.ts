@@ -2,14 +2,11 @@
  * Activation strategies (seed 2.4, 2.5, 2.7) and variants per environment (seed 2.6, 2.11, 8),
  * through the admin API: contract §6 (Strategies, Variants per environment) and §4 (events).
  */
-import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { defined, errorOf, makeApi, paths, UUID, type Api, type StrategyBody, type VariantListBody, named } from '../helpers'
+import { describe, expect, test } from 'bun:test'
+import { defined, errorOf, paths, UUID, type Api, type StrategyBody, type VariantListBody, named, freshApiPerTest } from '../helpers'
 
 let api: Api
-beforeEach(async () => {
-  api = await makeApi()
-})
-afterEach(async () => api?.close())
+freshApiPerTest((fresh) => (api = fresh))
 
 const PROJECT = 'default'
 const flagPath = paths.flag

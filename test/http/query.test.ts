@@ -3,18 +3,15 @@
  * ValidationError naming the parameter, after authentication, never a 500; a parameter given twice
  * is refused unless it is repeatable, and a repeatable one keeps each value whole.
  */
-import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { Elysia, t } from 'elysia'
 import { errorHandling } from '../../src/http/errors'
 import { ELYSIA_CONFIG } from '../../src/http/plugins'
 import { Logger } from '../../src/log'
-import { errorOf, expectError, expectOk, makeApi, tokenFor, type Api, type ApiResponse } from '../helpers'
+import { errorOf, expectError, expectOk, tokenFor, type Api, type ApiResponse, freshApiPerTest } from '../helpers'
 
 let api: Api
-beforeEach(async () => {
-  api = await makeApi()
-})
-afterEach(async () => api?.close())
+freshApiPerTest((fresh) => (api = fresh))
 
 function expectNamed(response: ApiResponse, parameter: string) {
   expectError(response, 400, 'ValidationError', [parameter])

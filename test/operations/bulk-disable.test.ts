@@ -2,15 +2,12 @@
  * POST /api/admin/projects/:projectId/bulk_features/environments/:environment/off
  * (seed 4.4, 5, 7, 8; contract §1, §2, §4, §5).
  */
-import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import type { EventRecord } from '../../src/storage/records'
-import { errorOf, makeApi, tokenFor, type Api, type ApiResponse, expectOk, expectError, type EnvironmentBody, named } from '../helpers'
+import { errorOf, makeApi, tokenFor, type Api, type ApiResponse, expectOk, expectError, type EnvironmentBody, named, freshApiPerTest } from '../helpers'
 
 let api: Api
-beforeEach(async () => {
-  api = await makeApi()
-})
-afterEach(async () => api?.close())
+freshApiPerTest((fresh) => (api = fresh))
 
 /** 200 with no body at all. */
 function expectEmpty200(response: ApiResponse) {

@@ -1,8 +1,8 @@
 /**
  * GET /api/admin/projects/:projectId/features (seed 2.1, 2.3, 4.2, 9; contract §3, §5).
  */
-import { afterEach, beforeEach, describe, expect, setSystemTime, test } from 'bun:test'
-import { errorOf, makeApi, tokenFor, type Api, expectOk, type EnvironmentBody, ISO_MS, expectError, named } from '../helpers'
+import { describe, expect, setSystemTime, test } from 'bun:test'
+import { errorOf, makeApi, tokenFor, type Api, expectOk, type EnvironmentBody, ISO_MS, expectError, named, freshApiPerTest } from '../helpers'
 
 const FEATURE_FIELDS = [
   'name', 'type', 'description', 'project', 'enabled', 'stale', 'favorite', 'impressionData', 'createdAt', 'createdBy', 'archived',
@@ -11,13 +11,7 @@ const FEATURE_FIELDS = [
 const ENVIRONMENT_FIELDS = ['name', 'environment', 'featureName', 'type', 'enabled', 'sortOrder', 'variantCount', 'lastSeenAt', 'hasStrategies', 'hasEnabledStrategies']
 
 let api: Api
-beforeEach(async () => {
-  api = await makeApi()
-})
-afterEach(async () => {
-  setSystemTime()
-  await api?.close()
-})
+freshApiPerTest((fresh) => (api = fresh))
 
 async function tag(flag: string, type: string, value: string) {
   expectOk(await api.post(`/api/admin/features/${flag}/tags`, { type, value }), 201)

@@ -4,16 +4,13 @@
  * Every rejected request is checked to have left the flag (as GET answers it) and the event log
  * exactly as they were. Every accepted one is checked against GET and against the events written.
  */
-import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { errorOf, makeApi, tokenFor, type Api, expectOk, type FlagListBody, ISO_MS, FLAG_TYPES, expectError, type FlagBody } from '../helpers'
+import { describe, expect, test } from 'bun:test'
+import { errorOf, tokenFor, type Api, expectOk, type FlagListBody, ISO_MS, FLAG_TYPES, expectError, type FlagBody, freshApiPerTest } from '../helpers'
 
 const METADATA_KEYS = ['name', 'description', 'type', 'project', 'stale', 'impressionData', 'archived', 'createdAt']
 
 let api: Api
-beforeEach(async () => {
-  api = await makeApi()
-})
-afterEach(async () => api?.close())
+freshApiPerTest((fresh) => (api = fresh))
 
 async function newFlag(name: string, extra: Record<string, unknown> = {}, project = 'default') {
   const response = await api.createFlag(project, name, extra)

@@ -1,25 +1,19 @@
 /**
  * GET /api/admin/search/events (seed 2.12, 4.3, 8; contract §4, §5).
  */
-import { afterEach, beforeEach, describe, expect, setSystemTime, test } from 'bun:test'
+import { describe, expect, setSystemTime, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { EVENTS_FILE } from '../../src/services'
 import type { EventRecord } from '../../src/storage/records'
-import { makeApi, tempDir, tokenFor, type Api, expectOk, expectError, errorOf, ISO_MS } from '../helpers'
+import { makeApi, tempDir, tokenFor, type Api, expectOk, expectError, errorOf, ISO_MS, freshApiPerTest } from '../helpers'
 import { seededRandom } from '../random'
 import { FILTER_MAX_LENGTH, FILTER_MAX_VALUES } from '../../src/features/events/event-query'
 
 const EVENT_FIELDS = ['id', 'createdAt', 'type', 'createdBy', 'createdByUserId', 'environment', 'project', 'featureName', 'data', 'preData', 'tags']
 
 let api: Api
-beforeEach(async () => {
-  api = await makeApi()
-})
-afterEach(async () => {
-  setSystemTime()
-  await api?.close()
-})
+freshApiPerTest((fresh) => (api = fresh))
 
 async function search(query: string, token?: string) {
   const response = await api.searchEvents(query, token === undefined ? undefined : { token })

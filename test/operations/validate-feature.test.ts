@@ -1,17 +1,14 @@
 /**
  * POST /api/admin/features/validate (seed 4.5, 7; contract §1, §2, §5 incl. project naming patterns).
  */
-import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { errorOf, makeApi, tokenFor, type Api, expectOk, expectError } from '../helpers'
+import { describe, expect, test } from 'bun:test'
+import { errorOf, tokenFor, type Api, expectOk, expectError, freshApiPerTest } from '../helpers'
 
 /** Hang detection, not a speed target: a backtracking match of these names would take minutes, an answer takes well under a second. */
 const HANG_LIMIT_MS = 5000
 
 let api: Api
-beforeEach(async () => {
-  api = await makeApi()
-})
-afterEach(async () => api?.close())
+freshApiPerTest((fresh) => (api = fresh))
 
 /** 200 with no body, and no event written (validation changes nothing). */
 async function expectValid(body: unknown) {

@@ -10,8 +10,8 @@
  *
  * Mismatches are collected and reported together, grouped by kind, with one example each.
  */
-import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { makeApi, type Api, errorOf, FLAG_TYPES } from '../helpers'
+import { describe, expect, test } from 'bun:test'
+import { type Api, errorOf, FLAG_TYPES, freshApiPerTest } from '../helpers'
 import { seededRandom, type Random } from '../random'
 
 const PATCHABLE = ['name', 'description', 'type', 'project', 'stale', 'impressionData', 'archived', 'createdAt']
@@ -36,10 +36,7 @@ interface Operation {
 }
 
 let api: Api
-beforeEach(async () => {
-  api = await makeApi()
-})
-afterEach(async () => api?.close())
+freshApiPerTest((fresh) => (api = fresh))
 
 // ---------------------------------------------------------------------------------------------
 // The model
