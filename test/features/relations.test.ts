@@ -220,7 +220,7 @@ describe('tags', () => {
     const names = async (query: string) => {
       const response = await api.listFlags(PROJECT, query)
       expect(response.status).toBe(200)
-      return response.body.features.map((f: any) => f.name)
+      return response.body.features.map((f) => f.name)
     }
     expect(await names('?tag=simple:wanted')).toEqual(['filter-a'])
     expect(await names('?tag=team:wanted')).toEqual(['filter-b'])

@@ -114,7 +114,7 @@ describe('adding, reading, updating and removing strategies', () => {
     expect(second.sortOrder).toBe(1)
     expect(early.sortOrder).toBe(-5)
     const listed = await strategiesOf('ordering')
-    expect(listed.map((s: any) => s.id)).toEqual([early.id, first.id, second.id])
+    expect(listed.map((s) => s.id)).toEqual([early.id, first.id, second.id])
     expect((await environmentEntry('ordering', 'development')).strategies?.map((s) => s.id)).toEqual([early.id, first.id, second.id])
   })
 
@@ -331,7 +331,7 @@ describe('flexibleRollout parameters', () => {
     expect(zero.parameters.rollout).toBe('0')
     expect(hundred.parameters.rollout).toBe('100')
     expect(numeric.parameters.rollout).toBe('42')
-    expect((await strategiesOf('rollout-ok')).map((s: any) => s.parameters.rollout)).toEqual(['0', '100', '42'])
+    expect((await strategiesOf('rollout-ok')).map((s) => s.parameters.rollout)).toEqual(['0', '100', '42'])
   })
 
   test('a flexibleRollout rollout outside 0..100 answers 400', async () => {
@@ -377,7 +377,7 @@ describe('constraints (seed 2.5)', () => {
     const constraints = Object.entries(fitting).map(([operator, extra]) => constraint(operator, extra))
     expect(constraints).toHaveLength(15)
     const strategy = await addStrategy('all-operators', { name: 'default', constraints })
-    expect(strategy.constraints.map((c: any) => c.operator)).toEqual(Object.keys(fitting))
+    expect(strategy.constraints.map((c) => c.operator)).toEqual(Object.keys(fitting))
     for (const [index, [, extra]] of Object.entries(fitting).entries()) {
       expect(strategy.constraints[index]).toMatchObject(extra)
     }
@@ -496,7 +496,7 @@ describe('strategy variants (seed 2.7)', () => {
       parameters: { rollout: '100', stickiness: 'default', groupId: 'g' },
       variants: [variant('fixed', { weightType: 'fix', weight: 200 }), variant('a', { weight: 1 }), variant('b', { weight: 999 })],
     })
-    expect(strategy.variants.map((v: any) => [v.name, v.weight, v.weightType, v.stickiness])).toEqual([
+    expect(strategy.variants.map((v) => [v.name, v.weight, v.weightType, v.stickiness])).toEqual([
       ['fixed', 200, 'fix', 'default'],
       ['a', 400, 'variable', 'default'],
       ['b', 400, 'variable', 'default'],
@@ -508,7 +508,7 @@ describe('strategy variants (seed 2.7)', () => {
   test('three variable strategy variants get 334, 333 and 333, summing to 1000', async () => {
     await newFlag('sv-thirds')
     const strategy = await addStrategy('sv-thirds', { name: 'default', variants: [variant('a'), variant('b'), variant('c')] })
-    expect(strategy.variants.map((v: any) => v.weight)).toEqual([334, 333, 333])
+    expect(strategy.variants.map((v) => v.weight)).toEqual([334, 333, 333])
   })
 
   test('strategy variants that are all fix must add up to exactly 1000', async () => {
@@ -521,7 +521,7 @@ describe('strategy variants (seed 2.7)', () => {
       name: 'default',
       variants: [variant('a', { weightType: 'fix', weight: 300 }), variant('b', { weightType: 'fix', weight: 700 })],
     })
-    expect(ok.variants.map((v: any) => v.weight)).toEqual([300, 700])
+    expect(ok.variants.map((v) => v.weight)).toEqual([300, 700])
   })
 
   test('strategy variants whose fix weights exceed 1000 answer 400', async () => {
@@ -622,8 +622,8 @@ describe('variants per environment', () => {
     await newFlag('env-thirds')
     const response = await api.put<VariantListBody>(variantsPath('env-thirds'), [variant('a'), variant('b'), variant('c')])
     expect(response.status).toBe(200)
-    expect(response.body.variants.map((v: any) => v.weight)).toEqual([334, 333, 333])
-    expect((await getVariants('env-thirds')).map((v: any) => v.weight)).toEqual([334, 333, 333])
+    expect(response.body.variants.map((v) => v.weight)).toEqual([334, 333, 333])
+    expect((await getVariants('env-thirds')).map((v) => v.weight)).toEqual([334, 333, 333])
   })
 
   test('a second PUT replaces the list, and its event carries the previous list as preData', async () => {
@@ -651,7 +651,7 @@ describe('variants per environment', () => {
     await expectVariantsRejected('env-fix-only', [variant('a', { weightType: 'fix', weight: 500 }), variant('b', { weightType: 'fix', weight: 400 })])
     const ok = await api.put<VariantListBody>(variantsPath('env-fix-only'), [variant('a', { weightType: 'fix', weight: 500 }), variant('b', { weightType: 'fix', weight: 500 })])
     expect(ok.status).toBe(200)
-    expect(ok.body.variants.map((v: any) => v.weight)).toEqual([500, 500])
+    expect(ok.body.variants.map((v) => v.weight)).toEqual([500, 500])
   })
 
   test('fix weights adding up to more than 1000 answer 400', async () => {

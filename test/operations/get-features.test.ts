@@ -94,7 +94,7 @@ describe('getFeatures: response shape', () => {
       expect(entry.hasStrategies).toBe(false)
       expect(entry.hasEnabledStrategies).toBe(false)
     }
-    expect(feature.environments.map((e: any) => [e.name, e.type, e.sortOrder, e.enabled])).toEqual([
+    expect(feature.environments.map((e) => [e.name, e.type, e.sortOrder, e.enabled])).toEqual([
       ['development', 'development', 100, false],
       ['production', 'production', 200, false],
     ])
@@ -269,10 +269,10 @@ describe('getFeatures: enabled and strategies', () => {
     await api.newFlag('default', 'on-none')
     expectOk(await api.toggle('default', 'on-prod', 'production', true))
     const features = (await list('default')).features
-    const byName = Object.fromEntries(features.map((f: any) => [f.name, f]))
+    const byName = Object.fromEntries(features.map((f) => [f.name, f]))
     expect(byName['on-prod'].enabled).toBe(true)
     expect(byName['on-none'].enabled).toBe(false)
-    expect(byName['on-prod'].environments.map((e: any) => [e.name, e.enabled])).toEqual([
+    expect(byName['on-prod'].environments.map((e) => [e.name, e.enabled])).toEqual([
       ['development', false],
       ['production', true],
     ])
@@ -284,15 +284,15 @@ describe('getFeatures: enabled and strategies', () => {
   test('getFeatures: hasStrategies and hasEnabledStrategies; a disabled strategy does not count as enabled', async () => {
     await api.newFlag('default', 'strats')
     await addStrategy('default', 'strats', 'development', { name: 'default', disabled: true })
-    let entry = (await list('default')).features[0].environments.find((e: any) => e.name === 'development')
+    let entry = (await list('default')).features[0].environments.find((e) => e.name === 'development')
     expect(entry).toMatchObject({ hasStrategies: true, hasEnabledStrategies: false })
-    let production = (await list('default')).features[0].environments.find((e: any) => e.name === 'production')
+    let production = (await list('default')).features[0].environments.find((e) => e.name === 'production')
     expect(production).toMatchObject({ hasStrategies: false, hasEnabledStrategies: false })
     await addStrategy('default', 'strats', 'development', { name: 'flexibleRollout', parameters: { rollout: '50', stickiness: 'default', groupId: 'strats' } })
-    entry = (await list('default')).features[0].environments.find((e: any) => e.name === 'development')
+    entry = (await list('default')).features[0].environments.find((e) => e.name === 'development')
     expect(entry).toMatchObject({ hasStrategies: true, hasEnabledStrategies: true })
     await addStrategy('default', 'strats', 'production', { name: 'default', disabled: false })
-    production = (await list('default')).features[0].environments.find((e: any) => e.name === 'production')
+    production = (await list('default')).features[0].environments.find((e) => e.name === 'production')
     expect(production).toMatchObject({ hasStrategies: true, hasEnabledStrategies: true })
   })
 
@@ -309,7 +309,7 @@ describe('getFeatures: enabled and strategies', () => {
     await api.newFlag('default', 'child-flag')
     await tag('child-flag', 'simple', 'kid')
     expectOk(await api.post('/api/admin/projects/default/features/child-flag/dependencies', { feature: 'parent-flag' }))
-    const features = Object.fromEntries((await list('default')).features.map((f: any) => [f.name, f]))
+    const features = Object.fromEntries((await list('default')).features.map((f) => [f.name, f]))
     expect(features['parent-flag'].children).toEqual(['child-flag'])
     expect(features['child-flag'].dependencies).toEqual([{ feature: 'parent-flag', enabled: true, variants: [] }])
     expect(features['child-flag'].tags).toEqual([{ type: 'simple', value: 'kid' }])
@@ -348,7 +348,7 @@ describe('getFeatures: the cached list follows every change', () => {
       const list = async () => (await local.listFlags('default')).body.features
       await local.createFlag('default', 'cache-a')
       await local.createFlag('default', 'cache-b')
-      expect((await list()).map((f: any) => f.name)).toEqual(['cache-a', 'cache-b'])
+      expect((await list()).map((f) => f.name)).toEqual(['cache-a', 'cache-b'])
       await local.toggle('default', 'cache-a', 'development', true)
       expect((await list())[0].enabled).toBe(true)
       await local.post('/api/admin/projects/default/features/cache-b/dependencies', { feature: 'cache-a' })
@@ -357,10 +357,10 @@ describe('getFeatures: the cached list follows every change', () => {
       expect((await list())[1].tags).toEqual([{ type: 'simple', value: 'cached' }])
       await local.post<EnvironmentBody>('/api/admin/environments', { name: 'staging', type: 'test', sortOrder: 150 })
       await local.post('/api/admin/projects/default/environments', { environment: 'staging' })
-      expect((await list())[0].environments.map((e: any) => e.name)).toEqual(['development', 'staging', 'production'])
+      expect((await list())[0].environments.map((e) => e.name)).toEqual(['development', 'staging', 'production'])
       await local.delete('/api/admin/projects/default/features/cache-b/dependencies')
       await local.delete('/api/admin/projects/default/features/cache-b')
-      expect((await list()).map((f: any) => f.name)).toEqual(['cache-a'])
+      expect((await list()).map((f) => f.name)).toEqual(['cache-a'])
       // A filtered list and another project are answered apart from the cached one.
       expect((await local.listFlags('default', '?namePrefix=nope')).body.features).toEqual([])
       expect((await local.listFlags('no-such-project')).body).toEqual({ version: 2, features: [] })

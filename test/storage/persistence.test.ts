@@ -200,7 +200,7 @@ describe('a restart on the same data directory', () => {
       example: 'co.new-flow',
       description: 'Flags start with co.',
     })
-    expect((before['/api/admin/archive/features'].body as any).features.map((f: any) => f.name)).toEqual(['co.old'])
+    expect((before['/api/admin/archive/features'].body as any).features.map((f: { name: string }) => f.name)).toEqual(['co.old'])
     expect((before['/api/admin/features/co.parent/tags'].body as any).tags).toEqual([
       { type: 'simple', value: 'team-a' },
       { type: 'simple', value: 'payments' },
@@ -236,7 +236,7 @@ describe('a restart on the same data directory', () => {
     expect(second.events().filter((event) => event.type === 'api-token-created' && event.createdBy === 'system')).toHaveLength(1)
     const search = await second.searchEvents('?type=IS:project-created&limit=1000')
     expect(search.status).toBe(200)
-    expect(search.body.events.map((event: any) => event.project).sort()).toEqual(['checkout', 'default', 'search'])
+    expect(search.body.events.map((event) => event.project).sort()).toEqual(['checkout', 'default', 'search'])
   })
 
   test('a token created before the restart still authenticates, with its role, projects and user id', async () => {
@@ -508,7 +508,7 @@ describe('concurrent writes', () => {
 
     const tags = await api.get<TagListBody>('/api/admin/features/busy-flag/tags')
     expect(tags.status).toBe(200)
-    expect(tags.body.tags.map((tag: any) => tag.value).sort()).toEqual(values)
+    expect(tags.body.tags.map((tag) => tag.value).sort()).toEqual(values)
 
     const added = api.eventsSince(sinceId)
     expect(added).toHaveLength(50)
@@ -597,7 +597,7 @@ describe('concurrent writes', () => {
     expect(responses.map((response) => response.status)).toEqual(expected)
     const good = Array.from({ length: 20 }, (_, i) => i).filter((i) => i % 3 !== 2).map((i) => `ok-${i}`)
     const tags = await api.get<TagListBody>('/api/admin/features/mixed-flag/tags')
-    expect(tags.body.tags.map((tag: any) => tag.value).sort()).toEqual(good.sort())
+    expect(tags.body.tags.map((tag) => tag.value).sort()).toEqual(good.sort())
     const added = api.eventsSince(sinceId)
     expect(added).toHaveLength(good.length)
     expect(added.map((event) => event.id)).toEqual(Array.from({ length: good.length }, (_, i) => sinceId + 1 + i))
