@@ -5,14 +5,15 @@ import { JsonLinesEventLog, MemoryEventLog } from './storage/event-log'
 import { AtomicJsonFile, EVENTS_FILE, JOURNAL_FILE, probeDataDir, realFileSystem, STATE_FILE, type FileSystem } from './storage/files'
 import { JsonLinesJournal, MemoryJournal } from './storage/state-journal'
 import type { StateDoc } from './storage/records'
-import { Store, SYSTEM_ACTOR } from './storage/store'
-import { connectEnvironment, EnvironmentsService } from './features/environments/environments.service'
+import { Store } from './storage/store'
+import { SYSTEM_ACTOR } from './domain/events'
+import { createEnvironment, EnvironmentsService } from './features/environments/environments.service'
 import { EventsService } from './features/events/events.service'
 import { FlagsService } from './features/flags/flags.service'
 import { RelationsService } from './features/flags/relations.service'
 import { StrategiesService } from './features/flags/strategies.service'
 import { NamingPatterns } from './features/projects/naming-pattern'
-import { DEFAULT_PROJECT, ProjectsService } from './features/projects/projects.service'
+import { createProject, DEFAULT_PROJECT, ProjectsService } from './features/projects/projects.service'
 import { TokensService } from './features/tokens/tokens.service'
 
 export interface Services {
@@ -84,28 +85,11 @@ export function stopWorkers(services: Pick<Services, 'events'>): void {
 export async function initialise(services: Services, initAdminTokens: readonly string[]): Promise<string | null> {
   const { store } = services
   if (store.state.lastEventId === 0 && Object.keys(store.state.projects).length === 0) {
+    // One commit, so that a crash leaves either all of it or nothing (and the next start seeds again).
     await store.transact(SYSTEM_ACTOR, (tx) => {
-      const now = tx.now
-      for (const environment of [
-        { name: 'development', type: 'development', sortOrder: 100, createdAt: now },
-        { name: 'production', type: 'production', sortOrder: 200, createdAt: now },
-      ]) {
-        tx.put('environments', environment.name, environment)
-        tx.appendEvent({ type: 'environment-created', environment: environment.name, data: environment })
-      }
-      const project = {
-        id: DEFAULT_PROJECT,
-        name: 'Default',
-        description: 'Default project',
-        createdAt: now,
-        updatedAt: null,
-        environments: [],
-        featureNaming: null,
-      }
-      tx.put('projects', project.id, project)
-      tx.appendEvent({ type: 'project-created', project: project.id, data: { id: project.id, name: project.name, description: project.description, featureNaming: null } })
-      connectEnvironment(tx, project.id, 'development')
-      connectEnvironment(tx, project.id, 'production')
+      createEnvironment(tx, { name: 'development', type: 'development', sortOrder: 100 })
+      createEnvironment(tx, { name: 'production', type: 'production', sortOrder: 200 })
+      createProject(tx, { id: DEFAULT_PROJECT, name: 'Default', description: 'Default project', featureNaming: null })
     })
   }
   return services.tokens.bootstrap(initAdminTokens)

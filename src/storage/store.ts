@@ -43,15 +43,17 @@ import { recordProblem } from './record-check'
 import { replayJournal, type JournalEntry, type StateJournal } from './state-journal'
 import { collection, COLLECTIONS, emptyState, type Collection, type EventRecord, type RecordOf, type StateDoc, type TagRecord } from './records'
 
-export interface Actor {
-  /** Recorded as the events' `createdBy`: a token name, or `system` for start-up seeding. */
+/**
+ * Who a commit's events are recorded as made by. The store knows no more of actors or of event
+ * types than the shapes it writes; their meaning lives in domain/events.ts.
+ */
+export interface EventAuthor {
   name: string
   userId: number | null
 }
 
-export const SYSTEM_ACTOR: Actor = { name: 'system', userId: -1337 }
-
-export interface NewEvent {
+/** An event as handed to `Tx.appendEvent`; fields left out are recorded as null (`tags`: []). */
+export interface StagedEvent {
   type: string
   project?: string | null
   featureName?: string | null
@@ -93,12 +95,12 @@ function committedReader(store: { state: Readonly<StateDoc> }): StateReader {
 /** The staged changes of one write. Reads through it see its own staged records. */
 export class Tx implements StateReader {
   private readonly puts = new Map<Collection, Map<string, unknown>>()
-  private readonly stagedEvents: NewEvent[] = []
+  private readonly stagedEvents: StagedEvent[] = []
   private userIds = 0
 
   constructor(
     private readonly state: StateDoc,
-    readonly actor: Actor,
+    readonly actor: EventAuthor,
     /** The commit's time: every write of a batch, and each of its events, gets the same one. */
     readonly now: string = new Date().toISOString(),
   ) {}
@@ -127,7 +129,7 @@ export class Tx implements StateReader {
     this.stage(collection, key, null)
   }
 
-  appendEvent(event: NewEvent): void {
+  appendEvent(event: StagedEvent): void {
     this.stagedEvents.push(event)
   }
 
@@ -192,7 +194,7 @@ type RecordWatcher = (collection: Collection, key: string, before: unknown, afte
 type Replaced = [Collection, string, unknown]
 
 interface WorkItem {
-  actor: Actor
+  actor: EventAuthor
   work: (tx: Tx) => unknown
   resolve: (value: unknown) => void
   reject: (error: unknown) => void
@@ -397,7 +399,7 @@ export class Store {
     })
   }
 
-  transact<T>(actor: Actor, work: (tx: Tx) => T): Promise<T> {
+  transact<T>(actor: EventAuthor, work: (tx: Tx) => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ actor, work, resolve: resolve as (value: unknown) => void, reject })
       if (!this.committing) void this.commitLoop()

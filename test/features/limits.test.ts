@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { LIMITS, type LimitName } from '../../src/features/limits'
 import type { ApiTokenRecord, FlagRecord, ProjectRecord } from '../../src/storage/records'
-import { SYSTEM_ACTOR } from '../../src/storage/store'
+import { SYSTEM_ACTOR } from '../../src/domain/events'
 import { Api, expectError, expectOk, makeApi, type ApiResponse } from '../helpers'
 
 const flagPath = (flag: string, project = 'default') => `/api/admin/projects/${project}/features/${flag}`

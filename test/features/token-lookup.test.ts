@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import type { ApiTokenRecord } from '../../src/storage/records'
-import { SYSTEM_ACTOR } from '../../src/storage/store'
+import { SYSTEM_ACTOR } from '../../src/domain/events'
 import { Api, expectError, expectOk, makeApi, tempDir, tokenFor } from '../helpers'
 
 const TOKENS = '/api/admin/api-tokens'

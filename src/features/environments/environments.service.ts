@@ -1,3 +1,4 @@
+import { events } from '../../domain/events'
 import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
 import type { EnvironmentRecord, FlagEnvironmentRecord } from '../../storage/records'
 import type { Store, Tx } from '../../storage/store'
@@ -32,7 +33,17 @@ export function connectEnvironment(tx: Tx, projectId: string, environment: strin
     if (flag.project !== projectId || Object.hasOwn(flag.environments, environment)) continue
     tx.put('flags', flag.name, { ...flag, environments: { ...flag.environments, [environment]: emptyFlagEnvironment() } })
   }
-  tx.appendEvent({ type: 'project-environment-added', project: projectId, environment, data: { environment } })
+  tx.appendEvent(events.projectEnvironmentAdded(projectId, environment))
+}
+
+/** Creates an environment inside a transaction; the one way to make one (start-up seeding uses it too). */
+export function createEnvironment(tx: Tx, input: { name: string; type: string; sortOrder?: number }): void {
+  if (tx.get('environments', input.name)) throw new NameExistsError(`An environment named "${input.name}" already exists`)
+  checkLimit('environments', tx.values('environments').length + 1, '/name')
+  const sortOrder = input.sortOrder ?? Math.max(0, ...tx.values('environments').map((e) => e.sortOrder)) + 100
+  const environment: EnvironmentRecord = { name: input.name, type: input.type, sortOrder, createdAt: tx.now }
+  tx.put('environments', input.name, environment)
+  tx.appendEvent(events.environmentCreated(input.name, environment))
 }
 
 export class EnvironmentsService {
@@ -56,14 +67,7 @@ export class EnvironmentsService {
   async create(input: { name: string; type: string; sortOrder?: number }, caller: Caller): Promise<EnvironmentView> {
     assertValidName(input.name, 'environment')
     assertValidName(input.type, 'environment type', '/type')
-    await this.store.transact(actorOf(caller), (tx) => {
-      if (tx.get('environments', input.name)) throw new NameExistsError(`An environment named "${input.name}" already exists`)
-      checkLimit('environments', tx.values('environments').length + 1, '/name')
-      const sortOrder = input.sortOrder ?? Math.max(0, ...tx.values('environments').map((e) => e.sortOrder)) + 100
-      const environment: EnvironmentRecord = { name: input.name, type: input.type, sortOrder, createdAt: tx.now }
-      tx.put('environments', input.name, environment)
-      tx.appendEvent({ type: 'environment-created', environment: input.name, data: environment })
-    })
+    await this.store.transact(actorOf(caller), (tx) => createEnvironment(tx, input))
     return this.list().find((environment) => environment.name === input.name)!
   }
 
@@ -95,7 +99,7 @@ export class EnvironmentsService {
         const { [environment]: _removed, ...rest } = flag.environments
         tx.put('flags', flag.name, { ...flag, environments: rest })
       }
-      tx.appendEvent({ type: 'project-environment-removed', project: projectId, environment, preData: { environment } })
+      tx.appendEvent(events.projectEnvironmentRemoved(projectId, environment))
     })
   }
 }

@@ -1,3 +1,4 @@
+import { events } from '../../domain/events'
 import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
 import type { FlagRecord } from '../../storage/records'
 import type { StateReader, Store, Tx } from '../../storage/store'
@@ -8,7 +9,7 @@ import { flagNotFound } from '../not-found'
 import type { NamingPatterns } from '../projects/naming-pattern'
 import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
 import { applyFlagPatch, assertNoVariantOps, type PatchOperation } from './flag-patch'
-import { flagEvent, flagInProject, liveFlagInProject, requireEnvironment, setEnvironmentEnabled, withStage } from './flag-rules'
+import { flagInProject, liveFlagInProject, requireEnvironment, setEnvironmentEnabled, withStage } from './flag-rules'
 import { ChildrenIndex, FLAG_TYPES, flagView, metadataOf, type FeatureView, type FlagMetadata } from './flag-view'
 
 export const DESCRIPTION_MAX_LENGTH = 2000
@@ -230,7 +231,7 @@ export class FlagsService {
         completion: null,
       }
       tx.put('flags', record.name, record)
-      flagEvent(tx, record, { type: 'feature-created', data: metadataOf(record) })
+      tx.appendEvent(events.flagCreated(record, metadataOf(record)))
       return this.view(tx, record.name, tx)
     })
   }
@@ -280,9 +281,9 @@ export class FlagsService {
         : withStage({ ...updated, archivedAt: null }, 'initial', tx.now)
     }
     tx.put('flags', flag.name, updated)
-    flagEvent(tx, updated, { type: 'feature-metadata-updated', data: metadataOf(updated), preData: before })
-    if (next.stale !== before.stale) flagEvent(tx, updated, { type: next.stale ? 'feature-stale-on' : 'feature-stale-off', data: { stale: next.stale } })
-    if (next.archived !== before.archived) flagEvent(tx, updated, { type: next.archived ? 'feature-archived' : 'feature-revived' })
+    tx.appendEvent(events.flagMetadataUpdated(updated, metadataOf(updated), before))
+    if (next.stale !== before.stale) tx.appendEvent(events.flagStale(updated, next.stale))
+    if (next.archived !== before.archived) tx.appendEvent(next.archived ? events.flagArchived(updated) : events.flagRevived(updated))
   }
 
   private assertNoLiveChildren(tx: Tx, flag: FlagRecord) {
@@ -299,7 +300,7 @@ export class FlagsService {
       this.assertNoLiveChildren(tx, flag)
       const updated = withStage({ ...flag, archived: true, archivedAt: tx.now }, 'archived', tx.now)
       tx.put('flags', name, updated)
-      flagEvent(tx, updated, { type: 'feature-archived', preData: metadataOf(flag), data: metadataOf(updated) })
+      tx.appendEvent(events.flagArchived(updated, { data: metadataOf(updated), preData: metadataOf(flag) }))
     })
   }
 
@@ -310,7 +311,7 @@ export class FlagsService {
         if (!flag.archived) invalid(`Flag "${name}" is not archived`)
         const updated = withStage({ ...flag, archived: false, archivedAt: null }, 'initial', tx.now)
         tx.put('flags', name, updated)
-        flagEvent(tx, updated, { type: 'feature-revived', preData: metadataOf(flag), data: metadataOf(updated) })
+        tx.appendEvent(events.flagRevived(updated, { data: metadataOf(updated), preData: metadataOf(flag) }))
       }
     })
   }
@@ -327,7 +328,7 @@ export class FlagsService {
           tx.put('flags', child.name, { ...child, dependencies: child.dependencies.filter((dependency) => dependency.feature !== name) })
         }
       }
-      flagEvent(tx, flag, { type: 'feature-deleted', preData: metadataOf(flag) })
+      tx.appendEvent(events.flagDeleted(flag, metadataOf(flag)))
     })
   }
 

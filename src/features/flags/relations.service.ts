@@ -1,11 +1,12 @@
 /** Tags, parent dependencies and the lifecycle of a flag. */
+import { events } from '../../domain/events'
 import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
 import type { FlagRecord, TagRecord } from '../../storage/records'
 import type { Store, Tx } from '../../storage/store'
 import { checkLimit } from '../limits'
 import { flagNotFound } from '../not-found'
 import { actorOf, type Caller } from '../tokens/permissions'
-import { flagEvent, flagInProject, liveFlagInProject, withStage } from './flag-rules'
+import { flagInProject, liveFlagInProject, withStage } from './flag-rules'
 
 export const TAG_TYPE_DEFAULT = 'simple'
 
@@ -39,7 +40,7 @@ export class RelationsService {
       checkLimit('tagsPerFlag', flag.tags.length + 1, '/value')
       const updated = { ...flag, tags: [...flag.tags, tag] }
       tx.put('flags', name, updated)
-      flagEvent(tx, updated, { type: 'feature-tagged', data: tag })
+      tx.appendEvent(events.flagTagged(updated, tag))
       return tag
     })
   }
@@ -50,7 +51,7 @@ export class RelationsService {
       if (!flag.tags.some((t) => t.type === type && t.value === value)) throw new NotFoundError(`Flag "${name}" has no tag ${type}:${value}`)
       const updated = { ...flag, tags: flag.tags.filter((t) => !(t.type === type && t.value === value)) }
       tx.put('flags', name, updated)
-      flagEvent(tx, updated, { type: 'feature-untagged', preData: { type, value } })
+      tx.appendEvent(events.flagUntagged(updated, { type, value }))
     })
   }
 
@@ -78,7 +79,7 @@ export class RelationsService {
       checkLimit('dependenciesPerFlag', others.length + 1, '/feature')
       const updated = { ...child, dependencies: [...others, dependency] }
       tx.put('flags', childName, updated)
-      flagEvent(tx, updated, { type: 'feature-dependency-added', data: dependency })
+      tx.appendEvent(events.dependencyAdded(updated, dependency))
     })
   }
 
@@ -89,7 +90,7 @@ export class RelationsService {
       if (!dependency) throw new NotFoundError(`Flag "${childName}" does not depend on "${parentName}"`)
       const updated = { ...child, dependencies: child.dependencies.filter((d) => d.feature !== parentName) }
       tx.put('flags', childName, updated)
-      flagEvent(tx, updated, { type: 'feature-dependency-removed', preData: dependency })
+      tx.appendEvent(events.dependencyRemoved(updated, dependency))
     })
   }
 
@@ -100,7 +101,7 @@ export class RelationsService {
       if (child.dependencies.length === 0) return
       const updated = { ...child, dependencies: [] }
       tx.put('flags', childName, updated)
-      flagEvent(tx, updated, { type: 'feature-dependencies-removed', preData: { dependencies: child.dependencies } })
+      tx.appendEvent(events.dependenciesRemoved(updated, child.dependencies))
     })
   }
 
@@ -110,7 +111,7 @@ export class RelationsService {
       const completion = { status: input.status, statusValue: input.statusValue ?? null }
       const updated = withStage({ ...flag, completion }, 'completed', tx.now)
       tx.put('flags', name, updated)
-      flagEvent(tx, updated, { type: 'feature-completed', data: completion, preData: { stage: flag.lifecycle.stage } })
+      tx.appendEvent(events.flagCompleted(updated, completion, { stage: flag.lifecycle.stage }))
     })
   }
 
@@ -127,7 +128,7 @@ export class RelationsService {
           : 'initial'
       const updated = withStage({ ...flag, completion: null }, stage, tx.now)
       tx.put('flags', name, updated)
-      flagEvent(tx, updated, { type: 'feature-uncompleted', data: { stage }, preData: flag.completion })
+      tx.appendEvent(events.flagUncompleted(updated, { stage }, flag.completion))
     })
   }
 }

@@ -1,10 +1,11 @@
 /** Activation strategies and variants of a flag in one environment. */
+import { events } from '../../domain/events'
 import { NotFoundError, ValidationError } from '../../errors'
 import type { ConstraintRecord, FlagRecord, PayloadRecord, StrategyRecord, VariantRecord } from '../../storage/records'
 import type { Store, Tx } from '../../storage/store'
 import { checkLimit } from '../limits'
 import { actorOf, type Caller } from '../tokens/permissions'
-import { flagEvent, flagInProject, liveFlagInProject, requireEnvironment } from './flag-rules'
+import { flagInProject, liveFlagInProject, requireEnvironment } from './flag-rules'
 import { strategyView, variantView } from './flag-view'
 import { checkConstraint, checkParameters, checkPayload, distributeWeights, STRATEGY_NAMES } from './strategy-rules'
 
@@ -115,7 +116,7 @@ export class StrategiesService {
       const sortOrder = input.sortOrder ?? Math.max(-1, ...existing.map((s) => s.sortOrder)) + 1
       const strategy = buildStrategy(input, name, crypto.randomUUID(), sortOrder)
       const updated = withStrategies(tx, flag, environment, [...existing, strategy])
-      flagEvent(tx, updated, { type: 'feature-strategy-add', environment, data: strategyView(strategy, name) })
+      tx.appendEvent(events.strategyAdded(updated, environment, strategyView(strategy, name)))
       return strategyView(strategy, name)
     })
   }
@@ -127,12 +128,7 @@ export class StrategiesService {
       const strategy = buildStrategy(input, name, strategyId, input.sortOrder ?? before.sortOrder)
       const strategies = requireEnvironment(flag, environment).strategies.map((s) => (s.id === strategyId ? strategy : s))
       const updated = withStrategies(tx, flag, environment, strategies)
-      flagEvent(tx, updated, {
-        type: 'feature-strategy-update',
-        environment,
-        data: strategyView(strategy, name),
-        preData: strategyView(before, name),
-      })
+      tx.appendEvent(events.strategyUpdated(updated, environment, strategyView(strategy, name), strategyView(before, name)))
       return strategyView(strategy, name)
     })
   }
@@ -143,7 +139,7 @@ export class StrategiesService {
       const before = findStrategy(flag, environment, strategyId)
       const strategies = requireEnvironment(flag, environment).strategies.filter((s) => s.id !== strategyId)
       const updated = withStrategies(tx, flag, environment, strategies)
-      flagEvent(tx, updated, { type: 'feature-strategy-remove', environment, preData: strategyView(before, name) })
+      tx.appendEvent(events.strategyRemoved(updated, environment, strategyView(before, name)))
     })
   }
 
@@ -176,12 +172,7 @@ export class StrategiesService {
       )
       const updated = { ...flag, environments: { ...flag.environments, [environment]: { ...entry, variants } } }
       tx.put('flags', name, updated)
-      flagEvent(tx, updated, {
-        type: 'feature-environment-variants-updated',
-        environment,
-        data: { variants: variants.map(variantView) },
-        preData: { variants: entry.variants.map(variantView) },
-      })
+      tx.appendEvent(events.variantsUpdated(updated, environment, { variants: variants.map(variantView) }, { variants: entry.variants.map(variantView) }))
       return variants.map(variantView)
     })
   }

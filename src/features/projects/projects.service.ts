@@ -1,6 +1,7 @@
+import { events } from '../../domain/events'
 import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
 import type { FeatureNaming, ProjectRecord } from '../../storage/records'
-import type { Store } from '../../storage/store'
+import type { Store, Tx } from '../../storage/store'
 import { connectEnvironment } from '../environments/environments.service'
 import { checkLimit } from '../limits'
 import { assertValidName } from '../names'
@@ -36,6 +37,29 @@ export interface UpdateProjectInput {
 
 function projectData(project: ProjectRecord) {
   return { id: project.id, name: project.name, description: project.description, featureNaming: project.featureNaming }
+}
+
+/**
+ * Creates a project inside a transaction, connected to every environment; the one way to make one
+ * (start-up seeding uses it too). `featureNaming` must have been checked (checkFeatureNaming).
+ */
+export function createProject(tx: Tx, input: Omit<CreateProjectInput, 'featureNaming'> & { featureNaming: FeatureNaming | null }): ProjectRecord {
+  if (tx.get('projects', input.id)) throw new NameExistsError(`A project with id "${input.id}" already exists`)
+  checkLimit('projects', tx.values('projects').length + 1, '/id')
+  const environments = tx.values('environments').map((environment) => environment.name)
+  const record: ProjectRecord = {
+    id: input.id,
+    name: input.name,
+    description: input.description ?? '',
+    createdAt: tx.now,
+    updatedAt: null,
+    environments: [],
+    featureNaming: input.featureNaming,
+  }
+  tx.put('projects', record.id, record)
+  tx.appendEvent(events.projectCreated(record.id, projectData(record)))
+  for (const environment of environments) connectEnvironment(tx, record.id, environment)
+  return record
 }
 
 export class ProjectsService {
@@ -78,24 +102,7 @@ export class ProjectsService {
   async create(input: CreateProjectInput, caller: Caller): Promise<ProjectView> {
     assertValidName(input.id, 'project', '/id')
     const featureNaming = input.featureNaming ? checkFeatureNaming(input.featureNaming) : null
-    const project = await this.store.transact(actorOf(caller), (tx) => {
-      if (tx.get('projects', input.id)) throw new NameExistsError(`A project with id "${input.id}" already exists`)
-      checkLimit('projects', tx.values('projects').length + 1, '/id')
-      const environments = tx.values('environments').map((environment) => environment.name)
-      const record: ProjectRecord = {
-        id: input.id,
-        name: input.name,
-        description: input.description ?? '',
-        createdAt: tx.now,
-        updatedAt: null,
-        environments: [],
-        featureNaming,
-      }
-      tx.put('projects', record.id, record)
-      tx.appendEvent({ type: 'project-created', project: record.id, data: projectData(record) })
-      for (const environment of environments) connectEnvironment(tx, record.id, environment)
-      return record
-    })
+    const project = await this.store.transact(actorOf(caller), (tx) => createProject(tx, { ...input, featureNaming }))
     return this.get(project.id)
   }
 
@@ -115,7 +122,7 @@ export class ProjectsService {
       // Nothing changed: no write and no event, as for flags.
       if (JSON.stringify(projectData(updated)) === JSON.stringify(projectData(project))) return
       tx.put('projects', projectId, updated)
-      tx.appendEvent({ type: 'project-updated', project: projectId, data: projectData(updated), preData: projectData(project) })
+      tx.appendEvent(events.projectUpdated(projectId, projectData(updated), projectData(project)))
     })
     return this.get(projectId)
   }
@@ -138,7 +145,7 @@ export class ProjectsService {
         }
       }
       tx.delete('projects', projectId)
-      tx.appendEvent({ type: 'project-deleted', project: projectId, preData: projectData(project) })
+      tx.appendEvent(events.projectDeleted(projectId, projectData(project)))
     })
   }
 }

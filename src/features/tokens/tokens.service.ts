@@ -1,7 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { AuthenticationRequired, NameExistsError, NotFoundError, ValidationError } from '../../errors'
 import type { ApiTokenRecord, TokenRole, TokenType } from '../../storage/records'
-import { SYSTEM_ACTOR, type Store } from '../../storage/store'
+import { events, SYSTEM_ACTOR } from '../../domain/events'
+import type { Store } from '../../storage/store'
 import { checkLimit, RecordCount } from '../limits'
 import { nameProblem } from '../names'
 import { actorOf, type Caller } from './permissions'
@@ -169,7 +170,7 @@ export class TokensService {
         expiresAt: input.expiresAt ? new Date(input.expiresAt).toISOString() : null,
       }
       tx.put('tokens', token.tokenName, token)
-      tx.appendEvent({ type: 'api-token-created', data: viewOf(token) })
+      tx.appendEvent(events.tokenCreated(viewOf(token)))
       return token
     })
     return { ...viewOf(record), secret }
@@ -184,7 +185,7 @@ export class TokensService {
       const token = tx.get('tokens', tokenName)
       if (!token) throw new NotFoundError(`No token named "${tokenName}"`)
       tx.delete('tokens', tokenName)
-      tx.appendEvent({ type: 'api-token-deleted', preData: viewOf(token) })
+      tx.appendEvent(events.tokenDeleted(viewOf(token)))
     })
   }
 
@@ -218,7 +219,7 @@ export class TokensService {
           expiresAt: null,
         }
         tx.put('tokens', tokenName, token)
-        tx.appendEvent({ type: 'api-token-created', data: viewOf(token) })
+        tx.appendEvent(events.tokenCreated(viewOf(token)))
       }
     })
     return generated
