@@ -3,6 +3,7 @@ import { authErrors, bodyErrors, errors } from '../../http/schemas'
 import { controllerBase, jsonResponse, noContent, type Authorization } from '../../http/plugins'
 import { repeatable } from '../../http/query'
 import type { FlagsService } from './flags.service'
+import { ListCache } from './list-cache'
 
 const projectParams = t.Object({ projectId: t.String({ description: 'Project id' }) })
 const flagParams = t.Object({ projectId: t.String({ description: 'Project id' }), featureName: t.String({ description: 'Flag name' }) })
@@ -15,8 +16,13 @@ const bulkParams = t.Object({ projectId: t.String({ description: 'Project id' })
 const tags = ['Features']
 
 export function flagsController(flags: FlagsService, auth: Authorization) {
+  const lists = new ListCache((projectId) => flags.listVersion(projectId))
   return controllerBase(auth)
-    .get('/api/admin/projects/:projectId/features', ({ params, query }) => jsonResponse(flags.listProjectJson(params.projectId, query)), {
+    .get('/api/admin/projects/:projectId/features', ({ params, query }) => {
+      const list = () => ({ version: 2, features: flags.listProject(params.projectId, query) })
+      const filtered = (query.tag !== undefined && query.tag.length > 0) || query.namePrefix !== undefined
+      return jsonResponse(filtered ? JSON.stringify(list()) : lists.json(params.projectId, list))
+    }, {
       auth: { permission: 'NONE', outOfScope: () => ({ version: 2, features: [] }) },
       params: projectParams,
       query: t.Object({

@@ -82,11 +82,12 @@ function checkMetadata(next: Record<string, unknown>, current: FlagMetadata): Fl
 export class FlagsService {
   private readonly children: ChildrenIndex
   /**
-   * The unfiltered project list as JSON text, by project: the list is read far more often than
-   * flags change, and building 1,000 flag views and serialising them is what it costs. A change to
-   * a flag or project drops that project's entry; a change to an environment drops them all.
+   * When each project's list last changed, as a count of changes: a change to a flag or to the
+   * project changes that project's list; a change to an environment changes them all.
    */
-  private readonly listCache = new Map<string, string>()
+  private readonly listChangedAt = new Map<string, number>()
+  private allListsChangedAt = 0
+  private listChanges = 0
   private readonly count: RecordCount
 
   constructor(
@@ -95,12 +96,13 @@ export class FlagsService {
   ) {
     this.children = new ChildrenIndex(store)
     this.count = new RecordCount(store, 'flags')
+    const listChanged = (projectId: string) => this.listChangedAt.set(projectId, ++this.listChanges)
     store.watch('flags', (_key, before, after) => {
-      if (before) this.listCache.delete(before.project)
-      if (after) this.listCache.delete(after.project)
+      if (before) listChanged(before.project)
+      if (after) listChanged(after.project)
     })
-    store.watch('projects', (key) => this.listCache.delete(key))
-    store.watch('environments', () => this.listCache.clear())
+    store.watch('projects', (key, _before, after) => (after ? listChanged(key) : this.listChangedAt.delete(key)))
+    store.watch('environments', () => (this.allListsChangedAt = ++this.listChanges))
   }
 
   /**
@@ -113,19 +115,12 @@ export class FlagsService {
   }
 
   /**
-   * The list endpoint's answer as JSON text: `{version: 2, features}`, cached when unfiltered. The
-   * caller's project scope is checked before, in http/auth.ts.
+   * A number that changes whenever the project's list (listProject) may have: equal versions, equal
+   * lists. Null for an unknown project. Lets the HTTP edge reuse an answer it has already made.
    */
-  listProjectJson(projectId: string, filters: ListFilters): string {
-    const unfiltered = (filters.tag === undefined || filters.tag.length === 0) && filters.namePrefix === undefined
-    if (!unfiltered) return JSON.stringify({ version: 2, features: this.listProject(projectId, filters) })
-    let json = this.listCache.get(projectId)
-    if (json === undefined) {
-      json = JSON.stringify({ version: 2, features: this.listProject(projectId, filters) })
-      // Unknown projects are not cached: their names are the client's to choose.
-      if (this.store.reader.get('projects', projectId)) this.listCache.set(projectId, json)
-    }
-    return json
+  listVersion(projectId: string): number | null {
+    if (!this.store.reader.get('projects', projectId)) return null
+    return Math.max(this.listChangedAt.get(projectId) ?? 0, this.allListsChangedAt)
   }
 
   /** The project's live flags as the list endpoint shows them (contract §5, getFeatures). */
