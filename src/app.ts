@@ -17,7 +17,7 @@ import { bodyHandling } from './http/body'
 import { ServiceStarting, StoreFailedError } from './errors'
 import { errorHandling } from './http/errors'
 import { errors } from './http/schemas'
-import { openApi } from './http/openapi'
+import { OPENAPI_PATH, openApiDocument } from './http/openapi'
 import { ELYSIA_CONFIG } from './http/plugins'
 import type { Services } from './services'
 
@@ -26,14 +26,11 @@ export const API_VERSION = '0.1.0'
 
 export function createApp(services: Services, config: Pick<Config, 'bodyLimit'>, log: Logger = new Logger('silent')) {
   const auth = authorization(services.tokens, (name) => services.store.reader.get('flags', name)?.project)
-  // The OpenAPI route reads the document the swagger plugin derives from this very app.
-  const root: { handle: (request: Request) => Promise<Response> } = { handle: () => Promise.reject(new Error('app not built')) }
   const metrics = new Metrics(services.store)
   const app = new Elysia(ELYSIA_CONFIG)
     .use(requestLogging(log, metrics))
     .use(errorHandling(log))
     .use(swaggerUi('Feature flag admin API'))
-    .use(openApi({ title: 'Feature flag admin API', version: API_VERSION, description: 'An Unleash-compatible admin API for feature flags, stored in local JSON files.' }, (request) => root.handle(request)))
     .use(bodyHandling(config.bodyLimit))
     .get('/health', () => ({ health: 'GOOD' }), {
       response: { 200: t.Object({ health: t.String({ description: 'GOOD while the process serves requests' }) }, { description: 'Liveness' }) },
@@ -65,8 +62,13 @@ export function createApp(services: Services, config: Pick<Config, 'bodyLimit'>,
     .use(relationsController(services.relations, auth))
     .use(eventsController(services.events, auth))
     .use(tokensController(services.tokens, auth))
-  root.handle = (request) => app.handle(request)
-  return app
+  // Made once every route is declared, from the routes themselves.
+  const document = openApiDocument(app, {
+    title: 'Feature flag admin API',
+    description: 'An Unleash-compatible admin API for feature flags, stored in local JSON files.',
+    version: API_VERSION,
+  })
+  return app.get(OPENAPI_PATH, () => document, { detail: { hide: true } })
 }
 
 export type App = ReturnType<typeof createApp>
