@@ -1,7 +1,7 @@
 /**
  * `npm run build` makes one self-contained executable: built here into a temp directory and started
  * from there, with no node_modules anywhere near, it answers /health, finishes loading (both its
- * workers are inside it), serves the embedded Swagger UI and takes a write.
+ * workers are inside it), serves the embedded Swagger UI, takes a write, and stops gracefully on SIGTERM.
  */
 import { afterAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
@@ -45,4 +45,12 @@ test('the executable built by npm run build starts alone and answers', async () 
   expect(created.status).toBe(201)
   const search = await (await fetch(`${base}/api/admin/search/events?type=IS:project-created`, { headers })).json()
   expect(search.total).toBeGreaterThanOrEqual(2)
+
+  // SIGTERM, as a supervisor sends it, stops it gracefully: exit 0, no longer listening, and the
+  // clean stop's checkpoint holds the write (the journal is empty).
+  server.kill('SIGTERM')
+  expect(await server.exited).toBe(0)
+  expect(await fetch(`${base}/health`).then(() => 'answered', () => 'refused')).toBe('refused')
+  expect(await Bun.file(join(dir.path, 'data', 'state.journal.jsonl')).text()).toBe('')
+  expect((await Bun.file(join(dir.path, 'data', 'state.json')).text()).includes('"bin"')).toBe(true)
 }, 60_000)
