@@ -12,7 +12,7 @@ import { relationsController } from './features/flags/relations.controller'
 import { strategiesController } from './features/flags/strategies.controller'
 import { projectsController } from './features/projects/projects.controller'
 import { tokensController } from './features/tokens/tokens.controller'
-import { authorization } from './http/auth'
+import { authorization, unknownApiPath } from './http/auth'
 import { bodyHandling } from './http/body'
 import { ServiceStarting } from './errors'
 import { errorHandling } from './http/errors'
@@ -31,7 +31,7 @@ export function createApp(services: Services, config: Pick<Config, 'bodyLimit'>,
   const metrics = new Metrics(services.store)
   const app = new Elysia(ELYSIA_CONFIG)
     .use(requestLogging(log, metrics))
-    .use(errorHandling(log))
+    .use(errorHandling(log, unknownApiPath(services.tokens)))
     .use(swaggerUi('Feature flag admin API'))
     .use(openApi({ title: 'Feature flag admin API', version: API_VERSION, description: 'An Unleash-compatible admin API for feature flags, stored in local JSON files.' }, (request) => root.handle(request)))
     .use(bodyHandling(config.bodyLimit))
