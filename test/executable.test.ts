@@ -45,6 +45,10 @@ test('the executable built by npm run build starts alone and answers', async () 
   expect(created.status).toBe(201)
   const search = await (await fetch(`${base}/api/admin/search/events?type=IS:project-created`, { headers })).json()
   expect(search.total).toBeGreaterThanOrEqual(2)
+  // prom-client's process metrics work inside the executable too.
+  const metrics = await (await fetch(`${base}/internal-backstage/prometheus`)).text()
+  expect(metrics).toMatch(/^process_resident_memory_bytes \d+$/m)
+  expect(metrics).toMatch(/^http_requests_total\{method="POST",route="\/api\/admin\/projects",status="201"\} 1$/m)
 
   // SIGTERM, as a supervisor sends it, stops it gracefully: exit 0, no longer listening, and the
   // clean stop's checkpoint holds the write (the journal is empty).
