@@ -3,7 +3,7 @@ import { Elysia, t } from 'elysia'
 import type { Config } from './config'
 import { Logger } from './log'
 import { metricsRoute, Metrics } from './http/metrics'
-import { requestLogging } from './http/request-log'
+import { clientAddress, requestLogging } from './http/request-log'
 import { swaggerUi } from './http/swagger-ui'
 import { environmentsController } from './features/environments/environments.controller'
 import { eventsController } from './features/events/events.controller'
@@ -24,13 +24,24 @@ import type { Services } from './services'
 export const API_VERSION = '0.1.0'
 
 
-export function createApp(services: Services, config: Pick<Config, 'bodyLimit'>, log: Logger = new Logger('silent')) {
+/** What only the server knows about a request (main.ts gives it; `app.handle` alone has no socket). */
+export interface ServerHooks {
+  /** The socket's peer address, for the request log. */
+  socketAddress?: (request: Request) => string | undefined
+}
+
+export function createApp(
+  services: Services,
+  config: Pick<Config, 'bodyLimit'> & Partial<Pick<Config, 'trustProxy'>>,
+  log: Logger = new Logger('silent'),
+  server: ServerHooks = {},
+) {
   const auth = authorization(services.tokens, (name) => services.store.reader.get('flags', name)?.project)
   // The OpenAPI route reads the document the swagger plugin derives from this very app.
   const root: { handle: (request: Request) => Promise<Response> } = { handle: () => Promise.reject(new Error('app not built')) }
   const metrics = new Metrics(services.store)
   const app = new Elysia(ELYSIA_CONFIG)
-    .use(requestLogging(log, metrics))
+    .use(requestLogging(log, metrics, clientAddress(server.socketAddress, config.trustProxy ?? false)))
     .use(errorHandling(log, unknownApiPath(services.tokens)))
     .use(swaggerUi('Feature flag admin API'))
     .use(openApi({ title: 'Feature flag admin API', version: API_VERSION, description: 'An Unleash-compatible admin API for feature flags, stored in local JSON files.' }, (request) => root.handle(request)))

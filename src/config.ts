@@ -15,6 +15,8 @@ export interface Config {
   initAdminTokens: string[]
   /** `LOG_LEVEL`: debug, info (default), warn, error or silent. Request lines are info. */
   logLevel: LogLevel
+  /** `TRUST_PROXY`: log the client address a reverse proxy sends in X-Forwarded-For, not the proxy's. */
+  trustProxy: boolean
 }
 
 export class ConfigError extends Error {
@@ -62,6 +64,7 @@ export function readConfig(env: Record<string, string | undefined>, cwd = proces
     sync: boolean(env, 'SYNC', true),
     initAdminTokens,
     logLevel: logLevel(env.LOG_LEVEL),
+    trustProxy: boolean(env, 'TRUST_PROXY', false),
   }
 }
 

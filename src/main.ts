@@ -35,7 +35,7 @@ async function main() {
   const services = createServices(store)
   const generatedSecret = await initialise(services, config.initAdminTokens)
   const log = new Logger(config.logLevel)
-  const app = createApp(services, config, log)
+  const app = createApp(services, config, log, { socketAddress: (request) => server.requestIP(request)?.address })
   // Bun's own body limit resets the connection; ours answers 413 with JSON, so Bun's is set out of the way.
   const server = Bun.serve({
     port: config.port,
