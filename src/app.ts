@@ -3,7 +3,7 @@ import { Elysia, t } from 'elysia'
 import type { Config } from './config'
 import { Logger } from './log'
 import { metricsRoute, Metrics } from './http/metrics'
-import { requestLogging } from './http/request-log'
+import { clientAddress, requestLogging } from './http/request-log'
 import { swaggerUi } from './http/swagger-ui'
 import { environmentsController } from './features/environments/environments.controller'
 import { eventsController } from './features/events/events.controller'
@@ -12,7 +12,7 @@ import { relationsController } from './features/flags/relations.controller'
 import { strategiesController } from './features/flags/strategies.controller'
 import { projectsController } from './features/projects/projects.controller'
 import { tokensController } from './features/tokens/tokens.controller'
-import { authorization } from './http/auth'
+import { authorization, unknownApiPath } from './http/auth'
 import { bodyHandling } from './http/body'
 import { ServiceStarting, StoreFailedError } from './errors'
 import { errorHandling } from './http/errors'
@@ -24,12 +24,23 @@ import type { Services } from './services'
 export const API_VERSION = '0.1.0'
 
 
-export function createApp(services: Services, config: Pick<Config, 'bodyLimit'>, log: Logger = new Logger('silent')) {
+/** What only the server knows about a request (main.ts gives it; `app.handle` alone has no socket). */
+export interface ServerHooks {
+  /** The socket's peer address, for the request log. */
+  socketAddress?: (request: Request) => string | undefined
+}
+
+export function createApp(
+  services: Services,
+  config: Pick<Config, 'bodyLimit'> & Partial<Pick<Config, 'trustProxy'>>,
+  log: Logger = new Logger('silent'),
+  server: ServerHooks = {},
+) {
   const auth = authorization(services.tokens, (name) => services.store.reader.get('flags', name)?.project)
   const metrics = new Metrics(services.store)
   const app = new Elysia(ELYSIA_CONFIG)
-    .use(requestLogging(log, metrics))
-    .use(errorHandling(log))
+    .use(requestLogging(log, metrics, clientAddress(server.socketAddress, config.trustProxy ?? false)))
+    .use(errorHandling(log, unknownApiPath(services.tokens)))
     .use(swaggerUi('Feature flag admin API'))
     .use(bodyHandling(config.bodyLimit))
     .get('/health', () => ({ health: 'GOOD' }), {

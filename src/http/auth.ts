@@ -8,7 +8,7 @@
  * (`NONE`) of another project answers as if the project, or the flag, did not exist.
  */
 import { Elysia } from 'elysia'
-import { NoAccessError } from '../errors'
+import { AppError, NoAccessError } from '../errors'
 import { flagNotFound, projectNotFound } from '../features/not-found'
 import { callerSeesProject, roleHasPermission, type Caller, type Permission } from '../features/tokens/permissions'
 import type { TokensService } from '../features/tokens/tokens.service'
@@ -88,4 +88,35 @@ export function authorization(tokens: Pick<TokensService, 'authenticate'>, proje
       }
     },
   })
+}
+
+/** Where each SDK token type may go; an admin token may go anywhere under /api. */
+const SDK_API: Record<string, string> = { client: '/api/client', frontend: '/api/frontend' }
+
+const under = (path: string, prefix: string) => path === prefix || path.startsWith(prefix + '/')
+
+/**
+ * The answer for a request no route matched, when it is not a plain 404: as in Unleash, every path
+ * under `/api` is authenticated before routing, so without a valid token an unknown path answers
+ * 401 like a known one (and does not tell a caller without a token which paths exist), and an SDK
+ * token outside its own API answers 403 as on every admin route. Other paths are left to the 404.
+ */
+export function unknownApiPath(tokens: Pick<TokensService, 'authenticate'>) {
+  return (request: Request, path: string): AppError | undefined => {
+    if (!under(path, '/api')) return undefined
+    let authenticated
+    try {
+      authenticated = tokens.authenticate(request.headers.get('authorization'))
+    } catch (error) {
+      if (error instanceof AppError) return error
+      throw error
+    }
+    const { caller, type } = authenticated
+    noteTokenName(request, caller.tokenName)
+    const own = SDK_API[type]
+    if (own !== undefined && !under(path, own)) {
+      return new NoAccessError(`A ${type} token is for SDKs and cannot use ${path}`, 'NONE')
+    }
+    return undefined
+  }
 }
