@@ -5,7 +5,8 @@
  */
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import type { TSchema } from '@sinclair/typebox'
-import { COLLECTIONS, RECORD_SCHEMAS, type Collection } from './records'
+import { COLLECTIONS, RECORD_SCHEMAS, type Collection, type StateDoc } from './records'
+import { StoreLoadError } from './files'
 
 // Compiled once: checking 10,000 flags costs a few milliseconds rather than a walk of the schema per record.
 let checks: Record<Collection, TypeCheck<TSchema>> | null = null
@@ -26,4 +27,24 @@ export function recordProblem(collection: string, key: string, value: unknown): 
   if (check.Check(value)) return null
   const first = check.Errors(value).First()
   return `${where}${first?.path ?? ''}: ${first?.message ?? 'does not match the record schema'}`
+}
+
+/** Checks the checkpoint's document: its counters, its format version and every record. */
+export function checkState(state: unknown, name: string): asserts state is StateDoc {
+  const doc = state as Partial<StateDoc> | null
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new StoreLoadError(name, 'is not a JSON object')
+  if (doc.formatVersion !== 1) throw new StoreLoadError(name, `has formatVersion ${JSON.stringify(doc.formatVersion)}, expected 1`)
+  if (!Number.isInteger(doc.lastEventId) || doc.lastEventId! < 0) throw new StoreLoadError(name, 'has no valid lastEventId')
+  if (!Number.isInteger(doc.nextUserId)) throw new StoreLoadError(name, 'has no valid nextUserId')
+  if (doc.commitSeq !== undefined && (!Number.isInteger(doc.commitSeq) || doc.commitSeq < 0)) throw new StoreLoadError(name, 'has no valid commitSeq')
+  for (const key of COLLECTIONS) {
+    const collection = doc[key]
+    if (typeof collection !== 'object' || collection === null || Array.isArray(collection)) {
+      throw new StoreLoadError(name, `"${key}" is not an object`)
+    }
+    for (const [id, record] of Object.entries(collection)) {
+      const problem = recordProblem(key, id, record)
+      if (problem) throw new StoreLoadError(name, `holds a bad record: ${problem}`)
+    }
+  }
 }
