@@ -6,8 +6,7 @@
  */
 import { swagger } from '@elysiajs/swagger'
 import { Elysia } from 'elysia'
-import { documentedModels } from './models'
-import { ERROR_DESCRIPTIONS } from './schemas'
+import { DOCUMENTED_AS, ERROR_DESCRIPTIONS } from './schemas'
 
 const SOURCE_PATH = '/swagger/source.json'
 const PLUGIN_PAGE_PATH = '/swagger/plugin'
@@ -22,8 +21,8 @@ function jsonOnly(content: Json | undefined): Json | undefined {
 }
 
 export function polishOpenApi(document: Json): Json {
-  for (const [name, schema] of Object.entries(documentedModels)) {
-    if (document.components?.schemas?.[name]) document.components.schemas[name] = structuredClone(schema)
+  for (const [name, schema] of Object.entries<Json>(document.components?.schemas ?? {})) {
+    if (schema[DOCUMENTED_AS]) document.components.schemas[name] = structuredClone(schema[DOCUMENTED_AS])
   }
   for (const operations of Object.values<Json>(document.paths ?? {})) {
     for (const operation of Object.values<Json>(operations)) {

@@ -13,7 +13,6 @@
 import { Elysia, t, type TSchema } from 'elysia'
 import type { ArrayOptions } from '@sinclair/typebox'
 import { ValidationError } from '../errors'
-import { namedModels } from './models'
 
 /**
  * Elysia leaves a schema that carries its own `elysiaMeta` as declared instead of coercing it, so a
@@ -114,12 +113,13 @@ export function readQuery(url: string, shape: { repeatable: Set<string> }): { qu
 
 /**
  * Reads the query of each route of `app` (added to a controller before its routes, so it applies to
- * all of them; `app.routes` is complete by the time requests arrive).
+ * all of them; `app.routes` is complete by the time requests arrive). `models` are the named schemas
+ * the routes may refer to.
  */
-export function strictQueries<App extends Elysia<any, any, any, any, any, any, any>>(app: App): App {
+export function strictQueries<App extends Elysia<any, any, any, any, any, any, any>>(app: App, models: Record<string, TSchema>): App {
   const shapes = new Map<string, QueryShape>()
   const problems = new WeakMap<Request, ValidationError>()
-  const resolve = (name: string) => (namedModels as Record<string, Schema>)[name]
+  const resolve = (name: string) => (models as Record<string, Schema>)[name]
   const shapeFor = (method: string, path: string): QueryShape => {
     const key = `${method} ${path}`
     let shape = shapes.get(key)

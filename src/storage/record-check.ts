@@ -1,27 +1,35 @@
 /**
- * Checks records read from disk (the checkpoint and the journal's replayed commits) against the
- * record schemas of records.ts, so that a damaged record stops the start with a message naming the
- * file and the record instead of answering 500 when it is read later.
+ * Checks what is read from disk (the checkpoint and the journal's replayed commits) against the
+ * record schemas of the collections the store was opened with, so that a damaged record stops the
+ * start with a message naming the file and the record instead of answering 500 when it is read later.
  */
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import type { TSchema } from '@sinclair/typebox'
-import { COLLECTIONS, RECORD_SCHEMAS, type Collection, type StateDoc } from './records'
 import { StoreLoadError } from './files'
+import type { CollectionDefinition, StateDoc } from './records'
 
-// Compiled once: checking 10,000 flags costs a few milliseconds rather than a walk of the schema per record.
-let checks: Record<Collection, TypeCheck<TSchema>> | null = null
+// Compiled once per schema: checking 10,000 flags costs a few milliseconds rather than a walk of the schema per record.
+const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>()
 
-function checkers(): Record<Collection, TypeCheck<TSchema>> {
-  checks ??= Object.fromEntries(COLLECTIONS.map((name) => [name, TypeCompiler.Compile(RECORD_SCHEMAS[name] as TSchema)])) as unknown as Record<Collection, TypeCheck<TSchema>>
-  return checks
+/** The checks of each collection's records, by collection name. */
+export type RecordChecks = ReadonlyMap<string, TypeCheck<TSchema>>
+
+export function recordChecks(collections: readonly CollectionDefinition[]): RecordChecks {
+  return new Map(
+    collections.map(({ name, schema }) => {
+      let check = compiled.get(schema)
+      if (!check) compiled.set(schema, (check = TypeCompiler.Compile(schema)))
+      return [name, check]
+    }),
+  )
 }
 
 /**
  * Why `value` is not a valid record of `collection` (naming the record and the path inside it,
  * e.g. `flags["x"]/environments/development/enabled: Expected boolean`), or null when it is.
  */
-export function recordProblem(collection: string, key: string, value: unknown): string | null {
-  const check = checkers()[collection as Collection]
+export function recordProblem(checks: RecordChecks, collection: string, key: string, value: unknown): string | null {
+  const check = checks.get(collection)
   const where = `${collection}[${JSON.stringify(key)}]`
   if (!check) return `${where}: "${collection}" is not a collection`
   if (check.Check(value)) return null
@@ -30,20 +38,20 @@ export function recordProblem(collection: string, key: string, value: unknown): 
 }
 
 /** Checks the checkpoint's document: its counters, its format version and every record. */
-export function checkState(state: unknown, name: string): asserts state is StateDoc {
-  const doc = state as Partial<StateDoc> | null
+export function checkState(state: unknown, name: string, checks: RecordChecks): asserts state is StateDoc {
+  const doc = state as Partial<Record<string, unknown>> | null
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new StoreLoadError(name, 'is not a JSON object')
   if (doc.formatVersion !== 1) throw new StoreLoadError(name, `has formatVersion ${JSON.stringify(doc.formatVersion)}, expected 1`)
-  if (!Number.isInteger(doc.lastEventId) || doc.lastEventId! < 0) throw new StoreLoadError(name, 'has no valid lastEventId')
+  if (!Number.isInteger(doc.lastEventId) || (doc.lastEventId as number) < 0) throw new StoreLoadError(name, 'has no valid lastEventId')
   if (!Number.isInteger(doc.nextUserId)) throw new StoreLoadError(name, 'has no valid nextUserId')
-  if (doc.commitSeq !== undefined && (!Number.isInteger(doc.commitSeq) || doc.commitSeq < 0)) throw new StoreLoadError(name, 'has no valid commitSeq')
-  for (const key of COLLECTIONS) {
+  if (doc.commitSeq !== undefined && (!Number.isInteger(doc.commitSeq) || (doc.commitSeq as number) < 0)) throw new StoreLoadError(name, 'has no valid commitSeq')
+  for (const key of checks.keys()) {
     const collection = doc[key]
     if (typeof collection !== 'object' || collection === null || Array.isArray(collection)) {
       throw new StoreLoadError(name, `"${key}" is not an object`)
     }
     for (const [id, record] of Object.entries(collection)) {
-      const problem = recordProblem(key, id, record)
+      const problem = recordProblem(checks, key, id, record)
       if (problem) throw new StoreLoadError(name, `holds a bad record: ${problem}`)
     }
   }

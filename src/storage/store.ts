@@ -39,9 +39,9 @@ import { Low, type Adapter } from 'lowdb'
 import { StoreFailedError } from '../errors'
 import type { EventLog } from './event-log'
 import { DataDirError, describeIoError, StoreLoadError } from './files'
-import { checkState, recordProblem } from './record-check'
+import { checkState, recordChecks, recordProblem } from './record-check'
 import { replayJournal, type JournalEntry, type StateJournal } from './state-journal'
-import { collection, COLLECTIONS, emptyState, type Collection, type EventRecord, type RecordOf, type StateDoc } from './records'
+import { collection, emptyState, type Collection, type CollectionDefinition, type EventRecord, type RecordOf, type StateDoc } from './records'
 import { committedReader, deepFreeze, Tx, type Actor, type RecordWatcher, type Replaced, type StateReader } from './tx'
 import { undoBatch } from './undo'
 
@@ -71,6 +71,12 @@ export interface StoreFiles {
    * after a failed commit, to see whether writes can be made durable again.
    */
   probe?: (bytes?: number) => Promise<void>
+}
+
+export interface StoreOptions {
+  /** The collections of the state document (each feature's, see services.ts); records loaded from disk are checked against their schemas. */
+  collections: readonly CollectionDefinition[]
+  checkpointAfterBytes?: number
 }
 
 /** A new checkpoint is written once the journal holds this many bytes. */
@@ -123,13 +129,14 @@ export class Store {
    * Loads the checkpoint, replays the journal, checks every record, and only then cuts what a
    * crash left half written (a torn journal line, the events of one unacknowledged commit).
    */
-  static async open(files: StoreFiles, options: { checkpointAfterBytes?: number } = {}): Promise<Store> {
+  static async open(files: StoreFiles, options: StoreOptions): Promise<Store> {
     const checkpointName = files.checkpointName ?? 'state'
-    const stateDb = new Low<StateDoc>(files.checkpoint, emptyState())
+    const checks = recordChecks(options.collections)
+    const stateDb = new Low<StateDoc>(files.checkpoint, emptyState(options.collections))
     const checkpoint = await files.checkpoint.read()
     if (checkpoint !== null) stateDb.data = checkpoint
     const state = stateDb.data
-    checkState(state, checkpointName)
+    checkState(state, checkpointName, checks)
     // A checkpoint without commitSeq predates the journal: it may have none.
     const journalExpected = checkpoint !== null && state.commitSeq !== undefined
     const journal = await files.journal.read()
@@ -140,14 +147,14 @@ export class Store {
     }
     state.commitSeq ??= 0
     // Records are frozen; the collections holding them are not, so a commit can swap records in.
-    for (const key of COLLECTIONS) {
+    for (const { name: key } of options.collections) {
       const records = (state[key] = collection<unknown>(state[key]) as never) as Record<string, unknown>
       for (const record of Object.values(records)) deepFreeze(record)
     }
     let replayed: boolean
     try {
       replayed = replayJournal(state, journal.entries, (record, name, key, seq) => {
-        const problem = recordProblem(name, key, record)
+        const problem = recordProblem(checks, name, key, record)
         if (problem) throw new Error(`commit ${seq} holds a bad record: ${problem}`)
         return deepFreeze(record)
       })

@@ -1,5 +1,6 @@
 import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
-import type { EnvironmentRecord, FlagEnvironmentRecord } from '../../storage/records'
+import type { EnvironmentRecord } from './environments.records'
+import type { RecordOf } from '../../storage/records'
 import type { Store, Tx } from '../../storage/store'
 import { checkLimit } from '../limits'
 import { assertValidName } from '../names'
@@ -15,7 +16,8 @@ export interface EnvironmentView {
   projectCount: number
 }
 
-export function emptyFlagEnvironment(): FlagEnvironmentRecord {
+/** A flag's state in an environment just connected to its project (typed from the flags collection, which storage knows). */
+export function emptyFlagEnvironment(): RecordOf<'flags'>['environments'][string] {
   return { enabled: false, strategies: [], variants: [], lastSeenAt: null }
 }
 

@@ -1,7 +1,7 @@
 /** Rules about flags that several flag services share; all of them work inside a transaction. */
 import { NotFoundError, ValidationError } from '../../errors'
 import { flagNotFound } from '../not-found'
-import type { FlagRecord, LifecycleStage, StrategyRecord } from '../../storage/records'
+import type { FlagRecord, LifecycleStage, StrategyRecord } from './flags.records'
 import type { NewEvent, Tx } from '../../storage/store'
 import { checkLimit } from '../limits'
 

@@ -1,5 +1,6 @@
 /** Turns stored flags into the Feature shape of the seed's section 2.1. Every call builds new objects. */
-import type { EnvironmentRecord, FlagRecord, StrategyRecord, VariantRecord } from '../../storage/records'
+import type { EnvironmentRecord } from '../environments/environments.records'
+import type { FlagRecord, StrategyRecord, VariantRecord } from './flags.records'
 import type { Store, Tx } from '../../storage/store'
 import { compareEnvironments } from '../environments/environments.service'
 

@@ -1,8 +1,10 @@
 import { t } from 'elysia'
 import { authErrors, bodyErrors, errors } from '../../http/schemas'
-import { controllerBase, jsonResponse, noContent, type Authorization } from '../../http/plugins'
+import { controllerBase, jsonResponse, noContent } from '../../http/plugins'
 import { repeatable } from '../../http/query'
 import type { FlagsService } from './flags.service'
+import type { Authorization } from '../tokens/auth'
+import { flagModels } from './flags.model'
 
 const projectParams = t.Object({ projectId: t.String({ description: 'Project id' }) })
 const flagParams = t.Object({ projectId: t.String({ description: 'Project id' }), featureName: t.String({ description: 'Flag name' }) })
@@ -15,7 +17,7 @@ const bulkParams = t.Object({ projectId: t.String({ description: 'Project id' })
 const tags = ['Features']
 
 export function flagsController(flags: FlagsService, auth: Authorization) {
-  return controllerBase(auth)
+  return controllerBase(auth, flagModels)
     .get('/api/admin/projects/:projectId/features', ({ params, query }) => jsonResponse(flags.listProjectJson(params.projectId, query)), {
       auth: { permission: 'NONE', outOfScope: () => ({ version: 2, features: [] }) },
       params: projectParams,

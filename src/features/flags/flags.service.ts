@@ -1,5 +1,5 @@
 import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
-import type { FlagRecord } from '../../storage/records'
+import type { FlagRecord } from './flags.records'
 import type { StateReader, Store, Tx } from '../../storage/store'
 import { emptyFlagEnvironment } from '../environments/environments.service'
 import { checkLimit, RecordCount } from '../limits'
@@ -113,7 +113,7 @@ export class FlagsService {
 
   /**
    * The list endpoint's answer as JSON text: `{version: 2, features}`, cached when unfiltered. The
-   * caller's project scope is checked before, in http/auth.ts.
+   * caller's project scope is checked before, in features/tokens/auth.ts.
    */
   listProjectJson(projectId: string, filters: ListFilters): string {
     const unfiltered = (filters.tag === undefined || filters.tag.length === 0) && filters.namePrefix === undefined
@@ -147,7 +147,7 @@ export class FlagsService {
     return flags.map((flag) => flagView(flag, state.environments, { details: false, children: this.children.of(flag.name) }))
   }
 
-  /** The caller's project scope is checked before, in http/auth.ts. */
+  /** The caller's project scope is checked before, in features/tokens/auth.ts. */
   get(projectId: string, name: string): FeatureView {
     flagInProject(this.store.reader, projectId, name)
     return this.view(this.store.reader, name)

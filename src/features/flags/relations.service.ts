@@ -1,6 +1,7 @@
 /** Tags, parent dependencies and the lifecycle of a flag. */
 import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
-import type { FlagRecord, TagRecord } from '../../storage/records'
+import type { FlagRecord } from './flags.records'
+import type { TagRecord } from '../../storage/records'
 import type { Store, Tx } from '../../storage/store'
 import { checkLimit } from '../limits'
 import { flagNotFound } from '../not-found'
@@ -13,7 +14,7 @@ function invalid(message: string, path?: string): never {
   throw new ValidationError(message, [path ? { message, path } : { message }])
 }
 
-/** The caller's project scope is checked before, in http/auth.ts: 403 for writes, 404 for reads. */
+/** The caller's project scope is checked before, in features/tokens/auth.ts: 403 for writes, 404 for reads. */
 function flagByName(tx: Pick<Tx, 'get'>, name: string): FlagRecord {
   const flag = tx.get('flags', name)
   if (!flag) throw flagNotFound(name)

@@ -1,8 +1,10 @@
 import { t } from 'elysia'
 import { authErrors, bodyErrors } from '../../http/schemas'
-import { controllerBase, noContent, type Authorization } from '../../http/plugins'
+import { controllerBase, noContent } from '../../http/plugins'
 import { LIMITS } from '../limits'
 import type { StrategiesService } from './strategies.service'
+import type { Authorization } from '../tokens/auth'
+import { flagModels } from './flags.model'
 
 const environmentParams = t.Object({
   projectId: t.String({ description: 'Project id' }),
@@ -19,7 +21,7 @@ const base = '/api/admin/projects/:projectId/features/:featureName/environments/
 const tags = ['Strategies']
 
 export function strategiesController(strategies: StrategiesService, auth: Authorization) {
-  return controllerBase(auth)
+  return controllerBase(auth, flagModels)
     .get(`${base}/strategies`, ({ params }) => strategies.list(params.projectId, params.featureName, params.environment), {
       auth: 'NONE',
       params: environmentParams,

@@ -1,6 +1,6 @@
 /** Activation strategies and variants of a flag in one environment. */
 import { NotFoundError, ValidationError } from '../../errors'
-import type { ConstraintRecord, FlagRecord, PayloadRecord, StrategyRecord, VariantRecord } from '../../storage/records'
+import type { ConstraintRecord, FlagRecord, PayloadRecord, StrategyRecord, VariantRecord } from './flags.records'
 import type { Store, Tx } from '../../storage/store'
 import { checkLimit } from '../limits'
 import { actorOf, type Caller } from '../tokens/permissions'

@@ -1,6 +1,6 @@
 /** Validation of strategies, constraints and variants beyond what their schemas say (seed 2.4–2.7, 2.11). */
 import { ValidationError } from '../../errors'
-import type { ConstraintRecord, PayloadRecord } from '../../storage/records'
+import type { ConstraintRecord, PayloadRecord } from './flags.records'
 
 export const CONSTRAINT_OPERATORS = [
   'NOT_IN', 'IN', 'STR_ENDS_WITH', 'STR_STARTS_WITH', 'STR_CONTAINS',

@@ -7,7 +7,7 @@
  */
 import { RE2JS, RE2JSException, RE2JSSyntaxException } from 're2js'
 import { ValidationError } from '../../errors'
-import type { FeatureNaming, ProjectRecord } from '../../storage/records'
+import type { FeatureNaming, ProjectRecord } from './projects.records'
 import type { Store } from '../../storage/store'
 
 export const PATTERN_MAX_LENGTH = 200

@@ -1,14 +1,17 @@
 import { t } from 'elysia'
 import { authErrors, bodyErrors } from '../../http/schemas'
-import { controllerBase, noContent, type Authorization } from '../../http/plugins'
+import { controllerBase, noContent } from '../../http/plugins'
 import type { EnvironmentsService } from '../environments/environments.service'
 import type { ProjectsService } from './projects.service'
+import type { Authorization } from '../tokens/auth'
+import { environmentModels } from '../environments/environments.model'
+import { projectModels } from './projects.model'
 
 const projectParams = t.Object({ projectId: t.String({ description: 'Project id' }) })
 const tags = ['Projects']
 
 export function projectsController(projects: ProjectsService, environments: EnvironmentsService, auth: Authorization) {
-  return controllerBase(auth)
+  return controllerBase(auth, { ...projectModels, projectEnvironmentSchema: environmentModels.projectEnvironmentSchema })
     .get('/api/admin/projects', ({ caller }) => ({ version: 1, projects: projects.list(caller) }), {
       auth: 'NONE',
       response: { 200: 'projectsSchema', ...authErrors() },

@@ -1,5 +1,5 @@
 import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
-import type { FeatureNaming, ProjectRecord } from '../../storage/records'
+import type { FeatureNaming, ProjectRecord } from './projects.records'
 import type { Store } from '../../storage/store'
 import { connectEnvironment } from '../environments/environments.service'
 import { checkLimit } from '../limits'
@@ -63,7 +63,7 @@ export class ProjectsService {
       .map((project) => this.view(project))
   }
 
-  /** The caller's project scope is checked before, in http/auth.ts. */
+  /** The caller's project scope is checked before, in features/tokens/auth.ts. */
   get(projectId: string): ProjectView {
     const project = this.store.reader.get('projects', projectId)
     if (!project) throw projectNotFound(projectId)

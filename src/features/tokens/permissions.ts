@@ -1,5 +1,5 @@
 /** Permission names as Unleash spells them, and which token roles hold which. */
-import type { TokenRole } from '../../storage/records'
+import type { TokenRole } from './tokens.records'
 
 export const PERMISSIONS = [
   'NONE',

@@ -1,12 +1,14 @@
 import { t } from 'elysia'
 import { authErrors, bodyErrors } from '../../http/schemas'
-import { controllerBase, noContent, type Authorization } from '../../http/plugins'
+import { controllerBase, noContent } from '../../http/plugins'
 import type { TokensService } from './tokens.service'
+import type { Authorization } from './auth'
+import { tokenModels } from './tokens.model'
 
 const tags = ['API tokens']
 
 export function tokensController(tokens: TokensService, auth: Authorization) {
-  return controllerBase(auth)
+  return controllerBase(auth, tokenModels)
     .get('/api/admin/api-tokens', () => ({ tokens: tokens.list() }), {
       auth: 'ADMIN',
       response: { 200: 'apiTokensSchema', ...authErrors() },

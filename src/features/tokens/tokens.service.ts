@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { AuthenticationRequired, NameExistsError, NotFoundError, ValidationError } from '../../errors'
-import type { ApiTokenRecord, TokenRole, TokenType } from '../../storage/records'
+import type { ApiTokenRecord, TokenRole, TokenType } from './tokens.records'
 import { SYSTEM_ACTOR, type Store } from '../../storage/store'
 import { checkLimit, RecordCount } from '../limits'
 import { nameProblem } from '../names'
