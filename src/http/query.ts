@@ -72,10 +72,6 @@ function decode(text: string): string | null {
   }
 }
 
-function invalid(message: string, parameter: string): ValidationError {
-  return new ValidationError(message, [{ message, path: `/${parameter}` }])
-}
-
 /** The query string of `url` by the rules above; the first problem, if any, is returned beside it. */
 export function readQuery(url: string, shape: { repeatable: Set<string> }): { query: Record<string, string | string[]>; problem?: ValidationError } {
   const query: Record<string, string | string[]> = Object.create(null)
@@ -92,7 +88,7 @@ export function readQuery(url: string, shape: { repeatable: Set<string> }): { qu
     const key = decode(rawKey) ?? rawKey
     let value = decode(equals === -1 ? '' : pair.slice(equals + 1))
     if (value === null) {
-      problem ??= invalid(`${key} is not valid percent-encoded UTF-8 text`, key)
+      problem ??= ValidationError.at(`/${key}`, `${key} is not valid percent-encoded UTF-8 text`)
       value = ''
     }
     const count = (counts.get(key) ?? 0) + 1
@@ -106,7 +102,7 @@ export function readQuery(url: string, shape: { repeatable: Set<string> }): { qu
     }
   }
   for (const [key, count] of counts) {
-    if (count > 1 && !shape.repeatable.has(key)) problem ??= invalid(`${key} was given ${count} times; give it once`, key)
+    if (count > 1 && !shape.repeatable.has(key)) problem ??= ValidationError.at(`/${key}`, `${key} was given ${count} times; give it once`)
   }
   return { query, problem }
 }

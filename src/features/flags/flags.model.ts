@@ -18,8 +18,6 @@ const literals = <const T extends readonly string[]>(values: T, description: str
 const Name = (description: string) => t.String({ description, minLength: 1, maxLength: 100, examples: ['new-checkout'] })
 const ShortText = (description: string, max = 100) => t.String({ description, maxLength: max })
 
-export const FlagType = literals(FLAG_TYPES, 'Kind of flag')
-
 export const Payload = t.Object(
   {
     type: literals(['json', 'csv', 'string', 'number'] as const, 'How the value is to be read'),

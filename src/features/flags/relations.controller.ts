@@ -4,9 +4,8 @@ import { controllerBase, noContent } from '../../http/plugins'
 import type { RelationsService } from './relations.service'
 import type { Authorization } from '../tokens/auth'
 import { flagModels } from './flags.model'
+import { featureParams, flagParams } from '../params'
 
-const featureParams = t.Object({ featureName: t.String({ description: 'Flag name' }) })
-const flagParams = t.Object({ projectId: t.String({ description: 'Project id' }), featureName: t.String({ description: 'Flag name' }) })
 
 export function relationsController(relations: RelationsService, auth: Authorization) {
   return controllerBase(auth, flagModels)

@@ -31,15 +31,11 @@ export interface VariantInput {
 export type StrategyView = ReturnType<typeof strategyView>
 export type VariantView = ReturnType<typeof variantView>
 
-function invalid(message: string, path: string): never {
-  throw new ValidationError(message, [{ message, path }])
-}
-
 function buildStrategy(input: StrategyInput, flagName: string, id: string, sortOrder: number): StrategyRecord {
   if (!(STRATEGY_NAMES as readonly string[]).includes(input.name)) {
-    invalid(`Unknown strategy "${input.name}"; use one of ${STRATEGY_NAMES.join(', ')}`, '/name')
+    throw ValidationError.at('/name', `Unknown strategy "${input.name}"; use one of ${STRATEGY_NAMES.join(', ')}`)
   }
-  if (input.segments && input.segments.length > 0) invalid(`Segment ${input.segments[0]} does not exist`, '/segments/0')
+  if (input.segments && input.segments.length > 0) throw ValidationError.at('/segments/0', `Segment ${input.segments[0]} does not exist`)
   // The schemas hold requests to these too; checked here as well so that no way in skips them.
   checkLimit('constraintsPerStrategy', input.constraints?.length ?? 0, '/constraints')
   input.constraints?.forEach((constraint, index) => checkLimit('valuesPerConstraint', constraint.values?.length ?? 0, `/constraints/${index}/values`))

@@ -70,11 +70,6 @@ export class ProjectsService {
     return this.view(project)
   }
 
-  /** The project's naming pattern, if it exists and has one. */
-  namingOf(projectId: string): FeatureNaming | null {
-    return this.store.reader.get('projects', projectId)?.featureNaming ?? null
-  }
-
   async create(input: CreateProjectInput, caller: Caller): Promise<ProjectView> {
     assertValidName(input.id, 'project', '/id')
     const featureNaming = input.featureNaming ? checkFeatureNaming(input.featureNaming) : null

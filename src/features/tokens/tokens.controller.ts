@@ -4,6 +4,7 @@ import { controllerBase, noContent } from '../../http/plugins'
 import type { TokensService } from './tokens.service'
 import type { Authorization } from './auth'
 import { tokenModels } from './tokens.model'
+import { tokenParams } from '../params'
 
 const tags = ['API tokens']
 
@@ -28,7 +29,7 @@ export function tokensController(tokens: TokensService, auth: Authorization) {
       return noContent()
     }, {
       auth: 'ADMIN',
-      params: t.Object({ tokenName: t.String({ description: 'Token name' }) }),
+      params: tokenParams,
       response: { 200: t.Void({ description: 'Deleted' }), ...authErrors(404) },
       detail: { operationId: 'deleteApiToken', summary: 'Delete an API token', tags },
     })

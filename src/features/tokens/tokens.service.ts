@@ -123,7 +123,7 @@ export class TokensService {
 
   async create(input: CreateTokenInput, caller: Caller): Promise<TokenView & { secret: string }> {
     const nameIssue = tokenNameProblem(input.tokenName)
-    if (nameIssue) throw new ValidationError(nameIssue, [{ message: nameIssue, path: '/tokenName' }])
+    if (nameIssue) throw ValidationError.at('/tokenName', nameIssue)
     const type = input.type.toLowerCase() as TokenType
     if (!['admin', 'client', 'frontend'].includes(type)) {
       throw new ValidationError(`Token type must be admin, client or frontend, got "${input.type}"`, [
