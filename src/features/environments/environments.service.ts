@@ -5,16 +5,10 @@ import type { Store, Tx } from '../../storage/store'
 import { checkLimit } from '../limits'
 import { assertValidName } from '../names'
 import { actorOf, type Caller } from '../tokens/permissions'
+import type { Static } from '@sinclair/typebox'
+import type { Environment } from './environments.model'
 
-export interface EnvironmentView {
-  name: string
-  type: string
-  sortOrder: number
-  enabled: boolean
-  protected: boolean
-  createdAt: string
-  projectCount: number
-}
+export type EnvironmentView = Static<typeof Environment>
 
 /** A flag's state in an environment just connected to its project (typed from the flags collection, which storage knows). */
 export function emptyFlagEnvironment(): RecordOf<'flags'>['environments'][string] {

@@ -1,9 +1,8 @@
 /** Request and response schemas of flags, strategies, variants, tags and dependencies (seed §2). */
 import { t } from 'elysia'
 import type { TLiteral } from '@sinclair/typebox'
-import { LIFECYCLE_STAGES } from './flags.records'
+import { FLAG_TYPES, LIFECYCLE_STAGES } from './flags.records'
 import { DOCUMENTED_AS, NullableTimestamp, Timestamp } from '../../http/schemas'
-import { FLAG_TYPES } from './flag-view'
 import { PATCH_OPS } from './flag-patch'
 import { CONSTRAINT_OPERATORS, STRATEGY_NAMES } from './strategy-rules'
 import { LIMITS } from '../limits'

@@ -68,6 +68,9 @@ export const DependencyRecordSchema = Type.Object({
 })
 export type DependencyRecord = Static<typeof DependencyRecordSchema>
 
+/** The kinds of flag a `type` may name (checked by the service, stored as a string). */
+export const FLAG_TYPES = ['release', 'experiment', 'operational', 'kill-switch', 'permission'] as const
+
 export const LIFECYCLE_STAGES = ['initial', 'pre-live', 'live', 'completed', 'archived'] as const
 export type LifecycleStage = (typeof LIFECYCLE_STAGES)[number]
 
@@ -94,6 +97,9 @@ export const FlagRecordSchema = Type.Object({
   ),
 })
 export type FlagRecord = Static<typeof FlagRecordSchema>
+
+/** The part of a flag that PATCH and PUT change, and that metadata events record. */
+export type FlagMetadata = Pick<FlagRecord, 'name' | 'description' | 'type' | 'project' | 'stale' | 'impressionData' | 'archived' | 'createdAt'>
 
 export const flagsCollection = defineCollection('flags', FlagRecordSchema)
 

@@ -1,5 +1,5 @@
 import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
-import type { FlagRecord } from './flags.records'
+import { FLAG_TYPES, type FlagRecord } from './flags.records'
 import type { StateReader, Store, Tx } from '../../storage/store'
 import { emptyFlagEnvironment } from '../environments/environments.service'
 import { checkLimit, RecordCount } from '../limits'
@@ -9,26 +9,14 @@ import type { NamingPatterns } from '../projects/naming-pattern'
 import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
 import { applyFlagPatch, assertNoVariantOps, type PatchOperation } from './flag-patch'
 import { flagEvent, flagInProject, liveFlagInProject, requireEnvironment, setEnvironmentEnabled, withStage } from './flag-rules'
-import { ChildrenIndex, FLAG_TYPES, flagView, metadataOf, type FeatureView, type FlagMetadata } from './flag-view'
+import { ChildrenIndex, flagView, metadataOf, type FeatureView, type FlagMetadata } from './flag-view'
+import type { Static } from '@sinclair/typebox'
+import type { CreateFeature, UpdateFeature } from './flags.model'
 
 export const DESCRIPTION_MAX_LENGTH = 2000
 
-export interface CreateFlagInput {
-  name: string
-  type?: string
-  description?: string | null
-  impressionData?: boolean
-}
-
-export interface UpdateFlagInput {
-  name?: string
-  project?: string
-  description?: string | null
-  type?: string
-  stale?: boolean
-  impressionData?: boolean
-  archived?: boolean
-}
+export type CreateFlagInput = Static<typeof CreateFeature>
+export type UpdateFlagInput = Static<typeof UpdateFeature>
 
 export interface ListFilters {
   /** `type:value` pairs; a flag matches when it has any of them. */

@@ -1,32 +1,17 @@
 /** Activation strategies and variants of a flag in one environment. */
 import { NotFoundError, ValidationError } from '../../errors'
-import type { ConstraintRecord, FlagRecord, PayloadRecord, StrategyRecord, VariantRecord } from './flags.records'
+import type { ConstraintRecord, FlagRecord, StrategyRecord, VariantRecord } from './flags.records'
 import type { Store, Tx } from '../../storage/store'
 import { checkLimit } from '../limits'
 import { actorOf, type Caller } from '../tokens/permissions'
 import { flagEvent, flagInProject, liveFlagInProject, requireEnvironment } from './flag-rules'
 import { strategyView, variantView } from './flag-view'
 import { checkConstraint, checkParameters, checkPayload, distributeWeights, STRATEGY_NAMES } from './strategy-rules'
+import type { Static } from '@sinclair/typebox'
+import type { StrategyInput as StrategyInputSchema, VariantInput as VariantInputSchema } from './flags.model'
 
-export interface StrategyInput {
-  name: string
-  title?: string | null
-  disabled?: boolean | null
-  sortOrder?: number
-  segments?: number[]
-  constraints?: { contextName: string; operator: string; caseInsensitive?: boolean; inverted?: boolean; values?: string[]; value?: string }[]
-  variants?: { name: string; weight: number; weightType: 'variable' | 'fix'; stickiness: string; payload?: PayloadRecord }[]
-  parameters?: Record<string, string | number | boolean>
-}
-
-export interface VariantInput {
-  name: string
-  weight: number
-  weightType?: 'variable' | 'fix'
-  stickiness?: string
-  payload?: PayloadRecord
-  overrides?: { contextName: string; values: string[] }[]
-}
+export type StrategyInput = Static<typeof StrategyInputSchema>
+export type VariantInput = Static<typeof VariantInputSchema>
 
 export type StrategyView = ReturnType<typeof strategyView>
 export type VariantView = ReturnType<typeof variantView>

@@ -1,5 +1,5 @@
 import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
-import type { FeatureNaming, ProjectRecord } from './projects.records'
+import type { ProjectRecord } from './projects.records'
 import type { Store } from '../../storage/store'
 import { connectEnvironment } from '../environments/environments.service'
 import { checkLimit } from '../limits'
@@ -7,32 +7,14 @@ import { assertValidName } from '../names'
 import { projectNotFound } from '../not-found'
 import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
 import { checkFeatureNaming } from './naming-pattern'
+import type { Static } from '@sinclair/typebox'
+import type { CreateProject, Project, UpdateProject } from './projects.model'
 
 export const DEFAULT_PROJECT = 'default'
 
-export interface ProjectView {
-  id: string
-  name: string
-  description: string
-  createdAt: string
-  updatedAt: string | null
-  featureCount: number
-  environments: string[]
-  featureNaming: FeatureNaming | null
-}
-
-export interface CreateProjectInput {
-  id: string
-  name: string
-  description?: string
-  featureNaming?: FeatureNaming | null
-}
-
-export interface UpdateProjectInput {
-  name?: string
-  description?: string | null
-  featureNaming?: FeatureNaming | null
-}
+export type ProjectView = Static<typeof Project>
+export type CreateProjectInput = Static<typeof CreateProject>
+export type UpdateProjectInput = Static<typeof UpdateProject>
 
 function projectData(project: ProjectRecord) {
   return { id: project.id, name: project.name, description: project.description, featureNaming: project.featureNaming }

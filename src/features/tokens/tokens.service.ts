@@ -1,10 +1,12 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { AuthenticationRequired, NameExistsError, NotFoundError, ValidationError } from '../../errors'
-import type { ApiTokenRecord, TokenRole, TokenType } from './tokens.records'
+import type { ApiTokenRecord, TokenType } from './tokens.records'
 import { SYSTEM_ACTOR, type Store } from '../../storage/store'
 import { checkLimit, RecordCount } from '../limits'
 import { nameProblem } from '../names'
 import { actorOf, type Caller } from './permissions'
+import type { Static } from '@sinclair/typebox'
+import type { CreateToken, Token } from './tokens.model'
 
 /** Unleash gives its bootstrap admin tokens this user id; we do the same. */
 export const BOOTSTRAP_USER_ID = -42
@@ -29,25 +31,8 @@ export function tokenNameProblem(name: string): string | null {
   return null
 }
 
-export interface CreateTokenInput {
-  tokenName: string
-  type: string
-  role?: TokenRole
-  projects?: string[]
-  project?: string
-  environment?: string
-  expiresAt?: string
-}
-
-export interface TokenView {
-  tokenName: string
-  type: TokenType
-  role: TokenRole
-  projects: string[]
-  environment: string
-  createdAt: string
-  expiresAt: string | null
-}
+export type CreateTokenInput = Static<typeof CreateToken>
+export type TokenView = Static<typeof Token>
 
 function hashSecret(secret: string): string {
   return createHash('sha256').update(secret).digest('hex')
