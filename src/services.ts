@@ -28,18 +28,6 @@ import { tokensController } from './features/tokens/tokens.controller'
 import { tokensCollection } from './features/tokens/tokens.records'
 import { TokensService } from './features/tokens/tokens.service'
 
-export interface Services {
-  store: Store
-  patterns: NamingPatterns
-  tokens: TokensService
-  projects: ProjectsService
-  environments: EnvironmentsService
-  flags: FlagsService
-  strategies: StrategiesService
-  relations: RelationsService
-  events: EventsService
-}
-
 export { EVENTS_FILE, JOURNAL_FILE, STATE_FILE }
 
 /** A feature as the application sees it: the collections it keeps in the state document and its routes. */
@@ -51,7 +39,7 @@ export interface Feature {
 /**
  * Every feature, listed once: app.ts serves their controllers in this order, and the store is
  * opened with their collections (state.json holds them in this order). A new feature adds its
- * entry here and its service to `Services`/`createServices` below.
+ * entry here, and its service, if it has one, to `createServices` below.
  */
 export const FEATURES: readonly Feature[] = [
   { collections: [projectsCollection], controllers: (s, auth) => [projectsController(s.projects, s.environments, auth)] },
@@ -95,7 +83,8 @@ export async function openStore(dataDir: string | null, options: StoreOptions = 
   )
 }
 
-export function createServices(store: Store): Services {
+/** Every service, built over the one store: a feature with a service adds it here. */
+export function createServices(store: Store) {
   const patterns = new NamingPatterns(store)
   return {
     store,
@@ -109,6 +98,8 @@ export function createServices(store: Store): Services {
     events: new EventsService(store),
   }
 }
+
+export type Services = ReturnType<typeof createServices>
 
 /** Stops the workers; the store is closed separately (see Store.close). */
 export function stopWorkers(services: Pick<Services, 'events'>): void {
