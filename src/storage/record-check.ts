@@ -4,9 +4,18 @@
  * start with a message naming the file and the record instead of answering 500 when it is read later.
  */
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
-import type { TSchema } from '@sinclair/typebox'
+import { Type, type TSchema } from '@sinclair/typebox'
 import { StoreLoadError } from './files'
 import type { CollectionDefinition, StateDoc } from './records'
+
+/** The state document's counters. A checkpoint written before the journal existed has no commitSeq. */
+const StateHeaderSchema = Type.Object({
+  formatVersion: Type.Literal(1),
+  lastEventId: Type.Integer({ minimum: 0 }),
+  commitSeq: Type.Optional(Type.Integer({ minimum: 0 })),
+  nextUserId: Type.Integer(),
+})
+const headerCheck = TypeCompiler.Compile(StateHeaderSchema)
 
 // Compiled once per schema: checking 10,000 flags costs a few milliseconds rather than a walk of the schema per record.
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>()
@@ -37,14 +46,16 @@ export function recordProblem(checks: RecordChecks, collection: string, key: str
   return `${where}${first?.path ?? ''}: ${first?.message ?? 'does not match the record schema'}`
 }
 
-/** Checks the checkpoint's document: its counters, its format version and every record. */
+/** Checks the checkpoint's document: its format version and counters (by schema, as its records), and every record. */
 export function checkState(state: unknown, name: string, checks: RecordChecks): asserts state is StateDoc {
-  const doc = state as Partial<Record<string, unknown>> | null
+  const doc = state as Record<string, unknown> | null
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new StoreLoadError(name, 'is not a JSON object')
-  if (doc.formatVersion !== 1) throw new StoreLoadError(name, `has formatVersion ${JSON.stringify(doc.formatVersion)}, expected 1`)
-  if (!Number.isInteger(doc.lastEventId) || (doc.lastEventId as number) < 0) throw new StoreLoadError(name, 'has no valid lastEventId')
-  if (!Number.isInteger(doc.nextUserId)) throw new StoreLoadError(name, 'has no valid nextUserId')
-  if (doc.commitSeq !== undefined && (!Number.isInteger(doc.commitSeq) || (doc.commitSeq as number) < 0)) throw new StoreLoadError(name, 'has no valid commitSeq')
+  const problem = headerCheck.Errors(doc).First()
+  if (problem) {
+    const field = problem.path.split('/')[1] || 'formatVersion'
+    if (field === 'formatVersion') throw new StoreLoadError(name, `has formatVersion ${JSON.stringify(doc.formatVersion)}, expected 1`)
+    throw new StoreLoadError(name, `has no valid ${field}`)
+  }
   for (const key of checks.keys()) {
     const collection = doc[key]
     if (typeof collection !== 'object' || collection === null || Array.isArray(collection)) {
