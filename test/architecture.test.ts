@@ -8,6 +8,7 @@
 import { describe, expect, test } from 'bun:test'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
+import { COLLECTIONS } from '../src/services'
 
 const SRC = resolve(import.meta.dir, '../src')
 
@@ -125,6 +126,16 @@ describe('the import graph of src/', () => {
       }
     }
     expect(wrong).toEqual([])
+  })
+
+  test('storage knows collections only as the definitions the features hand it', () => {
+    expect(COLLECTIONS.map((definition) => definition.name)).toEqual(['projects', 'environments', 'flags', 'tokens'])
+    const named: string[] = []
+    for (const file of files.filter((file) => folderOf(file) === 'storage')) {
+      const text = readFileSync(file, 'utf8')
+      for (const { name } of COLLECTIONS) if (new RegExp(`['"\`]${name}['"\`]`).test(text)) named.push(`${rel(file)}: ${name}`)
+    }
+    expect(named).toEqual([])
   })
 
   test(`no source file is over ${MAX_LINES} lines`, () => {
