@@ -5,21 +5,14 @@ import { Logger } from './log'
 import { metricsRoute, Metrics } from './http/metrics'
 import { clientAddress, requestLogging } from './http/request-log'
 import { swaggerUi } from './http/swagger-ui'
-import { environmentsController } from './features/environments/environments.controller'
-import { eventsController } from './features/events/events.controller'
-import { flagsController } from './features/flags/flags.controller'
-import { relationsController } from './features/flags/relations.controller'
-import { strategiesController } from './features/flags/strategies.controller'
-import { projectsController } from './features/projects/projects.controller'
-import { tokensController } from './features/tokens/tokens.controller'
-import { authorization, unknownApiPath } from './http/auth'
+import { authorization, unknownApiPath } from './features/tokens/auth'
 import { bodyHandling } from './http/body'
 import { ServiceStarting, StoreFailedError } from './errors'
 import { errorHandling } from './http/errors'
 import { errors } from './http/schemas'
 import { OPENAPI_PATH, openApiDocument } from './http/openapi'
 import { ELYSIA_CONFIG } from './http/plugins'
-import type { Services } from './services'
+import { FEATURES, type Services } from './services'
 
 export const API_VERSION = '0.1.0'
 
@@ -66,13 +59,7 @@ export function createApp(
       detail: { operationId: 'getReady', summary: 'Is the store loaded', tags: ['Operational'] },
     })
     .use(metricsRoute(metrics))
-    .use(projectsController(services.projects, services.environments, auth))
-    .use(environmentsController(services.environments, auth))
-    .use(flagsController(services.flags, auth))
-    .use(strategiesController(services.strategies, auth))
-    .use(relationsController(services.relations, auth))
-    .use(eventsController(services.events, auth))
-    .use(tokensController(services.tokens, auth))
+  for (const feature of FEATURES) for (const controller of feature.controllers(services, auth)) app.use(controller)
   // Made once every route is declared, from the routes themselves.
   const document = openApiDocument(app, {
     title: 'Feature flag admin API',

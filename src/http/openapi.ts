@@ -9,8 +9,7 @@
 import { filterPaths, registerSchemaPath } from '@elysiajs/swagger/utils'
 import type { TSchema } from '@sinclair/typebox'
 import type { AnyElysia, HTTPMethod } from 'elysia'
-import { documentedModels } from './models'
-import { ERROR_DESCRIPTIONS } from './schemas'
+import { DOCUMENTED_AS, ERROR_DESCRIPTIONS } from './schemas'
 
 export const OPENAPI_PATH = '/swagger/json'
 
@@ -23,8 +22,8 @@ function jsonOnly(content: Json | undefined): Json | undefined {
 }
 
 export function polishOpenApi(document: Json): Json {
-  for (const [name, schema] of Object.entries(documentedModels)) {
-    if (document.components?.schemas?.[name]) document.components.schemas[name] = structuredClone(schema)
+  for (const [name, schema] of Object.entries<Json>(document.components?.schemas ?? {})) {
+    if (schema[DOCUMENTED_AS]) document.components.schemas[name] = structuredClone(schema[DOCUMENTED_AS])
   }
   for (const operations of Object.values<Json>(document.paths ?? {})) {
     for (const operation of Object.values<Json>(operations)) {

@@ -5,7 +5,9 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { LIMITS, type LimitName } from '../../src/features/limits'
-import type { ApiTokenRecord, FlagRecord, ProjectRecord } from '../../src/storage/records'
+import type { ApiTokenRecord } from '../../src/features/tokens/tokens.records'
+import type { FlagRecord } from '../../src/features/flags/flags.records'
+import type { ProjectRecord } from '../../src/features/projects/projects.records'
 import { SYSTEM_ACTOR } from '../../src/domain/events'
 import { Api, expectError, expectOk, makeApi, type ApiResponse } from '../helpers'
 

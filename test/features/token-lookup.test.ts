@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
 import { createHash } from 'node:crypto'
-import type { ApiTokenRecord } from '../../src/storage/records'
+import type { ApiTokenRecord } from '../../src/features/tokens/tokens.records'
 import { SYSTEM_ACTOR } from '../../src/domain/events'
 import { Api, expectError, expectOk, makeApi, tempDir, tokenFor } from '../helpers'
 

@@ -1,22 +1,18 @@
 import { events } from '../../domain/events'
 import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
-import type { EnvironmentRecord, FlagEnvironmentRecord } from '../../storage/records'
+import type { EnvironmentRecord } from './environments.records'
+import type { RecordOf } from '../../storage/records'
 import type { Store, Tx } from '../../storage/store'
 import { checkLimit } from '../limits'
 import { assertValidName } from '../names'
 import { actorOf, type Caller } from '../tokens/permissions'
+import type { Static } from '@sinclair/typebox'
+import type { Environment } from './environments.model'
 
-export interface EnvironmentView {
-  name: string
-  type: string
-  sortOrder: number
-  enabled: boolean
-  protected: boolean
-  createdAt: string
-  projectCount: number
-}
+export type EnvironmentView = Static<typeof Environment>
 
-export function emptyFlagEnvironment(): FlagEnvironmentRecord {
+/** A flag's state in an environment just connected to its project (typed from the flags collection, which storage knows). */
+export function emptyFlagEnvironment(): RecordOf<'flags'>['environments'][string] {
   return { enabled: false, strategies: [], variants: [], lastSeenAt: null }
 }
 

@@ -55,3 +55,9 @@ export const EventPage = t.Object(
   },
   { description: 'A page of events' },
 )
+
+/** The named schemas of the event search route, as it refers to them and OpenAPI lists them. */
+export const eventModels = {
+  eventSearchQuerySchema: EventSearchQuery,
+  eventSearchResponseSchema: EventPage,
+}

@@ -2,7 +2,7 @@
 import { events } from '../../domain/events'
 import { NotFoundError, ValidationError } from '../../errors'
 import { flagNotFound } from '../not-found'
-import type { FlagRecord, LifecycleStage, StrategyRecord } from '../../storage/records'
+import type { FlagRecord, LifecycleStage, StrategyRecord } from './flags.records'
 import type { Tx } from '../../storage/store'
 import { checkLimit } from '../limits'
 

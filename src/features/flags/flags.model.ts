@@ -1,9 +1,8 @@
 /** Request and response schemas of flags, strategies, variants, tags and dependencies (seed §2). */
 import { t } from 'elysia'
 import type { TLiteral } from '@sinclair/typebox'
-import { LIFECYCLE_STAGES } from '../../storage/records'
-import { NullableTimestamp, Timestamp } from '../../http/schemas'
-import { FLAG_TYPES } from './flag-view'
+import { FLAG_TYPES, LIFECYCLE_STAGES } from './flags.records'
+import { DOCUMENTED_AS, NullableTimestamp, Timestamp } from '../../http/schemas'
 import { PATCH_OPS } from './flag-patch'
 import { CONSTRAINT_OPERATORS, STRATEGY_NAMES } from './strategy-rules'
 import { LIMITS } from '../limits'
@@ -17,8 +16,6 @@ const literals = <const T extends readonly string[]>(values: T, description: str
 
 const Name = (description: string) => t.String({ description, minLength: 1, maxLength: 100, examples: ['new-checkout'] })
 const ShortText = (description: string, max = 100) => t.String({ description, maxLength: max })
-
-export const FlagType = literals(FLAG_TYPES, 'Kind of flag')
 
 export const Payload = t.Object(
   {
@@ -335,6 +332,8 @@ export const PatchOperationsDocumented = t.Array(
 export const PatchOperations = t.Array(t.Record(t.String(), t.Unknown(), { description: 'One JSON-Patch (RFC 6902) operation' }), {
   maxItems: 1000,
   description: PatchOperationsDocumented.description,
+  // The OpenAPI document shows the documented schema in place of this one (http/openapi.ts).
+  [DOCUMENTED_AS]: PatchOperationsDocumented,
 })
 
 export const FeatureNames = t.Object(
@@ -359,3 +358,23 @@ export const CompleteLifecycle = t.Object(
   },
   { description: 'How the flag was completed' },
 )
+
+/** The named schemas of the flag routes (flags, strategies, relations), as routes refer to them and OpenAPI lists them. */
+export const flagModels = {
+  featureSchema: Feature,
+  featuresSchema: FeatureList,
+  createFeatureSchema: CreateFeature,
+  updateFeatureSchema: UpdateFeature,
+  patchesSchema: PatchOperations,
+  validateFeatureSchema: ValidateFeature,
+  featureNamesSchema: FeatureNames,
+  featureStrategySchema: Strategy,
+  createFeatureStrategySchema: StrategyInput,
+  variantsSchema: VariantList,
+  variantSchema: VariantInput,
+  tagSchema: Tag,
+  tagInputSchema: TagInput,
+  tagsSchema: TagList,
+  dependencySchema: DependencyInput,
+  completeFeatureSchema: CompleteLifecycle,
+}

@@ -1,7 +1,8 @@
 /** Tags, parent dependencies and the lifecycle of a flag. */
 import { events } from '../../domain/events'
 import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
-import type { FlagRecord, TagRecord } from '../../storage/records'
+import type { FlagRecord } from './flags.records'
+import type { TagRecord } from '../../storage/records'
 import type { Store, Tx } from '../../storage/store'
 import { checkLimit } from '../limits'
 import { flagNotFound } from '../not-found'
@@ -10,11 +11,7 @@ import { flagInProject, liveFlagInProject, withStage } from './flag-rules'
 
 export const TAG_TYPE_DEFAULT = 'simple'
 
-function invalid(message: string, path?: string): never {
-  throw new ValidationError(message, [path ? { message, path } : { message }])
-}
-
-/** The caller's project scope is checked before, in http/auth.ts: 403 for writes, 404 for reads. */
+/** The caller's project scope is checked before, in features/tokens/auth.ts: 403 for writes, 404 for reads. */
 function flagByName(tx: Pick<Tx, 'get'>, name: string): FlagRecord {
   const flag = tx.get('flags', name)
   if (!flag) throw flagNotFound(name)
@@ -31,7 +28,7 @@ export class RelationsService {
 
   async addTag(name: string, input: { type?: string; value: string }, caller: Caller): Promise<TagRecord> {
     const tag = { type: input.type ?? TAG_TYPE_DEFAULT, value: input.value.trim() }
-    if (tag.value.length < 2 || tag.value.length > 50) invalid('A tag value must be 2 to 50 characters long', '/value')
+    if (tag.value.length < 2 || tag.value.length > 50) throw ValidationError.at('/value', 'A tag value must be 2 to 50 characters long')
     return this.store.transact(actorOf(caller), (tx) => {
       const flag = flagByName(tx, name)
       if (flag.tags.some((t) => t.type === tag.type && t.value === tag.value)) {
@@ -65,14 +62,14 @@ export class RelationsService {
     const variants = [...new Set(input.variants ?? [])]
     await this.store.transact(actorOf(caller), (tx) => {
       const child = liveFlagInProject(tx, projectId, childName)
-      if (!enabled && variants.length > 0) invalid('variants can only be given when the parent must be enabled', '/variants')
-      if (input.feature === childName) invalid('A flag cannot depend on itself', '/feature')
+      if (!enabled && variants.length > 0) throw ValidationError.at('/variants', 'variants can only be given when the parent must be enabled')
+      if (input.feature === childName) throw ValidationError.at('/feature', 'A flag cannot depend on itself')
       const parent = tx.get('flags', input.feature)
-      if (!parent || parent.project !== projectId) invalid(`Parent flag "${input.feature}" does not exist in project "${projectId}"`, '/feature')
-      if (parent.archived) invalid(`Parent flag "${input.feature}" is archived`, '/feature')
-      if (parent.dependencies.length > 0) invalid(`"${input.feature}" depends on other flags itself and cannot be a parent`, '/feature')
+      if (!parent || parent.project !== projectId) throw ValidationError.at('/feature', `Parent flag "${input.feature}" does not exist in project "${projectId}"`)
+      if (parent.archived) throw ValidationError.at('/feature', `Parent flag "${input.feature}" is archived`)
+      if (parent.dependencies.length > 0) throw ValidationError.at('/feature', `"${input.feature}" depends on other flags itself and cannot be a parent`)
       if (tx.values('flags').some((flag) => flag.dependencies.some((d) => d.feature === childName))) {
-        invalid(`"${childName}" is a parent of other flags and cannot depend on another flag`, '/feature')
+        throw ValidationError.at('/feature', `"${childName}" is a parent of other flags and cannot depend on another flag`)
       }
       const dependency = { feature: input.feature, enabled, variants }
       const others = child.dependencies.filter((d) => d.feature !== input.feature)
@@ -119,7 +116,7 @@ export class RelationsService {
   async uncomplete(projectId: string, name: string, caller: Caller) {
     await this.store.transact(actorOf(caller), (tx) => {
       const flag = liveFlagInProject(tx, projectId, name)
-      if (flag.lifecycle.stage !== 'completed') invalid(`Flag "${name}" is not completed`)
+      if (flag.lifecycle.stage !== 'completed') throw ValidationError.at(undefined, `Flag "${name}" is not completed`)
       const enabledIn = Object.entries(flag.environments).filter(([, entry]) => entry.enabled).map(([environment]) => environment)
       const stage = enabledIn.some((environment) => tx.get('environments', environment)?.type === 'production')
         ? 'live'

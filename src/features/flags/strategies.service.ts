@@ -1,46 +1,27 @@
 /** Activation strategies and variants of a flag in one environment. */
 import { events } from '../../domain/events'
 import { NotFoundError, ValidationError } from '../../errors'
-import type { ConstraintRecord, FlagRecord, PayloadRecord, StrategyRecord, VariantRecord } from '../../storage/records'
+import type { ConstraintRecord, FlagRecord, StrategyRecord, VariantRecord } from './flags.records'
 import type { Store, Tx } from '../../storage/store'
 import { checkLimit } from '../limits'
 import { actorOf, type Caller } from '../tokens/permissions'
 import { flagInProject, liveFlagInProject, requireEnvironment } from './flag-rules'
 import { strategyView, variantView } from './flag-view'
 import { checkConstraint, checkParameters, checkPayload, distributeWeights, STRATEGY_NAMES } from './strategy-rules'
+import type { Static } from '@sinclair/typebox'
+import type { StrategyInput as StrategyInputSchema, VariantInput as VariantInputSchema } from './flags.model'
 
-export interface StrategyInput {
-  name: string
-  title?: string | null
-  disabled?: boolean | null
-  sortOrder?: number
-  segments?: number[]
-  constraints?: { contextName: string; operator: string; caseInsensitive?: boolean; inverted?: boolean; values?: string[]; value?: string }[]
-  variants?: { name: string; weight: number; weightType: 'variable' | 'fix'; stickiness: string; payload?: PayloadRecord }[]
-  parameters?: Record<string, string | number | boolean>
-}
-
-export interface VariantInput {
-  name: string
-  weight: number
-  weightType?: 'variable' | 'fix'
-  stickiness?: string
-  payload?: PayloadRecord
-  overrides?: { contextName: string; values: string[] }[]
-}
+export type StrategyInput = Static<typeof StrategyInputSchema>
+export type VariantInput = Static<typeof VariantInputSchema>
 
 export type StrategyView = ReturnType<typeof strategyView>
 export type VariantView = ReturnType<typeof variantView>
 
-function invalid(message: string, path: string): never {
-  throw new ValidationError(message, [{ message, path }])
-}
-
 function buildStrategy(input: StrategyInput, flagName: string, id: string, sortOrder: number): StrategyRecord {
   if (!(STRATEGY_NAMES as readonly string[]).includes(input.name)) {
-    invalid(`Unknown strategy "${input.name}"; use one of ${STRATEGY_NAMES.join(', ')}`, '/name')
+    throw ValidationError.at('/name', `Unknown strategy "${input.name}"; use one of ${STRATEGY_NAMES.join(', ')}`)
   }
-  if (input.segments && input.segments.length > 0) invalid(`Segment ${input.segments[0]} does not exist`, '/segments/0')
+  if (input.segments && input.segments.length > 0) throw ValidationError.at('/segments/0', `Segment ${input.segments[0]} does not exist`)
   // The schemas hold requests to these too; checked here as well so that no way in skips them.
   checkLimit('constraintsPerStrategy', input.constraints?.length ?? 0, '/constraints')
   input.constraints?.forEach((constraint, index) => checkLimit('valuesPerConstraint', constraint.values?.length ?? 0, `/constraints/${index}/values`))

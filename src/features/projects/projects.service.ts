@@ -1,6 +1,6 @@
 import { events } from '../../domain/events'
 import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
-import type { FeatureNaming, ProjectRecord } from '../../storage/records'
+import type { FeatureNaming, ProjectRecord } from './projects.records'
 import type { Store, Tx } from '../../storage/store'
 import { connectEnvironment } from '../environments/environments.service'
 import { checkLimit } from '../limits'
@@ -8,32 +8,14 @@ import { assertValidName } from '../names'
 import { projectNotFound } from '../not-found'
 import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
 import { checkFeatureNaming } from './naming-pattern'
+import type { Static } from '@sinclair/typebox'
+import type { CreateProject, Project, UpdateProject } from './projects.model'
 
 export const DEFAULT_PROJECT = 'default'
 
-export interface ProjectView {
-  id: string
-  name: string
-  description: string
-  createdAt: string
-  updatedAt: string | null
-  featureCount: number
-  environments: string[]
-  featureNaming: FeatureNaming | null
-}
-
-export interface CreateProjectInput {
-  id: string
-  name: string
-  description?: string
-  featureNaming?: FeatureNaming | null
-}
-
-export interface UpdateProjectInput {
-  name?: string
-  description?: string | null
-  featureNaming?: FeatureNaming | null
-}
+export type ProjectView = Static<typeof Project>
+export type CreateProjectInput = Static<typeof CreateProject>
+export type UpdateProjectInput = Static<typeof UpdateProject>
 
 function projectData(project: ProjectRecord) {
   return { id: project.id, name: project.name, description: project.description, featureNaming: project.featureNaming }
@@ -87,16 +69,11 @@ export class ProjectsService {
       .map((project) => this.view(project))
   }
 
-  /** The caller's project scope is checked before, in http/auth.ts. */
+  /** The caller's project scope is checked before, in features/tokens/auth.ts. */
   get(projectId: string): ProjectView {
     const project = this.store.reader.get('projects', projectId)
     if (!project) throw projectNotFound(projectId)
     return this.view(project)
-  }
-
-  /** The project's naming pattern, if it exists and has one. */
-  namingOf(projectId: string): FeatureNaming | null {
-    return this.store.reader.get('projects', projectId)?.featureNaming ?? null
   }
 
   async create(input: CreateProjectInput, caller: Caller): Promise<ProjectView> {

@@ -1,6 +1,6 @@
 /** Permission names as Unleash spells them, and which token roles hold which. */
 import type { Actor } from '../../domain/events'
-import type { TokenRole } from '../../storage/records'
+import type { TokenRole } from './tokens.records'
 
 export const PERMISSIONS = [
   'NONE',

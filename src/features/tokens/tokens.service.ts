@@ -1,11 +1,13 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { AuthenticationRequired, NameExistsError, NotFoundError, ValidationError } from '../../errors'
-import type { ApiTokenRecord, TokenRole, TokenType } from '../../storage/records'
+import type { ApiTokenRecord, TokenType } from './tokens.records'
 import { events, SYSTEM_ACTOR } from '../../domain/events'
 import type { Store } from '../../storage/store'
 import { checkLimit, RecordCount } from '../limits'
 import { nameProblem } from '../names'
 import { actorOf, type Caller } from './permissions'
+import type { Static } from '@sinclair/typebox'
+import type { CreateToken, Token } from './tokens.model'
 
 /** Unleash gives its bootstrap admin tokens this user id; we do the same. */
 export const BOOTSTRAP_USER_ID = -42
@@ -30,25 +32,8 @@ export function tokenNameProblem(name: string): string | null {
   return null
 }
 
-export interface CreateTokenInput {
-  tokenName: string
-  type: string
-  role?: TokenRole
-  projects?: string[]
-  project?: string
-  environment?: string
-  expiresAt?: string
-}
-
-export interface TokenView {
-  tokenName: string
-  type: TokenType
-  role: TokenRole
-  projects: string[]
-  environment: string
-  createdAt: string
-  expiresAt: string | null
-}
+export type CreateTokenInput = Static<typeof CreateToken>
+export type TokenView = Static<typeof Token>
 
 function hashSecret(secret: string): string {
   return createHash('sha256').update(secret).digest('hex')
@@ -124,7 +109,7 @@ export class TokensService {
 
   async create(input: CreateTokenInput, caller: Caller): Promise<TokenView & { secret: string }> {
     const nameIssue = tokenNameProblem(input.tokenName)
-    if (nameIssue) throw new ValidationError(nameIssue, [{ message: nameIssue, path: '/tokenName' }])
+    if (nameIssue) throw ValidationError.at('/tokenName', nameIssue)
     const type = input.type.toLowerCase() as TokenType
     if (!['admin', 'client', 'frontend'].includes(type)) {
       throw new ValidationError(`Token type must be admin, client or frontend, got "${input.type}"`, [

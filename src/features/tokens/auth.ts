@@ -8,11 +8,11 @@
  * (`NONE`) of another project answers as if the project, or the flag, did not exist.
  */
 import { Elysia } from 'elysia'
-import { AppError, NoAccessError } from '../errors'
-import { flagNotFound, projectNotFound } from '../features/not-found'
-import { callerSeesProject, roleHasPermission, type Caller, type Permission } from '../features/tokens/permissions'
-import type { TokensService } from '../features/tokens/tokens.service'
-import { noteTokenName } from './request-log'
+import { AppError, NoAccessError } from '../../errors'
+import { noteTokenName } from '../../http/request-log'
+import { flagNotFound, projectNotFound } from '../not-found'
+import { callerSeesProject, roleHasPermission, type Caller, type Permission } from './permissions'
+import type { TokensService } from './tokens.service'
 
 /**
  * What a route declares: a permission, or for a read that lists what a project holds, the
@@ -23,6 +23,9 @@ import { noteTokenName } from './request-log'
 export type RouteAuth = Permission | { permission: Permission; outOfScope: () => unknown }
 
 type Params = Record<string, string | undefined>
+
+/** The `auth` macro every controller uses (see http/plugins.ts controllerBase). */
+export type Authorization = ReturnType<typeof authorization>
 
 export function authorization(tokens: Pick<TokensService, 'authenticate'>, projectOfFlag: (name: string) => string | undefined) {
   const callers = new WeakMap<Request, Caller>()
