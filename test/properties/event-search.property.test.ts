@@ -4,6 +4,7 @@
  * the contract (§5) on its own, sharing no code with the service.
  */
 import { afterAll, describe, expect, test } from 'bun:test'
+import { parseEventQuery } from '../../src/features/events/event-query'
 import { EventsService, type EventsOptions } from '../../src/features/events/events.service'
 import type { EventRecord } from '../../src/storage/records'
 import type { CommitListener } from '../../src/storage/store'
@@ -151,7 +152,7 @@ async function indexed(service: EventsService) {
 }
 
 async function search(service: EventsService, params: URLSearchParams) {
-  const page = await service.search(params, ADMIN)
+  const page = await service.search(parseEventQuery(Object.fromEntries(params)), ADMIN)
   const body = JSON.parse(new TextDecoder().decode(page.body)) as { events: EventRecord[]; total: number }
   expect(body.total).toBe(page.total)
   return { ids: body.events.map((event) => event.id), total: body.total, plan: page.plan }
