@@ -57,8 +57,18 @@ export class EventsService {
     })
   }
 
+  /**
+   * Whether searches can be answered without waiting for the log to load: once it is loaded, and
+   * also before anything asked for it (a search then starts the worker and waits for it).
+   * `main.ts` calls `load()` as it starts listening, so `/ready` waits for the log there.
+   */
   get ready(): boolean {
-    return this.loaded
+    return this.loaded || this.loading === null
+  }
+
+  /** Whether the worker has been started (by a search or `load()`). */
+  get started(): boolean {
+    return this.loading !== null
   }
 
   /** Whether the text index covers the log; searches are exact either way. */

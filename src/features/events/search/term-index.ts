@@ -10,12 +10,12 @@
  * MiniSearch's radix tree could answer prefixes, but not ends or insides of terms, and a prefix of a
  * common term must be known to be common, so every partial token goes through that string.
  *
- * Built in steps after loading: every event's terms are counted, each block's document gathering
- * the terms still rare when it was counted; then the documents go to MiniSearch without the terms
- * that turned out common. From then on each block is indexed as it
- * fills, by the counts of that moment: a term that becomes common later is no longer added (its
- * earlier blocks stay, unused), and queries treat it as common, so what MiniSearch holds for a rare
- * term is always complete. The last, partial block is not in MiniSearch: the planner scans it.
+ * Built in steps after loading: every event's terms are counted, each block gathering the terms
+ * still rare when it was counted; then the blocks go to MiniSearch without the terms that turned out
+ * common. From then on each block is indexed as it fills, by the counts of that moment: a term that
+ * becomes common later is no longer added (its earlier blocks stay, unused), and queries treat it as
+ * common, so what MiniSearch holds for a rare term is always complete. The last, partial block is
+ * not in MiniSearch: the planner scans it.
  */
 import MiniSearch from 'minisearch'
 import { queryTokens, tokenize } from './event-tokens'
