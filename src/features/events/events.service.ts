@@ -46,12 +46,20 @@ export class EventsService {
   private pending: { id: number; line: string }[] = []
   private streaming = false
   private closed = false
+  /**
+   * The last event of the last commit made durable. The store's own `lastEventId` also counts a
+   * commit still being written (or about to be undone): a worker started meanwhile reads the log
+   * up to this id, and hears of that commit when it completes.
+   */
+  private committedId: number
 
   constructor(
     private readonly store: EventSource,
     private readonly options: EventsOptions = {},
   ) {
+    this.committedId = store.lastEventId
     store.onCommit((events, lines) => {
+      this.committedId = events.at(-1)?.id ?? this.committedId
       if (this.streaming) this.post({ type: 'append', lines: [...lines] })
       else if (this.loading) this.pending.push(...events.map((event, i) => ({ id: event.id, line: lines[i] })))
     })
@@ -86,7 +94,7 @@ export class EventsService {
     if (this.closed) throw new Error('event search closed')
     const worker = startWorker('features/events/search/event-search.worker')
     this.worker = worker
-    const lastId = this.store.lastEventId
+    const lastId = this.committedId
     const path = this.store.eventLogPath
     const loaded = new Promise<void>((resolve, reject) => {
       worker.onmessage = (message: MessageEvent<EventSearchReply>) => {
