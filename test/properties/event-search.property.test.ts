@@ -198,3 +198,21 @@ describe('event search equals a brute-force filter', () => {
     expect((await search(service, new URLSearchParams({ query: 'NEW-WOR' }))).ids).toEqual([21])
   })
 })
+
+describe('the worker started while a commit is being written', () => {
+  test('a commit counted by the store but not yet durable when the worker starts is searchable once it completes', async () => {
+    const events = randomEvents(seededRandom(11), 30)
+    const durable = events.slice(0, 29)
+    let listener: CommitListener = () => {}
+    // The store already counts event 30 (its commit is being written) but its log holds 29 events.
+    const store = { lastEventId: 29, eventLogPath: null, readEvents: async (onEvent: (event: EventRecord) => void) => durable.forEach(onEvent), onCommit: (fn: CommitListener) => (listener = fn) }
+    const service = new EventsService(store, {})
+    services.push(service)
+    store.lastEventId = 30
+    const loading = service.load()
+    listener([events[29]], [JSON.stringify(events[29])])
+    await loading
+    const found = await search(service, new URLSearchParams({ limit: '1000' }))
+    expect(found.ids).toEqual(events.map((event) => event.id).reverse())
+  })
+})
