@@ -12,12 +12,6 @@ import { COLLECTIONS } from '../src/services'
 
 const SRC = resolve(import.meta.dir, '../src')
 
-/**
- * Known violations left to the events part of issue 11 (the search worker moving into
- * features/events/, search-engine.ts split): remove these once that work is merged.
- */
-const KNOWN_EXCEPTIONS = ['features/events/search-engine.ts', 'workers/event-search.messages.ts → features/events/event-query.ts']
-const unknown = (found: string[]) => found.filter((text) => !KNOWN_EXCEPTIONS.some((known) => text.includes(known)))
 const MAX_LINES = 400
 
 function sourceFiles(dir: string): string[] {
@@ -112,7 +106,7 @@ describe('the import graph of src/', () => {
     const described = cycles(edges).map((cycle) =>
       cycle.slice(1).map((to, i) => why.get(`${cycle[i]} ${to}`)).join('; '),
     )
-    expect(unknown(described)).toEqual([])
+    expect(described).toEqual([])
   })
 
   test('the layers point one way: storage and http import no feature, storage imports nothing from http', () => {
@@ -143,6 +137,6 @@ describe('the import graph of src/', () => {
       .map((file) => ({ file: rel(file), lines: readFileSync(file, 'utf8').split('\n').length }))
       .filter(({ lines }) => lines > MAX_LINES)
       .map(({ file, lines }) => `${file}: ${lines}`)
-    expect(unknown(long)).toEqual([])
+    expect(long).toEqual([])
   })
 })

@@ -145,7 +145,6 @@ export async function makeApi(
   const api = new Api(app, services, options.dataDir ?? null)
   await api.loadLog()
   await initialise(services, options.adminTokens ?? [ADMIN_SECRET])
-  await services.events.load()
   return api
 }
 
