@@ -6,7 +6,9 @@ import { createHash } from 'node:crypto'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, openSync, writeSync, closeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { emptyState, type EventRecord, type FlagRecord } from '../src/storage/records'
+import { emptyState, type EventRecord } from '../src/storage/records'
+import { COLLECTIONS } from '../src/services'
+import { type FlagRecord } from '../src/features/flags/flags.records'
 import { EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../src/services'
 
 export const ROOT = join(import.meta.dir, '..')
@@ -117,7 +119,7 @@ export function seedDataDir(dir: string, options: { events: number; flags: numbe
   }
   writeSync(fd, buffer)
   closeSync(fd)
-  const state = emptyState()
+  const state = emptyState(COLLECTIONS)
   const created = new Date(start).toISOString()
   state.lastEventId = options.events
   state.commitSeq = 1

@@ -6,7 +6,7 @@
  */
 import { heapStats } from 'bun:jsc'
 import { parseArgs } from 'node:util'
-import { EventSearchEngine } from '../src/features/events/search-engine'
+import { EventSearchEngine } from '../src/features/events/search/search-engine'
 import { random, syntheticEvent } from './lib'
 
 const { values } = parseArgs({ options: { events: { type: 'string', default: '1000000' } } })

@@ -22,8 +22,9 @@ import { parseArgs } from 'node:util'
 import { createApp } from '../src/app'
 import { createServices, initialise, openStore, stopWorkers } from '../src/services'
 import { STATE_FILE } from '../src/storage/files'
-import type { ApiTokenRecord, StateDoc } from '../src/storage/records'
-import { SYSTEM_ACTOR } from '../src/storage/store'
+import type { ApiTokenRecord } from '../src/features/tokens/tokens.records'
+import type { StateDoc } from '../src/storage/records'
+import { SYSTEM_ACTOR } from '../src/domain/events'
 import { fmt, median, removeDir, SECRET, seedDataDir, startServer, table, tempDataDir } from './lib'
 
 const { values } = parseArgs({

@@ -3,37 +3,38 @@ import { Elysia, t } from 'elysia'
 import type { Config } from './config'
 import { Logger } from './log'
 import { metricsRoute, Metrics } from './http/metrics'
-import { requestLogging } from './http/request-log'
+import { clientAddress, requestLogging } from './http/request-log'
 import { swaggerUi } from './http/swagger-ui'
-import { environmentsController } from './features/environments/environments.controller'
-import { eventsController } from './features/events/events.controller'
-import { flagsController } from './features/flags/flags.controller'
-import { relationsController } from './features/flags/relations.controller'
-import { strategiesController } from './features/flags/strategies.controller'
-import { projectsController } from './features/projects/projects.controller'
-import { tokensController } from './features/tokens/tokens.controller'
-import { authorization } from './http/auth'
+import { authorization, unknownApiPath } from './features/tokens/auth'
 import { bodyHandling } from './http/body'
 import { ServiceStarting, StoreFailedError } from './errors'
 import { errorHandling } from './http/errors'
 import { errors } from './http/schemas'
-import { openApi } from './http/openapi'
+import { OPENAPI_PATH, openApiDocument } from './http/openapi'
 import { ELYSIA_CONFIG } from './http/plugins'
-import type { Services } from './services'
+import { FEATURES, type Services } from './services'
 
 export const API_VERSION = '0.1.0'
 
 
-export function createApp(services: Services, config: Pick<Config, 'bodyLimit'>, log: Logger = new Logger('silent')) {
+/** What only the server knows about a request (main.ts gives it; `app.handle` alone has no socket). */
+export interface ServerHooks {
+  /** The socket's peer address, for the request log. */
+  socketAddress?: (request: Request) => string | undefined
+}
+
+export function createApp(
+  services: Services,
+  config: Pick<Config, 'bodyLimit'> & Partial<Pick<Config, 'trustProxy'>>,
+  log: Logger = new Logger('silent'),
+  server: ServerHooks = {},
+) {
   const auth = authorization(services.tokens, (name) => services.store.reader.get('flags', name)?.project)
-  // The OpenAPI route reads the document the swagger plugin derives from this very app.
-  const root: { handle: (request: Request) => Promise<Response> } = { handle: () => Promise.reject(new Error('app not built')) }
   const metrics = new Metrics(services.store)
   const app = new Elysia(ELYSIA_CONFIG)
-    .use(requestLogging(log, metrics))
-    .use(errorHandling(log))
+    .use(requestLogging(log, metrics, clientAddress(server.socketAddress, config.trustProxy ?? false)))
+    .use(errorHandling(log, unknownApiPath(services.tokens)))
     .use(swaggerUi('Feature flag admin API'))
-    .use(openApi({ title: 'Feature flag admin API', version: API_VERSION, description: 'An Unleash-compatible admin API for feature flags, stored in local JSON files.' }, (request) => root.handle(request)))
     .use(bodyHandling(config.bodyLimit))
     .get('/health', () => ({ health: 'GOOD' }), {
       response: { 200: t.Object({ health: t.String({ description: 'GOOD while the process serves requests' }) }, { description: 'Liveness' }) },
@@ -58,15 +59,14 @@ export function createApp(services: Services, config: Pick<Config, 'bodyLimit'>,
       detail: { operationId: 'getReady', summary: 'Is the store loaded', tags: ['Operational'] },
     })
     .use(metricsRoute(metrics))
-    .use(projectsController(services.projects, services.environments, auth))
-    .use(environmentsController(services.environments, auth))
-    .use(flagsController(services.flags, auth))
-    .use(strategiesController(services.strategies, auth))
-    .use(relationsController(services.relations, auth))
-    .use(eventsController(services.events, auth))
-    .use(tokensController(services.tokens, auth))
-  root.handle = (request) => app.handle(request)
-  return app
+  for (const feature of FEATURES) for (const controller of feature.controllers(services, auth)) app.use(controller)
+  // Made once every route is declared, from the routes themselves.
+  const document = openApiDocument(app, {
+    title: 'Feature flag admin API',
+    description: 'An Unleash-compatible admin API for feature flags, stored in local JSON files.',
+    version: API_VERSION,
+  })
+  return app.get(OPENAPI_PATH, () => document, { detail: { hide: true } })
 }
 
 export type App = ReturnType<typeof createApp>

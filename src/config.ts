@@ -17,6 +17,8 @@ export interface Config {
   logLevel: LogLevel
   /** `CHECKPOINT_AFTER_BYTES`: journal size that triggers a new checkpoint (8 MiB; tests make it small). */
   checkpointAfterBytes: number
+  /** `TRUST_PROXY`: log the client address a reverse proxy sends in X-Forwarded-For, not the proxy's. */
+  trustProxy: boolean
 }
 
 export class ConfigError extends Error {
@@ -65,6 +67,7 @@ export function readConfig(env: Record<string, string | undefined>, cwd = proces
     initAdminTokens,
     logLevel: logLevel(env.LOG_LEVEL),
     checkpointAfterBytes: integer(env, 'CHECKPOINT_AFTER_BYTES', 8 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    trustProxy: boolean(env, 'TRUST_PROXY', false),
   }
 }
 

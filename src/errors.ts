@@ -31,6 +31,11 @@ export abstract class AppError extends Error {
 export class ValidationError extends AppError {
   readonly status = 400
   readonly errorName = 'ValidationError'
+
+  /** One problem, at `path` (a JSON pointer into the body, or `/<param>` for a parameter) when there is one. */
+  static at(path: string | undefined, message: string): ValidationError {
+    return new ValidationError(message, [path === undefined ? { message } : { message, path }])
+  }
 }
 
 export class AuthenticationRequired extends AppError {

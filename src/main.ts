@@ -52,7 +52,7 @@ async function main() {
   for (const { projectId, pattern, problem } of services.patterns.unusable()) {
     log.warn('naming pattern cannot be used; names checked against it are refused until it is saved again', { project: projectId, pattern, problem })
   }
-  const app = createApp(services, config, log)
+  const app = createApp(services, config, log, { socketAddress: (request) => server.requestIP(request)?.address })
   // Bun's own body limit resets the connection; ours answers 413 with JSON, so Bun's is set out of the way.
   const server = Bun.serve({
     port: config.port,

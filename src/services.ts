@@ -4,30 +4,57 @@ import { Memory } from 'lowdb'
 import { JsonLinesEventLog, MemoryEventLog } from './storage/event-log'
 import { AtomicJsonFile, EVENTS_FILE, JOURNAL_FILE, probeDataDir, realFileSystem, STATE_FILE, type FileSystem } from './storage/files'
 import { JsonLinesJournal, MemoryJournal } from './storage/state-journal'
-import type { StateDoc } from './storage/records'
-import { Store, SYSTEM_ACTOR } from './storage/store'
-import { connectEnvironment, EnvironmentsService } from './features/environments/environments.service'
+import type { AnyElysia } from 'elysia'
+import type { CollectionDefinition, StateDoc } from './storage/records'
+import { Store } from './storage/store'
+import { SYSTEM_ACTOR } from './domain/events'
+import { environmentsController } from './features/environments/environments.controller'
+import { environmentsCollection } from './features/environments/environments.records'
+import { createEnvironment, EnvironmentsService } from './features/environments/environments.service'
+import { eventsController } from './features/events/events.controller'
 import { EventsService } from './features/events/events.service'
+import { flagsController } from './features/flags/flags.controller'
+import { flagsCollection } from './features/flags/flags.records'
 import { FlagsService } from './features/flags/flags.service'
+import { relationsController } from './features/flags/relations.controller'
 import { RelationsService } from './features/flags/relations.service'
+import { strategiesController } from './features/flags/strategies.controller'
 import { StrategiesService } from './features/flags/strategies.service'
 import { NamingPatterns } from './features/projects/naming-pattern'
-import { DEFAULT_PROJECT, ProjectsService } from './features/projects/projects.service'
+import { projectsController } from './features/projects/projects.controller'
+import { projectsCollection } from './features/projects/projects.records'
+import { createProject, DEFAULT_PROJECT, ProjectsService } from './features/projects/projects.service'
+import type { Authorization } from './features/tokens/auth'
+import { tokensController } from './features/tokens/tokens.controller'
+import { tokensCollection } from './features/tokens/tokens.records'
 import { TokensService } from './features/tokens/tokens.service'
 
-export interface Services {
-  store: Store
-  patterns: NamingPatterns
-  tokens: TokensService
-  projects: ProjectsService
-  environments: EnvironmentsService
-  flags: FlagsService
-  strategies: StrategiesService
-  relations: RelationsService
-  events: EventsService
+export { EVENTS_FILE, JOURNAL_FILE, STATE_FILE }
+
+/** A feature as the application sees it: the collections it keeps in the state document and its routes. */
+export interface Feature {
+  collections?: readonly CollectionDefinition[]
+  controllers: (services: Services, auth: Authorization) => readonly AnyElysia[]
 }
 
-export { EVENTS_FILE, JOURNAL_FILE, STATE_FILE }
+/**
+ * Every feature, listed once: app.ts serves their controllers in this order, and the store is
+ * opened with their collections (state.json holds them in this order). A new feature adds its
+ * entry here, and its service, if it has one, to `createServices` below.
+ */
+export const FEATURES: readonly Feature[] = [
+  { collections: [projectsCollection], controllers: (s, auth) => [projectsController(s.projects, s.environments, auth)] },
+  { collections: [environmentsCollection], controllers: (s, auth) => [environmentsController(s.environments, auth)] },
+  {
+    collections: [flagsCollection],
+    controllers: (s, auth) => [flagsController(s.flags, auth), strategiesController(s.strategies, auth), relationsController(s.relations, auth)],
+  },
+  { controllers: (s, auth) => [eventsController(s.events, auth)] },
+  { collections: [tokensCollection], controllers: (s, auth) => [tokensController(s.tokens, auth)] },
+]
+
+/** The collections of the state document, from the features that own them. */
+export const COLLECTIONS: readonly CollectionDefinition[] = FEATURES.flatMap((feature) => feature.collections ?? [])
 
 export interface StoreOptions {
   sync: boolean
@@ -40,7 +67,7 @@ export interface StoreOptions {
 /** Opens the store on `dataDir`, or in memory when `dataDir` is null (tests, throwaway runs). */
 export async function openStore(dataDir: string | null, options: StoreOptions = { sync: true }): Promise<Store> {
   if (dataDir === null) {
-    return Store.open({ checkpoint: new Memory<StateDoc>(), journal: new MemoryJournal(), events: new MemoryEventLog() })
+    return Store.open({ checkpoint: new Memory<StateDoc>(), journal: new MemoryJournal(), events: new MemoryEventLog() }, { collections: COLLECTIONS })
   }
   const checkpointPath = join(dataDir, STATE_FILE)
   const fs = options.fs ?? realFileSystem
@@ -53,11 +80,12 @@ export async function openStore(dataDir: string | null, options: StoreOptions = 
       dataDir,
       probe: (bytes) => probeDataDir(dataDir, fs, bytes),
     },
-    { checkpointAfterBytes: options.checkpointAfterBytes },
+    { collections: COLLECTIONS, checkpointAfterBytes: options.checkpointAfterBytes },
   )
 }
 
-export function createServices(store: Store): Services {
+/** Every service, built over the one store: a feature with a service adds it here. */
+export function createServices(store: Store) {
   const patterns = new NamingPatterns(store)
   return {
     store,
@@ -72,6 +100,8 @@ export function createServices(store: Store): Services {
   }
 }
 
+export type Services = ReturnType<typeof createServices>
+
 /** Stops the workers; the store is closed separately (see Store.close). */
 export function stopWorkers(services: Pick<Services, 'events'>): void {
   services.events.close()
@@ -84,28 +114,11 @@ export function stopWorkers(services: Pick<Services, 'events'>): void {
 export async function initialise(services: Services, initAdminTokens: readonly string[]): Promise<string | null> {
   const { store } = services
   if (store.state.lastEventId === 0 && Object.keys(store.state.projects).length === 0) {
+    // One commit, so that a crash leaves either all of it or nothing (and the next start seeds again).
     await store.transact(SYSTEM_ACTOR, (tx) => {
-      const now = tx.now
-      for (const environment of [
-        { name: 'development', type: 'development', sortOrder: 100, createdAt: now },
-        { name: 'production', type: 'production', sortOrder: 200, createdAt: now },
-      ]) {
-        tx.put('environments', environment.name, environment)
-        tx.appendEvent({ type: 'environment-created', environment: environment.name, data: environment })
-      }
-      const project = {
-        id: DEFAULT_PROJECT,
-        name: 'Default',
-        description: 'Default project',
-        createdAt: now,
-        updatedAt: null,
-        environments: [],
-        featureNaming: null,
-      }
-      tx.put('projects', project.id, project)
-      tx.appendEvent({ type: 'project-created', project: project.id, data: { id: project.id, name: project.name, description: project.description, featureNaming: null } })
-      connectEnvironment(tx, project.id, 'development')
-      connectEnvironment(tx, project.id, 'production')
+      createEnvironment(tx, { name: 'development', type: 'development', sortOrder: 100 })
+      createEnvironment(tx, { name: 'production', type: 'production', sortOrder: 200 })
+      createProject(tx, { id: DEFAULT_PROJECT, name: 'Default', description: 'Default project', featureNaming: null })
     })
   }
   return services.tokens.bootstrap(initAdminTokens)

@@ -108,9 +108,6 @@ export class Api {
       body = JSON.stringify(options.body)
     }
     Object.assign(headers, options.headers)
-    // main.ts loads the event log at start; here it loads on the first search, or before /ready,
-    // which tells whether it is loaded.
-    if (path.startsWith('/ready')) await this.services.events.load()
     const response = await this.app.handle(new Request(`http://localhost${path}`, { method, headers, body }))
     const text = await response.text()
     let parsed: unknown = undefined
@@ -236,8 +233,6 @@ export async function makeApi(
   openApps.add(api)
   await api.loadLog()
   await initialise(services, adminTokens)
-  // The search worker starts on the first search (EventsService.search loads it): most tests never
-  // search, and a worker per test was a third of the suite's time.
   return api
 }
 

@@ -302,6 +302,38 @@ describe('the five operations of the seed', () => {
   })
 })
 
+describe('what the document tells readers', () => {
+  test('no description or summary sends readers to a document they do not have (the seed, the contract, an issue)', () => {
+    const found: string[] = []
+    const walk = (value: unknown, path: string) => {
+      if (Array.isArray(value)) value.forEach((item, index) => walk(item, `${path}/${index}`))
+      else if (value !== null && typeof value === 'object') {
+        for (const [key, child] of Object.entries(value)) {
+          if ((key === 'description' || key === 'summary') && typeof child === 'string' && /\bseed\b|contract|§|\bissue \d/i.test(child)) found.push(`${path}/${key}: ${child}`)
+          walk(child, `${path}/${key}`)
+        }
+      }
+    }
+    walk(spec, '')
+    expect(found).toEqual([])
+  })
+
+  test('the event type of search answers lists every type the service wrote', async () => {
+    const eventSchema = resolve(resolve(resolve(spec.components.schemas.eventSearchResponseSchema).properties.events).items)
+    const documented: string[] = resolve(eventSchema.properties.type).enum
+    expect(new Set(documented).size).toBe(documented.length)
+    await api.createProject('doc-events')
+    await api.createFlag('doc-events', 'doc-flag')
+    await api.toggle('doc-events', 'doc-flag', 'development', true)
+    await api.patchFlag('doc-events', 'doc-flag', [{ op: 'replace', path: '/stale', value: true }])
+    await api.post('/api/admin/features/doc-flag/tags', { value: 'documented' })
+    await api.delete('/api/admin/projects/doc-events/features/doc-flag')
+    const written = (await api.searchEvents('?limit=1000')).body.events.map((event: { type: string }) => event.type)
+    expect(written.length).toBeGreaterThanOrEqual(10)
+    expect(written.filter((type: string) => !documented.includes(type))).toEqual([])
+  })
+})
+
 describe('GET /swagger', () => {
   test('answers the Swagger UI as HTML that loads /swagger/json', async () => {
     const response = await api.get('/swagger', { token: null })

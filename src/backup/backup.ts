@@ -11,10 +11,10 @@
 import { closeSync, existsSync, fsyncSync, openSync, writeSync } from 'node:fs'
 import { lstat, mkdir, mkdtemp, open, readdir, readFile, rename, rm, rmdir, stat, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
-import { openStore } from '../services'
+import { COLLECTIONS, openStore } from '../services'
 import { EVENTS_FILE, JOURNAL_FILE, readLines, STATE_FILE, StoreLoadError } from '../storage/files'
 import { DataDirLock, LOCK_FILE } from '../storage/lock'
-import { collection, COLLECTIONS, type StateDoc } from '../storage/records'
+import { collection, type StateDoc } from '../storage/records'
 import { replayJournal, type JournalEntry } from '../storage/state-journal'
 
 export const BACKUP_FORMAT = 'flagstore-backup'
@@ -36,7 +36,7 @@ async function readState(dataDir: string): Promise<StateDoc> {
     await readLines(join(dataDir, JOURNAL_FILE), (line) => {
       entries.push(JSON.parse(line))
     })
-    for (const key of COLLECTIONS) state[key] = collection<unknown>(state[key]) as never
+    for (const { name: key } of COLLECTIONS) state[key] = collection<unknown>(state[key]) as never
     if (replayJournal(state, entries)) return state
   }
   throw new Error(`${dataDir}: the state kept changing under the backup; try again`)

@@ -41,7 +41,7 @@ export function checkLimit(limit: LimitName, count: number, path: string): void 
   const { max, what } = LIMITS[limit]
   if (count <= max) return
   const message = `Limit reached: at most ${max.toLocaleString('en-US')} ${what} (${limit}); this would make ${count.toLocaleString('en-US')}`
-  throw new ValidationError(message, [{ message, path }])
+  throw ValidationError.at(path, message)
 }
 
 /**

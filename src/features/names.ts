@@ -17,5 +17,5 @@ export function nameProblem(name: string, what: string): string | null {
 
 export function assertValidName(name: string, what: string, path = '/name'): void {
   const problem = nameProblem(name, what)
-  if (problem) throw new ValidationError(problem, [{ message: problem, path }])
+  if (problem) throw ValidationError.at(path, problem)
 }

@@ -1,6 +1,6 @@
 /**
  * The 404s for a flag or project that does not exist. A project the caller may not see answers
- * exactly the same (http/auth.ts), so the answer never tells whether it exists.
+ * exactly the same (features/tokens/auth.ts), so the answer never tells whether it exists.
  */
 import { NotFoundError } from '../errors'
 

@@ -33,7 +33,7 @@ function validationDetails(error: ElysiaValidationError): ErrorDetail[] {
 const where: Record<string, string> = { body: 'request body', query: 'query string', params: 'path', headers: 'headers', cookie: 'cookies' }
 
 /** Maps anything thrown while answering a request to the error body; 5xx details go to the log only. */
-export function toAppErrorResponse(code: unknown, error: unknown, request: Request, log: Logger): Response {
+export function toAppErrorResponse(code: unknown, error: unknown, request: Request, log: Logger, unknownRoute?: UnknownRoute): Response {
   if (error instanceof AppError) return errorResponse(error)
   if (code === 'PARSE') {
     const cause = (error as { cause?: unknown }).cause
@@ -64,7 +64,7 @@ export function toAppErrorResponse(code: unknown, error: unknown, request: Reque
   }
   if (code === 'NOT_FOUND') {
     const path = new URL(request.url).pathname
-    return errorResponse(new NotFoundError(`No route for ${request.method} ${path}`))
+    return errorResponse(unknownRoute?.(request, path) ?? new NotFoundError(`No route for ${request.method} ${path}`))
   }
   const status = (error as { status?: unknown }).status
   if (typeof status === 'number' && status >= 400 && status < 500) {
@@ -88,9 +88,12 @@ function internalError(error: unknown, request: Request, log: Logger): Response 
   })
 }
 
-export function errorHandling(log: Logger) {
+/** What to answer instead of 404 for a path no route matched (http/auth.ts: 401 under /api without a token). */
+export type UnknownRoute = (request: Request, path: string) => AppError | undefined
+
+export function errorHandling(log: Logger, unknownRoute?: UnknownRoute) {
   return new Elysia({ name: 'error-handling' }).onError({ as: 'global' }, ({ code, error, request }) => {
-    const response = toAppErrorResponse(code, error, request, log)
+    const response = toAppErrorResponse(code, error, request, log, unknownRoute)
     noteStatus(request, response.status)
     return response
   })

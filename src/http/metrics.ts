@@ -1,90 +1,170 @@
 /**
- * Prometheus metrics at `/internal-backstage/prometheus` (the path Unleash uses), in the text
- * exposition format: requests and their durations per route and status, commit latency, and
- * gauges of events, flags, projects and tokens read from the store when scraped.
+ * Prometheus metrics at `/internal-backstage/prometheus` (the path Unleash uses), made with
+ * prom-client (which Unleash uses too, so the process metrics have the names Unleash's and Node's
+ * dashboards expect). Names follow Prometheus' conventions and, like Unleash's, have no prefix:
+ * base units (`_seconds`, `_bytes`), `_total` only on counters.
+ *
+ * - per request: `http_requests_total{method,route,status}` and `http_request_duration_seconds{method,route}`;
+ * - per commit: `store_commit_duration_seconds` and `events_written_total`;
+ * - read from the store when scraped: `event_log_events`, `feature_flags{state}`, `projects`, `api_tokens`;
+ * - the process: prom-client's default metrics that tell the truth on Bun (see NOT_ON_BUN).
  */
 import { Elysia, t } from 'elysia'
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { Store } from '../storage/store'
 
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
 
-class Histogram {
-  private readonly series = new Map<string, { labels: string; buckets: number[]; sum: number; count: number }>()
+/**
+ * prom-client's default metrics that Bun does not back with real figures, checked on Bun 1.4:
+ * VmData, which prom-client reports as the heap, is gigabytes of address space Bun reserves;
+ * `heapTotal` comes out smaller than `heapUsed`; heap spaces are all zero; active handles,
+ * requests and resources are always empty lists; no GC entries reach a PerformanceObserver; and the
+ * "Node.js version" is the one Bun claims to be compatible with. Everything else is real: CPU
+ * time, resident and virtual memory, open and maximum file descriptors, start time, the JS heap in
+ * use, external memory and event-loop delay.
+ */
+export const NOT_ON_BUN = [
+  'process_heap_bytes',
+  'nodejs_heap_size_total_bytes',
+  'nodejs_heap_space_size_total_bytes',
+  'nodejs_heap_space_size_used_bytes',
+  'nodejs_heap_space_size_available_bytes',
+  'nodejs_active_resources',
+  'nodejs_active_resources_total',
+  'nodejs_active_handles',
+  'nodejs_active_handles_total',
+  'nodejs_active_requests',
+  'nodejs_active_requests_total',
+  'nodejs_gc_duration_seconds',
+  'nodejs_version_info',
+]
 
-  constructor(private readonly bounds: number[]) {}
+/**
+ * The process's metrics belong to the process, not to an app: made once and shared by every app
+ * in it (a test run makes hundreds, and each set of default metrics keeps an event-loop monitor).
+ * The metrics Bun does not back are left out of the answer rather than unregistered, because
+ * prom-client sets some metrics from another's collect (the JS heap in use from the heap total's).
+ */
+let processRegistry: Registry | undefined
+const hidden = new Set(NOT_ON_BUN)
 
-  observe(labels: string, value: number) {
-    let series = this.series.get(labels)
-    if (!series) this.series.set(labels, (series = { labels, buckets: this.bounds.map(() => 0), sum: 0, count: 0 }))
-    for (let i = 0; i < this.bounds.length; i++) if (value <= this.bounds[i]) series.buckets[i]++
-    series.sum += value
-    series.count++
+function processRegistryOnce(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry()
+    collectDefaultMetrics({ register: processRegistry })
   }
-
-  render(name: string, help: string): string[] {
-    const lines = [`# HELP ${name} ${help}`, `# TYPE ${name} histogram`]
-    for (const { labels, buckets, sum, count } of this.series.values()) {
-      const prefix = labels ? `${labels},` : ''
-      this.bounds.forEach((bound, i) => lines.push(`${name}_bucket{${prefix}le="${bound}"} ${buckets[i]}`))
-      lines.push(`${name}_bucket{${prefix}le="+Inf"} ${count}`)
-      lines.push(`${name}_sum${labels ? `{${labels}}` : ''} ${sum}`)
-      lines.push(`${name}_count${labels ? `{${labels}}` : ''} ${count}`)
-    }
-    return lines
-  }
+  return processRegistry
 }
 
-/** A label value, escaped as the exposition format asks. */
-function label(value: string): string {
-  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')
+async function processMetrics(): Promise<string> {
+  // One block per metric, each starting "# HELP <name> ", separated by blank lines.
+  const blocks = (await processRegistryOnce().metrics()).split('\n\n')
+  return blocks.filter((block) => !hidden.has(block.slice('# HELP '.length, block.indexOf(' ', '# HELP '.length)))).join('\n\n')
 }
+
+type Observer = { counted: { inc: () => void }; timed: { observe: (seconds: number) => void } }
 
 export class Metrics {
-  private readonly requests = new Map<string, number>()
-  private readonly requestDurations = new Histogram(DURATION_BUCKETS)
-  private readonly commitDurations = new Histogram(DURATION_BUCKETS)
-  /** Escaped label text per method and route, made once: this runs for every request. */
-  private readonly routeLabels = new Map<string, string>()
+  private readonly registry = new Registry()
+  private readonly requests: Counter<'method' | 'route' | 'status'>
+  private readonly requestDurations: Histogram<'method' | 'route'>
+  /** One bound pair per method, route and status: labels are looked up once, not per request. */
+  private readonly observers = new Map<string, Observer>()
 
-  constructor(private readonly store: Pick<Store, 'state' | 'lastEventId' | 'onCommitTimed'>) {
-    store.onCommitTimed((seconds) => this.commitDurations.observe('', seconds))
+  constructor(store: Pick<Store, 'state' | 'lastEventId' | 'onCommitTimed' | 'onCommit'>) {
+    processRegistryOnce() // starts the event-loop delay monitor, so the first scrape has figures
+    const registers = [this.registry]
+    this.requests = new Counter({
+      name: 'http_requests_total',
+      help: 'Requests answered, by method, route pattern and status',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    })
+    this.requestDurations = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'Time to answer a request, by method and route pattern',
+      labelNames: ['method', 'route'],
+      buckets: DURATION_BUCKETS,
+      registers,
+    })
+    const commits = new Histogram({
+      name: 'store_commit_duration_seconds',
+      help: 'Time to make a batch of writes durable (event log and journal, with fsync)',
+      buckets: DURATION_BUCKETS,
+      registers,
+    })
+    store.onCommitTimed((seconds) => commits.observe(seconds))
+    // A counter, so that rate() gives events per second; the log's size is the gauge below.
+    const written = new Counter({ name: 'events_written_total', help: 'Events appended to the event log since the service started', registers })
+    store.onCommit((events) => written.inc(events.length))
+    new Gauge({
+      name: 'event_log_events',
+      help: 'Events in the event log',
+      registers,
+      collect() {
+        this.set(store.lastEventId)
+      },
+    })
+    new Gauge({
+      name: 'feature_flags',
+      help: 'Flags, by state',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        let archived = 0
+        const flags = Object.values(store.state.flags)
+        for (const flag of flags) if (flag.archived) archived++
+        this.set({ state: 'live' }, flags.length - archived)
+        this.set({ state: 'archived' }, archived)
+      },
+    })
+    new Gauge({
+      name: 'projects',
+      help: 'Projects',
+      registers,
+      collect() {
+        this.set(Object.keys(store.state.projects).length)
+      },
+    })
+    new Gauge({
+      name: 'api_tokens',
+      help: 'API tokens',
+      registers,
+      collect() {
+        this.set(Object.keys(store.state.tokens).length)
+      },
+    })
   }
 
   /** `route` is the route pattern (null for unknown paths), so the series stay few. */
   observeRequest(method: string, route: string | null, status: number, seconds: number) {
-    const key = `${method} ${route}`
-    let routeLabels = this.routeLabels.get(key)
-    if (routeLabels === undefined) this.routeLabels.set(key, (routeLabels = `method="${label(method)}",route="${label(route ?? 'unmatched')}"`))
-    const labels = `${routeLabels},status="${status}"`
-    this.requests.set(labels, (this.requests.get(labels) ?? 0) + 1)
-    this.requestDurations.observe(routeLabels, seconds)
+    const key = `${method} ${status} ${route}`
+    let observer = this.observers.get(key)
+    if (observer === undefined) {
+      const labels = { method, route: route ?? 'unmatched' }
+      observer = { counted: this.requests.labels({ ...labels, status: String(status) }), timed: this.requestDurations.labels(labels) }
+      this.observers.set(key, observer)
+    }
+    observer.counted.inc()
+    observer.timed.observe(seconds)
   }
 
-  render(): string {
-    const state = this.store.state
-    const flags = Object.values(state.flags)
-    const archived = flags.filter((flag) => flag.archived).length
-    const lines = ['# HELP http_requests_total Requests answered, by method, route pattern and status', '# TYPE http_requests_total counter']
-    for (const [labels, count] of this.requests) lines.push(`http_requests_total{${labels}} ${count}`)
-    lines.push(...this.requestDurations.render('http_request_duration_seconds', 'Time to answer a request, by method and route pattern'))
-    lines.push(...this.commitDurations.render('store_commit_duration_seconds', 'Time to make a batch of writes durable (event log and journal, with fsync)'))
-    lines.push('# HELP events_total Events in the event log', '# TYPE events_total gauge', `events_total ${this.store.lastEventId}`)
-    lines.push(
-      '# HELP feature_flags Flags, by state',
-      '# TYPE feature_flags gauge',
-      `feature_flags{state="live"} ${flags.length - archived}`,
-      `feature_flags{state="archived"} ${archived}`,
-    )
-    lines.push('# HELP projects Projects', '# TYPE projects gauge', `projects ${Object.keys(state.projects).length}`)
-    lines.push('# HELP api_tokens API tokens', '# TYPE api_tokens gauge', `api_tokens ${Object.keys(state.tokens).length}`)
-    return lines.join('\n') + '\n'
+  /** The exposition text: the process's metrics, then this app's. */
+  async render(): Promise<string> {
+    const [process, app] = await Promise.all([processMetrics(), this.registry.metrics()])
+    return `${process.trimEnd()}\n\n${app}`
+  }
+
+  get contentType(): string {
+    return this.registry.contentType
   }
 }
 
 export function metricsRoute(metrics: Metrics) {
   return new Elysia({ name: 'metrics' }).get(
     '/internal-backstage/prometheus',
-    () => new Response(metrics.render(), { headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' } }),
+    async () => new Response(await metrics.render(), { headers: { 'content-type': metrics.contentType } }),
     {
       response: { 200: t.String({ description: 'Metrics in the Prometheus text exposition format, version 0.0.4' }) },
       detail: { operationId: 'getPrometheusMetrics', summary: 'Metrics in Prometheus text format (no token needed)', tags: ['Operational'] },

@@ -1,16 +1,16 @@
 /**
- * The OpenAPI document and Swagger UI. `@elysiajs/swagger` derives the document from the routes;
- * we then polish it once: our bodies are JSON only (the plugin lists form data and text because of
- * our custom body parser), each error status gets its own description, and each operation says
- * which permission it needs (declared by the `auth` macro as `x-permission`).
+ * The OpenAPI document, made once from the app's routes when they are all declared. The paths
+ * come from `@elysiajs/swagger`'s schema mapping (its `utils` entry point; we do not mount the
+ * plugin, whose routes would serve the document unpolished); we then polish it: our bodies are
+ * JSON only (the mapping lists form data and text because of our custom body parser), each error
+ * status gets its own description, and each operation says which permission it needs (declared
+ * by the `auth` macro as `x-permission`).
  */
-import { swagger } from '@elysiajs/swagger'
-import { Elysia } from 'elysia'
-import { documentedModels } from './models'
-import { ERROR_DESCRIPTIONS } from './schemas'
+import { filterPaths, registerSchemaPath } from '@elysiajs/swagger/utils'
+import type { TSchema } from '@sinclair/typebox'
+import type { AnyElysia, HTTPMethod } from 'elysia'
+import { DOCUMENTED_AS, ERROR_DESCRIPTIONS } from './schemas'
 
-const SOURCE_PATH = '/swagger/source.json'
-const PLUGIN_PAGE_PATH = '/swagger/plugin'
 export const OPENAPI_PATH = '/swagger/json'
 
 type Json = Record<string, any>
@@ -22,8 +22,8 @@ function jsonOnly(content: Json | undefined): Json | undefined {
 }
 
 export function polishOpenApi(document: Json): Json {
-  for (const [name, schema] of Object.entries(documentedModels)) {
-    if (document.components?.schemas?.[name]) document.components.schemas[name] = structuredClone(schema)
+  for (const [name, schema] of Object.entries<Json>(document.components?.schemas ?? {})) {
+    if (schema[DOCUMENTED_AS]) document.components.schemas[name] = structuredClone(schema[DOCUMENTED_AS])
   }
   for (const operations of Object.values<Json>(document.paths ?? {})) {
     for (const operation of Object.values<Json>(operations)) {
@@ -47,29 +47,35 @@ export function polishOpenApi(document: Json): Json {
   return document
 }
 
-export function openApi(info: { title: string; version: string; description: string }, handle: (request: Request) => Promise<Response>) {
-  let polished: Json | null = null
-  return new Elysia({ name: 'openapi' })
-    .use(
-      swagger({
-        // The plugin's own page loads Swagger UI from a CDN; ours (swagger-ui.ts) is served from here.
-        path: PLUGIN_PAGE_PATH,
-        specPath: SOURCE_PATH,
-        provider: 'swagger-ui',
-        exclude: ['/swagger', PLUGIN_PAGE_PATH, SOURCE_PATH, OPENAPI_PATH, '/swagger/assets/:file'],
-        documentation: {
-          info,
-          components: {
-            securitySchemes: {
-              apiKey: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'An admin API token, e.g. *:*.<64 hex>' },
-            },
-          },
-        },
-      }),
-    )
-    .get(OPENAPI_PATH, async () => {
-      // Routes are fixed once the app is built, so the document is made once.
-      polished ??= polishOpenApi(await (await handle(new Request(`http://localhost${SOURCE_PATH}`))).json())
-      return polished
-    }, { detail: { hide: true } })
+export interface OpenApiInfo {
+  title: string
+  version: string
+  description: string
+}
+
+const METHODS: readonly string[] = ['GET', 'PUT', 'POST', 'DELETE', 'HEAD', 'PATCH', 'TRACE']
+
+/** The document of every route `app` has now (hidden ones left out), polished. */
+export function openApiDocument(app: AnyElysia, info: OpenApiInfo): Json {
+  // Elysia keeps the models registered with `.model()` behind a protected field; the swagger plugin reads them the same way.
+  const models = (app['getGlobalDefinitions']() as { type: Record<string, TSchema> }).type
+  const paths: Json = {}
+  for (const route of app.routes) {
+    if (route.hooks?.detail?.hide === true) continue
+    const methods = route.method === 'ALL' ? METHODS : METHODS.includes(route.method) ? [route.method] : []
+    for (const method of methods) {
+      registerSchemaPath({ schema: paths, hook: route.hooks, method: method as HTTPMethod, path: route.path, models, contentType: route.hooks?.type })
+    }
+  }
+  return polishOpenApi({
+    openapi: '3.0.3',
+    info,
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'An admin API token, e.g. *:*.<64 hex>' },
+      },
+      schemas: { ...models },
+    },
+    paths: filterPaths(paths, { excludeStaticFile: true, exclude: [] }),
+  })
 }

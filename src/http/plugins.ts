@@ -1,8 +1,7 @@
-/** What every controller needs from the HTTP layer: the named models and the `auth` macro. */
-import { Elysia } from 'elysia'
-import type { authorization } from './auth'
-import { models } from './models'
+/** What every controller starts from: the strict query reading, its own named models, and the `auth` macro. */
+import { Elysia, type AnyElysia, type TSchema } from 'elysia'
 import { strictQueries } from './query'
+import { ErrorSchema } from './schemas'
 
 /**
  * - `standardHostname: false`: Elysia otherwise assumes a hostname of at least four characters when
@@ -12,10 +11,14 @@ import { strictQueries } from './query'
  *   error rather than a change silently not made.
  */
 export const ELYSIA_CONFIG = { handler: { standardHostname: false }, normalize: false } as ConstructorParameters<typeof Elysia>[0]
-export type Authorization = ReturnType<typeof authorization>
 
-export function controllerBase(auth: Authorization) {
-  return strictQueries(new Elysia(ELYSIA_CONFIG).use(models).use(auth))
+/**
+ * A controller's base: `models` are the named schemas its routes refer to by name (each becomes a
+ * component of the OpenAPI document), `error` included; `auth` is the authorization macro.
+ */
+export function controllerBase<const Auth extends AnyElysia, const Models extends Record<string, TSchema>>(auth: Auth, models: Models) {
+  const named = { error: ErrorSchema, ...models }
+  return strictQueries(new Elysia(ELYSIA_CONFIG).model(named).use(auth), named)
 }
 
 /** A 200 answer without a body, as the seed asks for bulk toggles and validate. */

@@ -13,7 +13,6 @@
 import { Elysia, t, type TSchema } from 'elysia'
 import type { ArrayOptions } from '@sinclair/typebox'
 import { ValidationError } from '../errors'
-import { namedModels } from './models'
 
 /**
  * Elysia leaves a schema that carries its own `elysiaMeta` as declared instead of coercing it, so a
@@ -73,10 +72,6 @@ function decode(text: string): string | null {
   }
 }
 
-function invalid(message: string, parameter: string): ValidationError {
-  return new ValidationError(message, [{ message, path: `/${parameter}` }])
-}
-
 /** The query string of `url` by the rules above; the first problem, if any, is returned beside it. */
 export function readQuery(url: string, shape: { repeatable: Set<string> }): { query: Record<string, string | string[]>; problem?: ValidationError } {
   const query: Record<string, string | string[]> = Object.create(null)
@@ -93,7 +88,7 @@ export function readQuery(url: string, shape: { repeatable: Set<string> }): { qu
     const key = decode(rawKey) ?? rawKey
     let value = decode(equals === -1 ? '' : pair.slice(equals + 1))
     if (value === null) {
-      problem ??= invalid(`${key} is not valid percent-encoded UTF-8 text`, key)
+      problem ??= ValidationError.at(`/${key}`, `${key} is not valid percent-encoded UTF-8 text`)
       value = ''
     }
     const count = (counts.get(key) ?? 0) + 1
@@ -107,19 +102,20 @@ export function readQuery(url: string, shape: { repeatable: Set<string> }): { qu
     }
   }
   for (const [key, count] of counts) {
-    if (count > 1 && !shape.repeatable.has(key)) problem ??= invalid(`${key} was given ${count} times; give it once`, key)
+    if (count > 1 && !shape.repeatable.has(key)) problem ??= ValidationError.at(`/${key}`, `${key} was given ${count} times; give it once`)
   }
   return { query, problem }
 }
 
 /**
  * Reads the query of each route of `app` (added to a controller before its routes, so it applies to
- * all of them; `app.routes` is complete by the time requests arrive).
+ * all of them; `app.routes` is complete by the time requests arrive). `models` are the named schemas
+ * the routes may refer to.
  */
-export function strictQueries<App extends Elysia<any, any, any, any, any, any, any>>(app: App): App {
+export function strictQueries<App extends Elysia<any, any, any, any, any, any, any>>(app: App, models: Record<string, TSchema>): App {
   const shapes = new Map<string, QueryShape>()
   const problems = new WeakMap<Request, ValidationError>()
-  const resolve = (name: string) => (namedModels as Record<string, Schema>)[name]
+  const resolve = (name: string) => (models as Record<string, Schema>)[name]
   const shapeFor = (method: string, path: string): QueryShape => {
     const key = `${method} ${path}`
     let shape = shapes.get(key)

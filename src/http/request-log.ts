@@ -1,7 +1,7 @@
 /**
  * One log line and one metrics observation per request (time, method, route pattern, status,
- * duration, request id, token name; never a secret), and an `x-request-id` on every answer: the client's own when it sent a
- * sensible one, else a new one.
+ * duration, request id, token name, client address; never a secret), and an `x-request-id` on
+ * every answer: the client's own when it sent a sensible one, else a new one.
  */
 import { Elysia } from 'elysia'
 import type { Logger } from '../log'
@@ -10,6 +10,7 @@ import type { Metrics } from './metrics'
 interface RequestNotes {
   id: string
   started: number
+  clientAddress: string | null
   tokenName?: string
   status?: number
 }
@@ -35,12 +36,35 @@ export function requestIdOf(request: Request): string | undefined {
   return notes.get(request)?.id
 }
 
-export function requestLogging(log: Logger, metrics: Metrics) {
+/** What a proxy may put in X-Forwarded-For that we log: an IPv4 or IPv6 address, nothing longer. */
+const FORWARDED_ADDRESS = /^[0-9A-Fa-f.:]{2,45}$/
+
+/**
+ * Where a request came from. The socket's peer address is known only to the server (main.ts passes
+ * `server.requestIP`; requests made with `app.handle` have none). Behind a reverse proxy that peer
+ * is the proxy, so with `TRUST_PROXY` the address is the last `X-Forwarded-For` entry: the one the
+ * proxy in front of us added, which a client cannot forge the way it can the entries before it.
+ */
+export type ClientAddress = (request: Request) => string | null
+
+export function clientAddress(socketAddress: ((request: Request) => string | undefined) | undefined, trustProxy: boolean): ClientAddress {
+  return (request) => {
+    if (trustProxy) {
+      const forwarded = request.headers.get('x-forwarded-for')
+      const last = forwarded?.slice(forwarded.lastIndexOf(',') + 1).trim()
+      if (last !== undefined && FORWARDED_ADDRESS.test(last)) return last
+    }
+    return socketAddress?.(request) ?? null
+  }
+}
+
+export function requestLogging(log: Logger, metrics: Metrics, addressOf: ClientAddress = () => null) {
   return new Elysia({ name: 'request-logging' })
     .onRequest(({ request, set }) => {
       const sent = request.headers.get('x-request-id')
       const id = sent !== null && CLIENT_REQUEST_ID.test(sent) ? sent : crypto.randomUUID()
-      notes.set(request, { id, started: performance.now() })
+      // Read now: once the answer is sent, the socket may be gone.
+      notes.set(request, { id, started: performance.now(), clientAddress: log.enabled('info') ? addressOf(request) : null })
       set.headers['x-request-id'] = id
     })
     .onAfterResponse({ as: 'global' }, ({ request, route, set, response }) => {
@@ -57,6 +81,7 @@ export function requestLogging(log: Logger, metrics: Metrics) {
         durationMs: Math.round(durationMs * 100) / 100,
         requestId: note.id,
         tokenName: note.tokenName ?? null,
+        clientAddress: note.clientAddress,
       })
     })
 }

@@ -52,7 +52,12 @@ export function bodyErrors(...statuses: number[]) {
   return errors(400, 401, 403, 413, 415, ...statuses)
 }
 
-export const EmptyResponse = t.Void({ description: 'No body' })
+/**
+ * A schema may carry, under this key, the schema the OpenAPI document shows in its place: one that
+ * says what clients should send where the validated one is looser so that the service can answer
+ * in the contract's order (see flags.model.ts PatchOperations).
+ */
+export const DOCUMENTED_AS = 'x-documented-as'
 
 export const Timestamp = (description: string) => t.String({ format: 'date-time', description })
 export const NullableTimestamp = (description: string) => t.Union([t.String({ format: 'date-time' }), t.Null()], { description })

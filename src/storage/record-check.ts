@@ -1,29 +1,69 @@
 /**
- * Checks records read from disk (the checkpoint and the journal's replayed commits) against the
- * record schemas of records.ts, so that a damaged record stops the start with a message naming the
- * file and the record instead of answering 500 when it is read later.
+ * Checks what is read from disk (the checkpoint and the journal's replayed commits) against the
+ * record schemas of the collections the store was opened with, so that a damaged record stops the
+ * start with a message naming the file and the record instead of answering 500 when it is read later.
  */
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
-import type { TSchema } from '@sinclair/typebox'
-import { COLLECTIONS, RECORD_SCHEMAS, type Collection } from './records'
+import { Type, type TSchema } from '@sinclair/typebox'
+import { StoreLoadError } from './files'
+import type { CollectionDefinition, StateDoc } from './records'
 
-// Compiled once: checking 10,000 flags costs a few milliseconds rather than a walk of the schema per record.
-let checks: Record<Collection, TypeCheck<TSchema>> | null = null
+/** The state document's counters. A checkpoint written before the journal existed has no commitSeq. */
+const StateHeaderSchema = Type.Object({
+  formatVersion: Type.Literal(1),
+  lastEventId: Type.Integer({ minimum: 0 }),
+  commitSeq: Type.Optional(Type.Integer({ minimum: 0 })),
+  nextUserId: Type.Integer(),
+})
+const headerCheck = TypeCompiler.Compile(StateHeaderSchema)
 
-function checkers(): Record<Collection, TypeCheck<TSchema>> {
-  checks ??= Object.fromEntries(COLLECTIONS.map((name) => [name, TypeCompiler.Compile(RECORD_SCHEMAS[name] as TSchema)])) as unknown as Record<Collection, TypeCheck<TSchema>>
-  return checks
+// Compiled once per schema: checking 10,000 flags costs a few milliseconds rather than a walk of the schema per record.
+const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>()
+
+/** The checks of each collection's records, by collection name. */
+export type RecordChecks = ReadonlyMap<string, TypeCheck<TSchema>>
+
+export function recordChecks(collections: readonly CollectionDefinition[]): RecordChecks {
+  return new Map(
+    collections.map(({ name, schema }) => {
+      let check = compiled.get(schema)
+      if (!check) compiled.set(schema, (check = TypeCompiler.Compile(schema)))
+      return [name, check]
+    }),
+  )
 }
 
 /**
  * Why `value` is not a valid record of `collection` (naming the record and the path inside it,
  * e.g. `flags["x"]/environments/development/enabled: Expected boolean`), or null when it is.
  */
-export function recordProblem(collection: string, key: string, value: unknown): string | null {
-  const check = checkers()[collection as Collection]
+export function recordProblem(checks: RecordChecks, collection: string, key: string, value: unknown): string | null {
+  const check = checks.get(collection)
   const where = `${collection}[${JSON.stringify(key)}]`
   if (!check) return `${where}: "${collection}" is not a collection`
   if (check.Check(value)) return null
   const first = check.Errors(value).First()
   return `${where}${first?.path ?? ''}: ${first?.message ?? 'does not match the record schema'}`
+}
+
+/** Checks the checkpoint's document: its format version and counters (by schema, as its records), and every record. */
+export function checkState(state: unknown, name: string, checks: RecordChecks): asserts state is StateDoc {
+  const doc = state as Record<string, unknown> | null
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new StoreLoadError(name, 'is not a JSON object')
+  const problem = headerCheck.Errors(doc).First()
+  if (problem) {
+    const field = problem.path.split('/')[1] || 'formatVersion'
+    if (field === 'formatVersion') throw new StoreLoadError(name, `has formatVersion ${JSON.stringify(doc.formatVersion)}, expected 1`)
+    throw new StoreLoadError(name, `has no valid ${field}`)
+  }
+  for (const key of checks.keys()) {
+    const collection = doc[key]
+    if (typeof collection !== 'object' || collection === null || Array.isArray(collection)) {
+      throw new StoreLoadError(name, `"${key}" is not an object`)
+    }
+    for (const [id, record] of Object.entries(collection)) {
+      const problem = recordProblem(checks, key, id, record)
+      if (problem) throw new StoreLoadError(name, `holds a bad record: ${problem}`)
+    }
+  }
 }

@@ -7,6 +7,8 @@
  * the journal afresh.
  */
 import { stat } from 'node:fs/promises'
+import { Type } from '@sinclair/typebox'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { fsyncDirectory, readJsonLines, realFileSystem, StoreLoadError, truncateFile, writeAll, type FileSystem } from './files'
 import type { Collection, StateDoc } from './records'
 
@@ -71,17 +73,17 @@ export interface StateJournal {
   reset(): Promise<void>
 }
 
+/** A journal line as read back: checked by schema, as records are, before anything is replayed. */
+const JournalEntrySchema = Type.Object({
+  seq: Type.Integer(),
+  lastEventId: Type.Integer(),
+  nextUserId: Type.Integer(),
+  changes: Type.Array(Type.Tuple([Type.String(), Type.String(), Type.Unknown()])),
+})
+const journalEntryCheck = TypeCompiler.Compile(JournalEntrySchema)
+
 function isJournalEntry(entry: unknown): entry is JournalEntry {
-  const value = entry as JournalEntry | null
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    Number.isInteger(value.seq) &&
-    Number.isInteger(value.lastEventId) &&
-    Number.isInteger(value.nextUserId) &&
-    Array.isArray(value.changes) &&
-    value.changes.every((change) => Array.isArray(change) && change.length === 3 && typeof change[0] === 'string' && typeof change[1] === 'string')
-  )
+  return journalEntryCheck.Check(entry)
 }
 
 export class JsonLinesJournal implements StateJournal {

@@ -39,160 +39,16 @@ import { Low, type Adapter } from 'lowdb'
 import { StoreFailedError } from '../errors'
 import type { EventLog } from './event-log'
 import { DataDirError, describeIoError, StoreLoadError } from './files'
-import { recordProblem } from './record-check'
+import { checkState, recordChecks, recordProblem } from './record-check'
 import { replayJournal, type JournalEntry, type StateJournal } from './state-journal'
-import { collection, COLLECTIONS, emptyState, type Collection, type EventRecord, type RecordOf, type StateDoc, type TagRecord } from './records'
+import { collection, emptyState, type Collection, type CollectionDefinition, type EventRecord, type RecordOf, type StateDoc } from './records'
+import { committedReader, deepFreeze, Tx, type EventAuthor, type RecordWatcher, type Replaced, type StateReader } from './tx'
+import { undoBatch } from './undo'
 
-export interface Actor {
-  /** Recorded as the events' `createdBy`: a token name, or `system` for start-up seeding. */
-  name: string
-  userId: number | null
-}
-
-export const SYSTEM_ACTOR: Actor = { name: 'system', userId: -1337 }
-
-export interface NewEvent {
-  type: string
-  project?: string | null
-  featureName?: string | null
-  environment?: string | null
-  data?: unknown
-  preData?: unknown
-  tags?: readonly TagRecord[]
-}
-
-export function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value)
-    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key])
-  }
-  return value
-}
-
-/** A JSON-only deep copy: what the store keeps is exactly what the files will hold. */
-function jsonCopy<T>(value: T): T {
-  return value === undefined ? value : JSON.parse(JSON.stringify(value))
-}
-
-/** Read access to records, the same inside a transaction (`Tx`) and outside it (`Store.reader`). */
-export interface StateReader {
-  get<C extends Collection>(collection: C, key: string): RecordOf<C> | undefined
-  values<C extends Collection>(collection: C): RecordOf<C>[]
-}
-
-function committedReader(store: { state: Readonly<StateDoc> }): StateReader {
-  return {
-    get: (collection, key) => {
-      const records = store.state[collection]
-      return Object.hasOwn(records, key) ? (records[key] as never) : undefined
-    },
-    values: (collection) => Object.values(store.state[collection]) as never,
-  }
-}
-
-/** The staged changes of one write. Reads through it see its own staged records. */
-export class Tx implements StateReader {
-  private readonly puts = new Map<Collection, Map<string, unknown>>()
-  private readonly stagedEvents: NewEvent[] = []
-  private userIds = 0
-
-  constructor(
-    private readonly state: StateDoc,
-    readonly actor: Actor,
-    /** The commit's time: every write of a batch, and each of its events, gets the same one. */
-    readonly now: string = new Date().toISOString(),
-  ) {}
-
-  get<C extends Collection>(collection: C, key: string): RecordOf<C> | undefined {
-    const staged = this.puts.get(collection)
-    if (staged?.has(key)) return (staged.get(key) ?? undefined) as RecordOf<C> | undefined
-    return Object.hasOwn(this.state[collection], key) ? (this.state[collection][key] as RecordOf<C>) : undefined
-  }
-
-  values<C extends Collection>(collection: C): RecordOf<C>[] {
-    const staged = this.puts.get(collection)
-    const result: RecordOf<C>[] = []
-    for (const [key, value] of Object.entries(this.state[collection])) {
-      if (!staged?.has(key)) result.push(value as RecordOf<C>)
-    }
-    if (staged) for (const value of staged.values()) if (value !== null) result.push(value as RecordOf<C>)
-    return result
-  }
-
-  put<C extends Collection>(collection: C, key: string, value: RecordOf<C>): void {
-    this.stage(collection, key, jsonCopy(value))
-  }
-
-  delete(collection: Collection, key: string): void {
-    this.stage(collection, key, null)
-  }
-
-  appendEvent(event: NewEvent): void {
-    this.stagedEvents.push(event)
-  }
-
-  allocateUserId(): number {
-    return this.state.nextUserId + this.userIds++
-  }
-
-  /** The records this transaction has staged in `collection` (null for a deletion). */
-  *staged<C extends Collection>(collection: C): Iterable<[string, RecordOf<C> | null]> {
-    const staged = this.puts.get(collection)
-    if (staged) for (const [key, value] of staged) yield [key, value as RecordOf<C> | null]
-  }
-
-  private stage(collection: Collection, key: string, value: unknown) {
-    let staged = this.puts.get(collection)
-    if (!staged) this.puts.set(collection, (staged = new Map()))
-    staged.set(key, value)
-  }
-
-  /**
-   * Applies the staged changes to `state`, adds them to `changes` (for the journal) and what they
-   * replaced to `replaced` (to undo them), and returns the new events. Called by the store only.
-   */
-  applyTo(state: StateDoc, changes: JournalEntry['changes'], notify: RecordWatcher, replaced: Replaced[]): EventRecord[] {
-    for (const [collection, staged] of this.puts) {
-      const records = state[collection] as Record<string, unknown>
-      for (const [key, value] of staged) {
-        const before = records[key]
-        replaced.push([collection, key, before])
-        if (value === null) delete records[key]
-        else records[key] = deepFreeze(value)
-        changes.push([collection, key, value])
-        notify(collection, key, before, value ?? undefined)
-      }
-    }
-    state.nextUserId += this.userIds
-    const added: EventRecord[] = []
-    for (const event of this.stagedEvents) {
-      const record: EventRecord = deepFreeze({
-        id: state.lastEventId + 1,
-        createdAt: this.now,
-        type: event.type,
-        createdBy: this.actor.name,
-        createdByUserId: this.actor.userId,
-        environment: event.environment ?? null,
-        project: event.project ?? null,
-        featureName: event.featureName ?? null,
-        data: (jsonCopy(event.data) ?? null) as EventRecord['data'],
-        preData: (jsonCopy(event.preData) ?? null) as EventRecord['preData'],
-        tags: jsonCopy([...(event.tags ?? [])]),
-      })
-      state.lastEventId = record.id
-      added.push(record)
-    }
-    return added
-  }
-}
-
-type RecordWatcher = (collection: Collection, key: string, before: unknown, after: unknown) => void
-
-/** A record as it was before a batch changed it (undefined: there was none). */
-type Replaced = [Collection, string, unknown]
+export { deepFreeze, Tx, type EventAuthor, type StagedEvent, type StateReader } from './tx'
 
 interface WorkItem {
-  actor: Actor
+  actor: EventAuthor
   work: (tx: Tx) => unknown
   resolve: (value: unknown) => void
   reject: (error: unknown) => void
@@ -215,6 +71,12 @@ export interface StoreFiles {
    * after a failed commit, to see whether writes can be made durable again.
    */
   probe?: (bytes?: number) => Promise<void>
+}
+
+export interface StoreOptions {
+  /** The collections of the state document (each feature's, see services.ts); records loaded from disk are checked against their schemas. */
+  collections: readonly CollectionDefinition[]
+  checkpointAfterBytes?: number
 }
 
 /** A new checkpoint is written once the journal holds this many bytes. */
@@ -267,13 +129,14 @@ export class Store {
    * Loads the checkpoint, replays the journal, checks every record, and only then cuts what a
    * crash left half written (a torn journal line, the events of one unacknowledged commit).
    */
-  static async open(files: StoreFiles, options: { checkpointAfterBytes?: number } = {}): Promise<Store> {
+  static async open(files: StoreFiles, options: StoreOptions): Promise<Store> {
     const checkpointName = files.checkpointName ?? 'state'
-    const stateDb = new Low<StateDoc>(files.checkpoint, emptyState())
+    const checks = recordChecks(options.collections)
+    const stateDb = new Low<StateDoc>(files.checkpoint, emptyState(options.collections))
     const checkpoint = await files.checkpoint.read()
     if (checkpoint !== null) stateDb.data = checkpoint
     const state = stateDb.data
-    checkState(state, checkpointName)
+    checkState(state, checkpointName, checks)
     // A checkpoint without commitSeq predates the journal: it may have none.
     const journalExpected = checkpoint !== null && state.commitSeq !== undefined
     const journal = await files.journal.read()
@@ -284,14 +147,14 @@ export class Store {
     }
     state.commitSeq ??= 0
     // Records are frozen; the collections holding them are not, so a commit can swap records in.
-    for (const key of COLLECTIONS) {
+    for (const { name: key } of options.collections) {
       const records = (state[key] = collection<unknown>(state[key]) as never) as Record<string, unknown>
       for (const record of Object.values(records)) deepFreeze(record)
     }
     let replayed: boolean
     try {
       replayed = replayJournal(state, journal.entries, (record, name, key, seq) => {
-        const problem = recordProblem(name, key, record)
+        const problem = recordProblem(checks, name, key, record)
         if (problem) throw new Error(`commit ${seq} holds a bad record: ${problem}`)
         return deepFreeze(record)
       })
@@ -397,7 +260,7 @@ export class Store {
     })
   }
 
-  transact<T>(actor: Actor, work: (tx: Tx) => T): Promise<T> {
+  transact<T>(actor: EventAuthor, work: (tx: Tx) => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ actor, work, resolve: resolve as (value: unknown) => void, reject })
       if (!this.committing) void this.commitLoop()
@@ -457,7 +320,7 @@ export class Store {
         await this.files.events.append(added, lines)
         await this.files.journal.append({ seq: state.commitSeq, lastEventId: state.lastEventId, nextUserId: state.nextUserId, changes })
       } catch (error) {
-        this.undo(state, replaced, counters)
+        undoBatch(state, replaced, counters, this.notify)
         this.problem = describeIoError(error)
         this.probeBytes = Math.max(PROBE_MIN_BYTES, 2 * (lines.reduce((sum, line) => sum + line.length + 1, 0) + JSON.stringify(changes).length))
         await this.cutBack().catch(() => (this.cutPending = true))
@@ -476,19 +339,6 @@ export class Store {
     }
     this.committing = false
     this.idleResolve?.()
-  }
-
-  /** Puts back what a failed batch replaced, newest first, telling the watchers. */
-  private undo(state: StateDoc, replaced: Replaced[], counters: Pick<StateDoc, 'lastEventId' | 'nextUserId' | 'commitSeq'>) {
-    for (let i = replaced.length - 1; i >= 0; i--) {
-      const [name, key, before] = replaced[i]
-      const records = state[name] as Record<string, unknown>
-      const after = records[key]
-      if (before === undefined) delete records[key]
-      else records[key] = before
-      this.notify(name, key, after, before)
-    }
-    Object.assign(state, counters)
   }
 
   /** Cuts both files back to their length after the last durable commit. */
@@ -520,24 +370,5 @@ export class Store {
   private async checkpoint() {
     await this.stateDb.write()
     await this.files.journal.reset()
-  }
-}
-
-function checkState(state: unknown, name: string): asserts state is StateDoc {
-  const doc = state as Partial<StateDoc> | null
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new StoreLoadError(name, 'is not a JSON object')
-  if (doc.formatVersion !== 1) throw new StoreLoadError(name, `has formatVersion ${JSON.stringify(doc.formatVersion)}, expected 1`)
-  if (!Number.isInteger(doc.lastEventId) || doc.lastEventId! < 0) throw new StoreLoadError(name, 'has no valid lastEventId')
-  if (!Number.isInteger(doc.nextUserId)) throw new StoreLoadError(name, 'has no valid nextUserId')
-  if (doc.commitSeq !== undefined && (!Number.isInteger(doc.commitSeq) || doc.commitSeq < 0)) throw new StoreLoadError(name, 'has no valid commitSeq')
-  for (const key of COLLECTIONS) {
-    const collection = doc[key]
-    if (typeof collection !== 'object' || collection === null || Array.isArray(collection)) {
-      throw new StoreLoadError(name, `"${key}" is not an object`)
-    }
-    for (const [id, record] of Object.entries(collection)) {
-      const problem = recordProblem(key, id, record)
-      if (problem) throw new StoreLoadError(name, `holds a bad record: ${problem}`)
-    }
   }
 }

@@ -5,8 +5,10 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { LIMITS, type LimitName } from '../../src/features/limits'
-import type { ApiTokenRecord, FlagRecord, ProjectRecord } from '../../src/storage/records'
-import { SYSTEM_ACTOR } from '../../src/storage/store'
+import type { ApiTokenRecord } from '../../src/features/tokens/tokens.records'
+import type { FlagRecord } from '../../src/features/flags/flags.records'
+import type { ProjectRecord } from '../../src/features/projects/projects.records'
+import { SYSTEM_ACTOR } from '../../src/domain/events'
 import { Api, expectError, expectOk, type ApiResponse, type StrategyBody, type EnvironmentBody, errorOf, freshApiPerTest } from '../helpers'
 
 const flagPath = (flag: string, project = 'default') => `/api/admin/projects/${project}/features/${flag}`

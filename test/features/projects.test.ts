@@ -2,7 +2,7 @@
  * Projects (contract §6 "Projects", §5 "Project naming patterns", §7 name limits, §4 events).
  */
 import { describe, expect, test } from 'bun:test'
-import { SYSTEM_ACTOR } from '../../src/storage/store'
+import { SYSTEM_ACTOR } from '../../src/domain/events'
 import { makeApi, tempDir, tokenFor, type Api, withTimeout, expectStatus, expectError, type ProjectBody, type ProjectListBody, type EnvironmentBody, errorOf, ISO_MS, BOOTSTRAP, defined, freshApiPerTest } from '../helpers'
 
 /** Hang detection, not a speed target: a backtracking match of these names would take minutes, an answer takes well under a second. */

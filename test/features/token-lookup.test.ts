@@ -5,8 +5,8 @@
  */
 import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
 import { createHash } from 'node:crypto'
-import type { ApiTokenRecord } from '../../src/storage/records'
-import { SYSTEM_ACTOR } from '../../src/storage/store'
+import type { ApiTokenRecord } from '../../src/features/tokens/tokens.records'
+import { SYSTEM_ACTOR } from '../../src/domain/events'
 import { Api, expectError, expectOk, makeApi, tempDir, tokenFor, type TokenListBody } from '../helpers'
 
 const TOKENS = '/api/admin/api-tokens'

@@ -1,5 +1,6 @@
 /** Prometheus metrics at /internal-backstage/prometheus. */
 import { afterEach, expect, test } from 'bun:test'
+import { NOT_ON_BUN } from '../../src/http/metrics'
 import { makeApi, type Api } from '../helpers'
 
 let api: Api
@@ -25,17 +26,24 @@ test('requests are counted per method, route pattern and status, with a duration
   expect(value(text, 'http_requests_total{method="GET",route="/api/admin/projects/:projectId/features/:featureName",status="404"}')).toBe(1)
   expect(value(text, 'http_requests_total{method="GET",route="unmatched",status="404"}')).toBe(1)
   expect(value(text, 'http_request_duration_seconds_count{method="GET",route="/health"}')).toBe(2)
-  expect(value(text, 'http_request_duration_seconds_bucket{method="GET",route="/health",le="+Inf"}')).toBe(2)
+  expect(value(text, 'http_request_duration_seconds_bucket{le="+Inf",method="GET",route="/health"}')).toBe(2)
   expect(text).toContain('# TYPE http_request_duration_seconds histogram')
 })
 
-test('commit latency, events, flags, projects and tokens are reported', async () => {
+test('commit latency, events written and in the log, flags, projects and tokens are reported', async () => {
   api = await makeApi()
+  const scrape = async () => (await api.get('/internal-backstage/prometheus', { token: null })).text
+  const written = value(await scrape(), 'events_written_total')!
+  const before = api.lastEventId()
   await api.createFlag('default', 'metered')
   await api.createFlag('default', 'retired')
   await api.delete('/api/admin/projects/default/features/retired')
-  const text = (await api.get('/internal-backstage/prometheus', { token: null })).text
-  expect(value(text, 'events_total')).toBe(api.lastEventId())
+  const text = await scrape()
+  expect(value(text, 'events_written_total')).toBe(written + api.lastEventId() - before)
+  expect(value(text, 'event_log_events')).toBe(api.lastEventId())
+  expect(text).toContain('# TYPE events_written_total counter')
+  expect(text).toContain('# TYPE event_log_events gauge')
+  expect(text).not.toMatch(/^events_total/m)
   expect(value(text, 'feature_flags{state="live"}')).toBe(1)
   expect(value(text, 'feature_flags{state="archived"}')).toBe(1)
   expect(value(text, 'projects')).toBe(1)
@@ -43,4 +51,39 @@ test('commit latency, events, flags, projects and tokens are reported', async ()
   // The first start's seeding, the token and the three writes above: at least five commits.
   expect(value(text, 'store_commit_duration_seconds_count')).toBeGreaterThanOrEqual(4)
   expect(text).toContain('store_commit_duration_seconds_bucket{le="0.005"}')
+})
+
+test('process metrics that Bun backs are reported, with real figures; the ones it does not are left out', async () => {
+  api = await makeApi()
+  const text = (await api.get('/internal-backstage/prometheus', { token: null })).text
+  expect(value(text, 'process_cpu_seconds_total')).toBeGreaterThan(0)
+  expect(value(text, 'process_cpu_user_seconds_total')).toBeGreaterThan(0)
+  expect(value(text, 'process_resident_memory_bytes')).toBeGreaterThan(10 * 1024 * 1024)
+  expect(value(text, 'process_open_fds')).toBeGreaterThan(2)
+  expect(value(text, 'process_max_fds')).toBeGreaterThanOrEqual(value(text, 'process_open_fds')!)
+  const started = value(text, 'process_start_time_seconds')!
+  expect(Math.abs(started - (Date.now() / 1000 - process.uptime()))).toBeLessThan(2)
+  expect(value(text, 'nodejs_heap_size_used_bytes')).toBeGreaterThan(1024 * 1024)
+  expect(value(text, 'nodejs_eventloop_lag_p99_seconds')).toBeGreaterThanOrEqual(0)
+  for (const name of NOT_ON_BUN) expect(text).not.toContain(`# TYPE ${name} `)
+})
+
+test('every metric follows the naming conventions: _total only and always on counters, base units', async () => {
+  api = await makeApi()
+  await api.get('/health')
+  await Bun.sleep(5)
+  const text = (await api.get('/internal-backstage/prometheus', { token: null })).text
+  const types = [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map(([, name, type]) => ({ name, type }))
+  expect(types.length).toBeGreaterThan(15)
+  for (const { name, type } of types) {
+    expect({ name, total: name.endsWith('_total') }).toEqual({ name, total: type === 'counter' })
+    expect(name).not.toMatch(/_(milliseconds|ms|microseconds|kilobytes|megabytes|percent)$/)
+    expect(name).toMatch(/^[a-z_][a-z0-9_]*$/)
+  }
+  // Each series belongs to the metric declared above it.
+  const names = new Set(types.map((t) => t.name))
+  for (const line of text.split('\n').filter((l) => l !== '' && !l.startsWith('#'))) {
+    const series = line.split(/[{ ]/)[0]
+    expect(names.has(series) || names.has(series.replace(/_(bucket|sum|count)$/, ''))).toBe(true)
+  }
 })

@@ -1,8 +1,10 @@
 /** One JSON log line per request, and an x-request-id on every answer. */
 import { afterEach, expect, test } from 'bun:test'
+import { join } from 'node:path'
+import { createApp } from '../../src/app'
 import { ConfigError, readConfig } from '../../src/config'
 import { Logger } from '../../src/log'
-import { ADMIN_SECRET, makeApi, type Api } from '../helpers'
+import { ADMIN_SECRET, BODY_LIMIT, freePort, makeApi, tempDir, type Api } from '../helpers'
 
 let api: Api | undefined
 afterEach(async () => {
@@ -36,6 +38,8 @@ test('a request is logged once with method, route pattern, status, duration, req
     status: 200,
     requestId: 'client-abc.123',
     tokenName: 'admin-bootstrap',
+    // app.handle has no socket, so no address.
+    clientAddress: null,
   })
   expect(typeof line.durationMs).toBe('number')
   expect(Date.parse(line.time as string)).not.toBeNaN()
@@ -79,3 +83,56 @@ test('LOG_LEVEL=warn leaves request lines out; an unknown LOG_LEVEL stops the st
   expect(readConfig({}).logLevel).toBe('info')
   expect(() => readConfig({ LOG_LEVEL: 'loud' })).toThrow(ConfigError)
 })
+
+test('X-Forwarded-For is logged only with TRUST_PROXY, and then only its last, well-formed entry', async () => {
+  const { api, lines } = await withLog()
+  const forwarded = { 'x-forwarded-for': '203.0.113.9, 198.51.100.7' }
+  await api.get('/health', { headers: forwarded })
+  await settled()
+  expect(lines.at(-1)).toMatchObject({ route: '/health', clientAddress: null })
+
+  const trusting = createApp(api.services, { bodyLimit: BODY_LIMIT, trustProxy: true }, new Logger('info', (line) => lines.push(JSON.parse(line))))
+  const sent: [Record<string, string>, string | null][] = [
+    [forwarded, '198.51.100.7'],
+    [{ 'x-forwarded-for': '2001:db8::1' }, '2001:db8::1'],
+    [{ 'x-forwarded-for': '198.51.100.7, not an address"}' }, null],
+    [{}, null],
+  ]
+  for (const [headers, expected] of sent) {
+    await trusting.handle(new Request('http://localhost/health', { headers }))
+    await settled()
+    expect(lines.at(-1)).toMatchObject({ route: '/health', clientAddress: expected })
+  }
+  expect(readConfig({}).trustProxy).toBe(false)
+  expect(readConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true)
+  expect(() => readConfig({ TRUST_PROXY: 'maybe' })).toThrow(ConfigError)
+})
+
+test('over a real socket the log line carries the client address (or, with TRUST_PROXY, the forwarded one)', async () => {
+  const dir = tempDir('request-log-')
+  const port = freePort()
+  const server = Bun.spawn([process.execPath, join(import.meta.dir, '../../src/main.ts')], {
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dir.path, INIT_ADMIN_API_TOKENS: ADMIN_SECRET, LOG_LEVEL: 'info', TRUST_PROXY: 'true' },
+    stdout: 'pipe',
+    stderr: 'ignore',
+  })
+  try {
+    const base = `http://127.0.0.1:${port}`
+    for (let i = 0; i < 200 && !(await fetch(`${base}/ready`).then((r) => r.ok, () => false)); i++) await Bun.sleep(25)
+    await fetch(`${base}/health`, { headers: { 'x-request-id': 'from-the-socket' } })
+    await fetch(`${base}/health`, { headers: { 'x-request-id': 'from-a-proxy', 'x-forwarded-for': '198.51.100.7' } })
+    await Bun.sleep(50)
+    server.kill('SIGTERM')
+    await server.exited
+    const lines = (await new Response(server.stdout).text())
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line))
+    const byId = (id: string) => lines.find((line) => line.requestId === id)
+    expect(byId('from-the-socket')).toMatchObject({ msg: 'request', route: '/health', status: 200, clientAddress: '127.0.0.1' })
+    expect(byId('from-a-proxy')).toMatchObject({ msg: 'request', route: '/health', status: 200, clientAddress: '198.51.100.7' })
+  } finally {
+    server.kill('SIGKILL')
+    dir.remove()
+  }
+}, 30_000)

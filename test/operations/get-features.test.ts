@@ -368,4 +368,24 @@ describe('getFeatures: the cached list follows every change', () => {
       await local.close()
     }
   })
+
+  test('a project deleted and made again under the same id lists its own flags, not the old list', async () => {
+    const local = await makeApi()
+    try {
+      const names = async () => (await local.listFlags('again')).body.features.map((f: any) => f.name)
+      expectOk(await local.createProject('again'), 201)
+      expectOk(await local.createFlag('again', 'again-old'), 201)
+      expect(await names()).toEqual(['again-old'])
+      expectOk(await local.delete('/api/admin/projects/again/features/again-old'), 202)
+      expectOk(await local.delete('/api/admin/archive/again-old'), 200)
+      expectOk(await local.delete('/api/admin/projects/again'), 200)
+      expect(await names()).toEqual([])
+      expectOk(await local.createProject('again'), 201)
+      expect(await names()).toEqual([])
+      expectOk(await local.createFlag('again', 'again-new'), 201)
+      expect(await names()).toEqual(['again-new'])
+    } finally {
+      await local.close()
+    }
+  })
 })

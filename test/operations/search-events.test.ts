@@ -593,3 +593,40 @@ describe('searchEvents: the answer is made of the log\'s own lines', () => {
     })
   }
 })
+
+describe('searchEvents: the search worker starts with the first search', () => {
+  /**
+   * An app that never searches starts no worker (most tests never search); the worker that starts
+   * later reads the log as it is then and gets every commit after that, in order.
+   */
+  for (const mode of ['memory', 'data directory'] as const) {
+    test(`searchEvents: no worker before the first search, which sees every earlier write, and later writes are seen at once (${mode})`, async () => {
+      const dir = mode === 'memory' ? null : tempDir('search-lazy-')
+      await api.close()
+      api = await makeApi(dir ? { dataDir: dir.path } : {})
+      try {
+        await newProject('lazy')
+        await newFlag('lazy', 'lazy-before', { description: 'written before the worker' })
+        expect(api.services.events.started).toBe(false)
+        // Writes racing the start: the search starts the worker while these commits are under way.
+        const racing = Promise.all([0, 1, 2].map((i) => newFlag('lazy', `lazy-racing-${i}`)))
+        const first = ids('?project=IS:lazy')
+        await racing
+        const seen = await first
+        expect(api.services.events.started).toBe(true)
+        const all = expected((event) => event.project === 'lazy')
+        // The search may or may not see the racing writes, but it sees a prefix of the log: no gaps.
+        expect(seen).toEqual(all.slice(all.length - seen.length))
+        expect(seen.length).toBeGreaterThanOrEqual(all.length - 3)
+        expect(await ids('?project=IS:lazy')).toEqual(all)
+        await newFlag('lazy', 'lazy-after')
+        expect(await ids('?project=IS:lazy')).toEqual(expected((event) => event.project === 'lazy'))
+        expect(await ids('?query=written%20before')).toEqual(expected((event) => JSON.stringify(event.data ?? '').includes('written before')))
+      } finally {
+        await api.close()
+        dir?.remove()
+        api = await makeApi()
+      }
+    })
+  }
+})

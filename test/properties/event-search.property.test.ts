@@ -4,6 +4,7 @@
  * the contract (§5) on its own, sharing no code with the service.
  */
 import { afterAll, describe, expect, test } from 'bun:test'
+import { parseEventQuery } from '../../src/features/events/event-query'
 import { EventsService, type EventsOptions } from '../../src/features/events/events.service'
 import type { EventRecord } from '../../src/storage/records'
 import type { CommitListener } from '../../src/storage/store'
@@ -151,7 +152,7 @@ async function indexed(service: EventsService) {
 }
 
 async function search(service: EventsService, params: URLSearchParams) {
-  const page = await service.search(params, ADMIN)
+  const page = await service.search(parseEventQuery(Object.fromEntries(params)), ADMIN)
   const body = JSON.parse(new TextDecoder().decode(page.body)) as { events: EventRecord[]; total: number }
   expect(body.total).toBe(page.total)
   return { ids: body.events.map((event) => event.id), total: body.total, plan: page.plan }
@@ -195,5 +196,23 @@ describe('event search equals a brute-force filter', () => {
     const extra: EventRecord = { ...events[0], id: 21, data: { description: 'brand-new-word' }, preData: null, tags: [] }
     listener([extra], [JSON.stringify(extra)])
     expect((await search(service, new URLSearchParams({ query: 'NEW-WOR' }))).ids).toEqual([21])
+  })
+})
+
+describe('the worker started while a commit is being written', () => {
+  test('a commit counted by the store but not yet durable when the worker starts is searchable once it completes', async () => {
+    const events = randomEvents(seededRandom(11), 30)
+    const durable = events.slice(0, 29)
+    let listener: CommitListener = () => {}
+    // The store already counts event 30 (its commit is being written) but its log holds 29 events.
+    const store = { lastEventId: 29, eventLogPath: null, readEvents: async (onEvent: (event: EventRecord) => void) => durable.forEach(onEvent), onCommit: (fn: CommitListener) => (listener = fn) }
+    const service = new EventsService(store, {})
+    services.push(service)
+    store.lastEventId = 30
+    const loading = service.load()
+    listener([events[29]], [JSON.stringify(events[29])])
+    await loading
+    const found = await search(service, new URLSearchParams({ limit: '1000' }))
+    expect(found.ids).toEqual(events.map((event) => event.id).reverse())
   })
 })

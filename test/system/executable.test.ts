@@ -3,7 +3,7 @@
  * from there, with no node_modules anywhere near, it answers /health, finishes loading (its search
  * worker is inside it), serves the embedded Swagger UI, takes a write and checks names against a
  * naming pattern (the RE2 engine is inside it too); npm start on its data directory beside it is
- * refused (the lock works in the executable too).
+ * refused (the lock works in the executable too); it stops gracefully on SIGTERM.
  */
 import { afterAll, expect, test } from 'bun:test'
 import { readdirSync, readFileSync } from 'node:fs'
@@ -62,4 +62,16 @@ test('the executable built by npm run build starts alone and answers', async () 
   expect(second.stderr.toString()).toContain(`command: ${outfile}; only one process may use a data directory at a time\n`)
   expect(files()).toEqual(before)
   expect((await fetch(`${base}/health`)).status).toBe(200)
+  // prom-client's process metrics work inside the executable too.
+  const metrics = await (await fetch(`${base}/internal-backstage/prometheus`)).text()
+  expect(metrics).toMatch(/^process_resident_memory_bytes \d+$/m)
+  expect(metrics).toMatch(/^http_requests_total\{method="POST",route="\/api\/admin\/projects",status="201"\} 1$/m)
+
+  // SIGTERM, as a supervisor sends it, stops it gracefully: exit 0, no longer listening, and the
+  // clean stop's checkpoint holds the write (the journal is empty).
+  server.kill('SIGTERM')
+  expect(await server.exited).toBe(0)
+  expect(await fetch(`${base}/health`).then(() => 'answered', () => 'refused')).toBe('refused')
+  expect(await Bun.file(join(dir.path, 'data', 'state.journal.jsonl')).text()).toBe('')
+  expect((await Bun.file(join(dir.path, 'data', 'state.json')).text()).includes('"bin"')).toBe(true)
 }, 60_000)

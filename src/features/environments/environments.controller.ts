@@ -1,9 +1,11 @@
 import { authErrors, bodyErrors } from '../../http/schemas'
-import { controllerBase, type Authorization } from '../../http/plugins'
+import { controllerBase } from '../../http/plugins'
 import type { EnvironmentsService } from './environments.service'
+import type { Authorization } from '../tokens/auth'
+import { environmentModels } from './environments.model'
 
 export function environmentsController(environments: EnvironmentsService, auth: Authorization) {
-  return controllerBase(auth)
+  return controllerBase(auth, environmentModels)
     .get('/api/admin/environments', () => ({ version: 1, environments: environments.list() }), {
       auth: 'NONE',
       response: { 200: 'environmentsSchema', ...authErrors() },

@@ -32,3 +32,11 @@ export const ProjectEnvironment = t.Object(
   { environment: t.String({ description: 'Name of the environment to connect', maxLength: 100 }) },
   { description: 'An environment to connect to the project' },
 )
+
+/** The named schemas of the environment routes, as routes refer to them and OpenAPI lists them. */
+export const environmentModels = {
+  environmentSchema: Environment,
+  environmentsSchema: EnvironmentList,
+  createEnvironmentSchema: CreateEnvironment,
+  projectEnvironmentSchema: ProjectEnvironment,
+}

@@ -1,21 +1,18 @@
+import { events } from '../../domain/events'
 import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
-import type { EnvironmentRecord, FlagEnvironmentRecord } from '../../storage/records'
+import type { EnvironmentRecord } from './environments.records'
+import type { RecordOf } from '../../storage/records'
 import type { Store, Tx } from '../../storage/store'
 import { checkLimit } from '../limits'
 import { assertValidName } from '../names'
 import { actorOf, type Caller } from '../tokens/permissions'
+import type { Static } from '@sinclair/typebox'
+import type { Environment } from './environments.model'
 
-export interface EnvironmentView {
-  name: string
-  type: string
-  sortOrder: number
-  enabled: boolean
-  protected: boolean
-  createdAt: string
-  projectCount: number
-}
+export type EnvironmentView = Static<typeof Environment>
 
-export function emptyFlagEnvironment(): FlagEnvironmentRecord {
+/** A flag's state in an environment just connected to its project (typed from the flags collection, which storage knows). */
+export function emptyFlagEnvironment(): RecordOf<'flags'>['environments'][string] {
   return { enabled: false, strategies: [], variants: [], lastSeenAt: null }
 }
 
@@ -32,7 +29,17 @@ export function connectEnvironment(tx: Tx, projectId: string, environment: strin
     if (flag.project !== projectId || Object.hasOwn(flag.environments, environment)) continue
     tx.put('flags', flag.name, { ...flag, environments: { ...flag.environments, [environment]: emptyFlagEnvironment() } })
   }
-  tx.appendEvent({ type: 'project-environment-added', project: projectId, environment, data: { environment } })
+  tx.appendEvent(events.projectEnvironmentAdded(projectId, environment))
+}
+
+/** Creates an environment inside a transaction; the one way to make one (start-up seeding uses it too). */
+export function createEnvironment(tx: Tx, input: { name: string; type: string; sortOrder?: number }): void {
+  if (tx.get('environments', input.name)) throw new NameExistsError(`An environment named "${input.name}" already exists`)
+  checkLimit('environments', tx.values('environments').length + 1, '/name')
+  const sortOrder = input.sortOrder ?? Math.max(0, ...tx.values('environments').map((e) => e.sortOrder)) + 100
+  const environment: EnvironmentRecord = { name: input.name, type: input.type, sortOrder, createdAt: tx.now }
+  tx.put('environments', input.name, environment)
+  tx.appendEvent(events.environmentCreated(input.name, environment))
 }
 
 export class EnvironmentsService {
@@ -56,14 +63,7 @@ export class EnvironmentsService {
   async create(input: { name: string; type: string; sortOrder?: number }, caller: Caller): Promise<EnvironmentView> {
     assertValidName(input.name, 'environment')
     assertValidName(input.type, 'environment type', '/type')
-    await this.store.transact(actorOf(caller), (tx) => {
-      if (tx.get('environments', input.name)) throw new NameExistsError(`An environment named "${input.name}" already exists`)
-      checkLimit('environments', tx.values('environments').length + 1, '/name')
-      const sortOrder = input.sortOrder ?? Math.max(0, ...tx.values('environments').map((e) => e.sortOrder)) + 100
-      const environment: EnvironmentRecord = { name: input.name, type: input.type, sortOrder, createdAt: tx.now }
-      tx.put('environments', input.name, environment)
-      tx.appendEvent({ type: 'environment-created', environment: input.name, data: environment })
-    })
+    await this.store.transact(actorOf(caller), (tx) => createEnvironment(tx, input))
     return this.list().find((environment) => environment.name === input.name)!
   }
 
@@ -95,7 +95,7 @@ export class EnvironmentsService {
         const { [environment]: _removed, ...rest } = flag.environments
         tx.put('flags', flag.name, { ...flag, environments: rest })
       }
-      tx.appendEvent({ type: 'project-environment-removed', project: projectId, environment, preData: { environment } })
+      tx.appendEvent(events.projectEnvironmentRemoved(projectId, environment))
     })
   }
 }

@@ -1,6 +1,5 @@
 /**
- * The query language of `GET /api/admin/search/events` (seed 4.3, contract §5), parsed from the raw
- * query string so that repeated parameters can be refused.
+ * The query language of `GET /api/admin/search/events` (seed 4.3, contract §5).
  */
 import { ValidationError } from '../../errors'
 
@@ -74,14 +73,13 @@ function parseCount(raw: string | undefined, parameter: string, fallback: number
   return value
 }
 
-export function parseEventQuery(params: URLSearchParams): EventQuery {
+/**
+ * The query as the HTTP layer validated it (src/http/query.ts: each parameter at most once, every
+ * value a string) into plain values; a malformed value is a ValidationError naming the parameter.
+ */
+export function parseEventQuery(raw: Readonly<Partial<Record<string, string>>>): EventQuery {
   const single: Record<string, string> = {}
-  for (const key of new Set(params.keys())) {
-    if (!KNOWN.has(key)) continue
-    const values = params.getAll(key)
-    if (values.length > 1) invalid(`${key} was given ${values.length} times; give it once`, key)
-    single[key] = values[0]
-  }
+  for (const key of KNOWN) if (typeof raw[key] === 'string') single[key] = raw[key]
   for (const [modern, legacy] of [['from', 'createdAtFrom'], ['to', 'createdAtTo']] as const) {
     if (single[modern] !== undefined && single[legacy] !== undefined) invalid(`Give either ${legacy} or ${modern}, not both`, modern)
   }

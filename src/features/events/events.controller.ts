@@ -1,11 +1,14 @@
 import { authErrors } from '../../http/schemas'
-import { controllerBase, jsonResponse, type Authorization } from '../../http/plugins'
+import { controllerBase, jsonResponse } from '../../http/plugins'
+import { parseEventQuery } from './event-query'
 import type { EventsService } from './events.service'
+import type { Authorization } from '../tokens/auth'
+import { eventModels } from './events.model'
 
 export function eventsController(events: EventsService, auth: Authorization) {
-  return controllerBase(auth).get('/api/admin/search/events', async ({ request, caller }) => {
-    // The worker hands back the whole answer as bytes; they go out as they are (see search-engine.ts pageJson).
-    const page = await events.search(new URL(request.url).searchParams, caller)
+  return controllerBase(auth, eventModels).get('/api/admin/search/events', async ({ query, caller }) => {
+    // The worker hands back the whole answer as bytes; they go out as they are (see search/search-engine.ts pageJson).
+    const page = await events.search(parseEventQuery(query), caller)
     return jsonResponse(page.body)
   }, {
     auth: 'NONE',

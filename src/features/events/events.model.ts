@@ -1,4 +1,5 @@
 import { t } from 'elysia'
+import { EVENT_TYPES } from '../../domain/events'
 import { Timestamp } from '../../http/schemas'
 
 const filter = (what: string) =>
@@ -33,7 +34,8 @@ export const EventSchema = t.Object(
   {
     id: t.Integer({ minimum: 1, description: 'Increasing event id' }),
     createdAt: Timestamp('When it happened (RFC 3339, UTC)'),
-    type: t.String({ description: 'Event type (seed section 6)' }),
+    // Listed for readers; the answer is made by the search worker and not checked against it.
+    type: t.String({ description: 'Event type', enum: [...EVENT_TYPES] }),
     createdBy: t.String({ description: 'Name of the token that made the change' }),
     createdByUserId: t.Union([t.Number(), t.Null()], { description: 'User id of that token' }),
     environment: t.Union([t.String(), t.Null()], { description: 'Related environment' }),
@@ -43,7 +45,7 @@ export const EventSchema = t.Object(
     preData: t.Union([t.Record(t.String(), t.Unknown()), t.Null()], { description: 'State before the change' }),
     tags: t.Array(TagSchema, { description: 'The flag\'s tags at that time' }),
   },
-  { description: 'An event of the audit log (seed 2.12)' },
+  { description: 'An event of the audit log: one change, who made it and when' },
 )
 
 export const EventPage = t.Object(
@@ -53,3 +55,9 @@ export const EventPage = t.Object(
   },
   { description: 'A page of events' },
 )
+
+/** The named schemas of the event search route, as it refers to them and OpenAPI lists them. */
+export const eventModels = {
+  eventSearchQuerySchema: EventSearchQuery,
+  eventSearchResponseSchema: EventPage,
+}

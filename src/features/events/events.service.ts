@@ -1,15 +1,18 @@
 /**
- * Event search, seen from the HTTP thread: queries are parsed and checked here (400s), then handed
- * to the event-search worker, which holds the log and its indexes (see search-engine.ts). Each
- * commit's events are posted to the worker before the commit's writes are answered, and the worker
- * handles messages in order, so a search made after a write's response sees that write.
+ * Event search, seen from the HTTP thread: parsed queries are handed to the event-search worker,
+ * which holds the log and its indexes (see search/search-engine.ts). The worker starts on the first
+ * search or when `load()` is called (main.ts does at start-up), not before: an app that never
+ * searches never starts it. Once started, each commit's events are posted to the worker before the
+ * commit's writes are answered, and the worker handles messages in order, so a search made after a
+ * write's response sees that write.
  */
 import { StoreLoadError } from '../../storage/files'
 import type { Store } from '../../storage/store'
-import type { EventSearchReply, EventSearchRequest } from '../../workers/event-search.messages'
 import { startWorker } from '../../workers/spawn'
 import type { Caller } from '../tokens/permissions'
-import { parseEventQuery } from './event-query'
+import type { EventQuery } from './event-query'
+import type { EventSearchReply, EventSearchRequest } from './search/event-search.messages'
+import type { SearchPlan } from './search/search-engine'
 
 export type EventSource = Pick<Store, 'readEvents' | 'lastEventId' | 'onCommit' | 'eventLogPath'>
 
@@ -17,11 +20,11 @@ export interface EventPage {
   total: number
   /** The whole answer, `{"events":[…],"total":N}` (newest first), as UTF-8 JSON made by the worker. */
   body: Uint8Array<ArrayBuffer>
-  plan: 'none' | 'index' | 'scan'
+  plan: SearchPlan
 }
 
 export interface EventsOptions {
-  /** Terms in more events than this are common (see search-engine.ts). */
+  /** Terms in more events than this are common (see search/term-index.ts). */
   commonAfter?: number
   /** Build the text index after loading (default true). Tests turn it off to check the scan alone. */
   buildIndex?: boolean
@@ -36,22 +39,44 @@ export class EventsService {
   private readonly waiting = new Map<number, { resolve: (page: EventPage) => void; reject: (error: Error) => void }>()
   /** Called once the worker has built the index, with how long it took and its heap then. */
   onIndexBuilt: (build: { buildMs: number; heapBytes: number }) => void = () => {}
-  /** Committed events that arrive before the worker has been told where its log starts. */
+  /**
+   * Committed events that arrive while the worker is being told where its log starts; before the
+   * worker starts none are kept, as it reads them with the log.
+   */
   private pending: { id: number; line: string }[] = []
   private streaming = false
+  private closed = false
+  /**
+   * The last event of the last commit made durable. The store's own `lastEventId` also counts a
+   * commit still being written (or about to be undone): a worker started meanwhile reads the log
+   * up to this id, and hears of that commit when it completes.
+   */
+  private committedId: number
 
   constructor(
     private readonly store: EventSource,
     private readonly options: EventsOptions = {},
   ) {
+    this.committedId = store.lastEventId
     store.onCommit((events, lines) => {
+      this.committedId = events.at(-1)?.id ?? this.committedId
       if (this.streaming) this.post({ type: 'append', lines: [...lines] })
-      else this.pending.push(...events.map((event, i) => ({ id: event.id, line: lines[i] })))
+      else if (this.loading) this.pending.push(...events.map((event, i) => ({ id: event.id, line: lines[i] })))
     })
   }
 
+  /**
+   * Whether searches can be answered without waiting for the log to load: once it is loaded, and
+   * also before anything asked for it (a search then starts the worker and waits for it).
+   * `main.ts` calls `load()` as it starts listening, so `/ready` waits for the log there.
+   */
   get ready(): boolean {
-    return this.loaded
+    return this.loaded || this.loading === null
+  }
+
+  /** Whether the worker has been started (by a search or `load()`). */
+  get started(): boolean {
+    return this.loading !== null
   }
 
   /** Whether the text index covers the log; searches are exact either way. */
@@ -66,9 +91,10 @@ export class EventsService {
   }
 
   private async start(): Promise<void> {
-    const worker = startWorker('event-search.worker')
+    if (this.closed) throw new Error('event search closed')
+    const worker = startWorker('features/events/search/event-search.worker')
     this.worker = worker
-    const lastId = this.store.lastEventId
+    const lastId = this.committedId
     const path = this.store.eventLogPath
     const loaded = new Promise<void>((resolve, reject) => {
       worker.onmessage = (message: MessageEvent<EventSearchReply>) => {
@@ -117,13 +143,14 @@ export class EventsService {
   }
 
   private post(message: EventSearchRequest) {
-    this.worker!.postMessage(message)
+    // Closed while the log was being read: there is no one left to tell.
+    this.worker?.postMessage(message)
   }
 
   /** Searches the log; a token limited to some projects sees only their events. */
-  async search(params: URLSearchParams, caller: Caller): Promise<EventPage> {
-    const query = parseEventQuery(params)
+  async search(query: EventQuery, caller: Caller): Promise<EventPage> {
     await this.load()
+    if (this.closed) throw new Error('event search closed')
     const visibleProjects = caller.projects.includes('*') ? null : [...caller.projects]
     const id = this.nextId++
     return new Promise<EventPage>((resolve, reject) => {
@@ -133,6 +160,7 @@ export class EventsService {
   }
 
   close(): void {
+    this.closed = true
     this.worker?.terminate()
     this.worker = null
     for (const waiter of this.waiting.values()) waiter.reject(new Error('event search closed'))

@@ -6,7 +6,7 @@
  */
 import { applyOperation, type Operation } from 'fast-json-patch'
 import { ConflictError, NoAccessError, ValidationError } from '../../errors'
-import type { FlagMetadata } from './flag-view'
+import type { FlagMetadata } from './flags.records'
 
 export const PATCH_OPS = ['add', 'remove', 'replace', 'copy', 'move', 'test'] as const
 export const PATCHABLE = ['name', 'description', 'type', 'project', 'stale', 'impressionData', 'archived', 'createdAt'] as const

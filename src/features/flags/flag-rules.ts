@@ -1,8 +1,9 @@
 /** Rules about flags that several flag services share; all of them work inside a transaction. */
+import { events } from '../../domain/events'
 import { NotFoundError, ValidationError } from '../../errors'
 import { flagNotFound } from '../not-found'
-import type { FlagRecord, LifecycleStage, StrategyRecord } from '../../storage/records'
-import type { NewEvent, Tx } from '../../storage/store'
+import type { FlagRecord, LifecycleStage, StrategyRecord } from './flags.records'
+import type { Tx } from '../../storage/store'
 import { checkLimit } from '../limits'
 
 /** The flag of this project, or 404. A flag of another project answers the same, so nothing leaks. */
@@ -24,11 +25,6 @@ export function requireEnvironment(flag: FlagRecord, environment: string) {
     throw new NotFoundError(`Environment "${environment}" is not connected to project "${flag.project}" of flag "${flag.name}"`)
   }
   return entry
-}
-
-/** Records an event about one flag, with the flag's tags at that time. */
-export function flagEvent(tx: Tx, flag: FlagRecord, event: Omit<NewEvent, 'project' | 'featureName' | 'tags'>): void {
-  tx.appendEvent({ ...event, project: flag.project, featureName: flag.name, tags: flag.tags })
 }
 
 const STAGE_ORDER: Record<LifecycleStage, number> = { initial: 0, 'pre-live': 1, live: 2, completed: 3, archived: 4 }
@@ -71,7 +67,7 @@ export function setEnvironmentEnabled(tx: Tx, flag: FlagRecord, environment: str
     checkLimit('strategiesPerFlagEnvironment', strategies.length + 1, `/environments/${environment}/strategies`)
     const added = defaultStrategy(flag.name, Math.max(-1, ...strategies.map((s) => s.sortOrder)) + 1)
     strategies = [...strategies, added]
-    flagEvent(tx, flag, { type: 'feature-strategy-add', environment, data: { ...added, featureName: flag.name } })
+    tx.appendEvent(events.strategyAdded(flag, environment, { ...added, featureName: flag.name }))
   }
   let updated: FlagRecord = { ...flag, environments: { ...flag.environments, [environment]: { ...entry, enabled, strategies } } }
   if (enabled) {
@@ -79,11 +75,6 @@ export function setEnvironmentEnabled(tx: Tx, flag: FlagRecord, environment: str
     updated = advanceLifecycle(updated, production ? 'live' : 'pre-live', tx.now)
   }
   tx.put('flags', flag.name, updated)
-  flagEvent(tx, updated, {
-    type: enabled ? 'feature-environment-enabled' : 'feature-environment-disabled',
-    environment,
-    data: { enabled },
-    preData: { enabled: !enabled },
-  })
+  tx.appendEvent(events.flagEnvironmentToggled(updated, environment, enabled))
   return updated
 }

@@ -1,21 +1,12 @@
 /** Turns stored flags into the Feature shape of the seed's section 2.1. Every call builds new objects. */
-import type { EnvironmentRecord, FlagRecord, StrategyRecord, VariantRecord } from '../../storage/records'
+import type { EnvironmentRecord } from '../environments/environments.records'
+import type { FlagMetadata, FlagRecord, StrategyRecord, VariantRecord } from './flags.records'
 import type { Store, Tx } from '../../storage/store'
 import { compareEnvironments } from '../environments/environments.service'
+import type { Static } from '@sinclair/typebox'
+import type { Feature } from './flags.model'
 
-export const FLAG_TYPES = ['release', 'experiment', 'operational', 'kill-switch', 'permission'] as const
-
-/** The part of a flag that PATCH and PUT change, and that metadata events record. */
-export interface FlagMetadata {
-  name: string
-  description: string | null
-  type: string
-  project: string
-  stale: boolean
-  impressionData: boolean
-  archived: boolean
-  createdAt: string
-}
+export type { FlagMetadata } from './flags.records'
 
 export function metadataOf(flag: FlagRecord): FlagMetadata {
   return {
@@ -93,7 +84,7 @@ export interface ViewOptions {
   children: string[]
 }
 
-export function flagView(flag: FlagRecord, knownEnvironments: Readonly<Record<string, EnvironmentRecord>>, options: ViewOptions) {
+export function flagView(flag: FlagRecord, knownEnvironments: Readonly<Record<string, EnvironmentRecord>>, options: ViewOptions): FeatureView {
   const environments = Object.entries(flag.environments)
     .map(([name, environment]) => {
       const known = Object.hasOwn(knownEnvironments, name) ? knownEnvironments[name] : undefined
@@ -148,4 +139,5 @@ export function flagView(flag: FlagRecord, knownEnvironments: Readonly<Record<st
   }
 }
 
-export type FeatureView = ReturnType<typeof flagView>
+/** A flag as the API shows it: the response schema's type, so that the view and the documented shape cannot drift apart. */
+export type FeatureView = Static<typeof Feature>

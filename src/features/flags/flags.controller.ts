@@ -1,22 +1,23 @@
 import { t } from 'elysia'
 import { authErrors, bodyErrors, errors } from '../../http/schemas'
-import { controllerBase, jsonResponse, noContent, type Authorization } from '../../http/plugins'
+import { controllerBase, jsonResponse, noContent } from '../../http/plugins'
 import { repeatable } from '../../http/query'
 import type { FlagsService } from './flags.service'
+import type { Authorization } from '../tokens/auth'
+import { flagModels } from './flags.model'
+import { featureParams, flagEnvironmentParams as environmentParams, flagParams, projectEnvironmentParams as bulkParams, projectParams } from '../params'
+import { ListCache } from './list-cache'
 
-const projectParams = t.Object({ projectId: t.String({ description: 'Project id' }) })
-const flagParams = t.Object({ projectId: t.String({ description: 'Project id' }), featureName: t.String({ description: 'Flag name' }) })
-const environmentParams = t.Object({
-  projectId: t.String({ description: 'Project id' }),
-  featureName: t.String({ description: 'Flag name' }),
-  environment: t.String({ description: 'Environment name' }),
-})
-const bulkParams = t.Object({ projectId: t.String({ description: 'Project id' }), environment: t.String({ description: 'Environment name' }) })
 const tags = ['Features']
 
 export function flagsController(flags: FlagsService, auth: Authorization) {
-  return controllerBase(auth)
-    .get('/api/admin/projects/:projectId/features', ({ params, query }) => jsonResponse(flags.listProjectJson(params.projectId, query)), {
+  const lists = new ListCache((projectId) => flags.listVersion(projectId))
+  return controllerBase(auth, flagModels)
+    .get('/api/admin/projects/:projectId/features', ({ params, query }) => {
+      const list = () => ({ version: 2, features: flags.listProject(params.projectId, query) })
+      const filtered = (query.tag !== undefined && query.tag.length > 0) || query.namePrefix !== undefined
+      return jsonResponse(filtered ? JSON.stringify(list()) : lists.json(params.projectId, list))
+    }, {
       auth: { permission: 'NONE', outOfScope: () => ({ version: 2, features: [] }) },
       params: projectParams,
       query: t.Object({
@@ -100,7 +101,7 @@ export function flagsController(flags: FlagsService, auth: Authorization) {
       return noContent()
     }, {
       auth: 'DELETE_FEATURE',
-      params: t.Object({ featureName: t.String({ description: 'Flag name' }) }),
+      params: featureParams,
       response: { 200: t.Void({ description: 'Deleted' }), ...authErrors(400, 404) },
       detail: { operationId: 'deleteFeature', summary: 'Delete an archived flag', tags: ['Archive'], description: 'Only archived flags; frees the name.' },
     })

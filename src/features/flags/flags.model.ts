@@ -1,9 +1,8 @@
 /** Request and response schemas of flags, strategies, variants, tags and dependencies (seed §2). */
 import { t } from 'elysia'
 import type { TLiteral } from '@sinclair/typebox'
-import { LIFECYCLE_STAGES } from '../../storage/records'
-import { NullableTimestamp, Timestamp } from '../../http/schemas'
-import { FLAG_TYPES } from './flag-view'
+import { FLAG_TYPES, LIFECYCLE_STAGES } from './flags.records'
+import { DOCUMENTED_AS, NullableTimestamp, Timestamp } from '../../http/schemas'
 import { PATCH_OPS } from './flag-patch'
 import { CONSTRAINT_OPERATORS, STRATEGY_NAMES } from './strategy-rules'
 import { LIMITS } from '../limits'
@@ -18,14 +17,12 @@ const literals = <const T extends readonly string[]>(values: T, description: str
 const Name = (description: string) => t.String({ description, minLength: 1, maxLength: 100, examples: ['new-checkout'] })
 const ShortText = (description: string, max = 100) => t.String({ description, maxLength: max })
 
-export const FlagType = literals(FLAG_TYPES, 'Kind of flag')
-
 export const Payload = t.Object(
   {
     type: literals(['json', 'csv', 'string', 'number'] as const, 'How the value is to be read'),
     value: t.String({ description: 'The payload content', maxLength: 10_000 }),
   },
-  { description: 'A value handed to SDKs with the variant (seed 2.11)' },
+  { description: 'A value handed to SDKs with the variant; value is read as its type says' },
 )
 
 export const Constraint = t.Object(
@@ -42,7 +39,7 @@ export const Constraint = t.Object(
     ),
     value: t.Optional(t.String({ maxLength: 1000, description: 'Value, for NUM_*, DATE_* and SEMVER_* operators' })),
   },
-  { description: 'A condition on the SDK context (seed 2.5)' },
+  { description: 'A condition on the SDK context: the strategy applies only when it holds' },
 )
 
 export const StrategyVariant = t.Object(
@@ -53,25 +50,25 @@ export const StrategyVariant = t.Object(
     stickiness: ShortText('Context field that keeps a user on the same variant'),
     payload: t.Optional(Payload),
   },
-  { description: 'A variant of one strategy (seed 2.7)' },
+  { description: 'A variant of one strategy: fix variants get exactly their weight, variable ones share what is left so that all weights sum to 1000' },
 )
 
 /** Response shapes use plain strings where requests take an enumeration. */
 const PayloadOut = t.Object(
   { type: t.String({ description: 'json, csv, string or number' }), value: t.String({ description: 'The payload content' }) },
-  { description: 'A value handed to SDKs with the variant (seed 2.11)' },
+  { description: 'A value handed to SDKs with the variant; value is read as its type says' },
 )
 
 const ConstraintOut = t.Object(
   {
     contextName: t.String({ description: 'Context field the constraint applies to' }),
-    operator: t.String({ description: 'How the context value is compared (seed 2.5)' }),
+    operator: t.String({ description: `How the context value is compared: ${CONSTRAINT_OPERATORS.join(', ')}` }),
     caseInsensitive: t.Boolean({ description: 'Ignore case when matching' }),
     inverted: t.Boolean({ description: 'Negate the outcome' }),
     values: t.Array(t.String({ description: 'One value' }), { description: 'Values, for operators that take several' }),
     value: t.Optional(t.String({ description: 'Value, for single-value operators' })),
   },
-  { description: 'A condition on the SDK context (seed 2.5)' },
+  { description: 'A condition on the SDK context: the strategy applies only when it holds' },
 )
 
 const StrategyVariantOut = t.Object(
@@ -82,7 +79,7 @@ const StrategyVariantOut = t.Object(
     stickiness: t.String({ description: 'Stickiness context field' }),
     payload: t.Optional(PayloadOut),
   },
-  { description: 'A variant of one strategy (seed 2.7)' },
+  { description: 'A variant of one strategy, with its computed weight (all weights sum to 1000)' },
 )
 
 export const StrategyInput = t.Object(
@@ -111,7 +108,7 @@ export const StrategyInput = t.Object(
       }),
     ),
   },
-  { description: 'An activation strategy to add or to replace one with (seed 2.4)' },
+  { description: 'An activation strategy to add or to replace one with: the flag is on for a context when an enabled strategy applies' },
 )
 
 export const Strategy = t.Object(
@@ -127,7 +124,7 @@ export const Strategy = t.Object(
     variants: t.Array(StrategyVariantOut, { description: 'Strategy-level variants with computed weights' }),
     parameters: t.Record(t.String(), t.String(), { description: 'Parameter name to value' }),
   },
-  { description: 'An activation strategy (seed 2.4)' },
+  { description: 'An activation strategy: the flag is on for a context when an enabled strategy applies' },
 )
 
 const Override = t.Object(
@@ -155,7 +152,7 @@ export const VariantInput = t.Object(
       }),
     ),
   },
-  { description: 'A variant of the flag in one environment (seed 2.6)' },
+  { description: 'A variant of the flag in one environment: fix variants get exactly their weight, variable ones share what is left so that all weights sum to 1000' },
 )
 
 export const Variant = t.Object(
@@ -167,7 +164,7 @@ export const Variant = t.Object(
     payload: t.Optional(PayloadOut),
     overrides: t.Array(Override, { description: 'Overrides' }),
   },
-  { description: 'A variant with its computed weight (seed 2.6)' },
+  { description: 'A variant of the flag in one environment, with its computed weight (all weights sum to 1000)' },
 )
 
 export const VariantList = t.Object(
@@ -183,7 +180,7 @@ export const Tag = t.Object(
     type: t.String({ description: 'Tag type', minLength: 2, maxLength: 50 }),
     value: t.String({ description: 'Tag value', minLength: 2, maxLength: 50 }),
   },
-  { description: 'A tag on a flag (seed 2.8)' },
+  { description: 'A tag on a flag: a type and a value, each 2 to 50 characters' },
 )
 
 export const TagInput = t.Object(
@@ -205,7 +202,7 @@ const Dependency = t.Object(
     enabled: t.Boolean({ description: 'Whether the parent must be enabled (true) or disabled (false)' }),
     variants: t.Array(t.String({ description: 'Variant name' }), { description: 'Variants the parent must resolve to; only when enabled' }),
   },
-  { description: 'A parent dependency (seed 2.10)' },
+  { description: 'A parent dependency: this flag is on only when the parent is enabled (or disabled) as stated' },
 )
 
 export const DependencyInput = t.Object(
@@ -236,7 +233,7 @@ const EnvironmentEntry = t.Object(
     strategies: t.Optional(t.Array(Strategy, { description: 'Activation strategies (single-flag reads only)' })),
     variants: t.Optional(t.Array(Variant, { description: 'Variants (single-flag reads only)' })),
   },
-  { description: 'The flag in one environment (seed 2.3)' },
+  { description: 'The flag in one environment of its project' },
 )
 
 export const Feature = t.Object(
@@ -256,7 +253,7 @@ export const Feature = t.Object(
         name: t.String({ description: 'User name (the token name)' }),
         imageUrl: t.String({ description: 'Profile image URL (empty for tokens)' }),
       },
-      { description: 'Who created the flag (seed 2.2)' },
+      { description: 'Who created the flag: the API token that made it' },
     ),
     archived: t.Boolean({ description: 'True when archived' }),
     archivedAt: NullableTimestamp('Archival time'),
@@ -272,10 +269,10 @@ export const Feature = t.Object(
         stage: t.String({ description: `Current stage: ${LIFECYCLE_STAGES.join(', ')}` }),
         enteredStageAt: Timestamp('When the flag entered the stage'),
       },
-      { description: 'Lifecycle stage (seed 2.9)' },
+      { description: 'Lifecycle stage: where the flag is on its way from creation to removal' },
     ),
   },
-  { description: 'A feature flag (seed 2.1)' },
+  { description: 'A feature flag with its state in every environment of its project' },
 )
 
 export const FeatureList = t.Object(
@@ -335,6 +332,8 @@ export const PatchOperationsDocumented = t.Array(
 export const PatchOperations = t.Array(t.Record(t.String(), t.Unknown(), { description: 'One JSON-Patch (RFC 6902) operation' }), {
   maxItems: 1000,
   description: PatchOperationsDocumented.description,
+  // The OpenAPI document shows the documented schema in place of this one (http/openapi.ts).
+  [DOCUMENTED_AS]: PatchOperationsDocumented,
 })
 
 export const FeatureNames = t.Object(
@@ -359,3 +358,23 @@ export const CompleteLifecycle = t.Object(
   },
   { description: 'How the flag was completed' },
 )
+
+/** The named schemas of the flag routes (flags, strategies, relations), as routes refer to them and OpenAPI lists them. */
+export const flagModels = {
+  featureSchema: Feature,
+  featuresSchema: FeatureList,
+  createFeatureSchema: CreateFeature,
+  updateFeatureSchema: UpdateFeature,
+  patchesSchema: PatchOperations,
+  validateFeatureSchema: ValidateFeature,
+  featureNamesSchema: FeatureNames,
+  featureStrategySchema: Strategy,
+  createFeatureStrategySchema: StrategyInput,
+  variantsSchema: VariantList,
+  variantSchema: VariantInput,
+  tagSchema: Tag,
+  tagInputSchema: TagInput,
+  tagsSchema: TagList,
+  dependencySchema: DependencyInput,
+  completeFeatureSchema: CompleteLifecycle,
+}

@@ -1,5 +1,6 @@
+import { events } from '../../domain/events'
 import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
-import type { FlagRecord } from '../../storage/records'
+import { FLAG_TYPES, type FlagMetadata, type FlagRecord } from './flags.records'
 import type { StateReader, Store, Tx } from '../../storage/store'
 import { emptyFlagEnvironment } from '../environments/environments.service'
 import { checkLimit, RecordCount } from '../limits'
@@ -8,27 +9,15 @@ import { flagNotFound } from '../not-found'
 import type { NamingPatterns } from '../projects/naming-pattern'
 import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
 import { applyFlagPatch, assertNoVariantOps, type PatchOperation } from './flag-patch'
-import { flagEvent, flagInProject, liveFlagInProject, requireEnvironment, setEnvironmentEnabled, withStage } from './flag-rules'
-import { ChildrenIndex, FLAG_TYPES, flagView, metadataOf, type FeatureView, type FlagMetadata } from './flag-view'
+import { flagInProject, liveFlagInProject, requireEnvironment, setEnvironmentEnabled, withStage } from './flag-rules'
+import { ChildrenIndex, flagView, metadataOf, type FeatureView } from './flag-view'
+import type { Static } from '@sinclair/typebox'
+import type { CreateFeature, UpdateFeature } from './flags.model'
 
 export const DESCRIPTION_MAX_LENGTH = 2000
 
-export interface CreateFlagInput {
-  name: string
-  type?: string
-  description?: string | null
-  impressionData?: boolean
-}
-
-export interface UpdateFlagInput {
-  name?: string
-  project?: string
-  description?: string | null
-  type?: string
-  stale?: boolean
-  impressionData?: boolean
-  archived?: boolean
-}
+export type CreateFlagInput = Static<typeof CreateFeature>
+export type UpdateFlagInput = Static<typeof UpdateFeature>
 
 export interface ListFilters {
   /** `type:value` pairs; a flag matches when it has any of them. */
@@ -36,18 +25,14 @@ export interface ListFilters {
   namePrefix?: string
 }
 
-function invalid(message: string, path?: string): never {
-  throw new ValidationError(message, [path ? { message, path } : { message }])
-}
-
 function checkType(type: string, path = '/type') {
-  if (!(FLAG_TYPES as readonly string[]).includes(type)) invalid(`Flag type must be one of ${FLAG_TYPES.join(', ')}, got ${JSON.stringify(type)}`, path)
+  if (!(FLAG_TYPES as readonly string[]).includes(type)) throw ValidationError.at(path, `Flag type must be one of ${FLAG_TYPES.join(', ')}, got ${JSON.stringify(type)}`)
 }
 
 function checkDescription(description: unknown, path = '/description') {
   if (description === null) return
-  if (typeof description !== 'string') invalid('description must be a string or null', path)
-  if (description.length > DESCRIPTION_MAX_LENGTH) invalid(`description must be at most ${DESCRIPTION_MAX_LENGTH} characters`, path)
+  if (typeof description !== 'string') throw ValidationError.at(path, 'description must be a string or null')
+  if (description.length > DESCRIPTION_MAX_LENGTH) throw ValidationError.at(path, `description must be at most ${DESCRIPTION_MAX_LENGTH} characters`)
 }
 
 /**
@@ -57,16 +42,16 @@ function checkDescription(description: unknown, path = '/description') {
 function checkMetadata(next: Record<string, unknown>, current: FlagMetadata): FlagMetadata {
   const keys = Object.keys(next)
   const unknown = keys.filter((key) => !(key in current))
-  if (unknown.length > 0) invalid(`Unknown flag properties: ${unknown.join(', ')}`)
+  if (unknown.length > 0) throw ValidationError.at(undefined, `Unknown flag properties: ${unknown.join(', ')}`)
   const description = next.description === undefined ? null : next.description
   checkDescription(description)
-  if (typeof next.type !== 'string') invalid('type must be a string', '/type')
+  if (typeof next.type !== 'string') throw ValidationError.at('/type', 'type must be a string')
   checkType(next.type)
   for (const key of ['stale', 'impressionData', 'archived'] as const) {
-    if (typeof next[key] !== 'boolean') invalid(`${key} must be true or false, got ${JSON.stringify(next[key]) ?? 'nothing'}`, `/${key}`)
+    if (typeof next[key] !== 'boolean') throw ValidationError.at(`/${key}`, `${key} must be true or false, got ${JSON.stringify(next[key]) ?? 'nothing'}`)
   }
   for (const key of ['name', 'project', 'createdAt'] as const) {
-    if (next[key] !== current[key]) invalid(`${key} is read-only and cannot be changed here`, `/${key}`)
+    if (next[key] !== current[key]) throw ValidationError.at(`/${key}`, `${key} is read-only and cannot be changed here`)
   }
   return {
     ...current,
@@ -81,11 +66,12 @@ function checkMetadata(next: Record<string, unknown>, current: FlagMetadata): Fl
 export class FlagsService {
   private readonly children: ChildrenIndex
   /**
-   * The unfiltered project list as JSON text, by project: the list is read far more often than
-   * flags change, and building 1,000 flag views and serialising them is what it costs. A change to
-   * a flag or project drops that project's entry; a change to an environment drops them all.
+   * When each project's list last changed, as a count of changes: a change to a flag or to the
+   * project changes that project's list; a change to an environment changes them all.
    */
-  private readonly listCache = new Map<string, string>()
+  private readonly listChangedAt = new Map<string, number>()
+  private allListsChangedAt = 0
+  private listChanges = 0
   private readonly count: RecordCount
 
   constructor(
@@ -94,12 +80,13 @@ export class FlagsService {
   ) {
     this.children = new ChildrenIndex(store)
     this.count = new RecordCount(store, 'flags')
+    const listChanged = (projectId: string) => this.listChangedAt.set(projectId, ++this.listChanges)
     store.watch('flags', (_key, before, after) => {
-      if (before) this.listCache.delete(before.project)
-      if (after) this.listCache.delete(after.project)
+      if (before) listChanged(before.project)
+      if (after) listChanged(after.project)
     })
-    store.watch('projects', (key) => this.listCache.delete(key))
-    store.watch('environments', () => this.listCache.clear())
+    store.watch('projects', (key, _before, after) => (after ? listChanged(key) : this.listChangedAt.delete(key)))
+    store.watch('environments', () => (this.allListsChangedAt = ++this.listChanges))
   }
 
   /**
@@ -112,26 +99,19 @@ export class FlagsService {
   }
 
   /**
-   * The list endpoint's answer as JSON text: `{version: 2, features}`, cached when unfiltered. The
-   * caller's project scope is checked before, in http/auth.ts.
+   * A number that changes whenever the project's list (listProject) may have: equal versions, equal
+   * lists. Null for an unknown project. Lets the HTTP edge reuse an answer it has already made.
    */
-  listProjectJson(projectId: string, filters: ListFilters): string {
-    const unfiltered = (filters.tag === undefined || filters.tag.length === 0) && filters.namePrefix === undefined
-    if (!unfiltered) return JSON.stringify({ version: 2, features: this.listProject(projectId, filters) })
-    let json = this.listCache.get(projectId)
-    if (json === undefined) {
-      json = JSON.stringify({ version: 2, features: this.listProject(projectId, filters) })
-      // Unknown projects are not cached: their names are the client's to choose.
-      if (this.store.reader.get('projects', projectId)) this.listCache.set(projectId, json)
-    }
-    return json
+  listVersion(projectId: string): number | null {
+    if (!this.store.reader.get('projects', projectId)) return null
+    return Math.max(this.listChangedAt.get(projectId) ?? 0, this.allListsChangedAt)
   }
 
   /** The project's live flags as the list endpoint shows them (contract §5, getFeatures). */
   listProject(projectId: string, filters: ListFilters): FeatureView[] {
     const tags = filters.tag?.map((tag) => {
       const colon = tag.indexOf(':')
-      if (colon <= 0) invalid(`tag must look like type:value, got ${JSON.stringify(tag)}`, '/tag')
+      if (colon <= 0) throw ValidationError.at('/tag', `tag must look like type:value, got ${JSON.stringify(tag)}`)
       return { type: tag.slice(0, colon), value: tag.slice(colon + 1) }
     })
     const state = this.store.state
@@ -147,7 +127,7 @@ export class FlagsService {
     return flags.map((flag) => flagView(flag, state.environments, { details: false, children: this.children.of(flag.name) }))
   }
 
-  /** The caller's project scope is checked before, in http/auth.ts. */
+  /** The caller's project scope is checked before, in features/tokens/auth.ts. */
   get(projectId: string, name: string): FeatureView {
     flagInProject(this.store.reader, projectId, name)
     return this.view(this.store.reader, name)
@@ -167,7 +147,7 @@ export class FlagsService {
    */
   async validateName(name: string, projectId: string | null | undefined): Promise<void> {
     const problem = nameProblem(name, 'flag')
-    if (problem) invalid(problem, '/name')
+    if (problem) throw ValidationError.at('/name', problem)
     const existing = this.store.reader.get('flags', name)
     if (existing) {
       throw new NameExistsError(existing.archived ? 'An archived flag with that name already exists' : 'A flag with that name already exists')
@@ -182,23 +162,20 @@ export class FlagsService {
     const compiled = this.patterns.of(projectId, naming.pattern)
     if (!compiled.ok) {
       // A pattern saved before patterns were RE2: the rule cannot be applied, so names are not let through unchecked.
-      invalid(
-        `The naming pattern ^${naming.pattern}$ of project "${projectId}" can no longer be used (${compiled.problem}); ` +
-          `save the project's featureNaming again with a supported pattern (PUT /api/admin/projects/${projectId})`,
-        '/name',
-      )
+      throw ValidationError.at('/name', `The naming pattern ^${naming.pattern}$ of project "${projectId}" can no longer be used (${compiled.problem}); ` +
+          `save the project's featureNaming again with a supported pattern (PUT /api/admin/projects/${projectId})`)
     }
     if (!compiled.regex.testExact(name)) {
       const parts = [`"${name}" does not match the naming pattern ^${naming.pattern}$ of project "${projectId}"`]
       if (naming.example) parts.push(`for example "${naming.example}"`)
       if (naming.description) parts.push(naming.description)
-      invalid(parts.join('; '), '/name')
+      throw ValidationError.at('/name', parts.join('; '))
     }
   }
 
   async create(projectId: string, input: CreateFlagInput, caller: Caller): Promise<FeatureView> {
     const problem = nameProblem(input.name, 'flag')
-    if (problem) invalid(problem, '/name')
+    if (problem) throw ValidationError.at('/name', problem)
     const type = input.type ?? 'release'
     checkType(type)
     checkDescription(input.description ?? null)
@@ -230,7 +207,7 @@ export class FlagsService {
         completion: null,
       }
       tx.put('flags', record.name, record)
-      flagEvent(tx, record, { type: 'feature-created', data: metadataOf(record) })
+      tx.appendEvent(events.flagCreated(record, metadataOf(record)))
       return this.view(tx, record.name, tx)
     })
   }
@@ -280,26 +257,26 @@ export class FlagsService {
         : withStage({ ...updated, archivedAt: null }, 'initial', tx.now)
     }
     tx.put('flags', flag.name, updated)
-    flagEvent(tx, updated, { type: 'feature-metadata-updated', data: metadataOf(updated), preData: before })
-    if (next.stale !== before.stale) flagEvent(tx, updated, { type: next.stale ? 'feature-stale-on' : 'feature-stale-off', data: { stale: next.stale } })
-    if (next.archived !== before.archived) flagEvent(tx, updated, { type: next.archived ? 'feature-archived' : 'feature-revived' })
+    tx.appendEvent(events.flagMetadataUpdated(updated, metadataOf(updated), before))
+    if (next.stale !== before.stale) tx.appendEvent(events.flagStale(updated, next.stale))
+    if (next.archived !== before.archived) tx.appendEvent(next.archived ? events.flagArchived(updated) : events.flagRevived(updated))
   }
 
   private assertNoLiveChildren(tx: Tx, flag: FlagRecord) {
     const children = tx.values('flags').filter((other) => !other.archived && other.dependencies.some((d) => d.feature === flag.name))
     if (children.length > 0) {
-      invalid(`Flag "${flag.name}" is a parent of ${children.map((c) => `"${c.name}"`).join(', ')}; archive or unlink them first`)
+      throw ValidationError.at(undefined, `Flag "${flag.name}" is a parent of ${children.map((c) => `"${c.name}"`).join(', ')}; archive or unlink them first`)
     }
   }
 
   async archive(projectId: string, name: string, caller: Caller): Promise<void> {
     await this.store.transact(actorOf(caller), (tx) => {
       const flag = flagInProject(tx, projectId, name)
-      if (flag.archived) invalid(`Flag "${name}" is already archived`)
+      if (flag.archived) throw ValidationError.at(undefined, `Flag "${name}" is already archived`)
       this.assertNoLiveChildren(tx, flag)
       const updated = withStage({ ...flag, archived: true, archivedAt: tx.now }, 'archived', tx.now)
       tx.put('flags', name, updated)
-      flagEvent(tx, updated, { type: 'feature-archived', preData: metadataOf(flag), data: metadataOf(updated) })
+      tx.appendEvent(events.flagArchived(updated, { data: metadataOf(updated), preData: metadataOf(flag) }))
     })
   }
 
@@ -307,10 +284,10 @@ export class FlagsService {
     await this.store.transact(actorOf(caller), (tx) => {
       for (const name of new Set(names)) {
         const flag = flagInProject(tx, projectId, name)
-        if (!flag.archived) invalid(`Flag "${name}" is not archived`)
+        if (!flag.archived) throw ValidationError.at(undefined, `Flag "${name}" is not archived`)
         const updated = withStage({ ...flag, archived: false, archivedAt: null }, 'initial', tx.now)
         tx.put('flags', name, updated)
-        flagEvent(tx, updated, { type: 'feature-revived', preData: metadataOf(flag), data: metadataOf(updated) })
+        tx.appendEvent(events.flagRevived(updated, { data: metadataOf(updated), preData: metadataOf(flag) }))
       }
     })
   }
@@ -320,14 +297,14 @@ export class FlagsService {
     await this.store.transact(actorOf(caller), (tx) => {
       const flag = tx.get('flags', name)
       if (!flag || !callerSeesProject(caller, flag.project)) throw new NotFoundError(`Could not find archived flag "${name}"`)
-      if (!flag.archived) invalid(`Flag "${name}" is not archived; archive it before deleting it`)
+      if (!flag.archived) throw ValidationError.at(undefined, `Flag "${name}" is not archived; archive it before deleting it`)
       tx.delete('flags', name)
       for (const child of tx.values('flags')) {
         if (child.dependencies.some((dependency) => dependency.feature === name)) {
           tx.put('flags', child.name, { ...child, dependencies: child.dependencies.filter((dependency) => dependency.feature !== name) })
         }
       }
-      flagEvent(tx, flag, { type: 'feature-deleted', preData: metadataOf(flag) })
+      tx.appendEvent(events.flagDeleted(flag, metadataOf(flag)))
     })
   }
 

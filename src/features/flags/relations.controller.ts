@@ -1,13 +1,14 @@
 import { t } from 'elysia'
 import { authErrors, bodyErrors } from '../../http/schemas'
-import { controllerBase, noContent, type Authorization } from '../../http/plugins'
+import { controllerBase, noContent } from '../../http/plugins'
 import type { RelationsService } from './relations.service'
+import type { Authorization } from '../tokens/auth'
+import { flagModels } from './flags.model'
+import { featureParams, flagParams } from '../params'
 
-const featureParams = t.Object({ featureName: t.String({ description: 'Flag name' }) })
-const flagParams = t.Object({ projectId: t.String({ description: 'Project id' }), featureName: t.String({ description: 'Flag name' }) })
 
 export function relationsController(relations: RelationsService, auth: Authorization) {
-  return controllerBase(auth)
+  return controllerBase(auth, flagModels)
     .get('/api/admin/features/:featureName/tags', ({ params }) => ({ version: 1, tags: relations.tags(params.featureName) }), {
       auth: 'NONE',
       params: featureParams,

@@ -1,19 +1,17 @@
 /** Tags, parent dependencies and the lifecycle of a flag. */
+import { events } from '../../domain/events'
 import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
-import type { FlagRecord, TagRecord } from '../../storage/records'
+import type { FlagRecord } from './flags.records'
+import type { TagRecord } from '../../storage/records'
 import type { Store, Tx } from '../../storage/store'
 import { checkLimit } from '../limits'
 import { flagNotFound } from '../not-found'
 import { actorOf, type Caller } from '../tokens/permissions'
-import { flagEvent, flagInProject, liveFlagInProject, withStage } from './flag-rules'
+import { flagInProject, liveFlagInProject, withStage } from './flag-rules'
 
 export const TAG_TYPE_DEFAULT = 'simple'
 
-function invalid(message: string, path?: string): never {
-  throw new ValidationError(message, [path ? { message, path } : { message }])
-}
-
-/** The caller's project scope is checked before, in http/auth.ts: 403 for writes, 404 for reads. */
+/** The caller's project scope is checked before, in features/tokens/auth.ts: 403 for writes, 404 for reads. */
 function flagByName(tx: Pick<Tx, 'get'>, name: string): FlagRecord {
   const flag = tx.get('flags', name)
   if (!flag) throw flagNotFound(name)
@@ -30,7 +28,7 @@ export class RelationsService {
 
   async addTag(name: string, input: { type?: string; value: string }, caller: Caller): Promise<TagRecord> {
     const tag = { type: input.type ?? TAG_TYPE_DEFAULT, value: input.value.trim() }
-    if (tag.value.length < 2 || tag.value.length > 50) invalid('A tag value must be 2 to 50 characters long', '/value')
+    if (tag.value.length < 2 || tag.value.length > 50) throw ValidationError.at('/value', 'A tag value must be 2 to 50 characters long')
     return this.store.transact(actorOf(caller), (tx) => {
       const flag = flagByName(tx, name)
       if (flag.tags.some((t) => t.type === tag.type && t.value === tag.value)) {
@@ -39,7 +37,7 @@ export class RelationsService {
       checkLimit('tagsPerFlag', flag.tags.length + 1, '/value')
       const updated = { ...flag, tags: [...flag.tags, tag] }
       tx.put('flags', name, updated)
-      flagEvent(tx, updated, { type: 'feature-tagged', data: tag })
+      tx.appendEvent(events.flagTagged(updated, tag))
       return tag
     })
   }
@@ -50,7 +48,7 @@ export class RelationsService {
       if (!flag.tags.some((t) => t.type === type && t.value === value)) throw new NotFoundError(`Flag "${name}" has no tag ${type}:${value}`)
       const updated = { ...flag, tags: flag.tags.filter((t) => !(t.type === type && t.value === value)) }
       tx.put('flags', name, updated)
-      flagEvent(tx, updated, { type: 'feature-untagged', preData: { type, value } })
+      tx.appendEvent(events.flagUntagged(updated, { type, value }))
     })
   }
 
@@ -64,21 +62,21 @@ export class RelationsService {
     const variants = [...new Set(input.variants ?? [])]
     await this.store.transact(actorOf(caller), (tx) => {
       const child = liveFlagInProject(tx, projectId, childName)
-      if (!enabled && variants.length > 0) invalid('variants can only be given when the parent must be enabled', '/variants')
-      if (input.feature === childName) invalid('A flag cannot depend on itself', '/feature')
+      if (!enabled && variants.length > 0) throw ValidationError.at('/variants', 'variants can only be given when the parent must be enabled')
+      if (input.feature === childName) throw ValidationError.at('/feature', 'A flag cannot depend on itself')
       const parent = tx.get('flags', input.feature)
-      if (!parent || parent.project !== projectId) invalid(`Parent flag "${input.feature}" does not exist in project "${projectId}"`, '/feature')
-      if (parent.archived) invalid(`Parent flag "${input.feature}" is archived`, '/feature')
-      if (parent.dependencies.length > 0) invalid(`"${input.feature}" depends on other flags itself and cannot be a parent`, '/feature')
+      if (!parent || parent.project !== projectId) throw ValidationError.at('/feature', `Parent flag "${input.feature}" does not exist in project "${projectId}"`)
+      if (parent.archived) throw ValidationError.at('/feature', `Parent flag "${input.feature}" is archived`)
+      if (parent.dependencies.length > 0) throw ValidationError.at('/feature', `"${input.feature}" depends on other flags itself and cannot be a parent`)
       if (tx.values('flags').some((flag) => flag.dependencies.some((d) => d.feature === childName))) {
-        invalid(`"${childName}" is a parent of other flags and cannot depend on another flag`, '/feature')
+        throw ValidationError.at('/feature', `"${childName}" is a parent of other flags and cannot depend on another flag`)
       }
       const dependency = { feature: input.feature, enabled, variants }
       const others = child.dependencies.filter((d) => d.feature !== input.feature)
       checkLimit('dependenciesPerFlag', others.length + 1, '/feature')
       const updated = { ...child, dependencies: [...others, dependency] }
       tx.put('flags', childName, updated)
-      flagEvent(tx, updated, { type: 'feature-dependency-added', data: dependency })
+      tx.appendEvent(events.dependencyAdded(updated, dependency))
     })
   }
 
@@ -89,7 +87,7 @@ export class RelationsService {
       if (!dependency) throw new NotFoundError(`Flag "${childName}" does not depend on "${parentName}"`)
       const updated = { ...child, dependencies: child.dependencies.filter((d) => d.feature !== parentName) }
       tx.put('flags', childName, updated)
-      flagEvent(tx, updated, { type: 'feature-dependency-removed', preData: dependency })
+      tx.appendEvent(events.dependencyRemoved(updated, dependency))
     })
   }
 
@@ -100,7 +98,7 @@ export class RelationsService {
       if (child.dependencies.length === 0) return
       const updated = { ...child, dependencies: [] }
       tx.put('flags', childName, updated)
-      flagEvent(tx, updated, { type: 'feature-dependencies-removed', preData: { dependencies: child.dependencies } })
+      tx.appendEvent(events.dependenciesRemoved(updated, child.dependencies))
     })
   }
 
@@ -110,7 +108,7 @@ export class RelationsService {
       const completion = { status: input.status, statusValue: input.statusValue ?? null }
       const updated = withStage({ ...flag, completion }, 'completed', tx.now)
       tx.put('flags', name, updated)
-      flagEvent(tx, updated, { type: 'feature-completed', data: completion, preData: { stage: flag.lifecycle.stage } })
+      tx.appendEvent(events.flagCompleted(updated, completion, { stage: flag.lifecycle.stage }))
     })
   }
 
@@ -118,7 +116,7 @@ export class RelationsService {
   async uncomplete(projectId: string, name: string, caller: Caller) {
     await this.store.transact(actorOf(caller), (tx) => {
       const flag = liveFlagInProject(tx, projectId, name)
-      if (flag.lifecycle.stage !== 'completed') invalid(`Flag "${name}" is not completed`)
+      if (flag.lifecycle.stage !== 'completed') throw ValidationError.at(undefined, `Flag "${name}" is not completed`)
       const enabledIn = Object.entries(flag.environments).filter(([, entry]) => entry.enabled).map(([environment]) => environment)
       const stage = enabledIn.some((environment) => tx.get('environments', environment)?.type === 'production')
         ? 'live'
@@ -127,7 +125,7 @@ export class RelationsService {
           : 'initial'
       const updated = withStage({ ...flag, completion: null }, stage, tx.now)
       tx.put('flags', name, updated)
-      flagEvent(tx, updated, { type: 'feature-uncompleted', data: { stage }, preData: flag.completion })
+      tx.appendEvent(events.flagUncompleted(updated, { stage }, flag.completion))
     })
   }
 }

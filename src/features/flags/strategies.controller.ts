@@ -1,25 +1,17 @@
 import { t } from 'elysia'
 import { authErrors, bodyErrors } from '../../http/schemas'
-import { controllerBase, noContent, type Authorization } from '../../http/plugins'
+import { controllerBase, noContent } from '../../http/plugins'
 import { LIMITS } from '../limits'
 import type { StrategiesService } from './strategies.service'
+import type { Authorization } from '../tokens/auth'
+import { flagModels } from './flags.model'
+import { flagEnvironmentParams as environmentParams, strategyParams } from '../params'
 
-const environmentParams = t.Object({
-  projectId: t.String({ description: 'Project id' }),
-  featureName: t.String({ description: 'Flag name' }),
-  environment: t.String({ description: 'Environment name' }),
-})
-const strategyParams = t.Object({
-  projectId: t.String({ description: 'Project id' }),
-  featureName: t.String({ description: 'Flag name' }),
-  environment: t.String({ description: 'Environment name' }),
-  strategyId: t.String({ description: 'Strategy id' }),
-})
 const base = '/api/admin/projects/:projectId/features/:featureName/environments/:environment'
 const tags = ['Strategies']
 
 export function strategiesController(strategies: StrategiesService, auth: Authorization) {
-  return controllerBase(auth)
+  return controllerBase(auth, flagModels)
     .get(`${base}/strategies`, ({ params }) => strategies.list(params.projectId, params.featureName, params.environment), {
       auth: 'NONE',
       params: environmentParams,

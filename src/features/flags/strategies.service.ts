@@ -1,45 +1,27 @@
 /** Activation strategies and variants of a flag in one environment. */
+import { events } from '../../domain/events'
 import { NotFoundError, ValidationError } from '../../errors'
-import type { ConstraintRecord, FlagRecord, PayloadRecord, StrategyRecord, VariantRecord } from '../../storage/records'
+import type { ConstraintRecord, FlagRecord, StrategyRecord, VariantRecord } from './flags.records'
 import type { Store, Tx } from '../../storage/store'
 import { checkLimit } from '../limits'
 import { actorOf, type Caller } from '../tokens/permissions'
-import { flagEvent, flagInProject, liveFlagInProject, requireEnvironment } from './flag-rules'
+import { flagInProject, liveFlagInProject, requireEnvironment } from './flag-rules'
 import { strategyView, variantView } from './flag-view'
 import { checkConstraint, checkParameters, checkPayload, distributeWeights, STRATEGY_NAMES } from './strategy-rules'
+import type { Static } from '@sinclair/typebox'
+import type { StrategyInput as StrategyInputSchema, VariantInput as VariantInputSchema } from './flags.model'
 
-export interface StrategyInput {
-  name: string
-  title?: string | null
-  disabled?: boolean | null
-  sortOrder?: number
-  segments?: number[]
-  constraints?: { contextName: string; operator: string; caseInsensitive?: boolean; inverted?: boolean; values?: string[]; value?: string }[]
-  variants?: { name: string; weight: number; weightType: 'variable' | 'fix'; stickiness: string; payload?: PayloadRecord }[]
-  parameters?: Record<string, string | number | boolean>
-}
-
-export interface VariantInput {
-  name: string
-  weight: number
-  weightType?: 'variable' | 'fix'
-  stickiness?: string
-  payload?: PayloadRecord
-  overrides?: { contextName: string; values: string[] }[]
-}
+export type StrategyInput = Static<typeof StrategyInputSchema>
+export type VariantInput = Static<typeof VariantInputSchema>
 
 export type StrategyView = ReturnType<typeof strategyView>
 export type VariantView = ReturnType<typeof variantView>
 
-function invalid(message: string, path: string): never {
-  throw new ValidationError(message, [{ message, path }])
-}
-
 function buildStrategy(input: StrategyInput, flagName: string, id: string, sortOrder: number): StrategyRecord {
   if (!(STRATEGY_NAMES as readonly string[]).includes(input.name)) {
-    invalid(`Unknown strategy "${input.name}"; use one of ${STRATEGY_NAMES.join(', ')}`, '/name')
+    throw ValidationError.at('/name', `Unknown strategy "${input.name}"; use one of ${STRATEGY_NAMES.join(', ')}`)
   }
-  if (input.segments && input.segments.length > 0) invalid(`Segment ${input.segments[0]} does not exist`, '/segments/0')
+  if (input.segments && input.segments.length > 0) throw ValidationError.at('/segments/0', `Segment ${input.segments[0]} does not exist`)
   // The schemas hold requests to these too; checked here as well so that no way in skips them.
   checkLimit('constraintsPerStrategy', input.constraints?.length ?? 0, '/constraints')
   input.constraints?.forEach((constraint, index) => checkLimit('valuesPerConstraint', constraint.values?.length ?? 0, `/constraints/${index}/values`))
@@ -115,7 +97,7 @@ export class StrategiesService {
       const sortOrder = input.sortOrder ?? Math.max(-1, ...existing.map((s) => s.sortOrder)) + 1
       const strategy = buildStrategy(input, name, crypto.randomUUID(), sortOrder)
       const updated = withStrategies(tx, flag, environment, [...existing, strategy])
-      flagEvent(tx, updated, { type: 'feature-strategy-add', environment, data: strategyView(strategy, name) })
+      tx.appendEvent(events.strategyAdded(updated, environment, strategyView(strategy, name)))
       return strategyView(strategy, name)
     })
   }
@@ -127,12 +109,7 @@ export class StrategiesService {
       const strategy = buildStrategy(input, name, strategyId, input.sortOrder ?? before.sortOrder)
       const strategies = requireEnvironment(flag, environment).strategies.map((s) => (s.id === strategyId ? strategy : s))
       const updated = withStrategies(tx, flag, environment, strategies)
-      flagEvent(tx, updated, {
-        type: 'feature-strategy-update',
-        environment,
-        data: strategyView(strategy, name),
-        preData: strategyView(before, name),
-      })
+      tx.appendEvent(events.strategyUpdated(updated, environment, strategyView(strategy, name), strategyView(before, name)))
       return strategyView(strategy, name)
     })
   }
@@ -143,7 +120,7 @@ export class StrategiesService {
       const before = findStrategy(flag, environment, strategyId)
       const strategies = requireEnvironment(flag, environment).strategies.filter((s) => s.id !== strategyId)
       const updated = withStrategies(tx, flag, environment, strategies)
-      flagEvent(tx, updated, { type: 'feature-strategy-remove', environment, preData: strategyView(before, name) })
+      tx.appendEvent(events.strategyRemoved(updated, environment, strategyView(before, name)))
     })
   }
 
@@ -176,12 +153,7 @@ export class StrategiesService {
       )
       const updated = { ...flag, environments: { ...flag.environments, [environment]: { ...entry, variants } } }
       tx.put('flags', name, updated)
-      flagEvent(tx, updated, {
-        type: 'feature-environment-variants-updated',
-        environment,
-        data: { variants: variants.map(variantView) },
-        preData: { variants: entry.variants.map(variantView) },
-      })
+      tx.appendEvent(events.variantsUpdated(updated, environment, { variants: variants.map(variantView) }, { variants: entry.variants.map(variantView) }))
       return variants.map(variantView)
     })
   }

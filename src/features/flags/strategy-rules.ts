@@ -1,6 +1,6 @@
 /** Validation of strategies, constraints and variants beyond what their schemas say (seed 2.4–2.7, 2.11). */
 import { ValidationError } from '../../errors'
-import type { ConstraintRecord, PayloadRecord } from '../../storage/records'
+import type { ConstraintRecord, PayloadRecord } from './flags.records'
 
 export const CONSTRAINT_OPERATORS = [
   'NOT_IN', 'IN', 'STR_ENDS_WITH', 'STR_STARTS_WITH', 'STR_CONTAINS',
@@ -27,23 +27,19 @@ export function isRfc3339(value: string): boolean {
   return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && hour < 24 && minute < 60 && second < 60 && offsetOk
 }
 
-function invalid(message: string, path: string): never {
-  throw new ValidationError(message, [{ message, path }])
-}
-
 export function checkConstraint(constraint: ConstraintRecord, path: string): ConstraintRecord {
   const { operator } = constraint
   const single = constraint.value ?? constraint.values[0]
   if (operator.startsWith('NUM_')) {
-    if (single === undefined || !NUMBER.test(single.trim())) invalid(`${operator} needs a numeric value, got ${JSON.stringify(single ?? null)}`, `${path}/value`)
+    if (single === undefined || !NUMBER.test(single.trim())) throw ValidationError.at(`${path}/value`, `${operator} needs a numeric value, got ${JSON.stringify(single ?? null)}`)
   } else if (operator.startsWith('DATE_')) {
     if (single === undefined || !isRfc3339(single)) {
-      invalid(`${operator} needs an RFC 3339 date-time value, got ${JSON.stringify(single ?? null)}`, `${path}/value`)
+      throw ValidationError.at(`${path}/value`, `${operator} needs an RFC 3339 date-time value, got ${JSON.stringify(single ?? null)}`)
     }
   } else if (operator.startsWith('SEMVER_')) {
-    if (single === undefined || !SEMVER.test(single)) invalid(`${operator} needs a semantic version value, got ${JSON.stringify(single ?? null)}`, `${path}/value`)
+    if (single === undefined || !SEMVER.test(single)) throw ValidationError.at(`${path}/value`, `${operator} needs a semantic version value, got ${JSON.stringify(single ?? null)}`)
   } else if (constraint.values.length === 0) {
-    invalid(`${operator} needs at least one entry in values`, `${path}/values`)
+    throw ValidationError.at(`${path}/values`, `${operator} needs at least one entry in values`)
   }
   return constraint
 }
@@ -54,11 +50,11 @@ export function checkPayload(payload: PayloadRecord | undefined, path: string): 
     try {
       JSON.parse(payload.value)
     } catch {
-      invalid('A json payload must hold valid JSON text', `${path}/value`)
+      throw ValidationError.at(`${path}/value`, 'A json payload must hold valid JSON text')
     }
   }
   if (payload.type === 'number' && !(NUMBER.test(payload.value.trim()) && Number.isFinite(Number(payload.value)))) {
-    invalid('A number payload must hold a number', `${path}/value`)
+    throw ValidationError.at(`${path}/value`, 'A number payload must hold a number')
   }
 }
 
@@ -69,15 +65,15 @@ export function checkPayload(payload: PayloadRecord | undefined, path: string): 
 export function distributeWeights<V extends { name: string; weight: number; weightType: 'variable' | 'fix' }>(variants: V[], path: string): V[] {
   const seen = new Set<string>()
   variants.forEach((variant, index) => {
-    if (seen.has(variant.name)) invalid(`Variant names must be unique; "${variant.name}" appears twice`, `${path}/${index}/name`)
+    if (seen.has(variant.name)) throw ValidationError.at(`${path}/${index}/name`, `Variant names must be unique; "${variant.name}" appears twice`)
     seen.add(variant.name)
   })
   if (variants.length === 0) return []
   const fixedTotal = variants.filter((v) => v.weightType === 'fix').reduce((sum, v) => sum + v.weight, 0)
   const variableCount = variants.filter((v) => v.weightType !== 'fix').length
-  if (fixedTotal > TOTAL_WEIGHT) invalid(`Fixed variant weights add up to ${fixedTotal}, more than ${TOTAL_WEIGHT}`, path)
+  if (fixedTotal > TOTAL_WEIGHT) throw ValidationError.at(path, `Fixed variant weights add up to ${fixedTotal}, more than ${TOTAL_WEIGHT}`)
   if (variableCount === 0 && fixedTotal !== TOTAL_WEIGHT) {
-    invalid(`With only fixed variants their weights must add up to ${TOTAL_WEIGHT}, got ${fixedTotal}`, path)
+    throw ValidationError.at(path, `With only fixed variants their weights must add up to ${TOTAL_WEIGHT}, got ${fixedTotal}`)
   }
   const remaining = TOTAL_WEIGHT - fixedTotal
   const share = variableCount ? Math.floor(remaining / variableCount) : 0
@@ -94,6 +90,6 @@ export function distributeWeights<V extends { name: string; weight: number; weig
 export function checkParameters(strategyName: string, parameters: Record<string, string>, flagName: string, path: string): Record<string, string> {
   if (strategyName !== 'flexibleRollout') return parameters
   const rollout = parameters.rollout ?? '100'
-  if (!/^\d{1,3}$/.test(rollout) || Number(rollout) > 100) invalid(`rollout must be a whole number from 0 to 100, got ${JSON.stringify(rollout)}`, `${path}/rollout`)
+  if (!/^\d{1,3}$/.test(rollout) || Number(rollout) > 100) throw ValidationError.at(`${path}/rollout`, `rollout must be a whole number from 0 to 100, got ${JSON.stringify(rollout)}`)
   return { ...parameters, rollout, stickiness: parameters.stickiness || 'default', groupId: parameters.groupId || flagName }
 }

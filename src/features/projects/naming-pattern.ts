@@ -7,7 +7,7 @@
  */
 import { RE2JS, RE2JSException, RE2JSSyntaxException } from 're2js'
 import { ValidationError } from '../../errors'
-import type { FeatureNaming, ProjectRecord } from '../../storage/records'
+import type { FeatureNaming, ProjectRecord } from './projects.records'
 import type { Store } from '../../storage/store'
 
 export const PATTERN_MAX_LENGTH = 200
@@ -51,22 +51,18 @@ export function compilePattern(pattern: string): CompiledPattern {
   return { ok: true, regex }
 }
 
-function invalid(message: string, path: string): never {
-  throw new ValidationError(message, [{ message, path }])
-}
-
 /** Checks a naming pattern before it is saved; returns it normalised. */
 export function checkFeatureNaming(naming: FeatureNaming): FeatureNaming {
   const { pattern, example, description } = naming
-  if (pattern.length === 0) invalid('featureNaming.pattern must not be empty', '/featureNaming/pattern')
+  if (pattern.length === 0) throw ValidationError.at('/featureNaming/pattern', 'featureNaming.pattern must not be empty')
   if (pattern.length > PATTERN_MAX_LENGTH) {
-    invalid(`featureNaming.pattern must be at most ${PATTERN_MAX_LENGTH} characters`, '/featureNaming/pattern')
+    throw ValidationError.at('/featureNaming/pattern', `featureNaming.pattern must be at most ${PATTERN_MAX_LENGTH} characters`)
   }
-  if (/\s/.test(pattern)) invalid('featureNaming.pattern must not contain whitespace', '/featureNaming/pattern')
+  if (/\s/.test(pattern)) throw ValidationError.at('/featureNaming/pattern', 'featureNaming.pattern must not contain whitespace')
   const compiled = compilePattern(pattern)
-  if (!compiled.ok) invalid(`featureNaming.pattern cannot be used: ${compiled.problem}`, '/featureNaming/pattern')
+  if (!compiled.ok) throw ValidationError.at('/featureNaming/pattern', `featureNaming.pattern cannot be used: ${compiled.problem}`)
   if (example !== undefined && example !== '' && !compiled.regex.testExact(example)) {
-    invalid(`featureNaming.example "${example}" does not match the pattern ^${pattern}$`, '/featureNaming/example')
+    throw ValidationError.at('/featureNaming/example', `featureNaming.example "${example}" does not match the pattern ^${pattern}$`)
   }
   return {
     pattern,

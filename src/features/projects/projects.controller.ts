@@ -1,14 +1,17 @@
 import { t } from 'elysia'
 import { authErrors, bodyErrors } from '../../http/schemas'
-import { controllerBase, noContent, type Authorization } from '../../http/plugins'
+import { controllerBase, noContent } from '../../http/plugins'
 import type { EnvironmentsService } from '../environments/environments.service'
 import type { ProjectsService } from './projects.service'
+import type { Authorization } from '../tokens/auth'
+import { environmentModels } from '../environments/environments.model'
+import { projectModels } from './projects.model'
+import { projectEnvironmentParams, projectParams } from '../params'
 
-const projectParams = t.Object({ projectId: t.String({ description: 'Project id' }) })
 const tags = ['Projects']
 
 export function projectsController(projects: ProjectsService, environments: EnvironmentsService, auth: Authorization) {
-  return controllerBase(auth)
+  return controllerBase(auth, { ...projectModels, projectEnvironmentSchema: environmentModels.projectEnvironmentSchema })
     .get('/api/admin/projects', ({ caller }) => ({ version: 1, projects: projects.list(caller) }), {
       auth: 'NONE',
       response: { 200: 'projectsSchema', ...authErrors() },
@@ -60,7 +63,7 @@ export function projectsController(projects: ProjectsService, environments: Envi
       return noContent()
     }, {
       auth: 'UPDATE_PROJECT',
-      params: t.Object({ projectId: t.String({ description: 'Project id' }), environment: t.String({ description: 'Environment name' }) }),
+      params: projectEnvironmentParams,
       response: { 200: t.Void({ description: 'Disconnected' }), ...authErrors(400, 404) },
       detail: { operationId: 'removeEnvironmentFromProject', summary: 'Disconnect an environment from a project', tags, description: 'The project\'s flags lose their settings in that environment.' },
     })

@@ -47,3 +47,11 @@ export const UpdateProject = t.Object(
   },
   { description: 'Properties to change; missing ones are left alone' },
 )
+
+/** The named schemas of the project routes, as routes refer to them and OpenAPI lists them. */
+export const projectModels = {
+  projectSchema: Project,
+  projectsSchema: ProjectList,
+  createProjectSchema: CreateProject,
+  updateProjectSchema: UpdateProject,
+}

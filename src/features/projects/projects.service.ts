@@ -1,41 +1,47 @@
+import { events } from '../../domain/events'
 import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
-import type { FeatureNaming, ProjectRecord } from '../../storage/records'
-import type { Store } from '../../storage/store'
+import type { FeatureNaming, ProjectRecord } from './projects.records'
+import type { Store, Tx } from '../../storage/store'
 import { connectEnvironment } from '../environments/environments.service'
 import { checkLimit } from '../limits'
 import { assertValidName } from '../names'
 import { projectNotFound } from '../not-found'
 import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
 import { checkFeatureNaming } from './naming-pattern'
+import type { Static } from '@sinclair/typebox'
+import type { CreateProject, Project, UpdateProject } from './projects.model'
 
 export const DEFAULT_PROJECT = 'default'
 
-export interface ProjectView {
-  id: string
-  name: string
-  description: string
-  createdAt: string
-  updatedAt: string | null
-  featureCount: number
-  environments: string[]
-  featureNaming: FeatureNaming | null
-}
-
-export interface CreateProjectInput {
-  id: string
-  name: string
-  description?: string
-  featureNaming?: FeatureNaming | null
-}
-
-export interface UpdateProjectInput {
-  name?: string
-  description?: string | null
-  featureNaming?: FeatureNaming | null
-}
+export type ProjectView = Static<typeof Project>
+export type CreateProjectInput = Static<typeof CreateProject>
+export type UpdateProjectInput = Static<typeof UpdateProject>
 
 function projectData(project: ProjectRecord) {
   return { id: project.id, name: project.name, description: project.description, featureNaming: project.featureNaming }
+}
+
+/**
+ * Creates a project inside a transaction, connected to every environment; the one way to make one
+ * (start-up seeding uses it too). `featureNaming` must have been checked (checkFeatureNaming).
+ */
+export function createProject(tx: Tx, input: Omit<CreateProjectInput, 'featureNaming'> & { featureNaming: FeatureNaming | null }): ProjectRecord {
+  if (tx.get('projects', input.id)) throw new NameExistsError(`A project with id "${input.id}" already exists`)
+  checkLimit('projects', tx.values('projects').length + 1, '/id')
+  const environments = tx.values('environments').map((environment) => environment.name)
+  const record: ProjectRecord = {
+    id: input.id,
+    name: input.name,
+    description: input.description ?? '',
+    createdAt: tx.now,
+    updatedAt: null,
+    environments: [],
+    featureNaming: input.featureNaming,
+  }
+  tx.put('projects', record.id, record)
+  tx.appendEvent(events.projectCreated(record.id, projectData(record)))
+  for (const environment of environments) connectEnvironment(tx, record.id, environment)
+  return record
 }
 
 export class ProjectsService {
@@ -63,39 +69,17 @@ export class ProjectsService {
       .map((project) => this.view(project))
   }
 
-  /** The caller's project scope is checked before, in http/auth.ts. */
+  /** The caller's project scope is checked before, in features/tokens/auth.ts. */
   get(projectId: string): ProjectView {
     const project = this.store.reader.get('projects', projectId)
     if (!project) throw projectNotFound(projectId)
     return this.view(project)
   }
 
-  /** The project's naming pattern, if it exists and has one. */
-  namingOf(projectId: string): FeatureNaming | null {
-    return this.store.reader.get('projects', projectId)?.featureNaming ?? null
-  }
-
   async create(input: CreateProjectInput, caller: Caller): Promise<ProjectView> {
     assertValidName(input.id, 'project', '/id')
     const featureNaming = input.featureNaming ? checkFeatureNaming(input.featureNaming) : null
-    const project = await this.store.transact(actorOf(caller), (tx) => {
-      if (tx.get('projects', input.id)) throw new NameExistsError(`A project with id "${input.id}" already exists`)
-      checkLimit('projects', tx.values('projects').length + 1, '/id')
-      const environments = tx.values('environments').map((environment) => environment.name)
-      const record: ProjectRecord = {
-        id: input.id,
-        name: input.name,
-        description: input.description ?? '',
-        createdAt: tx.now,
-        updatedAt: null,
-        environments: [],
-        featureNaming,
-      }
-      tx.put('projects', record.id, record)
-      tx.appendEvent({ type: 'project-created', project: record.id, data: projectData(record) })
-      for (const environment of environments) connectEnvironment(tx, record.id, environment)
-      return record
-    })
+    const project = await this.store.transact(actorOf(caller), (tx) => createProject(tx, { ...input, featureNaming }))
     return this.get(project.id)
   }
 
@@ -115,7 +99,7 @@ export class ProjectsService {
       // Nothing changed: no write and no event, as for flags.
       if (JSON.stringify(projectData(updated)) === JSON.stringify(projectData(project))) return
       tx.put('projects', projectId, updated)
-      tx.appendEvent({ type: 'project-updated', project: projectId, data: projectData(updated), preData: projectData(project) })
+      tx.appendEvent(events.projectUpdated(projectId, projectData(updated), projectData(project)))
     })
     return this.get(projectId)
   }
@@ -138,7 +122,7 @@ export class ProjectsService {
         }
       }
       tx.delete('projects', projectId)
-      tx.appendEvent({ type: 'project-deleted', project: projectId, preData: projectData(project) })
+      tx.appendEvent(events.projectDeleted(projectId, projectData(project)))
     })
   }
 }

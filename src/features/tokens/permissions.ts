@@ -1,5 +1,6 @@
 /** Permission names as Unleash spells them, and which token roles hold which. */
-import type { TokenRole } from '../../storage/records'
+import type { Actor } from '../../domain/events'
+import type { TokenRole } from './tokens.records'
 
 export const PERMISSIONS = [
   'NONE',
@@ -45,6 +46,7 @@ export function callerSeesProject(caller: Caller, projectId: string): boolean {
   return caller.projects.includes('*') || caller.projects.includes(projectId)
 }
 
-export function actorOf(caller: Caller) {
+/** Who the caller's changes are recorded as made by. */
+export function actorOf(caller: Caller): Actor {
   return { name: caller.tokenName, userId: caller.userId }
 }

@@ -1,12 +1,15 @@
 import { t } from 'elysia'
 import { authErrors, bodyErrors } from '../../http/schemas'
-import { controllerBase, noContent, type Authorization } from '../../http/plugins'
+import { controllerBase, noContent } from '../../http/plugins'
 import type { TokensService } from './tokens.service'
+import type { Authorization } from './auth'
+import { tokenModels } from './tokens.model'
+import { tokenParams } from '../params'
 
 const tags = ['API tokens']
 
 export function tokensController(tokens: TokensService, auth: Authorization) {
-  return controllerBase(auth)
+  return controllerBase(auth, tokenModels)
     .get('/api/admin/api-tokens', () => ({ tokens: tokens.list() }), {
       auth: 'ADMIN',
       response: { 200: 'apiTokensSchema', ...authErrors() },
@@ -26,7 +29,7 @@ export function tokensController(tokens: TokensService, auth: Authorization) {
       return noContent()
     }, {
       auth: 'ADMIN',
-      params: t.Object({ tokenName: t.String({ description: 'Token name' }) }),
+      params: tokenParams,
       response: { 200: t.Void({ description: 'Deleted' }), ...authErrors(404) },
       detail: { operationId: 'deleteApiToken', summary: 'Delete an API token', tags },
     })

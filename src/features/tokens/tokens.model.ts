@@ -39,3 +39,11 @@ export const CreateToken = t.Object(
   },
   { description: 'A token to create' },
 )
+
+/** The named schemas of the token routes, as routes refer to them and OpenAPI lists them. */
+export const tokenModels = {
+  apiTokenSchema: Token,
+  apiTokensSchema: TokenList,
+  createApiTokenSchema: CreateToken,
+  createdApiTokenSchema: CreatedToken,
+}

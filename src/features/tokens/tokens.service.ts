@@ -1,10 +1,13 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { AuthenticationRequired, NameExistsError, NotFoundError, ValidationError } from '../../errors'
-import type { ApiTokenRecord, TokenRole, TokenType } from '../../storage/records'
-import { SYSTEM_ACTOR, type Store } from '../../storage/store'
+import type { ApiTokenRecord, TokenType } from './tokens.records'
+import { events, SYSTEM_ACTOR } from '../../domain/events'
+import type { Store } from '../../storage/store'
 import { checkLimit, RecordCount } from '../limits'
 import { nameProblem } from '../names'
 import { actorOf, type Caller } from './permissions'
+import type { Static } from '@sinclair/typebox'
+import type { CreateToken, Token } from './tokens.model'
 
 /** Unleash gives its bootstrap admin tokens this user id; we do the same. */
 export const BOOTSTRAP_USER_ID = -42
@@ -29,25 +32,8 @@ export function tokenNameProblem(name: string): string | null {
   return null
 }
 
-export interface CreateTokenInput {
-  tokenName: string
-  type: string
-  role?: TokenRole
-  projects?: string[]
-  project?: string
-  environment?: string
-  expiresAt?: string
-}
-
-export interface TokenView {
-  tokenName: string
-  type: TokenType
-  role: TokenRole
-  projects: string[]
-  environment: string
-  createdAt: string
-  expiresAt: string | null
-}
+export type CreateTokenInput = Static<typeof CreateToken>
+export type TokenView = Static<typeof Token>
 
 function hashSecret(secret: string): string {
   return createHash('sha256').update(secret).digest('hex')
@@ -123,7 +109,7 @@ export class TokensService {
 
   async create(input: CreateTokenInput, caller: Caller): Promise<TokenView & { secret: string }> {
     const nameIssue = tokenNameProblem(input.tokenName)
-    if (nameIssue) throw new ValidationError(nameIssue, [{ message: nameIssue, path: '/tokenName' }])
+    if (nameIssue) throw ValidationError.at('/tokenName', nameIssue)
     const type = input.type.toLowerCase() as TokenType
     if (!['admin', 'client', 'frontend'].includes(type)) {
       throw new ValidationError(`Token type must be admin, client or frontend, got "${input.type}"`, [
@@ -169,7 +155,7 @@ export class TokensService {
         expiresAt: input.expiresAt ? new Date(input.expiresAt).toISOString() : null,
       }
       tx.put('tokens', token.tokenName, token)
-      tx.appendEvent({ type: 'api-token-created', data: viewOf(token) })
+      tx.appendEvent(events.tokenCreated(viewOf(token)))
       return token
     })
     return { ...viewOf(record), secret }
@@ -184,7 +170,7 @@ export class TokensService {
       const token = tx.get('tokens', tokenName)
       if (!token) throw new NotFoundError(`No token named "${tokenName}"`)
       tx.delete('tokens', tokenName)
-      tx.appendEvent({ type: 'api-token-deleted', preData: viewOf(token) })
+      tx.appendEvent(events.tokenDeleted(viewOf(token)))
     })
   }
 
@@ -218,7 +204,7 @@ export class TokensService {
           expiresAt: null,
         }
         tx.put('tokens', tokenName, token)
-        tx.appendEvent({ type: 'api-token-created', data: viewOf(token) })
+        tx.appendEvent(events.tokenCreated(viewOf(token)))
       }
     })
     return generated

@@ -8,11 +8,11 @@
  * (`NONE`) of another project answers as if the project, or the flag, did not exist.
  */
 import { Elysia } from 'elysia'
-import { NoAccessError } from '../errors'
-import { flagNotFound, projectNotFound } from '../features/not-found'
-import { callerSeesProject, roleHasPermission, type Caller, type Permission } from '../features/tokens/permissions'
-import type { TokensService } from '../features/tokens/tokens.service'
-import { noteTokenName } from './request-log'
+import { AppError, NoAccessError } from '../../errors'
+import { noteTokenName } from '../../http/request-log'
+import { flagNotFound, projectNotFound } from '../not-found'
+import { callerSeesProject, roleHasPermission, type Caller, type Permission } from './permissions'
+import type { TokensService } from './tokens.service'
 
 /**
  * What a route declares: a permission, or for a read that lists what a project holds, the
@@ -23,6 +23,9 @@ import { noteTokenName } from './request-log'
 export type RouteAuth = Permission | { permission: Permission; outOfScope: () => unknown }
 
 type Params = Record<string, string | undefined>
+
+/** The `auth` macro every controller uses (see http/plugins.ts controllerBase). */
+export type Authorization = ReturnType<typeof authorization>
 
 export function authorization(tokens: Pick<TokensService, 'authenticate'>, projectOfFlag: (name: string) => string | undefined) {
   const callers = new WeakMap<Request, Caller>()
@@ -88,4 +91,35 @@ export function authorization(tokens: Pick<TokensService, 'authenticate'>, proje
       }
     },
   })
+}
+
+/** Where each SDK token type may go; an admin token may go anywhere under /api. */
+const SDK_API: Record<string, string> = { client: '/api/client', frontend: '/api/frontend' }
+
+const under = (path: string, prefix: string) => path === prefix || path.startsWith(prefix + '/')
+
+/**
+ * The answer for a request no route matched, when it is not a plain 404: as in Unleash, every path
+ * under `/api` is authenticated before routing, so without a valid token an unknown path answers
+ * 401 like a known one (and does not tell a caller without a token which paths exist), and an SDK
+ * token outside its own API answers 403 as on every admin route. Other paths are left to the 404.
+ */
+export function unknownApiPath(tokens: Pick<TokensService, 'authenticate'>) {
+  return (request: Request, path: string): AppError | undefined => {
+    if (!under(path, '/api')) return undefined
+    let authenticated
+    try {
+      authenticated = tokens.authenticate(request.headers.get('authorization'))
+    } catch (error) {
+      if (error instanceof AppError) return error
+      throw error
+    }
+    const { caller, type } = authenticated
+    noteTokenName(request, caller.tokenName)
+    const own = SDK_API[type]
+    if (own !== undefined && !under(path, own)) {
+      return new NoAccessError(`A ${type} token is for SDKs and cannot use ${path}`, 'NONE')
+    }
+    return undefined
+  }
 }

@@ -1,4 +1,4 @@
-import type { EventRecord } from '../../storage/records'
+import type { EventRecord } from '../../../storage/records'
 
 /**
  * The text `query` is matched against: data, preData and tags as JSON, lower-cased. The three are

@@ -3,8 +3,8 @@
  * lines are read back with positioned reads (from the page cache, usually), as bytes. The log file is only
  * ever appended to while the service runs, so an offset, once known, stays valid.
  */
-import { closeSync, openSync, readSync } from 'node:fs'
-import type { LineStore } from '../features/events/search-engine'
+import { openSync, readSync } from 'node:fs'
+import type { LineStore } from './line-store'
 
 export class FileLines implements LineStore {
   private readonly fd: number
@@ -76,9 +76,5 @@ export class FileLines implements LineStore {
       if (read === 0) throw new Error(`the event log ended before byte ${position + into.length}`)
       done += read
     }
-  }
-
-  close(): void {
-    closeSync(this.fd)
   }
 }

@@ -4,8 +4,8 @@
  * so events appended before a search are visible to it.
  */
 import { heapStats } from 'bun:jsc'
-import { EventSearchEngine } from '../features/events/search-engine'
-import { readEventLines } from '../storage/event-log'
+import { EventSearchEngine } from './search-engine'
+import { readEventLines } from '../../../storage/event-log'
 import { FileLines } from './file-lines'
 import type { EventSearchReply, EventSearchRequest } from './event-search.messages'
 

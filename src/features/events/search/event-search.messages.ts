@@ -1,5 +1,5 @@
 /** Messages between the HTTP thread (EventsService) and the event-search worker. */
-import type { EventQuery } from '../features/events/event-query'
+import type { EventQuery } from '../event-query'
 
 export type EventSearchRequest =
   /** Read the log file up to event `lastId`, or take `lines` (a memory store's log) when `path` is null. */

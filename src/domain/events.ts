@@ -1,0 +1,131 @@
+/**
+ * The event catalogue: every type of event the service writes, and one constructor for each, so
+ * that a type is spelled once and each kind of event always names the same subject fields
+ * (project, flag, environment, tags). The API contract (§4) lists which operation writes which.
+ *
+ * This module imports nothing from features or storage: every feature may import it, and the
+ * store records whatever event shape it is handed (see `Tx.appendEvent`).
+ */
+
+/** Who a change is recorded as made by: the events' `createdBy` and `createdByUserId`. */
+export interface Actor {
+  /** A token name, or `system` for start-up seeding. */
+  name: string
+  userId: number | null
+}
+
+export const SYSTEM_ACTOR: Actor = { name: 'system', userId: -1337 }
+
+export const EVENT_TYPES = [
+  'project-created',
+  'project-updated',
+  'project-deleted',
+  'environment-created',
+  'project-environment-added',
+  'project-environment-removed',
+  'feature-created',
+  'feature-metadata-updated',
+  'feature-stale-on',
+  'feature-stale-off',
+  'feature-archived',
+  'feature-revived',
+  'feature-deleted',
+  'feature-environment-enabled',
+  'feature-environment-disabled',
+  'feature-strategy-add',
+  'feature-strategy-update',
+  'feature-strategy-remove',
+  'feature-environment-variants-updated',
+  'feature-tagged',
+  'feature-untagged',
+  'feature-dependency-added',
+  'feature-dependency-removed',
+  'feature-dependencies-removed',
+  'feature-completed',
+  'feature-uncompleted',
+  'api-token-created',
+  'api-token-deleted',
+] as const
+
+export type EventType = (typeof EVENT_TYPES)[number]
+
+export interface EventTag {
+  type: string
+  value: string
+}
+
+/** An event to record; the store adds its id, time and actor. Fields left out are recorded as null (`tags`: []). */
+export interface NewEvent {
+  type: EventType
+  project?: string | null
+  featureName?: string | null
+  environment?: string | null
+  data?: unknown
+  preData?: unknown
+  tags?: readonly EventTag[]
+}
+
+/** What an event about a flag names: its project, its name and its tags at that time. */
+export interface FlagSubject {
+  project: string
+  name: string
+  tags: readonly EventTag[]
+}
+
+interface Change {
+  data?: unknown
+  preData?: unknown
+}
+
+function aboutFlag(type: EventType, flag: FlagSubject, change: Change, environment?: string): NewEvent {
+  return { type, project: flag.project, featureName: flag.name, environment, ...change, tags: flag.tags }
+}
+
+export const events = {
+  projectCreated: (project: string, data: object): NewEvent => ({ type: 'project-created', project, data }),
+  projectUpdated: (project: string, data: object, preData: object): NewEvent => ({ type: 'project-updated', project, data, preData }),
+  projectDeleted: (project: string, preData: object): NewEvent => ({ type: 'project-deleted', project, preData }),
+
+  environmentCreated: (environment: string, data: object): NewEvent => ({ type: 'environment-created', environment, data }),
+  projectEnvironmentAdded: (project: string, environment: string): NewEvent => ({
+    type: 'project-environment-added',
+    project,
+    environment,
+    data: { environment },
+  }),
+  projectEnvironmentRemoved: (project: string, environment: string): NewEvent => ({
+    type: 'project-environment-removed',
+    project,
+    environment,
+    preData: { environment },
+  }),
+
+  flagCreated: (flag: FlagSubject, data: object) => aboutFlag('feature-created', flag, { data }),
+  flagMetadataUpdated: (flag: FlagSubject, data: object, preData: object) => aboutFlag('feature-metadata-updated', flag, { data, preData }),
+  /** Follows `feature-metadata-updated` when `stale` flipped. */
+  flagStale: (flag: FlagSubject, stale: boolean) => aboutFlag(stale ? 'feature-stale-on' : 'feature-stale-off', flag, { data: { stale } }),
+  /** Without a change when it follows `feature-metadata-updated`, which holds it. */
+  flagArchived: (flag: FlagSubject, change: { data: object; preData: object } | null = null) => aboutFlag('feature-archived', flag, change ?? {}),
+  flagRevived: (flag: FlagSubject, change: { data: object; preData: object } | null = null) => aboutFlag('feature-revived', flag, change ?? {}),
+  flagDeleted: (flag: FlagSubject, preData: object) => aboutFlag('feature-deleted', flag, { preData }),
+  flagEnvironmentToggled: (flag: FlagSubject, environment: string, enabled: boolean) =>
+    aboutFlag(enabled ? 'feature-environment-enabled' : 'feature-environment-disabled', flag, { data: { enabled }, preData: { enabled: !enabled } }, environment),
+
+  strategyAdded: (flag: FlagSubject, environment: string, data: object) => aboutFlag('feature-strategy-add', flag, { data }, environment),
+  strategyUpdated: (flag: FlagSubject, environment: string, data: object, preData: object) =>
+    aboutFlag('feature-strategy-update', flag, { data, preData }, environment),
+  strategyRemoved: (flag: FlagSubject, environment: string, preData: object) => aboutFlag('feature-strategy-remove', flag, { preData }, environment),
+  variantsUpdated: (flag: FlagSubject, environment: string, data: object, preData: object) =>
+    aboutFlag('feature-environment-variants-updated', flag, { data, preData }, environment),
+
+  flagTagged: (flag: FlagSubject, tag: EventTag) => aboutFlag('feature-tagged', flag, { data: tag }),
+  flagUntagged: (flag: FlagSubject, tag: EventTag) => aboutFlag('feature-untagged', flag, { preData: tag }),
+  dependencyAdded: (flag: FlagSubject, dependency: object) => aboutFlag('feature-dependency-added', flag, { data: dependency }),
+  dependencyRemoved: (flag: FlagSubject, dependency: object) => aboutFlag('feature-dependency-removed', flag, { preData: dependency }),
+  dependenciesRemoved: (flag: FlagSubject, dependencies: readonly object[]) => aboutFlag('feature-dependencies-removed', flag, { preData: { dependencies } }),
+  flagCompleted: (flag: FlagSubject, data: object, preData: object) => aboutFlag('feature-completed', flag, { data, preData }),
+  flagUncompleted: (flag: FlagSubject, data: object, preData: object | null) => aboutFlag('feature-uncompleted', flag, { data, preData }),
+
+  tokenCreated: (data: object): NewEvent => ({ type: 'api-token-created', data }),
+  tokenDeleted: (preData: object): NewEvent => ({ type: 'api-token-deleted', preData }),
+} satisfies Record<string, (...args: never[]) => NewEvent>

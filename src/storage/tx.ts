@@ -1,0 +1,155 @@
+/**
+ * The staged changes of one write (see store.ts), and the types it shares with the store: who
+ * writes (`EventAuthor`), what an event to append holds (`StagedEvent`), and read access to
+ * records. The store knows no more of actors or of event types than the shapes it writes; their
+ * meaning lives in domain/events.ts.
+ */
+import type { JournalEntry } from './state-journal'
+import type { Collection, EventRecord, RecordOf, StateDoc, TagRecord } from './records'
+
+/** Who a commit's events are recorded as made by (`createdBy`, `createdByUserId`). */
+export interface EventAuthor {
+  name: string
+  userId: number | null
+}
+
+/** An event as handed to `Tx.appendEvent`; fields left out are recorded as null (`tags`: []). */
+export interface StagedEvent {
+  type: string
+  project?: string | null
+  featureName?: string | null
+  environment?: string | null
+  data?: unknown
+  preData?: unknown
+  tags?: readonly TagRecord[]
+}
+
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value)
+    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key])
+  }
+  return value
+}
+
+/** A JSON-only deep copy: what the store keeps is exactly what the files will hold. */
+function jsonCopy<T>(value: T): T {
+  return value === undefined ? value : JSON.parse(JSON.stringify(value))
+}
+
+/** Read access to records, the same inside a transaction (`Tx`) and outside it (`Store.reader`). */
+export interface StateReader {
+  get<C extends Collection>(collection: C, key: string): RecordOf<C> | undefined
+  values<C extends Collection>(collection: C): RecordOf<C>[]
+}
+
+export function committedReader(store: { state: Readonly<StateDoc> }): StateReader {
+  return {
+    get: (collection, key) => {
+      const records = store.state[collection]
+      return Object.hasOwn(records, key) ? (records[key] as never) : undefined
+    },
+    values: (collection) => Object.values(store.state[collection]) as never,
+  }
+}
+
+/** The staged changes of one write. Reads through it see its own staged records. */
+export class Tx implements StateReader {
+  private readonly puts = new Map<Collection, Map<string, unknown>>()
+  private readonly stagedEvents: StagedEvent[] = []
+  private userIds = 0
+
+  constructor(
+    private readonly state: StateDoc,
+    readonly actor: EventAuthor,
+    /** The commit's time: every write of a batch, and each of its events, gets the same one. */
+    readonly now: string = new Date().toISOString(),
+  ) {}
+
+  get<C extends Collection>(collection: C, key: string): RecordOf<C> | undefined {
+    const staged = this.puts.get(collection)
+    if (staged?.has(key)) return (staged.get(key) ?? undefined) as RecordOf<C> | undefined
+    return Object.hasOwn(this.state[collection], key) ? (this.state[collection][key] as RecordOf<C>) : undefined
+  }
+
+  values<C extends Collection>(collection: C): RecordOf<C>[] {
+    const staged = this.puts.get(collection)
+    const result: RecordOf<C>[] = []
+    for (const [key, value] of Object.entries(this.state[collection])) {
+      if (!staged?.has(key)) result.push(value as RecordOf<C>)
+    }
+    if (staged) for (const value of staged.values()) if (value !== null) result.push(value as RecordOf<C>)
+    return result
+  }
+
+  put<C extends Collection>(collection: C, key: string, value: RecordOf<C>): void {
+    this.stage(collection, key, jsonCopy(value))
+  }
+
+  delete(collection: Collection, key: string): void {
+    this.stage(collection, key, null)
+  }
+
+  appendEvent(event: StagedEvent): void {
+    this.stagedEvents.push(event)
+  }
+
+  allocateUserId(): number {
+    return this.state.nextUserId + this.userIds++
+  }
+
+  /** The records this transaction has staged in `collection` (null for a deletion). */
+  *staged<C extends Collection>(collection: C): Iterable<[string, RecordOf<C> | null]> {
+    const staged = this.puts.get(collection)
+    if (staged) for (const [key, value] of staged) yield [key, value as RecordOf<C> | null]
+  }
+
+  private stage(collection: Collection, key: string, value: unknown) {
+    let staged = this.puts.get(collection)
+    if (!staged) this.puts.set(collection, (staged = new Map()))
+    staged.set(key, value)
+  }
+
+  /**
+   * Applies the staged changes to `state`, adds them to `changes` (for the journal) and what they
+   * replaced to `replaced` (to undo them), and returns the new events. Called by the store only.
+   */
+  applyTo(state: StateDoc, changes: JournalEntry['changes'], notify: RecordWatcher, replaced: Replaced[]): EventRecord[] {
+    for (const [collection, staged] of this.puts) {
+      const records = state[collection] as Record<string, unknown>
+      for (const [key, value] of staged) {
+        const before = records[key]
+        replaced.push([collection, key, before])
+        if (value === null) delete records[key]
+        else records[key] = deepFreeze(value)
+        changes.push([collection, key, value])
+        notify(collection, key, before, value ?? undefined)
+      }
+    }
+    state.nextUserId += this.userIds
+    const added: EventRecord[] = []
+    for (const event of this.stagedEvents) {
+      const record: EventRecord = deepFreeze({
+        id: state.lastEventId + 1,
+        createdAt: this.now,
+        type: event.type,
+        createdBy: this.actor.name,
+        createdByUserId: this.actor.userId,
+        environment: event.environment ?? null,
+        project: event.project ?? null,
+        featureName: event.featureName ?? null,
+        data: (jsonCopy(event.data) ?? null) as EventRecord['data'],
+        preData: (jsonCopy(event.preData) ?? null) as EventRecord['preData'],
+        tags: jsonCopy([...(event.tags ?? [])]),
+      })
+      state.lastEventId = record.id
+      added.push(record)
+    }
+    return added
+  }
+}
+
+export type RecordWatcher = (collection: Collection, key: string, before: unknown, after: unknown) => void
+
+/** A record as it was before a batch changed it (undefined: there was none). */
+export type Replaced = [Collection, string, unknown]

@@ -1,0 +1,142 @@
+/**
+ * The shape of src/: its import graph has no cycles, between files or between folders, and no
+ * source file grows past 400 lines. Folders are compared at the level that owns code: each
+ * `src/<top>/` (http, storage, backup, workers…), each `src/features/<feature>/`, and the files
+ * directly in `src/features/` (shared feature helpers) as one folder. Files directly in `src/` are
+ * the composition (app.ts, services.ts, main.ts) and shared leaves (errors.ts, log.ts, config.ts).
+ */
+import { describe, expect, test } from 'bun:test'
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
+import { COLLECTIONS } from '../src/services'
+
+const SRC = resolve(import.meta.dir, '../src')
+
+const MAX_LINES = 400
+
+function sourceFiles(dir: string): string[] {
+  const files: string[] = []
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name)
+    if (statSync(path).isDirectory()) files.push(...sourceFiles(path))
+    else if (/\.tsx?$/.test(name) && !name.endsWith('.d.ts')) files.push(path)
+  }
+  return files
+}
+
+const files = sourceFiles(SRC)
+const byPath = new Set(files)
+
+/** The src/ files a file imports (static and dynamic imports, `import type` and re-exports included). */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8')
+  const targets: string[] = []
+  const pattern = /(?:^|\n)\s*(?:import|export)\b[^'"]*?\bfrom\s*['"](\.[^'"]+)['"]|(?:import|require)\(\s*['"](\.[^'"]+)['"]\s*\)|new URL\(\s*['"](\.[^'"]+)['"]/g
+  for (const match of text.matchAll(pattern)) {
+    const specifier = match[1] ?? match[2] ?? match[3]
+    const base = resolve(dirname(file), specifier)
+    const found = [base, `${base}.ts`, join(base, 'index.ts')].find((candidate) => byPath.has(candidate))
+    if (found) targets.push(found)
+  }
+  return targets
+}
+
+const graph = new Map(files.map((file) => [file, importsOf(file)]))
+const rel = (file: string) => relative(SRC, file)
+
+/** The folder a file belongs to, for the folder rule (see the top of this file). */
+function folderOf(file: string): string | null {
+  const parts = rel(file).split('/')
+  if (parts.length === 1) return null
+  if (parts[0] === 'features') return parts.length === 2 ? 'features' : `features/${parts[1]}`
+  return parts[0]
+}
+
+/** Every cycle of `edges`, each reported once, as the path round it. */
+function cycles(edges: Map<string, Set<string>>): string[][] {
+  const found: string[][] = []
+  const seen = new Set<string>()
+  const state = new Map<string, 'open' | 'done'>()
+  const stack: string[] = []
+  const visit = (node: string) => {
+    state.set(node, 'open')
+    stack.push(node)
+    for (const next of edges.get(node) ?? []) {
+      if (state.get(next) === 'open') {
+        const cycle = stack.slice(stack.indexOf(next))
+        const key = [...cycle].sort().join(' ')
+        if (!seen.has(key)) {
+          seen.add(key)
+          found.push([...cycle, next])
+        }
+      } else if (!state.has(next)) visit(next)
+    }
+    stack.pop()
+    state.set(node, 'done')
+  }
+  for (const node of edges.keys()) if (!state.has(node)) visit(node)
+  return found
+}
+
+describe('the import graph of src/', () => {
+  test('the parser sees the imports (the graph is not empty)', () => {
+    expect(files.length).toBeGreaterThan(30)
+    expect(graph.get(join(SRC, 'app.ts'))!.map(rel)).toContain('services.ts')
+  })
+
+  test('no file imports itself through other files', () => {
+    const edges = new Map([...graph].map(([file, targets]) => [rel(file), new Set(targets.map(rel))]))
+    expect(cycles(edges).map((cycle) => cycle.join(' → '))).toEqual([])
+  })
+
+  test('no folder imports a folder that imports it back', () => {
+    const edges = new Map<string, Set<string>>()
+    const why = new Map<string, string>()
+    for (const [file, targets] of graph) {
+      const from = folderOf(file)
+      if (from === null) continue
+      for (const target of targets) {
+        const to = folderOf(target)
+        if (to === null || to === from) continue
+        if (!edges.has(from)) edges.set(from, new Set())
+        edges.get(from)!.add(to)
+        why.set(`${from} ${to}`, `${rel(file)} → ${rel(target)}`)
+      }
+    }
+    const described = cycles(edges).map((cycle) =>
+      cycle.slice(1).map((to, i) => why.get(`${cycle[i]} ${to}`)).join('; '),
+    )
+    expect(described).toEqual([])
+  })
+
+  test('the layers point one way: storage and http import no feature, storage imports nothing from http', () => {
+    const wrong: string[] = []
+    for (const [file, targets] of graph) {
+      const from = folderOf(file)
+      for (const target of targets) {
+        const to = folderOf(target) ?? ''
+        const feature = to === 'features' || to.startsWith('features/')
+        if ((from === 'storage' && (feature || to === 'http')) || (from === 'http' && feature)) wrong.push(`${rel(file)} → ${rel(target)}`)
+      }
+    }
+    expect(wrong).toEqual([])
+  })
+
+  test('storage knows collections only as the definitions the features hand it', () => {
+    expect(COLLECTIONS.map((definition) => definition.name)).toEqual(['projects', 'environments', 'flags', 'tokens'])
+    const named: string[] = []
+    for (const file of files.filter((file) => folderOf(file) === 'storage')) {
+      const text = readFileSync(file, 'utf8')
+      for (const { name } of COLLECTIONS) if (new RegExp(`['"\`]${name}['"\`]`).test(text)) named.push(`${rel(file)}: ${name}`)
+    }
+    expect(named).toEqual([])
+  })
+
+  test(`no source file is over ${MAX_LINES} lines`, () => {
+    const long = files
+      .map((file) => ({ file: rel(file), lines: readFileSync(file, 'utf8').split('\n').length }))
+      .filter(({ lines }) => lines > MAX_LINES)
+      .map(({ file, lines }) => `${file}: ${lines}`)
+    expect(long).toEqual([])
+  })
+})
