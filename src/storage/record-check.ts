@@ -20,17 +20,18 @@ const headerCheck = TypeCompiler.Compile(StateHeaderSchema)
 // Compiled once per schema: checking 10,000 flags costs a few milliseconds rather than a walk of the schema per record.
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>()
 
-/** The checks of each collection's records, by collection name. */
-export type RecordChecks = ReadonlyMap<string, TypeCheck<TSchema>>
+/** The checks of each collection's records, by collection name, and which collections may be absent. */
+export type RecordChecks = ReadonlyMap<string, TypeCheck<TSchema>> & { readonly addedLater: ReadonlySet<string> }
 
 export function recordChecks(collections: readonly CollectionDefinition[]): RecordChecks {
-  return new Map(
-    collections.map(({ name, schema }) => {
-      let check = compiled.get(schema)
-      if (!check) compiled.set(schema, (check = TypeCompiler.Compile(schema)))
-      return [name, check]
-    }),
-  )
+  const checks = Object.assign(new Map<string, TypeCheck<TSchema>>(), { addedLater: new Set<string>() })
+  for (const { name, schema, addedLater } of collections) {
+    let check = compiled.get(schema)
+    if (!check) compiled.set(schema, (check = TypeCompiler.Compile(schema)))
+    checks.set(name, check)
+    if (addedLater) checks.addedLater.add(name)
+  }
+  return checks
 }
 
 /**
@@ -58,6 +59,7 @@ export function checkState(state: unknown, name: string, checks: RecordChecks): 
   }
   for (const key of checks.keys()) {
     const collection = doc[key]
+    if (collection === undefined && checks.addedLater.has(key)) continue
     if (typeof collection !== 'object' || collection === null || Array.isArray(collection)) {
       throw new StoreLoadError(name, `"${key}" is not an object`)
     }

@@ -46,11 +46,22 @@ export type RecordOf<C extends Collection> = CollectionRecords[C]
 export interface CollectionDefinition<N extends Collection = Collection, S extends TSchema = TSchema> {
   readonly name: N
   readonly schema: S
+  /**
+   * Set for a collection that data directories made before its feature existed do not hold: there
+   * it starts empty. A collection without it must be in `state.json`: its absence is damage (a
+   * hand-edited file), and loading on as if it were empty would lose its records at the next
+   * checkpoint.
+   */
+  readonly addedLater?: boolean
 }
 
 /** `name` must be a key its feature added to `CollectionRecords`, whose record type `schema` gives. */
-export function defineCollection<N extends Collection, S extends TSchema>(name: N, schema: S & (Static<S> extends RecordOf<N> ? unknown : never)): CollectionDefinition<N, S> {
-  return { name, schema }
+export function defineCollection<N extends Collection, S extends TSchema>(
+  name: N,
+  schema: S & (Static<S> extends RecordOf<N> ? unknown : never),
+  options: { addedLater?: boolean } = {},
+): CollectionDefinition<N, S> {
+  return { name, schema, ...options }
 }
 
 export type StateDoc = {

@@ -7,10 +7,16 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { EVENTS_FILE, JOURNAL_FILE, openStore, STATE_FILE } from '../../src/services'
+import { COLLECTIONS, EVENTS_FILE, JOURNAL_FILE, openStore, STATE_FILE } from '../../src/services'
 import { EventsService } from '../../src/features/events/events.service'
 import { StoreLoadError } from '../../src/storage/files'
 import { makeApi, tempDir, type Api, named } from '../helpers'
+import { Type } from '@sinclair/typebox'
+import { Memory } from 'lowdb'
+import { MemoryEventLog } from '../../src/storage/event-log'
+import { defineCollection, emptyState, type Collection, type StateDoc } from '../../src/storage/records'
+import { MemoryJournal } from '../../src/storage/state-journal'
+import { Store } from '../../src/storage/store'
 
 let cleanups: (() => void | Promise<unknown>)[] = []
 afterEach(async () => {
@@ -198,5 +204,29 @@ describe('records that do not match their schema', () => {
     expect(error.message).toContain(journalPath(dir))
     expect(error.message).toContain(`commit ${last.seq}`)
     expect(error.message).toContain('flags["x"]/stale')
+  })
+})
+
+describe('a collection a later version added', () => {
+  // Stands for a feature's collection that data directories made before the feature do not hold.
+  const later = defineCollection('later' as Collection, Type.Object({ id: Type.String() }) as never, { addedLater: true })
+
+  async function openMemory(doc: Record<string, unknown>): Promise<Store> {
+    const checkpoint = new Memory<StateDoc>()
+    await checkpoint.write(doc as StateDoc)
+    return Store.open({ checkpoint, journal: new MemoryJournal(), events: new MemoryEventLog() }, { collections: [...COLLECTIONS, later] })
+  }
+
+  test('is absent from an older state.json: the store opens with it empty and can write to it', async () => {
+    const store = await openMemory({ ...emptyState(COLLECTIONS) })
+    expect(store.reader.values(later.name)).toEqual([])
+    await store.transact({ name: 'test', userId: null }, (tx) => tx.put(later.name, 'a', { id: 'a' } as never))
+    expect(store.reader.get(later.name, 'a')).toEqual({ id: 'a' } as never)
+  })
+
+  test('one of the collections every state.json holds may not be absent: that is damage, and the start stops', async () => {
+    const doc: Record<string, unknown> = { ...emptyState(COLLECTIONS) }
+    delete doc.flags
+    await expect(openMemory(doc)).rejects.toThrow('"flags" is not an object')
   })
 })
