@@ -171,6 +171,16 @@ function snapshot() {
   return [STATE_FILE, JOURNAL_FILE, EVENTS_FILE].map((file) => readFileSync(join(dir.path, file)).toString('base64'))
 }
 
+
+/** Whether an error answer is our JSON error body: {id, name, message} as application/json. */
+function isJsonError(response: Response, text: string): boolean {
+  let error: { id?: unknown; name?: unknown; message?: unknown } = {}
+  try {
+    error = JSON.parse(text)
+  } catch {}
+  return response.headers.get('content-type') === 'application/json' && typeof error.name === 'string' && typeof error.message === 'string' && typeof error.id === 'string'
+}
+
 test(`${REQUESTS} generated bad requests get 4xx JSON errors, never a 500 or a hang, and change nothing`, async () => {
   const random = seededRandom(SEED)
   const before = snapshot()
@@ -216,15 +226,7 @@ test(`${REQUESTS} generated bad requests get 4xx JSON errors, never a 500 or a h
     const isValidate = key === 'POST /api/admin/features/validate'
     const allowed = response.status >= 400 && response.status < 500 ? true : !write || isValidate ? response.status === 200 : false
     if (!allowed) failures.push(`${n}: ${route.method} ${url} body=${body?.slice(0, 120)} → ${response.status} ${text.slice(0, 200)}`)
-    if (response.status >= 400) {
-      let error: { id?: unknown; name?: unknown; message?: unknown } = {}
-      try {
-        error = JSON.parse(text)
-      } catch {}
-      if (response.headers.get('content-type') !== 'application/json' || typeof error.name !== 'string' || typeof error.message !== 'string' || typeof error.id !== 'string') {
-        failures.push(`${n}: ${route.method} ${url} → ${response.status} not a JSON error: ${text.slice(0, 200)}`)
-      }
-    }
+    if (response.status >= 400 && !isJsonError(response, text)) failures.push(`${n}: ${route.method} ${url} → ${response.status} not a JSON error: ${text.slice(0, 200)}`)
   }
   expect(failures).toEqual([])
   // The mix reached deep into the service, not only the gates.
@@ -331,14 +333,8 @@ test(`${QUERY_REQUESTS} hostile query strings and path parameters on every docum
     const text = await response.text()
     const allowed = response.status >= 400 && response.status < 500 ? true : !write && response.status === 200
     if (!allowed) failures.push(`${n}: ${operation.method} ${url.slice(0, 300)} → ${response.status} ${text.slice(0, 200)}`)
-    if (response.status >= 400) {
-      let error: { id?: unknown; name?: unknown; message?: unknown } = {}
-      try {
-        error = JSON.parse(text)
-      } catch {}
-      if (response.headers.get('content-type') !== 'application/json' || typeof error.name !== 'string' || typeof error.message !== 'string' || typeof error.id !== 'string') {
-        failures.push(`${n}: ${operation.method} ${url.slice(0, 300)} → ${response.status} not a JSON error: ${text.slice(0, 200)}`)
-      }
+    if (response.status >= 400 && !isJsonError(response, text)) {
+      failures.push(`${n}: ${operation.method} ${url.slice(0, 300)} → ${response.status} not a JSON error: ${text.slice(0, 200)}`)
     }
   }
   expect(failures).toEqual([])
