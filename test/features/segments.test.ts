@@ -251,6 +251,16 @@ describe('strategies refer to segments', () => {
 })
 
 describe('project scoping and permissions', () => {
+  test('a project that still has segments cannot be deleted (400 naming them); once they are global it can', async () => {
+    await api.newProject('alpha')
+    const segment = await newSegment('alpha-seg', { project: 'alpha' })
+    const before = api.lastEventId()
+    expectError(await api.delete('/api/admin/projects/alpha'), 400, 'ValidationError', ['"alpha-seg"'])
+    expect(api.eventsSince(before)).toEqual([])
+    expectStatus(await api.put(`/api/admin/segments/${segment.id}`, { name: 'alpha-seg', project: null, constraints: [] }), 204)
+    expectOk(await api.delete('/api/admin/projects/alpha'))
+  })
+
   test('a token limited to a project lists the global segments and its project\'s, and gets 404 for another project\'s', async () => {
     await api.newProject('alpha')
     await api.newProject('beta')
