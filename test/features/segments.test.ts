@@ -121,6 +121,7 @@ describe('segment validation', () => {
     ['an empty name', { name: '', constraints: [] }, '/name'],
     ['a blank name', { name: '   ', constraints: [] }, '/name'],
     ['a name over 100 characters', { name: 'x'.repeat(101), constraints: [] }, '/name'],
+    ['a description over 2,000 characters', { name: 'x', description: 'd'.repeat(2001), constraints: [] }, '/description'],
     ['missing constraints', { name: 'x' }, '/constraints'],
     ['an unknown operator', { name: 'x', constraints: [{ contextName: 'a', operator: 'LIKE', values: ['b'] }] }, '/constraints/0/operator'],
     ['a NUM_ operator without a number', { name: 'x', constraints: [{ contextName: 'a', operator: 'NUM_GT', value: 'many' }] }, '/constraints/0/value'],

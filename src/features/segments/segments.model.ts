@@ -2,14 +2,15 @@
 import { t } from 'elysia'
 import { Timestamp } from '../../http/schemas'
 import { Constraint, ConstraintOut } from '../flags/flags.model'
+import { DESCRIPTION_MAX_LENGTH } from '../flags/flags.service'
 import { LIMITS } from '../limits'
 
 const EXAMPLE_CONSTRAINT = { contextName: 'region', operator: 'IN', values: ['eu-west', 'eu-north'], caseInsensitive: false, inverted: false }
 
 export const UpsertSegment = t.Object(
   {
-    name: t.String({ description: 'Segment name, unique: 1 to 100 characters', minLength: 1, maxLength: 100, examples: ['europe'] }),
-    description: t.Optional(t.Union([t.String({ maxLength: 1000 }), t.Null()], { description: 'What the segment is for' })),
+    name: t.String({ description: 'Segment name, unique: 1 to 100 characters, not blank; not limited to URL-safe ones since it never appears in a path', minLength: 1, maxLength: 100, examples: ['europe'] }),
+    description: t.Optional(t.Union([t.String({ maxLength: DESCRIPTION_MAX_LENGTH }), t.Null()], { description: `What the segment is for; at most ${DESCRIPTION_MAX_LENGTH} characters` })),
     project: t.Optional(
       t.Union([t.String({ maxLength: 100 }), t.Null()], {
         description: 'Project whose flags alone may use it; absent or null for a global segment usable everywhere',
