@@ -112,6 +112,10 @@ describe('segment events', () => {
     expect(created).toMatchObject({ project: 'default', createdBy: 'admin-bootstrap', data: segment, preData: null })
     expect(updated).toMatchObject({ project: 'default', data: { ...segment, description: 'now described', constraints: [] }, preData: segment })
     expect(deleted).toMatchObject({ project: 'default', data: null, preData: { ...segment, description: 'now described', constraints: [] } })
+    // Event search filters them by type like any other.
+    const found = await api.searchEvents('?type=IS:segment-updated')
+    expectOk(found)
+    expect(found.body.events.map((event) => event.id)).toEqual([updated.id])
   })
 })
 
