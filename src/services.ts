@@ -24,6 +24,9 @@ import { NamingPatterns } from './features/projects/naming-pattern'
 import { projectsController } from './features/projects/projects.controller'
 import { projectsCollection } from './features/projects/projects.records'
 import { createProject, DEFAULT_PROJECT, ProjectsService } from './features/projects/projects.service'
+import { segmentsController } from './features/segments/segments.controller'
+import { segmentSequenceCollection, segmentsCollection } from './features/segments/segments.records'
+import { checkStrategySegments, SegmentsService } from './features/segments/segments.service'
 import type { Authorization } from './features/tokens/auth'
 import { tokensController } from './features/tokens/tokens.controller'
 import { tokensCollection } from './features/tokens/tokens.records'
@@ -51,6 +54,7 @@ export const FEATURES: readonly Feature[] = [
   },
   { controllers: (s, auth) => [eventsController(s.events, auth)] },
   { collections: [tokensCollection], controllers: (s, auth) => [tokensController(s.tokens, auth)] },
+  { collections: [segmentsCollection, segmentSequenceCollection], controllers: (s, auth) => [segmentsController(s.segments, auth)] },
 ]
 
 /** The collections of the state document, from the features that own them. */
@@ -94,7 +98,8 @@ export function createServices(store: Store) {
     projects: new ProjectsService(store),
     environments: new EnvironmentsService(store),
     flags: new FlagsService(store, patterns),
-    strategies: new StrategiesService(store),
+    strategies: new StrategiesService(store, checkStrategySegments),
+    segments: new SegmentsService(store),
     relations: new RelationsService(store),
     events: new EventsService(store),
   }

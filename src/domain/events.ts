@@ -45,6 +45,9 @@ export const EVENT_TYPES = [
   'feature-uncompleted',
   'api-token-created',
   'api-token-deleted',
+  'segment-created',
+  'segment-updated',
+  'segment-deleted',
 ] as const
 
 export type EventType = (typeof EVENT_TYPES)[number]
@@ -128,4 +131,9 @@ export const events = {
 
   tokenCreated: (data: object): NewEvent => ({ type: 'api-token-created', data }),
   tokenDeleted: (preData: object): NewEvent => ({ type: 'api-token-deleted', preData }),
+
+  /** `project` is the segment's project, null for a global segment. */
+  segmentCreated: (project: string | null, data: object): NewEvent => ({ type: 'segment-created', project, data }),
+  segmentUpdated: (project: string | null, data: object, preData: object): NewEvent => ({ type: 'segment-updated', project, data, preData }),
+  segmentDeleted: (project: string | null, preData: object): NewEvent => ({ type: 'segment-deleted', project, preData }),
 } satisfies Record<string, (...args: never[]) => NewEvent>

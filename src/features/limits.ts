@@ -32,6 +32,14 @@ export const LIMITS = {
   projects: { max: 500, what: 'projects' },
   /** Unleash's default `environments`. */
   environments: { max: 50, what: 'environments' },
+  /** Unleash's default `segments`. */
+  segments: { max: 300, what: 'segments' },
+  /** As for a strategy: a segment's constraints are evaluated with the strategy's. */
+  constraintsPerSegment: { max: 30, what: 'constraints per segment' },
+  /** Unleash's `segmentValuesLimit`: every value of every constraint of one segment. */
+  valuesPerSegment: { max: 1000, what: 'constraint values per segment' },
+  /** Unleash's `strategySegmentsLimit`. */
+  segmentsPerStrategy: { max: 5, what: 'segments per strategy' },
 } as const
 
 export type LimitName = keyof typeof LIMITS

@@ -181,6 +181,16 @@ describe('400 for a body that is not JSON', () => {
     expectError(response, 400, 'ValidationError')
     expectUnchanged(api, before)
   })
+
+  test('a body starting with a byte order mark is not JSON (RFC 8259 §8.1: senders must not add one) and answers 400', async () => {
+    api = await makeApi()
+    const before = snapshot(api)
+    // `{}` would be a valid project update: the mark alone must be what is refused.
+    const response = await api.request('PUT', '/api/admin/projects/default', { raw: '\ufeff{}', headers: JSON_TYPE })
+    expectError(response, 400, 'ValidationError')
+    expect((response.body as { message: string }).message).toContain('not valid JSON')
+    expectUnchanged(api, before)
+  })
 })
 
 describe('401 AuthenticationRequired', () => {

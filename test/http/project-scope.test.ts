@@ -39,6 +39,7 @@ async function populate(api: Api, project: string, strategyIds: Record<string, s
   expectOk(await api.toggle(project, flag, ENVIRONMENT, true))
   expectOk(await api.createFlag(project, `${project}-archived`), 201)
   expectOk(await api.delete(`/api/admin/projects/${project}/features/${project}-archived`), 202)
+  expectOk(await api.post('/api/admin/segments', { name: `${project}-segment`, project, description: `${project}-description`, constraints: [] }), 201)
   // A token limited to the project: its api-token-created event has no project but names it.
   expectOk(await api.createToken({ tokenName: `${project}-token`, type: 'admin', role: 'viewer', projects: [project] }), 201)
 }
@@ -70,6 +71,9 @@ const SERVICE_WIDE: Record<string, 'public' | 'global' | 'filtered' | 'all-proje
   '/api/admin/projects': 'filtered',
   '/api/admin/archive/features': 'filtered',
   '/api/admin/search/events': 'filtered',
+  '/api/admin/segments': 'filtered',
+  // The first project's segment (see fill): readable, and nothing of the hidden project in it.
+  '/api/admin/segments/:id': 'global',
   // Service-wide administration: only for tokens over all projects.
   '/api/admin/api-tokens': 'all-projects-only',
 }
@@ -88,6 +92,9 @@ function fill(path: string, project: string, strategyId: string): string {
         return strategyId
       case 'file':
         return 'swagger-ui.css'
+      case 'id':
+        // A segment id: 1 is the segment of the project populated first (MINE).
+        return '1'
       default:
         throw new Error(`The project-scope walk does not know the path parameter :${name} of ${path}; add it to fill()`)
     }

@@ -59,7 +59,7 @@ const PayloadOut = t.Object(
   { description: 'A value handed to SDKs with the variant; value is read as its type says' },
 )
 
-const ConstraintOut = t.Object(
+export const ConstraintOut = t.Object(
   {
     contextName: t.String({ description: 'Context field the constraint applies to' }),
     operator: t.String({ description: `How the context value is compared: ${CONSTRAINT_OPERATORS.join(', ')}` }),
@@ -88,7 +88,12 @@ export const StrategyInput = t.Object(
     title: t.Optional(t.Union([t.String({ maxLength: 100 }), t.Null()], { description: 'Descriptive title' })),
     disabled: t.Optional(t.Union([t.Boolean(), t.Null()], { description: 'A disabled strategy is not evaluated (default false)' })),
     sortOrder: t.Optional(t.Integer({ description: 'Position in the list; defaults to last', minimum: -1_000_000, maximum: 1_000_000 })),
-    segments: t.Optional(t.Array(t.Integer({ description: 'Segment id' }), { maxItems: 100, description: 'Segment ids; no segments exist in this service' })),
+    segments: t.Optional(
+      t.Array(t.Integer({ description: 'Segment id' }), {
+        maxItems: LIMITS.segmentsPerStrategy.max,
+        description: `Ids of segments whose constraints must hold too: each must exist and be global or of the flag's project; at most ${LIMITS.segmentsPerStrategy.max} (segmentsPerStrategy)`,
+      }),
+    ),
     constraints: t.Optional(
       t.Array(Constraint, {
         maxItems: LIMITS.constraintsPerStrategy.max,

@@ -1,13 +1,13 @@
 /** Activation strategies and variants of a flag in one environment. */
 import { events } from '../../domain/events'
 import { NotFoundError, ValidationError } from '../../errors'
-import type { ConstraintRecord, FlagRecord, StrategyRecord, VariantRecord } from './flags.records'
-import type { Store, Tx } from '../../storage/store'
+import type { FlagRecord, StrategyRecord, VariantRecord } from './flags.records'
+import type { StateReader, Store, Tx } from '../../storage/store'
 import { checkLimit } from '../limits'
 import { actorOf, type Caller } from '../tokens/permissions'
 import { flagInProject, liveFlagInProject, requireEnvironment } from './flag-rules'
 import { strategyView, variantView } from './flag-view'
-import { checkConstraint, checkParameters, checkPayload, distributeWeights, STRATEGY_NAMES } from './strategy-rules'
+import { buildConstraint, checkParameters, checkPayload, distributeWeights, STRATEGY_NAMES } from './strategy-rules'
 import type { Static } from '@sinclair/typebox'
 import type { StrategyInput as StrategyInputSchema, VariantInput as VariantInputSchema } from './flags.model'
 
@@ -17,28 +17,21 @@ export type VariantInput = Static<typeof VariantInputSchema>
 export type StrategyView = ReturnType<typeof strategyView>
 export type VariantView = ReturnType<typeof variantView>
 
+/**
+ * Checks the segment ids a strategy of a flag in `project` refers to, inside the write (400 naming
+ * `/segments/<i>`). The segments feature provides it (services.ts), since flags do not import it.
+ */
+export type SegmentCheck = (tx: StateReader, ids: readonly number[], project: string) => void
+
 function buildStrategy(input: StrategyInput, flagName: string, id: string, sortOrder: number): StrategyRecord {
   if (!(STRATEGY_NAMES as readonly string[]).includes(input.name)) {
     throw ValidationError.at('/name', `Unknown strategy "${input.name}"; use one of ${STRATEGY_NAMES.join(', ')}`)
   }
-  if (input.segments && input.segments.length > 0) throw ValidationError.at('/segments/0', `Segment ${input.segments[0]} does not exist`)
   // The schemas hold requests to these too; checked here as well so that no way in skips them.
   checkLimit('constraintsPerStrategy', input.constraints?.length ?? 0, '/constraints')
   input.constraints?.forEach((constraint, index) => checkLimit('valuesPerConstraint', constraint.values?.length ?? 0, `/constraints/${index}/values`))
   checkLimit('variantsPerStrategy', input.variants?.length ?? 0, '/variants')
-  const constraints = (input.constraints ?? []).map((constraint, index): ConstraintRecord =>
-    checkConstraint(
-      {
-        contextName: constraint.contextName,
-        operator: constraint.operator,
-        caseInsensitive: constraint.caseInsensitive ?? false,
-        inverted: constraint.inverted ?? false,
-        values: constraint.values ?? [],
-        ...(constraint.value !== undefined ? { value: constraint.value } : {}),
-      },
-      `/constraints/${index}`,
-    ),
-  )
+  const constraints = (input.constraints ?? []).map((constraint, index) => buildConstraint(constraint, `/constraints/${index}`))
   const variants = distributeWeights(
     (input.variants ?? []).map((variant, index) => {
       checkPayload(variant.payload, `/variants/${index}/payload`)
@@ -53,7 +46,7 @@ function buildStrategy(input: StrategyInput, flagName: string, id: string, sortO
     title: input.title ?? null,
     disabled: input.disabled ?? false,
     sortOrder,
-    segments: [],
+    segments: [...(input.segments ?? [])],
     constraints,
     variants,
     parameters: checkParameters(input.name, parameters, flagName, '/parameters'),
@@ -74,7 +67,10 @@ function withStrategies(tx: Tx, flag: FlagRecord, environment: string, strategie
 }
 
 export class StrategiesService {
-  constructor(private readonly store: Pick<Store, 'reader' | 'transact'>) {}
+  constructor(
+    private readonly store: Pick<Store, 'reader' | 'transact'>,
+    private readonly checkSegments: SegmentCheck,
+  ) {}
 
   private read(projectId: string, name: string) {
     return flagInProject(this.store.reader, projectId, name)
@@ -96,6 +92,7 @@ export class StrategiesService {
       checkLimit('strategiesPerFlagEnvironment', existing.length + 1, '/name')
       const sortOrder = input.sortOrder ?? Math.max(-1, ...existing.map((s) => s.sortOrder)) + 1
       const strategy = buildStrategy(input, name, crypto.randomUUID(), sortOrder)
+      this.checkSegments(tx, strategy.segments, flag.project)
       const updated = withStrategies(tx, flag, environment, [...existing, strategy])
       tx.appendEvent(events.strategyAdded(updated, environment, strategyView(strategy, name)))
       return strategyView(strategy, name)
@@ -107,6 +104,7 @@ export class StrategiesService {
       const flag = liveFlagInProject(tx, projectId, name)
       const before = findStrategy(flag, environment, strategyId)
       const strategy = buildStrategy(input, name, strategyId, input.sortOrder ?? before.sortOrder)
+      this.checkSegments(tx, strategy.segments, flag.project)
       const strategies = requireEnvironment(flag, environment).strategies.map((s) => (s.id === strategyId ? strategy : s))
       const updated = withStrategies(tx, flag, environment, strategies)
       tx.appendEvent(events.strategyUpdated(updated, environment, strategyView(strategy, name), strategyView(before, name)))

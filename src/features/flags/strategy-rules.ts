@@ -44,6 +44,24 @@ export function checkConstraint(constraint: ConstraintRecord, path: string): Con
   return constraint
 }
 
+/** A constraint as a request gives it, with its defaults filled in and its values checked: strategies and segments build theirs here. */
+export function buildConstraint(
+  input: { contextName: string; operator: string; caseInsensitive?: boolean; inverted?: boolean; values?: string[]; value?: string },
+  path: string,
+): ConstraintRecord {
+  return checkConstraint(
+    {
+      contextName: input.contextName,
+      operator: input.operator,
+      caseInsensitive: input.caseInsensitive ?? false,
+      inverted: input.inverted ?? false,
+      values: input.values ?? [],
+      ...(input.value !== undefined ? { value: input.value } : {}),
+    },
+    path,
+  )
+}
+
 export function checkPayload(payload: PayloadRecord | undefined, path: string): void {
   if (!payload) return
   if (payload.type === 'json') {

@@ -116,6 +116,12 @@ export class ProjectsService {
           `Project "${projectId}" still has ${flags.length} flag(s)${archived ? ` (${archived} archived)` : ''}; archive and delete them first`,
         )
       }
+      // A segment of a deleted project could be used by no flag, and would name a project that is gone.
+      const segments = tx.values('segments').filter((segment) => segment.project === projectId)
+      if (segments.length > 0) {
+        const named = segments.map((segment) => `"${segment.name}" (${segment.id})`).join(', ')
+        throw new ValidationError(`Project "${projectId}" still has the segment(s) ${named}; delete them or make them global first`)
+      }
       for (const token of tx.values('tokens')) {
         if (token.projects.includes(projectId)) {
           throw new ValidationError(`Project "${projectId}" is used by the API token "${token.tokenName}"; delete the token first`)

@@ -17,6 +17,9 @@ export const PERMISSIONS = [
   'UPDATE_PROJECT',
   'DELETE_PROJECT',
   'CREATE_ENVIRONMENT',
+  'CREATE_SEGMENT',
+  'UPDATE_SEGMENT',
+  'DELETE_SEGMENT',
 ] as const
 
 /** `NONE`: any valid admin-type token may call the route (reads, search, name validation). */
