@@ -8,6 +8,8 @@ import type { AnyElysia } from 'elysia'
 import type { CollectionDefinition, StateDoc } from './storage/records'
 import { Store } from './storage/store'
 import { SYSTEM_ACTOR } from './domain/events'
+import { clientController } from './features/client/client.controller'
+import { ClientFeaturesService } from './features/client/client.service'
 import { environmentsController } from './features/environments/environments.controller'
 import { environmentsCollection } from './features/environments/environments.records'
 import { createEnvironment, EnvironmentsService } from './features/environments/environments.service'
@@ -51,6 +53,7 @@ export const FEATURES: readonly Feature[] = [
   },
   { controllers: (s, auth) => [eventsController(s.events, auth)] },
   { collections: [tokensCollection], controllers: (s, auth) => [tokensController(s.tokens, auth)] },
+  { controllers: (s, auth) => [clientController(s.client, auth)] },
 ]
 
 /** The collections of the state document, from the features that own them. */
@@ -97,6 +100,7 @@ export function createServices(store: Store) {
     strategies: new StrategiesService(store),
     relations: new RelationsService(store),
     events: new EventsService(store),
+    client: new ClientFeaturesService(store),
   }
 }
 

@@ -44,7 +44,9 @@ async function readLimited(request: Request, limit: number): Promise<Uint8Array>
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true })
+// ignoreBOM keeps a leading byte-order mark in the text, so that JSON.parse refuses it (RFC 8259
+// forbids it) instead of the decoder dropping it silently: `\ufeff{}` is a 400, as the fuzz test expects.
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
 /** Our deepest request (a strategy's constraint values) nests 4 levels; anything past this is abuse. */
 export const MAX_BODY_DEPTH = 16
