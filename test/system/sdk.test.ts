@@ -110,7 +110,7 @@ test('unleash-client reads and evaluates the flags, and sees a change on its nex
   expect(client.isEnabled(names.users, { userId: '8' })).toBe(false)
   expect(client.isEnabled(names.off)).toBe(false)
   const variant = client.getVariant(names.variants, { userId: '1' })
-  expect({ name: variant.name, enabled: variant.enabled, payload: variant.payload }).toEqual({ name: 'blue', enabled: true, payload: { type: 'string', value: 'sky' } })
+  expect({ name: variant.name, enabled: variant.enabled, payload: variant.payload as unknown }).toEqual({ name: 'blue', enabled: true, payload: { type: 'string', value: 'sky' } })
   expect(client.getVariant(names.off).name).toBe('disabled')
 
   // Polls in between get 304s; the write shows up on the next poll.
