@@ -154,6 +154,32 @@ describe('scope', () => {
     expect(names((await features(all, '?namePrefix=a%2A')).body)).toEqual([])
   })
 
+  test('a token for two projects is narrowed to one of them by ?project=, not widened', async () => {
+    await api.newProject('third')
+    await api.newFlag('third', 'third.flag')
+    const two = await sdkToken('client', ['default', 'shop'])
+    expect(names((await features(two)).body)).toEqual(['app.cart', 'app.one', 'web.two'])
+    expect(names((await features(two, '?project=shop&project=third')).body)).toEqual(['app.cart'])
+    expect(names((await features(two, '?project=third')).body)).toEqual(['app.cart', 'app.one', 'web.two'])
+  })
+
+  test('?tag= (repeatable) serves flags with any of the tags; a tag change is a new ETag for that filter', async () => {
+    const all = await sdkToken('client')
+    expect((await api.post(paths.tags('app.one'), { type: 'simple', value: 'sdk' })).status).toBe(201)
+    const tagged = await features(all, '?tag=simple:sdk')
+    expect(names(tagged.body)).toEqual(['app.one'])
+    expect(tagged.body.query.tag).toEqual(['simple:sdk'])
+    const untagged = (await features(all)).headers.get('etag')!
+    expect((await api.post(paths.tags('web.two'), { type: 'simple', value: 'sdk' })).status).toBe(201)
+    const after = await features(all, '?tag=simple:sdk', { 'if-none-match': tagged.headers.get('etag')! })
+    expect(after.status).toBe(200)
+    expect(names(after.body)).toEqual(['app.one', 'web.two'])
+    // The unfiltered list serves no tags: its ETag stays.
+    expect((await features(all, '', { 'if-none-match': untagged })).status).toBe(304)
+    expectError(await features(all, '?tag=no-colon'), 400, 'ValidationError', ['tag'])
+    expectError(await features(all, '?unknown=1'), 400, 'ValidationError', ['unknown'])
+  })
+
   test('the token environment decides enabled', async () => {
     await api.toggle('default', 'app.one', 'production', true)
     const production = await features(await sdkToken('client', ['default'], 'production'))

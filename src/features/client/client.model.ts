@@ -114,6 +114,7 @@ export const ClientFeatures = t.Object(
         project: t.Array(t.String(), { description: "Projects served: the token's, narrowed by ?project= for a * token; ['*'] for all" }),
         environment: t.String({ description: "The token's environment" }),
         namePrefix: t.Optional(t.String({ description: 'The name prefix asked for' })),
+        tag: t.Optional(t.Array(t.String(), { description: 'The tags asked for (type:value)' })),
       },
       { description: 'The effective filter' },
     ),
@@ -132,6 +133,7 @@ export const ClientFeatures = t.Object(
 export const ClientFeaturesQuery = t.Object({
   project: t.Optional(repeatable(t.String({ maxLength: 100, description: 'Project id' }), { maxItems: 100, description: 'Only these projects (repeatable); ignored when the token names its projects' })),
   namePrefix: t.Optional(t.String({ maxLength: 100, description: 'Only flags whose name starts with this' })),
+  tag: t.Optional(repeatable(t.String({ maxLength: 200, pattern: '^[^:]+:', description: 'type:value' }), { maxItems: 100, description: 'Only flags with any of these tags (type:value, repeatable)' })),
 }, { description: 'Filters of the flag list' })
 
 /** SDKs send many more fields than these; the ones they send are accepted as they are. */

@@ -18,6 +18,7 @@ export const MAX_KEPT_SCOPES = 64
 export interface ClientQuery {
   project?: string[]
   namePrefix?: string
+  tag?: string[]
 }
 
 /** The effective filter of a request: the token's scope, narrowed by the query where the token allows. */
@@ -26,6 +27,8 @@ interface Scope {
   /** null: every project. Sorted. */
   projects: string[] | null
   namePrefix: string
+  /** `type:value`; a flag with any of them is served. Empty: no tag filter. Sorted. */
+  tags: string[]
   key: string
 }
 
@@ -44,11 +47,16 @@ export function scopeOf(token: SdkScope, query: ClientQuery): Scope {
     projects = allowed.length > 0 ? allowed : [...token.projects].sort()
   }
   const namePrefix = query.namePrefix ?? ''
-  return { environment: token.environment, projects, namePrefix, key: JSON.stringify([token.environment, projects, namePrefix]) }
+  const tags = [...new Set(query.tag ?? [])].sort()
+  return { environment: token.environment, projects, namePrefix, tags, key: JSON.stringify([token.environment, projects, namePrefix, tags]) }
 }
 
 function inScope(scope: Scope, flag: FlagRecord): boolean {
-  return (scope.projects === null || scope.projects.includes(flag.project)) && flag.name.startsWith(scope.namePrefix)
+  return (
+    (scope.projects === null || scope.projects.includes(flag.project)) &&
+    flag.name.startsWith(scope.namePrefix) &&
+    (scope.tags.length === 0 || flag.tags.some((tag) => scope.tags.includes(`${tag.type}:${tag.value}`)))
+  )
 }
 
 const hash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16)
@@ -67,6 +75,7 @@ export class ClientFeaturesService {
     if (this.kept.size === 0) return
     const served = new Map<string, boolean>()
     // Whether what the flag serves in `environment` changed; a lastSeenAt or a tag does not count.
+    // Dropping more than needed costs a rebuild but never an ETag: the ETag is the content's hash.
     const changedIn = (environment: string) => {
       let changed = served.get(environment)
       if (changed === undefined) {
@@ -77,8 +86,10 @@ export class ClientFeaturesService {
     }
     for (const [key, answer] of this.kept) {
       const { scope } = answer
-      const touched = (before !== undefined && inScope(scope, before)) || (after !== undefined && inScope(scope, after))
-      if (touched && changedIn(scope.environment)) this.kept.delete(key)
+      const wasIn = before !== undefined && inScope(scope, before)
+      const isIn = after !== undefined && inScope(scope, after)
+      // Moving into or out of a filter (a tag, a new project) changes the list whatever the view.
+      if ((wasIn || isIn) && (wasIn !== isIn || changedIn(scope.environment))) this.kept.delete(key)
     }
   }
 
@@ -97,7 +108,12 @@ export class ClientFeaturesService {
       if (view) features.push(view)
     }
     features.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    const query = { project: scope.projects ?? ['*'], environment: scope.environment, ...(scope.namePrefix ? { namePrefix: scope.namePrefix } : {}) }
+    const query = {
+      project: scope.projects ?? ['*'],
+      environment: scope.environment,
+      ...(scope.namePrefix ? { namePrefix: scope.namePrefix } : {}),
+      ...(scope.tags.length > 0 ? { tag: scope.tags } : {}),
+    }
     const queryHash = hash(JSON.stringify(query))
     const featuresJson = JSON.stringify(features)
     // From the content itself: the same flags give the same ETag, also after a restart or once the
