@@ -4,6 +4,8 @@
  */
 import { beforeEach, describe, expect, test } from 'bun:test'
 import { type Api, BODY_LIMIT, expectError, freshApiPerTest, paths } from './../helpers'
+import { seededRandom } from '../random'
+import { buildAnswer, scopeOf } from '../../src/features/client/client.service'
 
 let api: Api
 freshApiPerTest((fresh) => (api = fresh))
@@ -255,6 +257,52 @@ describe('ETag', () => {
     // Many other scopes push this one out of the cache; rebuilt, it keeps its ETag.
     for (let index = 0; index < 70; index++) await features(client, `?namePrefix=p${index}`)
     expect((await features(client, '', { 'if-none-match': first })).status).toBe(304)
+  })
+})
+
+describe('ETag under random writes (seed 12)', () => {
+  test('after every write, each scope answers 304 exactly when a freshly built answer has the ETag it last got', async () => {
+    const random = seededRandom(12)
+    await api.newProject('shop')
+    const flags = ['a.one', 'a.two', 'b.three'].flatMap((name) => [['default', name], ['shop', `shop-${name}`]] as const)
+    for (const [project, name] of flags) await api.newFlag(project, name)
+    const scopes: { token: string; query: string; projects: string[]; environment: string; etag?: string }[] = []
+    for (const environment of ['development', 'production']) {
+      for (const projects of [['*'], ['default'], ['shop']]) {
+        const token = await sdkToken('client', projects, environment)
+        for (const query of ['', '?namePrefix=a.', '?namePrefix=shop-b', '?tag=simple:xx', '?project=shop']) scopes.push({ token, query, projects, environment })
+      }
+    }
+    for (const scope of scopes) scope.etag = (await features(scope.token, scope.query)).headers.get('etag')!
+    let changes = 0
+    for (let step = 0; step < 60; step++) {
+      const [project, name] = random.pick(flags)
+      const environment = random.pick(['development', 'production'])
+      const operation = random.int(0, 4)
+      const response =
+        operation === 0 ? await api.toggle(project, name, environment, random.chance(0.5))
+        : operation === 1 ? await api.post(paths.strategies(name, environment, project), { name: 'default', disabled: random.chance(0.3) })
+        : operation === 2 ? await api.post(paths.tags(name), { type: 'simple', value: random.pick(['xx', 'yy']) })
+        : operation === 3 ? await api.put(paths.variants(name, environment, project), [{ name: random.pick(['red', 'blue']), weightType: 'variable', weight: 1000, stickiness: 'default' }])
+        : await api.patchFlag(project, name, [{ op: 'replace', path: '/stale', value: random.chance(0.5) }])
+      // A tag given twice is a 409; every other write is made.
+      expect({ step, operation, status: response.status < 300 || (operation === 2 && response.status === 409) }).toEqual({ step, operation, status: true })
+      for (const scope of scopes) {
+        const params = new URLSearchParams(scope.query)
+        const query = { project: params.getAll('project'), namePrefix: params.get('namePrefix') ?? undefined, tag: params.getAll('tag') }
+        // Built without any kept answer, from the state as it is now.
+        const expected = buildAnswer(api.services.store.state, scopeOf({ projects: scope.projects, environment: scope.environment }, query)).etag
+        const response = await features(scope.token, scope.query, { 'if-none-match': scope.etag! })
+        expect({ step, query: scope.query, status: response.status }).toEqual({ step, query: scope.query, status: expected === scope.etag ? 304 : 200 })
+        if (response.status === 200) {
+          changes++
+          expect(response.headers.get('etag')).toBe(expected)
+          scope.etag = expected
+        }
+      }
+    }
+    // The walk saw both answers many times.
+    expect(changes).toBeGreaterThan(20)
   })
 })
 

@@ -61,10 +61,36 @@ function inScope(scope: Scope, flag: FlagRecord): boolean {
 
 const hash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16)
 
+const encoder = new TextEncoder()
+
+/** The answer for `scope` made from `state`, without any kept answer (the service keeps these). */
+export function buildAnswer(state: Pick<Store['state'], 'flags' | 'commitSeq'>, scope: Scope): ClientAnswer {
+  const features: ClientFeatureView[] = []
+  for (const flag of Object.values(state.flags)) {
+    if (!inScope(scope, flag)) continue
+    const view = clientFeatureView(flag, scope.environment)
+    if (view) features.push(view)
+  }
+  features.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  const query = {
+    project: scope.projects ?? ['*'],
+    environment: scope.environment,
+    ...(scope.namePrefix ? { namePrefix: scope.namePrefix } : {}),
+    ...(scope.tags.length > 0 ? { tag: scope.tags } : {}),
+  }
+  const queryHash = hash(JSON.stringify(query))
+  const featuresJson = JSON.stringify(features)
+  // From the content itself: the same flags give the same ETag, also after a restart or once the
+  // scope was dropped from the cache; different flags never share one.
+  const etag = `"${queryHash}:${hash(featuresJson)}:v1"`
+  const meta = { revisionId: state.commitSeq, etag, queryHash }
+  const json = `{"version":2,"features":${featuresJson},"query":${JSON.stringify(query)},"meta":${JSON.stringify(meta)}}`
+  return { etag, bytes: encoder.encode(json) as Uint8Array<ArrayBuffer> }
+}
+
 export class ClientFeaturesService {
   /** Answers by scope key, least recently used first. */
   private readonly kept = new Map<string, ClientAnswer & { scope: Scope }>()
-  private readonly encoder = new TextEncoder()
 
   constructor(private readonly store: Pick<Store, 'state' | 'watch'>) {
     // Flags are the only records the answers are made of (a project or environment leaves with its flags).
@@ -101,27 +127,7 @@ export class ClientFeaturesService {
       this.kept.set(scope.key, kept)
       return kept
     }
-    const features: ClientFeatureView[] = []
-    for (const flag of Object.values(this.store.state.flags)) {
-      if (!inScope(scope, flag)) continue
-      const view = clientFeatureView(flag, scope.environment)
-      if (view) features.push(view)
-    }
-    features.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    const query = {
-      project: scope.projects ?? ['*'],
-      environment: scope.environment,
-      ...(scope.namePrefix ? { namePrefix: scope.namePrefix } : {}),
-      ...(scope.tags.length > 0 ? { tag: scope.tags } : {}),
-    }
-    const queryHash = hash(JSON.stringify(query))
-    const featuresJson = JSON.stringify(features)
-    // From the content itself: the same flags give the same ETag, also after a restart or once the
-    // scope was dropped from the cache; different flags never share one.
-    const etag = `"${queryHash}:${hash(featuresJson)}:v1"`
-    const meta = { revisionId: this.store.state.commitSeq, etag, queryHash }
-    const json = `{"version":2,"features":${featuresJson},"query":${JSON.stringify(query)},"meta":${JSON.stringify(meta)}}`
-    const answer = { scope, etag, bytes: this.encoder.encode(json) as Uint8Array<ArrayBuffer> }
+    const answer = { scope, ...buildAnswer(this.store.state, scope) }
     this.kept.set(scope.key, answer)
     if (this.kept.size > MAX_KEPT_SCOPES) this.kept.delete(this.kept.keys().next().value!)
     return answer
