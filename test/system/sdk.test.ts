@@ -113,7 +113,10 @@ test('unleash-client reads and evaluates the flags, and sees a change on its nex
   expect({ name: variant.name, enabled: variant.enabled, payload: variant.payload as unknown }).toEqual({ name: 'blue', enabled: true, payload: { type: 'string', value: 'sky' } })
   expect(client.getVariant(names.off).name).toBe('disabled')
 
-  // Polls in between get 304s; the write shows up on the next poll.
+  // Polls in between get 304s (counted by the service's own metrics); the write shows up on the next poll.
+  await waitFor(client, 'unchanged')
+  const prometheus = await (await fetch(`${base}/internal-backstage/prometheus`)).text()
+  expect(prometheus).toMatch(/http_requests_total\{[^}]*route="\/api\/client\/features"[^}]*status="304"[^}]*\} [1-9]/)
   await admin(base, 'POST', toggle(names.off, true))
   await waitFor(client, 'changed')
   expect(client.isEnabled(names.off)).toBe(true)
