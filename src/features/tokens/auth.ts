@@ -6,6 +6,10 @@
  * The project scope of a token limited to some projects is enforced here too, for reads as well as
  * writes, so that no route has to remember it: a write outside the token's projects is 403; a read
  * (`NONE`) of another project answers as if the project, or the flag, did not exist.
+ *
+ * SDK routes declare the token type they take instead (`{ tokenType: 'client' }`): any other type
+ * is 403 (sdk-api-contract §5), and the route gets the token's projects and environment as
+ * `sdkScope`, which decides what it serves. Admin routes refuse SDK tokens, whatever their role.
  */
 import { Elysia } from 'elysia'
 import { AppError, NoAccessError } from '../../errors'
