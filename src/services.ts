@@ -8,6 +8,8 @@ import type { AnyElysia } from 'elysia'
 import type { CollectionDefinition, StateDoc } from './storage/records'
 import { Store } from './storage/store'
 import { SYSTEM_ACTOR } from './domain/events'
+import { clientController } from './features/client/client.controller'
+import { ClientFeaturesService } from './features/client/client.service'
 import { environmentsController } from './features/environments/environments.controller'
 import { environmentsCollection } from './features/environments/environments.records'
 import { createEnvironment, EnvironmentsService } from './features/environments/environments.service'
@@ -55,6 +57,7 @@ export const FEATURES: readonly Feature[] = [
   { controllers: (s, auth) => [eventsController(s.events, auth)] },
   { collections: [tokensCollection], controllers: (s, auth) => [tokensController(s.tokens, auth)] },
   { collections: [segmentsCollection, segmentSequenceCollection], controllers: (s, auth) => [segmentsController(s.segments, auth)] },
+  { controllers: (s, auth) => [clientController(s.client, auth)] },
 ]
 
 /** The collections of the state document, from the features that own them. */
@@ -102,6 +105,7 @@ export function createServices(store: Store) {
     segments: new SegmentsService(store),
     relations: new RelationsService(store),
     events: new EventsService(store),
+    client: new ClientFeaturesService(store),
   }
 }
 

@@ -42,6 +42,11 @@ export function polishOpenApi(document: Json): Json {
         const needs = permission === 'NONE' ? 'Needs any admin API token.' : `Needs an admin API token with the ${permission} permission.`
         operation.description = operation.description ? `${operation.description}\n\n${needs}` : needs
       }
+      const tokenType = operation['x-token-type']
+      if (tokenType) {
+        const needs = `Needs a ${tokenType} API token; any other type of token is refused with 403.`
+        operation.description = operation.description ? `${operation.description}\n\n${needs}` : needs
+      }
     }
   }
   return document

@@ -6,6 +6,10 @@
  * The project scope of a token limited to some projects is enforced here too, for reads as well as
  * writes, so that no route has to remember it: a write outside the token's projects is 403; a read
  * (`NONE`) of another project answers as if the project, or the flag, did not exist.
+ *
+ * SDK routes declare the token type they take instead (`{ tokenType: 'client' }`): any other type
+ * is 403 (sdk-api-contract §5), and the route gets the token's projects and environment as
+ * `sdkScope`, which decides what it serves. Admin routes refuse SDK tokens, whatever their role.
  */
 import { Elysia } from 'elysia'
 import { AppError, NoAccessError } from '../../errors'
@@ -13,6 +17,7 @@ import { noteTokenName } from '../../http/request-log'
 import { flagNotFound, projectNotFound } from '../not-found'
 import { callerSeesProject, roleHasPermission, type Caller, type Permission } from './permissions'
 import type { TokensService } from './tokens.service'
+import type { TokenType } from './tokens.records'
 
 /**
  * What a route declares: a permission, or for a read that lists what a project holds, the
@@ -20,7 +25,16 @@ import type { TokensService } from './tokens.service'
  * project ("a read of another project lists nothing", contract §3). Reads without `outOfScope`
  * answer 404 for another project's resources.
  */
-export type RouteAuth = Permission | { permission: Permission; outOfScope: () => unknown }
+export type RouteAuth = Permission | { permission: Permission; outOfScope: () => unknown } | { tokenType: SdkTokenType }
+
+/** The SDK APIs' token types: a route declaring one takes tokens of that type only (sdk-api-contract §5). */
+export type SdkTokenType = Exclude<TokenType, 'admin'>
+
+/** What an SDK route knows of its token: its scope is the token's projects and its one environment. */
+export interface SdkScope {
+  projects: readonly string[]
+  environment: string
+}
 
 type Params = Record<string, string | undefined>
 
@@ -29,6 +43,7 @@ export type Authorization = ReturnType<typeof authorization>
 
 export function authorization(tokens: Pick<TokensService, 'authenticate'>, projectOfFlag: (name: string) => string | undefined) {
   const callers = new WeakMap<Request, Caller>()
+  const sdkScopes = new WeakMap<Request, SdkScope>()
   /** Reads naming a project the caller may not see, answered in `beforeHandle`. */
   const outOfScope = new WeakMap<Request, Params>()
 
@@ -45,12 +60,22 @@ export function authorization(tokens: Pick<TokensService, 'authenticate'>, proje
 
   return new Elysia({ name: 'authorization' }).macro({
     auth(declared: RouteAuth) {
-      const { permission, outOfScope: emptyAnswer } = typeof declared === 'string' ? { permission: declared, outOfScope: undefined } : declared
+      const sdkType = typeof declared === 'object' && 'tokenType' in declared ? declared.tokenType : undefined
+      const { permission, outOfScope: emptyAnswer } =
+        typeof declared === 'string' ? { permission: declared, outOfScope: undefined } : 'tokenType' in declared ? { permission: 'NONE' as const, outOfScope: undefined } : declared
       return {
-        // Read by http/openapi.ts, which adds the permission to the operation's description.
-        detail: { security: [{ apiKey: [] }], 'x-permission': permission } as { security: { apiKey: string[] }[] },
+        // Read by http/openapi.ts, which adds the permission (or the SDK token type) to the operation's description.
+        detail: { security: [{ apiKey: [] }], ...(sdkType ? { 'x-token-type': sdkType } : { 'x-permission': permission }) } as { security: { apiKey: string[] }[] },
         transform({ request, params }) {
-          const { caller, type } = tokens.authenticate(request.headers.get('authorization'))
+          const { caller, type, environment } = tokens.authenticate(request.headers.get('authorization'))
+          if (sdkType !== undefined) {
+            // An SDK route: the token's type is the whole permission, its projects and environment the scope.
+            if (type !== sdkType) throw new NoAccessError(`This route is for ${sdkType} tokens; the token "${caller.tokenName}" is a ${type} token`, 'NONE')
+            callers.set(request, caller)
+            sdkScopes.set(request, { projects: caller.projects, environment })
+            noteTokenName(request, caller.tokenName)
+            return
+          }
           if (type !== 'admin') {
             throw new NoAccessError(`A ${type} token is for SDKs and cannot use the admin API`, permission)
           }
@@ -78,7 +103,8 @@ export function authorization(tokens: Pick<TokensService, 'authenticate'>, proje
           noteTokenName(request, caller.tokenName)
         },
         resolve({ request }) {
-          return { caller: callers.get(request)! }
+          // `sdkScope` is set on SDK routes only; admin routes never read it.
+          return { caller: callers.get(request)!, sdkScope: sdkScopes.get(request)! }
         },
         beforeHandle({ request }) {
           const params = outOfScope.get(request)

@@ -80,7 +80,7 @@ export class TokensService {
    * secret, so its timing can tell at most something about a hash, which does not lead back to a
    * secret; the one candidate's hash is then compared in constant time.
    */
-  authenticate(header: string | null | undefined, now = Date.now()): { caller: Caller; type: TokenType } {
+  authenticate(header: string | null | undefined, now = Date.now()): { caller: Caller; type: TokenType; environment: string } {
     if (header === null || header === undefined || header.trim() === '') {
       throw new AuthenticationRequired('You must send an API token in the Authorization header')
     }
@@ -97,6 +97,7 @@ export class TokensService {
     }
     return {
       type: match.type,
+      environment: match.environment,
       caller: { tokenName: match.tokenName, userId: match.userId, role: match.role, projects: match.projects },
     }
   }

@@ -1,0 +1,86 @@
+import { t } from 'elysia'
+import { ValidationError } from '../../errors'
+import { controllerBase, noContent } from '../../http/plugins'
+import { authErrors, bodyErrors } from '../../http/schemas'
+import { featureParams } from '../params'
+import type { Authorization } from '../tokens/auth'
+import { clientModels } from './client.model'
+import { etagMatches, scopeOf, type ClientFeaturesService } from './client.service'
+
+const CLIENT = { tokenType: 'client' } as const
+
+const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
+
+/**
+ * These bodies take the many fields SDKs add, so the schema cannot refuse unknown names; names
+ * that would reach Object.prototype once the bodies are stored are refused here instead.
+ */
+function refusePrototypeKeys(body: unknown, path = ''): void {
+  if (typeof body !== 'object' || body === null) return
+  for (const [key, value] of Object.entries(body)) {
+    if (PROTOTYPE_KEYS.has(key)) throw ValidationError.at(`${path}/${key}`, `"${key}" is not allowed as a property name`)
+    refusePrototypeKeys(value, `${path}/${key}`)
+  }
+}
+
+export function clientController(client: ClientFeaturesService, auth: Authorization) {
+  return controllerBase(auth, clientModels)
+    .get('/api/client/features', ({ query, sdkScope, request }) => {
+      const answer = client.features(scopeOf(sdkScope, query))
+      if (etagMatches(request.headers.get('if-none-match'), answer.etag)) return new Response(null, { status: 304, headers: { etag: answer.etag } })
+      return new Response(answer.bytes, { headers: { 'content-type': 'application/json', etag: answer.etag } })
+    }, {
+      auth: CLIENT,
+      query: 'clientFeaturesQuerySchema',
+      response: { 200: 'clientFeaturesSchema', 304: t.Void({ description: 'Not modified: If-None-Match holds the current ETag; no body' }), ...authErrors(400) },
+      detail: {
+        operationId: 'getAllClientFeatures',
+        summary: 'Get the flags of the token scope, for server-side SDKs',
+        tags: ['Client'],
+        description:
+          "The flags of the token's project(s) in its environment, off ones included; archived flags and disabled strategies are left out. A token for " +
+          'all projects may be narrowed with ?project= (repeatable); a ?project= outside a project token is ignored. The ETag changes in the same commit ' +
+          'as a change to what the scope serves and on no other write; If-None-Match with it (weak W/ form, or in a list) answers 304 with no body.',
+      },
+    })
+    .get('/api/client/features/:featureName', ({ params, sdkScope }) => client.feature(sdkScope, params.featureName), {
+      auth: CLIENT,
+      params: featureParams,
+      response: { 200: 'clientFeatureSchema', ...authErrors(404) },
+      detail: {
+        operationId: 'getClientFeature',
+        summary: 'Get one flag of the token scope, for server-side SDKs',
+        tags: ['Client'],
+        description: "The flag as in getAllClientFeatures; 404 for an unknown or archived flag and for one outside the token's projects.",
+      },
+    })
+    .post('/api/client/register', ({ body }) => {
+      refusePrototypeKeys(body)
+      return noContent(202)
+    }, {
+      auth: CLIENT,
+      body: 'clientApplicationSchema',
+      response: { 202: t.Void({ description: 'Accepted; no body' }), ...bodyErrors() },
+      detail: {
+        operationId: 'registerClientApplication',
+        summary: 'An SDK announces itself',
+        tags: ['Client'],
+        description: 'Checked (appName is required; the other fields SDKs send are accepted) and not stored yet.',
+      },
+    })
+    .post('/api/client/metrics', ({ body }) => {
+      refusePrototypeKeys(body)
+      return noContent(202)
+    }, {
+      auth: CLIENT,
+      body: 'clientMetricsSchema',
+      response: { 202: t.Void({ description: 'Accepted; no body' }), ...bodyErrors() },
+      detail: {
+        operationId: 'registerClientMetrics',
+        summary: 'An SDK reports how often flags were evaluated',
+        tags: ['Client'],
+        description: 'Checked (appName is required; the other fields SDKs send are accepted) and not stored yet.',
+      },
+    })
+}
+

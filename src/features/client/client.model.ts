@@ -1,0 +1,186 @@
+/** Schemas of the server-side SDK API (sdk-api-contract §1): what `unleash-client` and its siblings read and send. */
+import { t } from 'elysia'
+import { repeatable } from '../../http/query'
+
+const Payload = t.Object(
+  {
+    type: t.String({ description: 'json, csv, string or number' }),
+    value: t.String({ description: 'The payload, as text' }),
+  },
+  { description: 'A payload the variant carries' },
+)
+
+const Constraint = t.Object(
+  {
+    contextName: t.String({ description: 'The context field compared' }),
+    operator: t.String({ description: 'The operator, e.g. IN or STR_STARTS_WITH' }),
+    values: t.Array(t.String(), { description: 'Values of multi-value operators' }),
+    value: t.Optional(t.String({ description: 'Value of single-value operators' })),
+    caseInsensitive: t.Boolean({ description: 'Compare strings without case' }),
+    inverted: t.Boolean({ description: 'Negate the result' }),
+  },
+  { description: 'A constraint, as stored' },
+)
+
+const StrategyVariant = t.Object(
+  {
+    name: t.String({ description: 'Variant name' }),
+    weight: t.Number({ description: 'Share of 1000' }),
+    weightType: t.String({ description: 'variable or fix' }),
+    stickiness: t.String({ description: 'Context field the variant is chosen by' }),
+    payload: t.Optional(Payload),
+  },
+  { description: 'A strategy variant' },
+)
+
+export const ClientStrategy = t.Object(
+  {
+    name: t.String({ description: 'Strategy type, e.g. flexibleRollout' }),
+    constraints: t.Array(Constraint, { description: 'All must hold for the strategy to apply' }),
+    parameters: t.Record(t.String(), t.String(), { description: 'Parameters of the strategy type' }),
+    variants: t.Array(StrategyVariant, { description: 'Variants chosen when this strategy enables the flag' }),
+    segments: t.Optional(t.Array(t.Number(), { description: 'Ids of the segments whose constraints also apply; only when there are some' })),
+  },
+  { description: 'An enabled strategy; disabled ones are not served' },
+)
+
+const FlagVariant = t.Object(
+  {
+    name: t.String({ description: 'Variant name' }),
+    weight: t.Number({ description: 'Share of 1000' }),
+    weightType: t.String({ description: 'variable or fix' }),
+    stickiness: t.String({ description: 'Context field the variant is chosen by' }),
+    payload: t.Optional(Payload),
+    overrides: t.Array(
+      t.Object(
+        { contextName: t.String({ description: 'Context field' }), values: t.Array(t.String(), { description: 'Values that get this variant' }) },
+        { description: 'An override' },
+      ),
+      { description: 'Context values that always get this variant' },
+    ),
+  },
+  { description: 'A flag variant of the token environment' },
+)
+
+export const ClientFeature = t.Object(
+  {
+    name: t.String({ description: 'Flag name' }),
+    type: t.String({ description: 'Flag type, e.g. release' }),
+    enabled: t.Boolean({ description: "The flag's state in the token's environment; off flags are served too" }),
+    project: t.String({ description: 'Project of the flag' }),
+    stale: t.Boolean({ description: 'Marked stale' }),
+    strategies: t.Array(ClientStrategy, { description: 'Enabled strategies, in their order' }),
+    variants: t.Array(FlagVariant, { description: "Flag variants in the token's environment" }),
+    description: t.Union([t.String(), t.Null()], { description: 'Description' }),
+    impressionData: t.Boolean({ description: 'Whether SDKs emit impression events' }),
+    dependencies: t.Optional(
+      t.Array(
+        t.Object(
+          {
+            feature: t.String({ description: 'Parent flag' }),
+            enabled: t.Boolean({ description: 'Whether the parent must be enabled (true) or disabled (false)' }),
+            variants: t.Array(t.String(), { description: 'Parent variants any of which must be chosen; empty for any' }),
+          },
+          { description: 'A parent' },
+        ),
+        { description: 'Parents; only on flags that have some' },
+      ),
+    ),
+  },
+  {
+    description: 'A flag as SDKs evaluate it',
+    examples: [
+      {
+        name: 'checkout',
+        type: 'release',
+        enabled: true,
+        project: 'default',
+        stale: false,
+        strategies: [{ name: 'flexibleRollout', constraints: [], parameters: { rollout: '50', stickiness: 'default', groupId: 'checkout' }, variants: [] }],
+        variants: [],
+        description: null,
+        impressionData: false,
+      },
+    ],
+  },
+)
+
+export const ClientFeatures = t.Object(
+  {
+    version: t.Integer({ description: 'Format version, 2' }),
+    features: t.Array(ClientFeature, { description: 'The flags in scope, by name' }),
+    query: t.Object(
+      {
+        project: t.Array(t.String(), { description: "Projects served: the token's, narrowed by ?project= for a * token; ['*'] for all" }),
+        environment: t.String({ description: "The token's environment" }),
+        namePrefix: t.Optional(t.String({ description: 'The name prefix asked for' })),
+        tag: t.Optional(t.Array(t.String(), { description: 'The tags asked for (type:value)' })),
+      },
+      { description: 'The effective filter' },
+    ),
+    meta: t.Object(
+      {
+        revisionId: t.Integer({ description: 'The store commit the answer was made at' }),
+        etag: t.String({ description: 'The ETag of this answer, quoted' }),
+        queryHash: t.String({ description: 'A hash of the effective filter' }),
+      },
+      { description: 'What the answer was made from' },
+    ),
+  },
+  { description: 'Every flag in the token scope, with an ETag header; 304 without a body when If-None-Match matches' },
+)
+
+export const ClientFeaturesQuery = t.Object({
+  project: t.Optional(repeatable(t.String({ maxLength: 100, description: 'Project id' }), { maxItems: 100, description: 'Only these projects (repeatable); ignored when the token names its projects' })),
+  namePrefix: t.Optional(t.String({ maxLength: 100, description: 'Only flags whose name starts with this' })),
+  tag: t.Optional(repeatable(t.String({ maxLength: 200, pattern: '^[^:]+:', description: 'type:value' }), { maxItems: 100, description: 'Only flags with any of these tags (type:value, repeatable)' })),
+}, { description: 'Filters of the flag list' })
+
+/** SDKs send many more fields than these; the ones they send are accepted as they are. */
+export const ClientRegistration = t.Object(
+  {
+    appName: t.String({ minLength: 1, maxLength: 255, description: 'Name of the application' }),
+    instanceId: t.Optional(t.String({ maxLength: 255, description: 'Instance of the application' })),
+    sdkVersion: t.Optional(t.String({ maxLength: 255, description: 'SDK name and version, e.g. unleash-client-node:6.0.0' })),
+    strategies: t.Optional(t.Array(t.String({ maxLength: 255 }), { maxItems: 1000, description: 'Strategy types the SDK knows' })),
+    started: t.Optional(t.Unknown({ description: 'When the SDK started' })),
+    interval: t.Optional(t.Number({ description: 'Metrics interval, ms' })),
+    environment: t.Optional(t.String({ maxLength: 255, description: 'Environment the SDK says it runs in' })),
+  },
+  {
+    additionalProperties: true,
+    description: 'An SDK announcing itself at start',
+    examples: [{ appName: 'checkout-service', instanceId: 'pod-1', sdkVersion: 'unleash-client-node:6.0.0', strategies: ['default', 'flexibleRollout'], started: '2026-01-01T00:00:00.000Z', interval: 60000 }],
+  },
+)
+
+export const ClientMetrics = t.Object(
+  {
+    appName: t.String({ minLength: 1, maxLength: 255, description: 'Name of the application' }),
+    instanceId: t.Optional(t.String({ maxLength: 255, description: 'Instance of the application' })),
+    environment: t.Optional(t.String({ maxLength: 255, description: 'Environment the SDK says it runs in' })),
+    bucket: t.Optional(
+      t.Object(
+        {
+          start: t.Unknown({ description: 'Start of the period' }),
+          stop: t.Unknown({ description: 'End of the period' }),
+          toggles: t.Record(t.String(), t.Unknown(), { description: 'Per flag: {yes, no, variants: {name: count}}' }),
+        },
+        { additionalProperties: true, description: 'Counts over one period' },
+      ),
+    ),
+  },
+  {
+    additionalProperties: true,
+    description: 'Evaluation counts of one SDK instance (not stored yet)',
+    examples: [{ appName: 'checkout-service', instanceId: 'pod-1', bucket: { start: '2026-01-01T00:00:00.000Z', stop: '2026-01-01T00:01:00.000Z', toggles: { checkout: { yes: 10, no: 2, variants: { blue: 4 } } } } }],
+  },
+)
+
+export const clientModels = {
+  clientFeaturesSchema: ClientFeatures,
+  clientFeatureSchema: ClientFeature,
+  clientFeaturesQuerySchema: ClientFeaturesQuery,
+  clientApplicationSchema: ClientRegistration,
+  clientMetricsSchema: ClientMetrics,
+}

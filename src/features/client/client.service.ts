@@ -1,0 +1,154 @@
+/**
+ * The server-side SDK API's reads (sdk-api-contract §1). Thousands of SDKs poll the same few
+ * scopes every few seconds, so each scope's answer is kept serialised with its ETag: a 200 sends
+ * the kept bytes, a 304 compares one header. The store's record watchers drop a kept answer in the
+ * same commit as a change to what it serves, and only then, so the next request after a write sees
+ * it (never a stale 304) and a write elsewhere leaves the other scopes' ETags alone.
+ */
+import { createHash } from 'node:crypto'
+import type { Store } from '../../storage/store'
+import type { FlagRecord } from '../flags/flags.records'
+import { flagNotFound } from '../not-found'
+import type { SdkScope } from '../tokens/auth'
+import { clientFeatureView, type ClientFeatureView } from './client.view'
+
+/** Scopes kept at most: the filters are the client's to choose, so the least recently used go. */
+export const MAX_KEPT_SCOPES = 64
+
+export interface ClientQuery {
+  project?: string[]
+  namePrefix?: string
+  tag?: string[]
+}
+
+/** The effective filter of a request: the token's scope, narrowed by the query where the token allows. */
+interface Scope {
+  environment: string
+  /** null: every project. Sorted. */
+  projects: string[] | null
+  namePrefix: string
+  /** `type:value`; a flag with any of them is served. Empty: no tag filter. Sorted. */
+  tags: string[]
+  key: string
+}
+
+export interface ClientAnswer {
+  etag: string
+  bytes: Uint8Array<ArrayBuffer>
+}
+
+export function scopeOf(token: SdkScope, query: ClientQuery): Scope {
+  const asked = [...new Set(query.project ?? [])].sort()
+  let projects: string[] | null
+  if (token.projects.includes('*')) projects = asked.length > 0 ? asked : null
+  else {
+    // A ?project= that conflicts with the token is ignored: the token wins.
+    const allowed = asked.filter((project) => token.projects.includes(project))
+    projects = allowed.length > 0 ? allowed : [...token.projects].sort()
+  }
+  const namePrefix = query.namePrefix ?? ''
+  const tags = [...new Set(query.tag ?? [])].sort()
+  return { environment: token.environment, projects, namePrefix, tags, key: JSON.stringify([token.environment, projects, namePrefix, tags]) }
+}
+
+function inScope(scope: Scope, flag: FlagRecord): boolean {
+  return (
+    (scope.projects === null || scope.projects.includes(flag.project)) &&
+    flag.name.startsWith(scope.namePrefix) &&
+    (scope.tags.length === 0 || flag.tags.some((tag) => scope.tags.includes(`${tag.type}:${tag.value}`)))
+  )
+}
+
+const hash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16)
+
+const encoder = new TextEncoder()
+
+/** The answer for `scope` made from `state`, without any kept answer (the service keeps these). */
+export function buildAnswer(state: Pick<Store['state'], 'flags' | 'commitSeq'>, scope: Scope): ClientAnswer {
+  const features: ClientFeatureView[] = []
+  for (const flag of Object.values(state.flags)) {
+    if (!inScope(scope, flag)) continue
+    const view = clientFeatureView(flag, scope.environment)
+    if (view) features.push(view)
+  }
+  features.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  const query = {
+    project: scope.projects ?? ['*'],
+    environment: scope.environment,
+    ...(scope.namePrefix ? { namePrefix: scope.namePrefix } : {}),
+    ...(scope.tags.length > 0 ? { tag: scope.tags } : {}),
+  }
+  const queryHash = hash(JSON.stringify(query))
+  const featuresJson = JSON.stringify(features)
+  // From the content itself: the same flags give the same ETag, also after a restart or once the
+  // scope was dropped from the cache; different flags never share one.
+  const etag = `"${queryHash}:${hash(featuresJson)}:v1"`
+  const meta = { revisionId: state.commitSeq, etag, queryHash }
+  const json = `{"version":2,"features":${featuresJson},"query":${JSON.stringify(query)},"meta":${JSON.stringify(meta)}}`
+  return { etag, bytes: encoder.encode(json) as Uint8Array<ArrayBuffer> }
+}
+
+export class ClientFeaturesService {
+  /** Answers by scope key, least recently used first. */
+  private readonly kept = new Map<string, ClientAnswer & { scope: Scope }>()
+
+  constructor(private readonly store: Pick<Store, 'state' | 'watch'>) {
+    // Flags are the only records the answers are made of (a project or environment leaves with its flags).
+    store.watch('flags', (_key, before, after) => this.flagChanged(before, after))
+  }
+
+  private flagChanged(before: FlagRecord | undefined, after: FlagRecord | undefined): void {
+    if (this.kept.size === 0) return
+    const served = new Map<string, boolean>()
+    // Whether what the flag serves in `environment` changed; a lastSeenAt or a tag does not count.
+    // Dropping more than needed costs a rebuild but never an ETag: the ETag is the content's hash.
+    const changedIn = (environment: string) => {
+      let changed = served.get(environment)
+      if (changed === undefined) {
+        changed = JSON.stringify(clientFeatureView(before, environment)) !== JSON.stringify(clientFeatureView(after, environment))
+        served.set(environment, changed)
+      }
+      return changed
+    }
+    for (const [key, answer] of this.kept) {
+      const { scope } = answer
+      const wasIn = before !== undefined && inScope(scope, before)
+      const isIn = after !== undefined && inScope(scope, after)
+      // Moving into or out of a filter (a tag, a new project) changes the list whatever the view.
+      if ((wasIn || isIn) && (wasIn !== isIn || changedIn(scope.environment))) this.kept.delete(key)
+    }
+  }
+
+  /** The list for `scope`, serialised once per change of what it serves. */
+  features(scope: Scope): ClientAnswer {
+    const kept = this.kept.get(scope.key)
+    if (kept) {
+      this.kept.delete(scope.key)
+      this.kept.set(scope.key, kept)
+      return kept
+    }
+    const answer = { scope, ...buildAnswer(this.store.state, scope) }
+    this.kept.set(scope.key, answer)
+    if (this.kept.size > MAX_KEPT_SCOPES) this.kept.delete(this.kept.keys().next().value!)
+    return answer
+  }
+
+  /** One flag in the token's scope; 404 for unknown, archived or out-of-scope flags alike. */
+  feature(token: SdkScope, name: string): ClientFeatureView {
+    const flag = Object.hasOwn(this.store.state.flags, name) ? this.store.state.flags[name] : undefined
+    const visible = flag && (token.projects.includes('*') || token.projects.includes(flag.project))
+    const view = visible ? clientFeatureView(flag, token.environment) : null
+    if (!view) throw flagNotFound(name)
+    return view
+  }
+}
+
+/** Whether an If-None-Match header names `etag` (a list, weak forms and `*` included). */
+export function etagMatches(header: string | null, etag: string): boolean {
+  if (header === null) return false
+  for (const part of header.split(',')) {
+    const candidate = part.trim()
+    if (candidate === '*' || candidate === etag || (candidate.startsWith('W/') && candidate.slice(2) === etag)) return true
+  }
+  return false
+}

@@ -1,0 +1,54 @@
+/** A stored flag as the server-side SDKs read it (sdk-api-contract §1): no timestamps, no strategy ids, titles or disabled strategies. */
+import type { Static } from '@sinclair/typebox'
+import type { FlagRecord, StrategyRecord, VariantRecord } from '../flags/flags.records'
+import type { ClientFeature, ClientStrategy } from './client.model'
+
+export type ClientFeatureView = Static<typeof ClientFeature>
+type ClientStrategyView = Static<typeof ClientStrategy>
+
+function strategyOf(strategy: StrategyRecord): ClientStrategyView {
+  return {
+    name: strategy.name,
+    constraints: strategy.constraints.map((constraint) => ({ ...constraint, values: [...constraint.values] })),
+    parameters: { ...strategy.parameters },
+    variants: strategy.variants.map((variant) => ({ ...variant, ...(variant.payload ? { payload: { ...variant.payload } } : {}) })),
+    ...(strategy.segments.length > 0 ? { segments: [...strategy.segments] } : {}),
+  }
+}
+
+function variantOf(variant: VariantRecord) {
+  return {
+    name: variant.name,
+    weight: variant.weight,
+    weightType: variant.weightType,
+    stickiness: variant.stickiness,
+    ...(variant.payload ? { payload: { ...variant.payload } } : {}),
+    overrides: variant.overrides.map((override) => ({ contextName: override.contextName, values: [...override.values] })),
+  }
+}
+
+/**
+ * The flag in `environment`, or null when it is not served (archived). A flag whose project is not
+ * connected to the environment has no state there, and is served off with nothing to evaluate.
+ */
+export function clientFeatureView(flag: FlagRecord | undefined, environment: string): ClientFeatureView | null {
+  if (!flag || flag.archived) return null
+  const state = Object.hasOwn(flag.environments, environment) ? flag.environments[environment] : undefined
+  return {
+    name: flag.name,
+    type: flag.type,
+    enabled: state?.enabled ?? false,
+    project: flag.project,
+    stale: flag.stale,
+    strategies: (state?.strategies ?? [])
+      .filter((strategy) => !strategy.disabled)
+      .sort((a, b) => a.sortOrder - b.sortOrder)
+      .map(strategyOf),
+    variants: (state?.variants ?? []).map(variantOf),
+    description: flag.description,
+    impressionData: flag.impressionData,
+    ...(flag.dependencies.length > 0
+      ? { dependencies: flag.dependencies.map((dependency) => ({ feature: dependency.feature, enabled: dependency.enabled, variants: [...dependency.variants] })) }
+      : {}),
+  }
+}
