@@ -37,7 +37,7 @@ export const Constraint = t.Object(
         description: `Values, for operators that take several; at most ${LIMITS.valuesPerConstraint.max} (valuesPerConstraint)`,
       }),
     ),
-    value: t.Optional(t.String({ maxLength: 1000, description: 'Value, for NUM_*, DATE_* and SEMVER_* operators' })),
+    value: t.Optional(t.String({ maxLength: 1000, description: 'Value, for NUM_* (a number), DATE_* (RFC 3339 date-time), SEMVER_* (strict semver, no leading v) and REGEX (RE2 syntax; cannot be inverted)' })),
   },
   { description: 'A condition on the SDK context: the strategy applies only when it holds' },
 )

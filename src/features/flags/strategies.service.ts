@@ -42,6 +42,7 @@ function buildStrategy(input: StrategyInput, flagName: string, id: string, sortO
   const variants = distributeWeights(
     (input.variants ?? []).map((variant, index) => {
       checkPayload(variant.payload, `/variants/${index}/payload`)
+      if (variant.stickiness.trim() === '') throw ValidationError.at(`/variants/${index}/stickiness`, 'A strategy variant needs a stickiness, e.g. "default" or "userId"')
       return { ...variant }
     }),
     '/variants',
