@@ -24,6 +24,9 @@ import { NamingPatterns } from './features/projects/naming-pattern'
 import { projectsController } from './features/projects/projects.controller'
 import { projectsCollection } from './features/projects/projects.records'
 import { createProject, DEFAULT_PROJECT, ProjectsService } from './features/projects/projects.service'
+import { strategyTypesController } from './features/strategy-types/strategy-types.controller'
+import { strategyTypesCollection } from './features/strategy-types/strategy-types.records'
+import { StrategyTypesService } from './features/strategy-types/strategy-types.service'
 import type { Authorization } from './features/tokens/auth'
 import { tokensController } from './features/tokens/tokens.controller'
 import { tokensCollection } from './features/tokens/tokens.records'
@@ -51,6 +54,7 @@ export const FEATURES: readonly Feature[] = [
   },
   { controllers: (s, auth) => [eventsController(s.events, auth)] },
   { collections: [tokensCollection], controllers: (s, auth) => [tokensController(s.tokens, auth)] },
+  { collections: [strategyTypesCollection], controllers: (s, auth) => [strategyTypesController(s.strategyTypes, auth)] },
 ]
 
 /** The collections of the state document, from the features that own them. */
@@ -97,6 +101,7 @@ export function createServices(store: Store) {
     strategies: new StrategiesService(store),
     relations: new RelationsService(store),
     events: new EventsService(store),
+    strategyTypes: new StrategyTypesService(store),
   }
 }
 

@@ -45,6 +45,10 @@ export const EVENT_TYPES = [
   'feature-uncompleted',
   'api-token-created',
   'api-token-deleted',
+  'strategy-created',
+  'strategy-updated',
+  'strategy-deprecated',
+  'strategy-reactivated',
 ] as const
 
 export type EventType = (typeof EVENT_TYPES)[number]
@@ -87,6 +91,10 @@ export const events = {
   projectDeleted: (project: string, preData: object): NewEvent => ({ type: 'project-deleted', project, preData }),
 
   environmentCreated: (environment: string, data: object): NewEvent => ({ type: 'environment-created', environment, data }),
+  strategyTypeCreated: (data: object): NewEvent => ({ type: 'strategy-created', data }),
+  strategyTypeUpdated: (data: object, preData: object): NewEvent => ({ type: 'strategy-updated', data, preData }),
+  strategyTypeDeprecated: (name: string): NewEvent => ({ type: 'strategy-deprecated', data: { name } }),
+  strategyTypeReactivated: (name: string): NewEvent => ({ type: 'strategy-reactivated', data: { name } }),
   projectEnvironmentAdded: (project: string, environment: string): NewEvent => ({
     type: 'project-environment-added',
     project,

@@ -4,7 +4,8 @@ import type { TLiteral } from '@sinclair/typebox'
 import { FLAG_TYPES, LIFECYCLE_STAGES } from './flags.records'
 import { DOCUMENTED_AS, NullableTimestamp, Timestamp } from '../../http/schemas'
 import { PATCH_OPS } from './flag-patch'
-import { CONSTRAINT_OPERATORS, STRATEGY_NAMES } from './strategy-rules'
+import { CONSTRAINT_OPERATORS } from './strategy-rules'
+import { BUILT_IN_STRATEGIES } from '../strategy-types/built-in-strategies'
 import { LIMITS } from '../limits'
 
 /**
@@ -84,7 +85,12 @@ const StrategyVariantOut = t.Object(
 
 export const StrategyInput = t.Object(
   {
-    name: literals(STRATEGY_NAMES, 'Strategy type'),
+    name: t.String({
+      minLength: 1,
+      maxLength: 100,
+      description: `Strategy type: a built-in one (${BUILT_IN_STRATEGIES.map((s) => s.name).join(', ')}) or one defined with createStrategy and not deprecated`,
+      examples: ['flexibleRollout'],
+    }),
     title: t.Optional(t.Union([t.String({ maxLength: 100 }), t.Null()], { description: 'Descriptive title' })),
     disabled: t.Optional(t.Union([t.Boolean(), t.Null()], { description: 'A disabled strategy is not evaluated (default false)' })),
     sortOrder: t.Optional(t.Integer({ description: 'Position in the list; defaults to last', minimum: -1_000_000, maximum: 1_000_000 })),

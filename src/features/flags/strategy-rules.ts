@@ -14,8 +14,6 @@ export const CONSTRAINT_OPERATORS = [
   'REGEX',
 ] as const
 
-/** Unleash's built-in activation strategies; there is no API for custom ones here. */
-export const STRATEGY_NAMES = ['default', 'flexibleRollout', 'userWithId', 'remoteAddress', 'applicationHostname'] as const
 
 export const TOTAL_WEIGHT = 1000
 

@@ -17,6 +17,8 @@ export const PERMISSIONS = [
   'UPDATE_PROJECT',
   'DELETE_PROJECT',
   'CREATE_ENVIRONMENT',
+  'CREATE_STRATEGY',
+  'UPDATE_STRATEGY',
 ] as const
 
 /** `NONE`: any valid admin-type token may call the route (reads, search, name validation). */
