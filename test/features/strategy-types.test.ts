@@ -3,7 +3,10 @@
  * the built-ins' protection, and strategies on flags of SDK-known and user-defined types.
  */
 import { describe, expect, test } from 'bun:test'
-import { errorOf, expectError, expectOk, paths, tokenFor, type Api, type StrategyBody, freshApiPerTest } from '../helpers'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { errorOf, expectError, expectOk, makeApi, paths, tempDir, tokenFor, type Api, type StrategyBody, freshApiPerTest } from '../helpers'
+import { STATE_FILE } from '../../src/services'
 import type { Static } from '@sinclair/typebox'
 import type { StrategyType, StrategyTypeList } from '../../src/features/strategy-types/strategy-types.model'
 
@@ -223,5 +226,34 @@ describe('strategies of SDK-known and user-defined types on flags', () => {
     expect(edited.body.parameters).toEqual({ regions: 'eu,us' })
     expectOk(await api.post(`${BASE}/region/reactivate`))
     expectOk(await api.post(paths.strategies('deprecated-type'), { name: 'region' }))
+  })
+})
+
+describe('durability', () => {
+  test('defined types survive a restart, through the journal and through the checkpoint; a state.json from before them starts with none', async () => {
+    const dir = tempDir('flags-strategy-types-')
+    try {
+      let app = await makeApi({ dataDir: dir.path })
+      expectOk(await app.post(BASE, region), 201)
+      expectOk(await app.post(`${BASE}/region/deprecate`))
+      app.abandon()
+      app = await makeApi({ dataDir: dir.path })
+      expect((await app.get<TypeBody>(`${BASE}/region`)).body).toMatchObject({ name: 'region', deprecated: true, parameters: region.parameters })
+      await app.close()
+      const state = JSON.parse(readFileSync(join(dir.path, STATE_FILE), 'utf8'))
+      expect(Object.keys(state.strategyTypes)).toEqual(['region'])
+      app = await makeApi({ dataDir: dir.path })
+      expect((await app.get<TypeBody>(`${BASE}/region`)).status).toBe(200)
+      await app.close()
+      // As a data directory made before strategy types existed: no key at all.
+      delete state.strategyTypes
+      writeFileSync(join(dir.path, STATE_FILE), JSON.stringify(state))
+      app = await makeApi({ dataDir: dir.path })
+      expect((await app.get<TypeListBody>(BASE)).body.strategies.map((s) => s.name)).toEqual(BUILT_INS)
+      expectOk(await app.post(BASE, region), 201)
+      await app.close()
+    } finally {
+      dir.remove()
+    }
   })
 })
