@@ -48,7 +48,8 @@ describe('constraint values per operator', () => {
     SEMVER_LT: { accepted: ['0.0.1'], refused: ['=1.0.0'] },
     SEMVER_GTE: { accepted: ['10.20.30'], refused: ['v2.0.0', '1.2.3.4'] },
     SEMVER_LTE: { accepted: ['1.0.0-rc.1'], refused: ['v2.0.0', ' 1.0.0'] },
-    REGEX: { accepted: ['^beta-[0-9]+$', '(?:a|b)+c', '.*@example\\.com'], refused: ['foo(?=bar)', '(?<!x)y', '(a)\\1', '(unclosed', '', '(?P<n>a)'] },
+    // RE2 syntax, as the Node SDK compiles it with re2js: named groups in its (?P<n>…) form and (?i) work.
+    REGEX: { accepted: ['^beta-[0-9]+$', '(?:a|b)+c', '.*@example\\.com', '(?P<n>a)', '(?i)beta'], refused: ['foo(?=bar)', '(?<!x)y', '(a)\\1', '(unclosed', ''] },
   }
 
   for (const [operator, { accepted, refused }] of Object.entries(cases)) {
@@ -102,6 +103,16 @@ describe('constraint values per operator', () => {
       const ok = await post('empty-values', [constraint(operator, { values: ['a', 'b'] })])
       expect(ok.constraints[0].values).toEqual(['a', 'b'])
     }
+  })
+
+  test('IN_CIDR takes a non-empty values list of IP addresses and CIDR ranges; anything else is refused at /constraints/<i>/values/<j>', async () => {
+    await newFlag('in-cidr')
+    const ok = await post('in-cidr', [constraint('IN_CIDR', { values: ['10.0.0.0/8', '192.168.1.7', '2001:db8::/32', '::1', '0.0.0.0/0'] })])
+    expect(ok.constraints[0]).toMatchObject({ operator: 'IN_CIDR', values: ['10.0.0.0/8', '192.168.1.7', '2001:db8::/32', '::1', '0.0.0.0/0'] })
+    for (const bad of ['10.0.0.0/33', '2001:db8::/129', '10.0.0', 'example.com', '10.0.0.0/', '10.0.0.0/8/8', '']) {
+      await post('in-cidr', [constraint('IN_CIDR', { values: ['10.0.0.0/8', bad] })], '/constraints/0/values/1')
+    }
+    await post('in-cidr', [constraint('IN_CIDR', { values: [] })], '/constraints/0/values')
   })
 
   test('a single value sent as the only entry of values is stored in value, where SDKs read it', async () => {

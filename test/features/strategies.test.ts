@@ -373,12 +373,13 @@ describe('constraints (seed 2.5)', () => {
     SEMVER_GTE: { value: '2.0.0' },
     SEMVER_LTE: { value: '0.0.1-rc.0' },
     REGEX: { value: '^beta-[0-9]+$' },
+    IN_CIDR: { values: ['10.0.0.0/8', '2001:db8::1'] },
   }
 
-  test('every operator of contract §4 is accepted with a fitting value and stored as given', async () => {
+  test('every operator of contract §4, and IN_CIDR, is accepted with a fitting value and stored as given', async () => {
     await newFlag('all-operators')
     const constraints = Object.entries(fitting).map(([operator, extra]) => constraint(operator, extra))
-    expect(constraints).toHaveLength(18)
+    expect(constraints).toHaveLength(19)
     const strategy = await addStrategy('all-operators', { name: 'default', constraints })
     expect(strategy.constraints.map((c) => c.operator)).toEqual(Object.keys(fitting))
     for (const [index, [, extra]] of Object.entries(fitting).entries()) {
@@ -394,12 +395,12 @@ describe('constraints (seed 2.5)', () => {
       const response = await api.post<StrategyBody>(strategiesPath('each-operator'), { name: 'default', constraints: [constraint(operator, extra)] })
       expect({ operator, status: response.status }).toEqual({ operator, status: 200 })
     }
-    expect(await strategiesOf('each-operator')).toHaveLength(18)
+    expect(await strategiesOf('each-operator')).toHaveLength(19)
   })
 
-  test('an operator outside contract §4\'s list answers 400 (IN_CIDR included)', async () => {
+  test('an operator outside contract §4\'s list and IN_CIDR answers 400', async () => {
     await newFlag('bad-operator')
-    for (const operator of ['IN_CIDR', 'in', 'NUM_NE', 'DATE_EQ', 'SEMVER_NE', 'regex', '']) {
+    for (const operator of ['IN_RANGE', 'in_cidr', 'in', 'NUM_NE', 'DATE_EQ', 'SEMVER_NE', 'regex', '']) {
       const response = await expectStrategyRejected('bad-operator', { name: 'default', constraints: [constraint(operator, { values: ['a'], value: '1' })] })
       expect(errorOf(response).name).toBe('ValidationError')
     }

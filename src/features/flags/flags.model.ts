@@ -35,7 +35,7 @@ export const Constraint = t.Object(
     values: t.Optional(
       t.Array(t.String({ maxLength: 1000, description: 'One value' }), {
         maxItems: LIMITS.valuesPerConstraint.max,
-        description: `Values, for operators that take several; at most ${LIMITS.valuesPerConstraint.max} (valuesPerConstraint)`,
+        description: `Values, for IN, NOT_IN, STR_* and IN_CIDR (IP addresses or CIDR ranges); at most ${LIMITS.valuesPerConstraint.max} (valuesPerConstraint)`,
       }),
     ),
     value: t.Optional(t.String({ maxLength: 1000, description: 'Value, for NUM_* (a number), DATE_* (RFC 3339 date-time), SEMVER_* (strict semver, no leading v) and REGEX (RE2 syntax; cannot be inverted)' })),

@@ -1,17 +1,19 @@
 /** Validation of strategies, constraints and variants beyond what their schemas say (seed 2.4–2.7, 2.11). */
 import { ValidationError } from '../../errors'
 import type { ConstraintRecord, PayloadRecord } from './flags.records'
+import { isIP } from 'node:net'
 import { compilePattern } from '../projects/naming-pattern'
 
 /**
- * The operators of sdk-api-contract §4. IN_CIDR is left out on purpose: Unleash 8.2 does not know
- * it and we could not confirm that the SDKs our users run evaluate it, so the schema refuses it.
+ * The operators of sdk-api-contract §4, and IN_CIDR: Unleash 8.2 does not offer it, but the official
+ * Node SDK evaluates it (unleash-client 6.12: a values list of addresses and CIDR ranges), so a
+ * constraint using it does what its author meant in the SDK the contract names.
  */
 export const CONSTRAINT_OPERATORS = [
   'NOT_IN', 'IN', 'STR_ENDS_WITH', 'STR_STARTS_WITH', 'STR_CONTAINS',
   'NUM_EQ', 'NUM_GT', 'NUM_GTE', 'NUM_LT', 'NUM_LTE',
   'DATE_AFTER', 'DATE_BEFORE', 'SEMVER_EQ', 'SEMVER_GT', 'SEMVER_LT', 'SEMVER_GTE', 'SEMVER_LTE',
-  'REGEX',
+  'REGEX', 'IN_CIDR',
 ] as const
 
 
@@ -48,20 +50,21 @@ function singleValueProblem(operator: string, value: string): string | undefined
   return regexProblem(value)
 }
 
-/**
- * A REGEX value must be RE2 syntax (contract §4) and, since the JavaScript SDKs build a RegExp from
- * it, a valid JavaScript expression too; RE2 has no look-around or back-references.
- */
+/** A REGEX value must be RE2 syntax (contract §4; the Node SDK compiles it with re2js): no look-around, no back-references. */
 function regexProblem(value: string): string | undefined {
   if (value === '') return 'REGEX needs a non-empty regular expression'
   const compiled = compilePattern(value, 'a REGEX constraint', Number.POSITIVE_INFINITY)
-  if (!compiled.ok) return `REGEX value cannot be used: ${compiled.problem}`
-  try {
-    new RegExp(value)
-  } catch {
-    return `REGEX value cannot be used: ${JSON.stringify(value)} is RE2 syntax that JavaScript SDKs cannot run; use syntax common to both`
-  }
-  return undefined
+  return compiled.ok ? undefined : `REGEX value cannot be used: ${compiled.problem}`
+}
+
+/** An IPv4 or IPv6 address, or a CIDR range of one (`10.0.0.0/8`, `2001:db8::/32`). */
+function isAddressOrRange(value: string): boolean {
+  const slash = value.indexOf('/')
+  const address = slash === -1 ? value : value.slice(0, slash)
+  const version = isIP(address)
+  if (version === 0 || slash === -1) return version !== 0
+  const bits = value.slice(slash + 1)
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (version === 4 ? 32 : 128)
 }
 
 export function checkConstraint(constraint: ConstraintRecord, path: string): ConstraintRecord {
@@ -76,6 +79,13 @@ export function checkConstraint(constraint: ConstraintRecord, path: string): Con
     return { ...constraint, value: single }
   }
   if (constraint.values.length === 0) throw ValidationError.at(`${path}/values`, `${operator} needs at least one entry in values`)
+  if (operator === 'IN_CIDR') {
+    constraint.values.forEach((value, index) => {
+      if (!isAddressOrRange(value.trim())) {
+        throw ValidationError.at(`${path}/values/${index}`, `IN_CIDR needs IP addresses or CIDR ranges such as 10.0.0.0/8, got ${JSON.stringify(value)}`)
+      }
+    })
+  }
   return constraint
 }
 
