@@ -29,6 +29,9 @@ import { createProject, DEFAULT_PROJECT, ProjectsService } from './features/proj
 import { segmentsController } from './features/segments/segments.controller'
 import { segmentSequenceCollection, segmentsCollection } from './features/segments/segments.records'
 import { checkStrategySegments, SegmentsService } from './features/segments/segments.service'
+import { strategyTypesController } from './features/strategy-types/strategy-types.controller'
+import { strategyTypesCollection } from './features/strategy-types/strategy-types.records'
+import { StrategyTypesService } from './features/strategy-types/strategy-types.service'
 import type { Authorization } from './features/tokens/auth'
 import { tokensController } from './features/tokens/tokens.controller'
 import { tokensCollection } from './features/tokens/tokens.records'
@@ -58,6 +61,7 @@ export const FEATURES: readonly Feature[] = [
   { collections: [tokensCollection], controllers: (s, auth) => [tokensController(s.tokens, auth)] },
   { collections: [segmentsCollection, segmentSequenceCollection], controllers: (s, auth) => [segmentsController(s.segments, auth)] },
   { controllers: (s, auth) => [clientController(s.client, auth)] },
+  { collections: [strategyTypesCollection], controllers: (s, auth) => [strategyTypesController(s.strategyTypes, auth)] },
 ]
 
 /** The collections of the state document, from the features that own them. */
@@ -106,6 +110,7 @@ export function createServices(store: Store) {
     relations: new RelationsService(store),
     events: new EventsService(store),
     client: new ClientFeaturesService(store),
+    strategyTypes: new StrategyTypesService(store),
   }
 }
 

@@ -48,6 +48,10 @@ export const EVENT_TYPES = [
   'segment-created',
   'segment-updated',
   'segment-deleted',
+  'strategy-created',
+  'strategy-updated',
+  'strategy-deprecated',
+  'strategy-reactivated',
 ] as const
 
 export type EventType = (typeof EVENT_TYPES)[number]
@@ -90,6 +94,10 @@ export const events = {
   projectDeleted: (project: string, preData: object): NewEvent => ({ type: 'project-deleted', project, preData }),
 
   environmentCreated: (environment: string, data: object): NewEvent => ({ type: 'environment-created', environment, data }),
+  strategyTypeCreated: (data: object): NewEvent => ({ type: 'strategy-created', data }),
+  strategyTypeUpdated: (data: object, preData: object): NewEvent => ({ type: 'strategy-updated', data, preData }),
+  strategyTypeDeprecated: (name: string): NewEvent => ({ type: 'strategy-deprecated', data: { name } }),
+  strategyTypeReactivated: (name: string): NewEvent => ({ type: 'strategy-reactivated', data: { name } }),
   projectEnvironmentAdded: (project: string, environment: string): NewEvent => ({
     type: 'project-environment-added',
     project,

@@ -370,12 +370,16 @@ describe('constraints (seed 2.5)', () => {
     SEMVER_EQ: { value: '1.2.3' },
     SEMVER_GT: { value: '1.2.3-beta.1' },
     SEMVER_LT: { value: '10.0.0+build.5' },
+    SEMVER_GTE: { value: '2.0.0' },
+    SEMVER_LTE: { value: '0.0.1-rc.0' },
+    REGEX: { value: '^beta-[0-9]+$' },
+    IN_CIDR: { values: ['10.0.0.0/8', '2001:db8::1'] },
   }
 
-  test('every operator of the seed\'s list is accepted with a fitting value and stored as given', async () => {
+  test('every operator of contract §4, and IN_CIDR, is accepted with a fitting value and stored as given', async () => {
     await newFlag('all-operators')
     const constraints = Object.entries(fitting).map(([operator, extra]) => constraint(operator, extra))
-    expect(constraints).toHaveLength(15)
+    expect(constraints).toHaveLength(19)
     const strategy = await addStrategy('all-operators', { name: 'default', constraints })
     expect(strategy.constraints.map((c) => c.operator)).toEqual(Object.keys(fitting))
     for (const [index, [, extra]] of Object.entries(fitting).entries()) {
@@ -391,12 +395,12 @@ describe('constraints (seed 2.5)', () => {
       const response = await api.post<StrategyBody>(strategiesPath('each-operator'), { name: 'default', constraints: [constraint(operator, extra)] })
       expect({ operator, status: response.status }).toEqual({ operator, status: 200 })
     }
-    expect(await strategiesOf('each-operator')).toHaveLength(15)
+    expect(await strategiesOf('each-operator')).toHaveLength(19)
   })
 
-  test('an operator outside the seed\'s list answers 400', async () => {
+  test('an operator outside contract §4\'s list and IN_CIDR answers 400', async () => {
     await newFlag('bad-operator')
-    for (const operator of ['REGEX', 'in', 'NUM_NE', 'DATE_EQ', 'SEMVER_GTE', '']) {
+    for (const operator of ['IN_RANGE', 'in_cidr', 'in', 'NUM_NE', 'DATE_EQ', 'SEMVER_NE', 'regex', '']) {
       const response = await expectStrategyRejected('bad-operator', { name: 'default', constraints: [constraint(operator, { values: ['a'], value: '1' })] })
       expect(errorOf(response).name).toBe('ValidationError')
     }
@@ -497,9 +501,9 @@ describe('strategy variants (seed 2.7)', () => {
       variants: [variant('fixed', { weightType: 'fix', weight: 200 }), variant('a', { weight: 1 }), variant('b', { weight: 999 })],
     })
     expect(strategy.variants.map((v) => [v.name, v.weight, v.weightType, v.stickiness])).toEqual([
-      ['fixed', 200, 'fix', 'default'],
       ['a', 400, 'variable', 'default'],
       ['b', 400, 'variable', 'default'],
+      ['fixed', 200, 'fix', 'default'],
     ])
     const stored = await api.get<StrategyBody>(strategyPath('sv-weights', strategy.id))
     expect(stored.body.variants).toEqual(strategy.variants)
@@ -582,8 +586,8 @@ describe('variants per environment', () => {
     ])
     expect(response.status).toBe(200)
     const expected = [
-      { name: 'control', weight: 200, weightType: 'fix', stickiness: 'default', overrides: [] },
       { name: 'blue', weight: 400, weightType: 'variable', stickiness: 'default', overrides: [] },
+      { name: 'control', weight: 200, weightType: 'fix', stickiness: 'default', overrides: [] },
       { name: 'green', weight: 400, weightType: 'variable', stickiness: 'userId', payload: { type: 'string', value: 'hello' }, overrides: [{ contextName: 'userId', values: ['u1', 'u2'] }] },
     ]
     expect(response.body.variants).toEqual(expected)

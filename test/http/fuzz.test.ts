@@ -146,7 +146,9 @@ function badBody(random: Random, arrayBody: boolean): Body {
   const json = (value: unknown) => ({ raw: JSON.stringify(value), contentType: 'application/json' })
   switch (random.int(0, 9)) {
     case 0:
-      return { raw: random.pick(['{', '[', '{"a":', '{"a":1,}', "{'a':1}", 'nul', '"unterminated', '{"a":1}}', '\u0000', '\ufeff{}']), contentType: 'application/json' }
+      // One leading byte-order mark is ignored as RFC 8259 allows (TextDecoder strips it), so '\ufeff{}'
+      // is a valid empty object; a second one is not whitespace to JSON.
+      return { raw: random.pick(['{', '[', '{"a":', '{"a":1,}', "{'a':1}", 'nul', '"unterminated', '{"a":1}}', '\u0000', '\ufeff\ufeff{}']), contentType: 'application/json' }
     case 1:
       return { raw: '['.repeat(9000) + ']'.repeat(9000), contentType: 'application/json' }
     case 2:

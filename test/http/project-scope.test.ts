@@ -67,6 +67,8 @@ const SERVICE_WIDE: Record<string, 'public' | 'global' | 'filtered' | 'all-proje
   '/swagger/assets/:file': 'public',
   // Shared by every project.
   '/api/admin/environments': 'global',
+  '/api/admin/strategies': 'global',
+  '/api/admin/strategies/:name': 'global',
   // Lists over all projects: only the token's projects are in them.
   '/api/admin/projects': 'filtered',
   '/api/admin/archive/features': 'filtered',
@@ -95,6 +97,8 @@ function fill(path: string, project: string, strategyId: string): string {
       case 'id':
         // A segment id: 1 is the segment of the project populated first (MINE).
         return '1'
+      case 'name':
+        return 'flexibleRollout'
       default:
         throw new Error(`The project-scope walk does not know the path parameter :${name} of ${path}; add it to fill()`)
     }

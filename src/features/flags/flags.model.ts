@@ -4,7 +4,8 @@ import type { TLiteral } from '@sinclair/typebox'
 import { FLAG_TYPES, LIFECYCLE_STAGES } from './flags.records'
 import { DOCUMENTED_AS, NullableTimestamp, Timestamp } from '../../http/schemas'
 import { PATCH_OPS } from './flag-patch'
-import { CONSTRAINT_OPERATORS, STRATEGY_NAMES } from './strategy-rules'
+import { CONSTRAINT_OPERATORS } from './strategy-rules'
+import { BUILT_IN_STRATEGIES } from '../strategy-types/built-in-strategies'
 import { LIMITS } from '../limits'
 
 /**
@@ -34,10 +35,10 @@ export const Constraint = t.Object(
     values: t.Optional(
       t.Array(t.String({ maxLength: 1000, description: 'One value' }), {
         maxItems: LIMITS.valuesPerConstraint.max,
-        description: `Values, for operators that take several; at most ${LIMITS.valuesPerConstraint.max} (valuesPerConstraint)`,
+        description: `Values, for IN, NOT_IN, STR_* and IN_CIDR (IP addresses or CIDR ranges); at most ${LIMITS.valuesPerConstraint.max} (valuesPerConstraint)`,
       }),
     ),
-    value: t.Optional(t.String({ maxLength: 1000, description: 'Value, for NUM_*, DATE_* and SEMVER_* operators' })),
+    value: t.Optional(t.String({ maxLength: 1000, description: 'Value, for NUM_* (a number), DATE_* (RFC 3339 date-time), SEMVER_* (strict semver, no leading v) and REGEX (RE2 syntax; cannot be inverted)' })),
   },
   { description: 'A condition on the SDK context: the strategy applies only when it holds' },
 )
@@ -84,7 +85,12 @@ const StrategyVariantOut = t.Object(
 
 export const StrategyInput = t.Object(
   {
-    name: literals(STRATEGY_NAMES, 'Strategy type'),
+    name: t.String({
+      minLength: 1,
+      maxLength: 100,
+      description: `Strategy type: a built-in one (${BUILT_IN_STRATEGIES.map((s) => s.name).join(', ')}) or one defined with createStrategy and not deprecated`,
+      examples: ['flexibleRollout'],
+    }),
     title: t.Optional(t.Union([t.String({ maxLength: 100 }), t.Null()], { description: 'Descriptive title' })),
     disabled: t.Optional(t.Union([t.Boolean(), t.Null()], { description: 'A disabled strategy is not evaluated (default false)' })),
     sortOrder: t.Optional(t.Integer({ description: 'Position in the list; defaults to last', minimum: -1_000_000, maximum: 1_000_000 })),

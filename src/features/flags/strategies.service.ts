@@ -7,7 +7,8 @@ import { checkLimit } from '../limits'
 import { actorOf, type Caller } from '../tokens/permissions'
 import { flagInProject, liveFlagInProject, requireEnvironment } from './flag-rules'
 import { strategyView, variantView } from './flag-view'
-import { buildConstraint, checkParameters, checkPayload, distributeWeights, STRATEGY_NAMES } from './strategy-rules'
+import { buildConstraint, checkParameters, checkPayload, distributeWeights } from './strategy-rules'
+import { checkStrategyTypeUsable } from '../strategy-types/strategy-types.service'
 import type { Static } from '@sinclair/typebox'
 import type { StrategyInput as StrategyInputSchema, VariantInput as VariantInputSchema } from './flags.model'
 
@@ -23,10 +24,9 @@ export type VariantView = ReturnType<typeof variantView>
  */
 export type SegmentCheck = (tx: StateReader, ids: readonly number[], project: string) => void
 
-function buildStrategy(input: StrategyInput, flagName: string, id: string, sortOrder: number): StrategyRecord {
-  if (!(STRATEGY_NAMES as readonly string[]).includes(input.name)) {
-    throw ValidationError.at('/name', `Unknown strategy "${input.name}"; use one of ${STRATEGY_NAMES.join(', ')}`)
-  }
+/** `previous`: the type the strategy had before an update (a deprecated type may be kept, not newly given). */
+function buildStrategy(tx: Tx, input: StrategyInput, flagName: string, id: string, sortOrder: number, previous?: string): StrategyRecord {
+  checkStrategyTypeUsable(tx, input.name, previous, '/name')
   // The schemas hold requests to these too; checked here as well so that no way in skips them.
   checkLimit('constraintsPerStrategy', input.constraints?.length ?? 0, '/constraints')
   input.constraints?.forEach((constraint, index) => checkLimit('valuesPerConstraint', constraint.values?.length ?? 0, `/constraints/${index}/values`))
@@ -35,6 +35,7 @@ function buildStrategy(input: StrategyInput, flagName: string, id: string, sortO
   const variants = distributeWeights(
     (input.variants ?? []).map((variant, index) => {
       checkPayload(variant.payload, `/variants/${index}/payload`)
+      if (variant.stickiness.trim() === '') throw ValidationError.at(`/variants/${index}/stickiness`, 'A strategy variant needs a stickiness, e.g. "default" or "userId"')
       return { ...variant }
     }),
     '/variants',
@@ -91,7 +92,7 @@ export class StrategiesService {
       const existing = requireEnvironment(flag, environment).strategies
       checkLimit('strategiesPerFlagEnvironment', existing.length + 1, '/name')
       const sortOrder = input.sortOrder ?? Math.max(-1, ...existing.map((s) => s.sortOrder)) + 1
-      const strategy = buildStrategy(input, name, crypto.randomUUID(), sortOrder)
+      const strategy = buildStrategy(tx, input, name, crypto.randomUUID(), sortOrder)
       this.checkSegments(tx, strategy.segments, flag.project)
       const updated = withStrategies(tx, flag, environment, [...existing, strategy])
       tx.appendEvent(events.strategyAdded(updated, environment, strategyView(strategy, name)))
@@ -103,7 +104,7 @@ export class StrategiesService {
     return this.store.transact(actorOf(caller), (tx) => {
       const flag = liveFlagInProject(tx, projectId, name)
       const before = findStrategy(flag, environment, strategyId)
-      const strategy = buildStrategy(input, name, strategyId, input.sortOrder ?? before.sortOrder)
+      const strategy = buildStrategy(tx, input, name, strategyId, input.sortOrder ?? before.sortOrder, before.name)
       this.checkSegments(tx, strategy.segments, flag.project)
       const strategies = requireEnvironment(flag, environment).strategies.map((s) => (s.id === strategyId ? strategy : s))
       const updated = withStrategies(tx, flag, environment, strategies)

@@ -1,15 +1,21 @@
 /** Validation of strategies, constraints and variants beyond what their schemas say (seed 2.4–2.7, 2.11). */
 import { ValidationError } from '../../errors'
 import type { ConstraintRecord, PayloadRecord } from './flags.records'
+import { isIP } from 'node:net'
+import { compilePattern } from '../projects/naming-pattern'
 
+/**
+ * The operators of sdk-api-contract §4, and IN_CIDR: Unleash 8.2 does not offer it, but the official
+ * Node SDK evaluates it (unleash-client 6.12: a values list of addresses and CIDR ranges), so a
+ * constraint using it does what its author meant in the SDK the contract names.
+ */
 export const CONSTRAINT_OPERATORS = [
   'NOT_IN', 'IN', 'STR_ENDS_WITH', 'STR_STARTS_WITH', 'STR_CONTAINS',
   'NUM_EQ', 'NUM_GT', 'NUM_GTE', 'NUM_LT', 'NUM_LTE',
-  'DATE_AFTER', 'DATE_BEFORE', 'SEMVER_EQ', 'SEMVER_GT', 'SEMVER_LT',
+  'DATE_AFTER', 'DATE_BEFORE', 'SEMVER_EQ', 'SEMVER_GT', 'SEMVER_LT', 'SEMVER_GTE', 'SEMVER_LTE',
+  'REGEX', 'IN_CIDR',
 ] as const
 
-/** Unleash's built-in activation strategies; there is no API for custom ones here. */
-export const STRATEGY_NAMES = ['default', 'flexibleRollout', 'userWithId', 'remoteAddress', 'applicationHostname'] as const
 
 export const TOTAL_WEIGHT = 1000
 
@@ -27,19 +33,58 @@ export function isRfc3339(value: string): boolean {
   return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && hour < 24 && minute < 60 && second < 60 && offsetOk
 }
 
+/** Operators that compare with one `value`; the others (IN, NOT_IN, STR_*) take a `values` list. */
+export function isSingleValueOperator(operator: string): boolean {
+  return /^(NUM|DATE|SEMVER)_/.test(operator) || operator === 'REGEX'
+}
+
+/** Why a single value does not fit its operator, or undefined when it does. */
+function singleValueProblem(operator: string, value: string): string | undefined {
+  if (operator.startsWith('NUM_')) {
+    return NUMBER.test(value.trim()) && Number.isFinite(Number(value)) ? undefined : `${operator} needs a numeric value, got ${JSON.stringify(value)}`
+  }
+  if (operator.startsWith('DATE_')) return isRfc3339(value) ? undefined : `${operator} needs an RFC 3339 date-time value, got ${JSON.stringify(value)}`
+  if (operator.startsWith('SEMVER_')) {
+    return SEMVER.test(value) ? undefined : `${operator} needs a strict semantic version such as 1.2.3 (no leading v), got ${JSON.stringify(value)}`
+  }
+  return regexProblem(value)
+}
+
+/** A REGEX value must be RE2 syntax (contract §4; the Node SDK compiles it with re2js): no look-around, no back-references. */
+function regexProblem(value: string): string | undefined {
+  if (value === '') return 'REGEX needs a non-empty regular expression'
+  const compiled = compilePattern(value, 'a REGEX constraint', Number.POSITIVE_INFINITY)
+  return compiled.ok ? undefined : `REGEX value cannot be used: ${compiled.problem}`
+}
+
+/** An IPv4 or IPv6 address, or a CIDR range of one (`10.0.0.0/8`, `2001:db8::/32`). */
+function isAddressOrRange(value: string): boolean {
+  const slash = value.indexOf('/')
+  const address = slash === -1 ? value : value.slice(0, slash)
+  const version = isIP(address)
+  if (version === 0 || slash === -1) return version !== 0
+  const bits = value.slice(slash + 1)
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (version === 4 ? 32 : 128)
+}
+
 export function checkConstraint(constraint: ConstraintRecord, path: string): ConstraintRecord {
   const { operator } = constraint
-  const single = constraint.value ?? constraint.values[0]
-  if (operator.startsWith('NUM_')) {
-    if (single === undefined || !NUMBER.test(single.trim())) throw ValidationError.at(`${path}/value`, `${operator} needs a numeric value, got ${JSON.stringify(single ?? null)}`)
-  } else if (operator.startsWith('DATE_')) {
-    if (single === undefined || !isRfc3339(single)) {
-      throw ValidationError.at(`${path}/value`, `${operator} needs an RFC 3339 date-time value, got ${JSON.stringify(single ?? null)}`)
-    }
-  } else if (operator.startsWith('SEMVER_')) {
-    if (single === undefined || !SEMVER.test(single)) throw ValidationError.at(`${path}/value`, `${operator} needs a semantic version value, got ${JSON.stringify(single ?? null)}`)
-  } else if (constraint.values.length === 0) {
-    throw ValidationError.at(`${path}/values`, `${operator} needs at least one entry in values`)
+  if (isSingleValueOperator(operator)) {
+    // Values saved by earlier versions in `values[0]` are still read; SDKs look at `value`.
+    const single = constraint.value ?? (constraint.values.length === 1 ? constraint.values[0] : undefined)
+    if (single === undefined) throw ValidationError.at(`${path}/value`, `${operator} needs a single value in value, got ${JSON.stringify(constraint.value ?? null)}`)
+    const problem = singleValueProblem(operator, single)
+    if (problem) throw ValidationError.at(`${path}/value`, problem)
+    if (operator === 'REGEX' && constraint.inverted) throw ValidationError.at(`${path}/inverted`, 'A REGEX constraint cannot be inverted; write the expression to match what you want')
+    return { ...constraint, value: single }
+  }
+  if (constraint.values.length === 0) throw ValidationError.at(`${path}/values`, `${operator} needs at least one entry in values`)
+  if (operator === 'IN_CIDR') {
+    constraint.values.forEach((value, index) => {
+      if (!isAddressOrRange(value.trim())) {
+        throw ValidationError.at(`${path}/values/${index}`, `IN_CIDR needs IP addresses or CIDR ranges such as 10.0.0.0/8, got ${JSON.stringify(value)}`)
+      }
+    })
   }
   return constraint
 }
@@ -77,8 +122,10 @@ export function checkPayload(payload: PayloadRecord | undefined, path: string): 
 }
 
 /**
- * Applies the seed's weight rules: `fix` variants keep their weight, `variable` ones share what is
- * left of 1000 equally (the first ones take the remainder of the division). Names must be unique.
+ * Applies the weight rules (seed, contract §4): `fix` variants keep their weight, `variable` ones
+ * share what is left of 1000 equally, and the list comes back sorted by name, the order it is stored
+ * and served in; the first variable ones in that order take the remainder of the division, so the
+ * weights do not depend on the order the variants were sent in. Names must be unique.
  */
 export function distributeWeights<V extends { name: string; weight: number; weightType: 'variable' | 'fix' }>(variants: V[], path: string): V[] {
   const seen = new Set<string>()
@@ -87,6 +134,7 @@ export function distributeWeights<V extends { name: string; weight: number; weig
     seen.add(variant.name)
   })
   if (variants.length === 0) return []
+  variants = [...variants].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
   const fixedTotal = variants.filter((v) => v.weightType === 'fix').reduce((sum, v) => sum + v.weight, 0)
   const variableCount = variants.filter((v) => v.weightType !== 'fix').length
   if (fixedTotal > TOTAL_WEIGHT) throw ValidationError.at(path, `Fixed variant weights add up to ${fixedTotal}, more than ${TOTAL_WEIGHT}`)

@@ -22,10 +22,10 @@ export const PATTERN_MAX_PROGRAM = 500
 export type CompiledPattern = { ok: true; regex: RE2JS } | { ok: false; problem: string }
 
 /** Syntax that RE2 refuses, in words a person who wrote a JavaScript or PCRE pattern recognises. */
-function unsupported(error: RE2JSException): string {
+function unsupported(error: RE2JSException, engine: string): string {
   const code = error instanceof RE2JSSyntaxException ? error.error : ''
   const input = (error instanceof RE2JSSyntaxException ? error.input : null) ?? ''
-  const uses = (what: string) => `it uses ${what} \`${input}\`, which the naming-pattern engine (RE2 syntax, linear-time matching) does not support`
+  const uses = (what: string) => `it uses ${what} \`${input}\`, which ${engine} (RE2 syntax, linear-time matching) does not support`
   if (input.startsWith('(?=') || input.startsWith('(?!')) return uses('a look-ahead')
   if (input.startsWith('(?<=') || input.startsWith('(?<!')) return uses('a look-behind')
   if (input.startsWith('(?>')) return uses('an atomic group')
@@ -35,18 +35,22 @@ function unsupported(error: RE2JSException): string {
   return `${code || error.message}${input ? ` \`${input}\`` : ''}`
 }
 
-/** Compiles a pattern for anchored matching, or says in words why it cannot be used. */
-export function compilePattern(pattern: string): CompiledPattern {
+/**
+ * Compiles a pattern for anchored matching, or says in words why it cannot be used. `engine` names
+ * what refuses it in the message; `maxProgram` is the compiled-size bound (Infinity when this
+ * process never matches with the pattern, as for REGEX constraints, which the SDKs evaluate).
+ */
+export function compilePattern(pattern: string, engine = 'the naming-pattern engine', maxProgram = PATTERN_MAX_PROGRAM): CompiledPattern {
   let regex: RE2JS
   try {
     regex = RE2JS.compile(pattern)
   } catch (error) {
-    if (error instanceof RE2JSException) return { ok: false, problem: unsupported(error) }
+    if (error instanceof RE2JSException) return { ok: false, problem: unsupported(error, engine) }
     throw error
   }
   const size = regex.programSize()
-  if (size > PATTERN_MAX_PROGRAM) {
-    return { ok: false, problem: `it compiles to ${size} instructions, more than the ${PATTERN_MAX_PROGRAM} allowed; use smaller repeat counts` }
+  if (size > maxProgram) {
+    return { ok: false, problem: `it compiles to ${size} instructions, more than the ${maxProgram} allowed; use smaller repeat counts` }
   }
   return { ok: true, regex }
 }

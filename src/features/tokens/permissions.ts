@@ -20,6 +20,8 @@ export const PERMISSIONS = [
   'CREATE_SEGMENT',
   'UPDATE_SEGMENT',
   'DELETE_SEGMENT',
+  'CREATE_STRATEGY',
+  'UPDATE_STRATEGY',
 ] as const
 
 /** `NONE`: any valid admin-type token may call the route (reads, search, name validation). */
