@@ -26,7 +26,7 @@ function refusePrototypeKeys(body: unknown, path = ''): void {
 export function clientController(client: ClientFeaturesService, auth: Authorization) {
   return controllerBase(auth, clientModels)
     .get('/api/client/features', ({ query, sdkScope, request }) => {
-      const answer = client.features(scopeOf(sdkScope, query))
+      const answer = client.features(scopeOf(sdkScope, query, request.headers.get('unleash-client-spec')))
       if (etagMatches(request.headers.get('if-none-match'), answer.etag)) return new Response(null, { status: 304, headers: { etag: answer.etag } })
       return new Response(answer.bytes, { headers: { 'content-type': 'application/json', etag: answer.etag } })
     }, {
@@ -43,7 +43,7 @@ export function clientController(client: ClientFeaturesService, auth: Authorizat
           'as a change to what the scope serves and on no other write; If-None-Match with it (weak W/ form, or in a list) answers 304 with no body.',
       },
     })
-    .get('/api/client/features/:featureName', ({ params, sdkScope }) => client.feature(sdkScope, params.featureName), {
+    .get('/api/client/features/:featureName', ({ params, sdkScope, request }) => client.feature(sdkScope, params.featureName, request.headers.get('unleash-client-spec')), {
       auth: CLIENT,
       params: featureParams,
       response: { 200: 'clientFeatureSchema', ...authErrors(404) },

@@ -109,6 +109,23 @@ export const ClientFeatures = t.Object(
   {
     version: t.Integer({ description: 'Format version, 2' }),
     features: t.Array(ClientFeature, { description: 'The flags in scope, by name' }),
+    segments: t.Optional(
+      t.Array(
+        t.Object(
+          {
+            id: t.Integer({ description: 'Segment id, as in strategies' }),
+            name: t.String({ description: 'Segment name' }),
+            constraints: t.Array(Constraint, { description: 'All must hold' }),
+          },
+          { description: 'A segment' },
+        ),
+        {
+          description:
+            'For clients that send Unleash-Client-Spec ≥ 4.2.0: the segments the served strategies refer to, by id. Other clients get no segments ' +
+            'here and no segment ids on strategies: the constraints are inlined into the strategies instead',
+        },
+      ),
+    ),
     query: t.Object(
       {
         project: t.Array(t.String(), { description: "Projects served: the token's, narrowed by ?project= for a * token; ['*'] for all" }),

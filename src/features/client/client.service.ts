@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto'
 import type { Store } from '../../storage/store'
 import type { FlagRecord } from '../flags/flags.records'
+import type { SegmentRecord } from '../segments/segments.records'
 import { flagNotFound } from '../not-found'
 import type { SdkScope } from '../tokens/auth'
 import { clientFeatureView, type ClientFeatureView } from './client.view'
@@ -29,7 +30,20 @@ interface Scope {
   namePrefix: string
   /** `type:value`; a flag with any of them is served. Empty: no tag filter. Sorted. */
   tags: string[]
+  /** The client reads segments by id (Unleash-Client-Spec ≥ 4.2.0); otherwise their constraints are inlined. */
+  segmentIds: boolean
   key: string
+}
+
+const SEGMENTS_SINCE = [4, 2, 0]
+
+/** Whether an `Unleash-Client-Spec` header value names 4.2.0 or later, compared numerically; no header or no version → false. */
+export function readsSegmentIds(clientSpec: string | null | undefined): boolean {
+  const match = /^\s*v?(\d+)(?:\.(\d+))?(?:\.(\d+))?/.exec(clientSpec ?? '')
+  if (!match) return false
+  const version = [match[1], match[2], match[3]].map((part) => Number(part ?? 0))
+  for (let index = 0; index < 3; index++) if (version[index] !== SEGMENTS_SINCE[index]) return version[index] > SEGMENTS_SINCE[index]
+  return true
 }
 
 export interface ClientAnswer {
@@ -37,7 +51,7 @@ export interface ClientAnswer {
   bytes: Uint8Array<ArrayBuffer>
 }
 
-export function scopeOf(token: SdkScope, query: ClientQuery): Scope {
+export function scopeOf(token: SdkScope, query: ClientQuery, clientSpec: string | null = null): Scope {
   const asked = [...new Set(query.project ?? [])].sort()
   let projects: string[] | null
   if (token.projects.includes('*')) projects = asked.length > 0 ? asked : null
@@ -48,7 +62,8 @@ export function scopeOf(token: SdkScope, query: ClientQuery): Scope {
   }
   const namePrefix = query.namePrefix ?? ''
   const tags = [...new Set(query.tag ?? [])].sort()
-  return { environment: token.environment, projects, namePrefix, tags, key: JSON.stringify([token.environment, projects, namePrefix, tags]) }
+  const segmentIds = readsSegmentIds(clientSpec)
+  return { environment: token.environment, projects, namePrefix, tags, segmentIds, key: JSON.stringify([token.environment, projects, namePrefix, tags, segmentIds]) }
 }
 
 function inScope(scope: Scope, flag: FlagRecord): boolean {
@@ -64,14 +79,23 @@ const hash = (text: string) => createHash('sha256').update(text).digest('hex').s
 const encoder = new TextEncoder()
 
 /** The answer for `scope` made from `state`, without any kept answer (the service keeps these). */
-export function buildAnswer(state: Pick<Store['state'], 'flags' | 'commitSeq'>, scope: Scope): ClientAnswer {
+export function buildAnswer(state: Pick<Store['state'], 'flags' | 'segments' | 'commitSeq'>, scope: Scope): ClientAnswer {
   const features: ClientFeatureView[] = []
   for (const flag of Object.values(state.flags)) {
     if (!inScope(scope, flag)) continue
-    const view = clientFeatureView(flag, scope.environment)
+    const view = clientFeatureView(flag, scope.environment, scope.segmentIds ? undefined : state.segments)
     if (view) features.push(view)
   }
   features.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  // Each segment the served strategies refer to, once, so that the flags need only its id.
+  const referenced = new Set<number>()
+  if (scope.segmentIds) for (const feature of features) for (const strategy of feature.strategies) for (const id of strategy.segments ?? []) referenced.add(id)
+  const segments = [...referenced]
+    .sort((a, b) => a - b)
+    .flatMap((id) => {
+      const segment: SegmentRecord | undefined = Object.hasOwn(state.segments, String(id)) ? state.segments[String(id)] : undefined
+      return segment ? [{ id: segment.id, name: segment.name, constraints: segment.constraints }] : []
+    })
   const query = {
     project: scope.projects ?? ['*'],
     environment: scope.environment,
@@ -80,11 +104,12 @@ export function buildAnswer(state: Pick<Store['state'], 'flags' | 'commitSeq'>, 
   }
   const queryHash = hash(JSON.stringify(query))
   const featuresJson = JSON.stringify(features)
+  const segmentsJson = segments.length > 0 ? `,"segments":${JSON.stringify(segments)}` : ''
   // From the content itself: the same flags give the same ETag, also after a restart or once the
   // scope was dropped from the cache; different flags never share one.
-  const etag = `"${queryHash}:${hash(featuresJson)}:v1"`
+  const etag = `"${queryHash}:${hash(featuresJson + segmentsJson)}:v1"`
   const meta = { revisionId: state.commitSeq, etag, queryHash }
-  const json = `{"version":2,"features":${featuresJson},"query":${JSON.stringify(query)},"meta":${JSON.stringify(meta)}}`
+  const json = `{"version":2,"features":${featuresJson}${segmentsJson},"query":${JSON.stringify(query)},"meta":${JSON.stringify(meta)}}`
   return { etag, bytes: encoder.encode(json) as Uint8Array<ArrayBuffer> }
 }
 
@@ -93,8 +118,11 @@ export class ClientFeaturesService {
   private readonly kept = new Map<string, ClientAnswer & { scope: Scope }>()
 
   constructor(private readonly store: Pick<Store, 'state' | 'watch'>) {
-    // Flags are the only records the answers are made of (a project or environment leaves with its flags).
+    // Flags and segments are the records the answers are made of (a project or environment leaves with its flags).
     store.watch('flags', (_key, before, after) => this.flagChanged(before, after))
+    // Segments change rarely: any change drops every kept answer, which costs rebuilds but no ETag
+    // for the scopes that do not use it (the ETag is the content's hash).
+    store.watch('segments', () => this.kept.clear())
   }
 
   private flagChanged(before: FlagRecord | undefined, after: FlagRecord | undefined): void {
@@ -134,10 +162,10 @@ export class ClientFeaturesService {
   }
 
   /** One flag in the token's scope; 404 for unknown, archived or out-of-scope flags alike. */
-  feature(token: SdkScope, name: string): ClientFeatureView {
+  feature(token: SdkScope, name: string, clientSpec: string | null = null): ClientFeatureView {
     const flag = Object.hasOwn(this.store.state.flags, name) ? this.store.state.flags[name] : undefined
     const visible = flag && (token.projects.includes('*') || token.projects.includes(flag.project))
-    const view = visible ? clientFeatureView(flag, token.environment) : null
+    const view = visible ? clientFeatureView(flag, token.environment, readsSegmentIds(clientSpec) ? undefined : this.store.state.segments) : null
     if (!view) throw flagNotFound(name)
     return view
   }

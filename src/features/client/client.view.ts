@@ -1,18 +1,30 @@
 /** A stored flag as the server-side SDKs read it (sdk-api-contract §1): no timestamps, no strategy ids, titles or disabled strategies. */
 import type { Static } from '@sinclair/typebox'
 import type { FlagRecord, StrategyRecord, VariantRecord } from '../flags/flags.records'
+import type { SegmentRecord } from '../segments/segments.records'
 import type { ClientFeature, ClientStrategy } from './client.model'
 
 export type ClientFeatureView = Static<typeof ClientFeature>
 type ClientStrategyView = Static<typeof ClientStrategy>
 
-function strategyOf(strategy: StrategyRecord): ClientStrategyView {
+/** Segments by id (decimal string), for clients that need their constraints inlined. */
+export type SegmentsById = Record<string, SegmentRecord>
+
+function strategyOf(strategy: StrategyRecord, inline: SegmentsById | undefined): ClientStrategyView {
+  const constraints = strategy.constraints.map((constraint) => ({ ...constraint, values: [...constraint.values] }))
+  if (inline) {
+    // Clients older than specification 4.2.0 know no segments: they must see the same conditions as plain constraints.
+    for (const id of strategy.segments) {
+      const segment = Object.hasOwn(inline, String(id)) ? inline[String(id)] : undefined
+      for (const constraint of segment?.constraints ?? []) constraints.push({ ...constraint, values: [...constraint.values] })
+    }
+  }
   return {
     name: strategy.name,
-    constraints: strategy.constraints.map((constraint) => ({ ...constraint, values: [...constraint.values] })),
+    constraints,
     parameters: { ...strategy.parameters },
     variants: strategy.variants.map((variant) => ({ ...variant, ...(variant.payload ? { payload: { ...variant.payload } } : {}) })),
-    ...(strategy.segments.length > 0 ? { segments: [...strategy.segments] } : {}),
+    ...(!inline && strategy.segments.length > 0 ? { segments: [...strategy.segments] } : {}),
   }
 }
 
@@ -30,8 +42,9 @@ function variantOf(variant: VariantRecord) {
 /**
  * The flag in `environment`, or null when it is not served (archived). A flag whose project is not
  * connected to the environment has no state there, and is served off with nothing to evaluate.
+ * With `inline`, strategies carry their segments' constraints instead of segment ids.
  */
-export function clientFeatureView(flag: FlagRecord | undefined, environment: string): ClientFeatureView | null {
+export function clientFeatureView(flag: FlagRecord | undefined, environment: string, inline?: SegmentsById): ClientFeatureView | null {
   if (!flag || flag.archived) return null
   const state = Object.hasOwn(flag.environments, environment) ? flag.environments[environment] : undefined
   return {
@@ -43,7 +56,7 @@ export function clientFeatureView(flag: FlagRecord | undefined, environment: str
     strategies: (state?.strategies ?? [])
       .filter((strategy) => !strategy.disabled)
       .sort((a, b) => a.sortOrder - b.sortOrder)
-      .map(strategyOf),
+      .map((strategy) => strategyOf(strategy, inline)),
     variants: (state?.variants ?? []).map(variantOf),
     description: flag.description,
     impressionData: flag.impressionData,
