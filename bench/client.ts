@@ -1,0 +1,297 @@
+/**
+ * The server-side SDK API (issue 12, "Speed"), run by hand:
+ *
+ *   bun bench/client.ts [--runs 3] [--seconds 10] [--writes 50]
+ *
+ * 1,000 flags; in production every other flag has a flexibleRollout with two constraints and one
+ * of 20 segments, the others a default strategy. A client token for production reads them.
+ * - `GET /api/client/features` with wrk (32 connections), next to a bare Bun server returning the
+ *   same bytes; the two alternate within each run (server first in odd runs, bare first in even);
+ * - the 304 path: the same request with If-None-Match: <current ETag>, next to a bare Bun server
+ *   answering an empty body, and once more from a server started with LOG_LEVEL=warn;
+ * - write-to-visible: toggle a flag in production through the admin API, then poll the SDK
+ *   endpoint with the old ETag until it answers 200 with a new one; sequential, one write at a time.
+ * Prints every run's figures with the load average, then medians of runs.
+ */
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { STATE_FILE } from '../src/services'
+import { authHeaders, fmt, freePort, median, percentile, removeDir, ROOT, seedDataDir, startServer, table, tempDataDir } from './lib'
+
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, seconds: { type: 'string', default: '10' }, writes: { type: 'string', default: '50' } } })
+const RUNS = Number(values.runs)
+const SECONDS = Number(values.seconds)
+const WRITES = Number(values.writes)
+const FLAGS = 1000
+const SEGMENTS = 20
+const ENVIRONMENT = 'production'
+
+interface Load {
+  rps: number
+  p50: number
+  p99: number
+  errors: number
+  /** The 1-minute load average when wrk started. */
+  load: number
+}
+
+const loadAverage = () => Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0])
+
+/** wrk with 2 threads and 32 connections; parses its latency distribution. */
+async function wrk(url: string, headers: Record<string, string>): Promise<Load> {
+  const load = loadAverage()
+  const args = ['wrk', '-t2', '-c32', `-d${SECONDS}s`, '--latency', ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), url]
+  const child = Bun.spawn(args, { stdout: 'pipe', stderr: 'pipe' })
+  const output = await new Response(child.stdout).text()
+  await child.exited
+  const ms = (text: string | undefined) => {
+    const match = /([\d.]+)(us|ms|s)/.exec(text ?? '')
+    if (!match) return NaN
+    return Number(match[1]) * (match[2] === 'us' ? 0.001 : match[2] === 's' ? 1000 : 1)
+  }
+  // wrk counts only statuses ≥ 400 here, so the 304s are not errors.
+  const errors = /Non-2xx or 3xx responses: (\d+)/.exec(output)?.[1] ?? '0'
+  const socketErrors = [...(/Socket errors: (.*)/.exec(output)?.[1] ?? '').matchAll(/(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0)
+  return {
+    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1]),
+    p50: ms(/^\s+50%\s+(\S+)/m.exec(output)?.[1]),
+    p99: ms(/^\s+99%\s+(\S+)/m.exec(output)?.[1]),
+    errors: Number(errors) + socketErrors,
+    load,
+  }
+}
+
+async function bare(bytes: Uint8Array) {
+  const dir = tempDataDir('bare-')
+  const file = join(dir, 'body.json')
+  writeFileSync(file, bytes)
+  const port = freePort()
+  const child = Bun.spawn([process.execPath, join(ROOT, 'bench/bare-server.ts'), String(port), file], { stdout: 'pipe' })
+  await child.stdout.getReader().read()
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: async () => {
+      child.kill()
+      await child.exited
+      removeDir(dir)
+    },
+  }
+}
+
+/** Adds the segments and strategies to a data directory written by seedDataDir. */
+function addStrategies(dir: string) {
+  const path = join(dir, STATE_FILE)
+  const state = JSON.parse(readFileSync(path, 'utf8'))
+  const createdAt = new Date(Date.UTC(2025, 0, 1)).toISOString()
+  for (let id = 1; id <= SEGMENTS; id++) {
+    state.segments[String(id)] = {
+      id,
+      name: `segment-${id}`,
+      description: `Synthetic segment ${id}`,
+      project: null,
+      constraints: [
+        { contextName: 'region', operator: 'IN', caseInsensitive: false, inverted: false, values: ['eu-west', 'eu-north', `region-${id}`] },
+        { contextName: 'appVersion', operator: 'SEMVER_GT', caseInsensitive: false, inverted: false, values: [], value: `1.${id}.0` },
+      ],
+      createdAt,
+      createdBy: 'admin-bootstrap',
+    }
+  }
+  state.segmentSequence.segments = { lastId: SEGMENTS }
+  for (let i = 0; i < FLAGS; i++) {
+    const name = `flag-${i}`
+    const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
+    state.flags[name].environments[ENVIRONMENT].strategies =
+      i % 2 === 0
+        ? [{
+            id: uuid(i),
+            name: 'flexibleRollout',
+            title: null,
+            disabled: false,
+            sortOrder: 0,
+            segments: [1 + (i % SEGMENTS)],
+            constraints: [
+              { contextName: 'userId', operator: 'IN', caseInsensitive: false, inverted: false, values: Array.from({ length: 5 }, (_, k) => `user-${i * 5 + k}`) },
+              { contextName: 'email', operator: 'STR_ENDS_WITH', caseInsensitive: true, inverted: false, values: ['@example.com'] },
+            ],
+            variants: [],
+            parameters: { rollout: String(i % 101), stickiness: 'default', groupId: name },
+          }]
+        : [{ id: uuid(i), name: 'default', title: null, disabled: false, sortOrder: 0, segments: [], constraints: [], variants: [], parameters: {} }]
+  }
+  writeFileSync(path, JSON.stringify(state))
+}
+
+async function clientToken(base: string, name: string) {
+  const created = await fetch(`${base}/api/admin/api-tokens`, {
+    method: 'POST',
+    headers: authHeaders,
+    body: JSON.stringify({ tokenName: name, type: 'client', projects: ['*'], environment: ENVIRONMENT }),
+  })
+  if (created.status !== 201) throw new Error(`token creation answered ${created.status}: ${await created.text()}`)
+  return { authorization: (await created.json()).secret as string }
+}
+
+/**
+ * The 304 path once more with LOG_LEVEL=warn: every request otherwise writes an access-log line
+ * that startServer's reader (in this process, on the same two cores) parses.
+ */
+async function notModifiedQuiet(dir: string, index: number) {
+  const server = await startServer(dir, { LOG_LEVEL: 'warn' })
+  try {
+    const client = await clientToken(server.base, `bench-quiet-${index}`)
+    const url = `${server.base}/api/client/features`
+    const first = await fetch(url, { headers: client })
+    await first.arrayBuffer()
+    return await wrk(url, { ...client, 'if-none-match': first.headers.get('etag')! })
+  } finally {
+    await server.stop()
+  }
+}
+
+async function run(dir: string, index: number) {
+  const server = await startServer(dir)
+  try {
+    const client = await clientToken(server.base, `bench-client-${index}`)
+    const url = `${server.base}/api/client/features`
+    const first = await fetch(url, { headers: client })
+    if (first.status !== 200) throw new Error(`client features answered ${first.status}`)
+    const etag = first.headers.get('etag')!
+    const bytes = new Uint8Array(await first.arrayBuffer())
+    const body = JSON.parse(new TextDecoder().decode(bytes))
+    const withSegments = body.features.filter((f: { strategies: { segments?: number[] }[] }) => f.strategies.some((s) => s.segments?.length)).length
+
+    const ceilingServer = await bare(bytes)
+    let features: Load, ceiling: Load
+    if (index % 2 === 0) {
+      features = await wrk(url, client)
+      ceiling = await wrk(ceilingServer.url, {})
+    } else {
+      ceiling = await wrk(ceilingServer.url, {})
+      features = await wrk(url, client)
+    }
+    await ceilingServer.stop()
+    const notModified = await wrk(url, { ...client, 'if-none-match': etag })
+    // The smallest answer a bare Bun server gives: the ceiling for the 304 path on this machine.
+    const emptyServer = await bare(new Uint8Array(0))
+    const emptyCeiling = await wrk(emptyServer.url, {})
+    await emptyServer.stop()
+
+    // Write-to-visible: flag-0 has the flexibleRollout; toggling it changes what production serves.
+    const flag = 'flag-0'
+    const toggleUrl = (on: boolean) => `${server.base}/api/admin/projects/default/features/${flag}/environments/${ENVIRONMENT}/${on ? 'on' : 'off'}`
+    let enabled = body.features.find((f: { name: string }) => f.name === flag).enabled as boolean
+    let current = etag
+    const load = loadAverage()
+    const ackToVisible: number[] = []
+    const writeToVisible: number[] = []
+    const polls: number[] = []
+    // An even number of writes leaves the flag as it was, so every run starts from the same state.
+    for (let i = 0; i < WRITES + (WRITES % 2); i++) {
+      const started = performance.now()
+      const write = await fetch(toggleUrl(!enabled), { method: 'POST', headers: authHeaders })
+      await write.arrayBuffer()
+      if (write.status !== 200 && write.status !== 204) throw new Error(`toggle answered ${write.status}`)
+      enabled = !enabled
+      const acknowledged = performance.now()
+      let count = 0
+      let visible = 0
+      for (;;) {
+        count++
+        const response = await fetch(url, { headers: { ...client, 'if-none-match': current } })
+        if (response.status === 200) {
+          const received = await response.arrayBuffer()
+          // Visible once the body has arrived; checking it is the benchmark's own work, not timed.
+          visible = performance.now()
+          const seen = JSON.parse(new TextDecoder().decode(received))
+          const next = response.headers.get('etag')!
+          if (next === current || seen.features.find((f: { name: string }) => f.name === flag).enabled !== enabled) throw new Error('a 200 without the write')
+          current = next
+          break
+        }
+        await response.arrayBuffer()
+        if (response.status !== 304) throw new Error(`client features answered ${response.status}`)
+      }
+      ackToVisible.push(visible - acknowledged)
+      writeToVisible.push(visible - started)
+      polls.push(count)
+    }
+    // The same GET with nothing changed, for comparison: what fetching 400 KiB costs by itself.
+    const plain: number[] = []
+    for (let i = 0; i < WRITES; i++) {
+      const started = performance.now()
+      await (await fetch(url, { headers: client })).arrayBuffer()
+      plain.push(performance.now() - started)
+    }
+    plain.sort((a, b) => a - b)
+    ackToVisible.sort((a, b) => a - b)
+    writeToVisible.sort((a, b) => a - b)
+    return {
+      bytes: bytes.length,
+      flags: body.features.length,
+      withSegments,
+      features,
+      ceiling,
+      notModified,
+      emptyCeiling,
+      visible: {
+        load,
+        ackP50: percentile(ackToVisible, 50),
+        ackP99: percentile(ackToVisible, 99),
+        p50: percentile(writeToVisible, 50),
+        p99: percentile(writeToVisible, 99),
+        maxPolls: Math.max(...polls),
+        plainGetP50: percentile(plain, 50),
+      },
+    }
+  } finally {
+    await server.stop()
+  }
+}
+
+const dir = tempDataDir()
+seedDataDir(dir, { events: 1000, flags: FLAGS, environments: ['development', 'production'] })
+addStrategies(dir)
+try {
+  const runs: (Awaited<ReturnType<typeof run>> & { notModifiedQuiet: Load })[] = []
+  for (let i = 0; i < RUNS; i++) {
+    runs.push({ ...(await run(dir, i)), notModifiedQuiet: await notModifiedQuiet(dir, i) })
+    console.log(`run ${i + 1}:`, JSON.stringify(runs.at(-1), (_, v) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v)))
+  }
+  const m = (pick: (r: (typeof runs)[number]) => number) => median(runs.map(pick))
+  const loads = (pick: (r: (typeof runs)[number]) => number) => runs.map((r) => fmt(pick(r), 2)).join(', ')
+  const row = (name: string, load: (r: (typeof runs)[number]) => Load, ceiling: ((r: (typeof runs)[number]) => Load) | null, target: string) => [
+    name,
+    fmt(m((r) => load(r).rps), 0),
+    `${fmt(m((r) => load(r).p50), 2)} ms`,
+    `${fmt(m((r) => load(r).p99), 2)} ms`,
+    ceiling ? fmt(m((r) => ceiling(r).rps), 0) : '',
+    ceiling ? fmt(m((r) => load(r).rps / ceiling(r).rps), 2) : '',
+    String(runs.reduce((n, r) => n + load(r).errors, 0)),
+    loads((r) => load(r).load),
+    target,
+  ]
+  console.log(`\n${runs[0].flags} flags (${runs[0].withSegments} with constraints and a segment), ${fmt(runs[0].bytes / 1024, 0)} KiB per answer; ${RUNS} runs, wrk ${SECONDS} s, ${WRITES} writes.\n`)
+  console.log(table(
+    ['scenario', 'requests/s', 'p50', 'p99', 'bare Bun requests/s', 'ratio', 'errors', 'load average per run', 'target'],
+    [
+      row('GET /api/client/features, 200 (wrk, 32 connections)', (r) => r.features, (r) => r.ceiling, 'ratio ≥ 0.5'),
+      row('GET /api/client/features, If-None-Match → 304 (vs bare Bun, empty body)', (r) => r.notModified, (r) => r.emptyCeiling, '≥ 30,000/s'),
+      row('the same 304, LOG_LEVEL=warn (no access-log line)', (r) => r.notModifiedQuiet, (r) => r.emptyCeiling, '≥ 30,000/s'),
+      [
+        `write-to-visible (${WRITES} toggles, sequential): from the write's answer / from sending it`,
+        '',
+        `${fmt(m((r) => r.visible.ackP50), 2)} / ${fmt(m((r) => r.visible.p50), 2)} ms`,
+        `${fmt(m((r) => r.visible.ackP99), 2)} / ${fmt(m((r) => r.visible.p99), 2)} ms`,
+        '',
+        '',
+        '0',
+        loads((r) => r.visible.load),
+        'p50 ≤ 5 ms',
+      ],
+    ],
+  ))
+} finally {
+  removeDir(dir)
+}
