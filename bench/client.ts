@@ -130,7 +130,9 @@ async function clientToken(base: string, name: string) {
     body: JSON.stringify({ tokenName: name, type: 'client', projects: ['*'], environment: ENVIRONMENT }),
   })
   if (created.status !== 201) throw new Error(`token creation answered ${created.status}: ${await created.text()}`)
-  return { authorization: (await created.json()).secret as string }
+  // Every current SDK sends Unleash-Client-Spec, and so gets segment ids with the definitions once
+  // at the top level rather than each strategy's segment constraints inlined.
+  return { authorization: (await created.json()).secret as string, 'unleash-client-spec': '5.2.0' }
 }
 
 /**
