@@ -13,44 +13,18 @@ import autocannon from 'autocannon'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { authHeaders, fmt, freePort, median, percentile, removeDir, ROOT, SECRET, seedDataDir, startServer, table, tempDataDir } from './lib'
+import { authHeaders, fmt, freePort, median, percentile, removeDir, ROOT, SECRET, seedDataDir, startServer, table, tempDataDir, loadAverage, wrk as wrkFor, type Load } from './lib'
+
+const wrk = (url: string, headers: Record<string, string>) => wrkFor(url, headers, SECONDS)
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, seconds: { type: 'string', default: '10' } } })
 const RUNS = Number(values.runs)
 const SECONDS = Number(values.seconds)
 
-interface Load {
-  rps: number
-  p50: number
-  p99: number
-  errors: number
-}
-
-/** wrk with 2 threads and 32 connections; parses its latency distribution. */
-async function wrk(url: string, headers: Record<string, string>): Promise<Load> {
-  const args = ['wrk', '-t2', '-c32', `-d${SECONDS}s`, '--latency', ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), url]
-  const child = Bun.spawn(args, { stdout: 'pipe', stderr: 'pipe' })
-  const output = await new Response(child.stdout).text()
-  await child.exited
-  const ms = (text: string | undefined) => {
-    const match = /([\d.]+)(us|ms|s)/.exec(text ?? '')
-    if (!match) return NaN
-    return Number(match[1]) * (match[2] === 'us' ? 0.001 : match[2] === 's' ? 1000 : 1)
-  }
-  const errors = /Non-2xx or 3xx responses: (\d+)/.exec(output)?.[1] ?? '0'
-  const socketErrors = /Socket errors: .*?(\d+)/.exec(output)?.[1] ?? '0'
-  return {
-    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1]),
-    // The latency distribution's own lines: "70.50%" in the thread stats must not be taken for them.
-    p50: ms(/^\s+50%\s+(\S+)/m.exec(output)?.[1]),
-    p99: ms(/^\s+99%\s+(\S+)/m.exec(output)?.[1]),
-    errors: Number(errors) + Number(socketErrors),
-  }
-}
-
 async function cannon(options: { url: string; method?: string; headers?: Record<string, string>; body?: string }): Promise<Load> {
+  const load = loadAverage()
   const result = await autocannon({ url: options.url, method: (options.method ?? 'GET') as 'GET', headers: options.headers, body: options.body, connections: 32, duration: SECONDS })
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.non2xx }
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.non2xx, load }
 }
 
 async function bare(bytes: Uint8Array) {

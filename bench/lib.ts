@@ -239,3 +239,38 @@ export function table(headers: string[], rows: (string | number)[][]): string {
 }
 
 export const fmt = (value: number, digits = 1) => value.toFixed(digits)
+
+export interface Load {
+  rps: number
+  p50: number
+  p99: number
+  errors: number
+  /** The 1-minute load average when wrk started. */
+  load: number
+}
+
+export const loadAverage = () => Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0])
+
+/** wrk with 2 threads and 32 connections; parses its latency distribution. */
+export async function wrk(url: string, headers: Record<string, string>, seconds: number): Promise<Load> {
+  const load = loadAverage()
+  const args = ['wrk', '-t2', '-c32', `-d${seconds}s`, '--latency', ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), url]
+  const child = Bun.spawn(args, { stdout: 'pipe', stderr: 'pipe' })
+  const output = await new Response(child.stdout).text()
+  await child.exited
+  const ms = (text: string | undefined) => {
+    const match = /([\d.]+)(us|ms|s)/.exec(text ?? '')
+    if (!match) return NaN
+    return Number(match[1]) * (match[2] === 'us' ? 0.001 : match[2] === 's' ? 1000 : 1)
+  }
+  // wrk counts only statuses ≥ 400 here, so the 304s are not errors.
+  const errors = /Non-2xx or 3xx responses: (\d+)/.exec(output)?.[1] ?? '0'
+  const socketErrors = [...(/Socket errors: (.*)/.exec(output)?.[1] ?? '').matchAll(/(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0)
+  return {
+    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1]),
+    p50: ms(/^\s+50%\s+(\S+)/m.exec(output)?.[1]),
+    p99: ms(/^\s+99%\s+(\S+)/m.exec(output)?.[1]),
+    errors: Number(errors) + socketErrors,
+    load,
+  }
+}

@@ -1,6 +1,7 @@
 /** A stored flag as the server-side SDKs read it (sdk-api-contract §1): no timestamps, no strategy ids, titles or disabled strategies. */
 import type { Static } from '@sinclair/typebox'
-import type { FlagRecord, StrategyRecord, VariantRecord } from '../flags/flags.records'
+import type { FlagRecord, StrategyRecord } from '../flags/flags.records'
+import { variantView } from '../flags/flag-view'
 import type { SegmentRecord } from '../segments/segments.records'
 import type { ClientFeature, ClientStrategy } from './client.model'
 
@@ -28,17 +29,6 @@ function strategyOf(strategy: StrategyRecord, inline: SegmentsById | undefined):
   }
 }
 
-function variantOf(variant: VariantRecord) {
-  return {
-    name: variant.name,
-    weight: variant.weight,
-    weightType: variant.weightType,
-    stickiness: variant.stickiness,
-    ...(variant.payload ? { payload: { ...variant.payload } } : {}),
-    overrides: variant.overrides.map((override) => ({ contextName: override.contextName, values: [...override.values] })),
-  }
-}
-
 /**
  * The flag in `environment`, or null when it is not served (archived). A flag whose project is not
  * connected to the environment has no state there, and is served off with nothing to evaluate.
@@ -57,7 +47,7 @@ export function clientFeatureView(flag: FlagRecord | undefined, environment: str
       .filter((strategy) => !strategy.disabled)
       .sort((a, b) => a.sortOrder - b.sortOrder)
       .map((strategy) => strategyOf(strategy, inline)),
-    variants: (state?.variants ?? []).map(variantOf),
+    variants: (state?.variants ?? []).map(variantView),
     description: flag.description,
     impressionData: flag.impressionData,
     ...(flag.dependencies.length > 0
