@@ -321,3 +321,54 @@ export function errorOf(response: ApiResponse<unknown>): ErrorBody {
 export function expectOk(response: ApiResponse, status = 200) {
   expect({ status: response.status, body: response.status === status ? undefined : response.body }).toEqual({ status, body: undefined })
 }
+
+/** The real service, started as `npm start` would, on a free loopback port and a temp directory. */
+export interface RunningService {
+  base: string
+  /** SIGTERM, wait for the exit, remove the data directory. */
+  stop(): Promise<void>
+}
+
+export async function startService(adminSecret: string, prefix = 'flags-service-'): Promise<RunningService> {
+  const root = join(import.meta.dir, '..')
+  const dir = tempDir(prefix)
+  const port = freePort()
+  const env: Record<string, string | undefined> = { ...process.env }
+  for (const key of ['BODY_LIMIT', 'SYNC']) delete env[key]
+  const child = Bun.spawn([join(root, 'node_modules', '.bin', 'bun'), 'src/main.ts'], {
+    cwd: root,
+    env: { ...env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dir.path, INIT_ADMIN_API_TOKENS: adminSecret },
+    stdin: 'ignore',
+    stdout: 'ignore',
+    stderr: 'ignore',
+  })
+  const stop = async () => {
+    if (child.exitCode === null) {
+      child.kill('SIGTERM')
+      await child.exited
+    }
+    dir.remove()
+  }
+  const base = `http://127.0.0.1:${port}`
+  for (let attempt = 0; attempt < 200; attempt++) {
+    if (await fetch(`${base}/health`).then((response) => response.ok, () => false)) return { base, stop }
+    await Bun.sleep(50)
+  }
+  await stop()
+  throw new Error('the server did not start')
+}
+
+/** One admin API call over HTTP: the status and the parsed body (undefined when empty). */
+export async function adminCall(base: string, secret: string, method: string, path: string, body?: unknown): Promise<{ status: number; text: string; body: any }> {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: secret, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
+  const text = await response.text()
+  let parsed: unknown
+  try {
+    parsed = text ? JSON.parse(text) : undefined
+  } catch {}
+  return { status: response.status, text, body: parsed }
+}

@@ -9,12 +9,10 @@
 import { afterAll, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Subprocess } from 'bun'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
-import { freePort, tempDir } from '../helpers'
+import { adminCall, startService, type RunningService } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
-const BUN = join(ROOT, 'node_modules', '.bin', 'bun')
 const SPECS = join(ROOT, 'node_modules', '@unleash', 'client-specification', 'specifications')
 const ADMIN = '*:*.spec-test-admin-secret-0123456789'
 const ENVIRONMENT = 'development'
@@ -89,53 +87,27 @@ const ALTERED: Record<string, string> = {
 const files: string[] = JSON.parse(readFileSync(join(SPECS, 'index.json'), 'utf8'))
 const specs = files.map((file) => ({ file, spec: JSON.parse(readFileSync(join(SPECS, file), 'utf8')) as SpecFile }))
 
-const servers: { process: Subprocess; dir: { remove(): void } }[] = []
+const servers: RunningService[] = []
 const clients: Unleash[] = []
 
 afterAll(async () => {
   for (const client of clients) client.destroy()
-  for (const server of servers) {
-    if (server.process.exitCode === null) {
-      server.process.kill('SIGTERM')
-      await server.process.exited
-    }
-    server.dir.remove()
-  }
+  for (const server of servers) await server.stop()
 })
 
 async function startServer(): Promise<string> {
-  const dir = tempDir('flags-spec-')
-  const port = freePort()
-  const env: Record<string, string | undefined> = { ...process.env }
-  for (const key of ['BODY_LIMIT', 'SYNC']) delete env[key]
-  const child = Bun.spawn([BUN, 'src/main.ts'], {
-    cwd: ROOT,
-    env: { ...env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dir.path, INIT_ADMIN_API_TOKENS: ADMIN },
-    stdin: 'ignore',
-    stdout: 'ignore',
-    stderr: 'ignore',
-  })
-  servers.push({ process: child, dir })
-  const base = `http://127.0.0.1:${port}`
-  for (let attempt = 0; attempt < 200; attempt++) {
-    if (await fetch(`${base}/health`).then((response) => response.ok, () => false)) return base
-    await Bun.sleep(50)
-  }
-  throw new Error('the server did not start')
+  const service = await startService(ADMIN, 'flags-spec-')
+  servers.push(service)
+  return service.base
 }
 
 class Refused extends Error {}
 
 async function admin(base: string, method: string, path: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: ADMIN, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  const text = await response.text()
-  if (response.status >= 500) throw new Error(`${method} ${path} → ${response.status} ${text}`)
-  if (response.status >= 300) throw new Refused(`${method} ${path} → ${response.status} ${text}`)
-  return text ? JSON.parse(text) : undefined
+  const answer = await adminCall(base, ADMIN, method, path, body)
+  if (answer.status >= 500) throw new Error(`${method} ${path} → ${answer.status} ${answer.text}`)
+  if (answer.status >= 300) throw new Refused(`${method} ${path} → ${answer.status} ${answer.text}`)
+  return answer.body
 }
 
 const constraintOf = (constraint: SpecConstraint) => ({ ...constraint, values: constraint.values ?? [] })

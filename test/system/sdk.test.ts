@@ -4,61 +4,30 @@
  * its next poll, and sends metrics, without a warning or an error.
  */
 import { afterEach, expect, test } from 'bun:test'
-import { join } from 'node:path'
-import type { Subprocess } from 'bun'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
-import { freePort, tempDir } from '../helpers'
+import { adminCall, startService, type RunningService } from '../helpers'
 
-const ROOT = join(import.meta.dir, '../..')
-const BUN = join(ROOT, 'node_modules', '.bin', 'bun')
 const ADMIN = '*:*.sdk-test-admin-secret-0123456789'
 
-let server: Subprocess | undefined
+let service: RunningService | undefined
 let client: Unleash | undefined
-let dir: { path: string; remove(): void } | undefined
 
 afterEach(async () => {
   client?.destroy()
   client = undefined
-  if (server && server.exitCode === null) {
-    server.kill('SIGTERM')
-    await server.exited
-  }
-  server = undefined
-  dir?.remove()
-  dir = undefined
+  await service?.stop()
+  service = undefined
 })
 
 async function startServer(): Promise<string> {
-  dir = tempDir('flags-sdk-')
-  const port = freePort()
-  const env: Record<string, string | undefined> = { ...process.env }
-  for (const key of ['BODY_LIMIT', 'SYNC']) delete env[key]
-  server = Bun.spawn([BUN, 'src/main.ts'], {
-    cwd: ROOT,
-    env: { ...env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dir.path, INIT_ADMIN_API_TOKENS: ADMIN },
-    stdin: 'ignore',
-    stdout: 'ignore',
-    stderr: 'ignore',
-  })
-  const base = `http://127.0.0.1:${port}`
-  for (let attempt = 0; attempt < 200; attempt++) {
-    const up = await fetch(`${base}/health`).then((response) => response.ok, () => false)
-    if (up) return base
-    await Bun.sleep(50)
-  }
-  throw new Error('the server did not start')
+  service = await startService(ADMIN, 'flags-sdk-')
+  return service.base
 }
 
 async function admin(base: string, method: string, path: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: ADMIN, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  const text = await response.text()
-  if (response.status >= 300) throw new Error(`${method} ${path} → ${response.status} ${text}`)
-  return text ? JSON.parse(text) : undefined
+  const answer = await adminCall(base, ADMIN, method, path, body)
+  if (answer.status >= 300) throw new Error(`${method} ${path} → ${answer.status} ${answer.text}`)
+  return answer.body
 }
 
 const flagPath = (name: string) => `/api/admin/projects/default/features/${name}`
