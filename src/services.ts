@@ -32,6 +32,15 @@ import { checkStrategySegments, SegmentsService } from './features/segments/segm
 import { strategyTypesController } from './features/strategy-types/strategy-types.controller'
 import { strategyTypesCollection } from './features/strategy-types/strategy-types.records'
 import { StrategyTypesService } from './features/strategy-types/strategy-types.service'
+import { contextController } from './features/context/context.controller'
+import { contextFieldsCollection } from './features/context/context.records'
+import { ContextService } from './features/context/context.service'
+import { flagTypesController } from './features/feature-types/feature-types.controller'
+import { flagTypesCollection } from './features/feature-types/feature-types.records'
+import { FlagTypesService } from './features/feature-types/feature-types.service'
+import { tagTypesController } from './features/tag-types/tag-types.controller'
+import { tagTypesCollection } from './features/tag-types/tag-types.records'
+import { TagTypesService } from './features/tag-types/tag-types.service'
 import type { Authorization } from './features/tokens/auth'
 import { tokensController } from './features/tokens/tokens.controller'
 import { tokensCollection } from './features/tokens/tokens.records'
@@ -62,6 +71,9 @@ export const FEATURES: readonly Feature[] = [
   { collections: [segmentsCollection, segmentSequenceCollection], controllers: (s, auth) => [segmentsController(s.segments, auth)] },
   { controllers: (s, auth) => [clientController(s.client, auth)] },
   { collections: [strategyTypesCollection], controllers: (s, auth) => [strategyTypesController(s.strategyTypes, auth)] },
+  { collections: [tagTypesCollection], controllers: (s, auth) => [tagTypesController(s.tagTypes, auth)] },
+  { collections: [flagTypesCollection], controllers: (s, auth) => [flagTypesController(s.flagTypes, auth)] },
+  { collections: [contextFieldsCollection], controllers: (s, auth) => [contextController(s.context, auth)] },
 ]
 
 /** The collections of the state document, from the features that own them. */
@@ -111,6 +123,9 @@ export function createServices(store: Store) {
     events: new EventsService(store),
     client: new ClientFeaturesService(store),
     strategyTypes: new StrategyTypesService(store),
+    tagTypes: new TagTypesService(store),
+    flagTypes: new FlagTypesService(store),
+    context: new ContextService(store),
   }
 }
 

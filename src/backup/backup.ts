@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path'
 import { COLLECTIONS, openStore } from '../services'
 import { EVENTS_FILE, JOURNAL_FILE, readLines, STATE_FILE, StoreLoadError } from '../storage/files'
 import { DataDirLock, LOCK_FILE } from '../storage/lock'
-import { collection, type StateDoc } from '../storage/records'
+import { loadedCollection, type StateDoc } from '../storage/records'
 import { replayJournal, type JournalEntry } from '../storage/state-journal'
 
 export const BACKUP_FORMAT = 'flagstore-backup'
@@ -36,7 +36,7 @@ async function readState(dataDir: string): Promise<StateDoc> {
     await readLines(join(dataDir, JOURNAL_FILE), (line) => {
       entries.push(JSON.parse(line))
     })
-    for (const { name: key } of COLLECTIONS) state[key] = collection<unknown>(state[key]) as never
+    for (const definition of COLLECTIONS) state[definition.name] = loadedCollection(definition, state[definition.name]) as never
     if (replayJournal(state, entries)) return state
   }
   throw new Error(`${dataDir}: the state kept changing under the backup; try again`)

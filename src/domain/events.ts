@@ -52,6 +52,13 @@ export const EVENT_TYPES = [
   'strategy-updated',
   'strategy-deprecated',
   'strategy-reactivated',
+  'tag-type-created',
+  'tag-type-updated',
+  'tag-type-deleted',
+  'feature-type-updated',
+  'context-field-created',
+  'context-field-updated',
+  'context-field-deleted',
 ] as const
 
 export type EventType = (typeof EVENT_TYPES)[number]
@@ -144,4 +151,12 @@ export const events = {
   segmentCreated: (project: string | null, data: object): NewEvent => ({ type: 'segment-created', project, data }),
   segmentUpdated: (project: string | null, data: object, preData: object): NewEvent => ({ type: 'segment-updated', project, data, preData }),
   segmentDeleted: (project: string | null, preData: object): NewEvent => ({ type: 'segment-deleted', project, preData }),
+
+  tagTypeCreated: (data: object): NewEvent => ({ type: 'tag-type-created', data }),
+  tagTypeUpdated: (data: object, preData: object): NewEvent => ({ type: 'tag-type-updated', data, preData }),
+  tagTypeDeleted: (preData: object): NewEvent => ({ type: 'tag-type-deleted', preData }),
+  flagTypeUpdated: (data: object, preData: object): NewEvent => ({ type: 'feature-type-updated', data, preData }),
+  contextFieldCreated: (data: object): NewEvent => ({ type: 'context-field-created', data }),
+  contextFieldUpdated: (data: object, preData: object): NewEvent => ({ type: 'context-field-updated', data, preData }),
+  contextFieldDeleted: (preData: object): NewEvent => ({ type: 'context-field-deleted', preData }),
 } satisfies Record<string, (...args: never[]) => NewEvent>

@@ -40,6 +40,10 @@ export const LIMITS = {
   valuesPerSegment: { max: 1000, what: 'constraint values per segment' },
   /** Unleash's `strategySegmentsLimit`. */
   segmentsPerStrategy: { max: 5, what: 'segments per strategy' },
+  /** Unleash sets none; every tag type is listed whole, as are context fields. */
+  tagTypes: { max: 1000, what: 'tag types' },
+  contextFields: { max: 1000, what: 'context fields' },
+  legalValuesPerContextField: { max: 1000, what: 'legal values per context field' },
 } as const
 
 export type LimitName = keyof typeof LIMITS

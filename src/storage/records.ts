@@ -53,13 +53,19 @@ export interface CollectionDefinition<N extends Collection = Collection, S exten
    * checkpoint.
    */
   readonly addedLater?: boolean
+  /**
+   * The records a collection holds before anyone wrote to it: in a new data directory, and in one
+   * made before the collection existed (so that an upgraded directory gets the built-ins a new one
+   * has). Once the collection is in state.json, what is there is kept, deletions included.
+   */
+  readonly seed?: () => Record<string, RecordOf<N>>
 }
 
 /** `name` must be a key its feature added to `CollectionRecords`, whose record type `schema` gives. */
 export function defineCollection<N extends Collection, S extends TSchema>(
   name: N,
   schema: S & (Static<S> extends RecordOf<N> ? unknown : never),
-  options: { addedLater?: boolean } = {},
+  options: { addedLater?: boolean; seed?: () => Record<string, RecordOf<N>> } = {},
 ): CollectionDefinition<N, S> {
   return { name, schema, ...options }
 }
@@ -82,9 +88,14 @@ export function collection<T>(entries: Record<string, T> = {}): Record<string, T
   return Object.assign(Object.create(null) as Record<string, T>, entries)
 }
 
-/** The state of a new data directory: the counters, then each collection, empty, in the order given. */
+/** The records of a collection as loaded: those stored, or its seed when state.json does not hold it. */
+export function loadedCollection(definition: CollectionDefinition, stored: unknown): Record<string, unknown> {
+  return collection<unknown>((stored as Record<string, unknown> | undefined) ?? definition.seed?.())
+}
+
+/** The state of a new data directory: the counters, then each collection, empty or seeded, in the order given. */
 export function emptyState(collections: readonly CollectionDefinition[]): StateDoc {
   const state: Record<string, unknown> = { formatVersion: 1, lastEventId: 0, commitSeq: 0, nextUserId: 1 }
-  for (const { name } of collections) state[name] = collection()
+  for (const definition of collections) state[definition.name] = loadedCollection(definition, undefined)
   return state as StateDoc
 }

@@ -41,7 +41,7 @@ import type { EventLog } from './event-log'
 import { DataDirError, describeIoError, StoreLoadError } from './files'
 import { checkState, recordChecks, recordProblem } from './record-check'
 import { replayJournal, type JournalEntry, type StateJournal } from './state-journal'
-import { collection, emptyState, type Collection, type CollectionDefinition, type EventRecord, type RecordOf, type StateDoc } from './records'
+import { emptyState, loadedCollection, type Collection, type CollectionDefinition, type EventRecord, type RecordOf, type StateDoc } from './records'
 import { committedReader, deepFreeze, Tx, type EventAuthor, type RecordWatcher, type Replaced, type StateReader } from './tx'
 import { undoBatch } from './undo'
 
@@ -147,8 +147,8 @@ export class Store {
     }
     state.commitSeq ??= 0
     // Records are frozen; the collections holding them are not, so a commit can swap records in.
-    for (const { name: key } of options.collections) {
-      const records = (state[key] = collection<unknown>(state[key]) as never) as Record<string, unknown>
+    for (const definition of options.collections) {
+      const records = (state[definition.name] = loadedCollection(definition, state[definition.name]) as never) as Record<string, unknown>
       for (const record of Object.values(records)) deepFreeze(record)
     }
     let replayed: boolean

@@ -69,6 +69,12 @@ const SERVICE_WIDE: Record<string, 'public' | 'global' | 'filtered' | 'all-proje
   '/api/admin/environments': 'global',
   '/api/admin/strategies': 'global',
   '/api/admin/strategies/:name': 'global',
+  '/api/admin/tag-types': 'global',
+  '/api/admin/tag-types/:name': 'global',
+  '/api/admin/feature-types': 'global',
+  // Its usedInFeatures/usedInProjects count the token's projects only (test/features/context.test.ts).
+  '/api/admin/context': 'global',
+  '/api/admin/context/:contextField': 'global',
   // Lists over all projects: only the token's projects are in them.
   '/api/admin/projects': 'filtered',
   '/api/admin/archive/features': 'filtered',
@@ -98,7 +104,9 @@ function fill(path: string, project: string, strategyId: string): string {
         // A segment id: 1 is the segment of the project populated first (MINE).
         return '1'
       case 'name':
-        return 'flexibleRollout'
+        return path.startsWith('/api/admin/tag-types/') ? 'simple' : 'flexibleRollout'
+      case 'contextField':
+        return 'userId'
       default:
         throw new Error(`The project-scope walk does not know the path parameter :${name} of ${path}; add it to fill()`)
     }

@@ -82,6 +82,8 @@ export interface ViewOptions {
   /** Include each environment's strategies and variants (single-flag reads); lists leave them out. */
   details: boolean
   children: string[]
+  /** Older than its type's lifetime, now (see feature-types' staleAfter). */
+  potentiallyStale: boolean
 }
 
 export function flagView(flag: FlagRecord, knownEnvironments: Readonly<Record<string, EnvironmentRecord>>, options: ViewOptions): FeatureView {
@@ -118,6 +120,7 @@ export function flagView(flag: FlagRecord, knownEnvironments: Readonly<Record<st
     project: flag.project,
     enabled: environments.some((environment) => environment.enabled),
     stale: flag.stale,
+    potentiallyStale: options.potentiallyStale,
     favorite: false,
     impressionData: flag.impressionData,
     createdAt: flag.createdAt,

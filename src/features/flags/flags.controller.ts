@@ -16,7 +16,7 @@ export function flagsController(flags: FlagsService, auth: Authorization) {
     .get('/api/admin/projects/:projectId/features', ({ params, query }) => {
       const list = () => ({ version: 2, features: flags.listProject(params.projectId, query) })
       const filtered = (query.tag !== undefined && query.tag.length > 0) || query.namePrefix !== undefined
-      return jsonResponse(filtered ? JSON.stringify(list()) : lists.json(params.projectId, list))
+      return jsonResponse(filtered ? JSON.stringify(list()) : lists.json(params.projectId, list, () => flags.listValidUntil(params.projectId)))
     }, {
       auth: { permission: 'NONE', outOfScope: () => ({ version: 2, features: [] }) },
       params: projectParams,

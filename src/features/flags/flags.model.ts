@@ -255,6 +255,9 @@ export const Feature = t.Object(
     project: t.String({ description: 'Owning project' }),
     enabled: t.Boolean({ description: 'True when enabled in any environment' }),
     stale: t.Boolean({ description: 'Marked stale' }),
+    potentiallyStale: t.Boolean({
+      description: 'Older than the lifetime of its type (GET /api/admin/feature-types), whether marked stale or not; judged when answered',
+    }),
     favorite: t.Boolean({ description: 'Favorites are per user; always false for API tokens' }),
     impressionData: t.Boolean({ description: 'Whether impression data collection is on' }),
     createdAt: NullableTimestamp('Creation time'),

@@ -11,6 +11,7 @@ import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
 import { applyFlagPatch, assertNoVariantOps, type PatchOperation } from './flag-patch'
 import { flagInProject, liveFlagInProject, requireEnvironment, setEnvironmentEnabled, withStage } from './flag-rules'
 import { ChildrenIndex, flagView, metadataOf, type FeatureView } from './flag-view'
+import { staleAfter } from '../feature-types/feature-types.service'
 import type { Static } from '@sinclair/typebox'
 import type { CreateFeature, UpdateFeature } from './flags.model'
 
@@ -87,6 +88,27 @@ export class FlagsService {
     })
     store.watch('projects', (key, _before, after) => (after ? listChanged(key) : this.listChangedAt.delete(key)))
     store.watch('environments', () => (this.allListsChangedAt = ++this.listChanges))
+    store.watch('flagTypes', () => (this.allListsChangedAt = ++this.listChanges))
+  }
+
+  /** Whether `flag` is older than its type's lifetime at `now`, as the state `reader` sees the type. */
+  private potentiallyStale(reader: StateReader, flag: FlagRecord, now: number): boolean {
+    const after = staleAfter(reader, flag.type, flag.createdAt)
+    return after !== null && now > after
+  }
+
+  /**
+   * Until when (ms since the epoch) the project's list stays as it is without a write: the first
+   * moment one of its flags becomes potentially stale with age.
+   */
+  listValidUntil(projectId: string, now = Date.now()): number {
+    let until = Number.POSITIVE_INFINITY
+    for (const flag of Object.values(this.store.state.flags)) {
+      if (flag.project !== projectId || flag.archived) continue
+      const after = staleAfter(this.store.reader, flag.type, flag.createdAt)
+      if (after !== null && after >= now && after < until) until = after
+    }
+    return until
   }
 
   /**
@@ -95,7 +117,7 @@ export class FlagsService {
    */
   private view(reader: StateReader, name: string, tx?: Tx): FeatureView {
     const flag = reader.get('flags', name)!
-    return flagView(flag, this.store.state.environments, { details: true, children: this.children.of(name, tx) })
+    return flagView(flag, this.store.state.environments, { details: true, children: this.children.of(name, tx), potentiallyStale: this.potentiallyStale(reader, flag, Date.now()) })
   }
 
   /**
@@ -124,7 +146,11 @@ export class FlagsService {
         (tags === undefined || tags.length === 0 || flag.tags.some((t) => tags.some((wanted) => wanted.type === t.type && wanted.value === t.value))),
     )
     flags.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    return flags.map((flag) => flagView(flag, state.environments, { details: false, children: this.children.of(flag.name) }))
+    const now = Date.now()
+    const reader = this.store.reader
+    return flags.map((flag) =>
+      flagView(flag, state.environments, { details: false, children: this.children.of(flag.name), potentiallyStale: this.potentiallyStale(reader, flag, now) }),
+    )
   }
 
   /** The caller's project scope is checked before, in features/tokens/auth.ts. */
@@ -135,10 +161,13 @@ export class FlagsService {
 
   listArchived(caller: Caller): FeatureView[] {
     const state = this.store.state
+    const now = Date.now()
     return Object.values(state.flags)
       .filter((flag) => flag.archived && callerSeesProject(caller, flag.project))
       .sort((a, b) => (a.archivedAt ?? '').localeCompare(b.archivedAt ?? '') || a.name.localeCompare(b.name))
-        .map((flag) => flagView(flag, state.environments, { details: false, children: this.children.of(flag.name) }))
+      .map((flag) =>
+        flagView(flag, state.environments, { details: false, children: this.children.of(flag.name), potentiallyStale: this.potentiallyStale(this.store.reader, flag, now) }),
+      )
   }
 
   /**

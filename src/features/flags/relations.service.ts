@@ -8,8 +8,10 @@ import { checkLimit } from '../limits'
 import { flagNotFound } from '../not-found'
 import { actorOf, type Caller } from '../tokens/permissions'
 import { flagInProject, liveFlagInProject, withStage } from './flag-rules'
+import { checkTagType } from '../tag-types/tag-types.service'
+import { DEFAULT_TAG_TYPE } from '../tag-types/tag-types.records'
 
-export const TAG_TYPE_DEFAULT = 'simple'
+export const TAG_TYPE_DEFAULT = DEFAULT_TAG_TYPE
 
 /** The caller's project scope is checked before, in features/tokens/auth.ts: 403 for writes, 404 for reads. */
 function flagByName(tx: Pick<Tx, 'get'>, name: string): FlagRecord {
@@ -31,6 +33,7 @@ export class RelationsService {
     if (tag.value.length < 2 || tag.value.length > 50) throw ValidationError.at('/value', 'A tag value must be 2 to 50 characters long')
     return this.store.transact(actorOf(caller), (tx) => {
       const flag = flagByName(tx, name)
+      checkTagType(tx, tag.type, '/type')
       if (flag.tags.some((t) => t.type === tag.type && t.value === tag.value)) {
         throw new NameExistsError(`Flag "${name}" already has the tag ${tag.type}:${tag.value}`)
       }

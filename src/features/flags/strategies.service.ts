@@ -7,7 +7,8 @@ import { checkLimit } from '../limits'
 import { actorOf, type Caller } from '../tokens/permissions'
 import { flagInProject, liveFlagInProject, requireEnvironment } from './flag-rules'
 import { strategyView, variantView } from './flag-view'
-import { buildConstraint, checkParameters, checkPayload, distributeWeights } from './strategy-rules'
+import { buildConstraint, checkParameters, checkPayload, distributeWeights, isSingleValueOperator } from './strategy-rules'
+import { checkLegalValues } from '../context/context.service'
 import { checkStrategyTypeUsable } from '../strategy-types/strategy-types.service'
 import type { Static } from '@sinclair/typebox'
 import type { StrategyInput as StrategyInputSchema, VariantInput as VariantInputSchema } from './flags.model'
@@ -31,7 +32,13 @@ function buildStrategy(tx: Tx, input: StrategyInput, flagName: string, id: strin
   checkLimit('constraintsPerStrategy', input.constraints?.length ?? 0, '/constraints')
   input.constraints?.forEach((constraint, index) => checkLimit('valuesPerConstraint', constraint.values?.length ?? 0, `/constraints/${index}/values`))
   checkLimit('variantsPerStrategy', input.variants?.length ?? 0, '/variants')
-  const constraints = (input.constraints ?? []).map((constraint, index) => buildConstraint(constraint, `/constraints/${index}`))
+  const constraints = (input.constraints ?? []).map((constraint, index) => {
+    const built = buildConstraint(constraint, `/constraints/${index}`)
+    // Unleash checks strategy constraints (not segments') against the field's legal values: the one value of a single-value operator, else each of values.
+    if (isSingleValueOperator(built.operator)) checkLegalValues(tx, built.contextName, [built.value ?? ''], () => `/constraints/${index}/value`)
+    else checkLegalValues(tx, built.contextName, built.values, (valueIndex) => `/constraints/${index}/values/${valueIndex}`)
+    return built
+  })
   const variants = distributeWeights(
     (input.variants ?? []).map((variant, index) => {
       checkPayload(variant.payload, `/variants/${index}/payload`)

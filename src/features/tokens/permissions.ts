@@ -22,6 +22,12 @@ export const PERMISSIONS = [
   'DELETE_SEGMENT',
   'CREATE_STRATEGY',
   'UPDATE_STRATEGY',
+  'CREATE_TAG_TYPE',
+  'UPDATE_TAG_TYPE',
+  'DELETE_TAG_TYPE',
+  'CREATE_CONTEXT_FIELD',
+  'UPDATE_CONTEXT_FIELD',
+  'DELETE_CONTEXT_FIELD',
 ] as const
 
 /** `NONE`: any valid admin-type token may call the route (reads, search, name validation). */
