@@ -169,6 +169,10 @@ export class Api {
   createToken(body: Record<string, unknown>, options?: RequestOptions) {
     return this.post<CreatedTokenBody>('/api/admin/api-tokens', body, options)
   }
+  /** Creates the tag types a test's tags use (a tag needs a known type; only `simple` is seeded), asserting each is created. */
+  async newTagTypes(...names: string[]): Promise<void> {
+    for (const name of names) expectOk(await this.post('/api/admin/tag-types', { name }), 201)
+  }
 
   /** Every event in the log, oldest first. */
   events(): EventRecord[] {

@@ -41,6 +41,8 @@ async function tagsOf(name: string) {
 }
 
 describe('tags', () => {
+  beforeEach(() => api.newTagTypes('team'))
+
   test('adding a tag answers 201 with the tag, the type defaulting to simple, and records feature-tagged', async () => {
     await newFlag('tag-add')
     const before = api.lastEventId()

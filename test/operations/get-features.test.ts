@@ -14,6 +14,7 @@ let api: Api
 freshApiPerTest((fresh) => (api = fresh))
 
 async function tag(flag: string, type: string, value: string) {
+  if ((await api.get(`/api/admin/tag-types/${type}`)).status === 404) await api.newTagTypes(type)
   expectOk(await api.post(`/api/admin/features/${flag}/tags`, { type, value }), 201)
 }
 
