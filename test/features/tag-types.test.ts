@@ -8,6 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { BOOTSTRAP, errorOf, expectError, expectOk, freshApiPerTest, makeApi, paths, tempDir, tokenFor, type Api, type TagListBody } from '../helpers'
 import { STATE_FILE } from '../../src/services'
+import { backupDataDir, restoreBackup } from '../../src/backup/backup'
 import type { Static } from '@sinclair/typebox'
 import type { TagType, TagTypeAnswer, TagTypeList } from '../../src/features/tag-types/tag-types.model'
 
@@ -201,6 +202,27 @@ describe('durability', () => {
       app = await makeApi({ dataDir: dir.path })
       expect(await list(app)).toEqual([])
       await app.close()
+    } finally {
+      dir.remove()
+    }
+  })
+
+  test('a backup of a data directory made before tag types holds simple, and so does the directory restored from it', async () => {
+    const dir = tempDir('flags-tag-types-backup-')
+    try {
+      const app = await makeApi({ dataDir: dir.path })
+      await app.close()
+      const state = JSON.parse(readFileSync(join(dir.path, STATE_FILE), 'utf8'))
+      delete state.tagTypes
+      writeFileSync(join(dir.path, STATE_FILE), JSON.stringify(state))
+      const file = join(dir.path, 'backup.jsonl')
+      await backupDataDir(dir.path, file)
+      const restored = join(dir.path, 'restored')
+      await restoreBackup(file, restored)
+      expect(Object.keys(JSON.parse(readFileSync(join(restored, STATE_FILE), 'utf8')).tagTypes)).toEqual(['simple'])
+      const reopened = await makeApi({ dataDir: restored })
+      expect(await list(reopened)).toEqual([SIMPLE])
+      await reopened.close()
     } finally {
       dir.remove()
     }
