@@ -40,16 +40,24 @@ function applyTagChanges(tx: Tx, flag: FlagRecord, changes: { added: TagRecord[]
 export class FlagBulkService {
   constructor(private readonly store: Pick<Store, 'transact'>) {}
 
-  /** The project's flags named, each once, in request order; 404 for the first unknown one (or one of another project). */
-  private flagsOf(tx: Tx, projectId: string, names: readonly string[], caller: Caller): FlagRecord[] {
+  /**
+   * The project's flags named, each once, in request order, each checked by `check` as it is found:
+   * the first name that is unknown (or of another project: 404) or fails the check answers.
+   */
+  private flagsOf(tx: Tx, projectId: string, names: readonly string[], caller: Caller, check: (flag: FlagRecord) => void = () => {}): FlagRecord[] {
     if (!tx.get('projects', projectId) || !callerSeesProject(caller, projectId)) throw projectNotFound(projectId)
-    return [...new Set(names)].map((name) => flagInProject(tx, projectId, name))
+    return [...new Set(names)].map((name) => {
+      const flag = flagInProject(tx, projectId, name)
+      check(flag)
+      return flag
+    })
   }
 
   async archive(projectId: string, names: string[], caller: Caller): Promise<void> {
     await this.store.transact(actorOf(caller), (tx) => {
-      const flags = this.flagsOf(tx, projectId, names, caller)
-      for (const flag of flags) if (flag.archived) throw ValidationError.at(undefined, `Flag "${flag.name}" is already archived`)
+      const flags = this.flagsOf(tx, projectId, names, caller, (flag) => {
+        if (flag.archived) throw ValidationError.at(undefined, `Flag "${flag.name}" is already archived`)
+      })
       // Children before parents: a parent archived with its children is no longer a parent of live flags.
       const childrenFirst = [...flags].sort((a, b) => Number(b.dependencies.length > 0) - Number(a.dependencies.length > 0))
       for (const flag of childrenFirst) archiveFlag(tx, tx.get('flags', flag.name)!)
@@ -58,10 +66,9 @@ export class FlagBulkService {
 
   async delete(projectId: string, names: string[], caller: Caller): Promise<void> {
     await this.store.transact(actorOf(caller), (tx) => {
-      const flags = this.flagsOf(tx, projectId, names, caller)
-      for (const flag of flags) {
+      const flags = this.flagsOf(tx, projectId, names, caller, (flag) => {
         if (!flag.archived) throw ValidationError.at(undefined, `Flag "${flag.name}" is not archived; archive it before deleting it`)
-      }
+      })
       // Read again: deleting a parent rewrites its children's dependencies.
       for (const flag of flags) deleteArchivedFlag(tx, tx.get('flags', flag.name)!)
     })
