@@ -3,7 +3,7 @@
  * getAllToggles) and of recent events (GET /api/admin/events, getEvents), and one environment of a
  * flag (GET .../features/:featureName/environments/:environment, getFeatureEnvironment).
  */
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, setSystemTime, test } from 'bun:test'
 import { type Api, type EventBody, type FlagBody, type FlagEnvironmentBody, type FlagListBody, expectError, expectOk, freshApiPerTest, paths, tokenFor } from '../helpers'
 
 let api: Api
@@ -32,6 +32,17 @@ describe('GET /api/admin/features (getAllToggles)', () => {
     expect(names(response)).toEqual(['one', 'two'])
     const project = await api.listFlags('alpha')
     expect(response.body.features.find((feature) => feature.name === 'two')).toEqual(project.body.features[0])
+  })
+
+  test('orders the flags by createdAt, then name, across projects', async () => {
+    await api.newProject('alpha')
+    setSystemTime(new Date('2026-03-01T10:00:00.000Z'))
+    await api.newFlag('alpha', 'late-b')
+    await api.newFlag('default', 'late-a')
+    setSystemTime(new Date('2026-02-01T10:00:00.000Z'))
+    await api.newFlag('alpha', 'early')
+    const response = await allFlags()
+    expect(response.body.features.map((feature) => feature.name)).toEqual(['early', 'late-a', 'late-b'])
   })
 
   test('project (repeatable), tag and namePrefix narrow the list, ANDed', async () => {
