@@ -18,10 +18,14 @@ import { EventsService } from './features/events/events.service'
 import { flagsController } from './features/flags/flags.controller'
 import { flagsCollection } from './features/flags/flags.records'
 import { FlagsService } from './features/flags/flags.service'
+import { bulkController } from './features/flags/bulk.controller'
+import { FlagBulkService } from './features/flags/bulk.service'
 import { relationsController } from './features/flags/relations.controller'
 import { RelationsService } from './features/flags/relations.service'
 import { strategiesController } from './features/flags/strategies.controller'
 import { StrategiesService } from './features/flags/strategies.service'
+import { variantsController } from './features/flags/variants.controller'
+import { VariantsService } from './features/flags/variants.service'
 import { NamingPatterns } from './features/projects/naming-pattern'
 import { projectsController } from './features/projects/projects.controller'
 import { projectsCollection } from './features/projects/projects.records'
@@ -64,7 +68,13 @@ export const FEATURES: readonly Feature[] = [
   { collections: [environmentsCollection], controllers: (s, auth) => [environmentsController(s.environments, auth)] },
   {
     collections: [flagsCollection],
-    controllers: (s, auth) => [flagsController(s.flags, auth), strategiesController(s.strategies, auth), relationsController(s.relations, auth)],
+    controllers: (s, auth) => [
+      flagsController(s.flags, auth),
+      strategiesController(s.strategies, auth),
+      relationsController(s.relations, auth),
+      bulkController(s.bulk, auth),
+      variantsController(s.variants, auth),
+    ],
   },
   { controllers: (s, auth) => [eventsController(s.events, auth)] },
   { collections: [tokensCollection], controllers: (s, auth) => [tokensController(s.tokens, auth)] },
@@ -120,6 +130,8 @@ export function createServices(store: Store) {
     strategies: new StrategiesService(store, checkStrategySegments),
     segments: new SegmentsService(store),
     relations: new RelationsService(store),
+    bulk: new FlagBulkService(store),
+    variants: new VariantsService(store),
     events: new EventsService(store),
     client: new ClientFeaturesService(store),
     strategyTypes: new StrategyTypesService(store),

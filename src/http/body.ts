@@ -70,6 +70,9 @@ function checkParsedBody(body: unknown): void {
     } else {
       for (const [key, item] of Object.entries(value)) {
         if (!key.isWellFormed()) throw new ValidationError('The request body holds a property name that is not valid Unicode')
+        // An own toString or valueOf (never a function in JSON) makes the object impossible to turn
+        // into text, and Elysia's schema error for such a value then throws instead of answering 400.
+        if (key === 'toString' || key === 'valueOf') throw new ValidationError(`The request body may not hold a property named ${key}`)
         stack.push([item, depth + 1])
       }
     }

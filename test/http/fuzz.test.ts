@@ -140,6 +140,15 @@ const BODY_ROUTES = new Set([
   'POST /api/admin/projects/:projectId/features/:featureName/dependencies',
   'POST /api/admin/projects/:projectId/features/:featureName/lifecycle/complete',
   'POST /api/admin/api-tokens',
+  'POST /api/admin/projects/:projectId/archive',
+  'POST /api/admin/projects/:projectId/delete',
+  'POST /api/admin/projects/:projectId/stale',
+  'PUT /api/admin/features/:featureName/tags',
+  'PUT /api/admin/projects/:projectId/tags',
+  'PATCH /api/admin/projects/:projectId/features/:featureName/environments/:environment/variants',
+  'PUT /api/admin/projects/:projectId/features/:featureName/variants',
+  'PATCH /api/admin/projects/:projectId/features/:featureName/variants',
+  'PUT /api/admin/projects/:projectId/features/:featureName/variants-batch',
 ])
 
 function badBody(random: Random, arrayBody: boolean): Body {
@@ -187,7 +196,13 @@ test(`${REQUESTS} generated bad requests get 4xx JSON errors, never a 500 or a h
   const random = seededRandom(SEED)
   const before = snapshot()
   const routes = api.app.routes.filter((route) => route.path.startsWith('/api/'))
-  const arrayBodies = new Set(['PATCH /api/admin/projects/:projectId/features/:featureName', 'PUT /api/admin/projects/:projectId/features/:featureName/environments/:environment/variants'])
+  const arrayBodies = new Set([
+    'PATCH /api/admin/projects/:projectId/features/:featureName',
+    'PUT /api/admin/projects/:projectId/features/:featureName/environments/:environment/variants',
+    'PATCH /api/admin/projects/:projectId/features/:featureName/environments/:environment/variants',
+    'PUT /api/admin/projects/:projectId/features/:featureName/variants',
+    'PATCH /api/admin/projects/:projectId/features/:featureName/variants',
+  ])
   const failures: string[] = []
   const statuses = new Map<number, number>()
   for (let n = 0; n < REQUESTS && failures.length < 20; n++) {

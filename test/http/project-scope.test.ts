@@ -36,6 +36,8 @@ async function populate(api: Api, project: string, strategyIds: Record<string, s
   expectOk(strategy)
   strategyIds[project] = strategy.body.id
   expectOk(await api.put(`${environmentPath}/variants`, [{ name: `${project}-variant`, weight: 1000, weightType: 'variable', stickiness: 'default' }]))
+  // And in every environment, so that the flag-level variant read (production's) has some too.
+  expectOk(await api.put(`/api/admin/projects/${project}/features/${flag}/variants`, [{ name: `${project}-variant`, weight: 1000, weightType: 'variable', stickiness: 'default' }]))
   expectOk(await api.toggle(project, flag, ENVIRONMENT, true))
   expectOk(await api.createFlag(project, `${project}-archived`), 201)
   expectOk(await api.delete(`/api/admin/projects/${project}/features/${project}-archived`), 202)
@@ -78,12 +80,15 @@ const SERVICE_WIDE: Record<string, 'public' | 'global' | 'filtered' | 'all-proje
   // Lists over all projects: only the token's projects are in them.
   '/api/admin/projects': 'filtered',
   '/api/admin/archive/features': 'filtered',
+  '/api/admin/features': 'filtered',
   '/api/admin/search/events': 'filtered',
   '/api/admin/segments': 'filtered',
   // The first project's segment (see fill): readable, and nothing of the hidden project in it.
   '/api/admin/segments/:id': 'global',
   // Service-wide administration: only for tokens over all projects.
   '/api/admin/api-tokens': 'all-projects-only',
+  // The deprecated event list needs ADMIN, as in Unleash: a token limited to projects is refused.
+  '/api/admin/events': 'all-projects-only',
 }
 
 /** Values for the path parameters of the walked routes; a parameter missing here fails the walk. */

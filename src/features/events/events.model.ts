@@ -56,8 +56,18 @@ export const EventPage = t.Object(
   { description: 'A page of events' },
 )
 
-/** The named schemas of the event search route, as it refers to them and OpenAPI lists them. */
+export const EventList = t.Object(
+  {
+    version: t.Integer({ description: 'Schema version, 1' }),
+    events: t.Array(EventSchema, { description: 'The events, newest first' }),
+    totalEvents: t.Integer({ description: 'Number of all events that match' }),
+  },
+  { description: 'The most recent events (deprecated list)' },
+)
+
+/** The named schemas of the event routes, as they refer to them and OpenAPI lists them. */
 export const eventModels = {
   eventSearchQuerySchema: EventSearchQuery,
   eventSearchResponseSchema: EventPage,
+  eventsSchema: EventList,
 }

@@ -1,8 +1,8 @@
 /**
- * JSON Patch (RFC 6902) over a flag's metadata, with the contract's order of checks (§5).
- * fast-json-patch mutates the document it is given and applies operations one at a time, so it
- * works on a fresh copy and the result is checked as a whole before anything is stored: the patch
- * applies completely or not at all.
+ * JSON Patch (RFC 6902) over a flag's metadata, with the contract's order of checks (§5), and over
+ * the variant list of a flag in an environment. fast-json-patch mutates the document it is given
+ * and applies operations one at a time, so it works on a fresh copy and the result is checked as a
+ * whole before anything is stored: the patch applies completely or not at all.
  */
 import { applyOperation, type Operation } from 'fast-json-patch'
 import { ConflictError, NoAccessError, ValidationError } from '../../errors'
@@ -42,7 +42,10 @@ function unescape(segment: string) {
   return segment.replace(/~1/g, '/').replace(/~0/g, '~')
 }
 
-function checkPointer(pointer: string, index: number, field: 'path' | 'from') {
+/** Says whether a pointer's segments name something the patched document may have; throws when not. */
+type PointerRule = (segments: string[], pointer: string, index: number, field: 'path' | 'from') => void
+
+function checkPointer(pointer: string, index: number, field: 'path' | 'from', rule: PointerRule) {
   const where = `/${index}/${field}`
   if (!pointer.startsWith('/')) {
     throw new ValidationError(`Operation ${index}: ${field} "${pointer}" must start with "/"`, [{ message: 'must start with /', path: where }])
@@ -51,6 +54,12 @@ function checkPointer(pointer: string, index: number, field: 'path' | 'from') {
   if (segments.some((segment) => FORBIDDEN_SEGMENTS.has(segment))) {
     throw new ValidationError(`Operation ${index}: ${field} "${pointer}" is not allowed`, [{ message: 'forbidden path segment', path: where }])
   }
+  rule(segments, pointer, index, field)
+}
+
+/** The flag metadata: one of its patchable properties, nothing below them. */
+const metadataPointer: PointerRule = (segments, pointer, index, field) => {
+  const where = `/${index}/${field}`
   if (segments.length !== 1 || !(PATCHABLE as readonly string[]).includes(segments[0])) {
     throw new ValidationError(
       `Operation ${index}: ${field} "${pointer}" is not a property of a flag that can be patched (${PATCHABLE.map((p) => '/' + p).join(', ')})`,
@@ -59,7 +68,16 @@ function checkPointer(pointer: string, index: number, field: 'path' | 'from') {
   }
 }
 
-function checkOperation(operation: PatchOperation, index: number) {
+/** A variant list: an index (or `-`, the end, where an add may go) and anything within that variant. */
+const variantsPointer: PointerRule = (segments, pointer, index, field) => {
+  if (!/^(0|[1-9]\d{0,3}|-)$/.test(segments[0])) {
+    throw new ValidationError(`Operation ${index}: ${field} "${pointer}" must start with a variant's index, such as /0 or /0/weight, or /- to add at the end`, [
+      { message: 'not a variant index', path: `/${index}/${field}` },
+    ])
+  }
+}
+
+function checkOperation(operation: PatchOperation, index: number, rule: PointerRule) {
   if (typeof operation.op !== 'string' || !(PATCH_OPS as readonly string[]).includes(operation.op)) {
     throw new ValidationError(`Operation ${index}: op must be one of ${PATCH_OPS.join(', ')}`, [{ message: 'unknown op', path: `/${index}/op` }])
   }
@@ -77,7 +95,7 @@ function checkOperation(operation: PatchOperation, index: number) {
   if (typeof operation.path !== 'string') {
     throw new ValidationError(`Operation ${index}: path must be a string`, [{ message: 'missing path', path: `/${index}/path` }])
   }
-  checkPointer(operation.path, index, 'path')
+  checkPointer(operation.path, index, 'path', rule)
   if (operation.from !== undefined && typeof operation.from !== 'string') {
     throw new ValidationError(`Operation ${index}: from must be a string`, [{ message: 'from is not a string', path: `/${index}/from` }])
   }
@@ -85,7 +103,7 @@ function checkOperation(operation: PatchOperation, index: number) {
     if (typeof operation.from !== 'string') {
       throw new ValidationError(`Operation ${index}: ${operation.op} needs "from"`, [{ message: 'missing from', path: `/${index}/from` }])
     }
-    checkPointer(operation.from, index, 'from')
+    checkPointer(operation.from, index, 'from', rule)
   }
   if ((operation.op === 'add' || operation.op === 'replace' || operation.op === 'test') && !('value' in operation)) {
     throw new ValidationError(`Operation ${index}: ${operation.op} needs "value"`, [{ message: 'missing value', path: `/${index}/value` }])
@@ -94,8 +112,17 @@ function checkOperation(operation: PatchOperation, index: number) {
 
 /** Applies the operations to a copy of `metadata` and returns the patched document, unchecked. */
 export function applyFlagPatch(metadata: FlagMetadata, operations: readonly PatchOperation[]): Record<string, unknown> {
-  operations.forEach(checkOperation)
-  const document: Record<string, unknown> = structuredClone(metadata) as unknown as Record<string, unknown>
+  return applyPatch(metadata, operations, metadataPointer, 'the flag has changed since you read it') as Record<string, unknown>
+}
+
+/** Applies the operations to a copy of a variant list and returns the patched list, unchecked. */
+export function applyVariantsPatch(variants: readonly object[], operations: readonly PatchOperation[]): unknown {
+  return applyPatch(variants, operations, variantsPointer, 'the variants have changed since you read them')
+}
+
+function applyPatch(original: object, operations: readonly PatchOperation[], rule: PointerRule, changed: string): unknown {
+  operations.forEach((operation, index) => checkOperation(operation, index, rule))
+  const document = structuredClone(original)
   const copies = structuredClone(operations) as unknown as Operation[]
   operations.forEach((operation, index) => {
     try {
@@ -103,7 +130,7 @@ export function applyFlagPatch(metadata: FlagMetadata, operations: readonly Patc
     } catch (error) {
       const name = (error as { name?: string }).name
       if (name === 'TEST_OPERATION_FAILED') {
-        throw new ConflictError(`Operation ${index}: test of ${operation.path} failed; the flag has changed since you read it`)
+        throw new ConflictError(`Operation ${index}: test of ${operation.path} failed; ${changed}`)
       }
       throw new ValidationError(`Operation ${index} (${operation.op} ${operation.path}) cannot be applied: ${(error as Error).message.split('\n')[0]}`, [
         { message: 'cannot apply', path: `/${index}` },

@@ -2,9 +2,10 @@
 import { events } from '../../domain/events'
 import { NotFoundError, ValidationError } from '../../errors'
 import { flagNotFound } from '../not-found'
-import type { FlagRecord, LifecycleStage, StrategyRecord } from './flags.records'
+import type { FlagMetadata, FlagRecord, LifecycleStage, StrategyRecord } from './flags.records'
 import type { Tx } from '../../storage/store'
 import { checkLimit } from '../limits'
+import { metadataOf } from './flag-view'
 
 /** The flag of this project, or 404. A flag of another project answers the same, so nothing leaks. */
 export function flagInProject(tx: Pick<Tx, 'get'>, projectId: string, name: string): FlagRecord {
@@ -77,4 +78,62 @@ export function setEnvironmentEnabled(tx: Tx, flag: FlagRecord, environment: str
   tx.put('flags', flag.name, updated)
   tx.appendEvent(events.flagEnvironmentToggled(updated, environment, enabled))
   return updated
+}
+
+/**
+ * Stores new metadata and records its events (PATCH, PUT and bulk stale share it); does nothing
+ * when nothing changed.
+ */
+export function changeMetadata(tx: Tx, flag: FlagRecord, next: FlagMetadata): FlagRecord {
+  const before = metadataOf(flag)
+  const changed = (Object.keys(before) as (keyof FlagMetadata)[]).some((key) => before[key] !== next[key])
+  if (!changed) return flag
+  if (next.archived && !flag.archived) assertNoLiveChildren(tx, flag)
+  let updated: FlagRecord = {
+    ...flag,
+    description: next.description,
+    type: next.type,
+    stale: next.stale,
+    impressionData: next.impressionData,
+    archived: next.archived,
+  }
+  if (next.archived !== flag.archived) {
+    updated = next.archived
+      ? withStage({ ...updated, archivedAt: tx.now }, 'archived', tx.now)
+      : withStage({ ...updated, archivedAt: null }, 'initial', tx.now)
+  }
+  tx.put('flags', flag.name, updated)
+  tx.appendEvent(events.flagMetadataUpdated(updated, metadataOf(updated), before))
+  if (next.stale !== before.stale) tx.appendEvent(events.flagStale(updated, next.stale))
+  if (next.archived !== before.archived) tx.appendEvent(next.archived ? events.flagArchived(updated) : events.flagRevived(updated))
+  return updated
+}
+
+/** Reads the flags as staged in `tx`, so children archived earlier in the same write no longer count. */
+export function assertNoLiveChildren(tx: Pick<Tx, 'values'>, flag: FlagRecord) {
+  const children = tx.values('flags').filter((other) => !other.archived && other.dependencies.some((d) => d.feature === flag.name))
+  if (children.length > 0) {
+    throw ValidationError.at(undefined, `Flag "${flag.name}" is a parent of ${children.map((c) => `"${c.name}"`).join(', ')}; archive or unlink them first`)
+  }
+}
+
+/** Archives a live flag (DELETE of a flag, bulk archive). */
+export function archiveFlag(tx: Tx, flag: FlagRecord): void {
+  if (flag.archived) throw ValidationError.at(undefined, `Flag "${flag.name}" is already archived`)
+  assertNoLiveChildren(tx, flag)
+  const updated = withStage({ ...flag, archived: true, archivedAt: tx.now }, 'archived', tx.now)
+  tx.put('flags', flag.name, updated)
+  tx.appendEvent(events.flagArchived(updated, { data: metadataOf(updated), preData: metadataOf(flag) }))
+}
+
+/** Deletes an archived flag for good, which frees its name, and drops the dependencies on it. */
+export function deleteArchivedFlag(tx: Tx, flag: FlagRecord): void {
+  if (!flag.archived) throw ValidationError.at(undefined, `Flag "${flag.name}" is not archived; archive it before deleting it`)
+  tx.delete('flags', flag.name)
+  for (const child of tx.values('flags')) {
+    if (child.dependencies.some((dependency) => dependency.feature === flag.name)) {
+      tx.put('flags', child.name, { ...child, dependencies: child.dependencies.filter((dependency) => dependency.feature !== flag.name) })
+    }
+  }
+  tx.appendEvent(events.flagDeleted(flag, metadataOf(flag)))
 }

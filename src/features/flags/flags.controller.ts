@@ -34,6 +34,24 @@ export function flagsController(flags: FlagsService, auth: Authorization) {
           'A malformed tag (not type:value), a namePrefix given twice or an unknown parameter is a 400 naming it.',
       },
     })
+    .get('/api/admin/features', ({ query, caller }) => ({ version: 1, features: flags.listAll(caller, query) }), {
+      auth: 'NONE',
+      query: t.Object({
+        tag: t.Optional(repeatable(t.String({ maxLength: 200, pattern: '^[^:]+:', description: 'type:value' }), { maxItems: 100, description: 'Only flags with any of these tags (type:value, repeatable)' })),
+        project: t.Optional(repeatable(t.String({ maxLength: 100, description: 'Project id' }), { maxItems: 100, description: 'Only flags of any of these projects (repeatable)' })),
+        namePrefix: t.Optional(t.String({ maxLength: 100, description: 'Only flags whose name starts with this, ignoring case' })),
+      }),
+      response: { 200: 'featuresSchema', ...authErrors(400) },
+      detail: {
+        operationId: 'getAllToggles',
+        summary: 'Get all feature flags (deprecated)',
+        tags,
+        deprecated: true,
+        description:
+          'Deprecated, as in Unleash: use getFeatures per project. Live flags of every project the token sees, by createdAt then name, with the filters of getFeatures ' +
+          'and project (repeatable); the filters are ANDed, the values of one filter ORed.',
+      },
+    })
     .post('/api/admin/projects/:projectId/features', async ({ params, body, caller, set }) => {
       set.status = 201
       return flags.create(params.projectId, body, caller)
@@ -49,6 +67,17 @@ export function flagsController(flags: FlagsService, auth: Authorization) {
       params: flagParams,
       response: { 200: 'featureSchema', ...authErrors(404) },
       detail: { operationId: 'getFeature', summary: 'Get a flag', tags, description: 'The flag with each environment\'s strategies and variants; archived flags too.' },
+    })
+    .get('/api/admin/projects/:projectId/features/:featureName/environments/:environment', ({ params }) => flags.environment(params.projectId, params.featureName, params.environment), {
+      auth: 'NONE',
+      params: environmentParams,
+      response: { 200: 'featureEnvironmentSchema', ...authErrors(404) },
+      detail: {
+        operationId: 'getFeatureEnvironment',
+        summary: 'Get a feature environment',
+        tags,
+        description: 'The flag in one environment, with its strategies and variants, as getFeature shows it; archived flags too. 404 for an environment the flag\'s project does not have.',
+      },
     })
     .put('/api/admin/projects/:projectId/features/:featureName', ({ params, body, caller }) => flags.update(params.projectId, params.featureName, body, caller), {
       auth: 'UPDATE_FEATURE',

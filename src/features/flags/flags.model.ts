@@ -377,6 +377,7 @@ export const CompleteLifecycle = t.Object(
 export const flagModels = {
   featureSchema: Feature,
   featuresSchema: FeatureList,
+  featureEnvironmentSchema: EnvironmentEntry,
   createFeatureSchema: CreateFeature,
   updateFeatureSchema: UpdateFeature,
   patchesSchema: PatchOperations,

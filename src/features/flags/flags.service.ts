@@ -9,7 +9,7 @@ import { flagNotFound } from '../not-found'
 import type { NamingPatterns } from '../projects/naming-pattern'
 import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
 import { applyFlagPatch, assertNoVariantOps, type PatchOperation } from './flag-patch'
-import { flagInProject, liveFlagInProject, requireEnvironment, setEnvironmentEnabled, withStage } from './flag-rules'
+import { archiveFlag, changeMetadata, deleteArchivedFlag, flagInProject, liveFlagInProject, requireEnvironment, setEnvironmentEnabled, withStage } from './flag-rules'
 import { ChildrenIndex, flagView, metadataOf, type FeatureView } from './flag-view'
 import { staleAfter } from '../feature-types/feature-types.service'
 import type { Static } from '@sinclair/typebox'
@@ -131,6 +131,19 @@ export class FlagsService {
 
   /** The project's live flags as the list endpoint shows them (contract §5, getFeatures). */
   listProject(projectId: string, filters: ListFilters): FeatureView[] {
+    return this.listLive((project) => project === projectId, filters)
+  }
+
+  /**
+   * Live flags of every project the caller sees (getAllToggles, Unleash's deprecated
+   * `GET /api/admin/features`), narrowed to `projects` when given; the same filters as listProject.
+   */
+  listAll(caller: Caller, filters: ListFilters & { project?: string[] }): FeatureView[] {
+    const wanted = filters.project !== undefined && filters.project.length > 0 ? new Set(filters.project) : null
+    return this.listLive((project) => callerSeesProject(caller, project) && (wanted === null || wanted.has(project)), filters)
+  }
+
+  private listLive(inScope: (project: string) => boolean, filters: ListFilters): FeatureView[] {
     const tags = filters.tag?.map((tag) => {
       const colon = tag.indexOf(':')
       if (colon <= 0) throw ValidationError.at('/tag', `tag must look like type:value, got ${JSON.stringify(tag)}`)
@@ -140,8 +153,8 @@ export class FlagsService {
     const prefix = filters.namePrefix?.toLowerCase()
     const flags = Object.values(state.flags).filter(
       (flag) =>
-        flag.project === projectId &&
         !flag.archived &&
+        inScope(flag.project) &&
         (prefix === undefined || flag.name.toLowerCase().startsWith(prefix)) &&
         (tags === undefined || tags.length === 0 || flag.tags.some((t) => tags.some((wanted) => wanted.type === t.type && wanted.value === t.value))),
     )
@@ -151,6 +164,12 @@ export class FlagsService {
     return flags.map((flag) =>
       flagView(flag, state.environments, { details: false, children: this.children.of(flag.name), potentiallyStale: this.potentiallyStale(reader, flag, now) }),
     )
+  }
+
+  /** One environment of a flag with its strategies and variants (getFeatureEnvironment), as GET of the flag shows it. */
+  environment(projectId: string, name: string, environment: string): FeatureView['environments'][number] {
+    requireEnvironment(flagInProject(this.store.reader, projectId, name), environment)
+    return this.get(projectId, name).environments.find((entry) => entry.name === environment)!
   }
 
   /** The caller's project scope is checked before, in features/tokens/auth.ts. */
@@ -248,7 +267,7 @@ export class FlagsService {
       const current = metadataOf(flag)
       const next: Record<string, unknown> = { ...current }
       for (const [key, value] of Object.entries(input)) if (value !== undefined) next[key] = value
-      this.changeMetadata(tx, flag, checkMetadata(next, current))
+      changeMetadata(tx, flag, checkMetadata(next, current))
       return this.view(tx, name, tx)
     })
   }
@@ -261,51 +280,14 @@ export class FlagsService {
       assertNoVariantOps(operations)
       flagInProject(tx, projectId, name)
       const current = metadataOf(flag)
-      this.changeMetadata(tx, flag, checkMetadata(applyFlagPatch(current, operations), current))
+      changeMetadata(tx, flag, checkMetadata(applyFlagPatch(current, operations), current))
       return this.view(tx, name, tx)
     })
   }
 
-  /** Stores new metadata and records its events; does nothing when nothing changed. */
-  private changeMetadata(tx: Tx, flag: FlagRecord, next: FlagMetadata) {
-    const before = metadataOf(flag)
-    const changed = (Object.keys(before) as (keyof FlagMetadata)[]).some((key) => before[key] !== next[key])
-    if (!changed) return
-    if (next.archived && !flag.archived) this.assertNoLiveChildren(tx, flag)
-    let updated: FlagRecord = {
-      ...flag,
-      description: next.description,
-      type: next.type,
-      stale: next.stale,
-      impressionData: next.impressionData,
-      archived: next.archived,
-    }
-    if (next.archived !== flag.archived) {
-      updated = next.archived
-        ? withStage({ ...updated, archivedAt: tx.now }, 'archived', tx.now)
-        : withStage({ ...updated, archivedAt: null }, 'initial', tx.now)
-    }
-    tx.put('flags', flag.name, updated)
-    tx.appendEvent(events.flagMetadataUpdated(updated, metadataOf(updated), before))
-    if (next.stale !== before.stale) tx.appendEvent(events.flagStale(updated, next.stale))
-    if (next.archived !== before.archived) tx.appendEvent(next.archived ? events.flagArchived(updated) : events.flagRevived(updated))
-  }
-
-  private assertNoLiveChildren(tx: Tx, flag: FlagRecord) {
-    const children = tx.values('flags').filter((other) => !other.archived && other.dependencies.some((d) => d.feature === flag.name))
-    if (children.length > 0) {
-      throw ValidationError.at(undefined, `Flag "${flag.name}" is a parent of ${children.map((c) => `"${c.name}"`).join(', ')}; archive or unlink them first`)
-    }
-  }
-
   async archive(projectId: string, name: string, caller: Caller): Promise<void> {
     await this.store.transact(actorOf(caller), (tx) => {
-      const flag = flagInProject(tx, projectId, name)
-      if (flag.archived) throw ValidationError.at(undefined, `Flag "${name}" is already archived`)
-      this.assertNoLiveChildren(tx, flag)
-      const updated = withStage({ ...flag, archived: true, archivedAt: tx.now }, 'archived', tx.now)
-      tx.put('flags', name, updated)
-      tx.appendEvent(events.flagArchived(updated, { data: metadataOf(updated), preData: metadataOf(flag) }))
+      archiveFlag(tx, flagInProject(tx, projectId, name))
     })
   }
 
@@ -326,14 +308,7 @@ export class FlagsService {
     await this.store.transact(actorOf(caller), (tx) => {
       const flag = tx.get('flags', name)
       if (!flag || !callerSeesProject(caller, flag.project)) throw new NotFoundError(`Could not find archived flag "${name}"`)
-      if (!flag.archived) throw ValidationError.at(undefined, `Flag "${name}" is not archived; archive it before deleting it`)
-      tx.delete('flags', name)
-      for (const child of tx.values('flags')) {
-        if (child.dependencies.some((dependency) => dependency.feature === name)) {
-          tx.put('flags', child.name, { ...child, dependencies: child.dependencies.filter((dependency) => dependency.feature !== name) })
-        }
-      }
-      tx.appendEvent(events.flagDeleted(flag, metadataOf(flag)))
+      deleteArchivedFlag(tx, flag)
     })
   }
 

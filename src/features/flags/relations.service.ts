@@ -14,10 +14,47 @@ import { DEFAULT_TAG_TYPE } from '../tag-types/tag-types.records'
 export const TAG_TYPE_DEFAULT = DEFAULT_TAG_TYPE
 
 /** The caller's project scope is checked before, in features/tokens/auth.ts: 403 for writes, 404 for reads. */
-function flagByName(tx: Pick<Tx, 'get'>, name: string): FlagRecord {
+export function flagByName(tx: Pick<Tx, 'get'>, name: string): FlagRecord {
   const flag = tx.get('flags', name)
   if (!flag) throw flagNotFound(name)
   return flag
+}
+
+export interface TagInput {
+  type?: string
+  value: string
+}
+
+/** A tag as a request gives it, with its default type and trimmed value checked (400 at `<path>/value`). */
+export function checkTag(input: TagInput, path: string): TagRecord {
+  const tag = { type: input.type ?? TAG_TYPE_DEFAULT, value: input.value.trim() }
+  if (tag.value.length < 2 || tag.value.length > 50) throw ValidationError.at(`${path}/value`, 'A tag value must be 2 to 50 characters long')
+  return tag
+}
+
+export function hasTag(flag: FlagRecord, tag: TagRecord): boolean {
+  return flag.tags.some((t) => t.type === tag.type && t.value === tag.value)
+}
+
+/**
+ * Adds a tag the flag does not have yet (addTag, updateTags, addTagToFeatures), with its event.
+ * `path` points at the tag in the request, for the limit's 400.
+ */
+export function tagFlag(tx: Tx, flag: FlagRecord, tag: TagRecord, path: string): FlagRecord {
+  checkTagType(tx, tag.type, `${path}/type`)
+  checkLimit('tagsPerFlag', flag.tags.length + 1, `${path}/value`)
+  const updated = { ...flag, tags: [...flag.tags, { type: tag.type, value: tag.value }] }
+  tx.put('flags', flag.name, updated)
+  tx.appendEvent(events.flagTagged(updated, tag))
+  return updated
+}
+
+/** Removes a tag the flag has, with its event. */
+export function untagFlag(tx: Tx, flag: FlagRecord, tag: TagRecord): FlagRecord {
+  const updated = { ...flag, tags: flag.tags.filter((t) => !(t.type === tag.type && t.value === tag.value)) }
+  tx.put('flags', flag.name, updated)
+  tx.appendEvent(events.flagUntagged(updated, { type: tag.type, value: tag.value }))
+  return updated
 }
 
 export class RelationsService {
@@ -28,19 +65,12 @@ export class RelationsService {
     return flag.tags.map((tag) => ({ type: tag.type, value: tag.value }))
   }
 
-  async addTag(name: string, input: { type?: string; value: string }, caller: Caller): Promise<TagRecord> {
-    const tag = { type: input.type ?? TAG_TYPE_DEFAULT, value: input.value.trim() }
-    if (tag.value.length < 2 || tag.value.length > 50) throw ValidationError.at('/value', 'A tag value must be 2 to 50 characters long')
+  async addTag(name: string, input: TagInput, caller: Caller): Promise<TagRecord> {
+    const tag = checkTag(input, '')
     return this.store.transact(actorOf(caller), (tx) => {
       const flag = flagByName(tx, name)
-      checkTagType(tx, tag.type, '/type')
-      if (flag.tags.some((t) => t.type === tag.type && t.value === tag.value)) {
-        throw new NameExistsError(`Flag "${name}" already has the tag ${tag.type}:${tag.value}`)
-      }
-      checkLimit('tagsPerFlag', flag.tags.length + 1, '/value')
-      const updated = { ...flag, tags: [...flag.tags, tag] }
-      tx.put('flags', name, updated)
-      tx.appendEvent(events.flagTagged(updated, tag))
+      if (hasTag(flag, tag)) throw new NameExistsError(`Flag "${name}" already has the tag ${tag.type}:${tag.value}`)
+      tagFlag(tx, flag, tag, '')
       return tag
     })
   }
@@ -48,10 +78,8 @@ export class RelationsService {
   async removeTag(name: string, type: string, value: string, caller: Caller): Promise<void> {
     await this.store.transact(actorOf(caller), (tx) => {
       const flag = flagByName(tx, name)
-      if (!flag.tags.some((t) => t.type === type && t.value === value)) throw new NotFoundError(`Flag "${name}" has no tag ${type}:${value}`)
-      const updated = { ...flag, tags: flag.tags.filter((t) => !(t.type === type && t.value === value)) }
-      tx.put('flags', name, updated)
-      tx.appendEvent(events.flagUntagged(updated, { type, value }))
+      if (!hasTag(flag, { type, value })) throw new NotFoundError(`Flag "${name}" has no tag ${type}:${value}`)
+      untagFlag(tx, flag, { type, value })
     })
   }
 

@@ -1,7 +1,7 @@
 /** Activation strategies and variants of a flag in one environment. */
 import { events } from '../../domain/events'
 import { NotFoundError, ValidationError } from '../../errors'
-import type { FlagRecord, StrategyRecord, VariantRecord } from './flags.records'
+import type { FlagRecord, StrategyRecord } from './flags.records'
 import type { StateReader, Store, Tx } from '../../storage/store'
 import { checkLimit } from '../limits'
 import { actorOf, type Caller } from '../tokens/permissions'
@@ -9,6 +9,7 @@ import { flagInProject, liveFlagInProject, requireEnvironment } from './flag-rul
 import { strategyView, variantView } from './flag-view'
 import { buildConstraint, checkParameters, checkPayload, distributeWeights, isSingleValueOperator } from './strategy-rules'
 import { checkLegalValues } from '../context/context.service'
+import { buildVariants, storeVariants } from './variant-rules'
 import { checkStrategyTypeUsable } from '../strategy-types/strategy-types.service'
 import type { Static } from '@sinclair/typebox'
 import type { StrategyInput as StrategyInputSchema, VariantInput as VariantInputSchema } from './flags.model'
@@ -137,29 +138,9 @@ export class StrategiesService {
   async setVariants(projectId: string, name: string, environment: string, input: VariantInput[], caller: Caller): Promise<VariantView[]> {
     return this.store.transact(actorOf(caller), (tx) => {
       const flag = liveFlagInProject(tx, projectId, name)
-      const entry = requireEnvironment(flag, environment)
-      checkLimit('variantsPerFlagEnvironment', input.length, '')
-      input.forEach((variant, index) => {
-        checkLimit('overridesPerVariant', variant.overrides?.length ?? 0, `/${index}/overrides`)
-        variant.overrides?.forEach((override, n) => checkLimit('valuesPerOverride', override.values.length, `/${index}/overrides/${n}/values`))
-      })
-      const variants = distributeWeights(
-        input.map((variant, index): VariantRecord => {
-          checkPayload(variant.payload, `/${index}/payload`)
-          return {
-            name: variant.name,
-            weight: variant.weight,
-            weightType: variant.weightType ?? 'variable',
-            stickiness: variant.stickiness ?? 'default',
-            ...(variant.payload ? { payload: variant.payload } : {}),
-            overrides: variant.overrides ?? [],
-          }
-        }),
-        '',
-      )
-      const updated = { ...flag, environments: { ...flag.environments, [environment]: { ...entry, variants } } }
-      tx.put('flags', name, updated)
-      tx.appendEvent(events.variantsUpdated(updated, environment, { variants: variants.map(variantView) }, { variants: entry.variants.map(variantView) }))
+      requireEnvironment(flag, environment)
+      const variants = buildVariants(input, '')
+      storeVariants(tx, flag, environment, variants)
       return variants.map(variantView)
     })
   }

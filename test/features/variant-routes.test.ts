@@ -1,0 +1,216 @@
+/**
+ * The variant routes beyond GET/PUT of one environment: JSON Patch of one environment's list
+ * (patchEnvironmentsFeatureVariants), GET/PUT/PATCH over all of a flag's environments
+ * (getFeatureVariants, overwriteFeatureVariants, patchFeatureVariants) and one list for several
+ * environments (PUT .../variants-batch, overwriteFeatureVariantsOnEnvironments).
+ */
+import { describe, expect, test } from 'bun:test'
+import { type Api, type VariantListBody, expectError, expectOk, freshApiPerTest, paths, tokenFor } from '../helpers'
+
+let api: Api
+freshApiPerTest((fresh) => (api = fresh))
+
+const FLAG = 'shades'
+const flagVariants = (flag = FLAG, project = 'default') => `${paths.flag(flag, project)}/variants`
+const batch = (flag = FLAG, project = 'default') => `${paths.flag(flag, project)}/variants-batch`
+const variant = (name: string, extra: Record<string, unknown> = {}) => ({ name, weight: 500, weightType: 'variable', stickiness: 'default', ...extra })
+
+/** The variants of the flag in each environment, as GET of one environment answers. */
+async function variantsByEnvironment(flag = FLAG) {
+  const result: Record<string, VariantListBody['variants']> = {}
+  for (const environment of ['development', 'production']) {
+    const response = await api.get<VariantListBody>(paths.variants(flag, environment))
+    expectOk(response)
+    result[environment] = response.body.variants
+  }
+  return result
+}
+
+async function withVariants(environment: string, variants: unknown[]) {
+  expectOk(await api.put(paths.variants(FLAG, environment), variants))
+}
+
+/** A request that must be refused: its error, and no variant and no event changed. */
+async function expectRefused(send: () => ReturnType<Api['patch']>, status: number, name: string, mentions: string[] = []) {
+  const before = await variantsByEnvironment()
+  const since = api.lastEventId()
+  const response = await send()
+  expectError(response, status, name, mentions)
+  expect(await variantsByEnvironment()).toEqual(before)
+  expect(api.eventsSince(since)).toEqual([])
+  return response
+}
+
+describe('PATCH .../environments/:environment/variants (patchEnvironmentsFeatureVariants)', () => {
+  test('applies the operations to the list, recomputes the weights, answers the list and records feature-environment-variants-updated', async () => {
+    await api.newFlag('default', FLAG)
+    await withVariants('development', [variant('blue'), variant('red')])
+    const since = api.lastEventId()
+    const response = await api.patch<VariantListBody>(paths.variants(FLAG), [
+      { op: 'test', path: '/0/name', value: 'blue' },
+      { op: 'add', path: '/-', value: variant('green', { payload: { type: 'string', value: 'g' } }) },
+      { op: 'replace', path: '/1/weightType', value: 'fix' },
+      { op: 'replace', path: '/1/weight', value: 200 },
+    ])
+    expectOk(response)
+    expect(response.body.version).toBe(1)
+    expect(response.body.variants.map((v) => [v.name, v.weight, v.weightType])).toEqual([
+      ['blue', 400, 'variable'],
+      ['green', 400, 'variable'],
+      ['red', 200, 'fix'],
+    ])
+    const stored = await variantsByEnvironment()
+    expect(stored.development).toEqual(response.body.variants)
+    expect(stored.production).toEqual([])
+    const events = await api.eventsAfter(since)
+    expect(events).toHaveLength(1)
+    expect(events[0]).toMatchObject({ type: 'feature-environment-variants-updated', featureName: FLAG, project: 'default', environment: 'development' })
+    expect((events[0].data as { variants: unknown }).variants).toEqual(response.body.variants)
+    expect((events[0].preData as { variants: { name: string }[] }).variants.map((v) => v.name)).toEqual(['blue', 'red'])
+  })
+
+  test('remove and move work on indexes; removing the last variant leaves an empty list', async () => {
+    await api.newFlag('default', FLAG)
+    await withVariants('development', [variant('a'), variant('b')])
+    const moved = await api.patch<VariantListBody>(paths.variants(FLAG), [{ op: 'remove', path: '/0' }])
+    expectOk(moved)
+    expect(moved.body.variants.map((v) => [v.name, v.weight])).toEqual([['b', 1000]])
+    const emptied = await api.patch<VariantListBody>(paths.variants(FLAG), [{ op: 'remove', path: '/0' }])
+    expectOk(emptied)
+    expect(emptied.body.variants).toEqual([])
+  })
+
+  test('a failed test is 409 and nothing is applied, not even the operations before it', async () => {
+    await api.newFlag('default', FLAG)
+    await withVariants('development', [variant('blue')])
+    await expectRefused(
+      () => api.patch(paths.variants(FLAG), [{ op: 'add', path: '/-', value: variant('red') }, { op: 'test', path: '/0/name', value: 'green' }]),
+      409,
+      'ConflictError',
+    )
+  })
+
+  test('a result that is not a valid variant list is 400 and nothing changes', async () => {
+    await api.newFlag('default', FLAG)
+    await withVariants('development', [variant('blue'), variant('red')])
+    const cases: unknown[][] = [
+      [{ op: 'replace', path: '/0/weight', value: 'heavy' }],
+      [{ op: 'add', path: '/0/colour', value: 'blue' }],
+      [{ op: 'remove', path: '/0/name' }],
+      [{ op: 'replace', path: '/1/name', value: 'blue' }],
+      [{ op: 'replace', path: '/0/weightType', value: 'fix' }, { op: 'replace', path: '/0/weight', value: 1001 }],
+      [{ op: 'add', path: '/-', value: variant('json', { payload: { type: 'json', value: '{not json' } }) }],
+    ]
+    for (const operations of cases) await expectRefused(() => api.patch(paths.variants(FLAG), operations), 400, 'ValidationError')
+  })
+
+  test('malformed operations, paths outside the list and prototype keys are 400 naming the operation', async () => {
+    await api.newFlag('default', FLAG)
+    await withVariants('development', [variant('blue')])
+    const cases: [unknown[], string][] = [
+      [[{ op: 'jump', path: '/0' }], '/0/op'],
+      [[{ op: 'replace', path: 'name', value: 'x' }], '/0/path'],
+      [[{ op: 'replace', path: '/name', value: 'x' }], '/0/path'],
+      [[{ op: 'add', path: '/0/__proto__', value: {} }], '/0/path'],
+      [[{ op: 'replace', path: '/5/name', value: 'x' }], '/0'],
+      [[{ op: 'replace', path: '/0/name', value: 'x', extra: 1 }], '/0/extra'],
+    ]
+    for (const [operations, path] of cases) {
+      const response = await expectRefused(() => api.patch(paths.variants(FLAG), operations), 400, 'ValidationError')
+      expect({ operations, details: (response.body as { details?: { path?: string }[] }).details?.map((d) => d.path) }).toEqual({ operations, details: [path] })
+    }
+  })
+
+  test('an unknown flag, a flag of another project or an unknown environment is 404; an archived flag is 400', async () => {
+    await api.newFlag('default', FLAG)
+    await api.newProject('other')
+    const add = [{ op: 'add', path: '/-', value: variant('blue') }]
+    await expectRefused(() => api.patch(paths.variants('missing'), add), 404, 'NotFoundError')
+    await expectRefused(() => api.patch(paths.variants(FLAG, 'development', 'other'), add), 404, 'NotFoundError')
+    await expectRefused(() => api.patch(paths.variants(FLAG, 'staging'), add), 404, 'NotFoundError', ['staging'])
+    expectOk(await api.delete(paths.flag(FLAG)), 202)
+    await expectRefused(() => api.patch(paths.variants(FLAG), add), 400, 'ValidationError', ['archived'])
+  })
+
+  test('needs UPDATE_FEATURE_VARIANTS: a viewer gets 403', async () => {
+    await api.newFlag('default', FLAG)
+    const viewer = await tokenFor(api, 'viewer', { role: 'viewer' })
+    const response = await expectRefused(() => api.patch(paths.variants(FLAG), [{ op: 'add', path: '/-', value: variant('blue') }], { token: viewer }), 403, 'NoAccessError')
+    expect(response.body).toMatchObject({ permissions: ['UPDATE_FEATURE_VARIANTS'] })
+  })
+})
+
+describe('GET, PUT and PATCH .../features/:featureName/variants (all environments)', () => {
+  test('PUT stores the list in every environment of the flag in one write, with one event per environment', async () => {
+    await api.newFlag('default', FLAG)
+    const since = api.lastEventId()
+    const response = await api.put<VariantListBody>(flagVariants(), [variant('blue'), variant('red', { weightType: 'fix', weight: 300 })])
+    expectOk(response)
+    expect(response.body).toEqual({
+      version: 1,
+      variants: [
+        { ...variant('blue'), weight: 700, overrides: [] },
+        { ...variant('red'), weightType: 'fix', weight: 300, overrides: [] },
+      ],
+    })
+    const stored = await variantsByEnvironment()
+    expect(stored).toEqual({ development: response.body.variants, production: response.body.variants })
+    const events = await api.eventsAfter(since)
+    expect(events.map((event) => [event.type, event.environment])).toEqual([
+      ['feature-environment-variants-updated', 'development'],
+      ['feature-environment-variants-updated', 'production'],
+    ])
+    expect(events[0].createdAt).toBe(events[1].createdAt)
+  })
+
+  test('GET answers the production environment\'s variants, and PATCH patches them and stores the result everywhere', async () => {
+    await api.newFlag('default', FLAG)
+    await withVariants('development', [variant('dev-only')])
+    await withVariants('production', [variant('blue')])
+    const listed = await api.get<VariantListBody>(flagVariants())
+    expectOk(listed)
+    expect(listed.body.variants.map((v) => v.name)).toEqual(['blue'])
+
+    const since = api.lastEventId()
+    const response = await api.patch<VariantListBody>(flagVariants(), [{ op: 'test', path: '/0/name', value: 'blue' }, { op: 'add', path: '/-', value: variant('red') }])
+    expectOk(response)
+    expect(response.body.variants.map((v) => [v.name, v.weight])).toEqual([['blue', 500], ['red', 500]])
+    expect(await variantsByEnvironment()).toEqual({ development: response.body.variants, production: response.body.variants })
+    expect((await api.eventsAfter(since)).map((event) => event.environment)).toEqual(['development', 'production'])
+  })
+
+  test('a bad list or a failed test leaves every environment as it was and records nothing', async () => {
+    await api.newFlag('default', FLAG)
+    await withVariants('production', [variant('blue')])
+    await expectRefused(() => api.put(flagVariants(), [variant('a', { weightType: 'fix', weight: 600 }), variant('b', { weightType: 'fix', weight: 600 })]), 400, 'ValidationError')
+    await expectRefused(() => api.put(flagVariants(), [variant('a'), variant('a')]), 400, 'ValidationError')
+    await expectRefused(() => api.patch(flagVariants(), [{ op: 'test', path: '/0/name', value: 'red' }]), 409, 'ConflictError')
+    await expectRefused(() => api.patch(flagVariants(), [{ op: 'add', path: '/-', value: { name: 'no-weight' } }]), 400, 'ValidationError')
+    await expectRefused(() => api.put(flagVariants('missing'), [variant('a')]), 404, 'NotFoundError')
+  })
+})
+
+describe('PUT .../features/:featureName/variants-batch (overwriteFeatureVariantsOnEnvironments)', () => {
+  test('stores the list in each named environment, defaults filled in, with one event each; others are left alone', async () => {
+    await api.newFlag('default', FLAG)
+    await withVariants('production', [variant('prod')])
+    const since = api.lastEventId()
+    const response = await api.put<VariantListBody>(batch(), { variants: [{ name: 'blue', weight: 0 }], environments: ['development', 'development'] })
+    expectOk(response)
+    expect(response.body).toEqual({ version: 1, variants: [{ name: 'blue', weight: 1000, weightType: 'variable', stickiness: 'default', overrides: [] }] })
+    const stored = await variantsByEnvironment()
+    expect(stored.development).toEqual(response.body.variants)
+    expect(stored.production.map((v) => v.name)).toEqual(['prod'])
+    const events = await api.eventsAfter(since)
+    expect(events.map((event) => [event.type, event.environment])).toEqual([['feature-environment-variants-updated', 'development']])
+  })
+
+  test('no environment is 400; an environment the flag lacks is 404; a bad list is 400; nothing changes', async () => {
+    await api.newFlag('default', FLAG)
+    await expectRefused(() => api.put(batch(), { variants: [variant('a')], environments: [] }), 400, 'ValidationError')
+    await expectRefused(() => api.put(batch(), { variants: [variant('a')] }), 400, 'ValidationError')
+    await expectRefused(() => api.put(batch(), { variants: [variant('a')], environments: ['development', 'staging'] }), 404, 'NotFoundError', ['staging'])
+    const bad = await expectRefused(() => api.put(batch(), { variants: [variant('a'), variant('a')], environments: ['development'] }), 400, 'ValidationError')
+    expect((bad.body as { details?: { path?: string }[] }).details?.[0]?.path).toBe('/variants/1/name')
+  })
+})
