@@ -52,6 +52,8 @@ export const EVENT_TYPES = [
   'strategy-updated',
   'strategy-deprecated',
   'strategy-reactivated',
+  'features-exported',
+  'features-imported',
 ] as const
 
 export type EventType = (typeof EVENT_TYPES)[number]
@@ -144,4 +146,9 @@ export const events = {
   segmentCreated: (project: string | null, data: object): NewEvent => ({ type: 'segment-created', project, data }),
   segmentUpdated: (project: string | null, data: object, preData: object): NewEvent => ({ type: 'segment-updated', project, data, preData }),
   segmentDeleted: (project: string | null, preData: object): NewEvent => ({ type: 'segment-deleted', project, preData }),
+
+  /** `data` says what was exported: the environment and the flags' names (not the whole export, which can be megabytes). */
+  featuresExported: (data: { environment: string; features: string[] }): NewEvent => ({ type: 'features-exported', environment: data.environment, data }),
+  /** Follows the events of the single changes an import made, in the same commit. */
+  featuresImported: (project: string, environment: string, data: { features: string[] }): NewEvent => ({ type: 'features-imported', project, environment, data }),
 } satisfies Record<string, (...args: never[]) => NewEvent>

@@ -18,6 +18,19 @@ function flagByName(tx: Pick<Tx, 'get'>, name: string): FlagRecord {
   return flag
 }
 
+export interface DependencyInput {
+  feature: string
+  enabled?: boolean
+  variants?: string[]
+}
+
+/** A tag as a request gives it, with its default type and its value checked (2 to 50 characters once trimmed). */
+export function checkTag(input: { type?: string; value: string }, path = '/value'): TagRecord {
+  const tag = { type: input.type ?? TAG_TYPE_DEFAULT, value: input.value.trim() }
+  if (tag.value.length < 2 || tag.value.length > 50) throw ValidationError.at(path, 'A tag value must be 2 to 50 characters long')
+  return tag
+}
+
 export class RelationsService {
   constructor(private readonly store: Pick<Store, 'reader' | 'transact'>) {}
 
@@ -27,29 +40,39 @@ export class RelationsService {
   }
 
   async addTag(name: string, input: { type?: string; value: string }, caller: Caller): Promise<TagRecord> {
-    const tag = { type: input.type ?? TAG_TYPE_DEFAULT, value: input.value.trim() }
-    if (tag.value.length < 2 || tag.value.length > 50) throw ValidationError.at('/value', 'A tag value must be 2 to 50 characters long')
+    const tag = checkTag(input)
     return this.store.transact(actorOf(caller), (tx) => {
-      const flag = flagByName(tx, name)
-      if (flag.tags.some((t) => t.type === tag.type && t.value === tag.value)) {
-        throw new NameExistsError(`Flag "${name}" already has the tag ${tag.type}:${tag.value}`)
-      }
-      checkLimit('tagsPerFlag', flag.tags.length + 1, '/value')
-      const updated = { ...flag, tags: [...flag.tags, tag] }
-      tx.put('flags', name, updated)
-      tx.appendEvent(events.flagTagged(updated, tag))
+      this.addTagIn(tx, flagByName(tx, name), tag)
       return tag
     })
   }
 
+  /** The write of `addTag` inside `tx` with a tag made by `checkTag`; the import reuses it. */
+  addTagIn(tx: Tx, flag: FlagRecord, tag: TagRecord): FlagRecord {
+    if (flag.tags.some((t) => t.type === tag.type && t.value === tag.value)) {
+      throw new NameExistsError(`Flag "${flag.name}" already has the tag ${tag.type}:${tag.value}`)
+    }
+    checkLimit('tagsPerFlag', flag.tags.length + 1, '/value')
+    const updated = { ...flag, tags: [...flag.tags, tag] }
+    tx.put('flags', flag.name, updated)
+    tx.appendEvent(events.flagTagged(updated, tag))
+    return updated
+  }
+
   async removeTag(name: string, type: string, value: string, caller: Caller): Promise<void> {
     await this.store.transact(actorOf(caller), (tx) => {
-      const flag = flagByName(tx, name)
-      if (!flag.tags.some((t) => t.type === type && t.value === value)) throw new NotFoundError(`Flag "${name}" has no tag ${type}:${value}`)
-      const updated = { ...flag, tags: flag.tags.filter((t) => !(t.type === type && t.value === value)) }
-      tx.put('flags', name, updated)
-      tx.appendEvent(events.flagUntagged(updated, { type, value }))
+      this.removeTagIn(tx, flagByName(tx, name), { type, value })
     })
+  }
+
+  /** The write of `removeTag` inside `tx`; the import reuses it. */
+  removeTagIn(tx: Tx, flag: FlagRecord, tag: TagRecord): FlagRecord {
+    const { type, value } = tag
+    if (!flag.tags.some((t) => t.type === type && t.value === value)) throw new NotFoundError(`Flag "${flag.name}" has no tag ${type}:${value}`)
+    const updated = { ...flag, tags: flag.tags.filter((t) => !(t.type === type && t.value === value)) }
+    tx.put('flags', flag.name, updated)
+    tx.appendEvent(events.flagUntagged(updated, { type, value }))
+    return updated
   }
 
   /**
@@ -57,27 +80,30 @@ export class RelationsService {
    * a parent may not have parents of its own, and a flag with children may not get a parent,
    * which also rules out cycles.
    */
-  async addDependency(projectId: string, childName: string, input: { feature: string; enabled?: boolean; variants?: string[] }, caller: Caller) {
+  async addDependency(projectId: string, childName: string, input: DependencyInput, caller: Caller) {
+    await this.store.transact(actorOf(caller), (tx) => this.addDependencyIn(tx, projectId, childName, input))
+  }
+
+  /** The write of `addDependency` inside `tx`; the import reuses it. */
+  addDependencyIn(tx: Tx, projectId: string, childName: string, input: DependencyInput): void {
     const enabled = input.enabled ?? true
     const variants = [...new Set(input.variants ?? [])]
-    await this.store.transact(actorOf(caller), (tx) => {
-      const child = liveFlagInProject(tx, projectId, childName)
-      if (!enabled && variants.length > 0) throw ValidationError.at('/variants', 'variants can only be given when the parent must be enabled')
-      if (input.feature === childName) throw ValidationError.at('/feature', 'A flag cannot depend on itself')
-      const parent = tx.get('flags', input.feature)
-      if (!parent || parent.project !== projectId) throw ValidationError.at('/feature', `Parent flag "${input.feature}" does not exist in project "${projectId}"`)
-      if (parent.archived) throw ValidationError.at('/feature', `Parent flag "${input.feature}" is archived`)
-      if (parent.dependencies.length > 0) throw ValidationError.at('/feature', `"${input.feature}" depends on other flags itself and cannot be a parent`)
-      if (tx.values('flags').some((flag) => flag.dependencies.some((d) => d.feature === childName))) {
-        throw ValidationError.at('/feature', `"${childName}" is a parent of other flags and cannot depend on another flag`)
-      }
-      const dependency = { feature: input.feature, enabled, variants }
-      const others = child.dependencies.filter((d) => d.feature !== input.feature)
-      checkLimit('dependenciesPerFlag', others.length + 1, '/feature')
-      const updated = { ...child, dependencies: [...others, dependency] }
-      tx.put('flags', childName, updated)
-      tx.appendEvent(events.dependencyAdded(updated, dependency))
-    })
+    const child = liveFlagInProject(tx, projectId, childName)
+    if (!enabled && variants.length > 0) throw ValidationError.at('/variants', 'variants can only be given when the parent must be enabled')
+    if (input.feature === childName) throw ValidationError.at('/feature', 'A flag cannot depend on itself')
+    const parent = tx.get('flags', input.feature)
+    if (!parent || parent.project !== projectId) throw ValidationError.at('/feature', `Parent flag "${input.feature}" does not exist in project "${projectId}"`)
+    if (parent.archived) throw ValidationError.at('/feature', `Parent flag "${input.feature}" is archived`)
+    if (parent.dependencies.length > 0) throw ValidationError.at('/feature', `"${input.feature}" depends on other flags itself and cannot be a parent`)
+    if (tx.values('flags').some((flag) => flag.dependencies.some((d) => d.feature === childName))) {
+      throw ValidationError.at('/feature', `"${childName}" is a parent of other flags and cannot depend on another flag`)
+    }
+    const dependency = { feature: input.feature, enabled, variants }
+    const others = child.dependencies.filter((d) => d.feature !== input.feature)
+    checkLimit('dependenciesPerFlag', others.length + 1, '/feature')
+    const updated = { ...child, dependencies: [...others, dependency] }
+    tx.put('flags', childName, updated)
+    tx.appendEvent(events.dependencyAdded(updated, dependency))
   }
 
   async removeDependency(projectId: string, childName: string, parentName: string, caller: Caller) {

@@ -67,6 +67,29 @@ function withStrategies(tx: Tx, flag: FlagRecord, environment: string, strategie
   return updated
 }
 
+/** A flag's variants in one environment as a request gives them: limits, payloads and weights checked (paths from the list). */
+export function buildVariants(input: VariantInput[]): VariantRecord[] {
+  checkLimit('variantsPerFlagEnvironment', input.length, '')
+  input.forEach((variant, index) => {
+    checkLimit('overridesPerVariant', variant.overrides?.length ?? 0, `/${index}/overrides`)
+    variant.overrides?.forEach((override, n) => checkLimit('valuesPerOverride', override.values.length, `/${index}/overrides/${n}/values`))
+  })
+  return distributeWeights(
+    input.map((variant, index): VariantRecord => {
+      checkPayload(variant.payload, `/${index}/payload`)
+      return {
+        name: variant.name,
+        weight: variant.weight,
+        weightType: variant.weightType ?? 'variable',
+        stickiness: variant.stickiness ?? 'default',
+        ...(variant.payload ? { payload: variant.payload } : {}),
+        overrides: variant.overrides ?? [],
+      }
+    }),
+    '',
+  )
+}
+
 export class StrategiesService {
   constructor(
     private readonly store: Pick<Store, 'reader' | 'transact'>,
@@ -88,16 +111,21 @@ export class StrategiesService {
 
   async add(projectId: string, name: string, environment: string, input: StrategyInput, caller: Caller): Promise<StrategyView> {
     return this.store.transact(actorOf(caller), (tx) => {
-      const flag = liveFlagInProject(tx, projectId, name)
-      const existing = requireEnvironment(flag, environment).strategies
-      checkLimit('strategiesPerFlagEnvironment', existing.length + 1, '/name')
-      const sortOrder = input.sortOrder ?? Math.max(-1, ...existing.map((s) => s.sortOrder)) + 1
-      const strategy = buildStrategy(tx, input, name, crypto.randomUUID(), sortOrder)
-      this.checkSegments(tx, strategy.segments, flag.project)
-      const updated = withStrategies(tx, flag, environment, [...existing, strategy])
-      tx.appendEvent(events.strategyAdded(updated, environment, strategyView(strategy, name)))
+      const { strategy } = this.addIn(tx, liveFlagInProject(tx, projectId, name), environment, input)
       return strategyView(strategy, name)
     })
+  }
+
+  /** The write of `add` inside `tx`, which the import reuses. Returns the flag as changed. */
+  addIn(tx: Tx, flag: FlagRecord, environment: string, input: StrategyInput): { flag: FlagRecord; strategy: StrategyRecord } {
+    const existing = requireEnvironment(flag, environment).strategies
+    checkLimit('strategiesPerFlagEnvironment', existing.length + 1, '/name')
+    const sortOrder = input.sortOrder ?? Math.max(-1, ...existing.map((s) => s.sortOrder)) + 1
+    const strategy = buildStrategy(tx, input, flag.name, crypto.randomUUID(), sortOrder)
+    this.checkSegments(tx, strategy.segments, flag.project)
+    const updated = withStrategies(tx, flag, environment, [...existing, strategy])
+    tx.appendEvent(events.strategyAdded(updated, environment, strategyView(strategy, flag.name)))
+    return { flag: updated, strategy }
   }
 
   async update(projectId: string, name: string, environment: string, strategyId: string, input: StrategyInput, caller: Caller): Promise<StrategyView> {
@@ -115,12 +143,17 @@ export class StrategiesService {
 
   async remove(projectId: string, name: string, environment: string, strategyId: string, caller: Caller): Promise<void> {
     await this.store.transact(actorOf(caller), (tx) => {
-      const flag = liveFlagInProject(tx, projectId, name)
-      const before = findStrategy(flag, environment, strategyId)
-      const strategies = requireEnvironment(flag, environment).strategies.filter((s) => s.id !== strategyId)
-      const updated = withStrategies(tx, flag, environment, strategies)
-      tx.appendEvent(events.strategyRemoved(updated, environment, strategyView(before, name)))
+      this.removeIn(tx, liveFlagInProject(tx, projectId, name), environment, strategyId)
     })
+  }
+
+  /** The write of `remove` inside `tx`, which the import reuses. Returns the flag as changed. */
+  removeIn(tx: Tx, flag: FlagRecord, environment: string, strategyId: string): FlagRecord {
+    const before = findStrategy(flag, environment, strategyId)
+    const strategies = requireEnvironment(flag, environment).strategies.filter((s) => s.id !== strategyId)
+    const updated = withStrategies(tx, flag, environment, strategies)
+    tx.appendEvent(events.strategyRemoved(updated, environment, strategyView(before, flag.name)))
+    return updated
   }
 
   variants(projectId: string, name: string, environment: string): VariantView[] {
@@ -130,30 +163,18 @@ export class StrategiesService {
   async setVariants(projectId: string, name: string, environment: string, input: VariantInput[], caller: Caller): Promise<VariantView[]> {
     return this.store.transact(actorOf(caller), (tx) => {
       const flag = liveFlagInProject(tx, projectId, name)
-      const entry = requireEnvironment(flag, environment)
-      checkLimit('variantsPerFlagEnvironment', input.length, '')
-      input.forEach((variant, index) => {
-        checkLimit('overridesPerVariant', variant.overrides?.length ?? 0, `/${index}/overrides`)
-        variant.overrides?.forEach((override, n) => checkLimit('valuesPerOverride', override.values.length, `/${index}/overrides/${n}/values`))
-      })
-      const variants = distributeWeights(
-        input.map((variant, index): VariantRecord => {
-          checkPayload(variant.payload, `/${index}/payload`)
-          return {
-            name: variant.name,
-            weight: variant.weight,
-            weightType: variant.weightType ?? 'variable',
-            stickiness: variant.stickiness ?? 'default',
-            ...(variant.payload ? { payload: variant.payload } : {}),
-            overrides: variant.overrides ?? [],
-          }
-        }),
-        '',
-      )
-      const updated = { ...flag, environments: { ...flag.environments, [environment]: { ...entry, variants } } }
-      tx.put('flags', name, updated)
-      tx.appendEvent(events.variantsUpdated(updated, environment, { variants: variants.map(variantView) }, { variants: entry.variants.map(variantView) }))
+      const variants = buildVariants(input)
+      this.setVariantsIn(tx, flag, environment, variants)
       return variants.map(variantView)
     })
+  }
+
+  /** The write of `setVariants` inside `tx` with variants made by `buildVariants`; the import reuses it. */
+  setVariantsIn(tx: Tx, flag: FlagRecord, environment: string, variants: VariantRecord[]): FlagRecord {
+    const entry = requireEnvironment(flag, environment)
+    const updated = { ...flag, environments: { ...flag.environments, [environment]: { ...entry, variants } } }
+    tx.put('flags', flag.name, updated)
+    tx.appendEvent(events.variantsUpdated(updated, environment, { variants: variants.map(variantView) }, { variants: entry.variants.map(variantView) }))
+    return updated
   }
 }
