@@ -112,7 +112,13 @@ export const ExportResult = t.Object(
     featureStrategies: t.Array(Strategy, { description: 'Their strategies in the environment' }),
     featureEnvironments: t.Array(ExportedFlagEnvironment, { description: 'Their state in the environment (flags of projects not using it have none)' }),
     contextFields: t.Array(ContextField, { description: 'Context fields the strategies and variants use' }),
-    featureTags: t.Array(t.Object({ featureName: t.String(), tagType: t.String(), tagValue: t.String() }, { description: 'A tag on a flag' }), { description: 'Their tags' }),
+    featureTags: t.Array(
+      t.Object(
+        { featureName: t.String({ description: 'Flag name' }), tagType: t.String({ description: 'Tag type' }), tagValue: t.String({ description: 'Tag value' }) },
+        { description: 'A tag on a flag' },
+      ),
+      { description: 'Their tags' },
+    ),
     segments: t.Array(SegmentRef, { description: 'Segments the strategies use' }),
     tagTypes: t.Array(TagType, { description: 'Tag types the tags use' }),
     dependencies: t.Array(FeatureDependencies, { description: 'Their parents' }),
