@@ -175,14 +175,6 @@ export class FlagsService {
   }
 
   async create(projectId: string, input: CreateFlagInput, caller: Caller): Promise<FeatureView> {
-    const problem = nameProblem(input.name, 'flag')
-    if (problem) throw ValidationError.at('/name', problem)
-    const type = input.type ?? 'release'
-    checkType(type)
-    checkDescription(input.description ?? null)
-    if (this.store.reader.get('flags', input.name)) await this.validateName(input.name, null)
-    if (!this.store.reader.get('projects', projectId)) throw new NotFoundError(`Project "${projectId}" does not exist`)
-    this.checkNamingPattern(input.name, projectId)
     return this.store.transact(actorOf(caller), (tx) => {
       const record = this.createIn(tx, projectId, input, caller)
       return this.view(tx, record.name, tx)
@@ -190,9 +182,9 @@ export class FlagsService {
   }
 
   /**
-   * Creates the flag inside `tx` and records its event: the write of `create`, which the
-   * import reuses. The name rules and the naming pattern are checked here too, so that no way in
-   * skips them.
+   * Creates the flag inside `tx` and records its event: the write of `create`, which the import
+   * reuses, so that both check the same rules in the same order (name, type, description, taken
+   * 409, unknown project 404, naming pattern, limit).
    */
   createIn(tx: Tx, projectId: string, input: CreateFlagInput, caller: Caller): FlagRecord {
     const problem = nameProblem(input.name, 'flag')
@@ -200,7 +192,6 @@ export class FlagsService {
     const type = input.type ?? 'release'
     checkType(type)
     checkDescription(input.description ?? null)
-    // Checked again here: another request may have taken the name while this one waited for its turn.
     const existing = tx.get('flags', input.name)
     if (existing) throw new NameExistsError(existing.archived ? 'An archived flag with that name already exists' : 'A flag with that name already exists')
     const project = tx.get('projects', projectId)
