@@ -149,7 +149,11 @@ describe('import', () => {
     const target = await makeApi()
     others.push(target)
     await target.newProject('store')
-    expectOk(await target.post('/api/admin/segments', { name: 'europe', constraints: [] }), 201)
+    // Segments are matched by name: here `europe` has another id, and belongs to the project.
+    expectOk(await target.post('/api/admin/segments', { name: 'spare', constraints: [] }), 201)
+    const europe = await target.post<{ id: number }>('/api/admin/segments', { name: 'europe', project: 'store', constraints: [] })
+    expectOk(europe, 201)
+    expect(europe.body.id).not.toBe(exported.segments[0].id)
     const since = target.lastEventId()
     const response = await target.post(IMPORT, { project: 'store', environment: 'production', data: exported })
     expectOk(response)
@@ -158,7 +162,8 @@ describe('import', () => {
     const again = await exportOf(target, { environment: 'production', project: 'store' })
     expect(again.features.every((flag) => flag.project === 'store')).toBe(true)
     expect(comparable(again)).toEqual(comparable(exported))
-    expect(again.featureStrategies[0].segments).toEqual([expect.any(Number)])
+    expect(again.featureStrategies[0].segments).toEqual([europe.body.id])
+    expect(again.segments).toEqual([{ id: europe.body.id, name: 'europe' }])
     expect((await target.getFlag('store', 'checkout')).body).toMatchObject({ lifecycle: { stage: 'live' }, environments: [{ name: 'development', enabled: false }, { name: 'production', enabled: true }] })
 
     // The single changes' events, in one commit (one createdAt), then features-imported.
@@ -211,6 +216,18 @@ describe('import', () => {
     const second = api.lastEventId()
     expectOk(await api.post(IMPORT, { project: 'shop', environment: 'development', data: { ...exported, features: [{ ...exported.features[0], stale: true }] } }))
     expect(api.eventsSince(second).map((e) => e.type)).toEqual(['feature-strategy-remove', 'feature-strategy-remove', 'feature-strategy-add', 'feature-strategy-add', 'features-imported'])
+  })
+
+  test('without featureTags the flags\' tags are left as they are; with featureTags: [] they are removed', async () => {
+    await api.newFlag('default', 'tagged')
+    expectOk(await api.post(paths.tags('tagged'), { value: 'keep-me' }), 201)
+    const data = { features: [{ name: 'tagged' }], featureStrategies: [], tagTypes: [] }
+    expectOk(await api.post(IMPORT, { project: 'default', environment: 'development', data }))
+    expect(api.services.store.state.flags.tagged.tags).toEqual([{ type: 'simple', value: 'keep-me' }])
+    const since = api.lastEventId()
+    expectOk(await api.post(IMPORT, { project: 'default', environment: 'development', data: { ...data, featureTags: [] } }))
+    expect(api.services.store.state.flags.tagged.tags).toEqual([])
+    expect(api.eventsSince(since).map((e) => [e.type, e.preData])).toEqual([['feature-untagged', { type: 'simple', value: 'keep-me' }], ['features-imported', null]])
   })
 
   test('the OpenAPI example imports into a fresh service as is, and the flag is there as described', async () => {
