@@ -117,7 +117,8 @@ export function reviewImport(reader: StateReader, input: ImportInput, caller: Ca
   }
   if (existing.size > 0) warnings.push(item('The following features already exist in this project and will be overwritten:', existing))
 
-  const missing = neededPermissions(reader, input, created > 0).filter((permission) => !roleHasPermission(caller.role, permission) || !callerSeesProject(caller, project))
+  // The project is one the caller sees (requireTarget answered 404 otherwise): only the role can lack a permission.
+  const missing = neededPermissions(reader, input, created > 0).filter((permission) => !roleHasPermission(caller.role, permission))
   const permissions = missing.length > 0 ? [item('We detected you are missing the following permissions:', missing)] : []
   return { errors, warnings, permissions, archived, existing }
 }
