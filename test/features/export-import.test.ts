@@ -221,7 +221,8 @@ describe('import', () => {
   test('without featureTags the flags\' tags are left as they are; with featureTags: [] they are removed', async () => {
     await api.newFlag('default', 'tagged')
     expectOk(await api.post(paths.tags('tagged'), { value: 'keep-me' }), 201)
-    const data = { features: [{ name: 'tagged' }], featureStrategies: [], tagTypes: [] }
+    // As Unleash 8 exports it: with the flag links it has and we do not (ignored).
+    const data = { features: [{ name: 'tagged' }], featureStrategies: [], tagTypes: [], links: [{ feature: 'tagged', links: [{ url: 'https://example.com' }] }] }
     expectOk(await api.post(IMPORT, { project: 'default', environment: 'development', data }))
     expect(api.services.store.state.flags.tagged.tags).toEqual([{ type: 'simple', value: 'keep-me' }])
     const since = api.lastEventId()

@@ -172,6 +172,7 @@ export const ImportData = t.Object(
     segments: t.Optional(t.Array(SegmentRef, { maxItems: MAX_ITEMS, description: 'Segments the strategies use; each must exist here under the same name' })),
     tagTypes: t.Array(TagType, { maxItems: MAX_ITEMS, description: 'Tag types the tags use' }),
     dependencies: t.Optional(t.Array(FeatureDependencies, { maxItems: MAX_ITEMS, description: 'Parents to add to the flags' })),
+    links: t.Optional(t.Array(t.Unknown({ description: 'The links of one flag' }), { maxItems: MAX_ITEMS, description: 'Flag links, which Unleash 7 and later export; this service has none and ignores them' })),
   },
   { description: 'An export (exportResultSchema), as Unleash or this service writes it' },
 )
