@@ -14,6 +14,8 @@ import { environmentsController } from './features/environments/environments.con
 import { environmentsCollection } from './features/environments/environments.records'
 import { createEnvironment, EnvironmentsService } from './features/environments/environments.service'
 import { eventsController } from './features/events/events.controller'
+import { exportImportController } from './features/export-import/export-import.controller'
+import { ExportImportService } from './features/export-import/export-import.service'
 import { EventsService } from './features/events/events.service'
 import { flagsController } from './features/flags/flags.controller'
 import { flagsCollection } from './features/flags/flags.records'
@@ -84,6 +86,7 @@ export const FEATURES: readonly Feature[] = [
   { collections: [tagTypesCollection], controllers: (s, auth) => [tagTypesController(s.tagTypes, auth)] },
   { collections: [flagTypesCollection], controllers: (s, auth) => [flagTypesController(s.flagTypes, auth)] },
   { collections: [contextFieldsCollection], controllers: (s, auth) => [contextController(s.context, auth)] },
+  { controllers: (s, auth) => [exportImportController(s.exportImport, auth)] },
 ]
 
 /** The collections of the state document, from the features that own them. */
@@ -120,18 +123,22 @@ export async function openStore(dataDir: string | null, options: StoreOptions = 
 /** Every service, built over the one store: a feature with a service adds it here. */
 export function createServices(store: Store) {
   const patterns = new NamingPatterns(store)
+  const flags = new FlagsService(store, patterns)
+  const strategies = new StrategiesService(store, checkStrategySegments)
+  const relations = new RelationsService(store)
   return {
     store,
     patterns,
     tokens: new TokensService(store),
     projects: new ProjectsService(store),
     environments: new EnvironmentsService(store),
-    flags: new FlagsService(store, patterns),
-    strategies: new StrategiesService(store, checkStrategySegments),
+    flags,
+    strategies,
     segments: new SegmentsService(store),
-    relations: new RelationsService(store),
     bulk: new FlagBulkService(store),
     variants: new VariantsService(store),
+    relations,
+    exportImport: new ExportImportService(store, { flags, strategies, relations }),
     events: new EventsService(store),
     client: new ClientFeaturesService(store),
     strategyTypes: new StrategyTypesService(store),

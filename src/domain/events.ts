@@ -59,6 +59,8 @@ export const EVENT_TYPES = [
   'context-field-created',
   'context-field-updated',
   'context-field-deleted',
+  'features-exported',
+  'features-imported',
 ] as const
 
 export type EventType = (typeof EVENT_TYPES)[number]
@@ -159,4 +161,8 @@ export const events = {
   contextFieldCreated: (data: object): NewEvent => ({ type: 'context-field-created', data }),
   contextFieldUpdated: (data: object, preData: object): NewEvent => ({ type: 'context-field-updated', data, preData }),
   contextFieldDeleted: (preData: object): NewEvent => ({ type: 'context-field-deleted', preData }),
+  /** `data` says what was exported: the environment and the flags' names (not the whole export, which can be megabytes). */
+  featuresExported: (data: { environment: string; features: string[] }): NewEvent => ({ type: 'features-exported', environment: data.environment, data }),
+  /** Follows the events of the single changes an import made, in the same commit. */
+  featuresImported: (project: string, environment: string, data: { features: string[] }): NewEvent => ({ type: 'features-imported', project, environment, data }),
 } satisfies Record<string, (...args: never[]) => NewEvent>

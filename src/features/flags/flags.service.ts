@@ -203,7 +203,8 @@ export class FlagsService {
     if (projectId) this.checkNamingPattern(name, projectId)
   }
 
-  private checkNamingPattern(name: string, projectId: string) {
+  /** 400 when `name` does not fit the project's naming pattern (the import reports it as a finding). */
+  checkNamingPattern(name: string, projectId: string) {
     const project = this.store.reader.get('projects', projectId)
     const naming = project?.featureNaming
     if (!naming) return
@@ -222,54 +223,65 @@ export class FlagsService {
   }
 
   async create(projectId: string, input: CreateFlagInput, caller: Caller): Promise<FeatureView> {
+    return this.store.transact(actorOf(caller), (tx) => {
+      const record = this.createIn(tx, projectId, input, caller)
+      return this.view(tx, record.name, tx)
+    })
+  }
+
+  /**
+   * Creates the flag inside `tx` and records its event: the write of `create`, which the import
+   * reuses, so that both check the same rules in the same order (name, type, description, taken
+   * 409, unknown project 404, naming pattern, limit).
+   */
+  createIn(tx: Tx, projectId: string, input: CreateFlagInput, caller: Caller): FlagRecord {
     const problem = nameProblem(input.name, 'flag')
     if (problem) throw ValidationError.at('/name', problem)
     const type = input.type ?? 'release'
     checkType(type)
     checkDescription(input.description ?? null)
-    if (this.store.reader.get('flags', input.name)) await this.validateName(input.name, null)
-    if (!this.store.reader.get('projects', projectId)) throw new NotFoundError(`Project "${projectId}" does not exist`)
+    const existing = tx.get('flags', input.name)
+    if (existing) throw new NameExistsError(existing.archived ? 'An archived flag with that name already exists' : 'A flag with that name already exists')
+    const project = tx.get('projects', projectId)
+    if (!project) throw new NotFoundError(`Project "${projectId}" does not exist`)
     this.checkNamingPattern(input.name, projectId)
-    return this.store.transact(actorOf(caller), (tx) => {
-      // Checked again here: another request may have taken the name while this one waited for its turn.
-      const existing = tx.get('flags', input.name)
-      if (existing) throw new NameExistsError(existing.archived ? 'An archived flag with that name already exists' : 'A flag with that name already exists')
-      const project = tx.get('projects', projectId)
-      if (!project) throw new NotFoundError(`Project "${projectId}" does not exist`)
-      checkLimit('flags', this.count.in(tx) + 1, '/name')
-      const record: FlagRecord = {
-        name: input.name,
-        project: projectId,
-        type,
-        description: input.description ?? null,
-        impressionData: input.impressionData ?? false,
-        stale: false,
-        archived: false,
-        archivedAt: null,
-        createdAt: tx.now,
-        createdBy: { id: caller.userId, name: caller.tokenName, imageUrl: '' },
-        environments: Object.fromEntries(project.environments.map((environment) => [environment, emptyFlagEnvironment()])),
-        tags: [],
-        dependencies: [],
-        lifecycle: { stage: 'initial', enteredStageAt: tx.now },
-        completion: null,
-      }
-      tx.put('flags', record.name, record)
-      tx.appendEvent(events.flagCreated(record, metadataOf(record)))
-      return this.view(tx, record.name, tx)
-    })
+    checkLimit('flags', this.count.in(tx) + 1, '/name')
+    const record: FlagRecord = {
+      name: input.name,
+      project: projectId,
+      type,
+      description: input.description ?? null,
+      impressionData: input.impressionData ?? false,
+      stale: false,
+      archived: false,
+      archivedAt: null,
+      createdAt: tx.now,
+      createdBy: { id: caller.userId, name: caller.tokenName, imageUrl: '' },
+      environments: Object.fromEntries(project.environments.map((environment) => [environment, emptyFlagEnvironment()])),
+      tags: [],
+      dependencies: [],
+      lifecycle: { stage: 'initial', enteredStageAt: tx.now },
+      completion: null,
+    }
+    tx.put('flags', record.name, record)
+    tx.appendEvent(events.flagCreated(record, metadataOf(record)))
+    return record
   }
 
   /** PUT: the given properties replace the stored ones; missing ones are left alone. */
   async update(projectId: string, name: string, input: UpdateFlagInput, caller: Caller): Promise<FeatureView> {
     return this.store.transact(actorOf(caller), (tx) => {
-      const flag = flagInProject(tx, projectId, name)
-      const current = metadataOf(flag)
-      const next: Record<string, unknown> = { ...current }
-      for (const [key, value] of Object.entries(input)) if (value !== undefined) next[key] = value
-      changeMetadata(tx, flag, checkMetadata(next, current))
+      this.updateIn(tx, flagInProject(tx, projectId, name), input)
       return this.view(tx, name, tx)
     })
+  }
+
+  /** The write of `update` inside `tx`, which the import reuses: events only when something changed. */
+  updateIn(tx: Tx, flag: FlagRecord, input: UpdateFlagInput): void {
+    const current = metadataOf(flag)
+    const next: Record<string, unknown> = { ...current }
+    for (const [key, value] of Object.entries(input)) if (value !== undefined) next[key] = value
+    changeMetadata(tx, flag, checkMetadata(next, current))
   }
 
   /** PATCH with JSON Patch, in the contract's order of checks (§5). */

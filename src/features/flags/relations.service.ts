@@ -25,10 +25,10 @@ export interface TagInput {
   value: string
 }
 
-/** A tag as a request gives it, with its default type and trimmed value checked (400 at `<path>/value`). */
-export function checkTag(input: TagInput, path: string): TagRecord {
+/** A tag as a request gives it, with its default type and trimmed value checked (400 at `<path>/<valueKey>`). */
+export function checkTag(input: TagInput, path: string, valueKey = 'value'): TagRecord {
   const tag = { type: input.type ?? TAG_TYPE_DEFAULT, value: input.value.trim() }
-  if (tag.value.length < 2 || tag.value.length > 50) throw ValidationError.at(`${path}/value`, 'A tag value must be 2 to 50 characters long')
+  if (tag.value.length < 2 || tag.value.length > 50) throw ValidationError.at(`${path}/${valueKey}`, 'A tag value must be 2 to 50 characters long')
   return tag
 }
 
@@ -57,6 +57,12 @@ export function untagFlag(tx: Tx, flag: FlagRecord, tag: TagRecord): FlagRecord 
   return updated
 }
 
+export interface DependencyInput {
+  feature: string
+  enabled?: boolean
+  variants?: string[]
+}
+
 export class RelationsService {
   constructor(private readonly store: Pick<Store, 'reader' | 'transact'>) {}
 
@@ -68,19 +74,27 @@ export class RelationsService {
   async addTag(name: string, input: TagInput, caller: Caller): Promise<TagRecord> {
     const tag = checkTag(input, '')
     return this.store.transact(actorOf(caller), (tx) => {
-      const flag = flagByName(tx, name)
-      if (hasTag(flag, tag)) throw new NameExistsError(`Flag "${name}" already has the tag ${tag.type}:${tag.value}`)
-      tagFlag(tx, flag, tag, '')
+      this.addTagIn(tx, flagByName(tx, name), tag)
       return tag
     })
   }
 
+  /** The write of `addTag` inside `tx` with a tag made by `checkTag`; the import reuses it. */
+  addTagIn(tx: Tx, flag: FlagRecord, tag: TagRecord): FlagRecord {
+    if (hasTag(flag, tag)) throw new NameExistsError(`Flag "${flag.name}" already has the tag ${tag.type}:${tag.value}`)
+    return tagFlag(tx, flag, tag, '')
+  }
+
   async removeTag(name: string, type: string, value: string, caller: Caller): Promise<void> {
     await this.store.transact(actorOf(caller), (tx) => {
-      const flag = flagByName(tx, name)
-      if (!hasTag(flag, { type, value })) throw new NotFoundError(`Flag "${name}" has no tag ${type}:${value}`)
-      untagFlag(tx, flag, { type, value })
+      this.removeTagIn(tx, flagByName(tx, name), { type, value })
     })
+  }
+
+  /** The write of `removeTag` inside `tx`; the import reuses it. */
+  removeTagIn(tx: Tx, flag: FlagRecord, tag: TagRecord): FlagRecord {
+    if (!hasTag(flag, tag)) throw new NotFoundError(`Flag "${flag.name}" has no tag ${tag.type}:${tag.value}`)
+    return untagFlag(tx, flag, tag)
   }
 
   /**
@@ -88,27 +102,30 @@ export class RelationsService {
    * a parent may not have parents of its own, and a flag with children may not get a parent,
    * which also rules out cycles.
    */
-  async addDependency(projectId: string, childName: string, input: { feature: string; enabled?: boolean; variants?: string[] }, caller: Caller) {
+  async addDependency(projectId: string, childName: string, input: DependencyInput, caller: Caller) {
+    await this.store.transact(actorOf(caller), (tx) => this.addDependencyIn(tx, projectId, childName, input))
+  }
+
+  /** The write of `addDependency` inside `tx`; the import reuses it. */
+  addDependencyIn(tx: Tx, projectId: string, childName: string, input: DependencyInput): void {
     const enabled = input.enabled ?? true
     const variants = [...new Set(input.variants ?? [])]
-    await this.store.transact(actorOf(caller), (tx) => {
-      const child = liveFlagInProject(tx, projectId, childName)
-      if (!enabled && variants.length > 0) throw ValidationError.at('/variants', 'variants can only be given when the parent must be enabled')
-      if (input.feature === childName) throw ValidationError.at('/feature', 'A flag cannot depend on itself')
-      const parent = tx.get('flags', input.feature)
-      if (!parent || parent.project !== projectId) throw ValidationError.at('/feature', `Parent flag "${input.feature}" does not exist in project "${projectId}"`)
-      if (parent.archived) throw ValidationError.at('/feature', `Parent flag "${input.feature}" is archived`)
-      if (parent.dependencies.length > 0) throw ValidationError.at('/feature', `"${input.feature}" depends on other flags itself and cannot be a parent`)
-      if (tx.values('flags').some((flag) => flag.dependencies.some((d) => d.feature === childName))) {
-        throw ValidationError.at('/feature', `"${childName}" is a parent of other flags and cannot depend on another flag`)
-      }
-      const dependency = { feature: input.feature, enabled, variants }
-      const others = child.dependencies.filter((d) => d.feature !== input.feature)
-      checkLimit('dependenciesPerFlag', others.length + 1, '/feature')
-      const updated = { ...child, dependencies: [...others, dependency] }
-      tx.put('flags', childName, updated)
-      tx.appendEvent(events.dependencyAdded(updated, dependency))
-    })
+    const child = liveFlagInProject(tx, projectId, childName)
+    if (!enabled && variants.length > 0) throw ValidationError.at('/variants', 'variants can only be given when the parent must be enabled')
+    if (input.feature === childName) throw ValidationError.at('/feature', 'A flag cannot depend on itself')
+    const parent = tx.get('flags', input.feature)
+    if (!parent || parent.project !== projectId) throw ValidationError.at('/feature', `Parent flag "${input.feature}" does not exist in project "${projectId}"`)
+    if (parent.archived) throw ValidationError.at('/feature', `Parent flag "${input.feature}" is archived`)
+    if (parent.dependencies.length > 0) throw ValidationError.at('/feature', `"${input.feature}" depends on other flags itself and cannot be a parent`)
+    if (tx.values('flags').some((flag) => flag.dependencies.some((d) => d.feature === childName))) {
+      throw ValidationError.at('/feature', `"${childName}" is a parent of other flags and cannot depend on another flag`)
+    }
+    const dependency = { feature: input.feature, enabled, variants }
+    const others = child.dependencies.filter((d) => d.feature !== input.feature)
+    checkLimit('dependenciesPerFlag', others.length + 1, '/feature')
+    const updated = { ...child, dependencies: [...others, dependency] }
+    tx.put('flags', childName, updated)
+    tx.appendEvent(events.dependencyAdded(updated, dependency))
   }
 
   async removeDependency(projectId: string, childName: string, parentName: string, caller: Caller) {

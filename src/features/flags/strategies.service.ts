@@ -1,7 +1,7 @@
 /** Activation strategies and variants of a flag in one environment. */
 import { events } from '../../domain/events'
 import { NotFoundError, ValidationError } from '../../errors'
-import type { FlagRecord, StrategyRecord } from './flags.records'
+import type { FlagRecord, StrategyRecord, VariantRecord } from './flags.records'
 import type { StateReader, Store, Tx } from '../../storage/store'
 import { checkLimit } from '../limits'
 import { actorOf, type Caller } from '../tokens/permissions'
@@ -96,16 +96,21 @@ export class StrategiesService {
 
   async add(projectId: string, name: string, environment: string, input: StrategyInput, caller: Caller): Promise<StrategyView> {
     return this.store.transact(actorOf(caller), (tx) => {
-      const flag = liveFlagInProject(tx, projectId, name)
-      const existing = requireEnvironment(flag, environment).strategies
-      checkLimit('strategiesPerFlagEnvironment', existing.length + 1, '/name')
-      const sortOrder = input.sortOrder ?? Math.max(-1, ...existing.map((s) => s.sortOrder)) + 1
-      const strategy = buildStrategy(tx, input, name, crypto.randomUUID(), sortOrder)
-      this.checkSegments(tx, strategy.segments, flag.project)
-      const updated = withStrategies(tx, flag, environment, [...existing, strategy])
-      tx.appendEvent(events.strategyAdded(updated, environment, strategyView(strategy, name)))
+      const { strategy } = this.addIn(tx, liveFlagInProject(tx, projectId, name), environment, input)
       return strategyView(strategy, name)
     })
+  }
+
+  /** The write of `add` inside `tx`, which the import reuses. Returns the flag as changed. */
+  addIn(tx: Tx, flag: FlagRecord, environment: string, input: StrategyInput): { flag: FlagRecord; strategy: StrategyRecord } {
+    const existing = requireEnvironment(flag, environment).strategies
+    checkLimit('strategiesPerFlagEnvironment', existing.length + 1, '/name')
+    const sortOrder = input.sortOrder ?? Math.max(-1, ...existing.map((s) => s.sortOrder)) + 1
+    const strategy = buildStrategy(tx, input, flag.name, crypto.randomUUID(), sortOrder)
+    this.checkSegments(tx, strategy.segments, flag.project)
+    const updated = withStrategies(tx, flag, environment, [...existing, strategy])
+    tx.appendEvent(events.strategyAdded(updated, environment, strategyView(strategy, flag.name)))
+    return { flag: updated, strategy }
   }
 
   async update(projectId: string, name: string, environment: string, strategyId: string, input: StrategyInput, caller: Caller): Promise<StrategyView> {
@@ -123,12 +128,17 @@ export class StrategiesService {
 
   async remove(projectId: string, name: string, environment: string, strategyId: string, caller: Caller): Promise<void> {
     await this.store.transact(actorOf(caller), (tx) => {
-      const flag = liveFlagInProject(tx, projectId, name)
-      const before = findStrategy(flag, environment, strategyId)
-      const strategies = requireEnvironment(flag, environment).strategies.filter((s) => s.id !== strategyId)
-      const updated = withStrategies(tx, flag, environment, strategies)
-      tx.appendEvent(events.strategyRemoved(updated, environment, strategyView(before, name)))
+      this.removeIn(tx, liveFlagInProject(tx, projectId, name), environment, strategyId)
     })
+  }
+
+  /** The write of `remove` inside `tx`, which the import reuses. Returns the flag as changed. */
+  removeIn(tx: Tx, flag: FlagRecord, environment: string, strategyId: string): FlagRecord {
+    const before = findStrategy(flag, environment, strategyId)
+    const strategies = requireEnvironment(flag, environment).strategies.filter((s) => s.id !== strategyId)
+    const updated = withStrategies(tx, flag, environment, strategies)
+    tx.appendEvent(events.strategyRemoved(updated, environment, strategyView(before, flag.name)))
+    return updated
   }
 
   variants(projectId: string, name: string, environment: string): VariantView[] {
@@ -138,10 +148,14 @@ export class StrategiesService {
   async setVariants(projectId: string, name: string, environment: string, input: VariantInput[], caller: Caller): Promise<VariantView[]> {
     return this.store.transact(actorOf(caller), (tx) => {
       const flag = liveFlagInProject(tx, projectId, name)
-      requireEnvironment(flag, environment)
       const variants = buildVariants(input, '')
-      storeVariants(tx, flag, environment, variants)
+      this.setVariantsIn(tx, flag, environment, variants)
       return variants.map(variantView)
     })
+  }
+
+  /** The write of `setVariants` inside `tx` with variants made by `buildVariants`; the import reuses it. */
+  setVariantsIn(tx: Tx, flag: FlagRecord, environment: string, variants: VariantRecord[]): FlagRecord {
+    return storeVariants(tx, flag, environment, variants)
   }
 }

@@ -25,7 +25,12 @@ import type { TokenType } from './tokens.records'
  * project ("a read of another project lists nothing", contract §3). Reads without `outOfScope`
  * answer 404 for another project's resources.
  */
-export type RouteAuth = Permission | { permission: Permission; outOfScope: () => unknown } | { tokenType: SdkTokenType }
+export type RouteAuth =
+  | Permission
+  | { permission: Permission; outOfScope: () => unknown }
+  /** A write whose project is the body's `project` (the import): checked against the token's projects like a path's. */
+  | { permission: Permission; projectInBody: true }
+  | { tokenType: SdkTokenType }
 
 /** The SDK APIs' token types: a route declaring one takes tokens of that type only (sdk-api-contract §5). */
 export type SdkTokenType = Exclude<TokenType, 'admin'>
@@ -62,11 +67,16 @@ export function authorization(tokens: Pick<TokensService, 'authenticate'>, proje
     auth(declared: RouteAuth) {
       const sdkType = typeof declared === 'object' && 'tokenType' in declared ? declared.tokenType : undefined
       const { permission, outOfScope: emptyAnswer } =
-        typeof declared === 'string' ? { permission: declared, outOfScope: undefined } : 'tokenType' in declared ? { permission: 'NONE' as const, outOfScope: undefined } : declared
+        typeof declared === 'string'
+          ? { permission: declared, outOfScope: undefined }
+          : 'tokenType' in declared
+            ? { permission: 'NONE' as const, outOfScope: undefined }
+            : { permission: declared.permission, outOfScope: 'outOfScope' in declared ? declared.outOfScope : undefined }
+      const projectInBody = typeof declared === 'object' && 'projectInBody' in declared
       return {
         // Read by http/openapi.ts, which adds the permission (or the SDK token type) to the operation's description.
         detail: { security: [{ apiKey: [] }], ...(sdkType ? { 'x-token-type': sdkType } : { 'x-permission': permission }) } as { security: { apiKey: string[] }[] },
-        transform({ request, params }) {
+        transform({ request, params, body }) {
           const { caller, type, environment } = tokens.authenticate(request.headers.get('authorization'))
           if (sdkType !== undefined) {
             // An SDK route: the token's type is the whole permission, its projects and environment the scope.
@@ -83,7 +93,9 @@ export function authorization(tokens: Pick<TokensService, 'authenticate'>, proje
             throw new NoAccessError(`The token "${caller.tokenName}" (role ${caller.role}) lacks the ${permission} permission`, permission)
           }
           const routeParams = (params ?? {}) as Params
-          const project = projectOf(routeParams)
+          // A body whose project is not a string leaves the route service-wide: a token for all projects may go on to its 400.
+          const bodyProject = projectInBody ? (body as { project?: unknown } | undefined)?.project : undefined
+          const project = typeof bodyProject === 'string' ? bodyProject : projectOf(routeParams)
           if (permission !== 'NONE') {
             const allowed = project === null || (project === undefined ? caller.projects.includes('*') : callerSeesProject(caller, project))
             if (!allowed) {

@@ -1,0 +1,158 @@
+/**
+ * Export and import between instances, in Unleash's formats (features-batch). An export is a read
+ * that records a `features-exported` event, as Unleash does. An import is one transaction: it is
+ * reviewed (import-review.ts), then made (import-apply.ts) with the single routes' transaction
+ * functions, and either all of it is committed with its events or, on any error, none of it.
+ * Validation makes the same import in a transaction that is always rolled back, so that it
+ * reports what the import would find, including a strategy or variant the single routes refuse.
+ */
+import type { Static } from '@sinclair/typebox'
+import { events } from '../../domain/events'
+import { AppError, NotFoundError, ValidationError } from '../../errors'
+import type { StateReader, Store, Tx } from '../../storage/store'
+import type { FlagRecord } from '../flags/flags.records'
+import type { FlagsService } from '../flags/flags.service'
+import { strategyView, variantView } from '../flags/flag-view'
+import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
+import type { ExportQuery, ExportResult } from './export-import.model'
+import { applyImport, type ImportWriters } from './import-apply'
+import { requireTarget, reviewImport, type ImportInput, type ImportReview, type ImportValidation, type ReviewRules } from './import-review'
+import { exportedContextFields, exportedTagTypes } from './tag-types-and-context-fields'
+
+export type ExportQueryInput = Static<typeof ExportQuery>
+export type ExportResultView = Static<typeof ExportResult>
+
+/** Thrown to roll a validation's transaction back, carrying what it found. */
+class RolledBack {
+  constructor(readonly validation: ImportValidation) {}
+}
+
+const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+
+/** The flags an export selects, as Unleash picks them: by tag, else by names, else by project, else all; live flags the caller may see. */
+function selectFlags(reader: StateReader, query: ExportQueryInput, caller: Caller): FlagRecord[] {
+  const visible = reader.values('flags').filter((flag) => !flag.archived && callerSeesProject(caller, flag.project))
+  let selected: FlagRecord[]
+  if (query.tag !== undefined) {
+    const tag = query.tag
+    selected = visible.filter((flag) => flag.tags.some((t) => t.value === tag || `${t.type}:${t.value}` === tag))
+  } else if (query.features !== undefined && query.features.length > 0) {
+    const names = new Set(query.features)
+    selected = visible.filter((flag) => names.has(flag.name))
+  } else if (query.project !== undefined) {
+    selected = visible.filter((flag) => flag.project === query.project)
+  } else {
+    selected = visible
+  }
+  return selected.sort(byName)
+}
+
+function buildExport(reader: StateReader, flags: FlagRecord[], environment: string): ExportResultView {
+  const inEnvironment = flags.filter((flag) => Object.hasOwn(flag.environments, environment))
+  const strategies = inEnvironment.flatMap((flag) =>
+    [...flag.environments[environment].strategies].sort((a, b) => a.sortOrder - b.sortOrder).map((strategy) => strategyView(strategy, flag.name)),
+  )
+  const featureEnvironments = inEnvironment.map((flag) => {
+    const entry = flag.environments[environment]
+    return { name: flag.name, featureName: flag.name, environment, enabled: entry.enabled, variants: entry.variants.map(variantView) }
+  })
+  const segmentIds = new Set(strategies.flatMap((strategy) => strategy.segments))
+  const segments = [...segmentIds]
+    .sort((a, b) => a - b)
+    .map((id) => reader.get('segments', String(id)))
+    .filter((segment) => segment !== undefined)
+    .map((segment) => ({ id: segment.id, name: segment.name }))
+  const contextNames = new Set([
+    ...strategies.flatMap((strategy) => [...strategy.constraints.map((c) => c.contextName), strategy.parameters.stickiness ?? ''].filter(Boolean)),
+    ...featureEnvironments.flatMap((entry) => entry.variants.flatMap((variant) => [variant.stickiness, ...variant.overrides.map((o) => o.contextName)])),
+  ])
+  const tags = flags.flatMap((flag) => flag.tags)
+  return {
+    features: flags.map((flag) => ({
+      name: flag.name,
+      description: flag.description,
+      type: flag.type,
+      project: flag.project,
+      stale: flag.stale,
+      impressionData: flag.impressionData,
+      archived: flag.archived,
+    })),
+    featureStrategies: strategies,
+    featureEnvironments,
+    contextFields: exportedContextFields(reader, contextNames),
+    featureTags: flags.flatMap((flag) => flag.tags.map((tag) => ({ featureName: flag.name, tagType: tag.type, tagValue: tag.value }))),
+    segments,
+    tagTypes: exportedTagTypes(reader, tags),
+    dependencies: flags
+      .filter((flag) => flag.dependencies.length > 0)
+      .map((flag) => ({ feature: flag.name, dependencies: flag.dependencies.map((d) => ({ feature: d.feature, enabled: d.enabled, variants: [...d.variants] })) })),
+  }
+}
+
+export class ExportImportService {
+  constructor(
+    private readonly store: Pick<Store, 'transact'>,
+    private readonly writers: ImportWriters & { flags: Pick<FlagsService, 'checkNamingPattern'> },
+  ) {}
+
+  private rules(tx: Tx): ReviewRules {
+    return {
+      namingProblem: (name, projectId) => {
+        try {
+          this.writers.flags.checkNamingPattern(name, projectId)
+          return null
+        } catch (error) {
+          if (error instanceof ValidationError) return error.message
+          throw error
+        }
+      },
+      flagCount: tx.values('flags').length,
+    }
+  }
+
+  async export(query: ExportQueryInput, caller: Caller): Promise<ExportResultView> {
+    return this.store.transact(actorOf(caller), (tx) => {
+      if (!tx.get('environments', query.environment)) throw new NotFoundError(`Environment "${query.environment}" does not exist`)
+      const flags = selectFlags(tx, query, caller)
+      const result = buildExport(tx, flags, query.environment)
+      tx.appendEvent(events.featuresExported({ environment: query.environment, features: flags.map((flag) => flag.name) }))
+      return result
+    })
+  }
+
+  async validate(input: ImportInput, caller: Caller): Promise<ImportValidation> {
+    try {
+      await this.store.transact(actorOf(caller), (tx) => {
+        requireTarget(tx, input, caller)
+        const review = reviewImport(tx, input, caller, this.rules(tx))
+        const { errors, warnings, permissions } = review
+        if (errors.length === 0) {
+          try {
+            applyImport(tx, input, review, this.writers, caller)
+          } catch (error) {
+            if (!(error instanceof AppError)) throw error
+            errors.push({ message: error.message, affectedItems: (error.details ?? []).map((detail) => detail.path ?? detail.message) })
+          }
+        }
+        throw new RolledBack({ errors, warnings, permissions })
+      })
+    } catch (error) {
+      if (error instanceof RolledBack) return error.validation
+      throw error
+    }
+    throw new Error('unreachable: a validation always rolls back')
+  }
+
+  /** All or nothing: any finding of the review, or any refusal while making it, answers 400 and changes nothing. */
+  async import(input: ImportInput, caller: Caller): Promise<void> {
+    await this.store.transact(actorOf(caller), (tx) => {
+      requireTarget(tx, input, caller)
+      const review: ImportReview = reviewImport(tx, input, caller, this.rules(tx))
+      if (review.errors.length > 0) {
+        const details = review.errors.map((error) => ({ message: `${error.message} ${error.affectedItems.join(', ')}`.trim() }))
+        throw new ValidationError(`The import was refused and nothing was changed: ${details.map((detail) => detail.message).join('; ')}`, details)
+      }
+      applyImport(tx, input, review, this.writers, caller)
+    })
+  }
+}
