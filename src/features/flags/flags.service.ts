@@ -12,6 +12,8 @@ import { applyFlagPatch, assertNoVariantOps, type PatchOperation } from './flag-
 import { flagInProject, liveFlagInProject, requireEnvironment, setEnvironmentEnabled, withStage } from './flag-rules'
 import { ChildrenIndex, flagView, metadataOf, type FeatureView } from './flag-view'
 import type { Static } from '@sinclair/typebox'
+import { tagOf } from './relations.service'
+import type { TagRecord } from '../../storage/records'
 import type { CreateFeature, UpdateFeature } from './flags.model'
 
 export const DESCRIPTION_MAX_LENGTH = 2000
@@ -23,6 +25,17 @@ export interface ListFilters {
   /** `type:value` pairs; a flag matches when it has any of them. */
   tag?: string[]
   namePrefix?: string
+}
+
+/** The tags of a create-flag body, checked as POST .../tags checks one; duplicates count once. */
+function tagsOf(inputs: readonly { type?: string; value: string }[]): TagRecord[] {
+  const tags: TagRecord[] = []
+  inputs.forEach((input, index) => {
+    const tag = tagOf(input, `/tags/${index}`)
+    if (!tags.some((t) => t.type === tag.type && t.value === tag.value)) tags.push(tag)
+  })
+  checkLimit('tagsPerFlag', tags.length, '/tags')
+  return tags
 }
 
 function checkType(type: string, path = '/type') {
@@ -179,6 +192,7 @@ export class FlagsService {
     const type = input.type ?? 'release'
     checkType(type)
     checkDescription(input.description ?? null)
+    const tags = tagsOf(input.tags ?? [])
     if (this.store.reader.get('flags', input.name)) await this.validateName(input.name, null)
     if (!this.store.reader.get('projects', projectId)) throw new NotFoundError(`Project "${projectId}" does not exist`)
     this.checkNamingPattern(input.name, projectId)
@@ -206,9 +220,15 @@ export class FlagsService {
         lifecycle: { stage: 'initial', enteredStageAt: tx.now },
         completion: null,
       }
-      tx.put('flags', record.name, record)
       tx.appendEvent(events.flagCreated(record, metadataOf(record)))
-      return this.view(tx, record.name, tx)
+      // As in Unleash: the flag first, then one feature-tagged per tag, in the same commit.
+      let tagged = record
+      for (const tag of tags) {
+        tagged = { ...tagged, tags: [...tagged.tags, tag] }
+        tx.appendEvent(events.flagTagged(tagged, tag))
+      }
+      tx.put('flags', tagged.name, tagged)
+      return this.view(tx, tagged.name, tx)
     })
   }
 

@@ -11,6 +11,13 @@ import { flagInProject, liveFlagInProject, withStage } from './flag-rules'
 
 export const TAG_TYPE_DEFAULT = 'simple'
 
+/** A tag as given in a body (type defaults to simple, the value is trimmed), checked; `path` locates it. */
+export function tagOf(input: { type?: string; value: string }, path = ''): TagRecord {
+  const tag = { type: input.type ?? TAG_TYPE_DEFAULT, value: input.value.trim() }
+  if (tag.value.length < 2 || tag.value.length > 50) throw ValidationError.at(`${path}/value`, 'A tag value must be 2 to 50 characters long')
+  return tag
+}
+
 /** The caller's project scope is checked before, in features/tokens/auth.ts: 403 for writes, 404 for reads. */
 function flagByName(tx: Pick<Tx, 'get'>, name: string): FlagRecord {
   const flag = tx.get('flags', name)
@@ -27,8 +34,7 @@ export class RelationsService {
   }
 
   async addTag(name: string, input: { type?: string; value: string }, caller: Caller): Promise<TagRecord> {
-    const tag = { type: input.type ?? TAG_TYPE_DEFAULT, value: input.value.trim() }
-    if (tag.value.length < 2 || tag.value.length > 50) throw ValidationError.at('/value', 'A tag value must be 2 to 50 characters long')
+    const tag = tagOf(input)
     return this.store.transact(actorOf(caller), (tx) => {
       const flag = flagByName(tx, name)
       if (flag.tags.some((t) => t.type === tag.type && t.value === tag.value)) {
