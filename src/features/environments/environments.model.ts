@@ -30,7 +30,7 @@ export const CreateEnvironment = t.Object(
 
 export const ProjectEnvironment = t.Object(
   { environment: t.String({ description: 'Name of the environment to connect', maxLength: 100 }) },
-  { description: 'An environment to connect to the project', examples: [{ environment: 'development' }] },
+  { description: 'An environment to connect to the project', examples: [{ environment: 'staging' }] },
 )
 
 /** The named schemas of the environment routes, as routes refer to them and OpenAPI lists them. */

@@ -221,7 +221,7 @@ export const TagInput = t.Object(
     type: t.Optional(t.String({ description: 'Tag type (default "simple")', minLength: 2, maxLength: 50 })),
     value: t.String({ description: 'Tag value, 2 to 50 characters', minLength: 1, maxLength: 200 }),
   },
-  { description: 'A tag to add', examples: [{ type: 'simple', value: 'checkout' }] },
+  { description: 'A tag to add', examples: [{ type: 'simple', value: 'beta' }] },
 )
 
 export const TagList = t.Object(
