@@ -35,21 +35,29 @@ type Resolve = (name: string) => Schema | undefined
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 
-/** The JSON pointer of the first prototype key in `value`, or null. */
-export function prototypeKeyPath(value: unknown, path = ''): string | null {
+/**
+ * Removes, in place, every prototype key in `value`, so that none reaches validation (whose error
+ * would then depend on where it stood) or a service; returns the JSON pointer of the first, or null.
+ */
+export function removePrototypeKeys(value: unknown, path = ''): string | null {
+  let first: string | null = null
   if (Array.isArray(value)) {
-    for (let index = 0; index < value.length; index++) {
-      const found = prototypeKeyPath(value[index], `${path}/${index}`)
-      if (found !== null) return found
-    }
+    value.forEach((item, index) => {
+      const found = removePrototypeKeys(item, `${path}/${index}`)
+      first ??= found
+    })
   } else if (isRecord(value)) {
     for (const key of Object.keys(value)) {
-      if (PROTOTYPE_KEYS.has(key)) return `${path}/${key}`
-      const found = prototypeKeyPath(value[key], `${path}/${key}`)
-      if (found !== null) return found
+      if (PROTOTYPE_KEYS.has(key)) {
+        first ??= `${path}/${key}`
+        delete value[key]
+        continue
+      }
+      const found = removePrototypeKeys(value[key], `${path}/${key}`)
+      first ??= found
     }
   }
-  return null
+  return first
 }
 
 function deref(schema: Schema, resolve: Resolve): Schema {
@@ -150,7 +158,7 @@ export function lenientBodies<App extends Elysia<any, any, any, any, any, any, a
       if (typeof body !== 'object' || body === null) return
       const schema = bodySchemaFor(context.request.method, context.route)
       if (schema === null) return
-      const prototypeKey = prototypeKeyPath(body)
+      const prototypeKey = removePrototypeKeys(body)
       if (prototypeKey !== null) {
         const name = prototypeKey.slice(prototypeKey.lastIndexOf('/') + 1)
         problems.set(context.request, ValidationError.at(prototypeKey, `"${name}" is not allowed as a property name`))
