@@ -7,6 +7,7 @@ import { PATCH_OPS } from './flag-patch'
 import { CONSTRAINT_OPERATORS } from './strategy-rules'
 import { BUILT_IN_STRATEGIES } from '../strategy-types/built-in-strategies'
 import { LIMITS } from '../limits'
+import { CREATE_FLAG_EXAMPLE, STRATEGY_EXAMPLE, UPDATE_FLAG_EXAMPLE, VARIANTS_EXAMPLE } from './flags.examples'
 
 /**
  * An enumeration as a union of literals. (`t.UnionEnum` would also do, but it gives the schema a
@@ -120,19 +121,7 @@ export const StrategyInput = t.Object(
       }),
     ),
   },
-  {
-    description: 'An activation strategy to add or to replace one with: the flag is on for a context when an enabled strategy applies',
-    examples: [
-      {
-        name: 'flexibleRollout',
-        title: 'Half of the users',
-        disabled: false,
-        constraints: [{ contextName: 'userId', operator: 'NOT_IN', values: ['42'] }],
-        parameters: { rollout: '50', stickiness: 'default', groupId: 'new-checkout' },
-        variants: [{ name: 'blue', weight: 1000, weightType: 'variable', stickiness: 'default' }],
-      },
-    ],
-  },
+  { description: 'An activation strategy to add or to replace one with: the flag is on for a context when an enabled strategy applies', examples: [STRATEGY_EXAMPLE] },
 )
 
 export const Strategy = t.Object(
@@ -162,12 +151,6 @@ const Override = t.Object(
   { description: 'Gives the variant to these context values, whatever the weights' },
 )
 
-/** A variant list as clients send it: what the examples of the variant routes show. */
-export const VARIANTS_EXAMPLE = [
-  { name: 'blue', weight: 500, weightType: 'variable', stickiness: 'default', payload: { type: 'string', value: 'blue' } },
-  { name: 'green', weight: 500, weightType: 'variable', stickiness: 'default', overrides: [{ contextName: 'userId', values: ['42'] }] },
-]
-
 export const VariantInput = t.Object(
   {
     name: ShortText('Variant name, unique within the flag'),
@@ -182,10 +165,7 @@ export const VariantInput = t.Object(
       }),
     ),
   },
-  {
-    description: 'A variant of the flag in one environment: fix variants get exactly their weight, variable ones share what is left so that all weights sum to 1000',
-    examples: [VARIANTS_EXAMPLE[0]],
-  },
+  { description: 'A variant of the flag in one environment: fix variants get exactly their weight, variable ones share what is left so that all weights sum to 1000', examples: [VARIANTS_EXAMPLE[0]] },
 )
 
 export const Variant = t.Object(
@@ -316,10 +296,7 @@ export const FeatureList = t.Object(
   { description: 'Flags of a project' },
 )
 
-/**
- * A flag type. Documented as an enumeration; checked by the service (flags.service.ts), whose error
- * lists the types, rather than by the schema, whose error for a union says only that none matched.
- */
+/** Documented as an enumeration, checked by the service: its error lists the types, a union's would not. */
 const FlagType = (description: string) => t.String({ description, maxLength: 100, enum: [...FLAG_TYPES] })
 
 export const CreateFeature = t.Object(
@@ -328,17 +305,9 @@ export const CreateFeature = t.Object(
     type: t.Optional(FlagType('Kind of flag (default release)')),
     description: t.Optional(t.Union([t.String({ maxLength: 2000 }), t.Null()], { description: 'Longer description' })),
     impressionData: t.Optional(t.Boolean({ description: 'Collect impression data (default false)' })),
-    tags: t.Optional(
-      t.Array(TagInput, {
-        maxItems: LIMITS.tagsPerFlag.max,
-        description: `Tags to give the flag as it is created (events feature-tagged follow feature-created); duplicates count once; at most ${LIMITS.tagsPerFlag.max} (tagsPerFlag)`,
-      }),
-    ),
+    tags: t.Optional(t.Array(TagInput, { maxItems: LIMITS.tagsPerFlag.max, description: `Tags given to the flag as it is created; duplicates count once; at most ${LIMITS.tagsPerFlag.max} (tagsPerFlag)` })),
   },
-  {
-    description: 'A flag to create; properties Unleash defines and this service does not use are accepted and ignored',
-    examples: [{ name: 'new-checkout', type: 'release', description: 'The new checkout flow', impressionData: false, tags: [{ type: 'simple', value: 'checkout' }] }],
-  },
+  { description: 'A flag to create; properties Unleash defines and this service does not use are accepted and ignored', examples: [CREATE_FLAG_EXAMPLE] },
 )
 
 export const UpdateFeature = t.Object(
@@ -351,7 +320,7 @@ export const UpdateFeature = t.Object(
     impressionData: t.Optional(t.Boolean({ description: 'Impression data on or off' })),
     archived: t.Optional(t.Boolean({ description: 'true archives, false revives' })),
   },
-  { description: 'Properties to replace; missing ones are left alone', examples: [{ description: 'The new checkout flow, for every user', type: 'release', stale: false, impressionData: true }] },
+  { description: 'Properties to replace; missing ones are left alone', examples: [UPDATE_FLAG_EXAMPLE] },
 )
 
 /** The JSON-Patch body as documented: what clients should send. */
