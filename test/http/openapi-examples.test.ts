@@ -69,10 +69,13 @@ const CREATED_AS: Record<string, string> = {
 }
 
 /** What an operation needs beyond its path and the flags its body names. */
+const archiveNamed = async (world: World, body: any) => {
+  for (const name of body.features) await world.call('DELETE', `/api/admin/projects/${world.values.get('projectId')}/features/${name}`)
+}
 const PREPARE: Record<string, (world: World, body: any) => Promise<void>> = {
-  reviveFeatures: async (world, body) => {
-    for (const name of body.features) await world.call('DELETE', `/api/admin/projects/${world.values.get('projectId')}/features/${name}`)
-  },
+  reviveFeatures: archiveNamed,
+  // Unleash's POST /api/admin/projects/{projectId}/delete: archived flags only.
+  deleteFeatures: archiveNamed,
   deleteFeature: async (world) => {
     await world.call('DELETE', `/api/admin/projects/${world.values.get('projectId')}/features/${world.values.get('featureName')}`)
   },
