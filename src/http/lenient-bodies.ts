@@ -91,10 +91,13 @@ function alternatives(schema: Schema, resolve: Resolve): Schema[] {
 const describesObject = (schema: Schema) => schema.type === 'object' || schema.properties !== undefined || schema.patternProperties !== undefined
 const describesArray = (schema: Schema) => schema.type === 'array' && schema.items !== undefined && !Array.isArray(schema.items)
 
+const patterns = new Map<string, RegExp>()
+const patternOf = (source: string) => patterns.get(source) ?? patterns.set(source, new RegExp(source)).get(source)!
+
 /** Where the schema keeps a property it does not list: its own schema, or true to keep it unchecked. */
 function keeperOf(schemas: Schema[], key: string): Schema | true | null {
   for (const schema of schemas) {
-    for (const [pattern, inner] of Object.entries(schema.patternProperties ?? {})) if (new RegExp(pattern).test(key)) return inner
+    for (const [pattern, inner] of Object.entries(schema.patternProperties ?? {})) if (patternOf(pattern).test(key)) return inner
     if (schema.additionalProperties === true) return true
     if (typeof schema.additionalProperties === 'object') return schema.additionalProperties
   }
