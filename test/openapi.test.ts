@@ -303,13 +303,13 @@ describe('the five operations of the seed', () => {
 })
 
 describe('what the document tells readers', () => {
-  test('no description or summary sends readers to a document they do not have (the seed, the contract, an issue)', () => {
+  test('no description or summary sends readers to a document they do not have (the seed, the contract, an issue, a section number such as 2.4)', () => {
     const found: string[] = []
     const walk = (value: unknown, path: string) => {
       if (Array.isArray(value)) value.forEach((item, index) => walk(item, `${path}/${index}`))
       else if (value !== null && typeof value === 'object') {
         for (const [key, child] of Object.entries(value)) {
-          if ((key === 'description' || key === 'summary') && typeof child === 'string' && /\bseed\b|contract|§|\bissue \d/i.test(child)) found.push(`${path}/${key}: ${child}`)
+          if ((key === 'description' || key === 'summary') && typeof child === 'string' && /\bseed\b|contract|§|\bissue \d|\bsection\b|(?<![\d.:v])\d+\.\d+(?![\d.])/i.test(child)) found.push(`${path}/${key}: ${child}`)
           walk(child, `${path}/${key}`)
         }
       }

@@ -1,24 +1,26 @@
 /** What every controller starts from: the strict query reading, its own named models, and the `auth` macro. */
 import { Elysia, type AnyElysia, type TSchema } from 'elysia'
 import { strictQueries } from './query'
+import { lenientBodies } from './lenient-bodies'
 import { ErrorSchema } from './schemas'
 
 /**
  * - `standardHostname: false`: Elysia otherwise assumes a hostname of at least four characters when
  *   it cuts the path out of the URL, so http://api/health (a short service name) missed its route.
- * - `normalize: false`: by default Elysia quietly drops unknown properties and even turns an array
- *   into an empty object before validating; we answer 400 instead, so a typo in a field name is an
- *   error rather than a change silently not made.
+ * - `normalize: false`: Elysia's normalisation drops unknown properties but also turns an array into
+ *   an empty object before validating, silently changing what was sent. Unknown properties are
+ *   dropped by http/lenient-bodies.ts instead, which leaves every value it keeps as it was sent.
  */
 export const ELYSIA_CONFIG = { handler: { standardHostname: false }, normalize: false } as ConstructorParameters<typeof Elysia>[0]
 
 /**
  * A controller's base: `models` are the named schemas its routes refer to by name (each becomes a
- * component of the OpenAPI document), `error` included; `auth` is the authorization macro.
+ * component of the OpenAPI document), `error` included; `auth` is the authorization macro. Its
+ * routes read query strings strictly (http/query.ts) and bodies as Unleash does (http/lenient-bodies.ts).
  */
 export function controllerBase<const Auth extends AnyElysia, const Models extends Record<string, TSchema>>(auth: Auth, models: Models) {
   const named = { error: ErrorSchema, ...models }
-  return strictQueries(new Elysia(ELYSIA_CONFIG).model(named).use(auth), named)
+  return strictQueries(lenientBodies(new Elysia(ELYSIA_CONFIG).model(named).use(auth), named), named)
 }
 
 /** A 200 answer without a body, as the seed asks for bulk toggles and validate. */

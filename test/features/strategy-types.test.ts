@@ -231,7 +231,7 @@ describe('strategies of SDK-known and user-defined types on flags', () => {
 
 describe('OpenAPI', () => {
   test('the six operations are documented under Unleash\'s operationIds with their permission, and the bodies with an example', async () => {
-    const document = (await api.get<{ paths: Record<string, Record<string, { operationId: string; 'x-permission'?: string }>>; components: { schemas: Record<string, { examples?: unknown[] }> } }>('/swagger/json', { token: null })).body
+    const document = (await api.get<{ paths: Record<string, Record<string, { operationId: string; 'x-permission'?: string }>>; components: { schemas: Record<string, { example?: unknown }> } }>('/swagger/json', { token: null })).body
     const operations = Object.entries(document.paths)
       .filter(([path]) => path.startsWith('/api/admin/strategies'))
       .flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => [`${method.toUpperCase()} ${path}`, op.operationId]))
@@ -243,8 +243,8 @@ describe('OpenAPI', () => {
       'POST /api/admin/strategies/{name}/deprecate': 'deprecateStrategy',
       'POST /api/admin/strategies/{name}/reactivate': 'reactivateStrategy',
     })
-    expect(document.components.schemas.createStrategySchema.examples?.length).toBeGreaterThan(0)
-    expect(document.components.schemas.updateStrategySchema.examples?.length).toBeGreaterThan(0)
+    expect(document.components.schemas.createStrategySchema.example).toBeDefined()
+    expect(document.components.schemas.updateStrategySchema.example).toBeDefined()
   })
 })
 

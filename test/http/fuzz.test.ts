@@ -91,11 +91,17 @@ function wrongTyped(random: Random, key: string): unknown {
   return random.pick(['not-an-object', 3, [1, 2], true])
 }
 
-/** A JSON object that certainly breaks its schema: at least one known key holds the wrong type. */
-function badObject(random: Random): Record<string, unknown> {
+/**
+ * A JSON object that certainly breaks its schema: at least one key the route's schema lists (`known`)
+ * holds the wrong type. Other keys may be anything: unknown ones are dropped, as Unleash ignores them.
+ */
+function badObject(random: Random, known: string[]): Record<string, unknown> {
   const object = (random.chance(0.5) ? randomJson(random, 2) : {}) as Record<string, unknown>
   const body: Record<string, unknown> = typeof object === 'object' && object !== null && !Array.isArray(object) ? { ...object } : {}
-  const key = random.pick([...STRING_KEYS, ...BOOLEAN_KEYS, ...ARRAY_KEYS, ...OBJECT_KEYS])
+  const all = [...STRING_KEYS, ...BOOLEAN_KEYS, ...ARRAY_KEYS, ...OBJECT_KEYS]
+  const typed = all.filter((key) => known.includes(key))
+  // A route without a body schema ignores the body: any key will do.
+  const key = random.pick(typed.length > 0 ? typed : all)
   body[key] = wrongTyped(random, key)
   if (random.chance(0.3)) Object.defineProperty(body, '__proto__', { value: { polluted: 'yes', isAdmin: true }, enumerable: true })
   if (random.chance(0.2)) Object.defineProperty(body, 'constructor', { value: { prototype: { polluted: 'yes' } }, enumerable: true })
@@ -151,7 +157,7 @@ const BODY_ROUTES = new Set([
   'PUT /api/admin/projects/:projectId/features/:featureName/variants-batch',
 ])
 
-function badBody(random: Random, arrayBody: boolean): Body {
+function badBody(random: Random, arrayBody: boolean, known: string[]): Body {
   const json = (value: unknown) => ({ raw: JSON.stringify(value), contentType: 'application/json' })
   switch (random.int(0, 9)) {
     case 0:
@@ -169,7 +175,7 @@ function badBody(random: Random, arrayBody: boolean): Body {
     case 5:
       return { raw: '{"name":"\\ud800","id":"\\udfff"}', contentType: 'application/json' }
     default:
-      return json(arrayBody ? badArray(random) : badObject(random))
+      return json(arrayBody ? badArray(random) : badObject(random, known))
   }
 }
 
@@ -192,8 +198,24 @@ function isJsonError(response: Response, text: string): boolean {
   return response.headers.get('content-type') === 'application/json' && typeof error.name === 'string' && typeof error.message === 'string' && typeof error.id === 'string'
 }
 
+/** Per route (`METHOD /path/:param`), the top-level properties its documented body schema lists. */
+async function bodyProperties(): Promise<Map<string, string[]>> {
+  type Document = { components: { schemas: Record<string, { properties?: Record<string, unknown> }> }; paths: Record<string, Record<string, any>> }
+  const document = (await api.get<Document>('/swagger/json')).body
+  const known = new Map<string, string[]>()
+  for (const [path, methods] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(methods)) {
+      const ref: string | undefined = operation.requestBody?.content?.['application/json']?.schema?.$ref
+      const schema = ref ? document.components.schemas[ref.replace('#/components/schemas/', '')] : undefined
+      known.set(`${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`, Object.keys(schema?.properties ?? {}))
+    }
+  }
+  return known
+}
+
 test(`${REQUESTS} generated bad requests get 4xx JSON errors, never a 500 or a hang, and change nothing`, async () => {
   const random = seededRandom(SEED)
+  const known = await bodyProperties()
   const before = snapshot()
   const routes = api.app.routes.filter((route) => route.path.startsWith('/api/'))
   const arrayBodies = new Set([
@@ -222,7 +244,7 @@ test(`${REQUESTS} generated bad requests get 4xx JSON errors, never a 500 or a h
     else if (tokenRoll < 0.92) headers.authorization = random.pick([viewer, `Bearer ${ADMIN_SECRET}`, '*:*.wrong', random.pick(HOSTILE).replace(/[\r\n\u0000]/g, '')])
     let body: string | undefined
     if (takesBody || random.chance(0.1)) {
-      const generated = badBody(random, arrayBodies.has(key))
+      const generated = badBody(random, arrayBodies.has(key), known.get(key) ?? [])
       body = generated.raw
       if (generated.contentType) headers['content-type'] = generated.contentType
     }

@@ -1,7 +1,8 @@
 /**
  * Swagger UI for real: the service runs, headless Chromium (Debian's `chromium`, installed by
  * .ci/run when missing) loads /swagger, the five seed operations are listed, a token is given to
- * Authorize, validateFeature is tried out and answers 200. Skipped, saying so, where there is no
+ * Authorize, validateFeature is tried out and answers 200, and createFeature is tried out with the
+ * body Swagger UI fills in from the documented example. Skipped, saying so, where there is no
  * browser.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
@@ -77,4 +78,31 @@ test.skipIf(!hasBrowser)('Swagger UI lists the five operations, authorizes with 
   expect((await status.textContent())?.trim()).toBe('200')
   if (process.env.SCREENSHOT) await page.screenshot({ path: process.env.SCREENSHOT })
   expect(outside).toEqual([])
+}, 90_000)
+
+test.skipIf(!hasBrowser)('"Try it out" on createFeature sends the default body Swagger UI shows, as is, and the flag is created (201)', async () => {
+  const page = await browser!.newPage()
+  await page.goto(`http://127.0.0.1:${port}/swagger`)
+  await page.waitForSelector('.opblock', { timeout: 30_000 })
+  await page.click('button.authorize')
+  // The token format is shown as code, not read as Markdown emphasis.
+  expect(await page.locator('.modal-ux code', { hasText: '*:*.' }).count()).toBeGreaterThan(0)
+  await page.fill('.modal-ux input[type=text]', SECRET)
+  await page.click('.modal-ux button.authorize')
+  await page.click('.modal-ux button.btn-done')
+
+  const create = page.locator('.opblock-post', { has: page.locator('.opblock-summary-path', { hasText: /^\/api\/admin\/projects\/\{projectId\}\/features$/ }) })
+  await create.locator('.opblock-summary').click()
+  await create.locator('button.try-out__btn').click()
+  const body = JSON.parse(await create.locator('textarea.body-param__text').inputValue())
+  expect(typeof body.name).toBe('string')
+  expect(body.type).toBe('release')
+  await create.locator('input[placeholder="projectId"]').fill('default')
+  await create.locator('button.execute').click()
+  const status = create.locator('.live-responses-table .response .response-col_status').first()
+  await status.waitFor({ timeout: 15_000 })
+  expect((await status.textContent())?.trim()).toBe('201')
+  const flag = await fetch(`http://127.0.0.1:${port}/api/admin/projects/default/features/${body.name}`, { headers: { authorization: SECRET } })
+  expect(flag.status).toBe(200)
+  expect(await flag.json()).toMatchObject({ name: body.name, tags: body.tags })
 }, 90_000)

@@ -1,5 +1,6 @@
 /** Schemas of the server-side SDK API (sdk-api-contract §1): what `unleash-client` and its siblings read and send. */
 import { t } from 'elysia'
+import { Integer } from '../../http/schemas'
 import { repeatable } from '../../http/query'
 
 const Payload = t.Object(
@@ -107,13 +108,13 @@ export const ClientFeature = t.Object(
 
 export const ClientFeatures = t.Object(
   {
-    version: t.Integer({ description: 'Format version, 2' }),
+    version: Integer({ description: 'Format version, 2' }),
     features: t.Array(ClientFeature, { description: 'The flags in scope, by name' }),
     segments: t.Optional(
       t.Array(
         t.Object(
           {
-            id: t.Integer({ description: 'Segment id, as in strategies' }),
+            id: Integer({ description: 'Segment id, as in strategies' }),
             name: t.String({ description: 'Segment name' }),
             constraints: t.Array(Constraint, { description: 'All must hold' }),
           },
@@ -137,7 +138,7 @@ export const ClientFeatures = t.Object(
     ),
     meta: t.Object(
       {
-        revisionId: t.Integer({ description: 'The store commit the answer was made at' }),
+        revisionId: Integer({ description: 'The store commit the answer was made at' }),
         etag: t.String({ description: 'The ETag of this answer, quoted' }),
         queryHash: t.String({ description: 'A hash of the effective filter' }),
       },

@@ -1,7 +1,7 @@
 /** Request and response schemas of context fields, with Unleash's schema names. */
 import { t } from 'elysia'
 import { LIMITS } from '../limits'
-import { Timestamp } from '../../http/schemas'
+import { Integer, Timestamp } from '../../http/schemas'
 
 export const LegalValue = t.Object(
   {
@@ -19,7 +19,7 @@ const fields = {
     }),
   ),
   stickiness: t.Optional(t.Boolean({ description: 'Whether the field may be used as stickiness (default false)' })),
-  sortOrder: t.Optional(t.Integer({ description: 'Position in lists of fields (default 0)', minimum: -2147483648, maximum: 2147483647 })),
+  sortOrder: t.Optional(Integer({ description: 'Position in lists of fields (default 0)', minimum: -2147483648, maximum: 2147483647 })),
 }
 
 export const ContextField = t.Object(
@@ -27,13 +27,13 @@ export const ContextField = t.Object(
     name: t.String({ description: 'Field name, as a constraint\'s contextName' }),
     description: t.String({ description: 'What the field holds' }),
     stickiness: t.Boolean({ description: 'Whether the field may be used as stickiness' }),
-    sortOrder: t.Integer({ description: 'Position in lists of fields' }),
+    sortOrder: Integer({ description: 'Position in lists of fields' }),
     createdAt: Timestamp('When the field was created'),
     legalValues: t.Array(t.Object({ value: t.String({ description: 'Value' }), description: t.Optional(t.String({ description: 'What it means' })) }, { description: 'A legal value' }), {
       description: 'The values constraints on the field may use; empty: any',
     }),
-    usedInFeatures: t.Optional(t.Integer({ description: 'Live flags with a strategy constraint on the field (list only, when not 0)' })),
-    usedInProjects: t.Optional(t.Integer({ description: 'Projects of those flags (list only, when not 0)' })),
+    usedInFeatures: t.Optional(Integer({ description: 'Live flags with a strategy constraint on the field (list only, when not 0)' })),
+    usedInProjects: t.Optional(Integer({ description: 'Projects of those flags (list only, when not 0)' })),
   },
   { description: 'A field of the Unleash context' },
 )

@@ -1,5 +1,5 @@
 import { t } from 'elysia'
-import { Timestamp } from '../../http/schemas'
+import { Timestamp, Integer } from '../../http/schemas'
 
 export const Environment = t.Object(
   {
@@ -9,13 +9,13 @@ export const Environment = t.Object(
     enabled: t.Boolean({ description: 'Always true: environments cannot be disabled here' }),
     protected: t.Boolean({ description: 'Always false' }),
     createdAt: Timestamp('Creation time'),
-    projectCount: t.Integer({ description: 'Number of projects connected to it' }),
+    projectCount: Integer({ description: 'Number of projects connected to it' }),
   },
   { description: 'An environment' },
 )
 
 export const EnvironmentList = t.Object(
-  { version: t.Integer({ description: 'Schema version, 1' }), environments: t.Array(Environment, { description: 'By sortOrder, then name' }) },
+  { version: Integer({ description: 'Schema version, 1' }), environments: t.Array(Environment, { description: 'By sortOrder, then name' }) },
   { description: 'Environments' },
 )
 
@@ -23,14 +23,14 @@ export const CreateEnvironment = t.Object(
   {
     name: t.String({ description: 'Environment name: 1 to 100 URL-safe characters', maxLength: 1000, examples: ['staging'] }),
     type: t.String({ description: 'Environment type; "production" makes enabling a flag move it to the live stage', maxLength: 100, examples: ['test'] }),
-    sortOrder: t.Optional(t.Integer({ description: 'Position in lists (default: after the last)', minimum: -1_000_000, maximum: 1_000_000 })),
+    sortOrder: t.Optional(Integer({ description: 'Position in lists (default: after the last)', minimum: -1_000_000, maximum: 1_000_000 })),
   },
-  { description: 'An environment to create' },
+  { description: 'An environment to create', examples: [{ name: 'staging', type: 'test', sortOrder: 150 }] },
 )
 
 export const ProjectEnvironment = t.Object(
   { environment: t.String({ description: 'Name of the environment to connect', maxLength: 100 }) },
-  { description: 'An environment to connect to the project' },
+  { description: 'An environment to connect to the project', examples: [{ environment: 'staging' }] },
 )
 
 /** The named schemas of the environment routes, as routes refer to them and OpenAPI lists them. */

@@ -1,20 +1,20 @@
 import { t } from 'elysia'
 import { EVENT_TYPES } from '../../domain/events'
-import { Timestamp } from '../../http/schemas'
+import { Timestamp, Integer } from '../../http/schemas'
 
-const filter = (what: string) =>
-  t.Optional(t.String({ description: `Filter by ${what}: IS:value or IS_ANY_OF:value1,value2`, examples: ['IS:feature-created'] }))
+const filter = (what: string, example: string) =>
+  t.Optional(t.String({ description: `Filter by ${what}: IS:value or IS_ANY_OF:value1,value2`, examples: [example] }))
 const day = (what: string) => t.Optional(t.String({ description: `${what} (inclusive, UTC day): IS:yyyy-MM-dd`, examples: ['IS:2026-01-31'] }))
 
 export const EventSearchQuery = t.Object(
   {
     query: t.Optional(t.String({ description: 'Case-insensitive substring of the event\'s data, preData or tags (as JSON text)' })),
-    feature: filter('flag name'),
-    project: filter('project id'),
-    type: filter('event type'),
-    createdBy: filter('creator name or numeric user id'),
-    environment: filter('environment'),
-    id: filter('event id'),
+    feature: filter('flag name', 'IS:new-checkout'),
+    project: filter('project id', 'IS:default'),
+    type: filter('event type', 'IS_ANY_OF:feature-created,feature-archived'),
+    createdBy: filter('creator name or numeric user id', 'IS:ci-pipeline'),
+    environment: filter('environment', 'IS:production'),
+    id: filter('event id', 'IS:1'),
     createdAtFrom: day('First day'),
     createdAtTo: day('Last day'),
     from: day('First day (Unleash 8 name of createdAtFrom)'),
@@ -32,7 +32,7 @@ const TagSchema = t.Object(
 
 export const EventSchema = t.Object(
   {
-    id: t.Integer({ minimum: 1, description: 'Increasing event id' }),
+    id: Integer({ minimum: 1, description: 'Increasing event id' }),
     createdAt: Timestamp('When it happened (RFC 3339, UTC)'),
     // Listed for readers; the answer is made by the search worker and not checked against it.
     type: t.String({ description: 'Event type', enum: [...EVENT_TYPES] }),
@@ -51,16 +51,16 @@ export const EventSchema = t.Object(
 export const EventPage = t.Object(
   {
     events: t.Array(EventSchema, { description: 'One page of matches, newest first' }),
-    total: t.Integer({ description: 'Number of all matches' }),
+    total: Integer({ description: 'Number of all matches' }),
   },
   { description: 'A page of events' },
 )
 
 export const EventList = t.Object(
   {
-    version: t.Integer({ description: 'Schema version, 1' }),
+    version: Integer({ description: 'Schema version, 1' }),
     events: t.Array(EventSchema, { description: 'The events, newest first' }),
-    totalEvents: t.Integer({ description: 'Number of all events that match' }),
+    totalEvents: Integer({ description: 'Number of all events that match' }),
   },
   { description: 'The most recent events (deprecated list)' },
 )

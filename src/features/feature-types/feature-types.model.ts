@@ -1,24 +1,25 @@
 /** Request and response schemas of flag types, with Unleash's schema names. */
 import { t } from 'elysia'
+import { Integer } from '../../http/schemas'
 
 export const FlagType = t.Object(
   {
     id: t.String({ description: 'The type, as a flag\'s type: release, experiment, operational, kill-switch or permission' }),
     name: t.String({ description: 'Name shown to people' }),
     description: t.String({ description: 'What flags of this type are for' }),
-    lifetimeDays: t.Union([t.Integer(), t.Null()], { description: 'Days after its creation a flag of this type is potentially stale; null: never' }),
+    lifetimeDays: t.Union([Integer(), t.Null()], { description: 'Days after its creation a flag of this type is potentially stale; null: never' }),
   },
   { description: 'A kind of flag and its expected lifetime' },
 )
 
 export const FlagTypeList = t.Object(
-  { version: t.Integer({ description: 'Schema version, 1' }), types: t.Array(FlagType, { description: 'The five flag types' }) },
+  { version: Integer({ description: 'Schema version, 1' }), types: t.Array(FlagType, { description: 'The five flag types' }) },
   { description: 'Every flag type' },
 )
 
 export const UpdateLifetime = t.Object(
   {
-    lifetimeDays: t.Union([t.Integer({ minimum: 0, maximum: 2147483647 }), t.Null()], {
+    lifetimeDays: t.Union([Integer({ minimum: 0, maximum: 2147483647 }), t.Null()], {
       description: 'The new lifetime in days; 0 or null: flags of the type are never potentially stale',
       examples: [7],
     }),

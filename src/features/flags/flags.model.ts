@@ -2,11 +2,12 @@
 import { t } from 'elysia'
 import type { TLiteral } from '@sinclair/typebox'
 import { FLAG_TYPES, LIFECYCLE_STAGES } from './flags.records'
-import { DOCUMENTED_AS, NullableTimestamp, Timestamp } from '../../http/schemas'
+import { DOCUMENTED_AS, NullableTimestamp, Timestamp, Integer } from '../../http/schemas'
 import { PATCH_OPS } from './flag-patch'
 import { CONSTRAINT_OPERATORS } from './strategy-rules'
 import { BUILT_IN_STRATEGIES } from '../strategy-types/built-in-strategies'
 import { LIMITS } from '../limits'
+import { CREATE_FLAG_EXAMPLE, STRATEGY_EXAMPLE, UPDATE_FLAG_EXAMPLE, VARIANTS_EXAMPLE } from './flags.examples'
 
 /**
  * An enumeration as a union of literals. (`t.UnionEnum` would also do, but it gives the schema a
@@ -46,7 +47,7 @@ export const Constraint = t.Object(
 export const StrategyVariant = t.Object(
   {
     name: ShortText('Variant name, unique within the strategy'),
-    weight: t.Integer({ minimum: 0, maximum: 1000, description: 'Share out of 1000; recomputed for variable variants' }),
+    weight: Integer({ minimum: 0, maximum: 1000, description: 'Share out of 1000; recomputed for variable variants' }),
     weightType: literals(['variable', 'fix'] as const, 'fix keeps the weight; variable shares what is left of 1000'),
     stickiness: ShortText('Context field that keeps a user on the same variant'),
     payload: t.Optional(Payload),
@@ -75,7 +76,7 @@ export const ConstraintOut = t.Object(
 const StrategyVariantOut = t.Object(
   {
     name: t.String({ description: 'Variant name' }),
-    weight: t.Integer({ description: 'Share out of 1000, computed' }),
+    weight: Integer({ description: 'Share out of 1000, computed' }),
     weightType: t.String({ description: 'variable or fix' }),
     stickiness: t.String({ description: 'Stickiness context field' }),
     payload: t.Optional(PayloadOut),
@@ -93,10 +94,11 @@ export const StrategyInput = t.Object(
     }),
     title: t.Optional(t.Union([t.String({ maxLength: 100 }), t.Null()], { description: 'Descriptive title' })),
     disabled: t.Optional(t.Union([t.Boolean(), t.Null()], { description: 'A disabled strategy is not evaluated (default false)' })),
-    sortOrder: t.Optional(t.Integer({ description: 'Position in the list; defaults to last', minimum: -1_000_000, maximum: 1_000_000 })),
+    sortOrder: t.Optional(Integer({ description: 'Position in the list; defaults to last', minimum: -1_000_000, maximum: 1_000_000 })),
     segments: t.Optional(
-      t.Array(t.Integer({ description: 'Segment id' }), {
+      t.Array(Integer({ description: 'Segment id' }), {
         maxItems: LIMITS.segmentsPerStrategy.max,
+        examples: [[1, 2]],
         description: `Ids of segments whose constraints must hold too: each must exist and be global or of the flag's project; at most ${LIMITS.segmentsPerStrategy.max} (segmentsPerStrategy)`,
       }),
     ),
@@ -119,7 +121,7 @@ export const StrategyInput = t.Object(
       }),
     ),
   },
-  { description: 'An activation strategy to add or to replace one with: the flag is on for a context when an enabled strategy applies' },
+  { description: 'An activation strategy to add or to replace one with: the flag is on for a context when an enabled strategy applies', examples: [STRATEGY_EXAMPLE] },
 )
 
 export const Strategy = t.Object(
@@ -152,7 +154,7 @@ const Override = t.Object(
 export const VariantInput = t.Object(
   {
     name: ShortText('Variant name, unique within the flag'),
-    weight: t.Integer({ minimum: 0, maximum: 1000, description: 'Share out of 1000; recomputed for variable variants' }),
+    weight: Integer({ minimum: 0, maximum: 1000, description: 'Share out of 1000; recomputed for variable variants' }),
     weightType: t.Optional(literals(['variable', 'fix'] as const, 'fix keeps the weight; variable (default) shares what is left')),
     stickiness: t.Optional(ShortText('Context field that keeps a user on the same variant (default "default")')),
     payload: t.Optional(Payload),
@@ -163,7 +165,7 @@ export const VariantInput = t.Object(
       }),
     ),
   },
-  { description: 'A variant of the flag in one environment: fix variants get exactly their weight, variable ones share what is left so that all weights sum to 1000' },
+  { description: 'A variant of the flag in one environment: fix variants get exactly their weight, variable ones share what is left so that all weights sum to 1000', examples: [VARIANTS_EXAMPLE[0]] },
 )
 
 export const Variant = t.Object(
@@ -180,7 +182,7 @@ export const Variant = t.Object(
 
 export const VariantList = t.Object(
   {
-    version: t.Integer({ description: 'Schema version, 1' }),
+    version: Integer({ description: 'Schema version, 1' }),
     variants: t.Array(Variant, { description: 'The variants, weights computed' }),
   },
   { description: 'The variants of a flag in one environment' },
@@ -199,11 +201,11 @@ export const TagInput = t.Object(
     type: t.Optional(t.String({ description: 'Tag type (default "simple")', minLength: 2, maxLength: 50 })),
     value: t.String({ description: 'Tag value, 2 to 50 characters', minLength: 1, maxLength: 200 }),
   },
-  { description: 'A tag to add' },
+  { description: 'A tag to add', examples: [{ type: 'simple', value: 'beta' }] },
 )
 
 export const TagList = t.Object(
-  { version: t.Integer({ description: 'Schema version, 1' }), tags: t.Array(Tag, { description: 'The flag\'s tags' }) },
+  { version: Integer({ description: 'Schema version, 1' }), tags: t.Array(Tag, { description: 'The flag\'s tags' }) },
   { description: 'The tags of a flag' },
 )
 
@@ -222,7 +224,7 @@ export const DependencyInput = t.Object(
     enabled: t.Optional(t.Boolean({ description: 'Whether the parent must be enabled (default true)' })),
     variants: t.Optional(t.Array(t.String({ maxLength: 100, description: 'Variant name' }), { maxItems: 100, description: 'Variants the parent must resolve to' })),
   },
-  { description: 'A dependency to add or replace' },
+  { description: 'A dependency to add or replace: the parent must exist in the same project', examples: [{ feature: 'checkout-parent', enabled: true }] },
 )
 
 const environmentEntryFields = {
@@ -255,15 +257,13 @@ export const Feature = t.Object(
     project: t.String({ description: 'Owning project' }),
     enabled: t.Boolean({ description: 'True when enabled in any environment' }),
     stale: t.Boolean({ description: 'Marked stale' }),
-    potentiallyStale: t.Boolean({
-      description: 'Older than the lifetime of its type (GET /api/admin/feature-types), whether marked stale or not; judged when answered',
-    }),
+    potentiallyStale: t.Boolean({ description: 'Older than the lifetime of its type (GET /api/admin/feature-types), stale or not; judged when answered' }),
     favorite: t.Boolean({ description: 'Favorites are per user; always false for API tokens' }),
     impressionData: t.Boolean({ description: 'Whether impression data collection is on' }),
     createdAt: NullableTimestamp('Creation time'),
     createdBy: t.Object(
       {
-        id: t.Integer({ description: 'User id (the token\'s user id)' }),
+        id: Integer({ description: 'User id (the token\'s user id)' }),
         name: t.String({ description: 'User name (the token name)' }),
         imageUrl: t.String({ description: 'Profile image URL (empty for tokens)' }),
       },
@@ -291,20 +291,24 @@ export const Feature = t.Object(
 
 export const FeatureList = t.Object(
   {
-    version: t.Integer({ description: 'Version of the feature schema, 2' }),
+    version: Integer({ description: 'Version of the feature schema, 2' }),
     features: t.Array(Feature, { description: 'The flags, by createdAt then name' }),
   },
   { description: 'Flags of a project' },
 )
 
+/** Documented as an enumeration, checked by the service: its error lists the types, a union's would not. */
+const FlagType = (description: string) => t.String({ description, maxLength: 100, enum: [...FLAG_TYPES] })
+
 export const CreateFeature = t.Object(
   {
     name: Name('Flag name: 1 to 100 URL-safe characters, unique across all projects'),
-    type: t.Optional(t.String({ description: `Kind of flag, one of ${FLAG_TYPES.join(', ')} (default release)`, maxLength: 100 })),
+    type: t.Optional(FlagType('Kind of flag (default release)')),
     description: t.Optional(t.Union([t.String({ maxLength: 2000 }), t.Null()], { description: 'Longer description' })),
     impressionData: t.Optional(t.Boolean({ description: 'Collect impression data (default false)' })),
+    tags: t.Optional(t.Array(TagInput, { maxItems: LIMITS.tagsPerFlag.max, description: `Tags given to the flag as it is created; duplicates count once; at most ${LIMITS.tagsPerFlag.max} (tagsPerFlag)` })),
   },
-  { description: 'A flag to create' },
+  { description: 'A flag to create; properties Unleash defines and this service does not use are accepted and ignored', examples: [CREATE_FLAG_EXAMPLE] },
 )
 
 export const UpdateFeature = t.Object(
@@ -312,12 +316,12 @@ export const UpdateFeature = t.Object(
     name: t.Optional(t.String({ description: 'Must equal the flag name if given', maxLength: 100 })),
     project: t.Optional(t.String({ description: 'Must equal the project if given; moving flags is not supported', maxLength: 100 })),
     description: t.Optional(t.Union([t.String({ maxLength: 2000 }), t.Null()], { description: 'New description; null clears it' })),
-    type: t.Optional(t.String({ description: 'New kind of flag', maxLength: 100 })),
+    type: t.Optional(FlagType('New kind of flag')),
     stale: t.Optional(t.Boolean({ description: 'Mark stale or not' })),
     impressionData: t.Optional(t.Boolean({ description: 'Impression data on or off' })),
     archived: t.Optional(t.Boolean({ description: 'true archives, false revives' })),
   },
-  { description: 'Properties to replace; missing ones are left alone' },
+  { description: 'Properties to replace; missing ones are left alone', examples: [UPDATE_FLAG_EXAMPLE] },
 )
 
 /** The JSON-Patch body as documented: what clients should send. */
@@ -354,7 +358,7 @@ export const FeatureNames = t.Object(
   {
     features: t.Array(Name('Flag name'), { maxItems: 10_000, description: 'Names of the flags; duplicates count once' }),
   },
-  { description: 'A list of flag names' },
+  { description: 'A list of flag names', examples: [{ features: ['new-checkout'] }] },
 )
 
 export const ValidateFeature = t.Object(
@@ -362,7 +366,7 @@ export const ValidateFeature = t.Object(
     name: t.String({ description: 'The name to check', maxLength: 10_000, examples: ['new-checkout'] }),
     projectId: t.Optional(t.Union([t.String({ maxLength: 100 }), t.Null()], { description: 'Check against this project\'s naming pattern too' })),
   },
-  { description: 'A flag name to check' },
+  { description: 'A flag name to check', examples: [{ name: 'new-checkout', projectId: 'default' }] },
 )
 
 export const CompleteLifecycle = t.Object(
@@ -370,7 +374,7 @@ export const CompleteLifecycle = t.Object(
     status: literals(['kept', 'discarded'] as const, 'Whether the feature was kept or its flag\'s code discarded'),
     statusValue: t.Optional(t.String({ maxLength: 100, description: 'The variant kept, when there is one' })),
   },
-  { description: 'How the flag was completed' },
+  { description: 'How the flag was completed', examples: [{ status: 'kept' }] },
 )
 
 /** The named schemas of the flag routes (flags, strategies, relations), as routes refer to them and OpenAPI lists them. */

@@ -13,6 +13,8 @@ import { archiveFlag, changeMetadata, deleteArchivedFlag, flagInProject, liveFla
 import { ChildrenIndex, flagView, metadataOf, type FeatureView } from './flag-view'
 import { staleAfter } from '../feature-types/feature-types.service'
 import type { Static } from '@sinclair/typebox'
+import { checkTag, tagFlag } from './relations.service'
+import type { TagRecord } from '../../storage/records'
 import type { CreateFeature, UpdateFeature } from './flags.model'
 
 export const DESCRIPTION_MAX_LENGTH = 2000
@@ -24,6 +26,17 @@ export interface ListFilters {
   /** `type:value` pairs; a flag matches when it has any of them. */
   tag?: string[]
   namePrefix?: string
+}
+
+/** The tags of a create-flag body, checked as POST .../tags checks one; duplicates count once. */
+function tagsOf(inputs: readonly { type?: string; value: string }[]): TagRecord[] {
+  const tags: TagRecord[] = []
+  inputs.forEach((input, index) => {
+    const tag = checkTag(input, `/tags/${index}`)
+    if (!tags.some((t) => t.type === tag.type && t.value === tag.value)) tags.push(tag)
+  })
+  checkLimit('tagsPerFlag', tags.length, '/tags')
+  return tags
 }
 
 function checkType(type: string, path = '/type') {
@@ -240,6 +253,7 @@ export class FlagsService {
     const type = input.type ?? 'release'
     checkType(type)
     checkDescription(input.description ?? null)
+    const tags = tagsOf(input.tags ?? [])
     const existing = tx.get('flags', input.name)
     if (existing) throw new NameExistsError(existing.archived ? 'An archived flag with that name already exists' : 'A flag with that name already exists')
     const project = tx.get('projects', projectId)
@@ -265,7 +279,8 @@ export class FlagsService {
     }
     tx.put('flags', record.name, record)
     tx.appendEvent(events.flagCreated(record, metadataOf(record)))
-    return record
+    // As in Unleash: the flag first, then one feature-tagged per tag, in the same commit.
+    return tags.reduce((flag, tag, index) => tagFlag(tx, flag, tag, `/tags/${index}`), record)
   }
 
   /** PUT: the given properties replace the stored ones; missing ones are left alone. */

@@ -5,6 +5,7 @@ import { LIMITS } from '../limits'
 import type { StrategiesService } from './strategies.service'
 import type { Authorization } from '../tokens/auth'
 import { flagModels } from './flags.model'
+import { VARIANTS_EXAMPLE } from './flags.examples'
 import { flagEnvironmentParams as environmentParams, strategyParams } from '../params'
 
 const base = '/api/admin/projects/:projectId/features/:featureName/environments/:environment'
@@ -68,6 +69,7 @@ export function strategiesController(strategies: StrategiesService, auth: Author
       body: t.Array(t.Ref('variantSchema'), {
         maxItems: LIMITS.variantsPerFlagEnvironment.max,
         description: `The new variant list; at most ${LIMITS.variantsPerFlagEnvironment.max} (variantsPerFlagEnvironment)`,
+        examples: [VARIANTS_EXAMPLE],
       }),
       response: { 200: 'variantsSchema', ...bodyErrors(404) },
       detail: {

@@ -89,6 +89,9 @@ export class ProjectsService {
     await this.store.transact(actorOf(caller), (tx) => {
       const project = tx.get('projects', projectId)
       if (!project) throw new NotFoundError(`Project "${projectId}" does not exist`)
+      if (input.id !== undefined && input.id !== projectId) {
+        throw ValidationError.at('/id', `The body names project "${input.id}" but the path names "${projectId}"; a project cannot be renamed`)
+      }
       const updated: ProjectRecord = {
         ...project,
         name: input.name ?? project.name,

@@ -1,6 +1,6 @@
 /** Request and response schemas of the segment routes, with Unleash's names (segmentSchema, upsertSegmentSchema). */
 import { t } from 'elysia'
-import { Timestamp } from '../../http/schemas'
+import { Timestamp, Integer } from '../../http/schemas'
 import { Constraint, ConstraintOut } from '../flags/flags.model'
 import { DESCRIPTION_MAX_LENGTH } from '../flags/flags.service'
 import { LIMITS } from '../limits'
@@ -29,7 +29,7 @@ export const UpsertSegment = t.Object(
 
 export const Segment = t.Object(
   {
-    id: t.Integer({ description: 'Segment id, allocated by the service and never reused' }),
+    id: Integer({ description: 'Segment id, allocated by the service and never reused' }),
     name: t.String({ description: 'Segment name' }),
     description: t.Union([t.String(), t.Null()], { description: 'What the segment is for' }),
     project: t.Union([t.String(), t.Null()], { description: 'Project whose flags alone may use it; null for a global segment' }),

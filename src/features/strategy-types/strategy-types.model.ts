@@ -1,5 +1,6 @@
 /** Request and response schemas of strategy definitions, with Unleash's schema names. */
 import { t } from 'elysia'
+import { Integer } from '../../http/schemas'
 import type { TLiteral } from '@sinclair/typebox'
 import { PARAMETER_TYPES } from './strategy-types.records'
 
@@ -43,7 +44,7 @@ export const StrategyType = t.Object(
 )
 
 export const StrategyTypeList = t.Object(
-  { version: t.Integer({ description: 'Schema version, 1' }), strategies: t.Array(StrategyType, { description: 'Built-in types first, then user-defined ones by name' }) },
+  { version: Integer({ description: 'Schema version, 1' }), strategies: t.Array(StrategyType, { description: 'Built-in types first, then user-defined ones by name' }) },
   { description: 'Every strategy type' },
 )
 

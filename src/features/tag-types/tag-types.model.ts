@@ -1,5 +1,6 @@
 /** Request and response schemas of tag types, with Unleash's schema names. */
 import { t } from 'elysia'
+import { Integer } from '../../http/schemas'
 
 const COLOR_PATTERN = '^(|#[0-9A-Fa-f]{6}|[a-zA-Z0-9]+(\\.[a-zA-Z0-9]+)*)$'
 
@@ -37,12 +38,12 @@ export const UpdateTagType = t.Object(fields, {
 })
 
 export const TagTypeList = t.Object(
-  { version: t.Integer({ description: 'Schema version, 1' }), tagTypes: t.Array(TagType, { description: 'The tag types, by name' }) },
+  { version: Integer({ description: 'Schema version, 1' }), tagTypes: t.Array(TagType, { description: 'The tag types, by name' }) },
   { description: 'Every tag type' },
 )
 
 export const TagTypeAnswer = t.Object(
-  { version: t.Integer({ description: 'Schema version, 1' }), tagType: TagType },
+  { version: Integer({ description: 'Schema version, 1' }), tagType: TagType },
   { description: 'One tag type' },
 )
 

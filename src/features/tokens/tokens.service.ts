@@ -33,6 +33,27 @@ export function tokenNameProblem(name: string): string | null {
 }
 
 export type CreateTokenInput = Static<typeof CreateToken>
+
+/** tokenName, or `username`, its name in older Unleash versions, which scripts still send. */
+function tokenNameOf(input: CreateTokenInput): string {
+  const { tokenName, username } = input
+  if (tokenName !== undefined && username !== undefined && tokenName !== username) {
+    throw ValidationError.at('/username', 'username is the older name of tokenName; give one of them, or both with the same value')
+  }
+  const name = tokenName ?? username
+  if (name === undefined) throw ValidationError.at('/tokenName', 'tokenName is required')
+  return name
+}
+
+/** projects, or `project`, Unleash's single-project shorthand: as in Unleash, one or the other. */
+function projectsOf(input: CreateTokenInput): string[] | undefined {
+  const { projects, project } = input
+  if (project === undefined) return projects
+  if (projects !== undefined && !(projects.length === 1 && projects[0] === project)) {
+    throw ValidationError.at('/project', 'project is a shorthand for projects; give one of them, not both')
+  }
+  return [project]
+}
 export type TokenView = Static<typeof Token>
 
 function hashSecret(secret: string): string {
@@ -108,7 +129,8 @@ export class TokensService {
       .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.tokenName.localeCompare(b.tokenName))
   }
 
-  async create(input: CreateTokenInput, caller: Caller): Promise<TokenView & { secret: string }> {
+  async create(body: CreateTokenInput, caller: Caller): Promise<TokenView & { secret: string }> {
+    const input = { ...body, tokenName: tokenNameOf(body), projects: projectsOf(body) }
     const nameIssue = tokenNameProblem(input.tokenName)
     if (nameIssue) throw ValidationError.at('/tokenName', nameIssue)
     const type = input.type.toLowerCase() as TokenType
@@ -120,7 +142,7 @@ export class TokensService {
     if (input.expiresAt !== undefined && !(Date.parse(input.expiresAt) > Date.now())) {
       throw new ValidationError('expiresAt must be a date-time in the future', [{ message: 'not in the future', path: '/expiresAt' }])
     }
-    const projects = input.projects ?? (input.project !== undefined ? [input.project] : ['*'])
+    const projects = input.projects ?? ['*']
     if (projects.length === 0) throw new ValidationError('A token needs at least one project, or "*"', [{ message: 'empty', path: '/projects' }])
     const environment = type === 'admin' ? '*' : (input.environment ?? 'development')
     // An SDK token's secret and scope name one environment (contract §3); "*" is the admin tokens' mark.

@@ -1,0 +1,175 @@
+/**
+ * Request bodies are read as Unleash reads them: a property the route's body schema does not list,
+ * at any depth, is accepted and dropped before the body is validated, so that scripts and tools
+ * written for Unleash (which send more than its schemas list) work, and nothing unlisted reaches a
+ * service, the store or an event. Everything the schema lists is still checked strictly (types,
+ * values, lengths; no coercion of strings to numbers), arrays are left as they are, and a property
+ * named `__proto__`, `constructor` or `prototype` anywhere in a body is refused (400) whether listed
+ * or not, so no body can reach Object.prototype once stored or merged.
+ *
+ * A schema keeps unknown properties only where it says so: `additionalProperties: true` (bodies
+ * the SDKs fill freely), a schema for additional properties, or a record (`patternProperties`).
+ * JSON-Patch operations are records, so their extra members reach the service, which refuses them.
+ *
+ * The problem is raised in beforeHandle, so authentication (401/403) and the content type (415)
+ * answer first, as for every other 400 (see http/query.ts for the same order with query strings).
+ */
+import type { Elysia, TSchema } from 'elysia'
+import { ValidationError } from '../errors'
+
+export const PROTOTYPE_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype'])
+
+interface Schema {
+  type?: string | string[]
+  $ref?: string
+  properties?: Record<string, Schema>
+  patternProperties?: Record<string, Schema>
+  additionalProperties?: boolean | Schema
+  items?: Schema | Schema[]
+  anyOf?: Schema[]
+  oneOf?: Schema[]
+  allOf?: Schema[]
+}
+
+type Resolve = (name: string) => Schema | undefined
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/**
+ * Removes, in place, every prototype key in `value`, so that none reaches validation (whose error
+ * would then depend on where it stood) or a service; returns the JSON pointer of the first, or null.
+ */
+export function removePrototypeKeys(value: unknown, path = ''): string | null {
+  let first: string | null = null
+  if (Array.isArray(value)) {
+    value.forEach((item, index) => {
+      const found = removePrototypeKeys(item, `${path}/${index}`)
+      first ??= found
+    })
+  } else if (isRecord(value)) {
+    for (const key of Object.keys(value)) {
+      if (PROTOTYPE_KEYS.has(key)) {
+        first ??= `${path}/${key}`
+        delete value[key]
+        continue
+      }
+      const found = removePrototypeKeys(value[key], `${path}/${key}`)
+      first ??= found
+    }
+  }
+  return first
+}
+
+function deref(schema: Schema, resolve: Resolve): Schema {
+  let current = schema
+  for (let hops = 0; current.$ref !== undefined && hops < 20; hops++) {
+    const target = resolve(current.$ref.replace(/^#\/components\/schemas\//, ''))
+    if (!target) return current
+    current = target
+  }
+  return current
+}
+
+/** The alternatives a value may match: the members of anyOf/oneOf, each dereferenced. */
+function alternatives(schema: Schema, resolve: Resolve): Schema[] {
+  const resolved = deref(schema, resolve)
+  const members = resolved.anyOf ?? resolved.oneOf
+  if (members) return members.flatMap((member) => alternatives(member, resolve))
+  if (resolved.allOf) {
+    // Every member applies: the properties of all of them are known.
+    const merged: Schema = { type: 'object', properties: {} }
+    for (const member of resolved.allOf.flatMap((m) => alternatives(m, resolve))) {
+      Object.assign(merged.properties!, member.properties)
+      if (member.additionalProperties !== undefined) merged.additionalProperties = member.additionalProperties
+      if (member.patternProperties) merged.patternProperties = { ...merged.patternProperties, ...member.patternProperties }
+    }
+    return [merged]
+  }
+  return [resolved]
+}
+
+const describesObject = (schema: Schema) => schema.type === 'object' || schema.properties !== undefined || schema.patternProperties !== undefined
+const describesArray = (schema: Schema) => schema.type === 'array' && schema.items !== undefined && !Array.isArray(schema.items)
+
+const patterns = new Map<string, RegExp>()
+const patternOf = (source: string) => patterns.get(source) ?? patterns.set(source, new RegExp(source)).get(source)!
+
+/** Where the schema keeps a property it does not list: its own schema, or true to keep it unchecked. */
+function keeperOf(schemas: Schema[], key: string): Schema | true | null {
+  for (const schema of schemas) {
+    for (const [pattern, inner] of Object.entries(schema.patternProperties ?? {})) if (patternOf(pattern).test(key)) return inner
+    if (schema.additionalProperties === true) return true
+    if (typeof schema.additionalProperties === 'object') return schema.additionalProperties
+  }
+  return null
+}
+
+/**
+ * Removes, in place, every property of `value` that `schema` does not list and does not keep.
+ * Values of the wrong type are left for validation to refuse.
+ */
+export function dropUnknownProperties(schema: Schema, value: unknown, resolve: Resolve): void {
+  const candidates = alternatives(schema, resolve)
+  if (Array.isArray(value)) {
+    const arraySchema = candidates.find(describesArray)
+    if (arraySchema) for (const item of value) dropUnknownProperties(arraySchema.items as Schema, item, resolve)
+    return
+  }
+  if (!isRecord(value)) return
+  const objects = candidates.filter(describesObject)
+  if (objects.length === 0) return
+  for (const key of Object.keys(value)) {
+    const listed = objects.find((object) => object.properties && Object.hasOwn(object.properties, key))
+    if (listed) {
+      dropUnknownProperties(listed.properties![key], value[key], resolve)
+      continue
+    }
+    const keeper = keeperOf(objects, key)
+    if (keeper === null) delete value[key]
+    else if (keeper !== true) dropUnknownProperties(keeper, value[key], resolve)
+  }
+}
+
+interface RouteLike {
+  method: string
+  path: string
+  hooks: { body?: unknown }
+}
+
+/**
+ * Applies the rules above to each route of `app` that declares a body (added to a controller before
+ * its routes, so it applies to all of them). `models` are the named schemas routes may refer to.
+ */
+export function lenientBodies<App extends Elysia<any, any, any, any, any, any, any>>(app: App, models: Record<string, TSchema>): App {
+  const schemas = new Map<string, Schema | null>()
+  const problems = new WeakMap<Request, ValidationError>()
+  const resolve: Resolve = (name) => (models as Record<string, Schema>)[name]
+  const bodySchemaFor = (method: string, path: string): Schema | null => {
+    const key = `${method} ${path}`
+    let schema = schemas.get(key)
+    if (schema === undefined) {
+      const route = (app.routes as RouteLike[]).find((r) => r.path === path && r.method === method)
+      const declared = route?.hooks.body
+      schema = typeof declared === 'string' ? (resolve(declared) ?? null) : ((declared as Schema | undefined) ?? null)
+      schemas.set(key, schema)
+    }
+    return schema
+  }
+  return app
+    .onTransform((context) => {
+      const body: unknown = context.body
+      if (typeof body !== 'object' || body === null) return
+      const schema = bodySchemaFor(context.request.method, context.route)
+      if (schema === null) return
+      const prototypeKey = removePrototypeKeys(body)
+      if (prototypeKey !== null) {
+        const name = prototypeKey.slice(prototypeKey.lastIndexOf('/') + 1)
+        problems.set(context.request, ValidationError.at(prototypeKey, `"${name}" is not allowed as a property name`))
+      }
+      dropUnknownProperties(schema, body, resolve)
+    })
+    .onBeforeHandle(({ request }) => {
+      const problem = problems.get(request)
+      if (problem) throw problem
+    }) as App
+}

@@ -1,0 +1,251 @@
+/**
+ * What Swagger UI's "Try it out" sends works: for every operation of /swagger/json, its documented
+ * example request body, sent as is to a fresh service, gets the documented success status (the
+ * lowest 2xx), once whatever the path names has been created. The test reads only the document,
+ * so routes added later are covered without editing it. The convention a route must follow:
+ *
+ * - A body schema carries `examples: [body]` (the document shows it as the body's `example`).
+ * - A path parameter is created by the POST on the path before it (`/api/admin/segments/{id}`:
+ *   `POST /api/admin/segments` with its example); its value is the created resource's property of
+ *   the parameter's name, else its `id`, else `name` (from the answer, then from the example sent),
+ *   else `feature`. With no such POST, the resource the parameter last named on the way is read
+ *   (`.../tags/{type}/{value}`), then FALLBACKS below decide.
+ * - Flags a body names under `features` (a list) or `feature` are created first, in the path's project.
+ * - Anything more an operation needs (an archived flag, a completed one) is a PREPARE entry here.
+ * - A route for SDK tokens declares `{ tokenType }`; it gets a token of that type for every project.
+ *
+ * The same bodies with an unknown property added to every object the schema describes are then
+ * accepted too, and the property is stored nowhere (Unleash ignores properties it does not know).
+ */
+import { describe, expect, test } from 'bun:test'
+import { Value } from '@sinclair/typebox/value'
+import type { TSchema } from '@sinclair/typebox'
+import { ADMIN_SECRET, makeApi, type Api } from '../helpers'
+
+type Json = Record<string, any>
+
+const METHODS = ['get', 'put', 'post', 'patch', 'delete'] as const
+
+interface Operation {
+  method: string
+  path: string
+  label: string
+  op: Json
+}
+
+const spec: Json = await (async () => {
+  const api = await makeApi()
+  try {
+    return (await api.get<Json>('/swagger/json', { token: null })).body
+  } finally {
+    await api.close()
+  }
+})()
+
+const operations: Operation[] = Object.entries<Json>(spec.paths).flatMap(([path, item]) =>
+  METHODS.filter((method) => item[method]).map((method) => ({ method, path, op: item[method], label: `${item[method].operationId} (${method.toUpperCase()} ${path})` })),
+)
+const byId = (operationId: string) => operations.find((operation) => operation.op.operationId === operationId)!
+
+function resolve(schema: Json | undefined): Json | undefined {
+  let current = schema
+  while (current && typeof current.$ref === 'string') current = spec.components.schemas[current.$ref.replace('#/components/schemas/', '')]
+  return current
+}
+
+const mediaOf = (operation: Operation): Json | undefined => operation.op.requestBody?.content?.['application/json']
+const exampleOf = (operation: Operation): unknown => mediaOf(operation)?.example
+const successOf = (operation: Operation) => Math.min(...Object.keys(operation.op.responses).filter((status) => /^2\d\d$/.test(status)).map(Number))
+
+/** Path parameters no POST creates: those seeded at first start, or fixed by the service. */
+const FALLBACKS: Record<string, string> = {
+  '/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}': 'development',
+  '/api/admin/feature-types/{id}': 'release',
+}
+/** Parameters created through another path when the path they appear in has no POST before them. */
+const CREATED_AS: Record<string, string> = {
+  featureName: '/api/admin/projects/{projectId}/features/{featureName}',
+  environment: '/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}',
+}
+
+/** Parameters whose value is a property of the body that created them, not of the answer (a legal value is answered inside its field). */
+const FROM_BODY: Record<string, string> = { legalValue: 'value' }
+
+/** What an operation needs beyond its path and the flags its body names. */
+const archiveNamed = async (world: World, body: any) => {
+  for (const name of body.features) await world.call('DELETE', `/api/admin/projects/${world.values.get('projectId')}/features/${name}`)
+}
+const PREPARE: Record<string, (world: World, body: any) => Promise<void>> = {
+  reviveFeatures: archiveNamed,
+  // Unleash's POST /api/admin/projects/{projectId}/delete: archived flags only.
+  deleteFeatures: archiveNamed,
+  deleteFeature: async (world) => {
+    await world.call('DELETE', `/api/admin/projects/${world.values.get('projectId')}/features/${world.values.get('featureName')}`)
+  },
+  uncomplete: async (world) => void (await world.send(byId('complete'))),
+  addEnvironmentToProject: async (world) => void (await world.send(byId('createEnvironment'))),
+  reactivateStrategy: async (world) => void (await world.send(byId('deprecateStrategy'))),
+}
+
+class World {
+  readonly values = new Map<string, string>()
+  private tokens = new Map<string, string>()
+
+  constructor(readonly api: Api) {}
+
+  async call(method: string, path: string, body?: unknown, token = ADMIN_SECRET) {
+    const response = await this.api.request<any>(method, path, { body, token })
+    if (response.status >= 300) throw new Error(`setup call ${method} ${path} answered ${response.status}: ${response.text}`)
+    return response
+  }
+
+  /** `template` with each parameter replaced by the value of a resource made for it. */
+  async fill(template: string): Promise<string> {
+    let filled = template
+    let lastResource: Json | undefined
+    for (const match of template.matchAll(/\{(\w+)\}/g)) {
+      const name = match[1]
+      const prefix = template.slice(0, match.index)
+      const upTo = template.slice(0, match.index! + match[0].length)
+      let value = this.values.get(name)
+      if (value === undefined) {
+        const creator = operations.find((operation) => operation.method === 'post' && operation.path === prefix.replace(/\/$/, ''))
+        if (creator && exampleOf(creator) !== undefined) {
+          const { response, body } = await this.send(creator)
+          value = [FROM_BODY[name] ? body?.[FROM_BODY[name]] : undefined, response.body?.[name], response.body?.id, response.body?.name, body?.[name], body?.id, body?.name, body?.feature].find((v) => v !== undefined && v !== null)?.toString()
+          lastResource = { ...body, ...response.body }
+        } else if (lastResource?.[name] !== undefined) {
+          value = String(lastResource[name])
+        } else if (FALLBACKS[upTo] !== undefined) {
+          value = FALLBACKS[upTo]
+        } else if (CREATED_AS[name] && CREATED_AS[name] !== upTo) {
+          const other = CREATED_AS[name]
+          await this.fill(other)
+          value = this.values.get(name) ?? FALLBACKS[other]
+        }
+        if (value === undefined) {
+          throw new Error(`no way to make {${name}} of ${template}: no POST ${prefix} with an example body, nothing named ${name} before it, and no entry in FALLBACKS or CREATED_AS`)
+        }
+        this.values.set(name, value)
+      }
+      filled = filled.replace(match[0], encodeURIComponent(value))
+    }
+    return filled
+  }
+
+  async tokenFor(type: string): Promise<string> {
+    let secret = this.tokens.get(type)
+    if (!secret) {
+      const created = await this.call('POST', '/api/admin/api-tokens', { tokenName: `examples-${type}`, type, projects: ['*'], environment: 'development' })
+      secret = created.body.secret as string
+      this.tokens.set(type, secret)
+    }
+    return secret
+  }
+
+  /** Sends `operation` with `body` (its example by default), after making what it needs. */
+  async send(operation: Operation, body: any = structuredClone(exampleOf(operation))) {
+    const path = await this.fill(operation.path)
+    if (body && typeof body === 'object' && !Array.isArray(body)) {
+      const named = [...(Array.isArray(body.features) ? body.features : []), ...(typeof body.feature === 'string' ? [body.feature] : [])]
+      for (const name of named) {
+        if (this.api.services.store.reader.get('flags', name)) continue
+        const project = this.values.get('projectId') ?? 'default'
+        await this.call('POST', `/api/admin/projects/${project}/features`, { ...(exampleOf(byId('createFeature')) as Json), name })
+      }
+    }
+    await PREPARE[operation.op.operationId]?.(this, body)
+    const tokenType = operation.op['x-token-type']
+    const token = tokenType ? await this.tokenFor(tokenType) : ADMIN_SECRET
+    const response = await this.api.request<any>(operation.method.toUpperCase(), path, { body, token })
+    return { response, body, path }
+  }
+}
+
+async function fresh<T>(use: (world: World) => Promise<T>): Promise<T> {
+  const api = await makeApi()
+  try {
+    return await use(new World(api))
+  } finally {
+    await api.close()
+  }
+}
+
+/** The example with `key: marker` added to every object whose schema lists its properties and refuses none. */
+function withUnknownProperty(value: unknown, schema: Json | undefined, key: string, marker: unknown): unknown {
+  const target = resolve(schema)
+  if (!target) return value
+  if (Array.isArray(value)) return value.map((item) => withUnknownProperty(item, target.items, key, marker))
+  if (typeof value !== 'object' || value === null) return value
+  const copy: Json = {}
+  for (const [name, inner] of Object.entries(value)) copy[name] = withUnknownProperty(inner, target.properties?.[name], key, marker)
+  if (target.properties && target.additionalProperties === undefined && target.patternProperties === undefined) copy[key] = marker
+  return copy
+}
+
+const withBodies = operations.filter((operation) => operation.op.requestBody)
+
+describe('the documented examples', () => {
+  test('every request body has an example', () => {
+    expect(withBodies.filter((operation) => exampleOf(operation) === undefined).map((operation) => `${operation.label} has no example: give its body schema examples: [...]`)).toEqual([])
+    expect(withBodies.length).toBeGreaterThan(20)
+  })
+
+  test.each(operations.map((operation) => [operation.label, operation] as const))('%s: the example, sent as is, gets the documented success status', async (_, operation) => {
+    await fresh(async (world) => {
+      const { response, path, body } = await world.send(operation)
+      expect({ operation: operation.label, path, body, status: response.status, answer: response.status === successOf(operation) ? undefined : response.body }).toEqual({
+        operation: operation.label,
+        path,
+        body,
+        status: successOf(operation),
+        answer: undefined,
+      })
+    })
+  })
+
+  test('the examples of every named schema match the schema', async () => {
+    await fresh(async (world) => {
+      const models = (world.api.app as any).getGlobalDefinitions().type as Record<string, TSchema & { examples?: unknown[] }>
+      const problems: string[] = []
+      let checked = 0
+      for (const [name, model] of Object.entries(models)) {
+        for (const example of model.examples ?? []) {
+          checked++
+          for (const error of Value.Errors(model, example)) problems.push(`${name}: ${error.path} ${error.message}`)
+        }
+      }
+      expect(problems).toEqual([])
+      expect(checked).toBeGreaterThan(15)
+    })
+  })
+})
+
+describe('unknown properties in request bodies', () => {
+  const MARKER = 'unleashOnlyProperty'
+  test.each(withBodies.map((operation) => [operation.label, operation] as const))('%s: accepted at every depth and stored nowhere', async (_, operation) => {
+    await fresh(async (world) => {
+      const body = withUnknownProperty(structuredClone(exampleOf(operation)), mediaOf(operation)?.schema, MARKER, { sentBy: 'an Unleash script' })
+      const { response } = await world.send(operation, body)
+      expect({ operation: operation.label, status: response.status, answer: response.status === successOf(operation) ? undefined : response.body }).toEqual({
+        operation: operation.label,
+        status: successOf(operation),
+        answer: undefined,
+      })
+      await world.api.services.store.flush()
+      expect(JSON.stringify(world.api.services.store.state)).not.toContain(MARKER)
+      expect(JSON.stringify(world.api.events())).not.toContain(MARKER)
+      expect(response.text).not.toContain(MARKER)
+    })
+  })
+
+  test('the marker reaches nested objects: a strategy example gets it in its constraints and variants', () => {
+    const strategy = byId('addFeatureStrategy')
+    const body = withUnknownProperty(exampleOf(strategy), mediaOf(strategy)?.schema, MARKER, 1) as Json
+    expect(body[MARKER]).toBe(1)
+    expect(body.constraints[0][MARKER]).toBe(1)
+    expect(body.variants[0][MARKER]).toBe(1)
+    // Records take any name, so the marker is not added to them.
+    expect(body.parameters[MARKER]).toBeUndefined()
+  })
+})
