@@ -22,6 +22,9 @@ import { relationsController } from './features/flags/relations.controller'
 import { RelationsService } from './features/flags/relations.service'
 import { strategiesController } from './features/flags/strategies.controller'
 import { StrategiesService } from './features/flags/strategies.service'
+import { metricsController } from './features/metrics/metrics.controller'
+import { applicationsCollection, instancesCollection, lastSeenCollection, usageCollection } from './features/metrics/metrics.records'
+import { MetricsService } from './features/metrics/metrics.service'
 import { NamingPatterns } from './features/projects/naming-pattern'
 import { projectsController } from './features/projects/projects.controller'
 import { projectsCollection } from './features/projects/projects.records'
@@ -62,6 +65,10 @@ export const FEATURES: readonly Feature[] = [
   { collections: [segmentsCollection, segmentSequenceCollection], controllers: (s, auth) => [segmentsController(s.segments, auth)] },
   { controllers: (s, auth) => [clientController(s.client, auth)] },
   { collections: [strategyTypesCollection], controllers: (s, auth) => [strategyTypesController(s.strategyTypes, auth)] },
+  {
+    collections: [usageCollection, lastSeenCollection, applicationsCollection, instancesCollection],
+    controllers: (s, auth) => [metricsController(s.metrics, auth)],
+  },
 ]
 
 /** The collections of the state document, from the features that own them. */
@@ -95,22 +102,30 @@ export async function openStore(dataDir: string | null, options: StoreOptions = 
   )
 }
 
+export interface ServiceOptions {
+  /** How often SDK metrics and registrations are committed, in ms (`METRICS_FLUSH_MS`). */
+  metricsFlushMs?: number
+}
+
 /** Every service, built over the one store: a feature with a service adds it here. */
-export function createServices(store: Store) {
+export function createServices(store: Store, options: ServiceOptions = {}) {
   const patterns = new NamingPatterns(store)
+  // Flags show when metrics last saw them, so the metrics service comes first.
+  const metrics = new MetricsService(store, options.metricsFlushMs)
   return {
     store,
     patterns,
     tokens: new TokensService(store),
     projects: new ProjectsService(store),
     environments: new EnvironmentsService(store),
-    flags: new FlagsService(store, patterns),
+    flags: new FlagsService(store, patterns, metrics),
     strategies: new StrategiesService(store, checkStrategySegments),
     segments: new SegmentsService(store),
     relations: new RelationsService(store),
     events: new EventsService(store),
     client: new ClientFeaturesService(store),
     strategyTypes: new StrategyTypesService(store),
+    metrics,
   }
 }
 

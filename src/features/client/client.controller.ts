@@ -1,27 +1,12 @@
 import { t } from 'elysia'
-import { ValidationError } from '../../errors'
-import { controllerBase, noContent } from '../../http/plugins'
-import { authErrors, bodyErrors } from '../../http/schemas'
+import { controllerBase } from '../../http/plugins'
+import { authErrors } from '../../http/schemas'
 import { featureParams } from '../params'
 import type { Authorization } from '../tokens/auth'
 import { clientModels } from './client.model'
 import { etagMatches, scopeOf, type ClientFeaturesService } from './client.service'
 
 const CLIENT = { tokenType: 'client' } as const
-
-const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
-
-/**
- * These bodies take the many fields SDKs add, so the schema cannot refuse unknown names; names
- * that would reach Object.prototype once the bodies are stored are refused here instead.
- */
-function refusePrototypeKeys(body: unknown, path = ''): void {
-  if (typeof body !== 'object' || body === null) return
-  for (const [key, value] of Object.entries(body)) {
-    if (PROTOTYPE_KEYS.has(key)) throw ValidationError.at(`${path}/${key}`, `"${key}" is not allowed as a property name`)
-    refusePrototypeKeys(value, `${path}/${key}`)
-  }
-}
 
 export function clientController(client: ClientFeaturesService, auth: Authorization) {
   return controllerBase(auth, clientModels)
@@ -54,33 +39,4 @@ export function clientController(client: ClientFeaturesService, auth: Authorizat
         description: "The flag as in getAllClientFeatures; 404 for an unknown or archived flag and for one outside the token's projects.",
       },
     })
-    .post('/api/client/register', ({ body }) => {
-      refusePrototypeKeys(body)
-      return noContent(202)
-    }, {
-      auth: CLIENT,
-      body: 'clientApplicationSchema',
-      response: { 202: t.Void({ description: 'Accepted; no body' }), ...bodyErrors() },
-      detail: {
-        operationId: 'registerClientApplication',
-        summary: 'An SDK announces itself',
-        tags: ['Client'],
-        description: 'Checked (appName is required; the other fields SDKs send are accepted) and not stored yet.',
-      },
-    })
-    .post('/api/client/metrics', ({ body }) => {
-      refusePrototypeKeys(body)
-      return noContent(202)
-    }, {
-      auth: CLIENT,
-      body: 'clientMetricsSchema',
-      response: { 202: t.Void({ description: 'Accepted; no body' }), ...bodyErrors() },
-      detail: {
-        operationId: 'registerClientMetrics',
-        summary: 'An SDK reports how often flags were evaluated',
-        tags: ['Client'],
-        description: 'Checked (appName is required; the other fields SDKs send are accepted) and not stored yet.',
-      },
-    })
 }
-

@@ -10,7 +10,7 @@ import type { NamingPatterns } from '../projects/naming-pattern'
 import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
 import { applyFlagPatch, assertNoVariantOps, type PatchOperation } from './flag-patch'
 import { flagInProject, liveFlagInProject, requireEnvironment, setEnvironmentEnabled, withStage } from './flag-rules'
-import { ChildrenIndex, flagView, metadataOf, type FeatureView } from './flag-view'
+import { ChildrenIndex, flagView, metadataOf, NEVER_SEEN, type FeatureView, type LastSeenSource } from './flag-view'
 import type { Static } from '@sinclair/typebox'
 import type { CreateFeature, UpdateFeature } from './flags.model'
 
@@ -77,6 +77,7 @@ export class FlagsService {
   constructor(
     private readonly store: Pick<Store, 'state' | 'reader' | 'transact' | 'watch'>,
     private readonly patterns: NamingPatterns,
+    private readonly lastSeen: LastSeenSource = NEVER_SEEN,
   ) {
     this.children = new ChildrenIndex(store)
     this.count = new RecordCount(store, 'flags')
@@ -87,6 +88,11 @@ export class FlagsService {
     })
     store.watch('projects', (key, _before, after) => (after ? listChanged(key) : this.listChangedAt.delete(key)))
     store.watch('environments', () => (this.allListsChangedAt = ++this.listChanges))
+    // Lists show lastSeenAt: a metrics flush that changes a flag's changes its project's list.
+    lastSeen.onLastSeenChange((name) => {
+      const flag = store.reader.get('flags', name)
+      if (flag) listChanged(flag.project)
+    })
   }
 
   /**
@@ -95,7 +101,7 @@ export class FlagsService {
    */
   private view(reader: StateReader, name: string, tx?: Tx): FeatureView {
     const flag = reader.get('flags', name)!
-    return flagView(flag, this.store.state.environments, { details: true, children: this.children.of(name, tx) })
+    return flagView(flag, this.store.state.environments, { details: true, children: this.children.of(name, tx), lastSeen: this.lastSeen.lastSeenOf(flag) })
   }
 
   /**
@@ -124,7 +130,7 @@ export class FlagsService {
         (tags === undefined || tags.length === 0 || flag.tags.some((t) => tags.some((wanted) => wanted.type === t.type && wanted.value === t.value))),
     )
     flags.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    return flags.map((flag) => flagView(flag, state.environments, { details: false, children: this.children.of(flag.name) }))
+    return flags.map((flag) => flagView(flag, state.environments, { details: false, children: this.children.of(flag.name), lastSeen: this.lastSeen.lastSeenOf(flag) }))
   }
 
   /** The caller's project scope is checked before, in features/tokens/auth.ts. */
@@ -138,7 +144,7 @@ export class FlagsService {
     return Object.values(state.flags)
       .filter((flag) => flag.archived && callerSeesProject(caller, flag.project))
       .sort((a, b) => (a.archivedAt ?? '').localeCompare(b.archivedAt ?? '') || a.name.localeCompare(b.name))
-        .map((flag) => flagView(flag, state.environments, { details: false, children: this.children.of(flag.name) }))
+        .map((flag) => flagView(flag, state.environments, { details: false, children: this.children.of(flag.name), lastSeen: this.lastSeen.lastSeenOf(flag) }))
   }
 
   /**
