@@ -57,6 +57,10 @@ export class AppRegistry {
     return { applications: this.apps.size, instances: this.instances.size }
   }
 
+  get hasChanges(): boolean {
+    return this.changedApps.size + this.changedInstances.size + this.removedApps.size + this.removedInstances.size > 0
+  }
+
   seen(sighting: Sighting, now: string): void {
     const { appName, instanceId, environment } = sighting
     let app = this.apps.get(appName)

@@ -128,9 +128,10 @@ export class MetricsService implements LastSeenSource {
     this.usage.prune(hourOf(new Date(now.getTime() - USAGE_LIMITS.hoursKept * HOUR_MS)))
     this.registry.expire(ago(now, APPLICATION_LIMITS.instanceHours * HOUR_MS), ago(now, APPLICATION_LIMITS.applicationDays * 24 * HOUR_MS))
     const seen = this.pendingSeen
-    const deleted = this.deletedFlags
+    const deleted = [...this.deletedFlags].filter((name) => this.store.reader.get('flagLastSeen', name))
     this.pendingSeen = new Map()
     this.deletedFlags = new Set()
+    if (!this.usage.hasChanges && !this.registry.hasChanges && seen.size === 0 && deleted.length === 0) return
     let usage: ReturnType<UsageTable['takeChanges']> | undefined
     let apps: ReturnType<AppRegistry['takeChanges']> | undefined
     try {
@@ -150,7 +151,12 @@ export class MetricsService implements LastSeenSource {
           const kept = current && current.flagCreatedAt === flag.createdAt ? current.environments : {}
           tx.put('flagLastSeen', name, { flagCreatedAt: flag.createdAt, environments: { ...kept, ...Object.fromEntries(environments) } })
         }
-        for (const name of deleted) if (!tx.get('flags', name) && tx.get('flagLastSeen', name)) tx.delete('flagLastSeen', name)
+        for (const name of deleted) {
+          // Gone, or made again since (its lastSeen is then the new flag's, written above if seen).
+          const flag = tx.get('flags', name)
+          const record = tx.get('flagLastSeen', name)
+          if (record && (!flag || record.flagCreatedAt !== flag.createdAt)) tx.delete('flagLastSeen', name)
+        }
       })
     } catch (error) {
       // Nothing was committed: keep it all for the next flush.

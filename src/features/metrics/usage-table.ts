@@ -55,6 +55,10 @@ export class UsageTable {
     return this.rows.size
   }
 
+  get hasChanges(): boolean {
+    return this.changed.size > 0 || this.removed.size > 0
+  }
+
   get variantCount(): number {
     return this.variantCounters
   }
