@@ -130,8 +130,8 @@ describe('bounds', () => {
     const token = await sdkToken('client')
     const unknown: Toggles = {}
     for (let i = 0; i < 2500; i++) unknown[`unknown-${i}`] = { yes: 1, no: 1 }
-    expectOk(await report(token, 'web', unknown), 202)
-    expect(api.services.metrics.sizes).toMatchObject({ usageRows: 0, variantCounters: 0 })
+    for (let i = 0; i < 20; i++) expectOk(await report(token, `app-${i}`, unknown), 202)
+    expect(api.services.metrics.sizes).toMatchObject({ usageRows: 0, usageGroups: 0, variantCounters: 0 })
     const variants: Record<string, number> = {}
     for (let i = 0; i < 3000; i++) variants[`variant-${i}`] = 1
     variants[`${'x'.repeat(USAGE_LIMITS.variantNameLength + 1)}`] = 1

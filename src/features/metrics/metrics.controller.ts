@@ -16,12 +16,21 @@ const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
  * These bodies take the many fields SDKs add, so the schema cannot refuse unknown names; names
  * that would reach Object.prototype once counted or stored are refused here instead.
  */
-function refusePrototypeKeys(body: unknown, path = ''): void {
-  if (typeof body !== 'object' || body === null) return
-  for (const [key, value] of Object.entries(body)) {
-    if (PROTOTYPE_KEYS.has(key)) throw ValidationError.at(`${path}/${key}`, `"${key}" is not allowed as a property name`)
-    refusePrototypeKeys(value, `${path}/${key}`)
+function refusePrototypeKeys(body: unknown): void {
+  const path = prototypeKeyPath(body)
+  if (path !== null) throw ValidationError.at(path, `"${path.slice(path.lastIndexOf('/') + 1)}" is not allowed as a property name`)
+}
+
+/** The path of the first prototype key in `value`, or null. Made only when found: this walks every key of every report. */
+function prototypeKeyPath(value: unknown): string | null {
+  if (typeof value !== 'object' || value === null) return null
+  // for…in: parsed JSON has no inherited keys.
+  for (const key in value) {
+    if (PROTOTYPE_KEYS.has(key)) return `/${key}`
+    const inner = prototypeKeyPath((value as Record<string, unknown>)[key])
+    if (inner !== null) return `/${key}${inner}`
   }
+  return null
 }
 
 const appParams = t.Object({ appName: t.String({ minLength: 1, maxLength: 255, description: 'Name of the application' }) })

@@ -17,6 +17,7 @@ import type { SdkScope } from '../tokens/auth'
 import { callerSeesProject, type Caller } from '../tokens/permissions'
 import { AppRegistry, APPLICATION_LIMITS } from './app-registry'
 import type { Application, Applications, ClientMetrics, ClientRegistration, FeatureUsage } from './metrics.model'
+import { usageKey } from './metrics.records'
 import { hourOf, USAGE_LIMITS, UsageTable, type UsageCounts } from './usage-table'
 
 /** How often counts and registrations are committed (`METRICS_FLUSH_MS`). */
@@ -33,23 +34,27 @@ const pointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1')
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 const ago = (now: Date, ms: number) => new Date(now.getTime() - ms).toISOString()
 
-function count(value: unknown, path: string): number {
+/** A count as SDKs send it; the JSON pointer is only made for the error. */
+function count(value: unknown, path: () => string): number {
   if (value === undefined) return 0
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw ValidationError.at(path, `must be a whole number ≥ 0, got ${JSON.stringify(value)}`)
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw ValidationError.at(path(), `must be a whole number ≥ 0, got ${JSON.stringify(value)}`)
   return value
 }
 
-/** Checks every entry of `toggles` before anything is counted, so that a bad body changes nothing. */
+/**
+ * Checks every entry of `toggles` before anything is counted, so that a bad body changes nothing.
+ * (for…in rather than Object.entries: this runs for every flag of every report.)
+ */
 function readToggles(toggles: Record<string, unknown>): [string, UsageCounts][] {
   const result: [string, UsageCounts][] = []
-  for (const [name, entry] of Object.entries(toggles)) {
-    const at = `/bucket/toggles/${pointer(name)}`
-    if (!isObject(entry)) throw ValidationError.at(at, 'must be an object {yes, no, variants}')
+  for (const name in toggles) {
+    const entry = toggles[name]
+    const at = () => `/bucket/toggles/${pointer(name)}`
+    if (!isObject(entry)) throw ValidationError.at(at(), 'must be an object {yes, no, variants}')
     const variants = entry.variants ?? {}
-    if (!isObject(variants)) throw ValidationError.at(`${at}/variants`, 'must be an object of variant name → count')
-    const counts = { yes: count(entry.yes, `${at}/yes`), no: count(entry.no, `${at}/no`), variants: {} as Record<string, number> }
-    for (const [variant, n] of Object.entries(variants)) counts.variants[variant] = count(n, `${at}/variants/${pointer(variant)}`)
-    result.push([name, counts])
+    if (!isObject(variants)) throw ValidationError.at(`${at()}/variants`, 'must be an object of variant name → count')
+    for (const variant in variants) count(variants[variant], () => `${at()}/variants/${pointer(variant)}`)
+    result.push([name, { yes: count(entry.yes, () => `${at()}/yes`), no: count(entry.no, () => `${at()}/no`), variants: variants as Record<string, number> }])
   }
   return result
 }
@@ -98,11 +103,12 @@ export class MetricsService implements LastSeenSource {
     const time = now.toISOString()
     const flags = this.store.state.flags
     const allProjects = scope.projects.includes('*')
+    const group = this.usage.group(hour, scope.environment, body.appName)
     for (const [name, entry] of counts) {
       // As in Unleash: unknown flags and empty counts are dropped without an error.
       const flag = Object.hasOwn(flags, name) ? flags[name] : undefined
       if (!flag || (!allProjects && !scope.projects.includes(flag.project)) || (entry.yes === 0 && entry.no === 0)) continue
-      this.usage.add(hour, scope.environment, body.appName, name, entry)
+      this.usage.add(group, name, entry)
       let environments = this.pendingSeen.get(name)
       if (!environments) this.pendingSeen.set(name, (environments = new Map()))
       environments.set(scope.environment, time)
@@ -138,7 +144,7 @@ export class MetricsService implements LastSeenSource {
       await this.store.transact(SYSTEM_ACTOR, (tx) => {
         usage = this.usage.takeChanges()
         apps = this.registry.takeChanges()
-        for (const key of usage.put) tx.put('flagUsage', key, this.usage.row(key)!)
+        for (const row of usage.put) tx.put('flagUsage', usageKey(row), row)
         for (const key of usage.removed) if (tx.get('flagUsage', key)) tx.delete('flagUsage', key)
         for (const name of apps.apps) tx.put('clientApplications', name, this.registry.app(name)!)
         for (const name of apps.removedApps) if (tx.get('clientApplications', name)) tx.delete('clientApplications', name)
@@ -234,6 +240,6 @@ export class MetricsService implements LastSeenSource {
 
   /** What is held in memory, for tests of the caps. */
   get sizes() {
-    return { usageRows: this.usage.size, variantCounters: this.usage.variantCount, ...this.registry.sizes }
+    return { usageRows: this.usage.size, usageGroups: this.usage.groupCount, variantCounters: this.usage.variantCount, ...this.registry.sizes }
   }
 }

@@ -34,25 +34,37 @@ export interface UsageCounts {
 }
 
 export interface UsageChanges {
-  put: string[]
+  put: UsageRowRecord[]
   removed: string[]
 }
 
+/** The rows of one hour, environment and application, by flag: a report finds it once for all its flags. */
+export interface UsageGroup {
+  key: string
+  hour: string
+  environment: string
+  appName: string
+  rows: Map<string, UsageRowRecord>
+}
+
 export class UsageTable {
-  private readonly rows = new Map<string, UsageRowRecord>()
+  /** By `hour|environment|appName` (hours and environment names hold no `|`). */
+  private readonly groups = new Map<string, UsageGroup>()
   /** Row keys by flag name, for the per-flag read. */
-  private readonly byFlag = new Map<string, Set<string>>()
+  private readonly byFlag = new Map<string, Set<UsageRowRecord>>()
+  private rowCount = 0
   private variantCounters = 0
-  private changed = new Set<string>()
+  private changed = new Set<UsageRowRecord>()
+  /** usageKey()s of rows dropped since the last flush. */
   private removed = new Set<string>()
 
   /** Starts from the rows the store holds (copies: the store's records are frozen). */
   constructor(stored: Iterable<UsageRowRecord>) {
-    for (const row of stored) this.insert({ ...row, variants: { ...row.variants } })
+    for (const row of stored) this.insert(this.group(row.timestamp, row.environment, row.appName), { ...row, variants: { ...row.variants } })
   }
 
   get size(): number {
-    return this.rows.size
+    return this.rowCount
   }
 
   get hasChanges(): boolean {
@@ -63,28 +75,38 @@ export class UsageTable {
     return this.variantCounters
   }
 
-  private insert(row: UsageRowRecord): void {
-    const key = usageKey(row)
-    this.rows.set(key, row)
-    let keys = this.byFlag.get(row.featureName)
-    if (!keys) this.byFlag.set(row.featureName, (keys = new Set()))
-    keys.add(key)
-    this.variantCounters += Object.keys(row.variants).length
+  get groupCount(): number {
+    return this.groups.size
+  }
+
+  /** The group of a report; a new one is kept only once a row is added to it, so that reports of nothing leave nothing. */
+  group(hour: string, environment: string, appName: string): UsageGroup {
+    const key = `${hour}|${environment}|${appName}`
+    return this.groups.get(key) ?? { key, hour, environment, appName, rows: new Map() }
+  }
+
+  private insert(group: UsageGroup, row: UsageRowRecord): void {
+    if (group.rows.size === 0) this.groups.set(group.key, group)
+    group.rows.set(row.featureName, row)
+    let rows = this.byFlag.get(row.featureName)
+    if (!rows) this.byFlag.set(row.featureName, (rows = new Set()))
+    rows.add(row)
+    this.rowCount++
+    for (const _ in row.variants) this.variantCounters++
   }
 
   /** Adds one report's counts for a flag; false when the row cap dropped them. */
-  add(hour: string, environment: string, appName: string, featureName: string, counts: UsageCounts): boolean {
-    const key = usageKey({ timestamp: hour, environment, featureName, appName })
-    let row = this.rows.get(key)
+  add(group: UsageGroup, featureName: string, counts: UsageCounts): boolean {
+    let row = group.rows.get(featureName)
     if (!row) {
-      if (this.rows.size >= USAGE_LIMITS.rows) return false
-      row = { featureName, appName, environment, timestamp: hour, yes: 0, no: 0, variants: {} }
-      this.insert(row)
-      this.removed.delete(key)
+      if (this.rowCount >= USAGE_LIMITS.rows) return false
+      row = { featureName, appName: group.appName, environment: group.environment, timestamp: group.hour, yes: 0, no: 0, variants: {} }
+      this.insert(group, row)
     }
     row.yes += counts.yes
     row.no += counts.no
-    for (const [name, count] of Object.entries(counts.variants)) {
+    for (const name in counts.variants) {
+      const count = counts.variants[name]
       if (Object.hasOwn(row.variants, name)) {
         row.variants[name] += count
       } else if (
@@ -96,54 +118,51 @@ export class UsageTable {
         this.variantCounters++
       }
     }
-    this.changed.add(key)
+    this.changed.add(row)
     return true
   }
 
   /** Drops the rows of hours before `oldestHour` (an hourOf() value). */
   prune(oldestHour: string): void {
-    for (const [key, row] of this.rows) {
-      if (row.timestamp >= oldestHour) continue
-      this.rows.delete(key)
-      this.byFlag.get(row.featureName)?.delete(key)
-      if (this.byFlag.get(row.featureName)?.size === 0) this.byFlag.delete(row.featureName)
-      this.variantCounters -= Object.keys(row.variants).length
-      this.changed.delete(key)
-      this.removed.add(key)
+    for (const [key, group] of this.groups) {
+      if (group.hour >= oldestHour) continue
+      this.groups.delete(key)
+      for (const row of group.rows.values()) {
+        const rows = this.byFlag.get(row.featureName)!
+        rows.delete(row)
+        if (rows.size === 0) this.byFlag.delete(row.featureName)
+        this.rowCount--
+        this.variantCounters -= Object.keys(row.variants).length
+        this.changed.delete(row)
+        this.removed.add(usageKey(row))
+      }
     }
   }
 
   /** The rows of `featureName` from `sinceHour` on. The rows are live: copy before keeping them. */
   rowsOf(featureName: string, sinceHour: string): UsageRowRecord[] {
-    const result: UsageRowRecord[] = []
-    for (const key of this.byFlag.get(featureName) ?? []) {
-      const row = this.rows.get(key)!
-      if (row.timestamp >= sinceHour) result.push(row)
-    }
-    return result
+    return [...(this.byFlag.get(featureName) ?? [])].filter((row) => row.timestamp >= sinceHour)
   }
 
   /** Names of the flags `appName` reported from `sinceHour` on. */
   flagsOf(appName: string, sinceHour: string): string[] {
     const flags = new Set<string>()
-    for (const row of this.rows.values()) if (row.appName === appName && row.timestamp >= sinceHour) flags.add(row.featureName)
+    for (const group of this.groups.values()) {
+      if (group.appName === appName && group.hour >= sinceHour) for (const name of group.rows.keys()) flags.add(name)
+    }
     return [...flags].sort()
-  }
-
-  row(key: string): UsageRowRecord | undefined {
-    return this.rows.get(key)
   }
 
   /** What changed since the last call, for a flush; `restore` gives it back if the flush failed. */
   takeChanges(): UsageChanges {
-    const changes = { put: [...this.changed], removed: [...this.removed].filter((key) => !this.rows.has(key)) }
+    const changes = { put: [...this.changed], removed: [...this.removed] }
     this.changed = new Set()
     this.removed = new Set()
     return changes
   }
 
   restore(changes: UsageChanges): void {
-    for (const key of changes.put) if (this.rows.has(key)) this.changed.add(key)
-    for (const key of changes.removed) if (!this.rows.has(key)) this.removed.add(key)
+    for (const row of changes.put) if (this.byFlag.get(row.featureName)?.has(row)) this.changed.add(row)
+    for (const key of changes.removed) this.removed.add(key)
   }
 }
