@@ -5,7 +5,9 @@
  *
  * 1,000 flags. Every request is the report of an SDK that evaluated 20 flags (yes 1, no 0 each,
  * variants on five of them), sent with a client token for development.
- * - `POST /api/client/metrics` with wrk (32 connections, a Lua script for the POST body), then the
+ * - `POST /api/client/metrics` with wrk (32 connections, a Lua script for the POST body), next to a
+ *   bare Bun server answering the same POSTs with an empty body (the two alternate within each run:
+ *   server first in odd runs, bare first in even); then the
  *   counts read through GET /api/admin/client-metrics/features/flag-0, compared with the number of
  *   responses wrk received (wrk drops the requests in flight when it stops, which the server may
  *   still have counted: at most 32 more);
@@ -20,7 +22,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { JOURNAL_FILE } from '../src/services'
-import { authHeaders, fmt, loadAverage, median, removeDir, seedDataDir, startServer, table, tempDataDir, wrk, type Load } from './lib'
+import { authHeaders, fmt, freePort, loadAverage, median, removeDir, ROOT, seedDataDir, startServer, table, tempDataDir, wrk, type Load } from './lib'
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, seconds: { type: 'string', default: '10' }, amount: { type: 'string', default: '100000' } } })
 const RUNS = Number(values.runs)
@@ -54,6 +56,22 @@ async function counted(base: string, appName: string): Promise<{ yes: number; bl
   return { yes: rows.reduce((n: number, row: { yes: number }) => n + row.yes, 0), blue: rows.reduce((n: number, row: { variants: { blue?: number } }) => n + (row.variants.blue ?? 0), 0) }
 }
 
+/** A bare Bun server answering every request with an empty body (bench/bare-server.ts). */
+async function bare(dir: string) {
+  const file = join(dir, 'empty.json')
+  writeFileSync(file, '')
+  const port = freePort()
+  const child = Bun.spawn([process.execPath, join(ROOT, 'bench/bare-server.ts'), String(port), file], { stdout: 'pipe' })
+  await child.stdout.getReader().read()
+  return {
+    url: `http://127.0.0.1:${port}/api/client/metrics`,
+    stop: async () => {
+      child.kill()
+      await child.exited
+    },
+  }
+}
+
 const journalLines = (dir: string) => readFileSync(join(dir, JOURNAL_FILE), 'utf8').split('\n').filter((line) => line !== '').length
 
 async function run(dir: string, index: number) {
@@ -64,9 +82,16 @@ async function run(dir: string, index: number) {
     const wrkApp = `wrk-app-${index}`
     const script = join(dir, `post-${index}.lua`)
     writeFileSync(script, `wrk.method = "POST"\nwrk.body = ${JSON.stringify(body(wrkApp))}\n`)
+    const headers = { authorization: token, 'content-type': 'application/json' }
+    const ceilingServer = await bare(dir)
+    const ceilingRun = () => wrk(ceilingServer.url, headers, SECONDS, ['-s', script])
     const commitsBefore = journalLines(dir)
-    const load = await wrk(url, { authorization: token, 'content-type': 'application/json' }, SECONDS, ['-s', script])
+    let ceiling: Load | undefined
+    if (index % 2 === 1) ceiling = await ceilingRun()
+    const load = await wrk(url, headers, SECONDS, ['-s', script])
     const afterWrk = await counted(server.base, wrkApp)
+    if (index % 2 === 0) ceiling = await ceilingRun()
+    await ceilingServer.stop()
 
     const cannonApp = `cannon-app-${index}`
     const cannonLoad = loadAverage()
@@ -78,7 +103,7 @@ async function run(dir: string, index: number) {
     await server.stop()
     server = await startServer(dir)
     const restarted = { wrk: await counted(server.base, wrkApp), cannon: await counted(server.base, cannonApp) }
-    return { wrk: load, afterWrk, cannon, afterCannon, commits, restarted, seconds: SECONDS + result.duration }
+    return { wrk: load, ceiling: ceiling!, afterWrk, cannon, afterCannon, commits, restarted, seconds: SECONDS + result.duration }
   } finally {
     await server.stop()
   }
@@ -102,11 +127,12 @@ try {
   const loads = (pick: (r: (typeof runs)[number]) => Load) => runs.map((r) => fmt(pick(r).load, 2)).join(', ')
   console.log(`\n${FLAGS} flags; each request reports ${REPORTED} flags; ${RUNS} runs, wrk ${SECONDS} s, autocannon ${AMOUNT} requests.\n`)
   console.log(table(
-    ['scenario', 'requests/s', 'p50', 'p99', 'answered', 'counted', 'errors', 'load average per run', 'target'],
+    ['scenario', 'requests/s', 'p50', 'p99', 'bare Bun requests/s', 'ratio', 'answered', 'counted', 'errors', 'load average per run', 'target'],
     [
       ['POST /api/client/metrics (wrk, 32 connections)', fmt(m((r) => r.wrk.rps), 0), `${fmt(m((r) => r.wrk.p50), 2)} ms`, `${fmt(m((r) => r.wrk.p99), 2)} ms`,
+        fmt(m((r) => r.ceiling.rps), 0), fmt(m((r) => r.wrk.rps / r.ceiling.rps), 2),
         runs.map((r) => r.wrk.requests).join(', '), runs.map((r) => r.afterWrk.yes).join(', '), String(runs.reduce((n, r) => n + r.wrk.errors, 0)), loads((r) => r.wrk), '≥ 10,000/s'],
-      [`POST /api/client/metrics (autocannon, 32 connections, exactly ${AMOUNT})`, fmt(m((r) => r.cannon.rps), 0), `${fmt(m((r) => r.cannon.p50), 2)} ms`, `${fmt(m((r) => r.cannon.p99), 2)} ms`,
+      [`POST /api/client/metrics (autocannon, 32 connections, exactly ${AMOUNT})`, fmt(m((r) => r.cannon.rps), 0), `${fmt(m((r) => r.cannon.p50), 2)} ms`, `${fmt(m((r) => r.cannon.p99), 2)} ms`, '', '',
         runs.map((r) => r.cannon.requests).join(', '), runs.map((r) => r.afterCannon.yes).join(', '), String(runs.reduce((n, r) => n + r.cannon.errors, 0)), loads((r) => r.cannon), 'counts exact'],
     ],
   ))
