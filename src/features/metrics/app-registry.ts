@@ -38,6 +38,8 @@ interface Changes {
 export class AppRegistry {
   private readonly apps = new Map<string, ApplicationRecord>()
   private readonly instances = new Map<string, InstanceRecord>()
+  /** Instance keys by appName, so that removing an application costs its own instances only. */
+  private readonly instancesByApp = new Map<string, Set<string>>()
   private changedApps = new Set<string>()
   private changedInstances = new Set<string>()
   private removedApps = new Set<string>()
@@ -50,7 +52,7 @@ export class AppRegistry {
       for (const [project, environments] of Object.entries(app.usage)) usage[project] = [...environments]
       this.apps.set(app.appName, { ...app, strategies: [...app.strategies], usage })
     }
-    for (const instance of byLastSeen(instances)) this.instances.set(instanceKey(instance.appName, instance.instanceId), { ...instance })
+    for (const instance of byLastSeen(instances)) this.addInstance(instanceKey(instance.appName, instance.instanceId), { ...instance })
   }
 
   get sizes(): { applications: number; instances: number } {
@@ -90,7 +92,7 @@ export class AppRegistry {
       instance = { appName, instanceId, sdkVersion: null, environment, createdAt: now, lastSeen: now }
       this.removedInstances.delete(key)
     }
-    this.instances.set(key, instance)
+    this.addInstance(key, instance)
     instance.lastSeen = now
     instance.environment = environment
     if (sighting.registration) instance.sdkVersion = sighting.registration.sdkVersion
@@ -112,7 +114,19 @@ export class AppRegistry {
     }
   }
 
+  /** Adds, or moves to the most recently seen end. */
+  private addInstance(key: string, instance: InstanceRecord): void {
+    this.instances.set(key, instance)
+    let keys = this.instancesByApp.get(instance.appName)
+    if (!keys) this.instancesByApp.set(instance.appName, (keys = new Set()))
+    keys.add(key)
+  }
+
   private removeInstance(key: string): void {
+    const appName = this.instances.get(key)?.appName
+    const keys = appName === undefined ? undefined : this.instancesByApp.get(appName)
+    keys?.delete(key)
+    if (keys?.size === 0) this.instancesByApp.delete(appName!)
     this.instances.delete(key)
     this.changedInstances.delete(key)
     this.removedInstances.add(key)
@@ -122,7 +136,7 @@ export class AppRegistry {
     this.apps.delete(appName)
     this.changedApps.delete(appName)
     this.removedApps.add(appName)
-    for (const [key, instance] of this.instances) if (instance.appName === appName) this.removeInstance(key)
+    for (const key of [...(this.instancesByApp.get(appName) ?? [])]) this.removeInstance(key)
   }
 
   app(appName: string): ApplicationRecord | undefined {
@@ -134,7 +148,7 @@ export class AppRegistry {
   }
 
   instancesOf(appName: string): InstanceRecord[] {
-    return [...this.instances.values()].filter((instance) => instance.appName === appName)
+    return [...(this.instancesByApp.get(appName) ?? [])].map((key) => this.instances.get(key)!)
   }
 
   instance(key: string): InstanceRecord | undefined {
