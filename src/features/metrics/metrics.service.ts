@@ -144,8 +144,14 @@ export class MetricsService implements LastSeenSource {
       await this.store.transact(SYSTEM_ACTOR, (tx) => {
         usage = this.usage.takeChanges()
         apps = this.registry.takeChanges()
-        for (const row of usage.put) tx.put('flagUsage', usageKey(row), row)
-        for (const key of usage.removed) if (tx.get('flagUsage', key)) tx.delete('flagUsage', key)
+        const put = new Set<string>()
+        for (const row of usage.put) {
+          const key = usageKey(row)
+          put.add(key)
+          tx.put('flagUsage', key, row)
+        }
+        // A row counted again after it was dropped (the clock set back) is kept.
+        for (const key of usage.removed) if (!put.has(key) && tx.get('flagUsage', key)) tx.delete('flagUsage', key)
         for (const name of apps.apps) tx.put('clientApplications', name, this.registry.app(name)!)
         for (const name of apps.removedApps) if (tx.get('clientApplications', name)) tx.delete('clientApplications', name)
         for (const key of apps.instances) tx.put('clientInstances', key, this.registry.instance(key)!)
