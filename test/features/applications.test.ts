@@ -130,17 +130,17 @@ describe('ageing and caps', () => {
     await api.services.metrics.flush()
     expect(Object.keys(api.services.store.state.clientApplications).sort()).toEqual(['second', 'third'])
   })
-})
 
-test('a flood of new application names keeps the default caps', async () => {
-  const token = await sdkToken('client')
-  const flood = APPLICATION_LIMITS.applications + 200
-  for (let i = 0; i < flood; i++) expectOk(await report(token, `flood-${i}`, { unknown: { yes: 1, no: 0 } }, `pod-${i}`), 202)
-  expect(api.services.metrics.sizes).toMatchObject({ applications: APPLICATION_LIMITS.applications, instances: APPLICATION_LIMITS.applications, usageRows: 0, usageGroups: 0 })
-  const names = (await list()).body.applications.map((app) => app.appName)
-  expect(names).toHaveLength(APPLICATION_LIMITS.applications)
-  expect(names).toContain(`flood-${flood - 1}`)
-  expect(names).not.toContain('flood-0')
+  test('a flood of new application names keeps the default caps', async () => {
+    const token = await sdkToken('client')
+    const flood = APPLICATION_LIMITS.applications + 200
+    for (let i = 0; i < flood; i++) expectOk(await report(token, `flood-${i}`, { unknown: { yes: 1, no: 0 } }, `pod-${i}`), 202)
+    expect(api.services.metrics.sizes).toMatchObject({ applications: APPLICATION_LIMITS.applications, instances: APPLICATION_LIMITS.applications, usageRows: 0, usageGroups: 0 })
+    const names = (await list()).body.applications.map((app) => app.appName)
+    expect(names).toHaveLength(APPLICATION_LIMITS.applications)
+    expect(names).toContain(`flood-${flood - 1}`)
+    expect(names).not.toContain('flood-0')
+  })
 })
 
 describe('project scope', () => {
