@@ -247,14 +247,16 @@ export interface Load {
   errors: number
   /** The 1-minute load average when wrk started. */
   load: number
+  /** Responses received in all (wrk's "N requests in"; not set by every runner). */
+  requests?: number
 }
 
 export const loadAverage = () => Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0])
 
-/** wrk with 2 threads and 32 connections; parses its latency distribution. */
-export async function wrk(url: string, headers: Record<string, string>, seconds: number): Promise<Load> {
+/** wrk with 2 threads and 32 connections; parses its latency distribution. `extra`: more wrk arguments (`-s post.lua`). */
+export async function wrk(url: string, headers: Record<string, string>, seconds: number, extra: string[] = []): Promise<Load> {
   const load = loadAverage()
-  const args = ['wrk', '-t2', '-c32', `-d${seconds}s`, '--latency', ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), url]
+  const args = ['wrk', '-t2', '-c32', `-d${seconds}s`, '--latency', ...extra, ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), url]
   const child = Bun.spawn(args, { stdout: 'pipe', stderr: 'pipe' })
   const output = await new Response(child.stdout).text()
   await child.exited
@@ -272,5 +274,6 @@ export async function wrk(url: string, headers: Record<string, string>, seconds:
     p99: ms(/^\s+99%\s+(\S+)/m.exec(output)?.[1]),
     errors: Number(errors) + socketErrors,
     load,
+    requests: Number(/(\d+) requests in/.exec(output)?.[1]),
   }
 }

@@ -19,6 +19,8 @@ export interface Config {
   checkpointAfterBytes: number
   /** `TRUST_PROXY`: log the client address a reverse proxy sends in X-Forwarded-For, not the proxy's. */
   trustProxy: boolean
+  /** `METRICS_FLUSH_MS`: how often SDK metrics and registrations, held in memory, are committed. */
+  metricsFlushMs: number
 }
 
 export class ConfigError extends Error {
@@ -68,6 +70,7 @@ export function readConfig(env: Record<string, string | undefined>, cwd = proces
     logLevel: logLevel(env.LOG_LEVEL),
     checkpointAfterBytes: integer(env, 'CHECKPOINT_AFTER_BYTES', 8 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     trustProxy: boolean(env, 'TRUST_PROXY', false),
+    metricsFlushMs: integer(env, 'METRICS_FLUSH_MS', 10_000, 100, 3_600_000),
   }
 }
 

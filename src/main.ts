@@ -46,7 +46,7 @@ async function main() {
   } catch (error) {
     failOnStoreLoad(error)
   }
-  const services = createServices(store)
+  const services = createServices(store, { metricsFlushMs: config.metricsFlushMs })
   const generatedSecret = await initialise(services, config.initAdminTokens)
   const log = new Logger(config.logLevel)
   for (const { projectId, pattern, problem } of services.patterns.unusable()) {

@@ -28,6 +28,9 @@ import { strategiesController } from './features/flags/strategies.controller'
 import { StrategiesService } from './features/flags/strategies.service'
 import { variantsController } from './features/flags/variants.controller'
 import { VariantsService } from './features/flags/variants.service'
+import { metricsController } from './features/metrics/metrics.controller'
+import { applicationsCollection, instancesCollection, lastSeenCollection, usageCollection } from './features/metrics/metrics.records'
+import { MetricsService } from './features/metrics/metrics.service'
 import { NamingPatterns } from './features/projects/naming-pattern'
 import { projectsController } from './features/projects/projects.controller'
 import { projectsCollection } from './features/projects/projects.records'
@@ -87,6 +90,10 @@ export const FEATURES: readonly Feature[] = [
   { collections: [flagTypesCollection], controllers: (s, auth) => [flagTypesController(s.flagTypes, auth)] },
   { collections: [contextFieldsCollection], controllers: (s, auth) => [contextController(s.context, auth)] },
   { controllers: (s, auth) => [exportImportController(s.exportImport, auth)] },
+  {
+    collections: [usageCollection, lastSeenCollection, applicationsCollection, instancesCollection],
+    controllers: (s, auth) => [metricsController(s.metrics, auth)],
+  },
 ]
 
 /** The collections of the state document, from the features that own them. */
@@ -120,10 +127,17 @@ export async function openStore(dataDir: string | null, options: StoreOptions = 
   )
 }
 
+export interface ServiceOptions {
+  /** How often SDK metrics and registrations are committed, in ms (`METRICS_FLUSH_MS`). */
+  metricsFlushMs?: number
+}
+
 /** Every service, built over the one store: a feature with a service adds it here. */
-export function createServices(store: Store) {
+export function createServices(store: Store, options: ServiceOptions = {}) {
   const patterns = new NamingPatterns(store)
-  const flags = new FlagsService(store, patterns)
+  // Flags show when metrics last saw them, so the metrics service comes first.
+  const metrics = new MetricsService(store, options.metricsFlushMs)
+  const flags = new FlagsService(store, patterns, metrics)
   const strategies = new StrategiesService(store, checkStrategySegments)
   const relations = new RelationsService(store)
   return {
@@ -145,6 +159,7 @@ export function createServices(store: Store) {
     tagTypes: new TagTypesService(store),
     flagTypes: new FlagTypesService(store),
     context: new ContextService(store),
+    metrics,
   }
 }
 

@@ -227,10 +227,10 @@ const openApps = new Set<Api>()
 
 /** An app on the in-memory store, seeded as at first start, with ADMIN_SECRET as admin token. */
 export async function makeApi(
-  options: { dataDir?: string; bodyLimit?: number; adminTokens?: string[]; checkpointAfterBytes?: number; log?: Logger; fs?: FileSystem } = {},
+  options: { dataDir?: string; bodyLimit?: number; adminTokens?: string[]; checkpointAfterBytes?: number; log?: Logger; fs?: FileSystem; metricsFlushMs?: number } = {},
 ): Promise<Api> {
   const store = await openStore(options.dataDir ?? null, { sync: true, checkpointAfterBytes: options.checkpointAfterBytes, fs: options.fs })
-  const services = createServices(store)
+  const services = createServices(store, { metricsFlushMs: options.metricsFlushMs })
   const app = createApp(services, { bodyLimit: options.bodyLimit ?? BODY_LIMIT }, options.log)
   const adminTokens = options.adminTokens ?? [ADMIN_SECRET]
   const api = new Api(app, services, options.dataDir ?? null, adminTokens[0])

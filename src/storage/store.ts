@@ -112,6 +112,7 @@ export class Store {
   private idleResolve: (() => void) | null = null
   private readonly listeners: CommitListener[] = []
   private readonly timers: ((seconds: number) => void)[] = []
+  private readonly closeHooks: (() => Promise<void>)[] = []
   private readonly watchers: RecordWatcher[] = []
   private readonly notify: RecordWatcher = (collection, key, before, after) => {
     for (const watcher of this.watchers) watcher(collection, key, before, after)
@@ -260,6 +261,14 @@ export class Store {
     })
   }
 
+  /**
+   * Runs `hook` first thing in `close`, for a service that gathers writes in memory and commits them
+   * in batches (SDK metrics): its last batch is then part of the final checkpoint.
+   */
+  beforeClose(hook: () => Promise<void>): void {
+    this.closeHooks.push(hook)
+  }
+
   transact<T>(actor: EventAuthor, work: (tx: Tx) => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ actor, work, resolve: resolve as (value: unknown) => void, reject })
@@ -278,6 +287,7 @@ export class Store {
    * write is on disk (in the journal if not in the checkpoint).
    */
   async close(): Promise<string | null> {
+    for (const hook of this.closeHooks) await hook()
     await this.flush()
     if (this.cutPending) await this.cutBack().catch(() => {})
     if (this.files.journal.size > 0) return this.tryCheckpoint()

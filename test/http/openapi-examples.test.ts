@@ -61,6 +61,8 @@ const successOf = (operation: Operation) => Math.min(...Object.keys(operation.op
 const FALLBACKS: Record<string, string> = {
   '/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}': 'development',
   '/api/admin/feature-types/{id}': 'release',
+  // Registered by an SDK (PREPARE below), under the name of the register example.
+  '/api/admin/metrics/applications/{appName}': 'checkout-service',
 }
 /** Parameters created through another path when the path they appear in has no POST before them. */
 const CREATED_AS: Record<string, string> = {
@@ -85,6 +87,7 @@ const PREPARE: Record<string, (world: World, body: any) => Promise<void>> = {
   uncomplete: async (world) => void (await world.send(byId('complete'))),
   addEnvironmentToProject: async (world) => void (await world.send(byId('createEnvironment'))),
   reactivateStrategy: async (world) => void (await world.send(byId('deprecateStrategy'))),
+  getApplication: async (world) => void (await world.send(byId('registerClientApplication'))),
 }
 
 class World {

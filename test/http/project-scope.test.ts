@@ -44,6 +44,12 @@ async function populate(api: Api, project: string, strategyIds: Record<string, s
   expectOk(await api.post('/api/admin/segments', { name: `${project}-segment`, project, description: `${project}-description`, constraints: [] }), 201)
   // A token limited to the project: its api-token-created event has no project but names it.
   expectOk(await api.createToken({ tokenName: `${project}-token`, type: 'admin', role: 'viewer', projects: [project] }), 201)
+  // An application of the project's SDK that registered and reported the flag.
+  const client = await api.createToken({ tokenName: `${project}-client`, type: 'client', projects: [project], environment: ENVIRONMENT })
+  expectOk(client, 201)
+  const sdk = { token: (client.body as { secret: string }).secret }
+  expectOk(await api.post('/api/client/register', { appName: `${project}-app`, instanceId: `${project}-instance`, strategies: ['default'] }, sdk), 202)
+  expectOk(await api.post('/api/client/metrics', { appName: `${project}-app`, bucket: { start: 0, stop: 0, toggles: { [flag]: { yes: 1, no: 0 } } } }, sdk), 202)
 }
 
 /** `withHidden`: the hidden project exists; without, the world in which it never did. */
@@ -85,6 +91,10 @@ const SERVICE_WIDE: Record<string, 'public' | 'global' | 'filtered' | 'all-proje
   '/api/admin/segments': 'filtered',
   // The first project's segment (see fill): readable, and nothing of the hidden project in it.
   '/api/admin/segments/:id': 'global',
+  // Applications used with the token's projects (or with all-projects tokens), and that usage only.
+  '/api/admin/metrics/applications': 'filtered',
+  // The first project's application (see fill): its flags of other projects are left out.
+  '/api/admin/metrics/applications/:appName': 'global',
   // Service-wide administration: only for tokens over all projects.
   '/api/admin/api-tokens': 'all-projects-only',
   // The deprecated event list needs ADMIN, as in Unleash: a token limited to projects is refused.
@@ -112,6 +122,8 @@ function fill(path: string, project: string, strategyId: string): string {
         return path.startsWith('/api/admin/tag-types/') ? 'simple' : 'flexibleRollout'
       case 'contextField':
         return 'userId'
+      case 'appName':
+        return `${MINE}-app`
       default:
         throw new Error(`The project-scope walk does not know the path parameter :${name} of ${path}; add it to fill()`)
     }

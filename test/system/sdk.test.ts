@@ -1,7 +1,8 @@
 /**
  * The official Node SDK (`unleash-client`) against the real process: it registers, fetches the
  * flags with a client token, evaluates them as stored, polls with If-None-Match, sees a change on
- * its next poll, and sends metrics, without a warning or an error.
+ * its next poll, and sends metrics, without a warning or an error; the service counts them and
+ * records the application.
  */
 import { afterEach, expect, test } from 'bun:test'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
@@ -90,8 +91,21 @@ test('unleash-client reads and evaluates the flags, and sees a change on its nex
   await waitFor(client, 'changed')
   expect(client.isEnabled(names.off)).toBe(true)
 
-  // A metrics report goes out and is accepted.
+  // A metrics report goes out and is accepted, and its counts are those of the evaluations above.
   const sent = waitFor(client, 'sent')
   await sent
   expect(problems).toEqual([])
+  const usage = async (name: string) => {
+    const rows: { appName: string; environment: string; yes: number; no: number; variants: Record<string, number> }[] = (await admin(base, 'GET', `/api/admin/client-metrics/features/${name}`)).lastHourUsage
+    return rows.map(({ appName, environment, yes, no, variants }) => ({ appName, environment, yes, no, variants }))
+  }
+  const expected = { appName: 'sdk-test', environment: 'development' }
+  for (let attempt = 0; attempt < 50 && (await usage(names.users)).length === 0; attempt++) await Bun.sleep(100)
+  expect(await usage(names.users)).toEqual([{ ...expected, yes: 1, no: 1, variants: {} }])
+  expect(await usage(names.rollout)).toEqual([{ ...expected, yes: 1, no: 0, variants: {} }])
+  expect(await usage(names.variants)).toEqual([{ ...expected, yes: 1, no: 0, variants: { blue: 1 } }])
+  const application = await admin(base, 'GET', '/api/admin/metrics/applications/sdk-test')
+  expect(application.instances).toHaveLength(1)
+  expect(application.instances[0].sdkVersion).toMatch(/^unleash-node-sdk:\d+\.\d+\.\d+$/)
+  expect(application.strategies.map((strategy: { name: string }) => strategy.name)).toContain('flexibleRollout')
 }, 30_000)

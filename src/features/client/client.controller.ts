@@ -1,6 +1,6 @@
 import { t } from 'elysia'
-import { controllerBase, noContent } from '../../http/plugins'
-import { authErrors, bodyErrors } from '../../http/schemas'
+import { controllerBase } from '../../http/plugins'
+import { authErrors } from '../../http/schemas'
 import { featureParams } from '../params'
 import type { Authorization } from '../tokens/auth'
 import { clientModels } from './client.model'
@@ -39,28 +39,4 @@ export function clientController(client: ClientFeaturesService, auth: Authorizat
         description: "The flag as in getAllClientFeatures; 404 for an unknown or archived flag and for one outside the token's projects.",
       },
     })
-    // Prototype keys anywhere in these free-form bodies are refused by http/lenient-bodies.ts.
-    .post('/api/client/register', () => noContent(202), {
-      auth: CLIENT,
-      body: 'clientApplicationSchema',
-      response: { 202: t.Void({ description: 'Accepted; no body' }), ...bodyErrors() },
-      detail: {
-        operationId: 'registerClientApplication',
-        summary: 'An SDK announces itself',
-        tags: ['Client'],
-        description: 'Checked (appName is required; the other fields SDKs send are accepted) and not stored yet.',
-      },
-    })
-    .post('/api/client/metrics', () => noContent(202), {
-      auth: CLIENT,
-      body: 'clientMetricsSchema',
-      response: { 202: t.Void({ description: 'Accepted; no body' }), ...bodyErrors() },
-      detail: {
-        operationId: 'registerClientMetrics',
-        summary: 'An SDK reports how often flags were evaluated',
-        tags: ['Client'],
-        description: 'Checked (appName is required; the other fields SDKs send are accepted) and not stored yet.',
-      },
-    })
 }
-

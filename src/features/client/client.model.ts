@@ -154,51 +154,8 @@ export const ClientFeaturesQuery = t.Object({
   tag: t.Optional(repeatable(t.String({ maxLength: 200, pattern: '^[^:]+:', description: 'type:value' }), { maxItems: 100, description: 'Only flags with any of these tags (type:value, repeatable)' })),
 }, { description: 'Filters of the flag list' })
 
-/** SDKs send many more fields than these; the ones they send are accepted as they are. */
-export const ClientRegistration = t.Object(
-  {
-    appName: t.String({ minLength: 1, maxLength: 255, description: 'Name of the application' }),
-    instanceId: t.Optional(t.String({ maxLength: 255, description: 'Instance of the application' })),
-    sdkVersion: t.Optional(t.String({ maxLength: 255, description: 'SDK name and version, e.g. unleash-client-node:6.0.0' })),
-    strategies: t.Optional(t.Array(t.String({ maxLength: 255 }), { maxItems: 1000, description: 'Strategy types the SDK knows' })),
-    started: t.Optional(t.Unknown({ description: 'When the SDK started' })),
-    interval: t.Optional(t.Number({ description: 'Metrics interval, ms' })),
-    environment: t.Optional(t.String({ maxLength: 255, description: 'Environment the SDK says it runs in' })),
-  },
-  {
-    additionalProperties: true,
-    description: 'An SDK announcing itself at start',
-    examples: [{ appName: 'checkout-service', instanceId: 'pod-1', sdkVersion: 'unleash-client-node:6.0.0', strategies: ['default', 'flexibleRollout'], started: '2026-01-01T00:00:00.000Z', interval: 60000 }],
-  },
-)
-
-export const ClientMetrics = t.Object(
-  {
-    appName: t.String({ minLength: 1, maxLength: 255, description: 'Name of the application' }),
-    instanceId: t.Optional(t.String({ maxLength: 255, description: 'Instance of the application' })),
-    environment: t.Optional(t.String({ maxLength: 255, description: 'Environment the SDK says it runs in' })),
-    bucket: t.Optional(
-      t.Object(
-        {
-          start: t.Unknown({ description: 'Start of the period' }),
-          stop: t.Unknown({ description: 'End of the period' }),
-          toggles: t.Record(t.String(), t.Unknown(), { description: 'Per flag: {yes, no, variants: {name: count}}' }),
-        },
-        { additionalProperties: true, description: 'Counts over one period' },
-      ),
-    ),
-  },
-  {
-    additionalProperties: true,
-    description: 'Evaluation counts of one SDK instance (not stored yet)',
-    examples: [{ appName: 'checkout-service', instanceId: 'pod-1', bucket: { start: '2026-01-01T00:00:00.000Z', stop: '2026-01-01T00:01:00.000Z', toggles: { checkout: { yes: 10, no: 2, variants: { blue: 4 } } } } }],
-  },
-)
-
 export const clientModels = {
   clientFeaturesSchema: ClientFeatures,
   clientFeatureSchema: ClientFeature,
   clientFeaturesQuerySchema: ClientFeaturesQuery,
-  clientApplicationSchema: ClientRegistration,
-  clientMetricsSchema: ClientMetrics,
 }

@@ -78,18 +78,37 @@ export class ChildrenIndex {
   }
 }
 
+/**
+ * When SDK metrics last reported each flag, per environment. The metrics feature keeps it and
+ * commits it in batches; flags only read it (services.ts hands the source over).
+ */
+export interface LastSeenSource {
+  /** Environment name → time; empty for a flag never reported. */
+  lastSeenOf(flag: FlagRecord): Readonly<Record<string, string>>
+  /** Calls `listener` with a flag's name in each commit that changes when it was last seen. */
+  onLastSeenChange(listener: (flagName: string) => void): void
+}
+
+export const NEVER_SEEN: LastSeenSource = { lastSeenOf: () => ({}), onLastSeenChange: () => {} }
+
 export interface ViewOptions {
   /** Include each environment's strategies and variants (single-flag reads); lists leave them out. */
   details: boolean
   children: string[]
   /** Older than its type's lifetime, now (see feature-types' staleAfter). */
   potentiallyStale: boolean
+  /** When metrics last reported the flag, per environment (LastSeenSource.lastSeenOf). */
+  lastSeen?: Readonly<Record<string, string>>
 }
 
 export function flagView(flag: FlagRecord, knownEnvironments: Readonly<Record<string, EnvironmentRecord>>, options: ViewOptions): FeatureView {
+  const lastSeen = options.lastSeen ?? {}
+  let flagLastSeen: string | null = null
   const environments = Object.entries(flag.environments)
     .map(([name, environment]) => {
       const known = Object.hasOwn(knownEnvironments, name) ? knownEnvironments[name] : undefined
+      const seen = Object.hasOwn(lastSeen, name) ? lastSeen[name] : environment.lastSeenAt
+      if (seen !== null && (flagLastSeen === null || seen > flagLastSeen)) flagLastSeen = seen
       const entry = {
         name,
         environment: name,
@@ -98,7 +117,7 @@ export function flagView(flag: FlagRecord, knownEnvironments: Readonly<Record<st
         enabled: environment.enabled,
         sortOrder: known?.sortOrder ?? Number.MAX_SAFE_INTEGER,
         variantCount: environment.variants.length,
-        lastSeenAt: environment.lastSeenAt,
+        lastSeenAt: seen,
         hasStrategies: environment.strategies.length > 0,
         hasEnabledStrategies: environment.strategies.some((strategy) => !strategy.disabled),
       }
@@ -127,7 +146,8 @@ export function flagView(flag: FlagRecord, knownEnvironments: Readonly<Record<st
     createdBy: { ...flag.createdBy },
     archived: flag.archived,
     archivedAt: flag.archivedAt,
-    lastSeenAt: null,
+    // As in Unleash: the latest of the environments'.
+    lastSeenAt: flagLastSeen,
     environments,
     variants: [],
     strategies: [],

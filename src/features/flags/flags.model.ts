@@ -235,7 +235,7 @@ const environmentEntryFields = {
   enabled: t.Boolean({ description: 'Whether the flag is on in this environment' }),
   sortOrder: t.Number({ description: 'Position in the flag\'s environment list' }),
   variantCount: t.Number({ description: 'Number of variants' }),
-  lastSeenAt: NullableTimestamp('Last time metrics were collected (always null here: no metrics)'),
+  lastSeenAt: NullableTimestamp('Last time SDK metrics reported the flag in this environment (updated at each metrics flush); null if never'),
   hasStrategies: t.Boolean({ description: 'Whether any strategy is defined' }),
   hasEnabledStrategies: t.Boolean({ description: 'Whether any strategy is not disabled' }),
 }
@@ -271,7 +271,7 @@ export const Feature = t.Object(
     ),
     archived: t.Boolean({ description: 'True when archived' }),
     archivedAt: NullableTimestamp('Archival time'),
-    lastSeenAt: NullableTimestamp('Deprecated since v5; always null'),
+    lastSeenAt: NullableTimestamp('The latest of the environments\' lastSeenAt; null if never reported'),
     environments: t.Array(EnvironmentEntry, { description: 'One entry per environment of the project, by sortOrder then name' }),
     variants: t.Array(Variant, { description: 'Deprecated since v5; always empty (variants live per environment)' }),
     strategies: t.Array(Strategy, { description: 'Deprecated since v5; always empty (strategies live per environment)' }),

@@ -10,7 +10,7 @@ import type { NamingPatterns } from '../projects/naming-pattern'
 import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
 import { applyFlagPatch, assertNoVariantOps, type PatchOperation } from './flag-patch'
 import { archiveFlag, changeMetadata, deleteArchivedFlag, flagInProject, liveFlagInProject, requireEnvironment, setEnvironmentEnabled, withStage } from './flag-rules'
-import { ChildrenIndex, flagView, metadataOf, type FeatureView } from './flag-view'
+import { ChildrenIndex, flagView, metadataOf, NEVER_SEEN, type FeatureView, type LastSeenSource } from './flag-view'
 import { staleAfter } from '../feature-types/feature-types.service'
 import type { Static } from '@sinclair/typebox'
 import { checkTag, tagFlag } from './relations.service'
@@ -91,6 +91,7 @@ export class FlagsService {
   constructor(
     private readonly store: Pick<Store, 'state' | 'reader' | 'transact' | 'watch'>,
     private readonly patterns: NamingPatterns,
+    private readonly lastSeen: LastSeenSource = NEVER_SEEN,
   ) {
     this.children = new ChildrenIndex(store)
     this.count = new RecordCount(store, 'flags')
@@ -102,6 +103,11 @@ export class FlagsService {
     store.watch('projects', (key, _before, after) => (after ? listChanged(key) : this.listChangedAt.delete(key)))
     store.watch('environments', () => (this.allListsChangedAt = ++this.listChanges))
     store.watch('flagTypes', () => (this.allListsChangedAt = ++this.listChanges))
+    // Lists show lastSeenAt: a metrics flush that changes a flag's changes its project's list.
+    lastSeen.onLastSeenChange((name) => {
+      const flag = store.reader.get('flags', name)
+      if (flag) listChanged(flag.project)
+    })
   }
 
   /** Whether `flag` is older than its type's lifetime at `now`, as the state `reader` sees the type. */
@@ -130,7 +136,7 @@ export class FlagsService {
    */
   private view(reader: StateReader, name: string, tx?: Tx): FeatureView {
     const flag = reader.get('flags', name)!
-    return flagView(flag, this.store.state.environments, { details: true, children: this.children.of(name, tx), potentiallyStale: this.potentiallyStale(reader, flag, Date.now()) })
+    return flagView(flag, this.store.state.environments, { details: true, children: this.children.of(name, tx), lastSeen: this.lastSeen.lastSeenOf(flag), potentiallyStale: this.potentiallyStale(reader, flag, Date.now()) })
   }
 
   /**
@@ -175,7 +181,7 @@ export class FlagsService {
     const now = Date.now()
     const reader = this.store.reader
     return flags.map((flag) =>
-      flagView(flag, state.environments, { details: false, children: this.children.of(flag.name), potentiallyStale: this.potentiallyStale(reader, flag, now) }),
+      flagView(flag, state.environments, { details: false, children: this.children.of(flag.name), lastSeen: this.lastSeen.lastSeenOf(flag), potentiallyStale: this.potentiallyStale(reader, flag, now) }),
     )
   }
 
@@ -198,7 +204,7 @@ export class FlagsService {
       .filter((flag) => flag.archived && callerSeesProject(caller, flag.project))
       .sort((a, b) => (a.archivedAt ?? '').localeCompare(b.archivedAt ?? '') || a.name.localeCompare(b.name))
       .map((flag) =>
-        flagView(flag, state.environments, { details: false, children: this.children.of(flag.name), potentiallyStale: this.potentiallyStale(this.store.reader, flag, now) }),
+        flagView(flag, state.environments, { details: false, children: this.children.of(flag.name), lastSeen: this.lastSeen.lastSeenOf(flag), potentiallyStale: this.potentiallyStale(this.store.reader, flag, now) }),
       )
   }
 

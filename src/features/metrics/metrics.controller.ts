@@ -1,0 +1,119 @@
+import { t } from 'elysia'
+import { ValidationError } from '../../errors'
+import { controllerBase, noContent } from '../../http/plugins'
+import { authErrors, bodyErrors } from '../../http/schemas'
+import { featureParams } from '../params'
+import type { Authorization } from '../tokens/auth'
+import { metricsModels } from './metrics.model'
+import type { MetricsService } from './metrics.service'
+
+const CLIENT = { tokenType: 'client' } as const
+const FRONTEND = { tokenType: 'frontend' } as const
+
+const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
+
+/**
+ * These bodies take the many fields SDKs add, so the schema cannot refuse unknown names; names
+ * that would reach Object.prototype once counted or stored are refused here instead.
+ */
+function refusePrototypeKeys(body: unknown): void {
+  const path = prototypeKeyPath(body)
+  if (path !== null) throw ValidationError.at(path, `"${path.slice(path.lastIndexOf('/') + 1)}" is not allowed as a property name`)
+}
+
+/** The path of the first prototype key in `value`, or null. Made only when found: this walks every key of every report. */
+function prototypeKeyPath(value: unknown): string | null {
+  if (typeof value !== 'object' || value === null) return null
+  // for…in: parsed JSON has no inherited keys.
+  for (const key in value) {
+    if (PROTOTYPE_KEYS.has(key)) return `/${key}`
+    const inner = prototypeKeyPath((value as Record<string, unknown>)[key])
+    if (inner !== null) return `/${key}${inner}`
+  }
+  return null
+}
+
+const appParams = t.Object({ appName: t.String({ minLength: 1, maxLength: 255, description: 'Name of the application' }) })
+
+const COUNTED =
+  "Counted per flag, environment (the token's), application and hour, in memory; committed in batches (METRICS_FLUSH_MS), never one write or event per request. " +
+  'Flags unknown or outside the token scope are dropped silently, as in Unleash; counts must be whole numbers ≥ 0 (400 naming the field otherwise).'
+const REGISTERED = "Records the application and the instance (environment: the token's), committed in batches with the metrics."
+
+export function metricsController(metrics: MetricsService, auth: Authorization) {
+  return controllerBase(auth, metricsModels)
+    .post('/api/client/register', ({ body, sdkScope }) => {
+      refusePrototypeKeys(body)
+      metrics.register(sdkScope, body)
+      return noContent(202)
+    }, {
+      auth: CLIENT,
+      body: 'clientApplicationSchema',
+      response: { 202: t.Void({ description: 'Accepted; no body' }), ...bodyErrors() },
+      detail: { operationId: 'registerClientApplication', summary: 'An SDK announces itself', tags: ['Client'], description: `appName is required. ${REGISTERED}` },
+    })
+    .post('/api/client/metrics', ({ body, sdkScope }) => {
+      refusePrototypeKeys(body)
+      metrics.report(sdkScope, body)
+      return noContent(202)
+    }, {
+      auth: CLIENT,
+      body: 'clientMetricsSchema',
+      response: { 202: t.Void({ description: 'Accepted; no body' }), ...bodyErrors() },
+      detail: { operationId: 'registerClientMetrics', summary: 'An SDK reports how often flags were evaluated', tags: ['Client'], description: `appName is required. ${COUNTED}` },
+    })
+    .post('/api/frontend/client/register', ({ body, sdkScope }) => {
+      refusePrototypeKeys(body)
+      metrics.register(sdkScope, body)
+      return noContent(200)
+    }, {
+      auth: FRONTEND,
+      body: 'clientApplicationSchema',
+      response: { 200: t.Void({ description: 'Recorded; no body' }), ...bodyErrors() },
+      detail: { operationId: 'registerFrontendClient', summary: 'A frontend SDK announces itself', tags: ['Frontend API'], description: `For frontend tokens. ${REGISTERED}` },
+    })
+    .post('/api/frontend/client/metrics', ({ body, sdkScope }) => {
+      refusePrototypeKeys(body)
+      metrics.report(sdkScope, body)
+      return noContent(200)
+    }, {
+      auth: FRONTEND,
+      body: 'clientMetricsSchema',
+      response: { 200: t.Void({ description: 'Counted; no body' }), ...bodyErrors() },
+      detail: { operationId: 'registerFrontendMetrics', summary: 'A frontend SDK reports how often flags were evaluated', tags: ['Frontend API'], description: `For frontend tokens. ${COUNTED}` },
+    })
+    .get('/api/admin/client-metrics/features/:featureName', ({ params }) => metrics.featureUsage(params.featureName), {
+      auth: 'NONE',
+      params: featureParams,
+      response: { 200: 'featureUsageSchema', ...authErrors(404) },
+      detail: {
+        operationId: 'getFeatureUsageSummary',
+        summary: 'Last hour of usage and the applications that reported the flag',
+        tags: ['Metrics'],
+        description:
+          'Counts of the hours that started in the last 60 minutes (yes, no and variants) per environment and application, and the applications that ' +
+          "reported the flag in the last 24 hours. Counts are exact at once; 404 for an unknown flag and for one of a project the token cannot see.",
+      },
+    })
+    .get('/api/admin/metrics/applications', ({ caller }) => metrics.applications(caller), {
+      auth: 'NONE',
+      response: { 200: 'applicationsSchema', ...authErrors() },
+      detail: {
+        operationId: 'getApplications',
+        summary: 'Applications that registered or sent metrics',
+        tags: ['Metrics'],
+        description: "By name. A token limited to some projects sees the applications used with its projects' or all-projects tokens, and only that usage.",
+      },
+    })
+    .get('/api/admin/metrics/applications/:appName', ({ params, caller }) => metrics.application(params.appName, caller), {
+      auth: 'NONE',
+      params: appParams,
+      response: { 200: 'applicationSchema', ...authErrors(404) },
+      detail: {
+        operationId: 'getApplication',
+        summary: 'An application with its instances and the flags it reported',
+        tags: ['Metrics'],
+        description: 'Instances seen in the last 48 hours; flags reported in the last 24 hours (those of projects the token cannot see are left out). 404 for an unknown application.',
+      },
+    })
+}

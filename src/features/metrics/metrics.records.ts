@@ -1,0 +1,74 @@
+/**
+ * What SDK metrics and registrations leave in the state document: hourly usage rows, when each flag
+ * was last seen per environment, and the applications and instances that registered. They are
+ * written in batches by the metrics service's flush (never one commit per request), with no events.
+ */
+import { Type, type Static } from '@sinclair/typebox'
+import { Timestamp, defineCollection } from '../../storage/records'
+
+/** Evaluation counts of one flag, in one environment, by one application, in one hour. Keyed by usageKey(). */
+export const UsageRowRecordSchema = Type.Object({
+  featureName: Type.String(),
+  appName: Type.String(),
+  environment: Type.String(),
+  /** The start of the hour (UTC) the counts were received in. */
+  timestamp: Timestamp,
+  yes: Type.Integer({ minimum: 0 }),
+  no: Type.Integer({ minimum: 0 }),
+  variants: Type.Record(Type.String(), Type.Integer({ minimum: 0 })),
+})
+export type UsageRowRecord = Static<typeof UsageRowRecordSchema>
+
+/**
+ * When metrics last reported the flag, per environment. Keyed by flag name; `flagCreatedAt` is the
+ * flag's own createdAt, so that a flag deleted and made again under the same name starts unseen.
+ */
+export const LastSeenRecordSchema = Type.Object({
+  flagCreatedAt: Timestamp,
+  environments: Type.Record(Type.String(), Timestamp),
+})
+export type LastSeenRecord = Static<typeof LastSeenRecordSchema>
+
+/** An application (appName) that registered or sent metrics. Keyed by appName. */
+export const ApplicationRecordSchema = Type.Object({
+  appName: Type.String(),
+  createdAt: Timestamp,
+  lastSeen: Timestamp,
+  /** Strategy types the SDK said it knows, at its last registration. */
+  strategies: Type.Array(Type.String()),
+  sdkVersion: Type.Union([Type.String(), Type.Null()]),
+  /** The projects of the tokens it used ('*' for all), each with the environments used there. */
+  usage: Type.Record(Type.String(), Type.Array(Type.String())),
+})
+export type ApplicationRecord = Static<typeof ApplicationRecordSchema>
+
+/** One running instance of an application. Keyed by instanceKey(). */
+export const InstanceRecordSchema = Type.Object({
+  appName: Type.String(),
+  instanceId: Type.String(),
+  sdkVersion: Type.Union([Type.String(), Type.Null()]),
+  environment: Type.String(),
+  createdAt: Timestamp,
+  lastSeen: Timestamp,
+})
+export type InstanceRecord = Static<typeof InstanceRecordSchema>
+
+/** Flag and environment names cannot hold `|` (they are URL-safe names); the appName, which can, comes last. */
+export const usageKey = (row: Pick<UsageRowRecord, 'timestamp' | 'environment' | 'featureName' | 'appName'>) =>
+  `${row.timestamp}|${row.environment}|${row.featureName}|${row.appName}`
+export const instanceKey = (appName: string, instanceId: string) => JSON.stringify([appName, instanceId])
+
+// All four start empty in a data directory made before metrics were kept.
+export const usageCollection = defineCollection('flagUsage', UsageRowRecordSchema, { addedLater: true })
+export const lastSeenCollection = defineCollection('flagLastSeen', LastSeenRecordSchema, { addedLater: true })
+export const applicationsCollection = defineCollection('clientApplications', ApplicationRecordSchema, { addedLater: true })
+export const instancesCollection = defineCollection('clientInstances', InstanceRecordSchema, { addedLater: true })
+
+declare module '../../storage/records' {
+  interface CollectionRecords {
+    flagUsage: UsageRowRecord
+    flagLastSeen: LastSeenRecord
+    clientApplications: ApplicationRecord
+    clientInstances: InstanceRecord
+  }
+}

@@ -1,0 +1,251 @@
+/**
+ * SDK metrics and registrations (sdk-api-contract §1, §2). SDKs report every few seconds from every
+ * instance, so a request only adds to counts held in memory (usage-table.ts, app-registry.ts); a
+ * flush, on a timer and when the store closes, commits what changed in one transaction without
+ * events. A request therefore never writes to disk nor records an audit event, and the counts a
+ * crash can lose are those of the last flush interval at most.
+ */
+import type { Static } from '@sinclair/typebox'
+import { SYSTEM_ACTOR } from '../../domain/events'
+import { NotFoundError, ValidationError } from '../../errors'
+import type { Store } from '../../storage/store'
+import type { LastSeenSource } from '../flags/flag-view'
+import type { FlagRecord } from '../flags/flags.records'
+import { flagNotFound } from '../not-found'
+import { builtInStrategy } from '../strategy-types/built-in-strategies'
+import type { SdkScope } from '../tokens/auth'
+import { callerSeesProject, type Caller } from '../tokens/permissions'
+import { AppRegistry, APPLICATION_LIMITS } from './app-registry'
+import type { Application, Applications, ClientMetrics, ClientRegistration, FeatureUsage } from './metrics.model'
+import { usageKey } from './metrics.records'
+import { hourOf, USAGE_LIMITS, UsageTable, type UsageCounts } from './usage-table'
+
+/** How often counts and registrations are committed (`METRICS_FLUSH_MS`). */
+export const DEFAULT_FLUSH_MS = 10_000
+
+const HOUR_MS = 3_600_000
+/** The instance id of an SDK that sends none. */
+const DEFAULT_INSTANCE = 'default'
+
+type MetricsBody = Static<typeof ClientMetrics>
+type RegistrationBody = Static<typeof ClientRegistration>
+
+const pointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1')
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+const ago = (now: Date, ms: number) => new Date(now.getTime() - ms).toISOString()
+
+/** A count as SDKs send it; the JSON pointer is only made for the error. */
+function count(value: unknown, path: () => string): number {
+  if (value === undefined) return 0
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw ValidationError.at(path(), `must be a whole number ≥ 0, got ${JSON.stringify(value)}`)
+  return value
+}
+
+/**
+ * Checks every entry of `toggles` before anything is counted, so that a bad body changes nothing.
+ * (for…in rather than Object.entries: this runs for every flag of every report.)
+ */
+function readToggles(toggles: Record<string, unknown>): [string, UsageCounts][] {
+  const result: [string, UsageCounts][] = []
+  for (const name in toggles) {
+    const entry = toggles[name]
+    const at = () => `/bucket/toggles/${pointer(name)}`
+    if (!isObject(entry)) throw ValidationError.at(at(), 'must be an object {yes, no, variants}')
+    const variants = entry.variants ?? {}
+    if (!isObject(variants)) throw ValidationError.at(`${at()}/variants`, 'must be an object of variant name → count')
+    for (const variant in variants) count(variants[variant], () => `${at()}/variants/${pointer(variant)}`)
+    result.push([name, { yes: count(entry.yes, () => `${at()}/yes`), no: count(entry.no, () => `${at()}/no`), variants: variants as Record<string, number> }])
+  }
+  return result
+}
+
+function warn(msg: string, error: unknown) {
+  console.error(JSON.stringify({ time: new Date().toISOString(), level: 'warn', msg, error: (error as Error)?.message ?? String(error) }))
+}
+
+export class MetricsService implements LastSeenSource {
+  private readonly usage: UsageTable
+  private readonly registry: AppRegistry
+  /** Flag → environment → when; committed at the next flush. */
+  private pendingSeen = new Map<string, Map<string, string>>()
+  /** Flags deleted since the last flush, whose lastSeen record goes with them. */
+  private deletedFlags = new Set<string>()
+  private readonly seenListeners: ((flagName: string) => void)[] = []
+  /** Flushes run one after the other. */
+  private flushes: Promise<void> = Promise.resolve()
+  private readonly timer: ReturnType<typeof setInterval>
+
+  constructor(
+    private readonly store: Pick<Store, 'state' | 'reader' | 'transact' | 'watch' | 'beforeClose'>,
+    flushMs = DEFAULT_FLUSH_MS,
+  ) {
+    this.usage = new UsageTable(Object.values(store.state.flagUsage))
+    this.registry = new AppRegistry(Object.values(store.state.clientApplications), Object.values(store.state.clientInstances))
+    store.watch('flagLastSeen', (key) => {
+      for (const listener of this.seenListeners) listener(key)
+    })
+    store.watch('flags', (key, _before, after) => {
+      if (!after) this.deletedFlags.add(key)
+    })
+    this.timer = setInterval(() => void this.flush(), flushMs)
+    this.timer.unref?.()
+    store.beforeClose(() => {
+      clearInterval(this.timer)
+      return this.flush()
+    })
+  }
+
+  /** Counts one metrics report of an SDK whose token has `scope`. Flags unknown or outside the scope are dropped. */
+  report(scope: SdkScope, body: MetricsBody): void {
+    const counts = readToggles(body.bucket?.toggles ?? {})
+    const now = new Date()
+    const hour = hourOf(now)
+    const time = now.toISOString()
+    const flags = this.store.state.flags
+    const allProjects = scope.projects.includes('*')
+    const group = this.usage.group(hour, scope.environment, body.appName)
+    for (const [name, entry] of counts) {
+      // As in Unleash: unknown flags and empty counts are dropped without an error.
+      const flag = Object.hasOwn(flags, name) ? flags[name] : undefined
+      if (!flag || (!allProjects && !scope.projects.includes(flag.project)) || (entry.yes === 0 && entry.no === 0)) continue
+      this.usage.add(group, name, entry)
+      let environments = this.pendingSeen.get(name)
+      if (!environments) this.pendingSeen.set(name, (environments = new Map()))
+      environments.set(scope.environment, time)
+    }
+    this.registry.seen({ appName: body.appName, instanceId: body.instanceId || DEFAULT_INSTANCE, environment: scope.environment, projects: scope.projects }, time)
+  }
+
+  /** Records an SDK's registration: its application and instance, in the token's environment. */
+  register(scope: SdkScope, body: RegistrationBody): void {
+    const registration = { sdkVersion: body.sdkVersion ?? null, strategies: body.strategies ?? [] }
+    const sighting = { appName: body.appName, instanceId: body.instanceId || DEFAULT_INSTANCE, environment: scope.environment, projects: scope.projects, registration }
+    this.registry.seen(sighting, new Date().toISOString())
+  }
+
+  /** Commits what changed since the last flush, in one transaction without events. */
+  flush(): Promise<void> {
+    this.flushes = this.flushes.then(() => this.write())
+    return this.flushes
+  }
+
+  private async write(): Promise<void> {
+    const now = new Date()
+    this.usage.prune(hourOf(new Date(now.getTime() - USAGE_LIMITS.hoursKept * HOUR_MS)))
+    this.registry.expire(ago(now, APPLICATION_LIMITS.instanceHours * HOUR_MS), ago(now, APPLICATION_LIMITS.applicationDays * 24 * HOUR_MS))
+    const seen = this.pendingSeen
+    const deleted = [...this.deletedFlags].filter((name) => this.store.reader.get('flagLastSeen', name))
+    this.pendingSeen = new Map()
+    this.deletedFlags = new Set()
+    if (!this.usage.hasChanges && !this.registry.hasChanges && seen.size === 0 && deleted.length === 0) return
+    let usage: ReturnType<UsageTable['takeChanges']> | undefined
+    let apps: ReturnType<AppRegistry['takeChanges']> | undefined
+    try {
+      await this.store.transact(SYSTEM_ACTOR, (tx) => {
+        usage = this.usage.takeChanges()
+        apps = this.registry.takeChanges()
+        const put = new Set<string>()
+        for (const row of usage.put) {
+          const key = usageKey(row)
+          put.add(key)
+          tx.put('flagUsage', key, row)
+        }
+        // A row counted again after it was dropped (the clock set back) is kept.
+        for (const key of usage.removed) if (!put.has(key) && tx.get('flagUsage', key)) tx.delete('flagUsage', key)
+        for (const name of apps.apps) tx.put('clientApplications', name, this.registry.app(name)!)
+        for (const name of apps.removedApps) if (tx.get('clientApplications', name)) tx.delete('clientApplications', name)
+        for (const key of apps.instances) tx.put('clientInstances', key, this.registry.instance(key)!)
+        for (const key of apps.removedInstances) if (tx.get('clientInstances', key)) tx.delete('clientInstances', key)
+        for (const [name, environments] of seen) {
+          const flag = tx.get('flags', name)
+          if (!flag) continue
+          const current = tx.get('flagLastSeen', name)
+          const kept = current && current.flagCreatedAt === flag.createdAt ? current.environments : {}
+          tx.put('flagLastSeen', name, { flagCreatedAt: flag.createdAt, environments: { ...kept, ...Object.fromEntries(environments) } })
+        }
+        for (const name of deleted) {
+          // Gone, or made again since (its lastSeen is then the new flag's, written above if seen).
+          const flag = tx.get('flags', name)
+          const record = tx.get('flagLastSeen', name)
+          if (record && (!flag || record.flagCreatedAt !== flag.createdAt)) tx.delete('flagLastSeen', name)
+        }
+      })
+    } catch (error) {
+      // Nothing was committed: keep it all for the next flush.
+      if (usage) this.usage.restore(usage)
+      if (apps) this.registry.restore(apps)
+      for (const [name, environments] of seen) {
+        const pending = this.pendingSeen.get(name) ?? new Map<string, string>()
+        for (const [environment, time] of environments) if (!pending.has(environment)) pending.set(environment, time)
+        this.pendingSeen.set(name, pending)
+      }
+      for (const name of deleted) this.deletedFlags.add(name)
+      warn('SDK metrics could not be saved; they are kept in memory and tried again at the next flush', error)
+    }
+  }
+
+  lastSeenOf(flag: FlagRecord): Readonly<Record<string, string>> {
+    const record = this.store.reader.get('flagLastSeen', flag.name)
+    return record && record.flagCreatedAt === flag.createdAt ? record.environments : {}
+  }
+
+  onLastSeenChange(listener: (flagName: string) => void): void {
+    this.seenListeners.push(listener)
+  }
+
+  /** getFeatureUsageSummary: the flag's last hour, per environment and application. */
+  featureUsage(featureName: string): Static<typeof FeatureUsage> {
+    // A flag of a project the caller may not see answers the same 404 (features/tokens/auth.ts).
+    if (!this.store.reader.get('flags', featureName)) throw flagNotFound(featureName)
+    const now = new Date()
+    const lastHour = this.usage.rowsOf(featureName, ago(now, HOUR_MS))
+    const seenApplications = [...new Set(this.usage.rowsOf(featureName, ago(now, 24 * HOUR_MS)).map((row) => row.appName))].sort()
+    const lastHourUsage = lastHour
+      .map((row) => ({ ...row, variants: { ...row.variants } }))
+      .sort((a, b) => a.environment.localeCompare(b.environment) || a.appName.localeCompare(b.appName) || a.timestamp.localeCompare(b.timestamp))
+    return { version: 1, maturity: 'stable', featureName, lastHourUsage, seenApplications }
+  }
+
+  /** Usage of `app` that `caller` may see: all of it, or its projects' and the all-projects ('*') part. */
+  private visibleUsage(usage: Readonly<Record<string, readonly string[]>>, caller: Caller) {
+    return Object.entries(usage)
+      .filter(([project]) => project === '*' || callerSeesProject(caller, project))
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([project, environments]) => ({ project, environments: [...environments].sort() }))
+  }
+
+  applications(caller: Caller): Static<typeof Applications> {
+    const applications = this.registry
+      .allApps()
+      .map((app) => ({ app, usage: this.visibleUsage(app.usage, caller) }))
+      .filter(({ usage }) => caller.projects.includes('*') || usage.length > 0)
+      .sort((a, b) => a.app.appName.localeCompare(b.app.appName))
+      .map(({ app, usage }) => ({ appName: app.appName, ...(app.sdkVersion ? { sdkVersion: app.sdkVersion } : {}), strategies: [...app.strategies], usage }))
+    return { applications, total: applications.length }
+  }
+
+  application(appName: string, caller: Caller): Static<typeof Application> {
+    const app = this.registry.app(appName)
+    if (!app || (!caller.projects.includes('*') && this.visibleUsage(app.usage, caller).length === 0)) {
+      throw new NotFoundError(`Could not find application with appName ${appName}`)
+    }
+    const state = this.store.state
+    const strategies = app.strategies.map((name) => (builtInStrategy(name) || Object.hasOwn(state.strategyTypes, name) ? { name } : { name, notFound: true }))
+    type SeenToggle = Static<typeof Application>['seenToggles'][number]
+    const seenToggles = this.usage.flagsOf(appName, ago(new Date(), 24 * HOUR_MS)).flatMap((name): SeenToggle[] => {
+      const flag = Object.hasOwn(state.flags, name) ? state.flags[name] : undefined
+      if (!flag) return [{ name, notFound: true }]
+      return callerSeesProject(caller, flag.project) ? [{ name, project: flag.project, type: flag.type }] : []
+    })
+    const instances = this.registry
+      .instancesOf(appName)
+      .sort((a, b) => b.lastSeen.localeCompare(a.lastSeen))
+      .map((instance) => ({ ...instance }))
+    return { appName, createdAt: app.createdAt, strategies, instances, seenToggles, links: { self: `/api/applications/${encodeURIComponent(appName)}` } }
+  }
+
+  /** What is held in memory, for tests of the caps. */
+  get sizes() {
+    return { usageRows: this.usage.size, usageGroups: this.usage.groupCount, variantCounters: this.usage.variantCount, ...this.registry.sizes }
+  }
+}

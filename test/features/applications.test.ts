@@ -1,0 +1,173 @@
+/**
+ * Registered applications (issue 13 item 4): POST /api/client/register and /api/frontend/client/register
+ * record applications and instances; GET /api/admin/metrics/applications[/:appName] list them in
+ * Unleash's shapes; instances age out; caps and project scope.
+ */
+import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
+import { type Api, expectError, expectOk, freshApiPerTest, paths, tokenFor } from '../helpers'
+import { APPLICATION_LIMITS } from '../../src/features/metrics/app-registry'
+
+let api: Api
+freshApiPerTest((fresh) => (api = fresh))
+
+interface Applications {
+  applications: { appName: string; sdkVersion?: string; strategies: string[]; usage: { project: string; environments: string[] }[] }[]
+  total: number
+}
+interface Application {
+  appName: string
+  createdAt: string
+  strategies: { name: string; notFound?: boolean }[]
+  instances: { appName: string; instanceId: string; sdkVersion: string | null; environment: string; createdAt: string; lastSeen: string }[]
+  seenToggles: { name: string; project?: string; type?: string; notFound?: boolean }[]
+  links: { self: string }
+}
+
+async function sdkToken(type: 'client' | 'frontend', projects: string[] = ['*'], environment = 'development'): Promise<string> {
+  const response = await api.createToken({ tokenName: `${type}-${Math.random().toString(36).slice(2, 10)}`, type, projects, environment })
+  expect(response.status).toBe(201)
+  return response.body.secret
+}
+
+const register = (token: string, body: Record<string, unknown>, path = '/api/client/register') => api.post(path, body, { token })
+const list = (token?: string) => api.get<Applications>('/api/admin/metrics/applications', token ? { token } : {})
+const detail = (appName: string, token?: string) => api.get<Application>(`/api/admin/metrics/applications/${encodeURIComponent(appName)}`, token ? { token } : {})
+const report = (token: string, appName: string, toggles: Record<string, unknown>, instanceId = 'pod-1') =>
+  api.post('/api/client/metrics', { appName, instanceId, bucket: { start: 0, stop: 0, toggles } }, { token })
+
+describe('registration and the application list', () => {
+  test('register and metrics record the application, its instances, environments and projects, in Unleash\'s shapes', async () => {
+    const development = await sdkToken('client')
+    const production = await sdkToken('client', ['*'], 'production')
+    const frontend = await sdkToken('frontend', ['default'])
+    expectOk(await api.post('/api/admin/strategies', { name: 'mine', parameters: [] }), 201)
+    await api.newFlag('default', 'alpha')
+    await api.newFlag('default', 'gone')
+    setSystemTime(new Date('2026-03-01T10:00:00.000Z'))
+    expectOk(await register(development, { appName: 'web', instanceId: 'pod-1', sdkVersion: 'unleash-client-node:6.1.0', strategies: ['default', 'mine', 'unheard-of'], started: 0, interval: 1000 }), 202)
+    setSystemTime(new Date('2026-03-01T10:01:00.000Z'))
+    expectOk(await report(production, 'web', { alpha: { yes: 1, no: 0 }, gone: { yes: 1, no: 0 } }, 'pod-2'), 202)
+    setSystemTime(new Date('2026-03-01T10:02:00.000Z'))
+    expectOk(await register(frontend, { appName: 'browser', instanceId: 'tab-1', sdkVersion: 'unleash-client-js:3.7.0', environment: 'ignored' }, '/api/frontend/client/register'))
+    expectOk(await api.delete(paths.flag('gone')), 202)
+
+    const all = await list()
+    expectOk(all)
+    expect(all.body).toEqual({
+      applications: [
+        { appName: 'browser', sdkVersion: 'unleash-client-js:3.7.0', strategies: [], usage: [{ project: 'default', environments: ['development'] }] },
+        { appName: 'web', sdkVersion: 'unleash-client-node:6.1.0', strategies: ['default', 'mine', 'unheard-of'], usage: [{ project: '*', environments: ['development', 'production'] }] },
+      ],
+      total: 2,
+    })
+    const web = await detail('web')
+    expectOk(web)
+    expect(web.body).toEqual({
+      appName: 'web',
+      createdAt: '2026-03-01T10:00:00.000Z',
+      strategies: [{ name: 'default' }, { name: 'mine' }, { name: 'unheard-of', notFound: true }],
+      instances: [
+        { appName: 'web', instanceId: 'pod-2', sdkVersion: null, environment: 'production', createdAt: '2026-03-01T10:01:00.000Z', lastSeen: '2026-03-01T10:01:00.000Z' },
+        { appName: 'web', instanceId: 'pod-1', sdkVersion: 'unleash-client-node:6.1.0', environment: 'development', createdAt: '2026-03-01T10:00:00.000Z', lastSeen: '2026-03-01T10:00:00.000Z' },
+      ],
+      // An archived flag still exists; only a deleted one would be notFound.
+      seenToggles: [{ name: 'alpha', project: 'default', type: 'release' }, { name: 'gone', project: 'default', type: 'release' }],
+      links: { self: '/api/applications/web' },
+    })
+    expectOk(await api.delete('/api/admin/archive/gone'))
+    expect((await detail('web')).body.seenToggles.at(-1)).toEqual({ name: 'gone', notFound: true })
+    expectError(await detail('nobody'), 404, 'NotFoundError', ['nobody'])
+  })
+
+  test('a registration without instanceId is instance "default"; appName is required and prototype keys are refused', async () => {
+    const token = await sdkToken('client')
+    expectOk(await register(token, { appName: 'lone' }), 202)
+    expect((await detail('lone')).body.instances.map((instance) => instance.instanceId)).toEqual(['default'])
+    expectError(await register(token, { instanceId: 'x' }), 400, 'ValidationError', ['appName'])
+    expectError(await register(token, { appName: 'x', __proto__: 1, nested: { constructor: 1 } }), 400, 'ValidationError')
+  })
+})
+
+describe('ageing and caps', () => {
+  const saved = { ...APPLICATION_LIMITS }
+  afterEach(() => Object.assign(APPLICATION_LIMITS, saved))
+
+  test(`instances not seen for ${APPLICATION_LIMITS.instanceHours} hours and applications not seen for ${APPLICATION_LIMITS.applicationDays} days age out at the next flush`, async () => {
+    const token = await sdkToken('client')
+    const start = new Date('2026-03-01T00:00:00.000Z').getTime()
+    const at = (hours: number) => setSystemTime(new Date(start + hours * 3_600_000))
+    at(0)
+    expectOk(await register(token, { appName: 'web', instanceId: 'old' }), 202)
+    expectOk(await register(token, { appName: 'idle', instanceId: 'idle-1' }), 202)
+    at(47)
+    expectOk(await register(token, { appName: 'web', instanceId: 'new' }), 202)
+    await api.services.metrics.flush()
+    at(APPLICATION_LIMITS.instanceHours + 1)
+    await api.services.metrics.flush()
+    expect((await detail('web')).body.instances.map((instance) => instance.instanceId)).toEqual(['new'])
+    expect((await detail('idle')).body.instances).toEqual([])
+    expect(Object.keys(api.services.store.state.clientInstances)).toEqual([JSON.stringify(['web', 'new'])])
+    at(APPLICATION_LIMITS.applicationDays * 24 + 1)
+    await api.services.metrics.flush()
+    expect((await list()).body.applications.map((app) => app.appName)).toEqual(['web'])
+    expectError(await detail('idle'), 404, 'NotFoundError')
+    expect(Object.keys(api.services.store.state.clientApplications)).toEqual(['web'])
+  })
+
+  test('at the caps the least recently seen instance or application makes room', async () => {
+    APPLICATION_LIMITS.instances = 3
+    APPLICATION_LIMITS.applications = 2
+    const token = await sdkToken('client')
+    for (let i = 0; i < 10; i++) expectOk(await register(token, { appName: 'web', instanceId: `pod-${i}` }), 202)
+    // pod-7 is seen again (a metrics report), so pod-8 goes instead.
+    expectOk(await report(token, 'web', {}, 'pod-7'), 202)
+    expectOk(await register(token, { appName: 'web', instanceId: 'pod-10' }), 202)
+    expect((await detail('web')).body.instances.map((instance) => instance.instanceId).sort()).toEqual(['pod-10', 'pod-7', 'pod-9'])
+    expectOk(await register(token, { appName: 'second', instanceId: 'a' }), 202)
+    expectOk(await register(token, { appName: 'third', instanceId: 'a' }), 202)
+    expect((await list()).body.applications.map((app) => app.appName)).toEqual(['second', 'third'])
+    expect(api.services.metrics.sizes).toMatchObject({ applications: 2, instances: 2 })
+    await api.services.metrics.flush()
+    expect(Object.keys(api.services.store.state.clientApplications).sort()).toEqual(['second', 'third'])
+  })
+
+  test('a flood of new application names keeps the default caps', async () => {
+    const token = await sdkToken('client')
+    const flood = APPLICATION_LIMITS.applications + 200
+    for (let i = 0; i < flood; i++) expectOk(await report(token, `flood-${i}`, { unknown: { yes: 1, no: 0 } }, `pod-${i}`), 202)
+    expect(api.services.metrics.sizes).toMatchObject({ applications: APPLICATION_LIMITS.applications, instances: APPLICATION_LIMITS.applications, usageRows: 0, usageGroups: 0 })
+    const names = (await list()).body.applications.map((app) => app.appName)
+    expect(names).toHaveLength(APPLICATION_LIMITS.applications)
+    expect(names).toContain(`flood-${flood - 1}`)
+    expect(names).not.toContain('flood-0')
+  })
+})
+
+describe('project scope', () => {
+  test('a token limited to a project sees the applications used with it or with all-projects tokens, and only that usage and those flags', async () => {
+    await api.newProject('other')
+    await api.newFlag('default', 'ours')
+    await api.newFlag('other', 'theirs')
+    const everything = await sdkToken('client')
+    const otherOnly = await sdkToken('client', ['other'])
+    const defaultOnly = await sdkToken('client', ['default'], 'production')
+    expectOk(await report(everything, 'shared', { ours: { yes: 1, no: 0 }, theirs: { yes: 1, no: 0 } }), 202)
+    expectOk(await report(otherOnly, 'private', { theirs: { yes: 1, no: 0 } }), 202)
+    expectOk(await report(defaultOnly, 'mixed', { ours: { yes: 1, no: 0 } }), 202)
+    expectOk(await report(otherOnly, 'mixed', { theirs: { yes: 1, no: 0 } }), 202)
+    const viewer = await tokenFor(api, 'viewer', { role: 'viewer', projects: ['default'] })
+    const scoped = await list(viewer)
+    expect(scoped.body).toEqual({
+      applications: [
+        { appName: 'mixed', strategies: [], usage: [{ project: 'default', environments: ['production'] }] },
+        { appName: 'shared', strategies: [], usage: [{ project: '*', environments: ['development'] }] },
+      ],
+      total: 2,
+    })
+    expect(scoped.text).not.toContain('other')
+    expectError(await detail('private', viewer), 404, 'NotFoundError')
+    expect((await detail('shared', viewer)).body.seenToggles).toEqual([{ name: 'ours', project: 'default', type: 'release' }])
+    expect((await detail('shared')).body.seenToggles.map((flag) => flag.name)).toEqual(['ours', 'theirs'])
+    expect((await list()).body.total).toBe(3)
+  })
+})

@@ -1,0 +1,132 @@
+/**
+ * SDK metrics on a real data directory: no file is written per request, the batches survive a
+ * restart (counts, lastSeenAt, applications), and a batch that cannot be written is kept for the next.
+ */
+import { afterEach, describe, expect, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { type Api, expectOk, makeApi, tempDir } from '../helpers'
+import { EVENTS_FILE, JOURNAL_FILE } from '../../src/services'
+import { realFileSystem, type FileSystem } from '../../src/storage/files'
+
+/** The real file system, counting the files opened for writing, and failing them with ENOSPC on demand. */
+class CountingFileSystem implements FileSystem {
+  opened: string[] = []
+  full = false
+  async open(path: string, flags: 'a' | 'w' | 'r+') {
+    this.opened.push(path)
+    if (this.full) throw Object.assign(new Error('ENOSPC: injected'), { code: 'ENOSPC' })
+    return realFileSystem.open(path, flags)
+  }
+  truncate = realFileSystem.truncate
+  rename = realFileSystem.rename
+  unlink = realFileSystem.unlink
+}
+
+const dirs: { remove(): void }[] = []
+const apis: Api[] = []
+afterEach(async () => {
+  for (const api of apis.splice(0)) await api.close().catch(() => api.abandon())
+  for (const dir of dirs.splice(0)) dir.remove()
+})
+
+function newDir(): string {
+  const dir = tempDir('flags-metrics-')
+  dirs.push(dir)
+  return dir.path
+}
+
+async function open(dataDir: string, fs?: FileSystem): Promise<Api> {
+  const api = await makeApi({ dataDir, fs })
+  apis.push(api)
+  return api
+}
+
+async function close(api: Api) {
+  apis.splice(apis.indexOf(api), 1)
+  await api.close()
+}
+
+const lines = (dir: string, file: string) => readFileSync(join(dir, file), 'utf8').split('\n').filter((line) => line !== '').length
+
+async function clientToken(api: Api, name: string, environment = 'development'): Promise<string> {
+  const response = await api.createToken({ tokenName: name, type: 'client', projects: ['*'], environment })
+  expectOk(response, 201)
+  return response.body.secret
+}
+
+const report = (api: Api, token: string, appName: string, toggles: Record<string, unknown>) =>
+  api.post('/api/client/metrics', { appName, instanceId: `${appName}-1`, bucket: { start: 0, stop: 0, toggles } }, { token })
+
+describe('SDK metrics on disk', () => {
+  test('a thousand requests open no file; the flush appends one journal line and no event', async () => {
+    const dir = newDir()
+    const fs = new CountingFileSystem()
+    const api = await open(dir, fs)
+    await api.newFlag('default', 'alpha')
+    const token = await clientToken(api, 'sdk')
+    const journal = lines(dir, JOURNAL_FILE)
+    const events = lines(dir, EVENTS_FILE)
+    fs.opened = []
+    for (let i = 0; i < 1000; i++) {
+      expectOk(await report(api, token, `app-${i % 3}`, { alpha: { yes: 1, no: 1, variants: { blue: 1 } } }), 202)
+      if (i % 100 === 0) expectOk(await api.post('/api/client/register', { appName: `app-${i % 3}`, instanceId: `i-${i}` }, { token }), 202)
+    }
+    expect(fs.opened).toEqual([])
+    expect(lines(dir, JOURNAL_FILE)).toBe(journal)
+    await api.services.metrics.flush()
+    expect(lines(dir, JOURNAL_FILE)).toBe(journal + 1)
+    expect(lines(dir, EVENTS_FILE)).toBe(events)
+  })
+
+  test('counts, lastSeenAt and applications are found again after a restart, and counting goes on from them', async () => {
+    const dir = newDir()
+    const first = await open(dir)
+    await first.newFlag('default', 'alpha')
+    const development = await clientToken(first, 'sdk')
+    const production = await clientToken(first, 'sdk-production', 'production')
+    expectOk(await first.post('/api/client/register', { appName: 'web', instanceId: 'pod-1', sdkVersion: 'unleash-client-node:6.1.0', strategies: ['default', 'mine'] }, { token: development }), 202)
+    for (let i = 0; i < 7; i++) expectOk(await report(first, development, 'web', { alpha: { yes: 2, no: 1, variants: { blue: 1 } } }), 202)
+    expectOk(await report(first, production, 'web', { alpha: { yes: 5, no: 0 } }), 202)
+    // The last batch is not flushed by hand: closing the store commits it before the checkpoint.
+    const before = (await first.get('/api/admin/client-metrics/features/alpha')).body
+    const applications = (await first.get('/api/admin/metrics/applications')).body
+    await close(first)
+
+    const second = await open(dir)
+    expect((await second.get('/api/admin/client-metrics/features/alpha')).body).toEqual(before)
+    expect((await second.get('/api/admin/metrics/applications')).body).toEqual(applications)
+    const flag = (await second.getFlag('default', 'alpha')).body
+    expect(flag.environments.map((environment) => environment.lastSeenAt !== null)).toEqual([true, true])
+    expect(flag.lastSeenAt).not.toBeNull()
+    const app = (await second.get<{ instances: { instanceId: string; sdkVersion: string | null }[] }>('/api/admin/metrics/applications/web')).body
+    expect(app.instances.map((instance) => [instance.instanceId, instance.sdkVersion])).toEqual([['web-1', null], ['pod-1', 'unleash-client-node:6.1.0']])
+    expectOk(await report(second, development, 'web', { alpha: { yes: 1, no: 0, variants: { blue: 2 } } }), 202)
+    const rows = (await second.get<{ lastHourUsage: { environment: string; yes: number; no: number; variants: Record<string, number> }[] }>('/api/admin/client-metrics/features/alpha')).body.lastHourUsage
+    expect(rows.map((row) => [row.environment, row.yes, row.no, row.variants])).toEqual([
+      ['development', 15, 7, { blue: 9 }],
+      ['production', 5, 0, {}],
+    ])
+  })
+
+  test('a batch that cannot be written (disk full) is kept and written by the next flush; requests are answered meanwhile', async () => {
+    const dir = newDir()
+    const fs = new CountingFileSystem()
+    const api = await open(dir, fs)
+    await api.newFlag('default', 'alpha')
+    const token = await clientToken(api, 'sdk')
+    fs.full = true
+    expectOk(await report(api, token, 'web', { alpha: { yes: 3, no: 0 } }), 202)
+    await api.services.metrics.flush()
+    expect(api.services.store.state.flagUsage).toEqual({})
+    expectOk(await report(api, token, 'web', { alpha: { yes: 1, no: 0 } }), 202)
+    fs.full = false
+    await api.services.metrics.flush()
+    expect(Object.values(api.services.store.state.flagUsage).map((row) => row.yes)).toEqual([4])
+    expect(api.services.store.state.flagLastSeen.alpha).toBeDefined()
+    expect(Object.keys(api.services.store.state.clientApplications)).toEqual(['web'])
+    await close(api)
+    const again = await open(dir)
+    expect(Object.values(again.services.store.state.flagUsage).map((row) => row.yes)).toEqual([4])
+  })
+})
