@@ -96,8 +96,12 @@ describe('export', () => {
       { featureName: 'checkout-banner', tagType: 'simple', tagValue: 'ui' },
     ])
     expect(result.segments).toEqual([{ id: segmentId, name: 'europe' }])
-    expect(result.tagTypes).toEqual([{ name: 'simple', description: 'Used to simplify filtering of features', icon: '#' }])
-    expect(result.contextFields).toEqual([])
+    expect(result.tagTypes).toEqual([{ name: 'simple', description: 'Used to simplify filtering of features', icon: '#', color: null }])
+    // The fields the constraint (appName), the stickiness and the override (userId) name; not `default`, nor the segment's `region`.
+    expect(result.contextFields).toEqual([
+      { name: 'appName', description: 'Allows you to constrain on application name', stickiness: false, sortOrder: 2, legalValues: [] },
+      { name: 'userId', description: 'Allows you to constrain on userId', stickiness: true, sortOrder: 1, legalValues: [] },
+    ])
     expect(result.dependencies).toEqual([{ feature: 'checkout-banner', dependencies: [{ feature: 'checkout', enabled: true, variants: ['blue'] }] }])
     const events = api.eventsSince(since)
     expect(events.map((e) => [e.type, e.environment, e.data])).toEqual([['features-exported', 'development', { environment: 'development', features: ['checkout', 'checkout-banner'] }]])

@@ -11,7 +11,8 @@ export const LegalValue = t.Object(
   { description: 'A value a constraint on the field may use', examples: [{ value: 'eu-west', description: 'Ireland' }] },
 )
 
-const fields = {
+/** The optional properties of a context field, as the routes and the import take them. */
+export const ContextFieldFields = {
   description: t.Optional(t.Union([t.String({ maxLength: 250 }), t.Null()], { description: 'What the field holds, up to 250 characters' })),
   legalValues: t.Optional(
     t.Union([t.Array(LegalValue, { maxItems: LIMITS.legalValuesPerContextField.max }), t.Null()], {
@@ -39,7 +40,7 @@ export const ContextField = t.Object(
 )
 
 export const CreateContextField = t.Object(
-  { name: t.String({ description: 'Field name: 1 to 100 URL-safe characters', maxLength: 1000, examples: ['region'] }), ...fields },
+  { name: t.String({ description: 'Field name: 1 to 100 URL-safe characters', maxLength: 1000, examples: ['region'] }), ...ContextFieldFields },
   {
     description: 'A context field to create',
     examples: [{ name: 'region', description: 'Where the user is', legalValues: [{ value: 'eu-west', description: 'Ireland' }, { value: 'us-east' }], stickiness: false, sortOrder: 10 }],
@@ -47,7 +48,7 @@ export const CreateContextField = t.Object(
 )
 
 export const UpdateContextField = t.Object(
-  { name: t.Optional(t.String({ description: 'If given, the name in the path', maxLength: 1000 })), ...fields },
+  { name: t.Optional(t.String({ description: 'If given, the name in the path', maxLength: 1000 })), ...ContextFieldFields },
   {
     description: 'New values for the given properties; missing ones are left alone',
     examples: [{ description: 'Where the user is', legalValues: [{ value: 'eu-west' }, { value: 'us-east' }], stickiness: true }],

@@ -7,7 +7,7 @@
 import type { Static } from '@sinclair/typebox'
 import { events } from '../../domain/events'
 import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
-import type { StateReader, Store } from '../../storage/store'
+import type { StateReader, Store, Tx } from '../../storage/store'
 import { checkLimit } from '../limits'
 import { nameProblem } from '../names'
 import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
@@ -66,6 +66,29 @@ function found(reader: Pick<StateReader, 'get'>, name: string): ContextFieldReco
   return record
 }
 
+/**
+ * The write of createContextField inside `tx`, with its context-field-created event: the route and
+ * the import (which creates the context fields it brings that are missing here) both make context
+ * fields through it. Errors name fields relative to the context field (`/name`, `/legalValues/1/value`).
+ */
+export function createContextFieldIn(tx: Tx, input: CreateContextFieldInput): ContextFieldView {
+  checkName(input.name)
+  const legalValues = legalValuesOf(input.legalValues ?? null)
+  if (tx.get('contextFields', input.name)) throw new NameExistsError(`A context field named "${input.name}" already exists`)
+  checkLimit('contextFields', tx.values('contextFields').length + 1, '/name')
+  const record: ContextFieldRecord = {
+    name: input.name,
+    description: input.description ?? '',
+    stickiness: input.stickiness ?? false,
+    sortOrder: input.sortOrder ?? 0,
+    legalValues,
+    createdAt: tx.now,
+  }
+  tx.put('contextFields', record.name, record)
+  tx.appendEvent(events.contextFieldCreated(viewOf(record)))
+  return viewOf(record)
+}
+
 export class ContextService {
   constructor(private readonly store: Pick<Store, 'state' | 'reader' | 'transact'>) {}
 
@@ -107,23 +130,7 @@ export class ContextService {
   }
 
   async create(input: CreateContextFieldInput, caller: Caller): Promise<ContextFieldView> {
-    checkName(input.name)
-    const legalValues = legalValuesOf(input.legalValues ?? null)
-    return this.store.transact(actorOf(caller), (tx) => {
-      if (tx.get('contextFields', input.name)) throw new NameExistsError(`A context field named "${input.name}" already exists`)
-      checkLimit('contextFields', tx.values('contextFields').length + 1, '/name')
-      const record: ContextFieldRecord = {
-        name: input.name,
-        description: input.description ?? '',
-        stickiness: input.stickiness ?? false,
-        sortOrder: input.sortOrder ?? 0,
-        legalValues,
-        createdAt: tx.now,
-      }
-      tx.put('contextFields', record.name, record)
-      tx.appendEvent(events.contextFieldCreated(viewOf(record)))
-      return viewOf(record)
-    })
+    return this.store.transact(actorOf(caller), (tx) => createContextFieldIn(tx, input))
   }
 
   async update(name: string, input: UpdateContextFieldInput, caller: Caller): Promise<ContextFieldView> {

@@ -24,9 +24,10 @@ export function exportImportController(service: ExportImportService, auth: Autho
         description:
           'Exports the live flags selected by `tag` (a tag value of any type, or `type:value`), else by `features` (unknown names skipped), ' +
           'else of `project`, else all, with their strategies, variants and on/off state in `environment`, their tags, the segments ' +
-          'their strategies use, and their parents: the body the import takes. A token limited to some projects exports only their ' +
+          'their strategies use, the tag types of their tags, the context fields their constraints, stickiness and variant overrides ' +
+          'name (those defined here), and their parents: the body the import takes. A token limited to some projects exports only their ' +
           'flags. An unknown environment answers 404 (Unleash exports nothing). Records `features-exported` with the environment ' +
-          'and the flags\' names (Unleash stores the whole export in the event). Context fields are not exported yet (an empty list).',
+          'and the flags\' names (Unleash stores the whole export in the event).',
       },
     })
     .post('/api/admin/features-batch/validate', ({ body, caller }) => service.validate(body, caller), {
@@ -39,7 +40,8 @@ export function exportImportController(service: ExportImportService, auth: Autho
         tags,
         description:
           'Reports, without changing anything, what the same body sent to importToggles would meet: `errors` (each makes the import ' +
-          'fail), `warnings` (flags that exist and will be overwritten, archived flags that will be left out, custom strategy types used) ' +
+          'fail, among them context fields whose imported legal values ours lack), `warnings` (flags that exist and will be overwritten, ' +
+          'archived flags that will be left out, custom strategy types used) ' +
           'and `permissions` the token lacks. Unleash\'s checks, and ours: the import is made in a transaction that is rolled back, so a ' +
           'strategy, variant or tag the single routes would refuse is reported too. Unknown project or environment: 404.',
       },
@@ -62,8 +64,10 @@ export function exportImportController(service: ExportImportService, auth: Autho
           'those; the flags\' strategies in the environment are replaced by the imported ones (segments matched by name); on/off is set; ' +
           'parents are added. All or nothing, in one commit: any problem answers 400 naming every finding (or the refused entry, by its ' +
           'path), and nothing is changed. Each change records the event its own route records, then `features-imported`. Needs ' +
-          'UPDATE_FEATURE on the body\'s project (Unleash refuses admin tokens here; our tokens have roles). Tag types and context ' +
-          'fields are not created yet.',
+          'UPDATE_FEATURE on the body\'s project (Unleash refuses admin tokens here; our tokens have roles). Tag types the tags need and ' +
+          'context fields the import lists that are missing here are created first (tag-type-created, context-field-created), which ' +
+          'needs CREATE_TAG_TYPE / CREATE_CONTEXT_FIELD and a token for all projects (403 otherwise); a context field we have must ' +
+          'hold every imported legal value, else the import is refused.',
       },
     })
 }

@@ -7,6 +7,8 @@
 import { t } from 'elysia'
 import { Constraint, Strategy, StrategyInput, StrategyVariant, Variant, VariantInput } from '../flags/flags.model'
 import { LIMITS } from '../limits'
+import { ContextFieldFields } from '../context/context.model'
+import { TagTypeFields } from '../tag-types/tag-types.model'
 
 /** Every list of an import; the body limit (BODY_LIMIT) bounds them long before this does. */
 const MAX_ITEMS = LIMITS.flags.max
@@ -61,30 +63,24 @@ const FeatureTag = t.Object(
   { description: 'A tag on a flag' },
 )
 
+// The same limits as the tag-type and context routes, since the import creates the missing ones with their write.
 const TagType = t.Object(
   {
     name: t.String({ description: 'Tag type name', minLength: 1, maxLength: 50 }),
-    description: t.Optional(t.Union([Text('What the type is for'), t.Null()], { description: 'What the type is for' })),
-    icon: t.Optional(t.Union([Text('Icon', 100), t.Null()], { description: 'Icon' })),
+    description: t.Optional(t.Union([t.String({ maxLength: 1000 }), t.Null()], { description: 'What the type is for' })),
+    icon: TagTypeFields.icon,
+    color: TagTypeFields.color,
   },
-  { description: 'A tag type used by the tags' },
-)
-
-const LegalValue = t.Object(
-  { value: Text('A value', 100), description: t.Optional(Text('What it means')) },
-  { description: 'One legal value of a context field' },
+  { description: 'A tag type the tags use: the import creates it when it is missing here' },
 )
 
 const ContextField = t.Object(
   {
     name: Name('Context field name'),
-    description: t.Optional(t.Union([Text('What the field holds'), t.Null()], { description: 'What the field holds' })),
-    stickiness: t.Optional(t.Boolean({ description: 'Whether it can be used for stickiness' })),
-    sortOrder: t.Optional(t.Number({ description: 'Position in lists' })),
-    legalValues: t.Optional(t.Array(LegalValue, { maxItems: MAX_ITEMS, description: 'The values it may take' })),
-    project: t.Optional(t.Union([Name('Project'), t.Null()], { description: 'Project of a project-specific field' })),
+    ...ContextFieldFields,
+    project: t.Optional(t.Union([Name('Project'), t.Null()], { description: 'Project of a project-specific field (Unleash); fields here are global, so ignored' })),
   },
-  { description: 'A context field used by the strategies or variants' },
+  { description: 'A context field the strategies or variants use: the import creates it when it is missing here, and refuses one whose legal values ours lack' },
 )
 
 const SegmentRef = t.Object(

@@ -8,7 +8,7 @@
  */
 import type { Static } from '@sinclair/typebox'
 import { events } from '../../domain/events'
-import { AppError, NotFoundError, ValidationError } from '../../errors'
+import { AppError, NoAccessError, NotFoundError, ValidationError } from '../../errors'
 import type { StateReader, Store, Tx } from '../../storage/store'
 import type { FlagRecord } from '../flags/flags.records'
 import type { FlagsService } from '../flags/flags.service'
@@ -148,6 +148,11 @@ export class ExportImportService {
     await this.store.transact(actorOf(caller), (tx) => {
       requireTarget(tx, input, caller)
       const review: ImportReview = reviewImport(tx, input, caller, this.rules(tx))
+      // Checked first, as Unleash's import does; past the route's UPDATE_FEATURE check, only the service-wide permissions can be missing.
+      const missing = review.permissions.flatMap((finding) => finding.affectedItems)
+      if (missing.length > 0) {
+        throw new NoAccessError(`The token "${caller.tokenName}" lacks permissions this import needs: ${missing.join(', ')}; tag types and context fields are service-wide, so creating them needs a token for all projects`, missing[0])
+      }
       if (review.errors.length > 0) {
         const details = review.errors.map((error) => ({ message: `${error.message} ${error.affectedItems.join(', ')}`.trim() }))
         throw new ValidationError(`The import was refused and nothing was changed: ${details.map((detail) => detail.message).join('; ')}`, details)

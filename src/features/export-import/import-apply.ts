@@ -12,11 +12,12 @@ import type { FlagRecord } from '../flags/flags.records'
 import type { FlagsService } from '../flags/flags.service'
 import { setEnvironmentEnabled } from '../flags/flag-rules'
 import { checkTag, type RelationsService } from '../flags/relations.service'
+import { createContextFieldIn } from '../context/context.service'
+import { createTagTypeIn } from '../tag-types/tag-types.service'
 import type { StrategiesService } from '../flags/strategies.service'
 import { buildVariants } from '../flags/variant-rules'
 import type { Caller } from '../tokens/permissions'
 import { flagOfEntry, segmentNamed, type ImportInput, type ImportReview } from './import-review'
-import { importTagTypesAndContextFields } from './tag-types-and-context-fields'
 
 /** The transaction functions of the flag services that an import is made of. */
 export interface ImportWriters {
@@ -72,7 +73,12 @@ export function applyImport(tx: Tx, input: ImportInput, review: ImportReview, wr
     })
   }
 
-  importTagTypesAndContextFields(tx, data.tagTypes, data.contextFields ?? [])
+  // Before the tags, which must be of a type that exists.
+  for (const { item: tagType, index } of review.newTagTypes) {
+    within(`/data/tagTypes/${index}`, `Tag type "${tagType.name}"`, () =>
+      createTagTypeIn(tx, { name: tagType.name, description: tagType.description ?? undefined, icon: tagType.icon, color: tagType.color }),
+    )
+  }
 
   if (data.featureTags !== undefined) {
     const wanted = new Map<string, TagRecord[]>(imported.map((name) => [name, []]))
@@ -92,6 +98,15 @@ export function applyImport(tx: Tx, input: ImportInput, review: ImportReview, wr
         }
       }
     }
+  }
+
+  // Before the strategies, whose constraints are then checked against the legal values of the field
+  // as it is here once imported (created from the import, or ours, which the review found to hold
+  // every imported legal value), as Unleash checks them when it adds the strategies.
+  for (const { item: field, index } of review.newContextFields) {
+    within(`/data/contextFields/${index}`, `Context field "${field.name}"`, () =>
+      createContextFieldIn(tx, { name: field.name, description: field.description, legalValues: field.legalValues, stickiness: field.stickiness, sortOrder: field.sortOrder }),
+    )
   }
 
   // Unleash replaces the flags' strategies in the environment: the old ones go, the imported ones come.

@@ -13,7 +13,7 @@ import { LIMITS } from '../limits'
 import { nameProblem } from '../names'
 import { callerSeesProject, roleHasPermission, type Caller, type Permission } from '../tokens/permissions'
 import type { ImportToggles, ImportTogglesValidate } from './export-import.model'
-import { clashingContextFields } from './tag-types-and-context-fields'
+import { clashingContextFields, contextFieldsToCreate, tagTypesToCreate, type ContextFieldItem, type Indexed, type TagTypeItem } from './tag-types-and-context-fields'
 
 export type ImportInput = Static<typeof ImportToggles>
 export type ImportValidation = Static<typeof ImportTogglesValidate>
@@ -24,6 +24,10 @@ export interface ImportReview extends ImportValidation {
   archived: Set<string>
   /** Flags of the import that exist in the project and will be updated. */
   existing: Set<string>
+  /** Tag types the import creates before it adds the tags. */
+  newTagTypes: Indexed<TagTypeItem>[]
+  /** Context fields the import creates before it adds the strategies. */
+  newContextFields: Indexed<ContextFieldItem>[]
 }
 
 export interface ReviewRules {
@@ -117,10 +121,14 @@ export function reviewImport(reader: StateReader, input: ImportInput, caller: Ca
   }
   if (existing.size > 0) warnings.push(item('The following features already exist in this project and will be overwritten:', existing))
 
-  // The project is one the caller sees (requireTarget answered 404 otherwise): only the role can lack a permission.
-  const missing = neededPermissions(reader, input, created > 0).filter((permission) => !roleHasPermission(caller.role, permission))
+  const newTagTypes = tagTypesToCreate(reader, data, new Set(names.filter((name) => !archived.has(name))))
+  const newContextFields = contextFieldsToCreate(reader, data)
+  // The project is one the caller sees (requireTarget answered 404 otherwise): the role can lack a
+  // permission, and a token limited to some projects lacks the service-wide ones, as on their routes.
+  const needed = neededPermissions(reader, input, { creates: created > 0, tagTypes: newTagTypes.length > 0, contextFields: newContextFields.length > 0 })
+  const missing = needed.filter((permission) => !roleHasPermission(caller.role, permission) || (SERVICE_WIDE.has(permission) && !caller.projects.includes('*')))
   const permissions = missing.length > 0 ? [item('We detected you are missing the following permissions:', missing)] : []
-  return { errors, warnings, permissions, archived, existing }
+  return { errors, warnings, permissions, archived, existing, newTagTypes, newContextFields }
 }
 
 /** A segment usable by the project's flags under that name: global or of the project. */
@@ -128,10 +136,15 @@ export function segmentNamed(reader: StateReader, name: string, project: string)
   return reader.values('segments').find((segment) => segment.name === name && (segment.project === null || segment.project === project))
 }
 
-/** The permissions this import needs, as Unleash works them out (ours are spelled as in our roles). */
-function neededPermissions(reader: StateReader, input: ImportInput, creates: boolean): Permission[] {
+/** Permissions whose routes act on the whole service (tag types, context fields): a token for all projects only. */
+const SERVICE_WIDE: ReadonlySet<Permission> = new Set(['CREATE_TAG_TYPE', 'CREATE_CONTEXT_FIELD'])
+
+/** The permissions this import needs, as Unleash 8 works them out (ours are spelled as in our roles). */
+function neededPermissions(reader: StateReader, input: ImportInput, makes: { creates: boolean; tagTypes: boolean; contextFields: boolean }): Permission[] {
   const { environment, data } = input
   const needed: Permission[] = ['UPDATE_FEATURE']
+  if (makes.tagTypes) needed.push('CREATE_TAG_TYPE')
+  if (makes.contextFields) needed.push('CREATE_CONTEXT_FIELD')
   const hasStrategies = data.features.some((flag) => {
     const environments = reader.get('flags', flag.name)?.environments
     return environments !== undefined && Object.hasOwn(environments, environment) && environments[environment].strategies.length > 0
@@ -139,6 +152,6 @@ function neededPermissions(reader: StateReader, input: ImportInput, creates: boo
   if (hasStrategies) needed.push('DELETE_FEATURE_STRATEGY')
   if (data.featureStrategies.length > 0) needed.push('CREATE_FEATURE_STRATEGY')
   if ((data.featureEnvironments ?? []).some((entry) => (entry.variants?.length ?? 0) > 0)) needed.push('UPDATE_FEATURE_VARIANTS')
-  if (creates) needed.push('CREATE_FEATURE')
+  if (makes.creates) needed.push('CREATE_FEATURE')
   return needed
 }

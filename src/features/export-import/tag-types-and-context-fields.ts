@@ -1,54 +1,88 @@
 /**
- * What export and import do with tag types and context fields, kept apart because those features
- * are being added on another branch: until they are wired in here, the export derives tag types
- * from the flags' tags and lists no context fields, and the import creates neither (it checks
- * nothing about them either). When the tagTypes and contextFields collections exist, these four
- * functions are the only ones to change: read them from `reader`, and create the missing ones
- * inside the import's transaction through their services' transaction functions, which record
- * their events.
+ * What export and import do with tag types and context fields, as Unleash does. The export lists
+ * the tag types its tags use and the context fields its strategies and variants name, as defined
+ * here. The import creates, through the routes' own writes (with their events), the tag types its
+ * tags need and the context fields it brings that are missing here; a field we have must already
+ * hold every legal value the imported one lists, else the import is refused (Unleash's
+ * isValidField). Fields we have are never changed by an import.
  */
-import type { StateReader, Tx } from '../../storage/store'
+import type { Static } from '@sinclair/typebox'
+import type { StateReader } from '../../storage/store'
 import type { TagRecord } from '../../storage/records'
+import { DEFAULT_TAG_TYPE } from '../tag-types/tag-types.records'
+import type { ImportData } from './export-import.model'
 
-export interface TagTypeItem {
-  name: string
-  description?: string | null
-  icon?: string | null
+type Data = Static<typeof ImportData>
+export type TagTypeItem = Data['tagTypes'][number]
+export type ContextFieldItem = NonNullable<Data['contextFields']>[number]
+
+/** An item of the import's body with its index there, so that a refusal names its path. */
+export interface Indexed<T> {
+  item: T
+  index: number
 }
 
-export interface ContextFieldItem {
-  name: string
-  description?: string | null
-  stickiness?: boolean
-  sortOrder?: number
-  legalValues?: { value: string; description?: string }[]
-  project?: string | null
-}
+const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
-/** Unleash's one built-in tag type, as its export describes it. */
-const SIMPLE: TagTypeItem = { name: 'simple', description: 'Used to simplify filtering of features', icon: '#' }
-
-/** The tag types the exported tags use, sorted by name. */
-export function exportedTagTypes(_reader: StateReader, tags: readonly TagRecord[]): TagTypeItem[] {
-  const names = [...new Set(tags.map((tag) => tag.type))].sort()
-  return names.map((name) => (name === SIMPLE.name ? { ...SIMPLE } : { name, description: '', icon: null }))
-}
-
-/** The context fields the exported strategies and variants use: none until context fields exist here. */
-export function exportedContextFields(_reader: StateReader, _contextNames: ReadonlySet<string>): ContextFieldItem[] {
-  return []
+/** The tag types the exported tags use, as defined here, by name (Unleash's tagTypes). */
+export function exportedTagTypes(reader: StateReader, tags: readonly TagRecord[]) {
+  return [...new Set(tags.map((tag) => tag.type))]
+    .sort(byName)
+    .map((name) => reader.get('tagTypes', name))
+    .filter((record) => record !== undefined)
+    .map(({ name, description, icon, color }) => ({ name, description, icon, color }))
 }
 
 /**
- * The imported context fields that clash with ours (same name, other legal values): the import
- * refuses them, as Unleash does. None until context fields exist here.
+ * The context fields the export's constraints, stickiness and variant overrides name, as defined
+ * here, by name; names no field is defined for (`default`, a field deleted since) are not listed.
  */
-export function clashingContextFields(_reader: StateReader, _fields: readonly ContextFieldItem[]): string[] {
-  return []
+export function exportedContextFields(reader: StateReader, contextNames: ReadonlySet<string>) {
+  return [...contextNames]
+    .sort(byName)
+    .map((name) => reader.get('contextFields', name))
+    .filter((record) => record !== undefined)
+    .map(({ name, description, stickiness, sortOrder, legalValues }) => ({
+      name,
+      description,
+      stickiness,
+      sortOrder,
+      legalValues: legalValues.map((legalValue) => ({ ...legalValue })),
+    }))
 }
 
 /**
- * Creates the imported tag types and context fields that do not exist yet. Until those features
- * exist here, unknown and built-in ones alike are ignored: a tag's type is stored as given.
+ * The imported context fields that clash with ours: a field of the same name exists here and lacks
+ * one of the imported legal values (Unleash's rule, so a field here without legal values clashes
+ * with an imported one that has some). The import refuses them.
  */
-export function importTagTypesAndContextFields(_tx: Tx, _tagTypes: readonly TagTypeItem[], _contextFields: readonly ContextFieldItem[]): void {}
+export function clashingContextFields(reader: StateReader, fields: readonly ContextFieldItem[]): string[] {
+  const clashing = fields.filter((field) => {
+    const ours = reader.get('contextFields', field.name)
+    if (!ours) return false
+    const legal = new Set(ours.legalValues.map((legalValue) => legalValue.value))
+    return (field.legalValues ?? []).some((legalValue) => !legal.has(legalValue.value))
+  })
+  return [...new Set(clashing.map((field) => field.name))]
+}
+
+/** The last of the items with each name, in the order the names first appear (a Map's, as Unleash dedupes). */
+function lastOfEachName<T extends { name: string }>(items: readonly Indexed<T>[]): Indexed<T>[] {
+  return [...new Map(items.map((entry) => [entry.item.name, entry])).values()]
+}
+
+/**
+ * The tag types the import creates: those of `tagTypes` that the imported flags' tags use and that
+ * do not exist here. Without `featureTags` the tags are left alone, so none is created (Unleash).
+ */
+export function tagTypesToCreate(reader: StateReader, data: Data, importing: ReadonlySet<string>): Indexed<TagTypeItem>[] {
+  const used = new Set((data.featureTags ?? []).filter((tag) => importing.has(tag.featureName)).map((tag) => tag.tagType ?? DEFAULT_TAG_TYPE))
+  const listed = data.tagTypes.map((item, index) => ({ item, index }))
+  return lastOfEachName(listed.filter(({ item }) => used.has(item.name) && !reader.get('tagTypes', item.name)))
+}
+
+/** The context fields the import creates: those it brings that do not exist here (Unleash creates them all, used or not). */
+export function contextFieldsToCreate(reader: StateReader, data: Data): Indexed<ContextFieldItem>[] {
+  const listed = (data.contextFields ?? []).map((item, index) => ({ item, index }))
+  return lastOfEachName(listed.filter(({ item }) => !reader.get('contextFields', item.name)))
+}

@@ -4,7 +4,8 @@ import { Integer } from '../../http/schemas'
 
 const COLOR_PATTERN = '^(|#[0-9A-Fa-f]{6}|[a-zA-Z0-9]+(\\.[a-zA-Z0-9]+)*)$'
 
-const fields = {
+/** The optional properties of a tag type, as the routes and the import take them. */
+export const TagTypeFields = {
   description: t.Optional(t.String({ description: 'What tags of this type are for', maxLength: 1000, examples: ['Where the flag is used'] })),
   icon: t.Optional(t.Union([t.String({ maxLength: 1000 }), t.Null()], { description: 'An icon for the type (not used by the service)' })),
   color: t.Optional(
@@ -27,12 +28,12 @@ export const TagType = t.Object(
 export const CreateTagType = t.Object(
   {
     name: t.String({ description: 'Tag type name: 2 to 50 URL-safe characters', maxLength: 1000, examples: ['location'] }),
-    ...fields,
+    ...TagTypeFields,
   },
   { description: 'A tag type to create', examples: [{ name: 'location', description: 'Where the flag is used', color: '#FF5733' }] },
 )
 
-export const UpdateTagType = t.Object(fields, {
+export const UpdateTagType = t.Object(TagTypeFields, {
   description: 'New values for the given properties; missing ones are left alone',
   examples: [{ description: 'Where the flag is used', icon: null }],
 })

@@ -6,7 +6,7 @@
 import type { Static } from '@sinclair/typebox'
 import { events } from '../../domain/events'
 import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
-import type { StateReader, Store } from '../../storage/store'
+import type { StateReader, Store, Tx } from '../../storage/store'
 import { checkLimit } from '../limits'
 import { nameProblem } from '../names'
 import { actorOf, type Caller } from '../tokens/permissions'
@@ -43,6 +43,27 @@ function found(tx: Pick<StateReader, 'get'>, name: string): TagTypeRecord {
   return record
 }
 
+/**
+ * The write of createTagType inside `tx`, with its tag-type-created event: the route and the
+ * import (which creates the tag types its tags need) both make tag types through it. Errors name
+ * fields relative to the tag type (`/name`).
+ */
+export function createTagTypeIn(tx: Tx, input: CreateTagTypeInput): TagTypeView {
+  checkName(input.name)
+  if (tx.get('tagTypes', input.name)) throw new NameExistsError(`There already is a tag type named "${input.name}"`)
+  checkLimit('tagTypes', tx.values('tagTypes').length + 1, '/name')
+  const record: TagTypeRecord = {
+    name: input.name,
+    description: input.description ?? '',
+    icon: input.icon ?? null,
+    color: input.color || null,
+    createdAt: tx.now,
+  }
+  tx.put('tagTypes', record.name, record)
+  tx.appendEvent(events.tagTypeCreated(viewOf(record)))
+  return viewOf(record)
+}
+
 export class TagTypesService {
   constructor(private readonly store: Pick<Store, 'state' | 'reader' | 'transact'>) {}
 
@@ -64,21 +85,7 @@ export class TagTypesService {
   }
 
   async create(input: CreateTagTypeInput, caller: Caller): Promise<TagTypeView> {
-    checkName(input.name)
-    return this.store.transact(actorOf(caller), (tx) => {
-      if (tx.get('tagTypes', input.name)) throw new NameExistsError(`There already is a tag type named "${input.name}"`)
-      checkLimit('tagTypes', tx.values('tagTypes').length + 1, '/name')
-      const record: TagTypeRecord = {
-        name: input.name,
-        description: input.description ?? '',
-        icon: input.icon ?? null,
-        color: input.color || null,
-        createdAt: tx.now,
-      }
-      tx.put('tagTypes', record.name, record)
-      tx.appendEvent(events.tagTypeCreated(viewOf(record)))
-      return viewOf(record)
-    })
+    return this.store.transact(actorOf(caller), (tx) => createTagTypeIn(tx, input))
   }
 
   async update(name: string, input: UpdateTagTypeInput, caller: Caller): Promise<TagTypeView> {
