@@ -19,6 +19,8 @@ export interface Config {
   checkpointAfterBytes: number
   /** `TRUST_PROXY`: log the client address a reverse proxy sends in X-Forwarded-For, not the proxy's. */
   trustProxy: boolean
+  /** `FRONTEND_CORS_ORIGINS`: origins browsers may call /api/frontend from (comma-separated), or `*` (default) for any. */
+  frontendCorsOrigins: string[]
 }
 
 export class ConfigError extends Error {
@@ -68,7 +70,22 @@ export function readConfig(env: Record<string, string | undefined>, cwd = proces
     logLevel: logLevel(env.LOG_LEVEL),
     checkpointAfterBytes: integer(env, 'CHECKPOINT_AFTER_BYTES', 8 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     trustProxy: boolean(env, 'TRUST_PROXY', false),
+    frontendCorsOrigins: corsOrigins(env.FRONTEND_CORS_ORIGINS),
   }
+}
+
+/** `*`, or origins as browsers send them: scheme://host[:port], no path, no trailing slash. */
+const ORIGIN = /^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$|^https?:\/\/\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/
+
+function corsOrigins(raw: string | undefined): string[] {
+  const origins = (raw ?? '').split(',').map((origin) => origin.trim()).filter((origin) => origin !== '')
+  if (origins.length === 0) return ['*']
+  for (const origin of origins) {
+    if (origin !== '*' && !ORIGIN.test(origin)) {
+      throw new ConfigError(`FRONTEND_CORS_ORIGINS must be * or a comma-separated list of origins such as https://shop.example.com (scheme, host, optional port; no path), got "${origin}"`)
+    }
+  }
+  return origins
 }
 
 function logLevel(raw: string | undefined): LogLevel {

@@ -10,6 +10,8 @@ import { Store } from './storage/store'
 import { SYSTEM_ACTOR } from './domain/events'
 import { clientController } from './features/client/client.controller'
 import { ClientFeaturesService } from './features/client/client.service'
+import { frontendController } from './features/frontend/frontend.controller'
+import { FrontendService } from './features/frontend/frontend.service'
 import { environmentsController } from './features/environments/environments.controller'
 import { environmentsCollection } from './features/environments/environments.records'
 import { createEnvironment, EnvironmentsService } from './features/environments/environments.service'
@@ -62,6 +64,7 @@ export const FEATURES: readonly Feature[] = [
   { collections: [segmentsCollection, segmentSequenceCollection], controllers: (s, auth) => [segmentsController(s.segments, auth)] },
   { controllers: (s, auth) => [clientController(s.client, auth)] },
   { collections: [strategyTypesCollection], controllers: (s, auth) => [strategyTypesController(s.strategyTypes, auth)] },
+  { controllers: (s, auth) => [frontendController(s.frontend, auth)] },
 ]
 
 /** The collections of the state document, from the features that own them. */
@@ -111,6 +114,7 @@ export function createServices(store: Store) {
     events: new EventsService(store),
     client: new ClientFeaturesService(store),
     strategyTypes: new StrategyTypesService(store),
+    frontend: new FrontendService(store),
   }
 }
 
