@@ -251,10 +251,10 @@ export interface Load {
 
 export const loadAverage = () => Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0])
 
-/** wrk with 2 threads and 32 connections; parses its latency distribution. */
-export async function wrk(url: string, headers: Record<string, string>, seconds: number): Promise<Load> {
+/** wrk with 2 threads and 32 connections; parses its latency distribution. `script`: a wrk Lua file (e.g. one that varies the request). */
+export async function wrk(url: string, headers: Record<string, string>, seconds: number, script?: string): Promise<Load> {
   const load = loadAverage()
-  const args = ['wrk', '-t2', '-c32', `-d${seconds}s`, '--latency', ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), url]
+  const args = ['wrk', '-t2', '-c32', `-d${seconds}s`, '--latency', ...(script ? ['-s', script] : []), ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), url]
   const child = Bun.spawn(args, { stdout: 'pipe', stderr: 'pipe' })
   const output = await new Response(child.stdout).text()
   await child.exited

@@ -53,15 +53,15 @@ function semver(text: string | undefined): SemVer | null {
 }
 
 interface Range {
-  /** The address as a number, and the prefix length written with it (32 / 128 without one). */
-  value: bigint
+  /** The address as a number (IPv4: a plain number, for speed; IPv6: a bigint), and the prefix length written with it (32 / 128 without one). */
+  value: bigint | number
   bits: number
 }
 
 function range(text: string, family: typeof Address4 | typeof Address6): Range | null {
   try {
     const address = new family(text)
-    return { value: address.bigInt(), bits: address.subnetMask }
+    return { value: family === Address4 ? Number(address.bigInt()) : address.bigInt(), bits: address.subnetMask }
   } catch {
     return null
   }
@@ -71,11 +71,17 @@ function range(text: string, family: typeof Address4 | typeof Address6): Range |
  * ip-address's `isInSubnet` (the address's own prefix is at least the range's, and the range's
  * leading bits agree) or the same address (its `correctForm`), as the SDK's CidrOperator asks.
  */
-function inRange(address: Range, candidate: Range, width: number): boolean {
+function inRange(address: Range, candidate: Range): boolean {
   if (address.value === candidate.value) return true
-  if (address.bits < candidate.bits) return false
-  const shift = BigInt(width - candidate.bits)
-  return address.value >> shift === candidate.value >> shift
+  return address.bits >= candidate.bits && samePrefix(address, candidate)
+}
+
+/** Whether the first `candidate.bits` bits of the two addresses (of one family) agree. */
+function samePrefix(address: Range, candidate: Range): boolean {
+  if (candidate.bits === 0) return true
+  if (typeof address.value === 'number') return address.value >>> (32 - candidate.bits) === (candidate.value as number) >>> (32 - candidate.bits)
+  const shift = BigInt(128 - candidate.bits)
+  return address.value >> shift === (candidate.value as bigint) >> shift
 }
 
 interface Address {
@@ -99,7 +105,7 @@ export function ipv4Matcher(ranges: readonly string[]): Predicate {
     if (address !== undefined && exact.has(address)) return true
     if (parsed.length === 0) return false
     const remote = addressOf(context, address ?? '').v4
-    return remote !== null && parsed.some((candidate) => remote.bits >= candidate.bits && inRange(remote, candidate, 32))
+    return remote !== null && parsed.some((candidate) => remote.bits >= candidate.bits && samePrefix(remote, candidate))
   }
 }
 
@@ -197,8 +203,8 @@ function operator(constraint: ConstraintRecord): Predicate {
         const actual = value(context)
         if (actual === undefined) return false
         const address = addressOf(context, actual)
-        if (address.v4) return v4.some((candidate) => inRange(address.v4!, candidate, 32))
-        if (address.v6) return v6.some((candidate) => inRange(address.v6!, candidate, 128))
+        if (address.v4) return v4.some((candidate) => inRange(address.v4!, candidate))
+        if (address.v6) return v6.some((candidate) => inRange(address.v6!, candidate))
         return false
       }
     }
@@ -223,8 +229,9 @@ export function allOf(predicates: readonly Predicate[]): Predicate {
   if (predicates.length === 0) return () => true
   if (predicates.includes(never)) return never
   if (predicates.length === 1) return predicates[0]
+  const count = predicates.length
   return (context) => {
-    for (const predicate of predicates) if (!predicate(context)) return false
+    for (let index = 0; index < count; index++) if (!predicates[index](context)) return false
     return true
   }
 }

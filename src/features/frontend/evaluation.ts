@@ -69,10 +69,7 @@ function chosen(variant: StrategyVariantRecord | VariantRecord): Chosen {
 /** The SDK's getSeed: a named field's value, or for `default` the first of userId, sessionId, remoteAddress; else random. */
 function seedOf(stickiness: string | undefined): (context: EvalContext) => string {
   if (stickiness === undefined || stickiness === 'default') {
-    return (context) => {
-      for (const value of [context.userId, context.sessionId, context.remoteAddress]) if (typeof value === 'string' && value !== '') return value
-      return randomSeed()
-    }
+    return (context) => context.userId || context.sessionId || context.remoteAddress || randomSeed()
   }
   const value = resolver(stickiness)
   return (context) => value(context) || randomSeed()
@@ -88,13 +85,13 @@ function variantPicker(groupId: string | undefined, stickiness: string | undefin
     'overrides' in variant ? variant.overrides.map((override) => ({ index, value: resolver(override.contextName), values: new Set(override.values) })) : [],
   )
   const seed = seedOf(stickiness)
-  const group = String(groupId)
+  const bucket = variantBucket(String(groupId), total)
   return (context) => {
     for (const override of overrides) {
       const value = override.value(context)
       if (value !== undefined && override.values.has(value)) return answers[override.index]
     }
-    const target = variantBucket(seed(context), group, total)
+    const target = bucket(seed(context))
     let counter = 0
     for (let index = 0; index < variants.length; index++) {
       const weight = variants[index].weight
@@ -108,9 +105,10 @@ function variantPicker(groupId: string | undefined, stickiness: string | undefin
 
 function rollout(groupId: string, percentageText: string | undefined, id: (context: EvalContext) => string | undefined): Predicate {
   const percentage = Number(percentageText)
+  const bucket = rolloutBucket(groupId)
   return (context) => {
     const value = id(context)
-    return !!value && percentage > 0 && rolloutBucket(value, groupId) <= percentage
+    return !!value && percentage > 0 && bucket(value) <= percentage
   }
 }
 
@@ -189,7 +187,9 @@ function compileFlag(flag: FlagRecord, environment: string, segments: Record<str
 /** The SDK's isFeatureEnabled. */
 function decide(flag: CompiledFlag, context: EvalContext): Outcome {
   if (!flag.parents(context) || !flag.enabled) return OFF
-  for (const strategy of flag.strategies) {
+  const strategies = flag.strategies
+  for (let index = 0; index < strategies.length; index++) {
+    const strategy = strategies[index]
     if (!strategy.applies(context)) continue
     return strategy.pick ? (strategy.pick(context) ?? ON) : ON
   }
@@ -242,7 +242,8 @@ export function compileScope(state: Pick<Store['state'], 'flags' | 'segments'>, 
     evaluate(context) {
       let json = '{"toggles":['
       let first = true
-      for (const flag of listed) {
+      for (let index = 0; index < listed.length; index++) {
+        const flag = listed[index]
         const outcome = resolve(flag, context)
         if (outcome === OFF) continue
         json += (first ? '' : ',') + flag.head + outcome.json + flag.tail
