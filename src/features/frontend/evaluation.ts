@@ -20,14 +20,14 @@ import { rolloutBucket, variantBucket } from './rollout'
 
 export type { EvalContext }
 
-/** A variant the flag may answer with, its JSON text made once. */
+/** A variant the flag may answer with, and the flag's whole entry in the answer with it, made once. */
 interface Chosen {
   name: string
   json: string
 }
 
-/** The answer of a flag that is on with no variant (contract §2). */
-const NO_VARIANT: Chosen = { name: 'disabled', json: '{"name":"disabled","enabled":false,"feature_enabled":true,"featureEnabled":true}' }
+/** The variant of a flag that is on with none (contract §2). */
+const NO_VARIANT = '{"name":"disabled","enabled":false,"feature_enabled":true,"featureEnabled":true}'
 
 /** What a flag's strategies decide: off, on without a strategy variant, or on with one. */
 const OFF = null
@@ -43,9 +43,8 @@ interface CompiledFlag {
   parents: (context: EvalContext) => boolean
   strategies: { applies: Predicate; pick: VariantPicker | null }[]
   pick: VariantPicker | null
-  /** `{"name":…,"enabled":true,"variant":` and `,"impressionData":…}` */
-  head: string
-  tail: string
+  /** The answer when the flag is on with no variant. */
+  none: Chosen
 }
 
 export interface CompiledScope {
@@ -61,9 +60,18 @@ const splitList = (text: string) => text.split(/\s*,\s*/)
 /** The applicationHostname strategy compares with this host's name, as the SDK in this process would. */
 const HOSTNAME = (process.env.HOSTNAME || hostname() || 'undefined').toLowerCase()
 
-function chosen(variant: StrategyVariantRecord | VariantRecord): Chosen {
+/** The flag's entry in the answer around a variant's JSON. */
+type Entry = (variantJson: string) => string
+
+function entryOf(flag: FlagRecord): Entry {
+  const head = `{"name":${JSON.stringify(flag.name)},"enabled":true,"variant":`
+  const tail = `,"impressionData":${flag.impressionData}}`
+  return (variantJson) => head + variantJson + tail
+}
+
+function chosen(variant: StrategyVariantRecord | VariantRecord, entry: Entry): Chosen {
   const json = JSON.stringify({ name: variant.name, enabled: true, ...(variant.payload ? { payload: variant.payload } : {}), feature_enabled: true, featureEnabled: true })
-  return { name: variant.name, json }
+  return { name: variant.name, json: entry(json) }
 }
 
 /** The SDK's getSeed: a named field's value, or for `default` the first of userId, sessionId, remoteAddress; else random. */
@@ -76,11 +84,11 @@ function seedOf(stickiness: string | undefined): (context: EvalContext) => strin
 }
 
 /** The SDK's selectVariantDefinition: an override, else the weighted bucket of the seed. */
-function variantPicker(groupId: string | undefined, stickiness: string | undefined, variants: readonly (StrategyVariantRecord | VariantRecord)[]): VariantPicker | null {
+function variantPicker(groupId: string | undefined, stickiness: string | undefined, variants: readonly (StrategyVariantRecord | VariantRecord)[], entry: Entry): VariantPicker | null {
   if (variants.length === 0) return null
   const total = variants.reduce((sum, variant) => sum + variant.weight, 0)
   if (total <= 0) return () => null
-  const answers = variants.map(chosen)
+  const answers = variants.map((variant) => chosen(variant, entry))
   const overrides = variants.flatMap((variant, index) =>
     'overrides' in variant ? variant.overrides.map((override) => ({ index, value: resolver(override.contextName), values: new Set(override.values) })) : [],
   )
@@ -154,6 +162,7 @@ function strategyTest(strategy: StrategyRecord): Predicate | null {
 }
 
 function compileFlag(flag: FlagRecord, environment: string, segments: Record<string, SegmentRecord>): CompiledFlag {
+  const entry = entryOf(flag)
   const state = Object.hasOwn(flag.environments, environment) ? flag.environments[environment] : undefined
   const strategies: CompiledFlag['strategies'] = []
   for (const strategy of [...(state?.strategies ?? [])].filter((s) => !s.disabled).sort((a, b) => a.sortOrder - b.sortOrder)) {
@@ -167,7 +176,7 @@ function compileFlag(flag: FlagRecord, environment: string, segments: Record<str
     }
     const all = allOf([...checks, test])
     const variants = strategy.variants
-    const pick = variants.length > 0 ? variantPicker(strategy.parameters.groupId, variants[0].stickiness || strategy.parameters.stickiness, variants) : null
+    const pick = variants.length > 0 ? variantPicker(strategy.parameters.groupId, variants[0].stickiness || strategy.parameters.stickiness, variants, entry) : null
     strategies.push({ applies: all, pick })
   }
   const flagVariants = state?.variants ?? []
@@ -178,9 +187,8 @@ function compileFlag(flag: FlagRecord, environment: string, segments: Record<str
     parents: () => true,
     // A flag with no strategy at all is on for everyone; one whose strategies are all unknown types is not.
     strategies: (state?.strategies ?? []).some((s) => !s.disabled) ? strategies : [{ applies: () => true, pick: null }],
-    pick: variantPicker(flag.name, flagVariants[0]?.stickiness, flagVariants),
-    head: `{"name":${JSON.stringify(flag.name)},"enabled":true,"variant":`,
-    tail: `,"impressionData":${flag.impressionData}}`,
+    pick: variantPicker(flag.name, flagVariants[0]?.stickiness, flagVariants, entry),
+    none: { name: 'disabled', json: entry(NO_VARIANT) },
   }
 }
 
@@ -196,12 +204,12 @@ function decide(flag: CompiledFlag, context: EvalContext): Outcome {
   return OFF
 }
 
-/** The SDK's resolveVariant: OFF, or the variant (NO_VARIANT when there is none). */
+/** The SDK's resolveVariant: OFF, or the variant (`none` when there is none). */
 function resolve(flag: CompiledFlag, context: EvalContext): Outcome {
   const outcome = decide(flag, context)
   if (outcome === OFF) return OFF
   if (outcome !== ON) return outcome
-  return flag.pick?.(context) ?? NO_VARIANT
+  return flag.pick?.(context) ?? flag.none
 }
 
 /** Which flags a scope holds: the token's projects (`*` for all) in its one environment. */
@@ -246,7 +254,7 @@ export function compileScope(state: Pick<Store['state'], 'flags' | 'segments'>, 
         const flag = listed[index]
         const outcome = resolve(flag, context)
         if (outcome === OFF) continue
-        json += (first ? '' : ',') + flag.head + outcome.json + flag.tail
+        json += first ? outcome.json : ',' + outcome.json
         first = false
       }
       return json + ']}'
