@@ -59,6 +59,8 @@ interface Range {
 }
 
 function range(text: string, family: typeof Address4 | typeof Address6): Range | null {
+  // What has no dot (IPv4) or colon (IPv6) cannot parse: spare the exception, the usual case for a missing address.
+  if (!text.includes(family === Address4 ? '.' : ':')) return null
   try {
     const address = new family(text)
     return { value: family === Address4 ? Number(address.bigInt()) : address.bigInt(), bits: address.subnetMask }

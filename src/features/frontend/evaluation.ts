@@ -248,11 +248,11 @@ export function compileScope(state: Pick<Store['state'], 'flags' | 'segments'>, 
   return {
     candidates: listed.length,
     evaluate(context) {
+      // Built with += (a rope, flattened once by the hash): measured cheaper than collecting and joining.
       let json = '{"toggles":['
       let first = true
       for (let index = 0; index < listed.length; index++) {
-        const flag = listed[index]
-        const outcome = resolve(flag, context)
+        const outcome = resolve(listed[index], context)
         if (outcome === OFF) continue
         json += first ? outcome.json : ',' + outcome.json
         first = false
