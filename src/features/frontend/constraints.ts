@@ -23,6 +23,8 @@ export interface EvalContext {
   versions?: Map<string, SemVer | null>
   addresses?: Map<string, Address>
   lowerCase?: Map<string, string>
+  /** The time DATE_* constraints compare with when the context names none: read once per request. */
+  now?: number
 }
 
 export type Predicate = (context: EvalContext) => boolean
@@ -177,7 +179,7 @@ function operator(constraint: ConstraintRecord): Predicate {
       const target = new Date(constraint.value as string).getTime()
       const after = constraint.operator === 'DATE_AFTER'
       return (context) => {
-        const now = context.currentTime ? new Date(context.currentTime).getTime() : Date.now()
+        const now = context.currentTime ? new Date(context.currentTime).getTime() : (context.now ??= Date.now())
         return after ? now > target : now < target
       }
     }

@@ -40,7 +40,8 @@ interface CompiledFlag {
   name: string
   enabled: boolean
   hasParents: boolean
-  parents: (context: EvalContext) => boolean
+  /** Whether the parents are satisfied; null for a flag without parents. */
+  parents: Predicate | null
   strategies: { applies: Predicate; pick: VariantPicker | null }[]
   pick: VariantPicker | null
   /** The answer when the flag is on with no variant. */
@@ -184,7 +185,7 @@ function compileFlag(flag: FlagRecord, environment: string, segments: Record<str
     name: flag.name,
     enabled: state?.enabled ?? false,
     hasParents: flag.dependencies.length > 0,
-    parents: () => true,
+    parents: null,
     // A flag with no strategy at all is on for everyone; one whose strategies are all unknown types is not.
     strategies: (state?.strategies ?? []).some((s) => !s.disabled) ? strategies : [{ applies: () => true, pick: null }],
     pick: variantPicker(flag.name, flagVariants[0]?.stickiness, flagVariants, entry),
@@ -194,7 +195,7 @@ function compileFlag(flag: FlagRecord, environment: string, segments: Record<str
 
 /** The SDK's isFeatureEnabled. */
 function decide(flag: CompiledFlag, context: EvalContext): Outcome {
-  if (!flag.parents(context) || !flag.enabled) return OFF
+  if ((flag.parents !== null && !flag.parents(context)) || !flag.enabled) return OFF
   const strategies = flag.strategies
   for (let index = 0; index < strategies.length; index++) {
     const strategy = strategies[index]
