@@ -34,6 +34,9 @@ describe('by default any origin', () => {
     expect(cors(answer.headers)).toEqual({ origin: '*', expose: 'ETag' })
     const posted = await api.post('/api/frontend', { context: {} }, { token, headers: { origin: SHOP } })
     expect(cors(posted.headers)).toEqual({ origin: '*', expose: 'ETag' })
+    // The revalidation a browser makes with the exposed ETag.
+    const revalidated = await api.get('/api/frontend', { token, headers: { origin: SHOP, 'if-none-match': answer.headers.get('etag')! } })
+    expect({ status: revalidated.status, ...cors(revalidated.headers) }).toEqual({ status: 304, origin: '*', expose: 'ETag' })
     // A browser must be able to read a 401 too, to tell its user the key is wrong.
     const refused = await api.get('/api/frontend', { token: null, headers: { origin: SHOP } })
     expectError(refused, 401, 'AuthenticationRequired')

@@ -114,6 +114,9 @@ function variantPicker(groupId: string | undefined, stickiness: string | undefin
 
 function rollout(groupId: string, percentageText: string | undefined, id: (context: EvalContext) => string | undefined): Predicate {
   const percentage = Number(percentageText)
+  // Buckets run from 1 to 100: at 100 % or more any id is in, at 0 % or less none is (nor is a missing id).
+  if (percentage >= 100) return (context) => !!id(context)
+  if (!(percentage > 0)) return () => false
   const bucket = rolloutBucket(groupId)
   return (context) => {
     const value = id(context)
