@@ -96,7 +96,8 @@ function variantPicker(groupId: string | undefined, stickiness: string | undefin
   const seed = seedOf(stickiness)
   const bucket = variantBucket(String(groupId), total)
   return (context) => {
-    for (const override of overrides) {
+    for (let index = 0; index < overrides.length; index++) {
+      const override = overrides[index]
       const value = override.value(context)
       if (value !== undefined && override.values.has(value)) return answers[override.index]
     }
