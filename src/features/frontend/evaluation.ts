@@ -1,8 +1,9 @@
 /**
  * Server-side evaluation for the frontend API (sdk-api-contract §2). A scope (the token's projects
  * in its environment) is compiled once per change of what it serves: each flag's strategies,
- * constraints, segments, variants and parents become closures, and each listed flag's JSON text
- * but the variant is made in advance. A request then only runs the closures and joins text.
+ * constraints, segments, variants and parents become closures, and each flag's entry in the answer
+ * is made in advance for each variant it may answer with. A request then only runs the closures and
+ * joins text.
  *
  * The semantics are the official Node SDK's (unleash-client 6.12: lib/client.js, lib/variant.js,
  * lib/strategy/*), step by step, so that the answers are the specification's; the SDK's own engine
@@ -173,8 +174,7 @@ function compileFlag(flag: FlagRecord, environment: string, segments: Record<str
   for (const strategy of [...(state?.strategies ?? [])].filter((s) => !s.disabled).sort((a, b) => a.sortOrder - b.sortOrder)) {
     const test = strategyTest(strategy)
     if (!test) continue
-    const constraints = [...strategy.constraints]
-    const checks = constraints.map(compileConstraint)
+    const checks = strategy.constraints.map(compileConstraint)
     for (const id of strategy.segments) {
       const segment = Object.hasOwn(segments, String(id)) ? segments[String(id)] : undefined
       checks.push(...(segment ? segment.constraints.map(compileConstraint) : [compileConstraint(undefined)]))
