@@ -91,6 +91,8 @@ function variantPicker(groupId: string | undefined, stickiness: string | undefin
   const total = variants.reduce((sum, variant) => sum + variant.weight, 0)
   if (total <= 0) return () => null
   const answers = variants.map((variant) => chosen(variant, entry))
+  // Copied: the compiled scope must not read the stored records after compiling.
+  const weights = variants.map((variant) => variant.weight)
   const overrides = variants.flatMap((variant, index) =>
     'overrides' in variant ? variant.overrides.map((override) => ({ index, value: resolver(override.contextName), values: new Set(override.values) })) : [],
   )
@@ -104,8 +106,8 @@ function variantPicker(groupId: string | undefined, stickiness: string | undefin
     }
     const target = bucket(seed(context))
     let counter = 0
-    for (let index = 0; index < variants.length; index++) {
-      const weight = variants[index].weight
+    for (let index = 0; index < weights.length; index++) {
+      const weight = weights[index]
       if (weight === 0) continue
       counter += weight
       if (counter >= target) return answers[index]

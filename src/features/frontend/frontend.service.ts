@@ -30,16 +30,24 @@ export class FrontendService {
   }
 
   private flagChanged(before: FlagRecord | undefined, after: FlagRecord | undefined): void {
+    if (this.kept.size === 0) return
+    // Whether what the flag serves in an environment changed (a lastSeenAt or a tag does not), its parents included; once per environment.
+    const unchanged = new Map<string, boolean>()
+    const sameIn = (environment: string) => {
+      let same = unchanged.get(environment)
+      if (same === undefined) {
+        same =
+          before !== undefined &&
+          after !== undefined &&
+          before.project === after.project &&
+          JSON.stringify(clientFeatureView(before, environment)) === JSON.stringify(clientFeatureView(after, environment))
+        unchanged.set(environment, same)
+      }
+      return same
+    }
     for (const [key, { scope }] of this.kept) {
       const touches = (flag: FlagRecord | undefined) => flag !== undefined && inProjects(scope, flag.project)
-      if (!touches(before) && !touches(after)) continue
-      // What the flag serves in this environment (a lastSeenAt or a tag does not count), and its parents.
-      const same =
-        before !== undefined &&
-        after !== undefined &&
-        before.project === after.project &&
-        JSON.stringify(clientFeatureView(before, scope.environment)) === JSON.stringify(clientFeatureView(after, scope.environment))
-      if (!same) this.kept.delete(key)
+      if ((touches(before) || touches(after)) && !sameIn(scope.environment)) this.kept.delete(key)
     }
   }
 
