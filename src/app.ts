@@ -6,6 +6,7 @@ import { metricsRoute, Metrics } from './http/metrics'
 import { clientAddress, requestLogging } from './http/request-log'
 import { swaggerUi } from './http/swagger-ui'
 import { authorization, unknownApiPath } from './features/tokens/auth'
+import { frontendCors } from './features/frontend/cors'
 import { bodyHandling } from './http/body'
 import { ServiceStarting, StoreFailedError } from './errors'
 import { errorHandling } from './http/errors'
@@ -25,7 +26,7 @@ export interface ServerHooks {
 
 export function createApp(
   services: Services,
-  config: Pick<Config, 'bodyLimit'> & Partial<Pick<Config, 'trustProxy'>>,
+  config: Pick<Config, 'bodyLimit'> & Partial<Pick<Config, 'trustProxy' | 'frontendCorsOrigins'>>,
   log: Logger = new Logger('silent'),
   server: ServerHooks = {},
 ) {
@@ -34,6 +35,7 @@ export function createApp(
   const app = new Elysia(ELYSIA_CONFIG)
     .use(requestLogging(log, metrics, clientAddress(server.socketAddress, config.trustProxy ?? false)))
     .use(errorHandling(log, unknownApiPath(services.tokens)))
+    .use(frontendCors(config.frontendCorsOrigins ?? ['*']))
     .use(swaggerUi('Feature flag admin API'))
     .use(bodyHandling(config.bodyLimit))
     .get('/health', () => ({ health: 'GOOD' }), {

@@ -21,6 +21,8 @@ export interface Config {
   trustProxy: boolean
   /** `METRICS_FLUSH_MS`: how often SDK metrics and registrations, held in memory, are committed. */
   metricsFlushMs: number
+  /** `FRONTEND_CORS_ORIGINS`: origins browsers may call /api/frontend from (comma-separated), or `*` (default) for any. */
+  frontendCorsOrigins: string[]
 }
 
 export class ConfigError extends Error {
@@ -71,7 +73,22 @@ export function readConfig(env: Record<string, string | undefined>, cwd = proces
     checkpointAfterBytes: integer(env, 'CHECKPOINT_AFTER_BYTES', 8 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     trustProxy: boolean(env, 'TRUST_PROXY', false),
     metricsFlushMs: integer(env, 'METRICS_FLUSH_MS', 10_000, 100, 3_600_000),
+    frontendCorsOrigins: corsOrigins(env.FRONTEND_CORS_ORIGINS),
   }
+}
+
+/** `*`, or origins as browsers send them: scheme://host[:port], no path, no trailing slash. */
+const ORIGIN = /^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$|^https?:\/\/\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/
+
+function corsOrigins(raw: string | undefined): string[] {
+  const origins = (raw ?? '').split(',').map((origin) => origin.trim()).filter((origin) => origin !== '')
+  if (origins.length === 0) return ['*']
+  for (const origin of origins) {
+    if (origin !== '*' && !ORIGIN.test(origin)) {
+      throw new ConfigError(`FRONTEND_CORS_ORIGINS must be * or a comma-separated list of origins such as https://shop.example.com (scheme, host, optional port; no path), got "${origin}"`)
+    }
+  }
+  return origins
 }
 
 function logLevel(raw: string | undefined): LogLevel {

@@ -10,6 +10,8 @@ import { Store } from './storage/store'
 import { SYSTEM_ACTOR } from './domain/events'
 import { clientController } from './features/client/client.controller'
 import { ClientFeaturesService } from './features/client/client.service'
+import { frontendController } from './features/frontend/frontend.controller'
+import { FrontendService } from './features/frontend/frontend.service'
 import { environmentsController } from './features/environments/environments.controller'
 import { environmentsCollection } from './features/environments/environments.records'
 import { createEnvironment, EnvironmentsService } from './features/environments/environments.service'
@@ -94,6 +96,7 @@ export const FEATURES: readonly Feature[] = [
     collections: [usageCollection, lastSeenCollection, applicationsCollection, instancesCollection],
     controllers: (s, auth) => [metricsController(s.metrics, auth)],
   },
+  { controllers: (s, auth) => [frontendController(s.frontend, auth)] },
 ]
 
 /** The collections of the state document, from the features that own them. */
@@ -160,6 +163,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     flagTypes: new FlagTypesService(store),
     context: new ContextService(store),
     metrics,
+    frontend: new FrontendService(store),
   }
 }
 

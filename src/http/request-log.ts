@@ -11,6 +11,8 @@ interface RequestNotes {
   id: string
   started: number
   clientAddress: string | null
+  /** How to find the client's address, for a route that needs it while the request is open. */
+  addressOf: ClientAddress
   tokenName?: string
   status?: number
 }
@@ -30,6 +32,13 @@ export function noteTokenName(request: Request, tokenName: string) {
 export function noteStatus(request: Request, status: number) {
   const note = notes.get(request)
   if (note) note.status = status
+}
+
+/** The client's address as the log names it (see clientAddress), for routes that use it (the frontend API's context); null when unknown. */
+export function callerAddress(request: Request): string | null {
+  const note = notes.get(request)
+  if (!note) return null
+  return note.clientAddress ?? note.addressOf(request)
 }
 
 export function requestIdOf(request: Request): string | undefined {
@@ -64,7 +73,7 @@ export function requestLogging(log: Logger, metrics: Metrics, addressOf: ClientA
       const sent = request.headers.get('x-request-id')
       const id = sent !== null && CLIENT_REQUEST_ID.test(sent) ? sent : crypto.randomUUID()
       // Read now: once the answer is sent, the socket may be gone.
-      notes.set(request, { id, started: performance.now(), clientAddress: log.enabled('info') ? addressOf(request) : null })
+      notes.set(request, { id, started: performance.now(), clientAddress: log.enabled('info') ? addressOf(request) : null, addressOf })
       set.headers['x-request-id'] = id
     })
     .onAfterResponse({ as: 'global' }, ({ request, route, set, response }) => {

@@ -13,7 +13,7 @@ afterEach(async () => {
   api = undefined
 })
 
-const UNKNOWN_API_PATHS = ['/api/admin/no-such-thing', '/api/admin/projects/default/no/such/thing', '/api/whatever', '/api', '/api/client/no-such-thing', '/api/frontend']
+const UNKNOWN_API_PATHS = ['/api/admin/no-such-thing', '/api/admin/projects/default/no/such/thing', '/api/whatever', '/api', '/api/client/no-such-thing', '/api/frontend/no-such-thing']
 
 test('an unknown /api path answers 401 without a token or with a bad one, 404 with a valid admin token, and changes nothing', async () => {
   api = await makeApi()

@@ -7,85 +7,11 @@
  * that share a flag name go to different service processes.
  */
 import { afterAll, expect, test } from 'bun:test'
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
+import { affectedBy, ALTERED, batches as specBatches, createState, ENVIRONMENT, files, NOT_RUN, REFUSED } from '../client-specification'
 import { adminCall, startService, type RunningService } from '../helpers'
 
-const ROOT = join(import.meta.dir, '../..')
-const SPECS = join(ROOT, 'node_modules', '@unleash', 'client-specification', 'specifications')
 const ADMIN = '*:*.spec-test-admin-secret-0123456789'
-const ENVIRONMENT = 'development'
-
-interface SpecConstraint { contextName: string; operator: string; values?: string[]; value?: string; caseInsensitive?: boolean; inverted?: boolean }
-interface SpecStrategy { name: string; parameters?: Record<string, string>; constraints?: SpecConstraint[]; segments?: number[]; variants?: Record<string, unknown>[] }
-interface SpecFeature {
-  name: string
-  description?: string
-  enabled: boolean
-  type?: string
-  strategies: SpecStrategy[]
-  variants?: Record<string, any>[] | null
-  dependencies?: { feature: string; enabled?: boolean; variants?: string[] }[]
-}
-interface SpecFile {
-  name: string
-  state: { features?: SpecFeature[]; segments?: { id: number; name?: string; constraints: SpecConstraint[] }[]; events?: unknown[] }
-  tests?: { description: string; context: Record<string, unknown>; toggleName: string; expectedResult: boolean }[]
-  variantTests?: { description: string; context: Record<string, unknown>; toggleName: string; expectedResult: Record<string, unknown> }[]
-}
-
-/** Files not run, and why: their `state` is not a flag list the admin API could store. */
-const NOT_RUN: Record<string, string> = {
-  '19-delta-api-hydration.json': 'tests the SDK delta API (state is a list of delta events); we serve no delta API',
-  '20-delta-api-events.json': 'tests the SDK delta API (state is a list of delta events); we serve no delta API',
-}
-
-/**
- * Writes the admin API refuses on purpose, by `file/flag`: the flag's tests are not asserted (the
- * flag is stored without what was refused, so the specification's answer would not apply).
- */
-const EMPTY_VALUES = 'IN / NOT_IN with an empty values list (contract §4: multi-value operators need a non-empty list)'
-const BAD_CIDR = 'an IN_CIDR value that is no address or range (contract §4: values are checked at save)'
-const REFUSED: Record<string, string> = {
-  '09-strategy-constraints.json/Feature.constraints.empty': EMPTY_VALUES,
-  '09-strategy-constraints.json/Feature.constraints.empty-not-in': EMPTY_VALUES,
-  '11-strategy-constraints-edge-cases.json/Feature.constraints.no_values': EMPTY_VALUES,
-  '11-strategy-constraints-edge-cases.json/Feature.constraints.no_values_NOT_IN': EMPTY_VALUES,
-  '13-constraint-operators.json/F7.invalid-operator': 'an operator that is none of the 18 (+ IN_CIDR) of contract §4',
-  '14-constraint-semver-operators.json/F8.invalidSemverWithLeadingV': 'SEMVER_* value v2.0.0 (contract §4: strict semver, v2.0.0 is refused)',
-  '15-global-constraints.json/F9.withMissingSegment': 'a strategy naming a segment that does not exist',
-  '17-dependent-features.json/child.with.cycle': 'a dependency cycle (the parent depends on a flag itself)',
-  '17-dependent-features.json/parent.enabled.child.enabled': 'two levels of dependencies: as in Unleash, a parent cannot depend on another flag',
-  '17-dependent-features.json/parents.not.exist.child.enabled': 'a parent that does not exist',
-  '18-utf8-flag-names.json/Feature.UTF-8.Hellø_Wørld': 'a flag name that is not URL-friendly (as in Unleash, names use letters, digits and - _ . ! ~ * \' ( ) only)',
-  '18-utf8-flag-names.json/Feature.UTF-8.😊_φriend_你好_🌍': 'a flag name that is not URL-friendly (as in Unleash, names use letters, digits and - _ . ! ~ * \' ( ) only)',
-  '21-regex-constraint-operators.json/invalid-regex-defaults-to-false': 'an invalid regular expression',
-  '21-regex-constraint-operators.json/Inverted.constraint': 'an inverted REGEX constraint (contract §4)',
-  '21-regex-constraint-operators.json/R90.reject_lookahead': 'a look-ahead, not RE2 syntax (contract §4)',
-  '21-regex-constraint-operators.json/R91.reject_backreference': 'a back-reference, not RE2 syntax (contract §4)',
-  '22-cidr-constraint-operators.json/CIDR.mixed.values': BAD_CIDR,
-  '22-cidr-constraint-operators.json/CIDR.invalid.only': BAD_CIDR,
-  '22-cidr-constraint-operators.json/CIDR.ipv6.mixed.values': BAD_CIDR,
-}
-
-/**
- * Flags the admin API stores, but not as the specification writes them, on purpose (contract §4:
- * variant weights are normalised to a total of 1000, variable variants sharing it equally, and the
- * list is sorted by name). The SDK buckets by `hash % total weight` in list order, so these flags'
- * variant tests cannot give the specification's answers; their variant tests are not asserted.
- */
-const ALTERED: Record<string, string> = {
-  '08-variants.json/Feature.Variants.C': 'weights 33/33/33 (total 99) become 334/333/333 of 1000',
-  '08-variants.json/Feature.Variants.D': 'unequal variable weights 1/49/50 become equal shares of 1000',
-  '08-variants.json/Feature.Variants.override.D': 'weights 33/33/34 (total 100) become 334/333/333 of 1000',
-  '12-custom-stickiness.json/Feature.flexible.rollout.custom.stickiness_100': 'variants blue, red, green, yellow are stored sorted by name',
-  '15-global-constraints.json/F9.globalSegmentOn': 'variants blue, red, green, yellow are stored sorted by name',
-  '16-strategy-variants.json/Feature.strategy.variants.stickiness': 'weights 1/1 (total 2) become 500/500 of 1000',
-}
-
-const files: string[] = JSON.parse(readFileSync(join(SPECS, 'index.json'), 'utf8'))
-const specs = files.map((file) => ({ file, spec: JSON.parse(readFileSync(join(SPECS, file), 'utf8')) as SpecFile }))
 
 const servers: RunningService[] = []
 const clients: Unleash[] = []
@@ -101,68 +27,10 @@ async function startServer(): Promise<string> {
   return service.base
 }
 
-class Refused extends Error {}
-
 async function admin(base: string, method: string, path: string, body?: unknown): Promise<any> {
   const answer = await adminCall(base, ADMIN, method, path, body)
-  if (answer.status >= 500) throw new Error(`${method} ${path} → ${answer.status} ${answer.text}`)
-  if (answer.status >= 300) throw new Refused(`${method} ${path} → ${answer.status} ${answer.text}`)
+  if (answer.status >= 300) throw new Error(`${method} ${path} → ${answer.status} ${answer.text}`)
   return answer.body
-}
-
-const constraintOf = (constraint: SpecConstraint) => ({ ...constraint, values: constraint.values ?? [] })
-
-/** Makes the file's state in `project`; returns the refusals, by flag name. */
-async function createState(base: string, project: string, spec: SpecFile): Promise<Map<string, string>> {
-  const refusals = new Map<string, string>()
-  const attempt = async (flag: string, write: () => Promise<unknown>) => {
-    try {
-      await write()
-    } catch (error) {
-      if (!(error instanceof Refused)) throw error
-      refusals.set(flag, [refusals.get(flag), error.message].filter(Boolean).join('; '))
-    }
-  }
-  await admin(base, 'POST', '/api/admin/projects', { id: project, name: project })
-  const segmentIds = new Map<number, number>()
-  for (const segment of spec.state.segments ?? []) {
-    const created = await admin(base, 'POST', '/api/admin/segments', { name: `${project}-${segment.name ?? `segment-${segment.id}`}`, project, constraints: segment.constraints.map(constraintOf) })
-    segmentIds.set(segment.id, created.id)
-  }
-  const flagPath = (name: string) => `/api/admin/projects/${project}/features/${encodeURIComponent(name)}`
-  const features = spec.state.features ?? []
-  const created = new Set<string>()
-  for (const feature of features) {
-    await attempt(feature.name, async () => {
-      await admin(base, 'POST', `/api/admin/projects/${project}/features`, { name: feature.name, description: feature.description, ...(feature.type ? { type: feature.type } : {}) })
-      created.add(feature.name)
-    })
-    if (!created.has(feature.name)) continue
-    for (const strategy of feature.strategies) {
-      await attempt(feature.name, () =>
-        admin(base, 'POST', `${flagPath(feature.name)}/environments/${ENVIRONMENT}/strategies`, {
-          name: strategy.name,
-          parameters: strategy.parameters ?? {},
-          constraints: (strategy.constraints ?? []).map(constraintOf),
-          segments: (strategy.segments ?? []).map((id) => segmentIds.get(id) ?? id),
-          ...(strategy.variants ? { variants: strategy.variants.map((variant) => ({ weightType: 'variable', stickiness: strategy.parameters?.stickiness ?? 'default', ...variant })) } : {}),
-        }),
-      )
-    }
-    if (feature.variants && feature.variants.length > 0) {
-      const variants = feature.variants.map((variant) => ({ weightType: 'variable', stickiness: 'default', overrides: [], ...variant }))
-      await attempt(feature.name, () => admin(base, 'PUT', `${flagPath(feature.name)}/environments/${ENVIRONMENT}/variants`, variants))
-    }
-    if (feature.enabled) await attempt(feature.name, () => admin(base, 'POST', `${flagPath(feature.name)}/environments/${ENVIRONMENT}/on`))
-  }
-  // Parents first: every flag exists before any dependency names it.
-  for (const feature of features) {
-    if (!created.has(feature.name)) continue
-    for (const dependency of feature.dependencies ?? []) {
-      await attempt(feature.name, () => admin(base, 'POST', `${flagPath(feature.name)}/dependencies`, dependency))
-    }
-  }
-  return refusals
 }
 
 function waitFor(unleash: Unleash, event: string, ms = 10_000): Promise<void> {
@@ -186,15 +54,7 @@ function specVariant(variant: Record<string, unknown>, expected: Record<string, 
 
 test('every specification file whose flags the admin API stores passes with unleash-client', async () => {
   // Files that share a flag name go to different processes (flag names are unique per service).
-  const batches: { names: Set<string>; specs: typeof specs }[] = []
-  for (const entry of specs) {
-    if (NOT_RUN[entry.file]) continue
-    const names = (entry.spec.state.features ?? []).map((feature) => feature.name)
-    let batch = batches.find((candidate) => names.every((name) => !candidate.names.has(name)))
-    if (!batch) batches.push((batch = { names: new Set(), specs: [] }))
-    for (const name of names) batch.names.add(name)
-    batch.specs.push(entry)
-  }
+  const batches = specBatches()
 
   const results: { file: string; failures: string[]; skipped: string[] }[] = []
   const unexpected: string[] = []
@@ -204,7 +64,7 @@ test('every specification file whose flags the admin API stores passes with unle
     const base = await startServer()
     for (const { file, spec } of batch.specs) {
       const project = `spec-${file.slice(0, 2)}`
-      const refusals = await createState(base, project, spec)
+      const refusals = await createState((method, path, body) => adminCall(base, ADMIN, method, path, body), project, spec)
       const skipped: string[] = []
       for (const [flag, message] of refusals) {
         const reason = REFUSED[`${file}/${flag}`]
@@ -215,9 +75,7 @@ test('every specification file whose flags the admin API stores passes with unle
       }
       const token = await admin(base, 'POST', '/api/admin/api-tokens', { tokenName: project, type: 'client', projects: [project], environment: ENVIRONMENT })
       // A flag whose parent (at any depth) was refused is not evaluated as the specification means either.
-      const parents = new Map((spec.state.features ?? []).map((feature) => [feature.name, (feature.dependencies ?? []).map((dependency) => dependency.feature)]))
-      const affected = (name: string, seen = new Set<string>()): boolean =>
-        refusals.has(name) || (!seen.has(name) && (parents.get(name) ?? []).some((parent) => affected(parent, seen.add(name))))
+      const affected = affectedBy(spec, refusals)
       const failures: string[] = []
       if ((spec.state.segments ?? []).length > 0) {
         // The two forms the SDK clients below are served: definitions at the top level, or none.

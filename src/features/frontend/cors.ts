@@ -1,0 +1,51 @@
+/**
+ * CORS for every path under /api/frontend (sdk-api-contract §2), by path prefix in one hook so that
+ * each route there gets it, its errors included. Browsers call the frontend API from other origins:
+ * an allowed origin (`FRONTEND_CORS_ORIGINS`, `*` by default) gets Access-Control-Allow-Origin and
+ * may read the ETag; a preflight OPTIONS is answered 204 before routing and authentication (browsers
+ * send it without the Authorization header). Another origin gets no CORS header, so its browser
+ * keeps the answer from the page.
+ */
+import { Elysia } from 'elysia'
+
+export const FRONTEND_PREFIX = '/api/frontend'
+
+const ALLOWED_METHODS = 'GET, POST, OPTIONS'
+const ALLOWED_HEADERS = 'Authorization, Content-Type, If-None-Match, Unleash-AppName, Unleash-SDK, Unleash-Connection-Id'
+/** How long browsers may keep a preflight's answer, in seconds. */
+const PREFLIGHT_MAX_AGE = '86400'
+
+function underPrefix(url: string): boolean {
+  // The path, without parsing the whole URL: after the scheme's `//`, from the first `/`.
+  const start = url.indexOf('/', url.indexOf('//') + 2)
+  if (start === -1) return false
+  const rest = url.slice(start)
+  return rest.startsWith(FRONTEND_PREFIX) && (rest.length === FRONTEND_PREFIX.length || '/?#'.includes(rest[FRONTEND_PREFIX.length]))
+}
+
+/** `origins`: the allowed origins (exact, e.g. https://shop.example.com), or ['*'] for any. */
+export function frontendCors(origins: readonly string[]) {
+  const any = origins.includes('*')
+  const allowed = new Set(origins)
+  return new Elysia({ name: 'frontend-cors' }).onRequest(({ request, set }) => {
+    if (!underPrefix(request.url)) return
+    const origin = request.headers.get('origin')
+    const headers: Record<string, string> = {}
+    if (any) headers['access-control-allow-origin'] = '*'
+    else {
+      // The answer differs by origin, so caches must keep one per origin.
+      headers.vary = 'Origin'
+      if (origin !== null && allowed.has(origin)) headers['access-control-allow-origin'] = origin
+    }
+    if (headers['access-control-allow-origin'] !== undefined) headers['access-control-expose-headers'] = 'ETag'
+    if (request.method === 'OPTIONS') {
+      if (headers['access-control-allow-origin'] !== undefined) {
+        headers['access-control-allow-methods'] = ALLOWED_METHODS
+        headers['access-control-allow-headers'] = ALLOWED_HEADERS
+        headers['access-control-max-age'] = PREFLIGHT_MAX_AGE
+      }
+      return new Response(null, { status: 204, headers })
+    }
+    Object.assign(set.headers, headers)
+  })
+}

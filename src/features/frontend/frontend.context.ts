@@ -1,0 +1,68 @@
+/**
+ * The evaluation context of a frontend request (sdk-api-contract §2), from the query string
+ * (`?userId=…&properties[key]=…&<field>=…`) or from the body's `context`. As in Unleash, the SDK's
+ * own fields stay at the root, any other field goes into `properties` (where `properties` itself
+ * wins), `remoteAddress` defaults to the caller's address and `sessionId` to a random value.
+ */
+import { ValidationError } from '../../errors'
+import { readQuery } from '../../http/query'
+import type { EvalContext } from './evaluation'
+
+const ROOT = ['userId', 'sessionId', 'remoteAddress', 'appName', 'environment', 'currentTime'] as const
+const ROOT_FIELDS = new Set<string>(ROOT)
+const PROPERTY = /^properties\[(.*)\]$/
+
+/** What the SDK makes of a value: text (String(value), as its resolveContextValue does); null is no value. */
+function text(value: unknown): string | undefined {
+  return value === null || value === undefined ? undefined : String(value)
+}
+
+interface RawContext {
+  root: Record<string, unknown>
+  properties: Record<string, unknown>
+}
+
+function build(raw: RawContext, callerAddress: string | null): EvalContext {
+  const properties: Record<string, string> = Object.create(null)
+  const context: EvalContext = { properties }
+  for (const [key, value] of Object.entries(raw.root)) {
+    const asText = text(value)
+    if (asText === undefined) continue
+    if (ROOT_FIELDS.has(key)) context[key as (typeof ROOT)[number]] = asText
+    else properties[key] = asText
+  }
+  for (const [key, value] of Object.entries(raw.properties)) {
+    const asText = text(value)
+    if (asText === undefined) delete properties[key]
+    else properties[key] = asText
+  }
+  context.remoteAddress ??= callerAddress ?? undefined
+  context.sessionId ??= String(Math.random())
+  return context
+}
+
+/** From the query string of `url`: a field given twice, or text that is not valid percent-encoding, is a 400. */
+export function contextFromQuery(url: string, callerAddress: string | null): EvalContext {
+  const { query, problem } = readQuery(url, { repeatable: new Set() })
+  if (problem) throw problem
+  const root: Record<string, unknown> = Object.create(null)
+  const properties: Record<string, unknown> = Object.create(null)
+  for (const [key, value] of Object.entries(query)) {
+    const property = PROPERTY.exec(key)
+    if (property) properties[property[1]] = value
+    else root[key] = value
+  }
+  return build({ root, properties }, callerAddress)
+}
+
+/** From a POST body's `context` (an object; its `properties`, if any, an object too). */
+export function contextFromBody(body: { context?: unknown }, callerAddress: string | null): EvalContext {
+  const given = body.context ?? {}
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) throw ValidationError.at('/context', 'context must be an object')
+  const { properties = {}, ...root } = given as Record<string, unknown>
+  if (typeof properties !== 'object' || properties === null || Array.isArray(properties)) throw ValidationError.at('/context/properties', 'properties must be an object')
+  for (const [key, value] of [...Object.entries(root), ...Object.entries(properties as object)]) {
+    if (value !== null && typeof value === 'object') throw ValidationError.at(`/context/${Object.hasOwn(root, key) ? '' : 'properties/'}${key}`, `${key} must be text, a number or a boolean`)
+  }
+  return build({ root, properties: properties as Record<string, unknown> }, callerAddress)
+}
