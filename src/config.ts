@@ -19,6 +19,11 @@ export interface Config {
   checkpointAfterBytes: number
   /** `TRUST_PROXY`: log the client address a reverse proxy sends in X-Forwarded-For, not the proxy's. */
   trustProxy: boolean
+  /**
+   * `BASE_URI_PATH` (Unleash's setting): the path prefix everything is served under behind a reverse
+   * proxy, e.g. `/flags`; empty (the default) serves from `/`.
+   */
+  basePath: string
 }
 
 export class ConfigError extends Error {
@@ -68,7 +73,25 @@ export function readConfig(env: Record<string, string | undefined>, cwd = proces
     logLevel: logLevel(env.LOG_LEVEL),
     checkpointAfterBytes: integer(env, 'CHECKPOINT_AFTER_BYTES', 8 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     trustProxy: boolean(env, 'TRUST_PROXY', false),
+    basePath: basePath(env.BASE_URI_PATH),
   }
+}
+
+/** Segments a path prefix may hold: URL-safe characters only, so the prefix needs no encoding anywhere. */
+const BASE_PATH = /^(\/[A-Za-z0-9._~-]+)+$/
+
+/**
+ * Normalised as Unleash does (a leading slash added, a trailing one dropped, so `flags/` is
+ * `/flags`); anything that is not a plain path (a query, `//`, spaces, `%`) is refused.
+ */
+function basePath(raw: string | undefined): string {
+  const trimmed = raw?.trim() ?? ''
+  if (trimmed === '' || trimmed === '/') return ''
+  const normalised = ('/' + trimmed.replace(/^\//, '')).replace(/\/$/, '')
+  if (!BASE_PATH.test(normalised) || normalised.split('/').some((segment) => segment === '.' || segment === '..')) {
+    throw new ConfigError(`BASE_URI_PATH must be a path such as /flags (letters, digits, . _ ~ - between slashes), got "${raw}"`)
+  }
+  return normalised
 }
 
 function logLevel(raw: string | undefined): LogLevel {
