@@ -83,7 +83,7 @@ test('a busy PORT: one line naming PORT, exit 1, no store and no admin token mad
   const base = `http://127.0.0.1:${port}`
   for (let i = 0; i < 200 && !(await fetch(`${base}/ready`).then((r) => r.ok, () => false)); i++) await Bun.sleep(25)
   for (let i = 0; i < 40 && !/\n=+\n/.test(stderr); i++) await Bun.sleep(25)
-  const secrets = stderr.match(SECRET) ?? []
+  const secrets: string[] = stderr.match(SECRET) ?? []
   expect(secrets).toHaveLength(1)
   expect(stderr).toContain('=== flagstore: admin API token created ===')
   const tokens = await fetch(`${base}/api/admin/api-tokens`, { headers: { authorization: secrets[0] } })
