@@ -26,17 +26,18 @@ export interface ServerHooks {
 
 export function createApp(
   services: Services,
-  config: Pick<Config, 'bodyLimit'> & Partial<Pick<Config, 'trustProxy' | 'frontendCorsOrigins'>>,
+  config: Pick<Config, 'bodyLimit'> & Partial<Pick<Config, 'trustProxy' | 'frontendCorsOrigins' | 'basePath'>>,
   log: Logger = new Logger('silent'),
   server: ServerHooks = {},
 ) {
   const auth = authorization(services.tokens, (name) => services.store.reader.get('flags', name)?.project)
   const metrics = new Metrics(services.store)
+  const basePath = config.basePath ?? ''
   const app = new Elysia(ELYSIA_CONFIG)
     .use(requestLogging(log, metrics, clientAddress(server.socketAddress, config.trustProxy ?? false)))
-    .use(errorHandling(log, unknownApiPath(services.tokens)))
-    .use(frontendCors(config.frontendCorsOrigins ?? ['*']))
-    .use(swaggerUi('Feature flag admin API'))
+    .use(errorHandling(log, unknownApiPath(services.tokens, basePath)))
+    .use(frontendCors(config.frontendCorsOrigins ?? ['*'], basePath))
+    .use(swaggerUi('Feature flag admin API', basePath))
     .use(bodyHandling(config.bodyLimit))
     .get('/health', () => ({ health: 'GOOD' }), {
       response: { 200: t.Object({ health: t.String({ description: 'GOOD while the process serves requests' }) }, { description: 'Liveness' }) },
@@ -67,8 +68,15 @@ export function createApp(
     title: 'Feature flag admin API',
     description: 'An Unleash-compatible admin API for feature flags, stored in local JSON files.',
     version: API_VERSION,
+    basePath,
   })
-  return app.get(OPENAPI_PATH, () => document, { detail: { hide: true } })
+  app.get(OPENAPI_PATH, () => document, { detail: { hide: true } })
+  // Behind a reverse proxy everything is under BASE_URI_PATH: one prefix over every route, so routes,
+  // the request log's and the metrics' route labels and the unknown-path answers all see the path
+  // the client sent. `/` (the prefix itself) leads to the API's documentation.
+  return new Elysia({ ...ELYSIA_CONFIG, prefix: basePath })
+    .use(app)
+    .get('/', () => new Response(null, { status: 302, headers: { location: `${basePath}/swagger` } }), { detail: { hide: true } })
 }
 
 export type App = ReturnType<typeof createApp>

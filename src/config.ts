@@ -23,6 +23,11 @@ export interface Config {
   metricsFlushMs: number
   /** `FRONTEND_CORS_ORIGINS`: origins browsers may call /api/frontend from (comma-separated), or `*` (default) for any. */
   frontendCorsOrigins: string[]
+  /**
+   * `BASE_URI_PATH` (Unleash's setting): the path prefix everything is served under behind a reverse
+   * proxy, e.g. `/flags`; empty (the default) serves from `/`.
+   */
+  basePath: string
 }
 
 export class ConfigError extends Error {
@@ -74,6 +79,7 @@ export function readConfig(env: Record<string, string | undefined>, cwd = proces
     trustProxy: boolean(env, 'TRUST_PROXY', false),
     metricsFlushMs: integer(env, 'METRICS_FLUSH_MS', 10_000, 100, 3_600_000),
     frontendCorsOrigins: corsOrigins(env.FRONTEND_CORS_ORIGINS),
+    basePath: basePath(env.BASE_URI_PATH),
   }
 }
 
@@ -89,6 +95,23 @@ function corsOrigins(raw: string | undefined): string[] {
     }
   }
   return origins
+}
+
+/** Segments a path prefix may hold: URL-safe characters only, so the prefix needs no encoding anywhere. */
+const BASE_PATH = /^(\/[A-Za-z0-9._~-]+)+$/
+
+/**
+ * Normalised as Unleash does (a leading slash added, a trailing one dropped, so `flags/` is
+ * `/flags`); anything that is not a plain path (a query, `//`, spaces, `%`) is refused.
+ */
+function basePath(raw: string | undefined): string {
+  const trimmed = raw?.trim() ?? ''
+  if (trimmed === '' || trimmed === '/') return ''
+  const normalised = ('/' + trimmed.replace(/^\//, '')).replace(/\/$/, '')
+  if (!BASE_PATH.test(normalised) || normalised.split('/').some((segment) => segment === '.' || segment === '..')) {
+    throw new ConfigError(`BASE_URI_PATH must be a path such as /flags (letters, digits, . _ ~ - between slashes), got "${raw}"`)
+  }
+  return normalised
 }
 
 function logLevel(raw: string | undefined): LogLevel {

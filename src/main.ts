@@ -1,8 +1,17 @@
-/** The only file that reads the environment, opens the data directory, listens and handles signals. */
-import { mkdirSync } from 'node:fs'
+/**
+ * The program: reads its arguments (src/cli.ts) and, to serve, the only code that reads the
+ * environment for the server, opens the data directory, listens and handles signals.
+ */
+import { mkdirSync, statSync } from 'node:fs'
+import { lookup } from 'node:dns/promises'
+import { isIP } from 'node:net'
+import { dirname } from 'node:path'
 import { createApp } from './app'
+import { parseCommand, runCommand, UsageError, USAGE } from './cli'
 import { Logger } from './log'
-import { ConfigError, readConfig } from './config'
+import { ConfigError, readConfig, type Config } from './config'
+import { ServiceStarting } from './errors'
+import { errorResponse } from './http/errors'
 import { DataDirError, describeIoError, StoreLoadError } from './storage/files'
 import { DataDirLock, DataDirLockError } from './storage/lock'
 import { createServices, initialise, openStore, stopWorkers } from './services'
@@ -19,7 +28,57 @@ function failOnStoreLoad(error: unknown): never {
   throw error
 }
 
-async function main() {
+function exists(path: string): boolean {
+  try {
+    statSync(path)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Makes DATA_DIR if it is missing; a file where it or a parent should be is named as such. */
+function makeDataDir(dataDir: string): void {
+  try {
+    mkdirSync(dataDir, { recursive: true })
+    return
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'EEXIST') fail(`DATA_DIR ${dataDir} is a file, not a directory`)
+    if (code === 'ENOTDIR') {
+      let parent = dirname(dataDir)
+      // The nearest parent that exists: there a file stands where a directory should.
+      while (parent !== dirname(parent) && !exists(parent)) parent = dirname(parent)
+      fail(`DATA_DIR ${dataDir} cannot be created: ${parent} is a file, not a directory`)
+    }
+    fail(`DATA_DIR ${dataDir} cannot be created: ${describeIoError(error)}`)
+  }
+}
+
+/** Why the server could not listen, said in terms of PORT and HOST. */
+function listenProblem(config: Config, error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | null)?.code
+  const where = `HOST ${config.host} and PORT ${config.port}`
+  if (code === 'EADDRINUSE') return `PORT ${config.port} is already in use on HOST ${config.host}: another process listens there (EADDRINUSE)`
+  if (code === 'EADDRNOTAVAIL') return `HOST ${config.host} is not an address of this machine (EADDRNOTAVAIL); give one of its addresses, or 0.0.0.0 for all`
+  if (code === 'EACCES') return `PORT ${config.port} on HOST ${config.host} needs privileges this process does not have (EACCES); use a port above 1023`
+  return `cannot listen on ${where}: ${describeIoError(error)}`
+}
+
+/** A HOST that is a name must resolve: Bun says only "invalid argument" when it does not. */
+async function checkHost(host: string): Promise<void> {
+  if (isIP(host) !== 0) return
+  try {
+    await lookup(host)
+  } catch (error) {
+    fail(`HOST ${host} is not an address, and it cannot be resolved to one: ${describeIoError(error)}`)
+  }
+}
+
+/** What is answered between listening and the store being open. */
+const starting = () => errorResponse(new ServiceStarting('The service is starting: the store is still opening'))
+
+async function serve() {
   let config
   try {
     config = readConfig(process.env)
@@ -27,11 +86,7 @@ async function main() {
     if (error instanceof ConfigError) fail(error.message)
     throw error
   }
-  try {
-    mkdirSync(config.dataDir, { recursive: true })
-  } catch (error) {
-    fail(`DATA_DIR ${config.dataDir} cannot be created: ${describeIoError(error)}`)
-  }
+  makeDataDir(config.dataDir)
   // Before anything in the directory is read or written; the lock's descriptor stays open, so it
   // is held until the process ends.
   try {
@@ -39,6 +94,24 @@ async function main() {
   } catch (error) {
     if (error instanceof DataDirLockError) fail(error.message)
     throw error
+  }
+  // Listening comes before the store opens, so that a port or address that cannot be had stops the
+  // start with nothing written in the directory (no seed, no admin token: the lock's file at most),
+  // and the first admin token is made only once the server is reachable (its secret cannot be lost
+  // to a failed listen). Until the app is ready every request is answered 503.
+  await checkHost(config.host)
+  let handle: (request: Request) => Response | Promise<Response> = starting
+  let server: ReturnType<typeof Bun.serve>
+  try {
+    // Bun's own body limit resets the connection; ours answers 413 with JSON, so Bun's is set out of the way.
+    server = Bun.serve({
+      port: config.port,
+      hostname: config.host,
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+      fetch: (request) => handle(request),
+    })
+  } catch (error) {
+    fail(listenProblem(config, error))
   }
   let store
   try {
@@ -48,24 +121,22 @@ async function main() {
   }
   const services = createServices(store, { metricsFlushMs: config.metricsFlushMs })
   const generatedSecret = await initialise(services, config.initAdminTokens)
+  if (generatedSecret) {
+    // Said the moment its commit returns (durable), on standard error and outside the JSON log lines.
+    console.error(
+      `\n=== flagstore: admin API token created ===\nIts secret is shown only this once (only a hash is stored):\n\n  ${generatedSecret}\n\n` +
+        `Keep it now: it cannot be shown again. (INIT_ADMIN_API_TOKENS gives admin secrets of your choosing.)\n==========================================\n`,
+    )
+  }
   const log = new Logger(config.logLevel)
   for (const { projectId, pattern, problem } of services.patterns.unusable()) {
     log.warn('naming pattern cannot be used; names checked against it are refused until it is saved again', { project: projectId, pattern, problem })
   }
   const app = createApp(services, config, log, { socketAddress: (request) => server.requestIP(request)?.address })
-  // Bun's own body limit resets the connection; ours answers 413 with JSON, so Bun's is set out of the way.
-  const server = Bun.serve({
-    port: config.port,
-    hostname: config.host,
-    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
-    fetch: (request) => app.handle(request),
-  })
-  if (generatedSecret) {
-    console.log(`Created an admin API token. Its secret is shown only this once:\n\n  ${generatedSecret}\n`)
-  }
+  handle = (request) => app.handle(request)
   log.info('listening', {
-    url: `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${server.port}`,
-    swagger: `http://localhost:${server.port}/swagger`,
+    url: `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${server.port}${config.basePath}`,
+    swagger: `http://localhost:${server.port}${config.basePath}/swagger`,
     dataDir: config.dataDir,
     sync: config.sync,
   })
@@ -104,4 +175,13 @@ async function main() {
   process.on('SIGINT', () => void stop('SIGINT'))
 }
 
-await main()
+let command
+try {
+  command = parseCommand(process.argv.slice(2))
+} catch (error) {
+  if (!(error instanceof UsageError)) throw error
+  process.stderr.write(`flagstore: ${error.message}\n\n${USAGE}`)
+  process.exit(2)
+}
+if (command.name === 'serve') await serve()
+else process.exit(await runCommand(command))

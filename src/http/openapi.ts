@@ -66,6 +66,8 @@ export interface OpenApiInfo {
   title: string
   version: string
   description: string
+  /** The path prefix the service is served under (`BASE_URI_PATH`); the paths are listed without it. */
+  basePath?: string
 }
 
 const METHODS: readonly string[] = ['GET', 'PUT', 'POST', 'DELETE', 'HEAD', 'PATCH', 'TRACE']
@@ -82,9 +84,12 @@ export function openApiDocument(app: AnyElysia, info: OpenApiInfo): Json {
       registerSchemaPath({ schema: paths, hook: route.hooks, method: method as HTTPMethod, path: route.path, models, contentType: route.hooks?.type })
     }
   }
+  const { basePath, ...described } = info
   return polishOpenApi({
     openapi: '3.0.3',
-    info,
+    info: described,
+    // "Try it out" sends to the servers' URL followed by the path: under a prefix, the prefix is that URL.
+    ...(basePath ? { servers: [{ url: basePath }] } : {}),
     components: {
       securitySchemes: {
         apiKey: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'An admin API token, e.g. `*:*.<64 hex digits>`; client and frontend tokens for the SDK APIs' },

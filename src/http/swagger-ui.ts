@@ -20,23 +20,23 @@ const ASSETS: Record<string, { path: string; type: string }> = {
   'favicon-16x16.png': { path: favicon16, type: 'image/png' },
 }
 
-function page(title: string): string {
+function page(title: string, basePath: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>${title}</title>
-  <link rel="stylesheet" href="/swagger/assets/swagger-ui.css">
-  <link rel="icon" type="image/png" href="/swagger/assets/favicon-32x32.png" sizes="32x32">
+  <link rel="stylesheet" href="${basePath}/swagger/assets/swagger-ui.css">
+  <link rel="icon" type="image/png" href="${basePath}/swagger/assets/favicon-32x32.png" sizes="32x32">
 </head>
 <body>
   <div id="swagger-ui"></div>
-  <script src="/swagger/assets/swagger-ui-bundle.js"></script>
-  <script src="/swagger/assets/swagger-ui-standalone-preset.js"></script>
+  <script src="${basePath}/swagger/assets/swagger-ui-bundle.js"></script>
+  <script src="${basePath}/swagger/assets/swagger-ui-standalone-preset.js"></script>
   <script>
     window.ui = SwaggerUIBundle({
-      url: ${JSON.stringify(OPENAPI_PATH)},
+      url: ${JSON.stringify(basePath + OPENAPI_PATH)},
       dom_id: '#swagger-ui',
       deepLinking: true,
       persistAuthorization: true,
@@ -49,8 +49,9 @@ function page(title: string): string {
 `
 }
 
-export function swaggerUi(title: string) {
-  const html = page(title)
+/** `basePath` is `BASE_URI_PATH`: the routes get it from the app's prefix, the page's links need it written out. */
+export function swaggerUi(title: string, basePath = '') {
+  const html = page(title, basePath)
   const hidden = { detail: { hide: true } }
   return new Elysia({ name: 'swagger-ui' })
     .get('/swagger', () => new Response(html, { headers: { 'content-type': 'text/html; charset=utf-8' } }), hidden)

@@ -63,8 +63,10 @@ async function world(withHidden: boolean): Promise<World> {
 }
 
 /** GET routes with no project in their path, and what a token limited to `mine` gets from them. */
-const SERVICE_WIDE: Record<string, 'public' | 'global' | 'filtered' | 'all-projects-only'> = {
+const SERVICE_WIDE: Record<string, 'redirect' | 'public' | 'global' | 'filtered' | 'all-projects-only'> = {
   // No token needed; nothing about projects in them.
+  // Leads to /swagger.
+  '/': 'redirect',
   '/health': 'public',
   '/ready': 'public',
   '/internal-backstage/prometheus': 'public',
@@ -217,7 +219,7 @@ describe('a token limited to one project', () => {
         expectError(response, 403, 'NoAccessError')
         continue
       }
-      expect({ path, status: response.status }).toEqual({ path, status: 200 })
+      expect({ path, status: response.status }).toEqual({ path, status: kind === 'redirect' ? 302 : 200 })
       const named = leaks(response.text) || response.text.includes(`${HIDDEN}-flag`) || response.text.includes(`"${HIDDEN}"`)
       expect({ path, leaks: named }).toEqual({ path, leaks: false })
       if (kind === 'filtered') {

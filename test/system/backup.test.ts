@@ -26,7 +26,7 @@ afterAll(async () => {
 })
 
 function cli(...args: string[]) {
-  const result = Bun.spawnSync([process.execPath, 'run', 'src/backup/cli.ts', ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: live } })
+  const result = Bun.spawnSync([process.execPath, 'run', 'src/main.ts', ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: live } })
   return { exitCode: result.exitCode, output: result.stdout.toString() + result.stderr.toString() }
 }
 
@@ -241,7 +241,7 @@ function snapshot(path: string): Record<string, string> {
 }
 
 function run(args: string[], dataDir = live) {
-  const result = Bun.spawnSync([process.execPath, 'run', 'src/backup/cli.ts', ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir } })
+  const result = Bun.spawnSync([process.execPath, 'run', 'src/main.ts', ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir } })
   return { exitCode: result.exitCode, output: result.stdout.toString() + result.stderr.toString() }
 }
 
@@ -263,7 +263,7 @@ test('a server started while a restore writes is refused, naming the restore; th
   let caught = false
   for (let round = 0; round < 5 && !caught; round++) {
     const into = join(parent, `data-${round}`)
-    const restore = Bun.spawn([process.execPath, 'run', 'src/backup/cli.ts', 'restore', big, into], { cwd: ROOT, stdout: 'pipe', stderr: 'pipe' })
+    const restore = Bun.spawn([process.execPath, 'run', 'src/main.ts', 'restore', big, into], { cwd: ROOT, stdout: 'pipe', stderr: 'pipe' })
     let temp: string | undefined
     while (restore.exitCode === null && !(temp && existsSync(join(parent, temp, EVENTS_FILE)))) {
       temp = readdirSync(parent).find((name) => name.startsWith(`data-${round}.restore-`))
@@ -279,7 +279,7 @@ test('a server started while a restore writes is refused, naming the restore; th
         timeout: 10_000,
       })
       expect(server.exitCode).toBe(1)
-      expect(server.stderr.toString()).toMatch(new RegExp(`^Cannot start: ${into} is in use by another process: pid ${restore.pid} .*cli\\.ts restore `))
+      expect(server.stderr.toString()).toMatch(new RegExp(`^Cannot start: ${into} is in use by another process: pid ${restore.pid} .*main\\.ts restore `))
       expect(server.stdout.toString()).toBe('')
       expect(readdirSync(into)).toEqual([LOCK_FILE])
     } finally {

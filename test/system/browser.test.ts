@@ -1,9 +1,9 @@
 /**
  * Swagger UI for real: the service runs, headless Chromium (Debian's `chromium`, installed by
  * .ci/run when missing) loads /swagger, the five seed operations are listed, a token is given to
- * Authorize, validateFeature is tried out and answers 200, and createFeature is tried out with the
- * body Swagger UI fills in from the documented example. Skipped, saying so, where there is no
- * browser.
+ * Authorize, validateFeature is tried out and answers 200 (also under BASE_URI_PATH, from the
+ * prefix itself, every request staying under it), and createFeature is tried out with the body
+ * Swagger UI fills in from the documented example. Skipped, saying so, where there is no browser.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { existsSync } from 'node:fs'
@@ -21,15 +21,26 @@ const port = freePort()
 let server: ReturnType<typeof Bun.spawn> | undefined
 let browser: Browser | undefined
 
-beforeAll(async () => {
-  if (!hasBrowser) return
-  server = Bun.spawn([process.execPath, 'src/main.ts'], {
+const PREFIX = '/flags'
+const prefixedDir = tempDir('browser-prefixed-')
+const prefixedPort = freePort()
+let prefixed: ReturnType<typeof Bun.spawn> | undefined
+
+function startServer(serverPort: number, dataDir: string, basePath = '') {
+  return Bun.spawn([process.execPath, 'src/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dir.path, INIT_ADMIN_API_TOKENS: SECRET, LOG_LEVEL: 'warn' },
+    env: { ...process.env, PORT: String(serverPort), HOST: '127.0.0.1', DATA_DIR: dataDir, INIT_ADMIN_API_TOKENS: SECRET, LOG_LEVEL: 'warn', BASE_URI_PATH: basePath },
     stdout: 'ignore',
     stderr: 'inherit',
   })
+}
+
+beforeAll(async () => {
+  if (!hasBrowser) return
+  server = startServer(port, dir.path)
+  prefixed = startServer(prefixedPort, prefixedDir.path, PREFIX)
   for (let i = 0; i < 200 && !(await fetch(`http://127.0.0.1:${port}/ready`).then((r) => r.ok, () => false)); i++) await Bun.sleep(25)
+  for (let i = 0; i < 200 && !(await fetch(`http://127.0.0.1:${prefixedPort}${PREFIX}/ready`).then((r) => r.ok, () => false)); i++) await Bun.sleep(25)
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
@@ -39,18 +50,24 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
   server?.kill('SIGTERM')
+  prefixed?.kill('SIGTERM')
   await server?.exited
+  await prefixed?.exited
   dir.remove()
+  prefixedDir.remove()
 })
 
-test.skipIf(!hasBrowser)('Swagger UI lists the five operations, authorizes with a token and runs validateFeature to a 200', async () => {
+/** Loads Swagger UI from `start` (under `basePath`), authorizes and runs validateFeature to a 200, every request staying under the prefix. */
+async function tryValidate(start: string, origin: string, basePath: string) {
   const page = await browser!.newPage()
   const outside: string[] = []
   page.on('request', (request) => {
-    if (!request.url().startsWith(`http://127.0.0.1:${port}/`)) outside.push(request.url())
+    const url = request.url()
+    if (url !== `${origin}${basePath}` && !url.startsWith(`${origin}${basePath}/`)) outside.push(url)
   })
-  await page.goto(`http://127.0.0.1:${port}/swagger`)
+  await page.goto(start)
   await page.waitForSelector('.opblock', { timeout: 30_000 })
+  expect(page.url()).toBe(`${origin}${basePath}/swagger`)
   const listed = await page.locator('.opblock-summary-path').allTextContents()
   const paths = listed.map((text) => text.replace(/\u200b/g, ''))
   for (const path of [
@@ -78,6 +95,14 @@ test.skipIf(!hasBrowser)('Swagger UI lists the five operations, authorizes with 
   expect((await status.textContent())?.trim()).toBe('200')
   if (process.env.SCREENSHOT) await page.screenshot({ path: process.env.SCREENSHOT })
   expect(outside).toEqual([])
+}
+
+test.skipIf(!hasBrowser)('Swagger UI lists the five operations, authorizes with a token and runs validateFeature to a 200', async () => {
+  await tryValidate(`http://127.0.0.1:${port}/swagger`, `http://127.0.0.1:${port}`, '')
+}, 90_000)
+
+test.skipIf(!hasBrowser)('under BASE_URI_PATH, the prefix itself leads to Swagger UI, whose assets, document and "Try it out" stay under it', async () => {
+  await tryValidate(`http://127.0.0.1:${prefixedPort}${PREFIX}`, `http://127.0.0.1:${prefixedPort}`, PREFIX)
 }, 90_000)
 
 test.skipIf(!hasBrowser)('"Try it out" on createFeature sends the default body Swagger UI shows, as is, and the flag is created (201)', async () => {

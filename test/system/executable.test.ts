@@ -3,10 +3,11 @@
  * from there, with no node_modules anywhere near, it answers /health, finishes loading (its search
  * worker is inside it), serves the embedded Swagger UI, takes a write and checks names against a
  * naming pattern (the RE2 engine is inside it too); npm start on its data directory beside it is
- * refused (the lock works in the executable too); it stops gracefully on SIGTERM.
+ * refused (the lock works in the executable too); its command line (--version, --help, an unknown
+ * command, healthcheck, backup) starts no server; it stops gracefully on SIGTERM.
  */
 import { afterAll, expect, test } from 'bun:test'
-import { readdirSync, readFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { freePort, tempDir, ADMIN_SECRET as SECRET } from '../helpers'
 
@@ -27,6 +28,20 @@ test('the executable built by npm run build starts alone and answers', async () 
   expect({ exitCode: built.exitCode, stderr: built.stderr.toString() }).toEqual({ exitCode: 0, stderr: '' })
 
   const port = freePort()
+  // Its command line: none of these starts a server or makes ./data (issue 14 item 7).
+  const cwd = join(dir.path, 'elsewhere')
+  mkdirSync(cwd)
+  const cli = (...args: string[]) => {
+    const result = Bun.spawnSync([outfile, ...args], { cwd, env: { PATH: '/usr/bin:/bin', PORT: String(port), HOST: '127.0.0.1', DATA_DIR: join(dir.path, 'data') }, timeout: 20_000 })
+    return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() }
+  }
+  const version = (await Bun.file(join(ROOT, 'package.json')).json()).version
+  expect(cli('--version')).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' })
+  expect(cli('--help')).toEqual({ code: 0, stdout: expect.stringContaining('backup FILE'), stderr: '' })
+  expect(cli('backup-everything')).toEqual({ code: 2, stdout: '', stderr: expect.stringContaining('Usage: flagstore') })
+  expect(cli('healthcheck')).toEqual({ code: 1, stdout: '', stderr: expect.stringContaining('did not answer') })
+  expect(readdirSync(cwd)).toEqual([])
+
   server = Bun.spawn([outfile], {
     cwd: dir.path,
     env: { PATH: '/usr/bin:/bin', PORT: String(port), HOST: '127.0.0.1', DATA_DIR: join(dir.path, 'data'), INIT_ADMIN_API_TOKENS: SECRET, LOG_LEVEL: 'warn' },
@@ -51,6 +66,11 @@ test('the executable built by npm run build starts alone and answers', async () 
   expect({ status: refused.status, message: (await refused.json()).message }).toEqual({ status: 400, message: expect.stringContaining('does not match the naming pattern') })
   const search = await (await fetch(`${base}/api/admin/search/events?type=IS:project-created`, { headers })).json()
   expect(search.total).toBeGreaterThanOrEqual(2)
+  // The Dockerfile's HEALTHCHECK and an online backup, with the executable alone.
+  expect(cli('healthcheck')).toEqual({ code: 0, stdout: `${base}/ready: ready\n`, stderr: '' })
+  expect(cli('backup', 'backup.jsonl')).toEqual({ code: 0, stdout: expect.stringContaining('Backed up'), stderr: '' })
+  expect(await Bun.file(join(cwd, 'backup.jsonl')).text()).toContain('"bin"')
+  expect(readdirSync(cwd)).toEqual(['backup.jsonl'])
 
   // npm start beside it, on the same directory, is refused at once, naming the executable.
   const dataDir = join(dir.path, 'data')

@@ -106,9 +106,10 @@ async function ready(server: Server, ms = 5000): Promise<void> {
     try {
       const response = await fetch(`${server.base}/health`, { signal: AbortSignal.timeout(500) })
       if (response.status === 200) {
-        // The listening line follows the secret, so stdout is complete for start-up once it shows.
+        // The listening line follows the secret, but on another pipe: wait for both to be complete.
         const lineDeadline = Date.now() + 1000
-        while (!server.stdout().includes('"listening"') && Date.now() < lineDeadline) await Bun.sleep(10)
+        const complete = () => server.stdout().includes('"listening"') && (!server.stderr().includes('token created ===') || /\n=+\n/.test(server.stderr()))
+        while (!complete() && Date.now() < lineDeadline) await Bun.sleep(10)
         return
       }
     } catch {}
@@ -144,7 +145,7 @@ describe('the server process', () => {
     const server = start(dir)
     await ready(server)
 
-    const secrets = secretsIn(server.stdout())
+    const secrets = secretsIn(server.stderr())
     expect(secrets).toHaveLength(1)
     const secret = secrets[0]
 
@@ -155,9 +156,11 @@ describe('the server process', () => {
     expect((await call(server, 'GET', '/api/admin/projects', null)).status).toBe(401)
 
     expect(await stop(server)).toBe(0)
-    // The secret is shown once, on standard output only, and nowhere on disk.
-    expect(secretsIn(server.stdout())).toEqual([secret])
-    expect(server.stderr()).not.toContain(secret)
+    // The secret is shown once, on standard error only (not among the JSON log lines), clearly
+    // marked, and nowhere on disk.
+    expect(secretsIn(server.stderr())).toEqual([secret])
+    expect(server.stderr()).toContain('=== flagstore: admin API token created ===')
+    expect(server.stdout()).not.toContain(secret)
     expect(readFileSync(join(dir, 'state.json'), 'utf8')).not.toContain(secret)
     expect(readFileSync(join(dir, 'events.jsonl'), 'utf8')).not.toContain(secret)
   })
@@ -166,7 +169,7 @@ describe('the server process', () => {
     const dir = newDir()
     const first = start(dir)
     await ready(first)
-    const [secret] = secretsIn(first.stdout())
+    const [secret] = secretsIn(first.stderr())
     expect(secret).toBeDefined()
     const created = await call(first, 'POST', '/api/admin/projects/default/features', secret, { name: 'survives-restart', description: 'made in run one' })
     expect(created.status).toBe(201)
@@ -176,7 +179,7 @@ describe('the server process', () => {
 
     const second = start(dir)
     await ready(second)
-    expect(secretsIn(second.stdout())).toEqual([])
+    expect(secretsIn(second.stderr())).toEqual([])
     const flag = await call(second, 'GET', '/api/admin/projects/default/features/survives-restart', secret)
     expect(flag.status).toBe(200)
     const body = await flag.json()
@@ -193,7 +196,7 @@ describe('the server process', () => {
     const dir = newDir()
     const first = start(dir, { INIT_ADMIN_API_TOKENS: INIT_SECRET })
     await ready(first)
-    expect(secretsIn(first.stdout())).toEqual([])
+    expect(secretsIn(first.stderr())).toEqual([])
     expect(first.stdout()).not.toContain(INIT_SECRET)
     expect((await call(first, 'GET', '/api/admin/projects', INIT_SECRET)).status).toBe(200)
     expect((await call(first, 'GET', '/api/admin/projects', `Bearer ${INIT_SECRET}`)).status).toBe(200)
@@ -204,7 +207,7 @@ describe('the server process', () => {
 
     const second = start(dir, { INIT_ADMIN_API_TOKENS: INIT_SECRET })
     await ready(second)
-    expect(secretsIn(second.stdout())).toEqual([])
+    expect(secretsIn(second.stderr())).toEqual([])
     const tokens = await call(second, 'GET', '/api/admin/api-tokens', INIT_SECRET)
     expect(tokens.status).toBe(200)
     expect((await tokens.json()).tokens).toHaveLength(1)
@@ -230,7 +233,7 @@ describe('the server process', () => {
     expect(code).not.toBe(0)
     expect(second.stderr()).toContain(statePath)
     expect(second.stderr()).toMatch(/JSON/)
-    expect(secretsIn(second.stdout())).toEqual([])
+    expect(secretsIn(second.stderr())).toEqual([])
     expect(readFileSync(statePath, 'utf8')).toBe(corrupt)
     expect(readFileSync(join(dir, 'events.jsonl')).equals(eventsBefore)).toBe(true)
   })
@@ -264,7 +267,7 @@ function snapshot(dir: string): Record<string, string> {
 }
 
 function cli(dataDir: string, ...args: string[]) {
-  const result = Bun.spawnSync([BUN, 'src/backup/cli.ts', ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir } })
+  const result = Bun.spawnSync([BUN, 'src/main.ts', ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir } })
   return { exitCode: result.exitCode, output: result.stdout.toString() + result.stderr.toString() }
 }
 
@@ -279,7 +282,7 @@ describe('one process per data directory', () => {
     const dir = newDir()
     const first = start(dir)
     await ready(first)
-    const [secret] = secretsIn(first.stdout())
+    const [secret] = secretsIn(first.stderr())
     expect((await call(first, 'POST', '/api/admin/projects/default/features', secret, { name: 'before-second' })).status).toBe(201)
     const before = snapshot(dir)
 
@@ -312,7 +315,7 @@ describe('one process per data directory', () => {
     const dir = newDir()
     const first = start(dir)
     await ready(first)
-    const [secret] = secretsIn(first.stdout())
+    const [secret] = secretsIn(first.stderr())
     expect((await call(first, 'POST', '/api/admin/projects/default/features', secret, { name: 'before-kill' })).status).toBe(201)
     first.proc.kill('SIGKILL')
     await first.finished()
@@ -328,7 +331,7 @@ describe('one process per data directory', () => {
     const dir = newDir()
     const server = start(dir)
     await ready(server)
-    const [secret] = secretsIn(server.stdout())
+    const [secret] = secretsIn(server.stderr())
     expect((await call(server, 'POST', '/api/admin/projects/default/features', secret, { name: 'backed-up' })).status).toBe(201)
     const file = join(newDir(), 'backup.jsonl')
     expect(cli(dir, 'backup', file)).toEqual({ exitCode: 0, output: expect.stringContaining('Backed up') })

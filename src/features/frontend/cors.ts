@@ -15,20 +15,24 @@ const ALLOWED_HEADERS = 'Authorization, Content-Type, If-None-Match, Unleash-App
 /** How long browsers may keep a preflight's answer, in seconds. */
 const PREFLIGHT_MAX_AGE = '86400'
 
-function underPrefix(url: string): boolean {
+function underPrefix(url: string, prefix: string): boolean {
   // The path, without parsing the whole URL: after the scheme's `//`, from the first `/`.
   const start = url.indexOf('/', url.indexOf('//') + 2)
   if (start === -1) return false
   const rest = url.slice(start)
-  return rest.startsWith(FRONTEND_PREFIX) && (rest.length === FRONTEND_PREFIX.length || '/?#'.includes(rest[FRONTEND_PREFIX.length]))
+  return rest.startsWith(prefix) && (rest.length === prefix.length || '/?#'.includes(rest[prefix.length]))
 }
 
-/** `origins`: the allowed origins (exact, e.g. https://shop.example.com), or ['*'] for any. */
-export function frontendCors(origins: readonly string[]) {
+/**
+ * `origins`: the allowed origins (exact, e.g. https://shop.example.com), or ['*'] for any;
+ * `basePath`: BASE_URI_PATH, which the paths this hook sees begin with.
+ */
+export function frontendCors(origins: readonly string[], basePath = '') {
+  const prefix = basePath + FRONTEND_PREFIX
   const any = origins.includes('*')
   const allowed = new Set(origins)
   return new Elysia({ name: 'frontend-cors' }).onRequest(({ request, set }) => {
-    if (!underPrefix(request.url)) return
+    if (!underPrefix(request.url, prefix)) return
     const origin = request.headers.get('origin')
     const headers: Record<string, string> = {}
     if (any) headers['access-control-allow-origin'] = '*'

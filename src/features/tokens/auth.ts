@@ -141,10 +141,11 @@ const under = (path: string, prefix: string) => path === prefix || path.startsWi
  * under `/api` is authenticated before routing, so without a valid token an unknown path answers
  * 401 like a known one (and does not tell a caller without a token which paths exist), and an SDK
  * token outside its own API answers 403 as on every admin route. Other paths are left to the 404.
+ * `basePath` is `BASE_URI_PATH`: the paths a request names start with it.
  */
-export function unknownApiPath(tokens: Pick<TokensService, 'authenticate'>) {
+export function unknownApiPath(tokens: Pick<TokensService, 'authenticate'>, basePath = '') {
   return (request: Request, path: string): AppError | undefined => {
-    if (!under(path, '/api')) return undefined
+    if (!under(path, `${basePath}/api`)) return undefined
     let authenticated
     try {
       authenticated = tokens.authenticate(request.headers.get('authorization'))
@@ -155,7 +156,7 @@ export function unknownApiPath(tokens: Pick<TokensService, 'authenticate'>) {
     const { caller, type } = authenticated
     noteTokenName(request, caller.tokenName)
     const own = SDK_API[type]
-    if (own !== undefined && !under(path, own)) {
+    if (own !== undefined && !under(path, basePath + own)) {
       return new NoAccessError(`A ${type} token is for SDKs and cannot use ${path}`, 'NONE')
     }
     return undefined

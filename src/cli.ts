@@ -1,0 +1,133 @@
+/**
+ * The command line of `flagstore` (the executable, `bun src/main.ts`, the npm scripts): which
+ * command the arguments name, and the commands that are not the server. Settings stay in the
+ * environment, as for the server, so that one set of variables serves every command.
+ */
+import { resolve } from 'node:path'
+import packageJson from '../package.json'
+import { backupDataDir, restoreBackup, sizeOf } from './backup/backup'
+import { ConfigError, readConfig } from './config'
+
+export const VERSION: string = packageJson.version
+
+export const USAGE = `Usage: flagstore [COMMAND]
+
+Commands:
+  serve                      start the service (the default)
+  backup FILE                copy DATA_DIR to FILE while the service runs
+  restore FILE [DIRECTORY]   make DIRECTORY (default DATA_DIR; missing or empty) a data directory from FILE
+  healthcheck                exit 0 if the service on PORT answers /ready with 200, else 1
+  -h, --help                 show this help
+  -v, --version              show the version
+
+Settings come from the environment: PORT, HOST, DATA_DIR, BASE_URI_PATH, INIT_ADMIN_API_TOKENS, ...
+(see the README's Configuration section).
+`
+
+export type Command =
+  | { name: 'serve' }
+  | { name: 'backup'; file: string }
+  | { name: 'restore'; file: string; directory: string | undefined }
+  | { name: 'healthcheck' }
+  | { name: 'help' }
+  | { name: 'version' }
+
+/** The arguments name no command: the usage goes to standard error and the exit code is 2. */
+export class UsageError extends Error {
+  override name = 'UsageError'
+}
+
+/** `args` are the arguments after the program (and, under bun, the script). */
+export function parseCommand(args: readonly string[]): Command {
+  const [first, ...rest] = args
+  const exactly = (count: number, names: string) => {
+    if (rest.length !== count) throw new UsageError(`${first} takes ${names}`)
+  }
+  switch (first) {
+    case undefined:
+    case 'serve':
+      if (first !== undefined) exactly(0, 'no arguments')
+      return { name: 'serve' }
+    case 'backup':
+      exactly(1, 'one argument, the FILE to write')
+      return { name: 'backup', file: rest[0] }
+    case 'restore':
+      if (rest.length < 1 || rest.length > 2) throw new UsageError('restore takes the FILE to read and, optionally, the DIRECTORY to make')
+      return { name: 'restore', file: rest[0], directory: rest[1] }
+    case 'healthcheck':
+      exactly(0, 'no arguments')
+      return { name: 'healthcheck' }
+    case '-h':
+    case '--help':
+    case 'help':
+      return { name: 'help' }
+    case '-v':
+    case '--version':
+      return { name: 'version' }
+    default:
+      throw new UsageError(`unknown ${first.startsWith('-') ? 'option' : 'command'} "${first}"`)
+  }
+}
+
+/** DATA_DIR as the server reads it, without demanding that the server's other settings be valid. */
+function dataDir(env: Record<string, string | undefined>): string {
+  return resolve(env.DATA_DIR?.trim() || 'data')
+}
+
+/**
+ * The address the healthcheck calls: the server's own PORT, HOST and BASE_URI_PATH, with a
+ * wildcard HOST (every address) reached through loopback.
+ */
+export function readyUrl(env: Record<string, string | undefined>): string {
+  const config = readConfig(env)
+  const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host === '::' ? '[::1]' : config.host.includes(':') ? `[${config.host}]` : config.host
+  return `http://${host}:${config.port}${config.basePath}/ready`
+}
+
+/** Runs a command other than `serve`; resolves to the process's exit code. */
+export async function runCommand(command: Exclude<Command, { name: 'serve' }>, env = process.env): Promise<number> {
+  switch (command.name) {
+    case 'help':
+      process.stdout.write(USAGE)
+      return 0
+    case 'version':
+      console.log(VERSION)
+      return 0
+    case 'backup': {
+      const from = dataDir(env)
+      const file = resolve(command.file)
+      return attempt('back up', async () => {
+        const header = await backupDataDir(from, file)
+        console.log(`Backed up ${from} to ${file}: ${header.lastEventId} events, ${await sizeOf(file)} bytes`)
+      })
+    }
+    case 'restore': {
+      const file = resolve(command.file)
+      const into = command.directory === undefined ? dataDir(env) : resolve(command.directory)
+      return attempt('restore', async () => {
+        const header = await restoreBackup(file, into)
+        console.log(`Restored ${file} (taken ${header.createdAt}, ${header.lastEventId} events) into ${into}`)
+      })
+    }
+    case 'healthcheck':
+      return attempt('check health', async () => {
+        const url = readyUrl(env)
+        const response = await fetch(url, { signal: AbortSignal.timeout(5000) }).catch((error: Error) => {
+          throw new Error(`${url} did not answer: ${error.message}`)
+        })
+        if (response.status !== 200) throw new Error(`${url} answered ${response.status}: ${(await response.text()).slice(0, 200)}`)
+        console.log(`${url}: ready`)
+      })
+  }
+}
+
+async function attempt(what: string, work: () => Promise<void>): Promise<number> {
+  try {
+    await work()
+    return 0
+  } catch (error) {
+    const message = error instanceof ConfigError || error instanceof Error ? error.message : String(error)
+    console.error(`Cannot ${what}: ${message}`)
+    return 1
+  }
+}

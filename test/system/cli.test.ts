@@ -1,0 +1,129 @@
+/**
+ * The command line, with `bun src/main.ts` and the npm scripts (the compiled executable runs the
+ * same in test/system/executable.test.ts): --help, --version, an unknown argument (usage on standard
+ * error, exit 2), backup, restore and healthcheck, none of which starts a server or makes a data
+ * directory; `serve` (the default) does.
+ */
+import { afterEach, expect, test } from 'bun:test'
+import { existsSync, mkdirSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { ADMIN_SECRET, freePort, makeApi, tempDir } from '../helpers'
+
+const ROOT = join(import.meta.dir, '../..')
+const MAIN = join(ROOT, 'src', 'main.ts')
+const VERSION = (await Bun.file(join(ROOT, 'package.json')).json()).version as string
+const cleanups: (() => void)[] = []
+afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()))
+
+function newDir(): string {
+  const dir = tempDir('cli-')
+  cleanups.push(() => dir.remove())
+  return dir.path
+}
+
+function baseEnv(extra: Record<string, string> = {}) {
+  const env: Record<string, string | undefined> = { ...process.env, ...extra }
+  for (const key of ['DATA_DIR', 'PORT', 'HOST', 'BASE_URI_PATH', 'INIT_ADMIN_API_TOKENS']) if (!(key in extra)) delete env[key]
+  return env
+}
+
+/** `bun src/main.ts ARGS` in `cwd` (a directory of its own, so that a stray ./data would show). */
+function run(cwd: string, args: string[], env: Record<string, string> = {}) {
+  const result = Bun.spawnSync([process.execPath, MAIN, ...args], { cwd, env: baseEnv(env), timeout: 20_000 })
+  return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() }
+}
+
+test('--version prints the package version, --help the usage; neither starts a server or makes ./data', () => {
+  const cwd = newDir()
+  for (const flag of ['--version', '-v']) expect(run(cwd, [flag])).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' })
+  for (const flag of ['--help', '-h', 'help']) {
+    const help = run(cwd, [flag])
+    expect({ code: help.code, stderr: help.stderr }).toEqual({ code: 0, stderr: '' })
+    expect(help.stdout).toStartWith('Usage: flagstore [COMMAND]\n')
+    for (const command of ['serve', 'backup FILE', 'restore FILE [DIRECTORY]', 'healthcheck', '--help', '--version']) expect(help.stdout).toContain(command)
+  }
+  expect(readdirSync(cwd)).toEqual([])
+})
+
+test('an unknown argument, or a command with the wrong arguments, prints the usage on standard error and exits 2', () => {
+  const cwd = newDir()
+  for (const [args, problem] of [
+    [['bogus'], 'unknown command "bogus"'],
+    [['--bogus'], 'unknown option "--bogus"'],
+    [['serve', 'now'], 'serve takes no arguments'],
+    [['backup'], 'backup takes one argument'],
+    [['backup', 'a', 'b'], 'backup takes one argument'],
+    [['restore'], 'restore takes the FILE'],
+    [['healthcheck', 'x'], 'healthcheck takes no arguments'],
+  ] as const) {
+    const result = run(cwd, [...args])
+    expect({ args, code: result.code, stdout: result.stdout }).toEqual({ args, code: 2, stdout: '' })
+    expect(result.stderr).toStartWith(`flagstore: ${problem}`)
+    expect(result.stderr).toContain('Usage: flagstore [COMMAND]')
+  }
+  expect(readdirSync(cwd)).toEqual([])
+})
+
+test('backup and restore, through the program and through the npm scripts, make no server and no ./data', async () => {
+  const cwd = newDir()
+  const live = join(newDir(), 'live')
+  mkdirSync(live)
+  const api = await makeApi({ dataDir: live })
+  expect((await api.createFlag('default', 'backed-up')).status).toBe(201)
+  await api.close()
+
+  const file = join(cwd, 'out.jsonl')
+  const backup = run(cwd, ['backup', 'out.jsonl'], { DATA_DIR: live })
+  expect({ code: backup.code, stderr: backup.stderr }).toEqual({ code: 0, stderr: '' })
+  expect(backup.stdout).toStartWith(`Backed up ${live} to ${file}: `)
+  expect(await Bun.file(file).text()).toContain('"backed-up"')
+
+  // restore FILE: into DATA_DIR.
+  const into = join(newDir(), 'restored')
+  const restore = run(cwd, ['restore', file], { DATA_DIR: into })
+  expect({ code: restore.code, stderr: restore.stderr }).toEqual({ code: 0, stderr: '' })
+  expect(restore.stdout).toContain(`into ${into}`)
+  const restored = await makeApi({ dataDir: into })
+  expect((await restored.getFlag('default', 'backed-up')).status).toBe(200)
+  await restored.close()
+  // A second restore into a directory that holds a store is refused, in one line.
+  const again = run(cwd, ['restore', file], { DATA_DIR: into })
+  expect({ code: again.code, stdout: again.stdout }).toEqual({ code: 1, stdout: '' })
+  expect(again.stderr).toStartWith('Cannot restore: ')
+  expect(readdirSync(cwd)).toEqual(['out.jsonl'])
+
+  // The npm scripts run the same commands.
+  const viaNpm = join(cwd, 'npm.jsonl')
+  const npmBackup = Bun.spawnSync(['npm', 'run', '--silent', 'backup', '--', viaNpm], { cwd: ROOT, env: baseEnv({ DATA_DIR: live }), timeout: 30_000 })
+  expect({ code: npmBackup.exitCode, out: npmBackup.stdout.toString() }).toEqual({ code: 0, out: expect.stringContaining(`Backed up ${live} to ${viaNpm}`) })
+  const npmInto = join(newDir(), 'npm-restored')
+  const npmRestore = Bun.spawnSync(['npm', 'run', '--silent', 'restore', '--', viaNpm, npmInto], { cwd: ROOT, env: baseEnv(), timeout: 30_000 })
+  expect({ code: npmRestore.exitCode, out: npmRestore.stdout.toString() }).toEqual({ code: 0, out: expect.stringContaining(`into ${npmInto}`) })
+  expect(existsSync(join(npmInto, 'state.json'))).toBe(true)
+}, 60_000)
+
+test('serve (also the default) starts the service; healthcheck answers 0 once it is ready, under BASE_URI_PATH too, and 1 when nothing answers', async () => {
+  const cwd = newDir()
+  const port = freePort()
+  const env = { PORT: String(port), HOST: '0.0.0.0', BASE_URI_PATH: '/flags', DATA_DIR: join(cwd, 'data') }
+  const down = run(cwd, ['healthcheck'], env)
+  expect({ code: down.code, stdout: down.stdout }).toEqual({ code: 1, stdout: '' })
+  expect(down.stderr).toMatch(new RegExp(`^Cannot check health: http://127\\.0\\.0\\.1:${port}/flags/ready did not answer: .*\\n$`))
+
+  const server = Bun.spawn([process.execPath, MAIN, 'serve'], { cwd, env: baseEnv({ ...env, INIT_ADMIN_API_TOKENS: ADMIN_SECRET, LOG_LEVEL: 'warn' }), stdout: 'ignore', stderr: 'ignore' })
+  cleanups.unshift(() => server.kill('SIGKILL'))
+  let up = run(cwd, ['healthcheck'], env)
+  for (let i = 0; i < 100 && up.code !== 0; i++) {
+    await Bun.sleep(50)
+    up = run(cwd, ['healthcheck'], env)
+  }
+  expect(up).toEqual({ code: 0, stdout: `http://127.0.0.1:${port}/flags/ready: ready\n`, stderr: '' })
+  expect((await fetch(`http://127.0.0.1:${port}/flags/api/admin/projects`, { headers: { authorization: ADMIN_SECRET } })).status).toBe(200)
+  // A healthcheck against the wrong prefix gets the 404 and says so.
+  const wrong = run(cwd, ['healthcheck'], { ...env, BASE_URI_PATH: '' })
+  expect(wrong.code).toBe(1)
+  expect(wrong.stderr).toStartWith(`Cannot check health: http://127.0.0.1:${port}/ready answered 404: `)
+  server.kill('SIGTERM')
+  expect(await server.exited).toBe(0)
+  expect(readdirSync(join(cwd, 'data'))).toContain('state.json')
+}, 60_000)

@@ -1,0 +1,169 @@
+/**
+ * Start-up failures that are not configuration values, with the real process: a busy port, a HOST
+ * that is not this machine's or does not resolve, DATA_DIR that is a file or under one, a directory
+ * that cannot be written. Each is one line on standard error naming the setting and the problem,
+ * exit code 1, and nothing written: no store, no seed, no admin token (a data directory made for the
+ * start keeps its lock file at most). And the first admin token is never lost: a first start that
+ * cannot listen makes none, and the next start makes and prints it.
+ */
+import { afterEach, expect, test } from 'bun:test'
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { freePort, makeApi, tempDir } from '../helpers'
+
+const ROOT = join(import.meta.dir, '../..')
+const SECRET = /\*:\*\.[0-9a-f]{64}/g
+const cleanups: (() => void)[] = []
+afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()))
+
+function newDir(): string {
+  const dir = tempDir('startup-')
+  cleanups.push(() => {
+    chmodSync(dir.path, 0o755)
+    for (const name of readdirSync(dir.path)) chmodSync(join(dir.path, name), 0o755)
+    dir.remove()
+  })
+  return dir.path
+}
+
+/** Root may write anywhere: the unwritable cases run as `nobody` then (setpriv, util-linux). */
+const asUnprivileged = process.getuid?.() === 0 ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'] : []
+
+function startEnv(extra: Record<string, string>) {
+  const env: Record<string, string | undefined> = { ...process.env, PORT: String(freePort()), HOST: '127.0.0.1', LOG_LEVEL: 'info' }
+  delete env.INIT_ADMIN_API_TOKENS
+  return { ...env, ...extra }
+}
+
+/** Runs `bun src/main.ts` to its end (a start that fails must end on its own). */
+async function failedStart(extra: Record<string, string>, prefix: string[] = []) {
+  const proc = Bun.spawn([...prefix, process.execPath, 'src/main.ts'], { cwd: ROOT, env: startEnv(extra), stdout: 'pipe', stderr: 'pipe' })
+  const timer = setTimeout(() => proc.kill('SIGKILL'), 20_000)
+  const [code, stdout, stderr] = await Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()])
+  clearTimeout(timer)
+  return { code, stdout, stderr }
+}
+
+/** Exactly one line, starting "Cannot start: ", matching `problem`; nothing on stdout; no stack trace. */
+function expectOneLine(result: { code: number; stdout: string; stderr: string }, problem: RegExp) {
+  expect({ code: result.code, stdout: result.stdout, lines: result.stderr.split('\n').length }).toEqual({ code: 1, stdout: '', lines: 2 })
+  expect(result.stderr).toMatch(/^Cannot start: .*\n$/)
+  expect(result.stderr).toMatch(problem)
+}
+
+/** Every file under `dir` with its bytes. */
+function snapshot(dir: string): Record<string, string> {
+  const files: Record<string, string> = {}
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    const path = join(entry.parentPath, entry.name)
+    files[path] = entry.isFile() ? readFileSync(path).toString('base64') : 'directory'
+  }
+  return files
+}
+
+test('a busy PORT: one line naming PORT, exit 1, no store and no admin token made; the next start makes and prints the token', async () => {
+  const parent = newDir()
+  const dataDir = join(parent, 'data')
+  const busy = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('someone else') })
+  cleanups.unshift(() => busy.stop(true))
+  const result = await failedStart({ DATA_DIR: dataDir, PORT: String(busy.port) })
+  expectOneLine(result, new RegExp(`^Cannot start: PORT ${busy.port} is already in use on HOST 127\\.0\\.0\\.1: another process listens there \\(EADDRINUSE\\)\\n$`))
+  // The directory was made for the start and holds its lock's file only: no seed, no token.
+  expect(readdirSync(dataDir)).toEqual(['.lock'])
+  expect(result.stderr).not.toMatch(SECRET)
+
+  // The next start, on a free port, makes the first admin token and shows its secret, which works.
+  const port = freePort()
+  const proc = Bun.spawn([process.execPath, 'src/main.ts'], { cwd: ROOT, env: startEnv({ DATA_DIR: dataDir, PORT: String(port) }), stdout: 'ignore', stderr: 'pipe' })
+  cleanups.unshift(() => proc.kill('SIGKILL'))
+  let stderr = ''
+  const reading = (async () => {
+    for await (const chunk of proc.stderr) stderr += new TextDecoder().decode(chunk)
+  })()
+  const base = `http://127.0.0.1:${port}`
+  for (let i = 0; i < 200 && !(await fetch(`${base}/ready`).then((r) => r.ok, () => false)); i++) await Bun.sleep(25)
+  for (let i = 0; i < 40 && !/\n=+\n/.test(stderr); i++) await Bun.sleep(25)
+  const secrets: string[] = stderr.match(SECRET) ?? []
+  expect(secrets).toHaveLength(1)
+  expect(stderr).toContain('=== flagstore: admin API token created ===')
+  const tokens = await fetch(`${base}/api/admin/api-tokens`, { headers: { authorization: secrets[0] } })
+  expect(tokens.status).toBe(200)
+  expect((await tokens.json()).tokens).toHaveLength(1)
+  const created = await fetch(`${base}/api/admin/search/events?type=IS:api-token-created`, { headers: { authorization: secrets[0] } })
+  expect((await created.json()).total).toBe(1)
+  proc.kill('SIGTERM')
+  expect(await proc.exited).toBe(0)
+  await reading
+}, 60_000)
+
+test('a busy PORT on an existing data directory changes none of its files', async () => {
+  const dataDir = newDir()
+  const api = await makeApi({ dataDir })
+  expect((await api.createFlag('default', 'kept')).status).toBe(201)
+  await api.close()
+  expect(readdirSync(dataDir)).toContain('state.json')
+  const busy = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
+  cleanups.unshift(() => busy.stop(true))
+  const before = snapshot(dataDir)
+  const result = await failedStart({ DATA_DIR: dataDir, PORT: String(busy.port) })
+  expectOneLine(result, /PORT \d+ is already in use/)
+  const after = snapshot(dataDir)
+  delete after[join(dataDir, '.lock')]
+  expect(after).toEqual(before)
+}, 30_000)
+
+test('a HOST that is not an address of this machine, or that does not resolve, is named in one line; nothing is written', async () => {
+  for (const [host, problem] of [
+    ['203.0.113.1', /^Cannot start: HOST 203\.0\.113\.1 is not an address of this machine \(EADDRNOTAVAIL\)/],
+    ['no-such-host.invalid', /^Cannot start: HOST no-such-host\.invalid is not an address, and it cannot be resolved to one: .*\(E[A-Z_]+\)\n$/],
+  ] as const) {
+    const dataDir = join(newDir(), 'data')
+    const result = await failedStart({ DATA_DIR: dataDir, HOST: host })
+    expectOneLine(result, problem)
+    expect(existsSync(dataDir) ? readdirSync(dataDir).filter((name) => name !== '.lock') : []).toEqual([])
+  }
+}, 30_000)
+
+test('DATA_DIR that is a file, or under a file, is named in one line and the file is left as it was', async () => {
+  const parent = newDir()
+  const file = join(parent, 'a-file')
+  writeFileSync(file, 'not a directory')
+  expectOneLine(await failedStart({ DATA_DIR: file }), new RegExp(`^Cannot start: DATA_DIR ${file} is a file, not a directory\\n$`))
+  const under = join(file, 'data', 'deeper')
+  expectOneLine(await failedStart({ DATA_DIR: under }), new RegExp(`^Cannot start: DATA_DIR ${under} cannot be created: ${file} is a file, not a directory\\n$`))
+  expect(readFileSync(file, 'utf8')).toBe('not a directory')
+  expect(readdirSync(parent)).toEqual(['a-file'])
+}, 30_000)
+
+test('a DATA_DIR that cannot be written or made is named in one line, and an existing store in it is left as it was', async () => {
+  const parent = newDir()
+  chmodSync(parent, 0o755)
+  const readOnly = join(parent, 'read-only')
+  mkdirSync(readOnly)
+  chmodSync(readOnly, 0o555)
+  expectOneLine(await failedStart({ DATA_DIR: readOnly }, asUnprivileged), new RegExp(`^Cannot start: DATA_DIR ${readOnly} cannot be written: permission denied \\(EACCES\\)\\n$`))
+  expect(readdirSync(readOnly)).toEqual([])
+  const below = join(readOnly, 'data')
+  expectOneLine(await failedStart({ DATA_DIR: below }, asUnprivileged), new RegExp(`^Cannot start: DATA_DIR ${below} cannot be created: permission denied \\(EACCES\\)\\n$`))
+
+  // A store made by a first run, then its directory made read-only: the lock's file can still be
+  // opened, so it is the store's own check that refuses, after the server listened.
+  const store = join(parent, 'store')
+  mkdirSync(store)
+  const secret = '*:*.startup-test-secret-0123456789'
+  const port = freePort()
+  chmodSync(store, 0o777)
+  const first = Bun.spawn([...asUnprivileged, process.execPath, 'src/main.ts'], { cwd: ROOT, env: startEnv({ DATA_DIR: store, PORT: String(port), INIT_ADMIN_API_TOKENS: secret }), stdout: 'ignore', stderr: 'ignore' })
+  cleanups.unshift(() => first.kill('SIGKILL'))
+  for (let i = 0; i < 200 && !(await fetch(`http://127.0.0.1:${port}/ready`).then((r) => r.ok, () => false)); i++) await Bun.sleep(25)
+  first.kill('SIGTERM')
+  expect(await first.exited).toBe(0)
+  chmodSync(store, 0o555)
+  const before = snapshot(store)
+  expect(Object.keys(before).map((path) => path.slice(store.length + 1)).sort()).toEqual(['.lock', 'events.jsonl', 'state.journal.jsonl', 'state.json'])
+  expectOneLine(await failedStart({ DATA_DIR: store }, asUnprivileged), new RegExp(`^Cannot start: DATA_DIR ${store} cannot be written: permission denied \\(EACCES\\)\\n$`))
+  // The lock's file says who holds it: the one file a refused start may write.
+  const after = snapshot(store)
+  after[join(store, '.lock')] = before[join(store, '.lock')]
+  expect(after).toEqual(before)
+}, 60_000)
