@@ -104,3 +104,20 @@ test('BASE_URI_PATH is normalised as Unleash does, and anything but a plain path
     expect(() => readConfig({ BASE_URI_PATH: bad })).toThrow(/^BASE_URI_PATH must be a path/)
   }
 })
+
+test('the frontend API and its CORS answers are under the prefix: a preflight there is answered, one without the prefix is not', async () => {
+  const preflight = { method: 'OPTIONS', headers: { origin: 'https://shop.example.com', 'access-control-request-method': 'GET' } }
+  const answered = await raw(`${PREFIX}/api/frontend`, preflight)
+  expect(answered.status).toBe(204)
+  expect(answered.headers.get('access-control-allow-origin')).toBe('*')
+  expect(answered.headers.get('access-control-allow-headers')).toContain('Authorization')
+  const outside = await raw('/api/frontend', preflight)
+  expect(outside.status).toBe(404)
+  expect(outside.headers.get('access-control-allow-origin')).toBeNull()
+  const created = await api.post<{ secret: string }>(`${PREFIX}/api/admin/api-tokens`, { tokenName: 'browser', type: 'frontend', environment: 'development' })
+  expect(created.status).toBe(201)
+  const toggles = await raw(`${PREFIX}/api/frontend`, { headers: { authorization: created.body.secret, origin: 'https://shop.example.com' } })
+  expect(toggles.status).toBe(200)
+  expect(toggles.headers.get('access-control-allow-origin')).toBe('*')
+  expect(await toggles.json()).toEqual({ toggles: [] })
+})
