@@ -240,6 +240,16 @@ export async function makeApi(
   return api
 }
 
+/** The OpenAPI document a fresh service serves at /swagger/json (for tests that walk every operation). */
+export async function openApiSpec(): Promise<Record<string, any>> {
+  const api = await makeApi()
+  try {
+    return (await api.get<Record<string, any>>('/swagger/json', { token: null })).body
+  } finally {
+    await api.close()
+  }
+}
+
 /**
  * A fresh app on the memory store for each test of the file, handed to `use`; after each test the
  * clock is given back and every app still open is closed (a test may swap in its own).

@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, test } from 'bun:test'
 import type { Static } from '@sinclair/typebox'
-import type { ExportResult } from '../../src/features/export-import/export-import.model'
+import type { ExportResult, ImportTogglesValidate } from '../../src/features/export-import/export-import.model'
 import { Api, errorOf, expectError, expectOk, freshApiPerTest, makeApi, paths, tokenFor } from '../helpers'
 
 type ExportBody = Static<typeof ExportResult>
@@ -18,15 +18,7 @@ const IMPORT = '/api/admin/features-batch/import'
 const CLASH = 'We detected the following context fields that do not have matching legal values with the imported ones:'
 const MISSING = 'We detected you are missing the following permissions:'
 
-interface Item {
-  message: string
-  affectedItems: string[]
-}
-interface Validation {
-  errors: Item[]
-  warnings: Item[]
-  permissions: Item[]
-}
+type Validation = Static<typeof ImportTogglesValidate>
 
 let api: Api
 freshApiPerTest((fresh) => (api = fresh))

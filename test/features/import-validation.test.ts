@@ -8,19 +8,13 @@ import { SYSTEM_ACTOR } from '../../src/domain/events'
 import type { FlagRecord } from '../../src/features/flags/flags.records'
 import { LIMITS } from '../../src/features/limits'
 import { Api, BODY_LIMIT, errorOf, expectError, expectOk, freshApiPerTest, paths, tokenFor } from '../helpers'
+import type { Static } from '@sinclair/typebox'
+import type { ImportTogglesValidate } from '../../src/features/export-import/export-import.model'
 
 const VALIDATE = '/api/admin/features-batch/validate'
 const IMPORT = '/api/admin/features-batch/import'
 
-interface Item {
-  message: string
-  affectedItems: string[]
-}
-interface Validation {
-  errors: Item[]
-  warnings: Item[]
-  permissions: Item[]
-}
+type Validation = Static<typeof ImportTogglesValidate>
 
 let api: Api
 freshApiPerTest((fresh) => (api = fresh))

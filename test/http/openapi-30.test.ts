@@ -5,18 +5,11 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { BUILT_IN_STRATEGIES } from '../../src/features/strategy-types/built-in-strategies'
-import { FLAG_TYPES, makeApi } from '../helpers'
+import { FLAG_TYPES, openApiSpec } from '../helpers'
 
 type Json = Record<string, any>
 
-const spec: Json = await (async () => {
-  const api = await makeApi()
-  try {
-    return (await api.get<Json>('/swagger/json', { token: null })).body
-  } finally {
-    await api.close()
-  }
-})()
+const spec: Json = await openApiSpec()
 const schemas: Record<string, Json> = spec.components.schemas
 
 /** Every schema object of the document with where it is: components, parameters, bodies, and what they nest. */

@@ -20,7 +20,7 @@
 import { describe, expect, test } from 'bun:test'
 import { Value } from '@sinclair/typebox/value'
 import type { TSchema } from '@sinclair/typebox'
-import { ADMIN_SECRET, makeApi, type Api } from '../helpers'
+import { ADMIN_SECRET, makeApi, openApiSpec, type Api } from '../helpers'
 
 type Json = Record<string, any>
 
@@ -33,14 +33,7 @@ interface Operation {
   op: Json
 }
 
-const spec: Json = await (async () => {
-  const api = await makeApi()
-  try {
-    return (await api.get<Json>('/swagger/json', { token: null })).body
-  } finally {
-    await api.close()
-  }
-})()
+const spec: Json = await openApiSpec()
 
 const operations: Operation[] = Object.entries<Json>(spec.paths).flatMap(([path, item]) =>
   METHODS.filter((method) => item[method]).map((method) => ({ method, path, op: item[method], label: `${item[method].operationId} (${method.toUpperCase()} ${path})` })),
