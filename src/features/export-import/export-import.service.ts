@@ -12,7 +12,7 @@ import { AppError, NoAccessError, NotFoundError, ValidationError } from '../../e
 import type { StateReader, Store, Tx } from '../../storage/store'
 import type { FlagRecord } from '../flags/flags.records'
 import type { FlagsService } from '../flags/flags.service'
-import { strategyView, variantView } from '../flags/flag-view'
+import { metadataOf, strategyView, variantView } from '../flags/flag-view'
 import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
 import type { ExportQuery, ExportResult } from './export-import.model'
 import { applyImport, type ImportWriters } from './import-apply'
@@ -68,15 +68,11 @@ function buildExport(reader: StateReader, flags: FlagRecord[], environment: stri
   ])
   const tags = flags.flatMap((flag) => flag.tags)
   return {
-    features: flags.map((flag) => ({
-      name: flag.name,
-      description: flag.description,
-      type: flag.type,
-      project: flag.project,
-      stale: flag.stale,
-      impressionData: flag.impressionData,
-      archived: flag.archived,
-    })),
+    // The flag's metadata as its events carry it, less createdAt, which an export does not hold.
+    features: flags.map((flag) => {
+      const { createdAt: _createdAt, ...feature } = metadataOf(flag)
+      return feature
+    }),
     featureStrategies: strategies,
     featureEnvironments,
     contextFields: exportedContextFields(reader, contextNames),
