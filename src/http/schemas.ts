@@ -1,5 +1,6 @@
 /** Schemas shared by every feature: the error body and helpers for documenting routes. */
 import { t } from 'elysia'
+import type { TLiteral } from '@sinclair/typebox'
 import { Type, type IntegerOptions } from '@sinclair/typebox'
 
 export const ErrorSchema = t.Object(
@@ -56,7 +57,7 @@ export function bodyErrors(...statuses: number[]) {
 /**
  * A schema may carry, under this key, the schema the OpenAPI document shows in its place: one that
  * says what clients should send where the validated one is looser so that the service can answer
- * in the contract's order (see flags.model.ts PatchOperations).
+ * in the contract's order (see flags/patch.model.ts jsonPatchBody).
  */
 export const DOCUMENTED_AS = 'x-documented-as'
 
@@ -69,3 +70,10 @@ export const NullableTimestamp = (description: string) => t.Union([t.String({ fo
  * string in the OpenAPI document. Use this one in every schema (a test walks the document for the other).
  */
 export const Integer = (options: IntegerOptions = {}) => Type.Integer(options)
+
+/**
+ * An enumeration as a union of literals. (`t.UnionEnum` would also do, but it gives the schema a
+ * default, which Elysia fills in for a missing value: a required field could never be missing.)
+ */
+export const literals = <const T extends readonly string[]>(values: T, description: string) =>
+  t.Union(values.map((value) => t.Literal(value)) as TLiteral<T[number]>[], { description })

@@ -9,7 +9,7 @@
 import { afterAll, expect, test } from 'bun:test'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
 import { affectedBy, ALTERED, batches as specBatches, createState, ENVIRONMENT, files, NOT_RUN, REFUSED } from '../client-specification'
-import { adminCall, startService, type RunningService } from '../helpers'
+import { adminCall, startService, type RunningService, eventOf } from '../helpers'
 
 const ADMIN = '*:*.spec-test-admin-secret-0123456789'
 
@@ -31,16 +31,6 @@ async function admin(base: string, method: string, path: string, body?: unknown)
   const answer = await adminCall(base, ADMIN, method, path, body)
   if (answer.status >= 300) throw new Error(`${method} ${path} → ${answer.status} ${answer.text}`)
   return answer.body
-}
-
-function waitFor(unleash: Unleash, event: string, ms = 10_000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no '${event}' within ${ms} ms`)), ms)
-    unleash.once(event, () => {
-      clearTimeout(timer)
-      resolve()
-    })
-  })
 }
 
 /** The SDK's variant as the specification writes it (`feature_enabled`; no payload key when there is none). */
@@ -98,7 +88,7 @@ test('every specification file whose flags the admin API stores passes with unle
         clients.push(client)
         const problems: string[] = []
         client.on('error', (error: Error) => problems.push(`error: ${error.message}`))
-        await waitFor(client, 'synchronized')
+        await eventOf(client, 'synchronized')
 
         for (const entry of spec.tests ?? []) {
           if (affected(entry.toggleName)) continue

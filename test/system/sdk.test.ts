@@ -6,7 +6,7 @@
  */
 import { afterEach, expect, test } from 'bun:test'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
-import { adminCall, startService, type RunningService } from '../helpers'
+import { adminCall, startService, type RunningService, eventOf } from '../helpers'
 
 const ADMIN = '*:*.sdk-test-admin-secret-0123456789'
 
@@ -35,16 +35,6 @@ const flagPath = (name: string) => `/api/admin/projects/default/features/${name}
 const strategiesOf = (name: string) => `${flagPath(name)}/environments/development/strategies`
 const toggle = (name: string, on: boolean) => `${flagPath(name)}/environments/development/${on ? 'on' : 'off'}`
 
-function waitFor(unleash: Unleash, event: string, ms = 10_000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no '${event}' within ${ms} ms`)), ms)
-    unleash.once(event, () => {
-      clearTimeout(timer)
-      resolve()
-    })
-  })
-}
-
 test('unleash-client reads and evaluates the flags, and sees a change on its next poll', async () => {
   const base = await startServer()
   const run = Date.now().toString(36)
@@ -71,8 +61,8 @@ test('unleash-client reads and evaluates the flags, and sees a change on its nex
   })
   client.on('error', (error: Error) => problems.push(`error: ${error.message}`))
   client.on('warn', (message: unknown) => problems.push(`warn: ${String(message)}`))
-  const registered = waitFor(client, 'registered')
-  await waitFor(client, 'synchronized')
+  const registered = eventOf(client, 'registered')
+  await eventOf(client, 'synchronized')
   await registered
 
   expect(client.isEnabled(names.rollout, { userId: '1' })).toBe(true)
@@ -84,15 +74,15 @@ test('unleash-client reads and evaluates the flags, and sees a change on its nex
   expect(client.getVariant(names.off).name).toBe('disabled')
 
   // Polls in between get 304s (counted by the service's own metrics); the write shows up on the next poll.
-  await waitFor(client, 'unchanged')
+  await eventOf(client, 'unchanged')
   const prometheus = await (await fetch(`${base}/internal-backstage/prometheus`)).text()
   expect(prometheus).toMatch(/http_requests_total\{[^}]*route="\/api\/client\/features"[^}]*status="304"[^}]*\} [1-9]/)
   await admin(base, 'POST', toggle(names.off, true))
-  await waitFor(client, 'changed')
+  await eventOf(client, 'changed')
   expect(client.isEnabled(names.off)).toBe(true)
 
   // A metrics report goes out and is accepted, and its counts are those of the evaluations above.
-  const sent = waitFor(client, 'sent')
+  const sent = eventOf(client, 'sent')
   await sent
   expect(problems).toEqual([])
   const usage = async (name: string) => {

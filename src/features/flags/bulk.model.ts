@@ -1,9 +1,8 @@
 /** Request schemas of the bulk flag operations and of the variant routes added beside them, with Unleash's schema names. */
 import { t } from 'elysia'
 import { LIMITS } from '../limits'
-import { PATCH_OPS } from './flag-patch'
 import { TagInput, VariantInput } from './flags.model'
-import { DOCUMENTED_AS } from '../../http/schemas'
+import { jsonPatchBody } from './patch.model'
 
 /** As many names as the bulk toggles take. */
 const MAX_FEATURES = 10_000
@@ -69,29 +68,12 @@ export const PushVariants = t.Object(
   },
 )
 
-/** The documented shape of a JSON Patch on a variant list. */
-const VariantPatchesDocumented = t.Array(
-  t.Object(
-    {
-      op: t.Union(PATCH_OPS.map((op) => t.Literal(op)), { description: 'The JSON-Patch operation' }),
-      path: t.String({ description: 'JSON pointer into the variant list: /0, /0/weight, or /- to add at the end', maxLength: 200 }),
-      from: t.Optional(t.String({ description: 'Source pointer, for copy and move', maxLength: 200 })),
-      value: t.Optional(t.Unknown({ description: 'Value for add, replace and test' })),
-    },
-    { description: 'One JSON-Patch (RFC 6902) operation on the variant list', additionalProperties: false },
-  ),
-  {
-    maxItems: 1000,
-    description: 'Operations applied in order to the variant list, all or nothing; the result must be a valid variant list',
-    examples: [[{ op: 'add', path: '/-', value: { name: 'blue', weight: 1000, weightType: 'variable', stickiness: 'default' } }]],
-  },
-)
-
-/** As for the flag PATCH: only an array of objects is checked first, the operations by the service. */
-export const VariantPatches = t.Array(t.Record(t.String(), t.Unknown(), { description: 'One JSON-Patch (RFC 6902) operation' }), {
-  maxItems: 1000,
-  description: VariantPatchesDocumented.description,
-  [DOCUMENTED_AS]: VariantPatchesDocumented,
+/** A JSON Patch on a variant list: checked as the flag PATCH is, first only as an array of objects. */
+export const VariantPatches = jsonPatchBody({
+  path: 'JSON pointer into the variant list: /0, /0/weight, or /- to add at the end',
+  operation: 'One JSON-Patch (RFC 6902) operation on the variant list',
+  description: 'Operations applied in order to the variant list, all or nothing; the result must be a valid variant list',
+  example: [{ op: 'add', path: '/-', value: { name: 'blue', weight: 1000, weightType: 'variable', stickiness: 'default' } }],
 })
 
 export const bulkModels = {

@@ -1,20 +1,12 @@
 /** Request and response schemas of flags, strategies, variants, tags and dependencies (seed §2). */
 import { t } from 'elysia'
-import type { TLiteral } from '@sinclair/typebox'
 import { FLAG_TYPES, LIFECYCLE_STAGES } from './flags.records'
-import { DOCUMENTED_AS, NullableTimestamp, Timestamp, Integer } from '../../http/schemas'
-import { PATCH_OPS } from './flag-patch'
+import { NullableTimestamp, Timestamp, Integer, literals } from '../../http/schemas'
+import { PatchOperations } from './patch.model'
 import { CONSTRAINT_OPERATORS } from './strategy-rules'
 import { BUILT_IN_STRATEGIES } from '../strategy-types/built-in-strategies'
 import { LIMITS } from '../limits'
 import { CREATE_FLAG_EXAMPLE, STRATEGY_EXAMPLE, UPDATE_FLAG_EXAMPLE, VARIANTS_EXAMPLE } from './flags.examples'
-
-/**
- * An enumeration as a union of literals. (`t.UnionEnum` would also do, but it gives the schema a
- * default, which Elysia fills in for a missing value: a required field could never be missing.)
- */
-const literals = <const T extends readonly string[]>(values: T, description: string) =>
-  t.Union(values.map((value) => t.Literal(value)) as TLiteral<T[number]>[], { description })
 
 const Name = (description: string) => t.String({ description, minLength: 1, maxLength: 100, examples: ['new-checkout'] })
 const ShortText = (description: string, max = 100) => t.String({ description, maxLength: max })
@@ -323,36 +315,6 @@ export const UpdateFeature = t.Object(
   },
   { description: 'Properties to replace; missing ones are left alone', examples: [UPDATE_FLAG_EXAMPLE] },
 )
-
-/** The JSON-Patch body as documented: what clients should send. */
-export const PatchOperationsDocumented = t.Array(
-  t.Object(
-    {
-      op: literals(PATCH_OPS, 'The JSON-Patch operation'),
-      path: t.String({ description: 'JSON pointer into the flag metadata, e.g. /description', maxLength: 200 }),
-      from: t.Optional(t.String({ description: 'Source pointer, for copy and move', maxLength: 200 })),
-      value: t.Optional(t.Unknown({ description: 'Value for add, replace and test' })),
-    },
-    { description: 'One JSON-Patch (RFC 6902) operation: value only for add, replace and test, from only for copy and move; any other member is refused (400)', additionalProperties: false },
-  ),
-  {
-    maxItems: 1000,
-    description: 'Operations applied in order, all or nothing. Patchable: /description, /type, /stale, /impressionData, /archived',
-    examples: [[{ op: 'replace', path: '/stale', value: true }]],
-  },
-)
-
-/**
- * The JSON-Patch body as validated before the handler: only an array of objects. The operations
- * themselves are checked by the service, so that an unknown flag (404) and a /variants path (403)
- * answer before a malformed operation (400), as the contract orders them (§5).
- */
-export const PatchOperations = t.Array(t.Record(t.String(), t.Unknown(), { description: 'One JSON-Patch (RFC 6902) operation' }), {
-  maxItems: 1000,
-  description: PatchOperationsDocumented.description,
-  // The OpenAPI document shows the documented schema in place of this one (http/openapi.ts).
-  [DOCUMENTED_AS]: PatchOperationsDocumented,
-})
 
 export const FeatureNames = t.Object(
   {
