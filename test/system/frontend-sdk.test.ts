@@ -2,7 +2,7 @@
  * The official browser SDK, `unleash-proxy-client`, against the real process (it runs in Bun with
  * the global fetch): it reads a few flags through the frontend API with a frontend token, by GET
  * and with usePOSTrequests, follows a context change, and sees a change
- * made through the admin API on its next refresh.
+ * made through the admin API on its next refresh; the metrics it sends are counted exactly.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { EVENTS, InMemoryStorageProvider, UnleashClient } from 'unleash-proxy-client'
@@ -44,7 +44,7 @@ afterAll(async () => {
   await service?.stop()
 })
 
-function start(options: { usePOSTrequests?: boolean; context?: Record<string, unknown> } = {}): Promise<UnleashClient> {
+function start(options: { usePOSTrequests?: boolean; context?: Record<string, unknown>; disableMetrics?: boolean; metricsInterval?: number; metricsIntervalInitial?: number } = {}): Promise<UnleashClient> {
   const client = new UnleashClient({
     url: `${service.base}/api/frontend`,
     clientKey: secret,
@@ -79,6 +79,24 @@ for (const usePOSTrequests of [false, true]) {
     client.stop()
   })
 }
+
+test('the metrics unleash-proxy-client sends are counted exactly per flag, environment and application', async () => {
+  const client = await start({ disableMetrics: false, metricsInterval: 3600, metricsIntervalInitial: 0, context: { userId: 'bob' } } )
+  for (let i = 0; i < 3; i++) client.isEnabled('banner')
+  for (let i = 0; i < 2; i++) client.getVariant('banner')
+  client.isEnabled('checkout')
+  client.isEnabled('no-such-flag')
+  const sent = new Promise<void>((resolve) => client.on(EVENTS.SENT, () => resolve()))
+  await client.sendMetrics()
+  await sent
+  client.stop()
+  const usage = async (name: string) => (await admin('GET', `/api/admin/client-metrics/features/${name}`)).lastHourUsage
+  expect(await usage('banner')).toEqual([expect.objectContaining({ environment: 'development', appName: 'web-shop', yes: 5, no: 0, variants: { spring: 2 } })])
+  expect(await usage('checkout')).toEqual([expect.objectContaining({ environment: 'development', appName: 'web-shop', yes: 0, no: 1, variants: {} })])
+  // The application it reported as is known, with the flags it evaluated here.
+  const application = await admin('GET', '/api/admin/metrics/applications/web-shop')
+  expect(application.appName).toBe('web-shop')
+})
 
 test('unleash-proxy-client sees a flag switched on through the admin API on its next refresh', async () => {
   const client = await start({ context: { userId: 'carol' } })
