@@ -130,6 +130,9 @@ function schemasOf(operation: Operation): { where: string; schema: any }[] {
  * invalid (400); routes naming a resource in the path can miss it (404), except the project
  * feature list, which answers an unknown project with an empty list (contract §5).
  */
+/** Reads whose path names something that, unknown, lists nothing (200) rather than 404, as in Unleash. */
+const LISTS_NOTHING_FOR_UNKNOWN = new Set(['getFeatures', 'getEventsForToggle', 'getStrategiesByContextField'])
+
 function requiredErrorStatuses(operation: Operation): string[] {
   const statuses = new Set<string>()
   if (operation.path.startsWith('/api/')) {
@@ -143,7 +146,7 @@ function requiredErrorStatuses(operation: Operation): string[] {
   }
   const parameters = rawParametersOf(operation)
   if (parameters.some((parameter) => parameter.in === 'query')) statuses.add('400')
-  if (parameters.some((parameter) => parameter.in === 'path') && operation.op.operationId !== 'getFeatures') statuses.add('404')
+  if (parameters.some((parameter) => parameter.in === 'path') && !LISTS_NOTHING_FOR_UNKNOWN.has(operation.op.operationId)) statuses.add('404')
   return [...statuses].sort()
 }
 

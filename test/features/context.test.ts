@@ -213,6 +213,53 @@ describe('usage and permissions', () => {
     expect(counts(await fields(api, limited))).not.toHaveProperty('usedInFeatures')
   })
 
+  test('GET .../:contextField/strategies lists the strategies constraining on the field, of archived flags too, in the projects the token sees', async () => {
+    await createRegion()
+    await api.newProject('other')
+    const regional = { contextName: 'region', operator: 'IN', values: ['eu-west'] }
+    const made: Record<string, string> = {}
+    const add = async (project: string, flag: string, environment: string, body: Record<string, unknown>) => {
+      const response = await api.post<StrategyBody>(paths.strategies(flag, environment, project), body)
+      expectOk(response)
+      made[`${flag}/${environment}/${body.name}`] = response.body.id
+    }
+    await api.newFlag('default', 'b-flag')
+    await api.newFlag('default', 'a-flag')
+    await api.newFlag('other', 'c-flag')
+    await add('default', 'b-flag', 'production', { name: 'flexibleRollout', parameters: { rollout: '50', stickiness: 'default', groupId: 'b-flag' }, constraints: [regional] })
+    await add('default', 'b-flag', 'development', { name: 'default', constraints: [{ contextName: 'userId', operator: 'IN', values: ['1'] }, regional] })
+    // Not on the field: left out.
+    await add('default', 'b-flag', 'development', { name: 'userWithId', parameters: { userIds: '1' }, constraints: [{ contextName: 'userId', operator: 'IN', values: ['1'] }] })
+    await add('default', 'a-flag', 'development', { name: 'default', constraints: [regional] })
+    await add('other', 'c-flag', 'development', { name: 'default', constraints: [regional] })
+    expectOk(await api.delete(paths.flag('a-flag')), 202)
+    const strategies = (name: string, token?: string) => api.get<{ strategies: unknown[] }>(`${BASE}/${name}/strategies`, token === undefined ? undefined : { token })
+    const all = await strategies('region')
+    expectOk(all)
+    const entry = (projectId: string, featureName: string, environment: string, strategyName: string) => ({
+      id: made[`${featureName}/${environment}/${strategyName}`],
+      projectId,
+      featureName,
+      strategyName,
+      environment,
+    })
+    expect(all.body).toEqual({
+      strategies: [
+        entry('default', 'a-flag', 'development', 'default'),
+        entry('default', 'b-flag', 'development', 'default'),
+        entry('default', 'b-flag', 'production', 'flexibleRollout'),
+        entry('other', 'c-flag', 'development', 'default'),
+      ],
+    })
+    const viewer = await tokenFor(api, 'viewer', { role: 'viewer', projects: ['other'] })
+    expect((await strategies('region', viewer)).body).toEqual({ strategies: [entry('other', 'c-flag', 'development', 'default')] })
+    // As in Unleash: a field nobody defined is not a 404; constraints may name it all the same.
+    expect((await strategies('nowhere')).body).toEqual({ strategies: [] })
+    expectOk(await api.delete(`${BASE}/region`))
+    expect((await strategies('region')).body.strategies).toHaveLength(4)
+    expectError(await api.get(`${BASE}/region/strategies`, { token: null }), 401, 'AuthenticationRequired')
+  })
+
   test('viewers and project-limited tokens read but cannot write; editors may (as Unleash\'s Editor role)', async () => {
     const viewer = await tokenFor(api, 'viewer', { role: 'viewer' })
     const limited = await tokenFor(api, 'limited', { projects: ['default'] })

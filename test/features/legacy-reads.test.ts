@@ -127,6 +127,66 @@ describe('GET /api/admin/events (getEvents)', () => {
   })
 })
 
+interface FlagEventListBody extends EventListBody {
+  toggleName: string
+}
+
+describe('GET /api/admin/events/:featureName (getEventsForToggle)', () => {
+  const flagEvents = (name: string, token?: string | null) => api.get<FlagEventListBody>(`/api/admin/events/${encodeURIComponent(name)}`, { token })
+
+  test("answers the flag's newest 50 events, newest first, as the log holds them, with version, toggleName and totalEvents", async () => {
+    await api.newFlag('default', 'busy')
+    await api.newFlag('default', 'quiet')
+    for (let i = 0; i < 30; i++) {
+      expectOk(await api.toggle('default', 'busy', 'development', i % 2 === 0))
+      expectOk(await api.toggle('default', 'quiet', 'development', i % 2 === 0))
+    }
+    const response = await flagEvents('busy')
+    expectOk(response)
+    const logged = api.events().filter((event) => event.featureName === 'busy').reverse()
+    expect(logged.length).toBeGreaterThan(30)
+    expect(logged.length).toBeLessThan(50)
+    expect(response.body).toEqual({ version: 1, toggleName: 'busy', events: logged as unknown as EventBody[], totalEvents: logged.length })
+    for (let i = 0; i < 30; i++) expectOk(await api.toggle('default', 'busy', 'development', i % 2 === 1))
+    const more = await flagEvents('busy')
+    expect(more.body.events).toHaveLength(50)
+    const all = api.events().filter((event) => event.featureName === 'busy').reverse()
+    expect(more.body.totalEvents).toBe(all.length)
+    expect(more.body.events).toEqual(all.slice(0, 50) as unknown as EventBody[])
+  })
+
+  test('an unknown flag lists none (200, as in Unleash); a deleted flag keeps its events, its deletion included', async () => {
+    expect((await flagEvents('never-was')).body).toEqual({ version: 1, toggleName: 'never-was', events: [], totalEvents: 0 })
+    await api.newFlag('default', 'short-lived')
+    expectOk(await api.delete(paths.flag('short-lived')), 202)
+    expectOk(await api.delete('/api/admin/archive/short-lived'))
+    const gone = await flagEvents('short-lived')
+    expectOk(gone)
+    expect(gone.body.events.map((event) => event.type)).toEqual(['feature-deleted', 'feature-archived', 'feature-created'])
+    expect(gone.body.totalEvents).toBe(3)
+  })
+
+  test('any token reads it; a flag of a project the token cannot see answers exactly as an unknown flag, deleted or not', async () => {
+    await api.newProject('hidden')
+    await api.newFlag('hidden', 'secret')
+    await api.newFlag('hidden', 'secret-gone')
+    expectOk(await api.delete(paths.flag('secret-gone', 'hidden')), 202)
+    expectOk(await api.delete('/api/admin/archive/secret-gone'))
+    await api.newFlag('default', 'open')
+    const viewer = await tokenFor(api, 'viewer', { role: 'viewer', projects: ['default'] })
+    expect((await flagEvents('open', viewer)).body.events.map((event) => event.type)).toEqual(['feature-created'])
+    for (const name of ['secret', 'secret-gone', 'never-was']) {
+      const response = await flagEvents(name, viewer)
+      expectOk(response)
+      expect(response.body).toEqual({ version: 1, toggleName: name, events: [], totalEvents: 0 })
+    }
+    // The full-access token still reads them.
+    expect((await flagEvents('secret')).body.totalEvents).toBe(1)
+    expect((await flagEvents('secret-gone')).body.totalEvents).toBe(3)
+    expectError(await flagEvents('open', null), 401, 'AuthenticationRequired')
+  })
+})
+
 describe('GET .../features/:featureName/environments/:environment (getFeatureEnvironment)', () => {
   test('answers the environment entry of the flag with its strategies and variants, as getFeature shows it', async () => {
     await api.newFlag('default', 'one')

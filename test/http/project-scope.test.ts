@@ -32,6 +32,8 @@ async function populate(api: Api, project: string, strategyIds: Record<string, s
     name: 'flexibleRollout',
     title: `${project}-title`,
     parameters: { rollout: '50', stickiness: 'default', groupId: flag },
+    // On the field the walk reads the strategies of (fill: contextField).
+    constraints: [{ contextName: 'userId', operator: 'IN', values: ['1'] }],
   })
   expectOk(strategy)
   strategyIds[project] = strategy.body.id
@@ -85,6 +87,8 @@ const SERVICE_WIDE: Record<string, 'redirect' | 'public' | 'global' | 'filtered'
   // Its usedInFeatures/usedInProjects count the token's projects only (test/features/context.test.ts).
   '/api/admin/context': 'global',
   '/api/admin/context/:contextField': 'global',
+  // The strategies constraining on userId (fill): those of the token's projects only.
+  '/api/admin/context/:contextField/strategies': 'filtered',
   // Lists over all projects: only the token's projects are in them.
   '/api/admin/projects': 'filtered',
   '/api/admin/archive/features': 'filtered',
@@ -225,7 +229,7 @@ describe('a token limited to one project', () => {
       if (kind === 'filtered') {
         // What the token may see is there: the walk is not passing on an empty answer.
         expect({ path, own: response.text.includes(`"${MINE}`) }).toEqual({ path, own: true })
-        const full = await hidden.api.get(path)
+        const full = await hidden.api.get(fill(path, MINE, ''))
         expect({ path, hiddenForAdmin: full.text.includes(`${HIDDEN}-`) || full.text.includes(`"${HIDDEN}"`) }).toEqual({ path, hiddenForAdmin: true })
       }
     }

@@ -53,6 +53,19 @@ export function contextController(context: ContextService, auth: Authorization) 
       response: { 200: 'contextFieldSchema', ...authErrors(404) },
       detail: { operationId: 'getContextField', summary: 'Gets context field', tags },
     })
+    .get('/api/admin/context/:contextField/strategies', ({ params, caller }) => context.strategiesUsing(params.contextField, caller), {
+      auth: 'NONE',
+      params,
+      response: { 200: 'contextFieldStrategiesSchema', ...authErrors() },
+      detail: {
+        operationId: 'getStrategiesByContextField',
+        summary: 'Get strategies that use a context field',
+        tags: ['Strategies'],
+        description:
+          'The strategies with a constraint on the field, of the flags of projects the token may see (archived flags included, as in Unleash). ' +
+          'A field that does not exist lists none (200, not 404), as in Unleash.',
+      },
+    })
     .put('/api/admin/context/:contextField', ({ params, body, caller }) => context.update(params.contextField, body, caller), {
       auth: 'UPDATE_CONTEXT_FIELD',
       params,

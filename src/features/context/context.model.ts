@@ -60,6 +60,25 @@ export const ContextFieldName = t.Object(
   { description: 'A context field name to check', examples: [{ name: 'region' }] },
 )
 
+export const ContextFieldStrategies = t.Object(
+  {
+    strategies: t.Array(
+      t.Object(
+        {
+          id: t.String({ description: 'Strategy id', examples: ['433ae8d9-dd69-4ad0-bc46-414aedbe9c55'] }),
+          projectId: t.String({ description: 'Project of the flag' }),
+          featureName: t.String({ description: 'The flag that holds the strategy' }),
+          strategyName: t.String({ description: 'Strategy type' }),
+          environment: t.String({ description: 'Environment the strategy is in' }),
+        },
+        { description: 'A strategy with a constraint on the field' },
+      ),
+      { description: 'By flag, environment and strategy order' },
+    ),
+  },
+  { description: 'The strategies that constrain on a context field' },
+)
+
 /** The named schemas of the context routes, as routes refer to them and OpenAPI lists them. */
 export const contextModels = {
   contextFieldSchema: ContextField,
@@ -68,4 +87,5 @@ export const contextModels = {
   updateContextFieldSchema: UpdateContextField,
   legalValueSchema: LegalValue,
   nameSchema: ContextFieldName,
+  contextFieldStrategiesSchema: ContextFieldStrategies,
 }

@@ -11,13 +11,14 @@ import type { StateReader, Store, Tx } from '../../storage/store'
 import { checkLimit } from '../limits'
 import { nameProblem } from '../names'
 import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
-import type { ContextField, CreateContextField, LegalValue, UpdateContextField } from './context.model'
+import type { ContextField, ContextFieldStrategies, CreateContextField, LegalValue, UpdateContextField } from './context.model'
 import type { ContextFieldRecord, LegalValueRecord } from './context.records'
 
 export type ContextFieldView = Static<typeof ContextField>
 export type CreateContextFieldInput = Static<typeof CreateContextField>
 export type UpdateContextFieldInput = Static<typeof UpdateContextField>
 export type LegalValueInput = Static<typeof LegalValue>
+export type ContextFieldStrategiesView = Static<typeof ContextFieldStrategies>
 
 /**
  * Throws a 400 unless every one of `values` is a legal value of the field `contextName`, when that
@@ -117,6 +118,27 @@ export class ContextService {
         const used = usage.get(record.name)
         return used ? { ...viewOf(record), usedInFeatures: used.flags.size, usedInProjects: used.projects.size } : viewOf(record)
       })
+  }
+
+  /**
+   * getStrategiesByContextField: every strategy with a constraint on `name`, of the flags of projects
+   * the caller sees. As in Unleash, a field that does not exist (or was deleted while constraints
+   * still name it) is not a 404, and the strategies of archived flags are listed too: they are
+   * still stored, and come back with the flag.
+   */
+  strategiesUsing(name: string, caller: Caller): ContextFieldStrategiesView {
+    const strategies: ContextFieldStrategiesView['strategies'] = []
+    const flags = Object.values(this.store.state.flags).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    for (const flag of flags) {
+      if (!callerSeesProject(caller, flag.project)) continue
+      for (const environment of Object.keys(flag.environments).sort()) {
+        for (const strategy of [...flag.environments[environment].strategies].sort((a, b) => a.sortOrder - b.sortOrder)) {
+          if (!strategy.constraints.some((constraint) => constraint.contextName === name)) continue
+          strategies.push({ id: strategy.id, projectId: flag.project, featureName: flag.name, strategyName: strategy.name, environment })
+        }
+      }
+    }
+    return { strategies }
   }
 
   get(name: string): ContextFieldView {

@@ -65,9 +65,20 @@ export const EventList = t.Object(
   { description: 'The most recent events (deprecated list)' },
 )
 
+export const FlagEventList = t.Object(
+  {
+    version: Integer({ description: 'Schema version, 1' }),
+    toggleName: t.String({ description: 'The flag asked for' }),
+    events: t.Array(EventSchema, { description: 'Its events, newest first' }),
+    totalEvents: Integer({ description: 'Number of all its events' }),
+  },
+  { description: 'The most recent events of one flag (deprecated list)' },
+)
+
 /** The named schemas of the event routes, as they refer to them and OpenAPI lists them. */
 export const eventModels = {
   eventSearchQuerySchema: EventSearchQuery,
   eventSearchResponseSchema: EventPage,
   eventsSchema: EventList,
+  featureEventsSchema: FlagEventList,
 }

@@ -27,7 +27,7 @@ import type { TokenType } from './tokens.records'
  */
 export type RouteAuth =
   | Permission
-  | { permission: Permission; outOfScope: () => unknown }
+  | { permission: Permission; outOfScope: OutOfScopeAnswer }
   /** A write whose project is the body's `project` (the import): checked against the token's projects like a path's. */
   | { permission: Permission; projectInBody: true }
   | { tokenType: SdkTokenType }
@@ -42,6 +42,13 @@ export interface SdkScope {
 }
 
 type Params = Record<string, string | undefined>
+
+/**
+ * The answer to a read of a project the token may not see. It gets the path's parameters and the
+ * caller, so that a route whose answer for a name that does not exist still depends on them (the
+ * deprecated per-flag event list) can give exactly that answer.
+ */
+export type OutOfScopeAnswer = (params: Params, caller: Caller) => unknown
 
 /** The `auth` macro every controller uses (see http/plugins.ts controllerBase). */
 export type Authorization = ReturnType<typeof authorization>
@@ -121,7 +128,7 @@ export function authorization(tokens: Pick<TokensService, 'authenticate'>, proje
         beforeHandle({ request }) {
           const params = outOfScope.get(request)
           if (!params) return
-          if (emptyAnswer) return emptyAnswer()
+          if (emptyAnswer) return emptyAnswer(params, callers.get(request)!)
           // The same answers as flag-rules.ts and the services give for what does not exist.
           if (params.featureName !== undefined) throw flagNotFound(params.featureName, params.projectId)
           throw projectNotFound(params.projectId!)
