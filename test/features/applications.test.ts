@@ -4,8 +4,13 @@
  * Unleash's shapes; instances age out; caps and project scope.
  */
 import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
-import { type Api, expectError, expectOk, freshApiPerTest, paths, tokenFor } from '../helpers'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Api, BODY_LIMIT, expectError, expectOk, freshApiPerTest, makeApi, paths, tempDir, tokenFor } from '../helpers'
+import { createApp } from '../../src/app'
+import { STATE_FILE } from '../../src/services'
 import { APPLICATION_LIMITS } from '../../src/features/metrics/app-registry'
+import { instanceKey } from '../../src/features/metrics/metrics.records'
 
 let api: Api
 freshApiPerTest((fresh) => (api = fresh))
@@ -18,7 +23,7 @@ interface Application {
   appName: string
   createdAt: string
   strategies: { name: string; notFound?: boolean }[]
-  instances: { appName: string; instanceId: string; sdkVersion: string | null; environment: string; createdAt: string; lastSeen: string }[]
+  instances: { appName: string; instanceId: string; sdkVersion: string | null; environment: string; clientIp: string | null; createdAt: string; lastSeen: string }[]
   seenToggles: { name: string; project?: string; type?: string; notFound?: boolean }[]
   links: { self: string }
 }
@@ -67,8 +72,8 @@ describe('registration and the application list', () => {
       createdAt: '2026-03-01T10:00:00.000Z',
       strategies: [{ name: 'default' }, { name: 'mine' }, { name: 'unheard-of', notFound: true }],
       instances: [
-        { appName: 'web', instanceId: 'pod-2', sdkVersion: null, environment: 'production', createdAt: '2026-03-01T10:01:00.000Z', lastSeen: '2026-03-01T10:01:00.000Z' },
-        { appName: 'web', instanceId: 'pod-1', sdkVersion: 'unleash-client-node:6.1.0', environment: 'development', createdAt: '2026-03-01T10:00:00.000Z', lastSeen: '2026-03-01T10:00:00.000Z' },
+        { appName: 'web', instanceId: 'pod-2', sdkVersion: null, environment: 'production', clientIp: null, createdAt: '2026-03-01T10:01:00.000Z', lastSeen: '2026-03-01T10:01:00.000Z' },
+        { appName: 'web', instanceId: 'pod-1', sdkVersion: 'unleash-client-node:6.1.0', environment: 'development', clientIp: null, createdAt: '2026-03-01T10:00:00.000Z', lastSeen: '2026-03-01T10:00:00.000Z' },
       ],
       // An archived flag still exists; only a deleted one would be notFound.
       seenToggles: [{ name: 'alpha', project: 'default', type: 'release' }, { name: 'gone', project: 'default', type: 'release' }],
@@ -85,6 +90,81 @@ describe('registration and the application list', () => {
     expect((await detail('lone')).body.instances.map((instance) => instance.instanceId)).toEqual(['default'])
     expectError(await register(token, { instanceId: 'x' }), 400, 'ValidationError', ['appName'])
     expectError(await register(token, { appName: 'x', __proto__: 1, nested: { constructor: 1 } }), 400, 'ValidationError')
+  })
+})
+
+describe('instances', () => {
+  test('as in Unleash, an instance is one per application, instanceId and environment: reporting from a second environment adds one', async () => {
+    const development = await sdkToken('client')
+    const production = await sdkToken('client', ['*'], 'production')
+    setSystemTime(new Date('2026-03-01T10:00:00.000Z'))
+    expectOk(await register(development, { appName: 'web', instanceId: 'pod-1', sdkVersion: 'unleash-client-node:6.1.0' }), 202)
+    setSystemTime(new Date('2026-03-01T10:05:00.000Z'))
+    expectOk(await report(production, 'web', {}, 'pod-1'), 202)
+    const instances = (await detail('web')).body.instances
+    expect(instances.map(({ instanceId, environment, sdkVersion, createdAt, lastSeen }) => ({ instanceId, environment, sdkVersion, createdAt, lastSeen }))).toEqual([
+      { instanceId: 'pod-1', environment: 'production', sdkVersion: null, createdAt: '2026-03-01T10:05:00.000Z', lastSeen: '2026-03-01T10:05:00.000Z' },
+      { instanceId: 'pod-1', environment: 'development', sdkVersion: 'unleash-client-node:6.1.0', createdAt: '2026-03-01T10:00:00.000Z', lastSeen: '2026-03-01T10:00:00.000Z' },
+    ])
+    await api.services.metrics.flush()
+    expect(Object.keys(api.services.store.state.clientInstances).sort()).toEqual([instanceKey('web', 'pod-1', 'development'), instanceKey('web', 'pod-1', 'production')].sort())
+  })
+
+  test("each records the caller's address (TRUST_PROXY: the proxy's X-Forwarded-For) at registration and at each report, as Unleash's clientIp", async () => {
+    const token = await sdkToken('client')
+    const frontend = await sdkToken('frontend')
+    const behindProxy = new Api(createApp(api.services, { bodyLimit: BODY_LIMIT, trustProxy: true }), api.services, null)
+    const from = (address: string) => ({ token, headers: { 'x-forwarded-for': `198.51.100.1, ${address}` } })
+    expectOk(await behindProxy.post('/api/client/register', { appName: 'web', instanceId: 'pod-1' }, from('203.0.113.7')), 202)
+    const ipOf = async (appName: string, instanceId: string) => (await detail(appName)).body.instances.find((instance) => instance.instanceId === instanceId)?.clientIp
+    expect(await ipOf('web', 'pod-1')).toBe('203.0.113.7')
+    expectOk(await behindProxy.post('/api/client/metrics', { appName: 'web', instanceId: 'pod-1', bucket: { start: 0, stop: 0, toggles: {} } }, from('203.0.113.8')), 202)
+    expect(await ipOf('web', 'pod-1')).toBe('203.0.113.8')
+    // Without TRUST_PROXY the header is not believed; app.handle has no socket, so the address is unknown and the known one stays.
+    expectOk(await api.post('/api/client/metrics', { appName: 'web', instanceId: 'pod-1', bucket: { start: 0, stop: 0, toggles: {} } }, from('192.0.2.66')), 202)
+    expect(await ipOf('web', 'pod-1')).toBe('203.0.113.8')
+    expectOk(await api.post('/api/client/register', { appName: 'web', instanceId: 'pod-2' }, from('192.0.2.66')), 202)
+    expect(await ipOf('web', 'pod-2')).toBeNull()
+    // The frontend SDK's register and metrics too.
+    expectOk(await behindProxy.post('/api/frontend/client/register', { appName: 'browser', instanceId: 'tab-1' }, { token: frontend, headers: { 'x-forwarded-for': '2001:db8::5' } }))
+    expect(await ipOf('browser', 'tab-1')).toBe('2001:db8::5')
+    expectOk(await behindProxy.post('/api/frontend/client/metrics', { appName: 'browser', instanceId: 'tab-1', bucket: { start: 0, stop: 0, toggles: {} } }, { token: frontend, headers: { 'x-forwarded-for': '2001:db8::6' } }))
+    expect(await ipOf('browser', 'tab-1')).toBe('2001:db8::6')
+    await api.services.metrics.flush()
+    expect(api.services.store.state.clientInstances[instanceKey('web', 'pod-1', 'development')].clientIp).toBe('203.0.113.8')
+  })
+
+  test('a data directory written before instances were kept per environment, with no clientIp, loads; its records are re-keyed at the next flush', async () => {
+    const dir = tempDir('flags-instances-')
+    try {
+      let app = await makeApi({ dataDir: dir.path })
+      const created = await app.createToken({ tokenName: 'sdk', type: 'client', projects: ['*'], environment: 'development' })
+      const token = created.body.secret
+      const production = (await app.createToken({ tokenName: 'sdk-production', type: 'client', projects: ['*'], environment: 'production' })).body.secret
+      expectOk(await app.post('/api/client/register', { appName: 'web', instanceId: 'pod-1', sdkVersion: 'unleash-client-node:6.1.0' }, { token }), 202)
+      await app.close()
+      // As the previous version wrote it: keyed by application and instanceId, without clientIp.
+      const state = JSON.parse(readFileSync(join(dir.path, STATE_FILE), 'utf8'))
+      const [record] = Object.values(state.clientInstances) as Record<string, unknown>[]
+      delete record.clientIp
+      state.clientInstances = { [JSON.stringify(['web', 'pod-1'])]: record }
+      writeFileSync(join(dir.path, STATE_FILE), JSON.stringify(state))
+
+      app = await makeApi({ dataDir: dir.path })
+      const loaded = (await app.get<Application>('/api/admin/metrics/applications/web')).body.instances
+      expect(loaded).toEqual([{ ...(record as unknown as Application['instances'][number]), clientIp: null }])
+      expectOk(await app.post('/api/client/metrics', { appName: 'web', instanceId: 'pod-1', bucket: { start: 0, stop: 0, toggles: {} } }, { token: production }), 202)
+      await app.services.metrics.flush()
+      expect(Object.keys(app.services.store.state.clientInstances).sort()).toEqual([instanceKey('web', 'pod-1', 'development'), instanceKey('web', 'pod-1', 'production')].sort())
+      const before = (await app.get<Application>('/api/admin/metrics/applications/web')).body
+      expect(before.instances.map((instance) => [instance.environment, instance.sdkVersion])).toEqual([['production', null], ['development', 'unleash-client-node:6.1.0']])
+      await app.close()
+      app = await makeApi({ dataDir: dir.path })
+      expect((await app.get<Application>('/api/admin/metrics/applications/web')).body).toEqual(before)
+      await app.close()
+    } finally {
+      dir.remove()
+    }
   })
 })
 
@@ -106,7 +186,7 @@ describe('ageing and caps', () => {
     await api.services.metrics.flush()
     expect((await detail('web')).body.instances.map((instance) => instance.instanceId)).toEqual(['new'])
     expect((await detail('idle')).body.instances).toEqual([])
-    expect(Object.keys(api.services.store.state.clientInstances)).toEqual([JSON.stringify(['web', 'new'])])
+    expect(Object.keys(api.services.store.state.clientInstances)).toEqual([instanceKey('web', 'new', 'development')])
     at(APPLICATION_LIMITS.applicationDays * 24 + 1)
     await api.services.metrics.flush()
     expect((await list()).body.applications.map((app) => app.appName)).toEqual(['web'])

@@ -99,8 +99,13 @@ describe('SDK metrics on disk', () => {
     const flag = (await second.getFlag('default', 'alpha')).body
     expect(flag.environments.map((environment) => environment.lastSeenAt !== null)).toEqual([true, true])
     expect(flag.lastSeenAt).not.toBeNull()
-    const app = (await second.get<{ instances: { instanceId: string; sdkVersion: string | null }[] }>('/api/admin/metrics/applications/web')).body
-    expect(app.instances.map((instance) => [instance.instanceId, instance.sdkVersion])).toEqual([['web-1', null], ['pod-1', 'unleash-client-node:6.1.0']])
+    const app = (await second.get<{ instances: { instanceId: string; environment: string; sdkVersion: string | null }[] }>('/api/admin/metrics/applications/web')).body
+    // web-1 reported with both tokens: an instance per environment, as in Unleash (its two may share a lastSeen, hence the sort).
+    expect(app.instances.map((instance) => [instance.instanceId, instance.environment, instance.sdkVersion]).sort()).toEqual([
+      ['pod-1', 'development', 'unleash-client-node:6.1.0'],
+      ['web-1', 'development', null],
+      ['web-1', 'production', null],
+    ])
     expectOk(await report(second, development, 'web', { alpha: { yes: 1, no: 0, variants: { blue: 2 } } }), 202)
     const rows = (await second.get<{ lastHourUsage: { environment: string; yes: number; no: number; variants: Record<string, number> }[] }>('/api/admin/client-metrics/features/alpha')).body.lastHourUsage
     expect(rows.map((row) => [row.environment, row.yes, row.no, row.variants])).toEqual([

@@ -24,6 +24,8 @@ export interface Sighting {
   environment: string
   /** The token's projects ('*' for all). */
   projects: readonly string[]
+  /** The caller's address; null when unknown, which leaves the one known before. */
+  clientIp: string | null
   /** Only from a registration: what the SDK says about itself. */
   registration?: { sdkVersion: string | null; strategies: readonly string[] }
 }
@@ -45,14 +47,23 @@ export class AppRegistry {
   private removedApps = new Set<string>()
   private removedInstances = new Set<string>()
 
-  constructor(apps: Iterable<ApplicationRecord>, instances: Iterable<InstanceRecord>) {
+  /** `instances` as stored, by key: a key of the older form (without the environment) is rewritten at the next flush. */
+  constructor(apps: Iterable<ApplicationRecord>, instances: Iterable<[string, InstanceRecord]>) {
     const byLastSeen = <T extends { lastSeen: string }>(records: Iterable<T>) => [...records].sort((a, b) => a.lastSeen.localeCompare(b.lastSeen))
     for (const app of byLastSeen(apps)) {
       const usage: Record<string, string[]> = {}
       for (const [project, environments] of Object.entries(app.usage)) usage[project] = [...environments]
       this.apps.set(app.appName, { ...app, strategies: [...app.strategies], usage })
     }
-    for (const instance of byLastSeen(instances)) this.addInstance(instanceKey(instance.appName, instance.instanceId), { ...instance })
+    const stored = [...instances].map(([key, instance]) => ({ key, lastSeen: instance.lastSeen, instance }))
+    for (const { key: storedKey, instance } of byLastSeen(stored)) {
+      const key = instanceKey(instance.appName, instance.instanceId, instance.environment)
+      this.addInstance(key, { ...instance, clientIp: instance.clientIp ?? null })
+      if (storedKey !== key) {
+        this.removedInstances.add(storedKey)
+        this.changedInstances.add(key)
+      }
+    }
   }
 
   get sizes(): { applications: number; instances: number } {
@@ -84,17 +95,17 @@ export class AppRegistry {
     }
     this.changedApps.add(appName)
 
-    const key = instanceKey(appName, instanceId)
+    const key = instanceKey(appName, instanceId, environment)
     let instance = this.instances.get(key)
     if (instance) {
       this.instances.delete(key)
     } else {
-      instance = { appName, instanceId, sdkVersion: null, environment, createdAt: now, lastSeen: now }
+      instance = { appName, instanceId, sdkVersion: null, environment, clientIp: null, createdAt: now, lastSeen: now }
       this.removedInstances.delete(key)
     }
     this.addInstance(key, instance)
     instance.lastSeen = now
-    instance.environment = environment
+    if (sighting.clientIp !== null) instance.clientIp = sighting.clientIp
     if (sighting.registration) instance.sdkVersion = sighting.registration.sdkVersion
     this.changedInstances.add(key)
 

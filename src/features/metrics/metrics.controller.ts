@@ -1,6 +1,7 @@
 import { t } from 'elysia'
 import { ValidationError } from '../../errors'
 import { controllerBase, noContent } from '../../http/plugins'
+import { callerAddress } from '../../http/request-log'
 import { authErrors, bodyErrors } from '../../http/schemas'
 import { featureParams } from '../params'
 import type { Authorization } from '../tokens/auth'
@@ -38,13 +39,14 @@ const appParams = t.Object({ appName: t.String({ minLength: 1, maxLength: 255, d
 const COUNTED =
   "Counted per flag, environment (the token's), application and hour, in memory; committed in batches (METRICS_FLUSH_MS), never one write or event per request. " +
   'Flags unknown or outside the token scope are dropped silently, as in Unleash; counts must be whole numbers ≥ 0 (400 naming the field otherwise).'
-const REGISTERED = "Records the application and the instance (environment: the token's), committed in batches with the metrics."
+const REGISTERED =
+  "Records the application and the instance (per environment: the token's; with the caller's address), committed in batches with the metrics."
 
 export function metricsController(metrics: MetricsService, auth: Authorization) {
   return controllerBase(auth, metricsModels)
-    .post('/api/client/register', ({ body, sdkScope }) => {
+    .post('/api/client/register', ({ body, sdkScope, request }) => {
       refusePrototypeKeys(body)
-      metrics.register(sdkScope, body)
+      metrics.register(sdkScope, body, callerAddress(request))
       return noContent(202)
     }, {
       auth: CLIENT,
@@ -52,9 +54,9 @@ export function metricsController(metrics: MetricsService, auth: Authorization) 
       response: { 202: t.Void({ description: 'Accepted; no body' }), ...bodyErrors() },
       detail: { operationId: 'registerClientApplication', summary: 'An SDK announces itself', tags: ['Client'], description: `appName is required. ${REGISTERED}` },
     })
-    .post('/api/client/metrics', ({ body, sdkScope }) => {
+    .post('/api/client/metrics', ({ body, sdkScope, request }) => {
       refusePrototypeKeys(body)
-      metrics.report(sdkScope, body)
+      metrics.report(sdkScope, body, callerAddress(request))
       return noContent(202)
     }, {
       auth: CLIENT,
@@ -62,9 +64,9 @@ export function metricsController(metrics: MetricsService, auth: Authorization) 
       response: { 202: t.Void({ description: 'Accepted; no body' }), ...bodyErrors() },
       detail: { operationId: 'registerClientMetrics', summary: 'An SDK reports how often flags were evaluated', tags: ['Client'], description: `appName is required. ${COUNTED}` },
     })
-    .post('/api/frontend/client/register', ({ body, sdkScope }) => {
+    .post('/api/frontend/client/register', ({ body, sdkScope, request }) => {
       refusePrototypeKeys(body)
-      metrics.register(sdkScope, body)
+      metrics.register(sdkScope, body, callerAddress(request))
       return noContent(200)
     }, {
       auth: FRONTEND,
@@ -72,9 +74,9 @@ export function metricsController(metrics: MetricsService, auth: Authorization) 
       response: { 200: t.Void({ description: 'Recorded; no body' }), ...bodyErrors() },
       detail: { operationId: 'registerFrontendClient', summary: 'A frontend SDK announces itself', tags: ['Frontend API'], description: `For frontend tokens. ${REGISTERED}` },
     })
-    .post('/api/frontend/client/metrics', ({ body, sdkScope }) => {
+    .post('/api/frontend/client/metrics', ({ body, sdkScope, request }) => {
       refusePrototypeKeys(body)
-      metrics.report(sdkScope, body)
+      metrics.report(sdkScope, body, callerAddress(request))
       return noContent(200)
     }, {
       auth: FRONTEND,

@@ -42,12 +42,20 @@ export const ApplicationRecordSchema = Type.Object({
 })
 export type ApplicationRecord = Static<typeof ApplicationRecordSchema>
 
-/** One running instance of an application. Keyed by instanceKey(). */
+/**
+ * One running instance of an application in one environment, as Unleash keys its client_instances
+ * (an instance reporting with tokens of two environments is two instances). Keyed by instanceKey().
+ */
 export const InstanceRecordSchema = Type.Object({
   appName: Type.String(),
   instanceId: Type.String(),
   sdkVersion: Type.Union([Type.String(), Type.Null()]),
   environment: Type.String(),
+  /**
+   * The address of its last registration or report (see http/request-log.ts callerAddress), null
+   * when unknown. Optional: records written before it was kept have none.
+   */
+  clientIp: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   createdAt: Timestamp,
   lastSeen: Timestamp,
 })
@@ -56,7 +64,8 @@ export type InstanceRecord = Static<typeof InstanceRecordSchema>
 /** Flag and environment names cannot hold `|` (they are URL-safe names); the appName, which can, comes last. */
 export const usageKey = (row: Pick<UsageRowRecord, 'timestamp' | 'environment' | 'featureName' | 'appName'>) =>
   `${row.timestamp}|${row.environment}|${row.featureName}|${row.appName}`
-export const instanceKey = (appName: string, instanceId: string) => JSON.stringify([appName, instanceId])
+/** Records written before instances were kept per environment are keyed without it; the registry re-keys them at load. */
+export const instanceKey = (appName: string, instanceId: string, environment: string) => JSON.stringify([appName, instanceId, environment])
 
 // All four start empty in a data directory made before metrics were kept.
 export const usageCollection = defineCollection('flagUsage', UsageRowRecordSchema, { addedLater: true })

@@ -80,7 +80,7 @@ export class MetricsService implements LastSeenSource {
     flushMs = DEFAULT_FLUSH_MS,
   ) {
     this.usage = new UsageTable(Object.values(store.state.flagUsage))
-    this.registry = new AppRegistry(Object.values(store.state.clientApplications), Object.values(store.state.clientInstances))
+    this.registry = new AppRegistry(Object.values(store.state.clientApplications), Object.entries(store.state.clientInstances))
     store.watch('flagLastSeen', (key) => {
       for (const listener of this.seenListeners) listener(key)
     })
@@ -95,8 +95,11 @@ export class MetricsService implements LastSeenSource {
     })
   }
 
-  /** Counts one metrics report of an SDK whose token has `scope`. Flags unknown or outside the scope are dropped. */
-  report(scope: SdkScope, body: MetricsBody): void {
+  /**
+   * Counts one metrics report of an SDK whose token has `scope`, sent from `clientIp` (null: unknown).
+   * Flags unknown or outside the scope are dropped.
+   */
+  report(scope: SdkScope, body: MetricsBody, clientIp: string | null): void {
     const counts = readToggles(body.bucket?.toggles ?? {})
     const now = new Date()
     const hour = hourOf(now)
@@ -113,13 +116,13 @@ export class MetricsService implements LastSeenSource {
       if (!environments) this.pendingSeen.set(name, (environments = new Map()))
       environments.set(scope.environment, time)
     }
-    this.registry.seen({ appName: body.appName, instanceId: body.instanceId || DEFAULT_INSTANCE, environment: scope.environment, projects: scope.projects }, time)
+    this.registry.seen({ appName: body.appName, instanceId: body.instanceId || DEFAULT_INSTANCE, environment: scope.environment, projects: scope.projects, clientIp }, time)
   }
 
-  /** Records an SDK's registration: its application and instance, in the token's environment. */
-  register(scope: SdkScope, body: RegistrationBody): void {
+  /** Records an SDK's registration, sent from `clientIp`: its application and instance, in the token's environment. */
+  register(scope: SdkScope, body: RegistrationBody, clientIp: string | null): void {
     const registration = { sdkVersion: body.sdkVersion ?? null, strategies: body.strategies ?? [] }
-    const sighting = { appName: body.appName, instanceId: body.instanceId || DEFAULT_INSTANCE, environment: scope.environment, projects: scope.projects, registration }
+    const sighting = { appName: body.appName, instanceId: body.instanceId || DEFAULT_INSTANCE, environment: scope.environment, projects: scope.projects, clientIp, registration }
     this.registry.seen(sighting, new Date().toISOString())
   }
 
@@ -240,7 +243,7 @@ export class MetricsService implements LastSeenSource {
     const instances = this.registry
       .instancesOf(appName)
       .sort((a, b) => b.lastSeen.localeCompare(a.lastSeen))
-      .map((instance) => ({ ...instance }))
+      .map((instance) => ({ ...instance, clientIp: instance.clientIp ?? null }))
     return { appName, createdAt: app.createdAt, strategies, instances, seenToggles, links: { self: `/api/applications/${encodeURIComponent(appName)}` } }
   }
 
