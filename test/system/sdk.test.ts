@@ -97,5 +97,7 @@ test('unleash-client reads and evaluates the flags, and sees a change on its nex
   const application = await admin(base, 'GET', '/api/admin/metrics/applications/sdk-test')
   expect(application.instances).toHaveLength(1)
   expect(application.instances[0].sdkVersion).toMatch(/^unleash-node-sdk:\d+\.\d+\.\d+$/)
+  // The socket's peer: the SDK runs on this machine.
+  expect(application.instances[0].clientIp).toMatch(/^(127\.0\.0\.1|::1|::ffff:127\.0\.0\.1)$/)
   expect(application.strategies.map((strategy: { name: string }) => strategy.name)).toContain('flexibleRollout')
 }, 30_000)
