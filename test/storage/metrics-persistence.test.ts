@@ -13,8 +13,11 @@ import { realFileSystem, type FileSystem } from '../../src/storage/files'
 class CountingFileSystem implements FileSystem {
   opened: string[] = []
   full = false
+  /** While set, every open waits for it: a commit then stays on its way to disk. */
+  gate: Promise<void> | null = null
   async open(path: string, flags: 'a' | 'w' | 'r+') {
     this.opened.push(path)
+    if (this.gate) await this.gate
     if (this.full) throw Object.assign(new Error('ENOSPC: injected'), { code: 'ENOSPC' })
     return realFileSystem.open(path, flags)
   }
@@ -128,5 +131,32 @@ describe('SDK metrics on disk', () => {
     await close(api)
     const again = await open(dir)
     expect(Object.values(again.services.store.state.flagUsage).map((row) => row.yes)).toEqual([4])
+  })
+
+  test('a report that arrives while a flush waits its turn is committed whole by it: its count with its lastSeenAt and application', async () => {
+    const dir = newDir()
+    const fs = new CountingFileSystem()
+    const api = await open(dir, fs)
+    await api.newFlag('default', 'alpha')
+    const token = await clientToken(api, 'sdk')
+    let release!: () => void
+    fs.gate = new Promise((resolve) => (release = resolve))
+    // A write on its way to disk: the flush queues behind it, and the report is counted meanwhile.
+    const write = api.newFlag('default', 'beta')
+    await Bun.sleep(10)
+    // Something to flush, so that the flush goes to the store (and waits there).
+    expectOk(await api.post('/api/client/register', { appName: 'web', instanceId: 'pod-1' }, { token }), 202)
+    const flush = api.services.metrics.flush()
+    await Bun.sleep(10)
+    expectOk(await report(api, token, 'web', { alpha: { yes: 3, no: 1 } }), 202)
+    fs.gate = null
+    release()
+    await write
+    await flush
+    const state = api.services.store.state
+    expect(Object.values(state.flagUsage).map((row) => [row.featureName, row.yes, row.no])).toEqual([['alpha', 3, 1]])
+    expect(Object.keys(state.flagLastSeen[`alpha`]?.environments ?? {})).toEqual(['development'])
+    expect(Object.keys(state.clientApplications)).toEqual(['web'])
+    expect((await api.getFlag('default', 'alpha')).body.lastSeenAt).not.toBeNull()
   })
 })

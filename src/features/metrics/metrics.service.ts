@@ -133,17 +133,21 @@ export class MetricsService implements LastSeenSource {
     const now = new Date()
     this.usage.prune(hourOf(new Date(now.getTime() - USAGE_LIMITS.hoursKept * HOUR_MS)))
     this.registry.expire(ago(now, APPLICATION_LIMITS.instanceHours * HOUR_MS), ago(now, APPLICATION_LIMITS.applicationDays * 24 * HOUR_MS))
-    const seen = this.pendingSeen
-    const deleted = [...this.deletedFlags].filter((name) => this.store.reader.get('flagLastSeen', name))
-    this.pendingSeen = new Map()
-    this.deletedFlags = new Set()
-    if (!this.usage.hasChanges && !this.registry.hasChanges && seen.size === 0 && deleted.length === 0) return
+    if (!this.usage.hasChanges && !this.registry.hasChanges && this.pendingSeen.size === 0 && this.deletedFlags.size === 0) return
     let usage: ReturnType<UsageTable['takeChanges']> | undefined
     let apps: ReturnType<AppRegistry['takeChanges']> | undefined
+    let seen = new Map<string, Map<string, string>>()
+    let deleted: string[] = []
     try {
       await this.store.transact(SYSTEM_ACTOR, (tx) => {
+        // Everything is taken here, at once: reports keep arriving while the transaction waits its
+        // turn, and a row committed without the lastSeenAt of the same report would be half there.
         usage = this.usage.takeChanges()
         apps = this.registry.takeChanges()
+        seen = this.pendingSeen
+        this.pendingSeen = new Map()
+        deleted = [...this.deletedFlags].filter((name) => tx.get('flagLastSeen', name))
+        this.deletedFlags = new Set()
         const put = new Set<string>()
         for (const row of usage.put) {
           const key = usageKey(row)
