@@ -26,7 +26,7 @@ async function start(dataDir: string) {
   const base = `http://127.0.0.1:${port}`
   for (let i = 0; i < 200 && !(await fetch(`${base}/ready`).then((r) => r.ok, () => false)); i++) await Bun.sleep(25)
   const admin = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(base + path, { method, headers: { authorization: SECRET, 'content-type': 'application/json' }, body: body && JSON.stringify(body) })
+    const response = await fetch(base + path, { method, headers: { authorization: SECRET, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
     if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`)
     return response.json()
   }
