@@ -3,7 +3,7 @@
  * restart (counts, lastSeenAt, applications), and a batch that cannot be written is kept for the next.
  */
 import { afterEach, describe, expect, test } from 'bun:test'
-import { readFileSync } from 'node:fs'
+import { appendFileSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Api, expectOk, makeApi, tempDir } from '../helpers'
 import { EVENTS_FILE, JOURNAL_FILE } from '../../src/services'
@@ -39,8 +39,8 @@ function newDir(): string {
   return dir.path
 }
 
-async function open(dataDir: string, fs?: FileSystem): Promise<Api> {
-  const api = await makeApi({ dataDir, fs })
+async function open(dataDir: string, fs?: FileSystem, metricsFlushMs?: number): Promise<Api> {
+  const api = await makeApi({ dataDir, fs, metricsFlushMs })
   apis.push(api)
   return api
 }
@@ -158,5 +158,32 @@ describe('SDK metrics on disk', () => {
     expect(Object.keys(state.flagLastSeen[`alpha`]?.environments ?? {})).toEqual(['development'])
     expect(Object.keys(state.clientApplications)).toEqual(['web'])
     expect((await api.getFlag('default', 'alpha')).body.lastSeenAt).not.toBeNull()
+  })
+
+  test('a flush of thousands of rows (a journal line of megabytes, read in many chunks) is replayed whole after a crash; a torn line after it is cut', async () => {
+    const dir = newDir()
+    const first = await open(dir, undefined, 3_600_000)
+    const flags = Array.from({ length: 200 }, (_, i) => `flag-${i}`)
+    for (const name of flags) await first.newFlag('default', name)
+    const token = await clientToken(first, 'sdk')
+    // Variant names of several bytes a character, so that chunk boundaries fall inside characters.
+    const variants = { 'größe-ü': 1, 'vert-é': 2, '緑': 3 }
+    const toggles = Object.fromEntries(flags.map((name) => [name, { yes: 2, no: 1, variants }]))
+    for (let app = 0; app < 40; app++) expectOk(await report(first, token, `app-${app}`, toggles), 202)
+    const journalBefore = statSync(join(dir, JOURNAL_FILE)).size
+    await first.services.metrics.flush()
+    const lineBytes = statSync(join(dir, JOURNAL_FILE)).size - journalBefore
+    expect(lineBytes).toBeGreaterThan(1024 * 1024)
+    const usage = (await first.get('/api/admin/client-metrics/features/flag-7')).body
+    // A crash: no close, no checkpoint; the next commit was being written.
+    apis.splice(apis.indexOf(first), 1)
+    first.abandon()
+    appendFileSync(join(dir, JOURNAL_FILE), '{"seq":99,"lastEventId":1,"chan')
+
+    const second = await open(dir)
+    expect(Object.keys(second.services.store.state.flagUsage)).toHaveLength(200 * 40)
+    expect(Object.values(second.services.store.state.flagUsage).every((row) => row.yes === 2 && row.no === 1 && JSON.stringify(row.variants) === JSON.stringify(variants))).toBe(true)
+    expect((await second.get('/api/admin/client-metrics/features/flag-7')).body).toEqual(usage)
+    expect(statSync(join(dir, JOURNAL_FILE)).size).toBe(journalBefore + lineBytes)
   })
 })
