@@ -13,14 +13,16 @@
  *   reported a single flag (the common case: 10,000 instances, 2,000 rows);
  * - the checkpoint written when the store closes (its time, and the size of state.json);
  * - opening the store again (read, check, replay) and building the metrics service's tables from
- *   it, `--runs` times.
+ *   it, `--runs` times;
+ * - reading one journal line of 4, 16 and 64 MiB (storage/files.ts readLines), as a replay does.
  */
-import { statSync } from 'node:fs'
+import { statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { APPLICATION_LIMITS } from '../src/features/metrics/app-registry'
 import { USAGE_LIMITS } from '../src/features/metrics/usage-table'
 import { createServices, JOURNAL_FILE, openStore, STATE_FILE } from '../src/services'
+import { readLines } from '../src/storage/files'
 import { fmt, median, removeDir, seedDataDir, table, tempDataDir } from './lib'
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' } } })
@@ -139,6 +141,22 @@ try {
         ],
       ),
   )
+
+  const lineRows: string[][] = []
+  for (const mib of [4, 16, 64]) {
+    const path = join(dir, 'one-line.jsonl')
+    writeFileSync(path, JSON.stringify({ text: 'x'.repeat(mib * 1048576) }) + '\n')
+    const times: number[] = []
+    for (let run = 0; run < RUNS; run++) {
+      started = performance.now()
+      let length = 0
+      await readLines(path, (text) => void (length += text.length))
+      times.push(performance.now() - started)
+      if (length < mib * 1048576) throw new Error('short line')
+    }
+    lineRows.push([`read one line of ${mib} MiB, median of ${RUNS}`, `${fmt(median(times), 0)} ms`])
+  }
+  console.log('\n' + table(['scenario', 'measured'], lineRows))
 } finally {
   removeDir(dir)
 }

@@ -2,7 +2,7 @@
  * SDK metrics on a real data directory: no file is written per request, the batches survive a
  * restart (counts, lastSeenAt, applications), and a batch that cannot be written is kept for the next.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
 import { appendFileSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Api, expectOk, makeApi, tempDir } from '../helpers'
@@ -29,6 +29,7 @@ class CountingFileSystem implements FileSystem {
 const dirs: { remove(): void }[] = []
 const apis: Api[] = []
 afterEach(async () => {
+  setSystemTime()
   for (const api of apis.splice(0)) await api.close().catch(() => api.abandon())
   for (const dir of dirs.splice(0)) dir.remove()
 })
@@ -185,5 +186,67 @@ describe('SDK metrics on disk', () => {
     expect(Object.values(second.services.store.state.flagUsage).every((row) => row.yes === 2 && row.no === 1 && JSON.stringify(row.variants) === JSON.stringify(variants))).toBe(true)
     expect((await second.get('/api/admin/client-metrics/features/flag-7')).body).toEqual(usage)
     expect(statSync(join(dir, JOURNAL_FILE)).size).toBe(journalBefore + lineBytes)
+  })
+
+  test("an instance's and an application's lastSeen alone is written at most every 5 minutes; anything else at the next flush, and all of it at a clean stop", async () => {
+    const dir = newDir()
+    const api = await open(dir, undefined, 3_600_000)
+    await api.newFlag('default', 'alpha')
+    const token = await clientToken(api, 'sdk')
+    /** Collection and key of every change of the last journal line. */
+    const lastLine = () => {
+      const text = readFileSync(join(dir, JOURNAL_FILE), 'utf8').trimEnd().split('\n')
+      return (JSON.parse(text[text.length - 1]).changes as [string, string, unknown][]).map(([collection, key]) => `${collection} ${key}`).sort()
+    }
+    const register = (sdkVersion: string) => api.post('/api/client/register', { appName: 'web', instanceId: 'pod-1', sdkVersion, strategies: ['default'] }, { token })
+    const instance = async () => (await api.get<{ instances: { instanceId: string; sdkVersion: string; lastSeen: string }[] }>('/api/admin/metrics/applications/web')).body.instances[0]
+    const start = new Date('2026-11-23T10:00:00.000Z')
+    const at = (seconds: number) => setSystemTime(new Date(start.getTime() + seconds * 1000))
+    const flushed = async () => {
+      const before = lines(dir, JOURNAL_FILE)
+      await api.services.metrics.flush()
+      return lines(dir, JOURNAL_FILE) - before
+    }
+    const row = 'flagUsage 2026-11-23T10:00:00.000Z|development|alpha|web'
+    const both = ['clientApplications web', 'clientInstances ["web","pod-1"]']
+
+    at(0)
+    expectOk(await register('sdk:1.0.0'), 202)
+    expect(await flushed()).toBe(1)
+    expect(lastLine()).toEqual(both)
+
+    at(10)
+    expectOk(await report(api, token, 'web', { alpha: { yes: 1, no: 0 } }), 202)
+    expect(await flushed()).toBe(1)
+    // The count and the flag's lastSeenAt, not the instance (web-1 is new: it is written).
+    expect(lastLine()).toEqual(['clientInstances ["web","web-1"]', 'flagLastSeen alpha', row])
+    at(20)
+    expectOk(await register('sdk:1.0.0'), 202)
+    expect(await flushed()).toBe(0)
+    expect((await instance()).lastSeen).toBe('2026-11-23T10:00:20.000Z')
+
+    // Something besides lastSeen changed: written at the next flush.
+    at(30)
+    expectOk(await register('sdk:1.1.0'), 202)
+    expect(await flushed()).toBe(1)
+    expect(lastLine()).toEqual(both)
+
+    // Five minutes after it was written, lastSeen alone is written too.
+    at(40)
+    expectOk(await register('sdk:1.1.0'), 202)
+    expect(await flushed()).toBe(0)
+    at(30 + 300)
+    expectOk(await register('sdk:1.1.0'), 202)
+    expect(await flushed()).toBe(1)
+    expect(lastLine()).toEqual(both)
+
+    // A clean stop writes what was left for later: a restart shows the same instances and applications.
+    at(400)
+    expectOk(await register('sdk:1.1.0'), 202)
+    const shown = (await api.get('/api/admin/metrics/applications/web')).body
+    expect((await instance()).lastSeen).toBe('2026-11-23T10:06:40.000Z')
+    await close(api)
+    const again = await open(dir)
+    expect((await again.get('/api/admin/metrics/applications/web')).body).toEqual(shown)
   })
 })

@@ -91,7 +91,7 @@ export class MetricsService implements LastSeenSource {
     this.timer.unref?.()
     store.beforeClose(() => {
       clearInterval(this.timer)
-      return this.flush()
+      return this.flush(true)
     })
   }
 
@@ -123,17 +123,21 @@ export class MetricsService implements LastSeenSource {
     this.registry.seen(sighting, new Date().toISOString())
   }
 
-  /** Commits what changed since the last flush, in one transaction without events. */
-  flush(): Promise<void> {
-    this.flushes = this.flushes.then(() => this.write())
+  /**
+   * Commits what changed since the last flush, in one transaction without events. `final` (when
+   * the store closes) also writes the instances' and applications' `lastSeen` values that are left
+   * for later while they were written recently (APPLICATION_LIMITS.lastSeenWriteMs).
+   */
+  flush(final = false): Promise<void> {
+    this.flushes = this.flushes.then(() => this.write(final))
     return this.flushes
   }
 
-  private async write(): Promise<void> {
+  private async write(final: boolean): Promise<void> {
     const now = new Date()
     this.usage.prune(hourOf(new Date(now.getTime() - USAGE_LIMITS.hoursKept * HOUR_MS)))
     this.registry.expire(ago(now, APPLICATION_LIMITS.instanceHours * HOUR_MS), ago(now, APPLICATION_LIMITS.applicationDays * 24 * HOUR_MS))
-    if (!this.usage.hasChanges && !this.registry.hasChanges && this.pendingSeen.size === 0 && this.deletedFlags.size === 0) return
+    if (!this.usage.hasChanges && !this.registry.hasChanges(final) && this.pendingSeen.size === 0 && this.deletedFlags.size === 0) return
     let usage: ReturnType<UsageTable['takeChanges']> | undefined
     let apps: ReturnType<AppRegistry['takeChanges']> | undefined
     let seen = new Map<string, Map<string, string>>()
@@ -143,7 +147,7 @@ export class MetricsService implements LastSeenSource {
         // Everything is taken here, at once: reports keep arriving while the transaction waits its
         // turn, and a row committed without the lastSeenAt of the same report would be half there.
         usage = this.usage.takeChanges()
-        apps = this.registry.takeChanges()
+        apps = this.registry.takeChanges(final)
         seen = this.pendingSeen
         this.pendingSeen = new Map()
         deleted = [...this.deletedFlags].filter((name) => tx.get('flagLastSeen', name))
