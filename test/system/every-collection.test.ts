@@ -11,7 +11,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { COLLECTIONS, JOURNAL_FILE, openStore, STATE_FILE } from '../../src/services'
 import { StoreLoadError } from '../../src/storage/files'
-import { ADMIN_SECRET, expectOk, freePort, makeApi, tempDir, type Api } from '../helpers'
+import { ADMIN_SECRET, expectOk, freePort, makeApi, tempDir, type Api, type FlagListBody } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const dir = tempDir('every-collection-')
@@ -87,7 +87,7 @@ test('a backup taken while the service runs restores every collection record for
 })
 
 /** A data directory as a version before tag types, flag types, context fields and SDK metrics left it. */
-async function olderDataDir(): Promise<{ path: string; flags: unknown }> {
+async function olderDataDir(): Promise<{ path: string; flags: FlagListBody }> {
   const path = newDir()
   const api = await makeApi({ dataDir: path })
   expectOk(await api.createFlag('default', 'legacy', { description: 'made before metrics' }), 201)
@@ -103,7 +103,7 @@ async function olderDataDir(): Promise<{ path: string; flags: unknown }> {
   return { path, flags }
 }
 
-async function expectSeededAndWritable(dataDir: string, flags: unknown) {
+async function expectSeededAndWritable(dataDir: string, flags: FlagListBody) {
   const api = await makeApi({ dataDir })
   try {
     expect((await api.listFlags('default')).body).toEqual(flags)
