@@ -249,4 +249,29 @@ describe('SDK metrics on disk', () => {
     const again = await open(dir)
     expect((await again.get('/api/admin/metrics/applications/web')).body).toEqual(shown)
   })
+
+  test('a flag deleted just before a crash, its lastSeenAt not yet flushed away, loses it at the first flush after the restart', async () => {
+    const dir = newDir()
+    const first = await open(dir, undefined, 3_600_000)
+    await first.newFlag('default', 'alpha')
+    await first.newFlag('default', 'beta')
+    const token = await clientToken(first, 'sdk')
+    expectOk(await report(first, token, 'web', { alpha: { yes: 1, no: 0 }, beta: { yes: 1, no: 0 } }), 202)
+    await first.services.metrics.flush()
+    expect(Object.keys(first.services.store.state.flagLastSeen).sort()).toEqual(['alpha', 'beta'])
+    expectOk(await first.delete('/api/admin/projects/default/features/alpha'), 202)
+    expectOk(await first.delete('/api/admin/archive/alpha'), 200)
+    // The crash comes before the next flush.
+    apis.splice(apis.indexOf(first), 1)
+    first.abandon()
+
+    const second = await open(dir, undefined, 3_600_000)
+    expect(Object.keys(second.services.store.state.flagLastSeen).sort()).toEqual(['alpha', 'beta'])
+    await second.services.metrics.flush()
+    expect(Object.keys(second.services.store.state.flagLastSeen)).toEqual(['beta'])
+    // Made again under the same name, it starts unseen.
+    await second.newFlag('default', 'alpha')
+    expect((await second.getFlag('default', 'alpha')).body.lastSeenAt).toBeNull()
+    expect((await second.getFlag('default', 'beta')).body.lastSeenAt).not.toBeNull()
+  })
 })

@@ -87,6 +87,12 @@ export class MetricsService implements LastSeenSource {
     store.watch('flags', (key, _before, after) => {
       if (!after) this.deletedFlags.add(key)
     })
+    // A flag deleted after the last flush before a crash left its lastSeen record behind (the
+    // deletion is flushed with the metrics): found here, removed at the first flush.
+    for (const [name, record] of Object.entries(store.state.flagLastSeen)) {
+      const flag = Object.hasOwn(store.state.flags, name) ? store.state.flags[name] : undefined
+      if (!flag || flag.createdAt !== record.flagCreatedAt) this.deletedFlags.add(name)
+    }
     this.timer = setInterval(() => void this.flush(), flushMs)
     this.timer.unref?.()
     store.beforeClose(() => {
