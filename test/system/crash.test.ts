@@ -120,7 +120,8 @@ async function sdk(base: string, token: string, id: number, seed: number, posted
 
 /** The state the files hold now (checkpoint and complete journal lines), read as a restart reads it; read again if a checkpoint was written meanwhile. */
 function durableState(dataDir: string): StateDoc {
-  for (;;) {
+  for (let attempt = 0; ; attempt++) {
+    if (attempt === 100) throw new Error(`${dataDir}: the journal never followed on from state.json`)
     const state = JSON.parse(readFileSync(join(dataDir, STATE_FILE), 'utf8')) as StateDoc
     const text = readFileSync(join(dataDir, JOURNAL_FILE), 'utf8')
     const entries = text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as JournalEntry)
