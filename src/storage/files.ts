@@ -224,25 +224,33 @@ export async function readLines(
   const file = Bun.file(path)
   if (!(await file.exists())) return 0
   const decoder = new TextDecoder('utf-8', { fatal: true })
-  let carry: Uint8Array = new Uint8Array(0)
+  // The start of a line that runs over chunks is kept as a list and joined once, when its end
+  // comes: joining it to every chunk would copy a line of n chunks n times (a flush of SDK metrics
+  // at their caps, or a large import, makes journal lines of tens of megabytes).
+  let carry: Uint8Array[] = []
   let offset = 0
   let lineNumber = 0
   for await (const chunk of file.stream()) {
-    const bytes: Uint8Array = carry.length === 0 ? chunk : Buffer.concat([carry, chunk])
     let start = 0
-    for (let newline = bytes.indexOf(0x0a, start); newline !== -1; newline = bytes.indexOf(0x0a, start)) {
+    for (let newline = chunk.indexOf(0x0a, start); newline !== -1; newline = chunk.indexOf(0x0a, start)) {
       lineNumber++
+      let bytes = chunk.subarray(start, newline)
+      if (carry.length > 0) {
+        carry.push(bytes)
+        bytes = Buffer.concat(carry)
+        carry = []
+      }
       let text: string
       try {
-        text = decoder.decode(bytes.subarray(start, newline))
+        text = decoder.decode(bytes)
       } catch {
         throw new StoreLoadError(path, `line ${lineNumber} is not valid UTF-8`)
       }
-      offset += newline + 1 - start
+      offset += bytes.length + 1
       if (onLine(text, lineNumber, offset) === false) return offset
       start = newline + 1
     }
-    carry = bytes.subarray(start)
+    if (start < chunk.length) carry.push(chunk.subarray(start))
   }
   return offset
 }

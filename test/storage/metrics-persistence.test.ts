@@ -2,8 +2,8 @@
  * SDK metrics on a real data directory: no file is written per request, the batches survive a
  * restart (counts, lastSeenAt, applications), and a batch that cannot be written is kept for the next.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
-import { readFileSync } from 'node:fs'
+import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
+import { appendFileSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Api, expectOk, makeApi, tempDir } from '../helpers'
 import { EVENTS_FILE, JOURNAL_FILE } from '../../src/services'
@@ -13,8 +13,11 @@ import { realFileSystem, type FileSystem } from '../../src/storage/files'
 class CountingFileSystem implements FileSystem {
   opened: string[] = []
   full = false
+  /** While set, every open waits for it: a commit then stays on its way to disk. */
+  gate: Promise<void> | null = null
   async open(path: string, flags: 'a' | 'w' | 'r+') {
     this.opened.push(path)
+    if (this.gate) await this.gate
     if (this.full) throw Object.assign(new Error('ENOSPC: injected'), { code: 'ENOSPC' })
     return realFileSystem.open(path, flags)
   }
@@ -26,6 +29,7 @@ class CountingFileSystem implements FileSystem {
 const dirs: { remove(): void }[] = []
 const apis: Api[] = []
 afterEach(async () => {
+  setSystemTime()
   for (const api of apis.splice(0)) await api.close().catch(() => api.abandon())
   for (const dir of dirs.splice(0)) dir.remove()
 })
@@ -36,8 +40,8 @@ function newDir(): string {
   return dir.path
 }
 
-async function open(dataDir: string, fs?: FileSystem): Promise<Api> {
-  const api = await makeApi({ dataDir, fs })
+async function open(dataDir: string, fs?: FileSystem, metricsFlushMs?: number): Promise<Api> {
+  const api = await makeApi({ dataDir, fs, metricsFlushMs })
   apis.push(api)
   return api
 }
@@ -133,5 +137,146 @@ describe('SDK metrics on disk', () => {
     await close(api)
     const again = await open(dir)
     expect(Object.values(again.services.store.state.flagUsage).map((row) => row.yes)).toEqual([4])
+  })
+
+  test('a report that arrives while a flush waits its turn is committed whole by it: its count with its lastSeenAt and application', async () => {
+    const dir = newDir()
+    const fs = new CountingFileSystem()
+    const api = await open(dir, fs)
+    await api.newFlag('default', 'alpha')
+    const token = await clientToken(api, 'sdk')
+    let release!: () => void
+    fs.gate = new Promise((resolve) => (release = resolve))
+    // A write on its way to disk: the flush queues behind it, and the report is counted meanwhile.
+    const write = api.newFlag('default', 'beta')
+    await Bun.sleep(10)
+    // Something to flush, so that the flush goes to the store (and waits there).
+    expectOk(await api.post('/api/client/register', { appName: 'web', instanceId: 'pod-1' }, { token }), 202)
+    const flush = api.services.metrics.flush()
+    await Bun.sleep(10)
+    expectOk(await report(api, token, 'web', { alpha: { yes: 3, no: 1 } }), 202)
+    fs.gate = null
+    release()
+    await write
+    await flush
+    const state = api.services.store.state
+    expect(Object.values(state.flagUsage).map((row) => [row.featureName, row.yes, row.no])).toEqual([['alpha', 3, 1]])
+    expect(Object.keys(state.flagLastSeen[`alpha`]?.environments ?? {})).toEqual(['development'])
+    expect(Object.keys(state.clientApplications)).toEqual(['web'])
+    expect((await api.getFlag('default', 'alpha')).body.lastSeenAt).not.toBeNull()
+  })
+
+  test('a flush of thousands of rows (a journal line of megabytes, read in many chunks) is replayed whole after a crash; a torn line after it is cut', async () => {
+    const dir = newDir()
+    const first = await open(dir, undefined, 3_600_000)
+    const flags = Array.from({ length: 200 }, (_, i) => `flag-${i}`)
+    for (const name of flags) await first.newFlag('default', name)
+    const token = await clientToken(first, 'sdk')
+    // Variant names of several bytes a character, so that chunk boundaries fall inside characters.
+    const variants = { 'größe-ü': 1, 'vert-é': 2, '緑': 3 }
+    const toggles = Object.fromEntries(flags.map((name) => [name, { yes: 2, no: 1, variants }]))
+    for (let app = 0; app < 40; app++) expectOk(await report(first, token, `app-${app}`, toggles), 202)
+    const journalBefore = statSync(join(dir, JOURNAL_FILE)).size
+    await first.services.metrics.flush()
+    const lineBytes = statSync(join(dir, JOURNAL_FILE)).size - journalBefore
+    expect(lineBytes).toBeGreaterThan(1024 * 1024)
+    const usage = (await first.get('/api/admin/client-metrics/features/flag-7')).body
+    // A crash: no close, no checkpoint; the next commit was being written.
+    apis.splice(apis.indexOf(first), 1)
+    first.abandon()
+    appendFileSync(join(dir, JOURNAL_FILE), '{"seq":99,"lastEventId":1,"chan')
+
+    const second = await open(dir)
+    expect(Object.keys(second.services.store.state.flagUsage)).toHaveLength(200 * 40)
+    expect(Object.values(second.services.store.state.flagUsage).every((row) => row.yes === 2 && row.no === 1 && JSON.stringify(row.variants) === JSON.stringify(variants))).toBe(true)
+    expect((await second.get('/api/admin/client-metrics/features/flag-7')).body).toEqual(usage)
+    expect(statSync(join(dir, JOURNAL_FILE)).size).toBe(journalBefore + lineBytes)
+  })
+
+  test("an instance's and an application's lastSeen alone is written at most every 5 minutes; anything else at the next flush, and all of it at a clean stop", async () => {
+    const dir = newDir()
+    const api = await open(dir, undefined, 3_600_000)
+    await api.newFlag('default', 'alpha')
+    const token = await clientToken(api, 'sdk')
+    /** Collection and key of every change of the last journal line. */
+    const lastLine = () => {
+      const text = readFileSync(join(dir, JOURNAL_FILE), 'utf8').trimEnd().split('\n')
+      return (JSON.parse(text[text.length - 1]).changes as [string, string, unknown][]).map(([collection, key]) => `${collection} ${key}`).sort()
+    }
+    const register = (sdkVersion: string) => api.post('/api/client/register', { appName: 'web', instanceId: 'pod-1', sdkVersion, strategies: ['default'] }, { token })
+    const instance = async () => (await api.get<{ instances: { instanceId: string; sdkVersion: string; lastSeen: string }[] }>('/api/admin/metrics/applications/web')).body.instances[0]
+    const start = new Date('2026-11-23T10:00:00.000Z')
+    const at = (seconds: number) => setSystemTime(new Date(start.getTime() + seconds * 1000))
+    const flushed = async () => {
+      const before = lines(dir, JOURNAL_FILE)
+      await api.services.metrics.flush()
+      return lines(dir, JOURNAL_FILE) - before
+    }
+    const row = 'flagUsage 2026-11-23T10:00:00.000Z|development|alpha|web'
+    const both = ['clientApplications web', 'clientInstances ["web","pod-1","development"]']
+
+    at(0)
+    expectOk(await register('sdk:1.0.0'), 202)
+    expect(await flushed()).toBe(1)
+    expect(lastLine()).toEqual(both)
+
+    at(10)
+    expectOk(await report(api, token, 'web', { alpha: { yes: 1, no: 0 } }), 202)
+    expect(await flushed()).toBe(1)
+    // The count and the flag's lastSeenAt, not the instance (web-1 is new: it is written).
+    expect(lastLine()).toEqual(['clientInstances ["web","web-1","development"]', 'flagLastSeen alpha', row])
+    at(20)
+    expectOk(await register('sdk:1.0.0'), 202)
+    expect(await flushed()).toBe(0)
+    expect((await instance()).lastSeen).toBe('2026-11-23T10:00:20.000Z')
+
+    // Something besides lastSeen changed: written at the next flush.
+    at(30)
+    expectOk(await register('sdk:1.1.0'), 202)
+    expect(await flushed()).toBe(1)
+    expect(lastLine()).toEqual(both)
+
+    // Five minutes after it was written, lastSeen alone is written too.
+    at(40)
+    expectOk(await register('sdk:1.1.0'), 202)
+    expect(await flushed()).toBe(0)
+    at(30 + 300)
+    expectOk(await register('sdk:1.1.0'), 202)
+    expect(await flushed()).toBe(1)
+    expect(lastLine()).toEqual(both)
+
+    // A clean stop writes what was left for later: a restart shows the same instances and applications.
+    at(400)
+    expectOk(await register('sdk:1.1.0'), 202)
+    const shown = (await api.get('/api/admin/metrics/applications/web')).body
+    expect((await instance()).lastSeen).toBe('2026-11-23T10:06:40.000Z')
+    await close(api)
+    const again = await open(dir)
+    expect((await again.get('/api/admin/metrics/applications/web')).body).toEqual(shown)
+  })
+
+  test('a flag deleted just before a crash, its lastSeenAt not yet flushed away, loses it at the first flush after the restart', async () => {
+    const dir = newDir()
+    const first = await open(dir, undefined, 3_600_000)
+    await first.newFlag('default', 'alpha')
+    await first.newFlag('default', 'beta')
+    const token = await clientToken(first, 'sdk')
+    expectOk(await report(first, token, 'web', { alpha: { yes: 1, no: 0 }, beta: { yes: 1, no: 0 } }), 202)
+    await first.services.metrics.flush()
+    expect(Object.keys(first.services.store.state.flagLastSeen).sort()).toEqual(['alpha', 'beta'])
+    expectOk(await first.delete('/api/admin/projects/default/features/alpha'), 202)
+    expectOk(await first.delete('/api/admin/archive/alpha'), 200)
+    // The crash comes before the next flush.
+    apis.splice(apis.indexOf(first), 1)
+    first.abandon()
+
+    const second = await open(dir, undefined, 3_600_000)
+    expect(Object.keys(second.services.store.state.flagLastSeen).sort()).toEqual(['alpha', 'beta'])
+    await second.services.metrics.flush()
+    expect(Object.keys(second.services.store.state.flagLastSeen)).toEqual(['beta'])
+    // Made again under the same name, it starts unseen.
+    await second.newFlag('default', 'alpha')
+    expect((await second.getFlag('default', 'alpha')).body.lastSeenAt).toBeNull()
+    expect((await second.getFlag('default', 'beta')).body.lastSeenAt).not.toBeNull()
   })
 })

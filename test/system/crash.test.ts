@@ -6,13 +6,19 @@
  * all its events) or wholly absent. Some rounds make the server write a checkpoint at every
  * commit (CHECKPOINT_AFTER_BYTES), so that the kill lands while `.state.json.tmp` is being written,
  * between its rename and the journal being emptied, and so on.
+ *
+ * SDKs post metrics throughout (METRICS_FLUSH_MS of 100 ms), so kills also land in flushes. A
+ * flush is a commit: what the files held just before the kill (checkpoint and complete journal
+ * lines) is a lower bound for every count after the restart, and what was posted (answered or not)
+ * the upper bound; a usage row comes with its application, instance and lastSeenAt (one commit).
  */
 import { afterAll, expect, test } from 'bun:test'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { EventsService } from '../../src/features/events/events.service'
-import { openStore } from '../../src/services'
-import type { EventRecord } from '../../src/storage/records'
+import { COLLECTIONS, JOURNAL_FILE, openStore, STATE_FILE } from '../../src/services'
+import { loadedCollection, type EventRecord, type StateDoc } from '../../src/storage/records'
+import { replayJournal, type JournalEntry } from '../../src/storage/state-journal'
 import { seededRandom } from '../random'
 import { tempDir, freePort, ADMIN_SECRET as SECRET } from '../helpers'
 
@@ -20,6 +26,8 @@ const ROOT = join(import.meta.dir, '../..')
 const ROUNDS = 10
 const CHECKPOINT_ROUNDS = 6
 const WRITERS = 8
+const SDKS = 4
+const METRIC_FLAGS = ['metered-0', 'metered-1', 'metered-2']
 
 const dirs: { remove(): void }[] = []
 afterAll(() => dirs.forEach((dir) => dir.remove()))
@@ -28,7 +36,7 @@ async function startServer(dataDir: string, env: Record<string, string>) {
   const port = freePort()
   const server = Bun.spawn([process.execPath, 'src/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, INIT_ADMIN_API_TOKENS: SECRET, ...env },
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, INIT_ADMIN_API_TOKENS: SECRET, METRICS_FLUSH_MS: '100', ...env },
     stdout: 'ignore',
     stderr: 'ignore',
   })
@@ -68,6 +76,70 @@ async function writer(base: string, id: number, acknowledged: Write[]) {
   }
 }
 
+/** Counts per `flag|app`, summed over hours. */
+type Counts = Map<string, { yes: number; no: number; blue: number }>
+
+/** Flags for the SDKs to report, and a client token; made before the kill can land. */
+async function setUpMetrics(base: string): Promise<string> {
+  const post = async (path: string, body: unknown) => {
+    const response = await fetch(base + path, { method: 'POST', headers: { authorization: SECRET, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    if (response.status >= 300) throw new Error(`${path}: ${response.status} ${await response.text()}`)
+    return response.json()
+  }
+  for (const name of METRIC_FLAGS) await post('/api/admin/projects/default/features', { name })
+  return (await post('/api/admin/api-tokens', { tokenName: 'crash-sdk', type: 'client', projects: ['*'], environment: 'development' })).secret
+}
+
+/** One SDK: reports and registrations until the server dies; `posted` counts every report sent, answered or not. */
+async function sdk(base: string, token: string, id: number, seed: number, posted: Counts) {
+  const random = seededRandom(seed)
+  const headers = { authorization: token, 'content-type': 'application/json' }
+  const appName = `app-${id % 2}`
+  for (let i = 0; ; i++) {
+    const toggles: Record<string, { yes: number; no: number; variants: Record<string, number> }> = {}
+    for (const flag of random.some(METRIC_FLAGS)) {
+      const counts = { yes: random.int(0, 5), no: random.int(1, 3), variants: { blue: random.int(0, 2) } }
+      toggles[flag] = counts
+      const key = `${flag}|${appName}`
+      const sum = posted.get(key) ?? { yes: 0, no: 0, blue: 0 }
+      posted.set(key, { yes: sum.yes + counts.yes, no: sum.no + counts.no, blue: sum.blue + counts.variants.blue })
+    }
+    const [path, body] =
+      i % 10 === 0
+        ? ['/api/client/register', { appName, instanceId: `sdk-${id}`, sdkVersion: 'crash-test:1.0.0', strategies: ['default'], started: new Date().toISOString(), interval: 100 }]
+        : ['/api/client/metrics', { appName, instanceId: `sdk-${id}`, bucket: { start: new Date().toISOString(), stop: new Date().toISOString(), toggles } }]
+    try {
+      const response = await fetch(base + path, { method: 'POST', headers, body: JSON.stringify(body) })
+      if (response.status !== 202) throw new Error(`${path}: ${response.status} ${await response.text()}`)
+    } catch (error) {
+      if (error instanceof Error && error.message.startsWith(path)) throw error
+      return
+    }
+  }
+}
+
+/** The state the files hold now (checkpoint and complete journal lines), read as a restart reads it; read again if a checkpoint was written meanwhile. */
+function durableState(dataDir: string): StateDoc {
+  for (let attempt = 0; ; attempt++) {
+    if (attempt === 100) throw new Error(`${dataDir}: the journal never followed on from state.json`)
+    const state = JSON.parse(readFileSync(join(dataDir, STATE_FILE), 'utf8')) as StateDoc
+    const text = readFileSync(join(dataDir, JOURNAL_FILE), 'utf8')
+    const entries = text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as JournalEntry)
+    for (const definition of COLLECTIONS) state[definition.name] = loadedCollection(definition, state[definition.name]) as never
+    if (replayJournal(state, entries)) return state
+  }
+}
+
+function usageCounts(state: Pick<StateDoc, 'flagUsage'>): Counts {
+  const counts: Counts = new Map()
+  for (const row of Object.values(state.flagUsage)) {
+    const key = `${row.featureName}|${row.appName}`
+    const sum = counts.get(key) ?? { yes: 0, no: 0, blue: 0 }
+    counts.set(key, { yes: sum.yes + row.yes, no: sum.no + row.no, blue: sum.blue + (row.variants.blue ?? 0) })
+  }
+  return counts
+}
+
 async function reopen(dataDir: string) {
   const store = await openStore(dataDir)
   const events: EventRecord[] = []
@@ -79,6 +151,8 @@ async function reopen(dataDir: string) {
 }
 
 /** Kills the server `rounds` times at a random moment and checks what a restart finds. Returns how often the kill caught a checkpoint's temp file. */
+const metricsRounds: string[] = []
+
 async function killRounds(rounds: number, seed: number, env: Record<string, string>): Promise<number> {
   const random = seededRandom(seed)
   let tempFilesSeen = 0
@@ -86,12 +160,17 @@ async function killRounds(rounds: number, seed: number, env: Record<string, stri
     const dir = tempDir('crash-')
     dirs.push(dir)
     const { server, base } = await startServer(dir.path, env)
+    const token = await setUpMetrics(base)
     const acknowledged: Write[] = []
+    const posted: Counts = new Map()
     const writers = Array.from({ length: WRITERS }, (_, id) => writer(base, id, acknowledged))
-    await Bun.sleep(random.int(30, 300))
+    const sdks = Array.from({ length: SDKS }, (_, id) => sdk(base, token, id, seed + round * SDKS + id, posted))
+    await Bun.sleep(random.int(150, 450))
+    // Read just before the kill: every count in it is durable, so the restart must find at least as much.
+    const flushed = durableState(dir.path)
     server.kill('SIGKILL')
     await server.exited
-    await Promise.all(writers)
+    await Promise.all([...writers, ...sdks])
     if (existsSync(join(dir.path, '.state.json.tmp'))) tempFilesSeen++
     const context = `round ${round}, ${JSON.stringify(env)}, ${acknowledged.length} acknowledged writes`
 
@@ -130,12 +209,41 @@ async function killRounds(rounds: number, seed: number, env: Record<string, stri
     for (const event of events) {
       if (event.featureName) expect({ context, event: event.id, flagExists: event.featureName in state.flags }).toEqual({ context, event: event.id, flagExists: true })
     }
+
+    // SDK metrics: between what was flushed before the kill and what was posted, row by row and in sum.
+    for (const [key, row] of Object.entries(flushed.flagUsage)) {
+      const after = state.flagUsage[key]
+      expect({ context, key, yes: after?.yes >= row.yes, no: after?.no >= row.no, blue: (after?.variants.blue ?? 0) >= (row.variants.blue ?? 0) }).toEqual({
+        context,
+        key,
+        yes: true,
+        no: true,
+        blue: true,
+      })
+    }
+    for (const [key, counts] of usageCounts(state)) {
+      const sent = posted.get(key) ?? { yes: 0, no: 0, blue: 0 }
+      expect({ context, key, yes: counts.yes <= sent.yes, no: counts.no <= sent.no, blue: counts.blue <= sent.blue }).toEqual({ context, key, yes: true, no: true, blue: true })
+    }
+    for (const name of Object.keys(flushed.clientInstances)) expect({ context, instance: name, present: name in state.clientInstances }).toEqual({ context, instance: name, present: true })
+    // A row's application, instance and lastSeenAt were committed with it.
+    for (const row of Object.values(state.flagUsage)) {
+      expect({ context, row: row.featureName, app: row.appName in state.clientApplications, seen: state.flagLastSeen[row.featureName]?.environments.development !== undefined }).toEqual({
+        context,
+        row: row.featureName,
+        app: true,
+        seen: true,
+      })
+    }
+    metricsRounds.push(usageCounts(flushed).size > 0 ? 'flushed' : 'none flushed')
   }
   return tempFilesSeen
 }
 
 test(`kill -9 at a random moment under ${WRITERS} concurrent writers, ${ROUNDS} times: nothing acknowledged is lost, nothing is half there`, async () => {
   await killRounds(ROUNDS, 20261121, {})
+  // Most kills come after a flush or more: the lower bound is not vacuous.
+  expect(metricsRounds.filter((outcome) => outcome === 'flushed').length).toBeGreaterThanOrEqual(ROUNDS / 2)
 }, 90_000)
 
 test(`kill -9 under ${WRITERS} concurrent writers with a checkpoint at every commit, ${CHECKPOINT_ROUNDS} times: a kill during a checkpoint loses nothing acknowledged`, async () => {

@@ -87,11 +87,17 @@ export class MetricsService implements LastSeenSource {
     store.watch('flags', (key, _before, after) => {
       if (!after) this.deletedFlags.add(key)
     })
+    // A flag deleted after the last flush before a crash left its lastSeen record behind (the
+    // deletion is flushed with the metrics): found here, removed at the first flush.
+    for (const [name, record] of Object.entries(store.state.flagLastSeen)) {
+      const flag = Object.hasOwn(store.state.flags, name) ? store.state.flags[name] : undefined
+      if (!flag || flag.createdAt !== record.flagCreatedAt) this.deletedFlags.add(name)
+    }
     this.timer = setInterval(() => void this.flush(), flushMs)
     this.timer.unref?.()
     store.beforeClose(() => {
       clearInterval(this.timer)
-      return this.flush()
+      return this.flush(true)
     })
   }
 
@@ -126,27 +132,35 @@ export class MetricsService implements LastSeenSource {
     this.registry.seen(sighting, new Date().toISOString())
   }
 
-  /** Commits what changed since the last flush, in one transaction without events. */
-  flush(): Promise<void> {
-    this.flushes = this.flushes.then(() => this.write())
+  /**
+   * Commits what changed since the last flush, in one transaction without events. `final` (when
+   * the store closes) also writes the instances' and applications' `lastSeen` values that are left
+   * for later while they were written recently (APPLICATION_LIMITS.lastSeenWriteMs).
+   */
+  flush(final = false): Promise<void> {
+    this.flushes = this.flushes.then(() => this.write(final))
     return this.flushes
   }
 
-  private async write(): Promise<void> {
+  private async write(final: boolean): Promise<void> {
     const now = new Date()
     this.usage.prune(hourOf(new Date(now.getTime() - USAGE_LIMITS.hoursKept * HOUR_MS)))
     this.registry.expire(ago(now, APPLICATION_LIMITS.instanceHours * HOUR_MS), ago(now, APPLICATION_LIMITS.applicationDays * 24 * HOUR_MS))
-    const seen = this.pendingSeen
-    const deleted = [...this.deletedFlags].filter((name) => this.store.reader.get('flagLastSeen', name))
-    this.pendingSeen = new Map()
-    this.deletedFlags = new Set()
-    if (!this.usage.hasChanges && !this.registry.hasChanges && seen.size === 0 && deleted.length === 0) return
+    if (!this.usage.hasChanges && !this.registry.hasChanges(final) && this.pendingSeen.size === 0 && this.deletedFlags.size === 0) return
     let usage: ReturnType<UsageTable['takeChanges']> | undefined
     let apps: ReturnType<AppRegistry['takeChanges']> | undefined
+    let seen = new Map<string, Map<string, string>>()
+    let deleted: string[] = []
     try {
       await this.store.transact(SYSTEM_ACTOR, (tx) => {
+        // Everything is taken here, at once: reports keep arriving while the transaction waits its
+        // turn, and a row committed without the lastSeenAt of the same report would be half there.
         usage = this.usage.takeChanges()
-        apps = this.registry.takeChanges()
+        apps = this.registry.takeChanges(final)
+        seen = this.pendingSeen
+        this.pendingSeen = new Map()
+        deleted = [...this.deletedFlags].filter((name) => tx.get('flagLastSeen', name))
+        this.deletedFlags = new Set()
         const put = new Set<string>()
         for (const row of usage.put) {
           const key = usageKey(row)
