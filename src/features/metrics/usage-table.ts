@@ -114,7 +114,8 @@ export class UsageTable {
         Object.keys(row.variants).length < USAGE_LIMITS.variantsPerRow &&
         this.variantCounters < USAGE_LIMITS.variantCounters
       ) {
-        row.variants[name] = count
+        // Defined, not assigned: a variant may be called __proto__ (assigning would set the prototype).
+        Object.defineProperty(row.variants, name, { value: count, writable: true, enumerable: true, configurable: true })
         this.variantCounters++
       }
     }
