@@ -4,7 +4,8 @@
  * flags from the client API, on random flags made through the admin API (every strategy type the
  * SDK knows but the random ones, every operator, inverted and case-insensitive forms, segments,
  * strategy and flag variants with payloads, overrides and stickiness, parents on, off and with
- * variants, a user-defined strategy type) and random contexts. The contexts always carry a
+ * variants, a user-defined strategy type) and random contexts, sent as the POST body and as the
+ * query string of a GET (URLSearchParams, properties at root or as properties[…]). The contexts always carry a
  * sessionId, a remoteAddress and the field variants are sticky on, so that no answer is random.
  */
 import { expect, test } from 'bun:test'
@@ -119,6 +120,17 @@ function context(random: Random) {
   }
 }
 
+/**
+ * The context as the browser SDK writes it in a query string (URLSearchParams: spaces as +), with
+ * properties as properties[name] or, at random, as root fields (which the service moves into properties).
+ */
+function queryOf(sent: ReturnType<typeof context>, random: Random): string {
+  const { properties, ...root } = sent
+  const query = new URLSearchParams(root as Record<string, string>)
+  for (const [name, value] of Object.entries(properties)) query.append(random.chance(0.5) ? `properties[${name}]` : name, value)
+  return query.toString()
+}
+
 /** The toggles that differ between two answers, by name. */
 function differences(ours: string, theirs: string): string {
   const byName = (json: string) => new Map((JSON.parse(json).toggles as { name: string }[]).map((toggle) => [toggle.name, JSON.stringify(toggle)]))
@@ -150,6 +162,11 @@ for (const seed of [1, 2, 3]) {
         listed += response.body.toggles.length
         const expected = sdk.evaluate({ ...sent, properties: Object.assign(Object.create(null), sent.properties) })
         if (response.text !== expected) mismatches.push(`${JSON.stringify(sent)}: ${differences(response.text, expected)}`)
+        // The query form of the same context reads alike.
+        const query = queryOf(sent, random)
+        const viaQuery = await api.get<{ toggles: { name: string }[] }>(`/api/frontend?${query}`, { token: frontend.body.secret })
+        expectOk(viaQuery)
+        if (viaQuery.text !== expected) mismatches.push(`GET ?${query}: ${differences(viaQuery.text, expected)}`)
       }
       expect(mismatches.slice(0, 3)).toEqual([])
       // Not an empty comparison: flags are listed, and not all of them every time.
