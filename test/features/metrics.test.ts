@@ -102,6 +102,22 @@ describe('counting', () => {
     expectError(await usageOf('ghost'), 404, 'NotFoundError', ['ghost'])
   })
 
+  test('counts that would add up past Number.MAX_SAFE_INTEGER stay at it, whole and readable, in memory and after a flush', async () => {
+    await api.newFlag('default', 'alpha')
+    const token = await sdkToken('client')
+    const most = Number.MAX_SAFE_INTEGER
+    for (let i = 0; i < 3; i++) expectOk(await report(token, 'web', { alpha: { yes: most, no: most - 1, variants: { blue: most } } }), 202)
+    expectOk(await report(token, 'web', { alpha: { yes: 1, no: 5, variants: { blue: 1, red: 2 } } }), 202)
+    const check = async () => {
+      const row = (await usageOf('alpha')).body.lastHourUsage[0]
+      expect([row.yes, row.no, row.variants]).toEqual([most, most, { blue: most, red: 2 }])
+    }
+    await check()
+    await api.services.metrics.flush()
+    expect(Object.values(api.services.store.state.flagUsage).map((row) => [row.yes, row.no])).toEqual([[most, most]])
+    await check()
+  })
+
   test('a bad count is a 400 naming it, and nothing of the body is counted', async () => {
     await api.newFlag('default', 'alpha')
     const token = await sdkToken('client')
