@@ -109,6 +109,8 @@ function context(random: Random) {
   if (random.chance(0.7)) properties.age = random.pick(['17', '18', '30.5', 'old', ''])
   // Always there: a variant sticky on a missing field would be chosen at random.
   properties.plan = random.pick(['pro', 'free', 'PRO'])
+  // An SDK field among the properties: read where the root one is missing (the SDK's resolveContextValue).
+  if (random.chance(0.3)) properties[random.pick(['userId', 'appName', 'environment', 'currentTime'])] = random.pick(['user-1', 'user-3', 'web', 'production', '2030-01-01T12:00:00.000Z'])
   return {
     ...(random.chance(0.85) ? { userId: random.pick(USERS) } : {}),
     sessionId: `session-${random.int(0, 50)}`,
@@ -127,7 +129,9 @@ function context(random: Random) {
 function queryOf(sent: ReturnType<typeof context>, random: Random): string {
   const { properties, ...root } = sent
   const query = new URLSearchParams(root as Record<string, string>)
-  for (const [name, value] of Object.entries(properties)) query.append(random.chance(0.5) ? `properties[${name}]` : name, value)
+  // At the root only a field that is not the SDK's own (which would stay a root field).
+  const sdkField = (name: string) => ['userId', 'sessionId', 'remoteAddress', 'appName', 'environment', 'currentTime'].includes(name)
+  for (const [name, value] of Object.entries(properties)) query.append(sdkField(name) || random.chance(0.5) ? `properties[${name}]` : name, value)
   return query.toString()
 }
 
