@@ -130,6 +130,8 @@ export function checkPayload(payload: PayloadRecord | undefined, path: string): 
 export function distributeWeights<V extends { name: string; weight: number; weightType: 'variable' | 'fix' }>(variants: V[], path: string): V[] {
   const seen = new Set<string>()
   variants.forEach((variant, index) => {
+    // As Unleash's schema (a required string may not be empty): SDKs would hand out a nameless variant.
+    if (variant.name.trim() === '') throw ValidationError.at(`${path}/${index}/name`, 'A variant needs a name')
     if (seen.has(variant.name)) throw ValidationError.at(`${path}/${index}/name`, `Variant names must be unique; "${variant.name}" appears twice`)
     seen.add(variant.name)
   })
