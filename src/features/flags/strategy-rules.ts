@@ -69,6 +69,8 @@ function isAddressOrRange(value: string): boolean {
 
 export function checkConstraint(constraint: ConstraintRecord, path: string): ConstraintRecord {
   const { operator } = constraint
+  // As Unleash's schema (a required string may not be empty): a blank field is in no context.
+  if (constraint.contextName.trim() === '') throw ValidationError.at(`${path}/contextName`, 'A constraint needs the context field it tests, e.g. userId')
   if (isSingleValueOperator(operator)) {
     // Values saved by earlier versions in `values[0]` are still read; SDKs look at `value`.
     const single = constraint.value ?? (constraint.values.length === 1 ? constraint.values[0] : undefined)
