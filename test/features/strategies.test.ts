@@ -763,3 +763,14 @@ describe('blank context fields in constraints', () => {
     expect(strategies.body.map((strategy) => strategy.constraints)).toEqual([[]])
   })
 })
+
+test('a flexibleRollout whose stickiness or groupId is blank gets the defaults, as when they are missing (never a blank field the SDK would hash at random)', async () => {
+  expect((await api.createFlag(PROJECT, 'blank-rollout')).status).toBe(201)
+  for (const [stickiness, groupId] of [['', ''], [' ', '  '], ['\t', 'g']]) {
+    const created = await api.post<StrategyBody>(paths.strategies('blank-rollout'), { name: 'flexibleRollout', parameters: { rollout: '50', stickiness, groupId } })
+    expect(created.status).toBe(200)
+    expect(created.body.parameters).toEqual({ rollout: '50', stickiness: 'default', groupId: groupId.trim() ? groupId : 'blank-rollout' })
+    const updated = await api.put<StrategyBody>(`${paths.strategies('blank-rollout')}/${created.body.id}`, { name: 'flexibleRollout', parameters: { rollout: '40', stickiness, groupId } })
+    expect(updated.body.parameters.stickiness).toBe('default')
+  }
+})

@@ -161,5 +161,7 @@ export function checkParameters(strategyName: string, parameters: Record<string,
   if (strategyName !== 'flexibleRollout') return parameters
   const rollout = parameters.rollout ?? '100'
   if (!/^\d{1,3}$/.test(rollout) || Number(rollout) > 100) throw ValidationError.at(`${path}/rollout`, `rollout must be a whole number from 0 to 100, got ${JSON.stringify(rollout)}`)
-  return { ...parameters, rollout, stickiness: parameters.stickiness || 'default', groupId: parameters.groupId || flagName }
+  // Blank is missing (the SDK hashes a blank stickiness field at random, and blank groups all rollouts together).
+  const given = (value: string | undefined) => (value?.trim() ? value : undefined)
+  return { ...parameters, rollout, stickiness: given(parameters.stickiness) ?? 'default', groupId: given(parameters.groupId) ?? flagName }
 }
