@@ -40,6 +40,13 @@ export class UsageError extends Error {
 /** `args` are the arguments after the program (and, under bun, the script). */
 export function parseCommand(args: readonly string[]): Command {
   const [first, ...rest] = args
+  // After a command, an option is --help or a mistake, never a FILE: `backup --help` must not write
+  // a file called --help (a file whose name starts with - is written ./-name).
+  if (first !== undefined && !first.startsWith('-')) {
+    if (rest.some((arg) => arg === '-h' || arg === '--help')) return { name: 'help' }
+    const option = rest.find((arg) => arg.startsWith('-'))
+    if (option !== undefined) throw new UsageError(`unknown option "${option}" for ${first}`)
+  }
   const exactly = (count: number, names: string) => {
     if (rest.length !== count) throw new UsageError(`${first} takes ${names}`)
   }

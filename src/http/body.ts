@@ -56,6 +56,8 @@ async function readLimited(request: Request, limit: number): Promise<Uint8Array>
 // senders to add one, and dropping it silently would accept a body the fuzz test counts as broken.
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
+const ordinaryText = () => '[object Object]'
+
 /** Our deepest request (a strategy's constraint values) nests 4 levels; anything past this is abuse. */
 export const MAX_BODY_DEPTH = 16
 
@@ -81,8 +83,13 @@ function checkParsedBody(body: unknown): void {
       for (const key in value) {
         if (!key.isWellFormed()) throw new ValidationError('The request body holds a property name that is not valid Unicode')
         // An own toString or valueOf (never a function in JSON) makes the object impossible to turn
-        // into text, and Elysia's schema error for such a value then throws instead of answering 400.
-        if (key === 'toString' || key === 'valueOf') throw new ValidationError(`The request body may not hold a property named ${key}`)
+        // into text: String(), a template literal or Elysia's schema error for it would throw. Such
+        // names are data where keys are names (a flag called toString in an SDK metrics report), so
+        // the object is kept and given the ordinary way to become text, which JSON, keys and copies
+        // do not see (a symbol, not enumerable).
+        if ((key === 'toString' || key === 'valueOf') && !Object.hasOwn(value, Symbol.toPrimitive)) {
+          Object.defineProperty(value, Symbol.toPrimitive, { value: ordinaryText })
+        }
         stack.push([(value as Record<string, unknown>)[key], depth + 1])
       }
     }

@@ -5,7 +5,8 @@
  * service, the store or an event. Everything the schema lists is still checked strictly (types,
  * values, lengths; no coercion of strings to numbers), arrays are left as they are, and a property
  * named `__proto__`, `constructor` or `prototype` anywhere in a body is refused (400) whether listed
- * or not, so no body can reach Object.prototype once stored or merged.
+ * or not, so no body can reach Object.prototype once stored or merged; only the keys of a record
+ * marked KEYS_ARE_NAMES are names rather than properties, left to the service that reads them.
  *
  * A schema keeps unknown properties only where it says so: `additionalProperties: true` (bodies
  * the SDKs fill freely), a schema for additional properties, or a record (`patternProperties`).
@@ -36,24 +37,40 @@ type Resolve = (name: string) => Schema | undefined
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /**
- * Removes, in place, every prototype key in `value`, so that none reaches validation (whose error
- * would then depend on where it stood) or a service; returns the JSON pointer of the first, or null.
+ * Marks a record whose keys are names of things the service stores (the flags and variants of an
+ * SDK metrics report), not properties: a flag may be called `constructor` or `__proto__`, so such
+ * keys are names there, and the service reading the record checks own keys only and never assigns
+ * them onto an object with a prototype. Nothing under such a record is refused for its keys here.
  */
-export function removePrototypeKeys(value: unknown, path = ''): string | null {
+export const KEYS_ARE_NAMES = 'x-keys-are-names'
+
+/**
+ * Removes, in place, every prototype key in `value` (but under a record of names), so that none
+ * reaches validation (whose error would then depend on where it stood) or a service; returns the
+ * JSON pointer of the first, or null. `schema` is where `value` stands in the body's schema, null
+ * where the schema says nothing (an unknown property, still searched).
+ */
+export function removePrototypeKeys(value: unknown, schema: Schema | null, resolve: Resolve, path = ''): string | null {
+  const candidates = schema === null ? [] : alternatives(schema, resolve)
+  if (candidates.some((candidate) => (candidate as Record<string, unknown>)[KEYS_ARE_NAMES] === true)) return null
   let first: string | null = null
   if (Array.isArray(value)) {
+    const items = candidates.find(describesArray)?.items as Schema | undefined
     value.forEach((item, index) => {
-      const found = removePrototypeKeys(item, `${path}/${index}`)
+      const found = removePrototypeKeys(item, items ?? null, resolve, `${path}/${index}`)
       first ??= found
     })
   } else if (isRecord(value)) {
+    const objects = candidates.filter(describesObject)
     for (const key of Object.keys(value)) {
       if (PROTOTYPE_KEYS.has(key)) {
         first ??= `${path}/${key}`
         delete value[key]
         continue
       }
-      const found = removePrototypeKeys(value[key], `${path}/${key}`)
+      const listed = objects.find((object) => object.properties && Object.hasOwn(object.properties, key))
+      const keeper = listed ? listed.properties![key] : keeperOf(objects, key)
+      const found = removePrototypeKeys(value[key], keeper === true ? null : keeper, resolve, `${path}/${key}`)
       first ??= found
     }
   }
@@ -161,7 +178,7 @@ export function lenientBodies<App extends Elysia<any, any, any, any, any, any, a
       if (typeof body !== 'object' || body === null) return
       const schema = bodySchemaFor(context.request.method, context.route)
       if (schema === null) return
-      const prototypeKey = removePrototypeKeys(body)
+      const prototypeKey = removePrototypeKeys(body, schema, resolve)
       if (prototypeKey !== null) {
         const name = prototypeKey.slice(prototypeKey.lastIndexOf('/') + 1)
         problems.set(context.request, ValidationError.at(prototypeKey, `"${name}" is not allowed as a property name`))

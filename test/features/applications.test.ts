@@ -251,3 +251,45 @@ describe('project scope', () => {
     expect((await list()).body.total).toBe(3)
   })
 })
+
+describe('names shaped like members of Object.prototype', () => {
+  // Project ids are any URL-friendly name; an application's usage is a map by project id.
+  const NAMES = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'prototype']
+
+  test('tokens of projects named __proto__, constructor, toString… register and report (never a 500), listed per project, kept across a restart', async () => {
+    const dir = tempDir()
+    try {
+      let disk = await makeApi({ dataDir: dir.path })
+      api = disk
+      const expected: Applications['applications'][number]['usage'] = []
+      for (const name of NAMES) {
+        await api.newProject(name)
+        const token = await sdkToken('client', [name])
+        expectOk(await register(token, { appName: 'odd-projects', instanceId: `pod-${name}` }), 202)
+        expectOk(await report(token, 'odd-projects', {}, `pod-${name}`), 202)
+        expectOk(await register(await sdkToken('frontend', [name]), { appName: 'odd-projects' }, '/api/frontend/client/register'))
+        expected.push({ project: name, environments: ['development'] })
+      }
+      expected.sort((a, b) => a.project.localeCompare(b.project))
+      const before = await list()
+      expectOk(before)
+      expect(before.body.applications).toEqual([{ appName: 'odd-projects', strategies: [], usage: expected }])
+      expect((await detail('odd-projects')).body.instances.map((instance) => instance.instanceId).sort()).toEqual([...NAMES.map((name) => `pod-${name}`), 'default'].sort())
+      // A viewer of one of those projects sees that usage only.
+      const viewer = await tokenFor(api, 'viewer', { role: 'viewer', projects: ['constructor'] })
+      expect((await list(viewer)).body.applications[0].usage).toEqual([{ project: 'constructor', environments: ['development'] }])
+
+      await disk.close()
+      disk = await makeApi({ dataDir: dir.path })
+      api = disk
+      expect((await list()).body.applications).toEqual(before.body.applications)
+      // Still counted into after the restart.
+      const again = await sdkToken('client', ['__proto__'], 'production')
+      expectOk(await register(again, { appName: 'odd-projects' }), 202)
+      expect((await list()).body.applications[0].usage.find((usage) => usage.project === '__proto__')).toEqual({ project: '__proto__', environments: ['development', 'production'] })
+    } finally {
+      await api.close()
+      dir.remove()
+    }
+  })
+})

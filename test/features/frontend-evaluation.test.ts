@@ -4,7 +4,8 @@
  * flags from the client API, on random flags made through the admin API (every strategy type the
  * SDK knows but the random ones, every operator, inverted and case-insensitive forms, segments,
  * strategy and flag variants with payloads, overrides and stickiness, parents on, off and with
- * variants, a user-defined strategy type) and random contexts. The contexts always carry a
+ * variants, a user-defined strategy type) and random contexts, sent as the POST body and as the
+ * query string of a GET (URLSearchParams, properties at root or as properties[…]). The contexts always carry a
  * sessionId, a remoteAddress and the field variants are sticky on, so that no answer is random.
  */
 import { expect, test } from 'bun:test'
@@ -108,6 +109,8 @@ function context(random: Random) {
   if (random.chance(0.7)) properties.age = random.pick(['17', '18', '30.5', 'old', ''])
   // Always there: a variant sticky on a missing field would be chosen at random.
   properties.plan = random.pick(['pro', 'free', 'PRO'])
+  // An SDK field among the properties: read where the root one is missing (the SDK's resolveContextValue).
+  if (random.chance(0.3)) properties[random.pick(['userId', 'appName', 'environment', 'currentTime'])] = random.pick(['user-1', 'user-3', 'web', 'production', '2030-01-01T12:00:00.000Z'])
   return {
     ...(random.chance(0.85) ? { userId: random.pick(USERS) } : {}),
     sessionId: `session-${random.int(0, 50)}`,
@@ -117,6 +120,19 @@ function context(random: Random) {
     ...(random.chance(0.5) ? { currentTime: random.pick(TIMES) } : {}),
     properties,
   }
+}
+
+/**
+ * The context as the browser SDK writes it in a query string (URLSearchParams: spaces as +), with
+ * properties as properties[name] or, at random, as root fields (which the service moves into properties).
+ */
+function queryOf(sent: ReturnType<typeof context>, random: Random): string {
+  const { properties, ...root } = sent
+  const query = new URLSearchParams(root as Record<string, string>)
+  // At the root only a field that is not the SDK's own (which would stay a root field).
+  const sdkField = (name: string) => ['userId', 'sessionId', 'remoteAddress', 'appName', 'environment', 'currentTime'].includes(name)
+  for (const [name, value] of Object.entries(properties)) query.append(sdkField(name) || random.chance(0.5) ? `properties[${name}]` : name, value)
+  return query.toString()
 }
 
 /** The toggles that differ between two answers, by name. */
@@ -150,6 +166,11 @@ for (const seed of [1, 2, 3]) {
         listed += response.body.toggles.length
         const expected = sdk.evaluate({ ...sent, properties: Object.assign(Object.create(null), sent.properties) })
         if (response.text !== expected) mismatches.push(`${JSON.stringify(sent)}: ${differences(response.text, expected)}`)
+        // The query form of the same context reads alike.
+        const query = queryOf(sent, random)
+        const viaQuery = await api.get<{ toggles: { name: string }[] }>(`/api/frontend?${query}`, { token: frontend.body.secret })
+        expectOk(viaQuery)
+        if (viaQuery.text !== expected) mismatches.push(`GET ?${query}: ${differences(viaQuery.text, expected)}`)
       }
       expect(mismatches.slice(0, 3)).toEqual([])
       // Not an empty comparison: flags are listed, and not all of them every time.

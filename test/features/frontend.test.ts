@@ -120,6 +120,30 @@ describe('context', () => {
     expect(names(await api.post<Answer>('/api/frontend', {}, { token }))).toEqual([])
   })
 
+  test('context fields named like members of Object.prototype (constructor, __proto__, toString) are fields like any other, in the query and the body', async () => {
+    for (const [flag, field, value] of [['for-ctor', 'constructor', 'x'], ['for-proto', '__proto__', 'y'], ['for-text', 'toString', 'z'], ['for-has', 'hasOwnProperty', 'w']]) {
+      await flagOn(flag, { name: 'default', constraints: [{ contextName: field, operator: 'IN', values: [value] }] })
+    }
+    // Without the field, nothing inherited stands in for it.
+    await flagOn('without-ctor', { name: 'default', constraints: [{ contextName: 'constructor', operator: 'NOT_IN', values: ['x'] }] })
+    await flagOn('ctor-set', { name: 'default', constraints: [{ contextName: 'constructor', operator: 'STR_CONTAINS', values: ['function', 'Object', 'x'] }] })
+    const token = await frontendToken()
+    const get = async (query: string) => names(await api.get<Answer>(`/api/frontend${query}`, { token }))
+    const post = async (raw: string) => {
+      const response = await api.request<Answer>('POST', '/api/frontend', { raw, token, headers: { 'content-type': 'application/json' } })
+      expectOk(response)
+      return names(response)
+    }
+    const all = ['ctor-set', 'for-ctor', 'for-has', 'for-proto', 'for-text']
+    expect(await get('')).toEqual(['without-ctor'])
+    expect(await post('{"context":{}}')).toEqual(['without-ctor'])
+    expect(await get('?constructor=x&__proto__=y&toString=z&hasOwnProperty=w')).toEqual(all)
+    expect(await get('?properties[constructor]=x&properties[__proto__]=y&properties[toString]=z&properties[hasOwnProperty]=w')).toEqual(all)
+    expect(await post('{"context":{"constructor":"x","__proto__":"y","toString":"z","hasOwnProperty":"w"}}')).toEqual(all)
+    expect(await post('{"context":{"properties":{"constructor":"x","__proto__":"y","toString":"z","hasOwnProperty":"w"}}}')).toEqual(all)
+    expect(({} as Record<string, unknown>).x).toBeUndefined()
+  })
+
   test('a context that cannot be read is a 400 naming the field', async () => {
     const token = await frontendToken()
     expectError(await api.get('/api/frontend?userId=a&userId=b', { token }), 400, 'ValidationError', ['userId'])

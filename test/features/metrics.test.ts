@@ -3,7 +3,7 @@
  * application and hour, exact and bounded; lastSeenAt in the admin views; tokens and scope.
  */
 import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
-import { type Api, expectError, expectOk, freshApiPerTest, makeApi, paths } from '../helpers'
+import { type Api, expectError, expectOk, freshApiPerTest, makeApi, paths, tempDir } from '../helpers'
 import { USAGE_LIMITS } from '../../src/features/metrics/usage-table'
 
 let api: Api
@@ -102,6 +102,22 @@ describe('counting', () => {
     expectError(await usageOf('ghost'), 404, 'NotFoundError', ['ghost'])
   })
 
+  test('counts that would add up past Number.MAX_SAFE_INTEGER stay at it, whole and readable, in memory and after a flush', async () => {
+    await api.newFlag('default', 'alpha')
+    const token = await sdkToken('client')
+    const most = Number.MAX_SAFE_INTEGER
+    for (let i = 0; i < 3; i++) expectOk(await report(token, 'web', { alpha: { yes: most, no: most - 1, variants: { blue: most } } }), 202)
+    expectOk(await report(token, 'web', { alpha: { yes: 1, no: 5, variants: { blue: 1, red: 2 } } }), 202)
+    const check = async () => {
+      const row = (await usageOf('alpha')).body.lastHourUsage[0]
+      expect([row.yes, row.no, row.variants]).toEqual([most, most, { blue: most, red: 2 }])
+    }
+    await check()
+    await api.services.metrics.flush()
+    expect(Object.values(api.services.store.state.flagUsage).map((row) => [row.yes, row.no])).toEqual([[most, most]])
+    await check()
+  })
+
   test('a bad count is a 400 naming it, and nothing of the body is counted', async () => {
     await api.newFlag('default', 'alpha')
     const token = await sdkToken('client')
@@ -118,6 +134,57 @@ describe('counting', () => {
     }
     expect((await usageOf('alpha')).body.lastHourUsage).toEqual([])
     expect(api.services.metrics.sizes.applications).toBe(0)
+  })
+})
+
+describe('names shaped like members of Object.prototype', () => {
+  // Any URL-friendly name is a flag name, and SDKs report every flag they evaluated: a report must
+  // not be refused (losing every other flag's counts in it) because one flag or variant is called so.
+  const NAMES = ['__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty']
+
+  test('flags and variants called __proto__, constructor, toString… are counted exactly, seen, kept across a restart, and Object.prototype stays clean', async () => {
+    const dir = tempDir()
+    try {
+      api = await makeApi({ dataDir: dir.path })
+      for (const name of NAMES) await api.newFlag('default', name)
+      await api.newFlag('default', 'plain')
+      const client = await sdkToken('client')
+      const frontend = await sdkToken('frontend')
+      const variants = Object.fromEntries(NAMES.map((name, index) => [name, index + 1]))
+      // Through JSON text, as a server reads it: "__proto__" is then an own key (in an object literal it would not be).
+      const toggles = JSON.parse(`{${NAMES.map((name) => `"${name}":{"yes":2,"no":1,"variants":${JSON.stringify(variants)}}`).join(',')},"plain":{"yes":1,"no":0}}`)
+      expectOk(await report(client, 'web', toggles), 202)
+      expectOk(await report(frontend, 'web', toggles, '/api/frontend/client/metrics'))
+      expect(({} as Record<string, unknown>).yes).toBeUndefined()
+      expect(Object.getPrototypeOf({})).toBe(Object.prototype)
+      const expected = Object.fromEntries(Object.entries(variants).map(([name, count]) => [name, count * 2]))
+      expect(Object.keys(expected)).toContain('__proto__')
+      const check = async () => {
+        for (const name of NAMES) {
+          const usage = await usageOf(name)
+          expectOk(usage)
+          expect(usage.body.lastHourUsage.map((row) => [row.featureName, row.yes, row.no])).toEqual([[name, 4, 2]])
+          expect(JSON.stringify(usage.body.lastHourUsage[0].variants, Object.keys(expected).sort())).toBe(JSON.stringify(expected, Object.keys(expected).sort()))
+        }
+        expect((await usageOf('plain')).body.lastHourUsage.map((row) => row.yes)).toEqual([2])
+      }
+      await check()
+      await api.services.metrics.flush()
+      const seen = (await api.listFlags('default')).body.features
+      expect(seen.filter((flag) => flag.lastSeenAt !== null).map((flag) => flag.name).sort()).toEqual([...NAMES, 'plain'].sort())
+
+      await api.close()
+      api = await makeApi({ dataDir: dir.path })
+      await check()
+      // Prototype keys where the body has properties, not names, are still refused.
+      for (const body of ['{"appName":"web","__proto__":{"x":1}}', '{"appName":"web","bucket":{"start":0,"stop":0,"toggles":{},"constructor":{"prototype":{"x":1}}}}']) {
+        const response = await api.request('POST', '/api/client/metrics', { raw: body, token: client, headers: { 'content-type': 'application/json' } })
+        expectError(response, 400, 'ValidationError', ['is not allowed as a property name'])
+      }
+    } finally {
+      await api.close()
+      dir.remove()
+    }
   })
 })
 

@@ -731,3 +731,46 @@ describe('variants per environment', () => {
     expect(api.eventsSince(before)).toEqual([])
   })
 })
+
+describe('blank context fields in constraints', () => {
+  test('a constraint on a blank context field is a 400 naming it, through strategies (create, update), segments and the import; nothing is written', async () => {
+    expect((await api.createFlag(PROJECT, 'blank-ctx')).status).toBe(201)
+    const created = await api.post<StrategyBody>(paths.strategies('blank-ctx'), { name: 'default' })
+    expect(created.status).toBe(200)
+    const segment = await api.post<{ id: number }>('/api/admin/segments', { name: 'blank-ctx-segment', constraints: [] })
+    expect(segment.status).toBe(201)
+    for (const contextName of ['', '  ']) {
+      const constraints = [{ contextName: 'userId', operator: 'IN', values: ['a'] }, { contextName, operator: 'IN', values: ['a'] }]
+      const since = api.lastEventId()
+      const answers = [
+        await api.post(paths.strategies('blank-ctx'), { name: 'default', constraints }),
+        await api.put(`${paths.strategies('blank-ctx')}/${created.body.id}`, { name: 'default', constraints }),
+        await api.post('/api/admin/segments', { name: 'another-segment', constraints }),
+        await api.put(`/api/admin/segments/${segment.body.id}`, { name: 'blank-ctx-segment', constraints }),
+        await api.post('/api/admin/features-batch/import', {
+          project: PROJECT,
+          environment: 'development',
+          data: { features: [{ name: 'blank-ctx' }], featureStrategies: [{ featureName: 'blank-ctx', name: 'default', constraints }], tagTypes: [] },
+        }),
+      ]
+      for (const answer of answers) {
+        expect({ status: answer.status, name: errorOf(answer).name }).toEqual({ status: 400, name: 'ValidationError' })
+        expect(errorOf(answer).details?.[0]?.path ?? '').toEndWith('/constraints/1/contextName')
+      }
+      expect(api.eventsSince(since)).toEqual([])
+    }
+    const strategies = await api.get<StrategyBody[]>(paths.strategies('blank-ctx'))
+    expect(strategies.body.map((strategy) => strategy.constraints)).toEqual([[]])
+  })
+})
+
+test('a flexibleRollout whose stickiness or groupId is blank gets the defaults, as when they are missing (never a blank field the SDK would hash at random)', async () => {
+  expect((await api.createFlag(PROJECT, 'blank-rollout')).status).toBe(201)
+  for (const [stickiness, groupId] of [['', ''], [' ', '  '], ['\t', 'g']]) {
+    const created = await api.post<StrategyBody>(paths.strategies('blank-rollout'), { name: 'flexibleRollout', parameters: { rollout: '50', stickiness, groupId } })
+    expect(created.status).toBe(200)
+    expect(created.body.parameters).toEqual({ rollout: '50', stickiness: 'default', groupId: groupId.trim() ? groupId : 'blank-rollout' })
+    const updated = await api.put<StrategyBody>(`${paths.strategies('blank-rollout')}/${created.body.id}`, { name: 'flexibleRollout', parameters: { rollout: '40', stickiness, groupId } })
+    expect(updated.body.parameters.stickiness).toBe('default')
+  }
+})

@@ -5,7 +5,7 @@
  * environments (PUT .../variants-batch, overwriteFeatureVariantsOnEnvironments).
  */
 import { describe, expect, test } from 'bun:test'
-import { type Api, type VariantListBody, expectError, expectOk, freshApiPerTest, paths, tokenFor } from '../helpers'
+import { type Api, type VariantListBody, errorOf, expectError, expectOk, freshApiPerTest, paths, tokenFor } from '../helpers'
 
 let api: Api
 freshApiPerTest((fresh) => (api = fresh))
@@ -212,5 +212,51 @@ describe('PUT .../features/:featureName/variants-batch (overwriteFeatureVariants
     await expectRefused(() => api.put(batch(), { variants: [variant('a')], environments: ['development', 'staging'] }), 404, 'NotFoundError', ['staging'])
     const bad = await expectRefused(() => api.put(batch(), { variants: [variant('a'), variant('a')], environments: ['development'] }), 400, 'ValidationError')
     expect((bad.body as { details?: { path?: string }[] }).details?.[0]?.path).toBe('/variants/1/name')
+  })
+})
+
+describe('blank names in variants, by every way variants are written', () => {
+  test('a blank variant name, stickiness or override context field is a 400 naming it, and nothing changes (flag variants, strategy variants, import)', async () => {
+    await api.newFlag('default', FLAG)
+    await withVariants('development', [variant('blue'), variant('red')])
+    const blanks: [Record<string, unknown>, string][] = [
+      [variant(''), '/name'],
+      [variant('  '), '/name'],
+      [variant('green', { stickiness: '' }), '/stickiness'],
+      [variant('green', { overrides: [{ contextName: ' ', values: ['user-1'] }] }), '/overrides/0/contextName'],
+    ]
+    /** Refused as expectRefused checks, and the error's detail points at `path`. */
+    const refusedAt = async (send: () => ReturnType<Api['patch']>, path: string) => {
+      let response: Awaited<ReturnType<Api['patch']>> | undefined
+      await expectRefused(async () => (response = await send()), 400, 'ValidationError')
+      expect(errorOf(response!).details?.[0]?.path ?? '').toEndWith(path)
+    }
+    for (const [bad, field] of blanks) {
+      const list = [variant('blue'), bad]
+      await refusedAt(() => api.put(paths.variants(FLAG), list), `/1${field}`)
+      await refusedAt(() => api.put(flagVariants(), list), `/1${field}`)
+      await refusedAt(() => api.put(batch(), { variants: list, environments: ['development', 'production'] }), `/variants/1${field}`)
+      for (const path of [paths.variants(FLAG), flagVariants()]) await refusedAt(() => api.patch(path, [{ op: 'add', path: '/-', value: bad }]), field)
+      const key = field.split('/')[1]
+      await refusedAt(() => api.patch(paths.variants(FLAG), [{ op: 'replace', path: `/0/${key}`, value: bad[key] }]), field)
+      const since = api.lastEventId()
+      const imported = await api.post('/api/admin/features-batch/import', {
+        project: 'default',
+        environment: 'development',
+        data: { features: [{ name: FLAG }], featureStrategies: [], tagTypes: [], featureEnvironments: [{ featureName: FLAG, enabled: true, variants: list }] },
+      })
+      expectError(imported, 400, 'ValidationError')
+      expect(errorOf(imported).details?.[0]?.path ?? '').toEndWith(field)
+      expect(api.eventsSince(since)).toEqual([])
+    }
+    // Strategy variants: the name too (their stickiness was already refused).
+    for (const name of ['', ' ']) {
+      const since = api.lastEventId()
+      const refused = await api.post(paths.strategies(FLAG), { name: 'default', variants: [{ name, weight: 1000, weightType: 'variable', stickiness: 'default' }] })
+      expectError(refused, 400, 'ValidationError')
+      expect(errorOf(refused).details?.[0]?.path).toBe('/variants/0/name')
+      expect(api.eventsSince(since)).toEqual([])
+    }
+    expect((await variantsByEnvironment()).development.map((entry) => entry.name)).toEqual(['blue', 'red'])
   })
 })

@@ -45,6 +45,25 @@ test('--version prints the package version, --help the usage; neither starts a s
   expect(readdirSync(cwd)).toEqual([])
 })
 
+test('--help after a command prints the usage, and an option after a command is a usage error, never a FILE (even with a data directory to back up)', async () => {
+  const cwd = newDir()
+  mkdirSync(join(cwd, 'data'))
+  const api = await makeApi({ dataDir: join(cwd, 'data') })
+  await api.close()
+  const before = readdirSync(cwd).sort()
+  for (const args of [['backup', '--help'], ['restore', '-h'], ['restore', 'file.jsonl', '--help'], ['serve', '--help'], ['healthcheck', '-h']]) {
+    const help = run(cwd, args)
+    expect({ args, code: help.code, stderr: help.stderr }).toEqual({ args, code: 0, stderr: '' })
+    expect(help.stdout).toStartWith('Usage: flagstore [COMMAND]\n')
+  }
+  for (const [args, option] of [[['backup', '--force'], '--force'], [['restore', '-x', 'dir'], '-x'], [['serve', '--port=1'], '--port=1']] as const) {
+    const result = run(cwd, [...args])
+    expect({ args, code: result.code, stdout: result.stdout }).toEqual({ args, code: 2, stdout: '' })
+    expect(result.stderr).toStartWith(`flagstore: unknown option "${option}" for ${args[0]}`)
+  }
+  expect(readdirSync(cwd).sort()).toEqual(before)
+})
+
 test('an unknown argument, or a command with the wrong arguments, prints the usage on standard error and exits 2', () => {
   const cwd = newDir()
   for (const [args, problem] of [

@@ -69,6 +69,8 @@ function isAddressOrRange(value: string): boolean {
 
 export function checkConstraint(constraint: ConstraintRecord, path: string): ConstraintRecord {
   const { operator } = constraint
+  // As Unleash's schema (a required string may not be empty): a blank field is in no context.
+  if (constraint.contextName.trim() === '') throw ValidationError.at(`${path}/contextName`, 'A constraint needs the context field it tests, e.g. userId')
   if (isSingleValueOperator(operator)) {
     // Values saved by earlier versions in `values[0]` are still read; SDKs look at `value`.
     const single = constraint.value ?? (constraint.values.length === 1 ? constraint.values[0] : undefined)
@@ -130,6 +132,8 @@ export function checkPayload(payload: PayloadRecord | undefined, path: string): 
 export function distributeWeights<V extends { name: string; weight: number; weightType: 'variable' | 'fix' }>(variants: V[], path: string): V[] {
   const seen = new Set<string>()
   variants.forEach((variant, index) => {
+    // As Unleash's schema (a required string may not be empty): SDKs would hand out a nameless variant.
+    if (variant.name.trim() === '') throw ValidationError.at(`${path}/${index}/name`, 'A variant needs a name')
     if (seen.has(variant.name)) throw ValidationError.at(`${path}/${index}/name`, `Variant names must be unique; "${variant.name}" appears twice`)
     seen.add(variant.name)
   })
@@ -157,5 +161,7 @@ export function checkParameters(strategyName: string, parameters: Record<string,
   if (strategyName !== 'flexibleRollout') return parameters
   const rollout = parameters.rollout ?? '100'
   if (!/^\d{1,3}$/.test(rollout) || Number(rollout) > 100) throw ValidationError.at(`${path}/rollout`, `rollout must be a whole number from 0 to 100, got ${JSON.stringify(rollout)}`)
-  return { ...parameters, rollout, stickiness: parameters.stickiness || 'default', groupId: parameters.groupId || flagName }
+  // Blank is missing (the SDK hashes a blank stickiness field at random, and blank groups all rollouts together).
+  const given = (value: string | undefined) => (value?.trim() ? value : undefined)
+  return { ...parameters, rollout, stickiness: given(parameters.stickiness) ?? 'default', groupId: given(parameters.groupId) ?? flagName }
 }

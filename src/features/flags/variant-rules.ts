@@ -25,7 +25,13 @@ export function buildVariants(input: readonly VariantInput[], path: string): Var
   checkLimit('variantsPerFlagEnvironment', input.length, path)
   input.forEach((variant, index) => {
     checkLimit('overridesPerVariant', variant.overrides?.length ?? 0, `${path}/${index}/overrides`)
-    variant.overrides?.forEach((override, n) => checkLimit('valuesPerOverride', override.values.length, `${path}/${index}/overrides/${n}/values`))
+    // A blank stickiness names no context field: the SDK would then pick the variant at random on
+    // every evaluation (as strategy variants, which already refuse it). A blank override matches nothing.
+    if (variant.stickiness?.trim() === '') throw ValidationError.at(`${path}/${index}/stickiness`, 'A variant\'s stickiness must name a context field, e.g. "default" or "userId"; leave it out for "default"')
+    variant.overrides?.forEach((override, n) => {
+      checkLimit('valuesPerOverride', override.values.length, `${path}/${index}/overrides/${n}/values`)
+      if (override.contextName.trim() === '') throw ValidationError.at(`${path}/${index}/overrides/${n}/contextName`, 'An override needs the context field it matches')
+    })
   })
   return distributeWeights(
     input.map((variant, index): VariantRecord => {

@@ -1,5 +1,6 @@
 /** Schemas of the frontend API (sdk-api-contract §2): what `unleash-proxy-client` and its wrappers read and send. */
 import { t } from 'elysia'
+import { KEYS_ARE_NAMES } from '../../http/lenient-bodies'
 
 const Scalar = t.Union([t.String(), t.Number(), t.Boolean(), t.Null()])
 const field = (description: string) => t.Optional(t.Union([t.String(), t.Number(), t.Boolean(), t.Null()], { description }))
@@ -14,7 +15,13 @@ export const FrontendContext = t.Object(
     currentTime: field('The time DATE_* constraints compare with (ISO 8601); now when missing'),
     properties: t.Optional(t.Record(t.String(), Scalar, { description: 'Further fields, read by constraints and stickiness' })),
   },
-  { additionalProperties: Scalar, description: 'The context flags are evaluated for; any other field is moved into properties' },
+  {
+    additionalProperties: Scalar,
+    description: 'The context flags are evaluated for; any other field is moved into properties',
+    // Context field names are the user's (a field may be called constructor, as in the query form);
+    // frontend.context.ts reads them into objects without a prototype. Values are scalars only.
+    [KEYS_ARE_NAMES]: true,
+  },
 )
 
 export const FrontendContextBody = t.Object(

@@ -45,6 +45,12 @@ interface Changes {
   removedInstances: string[]
 }
 
+/**
+ * Usage by project id. Project ids may be any URL-friendly name, `constructor` and `__proto__`
+ * included, so the map has no prototype for such an id to find (or, assigned, to replace).
+ */
+const projectMap = (): Record<string, string[]> => Object.create(null)
+
 export class AppRegistry {
   private readonly apps = new Map<string, ApplicationRecord>()
   private readonly instances = new Map<string, InstanceRecord>()
@@ -65,7 +71,7 @@ export class AppRegistry {
   constructor(apps: Iterable<ApplicationRecord>, instances: Iterable<[string, InstanceRecord]>) {
     const byLastSeen = <T extends { lastSeen: string }>(records: Iterable<T>) => [...records].sort((a, b) => a.lastSeen.localeCompare(b.lastSeen))
     for (const app of byLastSeen(apps)) {
-      const usage: Record<string, string[]> = {}
+      const usage = projectMap()
       for (const [project, environments] of Object.entries(app.usage)) usage[project] = [...environments]
       this.apps.set(app.appName, { ...app, strategies: [...app.strategies], usage })
       this.writtenApps.set(app.appName, Date.parse(app.lastSeen))
@@ -110,7 +116,7 @@ export class AppRegistry {
     if (app) {
       this.apps.delete(appName)
     } else {
-      app = { appName, createdAt: now, lastSeen: now, strategies: [], sdkVersion: null, usage: {} }
+      app = { appName, createdAt: now, lastSeen: now, strategies: [], sdkVersion: null, usage: projectMap() }
       this.removedApps.delete(appName)
     }
     this.apps.set(appName, app)

@@ -1,5 +1,4 @@
 import { t } from 'elysia'
-import { ValidationError } from '../../errors'
 import { controllerBase, noContent } from '../../http/plugins'
 import { callerAddress } from '../../http/request-log'
 import { authErrors, bodyErrors } from '../../http/schemas'
@@ -10,29 +9,6 @@ import type { MetricsService } from './metrics.service'
 
 const CLIENT = { tokenType: 'client' } as const
 const FRONTEND = { tokenType: 'frontend' } as const
-
-const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
-
-/**
- * These bodies take the many fields SDKs add, so the schema cannot refuse unknown names; names
- * that would reach Object.prototype once counted or stored are refused here instead.
- */
-function refusePrototypeKeys(body: unknown): void {
-  const path = prototypeKeyPath(body)
-  if (path !== null) throw ValidationError.at(path, `"${path.slice(path.lastIndexOf('/') + 1)}" is not allowed as a property name`)
-}
-
-/** The path of the first prototype key in `value`, or null. Made only when found: this walks every key of every report. */
-function prototypeKeyPath(value: unknown): string | null {
-  if (typeof value !== 'object' || value === null) return null
-  // for…in: parsed JSON has no inherited keys.
-  for (const key in value) {
-    if (PROTOTYPE_KEYS.has(key)) return `/${key}`
-    const inner = prototypeKeyPath((value as Record<string, unknown>)[key])
-    if (inner !== null) return `/${key}${inner}`
-  }
-  return null
-}
 
 const appParams = t.Object({ appName: t.String({ minLength: 1, maxLength: 255, description: 'Name of the application' }) })
 
@@ -45,7 +21,6 @@ const REGISTERED =
 export function metricsController(metrics: MetricsService, auth: Authorization) {
   return controllerBase(auth, metricsModels)
     .post('/api/client/register', ({ body, sdkScope, request }) => {
-      refusePrototypeKeys(body)
       metrics.register(sdkScope, body, callerAddress(request))
       return noContent(202)
     }, {
@@ -55,7 +30,6 @@ export function metricsController(metrics: MetricsService, auth: Authorization) 
       detail: { operationId: 'registerClientApplication', summary: 'An SDK announces itself', tags: ['Client'], description: `appName is required. ${REGISTERED}` },
     })
     .post('/api/client/metrics', ({ body, sdkScope, request }) => {
-      refusePrototypeKeys(body)
       metrics.report(sdkScope, body, callerAddress(request))
       return noContent(202)
     }, {
@@ -65,7 +39,6 @@ export function metricsController(metrics: MetricsService, auth: Authorization) 
       detail: { operationId: 'registerClientMetrics', summary: 'An SDK reports how often flags were evaluated', tags: ['Client'], description: `appName is required. ${COUNTED}` },
     })
     .post('/api/frontend/client/register', ({ body, sdkScope, request }) => {
-      refusePrototypeKeys(body)
       metrics.register(sdkScope, body, callerAddress(request))
       return noContent(200)
     }, {
@@ -75,7 +48,6 @@ export function metricsController(metrics: MetricsService, auth: Authorization) 
       detail: { operationId: 'registerFrontendClient', summary: 'A frontend SDK announces itself', tags: ['Frontend API'], description: `For frontend tokens. ${REGISTERED}` },
     })
     .post('/api/frontend/client/metrics', ({ body, sdkScope, request }) => {
-      refusePrototypeKeys(body)
       metrics.report(sdkScope, body, callerAddress(request))
       return noContent(200)
     }, {

@@ -1,5 +1,6 @@
 /** Schemas of SDK metrics and registration (sdk-api-contract §1, §2) and of the admin reads made from them. */
 import { t } from 'elysia'
+import { KEYS_ARE_NAMES } from '../../http/lenient-bodies'
 import { Integer, Timestamp } from '../../http/schemas'
 
 /** SDKs send many more fields than these; the ones they send are accepted as they are. */
@@ -32,6 +33,8 @@ export const ClientMetrics = t.Object(
           stop: t.Unknown({ description: 'End of the period' }),
           toggles: t.Record(t.String(), t.Unknown(), {
             description: 'Per flag: {yes, no, variants: {name: count}}, whole numbers ≥ 0. Flags unknown or outside the token scope are dropped silently',
+            // Flag and variant names, whatever they are (constructor, __proto__…): the service reads own keys only.
+            [KEYS_ARE_NAMES]: true,
           }),
         },
         { additionalProperties: true, description: 'Counts over one period' },

@@ -22,6 +22,12 @@ export const USAGE_LIMITS = {
 
 const HOUR_MS = 3_600_000
 
+/**
+ * Counts add up to Number.MAX_SAFE_INTEGER and stay there: past it a sum is no longer a whole
+ * number anyone can read back exactly (each report's counts are at most that, so two could pass it).
+ */
+const sum = (a: number, b: number) => Math.min(a + b, Number.MAX_SAFE_INTEGER)
+
 /** The start of the UTC hour `time` falls in, as the API writes timestamps. */
 export function hourOf(time: Date): string {
   return new Date(Math.floor(time.getTime() / HOUR_MS) * HOUR_MS).toISOString()
@@ -103,18 +109,19 @@ export class UsageTable {
       row = { featureName, appName: group.appName, environment: group.environment, timestamp: group.hour, yes: 0, no: 0, variants: {} }
       this.insert(group, row)
     }
-    row.yes += counts.yes
-    row.no += counts.no
+    row.yes = sum(row.yes, counts.yes)
+    row.no = sum(row.no, counts.no)
     for (const name in counts.variants) {
       const count = counts.variants[name]
       if (Object.hasOwn(row.variants, name)) {
-        row.variants[name] += count
+        row.variants[name] = sum(row.variants[name], count)
       } else if (
         name.length <= USAGE_LIMITS.variantNameLength &&
         Object.keys(row.variants).length < USAGE_LIMITS.variantsPerRow &&
         this.variantCounters < USAGE_LIMITS.variantCounters
       ) {
-        row.variants[name] = count
+        // Defined, not assigned: a variant may be called __proto__ (assigning would set the prototype).
+        Object.defineProperty(row.variants, name, { value: count, writable: true, enumerable: true, configurable: true })
         this.variantCounters++
       }
     }
