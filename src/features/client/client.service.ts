@@ -12,9 +12,7 @@ import type { SegmentRecord } from '../segments/segments.records'
 import { flagNotFound } from '../not-found'
 import type { SdkScope } from '../tokens/auth'
 import { clientFeatureView, type ClientFeatureView } from './client.view'
-
-/** Scopes kept at most: the filters are the client's to choose, so the least recently used go. */
-export const MAX_KEPT_SCOPES = 64
+import { ScopeCache } from './scope-cache'
 
 export interface ClientQuery {
   project?: string[]
@@ -114,51 +112,16 @@ export function buildAnswer(state: Pick<Store['state'], 'flags' | 'segments' | '
 }
 
 export class ClientFeaturesService {
-  /** Answers by scope key, least recently used first. */
-  private readonly kept = new Map<string, ClientAnswer & { scope: Scope }>()
+  private readonly answers: ScopeCache<Scope, ClientAnswer>
 
   constructor(private readonly store: Pick<Store, 'state' | 'watch'>) {
-    // Flags and segments are the records the answers are made of (a project or environment leaves with its flags).
-    store.watch('flags', (_key, before, after) => this.flagChanged(before, after))
-    // Segments change rarely: any change drops every kept answer, which costs rebuilds but no ETag
-    // for the scopes that do not use it (the ETag is the content's hash).
-    store.watch('segments', () => this.kept.clear())
-  }
-
-  private flagChanged(before: FlagRecord | undefined, after: FlagRecord | undefined): void {
-    if (this.kept.size === 0) return
-    const served = new Map<string, boolean>()
-    // Whether what the flag serves in `environment` changed; a lastSeenAt or a tag does not count.
-    // Dropping more than needed costs a rebuild but never an ETag: the ETag is the content's hash.
-    const changedIn = (environment: string) => {
-      let changed = served.get(environment)
-      if (changed === undefined) {
-        changed = JSON.stringify(clientFeatureView(before, environment)) !== JSON.stringify(clientFeatureView(after, environment))
-        served.set(environment, changed)
-      }
-      return changed
-    }
-    for (const [key, answer] of this.kept) {
-      const { scope } = answer
-      const wasIn = before !== undefined && inScope(scope, before)
-      const isIn = after !== undefined && inScope(scope, after)
-      // Moving into or out of a filter (a tag, a new project) changes the list whatever the view.
-      if ((wasIn || isIn) && (wasIn !== isIn || changedIn(scope.environment))) this.kept.delete(key)
-    }
+    // Dropping an answer costs a rebuild but never an ETag for the scopes that did not change: the ETag is the content's hash.
+    this.answers = new ScopeCache(store, { holds: inScope, build: (scope) => buildAnswer(store.state, scope) })
   }
 
   /** The list for `scope`, serialised once per change of what it serves. */
   features(scope: Scope): ClientAnswer {
-    const kept = this.kept.get(scope.key)
-    if (kept) {
-      this.kept.delete(scope.key)
-      this.kept.set(scope.key, kept)
-      return kept
-    }
-    const answer = { scope, ...buildAnswer(this.store.state, scope) }
-    this.kept.set(scope.key, answer)
-    if (this.kept.size > MAX_KEPT_SCOPES) this.kept.delete(this.kept.keys().next().value!)
-    return answer
+    return this.answers.get(scope.key, scope)
   }
 
   /** One flag in the token's scope; 404 for unknown, archived or out-of-scope flags alike. */

@@ -1,0 +1,64 @@
+/**
+ * What the SDK-facing APIs keep per token scope (the client API's serialised answer, the frontend
+ * API's compiled flags), dropped in the same commit as a change to what the scope serves and on no
+ * other write. Thousands of SDKs poll a few scopes, so the least recently used go past a bound.
+ */
+import type { Store } from '../../storage/store'
+import type { FlagRecord } from '../flags/flags.records'
+import { clientFeatureView } from './client.view'
+
+/** Scopes kept at most: the scopes are the clients' to choose. */
+export const MAX_KEPT_SCOPES = 64
+
+export interface ScopeRules<S, V> {
+  /** Whether `flag` belongs to what `scope` serves (its projects, and any filter). */
+  holds: (scope: S, flag: FlagRecord) => boolean
+  /** What to keep for `scope`, made from the store's current state. */
+  build: (scope: S) => V
+}
+
+export class ScopeCache<S extends { environment: string }, V> {
+  /** By scope key, least recently used first. */
+  private readonly kept = new Map<string, { scope: S; value: V }>()
+
+  constructor(store: Pick<Store, 'watch'>, private readonly rules: ScopeRules<S, V>) {
+    store.watch('flags', (_key, before, after) => this.flagChanged(before, after))
+    // Segments change rarely, and a scope's strategies may use any of them: any change drops every scope.
+    store.watch('segments', () => this.kept.clear())
+  }
+
+  /** The value kept for `scope` (made now if none is), which becomes the most recently used. */
+  get(key: string, scope: S): V {
+    const kept = this.kept.get(key)
+    if (kept) {
+      this.kept.delete(key)
+      this.kept.set(key, kept)
+      return kept.value
+    }
+    const value = this.rules.build(scope)
+    this.kept.set(key, { scope, value })
+    if (this.kept.size > MAX_KEPT_SCOPES) this.kept.delete(this.kept.keys().next().value!)
+    return value
+  }
+
+  private flagChanged(before: FlagRecord | undefined, after: FlagRecord | undefined): void {
+    if (this.kept.size === 0) return
+    // Whether what the flag serves in an environment changed (a lastSeenAt or a tag does not), once
+    // per environment. Dropping more than needed costs a rebuild, never a stale answer.
+    const served = new Map<string, boolean>()
+    const changedIn = (environment: string) => {
+      let changed = served.get(environment)
+      if (changed === undefined) {
+        changed = JSON.stringify(clientFeatureView(before, environment)) !== JSON.stringify(clientFeatureView(after, environment))
+        served.set(environment, changed)
+      }
+      return changed
+    }
+    for (const [key, { scope }] of this.kept) {
+      const wasIn = before !== undefined && this.rules.holds(scope, before)
+      const isIn = after !== undefined && this.rules.holds(scope, after)
+      // Moving into or out of the scope (another project, a tag) changes it whatever the view.
+      if ((wasIn || isIn) && (wasIn !== isIn || changedIn(scope.environment))) this.kept.delete(key)
+    }
+  }
+}
