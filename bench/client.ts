@@ -17,7 +17,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { STATE_FILE } from '../src/services'
-import { authHeaders, fmt, freePort, loadAverage, median, percentile, removeDir, ROOT, seedDataDir, startServer, table, tempDataDir, wrk as wrkFor, type Load } from './lib'
+import { authHeaders, errorsOf, loadColumns, loadsOf, fmt, freePort, loadAverage, median, percentile, removeDir, ROOT, seedDataDir, startServer, table, tempDataDir, wrk as wrkFor, type Load } from './lib'
 
 const wrk = (url: string, headers: Record<string, string>) => wrkFor(url, headers, SECONDS)
 
@@ -229,15 +229,11 @@ try {
     console.log(`run ${i + 1}:`, JSON.stringify(runs.at(-1), (_, v) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v)))
   }
   const m = (pick: (r: (typeof runs)[number]) => number) => median(runs.map(pick))
-  const loads = (pick: (r: (typeof runs)[number]) => number) => runs.map((r) => fmt(pick(r), 2)).join(', ')
+  const loads = (pick: (r: (typeof runs)[number]) => number) => loadsOf(runs, pick)
   const row = (name: string, load: (r: (typeof runs)[number]) => Load, ceiling: ((r: (typeof runs)[number]) => Load) | null, target: string) => [
     name,
-    fmt(m((r) => load(r).rps), 0),
-    `${fmt(m((r) => load(r).p50), 2)} ms`,
-    `${fmt(m((r) => load(r).p99), 2)} ms`,
-    ceiling ? fmt(m((r) => ceiling(r).rps), 0) : '',
-    ceiling ? fmt(m((r) => load(r).rps / ceiling(r).rps), 2) : '',
-    String(runs.reduce((n, r) => n + load(r).errors, 0)),
+    ...loadColumns(runs, load, ceiling),
+    errorsOf(runs, load),
     loads((r) => load(r).load),
     target,
   ]

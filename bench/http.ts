@@ -13,7 +13,7 @@ import autocannon from 'autocannon'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { authHeaders, fmt, freePort, median, percentile, removeDir, ROOT, SECRET, seedDataDir, startServer, table, tempDataDir, loadAverage, wrk as wrkFor, type Load } from './lib'
+import { authHeaders, errorsOf, loadColumns, fmt, freePort, median, percentile, removeDir, ROOT, SECRET, seedDataDir, startServer, table, tempDataDir, loadAverage, wrk as wrkFor, type Load } from './lib'
 
 const wrk = (url: string, headers: Record<string, string>) => wrkFor(url, headers, SECONDS)
 
@@ -83,12 +83,8 @@ try {
   const m = (pick: (r: (typeof runs)[number]) => number) => median(runs.map(pick))
   const row = (name: string, load: (r: (typeof runs)[number]) => Load, ceiling?: (r: (typeof runs)[number]) => Load, target = '') => [
     name,
-    fmt(m((r) => load(r).rps), 0),
-    `${fmt(m((r) => load(r).p50), 2)} ms`,
-    `${fmt(m((r) => load(r).p99), 2)} ms`,
-    ceiling ? fmt(m((r) => ceiling(r).rps), 0) : '',
-    ceiling ? fmt(m((r) => load(r).rps / ceiling(r).rps), 2) : '',
-    String(runs.reduce((n, r) => n + load(r).errors, 0)),
+    ...loadColumns(runs, load, ceiling),
+    errorsOf(runs, load),
     target,
   ]
   console.log(`\nProject list: ${fmt(runs[0].listBytes / 1024, 0)} KiB per answer.\n`)

@@ -277,3 +277,22 @@ export async function wrk(url: string, headers: Record<string, string>, seconds:
     requests: Number(/(\d+) requests in/.exec(output)?.[1]),
   }
 }
+
+/**
+ * The columns every HTTP table shows for one scenario, medians over `runs`: requests/s, p50, p99
+ * and, with a ceiling (a bare Bun server run beside it), its requests/s and the ratio of the two.
+ */
+export function loadColumns<R>(runs: R[], load: (run: R) => Load, ceiling?: ((run: R) => Load) | null): string[] {
+  const m = (pick: (run: R) => number) => median(runs.map(pick))
+  return [
+    fmt(m((r) => load(r).rps), 0),
+    `${fmt(m((r) => load(r).p50), 2)} ms`,
+    `${fmt(m((r) => load(r).p99), 2)} ms`,
+    ceiling ? fmt(m((r) => ceiling(r).rps), 0) : '',
+    ceiling ? fmt(m((r) => load(r).rps / ceiling(r).rps), 2) : '',
+  ]
+}
+
+/** Errors summed over the runs, and each run's load average, as table cells. */
+export const errorsOf = <R>(runs: R[], load: (run: R) => Load) => String(runs.reduce((n, r) => n + load(r).errors, 0))
+export const loadsOf = <R>(runs: R[], load: (run: R) => number) => runs.map((r) => fmt(load(r), 2)).join(', ')

@@ -22,7 +22,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { JOURNAL_FILE } from '../src/services'
-import { authHeaders, fmt, freePort, loadAverage, median, removeDir, ROOT, seedDataDir, startServer, table, tempDataDir, wrk, type Load } from './lib'
+import { authHeaders, errorsOf, loadColumns, loadsOf, fmt, freePort, loadAverage, removeDir, ROOT, seedDataDir, startServer, table, tempDataDir, wrk, type Load } from './lib'
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, seconds: { type: 'string', default: '10' }, amount: { type: 'string', default: '100000' } } })
 const RUNS = Number(values.runs)
@@ -123,17 +123,15 @@ try {
     if (afterCannon.yes !== cannon.requests || afterCannon.blue !== cannon.requests) throw new Error(`autocannon run: ${afterCannon.yes} counted for ${cannon.requests} answered`)
     if (JSON.stringify(restarted) !== JSON.stringify({ wrk: afterWrk, cannon: afterCannon })) throw new Error('the counts changed across the restart')
   }
-  const m = (pick: (r: (typeof runs)[number]) => number) => median(runs.map(pick))
-  const loads = (pick: (r: (typeof runs)[number]) => Load) => runs.map((r) => fmt(pick(r).load, 2)).join(', ')
+  const loads = (pick: (r: (typeof runs)[number]) => Load) => loadsOf(runs, (r) => pick(r).load)
   console.log(`\n${FLAGS} flags; each request reports ${REPORTED} flags; ${RUNS} runs, wrk ${SECONDS} s, autocannon ${AMOUNT} requests.\n`)
   console.log(table(
     ['scenario', 'requests/s', 'p50', 'p99', 'bare Bun requests/s', 'ratio', 'answered', 'counted', 'errors', 'load average per run', 'target'],
     [
-      ['POST /api/client/metrics (wrk, 32 connections)', fmt(m((r) => r.wrk.rps), 0), `${fmt(m((r) => r.wrk.p50), 2)} ms`, `${fmt(m((r) => r.wrk.p99), 2)} ms`,
-        fmt(m((r) => r.ceiling.rps), 0), fmt(m((r) => r.wrk.rps / r.ceiling.rps), 2),
-        runs.map((r) => r.wrk.requests).join(', '), runs.map((r) => r.afterWrk.yes).join(', '), String(runs.reduce((n, r) => n + r.wrk.errors, 0)), loads((r) => r.wrk), '≥ 10,000/s'],
-      [`POST /api/client/metrics (autocannon, 32 connections, exactly ${AMOUNT})`, fmt(m((r) => r.cannon.rps), 0), `${fmt(m((r) => r.cannon.p50), 2)} ms`, `${fmt(m((r) => r.cannon.p99), 2)} ms`, '', '',
-        runs.map((r) => r.cannon.requests).join(', '), runs.map((r) => r.afterCannon.yes).join(', '), String(runs.reduce((n, r) => n + r.cannon.errors, 0)), loads((r) => r.cannon), 'counts exact'],
+      ['POST /api/client/metrics (wrk, 32 connections)', ...loadColumns(runs, (r) => r.wrk, (r) => r.ceiling),
+        runs.map((r) => r.wrk.requests).join(', '), runs.map((r) => r.afterWrk.yes).join(', '), errorsOf(runs, (r) => r.wrk), loads((r) => r.wrk), '≥ 10,000/s'],
+      [`POST /api/client/metrics (autocannon, 32 connections, exactly ${AMOUNT})`, ...loadColumns(runs, (r) => r.cannon),
+        runs.map((r) => r.cannon.requests).join(', '), runs.map((r) => r.afterCannon.yes).join(', '), errorsOf(runs, (r) => r.cannon), loads((r) => r.cannon), 'counts exact'],
     ],
   ))
   console.log(`\ncommits (journal lines) per run, for ${runs.map((r) => (r.wrk.requests ?? 0) + (r.cannon.requests ?? 0)).join(', ')} requests in ${runs.map((r) => fmt(r.seconds, 0)).join(', ')} s: ${runs.map((r) => r.commits).join(', ')}`)
