@@ -13,7 +13,7 @@
  * - `<!-- not run: why -->` on the line before a `sh` block exempts it; it must still parse.
  */
 import { spawn } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
+import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 export type Block = {
@@ -144,6 +144,7 @@ export async function runSession(options: {
   }, options.timeoutMs)
   const exitCode = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
   clearTimeout(timer)
+  rmSync(scriptFile, { force: true })
 
   const [body, varsText = ''] = transcript.split('@@vars@@\n')
   const outputs = body.split(/^@@block \d+@@\n/m).slice(1)

@@ -28,6 +28,7 @@ const pages = FILES.map((file) => {
 })
 const readme = pages[0]
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+if (!existsSync(CHROMIUM)) console.warn(`README browser snippet: the Chromium run is skipped (no Chromium at ${CHROMIUM}); the Node run still happens`)
 
 const sandbox = tempDir('docs-')
 const copy = join(sandbox.path, 'flagstore')
@@ -116,6 +117,20 @@ test('every relative link and anchor leads somewhere', () => {
   expect(problems).toEqual([])
 })
 
+test("the README's Configuration table lists exactly the settings src/config.ts reads", () => {
+  const config = readFileSync(join(ROOT, 'src/config.ts'), 'utf8')
+  const read = new Set([...config.matchAll(/env\.([A-Z][A-Z_]+)|\(env, '([A-Z][A-Z_]+)'/g)].map((m) => m[1] ?? m[2]))
+  const section = readme.text.slice(readme.text.indexOf('\n## Configuration\n'), readme.text.indexOf('\n## ', readme.text.indexOf('\n## Configuration\n') + 1))
+  const listed = new Set([...section.matchAll(/^\| `([A-Z][A-Z_]+)` \|/gm)].map((m) => m[1]))
+  expect([...listed].sort()).toEqual([...read].sort())
+})
+
+test('the README links every page of docs/ from its Documentation section', () => {
+  const section = readme.text.slice(readme.text.indexOf('\n## Documentation\n'), readme.text.indexOf('\n## ', readme.text.indexOf('\n## Documentation\n') + 1))
+  const unlinked = FILES.filter((file) => file.startsWith('docs/') && !section.includes(`](${file})`))
+  expect(unlinked).toEqual([])
+})
+
 test('the README covers the newcomer path: start, tokens, the Node SDK printing a flag, the browser SDK', () => {
   const shell = readme.blocks.filter(isShell)
   expect(shell.some((b) => !b.notRun && /npm install/.test(b.code) && /npm start/.test(b.code))).toBe(true)
@@ -143,11 +158,11 @@ for (const page of pages) {
         serviceLog: join(sandbox.path, `service-${page.file.replace(/\W/g, '-')}.log`),
         timeoutMs: 280_000,
       })
+      if (page === readme) readmeVars = result.vars
       expect({ exitCode: result.exitCode, transcript: result.exitCode === 0 ? '' : result.transcript }).toEqual({ exitCode: 0, transcript: '' })
       const mismatches = runnable.flatMap((block, i) => sampleMismatch(block, result.outputs[i] ?? '') ?? [])
       expect(mismatches).toEqual([])
       expect(runnable.filter((b) => b.output).length).toBeGreaterThan(0)
-      if (page === readme) readmeVars = result.vars
     },
     300_000,
   )
@@ -174,7 +189,7 @@ test('the README browser SDK snippet runs in Node and reads the flag through the
   const child = spawn('node', [file], { cwd: copy, env, stdio: ['ignore', 'pipe', 'pipe'] })
   let printed = ''
   const line = await new Promise<string>((resolve) => {
-    const timer = setTimeout(() => resolve(`(nothing within 20 s) ${printed}`), 20_000)
+    const timer = setTimeout(() => resolve(`(nothing within 60 s) ${printed}`), 60_000)
     const take = (chunk: Buffer) => {
       printed += chunk
       const found = /new-checkout is \w+/.exec(printed)
@@ -188,7 +203,7 @@ test('the README browser SDK snippet runs in Node and reads the flag through the
   })
   child.kill('SIGTERM')
   expect(line).toBe('new-checkout is on')
-}, 30_000)
+}, 90_000)
 
 test.skipIf(!existsSync(CHROMIUM))('the README browser SDK snippet runs in Chromium, from a page of another origin', async () => {
   const module = readFileSync(join(copy, 'node_modules/unleash-proxy-client/build/main.esm.js'))
@@ -207,9 +222,9 @@ test.skipIf(!existsSync(CHROMIUM))('the README browser SDK snippet runs in Chrom
     const tab = await browser.newPage()
     const said = new Promise<string>((resolve) => tab.on('console', (message) => /new-checkout is/.test(message.text()) && resolve(message.text())))
     await tab.goto(`http://127.0.0.1:${web.port}/`)
-    expect(await Promise.race([said, Bun.sleep(20_000).then(() => 'nothing within 20 s')])).toBe('new-checkout is on')
+    expect(await Promise.race([said, Bun.sleep(60_000).then(() => 'nothing within 60 s')])).toBe('new-checkout is on')
   } finally {
     await browser.close()
     web.stop(true)
   }
-}, 60_000)
+}, 120_000)
