@@ -168,6 +168,26 @@ for (const page of pages) {
   )
 }
 
+test('a plain npm start prints the generated admin secret as the README shows it', async () => {
+  const banner = readme.blocks.filter((b) => b.lang === 'text' && b.code.includes('admin API token created'))
+  expect(banner.length).toBe(1)
+  const port = freePort()
+  const data = join(sandbox.path, 'data-plain-start')
+  const child = spawn('npm', ['start'], { cwd: copy, env: { ...env, PORT: String(port), DATA_DIR: data }, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  let printed = ''
+  child.stderr.on('data', (chunk) => (printed += chunk))
+  try {
+    for (let i = 0; i < 1200 && !/={20,}\n/.test(printed.slice(printed.indexOf('admin API token created'))); i++) await Bun.sleep(50)
+    const secret = /\*:\*\.[0-9a-f]{64}/.exec(printed)?.[0]
+    expect(secret).toBeDefined()
+    const answer = await fetch(`http://127.0.0.1:${port}/api/admin/projects`, { headers: { Authorization: secret! } })
+    expect(answer.status).toBe(200)
+    expect(sampleMismatch({ ...banner[0], output: banner[0] }, printed)).toBeUndefined()
+  } finally {
+    await stopServices([child.pid!])
+  }
+}, 90_000)
+
 function browserSnippet(): Block {
   const snippets = readme.blocks.filter((b) => b.lang === 'js' && b.code.includes("from 'unleash-proxy-client'"))
   expect(snippets.length).toBe(1)
