@@ -170,6 +170,7 @@ for (const page of pages) {
 
 test('a plain npm start prints the generated admin secret as the README shows it', async () => {
   const banner = readme.blocks.filter((b) => b.lang === 'text' && b.code.includes('admin API token created'))
+  if (!existsSync(join(copy, 'node_modules'))) throw new Error("the README's session (its npm install) has to run first, in this same file")
   expect(banner.length).toBe(1)
   const port = freePort()
   const data = join(sandbox.path, 'data-plain-start')
