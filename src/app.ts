@@ -6,6 +6,7 @@ import { metricsRoute, Metrics } from './http/metrics'
 import { clientAddress, requestLogging } from './http/request-log'
 import { swaggerUi } from './http/swagger-ui'
 import { authorization, unknownApiPath } from './features/tokens/auth'
+import { requestAuthenticator } from './features/users/request-auth'
 import { frontendCors } from './features/frontend/cors'
 import { bodyHandling } from './http/body'
 import { ServiceStarting, StoreFailedError } from './errors'
@@ -30,12 +31,14 @@ export function createApp(
   log: Logger = new Logger('silent'),
   server: ServerHooks = {},
 ) {
-  const auth = authorization(services.tokens, (name) => services.store.reader.get('flags', name)?.project)
+  // A request's caller: its API token, else its session cookie (a signed-in user).
+  const authenticate = requestAuthenticator(services.tokens, services.sessions)
+  const auth = authorization(authenticate, (name) => services.store.reader.get('flags', name)?.project)
   const metrics = new Metrics(services.store)
   const basePath = config.basePath ?? ''
   const app = new Elysia(ELYSIA_CONFIG)
     .use(requestLogging(log, metrics, clientAddress(server.socketAddress, config.trustProxy ?? false)))
-    .use(errorHandling(log, unknownApiPath(services.tokens, basePath)))
+    .use(errorHandling(log, unknownApiPath(authenticate, basePath)))
     .use(frontendCors(config.frontendCorsOrigins ?? ['*'], basePath))
     .use(swaggerUi('Feature flag admin API', basePath))
     .use(bodyHandling(config.bodyLimit))

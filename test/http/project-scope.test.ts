@@ -105,6 +105,11 @@ const SERVICE_WIDE: Record<string, 'redirect' | 'public' | 'global' | 'filtered'
   '/api/admin/api-tokens': 'all-projects-only',
   // The deprecated event list needs ADMIN, as in Unleash: a token limited to projects is refused.
   '/api/admin/events': 'all-projects-only',
+  // Users are people over the whole service: only tokens over all projects manage them.
+  '/api/admin/user-admin': 'all-projects-only',
+  '/api/admin/user-admin/:id': 'all-projects-only',
+  // The caller itself (the token as an API user).
+  '/api/admin/user': 'global',
 }
 
 /** Values for the path parameters of the walked routes; a parameter missing here fails the walk. */
