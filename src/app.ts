@@ -5,6 +5,7 @@ import { Logger } from './log'
 import { metricsRoute, Metrics } from './http/metrics'
 import { clientAddress, requestLogging } from './http/request-log'
 import { swaggerUi } from './http/swagger-ui'
+import { consoleUi } from './http/console'
 import { authorization, unknownApiPath } from './features/tokens/auth'
 import { requestAuthenticator } from './features/users/request-auth'
 import { frontendCors } from './features/frontend/cors'
@@ -76,10 +77,10 @@ export function createApp(
   app.get(OPENAPI_PATH, () => document, { detail: { hide: true } })
   // Behind a reverse proxy everything is under BASE_URI_PATH: one prefix over every route, so routes,
   // the request log's and the metrics' route labels and the unknown-path answers all see the path
-  // the client sent. `/` (the prefix itself) leads to the API's documentation.
+  // the client sent. `/` (the prefix itself) is the console.
   return new Elysia({ ...ELYSIA_CONFIG, prefix: basePath })
     .use(app)
-    .get('/', () => new Response(null, { status: 302, headers: { location: `${basePath}/swagger` } }), { detail: { hide: true } })
+    .use(consoleUi(basePath))
 }
 
 export type App = ReturnType<typeof createApp>
