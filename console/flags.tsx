@@ -84,13 +84,18 @@ export function FlagsPage({ project, canWrite }: { project: string; canWrite: bo
   const environments = flags[0]?.environments.map((environment) => environment.name) ?? []
   const environment = bulkEnvironment || environments[0] || ''
 
+  // Sorted once per list and order; each keystroke only filters the sorted list (plain string
+  // comparison: Intl collation costs tens of milliseconds over 10,000 names).
+  const sorted = useMemo(() => {
+    const { key, descending } = sort
+    const value = (flag: Flag) => String(flag[key] ?? '')
+    const ordered = [...flags].sort((a, b) => (value(a) < value(b) ? -1 : value(a) > value(b) ? 1 : 0))
+    return descending ? ordered.reverse() : ordered
+  }, [flags, sort])
   const shown = useMemo(() => {
     const needle = filter.trim().toLowerCase()
-    const matching = needle === '' ? flags : flags.filter((flag) => flag.name.toLowerCase().includes(needle) || (flag.description ?? '').toLowerCase().includes(needle))
-    const { key, descending } = sort
-    const sorted = [...matching].sort((a, b) => String(a[key] ?? '').localeCompare(String(b[key] ?? '')))
-    return descending ? sorted.reverse() : sorted
-  }, [flags, filter, sort])
+    return needle === '' ? sorted : sorted.filter((flag) => flag.name.toLowerCase().includes(needle) || (flag.description ?? '').toLowerCase().includes(needle))
+  }, [sorted, filter])
 
   useEffect(() => {
     const element = scroller.current
