@@ -237,3 +237,17 @@ test.skipIf(!hasBrowser)('a viewer sees the flags and can change nothing: every 
   expect(await page.getByRole('button', { name: /Add strategy|Archive|Save/ }).count()).toBe(0)
   expect(problems).toEqual([])
 }, 60_000)
+
+test.skipIf(!hasBrowser)('a toggle the API refuses flips back, and the API\'s message is shown where the user acted', async () => {
+  expect((await adminCall(base, SECRET, 'POST', '/api/admin/projects/default/features', { name: 'gone-meanwhile' })).status).toBe(201)
+  const { page } = await newPage()
+  await signIn(page, 'admin', PASSWORD)
+  await page.goto(`${base}/#/projects/default`)
+  const toggle = page.getByRole('switch', { name: 'gone-meanwhile in development' })
+  await toggle.waitFor()
+  // Archived by someone else after the table was loaded: the toggle answers 404.
+  expect((await adminCall(base, SECRET, 'DELETE', '/api/admin/projects/default/features/gone-meanwhile')).status).toBeLessThan(300)
+  await toggle.click()
+  await showsText(page.getByRole('alert'), 'gone-meanwhile')
+  await eventually(() => toggle.isChecked(), false)
+}, 60_000)
