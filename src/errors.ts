@@ -26,6 +26,11 @@ export abstract class AppError extends Error {
   extra(): Record<string, unknown> {
     return {}
   }
+
+  /** Response headers the error adds (Retry-After). */
+  headers(): Record<string, string> {
+    return {}
+  }
 }
 
 export class ValidationError extends AppError {
@@ -84,6 +89,23 @@ export class ContentTypeError extends AppError {
   readonly status = 415
   // Spelled as the seed's error table spells it.
   readonly errorName = 'ContentTypeerror'
+}
+
+/** Too many failed sign-ins for a user or from an address; `Retry-After` says when to try again. */
+export class TooManyRequests extends AppError {
+  readonly status = 429
+  readonly errorName = 'TooManyRequestsError'
+
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message)
+  }
+
+  override headers() {
+    return { 'retry-after': String(this.retryAfterSeconds) }
+  }
 }
 
 /** The store could not make a write durable (a full disk, an I/O error); the write was undone and the next one tries again. */

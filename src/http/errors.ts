@@ -16,7 +16,7 @@ export function errorResponse(error: AppError, id: string = crypto.randomUUID())
   }
   return new Response(JSON.stringify(body), {
     status: error.status,
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...error.headers() },
   })
 }
 
