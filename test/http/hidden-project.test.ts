@@ -15,7 +15,7 @@ const MINE = 'mine'
 const HIDDEN = 'theirs'
 const ENV = 'development'
 /** What only the hidden project's data holds: none of it may show in an answer to the scoped tokens. */
-const HIDDEN_FACTS = ['theirs-[a-z', 'theirs-example', 'theirs-description', 'theirs-tag', 'theirs-title', `project ${HIDDEN}`, `"${HIDDEN}"`]
+const HIDDEN_FACTS = ['theirs-[a-z', 'theirs-example', 'theirs-description', 'theirs-tag', 'theirs-title', 'theirs-segment', `project ${HIDDEN}`, `"${HIDDEN}"`]
 
 interface World {
   api: Api
@@ -37,6 +37,8 @@ async function world(withHidden: boolean): Promise<World> {
     expectOk(strategy)
     strategyId = strategy.body.id
     expectOk(await api.delete(`/api/admin/projects/${HIDDEN}/features/theirs-archived`), 202)
+    // Segment 1 here; in the other world there is none.
+    expectOk(await api.post('/api/admin/segments', { name: 'theirs-segment', project: HIDDEN, description: 'theirs-description', constraints: [] }), 201)
   }
   const scoped = await tokenFor(api, 'scoped', { role: 'admin', projects: [MINE] })
   const viewer = await tokenFor(api, 'scoped-viewer', { role: 'viewer', projects: [MINE] })
@@ -119,6 +121,8 @@ const INTO_MINE: Record<string, unknown> = {
   reviveFeatures: { features: ['theirs-archived'] },
   deleteFeatures: { features: ['theirs-archived'] },
   addFeatureDependency: { feature: 'theirs-parent' },
+  // The hidden project's segment, on the own flag.
+  addFeatureStrategy: { name: 'default', segments: [1] },
   exportFeatures: { features: ['theirs-flag'], environment: ENV },
   validateFeature: { name: 'Fresh_Name', projectId: MINE },
 }
