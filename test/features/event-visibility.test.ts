@@ -26,7 +26,7 @@ beforeAll(async () => {
   callers.editor = await tokenFor(api, 'all-editor', { role: 'editor' })
   callers.scopedAdmin = await tokenFor(api, 'mine-admin', { role: 'admin', projects: ['mine'] })
   callers.scopedViewer = await tokenFor(api, 'mine-viewer', { role: 'viewer', projects: ['mine'] })
-})
+}, 30_000)
 afterAll(() => api.close())
 
 /** Every event the search gives the caller, page by page, checking that totals agree with what is listed. */
@@ -59,7 +59,7 @@ describe('event search shows only what the caller may read otherwise', () => {
       expect({ who, ids: seen.map((event) => event.id) }).toEqual({ who, ids: readable.map((event) => event.id) })
       expect({ who, some: seen.length > 0 }).toEqual({ who, some: true })
     }
-  })
+  }, 30_000)
 
   test("a viewer asking for token events by type, by creator or by free text gets none, and total 0", async () => {
     const asked = ['?type=IS_ANY_OF:api-token-created,api-token-deleted', '?query=ci-deployer', '?query=2099-01-01', '?query=short-lived', '?type=IS:api-token-created&query=production']
@@ -73,7 +73,7 @@ describe('event search shows only what the caller may read otherwise', () => {
         expect(page.text).not.toContain('ci-deployer')
       }
     }
-  })
+  }, 30_000)
 
   test('a scoped token finds nothing of another project by project, flag, free text or id', async () => {
     const theirs = (await everything(callers.admin)).filter((event) => event.project === 'theirs')
@@ -87,7 +87,7 @@ describe('event search shows only what the caller may read otherwise', () => {
     }
     // Its own project's events it finds.
     expect((await api.searchEvents('?query=mine-secret-words', { token: callers.scopedViewer })).body.total).toBeGreaterThan(0)
-  })
+  }, 30_000)
 
   test('the deprecated per-flag event list leaves out the same events', async () => {
     for (const token of [callers.scopedAdmin, callers.scopedViewer]) {
@@ -97,5 +97,5 @@ describe('event search shows only what the caller may read otherwise', () => {
     }
     const own = await api.get<{ events: EventBody[]; totalEvents: number }>('/api/admin/events/mine-flag', { token: callers.scopedViewer })
     expect(own.body.totalEvents).toBeGreaterThan(0)
-  })
+  }, 30_000)
 })

@@ -29,7 +29,7 @@ describe('wildcard names', () => {
     } finally {
       await api.close()
     }
-  })
+  }, 30_000)
 
   test('an environment name made only of * is 400 at /name, and nothing is created', async () => {
     const api = await makeApi()
@@ -47,7 +47,7 @@ describe('wildcard names', () => {
     } finally {
       await api.close()
     }
-  })
+  }, 30_000)
 
   test('a data directory that already holds a project and an environment named * still loads and serves them', async () => {
     const dir = tempDir('wildcard-')
@@ -75,5 +75,5 @@ describe('wildcard names', () => {
     } finally {
       dir.remove()
     }
-  })
+  }, 30_000)
 })

@@ -163,7 +163,7 @@ let absent: World
 beforeAll(async () => {
   hidden = await world(true)
   absent = await world(false)
-})
+}, 30_000)
 afterAll(async () => {
   await hidden?.api.close()
   await absent?.api.close()
@@ -218,5 +218,5 @@ describe("a project outside the token's scope answers as one that does not exist
     // A token that may see the other project is told where.
     const full = await api.post<{ errors: { affectedItems: string[] }[] }>('/api/admin/features-batch/validate', importBody)
     expect(full.body.errors.flatMap((error) => error.affectedItems)).toContain(`theirs-flag (in project ${HIDDEN})`)
-  })
+  }, 30_000)
 })

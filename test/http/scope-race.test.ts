@@ -353,7 +353,7 @@ describe('the tag race of issue 18', () => {
       expect(w.api.services.store.reader.get('flags', 'late')!.tags).toEqual([{ type: 'simple', value: 'existing' }])
       await w.api.services.store.transact(SYSTEM_ACTOR, (tx) => tx.delete('flags', 'late'))
     }
-  })
+  }, 30_000)
 
   test('the same requests without the race write in A, so the refusal above is the race\'s doing', async () => {
     const w = await world()
@@ -361,5 +361,5 @@ describe('the tag race of issue 18', () => {
     expectOk(await w.api.createFlag(A, 'late'), 201)
     expectOk(await w.api.post('/api/admin/features/late/tags', { type: 'simple', value: 'sneaky' }, { token: w.scoped }), 201)
     expect(w.api.services.store.reader.get('flags', 'late')!.tags).toEqual([{ type: 'simple', value: 'sneaky' }])
-  })
+  }, 30_000)
 })
