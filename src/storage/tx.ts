@@ -7,10 +7,23 @@
 import type { JournalEntry } from './state-journal'
 import type { Collection, EventRecord, RecordOf, StateDoc, TagRecord } from './records'
 
-/** Who a commit's events are recorded as made by (`createdBy`, `createdByUserId`). */
+/** Who a commit's events are recorded as made by (`createdBy`, `createdByUserId`), and what they may change. */
 export interface EventAuthor {
   name: string
   userId: number | null
+  /**
+   * Decides, as each change is staged, whether this author may make it; throws to refuse it (and
+   * so the whole write). Access is so decided against the state the write is applied to, not the
+   * state a request saw when it arrived (features/tokens/scope-guard.ts).
+   */
+  guard?: StageGuard
+}
+
+/** What an author may change; each method throws the error the write answers with to refuse. */
+export interface StageGuard {
+  /** A record staged: `before` is the record the change replaces, `after` undefined for a deletion. */
+  record(collection: Collection, key: string, before: unknown, after: unknown): void
+  event(event: StagedEvent): void
 }
 
 /** An event as handed to `Tx.appendEvent`; fields left out are recorded as null (`tags`: []). */
@@ -83,15 +96,27 @@ export class Tx implements StateReader {
   }
 
   put<C extends Collection>(collection: C, key: string, value: RecordOf<C>): void {
+    this.actor.guard?.record(collection, key, this.get(collection, key), value)
     this.stage(collection, key, jsonCopy(value))
   }
 
   delete(collection: Collection, key: string): void {
+    this.actor.guard?.record(collection, key, this.get(collection, key), undefined)
     this.stage(collection, key, null)
   }
 
   appendEvent(event: StagedEvent): void {
+    this.actor.guard?.event(event)
     this.stagedEvents.push(event)
+  }
+
+  /**
+   * Refuses, as a staged change of it would be, a record the author may not touch: for a write
+   * that looks its record up by a name alone, so that what it answers before it changes anything
+   * (a tag already there, say) cannot tell a record the author may not see from one that does not exist.
+   */
+  guardRecord(collection: Collection, key: string, record: unknown): void {
+    this.actor.guard?.record(collection, key, record, record)
   }
 
   allocateUserId(): number {

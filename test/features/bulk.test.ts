@@ -4,7 +4,7 @@
  * (addTagToFeatures). Each is one write, all or nothing, recording the events of its single operation.
  */
 import { describe, expect, test } from 'bun:test'
-import { type Api, type FlagBody, type TagListBody, expectError, expectOk, freshApiPerTest, tokenFor } from '../helpers'
+import { type Api, type FlagBody, type TagListBody, errorOf, expectError, expectOk, freshApiPerTest, tokenFor } from '../helpers'
 
 let api: Api
 freshApiPerTest((fresh) => (api = fresh))
@@ -214,11 +214,15 @@ describe('PUT /api/admin/features/:featureName/tags (updateTags)', () => {
     expect((await flag('a')).tags).toEqual([{ type: 'simple', value: 'old' }])
   })
 
-  test('an unknown flag is 404; a token without the flag\'s project gets 403', async () => {
+  test('an unknown flag is 404; a token without the flag\'s project gets exactly the same 404', async () => {
     await setup('a')
-    await expectRefused(() => updateTags('missing', { addedTags: [{ value: 'new' }], removedTags: [] }), 404, 'NotFoundError')
+    const missing = await updateTags('missing', { addedTags: [{ value: 'new' }], removedTags: [] })
+    expectError(missing, 404, 'NotFoundError')
     const otherProject = await tokenFor(api, 'other-editor', { role: 'editor', projects: ['other'] })
-    expectError(await updateTags('a', { addedTags: [{ value: 'new' }], removedTags: [] }, otherProject), 403, 'NoAccessError')
+    const hidden = await updateTags('a', { addedTags: [{ value: 'new' }], removedTags: [] }, otherProject)
+    expectError(hidden, 404, 'NotFoundError')
+    expect(errorOf(hidden).message).toBe(errorOf(missing).message.replace('missing', 'a'))
+    expect(hidden.text).not.toContain(PROJECT)
     expect((await flag('a')).tags).toEqual([])
   })
 })

@@ -202,13 +202,17 @@ describe('strategies refer to segments', () => {
     expect(api.eventsSince(before)).toEqual([])
   })
 
-  test('a segment of another project answers 400; one of the flag\'s project or a global one is accepted', async () => {
+  test('a segment of another project answers 400 exactly as one that does not exist; one of the flag\'s project or a global one is accepted', async () => {
     await api.newProject('alpha')
     await api.newFlag('default', 'checkout')
     const alphaOnly = await newSegment('alpha-only', { project: 'alpha' })
     const response = await addStrategy('checkout', { name: 'default', segments: [alphaOnly.id] })
-    expectError(response, 400, 'ValidationError', ['alpha'])
+    expectError(response, 400, 'ValidationError', ['default'])
     expect(errorOf(response).details?.[0].path).toBe('/segments/0')
+    // Neither the other project nor the segment is named: a token limited to `default` cannot tell it from a missing one.
+    expect(response.text).not.toContain('alpha')
+    const missing = await addStrategy('checkout', { name: 'default', segments: [alphaOnly.id + 100] })
+    expect(errorOf(missing).message).toBe(errorOf(response).message.replace(String(alphaOnly.id), String(alphaOnly.id + 100)))
     await api.newFlag('alpha', 'alpha-flag')
     expectOk(await addStrategy('alpha-flag', { name: 'default', segments: [alphaOnly.id] }, 'alpha'))
   })

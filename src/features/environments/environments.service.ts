@@ -4,7 +4,7 @@ import type { EnvironmentRecord } from './environments.records'
 import type { RecordOf } from '../../storage/records'
 import type { Store, Tx } from '../../storage/store'
 import { checkLimit } from '../limits'
-import { assertValidName } from '../names'
+import { assertNotWildcard, assertValidName } from '../names'
 import { actorOf, type Caller } from '../tokens/permissions'
 import type { Static } from '@sinclair/typebox'
 import type { Environment } from './environments.model'
@@ -62,6 +62,7 @@ export class EnvironmentsService {
 
   async create(input: { name: string; type: string; sortOrder?: number }, caller: Caller): Promise<EnvironmentView> {
     assertValidName(input.name, 'environment')
+    assertNotWildcard(input.name, 'environment name', '/name')
     assertValidName(input.type, 'environment type', '/type')
     await this.store.transact(actorOf(caller), (tx) => createEnvironment(tx, input))
     return this.list().find((environment) => environment.name === input.name)!

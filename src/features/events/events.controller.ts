@@ -87,7 +87,9 @@ export function eventsController(events: EventsService, auth: Authorization) {
         'Filters are ANDed. feature, project, type, environment, id and createdBy take IS:value or IS_ANY_OF:a,b (createdBy matches the token name or ' +
         'its user id); createdAtFrom/createdAtTo (or from/to) take IS:yyyy-MM-dd, inclusive UTC days. query is a case-insensitive substring of the ' +
         'data, preData and tags as JSON. Newest first; total counts all matches. A filter is at most 2,000 characters and lists at most 100 values. ' +
-        'A malformed value, a repeated parameter or limit outside 1–1000 is a 400 (Unleash would fall back silently).',
+        'A malformed value, a repeated parameter or limit outside 1–1000 is a 400 (Unleash would fall back silently). Only events about what ' +
+        'the token may read otherwise are searched, counted and matched by text: a token limited to some projects sees their events only, ' +
+        'a token that may not list API tokens sees no api-token events.',
     },
   })
 }

@@ -9,10 +9,11 @@
 import { StoreLoadError } from '../../storage/files'
 import type { Store } from '../../storage/store'
 import { startWorker } from '../../workers/spawn'
-import type { Caller } from '../tokens/permissions'
+import { roleHasPermission, type Caller, type Permission } from '../tokens/permissions'
+import type { EventType } from '../../domain/events'
 import type { EventQuery } from './event-query'
 import type { EventSearchReply, EventSearchRequest } from './search/event-search.messages'
-import type { SearchPlan } from './search/search-engine'
+import type { EventVisibility, SearchPlan } from './search/search-engine'
 
 export type EventSource = Pick<Store, 'readEvents' | 'lastEventId' | 'onCommit' | 'eventLogPath'>
 
@@ -28,6 +29,23 @@ export interface EventsOptions {
   commonAfter?: number
   /** Build the text index after loading (default true). Tests turn it off to check the scan alone. */
   buildIndex?: boolean
+}
+
+/**
+ * Event types about records that a plain read permission does not list, with the permission that
+ * does: the tokens (GET /api/admin/api-tokens needs ADMIN). Their events name each token, its
+ * role, projects, environment and expiry.
+ */
+const READ_PERMISSION: Partial<Record<EventType, Permission>> = {
+  'api-token-created': 'ADMIN',
+  'api-token-deleted': 'ADMIN',
+}
+
+export function visibilityOf(caller: Caller): EventVisibility {
+  const hiddenTypes = Object.entries(READ_PERMISSION)
+    .filter(([, permission]) => !roleHasPermission(caller.role, permission))
+    .map(([type]) => type)
+  return { projects: caller.projects.includes('*') ? null : [...caller.projects], hiddenTypes }
 }
 
 export class EventsService {
@@ -147,15 +165,20 @@ export class EventsService {
     this.worker?.postMessage(message)
   }
 
-  /** Searches the log; a token limited to some projects sees only their events. */
+  /**
+   * Searches the log for the events the caller may read otherwise: a token limited to some projects
+   * sees only their events (none of the service-wide ones, which have no project), and a token
+   * without the permission that lists a kind of record does not see that record's events. Applied
+   * in the search itself, so that totals, pages and free text leave them out alike.
+   */
   async search(query: EventQuery, caller: Caller): Promise<EventPage> {
     await this.load()
     if (this.closed) throw new Error('event search closed')
-    const visibleProjects = caller.projects.includes('*') ? null : [...caller.projects]
+    const visibility = visibilityOf(caller)
     const id = this.nextId++
     return new Promise<EventPage>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject })
-      this.post({ type: 'search', id, query, visibleProjects })
+      this.post({ type: 'search', id, query, visibility })
     })
   }
 

@@ -78,7 +78,11 @@ export function reviewImport(reader: StateReader, input: ImportInput, caller: Ca
   const clashing = clashingContextFields(reader, data.contextFields ?? [])
   if (clashing.length > 0) errors.push(item('We detected the following context fields that do not have matching legal values with the imported ones:', clashing))
   if (elsewhere.length > 0) {
-    const where = elsewhere.map((name) => `${name} (in project ${reader.get('flags', name)!.project})`)
+    // The name is taken whoever may see its flag (as POST /api/admin/features/validate says, 409); the project is named only to a caller who may see it.
+    const where = elsewhere.map((name) => {
+      const other = reader.get('flags', name)!.project
+      return callerSeesProject(caller, other) ? `${name} (in project ${other})` : name
+    })
     errors.push(item(`You cannot import a features that already exist in other projects. You already have the following features defined outside of project ${project}:`, where))
   }
   const twice = duplicates(names)
@@ -95,7 +99,8 @@ export function reviewImport(reader: StateReader, input: ImportInput, caller: Ca
   const unknownSegments = (data.segments ?? []).filter((wanted) => !segmentNamed(reader, wanted.name, project)).map((segment) => segment.name)
   if (unknownSegments.length > 0) errors.push(item('We detected the following segments that need to be created first:', unknownSegments))
   const parents = (data.dependencies ?? []).flatMap((entry) => entry.dependencies.map((dependency) => dependency.feature))
-  const missingParents = [...new Set(parents)].filter((parent) => !listed.has(parent) && !reader.get('flags', parent))
+  // A parent must be of the same project: one of another project is missing here, whether or not the caller may see it.
+  const missingParents = [...new Set(parents)].filter((parent) => !listed.has(parent) && reader.get('flags', parent)?.project !== project)
   if (missingParents.length > 0) errors.push(item('We detected the following dependencies that need to be created first:', missingParents))
   // Ours: entries about flags the import does not hold, and strategies naming segments it does not list.
   const strays = new Set([

@@ -134,8 +134,8 @@ export function flagsController(flags: FlagsService, auth: Authorization) {
       response: { 200: t.Void({ description: 'Deleted' }), ...authErrors(400, 404) },
       detail: { operationId: 'deleteFeature', summary: 'Delete an archived flag', tags: ['Archive'], description: 'Only archived flags; frees the name.' },
     })
-    .post('/api/admin/features/validate', async ({ body }) => {
-      await flags.validateName(body.name, body.projectId)
+    .post('/api/admin/features/validate', async ({ body, caller }) => {
+      await flags.validateName(body.name, body.projectId, caller)
       return noContent()
     }, {
       auth: 'NONE',

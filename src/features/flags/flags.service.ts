@@ -210,16 +210,17 @@ export class FlagsService {
 
   /**
    * The checks of `POST /api/admin/features/validate` (contract §5): name rules (400), taken by any
-   * flag, archived included (409), then the project's naming pattern (400).
+   * flag, archived included (409), then the project's naming pattern (400) when the caller may see the project.
    */
-  async validateName(name: string, projectId: string | null | undefined): Promise<void> {
+  async validateName(name: string, projectId: string | null | undefined, caller: Caller): Promise<void> {
     const problem = nameProblem(name, 'flag')
     if (problem) throw ValidationError.at('/name', problem)
     const existing = this.store.reader.get('flags', name)
     if (existing) {
       throw new NameExistsError(existing.archived ? 'An archived flag with that name already exists' : 'A flag with that name already exists')
     }
-    if (projectId) this.checkNamingPattern(name, projectId)
+    // A project the caller may not see has no pattern to check, exactly like an unknown one.
+    if (projectId && callerSeesProject(caller, projectId)) this.checkNamingPattern(name, projectId)
   }
 
   /** 400 when `name` does not fit the project's naming pattern (the import reports it as a finding). */

@@ -13,10 +13,15 @@ import { DEFAULT_TAG_TYPE } from '../tag-types/tag-types.records'
 
 export const TAG_TYPE_DEFAULT = DEFAULT_TAG_TYPE
 
-/** The caller's project scope is checked before, in features/tokens/auth.ts: 403 for writes, 404 for reads. */
-export function flagByName(tx: Pick<Tx, 'get'>, name: string): FlagRecord {
+/**
+ * The flag of that name, or 404. Inside a write (`Tx`), a flag of a project outside the caller's
+ * scope answers the same 404 (tokens/scope-guard.ts), whatever the state was when the request
+ * arrived (features/tokens/auth.ts answers that one first).
+ */
+export function flagByName(tx: Pick<Tx, 'get'> & Partial<Pick<Tx, 'guardRecord'>>, name: string): FlagRecord {
   const flag = tx.get('flags', name)
   if (!flag) throw flagNotFound(name)
+  tx.guardRecord?.('flags', name, flag)
   return flag
 }
 

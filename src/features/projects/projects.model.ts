@@ -31,7 +31,7 @@ export const ProjectList = t.Object(
 
 export const CreateProject = t.Object(
   {
-    id: t.String({ description: 'Project id: 1 to 100 URL-safe characters', maxLength: 1000, examples: ['checkout'] }),
+    id: t.String({ description: 'Project id: 1 to 100 URL-safe characters, not made only of * (the all-projects wildcard of tokens)', maxLength: 1000, examples: ['checkout'] }),
     name: t.String({ description: 'Display name', minLength: 1, maxLength: 100 }),
     description: t.Optional(t.String({ description: 'Description', maxLength: 2000 })),
     featureNaming: t.Optional(t.Union([FeatureNaming, t.Null()], { description: 'Naming pattern for the project\'s flags' })),

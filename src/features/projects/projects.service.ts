@@ -4,7 +4,7 @@ import type { FeatureNaming, ProjectRecord } from './projects.records'
 import type { Store, Tx } from '../../storage/store'
 import { connectEnvironment } from '../environments/environments.service'
 import { checkLimit } from '../limits'
-import { assertValidName } from '../names'
+import { assertNotWildcard, assertValidName } from '../names'
 import { projectNotFound } from '../not-found'
 import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
 import { checkFeatureNaming } from './naming-pattern'
@@ -78,6 +78,7 @@ export class ProjectsService {
 
   async create(input: CreateProjectInput, caller: Caller): Promise<ProjectView> {
     assertValidName(input.id, 'project', '/id')
+    assertNotWildcard(input.id, 'project id', '/id')
     const featureNaming = input.featureNaming ? checkFeatureNaming(input.featureNaming) : null
     const project = await this.store.transact(actorOf(caller), (tx) => createProject(tx, { ...input, featureNaming }))
     return this.get(project.id)

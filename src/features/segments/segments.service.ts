@@ -72,9 +72,10 @@ export function checkStrategySegments(reader: StateReader, ids: readonly number[
     const path = `/segments/${index}`
     if (ids.indexOf(id) !== index) throw ValidationError.at(path, `Segment ${id} is listed twice`)
     const segment = reader.get('segments', String(id))
-    if (!segment) throw ValidationError.at(path, `Segment ${id} does not exist`)
-    if (segment.project !== null && segment.project !== project) {
-      throw ValidationError.at(path, `Segment ${id} ("${segment.name}") belongs to project "${segment.project}" and cannot be used by flags of project "${project}"`)
+    // One answer for a segment that does not exist and one of another project, which the caller
+    // may not be allowed to see: it names neither that project nor the segment.
+    if (!segment || (segment.project !== null && segment.project !== project)) {
+      throw ValidationError.at(path, `Segment ${id} does not exist, globally or in project "${project}"`)
     }
   })
 }

@@ -3,9 +3,13 @@
  * in the transform stage, after the body is read (413, bad JSON) and before content type (415) and
  * schema validation (400), which is the order the contract asks for.
  *
- * The project scope of a token limited to some projects is enforced here too, for reads as well as
- * writes, so that no route has to remember it: a write outside the token's projects is 403; a read
- * (`NONE`) of another project answers as if the project, or the flag, did not exist.
+ * The project scope of a token limited to some projects is checked here first, for reads as well as
+ * writes, so that no route has to remember it: a write to a project outside the token's projects is
+ * 403 (contract §3, for a project that does not exist as for one that does); a read (`NONE`) of
+ * another project answers as if the project, or the flag, did not exist. This is the fast path that
+ * gives the contract's order of errors; what holds under concurrency is the check of every staged
+ * change inside the write's transaction (tokens/scope-guard.ts, through `actorOf`), against the
+ * state the write is applied to.
  *
  * SDK routes declare the token type they take instead (`{ tokenType: 'client' }`): any other type
  * is 403 (sdk-api-contract §5), and the route gets the token's projects and environment as
@@ -119,7 +123,11 @@ export function authorization(authenticate: Authenticate, projectOfFlag: (name: 
           const bodyProject = projectInBody ? (body as { project?: unknown } | undefined)?.project : undefined
           const project = typeof bodyProject === 'string' ? bodyProject : projectOf(routeParams)
           if (permission !== 'NONE') {
-            const allowed = project === null || (project === undefined ? caller.projects.includes('*') : callerSeesProject(caller, project))
+            // A flag named without its project (tags, the archive) that the token may not see is left to
+            // the write, which answers inside its transaction exactly as for a flag that does not exist
+            // (tokens/scope-guard.ts): a 403 here would tell that the flag exists, and in which project.
+            const fromRecord = typeof bodyProject !== 'string' && routeParams.projectId === undefined && routeParams.featureName !== undefined
+            const allowed = project === null || fromRecord || (project === undefined ? caller.projects.includes('*') : callerSeesProject(caller, project))
             if (!allowed) {
               throw new NoAccessError(
                 project === undefined

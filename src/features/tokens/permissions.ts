@@ -1,5 +1,6 @@
 /** Permission names as Unleash spells them, and which token roles hold which. */
-import type { Actor } from '../../domain/events'
+import type { EventAuthor } from '../../storage/tx'
+import { projectScopeGuard } from './scope-guard'
 import type { TokenRole } from './tokens.records'
 
 export const PERMISSIONS = [
@@ -57,7 +58,8 @@ export function callerSeesProject(caller: Caller, projectId: string): boolean {
   return caller.projects.includes('*') || caller.projects.includes(projectId)
 }
 
-/** Who the caller's changes are recorded as made by. */
-export function actorOf(caller: Caller): Actor {
-  return { name: caller.tokenName, userId: caller.userId }
+/** Who the caller's changes are recorded as made by, with the project scope each staged change is checked against. */
+export function actorOf(caller: Caller): EventAuthor {
+  const guard = projectScopeGuard(caller.projects)
+  return guard ? { name: caller.tokenName, userId: caller.userId, guard } : { name: caller.tokenName, userId: caller.userId }
 }

@@ -1,12 +1,13 @@
 /** Messages between the HTTP thread (EventsService) and the event-search worker. */
 import type { EventQuery } from '../event-query'
+import type { EventVisibility } from './search-engine'
 
 export type EventSearchRequest =
   /** Read the log file up to event `lastId`, or take `lines` (a memory store's log) when `path` is null. */
   | { type: 'open'; path: string | null; lines: string[]; lastId: number; commonAfter?: number; buildIndex: boolean }
   /** Committed events, as JSON lines, in id order. */
   | { type: 'append'; lines: string[] }
-  | { type: 'search'; id: number; query: EventQuery; visibleProjects: string[] | null }
+  | { type: 'search'; id: number; query: EventQuery; visibility: EventVisibility }
 
 export type EventSearchReply =
   | { type: 'loaded'; events: number }

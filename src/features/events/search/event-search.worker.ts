@@ -62,7 +62,7 @@ self.onmessage = (event: MessageEvent<EventSearchRequest>) => {
       break
     case 'search':
       try {
-        const result = engine!.search(message.query, message.visibleProjects)
+        const result = engine!.search(message.query, message.visibility)
         // The answer's bytes are made here and handed over, so the HTTP thread neither joins nor encodes a page.
         const body = engine!.pageJson(result)
         reply({ type: 'result', id: message.id, total: result.total, body, plan: result.plan }, [body.buffer])

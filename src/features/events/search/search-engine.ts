@@ -26,6 +26,22 @@ export interface SearchResult {
   plan: SearchPlan
 }
 
+/** What a caller may see of the log: the events of these projects only (null: all), and none of these types. */
+export interface EventVisibility {
+  projects: readonly string[] | null
+  hiddenTypes: readonly string[]
+}
+
+/** The positions in `[start, end)` of the candidates (`structured`, or every event when null) that `hidden` holds, ascending. */
+function hiddenPositions(hidden: ColumnFilter, structured: ArrayLike<number> | null, start: number, end: number): number[] {
+  const positions: number[] = []
+  for (const i of mergeSorted(hidden.postings)) {
+    const [position, after] = structured ? clip(structured, i, i + 1) : [i, i + 1]
+    if (after > position && position >= start && position < end) positions.push(position)
+  }
+  return positions
+}
+
 export interface EngineOptions {
   /** A term in more events than this is common and not kept in the text index. */
   commonAfter?: number
@@ -69,8 +85,13 @@ export class EventSearchEngine {
     return this.terms.step(budget)
   }
 
-  search(query: EventQuery, visibleProjects: readonly string[] | null): SearchResult {
+  search(query: EventQuery, visibility: EventVisibility): SearchResult {
     const columns = this.columns
+    const { projects: visibleProjects } = visibility
+    // Events of types the caller may not read are left out of everything, the count included.
+    const hiddenTypes = visibility.hiddenTypes.length > 0 ? columns.type.filter(visibility.hiddenTypes) : null
+    const hides = hiddenTypes && hiddenTypes.size > 0 ? hiddenTypes : null
+    const isHidden = (i: number) => hides !== null && hides.ids.has(hides.values[i])
     const filters: ColumnFilter[] = []
     const idSet = query.id ? new Set(query.id.map((id) => id - 1)) : null
     for (const name of FILTER_COLUMNS) {
@@ -94,6 +115,7 @@ export class EventSearchEngine {
 
     const matchesStructure = (i: number) => {
       if (i < from || i >= to) return false
+      if (isHidden(i)) return false
       if (idSet && !idSet.has(i)) return false
       for (const filter of filters) if (!filter.ids.has(filter.values[i])) return false
       if (creator && !creator.names.ids.has(creator.names.values[i]) && !creator.ids.ids.has(creator.ids.values[i])) return false
@@ -122,8 +144,30 @@ export class EventSearchEngine {
       // No text: when a single list (or none) is exactly the answer, a page is a slice of it.
       if (!idSet && !timeBound && filters.length + (creator ? 1 : 0) <= 1) {
         const [start, end] = structured ? clip(structured, from, to) : [from, to]
-        for (let k = end - 1 - query.offset; k >= start && events.length < query.limit; k--) events.push(structured ? structured[k] : k)
-        return { total: Math.max(0, end - start), events, plan: 'none' }
+        // Less the hidden events in it, which are few: the page is still found without walking the offset.
+        const hidden = hides ? hiddenPositions(hides, structured, start, end) : []
+        let k = end - 1
+        let h = hidden.length - 1
+        let skip = query.offset
+        while (skip > 0 && k >= start) {
+          while (h >= 0 && hidden[h] > k) h--
+          const below = h >= 0 ? hidden[h] : start - 1
+          // Every position in (below, k] is visible.
+          if (skip < k - below) {
+            k -= skip
+            skip = 0
+          } else {
+            skip -= k - below
+            k = below - 1
+            h--
+          }
+        }
+        for (; k >= start && events.length < query.limit; k--) {
+          while (h >= 0 && hidden[h] > k) h--
+          if (h >= 0 && hidden[h] === k) continue
+          events.push(structured ? structured[k] : k)
+        }
+        return { total: Math.max(0, end - start) - hidden.length, events, plan: 'none' }
       }
       const [start, end] = structured ? clip(structured, from, to) : [from, to]
       for (let k = end - 1; k >= start; k--) {
