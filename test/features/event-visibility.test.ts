@@ -21,6 +21,7 @@ beforeAll(async () => {
   expectOk(await api.createToken({ tokenName: 'ci-deployer', type: 'client', projects: ['theirs'], environment: 'production', expiresAt: '2099-01-01T00:00:00.000Z' }), 201)
   expectOk(await api.createToken({ tokenName: 'short-lived', type: 'admin', role: 'editor' }), 201)
   expectOk(await api.delete('/api/admin/api-tokens/short-lived'))
+  expectOk(await api.post('/api/admin/user-admin', { username: 'auditor-ann', email: 'ann@example.com', rootRole: 'Viewer', password: 'Ann-Password-1!' }), 201)
   callers.admin = api.adminToken
   callers.viewer = await tokenFor(api, 'all-viewer', { role: 'viewer' })
   callers.editor = await tokenFor(api, 'all-editor', { role: 'editor' })
@@ -49,20 +50,22 @@ describe('event search shows only what the caller may read otherwise', () => {
   test('each kind of caller: every event it finds is about something it can read through the other routes', async () => {
     const all = await everything(callers.admin)
     expect(all.some((event) => event.type === 'api-token-created')).toBe(true)
+    expect(all.some((event) => event.type === 'user-created')).toBe(true)
     for (const [who, token] of Object.entries(callers)) {
       const listsTokens = (await api.get('/api/admin/api-tokens', { token })).status === 200
+      const listsUsers = (await api.get('/api/admin/user-admin', { token })).status === 200
       const projects = (await api.get<{ projects: { id: string }[] }>('/api/admin/projects', { token })).body.projects.map((project) => project.id)
       const allProjects = projects.includes('theirs')
       const seen = await everything(token)
       // What it may read, and nothing else: the admin's list, less what it may not read.
-      const readable = all.filter((event) => (listsTokens || !event.type.startsWith('api-token-')) && (allProjects || (event.project !== null && projects.includes(event.project))))
+      const readable = all.filter((event) => (listsTokens || !event.type.startsWith('api-token-')) && (listsUsers || !event.type.startsWith('user-')) && (allProjects || (event.project !== null && projects.includes(event.project))))
       expect({ who, ids: seen.map((event) => event.id) }).toEqual({ who, ids: readable.map((event) => event.id) })
       expect({ who, some: seen.length > 0 }).toEqual({ who, some: true })
     }
   }, 30_000)
 
-  test("a viewer asking for token events by type, by creator or by free text gets none, and total 0", async () => {
-    const asked = ['?type=IS_ANY_OF:api-token-created,api-token-deleted', '?query=ci-deployer', '?query=2099-01-01', '?query=short-lived', '?type=IS:api-token-created&query=production']
+  test("a viewer asking for token or user events by type, by creator or by free text gets none, and total 0", async () => {
+    const asked = ['?type=IS_ANY_OF:api-token-created,api-token-deleted', '?type=IS:user-created', '?query=auditor-ann', '?query=ci-deployer', '?query=2099-01-01', '?query=short-lived', '?type=IS:api-token-created&query=production']
     for (const query of asked) {
       const admin = await api.searchEvents(query)
       expect({ query, total: admin.body.total > 0 }).toEqual({ query, total: true })
@@ -71,6 +74,7 @@ describe('event search shows only what the caller may read otherwise', () => {
         expectOk(page)
         expect({ query, total: page.body.total, events: page.body.events }).toEqual({ query, total: 0, events: [] })
         expect(page.text).not.toContain('ci-deployer')
+        expect(page.text).not.toContain('auditor-ann')
       }
     }
   }, 30_000)

@@ -33,12 +33,16 @@ export interface EventsOptions {
 
 /**
  * Event types about records that a plain read permission does not list, with the permission that
- * does: the tokens (GET /api/admin/api-tokens needs ADMIN). Their events name each token, its
- * role, projects, environment and expiry.
+ * does: the tokens (GET /api/admin/api-tokens needs ADMIN), whose events name each token, its
+ * role, projects, environment and expiry; and the users (GET /api/admin/user-admin needs ADMIN),
+ * whose events name each user, email and role.
  */
 const READ_PERMISSION: Partial<Record<EventType, Permission>> = {
   'api-token-created': 'ADMIN',
   'api-token-deleted': 'ADMIN',
+  'user-created': 'ADMIN',
+  'user-updated': 'ADMIN',
+  'user-deleted': 'ADMIN',
 }
 
 export function visibilityOf(caller: Caller): EventVisibility {
