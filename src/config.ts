@@ -28,6 +28,12 @@ export interface Config {
    * proxy, e.g. `/flags`; empty (the default) serves from `/`.
    */
   basePath: string
+  /** `STREAMING_MAX_STREAMS`: client API streams held at once; more are told to poll (10,000). */
+  streamingMaxStreams: number
+  /** `STREAMING_HEARTBEAT_MS`: how often every stream gets a heartbeat comment (15 s; the Node SDK gives up after 60 s of silence). */
+  streamingHeartbeatMs: number
+  /** `STREAMING_BUFFER_CHANGES`: changed flags and segments kept so that streams and delta polls resume without a hydration (10,000). */
+  streamingBufferChanges: number
 }
 
 export class ConfigError extends Error {
@@ -80,6 +86,9 @@ export function readConfig(env: Record<string, string | undefined>, cwd = proces
     metricsFlushMs: integer(env, 'METRICS_FLUSH_MS', 10_000, 100, 3_600_000),
     frontendCorsOrigins: corsOrigins(env.FRONTEND_CORS_ORIGINS),
     basePath: basePath(env.BASE_URI_PATH),
+    streamingMaxStreams: integer(env, 'STREAMING_MAX_STREAMS', 10_000, 0, 1_000_000),
+    streamingHeartbeatMs: integer(env, 'STREAMING_HEARTBEAT_MS', 15_000, 100, 55_000),
+    streamingBufferChanges: integer(env, 'STREAMING_BUFFER_CHANGES', 10_000, 0, 10_000_000),
   }
 }
 

@@ -119,7 +119,11 @@ async function serve() {
   } catch (error) {
     failOnStoreLoad(error)
   }
-  const services = createServices(store, { metricsFlushMs: config.metricsFlushMs })
+  const services = createServices(store, {
+    metricsFlushMs: config.metricsFlushMs,
+    streaming: { maxStreams: config.streamingMaxStreams, heartbeatMs: config.streamingHeartbeatMs },
+    streamingBufferChanges: config.streamingBufferChanges,
+  })
   const generatedSecret = await initialise(services, config.initAdminTokens)
   if (generatedSecret) {
     // Said the moment its commit returns (durable), on standard error and outside the JSON log lines.
@@ -160,6 +164,8 @@ async function serve() {
     stopping = true
     log.info('stopping', { signal })
     try {
+      // Streams never finish on their own: they are told to poll and ended first, or stop() would wait for them.
+      services.streaming.close()
       await server.stop()
       // Every acknowledged write is durable in the journal whether or not the checkpoint can be written.
       const problem = await store.close()
