@@ -343,7 +343,7 @@ export interface RunningService {
   stop(): Promise<void>
 }
 
-export async function startService(adminSecret: string, prefix = 'flags-service-'): Promise<RunningService> {
+export async function startService(adminSecret: string, prefix = 'flags-service-', extraEnv: Record<string, string> = {}): Promise<RunningService> {
   const root = join(import.meta.dir, '..')
   const dir = tempDir(prefix)
   const port = freePort()
@@ -351,7 +351,7 @@ export async function startService(adminSecret: string, prefix = 'flags-service-
   for (const key of ['BODY_LIMIT', 'SYNC']) delete env[key]
   const child = Bun.spawn([join(root, 'node_modules', '.bin', 'bun'), 'src/main.ts'], {
     cwd: root,
-    env: { ...env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dir.path, INIT_ADMIN_API_TOKENS: adminSecret },
+    env: { ...env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dir.path, INIT_ADMIN_API_TOKENS: adminSecret, ...extraEnv },
     stdin: 'ignore',
     stdout: 'ignore',
     stderr: 'ignore',

@@ -48,12 +48,15 @@ export class ChangeFeed {
   /** Every change after this revision is held: a client at this revision or later can resume. */
   private heldFrom: number
   private readonly listeners = new Set<RevisionListener>()
+  /** The last durable commit. Not the state's `commitSeq`, which runs ahead while a commit is being made durable. */
+  private published: number
 
   constructor(
     private readonly store: Pick<Store, 'state' | 'watch' | 'onCommit'>,
     private readonly bufferChanges = DEFAULT_BUFFER_CHANGES,
   ) {
     this.heldFrom = store.state.commitSeq
+    this.published = store.state.commitSeq
     // `watch` replays the records there are now; those are no change.
     let loading = true
     store.watch('flags', (key, before, after) => loading || note(this.pendingFlags, key, before, after))
@@ -62,9 +65,14 @@ export class ChangeFeed {
     store.onCommit(() => this.publish())
   }
 
-  /** The revision the state is at now. */
+  /**
+   * The revision of the last durable commit. The state may already hold the next commit's changes
+   * (they are applied before they are made durable): what is made from it and named by this
+   * revision holds them too, and they come again, the same, as the next revision's events. Naming
+   * it by the state's own counter instead would make a client skip that commit's events for good.
+   */
   get revision(): number {
-    return this.store.state.commitSeq
+    return this.published
   }
 
   /** Calls `listener` for each later durable commit that changed a flag or a segment; returns the unsubscribe. */
@@ -86,6 +94,7 @@ export class ChangeFeed {
   }
 
   private publish(): void {
+    this.published = this.store.state.commitSeq
     if (this.pendingFlags.size === 0 && this.pendingSegments.size === 0) return
     // Records put back as they were (an undone commit, a write that changed nothing) are no change.
     const flags = [...this.pendingFlags.values()].filter((change) => change.before !== change.after)
@@ -93,7 +102,7 @@ export class ChangeFeed {
     this.pendingFlags.clear()
     this.pendingSegments.clear()
     if (flags.length === 0 && segments.length === 0) return
-    const revision: Revision = { revision: this.store.state.commitSeq, flags, segments, memo: new Map() }
+    const revision: Revision = { revision: this.published, flags, segments, memo: new Map() }
     this.held.push(revision)
     this.heldChanges += flags.length + segments.length
     while (this.heldChanges > this.bufferChanges && this.held.length > 0) {

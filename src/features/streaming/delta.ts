@@ -32,13 +32,13 @@ function segmentInScope(scope: Scope, segment: SegmentRecord | undefined): segme
   return segment !== undefined && (segment.project === null || scope.projects === null || scope.projects.includes(segment.project))
 }
 
-/** Every flag and segment `scope` serves at the store's current revision. */
-export function hydration(state: Pick<Store['state'], 'flags' | 'segments' | 'commitSeq'>, scope: Scope): DeltaEvent {
+/** Every flag and segment `scope` serves in `state`, named `revision` (the feed's: see ChangeFeed.revision). */
+export function hydration(state: Pick<Store['state'], 'flags' | 'segments'>, scope: Scope, revision: number): DeltaEvent {
   const segments = Object.values(state.segments)
     .filter((segment) => segmentInScope(scope, segment))
     .sort((a, b) => a.id - b.id)
     .map(segmentView)
-  return { type: 'hydration', eventId: state.commitSeq, features: scopedFeatures(state, { ...scope, segmentIds: true }), segments }
+  return { type: 'hydration', eventId: revision, features: scopedFeatures(state, { ...scope, segmentIds: true }), segments }
 }
 
 interface FlagViews {

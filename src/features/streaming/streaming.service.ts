@@ -141,7 +141,7 @@ export class StreamingService {
       if (events.length === 0) return { status: 304, etag: `"${known}"` }
       return { status: 200, etag: `"${this.feed.revision}"`, body: JSON.stringify({ events }) }
     }
-    const full = hydration(this.store.state, scope)
+    const full = hydration(this.store.state, scope, this.feed.revision)
     return { status: 200, etag: `"${full.eventId}"`, body: JSON.stringify({ events: [full] }) }
   }
 
@@ -158,7 +158,7 @@ export class StreamingService {
     if (revisions !== null) return message('unleash-connected', this.feed.revision, eventsSince(scope, revisions))
     const kept = this.hydrations.get(scope.key)
     if (kept) return kept.bytes
-    const full = hydration(this.store.state, scope)
+    const full = hydration(this.store.state, scope, this.feed.revision)
     const bytes = message('unleash-connected', full.eventId, [full])
     this.hydrations.set(scope.key, { revision: full.eventId, bytes })
     if (this.hydrations.size > MAX_KEPT_HYDRATIONS) this.hydrations.delete(this.hydrations.keys().next().value!)

@@ -5,7 +5,8 @@
  * the SDK API answers it.
  */
 import { afterEach, expect, setSystemTime, test } from 'bun:test'
-import { expectError, makeApi, tokenFor, type Api } from '../../helpers'
+import { realFileSystem, type FileSystem } from '../../../src/storage/files'
+import { expectError, makeApi, tempDir, tokenFor, type Api } from '../../helpers'
 import { applyDelta, emptyCopy, SseReader } from './sse'
 
 const opened: Api[] = []
@@ -211,4 +212,64 @@ test('without a token 401, with another type of token 403, a bad query 400, as o
     expectError(await api.get(`${path}?unknown=1`, { token: await tokenFor(api, `sdk-${path.length}`, { type: 'client', environment: 'development' }) }), 400, 'ValidationError')
   }
   expect(api.services.streaming.streams).toBe(0)
+})
+
+test('a delta or a stream made while a commit is being made durable names the last durable revision, so that commit still comes', async () => {
+  // Writes wait at fsync while the gate is shut: the state already holds the commit, the feed has not published it.
+  let gate: Promise<void> | null = null
+  let release = () => {}
+  const gated: FileSystem = {
+    ...realFileSystem,
+    open: async (path, flags) => {
+      const file = await realFileSystem.open(path, flags)
+      return {
+        write: (...args) => file.write(...args),
+        stat: () => file.stat(),
+        close: () => file.close(),
+        sync: () => file.sync(),
+        datasync: async () => {
+          await gate
+          return file.datasync()
+        },
+      }
+    },
+  }
+  const dir = tempDir('flags-stream-')
+  try {
+    const api = await app({ dataDir: dir.path, fs: gated })
+    const secret = await tokenFor(api, 'sdk', { type: 'client', environment: 'development' })
+    await api.newFlag('default', 'a')
+    const first = await api.get<any>('/api/client/delta', { token: secret })
+    const copy = emptyCopy()
+    applyDelta(copy, first.body)
+    await api.newFlag('default', 'b')
+    gate = new Promise((resolve) => (release = resolve))
+    const store = api.services.store
+    const before = store.state.commitSeq
+    const write = on(api, 'a')
+    while (store.state.commitSeq === before) await new Promise((resolve) => setTimeout(resolve, 1))
+    // The commit is in the state, not yet durable: what is answered now must not claim its revision.
+    const during = await api.get<any>('/api/client/delta', { token: secret, headers: { 'if-none-match': first.headers.get('etag')! } })
+    expect(during.status).toBe(200)
+    applyDelta(copy, during.body)
+    const reader = await stream(api, secret, { 'last-event-id': first.headers.get('etag')!.slice(1, -1) })
+    await reader.until(() => reader.messages.length === 1)
+    expect(Number(reader.messages[0].id)).toBe(before)
+    release()
+    gate = null
+    expect((await write).status).toBe(200)
+    const after = await api.get<any>('/api/client/delta', { token: secret, headers: { 'if-none-match': during.headers.get('etag')! } })
+    expect(after.status).toBe(200)
+    applyDelta(copy, after.body)
+    const list = (await api.get<any>('/api/client/features', { token: secret, headers: { 'unleash-client-spec': '5.2.0' } })).body
+    expect([...copy.features.values()].sort((x, y) => (x.name < y.name ? -1 : 1))).toEqual(list.features)
+    await reader.until(() => reader.messages.length === 2)
+    expect(events(reader, 1).map((event) => [event.type, event.feature.name, event.feature.enabled])).toEqual([['feature-updated', 'a', true]])
+    await reader.cancel()
+    await api.close()
+    opened.splice(opened.indexOf(api), 1)
+  } finally {
+    release()
+    dir.remove()
+  }
 })
