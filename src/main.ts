@@ -136,6 +136,7 @@ async function serve() {
   for (const { projectId, pattern, problem } of services.patterns.unusable()) {
     log.warn('naming pattern cannot be used; names checked against it are refused until it is saved again', { project: projectId, pattern, problem })
   }
+  services.streaming.holdOpen = (request) => server.timeout(request, 0)
   const app = createApp(services, config, log, { socketAddress: (request) => server.requestIP(request)?.address })
   handle = (request) => app.handle(request)
   log.info('listening', {

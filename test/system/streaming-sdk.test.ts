@@ -205,3 +205,16 @@ test('a stream whose token is deleted ends, and the SDK stops on the 401 that fo
   expect(again.headers.get('content-type')).toMatch(/^application\/json/)
   await again.text()
 }, 30_000)
+
+test("a quiet stream outlives the server's idle timeout (Bun's 10 s) between heartbeats", async () => {
+  service = await startService(ADMIN, 'flags-stream-', { STREAMING_HEARTBEAT_MS: '30000' })
+  const base = service.base
+  const token = await admin(base, 'POST', '/api/admin/api-tokens', { tokenName: 'quiet', type: 'client', environment: ENVIRONMENT })
+  const raw = await rawStream(base, token.secret)
+  await raw.until(() => raw.messages.length === 1)
+  await Bun.sleep(12_000)
+  expect(raw.ended).toBe(false)
+  await admin(base, 'POST', '/api/admin/projects/default/features', { name: 'after-quiet' })
+  await raw.until(() => raw.messages.length === 2)
+  expect(raw.messages[1].event).toBe('unleash-updated')
+}, 30_000)

@@ -15,7 +15,7 @@ export function streamingController(streaming: StreamingService, auth: Authoriza
     .get(
       '/api/client/streaming',
       ({ query, sdkScope, caller, request }) =>
-        streaming.open(caller.tokenName, scopeOf(sdkScope, query, DELTA_SPEC), request.headers.get('last-event-id'), request.signal),
+        streaming.open(caller.tokenName, scopeOf(sdkScope, query, DELTA_SPEC), request),
       {
         auth: CLIENT,
         query: 'clientStreamQuerySchema',

@@ -86,6 +86,11 @@ export class StreamingService {
   private count = 0
   private heartbeat: ReturnType<typeof setInterval> | null = null
   private stopping = false
+  /**
+   * Set by the server (main.ts): exempts a stream's request from the server's idle timeout (Bun's
+   * is 10 s, shorter than a heartbeat interval), which would otherwise cut every quiet stream.
+   */
+  holdOpen: (request: Request) => void = () => {}
 
   constructor(
     private readonly store: Pick<Store, 'state' | 'watch'>,
@@ -107,8 +112,9 @@ export class StreamingService {
    * A new stream for `scope` (the caller's token `tokenName`); `lastEventId` is the revision the
    * client says it has. Past the cap, or while stopping, the stream says `fetch-mode: polling` and ends.
    */
-  open(tokenName: string, scope: Scope, lastEventId: string | null, signal?: AbortSignal): Response {
+  open(tokenName: string, scope: Scope, request: Request): Response {
     if (this.stopping || this.count >= this.options.maxStreams) return new Response(GO_POLLING, { headers: SSE_HEADERS })
+    const lastEventId = request.headers.get('last-event-id')
     const first = this.firstMessage(scope, revisionOf(lastEventId))
     let group = this.groups.get(scope.key)
     if (!group) this.groups.set(scope.key, (group = { scope, streams: new Set() }))
@@ -127,7 +133,8 @@ export class StreamingService {
     this.count++
     this.heartbeat ??= setInterval(() => this.beat(), this.options.heartbeatMs)
     this.heartbeat.unref?.()
-    signal?.addEventListener('abort', () => this.end(stream), { once: true })
+    request.signal.addEventListener('abort', () => this.end(stream), { once: true })
+    this.holdOpen(request)
     return new Response(body, { headers: SSE_HEADERS })
   }
 
