@@ -202,7 +202,7 @@ for (const seed of [1, 2]) {
       outcomes.set(write.kind, outcome)
       for (const follower of followers) {
         const truth = await expected(api, follower.scope)
-        // The events were enqueued before the write was answered; reading them takes a turn of the loop.
+        // The events are sent just after the write is answered; reading them takes a few turns of the loop.
         await follower.stream.settle()
         for (const types of follow(follower)) if (types.some((type) => type !== 'hydration')) updates++
         compare(follower.streamCopy, truth, `stream of ${follower.scope.name} after ${write.kind} ${write.path} → ${response.status}`, step)

@@ -84,8 +84,10 @@ export class SseReader {
     })
   }
 
-  /** Gives the event loop a few turns so that chunks already queued are read. */
+  /** Gives the event loop a few turns so that what the server sends for a write already answered is read. */
   async settle(): Promise<void> {
+    // Streams are written to just after the write is answered (setImmediate), then read.
+    await new Promise((resolve) => setImmediate(resolve))
     for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setTimeout(resolve, 0))
   }
 
