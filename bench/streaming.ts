@@ -33,7 +33,7 @@ const { values } = parseArgs({
     idle: { type: 'string', default: '10000' },
   },
 })
-const COUNTS = values.streams.split(',').map(Number)
+const COUNTS = values.streams.split(',').map(Number).filter((count) => count > 0)
 const WRITES = Number(values.writes)
 const SDK_WRITES = Number(values['sdk-writes'])
 const SECONDS = Number(values.seconds)
@@ -257,7 +257,7 @@ const results: { deliveries: Delivery[]; sdk: Awaited<ReturnType<typeof sdkLaten
 for (let run = 0; run < RUNS; run++) {
   const dir = tempDataDir('bench-streaming-')
   seedDataDir(join(dir, 'data'), { events: 0, flags: 100 })
-  const server = await startServer(join(dir, 'data'), { LOG_LEVEL: 'warn', STREAMING_MAX_STREAMS: String(Math.max(...COUNTS, IDLE) + 100) })
+  const server = await startServer(join(dir, 'data'), { LOG_LEVEL: 'warn', STREAMING_MAX_STREAMS: String(Math.max(0, ...COUNTS, IDLE) + 100) })
   try {
     await admin(server.base, 'POST', '/api/admin/projects', { id: 'idle', name: 'idle' })
     const secret = await clientToken(server.base, 'bench', 'default')

@@ -30,7 +30,7 @@ export interface StreamingOptions {
 
 export const DEFAULT_STREAMING: StreamingOptions = { maxStreams: 10_000, heartbeatMs: 15_000 }
 
-/** Messages a stream may have queued unread before it is ended: a client that far behind resumes or hydrates on reconnect. */
+/** Messages a stream may have waiting for its socket before it is ended: a client that far behind resumes or hydrates on reconnect. */
 const MAX_QUEUED_MESSAGES = 1000
 /** Hydrations kept, by scope, between two changes: a burst of (re)connections makes each once. */
 const MAX_KEPT_HYDRATIONS = 64
@@ -51,8 +51,21 @@ function message(event: 'unleash-connected' | 'unleash-updated', revision: numbe
   return encoder.encode(`event: ${event}\nid: ${revision}\ndata: ${JSON.stringify({ events })}\n\n`)
 }
 
+/** Bun's direct stream controller: writes go to the socket's buffer, without a queue of chunks in between. */
+interface DirectSink {
+  write(chunk: Uint8Array): number | Promise<number>
+  flush(): number | Promise<number>
+  close(): void
+}
+
 interface Stream {
-  controller: ReadableStreamDefaultController<Uint8Array>
+  /** Null until the server starts sending the response; what is sent before waits in `early`. */
+  sink: DirectSink | null
+  early: Uint8Array[]
+  /** Ends the response: resolves the direct stream's pull. */
+  finish: () => void
+  /** Flushes still waiting for the socket to drain. */
+  waiting: number
   tokenName: string
   group: Group
   closed: boolean
@@ -118,14 +131,27 @@ export class StreamingService {
     const first = this.firstMessage(scope, revisionOf(lastEventId))
     let group = this.groups.get(scope.key)
     if (!group) this.groups.set(scope.key, (group = { scope, streams: new Set() }))
-    let stream!: Stream
-    const body = new ReadableStream<Uint8Array>({
-      start: (controller) => {
-        stream = { controller, tokenName, group, closed: false }
-        controller.enqueue(first)
+    const stream: Stream = { sink: null, early: [first], finish: () => {}, waiting: 0, tokenName, group, closed: false }
+    // A direct stream (Bun's): a message is written straight to the socket, which at 10,000 streams
+    // costs markedly less per write than a standard stream's queue.
+    const body = new ReadableStream({
+      type: 'direct',
+      pull: async (sink: DirectSink) => {
+        const ended = new Promise<void>((resolve) => (stream.finish = resolve))
+        for (const bytes of stream.early) sink.write(bytes)
+        stream.early = []
+        stream.sink = sink
+        sink.flush()
+        // Ended before the response started (the cap, a stop): what it was sent, then nothing.
+        if (!stream.closed) await ended
+        try {
+          sink.close()
+        } catch {
+          // The client went away first.
+        }
       },
       cancel: () => this.remove(stream),
-    })
+    } as unknown as UnderlyingDefaultSource<Uint8Array>)
     group.streams.add(stream)
     let ofToken = this.byToken.get(tokenName)
     if (!ofToken) this.byToken.set(tokenName, (ofToken = new Set()))
@@ -193,10 +219,21 @@ export class StreamingService {
 
   private send(stream: Stream, bytes: Uint8Array): void {
     if (stream.closed) return
-    const queued = stream.controller.desiredSize
-    if (queued !== null && queued < -MAX_QUEUED_MESSAGES) return this.end(stream)
+    if (stream.sink === null) {
+      stream.early.push(bytes)
+      return
+    }
+    if (stream.waiting > MAX_QUEUED_MESSAGES) return this.end(stream)
     try {
-      stream.controller.enqueue(bytes)
+      stream.sink.write(bytes)
+      const flushed = stream.sink.flush()
+      if (flushed instanceof Promise) {
+        stream.waiting++
+        flushed.then(
+          () => stream.waiting--,
+          () => this.remove(stream),
+        )
+      }
     } catch {
       this.remove(stream)
     }
@@ -221,12 +258,8 @@ export class StreamingService {
   /** Ends the stream (after `last`, if given) and forgets it. */
   private end(stream: Stream, last?: Uint8Array): void {
     if (stream.closed) return
-    try {
-      if (last) stream.controller.enqueue(last)
-      stream.controller.close()
-    } catch {
-      // Already closed or errored by the client going away.
-    }
+    if (last) this.send(stream, last)
+    stream.finish()
     this.remove(stream)
   }
 
