@@ -111,11 +111,13 @@ async function clientToken(base: string, name: string, project: string): Promise
   return (await admin(base, 'POST', '/api/admin/api-tokens', { tokenName: name, type: 'client', projects: [project], environment: 'production' })).body.secret
 }
 
-let toggles = 0
+/** flag-0 in production: set on at start, every write turns it the other way (so each is a change). */
+let flagOn = true
 /** Toggles flag-0 in production; resolves to [sent, acknowledged] times. */
 async function toggle(base: string): Promise<[number, number]> {
+  flagOn = !flagOn
   const sent = performance.now()
-  await admin(base, 'POST', `/api/admin/projects/default/features/flag-0/environments/production/${toggles++ % 2 === 0 ? 'off' : 'on'}`)
+  await admin(base, 'POST', `/api/admin/projects/default/features/flag-0/environments/production/${flagOn ? 'on' : 'off'}`)
   return [sent, performance.now()]
 }
 
@@ -206,7 +208,7 @@ async function sdkLatency(base: string, secret: string): Promise<{ p50: number; 
   const repository = (client as any).repository
   const latencies: number[] = []
   for (let i = 0; i < SDK_WRITES; i++) {
-    const expected = toggles % 2 === 0 ? false : true
+    const expected = !flagOn
     let seenAt = 0
     const seen = new Promise<void>((resolve) => {
       const check = () => {
@@ -260,6 +262,8 @@ for (let run = 0; run < RUNS; run++) {
   const server = await startServer(join(dir, 'data'), { LOG_LEVEL: 'warn', STREAMING_MAX_STREAMS: String(Math.max(0, ...COUNTS, IDLE) + 100) })
   try {
     await admin(server.base, 'POST', '/api/admin/projects', { id: 'idle', name: 'idle' })
+    await admin(server.base, 'POST', '/api/admin/projects/default/features/flag-0/environments/production/on')
+    flagOn = true
     const secret = await clientToken(server.base, 'bench', 'default')
     const idleSecret = await clientToken(server.base, 'bench-idle', 'idle')
     for (const count of COUNTS) {

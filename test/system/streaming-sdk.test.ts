@@ -182,7 +182,8 @@ test('past STREAMING_MAX_STREAMS the SDK is told to poll, and still sees changes
   service = await startService(ADMIN, 'flags-stream-', { STREAMING_MAX_STREAMS: '1' })
   const base = service.base
   const token = await admin(base, 'POST', '/api/admin/api-tokens', { tokenName: 'sdk', type: 'client', environment: ENVIRONMENT })
-  await rawStream(base, token.secret)
+  const holder = await rawStream(base, token.secret)
+  await holder.until(() => holder.messages.length === 1)
   const client = sdk(base, token.secret, 'streaming', [])
   const repository = (client as any).repository
   await eventOf(repository, 'mode')
@@ -190,6 +191,15 @@ test('past STREAMING_MAX_STREAMS the SDK is told to poll, and still sees changes
   await admin(base, 'POST', '/api/admin/projects/default/features', { name: 'after-cap' })
   await admin(base, 'POST', '/api/admin/projects/default/features/after-cap/environments/development/on')
   await sdkSees(client, () => client.isEnabled('after-cap'))
+  // A client that goes away frees its place: the server notices the closed socket.
+  await holder.cancel()
+  for (let attempt = 0; ; attempt++) {
+    const next = await rawStream(base, token.secret)
+    await next.until(() => next.messages.length === 1 || next.ended)
+    if (next.messages[0]?.event === 'unleash-connected') break
+    expect(attempt).toBeLessThan(50)
+    await Bun.sleep(100)
+  }
 }, 30_000)
 
 test('a stream whose token is deleted ends, and the SDK stops on the 401 that follows', async () => {
