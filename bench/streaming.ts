@@ -1,7 +1,7 @@
 /**
  * Client API streaming (issue 20, "Must show"), run by hand:
  *
- *   bun bench/streaming.ts [--streams 1000,10000] [--writes 20] [--sdk-writes 50] [--seconds 10] [--runs 1]
+ *   bun bench/streaming.ts [--streams 1000,10000] [--writes 20] [--sdk-writes 50] [--idle 10000] [--idle-rounds 3] [--seconds 10] [--runs 1]
  *
  * One server process (100 flags, fsync on as by default) and this process as the clients:
  * - delivery: N SSE streams held on raw sockets with a client token for default/production; the
@@ -13,8 +13,8 @@
  * - the official SDK (`unleash-client`, experimentalMode streaming), alone: from a write's
  *   acknowledgement to the SDK's copy showing it, `--sdk-writes` times;
  * - idle streams: PATCH throughput (wrk, a new description per request) and /health p99 (wrk)
- *   with no stream, then with 10,000 streams open for another project (so the PATCHes send them
- *   nothing but heartbeats), in the same run.
+ *   with no stream, then with `--idle` streams open for another project (so the PATCHes send them
+ *   nothing but heartbeats), alternating `--idle-rounds` times in the same run.
  * Prints every figure with the load average.
  */
 import { writeFileSync } from 'node:fs'
@@ -31,6 +31,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '10' },
     runs: { type: 'string', default: '1' },
     idle: { type: 'string', default: '10000' },
+    'idle-rounds': { type: 'string', default: '3' },
   },
 })
 const COUNTS = values.streams.split(',').map(Number).filter((count) => count > 0)
@@ -39,6 +40,7 @@ const SDK_WRITES = Number(values['sdk-writes'])
 const SECONDS = Number(values.seconds)
 const RUNS = Number(values.runs)
 const IDLE = Number(values.idle)
+const IDLE_ROUNDS = Number(values['idle-rounds'])
 const MARKER = 'event: unleash-updated'
 
 async function admin(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
@@ -230,7 +232,13 @@ async function sdkLatency(base: string, secret: string): Promise<{ p50: number; 
   return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1)!, load }
 }
 
-async function idleComparison(base: string, dir: string, idleSecret: string): Promise<{ none: { patch: Load; health: Load }; idle: { patch: Load; health: Load }; noneAgain: { patch: Load; health: Load } }> {
+interface IdleRound {
+  none: { patch: Load; health: Load }
+  idle: { patch: Load; health: Load }
+}
+
+/** `--idle-rounds` rounds of (no stream, then `IDLE` idle streams): the machine's drift shows between rounds. */
+async function idleComparison(base: string, dir: string, idleSecret: string): Promise<IdleRound[]> {
   const lua = join(dir, 'patch.lua')
   writeFileSync(
     lua,
@@ -245,17 +253,20 @@ end
     patch: await wrk(`${base}/api/admin/projects/default/features/flag-1`, authHeaders, SECONDS, ['-s', lua]),
     health: await wrk(`${base}/health`, {}, SECONDS),
   })
-  const none = await measure()
-  const streams = await holdStreams(base, idleSecret, IDLE, () => {})
-  const idle = await measure()
-  streams.close()
-  await Bun.sleep(2000)
-  // Once more without: how much the machine alone moves the figures within the run.
-  const noneAgain = await measure()
-  return { none, idle, noneAgain }
+  const rounds: IdleRound[] = []
+  for (let round = 0; round < IDLE_ROUNDS; round++) {
+    const none = await measure()
+    const streams = await holdStreams(base, idleSecret, IDLE, () => {})
+    const idle = await measure()
+    streams.close()
+    await Bun.sleep(2000)
+    rounds.push({ none, idle })
+    console.log(JSON.stringify({ round, none, idle }))
+  }
+  return rounds
 }
 
-const results: { deliveries: Delivery[]; sdk: Awaited<ReturnType<typeof sdkLatency>>[]; idle: Awaited<ReturnType<typeof idleComparison>>[] } = { deliveries: [], sdk: [], idle: [] }
+const results: { deliveries: Delivery[]; sdk: Awaited<ReturnType<typeof sdkLatency>>[]; idle: IdleRound[] } = { deliveries: [], sdk: [], idle: [] }
 for (let run = 0; run < RUNS; run++) {
   const dir = tempDataDir('bench-streaming-')
   seedDataDir(join(dir, 'data'), { events: 0, flags: 100 })
@@ -276,9 +287,7 @@ for (let run = 0; run < RUNS; run++) {
     results.sdk.push(sdk)
     console.log(JSON.stringify({ sdk }))
     if (IDLE > 0) {
-      const idle = await idleComparison(server.base, dir, idleSecret)
-      results.idle.push(idle)
-      console.log(JSON.stringify({ idle }))
+      results.idle.push(...(await idleComparison(server.base, dir, idleSecret)))
     }
   } finally {
     await server.stop()
@@ -307,21 +316,28 @@ console.log(
 console.log('\nThe official SDK in streaming mode: write acknowledged → its copy shows the change\n')
 console.log(table(['writes', 'p50', 'p99', 'max', 'load'], results.sdk.map((s) => [SDK_WRITES, `${fmt(s.p50, 2)} ms`, `${fmt(s.p99, 2)} ms`, `${fmt(s.max, 2)} ms`, fmt(s.load, 2)])))
 if (results.idle.length > 0) {
-  console.log(`\nAdmin API with ${IDLE} idle streams open (another project) next to none, same run\n`)
-  console.log(
-    table(
-      ['run', 'PATCH req/s none → idle streams → none again', 'ratio idle / mean of none', 'PATCH p99 none → idle → none', '/health req/s none → idle → none', '/health p99 none → idle → none', 'p99 ratio idle / mean of none', 'loads'],
-      results.idle.map((r, index) => [
-        index + 1,
-        `${fmt(r.none.patch.rps, 0)} → ${fmt(r.idle.patch.rps, 0)} → ${fmt(r.noneAgain.patch.rps, 0)}`,
-        fmt((2 * r.idle.patch.rps) / (r.none.patch.rps + r.noneAgain.patch.rps), 2),
-        `${fmt(r.none.patch.p99, 1)} → ${fmt(r.idle.patch.p99, 1)} → ${fmt(r.noneAgain.patch.p99, 1)} ms`,
-        `${fmt(r.none.health.rps, 0)} → ${fmt(r.idle.health.rps, 0)} → ${fmt(r.noneAgain.health.rps, 0)}`,
-        `${fmt(r.none.health.p99, 2)} → ${fmt(r.idle.health.p99, 2)} → ${fmt(r.noneAgain.health.p99, 2)} ms`,
-        fmt((2 * r.idle.health.p99) / (r.none.health.p99 + r.noneAgain.health.p99), 2),
-        [r.none.patch.load, r.idle.patch.load, r.noneAgain.patch.load].map((l) => fmt(l, 2)).join(', '),
-      ]),
-    ),
-  )
+  console.log(`\nAdmin API with ${IDLE} idle streams open (another project) next to none, alternating in the same run\n`)
+  const rows = results.idle.map((r, index) => [
+    String(index + 1),
+    `${fmt(r.none.patch.rps, 0)} → ${fmt(r.idle.patch.rps, 0)}`,
+    fmt(r.idle.patch.rps / r.none.patch.rps, 2),
+    `${fmt(r.none.patch.p99, 1)} → ${fmt(r.idle.patch.p99, 1)} ms`,
+    `${fmt(r.none.health.rps, 0)} → ${fmt(r.idle.health.rps, 0)}`,
+    `${fmt(r.none.health.p99, 2)} → ${fmt(r.idle.health.p99, 2)} ms`,
+    fmt(r.idle.health.p99 / r.none.health.p99, 2),
+    [r.none.patch.load, r.idle.patch.load].map((l) => fmt(l, 2)).join(', '),
+  ])
+  const m = (pick: (r: IdleRound) => number) => median(results.idle.map(pick))
+  rows.push([
+    'median',
+    `${fmt(m((r) => r.none.patch.rps), 0)} → ${fmt(m((r) => r.idle.patch.rps), 0)}`,
+    fmt(m((r) => r.idle.patch.rps / r.none.patch.rps), 2),
+    `${fmt(m((r) => r.none.patch.p99), 1)} → ${fmt(m((r) => r.idle.patch.p99), 1)} ms`,
+    `${fmt(m((r) => r.none.health.rps), 0)} → ${fmt(m((r) => r.idle.health.rps), 0)}`,
+    `${fmt(m((r) => r.none.health.p99), 2)} → ${fmt(m((r) => r.idle.health.p99), 2)} ms`,
+    fmt(m((r) => r.idle.health.p99 / r.none.health.p99), 2),
+    '',
+  ])
+  console.log(table(['round', 'PATCH req/s none → idle streams', 'ratio', 'PATCH p99 none → idle', '/health req/s none → idle', '/health p99 none → idle', 'p99 ratio', 'loads'], rows))
 }
 process.exit(0)

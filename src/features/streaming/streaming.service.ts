@@ -122,8 +122,9 @@ export class StreamingService {
   }
 
   /**
-   * A new stream for `scope` (the caller's token `tokenName`); `lastEventId` is the revision the
-   * client says it has. Past the cap, or while stopping, the stream says `fetch-mode: polling` and ends.
+   * A new stream for `scope` (the caller's token `tokenName`), resuming from the revision the
+   * request's Last-Event-ID names if it can. Past the cap, or while stopping, the stream says
+   * `fetch-mode: polling` and ends.
    */
   open(tokenName: string, scope: Scope, request: Request): Response {
     if (this.stopping || this.count >= this.options.maxStreams) return new Response(GO_POLLING, { headers: SSE_HEADERS })
@@ -138,16 +139,17 @@ export class StreamingService {
       type: 'direct',
       pull: async (sink: DirectSink) => {
         const ended = new Promise<void>((resolve) => (stream.finish = resolve))
-        for (const bytes of stream.early) sink.write(bytes)
-        stream.early = []
-        stream.sink = sink
-        sink.flush()
-        // Ended before the response started (the cap, a stop): what it was sent, then nothing.
-        if (!stream.closed) await ended
         try {
+          for (const bytes of stream.early) sink.write(bytes)
+          stream.early = []
+          stream.sink = sink
+          sink.flush()
+          // Ended before the response started (a token deleted meanwhile, a stop): what it was sent, then nothing.
+          if (!stream.closed) await ended
           sink.close()
         } catch {
           // The client went away first.
+          this.remove(stream)
         }
       },
       cancel: () => this.remove(stream),
