@@ -17,7 +17,7 @@
  *   nothing but heartbeats), alternating `--idle-rounds` times in the same run.
  * Prints every figure with the load average.
  */
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
@@ -232,6 +232,27 @@ async function sdkLatency(base: string, secret: string): Promise<{ p50: number; 
   return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1)!, load }
 }
 
+/** CPU seconds (user + system) the process has used, from /proc (Linux). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
+
+/** The server's CPU use while nothing is asked of it, with and without `IDLE` streams: what holding them costs, whatever the machine's load. */
+async function idleCpu(server: RunningServer, idleSecret: string, seconds: number): Promise<{ none: number; idle: number }> {
+  const measure = async () => {
+    const before = cpuSeconds(server.pid)
+    await Bun.sleep(seconds * 1000)
+    return (cpuSeconds(server.pid) - before) / seconds
+  }
+  const none = await measure()
+  const streams = await holdStreams(server.base, idleSecret, IDLE, () => {})
+  await Bun.sleep(2000)
+  const idle = await measure()
+  streams.close()
+  return { none, idle }
+}
+
 interface IdleRound {
   none: { patch: Load; health: Load }
   idle: { patch: Load; health: Load }
@@ -266,7 +287,7 @@ end
   return rounds
 }
 
-const results: { deliveries: Delivery[]; sdk: Awaited<ReturnType<typeof sdkLatency>>[]; idle: IdleRound[] } = { deliveries: [], sdk: [], idle: [] }
+const results: { deliveries: Delivery[]; sdk: Awaited<ReturnType<typeof sdkLatency>>[]; idle: IdleRound[]; cpu: { none: number; idle: number }[] } = { deliveries: [], sdk: [], idle: [], cpu: [] }
 for (let run = 0; run < RUNS; run++) {
   const dir = tempDataDir('bench-streaming-')
   seedDataDir(join(dir, 'data'), { events: 0, flags: 100 })
@@ -287,6 +308,9 @@ for (let run = 0; run < RUNS; run++) {
     results.sdk.push(sdk)
     console.log(JSON.stringify({ sdk }))
     if (IDLE > 0) {
+      const cpu = await idleCpu(server, idleSecret, 30)
+      results.cpu.push(cpu)
+      console.log(JSON.stringify({ cpu }))
       results.idle.push(...(await idleComparison(server.base, dir, idleSecret)))
     }
   } finally {
@@ -338,6 +362,7 @@ if (results.idle.length > 0) {
     fmt(m((r) => r.idle.health.p99 / r.none.health.p99), 2),
     '',
   ])
+  console.log(`\nServer CPU while idle (30 s, heartbeats every 15 s): ${results.cpu.map((c) => `${fmt(c.none * 1000, 1)} ms/s with no stream, ${fmt(c.idle * 1000, 1)} ms/s with ${IDLE}`).join('; ')}\n`)
   console.log(table(['round', 'PATCH req/s none → idle streams', 'ratio', 'PATCH p99 none → idle', '/health req/s none → idle', '/health p99 none → idle', 'p99 ratio', 'loads'], rows))
 }
 process.exit(0)
