@@ -109,7 +109,7 @@ export class Api {
     }
     Object.assign(headers, options.headers)
     const response = await this.app.handle(new Request(`http://localhost${path}`, { method, headers, body }))
-    const text = await response.text()
+    const text = await bodyText(response)
     let parsed: unknown = undefined
     if (text !== '') {
       try {
@@ -220,6 +220,25 @@ export class Api {
     openApps.delete(this)
     stopWorkers(this.services)
   }
+}
+
+/**
+ * The body as text. An event stream (/api/client/streaming) never ends by itself: its first event
+ * is read, then the stream is cancelled, so that a test walking every route neither hangs nor
+ * leaves a stream open.
+ */
+export async function bodyText(response: Response): Promise<string> {
+  if (!/^text\/event-stream/.test(response.headers.get('content-type') ?? '') || response.body === null) return response.text()
+  const reader = response.body.getReader()
+  const decoder = new TextDecoder()
+  let text = ''
+  while (!text.includes('\n\n')) {
+    const { value, done } = await reader.read()
+    if (done) break
+    text += decoder.decode(value, { stream: true })
+  }
+  await reader.cancel()
+  return text
 }
 
 /** Apps made by makeApi and not yet closed or abandoned. */
