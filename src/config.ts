@@ -37,6 +37,12 @@ export interface Config {
   sessionTtlHours: number
   /** `SECURE_COOKIES`: mark the session cookie Secure even when the request did not come over HTTPS (behind a TLS proxy that does not say so). */
   secureCookies: boolean
+  /** `STREAMING_MAX_STREAMS`: client API streams held at once; more are told to poll (10,000). */
+  streamingMaxStreams: number
+  /** `STREAMING_HEARTBEAT_MS`: how often every stream gets a heartbeat comment (15 s; the Node SDK gives up after 60 s of silence). */
+  streamingHeartbeatMs: number
+  /** `STREAMING_BUFFER_CHANGES`: changed flags and segments kept so that streams and delta polls resume without a hydration (10,000). */
+  streamingBufferChanges: number
 }
 
 export class ConfigError extends Error {
@@ -93,6 +99,9 @@ export function readConfig(env: Record<string, string | undefined>, cwd = proces
     defaultAdminPassword: defaultAdminPassword(env.UNLEASH_DEFAULT_ADMIN_PASSWORD),
     sessionTtlHours: integer(env, 'SESSION_TTL_HOURS', 48, 1, 24 * 365),
     secureCookies: boolean(env, 'SECURE_COOKIES', false),
+    streamingMaxStreams: integer(env, 'STREAMING_MAX_STREAMS', 10_000, 0, 1_000_000),
+    streamingHeartbeatMs: integer(env, 'STREAMING_HEARTBEAT_MS', 15_000, 100, 55_000),
+    streamingBufferChanges: integer(env, 'STREAMING_BUFFER_CHANGES', 10_000, 0, 10_000_000),
   }
 }
 

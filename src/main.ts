@@ -122,6 +122,8 @@ async function serve() {
   const services = createServices(store, {
     metricsFlushMs: config.metricsFlushMs,
     session: { ttlMs: config.sessionTtlHours * 3600_000, secureCookies: config.secureCookies },
+    streaming: { maxStreams: config.streamingMaxStreams, heartbeatMs: config.streamingHeartbeatMs },
+    streamingBufferChanges: config.streamingBufferChanges,
   })
   const generatedSecret = await initialise(services, config.initAdminTokens)
   const generatedPassword = await services.users.bootstrap(config.defaultAdminUsername, config.defaultAdminPassword)
@@ -142,6 +144,7 @@ async function serve() {
   for (const { projectId, pattern, problem } of services.patterns.unusable()) {
     log.warn('naming pattern cannot be used; names checked against it are refused until it is saved again', { project: projectId, pattern, problem })
   }
+  services.streaming.holdOpen = (request) => server.timeout(request, 0)
   const app = createApp(services, config, log, { socketAddress: (request) => server.requestIP(request)?.address })
   handle = (request) => app.handle(request)
   log.info('listening', {
@@ -170,6 +173,8 @@ async function serve() {
     stopping = true
     log.info('stopping', { signal })
     try {
+      // Streams never finish on their own: they are told to poll and ended first, or stop() would wait for them.
+      services.streaming.close()
       await server.stop()
       // Every acknowledged write is durable in the journal whether or not the checkpoint can be written.
       const problem = await store.close()

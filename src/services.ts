@@ -10,6 +10,9 @@ import { Store } from './storage/store'
 import { SYSTEM_ACTOR } from './domain/events'
 import { clientController } from './features/client/client.controller'
 import { ClientFeaturesService } from './features/client/client.service'
+import { ChangeFeed } from './features/streaming/change-feed'
+import { streamingController } from './features/streaming/streaming.controller'
+import { DEFAULT_STREAMING, StreamingService, type StreamingOptions } from './features/streaming/streaming.service'
 import { frontendController } from './features/frontend/frontend.controller'
 import { FrontendService } from './features/frontend/frontend.service'
 import { environmentsController } from './features/environments/environments.controller'
@@ -90,7 +93,7 @@ export const FEATURES: readonly Feature[] = [
   { controllers: (s, auth) => [eventsController(s.events, auth)] },
   { collections: [tokensCollection], controllers: (s, auth) => [tokensController(s.tokens, auth)] },
   { collections: [segmentsCollection, segmentSequenceCollection], controllers: (s, auth) => [segmentsController(s.segments, auth)] },
-  { controllers: (s, auth) => [clientController(s.client, auth)] },
+  { controllers: (s, auth) => [clientController(s.client, auth), streamingController(s.streaming, auth)] },
   { collections: [strategyTypesCollection], controllers: (s, auth) => [strategyTypesController(s.strategyTypes, auth)] },
   { collections: [tagTypesCollection], controllers: (s, auth) => [tagTypesController(s.tagTypes, auth)] },
   { collections: [flagTypesCollection], controllers: (s, auth) => [flagTypesController(s.flagTypes, auth)] },
@@ -143,6 +146,10 @@ export interface ServiceOptions {
   metricsFlushMs?: number
   /** Sessions' lifetime and cookie settings, and the sign-in throttle's limits. */
   session?: SessionOptions
+  /** Client API streams: the cap and the heartbeat (`STREAMING_MAX_STREAMS`, `STREAMING_HEARTBEAT_MS`). */
+  streaming?: StreamingOptions
+  /** Changed records kept for resuming streams and delta polls (`STREAMING_BUFFER_CHANGES`). */
+  streamingBufferChanges?: number
 }
 
 /** Every service, built over the one store: a feature with a service adds it here. */
@@ -154,6 +161,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
   const strategies = new StrategiesService(store, checkStrategySegments)
   const relations = new RelationsService(store)
   const users = new UsersService(store)
+  const changes = new ChangeFeed(store, options.streamingBufferChanges)
   return {
     store,
     patterns,
@@ -169,6 +177,8 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     exportImport: new ExportImportService(store, { flags, strategies, relations }),
     events: new EventsService(store),
     client: new ClientFeaturesService(store),
+    changes,
+    streaming: new StreamingService(store, changes, options.streaming ?? DEFAULT_STREAMING),
     strategyTypes: new StrategyTypesService(store),
     tagTypes: new TagTypesService(store),
     flagTypes: new FlagTypesService(store),
@@ -183,7 +193,8 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
 export type Services = ReturnType<typeof createServices>
 
 /** Stops the workers; the store is closed separately (see Store.close). */
-export function stopWorkers(services: Pick<Services, 'events'>): void {
+export function stopWorkers(services: Pick<Services, 'events' | 'streaming'>): void {
+  services.streaming.close()
   services.events.close()
 }
 

@@ -33,8 +33,8 @@ export interface SpecFile {
 
 /** Files not run, and why: their `state` is not a flag list the admin API could store. */
 export const NOT_RUN: Record<string, string> = {
-  '19-delta-api-hydration.json': 'tests the SDK delta API (state is a list of delta events); we serve no delta API',
-  '20-delta-api-events.json': 'tests the SDK delta API (state is a list of delta events); we serve no delta API',
+  '19-delta-api-hydration.json': 'its state is a list of delta events, not flags: test/system/streaming-sdk.test.ts runs it through the streaming and delta APIs',
+  '20-delta-api-events.json': 'its state is a list of delta events, not flags: test/system/streaming-sdk.test.ts runs it through the streaming and delta APIs',
 }
 
 /**

@@ -10,7 +10,7 @@ import { createApp, type App } from '../src/app'
 import type { Logger } from '../src/log'
 import type { EventRecord } from '../src/storage/records'
 import type { FileSystem } from '../src/storage/files'
-import { createServices, initialise, openStore, stopWorkers, type Services } from '../src/services'
+import { createServices, initialise, openStore, stopWorkers, type ServiceOptions, type Services } from '../src/services'
 import type { Static } from '@sinclair/typebox'
 import type { ErrorSchema } from '../src/http/schemas'
 import type { Environment, EnvironmentList } from '../src/features/environments/environments.model'
@@ -109,7 +109,7 @@ export class Api {
     }
     Object.assign(headers, options.headers)
     const response = await this.app.handle(new Request(`http://localhost${path}`, { method, headers, body }))
-    const text = await response.text()
+    const text = await bodyText(response)
     let parsed: unknown = undefined
     if (text !== '') {
       try {
@@ -222,15 +222,34 @@ export class Api {
   }
 }
 
+/**
+ * The body as text. An event stream (/api/client/streaming) never ends by itself: its first event
+ * is read, then the stream is cancelled, so that a test walking every route neither hangs nor
+ * leaves a stream open.
+ */
+export async function bodyText(response: Response): Promise<string> {
+  if (!/^text\/event-stream/.test(response.headers.get('content-type') ?? '') || response.body === null) return response.text()
+  const reader = response.body.getReader()
+  const decoder = new TextDecoder()
+  let text = ''
+  while (!text.includes('\n\n')) {
+    const { value, done } = await reader.read()
+    if (done) break
+    text += decoder.decode(value, { stream: true })
+  }
+  await reader.cancel()
+  return text
+}
+
 /** Apps made by makeApi and not yet closed or abandoned. */
 const openApps = new Set<Api>()
 
 /** An app on the in-memory store, seeded as at first start, with ADMIN_SECRET as admin token. */
 export async function makeApi(
-  options: { dataDir?: string; bodyLimit?: number; adminTokens?: string[]; checkpointAfterBytes?: number; log?: Logger; fs?: FileSystem; metricsFlushMs?: number } = {},
+  options: { dataDir?: string; bodyLimit?: number; adminTokens?: string[]; checkpointAfterBytes?: number; log?: Logger; fs?: FileSystem } & ServiceOptions = {},
 ): Promise<Api> {
   const store = await openStore(options.dataDir ?? null, { sync: true, checkpointAfterBytes: options.checkpointAfterBytes, fs: options.fs })
-  const services = createServices(store, { metricsFlushMs: options.metricsFlushMs })
+  const services = createServices(store, { metricsFlushMs: options.metricsFlushMs, streaming: options.streaming, streamingBufferChanges: options.streamingBufferChanges })
   const app = createApp(services, { bodyLimit: options.bodyLimit ?? BODY_LIMIT }, options.log)
   const adminTokens = options.adminTokens ?? [ADMIN_SECRET]
   const api = new Api(app, services, options.dataDir ?? null, adminTokens[0])
@@ -343,7 +362,7 @@ export interface RunningService {
   stop(): Promise<void>
 }
 
-export async function startService(adminSecret: string, prefix = 'flags-service-'): Promise<RunningService> {
+export async function startService(adminSecret: string, prefix = 'flags-service-', extraEnv: Record<string, string> = {}): Promise<RunningService> {
   const root = join(import.meta.dir, '..')
   const dir = tempDir(prefix)
   const port = freePort()
@@ -351,7 +370,7 @@ export async function startService(adminSecret: string, prefix = 'flags-service-
   for (const key of ['BODY_LIMIT', 'SYNC']) delete env[key]
   const child = Bun.spawn([join(root, 'node_modules', '.bin', 'bun'), 'src/main.ts'], {
     cwd: root,
-    env: { ...env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dir.path, INIT_ADMIN_API_TOKENS: adminSecret },
+    env: { ...env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dir.path, INIT_ADMIN_API_TOKENS: adminSecret, ...extraEnv },
     stdin: 'ignore',
     stdout: 'ignore',
     stderr: 'ignore',

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../../src/services'
 import { seededRandom, type Random } from '../random'
-import { ADMIN_SECRET, makeApi, tempDir, type Api, type StrategyBody } from '../helpers'
+import { ADMIN_SECRET, bodyText, makeApi, tempDir, type Api, type StrategyBody } from '../helpers'
 
 const REQUESTS = 12_000
 const SEED = 6061
@@ -237,7 +237,7 @@ test(`${REQUESTS} generated bad requests get 4xx JSON errors, never a 500 or a h
       continue
     }
     statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1)
-    const text = await response.text()
+    const text = await bodyText(response)
     const allowed = response.status >= 400 && response.status < 500 ? true : !write || READING_POSTS.has(key) ? response.status === 200 : false
     if (!allowed) failures.push(`${n}: ${route.method} ${url} body=${body?.slice(0, 120)} → ${response.status} ${text.slice(0, 200)}`)
     if (response.status >= 400 && !isJsonError(response, text)) failures.push(`${n}: ${route.method} ${url} → ${response.status} not a JSON error: ${text.slice(0, 200)}`)
@@ -344,7 +344,7 @@ test(`${QUERY_REQUESTS} hostile query strings and path parameters on every docum
       continue
     }
     statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1)
-    const text = await response.text()
+    const text = await bodyText(response)
     const allowed = response.status >= 400 && response.status < 500 ? true : !write && response.status === 200
     if (!allowed) failures.push(`${n}: ${operation.method} ${url.slice(0, 300)} → ${response.status} ${text.slice(0, 200)}`)
     if (response.status >= 400 && !isJsonError(response, text)) {

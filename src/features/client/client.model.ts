@@ -11,7 +11,7 @@ const Payload = t.Object(
   { description: 'A payload the variant carries' },
 )
 
-const Constraint = t.Object(
+export const Constraint = t.Object(
   {
     contextName: t.String({ description: 'The context field compared' }),
     operator: t.String({ description: 'The operator, e.g. IN or STR_STARTS_WITH' }),

@@ -21,7 +21,7 @@ export interface ClientQuery {
 }
 
 /** The effective filter of a request: the token's scope, narrowed by the query where the token allows. */
-interface Scope {
+export interface Scope {
   environment: string
   /** null: every project. Sorted. */
   projects: string[] | null
@@ -64,12 +64,23 @@ export function scopeOf(token: SdkScope, query: ClientQuery, clientSpec: string 
   return { environment: token.environment, projects, namePrefix, tags, segmentIds, key: JSON.stringify([token.environment, projects, namePrefix, tags, segmentIds]) }
 }
 
-function inScope(scope: Scope, flag: FlagRecord): boolean {
+export function inScope(scope: Scope, flag: FlagRecord): boolean {
   return (
     (scope.projects === null || scope.projects.includes(flag.project)) &&
     flag.name.startsWith(scope.namePrefix) &&
     (scope.tags.length === 0 || flag.tags.some((tag) => scope.tags.includes(`${tag.type}:${tag.value}`)))
   )
+}
+
+/** The flags `scope` serves, by name, as SDKs read them: what the list answer and a stream's hydration hold. */
+export function scopedFeatures(state: Pick<Store['state'], 'flags' | 'segments'>, scope: Scope): ClientFeatureView[] {
+  const features: ClientFeatureView[] = []
+  for (const flag of Object.values(state.flags)) {
+    if (!inScope(scope, flag)) continue
+    const view = clientFeatureView(flag, scope.environment, scope.segmentIds ? undefined : state.segments)
+    if (view) features.push(view)
+  }
+  return features.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
 }
 
 const hash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16)
@@ -78,13 +89,7 @@ const encoder = new TextEncoder()
 
 /** The answer for `scope` made from `state`, without any kept answer (the service keeps these). */
 export function buildAnswer(state: Pick<Store['state'], 'flags' | 'segments' | 'commitSeq'>, scope: Scope): ClientAnswer {
-  const features: ClientFeatureView[] = []
-  for (const flag of Object.values(state.flags)) {
-    if (!inScope(scope, flag)) continue
-    const view = clientFeatureView(flag, scope.environment, scope.segmentIds ? undefined : state.segments)
-    if (view) features.push(view)
-  }
-  features.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  const features = scopedFeatures(state, scope)
   // Each segment the served strategies refer to, once, so that the flags need only its id.
   const referenced = new Set<number>()
   if (scope.segmentIds) for (const feature of features) for (const strategy of feature.strategies) for (const id of strategy.segments ?? []) referenced.add(id)

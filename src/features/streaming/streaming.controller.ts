@@ -1,0 +1,63 @@
+import { t } from 'elysia'
+import { controllerBase } from '../../http/plugins'
+import { authErrors } from '../../http/schemas'
+import { scopeOf } from '../client/client.service'
+import type { Authorization } from '../tokens/auth'
+import { streamingModels } from './streaming.model'
+import type { StreamingService } from './streaming.service'
+
+const CLIENT = { tokenType: 'client' } as const
+/** Delta clients read segments by id, whatever specification version they name. */
+const DELTA_SPEC = '5.2.0'
+
+export function streamingController(streaming: StreamingService, auth: Authorization) {
+  return controllerBase(auth, streamingModels)
+    .get(
+      '/api/client/streaming',
+      ({ query, sdkScope, caller, request }) =>
+        streaming.open(caller.tokenName, scopeOf(sdkScope, query, DELTA_SPEC), request),
+      {
+        auth: CLIENT,
+        query: 'clientStreamQuerySchema',
+        response: {
+          200: t.String({
+            description:
+              'text/event-stream: `unleash-connected` (data: {"events":[hydration]}, or the changes since Last-Event-ID), then `unleash-updated` ' +
+              '(data: {"events":[…]}) per change, each with the revision as SSE id; comments as heartbeats; `fetch-mode` (data: polling) before ' +
+              'the server ends a stream it cannot keep',
+          }),
+          ...authErrors(400),
+        },
+        detail: {
+          operationId: 'streamClientFeatures',
+          summary: 'Stream changes to the flags of the token scope (Server-Sent Events), for server-side SDKs',
+          tags: ['Client'],
+          description:
+            'What unleash-client reads with experimentalMode streaming. The scope is as in getAllClientFeatures. A Last-Event-ID the server ' +
+            'still holds the changes since resumes without a hydration. The stream ends when its token is deleted or expires; past ' +
+            'STREAMING_MAX_STREAMS streams, and when the server stops, it says fetch-mode polling first.',
+        },
+      },
+    )
+    .get(
+      '/api/client/delta',
+      ({ query, sdkScope, request }) => {
+        const answer = streaming.delta(scopeOf(sdkScope, query, DELTA_SPEC), request.headers.get('if-none-match'))
+        if (answer.status === 304) return new Response(null, { status: 304, headers: { etag: answer.etag } })
+        return new Response(answer.body, { headers: { 'content-type': 'application/json', etag: answer.etag } })
+      },
+      {
+        auth: CLIENT,
+        query: 'clientStreamQuerySchema',
+        response: { 200: 'clientDeltaSchema', 304: t.Void({ description: 'Nothing the scope serves changed since If-None-Match; no body' }), ...authErrors(400) },
+        detail: {
+          operationId: 'getClientDelta',
+          summary: 'Get the changes to the flags of the token scope since a revision, for server-side SDKs',
+          tags: ['Client'],
+          description:
+            "What unleash-client polls with experimentalMode polling and format delta. The ETag is the revision; If-None-Match naming one whose " +
+            'changes the server still holds answers those changes (304 when none is in scope), anything else a hydration.',
+        },
+      },
+    )
+}

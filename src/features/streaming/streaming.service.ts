@@ -1,0 +1,293 @@
+/**
+ * The client API's Server-Sent Events stream and delta polling, as `unleash-client` reads them
+ * (experimentalMode streaming, and polling with format delta).
+ *
+ * A stream starts with an `unleash-connected` event: a hydration, or, when the client names a
+ * revision (`Last-Event-ID`) whose changes the feed still holds, only the changes since. Then each
+ * commit that changes what the stream's scope serves becomes one `unleash-updated` event whose SSE
+ * id is the revision. Streams of the same scope share one made message per commit, so a write costs
+ * one delta per scope plus one enqueue per stream, whatever the number of streams.
+ *
+ * Heartbeats (SSE comments) are written to every stream on one timer: the SDK gives up on a stream
+ * silent for 60 s, and proxies cut idle connections. A stream ends when its token is deleted,
+ * changed or expires (the SDK reconnects, gets 401 and stops, as a poller would); when the client
+ * reads too slowly to keep up (it reconnects and resumes); and, with a `fetch-mode: polling` event
+ * first, when the server holds too many streams or is stopping, so the SDK polls instead of
+ * retrying a server that will not take it.
+ */
+import type { Store } from '../../storage/store'
+import type { Scope } from '../client/client.service'
+import type { ApiTokenRecord as TokenRecord } from '../tokens/tokens.records'
+import type { ChangeFeed, Revision } from './change-feed'
+import { eventsFor, eventsSince, hydration, type DeltaEvent } from './delta'
+
+export interface StreamingOptions {
+  /** `STREAMING_MAX_STREAMS`: streams held at once; more are told to poll. */
+  maxStreams: number
+  /** `STREAMING_HEARTBEAT_MS`: how often an SSE comment is written to every stream. */
+  heartbeatMs: number
+}
+
+export const DEFAULT_STREAMING: StreamingOptions = { maxStreams: 10_000, heartbeatMs: 15_000 }
+
+/** Messages a stream may have waiting for its socket before it is ended: a client that far behind resumes or hydrates on reconnect. */
+const MAX_QUEUED_MESSAGES = 1000
+/** Hydrations kept, by scope, between two changes: a burst of (re)connections makes each once. */
+const MAX_KEPT_HYDRATIONS = 64
+
+const encoder = new TextEncoder()
+const HEARTBEAT = encoder.encode(':\n\n')
+const GO_POLLING = encoder.encode('event: fetch-mode\ndata: polling\n\n')
+
+export const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  // nginx buffers proxied answers unless told not to, which would hold events back.
+  'x-accel-buffering': 'no',
+}
+
+function message(event: 'unleash-connected' | 'unleash-updated', revision: number, events: readonly DeltaEvent[]): Uint8Array {
+  // JSON.stringify writes no line breaks, so the data fits one `data:` line.
+  return encoder.encode(`event: ${event}\nid: ${revision}\ndata: ${JSON.stringify({ events })}\n\n`)
+}
+
+/** Bun's direct stream controller: writes go to the socket's buffer, without a queue of chunks in between. */
+interface DirectSink {
+  write(chunk: Uint8Array): number | Promise<number>
+  flush(): number | Promise<number>
+  close(): void
+}
+
+interface Stream {
+  /** Null until the server starts sending the response; what is sent before waits in `early`. */
+  sink: DirectSink | null
+  early: Uint8Array[]
+  /** Ends the response: resolves the direct stream's pull. */
+  finish: () => void
+  /** Flushes still waiting for the socket to drain. */
+  waiting: number
+  tokenName: string
+  group: Group
+  closed: boolean
+}
+
+interface Group {
+  scope: Scope
+  streams: Set<Stream>
+}
+
+/** The revision an If-None-Match or Last-Event-ID names: `"12"`, `W/"12"` or `12`; null for anything else. */
+export function revisionOf(header: string | null): number | null {
+  if (header === null) return null
+  for (const part of header.split(',')) {
+    const match = /^\s*(?:W\/)?"?(\d{1,15})"?\s*$/.exec(part)
+    if (match) return Number(match[1])
+  }
+  return null
+}
+
+export interface DeltaAnswer {
+  status: 200 | 304
+  etag: string
+  body?: string
+}
+
+export class StreamingService {
+  private readonly groups = new Map<string, Group>()
+  private readonly byToken = new Map<string, Set<Stream>>()
+  private readonly hydrations = new Map<string, { revision: number; bytes: Uint8Array }>()
+  private count = 0
+  private heartbeat: ReturnType<typeof setInterval> | null = null
+  private stopping = false
+  /**
+   * Set by the server (main.ts): exempts a stream's request from the server's idle timeout (Bun's
+   * is 10 s, shorter than a heartbeat interval), which would otherwise cut every quiet stream.
+   */
+  holdOpen: (request: Request) => void = () => {}
+
+  constructor(
+    private readonly store: Pick<Store, 'state' | 'watch'>,
+    private readonly feed: ChangeFeed,
+    private readonly options: StreamingOptions = DEFAULT_STREAMING,
+  ) {
+    feed.subscribe((revision) => this.publish(revision))
+    store.watch('tokens', (name, before, after) => {
+      if (before !== undefined && !sameScope(before, after)) this.endToken(name)
+    })
+  }
+
+  /** Streams held now. */
+  get streams(): number {
+    return this.count
+  }
+
+  /**
+   * A new stream for `scope` (the caller's token `tokenName`), resuming from the revision the
+   * request's Last-Event-ID names if it can. Past the cap, or while stopping, the stream says
+   * `fetch-mode: polling` and ends.
+   */
+  open(tokenName: string, scope: Scope, request: Request): Response {
+    if (this.stopping || this.count >= this.options.maxStreams) return new Response(GO_POLLING, { headers: SSE_HEADERS })
+    const lastEventId = request.headers.get('last-event-id')
+    const first = this.firstMessage(scope, revisionOf(lastEventId))
+    let group = this.groups.get(scope.key)
+    if (!group) this.groups.set(scope.key, (group = { scope, streams: new Set() }))
+    const stream: Stream = { sink: null, early: [first], finish: () => {}, waiting: 0, tokenName, group, closed: false }
+    // A direct stream (Bun's): a message is written straight to the socket, which at 10,000 streams
+    // costs markedly less per write than a standard stream's queue.
+    const body = new ReadableStream({
+      type: 'direct',
+      pull: async (sink: DirectSink) => {
+        const ended = new Promise<void>((resolve) => (stream.finish = resolve))
+        try {
+          for (const bytes of stream.early) sink.write(bytes)
+          stream.early = []
+          stream.sink = sink
+          sink.flush()
+          // Ended before the response started (a token deleted meanwhile, a stop): what it was sent, then nothing.
+          if (!stream.closed) await ended
+          sink.close()
+        } catch {
+          // The client went away first.
+          this.remove(stream)
+        }
+      },
+      cancel: () => this.remove(stream),
+    } as unknown as UnderlyingDefaultSource<Uint8Array>)
+    group.streams.add(stream)
+    let ofToken = this.byToken.get(tokenName)
+    if (!ofToken) this.byToken.set(tokenName, (ofToken = new Set()))
+    ofToken.add(stream)
+    this.count++
+    this.heartbeat ??= setInterval(() => this.beat(), this.options.heartbeatMs)
+    this.heartbeat.unref?.()
+    request.signal.addEventListener('abort', () => this.end(stream), { once: true })
+    this.holdOpen(request)
+    return new Response(body, { headers: SSE_HEADERS })
+  }
+
+  /** The answer to a delta poll that names `ifNoneMatch` (the ETag of its last answer). */
+  delta(scope: Scope, ifNoneMatch: string | null): DeltaAnswer {
+    const known = revisionOf(ifNoneMatch)
+    const revisions = known === null ? null : this.feed.since(known)
+    if (revisions !== null) {
+      const events = eventsSince(scope, revisions)
+      // The client keeps its ETag on a 304: it goes on naming its revision until something in its scope changes.
+      if (events.length === 0) return { status: 304, etag: `"${known}"` }
+      return { status: 200, etag: `"${this.feed.revision}"`, body: JSON.stringify({ events }) }
+    }
+    const full = hydration(this.store.state, scope, this.feed.revision)
+    return { status: 200, etag: `"${full.eventId}"`, body: JSON.stringify({ events: [full] }) }
+  }
+
+  /** Tells every stream to poll, ends them, and refuses new ones: the server is stopping. */
+  close(): void {
+    this.stopping = true
+    for (const group of this.groups.values()) for (const stream of group.streams) this.end(stream, GO_POLLING)
+    if (this.heartbeat) clearInterval(this.heartbeat)
+    this.heartbeat = null
+  }
+
+  private firstMessage(scope: Scope, known: number | null): Uint8Array {
+    const revisions = known === null ? null : this.feed.since(known)
+    if (revisions !== null) return message('unleash-connected', this.feed.revision, eventsSince(scope, revisions))
+    const kept = this.hydrations.get(scope.key)
+    if (kept) return kept.bytes
+    const full = hydration(this.store.state, scope, this.feed.revision)
+    const bytes = message('unleash-connected', full.eventId, [full])
+    this.hydrations.set(scope.key, { revision: full.eventId, bytes })
+    if (this.hydrations.size > MAX_KEPT_HYDRATIONS) this.hydrations.delete(this.hydrations.keys().next().value!)
+    return bytes
+  }
+
+  /**
+   * Runs in the commit listener, before the commit's writes are answered: the messages are made
+   * there (one per scope), but written to the streams just after, so that a write is answered in
+   * the same time whether 10 or 10,000 streams are open. The streams are those open now: one
+   * opened in between already holds this revision.
+   */
+  private publish(revision: Revision): void {
+    this.hydrations.clear()
+    const sends: [Stream[], Uint8Array][] = []
+    for (const group of this.groups.values()) {
+      const events = eventsFor(group.scope, revision)
+      if (events.length > 0) sends.push([[...group.streams], message('unleash-updated', revision.revision, events)])
+    }
+    if (sends.length === 0) return
+    setImmediate(() => {
+      for (const [streams, bytes] of sends) for (const stream of streams) this.send(stream, bytes)
+    })
+  }
+
+  private send(stream: Stream, bytes: Uint8Array): void {
+    if (stream.closed) return
+    if (stream.sink === null) {
+      stream.early.push(bytes)
+      return
+    }
+    if (stream.waiting > MAX_QUEUED_MESSAGES) return this.end(stream)
+    try {
+      stream.sink.write(bytes)
+      const flushed = stream.sink.flush()
+      if (flushed instanceof Promise) {
+        stream.waiting++
+        flushed.then(
+          () => stream.waiting--,
+          () => this.remove(stream),
+        )
+      }
+    } catch {
+      this.remove(stream)
+    }
+  }
+
+  private beat(): void {
+    const now = Date.now()
+    for (const [name, streams] of this.byToken) {
+      const token = this.store.state.tokens[name]
+      if (!token || (token.expiresAt !== null && Date.parse(token.expiresAt) <= now)) {
+        this.endToken(name)
+        continue
+      }
+      for (const stream of streams) this.send(stream, HEARTBEAT)
+    }
+  }
+
+  private endToken(name: string): void {
+    for (const stream of this.byToken.get(name) ?? []) this.end(stream)
+  }
+
+  /** Ends the stream (after `last`, if given) and forgets it. */
+  private end(stream: Stream, last?: Uint8Array): void {
+    if (stream.closed) return
+    if (last) this.send(stream, last)
+    stream.finish()
+    this.remove(stream)
+  }
+
+  private remove(stream: Stream): void {
+    if (stream.closed) return
+    stream.closed = true
+    this.count--
+    stream.group.streams.delete(stream)
+    if (stream.group.streams.size === 0) this.groups.delete(stream.group.scope.key)
+    const ofToken = this.byToken.get(stream.tokenName)
+    ofToken?.delete(stream)
+    if (ofToken?.size === 0) this.byToken.delete(stream.tokenName)
+    if (this.count === 0 && this.heartbeat) {
+      clearInterval(this.heartbeat)
+      this.heartbeat = null
+    }
+  }
+}
+
+/** Whether a token still gives the streams opened with it what they were given: same secret, type and scope. */
+function sameScope(before: TokenRecord, after: TokenRecord | undefined): boolean {
+  return (
+    after !== undefined &&
+    after.secretHash === before.secretHash &&
+    after.type === before.type &&
+    after.environment === before.environment &&
+    JSON.stringify(after.projects) === JSON.stringify(before.projects)
+  )
+}

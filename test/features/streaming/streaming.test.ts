@@ -1,0 +1,275 @@
+/**
+ * The client API's stream and delta through the HTTP surface: what a stream starts with (a
+ * hydration, or only what was missed), what ends it (its token deleted or expired, the cap, the
+ * server stopping), heartbeats, the delta's revision ETag, and bad input answered as the rest of
+ * the SDK API answers it.
+ */
+import { afterEach, expect, setSystemTime, test } from 'bun:test'
+import { realFileSystem, type FileSystem } from '../../../src/storage/files'
+import { expectError, makeApi, tempDir, tokenFor, type Api } from '../../helpers'
+import { applyDelta, emptyCopy, SseReader } from './sse'
+
+const opened: Api[] = []
+afterEach(async () => {
+  setSystemTime()
+  for (const api of opened.splice(0)) await api.close()
+})
+
+async function app(options: Parameters<typeof makeApi>[0] = {}): Promise<Api> {
+  const api = await makeApi(options)
+  opened.push(api)
+  return api
+}
+
+async function stream(api: Api, secret: string | null, headers: Record<string, string> = {}): Promise<SseReader> {
+  const response = await api.app.handle(
+    new Request('http://localhost/api/client/streaming', { headers: { ...(secret === null ? {} : { authorization: secret }), ...headers } }),
+  )
+  expect(response.status).toBe(200)
+  expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/)
+  return new SseReader(response)
+}
+
+const events = (reader: SseReader, index: number) => JSON.parse(reader.messages[index].data).events as any[]
+const on = (api: Api, flag: string, project = 'default', environment = 'development') =>
+  api.post(`/api/admin/projects/${project}/features/${flag}/environments/${environment}/on`)
+
+test('a stream starts with a hydration of the scope, then sends each change as unleash-updated with the revision as id', async () => {
+  const api = await app()
+  await api.newProject('other')
+  const secret = await tokenFor(api, 'sdk', { type: 'client', projects: ['default'], environment: 'development' })
+  await api.newFlag('default', 'mine')
+  await api.newFlag('other', 'theirs')
+  const segment = (await api.post<any>('/api/admin/segments', { name: 'beta', constraints: [{ contextName: 'userId', operator: 'IN', values: ['1'] }] })).body
+  await api.post<any>('/api/admin/segments', { name: 'hidden', project: 'other', constraints: [] })
+  const reader = await stream(api, secret)
+  await reader.until(() => reader.messages.length === 1)
+  const [connected] = reader.messages
+  expect(connected.event).toBe('unleash-connected')
+  const [hydration] = events(reader, 0)
+  expect(hydration).toMatchObject({ type: 'hydration', eventId: Number(connected.id) })
+  expect(hydration.features.map((feature: any) => feature.name)).toEqual(['mine'])
+  expect(hydration.segments).toEqual([{ id: segment.id, name: 'beta', constraints: segment.constraints }])
+
+  const write = await api.post(`/api/admin/projects/default/features/mine/environments/development/strategies`, { name: 'default', segments: [segment.id] })
+  expect(write.status).toBe(200)
+  await reader.until(() => reader.messages.length === 2)
+  const updated = reader.messages[1]
+  expect(updated.event).toBe('unleash-updated')
+  expect(Number(updated.id)).toBeGreaterThan(Number(connected.id))
+  const feature = (await api.get<any>('/api/client/features/mine', { token: secret, headers: { 'unleash-client-spec': '5.2.0' } })).body
+  expect(events(reader, 1)).toEqual([{ type: 'feature-updated', eventId: Number(updated.id), feature }])
+
+  // A change outside the scope sends nothing; the next one in scope comes next.
+  await on(api, 'theirs', 'other')
+  await api.delete('/api/admin/projects/default/features/mine')
+  await reader.until(() => reader.messages.length === 3)
+  expect(events(reader, 2)).toEqual([{ type: 'feature-removed', eventId: Number(reader.messages[2].id), featureName: 'mine', project: 'default' }])
+  // Deleting the archived flag changes nothing served; then its segment may go.
+  expect((await api.delete('/api/admin/archive/mine')).status).toBe(200)
+  expect((await api.delete(`/api/admin/segments/${segment.id}`)).status).toBe(204)
+  await reader.until(() => reader.messages.length === 4)
+  expect(events(reader, 3)).toEqual([{ type: 'segment-removed', eventId: Number(reader.messages[3].id), segmentId: segment.id }])
+  await reader.cancel()
+  expect(api.services.streaming.streams).toBe(0)
+})
+
+test('a reconnect with Last-Event-ID gets only what it missed while the server holds it, and a hydration otherwise', async () => {
+  const api = await app({ streamingBufferChanges: 3 })
+  const secret = await tokenFor(api, 'sdk', { type: 'client', environment: 'development' })
+  await api.newFlag('default', 'a')
+  const first = await stream(api, secret)
+  await first.until(() => first.messages.length === 1)
+  const copy = emptyCopy()
+  applyDelta(copy, JSON.parse(first.messages[0].data))
+  const lastId = first.messages[0].id!
+  await first.cancel()
+
+  await on(api, 'a')
+  await api.newFlag('default', 'b')
+  const resumed = await stream(api, secret, { 'last-event-id': lastId })
+  await resumed.until(() => resumed.messages.length === 1)
+  expect(resumed.messages[0].event).toBe('unleash-connected')
+  expect(events(resumed, 0).map((event) => event.type)).toEqual(['feature-updated', 'feature-updated'])
+  applyDelta(copy, JSON.parse(resumed.messages[0].data))
+  const list = (await api.get<any>('/api/client/features', { token: secret, headers: { 'unleash-client-spec': '5.2.0' } })).body
+  expect([...copy.features.values()]).toEqual(list.features)
+  // Nothing missed: an empty resume, not a hydration.
+  const current = resumed.messages[0].id!
+  await resumed.cancel()
+  const again = await stream(api, secret, { 'last-event-id': current })
+  await again.until(() => again.messages.length === 1)
+  expect(events(again, 0)).toEqual([])
+  await again.cancel()
+
+  // More changes than the buffer holds: the old revision is forgotten, so the reconnect hydrates.
+  for (const name of ['c', 'd', 'e', 'f']) await api.newFlag('default', name)
+  for (const lastEventId of [current, '999999', 'not-a-revision', '']) {
+    const hydrated = await stream(api, secret, { 'last-event-id': lastEventId })
+    await hydrated.until(() => hydrated.messages.length === 1)
+    expect({ lastEventId, types: events(hydrated, 0).map((event) => event.type) }).toEqual({ lastEventId, types: ['hydration'] })
+    expect(events(hydrated, 0)[0].features.map((feature: any) => feature.name)).toEqual(['a', 'b', 'c', 'd', 'e', 'f'])
+    await hydrated.cancel()
+  }
+})
+
+test('a stream ends when its token is deleted or expires, and not when another token changes', async () => {
+  const api = await app({ streaming: { maxStreams: 100, heartbeatMs: 100 } })
+  const secret = await tokenFor(api, 'doomed', { type: 'client', environment: 'development' })
+  const other = await tokenFor(api, 'other', { type: 'client', environment: 'development' })
+  const expiring = await tokenFor(api, 'expiring', { type: 'client', environment: 'development', expiresAt: new Date(Date.now() + 3_600_000).toISOString() })
+  const doomed = await stream(api, secret)
+  const kept = await stream(api, other)
+  const expires = await stream(api, expiring)
+  await api.createToken({ tokenName: 'unrelated', type: 'client', environment: 'development' })
+  await api.delete('/api/admin/api-tokens/unrelated')
+  expect(await api.delete('/api/admin/api-tokens/doomed')).toMatchObject({ status: 200 })
+  await doomed.until(() => doomed.ended)
+  // The next request with it is refused, as on every route.
+  const refused = await api.app.handle(new Request('http://localhost/api/client/streaming', { headers: { authorization: secret } }))
+  expect(refused.status).toBe(401)
+  setSystemTime(new Date(Date.now() + 2 * 3_600_000))
+  await expires.until(() => expires.ended)
+  await kept.until(() => kept.comments >= 2)
+  expect(kept.ended).toBe(false)
+  await kept.cancel()
+  expect(api.services.streaming.streams).toBe(0)
+})
+
+test('heartbeats are SSE comments written to every idle stream', async () => {
+  const api = await app({ streaming: { maxStreams: 100, heartbeatMs: 100 } })
+  const secret = await tokenFor(api, 'sdk', { type: 'client', environment: 'development' })
+  const readers = [await stream(api, secret), await stream(api, secret)]
+  for (const reader of readers) await reader.until(() => reader.comments >= 2)
+  for (const reader of readers) {
+    expect(reader.messages.map((message) => message.event)).toEqual(['unleash-connected'])
+    await reader.cancel()
+  }
+})
+
+test('past the cap, and once the server is stopping, a stream says fetch-mode polling and ends', async () => {
+  const api = await app({ streaming: { maxStreams: 2, heartbeatMs: 15_000 } })
+  const secret = await tokenFor(api, 'sdk', { type: 'client', environment: 'development' })
+  const held = [await stream(api, secret), await stream(api, secret)]
+  const refused = await stream(api, secret)
+  await refused.until(() => refused.ended)
+  expect(refused.messages).toEqual([{ event: 'fetch-mode', id: null, data: 'polling' }])
+  expect(api.services.streaming.streams).toBe(2)
+  // A stream that ends makes room.
+  await held[0].cancel()
+  const third = await stream(api, secret)
+  await third.until(() => third.messages.length === 1)
+  expect(third.messages[0].event).toBe('unleash-connected')
+
+  api.services.streaming.close()
+  for (const reader of [held[1], third]) {
+    await reader.until(() => reader.ended)
+    expect(reader.messages.at(-1)).toEqual({ event: 'fetch-mode', id: null, data: 'polling' })
+  }
+  expect(api.services.streaming.streams).toBe(0)
+  const late = await stream(api, secret)
+  await late.until(() => late.ended)
+  expect(late.messages).toEqual([{ event: 'fetch-mode', id: null, data: 'polling' }])
+})
+
+test('the delta answers a hydration with the revision as ETag, then the changes since, and 304 while nothing in scope changed', async () => {
+  const api = await app()
+  await api.newProject('other')
+  const secret = await tokenFor(api, 'sdk', { type: 'client', projects: ['default'], environment: 'development' })
+  await api.newFlag('default', 'a')
+  await api.newFlag('other', 'b')
+  const first = await api.get<any>('/api/client/delta', { token: secret })
+  expect(first.status).toBe(200)
+  const etag = first.headers.get('etag')!
+  expect(etag).toMatch(/^"\d+"$/)
+  expect(first.body.events).toHaveLength(1)
+  expect(first.body.events[0]).toMatchObject({ type: 'hydration', eventId: Number(etag.slice(1, -1)) })
+
+  expect((await api.get('/api/client/delta', { token: secret, headers: { 'if-none-match': etag } })).status).toBe(304)
+  await on(api, 'b', 'other')
+  const unchanged = await api.get('/api/client/delta', { token: secret, headers: { 'if-none-match': etag } })
+  expect({ status: unchanged.status, etag: unchanged.headers.get('etag'), text: unchanged.text }).toEqual({ status: 304, etag, text: '' })
+
+  await on(api, 'a')
+  const changed = await api.get<any>('/api/client/delta', { token: secret, headers: { 'if-none-match': `W/${etag}` } })
+  expect(changed.status).toBe(200)
+  expect(changed.body.events.map((event: any) => [event.type, event.feature?.name, event.feature?.enabled])).toEqual([['feature-updated', 'a', true]])
+  expect(Number(changed.headers.get('etag')!.slice(1, -1))).toBeGreaterThan(Number(etag.slice(1, -1)))
+  for (const unknown of ['"99999"', '"abc"', '*']) {
+    const hydrated = await api.get<any>('/api/client/delta', { token: secret, headers: { 'if-none-match': unknown } })
+    expect({ unknown, types: hydrated.body.events.map((event: any) => event.type) }).toEqual({ unknown, types: ['hydration'] })
+  }
+})
+
+test('without a token 401, with another type of token 403, a bad query 400, as on /api/client/features; nothing is left open', async () => {
+  const api = await app()
+  const frontend = await tokenFor(api, 'browser', { type: 'frontend', environment: 'development' })
+  for (const path of ['/api/client/streaming', '/api/client/delta']) {
+    expectError(await api.get(path, { token: null }), 401, 'AuthenticationRequired')
+    expectError(await api.get(path, { token: 'default:development.not-a-token' }), 401, 'AuthenticationRequired')
+    expectError(await api.get(path, { token: frontend }), 403, 'NoAccessError')
+    expectError(await api.get(path), 403, 'NoAccessError')
+    expectError(await api.get(`${path}?unknown=1`, { token: await tokenFor(api, `sdk-${path.length}`, { type: 'client', environment: 'development' }) }), 400, 'ValidationError')
+  }
+  expect(api.services.streaming.streams).toBe(0)
+})
+
+test('a delta or a stream made while a commit is being made durable names the last durable revision, so that commit still comes', async () => {
+  // Writes wait at fsync while the gate is shut: the state already holds the commit, the feed has not published it.
+  let gate: Promise<void> | null = null
+  let release = () => {}
+  const gated: FileSystem = {
+    ...realFileSystem,
+    open: async (path, flags) => {
+      const file = await realFileSystem.open(path, flags)
+      return {
+        write: (...args) => file.write(...args),
+        stat: () => file.stat(),
+        close: () => file.close(),
+        sync: () => file.sync(),
+        datasync: async () => {
+          await gate
+          return file.datasync()
+        },
+      }
+    },
+  }
+  const dir = tempDir('flags-stream-')
+  try {
+    const api = await app({ dataDir: dir.path, fs: gated })
+    const secret = await tokenFor(api, 'sdk', { type: 'client', environment: 'development' })
+    await api.newFlag('default', 'a')
+    const first = await api.get<any>('/api/client/delta', { token: secret })
+    const copy = emptyCopy()
+    applyDelta(copy, first.body)
+    await api.newFlag('default', 'b')
+    gate = new Promise((resolve) => (release = resolve))
+    const store = api.services.store
+    const before = store.state.commitSeq
+    const write = on(api, 'a')
+    while (store.state.commitSeq === before) await new Promise((resolve) => setTimeout(resolve, 1))
+    // The commit is in the state, not yet durable: what is answered now must not claim its revision.
+    const during = await api.get<any>('/api/client/delta', { token: secret, headers: { 'if-none-match': first.headers.get('etag')! } })
+    expect(during.status).toBe(200)
+    applyDelta(copy, during.body)
+    const reader = await stream(api, secret, { 'last-event-id': first.headers.get('etag')!.slice(1, -1) })
+    await reader.until(() => reader.messages.length === 1)
+    expect(Number(reader.messages[0].id)).toBe(before)
+    release()
+    gate = null
+    expect((await write).status).toBe(200)
+    const after = await api.get<any>('/api/client/delta', { token: secret, headers: { 'if-none-match': during.headers.get('etag')! } })
+    expect(after.status).toBe(200)
+    applyDelta(copy, after.body)
+    const list = (await api.get<any>('/api/client/features', { token: secret, headers: { 'unleash-client-spec': '5.2.0' } })).body
+    expect([...copy.features.values()].sort((x, y) => (x.name < y.name ? -1 : 1))).toEqual(list.features)
+    await reader.until(() => reader.messages.length === 2)
+    expect(events(reader, 1).map((event) => [event.type, event.feature.name, event.feature.enabled])).toEqual([['feature-updated', 'a', true]])
+    await reader.cancel()
+    await api.close()
+    opened.splice(opened.indexOf(api), 1)
+  } finally {
+    release()
+    dir.remove()
+  }
+})

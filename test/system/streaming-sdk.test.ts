@@ -1,0 +1,230 @@
+/**
+ * The official Node SDK (`unleash-client`) against the real process in its two delta modes:
+ * streaming (Server-Sent Events) and polling with format delta. Client-specification files 19
+ * (a hydration) and 20 (events applied one by one) are made through the admin API, the SDK reads
+ * them in each mode, and every test of the files is asserted, while a raw stream checks that the
+ * messages have the files' shape. Then what ends a stream: SIGTERM (the process exits while streams
+ * are open, and the SDK is told to poll), the cap (the SDK switches to polling), a deleted token.
+ */
+import { afterEach, expect, test } from 'bun:test'
+import { InMemStorageProvider, Unleash } from 'unleash-client'
+import { createState, ENVIRONMENT, specs, type SpecFile } from '../client-specification'
+import { adminCall, eventOf, startService, withTimeout, type RunningService } from '../helpers'
+import { SseReader } from '../features/streaming/sse'
+
+const ADMIN = '*:*.streaming-test-admin-secret-0123'
+
+let service: RunningService | undefined
+const clients: Unleash[] = []
+const readers: SseReader[] = []
+
+afterEach(async () => {
+  for (const client of clients.splice(0)) client.destroy()
+  for (const reader of readers.splice(0)) await reader.cancel()
+  await service?.stop()
+  service = undefined
+})
+
+async function admin(base: string, method: string, path: string, body?: unknown): Promise<any> {
+  const answer = await adminCall(base, ADMIN, method, path, body)
+  if (answer.status >= 300) throw new Error(`${method} ${path} → ${answer.status} ${answer.text}`)
+  return answer.body
+}
+
+const spec = (file: string): SpecFile => specs.find((entry) => entry.file === file)!.spec
+const MODES = { streaming: { type: 'streaming' }, 'delta polling': { type: 'polling', format: 'delta' } } as const
+
+function sdk(base: string, secret: string, mode: keyof typeof MODES, problems: string[]): Unleash {
+  const client = new Unleash({
+    url: `${base}/api`,
+    appName: `streaming-${mode.replace(' ', '-')}`,
+    customHeaders: { Authorization: secret },
+    refreshInterval: 100,
+    disableMetrics: true,
+    storageProvider: new InMemStorageProvider(),
+    experimentalMode: MODES[mode] as any,
+  })
+  client.on('error', (error: Error) => problems.push(`error: ${error.message}`))
+  client.on('warn', (message: unknown) => problems.push(`warn: ${String(message)}`))
+  clients.push(client)
+  return client
+}
+
+/** Resolves once `condition` holds, checked at each change the SDK applies. */
+async function sdkSees(client: Unleash, condition: () => boolean, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('the SDK did not see the change')
+    await Promise.race([eventOf(client, 'changed', ms), Bun.sleep(50)])
+  }
+}
+
+async function rawStream(base: string, secret: string): Promise<SseReader> {
+  const response = await fetch(`${base}/api/client/streaming`, { headers: { authorization: secret } })
+  expect(response.status).toBe(200)
+  const reader = new SseReader(response)
+  readers.push(reader)
+  return reader
+}
+
+function runTests(client: Unleash, file: SpecFile, mode: string): string[] {
+  const failures: string[] = []
+  for (const entry of file.tests ?? []) {
+    const actual = client.isEnabled(entry.toggleName, entry.context as any)
+    if (actual !== entry.expectedResult) failures.push(`${mode}: ${entry.description}: isEnabled → ${actual}`)
+  }
+  return failures
+}
+
+/** Every key the specification's event has, our event of that type has too (nested flag and segment included). */
+function sameShape(ours: any, theirs: any): boolean {
+  if (theirs === null || typeof theirs !== 'object') return typeof ours === typeof theirs || (theirs === null && ours === null)
+  if (Array.isArray(theirs)) return Array.isArray(ours)
+  return Object.keys(theirs).every((key) => key in ours && (key === 'strategies' || sameShape(ours[key], theirs[key])))
+}
+
+test('specification 19 (hydration) passes through the SDK in streaming and in delta polling mode', async () => {
+  service = await startService(ADMIN, 'flags-stream-')
+  const base = service.base
+  const file = spec('19-delta-api-hydration.json')
+  const [hydration] = file.state.events as any[]
+  const refusals = await createState((method, path, body) => adminCall(base, ADMIN, method, path, body), 'spec-19', { ...file, state: { features: hydration.features, segments: hydration.segments } })
+  expect([...refusals]).toEqual([])
+  const token = await admin(base, 'POST', '/api/admin/api-tokens', { tokenName: 'spec-19', type: 'client', projects: ['spec-19'], environment: ENVIRONMENT })
+  const failures: string[] = []
+  for (const mode of Object.keys(MODES) as (keyof typeof MODES)[]) {
+    const problems: string[] = []
+    const client = sdk(base, token.secret, mode, problems)
+    await eventOf(client, 'synchronized')
+    failures.push(...runTests(client, file, mode), ...problems.map((problem) => `${mode}: ${problem}`))
+  }
+  const raw = await rawStream(base, token.secret)
+  await raw.until(() => raw.messages.length === 1)
+  const [ours] = JSON.parse(raw.messages[0].data).events
+  expect(raw.messages[0].event).toBe('unleash-connected')
+  expect(sameShape(ours, hydration)).toBe(true)
+  expect(failures).toEqual([])
+}, 60_000)
+
+test('specification 20 (events) passes through the SDK in streaming and in delta polling mode, the SDKs connected before the writes', async () => {
+  service = await startService(ADMIN, 'flags-stream-')
+  const base = service.base
+  const file = spec('20-delta-api-events.json')
+  await admin(base, 'POST', '/api/admin/projects', { id: 'spec-20', name: 'spec-20' })
+  const token = await admin(base, 'POST', '/api/admin/api-tokens', { tokenName: 'spec-20', type: 'client', projects: ['spec-20'], environment: ENVIRONMENT })
+  const problems: Record<string, string[]> = {}
+  const connected: Record<string, Unleash> = {}
+  for (const mode of Object.keys(MODES) as (keyof typeof MODES)[]) {
+    connected[mode] = sdk(base, token.secret, mode, (problems[mode] = []))
+    await eventOf(connected[mode], 'synchronized')
+  }
+  const raw = await rawStream(base, token.secret)
+  await raw.until(() => raw.messages.length === 1)
+
+  // The file's events, one by one, as admin writes.
+  const flagPath = (name: string) => `/api/admin/projects/spec-20/features/${name}`
+  const segmentIds = new Map<number, number>()
+  for (const event of file.state.events as any[]) {
+    if (event.type === 'feature-updated') {
+      const { name, strategies } = event.feature
+      await admin(base, 'POST', '/api/admin/projects/spec-20/features', { name })
+      for (const strategy of strategies) {
+        await admin(base, 'POST', `${flagPath(name)}/environments/${ENVIRONMENT}/strategies`, { name: strategy.name, segments: (strategy.segments ?? []).map((id: number) => segmentIds.get(id)) })
+      }
+      if (event.feature.enabled) await admin(base, 'POST', `${flagPath(name)}/environments/${ENVIRONMENT}/on`)
+    } else if (event.type === 'feature-removed') {
+      await admin(base, 'DELETE', flagPath(event.featureName))
+    } else if (event.type === 'segment-updated') {
+      const created = await admin(base, 'POST', '/api/admin/segments', { name: event.segment.name, constraints: event.segment.constraints })
+      segmentIds.set(event.segment.id, created.id)
+    } else throw new Error(`unexpected event in the file: ${event.type}`)
+  }
+  const last = (file.state.events as any[]).at(-1).feature.name
+  const failures: string[] = []
+  for (const [mode, client] of Object.entries(connected)) {
+    await sdkSees(client, () => client.isEnabled(last, { appName: 'abc' }))
+    failures.push(...runTests(client, file, mode), ...problems[mode].map((problem) => `${mode}: ${problem}`))
+  }
+  expect(failures).toEqual([])
+  // The raw stream got the file's kinds of events, in its shape, each message with a growing id.
+  const messages = raw.messages.slice(1)
+  expect(messages.every((message) => message.event === 'unleash-updated')).toBe(true)
+  const ids = messages.map((message) => Number(message.id))
+  expect(ids).toEqual([...ids].sort((a, b) => a - b))
+  expect(new Set(ids).size).toBe(ids.length)
+  const ours = messages.flatMap((message) => JSON.parse(message.data).events as any[])
+  for (const theirs of file.state.events as any[]) {
+    const sameType = ours.filter((event) => event.type === theirs.type)
+    expect({ type: theirs.type, shaped: sameType.some((event) => sameShape(event, { ...theirs, ...(theirs.segment ? { segment: { ...theirs.segment, id: 0 } } : {}) })) }).toEqual({ type: theirs.type, shaped: true })
+  }
+}, 60_000)
+
+test('SIGTERM tells open streams to poll and ends them; the process exits with streams open', async () => {
+  service = await startService(ADMIN, 'flags-stream-')
+  const base = service.base
+  const token = await admin(base, 'POST', '/api/admin/api-tokens', { tokenName: 'sdk', type: 'client', environment: ENVIRONMENT })
+  const client = sdk(base, token.secret, 'streaming', [])
+  await eventOf(client, 'synchronized')
+  const repository = (client as any).repository
+  expect(repository.getMode()).toBe('streaming')
+  const switched = eventOf(repository, 'mode')
+  const raw = await rawStream(base, token.secret)
+  await raw.until(() => raw.messages.length === 1)
+  await withTimeout(service.stop(), 10_000)
+  service = undefined
+  await raw.until(() => raw.ended)
+  expect(raw.messages.at(-1)).toEqual({ event: 'fetch-mode', id: null, data: 'polling' })
+  await switched
+  expect(repository.getMode()).toBe('polling')
+}, 30_000)
+
+test('past STREAMING_MAX_STREAMS the SDK is told to poll, and still sees changes by polling', async () => {
+  service = await startService(ADMIN, 'flags-stream-', { STREAMING_MAX_STREAMS: '1' })
+  const base = service.base
+  const token = await admin(base, 'POST', '/api/admin/api-tokens', { tokenName: 'sdk', type: 'client', environment: ENVIRONMENT })
+  const holder = await rawStream(base, token.secret)
+  await holder.until(() => holder.messages.length === 1)
+  const client = sdk(base, token.secret, 'streaming', [])
+  const repository = (client as any).repository
+  await eventOf(repository, 'mode')
+  expect(repository.getMode()).toBe('polling')
+  await admin(base, 'POST', '/api/admin/projects/default/features', { name: 'after-cap' })
+  await admin(base, 'POST', '/api/admin/projects/default/features/after-cap/environments/development/on')
+  await sdkSees(client, () => client.isEnabled('after-cap'))
+  // A client that goes away frees its place: the server notices the closed socket.
+  await holder.cancel()
+  for (let attempt = 0; ; attempt++) {
+    const next = await rawStream(base, token.secret)
+    await next.until(() => next.messages.length === 1 || next.ended)
+    if (next.messages[0]?.event === 'unleash-connected') break
+    expect(attempt).toBeLessThan(50)
+    await Bun.sleep(100)
+  }
+}, 30_000)
+
+test('a stream whose token is deleted ends, and the SDK stops on the 401 that follows', async () => {
+  service = await startService(ADMIN, 'flags-stream-')
+  const base = service.base
+  const token = await admin(base, 'POST', '/api/admin/api-tokens', { tokenName: 'doomed', type: 'client', environment: ENVIRONMENT })
+  const raw = await rawStream(base, token.secret)
+  await raw.until(() => raw.messages.length === 1)
+  await admin(base, 'DELETE', '/api/admin/api-tokens/doomed')
+  await raw.until(() => raw.ended)
+  const again = await fetch(`${base}/api/client/streaming`, { headers: { authorization: token.secret } })
+  expect(again.status).toBe(401)
+  expect(again.headers.get('content-type')).toMatch(/^application\/json/)
+  await again.text()
+}, 30_000)
+
+test("a quiet stream outlives the server's idle timeout (Bun's 10 s) between heartbeats", async () => {
+  service = await startService(ADMIN, 'flags-stream-', { STREAMING_HEARTBEAT_MS: '30000' })
+  const base = service.base
+  const token = await admin(base, 'POST', '/api/admin/api-tokens', { tokenName: 'quiet', type: 'client', environment: ENVIRONMENT })
+  const raw = await rawStream(base, token.secret)
+  await raw.until(() => raw.messages.length === 1)
+  await Bun.sleep(12_000)
+  expect(raw.ended).toBe(false)
+  await admin(base, 'POST', '/api/admin/projects/default/features', { name: 'after-quiet' })
+  await raw.until(() => raw.messages.length === 2)
+  expect(raw.messages[1].event).toBe('unleash-updated')
+}, 30_000)
