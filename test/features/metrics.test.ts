@@ -286,7 +286,7 @@ describe('lastSeenAt', () => {
 
 describe('usage belongs to the flag, not to its name (issue 18 item 4)', () => {
   interface App {
-    seenToggles: { name: string; project?: string; notFound?: boolean }[]
+    seenToggles: { name: string; project?: string; type?: string; notFound?: boolean }[]
   }
   const seenOf = async (flag: string, on = api) => {
     const body = (await on.getFlag(flag === 'alpha' ? 'other' : 'default', flag)).body
@@ -331,7 +331,7 @@ describe('usage belongs to the flag, not to its name (issue 18 item 4)', () => {
       await api.services.metrics.flush()
       const flag = (await api.getFlag('other', 'alpha')).body
       expect(flag.lastSeenAt).not.toBeNull()
-      expect(Date.parse(flag.lastSeenAt!)).toBeGreaterThanOrEqual(Date.parse(flag.createdAt))
+      expect(Date.parse(flag.lastSeenAt!)).toBeGreaterThanOrEqual(Date.parse(flag.createdAt!))
       expect((await api.get<App>('/api/admin/metrics/applications/web')).body.seenToggles).toEqual([{ name: 'alpha', project: 'other', type: 'release' }])
     })
   }
@@ -349,8 +349,8 @@ describe('usage belongs to the flag, not to its name (issue 18 item 4)', () => {
     const rows = Object.values(api.services.store.state.flagUsage)
     expect(rows.map(({ yes, no }) => [yes, no])).toEqual([[1, 0]])
     const flag = (await api.getFlag('default', 'alpha')).body
-    expect(rows[0].flagCreatedAt).toBe(flag.createdAt)
-    expect(Date.parse(flag.lastSeenAt!)).toBeGreaterThanOrEqual(Date.parse(flag.createdAt))
+    expect(rows[0].flagCreatedAt).toBe(flag.createdAt!)
+    expect(Date.parse(flag.lastSeenAt!)).toBeGreaterThanOrEqual(Date.parse(flag.createdAt!))
   })
 })
 
