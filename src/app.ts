@@ -31,7 +31,7 @@ export function createApp(
   server: ServerHooks = {},
 ) {
   const auth = authorization(services.tokens, (name) => services.store.reader.get('flags', name)?.project)
-  const metrics = new Metrics(services.store)
+  const metrics = new Metrics(services.store, services)
   const basePath = config.basePath ?? ''
   const app = new Elysia(ELYSIA_CONFIG)
     .use(requestLogging(log, metrics, clientAddress(server.socketAddress, config.trustProxy ?? false)))
