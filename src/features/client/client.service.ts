@@ -108,16 +108,23 @@ export const MAX_FILTERED_PER_SCOPE = 8
 /** What is kept for a token scope: its flags, serialised, by name; its unfiltered answer; a few filtered ones. */
 class CompiledTokenScope {
   private all: ClientAnswer | null = null
+  /** The content of every flag of the scope, made once: a filter that keeps them all reuses it. */
+  private allContent: Content | null = null
   private readonly filtered = new Map<string, ClientAnswer>()
 
   constructor(readonly flags: CompiledFlag[]) {}
+
+  private contentOf(state: Pick<Store['state'], 'segments'>, flags: CompiledFlag[]): Content {
+    if (flags.length < this.flags.length) return content(state, flags)
+    return (this.allContent ??= content(state, this.flags))
+  }
 
   /** The answer kept for `scope`, or one made now from the compiled flags; `made` says which. */
   answer(state: Pick<Store['state'], 'segments' | 'commitSeq'>, scope: Scope, made: () => void): ClientAnswer {
     if (scope.filterKey === '') {
       if (!this.all) {
         made()
-        this.all = assemble(state, scope, this.flags)
+        this.all = assemble(state, scope, this.contentOf(state, this.flags))
       }
       return this.all
     }
@@ -126,7 +133,7 @@ class CompiledTokenScope {
       this.filtered.delete(scope.filterKey)
     } else {
       made()
-      answer = assemble(state, scope, this.flags.filter(({ flag }) => inScope(scope, flag)))
+      answer = assemble(state, scope, this.contentOf(state, this.flags.filter(({ flag }) => inScope(scope, flag))))
       if (this.filtered.size >= MAX_FILTERED_PER_SCOPE) this.filtered.delete(this.filtered.keys().next().value!)
     }
     this.filtered.set(scope.filterKey, answer)
@@ -148,7 +155,13 @@ function compile(state: Pick<Store['state'], 'flags' | 'segments'>, scope: Token
 }
 
 /** The answer of `scope` from its flags, compiled and in name order. */
-function assemble(state: Pick<Store['state'], 'segments' | 'commitSeq'>, scope: Scope, flags: CompiledFlag[]): ClientAnswer {
+/** The part of an answer made from its flags: serialised, with the segments they use, and their hash. */
+interface Content {
+  json: string
+  hash: string
+}
+
+function content(state: Pick<Store['state'], 'segments'>, flags: CompiledFlag[]): Content {
   // Each segment the served strategies refer to, once, so that the flags need only its id.
   const referenced = new Set<number>()
   for (const { segments } of flags) for (const id of segments) referenced.add(id)
@@ -158,6 +171,14 @@ function assemble(state: Pick<Store['state'], 'segments' | 'commitSeq'>, scope: 
       const segment: SegmentRecord | undefined = Object.hasOwn(state.segments, String(id)) ? state.segments[String(id)] : undefined
       return segment ? [{ id: segment.id, name: segment.name, constraints: segment.constraints }] : []
     })
+  const featuresJson = `[${flags.map((flag) => flag.json).join(',')}]`
+  const segmentsJson = segments.length > 0 ? `,"segments":${JSON.stringify(segments)}` : ''
+  const json = `${featuresJson}${segmentsJson}`
+  return { json, hash: hash(json) }
+}
+
+/** The answer of `scope` with `content`, the flags it serves. */
+function assemble(state: Pick<Store['state'], 'commitSeq'>, scope: Scope, content: Content): ClientAnswer {
   const query = {
     project: scope.projects ?? ['*'],
     environment: scope.environment,
@@ -165,19 +186,17 @@ function assemble(state: Pick<Store['state'], 'segments' | 'commitSeq'>, scope: 
     ...(scope.tags.length > 0 ? { tag: scope.tags } : {}),
   }
   const queryHash = hash(JSON.stringify(query))
-  const featuresJson = `[${flags.map((flag) => flag.json).join(',')}]`
-  const segmentsJson = segments.length > 0 ? `,"segments":${JSON.stringify(segments)}` : ''
   // From the content itself: the same flags give the same ETag, also after a restart or once the
   // scope was dropped from the cache; different flags never share one.
-  const etag = `"${queryHash}:${hash(featuresJson + segmentsJson)}:v1"`
+  const etag = `"${queryHash}:${content.hash}:v1"`
   const meta = { revisionId: state.commitSeq, etag, queryHash }
-  const json = `{"version":2,"features":${featuresJson}${segmentsJson},"query":${JSON.stringify(query)},"meta":${JSON.stringify(meta)}}`
+  const json = `{"version":2,"features":${content.json},"query":${JSON.stringify(query)},"meta":${JSON.stringify(meta)}}`
   return { etag, bytes: encoder.encode(json) as Uint8Array<ArrayBuffer> }
 }
 
 /** The answer for `scope` made from `state`, without any kept answer (the service keeps these). */
 export function buildAnswer(state: Pick<Store['state'], 'flags' | 'segments' | 'commitSeq'>, scope: Scope): ClientAnswer {
-  return assemble(state, scope, compile(state, scope.token).flags.filter(({ flag }) => inScope(scope, flag)))
+  return assemble(state, scope, content(state, compile(state, scope.token).flags.filter(({ flag }) => inScope(scope, flag))))
 }
 
 /** How the client API's answers were found since the start: kept, made from a kept token scope (`filtered`), or with the scope compiled. */
