@@ -13,11 +13,10 @@
  *   endpoint with the old ETag until it answers 200 with a new one; sequential, one write at a time.
  * Prints every run's figures with the load average, then medians of runs.
  */
-import { readFileSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { STATE_FILE } from '../src/services'
-import { authHeaders, errorsOf, loadColumns, loadsOf, fmt, freePort, loadAverage, median, percentile, removeDir, ROOT, seedDataDir, startServer, table, tempDataDir, wrk as wrkFor, type Load } from './lib'
+import { addClientStrategies, authHeaders, errorsOf, loadColumns, loadsOf, fmt, freePort, loadAverage, median, percentile, removeDir, ROOT, seedDataDir, startServer, table, tempDataDir, wrk as wrkFor, type Load } from './lib'
 
 const wrk = (url: string, headers: Record<string, string>) => wrkFor(url, headers, SECONDS)
 
@@ -44,50 +43,6 @@ async function bare(bytes: Uint8Array) {
       removeDir(dir)
     },
   }
-}
-
-/** Adds the segments and strategies to a data directory written by seedDataDir. */
-function addStrategies(dir: string) {
-  const path = join(dir, STATE_FILE)
-  const state = JSON.parse(readFileSync(path, 'utf8'))
-  const createdAt = new Date(Date.UTC(2025, 0, 1)).toISOString()
-  for (let id = 1; id <= SEGMENTS; id++) {
-    state.segments[String(id)] = {
-      id,
-      name: `segment-${id}`,
-      description: `Synthetic segment ${id}`,
-      project: null,
-      constraints: [
-        { contextName: 'region', operator: 'IN', caseInsensitive: false, inverted: false, values: ['eu-west', 'eu-north', `region-${id}`] },
-        { contextName: 'appVersion', operator: 'SEMVER_GT', caseInsensitive: false, inverted: false, values: [], value: `1.${id}.0` },
-      ],
-      createdAt,
-      createdBy: 'admin-bootstrap',
-    }
-  }
-  state.segmentSequence.segments = { lastId: SEGMENTS }
-  for (let i = 0; i < FLAGS; i++) {
-    const name = `flag-${i}`
-    const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
-    state.flags[name].environments[ENVIRONMENT].strategies =
-      i % 2 === 0
-        ? [{
-            id: uuid(i),
-            name: 'flexibleRollout',
-            title: null,
-            disabled: false,
-            sortOrder: 0,
-            segments: [1 + (i % SEGMENTS)],
-            constraints: [
-              { contextName: 'userId', operator: 'IN', caseInsensitive: false, inverted: false, values: Array.from({ length: 5 }, (_, k) => `user-${i * 5 + k}`) },
-              { contextName: 'email', operator: 'STR_ENDS_WITH', caseInsensitive: true, inverted: false, values: ['@example.com'] },
-            ],
-            variants: [],
-            parameters: { rollout: String(i % 101), stickiness: 'default', groupId: name },
-          }]
-        : [{ id: uuid(i), name: 'default', title: null, disabled: false, sortOrder: 0, segments: [], constraints: [], variants: [], parameters: {} }]
-  }
-  writeFileSync(path, JSON.stringify(state))
 }
 
 async function clientToken(base: string, name: string) {
@@ -221,7 +176,7 @@ async function run(dir: string, index: number) {
 
 const dir = tempDataDir()
 seedDataDir(dir, { events: 1000, flags: FLAGS, environments: ['development', 'production'] })
-addStrategies(dir)
+addClientStrategies(dir, { flags: FLAGS, segments: SEGMENTS, environment: ENVIRONMENT })
 try {
   const runs: (Awaited<ReturnType<typeof run>> & { notModifiedQuiet: Load })[] = []
   for (let i = 0; i < RUNS; i++) {

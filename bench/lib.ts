@@ -130,6 +130,54 @@ export function seedDataDir(dir: string, options: { events: number; flags: numbe
   writeFileSync(join(dir, JOURNAL_FILE), '')
 }
 
+/**
+ * Adds segments and strategies to a data directory written by seedDataDir, for the SDK API benches:
+ * in `environment` every other flag gets a flexibleRollout with two constraints and one of the
+ * segments, the others a default strategy.
+ */
+export function addClientStrategies(dir: string, { flags: FLAGS, segments: SEGMENTS, environment: ENVIRONMENT }: { flags: number; segments: number; environment: string }) {
+  const path = join(dir, STATE_FILE)
+  const state = JSON.parse(readFileSync(path, 'utf8'))
+  const createdAt = new Date(Date.UTC(2025, 0, 1)).toISOString()
+  for (let id = 1; id <= SEGMENTS; id++) {
+    state.segments[String(id)] = {
+      id,
+      name: `segment-${id}`,
+      description: `Synthetic segment ${id}`,
+      project: null,
+      constraints: [
+        { contextName: 'region', operator: 'IN', caseInsensitive: false, inverted: false, values: ['eu-west', 'eu-north', `region-${id}`] },
+        { contextName: 'appVersion', operator: 'SEMVER_GT', caseInsensitive: false, inverted: false, values: [], value: `1.${id}.0` },
+      ],
+      createdAt,
+      createdBy: 'admin-bootstrap',
+    }
+  }
+  state.segmentSequence.segments = { lastId: SEGMENTS }
+  for (let i = 0; i < FLAGS; i++) {
+    const name = `flag-${i}`
+    const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
+    state.flags[name].environments[ENVIRONMENT].strategies =
+      i % 2 === 0
+        ? [{
+            id: uuid(i),
+            name: 'flexibleRollout',
+            title: null,
+            disabled: false,
+            sortOrder: 0,
+            segments: [1 + (i % SEGMENTS)],
+            constraints: [
+              { contextName: 'userId', operator: 'IN', caseInsensitive: false, inverted: false, values: Array.from({ length: 5 }, (_, k) => `user-${i * 5 + k}`) },
+              { contextName: 'email', operator: 'STR_ENDS_WITH', caseInsensitive: true, inverted: false, values: ['@example.com'] },
+            ],
+            variants: [],
+            parameters: { rollout: String(i % 101), stickiness: 'default', groupId: name },
+          }]
+        : [{ id: uuid(i), name: 'default', title: null, disabled: false, sortOrder: 0, segments: [], constraints: [], variants: [], parameters: {} }]
+  }
+  writeFileSync(path, JSON.stringify(state))
+}
+
 export function tempDataDir(prefix = 'bench-'): string {
   return mkdtempSync(join(tmpdir(), prefix))
 }

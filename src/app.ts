@@ -35,7 +35,7 @@ export function createApp(
   // A request's caller: its API token, else its session cookie (a signed-in user).
   const authenticate = requestAuthenticator(services.tokens, services.sessions)
   const auth = authorization(authenticate, (name) => services.store.reader.get('flags', name)?.project)
-  const metrics = new Metrics(services.store)
+  const metrics = new Metrics(services.store, services)
   const basePath = config.basePath ?? ''
   const app = new Elysia(ELYSIA_CONFIG)
     .use(requestLogging(log, metrics, clientAddress(server.socketAddress, config.trustProxy ?? false)))

@@ -84,6 +84,24 @@ export interface NewEvent {
   tags?: readonly EventTag[]
 }
 
+/** What a `features-exported` event holds: the request's selection and a summary of the flags, never their names. */
+export interface ExportedData {
+  environment: string
+  /** How the flags were picked, as the export does: by tag, else by names, else by project, else all the caller sees. */
+  selectedBy: 'tag' | 'features' | 'project' | 'all'
+  tag?: string
+  /** How many names the request listed (selectedBy 'features'). */
+  requested?: number
+  /** The projects the token may read ('*' for all). */
+  scope: readonly string[]
+  /** Flags exported. */
+  count: number
+  /** sha256 of the exported names, sorted and joined by newlines: whether two exports held the same flags. */
+  flagsHash: string
+  /** Exports by the same token since its last recorded one that were left unrecorded (over the hourly bound). */
+  unrecorded?: number
+}
+
 /** What an event about a flag names: its project, its name and its tags at that time. */
 export interface FlagSubject {
   project: string
@@ -169,8 +187,12 @@ export const events = {
   contextFieldCreated: (data: object): NewEvent => ({ type: 'context-field-created', data }),
   contextFieldUpdated: (data: object, preData: object): NewEvent => ({ type: 'context-field-updated', data, preData }),
   contextFieldDeleted: (preData: object): NewEvent => ({ type: 'context-field-deleted', preData }),
-  /** `data` says what was exported: the environment and the flags' names (not the whole export, which can be megabytes). */
-  featuresExported: (data: { environment: string; features: string[] }): NewEvent => ({ type: 'features-exported', environment: data.environment, data }),
+  /**
+   * `data` says what was exported in a few hundred bytes whatever the number of flags: the
+   * selection, how many flags and a hash of their names (an export is a read, and a viewer may
+   * repeat it at will: naming every flag made each event kilobytes).
+   */
+  featuresExported: (project: string | null, data: ExportedData): NewEvent => ({ type: 'features-exported', project, environment: data.environment, data }),
   /** Follows the events of the single changes an import made, in the same commit. */
   featuresImported: (project: string, environment: string, data: { features: string[] }): NewEvent => ({ type: 'features-imported', project, environment, data }),
 } satisfies Record<string, (...args: never[]) => NewEvent>

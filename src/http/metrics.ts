@@ -7,6 +7,7 @@
  * - per request: `http_requests_total{method,route,status}` and `http_request_duration_seconds{method,route}`;
  * - per commit: `store_commit_duration_seconds` and `events_written_total`;
  * - read from the store when scraped: `event_log_events`, `feature_flags{state}`, `projects`, `api_tokens`;
+ * - read from the SDK APIs' caches when scraped: `sdk_answers_total{api,source}`;
  * - the process: prom-client's default metrics that tell the truth on Bun (see NOT_ON_BUN).
  */
 import { Elysia, t } from 'elysia'
@@ -63,6 +64,12 @@ async function processMetrics(): Promise<string> {
   return blocks.filter((block) => !hidden.has(block.slice('# HELP '.length, block.indexOf(' ', '# HELP '.length)))).join('\n\n')
 }
 
+/** How the SDK APIs found their answers since the start (client/client.service.ts, client/scope-cache.ts). */
+export interface SdkAnswerSources {
+  client: { stats: { kept: number; filtered: number; compiled: number } }
+  frontend: { stats: { hits: number; builds: number } }
+}
+
 type Observer = { counted: { inc: () => void }; timed: { observe: (seconds: number) => void } }
 
 export class Metrics {
@@ -72,7 +79,7 @@ export class Metrics {
   /** One bound pair per method, route and status: labels are looked up once, not per request. */
   private readonly observers = new Map<string, Observer>()
 
-  constructor(store: Pick<Store, 'state' | 'lastEventId' | 'onCommitTimed' | 'onCommit'>) {
+  constructor(store: Pick<Store, 'state' | 'lastEventId' | 'onCommitTimed' | 'onCommit'>, sdk?: SdkAnswerSources) {
     processRegistryOnce() // starts the event-loop delay monitor, so the first scrape has figures
     const registers = [this.registry]
     this.requests = new Counter({
@@ -127,6 +134,21 @@ export class Metrics {
         this.set(Object.keys(store.state.projects).length)
       },
     })
+    if (sdk) {
+      new Counter({
+        name: 'sdk_answers_total',
+        help:
+          'SDK API answers by where they came from: kept (cached as is), filtered (a query filter applied to the kept token scope), ' +
+          'compiled (the token scope made from the flags, the costly case)',
+        labelNames: ['api', 'source'],
+        registers,
+        collect() {
+          const counts = { client: { ...sdk.client.stats }, frontend: { kept: sdk.frontend.stats.hits, compiled: sdk.frontend.stats.builds } }
+          this.reset()
+          for (const [api, sources] of Object.entries(counts)) for (const [source, count] of Object.entries(sources)) this.inc({ api, source }, count)
+        },
+      })
+    }
     new Gauge({
       name: 'api_tokens',
       help: 'API tokens',

@@ -194,9 +194,9 @@ describe('ageing and caps', () => {
     expect(Object.keys(api.services.store.state.clientApplications)).toEqual(['web'])
   })
 
-  test('at the caps the least recently seen instance or application makes room', async () => {
-    APPLICATION_LIMITS.instances = 3
-    APPLICATION_LIMITS.applications = 2
+  test("at a scope's caps its least recently seen instance or application makes room", async () => {
+    APPLICATION_LIMITS.instancesPerScope = 3
+    APPLICATION_LIMITS.applicationsPerScope = 2
     const token = await sdkToken('client')
     for (let i = 0; i < 10; i++) expectOk(await register(token, { appName: 'web', instanceId: `pod-${i}` }), 202)
     // pod-7 is seen again (a metrics report), so pod-8 goes instead.
@@ -211,15 +211,45 @@ describe('ageing and caps', () => {
     expect(Object.keys(api.services.store.state.clientApplications).sort()).toEqual(['second', 'third'])
   })
 
-  test('a flood of new application names keeps the default caps', async () => {
-    const token = await sdkToken('client')
-    const flood = APPLICATION_LIMITS.applications + 200
+  test("a flood of new application names from one token keeps the default caps and pushes out none of another project's applications or instances", async () => {
+    await api.newProject('b')
+    const token = await sdkToken('client', ['default'])
+    const other = await sdkToken('client', ['b'])
+    expectOk(await register(other, { appName: 'b-app', instanceId: 'b-pod' }), 202)
+    const flood = APPLICATION_LIMITS.applicationsPerScope + 200
     for (let i = 0; i < flood; i++) expectOk(await report(token, `flood-${i}`, { unknown: { yes: 1, no: 0 } }, `pod-${i}`), 202)
-    expect(api.services.metrics.sizes).toMatchObject({ applications: APPLICATION_LIMITS.applications, instances: APPLICATION_LIMITS.applications, usageRows: 0, usageGroups: 0 })
+    // Many instances of one application, too.
+    for (let i = 0; i < 300; i++) expectOk(await report(token, `flood-${flood - 1}`, {}, `extra-${i}`), 202)
+    expect(api.services.metrics.sizes).toMatchObject({ applications: APPLICATION_LIMITS.applicationsPerScope + 1, usageRows: 0, usageGroups: 0 })
     const names = (await list()).body.applications.map((app) => app.appName)
-    expect(names).toHaveLength(APPLICATION_LIMITS.applications)
+    expect(names).toHaveLength(APPLICATION_LIMITS.applicationsPerScope + 1)
     expect(names).toContain(`flood-${flood - 1}`)
     expect(names).not.toContain('flood-0')
+    expect(names).toContain('b-app')
+    expect((await detail('b-app')).body.instances.map((instance) => instance.instanceId)).toEqual(['b-pod'])
+    await api.services.metrics.flush()
+    expect(Object.keys(api.services.store.state.clientApplications)).toContain('b-app')
+  })
+
+  test('a flood past the caps over all scopes pushes out the records of the scope holding the most, never those of a smaller scope', async () => {
+    Object.assign(APPLICATION_LIMITS, { applicationsPerScope: 5, applications: 8, instancesPerScope: 6, instances: 9 })
+    await api.newProject('b')
+    await api.newProject('c')
+    const [a, b, c] = await Promise.all([sdkToken('client', ['default']), sdkToken('client', ['b']), sdkToken('client', ['c'])])
+    for (const i of [1, 2]) expectOk(await register(b, { appName: `b-${i}`, instanceId: 'pod' }), 202)
+    for (let i = 0; i < 20; i++) expectOk(await register(a, { appName: `a-${i}`, instanceId: 'pod' }), 202)
+    // a holds its own cap (5): b is untouched; then c's new applications fill the total, and a, the largest, makes room.
+    for (let i = 0; i < 3; i++) expectOk(await register(c, { appName: `c-${i}`, instanceId: 'pod' }), 202)
+    const names = (await list()).body.applications.map((app) => app.appName)
+    expect(names.filter((name) => name.startsWith('b-'))).toEqual(['b-1', 'b-2'])
+    expect(names.filter((name) => name.startsWith('c-'))).toEqual(['c-0', 'c-1', 'c-2'])
+    expect(names.filter((name) => name.startsWith('a-'))).toEqual(['a-17', 'a-18', 'a-19'])
+    expect(api.services.metrics.sizes).toEqual(expect.objectContaining({ applications: 8, instances: 8 }))
+    // Instances alike: a floods instances of one application; b's stay.
+    for (let i = 0; i < 20; i++) expectOk(await register(a, { appName: 'a-19', instanceId: `extra-${i}` }), 202)
+    expect((await detail('b-1')).body.instances.map((instance) => instance.instanceId)).toEqual(['pod'])
+    expect((await detail('c-0')).body.instances.map((instance) => instance.instanceId)).toEqual(['pod'])
+    expect(api.services.metrics.sizes.instances).toBeLessThanOrEqual(9)
   })
 })
 

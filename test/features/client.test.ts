@@ -260,6 +260,66 @@ describe('ETag', () => {
   })
 })
 
+describe('one token cannot turn the cache off for others (issue 18 item 13)', () => {
+  /** sdk_answers_total of the client API by source, read from the Prometheus endpoint. */
+  async function sources(): Promise<Record<string, number>> {
+    const text = (await api.get<string>('/internal-backstage/prometheus')).text
+    const found: Record<string, number> = {}
+    for (const match of text.matchAll(/^sdk_answers_total\{api="client",source="(\w+)"\} (\d+)$/gm)) found[match[1]] = Number(match[2])
+    return found
+  }
+
+  test('a flood of varied ?namePrefix=, ?tag= and ?project= from one token leaves the answers kept for other tokens, with or without a filter, in place', async () => {
+    await api.newProject('shop')
+    for (let i = 0; i < 20; i++) await api.newFlag(i % 2 ? 'shop' : 'default', `f-${i}`)
+    const flooder = await sdkToken('client', ['default'])
+    const sameScope = await sdkToken('client', ['default'])
+    const other = await sdkToken('client', ['*'])
+    const asked = [[sameScope, ''], [other, ''], [other, '?namePrefix=f-1'], [other, '?project=shop']] as const
+    const before = new Map<string, string>()
+    for (const [token, query] of asked) before.set(token + query, (await features(token, query)).headers.get('etag')!)
+    const start = await sources()
+    expect(start.compiled).toBe(2)
+
+    for (let i = 0; i < 200; i++) {
+      const query = [`?namePrefix=x${i}`, `?tag=simple:${i}`, `?project=default&project=p${i}`, `?namePrefix=f-${i}&tag=a:${i}`][i % 4]
+      expect((await features(flooder, query)).status).toBe(200)
+    }
+    const flooded = await sources()
+    // The flood's token scope was kept already (sameScope's): it compiled nothing, only filtered; a
+    // ?project= beyond a project token narrows nothing and is the kept unfiltered answer.
+    expect(flooded.compiled).toBe(start.compiled)
+    expect([flooded.filtered - start.filtered, flooded.kept - start.kept]).toEqual([150, 50])
+
+    for (const [token, query] of asked) {
+      const response = await features(token, query, { 'if-none-match': before.get(token + query)! })
+      expect({ query, status: response.status }).toEqual({ query, status: 304 })
+    }
+    const after = await sources()
+    // All four found kept, none made again.
+    expect(after).toEqual({ ...flooded, kept: flooded.kept + asked.length })
+  })
+
+  test('filtered answers are made from the kept token scope and equal a fresh build; a tag change reaches ?tag= answers at once', async () => {
+    for (let i = 0; i < 12; i++) await api.newFlag('default', `g-${i}`)
+    expect((await api.post(paths.tags('g-3'), { type: 'simple', value: 'blue' })).status).toBe(201)
+    const token = await sdkToken('client')
+    const queries = ['', '?namePrefix=g-1', '?tag=simple:blue', '?project=default', '?namePrefix=g-1&tag=simple:blue']
+    for (const query of queries) {
+      const params = new URLSearchParams(query)
+      const expected = buildAnswer(api.services.store.state, scopeOf({ projects: ['*'], environment: 'development' }, { project: params.getAll('project'), namePrefix: params.get('namePrefix') ?? undefined, tag: params.getAll('tag') }))
+      const response = await features(token, query)
+      expect(response.headers.get('etag')).toBe(expected.etag)
+      const { meta: _meta, ...body } = response.body
+      const { meta: _expectedMeta, ...expectedBody } = JSON.parse(new TextDecoder().decode(expected.bytes))
+      expect(body).toEqual(expectedBody)
+    }
+    expect(names((await features(token, '?tag=simple:blue')).body)).toEqual(['g-3'])
+    expect((await api.post(paths.tags('g-10'), { type: 'simple', value: 'blue' })).status).toBe(201)
+    expect(names((await features(token, '?tag=simple:blue')).body)).toEqual(['g-10', 'g-3'])
+  })
+})
+
 describe('ETag under random writes (seed 12)', () => {
   test('after every write, each scope answers 304 exactly when a freshly built answer has the ETag it last got', async () => {
     const random = seededRandom(12)

@@ -3,9 +3,11 @@
  * that an export of one service imported into another, into another project and environment,
  * makes the same flags there, with the events of the single changes in one commit.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
 import type { Static } from '@sinclair/typebox'
+import { createHash } from 'node:crypto'
 import type { ExportResult } from '../../src/features/export-import/export-import.model'
+import { EXPORT_EVENTS_PER_HOUR } from '../../src/features/export-import/export-import.service'
 import { Api, errorOf, expectError, expectOk, freshApiPerTest, makeApi, paths, tokenFor } from '../helpers'
 
 type ExportBody = Static<typeof ExportResult>
@@ -17,6 +19,7 @@ let api: Api
 freshApiPerTest((fresh) => (api = fresh))
 const others: Api[] = []
 afterEach(async () => {
+  setSystemTime()
   for (const other of others.splice(0)) await other.close()
 })
 
@@ -104,7 +107,16 @@ describe('export', () => {
     ])
     expect(result.dependencies).toEqual([{ feature: 'checkout-banner', dependencies: [{ feature: 'checkout', enabled: true, variants: ['blue'] }] }])
     const events = api.eventsSince(since)
-    expect(events.map((e) => [e.type, e.environment, e.data])).toEqual([['features-exported', 'development', { environment: 'development', features: ['checkout', 'checkout-banner'] }]])
+    expect(events.map((e) => [e.type, e.project, e.environment, e.data])).toEqual([
+      ['features-exported', null, 'development', {
+        environment: 'development',
+        selectedBy: 'features',
+        requested: 3,
+        scope: ['*'],
+        count: 2,
+        flagsHash: createHash('sha256').update('checkout\ncheckout-banner').digest('hex'),
+      }],
+    ])
   })
 
   test('selects by tag (a value of any type, or type:value) before names, by names before project, by project, and all live flags otherwise', async () => {
@@ -132,6 +144,36 @@ describe('export', () => {
     const viewer = await tokenFor(api, 'shop-viewer', { role: 'viewer', projects: ['default'] })
     expect((await exportOf(api, { environment: 'development' }, viewer)).features.map((f) => f.name)).toEqual(['plain'])
     expect((await exportOf(api, { environment: 'development', project: 'shop' }, viewer)).features).toEqual([])
+  })
+
+  test('exports are audited in small events: 100 of 300 flags by a viewer add a bounded number of bytes, each saying who, what scope and how many', async () => {
+    await api.newProject('shop')
+    for (let i = 0; i < 300; i++) await api.newFlag(i % 2 ? 'shop' : 'default', `a-rather-long-flag-name-to-make-names-weigh-${String(i).padStart(4, '0')}`)
+    const viewer = await tokenFor(api, 'auditor', { role: 'viewer', projects: ['shop'] })
+    const other = await tokenFor(api, 'other-viewer', { role: 'viewer', projects: ['*'] })
+    const since = api.lastEventId()
+    // Within one clock hour whatever the time the test runs at.
+    setSystemTime(new Date('2026-03-01T10:00:00.000Z'))
+    for (let i = 0; i < 100; i++) expect((await exportOf(api, { environment: 'development', project: 'shop' }, viewer)).features).toHaveLength(150)
+    let events = api.eventsSince(since)
+    // Bounded per token and hour: the rest are plain reads, with no commit.
+    expect(events).toHaveLength(EXPORT_EVENTS_PER_HOUR)
+    const bytes = events.reduce((sum, event) => sum + JSON.stringify(event).length, 0)
+    expect(bytes).toBeLessThan(EXPORT_EVENTS_PER_HOUR * 600)
+    for (const event of events) {
+      expect(event).toMatchObject({ type: 'features-exported', createdBy: 'auditor', project: 'shop', environment: 'development' })
+      expect(event.data).toMatchObject({ selectedBy: 'project', scope: ['shop'], count: 150 })
+      expect(JSON.stringify(event)).not.toContain('a-rather-long-flag-name')
+    }
+    // Another token is not held back by the first; the first's next recorded export (next hour) says how many went unrecorded.
+    expectOk(await api.post(EXPORT, { environment: 'production', tag: 'nothing' }, { token: other }))
+    events = api.eventsSince(since)
+    expect(events).toHaveLength(EXPORT_EVENTS_PER_HOUR + 1)
+    expect(events.at(-1)).toMatchObject({ createdBy: 'other-viewer', project: null, environment: 'production', data: { selectedBy: 'tag', tag: 'nothing', scope: ['*'], count: 0 } })
+    setSystemTime(new Date('2026-03-01T11:00:00.000Z'))
+    await exportOf(api, { environment: 'development' }, viewer)
+    setSystemTime()
+    expect(api.eventsSince(since).at(-1)).toMatchObject({ createdBy: 'auditor', data: { selectedBy: 'all', count: 150, unrecorded: 100 - EXPORT_EVENTS_PER_HOUR } })
   })
 
   test('an unknown environment answers 404 and records nothing; downloadFile answers as an attachment', async () => {

@@ -3,7 +3,7 @@
  * application and hour, exact and bounded; lastSeenAt in the admin views; tokens and scope.
  */
 import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
-import { type Api, expectError, expectOk, freshApiPerTest, makeApi, paths, tempDir } from '../helpers'
+import { type Api, expectError, expectOk, freshApiPerTest, makeApi, paths, tempDir, tokenFor } from '../helpers'
 import { USAGE_LIMITS } from '../../src/features/metrics/usage-table'
 
 let api: Api
@@ -281,6 +281,76 @@ describe('lastSeenAt', () => {
     expect((await api.getFlag('default', 'alpha')).body.lastSeenAt).toBeNull()
     await api.services.metrics.flush()
     expect(api.services.store.state.flagLastSeen.alpha).toBeUndefined()
+  })
+})
+
+describe('usage belongs to the flag, not to its name (issue 18 item 4)', () => {
+  interface App {
+    seenToggles: { name: string; project?: string; type?: string; notFound?: boolean }[]
+  }
+  const seenOf = async (flag: string, on = api) => {
+    const body = (await on.getFlag(flag === 'alpha' ? 'other' : 'default', flag)).body
+    return [body.lastSeenAt, ...body.environments.map((environment) => environment.lastSeenAt)]
+  }
+
+  /**
+   * Reports for `alpha` in default, some flushed and some only in memory, then alpha deleted and
+   * made again in project `other`; `clock` says whether time stands still (the deletion and the new
+   * flag then share a createdAt to the millisecond) or moves on.
+   */
+  for (const clock of ['moving', 'standing still'] as const) {
+    test(`a flag made again under a deleted flag's name (another project, clock ${clock}) starts unseen, with no usage, whatever was flushed`, async () => {
+      if (clock === 'standing still') setSystemTime(new Date('2026-03-01T10:00:00.000Z'))
+      await api.newProject('other')
+      await api.newFlag('default', 'alpha')
+      const token = await sdkToken('client')
+      expectOk(await report(token, 'web', { alpha: { yes: 5, no: 1, variants: { blue: 3 } } }), 202)
+      await api.services.metrics.flush()
+      expectOk(await report(token, 'web', { alpha: { yes: 2, no: 0, variants: { red: 1 } } }), 202)
+      expectOk(await report(token, 'batch', { alpha: { yes: 1, no: 1 } }), 202)
+      expectOk(await api.delete(paths.flag('alpha')), 202)
+      expectOk(await api.delete('/api/admin/archive/alpha'))
+      // Deleted and not made again: the application still lists what it reported, as not found.
+      expect((await api.get<App>('/api/admin/metrics/applications/web')).body.seenToggles).toEqual([{ name: 'alpha', notFound: true }])
+
+      await api.newFlag('other', 'alpha')
+      const reader = await tokenFor(api, 'other-reader', { role: 'viewer', projects: ['other'] })
+      const empty = { version: 1, maturity: 'stable', featureName: 'alpha', lastHourUsage: [], seenApplications: [] }
+      for (const token of [undefined, reader]) expect((await api.get<Usage>('/api/admin/client-metrics/features/alpha', token ? { token } : undefined)).body).toEqual(empty)
+      expect(await seenOf('alpha')).toEqual([null, null, null])
+      // The old flag's counts, written or not, are not the new one's after the flush either.
+      await api.services.metrics.flush()
+      expect((await usageOf('alpha')).body).toEqual(empty)
+      expect(await seenOf('alpha')).toEqual([null, null, null])
+      for (const app of ['web', 'batch']) expect((await api.get<App>(`/api/admin/metrics/applications/${app}`)).body.seenToggles).toEqual([])
+      expect(Object.values(api.services.store.state.flagUsage).filter((row) => row.featureName === 'alpha')).toEqual([])
+
+      // Its own reports count from nothing, seen no earlier than it was made.
+      expectOk(await report(token, 'web', { alpha: { yes: 1, no: 0 } }), 202)
+      expect((await usageOf('alpha')).body.lastHourUsage.map(({ appName, yes, no, variants }) => ({ appName, yes, no, variants }))).toEqual([{ appName: 'web', yes: 1, no: 0, variants: {} }])
+      await api.services.metrics.flush()
+      const flag = (await api.getFlag('other', 'alpha')).body
+      expect(flag.lastSeenAt).not.toBeNull()
+      expect(Date.parse(flag.lastSeenAt!)).toBeGreaterThanOrEqual(Date.parse(flag.createdAt!))
+      expect((await api.get<App>('/api/admin/metrics/applications/web')).body.seenToggles).toEqual([{ name: 'alpha', project: 'other', type: 'release' }])
+    })
+  }
+
+  test('a report counted in memory just before the deletion, and the new flag reported in the same flush interval, give the new flag only its own', async () => {
+    await api.newFlag('default', 'alpha')
+    const token = await sdkToken('client')
+    expectOk(await report(token, 'web', { alpha: { yes: 9, no: 9 } }), 202)
+    expectOk(await api.delete(paths.flag('alpha')), 202)
+    expectOk(await api.delete('/api/admin/archive/alpha'))
+    await api.newFlag('default', 'alpha')
+    expectOk(await report(token, 'web', { alpha: { yes: 1, no: 0 } }), 202)
+    await api.services.metrics.flush()
+    expect((await usageOf('alpha')).body.lastHourUsage.map(({ yes, no }) => [yes, no])).toEqual([[1, 0]])
+    const rows = Object.values(api.services.store.state.flagUsage)
+    expect(rows.map(({ yes, no }) => [yes, no])).toEqual([[1, 0]])
+    const flag = (await api.getFlag('default', 'alpha')).body
+    expect(rows[0].flagCreatedAt).toBe(flag.createdAt!)
+    expect(Date.parse(flag.lastSeenAt!)).toBeGreaterThanOrEqual(Date.parse(flag.createdAt!))
   })
 })
 

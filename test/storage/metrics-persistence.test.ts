@@ -3,10 +3,10 @@
  * restart (counts, lastSeenAt, applications), and a batch that cannot be written is kept for the next.
  */
 import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
-import { appendFileSync, readFileSync, statSync } from 'node:fs'
+import { appendFileSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Api, expectOk, makeApi, tempDir } from '../helpers'
-import { EVENTS_FILE, JOURNAL_FILE } from '../../src/services'
+import { EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../../src/services'
 import { realFileSystem, type FileSystem } from '../../src/storage/files'
 
 /** The real file system, counting the files opened for writing, and failing them with ENOSPC on demand. */
@@ -278,5 +278,58 @@ describe('SDK metrics on disk', () => {
     await second.newFlag('default', 'alpha')
     expect((await second.getFlag('default', 'alpha')).body.lastSeenAt).toBeNull()
     expect((await second.getFlag('default', 'beta')).body.lastSeenAt).not.toBeNull()
+  })
+  test('usage counted for a flag deleted and made again in another project before a crash, flushed or not, is not the new flag\'s after the restart', async () => {
+    const dir = newDir()
+    const first = await open(dir, undefined, 3_600_000)
+    await first.newProject('other')
+    await first.newFlag('default', 'alpha')
+    const token = await clientToken(first, 'sdk')
+    expectOk(await report(first, token, 'web', { alpha: { yes: 5, no: 1, variants: { blue: 2 } } }), 202)
+    await first.services.metrics.flush()
+    expectOk(await report(first, token, 'web', { alpha: { yes: 1, no: 0 } }), 202)
+    expectOk(await first.delete('/api/admin/projects/default/features/alpha'), 202)
+    expectOk(await first.delete('/api/admin/archive/alpha'), 200)
+    await first.newFlag('other', 'alpha')
+    // The crash comes before the next flush: the old flag's flushed rows are still in the state.
+    apis.splice(apis.indexOf(first), 1)
+    first.abandon()
+
+    const second = await open(dir, undefined, 3_600_000)
+    const usage = (await second.get<{ lastHourUsage: unknown[]; seenApplications: string[] }>('/api/admin/client-metrics/features/alpha')).body
+    expect([usage.lastHourUsage, usage.seenApplications]).toEqual([[], []])
+    expect((await second.getFlag('other', 'alpha')).body.lastSeenAt).toBeNull()
+    expect((await second.get<{ seenToggles: unknown[] }>('/api/admin/metrics/applications/web')).body.seenToggles).toEqual([])
+    await second.services.metrics.flush()
+    expect(Object.keys(second.services.store.state.flagUsage)).toEqual([])
+    expect(second.services.store.state.flagLastSeen).toEqual({})
+  })
+
+  test('usage rows written before rows named their flag are the flag\'s unless their hour ended before the flag was made', async () => {
+    const dir = newDir()
+    setSystemTime(new Date('2026-03-01T12:30:00.000Z'))
+    const first = await open(dir)
+    await first.newFlag('default', 'alpha')
+    const token = await clientToken(first, 'sdk')
+    expectOk(await report(first, token, 'web', { alpha: { yes: 3, no: 0 } }), 202)
+    await close(first)
+    // As the previous version wrote them: no flagCreatedAt; and a row of an earlier flag of the name, two hours before.
+    const state = JSON.parse(readFileSync(join(dir, STATE_FILE), 'utf8'))
+    const [row] = Object.values(state.flagUsage) as Record<string, unknown>[]
+    delete row.flagCreatedAt
+    state.flagUsage['2026-03-01T10:00:00.000Z|development|alpha|old-app'] = { ...row, appName: 'old-app', timestamp: '2026-03-01T10:00:00.000Z', yes: 7 }
+    writeFileSync(join(dir, STATE_FILE), JSON.stringify(state))
+
+    setSystemTime(new Date('2026-03-01T12:40:00.000Z'))
+    const second = await open(dir)
+    const loaded = (await second.get<{ lastHourUsage: { yes: number }[]; seenApplications: string[] }>('/api/admin/client-metrics/features/alpha')).body
+    expect(loaded.lastHourUsage.map((entry) => entry.yes)).toEqual([3])
+    expect(loaded.seenApplications).toEqual(['web'])
+    // And once it is deleted and made again, no row is the new flag's.
+    setSystemTime(new Date('2026-03-01T12:50:00.000Z'))
+    expectOk(await second.delete('/api/admin/projects/default/features/alpha'), 202)
+    expectOk(await second.delete('/api/admin/archive/alpha'), 200)
+    await second.newFlag('default', 'alpha')
+    expect((await second.get<{ seenApplications: string[] }>('/api/admin/client-metrics/features/alpha')).body.seenApplications).toEqual([])
   })
 })

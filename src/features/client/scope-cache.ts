@@ -15,11 +15,23 @@ export interface ScopeRules<S, V> {
   holds: (scope: S, flag: FlagRecord) => boolean
   /** What to keep for `scope`, made from the store's current state. */
   build: (scope: S) => V
+  /**
+   * Whether a change to a flag that stays in a scope matters beyond the flag's client view (which
+   * is always compared): e.g. its tags, for what is kept to answer queries filtered by tag.
+   */
+  alsoChanged?: (before: FlagRecord, after: FlagRecord) => boolean
+}
+
+/** How `get` found its values since the start: kept, or built. */
+export interface ScopeCacheStats {
+  hits: number
+  builds: number
 }
 
 export class ScopeCache<S extends { environment: string }, V> {
   /** By scope key, least recently used first. */
   private readonly kept = new Map<string, { scope: S; value: V }>()
+  readonly stats: ScopeCacheStats = { hits: 0, builds: 0 }
 
   constructor(store: Pick<Store, 'watch'>, private readonly rules: ScopeRules<S, V>) {
     store.watch('flags', (_key, before, after) => this.flagChanged(before, after))
@@ -33,8 +45,10 @@ export class ScopeCache<S extends { environment: string }, V> {
     if (kept) {
       this.kept.delete(key)
       this.kept.set(key, kept)
+      this.stats.hits++
       return kept.value
     }
+    this.stats.builds++
     const value = this.rules.build(scope)
     this.kept.set(key, { scope, value })
     if (this.kept.size > MAX_KEPT_SCOPES) this.kept.delete(this.kept.keys().next().value!)
@@ -46,6 +60,7 @@ export class ScopeCache<S extends { environment: string }, V> {
     // Whether what the flag serves in an environment changed (a lastSeenAt or a tag does not), once
     // per environment. Dropping more than needed costs a rebuild, never a stale answer.
     const served = new Map<string, boolean>()
+    const also = before && after && this.rules.alsoChanged ? this.rules.alsoChanged(before, after) : false
     const changedIn = (environment: string) => {
       let changed = served.get(environment)
       if (changed === undefined) {
@@ -58,7 +73,7 @@ export class ScopeCache<S extends { environment: string }, V> {
       const wasIn = before !== undefined && this.rules.holds(scope, before)
       const isIn = after !== undefined && this.rules.holds(scope, after)
       // Moving into or out of the scope (another project, a tag) changes it whatever the view.
-      if ((wasIn || isIn) && (wasIn !== isIn || changedIn(scope.environment))) this.kept.delete(key)
+      if ((wasIn || isIn) && (wasIn !== isIn || also || changedIn(scope.environment))) this.kept.delete(key)
     }
   }
 }

@@ -3,7 +3,7 @@ import { authErrors, bodyErrors } from '../../http/schemas'
 import { controllerBase, noContent } from '../../http/plugins'
 import type { Authorization } from '../tokens/auth'
 import { exportImportModels } from './export-import.model'
-import type { ExportImportService } from './export-import.service'
+import { EXPORT_EVENTS_PER_HOUR, type ExportImportService } from './export-import.service'
 
 const tags = ['Import/Export']
 
@@ -26,8 +26,9 @@ export function exportImportController(service: ExportImportService, auth: Autho
           'else of `project`, else all, with their strategies, variants and on/off state in `environment`, their tags, the segments ' +
           'their strategies use, the tag types of their tags, the context fields their constraints, stickiness and variant overrides ' +
           'name (those defined here), and their parents: the body the import takes. A token limited to some projects exports only their ' +
-          'flags. An unknown environment answers 404 (Unleash exports nothing). Records `features-exported` with the environment ' +
-          'and the flags\' names (Unleash stores the whole export in the event).',
+          'flags. An unknown environment answers 404 (Unleash exports nothing). Records a small `features-exported` event: the environment, ' +
+          'the selection, the token\'s projects, how many flags and a sha256 of their names (Unleash stores the whole export). At most ' +
+          `${EXPORT_EVENTS_PER_HOUR} such events per token and hour: past that, exports are counted into the token's next event (\`unrecorded\`).`,
       },
     })
     .post('/api/admin/features-batch/validate', ({ body, caller }) => service.validate(body, caller), {

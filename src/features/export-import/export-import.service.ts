@@ -7,7 +7,8 @@
  * reports what the import would find, including a strategy or variant the single routes refuse.
  */
 import type { Static } from '@sinclair/typebox'
-import { events } from '../../domain/events'
+import { createHash } from 'node:crypto'
+import { events, type ExportedData } from '../../domain/events'
 import { AppError, NoAccessError, NotFoundError, ValidationError } from '../../errors'
 import type { StateReader, Store, Tx } from '../../storage/store'
 import type { FlagRecord } from '../flags/flags.records'
@@ -30,21 +31,26 @@ class RolledBack {
 const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
 
 /** The flags an export selects, as Unleash picks them: by tag, else by names, else by project, else all; live flags the caller may see. */
-function selectFlags(reader: StateReader, query: ExportQueryInput, caller: Caller): FlagRecord[] {
+function selectFlags(reader: StateReader, query: ExportQueryInput, caller: Caller): { selectedBy: ExportedData['selectedBy']; flags: FlagRecord[] } {
   const visible = reader.values('flags').filter((flag) => !flag.archived && callerSeesProject(caller, flag.project))
   let selected: FlagRecord[]
+  let selectedBy: ExportedData['selectedBy']
   if (query.tag !== undefined) {
     const tag = query.tag
+    selectedBy = 'tag'
     selected = visible.filter((flag) => flag.tags.some((t) => t.value === tag || `${t.type}:${t.value}` === tag))
   } else if (query.features !== undefined && query.features.length > 0) {
     const names = new Set(query.features)
+    selectedBy = 'features'
     selected = visible.filter((flag) => names.has(flag.name))
   } else if (query.project !== undefined) {
+    selectedBy = 'project'
     selected = visible.filter((flag) => flag.project === query.project)
   } else {
+    selectedBy = 'all'
     selected = visible
   }
-  return selected.sort(byName)
+  return { selectedBy, flags: selected.sort(byName) }
 }
 
 function buildExport(reader: StateReader, flags: FlagRecord[], environment: string): ExportResultView {
@@ -85,9 +91,64 @@ function buildExport(reader: StateReader, flags: FlagRecord[], environment: stri
   }
 }
 
+/** `features-exported` events recorded per token and clock hour at most; the exports past it are counted into the next one. */
+export const EXPORT_EVENTS_PER_HOUR = 60
+
+/**
+ * Decides which exports get an event. An export is a read any viewer may repeat at will, and
+ * events are kept for good: past the hourly bound a token's exports are only counted, and its next
+ * recorded export says how many went unrecorded, so the audit trail still has every export's count.
+ */
+class ExportAudit {
+  private hour = -1
+  /** Events recorded this hour, by token (userId). */
+  private readonly recorded = new Map<number, number>()
+  /** Exports left unrecorded since the token's last event. */
+  private readonly unrecorded = new Map<number, number>()
+
+  /** The number of unrecorded exports the event carries, or null when this export gets none. */
+  admit(userId: number): number | null {
+    const hour = Math.floor(Date.now() / 3_600_000)
+    if (hour !== this.hour) {
+      this.hour = hour
+      this.recorded.clear()
+    }
+    const recorded = this.recorded.get(userId) ?? 0
+    if (recorded >= EXPORT_EVENTS_PER_HOUR) {
+      this.unrecorded.set(userId, (this.unrecorded.get(userId) ?? 0) + 1)
+      return null
+    }
+    this.recorded.set(userId, recorded + 1)
+    const skipped = this.unrecorded.get(userId) ?? 0
+    this.unrecorded.delete(userId)
+    return skipped
+  }
+
+  /** Gives back an admission whose export failed (and so was no export): its slot, and the count it was to carry. */
+  giveBack(userId: number, skipped: number): void {
+    this.recorded.set(userId, Math.max(0, (this.recorded.get(userId) ?? 1) - 1))
+    if (skipped > 0) this.unrecorded.set(userId, (this.unrecorded.get(userId) ?? 0) + skipped)
+  }
+}
+
+function exportedData(query: ExportQueryInput, caller: Caller, selectedBy: ExportedData['selectedBy'], flags: FlagRecord[], unrecorded: number): ExportedData {
+  return {
+    environment: query.environment,
+    selectedBy,
+    ...(selectedBy === 'tag' ? { tag: query.tag } : {}),
+    ...(selectedBy === 'features' ? { requested: query.features!.length } : {}),
+    scope: [...caller.projects],
+    count: flags.length,
+    flagsHash: createHash('sha256').update(flags.map((flag) => flag.name).join('\n')).digest('hex'),
+    ...(unrecorded > 0 ? { unrecorded } : {}),
+  }
+}
+
 export class ExportImportService {
+  private readonly audit = new ExportAudit()
+
   constructor(
-    private readonly store: Pick<Store, 'transact'>,
+    private readonly store: Pick<Store, 'transact' | 'reader'>,
     private readonly writers: ImportWriters & { flags: Pick<FlagsService, 'checkNamingPattern'> },
   ) {}
 
@@ -107,13 +168,27 @@ export class ExportImportService {
   }
 
   async export(query: ExportQueryInput, caller: Caller): Promise<ExportResultView> {
-    return this.store.transact(actorOf(caller), (tx) => {
-      if (!tx.get('environments', query.environment)) throw new NotFoundError(`Environment "${query.environment}" does not exist`)
-      const flags = selectFlags(tx, query, caller)
-      const result = buildExport(tx, flags, query.environment)
-      tx.appendEvent(events.featuresExported({ environment: query.environment, features: flags.map((flag) => flag.name) }))
-      return result
-    })
+    const exportFrom = (reader: StateReader) => {
+      if (!reader.get('environments', query.environment)) throw new NotFoundError(`Environment "${query.environment}" does not exist`)
+      const selection = selectFlags(reader, query, caller)
+      return { ...selection, result: buildExport(reader, selection.flags, query.environment) }
+    }
+    // An export of an unknown environment is no export: checked before it is counted (and again in the transaction).
+    exportFrom(this.store.reader)
+    const unrecorded = this.audit.admit(caller.userId)
+    // Past the bound it is a plain read: no commit at all.
+    if (unrecorded === null) return exportFrom(this.store.reader).result
+    try {
+      return await this.store.transact(actorOf(caller), (tx) => {
+        const { selectedBy, flags, result } = exportFrom(tx)
+        // The event's project is the one selected, so that readers of that project's events find it.
+        tx.appendEvent(events.featuresExported(selectedBy === 'project' ? query.project! : null, exportedData(query, caller, selectedBy, flags, unrecorded)))
+        return result
+      })
+    } catch (error) {
+      this.audit.giveBack(caller.userId, unrecorded)
+      throw error
+    }
   }
 
   async validate(input: ImportInput, caller: Caller): Promise<ImportValidation> {

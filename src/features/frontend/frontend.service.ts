@@ -23,6 +23,11 @@ export class FrontendService {
     this.scopes = new ScopeCache(store, { holds: (scope, flag) => inProjects(scope, flag.project), build: (scope) => compileScope(store.state, scope) })
   }
 
+  /** How its compiled scopes were found: kept, or built. */
+  get stats() {
+    return this.scopes.stats
+  }
+
   /** The enabled flags of `scope` for `context`, as JSON text, with an ETag made from that text. */
   evaluate(scope: SdkScope, context: EvalContext): FrontendAnswer {
     const json = this.scopes.get(keyOf(scope), scope).evaluate(context)

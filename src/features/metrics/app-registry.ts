@@ -2,14 +2,24 @@
  * Registered applications and their instances, held in memory and bounded like the usage table:
  * registrations and metrics mark them seen, the metrics service's flush writes what changed. Maps
  * are kept least recently seen first, so that at a cap the one seen longest ago makes room.
+ *
+ * Each record belongs to the scope that made it: the projects of the SDK token whose request first
+ * named it. A scope's records make room for its own new ones only, so that one token's flood of new
+ * names cannot push out the applications of another project. The caps over all scopes are a bound on
+ * memory: at one, the scope holding the most makes room, so a scope holding no more than its equal
+ * share is never pushed out by another.
  */
 import { instanceKey, type ApplicationRecord, type InstanceRecord } from './metrics.records'
 
 export const APPLICATION_LIMITS = {
-  /** Applications kept; one more pushes out the least recently seen (with its instances). */
-  applications: 1_000,
-  /** Instances kept, over all applications; one more pushes out the least recently seen. */
-  instances: 10_000,
+  /** Applications kept per scope (the token's projects); one more pushes out the scope's least recently seen (with its instances). */
+  applicationsPerScope: 1_000,
+  /** Applications kept over all scopes; one more pushes out the least recently seen of the scope holding the most. */
+  applications: 5_000,
+  /** Instances kept per scope, over its applications; one more pushes out the scope's least recently seen. */
+  instancesPerScope: 10_000,
+  /** Instances kept over all scopes; one more pushes out the least recently seen of the scope holding the most. */
+  instances: 20_000,
   /** Strategy names kept per application. */
   strategies: 100,
   /** An instance not seen for this long is dropped. */
@@ -51,6 +61,49 @@ interface Changes {
  */
 const projectMap = (): Record<string, string[]> => Object.create(null)
 
+/** The scope a sighting's token gives: its projects, sorted ('*' for all). */
+const scopeKey = (projects: Iterable<string>) => JSON.stringify([...projects].sort())
+
+/**
+ * Which scope owns each key, and each scope's keys least recently seen first: eviction within a
+ * scope, or from the scope holding the most.
+ */
+class Owners {
+  private readonly owner = new Map<string, string>()
+  private readonly byScope = new Map<string, Set<string>>()
+
+  /** Marks `key` seen: a new key becomes `scope`'s, a known one stays its owner's and becomes its most recent. */
+  seen(key: string, scope: string): void {
+    const owner = this.owner.get(key) ?? scope
+    this.owner.set(key, owner)
+    let keys = this.byScope.get(owner)
+    if (!keys) this.byScope.set(owner, (keys = new Set()))
+    keys.delete(key)
+    keys.add(key)
+  }
+
+  forget(key: string): void {
+    const owner = this.owner.get(key)
+    if (owner === undefined) return
+    this.owner.delete(key)
+    const keys = this.byScope.get(owner)!
+    keys.delete(key)
+    if (keys.size === 0) this.byScope.delete(owner)
+  }
+
+  /** The key that makes room for a new one of `key`'s owner: the owner's least recently seen if it is at `perScope`, else, with `total` reached, the least recently seen of the largest scope. */
+  victim(key: string, perScope: number, total: number, size: number): string | undefined {
+    const owner = this.owner.get(key)
+    if (owner === undefined) return undefined
+    const own = this.byScope.get(owner)!
+    if (own.size > perScope) return own.values().next().value
+    if (size <= total) return undefined
+    let largest = own
+    for (const keys of this.byScope.values()) if (keys.size > largest.size) largest = keys
+    return largest.values().next().value
+  }
+}
+
 export class AppRegistry {
   private readonly apps = new Map<string, ApplicationRecord>()
   private readonly instances = new Map<string, InstanceRecord>()
@@ -66,6 +119,8 @@ export class AppRegistry {
   /** The `lastSeen` last handed to a flush (or loaded), in ms, by appName and by instance key. */
   private readonly writtenApps = new Map<string, number>()
   private readonly writtenInstances = new Map<string, number>()
+  private readonly appOwners = new Owners()
+  private readonly instanceOwners = new Owners()
 
   /** `instances` as stored, by key: a key of the older form (without the environment) is rewritten at the next flush. */
   constructor(apps: Iterable<ApplicationRecord>, instances: Iterable<[string, InstanceRecord]>) {
@@ -75,11 +130,14 @@ export class AppRegistry {
       for (const [project, environments] of Object.entries(app.usage)) usage[project] = [...environments]
       this.apps.set(app.appName, { ...app, strategies: [...app.strategies], usage })
       this.writtenApps.set(app.appName, Date.parse(app.lastSeen))
+      // Who made it is not stored: the projects it was used with stand for it.
+      this.appOwners.seen(app.appName, scopeKey(Object.keys(usage)))
     }
     const stored = [...instances].map(([key, instance]) => ({ key, lastSeen: instance.lastSeen, instance }))
     for (const { key: storedKey, instance } of byLastSeen(stored)) {
       const key = instanceKey(instance.appName, instance.instanceId, instance.environment)
-      this.addInstance(key, { ...instance, clientIp: instance.clientIp ?? null })
+      const app = this.apps.get(instance.appName)
+      this.addInstance(key, { ...instance, clientIp: instance.clientIp ?? null }, scopeKey(app ? Object.keys(app.usage) : []))
       this.writtenInstances.set(key, Date.parse(instance.lastSeen))
       if (storedKey !== key) {
         this.removedInstances.add(storedKey)
@@ -111,6 +169,7 @@ export class AppRegistry {
 
   seen(sighting: Sighting, now: string): void {
     const { appName, instanceId, environment } = sighting
+    const scope = scopeKey(sighting.projects)
     let app = this.apps.get(appName)
     let appChanged = !app
     if (app) {
@@ -120,6 +179,7 @@ export class AppRegistry {
       this.removedApps.delete(appName)
     }
     this.apps.set(appName, app)
+    this.appOwners.seen(appName, scope)
     app.lastSeen = now
     for (const project of sighting.projects) {
       const environments = (app.usage[project] ??= [])
@@ -145,7 +205,7 @@ export class AppRegistry {
       instance = { appName, instanceId, sdkVersion: null, environment, clientIp: null, createdAt: now, lastSeen: now }
       this.removedInstances.delete(key)
     }
-    this.addInstance(key, instance)
+    this.addInstance(key, instance, scope)
     instance.lastSeen = now
     // The environment is part of the key: an instance seen in another environment is another instance.
     if (sighting.clientIp !== null && instance.clientIp !== sighting.clientIp) {
@@ -158,8 +218,14 @@ export class AppRegistry {
     }
     this.mark(key, instanceChanged, now, this.changedInstances, this.laggingInstances, this.writtenInstances)
 
-    while (this.apps.size > APPLICATION_LIMITS.applications) this.removeApp(this.apps.keys().next().value!)
-    while (this.instances.size > APPLICATION_LIMITS.instances) this.removeInstance(this.instances.keys().next().value!)
+    for (let victim; (victim = this.appOwners.victim(appName, APPLICATION_LIMITS.applicationsPerScope, APPLICATION_LIMITS.applications, this.apps.size)) !== undefined; ) {
+      this.removeApp(victim)
+    }
+    // The application just seen may have gone with its last instance's room: then so is the instance.
+    if (!this.instances.has(key)) return
+    for (let victim; (victim = this.instanceOwners.victim(key, APPLICATION_LIMITS.instancesPerScope, APPLICATION_LIMITS.instances, this.instances.size)) !== undefined; ) {
+      this.removeInstance(victim)
+    }
   }
 
   /** Drops instances and applications not seen since the given times (ISO strings). */
@@ -174,9 +240,10 @@ export class AppRegistry {
     }
   }
 
-  /** Adds, or moves to the most recently seen end. */
-  private addInstance(key: string, instance: InstanceRecord): void {
+  /** Adds, or moves to the most recently seen end; a new instance becomes `scope`'s. */
+  private addInstance(key: string, instance: InstanceRecord, scope: string): void {
     this.instances.set(key, instance)
+    this.instanceOwners.seen(key, scope)
     let keys = this.instancesByApp.get(instance.appName)
     if (!keys) this.instancesByApp.set(instance.appName, (keys = new Set()))
     keys.add(key)
@@ -188,6 +255,7 @@ export class AppRegistry {
     keys?.delete(key)
     if (keys?.size === 0) this.instancesByApp.delete(appName!)
     this.instances.delete(key)
+    this.instanceOwners.forget(key)
     this.changedInstances.delete(key)
     this.laggingInstances.delete(key)
     this.writtenInstances.delete(key)
@@ -196,6 +264,7 @@ export class AppRegistry {
 
   private removeApp(appName: string): void {
     this.apps.delete(appName)
+    this.appOwners.forget(appName)
     this.changedApps.delete(appName)
     this.laggingApps.delete(appName)
     this.writtenApps.delete(appName)

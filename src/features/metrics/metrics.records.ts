@@ -16,6 +16,12 @@ export const UsageRowRecordSchema = Type.Object({
   yes: Type.Integer({ minimum: 0 }),
   no: Type.Integer({ minimum: 0 }),
   variants: Type.Record(Type.String(), Type.Integer({ minimum: 0 })),
+  /**
+   * The createdAt of the flag counted, as in LastSeenRecord: a flag deleted and made again under
+   * the same name is another flag, and its counts start from nothing. Rows written before it was
+   * kept have none (the usage table decides at load whom they belong to).
+   */
+  flagCreatedAt: Type.Optional(Timestamp),
 })
 export type UsageRowRecord = Static<typeof UsageRowRecordSchema>
 

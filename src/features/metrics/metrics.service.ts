@@ -28,6 +28,11 @@ const HOUR_MS = 3_600_000
 const DEFAULT_INSTANCE = 'default'
 
 type MetricsBody = Static<typeof ClientMetrics>
+
+interface PendingSeen {
+  flagCreatedAt: string
+  environments: Map<string, string>
+}
 type RegistrationBody = Static<typeof ClientRegistration>
 
 const pointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1')
@@ -66,8 +71,8 @@ function warn(msg: string, error: unknown) {
 export class MetricsService implements LastSeenSource {
   private readonly usage: UsageTable
   private readonly registry: AppRegistry
-  /** Flag → environment → when; committed at the next flush. */
-  private pendingSeen = new Map<string, Map<string, string>>()
+  /** Flag name → the flag's createdAt and, by environment, when; committed at the next flush if that flag still exists. */
+  private pendingSeen = new Map<string, PendingSeen>()
   /** Flags deleted since the last flush, whose lastSeen record goes with them. */
   private deletedFlags = new Set<string>()
   private readonly seenListeners: ((flagName: string) => void)[] = []
@@ -79,13 +84,22 @@ export class MetricsService implements LastSeenSource {
     private readonly store: Pick<Store, 'state' | 'reader' | 'transact' | 'watch' | 'beforeClose'>,
     flushMs = DEFAULT_FLUSH_MS,
   ) {
-    this.usage = new UsageTable(Object.values(store.state.flagUsage))
+    const flags = store.state.flags
+    this.usage = new UsageTable(Object.values(store.state.flagUsage), (name) => (Object.hasOwn(flags, name) ? flags[name] : undefined))
     this.registry = new AppRegistry(Object.values(store.state.clientApplications), Object.entries(store.state.clientInstances))
     store.watch('flagLastSeen', (key) => {
       for (const listener of this.seenListeners) listener(key)
     })
-    store.watch('flags', (key, _before, after) => {
-      if (!after) this.deletedFlags.add(key)
+    // What was counted for a flag goes with it at once, flushed or not: a flag made again under the
+    // name, in this flush interval or any later, is another flag and starts unseen with no usage.
+    store.watch('flags', (key, before, after) => {
+      if (!after) {
+        this.deletedFlags.add(key)
+        this.usage.orphan(key)
+        this.pendingSeen.delete(key)
+      } else if (!before) {
+        this.usage.dropOrphans(key)
+      }
     })
     // A flag deleted after the last flush before a crash left its lastSeen record behind (the
     // deletion is flushed with the metrics): found here, removed at the first flush.
@@ -117,10 +131,10 @@ export class MetricsService implements LastSeenSource {
       // As in Unleash: unknown flags and empty counts are dropped without an error.
       const flag = Object.hasOwn(flags, name) ? flags[name] : undefined
       if (!flag || (!allProjects && !scope.projects.includes(flag.project)) || (entry.yes === 0 && entry.no === 0)) continue
-      this.usage.add(group, name, entry)
-      let environments = this.pendingSeen.get(name)
-      if (!environments) this.pendingSeen.set(name, (environments = new Map()))
-      environments.set(scope.environment, time)
+      this.usage.add(group, flag, entry)
+      let pending = this.pendingSeen.get(name)
+      if (!pending || pending.flagCreatedAt !== flag.createdAt) this.pendingSeen.set(name, (pending = { flagCreatedAt: flag.createdAt, environments: new Map() }))
+      pending.environments.set(scope.environment, time)
     }
     this.registry.seen({ appName: body.appName, instanceId: body.instanceId || DEFAULT_INSTANCE, environment: scope.environment, projects: scope.projects, clientIp }, time)
   }
@@ -149,7 +163,7 @@ export class MetricsService implements LastSeenSource {
     if (!this.usage.hasChanges && !this.registry.hasChanges(final) && this.pendingSeen.size === 0 && this.deletedFlags.size === 0) return
     let usage: ReturnType<UsageTable['takeChanges']> | undefined
     let apps: ReturnType<AppRegistry['takeChanges']> | undefined
-    let seen = new Map<string, Map<string, string>>()
+    let seen = new Map<string, PendingSeen>()
     let deleted: string[] = []
     try {
       await this.store.transact(SYSTEM_ACTOR, (tx) => {
@@ -159,8 +173,10 @@ export class MetricsService implements LastSeenSource {
         apps = this.registry.takeChanges(final)
         seen = this.pendingSeen
         this.pendingSeen = new Map()
-        deleted = [...this.deletedFlags].filter((name) => tx.get('flagLastSeen', name))
+        deleted = [...this.deletedFlags]
         this.deletedFlags = new Set()
+        // First, so that what is seen below (reports since the deletion: it dropped those before) starts afresh.
+        for (const name of deleted) if (tx.get('flagLastSeen', name)) tx.delete('flagLastSeen', name)
         const put = new Set<string>()
         for (const row of usage.put) {
           const key = usageKey(row)
@@ -173,28 +189,25 @@ export class MetricsService implements LastSeenSource {
         for (const name of apps.removedApps) if (tx.get('clientApplications', name)) tx.delete('clientApplications', name)
         for (const key of apps.instances) tx.put('clientInstances', key, this.registry.instance(key)!)
         for (const key of apps.removedInstances) if (tx.get('clientInstances', key)) tx.delete('clientInstances', key)
-        for (const [name, environments] of seen) {
+        for (const [name, { flagCreatedAt, environments }] of seen) {
           const flag = tx.get('flags', name)
-          if (!flag) continue
+          // Seen as another flag of that name, deleted since.
+          if (!flag || flag.createdAt !== flagCreatedAt) continue
           const current = tx.get('flagLastSeen', name)
           const kept = current && current.flagCreatedAt === flag.createdAt ? current.environments : {}
           tx.put('flagLastSeen', name, { flagCreatedAt: flag.createdAt, environments: { ...kept, ...Object.fromEntries(environments) } })
-        }
-        for (const name of deleted) {
-          // Gone, or made again since (its lastSeen is then the new flag's, written above if seen).
-          const flag = tx.get('flags', name)
-          const record = tx.get('flagLastSeen', name)
-          if (record && (!flag || record.flagCreatedAt !== flag.createdAt)) tx.delete('flagLastSeen', name)
         }
       })
     } catch (error) {
       // Nothing was committed: keep it all for the next flush.
       if (usage) this.usage.restore(usage)
       if (apps) this.registry.restore(apps)
-      for (const [name, environments] of seen) {
-        const pending = this.pendingSeen.get(name) ?? new Map<string, string>()
-        for (const [environment, time] of environments) if (!pending.has(environment)) pending.set(environment, time)
-        this.pendingSeen.set(name, pending)
+      for (const [name, taken] of seen) {
+        const pending = this.pendingSeen.get(name)
+        if (!pending) this.pendingSeen.set(name, taken)
+        else if (pending.flagCreatedAt === taken.flagCreatedAt) {
+          for (const [environment, time] of taken.environments) if (!pending.environments.has(environment)) pending.environments.set(environment, time)
+        }
       }
       for (const name of deleted) this.deletedFlags.add(name)
       warn('SDK metrics could not be saved; they are kept in memory and tried again at the next flush', error)
@@ -202,6 +215,8 @@ export class MetricsService implements LastSeenSource {
   }
 
   lastSeenOf(flag: FlagRecord): Readonly<Record<string, string>> {
+    // Deleted since the last flush (and maybe made again): the record left is the deleted flag's.
+    if (this.deletedFlags.has(flag.name)) return {}
     const record = this.store.reader.get('flagLastSeen', flag.name)
     return record && record.flagCreatedAt === flag.createdAt ? record.environments : {}
   }
@@ -218,7 +233,7 @@ export class MetricsService implements LastSeenSource {
     const lastHour = this.usage.rowsOf(featureName, ago(now, HOUR_MS))
     const seenApplications = [...new Set(this.usage.rowsOf(featureName, ago(now, 24 * HOUR_MS)).map((row) => row.appName))].sort()
     const lastHourUsage = lastHour
-      .map((row) => ({ ...row, variants: { ...row.variants } }))
+      .map(({ flagCreatedAt: _flag, ...row }) => ({ ...row, variants: { ...row.variants } }))
       .sort((a, b) => a.environment.localeCompare(b.environment) || a.appName.localeCompare(b.appName) || a.timestamp.localeCompare(b.timestamp))
     return { version: 1, maturity: 'stable', featureName, lastHourUsage, seenApplications }
   }
@@ -249,10 +264,11 @@ export class MetricsService implements LastSeenSource {
     const state = this.store.state
     const strategies = app.strategies.map((name) => (builtInStrategy(name) || Object.hasOwn(state.strategyTypes, name) ? { name } : { name, notFound: true }))
     type SeenToggle = Static<typeof Application>['seenToggles'][number]
-    const seenToggles = this.usage.flagsOf(appName, ago(new Date(), 24 * HOUR_MS)).flatMap((name): SeenToggle[] => {
+    const seenToggles = this.usage.flagsOf(appName, ago(new Date(), 24 * HOUR_MS)).flatMap(([name, exists]): SeenToggle[] => {
       const flag = Object.hasOwn(state.flags, name) ? state.flags[name] : undefined
-      if (!flag) return [{ name, notFound: true }]
-      return callerSeesProject(caller, flag.project) ? [{ name, project: flag.project, type: flag.type }] : []
+      // A flag of the name made after the reported one was deleted is not what the application reported.
+      if (!exists) return flag ? [] : [{ name, notFound: true }]
+      return flag && callerSeesProject(caller, flag.project) ? [{ name, project: flag.project, type: flag.type }] : []
     })
     const instances = this.registry
       .instancesOf(appName)

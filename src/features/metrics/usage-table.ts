@@ -2,6 +2,11 @@
  * The hourly usage counts, held in memory and bounded. Every metrics request adds to rows here and
  * marks them changed; the metrics service's flush writes the changed rows in one commit. The table
  * holds the totals (what was flushed plus what was not yet), so reads are exact at once.
+ *
+ * A row belongs to one flag, not to a name: it carries the flag's createdAt. The rows of a flag that
+ * is deleted become orphans at once (flushed or not): the per-flag reads no longer find them and an
+ * application's list names them as flags not found, until a flag is made again under the name (in
+ * any project), which drops them: it starts with no usage.
  */
 import type { UsageRowRecord } from './metrics.records'
 import { usageKey } from './metrics.records'
@@ -33,6 +38,12 @@ export function hourOf(time: Date): string {
   return new Date(Math.floor(time.getTime() / HOUR_MS) * HOUR_MS).toISOString()
 }
 
+/** Who a row counts for: a flag's name and createdAt. */
+export interface FlagIdentity {
+  name: string
+  createdAt: string
+}
+
 export interface UsageCounts {
   yes: number
   no: number
@@ -53,20 +64,34 @@ export interface UsageGroup {
   rows: Map<string, UsageRowRecord>
 }
 
+const groupKey = (row: Pick<UsageRowRecord, 'timestamp' | 'environment' | 'appName'>) => `${row.timestamp}|${row.environment}|${row.appName}`
+
 export class UsageTable {
   /** By `hour|environment|appName` (hours and environment names hold no `|`). */
   private readonly groups = new Map<string, UsageGroup>()
-  /** Row keys by flag name, for the per-flag read. */
+  /** The rows of each flag that exists, by name, for the per-flag read. */
   private readonly byFlag = new Map<string, Set<UsageRowRecord>>()
+  /** The rows of flags deleted, by name. */
+  private readonly orphans = new Map<string, Set<UsageRowRecord>>()
   private rowCount = 0
   private variantCounters = 0
   private changed = new Set<UsageRowRecord>()
   /** usageKey()s of rows dropped since the last flush. */
   private removed = new Set<string>()
 
-  /** Starts from the rows the store holds (copies: the store's records are frozen). */
-  constructor(stored: Iterable<UsageRowRecord>) {
-    for (const row of stored) this.insert(this.group(row.timestamp, row.environment, row.appName), { ...row, variants: { ...row.variants } })
+  /**
+   * Starts from the rows the store holds (copies: the store's records are frozen). `flagOf` is the
+   * flag that exists under a name now: a row of another flag (deleted, or deleted and made again
+   * before a crash) is an orphan. A row written before rows named their flag is the flag's unless
+   * its hour ended before the flag was made.
+   */
+  constructor(stored: Iterable<UsageRowRecord>, flagOf: (name: string) => FlagIdentity | undefined) {
+    for (const record of stored) {
+      const row = { ...record, variants: { ...record.variants } }
+      const flag = flagOf(row.featureName)
+      if (row.flagCreatedAt === undefined && flag && Date.parse(row.timestamp) + HOUR_MS > Date.parse(flag.createdAt)) row.flagCreatedAt = flag.createdAt
+      this.insert(this.group(row.timestamp, row.environment, row.appName), row, flag !== undefined && row.flagCreatedAt === flag.createdAt)
+    }
   }
 
   get size(): number {
@@ -87,27 +112,69 @@ export class UsageTable {
 
   /** The group of a report; a new one is kept only once a row is added to it, so that reports of nothing leave nothing. */
   group(hour: string, environment: string, appName: string): UsageGroup {
-    const key = `${hour}|${environment}|${appName}`
+    const key = groupKey({ timestamp: hour, environment, appName })
     return this.groups.get(key) ?? { key, hour, environment, appName, rows: new Map() }
   }
 
-  private insert(group: UsageGroup, row: UsageRowRecord): void {
+  private insert(group: UsageGroup, row: UsageRowRecord, live: boolean): void {
     if (group.rows.size === 0) this.groups.set(group.key, group)
     group.rows.set(row.featureName, row)
-    let rows = this.byFlag.get(row.featureName)
-    if (!rows) this.byFlag.set(row.featureName, (rows = new Set()))
-    rows.add(row)
+    this.index(live ? this.byFlag : this.orphans, row)
     this.rowCount++
     for (const _ in row.variants) this.variantCounters++
   }
 
+  private index(index: Map<string, Set<UsageRowRecord>>, row: UsageRowRecord): void {
+    let rows = index.get(row.featureName)
+    if (!rows) index.set(row.featureName, (rows = new Set()))
+    rows.add(row)
+  }
+
+  private isLive(row: UsageRowRecord): boolean {
+    return this.byFlag.get(row.featureName)?.has(row) ?? false
+  }
+
+  /** Takes a row out of its group and the counts; `removed` has its key written away at the next flush. */
+  private remove(group: UsageGroup, row: UsageRowRecord): void {
+    group.rows.delete(row.featureName)
+    if (group.rows.size === 0) this.groups.delete(group.key)
+    for (const index of [this.byFlag, this.orphans]) {
+      const rows = index.get(row.featureName)
+      if (rows?.delete(row) && rows.size === 0) index.delete(row.featureName)
+    }
+    this.rowCount--
+    this.variantCounters -= Object.keys(row.variants).length
+    this.changed.delete(row)
+    this.removed.add(usageKey(row))
+  }
+
+  /**
+   * The flag called `name` is deleted: its rows become orphans, whether flushed or not. (A deletion
+   * undone because its commit failed leaves them orphans: that flag's counts start again.)
+   */
+  orphan(name: string): void {
+    for (const row of this.byFlag.get(name) ?? []) this.index(this.orphans, row)
+    this.byFlag.delete(name)
+  }
+
+  /** A flag is made under `name`: the rows of the one deleted before are of no flag anyone can name any more. */
+  dropOrphans(name: string): void {
+    for (const row of [...(this.orphans.get(name) ?? [])]) this.remove(this.groups.get(groupKey(row))!, row)
+  }
+
   /** Adds one report's counts for a flag; false when the row cap dropped them. */
-  add(group: UsageGroup, featureName: string, counts: UsageCounts): boolean {
+  add(group: UsageGroup, flag: FlagIdentity, counts: UsageCounts): boolean {
+    const featureName = flag.name
     let row = group.rows.get(featureName)
+    // An orphan in this row's place (a flag deleted, maybe made again): the new flag starts from nothing.
+    if (row && (row.flagCreatedAt !== flag.createdAt || !this.isLive(row))) {
+      this.remove(group, row)
+      row = undefined
+    }
     if (!row) {
       if (this.rowCount >= USAGE_LIMITS.rows) return false
-      row = { featureName, appName: group.appName, environment: group.environment, timestamp: group.hour, yes: 0, no: 0, variants: {} }
-      this.insert(group, row)
+      row = { featureName, appName: group.appName, environment: group.environment, timestamp: group.hour, yes: 0, no: 0, variants: {}, flagCreatedAt: flag.createdAt }
+      this.insert(group, row, true)
     }
     row.yes = sum(row.yes, counts.yes)
     row.no = sum(row.no, counts.no)
@@ -131,18 +198,9 @@ export class UsageTable {
 
   /** Drops the rows of hours before `oldestHour` (an hourOf() value). */
   prune(oldestHour: string): void {
-    for (const [key, group] of this.groups) {
+    for (const group of this.groups.values()) {
       if (group.hour >= oldestHour) continue
-      this.groups.delete(key)
-      for (const row of group.rows.values()) {
-        const rows = this.byFlag.get(row.featureName)!
-        rows.delete(row)
-        if (rows.size === 0) this.byFlag.delete(row.featureName)
-        this.rowCount--
-        this.variantCounters -= Object.keys(row.variants).length
-        this.changed.delete(row)
-        this.removed.add(usageKey(row))
-      }
+      for (const row of [...group.rows.values()]) this.remove(group, row)
     }
   }
 
@@ -151,13 +209,14 @@ export class UsageTable {
     return [...(this.byFlag.get(featureName) ?? [])].filter((row) => row.timestamp >= sinceHour)
   }
 
-  /** Names of the flags `appName` reported from `sinceHour` on. */
-  flagsOf(appName: string, sinceHour: string): string[] {
-    const flags = new Set<string>()
+  /** Names of the flags `appName` reported from `sinceHour` on, each with whether it is a flag that exists (false: deleted since). */
+  flagsOf(appName: string, sinceHour: string): [name: string, exists: boolean][] {
+    const flags = new Map<string, boolean>()
     for (const group of this.groups.values()) {
-      if (group.appName === appName && group.hour >= sinceHour) for (const name of group.rows.keys()) flags.add(name)
+      if (group.appName !== appName || group.hour < sinceHour) continue
+      for (const row of group.rows.values()) flags.set(row.featureName, flags.get(row.featureName) || this.isLive(row))
     }
-    return [...flags].sort()
+    return [...flags].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
   }
 
   /** What changed since the last call, for a flush; `restore` gives it back if the flush failed. */
@@ -169,7 +228,7 @@ export class UsageTable {
   }
 
   restore(changes: UsageChanges): void {
-    for (const row of changes.put) if (this.byFlag.get(row.featureName)?.has(row)) this.changed.add(row)
+    for (const row of changes.put) if (this.groups.get(groupKey(row))?.rows.get(row.featureName) === row) this.changed.add(row)
     for (const key of changes.removed) this.removed.add(key)
   }
 }
