@@ -181,8 +181,10 @@ export class ExportImportService {
     try {
       return await this.store.transact(actorOf(caller), (tx) => {
         const { selectedBy, flags, result } = exportFrom(tx)
-        // The event's project is the one selected, so that readers of that project's events find it.
-        tx.appendEvent(events.featuresExported(selectedBy === 'project' ? query.project! : null, exportedData(query, caller, selectedBy, flags, unrecorded)))
+        // The event's project is the one selected, so that readers of that project's events find it;
+        // a project the caller may not see is none of its business (it exported nothing of it).
+        const project = selectedBy === 'project' && callerSeesProject(caller, query.project!) ? query.project! : null
+        tx.appendEvent(events.featuresExported(project, exportedData(query, caller, selectedBy, flags, unrecorded)))
         return result
       })
     } catch (error) {
