@@ -12,6 +12,7 @@ import { clientController } from './features/client/client.controller'
 import { ClientFeaturesService } from './features/client/client.service'
 import { frontendController } from './features/frontend/frontend.controller'
 import { FrontendService } from './features/frontend/frontend.service'
+import { ofrepController } from './features/ofrep/ofrep.controller'
 import { environmentsController } from './features/environments/environments.controller'
 import { environmentsCollection } from './features/environments/environments.records'
 import { createEnvironment, EnvironmentsService } from './features/environments/environments.service'
@@ -97,6 +98,7 @@ export const FEATURES: readonly Feature[] = [
     controllers: (s, auth) => [metricsController(s.metrics, auth)],
   },
   { controllers: (s, auth) => [frontendController(s.frontend, auth)] },
+  { controllers: (s, auth) => [ofrepController(s.frontend, auth)] },
 ]
 
 /** The collections of the state document, from the features that own them. */

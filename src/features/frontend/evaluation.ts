@@ -10,6 +10,9 @@
  * gives the same answers at about ten times the cost per flag (bench/frontend-eval.ts), and the
  * tests compare the two on many contexts (test/features/frontend-evaluation.test.ts). Strategy types
  * the SDK does not know (those users define) never enable a flag, as in the SDK.
+ *
+ * OFREP (features/ofrep) reads the same compiled scope: the same closures decide, only the text made
+ * of the outcome differs (`ofrep`), with the reason the outcome came about (OfrepReason below).
  */
 import { hostname } from 'node:os'
 import type { Store } from '../../storage/store'
@@ -21,10 +24,26 @@ import { rolloutBucket, variantBucket } from './rollout'
 
 export type { EvalContext }
 
+/**
+ * Why a flag answers as it does, for OFREP (docs/ofrep.md), ranked: an answer's reason is the
+ * highest of its strategy's and its variant's. STATIC: the same for every context; TARGETING_MATCH:
+ * the context decided (constraints, segments, user ids, addresses, parents, an override); SPLIT: a
+ * percentage decided (a rollout under 100 %, a weighted choice among variants). DISABLED and DEFAULT
+ * are the two ways to be off: off in the environment, or on there but no strategy applying.
+ */
+export const OfrepReason = { STATIC: 0, TARGETING_MATCH: 1, SPLIT: 2 } as const
+type Rank = (typeof OfrepReason)[keyof typeof OfrepReason]
+const REASON_TEXT = ['STATIC', 'TARGETING_MATCH', 'SPLIT'] as const
+const REASON_JSON = REASON_TEXT.map((reason) => `,"reason":"${reason}"`)
+
 /** A variant the flag may answer with, and the flag's whole entry in the answer with it, made once. */
 interface Chosen {
   name: string
   json: string
+  /** The OFREP `value` and `variant` members (`,"value":…,"variant":…`). */
+  ofrep: string
+  /** How the variant was chosen; -1 when none was (the strategy's reason stands). */
+  rank: Rank | -1
 }
 
 /** The variant of a flag that is on with none (contract §2). */
@@ -32,10 +51,17 @@ const NO_VARIANT = '{"name":"disabled","enabled":false,"feature_enabled":true,"f
 
 /** What a flag's strategies decide: off, on without a strategy variant, or on with one. */
 const OFF = null
-const ON: Chosen = { name: '', json: '' }
+const ON: Chosen = { name: '', json: '', ofrep: '', rank: -1 }
 type Outcome = Chosen | typeof OFF
 
 type VariantPicker = (context: EvalContext) => Chosen | null
+
+interface CompiledStrategy {
+  applies: Predicate
+  pick: VariantPicker | null
+  /** Why the flag is on when this strategy applies (before any variant). */
+  rank: Rank
+}
 
 interface CompiledFlag {
   name: string
@@ -43,17 +69,32 @@ interface CompiledFlag {
   hasParents: boolean
   /** Whether the parents are satisfied; null for a flag without parents. */
   parents: Predicate | null
-  strategies: { applies: Predicate; pick: VariantPicker | null }[]
+  strategies: CompiledStrategy[]
   pick: VariantPicker | null
   /** The answer when the flag is on with no variant. */
   none: Chosen
+  /** The OFREP entry's fixed parts: its start, its end, and the whole entry when off in the environment or for the context. */
+  ofrep: { head: string; tail: string; disabled: string; fallback: string }
 }
 
-export interface CompiledScope {
+/** What the frontend API asks of an engine (the SDK's own engine gives the same, test/sdk-reference.ts). */
+export interface FrontendEvaluator {
   /** The answer's JSON text for `context`: `{"toggles":[…]}`, flags by name. */
   evaluate(context: EvalContext): string
   /** How many flags each evaluation looks at: those on in the environment (an off flag is never listed). */
   readonly candidates: number
+}
+
+export interface CompiledScope extends FrontendEvaluator {  /** OFREP's entry (`{"key":…}`) for one flag of the scope, or undefined when the scope has no such flag. */
+  ofrepFlag(name: string, context: EvalContext): string | undefined
+  /** OFREP's `"flags":[…]` member: every flag of the scope, on or off, by name. */
+  ofrepFlags(context: EvalContext): string
+  /**
+   * This compiled scope among all compiled in this process (a new one for each change of what the
+   * scope serves), followed by where `now` stands among the times its DATE constraints compare with:
+   * with the same context, evaluations with the same stamp answer alike (but for random stickiness).
+   */
+  stamp(now: number): string
 }
 
 const randomSeed = () => String(Math.round(Math.random() * 100000))
@@ -71,9 +112,33 @@ function entryOf(flag: FlagRecord): Entry {
   return (variantJson) => head + variantJson + tail
 }
 
-function chosen(variant: StrategyVariantRecord | VariantRecord, entry: Entry): Chosen {
+/**
+ * A payload as an OFREP value: `number` as a number, `json` as the value it holds, `string` and
+ * `csv` as text (a number or JSON that does not parse stays text); none (undefined) leaves `value` out,
+ * which tells OpenFeature providers to use the application's default.
+ */
+function payloadValue(payload: { type: string; value: string } | undefined): unknown {
+  if (!payload) return undefined
+  if (payload.type === 'number') {
+    const number = Number(payload.value)
+    return payload.value.trim() !== '' && Number.isFinite(number) ? number : payload.value
+  }
+  if (payload.type === 'json') {
+    try {
+      return JSON.parse(payload.value)
+    } catch {
+      return payload.value
+    }
+  }
+  return payload.value
+}
+
+/** OFREP's `value` (left out when undefined) and `variant` members. */
+const ofrepMembers = (value: unknown, variant: string) => (value === undefined ? '' : `,"value":${JSON.stringify(value)}`) + `,"variant":${JSON.stringify(variant)}`
+
+function chosen(variant: StrategyVariantRecord | VariantRecord, entry: Entry, rank: Rank): Chosen {
   const json = JSON.stringify({ name: variant.name, enabled: true, ...(variant.payload ? { payload: variant.payload } : {}), feature_enabled: true, featureEnabled: true })
-  return { name: variant.name, json: entry(json) }
+  return { name: variant.name, json: entry(json), ofrep: ofrepMembers(payloadValue(variant.payload), variant.name), rank }
 }
 
 /** The SDK's getSeed: a named field's value, or for `default` the first of userId, sessionId, remoteAddress; else random. */
@@ -90,7 +155,10 @@ function variantPicker(groupId: string | undefined, stickiness: string | undefin
   if (variants.length === 0) return null
   const total = variants.reduce((sum, variant) => sum + variant.weight, 0)
   if (total <= 0) return () => null
-  const answers = variants.map((variant) => chosen(variant, entry))
+  // A weighted choice is a split when more than one variant can come out of it.
+  const split = variants.filter((variant) => variant.weight > 0).length > 1
+  const answers = variants.map((variant) => chosen(variant, entry, split ? OfrepReason.SPLIT : OfrepReason.STATIC))
+  const overridden = variants.map((variant) => chosen(variant, entry, OfrepReason.TARGETING_MATCH))
   // Copied: the compiled scope must not read the stored records after compiling.
   const weights = variants.map((variant) => variant.weight)
   const overrides = variants.flatMap((variant, index) =>
@@ -102,7 +170,7 @@ function variantPicker(groupId: string | undefined, stickiness: string | undefin
     for (let index = 0; index < overrides.length; index++) {
       const override = overrides[index]
       const value = override.value(context)
-      if (value !== undefined && override.values.has(value)) return answers[override.index]
+      if (value !== undefined && override.values.has(value)) return overridden[override.index]
     }
     const target = bucket(seed(context))
     let counter = 0
@@ -169,46 +237,88 @@ function strategyTest(strategy: StrategyRecord): Predicate | null {
   }
 }
 
-function compileFlag(flag: FlagRecord, environment: string, segments: Record<string, SegmentRecord>): CompiledFlag {
+/** Why a strategy enables a flag, without its constraints and segments (which make it TARGETING_MATCH at least). */
+function strategyRank(strategy: StrategyRecord): Rank {
+  const parameters = strategy.parameters
+  switch (strategy.name) {
+    case 'default':
+      return OfrepReason.STATIC
+    case 'flexibleRollout': {
+      const stickiness = parameters.stickiness || 'default'
+      if (Number(parameters.rollout) < 100) return OfrepReason.SPLIT
+      // At 100 % only a custom stickiness reads the context (a missing field leaves the flag off).
+      return stickiness === 'default' || stickiness === 'random' ? OfrepReason.STATIC : OfrepReason.TARGETING_MATCH
+    }
+    case 'gradualRolloutUserId':
+    case 'gradualRolloutSessionId':
+      return Number(parameters.percentage) < 100 ? OfrepReason.SPLIT : OfrepReason.TARGETING_MATCH
+    case 'gradualRolloutRandom':
+      return OfrepReason.SPLIT
+    default:
+      return OfrepReason.TARGETING_MATCH
+  }
+}
+
+function compileFlag(flag: FlagRecord, environment: string, segments: Record<string, SegmentRecord>, dates: number[]): CompiledFlag {
   const entry = entryOf(flag)
   const state = Object.hasOwn(flag.environments, environment) ? flag.environments[environment] : undefined
-  const strategies: CompiledFlag['strategies'] = []
+  const strategies: CompiledStrategy[] = []
+  const parentRank = flag.dependencies.length > 0 ? OfrepReason.TARGETING_MATCH : OfrepReason.STATIC
+  const noteDates = (constraint: { operator: string; value?: string }) => {
+    if (constraint.operator === 'DATE_AFTER' || constraint.operator === 'DATE_BEFORE') dates.push(new Date(constraint.value as string).getTime())
+  }
+  let hasVariants = (state?.variants ?? []).length > 0
   for (const strategy of [...(state?.strategies ?? [])].filter((s) => !s.disabled).sort((a, b) => a.sortOrder - b.sortOrder)) {
     const test = strategyTest(strategy)
     if (!test) continue
     const checks = strategy.constraints.map(compileConstraint)
+    strategy.constraints.forEach(noteDates)
     for (const id of strategy.segments) {
       const segment = Object.hasOwn(segments, String(id)) ? segments[String(id)] : undefined
       checks.push(...(segment ? segment.constraints.map(compileConstraint) : [compileConstraint(undefined)]))
+      segment?.constraints.forEach(noteDates)
     }
     const all = allOf([...checks, test])
     const variants = strategy.variants
+    hasVariants ||= variants.length > 0
     const pick = variants.length > 0 ? variantPicker(strategy.parameters.groupId, variants[0].stickiness || strategy.parameters.stickiness, variants, entry) : null
-    strategies.push({ applies: all, pick })
+    const targeted = checks.length > 0 ? OfrepReason.TARGETING_MATCH : OfrepReason.STATIC
+    strategies.push({ applies: all, pick, rank: Math.max(strategyRank(strategy), targeted, parentRank) as Rank })
   }
   const flagVariants = state?.variants ?? []
+  // OFREP: a flag without variants is a boolean; one with variants answers its variant's payload,
+  // and leaves the value to the application's default when no variant is chosen or it is off.
+  const head = `{"key":${JSON.stringify(flag.name)}`
+  const tail = `,"metadata":{"project":${JSON.stringify(flag.project)}}}`
+  const offMembers = hasVariants ? ofrepMembers(undefined, 'disabled') : ofrepMembers(false, 'off')
   return {
     name: flag.name,
     enabled: state?.enabled ?? false,
     hasParents: flag.dependencies.length > 0,
     parents: null,
     // A flag with no strategy at all is on for everyone; one whose strategies are all unknown types is not.
-    strategies: (state?.strategies ?? []).some((s) => !s.disabled) ? strategies : [{ applies: () => true, pick: null }],
+    strategies: (state?.strategies ?? []).some((s) => !s.disabled) ? strategies : [{ applies: () => true, pick: null, rank: parentRank }],
     pick: variantPicker(flag.name, flagVariants[0]?.stickiness, flagVariants, entry),
-    none: { name: 'disabled', json: entry(NO_VARIANT) },
+    none: { name: 'disabled', json: entry(NO_VARIANT), ofrep: hasVariants ? ofrepMembers(undefined, 'disabled') : ofrepMembers(true, 'on'), rank: -1 },
+    ofrep: { head, tail, disabled: `${head}${offMembers},"reason":"DISABLED"${tail}`, fallback: `${head}${offMembers},"reason":"DEFAULT"${tail}` },
   }
 }
 
-/** The SDK's isFeatureEnabled. */
-function decide(flag: CompiledFlag, context: EvalContext): Outcome {
-  if ((flag.parents !== null && !flag.parents(context)) || !flag.enabled) return OFF
+/** The SDK's isFeatureEnabled, to the strategy that enables the flag: null when the flag is off. */
+function applying(flag: CompiledFlag, context: EvalContext): CompiledStrategy | null {
+  if ((flag.parents !== null && !flag.parents(context)) || !flag.enabled) return null
   const strategies = flag.strategies
   for (let index = 0; index < strategies.length; index++) {
-    const strategy = strategies[index]
-    if (!strategy.applies(context)) continue
-    return strategy.pick ? (strategy.pick(context) ?? ON) : ON
+    if (strategies[index].applies(context)) return strategies[index]
   }
-  return OFF
+  return null
+}
+
+/** The SDK's isFeatureEnabled, with the strategy's variant when it has them. */
+function decide(flag: CompiledFlag, context: EvalContext): Outcome {
+  const strategy = applying(flag, context)
+  if (strategy === null) return OFF
+  return strategy.pick ? (strategy.pick(context) ?? ON) : ON
 }
 
 /** The SDK's resolveVariant: OFF, or the variant (`none` when there is none). */
@@ -219,6 +329,19 @@ function resolve(flag: CompiledFlag, context: EvalContext): Outcome {
   return flag.pick?.(context) ?? flag.none
 }
 
+/** The flag's OFREP entry: resolve() with the reason kept. */
+function ofrepEntry(flag: CompiledFlag, context: EvalContext): string {
+  if (!flag.enabled) return flag.ofrep.disabled
+  const strategy = applying(flag, context)
+  if (strategy === null) return flag.ofrep.fallback
+  const variant = (strategy.pick !== null ? strategy.pick(context) : null) ?? (flag.pick !== null ? flag.pick(context) : null) ?? flag.none
+  return flag.ofrep.head + variant.ofrep + REASON_JSON[variant.rank > strategy.rank ? variant.rank : strategy.rank] + flag.ofrep.tail
+}
+
+/** Tells compiled scopes apart across restarts too: an ETag made from a stamp never outlives the process. */
+const PROCESS = Bun.hash(`${process.pid}:${Date.now()}:${Math.random()}`).toString(36)
+let compiledScopes = 0
+
 /** Which flags a scope holds: the token's projects (`*` for all) in its one environment. */
 export function inProjects(scope: SdkScope, project: string): boolean {
   return scope.projects.includes('*') || scope.projects.includes(project)
@@ -227,11 +350,15 @@ export function inProjects(scope: SdkScope, project: string): boolean {
 export function compileScope(state: Pick<Store['state'], 'flags' | 'segments'>, scope: SdkScope): CompiledScope {
   const flags = new Map<string, CompiledFlag>()
   const records: FlagRecord[] = []
+  const dates: number[] = []
   for (const flag of Object.values(state.flags)) {
     if (flag.archived || !inProjects(scope, flag.project)) continue
-    flags.set(flag.name, compileFlag(flag, scope.environment, state.segments))
+    flags.set(flag.name, compileFlag(flag, scope.environment, state.segments, dates))
     records.push(flag)
   }
+  const id = `${PROCESS}.${(++compiledScopes).toString(36)}`
+  // Every DATE constraint's outcome is decided by which of these `now` is past, and equal to.
+  const times = [...new Set(dates.filter((time) => !Number.isNaN(time)))].sort((a, b) => a - b)
   // The SDK's isParentDependencySatisfied, once every flag of the scope is compiled.
   for (const record of records) {
     if (record.dependencies.length === 0) continue
@@ -251,9 +378,29 @@ export function compileScope(state: Pick<Store['state'], 'flags' | 'segments'>, 
     })
     flags.get(record.name)!.parents = allOf(checks)
   }
-  const listed = [...flags.values()].filter((flag) => flag.enabled).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  const all = [...flags.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  const listed = all.filter((flag) => flag.enabled)
   return {
     candidates: listed.length,
+    ofrepFlag(name, context) {
+      const flag = flags.get(name)
+      return flag === undefined ? undefined : ofrepEntry(flag, context)
+    },
+    ofrepFlags(context) {
+      let json = '"flags":['
+      for (let index = 0; index < all.length; index++) json += (index === 0 ? '' : ',') + ofrepEntry(all[index], context)
+      return json + ']'
+    },
+    stamp(now) {
+      if (times.length === 0) return id
+      let past = 0
+      let reached = 0
+      for (const time of times) {
+        if (time < now) past++
+        if (time <= now) reached++
+      }
+      return `${id}.${past}.${reached}`
+    },
     evaluate(context) {
       // Built with += (a rope, flattened once by the hash): measured cheaper than collecting and joining.
       let json = '{"toggles":['

@@ -23,6 +23,11 @@ export class FrontendService {
     this.scopes = new ScopeCache(store, { holds: (scope, flag) => inProjects(scope, flag.project), build: (scope) => compileScope(store.state, scope) })
   }
 
+  /** The compiled flags of `scope` (OFREP reads them too: one evaluator for both protocols). */
+  compiled(scope: SdkScope): CompiledScope {
+    return this.scopes.get(keyOf(scope), scope)
+  }
+
   /** The enabled flags of `scope` for `context`, as JSON text, with an ETag made from that text. */
   evaluate(scope: SdkScope, context: EvalContext): FrontendAnswer {
     const json = this.scopes.get(keyOf(scope), scope).evaluate(context)

@@ -30,9 +30,13 @@ export type RouteAuth =
   | { permission: Permission; outOfScope: OutOfScopeAnswer }
   /** A write whose project is the body's `project` (the import): checked against the token's projects like a path's. */
   | { permission: Permission; projectInBody: true }
-  | { tokenType: SdkTokenType }
+  | { tokenType: SdkTokenType | readonly SdkTokenType[]; apiKeyHeader?: true }
 
-/** The SDK APIs' token types: a route declaring one takes tokens of that type only (sdk-api-contract §5). */
+/**
+ * The SDK APIs' token types: a route declaring one (or several) takes tokens of that type only
+ * (sdk-api-contract §5). `apiKeyHeader`: the token may also come as `X-API-Key` (OFREP's header),
+ * read when there is no Authorization header.
+ */
 export type SdkTokenType = Exclude<TokenType, 'admin'>
 
 /** What an SDK route knows of its token: its scope is the token's projects and its one environment. */
@@ -72,7 +76,8 @@ export function authorization(tokens: Pick<TokensService, 'authenticate'>, proje
 
   return new Elysia({ name: 'authorization' }).macro({
     auth(declared: RouteAuth) {
-      const sdkType = typeof declared === 'object' && 'tokenType' in declared ? declared.tokenType : undefined
+      const sdkTypes = typeof declared === 'object' && 'tokenType' in declared ? ([] as SdkTokenType[]).concat(declared.tokenType) : undefined
+      const apiKeyHeader = typeof declared === 'object' && 'apiKeyHeader' in declared && declared.apiKeyHeader === true
       const { permission, outOfScope: emptyAnswer } =
         typeof declared === 'string'
           ? { permission: declared, outOfScope: undefined }
@@ -82,12 +87,13 @@ export function authorization(tokens: Pick<TokensService, 'authenticate'>, proje
       const projectInBody = typeof declared === 'object' && 'projectInBody' in declared
       return {
         // Read by http/openapi.ts, which adds the permission (or the SDK token type) to the operation's description.
-        detail: { security: [{ apiKey: [] }], ...(sdkType ? { 'x-token-type': sdkType } : { 'x-permission': permission }) } as { security: { apiKey: string[] }[] },
+        detail: { security: [{ apiKey: [] }], ...(sdkTypes ? { 'x-token-type': sdkTypes.join(' or ') } : { 'x-permission': permission }) } as { security: { apiKey: string[] }[] },
         transform({ request, params, body }) {
-          const { caller, type, environment } = tokens.authenticate(request.headers.get('authorization'))
-          if (sdkType !== undefined) {
+          const header = request.headers.get('authorization') ?? (apiKeyHeader ? request.headers.get('x-api-key') : null)
+          const { caller, type, environment } = tokens.authenticate(header)
+          if (sdkTypes !== undefined) {
             // An SDK route: the token's type is the whole permission, its projects and environment the scope.
-            if (type !== sdkType) throw new NoAccessError(`This route is for ${sdkType} tokens; the token "${caller.tokenName}" is a ${type} token`, 'NONE')
+            if (!(sdkTypes as string[]).includes(type)) throw new NoAccessError(`This route is for ${sdkTypes.join(' or ')} tokens; the token "${caller.tokenName}" is a ${type} token`, 'NONE')
             callers.set(request, caller)
             sdkScopes.set(request, { projects: caller.projects, environment })
             noteTokenName(request, caller.tokenName)
