@@ -29,8 +29,8 @@ export type { EvalContext }
 interface Chosen {
   name: string
   json: string
-  /** The OFREP `value` and `variant` members (`,"value":…,"variant":…`). */
-  ofrep: string
+  /** The flag's whole OFREP entry with this variant, by reason (Rank): one string per answer, as for `json`. */
+  ofrep: readonly string[]
   /** How the variant was chosen; -1 when none was (the strategy's reason stands). */
   rank: Rank | -1
 }
@@ -40,7 +40,7 @@ const NO_VARIANT = '{"name":"disabled","enabled":false,"feature_enabled":true,"f
 
 /** What a flag's strategies decide: off, on without a strategy variant, or on with one. */
 const OFF = null
-const ON: Chosen = { name: '', json: '', ofrep: '', rank: -1 }
+const ON: Chosen = { name: '', json: '', ofrep: [], rank: -1 }
 type Outcome = Chosen | typeof OFF
 
 type VariantPicker = (context: EvalContext) => Chosen | null
@@ -62,8 +62,8 @@ interface CompiledFlag {
   pick: VariantPicker | null
   /** The answer when the flag is on with no variant. */
   none: Chosen
-  /** The OFREP entry's fixed parts: its start, its end, and the whole entry when off in the environment or for the context. */
-  ofrep: { head: string; tail: string; disabled: string; fallback: string }
+  /** The OFREP entry when off in the environment, and when on there but not for the context. */
+  ofrep: { disabled: string; fallback: string }
 }
 
 /** What the frontend API asks of an engine (the SDK's own engine gives the same, test/sdk-reference.ts). */
@@ -92,18 +92,36 @@ const splitList = (text: string) => text.split(/\s*,\s*/)
 /** The applicationHostname strategy compares with this host's name, as the SDK in this process would. */
 const HOSTNAME = (process.env.HOSTNAME || hostname() || 'undefined').toLowerCase()
 
-/** The flag's entry in the answer around a variant's JSON. */
-type Entry = (variantJson: string) => string
+/**
+ * The flag's entries: the frontend API's around a variant's JSON; OFREP's around its `value` and
+ * `variant` members, for each reason. A flag without variants is a boolean in OFREP; one with
+ * variants answers its variant's payload, and leaves the value to the application's default when
+ * no variant is chosen or it is off.
+ */
+interface Entry {
+  frontend: (variantJson: string) => string
+  ofrep: (members: string) => string[]
+  ofrepWith: (members: string, reason: 'DISABLED' | 'DEFAULT') => string
+}
+
+/** The text as one flat string: answers join a thousand of these, and a concatenation kept as pieces is costly to join or encode each time. */
+const flat = (text: string) => Buffer.from(text).toString()
 
 function entryOf(flag: FlagRecord): Entry {
   const head = `{"name":${JSON.stringify(flag.name)},"enabled":true,"variant":`
   const tail = `,"impressionData":${flag.impressionData}}`
-  return (variantJson) => head + variantJson + tail
+  const ofrepHead = `{"key":${JSON.stringify(flag.name)}`
+  const ofrepTail = `,"metadata":{"project":${JSON.stringify(flag.project)}}}`
+  return {
+    frontend: (variantJson) => head + variantJson + tail,
+    ofrep: (members) => REASON_JSON.map((reason) => flat(ofrepHead + members + reason + ofrepTail)),
+    ofrepWith: (members, reason) => flat(`${ofrepHead}${members},"reason":"${reason}"${ofrepTail}`),
+  }
 }
 
 function chosen(variant: StrategyVariantRecord | VariantRecord, entry: Entry, rank: Rank): Chosen {
   const json = JSON.stringify({ name: variant.name, enabled: true, ...(variant.payload ? { payload: variant.payload } : {}), feature_enabled: true, featureEnabled: true })
-  return { name: variant.name, json: entry(json), ofrep: ofrepMembers(payloadValue(variant.payload), variant.name), rank }
+  return { name: variant.name, json: entry.frontend(json), ofrep: entry.ofrep(ofrepMembers(payloadValue(variant.payload), variant.name)), rank }
 }
 
 /** The SDK's getSeed: a named field's value, or for `default` the first of userId, sessionId, remoteAddress; else random. */
@@ -229,10 +247,6 @@ function compileFlag(flag: FlagRecord, environment: string, segments: Record<str
     strategies.push({ applies: all, pick, rank: Math.max(strategyRank(strategy), targeted, parentRank) as Rank })
   }
   const flagVariants = state?.variants ?? []
-  // OFREP: a flag without variants is a boolean; one with variants answers its variant's payload,
-  // and leaves the value to the application's default when no variant is chosen or it is off.
-  const head = `{"key":${JSON.stringify(flag.name)}`
-  const tail = `,"metadata":{"project":${JSON.stringify(flag.project)}}}`
   const offMembers = hasVariants ? ofrepMembers(undefined, 'disabled') : ofrepMembers(false, 'off')
   return {
     name: flag.name,
@@ -242,8 +256,8 @@ function compileFlag(flag: FlagRecord, environment: string, segments: Record<str
     // A flag with no strategy at all is on for everyone; one whose strategies are all unknown types is not.
     strategies: (state?.strategies ?? []).some((s) => !s.disabled) ? strategies : [{ applies: () => true, pick: null, rank: parentRank }],
     pick: variantPicker(flag.name, flagVariants[0]?.stickiness, flagVariants, entry),
-    none: { name: 'disabled', json: entry(NO_VARIANT), ofrep: hasVariants ? ofrepMembers(undefined, 'disabled') : ofrepMembers(true, 'on'), rank: -1 },
-    ofrep: { head, tail, disabled: `${head}${offMembers},"reason":"DISABLED"${tail}`, fallback: `${head}${offMembers},"reason":"DEFAULT"${tail}` },
+    none: { name: 'disabled', json: entry.frontend(NO_VARIANT), ofrep: entry.ofrep(hasVariants ? ofrepMembers(undefined, 'disabled') : ofrepMembers(true, 'on')), rank: -1 },
+    ofrep: { disabled: entry.ofrepWith(offMembers, 'DISABLED'), fallback: entry.ofrepWith(offMembers, 'DEFAULT') },
   }
 }
 
@@ -278,7 +292,7 @@ function ofrepEntry(flag: CompiledFlag, context: EvalContext): string {
   const strategy = applying(flag, context)
   if (strategy === null) return flag.ofrep.fallback
   const variant = (strategy.pick !== null ? strategy.pick(context) : null) ?? (flag.pick !== null ? flag.pick(context) : null) ?? flag.none
-  return flag.ofrep.head + variant.ofrep + REASON_JSON[variant.rank > strategy.rank ? variant.rank : strategy.rank] + flag.ofrep.tail
+  return variant.ofrep[variant.rank > strategy.rank ? variant.rank : strategy.rank]
 }
 
 /** Tells compiled scopes apart across restarts too: an ETag made from a stamp never outlives the process. */
@@ -330,9 +344,11 @@ export function compileScope(state: Pick<Store['state'], 'flags' | 'segments'>, 
       return flag === undefined ? undefined : ofrepEntry(flag, context)
     },
     ofrepFlags(context) {
-      let json = '"flags":['
-      for (let index = 0; index < all.length; index++) json += (index === 0 ? '' : ',') + ofrepEntry(all[index], context)
-      return json + ']'
+      // Joined, not built with +=: this text is not hashed (which flattens the frontend API's rope
+      // cheaply), and encoding a rope of a thousand pieces for the response cost several times the join.
+      const entries = new Array<string>(all.length)
+      for (let index = 0; index < all.length; index++) entries[index] = ofrepEntry(all[index], context)
+      return `"flags":[${entries.join(',')}]`
     },
     stamp(now) {
       if (times.length === 0) return id
