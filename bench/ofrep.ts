@@ -54,6 +54,8 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100
 }
 
+const encoder = new TextEncoder()
+
 /** Per answer, in process: CPU µs of the frontend API's text and of OFREP's, for the same contexts, alternating blocks. */
 function inProcess(rounds = 2000) {
   const compiled = compileScope(frontendState(), { projects: ['*'], environment: ENVIRONMENT })
@@ -65,7 +67,7 @@ function inProcess(rounds = 2000) {
     const usage = process.cpuUsage()
     return (usage.user + usage.system) / 1000
   }
-  const time = (evaluate: (context: EvalContext) => string) => {
+  const time = (evaluate: (context: EvalContext) => { length: number }) => {
     const started = cpu()
     let bytes = 0
     for (const context of contexts) bytes += evaluate({ ...context }).length
@@ -76,7 +78,12 @@ function inProcess(rounds = 2000) {
   const ofrep: number[] = []
   let sizes = { frontend: 0, ofrep: 0 }
   for (let block = 0; block < 3; block++) {
-    const a = time((context) => compiled.evaluate(context))
+    // The frontend API's text is hashed and encoded for its answer; OFREP's answer is bytes already.
+    const a = time((context) => {
+      const text = compiled.evaluate(context)
+      Bun.hash(text)
+      return encoder.encode(text)
+    })
     const b = time((context) => compiled.ofrepFlags(context))
     frontend.push(a.us)
     ofrep.push(b.us)

@@ -22,7 +22,7 @@ const OFREP_AUTH = { 401: noBody('No token, or an unknown, expired or deleted on
 const TOKEN_TEXT =
   'A frontend or client token, as Authorization (with or without Bearer) or as X-API-Key, decides the flags (its projects) and the environment, as for the frontend API.'
 
-const json = (text: string, headers: Record<string, string> = {}) => new Response(text, { headers: { ...headers, 'content-type': 'application/json' } })
+const json = (bytes: Uint8Array<ArrayBuffer>, headers: Record<string, string> = {}) => new Response(bytes, { headers: { ...headers, 'content-type': 'application/json' } })
 
 export function ofrepController(frontend: FrontendService, auth: Authorization) {
   return controllerBase(auth, ofrepModels)
@@ -61,16 +61,17 @@ export function ofrepController(frontend: FrontendService, auth: Authorization) 
       '/ofrep/v1/evaluate/flags',
       ({ request, body, sdkScope }) => {
         const address = callerAddress(request)
-        const context = ofrepContext(body.context, address)
         const compiled = frontend.compiled(sdkScope)
         // The ETag stands for the compiled flags (a new one for each change), where now is among
-        // their DATE constraints' times, and the context: a 304 needs no evaluation.
+        // their DATE constraints' times, and the context as sent: a 304 needs no evaluation, nor
+        // reading the context (an ETag is only ever given for a context that was read).
         const now = Date.now()
-        context.now = now
         const etag = `"${compiled.stamp(now)}.${Bun.hash(contextKey(body.context, address)).toString(36)}"`
         const headers = { etag, 'cache-control': 'no-cache' }
         if (etagMatches(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers })
-        return json(`{${compiled.ofrepFlags(context)}}`, headers)
+        const context = ofrepContext(body.context, address)
+        context.now = now
+        return json(compiled.ofrepFlags(context), headers)
       },
       {
         auth: TOKENS,
