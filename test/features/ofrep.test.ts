@@ -208,7 +208,7 @@ describe('values and reasons', () => {
 })
 
 describe('errors', () => {
-  test('bad JSON, a body that is not an object and a wrong content type are PARSE_ERROR; the single flag answer names the key, the bulk one does not', async () => {
+  test('bad JSON, a body that is not an object and a wrong content type are PARSE_ERROR, a body over the limit GENERAL; the single flag answer names the key, the bulk one does not', async () => {
     await flagOn('checkout')
     const token = await sdkToken()
     for (const [path, key] of [[ONE('checkout'), 'checkout'], [BULK, undefined]] as const) {
@@ -219,6 +219,7 @@ describe('errors', () => {
       expectFailure(await send('', 'application/json'), 400, 'PARSE_ERROR', key)
       expectFailure(await send('{"context":{}}', 'text/plain'), 415, 'PARSE_ERROR', key)
       expectFailure(await send('context=x', 'application/x-www-form-urlencoded'), 415, 'PARSE_ERROR', key)
+      expectFailure(await send(JSON.stringify({ context: { targetingKey: 'u', big: 'x'.repeat(200_000) } }), 'application/json'), 413, 'GENERAL', key)
       // Without a token, 401 comes first for a readable body, still without a body.
       const anonymous = await api.post(path, { context: {} }, { token: null })
       expect({ status: anonymous.status, text: anonymous.text }).toEqual({ status: 401, text: '' })
@@ -258,6 +259,22 @@ describe('errors', () => {
     const other = await api.post('/ofrep/v2/evaluate', { context: {} }, { token })
     expect(other.status).toBe(404)
     expect((other.body as Failure).errorCode).toBe('GENERAL')
+  })
+})
+
+describe('BASE_URI_PATH', () => {
+  test('under a base path, the routes, their error shapes and CORS move with it', async () => {
+    await flagOn('checkout')
+    const token = await sdkToken()
+    const based = new Api(createApp(api.services, { bodyLimit: 102400, basePath: '/flags' }), api.services, null)
+    const one = await based.post<Evaluation>(`/flags${ONE('checkout')}`, { context: { targetingKey: 'u' } }, { token, headers: { origin: 'https://shop.example.com' } })
+    expectOk(one)
+    expect(one.body).toMatchObject({ key: 'checkout', value: true })
+    expect(one.headers.get('access-control-allow-origin')).toBe('*')
+    expectFailure(await based.post(`/flags${ONE('missing')}`, { context: {} }, { token }), 404, 'FLAG_NOT_FOUND', 'missing')
+    expectFailure(await based.post(`/flags${BULK}`, { context: { targetingKey: '' } }, { token }), 400, 'TARGETING_KEY_MISSING')
+    const anonymous = await based.post(`/flags${BULK}`, { context: {} }, { token: null })
+    expect({ status: anonymous.status, text: anonymous.text }).toEqual({ status: 401, text: '' })
   })
 })
 
