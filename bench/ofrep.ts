@@ -1,10 +1,11 @@
 /**
  * OFREP's bulk evaluation against the frontend API, side by side on one server, run by hand:
  *
- *   bun bench/ofrep.ts [--runs 3] [--seconds 10]
+ *   bun bench/ofrep.ts [--runs 3] [--slices 4] [--seconds 5]
  *
  * The frontend benchmark's 1,000 flags (bench/frontend-data.ts, half on in production). One server
- * process per run; in it, wrk (2 threads, 32 connections) posts, in turn:
+ * process per run; in it, wrk (2 threads, 32 connections) posts, in turn, `slices` times each
+ * `seconds` long (so that the two APIs share the machine's ups and downs; the figures are the sums):
  *  - POST /api/frontend, each request for another user (the Lua script of bench/frontend.ts, as a body);
  *  - POST /ofrep/v1/evaluate/flags with the same contexts (targetingKey for userId);
  *  - the 304 path: POST /ofrep/v1/evaluate/flags with one context and If-None-Match set to its ETag;
@@ -22,8 +23,9 @@ import { compileScope, type EvalContext } from '../src/features/frontend/evaluat
 import { addFrontendFlags, contextFor, ENVIRONMENT, FLAGS, frontendState } from './frontend-data'
 import { authHeaders, fmt, median, removeDir, seedDataDir, startServer, table, tempDataDir, wrk, type Load } from './lib'
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, seconds: { type: 'string', default: '10' } } })
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, slices: { type: 'string', default: '4' }, seconds: { type: 'string', default: '5' } } })
 const RUNS = Number(values.runs)
+const SLICES = Number(values.slices)
 const SECONDS = Number(values.seconds)
 
 /** The frontend benchmark's contexts, as POST bodies: `userField` names the user (userId, or targetingKey for OFREP). */
@@ -113,6 +115,22 @@ async function measured(pid: number, url: string, headers: Record<string, string
   return { load, cpuUs: ((cpuSeconds(pid) - before) / (load.rps * SECONDS)) * 1e6 }
 }
 
+/** Slices of one scenario as one: requests/s and CPU per request over all of them; the worst p99, the median p50, the highest load. */
+function summed(slices: Measured[]): Measured {
+  const requests = slices.map((m) => m.load.rps * SECONDS)
+  const total = requests.reduce((a, b) => a + b, 0)
+  return {
+    load: {
+      rps: total / (SECONDS * slices.length),
+      p50: median(slices.map((m) => m.load.p50)),
+      p99: Math.max(...slices.map((m) => m.load.p99)),
+      errors: slices.reduce((n, m) => n + m.load.errors, 0),
+      load: Math.max(...slices.map((m) => m.load.load)),
+    },
+    cpuUs: slices.reduce((sum, m, index) => sum + m.cpuUs * requests[index], 0) / total,
+  }
+}
+
 const dir = tempDataDir()
 seedDataDir(dir, { events: 1000, flags: FLAGS, environments: ['development', 'production'] })
 addFrontendFlags(dir)
@@ -141,10 +159,14 @@ try {
       const check = await fetch(`${server.base}/ofrep/v1/evaluate/flags`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'if-none-match': etag }, body: FIXED_BODY })
       if (check.status !== 304) throw new Error(`If-None-Match answered ${check.status}`)
       const started = new Date().toISOString().slice(11, 19)
-      const frontend = await measured(server.pid, `${server.base}/api/frontend`, headers, scripts.frontend)
-      const ofrep = await measured(server.pid, `${server.base}/ofrep/v1/evaluate/flags`, headers, scripts.ofrep)
-      const notModified = await measured(server.pid, `${server.base}/ofrep/v1/evaluate/flags`, headers, scripts.notModified)
-      const client304 = await measured(server.pid, `${server.base}/api/client/features`, { authorization: clientSecret, 'if-none-match': clientEtag }, scripts.plain)
+      const slices: Record<'frontend' | 'ofrep' | 'notModified' | 'client304', Measured[]> = { frontend: [], ofrep: [], notModified: [], client304: [] }
+      for (let slice = 0; slice < SLICES; slice++) {
+        slices.frontend.push(await measured(server.pid, `${server.base}/api/frontend`, headers, scripts.frontend))
+        slices.ofrep.push(await measured(server.pid, `${server.base}/ofrep/v1/evaluate/flags`, headers, scripts.ofrep))
+        slices.notModified.push(await measured(server.pid, `${server.base}/ofrep/v1/evaluate/flags`, headers, scripts.notModified))
+        slices.client304.push(await measured(server.pid, `${server.base}/api/client/features`, { authorization: clientSecret, 'if-none-match': clientEtag }, scripts.plain))
+      }
+      const [frontend, ofrep, notModified, client304] = [slices.frontend, slices.ofrep, slices.notModified, slices.client304].map(summed)
       runs.push({ started, frontend, ofrep, notModified, client304, sample: { frontend: (await frontendSample.text()).length, ofrep: ofrepText.length, flags: JSON.parse(ofrepText).flags.length } })
       const r = runs.at(-1)!
       console.log(
@@ -155,17 +177,25 @@ try {
       await server.stop()
     }
   }
-  const cell = (m: Measured) => `${fmt(m.load.rps, 0)}/s, p50 ${fmt(m.load.p50, 1)} ms, p99 ${fmt(m.load.p99, 1)} ms, ${fmt(m.cpuUs, 0)} µs CPU/req, load ${fmt(m.load.load, 1)}, errors ${m.load.errors}`
+  const cell = (m: Measured) => `${fmt(m.load.rps, 0)}/s, p50 ${fmt(m.load.p50, 1)} ms, p99 ${fmt(m.load.p99, 1)} ms, ${fmt(m.cpuUs, 0)} µs CPU/req, load ≤ ${fmt(m.load.load, 1)}, errors ${m.load.errors}`
   console.log(`\n${FLAGS} flags (${FLAGS / 2} on in ${ENVIRONMENT}); sample answers: frontend ${runs[0].sample.frontend} bytes, OFREP ${runs[0].sample.ofrep} bytes (${runs[0].sample.flags} flags)\n`)
   console.log(
     table(
-      ['run (UTC)', 'POST /api/frontend', 'POST /ofrep/v1/evaluate/flags', 'OFREP / frontend', 'OFREP 304 path (If-None-Match)', 'client API 304 path', 'OFREP 304 / client 304'],
-      runs.map((r) => [r.started, cell(r.frontend), cell(r.ofrep), fmt(r.ofrep.load.rps / r.frontend.load.rps, 2), cell(r.notModified), cell(r.client304), fmt(r.notModified.load.rps / r.client304.load.rps, 2)]),
+      ['run (UTC)', 'POST /api/frontend', 'POST /ofrep/v1/evaluate/flags', 'OFREP / frontend (requests/s; CPU per request)', 'OFREP 304 path (If-None-Match)', 'client API 304 path', 'OFREP 304 / client 304'],
+      runs.map((r) => [
+        r.started,
+        cell(r.frontend),
+        cell(r.ofrep),
+        `${fmt(r.ofrep.load.rps / r.frontend.load.rps, 2)}; ${fmt(r.ofrep.cpuUs / r.frontend.cpuUs, 2)}`,
+        cell(r.notModified),
+        cell(r.client304),
+        fmt(r.notModified.load.rps / r.client304.load.rps, 2),
+      ]),
     ),
   )
   console.log(
     `\nmedians: frontend ${fmt(median(runs.map((r) => r.frontend.load.rps)), 0)}/s, OFREP ${fmt(median(runs.map((r) => r.ofrep.load.rps)), 0)}/s, ` +
-      `ratio ${fmt(median(runs.map((r) => r.ofrep.load.rps / r.frontend.load.rps)), 2)}, 304 path ${fmt(median(runs.map((r) => r.notModified.load.rps)), 0)}/s, ` +
+      `ratio ${fmt(median(runs.map((r) => r.ofrep.load.rps / r.frontend.load.rps)), 2)} (CPU per request ${fmt(median(runs.map((r) => r.ofrep.cpuUs / r.frontend.cpuUs)), 2)}), 304 path ${fmt(median(runs.map((r) => r.notModified.load.rps)), 0)}/s, ` +
       `client API 304 ${fmt(median(runs.map((r) => r.client304.load.rps)), 0)}/s, ratio ${fmt(median(runs.map((r) => r.notModified.load.rps / r.client304.load.rps)), 2)}`,
   )
 } finally {
