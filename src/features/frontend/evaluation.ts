@@ -74,9 +74,10 @@ export interface FrontendEvaluator {
   readonly candidates: number
 }
 
-export interface CompiledScope extends FrontendEvaluator {  /** OFREP's entry (`{"key":…}`) for one flag of the scope, or undefined when the scope has no such flag. */
+export interface CompiledScope extends FrontendEvaluator {
+  /** OFREP's entry (`{"key":…}`, UTF-8) for one flag of the scope, or undefined when the scope has no such flag. */
   ofrepFlag(name: string, context: EvalContext): Bytes | undefined
-  /** OFREP's `"flags":[…]` member: every flag of the scope, on or off, by name. */
+  /** OFREP's bulk answer (`{"flags":[…]}`, UTF-8): every flag of the scope, on or off, by name. */
   ofrepFlags(context: EvalContext): Bytes
   /**
    * This compiled scope among all compiled in this process (a new one for each change of what the
