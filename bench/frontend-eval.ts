@@ -9,7 +9,7 @@
  * the scope; for our engine and for the official SDK's (test/sdk-reference.ts) on the same flags.
  */
 import { parseArgs } from 'node:util'
-import { compileScope, type CompiledScope, type EvalContext } from '../src/features/frontend/evaluation'
+import { compileScope, type FrontendEvaluator, type EvalContext } from '../src/features/frontend/evaluation'
 import { compileWithSdk } from '../test/sdk-reference'
 import { contextFor, ENVIRONMENT, frontendState } from './frontend-data'
 
@@ -28,7 +28,7 @@ const cpuMs = () => {
   return (usage.user + usage.system) / 1000
 }
 
-function measure(name: string, compile: () => CompiledScope) {
+function measure(name: string, compile: () => FrontendEvaluator) {
   const compileStarted = performance.now()
   const compiled = compile()
   const compileMs = performance.now() - compileStarted

@@ -8,7 +8,8 @@ import { swaggerUi } from './http/swagger-ui'
 import { consoleUi } from './http/console'
 import { authorization, unknownApiPath } from './features/tokens/auth'
 import { requestAuthenticator } from './features/users/request-auth'
-import { frontendCors } from './features/frontend/cors'
+import { FRONTEND_PREFIX, frontendCors } from './features/frontend/cors'
+import { OFREP_PREFIX, ofrepErrors } from './features/ofrep/ofrep.errors'
 import { bodyHandling } from './http/body'
 import { ServiceStarting, StoreFailedError } from './errors'
 import { errorHandling } from './http/errors'
@@ -39,8 +40,8 @@ export function createApp(
   const basePath = config.basePath ?? ''
   const app = new Elysia(ELYSIA_CONFIG)
     .use(requestLogging(log, metrics, clientAddress(server.socketAddress, config.trustProxy ?? false)))
-    .use(errorHandling(log, unknownApiPath(authenticate, basePath)))
-    .use(frontendCors(config.frontendCorsOrigins ?? ['*'], basePath))
+    .use(errorHandling(log, unknownApiPath(authenticate, basePath), [ofrepErrors(basePath)]))
+    .use(frontendCors(config.frontendCorsOrigins ?? ['*'], basePath, [FRONTEND_PREFIX, OFREP_PREFIX]))
     .use(swaggerUi('Feature flag admin API', basePath))
     .use(bodyHandling(config.bodyLimit))
     .get('/health', () => ({ health: 'GOOD' }), {

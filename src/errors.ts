@@ -43,6 +43,19 @@ export class ValidationError extends AppError {
   }
 }
 
+/** A request body that cannot be read at all: not JSON, not UTF-8, nested too deep (OFREP's PARSE_ERROR). */
+export class UnreadableBodyError extends ValidationError {}
+
+/** An evaluation context that cannot be evaluated; `code` is OFREP's errorCode for it. */
+export class InvalidContextError extends ValidationError {
+  constructor(
+    message: string,
+    readonly code: 'INVALID_CONTEXT' | 'TARGETING_KEY_MISSING',
+  ) {
+    super(message)
+  }
+}
+
 export class AuthenticationRequired extends AppError {
   readonly status = 401
   readonly errorName = 'AuthenticationRequired'

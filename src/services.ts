@@ -15,6 +15,7 @@ import { streamingController } from './features/streaming/streaming.controller'
 import { DEFAULT_STREAMING, StreamingService, type StreamingOptions } from './features/streaming/streaming.service'
 import { frontendController } from './features/frontend/frontend.controller'
 import { FrontendService } from './features/frontend/frontend.service'
+import { ofrepController } from './features/ofrep/ofrep.controller'
 import { environmentsController } from './features/environments/environments.controller'
 import { environmentsCollection } from './features/environments/environments.records'
 import { createEnvironment, EnvironmentsService } from './features/environments/environments.service'
@@ -108,6 +109,7 @@ export const FEATURES: readonly Feature[] = [
     collections: [usersCollection, sessionsCollection],
     controllers: (s, auth) => [usersController(s.users, auth), sessionsController(s.sessions, auth)],
   },
+  { controllers: (s, auth) => [ofrepController(s.frontend, auth)] },
 ]
 
 /** The collections of the state document, from the features that own them. */

@@ -197,16 +197,23 @@ describe('GET /swagger/json', () => {
     expect(problems).toEqual([])
   })
 
-  test('every response has a description, and every error response is the JSON error body', () => {
+  test("every response has a description, and every error response is the JSON error body (OFREP's own shapes under /ofrep)", () => {
     const problems: string[] = []
     const errorSchema = resolve({ $ref: '#/components/schemas/error' })
+    // OFREP (open-feature/protocol) fixes its error bodies: 401 and 403 have none, the others are its failure shapes.
+    const ofrepErrors = ['ofrepEvaluationFailure', 'ofrepBulkEvaluationFailure', 'ofrepGeneralError'].map((name) => resolve({ $ref: `#/components/schemas/${name}` }))
     for (const operation of operations()) {
       for (const [status, raw] of Object.entries<any>(operation.op.responses ?? {})) {
         const response = resolve(raw)
         if (typeof response.description !== 'string' || response.description.trim() === '') {
           problems.push(`${operation.label} ${status}: no description`)
         }
-        if (/^[45]\d\d$/.test(status)) {
+        if (operation.path.startsWith('/ofrep/') && /^[45]\d\d$/.test(status)) {
+          const schema = response.content?.['application/json']?.schema
+          if (status === '401' || status === '403' ? response.content !== undefined : !schema || !ofrepErrors.includes(resolve(schema))) {
+            problems.push(`${operation.label} ${status}: not OFREP's error shape`)
+          }
+        } else if (/^[45]\d\d$/.test(status)) {
           const schema = response.content?.['application/json']?.schema
           if (!schema || resolve(schema) !== errorSchema) problems.push(`${operation.label} ${status}: not the application/json error schema`)
         }

@@ -13,10 +13,10 @@ import type { Segment } from 'unleash-client/lib/strategy/strategy'
 import type { Store } from '../src/storage/store'
 import { clientFeatureView } from '../src/features/client/client.view'
 import type { SdkScope } from '../src/features/tokens/auth'
-import { inProjects, type CompiledScope } from '../src/features/frontend/evaluation'
+import { inProjects, type FrontendEvaluator } from '../src/features/frontend/evaluation'
 
 /** The toggles the SDK's engine lists for `context`, as JSON text (`{"toggles":[…]}`, by name). */
-export function sdkEvaluator(features: readonly FeatureInterface[], segments: readonly Segment[]): CompiledScope {
+export function sdkEvaluator(features: readonly FeatureInterface[], segments: readonly Segment[]): FrontendEvaluator {
   const toggles = new Map(features.map((feature) => [feature.name, feature]))
   const byId = new Map(segments.map((segment) => [segment.id, segment]))
   const client = new UnleashClient({ getToggle: (name: string) => toggles.get(name), getSegment: (id: number) => byId.get(id) } as never, defaultStrategies)
@@ -44,7 +44,7 @@ export function sdkEvaluator(features: readonly FeatureInterface[], segments: re
 }
 
 /** The same from the store's state, for the in-process measurement. */
-export function compileWithSdk(state: Pick<Store['state'], 'flags' | 'segments'>, scope: SdkScope): CompiledScope {
+export function compileWithSdk(state: Pick<Store['state'], 'flags' | 'segments'>, scope: SdkScope): FrontendEvaluator {
   const features = Object.values(state.flags)
     .filter((flag) => inProjects(scope, flag.project))
     .flatMap((flag) => clientFeatureView(flag, scope.environment) ?? [])

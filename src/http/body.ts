@@ -9,7 +9,7 @@
  *   request, after authentication and before any 400 for the body.
  */
 import { Elysia } from 'elysia'
-import { ContentTooLarge, ValidationError } from '../errors'
+import { ContentTooLarge, UnreadableBodyError } from '../errors'
 
 const unsupported = new WeakSet<Request>()
 
@@ -70,18 +70,18 @@ function checkParsedBody(body: unknown): void {
   while (stack.length > 0) {
     const [value, depth] = stack.pop()!
     if (typeof value === 'string') {
-      if (!value.isWellFormed()) throw new ValidationError('The request body holds text that is not valid Unicode (a lone surrogate)')
+      if (!value.isWellFormed()) throw new UnreadableBodyError('The request body holds text that is not valid Unicode (a lone surrogate)')
       continue
     }
     if (typeof value !== 'object' || value === null) continue
-    if (depth >= MAX_BODY_DEPTH) throw new ValidationError(`The request body is nested more than ${MAX_BODY_DEPTH} levels deep`)
+    if (depth >= MAX_BODY_DEPTH) throw new UnreadableBodyError(`The request body is nested more than ${MAX_BODY_DEPTH} levels deep`)
     if (Array.isArray(value)) {
       for (const item of value) stack.push([item, depth + 1])
     } else {
       // for…in rather than Object.entries (parsed JSON has no inherited keys): this walks every
       // key of every body, and SDK metrics reports hold hundreds.
       for (const key in value) {
-        if (!key.isWellFormed()) throw new ValidationError('The request body holds a property name that is not valid Unicode')
+        if (!key.isWellFormed()) throw new UnreadableBodyError('The request body holds a property name that is not valid Unicode')
         // An own toString or valueOf (never a function in JSON) makes the object impossible to turn
         // into text: String(), a template literal or Elysia's schema error for it would throw. Such
         // names are data where keys are names (a flag called toString in an SDK metrics report), so
@@ -113,13 +113,13 @@ export function bodyHandling(limit: number) {
       try {
         text = utf8.decode(bytes)
       } catch {
-        throw new ValidationError('The request body is not valid UTF-8')
+        throw new UnreadableBodyError('The request body is not valid UTF-8')
       }
       let body: unknown
       try {
         body = JSON.parse(text)
       } catch (error) {
-        throw new ValidationError(`The request body is not valid JSON: ${(error as Error).message}`)
+        throw new UnreadableBodyError(`The request body is not valid JSON: ${(error as Error).message}`)
       }
       checkParsedBody(body)
       return body

@@ -30,10 +30,27 @@ function validationDetails(error: ElysiaValidationError): ErrorDetail[] {
   return details
 }
 
+/**
+ * An API with error bodies of its own (OFREP): for the requests it claims, it renders the same
+ * errors (the one hierarchy, chosen here) in its own shape, statuses unchanged.
+ */
+export interface ErrorDialect {
+  claims(request: Request): boolean
+  render(error: AppError, request: Request): Response
+  /** A 500's body, with the id the log has it under. */
+  internal(id: string, request: Request): Response
+}
+
 const where: Record<string, string> = { body: 'request body', query: 'query string', params: 'path', headers: 'headers', cookie: 'cookies' }
 
 /** Maps anything thrown while answering a request to the error body; 5xx details go to the log only. */
-export function toAppErrorResponse(code: unknown, error: unknown, request: Request, log: Logger, unknownRoute?: UnknownRoute): Response {
+export function toAppErrorResponse(code: unknown, error: unknown, request: Request, log: Logger, unknownRoute?: UnknownRoute, dialects: readonly ErrorDialect[] = []): Response {
+  const dialect = dialects.find((candidate) => candidate.claims(request))
+  const render = dialect ? (appError: AppError) => dialect.render(appError, request) : (appError: AppError) => errorResponse(appError)
+  return toResponse(code, error, request, log, unknownRoute, render, dialect)
+}
+
+function toResponse(code: unknown, error: unknown, request: Request, log: Logger, unknownRoute: UnknownRoute | undefined, errorResponse: (error: AppError) => Response, dialect: ErrorDialect | undefined): Response {
   if (error instanceof AppError) return errorResponse(error)
   if (code === 'PARSE') {
     const cause = (error as { cause?: unknown }).cause
@@ -41,7 +58,7 @@ export function toAppErrorResponse(code: unknown, error: unknown, request: Reque
     return errorResponse(new ValidationError('The request body could not be read as JSON'))
   }
   if (error instanceof ElysiaValidationError) {
-    if (error.type === 'response') return internalError(error, request, log)
+    if (error.type === 'response') return internalError(error, request, log, dialect)
     if (error.type === 'body' && sentUnsupportedBody(request)) {
       const type = request.headers.get('content-type')
       return errorResponse(
@@ -70,10 +87,10 @@ export function toAppErrorResponse(code: unknown, error: unknown, request: Reque
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return errorResponse(new ValidationError((error as Error).message || 'Bad request'))
   }
-  return internalError(error, request, log)
+  return internalError(error, request, log, dialect)
 }
 
-function internalError(error: unknown, request: Request, log: Logger): Response {
+function internalError(error: unknown, request: Request, log: Logger, dialect: ErrorDialect | undefined): Response {
   const id = crypto.randomUUID()
   log.error('internal error', {
     errorId: id,
@@ -82,6 +99,7 @@ function internalError(error: unknown, request: Request, log: Logger): Response 
     path: new URL(request.url).pathname,
     error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error),
   })
+  if (dialect) return dialect.internal(id, request)
   return new Response(JSON.stringify({ id, name: 'InternalError', message: `Something went wrong on our side; quote error id ${id}` }), {
     status: 500,
     headers: { 'content-type': 'application/json' },
@@ -91,9 +109,9 @@ function internalError(error: unknown, request: Request, log: Logger): Response 
 /** What to answer instead of 404 for a path no route matched (http/auth.ts: 401 under /api without a token). */
 export type UnknownRoute = (request: Request, path: string) => AppError | undefined
 
-export function errorHandling(log: Logger, unknownRoute?: UnknownRoute) {
+export function errorHandling(log: Logger, unknownRoute?: UnknownRoute, dialects: readonly ErrorDialect[] = []) {
   return new Elysia({ name: 'error-handling' }).onError({ as: 'global' }, ({ code, error, request }) => {
-    const response = toAppErrorResponse(code, error, request, log, unknownRoute)
+    const response = toAppErrorResponse(code, error, request, log, unknownRoute, dialects)
     noteStatus(request, response.status)
     return response
   })

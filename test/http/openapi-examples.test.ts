@@ -56,6 +56,8 @@ const FALLBACKS: Record<string, string> = {
   '/api/admin/feature-types/{id}': 'release',
   // Registered by an SDK (PREPARE below), under the name of the register example.
   '/api/admin/metrics/applications/{appName}': 'checkout-service',
+  // Made by PREPARE below (the bulk evaluation before it in the path makes nothing).
+  '/ofrep/v1/evaluate/flags/{key}': 'checkout',
 }
 /** Parameters created through another path when the path they appear in has no POST before them. */
 const CREATED_AS: Record<string, string> = {
@@ -83,6 +85,9 @@ const PREPARE: Record<string, (world: World, body: any) => Promise<void>> = {
   getApplication: async (world) => void (await world.send(byId('registerClientApplication'))),
   // The user the sign-in example names, with its password.
   login: async (world, body) => void (await world.call('POST', '/api/admin/user-admin', { username: body.username, rootRole: 'Viewer', password: body.password })),
+  ofrepEvaluateFlag: async (world) => {
+    if (!world.api.services.store.reader.get('flags', 'checkout')) await world.call('POST', '/api/admin/projects/default/features', { name: 'checkout' })
+  },
 }
 
 class World {
@@ -121,6 +126,7 @@ class World {
           await this.fill(other)
           value = this.values.get(name) ?? FALLBACKS[other]
         }
+        value ??= FALLBACKS[upTo]
         if (value === undefined) {
           throw new Error(`no way to make {${name}} of ${template}: no POST ${prefix} with an example body, nothing named ${name} before it, and no entry in FALLBACKS or CREATED_AS`)
         }
@@ -153,7 +159,8 @@ class World {
       }
     }
     await PREPARE[operation.op.operationId]?.(this, body)
-    const tokenType = operation.op['x-token-type']
+    // 'frontend or client' (OFREP): the first of them.
+    const tokenType = operation.op['x-token-type']?.split(' or ')[0]
     const token = tokenType ? await this.tokenFor(tokenType) : ADMIN_SECRET
     const response = await this.api.request<any>(operation.method.toUpperCase(), path, { body, token })
     return { response, body, path }

@@ -10,6 +10,9 @@
  * gives the same answers at about ten times the cost per flag (bench/frontend-eval.ts), and the
  * tests compare the two on many contexts (test/features/frontend-evaluation.test.ts). Strategy types
  * the SDK does not know (those users define) never enable a flag, as in the SDK.
+ *
+ * OFREP (features/ofrep) reads the same compiled scope: the same closures decide, only the text made
+ * of the outcome differs (`ofrep`), with the reason the outcome came about (OfrepReason below).
  */
 import { hostname } from 'node:os'
 import type { Store } from '../../storage/store'
@@ -17,6 +20,7 @@ import type { FlagRecord, StrategyRecord, StrategyVariantRecord, VariantRecord }
 import type { SegmentRecord } from '../segments/segments.records'
 import type { SdkScope } from '../tokens/auth'
 import { allOf, compileConstraint, ipv4Matcher, resolver, type EvalContext, type Predicate } from './constraints'
+import { OfrepReason, REASON_JSON, ofrepMembers, payloadValue, strategyRank, type Rank } from './ofrep-entry'
 import { rolloutBucket, variantBucket } from './rollout'
 
 export type { EvalContext }
@@ -25,6 +29,10 @@ export type { EvalContext }
 interface Chosen {
   name: string
   json: string
+  /** The flag's whole OFREP entry with this variant, by reason (Rank), as UTF-8. */
+  ofrep: readonly Bytes[]
+  /** How the variant was chosen; -1 when none was (the strategy's reason stands). */
+  rank: Rank | -1
 }
 
 /** The variant of a flag that is on with none (contract §2). */
@@ -32,10 +40,17 @@ const NO_VARIANT = '{"name":"disabled","enabled":false,"feature_enabled":true,"f
 
 /** What a flag's strategies decide: off, on without a strategy variant, or on with one. */
 const OFF = null
-const ON: Chosen = { name: '', json: '' }
+const ON: Chosen = { name: '', json: '', ofrep: [], rank: -1 }
 type Outcome = Chosen | typeof OFF
 
 type VariantPicker = (context: EvalContext) => Chosen | null
+
+interface CompiledStrategy {
+  applies: Predicate
+  pick: VariantPicker | null
+  /** Why the flag is on when this strategy applies (before any variant). */
+  rank: Rank
+}
 
 interface CompiledFlag {
   name: string
@@ -43,17 +58,33 @@ interface CompiledFlag {
   hasParents: boolean
   /** Whether the parents are satisfied; null for a flag without parents. */
   parents: Predicate | null
-  strategies: { applies: Predicate; pick: VariantPicker | null }[]
+  strategies: CompiledStrategy[]
   pick: VariantPicker | null
   /** The answer when the flag is on with no variant. */
   none: Chosen
+  /** The OFREP entry when off in the environment, and when on there but not for the context. */
+  ofrep: { disabled: Bytes; fallback: Bytes }
 }
 
-export interface CompiledScope {
+/** What the frontend API asks of an engine (the SDK's own engine gives the same, test/sdk-reference.ts). */
+export interface FrontendEvaluator {
   /** The answer's JSON text for `context`: `{"toggles":[…]}`, flags by name. */
   evaluate(context: EvalContext): string
   /** How many flags each evaluation looks at: those on in the environment (an off flag is never listed). */
   readonly candidates: number
+}
+
+export interface CompiledScope extends FrontendEvaluator {
+  /** OFREP's entry (`{"key":…}`, UTF-8) for one flag of the scope, or undefined when the scope has no such flag. */
+  ofrepFlag(name: string, context: EvalContext): Bytes | undefined
+  /** OFREP's bulk answer (`{"flags":[…]}`, UTF-8): every flag of the scope, on or off, by name. */
+  ofrepFlags(context: EvalContext): Bytes
+  /**
+   * This compiled scope among all compiled in this process (a new one for each change of what the
+   * scope serves), followed by where `now` stands among the times its DATE constraints compare with:
+   * with the same context, evaluations with the same stamp answer alike (but for random stickiness).
+   */
+  stamp(now: number): string
 }
 
 const randomSeed = () => String(Math.round(Math.random() * 100000))
@@ -62,18 +93,45 @@ const splitList = (text: string) => text.split(/\s*,\s*/)
 /** The applicationHostname strategy compares with this host's name, as the SDK in this process would. */
 const HOSTNAME = (process.env.HOSTNAME || hostname() || 'undefined').toLowerCase()
 
-/** The flag's entry in the answer around a variant's JSON. */
-type Entry = (variantJson: string) => string
+/**
+ * The flag's entries: the frontend API's around a variant's JSON; OFREP's around its `value` and
+ * `variant` members, for each reason. A flag without variants is a boolean in OFREP; one with
+ * variants answers its variant's payload, and leaves the value to the application's default when
+ * no variant is chosen or it is off.
+ */
+interface Entry {
+  frontend: (variantJson: string) => string
+  ofrep: (members: string) => Bytes[]
+  ofrepWith: (members: string, reason: 'DISABLED' | 'DEFAULT') => Bytes
+}
+
+/**
+ * OFREP's entries are kept as UTF-8 and an answer is copied together from them into one buffer: a
+ * bulk answer lists every flag (1,000 entries, 100 KB), and as text it cost a join, a copy for the
+ * encoding and twice the garbage per request (measured against the frontend API's text: docs/ofrep.md).
+ */
+export type Bytes = Uint8Array<ArrayBuffer>
+const encoder = new TextEncoder()
+const utf8 = (text: string) => encoder.encode(text) as Bytes
+const OPEN = utf8('{"flags":[')
+const CLOSE = utf8(']}')
+const COMMA = 44
 
 function entryOf(flag: FlagRecord): Entry {
   const head = `{"name":${JSON.stringify(flag.name)},"enabled":true,"variant":`
   const tail = `,"impressionData":${flag.impressionData}}`
-  return (variantJson) => head + variantJson + tail
+  const ofrepHead = `{"key":${JSON.stringify(flag.name)}`
+  const ofrepTail = `,"metadata":{"project":${JSON.stringify(flag.project)}}}`
+  return {
+    frontend: (variantJson) => head + variantJson + tail,
+    ofrep: (members) => REASON_JSON.map((reason) => utf8(ofrepHead + members + reason + ofrepTail)),
+    ofrepWith: (members, reason) => utf8(`${ofrepHead}${members},"reason":"${reason}"${ofrepTail}`),
+  }
 }
 
-function chosen(variant: StrategyVariantRecord | VariantRecord, entry: Entry): Chosen {
+function chosen(variant: StrategyVariantRecord | VariantRecord, entry: Entry, rank: Rank): Chosen {
   const json = JSON.stringify({ name: variant.name, enabled: true, ...(variant.payload ? { payload: variant.payload } : {}), feature_enabled: true, featureEnabled: true })
-  return { name: variant.name, json: entry(json) }
+  return { name: variant.name, json: entry.frontend(json), ofrep: entry.ofrep(ofrepMembers(payloadValue(variant.payload), variant.name)), rank }
 }
 
 /** The SDK's getSeed: a named field's value, or for `default` the first of userId, sessionId, remoteAddress; else random. */
@@ -90,7 +148,10 @@ function variantPicker(groupId: string | undefined, stickiness: string | undefin
   if (variants.length === 0) return null
   const total = variants.reduce((sum, variant) => sum + variant.weight, 0)
   if (total <= 0) return () => null
-  const answers = variants.map((variant) => chosen(variant, entry))
+  // A weighted choice is a split when more than one variant can come out of it.
+  const split = variants.filter((variant) => variant.weight > 0).length > 1
+  const answers = variants.map((variant) => chosen(variant, entry, split ? OfrepReason.SPLIT : OfrepReason.STATIC))
+  const overridden = variants.map((variant) => chosen(variant, entry, OfrepReason.TARGETING_MATCH))
   // Copied: the compiled scope must not read the stored records after compiling.
   const weights = variants.map((variant) => variant.weight)
   const overrides = variants.flatMap((variant, index) =>
@@ -102,7 +163,7 @@ function variantPicker(groupId: string | undefined, stickiness: string | undefin
     for (let index = 0; index < overrides.length; index++) {
       const override = overrides[index]
       const value = override.value(context)
-      if (value !== undefined && override.values.has(value)) return answers[override.index]
+      if (value !== undefined && override.values.has(value)) return overridden[override.index]
     }
     const target = bucket(seed(context))
     let counter = 0
@@ -169,46 +230,62 @@ function strategyTest(strategy: StrategyRecord): Predicate | null {
   }
 }
 
-function compileFlag(flag: FlagRecord, environment: string, segments: Record<string, SegmentRecord>): CompiledFlag {
+function compileFlag(flag: FlagRecord, environment: string, segments: Record<string, SegmentRecord>, dates: number[]): CompiledFlag {
   const entry = entryOf(flag)
   const state = Object.hasOwn(flag.environments, environment) ? flag.environments[environment] : undefined
-  const strategies: CompiledFlag['strategies'] = []
+  const strategies: CompiledStrategy[] = []
+  const parentRank = flag.dependencies.length > 0 ? OfrepReason.TARGETING_MATCH : OfrepReason.STATIC
+  const noteDates = (constraint: { operator: string; value?: string }) => {
+    if (constraint.operator === 'DATE_AFTER' || constraint.operator === 'DATE_BEFORE') dates.push(new Date(constraint.value as string).getTime())
+  }
+  let hasVariants = (state?.variants ?? []).length > 0
   for (const strategy of [...(state?.strategies ?? [])].filter((s) => !s.disabled).sort((a, b) => a.sortOrder - b.sortOrder)) {
     const test = strategyTest(strategy)
     if (!test) continue
     const checks = strategy.constraints.map(compileConstraint)
+    strategy.constraints.forEach(noteDates)
     for (const id of strategy.segments) {
       const segment = Object.hasOwn(segments, String(id)) ? segments[String(id)] : undefined
       checks.push(...(segment ? segment.constraints.map(compileConstraint) : [compileConstraint(undefined)]))
+      segment?.constraints.forEach(noteDates)
     }
     const all = allOf([...checks, test])
     const variants = strategy.variants
+    hasVariants ||= variants.length > 0
     const pick = variants.length > 0 ? variantPicker(strategy.parameters.groupId, variants[0].stickiness || strategy.parameters.stickiness, variants, entry) : null
-    strategies.push({ applies: all, pick })
+    const targeted = checks.length > 0 ? OfrepReason.TARGETING_MATCH : OfrepReason.STATIC
+    strategies.push({ applies: all, pick, rank: Math.max(strategyRank(strategy), targeted, parentRank) as Rank })
   }
   const flagVariants = state?.variants ?? []
+  const offMembers = hasVariants ? ofrepMembers(undefined, 'disabled') : ofrepMembers(false, 'off')
   return {
     name: flag.name,
     enabled: state?.enabled ?? false,
     hasParents: flag.dependencies.length > 0,
     parents: null,
     // A flag with no strategy at all is on for everyone; one whose strategies are all unknown types is not.
-    strategies: (state?.strategies ?? []).some((s) => !s.disabled) ? strategies : [{ applies: () => true, pick: null }],
+    strategies: (state?.strategies ?? []).some((s) => !s.disabled) ? strategies : [{ applies: () => true, pick: null, rank: parentRank }],
     pick: variantPicker(flag.name, flagVariants[0]?.stickiness, flagVariants, entry),
-    none: { name: 'disabled', json: entry(NO_VARIANT) },
+    none: { name: 'disabled', json: entry.frontend(NO_VARIANT), ofrep: entry.ofrep(hasVariants ? ofrepMembers(undefined, 'disabled') : ofrepMembers(true, 'on')), rank: -1 },
+    ofrep: { disabled: entry.ofrepWith(offMembers, 'DISABLED'), fallback: entry.ofrepWith(offMembers, 'DEFAULT') },
   }
 }
 
-/** The SDK's isFeatureEnabled. */
-function decide(flag: CompiledFlag, context: EvalContext): Outcome {
-  if ((flag.parents !== null && !flag.parents(context)) || !flag.enabled) return OFF
+/** The SDK's isFeatureEnabled, to the strategy that enables the flag: null when the flag is off. */
+function applying(flag: CompiledFlag, context: EvalContext): CompiledStrategy | null {
+  if ((flag.parents !== null && !flag.parents(context)) || !flag.enabled) return null
   const strategies = flag.strategies
   for (let index = 0; index < strategies.length; index++) {
-    const strategy = strategies[index]
-    if (!strategy.applies(context)) continue
-    return strategy.pick ? (strategy.pick(context) ?? ON) : ON
+    if (strategies[index].applies(context)) return strategies[index]
   }
-  return OFF
+  return null
+}
+
+/** The SDK's isFeatureEnabled, with the strategy's variant when it has them. */
+function decide(flag: CompiledFlag, context: EvalContext): Outcome {
+  const strategy = applying(flag, context)
+  if (strategy === null) return OFF
+  return strategy.pick ? (strategy.pick(context) ?? ON) : ON
 }
 
 /** The SDK's resolveVariant: OFF, or the variant (`none` when there is none). */
@@ -219,6 +296,19 @@ function resolve(flag: CompiledFlag, context: EvalContext): Outcome {
   return flag.pick?.(context) ?? flag.none
 }
 
+/** The flag's OFREP entry: resolve() with the reason kept. */
+function ofrepEntry(flag: CompiledFlag, context: EvalContext): Bytes {
+  if (!flag.enabled) return flag.ofrep.disabled
+  const strategy = applying(flag, context)
+  if (strategy === null) return flag.ofrep.fallback
+  const variant = (strategy.pick !== null ? strategy.pick(context) : null) ?? (flag.pick !== null ? flag.pick(context) : null) ?? flag.none
+  return variant.ofrep[variant.rank > strategy.rank ? variant.rank : strategy.rank]
+}
+
+/** Tells compiled scopes apart across restarts too: an ETag made from a stamp never outlives the process. */
+const PROCESS = Bun.hash(`${process.pid}:${Date.now()}:${Math.random()}`).toString(36)
+let compiledScopes = 0
+
 /** Which flags a scope holds: the token's projects (`*` for all) in its one environment. */
 export function inProjects(scope: SdkScope, project: string): boolean {
   return scope.projects.includes('*') || scope.projects.includes(project)
@@ -227,11 +317,15 @@ export function inProjects(scope: SdkScope, project: string): boolean {
 export function compileScope(state: Pick<Store['state'], 'flags' | 'segments'>, scope: SdkScope): CompiledScope {
   const flags = new Map<string, CompiledFlag>()
   const records: FlagRecord[] = []
+  const dates: number[] = []
   for (const flag of Object.values(state.flags)) {
     if (flag.archived || !inProjects(scope, flag.project)) continue
-    flags.set(flag.name, compileFlag(flag, scope.environment, state.segments))
+    flags.set(flag.name, compileFlag(flag, scope.environment, state.segments, dates))
     records.push(flag)
   }
+  const id = `${PROCESS}.${(++compiledScopes).toString(36)}`
+  // Every DATE constraint's outcome is decided by which of these `now` is past, and equal to.
+  const times = [...new Set(dates.filter((time) => !Number.isNaN(time)))].sort((a, b) => a - b)
   // The SDK's isParentDependencySatisfied, once every flag of the scope is compiled.
   for (const record of records) {
     if (record.dependencies.length === 0) continue
@@ -251,9 +345,39 @@ export function compileScope(state: Pick<Store['state'], 'flags' | 'segments'>, 
     })
     flags.get(record.name)!.parents = allOf(checks)
   }
-  const listed = [...flags.values()].filter((flag) => flag.enabled).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  const all = [...flags.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  const listed = all.filter((flag) => flag.enabled)
   return {
     candidates: listed.length,
+    ofrepFlag(name, context) {
+      const flag = flags.get(name)
+      return flag === undefined ? undefined : ofrepEntry(flag, context)
+    },
+    ofrepFlags(context) {
+      const entries = new Array<Bytes>(all.length)
+      let size = OPEN.length + CLOSE.length + Math.max(0, all.length - 1)
+      for (let index = 0; index < all.length; index++) size += (entries[index] = ofrepEntry(all[index], context)).length
+      const answer = new Uint8Array(size)
+      answer.set(OPEN, 0)
+      let at = OPEN.length
+      for (let index = 0; index < entries.length; index++) {
+        if (index > 0) answer[at++] = COMMA
+        answer.set(entries[index], at)
+        at += entries[index].length
+      }
+      answer.set(CLOSE, at)
+      return answer
+    },
+    stamp(now) {
+      if (times.length === 0) return id
+      let past = 0
+      let reached = 0
+      for (const time of times) {
+        if (time < now) past++
+        if (time <= now) reached++
+      }
+      return `${id}.${past}.${reached}`
+    },
     evaluate(context) {
       // Built with += (a rope, flattened once by the hash): measured cheaper than collecting and joining.
       let json = '{"toggles":['

@@ -28,6 +28,11 @@ export class FrontendService {
     return this.scopes.stats
   }
 
+  /** The compiled flags of `scope` (OFREP reads them too: one evaluator for both protocols). */
+  compiled(scope: SdkScope): CompiledScope {
+    return this.scopes.get(keyOf(scope), scope)
+  }
+
   /** The enabled flags of `scope` for `context`, as JSON text, with an ETag made from that text. */
   evaluate(scope: SdkScope, context: EvalContext): FrontendAnswer {
     const json = this.scopes.get(keyOf(scope), scope).evaluate(context)

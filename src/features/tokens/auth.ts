@@ -34,9 +34,13 @@ export type RouteAuth =
   | { permission: Permission; outOfScope: OutOfScopeAnswer }
   /** A write whose project is the body's `project` (the import): checked against the token's projects like a path's. */
   | { permission: Permission; projectInBody: true }
-  | { tokenType: SdkTokenType }
+  | { tokenType: SdkTokenType | readonly SdkTokenType[]; apiKeyHeader?: true }
 
-/** The SDK APIs' token types: a route declaring one takes tokens of that type only (sdk-api-contract §5). */
+/**
+ * The SDK APIs' token types: a route declaring one (or several) takes tokens of that type only
+ * (sdk-api-contract §5). `apiKeyHeader`: the token may also come as `X-API-Key` (OFREP's header),
+ * read when there is no Authorization header.
+ */
 export type SdkTokenType = Exclude<TokenType, 'admin'>
 
 /** What an SDK route knows of its token: its scope is the token's projects and its one environment. */
@@ -54,12 +58,16 @@ export interface Authenticated {
   environment: string
 }
 
-/** Finds the caller of a request, or throws 401 (no or bad credentials) or 403 (a cross-site write with a session). */
-export type Authenticate = (request: Request) => Authenticated
+/**
+ * Finds the caller of a request, or throws 401 (no or bad credentials) or 403 (a cross-site write
+ * with a session). `apiKeyHeader`: the route also takes the token as `X-API-Key` (OFREP's header).
+ */
+export type Authenticate = (request: Request, options?: { apiKeyHeader?: boolean }) => Authenticated
 
-/** Token authentication alone: the `Authorization` header. */
+/** Token authentication alone: the `Authorization` header (or `X-API-Key` where the route takes it). */
 export function byToken(tokens: Pick<TokensService, 'authenticate'>): Authenticate {
-  return (request) => tokens.authenticate(request.headers.get('authorization'))
+  return (request, options) =>
+    tokens.authenticate(request.headers.get('authorization') ?? (options?.apiKeyHeader ? request.headers.get('x-api-key') : null))
 }
 
 /**
@@ -91,7 +99,8 @@ export function authorization(authenticate: Authenticate, projectOfFlag: (name: 
 
   return new Elysia({ name: 'authorization' }).macro({
     auth(declared: RouteAuth) {
-      const sdkType = typeof declared === 'object' && 'tokenType' in declared ? declared.tokenType : undefined
+      const sdkTypes = typeof declared === 'object' && 'tokenType' in declared ? ([] as SdkTokenType[]).concat(declared.tokenType) : undefined
+      const apiKeyHeader = typeof declared === 'object' && 'apiKeyHeader' in declared && declared.apiKeyHeader === true
       const { permission, outOfScope: emptyAnswer } =
         typeof declared === 'string'
           ? { permission: declared, outOfScope: undefined }
@@ -101,12 +110,12 @@ export function authorization(authenticate: Authenticate, projectOfFlag: (name: 
       const projectInBody = typeof declared === 'object' && 'projectInBody' in declared
       return {
         // Read by http/openapi.ts, which adds the permission (or the SDK token type) to the operation's description.
-        detail: { security: [{ apiKey: [] }], ...(sdkType ? { 'x-token-type': sdkType } : { 'x-permission': permission }) } as { security: { apiKey: string[] }[] },
+        detail: { security: [{ apiKey: [] }], ...(sdkTypes ? { 'x-token-type': sdkTypes.join(' or ') } : { 'x-permission': permission }) } as { security: { apiKey: string[] }[] },
         transform({ request, params, body }) {
-          const { caller, type, environment } = authenticate(request)
-          if (sdkType !== undefined) {
+          const { caller, type, environment } = authenticate(request, { apiKeyHeader })
+          if (sdkTypes !== undefined) {
             // An SDK route: the token's type is the whole permission, its projects and environment the scope.
-            if (type !== sdkType) throw new NoAccessError(`This route is for ${sdkType} tokens; the token "${caller.tokenName}" is a ${type} token`, 'NONE')
+            if (!(sdkTypes as string[]).includes(type)) throw new NoAccessError(`This route is for ${sdkTypes.join(' or ')} tokens; the token "${caller.tokenName}" is a ${type} token`, 'NONE')
             callers.set(request, caller)
             sdkScopes.set(request, { projects: caller.projects, environment })
             noteTokenName(request, caller.tokenName)

@@ -35,8 +35,9 @@ export function fromOwnOrigin(request: Request): boolean {
 
 export function requestAuthenticator(tokens: Pick<TokensService, 'authenticate'>, sessions: Pick<SessionsService, 'authenticate'>): Authenticate {
   const token = byToken(tokens)
-  return (request) => {
-    if (request.headers.get('authorization')?.trim()) return token(request)
+  return (request, options) => {
+    // Routes that take X-API-Key are SDK routes: a session never signs in there.
+    if (request.headers.get('authorization')?.trim() || options?.apiKeyHeader) return token(request, options)
     const caller = sessions.authenticate(request)
     // No session cookie either: the token check gives the usual 401.
     if (caller === null) return token(request)
