@@ -10,6 +10,7 @@ import { frontendCors } from './features/frontend/cors'
 import { bodyHandling } from './http/body'
 import { ServiceStarting, StoreFailedError } from './errors'
 import { errorHandling } from './http/errors'
+import { AllowedMethods, dotSegmentGuard } from './http/routing'
 import { errors } from './http/schemas'
 import { OPENAPI_PATH, openApiDocument } from './http/openapi'
 import { ELYSIA_CONFIG } from './http/plugins'
@@ -33,9 +34,12 @@ export function createApp(
   const auth = authorization(services.tokens, (name) => services.store.reader.get('flags', name)?.project)
   const metrics = new Metrics(services.store)
   const basePath = config.basePath ?? ''
+  // Read when a request first misses every route, by then from the whole app (made below).
+  const allowed = new AllowedMethods((): readonly { method: string; path: string }[] => root.routes)
   const app = new Elysia(ELYSIA_CONFIG)
     .use(requestLogging(log, metrics, clientAddress(server.socketAddress, config.trustProxy ?? false)))
-    .use(errorHandling(log, unknownApiPath(services.tokens, basePath)))
+    .use(errorHandling(log, unknownApiPath(services.tokens, basePath), allowed))
+    .use(dotSegmentGuard(basePath))
     .use(frontendCors(config.frontendCorsOrigins ?? ['*'], basePath))
     .use(swaggerUi('Feature flag admin API', basePath))
     .use(bodyHandling(config.bodyLimit))
@@ -74,9 +78,10 @@ export function createApp(
   // Behind a reverse proxy everything is under BASE_URI_PATH: one prefix over every route, so routes,
   // the request log's and the metrics' route labels and the unknown-path answers all see the path
   // the client sent. `/` (the prefix itself) leads to the API's documentation.
-  return new Elysia({ ...ELYSIA_CONFIG, prefix: basePath })
+  const root = new Elysia({ ...ELYSIA_CONFIG, prefix: basePath })
     .use(app)
     .get('/', () => new Response(null, { status: 302, headers: { location: `${basePath}/swagger` } }), { detail: { hide: true } })
+  return root
 }
 
 export type App = ReturnType<typeof createApp>

@@ -26,6 +26,11 @@ export abstract class AppError extends Error {
   extra(): Record<string, unknown> {
     return {}
   }
+
+  /** Response headers the error needs besides content-type. */
+  headers(): Record<string, string> {
+    return {}
+  }
 }
 
 export class ValidationError extends AppError {
@@ -62,6 +67,23 @@ export class NoAccessError extends AppError {
 export class NotFoundError extends AppError {
   readonly status = 404
   readonly errorName = 'NotFoundError'
+}
+
+/** A known path, asked with a method it does not take; `allowed` are those it takes (the Allow header). */
+export class MethodNotAllowed extends AppError {
+  readonly status = 405
+  readonly errorName = 'MethodNotAllowed'
+
+  constructor(
+    message: string,
+    readonly allowed: readonly string[],
+  ) {
+    super(message)
+  }
+
+  override headers() {
+    return { allow: this.allowed.join(', ') }
+  }
 }
 
 export class NameExistsError extends AppError {

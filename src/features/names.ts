@@ -7,7 +7,8 @@ export const NAME_MAX_LENGTH = 100
 export function nameProblem(name: string, what: string): string | null {
   if (name.length === 0) return `A ${what} name must not be empty`
   if (name.length > NAME_MAX_LENGTH) return `A ${what} name must be at most ${NAME_MAX_LENGTH} characters long`
-  if (name === '.' || name === '..') return `A ${what} name must not be "." or ".."`
+  const dots = dotSegmentProblem(name, `A ${what} name`)
+  if (dots) return dots
   // isWellFormed first: encodeURIComponent throws on a lone surrogate.
   if (!name.isWellFormed() || encodeURIComponent(name) !== name) {
     return `A ${what} name must be URL-friendly: letters, digits and - _ . ! ~ * ' ( ) only, got ${JSON.stringify(name)}`
@@ -18,4 +19,16 @@ export function nameProblem(name: string, what: string): string | null {
 export function assertValidName(name: string, what: string, path = '/name'): void {
   const problem = nameProblem(name, what)
   if (problem) throw ValidationError.at(path, problem)
+}
+
+/**
+ * `.` and `..` cannot name anything in a URL path: clients (browsers, fetch, curl) and Bun itself
+ * resolve such a segment, even percent-encoded (%2E%2E), before the router sees the path, so
+ * `/api/admin/context/plan/legal-values/..` arrives as `/api/admin/context/plan/`. Every value that
+ * becomes a path segment of a route is refused when it is one of them (docs/paths.md).
+ * Returns the problem, or null.
+ */
+export function dotSegmentProblem(value: string, what: string): string | null {
+  if (value !== '.' && value !== '..') return null
+  return `${what} must not be "." or "..": a URL path cannot name it (such a segment is removed from the path before the request arrives)`
 }

@@ -5,6 +5,7 @@ import { AppError, ContentTypeError, NotFoundError, ValidationError, type ErrorD
 import type { Logger } from '../log'
 import { sentUnsupportedBody } from './body'
 import { noteStatus, requestIdOf } from './request-log'
+import type { AllowedMethods } from './routing'
 
 export function errorResponse(error: AppError, id: string = crypto.randomUUID()): Response {
   const body = {
@@ -16,7 +17,7 @@ export function errorResponse(error: AppError, id: string = crypto.randomUUID())
   }
   return new Response(JSON.stringify(body), {
     status: error.status,
-    headers: { 'content-type': 'application/json' },
+    headers: { ...error.headers(), 'content-type': 'application/json' },
   })
 }
 
@@ -33,7 +34,7 @@ function validationDetails(error: ElysiaValidationError): ErrorDetail[] {
 const where: Record<string, string> = { body: 'request body', query: 'query string', params: 'path', headers: 'headers', cookie: 'cookies' }
 
 /** Maps anything thrown while answering a request to the error body; 5xx details go to the log only. */
-export function toAppErrorResponse(code: unknown, error: unknown, request: Request, log: Logger, unknownRoute?: UnknownRoute): Response {
+export function toAppErrorResponse(code: unknown, error: unknown, request: Request, log: Logger, unknownRoute?: UnknownRoute, allowed?: AllowedMethods): Response {
   if (error instanceof AppError) return errorResponse(error)
   if (code === 'PARSE') {
     const cause = (error as { cause?: unknown }).cause
@@ -64,7 +65,7 @@ export function toAppErrorResponse(code: unknown, error: unknown, request: Reque
   }
   if (code === 'NOT_FOUND') {
     const path = new URL(request.url).pathname
-    return errorResponse(unknownRoute?.(request, path) ?? new NotFoundError(`No route for ${request.method} ${path}`))
+    return errorResponse(unknownRoute?.(request, path) ?? allowed?.notAllowed(request.method, path) ?? new NotFoundError(`No route for ${request.method} ${path}`))
   }
   const status = (error as { status?: unknown }).status
   if (typeof status === 'number' && status >= 400 && status < 500) {
@@ -91,9 +92,10 @@ function internalError(error: unknown, request: Request, log: Logger): Response 
 /** What to answer instead of 404 for a path no route matched (http/auth.ts: 401 under /api without a token). */
 export type UnknownRoute = (request: Request, path: string) => AppError | undefined
 
-export function errorHandling(log: Logger, unknownRoute?: UnknownRoute) {
+/** `allowed`: the methods of the known paths, so that a known path asked with another method answers 405. */
+export function errorHandling(log: Logger, unknownRoute?: UnknownRoute, allowed?: AllowedMethods) {
   return new Elysia({ name: 'error-handling' }).onError({ as: 'global' }, ({ code, error, request }) => {
-    const response = toAppErrorResponse(code, error, request, log, unknownRoute)
+    const response = toAppErrorResponse(code, error, request, log, unknownRoute, allowed)
     noteStatus(request, response.status)
     return response
   })

@@ -12,6 +12,7 @@ import type { Store } from '../../storage/store'
 import type { LastSeenSource } from '../flags/flag-view'
 import type { FlagRecord } from '../flags/flags.records'
 import { flagNotFound } from '../not-found'
+import { dotSegmentProblem } from '../names'
 import { builtInStrategy } from '../strategy-types/built-in-strategies'
 import type { SdkScope } from '../tokens/auth'
 import { callerSeesProject, type Caller } from '../tokens/permissions'
@@ -57,6 +58,12 @@ function readToggles(toggles: Record<string, unknown>): [string, UsageCounts][] 
     result.push([name, { yes: count(entry.yes, () => `${at()}/yes`), no: count(entry.no, () => `${at()}/no`), variants: variants as Record<string, number> }])
   }
   return result
+}
+
+/** An application is read at /api/admin/metrics/applications/<appName>: a name no path can hold is refused (features/names.ts). */
+function checkAppName(appName: string): void {
+  const dots = dotSegmentProblem(appName, 'An application name')
+  if (dots) throw ValidationError.at('/appName', dots)
 }
 
 function warn(msg: string, error: unknown) {
@@ -106,6 +113,7 @@ export class MetricsService implements LastSeenSource {
    * Flags unknown or outside the scope are dropped.
    */
   report(scope: SdkScope, body: MetricsBody, clientIp: string | null): void {
+    checkAppName(body.appName)
     const counts = readToggles(body.bucket?.toggles ?? {})
     const now = new Date()
     const hour = hourOf(now)
@@ -127,6 +135,7 @@ export class MetricsService implements LastSeenSource {
 
   /** Records an SDK's registration, sent from `clientIp`: its application and instance, in the token's environment. */
   register(scope: SdkScope, body: RegistrationBody, clientIp: string | null): void {
+    checkAppName(body.appName)
     const registration = { sdkVersion: body.sdkVersion ?? null, strategies: body.strategies ?? [] }
     const sighting = { appName: body.appName, instanceId: body.instanceId || DEFAULT_INSTANCE, environment: scope.environment, projects: scope.projects, clientIp, registration }
     this.registry.seen(sighting, new Date().toISOString())
@@ -258,7 +267,7 @@ export class MetricsService implements LastSeenSource {
       .instancesOf(appName)
       .sort((a, b) => b.lastSeen.localeCompare(a.lastSeen))
       .map((instance) => ({ ...instance, clientIp: instance.clientIp ?? null }))
-    return { appName, createdAt: app.createdAt, strategies, instances, seenToggles, links: { self: `/api/applications/${encodeURIComponent(appName)}` } }
+    return { appName, createdAt: app.createdAt, strategies, instances, seenToggles, links: { self: `/api/admin/metrics/applications/${encodeURIComponent(appName)}` } }
   }
 
   /** What is held in memory, for tests of the caps. */
