@@ -250,7 +250,8 @@ export class MetricsService implements LastSeenSource {
     return { applications, total: applications.length }
   }
 
-  application(appName: string, caller: Caller): Static<typeof Application> {
+  /** `basePath`: BASE_URI_PATH, which the application's link (its own route) starts with. */
+  application(appName: string, caller: Caller, basePath = ''): Static<typeof Application> {
     const app = this.registry.app(appName)
     if (!app || (!caller.projects.includes('*') && this.visibleUsage(app.usage, caller).length === 0)) {
       throw new NotFoundError(`Could not find application with appName ${appName}`)
@@ -267,7 +268,7 @@ export class MetricsService implements LastSeenSource {
       .instancesOf(appName)
       .sort((a, b) => b.lastSeen.localeCompare(a.lastSeen))
       .map((instance) => ({ ...instance, clientIp: instance.clientIp ?? null }))
-    return { appName, createdAt: app.createdAt, strategies, instances, seenToggles, links: { self: `/api/admin/metrics/applications/${encodeURIComponent(appName)}` } }
+    return { appName, createdAt: app.createdAt, strategies, instances, seenToggles, links: { self: `${basePath}/api/admin/metrics/applications/${encodeURIComponent(appName)}` } }
   }
 
   /** What is held in memory, for tests of the caps. */
