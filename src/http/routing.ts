@@ -7,6 +7,43 @@ import { MethodNotAllowed, ValidationError } from '../errors'
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
+/** Requests whose path, as the client sent it, had segments the URL parser resolved ("..", "%2E"…; see rawPathRoutes). */
+const rewritten = new WeakSet<Request>()
+
+/**
+ * Over a socket, Bun's own router matches `routes` on the request target as sent, while
+ * `request.url` is the resolved path: a route pattern per depth (`/:s0`, `/:s0/:s1`, … up to
+ * RAW_PATH_DEPTH segments) hands `handle` every request with the segments the client sent, and
+ * those whose segments are not those of `request.url` (a `.`/`..` segment in any spelling, a `\`
+ * the parser reads as `/`) are marked for dotSegmentGuard to refuse: the app never acts on a path
+ * the client did not spell. (Clients' own URL parsers resolve such segments before sending; only a
+ * raw client sends them. A target deeper than RAW_PATH_DEPTH, no route's depth, goes unchecked.)
+ */
+export const RAW_PATH_DEPTH = 24
+
+export function rawPathRoutes(handle: (request: Request) => Response | Promise<Response>) {
+  const check = (request: Request & { params?: Record<string, string> }) => {
+    if (request.params && !sameSegments(Object.values(request.params), pathOf(request.url))) rewritten.add(request)
+    return handle(request)
+  }
+  const routes: Record<string, typeof check> = {}
+  for (let depth = 1; depth <= RAW_PATH_DEPTH; depth++) routes[`/${Array.from({ length: depth }, (_, index) => `:s${index}`).join('/')}`] = check
+  return routes
+}
+
+function sameSegments(sent: string[], path: string): boolean {
+  const resolved = path.split('/').slice(1)
+  return sent.length === resolved.length && resolved.every((segment, index) => decoded(segment) === sent[index])
+}
+
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return segment
+  }
+}
+
 /**
  * A `.` or `..` segment, even sent as %2E%2E, is resolved before any of our code sees the path (by
  * the client's URL parser, and by Bun's for a raw request), so a write addressed to a value ".."
@@ -19,11 +56,15 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
  */
 export function dotSegmentGuard(basePath = '') {
   return new Elysia({ name: 'dot-segment-guard' }).onRequest(({ request }) => {
+    if (rewritten.has(request)) {
+      throw new ValidationError(
+        `The path was sent with a "." or ".." segment (perhaps as %2E) or a "\\", which the URL parser resolves to ${pathOf(request.url)}: no route acts on a path other than the one sent. Names "." and ".." cannot be addressed; see the service's docs/paths.md`,
+      )
+    }
     if (SAFE_METHODS.has(request.method)) return
     const path = pathOf(request.url)
     if (path.length > 1 && path.endsWith('/') && path !== `${basePath}/`) {
-      throw ValidationError.at(
-        undefined,
+      throw new ValidationError(
         `No write is made on a path ending in "/" (${request.method} ${path}): a "." or ".." path segment, also when sent as %2E, is removed from the URL before the request arrives, so the path may name something else than was meant. Names "." and ".." cannot be addressed; see the service's docs/paths.md`,
       )
     }
