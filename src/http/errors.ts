@@ -1,9 +1,11 @@
 /** The one place where errors become HTTP responses (contract §2). */
 import { Elysia, ValidationError as ElysiaValidationError } from 'elysia'
 import { TransformDecodeCheckError, TransformDecodeError } from '@sinclair/typebox/value'
-import { AppError, ContentTypeError, NotFoundError, ValidationError, type ErrorDetail } from '../errors'
+import { AppError, ContentTypeError, NotFoundError, ValidationError } from '../errors'
 import type { Logger } from '../log'
 import { sentUnsupportedBody } from './body'
+import { detailOf, sentence, validationDetails } from './validation-messages'
+import type { ValueError } from '@sinclair/typebox/errors'
 import { noteStatus, requestIdOf } from './request-log'
 import type { AllowedMethods } from './routing'
 
@@ -19,16 +21,6 @@ export function errorResponse(error: AppError, id: string = crypto.randomUUID())
     status: error.status,
     headers: { ...error.headers(), 'content-type': 'application/json' },
   })
-}
-
-function validationDetails(error: ElysiaValidationError): ErrorDetail[] {
-  const details: ErrorDetail[] = []
-  for (const issue of error.all.slice(0, 20)) {
-    const path = 'path' in issue && typeof issue.path === 'string' ? issue.path : undefined
-    const message = 'summary' in issue && issue.summary ? String(issue.summary) : String(issue.message)
-    details.push(path ? { message, path } : { message })
-  }
-  return details
 }
 
 const where: Record<string, string> = { body: 'request body', query: 'query string', params: 'path', headers: 'headers', cookie: 'cookies' }
@@ -49,9 +41,11 @@ export function toAppErrorResponse(code: unknown, error: unknown, request: Reque
         new ContentTypeError(`Only application/json is accepted, the request ${type ? `sent ${type}` : 'sent no Content-Type'}`),
       )
     }
-    const details = validationDetails(error)
-    const first = details[0]
-    const message = `The ${where[error.type] ?? error.type} does not match the schema${first ? `: ${first.path ?? ''} ${first.message}`.trimEnd() : ''}`
+    const details = validationDetails(error.all as ValueError[])
+    const [first, ...more] = details
+    const what = where[error.type] ?? error.type
+    const problem = !first ? `The ${what} does not match the schema` : first.path === '' ? `The ${what} ${first.message}` : `The ${what} does not match the schema: ${sentence(first)}`
+    const message = `${problem}${more.length > 0 ? ` (and ${more.length} more, see details)` : ''}`
     return errorResponse(new ValidationError(message, details))
   }
   if (error instanceof TransformDecodeCheckError || error instanceof TransformDecodeError) {
@@ -59,9 +53,8 @@ export function toAppErrorResponse(code: unknown, error: unknown, request: Reque
     // Elysia rethrows TypeBox's own error, which says neither what nor where. Our parameter schemas
     // avoid such transforms (http/query.ts), so this is the net under any that remain.
     const inner = error instanceof TransformDecodeCheckError ? error.error : undefined
-    const path = error instanceof TransformDecodeError ? error.path : inner?.path
-    const message = inner?.message ?? error.message
-    return errorResponse(new ValidationError(`A request parameter does not match the schema${path ? ` at ${path}` : ''}: ${message}`, [path ? { message, path } : { message }]))
+    const detail = inner ? detailOf(inner) : { path: (error as TransformDecodeError).path, message: 'could not be read' }
+    return errorResponse(new ValidationError(`A request parameter does not match the schema: ${sentence(detail, 'the parameter')}`, [detail]))
   }
   if (code === 'NOT_FOUND') {
     const path = new URL(request.url).pathname
