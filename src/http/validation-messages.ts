@@ -66,6 +66,7 @@ function expected(schema: Schema): string {
 
 const characters = (count: number) => `${count} character${count === 1 ? '' : 's'}`
 const items = (count: number) => `${count} item${count === 1 ? '' : 's'}`
+const properties = (count: number) => `${count} propert${count === 1 ? 'y' : 'ies'}`
 
 /** The errors that say the value is of the wrong kind altogether (as opposed to breaking a limit of the right kind). */
 const KIND_ERRORS = new Set([
@@ -92,9 +93,9 @@ export function ruleBroken(error: ValueError): string {
     case ValueErrorType.ObjectAdditionalProperties:
       return 'is not a property this accepts'
     case ValueErrorType.ObjectMaxProperties:
-      return `must have at most ${schema.maxProperties} properties`
+      return `must have at most ${properties(schema.maxProperties)}`
     case ValueErrorType.ObjectMinProperties:
-      return `must have at least ${schema.minProperties} properties`
+      return `must have at least ${properties(schema.minProperties)}`
     case ValueErrorType.StringMaxLength:
       return `must be at most ${characters(schema.maxLength)} long, got ${length}`
     case ValueErrorType.StringMinLength:
