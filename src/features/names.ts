@@ -3,15 +3,21 @@ import { ValidationError } from '../errors'
 
 export const NAME_MAX_LENGTH = 100
 
+/** `word` with its indefinite article, capitalised when `capital`: "an environment", "A flag". */
+export function withArticle(word: string, capital = false): string {
+  const article = /^[aeiou]/i.test(word) ? 'an' : 'a'
+  return `${capital ? article[0].toUpperCase() + article.slice(1) : article} ${word}`
+}
+
 /** Returns a problem with `name`, or null when it is acceptable. */
 export function nameProblem(name: string, what: string): string | null {
-  if (name.length === 0) return `A ${what} name must not be empty`
-  if (name.length > NAME_MAX_LENGTH) return `A ${what} name must be at most ${NAME_MAX_LENGTH} characters long`
-  const dots = dotSegmentProblem(name, `A ${what} name`)
+  if (name.length === 0) return `${withArticle(what, true)} name must not be empty`
+  if (name.length > NAME_MAX_LENGTH) return `${withArticle(what, true)} name must be at most ${NAME_MAX_LENGTH} characters long`
+  const dots = dotSegmentProblem(name, `${withArticle(what, true)} name`)
   if (dots) return dots
   // isWellFormed first: encodeURIComponent throws on a lone surrogate.
   if (!name.isWellFormed() || encodeURIComponent(name) !== name) {
-    return `A ${what} name must be URL-friendly: letters, digits and - _ . ! ~ * ' ( ) only, got ${JSON.stringify(name)}`
+    return `${withArticle(what, true)} name must be URL-friendly: letters, digits and - _ . ! ~ * ' ( ) only, got ${JSON.stringify(name)}`
   }
   return null
 }

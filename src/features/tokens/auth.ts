@@ -15,6 +15,7 @@ import { Elysia } from 'elysia'
 import { AppError, NoAccessError } from '../../errors'
 import { noteTokenName } from '../../http/request-log'
 import { flagNotFound, projectNotFound } from '../not-found'
+import { withArticle } from '../names'
 import { callerSeesProject, roleHasPermission, type Caller, type Permission } from './permissions'
 import type { TokensService } from './tokens.service'
 import type { TokenType } from './tokens.records'
@@ -87,14 +88,14 @@ export function authorization(tokens: Pick<TokensService, 'authenticate'>, proje
           const { caller, type, environment } = tokens.authenticate(request.headers.get('authorization'))
           if (sdkType !== undefined) {
             // An SDK route: the token's type is the whole permission, its projects and environment the scope.
-            if (type !== sdkType) throw new NoAccessError(`This route is for ${sdkType} tokens; the token "${caller.tokenName}" is a ${type} token`, 'NONE')
+            if (type !== sdkType) throw new NoAccessError(`This route is for ${sdkType} tokens; the token "${caller.tokenName}" is ${withArticle(type)} token`, 'NONE')
             callers.set(request, caller)
             sdkScopes.set(request, { projects: caller.projects, environment })
             noteTokenName(request, caller.tokenName)
             return
           }
           if (type !== 'admin') {
-            throw new NoAccessError(`A ${type} token is for SDKs and cannot use the admin API`, permission)
+            throw new NoAccessError(`${withArticle(type, true)} token is for SDKs and cannot use the admin API`, permission)
           }
           if (!roleHasPermission(caller.role, permission)) {
             throw new NoAccessError(`The token "${caller.tokenName}" (role ${caller.role}) lacks the ${permission} permission`, permission)
@@ -129,9 +130,10 @@ export function authorization(tokens: Pick<TokensService, 'authenticate'>, proje
           const params = outOfScope.get(request)
           if (!params) return
           if (emptyAnswer) return emptyAnswer(params, callers.get(request)!)
-          // The same answers as flag-rules.ts and the services give for what does not exist.
-          if (params.featureName !== undefined) throw flagNotFound(params.featureName, params.projectId)
-          throw projectNotFound(params.projectId!)
+          // The same answers as flag-rules.ts and the services give for what does not exist: the
+          // path's project, else the flag (whose project is the hidden one).
+          if (params.projectId !== undefined) throw projectNotFound(params.projectId)
+          throw flagNotFound(params.featureName!)
         },
       }
     },
@@ -164,7 +166,7 @@ export function unknownApiPath(tokens: Pick<TokensService, 'authenticate'>, base
     noteTokenName(request, caller.tokenName)
     const own = SDK_API[type]
     if (own !== undefined && !under(path, basePath + own)) {
-      return new NoAccessError(`A ${type} token is for SDKs and cannot use ${path}`, 'NONE')
+      return new NoAccessError(`${withArticle(type, true)} token is for SDKs and cannot use ${path}`, 'NONE')
     }
     return undefined
   }

@@ -4,7 +4,7 @@ import type { ApiTokenRecord, TokenType } from './tokens.records'
 import { events, SYSTEM_ACTOR } from '../../domain/events'
 import type { Store } from '../../storage/store'
 import { checkLimit, RecordCount } from '../limits'
-import { nameProblem } from '../names'
+import { nameProblem, withArticle } from '../names'
 import { actorOf, type Caller } from './permissions'
 import type { Static } from '@sinclair/typebox'
 import type { CreateToken, Token } from './tokens.model'
@@ -147,7 +147,7 @@ export class TokensService {
     const environment = type === 'admin' ? '*' : (input.environment ?? 'development')
     // An SDK token's secret and scope name one environment (contract §3); "*" is the admin tokens' mark.
     if (type !== 'admin' && environment === '*') {
-      throw new ValidationError(`A ${type} token must name one existing environment, not "*"`, [{ message: 'not one environment', path: '/environment' }])
+      throw new ValidationError(`${withArticle(type, true)} token must name one existing environment, not "*"`, [{ message: 'not one environment', path: '/environment' }])
     }
     const random = randomBytes(32).toString('hex')
     const prefix =
