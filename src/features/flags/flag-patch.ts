@@ -133,8 +133,9 @@ function applyPatch(original: object, operations: readonly PatchOperation[], rul
       if (name === 'TEST_OPERATION_FAILED') {
         throw new ConflictError(`Operation ${index}: test of ${operation.path} failed; ${changed}`)
       }
-      throw new ValidationError(`Operation ${index} (${operation.op} ${operation.path}) cannot be applied: ${(error as Error).message.split('\n')[0]}`, [
-        { message: 'cannot apply', path: `/${index}` },
+      const reason = (error as Error).message.split('\n')[0]
+      throw new ValidationError(`Operation ${index} (${operation.op} ${operation.path}) cannot be applied: ${reason}`, [
+        { message: `cannot be applied: ${reason}`, path: `/${index}` },
       ])
     }
   })
