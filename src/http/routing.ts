@@ -1,6 +1,7 @@
 /**
  * What the router cannot say by itself: which methods a known path takes (405 with `Allow` instead
- * of 404), and that a write on a path ending in `/` may not be the write the client meant.
+ * of 404), and whether the path it routes is the one the client sent (docs/paths.md): a path the
+ * URL parser rewrote, or a write on a path ending in `/`, may not be what the client meant.
  */
 import { Elysia } from 'elysia'
 import { MethodNotAllowed, ValidationError } from '../errors'
@@ -23,7 +24,7 @@ export const RAW_PATH_DEPTH = 24
 
 export function rawPathRoutes(handle: (request: Request) => Response | Promise<Response>) {
   const check = (request: Request & { params?: Record<string, string> }) => {
-    if (request.params && !sameSegments(Object.values(request.params), pathOf(request.url))) rewritten.add(request)
+    if (request.params && !sameSegments(request.params, pathOf(request.url))) rewritten.add(request)
     return handle(request)
   }
   const routes: Record<string, typeof check> = {}
@@ -31,12 +32,26 @@ export function rawPathRoutes(handle: (request: Request) => Response | Promise<R
   return routes
 }
 
-function sameSegments(sent: string[], path: string): boolean {
-  const resolved = path.split('/').slice(1)
-  return sent.length === resolved.length && resolved.every((segment, index) => decoded(segment) === sent[index])
+/**
+ * Whether `sent` (the segments as the client sent them, decoded) are those of `path` (the resolved
+ * path, still encoded). Resolving only ever drops "." and ".." segments or turns a backslash into "/", so
+ * the joined segments differ from the decoded path exactly when the path was rewritten.
+ */
+function sameSegments(sent: Record<string, string>, path: string): boolean {
+  let joined = ''
+  for (const key in sent) joined += '/' + sent[key]
+  if (!path.includes('%')) return joined === path
+  try {
+    return decodeURIComponent(path) === joined
+  } catch {
+    // Not valid percent-encoding: segment by segment, each left as it is where it cannot be decoded.
+    const resolved = path.split('/').slice(1)
+    const values = Object.values(sent)
+    return values.length === resolved.length && resolved.every((segment, index) => decodedSegment(segment) === values[index])
+  }
 }
 
-function decoded(segment: string): string {
+function decodedSegment(segment: string): string {
   try {
     return decodeURIComponent(segment)
   } catch {
@@ -58,14 +73,14 @@ export function dotSegmentGuard(basePath = '') {
   return new Elysia({ name: 'dot-segment-guard' }).onRequest(({ request }) => {
     if (rewritten.has(request)) {
       throw new ValidationError(
-        `The path was sent with a "." or ".." segment (perhaps as %2E) or a "\\", which the URL parser resolves to ${pathOf(request.url)}: no route acts on a path other than the one sent. Names "." and ".." cannot be addressed; see the service's docs/paths.md`,
+        `The path was sent with a "." or ".." segment (perhaps as %2E) or a "\\", which the URL parser resolves to ${pathOf(request.url)}: no route acts on a path other than the one sent. No stored name is "." or "..", so none is meant`,
       )
     }
     if (SAFE_METHODS.has(request.method)) return
     const path = pathOf(request.url)
     if (path.length > 1 && path.endsWith('/') && path !== `${basePath}/`) {
       throw new ValidationError(
-        `No write is made on a path ending in "/" (${request.method} ${path}): a "." or ".." path segment, also when sent as %2E, is removed from the URL before the request arrives, so the path may name something else than was meant. Names "." and ".." cannot be addressed; see the service's docs/paths.md`,
+        `No write is made on a path ending in "/" (${request.method} ${path}): a "." or ".." path segment, also when sent as %2E, is removed from the URL before the request arrives, so the path may name something else than was meant (no stored name is "." or ".."); send the path without the trailing "/"`,
       )
     }
   })
