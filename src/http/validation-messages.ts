@@ -6,6 +6,7 @@
  */
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 import type { ErrorDetail } from '../errors'
+import { PATTERN_RULE } from './schemas'
 
 type Schema = Record<string, any>
 
@@ -101,7 +102,7 @@ export function ruleBroken(error: ValueError): string {
     case ValueErrorType.StringMinLength:
       return schema.minLength === 1 ? 'must not be empty' : `must be at least ${characters(schema.minLength)} long, got ${length}`
     case ValueErrorType.StringPattern:
-      return `must match the pattern ${schema.pattern}, got ${describeValue(value)}`
+      return `must be ${schema[PATTERN_RULE] ?? `a string matching the pattern ${schema.pattern}`}, got ${describeValue(value)}`
     case ValueErrorType.StringFormat:
     case ValueErrorType.StringFormatUnknown:
       return `must be ${FORMATS[schema.format] ?? `in the format ${schema.format}`}, got ${describeValue(value)}`

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { validationDetails } from '../../src/http/validation-messages'
+import { PATTERN_RULE } from '../../src/http/schemas'
 import { ADMIN_SECRET, errorOf, expectOk, makeApi, openApiSpec, type Api } from '../helpers'
 
 type Schema = Record<string, any>
@@ -63,6 +64,8 @@ function resolve(schema: Schema | undefined): Schema {
   return current
 }
 
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+
 const pointer = (path: string[]) => path.map((key) => `/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('')
 
 interface Violation {
@@ -96,7 +99,7 @@ function violations(schema: Schema, path: string[], value: unknown): Violation[]
       found.push({ at, rule: /must be a string|must be .*(date|UUID)/, value: 12345, what: 'type string' })
       if (own.maxLength !== undefined) found.push({ at, rule: new RegExp(`must be at most ${own.maxLength} characters? long`), value: 'x'.repeat(own.maxLength + 1), what: 'maxLength' })
       if (own.minLength !== undefined && own.minLength > 0) found.push({ at, rule: own.minLength === 1 ? /must not be empty/ : new RegExp(`at least ${own.minLength} characters`), value: '', what: 'minLength' })
-      if (own.pattern !== undefined) found.push({ at, rule: /must match the pattern/, value: '\u0000 !', what: 'pattern' })
+      if (own.pattern !== undefined) found.push({ at, rule: new RegExp(`^must be ${escape(own[PATTERN_RULE])}, got `), value: '\u0000 !', what: 'pattern' })
       if (own.format === 'date-time') found.push({ at, rule: /must be a date and time/, value: 'not a date', what: 'format date-time' })
       if (own.format === 'uuid') found.push({ at, rule: /must be a UUID/, value: 'not-a-uuid', what: 'format uuid' })
       break
@@ -250,6 +253,7 @@ test('every kind of schema rule, also those no body uses today, has its plain se
   const schema = Type.Object(
     {
       text: Type.String({ minLength: 2, maxLength: 3, pattern: '^[a-z]+$' }),
+      worded: Type.String({ pattern: '^[a-z]+$', [PATTERN_RULE]: 'lower-case letters' }),
       when: Type.String({ format: 'date-time' }),
       id: Type.String({ format: 'uuid' }),
       count: Type.Integer({ minimum: 1, maximum: 9, multipleOf: 2 }),
@@ -266,7 +270,8 @@ test('every kind of schema rule, also those no body uses today, has its plain se
   const cases: [string, unknown, RegExp][] = [
     ['/text', 'x', /^must be at least 2 characters long, got 1$/],
     ['/text', 'abcd', /^must be at most 3 characters long, got 4$/],
-    ['/text', 'AB', /^must match the pattern \^\[a-z\]\+\$, got the string "AB"$/],
+    ['/text', 'AB', /^must be a string matching the pattern \^\[a-z\]\+\$, got the string "AB"$/],
+    ['/worded', 'AB', /^must be lower-case letters, got the string "AB"$/],
     ['/when', 'soon', /^must be a date and time in RFC 3339 form/],
     ['/id', 'x', /^must be a UUID, got the string "x"$/],
     ['/count', 0, /^must be at least 1, got 0$/],
@@ -285,7 +290,7 @@ test('every kind of schema rule, also those no body uses today, has its plain se
     ['/nested', [], /^must be a JSON object, got an array of 0 items$/],
     ['/props', {}, /^must have at least 1 property$/],
   ]
-  const valid = { text: 'ab', when: '2026-01-01T00:00:00Z', id: '00000000-0000-4000-8000-000000000000', count: 2, ratio: 0.5, list: ['a', 'b'], kind: 'a', maybe: null, flag: true, nested: { inner: 'x' }, props: { a: 1 } }
+  const valid = { text: 'ab', worded: 'ab', when: '2026-01-01T00:00:00Z', id: '00000000-0000-4000-8000-000000000000', count: 2, ratio: 0.5, list: ['a', 'b'], kind: 'a', maybe: null, flag: true, nested: { inner: 'x' }, props: { a: 1 } }
   expect(validationDetails(Value.Errors(schema, valid))).toEqual([])
   for (const [path, value, rule] of cases) {
     const details = validationDetails(Value.Errors(schema, { ...valid, [path.slice(1)]: value }))
@@ -295,4 +300,18 @@ test('every kind of schema rule, also those no body uses today, has its plain se
   expect(validationDetails(Value.Errors(schema, missing))).toEqual([{ path: '/text', message: 'is required' }])
   expect(validationDetails(Value.Errors(schema, { ...valid, extra: 1 }))).toEqual([{ path: '/extra', message: 'is not a property this accepts' }])
   expect(validationDetails(Value.Errors(schema, { ...valid, nested: { inner: 'x', more: 1 } }))).toEqual([{ path: '/nested/more', message: 'is not a property this accepts' }])
+})
+
+test('every pattern in the OpenAPI document (bodies, path parameters, query strings) says in words what it asks for', () => {
+  const unworded: string[] = []
+  const walk = (node: unknown, where: string) => {
+    if (Array.isArray(node)) return node.forEach((item, index) => walk(item, `${where}/${index}`))
+    if (node === null || typeof node !== 'object') return
+    const schema = node as Record<string, unknown>
+    if (typeof schema.pattern === 'string' && typeof schema[PATTERN_RULE] !== 'string') unworded.push(where)
+    // Examples are values, not schemas (a project's naming pattern is a property called pattern).
+    for (const [key, value] of Object.entries(schema)) if (key !== 'examples' && key !== 'example') walk(value, `${where}/${key}`)
+  }
+  walk(document, '')
+  expect(unworded).toEqual([])
 })
