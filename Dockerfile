@@ -1,5 +1,5 @@
 # flagstore in a container: the one-file executable on a slim base, as an unprivileged user, with
-# its data on a volume. Build: docker build -t flagstore .   Run: see the README's "Deployment".
+# its data on a volume. Build: docker build -t flagstore .   Run: see docs/operations.md, "Deployment".
 
 # Stage one: the executable, made by `npm run build` exactly as test/system/executable.test.ts makes
 # and tests it (npm ci also installs the pinned Bun, from the `bun` dev dependency).

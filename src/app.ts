@@ -5,7 +5,9 @@ import { Logger } from './log'
 import { metricsRoute, Metrics } from './http/metrics'
 import { clientAddress, requestLogging } from './http/request-log'
 import { swaggerUi } from './http/swagger-ui'
+import { consoleUi } from './http/console'
 import { authorization, unknownApiPath } from './features/tokens/auth'
+import { requestAuthenticator } from './features/users/request-auth'
 import { frontendCors } from './features/frontend/cors'
 import { bodyHandling } from './http/body'
 import { ServiceStarting, StoreFailedError } from './errors'
@@ -31,14 +33,16 @@ export function createApp(
   log: Logger = new Logger('silent'),
   server: ServerHooks = {},
 ) {
-  const auth = authorization(services.tokens, (name) => services.store.reader.get('flags', name)?.project)
+  // A request's caller: its API token, else its session cookie (a signed-in user).
+  const authenticate = requestAuthenticator(services.tokens, services.sessions)
+  const auth = authorization(authenticate, (name) => services.store.reader.get('flags', name)?.project)
   const metrics = new Metrics(services.store)
   const basePath = config.basePath ?? ''
   // Read when a request first misses every route, by then from the whole app (made below).
   const allowed = new AllowedMethods((): readonly { method: string; path: string }[] => root.routes)
   const app = new Elysia(ELYSIA_CONFIG)
     .use(requestLogging(log, metrics, clientAddress(server.socketAddress, config.trustProxy ?? false)))
-    .use(errorHandling(log, unknownApiPath(services.tokens, basePath), allowed))
+    .use(errorHandling(log, unknownApiPath(authenticate, basePath), allowed))
     .use(dotSegmentGuard(basePath))
     .use(frontendCors(config.frontendCorsOrigins ?? ['*'], basePath))
     .use(swaggerUi('Feature flag admin API', basePath))
@@ -77,10 +81,10 @@ export function createApp(
   app.get(OPENAPI_PATH, () => document, { detail: { hide: true } })
   // Behind a reverse proxy everything is under BASE_URI_PATH: one prefix over every route, so routes,
   // the request log's and the metrics' route labels and the unknown-path answers all see the path
-  // the client sent. `/` (the prefix itself) leads to the API's documentation.
+  // the client sent. `/` (the prefix itself) is the console.
   const root = new Elysia({ ...ELYSIA_CONFIG, prefix: basePath })
     .use(app)
-    .get('/', () => new Response(null, { status: 302, headers: { location: `${basePath}/swagger` } }), { detail: { hide: true } })
+    .use(consoleUi(basePath))
   return root
 }
 

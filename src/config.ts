@@ -1,6 +1,7 @@
 /** Every setting the service reads, from the environment, validated in one place. */
 import { resolve } from 'node:path'
 import { LOG_LEVELS, type LogLevel } from './log'
+import { passwordProblem } from './features/users/passwords'
 
 export interface Config {
   port: number
@@ -28,6 +29,14 @@ export interface Config {
    * proxy, e.g. `/flags`; empty (the default) serves from `/`.
    */
   basePath: string
+  /** `UNLEASH_DEFAULT_ADMIN_USERNAME` (Unleash's name): the user made at the first start, `admin` by default. */
+  defaultAdminUsername: string
+  /** `UNLEASH_DEFAULT_ADMIN_PASSWORD`: that user's password; without it one is generated and printed once. */
+  defaultAdminPassword: string | undefined
+  /** `SESSION_TTL_HOURS`: how long a console session lasts from sign-in (48). */
+  sessionTtlHours: number
+  /** `SECURE_COOKIES`: mark the session cookie Secure even when the request did not come over HTTPS (behind a TLS proxy that does not say so). */
+  secureCookies: boolean
 }
 
 export class ConfigError extends Error {
@@ -80,7 +89,26 @@ export function readConfig(env: Record<string, string | undefined>, cwd = proces
     metricsFlushMs: integer(env, 'METRICS_FLUSH_MS', 10_000, 100, 3_600_000),
     frontendCorsOrigins: corsOrigins(env.FRONTEND_CORS_ORIGINS),
     basePath: basePath(env.BASE_URI_PATH),
+    defaultAdminUsername: defaultAdminUsername(env.UNLEASH_DEFAULT_ADMIN_USERNAME),
+    defaultAdminPassword: defaultAdminPassword(env.UNLEASH_DEFAULT_ADMIN_PASSWORD),
+    sessionTtlHours: integer(env, 'SESSION_TTL_HOURS', 48, 1, 24 * 365),
+    secureCookies: boolean(env, 'SECURE_COOKIES', false),
   }
+}
+
+function defaultAdminUsername(raw: string | undefined): string {
+  const name = raw?.trim() || 'admin'
+  if (name.length > 100 || /\s/.test(name) || /^-?\d+$/.test(name)) {
+    throw new ConfigError(`UNLEASH_DEFAULT_ADMIN_USERNAME must be 1 to 100 characters without spaces and not a number, got "${raw}"`)
+  }
+  return name
+}
+
+function defaultAdminPassword(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined
+  const problem = passwordProblem(raw)
+  if (problem) throw new ConfigError(`UNLEASH_DEFAULT_ADMIN_PASSWORD is too weak: ${problem}`)
+  return raw
 }
 
 /** `*`, or origins as browsers send them: scheme://host[:port], no path, no trailing slash. */

@@ -27,7 +27,7 @@ export abstract class AppError extends Error {
     return {}
   }
 
-  /** Response headers the error needs besides content-type. */
+  /** Response headers the error adds (Retry-After, Allow). */
   headers(): Record<string, string> {
     return {}
   }
@@ -106,6 +106,23 @@ export class ContentTypeError extends AppError {
   readonly status = 415
   // Spelled as the seed's error table spells it.
   readonly errorName = 'ContentTypeerror'
+}
+
+/** Too many failed sign-ins for a user or from an address; `Retry-After` says when to try again. */
+export class TooManyRequests extends AppError {
+  readonly status = 429
+  readonly errorName = 'TooManyRequestsError'
+
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message)
+  }
+
+  override headers() {
+    return { 'retry-after': String(this.retryAfterSeconds) }
+  }
 }
 
 /** The store could not make a write durable (a full disk, an I/O error); the write was undone and the next one tries again. */

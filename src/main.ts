@@ -122,8 +122,18 @@ async function serve() {
   } catch (error) {
     failOnStoreLoad(error)
   }
-  const services = createServices(store, { metricsFlushMs: config.metricsFlushMs })
+  const services = createServices(store, {
+    metricsFlushMs: config.metricsFlushMs,
+    session: { ttlMs: config.sessionTtlHours * 3600_000, secureCookies: config.secureCookies },
+  })
   const generatedSecret = await initialise(services, config.initAdminTokens)
+  const generatedPassword = await services.users.bootstrap(config.defaultAdminUsername, config.defaultAdminPassword)
+  if (generatedPassword) {
+    console.error(
+      `\n=== flagstore: console user created ===\nSign in at / as "${config.defaultAdminUsername}" with this password, shown only this once (only an argon2id hash is stored):\n\n  ${generatedPassword}\n\n` +
+        `(UNLEASH_DEFAULT_ADMIN_USERNAME and UNLEASH_DEFAULT_ADMIN_PASSWORD choose them.)\n=======================================\n`,
+    )
+  }
   if (generatedSecret) {
     // Said the moment its commit returns (durable), on standard error and outside the JSON log lines.
     console.error(

@@ -56,6 +56,10 @@ import type { Authorization } from './features/tokens/auth'
 import { tokensController } from './features/tokens/tokens.controller'
 import { tokensCollection } from './features/tokens/tokens.records'
 import { TokensService } from './features/tokens/tokens.service'
+import { sessionsController, usersController } from './features/users/users.controller'
+import { sessionsCollection, usersCollection } from './features/users/users.records'
+import { DEFAULT_SESSION_OPTIONS, SessionsService, type SessionOptions } from './features/users/sessions.service'
+import { UsersService } from './features/users/users.service'
 
 export { EVENTS_FILE, JOURNAL_FILE, STATE_FILE }
 
@@ -97,6 +101,10 @@ export const FEATURES: readonly Feature[] = [
     controllers: (s, auth) => [metricsController(s.metrics, auth)],
   },
   { controllers: (s, auth) => [frontendController(s.frontend, auth)] },
+  {
+    collections: [usersCollection, sessionsCollection],
+    controllers: (s, auth) => [usersController(s.users, auth), sessionsController(s.sessions, auth)],
+  },
 ]
 
 /** The collections of the state document, from the features that own them. */
@@ -133,6 +141,8 @@ export async function openStore(dataDir: string | null, options: StoreOptions = 
 export interface ServiceOptions {
   /** How often SDK metrics and registrations are committed, in ms (`METRICS_FLUSH_MS`). */
   metricsFlushMs?: number
+  /** Sessions' lifetime and cookie settings, and the sign-in throttle's limits. */
+  session?: SessionOptions
 }
 
 /** Every service, built over the one store: a feature with a service adds it here. */
@@ -143,6 +153,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
   const flags = new FlagsService(store, patterns, metrics)
   const strategies = new StrategiesService(store, checkStrategySegments)
   const relations = new RelationsService(store)
+  const users = new UsersService(store)
   return {
     store,
     patterns,
@@ -164,6 +175,8 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     context: new ContextService(store),
     metrics,
     frontend: new FrontendService(store),
+    users,
+    sessions: new SessionsService(store, users, options.session ?? DEFAULT_SESSION_OPTIONS),
   }
 }
 

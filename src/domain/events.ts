@@ -9,7 +9,7 @@
 
 /** Who a change is recorded as made by: the events' `createdBy` and `createdByUserId`. */
 export interface Actor {
-  /** A token name, or `system` for start-up seeding. */
+  /** A token name, a user's username (else email), or `system` for start-up seeding. */
   name: string
   userId: number | null
 }
@@ -45,6 +45,9 @@ export const EVENT_TYPES = [
   'feature-uncompleted',
   'api-token-created',
   'api-token-deleted',
+  'user-created',
+  'user-updated',
+  'user-deleted',
   'segment-created',
   'segment-updated',
   'segment-deleted',
@@ -148,6 +151,11 @@ export const events = {
 
   tokenCreated: (data: object): NewEvent => ({ type: 'api-token-created', data }),
   tokenDeleted: (preData: object): NewEvent => ({ type: 'api-token-deleted', preData }),
+
+  /** A user's events never hold the password's hash; a password change is a user-updated whose data says so. */
+  userCreated: (data: object): NewEvent => ({ type: 'user-created', data }),
+  userUpdated: (data: object, preData: object): NewEvent => ({ type: 'user-updated', data, preData }),
+  userDeleted: (preData: object): NewEvent => ({ type: 'user-deleted', preData }),
 
   /** `project` is the segment's project, null for a global segment. */
   segmentCreated: (project: string | null, data: object): NewEvent => ({ type: 'segment-created', project, data }),

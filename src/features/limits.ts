@@ -1,7 +1,7 @@
 /**
  * How many of each thing a client can make, declared once: the services check them on every write
  * that adds one (POST, PUT and PATCH alike), the request schemas take their `maxItems` from here, and
- * the README's Limits table lists them. Without them one client could grow a flag without bound, and
+ * docs/limits.md lists them. Without them one client could grow a flag without bound, and
  * every flag event (which carries all the flag's tags) with it.
  */
 import { ValidationError } from '../errors'

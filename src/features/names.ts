@@ -31,7 +31,7 @@ export function assertValidName(name: string, what: string, path = '/name'): voi
  * `.` and `..` cannot name anything in a URL path: clients (browsers, fetch, curl) and Bun itself
  * resolve such a segment, even percent-encoded (%2E%2E), before the router sees the path, so
  * `/api/admin/context/plan/legal-values/..` arrives as `/api/admin/context/plan/`. Every value that
- * becomes a path segment of a route is refused when it is one of them (docs/paths.md).
+ * becomes a path segment of a route is refused when it is one of them (docs/api.md, Names in paths).
  * Returns the problem, or null.
  */
 export function dotSegmentProblem(value: string, what: string): string | null {

@@ -19,7 +19,7 @@ export function errorResponse(error: AppError, id: string = crypto.randomUUID())
   }
   return new Response(JSON.stringify(body), {
     status: error.status,
-    headers: { ...error.headers(), 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...error.headers() },
   })
 }
 

@@ -1,6 +1,6 @@
 /**
  * What the router cannot say by itself: which methods a known path takes (405 with `Allow` instead
- * of 404), and whether the path it routes is the one the client sent (docs/paths.md): a path the
+ * of 404), and whether the path it routes is the one the client sent (docs/api.md, Names in paths): a path the
  * URL parser rewrote, or a write on a path ending in `/`, may not be what the client meant.
  */
 import { Elysia } from 'elysia'
@@ -67,7 +67,7 @@ function decodedSegment(segment: string): string {
  * would take for the context field itself. Such a resolved segment at the end always leaves a
  * trailing slash, and no route's path ends in one, so a write on such a path is refused before it
  * can reach a route. Reads keep the lenient match: they change nothing. (No value that can be
- * created is "." or "..", features/names.ts; docs/paths.md.)
+ * created is "." or "..", features/names.ts; docs/api.md, Names in paths.)
  */
 export function dotSegmentGuard(basePath = '') {
   return new Elysia({ name: 'dot-segment-guard' }).onRequest(({ request }) => {

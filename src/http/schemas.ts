@@ -28,12 +28,13 @@ export const ErrorSchema = t.Object(
 /** What each error status means, for the OpenAPI document. */
 export const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'The request does not match the schema or breaks a rule of the operation',
-  401: 'No API token, or an unknown, expired or deleted one',
+  401: 'No API token or session, or an unknown, expired or deleted one; a wrong username or password',
   403: 'The token lacks the permission or the project this needs',
   404: 'The resource does not exist',
   409: 'The name is taken, or a JSON-Patch test did not hold',
   413: 'The request body is larger than the limit',
   415: 'The request body is not application/json',
+  429: 'Too many failed sign-ins for the user or from the address; Retry-After says when to try again',
   503: 'The service is still starting, or cannot save writes',
 }
 

@@ -1,5 +1,5 @@
 /**
- * The limits of src/features/limits.ts (README, Limits): each is reached through the API and then
+ * The limits of src/features/limits.ts (docs/limits.md): each is reached through the API and then
  * passed by one, which must answer 400 ValidationError naming the limit, change nothing and record
  * no event. Collections too large to fill request by request are filled in one transaction first.
  */

@@ -82,13 +82,25 @@ test('Swagger UI, its assets and its document are under the prefix; the document
   expect((await plain.get<Record<string, unknown>>('/swagger/json', { token: null })).body.servers).toBeUndefined()
 })
 
-test('GET / (the prefix itself) redirects to Swagger UI, with or without a prefix', async () => {
+test('GET / (the prefix itself) is the console, whose page names its assets and the API under the prefix; the assets are served there', async () => {
   for (const path of [PREFIX, `${PREFIX}/`]) {
     const response = await raw(path)
-    expect({ path, status: response.status, location: response.headers.get('location') }).toEqual({ path, status: 302, location: `${PREFIX}/swagger` })
+    const html = await response.text()
+    expect({ path, status: response.status, type: response.headers.get('content-type') }).toEqual({ path, status: 200, type: 'text/html; charset=utf-8' })
+    expect(html).toContain(`data-base="${PREFIX}"`)
+    const assets = [...html.matchAll(/(?:href|src)="([^"]+\/console\/assets\/[^"]+)"/g)].map((match) => match[1]!)
+    expect(assets.length).toBe(2)
+    for (const asset of assets) {
+      expect(asset).toStartWith(`${PREFIX}/console/assets/main-`)
+      const served = await raw(asset)
+      expect({ asset, status: served.status, cache: served.headers.get('cache-control') }).toEqual({ asset, status: 200, cache: 'public, max-age=31536000, immutable' })
+    }
   }
   const response: ApiResponse = await plain.get('/', { token: null })
-  expect({ status: response.status, location: response.headers.get('location') }).toEqual({ status: 302, location: '/swagger' })
+  expect(response.status).toBe(200)
+  expect(response.text).toContain('data-base=""')
+  expect(response.text).toContain('src="/console/assets/main-')
+  expect((await plain.get('/console/assets/main-nothing.js', { token: null })).status).toBe(404)
 })
 
 test('BASE_URI_PATH is normalised as Unleash does, and anything but a plain path is refused naming the setting', () => {

@@ -81,6 +81,8 @@ const PREPARE: Record<string, (world: World, body: any) => Promise<void>> = {
   addEnvironmentToProject: async (world) => void (await world.send(byId('createEnvironment'))),
   reactivateStrategy: async (world) => void (await world.send(byId('deprecateStrategy'))),
   getApplication: async (world) => void (await world.send(byId('registerClientApplication'))),
+  // The user the sign-in example names, with its password.
+  login: async (world, body) => void (await world.call('POST', '/api/admin/user-admin', { username: body.username, rootRole: 'Viewer', password: body.password })),
 }
 
 class World {

@@ -374,7 +374,7 @@ test('an older data directory holding "." and ".." values loads, and they can be
       expect(api.services.store.reader.get('contextFields', 'plan')?.legalValues.map((legal) => legal.value)).toEqual(['pro', '.', '..'])
       // The field can still be updated with the values it holds…
       expectOk(await api.put('/api/admin/context/plan', { legalValues: [{ value: 'pro' }, { value: '.' }, { value: '..' }], description: 'kept' }))
-      // Removing them: the field's PUT with the list without them, and the tags' PUT with removedTags (docs/paths.md).
+      // Removing them: the field's PUT with the list without them, and the tags' PUT with removedTags (docs/api.md, Names in paths).
       expectOk(await api.put('/api/admin/context/plan', { legalValues: [{ value: 'pro' }] }))
       expect(api.services.store.reader.get('contextFields', 'plan')?.legalValues).toEqual([{ value: 'pro' }])
       expectOk(await api.put('/api/admin/features/f/tags', { addedTags: [], removedTags: [{ type: 'simple', value: '..' }] }))

@@ -4,6 +4,7 @@
  * fails until it is classified here.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { CONSOLE_FILES } from '../../src/http/console-assets'
 import { Api, expectError, expectOk, makeApi, tokenFor, type ApiResponse, type StrategyBody, errorOf } from '../helpers'
 
 /** Everything that belongs to the hidden project carries this marker, so a leak shows in any answer. */
@@ -67,8 +68,9 @@ async function world(withHidden: boolean): Promise<World> {
 /** GET routes with no project in their path, and what a token limited to `mine` gets from them. */
 const SERVICE_WIDE: Record<string, 'redirect' | 'public' | 'global' | 'filtered' | 'all-projects-only'> = {
   // No token needed; nothing about projects in them.
-  // Leads to /swagger.
-  '/': 'redirect',
+  // The console's page and its assets.
+  '/': 'public',
+  '/console/assets/:asset': 'public',
   '/health': 'public',
   '/ready': 'public',
   '/internal-backstage/prometheus': 'public',
@@ -105,6 +107,11 @@ const SERVICE_WIDE: Record<string, 'redirect' | 'public' | 'global' | 'filtered'
   '/api/admin/api-tokens': 'all-projects-only',
   // The deprecated event list needs ADMIN, as in Unleash: a token limited to projects is refused.
   '/api/admin/events': 'all-projects-only',
+  // Users are people over the whole service: only tokens over all projects manage them.
+  '/api/admin/user-admin': 'all-projects-only',
+  '/api/admin/user-admin/:id': 'all-projects-only',
+  // The caller itself (the token as an API user).
+  '/api/admin/user': 'global',
 }
 
 /** Values for the path parameters of the walked routes; a parameter missing here fails the walk. */
@@ -121,6 +128,8 @@ function fill(path: string, project: string, strategyId: string): string {
         return strategyId
       case 'file':
         return 'swagger-ui.css'
+      case 'asset':
+        return CONSOLE_FILES[0]!.name
       case 'id':
         // A segment id: 1 is the segment of the project populated first (MINE).
         return '1'

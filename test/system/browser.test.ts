@@ -101,8 +101,8 @@ test.skipIf(!hasBrowser)('Swagger UI lists the five operations, authorizes with 
   await tryValidate(`http://127.0.0.1:${port}/swagger`, `http://127.0.0.1:${port}`, '')
 }, 90_000)
 
-test.skipIf(!hasBrowser)('under BASE_URI_PATH, the prefix itself leads to Swagger UI, whose assets, document and "Try it out" stay under it', async () => {
-  await tryValidate(`http://127.0.0.1:${prefixedPort}${PREFIX}`, `http://127.0.0.1:${prefixedPort}`, PREFIX)
+test.skipIf(!hasBrowser)('under BASE_URI_PATH, Swagger UI at the prefix\'s /swagger, whose assets, document and "Try it out" stay under it', async () => {
+  await tryValidate(`http://127.0.0.1:${prefixedPort}${PREFIX}/swagger`, `http://127.0.0.1:${prefixedPort}`, PREFIX)
 }, 90_000)
 
 test.skipIf(!hasBrowser)('"Try it out" on createFeature sends the default body Swagger UI shows, as is, and the flag is created (201)', async () => {

@@ -44,6 +44,8 @@ async function fill(api: Api) {
   expectOk(await api.post('/api/client/register', { appName: 'web', instanceId: 'pod-1', sdkVersion: 'unleash-client-node:6.1.0', strategies: ['default', 'by-region'] }, { token: token.body.secret }), 202)
   expectOk(await api.post('/api/client/metrics', { appName: 'web', instanceId: 'pod-1', bucket: { start: 0, stop: 0, toggles: { checkout: { yes: 7, no: 2, variants: { blue: 3 } } } } }, { token: token.body.secret }), 202)
   await api.services.metrics.flush()
+  expectOk(await api.post('/api/admin/user-admin', { username: 'alice', rootRole: 'Editor', password: 'Correct-horse-7' }), 201)
+  expectOk(await api.post('/auth/simple/login', { username: 'alice', password: 'Correct-horse-7' }, { token: null }))
   for (const { name } of COLLECTIONS) expect({ collection: name, records: Object.keys(api.services.store.state[name]).length > 0 }).toEqual({ collection: name, records: true })
 }
 
@@ -57,6 +59,7 @@ async function views(api: Api) {
     '/api/admin/context',
     '/api/admin/feature-types',
     '/api/admin/api-tokens',
+    '/api/admin/user-admin',
     '/api/admin/client-metrics/features/checkout',
     '/api/admin/metrics/applications',
     '/api/admin/metrics/applications/web',

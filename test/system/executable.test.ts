@@ -57,6 +57,14 @@ test('the executable built by npm run build starts alone and answers', async () 
   expect(ready).toBe(true)
   expect(await (await fetch(`${base}/health`)).json()).toEqual({ health: 'GOOD' })
   expect((await fetch(`${base}/swagger/assets/swagger-ui-bundle.js`)).status).toBe(200)
+  // The console, built into the executable: its page and its hashed assets, far from the sources.
+  const consolePage = await (await fetch(`${base}/`)).text()
+  const consoleAssets = [...consolePage.matchAll(/(?:href|src)="(\/console\/assets\/main-[^"]+)"/g)].map((match) => match[1]!)
+  expect(consoleAssets.length).toBe(2)
+  for (const asset of consoleAssets) {
+    const served = await fetch(`${base}${asset}`)
+    expect({ asset, status: served.status, length: (await served.text()).length > 1000 }).toEqual({ asset, status: 200, length: true })
+  }
   const headers = { authorization: SECRET, 'content-type': 'application/json' }
   const created = await fetch(`${base}/api/admin/projects`, { method: 'POST', headers, body: JSON.stringify({ id: 'bin', name: 'bin', featureNaming: { pattern: '[a-z]+' } }) })
   expect(created.status).toBe(201)

@@ -6,7 +6,7 @@
 import type { UsageRowRecord } from './metrics.records'
 import { usageKey } from './metrics.records'
 
-/** How much the table holds at most; what would go past a cap is dropped silently (README "Limits"). */
+/** How much the table holds at most; what would go past a cap is dropped silently (docs/limits.md). */
 export const USAGE_LIMITS = {
   /** Rows (flag × environment × application × hour) over all the hours kept. */
   rows: 50_000,

@@ -44,6 +44,21 @@ export interface SdkScope {
 
 type Params = Record<string, string | undefined>
 
+/** Who sent a request, as the routes see it: an API token, or a signed-in user's session (features/users/request-auth.ts). */
+export interface Authenticated {
+  caller: Caller
+  type: TokenType
+  environment: string
+}
+
+/** Finds the caller of a request, or throws 401 (no or bad credentials) or 403 (a cross-site write with a session). */
+export type Authenticate = (request: Request) => Authenticated
+
+/** Token authentication alone: the `Authorization` header. */
+export function byToken(tokens: Pick<TokensService, 'authenticate'>): Authenticate {
+  return (request) => tokens.authenticate(request.headers.get('authorization'))
+}
+
 /**
  * The answer to a read of a project the token may not see. It gets the path's parameters and the
  * caller, so that a route whose answer for a name that does not exist still depends on them (the
@@ -54,7 +69,7 @@ export type OutOfScopeAnswer = (params: Params, caller: Caller) => unknown
 /** The `auth` macro every controller uses (see http/plugins.ts controllerBase). */
 export type Authorization = ReturnType<typeof authorization>
 
-export function authorization(tokens: Pick<TokensService, 'authenticate'>, projectOfFlag: (name: string) => string | undefined) {
+export function authorization(authenticate: Authenticate, projectOfFlag: (name: string) => string | undefined) {
   const callers = new WeakMap<Request, Caller>()
   const sdkScopes = new WeakMap<Request, SdkScope>()
   /** Reads naming a project the caller may not see, answered in `beforeHandle`. */
@@ -85,7 +100,7 @@ export function authorization(tokens: Pick<TokensService, 'authenticate'>, proje
         // Read by http/openapi.ts, which adds the permission (or the SDK token type) to the operation's description.
         detail: { security: [{ apiKey: [] }], ...(sdkType ? { 'x-token-type': sdkType } : { 'x-permission': permission }) } as { security: { apiKey: string[] }[] },
         transform({ request, params, body }) {
-          const { caller, type, environment } = tokens.authenticate(request.headers.get('authorization'))
+          const { caller, type, environment } = authenticate(request)
           if (sdkType !== undefined) {
             // An SDK route: the token's type is the whole permission, its projects and environment the scope.
             if (type !== sdkType) throw new NoAccessError(`This route is for ${sdkType} tokens; the token "${caller.tokenName}" is ${withArticle(type)} token`, 'NONE')
@@ -152,12 +167,12 @@ const under = (path: string, prefix: string) => path === prefix || path.startsWi
  * token outside its own API answers 403 as on every admin route. Other paths are left to the 404.
  * `basePath` is `BASE_URI_PATH`: the paths a request names start with it.
  */
-export function unknownApiPath(tokens: Pick<TokensService, 'authenticate'>, basePath = '') {
+export function unknownApiPath(authenticate: Authenticate, basePath = '') {
   return (request: Request, path: string): AppError | undefined => {
     if (!under(path, `${basePath}/api`)) return undefined
     let authenticated
     try {
-      authenticated = tokens.authenticate(request.headers.get('authorization'))
+      authenticated = authenticate(request)
     } catch (error) {
       if (error instanceof AppError) return error
       throw error

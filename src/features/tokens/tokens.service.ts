@@ -103,7 +103,7 @@ export class TokensService {
    */
   authenticate(header: string | null | undefined, now = Date.now()): { caller: Caller; type: TokenType; environment: string } {
     if (header === null || header === undefined || header.trim() === '') {
-      throw new AuthenticationRequired('You must send an API token in the Authorization header')
+      throw new AuthenticationRequired('You must send an API token in the Authorization header, or sign in')
     }
     const secret = header.trim().replace(/^bearer\s+/i, '')
     const hex = hashSecret(secret)

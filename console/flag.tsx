@@ -1,0 +1,293 @@
+/**
+ * A flag's page: its metadata, and per environment its switch, strategies (add, edit, remove;
+ * flexibleRollout with a percentage slider, stickiness and group id; constraints with every
+ * operator) and variants; archive; and its history from the event log, before and after.
+ */
+import { useState } from 'preact/hooks'
+import { call, enc, get, type Constraint, type EventItem, type Flag, type FlagEnvironment, type Strategy, type Variant } from './api'
+import { ErrorLine, go, useLoad, when } from './ui'
+
+const OPERATORS = [
+  'IN', 'NOT_IN', 'STR_CONTAINS', 'STR_STARTS_WITH', 'STR_ENDS_WITH', 'NUM_EQ', 'NUM_GT', 'NUM_GTE', 'NUM_LT', 'NUM_LTE',
+  'DATE_AFTER', 'DATE_BEFORE', 'SEMVER_EQ', 'SEMVER_GT', 'SEMVER_LT', 'SEMVER_GTE', 'SEMVER_LTE', 'REGEX', 'IN_CIDR',
+]
+const SINGLE_VALUE = (operator: string) => /^(NUM_|DATE_|SEMVER_|REGEX)/.test(operator)
+
+function ConstraintEditor({ value, onChange, onRemove, index }: { value: Constraint; onChange: (next: Constraint) => void; onRemove: () => void; index: number }) {
+  const single = SINGLE_VALUE(value.operator)
+  const text = single ? (value.value ?? '') : (value.values ?? []).join(', ')
+  return (
+    <fieldset class="constraint">
+      <legend>Constraint {index + 1}</legend>
+      <label>
+        Context field
+        <input value={value.contextName} onInput={(e) => onChange({ ...value, contextName: e.currentTarget.value })} />
+      </label>
+      <label>
+        Operator
+        <select value={value.operator} onChange={(e) => {
+          const operator = e.currentTarget.value
+          const values = SINGLE_VALUE(operator) ? { value: text.split(',')[0]?.trim() ?? '', values: undefined } : { values: text.split(',').map((part) => part.trim()).filter(Boolean), value: undefined }
+          onChange({ ...value, operator, ...values })
+        }}>
+          {OPERATORS.map((operator) => <option key={operator}>{operator}</option>)}
+        </select>
+      </label>
+      <label>
+        {single ? 'Value' : 'Values (comma-separated)'}
+        <input value={text} onInput={(e) => {
+          const raw = e.currentTarget.value
+          onChange(single ? { ...value, value: raw } : { ...value, values: raw.split(',').map((part) => part.trim()).filter(Boolean) })
+        }} />
+      </label>
+      <label class="check"><input type="checkbox" checked={!!value.caseInsensitive} onChange={(e) => onChange({ ...value, caseInsensitive: e.currentTarget.checked })} /> Case-insensitive</label>
+      <label class="check"><input type="checkbox" checked={!!value.inverted} onChange={(e) => onChange({ ...value, inverted: e.currentTarget.checked })} /> Inverted</label>
+      <button type="button" onClick={onRemove}>Remove constraint {index + 1}</button>
+    </fieldset>
+  )
+}
+
+function StrategyForm({ initial, flagName, onSave, onCancel }: { initial?: Strategy; flagName: string; onSave: (strategy: Strategy) => Promise<void>; onCancel: () => void }) {
+  const [strategy, setStrategy] = useState<Strategy>(
+    initial ?? { name: 'flexibleRollout', parameters: { rollout: '100', stickiness: 'default', groupId: flagName }, constraints: [] },
+  )
+  const [error, setError] = useState<unknown>(null)
+  const parameter = (key: string, value: string) => setStrategy({ ...strategy, parameters: { ...strategy.parameters, [key]: value } })
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    try {
+      await onSave(strategy)
+    } catch (failure) {
+      setError(failure)
+    }
+  }
+  return (
+    <form onSubmit={submit} class="strategy-form" aria-label={initial ? `Edit strategy ${initial.name}` : 'Add a strategy'}>
+      <label>
+        Strategy
+        <select value={strategy.name} disabled={!!initial} onChange={(e) => {
+          const name = e.currentTarget.value
+          const parameters: Record<string, string> =
+            name === 'flexibleRollout' ? { rollout: '100', stickiness: 'default', groupId: flagName } : name === 'default' ? {} : name === 'userWithId' ? { userIds: '' } : name === 'remoteAddress' ? { IPs: '' } : { hostNames: '' }
+          setStrategy({ ...strategy, name, parameters })
+        }}>
+          <option value="default">Standard (on for everyone)</option>
+          <option value="flexibleRollout">Gradual rollout</option>
+          <option value="userWithId">User ids</option>
+          <option value="remoteAddress">IP addresses</option>
+          <option value="applicationHostname">Hostnames</option>
+        </select>
+      </label>
+      {strategy.name === 'flexibleRollout' && (
+        <>
+          <label>
+            Rollout percentage
+            <input type="range" min="0" max="100" value={strategy.parameters.rollout ?? '100'} onInput={(e) => parameter('rollout', e.currentTarget.value)} />
+            <output>{strategy.parameters.rollout ?? '100'} %</output>
+          </label>
+          <label>
+            Stickiness
+            <input value={strategy.parameters.stickiness ?? 'default'} onInput={(e) => parameter('stickiness', e.currentTarget.value)} />
+          </label>
+          <label>
+            Group id
+            <input value={strategy.parameters.groupId ?? ''} onInput={(e) => parameter('groupId', e.currentTarget.value)} />
+          </label>
+        </>
+      )}
+      {['userWithId', 'remoteAddress', 'applicationHostname'].includes(strategy.name) && (
+        <label>
+          {strategy.name === 'userWithId' ? 'User ids' : strategy.name === 'remoteAddress' ? 'IP addresses' : 'Hostnames'} (comma-separated)
+          <input value={Object.values(strategy.parameters)[0] ?? ''} onInput={(e) => parameter(Object.keys(strategy.parameters)[0]!, e.currentTarget.value)} />
+        </label>
+      )}
+      {strategy.constraints.map((constraint, index) => (
+        <ConstraintEditor
+          key={index}
+          index={index}
+          value={constraint}
+          onChange={(next) => setStrategy({ ...strategy, constraints: strategy.constraints.map((entry, at) => (at === index ? next : entry)) })}
+          onRemove={() => setStrategy({ ...strategy, constraints: strategy.constraints.filter((_, at) => at !== index) })}
+        />
+      ))}
+      <button type="button" onClick={() => setStrategy({ ...strategy, constraints: [...strategy.constraints, { contextName: 'userId', operator: 'IN', values: [], caseInsensitive: false, inverted: false }] })}>
+        Add constraint
+      </button>
+      <button type="submit">Save strategy</button>
+      <button type="button" onClick={onCancel}>Cancel</button>
+      <ErrorLine error={error} />
+    </form>
+  )
+}
+
+function describe(strategy: Strategy): string {
+  const parameters = Object.entries(strategy.parameters).map(([key, value]) => `${key}=${value}`).join(', ')
+  const constraints = strategy.constraints.map((c) => `${c.contextName} ${c.inverted ? 'NOT ' : ''}${c.operator} ${c.value ?? (c.values ?? []).join(',')}`).join('; ')
+  return [parameters, constraints].filter(Boolean).join(' · ')
+}
+
+function Variants({ flag, environment, canWrite, reload }: { flag: Flag; environment: FlagEnvironment; canWrite: boolean; reload: () => void }) {
+  const [variants, setVariants] = useState<Variant[]>(environment.variants ?? [])
+  const [error, setError] = useState<unknown>(null)
+  const save = async () => {
+    try {
+      await call('PUT', `/api/admin/projects/${enc(flag.project)}/features/${enc(flag.name)}/variants-batch`, { variants, environments: [environment.name] })
+      setError(null)
+      reload()
+    } catch (failure) {
+      setError(failure)
+    }
+  }
+  const change = (index: number, next: Partial<Variant>) => setVariants(variants.map((variant, at) => (at === index ? { ...variant, ...next } : variant)))
+  return (
+    <div class="variants">
+      <h4>Variants in {environment.name}</h4>
+      {variants.map((variant, index) => (
+        <fieldset key={index}>
+          <legend>Variant {index + 1}</legend>
+          <label>Variant name <input value={variant.name} disabled={!canWrite} onInput={(e) => change(index, { name: e.currentTarget.value })} /></label>
+          <label>
+            Weight (of 1000)
+            <input type="number" min="0" max="1000" value={variant.weight} disabled={!canWrite}
+              onInput={(e) => change(index, { weight: Number(e.currentTarget.value), weightType: 'fix' })} />
+          </label>
+          <label>
+            Payload
+            <input value={variant.payload?.value ?? ''} disabled={!canWrite} onInput={(e) => change(index, { payload: e.currentTarget.value === '' ? undefined : { type: 'string', value: e.currentTarget.value } })} />
+          </label>
+          {canWrite && <button type="button" onClick={() => setVariants(variants.filter((_, at) => at !== index))}>Remove variant {index + 1}</button>}
+        </fieldset>
+      ))}
+      {canWrite && (
+        <>
+          <button type="button" onClick={() => setVariants([...variants.map((v) => ({ ...v, weightType: 'variable' })), { name: `variant-${variants.length + 1}`, weight: 0, weightType: 'variable', stickiness: 'default' }])}>
+            Add variant in {environment.name}
+          </button>
+          <button type="button" onClick={save}>Save variants in {environment.name}</button>
+        </>
+      )}
+      <ErrorLine error={error} />
+    </div>
+  )
+}
+
+function EnvironmentPanel({ flag, environment, canWrite, reload }: { flag: Flag; environment: FlagEnvironment; canWrite: boolean; reload: () => void }) {
+  const [editing, setEditing] = useState<string | 'new' | null>(null)
+  const [error, setError] = useState<unknown>(null)
+  const base = `/api/admin/projects/${enc(flag.project)}/features/${enc(flag.name)}/environments/${enc(environment.name)}`
+  const act = async (work: () => Promise<unknown>) => {
+    try {
+      await work()
+      setError(null)
+      reload()
+    } catch (failure) {
+      setError(failure)
+    }
+  }
+  const body = (strategy: Strategy) => ({ name: strategy.name, parameters: strategy.parameters, constraints: strategy.constraints })
+  return (
+    <section class="environment" aria-label={`Environment ${environment.name}`}>
+      <h3>
+        <label class="check">
+          <input type="checkbox" role="switch" class="switch" aria-label={`${flag.name} in ${environment.name}`} checked={environment.enabled} disabled={!canWrite}
+            onChange={(e) => act(() => call('POST', `${base}/${e.currentTarget.checked ? 'on' : 'off'}`))} />
+          {environment.name}
+        </label>
+      </h3>
+      <ol class="strategies">
+        {(environment.strategies ?? []).map((strategy) => (
+          <li key={strategy.id}>
+            {editing === strategy.id ? (
+              <StrategyForm initial={strategy} flagName={flag.name} onCancel={() => setEditing(null)}
+                onSave={async (next) => (await call('PUT', `${base}/strategies/${strategy.id}`, body(next)), setEditing(null), reload())} />
+            ) : (
+              <>
+                <strong>{strategy.name}</strong> <span class="muted">{describe(strategy)}</span>
+                {canWrite && <button type="button" onClick={() => setEditing(strategy.id!)}>Edit {strategy.name}</button>}
+                {canWrite && <button type="button" onClick={() => act(() => call('DELETE', `${base}/strategies/${strategy.id}`))}>Remove {strategy.name}</button>}
+              </>
+            )}
+          </li>
+        ))}
+      </ol>
+      {canWrite && editing !== 'new' && <button type="button" onClick={() => setEditing('new')}>Add strategy in {environment.name}</button>}
+      {editing === 'new' && (
+        <StrategyForm flagName={flag.name} onCancel={() => setEditing(null)} onSave={async (strategy) => (await call('POST', `${base}/strategies`, body(strategy)), setEditing(null), reload())} />
+      )}
+      <ErrorLine error={error} />
+      <Variants key={JSON.stringify(environment.variants)} flag={flag} environment={environment} canWrite={canWrite} reload={reload} />
+    </section>
+  )
+}
+
+function History({ name }: { name: string }) {
+  const { data, error } = useLoad(() => get<{ events: EventItem[] }>(`/api/admin/search/events?feature=IS:${enc(name)}&limit=50`), [name])
+  return (
+    <section aria-label="History">
+      <h2>History</h2>
+      <ErrorLine error={error} />
+      <ol class="events">
+        {data?.events.map((event) => (
+          <li key={event.id}>
+            <details>
+              <summary>{when(event.createdAt)} · <strong>{event.type}</strong> by {event.createdBy}{event.environment ? ` in ${event.environment}` : ''}</summary>
+              <div class="diff">
+                <div><h4>Before</h4><pre>{JSON.stringify(event.preData, null, 2)}</pre></div>
+                <div><h4>After</h4><pre>{JSON.stringify(event.data, null, 2)}</pre></div>
+              </div>
+            </details>
+          </li>
+        ))}
+      </ol>
+    </section>
+  )
+}
+
+export function FlagPage({ project, name, canWrite }: { project: string; name: string; canWrite: boolean }) {
+  const path = `/api/admin/projects/${enc(project)}/features/${enc(name)}`
+  const { data: flag, error, reload } = useLoad(() => get<Flag>(path), [project, name])
+  const [description, setDescription] = useState<string | null>(null)
+  const [metaError, setMetaError] = useState<unknown>(null)
+  if (!flag) return <main><h1>{name}</h1><ErrorLine error={error} /></main>
+  const patch = async (operations: unknown[]) => {
+    try {
+      await call('PATCH', path, operations)
+      setMetaError(null)
+      reload()
+    } catch (failure) {
+      setMetaError(failure)
+    }
+  }
+  const archive = async () => {
+    try {
+      await call('DELETE', path)
+      go(`/projects/${enc(project)}`)
+    } catch (failure) {
+      setMetaError(failure)
+    }
+  }
+  return (
+    <main>
+      <p><a href={`#/projects/${enc(project)}`}>← Project {project}</a></p>
+      <h1>{flag.name}</h1>
+      <section aria-label="Metadata" class="metadata">
+        <label>
+          Description
+          <input value={description ?? flag.description ?? ''} disabled={!canWrite} onInput={(e) => setDescription(e.currentTarget.value)} />
+        </label>
+        {canWrite && description !== null && (
+          <button type="button" onClick={() => patch([{ op: 'replace', path: '/description', value: description }]).then(() => setDescription(null))}>Save description</button>
+        )}
+        <p>Type: {flag.type} · Created {when(flag.createdAt)} · Last seen {when(flag.lastSeenAt)}</p>
+        <label class="check"><input type="checkbox" checked={flag.stale} disabled={!canWrite} onChange={(e) => patch([{ op: 'replace', path: '/stale', value: e.currentTarget.checked }])} /> Stale</label>
+        <label class="check"><input type="checkbox" checked={flag.impressionData} disabled={!canWrite} onChange={(e) => patch([{ op: 'replace', path: '/impressionData', value: e.currentTarget.checked }])} /> Impression data</label>
+        {canWrite && <button type="button" class="danger" onClick={archive}>Archive flag</button>}
+        <ErrorLine error={metaError} />
+      </section>
+      {flag.environments.map((environment) => (
+        <EnvironmentPanel key={environment.name} flag={flag} environment={environment} canWrite={canWrite} reload={reload} />
+      ))}
+      <History name={flag.name} />
+    </main>
+  )
+}

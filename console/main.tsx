@@ -1,0 +1,132 @@
+/**
+ * The console: a single page served at `/`, calling the public admin API with the session cookie.
+ * Routes live in the location hash, so the server serves one page for all of them.
+ */
+import { render } from 'preact'
+import { useEffect, useState } from 'preact/hooks'
+import { call, get, ROLES, whenSignedOut, type Project, type User } from './api'
+import { ErrorLine, go, useHash, useLoad } from './ui'
+import { FlagsPage } from './flags'
+import { FlagPage } from './flag'
+import { EventsPage, TokensPage, UsersPage } from './admin'
+import './style.css'
+
+function SignIn({ onSignedIn }: { onSignedIn: (user: User) => void }) {
+  const [username, setUsername] = useState('')
+  const [password, setPassword] = useState('')
+  const [error, setError] = useState<unknown>(null)
+  const [busy, setBusy] = useState(false)
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    setBusy(true)
+    try {
+      onSignedIn(await call<User>('POST', '/auth/simple/login', { username, password }))
+    } catch (failure) {
+      setError(failure)
+    } finally {
+      setBusy(false)
+    }
+  }
+  return (
+    <main class="sign-in">
+      <h1>Sign in to flagstore</h1>
+      <form onSubmit={submit}>
+        <label>
+          Username
+          <input name="username" autocomplete="username" required value={username} onInput={(e) => setUsername(e.currentTarget.value)} />
+        </label>
+        <label>
+          Password
+          <input name="password" type="password" autocomplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+        </label>
+        <button type="submit" disabled={busy}>Sign in</button>
+        <ErrorLine error={error} />
+      </form>
+    </main>
+  )
+}
+
+function Projects({ canWrite }: { canWrite: boolean }) {
+  const { data, error, reload } = useLoad(() => get<{ projects: Project[] }>('/api/admin/projects'), [])
+  const [id, setId] = useState('')
+  const [createError, setCreateError] = useState<unknown>(null)
+  const create = async (event: Event) => {
+    event.preventDefault()
+    try {
+      await call('POST', '/api/admin/projects', { id, name: id })
+      setId('')
+      setCreateError(null)
+      reload()
+    } catch (failure) {
+      setCreateError(failure)
+    }
+  }
+  return (
+    <main>
+      <h1>Projects</h1>
+      <ErrorLine error={error} />
+      <ul class="cards">
+        {data?.projects.map((project) => (
+          <li key={project.id}>
+            <a href={`#/projects/${encodeURIComponent(project.id)}`}>{project.name}</a>
+            <span class="muted"> {project.id} · {project.featureCount} flags</span>
+          </li>
+        ))}
+      </ul>
+      {canWrite && (
+        <form onSubmit={create} class="inline">
+          <label>
+            New project id
+            <input value={id} required onInput={(e) => setId(e.currentTarget.value)} />
+          </label>
+          <button type="submit">Create project</button>
+          <ErrorLine error={createError} />
+        </form>
+      )}
+    </main>
+  )
+}
+
+function App() {
+  const [user, setUser] = useState<User | null | undefined>(undefined)
+  const hash = useHash()
+  useEffect(() => {
+    whenSignedOut(() => setUser(null))
+    get<{ user: User }>('/api/admin/user').then((me) => setUser(me.user), () => setUser(null))
+  }, [])
+  if (user === undefined) return <p aria-busy="true">Loading…</p>
+  if (user === null) return <SignIn onSignedIn={(signedIn) => (setUser(signedIn), go('/'))} />
+  const role = ROLES[user.rootRole] ?? 'Viewer'
+  const canWrite = role !== 'Viewer'
+  const signOut = async () => {
+    await call('POST', '/logout').catch(() => {})
+    setUser(null)
+  }
+  const parts = hash.split('/').map(decodeURIComponent)
+  let page
+  if (parts[1] === 'projects' && parts[2] && parts[3] === 'features' && parts[4]) page = <FlagPage project={parts[2]} name={parts[4]} canWrite={canWrite} />
+  else if (parts[1] === 'projects' && parts[2]) page = <FlagsPage project={parts[2]} canWrite={canWrite} />
+  else if (parts[1] === 'events') page = <EventsPage />
+  else if (parts[1] === 'tokens') page = <TokensPage canWrite={role === 'Admin'} />
+  else if (parts[1] === 'users') page = <UsersPage canWrite={role === 'Admin'} />
+  else page = <Projects canWrite={canWrite} />
+  return (
+    <>
+      <header>
+        <nav aria-label="Main">
+          <a href="#/">Projects</a>
+          <a href="#/events">Event log</a>
+          {role === 'Admin' && <a href="#/tokens">API tokens</a>}
+          {role === 'Admin' && <a href="#/users">Users</a>}
+        </nav>
+        <span class="who">
+          Signed in as <strong>{user.username ?? user.email}</strong> ({role})
+        </span>
+        <button type="button" onClick={signOut}>Sign out</button>
+      </header>
+      {page}
+    </>
+  )
+}
+
+render(<App />, document.getElementById('app')!)

@@ -1,0 +1,60 @@
+/** Small pieces every page uses: the error line, a hash-route hook, formatting. */
+import type { ComponentChildren } from 'preact'
+import { useEffect, useState } from 'preact/hooks'
+import { ApiError } from './api'
+
+/** An API error shown where the user acted, naming the field when the API names one. */
+export function ErrorLine({ error, id }: { error: unknown; id?: string }) {
+  if (!error) return null
+  const message = error instanceof Error ? error.message : String(error)
+  const field = error instanceof ApiError && error.field ? ` (${error.field})` : ''
+  return (
+    <p class="error" role="alert" id={id}>
+      {message}
+      {field}
+    </p>
+  )
+}
+
+export function useHash(): string {
+  const [hash, setHash] = useState(location.hash.slice(1) || '/')
+  useEffect(() => {
+    const changed = () => setHash(location.hash.slice(1) || '/')
+    addEventListener('hashchange', changed)
+    return () => removeEventListener('hashchange', changed)
+  }, [])
+  return hash
+}
+
+export const go = (path: string) => (location.hash = path)
+
+export function when(value: string | null | undefined): string {
+  return value ? new Date(value).toLocaleString() : '—'
+}
+
+export function Section({ title, children }: { title: string; children: ComponentChildren }) {
+  return (
+    <section aria-label={title}>
+      <h2>{title}</h2>
+      {children}
+    </section>
+  )
+}
+
+/** Loads once per `key`; `reload` loads again. */
+export function useLoad<T>(load: () => Promise<T>, key: unknown[]): { data: T | undefined; error: unknown; reload: () => void; set: (value: T) => void } {
+  const [data, setData] = useState<T | undefined>(undefined)
+  const [error, setError] = useState<unknown>(null)
+  const [tick, setTick] = useState(0)
+  useEffect(() => {
+    let live = true
+    load().then(
+      (value) => live && (setData(value), setError(null)),
+      (failure) => live && setError(failure),
+    )
+    return () => {
+      live = false
+    }
+  }, [...key, tick])
+  return { data, error, reload: () => setTick((n) => n + 1), set: setData }
+}

@@ -1,0 +1,131 @@
+/**
+ * Sign-in with a username (or email) and password, and the sessions it opens. A session is a
+ * random secret in an HttpOnly, SameSite=Strict cookie; the store keeps only its SHA-256, so that a
+ * session survives a restart, a copy of state.json signs nobody in, and deleting a user or changing
+ * their password ends their sessions in the same commit. Opening and closing a session record no
+ * event (the audit log is about changes to the service).
+ */
+import { createHash, randomBytes } from 'node:crypto'
+import { AuthenticationRequired, TooManyRequests } from '../../errors'
+import type { Store } from '../../storage/store'
+import type { Caller } from '../tokens/permissions'
+import { LoginThrottle, type ThrottleLimits } from './login-throttle'
+import { PASSWORD_MAX_LENGTH, verifyPassword } from './passwords'
+import type { SessionRecord, UserRecord } from './users.records'
+import { callerOf, displayName, viewOf, type UsersService, type UserView } from './users.service'
+
+/** Unleash's cookie name, so that a proxy set up for Unleash needs no change. */
+export const SESSION_COOKIE = 'unleash-session'
+/** Sessions kept per user: a new sign-in past this ends the oldest. */
+const SESSIONS_PER_USER = 20
+
+export interface SessionOptions {
+  /** How long a session lasts from sign-in (`SESSION_TTL_HOURS`, 48 by default as in Unleash). */
+  ttlMs: number
+  /** `SECURE_COOKIES`: always mark the cookie Secure (it is anyway when the request came over HTTPS). */
+  secureCookies: boolean
+  throttle?: ThrottleLimits
+}
+
+export const DEFAULT_SESSION_OPTIONS: SessionOptions = { ttlMs: 48 * 3600_000, secureCookies: false }
+
+const hashOf = (secret: string) => createHash('sha256').update(secret).digest('hex')
+
+/** The value of cookie `name` in a Cookie header, or null. */
+export function cookieValue(header: string | null, name: string): string | null {
+  if (!header) return null
+  for (const part of header.split(';')) {
+    const at = part.indexOf('=')
+    if (at > 0 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim()
+  }
+  return null
+}
+
+export interface SignedIn {
+  user: UserView
+  /** The Set-Cookie header value. */
+  cookie: string
+}
+
+export class SessionsService {
+  private readonly throttle: LoginThrottle
+
+  constructor(
+    private readonly store: Pick<Store, 'reader' | 'transact'>,
+    private readonly users: Pick<UsersService, 'findByLogin' | 'record'>,
+    private readonly options: SessionOptions = DEFAULT_SESSION_OPTIONS,
+  ) {
+    this.throttle = new LoginThrottle(options.throttle)
+  }
+
+  /**
+   * One argon2id verification per attempt, for a known user or not; the same 401 for an unknown
+   * user and a wrong password. Held back attempts answer 429 without verifying anything.
+   */
+  async signIn(login: string, password: string, address: string | null, request: Request): Promise<SignedIn> {
+    const wait = this.throttle.begin(login, address)
+    if (wait !== null) throw new TooManyRequests(`Too many failed sign-ins; try again in ${wait} seconds`, wait)
+    let user: UserRecord | undefined
+    let ok = false
+    try {
+      user = this.users.findByLogin(login)
+      ok = password.length <= PASSWORD_MAX_LENGTH && (await verifyPassword(password, user?.passwordHash ?? null))
+    } finally {
+      this.throttle.settle(login, address, ok)
+    }
+    if (!ok || !user) throw new AuthenticationRequired('Wrong username or password')
+    const secret = randomBytes(32).toString('base64url')
+    const signedIn = user
+    const expiresAt = new Date(Date.now() + this.options.ttlMs).toISOString()
+    await this.store.transact({ name: displayName(signedIn), userId: signedIn.id }, (tx) => {
+      // The user may have been deleted while the password was being verified.
+      if (!tx.get('users', String(signedIn.id))) throw new AuthenticationRequired('Wrong username or password')
+      const mine: SessionRecord[] = []
+      for (const session of tx.values('sessions')) {
+        if (Date.parse(session.expiresAt) <= Date.now()) tx.delete('sessions', session.id)
+        else if (session.userId === signedIn.id) mine.push(session)
+      }
+      mine.sort((a, b) => a.createdAt.localeCompare(b.createdAt))
+      for (const old of mine.slice(0, Math.max(0, mine.length - SESSIONS_PER_USER + 1))) tx.delete('sessions', old.id)
+      const id = hashOf(secret)
+      tx.put('sessions', id, { id, userId: signedIn.id, createdAt: tx.now, expiresAt })
+    })
+    return { user: viewOf(signedIn), cookie: this.cookie(secret, request, Math.floor(this.options.ttlMs / 1000)) }
+  }
+
+  /** Ends the request's session, if any; returns the Set-Cookie value that clears the cookie. */
+  async signOut(request: Request): Promise<string> {
+    const secret = cookieValue(request.headers.get('cookie'), SESSION_COOKIE)
+    if (secret) {
+      const id = hashOf(secret)
+      const session = this.store.reader.get('sessions', id)
+      if (session) {
+        const user = this.users.record(session.userId)
+        await this.store.transact({ name: user ? displayName(user) : 'system', userId: session.userId }, (tx) => {
+          if (tx.get('sessions', id)) tx.delete('sessions', id)
+        })
+      }
+    }
+    return this.cookie('', request, 0)
+  }
+
+  /** The signed-in user behind the request's session cookie, or null when it has none. */
+  authenticate(request: Request, now = Date.now()): Caller | null {
+    const secret = cookieValue(request.headers.get('cookie'), SESSION_COOKIE)
+    if (secret === null || secret === '') return null
+    const session = this.store.reader.get('sessions', hashOf(secret))
+    if (!session) throw new AuthenticationRequired('The session has ended (signed out, expired, or the password changed); sign in again')
+    if (Date.parse(session.expiresAt) <= now) throw new AuthenticationRequired(`The session expired at ${session.expiresAt}; sign in again`)
+    const user = this.users.record(session.userId)
+    if (!user) throw new AuthenticationRequired('The user of this session no longer exists')
+    return callerOf(user)
+  }
+
+  private cookie(value: string, request: Request, maxAge: number): string {
+    const url = new URL(request.url)
+    const https = url.protocol === 'https:' || request.headers.get('x-forwarded-proto')?.split(',')[0]?.trim() === 'https'
+    // The routes are `<BASE_URI_PATH>/auth/simple/login` and `<BASE_URI_PATH>/logout`: the cookie goes with what is under the prefix.
+    const path = url.pathname.replace(/\/(auth\/simple\/login|logout)$/, '') || '/'
+    return `${SESSION_COOKIE}=${value}; Path=${path}; Max-Age=${maxAge}; HttpOnly; SameSite=Strict${this.options.secureCookies || https ? '; Secure' : ''}`
+  }
+}

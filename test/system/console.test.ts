@@ -1,0 +1,253 @@
+/**
+ * The console in a real browser (Debian's Chromium through playwright-core, as the Swagger UI test
+ * does; skipped, saying so, where there is none), against the real server: sign in; create a
+ * project and a flag (its name checked as it is typed); enable it in development with a 50 %
+ * rollout and a constraint, which an unleash-client SDK then sees exactly; edit a variant; search
+ * the event log for the flag and see the user on each event; create a client token and read its
+ * secret once; archive the flag; a viewer cannot change anything; sign out, and the session no
+ * longer works. axe-core runs on each page and finds no serious or critical violation.
+ * With CONSOLE_SCREENSHOTS=docs the main pages are saved as docs/console-*.png.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core'
+import { InMemStorageProvider, Unleash } from 'unleash-client'
+import { adminCall, eventOf, freePort, tempDir } from '../helpers'
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+const hasBrowser = existsSync(CHROMIUM)
+if (!hasBrowser) console.warn(`console browser test skipped: no Chromium at ${CHROMIUM} (install Debian's chromium package, or set CHROMIUM_PATH)`)
+
+const ROOT = join(import.meta.dir, '../..')
+const SECRET = '*:*.console-test-admin-secret-0123456789'
+const PASSWORD = 'Console-admin-pass-1'
+const VIEWER_PASSWORD = 'Console-viewer-pass-1'
+const AXE = join(ROOT, 'node_modules/axe-core/axe.min.js')
+const SHOTS = process.env.CONSOLE_SCREENSHOTS === 'docs' ? join(ROOT, 'docs') : null
+
+const dir = tempDir('console-browser-')
+const port = freePort()
+const base = `http://127.0.0.1:${port}`
+let server: ReturnType<typeof Bun.spawn> | undefined
+let browser: Browser | undefined
+let client: Unleash | undefined
+
+beforeAll(async () => {
+  if (!hasBrowser) return
+  server = Bun.spawn([process.execPath, 'src/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dir.path, INIT_ADMIN_API_TOKENS: SECRET, UNLEASH_DEFAULT_ADMIN_PASSWORD: PASSWORD, LOG_LEVEL: 'warn' },
+    stdout: 'ignore',
+    stderr: 'inherit',
+  })
+  for (let i = 0; i < 200 && !(await fetch(`${base}/ready`).then((r) => r.ok, () => false)); i++) await Bun.sleep(25)
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  })
+}, 60_000)
+
+afterAll(async () => {
+  client?.destroy()
+  await browser?.close()
+  server?.kill('SIGTERM')
+  await server?.exited
+  dir.remove()
+})
+
+/** A page that records console errors and failed requests (the sign-in page's who-am-I 401 is expected). */
+async function newPage(): Promise<{ page: Page; problems: string[] }> {
+  const context = await browser!.newContext({ viewport: { width: 1280, height: 900 } })
+  const page = await context.newPage()
+  const problems: string[] = []
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
+  page.on('response', (response) => {
+    const expected = response.status() === 401 && response.url().endsWith('/api/admin/user')
+    if (response.status() >= 400 && !expected) problems.push(`${response.status()} ${response.request().method()} ${response.url()}`)
+  })
+  return { page, problems }
+}
+
+/** axe-core in the page: no serious or critical violation. */
+async function accessible(page: Page, where: string) {
+  await page.addScriptTag({ path: AXE })
+  const violations = await page.evaluate(async () => {
+    const result = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe.run()
+    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
+  })
+  expect({ where, violations }).toEqual({ where, violations: [] })
+}
+
+async function shot(page: Page, name: string) {
+  if (SHOTS) await page.screenshot({ path: join(SHOTS, `console-${name}.png`) })
+}
+
+async function signIn(page: Page, username: string, password: string) {
+  await page.goto(`${base}/`)
+  await page.getByLabel('Username').fill(username)
+  await page.getByLabel('Password').fill(password)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByRole('heading', { name: 'Projects' }).waitFor()
+}
+
+const FLAG = 'new-checkout'
+
+/** Waits until `read` gives `expected` (the page answers asynchronously), then asserts it. */
+async function eventually<T>(read: () => Promise<T>, expected: T, ms = 10_000) {
+  let last: T = await read()
+  for (const started = Date.now(); Date.now() - started < ms && !Bun.deepEquals(last, expected); ) {
+    await Bun.sleep(50)
+    last = await read()
+  }
+  expect(last).toEqual(expected)
+}
+
+const showsText = (locator: Locator, text: string | RegExp) => locator.filter({ hasText: text }).first().waitFor({ timeout: 10_000 })
+
+test.skipIf(!hasBrowser)('a person signs in, makes a flag, rolls it out to 50 % with a constraint the SDK sees, and the audit log names them', async () => {
+  const { page, problems } = await newPage()
+  await page.goto(`${base}/`)
+  await page.getByRole('button', { name: 'Sign in' }).waitFor()
+  await accessible(page, 'sign-in')
+  await shot(page, 'sign-in')
+  // A wrong password is shown where the user acted.
+  await page.getByLabel('Username').fill('admin')
+  await page.getByLabel('Password').fill('Wrong-password-1')
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await showsText(page.getByRole('alert'), 'Wrong username or password')
+  problems.splice(0) // that 401 was the point
+  await signIn(page, 'admin', PASSWORD)
+  await showsText(page.getByText('Signed in as'), 'admin')
+
+  // A project, then a flag whose name is checked as it is typed.
+  await page.getByLabel('New project id').fill('shop')
+  await page.getByRole('button', { name: 'Create project' }).click()
+  await page.getByRole('link', { name: 'shop' }).click()
+  await page.getByRole('heading', { name: 'Project shop' }).waitFor()
+  await accessible(page, 'projects')
+  await page.getByRole('button', { name: 'New flag' }).click()
+  await page.getByLabel('Flag name').fill('bad name')
+  await showsText(page.locator('#name-problem'), 'URL-friendly')
+  expect(await page.getByRole('button', { name: 'Create flag' }).isDisabled()).toBe(true)
+  problems.splice(0) // the validate operation's 400 is how the name is checked
+  await page.getByLabel('Flag name').fill(FLAG)
+  await page.locator('#name-problem').waitFor({ state: 'detached' })
+  await page.getByLabel('Description').fill('The new checkout')
+  await page.getByRole('button', { name: 'Create flag' }).click()
+  await page.getByRole('heading', { name: FLAG, level: 1 }).waitFor()
+
+  // 50 % rollout with a constraint, then on in development.
+  await page.getByRole('button', { name: 'Add strategy in development' }).click()
+  await page.getByLabel('Rollout percentage').fill('50')
+  await page.getByRole('button', { name: 'Add constraint' }).click()
+  await page.getByLabel('Context field').fill('userId')
+  await page.getByLabel('Values (comma-separated)').fill('alice, bob')
+  await page.getByRole('button', { name: 'Save strategy' }).click()
+  await page.getByText('rollout=50').waitFor()
+  await page.getByRole('switch', { name: `${FLAG} in development` }).check()
+  await eventually(() => page.getByRole('switch', { name: `${FLAG} in development` }).isChecked(), true)
+  await accessible(page, 'flag')
+  await shot(page, 'flag')
+
+  // A client token, its secret shown once.
+  await page.getByRole('link', { name: 'API tokens' }).click()
+  await page.getByLabel('Token name').fill('checkout-service')
+  await page.getByRole('button', { name: 'Create token' }).click()
+  const secret = (await page.getByLabel('Token secret').textContent())!.trim()
+  expect(secret).toMatch(/^\*:development\.[0-9a-f]{64}$/)
+  await accessible(page, 'tokens')
+  await page.getByRole('button', { name: 'Done' }).click()
+  await page.getByLabel('Token secret').waitFor({ state: 'detached' })
+  await page.reload()
+  await page.getByRole('cell', { name: 'checkout-service', exact: true }).waitFor()
+  expect(await page.content()).not.toContain(secret)
+
+  // The SDK sees exactly that: the strategy, its constraint, and the answer it gives.
+  client = new Unleash({ url: `${base}/api`, appName: 'console-test', customHeaders: { Authorization: secret }, refreshInterval: 200, disableMetrics: true, storageProvider: new InMemStorageProvider() })
+  await eventOf(client, 'synchronized')
+  const definition = client.getFeatureToggleDefinition(FLAG)!
+  expect({ enabled: definition.enabled, strategies: definition.strategies }).toMatchObject({
+    enabled: true,
+    strategies: [{ name: 'flexibleRollout', parameters: { rollout: '50', stickiness: 'default', groupId: FLAG }, constraints: [{ contextName: 'userId', operator: 'IN', values: ['alice', 'bob'] }] }],
+  })
+  expect(client.isEnabled(FLAG, { userId: 'carol' })).toBe(false)
+
+  // A variant, edited on the flag's page.
+  await page.goto(`${base}/#/projects/shop/features/${FLAG}`)
+  await page.getByRole('button', { name: 'Add variant in development' }).click()
+  await page.getByLabel('Variant name').fill('blue')
+  await page.getByLabel('Payload').fill('sky')
+  await page.getByRole('button', { name: 'Save variants in development' }).click()
+  await eventually(async () => {
+    const variants = (await adminCall(base, SECRET, 'GET', `/api/admin/projects/shop/features/${FLAG}`)).body.environments[0].variants as { name: string; payload?: unknown }[]
+    return variants.map(({ name, payload }) => ({ name, payload }))
+  }, [{ name: 'blue', payload: { type: 'string', value: 'sky' } }])
+
+  // The event log: every event about the flag names the user.
+  await page.getByRole('link', { name: 'Event log' }).click()
+  await page.getByLabel('Flag').fill(FLAG)
+  await page.getByRole('button', { name: 'Search' }).click()
+  const total = (await adminCall(base, SECRET, 'GET', `/api/admin/search/events?feature=IS:${FLAG}`)).body.total as number
+  expect(total).toBeGreaterThanOrEqual(4) // created, strategy added, enabled, variants
+  await showsText(page.getByText(/^\d+ events/), `${total} events`)
+  const actors = await page.locator('.events .actor').allTextContents()
+  expect(actors.length).toBe(total)
+  expect(new Set(actors)).toEqual(new Set(['admin']))
+  // The newest event (the variants) opens to its before and after.
+  await page.locator('.events summary').first().click()
+  await page.locator('.events details[open] pre').filter({ hasText: '"sky"' }).waitFor()
+  await accessible(page, 'events')
+  await shot(page, 'events')
+
+  // The project's table, then archive.
+  await page.goto(`${base}/#/projects/shop`)
+  await eventually(() => page.getByRole('switch', { name: `${FLAG} in development` }).isChecked(), true)
+  await eventually(() => page.getByRole('switch', { name: `${FLAG} in production` }).isChecked(), false)
+  await shot(page, 'flags')
+  await page.getByRole('link', { name: FLAG }).click()
+  await page.getByRole('button', { name: 'Archive flag' }).click()
+  await page.getByRole('heading', { name: 'Project shop' }).waitFor()
+  expect((await adminCall(base, SECRET, 'GET', `/api/admin/projects/shop/features/${FLAG}`)).body.archived).toBe(true)
+  expect(problems).toEqual([])
+
+  // Sign out: the session the browser held no longer works.
+  const [cookie] = await page.context().cookies()
+  expect(cookie).toMatchObject({ name: 'unleash-session', httpOnly: true, sameSite: 'Strict' })
+  await page.getByRole('button', { name: 'Sign out' }).click()
+  await page.getByRole('button', { name: 'Sign in' }).waitFor()
+  expect((await fetch(`${base}/api/admin/projects`, { headers: { cookie: `${cookie!.name}=${cookie!.value}` } })).status).toBe(401)
+}, 120_000)
+
+test.skipIf(!hasBrowser)('a viewer sees the flags and can change nothing: every switch and button that would answer 403 is disabled or absent', async () => {
+  expect((await adminCall(base, SECRET, 'POST', '/api/admin/user-admin', { username: 'vera', rootRole: 'Viewer', password: VIEWER_PASSWORD })).status).toBe(201)
+  expect((await adminCall(base, SECRET, 'POST', '/api/admin/projects/default/features', { name: 'viewer-sees-this' })).status).toBe(201)
+  const { page, problems } = await newPage()
+  await signIn(page, 'vera', VIEWER_PASSWORD)
+  expect(await page.getByRole('button', { name: 'Create project' }).count()).toBe(0)
+  await page.getByRole('link', { name: 'Default' }).click()
+  const toggle = page.getByRole('switch', { name: 'viewer-sees-this in development' })
+  await toggle.waitFor()
+  expect(await toggle.isDisabled()).toBe(true)
+  expect(await page.getByRole('button', { name: 'New flag' }).count()).toBe(0)
+  expect(await page.getByRole('link', { name: 'API tokens' }).count()).toBe(0)
+  await page.getByRole('link', { name: 'viewer-sees-this' }).click()
+  await page.getByRole('heading', { name: 'viewer-sees-this', level: 1 }).waitFor()
+  for (const control of await page.locator('main input, main select').all()) expect(await control.isDisabled()).toBe(true)
+  expect(await page.getByRole('button', { name: /Add strategy|Archive|Save/ }).count()).toBe(0)
+  expect(problems).toEqual([])
+}, 60_000)
+
+test.skipIf(!hasBrowser)('a toggle the API refuses flips back, and the API\'s message is shown where the user acted', async () => {
+  expect((await adminCall(base, SECRET, 'POST', '/api/admin/projects/default/features', { name: 'gone-meanwhile' })).status).toBe(201)
+  const { page } = await newPage()
+  await signIn(page, 'admin', PASSWORD)
+  await page.goto(`${base}/#/projects/default`)
+  const toggle = page.getByRole('switch', { name: 'gone-meanwhile in development' })
+  await toggle.waitFor()
+  // Archived by someone else after the table was loaded: the toggle answers 404.
+  expect((await adminCall(base, SECRET, 'DELETE', '/api/admin/projects/default/features/gone-meanwhile')).status).toBeLessThan(300)
+  await toggle.click()
+  await showsText(page.getByRole('alert'), 'gone-meanwhile')
+  await eventually(() => toggle.isChecked(), false)
+}, 60_000)
