@@ -64,6 +64,7 @@ const NOT_CHOSEN: ((template: Template, param: string) => boolean)[] = [
   (_, param) => param === 'strategyId', // a UUID the service makes
   (template, param) => template.startsWith('/api/admin/segments/') && param === 'id', // a number the service counts
   (template, param) => template.startsWith('/api/admin/feature-types/') && param === 'id', // the five flag types
+  (template, param) => template.startsWith('/api/admin/user-admin/') && param === 'id', // a number the service counts
 ]
 
 function kindOf(template: Template, param: string): string | undefined {
