@@ -37,8 +37,13 @@ Settings come from the environment (the same for every command):
   FRONTEND_CORS_ORIGINS=*    origins browsers may call /api/frontend from
   METRICS_FLUSH_MS=10000     how often SDK metrics are committed
   CHECKPOINT_AFTER_BYTES=8388608  journal size after which state.json is rewritten
+  UNLEASH_DEFAULT_ADMIN_USERNAME=admin  the console user made at the first start
+  UNLEASH_DEFAULT_ADMIN_PASSWORD  its password; with none, one is generated and printed once
+  SESSION_TTL_HOURS=48       how long a console sign-in lasts
+  SECURE_COOKIES=false       mark the session cookie Secure behind a TLS proxy
 
-Once it runs, the API is documented by the service itself:
+Once it runs, the service documents itself:
+  http://HOST:PORT/                the console (sign in as the user above)
   http://HOST:PORT/swagger         every route, its body and answers (Swagger UI)
   http://HOST:PORT/swagger/json    the OpenAPI document
 SDKs connect to http://HOST:PORT/api with a client token (server SDKs) or a frontend token (browsers).
