@@ -13,6 +13,7 @@ import { OFREP_PREFIX, ofrepErrors } from './features/ofrep/ofrep.errors'
 import { bodyHandling } from './http/body'
 import { ServiceStarting, StoreFailedError } from './errors'
 import { errorHandling } from './http/errors'
+import { AllowedMethods, dotSegmentGuard } from './http/routing'
 import { errors } from './http/schemas'
 import { OPENAPI_PATH, openApiDocument } from './http/openapi'
 import { ELYSIA_CONFIG } from './http/plugins'
@@ -38,9 +39,12 @@ export function createApp(
   const auth = authorization(authenticate, (name) => services.store.reader.get('flags', name)?.project)
   const metrics = new Metrics(services.store, services)
   const basePath = config.basePath ?? ''
+  // Read when a request first misses every route, by then from the whole app (made below).
+  const allowed = new AllowedMethods((): readonly { method: string; path: string }[] => root.routes)
   const app = new Elysia(ELYSIA_CONFIG)
     .use(requestLogging(log, metrics, clientAddress(server.socketAddress, config.trustProxy ?? false)))
-    .use(errorHandling(log, unknownApiPath(authenticate, basePath), [ofrepErrors(basePath)]))
+    .use(errorHandling(log, unknownApiPath(authenticate, basePath), allowed, [ofrepErrors(basePath)]))
+    .use(dotSegmentGuard(basePath))
     .use(frontendCors(config.frontendCorsOrigins ?? ['*'], basePath, [FRONTEND_PREFIX, OFREP_PREFIX]))
     .use(swaggerUi('Feature flag admin API', basePath))
     .use(bodyHandling(config.bodyLimit))
@@ -79,9 +83,10 @@ export function createApp(
   // Behind a reverse proxy everything is under BASE_URI_PATH: one prefix over every route, so routes,
   // the request log's and the metrics' route labels and the unknown-path answers all see the path
   // the client sent. `/` (the prefix itself) is the console.
-  return new Elysia({ ...ELYSIA_CONFIG, prefix: basePath })
+  const root = new Elysia({ ...ELYSIA_CONFIG, prefix: basePath })
     .use(app)
     .use(consoleUi(basePath))
+  return root
 }
 
 export type App = ReturnType<typeof createApp>

@@ -7,10 +7,13 @@ import { resolve } from 'node:path'
 import packageJson from '../package.json'
 import { backupDataDir, restoreBackup, sizeOf } from './backup/backup'
 import { ConfigError, readConfig } from './config'
+import { describeIoError } from './storage/files'
 
 export const VERSION: string = packageJson.version
 
 export const USAGE = `Usage: flagstore [COMMAND]
+
+An Unleash-compatible feature-flag service in one process, storing its data in DATA_DIR.
 
 Commands:
   serve                      start the service (the default)
@@ -20,8 +23,30 @@ Commands:
   -h, --help                 show this help
   -v, --version              show the version
 
-Settings come from the environment: PORT, HOST, DATA_DIR, BASE_URI_PATH, INIT_ADMIN_API_TOKENS, ...
-(see the README's Configuration section).
+Settings come from the environment (the same for every command):
+  PORT=4242                  port to listen on (0 picks a free one)
+  HOST=0.0.0.0               address to listen on (127.0.0.1 to stay local)
+  DATA_DIR=data              directory of the store, created if missing
+  INIT_ADMIN_API_TOKENS      admin secrets (*:*.<16 to 128 letters, digits, - or _>) that must exist;
+                             with none, a first admin token is generated and printed once
+  BASE_URI_PATH              path prefix behind a reverse proxy, e.g. /flags
+  LOG_LEVEL=info             debug, info, warn, error or silent
+  BODY_LIMIT=102400          largest request body in bytes
+  SYNC=true                  fsync every commit
+  TRUST_PROXY=false          log the client address from X-Forwarded-For
+  FRONTEND_CORS_ORIGINS=*    origins browsers may call /api/frontend from
+  METRICS_FLUSH_MS=10000     how often SDK metrics are committed
+  CHECKPOINT_AFTER_BYTES=8388608  journal size after which state.json is rewritten
+  UNLEASH_DEFAULT_ADMIN_USERNAME=admin  the console user made at the first start
+  UNLEASH_DEFAULT_ADMIN_PASSWORD  its password; with none, one is generated and printed once
+  SESSION_TTL_HOURS=48       how long a console sign-in lasts
+  SECURE_COOKIES=false       mark the session cookie Secure behind a TLS proxy
+
+Once it runs, the service documents itself:
+  http://HOST:PORT/                the console (sign in as the user above)
+  http://HOST:PORT/swagger         every route, its body and answers (Swagger UI)
+  http://HOST:PORT/swagger/json    the OpenAPI document
+SDKs connect to http://HOST:PORT/api with a client token (server SDKs) or a frontend token (browsers).
 `
 
 export type Command =
@@ -128,13 +153,19 @@ export async function runCommand(command: Exclude<Command, { name: 'serve' }>, e
   }
 }
 
+/** An error as one line for a person: a system error by its meaning and file, not Node's "ENOENT: …, open '…'". */
+function inWords(error: unknown): string {
+  const errno = error as NodeJS.ErrnoException
+  if (errno && typeof errno.code === 'string' && /^E[A-Z]+$/.test(errno.code)) return `${errno.path ? `${errno.path}: ` : ''}${describeIoError(errno)}`
+  return error instanceof ConfigError || error instanceof Error ? error.message : String(error)
+}
+
 async function attempt(what: string, work: () => Promise<void>): Promise<number> {
   try {
     await work()
     return 0
   } catch (error) {
-    const message = error instanceof ConfigError || error instanceof Error ? error.message : String(error)
-    console.error(`Cannot ${what}: ${message}`)
+    console.error(`Cannot ${what}: ${inWords(error)}`)
     return 1
   }
 }

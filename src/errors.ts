@@ -27,7 +27,7 @@ export abstract class AppError extends Error {
     return {}
   }
 
-  /** Response headers the error adds (Retry-After). */
+  /** Response headers the error adds (Retry-After, Allow). */
   headers(): Record<string, string> {
     return {}
   }
@@ -80,6 +80,23 @@ export class NoAccessError extends AppError {
 export class NotFoundError extends AppError {
   readonly status = 404
   readonly errorName = 'NotFoundError'
+}
+
+/** A known path, asked with a method it does not take; `allowed` are those it takes (the Allow header). */
+export class MethodNotAllowed extends AppError {
+  readonly status = 405
+  readonly errorName = 'MethodNotAllowed'
+
+  constructor(
+    message: string,
+    readonly allowed: readonly string[],
+  ) {
+    super(message)
+  }
+
+  override headers() {
+    return { allow: this.allowed.join(', ') }
+  }
 }
 
 export class NameExistsError extends AppError {

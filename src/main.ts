@@ -12,6 +12,7 @@ import { Logger } from './log'
 import { ConfigError, readConfig, type Config } from './config'
 import { ServiceStarting } from './errors'
 import { errorResponse } from './http/errors'
+import { rawPathRoutes } from './http/routing'
 import { DataDirError, describeIoError, StoreLoadError } from './storage/files'
 import { DataDirLock, DataDirLockError } from './storage/lock'
 import { createServices, initialise, openStore, stopWorkers } from './services'
@@ -108,6 +109,8 @@ async function serve() {
       port: config.port,
       hostname: config.host,
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+      // Every path passes through Bun's router, which sees the segments as sent (http/routing.ts).
+      routes: rawPathRoutes((request) => handle(request)),
       fetch: (request) => handle(request),
     })
   } catch (error) {

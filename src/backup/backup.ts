@@ -12,7 +12,7 @@ import { closeSync, existsSync, fsyncSync, openSync, writeSync } from 'node:fs'
 import { lstat, mkdir, mkdtemp, open, readdir, readFile, rename, rm, rmdir, stat, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { COLLECTIONS, openStore } from '../services'
-import { EVENTS_FILE, JOURNAL_FILE, readLines, STATE_FILE, StoreLoadError } from '../storage/files'
+import { describeIoError, EVENTS_FILE, JOURNAL_FILE, readLines, STATE_FILE, StoreLoadError } from '../storage/files'
 import { DataDirLock, LOCK_FILE } from '../storage/lock'
 import { loadedCollection, type StateDoc } from '../storage/records'
 import { replayJournal, type JournalEntry } from '../storage/state-journal'
@@ -42,8 +42,22 @@ async function readState(dataDir: string): Promise<StateDoc> {
   throw new Error(`${dataDir}: the state kept changing under the backup; try again`)
 }
 
+/**
+ * What stops a backup before it starts, in words: no store to read, or a file that cannot be
+ * made (a backup never replaces a file). Null when both are fine.
+ */
+function backupProblem(dataDir: string, file: string): string | null {
+  if (!existsSync(dataDir)) return `the data directory ${dataDir} does not exist; set DATA_DIR to the service's data directory`
+  if (!existsSync(join(dataDir, STATE_FILE))) return `${dataDir} holds no store (no ${STATE_FILE}); set DATA_DIR to the service's data directory`
+  if (existsSync(file)) return `${file} already exists; a backup never replaces a file, so give a new file name`
+  if (!existsSync(dirname(file))) return `cannot write ${file}: the directory ${dirname(file)} does not exist`
+  return null
+}
+
 /** Writes a backup of `dataDir` (the service may be running) to `file`; returns its header. */
 export async function backupDataDir(dataDir: string, file: string): Promise<BackupHeader> {
+  const problem = backupProblem(dataDir, file)
+  if (problem) throw new Error(problem)
   const state = await readState(dataDir)
   const header: BackupHeader = {
     format: BACKUP_FORMAT,
@@ -53,7 +67,13 @@ export async function backupDataDir(dataDir: string, file: string): Promise<Back
     commitSeq: state.commitSeq,
   }
   // Synchronous writes, in order, from inside the line reader: the backup is never held whole in memory.
-  const out = openSync(file, 'wx')
+  let out: number
+  try {
+    out = openSync(file, 'wx')
+  } catch (error) {
+    // Made or removed between the check and here, or not ours to write.
+    throw new Error(`cannot create ${file}: ${describeIoError(error)}`)
+  }
   try {
     writeSync(out, JSON.stringify(header) + '\n' + JSON.stringify(state) + '\n')
     let copied = 0

@@ -1,10 +1,13 @@
 /** The one place where errors become HTTP responses (contract §2). */
 import { Elysia, ValidationError as ElysiaValidationError } from 'elysia'
 import { TransformDecodeCheckError, TransformDecodeError } from '@sinclair/typebox/value'
-import { AppError, ContentTypeError, NotFoundError, ValidationError, type ErrorDetail } from '../errors'
+import { AppError, ContentTypeError, NotFoundError, ValidationError } from '../errors'
 import type { Logger } from '../log'
 import { sentUnsupportedBody } from './body'
+import { detailOf, sentence, validationDetails } from './validation-messages'
+import type { ValueError } from '@sinclair/typebox/errors'
 import { noteStatus, requestIdOf } from './request-log'
+import type { AllowedMethods } from './routing'
 
 export function errorResponse(error: AppError, id: string = crypto.randomUUID()): Response {
   const body = {
@@ -18,16 +21,6 @@ export function errorResponse(error: AppError, id: string = crypto.randomUUID())
     status: error.status,
     headers: { 'content-type': 'application/json', ...error.headers() },
   })
-}
-
-function validationDetails(error: ElysiaValidationError): ErrorDetail[] {
-  const details: ErrorDetail[] = []
-  for (const issue of error.all.slice(0, 20)) {
-    const path = 'path' in issue && typeof issue.path === 'string' ? issue.path : undefined
-    const message = 'summary' in issue && issue.summary ? String(issue.summary) : String(issue.message)
-    details.push(path ? { message, path } : { message })
-  }
-  return details
 }
 
 /**
@@ -44,13 +37,30 @@ export interface ErrorDialect {
 const where: Record<string, string> = { body: 'request body', query: 'query string', params: 'path', headers: 'headers', cookie: 'cookies' }
 
 /** Maps anything thrown while answering a request to the error body; 5xx details go to the log only. */
-export function toAppErrorResponse(code: unknown, error: unknown, request: Request, log: Logger, unknownRoute?: UnknownRoute, dialects: readonly ErrorDialect[] = []): Response {
+export function toAppErrorResponse(
+  code: unknown,
+  error: unknown,
+  request: Request,
+  log: Logger,
+  unknownRoute?: UnknownRoute,
+  allowed?: AllowedMethods,
+  dialects: readonly ErrorDialect[] = [],
+): Response {
   const dialect = dialects.find((candidate) => candidate.claims(request))
   const render = dialect ? (appError: AppError) => dialect.render(appError, request) : (appError: AppError) => errorResponse(appError)
-  return toResponse(code, error, request, log, unknownRoute, render, dialect)
+  return toResponse(code, error, request, log, unknownRoute, allowed, render, dialect)
 }
 
-function toResponse(code: unknown, error: unknown, request: Request, log: Logger, unknownRoute: UnknownRoute | undefined, errorResponse: (error: AppError) => Response, dialect: ErrorDialect | undefined): Response {
+function toResponse(
+  code: unknown,
+  error: unknown,
+  request: Request,
+  log: Logger,
+  unknownRoute: UnknownRoute | undefined,
+  allowed: AllowedMethods | undefined,
+  errorResponse: (error: AppError) => Response,
+  dialect: ErrorDialect | undefined,
+): Response {
   if (error instanceof AppError) return errorResponse(error)
   if (code === 'PARSE') {
     const cause = (error as { cause?: unknown }).cause
@@ -65,9 +75,11 @@ function toResponse(code: unknown, error: unknown, request: Request, log: Logger
         new ContentTypeError(`Only application/json is accepted, the request ${type ? `sent ${type}` : 'sent no Content-Type'}`),
       )
     }
-    const details = validationDetails(error)
-    const first = details[0]
-    const message = `The ${where[error.type] ?? error.type} does not match the schema${first ? `: ${first.path ?? ''} ${first.message}`.trimEnd() : ''}`
+    const details = validationDetails(error.all as ValueError[])
+    const [first, ...more] = details
+    const what = where[error.type] ?? error.type
+    const problem = !first ? `The ${what} does not match the schema` : first.path === '' ? `The ${what} ${first.message}` : `The ${what} does not match the schema: ${sentence(first)}`
+    const message = `${problem}${more.length > 0 ? ` (and ${more.length} more, see details)` : ''}`
     return errorResponse(new ValidationError(message, details))
   }
   if (error instanceof TransformDecodeCheckError || error instanceof TransformDecodeError) {
@@ -75,13 +87,12 @@ function toResponse(code: unknown, error: unknown, request: Request, log: Logger
     // Elysia rethrows TypeBox's own error, which says neither what nor where. Our parameter schemas
     // avoid such transforms (http/query.ts), so this is the net under any that remain.
     const inner = error instanceof TransformDecodeCheckError ? error.error : undefined
-    const path = error instanceof TransformDecodeError ? error.path : inner?.path
-    const message = inner?.message ?? error.message
-    return errorResponse(new ValidationError(`A request parameter does not match the schema${path ? ` at ${path}` : ''}: ${message}`, [path ? { message, path } : { message }]))
+    const detail = inner ? detailOf(inner) : { path: (error as TransformDecodeError).path, message: 'could not be read' }
+    return errorResponse(new ValidationError(`A request parameter does not match the schema: ${sentence(detail, 'the parameter')}`, [detail]))
   }
   if (code === 'NOT_FOUND') {
     const path = new URL(request.url).pathname
-    return errorResponse(unknownRoute?.(request, path) ?? new NotFoundError(`No route for ${request.method} ${path}`))
+    return errorResponse(unknownRoute?.(request, path) ?? allowed?.notAllowed(request.method, path) ?? new NotFoundError(`No route for ${request.method} ${path}`))
   }
   const status = (error as { status?: unknown }).status
   if (typeof status === 'number' && status >= 400 && status < 500) {
@@ -109,9 +120,13 @@ function internalError(error: unknown, request: Request, log: Logger, dialect: E
 /** What to answer instead of 404 for a path no route matched (http/auth.ts: 401 under /api without a token). */
 export type UnknownRoute = (request: Request, path: string) => AppError | undefined
 
-export function errorHandling(log: Logger, unknownRoute?: UnknownRoute, dialects: readonly ErrorDialect[] = []) {
+/**
+ * `allowed`: the methods of the known paths, so that a known path asked with another method
+ * answers 405. `dialects`: APIs that render errors in their own shape (OFREP).
+ */
+export function errorHandling(log: Logger, unknownRoute?: UnknownRoute, allowed?: AllowedMethods, dialects: readonly ErrorDialect[] = []) {
   return new Elysia({ name: 'error-handling' }).onError({ as: 'global' }, ({ code, error, request }) => {
-    const response = toAppErrorResponse(code, error, request, log, unknownRoute, dialects)
+    const response = toAppErrorResponse(code, error, request, log, unknownRoute, allowed, dialects)
     noteStatus(request, response.status)
     return response
   })

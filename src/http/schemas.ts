@@ -62,6 +62,13 @@ export function bodyErrors(...statuses: number[]) {
  */
 export const DOCUMENTED_AS = 'x-documented-as'
 
+/**
+ * A string schema with a `pattern` carries, under this key, what the pattern asks for in words
+ * ("a hex colour such as #FFFFFF…"): validation messages say that instead of the regular
+ * expression (http/validation-messages.ts; a test checks every pattern of the document has one).
+ */
+export const PATTERN_RULE = 'x-pattern-rule'
+
 export const Timestamp = (description: string) => t.String({ format: 'date-time', description })
 export const NullableTimestamp = (description: string) => t.Union([t.String({ format: 'date-time' }), t.Null()], { description })
 

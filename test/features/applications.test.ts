@@ -77,8 +77,10 @@ describe('registration and the application list', () => {
       ],
       // An archived flag still exists; only a deleted one would be notFound.
       seenToggles: [{ name: 'alpha', project: 'default', type: 'release' }, { name: 'gone', project: 'default', type: 'release' }],
-      links: { self: '/api/applications/web' },
+      links: { self: '/api/admin/metrics/applications/web' },
     })
+    // The link answers: it is the application's own route.
+    expect((await api.get<Application>(web.body.links.self)).body).toEqual(web.body)
     expectOk(await api.delete('/api/admin/archive/gone'))
     expect((await detail('web')).body.seenToggles.at(-1)).toEqual({ name: 'gone', notFound: true })
     expectError(await detail('nobody'), 404, 'NotFoundError', ['nobody'])

@@ -81,7 +81,8 @@ describe('creating context fields', () => {
       [{ name: 'has space' }, 400, '/name'],
       [{ name: 'x'.repeat(101) }, 400, '/name'],
       [{ name: 'dupes', legalValues: [{ value: 'a' }, { value: 'b' }, { value: 'a' }] }, 400, '/legalValues/2/value'],
-      [{ name: 'long', legalValues: [{ value: 'v'.repeat(101) }] }, 400, '/legalValues'],
+      // The value itself, inside the list (which may also be null): the rule it breaks is named where it is broken.
+      [{ name: 'long', legalValues: [{ value: 'v'.repeat(101) }] }, 400, '/legalValues/0/value'],
       [{ name: 'wordy', description: 'd'.repeat(251) }, 400, '/description'],
     ]
     for (const [body, status, path] of cases) {

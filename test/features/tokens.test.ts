@@ -232,7 +232,7 @@ describe('POST /api/admin/api-tokens', () => {
         const response = await api.createToken({ tokenName: `star-${type}`, type, environment: '*', ...extra })
         expectError(response, 400, 'ValidationError')
         expect(errorOf(response).message).toContain('one existing environment')
-        expect(errorOf(response).details).toEqual([{ message: 'not one environment', path: '/environment' }])
+        expect(errorOf(response).details).toEqual([{ message: 'must name one existing environment, not "*"', path: '/environment' }])
       }
     }
     expectUnchanged(api, before)

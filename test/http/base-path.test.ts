@@ -133,3 +133,15 @@ test('the frontend API and its CORS answers are under the prefix: a preflight th
   expect(toggles.headers.get('access-control-allow-origin')).toBe('*')
   expect(await toggles.json()).toEqual({ toggles: [] })
 })
+
+test('under the prefix, an application\'s link answers, and a known path with another method is a 405 naming the prefixed path', async () => {
+  const created = await api.post<{ secret: string }>(`${PREFIX}/api/admin/api-tokens`, { tokenName: 'linked-sdk', type: 'client', environment: 'development' })
+  expect(created.status).toBe(201)
+  expect((await api.post(`${PREFIX}/api/client/register`, { appName: 'linked app' }, { token: created.body.secret })).status).toBe(202)
+  const app = await api.get<{ appName: string; links: { self: string } }>(`${PREFIX}/api/admin/metrics/applications/linked%20app`)
+  expect(app.body.links.self).toBe(`${PREFIX}/api/admin/metrics/applications/linked%20app`)
+  expect((await api.get<{ appName: string }>(app.body.links.self)).body.appName).toBe('linked app')
+  const wrong = await api.delete(`${PREFIX}/api/admin/projects`)
+  expectError(wrong, 405, 'MethodNotAllowed', [`${PREFIX}/api/admin/projects`])
+  expect(wrong.headers.get('allow')).toBe('GET, HEAD, POST')
+})

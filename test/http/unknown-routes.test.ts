@@ -5,7 +5,7 @@
  */
 import { afterEach, expect, test } from 'bun:test'
 import { Logger } from '../../src/log'
-import { expectError, makeApi, type Api } from '../helpers'
+import { expectError, makeApi, openApiSpec, type Api } from '../helpers'
 
 let api: Api | undefined
 afterEach(async () => {
@@ -27,9 +27,9 @@ test('an unknown /api path answers 401 without a token or with a bad one, 404 wi
       expectError(await api.request(method, path, { body }), 404, 'NotFoundError', [path])
     }
   }
-  // A known path with a method it does not have is routed no differently.
+  // A known path with a method it does not have: authenticated first, then 405 (below).
   expectError(await api.request('PATCH', '/api/admin/projects', { token: null }), 401, 'AuthenticationRequired')
-  expectError(await api.request('PATCH', '/api/admin/projects'), 404, 'NotFoundError')
+  expectError(await api.request('PATCH', '/api/admin/projects'), 405, 'MethodNotAllowed')
   expect(JSON.stringify(api.services.store.state)).toBe(before)
   expect(api.lastEventId()).toBe(eventsBefore)
 })
@@ -73,4 +73,37 @@ test('the log line of an unknown /api path names the token that was sent, and ne
     [404, null, 'admin-bootstrap'],
     [401, null, null],
   ])
+})
+
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
+
+/** The paths of the document that a concrete path matches, as the router matches them (a parameter is one segment). */
+function matching(document: Record<string, any>, path: string): string[] {
+  return Object.keys(document.paths).filter((template) => new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path))
+}
+
+test('every path of the OpenAPI document asked with a method it does not take answers 405 with the methods it takes in Allow, and changes nothing', async () => {
+  const document = await openApiSpec()
+  api = await makeApi()
+  const before = JSON.stringify(api.services.store.state)
+  const eventsBefore = api.lastEventId()
+  let checked = 0
+  for (const template of Object.keys(document.paths)) {
+    const path = template.replace(/\{[^}]+\}/g, 'some-name')
+    // What the path takes: every operation of every documented path it matches (/tag-types/validate is also /tag-types/{name}).
+    const allowed = new Set(matching(document, path).flatMap((other) => Object.keys(document.paths[other]).map((method) => method.toUpperCase())))
+    if (allowed.has('GET')) allowed.add('HEAD')
+    for (const method of METHODS) {
+      if (allowed.has(method)) continue
+      // Browsers' preflight requests to the frontend API are answered by CORS (frontend-cors.test.ts).
+      if (method === 'OPTIONS' && path.startsWith('/api/frontend')) continue
+      const response = await api.request(method, path, method === 'POST' || method === 'PUT' || method === 'PATCH' ? { body: {} } : {})
+      expect({ method, path, status: response.status, allow: response.headers.get('allow') }).toEqual({ method, path, status: 405, allow: [...allowed].sort().join(', ') })
+      if (method !== 'HEAD') expectError(response, 405, 'MethodNotAllowed', [method, path])
+      checked++
+    }
+  }
+  expect(checked).toBeGreaterThan(100)
+  expect(JSON.stringify(api.services.store.state)).toBe(before)
+  expect(api.lastEventId()).toBe(eventsBefore)
 })

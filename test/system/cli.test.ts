@@ -45,6 +45,39 @@ test('--version prints the package version, --help the usage; neither starts a s
   expect(readdirSync(cwd)).toEqual([])
 })
 
+test('--help says what an executable user has: every setting the service reads, and where the running service documents its API; no file it does not ship with', async () => {
+  const help = run(newDir(), ['--help']).stdout
+  const source = await Bun.file(join(ROOT, 'src', 'config.ts')).text()
+  const settings = new Set([...source.matchAll(/\benv(?:\.|, ')([A-Z][A-Z_]{2,})/g)].map((match) => match[1]))
+  expect(settings.size).toBeGreaterThan(8)
+  for (const setting of settings) expect({ setting, named: help.includes(setting) }).toEqual({ setting, named: true })
+  expect(help).toContain('/swagger')
+  expect(help).not.toMatch(/README|docs\//)
+})
+
+test('backup says in words why it cannot start: no data directory, no store in it, a file that exists, a directory that does not', async () => {
+  const cwd = newDir()
+  const live = join(cwd, 'live')
+  mkdirSync(live)
+  const api = await makeApi({ dataDir: live })
+  await api.close()
+  const taken = join(cwd, 'taken.jsonl')
+  await Bun.write(taken, 'mine')
+  const cases: [Record<string, string>, string, RegExp][] = [
+    [{ DATA_DIR: join(cwd, 'missing') }, 'out.jsonl', /^Cannot back up: the data directory .*missing does not exist; set DATA_DIR to the service's data directory\n$/],
+    [{ DATA_DIR: cwd }, 'out.jsonl', /^Cannot back up: .* holds no store \(no state\.json\); set DATA_DIR to the service's data directory\n$/],
+    [{ DATA_DIR: live }, taken, /^Cannot back up: .*taken\.jsonl already exists; a backup never replaces a file, so give a new file name\n$/],
+    [{ DATA_DIR: live }, join(cwd, 'no', 'such', 'out.jsonl'), /^Cannot back up: cannot write .*out\.jsonl: the directory .*such does not exist\n$/],
+  ]
+  for (const [env, file, message] of cases) {
+    const result = run(cwd, ['backup', file], env)
+    expect({ file, code: result.code, stdout: result.stdout }).toEqual({ file, code: 1, stdout: '' })
+    expect(result.stderr).toMatch(message)
+    expect(result.stderr).not.toMatch(/\bE[A-Z]{3,}\b/)
+  }
+  expect(await Bun.file(taken).text()).toBe('mine')
+})
+
 test('--help after a command prints the usage, and an option after a command is a usage error, never a FILE (even with a data directory to back up)', async () => {
   const cwd = newDir()
   mkdirSync(join(cwd, 'data'))

@@ -1,6 +1,6 @@
 /** Schemas of the server-side SDK API (sdk-api-contract §1): what `unleash-client` and its siblings read and send. */
 import { t } from 'elysia'
-import { Integer } from '../../http/schemas'
+import { Integer, PATTERN_RULE } from '../../http/schemas'
 import { repeatable } from '../../http/query'
 
 const Payload = t.Object(
@@ -151,7 +151,7 @@ export const ClientFeatures = t.Object(
 export const ClientFeaturesQuery = t.Object({
   project: t.Optional(repeatable(t.String({ maxLength: 100, description: 'Project id' }), { maxItems: 100, description: 'Only these projects (repeatable); ignored when the token names its projects' })),
   namePrefix: t.Optional(t.String({ maxLength: 100, description: 'Only flags whose name starts with this' })),
-  tag: t.Optional(repeatable(t.String({ maxLength: 200, pattern: '^[^:]+:', description: 'type:value' }), { maxItems: 100, description: 'Only flags with any of these tags (type:value, repeatable)' })),
+  tag: t.Optional(repeatable(t.String({ maxLength: 200, pattern: '^[^:]+:', [PATTERN_RULE]: 'a tag as type:value (its type, a colon, then its value)', description: 'type:value' }), { maxItems: 100, description: 'Only flags with any of these tags (type:value, repeatable)' })),
 }, { description: 'Filters of the flag list' })
 
 export const clientModels = {

@@ -9,7 +9,7 @@ import { events } from '../../domain/events'
 import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
 import type { StateReader, Store, Tx } from '../../storage/store'
 import { checkLimit } from '../limits'
-import { nameProblem } from '../names'
+import { dotSegmentProblem, nameProblem } from '../names'
 import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
 import type { ContextField, ContextFieldStrategies, CreateContextField, LegalValue, UpdateContextField } from './context.model'
 import type { ContextFieldRecord, LegalValueRecord } from './context.records'
@@ -47,10 +47,18 @@ function viewOf(record: ContextFieldRecord): ContextFieldView {
   }
 }
 
-function legalValuesOf(input: readonly LegalValueInput[] | null): LegalValueRecord[] {
+/**
+ * The checked legal values of a request. `stored` are the values the field has: one of them that
+ * breaks a newer rule (a "." or ".." kept from an older data directory) may stay, so that the field
+ * can still be updated.
+ */
+function legalValuesOf(input: readonly LegalValueInput[] | null, stored: readonly LegalValueRecord[] = []): LegalValueRecord[] {
   const seen = new Set<string>()
+  const kept = new Set(stored.map((legalValue) => legalValue.value))
   return (input ?? []).map((legalValue, index) => {
     if (seen.has(legalValue.value)) throw ValidationError.at(`/legalValues/${index}/value`, `Legal values must be unique; ${JSON.stringify(legalValue.value)} appears twice`)
+    const dots = kept.has(legalValue.value) ? null : dotSegmentProblem(legalValue.value, 'A legal value')
+    if (dots) throw ValidationError.at(`/legalValues/${index}/value`, dots)
     seen.add(legalValue.value)
     return legalValue.description === undefined ? { value: legalValue.value } : { value: legalValue.value, description: legalValue.description }
   })
@@ -157,9 +165,9 @@ export class ContextService {
 
   async update(name: string, input: UpdateContextFieldInput, caller: Caller): Promise<ContextFieldView> {
     if (input.name !== undefined && input.name !== name) throw ValidationError.at('/name', `The body names "${input.name}" but the path "${name}"; a context field cannot be renamed`)
-    const legalValues = input.legalValues === undefined ? undefined : legalValuesOf(input.legalValues)
     return this.store.transact(actorOf(caller), (tx) => {
       const before = found(tx, name)
+      const legalValues = input.legalValues === undefined ? undefined : legalValuesOf(input.legalValues, before.legalValues)
       const record: ContextFieldRecord = {
         ...before,
         description: input.description === undefined ? before.description : (input.description ?? ''),
@@ -177,7 +185,10 @@ export class ContextService {
   async putLegalValue(name: string, input: LegalValueInput, caller: Caller): Promise<ContextFieldView> {
     return this.store.transact(actorOf(caller), (tx) => {
       const before = found(tx, name)
-      const [added] = legalValuesOf([input])
+      const kept = before.legalValues.some((legalValue) => legalValue.value === input.value)
+      const dots = kept ? null : dotSegmentProblem(input.value, 'A legal value')
+      if (dots) throw ValidationError.at('/value', dots)
+      const added = input.description === undefined ? { value: input.value } : { value: input.value, description: input.description }
       const index = before.legalValues.findIndex((legalValue) => legalValue.value === added.value)
       const legalValues = index === -1 ? [...before.legalValues, added] : before.legalValues.map((legalValue, i) => (i === index ? added : legalValue))
       checkLimit('legalValuesPerContextField', legalValues.length, '/value')

@@ -23,7 +23,7 @@ export interface TagChanges {
 function checkTagChanges(changes: TagChanges, path: string): { added: TagRecord[]; removed: TagRecord[] } {
   return {
     added: changes.addedTags.map((tag, index) => checkTag(tag, `${path}/addedTags/${index}`)),
-    removed: changes.removedTags.map((tag, index) => checkTag(tag, `${path}/removedTags/${index}`)),
+    removed: changes.removedTags.map((tag, index) => checkTag(tag, `${path}/removedTags/${index}`, 'value', 'remove')),
   }
 }
 

@@ -20,6 +20,7 @@ const MEMBERS: Record<(typeof PATCH_OPS)[number], readonly string[]> = {
   copy: ['op', 'from', 'path'],
 }
 const FORBIDDEN_SEGMENTS = new Set(['__proto__', 'constructor', 'prototype'])
+const FORBIDDEN_LIST = [...FORBIDDEN_SEGMENTS].join(', ')
 
 /** One operation as received; `checkOperation` makes sure of its shape. */
 export type PatchOperation = Record<string, unknown>
@@ -48,11 +49,11 @@ type PointerRule = (segments: string[], pointer: string, index: number, field: '
 function checkPointer(pointer: string, index: number, field: 'path' | 'from', rule: PointerRule) {
   const where = `/${index}/${field}`
   if (!pointer.startsWith('/')) {
-    throw new ValidationError(`Operation ${index}: ${field} "${pointer}" must start with "/"`, [{ message: 'must start with /', path: where }])
+    throw new ValidationError(`Operation ${index}: ${field} "${pointer}" must start with "/"`, [{ message: 'must start with "/"', path: where }])
   }
   const segments = pointer.slice(1).split('/').map(unescape)
   if (segments.some((segment) => FORBIDDEN_SEGMENTS.has(segment))) {
-    throw new ValidationError(`Operation ${index}: ${field} "${pointer}" is not allowed`, [{ message: 'forbidden path segment', path: where }])
+    throw new ValidationError(`Operation ${index}: ${field} "${pointer}" is not allowed`, [{ message: `must not name ${FORBIDDEN_LIST}`, path: where }])
   }
   rule(segments, pointer, index, field)
 }
@@ -63,7 +64,7 @@ const metadataPointer: PointerRule = (segments, pointer, index, field) => {
   if (segments.length !== 1 || !(PATCHABLE as readonly string[]).includes(segments[0])) {
     throw new ValidationError(
       `Operation ${index}: ${field} "${pointer}" is not a property of a flag that can be patched (${PATCHABLE.map((p) => '/' + p).join(', ')})`,
-      [{ message: 'unknown path', path: where }],
+      [{ message: `must be one of ${PATCHABLE.map((p) => '/' + p).join(', ')}`, path: where }],
     )
   }
 }
@@ -72,14 +73,14 @@ const metadataPointer: PointerRule = (segments, pointer, index, field) => {
 const variantsPointer: PointerRule = (segments, pointer, index, field) => {
   if (!/^(0|[1-9]\d{0,3}|-)$/.test(segments[0])) {
     throw new ValidationError(`Operation ${index}: ${field} "${pointer}" must start with a variant's index, such as /0 or /0/weight, or /- to add at the end`, [
-      { message: 'not a variant index', path: `/${index}/${field}` },
+      { message: 'must start with a variant\'s index (such as /0) or /-', path: `/${index}/${field}` },
     ])
   }
 }
 
 function checkOperation(operation: PatchOperation, index: number, rule: PointerRule) {
   if (typeof operation.op !== 'string' || !(PATCH_OPS as readonly string[]).includes(operation.op)) {
-    throw new ValidationError(`Operation ${index}: op must be one of ${PATCH_OPS.join(', ')}`, [{ message: 'unknown op', path: `/${index}/op` }])
+    throw new ValidationError(`Operation ${index}: op must be one of ${PATCH_OPS.join(', ')}`, [{ message: `must be one of ${PATCH_OPS.join(', ')}`, path: `/${index}/op` }])
   }
   // RFC 6902 says other members are ignored; we refuse them, as every body of ours refuses unknown
   // properties, so that a misspelt "value" or a "from" on an add is an error, not a silent no-op.
@@ -88,25 +89,25 @@ function checkOperation(operation: PatchOperation, index: number, rule: PointerR
     if (!allowed.includes(member)) {
       const pointer = `/${index}/${member.replace(/~/g, '~0').replace(/\//g, '~1')}`
       throw new ValidationError(`Operation ${index}: ${operation.op} takes only ${allowed.join(', ')}, not ${JSON.stringify(member)}`, [
-        { message: 'unknown member', path: pointer },
+        { message: `is not a member of ${operation.op} (it takes only ${allowed.join(', ')})`, path: pointer },
       ])
     }
   }
   if (typeof operation.path !== 'string') {
-    throw new ValidationError(`Operation ${index}: path must be a string`, [{ message: 'missing path', path: `/${index}/path` }])
+    throw new ValidationError(`Operation ${index}: path must be a string`, [{ message: 'is required, as a string', path: `/${index}/path` }])
   }
   checkPointer(operation.path, index, 'path', rule)
   if (operation.from !== undefined && typeof operation.from !== 'string') {
-    throw new ValidationError(`Operation ${index}: from must be a string`, [{ message: 'from is not a string', path: `/${index}/from` }])
+    throw new ValidationError(`Operation ${index}: from must be a string`, [{ message: 'must be a string', path: `/${index}/from` }])
   }
   if (operation.op === 'copy' || operation.op === 'move') {
     if (typeof operation.from !== 'string') {
-      throw new ValidationError(`Operation ${index}: ${operation.op} needs "from"`, [{ message: 'missing from', path: `/${index}/from` }])
+      throw new ValidationError(`Operation ${index}: ${operation.op} needs "from"`, [{ message: `is required for ${operation.op}`, path: `/${index}/from` }])
     }
     checkPointer(operation.from, index, 'from', rule)
   }
   if ((operation.op === 'add' || operation.op === 'replace' || operation.op === 'test') && !('value' in operation)) {
-    throw new ValidationError(`Operation ${index}: ${operation.op} needs "value"`, [{ message: 'missing value', path: `/${index}/value` }])
+    throw new ValidationError(`Operation ${index}: ${operation.op} needs "value"`, [{ message: `is required for ${operation.op}`, path: `/${index}/value` }])
   }
 }
 
@@ -132,8 +133,9 @@ function applyPatch(original: object, operations: readonly PatchOperation[], rul
       if (name === 'TEST_OPERATION_FAILED') {
         throw new ConflictError(`Operation ${index}: test of ${operation.path} failed; ${changed}`)
       }
-      throw new ValidationError(`Operation ${index} (${operation.op} ${operation.path}) cannot be applied: ${(error as Error).message.split('\n')[0]}`, [
-        { message: 'cannot apply', path: `/${index}` },
+      const reason = (error as Error).message.split('\n')[0]
+      throw new ValidationError(`Operation ${index} (${operation.op} ${operation.path}) cannot be applied: ${reason}`, [
+        { message: `cannot be applied: ${reason}`, path: `/${index}` },
       ])
     }
   })

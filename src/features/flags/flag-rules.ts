@@ -1,7 +1,7 @@
 /** Rules about flags that several flag services share; all of them work inside a transaction. */
 import { events } from '../../domain/events'
 import { NotFoundError, ValidationError } from '../../errors'
-import { flagNotFound } from '../not-found'
+import { flagNotFoundIn } from '../not-found'
 import type { FlagMetadata, FlagRecord, LifecycleStage, StrategyRecord } from './flags.records'
 import type { Tx } from '../../storage/store'
 import { checkLimit } from '../limits'
@@ -10,7 +10,7 @@ import { metadataOf } from './flag-view'
 /** The flag of this project, or 404. A flag of another project answers the same, so nothing leaks. */
 export function flagInProject(tx: Pick<Tx, 'get'>, projectId: string, name: string): FlagRecord {
   const flag = tx.get('flags', name)
-  if (!flag || flag.project !== projectId) throw flagNotFound(name, projectId)
+  if (!flag || flag.project !== projectId) throw flagNotFoundIn(tx, name, projectId)
   return flag
 }
 

@@ -1,5 +1,5 @@
 import { t } from 'elysia'
-import { authErrors, bodyErrors, errors } from '../../http/schemas'
+import { authErrors, bodyErrors, errors, PATTERN_RULE } from '../../http/schemas'
 import { controllerBase, jsonResponse, noContent } from '../../http/plugins'
 import { repeatable } from '../../http/query'
 import type { FlagsService } from './flags.service'
@@ -21,7 +21,7 @@ export function flagsController(flags: FlagsService, auth: Authorization) {
       auth: { permission: 'NONE', outOfScope: () => ({ version: 2, features: [] }) },
       params: projectParams,
       query: t.Object({
-        tag: t.Optional(repeatable(t.String({ maxLength: 200, pattern: '^[^:]+:', description: 'type:value' }), { maxItems: 100, description: 'Only flags with any of these tags (type:value, repeatable)' })),
+        tag: t.Optional(repeatable(t.String({ maxLength: 200, pattern: '^[^:]+:', [PATTERN_RULE]: 'a tag as type:value (its type, a colon, then its value)', description: 'type:value' }), { maxItems: 100, description: 'Only flags with any of these tags (type:value, repeatable)' })),
         namePrefix: t.Optional(t.String({ maxLength: 100, description: 'Only flags whose name starts with this, ignoring case' })),
       }),
       response: { 200: 'featuresSchema', ...authErrors(400) },
@@ -37,7 +37,7 @@ export function flagsController(flags: FlagsService, auth: Authorization) {
     .get('/api/admin/features', ({ query, caller }) => ({ version: 1, features: flags.listAll(caller, query) }), {
       auth: 'NONE',
       query: t.Object({
-        tag: t.Optional(repeatable(t.String({ maxLength: 200, pattern: '^[^:]+:', description: 'type:value' }), { maxItems: 100, description: 'Only flags with any of these tags (type:value, repeatable)' })),
+        tag: t.Optional(repeatable(t.String({ maxLength: 200, pattern: '^[^:]+:', [PATTERN_RULE]: 'a tag as type:value (its type, a colon, then its value)', description: 'type:value' }), { maxItems: 100, description: 'Only flags with any of these tags (type:value, repeatable)' })),
         project: t.Optional(repeatable(t.String({ maxLength: 100, description: 'Project id' }), { maxItems: 100, description: 'Only flags of any of these projects (repeatable)' })),
         namePrefix: t.Optional(t.String({ maxLength: 100, description: 'Only flags whose name starts with this, ignoring case' })),
       }),

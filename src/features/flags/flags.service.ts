@@ -5,7 +5,7 @@ import type { StateReader, Store, Tx } from '../../storage/store'
 import { emptyFlagEnvironment } from '../environments/environments.service'
 import { checkLimit, RecordCount } from '../limits'
 import { nameProblem } from '../names'
-import { flagNotFound } from '../not-found'
+import { flagNotFoundIn } from '../not-found'
 import type { NamingPatterns } from '../projects/naming-pattern'
 import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
 import { applyFlagPatch, assertNoVariantOps, type PatchOperation } from './flag-patch'
@@ -310,7 +310,7 @@ export class FlagsService {
   async patch(projectId: string, name: string, operations: PatchOperation[], caller: Caller): Promise<FeatureView> {
     return this.store.transact(actorOf(caller), (tx) => {
       const flag = tx.get('flags', name)
-      if (!flag) throw flagNotFound(name, projectId)
+      if (!flag) throw flagNotFoundIn(tx, name, projectId)
       assertNoVariantOps(operations)
       flagInProject(tx, projectId, name)
       const current = metadataOf(flag)

@@ -6,6 +6,7 @@ import type { TagRecord } from '../../storage/records'
 import type { Store, Tx } from '../../storage/store'
 import { checkLimit } from '../limits'
 import { flagNotFound } from '../not-found'
+import { dotSegmentProblem } from '../names'
 import { actorOf, type Caller } from '../tokens/permissions'
 import { flagInProject, liveFlagInProject, withStage } from './flag-rules'
 import { checkTagType } from '../tag-types/tag-types.service'
@@ -30,10 +31,16 @@ export interface TagInput {
   value: string
 }
 
-/** A tag as a request gives it, with its default type and trimmed value checked (400 at `<path>/<valueKey>`). */
-export function checkTag(input: TagInput, path: string, valueKey = 'value'): TagRecord {
+/**
+ * A tag as a request gives it, with its default type and trimmed value checked (400 at
+ * `<path>/<valueKey>`). A tag to remove may be one an older data directory holds, which a tag
+ * added now could not be ("..").
+ */
+export function checkTag(input: TagInput, path: string, valueKey = 'value', purpose: 'add' | 'remove' = 'add'): TagRecord {
   const tag = { type: input.type ?? TAG_TYPE_DEFAULT, value: input.value.trim() }
   if (tag.value.length < 2 || tag.value.length > 50) throw ValidationError.at(`${path}/${valueKey}`, 'A tag value must be 2 to 50 characters long')
+  const dots = purpose === 'add' ? dotSegmentProblem(tag.value, 'A tag value') : null
+  if (dots) throw ValidationError.at(`${path}/${valueKey}`, dots)
   return tag
 }
 

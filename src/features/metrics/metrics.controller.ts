@@ -10,6 +10,14 @@ import type { MetricsService } from './metrics.service'
 const CLIENT = { tokenType: 'client' } as const
 const FRONTEND = { tokenType: 'frontend' } as const
 
+const APPLICATIONS = '/api/admin/metrics/applications'
+
+/** The BASE_URI_PATH the request came under (what precedes the route), for the links an answer gives. */
+function basePathOf(request: Request): string {
+  const path = new URL(request.url).pathname
+  return path.slice(0, path.lastIndexOf(`${APPLICATIONS}/`))
+}
+
 const appParams = t.Object({ appName: t.String({ minLength: 1, maxLength: 255, description: 'Name of the application' }) })
 
 const COUNTED =
@@ -79,7 +87,7 @@ export function metricsController(metrics: MetricsService, auth: Authorization) 
         description: "By name. A token limited to some projects sees the applications used with its projects' or all-projects tokens, and only that usage.",
       },
     })
-    .get('/api/admin/metrics/applications/:appName', ({ params, caller }) => metrics.application(params.appName, caller), {
+    .get(`${APPLICATIONS}/:appName`, ({ params, caller, request }) => metrics.application(params.appName, caller, basePathOf(request)), {
       auth: 'NONE',
       params: appParams,
       response: { 200: 'applicationSchema', ...authErrors(404) },

@@ -12,6 +12,7 @@ import type { Store } from '../../storage/store'
 import type { LastSeenSource } from '../flags/flag-view'
 import type { FlagRecord } from '../flags/flags.records'
 import { flagNotFound } from '../not-found'
+import { dotSegmentProblem } from '../names'
 import { builtInStrategy } from '../strategy-types/built-in-strategies'
 import type { SdkScope } from '../tokens/auth'
 import { callerSeesProject, type Caller } from '../tokens/permissions'
@@ -62,6 +63,12 @@ function readToggles(toggles: Record<string, unknown>): [string, UsageCounts][] 
     result.push([name, { yes: count(entry.yes, () => `${at()}/yes`), no: count(entry.no, () => `${at()}/no`), variants: variants as Record<string, number> }])
   }
   return result
+}
+
+/** An application is read at /api/admin/metrics/applications/<appName>: a name no path can hold is refused (features/names.ts). */
+function checkAppName(appName: string): void {
+  const dots = dotSegmentProblem(appName, 'An application name')
+  if (dots) throw ValidationError.at('/appName', dots)
 }
 
 function warn(msg: string, error: unknown) {
@@ -120,6 +127,7 @@ export class MetricsService implements LastSeenSource {
    * Flags unknown or outside the scope are dropped.
    */
   report(scope: SdkScope, body: MetricsBody, clientIp: string | null): void {
+    checkAppName(body.appName)
     const counts = readToggles(body.bucket?.toggles ?? {})
     const now = new Date()
     const hour = hourOf(now)
@@ -141,6 +149,7 @@ export class MetricsService implements LastSeenSource {
 
   /** Records an SDK's registration, sent from `clientIp`: its application and instance, in the token's environment. */
   register(scope: SdkScope, body: RegistrationBody, clientIp: string | null): void {
+    checkAppName(body.appName)
     const registration = { sdkVersion: body.sdkVersion ?? null, strategies: body.strategies ?? [] }
     const sighting = { appName: body.appName, instanceId: body.instanceId || DEFAULT_INSTANCE, environment: scope.environment, projects: scope.projects, clientIp, registration }
     this.registry.seen(sighting, new Date().toISOString())
@@ -256,7 +265,8 @@ export class MetricsService implements LastSeenSource {
     return { applications, total: applications.length }
   }
 
-  application(appName: string, caller: Caller): Static<typeof Application> {
+  /** `basePath`: BASE_URI_PATH, which the application's link (its own route) starts with. */
+  application(appName: string, caller: Caller, basePath = ''): Static<typeof Application> {
     const app = this.registry.app(appName)
     if (!app || (!caller.projects.includes('*') && this.visibleUsage(app.usage, caller).length === 0)) {
       throw new NotFoundError(`Could not find application with appName ${appName}`)
@@ -274,7 +284,7 @@ export class MetricsService implements LastSeenSource {
       .instancesOf(appName)
       .sort((a, b) => b.lastSeen.localeCompare(a.lastSeen))
       .map((instance) => ({ ...instance, clientIp: instance.clientIp ?? null }))
-    return { appName, createdAt: app.createdAt, strategies, instances, seenToggles, links: { self: `/api/applications/${encodeURIComponent(appName)}` } }
+    return { appName, createdAt: app.createdAt, strategies, instances, seenToggles, links: { self: `${basePath}/api/admin/metrics/applications/${encodeURIComponent(appName)}` } }
   }
 
   /** What is held in memory, for tests of the caps. */

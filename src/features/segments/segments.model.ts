@@ -1,6 +1,6 @@
 /** Request and response schemas of the segment routes, with Unleash's names (segmentSchema, upsertSegmentSchema). */
 import { t } from 'elysia'
-import { Timestamp, Integer } from '../../http/schemas'
+import { Timestamp, Integer, PATTERN_RULE } from '../../http/schemas'
 import { Constraint, ConstraintOut } from '../flags/flags.model'
 import { DESCRIPTION_MAX_LENGTH } from '../flags/flags.service'
 import { LIMITS } from '../limits'
@@ -45,7 +45,7 @@ export const Segment = t.Object(
 
 export const SegmentList = t.Object({ segments: t.Array(Segment, { description: 'By id' }) }, { description: 'Segments' })
 
-export const segmentParams = t.Object({ id: t.String({ pattern: '^[0-9]{1,15}$', description: 'Segment id', examples: ['1'] }) })
+export const segmentParams = t.Object({ id: t.String({ pattern: '^[0-9]{1,15}$', [PATTERN_RULE]: 'a segment id, a whole number of 1 to 15 digits', description: 'Segment id', examples: ['1'] }) })
 
 /** The named schemas of the segment routes, as routes refer to them and OpenAPI lists them. */
 export const segmentModels = {

@@ -1,6 +1,6 @@
 /** Request and response schemas of tag types, with Unleash's schema names. */
 import { t } from 'elysia'
-import { Integer } from '../../http/schemas'
+import { Integer, PATTERN_RULE } from '../../http/schemas'
 
 const COLOR_PATTERN = '^(|#[0-9A-Fa-f]{6}|[a-zA-Z0-9]+(\\.[a-zA-Z0-9]+)*)$'
 
@@ -9,7 +9,7 @@ export const TagTypeFields = {
   description: t.Optional(t.String({ description: 'What tags of this type are for', maxLength: 1000, examples: ['Where the flag is used'] })),
   icon: t.Optional(t.Union([t.String({ maxLength: 1000 }), t.Null()], { description: 'An icon for the type (not used by the service)' })),
   color: t.Optional(
-    t.Union([t.String({ maxLength: 100, pattern: COLOR_PATTERN }), t.Null()], {
+    t.Union([t.String({ maxLength: 100, pattern: COLOR_PATTERN, [PATTERN_RULE]: 'a hex colour such as #FFFFFF, a theme reference such as primary.main (letters and digits joined by dots), or empty' }), t.Null()], {
       description: 'A colour: a hex code such as #FFFFFF or a theme reference such as primary.main',
     }),
   ),

@@ -19,6 +19,7 @@ import { Elysia } from 'elysia'
 import { AppError, NoAccessError } from '../../errors'
 import { noteTokenName } from '../../http/request-log'
 import { flagNotFound, projectNotFound } from '../not-found'
+import { withArticle } from '../names'
 import { callerSeesProject, roleHasPermission, type Caller, type Permission } from './permissions'
 import type { TokensService } from './tokens.service'
 import type { TokenType } from './tokens.records'
@@ -115,14 +116,14 @@ export function authorization(authenticate: Authenticate, projectOfFlag: (name: 
           const { caller, type, environment } = authenticate(request, { apiKeyHeader })
           if (sdkTypes !== undefined) {
             // An SDK route: the token's type is the whole permission, its projects and environment the scope.
-            if (!(sdkTypes as string[]).includes(type)) throw new NoAccessError(`This route is for ${sdkTypes.join(' or ')} tokens; the token "${caller.tokenName}" is a ${type} token`, 'NONE')
+            if (!(sdkTypes as string[]).includes(type)) throw new NoAccessError(`This route is for ${sdkTypes.join(' or ')} tokens; the token "${caller.tokenName}" is ${withArticle(type)} token`, 'NONE')
             callers.set(request, caller)
             sdkScopes.set(request, { projects: caller.projects, environment })
             noteTokenName(request, caller.tokenName)
             return
           }
           if (type !== 'admin') {
-            throw new NoAccessError(`A ${type} token is for SDKs and cannot use the admin API`, permission)
+            throw new NoAccessError(`${withArticle(type, true)} token is for SDKs and cannot use the admin API`, permission)
           }
           if (!roleHasPermission(caller.role, permission)) {
             throw new NoAccessError(`The token "${caller.tokenName}" (role ${caller.role}) lacks the ${permission} permission`, permission)
@@ -161,9 +162,10 @@ export function authorization(authenticate: Authenticate, projectOfFlag: (name: 
           const params = outOfScope.get(request)
           if (!params) return
           if (emptyAnswer) return emptyAnswer(params, callers.get(request)!)
-          // The same answers as flag-rules.ts and the services give for what does not exist.
-          if (params.featureName !== undefined) throw flagNotFound(params.featureName, params.projectId)
-          throw projectNotFound(params.projectId!)
+          // The same answers as flag-rules.ts and the services give for what does not exist: the
+          // path's project, else the flag (whose project is the hidden one).
+          if (params.projectId !== undefined) throw projectNotFound(params.projectId)
+          throw flagNotFound(params.featureName!)
         },
       }
     },
@@ -196,7 +198,7 @@ export function unknownApiPath(authenticate: Authenticate, basePath = '') {
     noteTokenName(request, caller.tokenName)
     const own = SDK_API[type]
     if (own !== undefined && !under(path, basePath + own)) {
-      return new NoAccessError(`A ${type} token is for SDKs and cannot use ${path}`, 'NONE')
+      return new NoAccessError(`${withArticle(type, true)} token is for SDKs and cannot use ${path}`, 'NONE')
     }
     return undefined
   }

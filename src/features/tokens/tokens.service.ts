@@ -4,7 +4,7 @@ import type { ApiTokenRecord, TokenType } from './tokens.records'
 import { events, SYSTEM_ACTOR } from '../../domain/events'
 import type { Store } from '../../storage/store'
 import { checkLimit, RecordCount } from '../limits'
-import { nameProblem } from '../names'
+import { nameProblem, withArticle } from '../names'
 import { actorOf, type Caller } from './permissions'
 import type { Static } from '@sinclair/typebox'
 import type { CreateToken, Token } from './tokens.model'
@@ -136,18 +136,18 @@ export class TokensService {
     const type = input.type.toLowerCase() as TokenType
     if (!['admin', 'client', 'frontend'].includes(type)) {
       throw new ValidationError(`Token type must be admin, client or frontend, got "${input.type}"`, [
-        { message: 'unknown token type', path: '/type' },
+        { message: `must be admin, client or frontend, got ${JSON.stringify(input.type)}`, path: '/type' },
       ])
     }
     if (input.expiresAt !== undefined && !(Date.parse(input.expiresAt) > Date.now())) {
-      throw new ValidationError('expiresAt must be a date-time in the future', [{ message: 'not in the future', path: '/expiresAt' }])
+      throw new ValidationError('expiresAt must be a date-time in the future', [{ message: 'must be a date and time in the future', path: '/expiresAt' }])
     }
     const projects = input.projects ?? ['*']
-    if (projects.length === 0) throw new ValidationError('A token needs at least one project, or "*"', [{ message: 'empty', path: '/projects' }])
+    if (projects.length === 0) throw new ValidationError('A token needs at least one project, or "*"', [{ message: 'must name at least one project, or "*"', path: '/projects' }])
     const environment = type === 'admin' ? '*' : (input.environment ?? 'development')
     // An SDK token's secret and scope name one environment (contract §3); "*" is the admin tokens' mark.
     if (type !== 'admin' && environment === '*') {
-      throw new ValidationError(`A ${type} token must name one existing environment, not "*"`, [{ message: 'not one environment', path: '/environment' }])
+      throw new ValidationError(`${withArticle(type, true)} token must name one existing environment, not "*"`, [{ message: 'must name one existing environment, not "*"', path: '/environment' }])
     }
     const random = randomBytes(32).toString('hex')
     const prefix =
@@ -157,13 +157,13 @@ export class TokensService {
     const record = await this.store.transact(actorOf(caller), (tx) => {
       if (tx.get('tokens', input.tokenName)) throw new NameExistsError(`A token named "${input.tokenName}" already exists`)
       checkLimit('apiTokens', this.count.in(tx) + 1, '/tokenName')
-      for (const project of projects) {
+      for (const [index, project] of projects.entries()) {
         if (project !== '*' && !tx.get('projects', project)) {
-          throw new ValidationError(`Project "${project}" does not exist`, [{ message: 'unknown project', path: '/projects' }])
+          throw new ValidationError(`Project "${project}" does not exist`, [{ message: `names project ${JSON.stringify(project)}, which does not exist`, path: `/projects/${index}` }])
         }
       }
       if (environment !== '*' && !tx.get('environments', environment)) {
-        throw new ValidationError(`Environment "${environment}" does not exist`, [{ message: 'unknown environment', path: '/environment' }])
+        throw new ValidationError(`Environment "${environment}" does not exist`, [{ message: `names environment ${JSON.stringify(environment)}, which does not exist`, path: '/environment' }])
       }
       const token: ApiTokenRecord = {
         tokenName: input.tokenName,

@@ -1,6 +1,6 @@
 /** Request and response schemas of users and sign-in, with Unleash's schema names. */
 import { t } from 'elysia'
-import { Integer } from '../../http/schemas'
+import { Integer, PATTERN_RULE } from '../../http/schemas'
 
 const nullableString = (description: string) => t.Union([t.String(), t.Null()], { description })
 
@@ -82,5 +82,5 @@ export const userModels = {
   meSchema: Me,
 }
 
-export const userIdParams = t.Object({ id: t.String({ description: 'User id', pattern: '^-?[0-9]{1,15}$' }) })
+export const userIdParams = t.Object({ id: t.String({ description: 'User id', pattern: '^-?[0-9]{1,15}$', [PATTERN_RULE]: 'a user id, a whole number of up to 15 digits' }) })
 
