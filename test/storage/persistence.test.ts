@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { openStore, EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../../src/services'
+import { openStore, EVENTS_FILE, JOURNAL_FILE, KEY_FILE, STATE_FILE } from '../../src/services'
 import { EventsService } from '../../src/features/events/events.service'
 import { StoreLoadError } from '../../src/storage/files'
 import type { EventRecord } from '../../src/storage/records'
@@ -300,7 +300,7 @@ describe('a restart on the same data directory', () => {
     const events = api.events()
     await close(api)
 
-    expect(readdirSync(dir).sort()).toEqual([EVENTS_FILE, JOURNAL_FILE, STATE_FILE])
+    expect(readdirSync(dir).sort()).toEqual([EVENTS_FILE, KEY_FILE, JOURNAL_FILE, STATE_FILE])
     expect(readFileSync(journalPath(dir), 'utf8')).toBe('')
     const stateText = readFileSync(statePath(dir), 'utf8')
     expect(stateText).not.toContain('\n')
@@ -423,7 +423,7 @@ describe('data files that cannot be trusted', () => {
     expect(error.message).toContain(statePath(dir))
     expect(error.message).toMatch(/JSON/)
     expectFilesUnchanged(dir, before)
-    expect(readdirSync(dir).sort()).toEqual([EVENTS_FILE, JOURNAL_FILE, STATE_FILE])
+    expect(readdirSync(dir).sort()).toEqual([EVENTS_FILE, KEY_FILE, JOURNAL_FILE, STATE_FILE])
   })
 
   test.each([

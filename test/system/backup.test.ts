@@ -202,7 +202,7 @@ describe('a failed restore leaves the target as it was, and a retry then makes a
     expect(readdirSync(real)).toEqual([])
     expect(run(['restore', valid, link]).exitCode).toBe(0)
     expect(lstatSync(link).isSymbolicLink()).toBe(true)
-    expect(readdirSync(real).sort()).toEqual(['.lock', 'events.jsonl', 'state.journal.jsonl', 'state.json'])
+    expect(readdirSync(real).sort()).toEqual(['.lock', 'events.jsonl', 'secret.key', 'state.journal.jsonl', 'state.json'])
   })
 
   test('the real server starts on a directory restored after a failed restore, and has everything', async () => {
