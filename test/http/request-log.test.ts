@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { createApp } from '../../src/app'
 import { ConfigError, readConfig } from '../../src/config'
 import { Logger } from '../../src/log'
-import { ADMIN_SECRET, BODY_LIMIT, freePort, makeApi, tempDir, type Api } from '../helpers'
+import { ADMIN_SECRET, BODY_LIMIT, freePort, makeApi, tempDir, type Api, untilReady } from '../helpers'
 
 let api: Api | undefined
 afterEach(async () => {
@@ -118,7 +118,7 @@ test('over a real socket the log line carries the client address (or, with TRUST
   })
   try {
     const base = `http://127.0.0.1:${port}`
-    for (let i = 0; i < 200 && !(await fetch(`${base}/ready`).then((r) => r.ok, () => false)); i++) await Bun.sleep(25)
+    await untilReady(base, { process: server })
     await fetch(`${base}/health`, { headers: { 'x-request-id': 'from-the-socket' } })
     await fetch(`${base}/health`, { headers: { 'x-request-id': 'from-a-proxy', 'x-forwarded-for': '198.51.100.7' } })
     await Bun.sleep(50)

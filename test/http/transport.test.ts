@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { connect, type Socket } from 'node:net'
 import { join } from 'node:path'
-import { freePort, tempDir } from '../helpers'
+import { freePort, tempDir, untilReady } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const SECRET = '*:*.transport-test-secret-0123'
@@ -20,7 +20,7 @@ beforeAll(async () => {
     stdout: 'ignore',
     stderr: 'ignore',
   })
-  for (let i = 0; i < 200 && !(await fetch(`http://127.0.0.1:${port}/ready`).then((r) => r.ok, () => false)); i++) await Bun.sleep(25)
+  await untilReady(`http://127.0.0.1:${port}`, { process: server })
 })
 
 afterAll(async () => {

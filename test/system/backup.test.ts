@@ -11,7 +11,7 @@ import { EventsService } from '../../src/features/events/events.service'
 import { EVENTS_FILE, openStore, STATE_FILE } from '../../src/services'
 import { LOCK_FILE } from '../../src/storage/lock'
 import type { EventRecord } from '../../src/storage/records'
-import { ADMIN_SECRET, freePort, makeApi, tempDir, type FlagListBody, type EventPageBody } from '../helpers'
+import { ADMIN_SECRET, freePort, makeApi, tempDir, type FlagListBody, type EventPageBody, untilReady, waitFor } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const dir = tempDir('backup-')
@@ -39,7 +39,7 @@ test('a backup taken under concurrent writes restores every write acknowledged b
     stderr: 'inherit',
   })
   const base = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 200 && !(await fetch(`${base}/ready`).then((r) => r.ok, () => false)); i++) await Bun.sleep(25)
+  await untilReady(base, { process: server! })
 
   const acknowledged: string[] = []
   let writing = true
@@ -55,14 +55,15 @@ test('a backup taken under concurrent writes restores every write acknowledged b
       acknowledged.push(name)
     }
   })
-  await Bun.sleep(300)
+  // Counts of writes, not times: on a loaded machine 300 ms may see no write at all.
+  await waitFor(() => acknowledged.length > 10, 'writes acknowledged before the backup')
   const before = [...acknowledged]
   const backup = cli('backup', file)
   expect(backup).toEqual({ exitCode: 0, output: expect.stringContaining('Backed up') })
-  await Bun.sleep(100)
+  const after = acknowledged.length
+  await waitFor(() => acknowledged.length > after + 4, 'writes acknowledged after the backup')
   writing = false
   await Promise.all(writers)
-  expect(before.length).toBeGreaterThan(10)
   expect(acknowledged.length).toBeGreaterThan(before.length)
 
   expect(cli('restore', file, restored)).toEqual({ exitCode: 0, output: expect.stringContaining('Restored') })
@@ -222,7 +223,7 @@ describe('a failed restore leaves the target as it was, and a retry then makes a
     })
     try {
       const base = `http://127.0.0.1:${port}`
-      for (let i = 0; i < 200 && !(await fetch(`${base}/ready`).then((r) => r.ok, () => false)); i++) await Bun.sleep(25)
+      await untilReady(base, { process: served })
       const headers = { authorization: ADMIN_SECRET }
       expect(await (await fetch(`${base}/api/admin/projects/default/features`, { headers })).json()).toEqual(flags)
       expect(await (await fetch(`${base}/api/admin/search/events?limit=1000`, { headers })).json()).toEqual(events)

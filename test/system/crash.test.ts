@@ -20,7 +20,7 @@ import { COLLECTIONS, JOURNAL_FILE, openStore, STATE_FILE } from '../../src/serv
 import { loadedCollection, type EventRecord, type StateDoc } from '../../src/storage/records'
 import { replayJournal, type JournalEntry } from '../../src/storage/state-journal'
 import { seededRandom } from '../random'
-import { tempDir, freePort, ADMIN_SECRET as SECRET } from '../helpers'
+import { tempDir, freePort, ADMIN_SECRET as SECRET, untilReady } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const ROUNDS = 10
@@ -41,14 +41,13 @@ async function startServer(dataDir: string, env: Record<string, string>) {
     stderr: 'ignore',
   })
   const base = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 200; i++) {
-    try {
-      if ((await fetch(`${base}/ready`)).ok) return { server, base }
-    } catch {}
-    await Bun.sleep(25)
+  try {
+    await untilReady(base, { process: server })
+  } catch (error) {
+    server.kill('SIGKILL')
+    throw error
   }
-  server.kill('SIGKILL')
-  throw new Error('the server did not become ready')
+  return { server, base }
 }
 
 type Write = { kind: 'create' | 'on' | 'tag'; flag: string }

@@ -9,7 +9,7 @@
 import { afterAll, expect, test } from 'bun:test'
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { freePort, tempDir, ADMIN_SECRET as SECRET } from '../helpers'
+import { freePort, tempDir, ADMIN_SECRET as SECRET, untilReady } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const dir = tempDir('executable-')
@@ -49,12 +49,7 @@ test('the executable built by npm run build starts alone and answers', async () 
     stderr: 'pipe',
   })
   const base = `http://127.0.0.1:${port}`
-  let ready = false
-  for (let i = 0; i < 200 && !ready; i++) {
-    ready = await fetch(`${base}/ready`).then((r) => r.ok, () => false)
-    if (!ready) await Bun.sleep(25)
-  }
-  expect(ready).toBe(true)
+  await untilReady(base, { process: server })
   expect(await (await fetch(`${base}/health`)).json()).toEqual({ health: 'GOOD' })
   expect((await fetch(`${base}/swagger/assets/swagger-ui-bundle.js`)).status).toBe(200)
   const headers = { authorization: SECRET, 'content-type': 'application/json' }

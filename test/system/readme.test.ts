@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { tempDir, freePort } from '../helpers'
+import { tempDir, freePort, untilReady } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
@@ -25,13 +25,7 @@ beforeAll(async () => {
     stdout: 'pipe',
     stderr: 'pipe',
   })
-  for (let i = 0; i < 100; i++) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) return
-    } catch {}
-    await Bun.sleep(50)
-  }
-  throw new Error('the server did not start')
+  await untilReady(`http://127.0.0.1:${port}`, { path: '/health', process: server })
 })
 
 afterAll(async () => {

@@ -6,7 +6,7 @@
  */
 import { afterEach, expect, test } from 'bun:test'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
-import { adminCall, startService, type RunningService, eventOf } from '../helpers'
+import { adminCall, startService, type RunningService, eventOf, waitFor } from '../helpers'
 
 const ADMIN = '*:*.sdk-test-admin-secret-0123456789'
 
@@ -90,7 +90,7 @@ test('unleash-client reads and evaluates the flags, and sees a change on its nex
     return rows.map(({ appName, environment, yes, no, variants }) => ({ appName, environment, yes, no, variants }))
   }
   const expected = { appName: 'sdk-test', environment: 'development' }
-  for (let attempt = 0; attempt < 50 && (await usage(names.users)).length === 0; attempt++) await Bun.sleep(100)
+  await waitFor(async () => (await usage(names.users)).length > 0, 'the SDK\'s metrics to be counted', { every: 100 })
   expect(await usage(names.users)).toEqual([{ ...expected, yes: 1, no: 1, variants: {} }])
   expect(await usage(names.rollout)).toEqual([{ ...expected, yes: 1, no: 0, variants: {} }])
   expect(await usage(names.variants)).toEqual([{ ...expected, yes: 1, no: 0, variants: { blue: 1 } }])

@@ -84,7 +84,7 @@ for (const [name, command] of launchers) {
       const exited = await Promise.race([proc.exited, Bun.sleep(10_000).then(() => 'still running')])
       expect(exited).toBe(0)
       // The server itself, not only its launcher, is gone and no longer listening.
-      expect(await waitFor(() => processesWithDataDir(dir.path).length === 0, 5_000)).toBe(true)
+      expect(await waitFor(() => processesWithDataDir(dir.path).length === 0, 30_000)).toBe(true)
       expect(await answers(`${base}/health`)).toBe(false)
 
       // A clean stop leaves a checkpoint: the journal is empty, and the write is there after a restart.

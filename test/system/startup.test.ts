@@ -9,7 +9,7 @@
 import { afterEach, expect, test } from 'bun:test'
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { freePort, makeApi, tempDir } from '../helpers'
+import { freePort, makeApi, tempDir, untilReady, waitFor } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const SECRET = /\*:\*\.[0-9a-f]{64}/g
@@ -81,8 +81,8 @@ test('a busy PORT: one line naming PORT, exit 1, no store and no admin token mad
     for await (const chunk of proc.stderr) stderr += new TextDecoder().decode(chunk)
   })()
   const base = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 200 && !(await fetch(`${base}/ready`).then((r) => r.ok, () => false)); i++) await Bun.sleep(25)
-  for (let i = 0; i < 40 && !/\n=+\n/.test(stderr); i++) await Bun.sleep(25)
+  await untilReady(base, { process: proc })
+  await waitFor(() => /\n=+\n/.test(stderr), 'the whole admin secret banner on standard error')
   const secrets: string[] = stderr.match(SECRET) ?? []
   expect(secrets).toHaveLength(1)
   expect(stderr).toContain('=== flagstore: admin API token created ===')
@@ -155,7 +155,7 @@ test('a DATA_DIR that cannot be written or made is named in one line, and an exi
   chmodSync(store, 0o777)
   const first = Bun.spawn([...asUnprivileged, process.execPath, 'src/main.ts'], { cwd: ROOT, env: startEnv({ DATA_DIR: store, PORT: String(port), INIT_ADMIN_API_TOKENS: secret }), stdout: 'ignore', stderr: 'ignore' })
   cleanups.unshift(() => first.kill('SIGKILL'))
-  for (let i = 0; i < 200 && !(await fetch(`http://127.0.0.1:${port}/ready`).then((r) => r.ok, () => false)); i++) await Bun.sleep(25)
+  await untilReady(`http://127.0.0.1:${port}`, { process: first })
   first.kill('SIGTERM')
   expect(await first.exited).toBe(0)
   chmodSync(store, 0o555)
