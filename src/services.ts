@@ -2,7 +2,7 @@
 import { join } from 'node:path'
 import { Memory } from 'lowdb'
 import { JsonLinesEventLog, MemoryEventLog } from './storage/event-log'
-import { AtomicJsonFile, EVENTS_FILE, JOURNAL_FILE, PROBE_FILE, probeDataDir, realFileSystem, secureDataDir, STATE_FILE, StoreLoadError, type FileSystem } from './storage/files'
+import { AtomicJsonFile, EVENTS_FILE, JOURNAL_FILE, PROBE_FILE, probeDataDir, realFileSystem, secureDataDir, STATE_FILE, StoreLoadError, type FileSystem, type SecuredReport } from './storage/files'
 import { LOCK_FILE } from './storage/lock'
 import { KEY_FILE, newKey, readKey, writeKey } from './storage/secret-key'
 import { JsonLinesJournal, MemoryJournal } from './storage/state-journal'
@@ -114,12 +114,14 @@ export interface StoreOptions {
   checkpointAfterBytes?: number
   /** The file operations of the data files; tests inject a full disk here. */
   fs?: FileSystem
-  /** Told of each permission taken off the directory or a file (by default a warning on standard error). */
-  onSecured?: (changes: string[]) => void
+  /** Told of permissions taken off the directory or its files, or that could not be (by default warnings on standard error). */
+  onSecured?: (report: SecuredReport) => void
 }
 
-function warnSecured(changes: string[]) {
-  console.error(JSON.stringify({ time: new Date().toISOString(), level: 'warn', msg: 'data directory was readable by others; permissions narrowed', changes }))
+function warnSecured({ narrowed, refused }: SecuredReport) {
+  const warn = (msg: string, fields: Record<string, unknown>) => console.error(JSON.stringify({ time: new Date().toISOString(), level: 'warn', msg, ...fields }))
+  if (narrowed.length > 0) warn('data directory was readable by others; permissions narrowed', { changes: narrowed })
+  if (refused.length > 0) warn('data directory is readable by others and this process cannot change that; make it 0700 and its files 0600', { paths: refused })
 }
 
 /** Opens the store on `dataDir`, or in memory when `dataDir` is null (tests, throwaway runs). */
@@ -129,8 +131,6 @@ export async function openStore(dataDir: string | null, options: StoreOptions = 
   }
   const checkpointPath = join(dataDir, STATE_FILE)
   const fs = options.fs ?? realFileSystem
-  const secured = secureDataDir(dataDir, DATA_FILES)
-  if (secured.length > 0) (options.onSecured ?? warnSecured)(secured)
   const key = readKey(dataDir)
   const store = await Store.open(
     {
@@ -151,6 +151,9 @@ export async function openStore(dataDir: string | null, options: StoreOptions = 
     }
     writeKey(dataDir, store.secretKey)
   }
+  // Once the store has opened: a start that fails says only why (files made since are 0600 anyway).
+  const secured = secureDataDir(dataDir, DATA_FILES)
+  if (secured.narrowed.length + secured.refused.length > 0) (options.onSecured ?? warnSecured)(secured)
   return store
 }
 

@@ -95,13 +95,22 @@ export class DataDirError extends Error {
 
 export const PROBE_FILE = '.write-probe.tmp'
 
+/** What `secureDataDir` did: permissions it took away, and those it could not (not the owner). */
+export interface SecuredReport {
+  /** "path: 644 -> 600" */
+  narrowed: string[]
+  /** "path: 777 (operation not permitted (EPERM))" */
+  refused: string[]
+}
+
 /**
  * Takes group and other permissions off the data directory and the files the service keeps in it
  * (other files, like a README, are left alone: the directory's mode keeps them from others too).
- * Returns what it changed, as "path: 644 -> 600", for the start to log.
+ * A directory an administrator made for the service and owns can't be changed by it; that is
+ * reported, not fatal: the start goes on as before.
  */
-export function secureDataDir(dataDir: string, fileNames: readonly string[]): string[] {
-  const changed: string[] = []
+export function secureDataDir(dataDir: string, fileNames: readonly string[]): SecuredReport {
+  const report: SecuredReport = { narrowed: [], refused: [] }
   const narrow = (path: string, mode: number, isDirectory: boolean) => {
     let stat
     try {
@@ -114,12 +123,17 @@ export function secureDataDir(dataDir: string, fileNames: readonly string[]): st
     if (stat.isSymbolicLink() || stat.isDirectory() !== isDirectory) return
     const current = stat.mode & 0o777
     if ((current & ~mode) === 0) return
-    chmodSync(path, current & mode)
-    changed.push(`${path}: ${current.toString(8)} -> ${(current & mode).toString(8)}`)
+    try {
+      chmodSync(path, current & mode)
+    } catch (error) {
+      report.refused.push(`${path}: ${current.toString(8)} (${describeIoError(error)})`)
+      return
+    }
+    report.narrowed.push(`${path}: ${current.toString(8)} -> ${(current & mode).toString(8)}`)
   }
   narrow(dataDir, DIR_MODE, true)
   for (const name of fileNames) narrow(join(dataDir, name), FILE_MODE, false)
-  return changed
+  return report
 }
 
 /**

@@ -11,7 +11,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, st
 import { join } from 'node:path'
 import { backupDataDir, restoreBackup } from '../../src/backup/backup'
 import { EVENTS_FILE, JOURNAL_FILE, KEY_FILE, openStore, STATE_FILE } from '../../src/services'
-import { StoreLoadError } from '../../src/storage/files'
+import { StoreLoadError, type SecuredReport } from '../../src/storage/files'
 import type { StateDoc } from '../../src/storage/records'
 import { ADMIN_SECRET, freePort, makeApi, PATIENCE_MS, tempDir, untilReady, type Api } from '../helpers'
 
@@ -126,17 +126,18 @@ test('a directory and files an older version left readable by others are narrowe
   chmodSync(join(dir, `.${STATE_FILE}.tmp`), 0o664)
   writeFileSync(join(dir, 'README.md'), 'not ours\n', { mode: 0o644 })
 
-  const told: string[][] = []
-  const store = await openStore(dir, { sync: true, onSecured: (changes) => told.push(changes) })
+  const told: SecuredReport[] = []
+  const store = await openStore(dir, { sync: true, onSecured: (report) => told.push(report) })
   await store.close()
   expect(told).toHaveLength(1)
-  expect(told[0].sort()).toEqual(
+  expect(told[0].refused).toEqual([])
+  expect(told[0].narrowed.sort()).toEqual(
     [`${dir}: 755 -> 700`, ...[...STORE, `.${STATE_FILE}.tmp`].map((name) => `${join(dir, name)}: ${name.endsWith('.tmp') ? '664' : '644'} -> 600`)].sort(),
   )
   expect(modes(dir)).toMatchObject({ '.': '700', [STATE_FILE]: '600', [JOURNAL_FILE]: '600', [EVENTS_FILE]: '600', [KEY_FILE]: '600', 'README.md': '644' })
 
   // Nothing left to narrow: nothing said.
-  const again = await openStore(dir, { sync: true, onSecured: (changes) => told.push(changes) })
+  const again = await openStore(dir, { sync: true, onSecured: (report) => told.push(report) })
   await again.close()
   expect(told).toHaveLength(1)
 })
