@@ -421,7 +421,7 @@ export async function adminCall(base: string, secret: string, method: string, pa
 }
 
 /** Resolves when `emitter` (an SDK client) emits `event`, or fails after `ms`. */
-export function eventOf(emitter: { once(event: string, listener: () => void): unknown }, event: string, ms = 10_000): Promise<void> {
+export function eventOf(emitter: { once(event: string, listener: () => void): unknown }, event: string, ms = PATIENCE_MS): Promise<void> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no '${event}' within ${ms} ms`)), ms)
     emitter.once(event, () => {
