@@ -11,7 +11,7 @@ import { EventsService } from '../../src/features/events/events.service'
 import { EVENTS_FILE, openStore, STATE_FILE } from '../../src/services'
 import { LOCK_FILE } from '../../src/storage/lock'
 import type { EventRecord } from '../../src/storage/records'
-import { ADMIN_SECRET, freePort, makeApi, tempDir, type FlagListBody, type EventPageBody, untilReady, waitFor } from '../helpers'
+import { ADMIN_SECRET, freePort, makeApi, tempDir, type FlagListBody, type EventPageBody, untilReady, waitFor, PATIENCE_MS } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const dir = tempDir('backup-')
@@ -277,7 +277,7 @@ test('a server started while a restore writes is refused, naming the restore; th
       const server = Bun.spawnSync([process.execPath, 'src/main.ts'], {
         cwd: ROOT,
         env: { ...process.env, PORT: String(freePort()), HOST: '127.0.0.1', DATA_DIR: into, LOG_LEVEL: 'warn' },
-        timeout: 10_000,
+        timeout: PATIENCE_MS,
       })
       expect(server.exitCode).toBe(1)
       expect(server.stderr.toString()).toMatch(new RegExp(`^Cannot start: ${into} is in use by another process: pid ${restore.pid} .*main\\.ts restore `))

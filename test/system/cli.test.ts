@@ -7,7 +7,7 @@
 import { afterEach, expect, test } from 'bun:test'
 import { existsSync, mkdirSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { ADMIN_SECRET, freePort, makeApi, tempDir, waitFor } from '../helpers'
+import { ADMIN_SECRET, freePort, makeApi, tempDir, waitFor, PATIENCE_MS } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const MAIN = join(ROOT, 'src', 'main.ts')
@@ -29,7 +29,7 @@ function baseEnv(extra: Record<string, string> = {}) {
 
 /** `bun src/main.ts ARGS` in `cwd` (a directory of its own, so that a stray ./data would show). */
 function run(cwd: string, args: string[], env: Record<string, string> = {}) {
-  const result = Bun.spawnSync([process.execPath, MAIN, ...args], { cwd, env: baseEnv(env), timeout: 20_000 })
+  const result = Bun.spawnSync([process.execPath, MAIN, ...args], { cwd, env: baseEnv(env), timeout: PATIENCE_MS })
   return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() }
 }
 
