@@ -15,7 +15,7 @@
  * times, alternating which goes first); requests/s, p99 and the ratio of requests/s.
  */
 import autocannon from 'autocannon'
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -23,6 +23,8 @@ import { createApp } from '../src/app'
 import { createServices, initialise, openStore, stopWorkers } from '../src/services'
 import { STATE_FILE } from '../src/storage/files'
 import type { ApiTokenRecord } from '../src/features/tokens/tokens.records'
+import { SecretHasher } from '../src/features/tokens/secret-hash'
+import { newKey, writeKey } from '../src/storage/secret-key'
 import type { StateDoc } from '../src/storage/records'
 import { SYSTEM_ACTOR } from '../src/domain/events'
 import { fmt, median, removeDir, SECRET, seedDataDir, startServer, table, tempDataDir } from './lib'
@@ -44,7 +46,7 @@ const ROUNDS = Number(values.rounds)
 const BATCH = 500
 
 /** A viewer token with a random secret nobody uses: it is there to be many. */
-function benchToken(i: number, userId: number, createdAt: string): ApiTokenRecord {
+function benchToken(hasher: SecretHasher, i: number, userId: number, createdAt: string): ApiTokenRecord {
   const secret = `*:*.${randomBytes(32).toString('hex')}`
   return {
     tokenName: `bench-${i}`,
@@ -52,7 +54,7 @@ function benchToken(i: number, userId: number, createdAt: string): ApiTokenRecor
     role: 'viewer',
     projects: ['*'],
     environment: '*',
-    secretHash: createHash('sha256').update(secret).digest('hex'),
+    secretHash: hasher.hash(secret),
     prefix: '*:*',
     userId,
     createdAt,
@@ -67,7 +69,8 @@ async function makeApp(extraTokens: number) {
   await initialise(services, [SECRET])
   if (extraTokens > 0) {
     await store.transact(SYSTEM_ACTOR, (tx) => {
-      for (let i = 0; i < extraTokens; i++) tx.put('tokens', `bench-${i}`, benchToken(i, tx.allocateUserId(), tx.now))
+      const hasher = new SecretHasher(store.secretKey)
+      for (let i = 0; i < extraTokens; i++) tx.put('tokens', `bench-${i}`, benchToken(hasher, i, tx.allocateUserId(), tx.now))
     })
   }
   if (Object.keys(store.state.tokens).length !== extraTokens + 1) throw new Error('tokens were not all stored')
@@ -129,7 +132,11 @@ if (HTTP_RUNS > 0) {
   dirs.forEach((dir) => seedDataDir(dir, { events: 1000, flags: 10 }))
   const statePath = join(dirs[1], STATE_FILE)
   const state = JSON.parse(readFileSync(statePath, 'utf8')) as StateDoc
-  for (let i = 0; i < TOKENS; i++) state.tokens[`bench-${i}`] = benchToken(i, state.nextUserId++, new Date().toISOString())
+  // Stored as the service stores them: keyed by the directory's key, written beside the state.
+  const key = newKey()
+  writeKey(dirs[1], key)
+  const hasher = new SecretHasher(key)
+  for (let i = 0; i < TOKENS; i++) state.tokens[`bench-${i}`] = benchToken(hasher, i, state.nextUserId++, new Date().toISOString())
   writeFileSync(statePath, JSON.stringify(state))
   const servers = [await startServer(dirs[0]), await startServer(dirs[1])]
   const load = async (base: string) => {

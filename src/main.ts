@@ -13,7 +13,7 @@ import { ConfigError, readConfig, type Config } from './config'
 import { ServiceStarting } from './errors'
 import { errorResponse } from './http/errors'
 import { rawPathRoutes } from './http/routing'
-import { DataDirError, describeIoError, StoreLoadError } from './storage/files'
+import { DataDirError, describeIoError, DIR_MODE, StoreLoadError } from './storage/files'
 import { DataDirLock, DataDirLockError } from './storage/lock'
 import { createServices, initialise, openStore, stopWorkers } from './services'
 
@@ -41,7 +41,8 @@ function exists(path: string): boolean {
 /** Makes DATA_DIR if it is missing; a file where it or a parent should be is named as such. */
 function makeDataDir(dataDir: string): void {
   try {
-    mkdirSync(dataDir, { recursive: true })
+    // Parents made here get the same mode: they hold nothing but the data directory.
+    mkdirSync(dataDir, { recursive: true, mode: DIR_MODE })
     return
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code

@@ -2,7 +2,9 @@
 import { join } from 'node:path'
 import { Memory } from 'lowdb'
 import { JsonLinesEventLog, MemoryEventLog } from './storage/event-log'
-import { AtomicJsonFile, EVENTS_FILE, JOURNAL_FILE, probeDataDir, realFileSystem, STATE_FILE, type FileSystem } from './storage/files'
+import { AtomicJsonFile, EVENTS_FILE, JOURNAL_FILE, PROBE_FILE, probeDataDir, realFileSystem, secureDataDir, STATE_FILE, StoreLoadError, type FileSystem, type SecuredReport } from './storage/files'
+import { LOCK_FILE } from './storage/lock'
+import { KEY_FILE, newKey, readKey, writeKey } from './storage/secret-key'
 import { JsonLinesJournal, MemoryJournal } from './storage/state-journal'
 import type { AnyElysia } from 'elysia'
 import type { CollectionDefinition, StateDoc } from './storage/records'
@@ -64,8 +66,12 @@ import { sessionsController, usersController } from './features/users/users.cont
 import { sessionsCollection, usersCollection } from './features/users/users.records'
 import { DEFAULT_SESSION_OPTIONS, SessionsService, type SessionOptions } from './features/users/sessions.service'
 import { UsersService } from './features/users/users.service'
+import { SecretHasher } from './features/tokens/secret-hash'
 
-export { EVENTS_FILE, JOURNAL_FILE, STATE_FILE }
+export { EVENTS_FILE, JOURNAL_FILE, KEY_FILE, STATE_FILE }
+
+/** Every file the service writes in a data directory (the checkpoint's and the key's temp files too). */
+export const DATA_FILES = [STATE_FILE, `.${STATE_FILE}.tmp`, JOURNAL_FILE, EVENTS_FILE, KEY_FILE, `.${KEY_FILE}.tmp`, LOCK_FILE, PROBE_FILE]
 
 /** A feature as the application sees it: the collections it keeps in the state document and its routes. */
 export interface Feature {
@@ -121,6 +127,14 @@ export interface StoreOptions {
   checkpointAfterBytes?: number
   /** The file operations of the data files; tests inject a full disk here. */
   fs?: FileSystem
+  /** Told of permissions taken off the directory or its files, or that could not be (by default warnings on standard error). */
+  onSecured?: (report: SecuredReport) => void
+}
+
+function warnSecured({ narrowed, refused }: SecuredReport) {
+  const warn = (msg: string, fields: Record<string, unknown>) => console.error(JSON.stringify({ time: new Date().toISOString(), level: 'warn', msg, ...fields }))
+  if (narrowed.length > 0) warn('data directory was readable by others; permissions narrowed', { changes: narrowed })
+  if (refused.length > 0) warn('data directory is readable by others and this process cannot change that; make it 0700 and its files 0600', { paths: refused })
 }
 
 /** Opens the store on `dataDir`, or in memory when `dataDir` is null (tests, throwaway runs). */
@@ -130,7 +144,8 @@ export async function openStore(dataDir: string | null, options: StoreOptions = 
   }
   const checkpointPath = join(dataDir, STATE_FILE)
   const fs = options.fs ?? realFileSystem
-  return Store.open(
+  const key = readKey(dataDir)
+  const store = await Store.open(
     {
       checkpoint: new AtomicJsonFile<StateDoc>(checkpointPath, options.sync, fs),
       journal: new JsonLinesJournal(join(dataDir, JOURNAL_FILE), options.sync, fs),
@@ -138,9 +153,21 @@ export async function openStore(dataDir: string | null, options: StoreOptions = 
       checkpointName: checkpointPath,
       dataDir,
       probe: (bytes) => probeDataDir(dataDir, fs, bytes),
+      secretKey: key ?? newKey(),
     },
     { collections: COLLECTIONS, checkpointAfterBytes: options.checkpointAfterBytes },
   )
+  if (key === null) {
+    // A new key would make every keyed hash unmatchable: a lost key file is a damaged directory.
+    if (Object.values(store.state.tokens).some((token) => !SecretHasher.isLegacy(token.secretHash))) {
+      throw new StoreLoadError(join(dataDir, KEY_FILE), 'is missing, but tokens are stored under it; restore it (a backup holds it) or move the directory away')
+    }
+    writeKey(dataDir, store.secretKey)
+  }
+  // Once the store has opened: a start that fails says only why (files made since are 0600 anyway).
+  const secured = secureDataDir(dataDir, DATA_FILES)
+  if (secured.narrowed.length + secured.refused.length > 0) (options.onSecured ?? warnSecured)(secured)
+  return store
 }
 
 export interface ServiceOptions {

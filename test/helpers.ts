@@ -304,6 +304,38 @@ export function freePort(): number {
   return port
 }
 
+/**
+ * How long a test waits for something that takes a varying time (a spawned server to be ready, a
+ * process to exit, a background write to land): generous, because a loaded machine (CI with a second
+ * run beside it) is slow, not wrong. A test waits for the condition itself, never for a fixed time.
+ */
+export const PATIENCE_MS = 30_000
+
+/**
+ * Polls `condition` until it holds; fails naming `what` after `ms`. `giveUp`, checked before each
+ * poll, returns a reason to stop at once (a spawned process that exited).
+ */
+export async function waitFor(condition: () => boolean | Promise<boolean>, what: string, options: { ms?: number; every?: number; giveUp?: () => string | null } = {}): Promise<void> {
+  const { ms = PATIENCE_MS, every = 25, giveUp } = options
+  const deadline = performance.now() + ms
+  for (;;) {
+    const reason = giveUp?.()
+    if (reason) throw new Error(`gave up waiting for ${what}: ${reason}`)
+    if (await condition()) return
+    if (performance.now() > deadline) throw new Error(`${what} did not happen within ${ms} ms`)
+    await Bun.sleep(every)
+  }
+}
+
+/** Waits until a spawned server answers `path` (by default /ready) with 2xx; fails at once if the process exits. */
+export async function untilReady(base: string, options: { path?: string; process?: { exitCode: number | null }; ms?: number } = {}): Promise<void> {
+  const { path = '/ready', process: child, ms } = options
+  await waitFor(() => fetch(`${base}${path}`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false), `${base}${path} to answer`, {
+    ms,
+    giveUp: () => (child && child.exitCode !== null ? `the server exited with ${child.exitCode}` : null),
+  })
+}
+
 /** Fails instead of hanging when the service never answers. */
 export function withTimeout<T>(promise: Promise<T>, ms = 2000): Promise<T> {
   let timer: ReturnType<typeof setTimeout>
@@ -383,12 +415,13 @@ export async function startService(adminSecret: string, prefix = 'flags-service-
     dir.remove()
   }
   const base = `http://127.0.0.1:${port}`
-  for (let attempt = 0; attempt < 200; attempt++) {
-    if (await fetch(`${base}/health`).then((response) => response.ok, () => false)) return { base, stop }
-    await Bun.sleep(50)
+  try {
+    await untilReady(base, { path: '/health', process: child })
+  } catch (error) {
+    await stop()
+    throw error
   }
-  await stop()
-  throw new Error('the server did not start')
+  return { base, stop }
 }
 
 /** One admin API call over HTTP: the status and the parsed body (undefined when empty). */
@@ -407,7 +440,7 @@ export async function adminCall(base: string, secret: string, method: string, pa
 }
 
 /** Resolves when `emitter` (an SDK client) emits `event`, or fails after `ms`. */
-export function eventOf(emitter: { once(event: string, listener: () => void): unknown }, event: string, ms = 10_000): Promise<void> {
+export function eventOf(emitter: { once(event: string, listener: () => void): unknown }, event: string, ms = PATIENCE_MS): Promise<void> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no '${event}' within ${ms} ms`)), ms)
     emitter.once(event, () => {

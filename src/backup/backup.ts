@@ -12,19 +12,27 @@ import { closeSync, existsSync, fsyncSync, openSync, writeSync } from 'node:fs'
 import { lstat, mkdir, mkdtemp, open, readdir, readFile, rename, rm, rmdir, stat, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { COLLECTIONS, openStore } from '../services'
-import { describeIoError, EVENTS_FILE, JOURNAL_FILE, readLines, STATE_FILE, StoreLoadError } from '../storage/files'
+import { describeIoError, DIR_MODE, EVENTS_FILE, FILE_MODE, JOURNAL_FILE, readLines, secureDataDir, STATE_FILE, StoreLoadError } from '../storage/files'
+import { KEY_FILE, parseKey, readKey, writeKey } from '../storage/secret-key'
 import { DataDirLock, LOCK_FILE } from '../storage/lock'
 import { loadedCollection, type StateDoc } from '../storage/records'
 import { replayJournal, type JournalEntry } from '../storage/state-journal'
 
 export const BACKUP_FORMAT = 'flagstore-backup'
 
+/**
+ * Version 2 carries the directory's secret key: token secrets are stored keyed by it, so a backup
+ * without it would restore tokens that no secret matches. (A version 1 reader would drop the key,
+ * so it refuses version 2.) The backup is therefore as secret as the data directory itself.
+ */
 export interface BackupHeader {
   format: typeof BACKUP_FORMAT
-  version: 1
+  version: 1 | 2
   createdAt: string
   lastEventId: number
   commitSeq: number
+  /** The data directory's secret key in hex; absent from version 1, and from a directory that has none yet. */
+  secretKey?: string
 }
 
 /** The state at the last acknowledged commit, read from the files alone. */
@@ -59,17 +67,19 @@ export async function backupDataDir(dataDir: string, file: string): Promise<Back
   const problem = backupProblem(dataDir, file)
   if (problem) throw new Error(problem)
   const state = await readState(dataDir)
+  const key = readKey(dataDir)
   const header: BackupHeader = {
     format: BACKUP_FORMAT,
-    version: 1,
+    version: 2,
     createdAt: new Date().toISOString(),
     lastEventId: state.lastEventId,
     commitSeq: state.commitSeq,
+    ...(key ? { secretKey: key.toString('hex') } : {}),
   }
   // Synchronous writes, in order, from inside the line reader: the backup is never held whole in memory.
   let out: number
   try {
-    out = openSync(file, 'wx')
+    out = openSync(file, 'wx', FILE_MODE)
   } catch (error) {
     // Made or removed between the check and here, or not ours to write.
     throw new Error(`cannot create ${file}: ${describeIoError(error)}`)
@@ -114,7 +124,7 @@ export async function backupDataDir(dataDir: string, file: string): Promise<Back
 export async function restoreBackup(file: string, dataDir: string): Promise<BackupHeader> {
   const header = await readHeader(file)
   const created = !existsSync(dataDir)
-  await mkdir(dataDir, { recursive: true })
+  await mkdir(dataDir, { recursive: true, mode: DIR_MODE })
   // A lock file this restore made is removed if it fails, so a failed restore leaves the target as it was.
   let madeLockFile = !existsSync(join(dataDir, LOCK_FILE))
   const lock = DataDirLock.acquire(dataDir)
@@ -146,7 +156,9 @@ export async function restoreBackup(file: string, dataDir: string): Promise<Back
       })
       syncDirectory(dirname(dataDir))
     } else {
-      for (const name of [EVENTS_FILE, JOURNAL_FILE, STATE_FILE]) await rename(join(temp, name), join(dataDir, name))
+      for (const name of [EVENTS_FILE, JOURNAL_FILE, KEY_FILE, STATE_FILE]) await rename(join(temp, name), join(dataDir, name))
+      // The directory was there before; it may have been made readable by others.
+      secureDataDir(dataDir, [])
       syncDirectory(dataDir)
       await rm(temp, { recursive: true, force: true })
     }
@@ -197,7 +209,14 @@ async function readHeader(file: string): Promise<BackupHeader> {
     throw notBackup
   }
   if (header?.format !== BACKUP_FORMAT) throw notBackup
-  if (header.version !== 1) throw new Error(`${file} is a backup of version ${JSON.stringify(header.version)}; this service reads version 1`)
+  if (header.version !== 1 && header.version !== 2) throw new Error(`${file} is a backup of version ${JSON.stringify(header.version)}; this service reads versions 1 and 2`)
+  if (header.secretKey !== undefined) {
+    try {
+      parseKey(String(header.secretKey), file)
+    } catch {
+      throw new Error(`${file}: its header's secretKey is not a secret key`)
+    }
+  }
   if (!Number.isInteger(header.lastEventId) || header.lastEventId! < 0) throw new Error(`${file}: its header has no valid lastEventId`)
   return header as BackupHeader
 }
@@ -223,7 +242,7 @@ async function writeStore(file: string, header: BackupHeader, dir: string): Prom
   let count = 0
   let lines = 0
   let pending = ''
-  const events = openSync(join(dir, EVENTS_FILE), 'wx')
+  const events = openSync(join(dir, EVENTS_FILE), 'wx', FILE_MODE)
   let complete: number
   try {
     complete = await readLines(file, (line, lineNumber) => {
@@ -256,6 +275,7 @@ async function writeStore(file: string, header: BackupHeader, dir: string): Prom
     throw new Error(`${file} is truncated: it holds ${count} events but its state includes ${header.lastEventId}`)
   }
   writeSynced(join(dir, JOURNAL_FILE), '')
+  if (header.secretKey !== undefined) writeKey(dir, parseKey(header.secretKey, file))
   writeSynced(join(dir, STATE_FILE), JSON.stringify(state))
   syncDirectory(dir)
   // Opened as the service opens it, so whatever the service would refuse is refused here, before the target changes.
@@ -267,7 +287,7 @@ async function writeStore(file: string, header: BackupHeader, dir: string): Prom
 }
 
 function writeSynced(path: string, text: string) {
-  const fd = openSync(path, 'wx')
+  const fd = openSync(path, 'wx', FILE_MODE)
   try {
     writeSync(fd, text)
     fsyncSync(fd)

@@ -10,7 +10,7 @@
  * is complete only when every byte is counted. Tests inject short writes and ENOSPC through it.
  */
 import type { Adapter } from 'lowdb'
-import { closeSync, fsyncSync, openSync } from 'node:fs'
+import { chmodSync, closeSync, fsyncSync, lstatSync, openSync } from 'node:fs'
 import * as fsp from 'node:fs/promises'
 import { readFile } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
@@ -32,8 +32,17 @@ export interface FileSystem {
   unlink(path: string): Promise<void>
 }
 
+/**
+ * Modes of what the service creates in a data directory: the files hold token hashes and every
+ * flag's configuration, so only the service's user may read them. A mode given at creation is only
+ * narrowed by the umask, so these hold whatever the umask; `secureDataDir` narrows what an earlier
+ * version (0644 files, 0755 directory) or an administrator left wider.
+ */
+export const FILE_MODE = 0o600
+export const DIR_MODE = 0o700
+
 export const realFileSystem: FileSystem = {
-  open: (path, flags) => fsp.open(path, flags),
+  open: (path, flags) => fsp.open(path, flags, FILE_MODE),
   truncate: (path, length) => fsp.truncate(path, length),
   rename: (from, to) => fsp.rename(from, to),
   unlink: (path) => fsp.unlink(path),
@@ -85,6 +94,47 @@ export class DataDirError extends Error {
 }
 
 export const PROBE_FILE = '.write-probe.tmp'
+
+/** What `secureDataDir` did: permissions it took away, and those it could not (not the owner). */
+export interface SecuredReport {
+  /** "path: 644 -> 600" */
+  narrowed: string[]
+  /** "path: 777 (operation not permitted (EPERM))" */
+  refused: string[]
+}
+
+/**
+ * Takes group and other permissions off the data directory and the files the service keeps in it
+ * (other files, like a README, are left alone: the directory's mode keeps them from others too).
+ * A directory an administrator made for the service and owns can't be changed by it; that is
+ * reported, not fatal: the start goes on as before.
+ */
+export function secureDataDir(dataDir: string, fileNames: readonly string[]): SecuredReport {
+  const report: SecuredReport = { narrowed: [], refused: [] }
+  const narrow = (path: string, mode: number, isDirectory: boolean) => {
+    let stat
+    try {
+      stat = lstatSync(path)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
+      throw error
+    }
+    // A symbolic link's own mode means nothing; what it points to is not ours to change.
+    if (stat.isSymbolicLink() || stat.isDirectory() !== isDirectory) return
+    const current = stat.mode & 0o777
+    if ((current & ~mode) === 0) return
+    try {
+      chmodSync(path, current & mode)
+    } catch (error) {
+      report.refused.push(`${path}: ${current.toString(8)} (${describeIoError(error)})`)
+      return
+    }
+    report.narrowed.push(`${path}: ${current.toString(8)} -> ${(current & mode).toString(8)}`)
+  }
+  narrow(dataDir, DIR_MODE, true)
+  for (const name of fileNames) narrow(join(dataDir, name), FILE_MODE, false)
+  return report
+}
 
 /**
  * What the store checks before it changes anything at open, and again while writes fail: the

@@ -18,7 +18,7 @@ import { dlopen, FFIType, read } from 'bun:ffi'
 import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, statSync, writeSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
-import { describeIoError } from './files'
+import { describeIoError, FILE_MODE } from './files'
 
 export const LOCK_FILE = '.lock'
 
@@ -122,7 +122,7 @@ export class DataDirLock {
       let fd: number
       try {
         // Opened without truncating: the file says who holds the lock until we hold it ourselves.
-        fd = openSync(path, constants.O_RDWR | constants.O_CREAT, 0o644)
+        fd = openSync(path, constants.O_RDWR | constants.O_CREAT, FILE_MODE)
       } catch (error) {
         // Said as the store says it when it probes the directory, whichever of the two meets it first.
         throw new DataDirLockError(dataDir, null, `DATA_DIR ${dataDir} cannot be written: ${describeIoError(error)}`)

@@ -43,6 +43,7 @@ import { checkState, recordChecks, recordProblem } from './record-check'
 import { replayJournal, type JournalEntry, type StateJournal } from './state-journal'
 import { emptyState, loadedCollection, type Collection, type CollectionDefinition, type EventRecord, type RecordOf, type StateDoc } from './records'
 import { committedReader, deepFreeze, Tx, type EventAuthor, type RecordWatcher, type Replaced, type StateReader } from './tx'
+import { newKey } from './secret-key'
 import { undoBatch } from './undo'
 
 export { deepFreeze, Tx, type EventAuthor, type StagedEvent, type StateReader } from './tx'
@@ -71,6 +72,8 @@ export interface StoreFiles {
    * after a failed commit, to see whether writes can be made durable again.
    */
   probe?: (bytes?: number) => Promise<void>
+  /** The data directory's secret key (storage/secret-key.ts); a memory store gets a new one. */
+  secretKey?: Buffer
 }
 
 export interface StoreOptions {
@@ -188,6 +191,11 @@ export class Store {
   /** The committed state. Its records are frozen: copy one before changing it, and change it only in `transact`. */
   get state(): Readonly<StateDoc> {
     return this.stateDb.data
+  }
+
+  /** The key that token secrets are hashed with: the directory's, kept out of the state. */
+  get secretKey(): Buffer {
+    return (this.files.secretKey ??= newKey())
   }
 
   /** Reads of the committed state; records are frozen. */

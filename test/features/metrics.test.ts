@@ -3,7 +3,7 @@
  * application and hour, exact and bounded; lastSeenAt in the admin views; tokens and scope.
  */
 import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
-import { type Api, expectError, expectOk, freshApiPerTest, makeApi, paths, tempDir, tokenFor } from '../helpers'
+import { type Api, expectError, expectOk, freshApiPerTest, makeApi, paths, tempDir, tokenFor, waitFor } from '../helpers'
 import { USAGE_LIMITS } from '../../src/features/metrics/usage-table'
 
 let api: Api
@@ -263,8 +263,7 @@ describe('lastSeenAt', () => {
     await quick.newFlag('default', 'alpha')
     const token = await sdkToken('client', ['*'], 'development', quick)
     expectOk(await report(token, 'web', { alpha: { yes: 1, no: 0 } }, '/api/client/metrics', quick), 202)
-    const deadline = Date.now() + 3000
-    while ((await quick.getFlag('default', 'alpha')).body.lastSeenAt === null && Date.now() < deadline) await Bun.sleep(20)
+    await waitFor(async () => (await quick.getFlag('default', 'alpha')).body.lastSeenAt !== null, 'the flush timer to commit')
     expect((await quick.getFlag('default', 'alpha')).body.environments.find((environment) => environment.name === 'development')?.lastSeenAt).not.toBeNull()
   })
 

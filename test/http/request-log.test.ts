@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { createApp } from '../../src/app'
 import { ConfigError, readConfig } from '../../src/config'
 import { Logger } from '../../src/log'
-import { ADMIN_SECRET, BODY_LIMIT, freePort, makeApi, tempDir, type Api } from '../helpers'
+import { ADMIN_SECRET, BODY_LIMIT, freePort, makeApi, tempDir, type Api, untilReady, waitFor } from '../helpers'
 
 let api: Api | undefined
 afterEach(async () => {
@@ -118,13 +118,19 @@ test('over a real socket the log line carries the client address (or, with TRUST
   })
   try {
     const base = `http://127.0.0.1:${port}`
-    for (let i = 0; i < 200 && !(await fetch(`${base}/ready`).then((r) => r.ok, () => false)); i++) await Bun.sleep(25)
+    await untilReady(base, { process: server })
     await fetch(`${base}/health`, { headers: { 'x-request-id': 'from-the-socket' } })
     await fetch(`${base}/health`, { headers: { 'x-request-id': 'from-a-proxy', 'x-forwarded-for': '198.51.100.7' } })
-    await Bun.sleep(50)
+    // The access log is written after the answer: read until both lines are there, not for a fixed time.
+    let stdout = ''
+    const reading = (async () => {
+      for await (const chunk of server.stdout) stdout += new TextDecoder().decode(chunk)
+    })()
+    await waitFor(() => stdout.includes('"from-the-socket"') && stdout.includes('"from-a-proxy"'), 'both access log lines')
     server.kill('SIGTERM')
     await server.exited
-    const lines = (await new Response(server.stdout).text())
+    await reading
+    const lines = stdout
       .split('\n')
       .filter((line) => line.startsWith('{'))
       .map((line) => JSON.parse(line))

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { connect, type Socket } from 'node:net'
 import { join } from 'node:path'
-import { freePort, tempDir } from '../helpers'
+import { freePort, tempDir, untilReady, waitFor } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const SECRET = '*:*.transport-test-secret-0123'
@@ -20,7 +20,7 @@ beforeAll(async () => {
     stdout: 'ignore',
     stderr: 'ignore',
   })
-  for (let i = 0; i < 200 && !(await fetch(`http://127.0.0.1:${port}/ready`).then((r) => r.ok, () => false)); i++) await Bun.sleep(25)
+  await untilReady(`http://127.0.0.1:${port}`, { process: server })
 })
 
 afterAll(async () => {
@@ -29,19 +29,37 @@ afterAll(async () => {
   dir.remove()
 })
 
-/** Sends raw bytes (in pieces, with pauses) and returns what came back before the server closed or `waitMs` passed. */
-async function raw(pieces: (string | number)[], waitMs = 2000): Promise<string> {
+/** Whether `received` holds a whole HTTP response: its head and all of its body (by Content-Length or chunked). */
+function wholeResponse(received: string): boolean {
+  const end = received.indexOf('\r\n\r\n')
+  if (end === -1) return false
+  const head = received.slice(0, end).toLowerCase()
+  const body = received.slice(end + 4)
+  const length = /\r\ncontent-length: *(\d+)/.exec(head)
+  if (length) return Buffer.byteLength(body, 'latin1') >= Number(length[1])
+  if (/\r\ntransfer-encoding: *chunked/.test(head)) return body.endsWith('0\r\n\r\n')
+  return false
+}
+
+/**
+ * Sends raw bytes (in pieces, with pauses) and returns what came back once a whole response came or
+ * the server closed (waiting as long as a loaded machine needs), or, with `hangUpAfterMs`, whatever
+ * came before the client hangs up that long after sending.
+ */
+async function raw(pieces: (string | number)[], options: { hangUpAfterMs?: number } = {}): Promise<string> {
   const socket: Socket = connect(port, '127.0.0.1')
   let received = ''
+  let closed = false
   socket.on('data', (data) => (received += data.toString('latin1')))
-  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()))
+  socket.on('close', () => (closed = true))
   socket.on('error', () => {})
   await new Promise<void>((resolve) => socket.on('connect', () => resolve()))
   for (const piece of pieces) {
     if (typeof piece === 'number') await Bun.sleep(piece)
     else socket.write(piece)
   }
-  await Promise.race([closed, Bun.sleep(waitMs)])
+  if (options.hangUpAfterMs !== undefined) await Bun.sleep(options.hangUpAfterMs)
+  else await waitFor(() => closed || wholeResponse(received), 'a whole response or the server closing', { every: 5 })
   socket.destroy()
   return received
 }
@@ -58,7 +76,7 @@ async function healthy() {
 }
 
 test('a body announced as 10 MB gets a JSON 413 at once, before any of it is sent', async () => {
-  const answer = await raw([head('POST', '/api/admin/features/validate', { 'Content-Type': 'application/json', 'Content-Length': 10_000_000 })], 1000)
+  const answer = await raw([head('POST', '/api/admin/features/validate', { 'Content-Type': 'application/json', 'Content-Length': 10_000_000 })])
   expect(answer).toStartWith('HTTP/1.1 413')
   expect(answer).toContain('"name":"ContentTooLarge"')
   await healthy()
@@ -66,7 +84,7 @@ test('a body announced as 10 MB gets a JSON 413 at once, before any of it is sen
 
 test('a body cut short (the client hangs up mid-body) leaves the server serving and changes nothing', async () => {
   const before = await Bun.file(join(dir.path, 'events.jsonl')).text()
-  await raw([head('POST', '/api/admin/projects/default/features', { 'Content-Type': 'application/json', 'Content-Length': 200 }), '{"name":"cut-'], 300)
+  await raw([head('POST', '/api/admin/projects/default/features', { 'Content-Type': 'application/json', 'Content-Length': 200 }), '{"name":"cut-'], { hangUpAfterMs: 300 })
   await healthy()
   expect(await Bun.file(join(dir.path, 'events.jsonl')).text()).toBe(before)
   const flags = await fetch(`http://127.0.0.1:${port}/api/admin/projects/default/features`, { headers: { authorization: SECRET } })
@@ -77,14 +95,14 @@ test('a body sent slowly, in pieces with pauses, is answered normally', async ()
   const body = '{"name":"slow-but-fine"}'
   const pieces: (string | number)[] = [head('POST', '/api/admin/features/validate', { 'Content-Type': 'application/json', 'Content-Length': body.length, Connection: 'close' })]
   for (const chunk of body.match(/.{1,6}/g)!) pieces.push(chunk, 150)
-  const answer = await raw(pieces, 3000)
+  const answer = await raw(pieces)
   expect(answer).toStartWith('HTTP/1.1 200')
 })
 
 test('thousands of headers are refused by the runtime (431) and the server goes on serving', async () => {
   const many: Record<string, string> = {}
   for (let i = 0; i < 5000; i++) many[`X-Header-${i}`] = 'v'
-  const answer = await raw([head('GET', '/health', many)], 1000)
+  const answer = await raw([head('GET', '/health', many)])
   expect(answer).toStartWith('HTTP/1.1 431')
   await healthy()
 })
@@ -93,18 +111,18 @@ test('a chunked body that grows past the limit gets a JSON 413', async () => {
   const chunk = 'a'.repeat(50_000)
   const pieces = [head('POST', '/api/admin/features/validate', { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' })]
   for (let i = 0; i < 4; i++) pieces.push(`${chunk.length.toString(16)}\r\n${chunk}\r\n`)
-  const answer = await raw(pieces, 1000)
+  const answer = await raw(pieces)
   expect(answer).toStartWith('HTTP/1.1 413')
   expect(answer).toContain('"name":"ContentTooLarge"')
   await healthy()
 })
 
 test('a GET with a Content-Type but no body is answered at once (no body is waited for)', async () => {
-  const answer = await raw([head('GET', '/api/admin/search/events?limit=1', { 'Content-Type': 'application/json' })], 1500)
+  const answer = await raw([head('GET', '/api/admin/search/events?limit=1', { 'Content-Type': 'application/json' })])
   expect(answer).toStartWith('HTTP/1.1 200')
 })
 
 test('a POST with neither Content-Length nor Transfer-Encoding has no body: a 400 at once, not a wait', async () => {
-  const answer = await raw([head('POST', '/api/admin/features/validate', { 'Content-Type': 'application/json' })], 1500)
+  const answer = await raw([head('POST', '/api/admin/features/validate', { 'Content-Type': 'application/json' })])
   expect(answer).toStartWith('HTTP/1.1 400')
 })

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
 import { appendFileSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { type Api, expectOk, makeApi, tempDir } from '../helpers'
+import { type Api, expectOk, makeApi, tempDir, waitFor } from '../helpers'
 import { EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../../src/services'
 import { realFileSystem, type FileSystem } from '../../src/storage/files'
 
@@ -148,8 +148,9 @@ describe('SDK metrics on disk', () => {
     let release!: () => void
     fs.gate = new Promise((resolve) => (release = resolve))
     // A write on its way to disk: the flush queues behind it, and the report is counted meanwhile.
+    const opened = fs.opened.length
     const write = api.newFlag('default', 'beta')
-    await Bun.sleep(10)
+    await waitFor(() => fs.opened.length > opened, 'the write to reach the disk')
     // Something to flush, so that the flush goes to the store (and waits there).
     expectOk(await api.post('/api/client/register', { appName: 'web', instanceId: 'pod-1' }, { token }), 202)
     const flush = api.services.metrics.flush()

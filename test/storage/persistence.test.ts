@@ -7,12 +7,12 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { openStore, EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../../src/services'
+import { openStore, EVENTS_FILE, JOURNAL_FILE, KEY_FILE, STATE_FILE } from '../../src/services'
 import { EventsService } from '../../src/features/events/events.service'
 import { StoreLoadError } from '../../src/storage/files'
 import type { EventRecord } from '../../src/storage/records'
 import type { Caller } from '../../src/features/tokens/permissions'
-import { ADMIN_SECRET, makeApi, tempDir, type Api, type EnvironmentBody, type TagListBody, named, type ProjectListBody, type TagBody, defined } from '../helpers'
+import { ADMIN_SECRET, makeApi, tempDir, type Api, type EnvironmentBody, type TagListBody, named, type ProjectListBody, type TagBody, defined, waitFor } from '../helpers'
 
 let dirs: { path: string; remove(): void }[] = []
 let apis: Api[] = []
@@ -300,7 +300,7 @@ describe('a restart on the same data directory', () => {
     const events = api.events()
     await close(api)
 
-    expect(readdirSync(dir).sort()).toEqual([EVENTS_FILE, JOURNAL_FILE, STATE_FILE])
+    expect(readdirSync(dir).sort()).toEqual([EVENTS_FILE, KEY_FILE, JOURNAL_FILE, STATE_FILE])
     expect(readFileSync(journalPath(dir), 'utf8')).toBe('')
     const stateText = readFileSync(statePath(dir), 'utf8')
     expect(stateText).not.toContain('\n')
@@ -423,7 +423,7 @@ describe('data files that cannot be trusted', () => {
     expect(error.message).toContain(statePath(dir))
     expect(error.message).toMatch(/JSON/)
     expectFilesUnchanged(dir, before)
-    expect(readdirSync(dir).sort()).toEqual([EVENTS_FILE, JOURNAL_FILE, STATE_FILE])
+    expect(readdirSync(dir).sort()).toEqual([EVENTS_FILE, KEY_FILE, JOURNAL_FILE, STATE_FILE])
   })
 
   test.each([
@@ -570,8 +570,7 @@ describe('concurrent writes', () => {
     const sinceId = api.lastEventId()
     const patch = api.patchFlag('default', 'doomed-flag', [{ op: 'replace', path: '/archived', value: true }])
     // Once the archive is applied (and being written to disk), queue the deletion behind it.
-    const deadline = Date.now() + 2000
-    while (api.lastEventId() === sinceId && Date.now() < deadline) await Bun.sleep(0)
+    await waitFor(() => api.lastEventId() !== sinceId, 'the archive to be applied', { every: 0 })
     const remove = api.delete('/api/admin/archive/doomed-flag')
     const [patched, removed] = await Promise.all([patch, remove])
     expect(api.eventsSince(sinceId).map((event) => event.type)).toEqual(['feature-metadata-updated', 'feature-archived', 'feature-deleted'])

@@ -11,7 +11,7 @@ import { EventsService } from '../../src/features/events/events.service'
 import { EVENTS_FILE, openStore, STATE_FILE } from '../../src/services'
 import { LOCK_FILE } from '../../src/storage/lock'
 import type { EventRecord } from '../../src/storage/records'
-import { ADMIN_SECRET, freePort, makeApi, tempDir, type FlagListBody, type EventPageBody } from '../helpers'
+import { ADMIN_SECRET, freePort, makeApi, tempDir, type FlagListBody, type EventPageBody, untilReady, waitFor, PATIENCE_MS } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const dir = tempDir('backup-')
@@ -39,7 +39,7 @@ test('a backup taken under concurrent writes restores every write acknowledged b
     stderr: 'inherit',
   })
   const base = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 200 && !(await fetch(`${base}/ready`).then((r) => r.ok, () => false)); i++) await Bun.sleep(25)
+  await untilReady(base, { process: server! })
 
   const acknowledged: string[] = []
   let writing = true
@@ -55,14 +55,15 @@ test('a backup taken under concurrent writes restores every write acknowledged b
       acknowledged.push(name)
     }
   })
-  await Bun.sleep(300)
+  // Counts of writes, not times: on a loaded machine 300 ms may see no write at all.
+  await waitFor(() => acknowledged.length > 10, 'writes acknowledged before the backup')
   const before = [...acknowledged]
   const backup = cli('backup', file)
   expect(backup).toEqual({ exitCode: 0, output: expect.stringContaining('Backed up') })
-  await Bun.sleep(100)
+  const after = acknowledged.length
+  await waitFor(() => acknowledged.length > after + 4, 'writes acknowledged after the backup')
   writing = false
   await Promise.all(writers)
-  expect(before.length).toBeGreaterThan(10)
   expect(acknowledged.length).toBeGreaterThan(before.length)
 
   expect(cli('restore', file, restored)).toEqual({ exitCode: 0, output: expect.stringContaining('Restored') })
@@ -202,7 +203,7 @@ describe('a failed restore leaves the target as it was, and a retry then makes a
     expect(readdirSync(real)).toEqual([])
     expect(run(['restore', valid, link]).exitCode).toBe(0)
     expect(lstatSync(link).isSymbolicLink()).toBe(true)
-    expect(readdirSync(real).sort()).toEqual(['.lock', 'events.jsonl', 'state.journal.jsonl', 'state.json'])
+    expect(readdirSync(real).sort()).toEqual(['.lock', 'events.jsonl', 'secret.key', 'state.journal.jsonl', 'state.json'])
   })
 
   test('the real server starts on a directory restored after a failed restore, and has everything', async () => {
@@ -222,7 +223,7 @@ describe('a failed restore leaves the target as it was, and a retry then makes a
     })
     try {
       const base = `http://127.0.0.1:${port}`
-      for (let i = 0; i < 200 && !(await fetch(`${base}/ready`).then((r) => r.ok, () => false)); i++) await Bun.sleep(25)
+      await untilReady(base, { process: served })
       const headers = { authorization: ADMIN_SECRET }
       expect(await (await fetch(`${base}/api/admin/projects/default/features`, { headers })).json()).toEqual(flags)
       // The backup holds no user, so the start made the first admin: its one event comes on top of everything restored.
@@ -280,7 +281,7 @@ test('a server started while a restore writes is refused, naming the restore; th
       const server = Bun.spawnSync([process.execPath, 'src/main.ts'], {
         cwd: ROOT,
         env: { ...process.env, PORT: String(freePort()), HOST: '127.0.0.1', DATA_DIR: into, LOG_LEVEL: 'warn' },
-        timeout: 10_000,
+        timeout: PATIENCE_MS,
       })
       expect(server.exitCode).toBe(1)
       expect(server.stderr.toString()).toMatch(new RegExp(`^Cannot start: ${into} is in use by another process: pid ${restore.pid} .*main\\.ts restore `))

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { chromium, type Browser } from 'playwright-core'
-import { freePort, tempDir, ADMIN_SECRET as SECRET } from '../helpers'
+import { freePort, tempDir, ADMIN_SECRET as SECRET, untilReady } from '../helpers'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const hasBrowser = existsSync(CHROMIUM)
@@ -39,8 +39,8 @@ beforeAll(async () => {
   if (!hasBrowser) return
   server = startServer(port, dir.path)
   prefixed = startServer(prefixedPort, prefixedDir.path, PREFIX)
-  for (let i = 0; i < 200 && !(await fetch(`http://127.0.0.1:${port}/ready`).then((r) => r.ok, () => false)); i++) await Bun.sleep(25)
-  for (let i = 0; i < 200 && !(await fetch(`http://127.0.0.1:${prefixedPort}${PREFIX}/ready`).then((r) => r.ok, () => false)); i++) await Bun.sleep(25)
+  await untilReady(`http://127.0.0.1:${port}`)
+  await untilReady(`http://127.0.0.1:${prefixedPort}${PREFIX}`)
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],

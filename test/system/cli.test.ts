@@ -7,7 +7,7 @@
 import { afterEach, expect, test } from 'bun:test'
 import { existsSync, mkdirSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { ADMIN_SECRET, freePort, makeApi, tempDir } from '../helpers'
+import { ADMIN_SECRET, freePort, makeApi, tempDir, waitFor, PATIENCE_MS } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const MAIN = join(ROOT, 'src', 'main.ts')
@@ -29,7 +29,7 @@ function baseEnv(extra: Record<string, string> = {}) {
 
 /** `bun src/main.ts ARGS` in `cwd` (a directory of its own, so that a stray ./data would show). */
 function run(cwd: string, args: string[], env: Record<string, string> = {}) {
-  const result = Bun.spawnSync([process.execPath, MAIN, ...args], { cwd, env: baseEnv(env), timeout: 20_000 })
+  const result = Bun.spawnSync([process.execPath, MAIN, ...args], { cwd, env: baseEnv(env), timeout: PATIENCE_MS })
   return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() }
 }
 
@@ -165,10 +165,7 @@ test('serve (also the default) starts the service; healthcheck answers 0 once it
   const server = Bun.spawn([process.execPath, MAIN, 'serve'], { cwd, env: baseEnv({ ...env, INIT_ADMIN_API_TOKENS: ADMIN_SECRET, LOG_LEVEL: 'warn' }), stdout: 'ignore', stderr: 'ignore' })
   cleanups.unshift(() => server.kill('SIGKILL'))
   let up = run(cwd, ['healthcheck'], env)
-  for (let i = 0; i < 100 && up.code !== 0; i++) {
-    await Bun.sleep(50)
-    up = run(cwd, ['healthcheck'], env)
-  }
+  await waitFor(() => (up = run(cwd, ['healthcheck'], env)).code === 0, 'healthcheck to pass', { every: 50 })
   expect(up).toEqual({ code: 0, stdout: `http://127.0.0.1:${port}/flags/ready: ready\n`, stderr: '' })
   expect((await fetch(`http://127.0.0.1:${port}/flags/api/admin/projects`, { headers: { authorization: ADMIN_SECRET } })).status).toBe(200)
   // A healthcheck against the wrong prefix gets the 404 and says so.

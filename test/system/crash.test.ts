@@ -20,7 +20,7 @@ import { COLLECTIONS, JOURNAL_FILE, openStore, STATE_FILE } from '../../src/serv
 import { loadedCollection, type EventRecord, type StateDoc } from '../../src/storage/records'
 import { replayJournal, type JournalEntry } from '../../src/storage/state-journal'
 import { seededRandom } from '../random'
-import { tempDir, freePort, ADMIN_SECRET as SECRET } from '../helpers'
+import { tempDir, freePort, ADMIN_SECRET as SECRET, untilReady, waitFor } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const ROUNDS = 10
@@ -41,14 +41,13 @@ async function startServer(dataDir: string, env: Record<string, string>) {
     stderr: 'ignore',
   })
   const base = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 200; i++) {
-    try {
-      if ((await fetch(`${base}/ready`)).ok) return { server, base }
-    } catch {}
-    await Bun.sleep(25)
+  try {
+    await untilReady(base, { process: server })
+  } catch (error) {
+    server.kill('SIGKILL')
+    throw error
   }
-  server.kill('SIGKILL')
-  throw new Error('the server did not become ready')
+  return { server, base }
 }
 
 type Write = { kind: 'create' | 'on' | 'tag'; flag: string }
@@ -165,6 +164,11 @@ async function killRounds(rounds: number, seed: number, env: Record<string, stri
     const posted: Counts = new Map()
     const writers = Array.from({ length: WRITERS }, (_, id) => writer(base, id, acknowledged))
     const sdks = Array.from({ length: SDKS }, (_, id) => sdk(base, token, id, seed + round * SDKS + id, posted))
+    // The kill lands amid traffic: some writes acknowledged first, and in every other round a flush of
+    // SDK metrics on disk, so that the lower bound on counts is put to the test whatever the load
+    // (a fixed delay from the start saw no flush at all on a loaded machine).
+    await waitFor(() => acknowledged.length > 0, 'a first acknowledged write')
+    if (round % 2 === 0) await waitFor(() => usageCounts(durableState(dir.path)).size > 0, 'a flush of SDK metrics on disk')
     await Bun.sleep(random.int(150, 450))
     // Read just before the kill: every count in it is durable, so the restart must find at least as much.
     const flushed = durableState(dir.path)

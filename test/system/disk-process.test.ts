@@ -8,7 +8,7 @@ import { afterEach, describe, expect, test } from 'bun:test'
 import { chmodSync, closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
-import { freePort, tempDir, ADMIN_SECRET as SECRET } from '../helpers'
+import { freePort, tempDir, ADMIN_SECRET as SECRET, waitFor } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const BUN = join(ROOT, 'node_modules', '.bin', 'bun')
@@ -84,12 +84,9 @@ function start(dataDir: string, env: Record<string, string> = {}): Server {
 }
 
 async function ready(server: Server): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    if (server.proc.exitCode !== null) throw new Error(`server exited with ${server.proc.exitCode}: ${server.stderr()}`)
-    if (await fetch(`${server.base}/ready`).then((r) => r.ok, () => false)) return
-    await Bun.sleep(25)
-  }
-  throw new Error(`server did not become ready: ${server.stderr()}`)
+  await waitFor(() => fetch(`${server.base}/ready`).then((r) => r.ok, () => false), 'the server to be ready', {
+    giveUp: () => (server.proc.exitCode !== null ? `server exited with ${server.proc.exitCode}: ${server.stderr()}` : null),
+  })
 }
 
 function call(server: Server, method: string, path: string, body?: unknown) {

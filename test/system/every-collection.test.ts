@@ -11,7 +11,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { COLLECTIONS, JOURNAL_FILE, openStore, STATE_FILE } from '../../src/services'
 import { StoreLoadError } from '../../src/storage/files'
-import { ADMIN_SECRET, expectOk, freePort, makeApi, tempDir, type Api, type FlagListBody } from '../helpers'
+import { ADMIN_SECRET, expectOk, freePort, makeApi, tempDir, type Api, type FlagListBody, PATIENCE_MS } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const dir = tempDir('every-collection-')
@@ -188,7 +188,7 @@ test('the real server refuses to start on a bad SDK metrics record, in state.jso
     const result = Bun.spawnSync([process.execPath, 'src/main.ts'], {
       cwd: ROOT,
       env: { ...process.env, PORT: String(freePort()), HOST: '127.0.0.1', DATA_DIR: path, INIT_ADMIN_API_TOKENS: ADMIN_SECRET, LOG_LEVEL: 'warn' },
-      timeout: 15_000,
+      timeout: PATIENCE_MS,
     })
     return { exitCode: result.exitCode, stderr: result.stderr.toString().trim() }
   }

@@ -9,7 +9,7 @@
 import { afterAll, expect, test } from 'bun:test'
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { freePort, tempDir, ADMIN_SECRET as SECRET } from '../helpers'
+import { freePort, tempDir, ADMIN_SECRET as SECRET, untilReady, PATIENCE_MS } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const dir = tempDir('executable-')
@@ -32,7 +32,7 @@ test('the executable built by npm run build starts alone and answers', async () 
   const cwd = join(dir.path, 'elsewhere')
   mkdirSync(cwd)
   const cli = (...args: string[]) => {
-    const result = Bun.spawnSync([outfile, ...args], { cwd, env: { PATH: '/usr/bin:/bin', PORT: String(port), HOST: '127.0.0.1', DATA_DIR: join(dir.path, 'data') }, timeout: 20_000 })
+    const result = Bun.spawnSync([outfile, ...args], { cwd, env: { PATH: '/usr/bin:/bin', PORT: String(port), HOST: '127.0.0.1', DATA_DIR: join(dir.path, 'data') }, timeout: PATIENCE_MS })
     return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() }
   }
   const version = (await Bun.file(join(ROOT, 'package.json')).json()).version
@@ -49,12 +49,7 @@ test('the executable built by npm run build starts alone and answers', async () 
     stderr: 'pipe',
   })
   const base = `http://127.0.0.1:${port}`
-  let ready = false
-  for (let i = 0; i < 200 && !ready; i++) {
-    ready = await fetch(`${base}/ready`).then((r) => r.ok, () => false)
-    if (!ready) await Bun.sleep(25)
-  }
-  expect(ready).toBe(true)
+  await untilReady(base, { process: server })
   expect(await (await fetch(`${base}/health`)).json()).toEqual({ health: 'GOOD' })
   expect((await fetch(`${base}/swagger/assets/swagger-ui-bundle.js`)).status).toBe(200)
   // The console, built into the executable: its page and its hashed assets, far from the sources.
@@ -84,7 +79,7 @@ test('the executable built by npm run build starts alone and answers', async () 
   const dataDir = join(dir.path, 'data')
   const files = () => Object.fromEntries(readdirSync(dataDir).map((name) => [name, readFileSync(join(dataDir, name), 'utf8')]))
   const before = files()
-  const second = Bun.spawnSync(['npm', 'start'], { cwd: ROOT, env: { ...process.env, PORT: String(freePort()), HOST: '127.0.0.1', DATA_DIR: dataDir }, timeout: 20_000 })
+  const second = Bun.spawnSync(['npm', 'start'], { cwd: ROOT, env: { ...process.env, PORT: String(freePort()), HOST: '127.0.0.1', DATA_DIR: dataDir }, timeout: PATIENCE_MS })
   expect(second.exitCode).toBe(1)
   expect(second.stderr.toString()).toContain(`Cannot start: ${dataDir} is in use by another process: pid ${server.pid} `)
   expect(second.stderr.toString()).toContain(`command: ${outfile}; only one process may use a data directory at a time\n`)

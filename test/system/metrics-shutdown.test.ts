@@ -6,7 +6,7 @@
 import { afterEach, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { openStore } from '../../src/services'
-import { freePort, tempDir, ADMIN_SECRET as SECRET } from '../helpers'
+import { freePort, tempDir, ADMIN_SECRET as SECRET, untilReady } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const cleanups: (() => void)[] = []
@@ -24,7 +24,7 @@ async function start(dataDir: string) {
   })
   cleanups.push(() => server.kill('SIGKILL'))
   const base = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 200 && !(await fetch(`${base}/ready`).then((r) => r.ok, () => false)); i++) await Bun.sleep(25)
+  await untilReady(base, { process: server })
   const admin = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(base + path, { method, headers: { authorization: SECRET, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
     if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`)

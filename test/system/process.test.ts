@@ -7,7 +7,7 @@ import { afterEach, describe, expect, test } from 'bun:test'
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
-import { tempDir, freePort } from '../helpers'
+import { tempDir, freePort, PATIENCE_MS } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const BUN = join(ROOT, 'node_modules', '.bin', 'bun')
@@ -97,7 +97,7 @@ async function within<T>(promise: Promise<T>, ms: number, what: string): Promise
 }
 
 /** Waits until /health answers 200; fails early if the process exits. */
-async function ready(server: Server, ms = 5000): Promise<void> {
+async function ready(server: Server, ms = PATIENCE_MS): Promise<void> {
   const deadline = Date.now() + ms
   while (Date.now() < deadline) {
     if (server.proc.exitCode !== null) {
@@ -107,7 +107,7 @@ async function ready(server: Server, ms = 5000): Promise<void> {
       const response = await fetch(`${server.base}/health`, { signal: AbortSignal.timeout(500) })
       if (response.status === 200) {
         // The listening line follows the secret, but on another pipe: wait for both to be complete.
-        const lineDeadline = Date.now() + 1000
+        const lineDeadline = Date.now() + PATIENCE_MS
         const complete = () => server.stdout().includes('"listening"') && (!server.stderr().includes('token created ===') || /\n=+\n/.test(server.stderr()))
         while (!complete() && Date.now() < lineDeadline) await Bun.sleep(10)
         return
@@ -120,7 +120,7 @@ async function ready(server: Server, ms = 5000): Promise<void> {
 
 async function stop(server: Server): Promise<number> {
   server.proc.kill('SIGTERM')
-  return within(server.finished(), 5000, 'exit after SIGTERM')
+  return within(server.finished(), PATIENCE_MS, 'exit after SIGTERM')
 }
 
 function call(server: Server, method: string, path: string, token: string | null, body?: unknown) {
@@ -131,7 +131,7 @@ function call(server: Server, method: string, path: string, token: string | null
     method,
     headers,
     body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(3000),
+    signal: AbortSignal.timeout(PATIENCE_MS),
   })
 }
 
@@ -229,7 +229,7 @@ describe('the server process', () => {
     const eventsBefore = readFileSync(join(dir, 'events.jsonl'))
 
     const second = start(dir)
-    const code = await within(second.finished(), 5000, 'exit on a corrupt state.json')
+    const code = await within(second.finished(), PATIENCE_MS, 'exit on a corrupt state.json')
     expect(code).not.toBe(0)
     expect(second.stderr()).toContain(statePath)
     expect(second.stderr()).toMatch(/JSON/)
@@ -251,7 +251,7 @@ describe('the server process', () => {
     const before = readFileSync(eventsPath)
 
     const second = start(dir)
-    const code = await within(second.finished(), 5000, 'exit on a corrupt events.jsonl')
+    const code = await within(second.finished(), PATIENCE_MS, 'exit on a corrupt events.jsonl')
     expect(code).not.toBe(0)
     expect(second.stderr()).toContain(eventsPath)
     expect(second.stderr()).toMatch(/line 2\b/)
@@ -287,7 +287,7 @@ describe('one process per data directory', () => {
     const before = snapshot(dir)
 
     const second = start(dir)
-    expect(await within(second.finished(), 3000, 'the second server to exit')).toBe(1)
+    expect(await within(second.finished(), PATIENCE_MS, 'the second server to exit')).toBe(1)
     expect(second.stderr()).toMatch(refusal(dir, first))
     expect(second.stdout()).toBe('')
     expect(snapshot(dir)).toEqual(before)
@@ -304,7 +304,7 @@ describe('one process per data directory', () => {
     await ready(first)
     const before = snapshot(dir)
     const second = start(dir, { PORT: String(first.port) })
-    expect(await within(second.finished(), 3000, 'the second server to exit')).toBe(1)
+    expect(await within(second.finished(), PATIENCE_MS, 'the second server to exit')).toBe(1)
     expect(second.stderr()).toMatch(refusal(dir, first))
     expect(second.stdout()).toBe('')
     expect(snapshot(dir)).toEqual(before)

@@ -6,7 +6,7 @@
  */
 import { afterEach, expect, test } from 'bun:test'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
-import { adminCall, startService, type RunningService, eventOf } from '../helpers'
+import { adminCall, startService, type RunningService, eventOf, waitFor } from '../helpers'
 
 const ADMIN = '*:*.sdk-test-admin-secret-0123456789'
 
@@ -77,8 +77,10 @@ test('unleash-client reads and evaluates the flags, and sees a change on its nex
   await eventOf(client, 'unchanged')
   const prometheus = await (await fetch(`${base}/internal-backstage/prometheus`)).text()
   expect(prometheus).toMatch(/http_requests_total\{[^}]*route="\/api\/client\/features"[^}]*status="304"[^}]*\} [1-9]/)
+  // Listened for before the write: the SDK's next poll may come before the write's answer is read.
+  const changed = eventOf(client, 'changed')
   await admin(base, 'POST', toggle(names.off, true))
-  await eventOf(client, 'changed')
+  await changed
   expect(client.isEnabled(names.off)).toBe(true)
 
   // A metrics report goes out and is accepted, and its counts are those of the evaluations above.
@@ -90,7 +92,7 @@ test('unleash-client reads and evaluates the flags, and sees a change on its nex
     return rows.map(({ appName, environment, yes, no, variants }) => ({ appName, environment, yes, no, variants }))
   }
   const expected = { appName: 'sdk-test', environment: 'development' }
-  for (let attempt = 0; attempt < 50 && (await usage(names.users)).length === 0; attempt++) await Bun.sleep(100)
+  await waitFor(async () => (await usage(names.users)).length > 0, 'the SDK\'s metrics to be counted', { every: 100 })
   expect(await usage(names.users)).toEqual([{ ...expected, yes: 1, no: 1, variants: {} }])
   expect(await usage(names.rollout)).toEqual([{ ...expected, yes: 1, no: 0, variants: {} }])
   expect(await usage(names.variants)).toEqual([{ ...expected, yes: 1, no: 0, variants: { blue: 1 } }])

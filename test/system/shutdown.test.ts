@@ -5,7 +5,7 @@
 import { afterEach, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { openStore } from '../../src/services'
-import { freePort, tempDir, ADMIN_SECRET as SECRET } from '../helpers'
+import { freePort, tempDir, ADMIN_SECRET as SECRET, untilReady, waitFor } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const cleanups: (() => void)[] = []
@@ -23,7 +23,7 @@ test('SIGTERM finishes in-flight writes, keeps every acknowledged one, refuses n
   })
   cleanups.push(() => server.kill('SIGKILL'))
   const base = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 200 && !(await fetch(`${base}/ready`).then((r) => r.ok, () => false)); i++) await Bun.sleep(25)
+  await untilReady(base, { process: server })
 
   const headers = { authorization: SECRET, 'content-type': 'application/json' }
   const created: string[] = []
@@ -37,7 +37,9 @@ test('SIGTERM finishes in-flight writes, keeps every acknowledged one, refuses n
       () => refused++,
     ),
   )
-  await Bun.sleep(5)
+  // SIGTERM once the server has answered one write, with the others still on their way: a fixed
+  // 5 ms could end before a loaded machine had accepted any.
+  await waitFor(() => created.length > 0, 'the first write answered')
   server.kill('SIGTERM')
   await Promise.all(writes)
   expect(await server.exited).toBe(0)

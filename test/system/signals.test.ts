@@ -7,7 +7,7 @@
 import { afterEach, expect, test } from 'bun:test'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { freePort, tempDir } from '../helpers'
+import { freePort, tempDir, PATIENCE_MS } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const SECRET = '*:*.signals-test-secret-0123456789'
@@ -81,10 +81,10 @@ for (const [name, command] of launchers) {
       expect(created.status).toBe(201)
 
       proc.kill(signal)
-      const exited = await Promise.race([proc.exited, Bun.sleep(10_000).then(() => 'still running')])
+      const exited = await Promise.race([proc.exited, Bun.sleep(PATIENCE_MS).then(() => 'still running')])
       expect(exited).toBe(0)
       // The server itself, not only its launcher, is gone and no longer listening.
-      expect(await waitFor(() => processesWithDataDir(dir.path).length === 0, 5_000)).toBe(true)
+      expect(await waitFor(() => processesWithDataDir(dir.path).length === 0, 30_000)).toBe(true)
       expect(await answers(`${base}/health`)).toBe(false)
 
       // A clean stop leaves a checkpoint: the journal is empty, and the write is there after a restart.

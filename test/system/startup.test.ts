@@ -9,7 +9,7 @@
 import { afterEach, expect, test } from 'bun:test'
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { freePort, makeApi, tempDir } from '../helpers'
+import { freePort, makeApi, tempDir, untilReady, waitFor } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const SECRET = /\*:\*\.[0-9a-f]{64}/g
@@ -81,8 +81,8 @@ test('a busy PORT: one line naming PORT, exit 1, no store and no admin token mad
     for await (const chunk of proc.stderr) stderr += new TextDecoder().decode(chunk)
   })()
   const base = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 200 && !(await fetch(`${base}/ready`).then((r) => r.ok, () => false)); i++) await Bun.sleep(25)
-  for (let i = 0; i < 40 && !/\n=+\n/.test(stderr); i++) await Bun.sleep(25)
+  await untilReady(base, { process: proc })
+  await waitFor(() => /\n=+\n/.test(stderr), 'the whole admin secret banner on standard error')
   const secrets: string[] = stderr.match(SECRET) ?? []
   expect(secrets).toHaveLength(1)
   expect(stderr).toContain('=== flagstore: admin API token created ===')
@@ -153,14 +153,22 @@ test('a DATA_DIR that cannot be written or made is named in one line, and an exi
   const secret = '*:*.startup-test-secret-0123456789'
   const port = freePort()
   chmodSync(store, 0o777)
-  const first = Bun.spawn([...asUnprivileged, process.execPath, 'src/main.ts'], { cwd: ROOT, env: startEnv({ DATA_DIR: store, PORT: String(port), INIT_ADMIN_API_TOKENS: secret }), stdout: 'ignore', stderr: 'ignore' })
+  const first = Bun.spawn([...asUnprivileged, process.execPath, 'src/main.ts'], { cwd: ROOT, env: startEnv({ DATA_DIR: store, PORT: String(port), INIT_ADMIN_API_TOKENS: secret }), stdout: 'ignore', stderr: 'pipe' })
   cleanups.unshift(() => first.kill('SIGKILL'))
-  for (let i = 0; i < 200 && !(await fetch(`http://127.0.0.1:${port}/ready`).then((r) => r.ok, () => false)); i++) await Bun.sleep(25)
+  await untilReady(`http://127.0.0.1:${port}`, { process: first })
   first.kill('SIGTERM')
   expect(await first.exited).toBe(0)
+  // A directory made for the service by someone else, open to all: the service cannot narrow it
+  // (it is not the owner), says so, and starts all the same. Run as its owner, it narrows it.
+  const warnings = (await new Response(first.stderr).text()).split('\n').filter((line) => line.includes('"warn"')).map((line) => JSON.parse(line))
+  expect(warnings).toEqual([
+    asUnprivileged.length > 0
+      ? expect.objectContaining({ msg: expect.stringContaining('cannot change that'), paths: [`${store}: 777 (operation not permitted (EPERM))`] })
+      : expect.objectContaining({ msg: expect.stringContaining('permissions narrowed'), changes: [`${store}: 777 -> 700`] }),
+  ])
   chmodSync(store, 0o555)
   const before = snapshot(store)
-  expect(Object.keys(before).map((path) => path.slice(store.length + 1)).sort()).toEqual(['.lock', 'events.jsonl', 'state.journal.jsonl', 'state.json'])
+  expect(Object.keys(before).map((path) => path.slice(store.length + 1)).sort()).toEqual(['.lock', 'events.jsonl', 'secret.key', 'state.journal.jsonl', 'state.json'])
   expectOneLine(await failedStart({ DATA_DIR: store }, asUnprivileged), new RegExp(`^Cannot start: DATA_DIR ${store} cannot be written: permission denied \\(EACCES\\)\\n$`))
   // The lock's file says who holds it: the one file a refused start may write.
   const after = snapshot(store)

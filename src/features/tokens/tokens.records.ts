@@ -8,7 +8,7 @@ export const ApiTokenRecordSchema = Type.Object({
   role: Type.Union([Type.Literal('admin'), Type.Literal('editor'), Type.Literal('viewer')]),
   projects: Type.Array(Type.String()),
   environment: Type.String(),
-  /** SHA-256 of the secret, hex. The secret itself is never stored. */
+  /** `hmac-sha256:<hex>` of the secret under the data directory's key (secret-hash.ts), or, in older data directories, its bare SHA-256 hex. The secret itself is never stored. */
   secretHash: Type.String(),
   /** The part of the secret before the random part, e.g. `*:*`, safe to show. */
   prefix: Type.String(),

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { AuthenticationRequired, NameExistsError, NotFoundError, ValidationError } from '../../errors'
 import type { ApiTokenRecord, TokenType } from './tokens.records'
 import { events, SYSTEM_ACTOR } from '../../domain/events'
@@ -8,6 +8,7 @@ import { nameProblem, withArticle } from '../names'
 import { actorOf, type Caller } from './permissions'
 import type { Static } from '@sinclair/typebox'
 import type { CreateToken, Token } from './tokens.model'
+import { SecretHasher } from './secret-hash'
 
 /** Unleash gives its bootstrap admin tokens this user id; we do the same. */
 export const BOOTSTRAP_USER_ID = -42
@@ -56,10 +57,6 @@ function projectsOf(input: CreateTokenInput): string[] | undefined {
 }
 export type TokenView = Static<typeof Token>
 
-function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex')
-}
-
 function viewOf(token: ApiTokenRecord): TokenView {
   return {
     tokenName: token.tokenName,
@@ -79,39 +76,73 @@ export class TokensService {
    */
   private readonly byHash = new Map<string, Set<string>>()
   private readonly count: RecordCount
+  private readonly hasher: SecretHasher
+  /** Tokens still stored under the unkeyed hash of older versions: while there are any, a miss tries that too. */
+  private legacyCount = 0
+  /** Tokens whose stored hash is being replaced by the keyed one, so that a burst of requests commits it once. */
+  private readonly upgrading = new Set<string>()
 
-  constructor(private readonly store: Pick<Store, 'state' | 'reader' | 'transact' | 'watch'>) {
+  constructor(private readonly store: Pick<Store, 'state' | 'reader' | 'transact' | 'watch' | 'secretKey'>) {
+    this.hasher = new SecretHasher(store.secretKey)
     store.watch('tokens', (key, before, after) => {
       if (before) {
         const names = this.byHash.get(before.secretHash)
         names?.delete(key)
         if (names?.size === 0) this.byHash.delete(before.secretHash)
+        if (SecretHasher.isLegacy(before.secretHash)) this.legacyCount--
       }
       if (after) {
         let names = this.byHash.get(after.secretHash)
         if (!names) this.byHash.set(after.secretHash, (names = new Set()))
         names.add(key)
+        if (SecretHasher.isLegacy(after.secretHash)) this.legacyCount++
       }
     })
     this.count = new RecordCount(store, 'tokens')
   }
 
+  /** The token stored under `hash`, if its record still holds it (compared in constant time). */
+  private tokenByHash(hash: string): ApiTokenRecord | undefined {
+    const name = this.byHash.get(hash)?.values().next().value
+    const candidate = name === undefined ? undefined : this.store.reader.get('tokens', name)
+    return candidate && SecretHasher.same(candidate.secretHash, hash) ? candidate : undefined
+  }
+
   /**
-   * Finds the token behind an `Authorization` header value. The lookup is by the SHA-256 of the
+   * Replaces a token's unkeyed hash by the keyed one, in the background: the request that presented
+   * the secret does not wait for it. A token deleted or changed meanwhile is left as it is.
+   */
+  private upgrade(tokenName: string, legacy: string, keyed: string): void {
+    if (this.upgrading.has(tokenName)) return
+    this.upgrading.add(tokenName)
+    this.store
+      .transact(SYSTEM_ACTOR, (tx) => {
+        const token = tx.get('tokens', tokenName)
+        if (token?.secretHash === legacy) tx.put('tokens', tokenName, { ...token, secretHash: keyed })
+      })
+      // A failed commit (a full disk) leaves the old hash, which still matches: the next use tries again.
+      .catch(() => {})
+      .finally(() => this.upgrading.delete(tokenName))
+  }
+
+  /**
+   * Finds the token behind an `Authorization` header value. The lookup is by the keyed hash of the
    * secret, so its timing can tell at most something about a hash, which does not lead back to a
-   * secret; the one candidate's hash is then compared in constant time.
+   * secret; the one candidate's hash is then compared in constant time. A token of an older data
+   * directory, found by the unkeyed hash, gets the keyed one stored.
    */
   authenticate(header: string | null | undefined, now = Date.now()): { caller: Caller; type: TokenType; environment: string } {
     if (header === null || header === undefined || header.trim() === '') {
       throw new AuthenticationRequired('You must send an API token in the Authorization header, or sign in')
     }
     const secret = header.trim().replace(/^bearer\s+/i, '')
-    const hex = hashSecret(secret)
-    const name = this.byHash.get(hex)?.values().next().value
-    const candidate = name === undefined ? undefined : this.store.reader.get('tokens', name)
-    const hash = Buffer.from(hex, 'hex')
-    const stored = candidate ? Buffer.from(candidate.secretHash, 'hex') : null
-    const match = stored && stored.length === hash.length && timingSafeEqual(hash, stored) ? candidate : undefined
+    const keyed = this.hasher.hash(secret)
+    let match = this.tokenByHash(keyed)
+    if (!match && this.legacyCount > 0) {
+      const legacy = SecretHasher.legacy(secret)
+      match = this.tokenByHash(legacy)
+      if (match) this.upgrade(match.tokenName, legacy, keyed)
+    }
     if (!match) throw new AuthenticationRequired('The API token is not valid: it is unknown or was deleted')
     if (match.expiresAt !== null && Date.parse(match.expiresAt) <= now) {
       throw new AuthenticationRequired(`The API token "${match.tokenName}" expired at ${match.expiresAt}`)
@@ -171,7 +202,7 @@ export class TokensService {
         role: type === 'admin' ? (input.role ?? 'admin') : 'viewer',
         projects: [...new Set(projects)],
         environment,
-        secretHash: hashSecret(secret),
+        secretHash: this.hasher.hash(secret),
         prefix,
         userId: tx.allocateUserId(),
         createdAt: tx.now,
@@ -203,14 +234,23 @@ export class TokensService {
    */
   async bootstrap(initSecrets: readonly string[]): Promise<string | null> {
     // Configured secrets are not held to the apiTokens limit: a start must not fail on it.
-    const missing = initSecrets.filter((secret) => !this.byHash.has(hashSecret(secret)))
+    const missing = initSecrets.filter((secret) => !this.byHash.has(this.hasher.hash(secret)) && !this.byHash.has(SecretHasher.legacy(secret)))
+    // Configured secrets are the ones chosen by hand, short perhaps: their unkeyed hashes are replaced at once.
+    const unkeyed = [...new Set(initSecrets)].flatMap((secret) => {
+      const legacy = SecretHasher.legacy(secret)
+      return [...(this.byHash.get(legacy) ?? [])].map((tokenName) => ({ tokenName, legacy, keyed: this.hasher.hash(secret) }))
+    })
     const hasManager = Object.values(this.store.state.tokens).some(
       (token) => token.type === 'admin' && token.role === 'admin' && token.projects.includes('*') && token.expiresAt === null,
     )
     const generated = initSecrets.length === 0 && !hasManager ? `*:*.${randomBytes(32).toString('hex')}` : null
     const toCreate = generated ? [generated] : [...new Set(missing)]
-    if (toCreate.length === 0) return null
+    if (toCreate.length === 0 && unkeyed.length === 0) return null
     await this.store.transact(SYSTEM_ACTOR, (tx) => {
+      for (const { tokenName, legacy, keyed } of unkeyed) {
+        const token = tx.get('tokens', tokenName)
+        if (token?.secretHash === legacy) tx.put('tokens', tokenName, { ...token, secretHash: keyed })
+      }
       for (const secret of toCreate) {
         let tokenName = BOOTSTRAP_TOKEN_NAME
         for (let n = 2; tx.get('tokens', tokenName); n++) tokenName = `${BOOTSTRAP_TOKEN_NAME}-${n}`
@@ -220,7 +260,7 @@ export class TokensService {
           role: 'admin',
           projects: ['*'],
           environment: '*',
-          secretHash: hashSecret(secret),
+          secretHash: this.hasher.hash(secret),
           prefix: '*:*',
           userId: BOOTSTRAP_USER_ID,
           createdAt: tx.now,

@@ -1,0 +1,30 @@
+/**
+ * How the suite is run. Bun's default per-test and per-hook timeout is 5 s; tests that spawn servers,
+ * the CLI or the compiler take longer on a loaded machine (a CI run with a second run beside it) and
+ * must fail on a wrong answer, not on a busy CPU. Bun reads that timeout only from `--timeout`: a
+ * `timeout` in bunfig.toml is ignored, and setDefaultTimeout in a preload reaches the first file only.
+ */
+import { expect, test } from 'bun:test'
+import { join } from 'node:path'
+
+const ROOT = join(import.meta.dir, '..')
+const MIN_TIMEOUT_MS = 30_000
+
+test('every package.json script that runs bun test passes --timeout of at least 30 s', async () => {
+  const { scripts } = (await Bun.file(join(ROOT, 'package.json')).json()) as { scripts: Record<string, string> }
+  const runners = Object.entries(scripts).filter(([, command]) => /\bbun test\b/.test(command))
+  expect(runners.map(([name]) => name).sort()).toEqual(['test', 'test:system', 'test:unit'])
+  for (const [name, command] of runners) {
+    const timeout = /--timeout[ =](\d+)/.exec(command)?.[1]
+    expect({ name, timeout: Number(timeout) >= MIN_TIMEOUT_MS }).toEqual({ name, timeout: true })
+  }
+  // A timeout key there would look like it worked and not.
+  const bunfig = await Bun.file(join(ROOT, 'bunfig.toml')).text()
+  expect(bunfig.split('\n').filter((line) => /^\s*timeout\s*=/.test(line))).toEqual([])
+})
+
+test('run through the npm scripts, a test may take longer than Bun\'s 5 s default', async () => {
+  const started = performance.now()
+  await Bun.sleep(5_500)
+  expect(performance.now() - started).toBeGreaterThanOrEqual(5_400)
+})
