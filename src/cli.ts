@@ -41,12 +41,16 @@ Settings come from the environment (the same for every command):
   UNLEASH_DEFAULT_ADMIN_PASSWORD  its password; with none, one is generated and printed once
   SESSION_TTL_HOURS=48       how long a console sign-in lasts
   SECURE_COOKIES=false       mark the session cookie Secure behind a TLS proxy
+  STREAMING_MAX_STREAMS=10000     client API streams held at once; past it SDKs are told to poll
+  STREAMING_HEARTBEAT_MS=15000    how often every stream gets a heartbeat
+  STREAMING_BUFFER_CHANGES=10000  changes kept so that streams and delta polls resume
 
 Once it runs, the service documents itself:
   http://HOST:PORT/                the console (sign in as the user above)
   http://HOST:PORT/swagger         every route, its body and answers (Swagger UI)
   http://HOST:PORT/swagger/json    the OpenAPI document
-SDKs connect to http://HOST:PORT/api with a client token (server SDKs) or a frontend token (browsers).
+SDKs connect to http://HOST:PORT/api with a client token (server SDKs) or a frontend token (browsers);
+OpenFeature SDKs to http://HOST:PORT (OFREP, /ofrep/v1) with either.
 `
 
 export type Command =

@@ -253,8 +253,10 @@ describe('errors', () => {
     const token = await sdkToken()
     expectFailure(await evaluate(token, 'no-such-flag'), 404, 'FLAG_NOT_FOUND', 'no-such-flag')
     expectFailure(await evaluate(token, 'with space/ä'), 404, 'FLAG_NOT_FOUND', 'with space/ä')
+    // A known path asked with another method: 405 with the method it takes, as everywhere.
     const get = await api.get('/ofrep/v1/evaluate/flags/x', { token })
-    expect(get.status).toBe(404)
+    expect(get.status).toBe(405)
+    expect(get.headers.get('allow')).toBe('POST')
     expect((get.body as Failure).errorCode).toBe('GENERAL')
     const other = await api.post('/ofrep/v2/evaluate', { context: {} }, { token })
     expect(other.status).toBe(404)

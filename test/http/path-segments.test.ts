@@ -58,6 +58,7 @@ const KIND_OF: ((template: Template, param: string) => string | undefined)[] = [
   (_, param) => (param === 'contextField' ? 'context field' : undefined),
   (_, param) => (param === 'legalValue' ? 'legal value' : undefined),
   (_, param) => (param === 'appName' ? 'application' : undefined),
+  (template, param) => (template.startsWith('/ofrep/') && param === 'key' ? 'flag' : undefined),
 ]
 /** Parameters whose values no caller chooses: the service makes them, or they are a fixed set. */
 const NOT_CHOSEN: ((template: Template, param: string) => boolean)[] = [
@@ -149,7 +150,9 @@ describe('a "." or ".." in a path parameter', () => {
             const token = operation.template.startsWith('/api/client') ? client : ADMIN_SECRET
             const response = await api.request(operation.method, path, { token, body: operation.body })
             expect({ operation: `${operation.method} ${path}`, status: response.status }).toEqual({ operation: `${operation.method} ${path}`, status: 400 })
-            expect(errorOf(response).message).toContain('"." or ".."')
+            // OFREP's routes say it in their own shape (errorDetails).
+            const error = response.body as { message?: string; errorDetails?: string }
+            expect(error.message ?? error.errorDetails).toContain('"." or ".."')
             sent++
           }
         }

@@ -197,7 +197,9 @@ describe('every rule of every request body of the OpenAPI document, broken once'
   test('answers 400 with a detail at the broken place that names the rule; every detail has a path; no TypeBox text', async () => {
     const missed: string[] = []
     let checked = 0
-    for (const operation of operationsWithBodies()) {
+    // OFREP's bodies are the protocol's: it reads the context itself and answers PARSE_ERROR or
+    // INVALID_CONTEXT in its own shape, naming the field (test/features/ofrep.test.ts).
+    for (const operation of operationsWithBodies().filter((candidate) => !candidate.template.startsWith('/ofrep/'))) {
       for (const violation of violations(operation.schema, [], operation.example)) {
         const body = replaced(operation.example, violation.at, violation.value)
         const token = operation.template.startsWith('/api/client') ? client : operation.template.startsWith('/api/frontend') ? frontend : ADMIN_SECRET

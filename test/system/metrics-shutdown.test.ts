@@ -18,7 +18,7 @@ async function start(dataDir: string) {
   const port = freePort()
   const server = Bun.spawn([process.execPath, 'src/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, INIT_ADMIN_API_TOKENS: SECRET, METRICS_FLUSH_MS: '3600000', LOG_LEVEL: 'warn' },
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, INIT_ADMIN_API_TOKENS: SECRET, UNLEASH_DEFAULT_ADMIN_PASSWORD: 'Console-Password-1!', METRICS_FLUSH_MS: '3600000', LOG_LEVEL: 'warn' },
     stdout: 'ignore',
     stderr: 'pipe',
   })

@@ -27,7 +27,8 @@ function codeOf(error: AppError): OfrepErrorCode {
   return 'GENERAL'
 }
 
-const json = (body: unknown, status: number) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } })
+const json = (body: unknown, status: number, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } })
 
 /** `basePath`: BASE_URI_PATH, which the paths the dialect sees begin with. */
 export function ofrepErrors(basePath = ''): ErrorDialect {
@@ -50,7 +51,8 @@ export function ofrepErrors(basePath = ''): ErrorDialect {
       const key = keyOf(request)
       // No route answered (another method, another path): not a flag that is missing.
       const code = error instanceof NotFoundError && (key === undefined || request.method !== 'POST') ? 'GENERAL' : codeOf(error)
-      return json({ ...(key !== undefined ? { key } : {}), errorCode: code, errorDetails: error.message }, error.status)
+      // The error's own headers (Allow on a 405, Retry-After) go with it, as in the admin API's shape.
+      return json({ ...(key !== undefined ? { key } : {}), errorCode: code, errorDetails: error.message }, error.status, error.headers())
     },
     internal: (id) => json({ errorDetails: `Something went wrong on our side; quote error id ${id}` }, 500),
   }
