@@ -278,6 +278,9 @@ end
   for (let round = 0; round < IDLE_ROUNDS; round++) {
     const none = await measure()
     const streams = await holdStreams(base, idleSecret, IDLE, () => {})
+    // Opening 10,000 streams is work of its own (connections, hydrations, garbage): let it settle,
+    // so that the slice measures streams held, not streams being opened.
+    await Bun.sleep(3000)
     const idle = await measure()
     streams.close()
     await Bun.sleep(2000)
