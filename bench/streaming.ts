@@ -307,9 +307,11 @@ for (let run = 0; run < RUNS; run++) {
       console.log(JSON.stringify(result))
       await Bun.sleep(2000)
     }
-    const sdk = await sdkLatency(server.base, secret)
-    results.sdk.push(sdk)
-    console.log(JSON.stringify({ sdk }))
+    if (SDK_WRITES > 0) {
+      const sdk = await sdkLatency(server.base, secret)
+      results.sdk.push(sdk)
+      console.log(JSON.stringify({ sdk }))
+    }
     if (IDLE > 0) {
       const cpu = await idleCpu(server, idleSecret, 30)
       results.cpu.push(cpu)
