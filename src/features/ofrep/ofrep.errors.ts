@@ -27,8 +27,7 @@ function codeOf(error: AppError): OfrepErrorCode {
   return 'GENERAL'
 }
 
-const json = (body: unknown, status: number, headers: Record<string, string> = {}) =>
-  new Response(JSON.stringify(body), { status, headers: { ...headers, 'content-type': 'application/json' } })
+const json = (body: unknown, status: number) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } })
 
 /** `basePath`: BASE_URI_PATH, which the paths the dialect sees begin with. */
 export function ofrepErrors(basePath = ''): ErrorDialect {
@@ -51,8 +50,7 @@ export function ofrepErrors(basePath = ''): ErrorDialect {
       const key = keyOf(request)
       // No route answered (another method, another path): not a flag that is missing.
       const code = error instanceof NotFoundError && (key === undefined || request.method !== 'POST') ? 'GENERAL' : codeOf(error)
-      // The error's own headers (a 405's Allow) in OFREP's shape too.
-      return json({ ...(key !== undefined ? { key } : {}), errorCode: code, errorDetails: error.message }, error.status, error.headers())
+      return json({ ...(key !== undefined ? { key } : {}), errorCode: code, errorDetails: error.message }, error.status)
     },
     internal: (id) => json({ errorDetails: `Something went wrong on our side; quote error id ${id}` }, 500),
   }
