@@ -347,6 +347,32 @@ describe('ETag and 304', () => {
     expect(outside.status).toBe(200)
     expect(JSON.parse(await outside.text()).flags[0]).toMatchObject({ key: 'office', value: false })
   })
+
+  test("when no flag names remoteAddress, the address is in the ETag only for a context without a user or session (default stickiness falls to it)", async () => {
+    await flagOn('half', { name: 'flexibleRollout', parameters: { rollout: '50', stickiness: 'default', groupId: 'half' } })
+    const app = createApp(api.services, { bodyLimit: 102400, trustProxy: true })
+    const token = await sdkToken()
+    const send = (address: string, context: unknown, etag?: string) =>
+      app.handle(
+        new Request(`http://localhost${BULK}`, {
+          method: 'POST',
+          headers: { authorization: token, 'content-type': 'application/json', 'x-forwarded-for': address, ...(etag ? { 'if-none-match': etag } : {}) },
+          body: JSON.stringify({ context }),
+        }),
+      )
+    for (const context of [{ targetingKey: 'u' }, { sessionId: 's' }, { userId: 7 }]) {
+      const first = await send('10.0.0.1', context)
+      expect(first.status).toBe(200)
+      // Another address, the same answer: the ETag does not name the address, and the 304 stands.
+      expect((await send('10.0.0.2', context, first.headers.get('etag')!)).status).toBe(304)
+    }
+    // Without a user or session, the rollout's stickiness reads the address: each address its own ETag, and its own draw.
+    const anonymous = await send('10.0.0.1', {})
+    expect((await send('10.0.0.2', {}, anonymous.headers.get('etag')!)).status).toBe(200)
+    const outcomes = new Set<boolean>()
+    for (let n = 0; n < 40; n++) outcomes.add(JSON.parse(await (await send(`10.0.${n}.9`, {})).text()).flags[0].value)
+    expect([...outcomes].sort()).toEqual([false, true])
+  })
 })
 
 describe('CORS', () => {

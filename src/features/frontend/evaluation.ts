@@ -85,6 +85,8 @@ export interface CompiledScope extends FrontendEvaluator {
    * with the same context, evaluations with the same stamp answer alike (but for random stickiness).
    */
   stamp(now: number): string
+  /** Whether a flag or segment of the scope names `remoteAddress` at all (a strategy, a constraint, stickiness): if not, only `default` stickiness reads the address. */
+  readonly readsAddress: boolean
 }
 
 const randomSeed = () => String(Math.round(Math.random() * 100000))
@@ -324,6 +326,7 @@ export function compileScope(state: Pick<Store['state'], 'flags' | 'segments'>, 
     records.push(flag)
   }
   const id = `${PROCESS}.${(++compiledScopes).toString(36)}`
+  const readsAddress = records.some((record) => JSON.stringify(record).includes('remoteAddress')) || JSON.stringify(state.segments).includes('remoteAddress')
   // Every DATE constraint's outcome is decided by which of these `now` is past, and equal to.
   const times = [...new Set(dates.filter((time) => !Number.isNaN(time)))].sort((a, b) => a - b)
   // The SDK's isParentDependencySatisfied, once every flag of the scope is compiled.
@@ -349,6 +352,7 @@ export function compileScope(state: Pick<Store['state'], 'flags' | 'segments'>, 
   const listed = all.filter((flag) => flag.enabled)
   return {
     candidates: listed.length,
+    readsAddress,
     ofrepFlag(name, context) {
       const flag = flags.get(name)
       return flag === undefined ? undefined : ofrepEntry(flag, context)

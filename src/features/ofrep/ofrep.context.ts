@@ -31,12 +31,22 @@ export function ofrepContext(given: unknown, callerAddress: string | null): Eval
   }
 }
 
+/** A field the frontend API reads as a value: text (not empty), a number or a boolean. */
+const given = (value: unknown) => (typeof value === 'string' && value !== '') || typeof value === 'number' || typeof value === 'boolean'
+
 /**
- * What an evaluation for `given` depends on besides the flags: the context as sent, and the caller's
- * address when the context names no remoteAddress (which then defaults to it). A sessionId left out
- * is random for each evaluation, and is no part of it: an ETag stands for the context as sent.
+ * What an evaluation for `context` depends on besides the flags: the context as sent, and the
+ * caller's address when it can matter: the context names no remoteAddress (which then defaults to
+ * it), and either the scope's flags name remoteAddress (`readsAddress`) or the context has neither
+ * a user (targetingKey, userId) nor a sessionId, so that `default` stickiness falls to the address.
+ * The address is read only then (`addressOf`: reading the socket's peer is a measurable part of a
+ * 304). A sessionId left out is random for each evaluation, and is no part of it: an ETag stands
+ * for the context as sent.
  */
-export function contextKey(given: unknown, callerAddress: string | null): string {
-  const text = JSON.stringify(given ?? {})
-  return isObject(given) && given.remoteAddress !== undefined && given.remoteAddress !== null ? text : `${text}\n${callerAddress ?? ''}`
+export function contextKey(context: unknown, readsAddress: boolean, addressOf: () => string | null): string {
+  const text = JSON.stringify(context ?? {})
+  if (!isObject(context)) return `${text}\n${addressOf() ?? ''}`
+  if (context.remoteAddress !== undefined && context.remoteAddress !== null) return text
+  const identified = given(context.targetingKey) || given(context.userId) || given(context.sessionId)
+  return readsAddress || !identified ? `${text}\n${addressOf() ?? ''}` : text
 }

@@ -60,16 +60,17 @@ export function ofrepController(frontend: FrontendService, auth: Authorization) 
     .post(
       '/ofrep/v1/evaluate/flags',
       ({ request, body, sdkScope }) => {
-        const address = callerAddress(request)
         const compiled = frontend.compiled(sdkScope)
+        let address: string | null | undefined
+        const addressOf = () => (address === undefined ? (address = callerAddress(request)) : address)
         // The ETag stands for the compiled flags (a new one for each change), where now is among
         // their DATE constraints' times, and the context as sent: a 304 needs no evaluation, nor
         // reading the context (an ETag is only ever given for a context that was read).
         const now = Date.now()
-        const etag = `"${compiled.stamp(now)}.${Bun.hash(contextKey(body.context, address)).toString(36)}"`
+        const etag = `"${compiled.stamp(now)}.${Bun.hash(contextKey(body.context, compiled.readsAddress, addressOf)).toString(36)}"`
         const headers = { etag, 'cache-control': 'no-cache' }
         if (etagMatches(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers })
-        const context = ofrepContext(body.context, address)
+        const context = ofrepContext(body.context, addressOf())
         context.now = now
         return json(compiled.ofrepFlags(context), headers)
       },
