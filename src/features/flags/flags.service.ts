@@ -22,6 +22,17 @@ export const DESCRIPTION_MAX_LENGTH = 2000
 export type CreateFlagInput = Static<typeof CreateFeature>
 export type UpdateFlagInput = Static<typeof UpdateFeature>
 
+export interface FlagSearch {
+  /** Only flags of these projects. */
+  project?: string[]
+  /** Case-insensitive substring of the name or the description. */
+  query?: string
+  sortBy?: 'name' | 'type' | 'createdAt' | 'lastSeenAt'
+  sortOrder?: 'asc' | 'desc'
+  offset?: number
+  limit?: number
+}
+
 export interface ListFilters {
   /** `type:value` pairs; a flag matches when it has any of them. */
   tag?: string[]
@@ -162,7 +173,57 @@ export class FlagsService {
     return this.listLive((project) => callerSeesProject(caller, project) && (wanted === null || wanted.has(project)), filters)
   }
 
+  /**
+   * One page of the live flags the caller sees (searchFeatures, Unleash's `GET /api/admin/search/features`):
+   * filtered, sorted, then cut, so that only the page's flags are turned into views. This is what a
+   * table of thousands of flags asks for: a page answers in milliseconds where the whole list is megabytes.
+   */
+  search(caller: Caller, filters: FlagSearch): { features: FeatureView[]; total: number } {
+    const needle = filters.query?.trim().toLowerCase() ?? ''
+    const projects = filters.project === undefined ? null : new Set(filters.project)
+    const matching = this.liveRecords(
+      (project) => callerSeesProject(caller, project) && (projects === null || projects.has(project)),
+      {},
+    ).filter((flag) => needle === '' || flag.name.toLowerCase().includes(needle) || (flag.description ?? '').toLowerCase().includes(needle))
+    const key = filters.sortBy ?? 'createdAt'
+    if (key !== 'createdAt') {
+      const value = (flag: FlagRecord): string => (key === 'lastSeenAt' ? this.flagLastSeen(flag) : flag[key])
+      const values = new Map(matching.map((flag) => [flag, value(flag)]))
+      // Stable: equal values keep the createdAt-then-name order liveRecords gives.
+      matching.sort((a, b) => {
+        const x = values.get(a)!
+        const y = values.get(b)!
+        return x < y ? -1 : x > y ? 1 : 0
+      })
+    }
+    if (filters.sortOrder === 'desc') matching.reverse()
+    const offset = filters.offset ?? 0
+    const page = matching.slice(offset, offset + (filters.limit ?? 50))
+    return { features: page.map((flag) => this.listView(flag, Date.now())), total: matching.length }
+  }
+
+  /** When metrics last reported the flag in any environment ('' when never: sorts first). */
+  private flagLastSeen(flag: FlagRecord): string {
+    const lastSeen = this.lastSeen.lastSeenOf(flag)
+    let latest = ''
+    for (const [name, environment] of Object.entries(flag.environments)) {
+      const seen = Object.hasOwn(lastSeen, name) ? lastSeen[name] : environment.lastSeenAt
+      if (seen && seen > latest) latest = seen
+    }
+    return latest
+  }
+
+  private listView(flag: FlagRecord, now: number): FeatureView {
+    return flagView(flag, this.store.state.environments, { details: false, children: this.children.of(flag.name), lastSeen: this.lastSeen.lastSeenOf(flag), potentiallyStale: this.potentiallyStale(this.store.reader, flag, now) })
+  }
+
   private listLive(inScope: (project: string) => boolean, filters: ListFilters): FeatureView[] {
+    const now = Date.now()
+    return this.liveRecords(inScope, filters).map((flag) => this.listView(flag, now))
+  }
+
+  /** Live flags in scope that pass the filters, by createdAt then name. */
+  private liveRecords(inScope: (project: string) => boolean, filters: ListFilters): FlagRecord[] {
     const tags = filters.tag?.map((tag) => {
       const colon = tag.indexOf(':')
       if (colon <= 0) throw ValidationError.at('/tag', `tag must look like type:value, got ${JSON.stringify(tag)}`)
@@ -178,11 +239,7 @@ export class FlagsService {
         (tags === undefined || tags.length === 0 || flag.tags.some((t) => tags.some((wanted) => wanted.type === t.type && wanted.value === t.value))),
     )
     flags.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    const now = Date.now()
-    const reader = this.store.reader
-    return flags.map((flag) =>
-      flagView(flag, state.environments, { details: false, children: this.children.of(flag.name), lastSeen: this.lastSeen.lastSeenOf(flag), potentiallyStale: this.potentiallyStale(reader, flag, now) }),
-    )
+    return flags
   }
 
   /** One environment of a flag with its strategies and variants (getFeatureEnvironment), as GET of the flag shows it. */
