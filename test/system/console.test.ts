@@ -251,3 +251,43 @@ test.skipIf(!hasBrowser)('a toggle the API refuses flips back, and the API\'s me
   await showsText(page.getByRole('alert'), 'gone-meanwhile')
   await eventually(() => toggle.isChecked(), false)
 }, 60_000)
+
+test.skipIf(!hasBrowser)('a project of many flags loads a page of rows at a time: scroll, filter, sort, select all shown and turn them on in one call', async () => {
+  expect((await adminCall(base, SECRET, 'POST', '/api/admin/projects', { id: 'many', name: 'many' })).status).toBe(201)
+  const names = Array.from({ length: 250 }, (_, i) => `many-${String(i).padStart(3, '0')}`)
+  for (let i = 0; i < names.length; i += 25) {
+    await Promise.all(names.slice(i, i + 25).map(async (name) => expect((await adminCall(base, SECRET, 'POST', '/api/admin/projects/many/features', { name })).status).toBe(201)))
+  }
+  const { page, problems } = await newPage()
+  const asked: string[] = []
+  page.on('request', (request) => asked.push(new URL(request.url()).pathname + new URL(request.url()).search))
+  await signIn(page, 'admin', PASSWORD)
+  await page.goto(`${base}/#/projects/many`)
+  await page.getByRole('switch', { name: 'many-000 in development' }).waitFor()
+  await showsText(page.getByText(/of 250 flags/), '250 of 250 flags')
+  // Never the whole list: pages of 100 from the search operation.
+  expect(asked.filter((path) => path.startsWith('/api/admin/projects/many/features'))).toEqual([])
+  expect(asked.filter((path) => path.startsWith('/api/admin/search/features')).every((path) => path.includes('limit=100'))).toBe(true)
+  expect(await page.getByRole('switch', { name: 'many-249 in development' }).count()).toBe(0)
+  await accessible(page, 'many flags')
+
+  // Scrolled to the end, the last page is asked for and its rows appear.
+  await page.locator('.table-scroll').evaluate((element) => (element.scrollTop = element.scrollHeight))
+  await page.getByRole('switch', { name: 'many-249 in development' }).waitFor()
+
+  // Filtered on the service: 024, 124, 224 and 240–249.
+  await page.getByLabel('Filter flags').fill('24')
+  await showsText(page.getByText(/of 250 flags/), '13 of 250 flags')
+  await page.getByRole('button', { name: 'Name' }).click()
+  await eventually(() => page.locator('tbody a').first().textContent(), 'many-249')
+  await page.getByLabel('Select all shown flags').check()
+  await eventually(() => page.getByLabel('Select all shown flags').isChecked(), true)
+  await page.getByRole('button', { name: 'Turn on selected' }).click()
+  await eventually(() => page.getByRole('switch', { name: 'many-024 in development' }).isChecked(), true)
+  const enabled = async () => {
+    const answer = await adminCall(base, SECRET, 'GET', '/api/admin/search/features?project=IS:many&limit=1000')
+    return answer.body.features.filter((flag: { environments: { name: string; enabled: boolean }[] }) => flag.environments.some((entry) => entry.name === 'development' && entry.enabled)).map((flag: { name: string }) => flag.name).sort()
+  }
+  await eventually(enabled, names.filter((name) => name.includes('24')))
+  expect(problems).toEqual([])
+}, 60_000)
