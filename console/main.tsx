@@ -7,7 +7,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { call, get, ROLES, whenSignedOut, type Project, type User } from './api'
 import { ErrorLine, go, useHash, useLoad } from './ui'
 import { FlagsPage } from './flags'
-import { FlagPage } from './flag'
+import { ArchivedFlags, FlagPage } from './flag'
 import { EventsPage, TokensPage, UsersPage } from './admin'
 import './style.css'
 
@@ -105,6 +105,7 @@ function App() {
   const parts = hash.split('/').map(decodeURIComponent)
   let page
   if (parts[1] === 'projects' && parts[2] && parts[3] === 'features' && parts[4]) page = <FlagPage project={parts[2]} name={parts[4]} canWrite={canWrite} />
+  else if (parts[1] === 'projects' && parts[2] && parts[3] === 'archive') page = <ArchivedFlags project={parts[2]} />
   else if (parts[1] === 'projects' && parts[2]) page = <FlagsPage project={parts[2]} canWrite={canWrite} />
   else if (parts[1] === 'events') page = <EventsPage />
   else if (parts[1] === 'tokens') page = <TokensPage canWrite={role === 'Admin'} />

@@ -291,3 +291,61 @@ test.skipIf(!hasBrowser)('a project of many flags loads a page of rows at a time
   await eventually(enabled, names.filter((name) => name.includes('24')))
   expect(problems).toEqual([])
 }, 60_000)
+
+test.skipIf(!hasBrowser)('a flag\'s page reorders strategies, adds a custom strategy with a segment, a tag and a dependency, and revives the flag once archived', async () => {
+  const admin = (method: string, path: string, body?: unknown) => adminCall(base, SECRET, method, path, body)
+  const flagPath = '/api/admin/projects/default/features/extras'
+  const strategiesPath = `${flagPath}/environments/development/strategies`
+  expect((await admin('POST', '/api/admin/projects/default/features', { name: 'extras' })).status).toBe(201)
+  expect((await admin('POST', '/api/admin/projects/default/features', { name: 'extras-parent' })).status).toBe(201)
+  expect((await admin('POST', strategiesPath, { name: 'default' })).status).toBe(200)
+  expect((await admin('POST', strategiesPath, { name: 'userWithId', parameters: { userIds: 'carol' } })).status).toBe(200)
+  expect((await admin('POST', '/api/admin/strategies', { name: 'byRegion', parameters: [{ name: 'regions', type: 'list', description: 'Regions', required: true }] })).status).toBe(201)
+  const segment = await admin('POST', '/api/admin/segments', { name: 'beta-users', constraints: [{ contextName: 'userId', operator: 'IN', values: ['dave'] }] })
+  expect(segment.status).toBe(201)
+
+  const { page, problems } = await newPage()
+  await signIn(page, 'admin', PASSWORD)
+  await page.goto(`${base}/#/projects/default/features/extras`)
+  await page.getByRole('heading', { name: 'extras', level: 1 }).waitFor()
+
+  // Reorder: one set-sort-order call, and the page shows the new order.
+  await page.getByRole('button', { name: 'Move strategy 2 (userWithId) up' }).click()
+  await page.getByRole('button', { name: 'Move strategy 1 (userWithId) down' }).waitFor()
+  expect((await admin('GET', strategiesPath)).body.map((strategy: { name: string }) => strategy.name)).toEqual(['userWithId', 'default'])
+
+  // A custom strategy type with its parameter, and a segment.
+  await page.getByRole('button', { name: 'Add strategy in development' }).click()
+  await page.getByRole('combobox', { name: 'Strategy' }).selectOption('byRegion')
+  await page.getByLabel('regions').fill('eu,us')
+  await page.getByLabel('Segment beta-users').check()
+  await accessible(page, 'strategy form with a custom type and segments')
+  await page.getByRole('button', { name: 'Save strategy' }).click()
+  await page.getByText('regions=eu,us').waitFor()
+  const added = (await admin('GET', strategiesPath)).body.find((strategy: { name: string }) => strategy.name === 'byRegion')
+  expect(added).toMatchObject({ parameters: { regions: 'eu,us' }, segments: [segment.body.id] })
+
+  // A tag and a dependency.
+  await page.getByLabel('Tag value').fill('checkout')
+  await page.getByRole('button', { name: 'Add tag' }).click()
+  await page.getByRole('button', { name: 'Remove tag simple:checkout' }).waitFor()
+  await page.getByLabel('Parent flag').fill('extras-parent')
+  await page.getByRole('button', { name: 'Add dependency' }).click()
+  await page.getByRole('button', { name: 'Remove dependency on extras-parent' }).waitFor()
+  const flag = (await admin('GET', flagPath)).body
+  expect(flag.tags).toEqual([{ type: 'simple', value: 'checkout' }])
+  expect(flag.dependencies).toEqual([{ feature: 'extras-parent', enabled: true, variants: [] }])
+  await accessible(page, 'flag page with tags and dependencies')
+
+  // Archived, found among the project's archived flags, revived.
+  await page.getByRole('button', { name: 'Archive flag' }).click()
+  await page.getByRole('heading', { name: 'Project default' }).waitFor()
+  await page.getByRole('link', { name: 'Archived flags' }).click()
+  await page.getByRole('heading', { name: 'Archived flags of default' }).waitFor()
+  await accessible(page, 'archived flags')
+  await page.getByRole('link', { name: 'extras', exact: true }).click()
+  await page.getByRole('button', { name: 'Revive flag' }).click()
+  await page.getByRole('button', { name: 'Archive flag' }).waitFor()
+  expect((await admin('GET', flagPath)).body.archived).toBe(false)
+  expect(problems).toEqual([])
+}, 60_000)
