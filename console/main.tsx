@@ -9,6 +9,7 @@ import { ErrorLine, go, useHash, useLoad } from './ui'
 import { FlagsPage } from './flags'
 import { ArchivedFlags, FlagPage } from './flag'
 import { EventsPage, TokensPage, UsersPage } from './admin'
+import { ApplicationsPage, ContextPage, SegmentsPage, StrategyTypesPage, TagTypesPage } from './config'
 import './style.css'
 
 function SignIn({ onSignedIn }: { onSignedIn: (user: User) => void }) {
@@ -108,6 +109,11 @@ function App() {
   else if (parts[1] === 'projects' && parts[2] && parts[3] === 'archive') page = <ArchivedFlags project={parts[2]} />
   else if (parts[1] === 'projects' && parts[2]) page = <FlagsPage project={parts[2]} canWrite={canWrite} />
   else if (parts[1] === 'events') page = <EventsPage />
+  else if (parts[1] === 'segments') page = <SegmentsPage canWrite={canWrite} />
+  else if (parts[1] === 'context') page = <ContextPage canWrite={canWrite} />
+  else if (parts[1] === 'tag-types') page = <TagTypesPage canWrite={canWrite} />
+  else if (parts[1] === 'strategy-types') page = <StrategyTypesPage canWrite={canWrite} />
+  else if (parts[1] === 'applications') page = <ApplicationsPage />
   else if (parts[1] === 'tokens') page = <TokensPage canWrite={role === 'Admin'} />
   else if (parts[1] === 'users') page = <UsersPage canWrite={role === 'Admin'} />
   else page = <Projects canWrite={canWrite} />
@@ -117,6 +123,11 @@ function App() {
         <nav aria-label="Main">
           <a href="#/">Projects</a>
           <a href="#/events">Event log</a>
+          <a href="#/segments">Segments</a>
+          <a href="#/context">Context fields</a>
+          <a href="#/tag-types">Tag types</a>
+          <a href="#/strategy-types">Strategy types</a>
+          <a href="#/applications">Applications</a>
           {role === 'Admin' && <a href="#/tokens">API tokens</a>}
           {role === 'Admin' && <a href="#/users">Users</a>}
         </nav>
