@@ -379,6 +379,7 @@ test.skipIf(!hasBrowser)('segments, context fields, tag types and strategy types
   const segment = (await admin('GET', '/api/admin/segments')).body.segments.find((entry: { name: string }) => entry.name === 'eu-users')
   expect(segment).toMatchObject({ description: 'Europe', constraints: [{ contextName: 'userId', operator: 'IN', values: ['erin', 'frank'] }] })
   await accessible(page, 'segments')
+  await shot(page, 'segments')
   await page.getByRole('button', { name: 'Delete eu-users' }).click()
   await page.getByRole('cell', { name: 'eu-users', exact: true }).waitFor({ state: 'detached' })
   expect((await admin('GET', `/api/admin/segments/${segment.id}`)).status).toBe(404)
