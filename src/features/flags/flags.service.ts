@@ -12,6 +12,7 @@ import { applyFlagPatch, assertNoVariantOps, type PatchOperation } from './flag-
 import { archiveFlag, changeMetadata, deleteArchivedFlag, flagInProject, liveFlagInProject, requireEnvironment, setEnvironmentEnabled, withStage } from './flag-rules'
 import { ChildrenIndex, flagView, metadataOf, NEVER_SEEN, type FeatureView, type LastSeenSource } from './flag-view'
 import { staleAfter } from '../feature-types/feature-types.service'
+import { searchPage, type FlagSearch } from './flag-search'
 import type { Static } from '@sinclair/typebox'
 import { checkTag, tagFlag } from './relations.service'
 import type { TagRecord } from '../../storage/records'
@@ -21,17 +22,6 @@ export const DESCRIPTION_MAX_LENGTH = 2000
 
 export type CreateFlagInput = Static<typeof CreateFeature>
 export type UpdateFlagInput = Static<typeof UpdateFeature>
-
-export interface FlagSearch {
-  /** Only flags of these projects. */
-  project?: string[]
-  /** Case-insensitive substring of the name or the description. */
-  query?: string
-  sortBy?: 'name' | 'type' | 'createdAt' | 'lastSeenAt'
-  sortOrder?: 'asc' | 'desc'
-  offset?: number
-  limit?: number
-}
 
 export interface ListFilters {
   /** `type:value` pairs; a flag matches when it has any of them. */
@@ -173,44 +163,12 @@ export class FlagsService {
     return this.listLive((project) => callerSeesProject(caller, project) && (wanted === null || wanted.has(project)), filters)
   }
 
-  /**
-   * One page of the live flags the caller sees (searchFeatures, Unleash's `GET /api/admin/search/features`):
-   * filtered, sorted, then cut, so that only the page's flags are turned into views. This is what a
-   * table of thousands of flags asks for: a page answers in milliseconds where the whole list is megabytes.
-   */
+  /** One page of the live flags the caller sees (searchFeatures; see flag-search.ts). */
   search(caller: Caller, filters: FlagSearch): { features: FeatureView[]; total: number } {
-    const needle = filters.query?.trim().toLowerCase() ?? ''
     const projects = filters.project === undefined ? null : new Set(filters.project)
-    const matching = this.liveRecords(
-      (project) => callerSeesProject(caller, project) && (projects === null || projects.has(project)),
-      {},
-    ).filter((flag) => needle === '' || flag.name.toLowerCase().includes(needle) || (flag.description ?? '').toLowerCase().includes(needle))
-    const key = filters.sortBy ?? 'createdAt'
-    if (key !== 'createdAt') {
-      const value = (flag: FlagRecord): string => (key === 'lastSeenAt' ? this.flagLastSeen(flag) : flag[key])
-      const values = new Map(matching.map((flag) => [flag, value(flag)]))
-      // Stable: equal values keep the createdAt-then-name order liveRecords gives.
-      matching.sort((a, b) => {
-        const x = values.get(a)!
-        const y = values.get(b)!
-        return x < y ? -1 : x > y ? 1 : 0
-      })
-    }
-    if (filters.sortOrder === 'desc') matching.reverse()
-    const offset = filters.offset ?? 0
-    const page = matching.slice(offset, offset + (filters.limit ?? 50))
-    return { features: page.map((flag) => this.listView(flag, Date.now())), total: matching.length }
-  }
-
-  /** When metrics last reported the flag in any environment ('' when never: sorts first). */
-  private flagLastSeen(flag: FlagRecord): string {
-    const lastSeen = this.lastSeen.lastSeenOf(flag)
-    let latest = ''
-    for (const [name, environment] of Object.entries(flag.environments)) {
-      const seen = Object.hasOwn(lastSeen, name) ? lastSeen[name] : environment.lastSeenAt
-      if (seen && seen > latest) latest = seen
-    }
-    return latest
+    const records = this.liveRecords((project) => callerSeesProject(caller, project) && (projects === null || projects.has(project)), {})
+    const now = Date.now()
+    return searchPage(records, filters, (flag) => this.lastSeen.lastSeenOf(flag), (flag) => this.listView(flag, now))
   }
 
   private listView(flag: FlagRecord, now: number): FeatureView {

@@ -42,7 +42,11 @@ export function strategiesController(strategies: StrategiesService, auth: Author
           id: t.String({ maxLength: 100, description: 'Strategy id' }),
           sortOrder: Integer({ minimum: -1_000_000, maximum: 1_000_000, description: 'Its new position; lower comes first' }),
         }),
-        { maxItems: LIMITS.strategiesPerFlagEnvironment.max, description: 'Strategies and their new positions; strategies not listed keep theirs' },
+        {
+          maxItems: LIMITS.strategiesPerFlagEnvironment.max,
+          description: 'Strategies and their new positions; strategies not listed keep theirs',
+          examples: [[{ id: '6b5157cb-343a-41e7-bfa3-7b4ec3044840', sortOrder: 0 }]],
+        },
       ),
       response: { 200: t.Void({ description: 'Reordered' }), ...bodyErrors(404) },
       detail: {
