@@ -81,7 +81,7 @@ async function oneRun(): Promise<Run> {
     await page.goto(`${base}/#/projects/default`)
     await page.getByRole('switch', { name: 'flag-0 in development' }).waitFor()
     const firstRowsMs = performance.now() - navigated
-    // Again, with the server's flag list cached (the first list after a start, or a change, is built).
+    // Again: the second visit (the first after a start pays for the server's first search).
     await page.goto(`${base}/#/`)
     await page.getByRole('heading', { name: 'Projects' }).waitFor()
     const again = performance.now()
@@ -135,7 +135,7 @@ console.log(
     row('server CPU, 100 wrong passwords in a row (ms)', column((r) => r.wrongCpuMs), med((r) => r.wrongCpuMs)),
     row('answers to the 100', results.map((r) => r.statuses), ''),
     row('10,000 flags: navigation to first rows, first list after start (ms)', column((r) => r.firstRowsMs), med((r) => r.firstRowsMs)),
-    row('10,000 flags: navigation to first rows, list cached (ms)', column((r) => r.warmRowsMs), med((r) => r.warmRowsMs)),
+    row('10,000 flags: navigation to first rows, second visit (ms)', column((r) => r.warmRowsMs), med((r) => r.warmRowsMs)),
     row('10,000 flags: one character typed to filtered (ms)', column((r) => r.filterMs), med((r) => r.filterMs)),
   ]),
 )

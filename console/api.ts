@@ -73,7 +73,11 @@ export interface Flag {
   lastSeenAt: string | null
   createdAt: string
   archived: boolean
+  archivedAt?: string | null
   environments: FlagEnvironment[]
+  tags?: { type: string; value: string }[]
+  dependencies?: { feature: string; enabled: boolean; variants: string[] }[]
+  children?: string[]
 }
 export interface Constraint {
   contextName: string
@@ -121,3 +125,23 @@ export interface Token {
 }
 
 export const ROLES: Record<number, string> = { 1: 'Admin', 2: 'Editor', 3: 'Viewer' }
+
+export interface Segment {
+  id: number
+  name: string
+  description: string | null
+  project: string | null
+  constraints: Constraint[]
+}
+export interface StrategyType {
+  name: string
+  displayName: string | null
+  description: string | null
+  editable: boolean
+  deprecated: boolean
+  parameters: { name: string; type: string; description: string | null; required: boolean }[]
+}
+export interface TagType {
+  name: string
+  description: string | null
+}

@@ -1,56 +1,27 @@
 /**
- * A flag's page: its metadata, and per environment its switch, strategies (add, edit, remove;
- * flexibleRollout with a percentage slider, stickiness and group id; constraints with every
- * operator) and variants; archive; and its history from the event log, before and after.
+ * A flag's page: its metadata, tags and dependencies, and per environment its switch, strategies
+ * (add, edit, remove, reorder; the built-in types and custom strategy types with their parameters;
+ * constraints with every operator; segments) and variants; archive and revive; and its history
+ * from the event log, before and after.
  */
 import { useState } from 'preact/hooks'
-import { call, enc, get, type Constraint, type EventItem, type Flag, type FlagEnvironment, type Strategy, type Variant } from './api'
+import { call, enc, get, type Segment, type StrategyType, type TagType, type EventItem, type Flag, type FlagEnvironment, type Strategy, type Variant } from './api'
 import { ErrorLine, go, useLoad, when } from './ui'
+import { FlagUsage } from './config'
+import { ConstraintEditor } from './constraints'
 
-const OPERATORS = [
-  'IN', 'NOT_IN', 'STR_CONTAINS', 'STR_STARTS_WITH', 'STR_ENDS_WITH', 'NUM_EQ', 'NUM_GT', 'NUM_GTE', 'NUM_LT', 'NUM_LTE',
-  'DATE_AFTER', 'DATE_BEFORE', 'SEMVER_EQ', 'SEMVER_GT', 'SEMVER_LT', 'SEMVER_GTE', 'SEMVER_LTE', 'REGEX', 'IN_CIDR',
-]
-const SINGLE_VALUE = (operator: string) => /^(NUM_|DATE_|SEMVER_|REGEX)/.test(operator)
+const BUILT_IN = ['default', 'flexibleRollout', 'userWithId', 'remoteAddress', 'applicationHostname']
 
-function ConstraintEditor({ value, onChange, onRemove, index }: { value: Constraint; onChange: (next: Constraint) => void; onRemove: () => void; index: number }) {
-  const single = SINGLE_VALUE(value.operator)
-  const text = single ? (value.value ?? '') : (value.values ?? []).join(', ')
-  return (
-    <fieldset class="constraint">
-      <legend>Constraint {index + 1}</legend>
-      <label>
-        Context field
-        <input value={value.contextName} onInput={(e) => onChange({ ...value, contextName: e.currentTarget.value })} />
-      </label>
-      <label>
-        Operator
-        <select value={value.operator} onChange={(e) => {
-          const operator = e.currentTarget.value
-          const values = SINGLE_VALUE(operator) ? { value: text.split(',')[0]?.trim() ?? '', values: undefined } : { values: text.split(',').map((part) => part.trim()).filter(Boolean), value: undefined }
-          onChange({ ...value, operator, ...values })
-        }}>
-          {OPERATORS.map((operator) => <option key={operator}>{operator}</option>)}
-        </select>
-      </label>
-      <label>
-        {single ? 'Value' : 'Values (comma-separated)'}
-        <input value={text} onInput={(e) => {
-          const raw = e.currentTarget.value
-          onChange(single ? { ...value, value: raw } : { ...value, values: raw.split(',').map((part) => part.trim()).filter(Boolean) })
-        }} />
-      </label>
-      <label class="check"><input type="checkbox" checked={!!value.caseInsensitive} onChange={(e) => onChange({ ...value, caseInsensitive: e.currentTarget.checked })} /> Case-insensitive</label>
-      <label class="check"><input type="checkbox" checked={!!value.inverted} onChange={(e) => onChange({ ...value, inverted: e.currentTarget.checked })} /> Inverted</label>
-      <button type="button" onClick={onRemove}>Remove constraint {index + 1}</button>
-    </fieldset>
-  )
-}
-
-function StrategyForm({ initial, flagName, onSave, onCancel }: { initial?: Strategy; flagName: string; onSave: (strategy: Strategy) => Promise<void>; onCancel: () => void }) {
+function StrategyForm({ initial, flagName, project, onSave, onCancel }: { initial?: Strategy; flagName: string; project: string; onSave: (strategy: Strategy) => Promise<void>; onCancel: () => void }) {
   const [strategy, setStrategy] = useState<Strategy>(
-    initial ?? { name: 'flexibleRollout', parameters: { rollout: '100', stickiness: 'default', groupId: flagName }, constraints: [] },
+    initial ?? { name: 'flexibleRollout', parameters: { rollout: '100', stickiness: 'default', groupId: flagName }, constraints: [], segments: [] },
   )
+  const types = useLoad(() => get<{ strategies: StrategyType[] }>('/api/admin/strategies'), [])
+  const segments = useLoad(() => get<{ segments: Segment[] }>('/api/admin/segments'), [])
+  const custom = (types.data?.strategies ?? []).filter((type) => !BUILT_IN.includes(type.name) && (!type.deprecated || type.name === initial?.name))
+  const customType = custom.find((type) => type.name === strategy.name)
+  const usable = (segments.data?.segments ?? []).filter((segment) => segment.project === null || segment.project === project)
+  const chosen = new Set(strategy.segments ?? [])
   const [error, setError] = useState<unknown>(null)
   const parameter = (key: string, value: string) => setStrategy({ ...strategy, parameters: { ...strategy.parameters, [key]: value } })
   const submit = async (event: Event) => {
@@ -67,8 +38,10 @@ function StrategyForm({ initial, flagName, onSave, onCancel }: { initial?: Strat
         Strategy
         <select value={strategy.name} disabled={!!initial} onChange={(e) => {
           const name = e.currentTarget.value
-          const parameters: Record<string, string> =
-            name === 'flexibleRollout' ? { rollout: '100', stickiness: 'default', groupId: flagName } : name === 'default' ? {} : name === 'userWithId' ? { userIds: '' } : name === 'remoteAddress' ? { IPs: '' } : { hostNames: '' }
+          const type = custom.find((entry) => entry.name === name)
+          const parameters: Record<string, string> = type
+            ? Object.fromEntries(type.parameters.map((parameter) => [parameter.name, '']))
+            : name === 'flexibleRollout' ? { rollout: '100', stickiness: 'default', groupId: flagName } : name === 'default' ? {} : name === 'userWithId' ? { userIds: '' } : name === 'remoteAddress' ? { IPs: '' } : { hostNames: '' }
           setStrategy({ ...strategy, name, parameters })
         }}>
           <option value="default">Standard (on for everyone)</option>
@@ -76,6 +49,7 @@ function StrategyForm({ initial, flagName, onSave, onCancel }: { initial?: Strat
           <option value="userWithId">User ids</option>
           <option value="remoteAddress">IP addresses</option>
           <option value="applicationHostname">Hostnames</option>
+          {custom.map((type) => <option key={type.name} value={type.name}>{type.displayName ?? type.name} (custom)</option>)}
         </select>
       </label>
       {strategy.name === 'flexibleRollout' && (
@@ -101,6 +75,27 @@ function StrategyForm({ initial, flagName, onSave, onCancel }: { initial?: Strat
           <input value={Object.values(strategy.parameters)[0] ?? ''} onInput={(e) => parameter(Object.keys(strategy.parameters)[0]!, e.currentTarget.value)} />
         </label>
       )}
+      {customType?.parameters.map((field) => (
+        <label key={field.name}>
+          {field.name}{field.required ? ' (required)' : ''}
+          <input value={strategy.parameters[field.name] ?? ''} required={field.required} title={field.description ?? undefined} onInput={(e) => parameter(field.name, e.currentTarget.value)} />
+        </label>
+      ))}
+      {usable.length > 0 && (
+        <fieldset class="segments">
+          <legend>Segments</legend>
+          {usable.map((segment) => (
+            <label class="check" key={segment.id}>
+              <input type="checkbox" checked={chosen.has(segment.id)} onChange={(e) => {
+                const next = new Set(chosen)
+                if (e.currentTarget.checked) next.add(segment.id)
+                else next.delete(segment.id)
+                setStrategy({ ...strategy, segments: [...next] })
+              }} /> Segment {segment.name}
+            </label>
+          ))}
+        </fieldset>
+      )}
       {strategy.constraints.map((constraint, index) => (
         <ConstraintEditor
           key={index}
@@ -123,7 +118,8 @@ function StrategyForm({ initial, flagName, onSave, onCancel }: { initial?: Strat
 function describe(strategy: Strategy): string {
   const parameters = Object.entries(strategy.parameters).map(([key, value]) => `${key}=${value}`).join(', ')
   const constraints = strategy.constraints.map((c) => `${c.contextName} ${c.inverted ? 'NOT ' : ''}${c.operator} ${c.value ?? (c.values ?? []).join(',')}`).join('; ')
-  return [parameters, constraints].filter(Boolean).join(' · ')
+  const segments = (strategy.segments ?? []).length > 0 ? `segments ${(strategy.segments ?? []).join(', ')}` : ''
+  return [parameters, constraints, segments].filter(Boolean).join(' · ')
 }
 
 function Variants({ flag, environment, canWrite, reload }: { flag: Flag; environment: FlagEnvironment; canWrite: boolean; reload: () => void }) {
@@ -184,7 +180,14 @@ function EnvironmentPanel({ flag, environment, canWrite, reload }: { flag: Flag;
       setError(failure)
     }
   }
-  const body = (strategy: Strategy) => ({ name: strategy.name, parameters: strategy.parameters, constraints: strategy.constraints })
+  const body = (strategy: Strategy) => ({ name: strategy.name, parameters: strategy.parameters, constraints: strategy.constraints, segments: strategy.segments ?? [] })
+  const strategies = environment.strategies ?? []
+  /** Swaps a strategy with its neighbour: one set-sort-order call, so the order is never half-changed. */
+  const move = (index: number, by: -1 | 1) => {
+    const order = strategies.map((strategy) => strategy.id!)
+    ;[order[index], order[index + by]] = [order[index + by], order[index]]
+    return act(() => call('POST', `${base}/strategies/set-sort-order`, order.map((id, sortOrder) => ({ id, sortOrder }))))
+  }
   return (
     <section class="environment" aria-label={`Environment ${environment.name}`}>
       <h3>
@@ -195,16 +198,18 @@ function EnvironmentPanel({ flag, environment, canWrite, reload }: { flag: Flag;
         </label>
       </h3>
       <ol class="strategies">
-        {(environment.strategies ?? []).map((strategy) => (
+        {strategies.map((strategy, index) => (
           <li key={strategy.id}>
             {editing === strategy.id ? (
-              <StrategyForm initial={strategy} flagName={flag.name} onCancel={() => setEditing(null)}
+              <StrategyForm initial={strategy} flagName={flag.name} project={flag.project} onCancel={() => setEditing(null)}
                 onSave={async (next) => (await call('PUT', `${base}/strategies/${strategy.id}`, body(next)), setEditing(null), reload())} />
             ) : (
               <>
                 <strong>{strategy.name}</strong> <span class="muted">{describe(strategy)}</span>
                 {canWrite && <button type="button" onClick={() => setEditing(strategy.id!)}>Edit {strategy.name}</button>}
                 {canWrite && <button type="button" onClick={() => act(() => call('DELETE', `${base}/strategies/${strategy.id}`))}>Remove {strategy.name}</button>}
+                {canWrite && index > 0 && <button type="button" onClick={() => move(index, -1)}>Move strategy {index + 1} ({strategy.name}) up</button>}
+                {canWrite && index < strategies.length - 1 && <button type="button" onClick={() => move(index, 1)}>Move strategy {index + 1} ({strategy.name}) down</button>}
               </>
             )}
           </li>
@@ -212,10 +217,107 @@ function EnvironmentPanel({ flag, environment, canWrite, reload }: { flag: Flag;
       </ol>
       {canWrite && editing !== 'new' && <button type="button" onClick={() => setEditing('new')}>Add strategy in {environment.name}</button>}
       {editing === 'new' && (
-        <StrategyForm flagName={flag.name} onCancel={() => setEditing(null)} onSave={async (strategy) => (await call('POST', `${base}/strategies`, body(strategy)), setEditing(null), reload())} />
+        <StrategyForm flagName={flag.name} project={flag.project} onCancel={() => setEditing(null)} onSave={async (strategy) => (await call('POST', `${base}/strategies`, body(strategy)), setEditing(null), reload())} />
       )}
       <ErrorLine error={error} />
       <Variants key={JSON.stringify(environment.variants)} flag={flag} environment={environment} canWrite={canWrite} reload={reload} />
+    </section>
+  )
+}
+
+function Tags({ flag, canWrite, reload }: { flag: Flag; canWrite: boolean; reload: () => void }) {
+  const types = useLoad(() => get<{ tagTypes: TagType[] }>('/api/admin/tag-types'), [])
+  const [type, setType] = useState('')
+  const [value, setValue] = useState('')
+  const [error, setError] = useState<unknown>(null)
+  const tagsPath = `/api/admin/features/${enc(flag.name)}/tags`
+  const act = async (work: () => Promise<unknown>) => {
+    try {
+      await work()
+      setError(null)
+      reload()
+    } catch (failure) {
+      setError(failure)
+    }
+  }
+  const chosenType = type || types.data?.tagTypes[0]?.name || ''
+  return (
+    <section aria-label="Tags">
+      <h2>Tags</h2>
+      <ul class="tags">
+        {(flag.tags ?? []).map((tag) => (
+          <li key={`${tag.type}:${tag.value}`}>
+            <code>{tag.type}:{tag.value}</code>
+            {canWrite && <button type="button" onClick={() => act(() => call('DELETE', `${tagsPath}/${enc(tag.type)}/${enc(tag.value)}`))}>Remove tag {tag.type}:{tag.value}</button>}
+          </li>
+        ))}
+        {(flag.tags ?? []).length === 0 && <li class="muted">No tags</li>}
+      </ul>
+      {canWrite && (
+        <form class="inline" aria-label="Add a tag" onSubmit={(event) => {
+          event.preventDefault()
+          act(() => call('POST', tagsPath, { type: chosenType, value })).then(() => setValue(''))
+        }}>
+          <label>
+            Tag type
+            <select value={chosenType} onChange={(e) => setType(e.currentTarget.value)}>
+              {types.data?.tagTypes.map((entry) => <option key={entry.name}>{entry.name}</option>)}
+            </select>
+          </label>
+          <label>
+            Tag value
+            <input value={value} required onInput={(e) => setValue(e.currentTarget.value)} />
+          </label>
+          <button type="submit">Add tag</button>
+        </form>
+      )}
+      <ErrorLine error={error} />
+    </section>
+  )
+}
+
+function Dependencies({ flag, canWrite, reload }: { flag: Flag; canWrite: boolean; reload: () => void }) {
+  const [parent, setParent] = useState('')
+  const [enabled, setEnabled] = useState(true)
+  const [error, setError] = useState<unknown>(null)
+  const base = `/api/admin/projects/${enc(flag.project)}/features/${enc(flag.name)}/dependencies`
+  const act = async (work: () => Promise<unknown>) => {
+    try {
+      await work()
+      setError(null)
+      reload()
+    } catch (failure) {
+      setError(failure)
+    }
+  }
+  return (
+    <section aria-label="Dependencies">
+      <h2>Dependencies</h2>
+      <ul>
+        {(flag.dependencies ?? []).map((dependency) => (
+          <li key={dependency.feature}>
+            Needs <a href={`#/projects/${enc(flag.project)}/features/${enc(dependency.feature)}`}>{dependency.feature}</a> {dependency.enabled ? 'enabled' : 'disabled'}
+            {dependency.variants.length > 0 ? ` with variant ${dependency.variants.join(' or ')}` : ''}
+            {canWrite && <button type="button" onClick={() => act(() => call('DELETE', `${base}/${enc(dependency.feature)}`))}>Remove dependency on {dependency.feature}</button>}
+          </li>
+        ))}
+        {(flag.dependencies ?? []).length === 0 && <li class="muted">No parent flag</li>}
+      </ul>
+      {(flag.children ?? []).length > 0 && <p>Flags that depend on this one: {flag.children!.join(', ')}</p>}
+      {canWrite && (
+        <form class="inline" aria-label="Add a dependency" onSubmit={(event) => {
+          event.preventDefault()
+          act(() => call('POST', base, { feature: parent, enabled })).then(() => setParent(''))
+        }}>
+          <label>
+            Parent flag
+            <input value={parent} required onInput={(e) => setParent(e.currentTarget.value)} />
+          </label>
+          <label class="check"><input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} /> Parent enabled</label>
+          <button type="submit">Add dependency</button>
+        </form>
+      )}
+      <ErrorLine error={error} />
     </section>
   )
 }
@@ -258,6 +360,17 @@ export function FlagPage({ project, name, canWrite }: { project: string; name: s
       setMetaError(failure)
     }
   }
+  const revive = async () => {
+    try {
+      await call('POST', `/api/admin/projects/${enc(project)}/revive`, { features: [flag.name] })
+      setMetaError(null)
+      reload()
+    } catch (failure) {
+      setMetaError(failure)
+    }
+  }
+  // An archived flag is read-only until revived: the API refuses changes to it.
+  const editable = canWrite && !flag.archived
   const archive = async () => {
     try {
       await call('DELETE', path)
@@ -270,24 +383,55 @@ export function FlagPage({ project, name, canWrite }: { project: string; name: s
     <main>
       <p><a href={`#/projects/${enc(project)}`}>← Project {project}</a></p>
       <h1>{flag.name}</h1>
+      {flag.archived && (
+        <p class="archived" role="status">
+          Archived {when(flag.archivedAt)}.{' '}
+          {canWrite && <button type="button" onClick={revive}>Revive flag</button>}
+        </p>
+      )}
       <section aria-label="Metadata" class="metadata">
         <label>
           Description
-          <input value={description ?? flag.description ?? ''} disabled={!canWrite} onInput={(e) => setDescription(e.currentTarget.value)} />
+          <input value={description ?? flag.description ?? ''} disabled={!editable} onInput={(e) => setDescription(e.currentTarget.value)} />
         </label>
-        {canWrite && description !== null && (
+        {editable && description !== null && (
           <button type="button" onClick={() => patch([{ op: 'replace', path: '/description', value: description }]).then(() => setDescription(null))}>Save description</button>
         )}
         <p>Type: {flag.type} · Created {when(flag.createdAt)} · Last seen {when(flag.lastSeenAt)}</p>
-        <label class="check"><input type="checkbox" checked={flag.stale} disabled={!canWrite} onChange={(e) => patch([{ op: 'replace', path: '/stale', value: e.currentTarget.checked }])} /> Stale</label>
-        <label class="check"><input type="checkbox" checked={flag.impressionData} disabled={!canWrite} onChange={(e) => patch([{ op: 'replace', path: '/impressionData', value: e.currentTarget.checked }])} /> Impression data</label>
-        {canWrite && <button type="button" class="danger" onClick={archive}>Archive flag</button>}
+        <label class="check"><input type="checkbox" checked={flag.stale} disabled={!editable} onChange={(e) => patch([{ op: 'replace', path: '/stale', value: e.currentTarget.checked }])} /> Stale</label>
+        <label class="check"><input type="checkbox" checked={flag.impressionData} disabled={!editable} onChange={(e) => patch([{ op: 'replace', path: '/impressionData', value: e.currentTarget.checked }])} /> Impression data</label>
+        {editable && <button type="button" class="danger" onClick={archive}>Archive flag</button>}
         <ErrorLine error={metaError} />
       </section>
       {flag.environments.map((environment) => (
-        <EnvironmentPanel key={environment.name} flag={flag} environment={environment} canWrite={canWrite} reload={reload} />
+        <EnvironmentPanel key={environment.name} flag={flag} environment={environment} canWrite={editable} reload={reload} />
       ))}
+      <Tags flag={flag} canWrite={editable} reload={reload} />
+      <Dependencies flag={flag} canWrite={editable} reload={reload} />
+      <FlagUsage name={flag.name} />
       <History name={flag.name} />
+    </main>
+  )
+}
+
+/** A project's archived flags, each opening to its page, where it can be revived. */
+export function ArchivedFlags({ project }: { project: string }) {
+  const { data, error } = useLoad(() => get<{ features: Flag[] }>('/api/admin/archive/features'), [project])
+  const flags = (data?.features ?? []).filter((flag) => flag.project === project)
+  return (
+    <main>
+      <p><a href={`#/projects/${enc(project)}`}>← Project {project}</a></p>
+      <h1>Archived flags of {project}</h1>
+      <ErrorLine error={error} />
+      {data && flags.length === 0 && <p class="muted">No archived flag</p>}
+      <ul class="cards">
+        {flags.map((flag) => (
+          <li key={flag.name}>
+            <a href={`#/projects/${enc(project)}/features/${enc(flag.name)}`}>{flag.name}</a>
+            <span class="muted"> archived {when(flag.archivedAt)}</span>
+          </li>
+        ))}
+      </ul>
     </main>
   )
 }

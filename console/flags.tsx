@@ -1,10 +1,11 @@
 /**
  * A project's flags: one row per flag, one switch per environment ("<flag> in <environment>"),
  * filter as you type, sort, select several and switch them in one bulk call, and create a flag
- * whose name is checked as it is typed. Only the rows in view are in the page, so a project of
- * 10,000 flags paints as fast as one of 50.
+ * whose name is checked as it is typed. Only the rows in view are in the page, and only their pages
+ * of 100 are asked of the service (searchFeatures filters and sorts there), so a project of 10,000
+ * flags paints as fast as one of 50.
  */
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
 import { call, enc, get, type Flag } from './api'
 import { ErrorLine, go, useLoad, when } from './ui'
 
@@ -69,10 +70,26 @@ function CreateFlag({ project, onCreated }: { project: string; onCreated: (name:
   )
 }
 
+const PAGE = 100
+
+interface Loaded {
+  /** The filter and order these rows answer. */
+  key: string
+  pages: Map<number, Flag[]>
+  total: number
+}
+
+const searchPath = (project: string, filter: string, sort: { key: SortKey; descending: boolean }, page: number, limit = PAGE) =>
+  `/api/admin/search/features?project=${enc(`IS:${project}`)}&query=${enc(filter.trim())}&sortBy=${sort.key}&sortOrder=${sort.descending ? 'desc' : 'asc'}&offset=${page * limit}&limit=${limit}`
+
 export function FlagsPage({ project, canWrite }: { project: string; canWrite: boolean }) {
-  const { data, error, set } = useLoad(() => get<{ features: Flag[] }>(`/api/admin/projects/${enc(project)}/features`), [project])
   const [filter, setFilter] = useState('')
   const [sort, setSort] = useState<{ key: SortKey; descending: boolean }>({ key: 'name', descending: false })
+  const [loaded, setLoaded] = useState<Loaded | null>(null)
+  const [overall, setOverall] = useState<number | null>(null)
+  const [environments, setEnvironments] = useState<string[]>([])
+  const [error, setError] = useState<unknown>(null)
+  const [tick, setTick] = useState(0)
   const [selected, setSelected] = useState<Set<string>>(new Set())
   const [actionError, setActionError] = useState<unknown>(null)
   const [bulkEnvironment, setBulkEnvironment] = useState('')
@@ -80,22 +97,46 @@ export function FlagsPage({ project, canWrite }: { project: string; canWrite: bo
   const [viewHeight, setViewHeight] = useState(600)
   const [creating, setCreating] = useState(false)
   const scroller = useRef<HTMLDivElement>(null)
-  const flags = data?.features ?? []
-  const environments = flags[0]?.environments.map((environment) => environment.name) ?? []
+  const inFlight = useRef(new Set<string>())
   const environment = bulkEnvironment || environments[0] || ''
+  const key = `${project}\n${filter.trim()}\n${sort.key}\n${sort.descending}\n${tick}`
+  const latest = useRef(key)
+  latest.current = key
 
-  // Sorted once per list and order; each keystroke only filters the sorted list (plain string
-  // comparison: Intl collation costs tens of milliseconds over 10,000 names).
-  const sorted = useMemo(() => {
-    const { key, descending } = sort
-    const value = (flag: Flag) => String(flag[key] ?? '')
-    const ordered = [...flags].sort((a, b) => (value(a) < value(b) ? -1 : value(a) > value(b) ? 1 : 0))
-    return descending ? ordered.reverse() : ordered
-  }, [flags, sort])
-  const shown = useMemo(() => {
-    const needle = filter.trim().toLowerCase()
-    return needle === '' ? sorted : sorted.filter((flag) => flag.name.toLowerCase().includes(needle) || (flag.description ?? '').toLowerCase().includes(needle))
-  }, [sorted, filter])
+  // The table asks the service for the pages in view only (searchFeatures), filtered and sorted
+  // there: 10,000 flags never cross the wire at once. A page answering an older filter is dropped.
+  const fetchPage = (page: number, forKey: string) => {
+    const id = `${forKey}\n${page}`
+    if (inFlight.current.has(id)) return
+    inFlight.current.add(id)
+    get<{ features: Flag[]; total: number }>(searchPath(project, filter, sort, page)).then(
+      (answer) => {
+        inFlight.current.delete(id)
+        if (latest.current !== forKey) return
+        setError(null)
+        if (answer.features.length > 0) setEnvironments(answer.features[0].environments.map((entry) => entry.name))
+        if (filter.trim() === '') setOverall(answer.total)
+        setLoaded((current) => {
+          const pages = new Map(current?.key === forKey ? current.pages : [])
+          pages.set(page, answer.features)
+          return { key: forKey, pages, total: answer.total }
+        })
+      },
+      (failure) => {
+        inFlight.current.delete(id)
+        if (latest.current === forKey) setError(failure)
+      },
+    )
+  }
+
+  const first = Math.max(0, Math.floor(scrollTop / ROW_HEIGHT) - OVERSCAN)
+  const fresh = loaded?.key === key
+  const total = loaded?.total ?? 0
+  const last = Math.min(total, Math.ceil((scrollTop + viewHeight) / ROW_HEIGHT) + OVERSCAN)
+  useEffect(() => {
+    if (!fresh) return fetchPage(0, key)
+    for (let page = Math.floor(first / PAGE); page * PAGE < last; page++) if (!loaded!.pages.has(page)) fetchPage(page, key)
+  }, [key, fresh, first, last])
 
   useEffect(() => {
     const element = scroller.current
@@ -104,17 +145,23 @@ export function FlagsPage({ project, canWrite }: { project: string; canWrite: bo
     measure()
     addEventListener('resize', measure)
     return () => removeEventListener('resize', measure)
-  }, [data])
+  }, [])
 
-  /** Applies a change to the flags shown, by name (the answer of a toggle, or an undo). */
+  /** Applies a change to the rows held, by name (the answer of a toggle, or an undo). */
   const update = (names: Set<string>, environmentName: string, enabled: boolean) =>
-    set({
-      features: flags.map((flag) =>
-        names.has(flag.name)
-          ? { ...flag, environments: flag.environments.map((entry) => (entry.name === environmentName ? { ...entry, enabled } : entry)) }
-          : flag,
-      ),
-    })
+    setLoaded((current) =>
+      current && {
+        ...current,
+        pages: new Map(
+          [...current.pages].map(([page, flags]) => [
+            page,
+            flags.map((flag) =>
+              names.has(flag.name) ? { ...flag, environments: flag.environments.map((entry) => (entry.name === environmentName ? { ...entry, enabled } : entry)) } : flag,
+            ),
+          ]),
+        ),
+      },
+    )
 
   const toggle = async (flag: Flag, environmentName: string, enabled: boolean) => {
     const names = new Set([flag.name])
@@ -131,21 +178,31 @@ export function FlagsPage({ project, canWrite }: { project: string; canWrite: bo
 
   const bulk = async (enabled: boolean) => {
     const names = new Set(selected)
-    const before = new Map(flags.map((flag) => [flag.name, flag.environments.find((entry) => entry.name === environment)?.enabled ?? false]))
     update(names, environment, enabled)
     try {
       await call('POST', `/api/admin/projects/${enc(project)}/bulk_features/environments/${enc(environment)}/${enabled ? 'on' : 'off'}`, { features: [...names] })
       setActionError(null)
     } catch (failure) {
-      set({ features: flags.map((flag) => (names.has(flag.name) ? { ...flag, environments: flag.environments.map((entry) => (entry.name === environment ? { ...entry, enabled: before.get(flag.name)! } : entry)) } : flag)) })
+      // The bulk call changes all or nothing: the rows are read again as the service holds them.
+      setTick((n) => n + 1)
       setActionError(failure)
     }
   }
 
-  const first = Math.max(0, Math.floor(scrollTop / ROW_HEIGHT) - OVERSCAN)
-  const last = Math.min(shown.length, Math.ceil((scrollTop + viewHeight) / ROW_HEIGHT) + OVERSCAN)
-  const rows = shown.slice(first, last)
-  const allSelected = shown.length > 0 && shown.every((flag) => selected.has(flag.name))
+  /** Every flag the filter matches, loaded rows or not (for "select all shown"). */
+  const allShownNames = async (): Promise<string[]> => {
+    const names: string[] = []
+    const limit = 1000
+    for (let page = 0; page * limit < total; page++) {
+      const answer = await get<{ features: Flag[] }>(searchPath(project, filter, sort, page, limit))
+      names.push(...answer.features.map((flag) => flag.name))
+    }
+    return names
+  }
+
+  const rowAt = (index: number): Flag | undefined => loaded?.pages.get(Math.floor(index / PAGE))?.[index % PAGE]
+  const rows = Array.from({ length: Math.max(0, last - first) }, (_, offset) => ({ index: first + offset, flag: rowAt(first + offset) }))
+  const allSelected = total > 0 && selected.size >= total
   const header = (key: SortKey, label: string) => (
     <th aria-sort={sort.key === key ? (sort.descending ? 'descending' : 'ascending') : 'none'}>
       <button type="button" class="sort" onClick={() => setSort({ key, descending: sort.key === key ? !sort.descending : false })}>{label}</button>
@@ -162,7 +219,8 @@ export function FlagsPage({ project, canWrite }: { project: string; canWrite: bo
           Filter flags
           <input type="search" value={filter} onInput={(e) => setFilter(e.currentTarget.value)} />
         </label>
-        <span class="muted" aria-live="polite">{data ? `${shown.length} of ${flags.length} flags` : 'Loading flags…'}</span>
+        <a href={`#/projects/${enc(project)}/archive`}>Archived flags</a>
+        <span class="muted" aria-live="polite">{fresh ? `${total} of ${overall ?? total} flags` : 'Loading flags…'}</span>
         {canWrite && (
           <>
             <label>
@@ -180,11 +238,11 @@ export function FlagsPage({ project, canWrite }: { project: string; canWrite: bo
       {creating && canWrite && <CreateFlag project={project} onCreated={(name) => go(`/projects/${enc(project)}/features/${enc(name)}`)} />}
       <ErrorLine error={actionError} />
       <div class="table-scroll" ref={scroller} onScroll={(e) => setScrollTop(e.currentTarget.scrollTop)}>
-        <table aria-label={`Flags of ${project}`} aria-rowcount={shown.length + 1}>
+        <table aria-label={`Flags of ${project}`} aria-rowcount={total + 1}>
           <thead>
             <tr>
               <th>
-                <input type="checkbox" aria-label="Select all shown flags" checked={allSelected} disabled={!canWrite} onChange={() => setSelected(allSelected ? new Set() : new Set(shown.map((flag) => flag.name)))} />
+                <input type="checkbox" aria-label="Select all shown flags" checked={allSelected} disabled={!canWrite} onChange={() => (allSelected ? setSelected(new Set()) : allShownNames().then((names) => setSelected(new Set(names)), setActionError))} />
               </th>
               {header('name', 'Name')}
               {header('type', 'Type')}
@@ -196,8 +254,13 @@ export function FlagsPage({ project, canWrite }: { project: string; canWrite: bo
           </thead>
           <tbody>
             {first > 0 && <tr aria-hidden="true" style={{ height: `${first * ROW_HEIGHT}px` }}><td colSpan={columns} /></tr>}
-            {rows.map((flag, index) => (
-              <tr key={flag.name} aria-rowindex={first + index + 2} style={{ height: `${ROW_HEIGHT}px` }}>
+            {rows.map(({ index, flag }) =>
+              !flag ? (
+                <tr key={`row-${index}`} aria-rowindex={index + 2} style={{ height: `${ROW_HEIGHT}px` }}>
+                  <td colSpan={columns} class="muted">Loading…</td>
+                </tr>
+              ) : (
+              <tr key={flag.name} aria-rowindex={index + 2} style={{ height: `${ROW_HEIGHT}px` }}>
                 <td>
                   <input
                     type="checkbox"
@@ -231,8 +294,9 @@ export function FlagsPage({ project, canWrite }: { project: string; canWrite: bo
                   </td>
                 ))}
               </tr>
-            ))}
-            {last < shown.length && <tr aria-hidden="true" style={{ height: `${(shown.length - last) * ROW_HEIGHT}px` }}><td colSpan={columns} /></tr>}
+              ),
+            )}
+            {last < total && <tr aria-hidden="true" style={{ height: `${(total - last) * ROW_HEIGHT}px` }}><td colSpan={columns} /></tr>}
           </tbody>
         </table>
       </div>

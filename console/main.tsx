@@ -7,11 +7,12 @@ import { useEffect, useState } from 'preact/hooks'
 import { call, get, ROLES, whenSignedOut, type Project, type User } from './api'
 import { ErrorLine, go, useHash, useLoad } from './ui'
 import { FlagsPage } from './flags'
-import { FlagPage } from './flag'
+import { ArchivedFlags, FlagPage } from './flag'
 import { EventsPage, TokensPage, UsersPage } from './admin'
+import { ApplicationsPage, ContextPage, SegmentsPage, StrategyTypesPage, TagTypesPage } from './config'
 import './style.css'
 
-function SignIn({ onSignedIn }: { onSignedIn: (user: User) => void }) {
+function SignIn({ onSignedIn, notice }: { onSignedIn: (user: User) => void; notice: string | null }) {
   const [username, setUsername] = useState('')
   const [password, setPassword] = useState('')
   const [error, setError] = useState<unknown>(null)
@@ -30,6 +31,7 @@ function SignIn({ onSignedIn }: { onSignedIn: (user: User) => void }) {
   return (
     <main class="sign-in">
       <h1>Sign in to flagstore</h1>
+      {notice && <p role="status">{notice}</p>}
       <form onSubmit={submit}>
         <label>
           Username
@@ -87,15 +89,55 @@ function Projects({ canWrite }: { canWrite: boolean }) {
   )
 }
 
+/** A signed-in user's own password. Every session ends with the change, so the user signs in again. */
+function PasswordPage({ onChanged }: { onChanged: () => void }) {
+  const [oldPassword, setOldPassword] = useState('')
+  const [password, setPassword] = useState('')
+  const [confirmPassword, setConfirmPassword] = useState('')
+  const [error, setError] = useState<unknown>(null)
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    try {
+      await call('POST', '/api/admin/user/change-password', { oldPassword, password, confirmPassword })
+      onChanged()
+    } catch (failure) {
+      setError(failure)
+    }
+  }
+  return (
+    <main class="sign-in">
+      <h1>Change your password</h1>
+      <form onSubmit={submit}>
+        <label>
+          Current password
+          <input type="password" autocomplete="current-password" required value={oldPassword} onInput={(e) => setOldPassword(e.currentTarget.value)} />
+        </label>
+        <label>
+          New password
+          <input type="password" autocomplete="new-password" required aria-describedby="password-rule" value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+        </label>
+        <p id="password-rule" class="muted">10 to 128 characters, with a lower-case letter, an upper-case letter, a digit and another character.</p>
+        <label>
+          Confirm new password
+          <input type="password" autocomplete="new-password" required value={confirmPassword} onInput={(e) => setConfirmPassword(e.currentTarget.value)} />
+        </label>
+        <button type="submit">Change password</button>
+        <ErrorLine error={error} />
+      </form>
+    </main>
+  )
+}
+
 function App() {
   const [user, setUser] = useState<User | null | undefined>(undefined)
+  const [notice, setNotice] = useState<string | null>(null)
   const hash = useHash()
   useEffect(() => {
     whenSignedOut(() => setUser(null))
     get<{ user: User }>('/api/admin/user').then((me) => setUser(me.user), () => setUser(null))
   }, [])
   if (user === undefined) return <p aria-busy="true">Loading…</p>
-  if (user === null) return <SignIn onSignedIn={(signedIn) => (setUser(signedIn), go('/'))} />
+  if (user === null) return <SignIn notice={notice} onSignedIn={(signedIn) => (setNotice(null), setUser(signedIn), go('/'))} />
   const role = ROLES[user.rootRole] ?? 'Viewer'
   const canWrite = role !== 'Viewer'
   const signOut = async () => {
@@ -105,8 +147,15 @@ function App() {
   const parts = hash.split('/').map(decodeURIComponent)
   let page
   if (parts[1] === 'projects' && parts[2] && parts[3] === 'features' && parts[4]) page = <FlagPage project={parts[2]} name={parts[4]} canWrite={canWrite} />
+  else if (parts[1] === 'projects' && parts[2] && parts[3] === 'archive') page = <ArchivedFlags project={parts[2]} />
   else if (parts[1] === 'projects' && parts[2]) page = <FlagsPage project={parts[2]} canWrite={canWrite} />
   else if (parts[1] === 'events') page = <EventsPage />
+  else if (parts[1] === 'password') page = <PasswordPage onChanged={() => (setNotice('Your password was changed, and every session ended: sign in with the new password.'), setUser(null))} />
+  else if (parts[1] === 'segments') page = <SegmentsPage canWrite={canWrite} />
+  else if (parts[1] === 'context') page = <ContextPage canWrite={canWrite} />
+  else if (parts[1] === 'tag-types') page = <TagTypesPage canWrite={canWrite} />
+  else if (parts[1] === 'strategy-types') page = <StrategyTypesPage canWrite={canWrite} />
+  else if (parts[1] === 'applications') page = <ApplicationsPage />
   else if (parts[1] === 'tokens') page = <TokensPage canWrite={role === 'Admin'} />
   else if (parts[1] === 'users') page = <UsersPage canWrite={role === 'Admin'} />
   else page = <Projects canWrite={canWrite} />
@@ -116,12 +165,18 @@ function App() {
         <nav aria-label="Main">
           <a href="#/">Projects</a>
           <a href="#/events">Event log</a>
+          <a href="#/segments">Segments</a>
+          <a href="#/context">Context fields</a>
+          <a href="#/tag-types">Tag types</a>
+          <a href="#/strategy-types">Strategy types</a>
+          <a href="#/applications">Applications</a>
           {role === 'Admin' && <a href="#/tokens">API tokens</a>}
           {role === 'Admin' && <a href="#/users">Users</a>}
         </nav>
         <span class="who">
           Signed in as <strong>{user.username ?? user.email}</strong> ({role})
         </span>
+        {!user.isAPI && <a href="#/password">Change password</a>}
         <button type="button" onClick={signOut}>Sign out</button>
       </header>
       {page}

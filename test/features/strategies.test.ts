@@ -774,3 +774,42 @@ test('a flexibleRollout whose stickiness or groupId is blank gets the defaults, 
     expect(updated.body.parameters.stickiness).toBe('default')
   }
 })
+
+describe('setStrategySortOrder', () => {
+  test('moves strategies in one write, one strategy-updated event per strategy moved, and the lists follow', async () => {
+    await newFlag('ordered')
+    const first = await addStrategy('ordered', { name: 'default' })
+    const second = await addStrategy('ordered', { name: 'userWithId', parameters: { userIds: 'alice' } })
+    const third = await addStrategy('ordered', { name: 'remoteAddress', parameters: { IPs: '10.0.0.1' } })
+    const since = api.events().at(-1)!.id
+    const response = await api.post(`${strategiesPath('ordered', 'development')}/set-sort-order`, [
+      { id: third.id, sortOrder: 0 },
+      { id: first.id, sortOrder: 1 },
+      { id: second.id, sortOrder: 2 },
+    ])
+    expect(response.status).toBe(200)
+    expect((await strategiesOf('ordered')).map((s) => s.id)).toEqual([third.id, first.id, second.id])
+    expect((await environmentEntry('ordered', 'development')).strategies!.map((s: { id: string }) => s.id)).toEqual([third.id, first.id, second.id])
+    const written = api.eventsSince(since)
+    expect(written.map((event) => event.type)).toEqual(['feature-strategy-update', 'feature-strategy-update', 'feature-strategy-update'])
+    expect(new Set(written.map((event) => (event.data as { id: string }).id))).toEqual(new Set([first.id, second.id, third.id]))
+    // The same order again moves nothing and records nothing.
+    expect((await api.post(`${strategiesPath('ordered', 'development')}/set-sort-order`, [{ id: third.id, sortOrder: 0 }])).status).toBe(200)
+    expect(api.eventsSince(since)).toHaveLength(3)
+  })
+
+  test('an unknown strategy id is a 404 and nothing moves', async () => {
+    await newFlag('unmoved')
+    const first = await addStrategy('unmoved', { name: 'default' })
+    const second = await addStrategy('unmoved', { name: 'userWithId', parameters: { userIds: 'bob' } })
+    const since = api.events().at(-1)!.id
+    const response = await api.post(`${strategiesPath('unmoved', 'development')}/set-sort-order`, [
+      { id: second.id, sortOrder: 0 },
+      { id: 'no-such-strategy', sortOrder: 1 },
+    ])
+    expect(response.status).toBe(404)
+    expect(errorOf(response).message).toContain('no-such-strategy')
+    expect((await strategiesOf('unmoved')).map((s) => s.id)).toEqual([first.id, second.id])
+    expect(api.eventsSince(since)).toEqual([])
+  })
+})

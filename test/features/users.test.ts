@@ -312,3 +312,75 @@ describe('the sign-in throttle', () => {
     await store.close()
   })
 })
+
+describe('refusals name who was refused', () => {
+  test('a signed-in user is named as a user, a token as a token', async () => {
+    const editorToken = await tokenFor(api, 'editor-token', { role: 'editor' })
+    expect(errorOf(await api.get('/api/admin/user-admin', { token: editorToken })).message).toBe('The token "editor-token" (role editor) lacks the ADMIN permission')
+    await newUser(api, { username: 'ed', rootRole: 'Editor', password: PASSWORD })
+    const editor = await signIn(api, 'ed', PASSWORD)
+    expect(errorOf(await api.get('/api/admin/user-admin', as(editor))).message).toBe('The user "ed" (role editor) lacks the ADMIN permission')
+    await newUser(api, { username: 'vic', rootRole: 'Viewer', password: PASSWORD })
+    const viewer = await signIn(api, 'vic', PASSWORD)
+    const refused = await api.createProject('shop', {}, as(viewer))
+    expectError(refused, 403, 'NoAccessError')
+    expect(errorOf(refused).message).toStartWith('The user "vic" (role viewer) lacks')
+    // An import that needs service-wide permissions names the user too.
+    const imported = await api.post('/api/admin/features-batch/import', { project: 'default', environment: 'development', data: { features: [] } }, as(viewer))
+    expect(imported.status).toBe(403)
+    expect(errorOf(imported).message).not.toContain('token')
+  })
+})
+
+describe('changing one\'s own password', () => {
+  const change = (cookie: string, body: Record<string, unknown>) => api.post('/api/admin/user/change-password', body, as(cookie))
+
+  test('with the current password: every session ends, the new password signs in, the old one not; the event names the user', async () => {
+    const alice = await newUser(api, { username: 'alice', rootRole: 'Editor', password: PASSWORD })
+    const other = await signIn(api, 'alice', PASSWORD)
+    const cookie = await signIn(api, 'alice', PASSWORD)
+    const since = api.events().at(-1)!.id
+    expectOk(await change(cookie, { oldPassword: PASSWORD, password: 'Battery-staple-8', confirmPassword: 'Battery-staple-8' }))
+    expect((await api.get('/api/admin/user', as(cookie))).status).toBe(401)
+    expect((await api.get('/api/admin/user', as(other))).status).toBe(401)
+    expect((await login(api, 'alice', PASSWORD)).status).toBe(401)
+    expectOk(await login(api, 'alice', 'Battery-staple-8'))
+    const [event] = api.eventsSince(since)
+    expect(event).toMatchObject({ type: 'user-updated', createdBy: 'alice', createdByUserId: alice.id, data: { passwordChanged: true } })
+    expect(JSON.stringify(event)).not.toContain('Battery-staple-8')
+  })
+
+  test('a wrong current password, a different confirmation or a weak password is a 400 naming the field, and nothing changes', async () => {
+    await newUser(api, { username: 'bob', rootRole: 'Viewer', password: PASSWORD })
+    const cookie = await signIn(api, 'bob', PASSWORD)
+    const since = api.events().at(-1)!.id
+    for (const [body, path] of [
+      [{ oldPassword: 'Wrong-horse-7', password: 'Battery-staple-8' }, '/oldPassword'],
+      [{ oldPassword: PASSWORD, password: 'Battery-staple-8', confirmPassword: 'Battery-staple-9' }, '/confirmPassword'],
+      [{ oldPassword: PASSWORD, password: 'short' }, '/password'],
+    ] as const) {
+      const response = await change(cookie, body)
+      expectError(response, 400, 'ValidationError')
+      expect(JSON.stringify(errorOf(response))).toContain(path)
+    }
+    expectOk(await api.get('/api/admin/user', as(cookie)))
+    expectOk(await login(api, 'bob', PASSWORD))
+    expect(api.eventsSince(since)).toEqual([])
+  })
+
+  test('wrong current passwords count as failed sign-ins: the sixth attempt is held back with 429', async () => {
+    await newUser(api, { username: 'carol', rootRole: 'Editor', password: PASSWORD })
+    const cookie = await signIn(api, 'carol', PASSWORD)
+    for (let i = 0; i < 5; i++) expect((await change(cookie, { oldPassword: `Wrong-horse-${i}`, password: 'Battery-staple-8' })).status).toBe(400)
+    const held = await change(cookie, { oldPassword: PASSWORD, password: 'Battery-staple-8' })
+    expect(held.status).toBe(429)
+    expect(Number(held.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect((await login(api, 'carol', PASSWORD)).status).toBe(429)
+  })
+
+  test('an API token has no password to change: 403', async () => {
+    const response = await api.post('/api/admin/user/change-password', { oldPassword: 'x', password: 'Battery-staple-8' })
+    expectError(response, 403, 'NoAccessError')
+    expect(errorOf(response).message).toContain('The token "admin-bootstrap"')
+  })
+})

@@ -83,6 +83,18 @@ const PREPARE: Record<string, (world: World, body: any) => Promise<void>> = {
   addEnvironmentToProject: async (world) => void (await world.send(byId('createEnvironment'))),
   reactivateStrategy: async (world) => void (await world.send(byId('deprecateStrategy'))),
   getApplication: async (world) => void (await world.send(byId('registerClientApplication'))),
+  // The example names a strategy of the path's flag: one is added, and the body names it.
+  setStrategySortOrder: async (world, body) => {
+    const flagEnvironment = `/api/admin/projects/${world.values.get('projectId')}/features/${world.values.get('featureName')}/environments/${world.values.get('environment')}`
+    const added = await world.call('POST', `${flagEnvironment}/strategies`, { name: 'default' })
+    for (const order of body) order.id = added.body.id
+  },
+  // A signed-in user's own password: the user the example's oldPassword is theirs, sending with their session.
+  changeMyPassword: async (world, body) => {
+    await world.call('POST', '/api/admin/user-admin', { username: 'examples-person', rootRole: 'Viewer', password: body.oldPassword })
+    const signedIn = await world.api.post('/auth/simple/login', { username: 'examples-person', password: body.oldPassword }, { token: null })
+    world.session = (signedIn.headers.get('set-cookie') ?? '').split(';')[0]
+  },
   // The user the sign-in example names, with its password.
   login: async (world, body) => void (await world.call('POST', '/api/admin/user-admin', { username: body.username, rootRole: 'Viewer', password: body.password })),
   ofrepEvaluateFlag: async (world) => {
@@ -92,6 +104,8 @@ const PREPARE: Record<string, (world: World, body: any) => Promise<void>> = {
 
 class World {
   readonly values = new Map<string, string>()
+  /** A session cookie a PREPARE entry opened: the operation is sent with it instead of a token. */
+  session: string | undefined
   private tokens = new Map<string, string>()
 
   constructor(readonly api: Api) {}
@@ -162,7 +176,8 @@ class World {
     // 'frontend or client' (OFREP): the first of them.
     const tokenType = operation.op['x-token-type']?.split(' or ')[0]
     const token = tokenType ? await this.tokenFor(tokenType) : ADMIN_SECRET
-    const response = await this.api.request<any>(operation.method.toUpperCase(), path, { body, token })
+    const options = this.session ? { body, token: null, headers: { cookie: this.session, origin: 'http://localhost' } } : { body, token }
+    const response = await this.api.request<any>(operation.method.toUpperCase(), path, options)
     return { response, body, path }
   }
 }

@@ -96,6 +96,7 @@ const SERVICE_WIDE: Record<string, 'redirect' | 'public' | 'global' | 'filtered'
   '/api/admin/archive/features': 'filtered',
   '/api/admin/features': 'filtered',
   '/api/admin/search/events': 'filtered',
+  '/api/admin/search/features': 'filtered',
   '/api/admin/segments': 'filtered',
   // The first project's segment (see fill): readable, and nothing of the hidden project in it.
   '/api/admin/segments/:id': 'global',

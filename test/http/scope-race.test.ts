@@ -67,6 +67,7 @@ const ROUTES: Record<string, WriteCase | 'service-wide' | 'read'> = {
   bulkToggleFeaturesEnvironmentOff: { request: (r) => ({ path: `/api/admin/projects/${A}/bulk_features/environments/production/off`, body: { features: [r.flag] } }) },
   addFeatureStrategy: { request: (r) => ({ path: `${flagPath(r)}/environments/${ENV}/strategies`, body: { name: 'default' } }) },
   updateFeatureStrategy: { request: (r) => ({ path: `${flagPath(r)}/environments/${ENV}/strategies/${r.strategyId}`, body: { name: 'default', title: 'changed' } }) },
+  setStrategySortOrder: { request: (r) => ({ path: `${flagPath(r)}/environments/${ENV}/strategies/set-sort-order`, body: [{ id: r.strategyId, sortOrder: 7 }] }) },
   deleteFeatureStrategy: { request: (r) => ({ path: `${flagPath(r)}/environments/${ENV}/strategies/${r.strategyId}` }) },
   overwriteEnvironmentFeatureVariants: { request: (r) => ({ path: `${flagPath(r)}/environments/${ENV}/variants`, body: [variant('blue')] }) },
   patchEnvironmentsFeatureVariants: { request: (r) => ({ path: `${flagPath(r)}/environments/${ENV}/variants`, body: [{ op: 'add', path: '/-', value: variant('blue') }] }) },
@@ -101,6 +102,8 @@ const ROUTES: Record<string, WriteCase | 'service-wide' | 'read'> = {
   updateUser: 'service-wide',
   deleteUser: 'service-wide',
   changeUserPassword: 'service-wide',
+  // The caller's own password: a token has none (403), so no token's write can land anywhere.
+  changeMyPassword: 'read',
   validateTagType: 'read',
   updateTagType: 'service-wide',
   deleteTagType: 'service-wide',

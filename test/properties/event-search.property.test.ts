@@ -11,11 +11,11 @@ import type { CommitListener } from '../../src/storage/store'
 import type { Caller } from '../../src/features/tokens/permissions'
 import { seededRandom, type Random } from '../random'
 
-const ADMIN: Caller = { tokenName: 'admin', userId: 1, role: 'admin', projects: ['*'] }
+const ADMIN: Caller = { tokenName: 'admin', kind: 'token', userId: 1, role: 'admin', projects: ['*'] }
 /** May not list tokens (GET /api/admin/api-tokens needs ADMIN): sees no token events. */
-const VIEWER: Caller = { tokenName: 'viewer', userId: 2, role: 'viewer', projects: ['*'] }
+const VIEWER: Caller = { tokenName: 'viewer', kind: 'token', userId: 2, role: 'viewer', projects: ['*'] }
 /** Limited to two projects: sees their events only, none without a project. */
-const SCOPED: Caller = { tokenName: 'scoped', userId: 3, role: 'editor', projects: ['checkout', 'search'] }
+const SCOPED: Caller = { tokenName: 'scoped', kind: 'token', userId: 3, role: 'editor', projects: ['checkout', 'search'] }
 const TOKEN_EVENTS = ['api-token-created', 'api-token-deleted']
 const WORDS = ['alpha', 'Beta', 'other', 'mother', 'ÄPFEL', 'straße', 'naïve', '日本語', 'emoji🎉', 'a_b', 'x-y', 'C++', '50%', 'null', 'true', '"quoted"', 'back\\slash', 'İstanbul', 'ﬁle']
 const TYPES = ['feature-created', 'feature-updated', 'feature-archived', 'feature-tagged', 'project-created', 'api-token-created', 'api-token-deleted']

@@ -41,7 +41,7 @@ function invalid(message: string, parameter: string): never {
  * thread. An IS value is taken whole (commas included); values are trimmed, empty ones dropped and
  * duplicates counted once.
  */
-function parseFilter(raw: string, parameter: string): string[] {
+export function parseFilter(raw: string, parameter: string): string[] {
   if (raw.length > FILTER_MAX_LENGTH) invalid(`${parameter} must be at most ${FILTER_MAX_LENGTH} characters, got ${raw.length}`, parameter)
   let listed: string[]
   if (raw.startsWith('IS:')) listed = [raw.slice('IS:'.length)]
@@ -64,7 +64,7 @@ function parseDay(raw: string, parameter: string, end: boolean): string {
 }
 
 /** Digits only: no sign, no spaces (`limit=%201` is a 400 like any other malformed value), no exponent. */
-function parseCount(raw: string | undefined, parameter: string, fallback: number, min: number, max: number): number {
+export function parseCount(raw: string | undefined, parameter: string, fallback: number, min: number, max: number): number {
   if (raw === undefined) return fallback
   if (!/^\d{1,15}$/.test(raw)) invalid(`${parameter} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw.slice(0, 100))}`, parameter)
   const value = Number(raw)

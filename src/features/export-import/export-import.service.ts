@@ -14,7 +14,7 @@ import type { StateReader, Store, Tx } from '../../storage/store'
 import type { FlagRecord } from '../flags/flags.records'
 import type { FlagsService } from '../flags/flags.service'
 import { metadataOf, strategyView, variantView } from '../flags/flag-view'
-import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
+import { actorOf, callerName, callerSeesProject, type Caller } from '../tokens/permissions'
 import type { ExportQuery, ExportResult } from './export-import.model'
 import { applyImport, type ImportWriters } from './import-apply'
 import { requireTarget, reviewImport, type ImportInput, type ImportReview, type ImportValidation, type ReviewRules } from './import-review'
@@ -224,7 +224,7 @@ export class ExportImportService {
       // Checked first, as Unleash's import does; past the route's UPDATE_FEATURE check, only the service-wide permissions can be missing.
       const missing = review.permissions.flatMap((finding) => finding.affectedItems)
       if (missing.length > 0) {
-        throw new NoAccessError(`The token "${caller.tokenName}" lacks permissions this import needs: ${missing.join(', ')}; tag types and context fields are service-wide, so creating them needs a token for all projects`, missing[0])
+        throw new NoAccessError(`${callerName(caller, true)} lacks permissions this import needs: ${missing.join(', ')}; tag types and context fields are service-wide, so creating them needs a token for all projects`, missing[0])
       }
       if (review.errors.length > 0) {
         const details = review.errors.map((error) => ({ message: `${error.message} ${error.affectedItems.join(', ')}`.trim() }))

@@ -7,6 +7,7 @@ import type { Authorization } from '../tokens/auth'
 import { flagModels } from './flags.model'
 import { featureParams, flagEnvironmentParams as environmentParams, flagParams, projectEnvironmentParams as bulkParams, projectParams } from '../params'
 import { ListCache } from './list-cache'
+import { parseCount, parseFilter, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX } from '../events/event-query'
 
 const tags = ['Features']
 
@@ -32,6 +33,29 @@ export function flagsController(flags: FlagsService, auth: Authorization) {
         description:
           'Live (not archived) flags of the project, by createdAt then name. An unknown project, or one the token cannot see, gives an empty list. ' +
           'A malformed tag (not type:value), a namePrefix given twice or an unknown parameter is a 400 naming it.',
+      },
+    })
+    .get('/api/admin/search/features', ({ query, caller }) =>
+      flags.search(caller, {
+        project: query.project === undefined ? undefined : parseFilter(query.project, 'project'),
+        query: query.query,
+        sortBy: query.sortBy,
+        sortOrder: query.sortOrder,
+        offset: parseCount(query.offset, 'offset', 0, 0, Number.MAX_SAFE_INTEGER),
+        limit: parseCount(query.limit, 'limit', SEARCH_LIMIT_DEFAULT, 1, SEARCH_LIMIT_MAX),
+      }), {
+      auth: 'NONE',
+      query: 'featureSearchQuerySchema',
+      response: { 200: 'searchFeaturesSchema', ...authErrors(400) },
+      detail: {
+        operationId: 'searchFeatures',
+        summary: 'Search flags, a page at a time',
+        tags,
+        description:
+          'Unleash\'s feature search: live flags of the projects the token sees (narrowed by project), whose name or description contains query ' +
+          '(any case), sorted by sortBy and sortOrder, then cut to limit after offset; total counts all matches. Each flag is as getFeatures ' +
+          'lists it. Made for tables of thousands of flags: a page costs the views of its own flags only. A malformed value, an unknown ' +
+          'sortBy or a limit outside 1–1000 is a 400 naming it.',
       },
     })
     .get('/api/admin/features', ({ query, caller }) => ({ version: 1, features: flags.listAll(caller, query) }), {

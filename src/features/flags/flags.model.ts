@@ -289,6 +289,26 @@ export const FeatureList = t.Object(
   { description: 'Flags of a project' },
 )
 
+export const FeatureSearchQuery = t.Object(
+  {
+    project: t.Optional(t.String({ maxLength: 2000, description: 'Only flags of these projects: IS:id or IS_ANY_OF:a,b', examples: ['IS:default'] })),
+    query: t.Optional(t.String({ maxLength: 500, description: 'Case-insensitive substring of the flag\'s name or description' })),
+    sortBy: t.Optional(literals(['name', 'type', 'createdAt', 'lastSeenAt'] as const, 'Order by this (default createdAt; equal values by createdAt, then name)')),
+    sortOrder: t.Optional(literals(['asc', 'desc'] as const, 'asc (default) or desc')),
+    offset: t.Optional(t.String({ description: 'Number of matches to skip (default 0)', examples: ['0'] })),
+    limit: t.Optional(t.String({ description: 'Page size, 1 to 1000 (default 50)', examples: ['50'] })),
+  },
+  { description: 'Flag search parameters; all are optional and ANDed' },
+)
+
+export const FeatureSearchResult = t.Object(
+  {
+    features: t.Array(Feature, { description: 'The page of matching flags, in the order asked for, as the flag list shows them' }),
+    total: Integer({ description: 'How many flags match, over all pages' }),
+  },
+  { description: 'One page of a flag search' },
+)
+
 /** Documented as an enumeration, checked by the service: its error lists the types, a union's would not. */
 const FlagType = (description: string) => t.String({ description, maxLength: 100, enum: [...FLAG_TYPES] })
 
@@ -343,6 +363,8 @@ export const CompleteLifecycle = t.Object(
 export const flagModels = {
   featureSchema: Feature,
   featuresSchema: FeatureList,
+  featureSearchQuerySchema: FeatureSearchQuery,
+  searchFeaturesSchema: FeatureSearchResult,
   featureEnvironmentSchema: EnvironmentEntry,
   createFeatureSchema: CreateFeature,
   updateFeatureSchema: UpdateFeature,

@@ -12,6 +12,7 @@ import { applyFlagPatch, assertNoVariantOps, type PatchOperation } from './flag-
 import { archiveFlag, changeMetadata, deleteArchivedFlag, flagInProject, liveFlagInProject, requireEnvironment, setEnvironmentEnabled, withStage } from './flag-rules'
 import { ChildrenIndex, flagView, metadataOf, NEVER_SEEN, type FeatureView, type LastSeenSource } from './flag-view'
 import { staleAfter } from '../feature-types/feature-types.service'
+import { searchPage, type FlagSearch } from './flag-search'
 import type { Static } from '@sinclair/typebox'
 import { checkTag, tagFlag } from './relations.service'
 import type { TagRecord } from '../../storage/records'
@@ -162,7 +163,25 @@ export class FlagsService {
     return this.listLive((project) => callerSeesProject(caller, project) && (wanted === null || wanted.has(project)), filters)
   }
 
+  /** One page of the live flags the caller sees (searchFeatures; see flag-search.ts). */
+  search(caller: Caller, filters: FlagSearch): { features: FeatureView[]; total: number } {
+    const projects = filters.project === undefined ? null : new Set(filters.project)
+    const records = this.liveRecords((project) => callerSeesProject(caller, project) && (projects === null || projects.has(project)), {})
+    const now = Date.now()
+    return searchPage(records, filters, (flag) => this.lastSeen.lastSeenOf(flag), (flag) => this.listView(flag, now))
+  }
+
+  private listView(flag: FlagRecord, now: number): FeatureView {
+    return flagView(flag, this.store.state.environments, { details: false, children: this.children.of(flag.name), lastSeen: this.lastSeen.lastSeenOf(flag), potentiallyStale: this.potentiallyStale(this.store.reader, flag, now) })
+  }
+
   private listLive(inScope: (project: string) => boolean, filters: ListFilters): FeatureView[] {
+    const now = Date.now()
+    return this.liveRecords(inScope, filters).map((flag) => this.listView(flag, now))
+  }
+
+  /** Live flags in scope that pass the filters, by createdAt then name. */
+  private liveRecords(inScope: (project: string) => boolean, filters: ListFilters): FlagRecord[] {
     const tags = filters.tag?.map((tag) => {
       const colon = tag.indexOf(':')
       if (colon <= 0) throw ValidationError.at('/tag', `tag must look like type:value, got ${JSON.stringify(tag)}`)
@@ -178,11 +197,7 @@ export class FlagsService {
         (tags === undefined || tags.length === 0 || flag.tags.some((t) => tags.some((wanted) => wanted.type === t.type && wanted.value === t.value))),
     )
     flags.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    const now = Date.now()
-    const reader = this.store.reader
-    return flags.map((flag) =>
-      flagView(flag, state.environments, { details: false, children: this.children.of(flag.name), lastSeen: this.lastSeen.lastSeenOf(flag), potentiallyStale: this.potentiallyStale(reader, flag, now) }),
-    )
+    return flags
   }
 
   /** One environment of a flag with its strategies and variants (getFeatureEnvironment), as GET of the flag shows it. */

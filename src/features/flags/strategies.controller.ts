@@ -1,5 +1,5 @@
 import { t } from 'elysia'
-import { authErrors, bodyErrors } from '../../http/schemas'
+import { authErrors, bodyErrors, Integer } from '../../http/schemas'
 import { controllerBase, noContent } from '../../http/plugins'
 import { LIMITS } from '../limits'
 import type { StrategiesService } from './strategies.service'
@@ -29,6 +29,31 @@ export function strategiesController(strategies: StrategiesService, auth: Author
         summary: 'Add a strategy',
         tags,
         description: 'Constraint values are checked by operator: NUM_* numeric, DATE_* RFC 3339, SEMVER_* semantic versions; strategy variant weights follow the weight rules.',
+      },
+    })
+    .post(`${base}/strategies/set-sort-order`, async ({ params, body, caller }) => {
+      await strategies.setSortOrder(params.projectId, params.featureName, params.environment, body, caller)
+      return noContent()
+    }, {
+      auth: 'UPDATE_FEATURE_STRATEGY',
+      params: environmentParams,
+      body: t.Array(
+        t.Object({
+          id: t.String({ maxLength: 100, description: 'Strategy id' }),
+          sortOrder: Integer({ minimum: -1_000_000, maximum: 1_000_000, description: 'Its new position; lower comes first' }),
+        }),
+        {
+          maxItems: LIMITS.strategiesPerFlagEnvironment.max,
+          description: 'Strategies and their new positions; strategies not listed keep theirs',
+          examples: [[{ id: '6b5157cb-343a-41e7-bfa3-7b4ec3044840', sortOrder: 0 }]],
+        },
+      ),
+      response: { 200: t.Void({ description: 'Reordered' }), ...bodyErrors(404) },
+      detail: {
+        operationId: 'setStrategySortOrder',
+        summary: 'Reorder strategies',
+        tags,
+        description: 'Sets the sortOrder of the listed strategies of the flag in the environment, in one write (one strategy-updated event per strategy moved). An unknown strategy id is a 404 and nothing changes.',
       },
     })
     .get(`${base}/strategies/:strategyId`, ({ params }) => strategies.get(params.projectId, params.featureName, params.environment, params.strategyId), {

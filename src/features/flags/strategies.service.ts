@@ -126,6 +126,30 @@ export class StrategiesService {
     })
   }
 
+  /**
+   * Moves strategies within the environment's list (Unleash's setStrategySortOrder): every given id
+   * gets its sortOrder, all in one commit with one strategy-updated event per strategy that moved,
+   * so a reorder is never half-applied. An unknown id is a 404 and nothing changes.
+   */
+  async setSortOrder(projectId: string, name: string, environment: string, orders: { id: string; sortOrder: number }[], caller: Caller): Promise<void> {
+    await this.store.transact(actorOf(caller), (tx) => {
+      const flag = liveFlagInProject(tx, projectId, name)
+      const wanted = new Map<string, number>()
+      for (const [index, order] of orders.entries()) {
+        findStrategy(flag, environment, order.id)
+        if (wanted.has(order.id)) throw ValidationError.at(`/${index}/id`, `strategy "${order.id}" is listed twice`)
+        wanted.set(order.id, order.sortOrder)
+      }
+      const before = requireEnvironment(flag, environment).strategies
+      const strategies = before.map((s) => (wanted.has(s.id) && wanted.get(s.id) !== s.sortOrder ? { ...s, sortOrder: wanted.get(s.id)! } : s))
+      if (strategies.every((s, i) => s === before[i])) return
+      const updated = withStrategies(tx, flag, environment, strategies)
+      strategies.forEach((s, i) => {
+        if (s !== before[i]) tx.appendEvent(events.strategyUpdated(updated, environment, strategyView(s, name), strategyView(before[i], name)))
+      })
+    })
+  }
+
   async remove(projectId: string, name: string, environment: string, strategyId: string, caller: Caller): Promise<void> {
     await this.store.transact(actorOf(caller), (tx) => {
       this.removeIn(tx, liveFlagInProject(tx, projectId, name), environment, strategyId)

@@ -20,7 +20,7 @@ import { AppError, NoAccessError } from '../../errors'
 import { noteTokenName } from '../../http/request-log'
 import { flagNotFound, projectNotFound } from '../not-found'
 import { withArticle } from '../names'
-import { callerSeesProject, roleHasPermission, type Caller, type Permission } from './permissions'
+import { callerName, callerSeesProject, roleHasPermission, type Caller, type Permission } from './permissions'
 import type { TokensService } from './tokens.service'
 import type { TokenType } from './tokens.records'
 
@@ -116,7 +116,7 @@ export function authorization(authenticate: Authenticate, projectOfFlag: (name: 
           const { caller, type, environment } = authenticate(request, { apiKeyHeader })
           if (sdkTypes !== undefined) {
             // An SDK route: the token's type is the whole permission, its projects and environment the scope.
-            if (!(sdkTypes as string[]).includes(type)) throw new NoAccessError(`This route is for ${sdkTypes.join(' or ')} tokens; the token "${caller.tokenName}" is ${withArticle(type)} token`, 'NONE')
+            if (!(sdkTypes as string[]).includes(type)) throw new NoAccessError(`This route is for ${sdkTypes.join(' or ')} tokens; ${callerName(caller)} is ${withArticle(type)} token`, 'NONE')
             callers.set(request, caller)
             sdkScopes.set(request, { projects: caller.projects, environment })
             noteTokenName(request, caller.tokenName)
@@ -126,7 +126,7 @@ export function authorization(authenticate: Authenticate, projectOfFlag: (name: 
             throw new NoAccessError(`${withArticle(type, true)} token is for SDKs and cannot use the admin API`, permission)
           }
           if (!roleHasPermission(caller.role, permission)) {
-            throw new NoAccessError(`The token "${caller.tokenName}" (role ${caller.role}) lacks the ${permission} permission`, permission)
+            throw new NoAccessError(`${callerName(caller, true)} (role ${caller.role}) lacks the ${permission} permission`, permission)
           }
           const routeParams = (params ?? {}) as Params
           // A body whose project is not a string leaves the route service-wide: a token for all projects may go on to its 400.
@@ -141,8 +141,8 @@ export function authorization(authenticate: Authenticate, projectOfFlag: (name: 
             if (!allowed) {
               throw new NoAccessError(
                 project === undefined
-                  ? `The token "${caller.tokenName}" is limited to some projects and cannot make service-wide changes`
-                  : `The token "${caller.tokenName}" has no access to project "${project}"`,
+                  ? `${callerName(caller, true)} is limited to some projects and cannot make service-wide changes`
+                  : `${callerName(caller, true)} has no access to project "${project}"`,
                 permission,
               )
             }

@@ -45,13 +45,26 @@ export function roleHasPermission(role: TokenRole, permission: Permission): bool
   }
 }
 
-/** Who is calling: the token behind a request, as services need it. */
+/** Who is calling: the token or the signed-in user behind a request, as services need it. */
 export interface Caller {
+  /** A token's name, or the user's display name (what events record as createdBy). */
   tokenName: string
+  /** An API token, or a person signed in with a session. */
+  kind: 'token' | 'user'
+
   userId: number
   role: TokenRole
   /** Projects the token may touch; `['*']` for all. */
   projects: readonly string[]
+}
+
+/**
+ * How refusals name the caller: `the token "ci"` or `the user "alice"`. Every message about who
+ * may not do something goes through here, so that a person is never called a token.
+ */
+export function callerName(caller: Pick<Caller, 'tokenName' | 'kind'>, capital = false): string {
+  const name = `${caller.kind === 'user' ? 'user' : 'token'} "${caller.tokenName}"`
+  return `${capital ? 'The' : 'the'} ${name}`
 }
 
 export function callerSeesProject(caller: Caller, projectId: string): boolean {

@@ -150,7 +150,7 @@ export class TokensService {
     return {
       type: match.type,
       environment: match.environment,
-      caller: { tokenName: match.tokenName, userId: match.userId, role: match.role, projects: match.projects },
+      caller: { tokenName: match.tokenName, kind: 'token', userId: match.userId, role: match.role, projects: match.projects },
     }
   }
 

@@ -6,9 +6,9 @@
  * event (the audit log is about changes to the service).
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { AuthenticationRequired, TooManyRequests } from '../../errors'
+import { AuthenticationRequired, NoAccessError, TooManyRequests, ValidationError } from '../../errors'
 import type { Store } from '../../storage/store'
-import type { Caller } from '../tokens/permissions'
+import { callerName, type Caller } from '../tokens/permissions'
 import { LoginThrottle, type ThrottleLimits } from './login-throttle'
 import { PASSWORD_MAX_LENGTH, verifyPassword } from './passwords'
 import type { SessionRecord, UserRecord } from './users.records'
@@ -52,7 +52,7 @@ export class SessionsService {
 
   constructor(
     private readonly store: Pick<Store, 'reader' | 'transact'>,
-    private readonly users: Pick<UsersService, 'findByLogin' | 'record'>,
+    private readonly users: Pick<UsersService, 'findByLogin' | 'record' | 'changePassword'>,
     private readonly options: SessionOptions = DEFAULT_SESSION_OPTIONS,
   ) {
     this.throttle = new LoginThrottle(options.throttle)
@@ -91,6 +91,31 @@ export class SessionsService {
       tx.put('sessions', id, { id, userId: signedIn.id, createdAt: tx.now, expiresAt })
     })
     return { user: viewOf(signedIn), cookie: this.cookie(secret, request, Math.floor(this.options.ttlMs / 1000)) }
+  }
+
+  /**
+   * A signed-in user changes their own password, proving the current one: one argon2id
+   * verification, counted with the sign-in failures of the same username (a stolen session cannot
+   * guess the password any faster than the sign-in form). Every session of the user ends, this one
+   * too, in the commit that changes the password.
+   */
+  async changeOwnPassword(caller: Caller, input: { oldPassword: string; password: string; confirmPassword?: string }, address: string | null): Promise<void> {
+    if (caller.kind !== 'user') {
+      throw new NoAccessError(`${callerName(caller, true)} has no password to change: an admin changes a user's password with POST /api/admin/user-admin/:id/change-password`, 'NONE')
+    }
+    if (input.confirmPassword !== undefined && input.confirmPassword !== input.password) throw ValidationError.at('/confirmPassword', 'confirmPassword must equal password')
+    const login = caller.tokenName
+    const wait = this.throttle.begin(login, address)
+    if (wait !== null) throw new TooManyRequests(`Too many wrong passwords; try again in ${wait} seconds`, wait)
+    let ok = false
+    try {
+      const user = this.users.record(caller.userId)
+      ok = input.oldPassword.length <= PASSWORD_MAX_LENGTH && (await verifyPassword(input.oldPassword, user?.passwordHash ?? null))
+    } finally {
+      this.throttle.settle(login, address, ok)
+    }
+    if (!ok) throw ValidationError.at('/oldPassword', 'The current password is wrong')
+    await this.users.changePassword(caller.userId, input.password, caller)
   }
 
   /** Ends the request's session, if any; returns the Set-Cookie value that clears the cookie. */

@@ -89,6 +89,23 @@ export function sessionsController(sessions: SessionsService, auth: Authorizatio
           'username or 20 from an address, 429 with Retry-After.',
       },
     })
+    .post('/api/admin/user/change-password', async ({ body, caller, request }) => {
+      await sessions.changeOwnPassword(caller, body, callerAddress(request))
+      return noContent()
+    }, {
+      auth: 'NONE',
+      body: 'changeOwnPasswordSchema',
+      response: { 200: t.Void({ description: 'Changed; every session of the user has ended, this one too' }), ...bodyErrors(429) },
+      detail: {
+        operationId: 'changeMyPassword',
+        summary: 'Change your own password',
+        tags,
+        description:
+          'For a signed-in user (Unleash\'s route): oldPassword must be the current password (a wrong one is a 400 naming /oldPassword and counts ' +
+          'as a failed sign-in of the username: after 5, 429 with Retry-After), password must meet the password rule, confirmPassword, when given, ' +
+          'must equal it. Every session of the user ends, this one too. Records user-updated (without the password). An API token has no password: 403.',
+      },
+    })
     .post('/logout', async ({ request }) => {
       if (request.headers.has('cookie') && !fromOwnOrigin(request)) throw new NoAccessError('Sign-out must come from the console\'s own origin', 'NONE')
       const cookie = await sessions.signOut(request)

@@ -62,6 +62,15 @@ export const UpdateUser = t.Object(
 
 export const ChangePassword = t.Object({ password: passwordField }, { description: 'The new password; every session of the user ends', examples: [{ password: 'Battery-staple-8' }] })
 
+export const ChangeOwnPassword = t.Object(
+  {
+    oldPassword: t.String({ description: 'The current password', maxLength: 1024 }),
+    password: passwordField,
+    confirmPassword: t.Optional(t.String({ description: 'The new password again; must equal password when given', maxLength: 1024 })),
+  },
+  { description: 'A signed-in user\'s new password; every session of the user ends, this one too', examples: [{ oldPassword: 'Correct-horse-7', password: 'Battery-staple-8', confirmPassword: 'Battery-staple-8' }] },
+)
+
 export const Login = t.Object(
   {
     username: t.String({ description: 'Username or email', maxLength: 1000, examples: ['admin'] }),
@@ -78,6 +87,7 @@ export const userModels = {
   createUserSchema: CreateUser,
   updateUserSchema: UpdateUser,
   passwordSchema: ChangePassword,
+  changeOwnPasswordSchema: ChangeOwnPassword,
   loginSchema: Login,
   meSchema: Me,
 }

@@ -49,7 +49,7 @@ export function displayName(user: Pick<UserRecord, 'username' | 'email'>): strin
 
 /** A signed-in user as the authorization sees a caller: all projects, with the user's role. */
 export function callerOf(user: UserRecord): Caller {
-  return { tokenName: displayName(user), userId: user.id, role: user.rootRole, projects: ['*'] }
+  return { tokenName: displayName(user), kind: 'user', userId: user.id, role: user.rootRole, projects: ['*'] }
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
