@@ -10,7 +10,7 @@ export function EventsPage() {
   const [query, setQuery] = useState(form)
   const [offset, setOffset] = useState(0)
   const search = new URLSearchParams({ limit: String(PAGE), offset: String(offset) })
-  if (query.q) search.set('q', query.q)
+  if (query.q) search.set('query', query.q)
   for (const key of ['type', 'project', 'feature'] as const) if (query[key]) search.set(key, `IS:${query[key]}`)
   if (query.from) search.set('from', `IS:${query.from}`)
   if (query.to) search.set('to', `IS:${query.to}`)

@@ -197,6 +197,15 @@ test.skipIf(!hasBrowser)('a person signs in, makes a flag, rolls it out to 50 % 
   // The newest event (the variants) opens to its before and after.
   await page.locator('.events summary').first().click()
   await page.locator('.events details[open] pre').filter({ hasText: '"sky"' }).waitFor()
+  // Free text with the flag filter: the search's own query parameter, answered by the API (not a 400).
+  await page.getByLabel('Search text').fill('sky')
+  await page.getByRole('button', { name: 'Search' }).click()
+  const withText = (await adminCall(base, SECRET, 'GET', `/api/admin/search/events?feature=IS:${FLAG}&query=sky`)).body.total as number
+  expect(withText).toBeGreaterThanOrEqual(1)
+  await showsText(page.getByText(/^\d+ events/), `${withText} events`)
+  await page.getByLabel('Search text').fill('')
+  await page.getByRole('button', { name: 'Search' }).click()
+  await showsText(page.getByText(/^\d+ events/), `${total} events`)
   await accessible(page, 'events')
   await shot(page, 'events')
 
