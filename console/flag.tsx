@@ -350,6 +350,7 @@ export function FlagPage({ project, name, canWrite }: { project: string; name: s
   const { data: flag, error, reload } = useLoad(() => get<Flag>(path), [project, name])
   const [description, setDescription] = useState<string | null>(null)
   const [metaError, setMetaError] = useState<unknown>(null)
+  const flagTypes = useLoad(() => get<{ types: { id: string; name: string }[] }>('/api/admin/feature-types'), [])
   if (!flag) return <main><h1>{name}</h1><ErrorLine error={error} /></main>
   const patch = async (operations: unknown[]) => {
     try {
@@ -397,7 +398,15 @@ export function FlagPage({ project, name, canWrite }: { project: string; name: s
         {editable && description !== null && (
           <button type="button" onClick={() => patch([{ op: 'replace', path: '/description', value: description }]).then(() => setDescription(null))}>Save description</button>
         )}
-        <p>Type: {flag.type} · Created {when(flag.createdAt)} · Last seen {when(flag.lastSeenAt)}</p>
+        <label>
+          Flag type
+          <select value={flag.type} disabled={!editable} onChange={(e) => patch([{ op: 'replace', path: '/type', value: e.currentTarget.value }])}>
+            {(flagTypes.data?.types ?? [{ id: flag.type, name: flag.type }]).map((entry) => (
+              <option value={entry.id} key={entry.id}>{entry.name}</option>
+            ))}
+          </select>
+        </label>
+        <p>Created {when(flag.createdAt)} · Last seen {when(flag.lastSeenAt)}</p>
         <label class="check"><input type="checkbox" checked={flag.stale} disabled={!editable} onChange={(e) => patch([{ op: 'replace', path: '/stale', value: e.currentTarget.checked }])} /> Stale</label>
         <label class="check"><input type="checkbox" checked={flag.impressionData} disabled={!editable} onChange={(e) => patch([{ op: 'replace', path: '/impressionData', value: e.currentTarget.checked }])} /> Impression data</label>
         {editable && <button type="button" class="danger" onClick={archive}>Archive flag</button>}

@@ -326,6 +326,11 @@ test.skipIf(!hasBrowser)('a flag\'s page reorders strategies, adds a custom stra
   await page.goto(`${base}/#/projects/default/features/extras`)
   await page.getByRole('heading', { name: 'extras', level: 1 }).waitFor()
 
+  // The flag's type, changed in place (a JSON Patch of /type).
+  await page.getByRole('combobox', { name: 'Flag type' }).selectOption('kill-switch')
+  await eventually(async () => (await admin('GET', flagPath)).body.type, 'kill-switch')
+  expect(await page.getByRole('combobox', { name: 'Flag type' }).inputValue()).toBe('kill-switch')
+
   // Reorder: one set-sort-order call, and the page shows the new order.
   await page.getByRole('button', { name: 'Move strategy 2 (userWithId) up' }).click()
   await page.getByRole('button', { name: 'Move strategy 1 (userWithId) down' }).waitFor()
