@@ -273,6 +273,7 @@ export function StrategyTypesPage({ canWrite }: { canWrite: boolean }) {
                   {type.editable && (type.deprecated
                     ? <button type="button" onClick={() => act(() => call('POST', `/api/admin/strategies/${enc(type.name)}/reactivate`))}>Reactivate {type.name}</button>
                     : <button type="button" class="danger" onClick={() => act(() => call('POST', `/api/admin/strategies/${enc(type.name)}/deprecate`))}>Deprecate {type.name}</button>)}
+                  {type.editable && <button type="button" class="danger" onClick={() => act(() => call('DELETE', `/api/admin/strategies/${enc(type.name)}`))}>Delete {type.name}</button>}
                 </td>
               )}
             </tr>

@@ -55,6 +55,7 @@ export const EVENT_TYPES = [
   'strategy-updated',
   'strategy-deprecated',
   'strategy-reactivated',
+  'strategy-deleted',
   'tag-type-created',
   'tag-type-updated',
   'tag-type-deleted',
@@ -128,6 +129,7 @@ export const events = {
   strategyTypeUpdated: (data: object, preData: object): NewEvent => ({ type: 'strategy-updated', data, preData }),
   strategyTypeDeprecated: (name: string): NewEvent => ({ type: 'strategy-deprecated', data: { name } }),
   strategyTypeReactivated: (name: string): NewEvent => ({ type: 'strategy-reactivated', data: { name } }),
+  strategyTypeDeleted: (preData: object): NewEvent => ({ type: 'strategy-deleted', preData }),
   projectEnvironmentAdded: (project: string, environment: string): NewEvent => ({
     type: 'project-environment-added',
     project,

@@ -151,6 +151,43 @@ describe('defining, updating, deprecating and reactivating', () => {
   })
 })
 
+describe('deleting', () => {
+  test('a user-defined type no strategy uses is deleted: 200, gone from the list, strategy-deleted with what it was', async () => {
+    const created = await defineRegion()
+    const before = api.lastEventId()
+    expectOk(await api.delete(`${BASE}/region`))
+    expectError(await api.get(`${BASE}/region`), 404, 'NotFoundError')
+    expect((await api.get<TypeListBody>(BASE)).body.strategies.map((s) => s.name)).toEqual(BUILT_INS)
+    const events = await api.eventsAfter(before)
+    expect(events.map((e) => [e.type, e.preData, e.data])).toEqual([['strategy-deleted', created, null]])
+    // The name is free again.
+    await defineRegion()
+  })
+
+  test('a type used by a strategy of any flag, archived ones too, is refused with 400 naming the flags; built-ins 400, unknown 404; nothing recorded', async () => {
+    await defineRegion()
+    await api.newFlag('default', 'regional')
+    expectOk(await api.post(paths.strategies('regional'), { name: 'region', parameters: { regions: 'eu' } }))
+    expectOk(await api.delete(paths.flag('regional')), 202)
+    const list = (await api.get<TypeListBody>(BASE)).body
+    const before = api.lastEventId()
+    expectError(await api.delete(`${BASE}/region`), 400, 'ValidationError', ['"regional"', 'deprecate'])
+    for (const name of BUILT_INS) expectError(await api.delete(`${BASE}/${name}`), 400, 'ValidationError', ['built-in'])
+    expectError(await api.delete(`${BASE}/nowhere`), 404, 'NotFoundError')
+    await expectUnchanged(before, list)
+  })
+
+  test('viewers may not delete (403 DELETE_STRATEGY); editors may', async () => {
+    await defineRegion()
+    const viewer = await tokenFor(api, 'viewer', { role: 'viewer' })
+    const editor = await tokenFor(api, 'editor', { role: 'editor' })
+    const refused = await api.delete(`${BASE}/region`, { token: viewer })
+    expectError(refused, 403, 'NoAccessError')
+    expect((refused.body as { permissions: string[] }).permissions).toEqual(['DELETE_STRATEGY'])
+    expectOk(await api.delete(`${BASE}/region`, { token: editor }))
+  })
+})
+
 describe('permissions', () => {
   test('viewers may read but not define, update, deprecate or reactivate (403 with the permission); editors may', async () => {
     await defineRegion()
@@ -230,7 +267,7 @@ describe('strategies of SDK-known and user-defined types on flags', () => {
 })
 
 describe('OpenAPI', () => {
-  test('the six operations are documented under Unleash\'s operationIds with their permission, and the bodies with an example', async () => {
+  test('the seven operations are documented under Unleash\'s operationIds with their permission, and the bodies with an example', async () => {
     const document = (await api.get<{ paths: Record<string, Record<string, { operationId: string; 'x-permission'?: string }>>; components: { schemas: Record<string, { example?: unknown }> } }>('/swagger/json', { token: null })).body
     const operations = Object.entries(document.paths)
       .filter(([path]) => path.startsWith('/api/admin/strategies'))
@@ -240,6 +277,7 @@ describe('OpenAPI', () => {
       'POST /api/admin/strategies': 'createStrategy',
       'GET /api/admin/strategies/{name}': 'getStrategy',
       'PUT /api/admin/strategies/{name}': 'updateStrategy',
+      'DELETE /api/admin/strategies/{name}': 'removeStrategy',
       'POST /api/admin/strategies/{name}/deprecate': 'deprecateStrategy',
       'POST /api/admin/strategies/{name}/reactivate': 'reactivateStrategy',
     })

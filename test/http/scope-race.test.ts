@@ -97,6 +97,7 @@ const ROUTES: Record<string, WriteCase | 'service-wide' | 'read'> = {
   updateStrategy: 'service-wide',
   deprecateStrategy: 'service-wide',
   reactivateStrategy: 'service-wide',
+  removeStrategy: 'service-wide',
   createTagType: 'service-wide',
   createUser: 'service-wide',
   updateUser: 'service-wide',

@@ -329,7 +329,8 @@ test.skipIf(!hasBrowser)('a flag\'s page reorders strategies, adds a custom stra
   // The flag's type, changed in place (a JSON Patch of /type).
   await page.getByRole('combobox', { name: 'Flag type' }).selectOption('kill-switch')
   await eventually(async () => (await admin('GET', flagPath)).body.type, 'kill-switch')
-  expect(await page.getByRole('combobox', { name: 'Flag type' }).inputValue()).toBe('kill-switch')
+  // The page shows it once it has read the flag again.
+  await eventually(() => page.getByRole('combobox', { name: 'Flag type' }).inputValue(), 'kill-switch')
 
   // Reorder: one set-sort-order call, and the page shows the new order.
   await page.getByRole('button', { name: 'Move strategy 2 (userWithId) up' }).click()
@@ -448,6 +449,9 @@ test.skipIf(!hasBrowser)('segments, context fields, tag types and strategy types
   await page.getByRole('button', { name: 'Reactivate byTenant' }).waitFor()
   expect((await admin('GET', '/api/admin/strategies/byTenant')).body.deprecated).toBe(true)
   await accessible(page, 'strategy types')
+  await page.getByRole('button', { name: 'Delete byTenant' }).click()
+  await page.getByRole('button', { name: 'Edit byTenant' }).waitFor({ state: 'detached' })
+  expect((await admin('GET', '/api/admin/strategies/byTenant')).status).toBe(404)
 
   // Applications, and the yes/no counts of the last hour on a flag's page.
   expect((await admin('POST', '/api/admin/projects/default/features', { name: 'usage-shown' })).status).toBe(201)

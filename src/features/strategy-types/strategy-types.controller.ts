@@ -1,6 +1,6 @@
 import { t } from 'elysia'
 import { authErrors, bodyErrors, errors } from '../../http/schemas'
-import { controllerBase } from '../../http/plugins'
+import { controllerBase, noContent } from '../../http/plugins'
 import type { Authorization } from '../tokens/auth'
 import { strategyTypeModels } from './strategy-types.model'
 import type { StrategyTypesService } from './strategy-types.service'
@@ -36,6 +36,21 @@ export function strategyTypesController(strategyTypes: StrategyTypesService, aut
       body: 'updateStrategySchema',
       response: { 200: 'strategySchema', ...bodyErrors(404) },
       detail: { operationId: 'updateStrategy', summary: 'Change a user-defined strategy type', tags, description: 'Built-in types answer 400. Records strategy-updated.' },
+    })
+    .delete('/api/admin/strategies/:name', async ({ params, caller }) => {
+      await strategyTypes.delete(params.name, caller)
+      return noContent()
+    }, {
+      auth: 'DELETE_STRATEGY',
+      params,
+      response: { 200: t.Void({ description: 'Deleted' }), ...authErrors(404), ...errors(400) },
+      detail: {
+        operationId: 'removeStrategy',
+        summary: 'Delete a user-defined strategy type',
+        tags,
+        description:
+          'Built-in types answer 400. Unlike Unleash, a type still used by a strategy of any flag (archived ones too) is refused with 400 naming the flags, instead of leaving strategies of a type that no longer exists. Records strategy-deleted.',
+      },
     })
     .post('/api/admin/strategies/:name/deprecate', ({ params, caller }) => strategyTypes.setDeprecated(params.name, true, caller), {
       auth: 'UPDATE_STRATEGY',

@@ -116,6 +116,28 @@ export class StrategyTypesService {
     })
   }
 
+  /**
+   * Deletes a user-defined type. Unleash deletes one whatever uses it, leaving strategies of a type
+   * the SDKs no longer know; here a type still used by a strategy of any flag (archived ones too) is
+   * refused with the flags named, so the caller removes those strategies or deprecates the type.
+   */
+  async delete(name: string, caller: Caller): Promise<void> {
+    await this.store.transact(actorOf(caller), (tx) => {
+      const before = editable(tx, name, 'deleted')
+      const users = tx
+        .values('flags')
+        .filter((flag) => Object.values(flag.environments).some((environment) => environment.strategies.some((strategy) => strategy.name === name)))
+        .map((flag) => flag.name)
+        .sort()
+      if (users.length > 0) {
+        const named = users.slice(0, 5).map((flag) => `"${flag}"`).join(', ') + (users.length > 5 ? ` and ${users.length - 5} more` : '')
+        throw new ValidationError(`Strategy type "${name}" is used by strategies of ${users.length === 1 ? 'the flag' : `${users.length} flags:`} ${named}; remove those strategies first, or deprecate the type instead`)
+      }
+      tx.delete('strategyTypes', name)
+      tx.appendEvent(events.strategyTypeDeleted(viewOf(before)))
+    })
+  }
+
   /** Deprecates or reactivates a user-defined type; doing it again answers the same and records nothing. */
   async setDeprecated(name: string, deprecated: boolean, caller: Caller): Promise<StrategyTypeView> {
     return this.store.transact(actorOf(caller), (tx) => {
