@@ -9,7 +9,7 @@
 import { afterAll, expect, test } from 'bun:test'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
 import { affectedBy, ALTERED, batches as specBatches, createState, ENVIRONMENT, files, NOT_RUN, REFUSED } from '../client-specification'
-import { adminCall, startService, type RunningService, eventOf } from '../helpers'
+import { adminCall, destroySdk, startService, type RunningService, eventOf } from '../helpers'
 
 const ADMIN = '*:*.spec-test-admin-secret-0123456789'
 
@@ -17,7 +17,7 @@ const servers: RunningService[] = []
 const clients: Unleash[] = []
 
 afterAll(async () => {
-  for (const client of clients) client.destroy()
+  for (const client of clients) destroySdk(client)
   for (const server of servers) await server.stop()
 })
 
@@ -106,7 +106,7 @@ test('every specification file whose flags the admin API stores passes with unle
           if (!Bun.deepEquals(actual, entry.expectedResult)) failures.push(`${form.name}: ${entry.description}: getVariant → ${JSON.stringify(actual)}, expected ${JSON.stringify(entry.expectedResult)}`)
         }
         failures.push(...problems.map((problem) => `${form.name}: ${problem}`))
-        client.destroy()
+        destroySdk(client)
       }
       results.push({ file, failures, skipped })
     }

@@ -13,7 +13,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
-import { adminCall, eventOf, freePort, tempDir } from '../helpers'
+import { adminCall, destroySdk, eventOf, freePort, tempDir } from '../helpers'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const hasBrowser = existsSync(CHROMIUM)
@@ -49,7 +49,7 @@ beforeAll(async () => {
 }, 60_000)
 
 afterAll(async () => {
-  client?.destroy()
+  destroySdk(client)
   await browser?.close()
   server?.kill('SIGTERM')
   await server?.exited

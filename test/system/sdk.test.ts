@@ -6,7 +6,7 @@
  */
 import { afterEach, expect, test } from 'bun:test'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
-import { adminCall, startService, type RunningService, eventOf, waitFor } from '../helpers'
+import { adminCall, destroySdk, startService, type RunningService, eventOf, waitFor } from '../helpers'
 
 const ADMIN = '*:*.sdk-test-admin-secret-0123456789'
 
@@ -14,7 +14,7 @@ let service: RunningService | undefined
 let client: Unleash | undefined
 
 afterEach(async () => {
-  client?.destroy()
+  destroySdk(client)
   client = undefined
   await service?.stop()
   service = undefined

@@ -9,7 +9,7 @@
 import { afterEach, expect, test } from 'bun:test'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
 import { createState, ENVIRONMENT, specs, type SpecFile } from '../client-specification'
-import { adminCall, eventOf, startService, withTimeout, type RunningService } from '../helpers'
+import { adminCall, destroySdk, eventOf, startService, withTimeout, type RunningService } from '../helpers'
 import { SseReader } from '../features/streaming/sse'
 
 const ADMIN = '*:*.streaming-test-admin-secret-0123'
@@ -19,7 +19,7 @@ const clients: Unleash[] = []
 const readers: SseReader[] = []
 
 afterEach(async () => {
-  for (const client of clients.splice(0)) client.destroy()
+  for (const client of clients.splice(0)) destroySdk(client)
   for (const reader of readers.splice(0)) await reader.cancel()
   await service?.stop()
   service = undefined
