@@ -128,13 +128,27 @@ function PasswordPage({ onChanged }: { onChanged: () => void }) {
   )
 }
 
+/**
+ * Whether this browser signed in and has not signed out since. The session cookie is HttpOnly, so
+ * the page cannot see it; without this mark every first visit would ask who is signed in and get a
+ * 401, a failed request in normal use. With it, only a session that ended elsewhere (expired, the
+ * password changed, the user deleted) costs one 401, which shows the sign-in page.
+ */
+const SIGNED_IN = 'flagstore-signed-in'
+
 function App() {
-  const [user, setUser] = useState<User | null | undefined>(undefined)
+  const [user, setUserState] = useState<User | null | undefined>(undefined)
+  const setUser = (next: User | null) => {
+    if (next) localStorage.setItem(SIGNED_IN, '1')
+    else localStorage.removeItem(SIGNED_IN)
+    setUserState(next)
+  }
   const [notice, setNotice] = useState<string | null>(null)
   const hash = useHash()
   useEffect(() => {
     whenSignedOut(() => setUser(null))
-    get<{ user: User }>('/api/admin/user').then((me) => setUser(me.user), () => setUser(null))
+    if (localStorage.getItem(SIGNED_IN) === null) setUser(null)
+    else get<{ user: User }>('/api/admin/user').then((me) => setUser(me.user), () => setUser(null))
   }, [])
   if (user === undefined) return <p aria-busy="true">Loading…</p>
   if (user === null) return <SignIn notice={notice} onSignedIn={(signedIn) => (setNotice(null), setUser(signedIn), go('/'))} />
