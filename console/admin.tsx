@@ -1,7 +1,7 @@
 /** The event log, API tokens and users. */
 import { useState } from 'preact/hooks'
 import { call, enc, get, ROLES, type EventItem, type Token, type User } from './api'
-import { ErrorLine, useLoad, when } from './ui'
+import { ErrorLine, EventEntry, useAct, useLoad, when } from './ui'
 
 const PAGE = 50
 
@@ -41,20 +41,7 @@ export function EventsPage() {
       <ErrorLine error={error} />
       <p class="muted" aria-live="polite">{data ? `${total} events${total ? `, ${offset + 1}–${Math.min(offset + PAGE, total)} shown` : ''}` : 'Searching…'}</p>
       <ol class="events">
-        {data?.events.map((event) => (
-          <li key={event.id}>
-            <details>
-              <summary>
-                {when(event.createdAt)} · <strong>{event.type}</strong> by <span class="actor">{event.createdBy}</span>
-                {event.featureName ? ` · ${event.featureName}` : ''}{event.project ? ` in ${event.project}` : ''}{event.environment ? ` / ${event.environment}` : ''}
-              </summary>
-              <div class="diff">
-                <div><h4>Before</h4><pre>{JSON.stringify(event.preData, null, 2)}</pre></div>
-                <div><h4>After</h4><pre>{JSON.stringify(event.data, null, 2)}</pre></div>
-              </div>
-            </details>
-          </li>
-        ))}
+        {data?.events.map((event) => <EventEntry key={event.id} event={event} where />)}
       </ol>
       <nav aria-label="Pages" class="inline">
         <button type="button" disabled={offset === 0} onClick={() => setOffset(0)}>Newest</button>
@@ -138,16 +125,7 @@ export function TokensPage({ canWrite }: { canWrite: boolean }) {
 export function UsersPage({ canWrite }: { canWrite: boolean }) {
   const { data, error, reload } = useLoad(() => get<{ users: User[] }>('/api/admin/user-admin'), [])
   const [form, setForm] = useState({ username: '', rootRole: 'Viewer', password: '' })
-  const [actionError, setActionError] = useState<unknown>(null)
-  const act = async (work: () => Promise<unknown>) => {
-    try {
-      await work()
-      setActionError(null)
-      reload()
-    } catch (failure) {
-      setActionError(failure)
-    }
-  }
+  const { error: actionError, act } = useAct(reload)
   return (
     <main>
       <h1>Users</h1>

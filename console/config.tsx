@@ -6,26 +6,9 @@
 import { useState } from 'preact/hooks'
 import { call, enc, get, type Constraint, type Segment, type StrategyType, type TagType } from './api'
 import { ConstraintEditor } from './constraints'
-import { ErrorLine, useLoad } from './ui'
+import { ErrorLine, useAct, useLoad } from './ui'
 
 const split = (text: string) => text.split(',').map((part) => part.trim()).filter(Boolean)
-
-/** Runs an API call for a page: clears or shows its error, reloads the list when it worked. */
-function useAct(reload: () => void) {
-  const [error, setError] = useState<unknown>(null)
-  const act = async (work: () => Promise<unknown>): Promise<boolean> => {
-    try {
-      await work()
-      setError(null)
-      reload()
-      return true
-    } catch (failure) {
-      setError(failure)
-      return false
-    }
-  }
-  return { error, act }
-}
 
 /** A create-or-edit form in a dialog-like panel: `label` names it ("New segment", "Edit segment beta"). */
 function Panel({ label, onSubmit, onCancel, error, children }: { label: string; onSubmit: () => void; onCancel: () => void; error: unknown; children: preact.ComponentChildren }) {

@@ -6,7 +6,7 @@
  */
 import { useState } from 'preact/hooks'
 import { call, enc, get, type Segment, type StrategyType, type TagType, type EventItem, type Flag, type FlagEnvironment, type Strategy, type Variant } from './api'
-import { ErrorLine, go, useLoad, when } from './ui'
+import { ErrorLine, EventEntry, go, useAct, useLoad, when } from './ui'
 import { FlagUsage } from './config'
 import { ConstraintEditor } from './constraints'
 
@@ -169,17 +169,8 @@ function Variants({ flag, environment, canWrite, reload }: { flag: Flag; environ
 
 function EnvironmentPanel({ flag, environment, canWrite, reload }: { flag: Flag; environment: FlagEnvironment; canWrite: boolean; reload: () => void }) {
   const [editing, setEditing] = useState<string | 'new' | null>(null)
-  const [error, setError] = useState<unknown>(null)
   const base = `/api/admin/projects/${enc(flag.project)}/features/${enc(flag.name)}/environments/${enc(environment.name)}`
-  const act = async (work: () => Promise<unknown>) => {
-    try {
-      await work()
-      setError(null)
-      reload()
-    } catch (failure) {
-      setError(failure)
-    }
-  }
+  const { error, act } = useAct(reload)
   const body = (strategy: Strategy) => ({ name: strategy.name, parameters: strategy.parameters, constraints: strategy.constraints, segments: strategy.segments ?? [] })
   const strategies = environment.strategies ?? []
   /** Swaps a strategy with its neighbour: one set-sort-order call, so the order is never half-changed. */
@@ -229,17 +220,8 @@ function Tags({ flag, canWrite, reload }: { flag: Flag; canWrite: boolean; reloa
   const types = useLoad(() => get<{ tagTypes: TagType[] }>('/api/admin/tag-types'), [])
   const [type, setType] = useState('')
   const [value, setValue] = useState('')
-  const [error, setError] = useState<unknown>(null)
   const tagsPath = `/api/admin/features/${enc(flag.name)}/tags`
-  const act = async (work: () => Promise<unknown>) => {
-    try {
-      await work()
-      setError(null)
-      reload()
-    } catch (failure) {
-      setError(failure)
-    }
-  }
+  const { error, act } = useAct(reload)
   const chosenType = type || types.data?.tagTypes[0]?.name || ''
   return (
     <section aria-label="Tags">
@@ -279,17 +261,8 @@ function Tags({ flag, canWrite, reload }: { flag: Flag; canWrite: boolean; reloa
 function Dependencies({ flag, canWrite, reload }: { flag: Flag; canWrite: boolean; reload: () => void }) {
   const [parent, setParent] = useState('')
   const [enabled, setEnabled] = useState(true)
-  const [error, setError] = useState<unknown>(null)
   const base = `/api/admin/projects/${enc(flag.project)}/features/${enc(flag.name)}/dependencies`
-  const act = async (work: () => Promise<unknown>) => {
-    try {
-      await work()
-      setError(null)
-      reload()
-    } catch (failure) {
-      setError(failure)
-    }
-  }
+  const { error, act } = useAct(reload)
   return (
     <section aria-label="Dependencies">
       <h2>Dependencies</h2>
@@ -329,17 +302,7 @@ function History({ name }: { name: string }) {
       <h2>History</h2>
       <ErrorLine error={error} />
       <ol class="events">
-        {data?.events.map((event) => (
-          <li key={event.id}>
-            <details>
-              <summary>{when(event.createdAt)} · <strong>{event.type}</strong> by {event.createdBy}{event.environment ? ` in ${event.environment}` : ''}</summary>
-              <div class="diff">
-                <div><h4>Before</h4><pre>{JSON.stringify(event.preData, null, 2)}</pre></div>
-                <div><h4>After</h4><pre>{JSON.stringify(event.data, null, 2)}</pre></div>
-              </div>
-            </details>
-          </li>
-        ))}
+        {data?.events.map((event) => <EventEntry key={event.id} event={event} where={false} />)}
       </ol>
     </section>
   )
