@@ -157,6 +157,12 @@ export class Api {
   toggle(project: string, name: string, environment: string, on: boolean, options?: RequestOptions) {
     return this.post<FlagBody>(`/api/admin/projects/${project}/features/${name}/environments/${environment}/${on ? 'on' : 'off'}`, undefined, options)
   }
+  /** A flag with one strategy, on in `environment`. */
+  async flagOn(name: string, strategy: Record<string, unknown> = { name: 'default' }, environment = 'development', project = 'default') {
+    expectOk(await this.createFlag(project, name), 201)
+    expectOk(await this.post(paths.strategies(name, environment, project), strategy))
+    expectOk(await this.toggle(project, name, environment, true))
+  }
   bulkToggle(project: string, environment: string, features: string[], on: boolean, options?: RequestOptions) {
     return this.post(`/api/admin/projects/${project}/bulk_features/environments/${environment}/${on ? 'on' : 'off'}`, { features }, options)
   }
@@ -380,6 +386,12 @@ export function named<T extends { name: string }>(items: readonly T[] | undefine
 /** The body of an error answer (whatever the route answers on success). */
 export function errorOf(response: ApiResponse<unknown>): ErrorBody {
   return response.body as ErrorBody
+}
+
+/** An answer as compared between two services: status and body, the error id (new on every request) left out. */
+export function withoutErrorId(response: ApiResponse) {
+  const body = response.body && typeof response.body === 'object' && 'id' in response.body ? { ...response.body, id: '<id>' } : response.body
+  return { status: response.status, body }
 }
 
 /** Asserts a success status, showing the body when it is not. */

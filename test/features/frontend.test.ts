@@ -22,18 +22,11 @@ async function frontendToken(projects: string[] = ['default'], environment = 'de
   return created.body.secret
 }
 
-/** A flag with one strategy, on in `environment`. */
-async function flagOn(name: string, strategy: Record<string, unknown> = { name: 'default' }, environment = 'development', project = 'default') {
-  expectOk(await api.createFlag(project, name), 201)
-  expectOk(await api.post(strategies(name, environment, project), strategy))
-  expectOk(await api.toggle(project, name, environment, true))
-}
-
 const names = (response: ApiResponse<Answer>) => response.body.toggles.map((toggle) => toggle.name)
 
 describe('tokens', () => {
   test('a frontend token reads; no token is 401; admin and client tokens are 403, on GET and POST', async () => {
-    await flagOn('checkout')
+    await api.flagOn('checkout')
     const frontend = await frontendToken()
     const client = await api.createToken({ tokenName: 'sdk', type: 'client', projects: ['default'], environment: 'development' })
     expectOk(await api.get('/api/frontend', { token: frontend }))
@@ -53,12 +46,12 @@ describe('tokens', () => {
 describe('what is listed', () => {
   test("only the token's projects and environment, only enabled flags, with the variant shape of contract §2", async () => {
     expectOk(await api.createProject('other'), 201)
-    await flagOn('mine')
-    await flagOn('theirs', { name: 'default' }, 'development', 'other')
-    await flagOn('production-only', { name: 'default' }, 'production')
+    await api.flagOn('mine')
+    await api.flagOn('theirs', { name: 'default' }, 'development', 'other')
+    await api.flagOn('production-only', { name: 'default' }, 'production')
     expectOk(await api.createFlag('default', 'switched-off'), 201)
-    await flagOn('for-pro', { name: 'default', constraints: [{ contextName: 'plan', operator: 'IN', values: ['pro'] }] })
-    await flagOn('coloured')
+    await api.flagOn('for-pro', { name: 'default', constraints: [{ contextName: 'plan', operator: 'IN', values: ['pro'] }] })
+    await api.flagOn('coloured')
     expectOk(await api.put('/api/admin/projects/default/features/coloured/environments/development/variants', [
       { name: 'blue', weight: 1000, weightType: 'variable', stickiness: 'default', payload: { type: 'string', value: 'navy' } },
     ]))
@@ -80,7 +73,7 @@ describe('what is listed', () => {
   test('a child of a parent that must be off is listed while the parent is off, and the next request after a write sees it', async () => {
     expectOk(await api.createFlag('default', 'parent'), 201)
     expectOk(await api.post(strategies('parent'), { name: 'default' }))
-    await flagOn('child')
+    await api.flagOn('child')
     expectOk(await api.post('/api/admin/projects/default/features/child/dependencies', { feature: 'parent', enabled: false }))
     const token = await frontendToken()
     expect(names(await api.get<Answer>('/api/frontend', { token }))).toEqual(['child'])
@@ -89,7 +82,7 @@ describe('what is listed', () => {
     // Segments too: a change to a segment's constraints is evaluated at once.
     const segment = await api.post<{ id: number }>('/api/admin/segments', { name: 'pros', constraints: [{ contextName: 'plan', operator: 'IN', values: ['pro'] }] })
     expectOk(segment, 201)
-    await flagOn('segmented', { name: 'default', segments: [segment.body.id] })
+    await api.flagOn('segmented', { name: 'default', segments: [segment.body.id] })
     expect(names(await api.get<Answer>('/api/frontend?plan=pro', { token }))).toEqual(['parent', 'segmented'])
     const updated = await api.put(`/api/admin/segments/${segment.body.id}`, { name: 'pros', constraints: [{ contextName: 'plan', operator: 'IN', values: ['free'] }] })
     expect(updated.status).toBeLessThan(300)
@@ -102,9 +95,9 @@ describe('what is listed', () => {
 
 describe('context', () => {
   test('fields in the query, properties[...] and unknown fields as properties, and the body form, read alike', async () => {
-    await flagOn('for-pro', { name: 'default', constraints: [{ contextName: 'plan', operator: 'IN', values: ['pro'] }] })
-    await flagOn('for-user', { name: 'userWithId', parameters: { userIds: 'u1' } })
-    await flagOn('for-web', { name: 'default', constraints: [{ contextName: 'appName', operator: 'IN', values: ['web'] }] })
+    await api.flagOn('for-pro', { name: 'default', constraints: [{ contextName: 'plan', operator: 'IN', values: ['pro'] }] })
+    await api.flagOn('for-user', { name: 'userWithId', parameters: { userIds: 'u1' } })
+    await api.flagOn('for-web', { name: 'default', constraints: [{ contextName: 'appName', operator: 'IN', values: ['web'] }] })
     const token = await frontendToken()
     const get = async (query: string) => names(await api.get<Answer>(`/api/frontend${query}`, { token }))
     const post = async (context: unknown) => names(await api.post<Answer>('/api/frontend', { context }, { token }))
@@ -122,11 +115,11 @@ describe('context', () => {
 
   test('context fields named like members of Object.prototype (constructor, __proto__, toString) are fields like any other, in the query and the body', async () => {
     for (const [flag, field, value] of [['for-ctor', 'constructor', 'x'], ['for-proto', '__proto__', 'y'], ['for-text', 'toString', 'z'], ['for-has', 'hasOwnProperty', 'w']]) {
-      await flagOn(flag, { name: 'default', constraints: [{ contextName: field, operator: 'IN', values: [value] }] })
+      await api.flagOn(flag, { name: 'default', constraints: [{ contextName: field, operator: 'IN', values: [value] }] })
     }
     // Without the field, nothing inherited stands in for it.
-    await flagOn('without-ctor', { name: 'default', constraints: [{ contextName: 'constructor', operator: 'NOT_IN', values: ['x'] }] })
-    await flagOn('ctor-set', { name: 'default', constraints: [{ contextName: 'constructor', operator: 'STR_CONTAINS', values: ['function', 'Object', 'x'] }] })
+    await api.flagOn('without-ctor', { name: 'default', constraints: [{ contextName: 'constructor', operator: 'NOT_IN', values: ['x'] }] })
+    await api.flagOn('ctor-set', { name: 'default', constraints: [{ contextName: 'constructor', operator: 'STR_CONTAINS', values: ['function', 'Object', 'x'] }] })
     const token = await frontendToken()
     const get = async (query: string) => names(await api.get<Answer>(`/api/frontend${query}`, { token }))
     const post = async (raw: string) => {
@@ -154,8 +147,8 @@ describe('context', () => {
   })
 
   test("remoteAddress defaults to the caller's address (TRUST_PROXY: the proxy's X-Forwarded-For) and sessionId to a random one", async () => {
-    await flagOn('office', { name: 'remoteAddress', parameters: { IPs: '10.0.0.0/8' } })
-    await flagOn('per-session', { name: 'gradualRolloutSessionId', parameters: { percentage: '100', groupId: 'per-session' } })
+    await api.flagOn('office', { name: 'remoteAddress', parameters: { IPs: '10.0.0.0/8' } })
+    await api.flagOn('per-session', { name: 'gradualRolloutSessionId', parameters: { percentage: '100', groupId: 'per-session' } })
     const token = await frontendToken()
     const behindProxy = new Api(createApp(api.services, { bodyLimit: 102400, trustProxy: true }), api.services, null)
     const fromOffice = { token, headers: { 'x-forwarded-for': '203.0.113.9, 10.1.2.3' } }
@@ -171,7 +164,7 @@ describe('context', () => {
 
 describe('caching', () => {
   test('Cache-Control: no-cache; an ETag made from the answer; If-None-Match → 304 without a body until the answer changes', async () => {
-    await flagOn('checkout', { name: 'flexibleRollout', parameters: { rollout: '50', stickiness: 'userId', groupId: 'checkout' } })
+    await api.flagOn('checkout', { name: 'flexibleRollout', parameters: { rollout: '50', stickiness: 'userId', groupId: 'checkout' } })
     const token = await frontendToken()
     const first = await api.get<Answer>('/api/frontend?userId=u1', { token })
     expectOk(first)

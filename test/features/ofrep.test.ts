@@ -33,12 +33,6 @@ async function sdkToken(type: 'frontend' | 'client' = 'frontend', projects: stri
   return created.body.secret
 }
 
-async function flagOn(name: string, strategy: Record<string, unknown> = { name: 'default' }, environment = 'development', project = 'default') {
-  expectOk(await api.createFlag(project, name), 201)
-  expectOk(await api.post(strategies(name, environment, project), strategy))
-  expectOk(await api.toggle(project, name, environment, true))
-}
-
 const evaluate = (token: string, key: string, context: unknown = { targetingKey: 'user-1' }, headers: Record<string, string> = {}) =>
   api.post<Evaluation | Failure>(ONE(key), { context }, { token, headers })
 const bulk = (token: string, context: unknown = { targetingKey: 'user-1' }, headers: Record<string, string> = {}) =>
@@ -57,7 +51,7 @@ const flagsOf = (response: ApiResponse<unknown>) => new Map(((response.body as {
 
 describe('tokens', () => {
   test('frontend and client tokens, as Authorization (with or without Bearer) or X-API-Key; none or an unknown one is 401 and an admin token 403, without a body', async () => {
-    await flagOn('checkout')
+    await api.flagOn('checkout')
     const frontend = await sdkToken('frontend')
     const client = await sdkToken('client')
     const expected = { key: 'checkout', value: true, reason: 'STATIC', variant: 'on', metadata: { project: 'default' } }
@@ -87,9 +81,9 @@ describe('tokens', () => {
 
   test("the token's projects and environment decide, as for the frontend API; another project's flag is FLAG_NOT_FOUND", async () => {
     expectOk(await api.createProject('other'), 201)
-    await flagOn('mine')
-    await flagOn('theirs', { name: 'default' }, 'development', 'other')
-    await flagOn('production-only', { name: 'default' }, 'production')
+    await api.flagOn('mine')
+    await api.flagOn('theirs', { name: 'default' }, 'development', 'other')
+    await api.flagOn('production-only', { name: 'default' }, 'production')
     expectOk(await api.createFlag('default', 'archived-one'), 201)
     expectOk(await api.delete('/api/admin/projects/default/features/archived-one'), 202)
     const token = await sdkToken('frontend', ['default'], 'development')
@@ -111,13 +105,13 @@ describe('values and reasons', () => {
   test('a plain flag is a boolean: DISABLED off in the environment, DEFAULT when no strategy applies, STATIC, TARGETING_MATCH or SPLIT when on', async () => {
     expectOk(await api.createFlag('default', 'switched-off'), 201)
     expectOk(await api.post(strategies('switched-off'), { name: 'default' }))
-    await flagOn('everyone')
+    await api.flagOn('everyone')
     expectOk(await api.createFlag('default', 'no-strategy'), 201)
     expectOk(await api.toggle('default', 'no-strategy', 'development', true))
-    await flagOn('for-pro', { name: 'default', constraints: [{ contextName: 'plan', operator: 'IN', values: ['pro'] }] })
-    await flagOn('listed-users', { name: 'userWithId', parameters: { userIds: 'alice, bob' } })
-    await flagOn('half', { name: 'flexibleRollout', parameters: { rollout: '50', stickiness: 'default', groupId: 'half' } })
-    await flagOn('all-of-them', { name: 'flexibleRollout', parameters: { rollout: '100', stickiness: 'default', groupId: 'all' } })
+    await api.flagOn('for-pro', { name: 'default', constraints: [{ contextName: 'plan', operator: 'IN', values: ['pro'] }] })
+    await api.flagOn('listed-users', { name: 'userWithId', parameters: { userIds: 'alice, bob' } })
+    await api.flagOn('half', { name: 'flexibleRollout', parameters: { rollout: '50', stickiness: 'default', groupId: 'half' } })
+    await api.flagOn('all-of-them', { name: 'flexibleRollout', parameters: { rollout: '100', stickiness: 'default', groupId: 'all' } })
     const token = await sdkToken()
     const answer = async (key: string, context: Record<string, unknown>) => {
       const response = await evaluate(token, key, context)
@@ -151,10 +145,10 @@ describe('values and reasons', () => {
       ['settings', { type: 'json', value: '{"limit":3,"tags":["x"]}' }, { limit: 3, tags: ['x'] }],
     ]
     for (const [name, payload] of payloads) {
-      await flagOn(name)
+      await api.flagOn(name)
       expectOk(await api.put(`/api/admin/projects/default/features/${name}/environments/development/variants`, variants([{ name: `${name}-only`, weight: 1000, payload }])))
     }
-    await flagOn('two-ways')
+    await api.flagOn('two-ways')
     expectOk(
       await api.put(
         '/api/admin/projects/default/features/two-ways/environments/development/variants',
@@ -164,11 +158,11 @@ describe('values and reasons', () => {
         ]),
       ),
     )
-    await flagOn('no-payload')
+    await api.flagOn('no-payload')
     expectOk(await api.put('/api/admin/projects/default/features/no-payload/environments/development/variants', variants([{ name: 'plain' }])))
     expectOk(await api.createFlag('default', 'variants-off'), 201)
     expectOk(await api.put('/api/admin/projects/default/features/variants-off/environments/development/variants', variants([{ name: 'never', payload: { type: 'string', value: 'x' } }])))
-    await flagOn('strategy-variants', {
+    await api.flagOn('strategy-variants', {
       name: 'flexibleRollout',
       parameters: { rollout: '100', stickiness: 'default', groupId: 'sv' },
       constraints: [{ contextName: 'plan', operator: 'IN', values: ['pro'] }],
@@ -192,7 +186,7 @@ describe('values and reasons', () => {
   })
 
   test('an evaluation writes nothing: no event, no change to the flags', async () => {
-    await flagOn('checkout')
+    await api.flagOn('checkout')
     const token = await sdkToken()
     const lastEvent = api.services.store.lastEventId
     const flagBefore = await api.get('/api/admin/projects/default/features/checkout')
@@ -209,7 +203,7 @@ describe('values and reasons', () => {
 
 describe('errors', () => {
   test('bad JSON, a body that is not an object and a wrong content type are PARSE_ERROR, a body over the limit GENERAL; the single flag answer names the key, the bulk one does not', async () => {
-    await flagOn('checkout')
+    await api.flagOn('checkout')
     const token = await sdkToken()
     for (const [path, key] of [[ONE('checkout'), 'checkout'], [BULK, undefined]] as const) {
       const send = (raw: string, type: string | null) => api.post(path, undefined, { token, raw, headers: type === null ? {} : { 'content-type': type } })
@@ -227,7 +221,7 @@ describe('errors', () => {
   })
 
   test('a context that is not an object, or holds objects, is INVALID_CONTEXT; an empty targetingKey is TARGETING_KEY_MISSING; no targetingKey evaluates as the frontend API without a userId', async () => {
-    await flagOn('checkout')
+    await api.flagOn('checkout')
     const token = await sdkToken()
     const cases: [unknown, string][] = [
       ['text', 'INVALID_CONTEXT'],
@@ -266,7 +260,7 @@ describe('errors', () => {
 
 describe('BASE_URI_PATH', () => {
   test('under a base path, the routes, their error shapes and CORS move with it', async () => {
-    await flagOn('checkout')
+    await api.flagOn('checkout')
     const token = await sdkToken()
     const based = new Api(createApp(api.services, { bodyLimit: 102400, basePath: '/flags' }), api.services, null)
     const one = await based.post<Evaluation>(`/flags${ONE('checkout')}`, { context: { targetingKey: 'u' } }, { token, headers: { origin: 'https://shop.example.com' } })
@@ -282,7 +276,7 @@ describe('BASE_URI_PATH', () => {
 
 describe('ETag and 304', () => {
   test('the bulk answer has an ETag; If-None-Match answers 304 with no body until a flag or the context changes; a change elsewhere keeps it', async () => {
-    await flagOn('checkout')
+    await api.flagOn('checkout')
     expectOk(await api.createProject('other'), 201)
     const token = await sdkToken()
     const first = await bulk(token, { targetingKey: 'alice' })
@@ -299,7 +293,7 @@ describe('ETag and 304', () => {
     expectOk(bob)
     expect(bob.headers.get('etag')).not.toBe(etag)
     // A flag in another project changes nothing this token reads.
-    await flagOn('elsewhere', { name: 'default' }, 'development', 'other')
+    await api.flagOn('elsewhere', { name: 'default' }, 'development', 'other')
     expect((await bulk(token, { targetingKey: 'alice' }, { 'if-none-match': etag })).status).toBe(304)
     // A change to a flag of the scope: a new answer.
     expectOk(await api.toggle('default', 'checkout', 'development', false))
@@ -317,7 +311,7 @@ describe('ETag and 304', () => {
 
   test('with DATE constraints, the ETag changes when now passes one of their times, so a 304 never keeps an answer past it', async () => {
     const soon = new Date(Date.now() + 1500).toISOString()
-    await flagOn('launch', { name: 'default', constraints: [{ contextName: 'currentTime', operator: 'DATE_AFTER', value: soon }] })
+    await api.flagOn('launch', { name: 'default', constraints: [{ contextName: 'currentTime', operator: 'DATE_AFTER', value: soon }] })
     const token = await sdkToken()
     const before = await bulk(token)
     expect(flagsOf(before).get('launch')).toMatchObject({ value: false, reason: 'DEFAULT' })
@@ -330,7 +324,7 @@ describe('ETag and 304', () => {
   })
 
   test('the ETag depends on the caller address when the context names none (remoteAddress defaults to it)', async () => {
-    await flagOn('office', { name: 'remoteAddress', parameters: { IPs: '10.0.0.0/8' } })
+    await api.flagOn('office', { name: 'remoteAddress', parameters: { IPs: '10.0.0.0/8' } })
     const app = createApp(api.services, { bodyLimit: 102400, trustProxy: true })
     const token = await sdkToken()
     const send = (address: string, etag?: string) =>
@@ -349,7 +343,7 @@ describe('ETag and 304', () => {
   })
 
   test("when no flag names remoteAddress, the address is in the ETag only for a context without a user or session (default stickiness falls to it)", async () => {
-    await flagOn('half', { name: 'flexibleRollout', parameters: { rollout: '50', stickiness: 'default', groupId: 'half' } })
+    await api.flagOn('half', { name: 'flexibleRollout', parameters: { rollout: '50', stickiness: 'default', groupId: 'half' } })
     const app = createApp(api.services, { bodyLimit: 102400, trustProxy: true })
     const token = await sdkToken()
     const send = (address: string, context: unknown, etag?: string) =>
@@ -377,7 +371,7 @@ describe('ETag and 304', () => {
 
 describe('CORS', () => {
   test('as the frontend API: a preflight is 204 without a token and allows X-API-Key; answers and errors carry the origin and expose the ETag', async () => {
-    await flagOn('checkout')
+    await api.flagOn('checkout')
     const token = await sdkToken()
     for (const path of [BULK, ONE('checkout')]) {
       const preflight = await api.request('OPTIONS', path, { token: null, headers: { origin: 'https://shop.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-api-key, content-type' } })

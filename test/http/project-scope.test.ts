@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { CONSOLE_FILES } from '../../src/http/console-assets'
-import { Api, expectError, expectOk, makeApi, tokenFor, type ApiResponse, type StrategyBody, errorOf } from '../helpers'
+import { Api, expectError, expectOk, makeApi, tokenFor, type StrategyBody, errorOf, withoutErrorId } from '../helpers'
 
 /** Everything that belongs to the hidden project carries this marker, so a leak shows in any answer. */
 const HIDDEN = 'theirs'
@@ -153,12 +153,6 @@ function listsNothing(value: unknown): boolean {
   return true
 }
 
-/** An answer without its error id, which differs on every request. */
-function comparable(response: ApiResponse) {
-  const body = response.body && typeof response.body === 'object' && 'id' in response.body ? { ...response.body, id: '<id>' } : response.body
-  return { status: response.status, body }
-}
-
 let hidden: World
 let absent: World
 beforeAll(async () => {
@@ -217,7 +211,7 @@ describe('a token limited to one project', () => {
 
         const other = await hidden.api.get(fill(path, HIDDEN, hidden.strategyIds[HIDDEN]), { token: hidden.scoped })
         const never = await absent.api.get(fill(path, HIDDEN, hidden.strategyIds[HIDDEN]), { token: absent.scoped })
-        expect({ path, ...comparable(other) }).toEqual({ path, ...comparable(never) })
+        expect({ path, ...withoutErrorId(other) }).toEqual({ path, ...withoutErrorId(never) })
         if (other.status === 200) expect({ path, nothing: listsNothing(other.body) }).toEqual({ path, nothing: true })
         else expectError(other, 404, 'NotFoundError')
         expect({ path, leaks: leaks(other.text) }).toEqual({ path, leaks: false })

@@ -90,15 +90,24 @@ export function inScope(scope: Omit<Scope, 'token' | 'key' | 'filterKey' | 'segm
   )
 }
 
+/** The flags a scope serves (`serves` says which), each with its view as SDKs read it, in name order. */
+function servedFlags(
+  state: Pick<Store['state'], 'flags' | 'segments'>,
+  scope: Pick<TokenScope, 'environment' | 'segmentIds'>,
+  serves: (flag: FlagRecord) => boolean,
+): { flag: FlagRecord; view: ClientFeatureView }[] {
+  const served: { flag: FlagRecord; view: ClientFeatureView }[] = []
+  for (const flag of Object.values(state.flags)) {
+    if (!serves(flag)) continue
+    const view = clientFeatureView(flag, scope.environment, scope.segmentIds ? undefined : state.segments)
+    if (view) served.push({ flag, view })
+  }
+  return served.sort((a, b) => (a.flag.name < b.flag.name ? -1 : a.flag.name > b.flag.name ? 1 : 0))
+}
+
 /** The flags `scope` serves, by name, as SDKs read them: what a stream's hydration holds (the list answer is compiled from the same views). */
 export function scopedFeatures(state: Pick<Store['state'], 'flags' | 'segments'>, scope: Scope): ClientFeatureView[] {
-  const features: ClientFeatureView[] = []
-  for (const flag of Object.values(state.flags)) {
-    if (!inScope(scope, flag)) continue
-    const view = clientFeatureView(flag, scope.environment, scope.segmentIds ? undefined : state.segments)
-    if (view) features.push(view)
-  }
-  return features.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  return servedFlags(state, scope, (flag) => inScope(scope, flag)).map(({ view }) => view)
 }
 
 const hash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16)
@@ -153,19 +162,16 @@ class CompiledTokenScope {
 }
 
 function compile(state: Pick<Store['state'], 'flags' | 'segments'>, scope: TokenScope): CompiledTokenScope {
-  const flags: CompiledFlag[] = []
-  for (const flag of Object.values(state.flags)) {
-    if (scope.projects !== null && !scope.projects.includes(flag.project)) continue
-    const view = clientFeatureView(flag, scope.environment, scope.segmentIds ? undefined : state.segments)
-    if (!view) continue
-    const segments = scope.segmentIds ? [...new Set(view.strategies.flatMap((strategy) => strategy.segments ?? []))] : []
-    flags.push({ flag, json: JSON.stringify(view), segments })
-  }
-  flags.sort((a, b) => (a.flag.name < b.flag.name ? -1 : a.flag.name > b.flag.name ? 1 : 0))
-  return new CompiledTokenScope(flags)
+  const served = servedFlags(state, scope, (flag) => scope.projects === null || scope.projects.includes(flag.project))
+  return new CompiledTokenScope(
+    served.map(({ flag, view }) => ({
+      flag,
+      json: JSON.stringify(view),
+      segments: scope.segmentIds ? [...new Set(view.strategies.flatMap((strategy) => strategy.segments ?? []))] : [],
+    })),
+  )
 }
 
-/** The answer of `scope` from its flags, compiled and in name order. */
 /** The part of an answer made from its flags: serialised, with the segments they use, and their hash. */
 interface Content {
   json: string
