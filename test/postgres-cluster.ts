@@ -1,0 +1,132 @@
+/**
+ * A private PostgreSQL for tests and benchmarks: its own cluster in a temp directory, on a free
+ * loopback port, run by an unprivileged user (Debian's `postgres` when we are root, since the
+ * server refuses to run as root), stopped and removed by `stop()`. Nothing is shared with a system
+ * cluster: no socket in /var/run, no service, no password (trust on loopback only).
+ *
+ * `.ci/run` installs Debian's `postgresql` when it is missing; here we only find its binaries.
+ *
+ * As a program (`npx bun test/postgres-cluster.ts`) it starts one, prints its URL as one line and
+ * keeps it until SIGTERM or SIGINT.
+ */
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+export interface PostgresCluster {
+  /** postgres://… for the `postgres` database; `urlFor(name)` for another. */
+  url: string
+  port: number
+  dir: string
+  urlFor(database: string): string
+  /** Creates a database (fresh, empty) and returns its URL. */
+  createDatabase(name: string): Promise<string>
+  /** Stops the server (fast shutdown) and keeps the files; `start()` brings it back on the same port. */
+  halt(): Promise<void>
+  start(): Promise<void>
+  /** Stops the server and removes its files. */
+  stop(): Promise<void>
+}
+
+/** The directory holding initdb, pg_ctl and postgres, or null when PostgreSQL is not installed. */
+export function postgresBinaries(): string | null {
+  const root = '/usr/lib/postgresql'
+  if (existsSync(root)) {
+    const versions = readdirSync(root).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a))
+    for (const v of versions) if (existsSync(join(root, v, 'bin', 'pg_ctl'))) return join(root, v, 'bin')
+  }
+  const onPath = Bun.which('pg_ctl')
+  return onPath ? onPath.replace(/\/pg_ctl$/, '') : null
+}
+
+function freePort(): number {
+  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
+  const port = probe.port!
+  probe.stop(true)
+  return port
+}
+
+interface RunAs {
+  uid?: number
+  gid?: number
+}
+
+function postgresUser(): RunAs {
+  if (process.getuid?.() !== 0) return {}
+  const passwd = require('node:fs').readFileSync('/etc/passwd', 'utf8') as string
+  const line = passwd.split('\n').find((l) => l.startsWith('postgres:')) ?? passwd.split('\n').find((l) => l.startsWith('nobody:'))
+  if (!line) throw new Error('running as root and no unprivileged user (postgres or nobody) to run PostgreSQL as')
+  const [, , uid, gid] = line.split(':')
+  return { uid: Number(uid), gid: Number(gid) }
+}
+
+async function run(cmd: string[], as: RunAs, what: string): Promise<string> {
+  const prefix = as.uid === undefined ? [] : ['setpriv', `--reuid=${as.uid}`, `--regid=${as.gid}`, '--clear-groups', '--']
+  const child = Bun.spawn([...prefix, ...cmd], { stdout: 'pipe', stderr: 'pipe', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8' } })
+  const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited])
+  if (code !== 0) throw new Error(`${what} failed (exit ${code}): ${err.trim() || out.trim()}`)
+  return out
+}
+
+/** Starts a private cluster. Throws when PostgreSQL is not installed (see `postgresBinaries`). */
+export async function startPostgres(options: { port?: number; fsync?: boolean } = {}): Promise<PostgresCluster> {
+  const bin = postgresBinaries()
+  if (!bin) throw new Error('PostgreSQL is not installed (apt-get install postgresql); .ci/run installs it')
+  const as = postgresUser()
+  const dir = mkdtempSync(join(tmpdir(), 'flagstore-pg-'))
+  chmodSync(dir, 0o700)
+  if (as.uid !== undefined) chownSync(dir, as.uid, as.gid!)
+  const data = join(dir, 'data')
+  const port = options.port ?? freePort()
+  await run([join(bin, 'initdb'), '-D', data, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--no-instructions', '--no-sync'], as, 'initdb')
+  const settings = [
+    `-c listen_addresses=127.0.0.1`,
+    `-c port=${port}`,
+    `-c unix_socket_directories=${dir}`,
+    `-c max_connections=300`,
+    `-c fsync=${options.fsync === false ? 'off' : 'on'}`,
+    `-c shared_buffers=128MB`,
+    `-c log_min_messages=warning`,
+  ].join(' ')
+  const pgctl = (...args: string[]) => run([join(bin, 'pg_ctl'), '-D', data, '-w', '-t', '60', ...args], as, `pg_ctl ${args[0]}`)
+  const start = async () => {
+    await pgctl('start', '-o', settings, '-l', join(dir, 'server.log'))
+  }
+  await start()
+  const urlFor = (database: string) => `postgres://postgres@127.0.0.1:${port}/${database}`
+  let stopped = false
+  const cluster: PostgresCluster = {
+    url: urlFor('postgres'),
+    port,
+    dir,
+    urlFor,
+    async createDatabase(name) {
+      if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`)
+      const sql = new Bun.SQL(urlFor('postgres'), { max: 1 })
+      try {
+        await sql.unsafe(`CREATE DATABASE ${name}`)
+      } finally {
+        await sql.close()
+      }
+      return urlFor(name)
+    },
+    halt: () => pgctl('stop', '-m', 'fast').then(() => undefined),
+    start,
+    async stop() {
+      if (stopped) return
+      stopped = true
+      await pgctl('stop', '-m', 'immediate').catch(() => undefined)
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+  return cluster
+}
+
+if (import.meta.main) {
+  const cluster = await startPostgres()
+  console.log(cluster.url)
+  const stop = () => cluster.stop().then(() => process.exit(0))
+  process.on('SIGTERM', stop)
+  process.on('SIGINT', stop)
+  setInterval(() => {}, 1 << 30)
+}
