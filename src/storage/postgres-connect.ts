@@ -4,6 +4,8 @@
  * setting, and bringing the schema to this version by numbered migrations under an advisory lock.
  */
 import { SQL } from 'bun'
+import { lookup } from 'node:dns/promises'
+import { isIP } from 'node:net'
 import type { DatabaseConfig } from '../config'
 
 /** What this version of the schema is; a database at a later one was written by a newer flagstore. */
@@ -116,6 +118,15 @@ export async function connectAtStart(config: DatabaseConfig, options: { log?: (l
   const log = options.log ?? ((line) => console.error(JSON.stringify({ time: new Date().toISOString(), ...line })))
   let delay = RETRY_MIN_MS
   for (let attempt = 1; ; attempt++) {
+    // Bun's driver says "connection refused" for a name that does not resolve: a host that does
+    // not exist is a mistake to say at once, not a server to wait for.
+    if (isIP(config.host) === 0 && !config.host.startsWith('/')) {
+      const unknown = await lookup(config.host).then(
+        () => null,
+        (error: NodeJS.ErrnoException) => (error.code === 'ENOTFOUND' ? error : null),
+      )
+      if (unknown) throw new DatabaseStartError(`${config.settingOf.host}: the host "${config.host}" cannot be resolved (${unknown.code})`)
+    }
     const sql = connect(config, options)
     try {
       await sql`SELECT 1`
