@@ -43,6 +43,26 @@ export interface Config {
   streamingHeartbeatMs: number
   /** `STREAMING_BUFFER_CHANGES`: changed flags and segments kept so that streams and delta polls resume without a hydration (10,000). */
   streamingBufferChanges: number
+  /**
+   * `DATABASE_URL`, or Unleash's `DATABASE_HOST`, `DATABASE_PORT`, `DATABASE_NAME`,
+   * `DATABASE_USERNAME`, `DATABASE_PASSWORD`, `DATABASE_SSL` and `DATABASE_SCHEMA`: the PostgreSQL
+   * that holds the store instead of DATA_DIR's files (storage/postgres.ts); null for the files.
+   */
+  database: DatabaseConfig | null
+}
+
+/** Where the store lives in PostgreSQL, and which variables said so (named by start-up failures). */
+export interface DatabaseConfig {
+  host: string
+  port: number
+  database: string
+  username: string
+  password: string
+  /** `DATABASE_SSL`: false (the default), true (require TLS), or a libpq mode such as verify-full. */
+  ssl: boolean | 'require' | 'verify-ca' | 'verify-full' | 'prefer'
+  schema: string
+  /** The variable that names each part: DATABASE_URL for all of them, or DATABASE_HOST, DATABASE_NAME… */
+  settingOf: Record<'host' | 'port' | 'database' | 'username' | 'password' | 'ssl' | 'schema', string>
 }
 
 export class ConfigError extends Error {
@@ -102,7 +122,83 @@ export function readConfig(env: Record<string, string | undefined>, cwd = proces
     streamingMaxStreams: integer(env, 'STREAMING_MAX_STREAMS', 10_000, 0, 1_000_000),
     streamingHeartbeatMs: integer(env, 'STREAMING_HEARTBEAT_MS', 15_000, 100, 55_000),
     streamingBufferChanges: integer(env, 'STREAMING_BUFFER_CHANGES', 10_000, 0, 10_000_000),
+    database: database(env),
   }
+}
+
+const DATABASE_PARTS = ['DATABASE_HOST', 'DATABASE_PORT', 'DATABASE_NAME', 'DATABASE_USERNAME', 'DATABASE_PASSWORD'] as const
+/** A PostgreSQL identifier we can put in search_path and in lock and channel names without quoting. */
+const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
+
+/**
+ * PostgreSQL is chosen by `DATABASE_URL` or `DATABASE_HOST` (Unleash's variables, with its
+ * defaults for the parts left out); `DATABASE_SSL` and `DATABASE_SCHEMA` go with either.
+ */
+function database(env: Record<string, string | undefined>): DatabaseConfig | null {
+  const set = (key: string) => (env[key] ?? '').trim() !== ''
+  const url = env.DATABASE_URL?.trim() ?? ''
+  const schemaRaw = env.DATABASE_SCHEMA?.trim() || 'public'
+  if (!SCHEMA_NAME.test(schemaRaw)) throw new ConfigError(`DATABASE_SCHEMA must be a plain name (letters, digits and _, not starting with a digit, at most 63), got "${env.DATABASE_SCHEMA}"`)
+  const ssl = databaseSsl(env.DATABASE_SSL)
+  if (url !== '') {
+    const extra = DATABASE_PARTS.filter(set)
+    if (extra.length > 0) throw new ConfigError(`DATABASE_URL and ${extra.join(', ')} are both set; give the connection as DATABASE_URL or as its parts, not both`)
+    let parsed: URL
+    try {
+      parsed = new URL(url)
+    } catch {
+      throw new ConfigError('DATABASE_URL must be a URL such as postgres://user:password@host:5432/database, got something that is not a URL')
+    }
+    if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
+      throw new ConfigError(`DATABASE_URL must start with postgres:// or postgresql://, got "${parsed.protocol}//…"`)
+    }
+    if (parsed.hostname === '') throw new ConfigError('DATABASE_URL names no host (postgres://user:password@host:5432/database)')
+    const name = decodeURIComponent(parsed.pathname.replace(/^\//, ''))
+    if (name === '' || name.includes('/')) throw new ConfigError('DATABASE_URL names no database: end it with /<database name>')
+    const mode = parsed.searchParams.get('sslmode')
+    const all = Object.fromEntries(['host', 'port', 'database', 'username', 'password'].map((part) => [part, 'DATABASE_URL']))
+    return {
+      host: parsed.hostname.replace(/^\[(.*)\]$/, '$1'),
+      port: parsed.port === '' ? 5432 : Number(parsed.port),
+      database: name,
+      username: decodeURIComponent(parsed.username) || 'postgres',
+      password: decodeURIComponent(parsed.password),
+      ssl: env.DATABASE_SSL !== undefined && env.DATABASE_SSL.trim() !== '' ? ssl : mode ? databaseSsl(mode, 'DATABASE_URL sslmode') : false,
+      schema: schemaRaw,
+      settingOf: { ...all, ssl: set('DATABASE_SSL') ? 'DATABASE_SSL' : 'DATABASE_URL', schema: 'DATABASE_SCHEMA' } as DatabaseConfig['settingOf'],
+    }
+  }
+  if (!set('DATABASE_HOST')) {
+    const stray = [...DATABASE_PARTS, 'DATABASE_SSL', 'DATABASE_SCHEMA'].filter(set)
+    if (stray.length > 0) throw new ConfigError(`${stray.join(', ')} ${stray.length > 1 ? 'are' : 'is'} set but neither DATABASE_URL nor DATABASE_HOST: set one of them to store in PostgreSQL, or unset ${stray.length > 1 ? 'them' : 'it'} to store in DATA_DIR`)
+    return null
+  }
+  return {
+    host: env.DATABASE_HOST!.trim(),
+    port: integer(env, 'DATABASE_PORT', 5432, 1, 65535),
+    database: env.DATABASE_NAME?.trim() || 'unleash',
+    username: env.DATABASE_USERNAME?.trim() || 'unleash_user',
+    password: env.DATABASE_PASSWORD ?? '',
+    ssl,
+    schema: schemaRaw,
+    settingOf: {
+      host: 'DATABASE_HOST',
+      port: 'DATABASE_PORT',
+      database: 'DATABASE_NAME',
+      username: 'DATABASE_USERNAME',
+      password: 'DATABASE_PASSWORD',
+      ssl: 'DATABASE_SSL',
+      schema: 'DATABASE_SCHEMA',
+    },
+  }
+}
+
+function databaseSsl(raw: string | undefined, key = 'DATABASE_SSL'): DatabaseConfig['ssl'] {
+  const value = raw?.trim().toLowerCase() ?? ''
+  if (value === '' || ['false', '0', 'no', 'off', 'disable'].includes(value)) return false
+  if (['true', '1', 'yes', 'on', 'require'].includes(value)) return 'require'
+  if (value === 'verify-ca' || value === 'verify-full' || value === 'prefer') return value
+  throw new ConfigError(`${key} must be true, false, require, prefer, verify-ca or verify-full, got "${raw}"`)
 }
 
 function defaultAdminUsername(raw: string | undefined): string {

@@ -15,7 +15,8 @@ import { errorResponse } from './http/errors'
 import { rawPathRoutes } from './http/routing'
 import { DataDirError, describeIoError, DIR_MODE, StoreLoadError } from './storage/files'
 import { DataDirLock, DataDirLockError } from './storage/lock'
-import { createServices, initialise, openStore, stopWorkers } from './services'
+import { DatabaseStartError } from './storage/postgres'
+import { createServices, initialise, openDatabaseStore, openStore, stopWorkers } from './services'
 
 function fail(message: string): never {
   console.error(`Cannot start: ${message}`)
@@ -24,7 +25,7 @@ function fail(message: string): never {
 
 /** A data file that cannot be trusted stops the start, whether found opening the store or loading the log. */
 function failOnStoreLoad(error: unknown): never {
-  if (error instanceof DataDirError) fail(error.message)
+  if (error instanceof DataDirError || error instanceof DatabaseStartError) fail(error.message)
   if (error instanceof StoreLoadError) fail(`${error.message}. The file was left as it is; repair or move it away.`)
   throw error
 }
@@ -88,14 +89,17 @@ async function serve() {
     if (error instanceof ConfigError) fail(error.message)
     throw error
   }
-  makeDataDir(config.dataDir)
-  // Before anything in the directory is read or written; the lock's descriptor stays open, so it
-  // is held until the process ends.
-  try {
-    DataDirLock.acquire(config.dataDir)
-  } catch (error) {
-    if (error instanceof DataDirLockError) fail(error.message)
-    throw error
+  // On PostgreSQL there is no data directory: several instances share the database.
+  if (config.database === null) {
+    makeDataDir(config.dataDir)
+    // Before anything in the directory is read or written; the lock's descriptor stays open, so it
+    // is held until the process ends.
+    try {
+      DataDirLock.acquire(config.dataDir)
+    } catch (error) {
+      if (error instanceof DataDirLockError) fail(error.message)
+      throw error
+    }
   }
   // Listening comes before the store opens, so that a port or address that cannot be had stops the
   // start with nothing written in the directory (no seed, no admin token: the lock's file at most),
@@ -119,7 +123,9 @@ async function serve() {
   }
   let store
   try {
-    store = await openStore(config.dataDir, { sync: config.sync, checkpointAfterBytes: config.checkpointAfterBytes })
+    store = config.database
+      ? await openDatabaseStore(config.database, { checkpointAfterBytes: config.checkpointAfterBytes })
+      : await openStore(config.dataDir, { sync: config.sync, checkpointAfterBytes: config.checkpointAfterBytes })
   } catch (error) {
     failOnStoreLoad(error)
   }
@@ -154,8 +160,7 @@ async function serve() {
   log.info('listening', {
     url: `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${server.port}${config.basePath}`,
     swagger: `http://localhost:${server.port}${config.basePath}/swagger`,
-    dataDir: config.dataDir,
-    sync: config.sync,
+    ...(store.sharedName ? { store: store.sharedName } : { dataDir: config.dataDir, sync: config.sync }),
   })
 
   // The event log loads after the server listens: /ready answers 503 until then.

@@ -7,7 +7,9 @@ import { LOCK_FILE } from './storage/lock'
 import { KEY_FILE, newKey, readKey, writeKey } from './storage/secret-key'
 import { JsonLinesJournal, MemoryJournal } from './storage/state-journal'
 import type { AnyElysia } from 'elysia'
-import type { CollectionDefinition, StateDoc } from './storage/records'
+import { emptyState, type CollectionDefinition, type StateDoc } from './storage/records'
+import type { DatabaseConfig } from './config'
+import { connectAtStart, DatabaseStartError, migrate, PostgresLog } from './storage/postgres'
 import { Store } from './storage/store'
 import { SYSTEM_ACTOR } from './domain/events'
 import { clientController } from './features/client/client.controller'
@@ -170,6 +172,39 @@ export async function openStore(dataDir: string | null, options: StoreOptions = 
   return store
 }
 
+/**
+ * Opens the store in PostgreSQL (storage/postgres.ts): connects (retrying while the server cannot
+ * be reached, `log` hearing of each attempt), migrates the schema, and loads the latest checkpoint
+ * and the commits after it. A failure is a DatabaseStartError naming the setting, or a
+ * StoreLoadError for data that cannot be trusted.
+ */
+export async function openDatabaseStore(
+  database: DatabaseConfig,
+  options: { checkpointAfterBytes?: number; log?: (line: Record<string, unknown>) => void; max?: number; idleTimeout?: number } = {},
+): Promise<Store> {
+  const sql = await connectAtStart(database, { log: options.log, max: options.max, idleTimeout: options.idleTimeout })
+  try {
+    await migrate(sql, database)
+    const log = new PostgresLog(sql, database)
+    return await Store.open(
+      {
+        checkpoint: log.checkpointAdapter(() => emptyState(COLLECTIONS)),
+        journal: log.journal(),
+        events: log.eventLog(),
+        checkpointName: `${log.name}: flagstore_checkpoints`,
+        probe: () => log.probe(),
+        secretKey: await log.secretKey(newKey),
+        shared: log,
+      },
+      { collections: COLLECTIONS, checkpointAfterBytes: options.checkpointAfterBytes },
+    )
+  } catch (error) {
+    await sql.close().catch(() => {})
+    if (error instanceof DatabaseStartError || error instanceof StoreLoadError) throw error
+    throw new DatabaseStartError(new PostgresLog(sql, database).describe(error))
+  }
+}
+
 export interface ServiceOptions {
   /** How often SDK metrics and registrations are committed, in ms (`METRICS_FLUSH_MS`). */
   metricsFlushMs?: number
@@ -236,6 +271,8 @@ export async function initialise(services: Services, initAdminTokens: readonly s
   if (store.state.lastEventId === 0 && Object.keys(store.state.projects).length === 0) {
     // One commit, so that a crash leaves either all of it or nothing (and the next start seeds again).
     await store.transact(SYSTEM_ACTOR, (tx) => {
+      // Checked again where it counts: another instance on the same database may have seeded it meanwhile.
+      if (store.state.lastEventId > 0 || tx.values('projects').length > 0) return
       createEnvironment(tx, { name: 'development', type: 'development', sortOrder: 100 })
       createEnvironment(tx, { name: 'production', type: 'production', sortOrder: 200 })
       createProject(tx, { id: DEFAULT_PROJECT, name: 'Default', description: 'Default project', featureNaming: null })

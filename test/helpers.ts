@@ -10,7 +10,8 @@ import { createApp, type App } from '../src/app'
 import type { Logger } from '../src/log'
 import type { EventRecord } from '../src/storage/records'
 import type { FileSystem } from '../src/storage/files'
-import { createServices, initialise, openStore, stopWorkers, type ServiceOptions, type Services } from '../src/services'
+import { createServices, initialise, stopWorkers, type ServiceOptions, type Services } from '../src/services'
+import { openTestStore } from './test-store'
 import type { Static } from '@sinclair/typebox'
 import type { ErrorSchema } from '../src/http/schemas'
 import type { Environment, EnvironmentList } from '../src/features/environments/environments.model'
@@ -254,7 +255,7 @@ const openApps = new Set<Api>()
 export async function makeApi(
   options: { dataDir?: string; bodyLimit?: number; adminTokens?: string[]; checkpointAfterBytes?: number; log?: Logger; fs?: FileSystem } & ServiceOptions = {},
 ): Promise<Api> {
-  const store = await openStore(options.dataDir ?? null, { sync: true, checkpointAfterBytes: options.checkpointAfterBytes, fs: options.fs })
+  const store = await openTestStore(options.dataDir ?? null, { sync: true, checkpointAfterBytes: options.checkpointAfterBytes, fs: options.fs })
   const services = createServices(store, { metricsFlushMs: options.metricsFlushMs, streaming: options.streaming, streamingBufferChanges: options.streamingBufferChanges })
   const app = createApp(services, { bodyLimit: options.bodyLimit ?? BODY_LIMIT }, options.log)
   const adminTokens = options.adminTokens ?? [ADMIN_SECRET]

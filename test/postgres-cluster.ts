@@ -26,6 +26,8 @@ export interface PostgresCluster {
   start(): Promise<void>
   /** Stops the server and removes its files. */
   stop(): Promise<void>
+  /** `stop()` without waiting on promises: for a process's exit handler. */
+  stopSync(): void
 }
 
 /** The directory holding initdb, pg_ctl and postgres, or null when PostgreSQL is not installed. */
@@ -116,6 +118,13 @@ export async function startPostgres(options: { port?: number; fsync?: boolean } 
       if (stopped) return
       stopped = true
       await pgctl('stop', '-m', 'immediate').catch(() => undefined)
+      rmSync(dir, { recursive: true, force: true })
+    },
+    stopSync() {
+      if (stopped) return
+      stopped = true
+      const prefix = as.uid === undefined ? [] : ['setpriv', `--reuid=${as.uid}`, `--regid=${as.gid}`, '--clear-groups', '--']
+      Bun.spawnSync([...prefix, join(bin, 'pg_ctl'), '-D', data, '-w', '-t', '60', 'stop', '-m', 'immediate'], { stdout: 'ignore', stderr: 'ignore' })
       rmSync(dir, { recursive: true, force: true })
     },
   }

@@ -24,13 +24,17 @@ export interface JournalEntry {
 
 /**
  * Applies the journal's commits that follow `state.commitSeq` to `state` (whose collections must
- * have no prototype), in order; `onRecord` sees each record put in. Returns false, having changed
- * nothing, when the journal does not follow on from the state: a commit is missing between them.
+ * have no prototype), in order; `onRecord` sees each record put in, and `onChange` each change with
+ * the record it replaced (the record watchers, when another instance's commits are applied to a
+ * running store), and `onCommit` each commit once applied. Returns false, having changed nothing,
+ * when the journal does not follow on from the state: a commit is missing between them.
  */
 export function replayJournal(
   state: StateDoc,
   entries: readonly JournalEntry[],
   onRecord: (record: unknown, collection: Collection, key: string, seq: number) => unknown = (record) => record,
+  onChange?: (collection: Collection, key: string, before: unknown, after: unknown) => void,
+  onCommit?: (entry: JournalEntry) => void,
 ): boolean {
   const later = entries.filter((entry) => entry.seq > state.commitSeq)
   if (later.some((entry, index) => entry.seq !== state.commitSeq + 1 + index)) return false
@@ -38,12 +42,16 @@ export function replayJournal(
     for (const [name, key, value] of entry.changes) {
       const records = state[name] as Record<string, unknown> | undefined
       if (!records) throw new Error(`commit ${entry.seq} changes an unknown collection "${name}"`)
+      const before = records[key]
+      let after: unknown
       if (value === null) delete records[key]
-      else records[key] = onRecord(value, name, key, entry.seq)
+      else records[key] = after = onRecord(value, name, key, entry.seq)
+      onChange?.(name, key, before, after)
     }
     state.commitSeq = entry.seq
     state.lastEventId = entry.lastEventId
     state.nextUserId = entry.nextUserId
+    onCommit?.(entry)
   }
   return true
 }

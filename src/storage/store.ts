@@ -39,6 +39,7 @@ import { Low, type Adapter } from 'lowdb'
 import { StoreFailedError } from '../errors'
 import type { EventLog } from './event-log'
 import { DataDirError, describeIoError, StoreLoadError } from './files'
+import type { SharedCommit, SharedLog } from './postgres'
 import { checkState, recordChecks, recordProblem } from './record-check'
 import { replayJournal, type JournalEntry, type StateJournal } from './state-journal'
 import { emptyState, loadedCollection, type Collection, type CollectionDefinition, type EventRecord, type RecordOf, type StateDoc } from './records'
@@ -74,6 +75,11 @@ export interface StoreFiles {
   probe?: (bytes?: number) => Promise<void>
   /** The data directory's secret key (storage/secret-key.ts); a memory store gets a new one. */
   secretKey?: Buffer
+  /**
+   * A database shared with other instances (storage/postgres.ts): commits are made through it, each
+   * after applying the commits the others made, instead of through `events` and `journal`.
+   */
+  shared?: SharedLog
 }
 
 export interface StoreOptions {
@@ -91,6 +97,22 @@ const CHECKPOINT_RETRY_MAX_MS = 60_000
 const PROBE_INTERVAL_MS = 1000
 /** The least a probe writes after a failed commit: a few free pages are not room for the next commit. */
 const PROBE_MIN_BYTES = 16 * 1024
+/**
+ * How often a store on a shared database looks for commits of other instances without being told
+ * (a NOTIFY lost with a dropped connection): the longest another instance's write can go unseen.
+ */
+export const CATCH_UP_MS = 500
+
+/** A batch run and applied to the state, not yet durable: what acknowledging or undoing it needs. */
+interface RanBatch {
+  done: { item: WorkItem; result: unknown }[]
+  added: EventRecord[]
+  lines: string[]
+  changes: JournalEntry['changes']
+  replaced: Replaced[]
+  counters: Pick<StateDoc, 'lastEventId' | 'nextUserId' | 'commitSeq'>
+  started: number
+}
 
 function warn(msg: string, fields: Record<string, unknown>) {
   console.error(JSON.stringify({ time: new Date().toISOString(), level: 'warn', msg, ...fields }))
@@ -120,11 +142,19 @@ export class Store {
   private readonly notify: RecordWatcher = (collection, key, before, after) => {
     for (const watcher of this.watchers) watcher(collection, key, before, after)
   }
+  /** Shared database: another instance committed (or the timer fired), so the loop reads what is new. */
+  private catchUpWanted = false
+  private catchUpTimer: ReturnType<typeof setInterval> | null = null
+  /** Shared database: bytes of the commits applied since the last checkpoint, and the commit that was at. */
+  private sharedBytes = 0
+  private sharedSince = 0
+  private closed = false
 
   private constructor(
     private readonly stateDb: Low<StateDoc>,
     private readonly files: StoreFiles,
     private readonly checkpointAfterBytes: number,
+    private readonly checks: ReturnType<typeof recordChecks>,
   ) {
     this.durable = { events: files.events.size, journal: files.journal.size }
   }
@@ -185,7 +215,27 @@ export class Store {
     if (checkpoint === null) await stateDb.write()
     if (journal.complete < journal.size) await files.journal.cutTo(journal.complete)
     if (events.end < events.size) await files.events.cutTo(events.end)
-    return new Store(stateDb, files, options.checkpointAfterBytes ?? CHECKPOINT_AFTER_BYTES)
+    const store = new Store(stateDb, files, options.checkpointAfterBytes ?? CHECKPOINT_AFTER_BYTES, checks)
+    if (files.shared) await store.share(files.shared, journal.entries)
+    return store
+  }
+
+  /** Starts hearing of other instances' commits: at once through NOTIFY, and every CATCH_UP_MS whatever happens. */
+  private async share(shared: SharedLog, replayed: readonly JournalEntry[]) {
+    this.sharedSince = this.state.commitSeq - replayed.length
+    this.sharedBytes = replayed.reduce((sum, entry) => sum + JSON.stringify(entry.changes).length, 0)
+    await shared.listen((seq) => {
+      if (seq > this.state.commitSeq) this.catchUp()
+    })
+    this.catchUpTimer = setInterval(() => this.catchUp(), CATCH_UP_MS)
+    this.catchUpTimer.unref?.()
+  }
+
+  /** Has the commit loop read and apply other instances' commits, after any writes already queued. */
+  private catchUp() {
+    if (this.closed) return
+    this.catchUpWanted = true
+    if (!this.committing) void this.commitLoop()
   }
 
   /** The committed state. Its records are frozen: copy one before changing it, and change it only in `transact`. */
@@ -243,6 +293,11 @@ export class Store {
     return this.files.events.read(this.lastEventId, onEvent)
   }
 
+  /** Where the store is kept, for start-up logs: the database, or null for files or memory. */
+  get sharedName(): string | null {
+    return this.files.shared?.name ?? null
+  }
+
   /** Called after each durable commit with how long making it durable took, in seconds (metrics). */
   onCommitTimed(listener: (seconds: number) => void): void {
     this.timers.push(listener)
@@ -297,6 +352,14 @@ export class Store {
   async close(): Promise<string | null> {
     for (const hook of this.closeHooks) await hook()
     await this.flush()
+    if (this.files.shared) {
+      // Every acknowledged write is in the database; the instances that go on checkpoint it.
+      this.closed = true
+      if (this.catchUpTimer) clearInterval(this.catchUpTimer)
+      await this.flush()
+      await this.files.shared.close()
+      return null
+    }
     if (this.cutPending) await this.cutBack().catch(() => {})
     if (this.files.journal.size > 0) return this.tryCheckpoint()
     return null
@@ -306,57 +369,154 @@ export class Store {
     this.committing = true
     this.idle = new Promise((resolve) => (this.idleResolve = resolve))
     if (this.probing) await this.probing
-    while (this.queue.length > 0) {
+    while (this.queue.length > 0 || this.catchUpWanted) {
       const batch = this.queue
       this.queue = []
-      const done: { item: WorkItem; result: unknown }[] = []
-      const added: EventRecord[] = []
-      const changes: JournalEntry['changes'] = []
-      // The state document is changed only here, one item at a time.
-      const state = this.stateDb.data
-      const counters = { lastEventId: state.lastEventId, nextUserId: state.nextUserId, commitSeq: state.commitSeq }
-      const replaced: Replaced[] = []
-      const now = new Date().toISOString()
-      for (const item of batch) {
-        const tx = new Tx(state, item.actor, now)
-        let result: unknown
-        try {
-          result = item.work(tx)
-        } catch (error) {
-          item.reject(error)
-          continue
-        }
-        added.push(...tx.applyTo(state, changes, this.notify, replaced))
-        done.push({ item, result })
-      }
-      if (done.length === 0) continue
-      state.commitSeq++
-      const lines = added.map((event) => JSON.stringify(event))
-      const started = performance.now()
-      try {
-        if (this.cutPending) await this.cutBack()
-        await this.files.events.append(added, lines)
-        await this.files.journal.append({ seq: state.commitSeq, lastEventId: state.lastEventId, nextUserId: state.nextUserId, changes })
-      } catch (error) {
-        undoBatch(state, replaced, counters, this.notify)
-        this.problem = describeIoError(error)
-        this.probeBytes = Math.max(PROBE_MIN_BYTES, 2 * (lines.reduce((sum, line) => sum + line.length + 1, 0) + JSON.stringify(changes).length))
-        await this.cutBack().catch(() => (this.cutPending = true))
-        console.error(JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: 'commit failed and was undone; the next write tries again', error: this.problem, detail: (error as Error)?.message }))
-        const failed = new StoreFailedError(`The write could not be saved: ${this.problem}`)
-        for (const { item } of done) item.reject(failed)
-        continue
-      }
-      this.problem = null
-      this.durable = { events: this.files.events.size, journal: this.files.journal.size }
-      if (this.files.journal.size >= this.checkpointAfterBytes && Date.now() >= this.checkpointNotBefore) await this.tryCheckpoint()
-      const seconds = (performance.now() - started) / 1000
-      for (const timer of this.timers) timer(seconds)
-      for (const listener of this.listeners) listener(added, lines)
-      for (const { item, result } of done) item.resolve(result)
+      if (this.files.shared) await this.commitShared(this.files.shared, batch)
+      else if (batch.length > 0) await this.commitFiles(batch)
     }
     this.committing = false
     this.idleResolve?.()
+  }
+
+  /**
+   * Runs a batch's work items one at a time, in order, applying each one's changes to the state as
+   * it goes (so later items, and the watchers, see earlier ones). Null when every item failed.
+   */
+  private runBatch(batch: WorkItem[]): RanBatch | null {
+    const done: RanBatch['done'] = []
+    const added: EventRecord[] = []
+    const changes: JournalEntry['changes'] = []
+    // The state document is changed only here, one item at a time.
+    const state = this.stateDb.data
+    const counters = { lastEventId: state.lastEventId, nextUserId: state.nextUserId, commitSeq: state.commitSeq }
+    const replaced: Replaced[] = []
+    const now = new Date().toISOString()
+    for (const item of batch) {
+      const tx = new Tx(state, item.actor, now)
+      let result: unknown
+      try {
+        result = item.work(tx)
+      } catch (error) {
+        item.reject(error)
+        continue
+      }
+      added.push(...tx.applyTo(state, changes, this.notify, replaced))
+      done.push({ item, result })
+    }
+    if (done.length === 0) return null
+    state.commitSeq++
+    return { done, added, lines: added.map((event) => JSON.stringify(event)), changes, replaced, counters, started: performance.now() }
+  }
+
+  /** A batch's commit is durable: listeners hear of it, then its writes are answered. */
+  private acknowledge(ran: RanBatch) {
+    this.problem = null
+    const seconds = (performance.now() - ran.started) / 1000
+    for (const timer of this.timers) timer(seconds)
+    for (const listener of this.listeners) listener(ran.added, ran.lines)
+    for (const { item, result } of ran.done) item.resolve(result)
+  }
+
+  /** A batch's commit could not be made durable: it is undone, and its writes answer 503 saying why. */
+  private undo(ran: RanBatch, problem: string, detail: unknown) {
+    undoBatch(this.stateDb.data, ran.replaced, ran.counters, this.notify)
+    this.problem = problem
+    console.error(JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: 'commit failed and was undone; the next write tries again', error: problem, detail: (detail as Error)?.message }))
+    const failed = new StoreFailedError(`The write could not be saved: ${problem}`)
+    for (const { item } of ran.done) item.reject(failed)
+  }
+
+  private async commitFiles(batch: WorkItem[]) {
+    const ran = this.runBatch(batch)
+    if (ran === null) return
+    const state = this.stateDb.data
+    try {
+      if (this.cutPending) await this.cutBack()
+      await this.files.events.append(ran.added, ran.lines)
+      await this.files.journal.append({ seq: state.commitSeq, lastEventId: state.lastEventId, nextUserId: state.nextUserId, changes: ran.changes })
+    } catch (error) {
+      this.probeBytes = Math.max(PROBE_MIN_BYTES, 2 * (ran.lines.reduce((sum, line) => sum + line.length + 1, 0) + JSON.stringify(ran.changes).length))
+      this.undo(ran, describeIoError(error), error)
+      await this.cutBack().catch(() => (this.cutPending = true))
+      return
+    }
+    this.durable = { events: this.files.events.size, journal: this.files.journal.size }
+    if (this.files.journal.size >= this.checkpointAfterBytes && Date.now() >= this.checkpointNotBefore) await this.tryCheckpoint()
+    this.acknowledge(ran)
+  }
+
+  /**
+   * On a shared database, a batch (or, with none queued, a catch-up alone) is one transaction under
+   * the cluster-wide commit lock: the commits others made are applied first, then the batch runs on
+   * that state and its commit is written. Nothing is answered before the COMMIT.
+   */
+  private async commitShared(shared: SharedLog, batch: WorkItem[]) {
+    this.catchUpWanted = false
+    const state = this.stateDb.data
+    let ran: RanBatch | null = null
+    let changesBytes = 0
+    try {
+      const after = { seq: state.commitSeq, lastEventId: state.lastEventId }
+      if (batch.length === 0) this.applyShared(await shared.read(after))
+      else {
+        await shared.commit(after, (remote) => {
+          this.applyShared(remote)
+          ran = this.runBatch(batch)
+          if (ran === null) return null
+          const changes = JSON.stringify(ran.changes)
+          changesBytes = changes.length
+          return { entry: { seq: state.commitSeq, lastEventId: state.lastEventId, nextUserId: state.nextUserId, changes: ran.changes }, lines: ran.lines, bytes: changes.length }
+        })
+      }
+    } catch (error) {
+      const problem = shared.describe(error)
+      const failed = ran as RanBatch | null
+      if (failed) this.undo(failed, problem, error)
+      else {
+        if (problem !== this.problem) console.error(JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: batch.length > 0 ? 'commit failed before it ran; the next write tries again' : 'cannot read the commits of other instances; trying again', error: problem }))
+        this.problem = problem
+        const refused = new StoreFailedError(`The write could not be saved: ${problem}`)
+        for (const item of batch) item.reject(refused)
+      }
+      return
+    }
+    this.problem = null
+    this.sharedBytes += changesBytes
+    if (this.sharedBytes >= this.checkpointAfterBytes && Date.now() >= this.checkpointNotBefore) await this.tryCheckpoint()
+    const acknowledged = ran as RanBatch | null
+    if (acknowledged) this.acknowledge(acknowledged)
+  }
+
+  /**
+   * Applies commits other instances made, through the journal's replay: the watchers (derived
+   * indexes, the change feed) hear of each record, and the commit listeners (event search, tests)
+   * of each commit's events, as for this instance's own. Every record is checked before any is
+   * applied, so a bad one leaves the state as it was.
+   */
+  private applyShared(commits: readonly SharedCommit[]) {
+    if (commits.length === 0) return
+    for (const { entry } of commits) {
+      for (const [name, key, value] of entry.changes) {
+        const problem = value === null ? null : recordProblem(this.checks, name, key, value)
+        if (problem) throw new Error(`commit ${entry.seq} holds a bad record: ${problem}`)
+      }
+    }
+    const bySeq = new Map(commits.map((commit) => [commit.entry.seq, commit]))
+    const state = this.stateDb.data
+    const followsOn = replayJournal(
+      state,
+      commits.map((commit) => commit.entry),
+      (record) => deepFreeze(record),
+      this.notify,
+      (entry) => {
+        const { lines, bytes } = bySeq.get(entry.seq)!
+        this.sharedBytes += bytes
+        const events = lines.map((line) => deepFreeze(JSON.parse(line) as EventRecord))
+        for (const listener of this.listeners) listener(events, lines)
+      },
+    )
+    if (!followsOn) throw new Error(`the commits read start at ${commits[0].entry.seq}, not at ${state.commitSeq + 1}: commits are missing`)
   }
 
   /** Cuts both files back to their length after the last durable commit. */
@@ -386,6 +546,15 @@ export class Store {
 
   /** The checkpoint holds every commit so far, so the journal can start afresh. */
   private async checkpoint() {
+    const shared = this.files.shared
+    if (shared) {
+      // Between batches, so the state is whole; the commit loop waits for this, so it stays so.
+      const state = this.stateDb.data
+      await shared.checkpoint(state.commitSeq, this.sharedSince, () => JSON.stringify(state))
+      this.sharedBytes = 0
+      this.sharedSince = state.commitSeq
+      return
+    }
     await this.stateDb.write()
     await this.files.journal.reset()
   }

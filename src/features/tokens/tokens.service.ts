@@ -240,18 +240,23 @@ export class TokensService {
       const legacy = SecretHasher.legacy(secret)
       return [...(this.byHash.get(legacy) ?? [])].map((tokenName) => ({ tokenName, legacy, keyed: this.hasher.hash(secret) }))
     })
-    const hasManager = Object.values(this.store.state.tokens).some(
-      (token) => token.type === 'admin' && token.role === 'admin' && token.projects.includes('*') && token.expiresAt === null,
-    )
+    const isManager = (token: ApiTokenRecord) => token.type === 'admin' && token.role === 'admin' && token.projects.includes('*') && token.expiresAt === null
+    const hasManager = Object.values(this.store.state.tokens).some(isManager)
     const generated = initSecrets.length === 0 && !hasManager ? `*:*.${randomBytes(32).toString('hex')}` : null
     const toCreate = generated ? [generated] : [...new Set(missing)]
     if (toCreate.length === 0 && unkeyed.length === 0) return null
-    await this.store.transact(SYSTEM_ACTOR, (tx) => {
+    return this.store.transact(SYSTEM_ACTOR, (tx) => {
       for (const { tokenName, legacy, keyed } of unkeyed) {
         const token = tx.get('tokens', tokenName)
         if (token?.secretHash === legacy) tx.put('tokens', tokenName, { ...token, secretHash: keyed })
       }
+      // Checked again on the state the write is applied to: another instance starting on the same
+      // database may have made these tokens (or a manager) since the check above.
+      const tokens = tx.values('tokens')
+      if (generated && tokens.some(isManager)) return null
+      const hashes = new Set(tokens.map((token) => token.secretHash))
       for (const secret of toCreate) {
+        if (hashes.has(this.hasher.hash(secret)) || hashes.has(SecretHasher.legacy(secret))) continue
         let tokenName = BOOTSTRAP_TOKEN_NAME
         for (let n = 2; tx.get('tokens', tokenName); n++) tokenName = `${BOOTSTRAP_TOKEN_NAME}-${n}`
         const token: ApiTokenRecord = {
@@ -269,7 +274,7 @@ export class TokensService {
         tx.put('tokens', tokenName, token)
         tx.appendEvent(events.tokenCreated(viewOf(token)))
       }
+      return generated
     })
-    return generated
   }
 }
