@@ -9,7 +9,8 @@
  *   its event, and each writer's acknowledged writes hold their order in the one event log;
  * - event ids run 1…N without a gap, and the three instances' event logs are identical;
  * - their state is identical: the admin list (tags included), `/api/client/features` (body and ETag);
- * - each SDK ends up with the flags the instance it reads from serves;
+ * - each SDK ends up with the flags the instance it reads from serves, and an instance that
+ *   acknowledged a write answers it on the next read;
  * - while PostgreSQL was down, writes answered 503 saying why, `/ready` said why, and reads kept
  *   answering from memory.
  */
@@ -87,6 +88,7 @@ const EVENT_OF: Record<Step, string> = { create: 'feature-created', patch: 'feat
 /** What happened to writes while the test ran: the acknowledged ones in the order their answers came, per writer, and the answers that were not 2xx. */
 const acknowledged: Write[] = []
 const refusals: { instance: string; status: number; text: string; duringOutage: boolean }[] = []
+const staleReads: string[] = []
 let outage = false
 let writing = true
 
@@ -118,6 +120,11 @@ async function writer(instance: Instance, id: string) {
       }
       if (answer.status >= 200 && answer.status < 300) {
         acknowledged.push({ writer: id, step, flag, ...extra })
+        // An instance never answers a read older than its own acknowledged writes.
+        if (step === 'patch') {
+          const read = await adminCall(instance.base, ADMIN, 'GET', `/api/admin/projects/default/features/${flag}`).catch(() => undefined)
+          if (read && read.body?.description !== description) staleReads.push(`${instance.name} ${flag}: ${read.status} ${read.body?.description}`)
+        }
         continue
       }
       refusals.push({ instance: instance.name, status: answer.status, text: answer.text, duringOutage })
@@ -214,6 +221,7 @@ test('three instances on one PostgreSQL: a kill -9 and a PostgreSQL restart lose
   await Promise.all(writers)
 
   expect(readsDuringOutage).toEqual([200, 200, 200])
+  expect(staleReads).toEqual([])
   // /ready says why; the refused writes say so too.
   expect(readyDuringOutage.map((r) => ({ status: r.status, why: /cannot be made durable: .*(PostgreSQL|DATABASE_URL|connect)/i.test(r.text) }))).toEqual(instances.map(() => ({ status: 503, why: true })))
   expect(refusals.filter((r) => r.duringOutage && !/PostgreSQL|database/i.test(r.text))).toEqual([])
