@@ -15,7 +15,7 @@ import { errorResponse } from './http/errors'
 import { rawPathRoutes } from './http/routing'
 import { DataDirError, describeIoError, DIR_MODE, StoreLoadError } from './storage/files'
 import { DataDirLock, DataDirLockError } from './storage/lock'
-import { DatabaseStartError } from './storage/postgres'
+import { DatabaseStartError } from './storage/postgres-connect'
 import { createServices, initialise, openDatabaseStore, openStore, stopWorkers } from './services'
 
 function fail(message: string): never {

@@ -10,7 +10,8 @@ import { createApp, type App } from '../src/app'
 import type { Logger } from '../src/log'
 import type { EventRecord } from '../src/storage/records'
 import type { FileSystem } from '../src/storage/files'
-import { createServices, initialise, stopWorkers, type ServiceOptions, type Services } from '../src/services'
+import { createServices, initialise, openDatabaseStore, stopWorkers, type ServiceOptions, type Services } from '../src/services'
+import type { DatabaseConfig } from '../src/config'
 import { openTestStore } from './test-store'
 import type { Static } from '@sinclair/typebox'
 import type { ErrorSchema } from '../src/http/schemas'
@@ -253,9 +254,11 @@ const openApps = new Set<Api>()
 
 /** An app on the in-memory store, seeded as at first start, with ADMIN_SECRET as admin token. */
 export async function makeApi(
-  options: { dataDir?: string; bodyLimit?: number; adminTokens?: string[]; checkpointAfterBytes?: number; log?: Logger; fs?: FileSystem } & ServiceOptions = {},
+  options: { dataDir?: string; database?: DatabaseConfig; bodyLimit?: number; adminTokens?: string[]; checkpointAfterBytes?: number; log?: Logger; fs?: FileSystem } & ServiceOptions = {},
 ): Promise<Api> {
-  const store = await openTestStore(options.dataDir ?? null, { sync: true, checkpointAfterBytes: options.checkpointAfterBytes, fs: options.fs })
+  const store = options.database
+    ? await openDatabaseStore(options.database, { checkpointAfterBytes: options.checkpointAfterBytes, max: 3, idleTimeout: 5 })
+    : await openTestStore(options.dataDir ?? null, { sync: true, checkpointAfterBytes: options.checkpointAfterBytes, fs: options.fs })
   const services = createServices(store, { metricsFlushMs: options.metricsFlushMs, streaming: options.streaming, streamingBufferChanges: options.streamingBufferChanges })
   const app = createApp(services, { bodyLimit: options.bodyLimit ?? BODY_LIMIT }, options.log)
   const adminTokens = options.adminTokens ?? [ADMIN_SECRET]

@@ -35,84 +35,22 @@
  * triggered it, which is already durable in the journal: the temp file is removed, a warning
  * logged, and the checkpoint tried again after a growing delay (1 s up to a minute).
  */
-import { Low, type Adapter } from 'lowdb'
+import type { Low } from 'lowdb'
 import { StoreFailedError } from '../errors'
-import type { EventLog } from './event-log'
-import { DataDirError, describeIoError, StoreLoadError } from './files'
-import type { SharedCommit, SharedLog } from './postgres'
-import { checkState, recordChecks, recordProblem } from './record-check'
-import { replayJournal, type JournalEntry, type StateJournal } from './state-journal'
-import { emptyState, loadedCollection, type Collection, type CollectionDefinition, type EventRecord, type RecordOf, type StateDoc } from './records'
-import { committedReader, deepFreeze, Tx, type EventAuthor, type RecordWatcher, type Replaced, type StateReader } from './tx'
+import { describeIoError } from './files'
+import { CATCH_UP_MS, type SharedCommit, type SharedLog } from './postgres'
+import type { recordChecks } from './record-check'
+import type { JournalEntry } from './state-journal'
+import type { Collection, EventRecord, RecordOf, StateDoc } from './records'
+import { committedReader, type EventAuthor, type RecordWatcher, type StateReader, type Tx } from './tx'
 import { newKey } from './secret-key'
 import { undoBatch } from './undo'
+import { applySharedCommits, runBatch, type RanBatch, type WorkItem } from './batch'
+import { loadStore } from './load'
+import { CHECKPOINT_AFTER_BYTES, CHECKPOINT_RETRY_MAX_MS, CHECKPOINT_RETRY_MIN_MS, PROBE_INTERVAL_MS, PROBE_MIN_BYTES, type CommitListener, type StoreFiles, type StoreOptions } from './store-files'
 
 export { deepFreeze, Tx, type EventAuthor, type StagedEvent, type StateReader } from './tx'
-
-interface WorkItem {
-  actor: EventAuthor
-  work: (tx: Tx) => unknown
-  resolve: (value: unknown) => void
-  reject: (error: unknown) => void
-}
-
-export type CommitListener = (events: readonly EventRecord[], lines: readonly string[]) => void
-
-export interface StoreFiles {
-  /** The checkpoint of the state, through lowdb. */
-  checkpoint: Adapter<StateDoc>
-  journal: StateJournal
-  events: EventLog
-  /** Shown in load errors: the checkpoint's file path. */
-  checkpointName?: string
-  /** The data directory, named when it cannot be written. */
-  dataDir?: string
-  /**
-   * Checks that the directory takes a file of `bytes` (creating the journal and the event log if
-   * missing); throws the file system's error. Run at open, before anything is cut, and by `/ready`
-   * after a failed commit, to see whether writes can be made durable again.
-   */
-  probe?: (bytes?: number) => Promise<void>
-  /** The data directory's secret key (storage/secret-key.ts); a memory store gets a new one. */
-  secretKey?: Buffer
-  /**
-   * A database shared with other instances (storage/postgres.ts): commits are made through it, each
-   * after applying the commits the others made, instead of through `events` and `journal`.
-   */
-  shared?: SharedLog
-}
-
-export interface StoreOptions {
-  /** The collections of the state document (each feature's, see services.ts); records loaded from disk are checked against their schemas. */
-  collections: readonly CollectionDefinition[]
-  checkpointAfterBytes?: number
-}
-
-/** A new checkpoint is written once the journal holds this many bytes. */
-export const CHECKPOINT_AFTER_BYTES = 8 * 1024 * 1024
-
-const CHECKPOINT_RETRY_MIN_MS = 1000
-const CHECKPOINT_RETRY_MAX_MS = 60_000
-/** `/ready` probes the directory at most this often while writes fail. */
-const PROBE_INTERVAL_MS = 1000
-/** The least a probe writes after a failed commit: a few free pages are not room for the next commit. */
-const PROBE_MIN_BYTES = 16 * 1024
-/**
- * How often a store on a shared database looks for commits of other instances without being told
- * (a NOTIFY lost with a dropped connection): the longest another instance's write can go unseen.
- */
-export const CATCH_UP_MS = 500
-
-/** A batch run and applied to the state, not yet durable: what acknowledging or undoing it needs. */
-interface RanBatch {
-  done: { item: WorkItem; result: unknown }[]
-  added: EventRecord[]
-  lines: string[]
-  changes: JournalEntry['changes']
-  replaced: Replaced[]
-  counters: Pick<StateDoc, 'lastEventId' | 'nextUserId' | 'commitSeq'>
-  started: number
-}
+export { CHECKPOINT_AFTER_BYTES, type CommitListener, type StoreFiles, type StoreOptions } from './store-files'
 
 function warn(msg: string, fields: Record<string, unknown>) {
   console.error(JSON.stringify({ time: new Date().toISOString(), level: 'warn', msg, ...fields }))
@@ -164,57 +102,7 @@ export class Store {
    * crash left half written (a torn journal line, the events of one unacknowledged commit).
    */
   static async open(files: StoreFiles, options: StoreOptions): Promise<Store> {
-    const checkpointName = files.checkpointName ?? 'state'
-    const checks = recordChecks(options.collections)
-    const stateDb = new Low<StateDoc>(files.checkpoint, emptyState(options.collections))
-    const checkpoint = await files.checkpoint.read()
-    if (checkpoint !== null) stateDb.data = checkpoint
-    const state = stateDb.data
-    checkState(state, checkpointName, checks)
-    // A checkpoint without commitSeq predates the journal: it may have none.
-    const journalExpected = checkpoint !== null && state.commitSeq !== undefined
-    const journal = await files.journal.read()
-    if (checkpoint === null && (journal.size > 0 || !(await files.events.isEmpty()))) {
-      // A new data directory gets a checkpoint at once, so that a missing checkpoint next to a
-      // journal or events always means a damaged directory rather than a first start.
-      throw new StoreLoadError(checkpointName, 'is missing, but the journal or the event log holds data; restore it or move the directory away')
-    }
-    state.commitSeq ??= 0
-    // Records are frozen; the collections holding them are not, so a commit can swap records in.
-    for (const definition of options.collections) {
-      const records = (state[definition.name] = loadedCollection(definition, state[definition.name]) as never) as Record<string, unknown>
-      for (const record of Object.values(records)) deepFreeze(record)
-    }
-    let replayed: boolean
-    try {
-      replayed = replayJournal(state, journal.entries, (record, name, key, seq) => {
-        const problem = recordProblem(checks, name, key, record)
-        if (problem) throw new Error(`commit ${seq} holds a bad record: ${problem}`)
-        return deepFreeze(record)
-      })
-    } catch (error) {
-      throw new StoreLoadError(files.journal.name, (error as Error).message)
-    }
-    if (!replayed) throw new StoreLoadError(files.journal.name, `does not follow on from commit ${state.commitSeq} of the checkpoint; commits are missing`)
-    // Every store opened since the journal exists has one (opening creates it, a checkpoint empties it).
-    const journalMissing = (why: string) =>
-      new StoreLoadError(files.journal.name, `is missing, but ${why}, so commits written to it would be lost; restore it or move the directory away`)
-    const missing = !journal.exists && journalExpected
-    if (missing && state.commitSeq > 0) throw journalMissing(`the checkpoint includes commit ${state.commitSeq}`)
-    const events = await files.events.findEnd(state.lastEventId).catch((error) => {
-      throw missing ? journalMissing(`the event log does not end where the checkpoint does (${(error as Error).message})`) : error
-    })
-    if (missing && events.end < events.size) throw journalMissing('the event log holds events past the checkpoint')
-    if (files.probe) {
-      try {
-        await files.probe()
-      } catch (error) {
-        throw new DataDirError(files.dataDir ?? checkpointName, describeIoError(error))
-      }
-    }
-    if (checkpoint === null) await stateDb.write()
-    if (journal.complete < journal.size) await files.journal.cutTo(journal.complete)
-    if (events.end < events.size) await files.events.cutTo(events.end)
+    const { stateDb, checks, journal } = await loadStore(files, options.collections)
     const store = new Store(stateDb, files, options.checkpointAfterBytes ?? CHECKPOINT_AFTER_BYTES, checks)
     if (files.shared) await store.share(files.shared, journal.entries)
     return store
@@ -280,7 +168,7 @@ export class Store {
         await this.files.probe?.(this.probeBytes)
         this.problem = null
       } catch (error) {
-        this.problem = describeIoError(error)
+        this.problem = this.files.shared ? this.files.shared.describe(error) : describeIoError(error)
       }
     })()
     await this.probing
@@ -379,36 +267,6 @@ export class Store {
     this.idleResolve?.()
   }
 
-  /**
-   * Runs a batch's work items one at a time, in order, applying each one's changes to the state as
-   * it goes (so later items, and the watchers, see earlier ones). Null when every item failed.
-   */
-  private runBatch(batch: WorkItem[]): RanBatch | null {
-    const done: RanBatch['done'] = []
-    const added: EventRecord[] = []
-    const changes: JournalEntry['changes'] = []
-    // The state document is changed only here, one item at a time.
-    const state = this.stateDb.data
-    const counters = { lastEventId: state.lastEventId, nextUserId: state.nextUserId, commitSeq: state.commitSeq }
-    const replaced: Replaced[] = []
-    const now = new Date().toISOString()
-    for (const item of batch) {
-      const tx = new Tx(state, item.actor, now)
-      let result: unknown
-      try {
-        result = item.work(tx)
-      } catch (error) {
-        item.reject(error)
-        continue
-      }
-      added.push(...tx.applyTo(state, changes, this.notify, replaced))
-      done.push({ item, result })
-    }
-    if (done.length === 0) return null
-    state.commitSeq++
-    return { done, added, lines: added.map((event) => JSON.stringify(event)), changes, replaced, counters, started: performance.now() }
-  }
-
   /** A batch's commit is durable: listeners hear of it, then its writes are answered. */
   private acknowledge(ran: RanBatch) {
     this.problem = null
@@ -418,17 +276,21 @@ export class Store {
     for (const { item, result } of ran.done) item.resolve(result)
   }
 
-  /** A batch's commit could not be made durable: it is undone, and its writes answer 503 saying why. */
-  private undo(ran: RanBatch, problem: string, detail: unknown) {
+  /**
+   * A batch's commit could not be made durable: it is undone (and `cleanUp` run, cutting the files
+   * back) before its writes answer 503 saying why.
+   */
+  private async undo(ran: RanBatch, problem: string, detail: unknown, cleanUp?: () => Promise<void>) {
     undoBatch(this.stateDb.data, ran.replaced, ran.counters, this.notify)
     this.problem = problem
+    await cleanUp?.()
     console.error(JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: 'commit failed and was undone; the next write tries again', error: problem, detail: (detail as Error)?.message }))
     const failed = new StoreFailedError(`The write could not be saved: ${problem}`)
     for (const { item } of ran.done) item.reject(failed)
   }
 
   private async commitFiles(batch: WorkItem[]) {
-    const ran = this.runBatch(batch)
+    const ran = runBatch(this.stateDb.data, batch, this.notify)
     if (ran === null) return
     const state = this.stateDb.data
     try {
@@ -437,8 +299,7 @@ export class Store {
       await this.files.journal.append({ seq: state.commitSeq, lastEventId: state.lastEventId, nextUserId: state.nextUserId, changes: ran.changes })
     } catch (error) {
       this.probeBytes = Math.max(PROBE_MIN_BYTES, 2 * (ran.lines.reduce((sum, line) => sum + line.length + 1, 0) + JSON.stringify(ran.changes).length))
-      this.undo(ran, describeIoError(error), error)
-      await this.cutBack().catch(() => (this.cutPending = true))
+      await this.undo(ran, describeIoError(error), error, () => this.cutBack().catch(() => void (this.cutPending = true)))
       return
     }
     this.durable = { events: this.files.events.size, journal: this.files.journal.size }
@@ -462,7 +323,7 @@ export class Store {
       else {
         await shared.commit(after, (remote) => {
           this.applyShared(remote)
-          ran = this.runBatch(batch)
+          ran = runBatch(this.stateDb.data, batch, this.notify)
           if (ran === null) return null
           const changes = JSON.stringify(ran.changes)
           changesBytes = changes.length
@@ -472,7 +333,7 @@ export class Store {
     } catch (error) {
       const problem = shared.describe(error)
       const failed = ran as RanBatch | null
-      if (failed) this.undo(failed, problem, error)
+      if (failed) await this.undo(failed, problem, error)
       else {
         if (problem !== this.problem) console.error(JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: batch.length > 0 ? 'commit failed before it ran; the next write tries again' : 'cannot read the commits of other instances; trying again', error: problem }))
         this.problem = problem
@@ -488,35 +349,12 @@ export class Store {
     if (acknowledged) this.acknowledge(acknowledged)
   }
 
-  /**
-   * Applies commits other instances made, through the journal's replay: the watchers (derived
-   * indexes, the change feed) hear of each record, and the commit listeners (event search, tests)
-   * of each commit's events, as for this instance's own. Every record is checked before any is
-   * applied, so a bad one leaves the state as it was.
-   */
+  /** Other instances' commits, applied as this one's own are heard of (see batch.ts). */
   private applyShared(commits: readonly SharedCommit[]) {
-    if (commits.length === 0) return
-    for (const { entry } of commits) {
-      for (const [name, key, value] of entry.changes) {
-        const problem = value === null ? null : recordProblem(this.checks, name, key, value)
-        if (problem) throw new Error(`commit ${entry.seq} holds a bad record: ${problem}`)
-      }
-    }
-    const bySeq = new Map(commits.map((commit) => [commit.entry.seq, commit]))
-    const state = this.stateDb.data
-    const followsOn = replayJournal(
-      state,
-      commits.map((commit) => commit.entry),
-      (record) => deepFreeze(record),
-      this.notify,
-      (entry) => {
-        const { lines, bytes } = bySeq.get(entry.seq)!
-        this.sharedBytes += bytes
-        const events = lines.map((line) => deepFreeze(JSON.parse(line) as EventRecord))
-        for (const listener of this.listeners) listener(events, lines)
-      },
-    )
-    if (!followsOn) throw new Error(`the commits read start at ${commits[0].entry.seq}, not at ${state.commitSeq + 1}: commits are missing`)
+    applySharedCommits(this.stateDb.data, commits, this.checks, this.notify, (commit, events) => {
+      this.sharedBytes += commit.bytes
+      for (const listener of this.listeners) listener(events, commit.lines)
+    })
   }
 
   /** Cuts both files back to their length after the last durable commit. */

@@ -1,0 +1,90 @@
+/**
+ * A batch of the commit loop (store.ts): its work items run on the state one at a time, and the
+ * commits other instances made on a shared database applied to it (storage/postgres.ts).
+ */
+import { deepFreeze, Tx, type EventAuthor, type RecordWatcher, type Replaced } from './tx'
+import { recordProblem, type recordChecks } from './record-check'
+import { replayJournal, type JournalEntry } from './state-journal'
+import type { EventRecord, StateDoc } from './records'
+import type { SharedCommit } from './postgres'
+
+export interface WorkItem {
+  actor: EventAuthor
+  work: (tx: Tx) => unknown
+  resolve: (value: unknown) => void
+  reject: (error: unknown) => void
+}
+
+/** A batch run and applied to the state, not yet durable: what acknowledging or undoing it needs. */
+export interface RanBatch {
+  done: { item: WorkItem; result: unknown }[]
+  added: EventRecord[]
+  lines: string[]
+  changes: JournalEntry['changes']
+  replaced: Replaced[]
+  counters: Pick<StateDoc, 'lastEventId' | 'nextUserId' | 'commitSeq'>
+  started: number
+}
+
+/**
+ * Runs a batch's work items one at a time, in order, applying each one's changes to the state as
+ * it goes (so later items, and the watchers, see earlier ones). Null when every item failed.
+ */
+export function runBatch(state: StateDoc, batch: WorkItem[], notify: RecordWatcher): RanBatch | null {
+  const done: RanBatch['done'] = []
+  const added: EventRecord[] = []
+  const changes: JournalEntry['changes'] = []
+  // The state document is changed only here, one item at a time.
+  const counters = { lastEventId: state.lastEventId, nextUserId: state.nextUserId, commitSeq: state.commitSeq }
+  const replaced: Replaced[] = []
+  const now = new Date().toISOString()
+  for (const item of batch) {
+    const tx = new Tx(state, item.actor, now)
+    let result: unknown
+    try {
+      result = item.work(tx)
+    } catch (error) {
+      item.reject(error)
+      continue
+    }
+    added.push(...tx.applyTo(state, changes, notify, replaced))
+    done.push({ item, result })
+  }
+  if (done.length === 0) return null
+  state.commitSeq++
+  return { done, added, lines: added.map((event) => JSON.stringify(event)), changes, replaced, counters, started: performance.now() }
+}
+
+/**
+ * Applies commits other instances made, through the journal's replay: the watchers (derived
+ * indexes, the change feed) hear of each record, and `onCommit` (the commit listeners: event
+ * search, tests) of each commit's events, as for this instance's own. Every record is checked
+ * before any is applied, so a bad one leaves the state as it was.
+ */
+export function applySharedCommits(
+  state: StateDoc,
+  commits: readonly SharedCommit[],
+  checks: ReturnType<typeof recordChecks>,
+  notify: RecordWatcher,
+  onCommit: (commit: SharedCommit, events: EventRecord[]) => void,
+): void {
+  if (commits.length === 0) return
+  for (const { entry } of commits) {
+    for (const [name, key, value] of entry.changes) {
+      const problem = value === null ? null : recordProblem(checks, name, key, value)
+      if (problem) throw new Error(`commit ${entry.seq} holds a bad record: ${problem}`)
+    }
+  }
+  const bySeq = new Map(commits.map((commit) => [commit.entry.seq, commit]))
+  const followsOn = replayJournal(
+    state,
+    commits.map((commit) => commit.entry),
+    (record) => deepFreeze(record),
+    notify,
+    (entry) => {
+      const commit = bySeq.get(entry.seq)!
+      onCommit(commit, commit.lines.map((line) => deepFreeze(JSON.parse(line) as EventRecord)))
+    },
+  )
+  if (!followsOn) throw new Error(`the commits read start at ${commits[0].entry.seq}, not at ${state.commitSeq + 1}: commits are missing`)
+}

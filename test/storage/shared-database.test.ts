@@ -1,0 +1,228 @@
+/**
+ * Several instances on one PostgreSQL database (storage/postgres.ts): writes are serialised across
+ * them as if made on one, each instance sees the others' writes through every read API, and an
+ * instance rides out the database going away. Three apps in this process, each with its own store
+ * (own connections, own state in memory) on one schema, through `app.handle`.
+ *
+ * These run in the PostgreSQL run of the suite (FLAGSTORE_TEST_STORE=postgres, which `npm test`
+ * makes); they are about the shared database, so the file run has nothing to run them on.
+ */
+import { afterAll, afterEach, describe, expect, test } from 'bun:test'
+import { expectOk, makeApi, waitFor, type Api, type EventBody } from '../helpers'
+import { startPostgres, type PostgresCluster } from '../postgres-cluster'
+import { databaseConfig, freshDatabase, ON_POSTGRES } from '../test-store'
+import type { DatabaseConfig } from '../../src/config'
+
+const opened: Api[] = []
+afterEach(async () => {
+  for (const api of opened.splice(0)) await api.close().catch(() => api.abandon())
+})
+
+/** `count` apps on one fresh database, each seeded as at start (the first seeds it, the others find it seeded). */
+async function instances(count: number, database?: DatabaseConfig): Promise<Api[]> {
+  const config = database ?? (await freshDatabase())
+  const apis: Api[] = []
+  // Started together, as three instances of a deployment would be.
+  apis.push(...(await Promise.all(Array.from({ length: count }, () => makeApi({ database: config })))))
+  opened.push(...apis)
+  return apis
+}
+
+/** Every event as B's event search answers it, oldest first. */
+async function searched(api: Api): Promise<EventBody[]> {
+  return api.eventsAfter(0)
+}
+
+describe.skipIf(!ON_POSTGRES)('instances on one database', () => {
+  test('three instances starting at once on an empty database migrate and seed it once', async () => {
+    const [a, b, c] = await instances(3)
+    for (const api of [a, b, c]) await api.services.store.flush()
+    await waitFor(() => [a, b, c].every((api) => api.lastEventId() === a.lastEventId()), 'every instance at the same event')
+    const types = a.events().map((event) => event.type)
+    expect(types.filter((type) => type === 'project-created')).toEqual(['project-created'])
+    expect(types.filter((type) => type === 'api-token-created')).toEqual(['api-token-created'])
+    expect(types.filter((type) => type === 'user-created')).toEqual([])
+    expect(Object.keys(b.services.store.state.environments).sort()).toEqual(['development', 'production'])
+    expect(c.services.store.state).toEqual(a.services.store.state)
+  })
+
+  test('concurrent JSON Patches of one flag from three instances, each testing the value it read, behave as from one: one wins', async () => {
+    const [a, b, c] = await instances(3)
+    expectOk(await a.createFlag('default', 'shared', { description: 'v0' }), 201)
+    await waitFor(async () => (await c.getFlag('default', 'shared')).status === 200 && (await b.getFlag('default', 'shared')).status === 200, 'the flag on B and C')
+    const since = a.lastEventId()
+    const attempts = [a, b, c].flatMap((api, n) =>
+      Array.from({ length: 10 }, (_, i) =>
+        api.patchFlag('default', 'shared', [
+          { op: 'test', path: '/description', value: 'v0' },
+          { op: 'replace', path: '/description', value: `from-${n}-${i}` },
+        ]),
+      ),
+    )
+    const answers = await Promise.all(attempts)
+    const statuses = answers.map((answer) => answer.status)
+    expect(statuses.filter((status) => status === 200)).toHaveLength(1)
+    expect(statuses.filter((status) => status === 409)).toHaveLength(29)
+    const winner = answers.find((answer) => answer.status === 200)!.body.description
+    for (const api of [a, b, c]) {
+      await waitFor(async () => (await api.getFlag('default', 'shared')).body.description === winner, `the winning patch on every instance`)
+    }
+    await waitFor(() => [a, b, c].every((api) => api.lastEventId() === since + 1), 'one event on every instance')
+    for (const api of [a, b, c]) expect(api.eventsSince(since).map((event) => [event.type, event.data?.description])).toEqual([['feature-metadata-updated', winner]])
+  })
+
+  test('a chain of test-and-replace patches spread over three instances applies every step once, in order', async () => {
+    const [a, b, c] = await instances(3)
+    expectOk(await a.createFlag('default', 'counter', { description: '0' }), 201)
+    // Each instance keeps trying to move the counter on from what it last read, until 30 steps are made.
+    const step = async (api: Api, made: number[]) => {
+      while (made.length < 30) {
+        const read = await api.getFlag('default', 'counter')
+        // Not there yet (A made it): wait for the catch-up rather than spin.
+        if (read.status !== 200) {
+          await Bun.sleep(20)
+          continue
+        }
+        const value = Number(read.body.description)
+        if (value >= 30) return
+        const answer = await api.patchFlag('default', 'counter', [
+          { op: 'test', path: '/description', value: String(value) },
+          { op: 'replace', path: '/description', value: String(value + 1) },
+        ])
+        if (answer.status === 200) made.push(value + 1)
+        else expect(answer.status).toBe(409)
+      }
+    }
+    const made: number[] = []
+    await Promise.all([step(a, made), step(b, made), step(c, made)])
+    expect([...made].sort((x, y) => x - y)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1))
+    await waitFor(() => [a, b, c].every((api) => api.lastEventId() === a.lastEventId()), 'every instance at the same event')
+    const steps = a.events().filter((event) => event.type === 'feature-metadata-updated').map((event) => event.data?.description)
+    expect(steps).toEqual(Array.from({ length: 30 }, (_, i) => String(i + 1)))
+  })
+
+  test('names stay unique across instances, and event ids form one gapless sequence the same on every instance', async () => {
+    const [a, b, c] = await instances(3)
+    const names = Array.from({ length: 8 }, (_, i) => `same-${i}`)
+    const answers = await Promise.all([a, b, c].flatMap((api) => names.map((name) => api.createFlag('default', name))))
+    for (const name of names) {
+      const forName = answers.filter((_, i) => names[i % names.length] === name).map((answer) => answer.status).sort()
+      expect({ name, statuses: forName }).toEqual({ name, statuses: [201, 409, 409] })
+    }
+    // Projects too, and a token name.
+    const projects = await Promise.all([a, b, c].map((api) => api.createProject('one-project')))
+    expect(projects.map((answer) => answer.status).sort()).toEqual([201, 409, 409])
+    await Promise.all([a, b, c].map((api) => api.services.store.flush()))
+    await waitFor(() => [a, b, c].every((api) => api.lastEventId() === a.lastEventId()), 'every instance at the same event')
+    const ids = a.events().map((event) => event.id)
+    expect(ids).toEqual(Array.from({ length: ids.length }, (_, i) => i + 1))
+    for (const api of [b, c]) expect(api.events()).toEqual(a.events())
+    for (const api of [a, b, c]) expect((await searched(api)).map((event) => event.id)).toEqual(ids)
+    expect(b.services.store.state).toEqual(a.services.store.state)
+    expect(c.services.store.state).toEqual(a.services.store.state)
+  })
+
+  test('a write acknowledged on A is soon visible on B through the admin, client (ETag), frontend and event-search APIs', async () => {
+    const [a, b] = await instances(2)
+    const client = (await a.createToken({ tokenName: 'sdk', type: 'client', environment: 'development', projects: ['*'] })).body.secret
+    const frontend = (await a.createToken({ tokenName: 'web', type: 'frontend', environment: 'development', projects: ['*'] })).body.secret
+    await waitFor(async () => (await b.get('/api/client/features', { token: client })).status === 200, 'the client token on B')
+    await waitFor(async () => (await b.get('/api/frontend', { token: frontend })).status === 200, 'the frontend token on B')
+    const before = await b.get('/api/client/features', { token: client })
+    const etag = before.headers.get('etag')!
+    await b.searchEvents() // the event search of B is running before the write
+    await a.flagOn('seen-on-b')
+    await waitFor(async () => (await b.getFlag('default', 'seen-on-b')).body?.environments?.find((env) => env.name === 'development')?.enabled === true, 'the flag on B (admin)')
+    await waitFor(async () => {
+      const answer = await b.get<{ features: { name: string; enabled: boolean }[] }>('/api/client/features', { token: client, headers: { 'if-none-match': etag } })
+      return answer.status === 200 && answer.headers.get('etag') !== etag && answer.body.features.some((flag) => flag.name === 'seen-on-b' && flag.enabled)
+    }, 'the flag on B (client API, new ETag)')
+    await waitFor(async () => {
+      const answer = await b.get<{ toggles: { name: string }[] }>('/api/frontend', { token: frontend })
+      return answer.status === 200 && answer.body.toggles.some((toggle) => toggle.name === 'seen-on-b')
+    }, 'the flag on B (frontend API)')
+    await waitFor(async () => {
+      const page = await b.searchEvents('?feature=IS:seen-on-b')
+      return page.status === 200 && page.body.total === 3
+    }, 'the events on B (event search)')
+    expect((await b.searchEvents('?feature=IS:seen-on-b')).body.events.map((event) => event.type)).toEqual(['feature-environment-enabled', 'feature-strategy-add', 'feature-created'])
+    // Free text finds them too (the index of B was fed by A's commit).
+    const onA = await a.searchEvents('?query=seen-on-b')
+    expect(onA.body.total).toBeGreaterThan(0)
+    await waitFor(async () => (await b.searchEvents('?query=seen-on-b')).text === onA.text, 'free-text search on B answering as on A')
+  })
+
+  test('an instance joining later loads the state and the log the others wrote', async () => {
+    const database = await freshDatabase()
+    const [a] = await instances(1, database)
+    await a.flagOn('before-b')
+    const [b] = await instances(1, database)
+    expect((await b.getFlag('default', 'before-b')).status).toBe(200)
+    expect(b.services.store.state).toEqual(a.services.store.state)
+    expect((await searched(b)).map((event) => event.id)).toEqual((await searched(a)).map((event) => event.id))
+  })
+
+  test('checkpoints: one instance writes them, and an instance joining after loads the latest and the commits after it', async () => {
+    const database = await freshDatabase()
+    const make = () => makeApi({ database, checkpointAfterBytes: 2000 })
+    const [a, b] = await Promise.all([make(), make()])
+    opened.push(a, b)
+    for (let i = 0; i < 30; i++) expectOk(await (i % 2 ? a : b).createFlag('default', `cp-${i}`, { description: 'x'.repeat(80) }), 201)
+    const { SQL } = await import('bun')
+    const sql = new SQL({ hostname: database.host, port: database.port, username: database.username, database: database.database, connection: { search_path: database.schema } })
+    try {
+      const rows = await sql`SELECT seq FROM flagstore_checkpoints ORDER BY seq`
+      expect(rows.length).toBeGreaterThan(0)
+      const c = await make()
+      opened.push(c)
+      await waitFor(() => a.lastEventId() === c.lastEventId() && b.lastEventId() === c.lastEventId(), 'all three at the same event')
+      expect(c.services.store.state).toEqual(a.services.store.state)
+    } finally {
+      await sql.close()
+    }
+  })
+})
+
+describe.skipIf(!ON_POSTGRES)('PostgreSQL stopped mid-run', () => {
+  let cluster: PostgresCluster | null = null
+  afterAll(async () => {
+    await cluster?.stop()
+  })
+
+  test('writes answer 503 saying why, reads keep answering, /ready says why; each instance recovers and catches up by itself', async () => {
+    cluster = await startPostgres({ fsync: false })
+    await cluster.createDatabase('halted')
+    const [a, b] = await instances(2, databaseConfig(cluster, 'halted'))
+    await a.flagOn('before')
+    await waitFor(async () => (await b.getFlag('default', 'before')).status === 200, 'the flag on B')
+
+    await cluster.halt()
+    const refused = await a.createFlag('default', 'during')
+    expect(refused.status).toBe(503)
+    expect(refused.text).toMatch(/PostgreSQL/)
+    const toggled = await b.toggle('default', 'before', 'development', false)
+    expect(toggled.status).toBe(503)
+    // Nothing of the refused writes stays in memory.
+    expect((await a.getFlag('default', 'during')).status).toBe(404)
+    expect((await b.getFlag('default', 'before')).body.environments.find((env) => env.name === 'development')?.enabled).toBe(true)
+    for (const api of [a, b]) {
+      expect((await api.getFlag('default', 'before')).status).toBe(200)
+      expect((await api.listFlags('default')).status).toBe(200)
+      const ready = await api.get('/ready', { token: null })
+      expect(ready.status).toBe(503)
+      expect(ready.text).toMatch(/PostgreSQL/)
+    }
+
+    await cluster.start()
+    for (const api of [a, b]) await waitFor(async () => (await api.get('/ready', { token: null })).status === 200, '/ready once PostgreSQL is back', { ms: 20_000 })
+    expectOk(await a.createFlag('default', 'after'), 201)
+    expectOk(await b.toggle('default', 'before', 'development', false))
+    for (const api of [a, b]) {
+      await waitFor(async () => (await api.getFlag('default', 'after')).status === 200, 'A\'s write after recovery on both')
+      await waitFor(async () => (await api.getFlag('default', 'before')).body.environments.find((env) => env.name === 'development')?.enabled === false, 'B\'s write after recovery on both')
+    }
+    await waitFor(() => a.lastEventId() === b.lastEventId(), 'both at the same event')
+    expect(b.events()).toEqual(a.events())
+    expect(a.events().map((event) => event.id)).toEqual(Array.from({ length: a.lastEventId() }, (_, i) => i + 1))
+  }, 60_000)
+})
