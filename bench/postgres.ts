@@ -27,7 +27,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { startPostgres, type PostgresCluster } from '../test/postgres-cluster'
 import { readConfig } from '../src/config'
-import { connect, migrate } from '../src/storage/postgres'
+import { connect, migrate } from '../src/storage/postgres-connect'
 import { fmt, freePort, loadAverage, median, percentile, removeDir, ROOT, rssMiB, SECRET, seedDataDir, seededEventLines, seededState, startServer, table, tempDataDir, waitForSearchIndex } from './lib'
 
 const { values } = parseArgs({
