@@ -3,10 +3,12 @@
  * command the arguments name, and the commands that are not the server. Settings stay in the
  * environment, as for the server, so that one set of variables serves every command.
  */
+import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import packageJson from '../package.json'
 import { backupDataDir, restoreBackup, sizeOf } from './backup/backup'
-import { ConfigError, readConfig } from './config'
+import { backupDatabase, restoreDatabase } from './backup/postgres-backup'
+import { ConfigError, database, readConfig } from './config'
 import { describeIoError } from './storage/files'
 
 export const VERSION: string = packageJson.version
@@ -17,8 +19,9 @@ An Unleash-compatible feature-flag service in one process, storing its data in D
 
 Commands:
   serve                      start the service (the default)
-  backup FILE                copy DATA_DIR to FILE while the service runs
-  restore FILE [DIRECTORY]   make DIRECTORY (default DATA_DIR; missing or empty) a data directory from FILE
+  backup FILE                copy DATA_DIR (or the DATABASE_URL store) to FILE while the service runs
+  restore FILE [DIRECTORY]   make DIRECTORY (default DATA_DIR; missing or empty) a data directory from FILE,
+                             or with DATABASE_URL fill that empty database from FILE
   healthcheck                exit 0 if the service on PORT answers /ready with 200, else 1
   -h, --help                 show this help
   -v, --version              show the version
@@ -27,6 +30,11 @@ Settings come from the environment (the same for every command):
   PORT=4242                  port to listen on (0 picks a free one)
   HOST=0.0.0.0               address to listen on (127.0.0.1 to stay local)
   DATA_DIR=data              directory of the store, created if missing
+  DATABASE_URL               postgres://user:password@host:5432/database: store in PostgreSQL instead,
+                             shared by several instances; or Unleash's DATABASE_HOST, DATABASE_PORT,
+                             DATABASE_NAME, DATABASE_USERNAME, DATABASE_PASSWORD
+  DATABASE_SSL=false         true (or require, verify-ca, verify-full) for TLS to PostgreSQL
+  DATABASE_SCHEMA=public     the PostgreSQL schema of the store's tables
   INIT_ADMIN_API_TOKENS      admin secrets (*:*.<16 to 128 letters, digits, - or _>) that must exist;
                              with none, a first admin token is generated and printed once
   BASE_URI_PATH              path prefix behind a reverse proxy, e.g. /flags
@@ -130,18 +138,23 @@ export async function runCommand(command: Exclude<Command, { name: 'serve' }>, e
       console.log(VERSION)
       return 0
     case 'backup': {
-      const from = dataDir(env)
       const file = resolve(command.file)
       return attempt('back up', async () => {
-        const header = await backupDataDir(from, file)
+        // With DATABASE_URL (or DATABASE_HOST…) the store is PostgreSQL's, as for the server.
+        const shared = database(env)
+        const from = shared ? `PostgreSQL ${shared.host}:${shared.port}/${shared.database} (schema ${shared.schema})` : dataDir(env)
+        if (shared && existsSync(file)) throw new Error(`${file} already exists; a backup never replaces a file, so give a new file name`)
+        const header = shared ? await backupDatabase(shared, file) : await backupDataDir(from, file)
         console.log(`Backed up ${from} to ${file}: ${header.lastEventId} events, ${await sizeOf(file)} bytes`)
       })
     }
     case 'restore': {
       const file = resolve(command.file)
-      const into = command.directory === undefined ? dataDir(env) : resolve(command.directory)
       return attempt('restore', async () => {
-        const header = await restoreBackup(file, into)
+        const shared = database(env)
+        if (shared && command.directory !== undefined) throw new Error('DATABASE_URL (or DATABASE_HOST) is set: the restore goes into that database, so give no DIRECTORY')
+        const into = shared ? `PostgreSQL ${shared.host}:${shared.port}/${shared.database} (schema ${shared.schema})` : command.directory === undefined ? dataDir(env) : resolve(command.directory)
+        const header = shared ? await restoreDatabase(file, shared) : await restoreBackup(file, into)
         console.log(`Restored ${file} (taken ${header.createdAt}, ${header.lastEventId} events) into ${into}`)
       })
     }

@@ -134,7 +134,7 @@ const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
  * PostgreSQL is chosen by `DATABASE_URL` or `DATABASE_HOST` (Unleash's variables, with its
  * defaults for the parts left out); `DATABASE_SSL` and `DATABASE_SCHEMA` go with either.
  */
-function database(env: Record<string, string | undefined>): DatabaseConfig | null {
+export function database(env: Record<string, string | undefined>): DatabaseConfig | null {
   const set = (key: string) => (env[key] ?? '').trim() !== ''
   const url = env.DATABASE_URL?.trim() ?? ''
   const schemaRaw = env.DATABASE_SCHEMA?.trim() || 'public'

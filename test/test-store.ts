@@ -70,10 +70,15 @@ export async function openTestStore(dataDir: string | null, options: StoreOption
   const config = emptied.pop() ?? (await freshDatabase())
   const store = await openDatabaseStore(config, { checkpointAfterBytes: options.checkpointAfterBytes, max: 2, idleTimeout: 5 })
   // Once closed (every write in, every connection given back), its schema is emptied for the next test.
+  // (Once only: a store closed twice must not hand its schema to two stores.)
   const close = store.close.bind(store)
+  let recycled = false
   store.close = async () => {
     const problem = await close()
-    await recycle(config).catch(() => {})
+    if (!recycled) {
+      recycled = true
+      await recycle(config).catch(() => {})
+    }
     return problem
   }
   return store

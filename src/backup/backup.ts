@@ -179,7 +179,7 @@ export async function restoreBackup(file: string, dataDir: string): Promise<Back
 const STORE_FILES = [STATE_FILE, JOURNAL_FILE, EVENTS_FILE]
 
 /** Checks that `file` is a backup made by this service and returns its header (its first line). */
-async function readHeader(file: string): Promise<BackupHeader> {
+export async function readHeader(file: string): Promise<BackupHeader> {
   let handle
   try {
     handle = await open(file, 'r')
@@ -221,7 +221,7 @@ async function readHeader(file: string): Promise<BackupHeader> {
   return header as BackupHeader
 }
 
-function parseLine(file: string, line: string, lineNumber: number): unknown {
+export function parseLine(file: string, line: string, lineNumber: number): unknown {
   try {
     return JSON.parse(line)
   } catch (error) {
@@ -229,7 +229,7 @@ function parseLine(file: string, line: string, lineNumber: number): unknown {
   }
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
+export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 

@@ -5,14 +5,18 @@
  * directory, no table). A server that cannot be reached yet is waited for, one log line per
  * attempt, and the start goes on once it is up. Three instances started at once on an empty
  * database migrate it once. A private cluster of its own (passwords required of other users than
- * the superuser, halted and started), so these run in both runs of the suite.
+ * the superuser, halted and started); in the PostgreSQL run of the suite.
  */
-import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { afterAll, beforeAll, expect, test as bunTest } from 'bun:test'
 import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SQL } from 'bun'
 import { freePort, tempDir, untilReady } from '../helpers'
 import { startPostgres, type PostgresCluster } from '../postgres-cluster'
+import { ON_POSTGRES } from '../test-store'
+
+/** In the PostgreSQL run of the suite only (its cluster is its own, but it is about PostgreSQL). */
+const test = ON_POSTGRES ? bunTest : bunTest.skip
 
 const ROOT = join(import.meta.dir, '../..')
 let pg: PostgresCluster
@@ -22,6 +26,7 @@ const dir = tempDir('pg-startup-')
 const dataDir = join(dir.path, 'data')
 
 beforeAll(async () => {
+  if (!ON_POSTGRES) return
   pg = await startPostgres({ fsync: false })
   admin = new SQL(pg.url, { max: 1 })
   await admin.unsafe(`CREATE ROLE flag_user LOGIN PASSWORD 'right-password'`)
