@@ -104,14 +104,10 @@ function syntheticFlag(index: number, environments: string[], createdAt: string)
  */
 export function seedDataDir(dir: string, options: { events: number; flags: number; environments?: string[] }) {
   mkdirSync(dir, { recursive: true })
-  const environments = options.environments ?? ['development', 'production']
-  const start = Date.UTC(2025, 0, 1)
-  const step = Math.max(1, Math.floor((365 * 86_400_000) / Math.max(1, options.events)))
-  const rand = random(42)
   const fd = openSync(join(dir, EVENTS_FILE), 'w')
   let buffer = ''
-  for (let id = 1; id <= options.events; id++) {
-    buffer += JSON.stringify(syntheticEvent(id, rand, options.flags, new Date(start + id * step).toISOString())) + '\n'
+  for (const line of seededEventLines(options)) {
+    buffer += line + '\n'
     if (buffer.length > 4_000_000) {
       writeSync(fd, buffer)
       buffer = ''
@@ -119,15 +115,29 @@ export function seedDataDir(dir: string, options: { events: number; flags: numbe
   }
   writeSync(fd, buffer)
   closeSync(fd)
+  writeFileSync(join(dir, STATE_FILE), JSON.stringify(seededState(options)))
+  writeFileSync(join(dir, JOURNAL_FILE), '')
+}
+
+/** The state seedDataDir writes beside its events: `flags` flags in project default, at commit 1, holding `events` events. */
+export function seededState(options: { events: number; flags: number; environments?: string[] }) {
+  const environments = options.environments ?? ['development', 'production']
   const state = emptyState(COLLECTIONS)
-  const created = new Date(start).toISOString()
+  const created = new Date(Date.UTC(2025, 0, 1)).toISOString()
   state.lastEventId = options.events
   state.commitSeq = 1
   environments.forEach((name, i) => (state.environments[name] = { name, type: i === environments.length - 1 ? 'production' : 'development', sortOrder: (i + 1) * 100, createdAt: created }))
   state.projects.default = { id: 'default', name: 'Default', description: '', createdAt: created, updatedAt: null, environments, featureNaming: null }
   for (let i = 0; i < options.flags; i++) state.flags[`flag-${i}`] = syntheticFlag(i, environments, created)
-  writeFileSync(join(dir, STATE_FILE), JSON.stringify(state))
-  writeFileSync(join(dir, JOURNAL_FILE), '')
+  return state
+}
+
+/** The events seedDataDir writes, one JSON line at a time, for another store to take. */
+export function* seededEventLines(options: { events: number; flags: number }): Generator<string> {
+  const start = Date.UTC(2025, 0, 1)
+  const step = Math.max(1, Math.floor((365 * 86_400_000) / Math.max(1, options.events)))
+  const rand = random(42)
+  for (let id = 1; id <= options.events; id++) yield JSON.stringify(syntheticEvent(id, rand, options.flags, new Date(start + id * step).toISOString()))
 }
 
 /**

@@ -4,8 +4,12 @@
  * The conventions the files follow (test/system/readme.test.ts checks them):
  * - every fence names its language; a `sh` block is run, in one bash session per file, so exports
  *   and `cd` carry over from block to block, with curl failing on any HTTP error;
- * - a `sh` block that starts the service (a line ending in `npm start`) runs in the background, and
- *   the session waits for `/ready`; a later such block stops the one before it first;
+ * - a `sh` block that starts the service (a line ending in `npm start`, or `npm start &` to start
+ *   several) runs in the background, and the session waits for `/ready` on every port it names
+ *   (`PORT=…`), or on the session's port; a later such block stops the one before it first;
+ * - `localhost:4242` is the session's free port, and `localhost:4243` … `localhost:4249` (also as
+ *   `PORT=4243` …) further free ports of the session; other text the caller maps (such as a private
+ *   PostgreSQL's `localhost:5432`) is replaced the same way;
  * - a `js` block whose first line is `// <file name>` is saved under that name where the session is;
  * - a block whose info string ends in `output` (```json output, ```text output) is what the `sh`
  *   block just before it prints: JSON is matched as a subset of the last JSON line printed
@@ -30,7 +34,10 @@ export type Block = {
 
 const SHELL = new Set(['sh', 'bash', 'shell'])
 export const isShell = (block: Block) => SHELL.has(block.lang)
-export const startsService = (block: Block) => /(^|\s)npm start\s*$/m.test(block.code.replace(/\s+#.*$/gm, ''))
+export const startsService = (block: Block) => /(^|\s)npm start(\s*&)?\s*$/m.test(block.code.replace(/\s+#.*$/gm, ''))
+
+/** The ports of the documentation (4242 … 4249) a text names, as `localhost:424N` or `PORT=424N`. */
+export const documentedPorts = (text: string) => [...new Set([...text.matchAll(/(?:localhost:|PORT=)(424[2-9])\b/g)].map((m) => Number(m[1])))]
 export const fileNameOf = (block: Block) => /^\/\/ ([\w.-]+\.m?js)\s*$/m.exec(block.code.split('\n')[0])?.[1]
 
 export function blocksOf(file: string, text: string): Block[] {
@@ -101,12 +108,25 @@ export async function runSession(options: {
   cwd: string
   env: Record<string, string>
   port: number
+  /** Free ports standing for 4243 … 4249 where the blocks name them. */
+  ports?: Record<number, number>
+  /** More text to replace in every block, e.g. a private PostgreSQL's address for `localhost:5432`. */
+  replace?: [string, string][]
   pidFile: string
   serviceLog: string
   timeoutMs: number
 }): Promise<SessionResult> {
   const { blocks, port } = options
-  const local = (code: string) => code.replaceAll('localhost:4242', `127.0.0.1:${port}`)
+  const ports: Record<number, number> = { ...options.ports, 4242: port }
+  const local = (code: string) => {
+    let text = code.replace(/(localhost:|PORT=)(424[2-9])\b/g, (_, prefix: string, documented: string) => {
+      const real = ports[Number(documented)]
+      if (real === undefined) throw new Error(`no port given for ${documented}`)
+      return prefix === 'PORT=' ? `PORT=${real}` : `127.0.0.1:${real}`
+    })
+    for (const [from, to] of options.replace ?? []) text = text.replaceAll(from, to)
+    return text
+  }
   const script = [
     'set -euo pipefail',
     'exec 2>&1',
@@ -114,12 +134,15 @@ export async function runSession(options: {
     `__pids=${JSON.stringify(options.pidFile)}; __log=${JSON.stringify(options.serviceLog)}; __service=`,
     // The service a block started is stopped (and waited for) before another one starts.
     '__stop() { [ -z "$__service" ] && return 0; kill -TERM -- "-$__service" 2>/dev/null || true; while kill -0 -- "-$__service" 2>/dev/null; do sleep 0.1; done; __service=; }',
-    `__ready() { for __i in $(seq 1 1200); do command curl -sf -o /dev/null http://127.0.0.1:${port}/ready && return 0; kill -0 "$__service" 2>/dev/null || break; sleep 0.2; done; echo "the service did not get ready:"; cat "$__log"; return 1; }`,
+    `__ready() { for __i in $(seq 1 1200); do command curl -sf -o /dev/null "http://127.0.0.1:$1/ready" && return 0; kill -0 -- "-$__service" 2>/dev/null || break; sleep 0.2; done; echo "the service on port $1 did not get ready:"; cat "$__log"; return 1; }`,
   ]
   blocks.forEach((block, index) => {
     script.push(`echo "@@block ${index}@@"`)
     if (isShell(block) && startsService(block)) {
-      script.push('__stop', 'set -m', '{', local(block.code), '} >>"$__log" 2>&1 &', '__service=$!', 'set +m', 'echo "$__service" >>"$__pids"', '__ready')
+      // The group lives as long as any service it started (`wait`), so several can start in one block.
+      const named = [...local(block.code).matchAll(/\bPORT=(\d+)\b/g)].map((m) => m[1])
+      const waits = (named.length > 0 ? [...new Set(named)] : [String(port)]).map((p) => `__ready ${p}`)
+      script.push('__stop', 'set -m', '{', local(block.code), 'wait', '} >>"$__log" 2>&1 &', '__service=$!', 'set +m', 'echo "$__service" >>"$__pids"', ...waits)
     } else if (isShell(block)) {
       script.push(local(block.code))
     } else {

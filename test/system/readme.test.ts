@@ -18,7 +18,8 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFi
 import { dirname, join, normalize } from 'node:path'
 import { chromium } from 'playwright-core'
 import { freePort, tempDir } from '../helpers'
-import { blocksOf, fileNameOf, isShell, runSession, sampleMismatch, stopServices, type Block } from './markdown'
+import { startPostgres, type PostgresCluster } from '../postgres-cluster'
+import { blocksOf, documentedPorts, fileNameOf, isShell, runSession, sampleMismatch, stopServices, type Block } from './markdown'
 
 const ROOT = join(import.meta.dir, '../..')
 const FILES = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)]
@@ -60,9 +61,18 @@ beforeAll(() => {
   }
 })
 
+/**
+ * A page whose blocks name `postgres://…@localhost:5432/` gets a private PostgreSQL
+ * (test/postgres-cluster.ts), one for the whole file, started when the first such page runs:
+ * `localhost:5432` becomes its address, as `localhost:4242` becomes the session's port.
+ */
+const POSTGRES_ADDRESS = '@localhost:5432/'
+let postgres: Promise<PostgresCluster> | undefined
+
 afterAll(async () => {
   const pids = existsSync(pidFile) ? readFileSync(pidFile, 'utf8').split('\n').filter(Boolean).map(Number) : []
   await stopServices(pids)
+  await (await postgres?.catch(() => undefined))?.stop()
   sandbox.remove()
 })
 
@@ -149,11 +159,20 @@ for (const page of pages) {
     `${page.file}: every shell block runs and prints what the text shows`,
     async () => {
       const port = freePort()
+      const text = runnable.map((block) => block.code).join('\n')
+      const ports = Object.fromEntries(documentedPorts(text).filter((p) => p !== 4242).map((p) => [p, freePort()]))
+      const replace: [string, string][] = []
+      if (text.includes(POSTGRES_ADDRESS)) {
+        const cluster = await (postgres ??= startPostgres())
+        replace.push([POSTGRES_ADDRESS, `@127.0.0.1:${cluster.port}/`])
+      }
       const result = await runSession({
         blocks: runnable,
         cwd: copy,
         env: { ...env, PORT: String(port), DATA_DIR: join(sandbox.path, `data-${page.file.replace(/\W/g, '-')}`) },
         port,
+        ports,
+        replace,
         pidFile,
         serviceLog: join(sandbox.path, `service-${page.file.replace(/\W/g, '-')}.log`),
         timeoutMs: 280_000,
