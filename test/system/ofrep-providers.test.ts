@@ -97,3 +97,32 @@ test('the web provider reads every flag in one request, follows a context change
   expect(await withTimeout(changed, 5000)).toContain('dark-mode')
   expect(client.getBooleanDetails('dark-mode', false)).toMatchObject({ value: true, reason: 'STATIC' })
 })
+
+test("the web provider opens the bulk answer's eventStreams and refetches on a change, without polling", async () => {
+  // Browsers have EventSource; Bun does not. launchdarkly-eventsource (unleash-client's own) is a
+  // real implementation over HTTP, put where the provider looks for the browser's.
+  // @ts-expect-error the package ships no types; its EventSource has the browser's interface.
+  const { EventSource } = (await import('launchdarkly-eventsource')) as { EventSource: typeof globalThis.EventSource }
+  const had = (globalThis as { EventSource?: unknown }).EventSource
+  ;(globalThis as { EventSource?: unknown }).EventSource = EventSource
+  try {
+    await WebFeatures.setContext({ targetingKey: 'bob' })
+    // pollInterval 0: the provider never polls, so only the event stream can tell it of a change.
+    const provider = new OFREPWebProvider({ baseUrl: service.base, headers: [['X-API-Key', frontendToken]], pollInterval: 0, cacheMode: 'disabled', disableVisibilityRefresh: true })
+    await WebFeatures.setProviderAndWait(provider)
+    const client = WebFeatures.getClient()
+    const before = client.getBooleanValue('dark-mode', false)
+    const connected = (provider as unknown as { _sseManager?: { isConnected: boolean; connectedUrls: Set<string> } })._sseManager
+    expect(connected?.isConnected).toBe(true)
+    expect([...connected!.connectedUrls][0]).toStartWith(`${service.base}/ofrep/v1/events?channel=`)
+    // Give the EventSource time to be answered before the write (a change made before it listens is not sent).
+    await Bun.sleep(200)
+    const changed = new Promise<string[]>((resolve) => client.addHandler(ProviderEvents.ConfigurationChanged, (details) => resolve(details?.flagsChanged ?? [])))
+    await admin('POST', `${flagPath('dark-mode')}/environments/development/${before ? 'off' : 'on'}`)
+    expect(await withTimeout(changed, 5000)).toContain('dark-mode')
+    expect(client.getBooleanValue('dark-mode', before)).toBe(!before)
+  } finally {
+    await WebFeatures.clearProviders()
+    ;(globalThis as { EventSource?: unknown }).EventSource = had
+  }
+})

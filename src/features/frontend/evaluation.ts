@@ -77,15 +77,22 @@ export interface FrontendEvaluator {
 export interface CompiledScope extends FrontendEvaluator {
   /** OFREP's entry (`{"key":…}`, UTF-8) for one flag of the scope, or undefined when the scope has no such flag. */
   ofrepFlag(name: string, context: EvalContext): Bytes | undefined
-  /** OFREP's bulk answer (`{"flags":[…]}`, UTF-8): every flag of the scope, on or off, by name. */
-  ofrepFlags(context: EvalContext): Bytes
+  /**
+   * OFREP's bulk answer (`{"flags":[…]}`, UTF-8): every flag of the scope, on or off, by name;
+   * `members` (`,"name":…`, UTF-8), if given, are further members of the answer's object.
+   */
+  ofrepFlags(context: EvalContext, members?: Bytes): Bytes
   /**
    * This compiled scope among all compiled in this process (a new one for each change of what the
    * scope serves), followed by where `now` stands among the times its DATE constraints compare with:
    * with the same context, evaluations with the same stamp answer alike (but for random stickiness).
    */
   stamp(now: number): string
-  /** Whether a flag or segment of the scope names `remoteAddress` at all (a strategy, a constraint, stickiness): if not, only `default` stickiness reads the address. */
+  /**
+   * Whether a flag or segment of the scope names `remoteAddress` (a remoteAddress strategy, a
+   * constraint or stickiness on it). When not, the address matters to an evaluation only through
+   * `default` stickiness, for a context with neither userId nor sessionId. Conservative: any mention.
+   */
   readonly readsAddress: boolean
 }
 
@@ -357,9 +364,9 @@ export function compileScope(state: Pick<Store['state'], 'flags' | 'segments'>, 
       const flag = flags.get(name)
       return flag === undefined ? undefined : ofrepEntry(flag, context)
     },
-    ofrepFlags(context) {
+    ofrepFlags(context, members) {
       const entries = new Array<Bytes>(all.length)
-      let size = OPEN.length + CLOSE.length + Math.max(0, all.length - 1)
+      let size = OPEN.length + CLOSE.length + Math.max(0, all.length - 1) + (members?.length ?? 0)
       for (let index = 0; index < all.length; index++) size += (entries[index] = ofrepEntry(all[index], context)).length
       const answer = new Uint8Array(size)
       answer.set(OPEN, 0)
@@ -369,7 +376,13 @@ export function compileScope(state: Pick<Store['state'], 'flags' | 'segments'>, 
         answer.set(entries[index], at)
         at += entries[index].length
       }
-      answer.set(CLOSE, at)
+      // CLOSE is `]}`: the members go between the list's end and the object's.
+      answer[at++] = CLOSE[0]
+      if (members) {
+        answer.set(members, at)
+        at += members.length
+      }
+      answer[at] = CLOSE[1]
       return answer
     },
     stamp(now) {

@@ -15,6 +15,7 @@
  * first, when the server holds too many streams or is stopping, so the SDK polls instead of
  * retrying a server that will not take it.
  */
+import { AtCapacity } from '../../errors'
 import type { Store } from '../../storage/store'
 import type { Scope } from '../client/client.service'
 import type { ApiTokenRecord as TokenRecord } from '../tokens/tokens.records'
@@ -48,6 +49,15 @@ export const SSE_HEADERS = {
   'x-accel-buffering': 'no',
 }
 
+/**
+ * OFREP's change notification (ADR-0008, `refetchEvaluation`): the web provider refetches its bulk
+ * evaluation, which answers 200 only if what the context sees changed (its ETag names the compiled
+ * flags). It carries no flag, so the channel that receives it reveals only that something changed.
+ */
+function refetch(revision: number): Uint8Array {
+  return encoder.encode(`id: ${revision}\ndata: {"type":"refetchEvaluation","etag":"${revision}"}\n\n`)
+}
+
 function message(event: 'unleash-connected' | 'unleash-updated', revision: number, events: readonly DeltaEvent[]): Uint8Array {
   // JSON.stringify writes no line breaks, so the data fits one `data:` line.
   return encoder.encode(`event: ${event}\nid: ${revision}\ndata: ${JSON.stringify({ events })}\n\n`)
@@ -73,8 +83,12 @@ interface Stream {
   closed: boolean
 }
 
+/** What a stream is sent: the client API's events, or OFREP's bare "refetch" notifications. */
+export type StreamKind = 'client' | 'ofrep'
+
 interface Group {
   scope: Scope
+  kind: StreamKind
   streams: Set<Stream>
 }
 
@@ -131,9 +145,26 @@ export class StreamingService {
   open(tokenName: string, scope: Scope, request: Request): Response {
     if (this.stopping || this.count >= this.options.maxStreams) return new Response(GO_POLLING, { headers: SSE_HEADERS })
     const lastEventId = request.headers.get('last-event-id')
-    const first = this.firstMessage(scope, revisionOf(lastEventId))
-    let group = this.groups.get(scope.key)
-    if (!group) this.groups.set(scope.key, (group = { scope, streams: new Set() }))
+    return this.hold(tokenName, scope, 'client', this.firstMessage(scope, revisionOf(lastEventId)), request)
+  }
+
+  /**
+   * An OFREP event stream (the bulk answer's `eventStreams`) for `scope`: a `refetchEvaluation`
+   * for each commit that changes what the scope serves. Past the cap, or while stopping, 503: an
+   * EventSource gives up on an answer that is not 200, and the web provider then polls (or asks
+   * the bulk route again), where a stream that ended would be reconnected to forever.
+   */
+  openOfrep(tokenName: string, scope: Scope, request: Request): Response {
+    if (this.stopping) throw new AtCapacity('The server is stopping; poll instead', 30)
+    if (this.count >= this.options.maxStreams) throw new AtCapacity(`The server holds ${this.options.maxStreams} streams (STREAMING_MAX_STREAMS); poll instead`, 30)
+    // A comment: the provider needs no first event, but the headers and a first byte go out at once.
+    return this.hold(tokenName, scope, 'ofrep', HEARTBEAT, request)
+  }
+
+  private hold(tokenName: string, scope: Scope, kind: StreamKind, first: Uint8Array, request: Request): Response {
+    const key = `${kind} ${scope.key}`
+    let group = this.groups.get(key)
+    if (!group) this.groups.set(key, (group = { scope, kind, streams: new Set() }))
     const stream: Stream = { sink: null, early: [first], finish: () => {}, waiting: 0, tokenName, group, closed: false }
     // A direct stream (Bun's): a message is written straight to the socket, which at 10,000 streams
     // costs markedly less per write than a standard stream's queue.
@@ -213,7 +244,8 @@ export class StreamingService {
     const sends: [Stream[], Uint8Array][] = []
     for (const group of this.groups.values()) {
       const events = eventsFor(group.scope, revision)
-      if (events.length > 0) sends.push([[...group.streams], message('unleash-updated', revision.revision, events)])
+      if (events.length === 0) continue
+      sends.push([[...group.streams], group.kind === 'client' ? message('unleash-updated', revision.revision, events) : refetch(revision.revision)])
     }
     if (sends.length === 0) return
     setImmediate(() => {
@@ -285,7 +317,7 @@ export class StreamingService {
     stream.closed = true
     this.count--
     stream.group.streams.delete(stream)
-    if (stream.group.streams.size === 0) this.groups.delete(stream.group.scope.key)
+    if (stream.group.streams.size === 0) this.groups.delete(`${stream.group.kind} ${stream.group.scope.key}`)
     const ofToken = this.byToken.get(stream.tokenName)
     ofToken?.delete(stream)
     if (ofToken?.size === 0) this.byToken.delete(stream.tokenName)
@@ -297,7 +329,7 @@ export class StreamingService {
 }
 
 /** Whether a token still gives the streams opened with it what they were given: same secret, type and scope. */
-function sameScope(before: TokenRecord, after: TokenRecord | undefined): boolean {
+export function sameScope(before: TokenRecord, after: TokenRecord | undefined): boolean {
   return (
     after !== undefined &&
     after.secretHash === before.secretHash &&
