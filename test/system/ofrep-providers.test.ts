@@ -3,7 +3,9 @@
  * server SDK (`@openfeature/server-sdk`, one request per evaluation, Bearer token) and
  * `@openfeature/ofrep-web-provider` in the web SDK (`@openfeature/web-sdk`, run in Bun: one bulk
  * request per context, then polling with If-None-Match, X-API-Key): boolean, string, number and
- * object flags, a flag not found, a disabled flag, and a change made through the admin API.
+ * object flags, a flag not found, a disabled flag, and a change made through the admin API, seen by
+ * polling, and, with an EventSource, through the bulk answer's eventStreams with polling off (in
+ * Chromium, with the browser's own: ofrep-browser.test.ts).
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { OFREPProvider } from '@openfeature/ofrep-provider'
@@ -112,11 +114,12 @@ test("the web provider opens the bulk answer's eventStreams and refetches on a c
     await WebFeatures.setProviderAndWait(provider)
     const client = WebFeatures.getClient()
     const before = client.getBooleanValue('dark-mode', false)
-    const connected = (provider as unknown as { _sseManager?: { isConnected: boolean; connectedUrls: Set<string> } })._sseManager
+    const connected = (provider as unknown as { _sseManager?: { isConnected: boolean; connectedUrls: Set<string>; _connections: { readyState: number }[] } })._sseManager
     expect(connected?.isConnected).toBe(true)
     expect([...connected!.connectedUrls][0]).toStartWith(`${service.base}/ofrep/v1/events?channel=`)
-    // Give the EventSource time to be answered before the write (a change made before it listens is not sent).
-    await Bun.sleep(200)
+    // The stream is answered (EventSource OPEN) before the write: a change made before it listens is not sent.
+    for (let tries = 0; connected!._connections[0].readyState !== 1 && tries < 500; tries++) await Bun.sleep(10)
+    expect(connected!._connections[0].readyState).toBe(1)
     const changed = new Promise<string[]>((resolve) => client.addHandler(ProviderEvents.ConfigurationChanged, (details) => resolve(details?.flagsChanged ?? [])))
     await admin('POST', `${flagPath('dark-mode')}/environments/development/${before ? 'off' : 'on'}`)
     expect(await withTimeout(changed, 5000)).toContain('dark-mode')

@@ -20,7 +20,7 @@ import type { FlagRecord, StrategyRecord, StrategyVariantRecord, VariantRecord }
 import type { SegmentRecord } from '../segments/segments.records'
 import type { SdkScope } from '../tokens/auth'
 import { allOf, compileConstraint, ipv4Matcher, resolver, type EvalContext, type Predicate } from './constraints'
-import { OfrepReason, REASON_JSON, ofrepMembers, payloadValue, strategyRank, type Rank } from './ofrep-entry'
+import { OfrepReason, REASON_JSON, encoder, ofrepMembers, payloadValue, strategyRank, type Bytes, type Rank } from './ofrep-entry'
 import { rolloutBucket, variantBucket } from './rollout'
 
 export type { EvalContext }
@@ -77,22 +77,15 @@ export interface FrontendEvaluator {
 export interface CompiledScope extends FrontendEvaluator {
   /** OFREP's entry (`{"key":…}`, UTF-8) for one flag of the scope, or undefined when the scope has no such flag. */
   ofrepFlag(name: string, context: EvalContext): Bytes | undefined
-  /**
-   * OFREP's bulk answer (`{"flags":[…]}`, UTF-8): every flag of the scope, on or off, by name;
-   * `members` (`,"name":…`, UTF-8), if given, are further members of the answer's object.
-   */
-  ofrepFlags(context: EvalContext, members?: Bytes): Bytes
+  /** OFREP's entries of every flag of the scope, on or off, by name (the bulk answer's `flags`: ofrepBulk). */
+  ofrepFlags(context: EvalContext): Bytes[]
   /**
    * This compiled scope among all compiled in this process (a new one for each change of what the
    * scope serves), followed by where `now` stands among the times its DATE constraints compare with:
    * with the same context, evaluations with the same stamp answer alike (but for random stickiness).
    */
   stamp(now: number): string
-  /**
-   * Whether a flag or segment of the scope names `remoteAddress` (a remoteAddress strategy, a
-   * constraint or stickiness on it). When not, the address matters to an evaluation only through
-   * `default` stickiness, for a context with neither userId nor sessionId. Conservative: any mention.
-   */
+  /** Whether a flag or segment of the scope names `remoteAddress` at all (a strategy, a constraint, stickiness): if not, only `default` stickiness reads the address. */
   readonly readsAddress: boolean
 }
 
@@ -114,17 +107,7 @@ interface Entry {
   ofrepWith: (members: string, reason: 'DISABLED' | 'DEFAULT') => Bytes
 }
 
-/**
- * OFREP's entries are kept as UTF-8 and an answer is copied together from them into one buffer: a
- * bulk answer lists every flag (1,000 entries, 100 KB), and as text it cost a join, a copy for the
- * encoding and twice the garbage per request (measured against the frontend API's text: docs/ofrep.md).
- */
-export type Bytes = Uint8Array<ArrayBuffer>
-const encoder = new TextEncoder()
 const utf8 = (text: string) => encoder.encode(text) as Bytes
-const OPEN = utf8('{"flags":[')
-const CLOSE = utf8(']}')
-const COMMA = 44
 
 function entryOf(flag: FlagRecord): Entry {
   const head = `{"name":${JSON.stringify(flag.name)},"enabled":true,"variant":`
@@ -364,26 +347,10 @@ export function compileScope(state: Pick<Store['state'], 'flags' | 'segments'>, 
       const flag = flags.get(name)
       return flag === undefined ? undefined : ofrepEntry(flag, context)
     },
-    ofrepFlags(context, members) {
+    ofrepFlags(context) {
       const entries = new Array<Bytes>(all.length)
-      let size = OPEN.length + CLOSE.length + Math.max(0, all.length - 1) + (members?.length ?? 0)
-      for (let index = 0; index < all.length; index++) size += (entries[index] = ofrepEntry(all[index], context)).length
-      const answer = new Uint8Array(size)
-      answer.set(OPEN, 0)
-      let at = OPEN.length
-      for (let index = 0; index < entries.length; index++) {
-        if (index > 0) answer[at++] = COMMA
-        answer.set(entries[index], at)
-        at += entries[index].length
-      }
-      // CLOSE is `]}`: the members go between the list's end and the object's.
-      answer[at++] = CLOSE[0]
-      if (members) {
-        answer.set(members, at)
-        at += members.length
-      }
-      answer[at] = CLOSE[1]
-      return answer
+      for (let index = 0; index < all.length; index++) entries[index] = ofrepEntry(all[index], context)
+      return entries
     },
     stamp(now) {
       if (times.length === 0) return id

@@ -5,6 +5,38 @@
 import type { StrategyRecord } from '../flags/flags.records'
 
 /**
+ * OFREP's entries are kept as UTF-8 and an answer is copied together from them into one buffer: a
+ * bulk answer lists every flag (1,000 entries, 100 KB), and as text it cost a join, a copy for the
+ * encoding and twice the garbage per request (measured against the frontend API's text: docs/ofrep.md).
+ */
+export type Bytes = Uint8Array<ArrayBuffer>
+export const encoder = new TextEncoder()
+const OPEN = encoder.encode('{"flags":[')
+const COMMA = 44
+const [CLOSE_LIST, CLOSE_OBJECT] = encoder.encode(']}')
+
+/** OFREP's bulk answer (`{"flags":[…]…}`, UTF-8) of `entries`; `members` (`,"name":…`, UTF-8) are further members of its object. */
+export function ofrepBulk(entries: readonly Bytes[], members: Bytes | null): Bytes {
+  let size = OPEN.length + 2 + Math.max(0, entries.length - 1) + (members?.length ?? 0)
+  for (let index = 0; index < entries.length; index++) size += entries[index].length
+  const answer = new Uint8Array(size)
+  answer.set(OPEN, 0)
+  let at = OPEN.length
+  for (let index = 0; index < entries.length; index++) {
+    if (index > 0) answer[at++] = COMMA
+    answer.set(entries[index], at)
+    at += entries[index].length
+  }
+  answer[at++] = CLOSE_LIST
+  if (members) {
+    answer.set(members, at)
+    at += members.length
+  }
+  answer[at] = CLOSE_OBJECT
+  return answer
+}
+
+/**
  * Why a flag answers as it does, for OFREP (docs/ofrep.md), ranked: an answer's reason is the
  * highest of its strategy's and its variant's. STATIC: the same for every context; TARGETING_MATCH:
  * the context decided (constraints, segments, user ids, addresses, parents, an override); SPLIT: a

@@ -10,6 +10,7 @@ import { controllerBase } from '../../http/plugins'
 import { callerAddress } from '../../http/request-log'
 import { etagMatches, scopeOf } from '../client/client.service'
 import type { FrontendService } from '../frontend/frontend.service'
+import { ofrepBulk } from '../frontend/ofrep-entry'
 import type { StreamingService } from '../streaming/streaming.service'
 import type { Authorization } from '../tokens/auth'
 import { contextKey, ofrepContext } from './ofrep.context'
@@ -92,7 +93,7 @@ export function ofrepController(frontend: FrontendService, auth: Authorization, 
         if (etagMatches(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers })
         const context = ofrepContext(body.context, addressOf())
         context.now = now
-        return json(compiled.ofrepFlags(context, eventStreamsMember(request, channels.channelFor(caller.tokenName, sdkScope))), headers)
+        return json(ofrepBulk(compiled.ofrepFlags(context), eventStreamsMember(request, channels.channelFor(caller.tokenName, sdkScope))), headers)
       },
       {
         auth: TOKENS,
