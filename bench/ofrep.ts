@@ -20,7 +20,6 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { compileScope, type EvalContext } from '../src/features/frontend/evaluation'
-import { ofrepBulk } from '../src/features/frontend/ofrep-entry'
 import { addFrontendFlags, contextFor, ENVIRONMENT, FLAGS, frontendState } from './frontend-data'
 import { authHeaders, fmt, median, removeDir, seedDataDir, startServer, table, tempDataDir, wrk, type Load } from './lib'
 
@@ -76,7 +75,7 @@ function inProcess(rounds = 2000) {
     for (const context of contexts) bytes += evaluate({ ...context }).length
     return { us: ((cpu() - started) / rounds) * 1000, bytes: bytes / rounds }
   }
-  for (let n = 0; n < 300; n++) compiled.evaluate({ ...contexts[n] }), ofrepBulk(compiled.ofrepFlags({ ...contexts[n] }), null)
+  for (let n = 0; n < 300; n++) compiled.evaluate({ ...contexts[n] }), compiled.ofrepFlags({ ...contexts[n] })
   const frontend: number[] = []
   const ofrep: number[] = []
   let sizes = { frontend: 0, ofrep: 0 }
@@ -87,7 +86,7 @@ function inProcess(rounds = 2000) {
       Bun.hash(text)
       return encoder.encode(text)
     })
-    const b = time((context) => ofrepBulk(compiled.ofrepFlags(context), null))
+    const b = time((context) => compiled.ofrepFlags(context))
     frontend.push(a.us)
     ofrep.push(b.us)
     sizes = { frontend: a.bytes, ofrep: b.bytes }

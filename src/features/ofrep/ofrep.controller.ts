@@ -10,7 +10,7 @@ import { controllerBase } from '../../http/plugins'
 import { callerAddress } from '../../http/request-log'
 import { etagMatches, scopeOf } from '../client/client.service'
 import type { FrontendService } from '../frontend/frontend.service'
-import { ofrepBulk } from '../frontend/ofrep-entry'
+import { encoder, type Bytes } from '../frontend/ofrep-entry'
 import type { StreamingService } from '../streaming/streaming.service'
 import type { Authorization } from '../tokens/auth'
 import { contextKey, ofrepContext } from './ofrep.context'
@@ -29,23 +29,37 @@ const json = (bytes: Uint8Array<ArrayBuffer>, headers: Record<string, string> = 
 
 const BULK_PATH = '/evaluate/flags'
 const EVENTS_PATH = '/ofrep/v1/events'
-const encoder = new TextEncoder()
+
+/** The path of a request's URL (no query). */
+function pathOf(url: string): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2)
+  const end = url.indexOf('?', start)
+  return url.slice(start, end === -1 ? undefined : end)
+}
 
 /**
- * The bulk answer's `eventStreams` member: the channel's endpoint as a path (the provider puts it
- * after its base URL's origin), taken from the request's own path so that BASE_URI_PATH, or a
- * proxy's prefix, stays in it.
+ * The end of the bulk answer, with its `eventStreams` member: the channel's endpoint as a path (the
+ * provider puts it after its base URL's origin), taken from the request's own path so that
+ * BASE_URI_PATH stays in it. Made once per channel: it is the same for every answer to the token.
  */
-function eventStreamsMember(request: Request, channel: string): Uint8Array<ArrayBuffer> {
-  const path = new URL(request.url).pathname
-  const base = path.endsWith(BULK_PATH) ? path.slice(0, -BULK_PATH.length - '/ofrep/v1'.length) : ''
-  return encoder.encode(`,"eventStreams":${JSON.stringify([{ type: 'sse', endpoint: { requestUri: `${base}${EVENTS_PATH}?channel=${channel}` } }])}`)
+function bulkEnds() {
+  const made = new Map<string, { path: string; end: Bytes }>()
+  return (request: Request, channel: string): Bytes => {
+    const path = pathOf(request.url)
+    const kept = made.get(channel)
+    if (kept?.path === path) return kept.end
+    const base = path.endsWith(BULK_PATH) ? path.slice(0, -BULK_PATH.length - '/ofrep/v1'.length) : ''
+    const end = encoder.encode(`],"eventStreams":${JSON.stringify([{ type: 'sse', endpoint: { requestUri: `${base}${EVENTS_PATH}?channel=${channel}` } }])}}`)
+    made.set(channel, { path, end })
+    return end
+  }
 }
 
 /** The delta's spec: segments by id (the scope's key only; OFREP never sends segments). */
 const SCOPE_SPEC = '5.2.0'
 
 export function ofrepController(frontend: FrontendService, auth: Authorization, streaming: StreamingService, channels: OfrepChannels) {
+  const bulkEnd = bulkEnds()
   return controllerBase(auth, ofrepModels)
     .post(
       '/ofrep/v1/evaluate/flags/:key',
@@ -93,7 +107,7 @@ export function ofrepController(frontend: FrontendService, auth: Authorization, 
         if (etagMatches(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers })
         const context = ofrepContext(body.context, addressOf())
         context.now = now
-        return json(ofrepBulk(compiled.ofrepFlags(context), eventStreamsMember(request, channels.channelFor(caller.tokenName, sdkScope))), headers)
+        return json(compiled.ofrepFlags(context, bulkEnd(request, channels.channelFor(caller.tokenName, sdkScope))), headers)
       },
       {
         auth: TOKENS,
