@@ -8,7 +8,7 @@
  * id is the revision. Streams of the same scope share one made message per commit, so a write costs
  * one delta per scope plus one enqueue per stream, whatever the number of streams.
  *
- * Heartbeats (SSE comments) are written to every stream on one timer: the SDK gives up on a stream
+ * Heartbeats (SSE comments) are written to every stream by one timer, spread over the interval: the SDK gives up on a stream
  * silent for 60 s, and proxies cut idle connections. A stream ends when its token is deleted,
  * changed or expires (the SDK reconnects, gets 401 and stops, as a poller would); when the client
  * reads too slowly to keep up (it reconnects and resumes); and, with a `fetch-mode: polling` event
@@ -35,8 +35,8 @@ export const DEFAULT_STREAMING: StreamingOptions = { maxStreams: 10_000, heartbe
 const MAX_QUEUED_MESSAGES = 1000
 /** Hydrations kept, by scope, between two changes: a burst of (re)connections makes each once. */
 const MAX_KEPT_HYDRATIONS = 64
-/** Heartbeats written between two turns of the event loop (a few milliseconds' work). */
-const HEARTBEAT_SLICE = 500
+/** How often the heartbeat timer ticks: each tick writes to the streams of one slot (spreadHeartbeats). */
+const HEARTBEAT_TICK_MS = 100
 
 const encoder = new TextEncoder()
 const HEARTBEAT = encoder.encode(':\n\n')
@@ -80,6 +80,8 @@ interface Stream {
   waiting: number
   tokenName: string
   group: Group
+  /** The heartbeat slot it is in. */
+  slot: Set<Stream>
   closed: boolean
 }
 
@@ -114,6 +116,16 @@ export class StreamingService {
   private readonly hydrations = new Map<string, { revision: number; bytes: Uint8Array }>()
   private count = 0
   private heartbeat: ReturnType<typeof setInterval> | null = null
+  /**
+   * Heartbeats are spread evenly over the interval: each stream is in one of `slots`, and a tick every
+   * HEARTBEAT_TICK_MS writes to the next slot's streams, so that each hears one per interval. At
+   * 10,000 streams and 15 s that is about 70 writes (half a millisecond) every 100 ms; a whole round
+   * at once (80 ms), or in slices of 500 (4 ms each), held up the requests that came meanwhile
+   * (/health p99 about twice that without streams: docs/realtime.md).
+   */
+  private readonly slots: Set<Stream>[]
+  private nextSlot = 0
+  private tick = 0
   private stopping = false
   /**
    * Set by the server (main.ts): exempts a stream's request from the server's idle timeout (Bun's
@@ -126,6 +138,7 @@ export class StreamingService {
     private readonly feed: ChangeFeed,
     private readonly options: StreamingOptions = DEFAULT_STREAMING,
   ) {
+    this.slots = Array.from({ length: Math.max(1, Math.round(options.heartbeatMs / HEARTBEAT_TICK_MS)) }, () => new Set<Stream>())
     feed.subscribe((revision) => this.publish(revision))
     store.watch('tokens', (name, before, after) => {
       if (before !== undefined && !sameScope(before, after)) this.endToken(name)
@@ -165,7 +178,8 @@ export class StreamingService {
     const key = `${kind} ${scope.key}`
     let group = this.groups.get(key)
     if (!group) this.groups.set(key, (group = { scope, kind, streams: new Set() }))
-    const stream: Stream = { sink: null, early: [first], finish: () => {}, waiting: 0, tokenName, group, closed: false }
+    const slot = this.slots[this.nextSlot++ % this.slots.length]
+    const stream: Stream = { sink: null, early: [first], finish: () => {}, waiting: 0, tokenName, group, slot, closed: false }
     // A direct stream (Bun's): a message is written straight to the socket, which at 10,000 streams
     // costs markedly less per write than a standard stream's queue.
     const body = new ReadableStream({
@@ -188,11 +202,12 @@ export class StreamingService {
       cancel: () => this.remove(stream),
     } as unknown as UnderlyingDefaultSource<Uint8Array>)
     group.streams.add(stream)
+    slot.add(stream)
     let ofToken = this.byToken.get(tokenName)
     if (!ofToken) this.byToken.set(tokenName, (ofToken = new Set()))
     ofToken.add(stream)
     this.count++
-    this.heartbeat ??= setInterval(() => this.beat(), this.options.heartbeatMs)
+    this.heartbeat ??= setInterval(() => this.beat(), this.options.heartbeatMs / this.slots.length)
     this.heartbeat.unref?.()
     request.signal.addEventListener('abort', () => this.end(stream), { once: true })
     this.holdOpen(request)
@@ -275,29 +290,18 @@ export class StreamingService {
     }
   }
 
+  /** One tick: once per interval the expired tokens' streams are ended; then the next slot's streams hear a heartbeat. */
   private beat(): void {
-    const now = Date.now()
-    const due: Stream[] = []
-    for (const [name, streams] of this.byToken) {
-      const token = this.store.state.tokens[name]
-      if (!token || (token.expiresAt !== null && Date.parse(token.expiresAt) <= now)) {
-        this.endToken(name)
-        continue
+    const index = this.tick++ % this.slots.length
+    if (index === 0) {
+      const now = Date.now()
+      for (const name of [...this.byToken.keys()]) {
+        const token = this.store.state.tokens[name]
+        if (!token || (token.expiresAt !== null && Date.parse(token.expiresAt) <= now)) this.endToken(name)
       }
-      for (const stream of streams) due.push(stream)
     }
-    this.sendInSlices(due, HEARTBEAT, 0)
-  }
-
-  /**
-   * Heartbeats are in no hurry: written a slice at a time, with the event loop free in between, so
-   * that 10,000 of them (about 8 µs a stream, the socket write) never hold a request up for the
-   * whole round (measured: /health p99 doubled with 10,000 idle streams when written at once).
-   */
-  private sendInSlices(streams: Stream[], bytes: Uint8Array, from: number): void {
-    const end = Math.min(streams.length, from + HEARTBEAT_SLICE)
-    for (let index = from; index < end; index++) this.send(streams[index], bytes)
-    if (end < streams.length) setImmediate(() => this.sendInSlices(streams, bytes, end))
+    // A copy: a write that fails removes its stream from the slot.
+    for (const stream of [...this.slots[index]]) this.send(stream, HEARTBEAT)
   }
 
   private endToken(name: string): void {
@@ -317,6 +321,7 @@ export class StreamingService {
     stream.closed = true
     this.count--
     stream.group.streams.delete(stream)
+    stream.slot.delete(stream)
     if (stream.group.streams.size === 0) this.groups.delete(`${stream.group.kind} ${stream.group.scope.key}`)
     const ofToken = this.byToken.get(stream.tokenName)
     ofToken?.delete(stream)
