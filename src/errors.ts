@@ -149,3 +149,20 @@ export class ServiceStarting extends AppError {
   readonly status = 503
   readonly errorName = 'ServiceUnavailable'
 }
+
+/** Too much is held already (streams past STREAMING_MAX_STREAMS), or the server is stopping; `Retry-After` says when to try again. */
+export class AtCapacity extends AppError {
+  readonly status = 503
+  readonly errorName = 'ServiceUnavailable'
+
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message)
+  }
+
+  override headers() {
+    return { 'retry-after': String(this.retryAfterSeconds) }
+  }
+}

@@ -21,6 +21,7 @@ import { DEFAULT_STREAMING, StreamingService, type StreamingOptions } from './fe
 import { frontendController } from './features/frontend/frontend.controller'
 import { FrontendService } from './features/frontend/frontend.service'
 import { ofrepController } from './features/ofrep/ofrep.controller'
+import { OfrepChannels } from './features/ofrep/ofrep.events'
 import { environmentsController } from './features/environments/environments.controller'
 import { environmentsCollection } from './features/environments/environments.records'
 import { createEnvironment, EnvironmentsService } from './features/environments/environments.service'
@@ -118,7 +119,7 @@ export const FEATURES: readonly Feature[] = [
     collections: [usersCollection, sessionsCollection],
     controllers: (s, auth) => [usersController(s.users, auth), sessionsController(s.sessions, auth)],
   },
-  { controllers: (s, auth) => [ofrepController(s.frontend, auth)] },
+  { controllers: (s, auth) => [ofrepController(s.frontend, auth, s.streaming, s.ofrepChannels)] },
 ]
 
 /** The collections of the state document, from the features that own them. */
@@ -244,6 +245,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     client: new ClientFeaturesService(store),
     changes,
     streaming: new StreamingService(store, changes, options.streaming ?? DEFAULT_STREAMING),
+    ofrepChannels: new OfrepChannels(store),
     strategyTypes: new StrategyTypesService(store),
     tagTypes: new TagTypesService(store),
     flagTypes: new FlagTypesService(store),

@@ -5,7 +5,8 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { createApp } from '../../src/app'
-import { Api, expectOk, freshApiPerTest, type ApiResponse } from '../helpers'
+import { Api, expectOk, freshApiPerTest, makeApi, tokenFor, type ApiResponse } from '../helpers'
+import { SseReader } from './streaming/sse'
 
 let api: Api
 freshApiPerTest((fresh) => (api = fresh))
@@ -252,6 +253,9 @@ describe('errors', () => {
     expect(get.status).toBe(405)
     expect(get.headers.get('allow')).toBe('POST')
     expect((get.body as Failure).errorCode).toBe('GENERAL')
+    const missing = await api.get('/ofrep/v1/nothing', { token })
+    expect(missing.status).toBe(404)
+    expect((missing.body as Failure).errorCode).toBe('GENERAL')
     const other = await api.post('/ofrep/v2/evaluate', { context: {} }, { token })
     expect(other.status).toBe(404)
     expect((other.body as Failure).errorCode).toBe('GENERAL')
@@ -271,6 +275,110 @@ describe('BASE_URI_PATH', () => {
     expectFailure(await based.post(`/flags${BULK}`, { context: { targetingKey: '' } }, { token }), 400, 'TARGETING_KEY_MISSING')
     const anonymous = await based.post(`/flags${BULK}`, { context: {} }, { token: null })
     expect({ status: anonymous.status, text: anonymous.text }).toEqual({ status: 401, text: '' })
+  })
+})
+
+describe('eventStreams', () => {
+  type Streams = { eventStreams: { type: string; endpoint: { requestUri: string } }[] }
+  const channelOf = async (app: Api, token: string, prefix = '') => {
+    const answer = await app.post<Streams>(`${prefix}${BULK}`, { context: { targetingKey: 'u' } }, { token })
+    expectOk(answer)
+    expect(answer.body.eventStreams).toHaveLength(1)
+    expect(answer.body.eventStreams[0]).toMatchObject({ type: 'sse' })
+    return answer.body.eventStreams[0].endpoint.requestUri
+  }
+  const open = async (app: Api, path: string) => {
+    const response = await app.app.handle(new Request(`http://localhost${path}`, { headers: { origin: 'https://shop.example.com' } }))
+    expect({ status: response.status, type: response.headers.get('content-type'), cors: response.headers.get('access-control-allow-origin') }).toEqual({
+      status: 200,
+      type: 'text/event-stream; charset=utf-8',
+      cors: '*',
+    })
+    return new SseReader(response)
+  }
+
+  test("the bulk answer names its token's channel; a change to the token's flags sends refetchEvaluation, another project's or environment's sends nothing", async () => {
+    await api.flagOn('checkout')
+    expectOk(await api.post('/api/admin/projects', { id: 'other', name: 'other' }), 201)
+    await api.flagOn('elsewhere', { name: 'default' }, 'development', 'other')
+    const token = await sdkToken()
+    const path = await channelOf(api, token)
+    expect(path).toMatch(/^\/ofrep\/v1\/events\?channel=[A-Za-z0-9_-]{24}$/)
+    // One channel per token, whatever the context; another token has its own.
+    expect(await channelOf(api, token)).toBe(path)
+    expect(await channelOf(api, await sdkToken('client'))).not.toBe(path)
+    const reader = await open(api, path)
+    try {
+      await reader.until(() => reader.comments > 0)
+      expectOk(await api.toggle('other', 'elsewhere', 'development', false))
+      expectOk(await api.toggle('default', 'checkout', 'production', true))
+      expectOk(await api.toggle('default', 'checkout', 'development', false))
+      await reader.until(() => reader.messages.length > 0)
+      await reader.settle()
+      expect(reader.messages).toHaveLength(1)
+      const [message] = reader.messages
+      expect(message.event).toBe('message')
+      expect(JSON.parse(message.data)).toEqual({ type: 'refetchEvaluation', etag: message.id })
+      // The refetch the provider makes (with the event's etag as a query parameter) sees the change.
+      const refetched = await api.post<{ flags: Evaluation[] }>(`${BULK}?flagConfigEtag=${message.id}`, { context: { targetingKey: 'u' } }, { token })
+      expectOk(refetched)
+      expect(flagsOf(refetched).get('checkout')).toMatchObject({ value: false, reason: 'DISABLED' })
+    } finally {
+      await reader.cancel()
+    }
+  })
+
+  test('an unknown channel is 401 without a body; a deleted token ends its streams and its channel', async () => {
+    for (const path of ['/ofrep/v1/events?channel=no-such-channel', '/ofrep/v1/events']) {
+      const unknown = await api.app.handle(new Request(`http://localhost${path}`))
+      expect({ path, status: unknown.status, text: await unknown.text() }).toEqual({ path, status: 401, text: '' })
+    }
+    await api.flagOn('checkout')
+    const created = await api.createToken({ tokenName: 'browser', type: 'frontend', projects: ['default'], environment: 'development' })
+    expectOk(created, 201)
+    const path = await channelOf(api, created.body.secret)
+    const reader = await open(api, path)
+    expectOk(await api.delete('/api/admin/api-tokens/browser'), 200)
+    await reader.until(() => reader.ended)
+    const after = await api.app.handle(new Request(`http://localhost${path}`))
+    expect({ status: after.status, text: await after.text() }).toEqual({ status: 401, text: '' })
+  })
+
+  test("past STREAMING_MAX_STREAMS (the client API's streams count too), and once the server stops, 503 GENERAL with Retry-After; bad query 400", async () => {
+    const capped = await makeApi({ streaming: { maxStreams: 2, heartbeatMs: 15_000 } })
+    try {
+      const token = await tokenFor(capped, 'browser', { type: 'frontend', environment: 'development' })
+      const client = await tokenFor(capped, 'sdk', { type: 'client', environment: 'development' })
+      const path = await channelOf(capped, token)
+      const held = await open(capped, path)
+      const sdkStream = await capped.app.handle(new Request('http://localhost/api/client/streaming', { headers: { authorization: client } }))
+      expect(sdkStream.status).toBe(200)
+      const refused = await capped.get(path, { token: null })
+      expectFailure(refused, 503, 'GENERAL')
+      expect(refused.headers.get('retry-after')).toBe('30')
+      expect(capped.services.streaming.streams).toBe(2)
+      // A stream that ends makes room.
+      await held.cancel()
+      const again = await open(capped, path)
+      expectFailure(await capped.get(`${path}&since=1`, { token: null }), 400, 'PARSE_ERROR')
+      capped.services.streaming.close()
+      await again.until(() => again.ended)
+      await sdkStream.body?.cancel()
+      expectFailure(await capped.get(path, { token: null }), 503, 'GENERAL')
+      expect(capped.services.streaming.streams).toBe(0)
+    } finally {
+      await capped.close()
+    }
+  })
+
+  test('under a base path, the endpoint the answer names includes it', async () => {
+    await api.flagOn('checkout')
+    const token = await sdkToken()
+    const based = new Api(createApp(api.services, { bodyLimit: 102400, basePath: '/flags' }), api.services, null)
+    const path = await channelOf(based, token, '/flags')
+    expect(path).toStartWith('/flags/ofrep/v1/events?channel=')
+    const reader = await open(based, path)
+    await reader.cancel()
   })
 })
 

@@ -11,7 +11,8 @@
  *   else `feature`. With no such POST, the resource the parameter last named on the way is read
  *   (`.../tags/{type}/{value}`), then FALLBACKS below decide.
  * - Flags a body names under `features` (a list) or `feature` are created first, in the path's project.
- * - Anything more an operation needs (an archived flag, a completed one) is a PREPARE entry here.
+ * - Anything more an operation needs (an archived flag, a completed one, a query parameter only the
+ *   service can give) is a PREPARE entry here.
  * - A route for SDK tokens declares `{ tokenType }`; it gets a token of that type for every project.
  *
  * The same bodies with an unknown property added to every object the schema describes are then
@@ -97,6 +98,11 @@ const PREPARE: Record<string, (world: World, body: any) => Promise<void>> = {
   },
   // The user the sign-in example names, with its password.
   login: async (world, body) => void (await world.call('POST', '/api/admin/user-admin', { username: body.username, rootRole: 'Viewer', password: body.password })),
+  // The channel is the bulk evaluation's to give (eventStreams): asked with a frontend token, as a web provider does.
+  getOfrepEvents: async (world) => {
+    const bulk = await world.call('POST', '/ofrep/v1/evaluate/flags', exampleOf(byId('ofrepEvaluateFlags')), await world.tokenFor('frontend'))
+    world.query = new URL(bulk.body.eventStreams[0].endpoint.requestUri, 'http://localhost').search
+  },
   ofrepEvaluateFlag: async (world) => {
     if (!world.api.services.store.reader.get('flags', 'checkout')) await world.call('POST', '/api/admin/projects/default/features', { name: 'checkout' })
   },
@@ -106,6 +112,8 @@ class World {
   readonly values = new Map<string, string>()
   /** A session cookie a PREPARE entry opened: the operation is sent with it instead of a token. */
   session: string | undefined
+  /** A query string a PREPARE entry found (`?name=value`), sent after the path. */
+  query = ''
   private tokens = new Map<string, string>()
 
   constructor(readonly api: Api) {}
@@ -177,7 +185,7 @@ class World {
     const tokenType = operation.op['x-token-type']?.split(' or ')[0]
     const token = tokenType ? await this.tokenFor(tokenType) : ADMIN_SECRET
     const options = this.session ? { body, token: null, headers: { cookie: this.session, origin: 'http://localhost' } } : { body, token }
-    const response = await this.api.request<any>(operation.method.toUpperCase(), path, options)
+    const response = await this.api.request<any>(operation.method.toUpperCase(), path + this.query, options)
     return { response, body, path }
   }
 }

@@ -199,6 +199,14 @@ describe('a token limited to one project', () => {
         expectError(await hidden.api.get(fill(path, MINE, ''), { token: hidden.scoped }), 403, 'NoAccessError')
         continue
       }
+      if (path === '/ofrep/v1/events') {
+        // OFREP's event stream takes no token (EventSource sends no header): the channel a frontend or client
+        // token's bulk evaluation names stands for that token, and without one any caller is 401 with no body
+        // (the channel's own scope: test/features/ofrep.test.ts).
+        const response = await hidden.api.get(path, { token: hidden.scoped })
+        expect({ path, status: response.status, text: response.text }).toEqual({ path, status: 401, text: '' })
+        continue
+      }
       if (names.includes('projectId') || names.includes('featureName')) {
         scopedRoutes++
         // Every such route needs a token (an unauthenticated read would bypass the scope).

@@ -3,7 +3,9 @@
  * server SDK (`@openfeature/server-sdk`, one request per evaluation, Bearer token) and
  * `@openfeature/ofrep-web-provider` in the web SDK (`@openfeature/web-sdk`, run in Bun: one bulk
  * request per context, then polling with If-None-Match, X-API-Key): boolean, string, number and
- * object flags, a flag not found, a disabled flag, and a change made through the admin API.
+ * object flags, a flag not found, a disabled flag, and a change made through the admin API, seen by
+ * polling, and, with an EventSource, through the bulk answer's eventStreams with polling off (in
+ * Chromium, with the browser's own: ofrep-browser.test.ts).
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { OFREPProvider } from '@openfeature/ofrep-provider'
@@ -96,4 +98,34 @@ test('the web provider reads every flag in one request, follows a context change
   await admin('POST', `${flagPath('dark-mode')}/environments/development/on`)
   expect(await withTimeout(changed, 5000)).toContain('dark-mode')
   expect(client.getBooleanDetails('dark-mode', false)).toMatchObject({ value: true, reason: 'STATIC' })
+})
+
+test("the web provider opens the bulk answer's eventStreams and refetches on a change, without polling", async () => {
+  // Browsers have EventSource; Bun does not. launchdarkly-eventsource (unleash-client's own) is a
+  // real implementation over HTTP, put where the provider looks for the browser's.
+  // @ts-expect-error the package ships no types; its EventSource has the browser's interface.
+  const { EventSource } = (await import('launchdarkly-eventsource')) as { EventSource: typeof globalThis.EventSource }
+  const had = (globalThis as { EventSource?: unknown }).EventSource
+  ;(globalThis as { EventSource?: unknown }).EventSource = EventSource
+  try {
+    await WebFeatures.setContext({ targetingKey: 'bob' })
+    // pollInterval 0: the provider never polls, so only the event stream can tell it of a change.
+    const provider = new OFREPWebProvider({ baseUrl: service.base, headers: [['X-API-Key', frontendToken]], pollInterval: 0, cacheMode: 'disabled', disableVisibilityRefresh: true })
+    await WebFeatures.setProviderAndWait(provider)
+    const client = WebFeatures.getClient()
+    const before = client.getBooleanValue('dark-mode', false)
+    const connected = (provider as unknown as { _sseManager?: { isConnected: boolean; connectedUrls: Set<string>; _connections: { readyState: number }[] } })._sseManager
+    expect(connected?.isConnected).toBe(true)
+    expect([...connected!.connectedUrls][0]).toStartWith(`${service.base}/ofrep/v1/events?channel=`)
+    // The stream is answered (EventSource OPEN) before the write: a change made before it listens is not sent.
+    for (let tries = 0; connected!._connections[0].readyState !== 1 && tries < 500; tries++) await Bun.sleep(10)
+    expect(connected!._connections[0].readyState).toBe(1)
+    const changed = new Promise<string[]>((resolve) => client.addHandler(ProviderEvents.ConfigurationChanged, (details) => resolve(details?.flagsChanged ?? [])))
+    await admin('POST', `${flagPath('dark-mode')}/environments/development/${before ? 'off' : 'on'}`)
+    expect(await withTimeout(changed, 5000)).toContain('dark-mode')
+    expect(client.getBooleanValue('dark-mode', before)).toBe(!before)
+  } finally {
+    await WebFeatures.clearProviders()
+    ;(globalThis as { EventSource?: unknown }).EventSource = had
+  }
 })

@@ -14,14 +14,14 @@
  * OFREP (features/ofrep) reads the same compiled scope: the same closures decide, only the text made
  * of the outcome differs (`ofrep`), with the reason the outcome came about (OfrepReason below).
  */
-import { hostname } from 'node:os'
 import type { Store } from '../../storage/store'
-import type { FlagRecord, StrategyRecord, StrategyVariantRecord, VariantRecord } from '../flags/flags.records'
+import type { FlagRecord, StrategyVariantRecord, VariantRecord } from '../flags/flags.records'
 import type { SegmentRecord } from '../segments/segments.records'
 import type { SdkScope } from '../tokens/auth'
-import { allOf, compileConstraint, ipv4Matcher, resolver, type EvalContext, type Predicate } from './constraints'
-import { OfrepReason, REASON_JSON, ofrepMembers, payloadValue, strategyRank, type Rank } from './ofrep-entry'
-import { rolloutBucket, variantBucket } from './rollout'
+import { allOf, compileConstraint, resolver, type EvalContext, type Predicate } from './constraints'
+import { BULK_END, BULK_OPEN, OfrepReason, REASON_JSON, encoder, ofrepMembers, payloadValue, strategyRank, withoutComma, type Bytes, type Rank } from './ofrep-entry'
+import { variantBucket } from './rollout'
+import { strategyTest } from './strategies'
 
 export type { EvalContext }
 
@@ -50,6 +50,8 @@ interface CompiledStrategy {
   pick: VariantPicker | null
   /** Why the flag is on when this strategy applies (before any variant). */
   rank: Rank
+  /** It applies to every context (a `default` strategy without constraints or segments). */
+  always: boolean
 }
 
 interface CompiledFlag {
@@ -77,8 +79,11 @@ export interface FrontendEvaluator {
 export interface CompiledScope extends FrontendEvaluator {
   /** OFREP's entry (`{"key":…}`, UTF-8) for one flag of the scope, or undefined when the scope has no such flag. */
   ofrepFlag(name: string, context: EvalContext): Bytes | undefined
-  /** OFREP's bulk answer (`{"flags":[…]}`, UTF-8): every flag of the scope, on or off, by name. */
-  ofrepFlags(context: EvalContext): Bytes
+  /**
+   * OFREP's bulk answer (`{"flags":[…]}`, UTF-8): every flag of the scope, on or off, by name; `end`
+   * closes the list and the object, with further members between (`],"eventStreams":[…]}`).
+   */
+  ofrepFlags(context: EvalContext, end?: Bytes): Bytes
   /**
    * This compiled scope among all compiled in this process (a new one for each change of what the
    * scope serves), followed by where `now` stands among the times its DATE constraints compare with:
@@ -90,10 +95,6 @@ export interface CompiledScope extends FrontendEvaluator {
 }
 
 const randomSeed = () => String(Math.round(Math.random() * 100000))
-const randomRolloutId = () => `${Math.round(Math.random() * 10000) + 1}`
-const splitList = (text: string) => text.split(/\s*,\s*/)
-/** The applicationHostname strategy compares with this host's name, as the SDK in this process would. */
-const HOSTNAME = (process.env.HOSTNAME || hostname() || 'undefined').toLowerCase()
 
 /**
  * The flag's entries: the frontend API's around a variant's JSON; OFREP's around its `value` and
@@ -107,22 +108,12 @@ interface Entry {
   ofrepWith: (members: string, reason: 'DISABLED' | 'DEFAULT') => Bytes
 }
 
-/**
- * OFREP's entries are kept as UTF-8 and an answer is copied together from them into one buffer: a
- * bulk answer lists every flag (1,000 entries, 100 KB), and as text it cost a join, a copy for the
- * encoding and twice the garbage per request (measured against the frontend API's text: docs/ofrep.md).
- */
-export type Bytes = Uint8Array<ArrayBuffer>
-const encoder = new TextEncoder()
 const utf8 = (text: string) => encoder.encode(text) as Bytes
-const OPEN = utf8('{"flags":[')
-const CLOSE = utf8(']}')
-const COMMA = 44
 
 function entryOf(flag: FlagRecord): Entry {
   const head = `{"name":${JSON.stringify(flag.name)},"enabled":true,"variant":`
   const tail = `,"impressionData":${flag.impressionData}}`
-  const ofrepHead = `{"key":${JSON.stringify(flag.name)}`
+  const ofrepHead = `,{"key":${JSON.stringify(flag.name)}`
   const ofrepTail = `,"metadata":{"project":${JSON.stringify(flag.project)}}}`
   return {
     frontend: (variantJson) => head + variantJson + tail,
@@ -179,59 +170,6 @@ function variantPicker(groupId: string | undefined, stickiness: string | undefin
   }
 }
 
-function rollout(groupId: string, percentageText: string | undefined, id: (context: EvalContext) => string | undefined): Predicate {
-  const percentage = Number(percentageText)
-  // Buckets run from 1 to 100: at 100 % or more any id is in, at 0 % or less none is (nor is a missing id).
-  if (percentage >= 100) return (context) => !!id(context)
-  if (!(percentage > 0)) return () => false
-  const bucket = rolloutBucket(groupId)
-  return (context) => {
-    const value = id(context)
-    return !!value && percentage > 0 && bucket(value) <= percentage
-  }
-}
-
-/** The strategy's own test, without its constraints; null for a type the SDK does not know. */
-function strategyTest(strategy: StrategyRecord): Predicate | null {
-  const parameters = strategy.parameters
-  switch (strategy.name) {
-    case 'default':
-      return () => true
-    case 'flexibleRollout': {
-      const stickiness = parameters.stickiness || 'default'
-      const id: (context: EvalContext) => string | undefined =
-        stickiness === 'default'
-          ? (context) => context.userId || context.sessionId || randomRolloutId()
-          : stickiness === 'random'
-            ? randomRolloutId
-            : resolver(stickiness)
-      return rollout(parameters.groupId || '', parameters.rollout, id)
-    }
-    case 'gradualRolloutUserId':
-      return rollout(parameters.groupId || '', parameters.percentage, (context) => context.userId)
-    case 'gradualRolloutSessionId':
-      return rollout(parameters.groupId || '', parameters.percentage, (context) => context.sessionId)
-    case 'gradualRolloutRandom': {
-      const percentage = Number(parameters.percentage)
-      return () => percentage >= Math.floor(Math.random() * 100) + 1
-    }
-    case 'userWithId': {
-      const ids = new Set(parameters.userIds ? splitList(parameters.userIds) : [])
-      return (context) => context.userId !== undefined && ids.has(context.userId)
-    }
-    case 'remoteAddress': {
-      if (!parameters.IPs) return () => false
-      return ipv4Matcher(splitList(parameters.IPs))
-    }
-    case 'applicationHostname': {
-      const on = !!parameters.hostNames && splitList(parameters.hostNames.toLowerCase()).includes(HOSTNAME)
-      return () => on
-    }
-    default:
-      return null
-  }
-}
-
 function compileFlag(flag: FlagRecord, environment: string, segments: Record<string, SegmentRecord>, dates: number[]): CompiledFlag {
   const entry = entryOf(flag)
   const state = Object.hasOwn(flag.environments, environment) ? flag.environments[environment] : undefined
@@ -256,7 +194,7 @@ function compileFlag(flag: FlagRecord, environment: string, segments: Record<str
     hasVariants ||= variants.length > 0
     const pick = variants.length > 0 ? variantPicker(strategy.parameters.groupId, variants[0].stickiness || strategy.parameters.stickiness, variants, entry) : null
     const targeted = checks.length > 0 ? OfrepReason.TARGETING_MATCH : OfrepReason.STATIC
-    strategies.push({ applies: all, pick, rank: Math.max(strategyRank(strategy), targeted, parentRank) as Rank })
+    strategies.push({ applies: all, pick, rank: Math.max(strategyRank(strategy), targeted, parentRank) as Rank, always: strategy.name === 'default' && checks.length === 0 })
   }
   const flagVariants = state?.variants ?? []
   const offMembers = hasVariants ? ofrepMembers(undefined, 'disabled') : ofrepMembers(false, 'off')
@@ -266,7 +204,7 @@ function compileFlag(flag: FlagRecord, environment: string, segments: Record<str
     hasParents: flag.dependencies.length > 0,
     parents: null,
     // A flag with no strategy at all is on for everyone; one whose strategies are all unknown types is not.
-    strategies: (state?.strategies ?? []).some((s) => !s.disabled) ? strategies : [{ applies: () => true, pick: null, rank: parentRank }],
+    strategies: (state?.strategies ?? []).some((s) => !s.disabled) ? strategies : [{ applies: () => true, pick: null, rank: parentRank, always: true }],
     pick: variantPicker(flag.name, flagVariants[0]?.stickiness, flagVariants, entry),
     none: { name: 'disabled', json: entry.frontend(NO_VARIANT), ofrep: entry.ofrep(hasVariants ? ofrepMembers(undefined, 'disabled') : ofrepMembers(true, 'on')), rank: -1 },
     ofrep: { disabled: entry.ofrepWith(offMembers, 'DISABLED'), fallback: entry.ofrepWith(offMembers, 'DEFAULT') },
@@ -305,6 +243,37 @@ function ofrepEntry(flag: CompiledFlag, context: EvalContext): Bytes {
   if (strategy === null) return flag.ofrep.fallback
   const variant = (strategy.pick !== null ? strategy.pick(context) : null) ?? (flag.pick !== null ? flag.pick(context) : null) ?? flag.none
   return variant.ofrep[variant.rank > strategy.rank ? variant.rank : strategy.rank]
+}
+
+/** The flag's OFREP entry when no context can change it (off, never on, or on by an unconditional strategy without variants), else undefined. */
+function fixedEntry(flag: CompiledFlag): Bytes | undefined {
+  if (!flag.enabled) return flag.ofrep.disabled
+  // Strategies all of types the SDK does not know: never on.
+  if (flag.strategies.length === 0) return flag.ofrep.fallback
+  const first = flag.strategies[0]
+  if (flag.parents !== null || !first.always || first.pick !== null || flag.pick !== null) return undefined
+  return flag.none.ofrep[first.rank]
+}
+
+/**
+ * What the bulk answer is made of, in order: runs of fixed entries joined in advance, and the flags
+ * that are evaluated for each context. With half the flags off, the answer is copied from about
+ * 40 % fewer pieces, and only the flags a context can change are evaluated.
+ */
+function bulkPlan(flags: readonly CompiledFlag[]): (Bytes | CompiledFlag)[] {
+  const plan: (Bytes | CompiledFlag)[] = []
+  let run: Bytes[] = []
+  const close = () => {
+    if (run.length > 0) plan.push(Bun.concatArrayBuffers(run, Infinity, true) as Bytes)
+    run = []
+  }
+  for (const flag of flags) {
+    const fixed = fixedEntry(flag)
+    if (fixed !== undefined) run.push(fixed)
+    else close(), plan.push(flag)
+  }
+  close()
+  return plan
 }
 
 /** Tells compiled scopes apart across restarts too: an ETag made from a stamp never outlives the process. */
@@ -350,27 +319,24 @@ export function compileScope(state: Pick<Store['state'], 'flags' | 'segments'>, 
   }
   const all = [...flags.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
   const listed = all.filter((flag) => flag.enabled)
+  const plan = bulkPlan(all)
   return {
     candidates: listed.length,
     readsAddress,
     ofrepFlag(name, context) {
       const flag = flags.get(name)
-      return flag === undefined ? undefined : ofrepEntry(flag, context)
+      return flag === undefined ? undefined : withoutComma(ofrepEntry(flag, context))
     },
-    ofrepFlags(context) {
-      const entries = new Array<Bytes>(all.length)
-      let size = OPEN.length + CLOSE.length + Math.max(0, all.length - 1)
-      for (let index = 0; index < all.length; index++) size += (entries[index] = ofrepEntry(all[index], context)).length
-      const answer = new Uint8Array(size)
-      answer.set(OPEN, 0)
-      let at = OPEN.length
-      for (let index = 0; index < entries.length; index++) {
-        if (index > 0) answer[at++] = COMMA
-        answer.set(entries[index], at)
-        at += entries[index].length
+    ofrepFlags(context, end = BULK_END) {
+      const parts = new Array<Uint8Array>(plan.length + 2)
+      parts[0] = BULK_OPEN
+      for (let index = 0; index < plan.length; index++) {
+        const part = plan[index]
+        parts[index + 1] = part instanceof Uint8Array ? part : ofrepEntry(part, context)
       }
-      answer.set(CLOSE, at)
-      return answer
+      if (plan.length > 0) parts[1] = withoutComma(parts[1] as Bytes)
+      parts[plan.length + 1] = end
+      return Bun.concatArrayBuffers(parts, Infinity, true) as Bytes
     },
     stamp(now) {
       if (times.length === 0) return id

@@ -5,13 +5,16 @@
  * answer's text differ. Errors take OFREP's shapes in ofrep.errors.ts.
  */
 import { t } from 'elysia'
-import { NotFoundError } from '../../errors'
+import { AuthenticationRequired, NotFoundError } from '../../errors'
 import { controllerBase } from '../../http/plugins'
 import { callerAddress } from '../../http/request-log'
-import { etagMatches } from '../client/client.service'
+import { etagMatches, scopeOf } from '../client/client.service'
 import type { FrontendService } from '../frontend/frontend.service'
+import { encoder, type Bytes } from '../frontend/ofrep-entry'
+import type { StreamingService } from '../streaming/streaming.service'
 import type { Authorization } from '../tokens/auth'
 import { contextKey, ofrepContext } from './ofrep.context'
+import type { OfrepChannels } from './ofrep.events'
 import { ofrepModels } from './ofrep.model'
 
 const TOKENS = { tokenType: ['frontend', 'client'], apiKeyHeader: true } as const
@@ -24,7 +27,39 @@ const TOKEN_TEXT =
 
 const json = (bytes: Uint8Array<ArrayBuffer>, headers: Record<string, string> = {}) => new Response(bytes, { headers: { ...headers, 'content-type': 'application/json' } })
 
-export function ofrepController(frontend: FrontendService, auth: Authorization) {
+const BULK_PATH = '/evaluate/flags'
+const EVENTS_PATH = '/ofrep/v1/events'
+
+/** The path of a request's URL (no query). */
+function pathOf(url: string): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2)
+  const end = url.indexOf('?', start)
+  return url.slice(start, end === -1 ? undefined : end)
+}
+
+/**
+ * The end of the bulk answer, with its `eventStreams` member: the channel's endpoint as a path (the
+ * provider puts it after its base URL's origin), taken from the request's own path so that
+ * BASE_URI_PATH stays in it. Made once per channel: it is the same for every answer to the token.
+ */
+function bulkEnds() {
+  const made = new Map<string, { path: string; end: Bytes }>()
+  return (request: Request, channel: string): Bytes => {
+    const path = pathOf(request.url)
+    const kept = made.get(channel)
+    if (kept?.path === path) return kept.end
+    const base = path.endsWith(BULK_PATH) ? path.slice(0, -BULK_PATH.length - '/ofrep/v1'.length) : ''
+    const end = encoder.encode(`],"eventStreams":${JSON.stringify([{ type: 'sse', endpoint: { requestUri: `${base}${EVENTS_PATH}?channel=${channel}` } }])}}`)
+    made.set(channel, { path, end })
+    return end
+  }
+}
+
+/** The delta's spec: segments by id (the scope's key only; OFREP never sends segments). */
+const SCOPE_SPEC = '5.2.0'
+
+export function ofrepController(frontend: FrontendService, auth: Authorization, streaming: StreamingService, channels: OfrepChannels) {
+  const bulkEnd = bulkEnds()
   return controllerBase(auth, ofrepModels)
     .post(
       '/ofrep/v1/evaluate/flags/:key',
@@ -59,7 +94,7 @@ export function ofrepController(frontend: FrontendService, auth: Authorization) 
     )
     .post(
       '/ofrep/v1/evaluate/flags',
-      ({ request, body, sdkScope }) => {
+      ({ request, body, sdkScope, caller }) => {
         const compiled = frontend.compiled(sdkScope)
         let address: string | null | undefined
         const addressOf = () => (address === undefined ? (address = callerAddress(request)) : address)
@@ -72,7 +107,7 @@ export function ofrepController(frontend: FrontendService, auth: Authorization) 
         if (etagMatches(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers })
         const context = ofrepContext(body.context, addressOf())
         context.now = now
-        return json(compiled.ofrepFlags(context), headers)
+        return json(compiled.ofrepFlags(context, bulkEnd(request, channels.channelFor(caller.tokenName, sdkScope))), headers)
       },
       {
         auth: TOKENS,
@@ -93,7 +128,35 @@ export function ofrepController(frontend: FrontendService, auth: Authorization) 
           description:
             `Evaluates every flag of the token's projects for the body's context, on or off, with the frontend API's rules (docs/ofrep.md). ${TOKEN_TEXT} ` +
             'The answer carries an ETag made from the compiled flags and the context; If-None-Match with it answers 304 without evaluating while both are unchanged ' +
-            '(a flag with random stickiness then keeps the draw the client has).',
+            '(a flag with random stickiness then keeps the draw the client has). The answer names an SSE endpoint in eventStreams (getOfrepEvents).',
+        },
+      },
+    )
+    .get(
+      EVENTS_PATH,
+      ({ query, request }) => {
+        // The channel stands for the token (EventSource sends no header): none, an unknown one, or one whose token is gone, is 401.
+        const holder = query.channel === undefined ? undefined : channels.holder(query.channel)
+        if (holder === undefined) throw new AuthenticationRequired('No such event channel: ask the bulk evaluation again for the current one')
+        return streaming.openOfrep(holder.tokenName, scopeOf(holder.scope, {}, SCOPE_SPEC), request)
+      },
+      {
+        query: t.Object({ channel: t.Optional(t.String({ description: 'The channel the bulk answer named in eventStreams; it stands for the token' })) }),
+        response: {
+          200: t.String({ description: 'text/event-stream: data {"type":"refetchEvaluation","etag":"<revision>"} for each change to the flags of the token; comments as heartbeats' }),
+          400: 'ofrepBulkEvaluationFailure',
+          401: noBody('No channel, an unknown one (a restart forgets them), or its token was deleted, expired or changed; no body'),
+          500: 'ofrepGeneralError',
+          503: 'ofrepBulkEvaluationFailure',
+        },
+        detail: {
+          operationId: 'getOfrepEvents',
+          summary: 'OFREP: Server-Sent Events telling web providers to refetch the bulk evaluation when a flag changes',
+          tags: ['OFREP'],
+          description:
+            "The eventStreams endpoint of the bulk answer (OFREP ADR-0008). No token header (browsers' EventSource sends none): the channel, " +
+            "given to the token by the bulk route, stands for it. Each commit that changes what the token's projects serve in its environment sends one refetchEvaluation event. " +
+            'Past STREAMING_MAX_STREAMS streams, or while the server stops, 503 GENERAL: the provider then polls.',
         },
       },
     )

@@ -71,8 +71,22 @@ export const OfrepBulkFailure = t.Object(
   { description: 'No flag could be evaluated' },
 )
 
+const EventStream = t.Object(
+  {
+    type: t.Literal('sse', { description: 'Server-Sent Events' }),
+    endpoint: t.Object(
+      { requestUri: t.String({ description: "The path of this token's channel (getOfrepEvents), to put after the origin of the provider's base URL" }) },
+      { description: 'Where the SSE stream is' },
+    ),
+  },
+  { description: 'An SSE stream that sends refetchEvaluation when a flag changes (OFREP ADR-0008)' },
+)
+
 export const OfrepBulk = t.Object(
-  { flags: t.Array(OfrepEvaluation, { description: "Every flag of the token's projects (archived ones aside), on or off, by name" }) },
+  {
+    flags: t.Array(OfrepEvaluation, { description: "Every flag of the token's projects (archived ones aside), on or off, by name" }),
+    eventStreams: t.Optional(t.Array(EventStream, { description: 'Where web providers learn of changes instead of polling' })),
+  },
   { description: 'Every flag evaluated for the context, with an ETag; If-None-Match with it answers 304 while neither the flags nor the context changed' },
 )
 

@@ -8,13 +8,14 @@
  * id is the revision. Streams of the same scope share one made message per commit, so a write costs
  * one delta per scope plus one enqueue per stream, whatever the number of streams.
  *
- * Heartbeats (SSE comments) are written to every stream on one timer: the SDK gives up on a stream
+ * Heartbeats (SSE comments) are written to every stream by one timer, spread over the interval: the SDK gives up on a stream
  * silent for 60 s, and proxies cut idle connections. A stream ends when its token is deleted,
  * changed or expires (the SDK reconnects, gets 401 and stops, as a poller would); when the client
  * reads too slowly to keep up (it reconnects and resumes); and, with a `fetch-mode: polling` event
  * first, when the server holds too many streams or is stopping, so the SDK polls instead of
  * retrying a server that will not take it.
  */
+import { AtCapacity } from '../../errors'
 import type { Store } from '../../storage/store'
 import type { Scope } from '../client/client.service'
 import type { ApiTokenRecord as TokenRecord } from '../tokens/tokens.records'
@@ -34,8 +35,8 @@ export const DEFAULT_STREAMING: StreamingOptions = { maxStreams: 10_000, heartbe
 const MAX_QUEUED_MESSAGES = 1000
 /** Hydrations kept, by scope, between two changes: a burst of (re)connections makes each once. */
 const MAX_KEPT_HYDRATIONS = 64
-/** Heartbeats written between two turns of the event loop (a few milliseconds' work). */
-const HEARTBEAT_SLICE = 500
+/** How often the heartbeat timer ticks: each tick writes to the streams of one slot (spreadHeartbeats). */
+const HEARTBEAT_TICK_MS = 100
 
 const encoder = new TextEncoder()
 const HEARTBEAT = encoder.encode(':\n\n')
@@ -46,6 +47,15 @@ export const SSE_HEADERS = {
   'cache-control': 'no-cache, no-transform',
   // nginx buffers proxied answers unless told not to, which would hold events back.
   'x-accel-buffering': 'no',
+}
+
+/**
+ * OFREP's change notification (ADR-0008, `refetchEvaluation`): the web provider refetches its bulk
+ * evaluation, which answers 200 only if what the context sees changed (its ETag names the compiled
+ * flags). It carries no flag, so the channel that receives it reveals only that something changed.
+ */
+function refetch(revision: number): Uint8Array {
+  return encoder.encode(`id: ${revision}\ndata: {"type":"refetchEvaluation","etag":"${revision}"}\n\n`)
 }
 
 function message(event: 'unleash-connected' | 'unleash-updated', revision: number, events: readonly DeltaEvent[]): Uint8Array {
@@ -70,11 +80,17 @@ interface Stream {
   waiting: number
   tokenName: string
   group: Group
+  /** The heartbeat slot it is in. */
+  slot: Set<Stream>
   closed: boolean
 }
 
+/** What a stream is sent: the client API's events, or OFREP's bare "refetch" notifications. */
+export type StreamKind = 'client' | 'ofrep'
+
 interface Group {
   scope: Scope
+  kind: StreamKind
   streams: Set<Stream>
 }
 
@@ -100,6 +116,16 @@ export class StreamingService {
   private readonly hydrations = new Map<string, { revision: number; bytes: Uint8Array }>()
   private count = 0
   private heartbeat: ReturnType<typeof setInterval> | null = null
+  /**
+   * Heartbeats are spread evenly over the interval: each stream is in one of `slots`, and a tick every
+   * HEARTBEAT_TICK_MS writes to the next slot's streams, so that each hears one per interval. At
+   * 10,000 streams and 15 s that is about 70 writes (half a millisecond) every 100 ms; a whole round
+   * at once (80 ms), or in slices of 500 (4 ms each), held up the requests that came meanwhile
+   * (/health p99 about twice that without streams: docs/realtime.md).
+   */
+  private readonly slots: Set<Stream>[]
+  private nextSlot = 0
+  private tick = 0
   private stopping = false
   /**
    * Set by the server (main.ts): exempts a stream's request from the server's idle timeout (Bun's
@@ -112,6 +138,7 @@ export class StreamingService {
     private readonly feed: ChangeFeed,
     private readonly options: StreamingOptions = DEFAULT_STREAMING,
   ) {
+    this.slots = Array.from({ length: Math.max(1, Math.round(options.heartbeatMs / HEARTBEAT_TICK_MS)) }, () => new Set<Stream>())
     feed.subscribe((revision) => this.publish(revision))
     store.watch('tokens', (name, before, after) => {
       if (before !== undefined && !sameScope(before, after)) this.endToken(name)
@@ -131,10 +158,28 @@ export class StreamingService {
   open(tokenName: string, scope: Scope, request: Request): Response {
     if (this.stopping || this.count >= this.options.maxStreams) return new Response(GO_POLLING, { headers: SSE_HEADERS })
     const lastEventId = request.headers.get('last-event-id')
-    const first = this.firstMessage(scope, revisionOf(lastEventId))
-    let group = this.groups.get(scope.key)
-    if (!group) this.groups.set(scope.key, (group = { scope, streams: new Set() }))
-    const stream: Stream = { sink: null, early: [first], finish: () => {}, waiting: 0, tokenName, group, closed: false }
+    return this.hold(tokenName, scope, 'client', this.firstMessage(scope, revisionOf(lastEventId)), request)
+  }
+
+  /**
+   * An OFREP event stream (the bulk answer's `eventStreams`) for `scope`: a `refetchEvaluation`
+   * for each commit that changes what the scope serves. Past the cap, or while stopping, 503: an
+   * EventSource gives up on an answer that is not 200, and the web provider then polls (or asks
+   * the bulk route again), where a stream that ended would be reconnected to forever.
+   */
+  openOfrep(tokenName: string, scope: Scope, request: Request): Response {
+    if (this.stopping) throw new AtCapacity('The server is stopping; poll instead', 30)
+    if (this.count >= this.options.maxStreams) throw new AtCapacity(`The server holds ${this.options.maxStreams} streams (STREAMING_MAX_STREAMS); poll instead`, 30)
+    // A comment: the provider needs no first event, but the headers and a first byte go out at once.
+    return this.hold(tokenName, scope, 'ofrep', HEARTBEAT, request)
+  }
+
+  private hold(tokenName: string, scope: Scope, kind: StreamKind, first: Uint8Array, request: Request): Response {
+    const key = `${kind} ${scope.key}`
+    let group = this.groups.get(key)
+    if (!group) this.groups.set(key, (group = { scope, kind, streams: new Set() }))
+    const slot = this.slots[this.nextSlot++ % this.slots.length]
+    const stream: Stream = { sink: null, early: [first], finish: () => {}, waiting: 0, tokenName, group, slot, closed: false }
     // A direct stream (Bun's): a message is written straight to the socket, which at 10,000 streams
     // costs markedly less per write than a standard stream's queue.
     const body = new ReadableStream({
@@ -157,11 +202,12 @@ export class StreamingService {
       cancel: () => this.remove(stream),
     } as unknown as UnderlyingDefaultSource<Uint8Array>)
     group.streams.add(stream)
+    slot.add(stream)
     let ofToken = this.byToken.get(tokenName)
     if (!ofToken) this.byToken.set(tokenName, (ofToken = new Set()))
     ofToken.add(stream)
     this.count++
-    this.heartbeat ??= setInterval(() => this.beat(), this.options.heartbeatMs)
+    this.heartbeat ??= setInterval(() => this.beat(), this.options.heartbeatMs / this.slots.length)
     this.heartbeat.unref?.()
     request.signal.addEventListener('abort', () => this.end(stream), { once: true })
     this.holdOpen(request)
@@ -213,7 +259,8 @@ export class StreamingService {
     const sends: [Stream[], Uint8Array][] = []
     for (const group of this.groups.values()) {
       const events = eventsFor(group.scope, revision)
-      if (events.length > 0) sends.push([[...group.streams], message('unleash-updated', revision.revision, events)])
+      if (events.length === 0) continue
+      sends.push([[...group.streams], group.kind === 'client' ? message('unleash-updated', revision.revision, events) : refetch(revision.revision)])
     }
     if (sends.length === 0) return
     setImmediate(() => {
@@ -243,29 +290,18 @@ export class StreamingService {
     }
   }
 
+  /** One tick: once per interval the expired tokens' streams are ended; then the next slot's streams hear a heartbeat. */
   private beat(): void {
-    const now = Date.now()
-    const due: Stream[] = []
-    for (const [name, streams] of this.byToken) {
-      const token = this.store.state.tokens[name]
-      if (!token || (token.expiresAt !== null && Date.parse(token.expiresAt) <= now)) {
-        this.endToken(name)
-        continue
+    const index = this.tick++ % this.slots.length
+    if (index === 0) {
+      const now = Date.now()
+      for (const name of [...this.byToken.keys()]) {
+        const token = this.store.state.tokens[name]
+        if (!token || (token.expiresAt !== null && Date.parse(token.expiresAt) <= now)) this.endToken(name)
       }
-      for (const stream of streams) due.push(stream)
     }
-    this.sendInSlices(due, HEARTBEAT, 0)
-  }
-
-  /**
-   * Heartbeats are in no hurry: written a slice at a time, with the event loop free in between, so
-   * that 10,000 of them (about 8 µs a stream, the socket write) never hold a request up for the
-   * whole round (measured: /health p99 doubled with 10,000 idle streams when written at once).
-   */
-  private sendInSlices(streams: Stream[], bytes: Uint8Array, from: number): void {
-    const end = Math.min(streams.length, from + HEARTBEAT_SLICE)
-    for (let index = from; index < end; index++) this.send(streams[index], bytes)
-    if (end < streams.length) setImmediate(() => this.sendInSlices(streams, bytes, end))
+    // A copy: a write that fails removes its stream from the slot.
+    for (const stream of [...this.slots[index]]) this.send(stream, HEARTBEAT)
   }
 
   private endToken(name: string): void {
@@ -285,7 +321,8 @@ export class StreamingService {
     stream.closed = true
     this.count--
     stream.group.streams.delete(stream)
-    if (stream.group.streams.size === 0) this.groups.delete(stream.group.scope.key)
+    stream.slot.delete(stream)
+    if (stream.group.streams.size === 0) this.groups.delete(`${stream.group.kind} ${stream.group.scope.key}`)
     const ofToken = this.byToken.get(stream.tokenName)
     ofToken?.delete(stream)
     if (ofToken?.size === 0) this.byToken.delete(stream.tokenName)
@@ -297,7 +334,7 @@ export class StreamingService {
 }
 
 /** Whether a token still gives the streams opened with it what they were given: same secret, type and scope. */
-function sameScope(before: TokenRecord, after: TokenRecord | undefined): boolean {
+export function sameScope(before: TokenRecord, after: TokenRecord | undefined): boolean {
   return (
     after !== undefined &&
     after.secretHash === before.secretHash &&
