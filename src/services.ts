@@ -25,6 +25,7 @@ import { eventsController } from './features/events/events.controller'
 import { exportImportController } from './features/export-import/export-import.controller'
 import { ExportImportService } from './features/export-import/export-import.service'
 import { EventsService } from './features/events/events.service'
+import { SEARCH_DIR } from './features/events/search/segment-files'
 import { flagsController } from './features/flags/flags.controller'
 import { flagsCollection } from './features/flags/flags.records'
 import { FlagsService } from './features/flags/flags.service'
@@ -72,6 +73,8 @@ export { EVENTS_FILE, JOURNAL_FILE, KEY_FILE, STATE_FILE }
 
 /** Every file the service writes in a data directory (the checkpoint's and the key's temp files too). */
 export const DATA_FILES = [STATE_FILE, `.${STATE_FILE}.tmp`, JOURNAL_FILE, EVENTS_FILE, KEY_FILE, `.${KEY_FILE}.tmp`, LOCK_FILE, PROBE_FILE]
+/** Directories of files the service writes in a data directory: the event log's search segments (a cache, never in backups). */
+export const DATA_DIRECTORIES = [SEARCH_DIR]
 
 /** A feature as the application sees it: the collections it keeps in the state document and its routes. */
 export interface Feature {
@@ -165,7 +168,7 @@ export async function openStore(dataDir: string | null, options: StoreOptions = 
     writeKey(dataDir, store.secretKey)
   }
   // Once the store has opened: a start that fails says only why (files made since are 0600 anyway).
-  const secured = secureDataDir(dataDir, DATA_FILES)
+  const secured = secureDataDir(dataDir, DATA_FILES, DATA_DIRECTORIES)
   if (secured.narrowed.length + secured.refused.length > 0) (options.onSecured ?? warnSecured)(secured)
   return store
 }
