@@ -139,17 +139,14 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
     }
     return (lo * 40503) % VOCABULARY
   }
-  const wordEvents = new Int32Array(VOCABULARY)
-  const wordSeenAt = new Int32Array(VOCABULARY)
-  let eventWords: number[] = []
-  const useWord = (n: number) => {
-    eventWords.push(n)
-    return vocabularyWord(n)
-  }
+  // Events per vocabulary word, counted from each event's searchable text: a word also reaches
+  // later events through preData (the description or strategy an event replaces) and tags.
+  const wordEvents = new Map<string, number>()
+  const VOCABULARY_WORD = /qx[a-z]{8}/g
   const sentence = (words: number, markers: number) => {
     const parts: string[] = []
     for (let i = 0; i < words; i++) parts.push(pick(PROSE))
-    for (let i = 0; i < markers; i++) parts.splice(Math.floor(rand() * (parts.length + 1)), 0, useWord(zipfWord()))
+    for (let i = 0; i < markers; i++) parts.splice(Math.floor(rand() * (parts.length + 1)), 0, vocabularyWord(zipfWord()))
     const text = parts.join(' ')
     return text[0].toUpperCase() + text.slice(1)
   }
@@ -196,15 +193,11 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
     buffered += line.length
     if (buffered > 8_000_000) flush()
     types[type] = (types[type] ?? 0) + 1
-    for (const n of eventWords) {
-      if (wordSeenAt[n] !== id) {
-        wordSeenAt[n] = id
-        wordEvents[n]++
-      }
-    }
-    eventWords = []
-    // Counted from the searchable text itself (data, preData and tags as JSON, lower-cased).
-    if (`${dataJson}\n${preJson}\n${tagsJson}`.toLowerCase().includes(mostWord)) mostTotal++
+    // The searchable text: data, preData and tags as JSON, lower-cased (contract §5).
+    const text = `${dataJson}\n${preJson}\n${tagsJson}`.toLowerCase()
+    if (text.includes(mostWord)) mostTotal++
+    const words = text.match(VOCABULARY_WORD)
+    if (words) for (const word of new Set(words)) wordEvents.set(word, (wordEvents.get(word) ?? 0) + 1)
   }
   /** Ends a commit of the initial state (which the checkpoint includes). */
   const commit = () => {
@@ -269,7 +262,7 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
       disabled: false,
       sortOrder,
       segments: [],
-      constraints: rand() < 0.5 ? [{ contextName: pick(CONTEXT), operator: 'IN', caseInsensitive: false, inverted: false, values: Array.from({ length: 1 + Math.floor(rand() * 3) }, () => useWord(zipfWord())) }] : [],
+      constraints: rand() < 0.5 ? [{ contextName: pick(CONTEXT), operator: 'IN', caseInsensitive: false, inverted: false, values: Array.from({ length: 1 + Math.floor(rand() * 3) }, () => vocabularyWord(zipfWord())) }] : [],
       variants: [],
       parameters: rollout ? { rollout: String(Math.floor(rand() * 101)), stickiness: 'default', groupId: flag } : {},
     }
@@ -415,14 +408,12 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
   writeFileSync(join(dir, KEY_FILE), key.toString('hex') + '\n', { mode: 0o600 })
 
   // The words for the benchmarks: a rare one (a handful of events), the one nearest 5,000 events.
-  let rare = -1
-  let thousands = -1
-  for (let n = 0; n < VOCABULARY; n++) {
-    const count = wordEvents[n]
-    if (count >= 2 && count <= 10 && (rare < 0 || Math.abs(count - 5) < Math.abs(wordEvents[rare] - 5))) rare = n
-    if (thousands < 0 || Math.abs(count - 5000) < Math.abs(wordEvents[thousands] - 5000)) thousands = n
+  let rare: [string, number] = ['', Infinity]
+  let thousands: [string, number] = ['', Infinity]
+  for (const [word, count] of [...wordEvents].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (Math.abs(count - 5) < Math.abs(rare[1] - 5)) rare = [word, count]
+    if (Math.abs(count - 5000) < Math.abs(thousands[1] - 5000)) thousands = [word, count]
   }
-  if (rare < 0) rare = wordEvents.findIndex((count) => count >= 1)
   const manifest: GeneratedManifest = {
     events: id,
     commits,
@@ -431,8 +422,8 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
     bytes,
     adminSecret: GENERATED_ADMIN_SECRET,
     words: {
-      rare: { word: vocabularyWord(rare), total: wordEvents[rare] },
-      thousands: { word: vocabularyWord(thousands), total: wordEvents[thousands] },
+      rare: { word: rare[0], total: rare[1] },
+      thousands: { word: thousands[0], total: thousands[1] },
       most: { word: mostWord, total: mostTotal },
     },
     types,
