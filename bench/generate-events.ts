@@ -362,10 +362,11 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
     } else if (type === 'feature-metadata-updated') {
       const before = metadata(flag)
       // One update in thirty pastes a long text (release notes, an incident summary).
-      flag.description = rand() < 0.033 ? sentence(100 + Math.floor(rand() * 200), 3) : sentence(5 + Math.floor(rand() * 10), 1)
+      flag.description = rand() < 0.033 ? sentence(60 + Math.floor(rand() * 140), 3) : sentence(5 + Math.floor(rand() * 10), 1)
       append(type, who, null, project, name, metadata(flag), before, flag.tags)
     } else if (type === 'feature-tagged') {
-      if (flag.tags.length >= 3) continue
+      // Most flags carry a team tag; every tag is repeated in each later event of its flag.
+      if (flag.tags.length >= 1) continue
       const tag = { type: 'simple', value: `team-${pick(PROSE)}` }
       if (flag.tags.some((t) => t.value === tag.value)) continue
       flag.tags.push(tag)
