@@ -225,9 +225,9 @@ export interface SegmentQuery {
 }
 
 /** A query's text, prepared once for every segment. */
-interface PreparedText {
+export interface PreparedText {
   needle: string
-  tokens: { bytes: Buffer; match: 'exact' | 'prefix' | 'suffix' | 'infix' }[]
+  tokens: { token: string; bytes: Buffer; match: 'exact' | 'prefix' | 'suffix' | 'infix' }[]
   /** Whether the terms decide the match (one word, nothing else): no event need be read. */
   decided: boolean
 }
@@ -237,11 +237,11 @@ export function prepareText(needle: string): PreparedText {
   const decided = tokens.length === 1 && tokens[0].token === needle
   const bytes = (token: string, match: string) =>
     Buffer.from(match === 'exact' ? `\n${token}\n` : match === 'prefix' ? `\n${token}` : match === 'suffix' ? `${token}\n` : token)
-  return { needle, tokens: tokens.map(({ token, match }) => ({ bytes: bytes(token, match), match })), decided }
+  return { needle, tokens: tokens.map(({ token, match }) => ({ token, bytes: bytes(token, match), match })), decided }
 }
 
-/** How a segment's candidates are checked when the terms alone do not decide: the event's searchable text. */
-export type TextOf = (segment: Segment, i: number) => string
+/** How a segment's candidates are checked when the terms alone do not decide: whether event `i`'s searchable text holds `needle`. */
+export type TextCheck = (segment: Segment, i: number, needle: string) => boolean
 
 export class Segment {
   readonly count: number
@@ -348,7 +348,20 @@ export class Segment {
     }
   }
 
-  /** The events holding a term the query token may stand for (null: none). */
+  /** The terms, in the order of their numbers (for the vocabulary of every segment, vocabulary.ts). */
+  terms(): string[] {
+    return this.termText.toString('utf8').split('\n').slice(1, -1)
+  }
+
+  /** The events holding any of the terms numbered `terms` (null: none). */
+  private termsBitmap(terms: readonly number[]): Uint32Array | null {
+    if (terms.length === 0) return null
+    const bitmap = new Uint32Array(this.words)
+    for (const j of terms) this.orTerm(j, bitmap)
+    return bitmap
+  }
+
+  /** The events holding a term the query token may stand for (null: none), found in this segment's own terms. */
   private tokenBitmap(token: PreparedText['tokens'][number]): Uint32Array | null {
     const text = this.termText
     let bitmap: Uint32Array | null = null
@@ -368,7 +381,15 @@ export class Segment {
    * The number of the query's matches in this segment, and those among them at `offset` and after
    * (newest first, at most `limit`), as event indexes (id - 1).
    */
-  search(query: SegmentQuery, text: PreparedText | null, offset: number, limit: number, textOf: TextOf): { total: number; events: number[] } {
+  search(
+    query: SegmentQuery,
+    text: PreparedText | null,
+    offset: number,
+    limit: number,
+    textCheck: TextCheck,
+    /** Per query token, the numbers of the terms it stands for here, when the vocabulary knows them (null: look them up). */
+    tokenTerms: readonly (readonly number[] | null)[] | null = null,
+  ): { total: number; events: number[] } {
     const none = { total: 0, events: [] }
     if (query.fromMs > this.meta.maxTime || query.toMs < this.meta.minTime) return none
     let bitmap: Uint32Array | null = null
@@ -383,8 +404,9 @@ export class Segment {
       and(matching)
     }
     if (text) {
-      for (const token of text.tokens) {
-        const matching = this.tokenBitmap(token)
+      for (const [k, token] of text.tokens.entries()) {
+        const known = tokenTerms?.[k] ?? null
+        const matching = known ? this.termsBitmap(known) : this.tokenBitmap(token)
         if (matching === null) return none
         and(matching)
       }
@@ -407,7 +429,7 @@ export class Segment {
     }
     const timeBound = query.fromMs > this.meta.minTime || query.toMs < this.meta.maxTime
     const check = (i: number) =>
-      (!timeBound || (this.createdAt[i] >= query.fromMs && this.createdAt[i] <= query.toMs)) && (text === null || text.decided || textOf(this, i).includes(text.needle))
+      (!timeBound || (this.createdAt[i] >= query.fromMs && this.createdAt[i] <= query.toMs)) && (text === null || text.decided || textCheck(this, i, text.needle))
 
     const events: number[] = []
     if (bitmap === null && !timeBound && (text === null || text.decided)) {
@@ -419,7 +441,7 @@ export class Segment {
     if (!timeBound && (text === null || text.decided)) {
       let total = 0
       for (let w = 0; w < this.words; w++) total += popcount(matches[w])
-      if (offset < total) this.walk(matches, (i) => check(i), offset, limit, events)
+      if (offset < total && limit > 0) this.walk(matches, () => true, offset, limit, events, true)
       return { total, events }
     }
     // Each candidate must be checked: every one is, to count them.
@@ -428,9 +450,17 @@ export class Segment {
   }
 
   /** Walks the set bits newest first, counting those `keep` holds and paging them; returns the count. */
-  private walk(bitmap: Uint32Array, keep: (i: number) => boolean, offset: number, limit: number, events: number[]): number {
+  private walk(bitmap: Uint32Array, keep: (i: number) => boolean, offset: number, limit: number, events: number[], pageOnly = false): number {
     let total = 0
-    for (let w = this.words - 1; w >= 0; w--) {
+    // Whole words before the page are only counted.
+    let w = this.words - 1
+    if (pageOnly) {
+      for (let skipped = popcount(bitmap[w]); w > 0 && total + skipped <= offset; skipped = popcount(bitmap[w])) {
+        total += skipped
+        w--
+      }
+    }
+    for (; w >= 0; w--) {
       let word = bitmap[w]
       while (word !== 0) {
         const bit = 31 - Math.clz32(word)
@@ -439,6 +469,7 @@ export class Segment {
         if (!keep(i)) continue
         if (total >= offset && events.length < limit) events.push(this.firstId - 1 + i)
         total++
+        if (pageOnly && events.length === limit) return total
       }
     }
     return total

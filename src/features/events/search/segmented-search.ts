@@ -17,6 +17,10 @@ import { EventSearchEngine, type EventVisibility, type SearchResult } from './se
 import { buildSegment, prepareText, Segment, SEGMENT_MAX_EVENTS, type SegmentColumn, type SegmentQuery } from './segment'
 import { crcOfRange, SegmentFiles } from './segment-files'
 import { searchableText } from './searchable-text'
+import { Vocabulary } from './vocabulary'
+
+/** Bytes read from the log at once to check candidates. */
+const WINDOW = 1 << 14
 
 /** Events per segment: a segment is written each time the tail holds this many. */
 export const SEGMENT_EVENTS_DEFAULT = 65536
@@ -34,6 +38,8 @@ export class SegmentedSearch {
   private readonly files: SegmentFiles
   private readonly segmentEvents: number
   private segments: Segment[] = []
+  /** The segments' terms in one place, built in the background (indexStep) and kept up as segments are cut. */
+  private vocabulary = new Vocabulary()
   tail: EventSearchEngine
   /** The tail's lines: byte ranges in the log. */
   private tailLines: FileLines
@@ -60,6 +66,7 @@ export class SegmentedSearch {
   /** Maps the segments that match the log (up to event `lastId`); the tail then starts after them. */
   openSegments(lastId: number): void {
     this.segments = this.files.load(this.fd, lastId)
+    this.vocabulary = new Vocabulary()
     const last = this.segments.at(-1)
     this.tail = this.newTail(last ? last.firstId + last.count - 1 : 0, last ? last.end : 0)
   }
@@ -79,10 +86,15 @@ export class SegmentedSearch {
   }
 
   get indexReady(): boolean {
-    return this.tail.indexReady
+    return this.tail.indexReady && this.vocabulary.covered === this.segments.length
   }
 
+  /** Index work of about `budget` events: the segments' vocabulary first (a segment a step), then the tail's text index. */
   indexStep(budget: number): boolean {
+    if (this.vocabulary.covered < this.segments.length) {
+      this.vocabulary.add(this.segments[this.vocabulary.covered])
+      return false
+    }
     return this.tail.indexStep(budget)
   }
 
@@ -121,17 +133,41 @@ export class SegmentedSearch {
       lastLineCrc: lineCrc(count - 1),
     })
     this.segments.push(new Segment(this.files.write(bytes, firstId, count)))
+    // A vocabulary being built in the background takes the new segment in its turn.
+    if (this.vocabulary.covered === this.segments.length - 1 && tail.indexReady) this.vocabulary.add(this.segments.at(-1)!)
     this.tail = this.newTail(tail.base + count, lines.end)
     // Once built, the tail's index is kept complete from its first event.
     if (tail.indexReady) this.tail.indexStep(Infinity)
   }
 
-  /** An event's searchable text, read back from the log (for the few queries the terms don't decide). */
-  private textOf = (segment: Segment, i: number): string => {
+  /** Bytes of the log around the lines last read: candidates are checked newest first, often near each other. */
+  private window = Buffer.alloc(0)
+  private windowStart = 0
+
+  /**
+   * Whether event `i` of `segment` holds `needle` in its searchable text, read back from the log
+   * (for the queries the terms don't decide). The log's lines are the records as JSON.stringify
+   * wrote them, so data, preData and tags are in the line as in the searchable text: a line that,
+   * lower-cased, does not hold the needle is passed over without parsing it.
+   */
+  private textCheck = (segment: Segment, i: number, needle: string): boolean => {
     const [start, end] = segment.lineRange(i)
-    const bytes = Buffer.allocUnsafe(end - start)
-    readFully(this.fd, bytes, start)
-    return searchableText(JSON.parse(bytes.toString('utf8')) as EventRecord)
+    let bytes: Buffer
+    if (start >= this.windowStart && end <= this.windowStart + this.window.length) {
+      bytes = this.window.subarray(start - this.windowStart, end - this.windowStart)
+    } else if (end - start > WINDOW / 4) {
+      bytes = Buffer.allocUnsafe(end - start)
+      readFully(this.fd, bytes, start)
+    } else {
+      // The window ends with this line: the next candidates come before it.
+      this.windowStart = Math.max(segment.lineStart[0], end - WINDOW)
+      if (this.window.length !== end - this.windowStart) this.window = Buffer.allocUnsafe(end - this.windowStart)
+      readFully(this.fd, this.window, this.windowStart)
+      bytes = this.window.subarray(start - this.windowStart, end - this.windowStart)
+    }
+    const line = bytes.toString('utf8')
+    if (!line.toLowerCase().includes(needle)) return false
+    return searchableText(JSON.parse(line) as EventRecord).includes(needle)
   }
 
   search(query: EventQuery, visibility: EventVisibility): SearchResult {
@@ -155,10 +191,14 @@ export class SegmentedSearch {
       needle,
     }
     const text = needle === null ? null : prepareText(needle)
+    // Each token's terms per segment, from the vocabulary for the segments it covers.
+    const known = text ? text.tokens.map(({ token, match }) => this.vocabulary.termsBySegment(token, match)) : []
+    const none: readonly number[] = []
     let total = tail.total
     for (let s = this.segments.length - 1; s >= 0; s--) {
       const offset = Math.max(0, query.offset - total)
-      const part = this.segments[s].search(segmentQuery, text, offset, query.limit - events.length, this.textOf)
+      const tokenTerms = s < this.vocabulary.covered ? known.map((bySegment) => bySegment.get(s) ?? none) : null
+      const part = this.segments[s].search(segmentQuery, text, offset, query.limit - events.length, this.textCheck, tokenTerms)
       total += part.total
       events.push(...part.events)
     }
