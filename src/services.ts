@@ -182,6 +182,8 @@ export interface ServiceOptions {
   streaming?: StreamingOptions
   /** Changed records kept for resuming streams and delta polls (`STREAMING_BUFFER_CHANGES`). */
   streamingBufferChanges?: number
+  /** Events per search segment file (tests make it small; see features/events/search/segmented-search.ts). */
+  segmentEvents?: number
 }
 
 /** Every service, built over the one store: a feature with a service adds it here. */
@@ -207,7 +209,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     variants: new VariantsService(store),
     relations,
     exportImport: new ExportImportService(store, { flags, strategies, relations }),
-    events: new EventsService(store),
+    events: new EventsService(store, { segmentEvents: options.segmentEvents }),
     client: new ClientFeaturesService(store),
     changes,
     streaming: new StreamingService(store, changes, options.streaming ?? DEFAULT_STREAMING),
