@@ -192,7 +192,8 @@ export interface SegmentHeader {
 
 /** The header of a segment's bytes, or null when they are not a segment's. */
 export function readHeader(bytes: Uint8Array): SegmentHeader | null {
-  if (bytes.length < HEADER || new TextDecoder().decode(bytes.subarray(0, 8)) !== MAGIC) return null
+  // Decoded through a Buffer view: TextDecoder on a view of a mapped file reads the whole file.
+  if (bytes.length < HEADER || Buffer.from(bytes.buffer, bytes.byteOffset, 8).toString('latin1') !== MAGIC) return null
   const view = new DataView(bytes.buffer, bytes.byteOffset, HEADER)
   return {
     version: view.getUint32(8, true),
@@ -267,7 +268,7 @@ export class Segment {
     this.count = header.count
     this.firstId = header.firstId
     const metaLength = new DataView(bytes.buffer, bytes.byteOffset).getUint32(28, true)
-    this.meta = JSON.parse(new TextDecoder().decode(bytes.subarray(HEADER, HEADER + metaLength)))
+    this.meta = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset + HEADER, metaLength).toString('utf8'))
     const at = this.meta.at
     const { buffer, byteOffset } = bytes
     this.lineStart = new Float64Array(buffer, byteOffset + at.lineStart, this.count + 1)
