@@ -393,6 +393,19 @@ export class Segment {
   ): { total: number; events: number[] } {
     const none = { total: 0, events: [] }
     if (query.fromMs > this.meta.maxTime || query.toMs < this.meta.minTime) return none
+    const timeBound = query.fromMs > this.meta.minTime || query.toMs < this.meta.maxTime
+    // One word standing for one term here, and nothing else: the term's events are the answer, counted already.
+    const only = tokenTerms?.[0]
+    if (
+      text?.decided &&
+      only?.length === 1 &&
+      query.conditions.length === 0 &&
+      query.ids === null &&
+      !timeBound &&
+      !query.hiddenTypes.some((type) => this.columnIds[0].has(type))
+    ) {
+      return this.termPage(only[0], offset, limit)
+    }
     let bitmap: Uint32Array | null = null
     const and = (other: Uint32Array) => {
       if (bitmap === null) bitmap = other
@@ -428,7 +441,6 @@ export class Segment {
       }
       and(ids)
     }
-    const timeBound = query.fromMs > this.meta.minTime || query.toMs < this.meta.maxTime
     const check = (i: number) =>
       (!timeBound || (this.createdAt[i] >= query.fromMs && this.createdAt[i] <= query.toMs)) && (text === null || text.decided || textCheck(this, i, text.needle))
 
@@ -447,6 +459,20 @@ export class Segment {
     }
     // Each candidate must be checked: every one is, to count them.
     const total = this.walk(matches, check, offset, limit, events)
+    return { total, events }
+  }
+
+  /** The events of term `j`: how many, and those at `offset` and after (newest first, at most `limit`). */
+  private termPage(j: number, offset: number, limit: number): { total: number; events: number[] } {
+    const total = this.termCounts[j]
+    const events: number[] = []
+    if (offset >= total || limit <= 0) return { total, events }
+    const at = this.termAt[j]
+    if (isBitmap(total, this.count)) {
+      this.walk(new Uint32Array(this.termPostings.buffer, this.termPostings.byteOffset + at * 2, this.words), () => true, offset, limit, events, true)
+    } else {
+      for (let k = at + total - 1 - offset; k >= at && events.length < limit; k--) events.push(this.firstId - 1 + this.termPostings[k])
+    }
     return { total, events }
   }
 

@@ -20,7 +20,7 @@ import { searchableText } from './searchable-text'
 import { Vocabulary } from './vocabulary'
 
 /** Bytes read from the log at once to check candidates. */
-const WINDOW = 1 << 14
+const WINDOW = 1 << 12
 
 /** Events per segment: a segment is written each time the tail holds this many. */
 export const SEGMENT_EVENTS_DEFAULT = 65536
