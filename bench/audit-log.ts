@@ -419,3 +419,38 @@ const rows: (string | number)[][] = [
   ['derived files (segments) vs events.jsonl', ...results.map((r) => `${r.derived.files} files, ${mib(r.derived.bytes / 2 ** 20)} vs ${mib(r.eventsBytes / 2 ** 20)} (${fmt((100 * r.derived.bytes) / r.eventsBytes, 1)} %)`)],
 ]
 console.log('\n' + table(['', ...results.map((r) => `run ${r.run}${r.run === 1 && values.cold ? ' (cold)' : ''}`)], rows))
+
+/**
+ * Issue 21's "Must show" targets, checked on the last run (a restart: the first run of `--cold`
+ * builds the segments, and its /health figure is the one taken while they are written). The 32-
+ * connection targets are ten times the 3M figure the issue measured (21 req/s for ~5,000 matches)
+ * or, where it gave none, ten times this bench's on main at 3M (docs/benchmarks.md: 4 req/s for
+ * the word in most events); where the 1-connection figure already met its target there, none.
+ */
+const final = results.at(-1)!
+const building = results[0]
+const latencyOf = (prefix: string) => final.latency[Object.keys(final.latency).find((name) => name.startsWith(prefix))!]
+const rateOf = (prefix: string) => final.concurrent[Object.keys(final.concurrent).find((name) => name.startsWith(prefix))!]?.rps ?? NaN
+const check = (what: string, value: number, target: number, unit: string, atMost = true): (string | number)[] => [
+  what,
+  `${fmt(value, value < 10 ? 2 : 1)} ${unit}`,
+  `${atMost ? '≤' : '≥'} ${target} ${unit}`,
+  Number.isNaN(value) ? 'not measured' : (atMost ? value <= target : value >= target) ? 'met' : '**not met**',
+]
+const patchRatio = final.patches ? final.patches.log.perSecond / final.patches.empty.perSecond : NaN
+console.log('\n' + table(['target (issue 21, "Must show")', 'measured', 'target', ''], [
+  check('restart to /ready', final.readyMs / 1000, 5, 's'),
+  check('restart to first search', final.firstSearchMs / 1000, 10, 's'),
+  check('RSS peak, any run', Math.max(...results.map((r) => r.rss.peak)), 2048, 'MiB'),
+  check('RSS idle', final.rss.idle, 1024, 'MiB'),
+  check('segment files / events.jsonl', (100 * final.derived.bytes) / final.eventsBytes, 50, '%'),
+  check('rare word, 1 conn p50', latencyOf('rare').p50, 5, 'ms'),
+  check('~5,000 matches, 1 conn p50', latencyOf('word with').p50, 5, 'ms'),
+  check('word in most events (exact total), 1 conn p50', latencyOf('word in most').p50, 100, 'ms'),
+  check('type filter, 1 conn p50', latencyOf('type').p50, 5, 'ms'),
+  check('last page, 1 conn p50', latencyOf('last page').p50, 5, 'ms'),
+  check('~5,000 matches, 32 conn', rateOf('word with'), 210, 'req/s', false),
+  check('word in most events, 32 conn', rateOf('word in most'), 40, 'req/s', false),
+  check('durable PATCH/s, this log / empty log', patchRatio, 0.9, '', false),
+  check(`/health p99 while ${building === final ? 'the background phase runs' : 'run 1 builds'}`, building.health.p99, 20, 'ms'),
+]))
