@@ -413,7 +413,7 @@ const rows: (string | number)[][] = [
   ['RSS after the load tests', ...results.map((r) => mib(r.rss.afterLoad))],
   ...Object.keys(results[0].latency).flatMap((name) => [
     [`${name}: 1 conn p50`, ...results.map((r) => ms(r.latency[name].p50))],
-    [`${name}: 32 conn req/s (p50)`, ...results.map((r) => (r.concurrent[name] ? `${fmt(r.concurrent[name].rps, 0)} (${ms(r.concurrent[name].p50)})` : '–'))],
+    [`${name}: 32 conn req/s (p50)`, ...results.map((r) => (r.concurrent[name] ? `${fmt(r.concurrent[name].rps, r.concurrent[name].rps < 10 ? 1 : 0)} (${ms(r.concurrent[name].p50)})` : '–'))],
   ]),
   ['durable PATCH/s, 16 conn: this log vs empty log (ratio)', ...results.map((r) => (r.patches ? `${fmt(r.patches.log.perSecond, 0)} vs ${fmt(r.patches.empty.perSecond, 0)} (${fmt(r.patches.log.perSecond / r.patches.empty.perSecond, 2)})` : '–'))],
   ['derived files (segments) vs events.jsonl', ...results.map((r) => `${r.derived.files} files, ${mib(r.derived.bytes / 2 ** 20)} vs ${mib(r.eventsBytes / 2 ** 20)} (${fmt((100 * r.derived.bytes) / r.eventsBytes, 1)} %)`)],
