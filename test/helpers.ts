@@ -255,7 +255,7 @@ export async function makeApi(
   options: { dataDir?: string; bodyLimit?: number; adminTokens?: string[]; checkpointAfterBytes?: number; log?: Logger; fs?: FileSystem } & ServiceOptions = {},
 ): Promise<Api> {
   const store = await openStore(options.dataDir ?? null, { sync: true, checkpointAfterBytes: options.checkpointAfterBytes, fs: options.fs })
-  const services = createServices(store, { metricsFlushMs: options.metricsFlushMs, streaming: options.streaming, streamingBufferChanges: options.streamingBufferChanges })
+  const services = createServices(store, { metricsFlushMs: options.metricsFlushMs, streaming: options.streaming, streamingBufferChanges: options.streamingBufferChanges, segmentEvents: options.segmentEvents })
   const app = createApp(services, { bodyLimit: options.bodyLimit ?? BODY_LIMIT }, options.log)
   const adminTokens = options.adminTokens ?? [ADMIN_SECRET]
   const api = new Api(app, services, options.dataDir ?? null, adminTokens[0])

@@ -1,0 +1,483 @@
+/**
+ * A segment: what search needs of a run of events, in one immutable, checksummed byte layout that
+ * is used where it lies (a memory-mapped file, see segment-files.ts), so loading it reads nothing
+ * per event. It is a cache keyed by event id: built from the events' JSON, their byte ranges in
+ * `events.jsonl` and their searchable texts, whatever held them.
+ *
+ * Per event: its line's byte range in the log and its creation time. Per column (type, project,
+ * flag, environment, creator name, creator id) the distinct values and, per value, its events.
+ * Per term of the searchable texts, its events: a list of 16-bit event numbers, or a bitmap
+ * when that is smaller (a term in more than 1/16 of the events), so the union of the terms a query
+ * word may stand for, and its exact count, cost at most a bitmap's words however many events hold
+ * them. A query is answered per segment as a bitmap of its matches, counted by popcount; only a
+ * page's events are then looked up, and only queries whose words do not decide the match alone
+ * (several words, separators) read events back to check them.
+ *
+ * Layout (little-endian): a 64-byte header, a JSON meta section naming the dictionaries and where
+ * each typed array starts, then the arrays, each 8-byte aligned. The checksum (CRC-32) covers
+ * everything after the header; a file of another version, size or checksum is not used.
+ */
+import { queryTokens, tokenize } from './event-tokens'
+
+export const SEGMENT_VERSION = 1
+const MAGIC = 'FLAGSEG\n'
+const HEADER = 64
+/** At most this many events, so that an event's number in its segment fits 16 bits. */
+export const SEGMENT_MAX_EVENTS = 65536
+
+/** The columns, in the order they are stored (their names in the event query). */
+export const SEGMENT_COLUMNS = ['type', 'project', 'feature', 'environment', 'creatorName', 'creatorId'] as const
+export type SegmentColumn = (typeof SEGMENT_COLUMNS)[number]
+
+/** What a segment is built from: events `firstId … firstId + count - 1`, by their position 0 … count - 1. */
+export interface SegmentInput {
+  firstId: number
+  count: number
+  /** Where line `i` starts in the log; `lineStart(count)` is where the last one ends (past its newline). */
+  lineStart(i: number): number
+  createdAt(i: number): number
+  value(column: SegmentColumn, i: number): string | null
+  /** The searchable text (searchable-text.ts). */
+  text(i: number): string
+  /** CRC-32 of the first and the last line's bytes: checked against the log before a file is used. */
+  firstLineCrc: number
+  lastLineCrc: number
+}
+
+interface Meta {
+  dictionaries: (string | null)[][]
+  minTime: number
+  maxTime: number
+  termCount: number
+  /** Byte offset of each typed array. */
+  at: Record<string, number>
+}
+
+/** Builds a segment's bytes. */
+export function buildSegment(input: SegmentInput): Uint8Array {
+  const { count } = input
+  if (count < 1 || count > SEGMENT_MAX_EVENTS) throw new Error(`a segment holds 1 to ${SEGMENT_MAX_EVENTS} events, not ${count}`)
+  const lineStart = new Float64Array(count + 1)
+  const createdAt = new Float64Array(count)
+  for (let i = 0; i <= count; i++) lineStart[i] = input.lineStart(i)
+  let minTime = Infinity
+  let maxTime = -Infinity
+  for (let i = 0; i < count; i++) {
+    const time = input.createdAt(i)
+    createdAt[i] = time
+    if (time < minTime) minTime = time
+    if (time > maxTime) maxTime = time
+  }
+  const arrays: [string, ArrayBufferView][] = [
+    ['lineStart', lineStart],
+    ['createdAt', createdAt],
+  ]
+  const dictionaries: (string | null)[][] = []
+  for (const [c, column] of SEGMENT_COLUMNS.entries()) {
+    const ids = new Map<string | null, number>()
+    const lists: number[][] = []
+    for (let i = 0; i < count; i++) {
+      const value = input.value(column, i)
+      let id = ids.get(value)
+      if (id === undefined) {
+        ids.set(value, (id = lists.length))
+        lists.push([])
+      }
+      lists[id].push(i)
+    }
+    dictionaries.push([...ids.keys()])
+    const offsets = new Uint32Array(lists.length + 1)
+    const postings = new Uint16Array(count)
+    let at = 0
+    lists.forEach((list, id) => {
+      offsets[id] = at
+      postings.set(list, at)
+      at += list.length
+    })
+    offsets[lists.length] = at
+    arrays.push([`columnOffsets${c}`, offsets], [`columnPostings${c}`, postings])
+  }
+
+  // Terms: each term's events, ascending (an event is listed once per term).
+  const termEvents = new Map<string, number[]>()
+  for (let i = 0; i < count; i++) {
+    for (const term of tokenize(input.text(i))) {
+      let list = termEvents.get(term)
+      if (list === undefined) termEvents.set(term, (list = []))
+      if (list[list.length - 1] !== i) list.push(i)
+    }
+  }
+  const terms = [...termEvents.keys()]
+  const encoder = new TextEncoder()
+  const termText = encoder.encode('\n' + terms.map((term) => term + '\n').join(''))
+  const termStarts = new Uint32Array(terms.length + 1)
+  const termCounts = new Uint32Array(terms.length)
+  const termAt = new Uint32Array(terms.length)
+  const words = bitmapWords(count)
+  let postingUnits = 0
+  let textAt = 1
+  terms.forEach((term, j) => {
+    termStarts[j] = textAt
+    textAt += encoder.encode(term).length + 1
+    const events = termEvents.get(term)!.length
+    termCounts[j] = events
+    // A bitmap starts on a 32-bit boundary (two 16-bit units).
+    if (isBitmap(events, count)) postingUnits += postingUnits & 1
+    termAt[j] = postingUnits
+    postingUnits += isBitmap(events, count) ? words * 2 : events
+  })
+  termStarts[terms.length] = textAt
+  const postings = new Uint16Array(postingUnits + 2)
+  terms.forEach((term, j) => {
+    const list = termEvents.get(term)!
+    if (!isBitmap(list.length, count)) return postings.set(list, termAt[j])
+    const bitmap = new Uint32Array(postings.buffer, termAt[j] * 2, words)
+    for (const i of list) bitmap[i >>> 5] |= 1 << (i & 31)
+  })
+  arrays.push(['termText', termText], ['termStarts', termStarts], ['termCounts', termCounts], ['termAt', termAt], ['termPostings', postings])
+
+  // Where each array goes: after the meta, whose length depends on those offsets' digits; the meta
+  // gets a generous fixed room.
+  const at: Record<string, number> = {}
+  let metaText = ''
+  for (let room = 4096; ; room *= 2) {
+    let offset = HEADER + room
+    for (const [name, array] of arrays) {
+      at[name] = offset
+      offset = align8(offset + array.byteLength)
+    }
+    const meta: Meta = { dictionaries, minTime, maxTime, termCount: terms.length, at }
+    metaText = JSON.stringify(meta)
+    const metaBytes = encoder.encode(metaText)
+    if (metaBytes.length > room) continue
+    const bytes = new Uint8Array(offset)
+    bytes.set(encoder.encode(MAGIC), 0)
+    bytes.set(metaBytes, HEADER)
+    for (const [name, array] of arrays) bytes.set(new Uint8Array(array.buffer, array.byteOffset, array.byteLength), at[name])
+    const header = new DataView(bytes.buffer)
+    header.setUint32(8, SEGMENT_VERSION, true)
+    header.setUint32(12, count, true)
+    header.setFloat64(16, input.firstId, true)
+    header.setUint32(28, metaBytes.length, true)
+    header.setFloat64(32, offset, true)
+    header.setUint32(40, input.firstLineCrc >>> 0, true)
+    header.setUint32(44, input.lastLineCrc >>> 0, true)
+    header.setUint32(24, Bun.hash.crc32(bytes.subarray(HEADER)) >>> 0, true)
+    return bytes
+  }
+}
+
+function align8(n: number) {
+  return (n + 7) & ~7
+}
+
+function bitmapWords(count: number) {
+  return (count + 31) >>> 5
+}
+
+/** A term in more than 1/16 of the events is kept as a bitmap: it is then the smaller form. */
+function isBitmap(events: number, count: number) {
+  return events * 16 > count
+}
+
+export interface SegmentHeader {
+  version: number
+  count: number
+  firstId: number
+  crc: number
+  length: number
+  firstLineCrc: number
+  lastLineCrc: number
+}
+
+/** The header of a segment's bytes, or null when they are not a segment's. */
+export function readHeader(bytes: Uint8Array): SegmentHeader | null {
+  if (bytes.length < HEADER || new TextDecoder().decode(bytes.subarray(0, 8)) !== MAGIC) return null
+  const view = new DataView(bytes.buffer, bytes.byteOffset, HEADER)
+  return {
+    version: view.getUint32(8, true),
+    count: view.getUint32(12, true),
+    firstId: view.getFloat64(16, true),
+    crc: view.getUint32(24, true),
+    length: view.getFloat64(32, true),
+    firstLineCrc: view.getUint32(40, true),
+    lastLineCrc: view.getUint32(44, true),
+  }
+}
+
+/** One structured filter: events whose value in `column` is among `values`. */
+export interface ColumnCondition {
+  column: SegmentColumn | SegmentColumn[]
+  values: readonly string[]
+}
+
+/** A query as every segment answers it (see EventSearchEngine.search for its meaning). */
+export interface SegmentQuery {
+  /** All must hold; a condition naming several columns holds when any of them does. */
+  conditions: ColumnCondition[]
+  hiddenTypes: readonly string[]
+  /** Event ids, or null for any. */
+  ids: ReadonlySet<number> | null
+  fromMs: number
+  toMs: number
+  /** The lower-cased needle, or null for no text. */
+  needle: string | null
+}
+
+/** A query's text, prepared once for every segment. */
+export interface PreparedText {
+  needle: string
+  tokens: { token: string; bytes: Buffer; match: 'exact' | 'prefix' | 'suffix' | 'infix' }[]
+  /** Whether the terms decide the match (one word, nothing else): no event need be read. */
+  decided: boolean
+}
+
+export function prepareText(needle: string): PreparedText {
+  const tokens = queryTokens(needle)
+  const decided = tokens.length === 1 && tokens[0].token === needle
+  const bytes = (token: string, match: string) =>
+    Buffer.from(match === 'exact' ? `\n${token}\n` : match === 'prefix' ? `\n${token}` : match === 'suffix' ? `${token}\n` : token)
+  return { needle, tokens: tokens.map(({ token, match }) => ({ token, bytes: bytes(token, match), match })), decided }
+}
+
+/** How a segment's candidates are checked when the terms alone do not decide: whether event `i`'s searchable text holds `needle`. */
+export type TextCheck = (segment: Segment, i: number, needle: string) => boolean
+
+export class Segment {
+  readonly count: number
+  readonly firstId: number
+  private readonly bytes: Uint8Array
+  private readonly meta: Meta
+  readonly lineStart: Float64Array
+  private readonly createdAt: Float64Array
+  private readonly columnIds: Map<string | null, number>[]
+  private readonly columnOffsets: Uint32Array[] = []
+  private readonly columnPostings: Uint16Array[] = []
+  private readonly termText: Buffer
+  private readonly termStarts: Uint32Array
+  private readonly termCounts: Uint32Array
+  private readonly termAt: Uint32Array
+  private readonly termPostings: Uint16Array
+  private readonly words: number
+
+  /** Uses `bytes` as they are (checked by the caller, see `checkSegment`): nothing is copied. */
+  constructor(bytes: Uint8Array) {
+    const header = readHeader(bytes)!
+    this.bytes = bytes
+    this.count = header.count
+    this.firstId = header.firstId
+    const metaLength = new DataView(bytes.buffer, bytes.byteOffset).getUint32(28, true)
+    this.meta = JSON.parse(new TextDecoder().decode(bytes.subarray(HEADER, HEADER + metaLength)))
+    const at = this.meta.at
+    const { buffer, byteOffset } = bytes
+    this.lineStart = new Float64Array(buffer, byteOffset + at.lineStart, this.count + 1)
+    this.createdAt = new Float64Array(buffer, byteOffset + at.createdAt, this.count)
+    this.columnIds = this.meta.dictionaries.map((values) => new Map(values.map((value, id) => [value, id])))
+    this.meta.dictionaries.forEach((values, c) => {
+      this.columnOffsets.push(new Uint32Array(buffer, byteOffset + at[`columnOffsets${c}`], values.length + 1))
+      this.columnPostings.push(new Uint16Array(buffer, byteOffset + at[`columnPostings${c}`], this.count))
+    })
+    const terms = this.meta.termCount
+    this.termStarts = new Uint32Array(buffer, byteOffset + at.termStarts, terms + 1)
+    this.termText = Buffer.from(buffer, byteOffset + at.termText, this.termStarts[terms])
+    this.termCounts = new Uint32Array(buffer, byteOffset + at.termCounts, terms)
+    this.termAt = new Uint32Array(buffer, byteOffset + at.termAt, terms)
+    this.termPostings = new Uint16Array(buffer, byteOffset + at.termPostings, (this.bytes.byteLength - at.termPostings) >> 1)
+    this.words = bitmapWords(this.count)
+  }
+
+  get byteLength(): number {
+    return this.bytes.byteLength
+  }
+
+  /** Where the log's bytes of this segment end. */
+  get end(): number {
+    return this.lineStart[this.count]
+  }
+
+  /** Line `i`'s byte range in the log, without its newline. */
+  lineRange(i: number): [number, number] {
+    return [this.lineStart[i], this.lineStart[i + 1] - 1]
+  }
+
+  private full(): Uint32Array {
+    const bitmap = new Uint32Array(this.words).fill(0xffffffff)
+    if (this.count & 31) bitmap[this.words - 1] = (1 << (this.count & 31)) - 1
+    return bitmap
+  }
+
+  /** The events holding any of `values` in column `c` (null: the segment holds none). */
+  private columnBitmap(columns: readonly SegmentColumn[], values: readonly string[], into: Uint32Array | null = null): Uint32Array | null {
+    let bitmap = into
+    for (const column of columns) {
+      const c = SEGMENT_COLUMNS.indexOf(column)
+      const offsets = this.columnOffsets[c]
+      const postings = this.columnPostings[c]
+      for (const value of values) {
+        const id = this.columnIds[c].get(value)
+        if (id === undefined) continue
+        bitmap ??= new Uint32Array(this.words)
+        for (let k = offsets[id]; k < offsets[id + 1]; k++) bitmap[postings[k] >>> 5] |= 1 << (postings[k] & 31)
+      }
+    }
+    return bitmap
+  }
+
+  /** The number of term `j`, for a byte position inside it (or at its start). */
+  private termAtPosition(position: number): number {
+    let low = 0
+    let high = this.meta.termCount - 1
+    while (low < high) {
+      const middle = (low + high + 1) >>> 1
+      if (this.termStarts[middle] <= position) low = middle
+      else high = middle - 1
+    }
+    return low
+  }
+
+  /** Adds term `j`'s events to `bitmap`. */
+  private orTerm(j: number, bitmap: Uint32Array) {
+    const events = this.termCounts[j]
+    const at = this.termAt[j]
+    if (isBitmap(events, this.count)) {
+      const words = new Uint32Array(this.termPostings.buffer, this.termPostings.byteOffset + at * 2, this.words)
+      for (let w = 0; w < this.words; w++) bitmap[w] |= words[w]
+    } else {
+      const postings = this.termPostings
+      for (let k = at; k < at + events; k++) bitmap[postings[k] >>> 5] |= 1 << (postings[k] & 31)
+    }
+  }
+
+  /** The terms, in the order of their numbers (for the vocabulary of every segment, vocabulary.ts). */
+  terms(): string[] {
+    return this.termText.toString('utf8').split('\n').slice(1, -1)
+  }
+
+  /** The events holding any of the terms numbered `terms` (null: none). */
+  private termsBitmap(terms: readonly number[]): Uint32Array | null {
+    if (terms.length === 0) return null
+    const bitmap = new Uint32Array(this.words)
+    for (const j of terms) this.orTerm(j, bitmap)
+    return bitmap
+  }
+
+  /** The events holding a term the query token may stand for (null: none), found in this segment's own terms. */
+  private tokenBitmap(token: PreparedText['tokens'][number]): Uint32Array | null {
+    const text = this.termText
+    let bitmap: Uint32Array | null = null
+    for (let from = 0; ; ) {
+      const position = text.indexOf(token.bytes, from)
+      if (position === -1) return bitmap
+      // Terms hold no newline: the match lies in one term (exact and prefix patterns start at the newline before it).
+      const j = this.termAtPosition(token.match === 'exact' || token.match === 'prefix' ? position + 1 : position)
+      bitmap ??= new Uint32Array(this.words)
+      this.orTerm(j, bitmap)
+      if (token.match === 'exact' || j + 1 >= this.meta.termCount) return bitmap
+      from = this.termStarts[j + 1] - 1
+    }
+  }
+
+  /**
+   * The number of the query's matches in this segment, and those among them at `offset` and after
+   * (newest first, at most `limit`), as event indexes (id - 1).
+   */
+  search(
+    query: SegmentQuery,
+    text: PreparedText | null,
+    offset: number,
+    limit: number,
+    textCheck: TextCheck,
+    /** Per query token, the numbers of the terms it stands for here, when the vocabulary knows them (null: look them up). */
+    tokenTerms: readonly (readonly number[] | null)[] | null = null,
+  ): { total: number; events: number[] } {
+    const none = { total: 0, events: [] }
+    if (query.fromMs > this.meta.maxTime || query.toMs < this.meta.minTime) return none
+    let bitmap: Uint32Array | null = null
+    const and = (other: Uint32Array) => {
+      if (bitmap === null) bitmap = other
+      else for (let w = 0; w < this.words; w++) bitmap[w] &= other[w]
+    }
+    for (const condition of query.conditions) {
+      const columns = Array.isArray(condition.column) ? condition.column : [condition.column]
+      const matching = this.columnBitmap(columns, condition.values)
+      if (matching === null) return none
+      and(matching)
+    }
+    if (text) {
+      for (const [k, token] of text.tokens.entries()) {
+        const known = tokenTerms?.[k] ?? null
+        const matching = known ? this.termsBitmap(known) : this.tokenBitmap(token)
+        if (matching === null) return none
+        and(matching)
+      }
+    }
+    if (query.hiddenTypes.length > 0) {
+      const hidden = this.columnBitmap(['type'], query.hiddenTypes)
+      if (hidden !== null) {
+        const kept: Uint32Array = bitmap ?? this.full()
+        for (let w = 0; w < this.words; w++) kept[w] &= ~hidden[w]
+        bitmap = kept
+      }
+    }
+    if (query.ids !== null) {
+      const ids = new Uint32Array(this.words)
+      for (const id of query.ids) {
+        const i = id - this.firstId
+        if (i >= 0 && i < this.count) ids[i >>> 5] |= 1 << (i & 31)
+      }
+      and(ids)
+    }
+    const timeBound = query.fromMs > this.meta.minTime || query.toMs < this.meta.maxTime
+    const check = (i: number) =>
+      (!timeBound || (this.createdAt[i] >= query.fromMs && this.createdAt[i] <= query.toMs)) && (text === null || text.decided || textCheck(this, i, text.needle))
+
+    const events: number[] = []
+    if (bitmap === null && !timeBound && (text === null || text.decided)) {
+      // Every event matches: the page is a range.
+      for (let i = this.count - 1 - offset; i >= 0 && events.length < limit; i--) events.push(this.firstId - 1 + i)
+      return { total: this.count, events }
+    }
+    const matches: Uint32Array = bitmap ?? this.full()
+    if (!timeBound && (text === null || text.decided)) {
+      let total = 0
+      for (let w = 0; w < this.words; w++) total += popcount(matches[w])
+      if (offset < total && limit > 0) this.walk(matches, () => true, offset, limit, events, true)
+      return { total, events }
+    }
+    // Each candidate must be checked: every one is, to count them.
+    const total = this.walk(matches, check, offset, limit, events)
+    return { total, events }
+  }
+
+  /** Walks the set bits newest first, counting those `keep` holds and paging them; returns the count. */
+  private walk(bitmap: Uint32Array, keep: (i: number) => boolean, offset: number, limit: number, events: number[], pageOnly = false): number {
+    let total = 0
+    // Whole words before the page are only counted.
+    let w = this.words - 1
+    if (pageOnly) {
+      for (let skipped = popcount(bitmap[w]); w > 0 && total + skipped <= offset; skipped = popcount(bitmap[w])) {
+        total += skipped
+        w--
+      }
+    }
+    for (; w >= 0; w--) {
+      let word = bitmap[w]
+      while (word !== 0) {
+        const bit = 31 - Math.clz32(word)
+        word &= ~(1 << bit)
+        const i = (w << 5) | bit
+        if (!keep(i)) continue
+        if (total >= offset && events.length < limit) events.push(this.firstId - 1 + i)
+        total++
+        if (pageOnly && events.length === limit) return total
+      }
+    }
+    return total
+  }
+}
+
+function popcount(word: number): number {
+  word -= (word >>> 1) & 0x55555555
+  word = (word & 0x33333333) + ((word >>> 2) & 0x33333333)
+  return (((word + (word >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24
+}
