@@ -273,7 +273,14 @@ async function run(index: number, last: boolean) {
     const rssAtReady = rssAt()
     const { words } = manifest
     const search = (query: string) => `${server.base}/api/admin/search/events?${query}`
-    const first = await get(search(`query=${words.thousands.word}`))
+    // Until one is answered: a search that waits for a rebuild longer than Bun's 10 s idle
+    // timeout is cut by the server, and asked again.
+    let first = await get(search(`query=${words.thousands.word}`)).catch(() => null)
+    let firstAttempts = 1
+    while (first?.status !== 200) {
+      first = await get(search(`query=${words.thousands.word}`)).catch(() => null)
+      firstAttempts++
+    }
     const firstSearchMs = performance.now() - server.spawnedAt
     totalIs('first search', totals.thousands)(first.body)
 
@@ -354,6 +361,7 @@ async function run(index: number, last: boolean) {
       run: index + 1,
       readyMs,
       firstSearchMs,
+      firstAttempts,
       indexMs,
       backgroundMs,
       health: { p50: percentile(during, 50), p99: percentile(during, 99), max: during.at(-1), samples: during.length },
