@@ -81,6 +81,16 @@ export class SegmentFiles {
   load(logFd: number, lastId: number): Segment[] {
     // Made with the first segment: a log shorter than one has none.
     if (!existsSync(this.dir)) return []
+    try {
+      return this.chain(logFd, lastId)
+    } catch (error) {
+      // A cache that can't be read is no reason not to start: the log is read instead.
+      this.log(`search segments in ${this.dir} not used: ${error instanceof Error ? error.message : String(error)}`)
+      return []
+    }
+  }
+
+  private chain(logFd: number, lastId: number): Segment[] {
     const files = new Map<number, string>()
     for (const name of readdirSync(this.dir)) {
       const match = NAME.exec(name)

@@ -408,6 +408,23 @@ export class Segment {
     ) {
       return this.termPage(only[0], offset, limit)
     }
+    // One column's values and nothing else: an event has one value, so the lists are disjoint and
+    // their lengths add up to the count; the page is a slice of the one list holding it.
+    const single = query.conditions.length === 1 && !Array.isArray(query.conditions[0].column) ? query.conditions[0] : null
+    if (single && text === null && query.ids === null && !timeBound && !query.hiddenTypes.some((type) => this.columnIds[0].has(type))) {
+      const c = SEGMENT_COLUMNS.indexOf(single.column as SegmentColumn)
+      const offsets = this.columnOffsets[c]
+      const ids = [...new Set(single.values.map((value) => this.columnIds[c].get(value)).filter((id) => id !== undefined))]
+      let total = 0
+      for (const id of ids) total += offsets[id + 1] - offsets[id]
+      if (offset >= total || limit <= 0) return { total, events: [] }
+      if (ids.length === 1) {
+        const events: number[] = []
+        const postings = this.columnPostings[c]
+        for (let k = offsets[ids[0] + 1] - 1 - offset; k >= offsets[ids[0]] && events.length < limit; k--) events.push(this.firstId - 1 + postings[k])
+        return { total, events }
+      }
+    }
     let bitmap: Uint32Array | null = null
     const and = (other: Uint32Array) => {
       if (bitmap === null) bitmap = other
