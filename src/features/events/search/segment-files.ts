@@ -9,7 +9,8 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { DIR_MODE, FILE_MODE } from '../../../storage/files'
-import { readHeader, Segment, SEGMENT_VERSION } from './segment'
+import { Segment } from './segment'
+import { readHeader, SEGMENT_VERSION } from './segment-format'
 
 /** The directory of the data directory that holds the segments. */
 export const SEARCH_DIR = 'search'
