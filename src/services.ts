@@ -29,6 +29,7 @@ import { eventsController } from './features/events/events.controller'
 import { exportImportController } from './features/export-import/export-import.controller'
 import { ExportImportService } from './features/export-import/export-import.service'
 import { EventsService } from './features/events/events.service'
+import { SEARCH_DIR } from './features/events/search/segment-files'
 import { flagsController } from './features/flags/flags.controller'
 import { flagsCollection } from './features/flags/flags.records'
 import { FlagsService } from './features/flags/flags.service'
@@ -76,6 +77,8 @@ export { EVENTS_FILE, JOURNAL_FILE, KEY_FILE, STATE_FILE }
 
 /** Every file the service writes in a data directory (the checkpoint's and the key's temp files too). */
 export const DATA_FILES = [STATE_FILE, `.${STATE_FILE}.tmp`, JOURNAL_FILE, EVENTS_FILE, KEY_FILE, `.${KEY_FILE}.tmp`, LOCK_FILE, PROBE_FILE]
+/** Directories of files the service writes in a data directory: the event log's search segments (a cache, never in backups). */
+export const DATA_DIRECTORIES = [SEARCH_DIR]
 
 /** A feature as the application sees it: the collections it keeps in the state document and its routes. */
 export interface Feature {
@@ -169,7 +172,7 @@ export async function openStore(dataDir: string | null, options: StoreOptions = 
     writeKey(dataDir, store.secretKey)
   }
   // Once the store has opened: a start that fails says only why (files made since are 0600 anyway).
-  const secured = secureDataDir(dataDir, DATA_FILES)
+  const secured = secureDataDir(dataDir, DATA_FILES, DATA_DIRECTORIES)
   if (secured.narrowed.length + secured.refused.length > 0) (options.onSecured ?? warnSecured)(secured)
   return store
 }
@@ -216,6 +219,8 @@ export interface ServiceOptions {
   streaming?: StreamingOptions
   /** Changed records kept for resuming streams and delta polls (`STREAMING_BUFFER_CHANGES`). */
   streamingBufferChanges?: number
+  /** Events per search segment file (tests make it small; see features/events/search/segmented-search.ts). */
+  segmentEvents?: number
 }
 
 /** Every service, built over the one store: a feature with a service adds it here. */
@@ -241,7 +246,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     variants: new VariantsService(store),
     relations,
     exportImport: new ExportImportService(store, { flags, strategies, relations }),
-    events: new EventsService(store),
+    events: new EventsService(store, { segmentEvents: options.segmentEvents }),
     client: new ClientFeaturesService(store),
     changes,
     streaming: new StreamingService(store, changes, options.streaming ?? DEFAULT_STREAMING),

@@ -36,11 +36,18 @@ export interface EventLog {
 
 /**
  * Reads events 1 to `lastId` of a log file, oldest first, with each one's JSON line, checking
- * that the ids run 1, 2, 3… and that none is missing. Stops reading after `lastId`.
+ * that the ids run 1, 2, 3… and that none is missing. Stops reading after `lastId`. `from` starts
+ * the reading after event `from.id`, whose line ends at byte `from.offset`.
  */
-export async function readEventLines(path: string, lastId: number, onEvent: (line: string, event: EventRecord) => void): Promise<void> {
-  let count = 0
-  await readLines(path, (line, lineNumber) => {
+export async function readEventLines(
+  path: string,
+  lastId: number,
+  onEvent: (line: string, event: EventRecord) => void,
+  from: { id: number; offset: number } = { id: 0, offset: 0 },
+): Promise<void> {
+  let count = from.id
+  await readLines(path, (line, lineInRead) => {
+    const lineNumber = from.id + lineInRead
     if (lineNumber > lastId) return false
     let event: EventRecord
     try {
@@ -53,7 +60,7 @@ export async function readEventLines(path: string, lastId: number, onEvent: (lin
     }
     count = lineNumber
     onEvent(line, event)
-  })
+  }, from.offset)
   if (count < lastId) throw new StoreLoadError(path, `holds ${count} events but the state includes events up to ${lastId}`)
 }
 

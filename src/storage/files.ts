@@ -10,7 +10,7 @@
  * is complete only when every byte is counted. Tests inject short writes and ENOSPC through it.
  */
 import type { Adapter } from 'lowdb'
-import { chmodSync, closeSync, fsyncSync, lstatSync, openSync } from 'node:fs'
+import { chmodSync, closeSync, fsyncSync, lstatSync, openSync, readdirSync } from 'node:fs'
 import * as fsp from 'node:fs/promises'
 import { readFile } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
@@ -109,7 +109,7 @@ export interface SecuredReport {
  * A directory an administrator made for the service and owns can't be changed by it; that is
  * reported, not fatal: the start goes on as before.
  */
-export function secureDataDir(dataDir: string, fileNames: readonly string[]): SecuredReport {
+export function secureDataDir(dataDir: string, fileNames: readonly string[], directoryNames: readonly string[] = []): SecuredReport {
   const report: SecuredReport = { narrowed: [], refused: [] }
   const narrow = (path: string, mode: number, isDirectory: boolean) => {
     let stat
@@ -133,6 +133,18 @@ export function secureDataDir(dataDir: string, fileNames: readonly string[]): Se
   }
   narrow(dataDir, DIR_MODE, true)
   for (const name of fileNames) narrow(join(dataDir, name), FILE_MODE, false)
+  // Directories the service keeps its own files in (every file in them is the service's).
+  for (const name of directoryNames) {
+    const directory = join(dataDir, name)
+    narrow(directory, DIR_MODE, true)
+    let entries: string[] = []
+    try {
+      entries = readdirSync(directory)
+    } catch {
+      // Missing, or not a directory: nothing of ours in it.
+    }
+    for (const entry of entries) narrow(join(directory, entry), FILE_MODE, false)
+  }
   return report
 }
 
@@ -270,15 +282,18 @@ export class AtomicJsonFile<T> implements Adapter<T> {
 export async function readLines(
   path: string,
   onLine: (text: string, lineNumber: number, endOffset: number) => boolean | void,
+  start = 0,
 ): Promise<number> {
-  const file = Bun.file(path)
-  if (!(await file.exists())) return 0
+  const whole = Bun.file(path)
+  if (!(await whole.exists())) return 0
+  // From byte `start` on (the start of a line): line numbers count from there, offsets from the file's start.
+  const file = start > 0 ? whole.slice(start) : whole
   const decoder = new TextDecoder('utf-8', { fatal: true })
   // The start of a line that runs over chunks is kept as a list and joined once, when its end
   // comes: joining it to every chunk would copy a line of n chunks n times (a flush of SDK metrics
   // at their caps, or a large import, makes journal lines of tens of megabytes).
   let carry: Uint8Array[] = []
-  let offset = 0
+  let offset = start
   let lineNumber = 0
   for await (const chunk of file.stream()) {
     let start = 0

@@ -29,6 +29,8 @@ export interface EventsOptions {
   commonAfter?: number
   /** Build the text index after loading (default true). Tests turn it off to check the scan alone. */
   buildIndex?: boolean
+  /** Events per segment file of a data directory's log (search/segmented-search.ts); tests make it small. */
+  segmentEvents?: number
 }
 
 /**
@@ -56,11 +58,15 @@ export class EventsService {
   private worker: Worker | null = null
   private loading: Promise<void> | null = null
   private loaded = false
+  /** The worker has mapped the segments: what is left to load is recent events (or a rebuild, which /ready does not wait for). */
+  private opened = false
   private indexBuilt = false
   private nextId = 1
   private readonly waiting = new Map<number, { resolve: (page: EventPage) => void; reject: (error: Error) => void }>()
   /** Called once the worker has built the index, with how long it took and its heap then. */
   onIndexBuilt: (build: { buildMs: number; heapBytes: number }) => void = () => {}
+  /** Told what the operator should know about the search files (a segment ignored and rebuilt). */
+  onNotice: (message: string) => void = () => {}
   /**
    * Committed events that arrive while the worker is being told where its log starts; before the
    * worker starts none are kept, as it reads them with the log.
@@ -88,12 +94,13 @@ export class EventsService {
   }
 
   /**
-   * Whether searches can be answered without waiting for the log to load: once it is loaded, and
-   * also before anything asked for it (a search then starts the worker and waits for it).
-   * `main.ts` calls `load()` as it starts listening, so `/ready` waits for the log there.
+   * Whether the service is ready as far as the event log goes: once the worker has mapped its
+   * segments (events since are read at once; a rebuild of missing segments goes on while searches wait
+   * for it), and also before anything asked for it (a search then starts the worker and waits for
+   * it). `main.ts` calls `load()` as it starts listening, so `/ready` waits for the segments there.
    */
   get ready(): boolean {
-    return this.loaded || this.loading === null
+    return this.opened || this.loaded || this.loading === null
   }
 
   /** Whether the worker has been started (by a search or `load()`). */
@@ -122,6 +129,7 @@ export class EventsService {
       worker.onmessage = (message: MessageEvent<EventSearchReply>) => {
         const reply = message.data
         if (reply.type === 'loaded') resolve()
+        else if (reply.type === 'opened') this.opened = true
         else if (reply.type === 'load-failed') reject(new StoreLoadError(path ?? 'event log', reply.message.replace(`${path}: `, '')))
         else this.receive(reply)
       }
@@ -140,7 +148,15 @@ export class EventsService {
         if (event.id <= lastId) lines.push(JSON.stringify(event))
       })
     }
-    this.post({ type: 'open', path, lines, lastId, commonAfter: this.options.commonAfter, buildIndex: this.options.buildIndex ?? true })
+    this.post({
+      type: 'open',
+      path,
+      lines,
+      lastId,
+      commonAfter: this.options.commonAfter,
+      buildIndex: this.options.buildIndex ?? true,
+      segmentEvents: this.options.segmentEvents,
+    })
     // Commits made since `lastId` was taken: only their events are new to the worker.
     const pending = this.pending.filter((event) => event.id > lastId).map((event) => event.line)
     this.pending = []
@@ -151,6 +167,7 @@ export class EventsService {
   }
 
   private receive(reply: EventSearchReply) {
+    if (reply.type === 'notice') return this.onNotice(reply.message)
     if (reply.type === 'index-ready') {
       this.indexBuilt = true
       this.onIndexBuilt({ buildMs: reply.buildMs, heapBytes: reply.heapBytes })

@@ -27,6 +27,8 @@ export class IntList {
 class Dictionary {
   private readonly ids = new Map<string, number>()
   readonly postings: IntList[] = [new IntList()]
+  /** The value of each id. */
+  readonly values: (string | null)[] = [null]
 
   idOf(value: string | null): number {
     if (value === null) return 0
@@ -34,6 +36,7 @@ class Dictionary {
     if (id === undefined) {
       id = this.postings.length
       this.ids.set(value, id)
+      this.values.push(value)
       this.postings.push(new IntList())
     }
     return id
@@ -53,6 +56,11 @@ class Column {
     const id = this.dictionary.idOf(value)
     this.values.push(id)
     this.dictionary.postings[id].push(index)
+  }
+
+  /** Event `index`'s value. */
+  valueAt(index: number): string | null {
+    return this.dictionary.values[this.values.data[index]]
   }
 
   /** Events whose value is among `values`: their ids, posting lists and how many they hold. */

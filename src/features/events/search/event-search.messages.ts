@@ -4,13 +4,27 @@ import type { EventVisibility } from './search-engine'
 
 export type EventSearchRequest =
   /** Read the log file up to event `lastId`, or take `lines` (a memory store's log) when `path` is null. */
-  | { type: 'open'; path: string | null; lines: string[]; lastId: number; commonAfter?: number; buildIndex: boolean }
+  | {
+      type: 'open'
+      path: string | null
+      lines: string[]
+      lastId: number
+      commonAfter?: number
+      buildIndex: boolean
+      /** Where the log file's segments are kept (see segmented-search.ts): by default the log's directory. */
+      segmentDir?: string
+      segmentEvents?: number
+    }
   /** Committed events, as JSON lines, in id order. */
   | { type: 'append'; lines: string[] }
   | { type: 'search'; id: number; query: EventQuery; visibility: EventVisibility }
 
 export type EventSearchReply =
+  /** The segments are mapped: what is left to read of the log is the tail (or a rebuild). */
+  | { type: 'opened'; segments: number; events: number }
   | { type: 'loaded'; events: number }
+  /** Something the operator should know (a segment ignored, not written). */
+  | { type: 'notice'; message: string }
   | { type: 'load-failed'; message: string }
   | { type: 'index-ready'; events: number; buildMs: number; heapBytes: number }
   /** `body` is the whole answer's JSON text as UTF-8, its buffer transferred, not copied. */

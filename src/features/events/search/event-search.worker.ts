@@ -1,12 +1,15 @@
 /**
- * The event-search worker: holds the one in-memory copy of the event log and its indexes, and
- * answers searches with the response's bytes, so the HTTP thread never spends time on them. Messages are handled in order,
- * so events appended before a search are visible to it.
+ * The event-search worker: holds the event log's indexes (for a data directory, segments on disk
+ * and the newest events in memory; for a memory store, everything in memory) and answers searches
+ * with the response's bytes, so the HTTP thread never spends time on them. Messages are handled in
+ * order, and those that come while the log loads wait for it, so events appended before a search
+ * are visible to it.
  */
 import { heapStats } from 'bun:jsc'
 import { EventSearchEngine } from './search-engine'
 import { readEventLines } from '../../../storage/event-log'
-import { FileLines } from './file-lines'
+import { dirname } from 'node:path'
+import { SegmentedSearch } from './segmented-search'
 import type { EventSearchReply, EventSearchRequest } from './event-search.messages'
 
 declare const self: Worker
@@ -14,25 +17,45 @@ declare const self: Worker
 /** Events of index work between two looks at the message queue while the index is built. */
 const INDEX_STEP = 2000
 
-let engine: EventSearchEngine | null = null
+let engine: Pick<EventSearchEngine, 'add' | 'search' | 'pageJson' | 'indexStep' | 'size'> | null = null
 let building = false
+/** Messages that came while the log was loading, handled once it has. */
+let waiting: EventSearchRequest[] | null = null
 
 function reply(message: EventSearchReply, transfer: Transferable[] = []) {
   self.postMessage(message, transfer)
 }
 
 async function open(message: Extract<EventSearchRequest, { type: 'open' }>) {
-  if (message.path !== null) {
-    const path = message.path
-    const lines = new FileLines(path)
-    engine = new EventSearchEngine({ commonAfter: message.commonAfter, lines })
-    await readEventLines(path, message.lastId, (line, event) => engine!.add(line, event))
-  } else {
-    engine = new EventSearchEngine({ commonAfter: message.commonAfter })
-    for (const line of message.lines) engine.add(line)
+  waiting = []
+  try {
+    if (message.path !== null) {
+      const path = message.path
+      const segmented = new SegmentedSearch(path, {
+        dataDir: message.segmentDir ?? dirname(path),
+        segmentEvents: message.segmentEvents,
+        commonAfter: message.commonAfter,
+        log: (notice) => reply({ type: 'notice', message: notice }),
+      })
+      segmented.openSegments(message.lastId)
+      reply({ type: 'opened', segments: segmented.segmentCount, events: segmented.size })
+      // The events after the segments: the tail, or the whole log when segments are rebuilt.
+      await readEventLines(path, message.lastId, (line, event) => segmented.add(line, event), { id: segmented.size, offset: segmented.logEnd })
+      engine = segmented
+    } else {
+      const memory = new EventSearchEngine({ commonAfter: message.commonAfter })
+      for (const line of message.lines) memory.add(line)
+      engine = memory
+    }
+  } finally {
+    const queued = waiting
+    waiting = null
+    if (engine !== null) {
+      reply({ type: 'loaded', events: engine.size })
+      if (message.buildIndex) buildIndex()
+      for (const queuedMessage of queued) handle(queuedMessage)
+    }
   }
-  reply({ type: 'loaded', events: engine.size })
-  if (message.buildIndex) buildIndex()
 }
 
 /** Builds the text index in steps, leaving room between them for searches and appends. */
@@ -51,8 +74,11 @@ function buildIndex() {
   step()
 }
 
-self.onmessage = (event: MessageEvent<EventSearchRequest>) => {
-  const message = event.data
+function handle(message: EventSearchRequest) {
+  if (waiting !== null && message.type !== 'open') {
+    waiting.push(message)
+    return
+  }
   switch (message.type) {
     case 'open':
       open(message).catch((error) => reply({ type: 'load-failed', message: error instanceof Error ? error.message : String(error) }))
@@ -72,3 +98,5 @@ self.onmessage = (event: MessageEvent<EventSearchRequest>) => {
       break
   }
 }
+
+self.onmessage = (event: MessageEvent<EventSearchRequest>) => handle(event.data)

@@ -13,8 +13,20 @@ export class FileLines implements LineStore {
   private count = 0
   private fileEnd = 0
 
-  constructor(path: string) {
-    this.fd = openSync(path, 'r')
+  /** Lines from byte `start` of the file on (where the events before them, kept elsewhere, end). */
+  constructor(path: string | number, start = 0) {
+    this.fd = typeof path === 'number' ? path : openSync(path, 'r')
+    this.fileEnd = start
+  }
+
+  /** The file's descriptor, shared with whatever else reads lines of it. */
+  get descriptor(): number {
+    return this.fd
+  }
+
+  /** Where the lines added so far end. */
+  get end(): number {
+    return this.fileEnd
   }
 
   /** Records the next line; it must be the bytes that follow the previous line in the file. */
@@ -32,49 +44,62 @@ export class FileLines implements LineStore {
     return this.count
   }
 
-  private start(index: number): number {
-    return this.offsets[index]
+  /** Where line `index` starts; `start(size)` is where the last one ends (past its newline). */
+  start(index: number): number {
+    return index < this.count ? this.offsets[index] : this.fileEnd
   }
 
-  /** Where line `index` ends, before its newline. */
-  private end(index: number): number {
-    return (index + 1 < this.count ? this.offsets[index + 1] : this.fileEnd) - 1
+  /** Line `index`'s byte range, without its newline. */
+  range(index: number): [number, number] {
+    return [this.start(index), this.start(index + 1) - 1]
   }
 
-  /**
-   * The lines' bytes are copied from the file into the result without being decoded: a run of
-   * consecutive lines (a page of the whole log, say) is one read, whatever its length.
-   */
   join(indexes: readonly number[], prefix: string, separator: string, suffix: string): Uint8Array<ArrayBuffer> {
-    const head = Buffer.from(prefix)
-    const between = Buffer.from(separator)
-    const tail = Buffer.from(suffix)
-    let size = head.length + tail.length + Math.max(0, indexes.length - 1) * between.length
-    for (const index of indexes) size += this.end(index) - this.start(index)
-    const out = Buffer.from(new ArrayBuffer(size))
-    let at = head.copy(out, 0)
-    for (let k = 0; k < indexes.length; ) {
-      // A run of lines next to each other in the file: indexes[k], indexes[k] - 1, … (newest first).
-      let last = k
-      while (last + 1 < indexes.length && indexes[last + 1] === indexes[last] - 1) last++
-      const from = this.start(indexes[last])
-      const span = Buffer.allocUnsafe(this.end(indexes[k]) + 1 - from)
-      this.read(span, from)
-      for (let j = k; j <= last; j++) {
-        if (j > 0) at += between.copy(out, at)
-        at += span.copy(out, at, this.start(indexes[j]) - from, this.end(indexes[j]) - from)
-      }
-      k = last + 1
-    }
-    tail.copy(out, at)
-    return new Uint8Array(out.buffer)
+    return joinRanges(
+      this.fd,
+      indexes.map((index) => this.range(index)),
+      prefix,
+      separator,
+      suffix,
+    )
   }
+}
 
-  private read(into: Buffer, position: number) {
-    for (let done = 0; done < into.length; ) {
-      const read = readSync(this.fd, into, done, into.length - done, position + done)
-      if (read === 0) throw new Error(`the event log ended before byte ${position + into.length}`)
-      done += read
-    }
+/** Reads `into.length` bytes of `fd` at `position`. */
+export function readFully(fd: number, into: Uint8Array, position: number) {
+  for (let done = 0; done < into.length; ) {
+    const read = readSync(fd, into, done, into.length - done, position + done)
+    if (read === 0) throw new Error(`the event log ended before byte ${position + into.length}`)
+    done += read
   }
+}
+
+/**
+ * Lines of a file, by byte range, between `prefix` and `suffix` and split by `separator`. The
+ * bytes are copied into the result without being decoded: a run of lines next to each other (a page
+ * of the whole log, say, newest first) is one read, whatever its length.
+ */
+export function joinRanges(fd: number, ranges: readonly [number, number][], prefix: string, separator: string, suffix: string): Uint8Array<ArrayBuffer> {
+  const head = Buffer.from(prefix)
+  const between = Buffer.from(separator)
+  const tail = Buffer.from(suffix)
+  let size = head.length + tail.length + Math.max(0, ranges.length - 1) * between.length
+  for (const [start, end] of ranges) size += end - start
+  const out = Buffer.from(new ArrayBuffer(size))
+  let at = head.copy(out, 0)
+  for (let k = 0; k < ranges.length; ) {
+    // A run of lines, each ending where the next one (in the list) starts after its newline.
+    let last = k
+    while (last + 1 < ranges.length && ranges[last + 1][1] + 1 === ranges[last][0]) last++
+    const from = ranges[last][0]
+    const span = Buffer.allocUnsafe(ranges[k][1] - from)
+    readFully(fd, span, from)
+    for (let j = k; j <= last; j++) {
+      if (j > 0) at += between.copy(out, at)
+      at += span.copy(out, at, ranges[j][0] - from, ranges[j][1] - from)
+    }
+    k = last + 1
+  }
+  tail.copy(out, at)
+  return new Uint8Array(out.buffer)
 }

@@ -1,6 +1,7 @@
 /**
- * The event log as searches need it, built to answer `GET /api/admin/search/events` exactly and
- * fast on a million events. It runs inside the event-search worker, one copy per process.
+ * Events in memory as searches need them: a memory store's whole log, or a data directory's tail
+ * (the events not yet in a segment, see segmented-search.ts). It runs inside the event-search
+ * worker.
  *
  * Per event it holds the JSON line (returned as is, line-store.ts), the searchable text (data,
  * preData and tags as lower-cased JSON, block-texts.ts), and the structured columns with their
@@ -47,16 +48,20 @@ export interface EngineOptions {
   commonAfter?: number
   /** Where the JSON lines are kept (default: in memory). */
   lines?: LineStore
+  /** How many events come before the first this engine holds (kept elsewhere: segments, see segment.ts). */
+  base?: number
 }
 
 export class EventSearchEngine {
   private readonly lines: LineStore
-  private readonly texts = new BlockTexts()
-  private readonly columns = new Columns()
+  readonly texts = new BlockTexts()
+  readonly columns = new Columns()
   private readonly terms: TermIndex
+  readonly base: number
 
   constructor(options: EngineOptions = {}) {
     this.lines = options.lines ?? new MemoryLines()
+    this.base = options.base ?? 0
     this.terms = new TermIndex(this.texts, options.commonAfter)
   }
 
@@ -69,10 +74,10 @@ export class EventSearchEngine {
     return this.terms.ready
   }
 
-  /** Adds the next event (its id must be `size + 1`), given as its JSON line. */
+  /** Adds the next event (its id must be `base + size + 1`), given as its JSON line. */
   add(line: string, event: EventRecord = JSON.parse(line)): void {
     const index = this.lines.size
-    if (event.id !== index + 1) throw new Error(`expected event ${index + 1}, got ${event.id}`)
+    if (event.id !== this.base + index + 1) throw new Error(`expected event ${this.base + index + 1}, got ${event.id}`)
     this.lines.add(line)
     this.texts.add(searchableText(event))
     this.columns.add(event, index)
@@ -93,7 +98,7 @@ export class EventSearchEngine {
     const hides = hiddenTypes && hiddenTypes.size > 0 ? hiddenTypes : null
     const isHidden = (i: number) => hides !== null && hides.ids.has(hides.values[i])
     const filters: ColumnFilter[] = []
-    const idSet = query.id ? new Set(query.id.map((id) => id - 1)) : null
+    const idSet = query.id ? new Set(query.id.map((id) => id - 1 - this.base)) : null
     for (const name of FILTER_COLUMNS) {
       const values = query[name]
       if (values) filters.push(columns[name].filter(values))

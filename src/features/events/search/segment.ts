@@ -1,0 +1,354 @@
+/**
+ * A segment: what search needs of a run of events, in one immutable, checksummed byte layout that
+ * is used where it lies (a memory-mapped file, see segment-files.ts), so loading it reads nothing
+ * per event. It is a cache keyed by event id: built from the events' JSON, their byte ranges in
+ * `events.jsonl` and their searchable texts, whatever held them.
+ *
+ * Per event: its line's byte range in the log and its creation time. Per column (type, project,
+ * flag, environment, creator name, creator id) the distinct values and, per value, its events.
+ * Per term of the searchable texts, its events: a list of 16-bit event numbers, or a bitmap
+ * when that is smaller (a term in more than 1/16 of the events), so the union of the terms a query
+ * word may stand for, and its exact count, cost at most a bitmap's words however many events hold
+ * them. A query is answered per segment as a bitmap of its matches, counted by popcount; only a
+ * page's events are then looked up, and only queries whose words do not decide the match alone
+ * (several words, separators) read events back to check them. The byte layout and the building
+ * are in segment-format.ts.
+ */
+import { queryTokens } from './event-tokens'
+import { bitmapWords, HEADER, isBitmap, readHeader, SEGMENT_COLUMNS, SEGMENT_MAX_EVENTS, type Meta, type SegmentColumn } from './segment-format'
+
+/** One structured filter: events whose value in `column` is among `values`. */
+export interface ColumnCondition {
+  column: SegmentColumn | SegmentColumn[]
+  values: readonly string[]
+}
+
+/** A query as every segment answers it (see EventSearchEngine.search for its meaning). */
+export interface SegmentQuery {
+  /** All must hold; a condition naming several columns holds when any of them does. */
+  conditions: ColumnCondition[]
+  hiddenTypes: readonly string[]
+  /** Event ids, or null for any. */
+  ids: ReadonlySet<number> | null
+  fromMs: number
+  toMs: number
+  /** The lower-cased needle, or null for no text. */
+  needle: string | null
+}
+
+/** A query's text, prepared once for every segment. */
+export interface PreparedText {
+  needle: string
+  tokens: { token: string; bytes: Buffer; match: 'exact' | 'prefix' | 'suffix' | 'infix' }[]
+  /** Whether the terms decide the match (one word, nothing else): no event need be read. */
+  decided: boolean
+}
+
+export function prepareText(needle: string): PreparedText {
+  const tokens = queryTokens(needle)
+  const decided = tokens.length === 1 && tokens[0].token === needle
+  const bytes = (token: string, match: string) =>
+    Buffer.from(match === 'exact' ? `\n${token}\n` : match === 'prefix' ? `\n${token}` : match === 'suffix' ? `${token}\n` : token)
+  return { needle, tokens: tokens.map(({ token, match }) => ({ token, bytes: bytes(token, match), match })), decided }
+}
+
+/** How a segment's candidates are checked when the terms alone do not decide: whether event `i`'s searchable text holds `needle`. */
+export type TextCheck = (segment: Segment, i: number, needle: string) => boolean
+
+export class Segment {
+  readonly count: number
+  readonly firstId: number
+  private readonly bytes: Uint8Array
+  private readonly meta: Meta
+  readonly lineStart: Float64Array
+  private readonly createdAt: Float64Array
+  private readonly columnIds: Map<string | null, number>[]
+  private readonly columnOffsets: Uint32Array[] = []
+  private readonly columnPostings: Uint16Array[] = []
+  private readonly termText: Buffer
+  private readonly termStarts: Uint32Array
+  private readonly termCounts: Uint32Array
+  private readonly termAt: Uint32Array
+  private readonly termPostings: Uint16Array
+  private readonly words: number
+
+  /** Uses `bytes` as they are (checked by the caller, see `checkSegment`): nothing is copied. */
+  constructor(bytes: Uint8Array) {
+    const header = readHeader(bytes)!
+    this.bytes = bytes
+    this.count = header.count
+    this.firstId = header.firstId
+    const metaLength = new DataView(bytes.buffer, bytes.byteOffset).getUint32(28, true)
+    this.meta = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset + HEADER, metaLength).toString('utf8'))
+    const at = this.meta.at
+    const { buffer, byteOffset } = bytes
+    this.lineStart = new Float64Array(buffer, byteOffset + at.lineStart, this.count + 1)
+    this.createdAt = new Float64Array(buffer, byteOffset + at.createdAt, this.count)
+    this.columnIds = this.meta.dictionaries.map((values) => new Map(values.map((value, id) => [value, id])))
+    this.meta.dictionaries.forEach((values, c) => {
+      this.columnOffsets.push(new Uint32Array(buffer, byteOffset + at[`columnOffsets${c}`], values.length + 1))
+      this.columnPostings.push(new Uint16Array(buffer, byteOffset + at[`columnPostings${c}`], this.count))
+    })
+    const terms = this.meta.termCount
+    this.termStarts = new Uint32Array(buffer, byteOffset + at.termStarts, terms + 1)
+    this.termText = Buffer.from(buffer, byteOffset + at.termText, this.termStarts[terms])
+    this.termCounts = new Uint32Array(buffer, byteOffset + at.termCounts, terms)
+    this.termAt = new Uint32Array(buffer, byteOffset + at.termAt, terms)
+    this.termPostings = new Uint16Array(buffer, byteOffset + at.termPostings, (this.bytes.byteLength - at.termPostings) >> 1)
+    this.words = bitmapWords(this.count)
+  }
+
+  get byteLength(): number {
+    return this.bytes.byteLength
+  }
+
+  /** Where the log's bytes of this segment end. */
+  get end(): number {
+    return this.lineStart[this.count]
+  }
+
+  /** Line `i`'s byte range in the log, without its newline. */
+  lineRange(i: number): [number, number] {
+    return [this.lineStart[i], this.lineStart[i + 1] - 1]
+  }
+
+  private full(): Uint32Array {
+    const bitmap = scratch(this.words).fill(0xffffffff)
+    if (this.count & 31) bitmap[this.words - 1] = (1 << (this.count & 31)) - 1
+    return bitmap
+  }
+
+  /** The events holding any of `values` in column `c` (null: the segment holds none). */
+  private columnBitmap(columns: readonly SegmentColumn[], values: readonly string[], into: Uint32Array | null = null): Uint32Array | null {
+    let bitmap = into
+    for (const column of columns) {
+      const c = SEGMENT_COLUMNS.indexOf(column)
+      const offsets = this.columnOffsets[c]
+      const postings = this.columnPostings[c]
+      for (const value of values) {
+        const id = this.columnIds[c].get(value)
+        if (id === undefined) continue
+        bitmap ??= scratch(this.words)
+        for (let k = offsets[id]; k < offsets[id + 1]; k++) bitmap[postings[k] >>> 5] |= 1 << (postings[k] & 31)
+      }
+    }
+    return bitmap
+  }
+
+  /** The number of term `j`, for a byte position inside it (or at its start). */
+  private termAtPosition(position: number): number {
+    let low = 0
+    let high = this.meta.termCount - 1
+    while (low < high) {
+      const middle = (low + high + 1) >>> 1
+      if (this.termStarts[middle] <= position) low = middle
+      else high = middle - 1
+    }
+    return low
+  }
+
+  /** Adds term `j`'s events to `bitmap`. */
+  private orTerm(j: number, bitmap: Uint32Array) {
+    const events = this.termCounts[j]
+    const at = this.termAt[j]
+    if (isBitmap(events, this.count)) {
+      const words = new Uint32Array(this.termPostings.buffer, this.termPostings.byteOffset + at * 2, this.words)
+      for (let w = 0; w < this.words; w++) bitmap[w] |= words[w]
+    } else {
+      const postings = this.termPostings
+      for (let k = at; k < at + events; k++) bitmap[postings[k] >>> 5] |= 1 << (postings[k] & 31)
+    }
+  }
+
+  /** The terms, in the order of their numbers (for the vocabulary of every segment, vocabulary.ts). */
+  terms(): string[] {
+    return this.termText.toString('utf8').split('\n').slice(1, -1)
+  }
+
+  /** The events holding any of the terms numbered `terms` (null: none). */
+  private termsBitmap(terms: readonly number[]): Uint32Array | null {
+    if (terms.length === 0) return null
+    const bitmap = scratch(this.words)
+    for (const j of terms) this.orTerm(j, bitmap)
+    return bitmap
+  }
+
+  /** The events holding a term the query token may stand for (null: none), found in this segment's own terms. */
+  private tokenBitmap(token: PreparedText['tokens'][number]): Uint32Array | null {
+    const text = this.termText
+    let bitmap: Uint32Array | null = null
+    for (let from = 0; ; ) {
+      const position = text.indexOf(token.bytes, from)
+      if (position === -1) return bitmap
+      // Terms hold no newline: the match lies in one term (exact and prefix patterns start at the newline before it).
+      const j = this.termAtPosition(token.match === 'exact' || token.match === 'prefix' ? position + 1 : position)
+      bitmap ??= scratch(this.words)
+      this.orTerm(j, bitmap)
+      if (token.match === 'exact' || j + 1 >= this.meta.termCount) return bitmap
+      from = this.termStarts[j + 1] - 1
+    }
+  }
+
+  /**
+   * The number of the query's matches in this segment, and those among them at `offset` and after
+   * (newest first, at most `limit`), as event indexes (id - 1).
+   */
+  search(
+    query: SegmentQuery,
+    text: PreparedText | null,
+    offset: number,
+    limit: number,
+    textCheck: TextCheck,
+    /** Per query token, the numbers of the terms it stands for here, when the vocabulary knows them (null: look them up). */
+    tokenTerms: readonly (readonly number[] | null)[] | null = null,
+  ): { total: number; events: number[] } {
+    const none = { total: 0, events: [] }
+    // The bitmaps of the last segment's search are done with.
+    scratchUsed = 0
+    if (query.fromMs > this.meta.maxTime || query.toMs < this.meta.minTime) return none
+    const timeBound = query.fromMs > this.meta.minTime || query.toMs < this.meta.maxTime
+    // One word standing for one term here, and nothing else: the term's events are the answer, counted already.
+    const only = tokenTerms?.[0]
+    if (
+      text?.decided &&
+      only?.length === 1 &&
+      query.conditions.length === 0 &&
+      query.ids === null &&
+      !timeBound &&
+      !query.hiddenTypes.some((type) => this.columnIds[0].has(type))
+    ) {
+      return this.termPage(only[0], offset, limit)
+    }
+    // One column's values and nothing else: an event has one value, so the lists are disjoint and
+    // their lengths add up to the count; the page is a slice of the one list holding it.
+    const single = query.conditions.length === 1 && !Array.isArray(query.conditions[0].column) ? query.conditions[0] : null
+    if (single && text === null && query.ids === null && !timeBound && !query.hiddenTypes.some((type) => this.columnIds[0].has(type))) {
+      const c = SEGMENT_COLUMNS.indexOf(single.column as SegmentColumn)
+      const offsets = this.columnOffsets[c]
+      const ids = [...new Set(single.values.map((value) => this.columnIds[c].get(value)).filter((id) => id !== undefined))]
+      let total = 0
+      for (const id of ids) total += offsets[id + 1] - offsets[id]
+      if (offset >= total || limit <= 0) return { total, events: [] }
+      if (ids.length === 1) {
+        const events: number[] = []
+        const postings = this.columnPostings[c]
+        for (let k = offsets[ids[0] + 1] - 1 - offset; k >= offsets[ids[0]] && events.length < limit; k--) events.push(this.firstId - 1 + postings[k])
+        return { total, events }
+      }
+    }
+    let bitmap: Uint32Array | null = null
+    const and = (other: Uint32Array) => {
+      if (bitmap === null) bitmap = other
+      else for (let w = 0; w < this.words; w++) bitmap[w] &= other[w]
+    }
+    for (const condition of query.conditions) {
+      const columns = Array.isArray(condition.column) ? condition.column : [condition.column]
+      const matching = this.columnBitmap(columns, condition.values)
+      if (matching === null) return none
+      and(matching)
+    }
+    if (text) {
+      for (const [k, token] of text.tokens.entries()) {
+        const known = tokenTerms?.[k] ?? null
+        const matching = known ? this.termsBitmap(known) : this.tokenBitmap(token)
+        if (matching === null) return none
+        and(matching)
+      }
+    }
+    if (query.hiddenTypes.length > 0) {
+      const hidden = this.columnBitmap(['type'], query.hiddenTypes)
+      if (hidden !== null) {
+        const kept: Uint32Array = bitmap ?? this.full()
+        for (let w = 0; w < this.words; w++) kept[w] &= ~hidden[w]
+        bitmap = kept
+      }
+    }
+    if (query.ids !== null) {
+      const ids = scratch(this.words)
+      for (const id of query.ids) {
+        const i = id - this.firstId
+        if (i >= 0 && i < this.count) ids[i >>> 5] |= 1 << (i & 31)
+      }
+      and(ids)
+    }
+    const check = (i: number) =>
+      (!timeBound || (this.createdAt[i] >= query.fromMs && this.createdAt[i] <= query.toMs)) && (text === null || text.decided || textCheck(this, i, text.needle))
+
+    const events: number[] = []
+    if (bitmap === null && !timeBound && (text === null || text.decided)) {
+      // Every event matches: the page is a range.
+      for (let i = this.count - 1 - offset; i >= 0 && events.length < limit; i--) events.push(this.firstId - 1 + i)
+      return { total: this.count, events }
+    }
+    const matches: Uint32Array = bitmap ?? this.full()
+    if (!timeBound && (text === null || text.decided)) {
+      let total = 0
+      for (let w = 0; w < this.words; w++) total += popcount(matches[w])
+      if (offset < total && limit > 0) this.walk(matches, () => true, offset, limit, events, true)
+      return { total, events }
+    }
+    // Each candidate must be checked: every one is, to count them.
+    const total = this.walk(matches, check, offset, limit, events)
+    return { total, events }
+  }
+
+  /** The events of term `j`: how many, and those at `offset` and after (newest first, at most `limit`). */
+  private termPage(j: number, offset: number, limit: number): { total: number; events: number[] } {
+    const total = this.termCounts[j]
+    const events: number[] = []
+    if (offset >= total || limit <= 0) return { total, events }
+    const at = this.termAt[j]
+    if (isBitmap(total, this.count)) {
+      this.walk(new Uint32Array(this.termPostings.buffer, this.termPostings.byteOffset + at * 2, this.words), () => true, offset, limit, events, true)
+    } else {
+      for (let k = at + total - 1 - offset; k >= at && events.length < limit; k--) events.push(this.firstId - 1 + this.termPostings[k])
+    }
+    return { total, events }
+  }
+
+  /** Walks the set bits newest first, counting those `keep` holds and paging them; returns the count. */
+  private walk(bitmap: Uint32Array, keep: (i: number) => boolean, offset: number, limit: number, events: number[], pageOnly = false): number {
+    let total = 0
+    // Whole words before the page are only counted.
+    let w = this.words - 1
+    if (pageOnly) {
+      for (let skipped = popcount(bitmap[w]); w > 0 && total + skipped <= offset; skipped = popcount(bitmap[w])) {
+        total += skipped
+        w--
+      }
+    }
+    for (; w >= 0; w--) {
+      let word = bitmap[w]
+      while (word !== 0) {
+        const bit = 31 - Math.clz32(word)
+        word &= ~(1 << bit)
+        const i = (w << 5) | bit
+        if (!keep(i)) continue
+        if (total >= offset && events.length < limit) events.push(this.firstId - 1 + i)
+        total++
+        if (pageOnly && events.length === limit) return total
+      }
+    }
+    return total
+  }
+}
+
+/**
+ * Bitmaps for one segment's search, reused by the next: a query over a hundred segments would
+ * otherwise allocate a megabyte of them, which the garbage collector, not counting memory outside
+ * its heap, let pile up under load (measured: RSS past 2 GB with 32 connections on 10M events).
+ */
+const scratchPool: Uint32Array[] = []
+let scratchUsed = 0
+
+/** A zeroed bitmap of `words` words, valid until the next segment's search starts. */
+function scratch(words: number): Uint32Array {
+  if (scratchUsed === scratchPool.length) scratchPool.push(new Uint32Array(SEGMENT_MAX_EVENTS / 32))
+  return scratchPool[scratchUsed++].subarray(0, words).fill(0)
+}
+
+function popcount(word: number): number {
+  word -= (word >>> 1) & 0x55555555
+  word = (word & 0x33333333) + ((word >>> 2) & 0x33333333)
+  return (((word + (word >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24
+}
