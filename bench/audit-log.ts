@@ -3,7 +3,7 @@
  * bench/generate-events.ts wrote:
  *
  *   bun bench/generate-events.ts --events 10000000 --out /tmp/flagstore-10m
- *   bun bench/audit-log.ts --dir /tmp/flagstore-10m [--runs 2] [--seconds 10] [--cold] [--patch-seconds 10]
+ *   bun bench/audit-log.ts --dir /tmp/flagstore-10m [--runs 2] [--seconds 10] [--cold] [--patch-seconds 30]
  *
  * Each run starts the real server (`bun src/main.ts`, free port, DATA_DIR on the directory) and
  * measures, with the process's resident memory sampled every 50 ms from spawn:
@@ -36,7 +36,7 @@ const { values } = parseArgs({
     dir: { type: 'string' },
     runs: { type: 'string', default: '2' },
     seconds: { type: 'string', default: '10' },
-    'patch-seconds': { type: 'string', default: '10' },
+    'patch-seconds': { type: 'string', default: '30' },
     cold: { type: 'boolean', default: false },
     'no-load': { type: 'boolean', default: false },
     'background-limit': { type: 'string', default: '900' },
@@ -219,13 +219,14 @@ async function patchThroughput(base: string, flags: { name: string; project: str
 }
 
 const PATCH_CONNECTIONS = 16
+const PATCH_ROUNDS = 6
 
 /**
  * The same state (flags, tokens, key) with an empty event log: a copy of the checkpoint that
  * includes no event and no commit, next to an empty log and journal. So the comparison isolates
  * the log's length; the state's size (a checkpoint of thousands of flags) is the same on both sides.
- * The two servers take turns, three rounds of a third of `--patch-seconds` each, so that the
- * machine's other load (shared cores) falls on both alike; the figure is the sum over the rounds.
+ * The two servers take turns, six rounds of a sixth of `--patch-seconds` each, so that the
+ * machine's other load (shared cores) falls on both alike; the figure is the mean over the rounds.
  */
 async function patchesAgainstEmptyLog(base: string, flags: { name: string; project: string }[]) {
   const dir = tempDataDir('audit-empty-')
@@ -240,9 +241,9 @@ async function patchesAgainstEmptyLog(base: string, flags: { name: string; proje
   try {
     await untilReady(empty)
     const rounds = { log: [] as Patches[], empty: [] as Patches[] }
-    for (let round = 0; round < 3; round++) {
-      rounds.log.push(await patchThroughput(base, flags, PATCH_SECONDS / 3))
-      rounds.empty.push(await patchThroughput(empty.base, flags, PATCH_SECONDS / 3))
+    for (let round = 0; round < PATCH_ROUNDS; round++) {
+      rounds.log.push(await patchThroughput(base, flags, PATCH_SECONDS / PATCH_ROUNDS))
+      rounds.empty.push(await patchThroughput(empty.base, flags, PATCH_SECONDS / PATCH_ROUNDS))
     }
     const sum = (list: Patches[]) => ({ perSecond: list.reduce((n, r) => n + r.perSecond, 0) / list.length, rounds: list.map((r) => Math.round(r.perSecond)), p99: Math.max(...list.map((r) => r.p99)), failed: list.reduce((n, r) => n + r.failed, 0) })
     return { log: sum(rounds.log), empty: sum(rounds.empty) }
@@ -273,6 +274,18 @@ async function run(index: number, last: boolean) {
     const rssAtReady = rssAt()
     const { words } = manifest
     const search = (query: string) => `${server.base}/api/admin/search/events?${query}`
+    // The background phase, from /ready on: /health probed one request after another, beside
+    // everything else, until the phase ends (so also while a first search waits for a rebuild).
+    const backgroundStarted = performance.now()
+    const health: [number, number][] = []
+    let probing = true
+    const prober = (async () => {
+      while (probing) {
+        const t = performance.now()
+        await (await fetch(`${server.base}/health`)).arrayBuffer()
+        health.push([t, performance.now() - t])
+      }
+    })()
     // Until one is answered: a search that waits for a rebuild longer than Bun's 10 s idle
     // timeout is cut by the server, and asked again.
     let first = await get(search(`query=${words.thousands.word}`)).catch(() => null)
@@ -284,19 +297,11 @@ async function run(index: number, last: boolean) {
     const firstSearchMs = performance.now() - server.spawnedAt
     totalIs('first search', totals.thousands)(first.body)
 
-    // The background phase: /health probed one request after another until it ends.
-    const health: [number, number][] = []
     let indexMs = NaN
-    let lastGrowth = performance.now()
+    let lastGrowth = backgroundStarted
     let lastDerived = derivedFiles(DIR).bytes
-    const backgroundStarted = performance.now()
-    let lastCheck = 0
     for (;;) {
-      const t = performance.now()
-      await (await fetch(`${server.base}/health`)).arrayBuffer()
-      health.push([t, performance.now() - t])
-      if (performance.now() - lastCheck < 250) continue
-      lastCheck = performance.now()
+      await Bun.sleep(250)
       const derived = derivedFiles(DIR).bytes
       if (derived !== lastDerived) {
         lastDerived = derived
@@ -309,6 +314,8 @@ async function run(index: number, last: boolean) {
       if (!Number.isNaN(indexMs) && performance.now() - lastGrowth > 3000) break
       if (performance.now() - backgroundStarted > BACKGROUND_LIMIT_MS) break
     }
+    probing = false
+    await prober
     // It ended when the index was ready and the derived files last grew; the 3 s of waiting after are not part of it.
     const backgroundEnd = Math.max(server.spawnedAt + (Number.isNaN(indexMs) ? 0 : indexMs), lastGrowth)
     const backgroundMs = Math.max(0, backgroundEnd - backgroundStarted)
