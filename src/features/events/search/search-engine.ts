@@ -1,6 +1,7 @@
 /**
- * The event log as searches need it, built to answer `GET /api/admin/search/events` exactly and
- * fast on a million events. It runs inside the event-search worker, one copy per process.
+ * Events in memory as searches need them: a memory store's whole log, or a data directory's tail
+ * (the events not yet in a segment, see segmented-search.ts). It runs inside the event-search
+ * worker.
  *
  * Per event it holds the JSON line (returned as is, line-store.ts), the searchable text (data,
  * preData and tags as lower-cased JSON, block-texts.ts), and the structured columns with their

@@ -192,7 +192,8 @@ export interface SegmentHeader {
 
 /** The header of a segment's bytes, or null when they are not a segment's. */
 export function readHeader(bytes: Uint8Array): SegmentHeader | null {
-  if (bytes.length < HEADER || new TextDecoder().decode(bytes.subarray(0, 8)) !== MAGIC) return null
+  // Decoded through a Buffer view: TextDecoder on a view of a mapped file reads the whole file.
+  if (bytes.length < HEADER || Buffer.from(bytes.buffer, bytes.byteOffset, 8).toString('latin1') !== MAGIC) return null
   const view = new DataView(bytes.buffer, bytes.byteOffset, HEADER)
   return {
     version: view.getUint32(8, true),
@@ -267,7 +268,7 @@ export class Segment {
     this.count = header.count
     this.firstId = header.firstId
     const metaLength = new DataView(bytes.buffer, bytes.byteOffset).getUint32(28, true)
-    this.meta = JSON.parse(new TextDecoder().decode(bytes.subarray(HEADER, HEADER + metaLength)))
+    this.meta = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset + HEADER, metaLength).toString('utf8'))
     const at = this.meta.at
     const { buffer, byteOffset } = bytes
     this.lineStart = new Float64Array(buffer, byteOffset + at.lineStart, this.count + 1)
@@ -301,7 +302,7 @@ export class Segment {
   }
 
   private full(): Uint32Array {
-    const bitmap = new Uint32Array(this.words).fill(0xffffffff)
+    const bitmap = scratch(this.words).fill(0xffffffff)
     if (this.count & 31) bitmap[this.words - 1] = (1 << (this.count & 31)) - 1
     return bitmap
   }
@@ -316,7 +317,7 @@ export class Segment {
       for (const value of values) {
         const id = this.columnIds[c].get(value)
         if (id === undefined) continue
-        bitmap ??= new Uint32Array(this.words)
+        bitmap ??= scratch(this.words)
         for (let k = offsets[id]; k < offsets[id + 1]; k++) bitmap[postings[k] >>> 5] |= 1 << (postings[k] & 31)
       }
     }
@@ -356,7 +357,7 @@ export class Segment {
   /** The events holding any of the terms numbered `terms` (null: none). */
   private termsBitmap(terms: readonly number[]): Uint32Array | null {
     if (terms.length === 0) return null
-    const bitmap = new Uint32Array(this.words)
+    const bitmap = scratch(this.words)
     for (const j of terms) this.orTerm(j, bitmap)
     return bitmap
   }
@@ -370,7 +371,7 @@ export class Segment {
       if (position === -1) return bitmap
       // Terms hold no newline: the match lies in one term (exact and prefix patterns start at the newline before it).
       const j = this.termAtPosition(token.match === 'exact' || token.match === 'prefix' ? position + 1 : position)
-      bitmap ??= new Uint32Array(this.words)
+      bitmap ??= scratch(this.words)
       this.orTerm(j, bitmap)
       if (token.match === 'exact' || j + 1 >= this.meta.termCount) return bitmap
       from = this.termStarts[j + 1] - 1
@@ -391,7 +392,22 @@ export class Segment {
     tokenTerms: readonly (readonly number[] | null)[] | null = null,
   ): { total: number; events: number[] } {
     const none = { total: 0, events: [] }
+    // The bitmaps of the last segment's search are done with.
+    scratchUsed = 0
     if (query.fromMs > this.meta.maxTime || query.toMs < this.meta.minTime) return none
+    const timeBound = query.fromMs > this.meta.minTime || query.toMs < this.meta.maxTime
+    // One word standing for one term here, and nothing else: the term's events are the answer, counted already.
+    const only = tokenTerms?.[0]
+    if (
+      text?.decided &&
+      only?.length === 1 &&
+      query.conditions.length === 0 &&
+      query.ids === null &&
+      !timeBound &&
+      !query.hiddenTypes.some((type) => this.columnIds[0].has(type))
+    ) {
+      return this.termPage(only[0], offset, limit)
+    }
     let bitmap: Uint32Array | null = null
     const and = (other: Uint32Array) => {
       if (bitmap === null) bitmap = other
@@ -420,14 +436,13 @@ export class Segment {
       }
     }
     if (query.ids !== null) {
-      const ids = new Uint32Array(this.words)
+      const ids = scratch(this.words)
       for (const id of query.ids) {
         const i = id - this.firstId
         if (i >= 0 && i < this.count) ids[i >>> 5] |= 1 << (i & 31)
       }
       and(ids)
     }
-    const timeBound = query.fromMs > this.meta.minTime || query.toMs < this.meta.maxTime
     const check = (i: number) =>
       (!timeBound || (this.createdAt[i] >= query.fromMs && this.createdAt[i] <= query.toMs)) && (text === null || text.decided || textCheck(this, i, text.needle))
 
@@ -446,6 +461,20 @@ export class Segment {
     }
     // Each candidate must be checked: every one is, to count them.
     const total = this.walk(matches, check, offset, limit, events)
+    return { total, events }
+  }
+
+  /** The events of term `j`: how many, and those at `offset` and after (newest first, at most `limit`). */
+  private termPage(j: number, offset: number, limit: number): { total: number; events: number[] } {
+    const total = this.termCounts[j]
+    const events: number[] = []
+    if (offset >= total || limit <= 0) return { total, events }
+    const at = this.termAt[j]
+    if (isBitmap(total, this.count)) {
+      this.walk(new Uint32Array(this.termPostings.buffer, this.termPostings.byteOffset + at * 2, this.words), () => true, offset, limit, events, true)
+    } else {
+      for (let k = at + total - 1 - offset; k >= at && events.length < limit; k--) events.push(this.firstId - 1 + this.termPostings[k])
+    }
     return { total, events }
   }
 
@@ -474,6 +503,20 @@ export class Segment {
     }
     return total
   }
+}
+
+/**
+ * Bitmaps for one segment's search, reused by the next: a query over a hundred segments would
+ * otherwise allocate a megabyte of them, which the garbage collector, not counting memory outside
+ * its heap, let pile up under load (measured: RSS past 2 GB with 32 connections on 10M events).
+ */
+const scratchPool: Uint32Array[] = []
+let scratchUsed = 0
+
+/** A zeroed bitmap of `words` words, valid until the next segment's search starts. */
+function scratch(words: number): Uint32Array {
+  if (scratchUsed === scratchPool.length) scratchPool.push(new Uint32Array(SEGMENT_MAX_EVENTS / 32))
+  return scratchPool[scratchUsed++].subarray(0, words).fill(0)
 }
 
 function popcount(word: number): number {

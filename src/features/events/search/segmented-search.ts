@@ -20,7 +20,7 @@ import { searchableText } from './searchable-text'
 import { Vocabulary } from './vocabulary'
 
 /** Bytes read from the log at once to check candidates. */
-const WINDOW = 1 << 14
+const WINDOW = 1 << 12
 
 /** Events per segment: a segment is written each time the tail holds this many. */
 export const SEGMENT_EVENTS_DEFAULT = 65536
@@ -138,6 +138,9 @@ export class SegmentedSearch {
     this.tail = this.newTail(tail.base + count, lines.end)
     // Once built, the tail's index is kept complete from its first event.
     if (tail.indexReady) this.tail.indexStep(Infinity)
+    // The old tail and the building's maps are garbage now: collected at once, so that a rebuild of
+    // many segments in a row does not pile them up (measured: RSS near 2 GB rebuilding 10M events).
+    Bun.gc(true)
   }
 
   /** Bytes of the log around the lines last read: candidates are checked newest first, often near each other. */
