@@ -9,7 +9,8 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { DIR_MODE, FILE_MODE } from '../../../storage/files'
-import { readHeader, Segment, SEGMENT_VERSION } from './segment'
+import { Segment } from './segment'
+import { readHeader, SEGMENT_VERSION } from './segment-format'
 
 /** The directory of the data directory that holds the segments. */
 export const SEARCH_DIR = 'search'
@@ -81,6 +82,16 @@ export class SegmentFiles {
   load(logFd: number, lastId: number): Segment[] {
     // Made with the first segment: a log shorter than one has none.
     if (!existsSync(this.dir)) return []
+    try {
+      return this.chain(logFd, lastId)
+    } catch (error) {
+      // A cache that can't be read is no reason not to start: the log is read instead.
+      this.log(`search segments in ${this.dir} not used: ${error instanceof Error ? error.message : String(error)}`)
+      return []
+    }
+  }
+
+  private chain(logFd: number, lastId: number): Segment[] {
     const files = new Map<number, string>()
     for (const name of readdirSync(this.dir)) {
       const match = NAME.exec(name)
