@@ -3,7 +3,11 @@
  * bench/generate-events.ts wrote:
  *
  *   bun bench/generate-events.ts --events 10000000 --out /tmp/flagstore-10m
- *   bun bench/audit-log.ts --dir /tmp/flagstore-10m [--runs 2] [--seconds 10] [--cold] [--patch-seconds 30]
+ *   bun bench/audit-log.ts --dir /tmp/flagstore-10m [--runs 2] [--seconds 10] [--cold] [--patch-seconds 30] [--no-load]
+ *
+ * The 32-connection figures need wrk (Debian: apt-get install wrk); `--no-load` leaves them out.
+ * The directory is used in place: PATCHes append to its log (later runs count them in), and the
+ * service writes its segments there.
  *
  * Each run starts the real server (`bun src/main.ts`, free port, DATA_DIR on the directory) and
  * measures, with the process's resident memory sampled every 50 ms from spawn:
@@ -18,7 +22,7 @@
  *     last page (offset = total - 50); every answer's total is checked against the generator's
  *     exact count (plus what earlier runs appended, counted from the log's tail);
  *   - in the last run, durable PATCH throughput (16 connections, fsync on) on this log and on the
- *     same state over an empty log, taking turns;
+ *     same state over an empty log, taking turns of 1 s (`--patch-seconds` turns each, 0: none);
  *   - the derived files' size next to events.jsonl.
  * `--cold` removes the derived files before the first run, so that it measures a start that must
  * build them; later runs are restarts. Figures go to standard output as JSON lines and a table.
