@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { generateDataDir, type GeneratedManifest } from '../../bench/generate-events'
 import type { EventRecord } from '../../src/storage/records'
-import { freePort, tempDir, untilReady } from '../helpers'
+import { freePort, tempDir, untilReady, waitFor } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const EVENTS = 20_000
@@ -82,10 +82,12 @@ test('the generated directory holds the events asked for, in the record format, 
 })
 
 test('the service opens it without a warning, replays its journal and takes the generated admin secret', async () => {
-  const logLines = stdout.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line))
-  expect(logLines.filter((line) => line.level !== 'info')).toEqual([])
+  const logLines = () => stdout.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line))
+  // `/ready` may answer before the event log is loaded (the search loads it behind): its line comes then.
+  await waitFor(() => logLines().some((line) => line.msg === 'ready'), 'the "ready" log line')
+  expect(logLines().filter((line) => line.level !== 'info')).toEqual([])
   expect(stderr).toBe('')
-  const ready = logLines.find((line) => line.msg === 'ready')
+  const ready = logLines().find((line) => line.msg === 'ready')
   expect(ready.events).toBe(EVENTS)
   // The last journal entry's flag, as the journal puts it, is what the API shows.
   const journal = readFileSync(join(dataDir, 'state.journal.jsonl'), 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line))
