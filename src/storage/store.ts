@@ -238,13 +238,13 @@ export class Store {
    * write is on disk (in the journal if not in the checkpoint).
    */
   async close(): Promise<string | null> {
+    if (this.closed) return null
     for (const hook of this.closeHooks) await hook()
     await this.flush()
     if (this.files.shared) {
       // Every acknowledged write is in the database; the instances that go on checkpoint it.
       this.closed = true
       if (this.catchUpTimer) clearInterval(this.catchUpTimer)
-      await this.flush()
       await this.files.shared.close()
       return null
     }

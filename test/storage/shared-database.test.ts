@@ -37,7 +37,7 @@ describe.skipIf(!ON_POSTGRES)('instances on one database', () => {
   test('three instances starting at once on an empty database migrate and seed it once', async () => {
     const [a, b, c] = await instances(3)
     for (const api of [a, b, c]) await api.services.store.flush()
-    await waitFor(() => [a, b, c].every((api) => api.lastEventId() === a.lastEventId()), 'every instance at the same event')
+    await waitFor(() => [a, b, c].every((api) => api.services.store.state.commitSeq === Math.max(a.services.store.state.commitSeq, b.services.store.state.commitSeq, c.services.store.state.commitSeq)), 'every instance at the same commit')
     const types = a.events().map((event) => event.type)
     expect(types.filter((type) => type === 'project-created')).toEqual(['project-created'])
     expect(types.filter((type) => type === 'api-token-created')).toEqual(['api-token-created'])
@@ -113,7 +113,8 @@ describe.skipIf(!ON_POSTGRES)('instances on one database', () => {
     const projects = await Promise.all([a, b, c].map((api) => api.createProject('one-project')))
     expect(projects.map((answer) => answer.status).sort()).toEqual([201, 409, 409])
     await Promise.all([a, b, c].map((api) => api.services.store.flush()))
-    await waitFor(() => [a, b, c].every((api) => api.lastEventId() === a.lastEventId()), 'every instance at the same event')
+    const last = () => Math.max(...[a, b, c].map((api) => api.services.store.state.commitSeq))
+    await waitFor(() => [a, b, c].every((api) => api.services.store.state.commitSeq === last()), 'every instance at the same commit')
     const ids = a.events().map((event) => event.id)
     expect(ids).toEqual(Array.from({ length: ids.length }, (_, i) => i + 1))
     for (const api of [b, c]) expect(api.events()).toEqual(a.events())
@@ -150,6 +151,37 @@ describe.skipIf(!ON_POSTGRES)('instances on one database', () => {
     const onA = await a.searchEvents('?query=seen-on-b')
     expect(onA.body.total).toBeGreaterThan(0)
     await waitFor(async () => (await b.searchEvents('?query=seen-on-b')).text === onA.text, 'free-text search on B answering as on A')
+  })
+
+  test('SDK metrics reported to different instances add up exactly, whichever flushes first and however often', async () => {
+    const [a, b, c] = await instances(3)
+    await a.flagOn('counted')
+    const token = (await a.createToken({ tokenName: 'metrics-sdk', type: 'client', environment: 'development', projects: ['*'] })).body.secret
+    await waitFor(async () => [b, c].every((api) => api.services.store.state.flags.counted !== undefined && Object.hasOwn(api.services.store.state.tokens, 'metrics-sdk')), 'flag and token on B and C')
+    const report = (api: Api, yes: number, no: number) =>
+      api.post('/api/client/metrics', { appName: 'shop', instanceId: 'i', bucket: { start: 0, stop: 0, toggles: { counted: { yes, no, variants: { blue: yes } } } } }, { token })
+    let yes = 0
+    let no = 0
+    for (let round = 0; round < 5; round++) {
+      const answers = await Promise.all([a, b, c].flatMap((api, n) => [report(api, n + 1, round), report(api, 10 * (n + 1), 1)]))
+      for (const answer of answers) expect(answer.status).toBe(202)
+      for (let n = 0; n < 3; n++) {
+        yes += n + 1 + 10 * (n + 1)
+        no += round + 1
+      }
+      // Flushes of all three at once, in the middle of the reports.
+      await Promise.all([a, b, c].map((api) => api.services.metrics.flush()))
+    }
+    const last = () => Math.max(...[a, b, c].map((api) => api.services.store.state.commitSeq))
+    await waitFor(() => [a, b, c].every((api) => api.services.store.state.commitSeq === last()), 'the same commits everywhere')
+    const rows = () => Object.values(a.services.store.state.flagUsage)
+    expect(rows().map((row) => [row.yes, row.no, row.variants.blue])).toEqual([[yes, no, yes]])
+    for (const api of [b, c]) {
+      expect(Object.values(api.services.store.state.flagUsage)).toEqual(rows())
+      // And what each answers (stored plus not flushed, nothing here) is the cluster's total.
+      const usage = await api.get<{ lastHourUsage: { yes: number; no: number }[] }>('/api/admin/client-metrics/features/counted')
+      expect(usage.body.lastHourUsage.map((row) => [row.yes, row.no])).toEqual([[yes, no]])
+    }
   })
 
   test('an instance joining later loads the state and the log the others wrote', async () => {
@@ -194,7 +226,7 @@ describe.skipIf(!ON_POSTGRES)('PostgreSQL stopped mid-run', () => {
     await cluster.createDatabase('halted')
     const [a, b] = await instances(2, databaseConfig(cluster, 'halted'))
     await a.flagOn('before')
-    await waitFor(async () => (await b.getFlag('default', 'before')).status === 200, 'the flag on B')
+    await waitFor(() => b.services.store.state.commitSeq === a.services.store.state.commitSeq, 'B caught up with A')
 
     await cluster.halt()
     const refused = await a.createFlag('default', 'during')

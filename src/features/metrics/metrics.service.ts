@@ -19,7 +19,7 @@ import { callerSeesProject, type Caller } from '../tokens/permissions'
 import { AppRegistry, APPLICATION_LIMITS } from './app-registry'
 import type { Application, Applications, ClientMetrics, ClientRegistration, FeatureUsage } from './metrics.model'
 import { usageKey } from './metrics.records'
-import { hourOf, USAGE_LIMITS, UsageTable, type UsageCounts } from './usage-table'
+import { addedTo, hourOf, USAGE_LIMITS, UsageTable, type UsageCounts } from './usage-table'
 
 /** How often counts and registrations are committed (`METRICS_FLUSH_MS`). */
 export const DEFAULT_FLUSH_MS = 10_000
@@ -94,6 +94,8 @@ export class MetricsService implements LastSeenSource {
     const flags = store.state.flags
     this.usage = new UsageTable(Object.values(store.state.flagUsage), (name) => (Object.hasOwn(flags, name) ? flags[name] : undefined))
     this.registry = new AppRegistry(Object.values(store.state.clientApplications), Object.entries(store.state.clientInstances))
+    // Rows stored by any commit (another instance's flush too) are followed; the first call of each is the row loaded above.
+    store.watch('flagUsage', (_key, before, after) => this.usage.followStored(before, after))
     store.watch('flagLastSeen', (key) => {
       for (const listener of this.seenListeners) listener(key)
     })
@@ -187,10 +189,12 @@ export class MetricsService implements LastSeenSource {
         // First, so that what is seen below (reports since the deletion: it dropped those before) starts afresh.
         for (const name of deleted) if (tx.get('flagLastSeen', name)) tx.delete('flagLastSeen', name)
         const put = new Set<string>()
-        for (const row of usage.put) {
+        // What was counted here is added to the row as stored now: other instances on the same
+        // database add theirs to the same rows.
+        for (const { row, increment } of usage.put) {
           const key = usageKey(row)
           put.add(key)
-          tx.put('flagUsage', key, row)
+          tx.put('flagUsage', key, addedTo(tx.get('flagUsage', key), row, increment))
         }
         // A row counted again after it was dropped (the clock set back) is kept.
         for (const key of usage.removed) if (!put.has(key) && tx.get('flagUsage', key)) tx.delete('flagUsage', key)
@@ -209,7 +213,7 @@ export class MetricsService implements LastSeenSource {
       })
     } catch (error) {
       // Nothing was committed: keep it all for the next flush.
-      if (usage) this.usage.restore(usage)
+      if (usage) this.usage.restore(usage, (key) => this.store.reader.get('flagUsage', key))
       if (apps) this.registry.restore(apps)
       for (const [name, taken] of seen) {
         const pending = this.pendingSeen.get(name)

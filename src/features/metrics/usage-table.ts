@@ -1,7 +1,10 @@
 /**
  * The hourly usage counts, held in memory and bounded. Every metrics request adds to rows here and
- * marks them changed; the metrics service's flush writes the changed rows in one commit. The table
- * holds the totals (what was flushed plus what was not yet), so reads are exact at once.
+ * to the row's increments since the last flush; the metrics service's flush adds those increments
+ * to the stored rows in one commit, computed on the state the commit is applied to, so that counts
+ * reported to several instances on one database add up exactly. The table holds the totals (what
+ * is stored plus what was not flushed yet), so reads are exact at once, and follows the stored rows
+ * whoever writes them (`followStored`).
  *
  * A row belongs to one flag, not to a name: it carries the flag's createdAt. The rows of a flag that
  * is deleted become orphans at once (flushed or not): the per-flag reads no longer find them and an
@@ -50,9 +53,33 @@ export interface UsageCounts {
   variants: Readonly<Record<string, number>>
 }
 
+/** What a row gained since the last flush. */
+export interface UsageIncrement {
+  yes: number
+  no: number
+  variants: Record<string, number>
+}
+
 export interface UsageChanges {
-  put: UsageRowRecord[]
+  /** Each changed row (its identity and totals) with what it gained since the last flush. */
+  put: { row: UsageRowRecord; increment: UsageIncrement }[]
   removed: string[]
+}
+
+/**
+ * The row to store: `stored` (the row committed for that key, by any instance) plus what this
+ * instance counted since its last flush, or the increment alone when none is stored for that flag.
+ */
+export function addedTo(stored: UsageRowRecord | undefined, row: UsageRowRecord, increment: UsageIncrement): UsageRowRecord {
+  const base = stored && stored.flagCreatedAt === row.flagCreatedAt ? stored : { ...row, yes: 0, no: 0, variants: {} }
+  const variants: Record<string, number> = { ...base.variants }
+  for (const name in increment.variants) {
+    if (Object.hasOwn(variants, name)) variants[name] = sum(variants[name], increment.variants[name])
+    else if (Object.keys(variants).length < USAGE_LIMITS.variantsPerRow) {
+      Object.defineProperty(variants, name, { value: increment.variants[name], writable: true, enumerable: true, configurable: true })
+    }
+  }
+  return { ...base, yes: sum(base.yes, increment.yes), no: sum(base.no, increment.no), variants }
 }
 
 /** The rows of one hour, environment and application, by flag: a report finds it once for all its flags. */
@@ -75,7 +102,7 @@ export class UsageTable {
   private readonly orphans = new Map<string, Set<UsageRowRecord>>()
   private rowCount = 0
   private variantCounters = 0
-  private changed = new Set<UsageRowRecord>()
+  private changed = new Map<UsageRowRecord, UsageIncrement>()
   /** usageKey()s of rows dropped since the last flush. */
   private removed = new Set<string>()
 
@@ -85,7 +112,10 @@ export class UsageTable {
    * before a crash) is an orphan. A row written before rows named their flag is the flag's unless
    * its hour ended before the flag was made.
    */
-  constructor(stored: Iterable<UsageRowRecord>, flagOf: (name: string) => FlagIdentity | undefined) {
+  constructor(
+    stored: Iterable<UsageRowRecord>,
+    private readonly flagOf: (name: string) => FlagIdentity | undefined,
+  ) {
     for (const record of stored) {
       const row = { ...record, variants: { ...record.variants } }
       const flag = flagOf(row.featureName)
@@ -136,6 +166,11 @@ export class UsageTable {
 
   /** Takes a row out of its group and the counts; `removed` has its key written away at the next flush. */
   private remove(group: UsageGroup, row: UsageRowRecord): void {
+    this.drop(group, row)
+    this.removed.add(usageKey(row))
+  }
+
+  private drop(group: UsageGroup, row: UsageRowRecord): void {
     group.rows.delete(row.featureName)
     if (group.rows.size === 0) this.groups.delete(group.key)
     for (const index of [this.byFlag, this.orphans]) {
@@ -145,7 +180,6 @@ export class UsageTable {
     this.rowCount--
     this.variantCounters -= Object.keys(row.variants).length
     this.changed.delete(row)
-    this.removed.add(usageKey(row))
   }
 
   /**
@@ -176,8 +210,12 @@ export class UsageTable {
       row = { featureName, appName: group.appName, environment: group.environment, timestamp: group.hour, yes: 0, no: 0, variants: {}, flagCreatedAt: flag.createdAt }
       this.insert(group, row, true)
     }
+    let increment = this.changed.get(row)
+    if (!increment) this.changed.set(row, (increment = { yes: 0, no: 0, variants: {} }))
     row.yes = sum(row.yes, counts.yes)
     row.no = sum(row.no, counts.no)
+    increment.yes = sum(increment.yes, counts.yes)
+    increment.no = sum(increment.no, counts.no)
     for (const name in counts.variants) {
       const count = counts.variants[name]
       if (Object.hasOwn(row.variants, name)) {
@@ -190,10 +228,39 @@ export class UsageTable {
         // Defined, not assigned: a variant may be called __proto__ (assigning would set the prototype).
         Object.defineProperty(row.variants, name, { value: count, writable: true, enumerable: true, configurable: true })
         this.variantCounters++
-      }
+      } else continue
+      const before = Object.hasOwn(increment.variants, name) ? increment.variants[name] : 0
+      Object.defineProperty(increment.variants, name, { value: sum(before, count), writable: true, enumerable: true, configurable: true })
     }
-    this.changed.add(row)
     return true
+  }
+
+  /**
+   * A stored row changed (a flush of this instance or of another one on the same database, or an
+   * undone one): the row here becomes the stored one plus what is counted here and not flushed yet.
+   */
+  followStored(before: UsageRowRecord | undefined, after: UsageRowRecord | undefined): void {
+    const identity = after ?? before!
+    const group = this.groups.get(groupKey(identity))
+    const row = group?.rows.get(identity.featureName)
+    if (!after) {
+      // Removed by whoever pruned or dropped it; what is counted here since goes on in a new row.
+      if (row && group && !this.changed.has(row) && row.flagCreatedAt === before?.flagCreatedAt) this.drop(group, row)
+      return
+    }
+    if (row && row.flagCreatedAt === after.flagCreatedAt) {
+      const increment = this.changed.get(row)
+      const total = increment ? addedTo(after, row, increment) : after
+      this.variantCounters += Object.keys(total.variants).length - Object.keys(row.variants).length
+      row.yes = total.yes
+      row.no = total.no
+      row.variants = { ...total.variants }
+      return
+    }
+    if (row || this.rowCount >= USAGE_LIMITS.rows) return
+    const flag = this.flagOf(after.featureName)
+    const copy = { ...after, variants: { ...after.variants } }
+    this.insert(this.group(copy.timestamp, copy.environment, copy.appName), copy, flag !== undefined && flag.createdAt === copy.flagCreatedAt)
   }
 
   /** Drops the rows of hours before `oldestHour` (an hourOf() value). */
@@ -221,14 +288,38 @@ export class UsageTable {
 
   /** What changed since the last call, for a flush; `restore` gives it back if the flush failed. */
   takeChanges(): UsageChanges {
-    const changes = { put: [...this.changed], removed: [...this.removed] }
-    this.changed = new Set()
+    const changes = { put: [...this.changed].map(([row, increment]) => ({ row, increment })), removed: [...this.removed] }
+    this.changed = new Map()
     this.removed = new Set()
     return changes
   }
 
-  restore(changes: UsageChanges): void {
-    for (const row of changes.put) if (this.groups.get(groupKey(row))?.rows.get(row.featureName) === row) this.changed.add(row)
+  /**
+   * A flush failed: what it took is counted again, to be added at the next, and each row's total
+   * is again what is stored (`storedOf`, whatever the failed commit left) plus what is not flushed.
+   */
+  restore(changes: UsageChanges, storedOf: (key: string) => UsageRowRecord | undefined): void {
+    for (const { row, increment } of changes.put) {
+      const group = this.group(row.timestamp, row.environment, row.appName)
+      let current = group.rows.get(row.featureName)
+      // Another flag's row took its place meanwhile: the deleted flag's counts go with it.
+      if (current && current.flagCreatedAt !== row.flagCreatedAt) continue
+      if (!current) {
+        // Undoing the flush took the row it had stored away: it comes back with its counts.
+        if (this.rowCount >= USAGE_LIMITS.rows) continue
+        const flag = this.flagOf(row.featureName)
+        this.insert(group, row, flag !== undefined && flag.createdAt === row.flagCreatedAt)
+        current = row
+      }
+      const pending = this.changed.get(current)
+      const merged = pending ? addedTo({ ...current, ...pending }, current, increment) : increment
+      this.changed.set(current, { yes: merged.yes, no: merged.no, variants: { ...merged.variants } })
+      const total = addedTo(storedOf(usageKey(current)), current, this.changed.get(current)!)
+      this.variantCounters += Object.keys(total.variants).length - Object.keys(current.variants).length
+      current.yes = total.yes
+      current.no = total.no
+      current.variants = { ...total.variants }
+    }
     for (const key of changes.removed) this.removed.add(key)
   }
 }

@@ -3,8 +3,11 @@ import type { EventQuery } from '../event-query'
 import type { EventVisibility } from './search-engine'
 
 export type EventSearchRequest =
-  /** Read the log file up to event `lastId`, or take `lines` (a memory store's log) when `path` is null. */
-  | { type: 'open'; path: string | null; lines: string[]; lastId: number; commonAfter?: number; buildIndex: boolean }
+  /**
+   * Read the log file up to event `lastId`, or take `lines` when `path` is null (a memory store's
+   * log, or with `spill` a database's, kept in a temp file of the worker's rather than in memory).
+   */
+  | { type: 'open'; path: string | null; lines: string[]; lastId: number; commonAfter?: number; buildIndex: boolean; spill?: boolean }
   /** Committed events, as JSON lines, in id order. */
   | { type: 'append'; lines: string[] }
   | { type: 'search'; id: number; query: EventQuery; visibility: EventVisibility }

@@ -6,7 +6,7 @@
 import { heapStats } from 'bun:jsc'
 import { EventSearchEngine } from './search-engine'
 import { readEventLines } from '../../../storage/event-log'
-import { FileLines } from './file-lines'
+import { FileLines, SpilledLines } from './file-lines'
 import type { EventSearchReply, EventSearchRequest } from './event-search.messages'
 
 declare const self: Worker
@@ -28,7 +28,7 @@ async function open(message: Extract<EventSearchRequest, { type: 'open' }>) {
     engine = new EventSearchEngine({ commonAfter: message.commonAfter, lines })
     await readEventLines(path, message.lastId, (line, event) => engine!.add(line, event))
   } else {
-    engine = new EventSearchEngine({ commonAfter: message.commonAfter })
+    engine = new EventSearchEngine({ commonAfter: message.commonAfter, lines: message.spill ? new SpilledLines() : undefined })
     for (const line of message.lines) engine.add(line)
   }
   reply({ type: 'loaded', events: engine.size })
