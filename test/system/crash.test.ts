@@ -11,12 +11,19 @@
  * flush is a commit: what the files held just before the kill (checkpoint and complete journal
  * lines) is a lower bound for every count after the restart, and what was posted (answered or not)
  * the upper bound; a usage row comes with its application, instance and lastSeenAt (one commit).
+ *
+ * In the PostgreSQL run of the suite the server runs on a fresh PostgreSQL schema instead of a
+ * directory (a write is acknowledged once its transaction commits), and the same checks are made
+ * of what a new instance loads from the database.
  */
 import { afterAll, expect, test } from 'bun:test'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { EventsService } from '../../src/features/events/events.service'
-import { COLLECTIONS, JOURNAL_FILE, openStore, STATE_FILE } from '../../src/services'
+import { SQL } from 'bun'
+import { COLLECTIONS, JOURNAL_FILE, openDatabaseStore, openStore, STATE_FILE } from '../../src/services'
+import type { DatabaseConfig } from '../../src/config'
+import { freshDatabase, ON_POSTGRES } from '../test-store'
 import { loadedCollection, type EventRecord, type StateDoc } from '../../src/storage/records'
 import { replayJournal, type JournalEntry } from '../../src/storage/state-journal'
 import { seededRandom } from '../random'
@@ -32,11 +39,55 @@ const METRIC_FLAGS = ['metered-0', 'metered-1', 'metered-2']
 const dirs: { remove(): void }[] = []
 afterAll(() => dirs.forEach((dir) => dir.remove()))
 
-async function startServer(dataDir: string, env: Record<string, string>) {
+/** Where a round's server keeps its store: a temp directory, or in the PostgreSQL run a fresh schema. */
+interface Target {
+  env: Record<string, string>
+  /** The state the store holds now, as a restart reads it. */
+  durable(): Promise<StateDoc>
+  /** Opens the store as a restart does; resolves to it. */
+  reopen(): ReturnType<typeof openStore>
+  /** Whether the kill left a checkpoint's temp file (files only). */
+  tempFileLeft(): boolean
+}
+
+async function newTarget(): Promise<Target> {
+  if (ON_POSTGRES) {
+    const database = await freshDatabase()
+    return {
+      env: { DATABASE_URL: `postgres://${database.username}@${database.host}:${database.port}/${database.database}`, DATABASE_SCHEMA: database.schema },
+      durable: () => databaseState(database),
+      reopen: () => openDatabaseStore(database, { max: 2 }),
+      tempFileLeft: () => false,
+    }
+  }
+  const dir = tempDir('crash-')
+  dirs.push(dir)
+  return { env: { DATA_DIR: dir.path }, durable: async () => durableState(dir.path), reopen: () => openStore(dir.path), tempFileLeft: () => existsSync(join(dir.path, '.state.json.tmp')) }
+}
+
+/** The state the database holds now: the latest checkpoint and the commits after it, in one snapshot. */
+async function databaseState(database: DatabaseConfig): Promise<StateDoc> {
+  const sql = new SQL({ hostname: database.host, port: database.port, username: database.username, database: database.database, max: 1, connection: { search_path: database.schema } })
+  try {
+    return await sql.begin('isolation level repeatable read read only', async (tx) => {
+      const [checkpoint] = await tx`SELECT seq, state FROM flagstore_checkpoints ORDER BY seq DESC LIMIT 1`
+      const state = JSON.parse(checkpoint.state) as StateDoc
+      for (const definition of COLLECTIONS) state[definition.name] = loadedCollection(definition, state[definition.name]) as never
+      const rows = await tx`SELECT seq, last_event_id, next_user_id, changes FROM flagstore_commits WHERE seq > ${checkpoint.seq} ORDER BY seq`
+      const entries = rows.map((row: Record<string, string>) => ({ seq: Number(row.seq), lastEventId: Number(row.last_event_id), nextUserId: Number(row.next_user_id), changes: JSON.parse(row.changes) }))
+      if (!replayJournal(state, entries)) throw new Error('the commits do not follow on from the checkpoint')
+      return state
+    })
+  } finally {
+    await sql.close()
+  }
+}
+
+async function startServer(target: Target, env: Record<string, string>) {
   const port = freePort()
   const server = Bun.spawn([process.execPath, 'src/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, INIT_ADMIN_API_TOKENS: SECRET, METRICS_FLUSH_MS: '100', ...env },
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', INIT_ADMIN_API_TOKENS: SECRET, METRICS_FLUSH_MS: '100', ...target.env, ...env },
     stdout: 'ignore',
     stderr: 'ignore',
   })
@@ -139,14 +190,16 @@ function usageCounts(state: Pick<StateDoc, 'flagUsage'>): Counts {
   return counts
 }
 
-async function reopen(dataDir: string) {
-  const store = await openStore(dataDir)
+async function reopen(target: Target) {
+  const store = await target.reopen()
   const events: EventRecord[] = []
   await store.readEvents((event) => events.push(event))
   // What the server does at start: load the whole log, checking every id.
   const search = new EventsService(store)
   await search.load().finally(() => search.close())
-  return { state: store.state, events, lastEventId: store.lastEventId }
+  const opened = { state: structuredClone(store.state) as StateDoc, events, lastEventId: store.lastEventId }
+  if (ON_POSTGRES) await store.close()
+  return opened
 }
 
 /** Kills the server `rounds` times at a random moment and checks what a restart finds. Returns how often the kill caught a checkpoint's temp file. */
@@ -156,9 +209,8 @@ async function killRounds(rounds: number, seed: number, env: Record<string, stri
   const random = seededRandom(seed)
   let tempFilesSeen = 0
   for (let round = 0; round < rounds; round++) {
-    const dir = tempDir('crash-')
-    dirs.push(dir)
-    const { server, base } = await startServer(dir.path, env)
+    const target = await newTarget()
+    const { server, base } = await startServer(target, env)
     const token = await setUpMetrics(base)
     const acknowledged: Write[] = []
     const posted: Counts = new Map()
@@ -168,17 +220,17 @@ async function killRounds(rounds: number, seed: number, env: Record<string, stri
     // SDK metrics on disk, so that the lower bound on counts is put to the test whatever the load
     // (a fixed delay from the start saw no flush at all on a loaded machine).
     await waitFor(() => acknowledged.length > 0, 'a first acknowledged write')
-    if (round % 2 === 0) await waitFor(() => usageCounts(durableState(dir.path)).size > 0, 'a flush of SDK metrics on disk')
+    if (round % 2 === 0) await waitFor(async () => usageCounts(await target.durable()).size > 0, 'a flush of SDK metrics on disk')
     await Bun.sleep(random.int(150, 450))
     // Read just before the kill: every count in it is durable, so the restart must find at least as much.
-    const flushed = durableState(dir.path)
+    const flushed = await target.durable()
     server.kill('SIGKILL')
     await server.exited
     await Promise.all([...writers, ...sdks])
-    if (existsSync(join(dir.path, '.state.json.tmp'))) tempFilesSeen++
+    if (target.tempFileLeft()) tempFilesSeen++
     const context = `round ${round}, ${JSON.stringify(env)}, ${acknowledged.length} acknowledged writes`
 
-    const { state, events, lastEventId } = await reopen(dir.path)
+    const { state, events, lastEventId } = await reopen(target)
     expect({ context, ids: events.map((e) => e.id) }).toEqual({ context, ids: Array.from({ length: lastEventId }, (_, i) => i + 1) })
 
     // Every acknowledged write is there, with its events.

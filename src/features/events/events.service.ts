@@ -15,7 +15,7 @@ import type { EventQuery } from './event-query'
 import type { EventSearchReply, EventSearchRequest } from './search/event-search.messages'
 import type { EventVisibility, SearchPlan } from './search/search-engine'
 
-export type EventSource = Pick<Store, 'readEvents' | 'lastEventId' | 'onCommit' | 'eventLogPath'>
+export type EventSource = Pick<Store, 'readEvents' | 'lastEventId' | 'onCommit' | 'eventLogPath'> & Partial<Pick<Store, 'sharedName'>>
 
 export interface EventPage {
   total: number
@@ -148,6 +148,8 @@ export class EventsService {
         if (event.id <= lastId) lines.push(JSON.stringify(event))
       })
     }
+    // A database's log can be far larger than a memory store's: the worker keeps it on disk.
+    const spill = path === null && (this.store.sharedName ?? null) !== null
     this.post({
       type: 'open',
       path,
@@ -156,6 +158,7 @@ export class EventsService {
       commonAfter: this.options.commonAfter,
       buildIndex: this.options.buildIndex ?? true,
       segmentEvents: this.options.segmentEvents,
+      spill,
     })
     // Commits made since `lastId` was taken: only their events are new to the worker.
     const pending = this.pending.filter((event) => event.id > lastId).map((event) => event.line)

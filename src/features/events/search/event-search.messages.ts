@@ -3,7 +3,10 @@ import type { EventQuery } from '../event-query'
 import type { EventVisibility } from './search-engine'
 
 export type EventSearchRequest =
-  /** Read the log file up to event `lastId`, or take `lines` (a memory store's log) when `path` is null. */
+  /**
+   * Read the log file up to event `lastId`, or take `lines` when `path` is null (a memory store's
+   * log, or with `spill` a database's, kept in a temp file of the worker's rather than in memory).
+   */
   | {
       type: 'open'
       path: string | null
@@ -14,6 +17,7 @@ export type EventSearchRequest =
       /** Where the log file's segments are kept (see segmented-search.ts): by default the log's directory. */
       segmentDir?: string
       segmentEvents?: number
+      spill?: boolean
     }
   /** Committed events, as JSON lines, in id order. */
   | { type: 'append'; lines: string[] }

@@ -9,6 +9,7 @@ import { heapStats } from 'bun:jsc'
 import { EventSearchEngine } from './search-engine'
 import { readEventLines } from '../../../storage/event-log'
 import { dirname } from 'node:path'
+import { SpilledLines } from './file-lines'
 import { SegmentedSearch } from './segmented-search'
 import type { EventSearchReply, EventSearchRequest } from './event-search.messages'
 
@@ -43,7 +44,7 @@ async function open(message: Extract<EventSearchRequest, { type: 'open' }>) {
       await readEventLines(path, message.lastId, (line, event) => segmented.add(line, event), { id: segmented.size, offset: segmented.logEnd })
       engine = segmented
     } else {
-      const memory = new EventSearchEngine({ commonAfter: message.commonAfter })
+      const memory = new EventSearchEngine({ commonAfter: message.commonAfter, lines: message.spill ? new SpilledLines() : undefined })
       for (const line of message.lines) memory.add(line)
       engine = memory
     }
