@@ -90,14 +90,15 @@ export class PostgresLog implements SharedLog {
       const commit = body(remote)
       if (commit === null) return
       const { entry, lines } = commit
-      await tx`INSERT INTO flagstore_commits (seq, last_event_id, next_user_id, changes) VALUES (${entry.seq}, ${entry.lastEventId}, ${entry.nextUserId}, ${JSON.stringify(entry.changes)})`
-      if (lines.length > 0) {
-        const first = entry.lastEventId - lines.length + 1
-        const ids = lines.map((_, i) => first + i)
-        await tx`INSERT INTO flagstore_events (id, line) SELECT * FROM unnest(${tx.array(ids, 'BIGINT')}, ${tx.array(lines as string[], 'TEXT')})`
-      }
-      // Delivered on COMMIT, and only then.
-      await tx`SELECT pg_notify(${this.channel}, ${String(entry.seq)})`
+      const first = entry.lastEventId - lines.length + 1
+      const ids = lines.map((_, i) => first + i)
+      // One round trip for the journal row, the events and the notification (delivered on COMMIT, and only then).
+      await tx`WITH journal AS (
+                 INSERT INTO flagstore_commits (seq, last_event_id, next_user_id, changes)
+                 VALUES (${entry.seq}, ${entry.lastEventId}, ${entry.nextUserId}, ${JSON.stringify(entry.changes)})),
+               events AS (
+                 INSERT INTO flagstore_events (id, line) SELECT * FROM unnest(${tx.array(ids, 'BIGINT')}, ${tx.array(lines as string[], 'TEXT')}))
+               SELECT pg_notify(${this.channel}, ${String(entry.seq)})`
     })
   }
 

@@ -182,6 +182,21 @@ describe.skipIf(!ON_POSTGRES)('instances on one database', () => {
       const usage = await api.get<{ lastHourUsage: { yes: number; no: number }[] }>('/api/admin/client-metrics/features/counted')
       expect(usage.body.lastHourUsage.map((row) => [row.yes, row.no])).toEqual([[yes, no]])
     }
+    // Registrations too: an application registered on A in development and on B in production is
+    // one application used in both, on every instance.
+    const production = (await a.createToken({ tokenName: 'metrics-prod', type: 'client', environment: 'production', projects: ['*'] })).body.secret
+    await waitFor(() => Object.hasOwn(b.services.store.state.tokens, 'metrics-prod'), 'the token on B')
+    expect((await a.post('/api/client/register', { appName: 'both', instanceId: 'a1', strategies: ['default'], sdkVersion: 'x:1' }, { token })).status).toBe(202)
+    expect((await b.post('/api/client/register', { appName: 'both', instanceId: 'b1', strategies: ['default'], sdkVersion: 'x:1' }, { token: production })).status).toBe(202)
+    await Promise.all([a, b].map((api) => api.services.metrics.flush()))
+    for (const api of [a, b, c]) {
+      await waitFor(async () => {
+        const app = await api.get<{ instances: { instanceId: string }[]; environments: { name: string }[] }>('/api/admin/metrics/applications/both')
+        return app.status === 200 && app.body.instances.length === 2
+      }, 'both instances of the application on every instance')
+    }
+    const stored = a.services.store.state.clientApplications.both
+    expect(Object.values(stored.usage).flat().sort()).toEqual(['development', 'production'])
   })
 
   test('an instance joining later loads the state and the log the others wrote', async () => {

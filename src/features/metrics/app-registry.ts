@@ -104,6 +104,31 @@ class Owners {
   }
 }
 
+/**
+ * One application as this instance has it (`local`) and as stored (`stored`, written by any
+ * instance on the same database): the later sighting's fields, the earlier creation, and every
+ * project and environment either has seen, so that flushes of several instances add up.
+ */
+export function mergedApp(stored: ApplicationRecord | undefined, local: ApplicationRecord): ApplicationRecord {
+  if (!stored) return local
+  const newer = stored.lastSeen > local.lastSeen ? stored : local
+  const usage = projectMap()
+  for (const [project, environments] of Object.entries(local.usage)) usage[project] = [...environments]
+  for (const [project, environments] of Object.entries(stored.usage)) {
+    const known = (usage[project] ??= [])
+    for (const environment of environments) if (!known.includes(environment)) known.push(environment)
+  }
+  return { ...newer, strategies: [...newer.strategies], createdAt: stored.createdAt < local.createdAt ? stored.createdAt : local.createdAt, usage }
+}
+
+/** One instance as here and as stored: the later sighting's fields and address, the earlier creation. */
+export function mergedInstance(stored: InstanceRecord | undefined, local: InstanceRecord): InstanceRecord {
+  if (!stored) return local
+  const newer = stored.lastSeen > local.lastSeen ? stored : local
+  const older = newer === stored ? local : stored
+  return { ...newer, clientIp: newer.clientIp ?? older.clientIp ?? null, createdAt: stored.createdAt < local.createdAt ? stored.createdAt : local.createdAt }
+}
+
 export class AppRegistry {
   private readonly apps = new Map<string, ApplicationRecord>()
   private readonly instances = new Map<string, InstanceRecord>()
@@ -286,6 +311,45 @@ export class AppRegistry {
 
   instance(key: string): InstanceRecord | undefined {
     return this.instances.get(key)
+  }
+
+  /**
+   * A stored application changed (a flush here or by another instance on the same database): this
+   * registry has it merged with what it saw itself. One removed there (expired) goes here too,
+   * unless seen here since.
+   */
+  followApp(appName: string, after: ApplicationRecord | undefined): void {
+    const local = this.apps.get(appName)
+    if (!after) {
+      if (local && !this.changedApps.has(appName) && !this.laggingApps.has(appName)) {
+        this.removeApp(appName)
+        this.removedApps.delete(appName)
+      }
+      return
+    }
+    const merged = mergedApp(after, local ?? after)
+    this.apps.set(appName, { ...merged, strategies: [...merged.strategies], usage: Object.assign(projectMap(), merged.usage) })
+    if (!local) this.appOwners.seen(appName, scopeKey(Object.keys(merged.usage)))
+  }
+
+  /** As `followApp`, for an instance. */
+  followInstance(key: string, after: InstanceRecord | undefined): void {
+    // A record under an earlier version's key is re-keyed by this registry (see the constructor).
+    if (after && key !== instanceKey(after.appName, after.instanceId, after.environment)) return
+    const local = this.instances.get(key)
+    if (!after) {
+      if (local && !this.changedInstances.has(key) && !this.laggingInstances.has(key)) {
+        this.removeInstance(key)
+        this.removedInstances.delete(key)
+      }
+      return
+    }
+    const merged = { ...mergedInstance(after, local ?? after), clientIp: (local ?? after).clientIp ?? after.clientIp ?? null }
+    if (local) this.instances.set(key, merged)
+    else {
+      const app = this.apps.get(after.appName)
+      this.addInstance(key, merged, scopeKey(app ? Object.keys(app.usage) : []))
+    }
   }
 
   /** What changed since the last call, for a flush; with `all` (the last flush), `lastSeen` values left for later too. */

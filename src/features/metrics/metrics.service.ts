@@ -16,7 +16,7 @@ import { dotSegmentProblem } from '../names'
 import { builtInStrategy } from '../strategy-types/built-in-strategies'
 import type { SdkScope } from '../tokens/auth'
 import { callerSeesProject, type Caller } from '../tokens/permissions'
-import { AppRegistry, APPLICATION_LIMITS } from './app-registry'
+import { AppRegistry, APPLICATION_LIMITS, mergedApp, mergedInstance } from './app-registry'
 import type { Application, Applications, ClientMetrics, ClientRegistration, FeatureUsage } from './metrics.model'
 import { usageKey } from './metrics.records'
 import { addedTo, hourOf, USAGE_LIMITS, UsageTable, type UsageCounts } from './usage-table'
@@ -96,6 +96,8 @@ export class MetricsService implements LastSeenSource {
     this.registry = new AppRegistry(Object.values(store.state.clientApplications), Object.entries(store.state.clientInstances))
     // Rows stored by any commit (another instance's flush too) are followed; the first call of each is the row loaded above.
     store.watch('flagUsage', (_key, before, after) => this.usage.followStored(before, after))
+    store.watch('clientApplications', (name, _before, after) => this.registry.followApp(name, after))
+    store.watch('clientInstances', (key, _before, after) => this.registry.followInstance(key, after))
     store.watch('flagLastSeen', (key) => {
       for (const listener of this.seenListeners) listener(key)
     })
@@ -198,9 +200,9 @@ export class MetricsService implements LastSeenSource {
         }
         // A row counted again after it was dropped (the clock set back) is kept.
         for (const key of usage.removed) if (!put.has(key) && tx.get('flagUsage', key)) tx.delete('flagUsage', key)
-        for (const name of apps.apps) tx.put('clientApplications', name, this.registry.app(name)!)
+        for (const name of apps.apps) tx.put('clientApplications', name, mergedApp(tx.get('clientApplications', name), this.registry.app(name)!))
         for (const name of apps.removedApps) if (tx.get('clientApplications', name)) tx.delete('clientApplications', name)
-        for (const key of apps.instances) tx.put('clientInstances', key, this.registry.instance(key)!)
+        for (const key of apps.instances) tx.put('clientInstances', key, mergedInstance(tx.get('clientInstances', key), this.registry.instance(key)!))
         for (const key of apps.removedInstances) if (tx.get('clientInstances', key)) tx.delete('clientInstances', key)
         for (const [name, { flagCreatedAt, environments }] of seen) {
           const flag = tx.get('flags', name)
