@@ -18,7 +18,7 @@ import type { EventVisibility, SearchPlan } from './search/search-engine'
 /** Events per message when a database's log is handed to the worker. */
 const SPILL_PAGE = 5000
 
-export type EventSource = Pick<Store, 'readEvents' | 'lastEventId' | 'onCommit' | 'eventLogPath'> & Partial<Pick<Store, 'sharedName'>>
+export type EventSource = Pick<Store, 'readEvents' | 'lastEventId' | 'onCommit' | 'eventLogPath'> & Partial<Pick<Store, 'sharedName' | 'readEventLines'>>
 
 export interface EventPage {
   total: number
@@ -171,14 +171,16 @@ export class EventsService {
       // do (they await `load()`), and the worker takes messages in order, so they see all of it.
       this.opened = true
       let page: string[] = []
-      await this.store.readEvents((event) => {
-        if (event.id > lastId) return
-        page.push(JSON.stringify(event))
+      const onLine = (line: string) => {
+        page.push(line)
         if (page.length === SPILL_PAGE) {
           this.post({ type: 'append', lines: page })
           page = []
         }
-      })
+      }
+      // A database gives the lines as kept: no parsing and printing them again here.
+      if (this.store.readEventLines) await this.store.readEventLines(lastId, onLine)
+      else await this.store.readEvents((event) => event.id <= lastId && onLine(JSON.stringify(event)))
       if (page.length > 0) this.post({ type: 'append', lines: page })
       if (buildIndex) this.post({ type: 'build-index' })
     }
