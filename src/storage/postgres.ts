@@ -228,6 +228,9 @@ export class PostgresLog implements SharedLog {
       async read(lastId: number, onEvent: (event: EventRecord) => void) {
         await log.readLines(0, lastId, (line) => onEvent(JSON.parse(line)))
       },
+      async readLines(lastId: number, onLine: (line: string) => void) {
+        await log.readLines(0, lastId, onLine)
+      },
       async isEmpty() {
         const rows = await log.sql`SELECT 1 FROM flagstore_events LIMIT 1`
         return rows.length === 0

@@ -181,6 +181,18 @@ export class Store {
     return this.files.events.read(this.lastEventId, onEvent)
   }
 
+  /**
+   * Calls `onLine` with the JSON line of every committed event up to `lastId`, oldest first: as kept
+   * where the log can give them so (a database), else printed from the events read.
+   */
+  readEventLines(lastId: number, onLine: (line: string) => void): Promise<void> {
+    const events = this.files.events
+    if (events.readLines) return events.readLines(lastId, onLine)
+    return events.read(this.lastEventId, (event) => {
+      if (event.id <= lastId) onLine(JSON.stringify(event))
+    })
+  }
+
   /** Where the store is kept, for start-up logs: the database, or null for files or memory. */
   get sharedName(): string | null {
     return this.files.shared?.name ?? null

@@ -23,9 +23,10 @@ async function serviceOver(
   events: EventRecord[],
   options: EventsOptions = {},
   onCommit: (listener: CommitListener) => void = () => {},
+  sharedName: string | null = null,
 ) {
   const service = new EventsService(
-    { lastEventId: events.length, eventLogPath: null, readEvents: async (onEvent) => events.forEach(onEvent), onCommit },
+    { lastEventId: events.length, eventLogPath: null, readEvents: async (onEvent) => events.forEach(onEvent), onCommit, sharedName },
     { commonAfter: 20, ...options },
   )
   services.push(service)
@@ -53,13 +54,15 @@ describe('event search equals a brute-force filter', () => {
       const events = randomEvents(random, 400)
       const scanning = await serviceOver(events, { buildIndex: false })
       const indexing = await indexed(await serviceOver(events))
+      // A database's log: handed to the worker in pages after it starts, and kept in a file of its own.
+      const spilled = await indexed(await serviceOver(events, {}, () => {}, 'database'))
       const plans = new Set<string>()
       for (let round = 0; round < 150; round++) {
         const params = randomParams(random, events)
         const caller = random.pick([ADMIN, ADMIN, VIEWER, SCOPED])
         const expected = bruteForce(events, params, caller)
         const context = `seed ${seed} round ${round} as ${caller.tokenName}: ?${params}`
-        for (const service of [scanning, indexing]) {
+        for (const service of [scanning, indexing, spilled]) {
           const actual = await search(service, params, caller)
           plans.add(actual.plan)
           expect({ context, ids: actual.ids, total: actual.total }).toEqual({ context, ...expected })
@@ -105,4 +108,50 @@ describe('the worker started while a commit is being written', () => {
     const found = await search(service, new URLSearchParams({ limit: '1000' }))
     expect(found.ids).toEqual(events.map((event) => event.id).reverse())
   })
+})
+
+describe('a database\'s log, read while the service is already ready', () => {
+  test('ready comes before the log is read; searches wait for all of it and for commits made meanwhile', async () => {
+    // More events than one message to the worker holds, read in pages as from a database.
+    const events = randomEvents(seededRandom(12), 12_001)
+    const durable = events.slice(0, 12_000)
+    let listener: CommitListener = () => {}
+    let release = () => {}
+    const paused = new Promise<void>((resolve) => (release = resolve))
+    const store = {
+      lastEventId: 12_000,
+      eventLogPath: null,
+      sharedName: 'database',
+      readEvents: async (onEvent: (event: EventRecord) => void) => {
+        for (let at = 0; at < durable.length; at += 1000) {
+          if (at === 6000) await paused
+          else await Bun.sleep(0)
+          durable.slice(at, at + 1000).forEach(onEvent)
+        }
+      },
+      onCommit: (fn: CommitListener) => (listener = fn),
+    }
+    const service = new EventsService(store, {})
+    services.push(service)
+    const loading = service.load()
+    while (!service.ready) await Bun.sleep(1)
+    // Ready with half the log still unread; a search made now, and a commit made now, both wait for the rest.
+    const all = new URLSearchParams({ limit: '1000' })
+    const oldest = new URLSearchParams({ limit: '1000', offset: '11500' })
+    const early = [search(service, all), search(service, oldest)]
+    store.lastEventId = 12_001
+    listener([events[12_000]], [JSON.stringify(events[12_000])])
+    release()
+    await loading
+    const [newest, oldestPage] = await Promise.all(early)
+    expect({ ids: newest.ids, total: newest.total }).toEqual(bruteForce(events, all))
+    expect(newest.total).toBe(12_001)
+    expect({ ids: oldestPage.ids, total: oldestPage.total }).toEqual(bruteForce(events, oldest))
+    await indexed(service)
+    const random = seededRandom(13)
+    for (const params of [all, oldest, ...Array.from({ length: 30 }, () => randomParams(random, events))]) {
+      const actual = await search(service, params)
+      expect({ params: `${params}`, ids: actual.ids, total: actual.total }).toEqual({ params: `${params}`, ...bruteForce(events, params) })
+    }
+  }, 60_000)
 })

@@ -15,7 +15,10 @@ import type { EventQuery } from './event-query'
 import type { EventSearchReply, EventSearchRequest } from './search/event-search.messages'
 import type { EventVisibility, SearchPlan } from './search/search-engine'
 
-export type EventSource = Pick<Store, 'readEvents' | 'lastEventId' | 'onCommit' | 'eventLogPath'> & Partial<Pick<Store, 'sharedName'>>
+/** Events per message when a database's log is handed to the worker. */
+const SPILL_PAGE = 5000
+
+export type EventSource = Pick<Store, 'readEvents' | 'lastEventId' | 'onCommit' | 'eventLogPath'> & Partial<Pick<Store, 'sharedName' | 'readEventLines'>>
 
 export interface EventPage {
   total: number
@@ -142,24 +145,45 @@ export class EventsService {
       }
     })
     const lines: string[] = []
-    if (path === null) {
+    // A database's log can be far larger than a memory store's: the worker keeps it on disk, and
+    // this thread hands it over page by page after `open` rather than as one array.
+    const spill = path === null && (this.store.sharedName ?? null) !== null
+    if (path === null && !spill) {
       // A memory store: the log comes from this thread.
       await this.store.readEvents((event) => {
         if (event.id <= lastId) lines.push(JSON.stringify(event))
       })
     }
-    // A database's log can be far larger than a memory store's: the worker keeps it on disk.
-    const spill = path === null && (this.store.sharedName ?? null) !== null
+    const buildIndex = this.options.buildIndex ?? true
     this.post({
       type: 'open',
       path,
       lines,
       lastId,
       commonAfter: this.options.commonAfter,
-      buildIndex: this.options.buildIndex ?? true,
+      // A spilled log's index is built once all of it has come (below).
+      buildIndex: buildIndex && !spill,
       segmentEvents: this.options.segmentEvents,
       spill,
     })
+    if (spill) {
+      // Like a data directory's segments: /ready does not wait for the log to be read; searches
+      // do (they await `load()`), and the worker takes messages in order, so they see all of it.
+      this.opened = true
+      let page: string[] = []
+      const onLine = (line: string) => {
+        page.push(line)
+        if (page.length === SPILL_PAGE) {
+          this.post({ type: 'append', lines: page })
+          page = []
+        }
+      }
+      // A database gives the lines as kept: no parsing and printing them again here.
+      if (this.store.readEventLines) await this.store.readEventLines(lastId, onLine)
+      else await this.store.readEvents((event) => event.id <= lastId && onLine(JSON.stringify(event)))
+      if (page.length > 0) this.post({ type: 'append', lines: page })
+      if (buildIndex) this.post({ type: 'build-index' })
+    }
     // Commits made since `lastId` was taken: only their events are new to the worker.
     const pending = this.pending.filter((event) => event.id > lastId).map((event) => event.line)
     this.pending = []

@@ -21,6 +21,8 @@ export type EventSearchRequest =
     }
   /** Committed events, as JSON lines, in id order. */
   | { type: 'append'; lines: string[] }
+  /** Build the text index now (after a log handed over in `append`s). */
+  | { type: 'build-index' }
   | { type: 'search'; id: number; query: EventQuery; visibility: EventVisibility }
 
 export type EventSearchReply =

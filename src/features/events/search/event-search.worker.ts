@@ -84,6 +84,9 @@ function handle(message: EventSearchRequest) {
     case 'open':
       open(message).catch((error) => reply({ type: 'load-failed', message: error instanceof Error ? error.message : String(error) }))
       break
+    case 'build-index':
+      buildIndex()
+      break
     case 'append':
       for (const line of message.lines) engine!.add(line)
       break
