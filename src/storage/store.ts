@@ -11,13 +11,8 @@
  * commit share one `createdAt`: that, and ids that run on without a gap, is how start-up knows
  * the events past the state are the one commit a crash can have left unacknowledged.
  *
- * Crash atomicity: events are appended (and fsynced) first; the journal line, which names the
- * last event id the commit includes, is what acknowledges the commit. At start, the checkpoint
- * (`state.json`) is loaded and every record checked against its schema, the journal's later
- * commits replayed (and checked), and only then, once nothing is in doubt, a torn journal line and
- * the events of the one unacknowledged commit cut off. Anything else a crash cannot leave (a
- * missing journal, events of several commits past the state, a bad line before the last) stops
- * the start with a StoreLoadError and nothing on disk changed.
+ * Crash atomicity: events are appended (and fsynced) first; the journal line, naming the last event
+ * id the commit includes, acknowledges the commit. Start-up's checks and cuts: load.ts.
  *
  * A failed commit (a full disk, an I/O error, a short write) is undone, not latched: a batch is
  * applied to the state as it runs (so later items of the batch, and the record watchers of
@@ -181,16 +176,10 @@ export class Store {
     return this.files.events.read(this.lastEventId, onEvent)
   }
 
-  /**
-   * Calls `onLine` with the JSON line of every committed event up to `lastId`, oldest first: as kept
-   * where the log can give them so (a database), else printed from the events read.
-   */
+  /** Every committed event's JSON line up to `lastId`, oldest first: as kept where the log keeps lines (a database), else printed. */
   readEventLines(lastId: number, onLine: (line: string) => void): Promise<void> {
-    const events = this.files.events
-    if (events.readLines) return events.readLines(lastId, onLine)
-    return events.read(this.lastEventId, (event) => {
-      if (event.id <= lastId) onLine(JSON.stringify(event))
-    })
+    const { events } = this.files
+    return events.readLines?.(lastId, onLine) ?? events.read(this.lastEventId, (event) => void (event.id <= lastId && onLine(JSON.stringify(event))))
   }
 
   /** Where the store is kept, for start-up logs: the database, or null for files or memory. */
@@ -204,9 +193,8 @@ export class Store {
   }
 
   /**
-   * Called after each durable commit with the events it added and their JSON lines (made once,
-   * for the log file and for listeners alike), before its writes are answered. Never for a commit
-   * that failed.
+   * Called after each durable commit (never a failed one) with the events it added and their JSON
+   * lines (made once, for the log and for listeners alike), before its writes are answered.
    */
   onCommit(listener: CommitListener): void {
     this.listeners.push(listener)

@@ -155,3 +155,44 @@ describe('a database\'s log, read while the service is already ready', () => {
     }
   }, 60_000)
 })
+
+describe('a database that goes away while its log is read for search', () => {
+  test('the read is tried again after a notice and goes on where it stopped: searches equal the log, nothing twice, nothing missed', async () => {
+    const events = randomEvents(seededRandom(21), 7_000)
+    let failures = 0
+    const store = {
+      lastEventId: events.length,
+      eventLogPath: null,
+      sharedName: 'database',
+      readEvents: async (onEvent: (event: EventRecord) => void) => {
+        for (let at = 0; at < events.length; at += 1000) {
+          // Twice, the connection drops part way through (at a different place each time).
+          if (failures < 2 && at === 3000 + failures * 2000) {
+            failures++
+            throw new Error('Connection closed')
+          }
+          await Bun.sleep(0)
+          events.slice(at, at + 1000).forEach(onEvent)
+        }
+      },
+      onCommit: () => {},
+    }
+    const service = new EventsService(store, {})
+    services.push(service)
+    const notices: string[] = []
+    service.onNotice = (message) => notices.push(message)
+    await service.load()
+    expect(failures).toBe(2)
+    expect(notices).toEqual([
+      expect.stringContaining('failed after 3000 of 7000 events (Connection closed); trying again in 250 ms'),
+      expect.stringContaining('failed after 5000 of 7000 events (Connection closed); trying again in 500 ms'),
+    ])
+    const random = seededRandom(22)
+    const all = new URLSearchParams({ limit: '1000' })
+    for (const params of [all, new URLSearchParams({ limit: '1000', offset: '6500' }), ...Array.from({ length: 20 }, () => randomParams(random, events))]) {
+      const actual = await search(service, params)
+      expect({ params: `${params}`, ids: actual.ids, total: actual.total }).toEqual({ params: `${params}`, ...bruteForce(events, params) })
+    }
+    expect((await search(service, all)).total).toBe(7_000)
+  })
+})

@@ -17,6 +17,9 @@ import type { EventVisibility, SearchPlan } from './search/search-engine'
 
 /** Events per message when a database's log is handed to the worker. */
 const SPILL_PAGE = 5000
+/** Waits between attempts to read a database's log for search while the database is away. */
+const RETRY_MIN_MS = 250
+const RETRY_MAX_MS = 5000
 
 export type EventSource = Pick<Store, 'readEvents' | 'lastEventId' | 'onCommit' | 'eventLogPath'> & Partial<Pick<Store, 'sharedName' | 'readEventLines'>>
 
@@ -178,9 +181,7 @@ export class EventsService {
           page = []
         }
       }
-      // A database gives the lines as kept: no parsing and printing them again here.
-      if (this.store.readEventLines) await this.store.readEventLines(lastId, onLine)
-      else await this.store.readEvents((event) => event.id <= lastId && onLine(JSON.stringify(event)))
+      await this.readSharedLog(lastId, onLine)
       if (page.length > 0) this.post({ type: 'append', lines: page })
       if (buildIndex) this.post({ type: 'build-index' })
     }
@@ -228,6 +229,35 @@ export class EventsService {
       this.waiting.set(id, { resolve, reject })
       this.post({ type: 'search', id, query, visibility })
     })
+  }
+
+  /**
+   * Reads a database's log up to `lastId` for the worker. The service already answers when this
+   * runs, so a database that goes away meanwhile must not stop it: the read is tried again, with a
+   * growing wait and a notice per attempt, and goes on after the lines already handed over (they
+   * come in id order, with no gap), until the database is back or the service closes.
+   */
+  private async readSharedLog(lastId: number, onLine: (line: string) => void): Promise<void> {
+    let handed = 0
+    for (let wait = RETRY_MIN_MS; ; wait = Math.min(wait * 2, RETRY_MAX_MS)) {
+      let seen = 0
+      const next = (line: string) => {
+        if (++seen > handed) {
+          handed++
+          onLine(line)
+        }
+      }
+      try {
+        // A database gives the lines as kept: no parsing and printing them again here.
+        if (this.store.readEventLines) await this.store.readEventLines(lastId, next)
+        else await this.store.readEvents((event) => event.id <= lastId && next(JSON.stringify(event)))
+        return
+      } catch (error) {
+        if (this.closed) throw error
+        this.onNotice(`reading the event log for search failed after ${handed} of ${lastId} events (${error instanceof Error ? error.message : String(error)}); trying again in ${wait} ms`)
+        await Bun.sleep(wait)
+      }
+    }
   }
 
   close(): void {
