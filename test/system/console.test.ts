@@ -187,7 +187,7 @@ test.skipIf(!hasBrowser)('a person signs in, makes a flag, rolls it out to 50 % 
 
   // The event log: every event about the flag names the user.
   await page.getByRole('link', { name: 'Event log' }).click()
-  await page.getByLabel('Flag').fill(FLAG)
+  await page.getByLabel('Flag', { exact: true }).fill(FLAG)
   await page.getByRole('button', { name: 'Search' }).click()
   const total = (await adminCall(base, SECRET, 'GET', `/api/admin/search/events?feature=IS:${FLAG}`)).body.total as number
   expect(total).toBeGreaterThanOrEqual(4) // created, strategy added, enabled, variants
