@@ -33,7 +33,7 @@ import { parseArgs } from 'node:util'
 import { DATA_FILES, EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../src/services'
 import { KEY_FILE } from '../src/storage/secret-key'
 import type { GeneratedManifest } from './generate-events'
-import { fmt, freePort, loadAverage, percentile, ROOT, table, tempDataDir, removeDir, wrk, type Load } from './lib'
+import { fmt, loadAverage, percentile, ROOT, spawnServer, table, tempDataDir, removeDir, wrk, type Load, type SpawnedServer } from './lib'
 
 const { values } = parseArgs({
   options: {
@@ -121,48 +121,8 @@ function memory(pid: number): { rss: number; hwm: number } {
   }
 }
 
-interface Server {
-  base: string
-  pid: number
-  spawnedAt: number
-  log: Record<string, unknown>[]
-  exited: Promise<number>
-  stop(): Promise<number>
-}
-
-function spawnServer(dataDir: string, env: Record<string, string> = {}): Server {
-  const port = freePort()
-  const childEnv: Record<string, string | undefined> = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', ...env }
-  if (!env.INIT_ADMIN_API_TOKENS) delete childEnv.INIT_ADMIN_API_TOKENS
-  const spawnedAt = performance.now()
-  const child = Bun.spawn([process.execPath, 'src/main.ts'], { cwd: ROOT, env: childEnv, stdout: 'pipe', stderr: 'inherit' })
-  const log: Record<string, unknown>[] = []
-  void (async () => {
-    let carry = ''
-    for await (const chunk of child.stdout as ReadableStream<Uint8Array>) {
-      const lines = (carry + new TextDecoder().decode(chunk)).split('\n')
-      carry = lines.pop()!
-      for (const line of lines) {
-        try {
-          const entry = JSON.parse(line)
-          // Request lines are many and say nothing the bench does not know.
-          if (entry.msg !== 'request') log.push({ at: Math.round(performance.now() - spawnedAt), ...entry })
-        } catch {}
-      }
-    }
-  })()
-  return {
-    base: `http://127.0.0.1:${port}`,
-    pid: child.pid,
-    spawnedAt,
-    log,
-    exited: child.exited,
-    async stop() {
-      child.kill('SIGTERM')
-      return child.exited
-    },
-  }
-}
+/** The generated directory's own admin token is the one used: no INIT_ADMIN_API_TOKENS, so starting writes nothing. */
+const GENERATED_TOKENS = { INIT_ADMIN_API_TOKENS: undefined, LOG_LEVEL: 'info' }
 
 async function get(url: string): Promise<{ ms: number; status: number; body: any }> {
   const started = performance.now()
@@ -241,7 +201,7 @@ async function patchesAgainstEmptyLog(base: string, flags: { name: string; proje
   writeFileSync(join(dir, JOURNAL_FILE), '', { mode: 0o600 })
   writeFileSync(join(dir, EVENTS_FILE), '', { mode: 0o600 })
   copyFileSync(join(DIR, KEY_FILE), join(dir, KEY_FILE))
-  const empty = spawnServer(dir)
+  const empty = spawnServer(dir, GENERATED_TOKENS)
   try {
     await untilReady(empty)
     const rounds = { log: [] as Patches[], empty: [] as Patches[] }
@@ -259,7 +219,7 @@ async function patchesAgainstEmptyLog(base: string, flags: { name: string; proje
 }
 type Patches = Awaited<ReturnType<typeof patchThroughput>>
 
-async function untilReady(server: Server): Promise<number> {
+async function untilReady(server: SpawnedServer): Promise<number> {
   for (;;) {
     try {
       if ((await fetch(`${server.base}/ready`)).ok) return performance.now() - server.spawnedAt
@@ -270,7 +230,7 @@ async function untilReady(server: Server): Promise<number> {
 
 async function run(index: number, last: boolean) {
   const totals = expectedTotals()
-  const server = spawnServer(DIR)
+  const server = spawnServer(DIR, GENERATED_TOKENS)
   const samples: [number, number][] = []
   const sampler = setInterval(() => samples.push([performance.now() - server.spawnedAt, memory(server.pid).rss]), 50)
   const rssAt = () => memory(server.pid).rss

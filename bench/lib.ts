@@ -213,15 +213,27 @@ export interface RunningServer {
   stop(): Promise<void>
 }
 
-export async function startServer(dataDir: string, env: Record<string, string> = {}): Promise<RunningServer> {
+export interface SpawnedServer {
+  base: string
+  pid: number
+  /** performance.now() at the spawn. */
+  spawnedAt: number
+  /** The server's JSON log lines so far (request lines left out), each with `at`: ms since the spawn. */
+  log: Record<string, unknown>[]
+  exited: Promise<number>
+  stop(): Promise<number>
+}
+
+/**
+ * Spawns the server on `dataDir` (a free port, the admin secret SECRET unless `env` says otherwise;
+ * a variable set to undefined in `env` is left out) without waiting for it.
+ */
+export function spawnServer(dataDir: string, env: Record<string, string | undefined> = {}): SpawnedServer {
   const port = freePort()
-  const started = performance.now()
-  const child = Bun.spawn([process.execPath, 'src/main.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, INIT_ADMIN_API_TOKENS: SECRET, ...env },
-    stdout: 'pipe',
-    stderr: 'inherit',
-  })
+  const childEnv: Record<string, string | undefined> = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, INIT_ADMIN_API_TOKENS: SECRET, ...env }
+  for (const [key, value] of Object.entries(childEnv)) if (value === undefined) delete childEnv[key]
+  const spawnedAt = performance.now()
+  const child = Bun.spawn([process.execPath, 'src/main.ts'], { cwd: ROOT, env: childEnv, stdout: 'pipe', stderr: 'inherit' })
   const log: Record<string, unknown>[] = []
   void (async () => {
     let carry = ''
@@ -232,28 +244,43 @@ export async function startServer(dataDir: string, env: Record<string, string> =
         // Request lines are many (one per request) and never read: parsing them would take CPU from the server measured.
         if (line.includes('"msg":"request"')) continue
         try {
-          log.push(JSON.parse(line))
+          log.push({ at: Math.round(performance.now() - spawnedAt), ...JSON.parse(line) })
         } catch {}
       }
     }
   })()
-  const base = `http://127.0.0.1:${port}`
+  return {
+    base: `http://127.0.0.1:${port}`,
+    pid: child.pid,
+    spawnedAt,
+    log,
+    exited: child.exited,
+    async stop() {
+      child.kill('SIGTERM')
+      return child.exited
+    },
+  }
+}
+
+/** Spawns the server (see spawnServer) and waits until /ready answers 200. */
+export async function startServer(dataDir: string, env: Record<string, string | undefined> = {}): Promise<RunningServer> {
+  const server = spawnServer(dataDir, env)
+  let exitCode: number | null = null
+  void server.exited.then((code) => (exitCode = code))
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`)
+    if (exitCode !== null) throw new Error(`server exited with ${exitCode}`)
     try {
-      if ((await fetch(`${base}/ready`)).ok) break
+      if ((await fetch(`${server.base}/ready`)).ok) break
     } catch {}
     await Bun.sleep(5)
   }
-  const readyMs = performance.now() - started
   return {
-    base,
-    pid: child.pid,
-    log,
-    readyMs,
+    base: server.base,
+    pid: server.pid,
+    log: server.log,
+    readyMs: performance.now() - server.spawnedAt,
     async stop() {
-      child.kill('SIGTERM')
-      await child.exited
+      await server.stop()
     },
   }
 }

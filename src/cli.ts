@@ -8,7 +8,7 @@ import { resolve } from 'node:path'
 import packageJson from '../package.json'
 import { backupDataDir, restoreBackup, sizeOf } from './backup/backup'
 import { backupDatabase, restoreDatabase } from './backup/postgres-backup'
-import { ConfigError, database, readConfig } from './config'
+import { ConfigError, database, readConfig, type DatabaseConfig } from './config'
 import { describeIoError } from './storage/files'
 
 export const VERSION: string = packageJson.version
@@ -129,6 +129,11 @@ export function readyUrl(env: Record<string, string | undefined>): string {
 }
 
 /** Runs a command other than `serve`; resolves to the process's exit code. */
+/** The store in PostgreSQL, as the backup and restore commands name it. */
+function databaseName(database: DatabaseConfig): string {
+  return `PostgreSQL ${database.host}:${database.port}/${database.database} (schema ${database.schema})`
+}
+
 export async function runCommand(command: Exclude<Command, { name: 'serve' }>, env = process.env): Promise<number> {
   switch (command.name) {
     case 'help':
@@ -142,7 +147,7 @@ export async function runCommand(command: Exclude<Command, { name: 'serve' }>, e
       return attempt('back up', async () => {
         // With DATABASE_URL (or DATABASE_HOST…) the store is PostgreSQL's, as for the server.
         const shared = database(env)
-        const from = shared ? `PostgreSQL ${shared.host}:${shared.port}/${shared.database} (schema ${shared.schema})` : dataDir(env)
+        const from = shared ? databaseName(shared) : dataDir(env)
         if (shared && existsSync(file)) throw new Error(`${file} already exists; a backup never replaces a file, so give a new file name`)
         const header = shared ? await backupDatabase(shared, file) : await backupDataDir(from, file)
         console.log(`Backed up ${from} to ${file}: ${header.lastEventId} events, ${await sizeOf(file)} bytes`)
@@ -153,7 +158,7 @@ export async function runCommand(command: Exclude<Command, { name: 'serve' }>, e
       return attempt('restore', async () => {
         const shared = database(env)
         if (shared && command.directory !== undefined) throw new Error('DATABASE_URL (or DATABASE_HOST) is set: the restore goes into that database, so give no DIRECTORY')
-        const into = shared ? `PostgreSQL ${shared.host}:${shared.port}/${shared.database} (schema ${shared.schema})` : command.directory === undefined ? dataDir(env) : resolve(command.directory)
+        const into = shared ? databaseName(shared) : command.directory === undefined ? dataDir(env) : resolve(command.directory)
         const header = shared ? await restoreDatabase(file, shared) : await restoreBackup(file, into)
         console.log(`Restored ${file} (taken ${header.createdAt}, ${header.lastEventId} events) into ${into}`)
       })

@@ -121,11 +121,8 @@ export class ContentTypeError extends AppError {
   readonly errorName = 'ContentTypeerror'
 }
 
-/** Too many failed sign-ins for a user or from an address; `Retry-After` says when to try again. */
-export class TooManyRequests extends AppError {
-  readonly status = 429
-  readonly errorName = 'TooManyRequestsError'
-
+/** A refusal that passes: `Retry-After` says in how many seconds to try again. */
+abstract class RetryLater extends AppError {
   constructor(
     message: string,
     readonly retryAfterSeconds: number,
@@ -136,6 +133,12 @@ export class TooManyRequests extends AppError {
   override headers() {
     return { 'retry-after': String(this.retryAfterSeconds) }
   }
+}
+
+/** Too many failed sign-ins for a user or from an address. */
+export class TooManyRequests extends RetryLater {
+  readonly status = 429
+  readonly errorName = 'TooManyRequestsError'
 }
 
 /** The store could not make a write durable (a full disk, an I/O error); the write was undone and the next one tries again. */
@@ -150,19 +153,8 @@ export class ServiceStarting extends AppError {
   readonly errorName = 'ServiceUnavailable'
 }
 
-/** Too much is held already (streams past STREAMING_MAX_STREAMS), or the server is stopping; `Retry-After` says when to try again. */
-export class AtCapacity extends AppError {
+/** Too much is held already (streams past STREAMING_MAX_STREAMS), or the server is stopping. */
+export class AtCapacity extends RetryLater {
   readonly status = 503
   readonly errorName = 'ServiceUnavailable'
-
-  constructor(
-    message: string,
-    readonly retryAfterSeconds: number,
-  ) {
-    super(message)
-  }
-
-  override headers() {
-    return { 'retry-after': String(this.retryAfterSeconds) }
-  }
 }

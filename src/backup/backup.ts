@@ -67,16 +67,38 @@ export async function backupDataDir(dataDir: string, file: string): Promise<Back
   const problem = backupProblem(dataDir, file)
   if (problem) throw new Error(problem)
   const state = await readState(dataDir)
-  const key = readKey(dataDir)
-  const header: BackupHeader = {
+  const header = backupHeader(state, readKey(dataDir)?.toString('hex'))
+  await writeBackup(file, header, state, async (writeLine) => {
+    // Written in order from inside the line reader: the backup is never held whole in memory.
+    let copied = 0
+    await readLines(join(dataDir, EVENTS_FILE), (line) => {
+      if (copied === state.lastEventId) return false
+      copied++
+      writeLine(line)
+    })
+    if (copied < state.lastEventId) throw new StoreLoadError(join(dataDir, EVENTS_FILE), `holds ${copied} events, fewer than the ${state.lastEventId} the state includes`)
+  })
+  return header
+}
+
+/** The header of a backup of `state`, with the store's secret key (hex) when it has one. */
+export function backupHeader(state: StateDoc, secretKey: string | undefined): BackupHeader {
+  return {
     format: BACKUP_FORMAT,
     version: 2,
     createdAt: new Date().toISOString(),
     lastEventId: state.lastEventId,
     commitSeq: state.commitSeq,
-    ...(key ? { secretKey: key.toString('hex') } : {}),
+    ...(secretKey ? { secretKey } : {}),
   }
-  // Synchronous writes, in order, from inside the line reader: the backup is never held whole in memory.
+}
+
+/**
+ * Writes a backup to `file`, which must not exist (a backup never replaces a file): the header, the
+ * state, then the event lines `writeEvents` hands to `writeLine`, in order, written a megabyte at a
+ * time; synced to disk before it resolves.
+ */
+export async function writeBackup(file: string, header: BackupHeader, state: StateDoc, writeEvents: (writeLine: (line: string) => void) => Promise<void>): Promise<void> {
   let out: number
   try {
     out = openSync(file, 'wx', FILE_MODE)
@@ -86,24 +108,19 @@ export async function backupDataDir(dataDir: string, file: string): Promise<Back
   }
   try {
     writeSync(out, JSON.stringify(header) + '\n' + JSON.stringify(state) + '\n')
-    let copied = 0
     let chunk = ''
-    await readLines(join(dataDir, EVENTS_FILE), (line) => {
-      if (copied === state.lastEventId) return false
-      copied++
+    await writeEvents((line) => {
       chunk += line + '\n'
-      if (chunk.length > 1 << 20) {
+      if (chunk.length > BATCH_BYTES) {
         writeSync(out, chunk)
         chunk = ''
       }
     })
-    if (copied < state.lastEventId) throw new StoreLoadError(join(dataDir, EVENTS_FILE), `holds ${copied} events, fewer than the ${state.lastEventId} the state includes`)
     writeSync(out, chunk)
     fsyncSync(out)
   } finally {
     closeSync(out)
   }
-  return header
 }
 
 /**
@@ -221,7 +238,7 @@ export async function readHeader(file: string): Promise<BackupHeader> {
   return header as BackupHeader
 }
 
-export function parseLine(file: string, line: string, lineNumber: number): unknown {
+function parseLine(file: string, line: string, lineNumber: number): unknown {
   try {
     return JSON.parse(line)
   } catch (error) {
@@ -229,8 +246,56 @@ export function parseLine(file: string, line: string, lineNumber: number): unkno
   }
 }
 
-export function isObject(value: unknown): value is Record<string, unknown> {
+function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** A backup's events are handed on (written, inserted) in batches of at most this many bytes or lines. */
+const BATCH_BYTES = 1 << 20
+const BATCH_LINES = 5000
+
+/**
+ * Reads a backup after its `header`: line 2 must be the state the header announces, then events
+ * 1 to its lastEventId, whole and in order. The events are handed to `onEvents` in batches (their
+ * lines and the first one's id), a batch's promise awaited before reading on. Resolves to the
+ * state; throws, naming the line, on anything out of place or cut short.
+ */
+export async function readBackup(file: string, header: BackupHeader, onEvents: (lines: string[], firstId: number) => void | Promise<void>): Promise<StateDoc> {
+  let state: StateDoc | null = null
+  let count = 0
+  let lines = 0
+  let batch: string[] = []
+  let batchBytes = 0
+  const handOn = () => {
+    const taken = batch
+    batch = []
+    batchBytes = 0
+    return onEvents(taken, count - taken.length + 1)
+  }
+  const complete = await readLines(file, (line, lineNumber) => {
+    lines = lineNumber
+    if (lineNumber === 1) return
+    const value = parseLine(file, line, lineNumber)
+    if (lineNumber === 2) {
+      if (!isObject(value) || value.lastEventId !== header.lastEventId) {
+        throw new Error(`${file}: line 2 is not the state its header announces (events up to ${header.lastEventId})`)
+      }
+      state = value as unknown as StateDoc
+      return
+    }
+    if (!isObject(value) || value.id !== ++count) throw new Error(`${file}: line ${lineNumber} is not event ${count}`)
+    if (count > header.lastEventId) throw new Error(`${file}: line ${lineNumber} is an event past the ${header.lastEventId} its state includes`)
+    batch.push(line)
+    batchBytes += line.length
+    if (batch.length >= BATCH_LINES || batchBytes > BATCH_BYTES) return handOn()
+  })
+  if (batch.length > 0) await handOn()
+  if ((await stat(file)).size > complete) throw new Error(`${file} is truncated: it ends in the middle of line ${lines + 1}`)
+  if (state === null) throw new Error(`${file} is truncated: it holds no state after its header`)
+  if (count !== header.lastEventId) {
+    throw new Error(`${file} is truncated: it holds ${count} events but its state includes ${header.lastEventId}`)
+  }
+  return state
 }
 
 /**
@@ -238,41 +303,13 @@ export function isObject(value: unknown): value is Record<string, unknown> {
  * that it is whole (every event the state includes, nothing cut short) and that it opens.
  */
 async function writeStore(file: string, header: BackupHeader, dir: string): Promise<void> {
-  let state: StateDoc | null = null
-  let count = 0
-  let lines = 0
-  let pending = ''
   const events = openSync(join(dir, EVENTS_FILE), 'wx', FILE_MODE)
-  let complete: number
+  let state: StateDoc
   try {
-    complete = await readLines(file, (line, lineNumber) => {
-      lines = lineNumber
-      if (lineNumber === 1) return
-      const value = parseLine(file, line, lineNumber)
-      if (lineNumber === 2) {
-        if (!isObject(value) || value.lastEventId !== header.lastEventId) {
-          throw new Error(`${file}: line 2 is not the state its header announces (events up to ${header.lastEventId})`)
-        }
-        state = value as unknown as StateDoc
-        return
-      }
-      if (!isObject(value) || value.id !== ++count) throw new Error(`${file}: line ${lineNumber} is not event ${count}`)
-      if (count > header.lastEventId) throw new Error(`${file}: line ${lineNumber} is an event past the ${header.lastEventId} its state includes`)
-      pending += line + '\n'
-      if (pending.length > 1 << 20) {
-        writeSync(events, pending)
-        pending = ''
-      }
-    })
-    writeSync(events, pending)
+    state = await readBackup(file, header, (lines) => void writeSync(events, lines.join('\n') + '\n'))
     fsyncSync(events)
   } finally {
     closeSync(events)
-  }
-  if ((await stat(file)).size > complete) throw new Error(`${file} is truncated: it ends in the middle of line ${lines + 1}`)
-  if (state === null) throw new Error(`${file} is truncated: it holds no state after its header`)
-  if (count !== header.lastEventId) {
-    throw new Error(`${file} is truncated: it holds ${count} events but its state includes ${header.lastEventId}`)
   }
   writeSynced(join(dir, JOURNAL_FILE), '')
   if (header.secretKey !== undefined) writeKey(dir, parseKey(header.secretKey, file))

@@ -8,51 +8,17 @@
  * restore fills an empty database in one transaction, so a backup that is cut short or garbage
  * leaves it empty; one that holds a store is refused.
  */
-import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs'
 import { Memory } from 'lowdb'
 import type { SQL } from 'bun'
 import type { DatabaseConfig } from '../config'
 import { COLLECTIONS } from '../services'
-import { describeIoError, FILE_MODE } from '../storage/files'
 import { MemoryEventLog } from '../storage/event-log'
+import { selectCommits, selectEventLines } from '../storage/postgres'
 import { connectAtStart, lockName, migrate } from '../storage/postgres-connect'
 import { loadedCollection, type StateDoc } from '../storage/records'
-import { MemoryJournal, replayJournal, type JournalEntry } from '../storage/state-journal'
+import { MemoryJournal, replayJournal } from '../storage/state-journal'
 import { Store } from '../storage/store'
-import { BACKUP_FORMAT, isObject, parseLine, readHeader, type BackupHeader } from './backup'
-
-const EVENT_BATCH = 5000
-
-/**
- * The lines of a backup, read in bounded memory (a long line, the state, is joined once). A file
- * that does not end with a newline was cut short.
- */
-async function* linesOf(file: string): AsyncGenerator<string> {
-  const decoder = new TextDecoder('utf-8', { fatal: true })
-  let carry: Uint8Array[] = []
-  let lineNumber = 0
-  for await (const chunk of Bun.file(file).stream()) {
-    let start = 0
-    for (let newline = chunk.indexOf(0x0a); newline !== -1; newline = chunk.indexOf(0x0a, start)) {
-      lineNumber++
-      let bytes = chunk.subarray(start, newline)
-      if (carry.length > 0) {
-        carry.push(bytes)
-        bytes = Buffer.concat(carry)
-        carry = []
-      }
-      try {
-        yield decoder.decode(bytes)
-      } catch (error) {
-        if (error instanceof TypeError) throw new Error(`${file}: line ${lineNumber} is not valid UTF-8`)
-        throw error
-      }
-      start = newline + 1
-    }
-    if (start < chunk.length) carry.push(chunk.subarray(start))
-  }
-  if (carry.length > 0) throw new Error(`${file} is truncated: it ends in the middle of line ${lineNumber + 1}`)
-}
+import { backupHeader, readBackup, readHeader, writeBackup, type BackupHeader } from './backup'
 
 async function withDatabase<T>(database: DatabaseConfig, use: (sql: SQL) => Promise<T>): Promise<T> {
   const sql = await connectAtStart(database, { attempts: 1, max: 1 })
@@ -72,34 +38,11 @@ export async function backupDatabase(database: DatabaseConfig, file: string): Pr
       if (checkpoints.length === 0) throw new Error(`${database.settingOf.database}: ${database.database} (schema ${database.schema}) holds no store`)
       const state = JSON.parse(checkpoints[0].state) as StateDoc
       for (const definition of COLLECTIONS) state[definition.name] = loadedCollection(definition, state[definition.name]) as never
-      const rows: { seq: string; last_event_id: string; next_user_id: string; changes: string }[] =
-        await tx`SELECT seq, last_event_id, next_user_id, changes FROM flagstore_commits WHERE seq > ${checkpoints[0].seq} ORDER BY seq`
-      const entries: JournalEntry[] = rows.map((row) => ({ seq: Number(row.seq), lastEventId: Number(row.last_event_id), nextUserId: Number(row.next_user_id), changes: JSON.parse(row.changes) }))
+      const entries = (await selectCommits(tx, Number(checkpoints[0].seq))).map(({ entry }) => entry)
       if (!replayJournal(state, entries)) throw new Error(`${database.database}: the commits do not follow on from the checkpoint`)
       const key = (await tx`SELECT value FROM flagstore_meta WHERE key = 'secret_key'`)[0]?.value as string | undefined
-      const header: BackupHeader = { format: BACKUP_FORMAT, version: 2, createdAt: new Date().toISOString(), lastEventId: state.lastEventId, commitSeq: state.commitSeq, ...(key ? { secretKey: key } : {}) }
-      let out: number
-      try {
-        out = openSync(file, 'wx', FILE_MODE)
-      } catch (error) {
-        throw new Error(`cannot create ${file}: ${describeIoError(error)}`)
-      }
-      try {
-        writeSync(out, JSON.stringify(header) + '\n' + JSON.stringify(state) + '\n')
-        for (let next = 0; next < state.lastEventId; ) {
-          const events: { id: string; line: string }[] = await tx`SELECT id, line FROM flagstore_events WHERE id > ${next} AND id <= ${state.lastEventId} ORDER BY id LIMIT ${EVENT_BATCH}`
-          if (events.length === 0 || Number(events[0].id) !== next + 1) throw new Error(`${database.database}: flagstore_events holds no event ${next + 1}`)
-          let chunk = ''
-          for (const event of events) {
-            if (Number(event.id) !== ++next) throw new Error(`${database.database}: flagstore_events holds no event ${next}`)
-            chunk += event.line + '\n'
-          }
-          writeSync(out, chunk)
-        }
-        fsyncSync(out)
-      } finally {
-        closeSync(out)
-      }
+      const header = backupHeader(state, key)
+      await writeBackup(file, header, state, (writeLine) => selectEventLines(tx, database.database, 0, state.lastEventId, writeLine))
       return header
     }),
   )
@@ -120,33 +63,9 @@ export async function restoreDatabase(file: string, database: DatabaseConfig): P
       const [{ used }] = await tx`SELECT EXISTS (SELECT 1 FROM flagstore_commits) OR EXISTS (SELECT 1 FROM flagstore_events) OR EXISTS (SELECT 1 FROM flagstore_checkpoints WHERE seq > 0) AS used`
       if (used) throw new Error(`${database.database} (schema ${database.schema}) already holds a store; restore into an empty database`)
       await tx`DELETE FROM flagstore_checkpoints`
-      let state: StateDoc | null = null
-      let count = 0
-      let lineNumber = 0
-      let batch: string[] = []
-      const insert = async () => {
-        const first = count - batch.length + 1
-        await tx`INSERT INTO flagstore_events (id, line) SELECT * FROM unnest(${tx.array(batch.map((_, i) => first + i), 'BIGINT')}, ${tx.array(batch, 'TEXT')})`
-        batch = []
-      }
-      for await (const line of linesOf(file)) {
-        lineNumber++
-        if (lineNumber === 1) continue
-        const value = parseLine(file, line, lineNumber)
-        if (lineNumber === 2) {
-          if (!isObject(value) || value.lastEventId !== header.lastEventId) throw new Error(`${file}: line 2 is not the state its header announces (events up to ${header.lastEventId})`)
-          state = value as unknown as StateDoc
-          continue
-        }
-        if (!isObject(value) || value.id !== ++count) throw new Error(`${file}: line ${lineNumber} is not event ${count}`)
-        if (count > header.lastEventId) throw new Error(`${file}: line ${lineNumber} is an event past the ${header.lastEventId} its state includes`)
-        batch.push(line)
-        if (batch.length === EVENT_BATCH) await insert()
-      }
-      if (batch.length > 0) await insert()
-      if (state === null) throw new Error(`${file} is truncated: it holds no state after its header`)
-      if (count !== header.lastEventId) throw new Error(`${file} is truncated: it holds ${count} events but its state includes ${header.lastEventId}`)
-      const restored = state as StateDoc
+      const restored = await readBackup(file, header, async (lines, first) => {
+        await tx`INSERT INTO flagstore_events (id, line) SELECT * FROM unnest(${tx.array(lines.map((_, i) => first + i), 'BIGINT')}, ${tx.array(lines, 'TEXT')})`
+      })
       try {
         const memory = new Memory<StateDoc>()
         await memory.write(structuredClone(restored))

@@ -30,8 +30,8 @@ export interface EventLog {
   findEnd(lastId: number): Promise<{ end: number; size: number }>
   /** Calls `onEvent` for every event up to `lastId`, oldest first, checking that ids run 1, 2, 3… */
   read(lastId: number, onEvent: (event: EventRecord) => void): Promise<void>
-  /** `read`'s events as the JSON lines they are kept as, for a log whose lines need no parsing to check (a database's). */
-  readLines?(lastId: number, onLine: (line: string) => void): Promise<void>
+  /** `read`'s events after `after` as the JSON lines they are kept as, for a log whose lines need no parsing to check (a database's). */
+  readLines?(lastId: number, onLine: (line: string) => void, after?: number): Promise<void>
   /** Whether the log holds nothing at all. */
   isEmpty(): Promise<boolean>
 }

@@ -277,11 +277,12 @@ export class AtomicJsonFile<T> implements Adapter<T> {
 /**
  * Reads a text file of lines from the start in bounded memory, calling `onLine(text, lineNumber,
  * endOffset)` for each complete line, and returns the byte length of the complete lines: anything
- * after it is a torn last line, left by a crash mid-append. `onLine` may return false to stop.
+ * after it is a torn last line, left by a crash mid-append. `onLine` may return false to stop, or
+ * a promise (say, of a batch written somewhere), which is awaited before the next line.
  */
 export async function readLines(
   path: string,
-  onLine: (text: string, lineNumber: number, endOffset: number) => boolean | void,
+  onLine: (text: string, lineNumber: number, endOffset: number) => boolean | void | Promise<boolean | void>,
   start = 0,
 ): Promise<number> {
   const whole = Bun.file(path)
@@ -312,7 +313,9 @@ export async function readLines(
         throw new StoreLoadError(path, `line ${lineNumber} is not valid UTF-8`)
       }
       offset += bytes.length + 1
-      if (onLine(text, lineNumber, offset) === false) return offset
+      let result = onLine(text, lineNumber, offset)
+      if (result instanceof Promise) result = await result
+      if (result === false) return offset
       start = newline + 1
     }
     if (start < chunk.length) carry.push(chunk.subarray(start))

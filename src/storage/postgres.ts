@@ -26,8 +26,8 @@ import type { EventRecord, StateDoc } from './records'
 export interface SharedCommit {
   entry: JournalEntry
   lines: string[]
-  /** The length of the entry's changes as JSON: what it adds towards the next checkpoint. */
-  bytes: number
+  /** The entry's changes as JSON, as stored (its length is what it adds towards the next checkpoint). */
+  changesText: string
 }
 
 /** What the store needs of a database shared with other instances (store.ts). */
@@ -95,7 +95,7 @@ export class PostgresLog implements SharedLog {
       // One round trip for the journal row, the events and the notification (delivered on COMMIT, and only then).
       await tx`WITH journal AS (
                  INSERT INTO flagstore_commits (seq, last_event_id, next_user_id, changes)
-                 VALUES (${entry.seq}, ${entry.lastEventId}, ${entry.nextUserId}, ${JSON.stringify(entry.changes)})),
+                 VALUES (${entry.seq}, ${entry.lastEventId}, ${entry.nextUserId}, ${commit.changesText})),
                events AS (
                  INSERT INTO flagstore_events (id, line) SELECT * FROM unnest(${tx.array(ids, 'BIGINT')}, ${tx.array(lines as string[], 'TEXT')}))
                SELECT pg_notify(${this.channel}, ${String(entry.seq)})`
@@ -107,14 +107,8 @@ export class PostgresLog implements SharedLog {
   }
 
   private async readWith(sql: SQL, after: { seq: number; lastEventId: number }): Promise<SharedCommit[]> {
-    const rows: { seq: string; last_event_id: string; next_user_id: string; changes: string }[] =
-      await sql`SELECT seq, last_event_id, next_user_id, changes FROM flagstore_commits WHERE seq > ${after.seq} ORDER BY seq`
-    if (rows.length === 0) return []
-    const commits: SharedCommit[] = rows.map((row) => ({
-      entry: { seq: Number(row.seq), lastEventId: Number(row.last_event_id), nextUserId: Number(row.next_user_id), changes: JSON.parse(row.changes) },
-      lines: [],
-      bytes: row.changes.length,
-    }))
+    const commits: SharedCommit[] = (await selectCommits(sql, after.seq)).map((commit) => ({ ...commit, lines: [] }))
+    if (commits.length === 0) return []
     const last = commits.at(-1)!.entry.lastEventId
     if (last > after.lastEventId) {
       const events: { id: string; line: string }[] = await sql`SELECT id, line FROM flagstore_events WHERE id > ${after.lastEventId} AND id <= ${last} ORDER BY id`
@@ -201,9 +195,7 @@ export class PostgresLog implements SharedLog {
         throw new Error('commits are written through SharedLog.commit')
       },
       async read(): Promise<JournalContents> {
-        const rows: { seq: string; last_event_id: string; next_user_id: string; changes: string }[] =
-          await log.sql`SELECT seq, last_event_id, next_user_id, changes FROM flagstore_commits WHERE seq > ${log.loadedSeq} ORDER BY seq`
-        const entries = rows.map((row) => ({ seq: Number(row.seq), lastEventId: Number(row.last_event_id), nextUserId: Number(row.next_user_id), changes: JSON.parse(row.changes) }))
+        const entries = (await selectCommits(log.sql, log.loadedSeq)).map(({ entry }) => entry)
         return { entries, exists: true, complete: 0, size: 0 }
       },
       async cutTo() {},
@@ -228,8 +220,8 @@ export class PostgresLog implements SharedLog {
       async read(lastId: number, onEvent: (event: EventRecord) => void) {
         await log.readLines(0, lastId, (line) => onEvent(JSON.parse(line)))
       },
-      async readLines(lastId: number, onLine: (line: string) => void) {
-        await log.readLines(0, lastId, onLine)
+      async readLines(lastId: number, onLine: (line: string) => void, after = 0) {
+        await log.readLines(after, lastId, onLine)
       },
       async isEmpty() {
         const rows = await log.sql`SELECT 1 FROM flagstore_events LIMIT 1`
@@ -239,19 +231,8 @@ export class PostgresLog implements SharedLog {
   }
 
   /** Calls `onLine` with the JSON line of each event after `from` up to `to`, oldest first, checking the ids run on. */
-  async readLines(from: number, to: number, onLine: (line: string, id: number) => void): Promise<void> {
-    let next = from
-    while (next < to) {
-      const rows: { id: string; line: string }[] = await this.sql`SELECT id, line FROM flagstore_events WHERE id > ${next} AND id <= ${to} ORDER BY id LIMIT ${EVENT_PAGE}`
-      if (rows.length === 0) break
-      for (const row of rows) {
-        const id = Number(row.id)
-        if (id !== next + 1) throw new Error(`${this.name}: flagstore_events holds no event ${next + 1}`)
-        onLine(row.line, id)
-        next = id
-      }
-    }
-    if (next < to) throw new Error(`${this.name}: flagstore_events ends at event ${next}, but the state includes events up to ${to}`)
+  readLines(from: number, to: number, onLine: (line: string, id: number) => void): Promise<void> {
+    return selectEventLines(this.sql, this.name, from, to, onLine)
   }
 
   /** The secret key that token secrets are hashed with, made by the first instance to start. */
@@ -260,4 +241,34 @@ export class PostgresLog implements SharedLog {
     const [{ value }] = await this.sql`SELECT value FROM flagstore_meta WHERE key = 'secret_key'`
     return Buffer.from(value as string, 'hex')
   }
+}
+
+/** The commits after `seq`, oldest first: each one's journal entry and its changes as stored. */
+export async function selectCommits(sql: SQL, seq: number): Promise<{ entry: JournalEntry; changesText: string }[]> {
+  const rows: { seq: string; last_event_id: string; next_user_id: string; changes: string }[] =
+    await sql`SELECT seq, last_event_id, next_user_id, changes FROM flagstore_commits WHERE seq > ${seq} ORDER BY seq`
+  return rows.map((row) => ({
+    entry: { seq: Number(row.seq), lastEventId: Number(row.last_event_id), nextUserId: Number(row.next_user_id), changes: JSON.parse(row.changes) },
+    changesText: row.changes,
+  }))
+}
+
+/**
+ * Calls `onLine` with the JSON line of each event after `from` up to `to`, oldest first, read a
+ * page at a time through `sql` (a pool, or one transaction's snapshot), checking the ids run on;
+ * `name` is the store's, for the error.
+ */
+export async function selectEventLines(sql: SQL, name: string, from: number, to: number, onLine: (line: string, id: number) => void): Promise<void> {
+  let next = from
+  while (next < to) {
+    const rows: { id: string; line: string }[] = await sql`SELECT id, line FROM flagstore_events WHERE id > ${next} AND id <= ${to} ORDER BY id LIMIT ${EVENT_PAGE}`
+    if (rows.length === 0) break
+    for (const row of rows) {
+      const id = Number(row.id)
+      if (id !== next + 1) throw new Error(`${name}: flagstore_events holds no event ${next + 1}`)
+      onLine(row.line, id)
+      next = id
+    }
+  }
+  if (next < to) throw new Error(`${name}: flagstore_events ends at event ${next}, but the state includes events up to ${to}`)
 }

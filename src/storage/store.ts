@@ -47,8 +47,8 @@ import { CHECKPOINT_AFTER_BYTES, CHECKPOINT_RETRY_MAX_MS, CHECKPOINT_RETRY_MIN_M
 export { deepFreeze, Tx, type EventAuthor, type StagedEvent, type StateReader } from './tx'
 export { CHECKPOINT_AFTER_BYTES, type CommitListener, type StoreFiles, type StoreOptions } from './store-files'
 
-function warn(msg: string, fields: Record<string, unknown>) {
-  console.error(JSON.stringify({ time: new Date().toISOString(), level: 'warn', msg, ...fields }))
+function logLine(level: 'warn' | 'error', msg: string, fields: Record<string, unknown>) {
+  console.error(JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }))
 }
 
 export class Store {
@@ -176,10 +176,10 @@ export class Store {
     return this.files.events.read(this.lastEventId, onEvent)
   }
 
-  /** Every committed event's JSON line up to `lastId`, oldest first: as kept where the log keeps lines (a database), else printed. */
-  readEventLines(lastId: number, onLine: (line: string) => void): Promise<void> {
+  /** The JSON lines of the committed events after `after` up to `lastId`, oldest first: as kept where the log keeps lines (a database), else printed. */
+  readEventLines(lastId: number, onLine: (line: string) => void, after = 0): Promise<void> {
     const { events } = this.files
-    return events.readLines?.(lastId, onLine) ?? events.read(this.lastEventId, (event) => void (event.id <= lastId && onLine(JSON.stringify(event))))
+    return events.readLines?.(lastId, onLine, after) ?? events.read(this.lastEventId, (event) => void (event.id > after && event.id <= lastId && onLine(JSON.stringify(event))))
   }
 
   /** Where the store is kept, for start-up logs: the database, or null for files or memory. */
@@ -284,7 +284,7 @@ export class Store {
     undoBatch(this.stateDb.data, ran.replaced, ran.counters, this.notify)
     this.problem = problem
     await cleanUp?.()
-    console.error(JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: 'commit failed and was undone; the next write tries again', error: problem, detail: (detail as Error)?.message }))
+    logLine('error', 'commit failed and was undone; the next write tries again', { error: problem, detail: (detail as Error)?.message })
     const failed = new StoreFailedError(`The write could not be saved: ${problem}`)
     for (const { item } of ran.done) item.reject(failed)
   }
@@ -325,9 +325,9 @@ export class Store {
           this.applyShared(remote)
           ran = runBatch(this.stateDb.data, batch, this.notify)
           if (ran === null) return null
-          const changes = JSON.stringify(ran.changes)
-          changesBytes = changes.length
-          return { entry: { seq: state.commitSeq, lastEventId: state.lastEventId, nextUserId: state.nextUserId, changes: ran.changes }, lines: ran.lines, bytes: changes.length }
+          const changesText = JSON.stringify(ran.changes)
+          changesBytes = changesText.length
+          return { entry: { seq: state.commitSeq, lastEventId: state.lastEventId, nextUserId: state.nextUserId, changes: ran.changes }, lines: ran.lines, changesText }
         })
       }
     } catch (error) {
@@ -335,7 +335,7 @@ export class Store {
       const failed = ran as RanBatch | null
       if (failed) await this.undo(failed, problem, error)
       else {
-        if (problem !== this.problem) console.error(JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: batch.length > 0 ? 'commit failed before it ran; the next write tries again' : 'cannot read the commits of other instances; trying again', error: problem }))
+        if (problem !== this.problem) logLine('error', batch.length > 0 ? 'commit failed before it ran; the next write tries again' : 'cannot read the commits of other instances; trying again', { error: problem })
         this.problem = problem
         const refused = new StoreFailedError(`The write could not be saved: ${problem}`)
         for (const item of batch) item.reject(refused)
@@ -352,7 +352,7 @@ export class Store {
   /** Other instances' commits, applied as this one's own are heard of (see batch.ts). */
   private applyShared(commits: readonly SharedCommit[]) {
     applySharedCommits(this.stateDb.data, commits, this.checks, this.notify, (commit, events) => {
-      this.sharedBytes += commit.bytes
+      this.sharedBytes += commit.changesText.length
       for (const listener of this.listeners) listener(events, commit.lines)
     })
   }
@@ -375,7 +375,7 @@ export class Store {
       const problem = describeIoError(error)
       this.checkpointDelay = Math.min(Math.max(this.checkpointDelay * 2, CHECKPOINT_RETRY_MIN_MS), CHECKPOINT_RETRY_MAX_MS)
       this.checkpointNotBefore = Date.now() + this.checkpointDelay
-      warn('checkpoint failed; the journal holds every commit, the checkpoint is tried again later', { error: problem, retryAfterMs: this.checkpointDelay })
+      logLine('warn', 'checkpoint failed; the journal holds every commit, the checkpoint is tried again later', { error: problem, retryAfterMs: this.checkpointDelay })
       return problem
     } finally {
       this.durable = { events: this.files.events.size, journal: this.files.journal.size }

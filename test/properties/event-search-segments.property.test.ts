@@ -40,7 +40,7 @@ async function open(dir: string, lastId: number, options: { buildIndex?: boolean
   let listener: CommitListener = () => {}
   const notices: string[] = []
   const service = new EventsService(
-    { lastEventId: lastId, eventLogPath: join(dir, 'events.jsonl'), readEvents: async () => {}, onCommit: (fn) => (listener = fn) },
+    { lastEventId: lastId, eventLogPath: join(dir, 'events.jsonl'), readEventLines: async () => {}, onCommit: (fn) => (listener = fn) },
     { commonAfter: 20, segmentEvents: SEGMENT, ...options },
   )
   service.onNotice = (message) => notices.push(message)

@@ -15,6 +15,11 @@ import { ADMIN, bruteForce, randomEvents, randomParams, SCOPED, VIEWER } from '.
 const services: EventsService[] = []
 afterAll(() => services.forEach((service) => service.close()))
 
+/** A store's readEventLines over `events`: the JSON lines of those after `after` up to `lastId`. */
+const readEventLinesOf = (events: readonly EventRecord[]) => async (lastId: number, onLine: (line: string) => void, after = 0) => {
+  for (const event of events) if (event.id > after && event.id <= lastId) onLine(JSON.stringify(event))
+}
+
 /**
  * The search (in its worker) over a fixed log, as the service sees a store holding it. A small
  * `commonAfter` makes frequent words common, so that queries exercise both the index and the scan.
@@ -26,7 +31,7 @@ async function serviceOver(
   sharedName: string | null = null,
 ) {
   const service = new EventsService(
-    { lastEventId: events.length, eventLogPath: null, readEvents: async (onEvent) => events.forEach(onEvent), onCommit, sharedName },
+    { lastEventId: events.length, eventLogPath: null, readEventLines: readEventLinesOf(events), onCommit, sharedName },
     { commonAfter: 20, ...options },
   )
   services.push(service)
@@ -98,7 +103,7 @@ describe('the worker started while a commit is being written', () => {
     const durable = events.slice(0, 29)
     let listener: CommitListener = () => {}
     // The store already counts event 30 (its commit is being written) but its log holds 29 events.
-    const store = { lastEventId: 29, eventLogPath: null, readEvents: async (onEvent: (event: EventRecord) => void) => durable.forEach(onEvent), onCommit: (fn: CommitListener) => (listener = fn) }
+    const store = { lastEventId: 29, eventLogPath: null, readEventLines: readEventLinesOf(durable), onCommit: (fn: CommitListener) => (listener = fn) }
     const service = new EventsService(store, {})
     services.push(service)
     store.lastEventId = 30
@@ -122,11 +127,11 @@ describe('a database\'s log, read while the service is already ready', () => {
       lastEventId: 12_000,
       eventLogPath: null,
       sharedName: 'database',
-      readEvents: async (onEvent: (event: EventRecord) => void) => {
-        for (let at = 0; at < durable.length; at += 1000) {
+      readEventLines: async (lastId: number, onLine: (line: string) => void, after = 0) => {
+        for (let at = after; at < lastId; at += 1000) {
           if (at === 6000) await paused
           else await Bun.sleep(0)
-          durable.slice(at, at + 1000).forEach(onEvent)
+          durable.slice(at, Math.min(at + 1000, lastId)).forEach((event) => onLine(JSON.stringify(event)))
         }
       },
       onCommit: (fn: CommitListener) => (listener = fn),
@@ -164,15 +169,15 @@ describe('a database that goes away while its log is read for search', () => {
       lastEventId: events.length,
       eventLogPath: null,
       sharedName: 'database',
-      readEvents: async (onEvent: (event: EventRecord) => void) => {
-        for (let at = 0; at < events.length; at += 1000) {
+      readEventLines: async (lastId: number, onLine: (line: string) => void, after = 0) => {
+        for (let at = after; at < lastId; at += 1000) {
           // Twice, the connection drops part way through (at a different place each time).
           if (failures < 2 && at === 3000 + failures * 2000) {
             failures++
             throw new Error('Connection closed')
           }
           await Bun.sleep(0)
-          events.slice(at, at + 1000).forEach(onEvent)
+          events.slice(at, Math.min(at + 1000, lastId)).forEach((event) => onLine(JSON.stringify(event)))
         }
       },
       onCommit: () => {},

@@ -6,14 +6,12 @@
  * Swagger UI fills in from the documented example. Skipped, saying so, where there is no browser.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { chromium, type Browser } from 'playwright-core'
+import { type Browser } from 'playwright-core'
+import { hasChromium, launchChromium, warnIfNoChromium } from './chromium'
 import { freePort, tempDir, ADMIN_SECRET as SECRET, untilReady } from '../helpers'
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const hasBrowser = existsSync(CHROMIUM)
-if (!hasBrowser) console.warn(`browser test skipped: no Chromium at ${CHROMIUM} (install Debian's chromium package, or set CHROMIUM_PATH)`)
+warnIfNoChromium('browser test')
 
 const ROOT = join(import.meta.dir, '../..')
 const dir = tempDir('browser-')
@@ -36,15 +34,12 @@ function startServer(serverPort: number, dataDir: string, basePath = '') {
 }
 
 beforeAll(async () => {
-  if (!hasBrowser) return
+  if (!hasChromium) return
   server = startServer(port, dir.path)
   prefixed = startServer(prefixedPort, prefixedDir.path, PREFIX)
   await untilReady(`http://127.0.0.1:${port}`)
   await untilReady(`http://127.0.0.1:${prefixedPort}${PREFIX}`)
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  })
+  browser = await launchChromium()
 }, 60_000)
 
 afterAll(async () => {
@@ -97,15 +92,15 @@ async function tryValidate(start: string, origin: string, basePath: string) {
   expect(outside).toEqual([])
 }
 
-test.skipIf(!hasBrowser)('Swagger UI lists the five operations, authorizes with a token and runs validateFeature to a 200', async () => {
+test.skipIf(!hasChromium)('Swagger UI lists the five operations, authorizes with a token and runs validateFeature to a 200', async () => {
   await tryValidate(`http://127.0.0.1:${port}/swagger`, `http://127.0.0.1:${port}`, '')
 }, 90_000)
 
-test.skipIf(!hasBrowser)('under BASE_URI_PATH, Swagger UI at the prefix\'s /swagger, whose assets, document and "Try it out" stay under it', async () => {
+test.skipIf(!hasChromium)('under BASE_URI_PATH, Swagger UI at the prefix\'s /swagger, whose assets, document and "Try it out" stay under it', async () => {
   await tryValidate(`http://127.0.0.1:${prefixedPort}${PREFIX}/swagger`, `http://127.0.0.1:${prefixedPort}`, PREFIX)
 }, 90_000)
 
-test.skipIf(!hasBrowser)('"Try it out" on createFeature sends the default body Swagger UI shows, as is, and the flag is created (201)', async () => {
+test.skipIf(!hasChromium)('"Try it out" on createFeature sends the default body Swagger UI shows, as is, and the flag is created (201)', async () => {
   const page = await browser!.newPage()
   await page.goto(`http://127.0.0.1:${port}/swagger`)
   await page.waitForSelector('.opblock', { timeout: 30_000 })

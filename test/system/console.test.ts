@@ -9,15 +9,13 @@
  * With CONSOLE_SCREENSHOTS=docs the main pages are saved as docs/console-*.png.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core'
+import { type Browser, type Locator, type Page } from 'playwright-core'
+import { hasChromium, launchChromium, warnIfNoChromium } from './chromium'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
 import { adminCall, destroySdk, eventOf, freePort, tempDir } from '../helpers'
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const hasBrowser = existsSync(CHROMIUM)
-if (!hasBrowser) console.warn(`console browser test skipped: no Chromium at ${CHROMIUM} (install Debian's chromium package, or set CHROMIUM_PATH)`)
+warnIfNoChromium('console browser test')
 
 const ROOT = join(import.meta.dir, '../..')
 const SECRET = '*:*.console-test-admin-secret-0123456789'
@@ -34,7 +32,7 @@ let browser: Browser | undefined
 let client: Unleash | undefined
 
 beforeAll(async () => {
-  if (!hasBrowser) return
+  if (!hasChromium) return
   server = Bun.spawn([process.execPath, 'src/main.ts'], {
     cwd: ROOT,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dir.path, INIT_ADMIN_API_TOKENS: SECRET, UNLEASH_DEFAULT_ADMIN_PASSWORD: PASSWORD, LOG_LEVEL: 'warn' },
@@ -42,10 +40,7 @@ beforeAll(async () => {
     stderr: 'inherit',
   })
   for (let i = 0; i < 200 && !(await fetch(`${base}/ready`).then((r) => r.ok, () => false)); i++) await Bun.sleep(25)
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  })
+  browser = await launchChromium()
 }, 60_000)
 
 afterAll(async () => {
@@ -106,7 +101,7 @@ async function eventually<T>(read: () => Promise<T>, expected: T, ms = 10_000) {
 
 const showsText = (locator: Locator, text: string | RegExp) => locator.filter({ hasText: text }).first().waitFor({ timeout: 10_000 })
 
-test.skipIf(!hasBrowser)('a person signs in, makes a flag, rolls it out to 50 % with a constraint the SDK sees, and the audit log names them', async () => {
+test.skipIf(!hasChromium)('a person signs in, makes a flag, rolls it out to 50 % with a constraint the SDK sees, and the audit log names them', async () => {
   const { page, problems } = await newPage()
   await page.goto(`${base}/`)
   await page.getByRole('button', { name: 'Sign in' }).waitFor()
@@ -229,7 +224,7 @@ test.skipIf(!hasBrowser)('a person signs in, makes a flag, rolls it out to 50 % 
   expect((await fetch(`${base}/api/admin/projects`, { headers: { cookie: `${cookie!.name}=${cookie!.value}` } })).status).toBe(401)
 }, 120_000)
 
-test.skipIf(!hasBrowser)('a viewer sees the flags and can change nothing: every switch and button that would answer 403 is disabled or absent', async () => {
+test.skipIf(!hasChromium)('a viewer sees the flags and can change nothing: every switch and button that would answer 403 is disabled or absent', async () => {
   expect((await adminCall(base, SECRET, 'POST', '/api/admin/user-admin', { username: 'vera', rootRole: 'Viewer', password: VIEWER_PASSWORD })).status).toBe(201)
   expect((await adminCall(base, SECRET, 'POST', '/api/admin/projects/default/features', { name: 'viewer-sees-this' })).status).toBe(201)
   const { page, problems } = await newPage()
@@ -256,7 +251,7 @@ test.skipIf(!hasBrowser)('a viewer sees the flags and can change nothing: every 
   expect(problems).toEqual([])
 }, 60_000)
 
-test.skipIf(!hasBrowser)('a toggle the API refuses flips back, and the API\'s message is shown where the user acted', async () => {
+test.skipIf(!hasChromium)('a toggle the API refuses flips back, and the API\'s message is shown where the user acted', async () => {
   expect((await adminCall(base, SECRET, 'POST', '/api/admin/projects/default/features', { name: 'gone-meanwhile' })).status).toBe(201)
   const { page } = await newPage()
   await signIn(page, 'admin', PASSWORD)
@@ -270,7 +265,7 @@ test.skipIf(!hasBrowser)('a toggle the API refuses flips back, and the API\'s me
   await eventually(() => toggle.isChecked(), false)
 }, 60_000)
 
-test.skipIf(!hasBrowser)('a project of many flags loads a page of rows at a time: scroll, filter, sort, select all shown and turn them on in one call', async () => {
+test.skipIf(!hasChromium)('a project of many flags loads a page of rows at a time: scroll, filter, sort, select all shown and turn them on in one call', async () => {
   expect((await adminCall(base, SECRET, 'POST', '/api/admin/projects', { id: 'many', name: 'many' })).status).toBe(201)
   const names = Array.from({ length: 250 }, (_, i) => `many-${String(i).padStart(3, '0')}`)
   for (let i = 0; i < names.length; i += 25) {
@@ -310,7 +305,7 @@ test.skipIf(!hasBrowser)('a project of many flags loads a page of rows at a time
   expect(problems).toEqual([])
 }, 60_000)
 
-test.skipIf(!hasBrowser)('a flag\'s page reorders strategies, adds a custom strategy with a segment, a tag and a dependency, and revives the flag once archived', async () => {
+test.skipIf(!hasChromium)('a flag\'s page reorders strategies, adds a custom strategy with a segment, a tag and a dependency, and revives the flag once archived', async () => {
   const admin = (method: string, path: string, body?: unknown) => adminCall(base, SECRET, method, path, body)
   const flagPath = '/api/admin/projects/default/features/extras'
   const strategiesPath = `${flagPath}/environments/development/strategies`
@@ -374,7 +369,7 @@ test.skipIf(!hasBrowser)('a flag\'s page reorders strategies, adds a custom stra
   expect(problems).toEqual([])
 }, 60_000)
 
-test.skipIf(!hasBrowser)('segments, context fields, tag types and strategy types are listed, created, edited and removed; applications and a flag\'s usage are shown', async () => {
+test.skipIf(!hasChromium)('segments, context fields, tag types and strategy types are listed, created, edited and removed; applications and a flag\'s usage are shown', async () => {
   const admin = (method: string, path: string, body?: unknown) => adminCall(base, SECRET, method, path, body)
   const { page, problems } = await newPage()
   await signIn(page, 'admin', PASSWORD)
@@ -473,7 +468,7 @@ test.skipIf(!hasBrowser)('segments, context fields, tag types and strategy types
   expect(problems).toEqual([])
 }, 120_000)
 
-test.skipIf(!hasBrowser)('a signed-in user changes their own password: a wrong current one is shown at the form, then every session ends and the new one signs in', async () => {
+test.skipIf(!hasChromium)('a signed-in user changes their own password: a wrong current one is shown at the form, then every session ends and the new one signs in', async () => {
   expect((await adminCall(base, SECRET, 'POST', '/api/admin/user-admin', { username: 'paula', rootRole: 'Editor', password: 'Paula-pass-word-1' })).status).toBe(201)
   const { page, problems } = await newPage()
   await signIn(page, 'paula', 'Paula-pass-word-1')

@@ -6,14 +6,12 @@
  * so, where there is no browser.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { chromium, type Browser } from 'playwright-core'
+import { type Browser } from 'playwright-core'
+import { hasChromium, launchChromium, warnIfNoChromium } from './chromium'
 import { adminCall, freePort, startService, type RunningService } from '../helpers'
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const hasBrowser = existsSync(CHROMIUM)
-if (!hasBrowser) console.warn(`OFREP browser test skipped: no Chromium at ${CHROMIUM} (install Debian's chromium package, or set CHROMIUM_PATH)`)
+warnIfNoChromium('OFREP browser test')
 
 const ADMIN = '*:*.ofrep-browser-admin-secret-0123456789'
 let service: RunningService
@@ -28,7 +26,7 @@ async function admin(method: string, path: string, body?: unknown) {
 }
 
 beforeAll(async () => {
-  if (!hasBrowser) return
+  if (!hasChromium) return
   service = await startService(ADMIN, 'flags-ofrep-browser-')
   await admin('POST', '/api/admin/projects/default/features', { name: 'dark-mode' })
   await admin('POST', '/api/admin/projects/default/features/dark-mode/environments/development/strategies', { name: 'default' })
@@ -44,10 +42,7 @@ beforeAll(async () => {
         ? new Response(script, { headers: { 'content-type': 'text/javascript' } })
         : new Response('<!doctype html><title>shop</title><script type="module" src="/app.js"></script>', { headers: { 'content-type': 'text/html' } }),
   })
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  })
+  browser = await launchChromium()
 }, 60_000)
 
 afterAll(async () => {
@@ -56,7 +51,7 @@ afterAll(async () => {
   await service?.stop()
 })
 
-test.skipIf(!hasBrowser)("the web provider in Chromium opens eventStreams with the browser's EventSource and picks a change up at once, polling off", async () => {
+test.skipIf(!hasChromium)("the web provider in Chromium opens eventStreams with the browser's EventSource and picks a change up at once, polling off", async () => {
   const tab = await browser!.newPage()
   const requests: string[] = []
   tab.on('request', (request) => {

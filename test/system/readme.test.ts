@@ -16,7 +16,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { spawn, spawnSync } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join, normalize } from 'node:path'
-import { chromium } from 'playwright-core'
+import { CHROMIUM, hasChromium, launchChromium } from './chromium'
 import { freePort, tempDir } from '../helpers'
 import { startPostgres, type PostgresCluster } from '../postgres-cluster'
 import { blocksOf, documentedPorts, fileNameOf, isShell, runSession, sampleMismatch, stopServices, type Block } from './markdown'
@@ -28,8 +28,7 @@ const pages = FILES.map((file) => {
   return { file, text, blocks: blocksOf(file, text) }
 })
 const readme = pages[0]
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-if (!existsSync(CHROMIUM)) console.warn(`README browser snippet: the Chromium run is skipped (no Chromium at ${CHROMIUM}); the Node run still happens`)
+if (!hasChromium) console.warn(`README browser snippet: the Chromium run is skipped (no Chromium at ${CHROMIUM}); the Node run still happens`)
 
 const sandbox = tempDir('docs-')
 const copy = join(sandbox.path, 'flagstore')
@@ -245,7 +244,7 @@ test('the README browser SDK snippet runs in Node and reads the flag through the
   expect(line).toBe('new-checkout is on')
 }, 90_000)
 
-test.skipIf(!existsSync(CHROMIUM))('the README browser SDK snippet runs in Chromium, from a page of another origin', async () => {
+test.skipIf(!hasChromium)('the README browser SDK snippet runs in Chromium, from a page of another origin', async () => {
   const module = readFileSync(join(copy, 'node_modules/unleash-proxy-client/build/main.esm.js'))
   const page = `<!doctype html><script type="importmap">{"imports":{"unleash-proxy-client":"/unleash-proxy-client.js"}}</script>
 <script type="module">\n${browserCode()}</script>`
@@ -257,7 +256,7 @@ test.skipIf(!existsSync(CHROMIUM))('the README browser SDK snippet runs in Chrom
         ? new Response(module, { headers: { 'content-type': 'text/javascript' } })
         : new Response(page, { headers: { 'content-type': 'text/html' } }),
   })
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] })
+  const browser = await launchChromium()
   try {
     const tab = await browser.newPage()
     const said = new Promise<string>((resolve) => tab.on('console', (message) => /new-checkout is/.test(message.text()) && resolve(message.text())))

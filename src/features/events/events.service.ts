@@ -21,7 +21,7 @@ const SPILL_PAGE = 5000
 const RETRY_MIN_MS = 250
 const RETRY_MAX_MS = 5000
 
-export type EventSource = Pick<Store, 'readEvents' | 'lastEventId' | 'onCommit' | 'eventLogPath'> & Partial<Pick<Store, 'sharedName' | 'readEventLines'>>
+export type EventSource = Pick<Store, 'readEventLines' | 'lastEventId' | 'onCommit' | 'eventLogPath'> & Partial<Pick<Store, 'sharedName'>>
 
 export interface EventPage {
   total: number
@@ -153,9 +153,7 @@ export class EventsService {
     const spill = path === null && (this.store.sharedName ?? null) !== null
     if (path === null && !spill) {
       // A memory store: the log comes from this thread.
-      await this.store.readEvents((event) => {
-        if (event.id <= lastId) lines.push(JSON.stringify(event))
-      })
+      await this.store.readEventLines(lastId, (line) => lines.push(line))
     }
     const buildIndex = this.options.buildIndex ?? true
     this.post({
@@ -234,24 +232,19 @@ export class EventsService {
   /**
    * Reads a database's log up to `lastId` for the worker. The service already answers when this
    * runs, so a database that goes away meanwhile must not stop it: the read is tried again, with a
-   * growing wait and a notice per attempt, and goes on after the lines already handed over (they
-   * come in id order, with no gap), until the database is back or the service closes.
+   * growing wait and a notice per attempt, from the event after the last one handed over, until
+   * the database is back or the service closes.
    */
   private async readSharedLog(lastId: number, onLine: (line: string) => void): Promise<void> {
     let handed = 0
+    const next = (line: string) => {
+      handed++
+      onLine(line)
+    }
     for (let wait = RETRY_MIN_MS; ; wait = Math.min(wait * 2, RETRY_MAX_MS)) {
-      let seen = 0
-      const next = (line: string) => {
-        if (++seen > handed) {
-          handed++
-          onLine(line)
-        }
-      }
       try {
         // A database gives the lines as kept: no parsing and printing them again here.
-        if (this.store.readEventLines) await this.store.readEventLines(lastId, next)
-        else await this.store.readEvents((event) => event.id <= lastId && next(JSON.stringify(event)))
-        return
+        return await this.store.readEventLines(lastId, next, handed)
       } catch (error) {
         if (this.closed) throw error
         this.onNotice(`reading the event log for search failed after ${handed} of ${lastId} events (${error instanceof Error ? error.message : String(error)}); trying again in ${wait} ms`)

@@ -66,6 +66,11 @@ export interface UsageChanges {
   removed: string[]
 }
 
+/** Sets a variant's count: defined, not assigned, since a variant may be called __proto__ (assigning would set the prototype). */
+function setCount(variants: Record<string, number>, name: string, count: number): void {
+  Object.defineProperty(variants, name, { value: count, writable: true, enumerable: true, configurable: true })
+}
+
 /**
  * The row to store: `stored` (the row committed for that key, by any instance) plus what this
  * instance counted since its last flush, or the increment alone when none is stored for that flag.
@@ -76,7 +81,7 @@ export function addedTo(stored: UsageRowRecord | undefined, row: UsageRowRecord,
   for (const name in increment.variants) {
     if (Object.hasOwn(variants, name)) variants[name] = sum(variants[name], increment.variants[name])
     else if (Object.keys(variants).length < USAGE_LIMITS.variantsPerRow) {
-      Object.defineProperty(variants, name, { value: increment.variants[name], writable: true, enumerable: true, configurable: true })
+      setCount(variants, name, increment.variants[name])
     }
   }
   return { ...base, yes: sum(base.yes, increment.yes), no: sum(base.no, increment.no), variants }
@@ -225,12 +230,10 @@ export class UsageTable {
         Object.keys(row.variants).length < USAGE_LIMITS.variantsPerRow &&
         this.variantCounters < USAGE_LIMITS.variantCounters
       ) {
-        // Defined, not assigned: a variant may be called __proto__ (assigning would set the prototype).
-        Object.defineProperty(row.variants, name, { value: count, writable: true, enumerable: true, configurable: true })
+        setCount(row.variants, name, count)
         this.variantCounters++
       } else continue
-      const before = Object.hasOwn(increment.variants, name) ? increment.variants[name] : 0
-      Object.defineProperty(increment.variants, name, { value: sum(before, count), writable: true, enumerable: true, configurable: true })
+      setCount(increment.variants, name, sum(Object.hasOwn(increment.variants, name) ? increment.variants[name] : 0, count))
     }
     return true
   }
@@ -251,16 +254,21 @@ export class UsageTable {
     if (row && row.flagCreatedAt === after.flagCreatedAt) {
       const increment = this.changed.get(row)
       const total = increment ? addedTo(after, row, increment) : after
-      this.variantCounters += Object.keys(total.variants).length - Object.keys(row.variants).length
-      row.yes = total.yes
-      row.no = total.no
-      row.variants = { ...total.variants }
+      this.setTotals(row, total)
       return
     }
     if (row || this.rowCount >= USAGE_LIMITS.rows) return
     const flag = this.flagOf(after.featureName)
     const copy = { ...after, variants: { ...after.variants } }
     this.insert(this.group(copy.timestamp, copy.environment, copy.appName), copy, flag !== undefined && flag.createdAt === copy.flagCreatedAt)
+  }
+
+  /** Makes `row`'s counts those of `total` (the stored row plus what is not flushed yet). */
+  private setTotals(row: UsageRowRecord, total: UsageRowRecord): void {
+    this.variantCounters += Object.keys(total.variants).length - Object.keys(row.variants).length
+    row.yes = total.yes
+    row.no = total.no
+    row.variants = { ...total.variants }
   }
 
   /** Drops the rows of hours before `oldestHour` (an hourOf() value). */
@@ -315,10 +323,7 @@ export class UsageTable {
       const merged = pending ? addedTo({ ...current, ...pending }, current, increment) : increment
       this.changed.set(current, { yes: merged.yes, no: merged.no, variants: { ...merged.variants } })
       const total = addedTo(storedOf(usageKey(current)), current, this.changed.get(current)!)
-      this.variantCounters += Object.keys(total.variants).length - Object.keys(current.variants).length
-      current.yes = total.yes
-      current.no = total.no
-      current.variants = { ...total.variants }
+      this.setTotals(current, total)
     }
     for (const key of changes.removed) this.removed.add(key)
   }

@@ -10,6 +10,7 @@
  */
 import type { Store } from '../../storage/store'
 import { sameScope } from '../streaming/streaming.service'
+import { tokenExpired } from '../tokens/tokens.records'
 import type { SdkScope } from '../tokens/auth'
 
 export class OfrepChannels {
@@ -38,7 +39,7 @@ export class OfrepChannels {
     const held = this.byChannel.get(channel)
     if (held === undefined) return undefined
     const token = this.store.state.tokens[held.tokenName]
-    if (token === undefined || (token.expiresAt !== null && Date.parse(token.expiresAt) <= Date.now())) return undefined
+    if (token === undefined || tokenExpired(token, Date.now())) return undefined
     return held
   }
 

@@ -18,7 +18,7 @@
 import { AtCapacity } from '../../errors'
 import type { Store } from '../../storage/store'
 import type { Scope } from '../client/client.service'
-import type { ApiTokenRecord as TokenRecord } from '../tokens/tokens.records'
+import { tokenExpired, type ApiTokenRecord as TokenRecord } from '../tokens/tokens.records'
 import type { ChangeFeed, Revision } from './change-feed'
 import { eventsFor, eventsSince, hydration, type DeltaEvent } from './delta'
 
@@ -297,7 +297,7 @@ export class StreamingService {
       const now = Date.now()
       for (const name of [...this.byToken.keys()]) {
         const token = this.store.state.tokens[name]
-        if (!token || (token.expiresAt !== null && Date.parse(token.expiresAt) <= now)) this.endToken(name)
+        if (!token || tokenExpired(token, now)) this.endToken(name)
       }
     }
     // A copy: a write that fails removes its stream from the slot.

@@ -17,6 +17,10 @@ export const ApiTokenRecordSchema = Type.Object({
   expiresAt: Nullable(Timestamp),
 })
 export type ApiTokenRecord = Static<typeof ApiTokenRecordSchema>
+/** Whether the token's expiry has come by `now` (ms); a token without one never expires. */
+export function tokenExpired(token: Pick<ApiTokenRecord, 'expiresAt'>, now: number): boolean {
+  return token.expiresAt !== null && Date.parse(token.expiresAt) <= now
+}
 export type TokenType = ApiTokenRecord['type']
 export type TokenRole = ApiTokenRecord['role']
 

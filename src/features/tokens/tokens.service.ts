@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { AuthenticationRequired, NameExistsError, NotFoundError, ValidationError } from '../../errors'
-import type { ApiTokenRecord, TokenType } from './tokens.records'
+import { tokenExpired, type ApiTokenRecord, type TokenType } from './tokens.records'
 import { events, SYSTEM_ACTOR } from '../../domain/events'
 import type { Store } from '../../storage/store'
 import { checkLimit, RecordCount } from '../limits'
@@ -144,7 +144,7 @@ export class TokensService {
       if (match) this.upgrade(match.tokenName, legacy, keyed)
     }
     if (!match) throw new AuthenticationRequired('The API token is not valid: it is unknown or was deleted')
-    if (match.expiresAt !== null && Date.parse(match.expiresAt) <= now) {
+    if (tokenExpired(match, now)) {
       throw new AuthenticationRequired(`The API token "${match.tokenName}" expired at ${match.expiresAt}`)
     }
     return {

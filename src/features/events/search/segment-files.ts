@@ -8,7 +8,7 @@
  */
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
-import { DIR_MODE, FILE_MODE } from '../../../storage/files'
+import { DIR_MODE, FILE_MODE, fsyncDirectory } from '../../../storage/files'
 import { Segment } from './segment'
 import { readHeader, SEGMENT_VERSION } from './segment-format'
 
@@ -147,12 +147,7 @@ export class SegmentFiles {
         closeSync(fd)
       }
       renameSync(temp, join(this.dir, name))
-      const dir = openSync(this.dir, 'r')
-      try {
-        fsyncSync(dir)
-      } finally {
-        closeSync(dir)
-      }
+      fsyncDirectory(join(this.dir, name))
       return Bun.mmap(join(this.dir, name), { shared: false })
     } catch (error) {
       // Searches go on from memory; the next start rebuilds this segment from the log.
