@@ -16,7 +16,7 @@ import { errorHandling } from './http/errors'
 import { AllowedMethods, dotSegmentGuard } from './http/routing'
 import { errors } from './http/schemas'
 import { OPENAPI_PATH, openApiDocument } from './http/openapi'
-import { ELYSIA_CONFIG } from './http/plugins'
+import { ELYSIA_CONFIG, setHeadersIntoResponses } from './http/plugins'
 import { FEATURES, type Services } from './services'
 
 export const API_VERSION = '0.1.0'
@@ -48,6 +48,7 @@ export function createApp(
     .use(frontendCors(config.frontendCorsOrigins ?? ['*'], basePath, [FRONTEND_PREFIX, OFREP_PREFIX]))
     .use(swaggerUi('Feature flag admin API', basePath))
     .use(bodyHandling(config.bodyLimit))
+    .use(setHeadersIntoResponses())
     .get('/health', () => ({ health: 'GOOD' }), {
       response: { 200: t.Object({ health: t.String({ description: 'GOOD while the process serves requests' }) }, { description: 'Liveness' }) },
       detail: { operationId: 'getHealth', summary: 'Is the process alive', tags: ['Operational'] },

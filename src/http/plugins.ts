@@ -32,3 +32,23 @@ export function noContent(status = 200): Response {
 export function jsonResponse(json: string | Uint8Array<ArrayBuffer>): Response {
   return new Response(json, { headers: { 'content-type': 'application/json' } })
 }
+
+/**
+ * Hooks put headers in `set` before the handler runs (the request id, CORS). When a handler answers
+ * with a Response of its own, Elysia would make a second one to add them: new Headers, and the body
+ * read back as a stream (measured: 20 % of the server's time on an OFREP 304, a quarter of a 100 KB
+ * bulk answer's overhead). Instead they are added to the handler's Response, whose own headers win
+ * as in Elysia's merge, and `set` is left without headers so that Elysia sends the Response as it is.
+ */
+export const setHeadersIntoResponses = () =>
+  new Elysia({ name: 'set-headers-into-responses' }).onAfterHandle({ as: 'global' }, ({ response, set }) => {
+    if (!(response instanceof Response)) return
+    const headers = response.headers
+    const added = set.headers as Record<string, string | string[]>
+    for (const key in added) {
+      const value = added[key]
+      if (key === 'set-cookie') for (const cookie of Array.isArray(value) ? value : [value]) headers.append(key, cookie)
+      else if (!headers.has(key)) headers.set(key, value as string)
+    }
+    set.headers = {}
+  })

@@ -14,7 +14,19 @@ export interface FrontendAnswer {
   etag: string
 }
 
-const keyOf = (scope: SdkScope) => JSON.stringify([scope.environment, [...scope.projects].sort()])
+/**
+ * A scope's key, kept by its projects list (the token record's own array, the same object for every
+ * request with the token until the token changes) and environment: made per request, the sorting
+ * and the text were 2 to 3 % of an OFREP 304's CPU time.
+ */
+const keys = new WeakMap<readonly string[], Map<string, string>>()
+function keyOf(scope: SdkScope): string {
+  let byEnvironment = keys.get(scope.projects)
+  if (byEnvironment === undefined) keys.set(scope.projects, (byEnvironment = new Map()))
+  let key = byEnvironment.get(scope.environment)
+  if (key === undefined) byEnvironment.set(scope.environment, (key = JSON.stringify([scope.environment, [...scope.projects].sort()])))
+  return key
+}
 
 export class FrontendService {
   private readonly scopes: ScopeCache<SdkScope, CompiledScope>
