@@ -20,14 +20,17 @@ async function withLog(level: 'info' | 'warn' = 'info') {
   return { api, lines }
 }
 
-/** The access log is written after the answer is sent; give it that moment. */
-const settled = () => Bun.sleep(5)
+/**
+ * The access log is written after the answer is sent: wait until `lines` holds `count` lines (a
+ * fixed pause was once too short on a loaded machine). Absence is checked after a pause instead.
+ */
+const settled = (lines: unknown[], count: number) => waitFor(() => lines.length >= count, `${count} request log lines`, { every: 2 })
 
 test('a request is logged once with method, route pattern, status, duration, request id and token name, and no secret', async () => {
   const { api, lines } = await withLog()
   const response = await api.get('/api/admin/projects/default/features', { headers: { 'x-request-id': 'client-abc.123' } })
   expect(response.headers.get('x-request-id')).toBe('client-abc.123')
-  await settled()
+  await settled(lines, 1)
   expect(lines).toHaveLength(1)
   const [line] = lines
   expect(line).toMatchObject({
@@ -48,11 +51,11 @@ test('a request is logged once with method, route pattern, status, duration, req
 
 test('without a sensible x-request-id the answer gets a new one, and the log line carries it', async () => {
   const { api, lines } = await withLog()
-  for (const sent of [undefined, 'has spaces', 'x'.repeat(200), 'quote"and\\slash']) {
+  for (const [index, sent] of [undefined, 'has spaces', 'x'.repeat(200), 'quote"and\\slash'].entries()) {
     const response = await api.get('/health', { headers: sent === undefined ? {} : { 'x-request-id': sent } })
     const id = response.headers.get('x-request-id')!
     expect(id).toMatch(/^[0-9a-f-]{36}$/)
-    await settled()
+    await settled(lines, index + 1)
     expect(lines.at(-1)).toMatchObject({ route: '/health', status: 200, requestId: id, tokenName: null })
   }
 })
@@ -66,7 +69,7 @@ test('error answers are logged with their status and carry the request id too', 
   expect(unauthenticated.status).toBe(401)
   const invalid = await api.post('/api/admin/projects', { id: 'bad id', name: 'x' })
   expect(invalid.status).toBe(400)
-  await settled()
+  await settled(lines, 3)
   expect(lines.map((line) => [line.status, line.route, line.tokenName])).toEqual([
     [404, null, null],
     [401, '/api/admin/projects', null],
@@ -77,7 +80,7 @@ test('error answers are logged with their status and carry the request id too', 
 test('LOG_LEVEL=warn leaves request lines out; an unknown LOG_LEVEL stops the start', async () => {
   const { api, lines } = await withLog('warn')
   await api.get('/health')
-  await settled()
+  await Bun.sleep(50)
   expect(lines).toEqual([])
   expect(readConfig({ LOG_LEVEL: 'WARN' }).logLevel).toBe('warn')
   expect(readConfig({}).logLevel).toBe('info')
@@ -88,7 +91,7 @@ test('X-Forwarded-For is logged only with TRUST_PROXY, and then only its last, w
   const { api, lines } = await withLog()
   const forwarded = { 'x-forwarded-for': '203.0.113.9, 198.51.100.7' }
   await api.get('/health', { headers: forwarded })
-  await settled()
+  await settled(lines, 1)
   expect(lines.at(-1)).toMatchObject({ route: '/health', clientAddress: null })
 
   const trusting = createApp(api.services, { bodyLimit: BODY_LIMIT, trustProxy: true }, new Logger('info', (line) => lines.push(JSON.parse(line))))
@@ -98,9 +101,9 @@ test('X-Forwarded-For is logged only with TRUST_PROXY, and then only its last, w
     [{ 'x-forwarded-for': '198.51.100.7, not an address"}' }, null],
     [{}, null],
   ]
-  for (const [headers, expected] of sent) {
+  for (const [index, [headers, expected]] of sent.entries()) {
     await trusting.handle(new Request('http://localhost/health', { headers }))
-    await settled()
+    await settled(lines, index + 2)
     expect(lines.at(-1)).toMatchObject({ route: '/health', clientAddress: expected })
   }
   expect(readConfig({}).trustProxy).toBe(false)
