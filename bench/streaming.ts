@@ -13,14 +13,17 @@
  * - the official SDK (`unleash-client`, experimentalMode streaming), alone: from a write's
  *   acknowledgement to the SDK's copy showing it, `--sdk-writes` times;
  * - idle streams: PATCH throughput (wrk, a new description per request) and /health p99 (wrk)
- *   with no stream, then with `--idle` streams open for another project (so the PATCHes send them
- *   nothing but heartbeats), alternating `--idle-rounds` times in the same run.
+ *   with no stream and with `--idle` streams open for another project (so the PATCHes send them
+ *   nothing but heartbeats), `--idle-rounds` rounds in the same run, every other one with the
+ *   streams first; the idle streams are held by bench/stream-holder.ts at nice 19, as SDKs on other
+ *   machines would hold them, so that the clients' reading does not take the server's cores.
  * Prints every figure with the load average.
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
+import { holdStreams, MARKER, until } from './streams'
 import { authHeaders, fmt, loadAverage, median, percentile, removeDir, rssMiB, seedDataDir, startServer, table, tempDataDir, wrk, type Load, type RunningServer } from './lib'
 
 const { values } = parseArgs({
@@ -41,72 +44,12 @@ const SECONDS = Number(values.seconds)
 const RUNS = Number(values.runs)
 const IDLE = Number(values.idle)
 const IDLE_ROUNDS = Number(values['idle-rounds'])
-const MARKER = 'event: unleash-updated'
 
 async function admin(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
   const response = await fetch(`${base}${path}`, { method, headers: authHeaders, body: body === undefined ? undefined : JSON.stringify(body) })
   const text = await response.text()
   if (response.status >= 300) throw new Error(`${method} ${path} → ${response.status} ${text}`)
   return { status: response.status, body: text ? JSON.parse(text) : undefined }
-}
-
-interface Held {
-  /** `unleash-updated` messages read so far. */
-  updates: number
-  connected: boolean
-  tail: string
-}
-
-/** N SSE streams on raw sockets; `onUpdate(index, count)` when stream `index` reads its count-th update. */
-async function holdStreams(base: string, secret: string, count: number, onUpdate: (index: number, updates: number) => void) {
-  const url = new URL(base)
-  const request = `GET /api/client/streaming HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: ${secret}\r\nAccept: text/event-stream\r\n\r\n`
-  const held: Held[] = []
-  const sockets: { end(): void }[] = []
-  const batch = 200
-  for (let start = 0; start < count; start += batch) {
-    const opening: Promise<unknown>[] = []
-    for (let index = start; index < Math.min(count, start + batch); index++) {
-      const state: Held = { updates: 0, connected: false, tail: '' }
-      held.push(state)
-      opening.push(
-        Bun.connect({
-          hostname: url.hostname,
-          port: Number(url.port),
-          socket: {
-            open: (socket) => void socket.write(request),
-            data: (_socket, chunk) => {
-              const text = state.tail + chunk.toString('latin1')
-              if (!state.connected && text.includes('unleash-connected')) state.connected = true
-              let at = text.indexOf(MARKER)
-              while (at >= 0) {
-                state.updates++
-                onUpdate(index, state.updates)
-                at = text.indexOf(MARKER, at + MARKER.length)
-              }
-              state.tail = text.slice(-MARKER.length)
-            },
-          },
-        }).then((socket) => sockets.push(socket)),
-      )
-    }
-    await Promise.all(opening)
-  }
-  await until(() => held.every((state) => state.connected), 120_000, 'streams connected')
-  return {
-    held,
-    close: () => {
-      for (const socket of sockets) socket.end()
-    },
-  }
-}
-
-async function until(condition: () => boolean, ms: number, what: string) {
-  const deadline = performance.now() + ms
-  while (!condition()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await Bun.sleep(2)
-  }
 }
 
 async function clientToken(base: string, name: string, project: string): Promise<string> {
@@ -253,6 +196,28 @@ async function idleCpu(server: RunningServer, idleSecret: string, seconds: numbe
   return { none, idle }
 }
 
+/**
+ * `count` idle streams held by bench/stream-holder.ts at the lowest priority: the SDKs behind idle
+ * streams are on other machines, and their reading of heartbeats must not take the cores the
+ * server and wrk are measured on.
+ */
+async function heldElsewhere(base: string, secret: string, count: number): Promise<{ close(): Promise<void> }> {
+  const holder = Bun.spawn(['nice', '-n', '19', process.execPath, join(import.meta.dir, 'stream-holder.ts'), base, secret, String(count)], { stdin: 'pipe', stdout: 'pipe', stderr: 'inherit' })
+  const reader = (holder.stdout as ReadableStream<Uint8Array>).getReader()
+  let said = ''
+  while (!said.includes('connected')) {
+    const { done, value } = await reader.read()
+    if (done) throw new Error(`the stream holder exited before its streams connected (${await holder.exited})`)
+    said += new TextDecoder().decode(value)
+  }
+  return {
+    async close() {
+      holder.stdin.end()
+      await holder.exited
+    },
+  }
+}
+
 interface IdleRound {
   none: { patch: Load; health: Load }
   idle: { patch: Load; health: Load }
@@ -276,14 +241,18 @@ end
   })
   const rounds: IdleRound[] = []
   for (let round = 0; round < IDLE_ROUNDS; round++) {
-    const none = await measure()
-    const streams = await holdStreams(base, idleSecret, IDLE, () => {})
+    // Every other round measures the streams first, so that neither side always comes second
+    // (after the other's garbage, or a warmer cache).
+    let none: IdleRound['none'] | undefined
+    if (round % 2 === 0) none = await measure()
+    const streams = await heldElsewhere(base, idleSecret, IDLE)
     // Opening 10,000 streams is work of its own (connections, hydrations, garbage): let it settle,
     // so that the slice measures streams held, not streams being opened.
     await Bun.sleep(3000)
     const idle = await measure()
-    streams.close()
+    await streams.close()
     await Bun.sleep(2000)
+    none ??= await measure()
     rounds.push({ none, idle })
     console.log(JSON.stringify({ round, none, idle }))
   }
