@@ -23,7 +23,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
-import { holdStreams, MARKER, until } from './streams'
+import { holdStreams, until } from './streams'
 import { authHeaders, fmt, loadAverage, median, percentile, removeDir, rssMiB, seedDataDir, startServer, table, tempDataDir, wrk, type Load, type RunningServer } from './lib'
 
 const { values } = parseArgs({
