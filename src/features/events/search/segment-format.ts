@@ -5,9 +5,11 @@
  * each typed array starts, then the arrays, each 8-byte aligned. The checksum (CRC-32) covers
  * everything after the header; a file of another version, size or checksum is not used.
  */
-import { tokenize } from './event-tokens'
+import { wordsAndGaps } from './event-tokens'
+import { encodeStreams } from './token-stream'
 
-export const SEGMENT_VERSION = 1
+/** 2: terms numbered most frequent first, and the token streams (token-stream.ts). */
+export const SEGMENT_VERSION = 2
 const MAGIC = 'FLAGSEG\n'
 export const HEADER = 64
 /** At most this many events, so that an event's number in its segment fits 16 bits. */
@@ -34,6 +36,8 @@ export interface SegmentInput {
 
 export interface Meta {
   dictionaries: (string | null)[][]
+  /** The token streams' gaps (token-stream.ts). */
+  gaps: string[]
   minTime: number
   maxTime: number
   termCount: number
@@ -86,16 +90,24 @@ export function buildSegment(input: SegmentInput): Uint8Array {
     arrays.push([`columnOffsets${c}`, offsets], [`columnPostings${c}`, postings])
   }
 
-  // Terms: each term's events, ascending (an event is listed once per term).
-  const termEvents = new Map<string, number[]>()
+  // Terms: each term's events, ascending (an event is listed once per term), and how often it occurs.
+  const termEvents = new Map<string, { events: number[]; occurrences: number }>()
+  const texts: string[][] = []
   for (let i = 0; i < count; i++) {
-    for (const term of tokenize(input.text(i))) {
-      let list = termEvents.get(term)
-      if (list === undefined) termEvents.set(term, (list = []))
-      if (list[list.length - 1] !== i) list.push(i)
+    const pieces = wordsAndGaps(input.text(i))
+    texts.push(pieces)
+    for (let w = 1; w < pieces.length; w += 2) {
+      let entry = termEvents.get(pieces[w])
+      if (entry === undefined) termEvents.set(pieces[w], (entry = { events: [], occurrences: 0 }))
+      entry.occurrences++
+      if (entry.events[entry.events.length - 1] !== i) entry.events.push(i)
     }
   }
-  const terms = [...termEvents.keys()]
+  // Numbered most frequent first: the token streams then hold mostly one-byte numbers.
+  const terms = [...termEvents.keys()].sort((a, b) => termEvents.get(b)!.occurrences - termEvents.get(a)!.occurrences)
+  const streams = encodeStreams(texts, new Map(terms.map((term, j) => [term, j])))
+  texts.length = 0
+  arrays.push(['tokenStarts', streams.starts], ['tokenStream', streams.stream])
   const encoder = new TextEncoder()
   const termText = encoder.encode('\n' + terms.map((term) => term + '\n').join(''))
   const termStarts = new Uint32Array(terms.length + 1)
@@ -107,7 +119,7 @@ export function buildSegment(input: SegmentInput): Uint8Array {
   terms.forEach((term, j) => {
     termStarts[j] = textAt
     textAt += encoder.encode(term).length + 1
-    const events = termEvents.get(term)!.length
+    const events = termEvents.get(term)!.events.length
     termCounts[j] = events
     // A bitmap starts on a 32-bit boundary (two 16-bit units).
     if (isBitmap(events, count)) postingUnits += postingUnits & 1
@@ -117,7 +129,7 @@ export function buildSegment(input: SegmentInput): Uint8Array {
   termStarts[terms.length] = textAt
   const postings = new Uint16Array(postingUnits + 2)
   terms.forEach((term, j) => {
-    const list = termEvents.get(term)!
+    const list = termEvents.get(term)!.events
     if (!isBitmap(list.length, count)) return postings.set(list, termAt[j])
     const bitmap = new Uint32Array(postings.buffer, termAt[j] * 2, words)
     for (const i of list) bitmap[i >>> 5] |= 1 << (i & 31)
@@ -134,7 +146,7 @@ export function buildSegment(input: SegmentInput): Uint8Array {
       at[name] = offset
       offset = align8(offset + array.byteLength)
     }
-    const meta: Meta = { dictionaries, minTime, maxTime, termCount: terms.length, at }
+    const meta: Meta = { dictionaries, gaps: streams.gaps, minTime, maxTime, termCount: terms.length, at }
     metaText = JSON.stringify(meta)
     const metaBytes = encoder.encode(metaText)
     if (metaBytes.length > room) continue

@@ -10,12 +10,14 @@
  * when that is smaller (a term in more than 1/16 of the events), so the union of the terms a query
  * word may stand for, and its exact count, cost at most a bitmap's words however many events hold
  * them. A query is answered per segment as a bitmap of its matches, counted by popcount; only a
- * page's events are then looked up, and only queries whose words do not decide the match alone
- * (several words, separators) read events back to check them. The byte layout and the building
- * are in segment-format.ts.
+ * page's events are then looked up. Queries whose words do not decide the match alone (several
+ * words, separators) check each event holding all the words against its token stream, the
+ * numbers of its words and gaps (token-stream.ts), never reading the log. The byte layout and the
+ * building are in segment-format.ts.
  */
-import { queryTokens } from './event-tokens'
+import { queryTokens, wordsAndGaps } from './event-tokens'
 import { bitmapWords, HEADER, isBitmap, readHeader, SEGMENT_COLUMNS, SEGMENT_MAX_EVENTS, type Meta, type SegmentColumn } from './segment-format'
+import { TokenStreams } from './token-stream'
 
 /** One structured filter: events whose value in `column` is among `values`. */
 export interface ColumnCondition {
@@ -40,8 +42,10 @@ export interface SegmentQuery {
 export interface PreparedText {
   needle: string
   tokens: { token: string; bytes: Buffer; match: 'exact' | 'prefix' | 'suffix' | 'infix' }[]
-  /** Whether the terms decide the match (one word, nothing else): no event need be read. */
+  /** Whether the terms decide the match (one word, nothing else): no event need be checked. */
   decided: boolean
+  /** The needle's gaps around and between its tokens, as `wordsAndGaps` splits it (token-stream.ts). */
+  gaps: string[]
 }
 
 export function prepareText(needle: string): PreparedText {
@@ -49,10 +53,11 @@ export function prepareText(needle: string): PreparedText {
   const decided = tokens.length === 1 && tokens[0].token === needle
   const bytes = (token: string, match: string) =>
     Buffer.from(match === 'exact' ? `\n${token}\n` : match === 'prefix' ? `\n${token}` : match === 'suffix' ? `${token}\n` : token)
-  return { needle, tokens: tokens.map(({ token, match }) => ({ token, bytes: bytes(token, match), match })), decided }
+  const gaps = wordsAndGaps(needle).filter((_, p) => p % 2 === 0)
+  return { needle, tokens: tokens.map(({ token, match }) => ({ token, bytes: bytes(token, match), match })), decided, gaps }
 }
 
-/** How a segment's candidates are checked when the terms alone do not decide: whether event `i`'s searchable text holds `needle`. */
+/** How a segment's candidates are checked when the needle has no word (the token streams can't tell): whether event `i`'s searchable text holds `needle`. */
 export type TextCheck = (segment: Segment, i: number, needle: string) => boolean
 
 export class Segment {
@@ -71,6 +76,7 @@ export class Segment {
   private readonly termAt: Uint32Array
   private readonly termPostings: Uint16Array
   private readonly words: number
+  private readonly streams: TokenStreams
 
   /** Uses `bytes` as they are (checked by the caller, see `checkSegment`): nothing is copied. */
   constructor(bytes: Uint8Array) {
@@ -96,6 +102,8 @@ export class Segment {
     this.termAt = new Uint32Array(buffer, byteOffset + at.termAt, terms)
     this.termPostings = new Uint16Array(buffer, byteOffset + at.termPostings, (this.bytes.byteLength - at.termPostings) >> 1)
     this.words = bitmapWords(this.count)
+    const tokenStarts = new Uint32Array(buffer, byteOffset + at.tokenStarts, this.count + 1)
+    this.streams = new TokenStreams(this.meta.gaps, tokenStarts, new Uint8Array(buffer, byteOffset + at.tokenStream, tokenStarts[this.count]))
   }
 
   get byteLength(): number {
@@ -173,18 +181,17 @@ export class Segment {
     return bitmap
   }
 
-  /** The events holding a term the query token may stand for (null: none), found in this segment's own terms. */
-  private tokenBitmap(token: PreparedText['tokens'][number]): Uint32Array | null {
+  /** The numbers of the terms the query token may stand for, found in this segment's own terms. */
+  private tokenTerms(token: PreparedText['tokens'][number]): number[] {
     const text = this.termText
-    let bitmap: Uint32Array | null = null
+    const terms: number[] = []
     for (let from = 0; ; ) {
       const position = text.indexOf(token.bytes, from)
-      if (position === -1) return bitmap
+      if (position === -1) return terms
       // Terms hold no newline: the match lies in one term (exact and prefix patterns start at the newline before it).
       const j = this.termAtPosition(token.match === 'exact' || token.match === 'prefix' ? position + 1 : position)
-      bitmap ??= scratch(this.words)
-      this.orTerm(j, bitmap)
-      if (token.match === 'exact' || j + 1 >= this.meta.termCount) return bitmap
+      terms.push(j)
+      if (token.match === 'exact' || j + 1 >= this.meta.termCount) return terms
       from = this.termStarts[j + 1] - 1
     }
   }
@@ -247,12 +254,17 @@ export class Segment {
       if (matching === null) return none
       and(matching)
     }
+    let phrase: ((i: number) => boolean) | null = null
     if (text) {
-      for (const [k, token] of text.tokens.entries()) {
-        const known = tokenTerms?.[k] ?? null
-        const matching = known ? this.termsBitmap(known) : this.tokenBitmap(token)
+      const terms = text.tokens.map((token, k) => tokenTerms?.[k] ?? this.tokenTerms(token))
+      for (const list of terms) {
+        const matching = this.termsBitmap(list)
         if (matching === null) return none
         and(matching)
+      }
+      if (!text.decided && terms.length > 0) {
+        phrase = this.streams.matcher(text.gaps, terms)
+        if (phrase === null) return none
       }
     }
     if (query.hiddenTypes.length > 0) {
@@ -272,7 +284,7 @@ export class Segment {
       and(ids)
     }
     const check = (i: number) =>
-      (!timeBound || (this.createdAt[i] >= query.fromMs && this.createdAt[i] <= query.toMs)) && (text === null || text.decided || textCheck(this, i, text.needle))
+      (!timeBound || (this.createdAt[i] >= query.fromMs && this.createdAt[i] <= query.toMs)) && (text === null || text.decided || (phrase ? phrase(i) : textCheck(this, i, text.needle)))
 
     const events: number[] = []
     if (bitmap === null && !timeBound && (text === null || text.decided)) {
