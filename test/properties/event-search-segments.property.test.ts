@@ -141,7 +141,7 @@ function phraseEvents(random: Random, count: number): EventRecord[] {
     const other = random.chance(0.5) ? words.reverse().join('') : text.replace(/[^\p{L}\p{N}\p{M}]+/u, random.pick(PHRASE_GAPS))
     return {
       ...event,
-      data: random.chance(0.9) ? { text, n: random.int(0, 9), [random.pick(PHRASE_WORDS)]: random.pick([true, null, 'alpha']) } : random.pick([null, 42, 'alpha beta', ['ab', 'beta']]),
+      data: random.chance(0.9) ? { text, n: random.int(0, 9), [random.pick(PHRASE_WORDS)]: random.pick([true, null, 'alpha']) } : random.pick([null, { v: 42 }, { v: 'alpha beta' }, { v: ['ab', 'beta'] }]),
       preData: random.chance(0.6) ? { text: other } : null,
       tags: random.chance(0.4) ? [{ type: random.pick(PHRASE_WORDS), value: phraseText(random) }] : [],
     }
@@ -158,6 +158,10 @@ function phraseQuery(random: Random, events: EventRecord[]): string {
   const first = pieces[from].slice(random.int(0, pieces[from].length))
   const last = pieces[to].slice(0, random.int(0, pieces[to].length))
   let needle = first + pieces.slice(from + 1, to).join('') + last
+  // Two pairs of words the text holds, joined on their shared word: the triple may be nowhere.
+  const word = 1 + 2 * random.int(0, Math.max(0, (pieces.length - 4) / 2))
+  const joined = pieces.findIndex((piece, j) => j % 2 === 1 && j + 2 < pieces.length && j !== word + 2 && piece.toLowerCase() === pieces[word + 2]?.toLowerCase())
+  if (joined !== -1 && random.chance(0.6)) return pieces.slice(word, word + 3).join('') + pieces.slice(joined + 1, joined + 3).join('')
   if (random.chance(0.25)) needle = needle.replace(/[^\p{L}\p{N}\p{M}]+/u, random.pick(PHRASE_GAPS))
   if (random.chance(0.15)) needle = needle.replace(/[\p{L}\p{N}\p{M}]+/u, random.pick(PHRASE_WORDS))
   if (random.chance(0.1)) needle = `${random.pick(PHRASE_WORDS)}${random.pick(PHRASE_GAPS)}${random.pick(PHRASE_WORDS)}`

@@ -6,9 +6,10 @@
  * everything after the header; a file of another version, size or checksum is not used.
  */
 import { wordsAndGaps } from './event-tokens'
+import { encodePostings } from './postings'
 import { encodeStreams } from './token-stream'
 
-/** 2: terms numbered most frequent first, and the token streams (token-stream.ts). */
+/** 2: terms numbered most frequent first, the token streams (token-stream.ts) and the word pairs (word-pairs.ts). */
 export const SEGMENT_VERSION = 2
 const MAGIC = 'FLAGSEG\n'
 export const HEADER = 64
@@ -38,11 +39,15 @@ export interface Meta {
   dictionaries: (string | null)[][]
   /** The token streams' gaps (token-stream.ts). */
   gaps: string[]
+  /** Whether the word pairs are kept (word-pairs.ts). */
+  pairs: boolean
   minTime: number
   maxTime: number
   termCount: number
   /** Byte offset of each typed array. */
   at: Record<string, number>
+  /** Byte length of each typed array. */
+  lengths: Record<string, number>
 }
 
 /** Builds a segment's bytes. */
@@ -111,34 +116,23 @@ export function buildSegment(input: SegmentInput): Uint8Array {
   const encoder = new TextEncoder()
   const termText = encoder.encode('\n' + terms.map((term) => term + '\n').join(''))
   const termStarts = new Uint32Array(terms.length + 1)
-  const termCounts = new Uint32Array(terms.length)
-  const termAt = new Uint32Array(terms.length)
-  const words = bitmapWords(count)
-  let postingUnits = 0
   let textAt = 1
   terms.forEach((term, j) => {
     termStarts[j] = textAt
     textAt += encoder.encode(term).length + 1
-    const events = termEvents.get(term)!.events.length
-    termCounts[j] = events
-    // A bitmap starts on a 32-bit boundary (two 16-bit units).
-    if (isBitmap(events, count)) postingUnits += postingUnits & 1
-    termAt[j] = postingUnits
-    postingUnits += isBitmap(events, count) ? words * 2 : events
   })
   termStarts[terms.length] = textAt
-  const postings = new Uint16Array(postingUnits + 2)
-  terms.forEach((term, j) => {
-    const list = termEvents.get(term)!.events
-    if (!isBitmap(list.length, count)) return postings.set(list, termAt[j])
-    const bitmap = new Uint32Array(postings.buffer, termAt[j] * 2, words)
-    for (const i of list) bitmap[i >>> 5] |= 1 << (i & 31)
-  })
-  arrays.push(['termText', termText], ['termStarts', termStarts], ['termCounts', termCounts], ['termAt', termAt], ['termPostings', postings])
+  const { counts, at: termAt, postings } = encodePostings(
+    terms.map((term) => termEvents.get(term)!.events),
+    count,
+  )
+  arrays.push(['termText', termText], ['termStarts', termStarts], ['termCounts', counts], ['termAt', termAt], ['termPostings', postings])
+  if (streams.pairs) arrays.push(...streams.pairs)
 
   // Where each array goes: after the meta, whose length depends on those offsets' digits; the meta
   // gets a generous fixed room.
   const at: Record<string, number> = {}
+  const lengths = Object.fromEntries(arrays.map(([name, array]) => [name, array.byteLength]))
   let metaText = ''
   for (let room = 4096; ; room *= 2) {
     let offset = HEADER + room
@@ -146,7 +140,7 @@ export function buildSegment(input: SegmentInput): Uint8Array {
       at[name] = offset
       offset = align8(offset + array.byteLength)
     }
-    const meta: Meta = { dictionaries, gaps: streams.gaps, minTime, maxTime, termCount: terms.length, at }
+    const meta: Meta = { dictionaries, gaps: streams.gaps, pairs: streams.pairs !== null, lengths, minTime, maxTime, termCount: terms.length, at }
     metaText = JSON.stringify(meta)
     const metaBytes = encoder.encode(metaText)
     if (metaBytes.length > room) continue
@@ -169,15 +163,6 @@ export function buildSegment(input: SegmentInput): Uint8Array {
 
 function align8(n: number) {
   return (n + 7) & ~7
-}
-
-export function bitmapWords(count: number) {
-  return (count + 31) >>> 5
-}
-
-/** A term in more than 1/16 of the events is kept as a bitmap: it is then the smaller form. */
-export function isBitmap(events: number, count: number) {
-  return events * 16 > count
 }
 
 export interface SegmentHeader {

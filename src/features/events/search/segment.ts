@@ -16,8 +16,10 @@
  * building are in segment-format.ts.
  */
 import { queryTokens, wordsAndGaps } from './event-tokens'
-import { bitmapWords, HEADER, isBitmap, readHeader, SEGMENT_COLUMNS, SEGMENT_MAX_EVENTS, type Meta, type SegmentColumn } from './segment-format'
+import { bitmapWords, PostingLists } from './postings'
+import { HEADER, readHeader, SEGMENT_COLUMNS, SEGMENT_MAX_EVENTS, type Meta, type SegmentColumn } from './segment-format'
 import { TokenStreams } from './token-stream'
+import { WordPairs } from './word-pairs'
 
 /** One structured filter: events whose value in `column` is among `values`. */
 export interface ColumnCondition {
@@ -72,11 +74,11 @@ export class Segment {
   private readonly columnPostings: Uint16Array[] = []
   private readonly termText: Buffer
   private readonly termStarts: Uint32Array
-  private readonly termCounts: Uint32Array
-  private readonly termAt: Uint32Array
-  private readonly termPostings: Uint16Array
+  private readonly termLists: PostingLists
   private readonly words: number
   private readonly streams: TokenStreams
+  /** Null in a segment of too many terms to keep them (see word-pairs.ts). */
+  private readonly pairs: WordPairs | null
 
   /** Uses `bytes` as they are (checked by the caller, see `checkSegment`): nothing is copied. */
   constructor(bytes: Uint8Array) {
@@ -86,8 +88,10 @@ export class Segment {
     this.firstId = header.firstId
     const metaLength = new DataView(bytes.buffer, bytes.byteOffset).getUint32(28, true)
     this.meta = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset + HEADER, metaLength).toString('utf8'))
-    const at = this.meta.at
+    const { at, lengths } = this.meta
     const { buffer, byteOffset } = bytes
+    const view = <T>(Type: { new (buffer: ArrayBufferLike, offset: number, length: number): T; BYTES_PER_ELEMENT: number }, name: string) =>
+      new Type(buffer, byteOffset + at[name], lengths[name] / Type.BYTES_PER_ELEMENT)
     this.lineStart = new Float64Array(buffer, byteOffset + at.lineStart, this.count + 1)
     this.createdAt = new Float64Array(buffer, byteOffset + at.createdAt, this.count)
     this.columnIds = this.meta.dictionaries.map((values) => new Map(values.map((value, id) => [value, id])))
@@ -98,12 +102,11 @@ export class Segment {
     const terms = this.meta.termCount
     this.termStarts = new Uint32Array(buffer, byteOffset + at.termStarts, terms + 1)
     this.termText = Buffer.from(buffer, byteOffset + at.termText, this.termStarts[terms])
-    this.termCounts = new Uint32Array(buffer, byteOffset + at.termCounts, terms)
-    this.termAt = new Uint32Array(buffer, byteOffset + at.termAt, terms)
-    this.termPostings = new Uint16Array(buffer, byteOffset + at.termPostings, (this.bytes.byteLength - at.termPostings) >> 1)
+    this.termLists = new PostingLists(view(Uint32Array, 'termCounts'), view(Uint32Array, 'termAt'), view(Uint16Array, 'termPostings'), this.count)
     this.words = bitmapWords(this.count)
-    const tokenStarts = new Uint32Array(buffer, byteOffset + at.tokenStarts, this.count + 1)
-    this.streams = new TokenStreams(this.meta.gaps, tokenStarts, new Uint8Array(buffer, byteOffset + at.tokenStream, tokenStarts[this.count]))
+    this.streams = new TokenStreams(this.meta.gaps, view(Uint32Array, 'tokenStarts'), view(Uint8Array, 'tokenStream'))
+    const pairLists = () => new PostingLists(view(Uint32Array, 'pairCounts'), view(Uint32Array, 'pairAt'), view(Uint16Array, 'pairPostings'), this.count)
+    this.pairs = this.meta.pairs ? new WordPairs(view(Uint32Array, 'pairStart'), view(Uint32Array, 'pairGap'), view(Uint32Array, 'pairSecond'), pairLists()) : null
   }
 
   get byteLength(): number {
@@ -155,19 +158,6 @@ export class Segment {
     return low
   }
 
-  /** Adds term `j`'s events to `bitmap`. */
-  private orTerm(j: number, bitmap: Uint32Array) {
-    const events = this.termCounts[j]
-    const at = this.termAt[j]
-    if (isBitmap(events, this.count)) {
-      const words = new Uint32Array(this.termPostings.buffer, this.termPostings.byteOffset + at * 2, this.words)
-      for (let w = 0; w < this.words; w++) bitmap[w] |= words[w]
-    } else {
-      const postings = this.termPostings
-      for (let k = at; k < at + events; k++) bitmap[postings[k] >>> 5] |= 1 << (postings[k] & 31)
-    }
-  }
-
   /** The terms, in the order of their numbers (for the vocabulary of every segment, vocabulary.ts). */
   terms(): string[] {
     return this.termText.toString('utf8').split('\n').slice(1, -1)
@@ -177,7 +167,7 @@ export class Segment {
   private termsBitmap(terms: readonly number[]): Uint32Array | null {
     if (terms.length === 0) return null
     const bitmap = scratch(this.words)
-    for (const j of terms) this.orTerm(j, bitmap)
+    for (const j of terms) this.termLists.or(j, bitmap)
     return bitmap
   }
 
@@ -255,14 +245,21 @@ export class Segment {
       and(matching)
     }
     let phrase: ((i: number) => boolean) | null = null
+    // Whether the bitmaps decide the text: one word alone, or two words and the gap between them alone.
+    let decided = text === null || text.decided
     if (text) {
       const terms = text.tokens.map((token, k) => tokenTerms?.[k] ?? this.tokenTerms(token))
-      for (const list of terms) {
-        const matching = this.termsBitmap(list)
-        if (matching === null) return none
-        and(matching)
-      }
-      if (!text.decided && terms.length > 0) {
+      if (terms.some((list) => list.length === 0)) return none
+      if (this.pairs && terms.length > 1) {
+        for (let k = 0; k + 1 < terms.length; k++) {
+          const gap = this.streams.gapNumber(text.gaps[k + 1])
+          const matching = scratch(this.words)
+          if (gap === undefined || !this.pairs.or(terms[k], gap, terms[k + 1], matching)) return none
+          and(matching)
+        }
+        decided = terms.length === 2 && text.gaps[0] === '' && text.gaps[2] === ''
+      } else for (const list of terms) and(this.termsBitmap(list)!)
+      if (!decided && terms.length > 0) {
         phrase = this.streams.matcher(text.gaps, terms)
         if (phrase === null) return none
       }
@@ -284,16 +281,16 @@ export class Segment {
       and(ids)
     }
     const check = (i: number) =>
-      (!timeBound || (this.createdAt[i] >= query.fromMs && this.createdAt[i] <= query.toMs)) && (text === null || text.decided || (phrase ? phrase(i) : textCheck(this, i, text.needle)))
+      (!timeBound || (this.createdAt[i] >= query.fromMs && this.createdAt[i] <= query.toMs)) && (decided || (phrase ? phrase(i) : textCheck(this, i, text!.needle)))
 
     const events: number[] = []
-    if (bitmap === null && !timeBound && (text === null || text.decided)) {
+    if (bitmap === null && !timeBound && decided) {
       // Every event matches: the page is a range.
       for (let i = this.count - 1 - offset; i >= 0 && events.length < limit; i--) events.push(this.firstId - 1 + i)
       return { total: this.count, events }
     }
     const matches: Uint32Array = bitmap ?? this.full()
-    if (!timeBound && (text === null || text.decided)) {
+    if (!timeBound && decided) {
       let total = 0
       for (let w = 0; w < this.words; w++) total += popcount(matches[w])
       if (offset < total && limit > 0) this.walk(matches, () => true, offset, limit, events, true)
@@ -306,15 +303,13 @@ export class Segment {
 
   /** The events of term `j`: how many, and those at `offset` and after (newest first, at most `limit`). */
   private termPage(j: number, offset: number, limit: number): { total: number; events: number[] } {
-    const total = this.termCounts[j]
+    const { counts, at, postings } = this.termLists
+    const total = counts[j]
     const events: number[] = []
     if (offset >= total || limit <= 0) return { total, events }
-    const at = this.termAt[j]
-    if (isBitmap(total, this.count)) {
-      this.walk(new Uint32Array(this.termPostings.buffer, this.termPostings.byteOffset + at * 2, this.words), () => true, offset, limit, events, true)
-    } else {
-      for (let k = at + total - 1 - offset; k >= at && events.length < limit; k--) events.push(this.firstId - 1 + this.termPostings[k])
-    }
+    const bitmap = this.termLists.bitmap(j)
+    if (bitmap !== null) this.walk(bitmap, () => true, offset, limit, events, true)
+    else for (let k = at[j] + total - 1 - offset; k >= at[j] && events.length < limit; k--) events.push(this.firstId - 1 + postings[k])
     return { total, events }
   }
 

@@ -12,6 +12,7 @@
  * its term number in the segment, a gap by its place in the segment's list of gaps. Both are
  * numbered most frequent first, so nearly every number is one byte.
  */
+import { PairCollector } from './word-pairs'
 
 export interface EncodedStreams {
   /** The distinct gaps, most frequent first (the empty gap where a text starts or ends with a word). */
@@ -19,6 +20,8 @@ export interface EncodedStreams {
   /** Where event `i`'s stream starts; `starts[count]` is the streams' length. */
   starts: Uint32Array
   stream: Uint8Array
+  /** The word pairs' arrays (word-pairs.ts), or null when the segment has too many terms to keep them. */
+  pairs: [string, ArrayBufferView][] | null
 }
 
 /** Encodes the events' texts, each given as `wordsAndGaps` split it, with the terms numbered by `termNumber`. */
@@ -27,6 +30,8 @@ export function encodeStreams(events: readonly (readonly string[])[], termNumber
   for (const pieces of events) for (let g = 0; g < pieces.length; g += 2) gapCounts.set(pieces[g], (gapCounts.get(pieces[g]) ?? 0) + 1)
   const gaps = [...gapCounts.keys()].sort((a, b) => gapCounts.get(b)! - gapCounts.get(a)!)
   const gapNumber = new Map(gaps.map((gap, n) => [gap, n]))
+  const pairs = new PairCollector(termNumber.size, gaps.length)
+  let numbers = new Int32Array(64)
   const starts = new Uint32Array(events.length + 1)
   let stream = new Uint8Array(1 << 16)
   let length = 0
@@ -44,10 +49,12 @@ export function encodeStreams(events: readonly (readonly string[])[], termNumber
   }
   events.forEach((pieces, i) => {
     starts[i] = length
-    for (let p = 0; p < pieces.length; p++) put(p & 1 ? termNumber.get(pieces[p])! : gapNumber.get(pieces[p])!)
+    if (numbers.length < pieces.length) numbers = new Int32Array(pieces.length * 2)
+    for (let p = 0; p < pieces.length; p++) put((numbers[p] = p & 1 ? termNumber.get(pieces[p])! : gapNumber.get(pieces[p])!))
+    if (pairs.possible) pairs.add(i, numbers, pieces.length)
   })
   starts[events.length] = length
-  return { gaps, starts, stream: stream.subarray(0, length) }
+  return { gaps, starts, stream: stream.subarray(0, length), pairs: pairs.possible ? pairs.encode(events.length) : null }
 }
 
 /** Term numbers the query's first and last words may stand for, marked with the search's generation (see `matcher`). */
@@ -67,8 +74,10 @@ export class TokenStreams {
     private readonly stream: Uint8Array,
   ) {}
 
-  get byteLength(): number {
-    return this.stream.byteLength + this.starts.byteLength
+  /** The number of a gap in this segment, if any text holds it. */
+  gapNumber(gap: string): number | undefined {
+    this.gapNumbers ??= new Map(this.gaps.map((text, n) => [text, n]))
+    return this.gapNumbers.get(gap)
   }
 
   /**
@@ -79,12 +88,11 @@ export class TokenStreams {
    */
   matcher(needleGaps: readonly string[], terms: readonly (readonly number[])[]): ((i: number) => boolean) | null {
     const k = terms.length - 1
-    this.gapNumbers ??= new Map(this.gaps.map((gap, n) => [gap, n]))
     // The inner gaps must be whole gaps of the text, the inner words whole terms: one number each.
     const innerGaps = new Int32Array(k)
     const innerWords = new Int32Array(k + 1)
     for (let m = 1; m <= k; m++) {
-      const gap = this.gapNumbers.get(needleGaps[m])
+      const gap = this.gapNumber(needleGaps[m])
       if (gap === undefined) return null
       innerGaps[m - 1] = gap
       if (m < k) {
@@ -95,7 +103,8 @@ export class TokenStreams {
     const lead = this.outerGaps(needleGaps[0], (gap, part) => gap.endsWith(part))
     const trail = this.outerGaps(needleGaps[k + 1], (gap, part) => gap.startsWith(part))
     if (lead === false || trail === false) return null
-    const size = Math.max(...terms[0], ...terms[k]) + 1
+    let size = 0
+    for (const j of [...terms[0], ...terms[k]]) size = Math.max(size, j + 1)
     if (firstMark.length < size) {
       firstMark = new Int32Array(Math.max(size, firstMark.length * 2))
       lastMark = new Int32Array(firstMark.length)
