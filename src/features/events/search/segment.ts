@@ -10,10 +10,12 @@
  * when that is smaller (a term in more than 1/16 of the events), so the union of the terms a query
  * word may stand for, and its exact count, cost at most a bitmap's words however many events hold
  * them. A query is answered per segment as a bitmap of its matches, counted by popcount; only a
- * page's events are then looked up. Queries whose words do not decide the match alone (several
- * words, separators) check each event holding all the words against its token stream, the
- * numbers of its words and gaps (token-stream.ts), never reading the log. The byte layout and the
- * building are in segment-format.ts.
+ * page's events are then looked up. A query of several words narrows to the events holding each
+ * two of its words in a row with the very gap between them (word-pairs.ts), which for two words
+ * and nothing outside them is the answer; whatever the bitmaps do not decide (more words,
+ * separators outside the words) is checked per candidate against its token stream, the numbers of
+ * its words and gaps (token-stream.ts), never reading the log. The byte layout and the building are
+ * in segment-format.ts.
  */
 import { queryTokens, wordsAndGaps } from './event-tokens'
 import { bitmapWords, PostingLists } from './postings'
@@ -105,8 +107,14 @@ export class Segment {
     this.termLists = new PostingLists(view(Uint32Array, 'termCounts'), view(Uint32Array, 'termAt'), view(Uint16Array, 'termPostings'), this.count)
     this.words = bitmapWords(this.count)
     this.streams = new TokenStreams(this.meta.gaps, view(Uint32Array, 'tokenStarts'), view(Uint8Array, 'tokenStream'))
-    const pairLists = () => new PostingLists(view(Uint32Array, 'pairCounts'), view(Uint32Array, 'pairAt'), view(Uint16Array, 'pairPostings'), this.count)
-    this.pairs = this.meta.pairs ? new WordPairs(view(Uint32Array, 'pairStart'), view(Uint32Array, 'pairGap'), view(Uint32Array, 'pairSecond'), pairLists()) : null
+    this.pairs = this.meta.pairs
+      ? new WordPairs(
+          view(Uint32Array, 'pairStart'),
+          view(Uint32Array, 'pairGap'),
+          view(Uint32Array, 'pairSecond'),
+          new PostingLists(view(Uint32Array, 'pairCounts'), view(Uint32Array, 'pairAt'), view(Uint16Array, 'pairPostings'), this.count),
+        )
+      : null
   }
 
   get byteLength(): number {
