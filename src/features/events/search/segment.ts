@@ -166,6 +166,21 @@ export class Segment {
     return low
   }
 
+  /** Whether term `j` is one the query token may stand for (as `tokenTerms` finds them). */
+  private termMatches(j: number, token: PreparedText['tokens'][number]): boolean {
+    const { bytes, match } = token
+    // From the newline before the term to the one after it.
+    const before = this.termStarts[j] - 1
+    const after = this.termStarts[j + 1] - 1
+    if (match === 'infix') {
+      const at = this.termText.indexOf(bytes, before)
+      return at !== -1 && at + bytes.length <= after
+    }
+    const start = match === 'suffix' ? after + 1 - bytes.length : before
+    if (start < before || start + bytes.length > after + 1 || (match === 'exact' && bytes.length !== after + 1 - before)) return false
+    return this.termText.compare(bytes, 0, bytes.length, start, start + bytes.length) === 0
+  }
+
   /** The terms, in the order of their numbers (for the vocabulary of every segment, vocabulary.ts). */
   terms(): string[] {
     return this.termText.toString('utf8').split('\n').slice(1, -1)
@@ -204,8 +219,12 @@ export class Segment {
     offset: number,
     limit: number,
     textCheck: TextCheck,
-    /** Per query token, the numbers of the terms it stands for here, when the vocabulary knows them (null: look them up). */
-    tokenTerms: readonly (readonly number[] | null)[] | null = null,
+    /**
+     * Per query token, the numbers of the terms it stands for here, when the vocabulary knows them
+     * (null: look them up); 'many' for the last of several words standing for too many terms to
+     * list: each term the pairs and the streams meet is then tested by its text.
+     */
+    tokenTerms: readonly (readonly number[] | 'many' | null)[] | null = null,
   ): { total: number; events: number[] } {
     const none = { total: 0, events: [] }
     // The bitmaps of the last segment's search are done with.
@@ -216,13 +235,14 @@ export class Segment {
     const only = tokenTerms?.[0]
     if (
       text?.decided &&
-      only?.length === 1 &&
+      Array.isArray(only) &&
+      only.length === 1 &&
       query.conditions.length === 0 &&
       query.ids === null &&
       !timeBound &&
       !query.hiddenTypes.some((type) => this.columnIds[0].has(type))
     ) {
-      return this.termPage(only[0], offset, limit)
+      return this.termPage(only![0], offset, limit)
     }
     // One column's values and nothing else: an event has one value, so the lists are disjoint and
     // their lengths add up to the count; the page is a slice of the one list holding it.
@@ -256,19 +276,28 @@ export class Segment {
     // Whether the bitmaps decide the text: one word alone, or two words and the gap between them alone.
     let decided = text === null || text.decided
     if (text) {
-      const terms = text.tokens.map((token, k) => tokenTerms?.[k] ?? this.tokenTerms(token))
-      if (terms.some((list) => list.length === 0)) return none
-      if (this.pairs && terms.length > 1) {
-        for (let k = 0; k + 1 < terms.length; k++) {
+      const { tokens } = text
+      const known = tokens.map((token, k) => tokenTerms?.[k] ?? this.tokenTerms(token))
+      if (known.some((list) => list !== 'many' && list.length === 0)) return none
+      const list = (k: number) => (known[k] === 'many' ? (known[k] = this.tokenTerms(tokens[k])) : known[k]) as readonly number[]
+      const set = (k: number) => (known[k] === 'many' ? (j: number) => this.termMatches(j, tokens[k]) : list(k))
+      if (this.pairs && tokens.length > 1) {
+        for (let k = 0; k + 1 < tokens.length; k++) {
           const gap = this.streams.gapNumber(text.gaps[k + 1])
           const matching = scratch(this.words)
-          if (gap === undefined || !this.pairs.or(terms[k], gap, terms[k + 1], matching)) return none
+          if (gap === undefined || !this.pairs.or(list(k), gap, set(k + 1), matching)) return none
           and(matching)
         }
-        decided = terms.length === 2 && text.gaps[0] === '' && text.gaps[2] === ''
-      } else for (const list of terms) and(this.termsBitmap(list)!)
-      if (!decided && terms.length > 0) {
-        phrase = this.streams.matcher(text.gaps, terms)
+        decided = tokens.length === 2 && text.gaps[0] === '' && text.gaps[2] === ''
+      } else {
+        for (let k = 0; k < tokens.length; k++) {
+          const matching = this.termsBitmap(list(k))
+          if (matching === null) return none
+          and(matching)
+        }
+      }
+      if (!decided && tokens.length > 0) {
+        phrase = this.streams.matcher(text.gaps, tokens.map((_, k) => (k === 0 || k === tokens.length - 1 ? set(k) : list(k))), this.meta.termCount)
         if (phrase === null) return none
       }
     }

@@ -57,7 +57,13 @@ export function encodeStreams(events: readonly (readonly string[])[], termNumber
   return { gaps, starts, stream: stream.subarray(0, length), pairs: pairs.possible ? pairs.encode(events.length) : null }
 }
 
-/** Term numbers the query's first and last words may stand for, marked with the search's generation (see `matcher`). */
+/**
+ * The terms a query word may stand for: their numbers, or a test of a term by its number (for a
+ * word standing for too many terms to list, see Segment.search).
+ */
+export type TermSet = readonly number[] | ((j: number) => boolean)
+
+/** Per term number, whether the query's first and last words may stand for it: the search's generation if so, its negation if not (see `matcher`). */
 let firstMark = new Int32Array(0)
 let lastMark = new Int32Array(0)
 let generation = 0
@@ -83,10 +89,11 @@ export class TokenStreams {
   /**
    * Whether event `i`'s text holds the needle whose gaps are `needleGaps` (as `wordsAndGaps` splits
    * it: the outer two empty where the needle starts or ends inside a word) and whose words may be,
-   * word by word, the terms numbered `terms`. Null when no event of the segment can hold it. The
-   * check is valid until the next call (it shares its marks with every segment).
+   * word by word, the terms `terms` (inner words: their one number), in a segment of `termCount`
+   * terms. Null when no event of the segment can hold it. The check is valid until the next call
+   * (it shares its marks with every segment).
    */
-  matcher(needleGaps: readonly string[], terms: readonly (readonly number[])[]): ((i: number) => boolean) | null {
+  matcher(needleGaps: readonly string[], terms: readonly TermSet[], termCount: number): ((i: number) => boolean) | null {
     const k = terms.length - 1
     // The inner gaps must be whole gaps of the text, the inner words whole terms: one number each.
     const innerGaps = new Int32Array(k)
@@ -96,22 +103,21 @@ export class TokenStreams {
       if (gap === undefined) return null
       innerGaps[m - 1] = gap
       if (m < k) {
-        if (terms[m].length !== 1) return null
-        innerWords[m] = terms[m][0]
+        const inner = terms[m]
+        if (typeof inner === 'function' || inner.length !== 1) return null
+        innerWords[m] = inner[0]
       }
     }
     const lead = this.outerGaps(needleGaps[0], (gap, part) => gap.endsWith(part))
     const trail = this.outerGaps(needleGaps[k + 1], (gap, part) => gap.startsWith(part))
     if (lead === false || trail === false) return null
-    let size = 0
-    for (const j of [...terms[0], ...terms[k]]) size = Math.max(size, j + 1)
-    if (firstMark.length < size) {
-      firstMark = new Int32Array(Math.max(size, firstMark.length * 2))
+    if (firstMark.length < termCount) {
+      firstMark = new Int32Array(Math.max(termCount, firstMark.length * 2))
       lastMark = new Int32Array(firstMark.length)
     }
     const mark = ++generation
-    for (const j of terms[0]) firstMark[j] = mark
-    for (const j of terms[k]) lastMark[j] = mark
+    const first = accepts(terms[0], firstMark, mark)
+    const last = accepts(terms[k], lastMark, mark)
     const { starts, stream } = this
 
     return (i: number): boolean => {
@@ -140,7 +146,7 @@ export class TokenStreams {
       }
       // Words p … p + k are the needle's, with gaps p … p + k + 1 around them.
       for (let p = 0; p + k < n; p++) {
-        if (firstMark[words[p]] !== mark || lastMark[words[p + k]] !== mark) continue
+        if (!first(words[p]) || !last(words[p + k])) continue
         if ((lead !== null && lead[gapsOf[p]] !== 1) || (trail !== null && trail[gapsOf[p + k + 1]] !== 1)) continue
         let m = 1
         while (m <= k && gapsOf[p + m] === innerGaps[m - 1] && (m === k || words[p + m] === innerWords[m])) m++
@@ -164,5 +170,20 @@ export class TokenStreams {
       any = true
     })
     return any ? flags : false
+  }
+}
+
+/** A test of term numbers against `set`, through `marks` (a test's answers are kept there for the rest of the search). */
+function accepts(set: TermSet, marks: Int32Array, mark: number): (j: number) => boolean {
+  if (typeof set !== 'function') {
+    for (const j of set) marks[j] = mark
+    return (j) => marks[j] === mark
+  }
+  return (j) => {
+    if (marks[j] === mark) return true
+    if (marks[j] === -mark) return false
+    const yes = set(j)
+    marks[j] = yes ? mark : -mark
+    return yes
   }
 }

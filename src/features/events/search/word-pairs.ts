@@ -7,6 +7,7 @@
  * word's terms: per term, its pairs sorted by gap, then second term.
  */
 import { encodePostings, PostingLists } from './postings'
+import type { TermSet } from './token-stream'
 
 /** Collects the pairs of a segment's events as they are encoded (token-stream.ts). */
 export class PairCollector {
@@ -71,12 +72,12 @@ export class WordPairs {
   ) {}
 
   /** Adds to `bitmap` the events holding a term of `firsts`, then gap `gap`, then a term of `seconds`; false when none does. */
-  or(firsts: readonly number[], gap: number, seconds: readonly number[], bitmap: Uint32Array): boolean {
-    let size = 0
-    for (const j of seconds) size = Math.max(size, j + 1)
-    if (marks.length < size) marks = new Int32Array(Math.max(size, marks.length * 2))
+  or(firsts: readonly number[], gap: number, seconds: TermSet, bitmap: Uint32Array): boolean {
+    const terms = this.start.length - 1
+    if (marks.length < terms) marks = new Int32Array(Math.max(terms, marks.length * 2))
     const mark = ++generation
-    for (const j of seconds) marks[j] = mark
+    if (typeof seconds !== 'function') for (const j of seconds) marks[j] = mark
+    const isSecond = typeof seconds === 'function' ? seconds : (j: number) => marks[j] === mark
     let any = false
     for (const first of firsts) {
       // This term's pairs, by gap then second term: the first of gap `gap`, then on while it lasts.
@@ -88,7 +89,7 @@ export class WordPairs {
         else high = middle
       }
       for (let n = low; n < this.start[first + 1] && this.gap[n] === gap; n++) {
-        if (marks[this.second[n]] !== mark) continue
+        if (!isSecond(this.second[n])) continue
         this.lists.or(n, bitmap)
         any = true
       }
