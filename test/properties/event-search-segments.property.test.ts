@@ -12,6 +12,7 @@ import { join } from 'node:path'
 import { parseEventQuery } from '../../src/features/events/event-query'
 import { EventsService } from '../../src/features/events/events.service'
 import { SEARCH_DIR } from '../../src/features/events/search/segment-files'
+import { SegmentedSearch } from '../../src/features/events/search/segmented-search'
 import type { EventRecord } from '../../src/storage/records'
 import type { CommitListener } from '../../src/storage/store'
 import type { Caller } from '../../src/features/tokens/permissions'
@@ -198,6 +199,26 @@ describe('queries of several words or with separators are decided from the token
       expect(again.notices).toEqual([])
       await asked(events, 150, 'after a restart', again.service)
     }, 60_000)
+  }
+})
+
+test('the last of several words tested term by term (standing for too many terms to list) gives the same answers', () => {
+  const random = seededRandom(65)
+  const events = phraseEvents(random, 400)
+  const dir = dataDir(events)
+  // Every last word counts as standing for too many terms.
+  const segmented = new SegmentedSearch(join(dir, 'events.jsonl'), { dataDir: dir, segmentEvents: SEGMENT, commonAfter: 20, manyTerms: 0 })
+  segmented.openSegments(events.length)
+  for (const event of events) segmented.add(JSON.stringify(event), event)
+  while (!segmented.indexStep(1000));
+  expect(segmented.segmentCount).toBe(6)
+  for (let round = 0; round < 300; round++) {
+    const params = random.chance(0.3) ? randomParams(random, events) : new URLSearchParams()
+    params.set('query', phraseQuery(random, events))
+    const expected = bruteForce(events, params)
+    const result = segmented.search(parseEventQuery(Object.fromEntries(params)), { projects: null, hiddenTypes: [] })
+    const actual = { ids: result.events.map((index) => index + 1), total: result.total }
+    expect({ round, query: params.get('query'), ...actual }).toEqual({ round, query: params.get('query'), ...expected })
   }
 })
 

@@ -176,8 +176,9 @@ export class Segment {
       const at = this.termText.indexOf(bytes, before)
       return at !== -1 && at + bytes.length <= after
     }
+    // The pattern's newlines (see prepareText) pin it to the term's start or end, or both.
     const start = match === 'suffix' ? after + 1 - bytes.length : before
-    if (start < before || start + bytes.length > after + 1 || (match === 'exact' && bytes.length !== after + 1 - before)) return false
+    if (start < before || start + bytes.length > after + 1) return false
     return this.termText.compare(bytes, 0, bytes.length, start, start + bytes.length) === 0
   }
 

@@ -34,6 +34,8 @@ export interface SegmentedOptions {
   /** Events per segment (tests make it small), a multiple of 64 up to 65536. */
   segmentEvents?: number
   commonAfter?: number
+  /** More terms than this for the last of several query words are tested per term (tests make it small). */
+  manyTerms?: number
   log?: (message: string) => void
 }
 
@@ -201,7 +203,7 @@ export class SegmentedSearch {
     // Each token's terms per segment, from the vocabulary for the segments it covers; the last of
     // several words, when it stands for very many terms, is tested per term by each segment ('many').
     const known = text
-      ? text.tokens.map(({ token, match }, k) => this.vocabulary.termsBySegment(token, match, k > 0 && k === text.tokens.length - 1 ? MANY_TERMS : Infinity))
+      ? text.tokens.map(({ token, match }, k) => this.vocabulary.termsBySegment(token, match, k > 0 && k === text.tokens.length - 1 ? (this.options.manyTerms ?? MANY_TERMS) : Infinity))
       : []
     const none: readonly number[] = []
     let total = tail.total
