@@ -5,6 +5,12 @@
  * bitmap's words however many events hold them.
  */
 
+/**
+ * The terms a query word may stand for: their numbers, or a test of a term by its number (for a
+ * word standing for too many terms to list, see Segment.search).
+ */
+export type TermSet = readonly number[] | ((j: number) => boolean)
+
 export function bitmapWords(count: number) {
   return (count + 31) >>> 5
 }

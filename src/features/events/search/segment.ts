@@ -21,6 +21,7 @@ import { queryTokens, wordsAndGaps } from './event-tokens'
 import { bitmapWords, PostingLists } from './postings'
 import { HEADER, readHeader, SEGMENT_COLUMNS, SEGMENT_MAX_EVENTS, type Meta, type SegmentColumn } from './segment-format'
 import { TokenStreams } from './token-stream'
+import { TermDictionary } from './segment-terms'
 import { WordPairs } from './word-pairs'
 
 /** One structured filter: events whose value in `column` is among `values`. */
@@ -74,8 +75,7 @@ export class Segment {
   private readonly columnIds: Map<string | null, number>[]
   private readonly columnOffsets: Uint32Array[] = []
   private readonly columnPostings: Uint16Array[] = []
-  private readonly termText: Buffer
-  private readonly termStarts: Uint32Array
+  private readonly dictionary: TermDictionary
   private readonly termLists: PostingLists
   private readonly words: number
   private readonly streams: TokenStreams
@@ -101,9 +101,8 @@ export class Segment {
       this.columnOffsets.push(new Uint32Array(buffer, byteOffset + at[`columnOffsets${c}`], values.length + 1))
       this.columnPostings.push(new Uint16Array(buffer, byteOffset + at[`columnPostings${c}`], this.count))
     })
-    const terms = this.meta.termCount
-    this.termStarts = new Uint32Array(buffer, byteOffset + at.termStarts, terms + 1)
-    this.termText = Buffer.from(buffer, byteOffset + at.termText, this.termStarts[terms])
+    const termStarts = new Uint32Array(buffer, byteOffset + at.termStarts, this.meta.termCount + 1)
+    this.dictionary = new TermDictionary(Buffer.from(buffer, byteOffset + at.termText, termStarts[this.meta.termCount]), termStarts)
     this.termLists = new PostingLists(view(Uint32Array, 'termCounts'), view(Uint32Array, 'termAt'), view(Uint16Array, 'termPostings'), this.count)
     this.words = bitmapWords(this.count)
     this.streams = new TokenStreams(this.meta.gaps, view(Uint32Array, 'tokenStarts'), view(Uint8Array, 'tokenStream'))
@@ -154,37 +153,9 @@ export class Segment {
     return bitmap
   }
 
-  /** The number of term `j`, for a byte position inside it (or at its start). */
-  private termAtPosition(position: number): number {
-    let low = 0
-    let high = this.meta.termCount - 1
-    while (low < high) {
-      const middle = (low + high + 1) >>> 1
-      if (this.termStarts[middle] <= position) low = middle
-      else high = middle - 1
-    }
-    return low
-  }
-
-  /** Whether term `j` is one the query token may stand for (as `tokenTerms` finds them). */
-  private termMatches(j: number, token: PreparedText['tokens'][number]): boolean {
-    const { bytes, match } = token
-    // From the newline before the term to the one after it.
-    const before = this.termStarts[j] - 1
-    const after = this.termStarts[j + 1] - 1
-    if (match === 'infix') {
-      const at = this.termText.indexOf(bytes, before)
-      return at !== -1 && at + bytes.length <= after
-    }
-    // The pattern's newlines (see prepareText) pin it to the term's start or end, or both.
-    const start = match === 'suffix' ? after + 1 - bytes.length : before
-    if (start < before || start + bytes.length > after + 1) return false
-    return this.termText.compare(bytes, 0, bytes.length, start, start + bytes.length) === 0
-  }
-
   /** The terms, in the order of their numbers (for the vocabulary of every segment, vocabulary.ts). */
   terms(): string[] {
-    return this.termText.toString('utf8').split('\n').slice(1, -1)
+    return this.dictionary.all()
   }
 
   /** The events holding any of the terms numbered `terms` (null: none). */
@@ -193,21 +164,6 @@ export class Segment {
     const bitmap = scratch(this.words)
     for (const j of terms) this.termLists.or(j, bitmap)
     return bitmap
-  }
-
-  /** The numbers of the terms the query token may stand for, found in this segment's own terms. */
-  private tokenTerms(token: PreparedText['tokens'][number]): number[] {
-    const text = this.termText
-    const terms: number[] = []
-    for (let from = 0; ; ) {
-      const position = text.indexOf(token.bytes, from)
-      if (position === -1) return terms
-      // Terms hold no newline: the match lies in one term (exact and prefix patterns start at the newline before it).
-      const j = this.termAtPosition(token.match === 'exact' || token.match === 'prefix' ? position + 1 : position)
-      terms.push(j)
-      if (token.match === 'exact' || j + 1 >= this.meta.termCount) return terms
-      from = this.termStarts[j + 1] - 1
-    }
   }
 
   /**
@@ -278,10 +234,10 @@ export class Segment {
     let decided = text === null || text.decided
     if (text) {
       const { tokens } = text
-      const known = tokens.map((token, k) => tokenTerms?.[k] ?? this.tokenTerms(token))
+      const known = tokens.map((token, k) => tokenTerms?.[k] ?? this.dictionary.find(token))
       if (known.some((list) => list !== 'many' && list.length === 0)) return none
-      const list = (k: number) => (known[k] === 'many' ? (known[k] = this.tokenTerms(tokens[k])) : known[k]) as readonly number[]
-      const set = (k: number) => (known[k] === 'many' ? (j: number) => this.termMatches(j, tokens[k]) : list(k))
+      const list = (k: number) => (known[k] === 'many' ? (known[k] = this.dictionary.find(tokens[k])) : known[k]) as readonly number[]
+      const set = (k: number) => (known[k] === 'many' ? (j: number) => this.dictionary.matches(j, tokens[k]) : list(k))
       if (this.pairs && tokens.length > 1) {
         for (let k = 0; k + 1 < tokens.length; k++) {
           const gap = this.streams.gapNumber(text.gaps[k + 1])

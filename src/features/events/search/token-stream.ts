@@ -12,6 +12,7 @@
  * its term number in the segment, a gap by its place in the segment's list of gaps. Both are
  * numbered most frequent first, so nearly every number is one byte.
  */
+import type { TermSet } from './postings'
 import { PairCollector } from './word-pairs'
 
 export interface EncodedStreams {
@@ -56,12 +57,6 @@ export function encodeStreams(events: readonly (readonly string[])[], termNumber
   starts[events.length] = length
   return { gaps, starts, stream: stream.subarray(0, length), pairs: pairs.possible ? pairs.encode(events.length) : null }
 }
-
-/**
- * The terms a query word may stand for: their numbers, or a test of a term by its number (for a
- * word standing for too many terms to list, see Segment.search).
- */
-export type TermSet = readonly number[] | ((j: number) => boolean)
 
 /** Per term number, whether the query's first and last words may stand for it: the search's generation if so, its negation if not (see `matcher`). */
 let firstMark = new Int32Array(0)
