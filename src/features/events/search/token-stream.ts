@@ -110,6 +110,12 @@ export class TokenStreams {
       firstMark = new Int32Array(Math.max(termCount, firstMark.length * 2))
       lastMark = new Int32Array(firstMark.length)
     }
+    // Marks from a search long ago could pass for this one's once the generation wraps: cleared first.
+    if (generation === 2 ** 30) {
+      generation = 0
+      firstMark.fill(0)
+      lastMark.fill(0)
+    }
     const mark = ++generation
     const first = accepts(terms[0], firstMark, mark)
     const last = accepts(terms[k], lastMark, mark)

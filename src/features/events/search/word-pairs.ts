@@ -74,6 +74,11 @@ export class WordPairs {
   or(firsts: readonly number[], gap: number, seconds: TermSet, bitmap: Uint32Array): boolean {
     const terms = this.start.length - 1
     if (marks.length < terms) marks = new Int32Array(Math.max(terms, marks.length * 2))
+    // Marks from a lookup long ago could pass for this one's once the generation wraps: cleared first.
+    if (generation === 2 ** 30) {
+      generation = 0
+      marks.fill(0)
+    }
     const mark = ++generation
     if (typeof seconds !== 'function') for (const j of seconds) marks[j] = mark
     const isSecond = typeof seconds === 'function' ? seconds : (j: number) => marks[j] === mark
