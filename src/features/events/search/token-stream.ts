@@ -31,7 +31,7 @@ export function encodeStreams(events: readonly (readonly string[])[], termNumber
   for (const pieces of events) for (let g = 0; g < pieces.length; g += 2) gapCounts.set(pieces[g], (gapCounts.get(pieces[g]) ?? 0) + 1)
   const gaps = [...gapCounts.keys()].sort((a, b) => gapCounts.get(b)! - gapCounts.get(a)!)
   const gapNumber = new Map(gaps.map((gap, n) => [gap, n]))
-  const pairs = new PairCollector(termNumber.size, gaps.length)
+  const pairs = new PairCollector(termNumber.size, gaps.length, events.length)
   let numbers = new Int32Array(64)
   const starts = new Uint32Array(events.length + 1)
   let stream = new Uint8Array(1 << 16)

@@ -8,49 +8,83 @@
  */
 import { encodePostings, PostingLists, type TermSet } from './postings'
 
-/** Collects the pairs of a segment's events as they are encoded (token-stream.ts). */
+/**
+ * Collects the pairs of a segment's events as they are encoded (token-stream.ts): per first term,
+ * (gap, second term, event) as one number, then sorted natively group by group (a map of millions
+ * of pair keys took most of a segment's building).
+ */
 export class PairCollector {
-  private readonly lists = new Map<number, number[]>()
+  private firsts = new Int32Array(1 << 16)
+  private rests = new Float64Array(1 << 16)
+  private length = 0
 
   constructor(
     private readonly terms: number,
     private readonly gaps: number,
+    private readonly events: number,
   ) {}
 
-  /** Whether pairs fit a number key (`first`, `gap`, `second`): a segment of very many terms keeps none. */
+  /** Whether a pair and its event fit one number: a segment of very many terms and gaps keeps no pairs. */
   get possible(): boolean {
-    return this.terms * this.terms * Math.max(1, this.gaps) < 2 ** 53
+    return this.gaps * this.terms * this.events < 2 ** 53
   }
 
   /** Event `i`'s numbers as its stream holds them: gap, word, gap, …, word, gap. */
   add(i: number, numbers: ArrayLike<number>, length: number) {
+    const pairs = (length - 1) / 2 - 1
+    if (pairs <= 0) return
+    if (this.length + pairs > this.firsts.length) {
+      const size = Math.max(this.firsts.length * 2, this.length + pairs)
+      const firsts = new Int32Array(size)
+      const rests = new Float64Array(size)
+      firsts.set(this.firsts)
+      rests.set(this.rests)
+      this.firsts = firsts
+      this.rests = rests
+    }
     for (let p = 1; p + 2 < length; p += 2) {
-      const key = (numbers[p] * this.gaps + numbers[p + 1]) * this.terms + numbers[p + 2]
-      let list = this.lists.get(key)
-      if (list === undefined) this.lists.set(key, (list = []))
-      if (list[list.length - 1] !== i) list.push(i)
+      this.firsts[this.length] = numbers[p]
+      this.rests[this.length++] = (numbers[p + 1] * this.terms + numbers[p + 2]) * this.events + i
     }
   }
 
   /** The arrays a segment stores (in this order: pairStart, pairGap, pairSecond, pairCounts, pairAt, pairPostings). */
   encode(count: number): [string, ArrayBufferView][] {
-    const keys = [...this.lists.keys()].sort((a, b) => a - b)
+    // Grouped by first term (a counting sort), each group sorted by gap, second term, event.
     const start = new Uint32Array(this.terms + 1)
-    const gap = new Uint32Array(keys.length)
-    const second = new Uint32Array(keys.length)
-    keys.forEach((key, n) => {
-      second[n] = key % this.terms
-      const rest = (key - second[n]) / this.terms
-      gap[n] = rest % this.gaps
-      start[(rest - gap[n]) / this.gaps + 1]++
-    })
+    for (let n = 0; n < this.length; n++) start[this.firsts[n] + 1]++
     for (let j = 0; j < this.terms; j++) start[j + 1] += start[j]
-    const { counts, at, postings } = encodePostings(keys.map((key) => this.lists.get(key)!), count)
-    this.lists.clear()
+    const sorted = new Float64Array(this.length)
+    const next = start.slice(0, this.terms)
+    for (let n = 0; n < this.length; n++) sorted[next[this.firsts[n]]++] = this.rests[n]
+    const gap: number[] = []
+    const second: number[] = []
+    const lists: number[][] = []
+    const pairStart = new Uint32Array(this.terms + 1)
+    for (let j = 0; j < this.terms; j++) {
+      const group = sorted.subarray(start[j], start[j + 1]).sort()
+      let last = -1
+      for (const rest of group) {
+        const i = rest % this.events
+        const key = (rest - i) / this.events
+        if (key !== last) {
+          last = key
+          second.push(key % this.terms)
+          gap.push((key - (key % this.terms)) / this.terms)
+          lists.push([])
+        }
+        const list = lists[lists.length - 1]
+        if (list[list.length - 1] !== i) list.push(i)
+      }
+      pairStart[j + 1] = lists.length
+    }
+    this.firsts = new Int32Array(0)
+    this.rests = new Float64Array(0)
+    const { counts, at, postings } = encodePostings(lists, count)
     return [
-      ['pairStart', start],
-      ['pairGap', gap],
-      ['pairSecond', second],
+      ['pairStart', pairStart],
+      ['pairGap', Uint32Array.from(gap)],
+      ['pairSecond', Uint32Array.from(second)],
       ['pairCounts', counts],
       ['pairAt', at],
       ['pairPostings', postings],
