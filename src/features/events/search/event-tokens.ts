@@ -30,7 +30,19 @@ export function tokenize(text: string): string[] {
   return tokens
 }
 
-type TokenMatch = 'exact' | 'prefix' | 'suffix' | 'infix'
+/** Word runs, captured: splitting by them alternates gaps and words (see `wordsAndGaps`). */
+const WORD_RUNS = /([\p{L}\p{N}\p{M}]+)/u
+
+/**
+ * A text as its gaps and words, alternating and starting and ending with a gap (empty where the text
+ * starts or ends with a word): `[gap0, word1, gap1, …, wordN, gapN]`, whose concatenation is the text.
+ * The words are those of `tokenize`; a gap is the whole run of separators between two words.
+ */
+export function wordsAndGaps(text: string): string[] {
+  return text.split(WORD_RUNS)
+}
+
+export type TokenMatch = 'exact' | 'prefix' | 'suffix' | 'infix'
 
 /** The tokens of a (lower-cased) query and how each must match an event's terms. */
 export function queryTokens(query: string): { token: string; match: TokenMatch }[] {

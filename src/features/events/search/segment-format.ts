@@ -5,9 +5,12 @@
  * each typed array starts, then the arrays, each 8-byte aligned. The checksum (CRC-32) covers
  * everything after the header; a file of another version, size or checksum is not used.
  */
-import { tokenize } from './event-tokens'
+import { wordsAndGaps } from './event-tokens'
+import { encodePostings } from './postings'
+import { encodeStreams } from './token-stream'
 
-export const SEGMENT_VERSION = 1
+/** 2: terms numbered most frequent first, the token streams (token-stream.ts) and the word pairs (word-pairs.ts). */
+export const SEGMENT_VERSION = 2
 const MAGIC = 'FLAGSEG\n'
 export const HEADER = 64
 /** At most this many events, so that an event's number in its segment fits 16 bits. */
@@ -34,11 +37,17 @@ export interface SegmentInput {
 
 export interface Meta {
   dictionaries: (string | null)[][]
+  /** The token streams' gaps (token-stream.ts). */
+  gaps: string[]
+  /** Whether the word pairs are kept (word-pairs.ts). */
+  pairs: boolean
   minTime: number
   maxTime: number
   termCount: number
   /** Byte offset of each typed array. */
   at: Record<string, number>
+  /** Byte length of each typed array. */
+  lengths: Record<string, number>
 }
 
 /** Builds a segment's bytes. */
@@ -86,47 +95,44 @@ export function buildSegment(input: SegmentInput): Uint8Array {
     arrays.push([`columnOffsets${c}`, offsets], [`columnPostings${c}`, postings])
   }
 
-  // Terms: each term's events, ascending (an event is listed once per term).
-  const termEvents = new Map<string, number[]>()
+  // Terms: each term's events, ascending (an event is listed once per term), and how often it occurs.
+  const termEvents = new Map<string, { events: number[]; occurrences: number }>()
+  const texts: string[][] = []
   for (let i = 0; i < count; i++) {
-    for (const term of tokenize(input.text(i))) {
-      let list = termEvents.get(term)
-      if (list === undefined) termEvents.set(term, (list = []))
-      if (list[list.length - 1] !== i) list.push(i)
+    const pieces = wordsAndGaps(input.text(i))
+    texts.push(pieces)
+    for (let w = 1; w < pieces.length; w += 2) {
+      let entry = termEvents.get(pieces[w])
+      if (entry === undefined) termEvents.set(pieces[w], (entry = { events: [], occurrences: 0 }))
+      entry.occurrences++
+      if (entry.events[entry.events.length - 1] !== i) entry.events.push(i)
     }
   }
-  const terms = [...termEvents.keys()]
+  // Numbered most frequent first: the token streams then hold mostly one-byte numbers.
+  const terms = [...termEvents.keys()].sort((a, b) => termEvents.get(b)!.occurrences - termEvents.get(a)!.occurrences)
+  const streams = encodeStreams(texts, new Map(terms.map((term, j) => [term, j])))
+  texts.length = 0
+  arrays.push(['tokenStarts', streams.starts], ['tokenStream', streams.stream])
   const encoder = new TextEncoder()
   const termText = encoder.encode('\n' + terms.map((term) => term + '\n').join(''))
   const termStarts = new Uint32Array(terms.length + 1)
-  const termCounts = new Uint32Array(terms.length)
-  const termAt = new Uint32Array(terms.length)
-  const words = bitmapWords(count)
-  let postingUnits = 0
   let textAt = 1
   terms.forEach((term, j) => {
     termStarts[j] = textAt
     textAt += encoder.encode(term).length + 1
-    const events = termEvents.get(term)!.length
-    termCounts[j] = events
-    // A bitmap starts on a 32-bit boundary (two 16-bit units).
-    if (isBitmap(events, count)) postingUnits += postingUnits & 1
-    termAt[j] = postingUnits
-    postingUnits += isBitmap(events, count) ? words * 2 : events
   })
   termStarts[terms.length] = textAt
-  const postings = new Uint16Array(postingUnits + 2)
-  terms.forEach((term, j) => {
-    const list = termEvents.get(term)!
-    if (!isBitmap(list.length, count)) return postings.set(list, termAt[j])
-    const bitmap = new Uint32Array(postings.buffer, termAt[j] * 2, words)
-    for (const i of list) bitmap[i >>> 5] |= 1 << (i & 31)
-  })
-  arrays.push(['termText', termText], ['termStarts', termStarts], ['termCounts', termCounts], ['termAt', termAt], ['termPostings', postings])
+  const { counts, at: termAt, postings } = encodePostings(
+    terms.map((term) => termEvents.get(term)!.events),
+    count,
+  )
+  arrays.push(['termText', termText], ['termStarts', termStarts], ['termCounts', counts], ['termAt', termAt], ['termPostings', postings])
+  if (streams.pairs) arrays.push(...streams.pairs)
 
   // Where each array goes: after the meta, whose length depends on those offsets' digits; the meta
   // gets a generous fixed room.
   const at: Record<string, number> = {}
+  const lengths = Object.fromEntries(arrays.map(([name, array]) => [name, array.byteLength]))
   let metaText = ''
   for (let room = 4096; ; room *= 2) {
     let offset = HEADER + room
@@ -134,7 +140,7 @@ export function buildSegment(input: SegmentInput): Uint8Array {
       at[name] = offset
       offset = align8(offset + array.byteLength)
     }
-    const meta: Meta = { dictionaries, minTime, maxTime, termCount: terms.length, at }
+    const meta: Meta = { dictionaries, gaps: streams.gaps, pairs: streams.pairs !== null, lengths, minTime, maxTime, termCount: terms.length, at }
     metaText = JSON.stringify(meta)
     const metaBytes = encoder.encode(metaText)
     if (metaBytes.length > room) continue
@@ -157,15 +163,6 @@ export function buildSegment(input: SegmentInput): Uint8Array {
 
 function align8(n: number) {
   return (n + 7) & ~7
-}
-
-export function bitmapWords(count: number) {
-  return (count + 31) >>> 5
-}
-
-/** A term in more than 1/16 of the events is kept as a bitmap: it is then the smaller form. */
-export function isBitmap(events: number, count: number) {
-  return events * 16 > count
 }
 
 export interface SegmentHeader {

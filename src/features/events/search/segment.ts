@@ -10,12 +10,19 @@
  * when that is smaller (a term in more than 1/16 of the events), so the union of the terms a query
  * word may stand for, and its exact count, cost at most a bitmap's words however many events hold
  * them. A query is answered per segment as a bitmap of its matches, counted by popcount; only a
- * page's events are then looked up, and only queries whose words do not decide the match alone
- * (several words, separators) read events back to check them. The byte layout and the building
- * are in segment-format.ts.
+ * page's events are then looked up. A query of several words narrows to the events holding each
+ * two of its words in a row with the very gap between them (word-pairs.ts), which for two words
+ * and nothing outside them is the answer; whatever the bitmaps do not decide (more words,
+ * separators outside the words) is checked per candidate against its token stream, the numbers of
+ * its words and gaps (token-stream.ts), never reading the log. The byte layout and the building are
+ * in segment-format.ts.
  */
-import { queryTokens } from './event-tokens'
-import { bitmapWords, HEADER, isBitmap, readHeader, SEGMENT_COLUMNS, SEGMENT_MAX_EVENTS, type Meta, type SegmentColumn } from './segment-format'
+import { queryTokens, wordsAndGaps } from './event-tokens'
+import { bitmapWords, PostingLists } from './postings'
+import { HEADER, readHeader, SEGMENT_COLUMNS, SEGMENT_MAX_EVENTS, type Meta, type SegmentColumn } from './segment-format'
+import { TokenStreams } from './token-stream'
+import { TermDictionary } from './segment-terms'
+import { WordPairs } from './word-pairs'
 
 /** One structured filter: events whose value in `column` is among `values`. */
 export interface ColumnCondition {
@@ -40,8 +47,10 @@ export interface SegmentQuery {
 export interface PreparedText {
   needle: string
   tokens: { token: string; bytes: Buffer; match: 'exact' | 'prefix' | 'suffix' | 'infix' }[]
-  /** Whether the terms decide the match (one word, nothing else): no event need be read. */
+  /** Whether the terms decide the match (one word, nothing else): no event need be checked. */
   decided: boolean
+  /** The needle's gaps around and between its tokens, as `wordsAndGaps` splits it (token-stream.ts). */
+  gaps: string[]
 }
 
 export function prepareText(needle: string): PreparedText {
@@ -49,10 +58,11 @@ export function prepareText(needle: string): PreparedText {
   const decided = tokens.length === 1 && tokens[0].token === needle
   const bytes = (token: string, match: string) =>
     Buffer.from(match === 'exact' ? `\n${token}\n` : match === 'prefix' ? `\n${token}` : match === 'suffix' ? `${token}\n` : token)
-  return { needle, tokens: tokens.map(({ token, match }) => ({ token, bytes: bytes(token, match), match })), decided }
+  const gaps = wordsAndGaps(needle).filter((_, p) => p % 2 === 0)
+  return { needle, tokens: tokens.map(({ token, match }) => ({ token, bytes: bytes(token, match), match })), decided, gaps }
 }
 
-/** How a segment's candidates are checked when the terms alone do not decide: whether event `i`'s searchable text holds `needle`. */
+/** How a segment's candidates are checked when the needle has no word (the token streams can't tell): whether event `i`'s searchable text holds `needle`. */
 export type TextCheck = (segment: Segment, i: number, needle: string) => boolean
 
 export class Segment {
@@ -65,12 +75,12 @@ export class Segment {
   private readonly columnIds: Map<string | null, number>[]
   private readonly columnOffsets: Uint32Array[] = []
   private readonly columnPostings: Uint16Array[] = []
-  private readonly termText: Buffer
-  private readonly termStarts: Uint32Array
-  private readonly termCounts: Uint32Array
-  private readonly termAt: Uint32Array
-  private readonly termPostings: Uint16Array
+  private readonly dictionary: TermDictionary
+  private readonly termLists: PostingLists
   private readonly words: number
+  private readonly streams: TokenStreams
+  /** Null in a segment of too many terms to keep them (see word-pairs.ts). */
+  private readonly pairs: WordPairs | null
 
   /** Uses `bytes` as they are (checked by the caller, see `checkSegment`): nothing is copied. */
   constructor(bytes: Uint8Array) {
@@ -80,8 +90,10 @@ export class Segment {
     this.firstId = header.firstId
     const metaLength = new DataView(bytes.buffer, bytes.byteOffset).getUint32(28, true)
     this.meta = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset + HEADER, metaLength).toString('utf8'))
-    const at = this.meta.at
+    const { at, lengths } = this.meta
     const { buffer, byteOffset } = bytes
+    const view = <T>(Type: { new (buffer: ArrayBufferLike, offset: number, length: number): T; BYTES_PER_ELEMENT: number }, name: string) =>
+      new Type(buffer, byteOffset + at[name], lengths[name] / Type.BYTES_PER_ELEMENT)
     this.lineStart = new Float64Array(buffer, byteOffset + at.lineStart, this.count + 1)
     this.createdAt = new Float64Array(buffer, byteOffset + at.createdAt, this.count)
     this.columnIds = this.meta.dictionaries.map((values) => new Map(values.map((value, id) => [value, id])))
@@ -89,13 +101,19 @@ export class Segment {
       this.columnOffsets.push(new Uint32Array(buffer, byteOffset + at[`columnOffsets${c}`], values.length + 1))
       this.columnPostings.push(new Uint16Array(buffer, byteOffset + at[`columnPostings${c}`], this.count))
     })
-    const terms = this.meta.termCount
-    this.termStarts = new Uint32Array(buffer, byteOffset + at.termStarts, terms + 1)
-    this.termText = Buffer.from(buffer, byteOffset + at.termText, this.termStarts[terms])
-    this.termCounts = new Uint32Array(buffer, byteOffset + at.termCounts, terms)
-    this.termAt = new Uint32Array(buffer, byteOffset + at.termAt, terms)
-    this.termPostings = new Uint16Array(buffer, byteOffset + at.termPostings, (this.bytes.byteLength - at.termPostings) >> 1)
+    const termStarts = new Uint32Array(buffer, byteOffset + at.termStarts, this.meta.termCount + 1)
+    this.dictionary = new TermDictionary(Buffer.from(buffer, byteOffset + at.termText, termStarts[this.meta.termCount]), termStarts)
+    this.termLists = new PostingLists(view(Uint32Array, 'termCounts'), view(Uint32Array, 'termAt'), view(Uint16Array, 'termPostings'), this.count)
     this.words = bitmapWords(this.count)
+    this.streams = new TokenStreams(this.meta.gaps, view(Uint32Array, 'tokenStarts'), view(Uint8Array, 'tokenStream'))
+    this.pairs = this.meta.pairs
+      ? new WordPairs(
+          view(Uint32Array, 'pairStart'),
+          view(Uint32Array, 'pairGap'),
+          view(Uint32Array, 'pairSecond'),
+          new PostingLists(view(Uint32Array, 'pairCounts'), view(Uint32Array, 'pairAt'), view(Uint16Array, 'pairPostings'), this.count),
+        )
+      : null
   }
 
   get byteLength(): number {
@@ -135,58 +153,17 @@ export class Segment {
     return bitmap
   }
 
-  /** The number of term `j`, for a byte position inside it (or at its start). */
-  private termAtPosition(position: number): number {
-    let low = 0
-    let high = this.meta.termCount - 1
-    while (low < high) {
-      const middle = (low + high + 1) >>> 1
-      if (this.termStarts[middle] <= position) low = middle
-      else high = middle - 1
-    }
-    return low
-  }
-
-  /** Adds term `j`'s events to `bitmap`. */
-  private orTerm(j: number, bitmap: Uint32Array) {
-    const events = this.termCounts[j]
-    const at = this.termAt[j]
-    if (isBitmap(events, this.count)) {
-      const words = new Uint32Array(this.termPostings.buffer, this.termPostings.byteOffset + at * 2, this.words)
-      for (let w = 0; w < this.words; w++) bitmap[w] |= words[w]
-    } else {
-      const postings = this.termPostings
-      for (let k = at; k < at + events; k++) bitmap[postings[k] >>> 5] |= 1 << (postings[k] & 31)
-    }
-  }
-
   /** The terms, in the order of their numbers (for the vocabulary of every segment, vocabulary.ts). */
   terms(): string[] {
-    return this.termText.toString('utf8').split('\n').slice(1, -1)
+    return this.dictionary.all()
   }
 
   /** The events holding any of the terms numbered `terms` (null: none). */
   private termsBitmap(terms: readonly number[]): Uint32Array | null {
     if (terms.length === 0) return null
     const bitmap = scratch(this.words)
-    for (const j of terms) this.orTerm(j, bitmap)
+    for (const j of terms) this.termLists.or(j, bitmap)
     return bitmap
-  }
-
-  /** The events holding a term the query token may stand for (null: none), found in this segment's own terms. */
-  private tokenBitmap(token: PreparedText['tokens'][number]): Uint32Array | null {
-    const text = this.termText
-    let bitmap: Uint32Array | null = null
-    for (let from = 0; ; ) {
-      const position = text.indexOf(token.bytes, from)
-      if (position === -1) return bitmap
-      // Terms hold no newline: the match lies in one term (exact and prefix patterns start at the newline before it).
-      const j = this.termAtPosition(token.match === 'exact' || token.match === 'prefix' ? position + 1 : position)
-      bitmap ??= scratch(this.words)
-      this.orTerm(j, bitmap)
-      if (token.match === 'exact' || j + 1 >= this.meta.termCount) return bitmap
-      from = this.termStarts[j + 1] - 1
-    }
   }
 
   /**
@@ -199,8 +176,12 @@ export class Segment {
     offset: number,
     limit: number,
     textCheck: TextCheck,
-    /** Per query token, the numbers of the terms it stands for here, when the vocabulary knows them (null: look them up). */
-    tokenTerms: readonly (readonly number[] | null)[] | null = null,
+    /**
+     * Per query token, the numbers of the terms it stands for here, when the vocabulary knows them
+     * (null: look them up); 'many' for the last of several words standing for too many terms to
+     * list: each term the pairs and the streams meet is then tested by its text.
+     */
+    tokenTerms: readonly (readonly number[] | 'many' | null)[] | null = null,
   ): { total: number; events: number[] } {
     const none = { total: 0, events: [] }
     // The bitmaps of the last segment's search are done with.
@@ -211,13 +192,14 @@ export class Segment {
     const only = tokenTerms?.[0]
     if (
       text?.decided &&
-      only?.length === 1 &&
+      Array.isArray(only) &&
+      only.length === 1 &&
       query.conditions.length === 0 &&
       query.ids === null &&
       !timeBound &&
       !query.hiddenTypes.some((type) => this.columnIds[0].has(type))
     ) {
-      return this.termPage(only[0], offset, limit)
+      return this.termPage(only![0], offset, limit)
     }
     // One column's values and nothing else: an event has one value, so the lists are disjoint and
     // their lengths add up to the count; the page is a slice of the one list holding it.
@@ -247,12 +229,33 @@ export class Segment {
       if (matching === null) return none
       and(matching)
     }
+    let phrase: ((i: number) => boolean) | null = null
+    // Whether the bitmaps decide the text: one word alone, or two words and the gap between them alone.
+    let decided = text === null || text.decided
     if (text) {
-      for (const [k, token] of text.tokens.entries()) {
-        const known = tokenTerms?.[k] ?? null
-        const matching = known ? this.termsBitmap(known) : this.tokenBitmap(token)
-        if (matching === null) return none
-        and(matching)
+      const { tokens } = text
+      const known = tokens.map((token, k) => tokenTerms?.[k] ?? this.dictionary.find(token))
+      if (known.some((list) => list !== 'many' && list.length === 0)) return none
+      const list = (k: number) => (known[k] === 'many' ? (known[k] = this.dictionary.find(tokens[k])) : known[k]) as readonly number[]
+      const set = (k: number) => (known[k] === 'many' ? (j: number) => this.dictionary.matches(j, tokens[k]) : list(k))
+      if (this.pairs && tokens.length > 1) {
+        for (let k = 0; k + 1 < tokens.length; k++) {
+          const gap = this.streams.gapNumber(text.gaps[k + 1])
+          const matching = scratch(this.words)
+          if (gap === undefined || !this.pairs.or(list(k), gap, set(k + 1), matching)) return none
+          and(matching)
+        }
+        decided = tokens.length === 2 && text.gaps[0] === '' && text.gaps[2] === ''
+      } else {
+        for (let k = 0; k < tokens.length; k++) {
+          const matching = this.termsBitmap(list(k))
+          if (matching === null) return none
+          and(matching)
+        }
+      }
+      if (!decided && tokens.length > 0) {
+        phrase = this.streams.matcher(text.gaps, tokens.map((_, k) => (k === 0 || k === tokens.length - 1 ? set(k) : list(k))), this.meta.termCount)
+        if (phrase === null) return none
       }
     }
     if (query.hiddenTypes.length > 0) {
@@ -272,16 +275,16 @@ export class Segment {
       and(ids)
     }
     const check = (i: number) =>
-      (!timeBound || (this.createdAt[i] >= query.fromMs && this.createdAt[i] <= query.toMs)) && (text === null || text.decided || textCheck(this, i, text.needle))
+      (!timeBound || (this.createdAt[i] >= query.fromMs && this.createdAt[i] <= query.toMs)) && (decided || (phrase ? phrase(i) : textCheck(this, i, text!.needle)))
 
     const events: number[] = []
-    if (bitmap === null && !timeBound && (text === null || text.decided)) {
+    if (bitmap === null && !timeBound && decided) {
       // Every event matches: the page is a range.
       for (let i = this.count - 1 - offset; i >= 0 && events.length < limit; i--) events.push(this.firstId - 1 + i)
       return { total: this.count, events }
     }
     const matches: Uint32Array = bitmap ?? this.full()
-    if (!timeBound && (text === null || text.decided)) {
+    if (!timeBound && decided) {
       let total = 0
       for (let w = 0; w < this.words; w++) total += popcount(matches[w])
       if (offset < total && limit > 0) this.walk(matches, () => true, offset, limit, events, true)
@@ -294,15 +297,13 @@ export class Segment {
 
   /** The events of term `j`: how many, and those at `offset` and after (newest first, at most `limit`). */
   private termPage(j: number, offset: number, limit: number): { total: number; events: number[] } {
-    const total = this.termCounts[j]
+    const { counts, at, postings } = this.termLists
+    const total = counts[j]
     const events: number[] = []
     if (offset >= total || limit <= 0) return { total, events }
-    const at = this.termAt[j]
-    if (isBitmap(total, this.count)) {
-      this.walk(new Uint32Array(this.termPostings.buffer, this.termPostings.byteOffset + at * 2, this.words), () => true, offset, limit, events, true)
-    } else {
-      for (let k = at + total - 1 - offset; k >= at && events.length < limit; k--) events.push(this.firstId - 1 + this.termPostings[k])
-    }
+    const bitmap = this.termLists.bitmap(j)
+    if (bitmap !== null) this.walk(bitmap, () => true, offset, limit, events, true)
+    else for (let k = at[j] + total - 1 - offset; k >= at[j] && events.length < limit; k--) events.push(this.firstId - 1 + postings[k])
     return { total, events }
   }
 

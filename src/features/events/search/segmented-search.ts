@@ -23,6 +23,9 @@ import { Vocabulary } from './vocabulary'
 /** Bytes read from the log at once to check candidates. */
 const WINDOW = 1 << 12
 
+/** More distinct terms than this for the last of several query words (a short word start) are not listed per segment (see Segment.search). */
+const MANY_TERMS = 256
+
 /** Events per segment: a segment is written each time the tail holds this many. */
 export const SEGMENT_EVENTS_DEFAULT = 65536
 
@@ -31,6 +34,8 @@ export interface SegmentedOptions {
   /** Events per segment (tests make it small), a multiple of 64 up to 65536. */
   segmentEvents?: number
   commonAfter?: number
+  /** More terms than this for the last of several query words are tested per term (tests make it small). */
+  manyTerms?: number
   log?: (message: string) => void
 }
 
@@ -195,13 +200,16 @@ export class SegmentedSearch {
       needle,
     }
     const text = needle === null ? null : prepareText(needle)
-    // Each token's terms per segment, from the vocabulary for the segments it covers.
-    const known = text ? text.tokens.map(({ token, match }) => this.vocabulary.termsBySegment(token, match)) : []
+    // Each token's terms per segment, from the vocabulary for the segments it covers; the last of
+    // several words, when it stands for very many terms, is tested per term by each segment ('many').
+    const known = text
+      ? text.tokens.map(({ token, match }, k) => this.vocabulary.termsBySegment(token, match, k > 0 && k === text.tokens.length - 1 ? (this.options.manyTerms ?? MANY_TERMS) : Infinity))
+      : []
     const none: readonly number[] = []
     let total = tail.total
     for (let s = this.segments.length - 1; s >= 0; s--) {
       const offset = Math.max(0, query.offset - total)
-      const tokenTerms = s < this.vocabulary.covered ? known.map((bySegment) => bySegment.get(s) ?? none) : null
+      const tokenTerms = s < this.vocabulary.covered ? known.map((bySegment) => (bySegment === null ? 'many' : (bySegment.get(s) ?? none))) : null
       const part = this.segments[s].search(segmentQuery, text, offset, query.limit - events.length, this.textCheck, tokenTerms)
       total += part.total
       events.push(...part.events)

@@ -92,10 +92,15 @@ export class Vocabulary {
     return low
   }
 
-  /** Per covered segment, the numbers of the terms a token stands for there (a segment missing from the map holds none). */
-  termsBySegment(token: string, match: 'exact' | 'prefix' | 'suffix' | 'infix'): Map<number, number[]> {
+  /**
+   * Per covered segment, the numbers of the terms a token stands for there (a segment missing from
+   * the map holds none); null when the token stands for more than `most` distinct terms.
+   */
+  termsBySegment(token: string, match: 'exact' | 'prefix' | 'suffix' | 'infix', most = Infinity): Map<number, number[]> | null {
     const bySegment = new Map<number, number[]>()
-    for (const id of this.matching(token, match)) {
+    const ids = this.matching(token, match)
+    if (ids.length > most) return null
+    for (const id of ids) {
       for (let entry = this.first.data[id]; entry !== -1; entry = this.entryNext.data[entry]) {
         const segment = this.entrySegment.data[entry]
         let terms = bySegment.get(segment)
