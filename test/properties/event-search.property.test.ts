@@ -60,14 +60,14 @@ describe('event search equals a brute-force filter', () => {
       const scanning = await serviceOver(events, { buildIndex: false })
       const indexing = await indexed(await serviceOver(events))
       // A database's log: copied to local files as it is handed to the worker, and searched in segments (of 64 events here) as a data directory's.
-      const spilled = await indexed(await serviceOver(events, { segmentEvents: 64 }, () => {}, { name: 'database', identity: 'test-log' }))
+      const copied = await indexed(await serviceOver(events, { segmentEvents: 64 }, () => {}, { name: 'database', identity: 'test-log' }))
       const plans = new Set<string>()
       for (let round = 0; round < 150; round++) {
         const params = randomParams(random, events)
         const caller = random.pick([ADMIN, ADMIN, VIEWER, SCOPED])
         const expected = bruteForce(events, params, caller)
         const context = `seed ${seed} round ${round} as ${caller.tokenName}: ?${params}`
-        for (const service of [scanning, indexing, spilled]) {
+        for (const service of [scanning, indexing, copied]) {
           const actual = await search(service, params, caller)
           plans.add(actual.plan)
           expect({ context, ids: actual.ids, total: actual.total }).toEqual({ context, ...expected })

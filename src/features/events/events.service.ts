@@ -17,7 +17,7 @@ import { openCachedLog, type CachedLog } from './search/log-cache'
 import type { EventVisibility, SearchPlan } from './search/search-engine'
 
 /** Events per message when a database's log is handed to the worker. */
-const SPILL_PAGE = 5000
+const DATABASE_PAGE = 5000
 /** Waits between attempts to read a database's log for search while the database is away. */
 const RETRY_MIN_MS = 250
 const RETRY_MAX_MS = 5000
@@ -184,7 +184,7 @@ export class EventsService {
       let page: string[] = []
       const onLine = (line: string) => {
         page.push(line)
-        if (page.length === SPILL_PAGE) {
+        if (page.length === DATABASE_PAGE) {
           this.post({ type: 'append', lines: page })
           page = []
         }
