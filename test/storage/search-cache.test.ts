@@ -9,7 +9,7 @@
  */
 import { afterAll, afterEach, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
-import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { DatabaseConfig } from '../../src/config'
 import { CACHE_IDENTITY, CACHE_LOG } from '../../src/features/events/search/log-cache'
@@ -35,10 +35,11 @@ async function newDatabase(pg: PostgresCluster): Promise<DatabaseConfig> {
   return databaseConfig(pg, name)
 }
 
+/** A SEARCH_CACHE_DIR not made yet (the instance makes it). */
 function cacheRoot(): string {
   const dir = tempDir('search-cache-')
   dirs.push(dir)
-  return dir.path
+  return join(dir.path, 'cache')
 }
 
 interface Instance {
@@ -132,6 +133,10 @@ describe.skipIf(!postgresBinaries())('the local copy of a PostgreSQL event log',
     expect(readFileSync(join(slot(root), CACHE_LOG), 'utf8')).toBe((await eventsOf(database)).map((event) => JSON.stringify(event) + '\n').join(''))
     expect(segments(root).length).toBeGreaterThanOrEqual(2)
     const written = segments(root)
+    // It holds every event in full: private, as a data directory is.
+    const mode = (path: string) => (statSync(path).mode & 0o777).toString(8)
+    expect([root, slot(root), join(slot(root), SEARCH_DIR)].map(mode)).toEqual(['700', '700', '700'])
+    expect([CACHE_LOG, CACHE_IDENTITY, '.lock', join(SEARCH_DIR, written[0])].map((name) => mode(join(slot(root), name)))).toEqual(['600', '600', '600', '600'])
     await stop(first)
 
     // Another instance (its own copy) writes while this one is down.
