@@ -264,14 +264,17 @@ async function startupOnce(env: Record<string, string>, dataDir: string) {
   try {
     const readyRss = rssMiB(server.pid)
     let peakRss = readyRss
-    const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMiB(server.pid))), 100)
+    const sampler = setInterval(() => {
+      try {
+        peakRss = Math.max(peakRss, rssMiB(server.pid))
+      } catch {}
+    }, 100)
     // A search made the moment /ready answers: it waits for the log to be read (not for the text index).
     const asked = performance.now()
     const first = await fetch(`${server.base}/api/admin/search/events?query=flag&limit=10`, { headers: { authorization: SECRET } })
     if (first.status !== 200) throw new Error(`first search answered ${first.status}`)
     const firstSearchMs = performance.now() - asked
-    const indexMs = await waitForSearchIndex(server.base)
-    clearInterval(sampler)
+    const indexMs = await waitForSearchIndex(server.base).finally(() => clearInterval(sampler))
     return { readyMs: server.readyMs, readyRss, firstSearchMs, indexMs, indexedRss: rssMiB(server.pid), peakRss: Math.max(peakRss, rssMiB(server.pid)) }
   } finally {
     await server.stop()

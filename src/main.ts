@@ -156,6 +156,7 @@ async function serve() {
     log.warn('naming pattern cannot be used; names checked against it are refused until it is saved again', { project: projectId, pattern, problem })
   }
   services.streaming.holdOpen = (request) => server.timeout(request, 0)
+  services.events.holdOpen = (request) => server.timeout(request, 0)
   const app = createApp(services, config, log, { socketAddress: (request) => server.requestIP(request)?.address })
   handle = (request) => app.handle(request)
   log.info('listening', {

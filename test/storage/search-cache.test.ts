@@ -289,4 +289,16 @@ describe.skipIf(!postgresBinaries())('the local copy of a PostgreSQL event log',
       await searchesEqualDatabase(instance.api, database, 13)
     }
   }, 120_000)
+
+  test('a SEARCH_CACHE_DIR that cannot be used (a file stands there) is one warning; the search works from a temporary copy', async () => {
+    const pg = await testCluster()
+    const database = await newDatabase(pg)
+    const root = cacheRoot()
+    writeFileSync(root, 'not a directory')
+    const instance = await start(database, root)
+    expect(instance.notices).toEqual([expect.stringMatching(/^SEARCH_CACHE_DIR .* cannot be used \(.*\); the event log is copied to a temporary directory for this run$/)])
+    await write(instance.api, 20, 'elsewhere')
+    await searchesEqualDatabase(instance.api, database, 14)
+    expect(readFileSync(root, 'utf8')).toBe('not a directory')
+  }, 60_000)
 })

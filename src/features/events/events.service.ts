@@ -4,7 +4,8 @@
  * search or when `load()` is called (main.ts does at start-up), not before: an app that never
  * searches never starts it. Once started, each commit's events are posted to the worker before the
  * commit's writes are answered, and the worker handles messages in order, so a search made after a
- * write's response sees that write.
+ * write's response sees that write. A database's log is searched from a local copy (search/log-cache.ts)
+ * that this thread checks against the database at start and brings up to date from it.
  */
 import { StoreLoadError } from '../../storage/files'
 import type { Store } from '../../storage/store'
@@ -80,6 +81,8 @@ export class EventsService {
   onIndexBuilt: (build: { buildMs: number; heapBytes: number }) => void = () => {}
   /** Told what the operator should know about the search files (a segment ignored and rebuilt). */
   onNotice: (message: string) => void = () => {}
+  /** Keeps a request's connection open past the server's idle timeout: a search that waits for the log to be read may wait long (main.ts). */
+  holdOpen: (request: Request) => void = () => {}
   /**
    * Committed events that arrive while the worker is being told where its log starts; before the
    * worker starts none are kept, as it reads them with the log.
@@ -250,7 +253,8 @@ export class EventsService {
    * without the permission that lists a kind of record does not see that record's events. Applied
    * in the search itself, so that totals, pages and free text leave them out alike.
    */
-  async search(query: EventQuery, caller: Caller): Promise<EventPage> {
+  async search(query: EventQuery, caller: Caller, request?: Request): Promise<EventPage> {
+    if (!this.loaded && request) this.holdOpen(request)
     await this.load()
     if (this.closed) throw new Error('event search closed')
     const visibility = visibilityOf(caller)

@@ -1,6 +1,7 @@
 /**
- * The event-search worker: holds the event log's indexes (for a data directory, segments on disk
- * and the newest events in memory; for a memory store, everything in memory) and answers searches
+ * The event-search worker: holds the event log's indexes (for a data directory, or the local copy
+ * of a database's log, segments on disk and the newest events in memory; for a memory store,
+ * everything in memory) and answers searches
  * with the response's bytes, so the HTTP thread never spends time on them. Messages are handled in
  * order, and those that come while the log loads wait for it, so events appended before a search
  * are visible to it.

@@ -45,6 +45,18 @@ export interface CachedLog {
 /** The log (named `name`, identified by `identity`) as copied in `root` (SEARCH_CACHE_DIR), or in a temporary directory when `root` is null. */
 export function openCachedLog(root: string | null, log: { name: string; identity: string }, notice: (message: string) => void): CachedLog {
   const taken = root === null ? null : takeSlot(root, notice)
+  try {
+    return openIn(taken, log, notice)
+  } catch (error) {
+    // A directory that cannot be used (its files cannot be read or removed) is no reason not to search.
+    if (taken === null) throw error
+    taken.lock.release()
+    notice(`SEARCH_CACHE_DIR ${root} cannot be used (${error instanceof Error ? error.message : String(error)}); the event log is copied to a temporary directory for this run`)
+    return openIn(null, log, notice)
+  }
+}
+
+function openIn(taken: { dir: string; lock: DataDirLock } | null, log: { name: string; identity: string }, notice: (message: string) => void): CachedLog {
   const dir = taken?.dir ?? mkdtempSync(join(tmpdir(), 'flagstore-search-'))
   const path = join(dir, CACHE_LOG)
   const remove = () => {
