@@ -81,16 +81,26 @@ function openIn(taken: { dir: string; lock: DataDirLock } | null, log: { name: s
       if (taken === null) remove()
     },
   }
+  const identityPath = join(dir, CACHE_IDENTITY)
+  // Written once the copy is empty, so that a copy is never named after a log it does not hold.
+  const name = (why: string) => {
+    cache.clear(why)
+    writeFileSync(`${identityPath}.tmp`, JSON.stringify({ log: log.identity, database: log.name }) + '\n', { mode: FILE_MODE })
+    renameSync(`${identityPath}.tmp`, identityPath)
+    fsyncDirectory(identityPath)
+  }
+  let held: unknown = null
+  let readable = true
   try {
-    const identityPath = join(dir, CACHE_IDENTITY)
-    const held = existsSync(identityPath) ? (JSON.parse(readFileSync(identityPath, 'utf8')) as { log?: unknown }).log : null
-    if (held !== log.identity) {
-      cache.clear(held == null ? 'it does not say which database it is of' : `it is of another database (log ${String(held)}, not ${log.identity} of ${log.name})`)
-      // Written once the copy is empty, so that a copy is never named after a log it does not hold.
-      writeFileSync(`${identityPath}.tmp`, JSON.stringify({ log: log.identity, database: log.name }) + '\n', { mode: FILE_MODE })
-      renameSync(`${identityPath}.tmp`, identityPath)
-      fsyncDirectory(identityPath)
-    }
+    held = existsSync(identityPath) ? ((JSON.parse(readFileSync(identityPath, 'utf8')) as { log?: unknown } | null)?.log ?? null) : null
+  } catch (error) {
+    readable = false
+    name(`${CACHE_IDENTITY} cannot be read (${error instanceof Error ? error.message : String(error)})`)
+  }
+  if (readable && held !== log.identity) {
+    name(held == null ? 'it does not say which database it is of' : `it is of another database (log ${String(held)}, not ${log.identity} of ${log.name})`)
+  }
+  try {
     if (!existsSync(path)) writeFileSync(path, '', { mode: FILE_MODE })
     const last = lastLineOf(path, notice)
     if (last !== null) {
