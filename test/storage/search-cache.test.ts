@@ -9,11 +9,13 @@
  */
 import { afterAll, afterEach, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
-import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { DatabaseConfig } from '../../src/config'
 import { CACHE_IDENTITY, CACHE_LOG } from '../../src/features/events/search/log-cache'
 import { SEARCH_DIR } from '../../src/features/events/search/segment-files'
+import { DataDirLock } from '../../src/storage/lock'
 import type { EventRecord } from '../../src/storage/records'
 import { makeApi, tempDir, waitFor, type Api } from '../helpers'
 import { postgresBinaries, type PostgresCluster } from '../postgres-cluster'
@@ -50,7 +52,7 @@ interface Instance {
 }
 
 /** An instance on `database` keeping its copy in `root`, its search started (and the lines it reads from the database counted). */
-async function start(database: DatabaseConfig, root: string): Promise<Instance> {
+async function start(database: DatabaseConfig, root: string | null): Promise<Instance> {
   const api = await makeApi({ database, searchCacheDir: root, segmentEvents: 64 })
   opened.push(api)
   const store = api.services.store
@@ -317,5 +319,31 @@ describe.skipIf(!postgresBinaries())('the local copy of a PostgreSQL event log',
     const again = await start(database, root)
     expect({ notices: again.notices, read: again.read() }).toEqual({ notices: [], read: 1 })
     await searchesEqualDatabase(again.api, database, 15)
+  }, 60_000)
+
+  test('without SEARCH_CACHE_DIR the copy is temporary: removed at close, and copies left by killed processes are removed at the next start', async () => {
+    const pg = await testCluster()
+    const database = await newDatabase(pg)
+    // Left by a process killed while it searched (its lock file free), and one of a running process (its lock held).
+    const left = mkdtempSync(join(tmpdir(), 'flagstore-search-'))
+    writeFileSync(join(left, CACHE_LOG), '{"id":1}\n')
+    writeFileSync(join(left, '.lock'), '')
+    const held = mkdtempSync(join(tmpdir(), 'flagstore-search-'))
+    const lock = DataDirLock.acquire(held)
+    try {
+      const instance = await start(database, null)
+      const own = readdirSync(tmpdir()).filter((name) => name.startsWith('flagstore-search-')).map((name) => join(tmpdir(), name))
+      expect(existsSync(left)).toBe(false)
+      expect(own).toContain(held)
+      await write(instance.api, 10, 'temporary')
+      await searchesEqualDatabase(instance.api, database, 16)
+      const copies = own.filter((dir) => dir !== held && existsSync(join(dir, CACHE_LOG)) && readFileSync(join(dir, CACHE_LOG), 'utf8').includes('temporary-9'))
+      expect(copies).toHaveLength(1)
+      await stop(instance)
+      expect(existsSync(copies[0])).toBe(false)
+    } finally {
+      lock.release()
+      rmSync(held, { recursive: true, force: true })
+    }
   }, 60_000)
 })

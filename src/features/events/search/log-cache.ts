@@ -14,13 +14,14 @@
  * Several instances may be given one SEARCH_CACHE_DIR (on one machine, say): each takes the first of
  * the directories 0, 1, 2… in it whose lock (storage/lock.ts) no other process holds, so each keeps
  * its own copy, and a restarted instance finds one again. Without a SEARCH_CACHE_DIR the copy is made
- * in a temporary directory removed when the search closes: nothing is kept between starts.
+ * in a temporary directory removed when the search closes (or by the next start, after a kill):
+ * nothing is kept between starts.
  */
-import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DIR_MODE, FILE_MODE, fsyncDirectory } from '../../../storage/files'
-import { DataDirLock, DataDirLockError } from '../../../storage/lock'
+import { DataDirLock, DataDirLockError, LOCK_FILE } from '../../../storage/lock'
 import { SEARCH_DIR } from './segment-files'
 
 export const CACHE_LOG = 'events.jsonl'
@@ -57,9 +58,11 @@ export function openCachedLog(root: string | null, log: { name: string; identity
 }
 
 function openIn(taken: { dir: string; lock: DataDirLock } | null, log: { name: string; identity: string }, notice: (message: string) => void): CachedLog {
-  const dir = taken?.dir ?? mkdtempSync(join(tmpdir(), 'flagstore-search-'))
+  const temporaryLock = taken === null ? newTemporaryDir() : null
+  const dir = taken?.dir ?? temporaryLock!.dir
   const path = join(dir, CACHE_LOG)
   const remove = () => {
+    temporaryLock?.lock.release()
     rmSync(dir, { recursive: true, force: true })
     temporary.delete(dir)
   }
@@ -113,6 +116,33 @@ function openIn(taken: { dir: string; lock: DataDirLock } | null, log: { name: s
     cache.clear(error instanceof Error ? error.message : String(error))
   }
   return cache
+}
+
+const TEMPORARY_PREFIX = 'flagstore-search-'
+/** A temporary directory left without a lock file for this long was never taken: its process is gone. */
+const UNLOCKED_STALE_MS = 60_000
+
+/**
+ * A new temporary directory, locked while this process uses it. Those of processes that ended
+ * without removing theirs (killed: the exit handler never ran) are removed first, as each holds a
+ * whole copy of the log: a directory whose lock can be taken belongs to no running process.
+ */
+function newTemporaryDir(): { dir: string; lock: DataDirLock } {
+  for (const name of readdirSync(tmpdir())) {
+    if (!name.startsWith(TEMPORARY_PREFIX)) continue
+    const left = join(tmpdir(), name)
+    try {
+      // Made by a process that has not yet locked it: not ours to judge until it is old.
+      if (!existsSync(join(left, LOCK_FILE)) && Date.now() - statSync(left).mtimeMs < UNLOCKED_STALE_MS) continue
+      const lock = DataDirLock.acquire(left)
+      rmSync(left, { recursive: true, force: true })
+      lock.release()
+    } catch {
+      // In use by a running instance, or another user's: left alone.
+    }
+  }
+  const dir = mkdtempSync(join(tmpdir(), TEMPORARY_PREFIX))
+  return { dir, lock: DataDirLock.acquire(dir) }
 }
 
 /** Temporary copies not yet removed: removed when the process exits, however the search was left. */
