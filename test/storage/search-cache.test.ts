@@ -9,7 +9,7 @@
  */
 import { afterAll, afterEach, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
-import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { DatabaseConfig } from '../../src/config'
@@ -328,13 +328,18 @@ describe.skipIf(!postgresBinaries())('the local copy of a PostgreSQL event log',
     const left = mkdtempSync(join(tmpdir(), 'flagstore-search-'))
     writeFileSync(join(left, CACHE_LOG), '{"id":1}\n')
     writeFileSync(join(left, '.lock'), '')
+    // Old enough not to be one another process has just made and not yet locked.
+    utimesSync(left, new Date(Date.now() - 120_000), new Date(Date.now() - 120_000))
+    const young = mkdtempSync(join(tmpdir(), 'flagstore-search-'))
     const held = mkdtempSync(join(tmpdir(), 'flagstore-search-'))
     const lock = DataDirLock.acquire(held)
     try {
       const instance = await start(database, null)
       const own = readdirSync(tmpdir()).filter((name) => name.startsWith('flagstore-search-')).map((name) => join(tmpdir(), name))
-      expect(existsSync(left)).toBe(false)
+      // (Removed by this start, or by another test process's sweeping at the same moment.)
+      await waitFor(() => !existsSync(left), 'the copy left by a killed process removed')
       expect(own).toContain(held)
+      expect(own).toContain(young)
       await write(instance.api, 10, 'temporary')
       await searchesEqualDatabase(instance.api, database, 16)
       const copies = own.filter((dir) => dir !== held && existsSync(join(dir, CACHE_LOG)) && readFileSync(join(dir, CACHE_LOG), 'utf8').includes('temporary-9'))
@@ -344,6 +349,7 @@ describe.skipIf(!postgresBinaries())('the local copy of a PostgreSQL event log',
     } finally {
       lock.release()
       rmSync(held, { recursive: true, force: true })
+      rmSync(young, { recursive: true, force: true })
     }
   }, 60_000)
 })

@@ -21,7 +21,7 @@ import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, mkdtempSync
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DIR_MODE, FILE_MODE, fsyncDirectory } from '../../../storage/files'
-import { DataDirLock, DataDirLockError, LOCK_FILE } from '../../../storage/lock'
+import { DataDirLock, DataDirLockError } from '../../../storage/lock'
 import { SEARCH_DIR } from './segment-files'
 
 export const CACHE_LOG = 'events.jsonl'
@@ -119,8 +119,8 @@ function openIn(taken: { dir: string; lock: DataDirLock } | null, log: { name: s
 }
 
 const TEMPORARY_PREFIX = 'flagstore-search-'
-/** A temporary directory left without a lock file for this long was never taken: its process is gone. */
-const UNLOCKED_STALE_MS = 60_000
+/** A temporary directory younger than this may be one another process has made and not yet locked. */
+const YOUNG_MS = 60_000
 
 /**
  * A new temporary directory, locked while this process uses it. Those of processes that ended
@@ -132,8 +132,8 @@ function newTemporaryDir(): { dir: string; lock: DataDirLock } {
     if (!name.startsWith(TEMPORARY_PREFIX)) continue
     const left = join(tmpdir(), name)
     try {
-      // Made by a process that has not yet locked it: not ours to judge until it is old.
-      if (!existsSync(join(left, LOCK_FILE)) && Date.now() - statSync(left).mtimeMs < UNLOCKED_STALE_MS) continue
+      // Possibly made by a process that has not yet locked it: not ours to judge until it is old.
+      if (Date.now() - statSync(left).mtimeMs < YOUNG_MS) continue
       const lock = DataDirLock.acquire(left)
       rmSync(left, { recursive: true, force: true })
       lock.release()
