@@ -16,7 +16,10 @@
  * 3. Start-up of an instance joining a database holding `--events` events and 10,000 flags: the
  *    state and events of bench/lib.ts seedDataDir written straight into the tables (`--fill
  *    restore`: through `flagstore backup` and `flagstore restore` instead, the moving-in path); the
- *    file store is started on that same data directory in the same run.
+ *    file store is started on that same data directory in the same run. The PostgreSQL instance is
+ *    started twice on one SEARCH_CACHE_DIR: cold (the directory empty: the whole log is read from
+ *    the database and copied) and warm (restarted on that copy): time to /ready, to the answer of a
+ *    search made at /ready, to the complete text index, and RSS at ready, indexed and at its peak.
  *
  * `--only throughput,propagation,startup` picks sections.
  */
@@ -260,8 +263,19 @@ async function startupOnce(env: Record<string, string>, dataDir: string) {
   const server = await startServer(dataDir, { LOG_LEVEL: 'warn', ...env })
   try {
     const readyRss = rssMiB(server.pid)
-    const indexMs = await waitForSearchIndex(server.base)
-    return { readyMs: server.readyMs, readyRss, indexMs, indexedRss: rssMiB(server.pid) }
+    let peakRss = readyRss
+    const sampler = setInterval(() => {
+      try {
+        peakRss = Math.max(peakRss, rssMiB(server.pid))
+      } catch {}
+    }, 100)
+    // A search made the moment /ready answers: it waits for the log to be read (not for the text index).
+    const asked = performance.now()
+    const first = await fetch(`${server.base}/api/admin/search/events?query=flag&limit=10`, { headers: { authorization: SECRET } })
+    if (first.status !== 200) throw new Error(`first search answered ${first.status}`)
+    const firstSearchMs = performance.now() - asked
+    const indexMs = firstSearchMs + (await waitForSearchIndex(server.base).finally(() => clearInterval(sampler)))
+    return { readyMs: server.readyMs, readyRss, firstSearchMs, indexMs, indexedRss: rssMiB(server.pid), peakRss: Math.max(peakRss, rssMiB(server.pid)) }
   } finally {
     await server.stop()
   }
@@ -367,28 +381,40 @@ try {
       fillHow = 'the same state and events written straight into the tables (schema made by the store\'s own migration)'
     }
     console.log(`database filled in ${fmt(fillMs / 1000, 1)} s (${values.fill})`)
-    const pgRuns: Awaited<ReturnType<typeof startupOnce>>[] = []
+    const coldRuns: Awaited<ReturnType<typeof startupOnce>>[] = []
+    const warmRuns: Awaited<ReturnType<typeof startupOnce>>[] = []
     const fileRuns: Awaited<ReturnType<typeof startupOnce>>[] = []
     for (let run = 0; run < RUNS; run++) {
       const scratch = tempDataDir('bench-pg-scratch-')
-      pgRuns.push(await startupOnce({ DATABASE_URL: url }, scratch))
+      // SEARCH_CACHE_DIR empty (as at a first start): the whole log is read from the database and copied;
+      // then the same instance restarted on its copy, with nothing new in the database.
+      const cache = tempDataDir('bench-pg-cache-')
+      coldRuns.push(await startupOnce({ DATABASE_URL: url, SEARCH_CACHE_DIR: cache }, scratch))
+      warmRuns.push(await startupOnce({ DATABASE_URL: url, SEARCH_CACHE_DIR: cache }, scratch))
+      removeDir(cache)
       removeDir(scratch)
       fileRuns.push(await startupOnce({}, dir))
-      const [p, f] = [pgRuns.at(-1)!, fileRuns.at(-1)!]
-      console.log(`run ${run + 1}: PostgreSQL ready ${fmt(p.readyMs / 1000, 2)} s, RSS ${fmt(p.readyRss, 0)} MiB (indexed ${fmt(p.indexedRss, 0)}); files ready ${fmt(f.readyMs / 1000, 2)} s, RSS ${fmt(f.readyRss, 0)} MiB (indexed ${fmt(f.indexedRss, 0)})`)
+      const line = (r: (typeof coldRuns)[number]) => `ready ${fmt(r.readyMs / 1000, 2)} s (RSS ${fmt(r.readyRss, 0)} MiB), first search ${fmt(r.firstSearchMs / 1000, 2)} s after, index ${fmt(r.indexMs / 1000, 1)} s after, RSS then ${fmt(r.indexedRss, 0)} MiB, peak ${fmt(r.peakRss, 0)} MiB`
+      console.log(`run ${run + 1}: PostgreSQL cold: ${line(coldRuns.at(-1)!)}\n       PostgreSQL warm: ${line(warmRuns.at(-1)!)}\n       files: ${line(fileRuns.at(-1)!)} (load ${fmt(loadAverage(), 2)})`)
     }
-    const col = (runs: typeof pgRuns) => [
+    const col = (runs: typeof coldRuns) => [
       `${fmt(median(runs.map((r) => r.readyMs)) / 1000, 2)} s`,
       `${fmt(median(runs.map((r) => r.readyRss)), 0)} MiB`,
+      `${fmt(median(runs.map((r) => r.firstSearchMs)) / 1000, 2)} s`,
       `${fmt(median(runs.map((r) => r.indexMs)) / 1000, 1)} s`,
       `${fmt(median(runs.map((r) => r.indexedRss)), 0)} MiB`,
+      `${fmt(median(runs.map((r) => r.peakRss)), 0)} MiB`,
     ]
+    const ratio = (a: typeof coldRuns, b: typeof coldRuns, pick: (r: (typeof coldRuns)[number]) => number) => fmt(median(a.map((r, i) => pick(r) / pick(b[i]))), 2)
+    const ratios = (a: typeof coldRuns, b: typeof coldRuns) => [ratio(a, b, (r) => r.readyMs), ratio(a, b, (r) => r.readyRss), ratio(a, b, (r) => r.firstSearchMs), ratio(a, b, (r) => r.indexMs), ratio(a, b, (r) => r.indexedRss), ratio(a, b, (r) => r.peakRss)]
     report.push(
-      `Start-up with ${EVENTS.toLocaleString('en')} events and 10,000 flags (${RUNS} run(s), medians; the database filled with ${fillHow} in ${fmt(fillMs / 1000, 1)} s):\n\n` +
-        table(['store', 'to /ready', 'RSS at ready', 'search index after', 'RSS indexed'], [
-          ['PostgreSQL', ...col(pgRuns)],
+      `Start-up with ${EVENTS.toLocaleString('en')} events and 10,000 flags (${RUNS} run(s), medians; the database filled with ${fillHow} in ${fmt(fillMs / 1000, 1)} s; first search and index timed from /ready):\n\n` +
+        table(['store', 'to /ready', 'RSS at ready', 'first search after', 'search index after', 'RSS indexed', 'RSS peak'], [
+          ['PostgreSQL, cold (empty SEARCH_CACHE_DIR)', ...col(coldRuns)],
+          ['PostgreSQL, warm (restart on its copy)', ...col(warmRuns)],
           ['files (same data, same run)', ...col(fileRuns)],
-          ['ratio PostgreSQL / files', fmt(median(pgRuns.map((r, i) => r.readyMs / fileRuns[i].readyMs)), 2), fmt(median(pgRuns.map((r, i) => r.readyRss / fileRuns[i].readyRss)), 2), '', ''],
+          ['ratio warm / cold', ...ratios(warmRuns, coldRuns)],
+          ['ratio warm / files', ...ratios(warmRuns, fileRuns)],
         ]),
     )
     removeDir(dir)

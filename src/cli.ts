@@ -35,6 +35,8 @@ Settings come from the environment (the same for every command):
                              DATABASE_NAME, DATABASE_USERNAME, DATABASE_PASSWORD
   DATABASE_SSL=false         true (or require, verify-ca, verify-full) for TLS to PostgreSQL
   DATABASE_SCHEMA=public     the PostgreSQL schema of the store's tables
+  SEARCH_CACHE_DIR           on PostgreSQL: directory to keep a copy of the event log for search in,
+                             so that a restart reads only new events (default: none, copied each start)
   INIT_ADMIN_API_TOKENS      admin secrets (*:*.<16 to 128 letters, digits, - or _>) that must exist;
                              with none, a first admin token is generated and printed once
   BASE_URI_PATH              path prefix behind a reverse proxy, e.g. /flags

@@ -49,6 +49,11 @@ export interface Config {
    * that holds the store instead of DATA_DIR's files (storage/postgres.ts); null for the files.
    */
   database: DatabaseConfig | null
+  /**
+   * `SEARCH_CACHE_DIR` (PostgreSQL only): where the instance keeps its local copy of the event log
+   * and the search segments over it between starts; null (unset) copies it to a temporary directory each start.
+   */
+  searchCacheDir: string | null
 }
 
 /** Where the store lives in PostgreSQL, and which variables said so (named by start-up failures). */
@@ -123,6 +128,7 @@ export function readConfig(env: Record<string, string | undefined>, cwd = proces
     streamingHeartbeatMs: integer(env, 'STREAMING_HEARTBEAT_MS', 15_000, 100, 55_000),
     streamingBufferChanges: integer(env, 'STREAMING_BUFFER_CHANGES', 10_000, 0, 10_000_000),
     database: database(env),
+    searchCacheDir: env.SEARCH_CACHE_DIR?.trim() ? resolve(cwd, env.SEARCH_CACHE_DIR.trim()) : null,
   }
 }
 
@@ -169,7 +175,7 @@ export function database(env: Record<string, string | undefined>): DatabaseConfi
     }
   }
   if (!set('DATABASE_HOST')) {
-    const stray = [...DATABASE_PARTS, 'DATABASE_SSL', 'DATABASE_SCHEMA'].filter(set)
+    const stray = [...DATABASE_PARTS, 'DATABASE_SSL', 'DATABASE_SCHEMA', 'SEARCH_CACHE_DIR'].filter(set)
     if (stray.length > 0) throw new ConfigError(`${stray.join(', ')} ${stray.length > 1 ? 'are' : 'is'} set but neither DATABASE_URL nor DATABASE_HOST: set one of them to store in PostgreSQL, or unset ${stray.length > 1 ? 'them' : 'it'} to store in DATA_DIR`)
     return null
   }

@@ -134,6 +134,7 @@ async function serve() {
     session: { ttlMs: config.sessionTtlHours * 3600_000, secureCookies: config.secureCookies },
     streaming: { maxStreams: config.streamingMaxStreams, heartbeatMs: config.streamingHeartbeatMs },
     streamingBufferChanges: config.streamingBufferChanges,
+    searchCacheDir: config.searchCacheDir,
   })
   const generatedSecret = await initialise(services, config.initAdminTokens)
   const generatedPassword = await services.users.bootstrap(config.defaultAdminUsername, config.defaultAdminPassword)
@@ -155,12 +156,13 @@ async function serve() {
     log.warn('naming pattern cannot be used; names checked against it are refused until it is saved again', { project: projectId, pattern, problem })
   }
   services.streaming.holdOpen = (request) => server.timeout(request, 0)
+  services.events.holdOpen = (request) => server.timeout(request, 0)
   const app = createApp(services, config, log, { socketAddress: (request) => server.requestIP(request)?.address })
   handle = (request) => app.handle(request)
   log.info('listening', {
     url: `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${server.port}${config.basePath}`,
     swagger: `http://localhost:${server.port}${config.basePath}/swagger`,
-    ...(store.sharedName ? { store: store.sharedName } : { dataDir: config.dataDir, sync: config.sync }),
+    ...(store.shared ? { store: store.shared.name } : { dataDir: config.dataDir, sync: config.sync }),
   })
 
   // The event log loads after the server listens: /ready answers 503 until then.
@@ -169,7 +171,8 @@ async function serve() {
   services.events.onIndexBuilt = ({ buildMs, heapBytes }) =>
     log.info('search index built', { buildMs, workerHeapMiB: Math.round(heapBytes / 1048576) })
   services.events.load().then(
-    () => log.info('ready', { events: store.lastEventId, loadMs: Math.round(performance.now() - loadStarted) }),
+    // On PostgreSQL, how many events came from the local copy and how many from the database.
+    () => log.info('ready', { events: store.lastEventId, loadMs: Math.round(performance.now() - loadStarted), ...services.events.copyReport }),
     (error) => {
       if (error instanceof StoreLoadError) failOnStoreLoad(error)
       console.error(error)

@@ -191,6 +191,7 @@ export async function openDatabaseStore(
   try {
     await migrate(sql, database)
     const log = new PostgresLog(sql, database)
+    await log.readIdentity()
     return await Store.open(
       {
         checkpoint: log.checkpointAdapter(() => emptyState(COLLECTIONS)),
@@ -221,6 +222,8 @@ export interface ServiceOptions {
   streamingBufferChanges?: number
   /** Events per search segment file (tests make it small; see features/events/search/segmented-search.ts). */
   segmentEvents?: number
+  /** `SEARCH_CACHE_DIR`: where an instance on PostgreSQL keeps its copy of the event log for search (features/events/search/log-cache.ts). */
+  searchCacheDir?: string | null
 }
 
 /** Every service, built over the one store: a feature with a service adds it here. */
@@ -246,7 +249,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     variants: new VariantsService(store),
     relations,
     exportImport: new ExportImportService(store, { flags, strategies, relations }),
-    events: new EventsService(store, { segmentEvents: options.segmentEvents }),
+    events: new EventsService(store, { segmentEvents: options.segmentEvents, cacheDir: options.searchCacheDir }),
     client: new ClientFeaturesService(store),
     changes,
     streaming: new StreamingService(store, changes, options.streaming ?? DEFAULT_STREAMING),

@@ -31,12 +31,16 @@ export interface LockHolder {
 
 /** Another process holds the directory's lock, or the lock could not be taken at all. */
 export class DataDirLockError extends Error {
+  /** Another process holds the lock (rather than the lock not being possible at all). */
+  readonly busy: boolean
+
   constructor(
     readonly dataDir: string,
     readonly holder: LockHolder | null,
     problem?: string,
   ) {
     super(problem ?? `${dataDir} is in use by ${describe(holder)}; only one process may use a data directory at a time`)
+    this.busy = problem === undefined
     this.name = 'DataDirLockError'
   }
 }

@@ -33,6 +33,8 @@ export interface SharedCommit {
 /** What the store needs of a database shared with other instances (store.ts). */
 export interface SharedLog {
   readonly name: string
+  /** Which log this is, made once per schema (flagstore_meta `log_id`): a local cache of the log (the event search's) names it. */
+  readonly identity: string
   /**
    * One transaction holding the cluster-wide commit lock: `body` gets the commits made after
    * `after` (by other instances) and returns the commit to write, or null to write nothing. It
@@ -70,6 +72,7 @@ const PRUNE_AFTER = '10 minutes'
 
 export class PostgresLog implements SharedLog {
   readonly name: string
+  identity = ''
   private readonly channel: string
   private unlisten: (() => Promise<void>) | null = null
   private closed = false
@@ -233,6 +236,19 @@ export class PostgresLog implements SharedLog {
   /** Calls `onLine` with the JSON line of each event after `from` up to `to`, oldest first, checking the ids run on. */
   readLines(from: number, to: number, onLine: (line: string, id: number) => void): Promise<void> {
     return selectEventLines(this.sql, this.name, from, to, onLine)
+  }
+
+  /**
+   * Reads the log's identity, made by the first instance to start (not a migration: instances of an
+   * older version keep starting on the database). A backup does not carry it, so a database restored
+   * from one is a new log to every cache; a copy of the database made otherwise keeps it, and the
+   * caches' check of their last event against the database's tells the copies apart as they diverge.
+   */
+  async readIdentity(): Promise<string> {
+    await this.sql`INSERT INTO flagstore_meta (key, value) VALUES ('log_id', ${crypto.randomUUID()}) ON CONFLICT (key) DO NOTHING`
+    const [{ value }] = await this.sql`SELECT value FROM flagstore_meta WHERE key = 'log_id'`
+    this.identity = value as string
+    return this.identity
   }
 
   /** The secret key that token secrets are hashed with, made by the first instance to start. */

@@ -182,9 +182,9 @@ export class Store {
     return events.readLines?.(lastId, onLine, after) ?? events.read(this.lastEventId, (event) => void (event.id > after && event.id <= lastId && onLine(JSON.stringify(event))))
   }
 
-  /** Where the store is kept, for start-up logs: the database, or null for files or memory. */
-  get sharedName(): string | null {
-    return this.files.shared?.name ?? null
+  /** The database the store is kept in (its name for logs, its identity for caches of its log), or null for files or memory. */
+  get shared(): Pick<SharedLog, 'name' | 'identity'> | null {
+    return this.files.shared ?? null
   }
 
   /** Called after each durable commit with how long making it durable took, in seconds (metrics). */

@@ -28,10 +28,10 @@ async function serviceOver(
   events: EventRecord[],
   options: EventsOptions = {},
   onCommit: (listener: CommitListener) => void = () => {},
-  sharedName: string | null = null,
+  shared: { name: string; identity: string } | null = null,
 ) {
   const service = new EventsService(
-    { lastEventId: events.length, eventLogPath: null, readEventLines: readEventLinesOf(events), onCommit, sharedName },
+    { lastEventId: events.length, eventLogPath: null, readEventLines: readEventLinesOf(events), onCommit, shared },
     { commonAfter: 20, ...options },
   )
   services.push(service)
@@ -59,15 +59,15 @@ describe('event search equals a brute-force filter', () => {
       const events = randomEvents(random, 400)
       const scanning = await serviceOver(events, { buildIndex: false })
       const indexing = await indexed(await serviceOver(events))
-      // A database's log: handed to the worker in pages after it starts, and kept in a file of its own.
-      const spilled = await indexed(await serviceOver(events, {}, () => {}, 'database'))
+      // A database's log: copied to local files as it is handed to the worker, and searched in segments (of 64 events here) as a data directory's.
+      const copied = await indexed(await serviceOver(events, { segmentEvents: 64 }, () => {}, { name: 'database', identity: 'test-log' }))
       const plans = new Set<string>()
       for (let round = 0; round < 150; round++) {
         const params = randomParams(random, events)
         const caller = random.pick([ADMIN, ADMIN, VIEWER, SCOPED])
         const expected = bruteForce(events, params, caller)
         const context = `seed ${seed} round ${round} as ${caller.tokenName}: ?${params}`
-        for (const service of [scanning, indexing, spilled]) {
+        for (const service of [scanning, indexing, copied]) {
           const actual = await search(service, params, caller)
           plans.add(actual.plan)
           expect({ context, ids: actual.ids, total: actual.total }).toEqual({ context, ...expected })
@@ -126,7 +126,7 @@ describe('a database\'s log, read while the service is already ready', () => {
     const store = {
       lastEventId: 12_000,
       eventLogPath: null,
-      sharedName: 'database',
+      shared: { name: 'database', identity: 'test-log' },
       readEventLines: async (lastId: number, onLine: (line: string) => void, after = 0) => {
         for (let at = after; at < lastId; at += 1000) {
           if (at === 6000) await paused
@@ -168,7 +168,7 @@ describe('a database that goes away while its log is read for search', () => {
     const store = {
       lastEventId: events.length,
       eventLogPath: null,
-      sharedName: 'database',
+      shared: { name: 'database', identity: 'test-log' },
       readEventLines: async (lastId: number, onLine: (line: string) => void, after = 0) => {
         for (let at = after; at < lastId; at += 1000) {
           // Twice, the connection drops part way through (at a different place each time).

@@ -4,7 +4,8 @@
  * search or when `load()` is called (main.ts does at start-up), not before: an app that never
  * searches never starts it. Once started, each commit's events are posted to the worker before the
  * commit's writes are answered, and the worker handles messages in order, so a search made after a
- * write's response sees that write.
+ * write's response sees that write. A database's log is searched from a local copy (search/log-cache.ts)
+ * that this thread checks against the database at start and brings up to date from it.
  */
 import { StoreLoadError } from '../../storage/files'
 import type { Store } from '../../storage/store'
@@ -13,15 +14,16 @@ import { roleHasPermission, type Caller, type Permission } from '../tokens/permi
 import type { EventType } from '../../domain/events'
 import type { EventQuery } from './event-query'
 import type { EventSearchReply, EventSearchRequest } from './search/event-search.messages'
+import { openCachedLog, type CachedLog } from './search/log-cache'
 import type { EventVisibility, SearchPlan } from './search/search-engine'
 
 /** Events per message when a database's log is handed to the worker. */
-const SPILL_PAGE = 5000
+const DATABASE_PAGE = 5000
 /** Waits between attempts to read a database's log for search while the database is away. */
 const RETRY_MIN_MS = 250
 const RETRY_MAX_MS = 5000
 
-export type EventSource = Pick<Store, 'readEventLines' | 'lastEventId' | 'onCommit' | 'eventLogPath'> & Partial<Pick<Store, 'sharedName'>>
+export type EventSource = Pick<Store, 'readEventLines' | 'lastEventId' | 'onCommit' | 'eventLogPath'> & Partial<Pick<Store, 'shared'>>
 
 export interface EventPage {
   total: number
@@ -37,6 +39,8 @@ export interface EventsOptions {
   buildIndex?: boolean
   /** Events per segment file of a data directory's log (search/segmented-search.ts); tests make it small. */
   segmentEvents?: number
+  /** `SEARCH_CACHE_DIR`: where a database's log is copied for search and kept between starts (search/log-cache.ts); by default a temporary directory. */
+  cacheDir?: string | null
 }
 
 /**
@@ -68,11 +72,17 @@ export class EventsService {
   private opened = false
   private indexBuilt = false
   private nextId = 1
+  /** The local copy of a database's log, which the worker searches as it does a data directory's. */
+  private cache: CachedLog | null = null
+  /** Of a database's log at start: events found in the local copy, and events read from the database. */
+  private copied: { fromCopy: number; fromDatabase: number } | null = null
   private readonly waiting = new Map<number, { resolve: (page: EventPage) => void; reject: (error: Error) => void }>()
   /** Called once the worker has built the index, with how long it took and its heap then. */
   onIndexBuilt: (build: { buildMs: number; heapBytes: number }) => void = () => {}
   /** Told what the operator should know about the search files (a segment ignored and rebuilt). */
   onNotice: (message: string) => void = () => {}
+  /** Keeps a request's connection open past the server's idle timeout: a search that waits for the log to be read may wait long (main.ts). */
+  holdOpen: (request: Request) => void = () => {}
   /**
    * Committed events that arrive while the worker is being told where its log starts; before the
    * worker starts none are kept, as it reads them with the log.
@@ -130,11 +140,15 @@ export class EventsService {
     const worker = startWorker('features/events/search/event-search.worker')
     this.worker = worker
     const lastId = this.committedId
-    const path = this.store.eventLogPath
-    const loaded = new Promise<void>((resolve, reject) => {
+    const shared = this.store.shared ?? null
+    // A database's log is searched as a data directory's is, from a local copy kept up to date here.
+    const cache = shared === null ? null : openCachedLog(this.options.cacheDir ?? null, shared, (message) => this.onNotice(message))
+    this.cache = cache
+    const path = cache?.path ?? this.store.eventLogPath
+    const loaded = new Promise<number>((resolve, reject) => {
       worker.onmessage = (message: MessageEvent<EventSearchReply>) => {
         const reply = message.data
-        if (reply.type === 'loaded') resolve()
+        if (reply.type === 'loaded') resolve(reply.events)
         else if (reply.type === 'opened') this.opened = true
         else if (reply.type === 'load-failed') reject(new StoreLoadError(path ?? 'event log', reply.message.replace(`${path}: `, '')))
         else this.receive(reply)
@@ -148,39 +162,39 @@ export class EventsService {
       }
     })
     const lines: string[] = []
-    // A database's log can be far larger than a memory store's: the worker keeps it on disk, and
-    // this thread hands it over page by page after `open` rather than as one array.
-    const spill = path === null && (this.store.sharedName ?? null) !== null
-    if (path === null && !spill) {
-      // A memory store: the log comes from this thread.
-      await this.store.readEventLines(lastId, (line) => lines.push(line))
-    }
+    // A memory store: the log comes from this thread.
+    if (path === null) await this.store.readEventLines(lastId, (line) => lines.push(line))
     const buildIndex = this.options.buildIndex ?? true
+    // Like a data directory's segments: /ready does not wait for a database's log to be checked and
+    // read; searches do (they await `load()`), and the worker takes messages in order.
+    if (cache !== null) this.opened = true
+    const copyEnd = cache === null ? lastId : await this.checkCopy(cache, lastId)
     this.post({
       type: 'open',
       path,
       lines,
-      lastId,
+      lastId: copyEnd,
       commonAfter: this.options.commonAfter,
-      // A spilled log's index is built once all of it has come (below).
-      buildIndex: buildIndex && !spill,
+      // A database's index is built once the events after the copy have come (below).
+      buildIndex: buildIndex && cache === null,
+      segmentDir: cache?.dir,
       segmentEvents: this.options.segmentEvents,
-      spill,
+      cache: cache !== null,
     })
-    if (spill) {
-      // Like a data directory's segments: /ready does not wait for the log to be read; searches
-      // do (they await `load()`), and the worker takes messages in order, so they see all of it.
-      this.opened = true
+    if (cache !== null) {
+      // What the copy holds once the worker has read it (less than its end if a part could not be read).
+      const fromCopy = await loaded
       let page: string[] = []
       const onLine = (line: string) => {
         page.push(line)
-        if (page.length === SPILL_PAGE) {
+        if (page.length === DATABASE_PAGE) {
           this.post({ type: 'append', lines: page })
           page = []
         }
       }
-      await this.readSharedLog(lastId, onLine)
+      await this.readSharedLog(fromCopy, lastId, onLine)
       if (page.length > 0) this.post({ type: 'append', lines: page })
+      this.copied = { fromCopy, fromDatabase: lastId - fromCopy }
       if (buildIndex) this.post({ type: 'build-index' })
     }
     // Commits made since `lastId` was taken: only their events are new to the worker.
@@ -190,6 +204,27 @@ export class EventsService {
     this.streaming = true
     await loaded
     this.loaded = true
+  }
+
+  /**
+   * How far the local copy of a database's log can be trusted: to its last event when the database
+   * holds that very line under that id (events never change, ids run without a gap, so the events
+   * before it are the database's too); otherwise the copy is emptied, saying why, and read again.
+   */
+  private async checkCopy(cache: CachedLog, lastId: number): Promise<number> {
+    if (cache.lastId > lastId) {
+      cache.clear(`it holds events up to ${cache.lastId}, but the database ends at event ${lastId} (restored from an older backup?)`)
+    } else if (cache.lastId > 0) {
+      let line: string | null = null
+      await this.readSharedLog(cache.lastId - 1, cache.lastId, (held) => (line = held))
+      if (line !== cache.lastLine) cache.clear(`its event ${cache.lastId} is not the database's event ${cache.lastId}`)
+    }
+    return cache.lastId
+  }
+
+  /** Of a database's log at start, once read: the events found in the local copy and those read from the database. */
+  get copyReport(): { fromCopy: number; fromDatabase: number } | null {
+    return this.copied
   }
 
   private receive(reply: EventSearchReply) {
@@ -218,7 +253,8 @@ export class EventsService {
    * without the permission that lists a kind of record does not see that record's events. Applied
    * in the search itself, so that totals, pages and free text leave them out alike.
    */
-  async search(query: EventQuery, caller: Caller): Promise<EventPage> {
+  async search(query: EventQuery, caller: Caller, request?: Request): Promise<EventPage> {
+    if (!this.loaded && request) this.holdOpen(request)
     await this.load()
     if (this.closed) throw new Error('event search closed')
     const visibility = visibilityOf(caller)
@@ -230,13 +266,13 @@ export class EventsService {
   }
 
   /**
-   * Reads a database's log up to `lastId` for the worker. The service already answers when this
-   * runs, so a database that goes away meanwhile must not stop it: the read is tried again, with a
-   * growing wait and a notice per attempt, from the event after the last one handed over, until
-   * the database is back or the service closes.
+   * Reads a database's log after `after` up to `lastId` for the worker. The service already answers
+   * when this runs, so a database that goes away meanwhile must not stop it: the read is tried
+   * again, with a growing wait and a notice per attempt, from the event after the last one handed
+   * over, until the database is back or the service closes.
    */
-  private async readSharedLog(lastId: number, onLine: (line: string) => void): Promise<void> {
-    let handed = 0
+  private async readSharedLog(after: number, lastId: number, onLine: (line: string) => void): Promise<void> {
+    let handed = after
     const next = (line: string) => {
       handed++
       onLine(line)
@@ -257,6 +293,8 @@ export class EventsService {
     this.closed = true
     this.worker?.terminate()
     this.worker = null
+    this.cache?.release()
+    this.cache = null
     for (const waiter of this.waiting.values()) waiter.reject(new Error('event search closed'))
     this.waiting.clear()
   }

@@ -5,7 +5,9 @@ import type { EventVisibility } from './search-engine'
 export type EventSearchRequest =
   /**
    * Read the log file up to event `lastId`, or take `lines` when `path` is null (a memory store's
-   * log, or with `spill` a database's, kept in a temp file of the worker's rather than in memory).
+   * log). With `cache` the file is the local copy of a database's log (log-cache.ts): a part of it
+   * that cannot be read is cut off (`loaded` says how many events are left), and the events in
+   * `append`s are written to it before they are searched.
    */
   | {
       type: 'open'
@@ -17,7 +19,7 @@ export type EventSearchRequest =
       /** Where the log file's segments are kept (see segmented-search.ts): by default the log's directory. */
       segmentDir?: string
       segmentEvents?: number
-      spill?: boolean
+      cache?: boolean
     }
   /** Committed events, as JSON lines, in id order. */
   | { type: 'append'; lines: string[] }

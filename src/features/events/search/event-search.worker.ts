@@ -1,6 +1,7 @@
 /**
- * The event-search worker: holds the event log's indexes (for a data directory, segments on disk
- * and the newest events in memory; for a memory store, everything in memory) and answers searches
+ * The event-search worker: holds the event log's indexes (for a data directory, or the local copy
+ * of a database's log, segments on disk and the newest events in memory; for a memory store,
+ * everything in memory) and answers searches
  * with the response's bytes, so the HTTP thread never spends time on them. Messages are handled in
  * order, and those that come while the log loads wait for it, so events appended before a search
  * are visible to it.
@@ -8,8 +9,8 @@
 import { heapStats } from 'bun:jsc'
 import { EventSearchEngine } from './search-engine'
 import { readEventLines } from '../../../storage/event-log'
+import { openSync, truncateSync, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { SpilledLines } from './file-lines'
 import { SegmentedSearch } from './segmented-search'
 import type { EventSearchReply, EventSearchRequest } from './event-search.messages'
 
@@ -20,6 +21,10 @@ const INDEX_STEP = 2000
 
 let engine: Pick<EventSearchEngine, 'add' | 'search' | 'pageJson' | 'indexStep' | 'size'> | null = null
 let building = false
+/** The local copy of a database's log (`open` with `cache`), appended to before the events are searched. */
+let cache: { fd: number; path: string; size: () => number } | null = null
+/** Why the search cannot go on (the copy could not be written), answered to every search from then on. */
+let broken: string | null = null
 /** Messages that came while the log was loading, handled once it has. */
 let waiting: EventSearchRequest[] | null = null
 
@@ -41,10 +46,18 @@ async function open(message: Extract<EventSearchRequest, { type: 'open' }>) {
       segmented.openSegments(message.lastId)
       reply({ type: 'opened', segments: segmented.segmentCount, events: segmented.size })
       // The events after the segments: the tail, or the whole log when segments are rebuilt.
-      await readEventLines(path, message.lastId, (line, event) => segmented.add(line, event), { id: segmented.size, offset: segmented.logEnd })
+      try {
+        await readEventLines(path, message.lastId, (line, event) => segmented.add(line, event), { id: segmented.size, offset: segmented.logEnd })
+      } catch (error) {
+        if (!message.cache) throw error
+        // The copy keeps what could be read; the database gives the rest again.
+        reply({ type: 'notice', message: `the local copy of the event log is cut after event ${segmented.size}: ${error instanceof Error ? error.message : String(error)}` })
+        truncateSync(path, segmented.logEnd)
+      }
+      if (message.cache) cache = { fd: openSync(path, 'a'), path, size: () => segmented.logEnd }
       engine = segmented
     } else {
-      const memory = new EventSearchEngine({ commonAfter: message.commonAfter, lines: message.spill ? new SpilledLines() : undefined })
+      const memory = new EventSearchEngine({ commonAfter: message.commonAfter })
       for (const line of message.lines) memory.add(line)
       engine = memory
     }
@@ -75,6 +88,27 @@ function buildIndex() {
   step()
 }
 
+/**
+ * Appends lines to the local copy, where the segments and the tail read them back by byte offset.
+ * A copy that cannot take them (a full disk) is cut back and searches fail from then on, saying
+ * why: what they would read would not be these events. A restart reads the rest from the database.
+ */
+function copied(copy: NonNullable<typeof cache>, lines: readonly string[]): boolean {
+  if (lines.length === 0) return true
+  const bytes = Buffer.from(lines.join('\n') + '\n')
+  try {
+    for (let done = 0; done < bytes.length; ) done += writeSync(copy.fd, bytes, done, bytes.length - done)
+    return true
+  } catch (error) {
+    broken = `the local copy of the event log (${copy.path}) cannot be written: ${error instanceof Error ? error.message : String(error)}`
+    reply({ type: 'notice', message: broken })
+    try {
+      truncateSync(copy.path, copy.size())
+    } catch {}
+    return false
+  }
+}
+
 function handle(message: EventSearchRequest) {
   if (waiting !== null && message.type !== 'open') {
     waiting.push(message)
@@ -88,10 +122,13 @@ function handle(message: EventSearchRequest) {
       buildIndex()
       break
     case 'append':
+      if (broken !== null) break
+      if (cache !== null && !copied(cache, message.lines)) break
       for (const line of message.lines) engine!.add(line)
       break
     case 'search':
       try {
+        if (broken !== null) throw new Error(broken)
         const result = engine!.search(message.query, message.visibility)
         // The answer's bytes are made here and handed over, so the HTTP thread neither joins nor encodes a page.
         const body = engine!.pageJson(result)

@@ -3,10 +3,7 @@
  * lines are read back with positioned reads (from the page cache, usually), as bytes. The log file is only
  * ever appended to while the service runs, so an offset, once known, stays valid.
  */
-import { randomUUID } from 'node:crypto'
-import { openSync, readSync, unlinkSync, writeSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { openSync, readSync } from 'node:fs'
 import type { LineStore } from './line-store'
 
 export class FileLines implements LineStore {
@@ -105,36 +102,4 @@ export function joinRanges(fd: number, ranges: readonly [number, number][], pref
   }
   tail.copy(out, at)
   return new Uint8Array(out.buffer)
-}
-
-/**
- * Lines of a log that has no file here (the PostgreSQL store's event log lives in its database):
- * written to a temp file of their own as they come, and read back as FileLines reads the log, so
- * that memory holds offsets only. The file is unlinked at once: its descriptors keep it while the
- * worker lives, and nothing is left behind however the process ends.
- */
-export class SpilledLines implements LineStore {
-  private readonly file: FileLines
-  private readonly fd: number
-
-  constructor(dir = tmpdir()) {
-    const path = join(dir, `.flagstore-events-${process.pid}-${randomUUID()}.jsonl`)
-    this.fd = openSync(path, 'wx+', 0o600)
-    this.file = new FileLines(path)
-    unlinkSync(path)
-  }
-
-  add(line: string): void {
-    const bytes = Buffer.from(line + '\n')
-    for (let done = 0; done < bytes.length; ) done += writeSync(this.fd, bytes, done, bytes.length - done)
-    this.file.add(line, bytes.length)
-  }
-
-  join(indexes: readonly number[], prefix: string, separator: string, suffix: string): Uint8Array<ArrayBuffer> {
-    return this.file.join(indexes, prefix, separator, suffix)
-  }
-
-  get size(): number {
-    return this.file.size
-  }
 }
