@@ -12,7 +12,7 @@ import { startWorker } from '../../workers/spawn'
 import { roleHasPermission, type Caller, type Permission } from '../tokens/permissions'
 import type { EventType } from '../../domain/events'
 import type { EventQuery } from './event-query'
-import type { EventSearchReply, EventSearchRequest } from './search/event-search.messages'
+import type { EventSearchReply, EventSearchRequest, RebuildPace } from './search/event-search.messages'
 import type { EventVisibility, SearchPlan } from './search/search-engine'
 
 /** Events per message when a database's log is handed to the worker. */
@@ -37,6 +37,8 @@ export interface EventsOptions {
   buildIndex?: boolean
   /** Events per segment file of a data directory's log (search/segmented-search.ts); tests make it small. */
   segmentEvents?: number
+  /** Pace of the rebuild of missing segments (default: 2000 events a step, no pause); tests slow it down. */
+  rebuild?: RebuildPace
 }
 
 /**
@@ -67,6 +69,7 @@ export class EventsService {
   /** The worker has mapped the segments: what is left to load is recent events (or a rebuild, which /ready does not wait for). */
   private opened = false
   private indexBuilt = false
+  private rebuilding = false
   private nextId = 1
   private readonly waiting = new Map<number, { resolve: (page: EventPage) => void; reject: (error: Error) => void }>()
   /** Called once the worker has built the index, with how long it took and its heap then. */
@@ -101,8 +104,8 @@ export class EventsService {
 
   /**
    * Whether the service is ready as far as the event log goes: once the worker has mapped its
-   * segments (events since are read at once; a rebuild of missing segments goes on while searches wait
-   * for it), and also before anything asked for it (a search then starts the worker and waits for
+   * segments (events since are read at once; a rebuild of missing segments goes on in the background,
+   * searches reading the log where segments are missing), and also before anything asked for it (a search then starts the worker and waits for
    * it). `main.ts` calls `load()` as it starts listening, so `/ready` waits for the segments there.
    */
   get ready(): boolean {
@@ -112,6 +115,11 @@ export class EventsService {
   /** Whether the worker has been started (by a search or `load()`). */
   get started(): boolean {
     return this.loading !== null
+  }
+
+  /** Whether segments missing at start are still being built from the log (searches read those events meanwhile). */
+  get segmentsRebuilding(): boolean {
+    return this.rebuilding
   }
 
   /** Whether the text index covers the log; searches are exact either way. */
@@ -134,7 +142,10 @@ export class EventsService {
     const loaded = new Promise<void>((resolve, reject) => {
       worker.onmessage = (message: MessageEvent<EventSearchReply>) => {
         const reply = message.data
-        if (reply.type === 'loaded') resolve()
+        if (reply.type === 'loaded') {
+          this.rebuilding = reply.rebuilding
+          resolve()
+        } else if (reply.type === 'rebuilt') this.rebuilding = false
         else if (reply.type === 'opened') this.opened = true
         else if (reply.type === 'load-failed') reject(new StoreLoadError(path ?? 'event log', reply.message.replace(`${path}: `, '')))
         else this.receive(reply)
@@ -166,6 +177,7 @@ export class EventsService {
       buildIndex: buildIndex && !spill,
       segmentEvents: this.options.segmentEvents,
       spill,
+      rebuild: this.options.rebuild,
     })
     if (spill) {
       // Like a data directory's segments: /ready does not wait for the log to be read; searches

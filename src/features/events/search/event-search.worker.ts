@@ -11,7 +11,7 @@ import { readEventLines } from '../../../storage/event-log'
 import { dirname } from 'node:path'
 import { SpilledLines } from './file-lines'
 import { SegmentedSearch } from './segmented-search'
-import type { EventSearchReply, EventSearchRequest } from './event-search.messages'
+import type { EventSearchReply, EventSearchRequest, RebuildPace } from './event-search.messages'
 
 declare const self: Worker
 
@@ -19,6 +19,11 @@ declare const self: Worker
 const INDEX_STEP = 2000
 
 let engine: Pick<EventSearchEngine, 'add' | 'search' | 'pageJson' | 'indexStep' | 'size'> | null = null
+/** A data directory's log, while it has segments to rebuild. */
+let rebuilding: SegmentedSearch | null = null
+/** Whether the text index is to be built (after any rebuild). */
+let indexWanted = false
+let pace: RebuildPace = { stepEvents: INDEX_STEP, pauseMs: 0 }
 let building = false
 /** Messages that came while the log was loading, handled once it has. */
 let waiting: EventSearchRequest[] | null = null
@@ -40,7 +45,8 @@ async function open(message: Extract<EventSearchRequest, { type: 'open' }>) {
       })
       segmented.openSegments(message.lastId)
       reply({ type: 'opened', segments: segmented.segmentCount, events: segmented.size })
-      // The events after the segments: the tail, or the whole log when segments are rebuilt.
+      // Missing segments are built after `loaded`, in the background; the tail is read now.
+      if (segmented.planRebuild(message.lastId) > 0) rebuilding = segmented
       await readEventLines(path, message.lastId, (line, event) => segmented.add(line, event), { id: segmented.size, offset: segmented.logEnd })
       engine = segmented
     } else {
@@ -52,19 +58,45 @@ async function open(message: Extract<EventSearchRequest, { type: 'open' }>) {
     const queued = waiting
     waiting = null
     if (engine !== null) {
-      reply({ type: 'loaded', events: engine.size })
-      if (message.buildIndex) buildIndex()
+      reply({ type: 'loaded', events: engine.size, rebuilding: rebuilding !== null })
+      indexWanted = message.buildIndex
+      pace = message.rebuild ?? pace
+      if (rebuilding || indexWanted) buildIndex()
       for (const queuedMessage of queued) handle(queuedMessage)
     }
   }
 }
 
-/** Builds the text index in steps, leaving room between them for searches and appends. */
+/**
+ * Rebuilds missing segments, then builds the text index (when wanted), in steps, leaving room
+ * between them for searches and appends.
+ */
 function buildIndex() {
   if (building) return
   building = true
   const started = performance.now()
   const step = () => {
+    if (rebuilding !== null) {
+      const segmented = rebuilding
+      try {
+        if (segmented.rebuildStep(pace.stepEvents)) {
+          rebuilding = null
+          reply({ type: 'rebuilt', segments: segmented.segmentCount, ms: Math.round(performance.now() - started) })
+        }
+      } catch (error) {
+        // The log could not be read as events: searches go on reading those runs of it, and the
+        // index, which needs every segment, is not built.
+        rebuilding = null
+        indexWanted = false
+        reply({ type: 'notice', message: `search segments not rebuilt: ${error instanceof Error ? error.message : String(error)}` })
+      }
+      setTimeout(step, pace.pauseMs)
+      return
+    }
+    if (!indexWanted) {
+      building = false
+      return
+    }
     if (engine!.indexStep(INDEX_STEP)) {
       building = false
       const buildMs = Math.round(performance.now() - started)
@@ -85,6 +117,7 @@ function handle(message: EventSearchRequest) {
       open(message).catch((error) => reply({ type: 'load-failed', message: error instanceof Error ? error.message : String(error) }))
       break
     case 'build-index':
+      indexWanted = true
       buildIndex()
       break
     case 'append':
