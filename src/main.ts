@@ -166,6 +166,8 @@ async function serve() {
   // The event log loads after the server listens: /ready answers 503 until then.
   const loadStarted = performance.now()
   services.events.onNotice = (message) => log.warn('event search', { message })
+  services.events.onRebuilt = ({ events, segments, ms }) =>
+    log.info('search segments rebuilt', { events, segments, ms, eventsPerSecond: Math.round((events / Math.max(ms, 1)) * 1000) })
   services.events.onIndexBuilt = ({ buildMs, heapBytes }) =>
     log.info('search index built', { buildMs, workerHeapMiB: Math.round(heapBytes / 1048576) })
   services.events.load().then(

@@ -16,6 +16,7 @@ import { parseEventQuery } from '../../src/features/events/event-query'
 import { EventsService, visibilityOf } from '../../src/features/events/events.service'
 import { SEARCH_DIR } from '../../src/features/events/search/segment-files'
 import { SegmentedSearch } from '../../src/features/events/search/segmented-search'
+import { lineParts, searchableText } from '../../src/features/events/search/searchable-text'
 import { readEventLines } from '../../src/storage/event-log'
 import type { EventRecord } from '../../src/storage/records'
 import type { CommitListener } from '../../src/storage/store'
@@ -168,6 +169,35 @@ describe('searches during a rebuild of the segments', () => {
     expect(third.toBuild).toBe(0)
     expect(third.notices).toEqual([])
   }, 60_000)
+})
+
+describe('a line read without parsing its data (how segments are built)', () => {
+  test('gives the head and searchable text the parsed event gives, or declines where keys repeat inside the texts', () => {
+    const random = seededRandom(17)
+    const events = randomEvents(random, 400)
+    const tricky = [{ a: 0, preData: 1 }, { a: 0, tags: [',"tags":'] }, { a: 0, data: { b: 0, preData: null } }, 'x,"preData":y', { a: ',"data":' }, [{ type: 'simple', value: '","tags":[' }]]
+    events.forEach((event, i) => {
+      if (i % 4 === 1) event.data = { nested: random.pick(tricky) } as EventRecord['data']
+      if (i % 4 === 2) event.preData = { nested: random.pick(tricky) } as EventRecord['preData']
+      if (i % 4 === 3) event.tags = [{ type: 'simple', value: JSON.stringify(random.pick(tricky)) }]
+    })
+    let declined = 0
+    for (const event of events) {
+      const parts = lineParts(JSON.stringify(event))
+      if (parts === null) {
+        declined++
+        continue
+      }
+      const { data, preData, tags, ...head } = event
+      expect(parts).toEqual({ head, text: searchableText(event) })
+    }
+    // Plain events are read so; only some of the tricky ones are declined.
+    expect(declined).toBeGreaterThan(0)
+    expect(declined).toBeLessThan(events.length / 2)
+    // Keys in another order than the store's: not read so.
+    const { id, data, ...rest } = events[0]
+    expect(lineParts(JSON.stringify({ id, data, ...rest }))).toBeNull()
+  })
 })
 
 describe('the service during a rebuild', () => {

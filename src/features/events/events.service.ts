@@ -74,6 +74,8 @@ export class EventsService {
   private readonly waiting = new Map<number, { resolve: (page: EventPage) => void; reject: (error: Error) => void }>()
   /** Called once the worker has built the index, with how long it took and its heap then. */
   onIndexBuilt: (build: { buildMs: number; heapBytes: number }) => void = () => {}
+  /** Called once the segments missing at start are built: how many events, and how long it took. */
+  onRebuilt: (rebuild: { events: number; segments: number; ms: number }) => void = () => {}
   /** Told what the operator should know about the search files (a segment ignored and rebuilt). */
   onNotice: (message: string) => void = () => {}
   /**
@@ -145,7 +147,10 @@ export class EventsService {
         if (reply.type === 'loaded') {
           this.rebuilding = reply.rebuilding
           resolve()
-        } else if (reply.type === 'rebuilt') this.rebuilding = false
+        } else if (reply.type === 'rebuilt') {
+          this.rebuilding = false
+          this.onRebuilt({ events: reply.events, segments: reply.segments, ms: reply.ms })
+        }
         else if (reply.type === 'opened') this.opened = true
         else if (reply.type === 'load-failed') reject(new StoreLoadError(path ?? 'event log', reply.message.replace(`${path}: `, '')))
         else this.receive(reply)

@@ -95,7 +95,7 @@ export const COLUMN_NAMES = [...FILTER_COLUMNS, 'creatorName', 'creatorId'] as c
 export type ColumnName = (typeof COLUMN_NAMES)[number]
 
 /** An event's value in a column: the one definition the tail, the segments and the log scan share. */
-export function eventColumn(event: EventRecord, column: ColumnName): string | null {
+export function eventColumn(event: Omit<EventRecord, 'data' | 'preData' | 'tags'>, column: ColumnName): string | null {
   switch (column) {
     case 'type':
       return event.type

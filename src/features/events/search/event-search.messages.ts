@@ -39,7 +39,7 @@ export type EventSearchReply =
   /** The log is read; `rebuilding`: missing segments are being built from it (searches read those events meanwhile). */
   | { type: 'loaded'; events: number; rebuilding: boolean }
   /** Every missing segment is built. */
-  | { type: 'rebuilt'; segments: number; ms: number }
+  | { type: 'rebuilt'; segments: number; events: number; ms: number }
   /** Something the operator should know (a segment ignored, not written). */
   | { type: 'notice'; message: string }
   | { type: 'load-failed'; message: string }

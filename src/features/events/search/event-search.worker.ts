@@ -23,6 +23,8 @@ let engine: Pick<EventSearchEngine, 'add' | 'search' | 'pageJson' | 'indexStep' 
 let rebuilding: SegmentedSearch | null = null
 /** Whether the text index is to be built (after any rebuild). */
 let indexWanted = false
+/** Events the rebuild is to build. */
+let toRebuild = 0
 let pace: RebuildPace = { stepEvents: INDEX_STEP, pauseMs: 0 }
 let building = false
 /** Messages that came while the log was loading, handled once it has. */
@@ -46,7 +48,8 @@ async function open(message: Extract<EventSearchRequest, { type: 'open' }>) {
       segmented.openSegments(message.lastId)
       reply({ type: 'opened', segments: segmented.segmentCount, events: segmented.size })
       // Missing segments are built after `loaded`, in the background; the tail is read now.
-      if (segmented.planRebuild(message.lastId) > 0) rebuilding = segmented
+      toRebuild = segmented.planRebuild(message.lastId)
+      if (toRebuild > 0) rebuilding = segmented
       await readEventLines(path, message.lastId, (line, event) => segmented.add(line, event), { id: segmented.size, offset: segmented.logEnd })
       engine = segmented
     } else {
@@ -81,7 +84,7 @@ function buildIndex() {
       try {
         if (segmented.rebuildStep(pace.stepEvents)) {
           rebuilding = null
-          reply({ type: 'rebuilt', segments: segmented.segmentCount, ms: Math.round(performance.now() - started) })
+          reply({ type: 'rebuilt', segments: segmented.segmentCount, events: toRebuild, ms: Math.round(performance.now() - started) })
         }
       } catch (error) {
         // The log could not be read as events: searches go on reading those runs of it, and the

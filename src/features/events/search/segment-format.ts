@@ -86,14 +86,26 @@ export function buildSegment(input: SegmentInput): Uint8Array {
     arrays.push([`columnOffsets${c}`, offsets], [`columnPostings${c}`, postings])
   }
 
-  // Terms: each term's events, ascending (an event is listed once per term).
+  // Terms: each term's events, ascending (an event is listed once per term). Texts repeat (a flag
+  // toggled on and off: a third of them are distinct, measured), so each distinct text is split
+  // once, into the lists of its terms, which its every event is added to.
   const termEvents = new Map<string, number[]>()
+  const textLists = new Map<string, number[][]>()
   for (let i = 0; i < count; i++) {
-    for (const term of tokenize(input.text(i))) {
-      let list = termEvents.get(term)
-      if (list === undefined) termEvents.set(term, (list = []))
-      if (list[list.length - 1] !== i) list.push(i)
-    }
+    const text = input.text(i)
+    let lists = textLists.get(text)
+    if (lists === undefined) {
+      lists = []
+      for (const term of tokenize(text)) {
+        let list = termEvents.get(term)
+        if (list === undefined) termEvents.set(term, (list = []))
+        if (list[list.length - 1] !== i) {
+          list.push(i)
+          lists.push(list)
+        }
+      }
+      textLists.set(text, lists)
+    } else for (const list of lists) list.push(i)
   }
   const terms = [...termEvents.keys()]
   const encoder = new TextEncoder()

@@ -7,8 +7,9 @@
  * worker answers searches in between. Until a piece is built, searches read its part of the log
  * (log-scan.ts): exact, and cheaper with every piece built.
  *
- * A piece is built from its bytes alone (no index of the tail's kind): the lines are parsed, and
- * only what buildSegment takes is kept, each line's start, time, column values and searchable text.
+ * A piece is built from its bytes alone (no index of the tail's kind): of each line only the head
+ * is parsed (searchable-text.ts, lineParts), and only what buildSegment takes is kept, each line's
+ * start, time, column values and searchable text.
  */
 import { readSync } from 'node:fs'
 import type { EventRecord } from '../../../storage/records'
@@ -18,7 +19,7 @@ import type { LogRun } from './log-scan'
 import type { Segment } from './segment'
 import { buildSegment } from './segment-format'
 import { crcOfRange } from './segment-files'
-import { searchableText } from './searchable-text'
+import { lineParts, searchableText, type EventHead } from './searchable-text'
 
 const CHUNK = 1 << 22
 
@@ -109,19 +110,24 @@ export class PieceBuilder {
       const end = text.indexOf('\n', this.position)
       if (end === -1) throw new Error(`the event log ends before event ${piece.firstId + i}`)
       const line = text.slice(this.position, end)
-      let event: EventRecord
+      let parts: { head: EventHead; text: string } | null
       try {
-        event = JSON.parse(line)
+        parts = lineParts(line)
+        if (parts === null) {
+          const event = JSON.parse(line) as EventRecord
+          parts = { head: event, text: searchableText(event) }
+        }
       } catch (error) {
         throw new Error(`line ${piece.firstId + i} of the event log is not valid JSON (${(error as Error).message})`)
       }
-      if (event?.id !== piece.firstId + i) throw new Error(`line ${piece.firstId + i} of the event log is not event ${piece.firstId + i}`)
+      const { head } = parts
+      if (head?.id !== piece.firstId + i) throw new Error(`line ${piece.firstId + i} of the event log is not event ${piece.firstId + i}`)
       this.lineStart[i] = this.byte
       this.byte += this.ascii ? line.length + 1 : Buffer.byteLength(line) + 1
       this.position = end + 1
-      this.createdAt[i] = Date.parse(event.createdAt)
-      for (const name of COLUMN_NAMES) this.values[name][i] = eventColumn(event, name)
-      this.texts[i] = searchableText(event)
+      this.createdAt[i] = Date.parse(head.createdAt)
+      for (const name of COLUMN_NAMES) this.values[name][i] = eventColumn(head, name)
+      this.texts[i] = parts.text
     }
     return this.done === piece.count
   }

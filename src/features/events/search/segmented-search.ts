@@ -114,6 +114,9 @@ export class SegmentedSearch {
     const segment = new Segment(this.files.write(bytes, piece.firstId, piece.count))
     const after = this.segments.findIndex((other) => other.firstId > piece.firstId)
     this.segments.splice(after === -1 ? this.segments.length : after, 0, segment)
+    // The piece's text and lists are garbage now, most of it outside the collector's heap, which it
+    // does not count: collected at once, or a rebuild of many pieces piles them up (as in cut()).
+    Bun.gc(true)
     return this.pending.length === 0
   }
 
