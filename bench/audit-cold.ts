@@ -41,14 +41,15 @@ const port = freePort()
 const env: Record<string, string> = { ...(process.env as Record<string, string>), PORT: String(port), HOST: '127.0.0.1', DATA_DIR: DIR, LOG_LEVEL: 'info' }
 delete env.INIT_ADMIN_API_TOKENS
 const spawnedAt = performance.now()
-const child = Bun.spawn([process.execPath, 'src/main.ts'], { cwd: root, env, stdout: 'pipe', stderr: 'inherit' })
+const child = Bun.spawn([process.execPath, 'src/main.ts'], { cwd: root, env, stdout: 'pipe', stderr: 'pipe' })
 const since = () => performance.now() - spawnedAt
 const base = `http://127.0.0.1:${port}`
 const logged: Record<string, number> = {}
 const notes: unknown[] = []
-void (async () => {
+// Warnings (a notice that segments are missing among them) go to standard error.
+const read = async (stream: ReadableStream<Uint8Array>) => {
   let carry = ''
-  for await (const chunk of child.stdout as ReadableStream<Uint8Array>) {
+  for await (const chunk of stream) {
     const lines = (carry + new TextDecoder().decode(chunk)).split('\n')
     carry = lines.pop()!
     for (const line of lines) {
@@ -57,10 +58,14 @@ void (async () => {
         const entry = JSON.parse(line)
         logged[entry.msg] ??= since()
         if (/segment|index|ready|event search/.test(entry.msg)) notes.push({ at: Math.round(since()), ...entry })
-      } catch {}
+      } catch {
+        if (line.trim()) console.error(line)
+      }
     }
   }
-})()
+}
+void read(child.stdout as ReadableStream<Uint8Array>)
+void read(child.stderr as ReadableStream<Uint8Array>)
 
 const memory = (field: string) => {
   try {

@@ -121,7 +121,7 @@ describe('searches during a rebuild of the segments', () => {
     })
     const dir = dataDir(events)
     const { segmented } = await openDirect(dir, 300)
-    const needles = ['zui', 'zui̇', 'k', '5 k', 'kilo', 'i', 'i̇', 'istanbul', 'İstanbul', 'ﬁ', 'fi', 'with i', 'predata', '"predata":', 'predata":{', '},"predata', 'tags', '"tags":[', 'x"}}', 'feature-created', '"createdby":"ci"', 'ci', 'null', '}', '":', 'description', '"id":']
+    const needles = ['"data":', 'null,"data', 'data":{"description', ']}', 'zui', 'zui̇', 'k', '5 k', 'kilo', 'i', 'i̇', 'istanbul', 'İstanbul', 'ﬁ', 'fi', 'with i', 'predata', '"predata":', 'predata":{', '},"predata', 'tags', '"tags":[', 'x"}}', 'feature-created', '"createdby":"ci"', 'ci', 'null', '}', '":', 'description', '"id":']
     for (const query of needles) {
       for (const caller of [ADMIN, VIEWER, SCOPED]) {
         const params = new URLSearchParams({ query, limit: '7', offset: String(random.int(0, 3)) })

@@ -36,7 +36,6 @@ export interface RunAnswer {
 const CHUNK = 1 << 22
 const NEWLINE = 0x0a
 const DATA_KEY = Buffer.from(',"data":')
-const PRE_DATA_KEY = Buffer.from(',"preData":')
 const HEAD_FIELDS: Record<string, string> = {
   type: 'type',
   project: 'project',
@@ -86,11 +85,11 @@ function byteMatcher(needle: string): RegExp | null {
 /** The run's matches of the query: `total`, and those at `offset` and after, newest first, at most `limit`. */
 export function searchRun(fd: number, run: LogRun, query: SegmentQuery, offset: number, limit: number): RunAnswer {
   const answer: RunAnswer = { total: 0, events: [], ranges: [] }
+  /** Whether the next match is on the page (else it is only counted). */
+  const wanted = () => answer.total >= offset && answer.events.length < limit
   const take = (id: number, start: number, end: number) => {
-    if (answer.total >= offset && answer.events.length < limit) {
-      answer.events.push(id - 1)
-      answer.ranges.push([start, end])
-    }
+    answer.events.push(id - 1)
+    answer.ranges.push([start, end])
     answer.total++
   }
   const structured = query.conditions.length > 0 || query.hiddenTypes.length > 0 || query.ids !== null || query.fromMs !== -Infinity || query.toMs !== Infinity
@@ -102,43 +101,60 @@ export function searchRun(fd: number, run: LogRun, query: SegmentQuery, offset: 
   let nextId = run.firstId + run.count - 1
 
   chunksBackward(fd, run, (bytes, at) => {
-    /** The line starting at `start` (ending at `end`, its newline), with its head parsed unless `headless`; a full parse where its layout is not the usual one. */
-    const head = (start: number, end: number): { head: Head; dataAt: number } => {
+    /** The head of the line from `start` to `end` (its newline): the whole line parsed where it is not laid out as usual. */
+    const head = (start: number, end: number): Head => {
       const dataAt = bytes.indexOf(DATA_KEY, start)
-      if (dataAt === -1 || dataAt > end || bytes[start + 1] !== 0x22) return { head: JSON.parse(bytes.toString('utf8', start, end)), dataAt: -1 }
-      return { head: JSON.parse(bytes.toString('utf8', start, dataAt) + '}'), dataAt }
+      if (dataAt === -1 || dataAt > end || bytes[start + 1] !== 0x22) return JSON.parse(bytes.toString('utf8', start, end))
+      return JSON.parse(bytes.toString('utf8', start, dataAt) + '}')
     }
     const lineEnd = (position: number) => bytes.indexOf(NEWLINE, position)
     const lineStart = (position: number) => bytes.lastIndexOf(NEWLINE, position - 1) + 1
 
     if (needle !== null) {
-      const found = matcher ? hitsByBytes(bytes, matcher) : hitsByText(bytes, needle)
-      for (let k = found.length - 2; k >= 0; k -= 2) {
-        const [start, hit] = [found[k], found[k + 1]]
-        const end = lineEnd(start)
-        const { head: fields, dataAt } = structured || hit < 0 ? head(start, end) : { head: null, dataAt: -2 }
+      const found = matcher ? hitsByBytes(bytes, matcher, needle.length) : hitsByText(bytes, needle)
+      for (let k = found.length - 3; k >= 0; k -= 3) {
+        const start = found[k]
+        const end = found[k + 1]
+        const fields = structured ? head(start, end) : null
         if (fields && !headMatches(fields, query)) continue
-        if (!textInData(bytes, start, end, hit, needle.length, dataAt) && !searchableText(JSON.parse(bytes.toString('utf8', start, end))).includes(needle)) continue
-        take(fields ? fields.id : idOf(bytes, start, end), at + start, at + end)
+        if (found[k + 2] === 0 && !searchableText(JSON.parse(bytes.toString('utf8', start, end))).includes(needle)) continue
+        if (wanted()) take(fields ? fields.id : idOf(bytes, start, end), at + start, at + end)
+        else answer.total++
       }
       return true
     }
     if (patterns !== null) {
-      const starts = new Set<number>()
-      for (const pattern of patterns) {
-        for (let p = bytes.indexOf(pattern); p !== -1; p = bytes.indexOf(pattern, p + pattern.length)) starts.add(lineStart(p))
-      }
-      for (const start of [...starts].sort((a, b) => b - a)) {
+      const starts = patternLines(bytes, patterns)
+      for (let k = starts.length - 1; k >= 0; k--) {
+        const start = starts[k]
         const end = lineEnd(start)
-        const { head: fields } = head(start, end)
-        if (headMatches(fields, query)) take(fields.id, at + start, at + end)
+        const fields = head(start, end)
+        if (!headMatches(fields, query)) continue
+        if (wanted()) take(fields.id, at + start, at + end)
+        else answer.total++
       }
       return true
     }
-    // No text and no column: every line is a candidate, visited newest first.
+    // No text and no column: every line is a candidate, visited newest first. Hidden types are
+    // found by their bytes, and only those lines' heads are read, unless ids or dates must be read
+    // from every line; once the page is full, the lines are only counted.
+    const everyHead = query.ids !== null || query.fromMs !== -Infinity || query.toMs !== Infinity
+    const suspects = everyHead ? [] : patternLines(bytes, query.hiddenTypes.map((type) => Buffer.from(`"type":${JSON.stringify(type)},`)))
+    if (!everyHead && answer.events.length === limit && answer.total >= offset) {
+      let lines = 0
+      for (let newline = bytes.indexOf(NEWLINE); newline !== -1; newline = bytes.indexOf(NEWLINE, newline + 1)) lines++
+      for (const start of suspects) if (!headMatches(head(start, lineEnd(start)), query)) lines--
+      answer.total += lines
+      return true
+    }
+    let s = suspects.length - 1
     for (let end = bytes.length - 1; end > 0; nextId--) {
       const start = lineStart(end)
-      if (!structured || headMatches(head(start, end).head, query)) take(nextId, at + start, at + end)
+      while (s >= 0 && suspects[s] > start) s--
+      if (!structured || ((everyHead || suspects[s] === start) ? headMatches(head(start, end), query) : true)) {
+        if (wanted()) take(nextId, at + start, at + end)
+        else answer.total++
+      }
       end = start - 1
       // Every line matches: once the page is full, the rest is only counted.
       if (!structured && answer.events.length === limit && answer.total > offset) {
@@ -160,51 +176,83 @@ function idOf(bytes: Buffer, start: number, end: number): number {
   return id
 }
 
-/**
- * Whether a needle found at byte `hit` (length `length`, ASCII) lies inside the line's data text:
- * after the line's `"data":` (the first in a line, as every field before it is a scalar) and
- * before the first `,"preData":` after it (the key that ends data, or one inside data: either way
- * the bytes before it are data). `dataAt` is the data key's position when known (-2: not looked up).
- */
-function textInData(bytes: Buffer, start: number, end: number, hit: number, length: number, dataAt: number): boolean {
-  if (hit < 0) return false
-  const data = dataAt === -2 ? bytes.indexOf(DATA_KEY, start) : dataAt
-  if (data === -1 || data > end || hit < data + DATA_KEY.length) return false
-  const preData = bytes.indexOf(PRE_DATA_KEY, data)
-  return preData !== -1 && preData < end && hit + length <= preData
+/** The starts of the lines holding any of the patterns, ascending. */
+function patternLines(bytes: Buffer, patterns: Buffer[]): number[] {
+  const starts = new Set<number>()
+  for (const pattern of patterns) {
+    for (let p = bytes.indexOf(pattern); p !== -1; p = bytes.indexOf(pattern, p + pattern.length)) starts.add(bytes.lastIndexOf(NEWLINE, p) + 1)
+  }
+  return [...starts].sort((a, b) => a - b)
 }
 
-/** Per line holding the needle (case-insensitive), its start and the needle's byte position, ascending. */
-function hitsByBytes(bytes: Buffer, matcher: RegExp): number[] {
+/**
+ * Whether `[hit, hit + length)` of the line `[start, end)` of `text` lies inside its data, preData
+ * or tags text, where it is a match as it stands. Data runs from the line's `,"data":` (the first in
+ * a line, every field before it being a scalar) to the first `,"preData":` after it (the key that
+ * ends data, or one inside data: the bytes before it are data either way). Where that key and
+ * `,"tags":` each occur once in the line, they are the keys, and preData and tags lie between them
+ * and after. Elsewhere (a key, a field before data) the line must be parsed to tell.
+ */
+function inTexts(text: string, start: number, end: number, hit: number, length: number, preDataKey: string): boolean {
+  const data = text.indexOf(',"data":', start)
+  if (data === -1 || hit < data + 8) return false
+  const preData = text.indexOf(preDataKey, data)
+  if (preData === -1 || preData >= end) return false
+  if (hit + length <= preData) return true
+  const tags = text.indexOf(',"tags":', preData)
+  if (tags === -1 || tags >= end || text.lastIndexOf(preDataKey, end) !== preData || text.lastIndexOf(',"tags":', end) !== tags) return false
+  return (hit >= preData + preDataKey.length && hit + length <= tags) || (hit >= tags + 8 && hit + length < end)
+}
+
+/**
+ * Per line holding the needle (case-insensitive), ascending: its start, its end, and 1 when the
+ * needle lies inside its searchable texts (`inTexts`), else 0: to be checked.
+ */
+function hitsByBytes(bytes: Buffer, matcher: RegExp, length: number): number[] {
   const text = bytes.toString('latin1')
   const found: number[] = []
   matcher.lastIndex = 0
-  for (let match = matcher.exec(text); match !== null; match = matcher.exec(text)) {
-    const end = text.indexOf('\n', match.index)
-    found.push(text.lastIndexOf('\n', match.index) + 1, match.index)
+  while (matcher.test(text)) {
+    const hit = matcher.lastIndex - length
+    const start = text.lastIndexOf('\n', hit) + 1
+    const end = text.indexOf('\n', hit)
+    found.push(start, end, inTexts(text, start, end, hit, length, ',"preData":') ? 1 : 0)
     matcher.lastIndex = end + 1
   }
   return found
 }
 
 /**
- * `hitsByBytes` for any needle, by lower-casing the decoded text; positions inside a line are not
- * kept (-1): such a candidate is checked by parsing it.
+ * `hitsByBytes` for any needle, by lower-casing the decoded text (its keys then lower-cased too).
+ * Byte positions are counted from the text where it is not all ASCII.
  */
 function hitsByText(bytes: Buffer, needle: string): number[] {
   const found: number[] = []
+  const text = bytes.toString('utf8')
+  const lower = text.toLowerCase()
+  const ascii = text.length === bytes.length
   let byte = 0
   let char = 0
-  const text = bytes.toString('utf8')
+  const push = (start: number, end: number, checked: number) => {
+    if (ascii) return found.push(start, end, checked)
+    byte += Buffer.byteLength(text.slice(char, start))
+    char = start
+    found.push(byte, byte + Buffer.byteLength(text.slice(start, end)), checked)
+  }
+  if (lower.length === text.length) {
+    // Positions in the lower-cased text are the text's.
+    for (let hit = lower.indexOf(needle); hit !== -1; ) {
+      const start = lower.lastIndexOf('\n', hit) + 1
+      const end = lower.indexOf('\n', hit)
+      push(start, end, inTexts(lower, start, end, hit, needle.length, ',"predata":') ? 1 : 0)
+      hit = lower.indexOf(needle, end + 1)
+    }
+    return found
+  }
+  // Lower-casing changed a length: lines one by one (it never adds or removes a newline).
   for (let start = 0; start < text.length; ) {
     const end = text.indexOf('\n', start)
-    const line = text.slice(start, end)
-    // Lines are lower-cased one by one: lower-casing may change a text's length, not a line's newline.
-    if (line.toLowerCase().includes(needle)) {
-      byte += Buffer.byteLength(text.slice(char, start))
-      char = start
-      found.push(byte, -1)
-    }
+    if (text.slice(start, end).toLowerCase().includes(needle)) push(start, end, 0)
     start = end + 1
   }
   return found
