@@ -18,6 +18,9 @@ import { DataDirLock, DataDirLockError } from './storage/lock'
 import { DatabaseStartError } from './storage/postgres-connect'
 import { createServices, initialise, openDatabaseStore, openStore, stopWorkers } from './services'
 
+/** How long a search may take while segments are rebuilt and it reads the log (beyond the idle timeout of 10 s). */
+const SEARCH_WAIT_SECONDS = 120
+
 function fail(message: string): never {
   console.error(`Cannot start: ${message}`)
   process.exit(1)
@@ -155,6 +158,8 @@ async function serve() {
     log.warn('naming pattern cannot be used; names checked against it are refused until it is saved again', { project: projectId, pattern, problem })
   }
   services.streaming.holdOpen = (request) => server.timeout(request, 0)
+  // A search that reads the log while segments are rebuilt: minutes at worst, not forever.
+  services.events.holdOpen = (request) => server.timeout(request, SEARCH_WAIT_SECONDS)
   const app = createApp(services, config, log, { socketAddress: (request) => server.requestIP(request)?.address })
   handle = (request) => app.handle(request)
   log.info('listening', {

@@ -132,6 +132,18 @@ describe('searches during a rebuild of the segments', () => {
     expect(segmented.rebuilding).toBe(true)
   })
 
+  test('the log may end past the last committed event (a commit being written, half a line): the plan starts from that event', async () => {
+    const random = seededRandom(19)
+    const events = randomEvents(random, 700)
+    const dir = dataDir(events)
+    appendFileSync(join(dir, 'events.jsonl'), '{"id":701,"createdAt":"2026-')
+    const { segmented, toBuild } = await openDirect(dir, 680)
+    expect(toBuild).toBe(640)
+    const committed = events.slice(0, 680)
+    await searchWhileRebuilding(segmented, dir, committed, [], random, 'log past the last commit')
+    expect(segmentFiles(dir)).toHaveLength(10)
+  })
+
   test('the newest segments are built first, and a page of the newest events is answered from them', async () => {
     const events = randomEvents(seededRandom(7), 400)
     const dir = dataDir(events)

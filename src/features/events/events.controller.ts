@@ -71,9 +71,9 @@ export function eventsController(events: EventsService, auth: Authorization) {
         'totalEvents counts them all. The events of a deleted flag are listed; an unknown flag lists none (200, not 404), and so does a flag of a ' +
         'project the token cannot see. Any token may read it, as in Unleash.',
     },
-  }).get('/api/admin/search/events', async ({ query, caller }) => {
+  }).get('/api/admin/search/events', async ({ query, caller, request }) => {
     // The worker hands back the whole answer as bytes; they go out as they are (see search/search-engine.ts pageJson).
-    const page = await events.search(parseEventQuery(query), caller)
+    const page = await events.search(parseEventQuery(query), caller, request)
     return jsonResponse(page.body)
   }, {
     auth: 'NONE',

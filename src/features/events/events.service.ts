@@ -74,6 +74,8 @@ export class EventsService {
   private readonly waiting = new Map<number, { resolve: (page: EventPage) => void; reject: (error: Error) => void }>()
   /** Called once the worker has built the index, with how long it took and its heap then. */
   onIndexBuilt: (build: { buildMs: number; heapBytes: number }) => void = () => {}
+  /** Lets a request wait longer than the server's idle timeout (main.ts); a search during a rebuild needs it. */
+  holdOpen: (request: Request) => void = () => {}
   /** Called once the segments missing at start are built: how many events, and how long it took. */
   onRebuilt: (rebuild: { events: number; segments: number; ms: number }) => void = () => {}
   /** Told what the operator should know about the search files (a segment ignored and rebuilt). */
@@ -235,7 +237,9 @@ export class EventsService {
    * without the permission that lists a kind of record does not see that record's events. Applied
    * in the search itself, so that totals, pages and free text leave them out alike.
    */
-  async search(query: EventQuery, caller: Caller): Promise<EventPage> {
+  async search(query: EventQuery, caller: Caller, request?: Request): Promise<EventPage> {
+    // A search that reads the log (segments still being rebuilt) may take longer than the server's idle timeout.
+    if (request && (this.rebuilding || !this.loaded)) this.holdOpen(request)
     await this.load()
     if (this.closed) throw new Error('event search closed')
     const visibility = visibilityOf(caller)

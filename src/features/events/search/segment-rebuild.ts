@@ -11,7 +11,7 @@
  * is parsed (searchable-text.ts, lineParts), and only what buildSegment takes is kept, each line's
  * start, time, column values and searchable text.
  */
-import { readSync } from 'node:fs'
+import { fstatSync, readSync } from 'node:fs'
 import type { EventRecord } from '../../../storage/records'
 import { COLUMN_NAMES, eventColumn, type ColumnName } from './columns'
 import { readFully } from './file-lines'
@@ -24,54 +24,81 @@ import { lineParts, searchableText, type EventHead } from './searchable-text'
 const CHUNK = 1 << 22
 
 /**
- * Byte offsets in the log from `start` on, where `count` lines begin: of the first line, of every
- * `every`-th one after it, and where the last ends (past its newline).
+ * The start of the line `count` lines before byte `end` (a line's start) of the log, reading back
+ * over newlines, not below `floor` (a line's start too).
  */
-function lineMarks(fd: number, start: number, count: number, every: number): number[] {
-  const marks = [start]
+function linesBack(fd: number, end: number, count: number, floor: number): number {
+  if (count === 0) return end
   const buffer = Buffer.allocUnsafe(CHUNK)
-  let seen = 0
-  for (let at = start; seen < count; ) {
-    const read = readSync(fd, buffer, 0, buffer.length, at)
-    if (read === 0) throw new Error(`the event log ends ${count - seen} events early`)
-    const bytes = buffer.subarray(0, read)
-    for (let newline = bytes.indexOf(0x0a); newline !== -1 && seen < count; newline = bytes.indexOf(0x0a, newline + 1)) {
-      seen++
-      if (seen % every === 0 || seen === count) marks.push(at + newline + 1)
+  let found = 0
+  // The newline at `end - 1` ends the last line; each one before it starts a line.
+  for (let to = end - 1; to > floor; ) {
+    const from = Math.max(floor, to - CHUNK)
+    const bytes = buffer.subarray(0, to - from)
+    readFully(fd, bytes, from)
+    for (let p = bytes.lastIndexOf(0x0a); p !== -1; p = p > 0 ? bytes.lastIndexOf(0x0a, p - 1) : -1) {
+      if (++found === count) return from + p + 1
     }
-    at += read
+    to = from
   }
-  return marks
+  if (found === count - 1) return floor
+  throw new Error(`the event log holds ${found + 1} lines where ${count} were expected`)
+}
+
+/** Where event `lastId`'s line ends in the log (past its newline), found from the file's end, over any lines after it (a commit made since). */
+function endOf(fd: number, lastId: number): number {
+  const size = fstatSync(fd).size
+  // A commit being written may have left half a line at the end.
+  let end = size > 0 ? linesBack(fd, size + 1, 1, 0) : 0
+  const head = Buffer.alloc(32)
+  for (;;) {
+    if (end === 0) throw new Error(`the event log holds no event ${lastId}`)
+    const start = linesBack(fd, end, 1, 0)
+    readSync(fd, head, 0, Math.min(32, end - start), start)
+    const id = Number(/^\{"id":(\d+),/.exec(head.toString('latin1'))?.[1])
+    if (id === lastId) return end
+    if (!(id > lastId)) throw new Error(`the event log holds no event ${lastId} where it should end`)
+    end = start
+  }
 }
 
 export interface RebuildPlan {
-  /** The runs to build, oldest first, each at most `size` events. */
+  /** The runs to build, oldest first; one longer than `size` events is split from its end as it is built (`nextPiece`). */
   pieces: LogRun[]
   /** The events that stay in memory (fewer than a segment): after event `id`, from byte `offset`. */
   tail: { id: number; offset: number }
 }
 
-/** What is left to build, given the segments found (sorted, not overlapping) and the log up to event `lastId`. */
+/**
+ * What is left to build, given the segments found (sorted, not overlapping) and the log up to event
+ * `lastId`: the runs between them, and the whole segments' worth after the last one. Nothing is read
+ * but the end of the log (where the tail starts): the runs' ends are the segments' own.
+ */
 export function planRebuild(fd: number, segments: readonly Segment[], lastId: number, size: number): RebuildPlan {
   const pieces: LogRun[] = []
-  const split = (firstId: number, start: number, count: number) => {
-    const marks = lineMarks(fd, start, count, size)
-    for (let k = 0; k + 1 < marks.length; k++) {
-      pieces.push({ firstId: firstId + k * size, count: Math.min(size, count - k * size), start: marks[k], end: marks[k + 1] })
-    }
-    return marks[marks.length - 1]
-  }
   let id = 1
   let offset = 0
   for (const segment of segments) {
-    if (segment.firstId > id) split(id, offset, segment.firstId - id)
+    if (segment.firstId > id) pieces.push({ firstId: id, count: segment.firstId - id, start: offset, end: segment.lineStart[0] })
     id = segment.firstId + segment.count
     offset = segment.end
   }
-  // After the last segment: whole segments' worth to build, the rest to the tail.
+  if (lastId < id) return { pieces, tail: { id: id - 1, offset } }
   const whole = Math.floor((lastId - id + 1) / size) * size
-  if (whole > 0) offset = split(id, offset, whole)
-  return { pieces, tail: { id: id + whole - 1, offset } }
+  if (whole === 0) return { pieces, tail: { id: id - 1, offset } }
+  const tailStart = linesBack(fd, endOf(fd, lastId), lastId - id + 1 - whole, offset)
+  pieces.push({ firstId: id, count: whole, start: offset, end: tailStart })
+  return { pieces, tail: { id: id + whole - 1, offset: tailStart } }
+}
+
+/** Takes the newest piece of at most `size` events off the end of `run` (the run keeps the rest). */
+export function nextPiece(fd: number, run: LogRun, size: number): LogRun {
+  if (run.count <= size) return { ...run }
+  const start = linesBack(fd, run.end, size, run.start)
+  const piece = { firstId: run.firstId + run.count - size, count: size, start, end: run.end }
+  run.count -= size
+  run.end = start
+  return piece
 }
 
 /** Builds one piece's segment a few events at a time (`step`), then its bytes (`finish`). */

@@ -19,7 +19,7 @@ import { EventSearchEngine, type EventVisibility, type SearchResult } from './se
 import { prepareText, Segment, type SegmentQuery } from './segment'
 import { buildSegment, SEGMENT_MAX_EVENTS, type SegmentColumn } from './segment-format'
 import { crcOfRange, SegmentFiles } from './segment-files'
-import { PieceBuilder, planRebuild } from './segment-rebuild'
+import { nextPiece, PieceBuilder, planRebuild } from './segment-rebuild'
 import { searchableText } from './searchable-text'
 import { Vocabulary } from './vocabulary'
 
@@ -82,8 +82,8 @@ export class SegmentedSearch {
 
   /**
    * Finds the runs of the log (up to event `lastId`) that the segments lack, to be built by
-   * `rebuildStep`, by reading their line ends (not parsing them); the tail then starts after the
-   * last whole segment's worth of events. Returns how many events are to be built.
+   * `rebuildStep`; the tail then starts after the last whole segment's worth of events. Returns
+   * how many events are to be built.
    */
   planRebuild(lastId: number): number {
     const plan = planRebuild(this.fd, this.segments, lastId, this.segmentEvents)
@@ -104,13 +104,16 @@ export class SegmentedSearch {
 
   /** Builds about `budget` events of the newest missing segment (writing it once whole); true when none is left. */
   rebuildStep(budget: number): boolean {
-    const piece = this.pending.at(-1)
-    if (piece === undefined) return true
-    this.builder ??= new PieceBuilder(this.fd, piece)
+    const run = this.pending.at(-1)
+    if (run === undefined) return true
+    // The piece is taken off the run once built: until then, searches read it with the run.
+    this.builder ??= new PieceBuilder(this.fd, nextPiece(this.fd, { ...run }, this.segmentEvents))
     if (!this.builder.step(budget)) return false
     const bytes = this.builder.finish()
+    const piece = this.builder.piece
     this.builder = null
-    this.pending.pop()
+    if (piece.count === run.count) this.pending.pop()
+    else this.pending[this.pending.length - 1] = { ...run, count: run.count - piece.count, end: piece.start }
     const segment = new Segment(this.files.write(bytes, piece.firstId, piece.count))
     const after = this.segments.findIndex((other) => other.firstId > piece.firstId)
     this.segments.splice(after === -1 ? this.segments.length : after, 0, segment)
