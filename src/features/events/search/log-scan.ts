@@ -15,7 +15,7 @@ import type { EventRecord } from '../../../storage/records'
 import { eventColumn } from './columns'
 import { readFully } from './file-lines'
 import type { SegmentQuery } from './segment'
-import { searchableText } from './searchable-text'
+import { searchableText, type EventHead as Head } from './searchable-text'
 
 /** Events `firstId … firstId + count - 1`, whose lines are the log's bytes `[start, end)` (end past the last newline). */
 export interface LogRun {
@@ -45,8 +45,6 @@ const HEAD_FIELDS: Record<string, string> = {
   creatorId: 'createdByUserId',
 }
 
-/** The fields of an event that decide its structure (everything but data, preData and tags). */
-type Head = Omit<EventRecord, 'data' | 'preData' | 'tags'>
 
 /** Whether an event's structured fields pass the query (conditions, hidden types, ids, dates). */
 export function headMatches(head: Head, query: SegmentQuery): boolean {
@@ -58,7 +56,7 @@ export function headMatches(head: Head, query: SegmentQuery): boolean {
   }
   for (const { column, values } of query.conditions) {
     const columns = Array.isArray(column) ? column : [column]
-    if (!columns.some((name) => values.includes(eventColumn(head as EventRecord, name) as string))) return false
+    if (!columns.some((name) => values.includes(eventColumn(head, name) as string))) return false
   }
   return true
 }
