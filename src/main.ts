@@ -18,6 +18,9 @@ import { DataDirLock, DataDirLockError } from './storage/lock'
 import { DatabaseStartError } from './storage/postgres-connect'
 import { createServices, initialise, openDatabaseStore, openStore, stopWorkers } from './services'
 
+/** How long a search may take while segments are rebuilt and it reads the log (beyond the idle timeout of 10 s). */
+const SEARCH_WAIT_SECONDS = 120
+
 function fail(message: string): never {
   console.error(`Cannot start: ${message}`)
   process.exit(1)
@@ -156,7 +159,9 @@ async function serve() {
     log.warn('naming pattern cannot be used; names checked against it are refused until it is saved again', { project: projectId, pattern, problem })
   }
   services.streaming.holdOpen = (request) => server.timeout(request, 0)
-  services.events.holdOpen = (request) => server.timeout(request, 0)
+  // A search that waits for a database's log to be copied, or reads the log while segments are
+  // rebuilt: minutes at worst, not forever.
+  services.events.holdOpen = (request) => server.timeout(request, SEARCH_WAIT_SECONDS)
   const app = createApp(services, config, log, { socketAddress: (request) => server.requestIP(request)?.address })
   handle = (request) => app.handle(request)
   log.info('listening', {
@@ -168,6 +173,8 @@ async function serve() {
   // The event log loads after the server listens: /ready answers 503 until then.
   const loadStarted = performance.now()
   services.events.onNotice = (message) => log.warn('event search', { message })
+  services.events.onRebuilt = ({ events, segments, ms }) =>
+    log.info('search segments rebuilt', { events, segments, ms, eventsPerSecond: Math.round((events / Math.max(ms, 1)) * 1000) })
   services.events.onIndexBuilt = ({ buildMs, heapBytes }) =>
     log.info('search index built', { buildMs, workerHeapMiB: Math.round(heapBytes / 1048576) })
   services.events.load().then(

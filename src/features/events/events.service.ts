@@ -13,7 +13,7 @@ import { startWorker } from '../../workers/spawn'
 import { roleHasPermission, type Caller, type Permission } from '../tokens/permissions'
 import type { EventType } from '../../domain/events'
 import type { EventQuery } from './event-query'
-import type { EventSearchReply, EventSearchRequest } from './search/event-search.messages'
+import type { EventSearchReply, EventSearchRequest, RebuildPace } from './search/event-search.messages'
 import { openCachedLog, type CachedLog } from './search/log-cache'
 import type { EventVisibility, SearchPlan } from './search/search-engine'
 
@@ -41,6 +41,8 @@ export interface EventsOptions {
   segmentEvents?: number
   /** `SEARCH_CACHE_DIR`: where a database's log is copied for search and kept between starts (search/log-cache.ts); by default a temporary directory. */
   cacheDir?: string | null
+  /** Pace of the rebuild of missing segments (default: 2000 events a step, no pause); tests slow it down. */
+  rebuild?: RebuildPace
 }
 
 /**
@@ -71,6 +73,7 @@ export class EventsService {
   /** The worker has mapped the segments: what is left to load is recent events (or a rebuild, which /ready does not wait for). */
   private opened = false
   private indexBuilt = false
+  private rebuilding = false
   private nextId = 1
   /** The local copy of a database's log, which the worker searches as it does a data directory's. */
   private cache: CachedLog | null = null
@@ -79,10 +82,12 @@ export class EventsService {
   private readonly waiting = new Map<number, { resolve: (page: EventPage) => void; reject: (error: Error) => void }>()
   /** Called once the worker has built the index, with how long it took and its heap then. */
   onIndexBuilt: (build: { buildMs: number; heapBytes: number }) => void = () => {}
+  /** Lets a request wait longer than the server's idle timeout (main.ts): a search that waits for a database's log to be copied, or reads the log during a rebuild, needs it. */
+  holdOpen: (request: Request) => void = () => {}
+  /** Called once the segments missing at start are built: how many events, and how long it took. */
+  onRebuilt: (rebuild: { events: number; segments: number; ms: number }) => void = () => {}
   /** Told what the operator should know about the search files (a segment ignored and rebuilt). */
   onNotice: (message: string) => void = () => {}
-  /** Keeps a request's connection open past the server's idle timeout: a search that waits for the log to be read may wait long (main.ts). */
-  holdOpen: (request: Request) => void = () => {}
   /**
    * Committed events that arrive while the worker is being told where its log starts; before the
    * worker starts none are kept, as it reads them with the log.
@@ -111,8 +116,8 @@ export class EventsService {
 
   /**
    * Whether the service is ready as far as the event log goes: once the worker has mapped its
-   * segments (events since are read at once; a rebuild of missing segments goes on while searches wait
-   * for it), and also before anything asked for it (a search then starts the worker and waits for
+   * segments (events since are read at once; a rebuild of missing segments goes on in the background,
+   * searches reading the log where segments are missing), and also before anything asked for it (a search then starts the worker and waits for
    * it). `main.ts` calls `load()` as it starts listening, so `/ready` waits for the segments there.
    */
   get ready(): boolean {
@@ -122,6 +127,11 @@ export class EventsService {
   /** Whether the worker has been started (by a search or `load()`). */
   get started(): boolean {
     return this.loading !== null
+  }
+
+  /** Whether segments missing at start are still being built from the log (searches read those events meanwhile). */
+  get segmentsRebuilding(): boolean {
+    return this.rebuilding
   }
 
   /** Whether the text index covers the log; searches are exact either way. */
@@ -148,7 +158,13 @@ export class EventsService {
     const loaded = new Promise<number>((resolve, reject) => {
       worker.onmessage = (message: MessageEvent<EventSearchReply>) => {
         const reply = message.data
-        if (reply.type === 'loaded') resolve(reply.events)
+        if (reply.type === 'loaded') {
+          this.rebuilding = reply.rebuilding
+          resolve(reply.events)
+        } else if (reply.type === 'rebuilt') {
+          this.rebuilding = false
+          this.onRebuilt({ events: reply.events, segments: reply.segments, ms: reply.ms })
+        }
         else if (reply.type === 'opened') this.opened = true
         else if (reply.type === 'load-failed') reject(new StoreLoadError(path ?? 'event log', reply.message.replace(`${path}: `, '')))
         else this.receive(reply)
@@ -180,6 +196,7 @@ export class EventsService {
       segmentDir: cache?.dir,
       segmentEvents: this.options.segmentEvents,
       cache: cache !== null,
+      rebuild: this.options.rebuild,
     })
     if (cache !== null) {
       // What the copy holds once the worker has read it (less than its end if a part could not be read).
@@ -254,7 +271,8 @@ export class EventsService {
    * in the search itself, so that totals, pages and free text leave them out alike.
    */
   async search(query: EventQuery, caller: Caller, request?: Request): Promise<EventPage> {
-    if (!this.loaded && request) this.holdOpen(request)
+    // A search that reads the log (segments still being rebuilt) may take longer than the server's idle timeout.
+    if (request && (this.rebuilding || !this.loaded)) this.holdOpen(request)
     await this.load()
     if (this.closed) throw new Error('event search closed')
     const visibility = visibilityOf(caller)

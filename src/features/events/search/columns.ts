@@ -90,6 +90,28 @@ export interface ColumnFilter {
 
 export const FILTER_COLUMNS = ['type', 'project', 'feature', 'environment'] as const
 
+/** Every column, by the name the event query and the segments give it. */
+export const COLUMN_NAMES = [...FILTER_COLUMNS, 'creatorName', 'creatorId'] as const
+export type ColumnName = (typeof COLUMN_NAMES)[number]
+
+/** An event's value in a column: the one definition the tail, the segments and the log scan share. */
+export function eventColumn(event: Omit<EventRecord, 'data' | 'preData' | 'tags'>, column: ColumnName): string | null {
+  switch (column) {
+    case 'type':
+      return event.type
+    case 'project':
+      return event.project
+    case 'feature':
+      return event.featureName
+    case 'environment':
+      return event.environment
+    case 'creatorName':
+      return event.createdBy
+    case 'creatorId':
+      return event.createdByUserId === null ? null : String(event.createdByUserId)
+  }
+}
+
 export class Columns {
   readonly type = new Column()
   readonly project = new Column()
@@ -109,12 +131,7 @@ export class Columns {
     const time = Date.parse(event.createdAt)
     if (index > 0 && time < this.createdAt[index - 1]) this.datesAscending = false
     this.createdAt.push(time)
-    this.type.push(event.type, index)
-    this.project.push(event.project, index)
-    this.feature.push(event.featureName, index)
-    this.environment.push(event.environment, index)
-    this.creatorName.push(event.createdBy, index)
-    this.creatorId.push(event.createdByUserId === null ? null : String(event.createdByUserId), index)
+    for (const name of COLUMN_NAMES) this[name].push(eventColumn(event, name), index)
   }
 
   /** The event index range `[from, to)` of the date bounds, when dates ascend with ids. */

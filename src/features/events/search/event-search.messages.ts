@@ -2,6 +2,12 @@
 import type { EventQuery } from '../event-query'
 import type { EventVisibility } from './search-engine'
 
+/** Events built per step of a segment rebuild, and a pause between steps. */
+export interface RebuildPace {
+  stepEvents: number
+  pauseMs: number
+}
+
 export type EventSearchRequest =
   /**
    * Read the log file up to event `lastId`, or take `lines` when `path` is null (a memory store's
@@ -20,6 +26,8 @@ export type EventSearchRequest =
       segmentDir?: string
       segmentEvents?: number
       cache?: boolean
+      /** How the rebuild of missing segments paces itself (tests slow it down to search meanwhile). */
+      rebuild?: RebuildPace
     }
   /** Committed events, as JSON lines, in id order. */
   | { type: 'append'; lines: string[] }
@@ -30,7 +38,10 @@ export type EventSearchRequest =
 export type EventSearchReply =
   /** The segments are mapped: what is left to read of the log is the tail (or a rebuild). */
   | { type: 'opened'; segments: number; events: number }
-  | { type: 'loaded'; events: number }
+  /** The log is read; `rebuilding`: missing segments are being built from it (searches read those events meanwhile). */
+  | { type: 'loaded'; events: number; rebuilding: boolean }
+  /** Every missing segment is built. */
+  | { type: 'rebuilt'; segments: number; events: number; ms: number }
   /** Something the operator should know (a segment ignored, not written). */
   | { type: 'notice'; message: string }
   | { type: 'load-failed'; message: string }

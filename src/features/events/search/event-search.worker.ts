@@ -12,7 +12,7 @@ import { readEventLines } from '../../../storage/event-log'
 import { openSync, truncateSync, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { SegmentedSearch } from './segmented-search'
-import type { EventSearchReply, EventSearchRequest } from './event-search.messages'
+import type { EventSearchReply, EventSearchRequest, RebuildPace } from './event-search.messages'
 
 declare const self: Worker
 
@@ -20,6 +20,14 @@ declare const self: Worker
 const INDEX_STEP = 2000
 
 let engine: Pick<EventSearchEngine, 'add' | 'search' | 'pageJson' | 'indexStep' | 'size'> | null = null
+/** A data directory's log, while it has segments to rebuild. */
+let rebuilding: SegmentedSearch | null = null
+/** Whether the text index is to be built (after any rebuild). */
+let indexWanted = false
+/** Events the rebuild is to build. */
+let toRebuild = 0
+let rebuildStarted = 0
+let pace: RebuildPace = { stepEvents: INDEX_STEP, pauseMs: 0 }
 let building = false
 /** The local copy of a database's log (`open` with `cache`), appended to before the events are searched. */
 let cache: { fd: number; path: string; size: () => number } | null = null
@@ -45,7 +53,10 @@ async function open(message: Extract<EventSearchRequest, { type: 'open' }>) {
       })
       segmented.openSegments(message.lastId)
       reply({ type: 'opened', segments: segmented.segmentCount, events: segmented.size })
-      // The events after the segments: the tail, or the whole log when segments are rebuilt.
+      // Missing segments are built after `loaded`, in the background; the tail is read now.
+      rebuildStarted = performance.now()
+      toRebuild = segmented.planRebuild(message.lastId)
+      if (toRebuild > 0) rebuilding = segmented
       try {
         await readEventLines(path, message.lastId, (line, event) => segmented.add(line, event), { id: segmented.size, offset: segmented.logEnd })
       } catch (error) {
@@ -65,19 +76,50 @@ async function open(message: Extract<EventSearchRequest, { type: 'open' }>) {
     const queued = waiting
     waiting = null
     if (engine !== null) {
-      reply({ type: 'loaded', events: engine.size })
-      if (message.buildIndex) buildIndex()
+      reply({ type: 'loaded', events: engine.size, rebuilding: rebuilding !== null })
+      indexWanted = message.buildIndex
+      pace = message.rebuild ?? pace
+      if (rebuilding || indexWanted) buildIndex()
       for (const queuedMessage of queued) handle(queuedMessage)
     }
   }
 }
 
-/** Builds the text index in steps, leaving room between them for searches and appends. */
+/** One step of the rebuild of missing segments; tells when it is done. */
+function rebuildStep() {
+  const segmented = rebuilding!
+  try {
+    if (segmented.rebuildStep(pace.stepEvents)) {
+      rebuilding = null
+      reply({ type: 'rebuilt', segments: segmented.segmentCount, events: toRebuild, ms: Math.round(performance.now() - rebuildStarted) })
+    }
+  } catch (error) {
+    // The log could not be read as events: searches go on reading those runs of it, and the
+    // index, which needs every segment, is not built.
+    rebuilding = null
+    indexWanted = false
+    reply({ type: 'notice', message: `search segments not rebuilt: ${error instanceof Error ? error.message : String(error)}` })
+  }
+}
+
+/**
+ * Rebuilds missing segments, then builds the text index (when wanted), in steps, leaving room
+ * between them for searches and appends.
+ */
 function buildIndex() {
   if (building) return
   building = true
   const started = performance.now()
   const step = () => {
+    if (rebuilding !== null) {
+      rebuildStep()
+      setTimeout(step, pace.pauseMs)
+      return
+    }
+    if (!indexWanted) {
+      building = false
+      return
+    }
     if (engine!.indexStep(INDEX_STEP)) {
       building = false
       const buildMs = Math.round(performance.now() - started)
@@ -119,6 +161,7 @@ function handle(message: EventSearchRequest) {
       open(message).catch((error) => reply({ type: 'load-failed', message: error instanceof Error ? error.message : String(error) }))
       break
     case 'build-index':
+      indexWanted = true
       buildIndex()
       break
     case 'append':
@@ -126,7 +169,8 @@ function handle(message: EventSearchRequest) {
       if (cache !== null && !copied(cache, message.lines)) break
       for (const line of message.lines) engine!.add(line)
       break
-    case 'search':
+    case 'search': {
+      const started = performance.now()
       try {
         if (broken !== null) throw new Error(broken)
         const result = engine!.search(message.query, message.visibility)
@@ -136,7 +180,17 @@ function handle(message: EventSearchRequest) {
       } catch (error) {
         reply({ type: 'failed', id: message.id, message: error instanceof Error ? error.message : String(error) })
       }
+      // While segments are rebuilt, each search is followed by as long of rebuilding (a step at
+      // least): searches come as messages, ahead of the rebuild's timer, and one after another they
+      // would starve it (measured: a rebuild of 1M events stretched to 8 minutes by sequential
+      // searches), while every segment built makes the next searches cheaper.
+      if (rebuilding !== null) {
+        const until = 2 * performance.now() - started
+        do rebuildStep()
+        while (rebuilding !== null && performance.now() < until)
+      }
       break
+    }
   }
 }
 

@@ -1,10 +1,11 @@
 /**
  * Segments on disk: `search/events-<first id>-<count>.seg` in the data directory, each written to a
  * temporary file, fsynced and renamed into place, so a file under its final name is whole unless
- * the disk lies. At start the chain of segments from event 1 is loaded (memory-mapped: nothing is
- * read per event) as long as each one is whole, of this version, matches its checksum and matches
- * the log (its first and last lines' bytes are where it says); the first that does not ends the
- * chain, and it and every file after it are deleted, to be rebuilt from the log. The log is the truth.
+ * the disk lies. At start every segment is loaded (memory-mapped: nothing is read per event) that
+ * is whole, of this version, matches its checksum and matches the log (its first and last lines'
+ * bytes are where it says); one that does not is deleted. The events no segment holds are rebuilt
+ * from the log (segment-rebuild.ts), whatever the order the files were lost or written in (a
+ * rebuild writes the newest first, and may be stopped halfway). The log is the truth.
  */
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
@@ -76,14 +77,14 @@ export class SegmentFiles {
   }
 
   /**
-   * The usable chain of segments from event 1, for a log whose descriptor is `logFd` and whose last
+   * The usable segments, by their first event, for a log whose descriptor is `logFd` and whose last
    * committed event is `lastId`; deletes every other file in the directory.
    */
   load(logFd: number, lastId: number): Segment[] {
     // Made with the first segment: a log shorter than one has none.
     if (!existsSync(this.dir)) return []
     try {
-      return this.chain(logFd, lastId)
+      return this.usable(logFd, lastId)
     } catch (error) {
       // A cache that can't be read is no reason not to start: the log is read instead.
       this.log(`search segments in ${this.dir} not used: ${error instanceof Error ? error.message : String(error)}`)
@@ -91,7 +92,7 @@ export class SegmentFiles {
     }
   }
 
-  private chain(logFd: number, lastId: number): Segment[] {
+  private usable(logFd: number, lastId: number): Segment[] {
     const files = new Map<number, string>()
     for (const name of readdirSync(this.dir)) {
       const match = NAME.exec(name)
@@ -99,28 +100,29 @@ export class SegmentFiles {
       else this.remove(name, 'not a segment (a write cut short)')
     }
     const segments: Segment[] = []
+    // The next event not yet held: a file starting before it overlaps one already taken.
     let next = 1
-    for (;;) {
-      const name = files.get(next)
-      if (name === undefined) break
-      files.delete(next)
+    for (const [firstId, name] of [...files].sort(([a], [b]) => a - b)) {
+      if (firstId < next) {
+        this.remove(name, `overlaps the segment before it`)
+        continue
+      }
       const path = join(this.dir, name)
-      const problem = problemOf(path, next, lastId)
+      const problem = problemOf(path, firstId, lastId)
       if (problem !== null) {
         this.remove(name, problem)
-        break
+        continue
       }
       const bytes = Bun.mmap(path, { shared: false })
       const header = readHeader(bytes)!
       const segment = new Segment(bytes)
       if (!matchesLog(segment, logFd, header.firstLineCrc, header.lastLineCrc)) {
         this.remove(name, 'does not match the event log')
-        break
+        continue
       }
       segments.push(segment)
-      next += segment.count
+      next = firstId + segment.count
     }
-    for (const name of files.values()) this.remove(name, 'not in the chain of segments from event 1')
     return segments
   }
 

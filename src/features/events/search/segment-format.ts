@@ -95,17 +95,36 @@ export function buildSegment(input: SegmentInput): Uint8Array {
     arrays.push([`columnOffsets${c}`, offsets], [`columnPostings${c}`, postings])
   }
 
-  // Terms: each term's events, ascending (an event is listed once per term), and how often it occurs.
-  const termEvents = new Map<string, { events: number[]; occurrences: number }>()
+  // Terms: each term's events, ascending (an event is listed once per term), and how often it
+  // occurs. Texts repeat (a flag toggled on and off: a third of them are distinct, measured), so
+  // each distinct text is split once, into its words and gaps and its terms with how often each
+  // occurs in it, and its every event is added to those.
+  interface TermEntry {
+    events: number[]
+    occurrences: number
+  }
+  const termEvents = new Map<string, TermEntry>()
   const texts: string[][] = []
+  const splitTexts = new Map<string, { pieces: string[]; terms: [TermEntry, number][] }>()
   for (let i = 0; i < count; i++) {
-    const pieces = wordsAndGaps(input.text(i))
-    texts.push(pieces)
-    for (let w = 1; w < pieces.length; w += 2) {
-      let entry = termEvents.get(pieces[w])
-      if (entry === undefined) termEvents.set(pieces[w], (entry = { events: [], occurrences: 0 }))
-      entry.occurrences++
-      if (entry.events[entry.events.length - 1] !== i) entry.events.push(i)
+    const text = input.text(i)
+    let split = splitTexts.get(text)
+    if (split === undefined) {
+      const pieces = wordsAndGaps(text)
+      const times = new Map<string, number>()
+      for (let w = 1; w < pieces.length; w += 2) times.set(pieces[w], (times.get(pieces[w]) ?? 0) + 1)
+      const terms: [TermEntry, number][] = []
+      for (const [term, n] of times) {
+        let entry = termEvents.get(term)
+        if (entry === undefined) termEvents.set(term, (entry = { events: [], occurrences: 0 }))
+        terms.push([entry, n])
+      }
+      splitTexts.set(text, (split = { pieces, terms }))
+    }
+    texts.push(split.pieces)
+    for (const [entry, n] of split.terms) {
+      entry.occurrences += n
+      entry.events.push(i)
     }
   }
   // Numbered most frequent first: the token streams then hold mostly one-byte numbers.

@@ -7,16 +7,19 @@
  *
  * A search runs over the tail, then the segments, newest first, each answering its count and the
  * part of the page that falls in it; the page's lines are read back from `events.jsonl` by the byte
- * ranges the tail and the segments keep.
+ * ranges the tail and the segments keep. Segments missing at start are rebuilt in the background
+ * (segment-rebuild.ts); until then their part of the log answers by being read (log-scan.ts).
  */
 import type { EventRecord } from '../../../storage/records'
 import type { EventQuery } from '../event-query'
 import { FILTER_COLUMNS } from './columns'
 import { FileLines, joinRanges, readFully } from './file-lines'
+import { searchRun, type LogRun } from './log-scan'
 import { EventSearchEngine, type EventVisibility, type SearchResult } from './search-engine'
 import { prepareText, Segment, type SegmentQuery } from './segment'
 import { buildSegment, SEGMENT_MAX_EVENTS, type SegmentColumn } from './segment-format'
 import { crcOfRange, SegmentFiles } from './segment-files'
+import { nextPiece, PieceBuilder, planRebuild } from './segment-rebuild'
 import { searchableText } from './searchable-text'
 import { Vocabulary } from './vocabulary'
 
@@ -49,6 +52,11 @@ export class SegmentedSearch {
   tail: EventSearchEngine
   /** The tail's lines: byte ranges in the log. */
   private tailLines: FileLines
+  /** Runs of the log that segments should hold and do not yet, oldest first; built newest first. */
+  private pending: LogRun[] = []
+  private builder: PieceBuilder | null = null
+  /** The lines the last search found in runs not yet built: their byte ranges, by event index. */
+  private runRanges = new Map<number, [number, number]>()
 
   constructor(
     path: string,
@@ -77,6 +85,60 @@ export class SegmentedSearch {
     this.tail = this.newTail(last ? last.firstId + last.count - 1 : 0, last ? last.end : 0)
   }
 
+  /**
+   * Finds the runs of the log (up to event `lastId`) that the segments lack, to be built by
+   * `rebuildStep`; the tail then starts after the last whole segment's worth of events. Returns
+   * how many events are to be built.
+   */
+  planRebuild(lastId: number): number {
+    const plan = planRebuild(this.fd, this.segments, lastId, this.segmentEvents)
+    this.pending = plan.pieces
+    this.tail = this.newTail(plan.tail.id, plan.tail.offset)
+    const events = plan.pieces.reduce((n, piece) => n + piece.count, 0)
+    if (events > 0) {
+      const runs = this.runs().map((run) => `${run.firstId}–${run.firstId + run.count - 1}`)
+      this.options.log?.(`search segments missing for events ${runs.join(', ')} (${events} events): rebuilt from the log, newest first; searches read those events from the log until then`)
+    }
+    return events
+  }
+
+  /** Whether segments are still to be built from the log. */
+  get rebuilding(): boolean {
+    return this.pending.length > 0
+  }
+
+  /** Builds about `budget` events of the newest missing segment (writing it once whole); true when none is left. */
+  rebuildStep(budget: number): boolean {
+    const run = this.pending.at(-1)
+    if (run === undefined) return true
+    // The piece is taken off the run once built: until then, searches read it with the run.
+    this.builder ??= new PieceBuilder(this.fd, nextPiece(this.fd, { ...run }, this.segmentEvents))
+    if (!this.builder.step(budget)) return false
+    const bytes = this.builder.finish()
+    const piece = this.builder.piece
+    this.builder = null
+    if (piece.count === run.count) this.pending.pop()
+    else this.pending[this.pending.length - 1] = { ...run, count: run.count - piece.count, end: piece.start }
+    const segment = new Segment(this.files.write(bytes, piece.firstId, piece.count))
+    const after = this.segments.findIndex((other) => other.firstId > piece.firstId)
+    this.segments.splice(after === -1 ? this.segments.length : after, 0, segment)
+    // The piece's text and lists are garbage now, most of it outside the collector's heap, which it
+    // does not count: collected at once, or a rebuild of many pieces piles them up (as in cut()).
+    Bun.gc(true)
+    return this.pending.length === 0
+  }
+
+  /** The pending runs, adjacent ones joined (a search reads each in one pass), oldest first. */
+  private runs(): LogRun[] {
+    const runs: LogRun[] = []
+    for (const piece of this.pending) {
+      const last = runs.at(-1)
+      if (last && last.end === piece.start) runs[runs.length - 1] = { ...last, count: last.count + piece.count, end: piece.end }
+      else runs.push(piece)
+    }
+    return runs
+  }
+
   /** Events held, in segments and the tail. */
   get size(): number {
     return this.tail.base + this.tail.size
@@ -92,11 +154,15 @@ export class SegmentedSearch {
   }
 
   get indexReady(): boolean {
-    return this.tail.indexReady && this.vocabulary.covered === this.segments.length
+    return this.pending.length === 0 && this.tail.indexReady && this.vocabulary.covered === this.segments.length
   }
 
-  /** Index work of about `budget` events: the segments' vocabulary first (a segment a step), then the tail's text index. */
+  /**
+   * Index work of about `budget` events: the segments' vocabulary first (a segment a step), then the
+   * tail's text index. Not begun while segments are rebuilt: the vocabulary numbers them in order.
+   */
   indexStep(budget: number): boolean {
+    if (this.pending.length > 0) return false
     if (this.vocabulary.covered < this.segments.length) {
       this.vocabulary.add(this.segments[this.vocabulary.covered])
       return false
@@ -183,7 +249,8 @@ export class SegmentedSearch {
     const tail = this.tail.search(query, visibility)
     const events = tail.events.map((i) => i + this.tail.base)
     const needle = query.query ? query.query.toLowerCase() : null
-    if (this.segments.length === 0 || needle?.includes('\n')) return { ...tail, events }
+    this.runRanges.clear()
+    if ((this.segments.length === 0 && this.pending.length === 0) || needle?.includes('\n')) return { ...tail, events }
     const conditions: SegmentQuery['conditions'] = []
     for (const name of FILTER_COLUMNS) {
       const values = query[name]
@@ -207,13 +274,25 @@ export class SegmentedSearch {
       : []
     const none: readonly number[] = []
     let total = tail.total
+    const runs = this.runs()
+    let r = runs.length - 1
+    const readRun = (run: LogRun) => {
+      const part = searchRun(this.fd, run, segmentQuery, Math.max(0, query.offset - total), query.limit - events.length)
+      total += part.total
+      part.events.forEach((index, k) => {
+        events.push(index)
+        this.runRanges.set(index, part.ranges[k])
+      })
+    }
     for (let s = this.segments.length - 1; s >= 0; s--) {
+      while (r >= 0 && runs[r].firstId > this.segments[s].firstId) readRun(runs[r--])
       const offset = Math.max(0, query.offset - total)
       const tokenTerms = s < this.vocabulary.covered ? known.map((bySegment) => (bySegment === null ? 'many' : (bySegment.get(s) ?? none))) : null
       const part = this.segments[s].search(segmentQuery, text, offset, query.limit - events.length, this.textCheck, tokenTerms)
       total += part.total
       events.push(...part.events)
     }
+    while (r >= 0) readRun(runs[r--])
     return { total, events, plan: needle === null ? 'none' : text!.tokens.length > 0 ? 'index' : 'scan' }
   }
 
@@ -222,6 +301,8 @@ export class SegmentedSearch {
     const tailLines = this.tailLines
     const ranges = result.events.map((index): [number, number] => {
       if (index >= this.tail.base) return tailLines.range(index - this.tail.base)
+      const read = this.runRanges.get(index)
+      if (read) return read
       const segment = this.segments[this.segmentOf(index)]
       return segment.lineRange(index - (segment.firstId - 1))
     })
