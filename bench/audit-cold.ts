@@ -17,44 +17,19 @@
  *   - GET /health p50/p99/max probed one after another throughout the rebuild, and RSS (peak VmHWM).
  * Figures go to standard output as JSON lines and a table.
  */
-import { closeSync, openSync, readFileSync, readSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { readFileSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { DATA_FILES, EVENTS_FILE } from '../src/services'
+import { DATA_FILES } from '../src/services'
 import type { GeneratedManifest } from './generate-events'
-import { fmt, freePort, loadAverage, percentile, ROOT, table } from './lib'
+import { expectedTotals, fmt, freePort, loadAverage, percentile, ROOT, table } from './lib'
 
 const { values } = parseArgs({ options: { dir: { type: 'string' }, root: { type: 'string' }, limit: { type: 'string', default: '1800' } } })
 if (!values.dir) throw new Error('--dir DIR: a copy of a directory written by bench/generate-events.ts')
 const DIR = values.dir.replace(/\/+$/, '')
 const root = values.root ?? ROOT
 const manifest = JSON.parse(readFileSync(`${DIR}.generated.json`, 'utf8')) as GeneratedManifest
-/** The generator's exact totals, plus those of events appended since (PATCHes of earlier benches), counted from the log's tail. */
-function expectedTotals() {
-  const path = join(DIR, EVENTS_FILE)
-  const { words } = manifest
-  const type = 'feature-strategy-update'
-  const totals = { thousands: words.thousands.total, rare: words.rare.total, most: words.most.total, type: manifest.types[type] ?? 0, events: manifest.events }
-  const size = statSync(path).size
-  if (size > manifest.bytes) {
-    const fd = openSync(path, 'r')
-    const tail = Buffer.alloc(size - manifest.bytes)
-    readSync(fd, tail, 0, tail.length, manifest.bytes)
-    closeSync(fd)
-    for (const line of tail.toString('utf8').split('\n')) {
-      if (!line) continue
-      const event = JSON.parse(line)
-      const text = `${JSON.stringify(event.data)}\n${JSON.stringify(event.preData)}\n${JSON.stringify(event.tags)}`.toLowerCase()
-      totals.events++
-      if (event.type === type) totals.type++
-      if (text.includes(words.rare.word)) totals.rare++
-      if (text.includes(words.thousands.word)) totals.thousands++
-      if (text.includes(words.most.word)) totals.most++
-    }
-  }
-  return totals
-}
-const totals = expectedTotals()
+const totals = expectedTotals(DIR, manifest, 'feature-strategy-update')
 /** A search answered with a wrong total: the bench stops. */
 class TotalError extends Error {}
 const headers = { authorization: manifest.adminSecret }

@@ -35,7 +35,7 @@ import { parseArgs } from 'node:util'
 import { DATA_FILES, EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../src/services'
 import { KEY_FILE } from '../src/storage/secret-key'
 import type { GeneratedManifest } from './generate-events'
-import { fmt, loadAverage, percentile, ROOT, spawnServer, table, tempDataDir, removeDir, wrk, type Load, type SpawnedServer } from './lib'
+import { expectedTotals, fmt, loadAverage, percentile, ROOT, spawnServer, table, tempDataDir, removeDir, wrk, type Load, type SpawnedServer } from './lib'
 
 const { values } = parseArgs({
   options: {
@@ -86,30 +86,6 @@ function removeDerived(dir: string) {
   for (const name of readdirSync(dir)) if (!DATA_FILES.includes(name)) rmSync(join(dir, name), { recursive: true, force: true })
 }
 
-/** The words' exact totals now: the generator's counts plus those of events appended since (PATCHes of earlier runs). */
-function expectedTotals() {
-  const path = join(DIR, EVENTS_FILE)
-  const size = statSync(path).size
-  const words = manifest.words
-  const totals = { rare: words.rare.total, thousands: words.thousands.total, most: words.most.total, events: manifest.events, type: manifest.types[TYPE] ?? 0 }
-  if (size > manifest.bytes) {
-    const fd = openSync(path, 'r')
-    const buffer = Buffer.alloc(size - manifest.bytes)
-    readSync(fd, buffer, 0, buffer.length, manifest.bytes)
-    closeSync(fd)
-    for (const line of buffer.toString('utf8').split('\n')) {
-      if (!line) continue
-      const event = JSON.parse(line)
-      const text = `${JSON.stringify(event.data)}\n${JSON.stringify(event.preData)}\n${JSON.stringify(event.tags)}`.toLowerCase()
-      totals.events++
-      if (event.type === TYPE) totals.type++
-      if (text.includes(words.rare.word)) totals.rare++
-      if (text.includes(words.thousands.word)) totals.thousands++
-      if (text.includes(words.most.word)) totals.most++
-    }
-  }
-  return totals
-}
 
 const TYPE = 'feature-strategy-update'
 
@@ -231,7 +207,7 @@ async function untilReady(server: SpawnedServer): Promise<number> {
 }
 
 async function run(index: number, last: boolean) {
-  const totals = expectedTotals()
+  const totals = expectedTotals(DIR, manifest, TYPE)
   const phrases = phraseTotals()
   const server = spawnServer(DIR, GENERATED_TOKENS)
   const samples: [number, number][] = []

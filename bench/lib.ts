@@ -3,13 +3,15 @@
  * loops and statistics. Benchmarks are run by hand (`bun bench/<name>.ts`), never by the test suite.
  */
 import { createHash } from 'node:crypto'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, openSync, writeSync, closeSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, openSync, writeSync, closeSync, readSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { emptyState, type EventRecord } from '../src/storage/records'
 import { COLLECTIONS } from '../src/services'
 import { type FlagRecord } from '../src/features/flags/flags.records'
 import { EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../src/services'
+import { searchableText } from '../src/features/events/search/searchable-text'
+import type { GeneratedManifest } from './generate-events'
 
 export const ROOT = join(import.meta.dir, '..')
 export const SECRET = '*:*.benchmark-admin-secret-0123456789'
@@ -383,3 +385,32 @@ export function loadColumns<R>(runs: R[], load: (run: R) => Load, ceiling?: ((ru
 /** Errors summed over the runs, and each run's load average, as table cells. */
 export const errorsOf = <R>(runs: R[], load: (run: R) => Load) => String(runs.reduce((n, r) => n + load(r).errors, 0))
 export const loadsOf = <R>(runs: R[], load: (run: R) => number) => runs.map((r) => fmt(load(r), 2)).join(', ')
+
+/**
+ * The totals a directory written by bench/generate-events.ts must answer: the generator's exact
+ * counts for its words and for `type`, plus those of events appended since (PATCHes of earlier
+ * benches), counted from the log's tail with the search's own text (searchableText).
+ */
+export function expectedTotals(dir: string, manifest: GeneratedManifest, type: string) {
+  const path = join(dir, EVENTS_FILE)
+  const size = statSync(path).size
+  const words = manifest.words
+  const totals = { rare: words.rare.total, thousands: words.thousands.total, most: words.most.total, events: manifest.events, type: manifest.types[type] ?? 0 }
+  if (size > manifest.bytes) {
+    const fd = openSync(path, 'r')
+    const buffer = Buffer.alloc(size - manifest.bytes)
+    readSync(fd, buffer, 0, buffer.length, manifest.bytes)
+    closeSync(fd)
+    for (const line of buffer.toString('utf8').split('\n')) {
+      if (!line) continue
+      const event = JSON.parse(line) as EventRecord
+      const text = searchableText(event)
+      totals.events++
+      if (event.type === type) totals.type++
+      if (text.includes(words.rare.word)) totals.rare++
+      if (text.includes(words.thousands.word)) totals.thousands++
+      if (text.includes(words.most.word)) totals.most++
+    }
+  }
+  return totals
+}
