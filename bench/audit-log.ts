@@ -343,7 +343,8 @@ async function run(index: number, last: boolean) {
  * before the start of the rare vocabulary words, two common words adjacent (in most events), words
  * joined by '-' and by '.', and two common words never adjacent.
  */
-const PHRASES = ['dashboard qx', 'enabled":true', 'europe-legacy', 'example.com', 'true false']
+/** Several words, words with separators, and (the last four) separators alone, which the gaps' event lists decide. */
+const PHRASES = ['dashboard qx', 'enabled":true', 'europe-legacy', 'example.com', 'true false', ';;', '"', '":"', ' ']
 
 /** The PHRASES' exact totals, by a scan of the log (as the contract says: data, preData, tags as lower-cased JSON), cached per log size. */
 function phraseTotals(): Record<string, number> {

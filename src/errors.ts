@@ -43,6 +43,12 @@ export class ValidationError extends AppError {
   }
 }
 
+/**
+ * An event search whose free text the search files cannot decide and whose checking would read
+ * more events back from the log than a search may (features/events/search/search-work.ts).
+ */
+export class SearchTooBroad extends ValidationError {}
+
 /** A request body that cannot be read at all: not JSON, not UTF-8, nested too deep (OFREP's PARSE_ERROR). */
 export class UnreadableBodyError extends ValidationError {}
 
@@ -143,6 +149,12 @@ export class TooManyRequests extends RetryLater {
 
 /** The store could not make a write durable (a full disk, an I/O error); the write was undone and the next one tries again. */
 export class StoreFailedError extends AppError {
+  readonly status = 503
+  readonly errorName = 'ServiceUnavailable'
+}
+
+/** An event search stopped because its request was given up (the server's timeout) before it was answered. */
+export class SearchStopped extends AppError {
   readonly status = 503
   readonly errorName = 'ServiceUnavailable'
 }

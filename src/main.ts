@@ -17,9 +17,8 @@ import { DataDirError, describeIoError, DIR_MODE, StoreLoadError } from './stora
 import { DataDirLock, DataDirLockError } from './storage/lock'
 import { DatabaseStartError } from './storage/postgres-connect'
 import { createServices, initialise, openDatabaseStore, openStore, stopWorkers } from './services'
+import { SEARCH_WAIT_SECONDS } from './features/events/events.service'
 
-/** How long a search may take while segments are rebuilt and it reads the log (beyond the idle timeout of 10 s). */
-const SEARCH_WAIT_SECONDS = 120
 
 function fail(message: string): never {
   console.error(`Cannot start: ${message}`)

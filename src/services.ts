@@ -224,6 +224,8 @@ export interface ServiceOptions {
   segmentEvents?: number
   /** `SEARCH_CACHE_DIR`: where an instance on PostgreSQL keeps its copy of the event log for search (features/events/search/log-cache.ts). */
   searchCacheDir?: string | null
+  /** Bounds of one event search (features/events/search/search-work.ts); tests make them small. */
+  search?: { readBackLimit?: number; searchLimitMs?: number }
 }
 
 /** Every service, built over the one store: a feature with a service adds it here. */
@@ -249,7 +251,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     variants: new VariantsService(store),
     relations,
     exportImport: new ExportImportService(store, { flags, strategies, relations }),
-    events: new EventsService(store, { segmentEvents: options.segmentEvents, cacheDir: options.searchCacheDir }),
+    events: new EventsService(store, { segmentEvents: options.segmentEvents, cacheDir: options.searchCacheDir, ...options.search }),
     client: new ClientFeaturesService(store),
     changes,
     streaming: new StreamingService(store, changes, options.streaming ?? DEFAULT_STREAMING),

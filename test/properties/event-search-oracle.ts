@@ -12,7 +12,7 @@ export const VIEWER: Caller = { tokenName: 'viewer', kind: 'token', userId: 2, r
 /** Limited to two projects: sees their events only, none without a project. */
 export const SCOPED: Caller = { tokenName: 'scoped', kind: 'token', userId: 3, role: 'editor', projects: ['checkout', 'search'] }
 const TOKEN_EVENTS = ['api-token-created', 'api-token-deleted']
-const WORDS = ['alpha', 'Beta', 'other', 'mother', 'ÄPFEL', 'straße', 'naïve', '日本語', 'emoji🎉', 'a_b', 'x-y', 'C++', '50%', 'null', 'true', '"quoted"', 'back\\slash', 'İstanbul', 'ﬁle']
+const WORDS = ['alpha', '𐐀𝐀x', 'Beta', 'other', 'mother', 'ÄPFEL', 'straße', 'naïve', '日本語', 'emoji🎉', 'a_b', 'x-y', 'C++', '50%', 'null', 'true', '"quoted"', 'back\\slash', 'İstanbul', 'ﬁle']
 const TYPES = ['feature-created', 'feature-updated', 'feature-archived', 'feature-tagged', 'project-created', 'api-token-created', 'api-token-deleted']
 const PROJECTS = ['default', 'checkout', 'search', null]
 const FEATURES = ['alpha-flag', 'beta', 'gamma.flag', null]
@@ -48,8 +48,41 @@ export function randomEvents(random: Random, count: number): EventRecord[] {
   return events
 }
 
-/** A substring of some event's text, in random case, or a random word. */
+/** Runs of characters that are neither letters, digits nor marks: what separates words. */
+const SEPARATOR_RUNS = /[^\p{L}\p{N}\p{M}]+/gu
+
+/**
+ * A needle made only of separators: a whole run of some event's text or a piece of one (a single
+ * character, with the spaces around it), a run longer than any in the data, or a mix of quotes,
+ * colons, spaces and symbols, with spaces before or after.
+ */
+export function separatorQuery(random: Random, events: EventRecord[]): string {
+  const event = random.pick(events)
+  const text = JSON.stringify(random.pick([event.data, event.preData, event.tags]))
+  const runs = text.match(SEPARATOR_RUNS) ?? ['"']
+  const run = random.pick(runs)
+  const chars = [...run]
+  switch (random.int(0, 5)) {
+    case 0:
+      return run
+    case 1:
+      return random.pick(chars)
+    case 2: {
+      const start = random.int(0, chars.length - 1)
+      return chars.slice(start, start + random.int(1, 4)).join('')
+    }
+    case 3:
+      return random.pick(['"', ':', ',', '{', '}', '[', ']', '-', '.', '_', '%', '+', '\\', '🎉', '"'.repeat(12), ':'.repeat(9), ', '.repeat(7), '}}}}}}}}', '🎉🎉🎉'])
+    case 4:
+      return random.pick(['";"', ';;', '":"', '","', '":{"', '"}', '" ', ' "', '  ', ' ', ' , ', ' ":', '": ', '":null', '"\\"', '🎉"', '\\\\'].filter((needle) => !/[\p{L}\p{N}]/u.test(needle)))
+    default:
+      return random.pick(['', ' ', '  ']) + random.pick(chars) + random.pick(['', ' ', '  '])
+  }
+}
+
+/** A substring of some event's text, in random case, or a random word, or separators alone. */
 function randomQuery(random: Random, events: EventRecord[]): string {
+  if (random.chance(0.25)) return separatorQuery(random, events)
   const event = random.pick(events)
   const text = JSON.stringify(random.pick([event.data, event.preData, event.tags]))
   if (random.chance(0.7) && text.length > 2) {

@@ -7,6 +7,7 @@
  * write's response sees that write. A database's log is searched from a local copy (search/log-cache.ts)
  * that this thread checks against the database at start and brings up to date from it.
  */
+import { SearchStopped, SearchTooBroad } from '../../errors'
 import { StoreLoadError } from '../../storage/files'
 import type { Store } from '../../storage/store'
 import { startWorker } from '../../workers/spawn'
@@ -22,6 +23,10 @@ const DATABASE_PAGE = 5000
 /** Waits between attempts to read a database's log for search while the database is away. */
 const RETRY_MIN_MS = 250
 const RETRY_MAX_MS = 5000
+/** How long the server waits for a request (Bun's idle timeout): a search is stopped then (search/search-work.ts). */
+export const SEARCH_SECONDS = 10
+/** How long a search may take while segments are rebuilt and it reads the log, or waits for a database's log to be copied (main.ts holds its request open so long). */
+export const SEARCH_WAIT_SECONDS = 120
 
 export type EventSource = Pick<Store, 'readEventLines' | 'lastEventId' | 'onCommit' | 'eventLogPath'> & Partial<Pick<Store, 'shared'>>
 
@@ -43,6 +48,10 @@ export interface EventsOptions {
   cacheDir?: string | null
   /** Pace of the rebuild of missing segments (default: 2000 events a step, no pause); tests slow it down. */
   rebuild?: RebuildPace
+  /** Events one search may read back from the log to check them (search/search-work.ts); tests make it small. */
+  readBackLimit?: number
+  /** How long a search may run, when its request is not held open (default: the server's idle timeout); tests make it negative. */
+  searchLimitMs?: number
 }
 
 /**
@@ -195,6 +204,7 @@ export class EventsService {
       buildIndex: buildIndex && cache === null,
       segmentDir: cache?.dir,
       segmentEvents: this.options.segmentEvents,
+      readBackLimit: this.options.readBackLimit,
       cache: cache !== null,
       rebuild: this.options.rebuild,
     })
@@ -256,6 +266,8 @@ export class EventsService {
     if (!waiter) return
     this.waiting.delete(reply.id)
     if (reply.type === 'result') waiter.resolve({ total: reply.total, body: reply.body, plan: reply.plan })
+    else if (reply.exceeded === 'read-back') waiter.reject(new SearchTooBroad(reply.message, [{ message: reply.message, path: '/query' }]))
+    else if (reply.exceeded === 'deadline') waiter.reject(new SearchStopped(reply.message))
     else waiter.reject(new Error(`event search failed: ${reply.message}`))
   }
 
@@ -272,14 +284,17 @@ export class EventsService {
    */
   async search(query: EventQuery, caller: Caller, request?: Request): Promise<EventPage> {
     // A search that reads the log (segments still being rebuilt) may take longer than the server's idle timeout.
-    if (request && (this.rebuilding || !this.loaded)) this.holdOpen(request)
+    const held = this.rebuilding || !this.loaded
+    if (held && request) this.holdOpen(request)
+    // The worker stops the search when the server gives up on the request (search/search-work.ts).
+    const deadline = Date.now() + (held ? SEARCH_WAIT_SECONDS * 1000 : (this.options.searchLimitMs ?? SEARCH_SECONDS * 1000))
     await this.load()
     if (this.closed) throw new Error('event search closed')
     const visibility = visibilityOf(caller)
     const id = this.nextId++
     return new Promise<EventPage>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject })
-      this.post({ type: 'search', id, query, visibility })
+      this.post({ type: 'search', id, query, visibility, deadline })
     })
   }
 

@@ -1,6 +1,7 @@
 /** Messages between the HTTP thread (EventsService) and the event-search worker. */
 import type { EventQuery } from '../event-query'
 import type { EventVisibility } from './search-engine'
+import type { WorkExceeded } from './search-work'
 
 /** Events built per step of a segment rebuild, and a pause between steps. */
 export interface RebuildPace {
@@ -25,6 +26,8 @@ export type EventSearchRequest =
       /** Where the log file's segments are kept (see segmented-search.ts): by default the log's directory. */
       segmentDir?: string
       segmentEvents?: number
+      /** Events one search may read back from the log to check them (search-work.ts). */
+      readBackLimit?: number
       cache?: boolean
       /** How the rebuild of missing segments paces itself (tests slow it down to search meanwhile). */
       rebuild?: RebuildPace
@@ -33,7 +36,8 @@ export type EventSearchRequest =
   | { type: 'append'; lines: string[] }
   /** Build the text index now (after a log handed over in `append`s). */
   | { type: 'build-index' }
-  | { type: 'search'; id: number; query: EventQuery; visibility: EventVisibility }
+  /** `deadline`: when the request is given up (epoch ms); the search stops then too (search-work.ts). */
+  | { type: 'search'; id: number; query: EventQuery; visibility: EventVisibility; deadline: number }
 
 export type EventSearchReply =
   /** The segments are mapped: what is left to read of the log is the tail (or a rebuild). */
@@ -48,4 +52,5 @@ export type EventSearchReply =
   | { type: 'index-ready'; events: number; buildMs: number; heapBytes: number }
   /** `body` is the whole answer's JSON text as UTF-8, its buffer transferred, not copied. */
   | { type: 'result'; id: number; total: number; body: Uint8Array<ArrayBuffer>; plan: 'none' | 'index' | 'scan' }
-  | { type: 'failed'; id: number; message: string }
+  /** `exceeded`: the search went past its bound (search-work.ts) and was stopped. */
+  | { type: 'failed'; id: number; message: string; exceeded?: WorkExceeded }

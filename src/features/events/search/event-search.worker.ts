@@ -12,6 +12,7 @@ import { readEventLines } from '../../../storage/event-log'
 import { openSync, truncateSync, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { SegmentedSearch } from './segmented-search'
+import { SearchWorkExceeded } from './search-work'
 import type { EventSearchReply, EventSearchRequest, RebuildPace } from './event-search.messages'
 
 declare const self: Worker
@@ -48,6 +49,7 @@ async function open(message: Extract<EventSearchRequest, { type: 'open' }>) {
       const segmented = new SegmentedSearch(path, {
         dataDir: message.segmentDir ?? dirname(path),
         segmentEvents: message.segmentEvents,
+        readBackLimit: message.readBackLimit,
         commonAfter: message.commonAfter,
         log: (notice) => reply({ type: 'notice', message: notice }),
       })
@@ -173,12 +175,15 @@ function handle(message: EventSearchRequest) {
       const started = performance.now()
       try {
         if (broken !== null) throw new Error(broken)
-        const result = engine!.search(message.query, message.visibility)
+        // A search queued past its request's end is not begun; one under way stops then (search-work.ts).
+        if (Date.now() > message.deadline) throw new SearchWorkExceeded('deadline', 'the request was given up before the search began')
+        const result = engine instanceof SegmentedSearch ? engine.search(message.query, message.visibility, message.deadline) : engine!.search(message.query, message.visibility)
         // The answer's bytes are made here and handed over, so the HTTP thread neither joins nor encodes a page.
         const body = engine!.pageJson(result)
         reply({ type: 'result', id: message.id, total: result.total, body, plan: result.plan }, [body.buffer])
       } catch (error) {
-        reply({ type: 'failed', id: message.id, message: error instanceof Error ? error.message : String(error) })
+        const exceeded = error instanceof SearchWorkExceeded ? error.reason : undefined
+        reply({ type: 'failed', id: message.id, message: error instanceof Error ? error.message : String(error), exceeded })
       }
       // While segments are rebuilt, each search is followed by as long of rebuilding (a step at
       // least): searches come as messages, ahead of the rebuild's timer, and one after another they

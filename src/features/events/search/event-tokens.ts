@@ -47,12 +47,15 @@ export type TokenMatch = 'exact' | 'prefix' | 'suffix' | 'infix'
 /** The tokens of a (lower-cased) query and how each must match an event's terms. */
 export function queryTokens(query: string): { token: string; match: TokenMatch }[] {
   // A query holding half a surrogate pair may start or end inside a character of the text, where
-  // word boundaries cannot be judged; it gets no tokens and so is answered by a scan.
-  if (/[\uD800-\uDFFF]/.test(query)) return []
+  // word boundaries cannot be judged; it gets no tokens and so is answered by a scan. Whole pairs
+  // (an emoji, a letter outside the first plane) are characters like any other.
+  if (!query.isWellFormed()) return []
   const tokens = tokenize(query)
   if (tokens.length === 0) return []
   const openStart = isWord(query, 0, query.charCodeAt(0))
-  const openEnd = isWord(query, query.length - 1, query.charCodeAt(query.length - 1))
+  // The last character starts a code unit early when it is a surrogate pair.
+  const lastAt = query.length >= 2 && /[\uDC00-\uDFFF]/.test(query[query.length - 1]) ? query.length - 2 : query.length - 1
+  const openEnd = isWord(query, lastAt, query.charCodeAt(lastAt))
   return tokens.map((token, index) => {
     const first = index === 0 && openStart
     const last = index === tokens.length - 1 && openEnd

@@ -15,6 +15,7 @@ import type { EventRecord } from '../../../storage/records'
 import { eventColumn } from './columns'
 import { readFully } from './file-lines'
 import type { SegmentQuery } from './segment'
+import type { SearchWork } from './search-work'
 import { searchableText, type EventHead as Head } from './searchable-text'
 
 /** Events `firstId … firstId + count - 1`, whose lines are the log's bytes `[start, end)` (end past the last newline). */
@@ -80,8 +81,11 @@ function byteMatcher(needle: string): RegExp | null {
   return new RegExp(needle.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&'), 'gi')
 }
 
-/** The run's matches of the query: `total`, and those at `offset` and after, newest first, at most `limit`. */
-export function searchRun(fd: number, run: LogRun, query: SegmentQuery, offset: number, limit: number): RunAnswer {
+/**
+ * The run's matches of the query: `total`, and those at `offset` and after, newest first, at most
+ * `limit`. A run may be most of the log: `work` is asked before each chunk whether to go on.
+ */
+export function searchRun(fd: number, run: LogRun, query: SegmentQuery, offset: number, limit: number, work: SearchWork): RunAnswer {
   const answer: RunAnswer = { total: 0, events: [], ranges: [] }
   /** Whether the next match is on the page (else it is only counted). */
   const wanted = () => answer.total >= offset && answer.events.length < limit
@@ -99,6 +103,7 @@ export function searchRun(fd: number, run: LogRun, query: SegmentQuery, offset: 
   let nextId = run.firstId + run.count - 1
 
   chunksBackward(fd, run, (bytes, at) => {
+    work.checkTime()
     /** The head of the line from `start` to `end` (its newline): the whole line parsed where it is not laid out as usual. */
     const head = (start: number, end: number): Head => {
       const dataAt = bytes.indexOf(DATA_KEY, start)

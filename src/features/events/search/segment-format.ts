@@ -9,8 +9,11 @@ import { wordsAndGaps } from './event-tokens'
 import { encodePostings } from './postings'
 import { encodeStreams } from './token-stream'
 
-/** 2: terms numbered most frequent first, the token streams (token-stream.ts) and the word pairs (word-pairs.ts). */
-export const SEGMENT_VERSION = 2
+/**
+ * 2: terms numbered most frequent first, the token streams (token-stream.ts) and the word pairs
+ * (word-pairs.ts). 3: each gap's events (needles made only of separators).
+ */
+export const SEGMENT_VERSION = 3
 const MAGIC = 'FLAGSEG\n'
 export const HEADER = 64
 /** At most this many events, so that an event's number in its segment fits 16 bits. */
@@ -132,6 +135,9 @@ export function buildSegment(input: SegmentInput): Uint8Array {
   const streams = encodeStreams(texts, new Map(terms.map((term, j) => [term, j])))
   texts.length = 0
   arrays.push(['tokenStarts', streams.starts], ['tokenStream', streams.stream])
+  const gapLists = encodePostings(streams.gapEvents, count)
+  streams.gapEvents.length = 0
+  arrays.push(['gapCounts', gapLists.counts], ['gapAt', gapLists.at], ['gapPostings', gapLists.postings])
   const encoder = new TextEncoder()
   const termText = encoder.encode('\n' + terms.map((term) => term + '\n').join(''))
   const termStarts = new Uint32Array(terms.length + 1)

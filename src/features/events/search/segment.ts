@@ -49,6 +49,11 @@ export interface PreparedText {
   tokens: { token: string; bytes: Buffer; match: 'exact' | 'prefix' | 'suffix' | 'infix' }[]
   /** Whether the terms decide the match (one word, nothing else): no event need be checked. */
   decided: boolean
+  /**
+   * Whether the needle is made only of separators (whole characters, no word character): it then
+   * lies inside one gap of a text, and the gaps' event lists decide it.
+   */
+  separators: boolean
   /** The needle's gaps around and between its tokens, as `wordsAndGaps` splits it (token-stream.ts). */
   gaps: string[]
 }
@@ -59,7 +64,9 @@ export function prepareText(needle: string): PreparedText {
   const bytes = (token: string, match: string) =>
     Buffer.from(match === 'exact' ? `\n${token}\n` : match === 'prefix' ? `\n${token}` : match === 'suffix' ? `${token}\n` : token)
   const gaps = wordsAndGaps(needle).filter((_, p) => p % 2 === 0)
-  return { needle, tokens: tokens.map(({ token, match }) => ({ token, bytes: bytes(token, match), match })), decided, gaps }
+  // Half a surrogate pair may be half of a word's character in the text: not a separator then.
+  const separators = needle !== '' && gaps.length === 1 && needle.isWellFormed()
+  return { needle, tokens: tokens.map(({ token, match }) => ({ token, bytes: bytes(token, match), match })), decided: decided || separators, gaps, separators }
 }
 
 /** How a segment's candidates are checked when the needle has no word (the token streams can't tell): whether event `i`'s searchable text holds `needle`. */
@@ -77,6 +84,7 @@ export class Segment {
   private readonly columnPostings: Uint16Array[] = []
   private readonly dictionary: TermDictionary
   private readonly termLists: PostingLists
+  private readonly gapLists: PostingLists
   private readonly words: number
   private readonly streams: TokenStreams
   /** Null in a segment of too many terms to keep them (see word-pairs.ts). */
@@ -104,6 +112,7 @@ export class Segment {
     const termStarts = new Uint32Array(buffer, byteOffset + at.termStarts, this.meta.termCount + 1)
     this.dictionary = new TermDictionary(Buffer.from(buffer, byteOffset + at.termText, termStarts[this.meta.termCount]), termStarts)
     this.termLists = new PostingLists(view(Uint32Array, 'termCounts'), view(Uint32Array, 'termAt'), view(Uint16Array, 'termPostings'), this.count)
+    this.gapLists = new PostingLists(view(Uint32Array, 'gapCounts'), view(Uint32Array, 'gapAt'), view(Uint16Array, 'gapPostings'), this.count)
     this.words = bitmapWords(this.count)
     this.streams = new TokenStreams(this.meta.gaps, view(Uint32Array, 'tokenStarts'), view(Uint8Array, 'tokenStream'))
     this.pairs = this.meta.pairs
@@ -188,18 +197,16 @@ export class Segment {
     scratchUsed = 0
     if (query.fromMs > this.meta.maxTime || query.toMs < this.meta.minTime) return none
     const timeBound = query.fromMs > this.meta.minTime || query.toMs < this.meta.maxTime
+    const textOnly = query.conditions.length === 0 && query.ids === null && !timeBound && !query.hiddenTypes.some((type) => this.columnIds[0].has(type))
     // One word standing for one term here, and nothing else: the term's events are the answer, counted already.
     const only = tokenTerms?.[0]
-    if (
-      text?.decided &&
-      Array.isArray(only) &&
-      only.length === 1 &&
-      query.conditions.length === 0 &&
-      query.ids === null &&
-      !timeBound &&
-      !query.hiddenTypes.some((type) => this.columnIds[0].has(type))
-    ) {
-      return this.termPage(only![0], offset, limit)
+    if (text?.decided && !text.separators && Array.isArray(only) && only.length === 1 && textOnly) return this.listPage(this.termLists, only![0], offset, limit)
+    // Separators only: the gaps holding them. One gap, or one in every event, is the answer as it stands.
+    const gaps = text?.separators ? this.streams.gapsHolding(text.needle) : null
+    if (gaps !== null && gaps.length === 0) return none
+    const everyEvent = gaps !== null && gaps.some((gap) => this.gapLists.counts[gap] === this.count)
+    if (gaps !== null && textOnly && (everyEvent || gaps.length === 1)) {
+      return everyEvent ? this.listPage(null, 0, offset, limit) : this.listPage(this.gapLists, gaps[0], offset, limit)
     }
     // One column's values and nothing else: an event has one value, so the lists are disjoint and
     // their lengths add up to the count; the page is a slice of the one list holding it.
@@ -232,7 +239,11 @@ export class Segment {
     let phrase: ((i: number) => boolean) | null = null
     // Whether the bitmaps decide the text: one word alone, or two words and the gap between them alone.
     let decided = text === null || text.decided
-    if (text) {
+    if (gaps !== null && !everyEvent) {
+      const matching = scratch(this.words)
+      for (const gap of gaps) this.gapLists.or(gap, matching)
+      and(matching)
+    } else if (text && !text.separators) {
       const { tokens } = text
       const known = tokens.map((token, k) => tokenTerms?.[k] ?? this.dictionary.find(token))
       if (known.some((list) => list !== 'many' && list.length === 0)) return none
@@ -295,13 +306,17 @@ export class Segment {
     return { total, events }
   }
 
-  /** The events of term `j`: how many, and those at `offset` and after (newest first, at most `limit`). */
-  private termPage(j: number, offset: number, limit: number): { total: number; events: number[] } {
-    const { counts, at, postings } = this.termLists
-    const total = counts[j]
+  /** The events of key `j` of `lists` (every event for null): how many, and those at `offset` and after (newest first, at most `limit`). */
+  private listPage(lists: PostingLists | null, j: number, offset: number, limit: number): { total: number; events: number[] } {
     const events: number[] = []
+    if (lists === null) {
+      for (let i = this.count - 1 - offset; i >= 0 && events.length < limit; i--) events.push(this.firstId - 1 + i)
+      return { total: this.count, events }
+    }
+    const { counts, at, postings } = lists
+    const total = counts[j]
     if (offset >= total || limit <= 0) return { total, events }
-    const bitmap = this.termLists.bitmap(j)
+    const bitmap = lists.bitmap(j)
     if (bitmap !== null) this.walk(bitmap, () => true, offset, limit, events, true)
     else for (let k = at[j] + total - 1 - offset; k >= at[j] && events.length < limit; k--) events.push(this.firstId - 1 + postings[k])
     return { total, events }

@@ -21,6 +21,7 @@ import { buildSegment, SEGMENT_MAX_EVENTS, type SegmentColumn } from './segment-
 import { crcOfRange, SegmentFiles } from './segment-files'
 import { nextPiece, PieceBuilder, planRebuild } from './segment-rebuild'
 import { searchableText } from './searchable-text'
+import { READ_BACK_LIMIT, SearchWork } from './search-work'
 import { Vocabulary } from './vocabulary'
 
 /** Bytes read from the log at once to check candidates. */
@@ -39,6 +40,8 @@ export interface SegmentedOptions {
   commonAfter?: number
   /** More terms than this for the last of several query words are tested per term (tests make it small). */
   manyTerms?: number
+  /** Events one search may read back from the log to check them (search-work.ts); tests make it small. */
+  readBackLimit?: number
   log?: (message: string) => void
 }
 
@@ -226,6 +229,7 @@ export class SegmentedSearch {
    * lower-cased, does not hold the needle is passed over without parsing it.
    */
   private textCheck = (segment: Segment, i: number, needle: string): boolean => {
+    this.work.readOne()
     const [start, end] = segment.lineRange(i)
     let bytes: Buffer
     if (start >= this.windowStart && end <= this.windowStart + this.window.length) {
@@ -245,7 +249,12 @@ export class SegmentedSearch {
     return searchableText(JSON.parse(line) as EventRecord).includes(needle)
   }
 
-  search(query: EventQuery, visibility: EventVisibility): SearchResult {
+  /** The bound of the search under way (search-work.ts). */
+  private work = SearchWork.unbounded()
+
+  /** `deadline`: when the request behind the search is given up (epoch ms), and the search with it. */
+  search(query: EventQuery, visibility: EventVisibility, deadline = Infinity): SearchResult {
+    this.work = new SearchWork(this.options.readBackLimit ?? READ_BACK_LIMIT, deadline)
     const tail = this.tail.search(query, visibility)
     const events = tail.events.map((i) => i + this.tail.base)
     const needle = query.query ? query.query.toLowerCase() : null
@@ -277,7 +286,7 @@ export class SegmentedSearch {
     const runs = this.runs()
     let r = runs.length - 1
     const readRun = (run: LogRun) => {
-      const part = searchRun(this.fd, run, segmentQuery, Math.max(0, query.offset - total), query.limit - events.length)
+      const part = searchRun(this.fd, run, segmentQuery, Math.max(0, query.offset - total), query.limit - events.length, this.work)
       total += part.total
       part.events.forEach((index, k) => {
         events.push(index)
@@ -287,13 +296,14 @@ export class SegmentedSearch {
     for (let s = this.segments.length - 1; s >= 0; s--) {
       while (r >= 0 && runs[r].firstId > this.segments[s].firstId) readRun(runs[r--])
       const offset = Math.max(0, query.offset - total)
+      this.work.checkTime()
       const tokenTerms = s < this.vocabulary.covered ? known.map((bySegment) => (bySegment === null ? 'many' : (bySegment.get(s) ?? none))) : null
       const part = this.segments[s].search(segmentQuery, text, offset, query.limit - events.length, this.textCheck, tokenTerms)
       total += part.total
       events.push(...part.events)
     }
     while (r >= 0) readRun(runs[r--])
-    return { total, events, plan: needle === null ? 'none' : text!.tokens.length > 0 ? 'index' : 'scan' }
+    return { total, events, plan: needle === null ? 'none' : text!.tokens.length > 0 || text!.separators ? 'index' : 'scan' }
   }
 
   /** The answer's JSON, as in EventSearchEngine.pageJson; `result.events` are event indexes (id - 1). */

@@ -23,6 +23,11 @@ export interface EncodedStreams {
   stream: Uint8Array
   /** The word pairs' arrays (word-pairs.ts), or null when the segment has too many terms to keep them. */
   pairs: [string, ArrayBufferView][] | null
+  /**
+   * Per gap (by number), the events holding it, ascending: a needle made only of separators lies
+   * inside one gap, so its events are the union of the lists of the gaps that hold it (Segment.search).
+   */
+  gapEvents: number[][]
 }
 
 /** Encodes the events' texts, each given as `wordsAndGaps` split it, with the terms numbered by `termNumber`. */
@@ -33,6 +38,9 @@ export function encodeStreams(events: readonly (readonly string[])[], termNumber
   const gapNumber = new Map(gaps.map((gap, n) => [gap, n]))
   const pairs = new PairCollector(termNumber.size, gaps.length, events.length)
   let numbers = new Int32Array(64)
+  const gapEvents: number[][] = gaps.map(() => [])
+  // The last event each gap was listed for: an event holding a gap twice is listed once.
+  const listedFor = new Int32Array(gaps.length).fill(-1)
   const starts = new Uint32Array(events.length + 1)
   let stream = new Uint8Array(1 << 16)
   let length = 0
@@ -52,10 +60,16 @@ export function encodeStreams(events: readonly (readonly string[])[], termNumber
     starts[i] = length
     if (numbers.length < pieces.length) numbers = new Int32Array(pieces.length * 2)
     for (let p = 0; p < pieces.length; p++) put((numbers[p] = p & 1 ? termNumber.get(pieces[p])! : gapNumber.get(pieces[p])!))
+    for (let p = 0; p < pieces.length; p += 2) {
+      const gap = numbers[p]
+      if (listedFor[gap] === i) continue
+      listedFor[gap] = i
+      gapEvents[gap].push(i)
+    }
     if (pairs.possible) pairs.add(i, numbers, pieces.length)
   })
   starts[events.length] = length
-  return { gaps, starts, stream: stream.subarray(0, length), pairs: pairs.possible ? pairs.encode(events.length) : null }
+  return { gaps, starts, stream: stream.subarray(0, length), pairs: pairs.possible ? pairs.encode(events.length) : null, gapEvents }
 }
 
 /** Per term number, whether the query's first and last words may stand for it: the search's generation if so, its negation if not (see `matcher`). */
@@ -74,6 +88,15 @@ export class TokenStreams {
     private readonly starts: Uint32Array,
     private readonly stream: Uint8Array,
   ) {}
+
+  /** The numbers of the gaps that hold `part` (a needle made only of separators). */
+  gapsHolding(part: string): number[] {
+    const found: number[] = []
+    this.gaps.forEach((gap, n) => {
+      if (gap.includes(part)) found.push(n)
+    })
+    return found
+  }
 
   /** The number of a gap in this segment, if any text holds it. */
   gapNumber(gap: string): number | undefined {
