@@ -341,9 +341,9 @@ async function run(index: number, last: boolean) {
 /**
  * Queries of several words or with separators, which the words alone do not decide: a common word
  * before the start of the rare vocabulary words, two common words adjacent (in most events), words
- * joined by '-' and by '.', and two common words never adjacent.
+ * joined by '-' and by '.', and two common words never adjacent; then separators alone (`;;`, a
+ * quote in every event, `":"`, a space), which the gaps' event lists decide (format 3).
  */
-/** Several words, words with separators, and (the last four) separators alone, which the gaps' event lists decide. */
 const PHRASES = ['dashboard qx', 'enabled":true', 'europe-legacy', 'example.com', 'true false', ';;', '"', '":"', ' ']
 
 /** The PHRASES' exact totals, by a scan of the log (as the contract says: data, preData, tags as lower-cased JSON), cached per log size. */
