@@ -46,7 +46,7 @@ const segmentFiles = (dir: string) => (existsSync(join(dir, SEARCH_DIR)) ? readd
 async function openDirect(dir: string, lastId: number) {
   const notices: string[] = []
   const path = join(dir, 'events.jsonl')
-  const segmented = new SegmentedSearch(path, { dataDir: dir, segmentEvents: SEGMENT, commonAfter: 20, log: (message) => notices.push(message) })
+  const segmented = new SegmentedSearch(path, { dataDir: dir, segmentEvents: SEGMENT, commonAfter: 20, readBackLimit: 0, log: (message) => notices.push(message) })
   segmented.openSegments(lastId)
   const toBuild = segmented.planRebuild(lastId)
   await readEventLines(path, lastId, (line, event) => segmented.add(line, event), { id: segmented.size, offset: segmented.logEnd })
@@ -222,7 +222,8 @@ describe('the service during a rebuild', () => {
     const service = new EventsService(
       { lastEventId: 1000, eventLogPath: join(dir, 'events.jsonl'), readEventLines: async () => {}, onCommit: (fn) => (listener = fn) },
       // Two events a step, a pause of 5 ms after each: the rebuild of 960 events takes seconds.
-      { commonAfter: 20, segmentEvents: SEGMENT, rebuild: { stepEvents: 2, pauseMs: 5 } },
+      // The part not yet rebuilt is read from the log, the segments built read no event back (readBackLimit 0).
+      { commonAfter: 20, segmentEvents: SEGMENT, rebuild: { stepEvents: 2, pauseMs: 5 }, readBackLimit: 0 },
     )
     services.push(service)
     await service.load()

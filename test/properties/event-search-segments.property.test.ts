@@ -42,7 +42,8 @@ async function open(dir: string, lastId: number, options: { buildIndex?: boolean
   const notices: string[] = []
   const service = new EventsService(
     { lastEventId: lastId, eventLogPath: join(dir, 'events.jsonl'), readEventLines: async () => {}, onCommit: (fn) => (listener = fn) },
-    { commonAfter: 20, segmentEvents: SEGMENT, ...options },
+    // No event is read back from the log: the segments decide every well-formed needle (search-work.ts).
+    { commonAfter: 20, segmentEvents: SEGMENT, readBackLimit: 0, ...options },
   )
   service.onNotice = (message) => notices.push(message)
   services.push(service)
@@ -210,7 +211,7 @@ test('the last of several words tested term by term (standing for too many terms
   const events = phraseEvents(random, 400)
   const dir = dataDir(events)
   // Every last word counts as standing for too many terms.
-  const segmented = new SegmentedSearch(join(dir, 'events.jsonl'), { dataDir: dir, segmentEvents: SEGMENT, commonAfter: 20, manyTerms: 0 })
+  const segmented = new SegmentedSearch(join(dir, 'events.jsonl'), { dataDir: dir, segmentEvents: SEGMENT, commonAfter: 20, manyTerms: 0, readBackLimit: 0 })
   segmented.openSegments(events.length)
   for (const event of events) segmented.add(JSON.stringify(event), event)
   while (!segmented.indexStep(1000));
