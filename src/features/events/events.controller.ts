@@ -78,7 +78,7 @@ export function eventsController(events: EventsService, auth: Authorization) {
   }, {
     auth: 'NONE',
     query: 'eventSearchQuerySchema',
-    response: { 200: 'eventSearchResponseSchema', ...authErrors(400) },
+    response: { 200: 'eventSearchResponseSchema', ...authErrors(400, 503) },
     detail: {
       operationId: 'searchEvents',
       summary: 'Search for events',
@@ -89,7 +89,9 @@ export function eventsController(events: EventsService, auth: Authorization) {
         'data, preData and tags as JSON. Newest first; total counts all matches. A filter is at most 2,000 characters and lists at most 100 values. ' +
         'A malformed value, a repeated parameter or limit outside 1–1000 is a 400 (Unleash would fall back silently). Only events about what ' +
         'the token may read otherwise are searched, counted and matched by text: a token limited to some projects sees their events only, ' +
-        'a token that may not list API tokens sees no api-token events.',
+        'a token that may not list API tokens sees no api-token events. One search\'s work is bounded: a search still running when the ' +
+        'server gives up on the request (10 s; 120 s while the search files are rebuilt) is stopped (503), and one that would read more than ' +
+        '250,000 events back from the log to check them is a 400 on query.',
     },
   })
 }
