@@ -13,7 +13,7 @@ import { startWorker } from '../../workers/spawn'
 import { roleHasPermission, type Caller, type Permission } from '../tokens/permissions'
 import type { EventType } from '../../domain/events'
 import type { EventQuery } from './event-query'
-import type { EventSearchReply, EventSearchRequest, RebuildPace } from './search/event-search.messages'
+import type { CheckPace, EventSearchReply, EventSearchRequest, RebuildPace } from './search/event-search.messages'
 import { openCachedLog, type CachedLog } from './search/log-cache'
 import type { EventVisibility, SearchPlan } from './search/search-engine'
 
@@ -43,6 +43,8 @@ export interface EventsOptions {
   cacheDir?: string | null
   /** Pace of the rebuild of missing segments (default: 2000 events a step, no pause); tests slow it down. */
   rebuild?: RebuildPace
+  /** Pace of the background check of the segments' checksums (see search/segment-files.ts); tests slow it down. */
+  check?: CheckPace
 }
 
 /**
@@ -197,6 +199,7 @@ export class EventsService {
       segmentEvents: this.options.segmentEvents,
       cache: cache !== null,
       rebuild: this.options.rebuild,
+      check: this.options.check,
     })
     if (cache !== null) {
       // What the copy holds once the worker has read it (less than its end if a part could not be read).
