@@ -12,10 +12,14 @@ import { readEventLines } from '../../../storage/event-log'
 import { openSync, truncateSync, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { SegmentedSearch } from './segmented-search'
+import { GarbageBudget } from '../../../workers/garbage'
 import type { CheckPace, EventSearchReply, EventSearchRequest, RebuildPace } from './event-search.messages'
 
 declare const self: Worker
 
+/** Bytes of garbage a search leaves besides its page (its query, bitmaps, arrays): a rough figure for the budget. */
+const SEARCH_GARBAGE = 16 << 10
+const garbage = new GarbageBudget(32 << 20)
 /** Events of index work between two looks at the message queue while the index is built. */
 const INDEX_STEP = 2000
 
@@ -210,6 +214,7 @@ function handle(message: EventSearchRequest) {
         if (engine instanceof SegmentedSearch) rebuildDropped(engine)
         // The answer's bytes are made here and handed over, so the HTTP thread neither joins nor encodes a page.
         const body = engine!.pageJson(result)
+        garbage.add(body.byteLength + SEARCH_GARBAGE)
         reply({ type: 'result', id: message.id, total: result.total, body, plan: result.plan }, [body.buffer])
       } catch (error) {
         reply({ type: 'failed', id: message.id, message: error instanceof Error ? error.message : String(error) })
