@@ -89,13 +89,12 @@ export class SegmentCheck {
     private readonly length: number,
   ) {}
 
-  /** Reads up to `budget` more bytes: null while bytes are left, then null or why the segment is damaged. */
+  /** Reads up to `budget` more bytes; once all are read, says why the segment is damaged (null: it is whole). */
   step(budget: number): { done: false } | { done: true; problem: string | null } {
     try {
       const fd = openSync(this.path, 'r')
       try {
         const length = Math.min(budget, this.length - this.position)
-        // crcOfRange chains from 0; later parts continue from the CRC so far.
         this.crc = crcOfRange(fd, this.position, length, this.crc)
         this.position += length
       } finally {
