@@ -29,6 +29,7 @@ import { eventsController } from './features/events/events.controller'
 import { exportImportController } from './features/export-import/export-import.controller'
 import { ExportImportService } from './features/export-import/export-import.service'
 import { EventsService } from './features/events/events.service'
+import type { CheckPace } from './features/events/search/event-search.messages'
 import { SEARCH_DIR } from './features/events/search/segment-files'
 import { flagsController } from './features/flags/flags.controller'
 import { flagsCollection } from './features/flags/flags.records'
@@ -222,6 +223,8 @@ export interface ServiceOptions {
   streamingBufferChanges?: number
   /** Events per search segment file (tests make it small; see features/events/search/segmented-search.ts). */
   segmentEvents?: number
+  /** Pace of the background check of the search segments' checksums (tests slow it down; see features/events/search/segment-files.ts). */
+  segmentCheck?: CheckPace
   /** `SEARCH_CACHE_DIR`: where an instance on PostgreSQL keeps its copy of the event log for search (features/events/search/log-cache.ts). */
   searchCacheDir?: string | null
   /** Bounds of one event search (features/events/search/search-work.ts); tests make them small. */
@@ -251,7 +254,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     variants: new VariantsService(store),
     relations,
     exportImport: new ExportImportService(store, { flags, strategies, relations }),
-    events: new EventsService(store, { segmentEvents: options.segmentEvents, cacheDir: options.searchCacheDir, ...options.search }),
+    events: new EventsService(store, { segmentEvents: options.segmentEvents, cacheDir: options.searchCacheDir, check: options.segmentCheck, ...options.search }),
     client: new ClientFeaturesService(store),
     changes,
     streaming: new StreamingService(store, changes, options.streaming ?? DEFAULT_STREAMING),

@@ -259,7 +259,7 @@ export async function makeApi(
   const store = options.database
     ? await openDatabaseStore(options.database, { checkpointAfterBytes: options.checkpointAfterBytes, max: 3, idleTimeout: 5 })
     : await openTestStore(options.dataDir ?? null, { sync: true, checkpointAfterBytes: options.checkpointAfterBytes, fs: options.fs })
-  const services = createServices(store, { metricsFlushMs: options.metricsFlushMs, streaming: options.streaming, streamingBufferChanges: options.streamingBufferChanges, segmentEvents: options.segmentEvents, searchCacheDir: options.searchCacheDir, search: options.search })
+  const services = createServices(store, { metricsFlushMs: options.metricsFlushMs, streaming: options.streaming, streamingBufferChanges: options.streamingBufferChanges, segmentEvents: options.segmentEvents, segmentCheck: options.segmentCheck, searchCacheDir: options.searchCacheDir, search: options.search })
   const app = createApp(services, { bodyLimit: options.bodyLimit ?? BODY_LIMIT }, options.log)
   const adminTokens = options.adminTokens ?? [ADMIN_SECRET]
   const api = new Api(app, services, options.dataDir ?? null, adminTokens[0])

@@ -14,10 +14,13 @@ import { startWorker } from '../../workers/spawn'
 import { roleHasPermission, type Caller, type Permission } from '../tokens/permissions'
 import type { EventType } from '../../domain/events'
 import type { EventQuery } from './event-query'
-import type { EventSearchReply, EventSearchRequest, RebuildPace } from './search/event-search.messages'
+import { GarbageBudget } from '../../workers/garbage'
+import type { CheckPace, EventSearchReply, EventSearchRequest, RebuildPace } from './search/event-search.messages'
 import { openCachedLog, type CachedLog } from './search/log-cache'
 import type { EventVisibility, SearchPlan } from './search/search-engine'
 
+/** Bytes of response bodies between two nudges to the collector. */
+const GARBAGE_BUDGET = 32 << 20
 /** Events per message when a database's log is handed to the worker. */
 const DATABASE_PAGE = 5000
 /** Waits between attempts to read a database's log for search while the database is away. */
@@ -52,6 +55,8 @@ export interface EventsOptions {
   readBackLimit?: number
   /** How long a search may run, when its request is not held open (default: the server's idle timeout); tests make it negative. */
   searchLimitMs?: number
+  /** Pace of the background check of the segments' checksums (see search/segment-files.ts); tests slow it down. */
+  check?: CheckPace
 }
 
 /**
@@ -97,6 +102,8 @@ export class EventsService {
   onRebuilt: (rebuild: { events: number; segments: number; ms: number }) => void = () => {}
   /** Told what the operator should know about the search files (a segment ignored and rebuilt). */
   onNotice: (message: string) => void = () => {}
+  /** The response bodies received: each is garbage once sent (see workers/garbage.ts). */
+  private readonly garbage = new GarbageBudget(GARBAGE_BUDGET)
   /**
    * Committed events that arrive while the worker is being told where its log starts; before the
    * worker starts none are kept, as it reads them with the log.
@@ -207,6 +214,7 @@ export class EventsService {
       readBackLimit: this.options.readBackLimit,
       cache: cache !== null,
       rebuild: this.options.rebuild,
+      check: this.options.check,
     })
     if (cache !== null) {
       // What the copy holds once the worker has read it (less than its end if a part could not be read).
@@ -265,6 +273,7 @@ export class EventsService {
     const waiter = this.waiting.get(reply.id)
     if (!waiter) return
     this.waiting.delete(reply.id)
+    if (reply.type === 'result') this.garbage.add(reply.body.byteLength)
     if (reply.type === 'result') waiter.resolve({ total: reply.total, body: reply.body, plan: reply.plan })
     else if (reply.exceeded === 'read-back') waiter.reject(new SearchTooBroad(reply.message, [{ message: reply.message, path: '/query' }]))
     else if (reply.exceeded === 'deadline') waiter.reject(new SearchStopped(reply.message))

@@ -9,6 +9,12 @@ export interface RebuildPace {
   pauseMs: number
 }
 
+/** Bytes of segment checksums read per step of the background check, and a pause between steps. */
+export interface CheckPace {
+  stepBytes: number
+  pauseMs: number
+}
+
 export type EventSearchRequest =
   /**
    * Read the log file up to event `lastId`, or take `lines` when `path` is null (a memory store's
@@ -31,6 +37,8 @@ export type EventSearchRequest =
       cache?: boolean
       /** How the rebuild of missing segments paces itself (tests slow it down to search meanwhile). */
       rebuild?: RebuildPace
+      /** How the background check of the segments' checksums paces itself (tests slow it down). */
+      check?: CheckPace
     }
   /** Committed events, as JSON lines, in id order. */
   | { type: 'append'; lines: string[] }

@@ -13,22 +13,34 @@ import { openSync, truncateSync, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { SegmentedSearch } from './segmented-search'
 import { SearchWorkExceeded } from './search-work'
-import type { EventSearchReply, EventSearchRequest, RebuildPace } from './event-search.messages'
+import { GarbageBudget } from '../../../workers/garbage'
+import type { CheckPace, EventSearchReply, EventSearchRequest, RebuildPace } from './event-search.messages'
 
 declare const self: Worker
 
+/** Bytes of garbage a search leaves besides its page (its query, bitmaps, arrays): a rough figure for the budget. */
+const SEARCH_GARBAGE = 16 << 10
+const garbage = new GarbageBudget(32 << 20)
 /** Events of index work between two looks at the message queue while the index is built. */
 const INDEX_STEP = 2000
 
 let engine: Pick<EventSearchEngine, 'add' | 'search' | 'pageJson' | 'indexStep' | 'size'> | null = null
 /** A data directory's log, while it has segments to rebuild. */
 let rebuilding: SegmentedSearch | null = null
+/** A data directory's log, while the checksums of the segments found at start are read. */
+let checking: SegmentedSearch | null = null
 /** Whether the text index is to be built (after any rebuild). */
 let indexWanted = false
 /** Events the rebuild is to build. */
 let toRebuild = 0
 let rebuildStarted = 0
 let pace: RebuildPace = { stepEvents: INDEX_STEP, pauseMs: 0 }
+/**
+ * Of the segments' checksums read in the background: 4 MiB a step (a few ms from the page cache),
+ * then a pause, so that the check takes a fraction of a core and of the disk, and searches that
+ * come meanwhile wait at most a step. Searches check what is left themselves.
+ */
+let checkPace: CheckPace = { stepBytes: 1 << 22, pauseMs: 2 }
 let building = false
 /** The local copy of a database's log (`open` with `cache`), appended to before the events are searched. */
 let cache: { fd: number; path: string; size: () => number } | null = null
@@ -59,6 +71,7 @@ async function open(message: Extract<EventSearchRequest, { type: 'open' }>) {
       rebuildStarted = performance.now()
       toRebuild = segmented.planRebuild(message.lastId)
       if (toRebuild > 0) rebuilding = segmented
+      if (segmented.checking) checking = segmented
       try {
         await readEventLines(path, message.lastId, (line, event) => segmented.add(line, event), { id: segmented.size, offset: segmented.logEnd })
       } catch (error) {
@@ -81,7 +94,8 @@ async function open(message: Extract<EventSearchRequest, { type: 'open' }>) {
       reply({ type: 'loaded', events: engine.size, rebuilding: rebuilding !== null })
       indexWanted = message.buildIndex
       pace = message.rebuild ?? pace
-      if (rebuilding || indexWanted) buildIndex()
+      checkPace = message.check ?? checkPace
+      if (rebuilding || checking || indexWanted) buildIndex()
       for (const queuedMessage of queued) handle(queuedMessage)
     }
   }
@@ -104,9 +118,25 @@ function rebuildStep() {
   }
 }
 
+/** Rebuilds the segments that a check (in the background or by a search) found damaged and dropped. */
+function rebuildDropped(segmented: SegmentedSearch) {
+  if (!segmented.rebuilding || rebuilding !== null) return
+  rebuilding = segmented
+  toRebuild = segmented.pendingEvents
+  rebuildStarted = performance.now()
+  buildIndex()
+}
+
+/** One step of the background check of the segments' checksums. */
+function checkStep() {
+  const segmented = checking!
+  if (segmented.checkStep(checkPace.stepBytes)) checking = null
+  rebuildDropped(segmented)
+}
+
 /**
- * Rebuilds missing segments, then builds the text index (when wanted), in steps, leaving room
- * between them for searches and appends.
+ * Rebuilds missing segments, checks the checksums of those found at start, then builds the text
+ * index (when wanted), in steps, leaving room between them for searches and appends.
  */
 function buildIndex() {
   if (building) return
@@ -116,6 +146,11 @@ function buildIndex() {
     if (rebuilding !== null) {
       rebuildStep()
       setTimeout(step, pace.pauseMs)
+      return
+    }
+    if (checking !== null) {
+      checkStep()
+      setTimeout(step, checkPace.pauseMs)
       return
     }
     if (!indexWanted) {
@@ -180,11 +215,15 @@ function handle(message: EventSearchRequest) {
         const result = engine instanceof SegmentedSearch ? engine.search(message.query, message.visibility, message.deadline) : engine!.search(message.query, message.visibility)
         // The answer's bytes are made here and handed over, so the HTTP thread neither joins nor encodes a page.
         const body = engine!.pageJson(result)
+        garbage.add(body.byteLength + SEARCH_GARBAGE)
         reply({ type: 'result', id: message.id, total: result.total, body, plan: result.plan }, [body.buffer])
       } catch (error) {
         const exceeded = error instanceof SearchWorkExceeded ? error.reason : undefined
         reply({ type: 'failed', id: message.id, message: error instanceof Error ? error.message : String(error), exceeded })
       }
+      // The search finished the checks left (even one stopped past its deadline), and may have dropped a damaged segment.
+      if (checking !== null && !checking.checking) checking = null
+      if (engine instanceof SegmentedSearch) rebuildDropped(engine)
       // While segments are rebuilt, each search is followed by as long of rebuilding (a step at
       // least): searches come as messages, ahead of the rebuild's timer, and one after another they
       // would starve it (measured: a rebuild of 1M events stretched to 8 minutes by sequential

@@ -9,6 +9,12 @@
  * part of the page that falls in it; the page's lines are read back from `events.jsonl` by the byte
  * ranges the tail and the segments keep. Segments missing at start are rebuilt in the background
  * (segment-rebuild.ts); until then their part of the log answers by being read (log-scan.ts).
+ *
+ * The segments found at start are used before their checksums are read (segment-files.ts): those
+ * are read in the background (`checkStep`), and a search first finishes the check of every segment
+ * not yet checked, since every search reads every segment (its count, or at least its times). A
+ * segment that fails is dropped: its events become a run of the log again, read by searches and
+ * rebuilt like a missing segment, so no answer ever comes from damaged bytes.
  */
 import type { EventRecord } from '../../../storage/records'
 import type { EventQuery } from '../event-query'
@@ -18,7 +24,7 @@ import { searchRun, type LogRun } from './log-scan'
 import { EventSearchEngine, type EventVisibility, type SearchResult } from './search-engine'
 import { prepareText, Segment, type SegmentQuery } from './segment'
 import { buildSegment, SEGMENT_MAX_EVENTS, type SegmentColumn } from './segment-format'
-import { crcOfRange, SegmentFiles } from './segment-files'
+import { crcOfRange, SegmentFiles, type SegmentCheck } from './segment-files'
 import { nextPiece, PieceBuilder, planRebuild } from './segment-rebuild'
 import { searchableText } from './searchable-text'
 import { READ_BACK_LIMIT, SearchWork } from './search-work'
@@ -50,6 +56,8 @@ export class SegmentedSearch {
   private readonly files: SegmentFiles
   private readonly segmentEvents: number
   private segments: Segment[] = []
+  /** The segments loaded at start whose checksums are not read yet, oldest first (checked newest first). */
+  private unchecked: SegmentCheck[] = []
   /** The segments' terms in one place, built in the background (indexStep) and kept up as segments are cut. */
   private vocabulary = new Vocabulary()
   tail: EventSearchEngine
@@ -82,7 +90,8 @@ export class SegmentedSearch {
 
   /** Maps the segments that match the log (up to event `lastId`); the tail then starts after them. */
   openSegments(lastId: number): void {
-    this.segments = this.files.load(this.fd, lastId)
+    this.unchecked = this.files.load(this.fd, lastId)
+    this.segments = this.unchecked.map((check) => check.segment)
     this.vocabulary = new Vocabulary()
     const last = this.segments.at(-1)
     this.tail = this.newTail(last ? last.firstId + last.count - 1 : 0, last ? last.end : 0)
@@ -103,6 +112,54 @@ export class SegmentedSearch {
       this.options.log?.(`search segments missing for events ${runs.join(', ')} (${events} events): rebuilt from the log, newest first; searches read those events from the log until then`)
     }
     return events
+  }
+
+  /** Whether segments loaded at start are still to be checked against their checksums. */
+  get checking(): boolean {
+    return this.unchecked.length > 0
+  }
+
+  /**
+   * Reads up to `budget` bytes of the checksum of the newest segment not yet checked; a segment that
+   * fails is dropped (and its events are to be rebuilt: `rebuilding`). True when none is left.
+   */
+  checkStep(budget: number): boolean {
+    const check = this.unchecked.at(-1)
+    if (check === undefined) return true
+    const result = check.step(budget)
+    if (result.done) {
+      this.unchecked.pop()
+      if (result.problem !== null) this.drop(check, result.problem)
+    }
+    return this.unchecked.length === 0
+  }
+
+  /** Finishes every check left (a search is about to read every segment). */
+  private checkAll(): void {
+    while (this.unchecked.length > 0) {
+      const check = this.unchecked.pop()!
+      const problem = check.finish()
+      if (problem !== null) this.drop(check, problem)
+    }
+  }
+
+  /** Turns a damaged segment back into a run of the log: read by searches, rebuilt in the background. */
+  private drop(check: SegmentCheck, problem: string): void {
+    const { segment } = check
+    this.segments.splice(this.segments.indexOf(segment), 1)
+    this.files.remove(check.name, `${problem}; its events ${segment.firstId}–${segment.firstId + segment.count - 1} are read from the log until it is rebuilt`)
+    const run: LogRun = { firstId: segment.firstId, count: segment.count, start: segment.lineStart[0], end: segment.end }
+    const after = this.pending.findIndex((other) => other.firstId > run.firstId)
+    this.pending.splice(after === -1 ? this.pending.length : after, 0, run)
+    // A piece being built may no longer be the newest run: built again from its run, which holds it until it is done.
+    this.builder = null
+    // The vocabulary numbers the segments by position: made again once the rebuild is done.
+    this.vocabulary = new Vocabulary()
+  }
+
+  /** Events still to be built from the log. */
+  get pendingEvents(): number {
+    return this.pending.reduce((n, run) => n + run.count, 0)
   }
 
   /** Whether segments are still to be built from the log. */
@@ -157,7 +214,7 @@ export class SegmentedSearch {
   }
 
   get indexReady(): boolean {
-    return this.pending.length === 0 && this.tail.indexReady && this.vocabulary.covered === this.segments.length
+    return this.pending.length === 0 && this.unchecked.length === 0 && this.tail.indexReady && this.vocabulary.covered === this.segments.length
   }
 
   /**
@@ -165,7 +222,7 @@ export class SegmentedSearch {
    * tail's text index. Not begun while segments are rebuilt: the vocabulary numbers them in order.
    */
   indexStep(budget: number): boolean {
-    if (this.pending.length > 0) return false
+    if (this.pending.length > 0 || this.unchecked.length > 0) return false
     if (this.vocabulary.covered < this.segments.length) {
       this.vocabulary.add(this.segments[this.vocabulary.covered])
       return false
@@ -255,6 +312,7 @@ export class SegmentedSearch {
   /** `deadline`: when the request behind the search is given up (epoch ms), and the search with it. */
   search(query: EventQuery, visibility: EventVisibility, deadline = Infinity): SearchResult {
     this.work = new SearchWork(this.options.readBackLimit ?? READ_BACK_LIMIT, deadline)
+    this.checkAll()
     const tail = this.tail.search(query, visibility)
     const events = tail.events.map((i) => i + this.tail.base)
     const needle = query.query ? query.query.toLowerCase() : null
