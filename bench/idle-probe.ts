@@ -7,7 +7,8 @@
  * - heap: after full collections, JSC's heap size, object count, protected (strong) handles, and
  *   the count of each object type (the difference over N streams is what one stream holds);
  * - gc: how long an explicit full collection (mark and sweep of the whole heap) and an eden
- *   collection take, medians of several: what every major collection costs with the streams held;
+ *   collection take, in wall time and in the process's CPU time: what every major collection costs
+ *   with the streams held;
  * - lag: the event loop's delay, sampled with 1 ms timers for `lagSeconds`: how long a request that
  *   arrived at a random moment waited for the loop (heartbeat ticks, collections, timers).
  */
@@ -26,13 +27,19 @@ export interface ProbeResult {
   objectTypeCounts: Record<string, number>
   fullGcMs: number[]
   edenGcMs: number[]
+  /** CPU time of the process (every thread: the collector marks on helpers too) over each collection: less dependent on other processes than the wall time. */
+  fullGcCpuMs: number[]
+  edenGcCpuMs: number[]
   lagMs: number[]
 }
 
-function time(run: () => void): number {
+function time(run: () => void, wall: number[], cpu: number[]): void {
+  const cpuBefore = process.cpuUsage()
   const started = performance.now()
   run()
-  return performance.now() - started
+  wall.push(performance.now() - started)
+  const used = process.cpuUsage(cpuBefore)
+  cpu.push((used.user + used.system) / 1000)
 }
 
 async function sampleLag(seconds: number): Promise<number[]> {
@@ -52,11 +59,10 @@ async function probe(ask: ProbeAsk): Promise<ProbeResult> {
   Bun.gc(true)
   Bun.gc(true)
   const stats = heapStats()
-  const fullGcMs: number[] = []
-  const edenGcMs: number[] = []
+  const [fullGcMs, edenGcMs, fullGcCpuMs, edenGcCpuMs]: number[][] = [[], [], [], []]
   for (let round = 0; round < ask.gcRounds; round++) {
-    fullGcMs.push(time(() => fullGC()))
-    edenGcMs.push(time(() => edenGC()))
+    time(() => fullGC(), fullGcMs, fullGcCpuMs)
+    time(() => edenGC(), edenGcMs, edenGcCpuMs)
   }
   return {
     heapSize: stats.heapSize,
@@ -65,6 +71,8 @@ async function probe(ask: ProbeAsk): Promise<ProbeResult> {
     objectTypeCounts: stats.objectTypeCounts as Record<string, number>,
     fullGcMs,
     edenGcMs,
+    fullGcCpuMs,
+    edenGcCpuMs,
     lagMs,
   }
 }
