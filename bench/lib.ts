@@ -230,12 +230,12 @@ export interface SpawnedServer {
  * Spawns the server on `dataDir` (a free port, the admin secret SECRET unless `env` says otherwise;
  * a variable set to undefined in `env` is left out) without waiting for it.
  */
-export function spawnServer(dataDir: string, env: Record<string, string | undefined> = {}): SpawnedServer {
+export function spawnServer(dataDir: string, env: Record<string, string | undefined> = {}, runtimeArgs: string[] = []): SpawnedServer {
   const port = freePort()
   const childEnv: Record<string, string | undefined> = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, INIT_ADMIN_API_TOKENS: SECRET, ...env }
   for (const [key, value] of Object.entries(childEnv)) if (value === undefined) delete childEnv[key]
   const spawnedAt = performance.now()
-  const child = Bun.spawn([process.execPath, 'src/main.ts'], { cwd: ROOT, env: childEnv, stdout: 'pipe', stderr: 'inherit' })
+  const child = Bun.spawn([process.execPath, ...runtimeArgs, 'src/main.ts'], { cwd: ROOT, env: childEnv, stdout: 'pipe', stderr: 'inherit' })
   const log: Record<string, unknown>[] = []
   void (async () => {
     let carry = ''
@@ -265,8 +265,8 @@ export function spawnServer(dataDir: string, env: Record<string, string | undefi
 }
 
 /** Spawns the server (see spawnServer) and waits until /ready answers 200. */
-export async function startServer(dataDir: string, env: Record<string, string | undefined> = {}): Promise<RunningServer> {
-  const server = spawnServer(dataDir, env)
+export async function startServer(dataDir: string, env: Record<string, string | undefined> = {}, runtimeArgs: string[] = []): Promise<RunningServer> {
+  const server = spawnServer(dataDir, env, runtimeArgs)
   let exitCode: number | null = null
   void server.exited.then((code) => (exitCode = code))
   for (;;) {

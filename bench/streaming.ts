@@ -23,7 +23,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
-import { holdStreams, until } from './streams'
+import { heldElsewhere, holdStreams, until } from './streams'
 import { authHeaders, fmt, loadAverage, median, percentile, removeDir, rssMiB, seedDataDir, startServer, table, tempDataDir, wrk, type Load, type RunningServer } from './lib'
 
 const { values } = parseArgs({
@@ -194,28 +194,6 @@ async function idleCpu(server: RunningServer, idleSecret: string, seconds: numbe
   const idle = await measure()
   streams.close()
   return { none, idle }
-}
-
-/**
- * `count` idle streams held by bench/stream-holder.ts at the lowest priority: the SDKs behind idle
- * streams are on other machines, and their reading of heartbeats must not take the cores the
- * server and wrk are measured on.
- */
-async function heldElsewhere(base: string, secret: string, count: number): Promise<{ close(): Promise<void> }> {
-  const holder = Bun.spawn(['nice', '-n', '19', process.execPath, join(import.meta.dir, 'stream-holder.ts'), base, secret, String(count)], { stdin: 'pipe', stdout: 'pipe', stderr: 'inherit' })
-  const reader = (holder.stdout as ReadableStream<Uint8Array>).getReader()
-  let said = ''
-  while (!said.includes('connected')) {
-    const { done, value } = await reader.read()
-    if (done) throw new Error(`the stream holder exited before its streams connected (${await holder.exited})`)
-    said += new TextDecoder().decode(value)
-  }
-  return {
-    async close() {
-      holder.stdin.end()
-      await holder.exited
-    },
-  }
 }
 
 interface IdleRound {

@@ -2,6 +2,7 @@
  * SSE streams held on raw sockets for the streaming benchmark (bench/streaming.ts), in its own
  * process or in a holder process of their own (bench/stream-holder.ts).
  */
+import { join } from 'node:path'
 
 export const MARKER = 'event: unleash-updated'
 
@@ -64,3 +65,24 @@ export async function until(condition: () => boolean, ms: number, what: string) 
   }
 }
 
+/**
+ * `count` idle streams held by bench/stream-holder.ts at the lowest priority: the SDKs behind idle
+ * streams are on other machines, and their reading of heartbeats must not take the cores the
+ * server and wrk are measured on.
+ */
+export async function heldElsewhere(base: string, secret: string, count: number): Promise<{ close(): Promise<void> }> {
+  const holder = Bun.spawn(['nice', '-n', '19', process.execPath, join(import.meta.dir, 'stream-holder.ts'), base, secret, String(count)], { stdin: 'pipe', stdout: 'pipe', stderr: 'inherit' })
+  const reader = (holder.stdout as ReadableStream<Uint8Array>).getReader()
+  let said = ''
+  while (!said.includes('connected')) {
+    const { done, value } = await reader.read()
+    if (done) throw new Error(`the stream holder exited before its streams connected (${await holder.exited})`)
+    said += new TextDecoder().decode(value)
+  }
+  return {
+    async close() {
+      holder.stdin.end()
+      await holder.exited
+    },
+  }
+}

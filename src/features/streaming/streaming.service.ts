@@ -70,19 +70,53 @@ interface DirectSink {
   close(): void
 }
 
-interface Stream {
+/**
+ * One held stream, and the underlying source of its response's body (a Bun direct stream). Its
+ * methods are the class's, not closures, and its `pull` returns at once instead of awaiting the
+ * end: an idle stream is this object, its Response and Bun's own bookkeeping (about 10 objects),
+ * where closures and an awaiting pull made it 26, which every major collection marks and every
+ * collection's roots reach (docs/realtime.md, "what an idle stream holds").
+ */
+class HeldStream {
+  /** Bun's direct stream: a message is written straight to the socket, which at 10,000 streams costs markedly less per write than a standard stream's queue. */
+  readonly type = 'direct'
   /** Null until the server starts sending the response; what is sent before waits in `early`. */
-  sink: DirectSink | null
-  early: Uint8Array[]
-  /** Ends the response: resolves the direct stream's pull. */
-  finish: () => void
+  sink: DirectSink | null = null
+  early: Uint8Array[] | null
   /** Flushes still waiting for the socket to drain. */
-  waiting: number
-  tokenName: string
-  group: Group
-  /** The heartbeat slot it is in. */
-  slot: Set<Stream>
-  closed: boolean
+  waiting = 0
+  closed = false
+
+  constructor(
+    private readonly owner: StreamingService,
+    first: Uint8Array,
+    readonly tokenName: string,
+    readonly group: Group,
+    /** The heartbeat slot it is in. */
+    readonly slot: Set<HeldStream>,
+  ) {
+    this.early = [first]
+  }
+
+  /** Called once, when the response starts. Returning no promise leaves the response open until `close()`. */
+  pull(sink: DirectSink): void {
+    try {
+      for (const bytes of this.early ?? []) sink.write(bytes)
+      this.early = null
+      sink.flush()
+      // Ended before the response started (a token deleted meanwhile, a stop): what it was sent, then nothing.
+      if (this.closed) sink.close()
+      else this.sink = sink
+    } catch {
+      // The client went away first.
+      this.owner.forget(this)
+    }
+  }
+
+  /** The client went away (Bun), or the reader was cancelled. */
+  cancel(): void {
+    this.owner.forget(this)
+  }
 }
 
 /** What a stream is sent: the client API's events, or OFREP's bare "refetch" notifications. */
@@ -91,7 +125,7 @@ export type StreamKind = 'client' | 'ofrep'
 interface Group {
   scope: Scope
   kind: StreamKind
-  streams: Set<Stream>
+  streams: Set<HeldStream>
 }
 
 /** The revision an If-None-Match or Last-Event-ID names: `"12"`, `W/"12"` or `12`; null for anything else. */
@@ -112,7 +146,7 @@ export interface DeltaAnswer {
 
 export class StreamingService {
   private readonly groups = new Map<string, Group>()
-  private readonly byToken = new Map<string, Set<Stream>>()
+  private readonly byToken = new Map<string, Set<HeldStream>>()
   private readonly hydrations = new Map<string, { revision: number; bytes: Uint8Array }>()
   private count = 0
   private heartbeat: ReturnType<typeof setInterval> | null = null
@@ -123,7 +157,7 @@ export class StreamingService {
    * at once (80 ms), or in slices of 500 (4 ms each), held up the requests that came meanwhile
    * (/health p99 about twice that without streams: docs/realtime.md).
    */
-  private readonly slots: Set<Stream>[]
+  private readonly slots: Set<HeldStream>[]
   private nextSlot = 0
   private tick = 0
   private stopping = false
@@ -138,7 +172,7 @@ export class StreamingService {
     private readonly feed: ChangeFeed,
     private readonly options: StreamingOptions = DEFAULT_STREAMING,
   ) {
-    this.slots = Array.from({ length: Math.max(1, Math.round(options.heartbeatMs / HEARTBEAT_TICK_MS)) }, () => new Set<Stream>())
+    this.slots = Array.from({ length: Math.max(1, Math.round(options.heartbeatMs / HEARTBEAT_TICK_MS)) }, () => new Set<HeldStream>())
     feed.subscribe((revision) => this.publish(revision))
     store.watch('tokens', (name, before, after) => {
       if (before !== undefined && !sameScope(before, after)) this.endToken(name)
@@ -179,28 +213,8 @@ export class StreamingService {
     let group = this.groups.get(key)
     if (!group) this.groups.set(key, (group = { scope, kind, streams: new Set() }))
     const slot = this.slots[this.nextSlot++ % this.slots.length]
-    const stream: Stream = { sink: null, early: [first], finish: () => {}, waiting: 0, tokenName, group, slot, closed: false }
-    // A direct stream (Bun's): a message is written straight to the socket, which at 10,000 streams
-    // costs markedly less per write than a standard stream's queue.
-    const body = new ReadableStream({
-      type: 'direct',
-      pull: async (sink: DirectSink) => {
-        const ended = new Promise<void>((resolve) => (stream.finish = resolve))
-        try {
-          for (const bytes of stream.early) sink.write(bytes)
-          stream.early = []
-          stream.sink = sink
-          sink.flush()
-          // Ended before the response started (a token deleted meanwhile, a stop): what it was sent, then nothing.
-          if (!stream.closed) await ended
-          sink.close()
-        } catch {
-          // The client went away first.
-          this.remove(stream)
-        }
-      },
-      cancel: () => this.remove(stream),
-    } as unknown as UnderlyingDefaultSource<Uint8Array>)
+    const stream = new HeldStream(this, first, tokenName, group, slot)
+    const body = new ReadableStream(stream as unknown as UnderlyingDefaultSource<Uint8Array>)
     group.streams.add(stream)
     slot.add(stream)
     let ofToken = this.byToken.get(tokenName)
@@ -209,7 +223,6 @@ export class StreamingService {
     this.count++
     this.heartbeat ??= setInterval(() => this.beat(), this.options.heartbeatMs / this.slots.length)
     this.heartbeat.unref?.()
-    request.signal.addEventListener('abort', () => this.end(stream), { once: true })
     this.holdOpen(request)
     return new Response(body, { headers: SSE_HEADERS })
   }
@@ -256,7 +269,7 @@ export class StreamingService {
    */
   private publish(revision: Revision): void {
     this.hydrations.clear()
-    const sends: [Stream[], Uint8Array][] = []
+    const sends: [HeldStream[], Uint8Array][] = []
     for (const group of this.groups.values()) {
       const events = eventsFor(group.scope, revision)
       if (events.length === 0) continue
@@ -268,10 +281,10 @@ export class StreamingService {
     })
   }
 
-  private send(stream: Stream, bytes: Uint8Array): void {
+  private send(stream: HeldStream, bytes: Uint8Array): void {
     if (stream.closed) return
     if (stream.sink === null) {
-      stream.early.push(bytes)
+      stream.early?.push(bytes)
       return
     }
     if (stream.waiting > MAX_QUEUED_MESSAGES) return this.end(stream)
@@ -282,11 +295,11 @@ export class StreamingService {
         stream.waiting++
         flushed.then(
           () => stream.waiting--,
-          () => this.remove(stream),
+          () => this.forget(stream),
         )
       }
     } catch {
-      this.remove(stream)
+      this.forget(stream)
     }
   }
 
@@ -309,14 +322,20 @@ export class StreamingService {
   }
 
   /** Ends the stream (after `last`, if given) and forgets it. */
-  private end(stream: Stream, last?: Uint8Array): void {
+  private end(stream: HeldStream, last?: Uint8Array): void {
     if (stream.closed) return
     if (last) this.send(stream, last)
-    stream.finish()
-    this.remove(stream)
+    this.forget(stream)
+    try {
+      // A stream whose response has not started yet is closed by its `pull`, after what it was sent.
+      stream.sink?.close()
+    } catch {
+      // The client went away meanwhile.
+    }
   }
 
-  private remove(stream: Stream): void {
+  /** Forgets a stream that ended or whose client went away (its own `pull` and `cancel` call this). */
+  forget(stream: HeldStream): void {
     if (stream.closed) return
     stream.closed = true
     this.count--
