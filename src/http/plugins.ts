@@ -38,7 +38,7 @@ export function jsonResponse(json: string | Uint8Array<ArrayBuffer>): Response {
  * with a Response of its own, Elysia would make a second one to add them: new Headers, and the body
  * read back as a stream (measured: 20 % of the server's time on an OFREP 304, a quarter of a 100 KB
  * bulk answer's overhead). Instead they are added to the handler's Response, whose own headers win
- * as in Elysia's merge (but for Vary, whose lists are joined), and `set` is left without headers so that Elysia sends the Response as it is.
+ * as in Elysia's merge, and `set` is left without headers so that Elysia sends the Response as it is.
  */
 export const setHeadersIntoResponses = () =>
   new Elysia({ name: 'set-headers-into-responses' }).onAfterHandle({ as: 'global' }, ({ response, set }) => {
@@ -48,8 +48,6 @@ export const setHeadersIntoResponses = () =>
     for (const key in added) {
       const value = added[key]
       if (key === 'set-cookie') for (const cookie of Array.isArray(value) ? value : [value]) headers.append(key, cookie)
-      // Vary lists what the answer depends on: the hook's (Origin, for CORS) and the handler's (Accept-Encoding) both hold.
-      else if (key === 'vary' && headers.has(key)) headers.set(key, `${headers.get(key)}, ${value as string}`)
       else if (!headers.has(key)) headers.set(key, value as string)
     }
     set.headers = {}

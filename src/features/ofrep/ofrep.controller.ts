@@ -6,7 +6,6 @@
  */
 import { t } from 'elysia'
 import { AuthenticationRequired, NotFoundError } from '../../errors'
-import { etagFor, jsonAnswer } from '../../http/compression'
 import { controllerBase } from '../../http/plugins'
 import { callerAddress } from '../../http/request-log'
 import { etagMatches, scopeOf } from '../client/client.service'
@@ -105,12 +104,10 @@ export function ofrepController(frontend: FrontendService, auth: Authorization, 
         const now = Date.now()
         const etag = `"${compiled.stamp(now)}.${Bun.hash(contextKey(body.context, compiled.readsAddress, addressOf)).toString(36)}"`
         const headers = { etag, 'cache-control': 'no-cache' }
-        if (etagMatches(request.headers.get('if-none-match'), etag)) {
-          return new Response(null, { status: 304, headers: { etag: etagFor(request, etag), 'cache-control': 'no-cache', vary: 'Accept-Encoding' } })
-        }
+        if (etagMatches(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers })
         const context = ofrepContext(body.context, addressOf())
         context.now = now
-        return jsonAnswer(request, compiled.ofrepFlags(context, bulkEnd(request, channels.channelFor(caller.tokenName, sdkScope))), headers)
+        return json(compiled.ofrepFlags(context, bulkEnd(request, channels.channelFor(caller.tokenName, sdkScope))), headers)
       },
       {
         auth: TOKENS,
@@ -131,8 +128,7 @@ export function ofrepController(frontend: FrontendService, auth: Authorization, 
           description:
             `Evaluates every flag of the token's projects for the body's context, on or off, with the frontend API's rules (docs/ofrep.md). ${TOKEN_TEXT} ` +
             'The answer carries an ETag made from the compiled flags and the context; If-None-Match with it answers 304 without evaluating while both are unchanged ' +
-            '(a flag with random stickiness then keeps the draw the client has). The answer names an SSE endpoint in eventStreams (getOfrepEvents). ' +
-            'A client whose Accept-Encoding takes gzip (browsers, fetch) gets it gzipped from 1 KiB on, with a weak ETag.',
+            '(a flag with random stickiness then keeps the draw the client has). The answer names an SSE endpoint in eventStreams (getOfrepEvents).',
         },
       },
     )
