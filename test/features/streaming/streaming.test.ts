@@ -184,11 +184,18 @@ test('an idle stream holds no closure, promise or listener of its own, beyond wh
   const api = await app({ streaming: { maxStreams: 2000, heartbeatMs: 60_000 } })
   const secret = await tokenFor(api, 'sdk', { type: 'client', environment: 'development' })
   const count = 1000
-  const bare = await heldPerStream(async () => new Response(new ReadableStream(new BareSource() as unknown as UnderlyingDefaultSource<Uint8Array>)), count)
-  const ours = await heldPerStream(() => api.app.handle(new Request('http://localhost/api/client/streaming', { headers: { authorization: secret } })), count)
-  expect(api.services.streaming.streams).toBe(0)
-  const extra = (type: string) => Math.round(((ours[type] ?? 0) - (bare[type] ?? 0)) * 10) / 10
-  expect(Object.fromEntries(['Function', 'Promise', 'FullPromiseReaction', 'AsyncFunctionGenerator', 'AbortSignal', 'Array'].map((type) => [type, extra(type)]))).toEqual({
+  const types = ['Function', 'Promise', 'FullPromiseReaction', 'AsyncFunctionGenerator', 'AbortSignal', 'Array']
+  // The heap is the whole test process's: what other work (a database pool's, another file's
+  // timers) leaves on it meanwhile only ever adds objects, so the least of three measurements is
+  // taken; what a held stream keeps shows in every one.
+  const least: Record<string, number> = Object.fromEntries(types.map((type) => [type, Infinity]))
+  for (let attempt = 0; attempt < 3 && Object.values(least).some((extra) => extra !== 0); attempt++) {
+    const bare = await heldPerStream(async () => new Response(new ReadableStream(new BareSource() as unknown as UnderlyingDefaultSource<Uint8Array>)), count)
+    const ours = await heldPerStream(() => api.app.handle(new Request('http://localhost/api/client/streaming', { headers: { authorization: secret } })), count)
+    expect(api.services.streaming.streams).toBe(0)
+    for (const type of types) least[type] = Math.min(least[type], Math.round(((ours[type] ?? 0) - (bare[type] ?? 0)) * 10) / 10)
+  }
+  expect(least).toEqual({
     Function: 0,
     Promise: 0,
     FullPromiseReaction: 0,
