@@ -28,10 +28,16 @@ export class Vocabulary {
   /** Segments `[0, covered)` are in. */
   covered = 0
 
-  /** Adds segment number `covered`. */
-  add(segment: Segment): void {
+  /**
+   * Adds segment number `covered`. Returns a rough count of the bytes of garbage made: the segment's
+   * terms as strings (each its length plus a cell), of which only the new terms are kept.
+   */
+  add(segment: Segment): number {
     const index = this.covered++
-    segment.terms().forEach((term, j) => {
+    const terms = segment.terms()
+    let made = 0
+    terms.forEach((term, j) => {
+      made += term.length + 32
       let id = this.ids.get(term)
       if (id === undefined) {
         id = this.first.length
@@ -45,6 +51,7 @@ export class Vocabulary {
       this.entryNext.push(this.first.data[id])
       this.first.data[id] = this.entrySegment.length - 1
     })
+    return made
   }
 
   /** Appends a term and its newline to `bytes`, recording where it starts. */
