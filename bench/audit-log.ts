@@ -16,7 +16,7 @@
  *     /health p50/p99/max probed sequentially throughout it, RSS peak; the phase ends once
  *     `searchIndexReady` is true and no file the service derives in the data directory has grown
  *     for 3 s (every file there but the store's own is derived: segments, a cache of the log);
- *   - RSS at ready, after the background phase, idle, and the peak (VmHWM);
+ *   - RSS at ready, after the background phase, idle (and of it the anonymous and the file-backed part), and the peak (VmHWM);
  *   - p50 of sequential requests (1 connection) and req/s with 32 connections (wrk) for: a rare
  *     word, a word with ~5,000 matches, a word in most events (exact total), a type filter, the
  *     last page (offset = total - 50); every answer's total is checked against the generator's
