@@ -16,7 +16,7 @@
  *     /health p50/p99/max probed sequentially throughout it, RSS peak; the phase ends once
  *     `searchIndexReady` is true and no file the service derives in the data directory has grown
  *     for 3 s (every file there but the store's own is derived: segments, a cache of the log);
- *   - RSS at ready, after the background phase, idle, and the peak (VmHWM);
+ *   - RSS at ready, after the background phase, idle (and of it the anonymous and the file-backed part), and the peak (VmHWM);
  *   - p50 of sequential requests (1 connection) and req/s with 32 connections (wrk) for: a rare
  *     word, a word with ~5,000 matches, a word in most events (exact total), a type filter, the
  *     last page (offset = total - 50); every answer's total is checked against the generator's
@@ -89,13 +89,14 @@ function removeDerived(dir: string) {
 
 const TYPE = 'feature-strategy-update'
 
-function memory(pid: number): { rss: number; hwm: number } {
+/** RSS, its peak, and of the RSS the anonymous part (heaps, buffers) and the file-backed part (mapped segment pages, which the OS may drop). */
+function memory(pid: number): { rss: number; hwm: number; anon: number; file: number } {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8')
     const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0)
-    return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 }
+    return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024, anon: kb('RssAnon') / 1024, file: kb('RssFile') / 1024 }
   } catch {
-    return { rss: NaN, hwm: NaN }
+    return { rss: NaN, hwm: NaN, anon: NaN, file: NaN }
   }
 }
 
@@ -267,6 +268,7 @@ async function run(index: number, last: boolean) {
     const rssAfterBackground = rssAt()
     await Bun.sleep(3000)
     const rssIdle = rssAt()
+    const { anon: idleAnon, file: idleFile } = memory(server.pid)
 
     const offset = Math.max(0, totals.events - 50)
     const scenarios: [string, string, (body: any) => void][] = [
@@ -321,7 +323,7 @@ async function run(index: number, last: boolean) {
       indexMs,
       backgroundMs,
       health: { p50: percentile(during, 50), p99: percentile(during, 99), max: during.at(-1), samples: during.length },
-      rss: { atReady: rssAtReady, afterBackground: rssAfterBackground, idle: rssIdle, afterLoad: rssAfterLoad, peak },
+      rss: { atReady: rssAtReady, afterBackground: rssAfterBackground, idle: rssIdle, idleAnon, idleFile, afterLoad: rssAfterLoad, peak },
       timeline,
       latency,
       concurrent,
@@ -412,6 +414,7 @@ const rows: (string | number)[][] = [
   ['background phase after /ready (derived files growing)', ...results.map((r) => s(r.backgroundMs))],
   ['GET /health p50 / p99 / max during it', ...results.map((r) => `${ms(r.health.p50)} / ${ms(r.health.p99)} / ${ms(r.health.max)} (${r.health.samples})`)],
   ['RSS at ready → after background → idle (peak)', ...results.map((r) => `${mib(r.rss.atReady)} → ${mib(r.rss.afterBackground)} → ${mib(r.rss.idle)} (${mib(r.rss.peak)})`)],
+  ['RSS idle: anonymous + file-backed', ...results.map((r) => `${mib(r.rss.idleAnon)} + ${mib(r.rss.idleFile)}`)],
   ['RSS after the load tests', ...results.map((r) => mib(r.rss.afterLoad))],
   ...Object.keys(results[0].latency).flatMap((name) => [
     [`${name}: 1 conn p50`, ...results.map((r) => ms(r.latency[name].p50))],

@@ -174,8 +174,10 @@ async function serve() {
   services.events.onNotice = (message) => log.warn('event search', { message })
   services.events.onRebuilt = ({ events, segments, ms }) =>
     log.info('search segments rebuilt', { events, segments, ms, eventsPerSecond: Math.round((events / Math.max(ms, 1)) * 1000) })
-  services.events.onIndexBuilt = ({ buildMs, heapBytes }) =>
-    log.info('search index built', { buildMs, workerHeapMiB: Math.round(heapBytes / 1048576) })
+  // The collector counts the mapped segment files in its heap size (as ArrayBuffers' bytes): told
+  // apart, or a data directory's 1.2 GB of segments reads as a 1.4 GB heap (measured at 10M events).
+  services.events.onIndexBuilt = ({ buildMs, heapBytes, segmentBytes }) =>
+    log.info('search index built', { buildMs, workerHeapMiB: Math.round((heapBytes - segmentBytes) / 1048576), segmentsMappedMiB: Math.round(segmentBytes / 1048576) })
   services.events.load().then(
     // On PostgreSQL, how many events came from the local copy and how many from the database.
     () => log.info('ready', { events: store.lastEventId, loadMs: Math.round(performance.now() - loadStarted), ...services.events.copyReport }),

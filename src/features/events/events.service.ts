@@ -95,7 +95,7 @@ export class EventsService {
   private copied: { fromCopy: number; fromDatabase: number } | null = null
   private readonly waiting = new Map<number, { resolve: (page: EventPage) => void; reject: (error: Error) => void }>()
   /** Called once the worker has built the index, with how long it took and its heap then. */
-  onIndexBuilt: (build: { buildMs: number; heapBytes: number }) => void = () => {}
+  onIndexBuilt: (build: { buildMs: number; heapBytes: number; segmentBytes: number }) => void = () => {}
   /** Lets a request wait longer than the server's idle timeout (main.ts): a search that waits for a database's log to be copied, or reads the log during a rebuild, needs it. */
   holdOpen: (request: Request) => void = () => {}
   /** Called once the segments missing at start are built: how many events, and how long it took. */
@@ -266,7 +266,7 @@ export class EventsService {
     if (reply.type === 'notice') return this.onNotice(reply.message)
     if (reply.type === 'index-ready') {
       this.indexBuilt = true
-      this.onIndexBuilt({ buildMs: reply.buildMs, heapBytes: reply.heapBytes })
+      this.onIndexBuilt({ buildMs: reply.buildMs, heapBytes: reply.heapBytes, segmentBytes: reply.segmentBytes })
       return
     }
     if (reply.type !== 'result' && reply.type !== 'failed') return

@@ -57,7 +57,11 @@ export type EventSearchReply =
   /** Something the operator should know (a segment ignored, not written). */
   | { type: 'notice'; message: string }
   | { type: 'load-failed'; message: string }
-  | { type: 'index-ready'; events: number; buildMs: number; heapBytes: number }
+  /**
+   * `heapBytes`: the collector's heap size, which counts every ArrayBuffer's bytes, the mapped
+   * segment files too; `segmentBytes`: those files' bytes (paged in by the OS, not heap).
+   */
+  | { type: 'index-ready'; events: number; buildMs: number; heapBytes: number; segmentBytes: number }
   /** `body` is the whole answer's JSON text as UTF-8, its buffer transferred, not copied. */
   | { type: 'result'; id: number; total: number; body: Uint8Array<ArrayBuffer>; plan: 'none' | 'index' | 'scan' }
   /** `exceeded`: the search went past its bound (search-work.ts) and was stopped. */

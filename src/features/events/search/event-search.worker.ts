@@ -161,7 +161,8 @@ function buildIndex() {
       building = false
       const buildMs = Math.round(performance.now() - started)
       Bun.gc(true)
-      reply({ type: 'index-ready', events: engine!.size, buildMs, heapBytes: heapStats().heapSize })
+      const segmentBytes = engine instanceof SegmentedSearch ? engine.segmentBytes : 0
+      reply({ type: 'index-ready', events: engine!.size, buildMs, heapBytes: heapStats().heapSize, segmentBytes })
     } else setTimeout(step, 0)
   }
   step()

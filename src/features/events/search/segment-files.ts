@@ -26,6 +26,16 @@ export function segmentName(firstId: number, count: number): string {
   return `events-${String(firstId).padStart(12, '0')}-${count}.seg`
 }
 
+/**
+ * Bytes of a segment written at once. The page cache keeps a file's pages in blocks ("folios") as
+ * large as the writes that made them (up to 2 MiB on this kernel), and a fault on a mapping maps the
+ * whole block: a segment written in one write and then mapped counted up to 2 MiB of resident memory
+ * per place touched (its header, its terms), about 4 MiB a segment, 0.6 GB after a cold rebuild of
+ * 10M events, against a tenth of that for the same files read back from disk. Written in small
+ * blocks, a touch maps little more than what it reads.
+ */
+const WRITE_CHUNK = 1 << 16
+
 /** One read buffer for every checksum: a check allocates nothing per call. */
 let chunkBuffer = Buffer.allocUnsafe(0)
 
@@ -202,7 +212,7 @@ export class SegmentFiles {
       mkdirSync(this.dir, { recursive: true, mode: DIR_MODE })
       const fd = openSync(temp, 'w', FILE_MODE)
       try {
-        for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done)
+        for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, Math.min(WRITE_CHUNK, bytes.length - done))
         fsyncSync(fd)
       } finally {
         closeSync(fd)

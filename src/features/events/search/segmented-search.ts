@@ -213,6 +213,11 @@ export class SegmentedSearch {
     return this.segments.length
   }
 
+  /** The segments' bytes: mapped files (or, where one could not be written, bytes in memory). */
+  get segmentBytes(): number {
+    return this.segments.reduce((n, segment) => n + segment.byteLength, 0)
+  }
+
   get indexReady(): boolean {
     return this.pending.length === 0 && this.unchecked.length === 0 && this.tail.indexReady && this.vocabulary.covered === this.segments.length
   }

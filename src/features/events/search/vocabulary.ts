@@ -12,6 +12,15 @@
  */
 import { IntList } from './columns'
 import type { Segment } from './segment'
+import { GarbageBudget } from '../../../workers/garbage'
+
+/**
+ * A nudge to the collector as segments are added: each segment's terms are read as strings, mostly
+ * garbage (only new terms are kept), made faster than the collector paces itself when a whole
+ * vocabulary is built after a rebuild. Measured in-process on the 153 segments of 10M events: peak
+ * RSS 713 -> 521 MiB, and 352 -> 262 MiB of anonymous memory left after a full collection.
+ */
+const garbage = new GarbageBudget(32 << 20)
 
 export class Vocabulary {
   /** Every term as UTF-8, each followed by a newline (and one before the first): searched with native byte search. */
@@ -31,7 +40,11 @@ export class Vocabulary {
   /** Adds segment number `covered`. */
   add(segment: Segment): void {
     const index = this.covered++
-    segment.terms().forEach((term, j) => {
+    const terms = segment.terms()
+    let made = 0
+    terms.forEach((term, j) => {
+      // A rough count of the garbage: each term string's length and its cell.
+      made += term.length + 32
       let id = this.ids.get(term)
       if (id === undefined) {
         id = this.first.length
@@ -45,6 +58,7 @@ export class Vocabulary {
       this.entryNext.push(this.first.data[id])
       this.first.data[id] = this.entrySegment.length - 1
     })
+    garbage.add(made)
   }
 
   /** Appends a term and its newline to `bytes`, recording where it starts. */
