@@ -29,13 +29,13 @@
  * `--cold` removes the derived files before the first run, so that it measures a start that must
  * build them; later runs are restarts. Figures go to standard output as JSON lines and a table.
  */
-import { closeSync, copyFileSync, existsSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { DATA_FILES, EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../src/services'
 import { KEY_FILE } from '../src/storage/secret-key'
 import type { GeneratedManifest } from './generate-events'
-import { expectedTotals, fmt, loadAverage, percentile, ROOT, spawnServer, table, tempDataDir, removeDir, wrk, type Load, type SpawnedServer } from './lib'
+import { expectedTotals, fmt, loadAverage, percentile, ROOT, spawnServer, table, tempDataDir, removeDir, wrk, type Load, untilReady, phraseTotals, PHRASES } from './lib'
 
 const { values } = parseArgs({
   options: {
@@ -198,18 +198,9 @@ async function patchesAgainstEmptyLog(base: string, flags: { name: string; proje
 }
 type Patches = Awaited<ReturnType<typeof patchThroughput>>
 
-async function untilReady(server: SpawnedServer): Promise<number> {
-  for (;;) {
-    try {
-      if ((await fetch(`${server.base}/ready`)).ok) return performance.now() - server.spawnedAt
-    } catch {}
-    if ((await Promise.race([server.exited, Bun.sleep(10).then(() => null)])) !== null) throw new Error('the server exited before it was ready')
-  }
-}
-
 async function run(index: number, last: boolean) {
   const totals = expectedTotals(DIR, manifest, TYPE)
-  const phrases = phraseTotals()
+  const phrases = phraseTotals(DIR)
   const server = spawnServer(DIR, GENERATED_TOKENS)
   const samples: [number, number][] = []
   const sampler = setInterval(() => samples.push([performance.now() - server.spawnedAt, memory(server.pid).rss]), 50)
@@ -338,44 +329,6 @@ async function run(index: number, last: boolean) {
     await server.stop()
     throw error
   }
-}
-
-/**
- * Queries of several words or with separators, which the words alone do not decide: a common word
- * before the start of the rare vocabulary words, two common words adjacent (in most events), words
- * joined by '-' and by '.', and two common words never adjacent; then separators alone (`;;`, a
- * quote in every event, `":"`, a space), which the gaps' event lists decide (format 3).
- */
-const PHRASES = ['dashboard qx', 'enabled":true', 'europe-legacy', 'example.com', 'true false', ';;', '"', '":"', ' ']
-
-/** The PHRASES' exact totals, by a scan of the log (as the contract says: data, preData, tags as lower-cased JSON), cached per log size. */
-function phraseTotals(): Record<string, number> {
-  const path = join(DIR, EVENTS_FILE)
-  const size = statSync(path).size
-  const cache = `${DIR}.phrases.json`
-  const cached = existsSync(cache) ? JSON.parse(readFileSync(cache, 'utf8')) : null
-  if (cached?.size === size && PHRASES.every((phrase) => phrase in cached.totals)) return cached.totals
-  const totals: Record<string, number> = Object.fromEntries(PHRASES.map((phrase) => [phrase, 0]))
-  const fd = openSync(path, 'r')
-  const chunk = Buffer.alloc(1 << 24)
-  let rest = ''
-  for (let position = 0; position < size; ) {
-    const read = readSync(fd, chunk, 0, chunk.length, position)
-    position += read
-    const lines = (rest + chunk.toString('utf8', 0, read)).split('\n')
-    rest = lines.pop()!
-    for (const line of lines) {
-      const lower = line.toLowerCase()
-      const candidates = PHRASES.filter((phrase) => lower.includes(phrase))
-      if (candidates.length === 0) continue
-      const event = JSON.parse(line)
-      const text = `${JSON.stringify(event.data)}\n${JSON.stringify(event.preData)}\n${JSON.stringify(event.tags)}`.toLowerCase()
-      for (const phrase of candidates) if (text.includes(phrase)) totals[phrase]++
-    }
-  }
-  closeSync(fd)
-  writeFileSync(cache, JSON.stringify({ size, totals }))
-  return totals
 }
 
 /** Waits until a cheap search answers quickly again (up to a minute). */

@@ -16,11 +16,11 @@
  *     /proc/<pid>/clear_refs) and the RSS after; every answer's total checked first.
  * Figures go to standard output as JSON lines.
  */
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs'
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { GeneratedManifest } from './generate-events'
-import { expectedTotals, loadAverage, percentile, ROOT, spawnServer, wrk, type SpawnedServer } from './lib'
+import { expectedTotals, loadAverage, percentile, ROOT, spawnServer, wrk, untilReady, phraseTotals } from './lib'
 
 const { values } = parseArgs({
   options: {
@@ -81,15 +81,6 @@ function cachedMiB(): number {
   return result.stdout.toString().trim().split('\n').reduce((n, line) => n + Number(line.trim()), 0) / 2 ** 20
 }
 
-async function untilReady(server: SpawnedServer): Promise<number> {
-  for (;;) {
-    try {
-      if ((await fetch(`${server.base}/ready`)).ok) return performance.now() - server.spawnedAt
-    } catch {}
-    if ((await Promise.race([server.exited, Bun.sleep(10).then(() => null)])) !== null) throw new Error('the server exited before it was ready')
-  }
-}
-
 async function total(url: string): Promise<number> {
   for (;;) {
     const response = await fetch(url, { headers }).catch(() => null)
@@ -98,20 +89,7 @@ async function total(url: string): Promise<number> {
 }
 
 const totals = expectedTotals(DIR, manifest, TYPE)
-const phrases = existsSync(`${DIR}.phrases.json`) ? (JSON.parse(readFileSync(`${DIR}.phrases.json`, 'utf8')) as { size: number; totals: Record<string, number> }) : null
-// Events appended since the phrases were counted (PATCHes of earlier benches) are counted here, as audit-log.ts counts them.
-if (phrases && phrases.size < statSync(join(DIR, 'events.jsonl')).size) {
-  const fd = openSync(join(DIR, 'events.jsonl'), 'r')
-  const rest = Buffer.alloc(statSync(join(DIR, 'events.jsonl')).size - phrases.size)
-  readSync(fd, rest, 0, rest.length, phrases.size)
-  closeSync(fd)
-  for (const line of rest.toString('utf8').split('\n')) {
-    if (!line) continue
-    const event = JSON.parse(line)
-    const text = `${JSON.stringify(event.data)}\n${JSON.stringify(event.preData)}\n${JSON.stringify(event.tags)}`.toLowerCase()
-    for (const phrase of Object.keys(phrases.totals)) if (text.includes(phrase)) phrases.totals[phrase]++
-  }
-}
+const phrases = phraseTotals(DIR)
 const commit = Bun.spawnSync(['git', 'rev-parse', '--short', 'HEAD'], { cwd: ROOT }).stdout.toString().trim()
 out('setup', { date: new Date().toISOString(), commit, dir: DIR, events: totals.events, load: loadAverage(), nice: Number(readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')[16]) })
 if (values.evict) {
@@ -157,7 +135,7 @@ try {
     ['word in most events', `query=${manifest.words.most.word}`, totals.most],
     ['type filter', `type=IS:${TYPE}`, totals.type],
     ['last page', `offset=${offset}`, totals.events],
-    ...Object.entries(phrases?.totals ?? {}).map(([phrase, n]): [string, string, number] => [`phrase '${phrase}'`, `query=${encodeURIComponent(phrase)}`, n]),
+    ...Object.entries(phrases).map(([phrase, n]): [string, string, number] => [`phrase '${phrase}'`, `query=${encodeURIComponent(phrase)}`, n]),
   ]
   for (const [name, query, expected] of kinds) {
     if (values.only && !values.only.split(',').some((part) => name.includes(part))) continue

@@ -11,10 +11,10 @@
  * default) and once with LOG_LEVEL=warn. Prints each run's figures with the load average, then
  * medians of runs. The per-flag evaluation cost in process is bench/frontend-eval.ts.
  */
-import { readFileSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { authHeaders, fmt, median, removeDir, seedDataDir, startServer, table, tempDataDir, wrk, type Load } from './lib'
+import { authHeaders, fmt, median, removeDir, seedDataDir, startServer, table, tempDataDir, wrk, type Load, cpuSeconds } from './lib'
 import { addFrontendFlags, ENVIRONMENT, FLAGS } from './frontend-data'
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, seconds: { type: 'string', default: '10' } } })
@@ -40,12 +40,6 @@ async function frontendToken(base: string, name: string): Promise<string> {
   })
   if (created.status !== 201) throw new Error(`token creation answered ${created.status}: ${await created.text()}`)
   return (await created.json()).secret as string
-}
-
-/** User + system CPU seconds of a process so far (/proc/<pid>/stat, in clock ticks of 1/100 s). */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / 100
 }
 
 async function run(dir: string, script: string, index: number, env: Record<string, string>) {

@@ -3,7 +3,7 @@
  * loops and statistics. Benchmarks are run by hand (`bun bench/<name>.ts`), never by the test suite.
  */
 import { createHash } from 'node:crypto'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, openSync, writeSync, closeSync, readSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, openSync, writeSync, closeSync, readSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { emptyState, type EventRecord } from '../src/storage/records'
@@ -264,23 +264,26 @@ export function spawnServer(dataDir: string, env: Record<string, string | undefi
   }
 }
 
+/** Waits until a spawned server's /ready answers 200; the ms since its spawn. */
+export async function untilReady(server: SpawnedServer): Promise<number> {
+  for (;;) {
+    try {
+      if ((await fetch(`${server.base}/ready`)).ok) return performance.now() - server.spawnedAt
+    } catch {}
+    const code = await Promise.race([server.exited, Bun.sleep(5).then(() => null)])
+    if (code !== null) throw new Error(`server exited with ${code} before it was ready`)
+  }
+}
+
 /** Spawns the server (see spawnServer) and waits until /ready answers 200. */
 export async function startServer(dataDir: string, env: Record<string, string | undefined> = {}, runtimeArgs: string[] = []): Promise<RunningServer> {
   const server = spawnServer(dataDir, env, runtimeArgs)
-  let exitCode: number | null = null
-  void server.exited.then((code) => (exitCode = code))
-  for (;;) {
-    if (exitCode !== null) throw new Error(`server exited with ${exitCode}`)
-    try {
-      if ((await fetch(`${server.base}/ready`)).ok) break
-    } catch {}
-    await Bun.sleep(5)
-  }
+  const readyMs = await untilReady(server)
   return {
     base: server.base,
     pid: server.pid,
     log: server.log,
-    readyMs: performance.now() - server.spawnedAt,
+    readyMs,
     async stop() {
       await server.stop()
     },
@@ -295,6 +298,12 @@ export async function waitForSearchIndex(base: string): Promise<number> {
     if (ready.searchIndexReady) return performance.now() - started
     await Bun.sleep(100)
   }
+}
+
+/** CPU seconds (user and system) a process has used so far (Linux). */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / 100
 }
 
 /** Resident set size of a process in MiB (Linux). */
@@ -392,25 +401,74 @@ export const loadsOf = <R>(runs: R[], load: (run: R) => number) => runs.map((r) 
  * benches), counted from the log's tail with the search's own text (searchableText).
  */
 export function expectedTotals(dir: string, manifest: GeneratedManifest, type: string) {
-  const path = join(dir, EVENTS_FILE)
-  const size = statSync(path).size
   const words = manifest.words
   const totals = { rare: words.rare.total, thousands: words.thousands.total, most: words.most.total, events: manifest.events, type: manifest.types[type] ?? 0 }
-  if (size > manifest.bytes) {
-    const fd = openSync(path, 'r')
-    const buffer = Buffer.alloc(size - manifest.bytes)
-    readSync(fd, buffer, 0, buffer.length, manifest.bytes)
-    closeSync(fd)
-    for (const line of buffer.toString('utf8').split('\n')) {
-      if (!line) continue
-      const event = JSON.parse(line) as EventRecord
-      const text = searchableText(event)
-      totals.events++
-      if (event.type === type) totals.type++
-      if (text.includes(words.rare.word)) totals.rare++
-      if (text.includes(words.thousands.word)) totals.thousands++
-      if (text.includes(words.most.word)) totals.most++
+  eachLogEvent(dir, manifest.bytes, (event, text) => {
+    totals.events++
+    if (event.type === type) totals.type++
+    if (text.includes(words.rare.word)) totals.rare++
+    if (text.includes(words.thousands.word)) totals.thousands++
+    if (text.includes(words.most.word)) totals.most++
+  })
+  return totals
+}
+
+/** Each event of the directory's log from byte `from` on, with the search's own text (searchableText), read 16 MiB at a time. */
+function eachLogEvent(dir: string, from: number, onEvent: (event: EventRecord, text: string) => void, wanted: (line: string) => boolean = () => true): void {
+  const path = join(dir, EVENTS_FILE)
+  const size = statSync(path).size
+  const fd = openSync(path, 'r')
+  const chunk = Buffer.alloc(1 << 24)
+  let rest = ''
+  try {
+    for (let position = from; position < size; ) {
+      const read = readSync(fd, chunk, 0, Math.min(chunk.length, size - position), position)
+      position += read
+      const lines = (rest + chunk.toString('utf8', 0, read)).split('\n')
+      rest = lines.pop()!
+      for (const line of lines) {
+        if (!line || !wanted(line)) continue
+        const event = JSON.parse(line) as EventRecord
+        onEvent(event, searchableText(event))
+      }
     }
+  } finally {
+    closeSync(fd)
   }
+}
+
+/**
+ * Queries of several words or with separators, which the words alone do not decide: a common word
+ * before the start of the rare vocabulary words, two common words adjacent (in most events), words
+ * joined by '-' and by '.', and two common words never adjacent; then separators alone (`;;`, a
+ * quote in every event, `":"`, a space), which the gaps' event lists decide (format 3).
+ */
+export const PHRASES = ['dashboard qx', 'enabled":true', 'europe-legacy', 'example.com', 'true false', ';;', '"', '":"', ' ']
+
+/**
+ * The PHRASES' exact totals in the directory's log, by a scan with the search's own text, cached in
+ * `<dir>.phrases.json` with the log's size: events appended since (PATCHes of earlier benches) are
+ * counted from the log's tail only.
+ */
+export function phraseTotals(dir: string): Record<string, number> {
+  const size = statSync(join(dir, EVENTS_FILE)).size
+  const cache = `${dir}.phrases.json`
+  const cached = existsSync(cache) ? (JSON.parse(readFileSync(cache, 'utf8')) as { size: number; totals: Record<string, number> }) : null
+  const usable = cached !== null && cached.size <= size && PHRASES.every((phrase) => phrase in cached.totals)
+  if (usable && cached.size === size) return cached.totals
+  const totals: Record<string, number> = usable ? cached.totals : Object.fromEntries(PHRASES.map((phrase) => [phrase, 0]))
+  eachLogEvent(
+    dir,
+    usable ? cached.size : 0,
+    (_, text) => {
+      for (const phrase of PHRASES) if (text.includes(phrase)) totals[phrase]++
+    },
+    // Lines holding none of the phrases anywhere are not parsed.
+    (line) => {
+      const lower = line.toLowerCase()
+      return PHRASES.some((phrase) => lower.includes(phrase))
+    },
+  )
+  writeFileSync(cache, JSON.stringify({ size, totals }))
   return totals
 }

@@ -13,7 +13,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { addFrontendFlags, FLAGS, ENVIRONMENT } from './frontend-data'
-import { authHeaders, seedDataDir, tempDataDir, wrk, freePort, SECRET, ROOT, removeDir } from './lib'
+import { authHeaders, seedDataDir, tempDataDir, wrk, freePort, SECRET, ROOT, removeDir, cpuSeconds } from './lib'
 const mode = process.argv[2] ?? 'ofrep304'
 if (!['ofrep304', 'ofrep', 'ofrepgz', 'frontend', 'client304'].includes(mode)) throw new Error(`unknown scenario ${mode}`)
 const dir = tempDataDir()
@@ -39,7 +39,7 @@ else writeFileSync(script, '')
 const ce = (await fetch(`${base}/api/client/features`, { headers: { authorization: client } })).headers.get('etag')!
 const url = mode === 'client304' ? `${base}/api/client/features` : mode === 'frontend' ? `${base}/api/frontend` : `${base}/ofrep/v1/evaluate/flags`
 const headers: Record<string, string> = mode === 'client304' ? { authorization: client, 'if-none-match': ce } : mode === 'ofrepgz' ? { authorization: secret, 'accept-encoding': 'gzip' } : { authorization: secret }
-const cpu = () => { const f = require('node:fs').readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' '); return (Number(f[11]) + Number(f[12])) / 100 }
+const cpu = () => cpuSeconds(child.pid)
 const c0 = cpu()
 const r = await wrk(url, headers, Number(process.argv[3] ?? 6), ['-s', script])
 console.log(mode, Math.round(r.rps), 'req/s', Math.round(((cpu() - c0) / (r.requests ?? 1)) * 1e6 * 10) / 10, 'µs/req')

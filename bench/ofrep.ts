@@ -16,12 +16,12 @@
  * runs, the same flags are compiled in process and each answer is timed without HTTP (CPU time).
  * Figures: docs/ofrep.md.
  */
-import { readFileSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { compileScope, type EvalContext } from '../src/features/frontend/evaluation'
 import { addFrontendFlags, contextFor, ENVIRONMENT, FLAGS, frontendState } from './frontend-data'
-import { authHeaders, fmt, median, removeDir, seedDataDir, startServer, table, tempDataDir, wrk, type Load } from './lib'
+import { authHeaders, fmt, median, removeDir, seedDataDir, startServer, table, tempDataDir, wrk, type Load, cpuSeconds } from './lib'
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, slices: { type: 'string', default: '4' }, seconds: { type: 'string', default: '5' } } })
 const RUNS = Number(values.runs)
@@ -50,11 +50,6 @@ wrk.headers["Content-Type"] = "application/json"
 wrk.headers["If-None-Match"] = ${JSON.stringify(etag)}
 wrk.body = ${JSON.stringify(FIXED_BODY)}
 `
-
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / 100
-}
 
 const encoder = new TextEncoder()
 

@@ -19,12 +19,12 @@
  *   machines would hold them, so that the clients' reading does not take the server's cores.
  * Prints every figure with the load average.
  */
-import { readFileSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
 import { heldElsewhere, holdStreams, until } from './streams'
-import { authHeaders, fmt, loadAverage, median, percentile, removeDir, rssMiB, seedDataDir, startServer, table, tempDataDir, wrk, type Load, type RunningServer } from './lib'
+import { authHeaders, fmt, loadAverage, median, percentile, removeDir, rssMiB, seedDataDir, startServer, table, tempDataDir, wrk, type Load, type RunningServer, cpuSeconds } from './lib'
 
 const { values } = parseArgs({
   options: {
@@ -173,12 +173,6 @@ async function sdkLatency(base: string, secret: string): Promise<{ p50: number; 
   client.destroy()
   const sorted = [...latencies].sort((a, b) => a - b)
   return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1)!, load }
-}
-
-/** CPU seconds (user + system) the process has used, from /proc (Linux). */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / 100
 }
 
 /** The server's CPU use while nothing is asked of it, with and without `IDLE` streams: what holding them costs, whatever the machine's load. */

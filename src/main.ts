@@ -19,7 +19,6 @@ import { DatabaseStartError } from './storage/postgres-connect'
 import { createServices, initialise, openDatabaseStore, openStore, stopWorkers } from './services'
 import { SEARCH_WAIT_SECONDS } from './features/events/events.service'
 
-
 function fail(message: string): never {
   console.error(`Cannot start: ${message}`)
   process.exit(1)

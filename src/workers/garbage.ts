@@ -9,7 +9,8 @@
 export class GarbageBudget {
   private made = 0
 
-  constructor(private readonly every: number) {}
+  /** 32 MiB between collections: what every user of it measured with (the search's answers, the vocabulary's terms). */
+  constructor(private readonly every = 32 << 20) {}
 
   /** Counts `bytes` made (soon garbage); asks for a collection once they add up to the budget. */
   add(bytes: number): void {

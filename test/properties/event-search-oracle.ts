@@ -2,6 +2,8 @@
  * Random event logs, random queries and the brute-force answer, written from the contract (§5) on
  * its own, sharing no code with the service: what the event-search property tests compare with.
  */
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import type { EventRecord } from '../../src/storage/records'
 import type { Caller } from '../../src/features/tokens/permissions'
 import type { Random } from '../random'
@@ -157,4 +159,16 @@ export function bruteForce(events: EventRecord[], params: URLSearchParams, calle
   const offset = Number(params.get('offset') ?? 0)
   const limit = Number(params.get('limit') ?? 50)
   return { ids: matches.slice(offset, offset + limit).map((e) => e.id), total: matches.length }
+}
+
+/** The events of a data directory's log, read straight from its `events.jsonl`. */
+export function logEvents(dataDir: string): EventRecord[] {
+  return readFileSync(join(dataDir, 'events.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as EventRecord)
+}
+
+/** What a search of a data directory's log must answer, by brute force over the file (up to 1,000 events unless `limit` says). */
+export function scanLog(dataDir: string, params: URLSearchParams | Record<string, string>): { ids: number[]; total: number } {
+  const asked = new URLSearchParams(params)
+  if (!asked.has('limit')) asked.set('limit', '1000')
+  return bruteForce(logEvents(dataDir), asked)
 }

@@ -5,19 +5,18 @@
  * refused with a 400 on `query`, and a search whose request is given up is stopped (503).
  */
 import { afterEach, describe, expect, test } from 'bun:test'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SearchStopped, SearchTooBroad } from '../../src/errors'
 import { parseEventQuery } from '../../src/features/events/event-query'
 import { visibilityOf } from '../../src/features/events/events.service'
 import { SearchWorkExceeded } from '../../src/features/events/search/search-work'
 import { SegmentedSearch } from '../../src/features/events/search/segmented-search'
-import type { Caller } from '../../src/features/tokens/permissions'
 import { readEventLines } from '../../src/storage/event-log'
 import type { EventRecord } from '../../src/storage/records'
 import { makeApi, tempDir, type Api } from '../helpers'
+import { ADMIN, scanLog } from '../properties/event-search-oracle'
 
-const ADMIN: Caller = { tokenName: 'admin', kind: 'token', userId: 1, role: 'admin', projects: ['*'] }
 const dirs: { remove(): void }[] = []
 const apis: Api[] = []
 afterEach(async () => {
@@ -40,15 +39,7 @@ async function open(dataDir: string, search: { readBackLimit?: number; searchLim
 }
 
 /** The events of the log whose data, preData or tags hold `query` (lower-cased), newest first. */
-function scan(dataDir: string, query: string): { ids: number[]; total: number } {
-  const events = readFileSync(join(dataDir, 'events.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as EventRecord)
-  const needle = query.toLowerCase()
-  const ids = events
-    .filter((event) => [event.data, event.preData, event.tags].some((part) => JSON.stringify(part).toLowerCase().includes(needle)))
-    .map((event) => event.id)
-    .reverse()
-  return { ids: ids.slice(0, 1000), total: ids.length }
-}
+const scan = (dataDir: string, query: string) => scanLog(dataDir, { query })
 
 const DESCRIPTIONS = ['plain words', 'semi;;colons', 'a -- b', 'quote " inside', 'party 🎉🎉 time', 'tab\there', 'ÄÖ … ü', 'end:']
 /** Single characters, runs, a run longer than any in the data, quotes and colons, spaces around. */

@@ -10,6 +10,7 @@ import { backupDataDir, restoreBackup } from '../../src/backup/backup'
 import { SEARCH_DIR } from '../../src/features/events/search/segment-files'
 import type { EventRecord } from '../../src/storage/records'
 import { makeApi, tempDir, type Api } from '../helpers'
+import { scanLog } from '../properties/event-search-oracle'
 
 const dirs: { remove(): void }[] = []
 const apis: Api[] = []
@@ -30,15 +31,7 @@ async function close(api: Api) {
 }
 
 /** What a search must answer: the events of the log whose data, preData or tags hold `query`, newest first. */
-function scan(dataDir: string, query: string): { ids: number[]; total: number } {
-  const events = readFileSync(join(dataDir, 'events.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as EventRecord)
-  const needle = query.toLowerCase()
-  const ids = events
-    .filter((event) => [event.data, event.preData, event.tags].some((part) => JSON.stringify(part).toLowerCase().includes(needle)))
-    .map((event) => event.id)
-    .reverse()
-  return { ids: ids.slice(0, 1000), total: ids.length }
-}
+const scan = (dataDir: string, query: string) => scanLog(dataDir, { query })
 
 async function searchEquals(api: Api, dataDir: string, query: string) {
   const response = await api.get<{ events: EventRecord[]; total: number }>(`/api/admin/search/events?limit=1000&query=${encodeURIComponent(query)}`)

@@ -19,8 +19,6 @@ import type { CheckPace, EventSearchReply, EventSearchRequest, RebuildPace } fro
 import { openCachedLog, type CachedLog } from './search/log-cache'
 import type { EventVisibility, SearchPlan } from './search/search-engine'
 
-/** Bytes of response bodies between two nudges to the collector. */
-const GARBAGE_BUDGET = 32 << 20
 /** Events per message when a database's log is handed to the worker. */
 const DATABASE_PAGE = 5000
 /** Waits between attempts to read a database's log for search while the database is away. */
@@ -103,7 +101,7 @@ export class EventsService {
   /** Told what the operator should know about the search files (a segment ignored and rebuilt). */
   onNotice: (message: string) => void = () => {}
   /** The response bodies received: each is garbage once sent (see workers/garbage.ts). */
-  private readonly garbage = new GarbageBudget(GARBAGE_BUDGET)
+  private readonly garbage = new GarbageBudget()
   /**
    * Committed events that arrive while the worker is being told where its log starts; before the
    * worker starts none are kept, as it reads them with the log.
@@ -273,9 +271,10 @@ export class EventsService {
     const waiter = this.waiting.get(reply.id)
     if (!waiter) return
     this.waiting.delete(reply.id)
-    if (reply.type === 'result') this.garbage.add(reply.body.byteLength)
-    if (reply.type === 'result') waiter.resolve({ total: reply.total, body: reply.body, plan: reply.plan })
-    else if (reply.exceeded === 'read-back') waiter.reject(new SearchTooBroad(reply.message, [{ message: reply.message, path: '/query' }]))
+    if (reply.type === 'result') {
+      this.garbage.add(reply.body.byteLength)
+      waiter.resolve({ total: reply.total, body: reply.body, plan: reply.plan })
+    } else if (reply.exceeded === 'read-back') waiter.reject(new SearchTooBroad(reply.message, [{ message: reply.message, path: '/query' }]))
     else if (reply.exceeded === 'deadline') waiter.reject(new SearchStopped(reply.message))
     else waiter.reject(new Error(`event search failed: ${reply.message}`))
   }

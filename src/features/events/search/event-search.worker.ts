@@ -20,7 +20,7 @@ declare const self: Worker
 
 /** Bytes of garbage a search leaves besides its page (its query, bitmaps, arrays): a rough figure for the budget. */
 const SEARCH_GARBAGE = 16 << 10
-const garbage = new GarbageBudget(32 << 20)
+const garbage = new GarbageBudget()
 /** Events of index work between two looks at the message queue while the index is built. */
 const INDEX_STEP = 2000
 

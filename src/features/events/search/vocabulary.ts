@@ -20,7 +20,7 @@ import { GarbageBudget } from '../../../workers/garbage'
  * vocabulary is built after a rebuild. Measured in-process on the 153 segments of 10M events: peak
  * RSS 713 -> 521 MiB, and 352 -> 262 MiB of anonymous memory left after a full collection.
  */
-const garbage = new GarbageBudget(32 << 20)
+const garbage = new GarbageBudget()
 
 export class Vocabulary {
   /** Every term as UTF-8, each followed by a newline (and one before the first): searched with native byte search. */
