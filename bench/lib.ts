@@ -228,14 +228,15 @@ export interface SpawnedServer {
 
 /**
  * Spawns the server on `dataDir` (a free port, the admin secret SECRET unless `env` says otherwise;
- * a variable set to undefined in `env` is left out) without waiting for it.
+ * a variable set to undefined in `env` is left out) without waiting for it. `SRC=other/src` in the
+ * bench's own environment runs another copy of src/ (with a package.json beside it), for a before/after.
  */
 export function spawnServer(dataDir: string, env: Record<string, string | undefined> = {}, runtimeArgs: string[] = []): SpawnedServer {
   const port = freePort()
   const childEnv: Record<string, string | undefined> = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, INIT_ADMIN_API_TOKENS: SECRET, ...env }
   for (const [key, value] of Object.entries(childEnv)) if (value === undefined) delete childEnv[key]
   const spawnedAt = performance.now()
-  const child = Bun.spawn([process.execPath, ...runtimeArgs, 'src/main.ts'], { cwd: ROOT, env: childEnv, stdout: 'pipe', stderr: 'inherit' })
+  const child = Bun.spawn([process.execPath, ...runtimeArgs, `${process.env.SRC ?? 'src'}/main.ts`], { cwd: ROOT, env: childEnv, stdout: 'pipe', stderr: 'inherit' })
   const log: Record<string, unknown>[] = []
   void (async () => {
     let carry = ''

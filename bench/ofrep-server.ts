@@ -10,7 +10,7 @@
  * a package.json beside it) for a before/after; `PROF=1` writes a `bun --cpu-prof-md` profile of the
  * server to /tmp/prof/<scenario>.
  */
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { addFrontendFlags, FLAGS, ENVIRONMENT } from './frontend-data'
 import { authHeaders, seedDataDir, tempDataDir, wrk, freePort, SECRET, ROOT, removeDir, cpuSeconds } from './lib'
@@ -39,9 +39,16 @@ else writeFileSync(script, '')
 const ce = (await fetch(`${base}/api/client/features`, { headers: { authorization: client } })).headers.get('etag')!
 const url = mode === 'client304' ? `${base}/api/client/features` : mode === 'frontend' ? `${base}/api/frontend` : `${base}/ofrep/v1/evaluate/flags`
 const headers: Record<string, string> = mode === 'client304' ? { authorization: client, 'if-none-match': ce } : mode === 'ofrepgz' ? { authorization: secret, 'accept-encoding': 'gzip' } : { authorization: secret }
-const cpu = () => cpuSeconds(child.pid)
-const c0 = cpu()
+/** The server's user and system CPU seconds and minor page faults (/proc/<pid>/stat). */
+const usage = () => {
+  const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100, faults: Number(fields[7]) }
+}
+const before = usage()
+const c0 = cpuSeconds(child.pid)
 const r = await wrk(url, headers, Number(process.argv[3] ?? 6), ['-s', script])
-console.log(mode, Math.round(r.rps), 'req/s', Math.round(((cpu() - c0) / (r.requests ?? 1)) * 1e6 * 10) / 10, 'µs/req')
+const after = usage()
+const per = (value: number) => Math.round((value / (r.requests ?? 1)) * 1e6 * 10) / 10
+console.log(mode, Math.round(r.rps), 'req/s', per(cpuSeconds(child.pid) - c0), 'µs/req', `(user ${per(after.user - before.user)}, system ${per(after.system - before.system)}, ${per((after.faults - before.faults) / 1e6)} page faults per request)`)
 child.kill('SIGTERM'); await child.exited
 removeDir(dir)

@@ -20,6 +20,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { compileScope, type EvalContext } from '../src/features/frontend/evaluation'
+import { BULK_END } from '../src/features/frontend/ofrep-entry'
 import { addFrontendFlags, contextFor, ENVIRONMENT, FLAGS, frontendState } from './frontend-data'
 import { authHeaders, fmt, median, removeDir, seedDataDir, startServer, table, tempDataDir, wrk, type Load, cpuSeconds } from './lib'
 
@@ -70,7 +71,7 @@ function inProcess(rounds = 2000) {
     for (const context of contexts) bytes += evaluate({ ...context }).length
     return { us: ((cpu() - started) / rounds) * 1000, bytes: bytes / rounds }
   }
-  for (let n = 0; n < 300; n++) compiled.evaluate({ ...contexts[n] }), compiled.ofrepFlags({ ...contexts[n] })
+  for (let n = 0; n < 300; n++) compiled.evaluate({ ...contexts[n] }), compiled.ofrepFlags({ ...contexts[n] }, BULK_END, (answer) => answer.length)
   const frontend: number[] = []
   const ofrep: number[] = []
   let sizes = { frontend: 0, ofrep: 0 }
@@ -81,7 +82,7 @@ function inProcess(rounds = 2000) {
       Bun.hash(text)
       return encoder.encode(text)
     })
-    const b = time((context) => compiled.ofrepFlags(context))
+    const b = time((context) => compiled.ofrepFlags(context, BULK_END, (answer) => ({ length: answer.length })))
     frontend.push(a.us)
     ofrep.push(b.us)
     sizes = { frontend: a.bytes, ofrep: b.bytes }

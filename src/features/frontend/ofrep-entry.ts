@@ -5,19 +5,109 @@
 import type { StrategyRecord } from '../flags/flags.records'
 
 /**
- * OFREP's entries are kept as UTF-8, each with the comma that separates it from the one before, and
- * a bulk answer (1,000 entries, 100 KB) is copied together from them in one native call
- * (Bun.concatArrayBuffers). As text it cost a join, a copy for the encoding and twice the garbage per
- * request; copied entry by entry (a `set` each), 1,000 calls into native code (docs/ofrep.md).
+ * OFREP's entries are kept as UTF-8, each with the comma that separates it from the one before, all
+ * of a compiled scope's in one buffer (OfrepEntries), and a bulk answer (1,000 entries, 100 KB) is
+ * copied together from them inside that buffer. Measured on the frontend benchmark's flags
+ * (docs/ofrep.md): as text it cost a join, a copy for the encoding and twice the garbage per request;
+ * as one Uint8Array per entry, copied into a new buffer per answer, the copying was a quarter of the
+ * answer's CPU (each entry's object and bytes elsewhere in memory) and each answer's buffer was
+ * pages the allocator gave back and faulted in again.
  */
 export type Bytes = Uint8Array<ArrayBuffer>
 export const encoder = new TextEncoder()
-/** The start and the plain end of a bulk answer (evaluation.ts ofrepFlags copies it together). */
+/** The start and the plain end of a bulk answer (OfrepEntries.bulk copies it together). */
 export const BULK_OPEN = encoder.encode('{"flags":[') as Bytes
 export const BULK_END = encoder.encode(']}') as Bytes
 
-/** An entry without its leading comma (the single flag's answer, the first of a list). */
-export const withoutComma = (entry: Bytes) => entry.subarray(1)
+/** An entry of a compiled scope: its place in the scope's OfrepEntries. */
+export type EntryId = number
+
+const SPACE = 0x20
+/** Room kept for the end of a bulk answer (`],"eventStreams":[…]}`, with the service's base path); a longer end takes a copy. */
+const END_ROOM = 1024
+
+/**
+ * Every OFREP entry a compiled scope can answer, in one buffer, and the place after them where bulk
+ * answers are put together: there the answer's start and the entries no context changes (`fixed`)
+ * are written once, and each answer copies its other entries after them, then its end. An answer's
+ * bytes are valid only while `use` runs (the next one is put together in the same place); the
+ * `Response` made of them copies them.
+ */
+export class OfrepEntries {
+  private readonly texts: string[] = []
+  private buffer = new Uint8Array(0) as Bytes
+  private starts = new Int32Array(0)
+  private ends = new Int32Array(0)
+  /** Where the answers start, and where their fixed part ends. */
+  private answerStart = 0
+  private fixedEnd = 0
+  /** No fixed entries: the first copied entry's comma is blanked (JSON allows the space). */
+  private blankFirst = false
+
+  /** Adds an entry (its leading comma included) and gives its id; before `seal`. */
+  add(text: string): EntryId {
+    return this.texts.push(text) - 1
+  }
+
+  /** The ids added so far are 0 to count - 1. */
+  get count(): number {
+    return this.texts.length
+  }
+
+  /** Bytes of an entry (after `seal`). */
+  byteLength(id: EntryId): number {
+    return this.ends[id] - this.starts[id]
+  }
+
+  /** Lays the entries out, once all are added, with the fixed part of the answers and `room` bytes for their other entries. */
+  seal(fixed: readonly EntryId[], room: (entries: OfrepEntries) => number): void {
+    const encoded = this.texts.map((text) => encoder.encode(text))
+    this.starts = new Int32Array(encoded.length)
+    this.ends = new Int32Array(encoded.length)
+    let at = 0
+    encoded.forEach((bytes, id) => {
+      this.starts[id] = at
+      this.ends[id] = at += bytes.length
+    })
+    const fixedBytes = fixed.reduce((sum, id) => sum + encoded[id].length, 0)
+    this.answerStart = at
+    this.buffer = new Uint8Array(at + BULK_OPEN.length + fixedBytes + room(this) + END_ROOM) as Bytes
+    encoded.forEach((bytes, id) => this.buffer.set(bytes, this.starts[id]))
+    this.buffer.set(BULK_OPEN, at)
+    at += BULK_OPEN.length
+    for (const id of fixed) this.buffer.set(encoded[id], at), (at += encoded[id].length)
+    if (fixed.length > 0) this.buffer[this.answerStart + BULK_OPEN.length] = SPACE
+    this.fixedEnd = at
+    this.blankFirst = fixed.length === 0
+    this.texts.length = 0
+  }
+
+  /** One flag's answer: its entry without the comma (a view that stays valid). */
+  alone(id: EntryId): Bytes {
+    return this.buffer.subarray(this.starts[id] + 1, this.ends[id])
+  }
+
+  /** A bulk answer: the fixed entries, then the first `count` of `ids`, then `end`, given to `use`. */
+  bulk<T>(ids: Int32Array, count: number, end: Bytes, use: (answer: Bytes) => T): T {
+    const buffer = this.buffer
+    const starts = this.starts
+    const ends = this.ends
+    let at = this.fixedEnd
+    for (let index = 0; index < count; index++) {
+      const id = ids[index]
+      const start = starts[id]
+      const stop = ends[id]
+      buffer.copyWithin(at, start, stop)
+      at += stop - start
+    }
+    if (this.blankFirst && at > this.fixedEnd) buffer[this.fixedEnd] = SPACE
+    if (at + end.length <= buffer.length) {
+      buffer.set(end, at)
+      return use(buffer.subarray(this.answerStart, at + end.length))
+    }
+    return use(Bun.concatArrayBuffers([buffer.subarray(this.answerStart, at), end], Infinity, true) as Bytes)
+  }
+}
 
 /**
  * Why a flag answers as it does, for OFREP (docs/ofrep.md), ranked: an answer's reason is the

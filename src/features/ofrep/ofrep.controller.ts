@@ -107,7 +107,8 @@ export function ofrepController(frontend: FrontendService, auth: Authorization, 
         if (etagMatches(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers })
         const context = ofrepContext(body.context, addressOf())
         context.now = now
-        return json(compiled.ofrepFlags(context, bulkEnd(request, channels.channelFor(caller.tokenName, sdkScope))), headers)
+        // The Response copies the answer: its bytes are reused by the next one.
+        return compiled.ofrepFlags(context, bulkEnd(request, channels.channelFor(caller.tokenName, sdkScope)), (answer) => json(answer, headers))
       },
       {
         auth: TOKENS,

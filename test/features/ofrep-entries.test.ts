@@ -1,0 +1,61 @@
+/**
+ * OfrepEntries, where a compiled scope keeps its OFREP entries and puts bulk answers together in
+ * place: on random entries (names with multi-byte characters, some fixed, the others picked per
+ * answer) every answer is the JSON a plain join would give, with or without fixed entries, with an
+ * end too long for the room kept for it; an answer turned into a Response stays whole when the next
+ * one is put together in the same place; single entries stay valid.
+ */
+import { expect, test } from 'bun:test'
+import { BULK_END, OfrepEntries, encoder, type Bytes } from '../../src/features/frontend/ofrep-entry'
+import { seededRandom } from '../random'
+
+const decoder = new TextDecoder()
+const NAMES = ['a', 'flag-1', 'ünïcödé', '旗', 'emoji-🚩', 'quote"d', 'x'.repeat(300)]
+
+function entryText(key: string, value: unknown, reason: string): string {
+  return `,${JSON.stringify({ key, value, reason, metadata: { project: 'default' } })}`
+}
+
+for (const seed of [1, 2, 3, 4]) {
+  test(`bulk answers equal a plain join of their entries, on random entries (seed ${seed})`, async () => {
+    const { int, pick, chance } = seededRandom(seed)
+    const entries = new OfrepEntries()
+    // Flags with two to four possible entries each; some flags are fixed (one entry, always the same).
+    const flags: { ids: number[]; texts: string[]; fixed: boolean }[] = []
+    const flagCount = seed === 1 ? 0 : int(1, 40)
+    for (let n = 0; n < flagCount; n++) {
+      const key = `${pick(NAMES)}-${n}`
+      const fixed = seed === 2 ? false : chance(0.4)
+      const texts = Array.from({ length: fixed ? 1 : int(2, 4) }, (_, k) => entryText(key, k % 2 === 0 ? true : pick(NAMES), pick(['STATIC', 'SPLIT', 'DISABLED'])))
+      flags.push({ ids: texts.map((text) => entries.add(text)), texts, fixed })
+    }
+    const fixedFlags = flags.filter((flag) => flag.fixed)
+    const evaluated = flags.filter((flag) => !flag.fixed)
+    entries.seal(
+      fixedFlags.map((flag) => flag.ids[0]),
+      (sealed) => evaluated.reduce((sum, flag) => sum + Math.max(...flag.ids.map((id) => sealed.byteLength(id))), 0),
+    )
+    const longEnd = encoder.encode(`],"eventStreams":${JSON.stringify([{ type: 'sse', endpoint: { requestUri: `/${'p'.repeat(3000)}/ofrep/v1/events` } }])}}`) as Bytes
+    const ids = new Int32Array(evaluated.length)
+    const responses: { response: Response; expected: string }[] = []
+    for (let answer = 0; answer < 30; answer++) {
+      const texts = fixedFlags.map((flag) => flag.texts[0])
+      evaluated.forEach((flag, index) => {
+        const chosen = int(0, flag.ids.length - 1)
+        ids[index] = flag.ids[chosen]
+        texts.push(flag.texts[chosen])
+      })
+      const end = answer % 3 === 2 ? longEnd : BULK_END
+      const expected = `{"flags":[${texts.join('').slice(1)}${decoder.decode(end)}`
+      const got = entries.bulk(ids, evaluated.length, end, (bytes) => {
+        responses.push({ response: new Response(bytes), expected })
+        return decoder.decode(bytes)
+      })
+      expect(JSON.parse(got)).toEqual(JSON.parse(expected))
+    }
+    // Each Response copied its answer: none changed when the later ones were put together.
+    for (const { response, expected } of responses) expect(JSON.parse(await response.text())).toEqual(JSON.parse(expected))
+    // A single flag's entry is a view of the entries, untouched by the answers.
+    for (const flag of flags) flag.ids.forEach((id, k) => expect(decoder.decode(entries.alone(id))).toBe(flag.texts[k].slice(1)))
+  })
+}
