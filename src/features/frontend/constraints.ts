@@ -25,6 +25,9 @@ export interface EvalContext {
   lowerCase?: Map<string, string>
   /** The time DATE_* constraints compare with when the context names none: read once per request. */
   now?: number
+  /** The outcomes of a scope's shared constraints (SharedConstraints) for this context: 0 not yet, 1 false, 2 true. */
+  decided?: Int8Array
+  decidedBy?: SharedConstraints
 }
 
 export type Predicate = (context: EvalContext) => boolean
@@ -237,5 +240,52 @@ export function allOf(predicates: readonly Predicate[]): Predicate {
   return (context) => {
     for (let index = 0; index < count; index++) if (!predicates[index](context)) return false
     return true
+  }
+}
+
+/** What makes two constraints the same test. */
+const constraintKey = (constraint: ConstraintRecord) =>
+  JSON.stringify([constraint.contextName, constraint.operator, constraint.values ?? null, constraint.value ?? null, !!constraint.caseInsensitive, !!constraint.inverted])
+
+/**
+ * A scope's constraints, compiled so that one found more than once in it (in several strategies, or
+ * in a segment several strategies use) is decided once per evaluation of a context, the outcome kept
+ * in the context: every constraint is a function of the context alone (and of `now`, read once), so
+ * the answers are the same as deciding it each time.
+ */
+export class SharedConstraints {
+  private readonly counts = new Map<string, number>()
+  private readonly shared = new Map<string, Predicate>()
+  private slots = 0
+
+  /** Counts a constraint the scope has, before any is compiled. */
+  note(constraint: ConstraintRecord): void {
+    const key = constraintKey(constraint)
+    this.counts.set(key, (this.counts.get(key) ?? 0) + 1)
+  }
+
+  compile(constraint: ConstraintRecord | undefined): Predicate {
+    const test = compileConstraint(constraint)
+    if (!constraint || test === never) return test
+    const key = constraintKey(constraint)
+    if ((this.counts.get(key) ?? 0) < 2) return test
+    let predicate = this.shared.get(key)
+    if (predicate === undefined) {
+      const slot = this.slots++
+      predicate = (context) => {
+        let decided = context.decided
+        if (decided === undefined || context.decidedBy !== this) {
+          decided = context.decided = new Int8Array(this.slots)
+          context.decidedBy = this
+        }
+        const known = decided[slot]
+        if (known !== 0) return known === 2
+        const outcome = test(context)
+        decided[slot] = outcome ? 2 : 1
+        return outcome
+      }
+      this.shared.set(key, predicate)
+    }
+    return predicate
   }
 }

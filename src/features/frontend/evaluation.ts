@@ -18,7 +18,7 @@ import type { Store } from '../../storage/store'
 import type { FlagRecord, StrategyVariantRecord, VariantRecord } from '../flags/flags.records'
 import type { SegmentRecord } from '../segments/segments.records'
 import type { SdkScope } from '../tokens/auth'
-import { allOf, compileConstraint, resolver, type EvalContext, type Predicate } from './constraints'
+import { allOf, resolver, SharedConstraints, type EvalContext, type Predicate } from './constraints'
 import { OfrepEntries, OfrepReason, REASON_JSON, ofrepMembers, payloadValue, strategyRank, type Bytes, type EntryId, type Rank } from './ofrep-entry'
 import { variantBucket } from './rollout'
 import { strategyTest } from './strategies'
@@ -172,7 +172,7 @@ function variantPicker(groupId: string | undefined, stickiness: string | undefin
   }
 }
 
-function compileFlag(flag: FlagRecord, environment: string, segments: Record<string, SegmentRecord>, dates: number[], entries: OfrepEntries): CompiledFlag {
+function compileFlag(flag: FlagRecord, environment: string, segments: Record<string, SegmentRecord>, dates: number[], entries: OfrepEntries, constraints: SharedConstraints): CompiledFlag {
   const firstEntry = entries.count
   const entry = entryOf(flag, entries)
   const state = Object.hasOwn(flag.environments, environment) ? flag.environments[environment] : undefined
@@ -185,11 +185,11 @@ function compileFlag(flag: FlagRecord, environment: string, segments: Record<str
   for (const strategy of [...(state?.strategies ?? [])].filter((s) => !s.disabled).sort((a, b) => a.sortOrder - b.sortOrder)) {
     const test = strategyTest(strategy)
     if (!test) continue
-    const checks = strategy.constraints.map(compileConstraint)
+    const checks = strategy.constraints.map((constraint) => constraints.compile(constraint))
     strategy.constraints.forEach(noteDates)
     for (const id of strategy.segments) {
       const segment = Object.hasOwn(segments, String(id)) ? segments[String(id)] : undefined
-      checks.push(...(segment ? segment.constraints.map(compileConstraint) : [compileConstraint(undefined)]))
+      checks.push(...(segment ? segment.constraints : [undefined]).map((constraint) => constraints.compile(constraint)))
       segment?.constraints.forEach(noteDates)
     }
     const all = allOf([...checks, test])
@@ -300,9 +300,20 @@ export function compileScope(state: Pick<Store['state'], 'flags' | 'segments'>, 
   const dates: number[] = []
   const entries = new OfrepEntries()
   // By name, so that the entries of the flags a bulk answer lists one after another lie one after another.
-  for (const flag of Object.values(state.flags).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-    if (flag.archived || !inProjects(scope, flag.project)) continue
-    flags.set(flag.name, compileFlag(flag, scope.environment, state.segments, dates, entries))
+  const inScope = Object.values(state.flags)
+    .filter((flag) => !flag.archived && inProjects(scope, flag.project))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  const constraints = new SharedConstraints()
+  for (const flag of inScope) {
+    const strategies = Object.hasOwn(flag.environments, scope.environment) ? flag.environments[scope.environment].strategies : []
+    for (const strategy of strategies) {
+      if (strategy.disabled) continue
+      strategy.constraints.forEach((constraint) => constraints.note(constraint))
+      for (const id of strategy.segments) if (Object.hasOwn(state.segments, String(id))) state.segments[String(id)].constraints.forEach((constraint) => constraints.note(constraint))
+    }
+  }
+  for (const flag of inScope) {
+    flags.set(flag.name, compileFlag(flag, scope.environment, state.segments, dates, entries, constraints))
     records.push(flag)
   }
   const id = `${PROCESS}.${(++compiledScopes).toString(36)}`
