@@ -256,18 +256,26 @@ const constraintKey = (constraint: ConstraintRecord) =>
 export class SharedConstraints {
   private readonly counts = new Map<string, number>()
   private readonly shared = new Map<string, Predicate>()
+  /** Each record's key, made once (a segment's constraints are met once per strategy using it). */
+  private readonly keys = new WeakMap<ConstraintRecord, string>()
   private slots = 0
+
+  private keyOf(constraint: ConstraintRecord): string {
+    let key = this.keys.get(constraint)
+    if (key === undefined) this.keys.set(constraint, (key = constraintKey(constraint)))
+    return key
+  }
 
   /** Counts a constraint the scope has, before any is compiled. */
   note(constraint: ConstraintRecord): void {
-    const key = constraintKey(constraint)
+    const key = this.keyOf(constraint)
     this.counts.set(key, (this.counts.get(key) ?? 0) + 1)
   }
 
   compile(constraint: ConstraintRecord | undefined): Predicate {
     const test = compileConstraint(constraint)
     if (!constraint || test === never) return test
-    const key = constraintKey(constraint)
+    const key = this.keyOf(constraint)
     if ((this.counts.get(key) ?? 0) < 2) return test
     let predicate = this.shared.get(key)
     if (predicate === undefined) {

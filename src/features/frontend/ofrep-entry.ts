@@ -61,21 +61,34 @@ export class OfrepEntries {
 
   /** Lays the entries out, once all are added, with the fixed part of the answers and `room` bytes for their other entries. */
   seal(fixed: readonly EntryId[], room: (entries: OfrepEntries) => number): void {
-    const encoded = this.texts.map((text) => encoder.encode(text))
-    this.starts = new Int32Array(encoded.length)
-    this.ends = new Int32Array(encoded.length)
+    const texts = this.texts
+    this.starts = new Int32Array(texts.length)
+    this.ends = new Int32Array(texts.length)
+    // All at once when every entry is ASCII (bytes are then characters): one call into native code
+    // instead of one per entry (a scope of 1,000 flags has about 10,000 entries).
+    const joined = texts.join('')
+    let all = encoder.encode(joined) as Bytes
     let at = 0
-    encoded.forEach((bytes, id) => {
-      this.starts[id] = at
-      this.ends[id] = at += bytes.length
-    })
-    const fixedBytes = fixed.reduce((sum, id) => sum + encoded[id].length, 0)
+    if (all.length === joined.length) {
+      texts.forEach((text, id) => {
+        this.starts[id] = at
+        this.ends[id] = at += text.length
+      })
+    } else {
+      const encoded = texts.map((text) => encoder.encode(text))
+      all = Bun.concatArrayBuffers(encoded, Infinity, true) as Bytes
+      encoded.forEach((bytes, id) => {
+        this.starts[id] = at
+        this.ends[id] = at += bytes.length
+      })
+    }
+    const fixedBytes = fixed.reduce((sum, id) => sum + this.byteLength(id), 0)
     this.answerStart = at
     this.buffer = new Uint8Array(at + BULK_OPEN.length + fixedBytes + room(this) + END_ROOM) as Bytes
-    encoded.forEach((bytes, id) => this.buffer.set(bytes, this.starts[id]))
+    this.buffer.set(all)
     this.buffer.set(BULK_OPEN, at)
     at += BULK_OPEN.length
-    for (const id of fixed) this.buffer.set(encoded[id], at), (at += encoded[id].length)
+    for (const id of fixed) this.buffer.copyWithin(at, this.starts[id], this.ends[id]), (at += this.byteLength(id))
     if (fixed.length > 0) this.buffer[this.answerStart + BULK_OPEN.length] = SPACE
     this.fixedEnd = at
     this.blankFirst = fixed.length === 0
