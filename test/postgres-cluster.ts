@@ -4,6 +4,12 @@
  * server refuses to run as root), stopped and removed by `stop()`. Nothing is shared with a system
  * cluster: no socket in /var/run, no service, no password (trust on loopback only).
  *
+ * The server is a daemon (pg_ctl), so it would outlive the process that started it: a reaper of its
+ * own (a shell in a session of its own) stops it and removes its directory within a second of that
+ * process ending, however it ends. `bun test` runs no `exit` handlers (Bun 1.4.5), and a test
+ * process can be killed; until the reaper, every PostgreSQL run of the suite left its clusters
+ * running and their files in the temp directory.
+ *
  * `.ci/run` installs Debian's `postgresql` when it is missing; here we only find its binaries.
  *
  * As a program (`npx bun test/postgres-cluster.ts`) it starts one, prints its URL as one line and
@@ -62,12 +68,25 @@ function postgresUser(): RunAs {
   return { uid: Number(uid), gid: Number(gid) }
 }
 
+/** The command prefix that runs a command as `as`. */
+const runAs = (as: RunAs) => (as.uid === undefined ? [] : ['setpriv', `--reuid=${as.uid}`, `--regid=${as.gid}`, '--clear-groups', '--'])
+
 async function run(cmd: string[], as: RunAs, what: string): Promise<string> {
-  const prefix = as.uid === undefined ? [] : ['setpriv', `--reuid=${as.uid}`, `--regid=${as.gid}`, '--clear-groups', '--']
-  const child = Bun.spawn([...prefix, ...cmd], { stdout: 'pipe', stderr: 'pipe', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8' } })
+  const child = Bun.spawn([...runAs(as), ...cmd], { stdout: 'pipe', stderr: 'pipe', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8' } })
   const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited])
   if (code !== 0) throw new Error(`${what} failed (exit ${code}): ${err.trim() || out.trim()}`)
   return out
+}
+
+/**
+ * Runs `stop` and removes `dir` once process `owner` has ended, unless `dir` is gone first (a
+ * `stop()` that ran): polled each second by a shell in a session of its own, so that neither the
+ * owner's exit nor a signal to its process group ends it.
+ */
+function reapWhenGone(owner: number, dir: string, stop: string[]): void {
+  const script = 'while kill -0 "$0" 2>/dev/null && [ -d "$1" ]; do sleep 1; done; if [ -d "$1" ]; then shift && "$@"; rm -rf -- "$DIR"; fi'
+  const reaper = Bun.spawn(['setsid', 'sh', '-c', script, String(owner), dir, ...stop], { stdio: ['ignore', 'ignore', 'ignore'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', DIR: dir } })
+  reaper.unref()
 }
 
 /** Starts a private cluster. Throws when PostgreSQL is not installed (see `postgresBinaries`). */
@@ -95,6 +114,7 @@ export async function startPostgres(options: { port?: number; fsync?: boolean } 
     await pgctl('start', '-o', settings, '-l', join(dir, 'server.log'))
   }
   await start()
+  reapWhenGone(process.pid, dir, [...runAs(as), join(bin, 'pg_ctl'), '-D', data, '-w', '-t', '60', 'stop', '-m', 'immediate'])
   const urlFor = (database: string) => `postgres://postgres@127.0.0.1:${port}/${database}`
   let stopped = false
   const cluster: PostgresCluster = {
@@ -123,8 +143,7 @@ export async function startPostgres(options: { port?: number; fsync?: boolean } 
     stopSync() {
       if (stopped) return
       stopped = true
-      const prefix = as.uid === undefined ? [] : ['setpriv', `--reuid=${as.uid}`, `--regid=${as.gid}`, '--clear-groups', '--']
-      Bun.spawnSync([...prefix, join(bin, 'pg_ctl'), '-D', data, '-w', '-t', '60', 'stop', '-m', 'immediate'], { stdout: 'ignore', stderr: 'ignore' })
+      Bun.spawnSync([...runAs(as), join(bin, 'pg_ctl'), '-D', data, '-w', '-t', '60', 'stop', '-m', 'immediate'], { stdout: 'ignore', stderr: 'ignore' })
       rmSync(dir, { recursive: true, force: true })
     },
   }

@@ -18,12 +18,9 @@ let cluster: Promise<PostgresCluster> | null = null
 let database: Promise<string> | null = null
 let schemas = 0
 
-/** The private cluster of this test process, started on first use and stopped when the process exits. */
+/** The private cluster of this test process, started on first use and stopped when the process has ended (its reaper). */
 export function testCluster(): Promise<PostgresCluster> {
-  cluster ??= startPostgres({ fsync: false }).then((started) => {
-    process.on('exit', () => started.stopSync())
-    return started
-  })
+  cluster ??= startPostgres({ fsync: false })
   return cluster
 }
 
