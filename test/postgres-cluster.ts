@@ -80,13 +80,15 @@ async function run(cmd: string[], as: RunAs, what: string): Promise<string> {
 
 /**
  * Runs `stop` and removes `dir` once process `owner` has ended, unless `dir` is gone first (a
- * `stop()` that ran): polled each second by a shell in a session of its own, so that neither the
- * owner's exit nor a signal to its process group ends it.
+ * `stop()` that ran): polled each second by a shell forked into a session of its own, so that
+ * neither the owner's end, nor a signal to its process group, nor what ends the children of a
+ * `bun test --parallel` worker with it ends the shell. Returns once the shell is on its own.
  */
-function reapWhenGone(owner: number, dir: string, stop: string[]): void {
+async function reapWhenGone(owner: number, dir: string, stop: string[]): Promise<void> {
   const script = 'while kill -0 "$0" 2>/dev/null && [ -d "$1" ]; do sleep 1; done; if [ -d "$1" ]; then shift && "$@"; rm -rf -- "$DIR"; fi'
-  const reaper = Bun.spawn(['setsid', 'sh', '-c', script, String(owner), dir, ...stop], { stdio: ['ignore', 'ignore', 'ignore'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', DIR: dir } })
-  reaper.unref()
+  const forking = Bun.spawn(['setsid', '--fork', 'sh', '-c', script, String(owner), dir, ...stop], { stdio: ['ignore', 'ignore', 'ignore'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', DIR: dir } })
+  // setsid exits as soon as it has forked the shell.
+  if ((await forking.exited) !== 0) throw new Error(`could not start the reaper of the PostgreSQL cluster in ${dir}`)
 }
 
 /** Starts a private cluster. Throws when PostgreSQL is not installed (see `postgresBinaries`). */
@@ -114,7 +116,7 @@ export async function startPostgres(options: { port?: number; fsync?: boolean } 
     await pgctl('start', '-o', settings, '-l', join(dir, 'server.log'))
   }
   await start()
-  reapWhenGone(process.pid, dir, [...runAs(as), join(bin, 'pg_ctl'), '-D', data, '-w', '-t', '60', 'stop', '-m', 'immediate'])
+  await reapWhenGone(process.pid, dir, [...runAs(as), join(bin, 'pg_ctl'), '-D', data, '-w', '-t', '60', 'stop', '-m', 'immediate'])
   const urlFor = (database: string) => `postgres://postgres@127.0.0.1:${port}/${database}`
   let stopped = false
   const cluster: PostgresCluster = {

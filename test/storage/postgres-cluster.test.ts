@@ -1,4 +1,7 @@
 import { expect, test } from 'bun:test'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { postgresBinaries, startPostgres } from '../postgres-cluster'
 
 // The private cluster every PostgreSQL test and benchmark starts; .ci/run installs the package.
@@ -32,6 +35,14 @@ async function listening(port: number): Promise<boolean> {
   }
 }
 
+/** Waits (30 s at most) until the cluster's files and port are gone, and checks that they are. */
+async function expectGone({ dir, port }: { dir: string; port: number }): Promise<void> {
+  const deadline = Date.now() + 30_000
+  while (Date.now() < deadline && ((await Bun.file(`${dir}/data/PG_VERSION`).exists()) || (await listening(port)))) await Bun.sleep(200)
+  expect(await Bun.file(`${dir}/data/PG_VERSION`).exists()).toBe(false)
+  expect(await listening(port)).toBe(false)
+}
+
 // `bun test` runs no exit handlers and a test process can be killed: the cluster's reaper stops it
 // and removes its files once the process that started it has ended, however it ended.
 for (const ending of ['exits without stopping it', 'is killed (SIGKILL)'] as const) {
@@ -44,10 +55,29 @@ for (const ending of ['exits without stopping it', 'is killed (SIGKILL)'] as con
     `
     const child = Bun.spawn([process.execPath, '-e', program], { stdout: 'pipe', stderr: 'inherit' })
     const [out] = await Promise.all([new Response(child.stdout).text(), child.exited])
-    const { dir, port } = JSON.parse(out.trim()) as { dir: string; port: number }
-    const deadline = Date.now() + 30_000
-    while (Date.now() < deadline && ((await Bun.file(`${dir}/data/PG_VERSION`).exists()) || (await listening(port)))) await Bun.sleep(200)
-    expect(await Bun.file(`${dir}/data/PG_VERSION`).exists()).toBe(false)
-    expect(await listening(port)).toBe(false)
+    await expectGone(JSON.parse(out.trim()))
   }, 90_000)
 }
+
+// As the suite runs them: test files in `bun test --parallel` workers, whose own children die with
+// them (the reaper forks away from the worker).
+test.skipIf(!postgresBinaries())('clusters started by test files in bun test --parallel workers are stopped and removed after the run', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cluster-reaper-'))
+  try {
+    const cluster = JSON.stringify(`${import.meta.dir}/../postgres-cluster.ts`)
+    for (const name of ['a', 'b']) {
+      const file = JSON.stringify(join(dir, `${name}.json`))
+      writeFileSync(
+        join(dir, `${name}.test.ts`),
+        `import { test } from 'bun:test'\nimport { writeFileSync } from 'node:fs'\nimport { startPostgres } from ${cluster}\n` +
+          `test('starts a cluster and leaves it', async () => {\n  const started = await startPostgres({ fsync: false })\n  writeFileSync(${file}, JSON.stringify({ dir: started.dir, port: started.port }))\n}, 60_000)\n`,
+      )
+    }
+    const run = Bun.spawn([process.execPath, 'test', '--parallel', '--timeout', '60000', './a.test.ts', './b.test.ts'], { cwd: dir, stdout: 'pipe', stderr: 'pipe' })
+    const [, errors, code] = await Promise.all([new Response(run.stdout).text(), new Response(run.stderr).text(), run.exited])
+    expect({ code, errors: code === 0 ? '' : errors }).toEqual({ code: 0, errors: '' })
+    for (const name of ['a', 'b']) await expectGone(JSON.parse(readFileSync(join(dir, `${name}.json`), 'utf8')))
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}, 120_000)
