@@ -2,8 +2,9 @@
  * Which store the suite runs on: the files (the default), or PostgreSQL with
  * `FLAGSTORE_TEST_STORE=postgres`. On PostgreSQL every store a test opens without a data directory
  * (`openTestStore(null)`, what `makeApi()` does) gets a schema of its own in one database of a
- * private cluster, started on first use by this test process and stopped when it exits. A test
- * that gives a data directory is about the files and runs on them either way.
+ * private cluster, started on first use by this test process and stopped by the cluster's reaper
+ * once the process has ended. A test that gives a data directory is about the files and runs on
+ * them either way.
  */
 import { SQL } from 'bun'
 import type { DatabaseConfig } from '../src/config'
