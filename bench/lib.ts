@@ -301,10 +301,16 @@ export async function waitForSearchIndex(base: string): Promise<number> {
   }
 }
 
+/** A process's user and system CPU seconds so far and its minor page faults (/proc/<pid>/stat, Linux). */
+export function processStat(pid: number): { user: number; system: number; faults: number } {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100, faults: Number(fields[7]) }
+}
+
 /** CPU seconds (user and system) a process has used so far (Linux). */
 export function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / 100
+  const { user, system } = processStat(pid)
+  return user + system
 }
 
 /** Resident set size of a process in MiB (Linux). */

@@ -32,8 +32,6 @@ export interface PostgresCluster {
   start(): Promise<void>
   /** Stops the server and removes its files. */
   stop(): Promise<void>
-  /** `stop()` without waiting on promises: for a process's exit handler. */
-  stopSync(): void
 }
 
 /** The directory holding initdb, pg_ctl and postgres, or null when PostgreSQL is not installed. */
@@ -111,12 +109,13 @@ export async function startPostgres(options: { port?: number; fsync?: boolean } 
     `-c shared_buffers=128MB`,
     `-c log_min_messages=warning`,
   ].join(' ')
-  const pgctl = (...args: string[]) => run([join(bin, 'pg_ctl'), '-D', data, '-w', '-t', '60', ...args], as, `pg_ctl ${args[0]}`)
+  const pgctlCommand = (...args: string[]) => [join(bin, 'pg_ctl'), '-D', data, '-w', '-t', '60', ...args]
+  const pgctl = (...args: string[]) => run(pgctlCommand(...args), as, `pg_ctl ${args[0]}`)
   const start = async () => {
     await pgctl('start', '-o', settings, '-l', join(dir, 'server.log'))
   }
   await start()
-  await reapWhenGone(process.pid, dir, [...runAs(as), join(bin, 'pg_ctl'), '-D', data, '-w', '-t', '60', 'stop', '-m', 'immediate'])
+  await reapWhenGone(process.pid, dir, [...runAs(as), ...pgctlCommand('stop', '-m', 'immediate')])
   const urlFor = (database: string) => `postgres://postgres@127.0.0.1:${port}/${database}`
   let stopped = false
   const cluster: PostgresCluster = {
@@ -140,12 +139,6 @@ export async function startPostgres(options: { port?: number; fsync?: boolean } 
       if (stopped) return
       stopped = true
       await pgctl('stop', '-m', 'immediate').catch(() => undefined)
-      rmSync(dir, { recursive: true, force: true })
-    },
-    stopSync() {
-      if (stopped) return
-      stopped = true
-      Bun.spawnSync([...runAs(as), join(bin, 'pg_ctl'), '-D', data, '-w', '-t', '60', 'stop', '-m', 'immediate'], { stdout: 'ignore', stderr: 'ignore' })
       rmSync(dir, { recursive: true, force: true })
     },
   }

@@ -15,7 +15,7 @@
  * of the outcome differs (`ofrep`), with the reason the outcome came about (OfrepReason below).
  */
 import type { Store } from '../../storage/store'
-import type { FlagRecord, StrategyVariantRecord, VariantRecord } from '../flags/flags.records'
+import type { ConstraintRecord, FlagRecord, StrategyRecord, StrategyVariantRecord, VariantRecord } from '../flags/flags.records'
 import type { SegmentRecord } from '../segments/segments.records'
 import type { SdkScope } from '../tokens/auth'
 import { allOf, resolver, SharedConstraints, type EvalContext, type Predicate } from './constraints'
@@ -172,26 +172,29 @@ function variantPicker(groupId: string | undefined, stickiness: string | undefin
   }
 }
 
+/** A strategy's constraints, then those of each of its segments (undefined for a segment that does not exist: the SDK fails the strategy). */
+function constraintsOf(strategy: StrategyRecord, segments: Record<string, SegmentRecord>): (ConstraintRecord | undefined)[] {
+  const all: (ConstraintRecord | undefined)[] = [...strategy.constraints]
+  for (const id of strategy.segments) all.push(...(Object.hasOwn(segments, String(id)) ? segments[String(id)].constraints : [undefined]))
+  return all
+}
+
 function compileFlag(flag: FlagRecord, environment: string, segments: Record<string, SegmentRecord>, dates: number[], entries: OfrepEntries, constraints: SharedConstraints): CompiledFlag {
   const firstEntry = entries.count
   const entry = entryOf(flag, entries)
   const state = Object.hasOwn(flag.environments, environment) ? flag.environments[environment] : undefined
   const strategies: CompiledStrategy[] = []
   const parentRank = flag.dependencies.length > 0 ? OfrepReason.TARGETING_MATCH : OfrepReason.STATIC
-  const noteDates = (constraint: { operator: string; value?: string }) => {
-    if (constraint.operator === 'DATE_AFTER' || constraint.operator === 'DATE_BEFORE') dates.push(new Date(constraint.value as string).getTime())
+  const noteDates = (constraint: ConstraintRecord | undefined) => {
+    if (constraint?.operator === 'DATE_AFTER' || constraint?.operator === 'DATE_BEFORE') dates.push(new Date(constraint.value as string).getTime())
   }
   let hasVariants = (state?.variants ?? []).length > 0
   for (const strategy of [...(state?.strategies ?? [])].filter((s) => !s.disabled).sort((a, b) => a.sortOrder - b.sortOrder)) {
     const test = strategyTest(strategy)
     if (!test) continue
-    const checks = strategy.constraints.map((constraint) => constraints.compile(constraint))
-    strategy.constraints.forEach(noteDates)
-    for (const id of strategy.segments) {
-      const segment = Object.hasOwn(segments, String(id)) ? segments[String(id)] : undefined
-      checks.push(...(segment ? segment.constraints : [undefined]).map((constraint) => constraints.compile(constraint)))
-      segment?.constraints.forEach(noteDates)
-    }
+    const strategyConstraints = constraintsOf(strategy, segments)
+    strategyConstraints.forEach(noteDates)
+    const checks = strategyConstraints.map((constraint) => constraints.compile(constraint))
     const all = allOf([...checks, test])
     const variants = strategy.variants
     hasVariants ||= variants.length > 0
@@ -278,13 +281,6 @@ function bulkPlan(flags: readonly CompiledFlag[]): { fixed: EntryId[]; evaluated
   return { fixed, evaluated }
 }
 
-/** The most bytes a flag's entry can take. */
-function longestEntry(flag: CompiledFlag, entries: OfrepEntries): number {
-  let longest = 0
-  for (let id = flag.firstEntry; id < flag.endEntry; id++) longest = Math.max(longest, entries.byteLength(id))
-  return longest
-}
-
 /** Tells compiled scopes apart across restarts too: an ETag made from a stamp never outlives the process. */
 const PROCESS = Bun.hash(`${process.pid}:${Date.now()}:${Math.random()}`).toString(36)
 let compiledScopes = 0
@@ -296,7 +292,6 @@ export function inProjects(scope: SdkScope, project: string): boolean {
 
 export function compileScope(state: Pick<Store['state'], 'flags' | 'segments'>, scope: SdkScope): CompiledScope {
   const flags = new Map<string, CompiledFlag>()
-  const records: FlagRecord[] = []
   const dates: number[] = []
   const entries = new OfrepEntries()
   // By name, so that the entries of the flags a bulk answer lists one after another lie one after another.
@@ -306,22 +301,15 @@ export function compileScope(state: Pick<Store['state'], 'flags' | 'segments'>, 
   const constraints = new SharedConstraints()
   for (const flag of inScope) {
     const strategies = Object.hasOwn(flag.environments, scope.environment) ? flag.environments[scope.environment].strategies : []
-    for (const strategy of strategies) {
-      if (strategy.disabled) continue
-      strategy.constraints.forEach((constraint) => constraints.note(constraint))
-      for (const id of strategy.segments) if (Object.hasOwn(state.segments, String(id))) state.segments[String(id)].constraints.forEach((constraint) => constraints.note(constraint))
-    }
+    for (const strategy of strategies) if (!strategy.disabled) constraintsOf(strategy, state.segments).forEach((constraint) => constraint && constraints.note(constraint))
   }
-  for (const flag of inScope) {
-    flags.set(flag.name, compileFlag(flag, scope.environment, state.segments, dates, entries, constraints))
-    records.push(flag)
-  }
+  for (const flag of inScope) flags.set(flag.name, compileFlag(flag, scope.environment, state.segments, dates, entries, constraints))
   const id = `${PROCESS}.${(++compiledScopes).toString(36)}`
-  const readsAddress = records.some((record) => JSON.stringify(record).includes('remoteAddress')) || JSON.stringify(state.segments).includes('remoteAddress')
+  const readsAddress = inScope.some((record) => JSON.stringify(record).includes('remoteAddress')) || JSON.stringify(state.segments).includes('remoteAddress')
   // Every DATE constraint's outcome is decided by which of these `now` is past, and equal to.
   const times = [...new Set(dates.filter((time) => !Number.isNaN(time)))].sort((a, b) => a - b)
   // The SDK's isParentDependencySatisfied, once every flag of the scope is compiled.
-  for (const record of records) {
+  for (const record of inScope) {
     if (record.dependencies.length === 0) continue
     const checks = record.dependencies.map((dependency): Predicate => {
       const parent = flags.get(dependency.feature)
@@ -343,7 +331,7 @@ export function compileScope(state: Pick<Store['state'], 'flags' | 'segments'>, 
   const all = [...flags.values()]
   const listed = all.filter((flag) => flag.enabled)
   const { fixed, evaluated } = bulkPlan(all)
-  entries.seal(fixed, (sealed) => evaluated.reduce((sum, flag) => sum + longestEntry(flag, sealed), 0))
+  entries.seal(fixed, evaluated.map((flag) => [flag.firstEntry, flag.endEntry] as const))
   const chosenIds = new Int32Array(evaluated.length)
   return {
     candidates: listed.length,
@@ -354,7 +342,7 @@ export function compileScope(state: Pick<Store['state'], 'flags' | 'segments'>, 
     },
     ofrepFlags(context, end, use) {
       for (let index = 0; index < evaluated.length; index++) chosenIds[index] = ofrepEntry(evaluated[index], context)
-      return entries.bulk(chosenIds, evaluated.length, end, use)
+      return entries.bulk(chosenIds, end, use)
     },
     stamp(now) {
       if (times.length === 0) return id

@@ -38,11 +38,10 @@ export class OfrepEntries {
   private buffer = new Uint8Array(0) as Bytes
   private starts = new Int32Array(0)
   private ends = new Int32Array(0)
-  /** Where the answers start, and where their fixed part ends. */
+  /** Where the answers start, where their first entry starts, and where their fixed part ends. */
   private answerStart = 0
+  private firstEntry = 0
   private fixedEnd = 0
-  /** No fixed entries: the first copied entry's comma is blanked (JSON allows the space). */
-  private blankFirst = false
 
   /** Adds an entry (its leading comma included) and gives its id; before `seal`. */
   add(text: string): EntryId {
@@ -54,44 +53,38 @@ export class OfrepEntries {
     return this.texts.length
   }
 
-  /** Bytes of an entry (after `seal`). */
-  byteLength(id: EntryId): number {
-    return this.ends[id] - this.starts[id]
-  }
-
-  /** Lays the entries out, once all are added, with the fixed part of the answers and `room` bytes for their other entries. */
-  seal(fixed: readonly EntryId[], room: (entries: OfrepEntries) => number): void {
+  /**
+   * Lays the entries out, once all are added, with the fixed part of the answers, and room for one
+   * entry (the longest) of each of the `varying` id ranges (a flag's entries: from, up to).
+   */
+  seal(fixed: readonly EntryId[], varying: readonly (readonly [EntryId, EntryId])[]): void {
     const texts = this.texts
+    // One call into native code for all (a scope of 1,000 flags has about 10,000 entries); when
+    // every entry is ASCII its bytes are its characters, else each entry's bytes are counted.
+    const joined = texts.join('')
+    const all = encoder.encode(joined)
+    const ascii = all.length === joined.length
     this.starts = new Int32Array(texts.length)
     this.ends = new Int32Array(texts.length)
-    // All at once when every entry is ASCII (bytes are then characters): one call into native code
-    // instead of one per entry (a scope of 1,000 flags has about 10,000 entries).
-    const joined = texts.join('')
-    let all = encoder.encode(joined) as Bytes
     let at = 0
-    if (all.length === joined.length) {
-      texts.forEach((text, id) => {
-        this.starts[id] = at
-        this.ends[id] = at += text.length
-      })
-    } else {
-      const encoded = texts.map((text) => encoder.encode(text))
-      all = Bun.concatArrayBuffers(encoded, Infinity, true) as Bytes
-      encoded.forEach((bytes, id) => {
-        this.starts[id] = at
-        this.ends[id] = at += bytes.length
-      })
+    texts.forEach((text, id) => {
+      this.starts[id] = at
+      this.ends[id] = at += ascii ? text.length : Buffer.byteLength(text)
+    })
+    const length = (id: EntryId) => this.ends[id] - this.starts[id]
+    const longest = ([from, upTo]: readonly [EntryId, EntryId]) => {
+      let most = 0
+      for (let id = from; id < upTo; id++) most = Math.max(most, length(id))
+      return most
     }
-    const fixedBytes = fixed.reduce((sum, id) => sum + this.byteLength(id), 0)
-    this.answerStart = at
-    this.buffer = new Uint8Array(at + BULK_OPEN.length + fixedBytes + room(this) + END_ROOM) as Bytes
+    const room = fixed.reduce((sum, id) => sum + length(id), 0) + varying.reduce((sum, range) => sum + longest(range), 0)
+    this.buffer = new Uint8Array(at + BULK_OPEN.length + room + END_ROOM) as Bytes
     this.buffer.set(all)
+    this.answerStart = at
     this.buffer.set(BULK_OPEN, at)
-    at += BULK_OPEN.length
-    for (const id of fixed) this.buffer.copyWithin(at, this.starts[id], this.ends[id]), (at += this.byteLength(id))
-    if (fixed.length > 0) this.buffer[this.answerStart + BULK_OPEN.length] = SPACE
+    this.firstEntry = at += BULK_OPEN.length
+    for (const id of fixed) this.buffer.copyWithin(at, this.starts[id], this.ends[id]), (at += length(id))
     this.fixedEnd = at
-    this.blankFirst = fixed.length === 0
     this.texts.length = 0
   }
 
@@ -100,20 +93,21 @@ export class OfrepEntries {
     return this.buffer.subarray(this.starts[id] + 1, this.ends[id])
   }
 
-  /** A bulk answer: the fixed entries, then the first `count` of `ids`, then `end`, given to `use`. */
-  bulk<T>(ids: Int32Array, count: number, end: Bytes, use: (answer: Bytes) => T): T {
+  /** A bulk answer: the fixed entries, then those of `ids`, then `end`, given to `use`. */
+  bulk<T>(ids: Int32Array, end: Bytes, use: (answer: Bytes) => T): T {
     const buffer = this.buffer
     const starts = this.starts
     const ends = this.ends
     let at = this.fixedEnd
-    for (let index = 0; index < count; index++) {
+    for (let index = 0; index < ids.length; index++) {
       const id = ids[index]
       const start = starts[id]
       const stop = ends[id]
       buffer.copyWithin(at, start, stop)
       at += stop - start
     }
-    if (this.blankFirst && at > this.fixedEnd) buffer[this.fixedEnd] = SPACE
+    // The first entry's comma becomes a space (JSON allows it).
+    if (at > this.firstEntry) buffer[this.firstEntry] = SPACE
     if (at + end.length <= buffer.length) {
       buffer.set(end, at)
       return use(buffer.subarray(this.answerStart, at + end.length))
