@@ -24,11 +24,14 @@ export interface RanBatch {
   replaced: Replaced[]
   counters: Pick<StateDoc, 'lastEventId' | 'nextUserId' | 'commitSeq'>
   started: number
+  /** False when no item staged anything: then there is nothing to make durable, and no commit. */
+  changed: boolean
 }
 
 /**
  * Runs a batch's work items one at a time, in order, applying each one's changes to the state as
- * it goes (so later items, and the watchers, see earlier ones). Null when every item failed.
+ * it goes (so later items, and the watchers, see earlier ones). Null when every item failed. Each
+ * item's author is admitted (`EventAuthor.admit`) on that state before its work runs.
  */
 export function runBatch(state: StateDoc, batch: WorkItem[], notify: RecordWatcher): RanBatch | null {
   const done: RanBatch['done'] = []
@@ -42,6 +45,7 @@ export function runBatch(state: StateDoc, batch: WorkItem[], notify: RecordWatch
     const tx = new Tx(state, item.actor, now)
     let result: unknown
     try {
+      item.actor.admit?.(tx, Date.parse(now))
       result = item.work(tx)
     } catch (error) {
       item.reject(error)
@@ -51,8 +55,11 @@ export function runBatch(state: StateDoc, batch: WorkItem[], notify: RecordWatch
     done.push({ item, result })
   }
   if (done.length === 0) return null
-  state.commitSeq++
-  return { done, added, lines: added.map((event) => JSON.stringify(event)), changes, replaced, counters, started: performance.now() }
+  // Writes that decide on the current state and find nothing to do (a sign-out of a session already
+  // gone) make no commit: no journal line, no row for every instance to read.
+  const changed = changes.length > 0 || added.length > 0 || state.nextUserId !== counters.nextUserId
+  if (changed) state.commitSeq++
+  return { done, added, lines: added.map((event) => JSON.stringify(event)), changes, replaced, counters, started: performance.now(), changed }
 }
 
 /**

@@ -267,12 +267,13 @@ export class Store {
     this.idleResolve?.()
   }
 
-  /** A batch's commit is durable: listeners hear of it, then its writes are answered. */
+  /** A batch's commit is durable (or it changed nothing, and is no commit): listeners hear of it, then its writes are answered. */
   private acknowledge(ran: RanBatch) {
-    this.problem = null
-    const seconds = (performance.now() - ran.started) / 1000
-    for (const timer of this.timers) timer(seconds)
-    for (const listener of this.listeners) listener(ran.added, ran.lines)
+    if (ran.changed) {
+      this.problem = null
+      for (const timer of this.timers) timer((performance.now() - ran.started) / 1000)
+      for (const listener of this.listeners) listener(ran.added, ran.lines)
+    }
     for (const { item, result } of ran.done) item.resolve(result)
   }
 
@@ -292,6 +293,7 @@ export class Store {
   private async commitFiles(batch: WorkItem[]) {
     const ran = runBatch(this.stateDb.data, batch, this.notify)
     if (ran === null) return
+    if (!ran.changed) return this.acknowledge(ran)
     const state = this.stateDb.data
     try {
       if (this.cutPending) await this.cutBack()
@@ -324,7 +326,7 @@ export class Store {
         await shared.commit(after, (remote) => {
           this.applyShared(remote)
           ran = runBatch(this.stateDb.data, batch, this.notify)
-          if (ran === null) return null
+          if (ran === null || !ran.changed) return null
           const changesText = JSON.stringify(ran.changes)
           changesBytes = changesText.length
           return { entry: { seq: state.commitSeq, lastEventId: state.lastEventId, nextUserId: state.nextUserId, changes: ran.changes }, lines: ran.lines, changesText }
@@ -345,8 +347,7 @@ export class Store {
     this.problem = null
     this.sharedBytes += changesBytes
     if (this.sharedBytes >= this.checkpointAfterBytes && Date.now() >= this.checkpointNotBefore) await this.tryCheckpoint()
-    const acknowledged = ran as RanBatch | null
-    if (acknowledged) this.acknowledge(acknowledged)
+    if (ran) this.acknowledge(ran as RanBatch)
   }
 
   /** Other instances' commits, applied as this one's own are heard of (see batch.ts). */

@@ -17,6 +17,14 @@ export interface EventAuthor {
    * state a request saw when it arrived (features/tokens/scope-guard.ts).
    */
   guard?: StageGuard
+  /**
+   * Decides, before the write's work runs, on the state it is applied to, whether this author may
+   * write at all (its credential still valid, its role still granting what the write needs); throws
+   * the error the write answers with to refuse it. `now` is the commit's time (ms). On a shared
+   * database that state includes every commit any instance made before this one
+   * (features/tokens/permissions.ts `actorOf`).
+   */
+  admit?(state: StateReader, now: number): void
 }
 
 /** What an author may change; each method throws the error the write answers with to refuse. */

@@ -132,8 +132,24 @@ describe('the user-admin API', () => {
     const [admin] = (await api.get<{ users: UserBody[] }>('/api/admin/user-admin')).body.users
     expectError(await api.put(`/api/admin/user-admin/${admin!.id}`, { rootRole: 'Editor' }), 409, 'ConflictError', ['last admin'])
     expectError(await api.delete(`/api/admin/user-admin/${admin!.id}`), 409, 'ConflictError', ['last admin'])
-    await newUser(api, { username: 'second', rootRole: 'Admin' })
+    await newUser(api, { username: 'second', rootRole: 'Admin', password: PASSWORD })
     expectOk(await api.delete(`/api/admin/user-admin/${admin!.id}`))
+  })
+
+  test('admins without a password do not count: the only admin who can sign in can be neither demoted nor deleted', async () => {
+    await api.services.users.bootstrap('admin', ADMIN_PASSWORD)
+    const [admin] = (await api.get<{ users: UserBody[] }>('/api/admin/user-admin')).body.users
+    const passwordless = [await newUser(api, { username: 'no-pass-1', rootRole: 'Admin' }), await newUser(api, { username: 'no-pass-2', rootRole: 'Admin' })]
+    const since = api.lastEventId()
+    expectError(await api.put(`/api/admin/user-admin/${admin!.id}`, { rootRole: 'Viewer' }), 409, 'ConflictError', ['last admin user who can sign in'])
+    expectError(await api.delete(`/api/admin/user-admin/${admin!.id}`), 409, 'ConflictError', ['last admin user who can sign in'])
+    expect(api.eventsSince(since)).toEqual([])
+    await signIn(api, 'admin', ADMIN_PASSWORD)
+    // The admins who cannot sign in may go; once one has a password, the first may go too.
+    expectOk(await api.delete(`/api/admin/user-admin/${passwordless[0]!.id}`))
+    expectOk(await api.post(`/api/admin/user-admin/${passwordless[1]!.id}/change-password`, { password: PASSWORD }))
+    expectOk(await api.put(`/api/admin/user-admin/${admin!.id}`, { rootRole: 'Viewer' }))
+    await signIn(api, 'no-pass-2', PASSWORD)
   })
 
   test('only admins manage users: an editor token or an editor user gets 403', async () => {

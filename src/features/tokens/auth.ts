@@ -20,7 +20,7 @@ import { AppError, NoAccessError } from '../../errors'
 import { noteTokenName } from '../../http/request-log'
 import { flagNotFound, projectNotFound } from '../not-found'
 import { withArticle } from '../names'
-import { callerName, callerSeesProject, roleHasPermission, type Caller, type Permission } from './permissions'
+import { callerName, callerSeesProject, roleHasPermission, type Caller, type Identity, type Permission } from './permissions'
 import type { TokensService } from './tokens.service'
 import type { TokenType } from './tokens.records'
 
@@ -54,7 +54,7 @@ type Params = Record<string, string | undefined>
 
 /** Who sent a request, as the routes see it: an API token, or a signed-in user's session (features/users/request-auth.ts). */
 export interface Authenticated {
-  caller: Caller
+  caller: Identity
   type: TokenType
   environment: string
 }
@@ -113,7 +113,9 @@ export function authorization(authenticate: Authenticate, projectOfFlag: (name: 
         // Read by http/openapi.ts, which adds the permission (or the SDK token type) to the operation's description.
         detail: { security: [{ apiKey: [] }], ...(sdkTypes ? { 'x-token-type': sdkTypes.join(' or ') } : { 'x-permission': permission }) } as { security: { apiKey: string[] }[] },
         transform({ request, params, body }) {
-          const { caller, type, environment } = authenticate(request, { apiKeyHeader })
+          const authenticated = authenticate(request, { apiKeyHeader })
+          const { type, environment } = authenticated
+          const caller: Caller = { ...authenticated.caller, permission }
           if (sdkTypes !== undefined) {
             // An SDK route: the token's type is the whole permission, its projects and environment the scope.
             if (!(sdkTypes as string[]).includes(type)) throw new NoAccessError(`This route is for ${sdkTypes.join(' or ')} tokens; ${callerName(caller)} is ${withArticle(type)} token`, 'NONE')

@@ -1,5 +1,6 @@
-/** Permission names as Unleash spells them, and which token roles hold which. */
-import type { EventAuthor } from '../../storage/tx'
+/** Permission names as Unleash spells them, which token roles hold which, and who is calling. */
+import { NoAccessError } from '../../errors'
+import type { EventAuthor, StateReader } from '../../storage/tx'
 import { projectScopeGuard } from './scope-guard'
 import type { TokenRole } from './tokens.records'
 
@@ -46,6 +47,13 @@ export function roleHasPermission(role: TokenRole, permission: Permission): bool
   }
 }
 
+/**
+ * Reads a caller's credential again in `state` at `now` (ms): throws AuthenticationRequired when it
+ * has gone (deleted, expired, replaced, its user deleted), else returns the role it holds now. Made
+ * by whatever authenticated the caller (a token, a session), which alone knows its records.
+ */
+export type CredentialCheck = (state: StateReader, now: number) => TokenRole
+
 /** Who is calling: the token or the signed-in user behind a request, as services need it. */
 export interface Caller {
   /** A token's name, or the user's display name (what events record as createdBy). */
@@ -54,10 +62,18 @@ export interface Caller {
   kind: 'token' | 'user'
 
   userId: number
+  /** The role when the request arrived; each write decides on the one `credential` finds then. */
   role: TokenRole
   /** Projects the token may touch; `['*']` for all. */
   projects: readonly string[]
+  /** The credential the request came with, checked again by each of its writes (`actorOf`). */
+  credential: CredentialCheck
+  /** The permission the route demands (`NONE` on SDK routes), which each write checks the role still grants. */
+  permission: Permission
 }
+
+/** A caller as authentication finds it, before the route says which permission it demands. */
+export type Identity = Omit<Caller, 'permission'>
 
 /**
  * How refusals name the caller: `the token "ci"` or `the user "alice"`. Every message about who
@@ -72,8 +88,21 @@ export function callerSeesProject(caller: Caller, projectId: string): boolean {
   return caller.projects.includes('*') || caller.projects.includes(projectId)
 }
 
-/** Who the caller's changes are recorded as made by, with the project scope each staged change is checked against. */
+/**
+ * Who the caller's changes are recorded as made by, and what each of its writes checks on the
+ * state it is applied to: before its work, that the credential is still valid and its role still
+ * grants the route's permission (401 or 403, nothing applied); as each change is staged, the
+ * token's project scope (scope-guard.ts). The check at the request's arrival (auth.ts) only answers
+ * first; a credential revoked, or a role lowered, while the write waited for its turn is caught here.
+ */
 export function actorOf(caller: Caller): EventAuthor {
+  const { permission } = caller
+  const admit = (state: StateReader, now: number) => {
+    const role = caller.credential(state, now)
+    if (!roleHasPermission(role, permission)) {
+      throw new NoAccessError(`${callerName(caller, true)} (now role ${role}) no longer has the ${permission} permission`, permission)
+    }
+  }
   const guard = projectScopeGuard(caller.projects)
-  return guard ? { name: caller.tokenName, userId: caller.userId, guard } : { name: caller.tokenName, userId: caller.userId }
+  return guard ? { name: caller.tokenName, userId: caller.userId, admit, guard } : { name: caller.tokenName, userId: caller.userId, admit }
 }

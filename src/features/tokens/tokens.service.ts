@@ -5,7 +5,7 @@ import { events, SYSTEM_ACTOR } from '../../domain/events'
 import type { Store } from '../../storage/store'
 import { checkLimit, RecordCount } from '../limits'
 import { nameProblem, withArticle } from '../names'
-import { actorOf, type Caller } from './permissions'
+import { actorOf, type Caller, type CredentialCheck, type Identity } from './permissions'
 import type { Static } from '@sinclair/typebox'
 import type { CreateToken, Token } from './tokens.model'
 import { SecretHasher } from './secret-hash'
@@ -131,7 +131,7 @@ export class TokensService {
    * secret; the one candidate's hash is then compared in constant time. A token of an older data
    * directory, found by the unkeyed hash, gets the keyed one stored.
    */
-  authenticate(header: string | null | undefined, now = Date.now()): { caller: Caller; type: TokenType; environment: string } {
+  authenticate(header: string | null | undefined, now = Date.now()): { caller: Identity; type: TokenType; environment: string } {
     if (header === null || header === undefined || header.trim() === '') {
       throw new AuthenticationRequired('You must send an API token in the Authorization header, or sign in')
     }
@@ -147,10 +147,19 @@ export class TokensService {
     if (tokenExpired(match, now)) {
       throw new AuthenticationRequired(`The API token "${match.tokenName}" expired at ${match.expiresAt}`)
     }
+    const { tokenName } = match
+    // The hash it matched, or the keyed one that replaces an old-format hash meanwhile (`upgrade`).
+    const hashes = [match.secretHash, keyed]
+    const credential: CredentialCheck = (state, at) => {
+      const token = state.get('tokens', tokenName)
+      if (!token || !hashes.includes(token.secretHash)) throw new AuthenticationRequired(`The API token "${tokenName}" was deleted before the write was applied`)
+      if (tokenExpired(token, at)) throw new AuthenticationRequired(`The API token "${tokenName}" expired at ${token.expiresAt}`)
+      return token.role
+    }
     return {
       type: match.type,
       environment: match.environment,
-      caller: { tokenName: match.tokenName, kind: 'token', userId: match.userId, role: match.role, projects: match.projects },
+      caller: { tokenName, kind: 'token', userId: match.userId, role: match.role, projects: match.projects, credential },
     }
   }
 

@@ -7,8 +7,9 @@
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { AuthenticationRequired, NoAccessError, TooManyRequests, ValidationError } from '../../errors'
-import type { Store } from '../../storage/store'
-import { callerName, type Caller } from '../tokens/permissions'
+import { SYSTEM_ACTOR } from '../../domain/events'
+import type { StateReader, Store } from '../../storage/store'
+import { callerName, type Caller, type Identity } from '../tokens/permissions'
 import { LoginThrottle, type ThrottleLimits } from './login-throttle'
 import { PASSWORD_MAX_LENGTH, verifyPassword } from './passwords'
 import type { SessionRecord, UserRecord } from './users.records'
@@ -39,6 +40,16 @@ export function cookieValue(header: string | null, name: string): string | null 
     if (at > 0 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim()
   }
   return null
+}
+
+/** The user of the session `id` in `state` at `now` (ms); 401 when the session or its user has gone. */
+function sessionUser(state: StateReader, id: string, now: number): UserRecord {
+  const session = state.get('sessions', id)
+  if (!session) throw new AuthenticationRequired('The session has ended (signed out, expired, or the password changed); sign in again')
+  if (Date.parse(session.expiresAt) <= now) throw new AuthenticationRequired(`The session expired at ${session.expiresAt}; sign in again`)
+  const user = state.get('users', String(session.userId))
+  if (!user) throw new AuthenticationRequired('The user of this session no longer exists')
+  return user
 }
 
 export interface SignedIn {
@@ -118,32 +129,33 @@ export class SessionsService {
     await this.users.changePassword(caller.userId, input.password, caller)
   }
 
-  /** Ends the request's session, if any; returns the Set-Cookie value that clears the cookie. */
+  /**
+   * Ends the request's session, if any; returns the Set-Cookie value that clears the cookie. Decided
+   * inside a write, on the state it is applied to: on PostgreSQL, after catching up with the other
+   * instances, so that a sign-out sent to an instance that has not yet heard of the sign-in still
+   * ends the session. A cookie of no session changes nothing, and so commits nothing.
+   */
   async signOut(request: Request): Promise<string> {
     const secret = cookieValue(request.headers.get('cookie'), SESSION_COOKIE)
     if (secret) {
       const id = hashOf(secret)
-      const session = this.store.reader.get('sessions', id)
-      if (session) {
-        const user = this.users.record(session.userId)
-        await this.store.transact({ name: user ? displayName(user) : 'system', userId: session.userId }, (tx) => {
-          if (tx.get('sessions', id)) tx.delete('sessions', id)
-        })
-      }
+      // Ending a session records no event, so no event names this author.
+      await this.store.transact(SYSTEM_ACTOR, (tx) => {
+        if (tx.get('sessions', id)) tx.delete('sessions', id)
+      })
     }
     return this.cookie('', request, 0)
   }
 
-  /** The signed-in user behind the request's session cookie, or null when it has none. */
-  authenticate(request: Request, now = Date.now()): Caller | null {
+  /**
+   * The signed-in user behind the request's session cookie, or null when it has none. Each write of
+   * the caller checks the session again, on the state the write is applied to.
+   */
+  authenticate(request: Request, now = Date.now()): Identity | null {
     const secret = cookieValue(request.headers.get('cookie'), SESSION_COOKIE)
     if (secret === null || secret === '') return null
-    const session = this.store.reader.get('sessions', hashOf(secret))
-    if (!session) throw new AuthenticationRequired('The session has ended (signed out, expired, or the password changed); sign in again')
-    if (Date.parse(session.expiresAt) <= now) throw new AuthenticationRequired(`The session expired at ${session.expiresAt}; sign in again`)
-    const user = this.users.record(session.userId)
-    if (!user) throw new AuthenticationRequired('The user of this session no longer exists')
-    return callerOf(user)
+    const id = hashOf(secret)
+    return callerOf(sessionUser(this.store.reader, id, now), (state, at) => sessionUser(state, id, at).rootRole)
   }
 
   private cookie(value: string, request: Request, maxAge: number): string {

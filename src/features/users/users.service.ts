@@ -6,7 +6,7 @@
 import { ConflictError, NameExistsError, NotFoundError, ValidationError } from '../../errors'
 import { events, SYSTEM_ACTOR } from '../../domain/events'
 import type { Store, Tx } from '../../storage/store'
-import { actorOf, type Caller } from '../tokens/permissions'
+import { actorOf, type Caller, type CredentialCheck, type Identity } from '../tokens/permissions'
 import { generatePassword, hashPassword, passwordProblem } from './passwords'
 import type { RootRole, UserRecord } from './users.records'
 
@@ -47,9 +47,9 @@ export function displayName(user: Pick<UserRecord, 'username' | 'email'>): strin
   return user.username ?? user.email ?? ''
 }
 
-/** A signed-in user as the authorization sees a caller: all projects, with the user's role. */
-export function callerOf(user: UserRecord): Caller {
-  return { tokenName: displayName(user), kind: 'user', userId: user.id, role: user.rootRole, projects: ['*'] }
+/** A signed-in user as the authorization sees a caller: all projects, with the user's role; `credential` is the session's. */
+export function callerOf(user: UserRecord, credential: CredentialCheck): Identity {
+  return { tokenName: displayName(user), kind: 'user', userId: user.id, role: user.rootRole, projects: ['*'], credential }
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
@@ -159,7 +159,7 @@ export class UsersService {
       }
       if (after.username === null && after.email === null) throw ValidationError.at('/email', 'A user without a username needs an email')
       this.checkUnique(tx, after)
-      if (before.rootRole === 'admin' && after.rootRole !== 'admin') this.keepAnAdmin(tx, id)
+      if (before.rootRole === 'admin' && after.rootRole !== 'admin') this.keepAnAdmin(tx, before)
       tx.put('users', String(id), after)
       tx.appendEvent(events.userUpdated(viewOf(after), viewOf(before)))
       return viewOf(after)
@@ -169,7 +169,7 @@ export class UsersService {
   async delete(id: number, caller: Caller): Promise<void> {
     await this.store.transact(actorOf(caller), (tx) => {
       const user = this.existing(tx, id)
-      if (user.rootRole === 'admin') this.keepAnAdmin(tx, id)
+      if (user.rootRole === 'admin') this.keepAnAdmin(tx, user)
       tx.delete('users', String(id))
       endSessions(tx, id)
       tx.appendEvent(events.userDeleted(viewOf(user)))
@@ -222,12 +222,25 @@ export class UsersService {
     }
   }
 
-  /** The service must keep someone who can manage users. */
-  private keepAnAdmin(tx: Tx, leaving: number) {
-    if (!tx.values('users').some((user) => user.id !== leaving && user.rootRole === 'admin')) {
-      throw new ConflictError('This is the last admin user: make another user an admin first')
+  /**
+   * The service must keep someone who can manage users: an admin user, and, while one can sign in,
+   * one who can. Admins who cannot sign in do not count for the last one who can.
+   */
+  private keepAnAdmin(tx: Tx, leaving: UserRecord) {
+    const others = tx.values('users').filter((user) => user.id !== leaving.id && user.rootRole === 'admin')
+    if (others.length === 0) throw new ConflictError('This is the last admin user: make another user an admin first')
+    if (canSignIn(leaving) && !others.some(canSignIn)) {
+      throw new ConflictError('This is the last admin user who can sign in (the other admins have no password): give another admin a password, or make a user who has one an admin, first')
     }
   }
+}
+
+/**
+ * Whether a user can sign in: with a password, the only way there is. Single sign-on, once it
+ * exists, is another, and belongs here.
+ */
+function canSignIn(user: UserRecord): boolean {
+  return user.passwordHash !== null
 }
 
 /** Ends every session of a user (deleted, or whose password changed). */
