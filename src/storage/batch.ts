@@ -24,14 +24,13 @@ export interface RanBatch {
   replaced: Replaced[]
   counters: Pick<StateDoc, 'lastEventId' | 'nextUserId' | 'commitSeq'>
   started: number
-  /** False when no item staged anything: then there is nothing to make durable, and no commit. */
-  changed: boolean
 }
 
 /**
  * Runs a batch's work items one at a time, in order, applying each one's changes to the state as
- * it goes (so later items, and the watchers, see earlier ones). Null when every item failed. Each
- * item's author is admitted (`EventAuthor.admit`) on that state before its work runs.
+ * it goes (so later items, and the watchers, see earlier ones). Each item's author is admitted
+ * (`EventAuthor.admit`) on that state before its work runs. Null when there is nothing to commit:
+ * every item failed, or none staged anything (those are answered here).
  */
 export function runBatch(state: StateDoc, batch: WorkItem[], notify: RecordWatcher): RanBatch | null {
   const done: RanBatch['done'] = []
@@ -55,11 +54,14 @@ export function runBatch(state: StateDoc, batch: WorkItem[], notify: RecordWatch
     done.push({ item, result })
   }
   if (done.length === 0) return null
-  // Writes that decide on the current state and find nothing to do (a sign-out of a session already
+  // Writes that decided on the current state to change nothing (a sign-out of a session already
   // gone) make no commit: no journal line, no row for every instance to read.
-  const changed = changes.length > 0 || added.length > 0 || state.nextUserId !== counters.nextUserId
-  if (changed) state.commitSeq++
-  return { done, added, lines: added.map((event) => JSON.stringify(event)), changes, replaced, counters, started: performance.now(), changed }
+  if (changes.length === 0 && added.length === 0 && state.nextUserId === counters.nextUserId) {
+    for (const { item, result } of done) item.resolve(result)
+    return null
+  }
+  state.commitSeq++
+  return { done, added, lines: added.map((event) => JSON.stringify(event)), changes, replaced, counters, started: performance.now() }
 }
 
 /**

@@ -267,13 +267,12 @@ export class Store {
     this.idleResolve?.()
   }
 
-  /** A batch's commit is durable (or it changed nothing, and is no commit): listeners hear of it, then its writes are answered. */
+  /** A batch's commit is durable: listeners hear of it, then its writes are answered. */
   private acknowledge(ran: RanBatch) {
-    if (ran.changed) {
-      this.problem = null
-      for (const timer of this.timers) timer((performance.now() - ran.started) / 1000)
-      for (const listener of this.listeners) listener(ran.added, ran.lines)
-    }
+    this.problem = null
+    const seconds = (performance.now() - ran.started) / 1000
+    for (const timer of this.timers) timer(seconds)
+    for (const listener of this.listeners) listener(ran.added, ran.lines)
     for (const { item, result } of ran.done) item.resolve(result)
   }
 
@@ -293,7 +292,6 @@ export class Store {
   private async commitFiles(batch: WorkItem[]) {
     const ran = runBatch(this.stateDb.data, batch, this.notify)
     if (ran === null) return
-    if (!ran.changed) return this.acknowledge(ran)
     const state = this.stateDb.data
     try {
       if (this.cutPending) await this.cutBack()
@@ -326,7 +324,7 @@ export class Store {
         await shared.commit(after, (remote) => {
           this.applyShared(remote)
           ran = runBatch(this.stateDb.data, batch, this.notify)
-          if (ran === null || !ran.changed) return null
+          if (ran === null) return null
           const changesText = JSON.stringify(ran.changes)
           changesBytes = changesText.length
           return { entry: { seq: state.commitSeq, lastEventId: state.lastEventId, nextUserId: state.nextUserId, changes: ran.changes }, lines: ran.lines, changesText }
@@ -347,7 +345,8 @@ export class Store {
     this.problem = null
     this.sharedBytes += changesBytes
     if (this.sharedBytes >= this.checkpointAfterBytes && Date.now() >= this.checkpointNotBefore) await this.tryCheckpoint()
-    if (ran) this.acknowledge(ran as RanBatch)
+    const acknowledged = ran as RanBatch | null
+    if (acknowledged) this.acknowledge(acknowledged)
   }
 
   /** Other instances' commits, applied as this one's own are heard of (see batch.ts). */
