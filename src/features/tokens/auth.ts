@@ -7,9 +7,10 @@
  * writes, so that no route has to remember it: a write to a project outside the token's projects is
  * 403 (contract §3, for a project that does not exist as for one that does); a read (`NONE`) of
  * another project answers as if the project, or the flag, did not exist. This is the fast path that
- * gives the contract's order of errors; what holds under concurrency is the check of every staged
- * change inside the write's transaction (tokens/scope-guard.ts, through `actorOf`), against the
- * state the write is applied to.
+ * gives the contract's order of errors; what holds under concurrency is the check each write makes
+ * inside its transaction, against the state it is applied to (`actorOf` in permissions.ts): its
+ * credential and the role's permission before its work, the project scope of every staged change
+ * (scope-guard.ts). The caller a route gets carries the permission the route declared, for that.
  *
  * SDK routes declare the token type they take instead (`{ tokenType: 'client' }`): any other type
  * is 403 (sdk-api-contract §5), and the route gets the token's projects and environment as

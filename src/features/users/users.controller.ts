@@ -41,7 +41,7 @@ export function usersController(users: UsersService, auth: Authorization) {
       params: userIdParams,
       body: 'updateUserSchema',
       response: { 200: 'userSchema', ...bodyErrors(404, 409) },
-      detail: { operationId: 'updateUser', summary: 'Update a user', tags, description: 'Email, name and root role. The last admin cannot be demoted (409). Records user-updated.' },
+      detail: { operationId: 'updateUser', summary: 'Update a user', tags, description: 'Email, name and root role. The last admin, or the last admin who can sign in (has a password), cannot be demoted (409). Records user-updated.' },
     })
     .delete('/api/admin/user-admin/:id', async ({ params, caller }) => {
       await users.delete(Number(params.id), caller)
@@ -50,7 +50,7 @@ export function usersController(users: UsersService, auth: Authorization) {
       auth: 'ADMIN',
       params: userIdParams,
       response: { 200: t.Void({ description: 'Deleted; the user\'s sessions have ended' }), ...authErrors(404, 409) },
-      detail: { operationId: 'deleteUser', summary: 'Delete a user', tags, description: 'Ends the user\'s sessions. The last admin cannot be deleted (409). Records user-deleted.' },
+      detail: { operationId: 'deleteUser', summary: 'Delete a user', tags, description: 'Ends the user\'s sessions. The last admin, or the last admin who can sign in (has a password), cannot be deleted (409). Records user-deleted.' },
     })
     .post('/api/admin/user-admin/:id/change-password', async ({ params, body, caller }) => {
       await users.changePassword(Number(params.id), body.password, caller)
