@@ -9,11 +9,11 @@ import type { Caller } from '../../src/features/tokens/permissions'
 import type { Random } from '../random'
 
 /** Callers of reads: their credential is never checked again (only writes do that). */
-export const ADMIN: Caller = { tokenName: 'admin', kind: 'token', userId: 1, role: 'admin', projects: ['*'], credential: () => 'admin', permission: 'NONE' }
+export const ADMIN: Caller = { tokenName: 'admin', kind: 'token', userId: 1, role: 'admin', projects: ['*'], credential: { check: () => 'admin' }, permission: 'NONE' }
 /** May not list tokens (GET /api/admin/api-tokens needs ADMIN): sees no token events. */
-export const VIEWER: Caller = { tokenName: 'viewer', kind: 'token', userId: 2, role: 'viewer', projects: ['*'], credential: () => 'viewer', permission: 'NONE' }
+export const VIEWER: Caller = { tokenName: 'viewer', kind: 'token', userId: 2, role: 'viewer', projects: ['*'], credential: { check: () => 'viewer' }, permission: 'NONE' }
 /** Limited to two projects: sees their events only, none without a project. */
-export const SCOPED: Caller = { tokenName: 'scoped', kind: 'token', userId: 3, role: 'editor', projects: ['checkout', 'search'], credential: () => 'editor', permission: 'NONE' }
+export const SCOPED: Caller = { tokenName: 'scoped', kind: 'token', userId: 3, role: 'editor', projects: ['checkout', 'search'], credential: { check: () => 'editor' }, permission: 'NONE' }
 const TOKEN_EVENTS = ['api-token-created', 'api-token-deleted']
 const WORDS = ['alpha', '𐐀𝐀x', 'Beta', 'other', 'mother', 'ÄPFEL', 'straße', 'naïve', '日本語', 'emoji🎉', 'a_b', 'x-y', 'C++', '50%', 'null', 'true', '"quoted"', 'back\\slash', 'İstanbul', 'ﬁle']
 const TYPES = ['feature-created', 'feature-updated', 'feature-archived', 'feature-tagged', 'project-created', 'api-token-created', 'api-token-deleted']

@@ -231,6 +231,26 @@ describe('token secrets on disk', () => {
     expect((await later.get('/api/admin/projects')).status).toBe(200)
   })
 
+  test('an old-format admin token whose first use is a write: the write is made although the hash it was found by is replaced before it', async () => {
+    const dir = newDataDir()
+    const api = await open(dir)
+    const secret = (await api.createToken({ tokenName: 'ci', type: 'admin', role: 'editor' })).body.secret
+    await close(api)
+    const path = join(dir, STATE_FILE)
+    const state = JSON.parse(readFileSync(path, 'utf8')) as StateDoc
+    for (const [name, text] of Object.entries({ 'admin-bootstrap': ADMIN_SECRET, ci: secret })) state.tokens[name] = { ...state.tokens[name], secretHash: sha256(text) }
+    writeFileSync(path, JSON.stringify(state))
+    unlinkSync(join(dir, KEY_FILE))
+
+    const upgraded = await open(dir)
+    // The hash is replaced by a write of its own, queued at the request's arrival, before the request's write.
+    const created = await upgraded.createFlag('default', 'first-use', {}, { token: secret })
+    expect(created.status).toBe(201)
+    expect(upgraded.services.store.state.tokens.ci.secretHash).toStartWith('hmac-sha256:')
+    expect(upgraded.events().at(-1)).toMatchObject({ type: 'feature-created', createdBy: 'ci' })
+    await close(upgraded)
+  })
+
   test('a directory whose key file is lost, while tokens are stored under it, refuses to start instead of locking every token out', async () => {
     const dir = newDataDir()
     await close(await open(dir))

@@ -90,7 +90,7 @@ async function openError(dir: string): Promise<Error> {
   throw new Error('unreachable')
 }
 
-const ADMIN_CALLER: Caller = { tokenName: 'test-reader', kind: 'token', userId: 1, role: 'admin', projects: ['*'], credential: () => 'admin', permission: 'NONE' }
+const ADMIN_CALLER: Caller = { tokenName: 'test-reader', kind: 'token', userId: 1, role: 'admin', projects: ['*'], credential: { check: () => 'admin' }, permission: 'NONE' }
 
 /**
  * Projects (one with a naming pattern), an extra environment, flags with strategies, variants,

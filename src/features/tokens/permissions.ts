@@ -48,11 +48,17 @@ export function roleHasPermission(role: TokenRole, permission: Permission): bool
 }
 
 /**
- * Reads a caller's credential again in `state` at `now` (ms): throws AuthenticationRequired when it
- * has gone (deleted, expired, replaced, its user deleted), else returns the role it holds now. Made
- * by whatever authenticated the caller (a token, a session), which alone knows its records.
+ * The credential a caller came with (a token's name and secret hash, a session's id), as made by
+ * whatever authenticated it, which alone knows its records. Plain data with its check on the
+ * prototype: a caller kept for a long request (a stream) holds no closure of its own.
  */
-export type CredentialCheck = (state: StateReader, now: number) => TokenRole
+export interface Credential {
+  /**
+   * Reads the credential again in `state` at `now` (ms): throws AuthenticationRequired when it has
+   * gone (deleted, expired, replaced, its user deleted), else returns the role it holds now.
+   */
+  check(state: StateReader, now: number): TokenRole
+}
 
 /** Who is calling: the token or the signed-in user behind a request, as services need it. */
 export interface Caller {
@@ -67,7 +73,7 @@ export interface Caller {
   /** Projects the token may touch; `['*']` for all. */
   projects: readonly string[]
   /** The credential the request came with, checked again by each of its writes (`actorOf`). */
-  credential: CredentialCheck
+  credential: Credential
   /** The permission the route demands (`NONE` on SDK routes), which each write checks the role still grants. */
   permission: Permission
 }
@@ -98,7 +104,7 @@ export function callerSeesProject(caller: Caller, projectId: string): boolean {
 export function actorOf(caller: Caller): EventAuthor {
   const { permission } = caller
   const admit = (state: StateReader, now: number) => {
-    const role = caller.credential(state, now)
+    const role = caller.credential.check(state, now)
     if (!roleHasPermission(role, permission)) {
       throw new NoAccessError(`${callerName(caller, true)} (now role ${role}) no longer has the ${permission} permission`, permission)
     }

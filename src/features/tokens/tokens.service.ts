@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto'
 import { AuthenticationRequired, NameExistsError, NotFoundError, ValidationError } from '../../errors'
-import { tokenExpired, type ApiTokenRecord, type TokenType } from './tokens.records'
+import { tokenExpired, type ApiTokenRecord, type TokenRole, type TokenType } from './tokens.records'
 import { events, SYSTEM_ACTOR } from '../../domain/events'
-import type { Store } from '../../storage/store'
+import type { StateReader, Store } from '../../storage/store'
 import { checkLimit, RecordCount } from '../limits'
 import { nameProblem, withArticle } from '../names'
-import { actorOf, type Caller, type CredentialCheck, type Identity } from './permissions'
+import { actorOf, type Caller, type Credential, type Identity } from './permissions'
 import type { Static } from '@sinclair/typebox'
 import type { CreateToken, Token } from './tokens.model'
 import { SecretHasher } from './secret-hash'
@@ -66,6 +66,25 @@ function viewOf(token: ApiTokenRecord): TokenView {
     environment: token.environment,
     createdAt: token.createdAt,
     expiresAt: token.expiresAt,
+  }
+}
+
+/** A token as a caller's credential: its name and the secret's hash it was found by. */
+class TokenCredential implements Credential {
+  constructor(
+    private readonly tokenName: string,
+    private readonly matched: string,
+    /** The keyed hash, which replaces an old-format `matched` meanwhile (`TokensService.upgrade`). */
+    private readonly keyed: string,
+  ) {}
+
+  check(state: StateReader, now: number): TokenRole {
+    const token = state.get('tokens', this.tokenName)
+    if (!token || (token.secretHash !== this.matched && token.secretHash !== this.keyed)) {
+      throw new AuthenticationRequired(`The API token "${this.tokenName}" was deleted before the write was applied`)
+    }
+    if (tokenExpired(token, now)) throw new AuthenticationRequired(`The API token "${this.tokenName}" expired at ${token.expiresAt}`)
+    return token.role
   }
 }
 
@@ -147,19 +166,10 @@ export class TokensService {
     if (tokenExpired(match, now)) {
       throw new AuthenticationRequired(`The API token "${match.tokenName}" expired at ${match.expiresAt}`)
     }
-    const { tokenName } = match
-    // The hash it matched, or the keyed one that replaces an old-format hash meanwhile (`upgrade`).
-    const hashes = [match.secretHash, keyed]
-    const credential: CredentialCheck = (state, at) => {
-      const token = state.get('tokens', tokenName)
-      if (!token || !hashes.includes(token.secretHash)) throw new AuthenticationRequired(`The API token "${tokenName}" was deleted before the write was applied`)
-      if (tokenExpired(token, at)) throw new AuthenticationRequired(`The API token "${tokenName}" expired at ${token.expiresAt}`)
-      return token.role
-    }
     return {
       type: match.type,
       environment: match.environment,
-      caller: { tokenName, kind: 'token', userId: match.userId, role: match.role, projects: match.projects, credential },
+      caller: { tokenName: match.tokenName, kind: 'token', userId: match.userId, role: match.role, projects: match.projects, credential: new TokenCredential(match.tokenName, match.secretHash, keyed) },
     }
   }
 

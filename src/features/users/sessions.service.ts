@@ -9,10 +9,10 @@ import { createHash, randomBytes } from 'node:crypto'
 import { AuthenticationRequired, NoAccessError, TooManyRequests, ValidationError } from '../../errors'
 import { SYSTEM_ACTOR } from '../../domain/events'
 import type { StateReader, Store } from '../../storage/store'
-import { callerName, type Caller, type Identity } from '../tokens/permissions'
+import { callerName, type Caller, type Credential, type Identity } from '../tokens/permissions'
 import { LoginThrottle, type ThrottleLimits } from './login-throttle'
 import { PASSWORD_MAX_LENGTH, verifyPassword } from './passwords'
-import type { SessionRecord, UserRecord } from './users.records'
+import type { RootRole, SessionRecord, UserRecord } from './users.records'
 import { callerOf, displayName, viewOf, type UsersService, type UserView } from './users.service'
 
 /** Unleash's cookie name, so that a proxy set up for Unleash needs no change. */
@@ -50,6 +50,15 @@ function sessionUser(state: StateReader, id: string, now: number): UserRecord {
   const user = state.get('users', String(session.userId))
   if (!user) throw new AuthenticationRequired('The user of this session no longer exists')
   return user
+}
+
+/** A session as a caller's credential: its id (the SHA-256 of the cookie's secret). */
+class SessionCredential implements Credential {
+  constructor(private readonly id: string) {}
+
+  check(state: StateReader, now: number): RootRole {
+    return sessionUser(state, this.id, now).rootRole
+  }
 }
 
 export interface SignedIn {
@@ -155,7 +164,7 @@ export class SessionsService {
     const secret = cookieValue(request.headers.get('cookie'), SESSION_COOKIE)
     if (secret === null || secret === '') return null
     const id = hashOf(secret)
-    return callerOf(sessionUser(this.store.reader, id, now), (state, at) => sessionUser(state, id, at).rootRole)
+    return callerOf(sessionUser(this.store.reader, id, now), new SessionCredential(id))
   }
 
   private cookie(value: string, request: Request, maxAge: number): string {

@@ -6,7 +6,7 @@
 import { ConflictError, NameExistsError, NotFoundError, ValidationError } from '../../errors'
 import { events, SYSTEM_ACTOR } from '../../domain/events'
 import type { Store, Tx } from '../../storage/store'
-import { actorOf, type Caller, type CredentialCheck, type Identity } from '../tokens/permissions'
+import { actorOf, type Caller, type Credential, type Identity } from '../tokens/permissions'
 import { generatePassword, hashPassword, passwordProblem } from './passwords'
 import type { RootRole, UserRecord } from './users.records'
 
@@ -48,7 +48,7 @@ export function displayName(user: Pick<UserRecord, 'username' | 'email'>): strin
 }
 
 /** A signed-in user as the authorization sees a caller: all projects, with the user's role; `credential` is the session's. */
-export function callerOf(user: UserRecord, credential: CredentialCheck): Identity {
+export function callerOf(user: UserRecord, credential: Credential): Identity {
   return { tokenName: displayName(user), kind: 'user', userId: user.id, role: user.rootRole, projects: ['*'], credential }
 }
 
