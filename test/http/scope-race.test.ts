@@ -5,7 +5,8 @@
  * the request arrived and before its transaction runs. Deterministically (the move is queued in the
  * store just ahead of the write) and under concurrent load (the move at a random moment, with other
  * writers in flight). Afterwards no event of the token names B or the moved flags, and B's flags
- * are exactly as they were moved.
+ * are exactly as they were moved. The same routes also run with the token deleted just ahead of
+ * its write: each answers 401 and writes nothing.
  */
 import { afterAll, describe, expect, test } from 'bun:test'
 import { SYSTEM_ACTOR } from '../../src/domain/events'
@@ -370,4 +371,23 @@ describe('the tag race of issue 18', () => {
     expectOk(await w.api.post('/api/admin/features/late/tags', { type: 'simple', value: 'sneaky' }, { token: w.scoped }), 201)
     expect(w.api.services.store.reader.get('flags', 'late')!.tags).toEqual([{ type: 'simple', value: 'sneaky' }])
   }, 30_000)
+})
+
+describe('a token deleted while its write waits, on every write route', () => {
+  test('each write queued behind the deletion answers 401 and writes nothing', async () => {
+    const operations = (await writeOperations()).filter((operation) => typeof ROUTES[operation.operationId] === 'object')
+    const w = await world()
+    worlds.push(w.api)
+    for (const operation of operations) {
+      const write = ROUTES[operation.operationId] as WriteCase
+      const round = await newRound(w, write)
+      const since = w.api.lastEventId()
+      // The token's deletion is queued just ahead of its write: the request was let in, its write must not be.
+      const { result, ran } = await withWriteAhead(w.api, (tx) => tx.delete('tokens', SCOPED), () => send(w, operation, round, write))
+      const written = w.api.eventsSince(since).filter((event) => event.createdBy === SCOPED)
+      expect({ id: operation.operationId, ran, status: result.status, written }).toEqual({ id: operation.operationId, ran: true, status: 401, written: [] })
+      // A token of the same name for the next route: a new secret, which the deleted one's is not.
+      w.scoped = await tokenFor(w.api, SCOPED, { role: 'admin', projects: [A] })
+    }
+  }, 120_000)
 })
