@@ -72,6 +72,7 @@ import { sessionsController, usersController } from './features/users/users.cont
 import { sessionsCollection, usersCollection } from './features/users/users.records'
 import { DEFAULT_SESSION_OPTIONS, SessionsService, type SessionOptions } from './features/users/sessions.service'
 import { UsersService } from './features/users/users.service'
+import { LoginThrottle } from './features/users/login-throttle'
 import { SecretHasher } from './features/tokens/secret-hash'
 
 export { EVENTS_FILE, JOURNAL_FILE, KEY_FILE, STATE_FILE }
@@ -241,6 +242,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
   const relations = new RelationsService(store)
   const users = new UsersService(store)
   const changes = new ChangeFeed(store, options.streamingBufferChanges)
+  const session = options.session ?? DEFAULT_SESSION_OPTIONS
   return {
     store,
     patterns,
@@ -266,7 +268,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     metrics,
     frontend: new FrontendService(store),
     users,
-    sessions: new SessionsService(store, users, options.session ?? DEFAULT_SESSION_OPTIONS),
+    sessions: new SessionsService(store, users, session, new LoginThrottle(session.throttle, store.shared?.failures)),
   }
 }
 

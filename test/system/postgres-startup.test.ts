@@ -111,7 +111,7 @@ test('a schema written by a newer version is refused in one line, and left as it
   try {
     await sql.unsafe(`CREATE SCHEMA future AUTHORIZATION flag_user; CREATE TABLE future.flagstore_schema (version integer NOT NULL); INSERT INTO future.flagstore_schema VALUES (99); ALTER TABLE future.flagstore_schema OWNER TO flag_user`)
     const result = await failedStart({ DATABASE_URL: url, DATABASE_SCHEMA: 'future' })
-    expectOneLine(result, /^Cannot start: DATABASE_URL: schema future of flags was written by a newer flagstore \(schema version 99; this version knows up to 1\)/)
+    expectOneLine(result, /^Cannot start: DATABASE_URL: schema future of flags was written by a newer flagstore \(schema version 99; this version knows up to 2\)/)
     expect(await tablesIn('flags')).toEqual(['future.flagstore_schema'])
   } finally {
     await sql.unsafe('DROP SCHEMA future CASCADE')
