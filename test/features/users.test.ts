@@ -327,7 +327,7 @@ describe('the sign-in throttle', () => {
   })
 
   test('a flood of cheap failures from many addresses does not free a held username: its right password still answers 429', async () => {
-    // The round-four flood on the files (10,400 failures from 520 addresses, past 10,000 keys); a tenth of it against a tenth of the room on PostgreSQL, where each attempt is two transactions.
+    // On the files, a flood past the 10,000 keys (10,400 failures from 520 addresses); a tenth of it against a tenth of the room on PostgreSQL, where each attempt is two transactions.
     const { addresses, maxKeys } = ON_POSTGRES ? { addresses: 52, maxKeys: 1000 } : { addresses: 520, maxKeys: 10_000 }
     const proxied = await makeApi({ trustProxy: true, session: { ...DEFAULT_SESSION_OPTIONS, throttle: { maxKeys } } })
     await newUser(proxied, { username: 'alice', rootRole: 'Editor', password: PASSWORD })
