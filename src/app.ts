@@ -78,7 +78,7 @@ export function createApp(
   // Made once every route is declared, from the routes themselves.
   const document = openApiDocument(app, {
     title: 'Feature flag admin API',
-    description: 'An Unleash-compatible admin API for feature flags, stored in local JSON files.',
+    description: 'An Unleash-compatible admin API for feature flags, stored in a data directory or on PostgreSQL.',
     version: API_VERSION,
     basePath,
   })

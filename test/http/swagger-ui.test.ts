@@ -40,3 +40,9 @@ test('the OpenAPI document declares the Authorization header scheme the Authoriz
   const document = (await api.get<{ components: { securitySchemes: Record<string, unknown> } }>('/swagger/json', { token: null })).body
   expect(document.components.securitySchemes.apiKey).toEqual(expect.objectContaining({ type: 'apiKey', in: 'header', name: 'Authorization' }))
 })
+
+test('the document describes the service with both of its stores', async () => {
+  const { info } = (await api.get<{ info: { description: string } }>('/swagger/json', { token: null })).body
+  expect(info.description).toContain('PostgreSQL')
+  expect(info.description).not.toContain('JSON files')
+})
