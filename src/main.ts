@@ -191,6 +191,7 @@ async function serve() {
   const stop = async (signal: string) => {
     if (stopping) return
     stopping = true
+    const started = performance.now()
     log.info('stopping', { signal })
     try {
       // Streams never finish on their own: they are told to poll and ended first, or stop() would wait for them.
@@ -204,6 +205,8 @@ async function serve() {
       process.exitCode = 1
     }
     stopWorkers(services)
+    // Last, once the server, the streams, the store and the workers are closed.
+    log.info('stopped', { signal, exitCode: process.exitCode ?? 0, durationMs: Math.round(performance.now() - started) })
     process.exit()
   }
   process.on('SIGTERM', () => void stop('SIGTERM'))

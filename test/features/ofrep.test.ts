@@ -137,7 +137,7 @@ describe('values and reasons', () => {
     expect([...split].sort()).toEqual([JSON.stringify({ value: false, reason: 'DEFAULT', variant: 'off' }), JSON.stringify({ value: true, reason: 'SPLIT', variant: 'on' })].sort())
   })
 
-  test("a flag with variants answers the variant's payload by type, the variant's name, SPLIT for a weighted choice and TARGETING_MATCH for an override; off or without a payload it leaves value out", async () => {
+  test("a flag with variants answers the variant's payload by type, the variant's name, SPLIT for a weighted choice and TARGETING_MATCH for an override; off it answers false, without a payload true", async () => {
     const variants = (list: Record<string, unknown>[]) => list.map((variant) => ({ weightType: 'variable', weight: 500, stickiness: 'default', ...variant }))
     const payloads: [string, Record<string, unknown>, unknown][] = [
       ['text', { type: 'string', value: 'blue' }, 'blue'],
@@ -172,11 +172,11 @@ describe('values and reasons', () => {
     const token = await sdkToken()
     const all = flagsOf(await bulk(token, { targetingKey: 'someone', plan: 'pro' }))
     for (const [name, , value] of payloads) expect(all.get(name)).toEqual({ key: name, value, reason: 'STATIC', variant: `${name}-only`, metadata: { project: 'default' } })
-    expect(all.get('no-payload')).toEqual({ key: 'no-payload', reason: 'STATIC', variant: 'plain', metadata: { project: 'default' } })
-    expect(all.get('variants-off')).toEqual({ key: 'variants-off', reason: 'DISABLED', variant: 'disabled', metadata: { project: 'default' } })
+    expect(all.get('no-payload')).toEqual({ key: 'no-payload', value: true, reason: 'STATIC', variant: 'plain', metadata: { project: 'default' } })
+    expect(all.get('variants-off')).toEqual({ key: 'variants-off', value: false, reason: 'DISABLED', variant: 'disabled', metadata: { project: 'default' } })
     expect(all.get('strategy-variants')).toEqual({ key: 'strategy-variants', value: 7, reason: 'TARGETING_MATCH', variant: 'from-strategy', metadata: { project: 'default' } })
     const notPro = await evaluate(token, 'strategy-variants', { targetingKey: 'someone', plan: 'free' })
-    expect(notPro.body).toEqual({ key: 'strategy-variants', reason: 'DEFAULT', variant: 'disabled', metadata: { project: 'default' } })
+    expect(notPro.body).toEqual({ key: 'strategy-variants', value: false, reason: 'DEFAULT', variant: 'disabled', metadata: { project: 'default' } })
     expect((await evaluate(token, 'two-ways', { targetingKey: 'vip' })).body).toMatchObject({ value: 'r', variant: 'red', reason: 'TARGETING_MATCH' })
     const seen = new Set<string>()
     for (let i = 0; i < 30; i++) {
