@@ -29,6 +29,8 @@ Commands:
 Settings come from the environment (the same for every command):
   PORT=4242                  port to listen on (0 picks a free one)
   HOST=0.0.0.0               address to listen on (127.0.0.1 to stay local)
+  METRICS_TOKEN              secret that /internal-backstage/prometheus then requires as "Authorization: Bearer
+                             <it>"; unset, the metrics answer anyone who reaches HOST (16 to 256 characters)
   DATA_DIR=data              directory of the store, created if missing
   DATABASE_URL               postgres://user:password@host:5432/database: store in PostgreSQL instead,
                              shared by several instances; or Unleash's DATABASE_HOST, DATABASE_PORT,
