@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import packageJson from '../package.json'
-import { backupDataDir, restoreBackup, sizeOf } from './backup/backup'
+import { backupDataDir, defaultBackupFile, restoreBackup, sizeOf, storeProblem } from './backup/backup'
 import { backupDatabase, restoreDatabase } from './backup/postgres-backup'
 import { ConfigError, database, readConfig, type DatabaseConfig } from './config'
 import { describeIoError } from './storage/files'
@@ -19,7 +19,9 @@ An Unleash-compatible feature-flag service in one process, storing its data in D
 
 Commands:
   serve                      start the service (the default)
-  backup FILE                copy DATA_DIR (or the DATABASE_URL store) to FILE while the service runs
+  backup [FILE]              copy DATA_DIR (or the DATABASE_URL store) to FILE while the service runs;
+                             without FILE, to a new file in DATA_DIR/backups (made 0700). A backup holds
+                             the secret key and the token and password hashes: keep it as private as DATA_DIR
   restore FILE [DIRECTORY]   make DIRECTORY (default DATA_DIR; missing or empty) a data directory from FILE,
                              or with DATABASE_URL fill that empty database from FILE
   healthcheck                exit 0 if the service on PORT answers /ready with 200, else 1
@@ -67,7 +69,7 @@ OpenFeature SDKs to http://HOST:PORT (OFREP, /ofrep/v1) with either.
 
 export type Command =
   | { name: 'serve' }
-  | { name: 'backup'; file: string }
+  | { name: 'backup'; file: string | undefined }
   | { name: 'restore'; file: string; directory: string | undefined }
   | { name: 'healthcheck' }
   | { name: 'help' }
@@ -97,7 +99,7 @@ export function parseCommand(args: readonly string[]): Command {
       if (first !== undefined) exactly(0, 'no arguments')
       return { name: 'serve' }
     case 'backup':
-      exactly(1, 'one argument, the FILE to write')
+      if (rest.length > 1) throw new UsageError('backup takes at most one argument, the FILE to write')
       return { name: 'backup', file: rest[0] }
     case 'restore':
       if (rest.length < 1 || rest.length > 2) throw new UsageError('restore takes the FILE to read and, optionally, the DIRECTORY to make')
@@ -147,11 +149,14 @@ export async function runCommand(command: Exclude<Command, { name: 'serve' }>, e
       console.log(VERSION)
       return 0
     case 'backup': {
-      const file = resolve(command.file)
       return attempt('back up', async () => {
         // With DATABASE_URL (or DATABASE_HOST…) the store is PostgreSQL's, as for the server.
         const shared = database(env)
         const from = shared ? databaseName(shared) : dataDir(env)
+        // Without a FILE: DATA_DIR/backups, made only once there is a store to back up.
+        const problem = shared ? null : storeProblem(from)
+        if (problem) throw new Error(problem)
+        const file = command.file === undefined ? defaultBackupFile(dataDir(env)) : resolve(command.file)
         if (shared && existsSync(file)) throw new Error(`${file} already exists; a backup never replaces a file, so give a new file name`)
         const header = shared ? await backupDatabase(shared, file) : await backupDataDir(from, file)
         console.log(`Backed up ${from} to ${file}: ${header.lastEventId} events, ${await sizeOf(file)} bytes`)

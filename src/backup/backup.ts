@@ -8,11 +8,11 @@
  * If a checkpoint was written between reading `state.json` and the journal, the journal no longer
  * follows on from it; the read is then simply made again.
  */
-import { closeSync, existsSync, fsyncSync, openSync, writeSync } from 'node:fs'
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs'
 import { lstat, mkdir, mkdtemp, open, readdir, readFile, rename, rm, rmdir, stat, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { COLLECTIONS, openStore } from '../services'
-import { describeIoError, DIR_MODE, EVENTS_FILE, FILE_MODE, JOURNAL_FILE, readLines, secureDataDir, STATE_FILE, StoreLoadError } from '../storage/files'
+import { BACKUPS_DIR, describeIoError, DIR_MODE, EVENTS_FILE, FILE_MODE, JOURNAL_FILE, readLines, secureDataDir, STATE_FILE, StoreLoadError } from '../storage/files'
 import { KEY_FILE, parseKey, readKey, writeKey } from '../storage/secret-key'
 import { DataDirLock, LOCK_FILE } from '../storage/lock'
 import { loadedCollection, type StateDoc } from '../storage/records'
@@ -50,16 +50,40 @@ async function readState(dataDir: string): Promise<StateDoc> {
   throw new Error(`${dataDir}: the state kept changing under the backup; try again`)
 }
 
+/** Why `dataDir` is not a data directory holding a store, in words; null when it is one. */
+export function storeProblem(dataDir: string): string | null {
+  if (!existsSync(dataDir)) return `the data directory ${dataDir} does not exist; set DATA_DIR to the service's data directory`
+  if (!existsSync(join(dataDir, STATE_FILE))) return `${dataDir} holds no store (no ${STATE_FILE}); set DATA_DIR to the service's data directory`
+  return null
+}
+
 /**
  * What stops a backup before it starts, in words: no store to read, or a file that cannot be
  * made (a backup never replaces a file). Null when both are fine.
  */
 function backupProblem(dataDir: string, file: string): string | null {
-  if (!existsSync(dataDir)) return `the data directory ${dataDir} does not exist; set DATA_DIR to the service's data directory`
-  if (!existsSync(join(dataDir, STATE_FILE))) return `${dataDir} holds no store (no ${STATE_FILE}); set DATA_DIR to the service's data directory`
+  const problem = storeProblem(dataDir)
+  if (problem) return problem
   if (existsSync(file)) return `${file} already exists; a backup never replaces a file, so give a new file name`
   if (!existsSync(dirname(file))) return `cannot write ${file}: the directory ${dirname(file)} does not exist`
   return null
+}
+
+/**
+ * A new file in `dataDir`'s backups directory, named by the time (`backup-20261128T054005.123Z.jsonl`,
+ * so that they sort by age). The directory is made `0700` if missing (DATA_DIR too, on PostgreSQL,
+ * where there may be none), and narrowed to it if others could read it: a backup holds the secret key.
+ */
+export function defaultBackupFile(dataDir: string, now = new Date()): string {
+  const dir = join(dataDir, BACKUPS_DIR)
+  try {
+    mkdirSync(dir, { recursive: true, mode: DIR_MODE })
+  } catch (error) {
+    throw new Error(`cannot make ${dir} for the backup: ${describeIoError(error)}; give a FILE elsewhere`)
+  }
+  const { refused } = secureDataDir(dir, [])
+  if (refused.length > 0) throw new Error(`${dir} can be read by others and this process cannot change that (${refused.join(', ')}); make it 0700, or give a FILE elsewhere`)
+  return join(dir, `backup-${now.toISOString().replace(/[-:]/g, '')}.jsonl`)
 }
 
 /** Writes a backup of `dataDir` (the service may be running) to `file`; returns its header. */

@@ -6,7 +6,7 @@
  * short leaves the database empty. In the PostgreSQL run of the suite.
  */
 import { afterAll, describe, expect, test } from 'bun:test'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SQL } from 'bun'
 import { expectOk, freePort, makeApi, tempDir, tokenFor, untilReady } from '../helpers'
@@ -81,6 +81,12 @@ describe.skipIf(!ON_POSTGRES)('backup and restore between the files and PostgreS
     expect(cli(['backup', again], { DATABASE_URL: url })).toMatchObject({ code: 0, stderr: '' })
     const back = join(dir.path, 'back')
     expect(cli(['restore', again, back], {})).toMatchObject({ code: 0, stderr: '' })
+    // Without a FILE, into DATA_DIR/backups as on the files (made 0700 for it).
+    const pgData = join(dir.path, 'pg-data')
+    const byDefault = cli(['backup'], { DATABASE_URL: url, DATA_DIR: pgData })
+    expect(byDefault).toMatchObject({ code: 0, stderr: '' })
+    expect(byDefault.stdout).toMatch(new RegExp(`^Backed up PostgreSQL .* to ${pgData}/backups/backup-\\d{8}T\\d{6}\\.\\d{3}Z\\.jsonl: `))
+    expect(statSync(join(pgData, 'backups')).mode & 0o777).toBe(0o700)
     const reopened = await makeApi({ dataDir: back })
     try {
       expect(reopened.services.store.state.flags).toEqual(state.flags)
