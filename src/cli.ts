@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import packageJson from '../package.json'
 import { backupDataDir, defaultBackupFile, restoreBackup, sizeOf, storeProblem } from './backup/backup'
-import { backupDatabase, restoreDatabase } from './backup/postgres-backup'
+import { backupDatabase, markSourceMoved, restoreDatabase } from './backup/postgres-backup'
 import { ConfigError, database, readConfig, type DatabaseConfig } from './config'
 import { describeIoError } from './storage/files'
 
@@ -170,6 +170,9 @@ export async function runCommand(command: Exclude<Command, { name: 'serve' }>, e
         const into = shared ? databaseName(shared) : command.directory === undefined ? dataDir(env) : resolve(command.directory)
         const header = shared ? await restoreDatabase(file, shared) : await restoreBackup(file, into)
         console.log(`Restored ${file} (taken ${header.createdAt}, ${header.lastEventId} events) into ${into}`)
+        // Moved in from files: the data directory left behind must not be served again by mistake.
+        const moved = shared ? markSourceMoved(header, file, into) : null
+        if (moved) (moved.marked ? console.log : console.error)(moved.said)
       })
     }
     case 'healthcheck':

@@ -15,6 +15,7 @@ import { COLLECTIONS, openStore } from '../services'
 import { BACKUPS_DIR, describeIoError, DIR_MODE, EVENTS_FILE, FILE_MODE, JOURNAL_FILE, readLines, secureDataDir, STATE_FILE, StoreLoadError } from '../storage/files'
 import { KEY_FILE, parseKey, readKey, writeKey } from '../storage/secret-key'
 import { DataDirLock, LOCK_FILE } from '../storage/lock'
+import { movedProblem } from '../storage/moved'
 import { loadedCollection, type StateDoc } from '../storage/records'
 import { replayJournal, type JournalEntry } from '../storage/state-journal'
 
@@ -33,6 +34,11 @@ export interface BackupHeader {
   commitSeq: number
   /** The data directory's secret key in hex; absent from version 1, and from a directory that has none yet. */
   secretKey?: string
+  /**
+   * The absolute path of the data directory backed up (absent from a database's backup, and from
+   * older backups): a restore into PostgreSQL marks that directory as moved (storage/moved.ts).
+   */
+  source?: string
 }
 
 /** The state at the last acknowledged commit, read from the files alone. */
@@ -50,11 +56,14 @@ async function readState(dataDir: string): Promise<StateDoc> {
   throw new Error(`${dataDir}: the state kept changing under the backup; try again`)
 }
 
-/** Why `dataDir` is not a data directory holding a store, in words; null when it is one. */
+/**
+ * Why `dataDir` is not a data directory holding a store to use, in words: missing, empty, or moved
+ * to PostgreSQL (its files out of date); null when it is one.
+ */
 export function storeProblem(dataDir: string): string | null {
   if (!existsSync(dataDir)) return `the data directory ${dataDir} does not exist; set DATA_DIR to the service's data directory`
   if (!existsSync(join(dataDir, STATE_FILE))) return `${dataDir} holds no store (no ${STATE_FILE}); set DATA_DIR to the service's data directory`
-  return null
+  return movedProblem(dataDir)
 }
 
 /**
@@ -91,7 +100,7 @@ export async function backupDataDir(dataDir: string, file: string): Promise<Back
   const problem = backupProblem(dataDir, file)
   if (problem) throw new Error(problem)
   const state = await readState(dataDir)
-  const header = backupHeader(state, readKey(dataDir)?.toString('hex'))
+  const header = backupHeader(state, readKey(dataDir)?.toString('hex'), dataDir)
   await writeBackup(file, header, state, async (writeLine) => {
     // Written in order from inside the line reader: the backup is never held whole in memory.
     let copied = 0
@@ -105,8 +114,8 @@ export async function backupDataDir(dataDir: string, file: string): Promise<Back
   return header
 }
 
-/** The header of a backup of `state`, with the store's secret key (hex) when it has one. */
-export function backupHeader(state: StateDoc, secretKey: string | undefined): BackupHeader {
+/** The header of a backup of `state`, with the store's secret key (hex) when it has one, and the data directory it comes from. */
+export function backupHeader(state: StateDoc, secretKey: string | undefined, source?: string): BackupHeader {
   return {
     format: BACKUP_FORMAT,
     version: 2,
@@ -114,6 +123,7 @@ export function backupHeader(state: StateDoc, secretKey: string | undefined): Ba
     lastEventId: state.lastEventId,
     commitSeq: state.commitSeq,
     ...(secretKey ? { secretKey } : {}),
+    ...(source ? { source } : {}),
   }
 }
 
