@@ -189,9 +189,9 @@ export async function openStore(dataDir: string | null, options: StoreOptions = 
  */
 export async function openDatabaseStore(
   database: DatabaseConfig,
-  options: { checkpointAfterBytes?: number; log?: (line: Record<string, unknown>) => void; max?: number; idleTimeout?: number } = {},
+  options: { checkpointAfterBytes?: number; log?: (line: Record<string, unknown>) => void; max?: number; idleTimeout?: number; attempts?: number } = {},
 ): Promise<Store> {
-  const sql = await connectAtStart(database, { log: options.log, max: options.max, idleTimeout: options.idleTimeout })
+  const sql = await connectAtStart(database, { log: options.log, max: options.max, idleTimeout: options.idleTimeout, attempts: options.attempts })
   try {
     await migrate(sql, database)
     const log = new PostgresLog(sql, database)

@@ -82,6 +82,7 @@ describe.skipIf(!ON_POSTGRES)('backup and restore between the files and PostgreS
     expect(start.stderr.toString().split('\n')).toHaveLength(2)
     const staleBackup = cli(['backup', join(dir.path, 'stale.backup')], { DATA_DIR: dataDir })
     expect(staleBackup).toEqual({ code: 1, stdout: '', stderr: expect.stringContaining(`Cannot back up: ${refusal}`) })
+    expect(cli(['reset-password', 'admin'], { DATA_DIR: dataDir })).toEqual({ code: 1, stdout: '', stderr: expect.stringContaining(`Cannot reset the password: ${refusal}`) })
     expect(readdirSync(dataDir).sort()).toEqual(before)
     expect(await count(url, 'flagstore_events')).toBe(events.length)
 
