@@ -16,6 +16,7 @@ import type { DatabaseConfig } from '../config'
 import { COLLECTIONS } from '../services'
 import { MemoryEventLog } from '../storage/event-log'
 import { STATE_FILE } from '../storage/files'
+import { DataDirLock, DataDirLockError } from '../storage/lock'
 import { markMoved, MOVED_FILE } from '../storage/moved'
 import { selectCommits, selectEventLines } from '../storage/postgres'
 import { connectAtStart, lockName, migrate } from '../storage/postgres-connect'
@@ -110,5 +111,17 @@ export function markSourceMoved(header: BackupHeader, file: string, movedTo: str
   } catch (error) {
     return unmarked(`${join(source, MOVED_FILE)} cannot be written (${(error as Error).message})`)
   }
-  return { marked: true, said: `Marked ${source} as moved (${join(source, MOVED_FILE)}): a start on it without DATABASE_URL now stops` }
+  return { marked: true, said: `Marked ${source} as moved (${join(source, MOVED_FILE)}): a start on it without DATABASE_URL now stops${stillServed(source)}` }
+}
+
+/** Said when a service still runs on the directory moved: what it accepts now is not in the database. */
+function stillServed(dataDir: string): string {
+  try {
+    DataDirLock.acquire(dataDir).release()
+    return ''
+  } catch (error) {
+    if (!(error instanceof DataDirLockError) || !error.busy) return ''
+    const pid = error.holder ? ` (pid ${error.holder.pid})` : ''
+    return `. A service still runs on it${pid}: stop it, as writes it takes are not in the database`
+  }
 }

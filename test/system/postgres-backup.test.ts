@@ -9,6 +9,7 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SQL } from 'bun'
+import { DataDirLock } from '../../src/storage/lock'
 import { expectOk, freePort, makeApi, tempDir, tokenFor, untilReady } from '../helpers'
 import { ON_POSTGRES, testCluster } from '../test-store'
 
@@ -136,7 +137,12 @@ describe.skipIf(!ON_POSTGRES)('backup and restore between the files and PostgreS
     expect(cli(['backup', backup], { DATA_DIR: join(dir.path, 'second') }).code).toBe(0)
 
     const url = await newDatabase()
-    expect(cli(['restore', backup], { DATABASE_URL: url }).code).toBe(0)
+    // A service still running on the directory moved (here: this process holding its lock) is named.
+    const held = DataDirLock.acquire(join(dir.path, 'second'))
+    const moved = cli(['restore', backup], { DATABASE_URL: url })
+    held.release()
+    expect(moved).toMatchObject({ code: 0, stderr: '' })
+    expect(moved.stdout).toContain(`now stops. A service still runs on it (pid ${process.pid}): stop it, as writes it takes are not in the database\n`)
     const events = await count(url, 'flagstore_events')
     const refused = cli(['restore', backup], { DATABASE_URL: url })
     expect(refused.code).toBe(1)
