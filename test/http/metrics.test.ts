@@ -2,7 +2,8 @@
 import { afterEach, expect, test } from 'bun:test'
 import { ConfigError, readConfig } from '../../src/config'
 import { NOT_ON_BUN } from '../../src/http/metrics'
-import { makeApi, type Api } from '../helpers'
+import { createApp } from '../../src/app'
+import { BODY_LIMIT, makeApi, type Api } from '../helpers'
 
 let api: Api
 afterEach(async () => api?.close())
@@ -91,7 +92,13 @@ test('every metric follows the naming conventions: _total only and always on cou
 
 test('with METRICS_TOKEN set the metrics answer only "Authorization: Bearer <it>"; unset they need no token', async () => {
   const token = 'scrape-secret-0123456789abcdef'
-  api = await makeApi({ metricsToken: token })
+  api = await makeApi()
+  // The same services served with METRICS_TOKEN, as main.ts serves them with the setting.
+  const guarded = createApp(api.services, { bodyLimit: BODY_LIMIT, metricsToken: token })
+  const scrape = async (authorization: string | null) => {
+    const response = await guarded.handle(new Request('http://localhost/internal-backstage/prometheus', { headers: authorization === null ? {} : { authorization } }))
+    return { status: response.status, text: await response.text() }
+  }
   const refusals: [string, string | null][] = [
     ['no header', null],
     ['an admin token', api.adminToken],
@@ -100,17 +107,15 @@ test('with METRICS_TOKEN set the metrics answer only "Authorization: Bearer <it>
     ['a prefix of it', `Bearer ${token.slice(0, -1)}`],
   ]
   for (const [what, header] of refusals) {
-    const refused = await api.get('/internal-backstage/prometheus', { token: header })
+    const refused = await scrape(header)
     expect({ what, status: refused.status }).toEqual({ what, status: 401 })
-    expect(refused.body).toMatchObject({ name: 'AuthenticationRequired', message: expect.stringContaining('Authorization: Bearer <METRICS_TOKEN>') })
+    expect(JSON.parse(refused.text)).toMatchObject({ name: 'AuthenticationRequired', message: expect.stringContaining('Authorization: Bearer <METRICS_TOKEN>') })
     expect(refused.text).not.toContain('http_requests_total')
   }
-  const scraped = await api.get('/internal-backstage/prometheus', { token: `Bearer ${token}` })
+  const scraped = await scrape(`Bearer ${token}`)
   expect(scraped.status).toBe(200)
   expect(value(scraped.text, 'projects')).toBe(1)
-  await api.close()
 
-  api = await makeApi()
   expect((await api.get('/internal-backstage/prometheus', { token: null })).status).toBe(200)
   expect((await api.get('/internal-backstage/prometheus', { token: 'Bearer anything-at-all-here' })).status).toBe(200)
 })
