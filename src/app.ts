@@ -31,7 +31,7 @@ export interface ServerHooks {
 
 export function createApp(
   services: Services,
-  config: Pick<Config, 'bodyLimit'> & Partial<Pick<Config, 'trustProxy' | 'frontendCorsOrigins' | 'basePath'>>,
+  config: Pick<Config, 'bodyLimit'> & Partial<Pick<Config, 'trustProxy' | 'frontendCorsOrigins' | 'basePath' | 'metricsToken'>>,
   log: Logger = new Logger('silent'),
   server: ServerHooks = {},
 ) {
@@ -73,7 +73,7 @@ export function createApp(
       },
       detail: { operationId: 'getReady', summary: 'Is the store loaded', tags: ['Operational'] },
     })
-    .use(metricsRoute(metrics))
+    .use(metricsRoute(metrics, config.metricsToken ?? null))
   for (const feature of FEATURES) for (const controller of feature.controllers(services, auth)) app.use(controller)
   // Made once every route is declared, from the routes themselves.
   const document = openApiDocument(app, {

@@ -20,6 +20,11 @@ export interface Config {
   checkpointAfterBytes: number
   /** `TRUST_PROXY`: log the client address a reverse proxy sends in X-Forwarded-For, not the proxy's. */
   trustProxy: boolean
+  /**
+   * `METRICS_TOKEN`: when set, `/internal-backstage/prometheus` answers only requests sending
+   * `Authorization: Bearer <it>`; null (unset) leaves it open, as in Unleash.
+   */
+  metricsToken: string | null
   /** `METRICS_FLUSH_MS`: how often SDK metrics and registrations, held in memory, are committed. */
   metricsFlushMs: number
   /** `FRONTEND_CORS_ORIGINS`: origins browsers may call /api/frontend from (comma-separated), or `*` (default) for any. */
@@ -118,6 +123,7 @@ export function readConfig(env: Record<string, string | undefined>, cwd = proces
     checkpointAfterBytes: integer(env, 'CHECKPOINT_AFTER_BYTES', 8 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     trustProxy: boolean(env, 'TRUST_PROXY', false),
     metricsFlushMs: integer(env, 'METRICS_FLUSH_MS', 10_000, 100, 3_600_000),
+    metricsToken: metricsToken(env.METRICS_TOKEN),
     frontendCorsOrigins: corsOrigins(env.FRONTEND_CORS_ORIGINS),
     basePath: basePath(env.BASE_URI_PATH),
     defaultAdminUsername: defaultAdminUsername(env.UNLEASH_DEFAULT_ADMIN_USERNAME),
@@ -205,6 +211,16 @@ function databaseSsl(raw: string | undefined, key = 'DATABASE_SSL'): DatabaseCon
   if (['true', '1', 'yes', 'on', 'require'].includes(value)) return 'require'
   if (value === 'verify-ca' || value === 'verify-full' || value === 'prefer') return value
   throw new ConfigError(`${key} must be true, false, require, prefer, verify-ca or verify-full, got "${raw}"`)
+}
+
+/** A bearer token as Prometheus sends it: printable ASCII without spaces, long enough not to be guessed. */
+const METRICS_TOKEN = /^[\x21-\x7e]{16,256}$/
+
+function metricsToken(raw: string | undefined): string | null {
+  const token = raw?.trim() ?? ''
+  if (token === '') return null
+  if (!METRICS_TOKEN.test(token)) throw new ConfigError('METRICS_TOKEN must be 16 to 256 printable ASCII characters without spaces (e.g. openssl rand -hex 32)')
+  return token
 }
 
 function defaultAdminUsername(raw: string | undefined): string {

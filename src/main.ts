@@ -15,6 +15,7 @@ import { errorResponse } from './http/errors'
 import { rawPathRoutes } from './http/routing'
 import { DataDirError, describeIoError, DIR_MODE, StoreLoadError } from './storage/files'
 import { DataDirLock, DataDirLockError } from './storage/lock'
+import { movedProblem } from './storage/moved'
 import { DatabaseStartError } from './storage/postgres-connect'
 import { createServices, initialise, openDatabaseStore, openStore, stopWorkers } from './services'
 import { SEARCH_WAIT_SECONDS } from './features/events/events.service'
@@ -92,6 +93,9 @@ async function serve() {
   }
   // On PostgreSQL there is no data directory: several instances share the database.
   if (config.database === null) {
+    // A directory moved to PostgreSQL is out of date: serving it would quietly lose every write made there.
+    const moved = movedProblem(config.dataDir)
+    if (moved) fail(moved)
     makeDataDir(config.dataDir)
     // Before anything in the directory is read or written; the lock's descriptor stays open, so it
     // is held until the process ends.
