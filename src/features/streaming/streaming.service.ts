@@ -43,7 +43,7 @@ export const DEFAULT_STREAMING: Required<StreamingOptions> = {
   heartbeatMs: 15_000,
   maxStreamsPerToken: 1000,
   maxStreamsPerAddress: 20,
-  maxUnsentBytes: 1 << 20,
+  maxUnsentBytes: 256 * 1024,
 }
 
 /** setTimeout's longest delay; a later expiry is caught by the heartbeat's check once per interval. */
