@@ -7,7 +7,8 @@
 import { afterEach, expect, setSystemTime, test } from 'bun:test'
 import { heapStats } from 'bun:jsc'
 import { realFileSystem, type FileSystem } from '../../../src/storage/files'
-import { expectError, makeApi, tempDir, tokenFor, type Api } from '../../helpers'
+import { expectError, makeApi, tempDir, tokenFor, waitFor, type Api } from '../../helpers'
+import { freshDatabase, ON_POSTGRES } from '../../test-store'
 import { applyDelta, emptyCopy, SseReader } from './sse'
 
 const opened: Api[] = []
@@ -423,4 +424,16 @@ test('a stream of a token that expires is closed at its expiry, not a heartbeat 
   await reader.settle()
   expect(reader.messages.map((message) => message.event)).toEqual(['unleash-connected'])
   expect((await api.get('/api/client/delta', { token: secret })).status).toBe(401)
+})
+
+test.skipIf(!ON_POSTGRES)('on PostgreSQL, a token deleted through one instance ends its streams on another', async () => {
+  const database = await freshDatabase()
+  const [a, b] = await Promise.all([app({ database }), app({ database })])
+  const secret = await tokenFor(a, 'shared', { type: 'client', environment: 'development' })
+  await waitFor(() => b.services.store.state.tokens.shared !== undefined, 'the token on B')
+  const reader = await stream(b, secret)
+  await reader.until(() => reader.messages.length === 1)
+  expect((await a.delete('/api/admin/api-tokens/shared')).status).toBe(200)
+  await reader.until(() => reader.ended, 10_000)
+  expect(b.services.streaming.streams).toBe(0)
 })
