@@ -8,8 +8,11 @@ import type { Scope } from '../client/client.service'
 export interface DirectSink {
   write(chunk: Uint8Array): number | Promise<number>
   flush(): number | Promise<number>
-  /** With `true`, resets the connection and drops what waits in its buffer (an Error would do so too, and be logged). */
-  close(abort?: true): void
+  /**
+   * With a reason, resets the connection and drops what waits in its buffer (Bun writes the reason
+   * to stderr); without one, ends the response once what waits is sent.
+   */
+  close(reason?: string): void
 }
 
 /**

@@ -46,6 +46,9 @@ export const DEFAULT_STREAMING: Required<StreamingOptions> = {
   maxUnsentBytes: 256 * 1024,
 }
 
+/** Why a stream's connection was reset, as Bun writes it to stderr. */
+const CUT_OFF = 'flagstore: a stream was cut off, its client being STREAMING_MAX_UNSENT_BYTES behind; it resumes from its last event id'
+
 /** setTimeout's longest delay; a later expiry is caught by the heartbeat's check once per interval. */
 const LONGEST_TIMER_MS = 2 ** 31 - 1
 /** Hydrations kept, by scope, between two changes: a burst of (re)connections makes each once. */
@@ -310,7 +313,8 @@ export class StreamingService {
     this.forget(stream)
     try {
       // A stream whose response has not started yet is closed by its `pull`, after what it was sent.
-      stream.sink?.close(abort)
+      if (abort) stream.sink?.close(CUT_OFF)
+      else stream.sink?.close()
     } catch {
       // The client went away meanwhile.
     }
