@@ -24,7 +24,6 @@ import type { ChangeFeed, Revision } from './change-feed'
 import { eventsFor, eventsSince, hydration, type DeltaEvent } from './delta'
 import { HeldStream, type Group, type StreamKind } from './held-stream'
 
-
 export interface StreamingOptions {
   /** `STREAMING_MAX_STREAMS`: streams held at once; more are told to poll. */
   maxStreams: number
@@ -80,7 +79,6 @@ function message(event: 'unleash-connected' | 'unleash-updated', revision: numbe
   // JSON.stringify writes no line breaks, so the data fits one `data:` line.
   return encoder.encode(`event: ${event}\nid: ${revision}\ndata: ${JSON.stringify({ events })}\n\n`)
 }
-
 
 /** The revision an If-None-Match or Last-Event-ID names: `"12"`, `W/"12"` or `12`; null for anything else. */
 export function revisionOf(header: string | null): number | null {
@@ -267,7 +265,12 @@ export class StreamingService {
     setImmediate(() => {
       // A token may expire between its timer's turns: what comes after its expiry is never sent.
       const now = Date.now()
-      for (const [streams, bytes] of sends) for (const stream of streams) stream.expiresAt <= now ? this.end(stream) : this.send(stream, bytes)
+      for (const [streams, bytes] of sends) {
+        for (const stream of streams) {
+          if (stream.expiresAt <= now) this.end(stream)
+          else this.send(stream, bytes)
+        }
+      }
     })
   }
 
