@@ -63,6 +63,9 @@ Settings come from the environment (the same for every command):
   SESSION_TTL_HOURS=48       how long a console sign-in lasts
   SECURE_COOKIES=false       mark the session cookie Secure behind a TLS proxy
   STREAMING_MAX_STREAMS=10000     client API streams held at once; past it SDKs are told to poll
+  STREAMING_MAX_STREAMS_PER_TOKEN=1000   streams one token holds; past it its SDKs are told to poll
+  STREAMING_MAX_STREAMS_PER_ADDRESS=20   frontend tokens' streams from one client address
+  STREAMING_MAX_UNSENT_BYTES=262144      bytes a slow reader's stream may hold before it is cut off
   STREAMING_HEARTBEAT_MS=15000    how often every stream gets a heartbeat
   STREAMING_BUFFER_CHANGES=10000  changes kept so that streams and delta polls resume
 

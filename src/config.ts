@@ -44,6 +44,12 @@ export interface Config {
   secureCookies: boolean
   /** `STREAMING_MAX_STREAMS`: client API streams held at once; more are told to poll (10,000). */
   streamingMaxStreams: number
+  /** `STREAMING_MAX_STREAMS_PER_TOKEN`: streams one token holds at once; more are told to poll (1,000). */
+  streamingMaxStreamsPerToken: number
+  /** `STREAMING_MAX_STREAMS_PER_ADDRESS`: streams of frontend tokens held for one client address; more are told to poll (20). */
+  streamingMaxStreamsPerAddress: number
+  /** `STREAMING_MAX_UNSENT_BYTES`: bytes a stream may have waiting for a slow client before it is cut off (256 KiB). */
+  streamingMaxUnsentBytes: number
   /** `STREAMING_HEARTBEAT_MS`: how often every stream gets a heartbeat comment (15 s; the Node SDK gives up after 60 s of silence). */
   streamingHeartbeatMs: number
   /** `STREAMING_BUFFER_CHANGES`: changed flags and segments kept so that streams and delta polls resume without a hydration (10,000). */
@@ -131,6 +137,9 @@ export function readConfig(env: Record<string, string | undefined>, cwd = proces
     sessionTtlHours: integer(env, 'SESSION_TTL_HOURS', 48, 1, 24 * 365),
     secureCookies: boolean(env, 'SECURE_COOKIES', false),
     streamingMaxStreams: integer(env, 'STREAMING_MAX_STREAMS', 10_000, 0, 1_000_000),
+    streamingMaxStreamsPerToken: integer(env, 'STREAMING_MAX_STREAMS_PER_TOKEN', 1000, 0, 1_000_000),
+    streamingMaxStreamsPerAddress: integer(env, 'STREAMING_MAX_STREAMS_PER_ADDRESS', 20, 0, 1_000_000),
+    streamingMaxUnsentBytes: integer(env, 'STREAMING_MAX_UNSENT_BYTES', 256 * 1024, 1024, 1 << 30),
     streamingHeartbeatMs: integer(env, 'STREAMING_HEARTBEAT_MS', 15_000, 100, 55_000),
     streamingBufferChanges: integer(env, 'STREAMING_BUFFER_CHANGES', 10_000, 0, 10_000_000),
     database: database(env),

@@ -137,7 +137,13 @@ async function serve() {
   const services = createServices(store, {
     metricsFlushMs: config.metricsFlushMs,
     session: { ttlMs: config.sessionTtlHours * 3600_000, secureCookies: config.secureCookies },
-    streaming: { maxStreams: config.streamingMaxStreams, heartbeatMs: config.streamingHeartbeatMs },
+    streaming: {
+      maxStreams: config.streamingMaxStreams,
+      heartbeatMs: config.streamingHeartbeatMs,
+      maxStreamsPerToken: config.streamingMaxStreamsPerToken,
+      maxStreamsPerAddress: config.streamingMaxStreamsPerAddress,
+      maxUnsentBytes: config.streamingMaxUnsentBytes,
+    },
     streamingBufferChanges: config.streamingBufferChanges,
     searchCacheDir: config.searchCacheDir,
   })
