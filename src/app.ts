@@ -4,6 +4,7 @@ import type { Config } from './config'
 import { Logger } from './log'
 import { metricsRoute, Metrics } from './http/metrics'
 import { clientAddress, requestLogging } from './http/request-log'
+import { securityHeaders } from './http/security-headers'
 import { swaggerUi } from './http/swagger-ui'
 import { consoleUi } from './http/console'
 import { authorization, unknownApiPath } from './features/tokens/auth'
@@ -30,7 +31,7 @@ export interface ServerHooks {
 
 export function createApp(
   services: Services,
-  config: Pick<Config, 'bodyLimit'> & Partial<Pick<Config, 'trustProxy' | 'frontendCorsOrigins' | 'basePath'>>,
+  config: Pick<Config, 'bodyLimit'> & Partial<Pick<Config, 'trustProxy' | 'frontendCorsOrigins' | 'basePath' | 'metricsToken'>>,
   log: Logger = new Logger('silent'),
   server: ServerHooks = {},
 ) {
@@ -43,6 +44,7 @@ export function createApp(
   const allowed = new AllowedMethods((): readonly { method: string; path: string }[] => root.routes)
   const app = new Elysia(ELYSIA_CONFIG)
     .use(requestLogging(log, metrics, clientAddress(server.socketAddress, config.trustProxy ?? false)))
+    .use(securityHeaders())
     .use(errorHandling(log, unknownApiPath(authenticate, basePath), allowed, [ofrepErrors(basePath)]))
     .use(dotSegmentGuard(basePath))
     .use(frontendCors(config.frontendCorsOrigins ?? ['*'], basePath, [FRONTEND_PREFIX, OFREP_PREFIX]))
@@ -71,12 +73,12 @@ export function createApp(
       },
       detail: { operationId: 'getReady', summary: 'Is the store loaded', tags: ['Operational'] },
     })
-    .use(metricsRoute(metrics))
+    .use(metricsRoute(metrics, config.metricsToken ?? null))
   for (const feature of FEATURES) for (const controller of feature.controllers(services, auth)) app.use(controller)
   // Made once every route is declared, from the routes themselves.
   const document = openApiDocument(app, {
     title: 'Feature flag admin API',
-    description: 'An Unleash-compatible admin API for feature flags, stored in local JSON files.',
+    description: 'An Unleash-compatible admin API for feature flags, stored in a data directory or on PostgreSQL.',
     version: API_VERSION,
     basePath,
   })

@@ -6,10 +6,14 @@
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import packageJson from '../package.json'
-import { backupDataDir, restoreBackup, sizeOf } from './backup/backup'
-import { backupDatabase, restoreDatabase } from './backup/postgres-backup'
+import { backupDataDir, defaultBackupFile, restoreBackup, sizeOf, storeProblem } from './backup/backup'
+import { backupDatabase, markSourceMoved, restoreDatabase } from './backup/postgres-backup'
 import { ConfigError, database, readConfig, type DatabaseConfig } from './config'
+import { displayName, UsersService } from './features/users/users.service'
+import { openDatabaseStore, openStore } from './services'
 import { describeIoError } from './storage/files'
+import { DataDirLock, DataDirLockError } from './storage/lock'
+import type { Store } from './storage/store'
 
 export const VERSION: string = packageJson.version
 
@@ -19,9 +23,14 @@ An Unleash-compatible feature-flag service in one process, storing its data in D
 
 Commands:
   serve                      start the service (the default)
-  backup FILE                copy DATA_DIR (or the DATABASE_URL store) to FILE while the service runs
+  backup [FILE]              copy DATA_DIR (or the DATABASE_URL store) to FILE while the service runs;
+                             without FILE, to a new file in DATA_DIR/backups (made 0700). A backup holds
+                             the secret key and the token and password hashes: keep it as private as DATA_DIR
   restore FILE [DIRECTORY]   make DIRECTORY (default DATA_DIR; missing or empty) a data directory from FILE,
                              or with DATABASE_URL fill that empty database from FILE
+  reset-password USER        give USER (a username or email) a new generated password, printed once, and end
+                             their sessions; on DATA_DIR only while no service runs on it (stop it first),
+                             with DATABASE_URL while instances run
   healthcheck                exit 0 if the service on PORT answers /ready with 200, else 1
   -h, --help                 show this help
   -v, --version              show the version
@@ -29,6 +38,8 @@ Commands:
 Settings come from the environment (the same for every command):
   PORT=4242                  port to listen on (0 picks a free one)
   HOST=0.0.0.0               address to listen on (127.0.0.1 to stay local)
+  METRICS_TOKEN              secret that /internal-backstage/prometheus then requires as "Authorization: Bearer
+                             <it>"; unset, the metrics answer anyone who reaches HOST (16 to 256 characters)
   DATA_DIR=data              directory of the store, created if missing
   DATABASE_URL               postgres://user:password@host:5432/database: store in PostgreSQL instead,
                              shared by several instances; or Unleash's DATABASE_HOST, DATABASE_PORT,
@@ -52,6 +63,9 @@ Settings come from the environment (the same for every command):
   SESSION_TTL_HOURS=48       how long a console sign-in lasts
   SECURE_COOKIES=false       mark the session cookie Secure behind a TLS proxy
   STREAMING_MAX_STREAMS=10000     client API streams held at once; past it SDKs are told to poll
+  STREAMING_MAX_STREAMS_PER_TOKEN=1000   streams one token holds; past it its SDKs are told to poll
+  STREAMING_MAX_STREAMS_PER_ADDRESS=20   frontend tokens' streams from one client address
+  STREAMING_MAX_UNSENT_BYTES=262144      bytes a slow reader's stream may hold before it is cut off
   STREAMING_HEARTBEAT_MS=15000    how often every stream gets a heartbeat
   STREAMING_BUFFER_CHANGES=10000  changes kept so that streams and delta polls resume
 
@@ -65,8 +79,9 @@ OpenFeature SDKs to http://HOST:PORT (OFREP, /ofrep/v1) with either.
 
 export type Command =
   | { name: 'serve' }
-  | { name: 'backup'; file: string }
+  | { name: 'backup'; file: string | undefined }
   | { name: 'restore'; file: string; directory: string | undefined }
+  | { name: 'reset-password'; user: string }
   | { name: 'healthcheck' }
   | { name: 'help' }
   | { name: 'version' }
@@ -95,11 +110,14 @@ export function parseCommand(args: readonly string[]): Command {
       if (first !== undefined) exactly(0, 'no arguments')
       return { name: 'serve' }
     case 'backup':
-      exactly(1, 'one argument, the FILE to write')
+      if (rest.length > 1) throw new UsageError('backup takes at most one argument, the FILE to write')
       return { name: 'backup', file: rest[0] }
     case 'restore':
       if (rest.length < 1 || rest.length > 2) throw new UsageError('restore takes the FILE to read and, optionally, the DIRECTORY to make')
       return { name: 'restore', file: rest[0], directory: rest[1] }
+    case 'reset-password':
+      exactly(1, 'one argument, the USER (username or email) whose password is lost')
+      return { name: 'reset-password', user: rest[0] }
     case 'healthcheck':
       exactly(0, 'no arguments')
       return { name: 'healthcheck' }
@@ -130,12 +148,12 @@ export function readyUrl(env: Record<string, string | undefined>): string {
   return `http://${host}:${config.port}${config.basePath}/ready`
 }
 
-/** Runs a command other than `serve`; resolves to the process's exit code. */
 /** The store in PostgreSQL, as the backup and restore commands name it. */
 function databaseName(database: DatabaseConfig): string {
   return `PostgreSQL ${database.host}:${database.port}/${database.database} (schema ${database.schema})`
 }
 
+/** Runs a command other than `serve`; resolves to the process's exit code. */
 export async function runCommand(command: Exclude<Command, { name: 'serve' }>, env = process.env): Promise<number> {
   switch (command.name) {
     case 'help':
@@ -145,11 +163,14 @@ export async function runCommand(command: Exclude<Command, { name: 'serve' }>, e
       console.log(VERSION)
       return 0
     case 'backup': {
-      const file = resolve(command.file)
       return attempt('back up', async () => {
         // With DATABASE_URL (or DATABASE_HOST…) the store is PostgreSQL's, as for the server.
         const shared = database(env)
         const from = shared ? databaseName(shared) : dataDir(env)
+        // Without a FILE: DATA_DIR/backups, made only once there is a store to back up.
+        const problem = shared ? null : storeProblem(from)
+        if (problem) throw new Error(problem)
+        const file = command.file === undefined ? defaultBackupFile(dataDir(env)) : resolve(command.file)
         if (shared && existsSync(file)) throw new Error(`${file} already exists; a backup never replaces a file, so give a new file name`)
         const header = shared ? await backupDatabase(shared, file) : await backupDataDir(from, file)
         console.log(`Backed up ${from} to ${file}: ${header.lastEventId} events, ${await sizeOf(file)} bytes`)
@@ -163,8 +184,19 @@ export async function runCommand(command: Exclude<Command, { name: 'serve' }>, e
         const into = shared ? databaseName(shared) : command.directory === undefined ? dataDir(env) : resolve(command.directory)
         const header = shared ? await restoreDatabase(file, shared) : await restoreBackup(file, into)
         console.log(`Restored ${file} (taken ${header.createdAt}, ${header.lastEventId} events) into ${into}`)
+        // Moved in from files: the data directory left behind must not be served again by mistake.
+        const moved = shared ? markSourceMoved(header, file, into) : null
+        if (moved) (moved.marked ? console.log : console.error)(moved.said)
       })
     }
+    case 'reset-password':
+      return attempt('reset the password', async () => {
+        const { user, password } = await withStore(env, 'reset-password', (store) => new UsersService(store).resetPassword(command.user))
+        console.log(
+          `New password for "${displayName(user)}" (user ${user.id}), shown only this once (only an argon2id hash is stored):\n\n  ${password}\n\n` +
+            'Every session of the user has ended. Sign in with it in the console, then choose your own (Change password).',
+        )
+      })
     case 'healthcheck':
       return attempt('check health', async () => {
         const url = readyUrl(env)
@@ -174,6 +206,43 @@ export async function runCommand(command: Exclude<Command, { name: 'serve' }>, e
         if (response.status !== 200) throw new Error(`${url} answered ${response.status}: ${(await response.text()).slice(0, 200)}`)
         console.log(`${url}: ready`)
       })
+  }
+}
+
+/**
+ * Runs `use` on the store where the data is, for a command that writes: in PostgreSQL with
+ * DATABASE_URL (instances may run; they hear of the commit as of any other), else in DATA_DIR,
+ * locked as the service locks it, so only while no service runs there.
+ */
+async function withStore<T>(env: Record<string, string | undefined>, command: string, use: (store: Store) => Promise<T>): Promise<T> {
+  const shared = database(env)
+  if (shared) {
+    const store = await openDatabaseStore(shared, { attempts: 1, max: 1 })
+    try {
+      return await use(store)
+    } finally {
+      await store.close()
+    }
+  }
+  const dir = dataDir(env)
+  const problem = storeProblem(dir)
+  if (problem) throw new Error(problem)
+  let lock: DataDirLock
+  try {
+    lock = DataDirLock.acquire(dir)
+  } catch (error) {
+    if (error instanceof DataDirLockError && error.busy) throw new Error(`${error.message}: stop the service, then run ${command} again`)
+    throw error
+  }
+  try {
+    const store = await openStore(dir, { sync: true })
+    try {
+      return await use(store)
+    } finally {
+      await store.close()
+    }
+  } finally {
+    lock.release()
   }
 }
 

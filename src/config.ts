@@ -20,6 +20,11 @@ export interface Config {
   checkpointAfterBytes: number
   /** `TRUST_PROXY`: log the client address a reverse proxy sends in X-Forwarded-For, not the proxy's. */
   trustProxy: boolean
+  /**
+   * `METRICS_TOKEN`: when set, `/internal-backstage/prometheus` answers only requests sending
+   * `Authorization: Bearer <it>`; null (unset) leaves it open, as in Unleash.
+   */
+  metricsToken: string | null
   /** `METRICS_FLUSH_MS`: how often SDK metrics and registrations, held in memory, are committed. */
   metricsFlushMs: number
   /** `FRONTEND_CORS_ORIGINS`: origins browsers may call /api/frontend from (comma-separated), or `*` (default) for any. */
@@ -39,6 +44,12 @@ export interface Config {
   secureCookies: boolean
   /** `STREAMING_MAX_STREAMS`: client API streams held at once; more are told to poll (10,000). */
   streamingMaxStreams: number
+  /** `STREAMING_MAX_STREAMS_PER_TOKEN`: streams one token holds at once; more are told to poll (1,000). */
+  streamingMaxStreamsPerToken: number
+  /** `STREAMING_MAX_STREAMS_PER_ADDRESS`: streams of frontend tokens held for one client address; more are told to poll (20). */
+  streamingMaxStreamsPerAddress: number
+  /** `STREAMING_MAX_UNSENT_BYTES`: bytes a stream may have waiting for a slow client before it is cut off (256 KiB). */
+  streamingMaxUnsentBytes: number
   /** `STREAMING_HEARTBEAT_MS`: how often every stream gets a heartbeat comment (15 s; the Node SDK gives up after 60 s of silence). */
   streamingHeartbeatMs: number
   /** `STREAMING_BUFFER_CHANGES`: changed flags and segments kept so that streams and delta polls resume without a hydration (10,000). */
@@ -118,6 +129,7 @@ export function readConfig(env: Record<string, string | undefined>, cwd = proces
     checkpointAfterBytes: integer(env, 'CHECKPOINT_AFTER_BYTES', 8 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     trustProxy: boolean(env, 'TRUST_PROXY', false),
     metricsFlushMs: integer(env, 'METRICS_FLUSH_MS', 10_000, 100, 3_600_000),
+    metricsToken: metricsToken(env.METRICS_TOKEN),
     frontendCorsOrigins: corsOrigins(env.FRONTEND_CORS_ORIGINS),
     basePath: basePath(env.BASE_URI_PATH),
     defaultAdminUsername: defaultAdminUsername(env.UNLEASH_DEFAULT_ADMIN_USERNAME),
@@ -125,6 +137,9 @@ export function readConfig(env: Record<string, string | undefined>, cwd = proces
     sessionTtlHours: integer(env, 'SESSION_TTL_HOURS', 48, 1, 24 * 365),
     secureCookies: boolean(env, 'SECURE_COOKIES', false),
     streamingMaxStreams: integer(env, 'STREAMING_MAX_STREAMS', 10_000, 0, 1_000_000),
+    streamingMaxStreamsPerToken: integer(env, 'STREAMING_MAX_STREAMS_PER_TOKEN', 1000, 0, 1_000_000),
+    streamingMaxStreamsPerAddress: integer(env, 'STREAMING_MAX_STREAMS_PER_ADDRESS', 20, 0, 1_000_000),
+    streamingMaxUnsentBytes: integer(env, 'STREAMING_MAX_UNSENT_BYTES', 256 * 1024, 1024, 1 << 30),
     streamingHeartbeatMs: integer(env, 'STREAMING_HEARTBEAT_MS', 15_000, 100, 55_000),
     streamingBufferChanges: integer(env, 'STREAMING_BUFFER_CHANGES', 10_000, 0, 10_000_000),
     database: database(env),
@@ -205,6 +220,16 @@ function databaseSsl(raw: string | undefined, key = 'DATABASE_SSL'): DatabaseCon
   if (['true', '1', 'yes', 'on', 'require'].includes(value)) return 'require'
   if (value === 'verify-ca' || value === 'verify-full' || value === 'prefer') return value
   throw new ConfigError(`${key} must be true, false, require, prefer, verify-ca or verify-full, got "${raw}"`)
+}
+
+/** A bearer token as Prometheus sends it: printable ASCII without spaces, long enough not to be guessed. */
+const METRICS_TOKEN = /^[\x21-\x7e]{16,256}$/
+
+function metricsToken(raw: string | undefined): string | null {
+  const token = raw?.trim() ?? ''
+  if (token === '') return null
+  if (!METRICS_TOKEN.test(token)) throw new ConfigError('METRICS_TOKEN must be 16 to 256 printable ASCII characters without spaces (e.g. openssl rand -hex 32)')
+  return token
 }
 
 function defaultAdminUsername(raw: string | undefined): string {

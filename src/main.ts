@@ -15,6 +15,7 @@ import { errorResponse } from './http/errors'
 import { rawPathRoutes } from './http/routing'
 import { DataDirError, describeIoError, DIR_MODE, StoreLoadError } from './storage/files'
 import { DataDirLock, DataDirLockError } from './storage/lock'
+import { movedProblem } from './storage/moved'
 import { DatabaseStartError } from './storage/postgres-connect'
 import { createServices, initialise, openDatabaseStore, openStore, stopWorkers } from './services'
 import { SEARCH_WAIT_SECONDS } from './features/events/events.service'
@@ -92,6 +93,9 @@ async function serve() {
   }
   // On PostgreSQL there is no data directory: several instances share the database.
   if (config.database === null) {
+    // A directory moved to PostgreSQL is out of date: serving it would quietly lose every write made there.
+    const moved = movedProblem(config.dataDir)
+    if (moved) fail(moved)
     makeDataDir(config.dataDir)
     // Before anything in the directory is read or written; the lock's descriptor stays open, so it
     // is held until the process ends.
@@ -133,7 +137,13 @@ async function serve() {
   const services = createServices(store, {
     metricsFlushMs: config.metricsFlushMs,
     session: { ttlMs: config.sessionTtlHours * 3600_000, secureCookies: config.secureCookies },
-    streaming: { maxStreams: config.streamingMaxStreams, heartbeatMs: config.streamingHeartbeatMs },
+    streaming: {
+      maxStreams: config.streamingMaxStreams,
+      heartbeatMs: config.streamingHeartbeatMs,
+      maxStreamsPerToken: config.streamingMaxStreamsPerToken,
+      maxStreamsPerAddress: config.streamingMaxStreamsPerAddress,
+      maxUnsentBytes: config.streamingMaxUnsentBytes,
+    },
     streamingBufferChanges: config.streamingBufferChanges,
     searchCacheDir: config.searchCacheDir,
   })
@@ -191,6 +201,7 @@ async function serve() {
   const stop = async (signal: string) => {
     if (stopping) return
     stopping = true
+    const started = performance.now()
     log.info('stopping', { signal })
     try {
       // Streams never finish on their own: they are told to poll and ended first, or stop() would wait for them.
@@ -204,6 +215,8 @@ async function serve() {
       process.exitCode = 1
     }
     stopWorkers(services)
+    // Last, once the server, the streams, the store and the workers are closed.
+    log.info('stopped', { signal, exitCode: process.exitCode ?? 0, durationMs: Math.round(performance.now() - started) })
     process.exit()
   }
   process.on('SIGTERM', () => void stop('SIGTERM'))

@@ -2,7 +2,7 @@
 import { join } from 'node:path'
 import { Memory } from 'lowdb'
 import { JsonLinesEventLog, MemoryEventLog } from './storage/event-log'
-import { AtomicJsonFile, EVENTS_FILE, JOURNAL_FILE, PROBE_FILE, probeDataDir, realFileSystem, secureDataDir, STATE_FILE, StoreLoadError, type FileSystem, type SecuredReport } from './storage/files'
+import { AtomicJsonFile, BACKUPS_DIR, EVENTS_FILE, JOURNAL_FILE, PROBE_FILE, probeDataDir, realFileSystem, secureDataDir, STATE_FILE, StoreLoadError, type FileSystem, type SecuredReport } from './storage/files'
 import { LOCK_FILE } from './storage/lock'
 import { KEY_FILE, newKey, readKey, writeKey } from './storage/secret-key'
 import { JsonLinesJournal, MemoryJournal } from './storage/state-journal'
@@ -72,14 +72,18 @@ import { sessionsController, usersController } from './features/users/users.cont
 import { sessionsCollection, usersCollection } from './features/users/users.records'
 import { DEFAULT_SESSION_OPTIONS, SessionsService, type SessionOptions } from './features/users/sessions.service'
 import { UsersService } from './features/users/users.service'
+import { LoginThrottle } from './features/users/login-throttle'
 import { SecretHasher } from './features/tokens/secret-hash'
 
 export { EVENTS_FILE, JOURNAL_FILE, KEY_FILE, STATE_FILE }
 
 /** Every file the service writes in a data directory (the checkpoint's and the key's temp files too). */
 export const DATA_FILES = [STATE_FILE, `.${STATE_FILE}.tmp`, JOURNAL_FILE, EVENTS_FILE, KEY_FILE, `.${KEY_FILE}.tmp`, LOCK_FILE, PROBE_FILE]
-/** Directories of files the service writes in a data directory: the event log's search segments (a cache, never in backups). */
-export const DATA_DIRECTORIES = [SEARCH_DIR]
+/**
+ * Directories of files the service writes in a data directory: the event log's search segments (a
+ * cache, never in backups), and the backups `flagstore backup` writes without a FILE.
+ */
+export const DATA_DIRECTORIES = [SEARCH_DIR, BACKUPS_DIR]
 
 /** A feature as the application sees it: the collections it keeps in the state document and its routes. */
 export interface Feature {
@@ -186,9 +190,9 @@ export async function openStore(dataDir: string | null, options: StoreOptions = 
  */
 export async function openDatabaseStore(
   database: DatabaseConfig,
-  options: { checkpointAfterBytes?: number; log?: (line: Record<string, unknown>) => void; max?: number; idleTimeout?: number } = {},
+  options: { checkpointAfterBytes?: number; log?: (line: Record<string, unknown>) => void; max?: number; idleTimeout?: number; attempts?: number } = {},
 ): Promise<Store> {
-  const sql = await connectAtStart(database, { log: options.log, max: options.max, idleTimeout: options.idleTimeout })
+  const sql = await connectAtStart(database, { log: options.log, max: options.max, idleTimeout: options.idleTimeout, attempts: options.attempts })
   try {
     await migrate(sql, database)
     const log = new PostgresLog(sql, database)
@@ -241,6 +245,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
   const relations = new RelationsService(store)
   const users = new UsersService(store)
   const changes = new ChangeFeed(store, options.streamingBufferChanges)
+  const session = options.session ?? DEFAULT_SESSION_OPTIONS
   return {
     store,
     patterns,
@@ -266,7 +271,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     metrics,
     frontend: new FrontendService(store),
     users,
-    sessions: new SessionsService(store, users, options.session ?? DEFAULT_SESSION_OPTIONS),
+    sessions: new SessionsService(store, users, session, new LoginThrottle(session.throttle, store.shared?.failures)),
   }
 }
 

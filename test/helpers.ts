@@ -254,13 +254,13 @@ const openApps = new Set<Api>()
 
 /** An app on the in-memory store, seeded as at first start, with ADMIN_SECRET as admin token. */
 export async function makeApi(
-  options: { dataDir?: string; database?: DatabaseConfig; bodyLimit?: number; adminTokens?: string[]; checkpointAfterBytes?: number; log?: Logger; fs?: FileSystem } & ServiceOptions = {},
+  options: { dataDir?: string; database?: DatabaseConfig; bodyLimit?: number; trustProxy?: boolean; adminTokens?: string[]; checkpointAfterBytes?: number; log?: Logger; fs?: FileSystem } & ServiceOptions = {},
 ): Promise<Api> {
   const store = options.database
     ? await openDatabaseStore(options.database, { checkpointAfterBytes: options.checkpointAfterBytes, max: 3, idleTimeout: 5 })
     : await openTestStore(options.dataDir ?? null, { sync: true, checkpointAfterBytes: options.checkpointAfterBytes, fs: options.fs })
-  const services = createServices(store, { metricsFlushMs: options.metricsFlushMs, streaming: options.streaming, streamingBufferChanges: options.streamingBufferChanges, segmentEvents: options.segmentEvents, segmentCheck: options.segmentCheck, searchCacheDir: options.searchCacheDir, search: options.search })
-  const app = createApp(services, { bodyLimit: options.bodyLimit ?? BODY_LIMIT }, options.log)
+  const services = createServices(store, { metricsFlushMs: options.metricsFlushMs, streaming: options.streaming, streamingBufferChanges: options.streamingBufferChanges, segmentEvents: options.segmentEvents, segmentCheck: options.segmentCheck, searchCacheDir: options.searchCacheDir, search: options.search, session: options.session })
+  const app = createApp(services, { bodyLimit: options.bodyLimit ?? BODY_LIMIT, trustProxy: options.trustProxy }, options.log)
   const adminTokens = options.adminTokens ?? [ADMIN_SECRET]
   const api = new Api(app, services, options.dataDir ?? null, adminTokens[0])
   openApps.add(api)

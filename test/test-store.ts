@@ -58,7 +58,7 @@ let admin: SQL | null = null
 
 async function recycle(config: DatabaseConfig): Promise<void> {
   admin ??= new SQL({ hostname: config.host, port: config.port, username: config.username, database: config.database, max: 1 })
-  await admin.unsafe(`DELETE FROM "${config.schema}".flagstore_commits; DELETE FROM "${config.schema}".flagstore_events; DELETE FROM "${config.schema}".flagstore_checkpoints; DELETE FROM "${config.schema}".flagstore_meta`)
+  await admin.unsafe(`DELETE FROM "${config.schema}".flagstore_commits; DELETE FROM "${config.schema}".flagstore_events; DELETE FROM "${config.schema}".flagstore_checkpoints; DELETE FROM "${config.schema}".flagstore_meta; DELETE FROM "${config.schema}".flagstore_login_failures`)
   emptied.push(config)
 }
 

@@ -8,13 +8,14 @@
  * If a checkpoint was written between reading `state.json` and the journal, the journal no longer
  * follows on from it; the read is then simply made again.
  */
-import { closeSync, existsSync, fsyncSync, openSync, writeSync } from 'node:fs'
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs'
 import { lstat, mkdir, mkdtemp, open, readdir, readFile, rename, rm, rmdir, stat, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { COLLECTIONS, openStore } from '../services'
-import { describeIoError, DIR_MODE, EVENTS_FILE, FILE_MODE, JOURNAL_FILE, readLines, secureDataDir, STATE_FILE, StoreLoadError } from '../storage/files'
+import { BACKUPS_DIR, describeIoError, DIR_MODE, EVENTS_FILE, FILE_MODE, JOURNAL_FILE, readLines, secureDataDir, STATE_FILE, StoreLoadError } from '../storage/files'
 import { KEY_FILE, parseKey, readKey, writeKey } from '../storage/secret-key'
 import { DataDirLock, LOCK_FILE } from '../storage/lock'
+import { movedProblem } from '../storage/moved'
 import { loadedCollection, type StateDoc } from '../storage/records'
 import { replayJournal, type JournalEntry } from '../storage/state-journal'
 
@@ -33,6 +34,11 @@ export interface BackupHeader {
   commitSeq: number
   /** The data directory's secret key in hex; absent from version 1, and from a directory that has none yet. */
   secretKey?: string
+  /**
+   * The absolute path of the data directory backed up (absent from a database's backup, and from
+   * older backups): a restore into PostgreSQL marks that directory as moved (storage/moved.ts).
+   */
+  source?: string
 }
 
 /** The state at the last acknowledged commit, read from the files alone. */
@@ -51,15 +57,42 @@ async function readState(dataDir: string): Promise<StateDoc> {
 }
 
 /**
+ * Why `dataDir` is not a data directory holding a store to use, in words: missing, empty, or moved
+ * to PostgreSQL (its files out of date); null when it is one.
+ */
+export function storeProblem(dataDir: string): string | null {
+  if (!existsSync(dataDir)) return `the data directory ${dataDir} does not exist; set DATA_DIR to the service's data directory`
+  if (!existsSync(join(dataDir, STATE_FILE))) return `${dataDir} holds no store (no ${STATE_FILE}); set DATA_DIR to the service's data directory`
+  return movedProblem(dataDir)
+}
+
+/**
  * What stops a backup before it starts, in words: no store to read, or a file that cannot be
  * made (a backup never replaces a file). Null when both are fine.
  */
 function backupProblem(dataDir: string, file: string): string | null {
-  if (!existsSync(dataDir)) return `the data directory ${dataDir} does not exist; set DATA_DIR to the service's data directory`
-  if (!existsSync(join(dataDir, STATE_FILE))) return `${dataDir} holds no store (no ${STATE_FILE}); set DATA_DIR to the service's data directory`
+  const problem = storeProblem(dataDir)
+  if (problem) return problem
   if (existsSync(file)) return `${file} already exists; a backup never replaces a file, so give a new file name`
   if (!existsSync(dirname(file))) return `cannot write ${file}: the directory ${dirname(file)} does not exist`
   return null
+}
+
+/**
+ * A new file in `dataDir`'s backups directory, named by the time (`backup-20261128T054005.123Z.jsonl`,
+ * so that they sort by age). The directory is made `0700` if missing (DATA_DIR too, on PostgreSQL,
+ * where there may be none), and narrowed to it if others could read it: a backup holds the secret key.
+ */
+export function defaultBackupFile(dataDir: string, now = new Date()): string {
+  const dir = join(dataDir, BACKUPS_DIR)
+  try {
+    mkdirSync(dir, { recursive: true, mode: DIR_MODE })
+  } catch (error) {
+    throw new Error(`cannot make ${dir} for the backup: ${describeIoError(error)}; give a FILE elsewhere`)
+  }
+  const { refused } = secureDataDir(dir, [])
+  if (refused.length > 0) throw new Error(`${dir} can be read by others and this process cannot change that (${refused.join(', ')}); make it 0700, or give a FILE elsewhere`)
+  return join(dir, `backup-${now.toISOString().replace(/[-:]/g, '')}.jsonl`)
 }
 
 /** Writes a backup of `dataDir` (the service may be running) to `file`; returns its header. */
@@ -67,7 +100,7 @@ export async function backupDataDir(dataDir: string, file: string): Promise<Back
   const problem = backupProblem(dataDir, file)
   if (problem) throw new Error(problem)
   const state = await readState(dataDir)
-  const header = backupHeader(state, readKey(dataDir)?.toString('hex'))
+  const header = backupHeader(state, readKey(dataDir)?.toString('hex'), dataDir)
   await writeBackup(file, header, state, async (writeLine) => {
     // Written in order from inside the line reader: the backup is never held whole in memory.
     let copied = 0
@@ -81,8 +114,8 @@ export async function backupDataDir(dataDir: string, file: string): Promise<Back
   return header
 }
 
-/** The header of a backup of `state`, with the store's secret key (hex) when it has one. */
-export function backupHeader(state: StateDoc, secretKey: string | undefined): BackupHeader {
+/** The header of a backup of `state`, with the store's secret key (hex) when it has one, and the data directory it comes from. */
+export function backupHeader(state: StateDoc, secretKey: string | undefined, source?: string): BackupHeader {
   return {
     format: BACKUP_FORMAT,
     version: 2,
@@ -90,6 +123,7 @@ export function backupHeader(state: StateDoc, secretKey: string | undefined): Ba
     lastEventId: state.lastEventId,
     commitSeq: state.commitSeq,
     ...(secretKey ? { secretKey } : {}),
+    ...(source ? { source } : {}),
   }
 }
 

@@ -8,14 +8,20 @@
  * restore fills an empty database in one transaction, so a backup that is cut short or garbage
  * leaves it empty; one that holds a store is refused.
  */
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import { Memory } from 'lowdb'
 import type { SQL } from 'bun'
 import type { DatabaseConfig } from '../config'
 import { COLLECTIONS } from '../services'
 import { MemoryEventLog } from '../storage/event-log'
+import { STATE_FILE } from '../storage/files'
+import { DataDirLock, DataDirLockError } from '../storage/lock'
+import { markMoved, MOVED_FILE } from '../storage/moved'
 import { selectCommits, selectEventLines } from '../storage/postgres'
 import { connectAtStart, lockName, migrate } from '../storage/postgres-connect'
 import { loadedCollection, type StateDoc } from '../storage/records'
+import { readKey } from '../storage/secret-key'
 import { MemoryJournal, replayJournal } from '../storage/state-journal'
 import { Store } from '../storage/store'
 import { backupHeader, readBackup, readHeader, writeBackup, type BackupHeader } from './backup'
@@ -80,4 +86,42 @@ export async function restoreDatabase(file: string, database: DatabaseConfig): P
     })
     return header
   })
+}
+
+/**
+ * After a restore into PostgreSQL (`movedTo` names it, without a password), marks the data
+ * directory the backup was taken from as moved (storage/moved.ts), when it is on this machine and
+ * still holds that store (the same secret key). Returns what was done, in one line for the operator;
+ * null for a backup that names no data directory (a database's, or an older version's).
+ */
+export function markSourceMoved(header: BackupHeader, file: string, movedTo: string): { marked: boolean; said: string } | null {
+  const source = typeof header.source === 'string' ? header.source : null
+  if (source === null) return null
+  const unmarked = (why: string) => ({ marked: false, said: `${source}, which the backup was taken from, was not marked as moved: ${why}` })
+  if (!existsSync(join(source, STATE_FILE))) return unmarked('it holds no store on this machine')
+  let key: Buffer | null
+  try {
+    key = readKey(source)
+  } catch (error) {
+    return unmarked((error as Error).message)
+  }
+  if (key === null || header.secretKey === undefined || key.toString('hex') !== header.secretKey) return unmarked('it now holds another store (its secret.key is not the backup\'s)')
+  try {
+    markMoved(source, { movedTo, movedAt: new Date().toISOString(), backup: file })
+  } catch (error) {
+    return unmarked(`${join(source, MOVED_FILE)} cannot be written (${(error as Error).message})`)
+  }
+  return { marked: true, said: `Marked ${source} as moved (${join(source, MOVED_FILE)}): a start on it without DATABASE_URL now stops${stillServed(source)}` }
+}
+
+/** Said when a service still runs on the directory moved: what it accepts now is not in the database. */
+function stillServed(dataDir: string): string {
+  try {
+    DataDirLock.acquire(dataDir).release()
+    return ''
+  } catch (error) {
+    if (!(error instanceof DataDirLockError) || !error.busy) return ''
+    const pid = error.holder ? ` (pid ${error.holder.pid})` : ''
+    return `. A service still runs on it${pid}: stop it, as writes it takes are not in the database`
+  }
 }

@@ -1,5 +1,6 @@
 /**
- * Prometheus metrics at `/internal-backstage/prometheus` (the path Unleash uses), made with
+ * Prometheus metrics at `/internal-backstage/prometheus` (the path Unleash uses; open to anyone who
+ * can reach the port unless `METRICS_TOKEN` is set, then only with `Authorization: Bearer <it>`), made with
  * prom-client (which Unleash uses too, so the process metrics have the names Unleash's and Node's
  * dashboards expect). Names follow Prometheus' conventions and, like Unleash's, have no prefix:
  * base units (`_seconds`, `_bytes`), `_total` only on counters.
@@ -10,9 +11,12 @@
  * - read from the SDK APIs' caches when scraped: `sdk_answers_total{api,source}`;
  * - the process: prom-client's default metrics that tell the truth on Bun (see NOT_ON_BUN).
  */
+import { createHash, timingSafeEqual } from 'node:crypto'
 import { Elysia, t } from 'elysia'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { AuthenticationRequired } from '../errors'
 import type { Store } from '../storage/store'
+import { errors } from './schemas'
 
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
 
@@ -183,13 +187,29 @@ export class Metrics {
   }
 }
 
-export function metricsRoute(metrics: Metrics) {
+const digest = (text: string) => createHash('sha256').update(text).digest()
+
+/**
+ * The metrics route; with `token` (`METRICS_TOKEN`) a scrape must send `Authorization: Bearer
+ * <token>` (Prometheus' `authorization: { credentials: … }`), compared in constant time.
+ */
+export function metricsRoute(metrics: Metrics, token: string | null = null) {
+  const expected = token === null ? null : digest(`Bearer ${token}`)
   return new Elysia({ name: 'metrics' }).get(
     '/internal-backstage/prometheus',
-    async () => new Response(await metrics.render(), { headers: { 'content-type': metrics.contentType } }),
+    async ({ request }) => {
+      if (expected !== null && !timingSafeEqual(digest(request.headers.get('authorization') ?? ''), expected)) {
+        throw new AuthenticationRequired('METRICS_TOKEN is set: send it as "Authorization: Bearer <METRICS_TOKEN>"')
+      }
+      return new Response(await metrics.render(), { headers: { 'content-type': metrics.contentType } })
+    },
     {
-      response: { 200: t.String({ description: 'Metrics in the Prometheus text exposition format, version 0.0.4' }) },
-      detail: { operationId: 'getPrometheusMetrics', summary: 'Metrics in Prometheus text format (no token needed)', tags: ['Operational'] },
+      response: { 200: t.String({ description: 'Metrics in the Prometheus text exposition format, version 0.0.4' }), ...errors(401) },
+      detail: {
+        operationId: 'getPrometheusMetrics',
+        summary: 'Metrics in Prometheus text format (with METRICS_TOKEN set, send Authorization: Bearer <it>; otherwise no token)',
+        tags: ['Operational'],
+      },
     },
   )
 }

@@ -34,28 +34,37 @@ function page(title: string, basePath: string): string {
   <div id="swagger-ui"></div>
   <script src="${basePath}/swagger/assets/swagger-ui-bundle.js"></script>
   <script src="${basePath}/swagger/assets/swagger-ui-standalone-preset.js"></script>
-  <script>
-    window.ui = SwaggerUIBundle({
-      url: ${JSON.stringify(basePath + OPENAPI_PATH)},
-      dom_id: '#swagger-ui',
-      deepLinking: true,
-      persistAuthorization: true,
-      presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
-      layout: 'StandaloneLayout',
-    })
-  </script>
+  <script src="${basePath}/swagger/assets/${INITIALIZER}"></script>
 </body>
 </html>
 `
 }
 
+/**
+ * Swagger UI's start, a script of its own (the page's Content-Security-Policy allows no inline
+ * script). validatorUrl null: no badge fetched from validator.swagger.io.
+ */
+const INITIALIZER = 'swagger-initializer.js'
+const initializer = (basePath: string) => `window.ui = SwaggerUIBundle({
+  url: ${JSON.stringify(basePath + OPENAPI_PATH)},
+  dom_id: '#swagger-ui',
+  deepLinking: true,
+  persistAuthorization: true,
+  validatorUrl: null,
+  presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
+  layout: 'StandaloneLayout',
+})
+`
+
 /** `basePath` is `BASE_URI_PATH`: the routes get it from the app's prefix, the page's links need it written out. */
 export function swaggerUi(title: string, basePath = '') {
   const html = page(title, basePath)
+  const start = initializer(basePath)
   const hidden = { detail: { hide: true } }
   return new Elysia({ name: 'swagger-ui' })
     .get('/swagger', () => new Response(html, { headers: { 'content-type': 'text/html; charset=utf-8' } }), hidden)
     .get('/swagger/assets/:file', ({ params }) => {
+      if (params.file === INITIALIZER) return new Response(start, { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' } })
       const asset = Object.hasOwn(ASSETS, params.file) ? ASSETS[params.file] : undefined
       if (!asset) return new Response('Not found', { status: 404 })
       return new Response(Bun.file(asset.path), { headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=86400' } })

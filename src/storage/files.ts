@@ -183,6 +183,8 @@ export async function probeWritable(dataDir: string, fs: FileSystem = realFileSy
 export const STATE_FILE = 'state.json'
 export const JOURNAL_FILE = 'state.journal.jsonl'
 export const EVENTS_FILE = 'events.jsonl'
+/** The directory in DATA_DIR that `flagstore backup` without a FILE writes into. */
+export const BACKUPS_DIR = 'backups'
 
 /** A data file that cannot be trusted. Start-up stops with this message; nothing is replaced. */
 export class StoreLoadError extends Error {

@@ -9,7 +9,7 @@ import { isIP } from 'node:net'
 import type { DatabaseConfig } from '../config'
 
 /** What this version of the schema is; a database at a later one was written by a newer flagstore. */
-export const SCHEMA_VERSION = 1
+export const SCHEMA_VERSION = 2
 
 /** Migration n (1-based) brings the schema from version n - 1 to n; each runs in one transaction. */
 const MIGRATIONS: readonly (readonly string[])[] = [
@@ -21,9 +21,13 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     `CREATE TABLE flagstore_checkpoints (seq bigint PRIMARY KEY, state text NOT NULL, written_at timestamptz NOT NULL DEFAULT now())`,
     `INSERT INTO flagstore_schema (version) VALUES (0)`,
   ],
+  // The sign-in throttle's counts, shared by the instances (postgres-failures.ts).
+  [
+    `CREATE TABLE flagstore_login_failures (key text PRIMARY KEY, capped boolean NOT NULL, failures integer NOT NULL, pending integer NOT NULL, blocked_until bigint NOT NULL, last_seen bigint NOT NULL)`,
+  ],
 ]
 
-const TABLES = ['flagstore_schema', 'flagstore_meta', 'flagstore_commits', 'flagstore_events', 'flagstore_checkpoints']
+const TABLES = ['flagstore_schema', 'flagstore_meta', 'flagstore_commits', 'flagstore_events', 'flagstore_checkpoints', 'flagstore_login_failures']
 
 /** Seconds a connection attempt may take; past it the database counts as unreachable. */
 const CONNECT_TIMEOUT_S = 5

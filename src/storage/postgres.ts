@@ -19,6 +19,8 @@ import type { Adapter } from 'lowdb'
 import type { DatabaseConfig } from '../config'
 import { describeDatabaseError, lockName, where } from './postgres-connect'
 import type { EventLog } from './event-log'
+import type { FailureTable } from './failure-table'
+import { PostgresFailureTable } from './postgres-failures'
 import type { JournalContents, JournalEntry, StateJournal } from './state-journal'
 import type { EventRecord, StateDoc } from './records'
 
@@ -55,6 +57,8 @@ export interface SharedLog {
   probe(): Promise<void>
   /** A failure of this database in words, for `/ready`, the 503 and the log. */
   describe(error: unknown): string
+  /** The sign-in throttle's counts, shared by every instance on the database. */
+  readonly failures: FailureTable
   close(): Promise<void>
 }
 
@@ -73,6 +77,7 @@ const PRUNE_AFTER = '10 minutes'
 export class PostgresLog implements SharedLog {
   readonly name: string
   identity = ''
+  readonly failures: FailureTable
   private readonly channel: string
   private unlisten: (() => Promise<void>) | null = null
   private closed = false
@@ -84,6 +89,7 @@ export class PostgresLog implements SharedLog {
     this.name = `PostgreSQL ${where(config)} schema ${config.schema}`
     // A channel is an identifier of at most 63 bytes: the schema's hash keeps it short and unquoted.
     this.channel = `flagstore_${Bun.hash(lockName(config.schema, 'commits')).toString(36)}`
+    this.failures = new PostgresFailureTable(sql, config.schema, (error) => this.describe(error))
   }
 
   async commit(after: { seq: number; lastEventId: number }, body: (remote: SharedCommit[]) => SharedCommit | null): Promise<void> {

@@ -182,8 +182,8 @@ export class Store {
     return events.readLines?.(lastId, onLine, after) ?? events.read(this.lastEventId, (event) => void (event.id > after && event.id <= lastId && onLine(JSON.stringify(event))))
   }
 
-  /** The database the store is kept in (its name for logs, its identity for caches of its log), or null for files or memory. */
-  get shared(): Pick<SharedLog, 'name' | 'identity'> | null {
+  /** The database the store is kept in (its name for logs, its identity for caches of its log, the sign-in counts), or null for files or memory. */
+  get shared(): (Pick<SharedLog, 'name' | 'identity'> & Partial<Pick<SharedLog, 'failures'>>) | null {
     return this.files.shared ?? null
   }
 

@@ -375,9 +375,11 @@ describe('archive, revive and delete', () => {
     expect((await readFlag('elsewhere', 'not-here')).archived).toBe(false)
   })
 
-  test('reviving an archived flag returns it to the project list at lifecycle initial and records feature-revived', async () => {
+  test('reviving an archived flag returns it to the project list at lifecycle initial, off in every environment, and records feature-revived', async () => {
     await api.newFlag('default', 'phoenix')
     await on('default', 'phoenix', 'production')
+    await on('default', 'phoenix', 'development')
+    const client = await api.createToken({ tokenName: 'sdk', type: 'client', projects: ['default'], environment: 'production' })
     await archive('default', 'phoenix')
     const before = api.lastEventId()
     const response = await api.post('/api/admin/projects/default/revive', { features: ['phoenix'] })
@@ -387,11 +389,29 @@ describe('archive, revive and delete', () => {
     expect(flag.archived).toBe(false)
     expect(flag.archivedAt).toBeNull()
     expect(flag.lifecycle.stage).toBe('initial')
+    // As Unleash 6: a revived flag is off everywhere (its strategies kept), and SDKs are served it off.
+    expect(flag.environments.map((environment: { name: string; enabled: boolean }) => [environment.name, environment.enabled])).toEqual([
+      ['development', false],
+      ['production', false],
+    ])
+    expect((await environmentOf('default', 'phoenix', 'production')).strategies).toHaveLength(1)
+    const served = await api.get<{ features: { name: string; enabled: boolean }[] }>('/api/client/features', { token: client.body.secret })
+    expect(served.body.features.find((feature) => feature.name === 'phoenix')).toMatchObject({ enabled: false })
     expect(await listedNames('default')).toEqual(['phoenix'])
     expect(await archivedNames()).toEqual([])
     const events = api.eventsSince(before)
-    expect(types(events)).toEqual(['feature-revived'])
+    expect(types(events)).toEqual(['feature-revived', 'feature-environment-disabled', 'feature-environment-disabled'])
     expect(events[0]).toMatchObject(flagEvent('feature-revived', 'default', 'phoenix'))
+    expect(events.slice(1).map((event) => event.environment).sort()).toEqual(['development', 'production'])
+    for (const event of events.slice(1)) expect(event).toMatchObject({ data: { enabled: false }, preData: { enabled: true } })
+  })
+
+  test('reviving a flag that was off everywhere records feature-revived alone', async () => {
+    await api.newFlag('default', 'quiet-phoenix')
+    await archive('default', 'quiet-phoenix')
+    const before = api.lastEventId()
+    expectStatus(await api.post('/api/admin/projects/default/revive', { features: ['quiet-phoenix'] }), 200)
+    expect(types(api.eventsSince(before))).toEqual(['feature-revived'])
   })
 
   test('reviving an unknown flag answers 404 and revives nothing else of the request', async () => {

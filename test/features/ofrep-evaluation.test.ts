@@ -23,9 +23,9 @@ interface Toggle {
 
 /** A payload as OFREP types it (docs/ofrep.md), written here independently of the service's code. */
 function typed(payload: { type: string; value: string } | undefined): unknown {
-  if (!payload) return undefined
+  if (!payload) return true
   if (payload.type === 'number') return Number(payload.value)
-  if (payload.type === 'json') return JSON.parse(payload.value)
+  if (payload.type === 'json') return JSON.parse(payload.value) ?? payload.value
   return payload.value
 }
 
@@ -33,7 +33,7 @@ function typed(payload: { type: string; value: string } | undefined): unknown {
 function asToggle(flag: Evaluation): { variant: string; value: unknown } | null {
   if (flag.reason === 'DISABLED' || flag.reason === 'DEFAULT') return null
   // A flag without variants answers on; one with variants but none chosen answers 'disabled', as the frontend API names it.
-  return flag.variant === 'on' && flag.value === true ? { variant: 'disabled', value: undefined } : { variant: flag.variant, value: flag.value }
+  return { variant: flag.variant === 'on' ? 'disabled' : flag.variant, value: flag.value }
 }
 
 for (const seed of [11, 12]) {

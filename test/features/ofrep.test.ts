@@ -5,7 +5,8 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { createApp } from '../../src/app'
-import { Api, expectOk, freshApiPerTest, makeApi, tokenFor, type ApiResponse } from '../helpers'
+import { Api, expectOk, freshApiPerTest, makeApi, tempDir, tokenFor, waitFor, type ApiResponse } from '../helpers'
+import { freshDatabase, ON_POSTGRES } from '../test-store'
 import { SseReader } from './streaming/sse'
 
 let api: Api
@@ -137,7 +138,7 @@ describe('values and reasons', () => {
     expect([...split].sort()).toEqual([JSON.stringify({ value: false, reason: 'DEFAULT', variant: 'off' }), JSON.stringify({ value: true, reason: 'SPLIT', variant: 'on' })].sort())
   })
 
-  test("a flag with variants answers the variant's payload by type, the variant's name, SPLIT for a weighted choice and TARGETING_MATCH for an override; off or without a payload it leaves value out", async () => {
+  test("a flag with variants answers the variant's payload by type, the variant's name, SPLIT for a weighted choice and TARGETING_MATCH for an override; off it answers false, without a payload true", async () => {
     const variants = (list: Record<string, unknown>[]) => list.map((variant) => ({ weightType: 'variable', weight: 500, stickiness: 'default', ...variant }))
     const payloads: [string, Record<string, unknown>, unknown][] = [
       ['text', { type: 'string', value: 'blue' }, 'blue'],
@@ -172,11 +173,11 @@ describe('values and reasons', () => {
     const token = await sdkToken()
     const all = flagsOf(await bulk(token, { targetingKey: 'someone', plan: 'pro' }))
     for (const [name, , value] of payloads) expect(all.get(name)).toEqual({ key: name, value, reason: 'STATIC', variant: `${name}-only`, metadata: { project: 'default' } })
-    expect(all.get('no-payload')).toEqual({ key: 'no-payload', reason: 'STATIC', variant: 'plain', metadata: { project: 'default' } })
-    expect(all.get('variants-off')).toEqual({ key: 'variants-off', reason: 'DISABLED', variant: 'disabled', metadata: { project: 'default' } })
+    expect(all.get('no-payload')).toEqual({ key: 'no-payload', value: true, reason: 'STATIC', variant: 'plain', metadata: { project: 'default' } })
+    expect(all.get('variants-off')).toEqual({ key: 'variants-off', value: false, reason: 'DISABLED', variant: 'disabled', metadata: { project: 'default' } })
     expect(all.get('strategy-variants')).toEqual({ key: 'strategy-variants', value: 7, reason: 'TARGETING_MATCH', variant: 'from-strategy', metadata: { project: 'default' } })
     const notPro = await evaluate(token, 'strategy-variants', { targetingKey: 'someone', plan: 'free' })
-    expect(notPro.body).toEqual({ key: 'strategy-variants', reason: 'DEFAULT', variant: 'disabled', metadata: { project: 'default' } })
+    expect(notPro.body).toEqual({ key: 'strategy-variants', value: false, reason: 'DEFAULT', variant: 'disabled', metadata: { project: 'default' } })
     expect((await evaluate(token, 'two-ways', { targetingKey: 'vip' })).body).toMatchObject({ value: 'r', variant: 'red', reason: 'TARGETING_MATCH' })
     const seen = new Set<string>()
     for (let i = 0; i < 30; i++) {
@@ -303,7 +304,7 @@ describe('eventStreams', () => {
     await api.flagOn('elsewhere', { name: 'default' }, 'development', 'other')
     const token = await sdkToken()
     const path = await channelOf(api, token)
-    expect(path).toMatch(/^\/ofrep\/v1\/events\?channel=[A-Za-z0-9_-]{24}$/)
+    expect(path).toMatch(/^\/ofrep\/v1\/events\?channel=[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{24}$/)
     // One channel per token, whatever the context; another token has its own.
     expect(await channelOf(api, token)).toBe(path)
     expect(await channelOf(api, await sdkToken('client'))).not.toBe(path)
@@ -379,6 +380,91 @@ describe('eventStreams', () => {
     expect(path).toStartWith('/flags/ofrep/v1/events?channel=')
     const reader = await open(based, path)
     await reader.cancel()
+  })
+
+  test("a frontend token's channel past STREAMING_MAX_STREAMS_PER_ADDRESS is 503 from that address only, and past STREAMING_MAX_STREAMS_PER_TOKEN from any", async () => {
+    const capped = await makeApi({ streaming: { maxStreams: 100, heartbeatMs: 15_000, maxStreamsPerToken: 3, maxStreamsPerAddress: 2 } })
+    const bodies: ReadableStream[] = []
+    try {
+      const behindProxy = new Api(createApp(capped.services, { bodyLimit: 102400, trustProxy: true }), capped.services, null)
+      const browser = await channelOf(capped, await tokenFor(capped, 'browser', { type: 'frontend', environment: 'development' }))
+      const server = await channelOf(capped, await tokenFor(capped, 'server', { type: 'client', environment: 'development' }))
+      const from = (address: string) => ({ token: null, headers: { 'x-forwarded-for': address } })
+      const hold = async (path: string, address: string) => {
+        const response = await behindProxy.app.handle(new Request(`http://localhost${path}`, { headers: from(address).headers }))
+        expect({ path, address, status: response.status }).toEqual({ path, address, status: 200 })
+        bodies.push(response.body!)
+      }
+      await hold(browser, '203.0.113.1')
+      await hold(browser, '203.0.113.1')
+      const byAddress = await behindProxy.get(browser, from('203.0.113.1'))
+      expectFailure(byAddress, 503, 'GENERAL')
+      expect((byAddress.body as Failure).errorDetails).toContain('STREAMING_MAX_STREAMS_PER_ADDRESS')
+      // Another address is served, up to the token's own cap.
+      await hold(browser, '203.0.113.2')
+      const byToken = await behindProxy.get(browser, from('203.0.113.3'))
+      expectFailure(byToken, 503, 'GENERAL')
+      expect((byToken.body as Failure).errorDetails).toContain('STREAMING_MAX_STREAMS_PER_TOKEN')
+      // A client token (a secret, capped as a whole) is not counted by address; the server's cap is far.
+      for (let n = 0; n < 3; n++) await hold(server, '203.0.113.1')
+      expect(capped.services.streaming.streams).toBe(6)
+    } finally {
+      for (const body of bodies) await body.cancel()
+      await capped.close()
+    }
+  })
+
+  test('a channel is checked against the data, not memory: another app on the same data takes it; an altered, forged or outdated one is 401', async () => {
+    const dir = tempDir('flags-ofrep-channel-')
+    try {
+      const first = await makeApi({ dataDir: dir.path })
+      const path = await channelOf(first, await tokenFor(first, 'browser', { type: 'frontend', environment: 'development' }))
+      await tokenFor(first, 'other', { type: 'frontend', environment: 'development' })
+      await first.close()
+      const second = await makeApi({ dataDir: dir.path })
+      try {
+        const reader = await open(second, path)
+        await second.flagOn('checkout')
+        await reader.until(() => reader.messages.length > 0)
+        expect(JSON.parse(reader.messages[0].data)).toMatchObject({ type: 'refetchEvaluation' })
+        await reader.cancel()
+        const channel = path.slice(path.indexOf('channel=') + 'channel='.length)
+        const [name, mac] = channel.split('.')
+        const flipped = `${mac[0] === 'A' ? 'B' : 'A'}${mac.slice(1)}`
+        const forged = [`${name}.${flipped}`, `${Buffer.from('other').toString('base64url')}.${mac}`, `${name}.${mac.slice(0, -1)}`, name, mac, `${name}.`]
+        // The same name made anew (another secret) is another token: the old channel does not stand for it.
+        expectOk(await second.delete('/api/admin/api-tokens/browser'), 200)
+        const remade = await tokenFor(second, 'browser', { type: 'frontend', environment: 'development' })
+        for (const bad of [...forged, channel]) {
+          const refused = await second.app.handle(new Request(`http://localhost/ofrep/v1/events?channel=${encodeURIComponent(bad)}`))
+          expect({ bad, status: refused.status, text: await refused.text() }).toEqual({ bad, status: 401, text: '' })
+        }
+        const renewed = await channelOf(second, remade)
+        expect(renewed).not.toBe(path)
+        await (await open(second, renewed)).cancel()
+      } finally {
+        await second.close()
+      }
+    } finally {
+      dir.remove()
+    }
+  })
+
+  test.skipIf(!ON_POSTGRES)('on PostgreSQL, a channel named by one instance opens on another, which sends it the changes made on the first', async () => {
+    const database = await freshDatabase()
+    const [a, b] = await Promise.all([makeApi({ database }), makeApi({ database })])
+    try {
+      const token = await tokenFor(a, 'browser', { type: 'frontend', environment: 'development' })
+      const path = await channelOf(a, token)
+      await waitFor(() => b.services.store.state.tokens.browser !== undefined, 'the token on B')
+      const reader = await open(b, path)
+      await a.flagOn('checkout')
+      await reader.until(() => reader.messages.length > 0, 10_000)
+      expect(JSON.parse(reader.messages[0].data)).toMatchObject({ type: 'refetchEvaluation' })
+      await reader.cancel()
+    } finally {
+      await Promise.all([a.close(), b.close()])
+    }
   })
 })
 

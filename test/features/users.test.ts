@@ -6,8 +6,9 @@
 import { describe, expect, setSystemTime, test } from 'bun:test'
 import { createApp } from '../../src/app'
 import { createServices, initialise, openStore } from '../../src/services'
-import { SESSION_COOKIE } from '../../src/features/users/sessions.service'
+import { DEFAULT_SESSION_OPTIONS, SESSION_COOKIE } from '../../src/features/users/sessions.service'
 import { passwordProblem } from '../../src/features/users/passwords'
+import { ON_POSTGRES } from '../test-store'
 import { ADMIN_SECRET, BODY_LIMIT, errorOf, expectError, expectOk, freshApiPerTest, makeApi, tempDir, tokenFor, type Api, type ApiResponse } from '../helpers'
 
 const ADMIN_PASSWORD = 'First-admin-pass-1'
@@ -326,6 +327,60 @@ describe('the sign-in throttle', () => {
     expect(held.headers.get('retry-after')).toBe('30')
     expect((await attempt('someone-else', 'Wrong-horse-7', '198.51.100.7')).status).toBe(401)
     await store.close()
+  })
+
+  test('a username and its email are one person: failures under either hold back both', async () => {
+    await newUser(api, { username: 'alice', email: 'alice@example.com', rootRole: 'Editor', password: PASSWORD })
+    for (let i = 0; i < 3; i++) expectError(await login(api, 'alice', `Wrong-horse-${i}`), 401, 'AuthenticationRequired')
+    for (let i = 3; i < 5; i++) expectError(await login(api, 'Alice@Example.com', `Wrong-horse-${i}`), 401, 'AuthenticationRequired')
+    expectError(await login(api, 'alice@example.com', PASSWORD), 429, 'TooManyRequestsError')
+    expectError(await login(api, 'alice', PASSWORD), 429, 'TooManyRequestsError')
+    // Changing one's own password counts on the same person.
+    setSystemTime(new Date(Date.now() + 31_000))
+    const cookie = await signIn(api, 'alice@example.com', PASSWORD)
+    for (let i = 0; i < 5; i++) expect((await api.post('/api/admin/user/change-password', { oldPassword: `Wrong-horse-${i}`, password: 'Battery-staple-8' }, as(cookie))).status).toBe(400)
+    expectError(await login(api, 'alice@example.com', PASSWORD), 429, 'TooManyRequestsError')
+  })
+
+  test('a flood of cheap failures from many addresses does not free a held username: its right password still answers 429', async () => {
+    // On the files, a flood past the 10,000 keys (10,400 failures from 520 addresses); a tenth of it against a tenth of the room on PostgreSQL, where each attempt is two transactions.
+    const { addresses, maxKeys } = ON_POSTGRES ? { addresses: 52, maxKeys: 1000 } : { addresses: 520, maxKeys: 10_000 }
+    const proxied = await makeApi({ trustProxy: true, session: { ...DEFAULT_SESSION_OPTIONS, throttle: { maxKeys } } })
+    await newUser(proxied, { username: 'alice', rootRole: 'Editor', password: PASSWORD })
+    const from = (address: string) => ({ 'x-forwarded-for': address })
+    for (let i = 0; i < 5; i++) expectError(await login(proxied, 'alice', `Wrong-horse-${i}`, from('192.0.2.1')), 401, 'AuthenticationRequired')
+    // 20 failures from each address that cost no password check (longer than any password can be), each naming a new login.
+    const tooLong = `${'x'.repeat(128)}Aa1!`
+    const statuses = new Map<number, number>()
+    await Promise.all(Array.from({ length: addresses }, async (_, n) => {
+      for (let i = 0; i < 20; i++) {
+        const { status } = await login(proxied, `flood-${n}-${i}`, tooLong, from(`10.${n >> 8}.${n & 255}.1`))
+        statuses.set(status, (statuses.get(status) ?? 0) + 1)
+      }
+    }))
+    expect(Object.fromEntries(statuses)).toEqual({ 401: addresses * 20 })
+    expectError(await login(proxied, 'alice', PASSWORD, from('198.51.100.7')), 429, 'TooManyRequestsError')
+    setSystemTime(new Date(Date.now() + 31_000))
+    expectOk(await login(proxied, 'alice', PASSWORD, from('198.51.100.7')))
+  })
+
+  test('when entries that hold keys back fill the room, none is dropped: a new unknown login waits, a known user still signs in', async () => {
+    const small = await makeApi({ trustProxy: true, session: { ...DEFAULT_SESSION_OPTIONS, throttle: { maxKeys: 10 } } })
+    await newUser(small, { username: 'bob', rootRole: 'Editor', password: PASSWORD })
+    const from = (address: string) => ({ 'x-forwarded-for': address })
+    // Two addresses each hold back 4 unknown logins (5 failures each) and, with those 20 failures, themselves: 10 entries, all holding.
+    for (let n = 0; n < 2; n++) {
+      for (let i = 0; i < 20; i++) expectError(await login(small, `ghost-${n}-${i % 4}`, 'Wrong-horse-7', from(`10.0.0.${n}`)), 401, 'AuthenticationRequired')
+    }
+    const waiting = await login(small, 'newcomer', 'Wrong-horse-7', from('10.0.1.1'))
+    expectError(waiting, 429, 'TooManyRequestsError')
+    expect(waiting.headers.get('retry-after')).toBe('30')
+    expectOk(await login(small, 'bob', PASSWORD, from('10.0.1.2')))
+    for (let n = 0; n < 2; n++) for (let i = 0; i < 4; i++) expectError(await login(small, `ghost-${n}-${i}`, 'Wrong-horse-7', from('10.0.1.3')), 429, 'TooManyRequestsError')
+    expectError(await login(small, 'anyone', 'Wrong-horse-7', from('10.0.0.1')), 429, 'TooManyRequestsError')
+    // Once the holds are over, their entries make room.
+    setSystemTime(new Date(Date.now() + 31_000))
+    expectError(await login(small, 'newcomer', 'Wrong-horse-7', from('10.0.1.1')), 401, 'AuthenticationRequired')
   })
 })
 

@@ -1,7 +1,9 @@
 /** Prometheus metrics at /internal-backstage/prometheus. */
 import { afterEach, expect, test } from 'bun:test'
+import { ConfigError, readConfig } from '../../src/config'
 import { NOT_ON_BUN } from '../../src/http/metrics'
-import { makeApi, type Api } from '../helpers'
+import { createApp } from '../../src/app'
+import { BODY_LIMIT, makeApi, type Api } from '../helpers'
 
 let api: Api
 afterEach(async () => api?.close())
@@ -85,5 +87,45 @@ test('every metric follows the naming conventions: _total only and always on cou
   for (const line of text.split('\n').filter((l) => l !== '' && !l.startsWith('#'))) {
     const series = line.split(/[{ ]/)[0]
     expect(names.has(series) || names.has(series.replace(/_(bucket|sum|count)$/, ''))).toBe(true)
+  }
+})
+
+test('with METRICS_TOKEN set the metrics answer only "Authorization: Bearer <it>"; unset they need no token', async () => {
+  const token = 'scrape-secret-0123456789abcdef'
+  api = await makeApi()
+  // The same services served with METRICS_TOKEN, as main.ts serves them with the setting.
+  const guarded = createApp(api.services, { bodyLimit: BODY_LIMIT, metricsToken: token })
+  const scrape = async (authorization: string | null) => {
+    const response = await guarded.handle(new Request('http://localhost/internal-backstage/prometheus', { headers: authorization === null ? {} : { authorization } }))
+    return { status: response.status, text: await response.text() }
+  }
+  const refusals: [string, string | null][] = [
+    ['no header', null],
+    ['an admin token', api.adminToken],
+    ['the token without Bearer', token],
+    ['another bearer token', `Bearer ${token}x`],
+    ['a prefix of it', `Bearer ${token.slice(0, -1)}`],
+  ]
+  for (const [what, header] of refusals) {
+    const refused = await scrape(header)
+    expect({ what, status: refused.status }).toEqual({ what, status: 401 })
+    expect(JSON.parse(refused.text)).toMatchObject({ name: 'AuthenticationRequired', message: expect.stringContaining('Authorization: Bearer <METRICS_TOKEN>') })
+    expect(refused.text).not.toContain('http_requests_total')
+  }
+  const scraped = await scrape(`Bearer ${token}`)
+  expect(scraped.status).toBe(200)
+  expect(value(scraped.text, 'projects')).toBe(1)
+
+  expect((await api.get('/internal-backstage/prometheus', { token: null })).status).toBe(200)
+  expect((await api.get('/internal-backstage/prometheus', { token: 'Bearer anything-at-all-here' })).status).toBe(200)
+})
+
+test('METRICS_TOKEN is read trimmed, unset or blank is no token, and a short or spaced one stops the start', () => {
+  expect(readConfig({}).metricsToken).toBeNull()
+  expect(readConfig({ METRICS_TOKEN: '  ' }).metricsToken).toBeNull()
+  expect(readConfig({ METRICS_TOKEN: ' 0123456789abcdef ' }).metricsToken).toBe('0123456789abcdef')
+  for (const bad of ['short', 'sixteen chars but spaced', 'x'.repeat(257), 'ünïcødé-0123456789']) {
+    expect(() => readConfig({ METRICS_TOKEN: bad })).toThrow(ConfigError)
+    expect(() => readConfig({ METRICS_TOKEN: bad })).toThrow(/^METRICS_TOKEN must be 16 to 256 printable ASCII characters without spaces/)
   }
 })

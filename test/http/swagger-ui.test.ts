@@ -14,7 +14,11 @@ test('the /swagger page loads its scripts and styles from this service and the p
   expect(sources.length).toBeGreaterThanOrEqual(3)
   for (const source of sources) expect(source).toStartWith('/swagger/assets/')
   expect(page.text).not.toMatch(/https?:\/\//)
-  expect(page.text).toContain('"/swagger/json"')
+  // No inline script (the page's Content-Security-Policy allows none): Swagger UI starts from a file.
+  expect(page.text).not.toMatch(/<script>/)
+  const start = await api.app.handle(new Request('http://localhost/swagger/assets/swagger-initializer.js'))
+  expect(start.headers.get('content-type')).toStartWith('text/javascript')
+  expect(await start.text()).toContain('"/swagger/json"')
   for (const source of sources) {
     const asset = await api.app.handle(new Request(`http://localhost${source}`))
     expect({ source, status: asset.status }).toEqual({ source, status: 200 })
@@ -35,4 +39,10 @@ test('assets are served with their content types, and only the known ones', asyn
 test('the OpenAPI document declares the Authorization header scheme the Authorize button uses', async () => {
   const document = (await api.get<{ components: { securitySchemes: Record<string, unknown> } }>('/swagger/json', { token: null })).body
   expect(document.components.securitySchemes.apiKey).toEqual(expect.objectContaining({ type: 'apiKey', in: 'header', name: 'Authorization' }))
+})
+
+test('the document describes the service with both of its stores', async () => {
+  const { info } = (await api.get<{ info: { description: string } }>('/swagger/json', { token: null })).body
+  expect(info.description).toContain('PostgreSQL')
+  expect(info.description).not.toContain('JSON files')
 })

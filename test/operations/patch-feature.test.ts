@@ -621,16 +621,20 @@ describe('PATCH: archived', () => {
     expect(archive.body.features.map((f: { name: string }) => f.name)).toContain('arch-on')
   })
 
-  test('PATCH: /archived false revives the flag: archivedAt cleared, feature-revived recorded', async () => {
+  test('PATCH: /archived false revives the flag: archivedAt cleared, off in every environment, feature-revived recorded', async () => {
     await newFlag('arch-off')
+    expectOk(await api.toggle('default', 'arch-off', 'development', true))
     expect((await api.delete('/api/admin/projects/default/features/arch-off')).status).toBe(202)
     const since = api.lastEventId()
     const flag = await expectAccepted('arch-off', [{ op: 'replace', path: '/archived', value: false }])
     expect(flag.archived).toBe(false)
     expect(flag.archivedAt).toBeNull()
     expect(flag.lifecycle.stage).toBe('initial')
+    // As the revive route (and Unleash 6): it comes back off.
+    expect(flag.environments.filter((environment: { enabled: boolean }) => environment.enabled)).toEqual([])
     const events = await api.eventsAfter(since)
-    expect(events.map((event) => event.type).sort()).toEqual(['feature-metadata-updated', 'feature-revived'])
+    expect(events.map((event) => event.type).sort()).toEqual(['feature-environment-disabled', 'feature-metadata-updated', 'feature-revived'])
+    expect(events.find((event) => event.type === 'feature-environment-disabled')).toMatchObject({ environment: 'development' })
     const list = await api.listFlags('default')
     expect(list.body.features.map((f: { name: string }) => f.name)).toContain('arch-off')
   })

@@ -230,6 +230,38 @@ describe.skipIf(!ON_POSTGRES)('instances on one database', () => {
   })
 })
 
+describe.skipIf(!ON_POSTGRES)('the sign-in throttle across instances', () => {
+  const PASSWORD = 'Correct-horse-7'
+  const login = (api: Api, username: string, password: string) => api.post('/auth/simple/login', { username, password }, { token: null })
+
+  /** A user made on `a`, once every instance of `all` knows it. */
+  async function sharedUser(a: Api, all: Api[], username: string) {
+    expectOk(await a.post('/api/admin/user-admin', { username, email: `${username}@example.com`, rootRole: 'Editor', password: PASSWORD }), 201)
+    await waitFor(() => all.every((api) => api.services.users.findByLogin(username) !== undefined), `${username} on every instance`)
+  }
+
+  test('failures on A hold the user back on B, by username or email, and a success on B clears the count on A', async () => {
+    const [a, b] = await instances(2)
+    await sharedUser(a, [a, b], 'alice')
+    for (let i = 0; i < 4; i++) expect((await login(a, 'alice', `Wrong-horse-${i}`)).status).toBe(401)
+    expectOk(await login(b, 'alice@example.com', PASSWORD))
+    for (let i = 0; i < 5; i++) expect((await login(i % 2 ? a : b, i % 2 ? 'alice' : 'alice@example.com', `Wrong-horse-${i}`)).status).toBe(401)
+    const held = await login(b, 'alice', PASSWORD)
+    expect(held.status).toBe(429)
+    expect(Number(held.headers.get('retry-after'))).toBeGreaterThanOrEqual(29)
+    expect((await login(a, 'alice@example.com', PASSWORD)).status).toBe(429)
+  })
+
+  test('100 guesses sent at once, half to each instance, have at most 5 passwords verified', async () => {
+    const [a, b] = await instances(2)
+    await sharedUser(a, [a, b], 'carol')
+    const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => login(i % 2 ? a : b, 'carol', `Wrong-horse-${i}`)))
+    const counts = new Map<number, number>()
+    for (const answer of answers) counts.set(answer.status, (counts.get(answer.status) ?? 0) + 1)
+    expect(Object.fromEntries(counts)).toEqual({ 401: 5, 429: 95 })
+  })
+})
+
 describe.skipIf(!ON_POSTGRES)('PostgreSQL stopped mid-run', () => {
   let cluster: PostgresCluster | null = null
   afterAll(async () => {

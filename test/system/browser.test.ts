@@ -3,11 +3,12 @@
  * .ci/run when missing) loads /swagger, the five seed operations are listed, a token is given to
  * Authorize, validateFeature is tried out and answers 200 (also under BASE_URI_PATH, from the
  * prefix itself, every request staying under it), and createFeature is tried out with the body
- * Swagger UI fills in from the documented example. Skipped, saying so, where there is no browser.
+ * Swagger UI fills in from the documented example. The page is served with its Content-Security-Policy
+ * and the browser reports no violation of it. Skipped, saying so, where there is no browser.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { type Browser } from 'playwright-core'
+import { type Browser, type Page } from 'playwright-core'
 import { hasChromium, launchChromium, warnIfNoChromium } from './chromium'
 import { freePort, tempDir, ADMIN_SECRET as SECRET, untilReady } from '../helpers'
 
@@ -52,9 +53,24 @@ afterAll(async () => {
   prefixedDir.remove()
 })
 
+/** A new page whose Content-Security-Policy violations (as the browser reports them) and policy-less documents are listed. */
+async function watchedPage(): Promise<{ page: Page; violations: string[]; withoutPolicy: string[] }> {
+  const page = await browser!.newPage()
+  const violations: string[] = []
+  const withoutPolicy: string[] = []
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) violations.push(message.text())
+  })
+  page.on('response', async (response) => {
+    if (response.request().resourceType() !== 'document') return
+    if (!(await response.headerValue('content-security-policy'))?.includes("frame-ancestors 'none'")) withoutPolicy.push(response.url())
+  })
+  return { page, violations, withoutPolicy }
+}
+
 /** Loads Swagger UI from `start` (under `basePath`), authorizes and runs validateFeature to a 200, every request staying under the prefix. */
 async function tryValidate(start: string, origin: string, basePath: string) {
-  const page = await browser!.newPage()
+  const { page, violations, withoutPolicy } = await watchedPage()
   const outside: string[] = []
   page.on('request', (request) => {
     const url = request.url()
@@ -90,6 +106,7 @@ async function tryValidate(start: string, origin: string, basePath: string) {
   expect((await status.textContent())?.trim()).toBe('200')
   if (process.env.SCREENSHOT) await page.screenshot({ path: process.env.SCREENSHOT })
   expect(outside).toEqual([])
+  expect({ violations, withoutPolicy }).toEqual({ violations: [], withoutPolicy: [] })
 }
 
 test.skipIf(!hasChromium)('Swagger UI lists the five operations, authorizes with a token and runs validateFeature to a 200', async () => {
@@ -101,7 +118,7 @@ test.skipIf(!hasChromium)('under BASE_URI_PATH, Swagger UI at the prefix\'s /swa
 }, 90_000)
 
 test.skipIf(!hasChromium)('"Try it out" on createFeature sends the default body Swagger UI shows, as is, and the flag is created (201)', async () => {
-  const page = await browser!.newPage()
+  const { page, violations, withoutPolicy } = await watchedPage()
   await page.goto(`http://127.0.0.1:${port}/swagger`)
   await page.waitForSelector('.opblock', { timeout: 30_000 })
   await page.click('button.authorize')
@@ -125,4 +142,5 @@ test.skipIf(!hasChromium)('"Try it out" on createFeature sends the default body 
   const flag = await fetch(`http://127.0.0.1:${port}/api/admin/projects/default/features/${body.name}`, { headers: { authorization: SECRET } })
   expect(flag.status).toBe(200)
   expect(await flag.json()).toMatchObject({ name: body.name, tags: body.tags })
+  expect({ violations, withoutPolicy }).toEqual({ violations: [], withoutPolicy: [] })
 }, 90_000)

@@ -5,7 +5,7 @@
  * directory; `serve` (the default) does.
  */
 import { afterEach, expect, test } from 'bun:test'
-import { existsSync, mkdirSync, readdirSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { ADMIN_SECRET, freePort, makeApi, tempDir, waitFor, PATIENCE_MS } from '../helpers'
 
@@ -40,7 +40,7 @@ test('--version prints the package version, --help the usage; neither starts a s
     const help = run(cwd, [flag])
     expect({ code: help.code, stderr: help.stderr }).toEqual({ code: 0, stderr: '' })
     expect(help.stdout).toStartWith('Usage: flagstore [COMMAND]\n')
-    for (const command of ['serve', 'backup FILE', 'restore FILE [DIRECTORY]', 'healthcheck', '--help', '--version']) expect(help.stdout).toContain(command)
+    for (const command of ['serve', 'backup [FILE]', 'restore FILE [DIRECTORY]', 'healthcheck', '--help', '--version']) expect(help.stdout).toContain(command)
   }
   expect(readdirSync(cwd)).toEqual([])
 })
@@ -103,8 +103,7 @@ test('an unknown argument, or a command with the wrong arguments, prints the usa
     [['bogus'], 'unknown command "bogus"'],
     [['--bogus'], 'unknown option "--bogus"'],
     [['serve', 'now'], 'serve takes no arguments'],
-    [['backup'], 'backup takes one argument'],
-    [['backup', 'a', 'b'], 'backup takes one argument'],
+    [['backup', 'a', 'b'], 'backup takes at most one argument'],
     [['restore'], 'restore takes the FILE'],
     [['healthcheck', 'x'], 'healthcheck takes no arguments'],
   ] as const) {
@@ -152,6 +151,58 @@ test('backup and restore, through the program and through the npm scripts, make 
   const npmRestore = Bun.spawnSync(['npm', 'run', '--silent', 'restore', '--', viaNpm, npmInto], { cwd: ROOT, env: baseEnv(), timeout: 30_000 })
   expect({ code: npmRestore.exitCode, out: npmRestore.stdout.toString() }).toEqual({ code: 0, out: expect.stringContaining(`into ${npmInto}`) })
   expect(existsSync(join(npmInto, 'state.json'))).toBe(true)
+}, 60_000)
+
+test('backup without FILE writes a new file in DATA_DIR/backups (0700, the files 0600), never in the working directory; restore takes it back', async () => {
+  const cwd = newDir()
+  const live = join(newDir(), 'live')
+  mkdirSync(live)
+  const api = await makeApi({ dataDir: live })
+  expect((await api.createFlag('default', 'kept-by-default')).status).toBe(201)
+  await api.close()
+
+  const backups = join(live, 'backups')
+  const first = run(cwd, ['backup'], { DATA_DIR: live })
+  expect({ code: first.code, stderr: first.stderr }).toEqual({ code: 0, stderr: '' })
+  const written = new RegExp(`^Backed up ${live} to ${backups}/(backup-\\d{8}T\\d{6}\\.\\d{3}Z\\.jsonl): \\d+ events, \\d+ bytes\\n$`)
+  expect(first.stdout).toMatch(written)
+  const name = written.exec(first.stdout)![1]
+  expect(readdirSync(cwd)).toEqual([])
+  expect(statSync(backups).mode & 0o777).toBe(0o700)
+  expect(statSync(join(backups, name)).mode & 0o777).toBe(0o600)
+  // What docs/operations.md says a backup holds: the secret key in its header, the flag in its state.
+  const [header, state] = readFileSync(join(backups, name), 'utf8').split('\n')
+  expect(JSON.parse(header).secretKey).toBe(readFileSync(join(live, 'secret.key'), 'utf8').trim())
+  expect(state).toContain('"kept-by-default"')
+
+  // A second backup is a second file; a backups directory others could read is narrowed first.
+  chmodSync(backups, 0o755)
+  chmodSync(join(backups, name), 0o644)
+  await Bun.sleep(2)
+  const second = run(cwd, ['backup'], { DATA_DIR: live })
+  expect(second.code).toBe(0)
+  expect(readdirSync(backups).sort()).toEqual([name, written.exec(second.stdout)![1]].sort())
+  expect(statSync(backups).mode & 0o777).toBe(0o700)
+  // The service narrows what is in it at start, as it does the data files.
+  const reopened = await makeApi({ dataDir: live })
+  await reopened.close()
+  expect(statSync(join(backups, name)).mode & 0o777).toBe(0o600)
+
+  // Restored into DATA_DIR itself once its store is gone (the backups directory stays).
+  for (const file of ['state.json', 'state.journal.jsonl', 'events.jsonl', 'secret.key']) Bun.spawnSync(['rm', join(live, file)])
+  const restore = run(cwd, ['restore', join(backups, name)], { DATA_DIR: live })
+  expect({ code: restore.code, stderr: restore.stderr }).toEqual({ code: 0, stderr: '' })
+  const restored = await makeApi({ dataDir: live })
+  expect((await restored.getFlag('default', 'kept-by-default')).status).toBe(200)
+  await restored.close()
+  expect(readdirSync(backups)).toHaveLength(2)
+
+  // No data directory: nothing is made, neither it nor a backups directory.
+  const missing = join(cwd, 'missing')
+  const refused = run(cwd, ['backup'], { DATA_DIR: missing })
+  expect({ code: refused.code, stdout: refused.stdout }).toEqual({ code: 1, stdout: '' })
+  expect(refused.stderr).toMatch(/^Cannot back up: the data directory .*missing does not exist/)
+  expect(readdirSync(cwd)).toEqual([])
 }, 60_000)
 
 test('serve (also the default) starts the service; healthcheck answers 0 once it is ready, under BASE_URI_PATH too, and 1 when nothing answers', async () => {

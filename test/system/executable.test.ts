@@ -37,7 +37,7 @@ test('the executable built by npm run build starts alone and answers', async () 
   }
   const version = (await Bun.file(join(ROOT, 'package.json')).json()).version
   expect(cli('--version')).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' })
-  expect(cli('--help')).toEqual({ code: 0, stdout: expect.stringContaining('backup FILE'), stderr: '' })
+  expect(cli('--help')).toEqual({ code: 0, stdout: expect.stringContaining('backup [FILE]'), stderr: '' })
   expect(cli('backup-everything')).toEqual({ code: 2, stdout: '', stderr: expect.stringContaining('Usage: flagstore') })
   expect(cli('healthcheck')).toEqual({ code: 1, stdout: '', stderr: expect.stringContaining('did not answer') })
   expect(readdirSync(cwd)).toEqual([])

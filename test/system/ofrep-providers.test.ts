@@ -3,7 +3,9 @@
  * server SDK (`@openfeature/server-sdk`, one request per evaluation, Bearer token) and
  * `@openfeature/ofrep-web-provider` in the web SDK (`@openfeature/web-sdk`, run in Bun: one bulk
  * request per context, then polling with If-None-Match, X-API-Key): boolean, string, number and
- * object flags, a flag not found, a disabled flag, and a change made through the admin API, seen by
+ * object flags, a flag not found, a disabled flag, every answer shape (variant flags on, off and
+ * without a payload, read with each type) giving the same details from both providers, and a
+ * change made through the admin API, seen by
  * polling, and, with an EventSource, through the bulk answer's eventStreams with polling off (in
  * Chromium, with the browser's own: ofrep-browser.test.ts).
  */
@@ -27,11 +29,11 @@ async function admin(method: string, path: string, body?: unknown) {
 
 const flagPath = (name: string) => `/api/admin/projects/default/features/${name}`
 
-async function withPayload(name: string, payload: { type: string; value: string }) {
+async function withPayload(name: string, payload: { type: string; value: string } | undefined, options: { on?: boolean; strategy?: Record<string, unknown> } = {}) {
   await admin('POST', '/api/admin/projects/default/features', { name })
-  await admin('POST', `${flagPath(name)}/environments/development/strategies`, { name: 'default' })
-  await admin('PUT', `${flagPath(name)}/environments/development/variants`, [{ name: `${name}-variant`, weight: 1000, weightType: 'variable', stickiness: 'default', payload }])
-  await admin('POST', `${flagPath(name)}/environments/development/on`)
+  await admin('POST', `${flagPath(name)}/environments/development/strategies`, options.strategy ?? { name: 'default' })
+  await admin('PUT', `${flagPath(name)}/environments/development/variants`, [{ name: `${name}-variant`, weight: 1000, weightType: 'variable', stickiness: 'default', ...(payload ? { payload } : {}) }])
+  if (options.on ?? true) await admin('POST', `${flagPath(name)}/environments/development/on`)
 }
 
 beforeAll(async () => {
@@ -45,6 +47,10 @@ beforeAll(async () => {
   await withPayload('banner-text', { type: 'string', value: 'Spring sale' })
   await withPayload('max-items', { type: 'number', value: '25' })
   await withPayload('theme', { type: 'json', value: '{"color":"green","sizes":[1,2]}' })
+  // Variant flags off for a user: off in the environment, and on there for alice only.
+  await withPayload('variant-off', { type: 'string', value: 'never seen' }, { on: false })
+  await withPayload('variant-for-alice', { type: 'json', value: '{"seats":3}' }, { strategy: { name: 'userWithId', parameters: { userIds: 'alice' } } })
+  await withPayload('variant-plain', undefined)
   frontendToken = (await admin('POST', '/api/admin/api-tokens', { tokenName: 'browser', type: 'frontend', projects: ['default'], environment: 'development' })).secret
   clientToken = (await admin('POST', '/api/admin/api-tokens', { tokenName: 'server', type: 'client', projects: ['default'], environment: 'development' })).secret
 })
@@ -70,6 +76,66 @@ test('the server provider evaluates each flag type, a missing flag and a disable
   await admin('POST', `${flagPath('dark-mode')}/environments/development/on`)
   expect(await client.getBooleanDetails('dark-mode', false, alice)).toMatchObject({ value: true, reason: 'STATIC' })
   await admin('POST', `${flagPath('dark-mode')}/environments/development/off`)
+})
+
+type Kind = 'boolean' | 'string' | 'number' | 'object'
+/** Every answer shape, read with each type: [flag, user, type, the application's default, the details expected]. */
+const MISMATCH = { reason: 'ERROR', errorCode: 'TYPE_MISMATCH' }
+const SHAPES: [string, string, Kind, unknown, Record<string, unknown>][] = [
+  ['checkout', 'alice', 'boolean', false, { value: true, reason: 'TARGETING_MATCH', variant: 'on' }],
+  ['checkout', 'bob', 'boolean', true, { value: false, reason: 'DEFAULT', variant: 'off' }],
+  ['dark-mode', 'alice', 'boolean', true, { value: false, reason: 'DISABLED', variant: 'off' }],
+  ['checkout', 'alice', 'string', 'none', { value: 'none', ...MISMATCH }],
+  ['banner-text', 'alice', 'string', 'none', { value: 'Spring sale', reason: 'STATIC', variant: 'banner-text-variant' }],
+  ['banner-text', 'alice', 'boolean', false, { value: false, ...MISMATCH }],
+  ['max-items', 'bob', 'number', 0, { value: 25, reason: 'STATIC', variant: 'max-items-variant' }],
+  ['max-items', 'bob', 'string', '', { value: '', ...MISMATCH }],
+  ['theme', 'bob', 'object', {}, { value: { color: 'green', sizes: [1, 2] }, reason: 'STATIC', variant: 'theme-variant' }],
+  // A variant flag off in the environment: false, as a boolean; the application's default, as any other type.
+  ['variant-off', 'alice', 'boolean', true, { value: false, reason: 'DISABLED', variant: 'disabled' }],
+  ['variant-off', 'alice', 'string', 'fallback', { value: 'fallback', ...MISMATCH }],
+  // On in the environment, off for bob.
+  ['variant-for-alice', 'alice', 'object', { seats: 1 }, { value: { seats: 3 }, reason: 'TARGETING_MATCH', variant: 'variant-for-alice-variant' }],
+  ['variant-for-alice', 'bob', 'object', { seats: 1 }, { value: { seats: 1 }, ...MISMATCH }],
+  ['variant-for-alice', 'bob', 'boolean', true, { value: false, reason: 'DEFAULT', variant: 'disabled' }],
+  ['variant-for-alice', 'bob', 'number', 5, { value: 5, ...MISMATCH }],
+  // A variant without a payload: on, with its name.
+  ['variant-plain', 'bob', 'boolean', false, { value: true, reason: 'STATIC', variant: 'variant-plain-variant' }],
+  ['variant-plain', 'bob', 'string', 'fallback', { value: 'fallback', ...MISMATCH }],
+  ['no-such-flag', 'bob', 'string', 'fallback', { value: 'fallback', reason: 'ERROR', errorCode: 'FLAG_NOT_FOUND' }],
+]
+
+type Details = { value: unknown; reason?: string; variant?: string; errorCode?: string }
+type Reader = { [K in 'getBooleanDetails' | 'getStringDetails' | 'getNumberDetails' | 'getObjectDetails']: (key: string, fallback: never, context?: never) => Details | Promise<Details> }
+const READ = { boolean: 'getBooleanDetails', string: 'getStringDetails', number: 'getNumberDetails', object: 'getObjectDetails' } as const
+/** The details an application acts on, as text with the members in one order. */
+const essentials = ({ value, reason, variant, errorCode }: Details) => JSON.stringify({ errorCode, reason, value, variant })
+
+test('both providers give the same details for every answer shape: variant flags on, off and without a payload, read with each type', async () => {
+  await ServerFeatures.setProviderAndWait(new OFREPProvider({ baseUrl: service.base, headers: [['Authorization', `Bearer ${clientToken}`]] }))
+  const server = ServerFeatures.getClient() as unknown as Reader
+  const provider = new OFREPWebProvider({ baseUrl: service.base, headers: [['X-API-Key', frontendToken]], pollInterval: 0, changeDetection: 'polling', cacheMode: 'disabled', disableVisibilityRefresh: true })
+  try {
+    await WebFeatures.setContext({ targetingKey: 'alice' })
+    await WebFeatures.setProviderAndWait(provider)
+    const web = WebFeatures.getClient() as unknown as Reader
+    const wrong: string[] = []
+    for (const user of ['alice', 'bob']) {
+      await WebFeatures.setContext({ targetingKey: user })
+      for (const [flag, forUser, kind, fallback, expected] of SHAPES) {
+        if (forUser !== user) continue
+        const fromServer = essentials(await server[READ[kind]](flag, fallback as never, { targetingKey: user } as never))
+        const fromWeb = essentials(await web[READ[kind]](flag, fallback as never))
+        const want = essentials(expected as Details)
+        for (const [who, got] of [['server', fromServer], ['web', fromWeb]] as const) {
+          if (got !== want) wrong.push(`${who} ${flag} as ${kind} for ${user}: ${got}, expected ${want}`)
+        }
+      }
+    }
+    expect(wrong).toEqual([])
+  } finally {
+    await WebFeatures.clearProviders()
+  }
 })
 
 test('the web provider reads every flag in one request, follows a context change, and picks a change up by polling', async () => {

@@ -6,9 +6,10 @@
  * short leaves the database empty. In the PostgreSQL run of the suite.
  */
 import { afterAll, describe, expect, test } from 'bun:test'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SQL } from 'bun'
+import { DataDirLock } from '../../src/storage/lock'
 import { expectOk, freePort, makeApi, tempDir, tokenFor, untilReady } from '../helpers'
 import { ON_POSTGRES, testCluster } from '../test-store'
 
@@ -21,10 +22,14 @@ async function newDatabase(): Promise<string> {
   return (await testCluster()).createDatabase(`moving_${++databases}`)
 }
 
-function cli(args: string[], env: Record<string, string>) {
+function cleanEnv(): Record<string, string | undefined> {
   const clean: Record<string, string | undefined> = { ...process.env }
   for (const key of Object.keys(clean)) if (key.startsWith('DATABASE_') || key === 'DATA_DIR') delete clean[key]
-  const result = Bun.spawnSync([process.execPath, 'src/main.ts', ...args], { cwd: ROOT, env: { ...clean, ...env }, stdout: 'pipe', stderr: 'pipe' })
+  return clean
+}
+
+function cli(args: string[], env: Record<string, string>) {
+  const result = Bun.spawnSync([process.execPath, 'src/main.ts', ...args], { cwd: ROOT, env: { ...cleanEnv(), ...env }, stdout: 'pipe', stderr: 'pipe' })
   return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() }
 }
 
@@ -52,11 +57,34 @@ describe.skipIf(!ON_POSTGRES)('backup and restore between the files and PostgreS
     const backup = join(dir.path, 'files.backup')
     const backedUp = cli(['backup', backup], { DATA_DIR: dataDir })
     expect(backedUp).toMatchObject({ code: 0, stderr: '' })
-    const url = await newDatabase()
+    // With a password in the URL (the test cluster trusts its user, so any will do): it is never written down.
+    const url = (await newDatabase()).replace('postgres://postgres@', 'postgres://postgres:never-written-down@')
+    expect(url).toContain('never-written-down')
     const restored = cli(['restore', backup], { DATABASE_URL: url })
     expect(restored.stderr).toBe('')
-    expect(restored.stdout).toMatch(new RegExp(`^Restored .*files\\.backup \\(taken .*, ${events.length} events\\) into PostgreSQL 127\\.0\\.0\\.1:\\d+/moving_\\d+ \\(schema public\\)\\n$`))
+    const into = `PostgreSQL 127\\.0\\.0\\.1:\\d+/moving_\\d+ \\(schema public\\)`
+    expect(restored.stdout).toMatch(
+      new RegExp(`^Restored .*files\\.backup \\(taken .*, ${events.length} events\\) into ${into}\\nMarked ${dataDir} as moved \\(${dataDir}/moved\\.json\\): a start on it without DATABASE_URL now stops\\n$`),
+    )
     expect(restored.code).toBe(0)
+    const marker = readFileSync(join(dataDir, 'moved.json'), 'utf8')
+    expect(JSON.parse(marker)).toEqual({ movedTo: expect.stringMatching(new RegExp(`^${into}$`)), movedAt: expect.any(String), backup })
+    expect(marker).not.toContain('never-written-down')
+    expect(statSync(join(dataDir, 'moved.json')).mode & 0o777).toBe(0o600)
+
+    // The directory left behind is not served, nor backed up, without DATABASE_URL: each says why and how back.
+    const before = readdirSync(dataDir).sort()
+    const start = Bun.spawnSync([process.execPath, 'src/main.ts'], { cwd: ROOT, env: { ...cleanEnv(), DATA_DIR: dataDir, PORT: String(freePort()), HOST: '127.0.0.1' }, timeout: 30_000 })
+    expect({ code: start.exitCode, stdout: start.stdout.toString() }).toEqual({ code: 1, stdout: '' })
+    const refusal = `DATA_DIR ${dataDir} was moved to PostgreSQL 127.0.0.1:`
+    const wayBack = `Set DATABASE_URL (or DATABASE_HOST…) to use the database; to use these files again on purpose, remove ${dataDir}/moved.json\n`
+    expect(start.stderr.toString()).toStartWith(`Cannot start: ${refusal}`)
+    expect(start.stderr.toString()).toEndWith(wayBack)
+    expect(start.stderr.toString().split('\n')).toHaveLength(2)
+    const staleBackup = cli(['backup', join(dir.path, 'stale.backup')], { DATA_DIR: dataDir })
+    expect(staleBackup).toEqual({ code: 1, stdout: '', stderr: expect.stringContaining(`Cannot back up: ${refusal}`) })
+    expect(cli(['reset-password', 'admin'], { DATA_DIR: dataDir })).toEqual({ code: 1, stdout: '', stderr: expect.stringContaining(`Cannot reset the password: ${refusal}`) })
+    expect(readdirSync(dataDir).sort()).toEqual(before)
     expect(await count(url, 'flagstore_events')).toBe(events.length)
 
     // Served by the real program on the database: the token made on the files still works.
@@ -81,6 +109,15 @@ describe.skipIf(!ON_POSTGRES)('backup and restore between the files and PostgreS
     expect(cli(['backup', again], { DATABASE_URL: url })).toMatchObject({ code: 0, stderr: '' })
     const back = join(dir.path, 'back')
     expect(cli(['restore', again, back], {})).toMatchObject({ code: 0, stderr: '' })
+    // Without a FILE, into DATA_DIR/backups as on the files (made 0700 for it).
+    const pgData = join(dir.path, 'pg-data')
+    const byDefault = cli(['backup'], { DATABASE_URL: url, DATA_DIR: pgData })
+    expect(byDefault).toMatchObject({ code: 0, stderr: '' })
+    expect(byDefault.stdout).toMatch(new RegExp(`^Backed up PostgreSQL .* to ${pgData}/backups/backup-\\d{8}T\\d{6}\\.\\d{3}Z\\.jsonl: `))
+    expect(statSync(join(pgData, 'backups')).mode & 0o777).toBe(0o700)
+    // The way back to the old files, on purpose: remove the mark.
+    rmSync(join(dataDir, 'moved.json'))
+    expect(cli(['backup', join(dir.path, 'old-files.backup')], { DATA_DIR: dataDir })).toMatchObject({ code: 0, stderr: '' })
     const reopened = await makeApi({ dataDir: back })
     try {
       expect(reopened.services.store.state.flags).toEqual(state.flags)
@@ -100,7 +137,12 @@ describe.skipIf(!ON_POSTGRES)('backup and restore between the files and PostgreS
     expect(cli(['backup', backup], { DATA_DIR: join(dir.path, 'second') }).code).toBe(0)
 
     const url = await newDatabase()
-    expect(cli(['restore', backup], { DATABASE_URL: url }).code).toBe(0)
+    // A service still running on the directory moved (here: this process holding its lock) is named.
+    const held = DataDirLock.acquire(join(dir.path, 'second'))
+    const moved = cli(['restore', backup], { DATABASE_URL: url })
+    held.release()
+    expect(moved).toMatchObject({ code: 0, stderr: '' })
+    expect(moved.stdout).toContain(`now stops. A service still runs on it (pid ${process.pid}): stop it, as writes it takes are not in the database\n`)
     const events = await count(url, 'flagstore_events')
     const refused = cli(['restore', backup], { DATABASE_URL: url })
     expect(refused.code).toBe(1)

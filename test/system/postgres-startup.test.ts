@@ -14,6 +14,7 @@ import { SQL } from 'bun'
 import { freePort, tempDir, untilReady } from '../helpers'
 import { startPostgres, type PostgresCluster } from '../postgres-cluster'
 import { ON_POSTGRES } from '../test-store'
+import { SCHEMA_VERSION } from '../../src/storage/postgres-connect'
 
 /** In the PostgreSQL run of the suite only (its cluster is its own, but it is about PostgreSQL). */
 const test = ON_POSTGRES ? bunTest : bunTest.skip
@@ -111,7 +112,7 @@ test('a schema written by a newer version is refused in one line, and left as it
   try {
     await sql.unsafe(`CREATE SCHEMA future AUTHORIZATION flag_user; CREATE TABLE future.flagstore_schema (version integer NOT NULL); INSERT INTO future.flagstore_schema VALUES (99); ALTER TABLE future.flagstore_schema OWNER TO flag_user`)
     const result = await failedStart({ DATABASE_URL: url, DATABASE_SCHEMA: 'future' })
-    expectOneLine(result, /^Cannot start: DATABASE_URL: schema future of flags was written by a newer flagstore \(schema version 99; this version knows up to 1\)/)
+    expectOneLine(result, new RegExp(`^Cannot start: DATABASE_URL: schema future of flags was written by a newer flagstore \\(schema version 99; this version knows up to ${SCHEMA_VERSION}\\)`))
     expect(await tablesIn('flags')).toEqual(['future.flagstore_schema'])
   } finally {
     await sql.unsafe('DROP SCHEMA future CASCADE')
@@ -150,7 +151,7 @@ test('three instances started at once on an empty database migrate it once and s
     }
     const sql = new SQL(pg.urlFor('together'), { max: 1 })
     try {
-      expect((await sql`SELECT version FROM flagstore_schema`).map((row: { version: number }) => row.version)).toEqual([1])
+      expect((await sql`SELECT version FROM flagstore_schema`).map((row: { version: number }) => row.version)).toEqual([SCHEMA_VERSION])
       const types = (await sql`SELECT line FROM flagstore_events ORDER BY id`).map((row: { line: string }) => JSON.parse(row.line).type)
       expect(types.filter((type: string) => type === 'project-created')).toHaveLength(1)
       expect(types.filter((type: string) => type === 'api-token-created')).toHaveLength(1)

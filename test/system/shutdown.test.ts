@@ -1,6 +1,7 @@
 /**
  * Graceful shutdown: on SIGTERM the server stops accepting, finishes the requests it has, makes
  * the last commit durable and exits 0; every write it answered with 2xx is there after a restart.
+ * The log says `stopping` when the signal comes and `stopped`, its last line, once all is closed.
  */
 import { afterEach, expect, test } from 'bun:test'
 import { join } from 'node:path'
@@ -56,4 +57,9 @@ test('SIGTERM finishes in-flight writes, keeps every acknowledged one, refuses n
   for (const name of created) expect(events).toContain(name)
   // A clean stop leaves a checkpoint and an empty journal.
   expect(await Bun.file(join(dir.path, 'state.journal.jsonl')).text()).toBe('')
+
+  const lines = (await new Response(server.stdout).text()).trim().split('\n').map((line) => JSON.parse(line) as { msg: string; signal?: string; exitCode?: number })
+  const messages = lines.map((line) => line.msg)
+  expect(messages.filter((msg) => msg === 'stopping' || msg === 'stopped')).toEqual(['stopping', 'stopped'])
+  expect(lines.at(-1)).toMatchObject({ msg: 'stopped', signal: 'SIGTERM', exitCode: 0 })
 })

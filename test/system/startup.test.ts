@@ -7,9 +7,10 @@
  * cannot listen makes none, and the next start makes and prints it.
  */
 import { afterEach, expect, test } from 'bun:test'
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { freePort, makeApi, tempDir, untilReady, waitFor } from '../helpers'
+import { markMoved } from '../../src/storage/moved'
 
 const ROOT = join(import.meta.dir, '../..')
 const SECRET = /\*:\*\.[0-9a-f]{64}/g
@@ -175,3 +176,31 @@ test('a DATA_DIR that cannot be written or made is named in one line, and an exi
   after[join(store, '.lock')] = before[join(store, '.lock')]
   expect(after).toEqual(before)
 }, 60_000)
+
+test('a data directory marked as moved to PostgreSQL stops a start without DATABASE_URL, naming it and the way back; nothing is written', async () => {
+  // The mark a restore into PostgreSQL leaves (the whole move: test/system/postgres-backup.test.ts).
+  const dataDir = newDir()
+  const api = await makeApi({ dataDir })
+  expect((await api.createFlag('default', 'left-behind')).status).toBe(201)
+  await api.close()
+  markMoved(dataDir, { movedTo: 'PostgreSQL db.internal:5432/flagstore (schema public)', movedAt: '2026-11-28T06:00:00.000Z', backup: '/backups/moving-in.jsonl' })
+  const before = snapshot(dataDir)
+  const marker = join(dataDir, 'moved.json')
+  expectOneLine(
+    await failedStart({ DATA_DIR: dataDir }),
+    new RegExp(
+      `^Cannot start: DATA_DIR ${dataDir} was moved to PostgreSQL db\\.internal:5432/flagstore \\(schema public\\) on 2026-11-28T06:00:00\\.000Z, and its files miss every write made there since\\. ` +
+        `Set DATABASE_URL \\(or DATABASE_HOST…\\) to use the database; to use these files again on purpose, remove ${marker}\\n$`,
+    ),
+  )
+  expect(snapshot(dataDir)).toEqual(before)
+
+  // Removed on purpose, the files are served again.
+  rmSync(marker)
+  const port = freePort()
+  const proc = Bun.spawn([process.execPath, 'src/main.ts'], { cwd: ROOT, env: startEnv({ DATA_DIR: dataDir, PORT: String(port), INIT_ADMIN_API_TOKENS: '*:*.startup-test-secret-0123456789' }), stdout: 'ignore', stderr: 'ignore' })
+  cleanups.unshift(() => proc.kill('SIGKILL'))
+  await untilReady(`http://127.0.0.1:${port}`, { process: proc })
+  const flag = await fetch(`http://127.0.0.1:${port}/api/admin/projects/default/features/left-behind`, { headers: { authorization: '*:*.startup-test-secret-0123456789' } })
+  expect(flag.status).toBe(200)
+}, 30_000)

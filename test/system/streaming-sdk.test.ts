@@ -4,12 +4,14 @@
  * (a hydration) and 20 (events applied one by one) are made through the admin API, the SDK reads
  * them in each mode, and every test of the files is asserted, while a raw stream checks that the
  * messages have the files' shape. Then what ends a stream: SIGTERM (the process exits while streams
- * are open, and the SDK is told to poll), the cap (the SDK switches to polling), a deleted token.
+ * are open, and the SDK is told to poll), the cap (the SDK switches to polling), a deleted token,
+ * a connection that stalls (the server cuts it off, and the SDK resumes from its last event id).
  */
 import { afterEach, expect, test } from 'bun:test'
+import net from 'node:net'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
 import { createState, ENVIRONMENT, specs, type SpecFile } from '../client-specification'
-import { adminCall, destroySdk, eventOf, startService, withTimeout, type RunningService } from '../helpers'
+import { adminCall, destroySdk, eventOf, freePort, startService, waitFor, withTimeout, type RunningService } from '../helpers'
 import { SseReader } from '../features/streaming/sse'
 
 const ADMIN = '*:*.streaming-test-admin-secret-0123'
@@ -17,9 +19,11 @@ const ADMIN = '*:*.streaming-test-admin-secret-0123'
 let service: RunningService | undefined
 const clients: Unleash[] = []
 const readers: SseReader[] = []
+const relays: Relay[] = []
 
 afterEach(async () => {
   for (const client of clients.splice(0)) destroySdk(client)
+  for (const relay of relays.splice(0)) await relay.close()
   for (const reader of readers.splice(0)) await reader.cancel()
   await service?.stop()
   service = undefined
@@ -228,3 +232,103 @@ test("a quiet stream outlives the server's idle timeout (Bun's 10 s) between hea
   await raw.until(() => raw.messages.length === 2)
   expect(raw.messages[1].event).toBe('unleash-updated')
 }, 30_000)
+
+interface Relay {
+  port: number
+  /** Each connection made through it: its request head, and how the server's side ended (null while open). */
+  connections: { head: string; serverEnd: string | null; upstream: net.Socket }[]
+  /** Stops reading what the server sends, as a client on a stalled network would; `resume` reads again. */
+  stall(): void
+  resume(): void
+  close(): Promise<void>
+}
+
+/** A TCP relay on a free loopback port to the server on `target`. */
+async function relayTo(target: number): Promise<Relay> {
+  const port = freePort()
+  const connections: Relay['connections'] = []
+  let stalled = false
+  const server = net.createServer((client) => {
+    const upstream = net.connect(target, '127.0.0.1')
+    const connection = { head: '', serverEnd: null as string | null, upstream }
+    connections.push(connection)
+    if (stalled) upstream.pause()
+    client.on('data', (chunk) => {
+      if (connection.head.length < 4096) connection.head += chunk.toString('latin1')
+      upstream.write(chunk)
+    })
+    upstream.on('data', (chunk) => client.write(chunk))
+    upstream.on('error', (error: NodeJS.ErrnoException) => {
+      connection.serverEnd ??= error.code ?? error.message
+      client.destroy()
+    })
+    upstream.on('end', () => {
+      connection.serverEnd ??= 'end'
+      client.end()
+    })
+    client.on('error', () => upstream.destroy())
+    client.on('close', () => upstream.destroy())
+  })
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
+  const relay: Relay = {
+    port,
+    connections,
+    stall() {
+      stalled = true
+      for (const connection of connections) connection.upstream.pause()
+    },
+    resume() {
+      stalled = false
+      for (const connection of connections) connection.upstream.resume()
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const connection of connections) connection.upstream.destroy()
+        server.close(() => resolve())
+      }),
+  }
+  relays.push(relay)
+  return relay
+}
+
+/** 250 values of 40 characters: a constraint of about 11 kB. */
+const bulky = (tag: string) => Array.from({ length: 250 }, (_, i) => `${tag}-user-${String(i).padStart(4, '0')}-${'x'.repeat(24)}`)
+
+test('an SDK whose connection stalls is cut off once STREAMING_MAX_UNSENT_BYTES wait for it, and resumes from its last event id', async () => {
+  service = await startService(ADMIN, 'flags-stream-', { STREAMING_MAX_UNSENT_BYTES: '65536' })
+  const base = service.base
+  const relay = await relayTo(Number(new URL(base).port))
+  const token = await admin(base, 'POST', '/api/admin/api-tokens', { tokenName: 'stalled', type: 'client', environment: ENVIRONMENT })
+  await admin(base, 'POST', '/api/admin/projects/default/features', { name: 'big' })
+  // Four strategies of eight such constraints: every change of the flag sends about 360 kB.
+  for (const part of ['a', 'b', 'c', 'd']) {
+    const constraints = Array.from({ length: 8 }, (_, n) => ({ contextName: 'userId', operator: 'IN', values: bulky(`${part}${n}`) }))
+    await admin(base, 'POST', '/api/admin/projects/default/features/big/environments/development/strategies', { name: 'default', constraints })
+  }
+  const problems: string[] = []
+  const client = sdk(`http://127.0.0.1:${relay.port}`, token.secret, 'streaming', problems)
+  await eventOf(client, 'synchronized')
+  const bigEnabled = () => client.getFeatureToggleDefinition('big')?.enabled
+  expect(bigEnabled()).toBe(false)
+
+  relay.stall()
+  // About 20 MB sent while it reads nothing: more than the kernel's buffers on both sides hold.
+  for (let change = 0; change < 28; change++) {
+    await admin(base, 'POST', '/api/admin/projects/default/features/big/environments/development/on')
+    await admin(base, 'POST', '/api/admin/projects/default/features/big/environments/development/off')
+  }
+  await admin(base, 'POST', '/api/admin/projects/default/features/big/environments/development/on')
+  await admin(base, 'POST', '/api/admin/projects/default/features', { name: 'marker' })
+  await admin(base, 'POST', '/api/admin/projects/default/features/marker/environments/development/on')
+  relay.resume()
+
+  const streams = () => relay.connections.filter((connection) => connection.head.startsWith('GET /api/client/streaming'))
+  await waitFor(() => streams()[0].serverEnd !== null, 'the stalled stream ended by the server')
+  await waitFor(() => streams().length >= 2, 'the SDK reconnected')
+  await sdkSees(client, () => client.isEnabled('marker') && bigEnabled() === true, 30_000)
+  const [stalled, resumed] = streams()
+  expect(stalled.serverEnd).toBe('ECONNRESET')
+  // The reconnect named the last revision the SDK read, and it still streams.
+  expect(resumed?.head).toMatch(/\r\nlast-event-id: \d+\r\n/i)
+  expect((client as any).repository.getMode()).toBe('streaming')
+}, 60_000)

@@ -81,6 +81,18 @@ export function setEnvironmentEnabled(tx: Tx, flag: FlagRecord, environment: str
 }
 
 /**
+ * What every revive does after the flag is out of the archive: as Unleash 6 does
+ * (disableAllEnvironmentsForFeatures), the flag comes back off in every environment, so that a
+ * revive never serves a flag again by itself; each environment that was on records its
+ * feature-environment-disabled (Unleash records feature-revived only).
+ */
+export function offEverywhereAfterRevive(tx: Tx, flag: FlagRecord): FlagRecord {
+  let updated = flag
+  for (const environment of Object.keys(flag.environments)) updated = setEnvironmentEnabled(tx, updated, environment, false)
+  return updated
+}
+
+/**
  * Stores new metadata and records its events (PATCH, PUT and bulk stale share it); does nothing
  * when nothing changed.
  */
@@ -105,8 +117,9 @@ export function changeMetadata(tx: Tx, flag: FlagRecord, next: FlagMetadata): Fl
   tx.put('flags', flag.name, updated)
   tx.appendEvent(events.flagMetadataUpdated(updated, metadataOf(updated), before))
   if (next.stale !== before.stale) tx.appendEvent(events.flagStale(updated, next.stale))
-  if (next.archived !== before.archived) tx.appendEvent(next.archived ? events.flagArchived(updated) : events.flagRevived(updated))
-  return updated
+  if (next.archived === before.archived) return updated
+  tx.appendEvent(next.archived ? events.flagArchived(updated) : events.flagRevived(updated))
+  return next.archived ? updated : offEverywhereAfterRevive(tx, updated)
 }
 
 /** Reads the flags as staged in `tx`, so children archived earlier in the same write no longer count. */

@@ -9,7 +9,7 @@ import { flagNotFoundIn } from '../not-found'
 import type { NamingPatterns } from '../projects/naming-pattern'
 import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
 import { applyFlagPatch, assertNoVariantOps, type PatchOperation } from './flag-patch'
-import { archiveFlag, changeMetadata, deleteArchivedFlag, flagInProject, liveFlagInProject, requireEnvironment, setEnvironmentEnabled, withStage } from './flag-rules'
+import { archiveFlag, changeMetadata, deleteArchivedFlag, flagInProject, liveFlagInProject, offEverywhereAfterRevive, requireEnvironment, setEnvironmentEnabled, withStage } from './flag-rules'
 import { ChildrenIndex, flagView, metadataOf, NEVER_SEEN, type FeatureView, type LastSeenSource } from './flag-view'
 import { staleAfter } from '../feature-types/feature-types.service'
 import { searchPage, type FlagSearch } from './flag-search'
@@ -348,6 +348,7 @@ export class FlagsService {
         const updated = withStage({ ...flag, archived: false, archivedAt: null }, 'initial', tx.now)
         tx.put('flags', name, updated)
         tx.appendEvent(events.flagRevived(updated, { data: metadataOf(updated), preData: metadataOf(flag) }))
+        offEverywhereAfterRevive(tx, updated)
       }
     })
   }

@@ -103,8 +103,8 @@ const randomSeed = () => String(Math.round(Math.random() * 100000))
 /**
  * The flag's entries: the frontend API's around a variant's JSON; OFREP's around its `value` and
  * `variant` members, for each reason. A flag without variants is a boolean in OFREP; one with
- * variants answers its variant's payload, and leaves the value to the application's default when
- * no variant is chosen or it is off.
+ * variants answers its variant's payload, and its on/off state as a boolean when no payload is
+ * chosen (a variant without one, none chosen, or off).
  */
 interface Entry {
   frontend: (variantJson: string) => string
@@ -203,7 +203,7 @@ function compileFlag(flag: FlagRecord, environment: string, segments: Record<str
     strategies.push({ applies: all, pick, rank: Math.max(strategyRank(strategy), targeted, parentRank) as Rank, always: strategy.name === 'default' && checks.length === 0 })
   }
   const flagVariants = state?.variants ?? []
-  const offMembers = hasVariants ? ofrepMembers(undefined, 'disabled') : ofrepMembers(false, 'off')
+  const offMembers = ofrepMembers(false, hasVariants ? 'disabled' : 'off')
   const compiled: CompiledFlag = {
     name: flag.name,
     enabled: state?.enabled ?? false,
@@ -212,7 +212,7 @@ function compileFlag(flag: FlagRecord, environment: string, segments: Record<str
     // A flag with no strategy at all is on for everyone; one whose strategies are all unknown types is not.
     strategies: (state?.strategies ?? []).some((s) => !s.disabled) ? strategies : [{ applies: () => true, pick: null, rank: parentRank, always: true }],
     pick: variantPicker(flag.name, flagVariants[0]?.stickiness, flagVariants, entry),
-    none: { name: 'disabled', json: entry.frontend(NO_VARIANT), ofrep: entry.ofrep(hasVariants ? ofrepMembers(undefined, 'disabled') : ofrepMembers(true, 'on')), rank: -1 },
+    none: { name: 'disabled', json: entry.frontend(NO_VARIANT), ofrep: entry.ofrep(ofrepMembers(true, hasVariants ? 'disabled' : 'on')), rank: -1 },
     ofrep: { disabled: entry.ofrepWith(offMembers, 'DISABLED'), fallback: entry.ofrepWith(offMembers, 'DEFAULT') },
     firstEntry,
     endEntry: firstEntry,

@@ -129,19 +129,20 @@ const REASON_TEXT = ['STATIC', 'TARGETING_MATCH', 'SPLIT'] as const
 export const REASON_JSON = REASON_TEXT.map((reason) => `,"reason":"${reason}"`)
 
 /**
- * A payload as an OFREP value: `number` as a number, `json` as the value it holds, `string` and
- * `csv` as text (a number or JSON that does not parse stays text); none (undefined) leaves `value` out,
- * which tells OpenFeature providers to use the application's default.
+ * A chosen variant's OFREP value: its payload, `number` as a number, `json` as the value it holds,
+ * `string` and `csv` as text (a number or JSON that does not parse, or JSON `null`, stays text); without a payload,
+ * `true` (the flag is on, as a boolean).
  */
 export function payloadValue(payload: { type: string; value: string } | undefined): unknown {
-  if (!payload) return undefined
+  if (!payload) return true
   if (payload.type === 'number') {
     const number = Number(payload.value)
     return payload.value.trim() !== '' && Number.isFinite(number) ? number : payload.value
   }
   if (payload.type === 'json') {
     try {
-      return JSON.parse(payload.value)
+      // null is no value to an OpenFeature provider (an object default would be answered null).
+      return JSON.parse(payload.value) ?? payload.value
     } catch {
       return payload.value
     }
@@ -149,8 +150,12 @@ export function payloadValue(payload: { type: string; value: string } | undefine
   return payload.value
 }
 
-/** OFREP's `value` (left out when undefined) and `variant` members. */
-export const ofrepMembers = (value: unknown, variant: string) => (value === undefined ? '' : `,"value":${JSON.stringify(value)}`) + `,"variant":${JSON.stringify(variant)}`
+/**
+ * OFREP's `value` and `variant` members. Every success holds a value: `@openfeature/ofrep-provider`
+ * (the server provider, 0.1.3) refuses an answer without one as GENERAL, where a value of another
+ * type than the application's default is TYPE_MISMATCH with that default, in both providers alike.
+ */
+export const ofrepMembers = (value: unknown, variant: string) => `,"value":${JSON.stringify(value)},"variant":${JSON.stringify(variant)}`
 
 /** Why a strategy enables a flag, without its constraints and segments (which make it TARGETING_MATCH at least). */
 export function strategyRank(strategy: StrategyRecord): Rank {

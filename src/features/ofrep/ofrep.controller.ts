@@ -108,7 +108,7 @@ export function ofrepController(frontend: FrontendService, auth: Authorization, 
         const context = ofrepContext(body.context, addressOf())
         context.now = now
         // The Response copies the answer: its bytes are reused by the next one.
-        return compiled.ofrepFlags(context, bulkEnd(request, channels.channelFor(caller.tokenName, sdkScope)), (answer) => json(answer, headers))
+        return compiled.ofrepFlags(context, bulkEnd(request, channels.channelFor(caller.tokenName)), (answer) => json(answer, headers))
       },
       {
         auth: TOKENS,
@@ -139,14 +139,14 @@ export function ofrepController(frontend: FrontendService, auth: Authorization, 
         // The channel stands for the token (EventSource sends no header): none, an unknown one, or one whose token is gone, is 401.
         const holder = query.channel === undefined ? undefined : channels.holder(query.channel)
         if (holder === undefined) throw new AuthenticationRequired('No such event channel: ask the bulk evaluation again for the current one')
-        return streaming.openOfrep(holder.tokenName, scopeOf(holder.scope, {}, SCOPE_SPEC), request)
+        return streaming.openOfrep(holder.tokenName, scopeOf(holder.scope, {}, SCOPE_SPEC), request, callerAddress(request))
       },
       {
         query: t.Object({ channel: t.Optional(t.String({ description: 'The channel the bulk answer named in eventStreams; it stands for the token' })) }),
         response: {
           200: t.String({ description: 'text/event-stream: data {"type":"refetchEvaluation","etag":"<revision>"} for each change to the flags of the token; comments as heartbeats' }),
           400: 'ofrepBulkEvaluationFailure',
-          401: noBody('No channel, an unknown one (a restart forgets them), or its token was deleted, expired or changed; no body'),
+          401: noBody('No channel, one that was not made by this service (or was altered), or its token was deleted, expired or changed; no body'),
           500: 'ofrepGeneralError',
           503: 'ofrepBulkEvaluationFailure',
         },
@@ -157,7 +157,8 @@ export function ofrepController(frontend: FrontendService, auth: Authorization, 
           description:
             "The eventStreams endpoint of the bulk answer (OFREP ADR-0008). No token header (browsers' EventSource sends none): the channel, " +
             "given to the token by the bulk route, stands for it. Each commit that changes what the token's projects serve in its environment sends one refetchEvaluation event. " +
-            'Past STREAMING_MAX_STREAMS streams, or while the server stops, 503 GENERAL: the provider then polls.',
+            'Past STREAMING_MAX_STREAMS streams, STREAMING_MAX_STREAMS_PER_TOKEN of its token or (for a frontend token) STREAMING_MAX_STREAMS_PER_ADDRESS from its address, ' +
+            'or while the server stops, 503 GENERAL: the provider then polls. A channel is valid on every instance on the same data.',
         },
       },
     )

@@ -38,13 +38,12 @@ const REASONS = 'STATIC (on for every context), TARGETING_MATCH (the context dec
 export const OfrepEvaluation = t.Object(
   {
     key: t.String({ description: 'Flag name' }),
-    value: t.Optional(
-      t.Union([t.Boolean(), t.String(), t.Number(), t.Unknown()], {
-        description:
-          "A flag without variants: true or false. A flag with variants: the chosen variant's payload (text for string and csv, a number for number, " +
-          "the parsed JSON for json); left out when the variant has no payload or the flag is off, so that providers use the application's default",
-      }),
-    ),
+    value: t.Union([t.Boolean(), t.String(), t.Number(), t.Unknown()], {
+      description:
+        "A flag without variants: true or false. A flag with variants: the chosen variant's payload (text for string and csv, a number for number, " +
+        'the parsed JSON for json); true when the variant has no payload or none is chosen, false when the flag is off. A value of another type ' +
+        "than the application's default is TYPE_MISMATCH to OpenFeature providers, which then answer that default",
+    }),
     reason: t.String({ description: `Why: ${REASONS}` }),
     variant: t.String({ description: "The variant's name; on or off for a flag without variants; disabled for a flag with variants and none chosen" }),
     metadata: t.Object({ project: t.String({ description: "The flag's project" }) }, { description: 'About the flag' }),

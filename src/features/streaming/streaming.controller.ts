@@ -34,8 +34,9 @@ export function streamingController(streaming: StreamingService, auth: Authoriza
           tags: ['Client'],
           description:
             'What unleash-client reads with experimentalMode streaming. The scope is as in getAllClientFeatures. A Last-Event-ID the server ' +
-            'still holds the changes since resumes without a hydration. The stream ends when its token is deleted or expires; past ' +
-            'STREAMING_MAX_STREAMS streams, and when the server stops, it says fetch-mode polling first.',
+            'still holds the changes since resumes without a hydration. The stream ends when its token is deleted or expires (at the expiry), and is ' +
+            'reset when its client falls STREAMING_MAX_UNSENT_BYTES behind (the SDK resumes from its last event id); past STREAMING_MAX_STREAMS ' +
+            'streams or STREAMING_MAX_STREAMS_PER_TOKEN of its token, and when the server stops, it says fetch-mode polling first.',
         },
       },
     )

@@ -10,10 +10,11 @@
  *
  * Heartbeats (SSE comments) are written to every stream by one timer, spread over the interval: the SDK gives up on a stream
  * silent for 60 s, and proxies cut idle connections. A stream ends when its token is deleted,
- * changed or expires (the SDK reconnects, gets 401 and stops, as a poller would); when the client
- * reads too slowly to keep up (it reconnects and resumes); and, with a `fetch-mode: polling` event
- * first, when the server holds too many streams or is stopping, so the SDK polls instead of
- * retrying a server that will not take it.
+ * changed or expires, at its expiry (the SDK reconnects, gets 401 and stops, as a poller would);
+ * when the client reads too slowly to keep up (its connection is reset, and it reconnects and
+ * resumes from its last event id); and, with a `fetch-mode: polling` event first, when the server,
+ * its token or its address holds too many streams or the server is stopping, so the SDK polls
+ * instead of retrying a server that will not take it.
  */
 import { AtCapacity } from '../../errors'
 import type { Store } from '../../storage/store'
@@ -21,18 +22,34 @@ import type { Scope } from '../client/client.service'
 import { tokenExpired, type ApiTokenRecord as TokenRecord } from '../tokens/tokens.records'
 import type { ChangeFeed, Revision } from './change-feed'
 import { eventsFor, eventsSince, hydration, type DeltaEvent } from './delta'
+import { HeldStream, type Group, type StreamKind } from './held-stream'
 
 export interface StreamingOptions {
   /** `STREAMING_MAX_STREAMS`: streams held at once; more are told to poll. */
   maxStreams: number
   /** `STREAMING_HEARTBEAT_MS`: how often an SSE comment is written to every stream. */
   heartbeatMs: number
+  /** `STREAMING_MAX_STREAMS_PER_TOKEN`: streams one token holds at once, so that no token takes every slot. */
+  maxStreamsPerToken?: number
+  /** `STREAMING_MAX_STREAMS_PER_ADDRESS`: streams of frontend tokens (public ones) held for one client address. */
+  maxStreamsPerAddress?: number
+  /** `STREAMING_MAX_UNSENT_BYTES`: bytes a stream may have waiting for its client before it is ended. */
+  maxUnsentBytes?: number
 }
 
-export const DEFAULT_STREAMING: StreamingOptions = { maxStreams: 10_000, heartbeatMs: 15_000 }
+export const DEFAULT_STREAMING: Required<StreamingOptions> = {
+  maxStreams: 10_000,
+  heartbeatMs: 15_000,
+  maxStreamsPerToken: 1000,
+  maxStreamsPerAddress: 20,
+  maxUnsentBytes: 256 * 1024,
+}
 
-/** Messages a stream may have waiting for its socket before it is ended: a client that far behind resumes or hydrates on reconnect. */
-const MAX_QUEUED_MESSAGES = 1000
+/** Why a stream's connection was reset, as Bun writes it to stderr. */
+const CUT_OFF = 'flagstore: a stream was cut off, its client being STREAMING_MAX_UNSENT_BYTES behind; it resumes from its last event id'
+
+/** setTimeout's longest delay; a later expiry is caught by the heartbeat's check once per interval. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1
 /** Hydrations kept, by scope, between two changes: a burst of (re)connections makes each once. */
 const MAX_KEPT_HYDRATIONS = 64
 /** How often the heartbeat timer ticks: each tick writes to the streams of one slot (spreadHeartbeats). */
@@ -63,71 +80,6 @@ function message(event: 'unleash-connected' | 'unleash-updated', revision: numbe
   return encoder.encode(`event: ${event}\nid: ${revision}\ndata: ${JSON.stringify({ events })}\n\n`)
 }
 
-/** Bun's direct stream controller: writes go to the socket's buffer, without a queue of chunks in between. */
-interface DirectSink {
-  write(chunk: Uint8Array): number | Promise<number>
-  flush(): number | Promise<number>
-  close(): void
-}
-
-/**
- * One held stream, and the underlying source of its response's body (a Bun direct stream). Its
- * methods are the class's, not closures, and its `pull` returns at once instead of awaiting the
- * end: an idle stream is this object, its Response and Bun's own bookkeeping (about 10 objects),
- * where closures and an awaiting pull made it 26, which every major collection marks and every
- * collection's roots reach (docs/realtime.md, "what an idle stream holds").
- */
-class HeldStream {
-  /** Bun's direct stream: a message is written straight to the socket, which at 10,000 streams costs markedly less per write than a standard stream's queue. */
-  readonly type = 'direct'
-  /** Null until the server starts sending the response; what is sent before waits in `early`. */
-  sink: DirectSink | null = null
-  early: Uint8Array[] | null
-  /** Flushes still waiting for the socket to drain. */
-  waiting = 0
-  closed = false
-
-  constructor(
-    private readonly owner: StreamingService,
-    first: Uint8Array,
-    readonly tokenName: string,
-    readonly group: Group,
-    /** The heartbeat slot it is in. */
-    readonly slot: Set<HeldStream>,
-  ) {
-    this.early = [first]
-  }
-
-  /** Called once, when the response starts. Returning no promise leaves the response open until `close()`. */
-  pull(sink: DirectSink): void {
-    try {
-      for (const bytes of this.early ?? []) sink.write(bytes)
-      this.early = null
-      sink.flush()
-      // Ended before the response started (a token deleted meanwhile, a stop): what it was sent, then nothing.
-      if (this.closed) sink.close()
-      else this.sink = sink
-    } catch {
-      // The client went away first.
-      this.owner.forget(this)
-    }
-  }
-
-  /** The client went away (Bun), or the reader was cancelled. */
-  cancel(): void {
-    this.owner.forget(this)
-  }
-}
-
-/** What a stream is sent: the client API's events, or OFREP's bare "refetch" notifications. */
-export type StreamKind = 'client' | 'ofrep'
-
-interface Group {
-  scope: Scope
-  kind: StreamKind
-  streams: Set<HeldStream>
-}
-
 /** The revision an If-None-Match or Last-Event-ID names: `"12"`, `W/"12"` or `12`; null for anything else. */
 export function revisionOf(header: string | null): number | null {
   if (header === null) return null
@@ -147,6 +99,11 @@ export interface DeltaAnswer {
 export class StreamingService {
   private readonly groups = new Map<string, Group>()
   private readonly byToken = new Map<string, Set<HeldStream>>()
+  /** Streams of frontend tokens by client address. */
+  private readonly byAddress = new Map<string, number>()
+  /** A timer per token with an expiry and streams, which ends them at that expiry. */
+  private readonly expiries = new Map<string, ReturnType<typeof setTimeout>>()
+  private readonly options: Required<StreamingOptions>
   private readonly hydrations = new Map<string, { revision: number; bytes: Uint8Array }>()
   private count = 0
   private heartbeat: ReturnType<typeof setInterval> | null = null
@@ -170,8 +127,9 @@ export class StreamingService {
   constructor(
     private readonly store: Pick<Store, 'state' | 'watch'>,
     private readonly feed: ChangeFeed,
-    private readonly options: StreamingOptions = DEFAULT_STREAMING,
+    options: StreamingOptions = DEFAULT_STREAMING,
   ) {
+    this.options = { ...DEFAULT_STREAMING, ...options }
     this.slots = Array.from({ length: Math.max(1, Math.round(options.heartbeatMs / HEARTBEAT_TICK_MS)) }, () => new Set<HeldStream>())
     feed.subscribe((revision) => this.publish(revision))
     store.watch('tokens', (name, before, after) => {
@@ -185,41 +143,69 @@ export class StreamingService {
   }
 
   /**
-   * A new stream for `scope` (the caller's token `tokenName`), resuming from the revision the
-   * request's Last-Event-ID names if it can. Past the cap, or while stopping, the stream says
-   * `fetch-mode: polling` and ends.
+   * A new stream for `scope` (the caller's token `tokenName`, from `address`), resuming from the
+   * revision the request's Last-Event-ID names if it can. Past a cap, or while stopping, the stream
+   * says `fetch-mode: polling` and ends.
    */
-  open(tokenName: string, scope: Scope, request: Request): Response {
-    if (this.stopping || this.count >= this.options.maxStreams) return new Response(GO_POLLING, { headers: SSE_HEADERS })
+  open(tokenName: string, scope: Scope, request: Request, address: string | null = null): Response {
+    if (this.refusal(tokenName, address) !== null) return new Response(GO_POLLING, { headers: SSE_HEADERS })
     const lastEventId = request.headers.get('last-event-id')
-    return this.hold(tokenName, scope, 'client', this.firstMessage(scope, revisionOf(lastEventId)), request)
+    return this.hold(tokenName, address, scope, 'client', this.firstMessage(scope, revisionOf(lastEventId)), request)
   }
 
   /**
    * An OFREP event stream (the bulk answer's `eventStreams`) for `scope`: a `refetchEvaluation`
-   * for each commit that changes what the scope serves. Past the cap, or while stopping, 503: an
+   * for each commit that changes what the scope serves. Past a cap, or while stopping, 503: an
    * EventSource gives up on an answer that is not 200, and the web provider then polls (or asks
    * the bulk route again), where a stream that ended would be reconnected to forever.
    */
-  openOfrep(tokenName: string, scope: Scope, request: Request): Response {
-    if (this.stopping) throw new AtCapacity('The server is stopping; poll instead', 30)
-    if (this.count >= this.options.maxStreams) throw new AtCapacity(`The server holds ${this.options.maxStreams} streams (STREAMING_MAX_STREAMS); poll instead`, 30)
+  openOfrep(tokenName: string, scope: Scope, request: Request, address: string | null): Response {
+    const refusal = this.refusal(tokenName, address)
+    if (refusal !== null) throw new AtCapacity(`${refusal}; poll instead`, 30)
     // A comment: the provider needs no first event, but the headers and a first byte go out at once.
-    return this.hold(tokenName, scope, 'ofrep', HEARTBEAT, request)
+    return this.hold(tokenName, address, scope, 'ofrep', HEARTBEAT, request)
   }
 
-  private hold(tokenName: string, scope: Scope, kind: StreamKind, first: Uint8Array, request: Request): Response {
+  /** Why a new stream of the token `tokenName` from `address` cannot be held now; null if it can. */
+  private refusal(tokenName: string, address: string | null): string | null {
+    const { maxStreams, maxStreamsPerToken, maxStreamsPerAddress } = this.options
+    if (this.stopping) return 'The server is stopping'
+    if (this.count >= maxStreams) return `The server holds ${maxStreams} streams (STREAMING_MAX_STREAMS)`
+    if ((this.byToken.get(tokenName)?.size ?? 0) >= maxStreamsPerToken) return `The token holds ${maxStreamsPerToken} streams (STREAMING_MAX_STREAMS_PER_TOKEN)`
+    const perAddress = this.addressOf(tokenName, address)
+    if (perAddress !== null && (this.byAddress.get(perAddress) ?? 0) >= maxStreamsPerAddress) {
+      return `Your address holds ${maxStreamsPerAddress} streams of frontend tokens (STREAMING_MAX_STREAMS_PER_ADDRESS)`
+    }
+    return null
+  }
+
+  /** The address a stream counts against: a frontend token's only (anyone may have one; a client token is a secret already capped as a whole). */
+  private addressOf(tokenName: string, address: string | null): string | null {
+    return address !== null && this.store.state.tokens[tokenName]?.type === 'frontend' ? address : null
+  }
+
+  private hold(tokenName: string, address: string | null, scope: Scope, kind: StreamKind, first: Uint8Array, request: Request): Response {
     const key = `${kind} ${scope.key}`
     let group = this.groups.get(key)
     if (!group) this.groups.set(key, (group = { scope, kind, streams: new Set() }))
     const slot = this.slots[this.nextSlot++ % this.slots.length]
-    const stream = new HeldStream(this, first, tokenName, group, slot)
+    const expiry = this.store.state.tokens[tokenName]?.expiresAt
+    const expiresAt = expiry ? Date.parse(expiry) : Infinity
+    const perAddress = this.addressOf(tokenName, address)
+    const stream = new HeldStream(this, first, tokenName, perAddress, expiresAt, group, slot)
     const body = new ReadableStream(stream as unknown as UnderlyingDefaultSource<Uint8Array>)
     group.streams.add(stream)
     slot.add(stream)
     let ofToken = this.byToken.get(tokenName)
     if (!ofToken) this.byToken.set(tokenName, (ofToken = new Set()))
     ofToken.add(stream)
+    if (perAddress !== null) this.byAddress.set(perAddress, (this.byAddress.get(perAddress) ?? 0) + 1)
+    // Ended at the expiry itself, not at the next heartbeat's check.
+    if (ofToken.size === 1 && expiresAt - Date.now() <= LONGEST_TIMER_MS) {
+      const timer = setTimeout(() => this.endToken(tokenName), Math.max(0, expiresAt - Date.now()))
+      timer.unref?.()
+      this.expiries.set(tokenName, timer)
+    }
     this.count++
     this.heartbeat ??= setInterval(() => this.beat(), this.options.heartbeatMs / this.slots.length)
     this.heartbeat.unref?.()
@@ -277,7 +263,14 @@ export class StreamingService {
     }
     if (sends.length === 0) return
     setImmediate(() => {
-      for (const [streams, bytes] of sends) for (const stream of streams) this.send(stream, bytes)
+      // A token may expire between its timer's turns: what comes after its expiry is never sent.
+      const now = Date.now()
+      for (const [streams, bytes] of sends) {
+        for (const stream of streams) {
+          if (stream.expiresAt <= now) this.end(stream)
+          else this.send(stream, bytes)
+        }
+      }
     })
   }
 
@@ -287,17 +280,12 @@ export class StreamingService {
       stream.early?.push(bytes)
       return
     }
-    if (stream.waiting > MAX_QUEUED_MESSAGES) return this.end(stream)
+    // A client that far behind is cut off, its buffer dropped with the connection, rather than buffered for without end:
+    // it reconnects with the last event id it read and gets what it missed (docs/realtime.md).
+    if (stream.unsent > 0 && stream.unsent + bytes.length > this.options.maxUnsentBytes) return this.end(stream, undefined, true)
     try {
-      stream.sink.write(bytes)
-      const flushed = stream.sink.flush()
-      if (flushed instanceof Promise) {
-        stream.waiting++
-        flushed.then(
-          () => stream.waiting--,
-          () => this.forget(stream),
-        )
-      }
+      stream.write(stream.sink, bytes)
+      stream.sink.flush()
     } catch {
       this.forget(stream)
     }
@@ -321,14 +309,15 @@ export class StreamingService {
     for (const stream of this.byToken.get(name) ?? []) this.end(stream)
   }
 
-  /** Ends the stream (after `last`, if given) and forgets it. */
-  private end(stream: HeldStream, last?: Uint8Array): void {
+  /** Ends the stream (after `last`, if given; resetting its connection if `abort`) and forgets it. */
+  private end(stream: HeldStream, last?: Uint8Array, abort?: true): void {
     if (stream.closed) return
     if (last) this.send(stream, last)
     this.forget(stream)
     try {
       // A stream whose response has not started yet is closed by its `pull`, after what it was sent.
-      stream.sink?.close()
+      if (abort) stream.sink?.close(CUT_OFF)
+      else stream.sink?.close()
     } catch {
       // The client went away meanwhile.
     }
@@ -344,7 +333,16 @@ export class StreamingService {
     if (stream.group.streams.size === 0) this.groups.delete(`${stream.group.kind} ${stream.group.scope.key}`)
     const ofToken = this.byToken.get(stream.tokenName)
     ofToken?.delete(stream)
-    if (ofToken?.size === 0) this.byToken.delete(stream.tokenName)
+    if (ofToken?.size === 0) {
+      this.byToken.delete(stream.tokenName)
+      clearTimeout(this.expiries.get(stream.tokenName))
+      this.expiries.delete(stream.tokenName)
+    }
+    if (stream.address !== null) {
+      const left = this.byAddress.get(stream.address)! - 1
+      if (left === 0) this.byAddress.delete(stream.address)
+      else this.byAddress.set(stream.address, left)
+    }
     if (this.count === 0 && this.heartbeat) {
       clearInterval(this.heartbeat)
       this.heartbeat = null

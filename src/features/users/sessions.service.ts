@@ -10,7 +10,7 @@ import { AuthenticationRequired, NoAccessError, TooManyRequests, ValidationError
 import { SYSTEM_ACTOR } from '../../domain/events'
 import type { StateReader, Store } from '../../storage/store'
 import { callerName, type Caller, type Credential, type Identity } from '../tokens/permissions'
-import { LoginThrottle, type ThrottleLimits } from './login-throttle'
+import { LoginThrottle, personKey, type ThrottleLimits } from './login-throttle'
 import { PASSWORD_MAX_LENGTH, verifyPassword } from './passwords'
 import type { RootRole, SessionRecord, UserRecord } from './users.records'
 import { callerOf, displayName, viewOf, type UsersService, type UserView } from './users.service'
@@ -25,7 +25,7 @@ export interface SessionOptions {
   ttlMs: number
   /** `SECURE_COOKIES`: always mark the cookie Secure (it is anyway when the request came over HTTPS). */
   secureCookies: boolean
-  throttle?: ThrottleLimits
+  throttle?: Partial<ThrottleLimits>
 }
 
 export const DEFAULT_SESSION_OPTIONS: SessionOptions = { ttlMs: 48 * 3600_000, secureCookies: false }
@@ -74,8 +74,9 @@ export class SessionsService {
     private readonly store: Pick<Store, 'reader' | 'transact'>,
     private readonly users: Pick<UsersService, 'findByLogin' | 'record' | 'changePassword'>,
     private readonly options: SessionOptions = DEFAULT_SESSION_OPTIONS,
+    throttle?: LoginThrottle,
   ) {
-    this.throttle = new LoginThrottle(options.throttle)
+    this.throttle = throttle ?? new LoginThrottle(options.throttle)
   }
 
   /**
@@ -83,15 +84,16 @@ export class SessionsService {
    * user and a wrong password. Held back attempts answer 429 without verifying anything.
    */
   async signIn(login: string, password: string, address: string | null, request: Request): Promise<SignedIn> {
-    const wait = this.throttle.begin(login, address)
-    if (wait !== null) throw new TooManyRequests(`Too many failed sign-ins; try again in ${wait} seconds`, wait)
-    let user: UserRecord | undefined
+    const user: UserRecord | undefined = this.users.findByLogin(login)
+    // A password longer than any can be is no guess at this person's: counted against the address only.
+    const guess = password.length <= PASSWORD_MAX_LENGTH
+    const attempt = await this.throttle.begin(guess ? personKey(user?.id, login) : null, address)
+    if (attempt.wait !== null) throw new TooManyRequests(`Too many failed sign-ins; try again in ${attempt.wait} seconds`, attempt.wait)
     let ok = false
     try {
-      user = this.users.findByLogin(login)
-      ok = password.length <= PASSWORD_MAX_LENGTH && (await verifyPassword(password, user?.passwordHash ?? null))
+      ok = guess && (await verifyPassword(password, user?.passwordHash ?? null))
     } finally {
-      this.throttle.settle(login, address, ok)
+      await this.throttle.settle(attempt, ok)
     }
     if (!ok || !user) throw new AuthenticationRequired('Wrong username or password')
     const secret = randomBytes(32).toString('base64url')
@@ -115,7 +117,7 @@ export class SessionsService {
 
   /**
    * A signed-in user changes their own password, proving the current one: one argon2id
-   * verification, counted with the sign-in failures of the same username (a stolen session cannot
+   * verification, counted with the sign-in failures of the same user (a stolen session cannot
    * guess the password any faster than the sign-in form). Every session of the user ends, this one
    * too, in the commit that changes the password.
    */
@@ -124,15 +126,15 @@ export class SessionsService {
       throw new NoAccessError(`${callerName(caller, true)} has no password to change: an admin changes a user's password with POST /api/admin/user-admin/:id/change-password`, 'NONE')
     }
     if (input.confirmPassword !== undefined && input.confirmPassword !== input.password) throw ValidationError.at('/confirmPassword', 'confirmPassword must equal password')
-    const login = caller.tokenName
-    const wait = this.throttle.begin(login, address)
-    if (wait !== null) throw new TooManyRequests(`Too many wrong passwords; try again in ${wait} seconds`, wait)
+    const guess = input.oldPassword.length <= PASSWORD_MAX_LENGTH
+    const attempt = await this.throttle.begin(guess ? personKey(caller.userId, caller.tokenName) : null, address)
+    if (attempt.wait !== null) throw new TooManyRequests(`Too many wrong passwords; try again in ${attempt.wait} seconds`, attempt.wait)
     let ok = false
     try {
       const user = this.users.record(caller.userId)
-      ok = input.oldPassword.length <= PASSWORD_MAX_LENGTH && (await verifyPassword(input.oldPassword, user?.passwordHash ?? null))
+      ok = guess && (await verifyPassword(input.oldPassword, user?.passwordHash ?? null))
     } finally {
-      this.throttle.settle(login, address, ok)
+      await this.throttle.settle(attempt, ok)
     }
     if (!ok) throw ValidationError.at('/oldPassword', 'The current password is wrong')
     await this.users.changePassword(caller.userId, input.password, caller)

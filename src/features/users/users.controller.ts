@@ -86,7 +86,7 @@ export function sessionsController(sessions: SessionsService, auth: Authorizatio
         description:
           'Opens a session: the answer sets the unleash-session cookie (HttpOnly, SameSite=Strict, Secure over HTTPS or with SECURE_COOKIES), ' +
           'which authenticates the admin API with the user\'s role. A wrong username or password: 401, the same for both. After 5 failures for a ' +
-          'username or 20 from an address, 429 with Retry-After.',
+          'user (by username or email alike) or 20 from an address, 429 with Retry-After.',
       },
     })
     .post('/api/admin/user/change-password', async ({ body, caller, request }) => {

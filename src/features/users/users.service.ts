@@ -179,12 +179,28 @@ export class UsersService {
   /** Sets a new password; every session of the user ends with the old one. */
   async changePassword(id: number, password: string, caller: Caller): Promise<void> {
     const passwordHash = await hashPassword(checkedPassword(password))
-    await this.store.transact(actorOf(caller), (tx) => {
-      const user = this.existing(tx, id)
-      tx.put('users', String(id), { ...user, passwordHash })
-      endSessions(tx, id)
-      tx.appendEvent(events.userUpdated({ ...viewOf(user), passwordChanged: true }, viewOf(user)))
-    })
+    await this.store.transact(actorOf(caller), (tx) => this.setPassword(tx, this.existing(tx, id), passwordHash))
+  }
+
+  /**
+   * `flagstore reset-password`, for a lost password: a new generated one for the user who signs in
+   * as `login` (username or email, any case), returned to be shown once. Applied and recorded as
+   * an admin's change is (sessions ended, `user-updated` with `passwordChanged`), by `system`.
+   */
+  async resetPassword(login: string): Promise<{ user: UserView; password: string }> {
+    const found = this.findByLogin(login)
+    if (!found) throw new NotFoundError(`No user signs in as "${login}" (give a username or an email)`)
+    const password = generatePassword()
+    const passwordHash = await hashPassword(password)
+    const user = await this.store.transact(SYSTEM_ACTOR, (tx) => this.setPassword(tx, this.existing(tx, found.id), passwordHash))
+    return { user: viewOf(user), password }
+  }
+
+  private setPassword(tx: Tx, user: UserRecord, passwordHash: string): UserRecord {
+    tx.put('users', String(user.id), { ...user, passwordHash })
+    endSessions(tx, user.id)
+    tx.appendEvent(events.userUpdated({ ...viewOf(user), passwordChanged: true }, viewOf(user)))
+    return user
   }
 
   /**

@@ -7,7 +7,8 @@
 import { afterEach, expect, setSystemTime, test } from 'bun:test'
 import { heapStats } from 'bun:jsc'
 import { realFileSystem, type FileSystem } from '../../../src/storage/files'
-import { expectError, makeApi, tempDir, tokenFor, type Api } from '../../helpers'
+import { expectError, makeApi, tempDir, tokenFor, waitFor, type Api } from '../../helpers'
+import { freshDatabase, ON_POSTGRES } from '../../test-store'
 import { applyDelta, emptyCopy, SseReader } from './sse'
 
 const opened: Api[] = []
@@ -330,4 +331,109 @@ test('a delta or a stream made while a commit is being made durable names the la
     release()
     dir.remove()
   }
+})
+
+test("one token's streams past STREAMING_MAX_STREAMS_PER_TOKEN are told to poll, while another token is still served", async () => {
+  const api = await app({ streaming: { maxStreams: 10, heartbeatMs: 15_000, maxStreamsPerToken: 3 } })
+  const greedy = await tokenFor(api, 'greedy', { type: 'client', environment: 'development' })
+  const other = await tokenFor(api, 'other', { type: 'client', environment: 'development' })
+  const held = [await stream(api, greedy), await stream(api, greedy), await stream(api, greedy)]
+  for (const reader of held) await reader.until(() => reader.messages.length === 1)
+  const refused = await stream(api, greedy)
+  await refused.until(() => refused.ended)
+  expect(refused.messages).toEqual([{ event: 'fetch-mode', id: null, data: 'polling' }])
+  expect(api.services.streaming.streams).toBe(3)
+  // Well below the server's cap, another token is served; and the refused SDK still polls.
+  const served = await stream(api, other)
+  await served.until(() => served.messages.length === 1)
+  expect(served.messages[0].event).toBe('unleash-connected')
+  expect((await api.get('/api/client/features', { token: greedy })).status).toBe(200)
+  // One of its streams ending makes room for the token again.
+  await held[0].cancel()
+  const again = await stream(api, greedy)
+  await again.until(() => again.messages.length === 1)
+  expect(again.messages[0].event).toBe('unleash-connected')
+  for (const reader of [...held, served, again]) await reader.cancel()
+  expect(api.services.streaming.streams).toBe(0)
+})
+
+/** Values for a constraint: 250 of them make a flag's view about 10 kB. */
+const bulky = (tag: string) => Array.from({ length: 250 }, (_, i) => `${tag}-user-${String(i).padStart(4, '0')}-${'x'.repeat(24)}`)
+
+test('a stream whose client stops reading is cut off once its unsent bytes pass STREAMING_MAX_UNSENT_BYTES, and resumes from its last event id', async () => {
+  const bound = 64 * 1024
+  const api = await app({ streaming: { maxStreams: 10, heartbeatMs: 55_000, maxUnsentBytes: bound } })
+  const secret = await tokenFor(api, 'slow', { type: 'client', environment: 'development' })
+  await api.newFlag('default', 'big')
+  const constraints = ['a', 'b', 'c', 'd'].map((tag) => ({ contextName: 'userId', operator: 'IN', values: bulky(tag) }))
+  expect((await api.post(`/api/admin/projects/default/features/big/environments/development/strategies`, { name: 'default', constraints })).status).toBe(200)
+  const response = await api.app.handle(new Request('http://localhost/api/client/streaming', { headers: { authorization: secret } }))
+  const reader = response.body!.getReader()
+  // Read the hydration, then stop reading.
+  const decoder = new TextDecoder()
+  let text = ''
+  while (!text.includes('\n\n')) text += decoder.decode((await reader.read()).value, { stream: true })
+  const lastId = /^id: (\d+)$/m.exec(text)![1]
+  const message = (await api.get<any>('/api/client/features/big', { token: secret, headers: { 'unleash-client-spec': '5.2.0' } })).text.length
+  expect(message).toBeGreaterThan(bound / 8)
+  // Each toggle sends the whole flag (about 40 kB): far more than the bound in all.
+  for (let write = 0; write < 12; write++) {
+    expect((await on(api, 'big', 'default', 'development')).status).toBe(200)
+    expect((await api.post('/api/admin/projects/default/features/big/environments/development/off')).status).toBe(200)
+  }
+  await new Promise((resolve) => setImmediate(resolve))
+  expect(api.services.streaming.streams).toBe(0)
+  // What the server kept for it is dropped with the connection, not delivered later.
+  let kept = 0
+  try {
+    for (;;) {
+      const { value, done } = await reader.read()
+      if (done) break
+      kept += value.length
+    }
+  } catch {
+    // Reset: nothing more to read.
+  }
+  expect(kept).toBeLessThanOrEqual(bound + 2 * message)
+
+  // The SDK reconnects with the last id it read and gets only what it missed.
+  const copy = emptyCopy()
+  applyDelta(copy, JSON.parse(/^data: (.*)$/m.exec(text)![1]))
+  const resumed = await stream(api, secret, { 'last-event-id': lastId })
+  await resumed.until(() => resumed.messages.length === 1)
+  expect(resumed.messages[0].event).toBe('unleash-connected')
+  expect(new Set(applyDelta(copy, JSON.parse(resumed.messages[0].data)))).toEqual(new Set(['feature-updated']))
+  const list = (await api.get<any>('/api/client/features', { token: secret, headers: { 'unleash-client-spec': '5.2.0' } })).body
+  expect([...copy.features.values()]).toEqual(list.features)
+  await resumed.cancel()
+})
+
+test('a stream of a token that expires is closed at its expiry, not a heartbeat later, and gets no change made after it', async () => {
+  // Heartbeats 55 s apart: the once-per-interval check alone would leave the stream open for the whole test.
+  const api = await app({ streaming: { maxStreams: 10, heartbeatMs: 55_000 } })
+  await api.newFlag('default', 'a')
+  const expiresAt = Date.now() + 1500
+  const secret = await tokenFor(api, 'brief', { type: 'client', environment: 'development', expiresAt: new Date(expiresAt).toISOString() })
+  const reader = await stream(api, secret)
+  await reader.until(() => reader.messages.length === 1)
+  // Nothing is written meanwhile: the stream is ended by its token's expiry alone.
+  await reader.until(() => reader.ended, 10_000)
+  expect(Date.now()).toBeGreaterThanOrEqual(expiresAt)
+  expect(api.services.streaming.streams).toBe(0)
+  expect((await on(api, 'a')).status).toBe(200)
+  await reader.settle()
+  expect(reader.messages.map((message) => message.event)).toEqual(['unleash-connected'])
+  expect((await api.get('/api/client/delta', { token: secret })).status).toBe(401)
+})
+
+test.skipIf(!ON_POSTGRES)('on PostgreSQL, a token deleted through one instance ends its streams on another', async () => {
+  const database = await freshDatabase()
+  const [a, b] = await Promise.all([app({ database }), app({ database })])
+  const secret = await tokenFor(a, 'shared', { type: 'client', environment: 'development' })
+  await waitFor(() => b.services.store.state.tokens.shared !== undefined, 'the token on B')
+  const reader = await stream(b, secret)
+  await reader.until(() => reader.messages.length === 1)
+  expect((await a.delete('/api/admin/api-tokens/shared')).status).toBe(200)
+  await reader.until(() => reader.ended, 10_000)
+  expect(b.services.streaming.streams).toBe(0)
 })
