@@ -17,7 +17,7 @@
 import type { SQL } from 'bun'
 import type { Adapter } from 'lowdb'
 import type { DatabaseConfig } from '../config'
-import { describeDatabaseError, lockName, where } from './postgres-connect'
+import { describeDatabaseError, lockName, timeoutOf, where, within } from './postgres-connect'
 import type { EventLog } from './event-log'
 import type { JournalContents, JournalEntry, StateJournal } from './state-journal'
 import type { EventRecord, StateDoc } from './records'
@@ -38,10 +38,12 @@ export interface SharedLog {
   /**
    * One transaction holding the cluster-wide commit lock: `body` gets the commits made after
    * `after` (by other instances) and returns the commit to write, or null to write nothing. It
-   * resolves once the commit is durable, and rejects (having written nothing) otherwise.
+   * resolves once the commit is durable, and rejects otherwise: with a CommitInDoubt when the
+   * COMMIT was sent and no answer came (it may yet take effect: the log says, once read), else
+   * having written nothing. It never waits longer than the database's timeout.
    */
   commit(after: { seq: number; lastEventId: number }, body: (remote: SharedCommit[]) => SharedCommit | null): Promise<void>
-  /** The commits made after `after`, oldest first, read without the lock (catching up). */
+  /** The commits made after `after`, oldest first, read without the lock (catching up); bounded as `commit`. */
   read(after: { seq: number; lastEventId: number }): Promise<SharedCommit[]>
   /** `listener` hears the commit number of each commit any instance makes (NOTIFY), best effort. */
   listen(listener: (seq: number) => void): Promise<void>
@@ -51,11 +53,26 @@ export interface SharedLog {
    * whether it wrote one.
    */
   checkpoint(seq: number, since: number, state: () => string): Promise<boolean>
-  /** Throws when the database cannot be used now. */
+  /** Throws when the database cannot be used now (or does not answer in time). */
   probe(): Promise<void>
+  /** How long a call may wait for the database, in ms. */
+  readonly timeoutMs: number
   /** A failure of this database in words, for `/ready`, the 503 and the log. */
   describe(error: unknown): string
   close(): Promise<void>
+}
+
+/**
+ * A commit whose COMMIT was sent but not answered (the connection broke, or the database did not
+ * answer in time): it may have taken effect or not. The store undoes it in memory, as for any
+ * failed commit, and reads the log: if it did take effect, it comes back as a commit of the log,
+ * applied once. Its writes are answered as of unknown outcome, never as failed.
+ */
+export class CommitInDoubt extends Error {
+  override name = 'CommitInDoubt'
+  constructor(override readonly cause: unknown) {
+    super((cause as Error)?.message ?? String(cause))
+  }
 }
 
 /** Events read per query when the log is read whole (the event search at start, a backup). */
@@ -76,20 +93,31 @@ export class PostgresLog implements SharedLog {
   private readonly channel: string
   private unlisten: (() => Promise<void>) | null = null
   private closed = false
+  readonly timeoutMs: number
 
   constructor(
     private readonly sql: SQL,
     private readonly config: DatabaseConfig,
   ) {
     this.name = `PostgreSQL ${where(config)} schema ${config.schema}`
+    this.timeoutMs = timeoutOf(config)
     // A channel is an identifier of at most 63 bytes: the schema's hash keeps it short and unquoted.
     this.channel = `flagstore_${Bun.hash(lockName(config.schema, 'commits')).toString(36)}`
   }
 
   async commit(after: { seq: number; lastEventId: number }, body: (remote: SharedCommit[]) => SharedCommit | null): Promise<void> {
-    await this.sql.begin(async (tx) => {
+    // The transaction outlives a timeout (its statements are on the wire): past the deadline it
+    // must not go on to run `body` or to send COMMIT, so every step checks it is still wanted.
+    let stage = 'running' as 'running' | 'abandoned' | 'sent'
+    const wanted = () => {
+      if (stage === 'abandoned') throw new Error('commit abandoned: the database did not answer in time')
+    }
+    const transaction = this.sql.begin(async (tx) => {
+      wanted()
       await tx`SELECT pg_advisory_xact_lock(hashtext(${lockName(this.config.schema, 'commit')}))`
+      wanted()
       const remote = await this.readWith(tx, after)
+      wanted()
       const commit = body(remote)
       if (commit === null) return
       const { entry, lines } = commit
@@ -102,11 +130,21 @@ export class PostgresLog implements SharedLog {
                events AS (
                  INSERT INTO flagstore_events (id, line) SELECT * FROM unnest(${tx.array(ids, 'BIGINT')}, ${tx.array(lines as string[], 'TEXT')}))
                SELECT pg_notify(${this.channel}, ${String(entry.seq)})`
+      wanted()
+      // From here the driver sends COMMIT: an answer that does not come leaves the outcome unknown.
+      stage = 'sent'
     })
+    try {
+      await within(transaction, this.timeoutMs, 'commit')
+    } catch (error) {
+      if (stage === 'sent' && !refusedByServer(error)) throw new CommitInDoubt(error)
+      stage = 'abandoned'
+      throw error
+    }
   }
 
   read(after: { seq: number; lastEventId: number }): Promise<SharedCommit[]> {
-    return this.readWith(this.sql, after)
+    return within(this.readWith(this.sql, after), this.timeoutMs, 'reading new commits')
   }
 
   private async readWith(sql: SQL, after: { seq: number; lastEventId: number }): Promise<SharedCommit[]> {
@@ -132,11 +170,16 @@ export class PostgresLog implements SharedLog {
   }
 
   async checkpoint(seq: number, since: number, state: () => string): Promise<boolean> {
-    return this.sql.begin(async (tx) => {
+    // `state` is the state at `seq` only until the store goes on: a checkpoint given up (no answer
+    // in time) must not read it later, and rolls back instead. One that read it in time may still
+    // commit late, harmlessly: it holds the state at `seq`, which the log holds too.
+    let abandoned = false
+    const writing = this.sql.begin(async (tx) => {
       const [{ locked }] = await tx`SELECT pg_try_advisory_xact_lock(hashtext(${lockName(this.config.schema, 'checkpoint')})) AS locked`
       if (!locked) return false
       const [{ latest }] = await tx`SELECT coalesce(max(seq), 0) AS latest FROM flagstore_checkpoints`
       if (Number(latest) > since) return false
+      if (abandoned) throw new Error('checkpoint abandoned: the database did not answer in time')
       await tx`INSERT INTO flagstore_checkpoints (seq, state) VALUES (${seq}, ${state()}) ON CONFLICT (seq) DO NOTHING`
       // The checkpoint before this one stays, with the commits after it, for instances that are behind.
       const [{ previous }] = await tx`SELECT coalesce(max(seq), 0) AS previous FROM flagstore_checkpoints WHERE seq < ${seq}`
@@ -144,10 +187,16 @@ export class PostgresLog implements SharedLog {
       await tx`DELETE FROM flagstore_commits WHERE seq <= ${previous} AND committed_at < now() - ${PRUNE_AFTER}::interval`
       return true
     })
+    try {
+      return await within(writing, this.timeoutMs, 'checkpoint')
+    } catch (error) {
+      abandoned = true
+      throw error
+    }
   }
 
   async probe(): Promise<void> {
-    await this.sql`SELECT 1`
+    await within(this.sql`SELECT 1`.execute(), this.timeoutMs, 'probe')
   }
 
   describe(error: unknown): string {
@@ -257,6 +306,12 @@ export class PostgresLog implements SharedLog {
     const [{ value }] = await this.sql`SELECT value FROM flagstore_meta WHERE key = 'secret_key'`
     return Buffer.from(value as string, 'hex')
   }
+}
+
+/** Whether PostgreSQL answered with an error (an SQLSTATE): then it did not commit, whatever the stage. */
+function refusedByServer(error: unknown): boolean {
+  const errno = (error as { errno?: unknown } | null)?.errno
+  return typeof errno === 'string' && /^[0-9A-Z]{5}$/.test(errno)
 }
 
 /** The commits after `seq`, oldest first: each one's journal entry and its changes as stored. */
