@@ -279,10 +279,7 @@ export class Store {
     for (const { item, result } of ran.done) item.resolve(result)
   }
 
-  /**
-   * A batch's commit could not be made durable: it is undone (and `cleanUp` run, cutting the files
-   * back) before its writes get `answer`: 503 saying why, or that the outcome is unknown.
-   */
+  /** A failed commit is undone (and `cleanUp` run, cutting the files back) before its writes get `answer`, by default 503 saying why. */
   private async undo(ran: RanBatch, problem: string, detail: unknown, cleanUp?: () => Promise<void>, answer: AppError = new StoreFailedError(`The write could not be saved: ${problem}`)) {
     undoBatch(this.stateDb.data, ran.replaced, ran.counters, this.notify)
     this.problem = problem
