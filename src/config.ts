@@ -68,7 +68,7 @@ export interface DatabaseConfig {
   schema: string
   /**
    * `DATABASE_TIMEOUT_MS`: how long one commit, read or probe may wait for PostgreSQL before the
-   * write answers 503 (5000 by default; docs/postgres.md, When PostgreSQL stops answering).
+   * write answers 503 (5000 by default; docs/postgres.md, When PostgreSQL is down).
    */
   timeoutMs?: number
   /** The variable that names each part: DATABASE_URL for all of them, or DATABASE_HOST, DATABASE_NAME… */

@@ -92,11 +92,12 @@ export function applySharedCommits(
 }
 
 /**
- * How the writes of a commit on a shared database that failed with `error` are answered: 503
- * saying why (`problem`), or, when its COMMIT went unanswered (CommitInDoubt), that the outcome is
- * unknown. `timedOut` when the database did not answer at all.
+ * How the writes of a commit that failed with `error` are answered: 503 saying why (`problem`), or,
+ * when its COMMIT went unanswered (CommitInDoubt), that the outcome is unknown. `timedOut` when a
+ * database did not answer at all: the writes queued meanwhile have waited the bound already, and
+ * are refused with it.
  */
-export function sharedFailure(error: unknown, describe: (error: unknown) => string) {
+export function failureOf(error: unknown, describe: (error: unknown) => string) {
   const cause = error instanceof CommitInDoubt ? error.cause : error
   const problem = describe(cause)
   const refused = new StoreFailedError(`The write could not be saved: ${problem}`)

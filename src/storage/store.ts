@@ -39,7 +39,7 @@ import type { Collection, EventRecord, RecordOf, StateDoc } from './records'
 import { committedReader, type EventAuthor, type RecordWatcher, type StateReader, type Tx } from './tx'
 import { newKey } from './secret-key'
 import { undoBatch } from './undo'
-import { applySharedCommits, runBatch, sharedFailure, type RanBatch, type WorkItem } from './batch'
+import { applySharedCommits, runBatch, failureOf, type RanBatch, type WorkItem } from './batch'
 import { loadStore } from './load'
 import { CHECKPOINT_AFTER_BYTES, CHECKPOINT_RETRY_MAX_MS, CHECKPOINT_RETRY_MIN_MS, PROBE_INTERVAL_MS, PROBE_MIN_BYTES, type CommitListener, type StoreFiles, type StoreOptions } from './store-files'
 
@@ -332,7 +332,7 @@ export class Store {
         })
       }
     } catch (error) {
-      const { problem, refused, answer, timedOut } = sharedFailure(error, (cause) => shared.describe(cause))
+      const { problem, refused, answer, timedOut } = failureOf(error, (cause) => shared.describe(cause))
       if (ran) await this.undo(ran, problem, error, undefined, answer)
       else if (problem !== this.problem) logLine('error', batch.length > 0 ? 'commit failed before it ran; the next write tries again' : 'cannot read the commits of other instances; trying again', { error: problem })
       this.problem = problem
@@ -370,7 +370,8 @@ export class Store {
       this.checkpointNotBefore = 0
       return null
     } catch (error) {
-      const problem = this.files.shared ? this.files.shared.describe(error) : describeIoError(error)
+      const { problem, refused, timedOut } = failureOf(error, (cause) => (this.files.shared ? this.files.shared.describe(cause) : describeIoError(cause)))
+      if (timedOut) for (const item of this.queue.splice(0)) item.reject(refused)
       this.checkpointDelay = Math.min(Math.max(this.checkpointDelay * 2, CHECKPOINT_RETRY_MIN_MS), CHECKPOINT_RETRY_MAX_MS)
       this.checkpointNotBefore = Date.now() + this.checkpointDelay
       logLine('warn', 'checkpoint failed; the journal holds every commit, the checkpoint is tried again later', { error: problem, retryAfterMs: this.checkpointDelay })

@@ -1,5 +1,5 @@
 /**
- * A PostgreSQL that stops answering (docs/postgres.md, When PostgreSQL stops answering): every
+ * A PostgreSQL that stops answering (docs/postgres.md, When PostgreSQL is down): every
  * call to it is bounded by DATABASE_TIMEOUT_MS, so writes answer 503 with Retry-After instead of
  * hanging, `/ready` says not ready, and once the database answers again nothing acknowledged is
  * lost and nothing is applied twice. A write whose COMMIT got no answer is answered 504 (it may
