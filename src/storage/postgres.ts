@@ -308,10 +308,14 @@ export class PostgresLog implements SharedLog {
   }
 }
 
-/** Whether PostgreSQL answered with an error (an SQLSTATE): then it did not commit, whatever the stage. */
+/**
+ * Whether PostgreSQL answered that the transaction failed (an SQLSTATE), so that it did not commit:
+ * not a connection failure or a server going down (classes 08 and 57P0x), which can cut off the
+ * answer to a COMMIT that took effect.
+ */
 function refusedByServer(error: unknown): boolean {
   const errno = (error as { errno?: unknown } | null)?.errno
-  return typeof errno === 'string' && /^[0-9A-Z]{5}$/.test(errno)
+  return typeof errno === 'string' && /^[0-9A-Z]{5}$/.test(errno) && !/^08|^57P0/.test(errno)
 }
 
 /** The commits after `seq`, oldest first: each one's journal entry and its changes as stored. */

@@ -321,7 +321,7 @@ export class Store {
     try {
       const after = { seq: state.commitSeq, lastEventId: state.lastEventId }
       if (batch.length === 0) this.applyShared(await shared.read(after))
-      else {
+      else
         await shared.commit(after, (remote) => {
           this.applyShared(remote)
           ran = runBatch(this.stateDb.data, batch, this.notify)
@@ -330,12 +330,12 @@ export class Store {
           changesBytes = changesText.length
           return { entry: { seq: state.commitSeq, lastEventId: state.lastEventId, nextUserId: state.nextUserId, changes: ran.changes }, lines: ran.lines, changesText }
         })
-      }
     } catch (error) {
       const { problem, refused, answer, timedOut } = failureOf(error, (cause) => shared.describe(cause))
       if (ran) await this.undo(ran, problem, error, undefined, answer)
       else if (problem !== this.problem) logLine('error', batch.length > 0 ? 'commit failed before it ran; the next write tries again' : 'cannot read the commits of other instances; trying again', { error: problem })
       this.problem = problem
+      this.catchUpWanted = false // until the timer's next tick: a loop never idle would hold up `flush` (and a stop)
       // Writes queued behind an unanswered call have waited the bound already (undo's keep its answer).
       for (const item of [...batch, ...(timedOut ? this.queue.splice(0) : [])]) item.reject(refused)
       return
@@ -387,6 +387,7 @@ export class Store {
     if (shared) {
       // Between batches, so the state is whole; the commit loop waits for this, so it stays so.
       const state = this.stateDb.data
+      this.callStarted = Date.now()
       await shared.checkpoint(state.commitSeq, this.sharedSince, () => JSON.stringify(state))
       this.sharedBytes = 0
       this.sharedSince = state.commitSeq
