@@ -284,7 +284,7 @@ export class PostgresLog implements SharedLog {
 
   /** Calls `onLine` with the JSON line of each event after `from` up to `to`, oldest first, checking the ids run on. */
   readLines(from: number, to: number, onLine: (line: string, id: number) => void): Promise<void> {
-    return selectEventLines(this.sql, this.name, from, to, onLine)
+    return selectEventLines(this.sql, this.name, from, to, onLine, this.timeoutMs)
   }
 
   /**
@@ -331,12 +331,13 @@ export async function selectCommits(sql: SQL, seq: number): Promise<{ entry: Jou
 /**
  * Calls `onLine` with the JSON line of each event after `from` up to `to`, oldest first, read a
  * page at a time through `sql` (a pool, or one transaction's snapshot), checking the ids run on;
- * `name` is the store's, for the error.
+ * `name` is the store's, for the error. With `timeoutMs`, each page waits that long at most.
  */
-export async function selectEventLines(sql: SQL, name: string, from: number, to: number, onLine: (line: string, id: number) => void): Promise<void> {
+export async function selectEventLines(sql: SQL, name: string, from: number, to: number, onLine: (line: string, id: number) => void, timeoutMs?: number): Promise<void> {
   let next = from
   while (next < to) {
-    const rows: { id: string; line: string }[] = await sql`SELECT id, line FROM flagstore_events WHERE id > ${next} AND id <= ${to} ORDER BY id LIMIT ${EVENT_PAGE}`
+    const page = sql`SELECT id, line FROM flagstore_events WHERE id > ${next} AND id <= ${to} ORDER BY id LIMIT ${EVENT_PAGE}`.execute()
+    const rows: { id: string; line: string }[] = await (timeoutMs === undefined ? page : within(page, timeoutMs, 'reading events'))
     if (rows.length === 0) break
     for (const row of rows) {
       const id = Number(row.id)
