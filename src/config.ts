@@ -77,6 +77,11 @@ export interface DatabaseConfig {
   /** `DATABASE_SSL`: false (the default), true (require TLS), or a libpq mode such as verify-full. */
   ssl: boolean | 'require' | 'verify-ca' | 'verify-full' | 'prefer'
   schema: string
+  /**
+   * `DATABASE_TIMEOUT_MS`: how long one commit, read or probe may wait for PostgreSQL before the
+   * write answers 503 (5000 by default; docs/postgres.md, When PostgreSQL is down).
+   */
+  timeoutMs?: number
   /** The variable that names each part: DATABASE_URL for all of them, or DATABASE_HOST, DATABASE_NAME… */
   settingOf: Record<'host' | 'port' | 'database' | 'username' | 'password' | 'ssl' | 'schema', string>
 }
@@ -148,6 +153,9 @@ export function readConfig(env: Record<string, string | undefined>, cwd = proces
 }
 
 const DATABASE_PARTS = ['DATABASE_HOST', 'DATABASE_PORT', 'DATABASE_NAME', 'DATABASE_USERNAME', 'DATABASE_PASSWORD'] as const
+/** `DATABASE_TIMEOUT_MS` unless set. */
+export const DATABASE_TIMEOUT_MS = 5000
+
 /** A PostgreSQL identifier we can put in search_path and in lock and channel names without quoting. */
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
 
@@ -161,6 +169,8 @@ export function database(env: Record<string, string | undefined>): DatabaseConfi
   const schemaRaw = env.DATABASE_SCHEMA?.trim() || 'public'
   if (!SCHEMA_NAME.test(schemaRaw)) throw new ConfigError(`DATABASE_SCHEMA must be a plain name (letters, digits and _, not starting with a digit, at most 63), got "${env.DATABASE_SCHEMA}"`)
   const ssl = databaseSsl(env.DATABASE_SSL)
+  // Below the server's 10 s request timeout, so that a write always gets its 503.
+  const timeoutMs = integer(env, 'DATABASE_TIMEOUT_MS', DATABASE_TIMEOUT_MS, 100, 8000)
   if (url !== '') {
     const extra = DATABASE_PARTS.filter(set)
     if (extra.length > 0) throw new ConfigError(`DATABASE_URL and ${extra.join(', ')} are both set; give the connection as DATABASE_URL or as its parts, not both`)
@@ -186,11 +196,12 @@ export function database(env: Record<string, string | undefined>): DatabaseConfi
       password: decodeURIComponent(parsed.password),
       ssl: env.DATABASE_SSL !== undefined && env.DATABASE_SSL.trim() !== '' ? ssl : mode ? databaseSsl(mode, 'DATABASE_URL sslmode') : false,
       schema: schemaRaw,
+      timeoutMs,
       settingOf: { ...all, ssl: set('DATABASE_SSL') ? 'DATABASE_SSL' : 'DATABASE_URL', schema: 'DATABASE_SCHEMA' } as DatabaseConfig['settingOf'],
     }
   }
   if (!set('DATABASE_HOST')) {
-    const stray = [...DATABASE_PARTS, 'DATABASE_SSL', 'DATABASE_SCHEMA', 'SEARCH_CACHE_DIR'].filter(set)
+    const stray = [...DATABASE_PARTS, 'DATABASE_SSL', 'DATABASE_SCHEMA', 'DATABASE_TIMEOUT_MS', 'SEARCH_CACHE_DIR'].filter(set)
     if (stray.length > 0) throw new ConfigError(`${stray.join(', ')} ${stray.length > 1 ? 'are' : 'is'} set but neither DATABASE_URL nor DATABASE_HOST: set one of them to store in PostgreSQL, or unset ${stray.length > 1 ? 'them' : 'it'} to store in DATA_DIR`)
     return null
   }
@@ -202,6 +213,7 @@ export function database(env: Record<string, string | undefined>): DatabaseConfi
     password: env.DATABASE_PASSWORD ?? '',
     ssl,
     schema: schemaRaw,
+    timeoutMs,
     settingOf: {
       host: 'DATABASE_HOST',
       port: 'DATABASE_PORT',

@@ -147,10 +147,27 @@ export class TooManyRequests extends RetryLater {
   readonly errorName = 'TooManyRequestsError'
 }
 
-/** The store could not make a write durable (a full disk, an I/O error); the write was undone and the next one tries again. */
-export class StoreFailedError extends AppError {
+/**
+ * The store could not make a write durable (a full disk, an I/O error, a database that is down or
+ * does not answer in time); the write was undone and the next one tries again.
+ */
+export class StoreFailedError extends RetryLater {
   readonly status = 503
   readonly errorName = 'ServiceUnavailable'
+
+  constructor(message: string, retryAfterSeconds = 1) {
+    super(message, retryAfterSeconds)
+  }
+}
+
+/**
+ * The database stopped answering after the write's COMMIT was sent: it may have been saved or not
+ * (the store finds out from the database's log and follows it). Not a failure to retry blindly: a
+ * client reads the resource back first.
+ */
+export class WriteOutcomeUnknown extends AppError {
+  readonly status = 504
+  readonly errorName = 'GatewayTimeout'
 }
 
 /** An event search stopped because its request was given up (the server's timeout) before it was answered. */

@@ -15,7 +15,7 @@
  * As a program (`npx bun test/postgres-cluster.ts`) it starts one, prints its URL as one line and
  * keeps it until SIGTERM or SIGINT.
  */
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -30,6 +30,13 @@ export interface PostgresCluster {
   /** Stops the server (fast shutdown) and keeps the files; `start()` brings it back on the same port. */
   halt(): Promise<void>
   start(): Promise<void>
+  /**
+   * Stops every process of the server with SIGSTOP (the postmaster first, so that it forks no
+   * more): connections stay open and nothing answers, as when a database host hangs. `thaw()`
+   * (SIGCONT) resumes them; so does the reaper and `stop()`, should the test end first.
+   */
+  freeze(): void
+  thaw(): void
   /** Stops the server and removes its files. */
   stop(): Promise<void>
 }
@@ -83,10 +90,26 @@ async function run(cmd: string[], as: RunAs, what: string): Promise<string> {
  * `bun test --parallel` worker with it ends the shell. Returns once the shell is on its own.
  */
 async function reapWhenGone(owner: number, dir: string, stop: string[]): Promise<void> {
-  const script = 'while kill -0 "$0" 2>/dev/null && [ -d "$1" ]; do sleep 1; done; if [ -d "$1" ]; then shift && "$@"; rm -rf -- "$DIR"; fi'
+  const script = 'while kill -0 "$0" 2>/dev/null && [ -d "$1" ]; do sleep 1; done; if [ -d "$1" ]; then [ -f "$1/frozen" ] && kill -CONT $(cat "$1/frozen"); shift && "$@"; rm -rf -- "$DIR"; fi'
   const forking = Bun.spawn(['setsid', '--fork', 'sh', '-c', script, String(owner), dir, ...stop], { stdio: ['ignore', 'ignore', 'ignore'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', DIR: dir } })
   // setsid exits as soon as it has forked the shell.
   if ((await forking.exited) !== 0) throw new Error(`could not start the reaper of the PostgreSQL cluster in ${dir}`)
+}
+
+/** The processes of the server whose postmaster is `pid`: it and its children. */
+function serverProcesses(pid: number): number[] {
+  const children = readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        // The parent pid is the second field after the command, which is in parentheses.
+        return Number(readFileSync(`/proc/${entry}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]) === pid
+      } catch {
+        return false
+      }
+    })
+    .map(Number)
+  return [pid, ...children]
 }
 
 /** Starts a private cluster. Throws when PostgreSQL is not installed (see `postgresBinaries`). */
@@ -135,9 +158,28 @@ export async function startPostgres(options: { port?: number; fsync?: boolean } 
     },
     halt: () => pgctl('stop', '-m', 'fast').then(() => undefined),
     start,
+    freeze() {
+      const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0])
+      process.kill(postmaster, 'SIGSTOP')
+      const frozen = serverProcesses(postmaster)
+      // For the reaper, which resumes them before it stops the server.
+      writeFileSync(join(dir, 'frozen'), frozen.join(' '))
+      for (const pid of frozen) process.kill(pid, 'SIGSTOP')
+    },
+    thaw() {
+      const file = join(dir, 'frozen')
+      if (!existsSync(file)) return
+      for (const pid of readFileSync(file, 'utf8').split(' ').map(Number)) {
+        try {
+          process.kill(pid, 'SIGCONT')
+        } catch {}
+      }
+      rmSync(file)
+    },
     async stop() {
       if (stopped) return
       stopped = true
+      cluster.thaw()
       await pgctl('stop', '-m', 'immediate').catch(() => undefined)
       rmSync(dir, { recursive: true, force: true })
     },

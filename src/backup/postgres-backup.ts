@@ -27,7 +27,7 @@ import { Store } from '../storage/store'
 import { backupHeader, readBackup, readHeader, writeBackup, type BackupHeader } from './backup'
 
 async function withDatabase<T>(database: DatabaseConfig, use: (sql: SQL) => Promise<T>): Promise<T> {
-  const sql = await connectAtStart(database, { attempts: 1, max: 1 })
+  const sql = await connectAtStart(database, { attempts: 1, max: 1, long: true })
   try {
     return await use(sql)
   } finally {

@@ -35,7 +35,8 @@ export const ERROR_DESCRIPTIONS: Record<number, string> = {
   413: 'The request body is larger than the limit',
   415: 'The request body is not application/json',
   429: 'Too many failed sign-ins for the user or from the address; Retry-After says when to try again',
-  503: 'The service is still starting, or cannot save writes',
+  503: 'The service is still starting, or cannot save writes now; Retry-After says when to try again',
+  504: 'The database stopped answering while the write was being saved: it may or may not have been; read it back before trying again',
 }
 
 /** Documents error statuses of a route; the bodies are produced by the error handler. */

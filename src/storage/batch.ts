@@ -6,7 +6,9 @@ import { deepFreeze, Tx, type EventAuthor, type RecordWatcher, type Replaced } f
 import { recordProblem, type recordChecks } from './record-check'
 import { replayJournal, type JournalEntry } from './state-journal'
 import type { EventRecord, StateDoc } from './records'
-import type { SharedCommit } from './postgres'
+import { CommitInDoubt, type SharedCommit } from './postgres'
+import { DatabaseTimeout } from './postgres-connect'
+import { StoreFailedError, WriteOutcomeUnknown } from '../errors'
 
 export interface WorkItem {
   actor: EventAuthor
@@ -96,4 +98,18 @@ export function applySharedCommits(
     },
   )
   if (!followsOn) throw new Error(`the commits read start at ${commits[0].entry.seq}, not at ${state.commitSeq + 1}: commits are missing`)
+}
+
+/**
+ * How the writes of a commit that failed with `error` are answered: 503 saying why (`problem`), or,
+ * when its COMMIT went unanswered (CommitInDoubt), that the outcome is unknown. `timedOut` when a
+ * database did not answer at all: the writes queued meanwhile have waited the bound already, and
+ * are refused with it.
+ */
+export function failureOf(error: unknown, describe: (error: unknown) => string) {
+  const cause = error instanceof CommitInDoubt ? error.cause : error
+  const problem = describe(cause)
+  const refused = new StoreFailedError(`The write could not be saved: ${problem}`)
+  const answer = error instanceof CommitInDoubt ? new WriteOutcomeUnknown(`The database stopped answering while the write was being saved; it may have been saved or not: read it back before trying again (${problem})`) : refused
+  return { problem, refused, answer, timedOut: cause instanceof DatabaseTimeout }
 }

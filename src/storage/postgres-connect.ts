@@ -6,7 +6,7 @@
 import { SQL } from 'bun'
 import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
-import type { DatabaseConfig } from '../config'
+import { DATABASE_TIMEOUT_MS, type DatabaseConfig } from '../config'
 
 /** What this version of the schema is; a database at a later one was written by a newer flagstore. */
 export const SCHEMA_VERSION = 2
@@ -41,6 +41,33 @@ const RETRY_MAX_MS = 10_000
  */
 export class DatabaseStartError extends Error {
   override name = 'DatabaseStartError'
+}
+
+/**
+ * PostgreSQL did not answer within the bound (DATABASE_TIMEOUT_MS): a server that is stopped,
+ * swapping or cut off answers nothing at all, so the statement timeout alone cannot bound a call.
+ */
+export class DatabaseTimeout extends Error {
+  override name = 'DatabaseTimeout'
+  readonly code = 'FLAGSTORE_DATABASE_TIMEOUT'
+}
+
+/** How long one call may wait for PostgreSQL (`DATABASE_TIMEOUT_MS`). */
+export const timeoutOf = (config: DatabaseConfig) => config.timeoutMs ?? DATABASE_TIMEOUT_MS
+
+/**
+ * `promise`, or a DatabaseTimeout once `ms` have passed without it settling. The call itself is
+ * not stopped (the driver cannot take back what it sent): callers make sure that a late answer
+ * changes nothing (see PostgresLog.commit).
+ */
+export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  // Whatever the abandoned call ends with later is nobody's business.
+  promise.catch(() => {})
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DatabaseTimeout(`${what}: no answer within ${ms} ms`)), ms)
+  })
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer))
 }
 
 interface PgErrorLike {
@@ -82,12 +109,18 @@ export function describeDatabaseError(error: unknown, config: DatabaseConfig): s
   if (errno === '3F000') return `${s.schema}: ${message}`
   if (/ENOTFOUND|EAI_|DNS|getaddrinfo/i.test(code + message)) return `${s.host}: the host "${config.host}" cannot be resolved (${message})`
   if (/TLS|SSL/i.test(code + message)) return `${s.ssl}: the TLS connection to ${config.host}:${config.port} failed (${message})`
+  if (error instanceof DatabaseTimeout) return `${s.host}: PostgreSQL at ${config.host}:${config.port} did not answer (${message}); DATABASE_TIMEOUT_MS bounds the wait`
   if (isUnreachable(error)) return `${s.host}: PostgreSQL at ${config.host}:${config.port} cannot be reached (${message}${code ? `, ${code}` : ''})`
   return `${s.host}: PostgreSQL at ${where(config)} failed: ${message}${errno ? ` (${errno})` : code ? ` (${code})` : ''}`
 }
 
-/** A pool of connections on the configured database, with the schema as search path. */
-export function connect(config: DatabaseConfig, options: { max?: number; idleTimeout?: number } = {}): SQL {
+/**
+ * A pool of connections on the configured database, with the schema as search path. The service's
+ * connections bound each statement and lock wait on the server by the configured timeout; a tool
+ * that moves a whole store in one transaction (backup, restore) asks for `long` ones instead.
+ */
+export function connect(config: DatabaseConfig, options: { max?: number; idleTimeout?: number; long?: boolean } = {}): SQL {
+  const bound = options.long ? 30_000 : timeoutOf(config)
   return new SQL({
     adapter: 'postgres',
     hostname: config.host,
@@ -102,9 +135,11 @@ export function connect(config: DatabaseConfig, options: { max?: number; idleTim
     connection: {
       search_path: config.schema,
       application_name: 'flagstore',
-      // A stuck instance (stopped mid-commit) must not hold the commit lock for ever.
-      idle_in_transaction_session_timeout: '30s',
-      lock_timeout: '30s',
+      statement_timeout: options.long ? '0' : `${bound}ms`,
+      lock_timeout: `${bound}ms`,
+      // A stuck instance (stopped mid-commit) must not hold the commit lock for long: its
+      // transaction is ended past twice the bound (its own client gave it up after one).
+      idle_in_transaction_session_timeout: `${2 * bound}ms`,
     },
   })
 }
@@ -118,7 +153,7 @@ export function lockName(schema: string, purpose: string): string {
  * Connects, retrying with backoff (one log line per attempt) while the server cannot be reached;
  * any other failure (a wrong password, no such database) throws a DatabaseStartError at once.
  */
-export async function connectAtStart(config: DatabaseConfig, options: { log?: (line: Record<string, unknown>) => void; attempts?: number; max?: number; idleTimeout?: number } = {}): Promise<SQL> {
+export async function connectAtStart(config: DatabaseConfig, options: { log?: (line: Record<string, unknown>) => void; attempts?: number; max?: number; idleTimeout?: number; long?: boolean } = {}): Promise<SQL> {
   const log = options.log ?? ((line) => console.error(JSON.stringify({ time: new Date().toISOString(), ...line })))
   let delay = RETRY_MIN_MS
   for (let attempt = 1; ; attempt++) {

@@ -17,7 +17,7 @@
 import type { SQL } from 'bun'
 import type { Adapter } from 'lowdb'
 import type { DatabaseConfig } from '../config'
-import { describeDatabaseError, lockName, where } from './postgres-connect'
+import { describeDatabaseError, lockName, timeoutOf, where, within } from './postgres-connect'
 import type { EventLog } from './event-log'
 import type { FailureTable } from './failure-table'
 import { PostgresFailureTable } from './postgres-failures'
@@ -40,10 +40,12 @@ export interface SharedLog {
   /**
    * One transaction holding the cluster-wide commit lock: `body` gets the commits made after
    * `after` (by other instances) and returns the commit to write, or null to write nothing. It
-   * resolves once the commit is durable, and rejects (having written nothing) otherwise.
+   * resolves once the commit is durable, and rejects otherwise: with a CommitInDoubt when the
+   * COMMIT was sent and no answer came (it may yet take effect: the log says, once read), else
+   * having written nothing. It never waits longer than the database's timeout.
    */
   commit(after: { seq: number; lastEventId: number }, body: (remote: SharedCommit[]) => SharedCommit | null): Promise<void>
-  /** The commits made after `after`, oldest first, read without the lock (catching up). */
+  /** The commits made after `after`, oldest first, read without the lock (catching up); bounded as `commit`. */
   read(after: { seq: number; lastEventId: number }): Promise<SharedCommit[]>
   /** `listener` hears the commit number of each commit any instance makes (NOTIFY), best effort. */
   listen(listener: (seq: number) => void): Promise<void>
@@ -53,13 +55,28 @@ export interface SharedLog {
    * whether it wrote one.
    */
   checkpoint(seq: number, since: number, state: () => string): Promise<boolean>
-  /** Throws when the database cannot be used now. */
+  /** Throws when the database cannot be used now (or does not answer in time). */
   probe(): Promise<void>
+  /** How long a call may wait for the database, in ms. */
+  readonly timeoutMs: number
   /** A failure of this database in words, for `/ready`, the 503 and the log. */
   describe(error: unknown): string
   /** The sign-in throttle's counts, shared by every instance on the database. */
   readonly failures: FailureTable
   close(): Promise<void>
+}
+
+/**
+ * A commit whose COMMIT was sent but not answered (the connection broke, or the database did not
+ * answer in time): it may have taken effect or not. The store undoes it in memory, as for any
+ * failed commit, and reads the log: if it did take effect, it comes back as a commit of the log,
+ * applied once. Its writes are answered as of unknown outcome, never as failed.
+ */
+export class CommitInDoubt extends Error {
+  override name = 'CommitInDoubt'
+  constructor(override readonly cause: unknown) {
+    super((cause as Error)?.message ?? String(cause))
+  }
 }
 
 /** Events read per query when the log is read whole (the event search at start, a backup). */
@@ -81,21 +98,32 @@ export class PostgresLog implements SharedLog {
   private readonly channel: string
   private unlisten: (() => Promise<void>) | null = null
   private closed = false
+  readonly timeoutMs: number
 
   constructor(
     private readonly sql: SQL,
     private readonly config: DatabaseConfig,
   ) {
     this.name = `PostgreSQL ${where(config)} schema ${config.schema}`
+    this.timeoutMs = timeoutOf(config)
     // A channel is an identifier of at most 63 bytes: the schema's hash keeps it short and unquoted.
     this.channel = `flagstore_${Bun.hash(lockName(config.schema, 'commits')).toString(36)}`
     this.failures = new PostgresFailureTable(sql, config.schema, (error) => this.describe(error))
   }
 
   async commit(after: { seq: number; lastEventId: number }, body: (remote: SharedCommit[]) => SharedCommit | null): Promise<void> {
-    await this.sql.begin(async (tx) => {
+    // The transaction outlives a timeout (its statements are on the wire): past the deadline it
+    // must not go on to run `body` or to send COMMIT, so every step checks it is still wanted.
+    let stage = 'running' as 'running' | 'abandoned' | 'sent'
+    const wanted = () => {
+      if (stage === 'abandoned') throw new Error('commit abandoned: the database did not answer in time')
+    }
+    const transaction = this.sql.begin(async (tx) => {
+      wanted()
       await tx`SELECT pg_advisory_xact_lock(hashtext(${lockName(this.config.schema, 'commit')}))`
+      wanted()
       const remote = await this.readWith(tx, after)
+      wanted()
       const commit = body(remote)
       if (commit === null) return
       const { entry, lines } = commit
@@ -108,11 +136,21 @@ export class PostgresLog implements SharedLog {
                events AS (
                  INSERT INTO flagstore_events (id, line) SELECT * FROM unnest(${tx.array(ids, 'BIGINT')}, ${tx.array(lines as string[], 'TEXT')}))
                SELECT pg_notify(${this.channel}, ${String(entry.seq)})`
+      wanted()
+      // From here the driver sends COMMIT: an answer that does not come leaves the outcome unknown.
+      stage = 'sent'
     })
+    try {
+      await within(transaction, this.timeoutMs, 'commit')
+    } catch (error) {
+      if (stage === 'sent' && !refusedByServer(error)) throw new CommitInDoubt(error)
+      stage = 'abandoned'
+      throw error
+    }
   }
 
   read(after: { seq: number; lastEventId: number }): Promise<SharedCommit[]> {
-    return this.readWith(this.sql, after)
+    return within(this.readWith(this.sql, after), this.timeoutMs, 'reading new commits')
   }
 
   private async readWith(sql: SQL, after: { seq: number; lastEventId: number }): Promise<SharedCommit[]> {
@@ -138,11 +176,16 @@ export class PostgresLog implements SharedLog {
   }
 
   async checkpoint(seq: number, since: number, state: () => string): Promise<boolean> {
-    return this.sql.begin(async (tx) => {
+    // `state` is the state at `seq` only until the store goes on: a checkpoint given up (no answer
+    // in time) must not read it later, and rolls back instead. One that read it in time may still
+    // commit late, harmlessly: it holds the state at `seq`, which the log holds too.
+    let abandoned = false
+    const writing = this.sql.begin(async (tx) => {
       const [{ locked }] = await tx`SELECT pg_try_advisory_xact_lock(hashtext(${lockName(this.config.schema, 'checkpoint')})) AS locked`
       if (!locked) return false
       const [{ latest }] = await tx`SELECT coalesce(max(seq), 0) AS latest FROM flagstore_checkpoints`
       if (Number(latest) > since) return false
+      if (abandoned) throw new Error('checkpoint abandoned: the database did not answer in time')
       await tx`INSERT INTO flagstore_checkpoints (seq, state) VALUES (${seq}, ${state()}) ON CONFLICT (seq) DO NOTHING`
       // The checkpoint before this one stays, with the commits after it, for instances that are behind.
       const [{ previous }] = await tx`SELECT coalesce(max(seq), 0) AS previous FROM flagstore_checkpoints WHERE seq < ${seq}`
@@ -150,10 +193,16 @@ export class PostgresLog implements SharedLog {
       await tx`DELETE FROM flagstore_commits WHERE seq <= ${previous} AND committed_at < now() - ${PRUNE_AFTER}::interval`
       return true
     })
+    try {
+      return await within(writing, this.timeoutMs, 'checkpoint')
+    } catch (error) {
+      abandoned = true
+      throw error
+    }
   }
 
   async probe(): Promise<void> {
-    await this.sql`SELECT 1`
+    await within(this.sql`SELECT 1`.execute(), this.timeoutMs, 'probe')
   }
 
   describe(error: unknown): string {
@@ -241,7 +290,7 @@ export class PostgresLog implements SharedLog {
 
   /** Calls `onLine` with the JSON line of each event after `from` up to `to`, oldest first, checking the ids run on. */
   readLines(from: number, to: number, onLine: (line: string, id: number) => void): Promise<void> {
-    return selectEventLines(this.sql, this.name, from, to, onLine)
+    return selectEventLines(this.sql, this.name, from, to, onLine, this.timeoutMs)
   }
 
   /**
@@ -265,6 +314,16 @@ export class PostgresLog implements SharedLog {
   }
 }
 
+/**
+ * Whether PostgreSQL answered that the transaction failed (an SQLSTATE), so that it did not commit:
+ * not a connection failure or a server going down (classes 08 and 57P0x), which can cut off the
+ * answer to a COMMIT that took effect.
+ */
+function refusedByServer(error: unknown): boolean {
+  const errno = (error as { errno?: unknown } | null)?.errno
+  return typeof errno === 'string' && /^[0-9A-Z]{5}$/.test(errno) && !/^08|^57P0/.test(errno)
+}
+
 /** The commits after `seq`, oldest first: each one's journal entry and its changes as stored. */
 export async function selectCommits(sql: SQL, seq: number): Promise<{ entry: JournalEntry; changesText: string }[]> {
   const rows: { seq: string; last_event_id: string; next_user_id: string; changes: string }[] =
@@ -278,12 +337,13 @@ export async function selectCommits(sql: SQL, seq: number): Promise<{ entry: Jou
 /**
  * Calls `onLine` with the JSON line of each event after `from` up to `to`, oldest first, read a
  * page at a time through `sql` (a pool, or one transaction's snapshot), checking the ids run on;
- * `name` is the store's, for the error.
+ * `name` is the store's, for the error. With `timeoutMs`, each page waits that long at most.
  */
-export async function selectEventLines(sql: SQL, name: string, from: number, to: number, onLine: (line: string, id: number) => void): Promise<void> {
+export async function selectEventLines(sql: SQL, name: string, from: number, to: number, onLine: (line: string, id: number) => void, timeoutMs?: number): Promise<void> {
   let next = from
   while (next < to) {
-    const rows: { id: string; line: string }[] = await sql`SELECT id, line FROM flagstore_events WHERE id > ${next} AND id <= ${to} ORDER BY id LIMIT ${EVENT_PAGE}`
+    const page = sql`SELECT id, line FROM flagstore_events WHERE id > ${next} AND id <= ${to} ORDER BY id LIMIT ${EVENT_PAGE}`.execute()
+    const rows: { id: string; line: string }[] = await (timeoutMs === undefined ? page : within(page, timeoutMs, 'reading events'))
     if (rows.length === 0) break
     for (const row of rows) {
       const id = Number(row.id)

@@ -6,32 +6,31 @@
  *
  * Group commit: work items that arrive while a commit is on disk wait; the next batch runs all of
  * them, then makes their combined changes durable with one append to the event log and one line
- * in the state journal. Every item of the batch is answered only after that. A write therefore
- * costs what it changed, whatever the size of the history or of the state. The events of one
- * commit share one `createdAt`: that, and ids that run on without a gap, is how start-up knows
- * the events past the state are the one commit a crash can have left unacknowledged.
+ * in the state journal, and only then answers them. A write costs what it changed, whatever the
+ * size of the history or of the state. The events of one commit share one `createdAt`: that, and
+ * ids that run on without a gap, is how start-up knows the events past the state are the one
+ * commit a crash can have left unacknowledged. Events are appended (and fsynced) first; the
+ * journal line, naming the last event id the commit includes, acknowledges the commit (crash
+ * atomicity; start-up's checks and cuts: load.ts).
  *
- * Crash atomicity: events are appended (and fsynced) first; the journal line, naming the last event
- * id the commit includes, acknowledges the commit. Start-up's checks and cuts: load.ts.
- *
- * A failed commit (a full disk, an I/O error, a short write) is undone, not latched: a batch is
- * applied to the state as it runs (so later items of the batch, and the record watchers of
- * derived indexes, see earlier ones), and keeps what it replaced; if the disk write fails, the
- * records, counters and watchers are put back in reverse order and both files are cut back to
- * their length after the last durable commit, so the state in memory is exactly what is on disk.
- * The batch's writes answer 503, commit listeners (the event search) never hear of it, and the
- * next commit simply tries again: once space is freed the service recovers without a restart.
- * Until then `writeProblem` says why (for `/ready`). Between a batch's apply and its fsync,
- * readers can see its changes (like Redis with `appendfsync always`); they are undone if the
- * write fails. We chose this over staging a copy because work items of one batch must see each
- * other, and derived indexes follow the watchers either way.
+ * A failed commit (a full disk, an I/O error, a short write, a database that does not answer) is
+ * undone, not latched: a batch is applied to the state as it runs (so later items of the batch,
+ * and the record watchers of derived indexes, see earlier ones), and keeps what it replaced; if
+ * the write fails, the records, counters and watchers are put back in reverse order and both files
+ * are cut back to their length after the last durable commit, so the state in memory is exactly
+ * what is on disk. The batch's writes answer 503, commit listeners (the event search) never hear
+ * of it, and the next commit simply tries again: once space is freed the service recovers without
+ * a restart. Until then `writeProblem` says why (for `/ready`). Between a batch's apply and its
+ * fsync, readers can see its changes (like Redis with `appendfsync always`); they are undone if
+ * the write fails. We chose this over staging a copy because work items of one batch must see
+ * each other, and derived indexes follow the watchers either way.
  *
  * A checkpoint that fails (say no room for `.state.json.tmp`) does not fail the commit that
  * triggered it, which is already durable in the journal: the temp file is removed, a warning
  * logged, and the checkpoint tried again after a growing delay (1 s up to a minute).
  */
 import type { Low } from 'lowdb'
-import { StoreFailedError } from '../errors'
+import { StoreFailedError, type AppError } from '../errors'
 import { describeIoError } from './files'
 import { CATCH_UP_MS, type SharedCommit, type SharedLog } from './postgres'
 import type { recordChecks } from './record-check'
@@ -40,7 +39,7 @@ import type { Collection, EventRecord, RecordOf, StateDoc } from './records'
 import { committedReader, type EventAuthor, type RecordWatcher, type StateReader, type Tx } from './tx'
 import { newKey } from './secret-key'
 import { undoBatch } from './undo'
-import { applySharedCommits, runBatch, type RanBatch, type WorkItem } from './batch'
+import { applySharedCommits, runBatch, failureOf, type RanBatch, type WorkItem } from './batch'
 import { loadStore } from './load'
 import { CHECKPOINT_AFTER_BYTES, CHECKPOINT_RETRY_MAX_MS, CHECKPOINT_RETRY_MIN_MS, PROBE_INTERVAL_MS, PROBE_MIN_BYTES, type CommitListener, type StoreFiles, type StoreOptions } from './store-files'
 
@@ -78,6 +77,8 @@ export class Store {
   /** Shared database: another instance committed (or the timer fired), so the loop reads what is new. */
   private catchUpWanted = false
   private catchUpTimer: ReturnType<typeof setInterval> | null = null
+  /** Shared database: when the commit loop's current call to it began. */
+  private callStarted = 0
   /** Shared database: bytes of the commits applied since the last checkpoint, and the commit that was at. */
   private sharedBytes = 0
   private sharedSince = 0
@@ -151,9 +152,12 @@ export class Store {
 
   /**
    * While writes fail, probes the data directory (at most once a second): once it takes writes
-   * again, `writeProblem` clears without waiting for a client to write. Resolves to `writeProblem`.
+   * again, `writeProblem` clears without waiting for a client to write. Resolves to `writeProblem`,
+   * or, while a call to a shared database has waited past its bound, to that.
    */
   async recheck(): Promise<string | null> {
+    const { shared } = this.files, waited = Date.now() - this.callStarted
+    if (shared && this.committing && waited > shared.timeoutMs) return `${shared.name}: no answer for ${waited} ms`
     if (this.problem === null || this.committing || this.probing || Date.now() - this.lastProbe < PROBE_INTERVAL_MS) return this.problem
     this.lastProbe = Date.now()
     // A commit that starts meanwhile waits for this, so that the files are never cut under it.
@@ -163,7 +167,7 @@ export class Store {
         await this.files.probe?.(this.probeBytes)
         this.problem = null
       } catch (error) {
-        this.problem = this.files.shared ? this.files.shared.describe(error) : describeIoError(error)
+        this.problem = shared ? shared.describe(error) : describeIoError(error)
       }
     })()
     await this.probing
@@ -249,8 +253,7 @@ export class Store {
       return null
     }
     if (this.cutPending) await this.cutBack().catch(() => {})
-    if (this.files.journal.size > 0) return this.tryCheckpoint()
-    return null
+    return this.files.journal.size > 0 ? this.tryCheckpoint() : null
   }
 
   private async commitLoop() {
@@ -276,17 +279,13 @@ export class Store {
     for (const { item, result } of ran.done) item.resolve(result)
   }
 
-  /**
-   * A batch's commit could not be made durable: it is undone (and `cleanUp` run, cutting the files
-   * back) before its writes answer 503 saying why.
-   */
-  private async undo(ran: RanBatch, problem: string, detail: unknown, cleanUp?: () => Promise<void>) {
+  /** A failed commit is undone (and `cleanUp` run, cutting the files back) before its writes get `answer`, by default 503 saying why. */
+  private async undo(ran: RanBatch, problem: string, detail: unknown, cleanUp?: () => Promise<void>, answer: AppError = new StoreFailedError(`The write could not be saved: ${problem}`)) {
     undoBatch(this.stateDb.data, ran.replaced, ran.counters, this.notify)
     this.problem = problem
     await cleanUp?.()
     logLine('error', 'commit failed and was undone; the next write tries again', { error: problem, detail: (detail as Error)?.message })
-    const failed = new StoreFailedError(`The write could not be saved: ${problem}`)
-    for (const { item } of ran.done) item.reject(failed)
+    for (const { item } of ran.done) item.reject(answer)
   }
 
   private async commitFiles(batch: WorkItem[]) {
@@ -310,17 +309,19 @@ export class Store {
   /**
    * On a shared database, a batch (or, with none queued, a catch-up alone) is one transaction under
    * the cluster-wide commit lock: the commits others made are applied first, then the batch runs on
-   * that state and its commit is written. Nothing is answered before the COMMIT.
+   * that state and its commit is written. Its writes are answered once the COMMIT is (before any
+   * checkpoint); a COMMIT left unanswered is undone like a failure (see CommitInDoubt).
    */
   private async commitShared(shared: SharedLog, batch: WorkItem[]) {
     this.catchUpWanted = false
+    this.callStarted = Date.now()
     const state = this.stateDb.data
     let ran: RanBatch | null = null
     let changesBytes = 0
     try {
       const after = { seq: state.commitSeq, lastEventId: state.lastEventId }
       if (batch.length === 0) this.applyShared(await shared.read(after))
-      else {
+      else
         await shared.commit(after, (remote) => {
           this.applyShared(remote)
           ran = runBatch(this.stateDb.data, batch, this.notify)
@@ -329,24 +330,21 @@ export class Store {
           changesBytes = changesText.length
           return { entry: { seq: state.commitSeq, lastEventId: state.lastEventId, nextUserId: state.nextUserId, changes: ran.changes }, lines: ran.lines, changesText }
         })
-      }
     } catch (error) {
-      const problem = shared.describe(error)
-      const failed = ran as RanBatch | null
-      if (failed) await this.undo(failed, problem, error)
-      else {
-        if (problem !== this.problem) logLine('error', batch.length > 0 ? 'commit failed before it ran; the next write tries again' : 'cannot read the commits of other instances; trying again', { error: problem })
-        this.problem = problem
-        const refused = new StoreFailedError(`The write could not be saved: ${problem}`)
-        for (const item of batch) item.reject(refused)
-      }
+      const { problem, refused, answer, timedOut } = failureOf(error, (cause) => shared.describe(cause))
+      if (ran) await this.undo(ran, problem, error, undefined, answer)
+      else if (problem !== this.problem) logLine('error', batch.length > 0 ? 'commit failed before it ran; the next write tries again' : 'cannot read the commits of other instances; trying again', { error: problem })
+      this.problem = problem
+      this.catchUpWanted = false // until the timer's next tick: a loop never idle would hold up `flush` (and a stop)
+      // Writes queued behind an unanswered call have waited the bound already (undo's keep its answer).
+      for (const item of [...batch, ...(timedOut ? this.queue.splice(0) : [])]) item.reject(refused)
       return
     }
     this.problem = null
     this.sharedBytes += changesBytes
-    if (this.sharedBytes >= this.checkpointAfterBytes && Date.now() >= this.checkpointNotBefore) await this.tryCheckpoint()
     const acknowledged = ran as RanBatch | null
     if (acknowledged) this.acknowledge(acknowledged)
+    if (this.sharedBytes >= this.checkpointAfterBytes && Date.now() >= this.checkpointNotBefore) await this.tryCheckpoint()
   }
 
   /** Other instances' commits, applied as this one's own are heard of (see batch.ts). */
@@ -372,7 +370,8 @@ export class Store {
       this.checkpointNotBefore = 0
       return null
     } catch (error) {
-      const problem = describeIoError(error)
+      const { problem, refused, timedOut } = failureOf(error, (cause) => (this.files.shared ? this.files.shared.describe(cause) : describeIoError(cause)))
+      if (timedOut) for (const item of this.queue.splice(0)) item.reject(refused)
       this.checkpointDelay = Math.min(Math.max(this.checkpointDelay * 2, CHECKPOINT_RETRY_MIN_MS), CHECKPOINT_RETRY_MAX_MS)
       this.checkpointNotBefore = Date.now() + this.checkpointDelay
       logLine('warn', 'checkpoint failed; the journal holds every commit, the checkpoint is tried again later', { error: problem, retryAfterMs: this.checkpointDelay })
@@ -388,6 +387,7 @@ export class Store {
     if (shared) {
       // Between batches, so the state is whole; the commit loop waits for this, so it stays so.
       const state = this.stateDb.data
+      this.callStarted = Date.now()
       await shared.checkpoint(state.commitSeq, this.sharedSince, () => JSON.stringify(state))
       this.sharedBytes = 0
       this.sharedSince = state.commitSeq
