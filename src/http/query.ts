@@ -2,8 +2,8 @@
  * Query strings are read here rather than by Elysia (contract §1, step 6), for every route that
  * declares a query schema. Elysia keeps the last of repeated values, leaves a broken escape such as
  * `%zz` as it is, and turns arrays in a query schema into a transform (ArrayQuery) that splits values
- * at commas and checks the pieces only after validation, throwing an error that answered 500
- * (issue 10). Here:
+ * at commas and checks the pieces only after validation, throwing an error that would answer 500.
+ * Here:
  * - values are percent-decoded strictly: a broken escape or bytes that are not UTF-8 → 400;
  * - a parameter given more than once → 400, unless its schema is `repeatable()`, which collects
  *   every value as given (commas included);

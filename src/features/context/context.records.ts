@@ -24,7 +24,7 @@ const BUILT_IN_FIELDS: readonly Omit<ContextFieldRecord, 'createdAt' | 'legalVal
   { name: 'sessionId', description: 'Allows you to constrain on sessionId', sortOrder: 4, stickiness: true },
 ]
 
-/** Added with context fields (issue 14): data directories made before then get the same seed as a new one. */
+/** Added with context fields: data directories made before then get the same seed as a new one. */
 export const contextFieldsCollection = defineCollection('contextFields', ContextFieldRecordSchema, {
   addedLater: true,
   seed: () => {

@@ -22,7 +22,7 @@ export const BUILT_IN_FLAG_TYPES: readonly FlagTypeRecord[] = [
   kind('permission', 'Permission', 'Permission feature flags are used to control permissions in your system.', null),
 ]
 
-/** Added with flag types (issue 14): data directories made before then get Unleash's defaults, as new ones do. */
+/** Added with flag types: data directories made before then get Unleash's defaults, as new ones do. */
 export const flagTypesCollection = defineCollection('flagTypes', FlagTypeRecordSchema, {
   addedLater: true,
   seed: () => Object.fromEntries(BUILT_IN_FLAG_TYPES.map((type) => [type.id, { ...type }])),

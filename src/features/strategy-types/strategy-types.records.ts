@@ -22,7 +22,7 @@ export const StrategyTypeRecordSchema = Type.Object({
 })
 export type StrategyTypeRecord = Static<typeof StrategyTypeRecordSchema>
 
-/** Added with strategy definitions (issue 12): older data directories have no such key and start with none. */
+/** Added with strategy definitions: older data directories have no such key and start with none. */
 export const strategyTypesCollection = defineCollection('strategyTypes', StrategyTypeRecordSchema, { addedLater: true })
 
 declare module '../../storage/records' {

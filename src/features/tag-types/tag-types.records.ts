@@ -15,7 +15,7 @@ export type TagTypeRecord = Static<typeof TagTypeRecordSchema>
 export const DEFAULT_TAG_TYPE = 'simple'
 
 /**
- * Added with tag types (issue 14). Data directories made before then hold tags of type `simple`
+ * Added with tag types. Data directories made before then hold tags of type `simple`
  * only, so they get the same seed as a new one; its time is that of the first start with it.
  */
 export const tagTypesCollection = defineCollection('tagTypes', TagTypeRecordSchema, {
