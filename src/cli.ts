@@ -46,6 +46,7 @@ Settings come from the environment (the same for every command):
                              DATABASE_NAME, DATABASE_USERNAME, DATABASE_PASSWORD
   DATABASE_SSL=false         true (or require, verify-ca, verify-full) for TLS to PostgreSQL
   DATABASE_SCHEMA=public     the PostgreSQL schema of the store's tables
+  DATABASE_TIMEOUT_MS=5000   on PostgreSQL: how long a commit or read waits before answering 503 (100-8000)
   SEARCH_CACHE_DIR           on PostgreSQL: directory to keep a copy of the event log for search in,
                              so that a restart reads only new events (default: none, copied each start)
   INIT_ADMIN_API_TOKENS      admin secrets (*:*.<16 to 128 letters, digits, - or _>) that must exist;
