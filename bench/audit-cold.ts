@@ -4,7 +4,7 @@
  * hand on a COPY of a directory bench/generate-events.ts wrote (its search/ is deleted here):
  *
  *   cp -r /tmp/flagstore-10m /tmp/cold-10m && cp /tmp/flagstore-10m.generated.json /tmp/cold-10m.generated.json
- *   nice -n 19 bun bench/audit-cold.ts --dir /tmp/cold-10m [--root DIR] [--limit 1800]
+ *   nice -n 19 npx bun bench/run.ts audit-cold --dir /tmp/cold-10m [--root DIR] [--limit 1800]
  *
  * `--root` runs the server of another checkout (`git archive` of a commit, with node_modules): the
  * same measurement before a change. It measures, from spawning the real server (`bun src/main.ts`):

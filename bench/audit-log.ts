@@ -2,8 +2,8 @@
  * The audit log at ten million events (issue 21), run by hand on a directory that
  * bench/generate-events.ts wrote:
  *
- *   bun bench/generate-events.ts --events 10000000 --out /tmp/flagstore-10m
- *   bun bench/audit-log.ts --dir /tmp/flagstore-10m [--runs 2] [--seconds 10] [--cold] [--patch-seconds 30] [--no-load]
+ *   npx bun bench/run.ts generate --events 10000000 --out /tmp/flagstore-10m
+ *   npx bun bench/run.ts audit --dir /tmp/flagstore-10m [--runs 2] [--seconds 10] [--cold] [--patch-seconds 30] [--no-load]
  *
  * The 32-connection figures need wrk (Debian: apt-get install wrk); `--no-load` leaves them out.
  * The directory is used in place: PATCHes append to its log (later runs count them in), and the

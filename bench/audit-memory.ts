@@ -3,7 +3,7 @@
  * run by hand on a directory that bench/generate-events.ts wrote and bench/audit-log.ts ran on once
  * (its segments written, its phrases' totals cached in `<dir>.phrases.json`):
  *
- *   bun bench/audit-memory.ts --dir /tmp/flagstore-10m [--evict] [--seconds 10]
+ *   npx bun bench/run.ts memory --dir /tmp/flagstore-10m [--evict] [--seconds 10]
  *
  * `--evict` drops the directory's files from the OS page cache first (`dd iflag=nocache count=0`
  * per file, posix_fadvise DONTNEED: only these files, not the whole cache), so that the start reads

@@ -1,7 +1,7 @@
 /**
  * The server-side SDK API (issue 12, "Speed"), run by hand:
  *
- *   bun bench/client.ts [--runs 3] [--seconds 10] [--writes 50]
+ *   npx bun bench/run.ts client [--runs 3] [--seconds 10] [--writes 50]
  *
  * 1,000 flags; in production every other flag has a flexibleRollout with two constraints and one
  * of 20 segments, the others a default strategy. A client token for production reads them.

@@ -1,7 +1,7 @@
 /**
  * From a toggle in the console to the SDKs (issue 19, "Must show"), run by hand:
  *
- *   npx bun bench/console-propagation.ts [--toggles 20] [--interval 1000]
+ *   npx bun bench/run.ts console-propagation [--toggles 20] [--interval 1000]
  *
  * One server (100 flags), headless Chromium signed in to the console on the project page, and in
  * this process two official `unleash-client` SDKs with a client token for development: one

@@ -1,5 +1,5 @@
 /**
- * The console's figures, run by hand (npx bun bench/console.ts [--runs 3]):
+ * The console's figures, run by hand (npx bun bench/run.ts console [--runs 3]):
  * - sign-in: the time of one correct sign-in over HTTP next to one Bun.password.verify of the same
  *   hash in this process (same minutes), and the server's CPU (user + system, from /proc) for 100
  *   wrong passwords in a row for one user, next to 5 correct sign-ins;

@@ -1,7 +1,7 @@
 /**
  * The per-flag cost of frontend evaluation, in process (no HTTP), run by hand:
  *
- *   bun bench/frontend-eval.ts [--rounds 2000]
+ *   npx bun bench/run.ts frontend-eval [--rounds 2000]
  *
  * Compiles the benchmark's 1,000 flags (bench/frontend-data.ts) once, then evaluates them for a
  * different user each round. Prints the time per answer and per flag looked at (the flags on in the

@@ -1,7 +1,7 @@
 /**
  * The frontend API (issue 13, "Speed"), run by hand:
  *
- *   bun bench/frontend.ts [--runs 3] [--seconds 10]
+ *   npx bun bench/run.ts frontend [--runs 3] [--seconds 10]
  *
  * 1,000 flags in production (bench/frontend-data.ts: half on; default, flexibleRollout with
  * segments, constraints and strategy variants, userWithId + remoteAddress, gradualRolloutUserId with

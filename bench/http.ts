@@ -1,7 +1,7 @@
 /**
- * HTTP hot paths (issue "Fast and hard to break"), run by hand through `bench/run`:
+ * HTTP hot paths (issue "Fast and hard to break"), run by hand:
  *
- *   bench/run [--runs 3] [--seconds 10]
+ *   npx bun bench/run.ts admin [--runs 3] [--seconds 10]
  *
  * - project feature list, 1,000 flags in 3 environments: wrk (autocannon's single thread is the
  *   limit for responses this large), next to a bare Bun server returning the same bytes;

@@ -1,7 +1,7 @@
 /**
  * SDK metrics (issue 13, "Speed"), run by hand:
  *
- *   bun bench/metrics.ts [--runs 3] [--seconds 10] [--amount 100000]
+ *   npx bun bench/run.ts metrics [--runs 3] [--seconds 10] [--amount 100000]
  *
  * 1,000 flags. Every request is the report of an SDK that evaluated 20 flags (yes 1, no 0 each,
  * variants on five of them), sent with a client token for development.

@@ -1,7 +1,7 @@
 /**
  * OFREP's bulk evaluation against the frontend API, side by side on one server, run by hand:
  *
- *   bun bench/ofrep.ts [--runs 3] [--slices 4] [--seconds 5]
+ *   npx bun bench/run.ts ofrep [--runs 3] [--slices 4] [--seconds 5]
  *
  * The frontend benchmark's 1,000 flags (bench/frontend-data.ts, half on in production). One server
  * process per run; in it, wrk (2 threads, 32 connections) posts, in turn, `slices` times each

@@ -1,7 +1,7 @@
 /**
  * Event search benchmarks (issue "Event search at a million events"), run by hand:
  *
- *   bun bench/search.ts [--events 1000000] [--runs 3] [--only pages] [--clients 50] [--seconds 10]
+ *   npx bun bench/run.ts search [--events 1000000] [--runs 3] [--only pages] [--clients 50] [--seconds 10]
  *
  * On a synthetic log (see lib.ts: every event holds "common", one in ten "often", and one of
  * 200,000 rare words), once the index is built:

@@ -2,7 +2,7 @@
  * Streams whose clients never read: what they cost the server (RSS) and the kernel (TCP memory,
  * both ends on this machine), and how many the server cuts off (STREAMING_MAX_UNSENT_BYTES).
  *
- *   npx bun bench/slow-readers.ts [--streams 500] [--flags 12] [--heartbeat-ms 2000]
+ *   npx bun bench/run.ts slow-readers [--streams 500] [--flags 12] [--heartbeat-ms 2000]
  *
  * One token, a scope of `--flags` flags of about 320 kB each (four strategies of eight constraints
  * of 250 values), `--streams` connections that send the request and then never read. Measured

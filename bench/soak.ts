@@ -1,7 +1,7 @@
 /**
  * Soak (issue "Fast and hard to break"), run by hand:
  *
- *   bun bench/soak.ts [--minutes 5]
+ *   npx bun bench/run.ts soak [--minutes 5]
  *
  * Mixed reads and writes from 16 keep-alive clients at 2,000 requests/s for `--minutes`
  * against a server on a log of 100,000 events and 1,000 flags: flag lists, single flags, searches

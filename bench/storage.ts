@@ -1,7 +1,7 @@
 /**
  * Storage benchmarks (issue "Storage that scales"), run by hand:
  *
- *   bun bench/storage.ts [--events 1000000] [--flags 10000] [--runs 3]
+ *   npx bun bench/run.ts storage [--events 1000000] [--flags 10000] [--runs 3]
  *
  * 1. PATCH latency p50 on a log of 1,000 events and on one of `--events` events, both with
  *    `--flags` flags (one client, sequential requests, once the search index is built), and their ratio.

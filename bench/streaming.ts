@@ -1,7 +1,7 @@
 /**
  * Client API streaming (issue 20, "Must show"), run by hand:
  *
- *   bun bench/streaming.ts [--streams 1000,10000] [--writes 20] [--sdk-writes 50] [--idle 10000] [--idle-rounds 3] [--seconds 10] [--runs 1]
+ *   npx bun bench/run.ts streaming [--streams 1000,10000] [--writes 20] [--sdk-writes 50] [--idle 10000] [--idle-rounds 3] [--seconds 10] [--runs 1]
  *
  * One server process (100 flags, fsync on as by default) and this process as the clients:
  * - delivery: N SSE streams held on raw sockets with a client token for default/production; the

@@ -1,7 +1,7 @@
 /**
  * What an authenticated request costs with many API tokens (issue 10, item 10), run by hand:
  *
- *   bun bench/tokens.ts [--tokens 5000] [--requests 20000] [--rounds 7] [--http-runs 5] [--seconds 5]
+ *   npx bun bench/run.ts tokens [--tokens 5000] [--requests 20000] [--rounds 7] [--http-runs 5] [--seconds 5]
  *
  * Two apps in this process, on memory stores: one with only the admin token, one with `--tokens`
  * more (made in one commit through the store, as the service would store them). Each round sends
