@@ -4,9 +4,10 @@
  * (`npx bun bench/run.ts <scenario>`), never by the test suite.
  */
 import { createHash } from 'node:crypto'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { DATA_FILES } from '../src/services'
 
 export * from './data'
 
@@ -134,6 +135,43 @@ export function processStat(pid: number): { user: number; system: number; faults
 export function cpuSeconds(pid: number): number {
   const { user, system } = processStat(pid)
   return user + system
+}
+
+/** RSS, its peak, and of the RSS the anonymous part (heaps, buffers) and the file-backed part (mapped segment pages, which the OS may drop). */
+export function processMemory(pid: number): { rss: number; hwm: number; anon: number; file: number } {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+    const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0)
+    return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024, anon: kb('RssAnon') / 1024, file: kb('RssFile') / 1024 }
+  } catch {
+    return { rss: NaN, hwm: NaN, anon: NaN, file: NaN }
+  }
+}
+
+/** Files in the data directory that the service derives from the log (anything not the store's own). */
+export function derivedFiles(dir: string): { files: number; bytes: number } {
+  let files = 0
+  let bytes = 0
+  const walk = (path: string, top: boolean) => {
+    for (const entry of readdirSync(path, { withFileTypes: true })) {
+      if (top && DATA_FILES.includes(entry.name)) continue
+      const full = join(path, entry.name)
+      if (entry.isDirectory()) walk(full, false)
+      else {
+        files++
+        try {
+          bytes += statSync(full).size
+        } catch {}
+      }
+    }
+  }
+  walk(dir, true)
+  return { files, bytes }
+}
+
+/** Deletes what derivedFiles counts. */
+export function removeDerived(dir: string) {
+  for (const name of readdirSync(dir)) if (!DATA_FILES.includes(name)) rmSync(join(dir, name), { recursive: true, force: true })
 }
 
 /** Resident set size of a process in MiB (Linux). */

@@ -4,16 +4,17 @@
  *   npx bun bench/run.ts <scenario> [options]     run one scenario (its options below)
  *   npx bun bench/run.ts --help                   list the scenarios
  *
- * Each scenario is a module of bench/ that runs when imported and reads its options from
- * process.argv, so the runner hands it the arguments after the scenario's name. Figures and
+ * Each scenario is a function of a module of bench/ that reads its options from process.argv, as
+ * the script it was; the runner hands it the arguments after the scenario's name. Figures and
  * targets are in docs/benchmarks.md.
  */
 import { parseArgs } from 'node:util'
 import { generateDataDir } from './generate-events'
 
 interface Scenario {
-  /** The module of bench/ that runs the scenario. */
-  file?: string
+  /** The module of bench/ (without .ts) and its function that runs the scenario. */
+  module?: string
+  fn?: string
   /** In the runner itself, for a scenario without a module of its own. */
   run?: (args: string[]) => Promise<void>
   area: string
@@ -51,20 +52,23 @@ async function generate(args: string[]) {
 
 export const SCENARIOS: Record<string, Scenario> = {
   admin: {
-    file: 'http.ts',
+    module: 'admin',
+    fn: 'adminPaths',
     area: 'admin paths',
     what: 'project flag list, name validation, /health, bulk off of 1,000 flags, next to a bare Bun server',
     options: '[--runs 3] [--seconds 10]',
     needs: ['wrk'],
   },
   storage: {
-    file: 'storage.ts',
+    module: 'search',
+    fn: 'storage',
     area: 'admin paths',
     what: 'PATCH on a long log against a short one, durable writes, start-up, memory',
     options: '[--events 1000000] [--flags 10000] [--runs 3]',
   },
   search: {
-    file: 'search.ts',
+    module: 'search',
+    fn: 'eventSearch',
     area: 'audit log',
     what: 'event search at 1,000,000 events, /health under heavy searches and deep pages',
     options: '[--events 1000000] [--runs 3] [--only pages] [--clients 50] [--seconds 10]',
@@ -76,66 +80,76 @@ export const SCENARIOS: Record<string, Scenario> = {
     options: '[--events 10000000] [--out DIR] [--flags 3000] [--projects 30] [--seed 21]',
   },
   audit: {
-    file: 'audit-log.ts',
+    module: 'audit-log',
+    fn: 'auditLog',
     area: 'audit log at scale',
     what: 'restart, search, memory and writes at ten million events (a directory from `generate`)',
     options: '--dir DIR [--runs 2] [--seconds 10] [--cold] [--patch-seconds 30] [--no-load]',
     needs: ['wrk'],
   },
   'audit-cold': {
-    file: 'audit-cold.ts',
+    module: 'audit-memory',
+    fn: 'auditCold',
     area: 'audit log at scale',
     what: 'a start without search segments: searches and /health during the rebuild (deletes DIR/search)',
     options: '--dir DIR [--root DIR] [--limit 1800]',
   },
   memory: {
-    file: 'audit-memory.ts',
+    module: 'audit-memory',
+    fn: 'auditMemory',
     area: 'memory',
     what: 'resident memory at 10M events by kind of query, optionally with the files evicted from the page cache',
     options: '--dir DIR [--evict] [--seconds 10]',
     needs: ['wrk'],
   },
   soak: {
-    file: 'soak.ts',
+    module: 'admin',
+    fn: 'soak',
     area: 'memory',
     what: 'mixed reads and writes for minutes: errors, latency, resident memory per minute',
     options: '[--minutes 5]',
   },
   client: {
-    file: 'client.ts',
+    module: 'sdk',
+    fn: 'clientApi',
     area: 'SDK paths',
     what: 'GET /api/client/features next to a bare Bun server, time from a write until it is visible',
     options: '[--runs 3] [--seconds 10] [--writes 50]',
     needs: ['wrk'],
   },
   metrics: {
-    file: 'metrics.ts',
+    module: 'sdk',
+    fn: 'sdkMetrics',
     area: 'SDK paths',
     what: 'POST /api/client/metrics throughput and exact counts',
     options: '[--runs 3] [--seconds 10] [--amount 100000]',
     needs: ['wrk'],
   },
   frontend: {
-    file: 'frontend.ts',
+    module: 'frontend',
+    fn: 'frontendApi',
     area: 'SDK paths',
     what: 'GET /api/frontend, 1,000 flags, a new user each request',
     options: '[--runs 3] [--seconds 10]',
     needs: ['wrk'],
   },
   'frontend-eval': {
-    file: 'frontend-eval.ts',
+    module: 'frontend',
+    fn: 'frontendEval',
     area: 'SDK paths',
     what: 'evaluation cost per flag in process, next to the official SDK engine',
     options: '[--rounds 2000]',
   },
   tokens: {
-    file: 'tokens.ts',
+    module: 'admin',
+    fn: 'tokenCount',
     area: 'SDK paths',
     what: 'request cost with 5,000 tokens against 1, in process and over HTTP',
     options: '[--tokens 5000] [--requests 20000] [--rounds 7] [--http-runs 5] [--seconds 5]',
   },
   streaming: {
-    file: 'streaming.ts',
+    module: 'streaming',
+    fn: 'streaming',
     area: 'streaming',
     what: 'a change delivered to 1,000 and 10,000 streams, memory per stream, the cost of idle streams',
     options:
@@ -143,32 +157,37 @@ export const SCENARIOS: Record<string, Scenario> = {
     needs: ['wrk'],
   },
   'slow-readers': {
-    file: 'slow-readers.ts',
+    module: 'streaming',
+    fn: 'slowReaders',
     area: 'streaming',
     what: 'streams whose clients never read: server and kernel memory, streams cut off',
     options: '[--streams 500] [--flags 12] [--heartbeat-ms 2000]',
   },
   ofrep: {
-    file: 'ofrep.ts',
+    module: 'ofrep',
+    fn: 'ofrep',
     area: 'OFREP',
     what: 'OFREP bulk evaluation next to the frontend API, the OFREP and client API 304 paths',
     options: '[--runs 3] [--slices 4] [--seconds 5]',
     needs: ['wrk'],
   },
   postgres: {
-    file: 'postgres.ts',
+    module: 'postgres',
+    fn: 'postgres',
     area: 'PostgreSQL',
     what: 'the PostgreSQL store next to the file store and Unleash 8.2: writes, reads, propagation, start-up',
     options: '[--unleash DIR] [--runs 3] [--only throughput,propagation,startup] [--fill restore]',
   },
   console: {
-    file: 'console.ts',
+    module: 'console',
+    fn: 'consolePage',
     area: 'admin paths',
     what: 'sign-in cost, the console assets, the project page of 10,000 flags in Chromium',
     options: '[--runs 3]',
   },
   'console-propagation': {
-    file: 'console-propagation.ts',
+    module: 'console',
+    fn: 'consolePropagation',
     area: 'admin paths',
     what: 'a toggle in the console until an SDK sees it',
     options: '[--toggles 20] [--interval 1000]',
@@ -206,7 +225,8 @@ for (const tool of scenario.needs ?? []) {
 }
 if (scenario.run) await scenario.run(args)
 else {
-  // The scenario's module reads process.argv as if it had been started on its own.
-  process.argv = [process.argv[0]!, `${import.meta.dir}/${scenario.file}`, ...args]
-  await import(`./${scenario.file}`)
+  // The scenario reads process.argv as if it had been started on its own.
+  process.argv = [process.argv[0]!, `${import.meta.dir}/run.ts`, ...args]
+  const module = (await import(`./${scenario.module}.ts`)) as Record<string, () => Promise<void>>
+  await module[scenario.fn!]!()
 }
