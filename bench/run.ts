@@ -203,30 +203,35 @@ function help(): string {
   return `Usage: npx bun bench/run.ts <scenario> [options]\n\nScenarios (figures in docs/benchmarks.md):\n${lines.join('\n')}\n`
 }
 
-const [name, ...args] = process.argv.slice(2)
-if (!name || name === '--help' || name === '-h') {
-  console.log(help())
-  process.exit(name ? 0 : 1)
-}
-const scenario = SCENARIOS[name]
-if (!scenario) {
-  console.error(`Unknown scenario "${name}".\n\n${help()}`)
-  process.exit(1)
-}
-if (args.includes('--help')) {
-  console.log(`npx bun bench/run.ts ${name} ${scenario.options}\n\n${scenario.area}: ${scenario.what}`)
-  process.exit(0)
-}
-for (const tool of scenario.needs ?? []) {
-  if (!Bun.which(tool)) {
-    console.error(`The ${name} scenario needs ${tool} (Debian: apt-get install ${tool}).`)
+/** Runs the scenario named on the command line (the module only lists them when imported). */
+async function main() {
+  const [name, ...args] = process.argv.slice(2)
+  if (!name || name === '--help' || name === '-h') {
+    console.log(help())
+    process.exit(name ? 0 : 1)
+  }
+  const scenario = SCENARIOS[name]
+  if (!scenario) {
+    console.error(`Unknown scenario "${name}".\n\n${help()}`)
     process.exit(1)
   }
+  if (args.includes('--help')) {
+    console.log(`npx bun bench/run.ts ${name} ${scenario.options}\n\n${scenario.area}: ${scenario.what}`)
+    process.exit(0)
+  }
+  for (const tool of scenario.needs ?? []) {
+    if (!Bun.which(tool)) {
+      console.error(`The ${name} scenario needs ${tool} (Debian: apt-get install ${tool}).`)
+      process.exit(1)
+    }
+  }
+  if (scenario.run) await scenario.run(args)
+  else {
+    // The scenario reads process.argv as if it had been started on its own.
+    process.argv = [process.argv[0]!, `${import.meta.dir}/run.ts`, ...args]
+    const module = (await import(`./${scenario.module}.ts`)) as Record<string, () => Promise<void>>
+    await module[scenario.fn!]!()
+  }
 }
-if (scenario.run) await scenario.run(args)
-else {
-  // The scenario reads process.argv as if it had been started on its own.
-  process.argv = [process.argv[0]!, `${import.meta.dir}/run.ts`, ...args]
-  const module = (await import(`./${scenario.module}.ts`)) as Record<string, () => Promise<void>>
-  await module[scenario.fn!]!()
-}
+
+if (import.meta.main) await main()
