@@ -6,7 +6,6 @@ import autocannon from 'autocannon'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { authHeaders, errorsOf, fmt, freePort, type Load, loadAverage, loadColumns, median, percentile, removeDir, ROOT, rssMiB, SECRET, seedDataDir, startServer, table, tempDataDir, waitForSearchIndex, wrk as wrkFor } from './lib'
 import { randomBytes } from 'node:crypto'
 import { createApp } from '../src/app'
 import { createServices, initialise, openStore, stopWorkers } from '../src/services'
@@ -16,6 +15,7 @@ import { SecretHasher } from '../src/features/tokens/secret-hash'
 import { newKey, writeKey } from '../src/storage/secret-key'
 import { type StateDoc } from '../src/storage/records'
 import { SYSTEM_ACTOR } from '../src/domain/events'
+import { authHeaders, errorsOf, fmt, freePort, type Load, loadAverage, loadColumns, median, percentile, removeDir, ROOT, rssMiB, SECRET, seedDataDir, startServer, table, tempDataDir, waitForSearchIndex, wrk as wrkFor } from './lib'
 
 /**
  * HTTP hot paths (issue "Fast and hard to break"), run by hand:

@@ -6,9 +6,9 @@
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
+import { DATA_FILES } from '../src/services'
 import { type GeneratedManifest } from './generate-events'
 import { expectedTotals, fmt, freePort, loadAverage, percentile, phraseTotals, processMemory, ROOT, spawnServer, table, untilReady, wrk } from './lib'
-import { DATA_FILES } from '../src/services'
 
 /**
  * The start and the memory of the audit log at 10M events (issue 21), query kind by query kind,

@@ -4,9 +4,9 @@
  */
 import { readFileSync } from 'node:fs'
 import { chromium } from 'playwright-core'
-import { authHeaders, fmt, loadAverage, median, percentile, removeDir, seedDataDir, startServer, table, tempDataDir } from './lib'
 import { parseArgs } from 'node:util'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
+import { authHeaders, fmt, loadAverage, median, percentile, removeDir, seedDataDir, startServer, table, tempDataDir } from './lib'
 
 /**
  * The console's figures, run by hand (npx bun bench/run.ts console [--runs 3]):

@@ -5,13 +5,13 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { parseArgs } from 'node:util'
 import { STATE_FILE } from '../src/services'
 import { type ConstraintRecord, type DependencyRecord, type FlagRecord, type StrategyRecord, type VariantRecord } from '../src/features/flags/flags.records'
 import { type SegmentRecord } from '../src/features/segments/segments.records'
-import { parseArgs } from 'node:util'
-import { authHeaders, cpuSeconds, fmt, type Load, median, removeDir, seedDataDir, startServer, table, tempDataDir, wrk } from './lib'
 import { compileScope, type EvalContext, type FrontendEvaluator } from '../src/features/frontend/evaluation'
 import { compileWithSdk } from '../test/sdk-reference'
+import { authHeaders, cpuSeconds, fmt, type Load, median, removeDir, seedDataDir, startServer, table, tempDataDir, wrk } from './lib'
 
 /**
  * The flags of the frontend API benchmark (the frontend, frontend-eval and ofrep scenarios): in

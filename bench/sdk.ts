@@ -5,9 +5,9 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { addClientStrategies, authHeaders, errorsOf, fmt, freePort, type Load, loadAverage, loadColumns, loadsOf, median, percentile, removeDir, ROOT, seedDataDir, startServer, table, tempDataDir, wrk, wrk as wrkFor } from './lib'
 import autocannon from 'autocannon'
 import { JOURNAL_FILE } from '../src/services'
+import { addClientStrategies, authHeaders, errorsOf, fmt, freePort, type Load, loadAverage, loadColumns, loadsOf, median, percentile, removeDir, ROOT, seedDataDir, startServer, table, tempDataDir, wrk, wrk as wrkFor } from './lib'
 
 /**
  * The server-side SDK API (issue 12, "Speed"), run by hand:

@@ -5,8 +5,8 @@
  */
 import autocannon from 'autocannon'
 import { parseArgs } from 'node:util'
-import { authHeaders, fmt, median, percentile, removeDir, rssMiB, seedDataDir, startServer, table, tempDataDir, waitForSearchIndex, word } from './lib'
 import { readFileSync } from 'node:fs'
+import { authHeaders, fmt, median, percentile, removeDir, rssMiB, seedDataDir, startServer, table, tempDataDir, waitForSearchIndex, word } from './lib'
 
 /**
  * Storage benchmarks (issue "Storage that scales"), run by hand:

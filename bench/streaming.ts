@@ -6,9 +6,9 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
+import net from 'node:net'
 import { heldElsewhere, holdStreams, until } from './clients'
 import { authHeaders, cpuSeconds, fmt, type Load, loadAverage, median, percentile, removeDir, rssMiB, type RunningServer, SECRET, seedDataDir, startServer, table, tempDataDir, wrk } from './lib'
-import net from 'node:net'
 
 /**
  * Client API streaming (issue 20, "Must show"), run by hand:
