@@ -2,7 +2,7 @@
  * Writes a realistic data directory with a long event log directly, without the HTTP layer, as if
  * the service had run for years (issue 21, "The audit log at ten million events"):
  *
- *   bun bench/generate-events.ts [--events 10000000] [--out DIR] [--flags 3000] [--projects 30] [--seed 21]
+ *   npx bun bench/run.ts generate [--events 10000000] [--out DIR] [--flags 3000] [--projects 30] [--seed 21]
  *
  * - `state.json`: environments development/staging/production, `--projects` projects, `--flags`
  *   flags with strategies in every environment, an admin user, API tokens (the admin token's
@@ -23,7 +23,6 @@
  */
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync, rmSync, existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { parseArgs } from 'node:util'
 import { emptyState, type StateDoc } from '../src/storage/records'
 import { COLLECTIONS, EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../src/services'
 import { KEY_FILE, newKey } from '../src/storage/secret-key'
@@ -31,23 +30,11 @@ import { SecretHasher } from '../src/features/tokens/secret-hash'
 import { hashPassword } from '../src/features/users/passwords'
 import type { FlagRecord, StrategyRecord } from '../src/features/flags/flags.records'
 import type { ApiTokenRecord } from '../src/features/tokens/tokens.records'
-import { random } from './lib'
+import { CONTEXT, eventLine, GENERATED_ENVIRONMENTS as ENVIRONMENTS, MIX, PROSE, random, USERS, VOCABULARY, vocabularyWord, type Actor, type GeneratedManifest } from './data'
+
+export type { GeneratedManifest }
 
 export const GENERATED_ADMIN_SECRET = '*:*.generated-audit-admin-0123456789'
-
-export interface GeneratedManifest {
-  events: number
-  commits: number
-  flags: number
-  projects: number
-  bytes: number
-  adminSecret: string
-  /** Exact totals of free-text queries over the whole log. */
-  words: { rare: { word: string; total: number }; thousands: { word: string; total: number }; most: { word: string; total: number } }
-  /** Events per type. */
-  types: Record<string, number>
-  seconds: number
-}
 
 export interface GenerateOptions {
   events: number
@@ -58,55 +45,6 @@ export interface GenerateOptions {
   /** Commits at the end that go to the journal instead of the checkpoint. */
   journalCommits?: number
   log?: (line: string) => void
-}
-
-const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ru', 'sa', 'to', 'vi', 'ze', 'po', 'da', 'fu', 'gi', 'ho', 'ja', 'be']
-const VOCABULARY = 16 ** 4
-/** Word `n` of the search vocabulary: "qx" and four syllables, all ten letters long. */
-export function vocabularyWord(n: number): string {
-  let text = 'qx'
-  for (let i = 0; i < 4; i++) {
-    text += SYLLABLES[n % 16]
-    n = Math.floor(n / 16)
-  }
-  return text
-}
-
-/** Ordinary words for the rest of a description (none holds "qx"). */
-const PROSE = (
-  'rollout checkout payment banner search onboarding pricing beta cohort mobile web api latency cache ' +
-  'migration dashboard export import legacy experiment holdout region europe americas asia partner ' +
-  'invoice billing signup login session recommendation ranking feed notification email push ' +
-  'dark mode redesign navigation sidebar footer header widget gradual enable disable cleanup ' +
-  'remove after launch owner team ticket incident postmortem follow up temporary permanent kill switch'
-).split(' ')
-const ENVIRONMENTS = ['development', 'staging', 'production']
-const USERS = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'grace', 'heidi']
-const CONTEXT = ['userId', 'region', 'appName', 'tenantId', 'email']
-
-/** Event types with their share of the changes after the initial state, in percent. */
-const MIX: [string, number][] = [
-  ['feature-environment-enabled', 40],
-  ['feature-environment-disabled', 40],
-  ['feature-strategy-update', 6],
-  ['feature-metadata-updated', 6],
-  ['feature-strategy-add', 2.5],
-  ['feature-strategy-remove', 1.5],
-  ['feature-tagged', 1.5],
-  ['feature-stale-on', 1],
-  ['feature-stale-off', 1],
-  ['feature-environment-variants-updated', 0.5],
-]
-
-/** The record line exactly as the store writes it: the keys in EventRecord's order. */
-function eventLine(id: number, createdAt: string, type: string, actor: Actor, environment: string | null, project: string | null, featureName: string | null, data: string, preData: string, tags: string): string {
-  const s = (value: string | null) => (value === null ? 'null' : JSON.stringify(value))
-  return `{"id":${id},"createdAt":"${createdAt}","type":"${type}","createdBy":${JSON.stringify(actor.name)},"createdByUserId":${actor.userId},"environment":${s(environment)},"project":${s(project)},"featureName":${s(featureName)},"data":${data},"preData":${preData},"tags":${tags}}`
-}
-
-interface Actor {
-  name: string
-  userId: number | null
 }
 
 export async function generateDataDir(options: GenerateOptions): Promise<GeneratedManifest> {
@@ -432,28 +370,4 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
   }
   writeFileSync(`${dir.replace(/\/+$/, '')}.generated.json`, JSON.stringify(manifest, null, 2) + '\n')
   return manifest
-}
-
-if (import.meta.main) {
-  const { values } = parseArgs({
-    options: {
-      events: { type: 'string', default: '10000000' },
-      out: { type: 'string', default: '/tmp/flagstore-10m' },
-      flags: { type: 'string', default: '3000' },
-      projects: { type: 'string', default: '30' },
-      seed: { type: 'string', default: '21' },
-    },
-  })
-  const manifest = await generateDataDir({
-    events: Number(values.events),
-    out: values.out!,
-    flags: Number(values.flags),
-    projects: Number(values.projects),
-    seed: Number(values.seed),
-    log: (line) => console.log(line),
-  })
-  console.log(JSON.stringify(manifest, null, 2))
-  console.log(`\nData directory: ${values.out}  (${(manifest.bytes / manifest.events).toFixed(0)} bytes per event)`)
-  console.log(`Admin token: ${manifest.adminSecret}`)
-  console.log(`Start it: DATA_DIR=${values.out} npx bun src/main.ts`)
 }

@@ -2,7 +2,7 @@
  * The frontend API's answer as the official Node SDK's own engine gives it: `unleash-client`'s
  * UnleashClient over a repository of flags in the client API's shape, with the SDK's built-in
  * strategies, one forceGetVariant per flag (as Unleash's frontend API does). The service evaluates
- * with its own compiled engine (src/features/frontend/evaluation.ts); bench/frontend-eval.ts measures
+ * with its own compiled engine (src/features/frontend/evaluation.ts); `bench/run.ts frontend-eval` measures
  * the two, and test/features/frontend-evaluation.test.ts compares their answers.
  */
 import UnleashClient from 'unleash-client/lib/client'

@@ -29,7 +29,7 @@ async function readLimited(request: Request, limit: number): Promise<Uint8Array>
   // stream that only ends when the client closes the connection.
   if (!request.body || request.method === 'GET' || request.method === 'HEAD') return new Uint8Array(0)
   // A body of a declared length within the limit is read in one native call: the stream reader's
-  // promise per chunk was the largest single cost of a small POST (SDK metrics, bench/metrics.ts).
+  // promise per chunk was the largest single cost of a small POST (SDK metrics, `bench/run.ts metrics`).
   const declared = request.headers.get('content-length')
   if (declared !== null && /^\d+$/.test(declared) && Number(declared) <= limit) {
     const bytes = new Uint8Array(await request.arrayBuffer())

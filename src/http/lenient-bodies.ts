@@ -90,7 +90,7 @@ function deref(schema: Schema, resolve: Resolve): Schema {
 /**
  * Alternatives per schema, per set of models: schemas never change once the app is built, and
  * working them out again for every node of every body took 4 % of the samples of a profile of
- * OFREP 304s in process (bench/ofrep-cost.ts).
+ * OFREP 304s in process.
  */
 const alternativesKept = new WeakMap<Resolve, WeakMap<Schema, readonly Schema[]>>()
 

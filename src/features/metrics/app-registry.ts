@@ -30,7 +30,7 @@ export const APPLICATION_LIMITS = {
    * A sighting that changes only `lastSeen` is written at most this often per instance or
    * application (a clean stop writes every one): every instance reports every interval, and
    * rewriting 10,000 instance records at each flush made its journal line 3.3 MiB where the
-   * counts took 0.5 (bench/metrics-state.ts). Ageing out takes days, so a crash costs nothing
+   * counts took 0.5 (measured in process). Ageing out takes days, so a crash costs nothing
    * but a `lastSeen` up to this much older.
    */
   lastSeenWriteMs: 5 * 60_000,

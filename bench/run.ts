@@ -1,0 +1,237 @@
+/**
+ * The one entry point of the benchmarks, run by hand, never by the test suite:
+ *
+ *   npx bun bench/run.ts <scenario> [options]     run one scenario (its options below)
+ *   npx bun bench/run.ts --help                   list the scenarios
+ *
+ * Each scenario is a function of a module of bench/ that reads its options from process.argv, as
+ * the script it was; the runner hands it the arguments after the scenario's name. Figures and
+ * targets are in docs/benchmarks.md.
+ */
+import { parseArgs } from 'node:util'
+import { generateDataDir } from './generate-events'
+
+interface Scenario {
+  /** The module of bench/ (without .ts) and its function that runs the scenario. */
+  module?: string
+  fn?: string
+  /** In the runner itself, for a scenario without a module of its own. */
+  run?: (args: string[]) => Promise<void>
+  area: string
+  what: string
+  options: string
+  /** Tools it needs beyond Bun. */
+  needs?: string[]
+}
+
+/** Writes the 10M-event data directory of the audit-log scenarios (bench/generate-events.ts). */
+async function generate(args: string[]) {
+  const { values } = parseArgs({
+    args,
+    options: {
+      events: { type: 'string', default: '10000000' },
+      out: { type: 'string', default: '/tmp/flagstore-10m' },
+      flags: { type: 'string', default: '3000' },
+      projects: { type: 'string', default: '30' },
+      seed: { type: 'string', default: '21' },
+    },
+  })
+  const manifest = await generateDataDir({
+    events: Number(values.events),
+    out: values.out!,
+    flags: Number(values.flags),
+    projects: Number(values.projects),
+    seed: Number(values.seed),
+    log: (line) => console.log(line),
+  })
+  console.log(JSON.stringify(manifest, null, 2))
+  console.log(`\nData directory: ${values.out}  (${(manifest.bytes / manifest.events).toFixed(0)} bytes per event)`)
+  console.log(`Admin token: ${manifest.adminSecret}`)
+  console.log(`Start it: DATA_DIR=${values.out} npx bun src/main.ts`)
+}
+
+export const SCENARIOS: Record<string, Scenario> = {
+  admin: {
+    module: 'admin',
+    fn: 'adminPaths',
+    area: 'admin paths',
+    what: 'project flag list, name validation, /health, bulk off of 1,000 flags, next to a bare Bun server',
+    options: '[--runs 3] [--seconds 10]',
+    needs: ['wrk'],
+  },
+  storage: {
+    module: 'search',
+    fn: 'storage',
+    area: 'admin paths',
+    what: 'PATCH on a long log against a short one, durable writes, start-up, memory',
+    options: '[--events 1000000] [--flags 10000] [--runs 3]',
+  },
+  search: {
+    module: 'search',
+    fn: 'eventSearch',
+    area: 'audit log',
+    what: 'event search at 1,000,000 events, /health under heavy searches and deep pages',
+    options: '[--events 1000000] [--runs 3] [--only pages] [--clients 50] [--seconds 10]',
+  },
+  generate: {
+    run: generate,
+    area: 'audit log at scale',
+    what: 'writes the data directory of the 10M scenarios (and <out>.generated.json)',
+    options: '[--events 10000000] [--out DIR] [--flags 3000] [--projects 30] [--seed 21]',
+  },
+  audit: {
+    module: 'audit-log',
+    fn: 'auditLog',
+    area: 'audit log at scale',
+    what: 'restart, search, memory and writes at ten million events (a directory from `generate`)',
+    options: '--dir DIR [--runs 2] [--seconds 10] [--cold] [--patch-seconds 30] [--no-load]',
+    needs: ['wrk'],
+  },
+  'audit-cold': {
+    module: 'audit-memory',
+    fn: 'auditCold',
+    area: 'audit log at scale',
+    what: 'a start without search segments: searches and /health during the rebuild (deletes DIR/search)',
+    options: '--dir DIR [--root DIR] [--limit 1800]',
+  },
+  memory: {
+    module: 'audit-memory',
+    fn: 'auditMemory',
+    area: 'memory',
+    what: 'resident memory at 10M events by kind of query, optionally with the files evicted from the page cache',
+    options: '--dir DIR [--evict] [--seconds 10]',
+    needs: ['wrk'],
+  },
+  soak: {
+    module: 'admin',
+    fn: 'soak',
+    area: 'memory',
+    what: 'mixed reads and writes for minutes: errors, latency, resident memory per minute',
+    options: '[--minutes 5]',
+  },
+  client: {
+    module: 'sdk',
+    fn: 'clientApi',
+    area: 'SDK paths',
+    what: 'GET /api/client/features next to a bare Bun server, time from a write until it is visible',
+    options: '[--runs 3] [--seconds 10] [--writes 50]',
+    needs: ['wrk'],
+  },
+  metrics: {
+    module: 'sdk',
+    fn: 'sdkMetrics',
+    area: 'SDK paths',
+    what: 'POST /api/client/metrics throughput and exact counts',
+    options: '[--runs 3] [--seconds 10] [--amount 100000]',
+    needs: ['wrk'],
+  },
+  frontend: {
+    module: 'frontend',
+    fn: 'frontendApi',
+    area: 'SDK paths',
+    what: 'GET /api/frontend, 1,000 flags, a new user each request',
+    options: '[--runs 3] [--seconds 10]',
+    needs: ['wrk'],
+  },
+  'frontend-eval': {
+    module: 'frontend',
+    fn: 'frontendEval',
+    area: 'SDK paths',
+    what: 'evaluation cost per flag in process, next to the official SDK engine',
+    options: '[--rounds 2000]',
+  },
+  tokens: {
+    module: 'admin',
+    fn: 'tokenCount',
+    area: 'SDK paths',
+    what: 'request cost with 5,000 tokens against 1, in process and over HTTP',
+    options: '[--tokens 5000] [--requests 20000] [--rounds 7] [--http-runs 5] [--seconds 5]',
+  },
+  streaming: {
+    module: 'streaming',
+    fn: 'streaming',
+    area: 'streaming',
+    what: 'a change delivered to 1,000 and 10,000 streams, memory per stream, the cost of idle streams',
+    options:
+      '[--streams 1000,10000] [--writes 20] [--sdk-writes 50] [--idle 10000] [--idle-rounds 3] [--seconds 10] [--runs 1]',
+    needs: ['wrk'],
+  },
+  'slow-readers': {
+    module: 'streaming',
+    fn: 'slowReaders',
+    area: 'streaming',
+    what: 'streams whose clients never read: server and kernel memory, streams cut off',
+    options: '[--streams 500] [--flags 12] [--heartbeat-ms 2000]',
+  },
+  ofrep: {
+    module: 'ofrep',
+    fn: 'ofrep',
+    area: 'OFREP',
+    what: 'OFREP bulk evaluation next to the frontend API, the OFREP and client API 304 paths',
+    options: '[--runs 3] [--slices 4] [--seconds 5]',
+    needs: ['wrk'],
+  },
+  postgres: {
+    module: 'postgres',
+    fn: 'postgres',
+    area: 'PostgreSQL',
+    what: 'the PostgreSQL store next to the file store and Unleash 8.2: writes, reads, propagation, start-up',
+    options: '[--unleash DIR] [--runs 3] [--only throughput,propagation,startup] [--fill restore]',
+  },
+  console: {
+    module: 'console',
+    fn: 'consolePage',
+    area: 'admin paths',
+    what: 'sign-in cost, the console assets, the project page of 10,000 flags in Chromium',
+    options: '[--runs 3]',
+  },
+  'console-propagation': {
+    module: 'console',
+    fn: 'consolePropagation',
+    area: 'admin paths',
+    what: 'a toggle in the console until an SDK sees it',
+    options: '[--toggles 20] [--interval 1000]',
+  },
+}
+
+function help(): string {
+  const width = Math.max(...Object.keys(SCENARIOS).map((name) => name.length))
+  const lines = Object.entries(SCENARIOS).map(
+    ([name, s]) =>
+      `  ${name.padEnd(width)}  ${s.area}: ${s.what}\n  ${' '.repeat(width)}  ${s.options}${s.needs ? `  (needs ${s.needs.join(', ')})` : ''}`,
+  )
+  return `Usage: npx bun bench/run.ts <scenario> [options]\n\nScenarios (figures in docs/benchmarks.md):\n${lines.join('\n')}\n`
+}
+
+/** Runs the scenario named on the command line (the module only lists them when imported). */
+async function main() {
+  const [name, ...args] = process.argv.slice(2)
+  if (!name || name === '--help' || name === '-h') {
+    console.log(help())
+    process.exit(name ? 0 : 1)
+  }
+  const scenario = SCENARIOS[name]
+  if (!scenario) {
+    console.error(`Unknown scenario "${name}".\n\n${help()}`)
+    process.exit(1)
+  }
+  if (args.includes('--help')) {
+    console.log(`npx bun bench/run.ts ${name} ${scenario.options}\n\n${scenario.area}: ${scenario.what}`)
+    process.exit(0)
+  }
+  for (const tool of scenario.needs ?? []) {
+    if (!Bun.which(tool)) {
+      console.error(`The ${name} scenario needs ${tool} (Debian: apt-get install ${tool}).`)
+      process.exit(1)
+    }
+  }
+  if (scenario.run) await scenario.run(args)
+  else {
+    // The scenario reads process.argv as if it had been started on its own.
+    process.argv = [process.argv[0]!, `${import.meta.dir}/run.ts`, ...args]
+    const module = (await import(`./${scenario.module}.ts`)) as Record<string, () => Promise<void>>
+    await module[scenario.fn!]!()
+  }
+}
+
+if (import.meta.main) await main()
