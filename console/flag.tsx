@@ -1,126 +1,13 @@
 /**
  * A flag's page: its metadata, tags and dependencies, and per environment its switch, strategies
- * (add, edit, remove, reorder; the built-in types and custom strategy types with their parameters;
- * constraints with every operator; segments) and variants; archive and revive; and its history
- * from the event log, before and after.
+ * (add, edit, remove, reorder, through the form in strategy.tsx) and variants; archive and revive;
+ * and its history from the event log, before and after.
  */
 import { useState } from 'preact/hooks'
-import { call, enc, get, type Segment, type StrategyType, type TagType, type EventItem, type Flag, type FlagEnvironment, type Strategy, type Variant } from './api'
+import { call, enc, get, type TagType, type EventItem, type Flag, type FlagEnvironment, type Strategy, type Variant } from './api'
 import { ErrorLine, EventEntry, go, useAct, useLoad, when } from './ui'
 import { FlagUsage } from './config'
-import { ConstraintEditor } from './constraints'
-
-const BUILT_IN = ['default', 'flexibleRollout', 'userWithId', 'remoteAddress', 'applicationHostname']
-
-function StrategyForm({ initial, flagName, project, onSave, onCancel }: { initial?: Strategy; flagName: string; project: string; onSave: (strategy: Strategy) => Promise<void>; onCancel: () => void }) {
-  const [strategy, setStrategy] = useState<Strategy>(
-    initial ?? { name: 'flexibleRollout', parameters: { rollout: '100', stickiness: 'default', groupId: flagName }, constraints: [], segments: [] },
-  )
-  const types = useLoad(() => get<{ strategies: StrategyType[] }>('/api/admin/strategies'), [])
-  const segments = useLoad(() => get<{ segments: Segment[] }>('/api/admin/segments'), [])
-  const custom = (types.data?.strategies ?? []).filter((type) => !BUILT_IN.includes(type.name) && (!type.deprecated || type.name === initial?.name))
-  const customType = custom.find((type) => type.name === strategy.name)
-  const usable = (segments.data?.segments ?? []).filter((segment) => segment.project === null || segment.project === project)
-  const chosen = new Set(strategy.segments ?? [])
-  const [error, setError] = useState<unknown>(null)
-  const parameter = (key: string, value: string) => setStrategy({ ...strategy, parameters: { ...strategy.parameters, [key]: value } })
-  const submit = async (event: Event) => {
-    event.preventDefault()
-    try {
-      await onSave(strategy)
-    } catch (failure) {
-      setError(failure)
-    }
-  }
-  return (
-    <form onSubmit={submit} class="strategy-form" aria-label={initial ? `Edit strategy ${initial.name}` : 'Add a strategy'}>
-      <label>
-        Strategy
-        <select value={strategy.name} disabled={!!initial} onChange={(e) => {
-          const name = e.currentTarget.value
-          const type = custom.find((entry) => entry.name === name)
-          const parameters: Record<string, string> = type
-            ? Object.fromEntries(type.parameters.map((parameter) => [parameter.name, '']))
-            : name === 'flexibleRollout' ? { rollout: '100', stickiness: 'default', groupId: flagName } : name === 'default' ? {} : name === 'userWithId' ? { userIds: '' } : name === 'remoteAddress' ? { IPs: '' } : { hostNames: '' }
-          setStrategy({ ...strategy, name, parameters })
-        }}>
-          <option value="default">Standard (on for everyone)</option>
-          <option value="flexibleRollout">Gradual rollout</option>
-          <option value="userWithId">User ids</option>
-          <option value="remoteAddress">IP addresses</option>
-          <option value="applicationHostname">Hostnames</option>
-          {custom.map((type) => <option key={type.name} value={type.name}>{type.displayName ?? type.name} (custom)</option>)}
-        </select>
-      </label>
-      {strategy.name === 'flexibleRollout' && (
-        <>
-          <label>
-            Rollout percentage
-            <input type="range" min="0" max="100" value={strategy.parameters.rollout ?? '100'} onInput={(e) => parameter('rollout', e.currentTarget.value)} />
-            <output>{strategy.parameters.rollout ?? '100'} %</output>
-          </label>
-          <label>
-            Stickiness
-            <input value={strategy.parameters.stickiness ?? 'default'} onInput={(e) => parameter('stickiness', e.currentTarget.value)} />
-          </label>
-          <label>
-            Group id
-            <input value={strategy.parameters.groupId ?? ''} onInput={(e) => parameter('groupId', e.currentTarget.value)} />
-          </label>
-        </>
-      )}
-      {['userWithId', 'remoteAddress', 'applicationHostname'].includes(strategy.name) && (
-        <label>
-          {strategy.name === 'userWithId' ? 'User ids' : strategy.name === 'remoteAddress' ? 'IP addresses' : 'Hostnames'} (comma-separated)
-          <input value={Object.values(strategy.parameters)[0] ?? ''} onInput={(e) => parameter(Object.keys(strategy.parameters)[0]!, e.currentTarget.value)} />
-        </label>
-      )}
-      {customType?.parameters.map((field) => (
-        <label key={field.name}>
-          {field.name}{field.required ? ' (required)' : ''}
-          <input value={strategy.parameters[field.name] ?? ''} required={field.required} title={field.description ?? undefined} onInput={(e) => parameter(field.name, e.currentTarget.value)} />
-        </label>
-      ))}
-      {usable.length > 0 && (
-        <fieldset class="segments">
-          <legend>Segments</legend>
-          {usable.map((segment) => (
-            <label class="check" key={segment.id}>
-              <input type="checkbox" checked={chosen.has(segment.id)} onChange={(e) => {
-                const next = new Set(chosen)
-                if (e.currentTarget.checked) next.add(segment.id)
-                else next.delete(segment.id)
-                setStrategy({ ...strategy, segments: [...next] })
-              }} /> Segment {segment.name}
-            </label>
-          ))}
-        </fieldset>
-      )}
-      {strategy.constraints.map((constraint, index) => (
-        <ConstraintEditor
-          key={index}
-          index={index}
-          value={constraint}
-          onChange={(next) => setStrategy({ ...strategy, constraints: strategy.constraints.map((entry, at) => (at === index ? next : entry)) })}
-          onRemove={() => setStrategy({ ...strategy, constraints: strategy.constraints.filter((_, at) => at !== index) })}
-        />
-      ))}
-      <button type="button" onClick={() => setStrategy({ ...strategy, constraints: [...strategy.constraints, { contextName: 'userId', operator: 'IN', values: [], caseInsensitive: false, inverted: false }] })}>
-        Add constraint
-      </button>
-      <button type="submit">Save strategy</button>
-      <button type="button" onClick={onCancel}>Cancel</button>
-      <ErrorLine error={error} />
-    </form>
-  )
-}
-
-function describe(strategy: Strategy): string {
-  const parameters = Object.entries(strategy.parameters).map(([key, value]) => `${key}=${value}`).join(', ')
-  const constraints = strategy.constraints.map((c) => `${c.contextName} ${c.inverted ? 'NOT ' : ''}${c.operator} ${c.value ?? (c.values ?? []).join(',')}`).join('; ')
-  const segments = (strategy.segments ?? []).length > 0 ? `segments ${(strategy.segments ?? []).join(', ')}` : ''
-  return [parameters, constraints, segments].filter(Boolean).join(' · ')
-}
+import { describeStrategy, StrategyForm } from './strategy'
 
 function Variants({ flag, environment, canWrite, reload }: { flag: Flag; environment: FlagEnvironment; canWrite: boolean; reload: () => void }) {
   const [variants, setVariants] = useState<Variant[]>(environment.variants ?? [])
@@ -196,7 +83,7 @@ function EnvironmentPanel({ flag, environment, canWrite, reload }: { flag: Flag;
                 onSave={async (next) => (await call('PUT', `${base}/strategies/${strategy.id}`, body(next)), setEditing(null), reload())} />
             ) : (
               <>
-                <strong>{strategy.name}</strong> <span class="muted">{describe(strategy)}</span>
+                <strong>{strategy.name}</strong> <span class="muted">{describeStrategy(strategy)}</span>
                 {canWrite && <button type="button" onClick={() => setEditing(strategy.id!)}>Edit {strategy.name}</button>}
                 {canWrite && <button type="button" onClick={() => act(() => call('DELETE', `${base}/strategies/${strategy.id}`))}>Remove {strategy.name}</button>}
                 {canWrite && index > 0 && <button type="button" onClick={() => move(index, -1)}>Move strategy {index + 1} ({strategy.name}) up</button>}

@@ -1,11 +1,14 @@
-import { expect, test } from 'bun:test'
+import { expect } from 'bun:test'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { postgresBinaries, startPostgres } from '../postgres-cluster'
+import { startPostgres } from '../postgres-cluster'
+import { needs, TOOLS } from '../tools'
+
+const withPostgres = needs(TOOLS.postgres)
 
 // The private cluster every PostgreSQL test and benchmark starts; .ci/run installs the package.
-test.skipIf(!postgresBinaries())('a private PostgreSQL starts on a free port, answers, survives a halt and is removed', async () => {
+withPostgres.test('a private PostgreSQL starts on a free port, answers, survives a halt and is removed', async () => {
   const cluster = await startPostgres()
   try {
     const url = await cluster.createDatabase('probe_db')
@@ -46,7 +49,7 @@ async function expectGone({ dir, port }: { dir: string; port: number }): Promise
 // `bun test` runs no exit handlers and a test process can be killed: the cluster's reaper stops it
 // and removes its files once the process that started it has ended, however it ended.
 for (const ending of ['exits without stopping it', 'is killed (SIGKILL)'] as const) {
-  test.skipIf(!postgresBinaries())(`a cluster is stopped and removed when the process that started it ${ending}`, async () => {
+  withPostgres.test(`a cluster is stopped and removed when the process that started it ${ending}`, async () => {
     const program = `
       import { startPostgres } from ${JSON.stringify(`${import.meta.dir}/../postgres-cluster.ts`)}
       const cluster = await startPostgres({ fsync: false })
@@ -61,7 +64,7 @@ for (const ending of ['exits without stopping it', 'is killed (SIGKILL)'] as con
 
 // As the suite runs them: test files in `bun test --parallel` workers, whose own children die with
 // them (the reaper forks away from the worker).
-test.skipIf(!postgresBinaries())('clusters started by test files in bun test --parallel workers are stopped and removed after the run', async () => {
+withPostgres.test('clusters started by test files in bun test --parallel workers are stopped and removed after the run', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'cluster-reaper-'))
   try {
     const cluster = JSON.stringify(`${import.meta.dir}/../postgres-cluster.ts`)

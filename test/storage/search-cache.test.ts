@@ -7,7 +7,7 @@
  * left ahead of a database restored to an older copy of itself. Runs in both runs of the suite:
  * it brings its own databases.
  */
-import { afterAll, afterEach, describe, expect, test } from 'bun:test'
+import { afterAll, afterEach, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -18,7 +18,8 @@ import { SEARCH_DIR } from '../../src/features/events/search/segment-files'
 import { DataDirLock } from '../../src/storage/lock'
 import type { EventRecord } from '../../src/storage/records'
 import { makeApi, tempDir, waitFor, type Api } from '../helpers'
-import { postgresBinaries, type PostgresCluster } from '../postgres-cluster'
+import type { PostgresCluster } from '../postgres-cluster'
+import { needs, TOOLS } from '../tools'
 import { databaseConfig, testCluster } from '../test-store'
 import { seededRandom } from '../random'
 import { bruteForce, randomParams } from '../properties/event-search-oracle'
@@ -122,7 +123,7 @@ async function copyDatabase(admin: SQL, from: string, to: string) {
 const slot = (root: string, n = 0) => join(root, String(n))
 const segments = (root: string) => (existsSync(join(slot(root), SEARCH_DIR)) ? readdirSync(join(slot(root), SEARCH_DIR)).filter((name) => name.endsWith('.seg')).sort() : [])
 
-describe.skipIf(!postgresBinaries())('the local copy of a PostgreSQL event log', () => {
+needs(TOOLS.postgres).describe('the local copy of a PostgreSQL event log', () => {
   test('a restart reads only the events written since; searches equal the database before and after', async () => {
     const pg = await testCluster()
     const database = await newDatabase(pg)

@@ -5,10 +5,11 @@
  * of the mapping then maps a whole block (measured: 2 MiB a touch, 0.6 GB after a cold rebuild of
  * 10M events); segment-files.ts writes in small blocks. Linux only (/proc/self/smaps).
  */
-import { afterEach, expect, test } from 'bun:test'
-import { existsSync, readFileSync } from 'node:fs'
+import { afterEach, expect } from 'bun:test'
+import { readFileSync } from 'node:fs'
 import { SegmentFiles } from '../../src/features/events/search/segment-files'
 import { tempDir } from '../helpers'
+import { needs, TOOLS } from '../tools'
 
 const dirs: { remove(): void }[] = []
 afterEach(() => {
@@ -26,7 +27,7 @@ function residentKiB(name: string): number {
   return kib
 }
 
-test.skipIf(!existsSync('/proc/self/smaps'))('a written segment, mapped, counts about the pages touched, not the blocks it was written in', () => {
+needs(TOOLS.smaps).test('a written segment, mapped, counts about the pages touched, not the blocks it was written in', () => {
   const dir = tempDir('flags-segmem-')
   dirs.push(dir)
   const files = new SegmentFiles(dir.path)

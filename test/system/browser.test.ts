@@ -6,13 +6,12 @@
  * Swagger UI fills in from the documented example. The page is served with its Content-Security-Policy
  * and the browser reports no violation of it. Skipped, saying so, where there is no browser.
  */
-import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { afterAll, beforeAll, expect } from 'bun:test'
 import { join } from 'node:path'
 import { type Browser, type Page } from 'playwright-core'
-import { hasChromium, launchChromium, warnIfNoChromium } from './chromium'
+import { hasChromium, launchChromium, withChromium } from './chromium'
 import { freePort, tempDir, ADMIN_SECRET as SECRET, untilReady } from '../helpers'
 
-warnIfNoChromium('browser test')
 
 const ROOT = join(import.meta.dir, '../..')
 const dir = tempDir('browser-')
@@ -109,15 +108,15 @@ async function tryValidate(start: string, origin: string, basePath: string) {
   expect({ violations, withoutPolicy }).toEqual({ violations: [], withoutPolicy: [] })
 }
 
-test.skipIf(!hasChromium)('Swagger UI lists the five operations, authorizes with a token and runs validateFeature to a 200', async () => {
+withChromium.test('Swagger UI lists the five operations, authorizes with a token and runs validateFeature to a 200', async () => {
   await tryValidate(`http://127.0.0.1:${port}/swagger`, `http://127.0.0.1:${port}`, '')
 }, 90_000)
 
-test.skipIf(!hasChromium)('under BASE_URI_PATH, Swagger UI at the prefix\'s /swagger, whose assets, document and "Try it out" stay under it', async () => {
+withChromium.test('under BASE_URI_PATH, Swagger UI at the prefix\'s /swagger, whose assets, document and "Try it out" stay under it', async () => {
   await tryValidate(`http://127.0.0.1:${prefixedPort}${PREFIX}/swagger`, `http://127.0.0.1:${prefixedPort}`, PREFIX)
 }, 90_000)
 
-test.skipIf(!hasChromium)('"Try it out" on createFeature sends the default body Swagger UI shows, as is, and the flag is created (201)', async () => {
+withChromium.test('"Try it out" on createFeature sends the default body Swagger UI shows, as is, and the flag is created (201)', async () => {
   const { page, violations, withoutPolicy } = await watchedPage()
   await page.goto(`http://127.0.0.1:${port}/swagger`)
   await page.waitForSelector('.opblock', { timeout: 30_000 })

@@ -9,15 +9,14 @@
  * is served with its Content-Security-Policy, and none reports a violation of it.
  * With CONSOLE_SCREENSHOTS=docs the main pages are saved as docs/console-*.png.
  */
-import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { afterAll, beforeAll, expect } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Browser, type Locator, type Page } from 'playwright-core'
-import { hasChromium, launchChromium, warnIfNoChromium } from './chromium'
+import { hasChromium, launchChromium, withChromium } from './chromium'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
 import { adminCall, destroySdk, eventOf, freePort, tempDir } from '../helpers'
 
-warnIfNoChromium('console browser test')
 
 const ROOT = join(import.meta.dir, '../..')
 const SECRET = '*:*.console-test-admin-secret-0123456789'
@@ -115,7 +114,7 @@ async function eventually<T>(read: () => Promise<T>, expected: T, ms = 10_000) {
 
 const showsText = (locator: Locator, text: string | RegExp) => locator.filter({ hasText: text }).first().waitFor({ timeout: 10_000 })
 
-test.skipIf(!hasChromium)('a person signs in, makes a flag, rolls it out to 50 % with a constraint the SDK sees, and the audit log names them', async () => {
+withChromium.test('a person signs in, makes a flag, rolls it out to 50 % with a constraint the SDK sees, and the audit log names them', async () => {
   const { page, problems } = await newPage()
   await page.goto(`${base}/`)
   await page.getByRole('button', { name: 'Sign in' }).waitFor()
@@ -238,7 +237,7 @@ test.skipIf(!hasChromium)('a person signs in, makes a flag, rolls it out to 50 %
   expect((await fetch(`${base}/api/admin/projects`, { headers: { cookie: `${cookie!.name}=${cookie!.value}` } })).status).toBe(401)
 }, 120_000)
 
-test.skipIf(!hasChromium)('a viewer sees the flags and can change nothing: every switch and button that would answer 403 is disabled or absent', async () => {
+withChromium.test('a viewer sees the flags and can change nothing: every switch and button that would answer 403 is disabled or absent', async () => {
   expect((await adminCall(base, SECRET, 'POST', '/api/admin/user-admin', { username: 'vera', rootRole: 'Viewer', password: VIEWER_PASSWORD })).status).toBe(201)
   expect((await adminCall(base, SECRET, 'POST', '/api/admin/projects/default/features', { name: 'viewer-sees-this' })).status).toBe(201)
   const { page, problems } = await newPage()
@@ -265,7 +264,7 @@ test.skipIf(!hasChromium)('a viewer sees the flags and can change nothing: every
   expect(problems).toEqual([])
 }, 60_000)
 
-test.skipIf(!hasChromium)('a toggle the API refuses flips back, and the API\'s message is shown where the user acted', async () => {
+withChromium.test('a toggle the API refuses flips back, and the API\'s message is shown where the user acted', async () => {
   expect((await adminCall(base, SECRET, 'POST', '/api/admin/projects/default/features', { name: 'gone-meanwhile' })).status).toBe(201)
   const { page } = await newPage()
   await signIn(page, 'admin', PASSWORD)
@@ -279,7 +278,7 @@ test.skipIf(!hasChromium)('a toggle the API refuses flips back, and the API\'s m
   await eventually(() => toggle.isChecked(), false)
 }, 60_000)
 
-test.skipIf(!hasChromium)('a project of many flags loads a page of rows at a time: scroll, filter, sort, select all shown and turn them on in one call', async () => {
+withChromium.test('a project of many flags loads a page of rows at a time: scroll, filter, sort, select all shown and turn them on in one call', async () => {
   expect((await adminCall(base, SECRET, 'POST', '/api/admin/projects', { id: 'many', name: 'many' })).status).toBe(201)
   const names = Array.from({ length: 250 }, (_, i) => `many-${String(i).padStart(3, '0')}`)
   for (let i = 0; i < names.length; i += 25) {
@@ -319,7 +318,7 @@ test.skipIf(!hasChromium)('a project of many flags loads a page of rows at a tim
   expect(problems).toEqual([])
 }, 60_000)
 
-test.skipIf(!hasChromium)('a flag\'s page reorders strategies, adds a custom strategy with a segment, a tag and a dependency, and revives the flag once archived', async () => {
+withChromium.test('a flag\'s page reorders strategies, adds a custom strategy with a segment, a tag and a dependency, and revives the flag once archived', async () => {
   const admin = (method: string, path: string, body?: unknown) => adminCall(base, SECRET, method, path, body)
   const flagPath = '/api/admin/projects/default/features/extras'
   const strategiesPath = `${flagPath}/environments/development/strategies`
@@ -383,7 +382,7 @@ test.skipIf(!hasChromium)('a flag\'s page reorders strategies, adds a custom str
   expect(problems).toEqual([])
 }, 60_000)
 
-test.skipIf(!hasChromium)('segments, context fields, tag types and strategy types are listed, created, edited and removed; applications and a flag\'s usage are shown', async () => {
+withChromium.test('segments, context fields, tag types and strategy types are listed, created, edited and removed; applications and a flag\'s usage are shown', async () => {
   const admin = (method: string, path: string, body?: unknown) => adminCall(base, SECRET, method, path, body)
   const { page, problems } = await newPage()
   await signIn(page, 'admin', PASSWORD)
@@ -482,7 +481,7 @@ test.skipIf(!hasChromium)('segments, context fields, tag types and strategy type
   expect(problems).toEqual([])
 }, 120_000)
 
-test.skipIf(!hasChromium)('a signed-in user changes their own password: a wrong current one is shown at the form, then every session ends and the new one signs in', async () => {
+withChromium.test('a signed-in user changes their own password: a wrong current one is shown at the form, then every session ends and the new one signs in', async () => {
   expect((await adminCall(base, SECRET, 'POST', '/api/admin/user-admin', { username: 'paula', rootRole: 'Editor', password: 'Paula-pass-word-1' })).status).toBe(201)
   const { page, problems } = await newPage()
   await signIn(page, 'paula', 'Paula-pass-word-1')
@@ -506,7 +505,7 @@ test.skipIf(!hasChromium)('a signed-in user changes their own password: a wrong 
   expect(problems[0]).toStartWith('400 POST')
 }, 60_000)
 
-test.skipIf(!hasChromium)('every console page above was served with its Content-Security-Policy, and the browser reported no violation of it', () => {
+withChromium.test('every console page above was served with its Content-Security-Policy, and the browser reported no violation of it', () => {
   expect(csp.withPolicy).toBeGreaterThan(5)
   expect(csp.withoutPolicy).toEqual([])
   expect(csp.violations).toEqual([])

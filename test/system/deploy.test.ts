@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { parseCommand } from '../../src/cli'
 import { readConfig } from '../../src/config'
 import { tempDir } from '../helpers'
+import { needs, TOOLS } from '../tools'
 
 const ROOT = join(import.meta.dir, '../..')
 const read = (name: string) => Bun.file(join(ROOT, name)).text()
@@ -103,8 +104,7 @@ test('the systemd unit runs `serve` hardened in its own state directory, restart
   expect(settings.has('MemoryDenyWriteExecute')).toBe(false)
 })
 
-const analyze = Bun.which('systemd-analyze')
-test.skipIf(!analyze)('systemd-analyze verify parses the unit without a complaint', async () => {
+needs(TOOLS.systemdAnalyze).test('systemd-analyze verify parses the unit without a complaint', async () => {
   const dir = tempDir('unit-')
   try {
     // verify checks that ExecStart's program exists: a stand-in takes its place.
@@ -114,11 +114,11 @@ test.skipIf(!analyze)('systemd-analyze verify parses the unit without a complain
     const path = join(dir.path, 'flagstore.service')
     const runnable = text.replaceAll('/usr/local/bin/flagstore', stand)
     writeFileSync(path, runnable)
-    const result = Bun.spawnSync([analyze!, 'verify', '--man=no', path], { timeout: 30_000 })
+    const result = Bun.spawnSync([Bun.which('systemd-analyze')!, 'verify', '--man=no', path], { timeout: 30_000 })
     expect({ code: result.exitCode, output: result.stdout.toString() + result.stderr.toString() }).toEqual({ code: 0, output: '' })
     // And it does complain about a broken one, so the silence above means something.
     writeFileSync(path, runnable.replace(/^Restart=on-failure$/m, 'Restart=sometimes'))
-    const broken = Bun.spawnSync([analyze!, 'verify', '--man=no', path], { timeout: 30_000 })
+    const broken = Bun.spawnSync([Bun.which('systemd-analyze')!, 'verify', '--man=no', path], { timeout: 30_000 })
     expect(broken.stdout.toString() + broken.stderr.toString()).toContain('restart specifier')
   } finally {
     dir.remove()

@@ -5,13 +5,12 @@
  * admin API reaches the page through the stream and one refetch, with polling off. Skipped, saying
  * so, where there is no browser.
  */
-import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { afterAll, beforeAll, expect } from 'bun:test'
 import { join } from 'node:path'
 import { type Browser } from 'playwright-core'
-import { hasChromium, launchChromium, warnIfNoChromium } from './chromium'
+import { hasChromium, launchChromium, withChromium } from './chromium'
 import { adminCall, freePort, startService, type RunningService } from '../helpers'
 
-warnIfNoChromium('OFREP browser test')
 
 const ADMIN = '*:*.ofrep-browser-admin-secret-0123456789'
 let service: RunningService
@@ -51,7 +50,7 @@ afterAll(async () => {
   await service?.stop()
 })
 
-test.skipIf(!hasChromium)("the web provider in Chromium opens eventStreams with the browser's EventSource and picks a change up at once, polling off", async () => {
+withChromium.test("the web provider in Chromium opens eventStreams with the browser's EventSource and picks a change up at once, polling off", async () => {
   const tab = await browser!.newPage()
   const requests: string[] = []
   tab.on('request', (request) => {

@@ -5,11 +5,11 @@
  * keeps its own copy beside it while writes cross between them. A database of the test process's
  * private cluster; runs wherever PostgreSQL is installed.
  */
-import { afterAll, afterEach, expect, test } from 'bun:test'
+import { afterAll, afterEach, expect } from 'bun:test'
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { freePort, tempDir, untilReady, waitFor } from '../helpers'
-import { postgresBinaries } from '../postgres-cluster'
+import { needs, TOOLS } from '../tools'
 import { testCluster } from '../test-store'
 
 const ROOT = join(import.meta.dir, '../..')
@@ -62,7 +62,7 @@ async function readyLine(server: Server): Promise<Record<string, unknown>> {
 const api = (server: Server, path: string, init: RequestInit = {}) => fetch(`${server.base}${path}`, { ...init, headers: { authorization: SECRET, 'content-type': 'application/json' } })
 const found = async (server: Server, query: string) => ((await (await api(server, `/api/admin/search/events?query=${query}`)).json()) as { total: number }).total
 
-test.skipIf(!postgresBinaries())('a restarted process reads from the database only the events written since it stopped; two share a SEARCH_CACHE_DIR', async () => {
+needs(TOOLS.postgres).test('a restarted process reads from the database only the events written since it stopped; two share a SEARCH_CACHE_DIR', async () => {
   const pg = await testCluster()
   const url = await pg.createDatabase(`search_cache_${process.pid}`)
   const first = await serve(url)

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { spawn, spawnSync } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join, normalize } from 'node:path'
-import { CHROMIUM, hasChromium, launchChromium } from './chromium'
+import { launchChromium, withChromium } from './chromium'
 import { freePort, tempDir } from '../helpers'
 import { startPostgres, type PostgresCluster } from '../postgres-cluster'
 import { blocksOf, documentedPorts, fileNameOf, isShell, runSession, sampleMismatch, stopServices, type Block } from './markdown'
@@ -28,7 +28,6 @@ const pages = FILES.map((file) => {
   return { file, text, blocks: blocksOf(file, text) }
 })
 const readme = pages[0]
-if (!hasChromium) console.warn(`README browser snippet: the Chromium run is skipped (no Chromium at ${CHROMIUM}); the Node run still happens`)
 
 const sandbox = tempDir('docs-')
 const copy = join(sandbox.path, 'flagstore')
@@ -244,7 +243,7 @@ test('the README browser SDK snippet runs in Node and reads the flag through the
   expect(line).toBe('new-checkout is on')
 }, 90_000)
 
-test.skipIf(!hasChromium)('the README browser SDK snippet runs in Chromium, from a page of another origin', async () => {
+withChromium.test('the README browser SDK snippet runs in Chromium, from a page of another origin', async () => {
   const module = readFileSync(join(copy, 'node_modules/unleash-proxy-client/build/main.esm.js'))
   const page = `<!doctype html><script type="importmap">{"imports":{"unleash-proxy-client":"/unleash-proxy-client.js"}}</script>
 <script type="module">\n${browserCode()}</script>`
