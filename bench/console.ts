@@ -8,6 +8,18 @@ import { parseArgs } from 'node:util'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
 import { authHeaders, fmt, loadAverage, median, percentile, removeDir, seedDataDir, startServer, table, tempDataDir } from './lib'
 
+/** The console user both scenarios start their server with. */
+const PASSWORD = 'Bench-admin-pass-1'
+
+/** Signs in on the console's page as that user and waits for the projects. */
+async function signInPage(page: import('playwright-core').Page, base: string): Promise<void> {
+  await page.goto(`${base}/`)
+  await page.getByLabel('Username').fill('admin')
+  await page.getByLabel('Password').fill(PASSWORD)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByRole('heading', { name: 'Projects' }).waitFor()
+}
+
 /**
  * The console's figures, run by hand (npx bun bench/run.ts console [--runs 3]):
  * - sign-in: the time of one correct sign-in over HTTP next to one Bun.password.verify of the same
@@ -19,7 +31,6 @@ import { authHeaders, fmt, loadAverage, median, percentile, removeDir, seedDataD
  */
 export async function consolePage() {
   const runs = Number(process.argv[process.argv.indexOf('--runs') + 1] ?? 3) || 3
-  const PASSWORD = 'Bench-admin-pass-1'
   const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
   const TICKS = 100 // USER_HZ on Linux
 
@@ -79,11 +90,7 @@ export async function consolePage() {
       // The project page with 10,000 flags.
       const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] })
       const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
-      await page.goto(`${base}/`)
-      await page.getByLabel('Username').fill('admin')
-      await page.getByLabel('Password').fill(PASSWORD)
-      await page.getByRole('button', { name: 'Sign in' }).click()
-      await page.getByRole('heading', { name: 'Projects' }).waitFor()
+      await signInPage(page, base)
       const navigated = performance.now()
       await page.goto(`${base}/#/projects/default`)
       await page.getByRole('switch', { name: 'flag-0 in development' }).waitFor()
@@ -168,7 +175,6 @@ export async function consolePropagation() {
   const { values } = parseArgs({ options: { toggles: { type: 'string', default: '20' }, interval: { type: 'string', default: '1000' } } })
   const TOGGLES = Number(values.toggles)
   const INTERVAL = Number(values.interval)
-  const PASSWORD = 'Bench-admin-pass-1'
   const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
   const FLAG = 'flag-0'
   const POLL_MS = 20
@@ -205,11 +211,7 @@ export async function consolePropagation() {
     pollingRepository.on('unchanged', () => polls.push(performance.now()))
 
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
-    await page.goto(`${base}/`)
-    await page.getByLabel('Username').fill('admin')
-    await page.getByLabel('Password').fill(PASSWORD)
-    await page.getByRole('button', { name: 'Sign in' }).click()
-    await page.getByRole('heading', { name: 'Projects' }).waitFor()
+    await signInPage(page, base)
     await page.goto(`${base}/#/projects/default`)
     const toggle = page.getByRole('switch', { name: `${FLAG} in development` })
     await toggle.waitFor()

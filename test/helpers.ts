@@ -13,6 +13,7 @@ import type { FileSystem } from '../src/storage/files'
 import { createServices, initialise, openDatabaseStore, stopWorkers, type ServiceOptions, type Services } from '../src/services'
 import type { DatabaseConfig } from '../src/config'
 import { openTestStore } from './test-store'
+import { SESSION_COOKIE } from '../src/features/users/sessions.service'
 import type { Static } from '@sinclair/typebox'
 import type { ErrorSchema } from '../src/http/schemas'
 import type { Environment, EnvironmentList } from '../src/features/environments/environments.model'
@@ -478,3 +479,22 @@ export function eventOf(emitter: { once(event: string, listener: () => void): un
     })
   })
 }
+
+/** Creates a console user through the admin API, asserting 201; answers the created user. */
+export async function newUser<T = { id: number; username: string | null }>(target: Api, body: Record<string, unknown>): Promise<T> {
+  const response = await target.post<T>('/api/admin/user-admin', body)
+  expectOk(response, 201)
+  return response.body
+}
+
+/** Signs in with a password, asserting it works; answers the session cookie as a Cookie header value. */
+export async function signIn(target: Api, username: string, password: string): Promise<string> {
+  const response = await target.post('/auth/simple/login', { username, password }, { token: null })
+  expectOk(response)
+  const header = response.headers.get('set-cookie') ?? ''
+  expect(header).toStartWith(`${SESSION_COOKIE}=`)
+  return header.split(';')[0]!
+}
+
+/** Request options for a call signed in with `cookie`, from the console's own origin (or with `headers` instead). */
+export const asSession = (cookie: string, headers: Record<string, string> = { origin: 'http://localhost' }) => ({ token: null, headers: { cookie, ...headers } })

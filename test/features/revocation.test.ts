@@ -7,10 +7,9 @@
  * across instances (test/storage/shared-revocation.test.ts).
  */
 import { describe, expect, test } from 'bun:test'
-import { errorOf, expectError, expectOk, freshApiPerTest, tokenFor, type Api, type ApiResponse, type EventRecord } from '../helpers'
+import { errorOf, expectError, expectOk, freshApiPerTest, asSession, newUser as createUser, signIn as signInWith, tokenFor, type Api, type ApiResponse, type EventRecord } from '../helpers'
 
 const PASSWORD = 'Correct-horse-7'
-const ORIGIN = { origin: 'http://localhost' }
 
 let api: Api
 freshApiPerTest((fresh) => (api = fresh))
@@ -20,21 +19,9 @@ interface UserBody {
   username: string | null
 }
 
-async function newUser(target: Api, body: Record<string, unknown>): Promise<UserBody> {
-  const response = await target.post<UserBody>('/api/admin/user-admin', body)
-  expectOk(response, 201)
-  return response.body
-}
-
-/** Signs in, asserting it works; returns the Cookie header value. */
-async function signIn(target: Api, username: string, password = PASSWORD): Promise<string> {
-  const response = await target.post('/auth/simple/login', { username, password }, { token: null })
-  expectOk(response)
-  return (response.headers.get('set-cookie') ?? '').split(';')[0]!
-}
-
-/** Request options for a cookie-authenticated call from the console's own origin. */
-const as = (cookie: string) => ({ token: null, headers: { cookie, ...ORIGIN } })
+const newUser = (target: Api, body: Record<string, unknown>) => createUser<UserBody>(target, body)
+const signIn = (target: Api, username: string, password = PASSWORD) => signInWith(target, username, password)
+const as = (cookie: string) => asSession(cookie)
 
 /**
  * The events `createdBy` recorded after the event `revocation` (found by type and subject) among

@@ -9,11 +9,10 @@ import { createServices, initialise, openStore } from '../../src/services'
 import { DEFAULT_SESSION_OPTIONS, SESSION_COOKIE } from '../../src/features/users/sessions.service'
 import { passwordProblem } from '../../src/features/users/passwords'
 import { ON_POSTGRES } from '../test-store'
-import { ADMIN_SECRET, BODY_LIMIT, errorOf, expectError, expectOk, freshApiPerTest, makeApi, tempDir, tokenFor, type Api, type ApiResponse } from '../helpers'
+import { ADMIN_SECRET, BODY_LIMIT, errorOf, expectError, expectOk, freshApiPerTest, makeApi, asSession, newUser as createUser, signIn, tempDir, tokenFor, type Api } from '../helpers'
 
 const ADMIN_PASSWORD = 'First-admin-pass-1'
 const PASSWORD = 'Correct-horse-7'
-const ORIGIN = { origin: 'http://localhost' }
 
 let api: Api
 freshApiPerTest((fresh) => (api = fresh))
@@ -27,32 +26,12 @@ interface UserBody {
   isAPI: boolean
 }
 
-/** The `name=value` of the session cookie an answer sets. */
-function sessionOf(response: ApiResponse): string {
-  const header = response.headers.get('set-cookie') ?? ''
-  expect(header).toStartWith(`${SESSION_COOKIE}=`)
-  return header.split(';')[0]!
-}
-
 function login(target: Api, username: string, password: string, headers: Record<string, string> = {}) {
   return target.post<UserBody>('/auth/simple/login', { username, password }, { token: null, headers })
 }
 
-/** Signs in, asserting it works; returns the Cookie header value. */
-async function signIn(target: Api, username: string, password: string): Promise<string> {
-  const response = await login(target, username, password)
-  expectOk(response)
-  return sessionOf(response)
-}
-
-/** Request options for a cookie-authenticated call from the console's own origin. */
-const as = (cookie: string, extra: Record<string, string> = ORIGIN) => ({ token: null, headers: { cookie, ...extra } })
-
-async function newUser(target: Api, body: Record<string, unknown>): Promise<UserBody> {
-  const response = await target.post<UserBody>('/api/admin/user-admin', body)
-  expectOk(response, 201)
-  return response.body
-}
+const as = asSession
+const newUser = (target: Api, body: Record<string, unknown>) => createUser<UserBody>(target, body)
 
 describe('the first admin', () => {
   test('is made once with the given password, records user-created by system, and signs in', async () => {

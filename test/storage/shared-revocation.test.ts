@@ -10,7 +10,7 @@
  * one instance are in test/features/revocation.test.ts.
  */
 import { afterEach, describe, expect, test } from 'bun:test'
-import { expectError, expectOk, makeApi, tokenFor, waitFor, type Api } from '../helpers'
+import { asSession, expectError, expectOk, makeApi, newUser as createUser, signIn as signInWith, tokenFor, waitFor, type Api } from '../helpers'
 import { freshDatabase, ON_POSTGRES } from '../test-store'
 
 const PASSWORD = 'Correct-horse-7'
@@ -30,19 +30,9 @@ async function twoInstances(): Promise<[Api, Api]> {
 }
 
 /** Request options for a cookie-authenticated call from the console's own origin. */
-const as = (cookie: string) => ({ token: null, headers: { cookie, origin: 'http://localhost' } })
-
-async function newUser(api: Api, username: string, rootRole: string): Promise<number> {
-  const response = await api.post<{ id: number }>('/api/admin/user-admin', { username, rootRole, password: PASSWORD })
-  expectOk(response, 201)
-  return response.body.id
-}
-
-async function signIn(api: Api, username: string): Promise<string> {
-  const response = await api.post('/auth/simple/login', { username, password: PASSWORD }, { token: null })
-  expectOk(response)
-  return (response.headers.get('set-cookie') ?? '').split(';')[0]!
-}
+const as = (cookie: string) => asSession(cookie)
+const newUser = async (api: Api, username: string, rootRole: string) => (await createUser(api, { username, rootRole, password: PASSWORD })).id
+const signIn = (api: Api, username: string) => signInWith(api, username, PASSWORD)
 
 /** Waits until `api` takes the credential (a cookie, or a token's secret). */
 async function knownOn(api: Api, options: { token: string | null; headers?: Record<string, string> }, what: string) {

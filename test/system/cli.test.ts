@@ -115,13 +115,19 @@ test('an unknown argument, or a command with the wrong arguments, prints the usa
   expect(readdirSync(cwd)).toEqual([])
 })
 
-test('backup and restore, through the program and through the npm scripts, make no server and no ./data', async () => {
-  const cwd = newDir()
+/** A new data directory holding a store with one flag, `name`, in the default project. */
+async function storeWithFlag(name: string): Promise<string> {
   const live = join(newDir(), 'live')
   mkdirSync(live)
   const api = await makeApi({ dataDir: live })
-  expect((await api.createFlag('default', 'backed-up')).status).toBe(201)
+  expect((await api.createFlag('default', name)).status).toBe(201)
   await api.close()
+  return live
+}
+
+test('backup and restore, through the program and through the npm scripts, make no server and no ./data', async () => {
+  const cwd = newDir()
+  const live = await storeWithFlag('backed-up')
 
   const file = join(cwd, 'out.jsonl')
   const backup = run(cwd, ['backup', 'out.jsonl'], { DATA_DIR: live })
@@ -155,11 +161,7 @@ test('backup and restore, through the program and through the npm scripts, make 
 
 test('backup without FILE writes a new file in DATA_DIR/backups (0700, the files 0600), never in the working directory; restore takes it back', async () => {
   const cwd = newDir()
-  const live = join(newDir(), 'live')
-  mkdirSync(live)
-  const api = await makeApi({ dataDir: live })
-  expect((await api.createFlag('default', 'kept-by-default')).status).toBe(201)
-  await api.close()
+  const live = await storeWithFlag('kept-by-default')
 
   const backups = join(live, 'backups')
   const first = run(cwd, ['backup'], { DATA_DIR: live })
