@@ -10,12 +10,32 @@ import { randomBytes } from 'node:crypto'
 import { createApp } from '../src/app'
 import { createServices, initialise, openStore, stopWorkers } from '../src/services'
 import { STATE_FILE } from '../src/storage/files'
-import { type ApiTokenRecord } from '../src/features/tokens/tokens.records'
+import type { ApiTokenRecord } from '../src/features/tokens/tokens.records'
 import { SecretHasher } from '../src/features/tokens/secret-hash'
 import { newKey, writeKey } from '../src/storage/secret-key'
-import { type StateDoc } from '../src/storage/records'
+import type { StateDoc } from '../src/storage/records'
 import { SYSTEM_ACTOR } from '../src/domain/events'
-import { authHeaders, errorsOf, fmt, freePort, type Load, loadAverage, loadColumns, median, percentile, removeDir, ROOT, rssMiB, SECRET, seedDataDir, startServer, table, tempDataDir, waitForSearchIndex, wrk as wrkFor } from './lib'
+import {
+  authHeaders,
+  errorsOf,
+  fmt,
+  freePort,
+  type Load,
+  loadAverage,
+  loadColumns,
+  median,
+  percentile,
+  removeDir,
+  ROOT,
+  rssMiB,
+  SECRET,
+  seedDataDir,
+  startServer,
+  table,
+  tempDataDir,
+  waitForSearchIndex,
+  wrk as wrkFor,
+} from './lib'
 
 /**
  * HTTP hot paths (issue "Fast and hard to break"), run by hand:
@@ -31,21 +51,43 @@ import { authHeaders, errorsOf, fmt, freePort, type Load, loadAverage, loadColum
 export async function adminPaths() {
   const wrk = (url: string, headers: Record<string, string>) => wrkFor(url, headers, SECONDS)
 
-  const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, seconds: { type: 'string', default: '10' } } })
+  const { values } = parseArgs({
+    options: { runs: { type: 'string', default: '3' }, seconds: { type: 'string', default: '10' } },
+  })
   const RUNS = Number(values.runs)
   const SECONDS = Number(values.seconds)
 
-  async function cannon(options: { url: string; method?: string; headers?: Record<string, string>; body?: string }): Promise<Load> {
+  async function cannon(options: {
+    url: string
+    method?: string
+    headers?: Record<string, string>
+    body?: string
+  }): Promise<Load> {
     const load = loadAverage()
-    const result = await autocannon({ url: options.url, method: (options.method ?? 'GET') as 'GET', headers: options.headers, body: options.body, connections: 32, duration: SECONDS })
-    return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.non2xx, load }
+    const result = await autocannon({
+      url: options.url,
+      method: (options.method ?? 'GET') as 'GET',
+      headers: options.headers,
+      body: options.body,
+      connections: 32,
+      duration: SECONDS,
+    })
+    return {
+      rps: result.requests.average,
+      p50: result.latency.p50,
+      p99: result.latency.p99,
+      errors: result.errors + result.non2xx,
+      load,
+    }
   }
 
   async function bare(bytes: Uint8Array) {
     const file = join(tempDataDir('bare-'), 'body.json')
     writeFileSync(file, bytes)
     const port = freePort()
-    const child = Bun.spawn([process.execPath, join(ROOT, 'bench/clients.ts'), 'bare', String(port), file], { stdout: 'pipe' })
+    const child = Bun.spawn([process.execPath, join(ROOT, 'bench/clients.ts'), 'bare', String(port), file], {
+      stdout: 'pipe',
+    })
     const reader = child.stdout.getReader()
     await reader.read()
     return { url: `http://127.0.0.1:${port}`, stop: () => child.kill() }
@@ -61,7 +103,12 @@ export async function adminPaths() {
       const listCeiling = await wrk(listBare.url, {})
       listBare.stop()
 
-      const validate = await cannon({ url: `${server.base}/api/admin/features/validate`, method: 'POST', headers: authHeaders, body: JSON.stringify({ name: 'a-free-name' }) })
+      const validate = await cannon({
+        url: `${server.base}/api/admin/features/validate`,
+        method: 'POST',
+        headers: authHeaders,
+        body: JSON.stringify({ name: 'a-free-name' }),
+      })
       const health = await cannon({ url: `${server.base}/health` })
       const smallBare = await bare(new TextEncoder().encode('{"health":"GOOD"}'))
       const healthCeiling = await cannon({ url: smallBare.url })
@@ -69,7 +116,11 @@ export async function adminPaths() {
 
       const names = Array.from({ length: 1000 }, (_, i) => `flag-${i}`)
       const bulk = (state: 'on' | 'off') =>
-        fetch(`${server.base}/api/admin/projects/default/bulk_features/environments/production/${state}`, { method: 'POST', headers: authHeaders, body: JSON.stringify({ features: names }) })
+        fetch(`${server.base}/api/admin/projects/default/bulk_features/environments/production/${state}`, {
+          method: 'POST',
+          headers: authHeaders,
+          body: JSON.stringify({ features: names }),
+        })
       const offTimes: number[] = []
       for (let i = 0; i < 25; i++) {
         await (await bulk('on')).arrayBuffer()
@@ -80,7 +131,15 @@ export async function adminPaths() {
         if (i >= 5) offTimes.push(performance.now() - started)
       }
       offTimes.sort((a, b) => a - b)
-      return { list, listCeiling, listBytes: listBytes.length, validate, health, healthCeiling, bulkOff: { p50: percentile(offTimes, 50), p99: percentile(offTimes, 99) } }
+      return {
+        list,
+        listCeiling,
+        listBytes: listBytes.length,
+        validate,
+        health,
+        healthCeiling,
+        bulkOff: { p50: percentile(offTimes, 50), p99: percentile(offTimes, 99) },
+      }
     } finally {
       await server.stop()
     }
@@ -92,25 +151,59 @@ export async function adminPaths() {
     const runs: Awaited<ReturnType<typeof run>>[] = []
     for (let i = 0; i < RUNS; i++) {
       runs.push(await run(dir))
-      console.log(`run ${i + 1}:`, JSON.stringify(runs.at(-1), (_, v) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v)))
+      console.log(
+        `run ${i + 1}:`,
+        JSON.stringify(runs.at(-1), (_, v) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v)),
+      )
     }
     const m = (pick: (r: (typeof runs)[number]) => number) => median(runs.map(pick))
-    const row = (name: string, load: (r: (typeof runs)[number]) => Load, ceiling?: (r: (typeof runs)[number]) => Load, target = '') => [
-      name,
-      ...loadColumns(runs, load, ceiling),
-      errorsOf(runs, load),
-      target,
-    ]
+    const row = (
+      name: string,
+      load: (r: (typeof runs)[number]) => Load,
+      ceiling?: (r: (typeof runs)[number]) => Load,
+      target = '',
+    ) => [name, ...loadColumns(runs, load, ceiling), errorsOf(runs, load), target]
     console.log(`\nProject list: ${fmt(runs[0].listBytes / 1024, 0)} KiB per answer.\n`)
-    console.log(table(
-      ['scenario', 'requests/s', 'p50', 'p99', 'bare Bun requests/s', 'ratio', 'errors', 'target'],
-      [
-        row('project feature list, 1,000 flags × 3 environments (wrk)', (r) => r.list, (r) => r.listCeiling, 'ratio ≥ 0.5'),
-        row('POST /api/admin/features/validate (autocannon)', (r) => r.validate, (r) => r.healthCeiling, '≥ 15,000/s'),
-        row('GET /health (autocannon)', (r) => r.health, (r) => r.healthCeiling),
-        ['bulk off of 1,000 flags, sequential', '', `${fmt(m((r) => r.bulkOff.p50), 2)} ms`, `${fmt(m((r) => r.bulkOff.p99), 2)} ms`, '', '', '0', 'p50 ≤ 50 ms'],
-      ],
-    ))
+    console.log(
+      table(
+        ['scenario', 'requests/s', 'p50', 'p99', 'bare Bun requests/s', 'ratio', 'errors', 'target'],
+        [
+          row(
+            'project feature list, 1,000 flags × 3 environments (wrk)',
+            r => r.list,
+            r => r.listCeiling,
+            'ratio ≥ 0.5',
+          ),
+          row(
+            'POST /api/admin/features/validate (autocannon)',
+            r => r.validate,
+            r => r.healthCeiling,
+            '≥ 15,000/s',
+          ),
+          row(
+            'GET /health (autocannon)',
+            r => r.health,
+            r => r.healthCeiling,
+          ),
+          [
+            'bulk off of 1,000 flags, sequential',
+            '',
+            `${fmt(
+              m(r => r.bulkOff.p50),
+              2,
+            )} ms`,
+            `${fmt(
+              m(r => r.bulkOff.p99),
+              2,
+            )} ms`,
+            '',
+            '',
+            '0',
+            'p50 ≤ 50 ms',
+          ],
+        ],
+      ),
+    )
   } finally {
     removeDir(dir)
   }
@@ -172,9 +265,10 @@ export async function tokenCount() {
     const app = createApp(services, { bodyLimit: 102_400 })
     await initialise(services, [SECRET])
     if (extraTokens > 0) {
-      await store.transact(SYSTEM_ACTOR, (tx) => {
+      await store.transact(SYSTEM_ACTOR, tx => {
         const hasher = new SecretHasher(store.secretKey)
-        for (let i = 0; i < extraTokens; i++) tx.put('tokens', `bench-${i}`, benchToken(hasher, i, tx.allocateUserId(), tx.now))
+        for (let i = 0; i < extraTokens; i++)
+          tx.put('tokens', `bench-${i}`, benchToken(hasher, i, tx.allocateUserId(), tx.now))
       })
     }
     if (Object.keys(store.state.tokens).length !== extraTokens + 1) throw new Error('tokens were not all stored')
@@ -226,31 +320,45 @@ export async function tokenCount() {
     rows.push([round, `${fmt(x)} µs`, `${fmt(y)} µs`, fmt(y / x, 2)])
   }
   rows.push(['median', `**${fmt(median(ones))} µs**`, `**${fmt(median(manys))} µs**`, `**${fmt(median(ratios), 2)}**`])
-  console.log(`${REQUESTS} sequential GET /api/admin/environments per app and round, in alternating batches of ${BATCH}, through app.handle; ${new Date().toISOString()}`)
+  console.log(
+    `${REQUESTS} sequential GET /api/admin/environments per app and round, in alternating batches of ${BATCH}, through app.handle; ${new Date().toISOString()}`,
+  )
   console.log(table(['round', '1 token', `${TOKENS.toLocaleString('en-US')} tokens`, 'ratio'], rows))
   one.close()
   many.close()
 
   if (HTTP_RUNS > 0) {
     const dirs = [tempDataDir('bench-tokens-1-'), tempDataDir('bench-tokens-many-')]
-    dirs.forEach((dir) => seedDataDir(dir, { events: 1000, flags: 10 }))
+    dirs.forEach(dir => seedDataDir(dir, { events: 1000, flags: 10 }))
     const statePath = join(dirs[1], STATE_FILE)
     const state = JSON.parse(readFileSync(statePath, 'utf8')) as StateDoc
     // Stored as the service stores them: keyed by the directory's key, written beside the state.
     const key = newKey()
     writeKey(dirs[1], key)
     const hasher = new SecretHasher(key)
-    for (let i = 0; i < TOKENS; i++) state.tokens[`bench-${i}`] = benchToken(hasher, i, state.nextUserId++, new Date().toISOString())
+    for (let i = 0; i < TOKENS; i++)
+      state.tokens[`bench-${i}`] = benchToken(hasher, i, state.nextUserId++, new Date().toISOString())
     writeFileSync(statePath, JSON.stringify(state))
     const servers = [await startServer(dirs[0]), await startServer(dirs[1])]
     const load = async (base: string) => {
-      const result = await autocannon({ url: `${base}/api/admin/environments`, headers: { authorization: SECRET }, connections: 32, duration: SECONDS })
+      const result = await autocannon({
+        url: `${base}/api/admin/environments`,
+        headers: { authorization: SECRET },
+        connections: 32,
+        duration: SECONDS,
+      })
       if (result.errors + result.non2xx > 0) throw new Error(`${result.errors + result.non2xx} failed requests`)
       return { rps: result.requests.average, p99: result.latency.p99 }
     }
     try {
       // Warm-up, not counted.
-      for (const server of servers) await autocannon({ url: `${server.base}/api/admin/environments`, headers: { authorization: SECRET }, connections: 32, duration: 2 })
+      for (const server of servers)
+        await autocannon({
+          url: `${server.base}/api/admin/environments`,
+          headers: { authorization: SECRET },
+          connections: 32,
+          duration: 2,
+        })
       const httpRows: (string | number)[][] = []
       const httpRatios: number[] = []
       const rps: [number[], number[]] = [[], []]
@@ -261,11 +369,28 @@ export async function tokenCount() {
         rps[0].push(got[0].rps)
         rps[1].push(got[1].rps)
         httpRatios.push(got[0].rps / got[1].rps)
-        httpRows.push([run, `${fmt(got[0].rps, 0)}/s (p99 ${got[0].p99} ms)`, `${fmt(got[1].rps, 0)}/s (p99 ${got[1].p99} ms)`, fmt(got[0].rps / got[1].rps, 2)])
+        httpRows.push([
+          run,
+          `${fmt(got[0].rps, 0)}/s (p99 ${got[0].p99} ms)`,
+          `${fmt(got[1].rps, 0)}/s (p99 ${got[1].p99} ms)`,
+          fmt(got[0].rps / got[1].rps, 2),
+        ])
       }
-      httpRows.push(['median', `**${fmt(median(rps[0]), 0)}/s**`, `**${fmt(median(rps[1]), 0)}/s**`, `**${fmt(median(httpRatios), 2)}**`])
-      console.log(`\nautocannon, 32 connections, ${SECONDS} s per run, GET /api/admin/environments on a real server (access log on)`)
-      console.log(table(['run', '1 token', `${TOKENS.toLocaleString('en-US')} tokens`, 'ratio (1 token / many, requests/s)'], httpRows))
+      httpRows.push([
+        'median',
+        `**${fmt(median(rps[0]), 0)}/s**`,
+        `**${fmt(median(rps[1]), 0)}/s**`,
+        `**${fmt(median(httpRatios), 2)}**`,
+      ])
+      console.log(
+        `\nautocannon, 32 connections, ${SECONDS} s per run, GET /api/admin/environments on a real server (access log on)`,
+      )
+      console.log(
+        table(
+          ['run', '1 token', `${TOKENS.toLocaleString('en-US')} tokens`, 'ratio (1 token / many, requests/s)'],
+          httpRows,
+        ),
+      )
     } finally {
       for (const server of servers) await server.stop()
       dirs.forEach(removeDir)
@@ -308,9 +433,16 @@ export async function soak() {
       const write = Math.floor(n / 10)
       switch (write % 3) {
         case 0:
-          return ['PATCH', `/api/admin/projects/default/features/${flag()}`, [{ op: 'replace', path: '/description', value: `soak ${n}` }]]
+          return [
+            'PATCH',
+            `/api/admin/projects/default/features/${flag()}`,
+            [{ op: 'replace', path: '/description', value: `soak ${n}` }],
+          ]
         case 1:
-          return ['POST', `/api/admin/projects/default/features/${flag()}/environments/development/${write % 2 === 0 ? 'on' : 'off'}`]
+          return [
+            'POST',
+            `/api/admin/projects/default/features/${flag()}/environments/development/${write % 2 === 0 ? 'on' : 'off'}`,
+          ]
         default: {
           const target = `flag-${Math.floor(write / 3) % 1000}`
           return Math.floor(write / 3000) % 2 === 0
@@ -343,7 +475,11 @@ export async function soak() {
       const started = performance.now()
       const [method, path, body] = nextRequest()
       try {
-        const response = await fetch(server.base + path, { method, headers: body === undefined ? auth : authHeaders, body: body === undefined ? undefined : JSON.stringify(body) })
+        const response = await fetch(server.base + path, {
+          method,
+          headers: body === undefined ? auth : authHeaders,
+          body: body === undefined ? undefined : JSON.stringify(body),
+        })
         await response.arrayBuffer()
         if (response.status >= 300) {
           stats.errors++
@@ -371,12 +507,22 @@ export async function soak() {
     totalRequests += stats.requests
     totalErrors += stats.errors
     samples.push({ minute, rss: rssMiB(server.pid), requests: stats.requests, errors: stats.errors, p99 })
-    console.log(`minute ${minute}: ${stats.requests} requests, ${stats.errors} errors ${stats.examples.join('; ')}, p99 ${fmt(p99, 1)} ms, RSS ${fmt(rssMiB(server.pid), 0)} MiB`)
+    console.log(
+      `minute ${minute}: ${stats.requests} requests, ${stats.errors} errors ${stats.examples.join('; ')}, p99 ${fmt(p99, 1)} ms, RSS ${fmt(rssMiB(server.pid), 0)} MiB`,
+    )
   }
   await server.stop()
   removeDir(dir)
   const first = samples[0].rss
   const last = samples.at(-1)!.rss
-  console.log('\n' + table(['minute', 'requests', 'errors', 'p99', 'resident memory'], samples.map((s) => [s.minute, s.requests, s.errors, `${fmt(s.p99, 1)} ms`, `${fmt(s.rss, 0)} MiB`])))
-  console.log(`\n${totalRequests} requests, ${totalErrors} errors; memory after the last minute is ${fmt((last / first - 1) * 100, 1)} % from after the first (target: 0 errors, within ±10 %).`)
+  console.log(
+    '\n' +
+      table(
+        ['minute', 'requests', 'errors', 'p99', 'resident memory'],
+        samples.map(s => [s.minute, s.requests, s.errors, `${fmt(s.p99, 1)} ms`, `${fmt(s.rss, 0)} MiB`]),
+      ),
+  )
+  console.log(
+    `\n${totalRequests} requests, ${totalErrors} errors; memory after the last minute is ${fmt((last / first - 1) * 100, 1)} % from after the first (target: 0 errors, within ±10 %).`,
+  )
 }

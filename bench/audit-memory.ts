@@ -7,8 +7,21 @@ import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { DATA_FILES } from '../src/services'
-import { type GeneratedManifest } from './generate-events'
-import { expectedTotals, fmt, freePort, loadAverage, percentile, phraseTotals, processMemory, ROOT, spawnServer, table, untilReady, wrk } from './lib'
+import type { GeneratedManifest } from './generate-events'
+import {
+  expectedTotals,
+  fmt,
+  freePort,
+  loadAverage,
+  percentile,
+  phraseTotals,
+  processMemory,
+  ROOT,
+  spawnServer,
+  table,
+  untilReady,
+  wrk,
+} from './lib'
 
 /**
  * The start and the memory of the audit log at 10M events (issue 21), query kind by query kind,
@@ -43,7 +56,8 @@ export async function auditMemory() {
   const manifest = JSON.parse(readFileSync(`${DIR}.generated.json`, 'utf8')) as GeneratedManifest
   const headers = { authorization: manifest.adminSecret }
   const TYPE = 'feature-strategy-update'
-  const out = (label: string, value: unknown) => console.log(`${label} ${JSON.stringify(value, (_, v) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v))}`)
+  const out = (label: string, value: unknown) =>
+    console.log(`${label} ${JSON.stringify(value, (_, v) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v))}`)
 
   /** The highest anonymous and file-backed RSS sampled every 20 ms while `during` runs. */
   async function sampled<T>(pid: number, during: Promise<T>): Promise<{ result: T; anon: number; file: number }> {
@@ -73,12 +87,20 @@ export async function auditMemory() {
   function cachedMiB(): number {
     const files: string[] = []
     const walk = (path: string) => {
-      for (const entry of readdirSync(path, { withFileTypes: true })) entry.isDirectory() ? walk(join(path, entry.name)) : files.push(join(path, entry.name))
+      for (const entry of readdirSync(path, { withFileTypes: true }))
+        entry.isDirectory() ? walk(join(path, entry.name)) : files.push(join(path, entry.name))
     }
     walk(DIR)
     const result = Bun.spawnSync(['fincore', '--bytes', '--noheadings', '--output', 'RES', ...files])
     if (result.exitCode !== 0) return NaN
-    return result.stdout.toString().trim().split('\n').reduce((n, line) => n + Number(line.trim()), 0) / 2 ** 20
+    return (
+      result.stdout
+        .toString()
+        .trim()
+        .split('\n')
+        .reduce((n, line) => n + Number(line.trim()), 0) /
+      2 ** 20
+    )
   }
 
   async function total(url: string): Promise<number> {
@@ -91,7 +113,14 @@ export async function auditMemory() {
   const totals = expectedTotals(DIR, manifest, TYPE)
   const phrases = phraseTotals(DIR)
   const commit = Bun.spawnSync(['git', 'rev-parse', '--short', 'HEAD'], { cwd: ROOT }).stdout.toString().trim()
-  out('setup', { date: new Date().toISOString(), commit, dir: DIR, events: totals.events, load: loadAverage(), nice: Number(readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')[16]) })
+  out('setup', {
+    date: new Date().toISOString(),
+    commit,
+    dir: DIR,
+    events: totals.events,
+    load: loadAverage(),
+    nice: Number(readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')[16]),
+  })
   if (values.evict) {
     const before = cachedMiB()
     evict(DIR)
@@ -125,8 +154,16 @@ export async function auditMemory() {
     await prober
     health.sort((a, b) => a - b)
     await Bun.sleep(3000)
-    const notices = server.log.filter((line) => line.msg === 'event search').map((line) => line.message)
-    out('start', { readyMs, firstSearchMs, indexMs, health: { p50: percentile(health, 50), p99: percentile(health, 99), max: health.at(-1), samples: health.length }, rssAtReady, idle: processMemory(server.pid), notices })
+    const notices = server.log.filter(line => line.msg === 'event search').map(line => line.message)
+    out('start', {
+      readyMs,
+      firstSearchMs,
+      indexMs,
+      health: { p50: percentile(health, 50), p99: percentile(health, 99), max: health.at(-1), samples: health.length },
+      rssAtReady,
+      idle: processMemory(server.pid),
+      notices,
+    })
 
     const offset = Math.max(0, totals.events - 50)
     const kinds: [string, string, number][] = [
@@ -135,21 +172,41 @@ export async function auditMemory() {
       ['word in most events', `query=${manifest.words.most.word}`, totals.most],
       ['type filter', `type=IS:${TYPE}`, totals.type],
       ['last page', `offset=${offset}`, totals.events],
-      ...Object.entries(phrases).map(([phrase, n]): [string, string, number] => [`phrase '${phrase}'`, `query=${encodeURIComponent(phrase)}`, n]),
+      ...Object.entries(phrases).map(([phrase, n]): [string, string, number] => [
+        `phrase '${phrase}'`,
+        `query=${encodeURIComponent(phrase)}`,
+        n,
+      ]),
     ]
     for (const [name, query, expected] of kinds) {
-      if (values.only && !values.only.split(',').some((part) => name.includes(part))) continue
+      if (values.only && !values.only.split(',').some(part => name.includes(part))) continue
       const answered = await total(search(query))
       if (answered !== expected) throw new Error(`${name}: total ${answered}, expected ${expected}`)
       // Resets VmHWM to the current RSS: the peak read after is this kind's.
       writeFileSync(`/proc/${server.pid}/clear_refs`, '5')
       const before = processMemory(server.pid).rss
-      const { result: load, anon, file } = await sampled(server.pid, wrk(search(query), headers, SECONDS, ['--timeout', '60s']))
+      const {
+        result: load,
+        anon,
+        file,
+      } = await sampled(server.pid, wrk(search(query), headers, SECONDS, ['--timeout', '60s']))
       const { rss, hwm } = processMemory(server.pid)
-      out('kind', { name, rssBefore: before, peak: hwm, anonPeak: anon, filePeak: file, rssAfter: rss, rps: load.rps, p50: load.p50, p99: load.p99, errors: load.errors, load: load.load })
+      out('kind', {
+        name,
+        rssBefore: before,
+        peak: hwm,
+        anonPeak: anon,
+        filePeak: file,
+        rssAfter: rss,
+        rps: load.rps,
+        p50: load.p50,
+        p99: load.p99,
+        errors: load.errors,
+        load: load.load,
+      })
       await Bun.sleep(2000)
     }
-    out('end', { ...processMemory(server.pid), notices: server.log.filter((line) => line.msg === 'event search').length })
+    out('end', { ...processMemory(server.pid), notices: server.log.filter(line => line.msg === 'event search').length })
   } finally {
     await server.stop()
   }
@@ -175,7 +232,9 @@ export async function auditMemory() {
  * Figures go to standard output as JSON lines and a table.
  */
 export async function auditCold() {
-  const { values } = parseArgs({ options: { dir: { type: 'string' }, root: { type: 'string' }, limit: { type: 'string', default: '1800' } } })
+  const { values } = parseArgs({
+    options: { dir: { type: 'string' }, root: { type: 'string' }, limit: { type: 'string', default: '1800' } },
+  })
   if (!values.dir) throw new Error('--dir DIR: a copy of a directory written by bench/generate-events.ts')
   const DIR = values.dir.replace(/\/+$/, '')
   const root = values.root ?? ROOT
@@ -184,14 +243,29 @@ export async function auditCold() {
   /** A search answered with a wrong total: the bench stops. */
   class TotalError extends Error {}
   const headers = { authorization: manifest.adminSecret }
-  const out = (label: string, value: unknown) => console.log(`${label} ${JSON.stringify(value, (_, v) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v))}`)
+  const out = (label: string, value: unknown) =>
+    console.log(`${label} ${JSON.stringify(value, (_, v) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v))}`)
 
-  for (const name of readdirSync(DIR)) if (!DATA_FILES.includes(name)) rmSync(join(DIR, name), { recursive: true, force: true })
+  for (const name of readdirSync(DIR))
+    if (!DATA_FILES.includes(name)) rmSync(join(DIR, name), { recursive: true, force: true })
   const commit = Bun.spawnSync(['git', 'rev-parse', '--short', 'HEAD'], { cwd: root }).stdout.toString().trim() || root
-  out('setup', { date: new Date().toISOString(), root, commit, events: totals.events, eventsMiB: manifest.bytes / 2 ** 20, load: loadAverage() })
+  out('setup', {
+    date: new Date().toISOString(),
+    root,
+    commit,
+    events: totals.events,
+    eventsMiB: manifest.bytes / 2 ** 20,
+    load: loadAverage(),
+  })
 
   const port = freePort()
-  const env: Record<string, string> = { ...(process.env as Record<string, string>), PORT: String(port), HOST: '127.0.0.1', DATA_DIR: DIR, LOG_LEVEL: 'info' }
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: DIR,
+    LOG_LEVEL: 'info',
+  }
   delete env.INIT_ADMIN_API_TOKENS
   const spawnedAt = performance.now()
   const child = Bun.spawn([process.execPath, 'src/main.ts'], { cwd: root, env, stdout: 'pipe', stderr: 'pipe' })
@@ -222,7 +296,10 @@ export async function auditCold() {
 
   const memory = (field: string) => {
     try {
-      return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024
+      return (
+        Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? NaN) /
+        1024
+      )
     } catch {
       return NaN
     }
@@ -231,7 +308,9 @@ export async function auditCold() {
   const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, memory('VmRSS') || 0)), 100)
 
   /** The rebuild is over once the server says so (`ready` for a server whose searches wait for it). */
-  const rebuilt = () => logged['search segments rebuilt'] ?? (notes.some((note: any) => /missing/.test(String(note.message))) ? undefined : logged.ready)
+  const rebuilt = () =>
+    logged['search segments rebuilt'] ??
+    (notes.some((note: any) => /missing/.test(String(note.message))) ? undefined : logged.ready)
 
   const health: [number, number][] = []
   let probing = true
@@ -291,13 +370,25 @@ export async function auditCold() {
     await prober
     clearInterval(sampler)
     const hwm = memory('VmHWM')
-    const during = health.filter(([at]) => at >= readyMs && at <= rebuildMs).map(([, ms]) => ms).sort((a, b) => a - b)
-    const answered = searches.filter((s) => s.ok)
+    const during = health
+      .filter(([at]) => at >= readyMs && at <= rebuildMs)
+      .map(([, ms]) => ms)
+      .sort((a, b) => a - b)
+    const answered = searches.filter(s => s.ok)
     const byKind = Object.fromEntries(
       kinds.map(([kind]) => {
-        const times = answered.filter((s) => s.kind === kind).map((s) => s.ms)
+        const times = answered.filter(s => s.kind === kind).map(s => s.ms)
         const sorted = [...times].sort((a, b) => a - b)
-        return [kind, { answered: times.length, asked: searches.filter((s) => s.kind === kind).length, p50: percentile(sorted, 50), first: times[0], last: times.at(-1) }]
+        return [
+          kind,
+          {
+            answered: times.length,
+            asked: searches.filter(s => s.kind === kind).length,
+            p50: percentile(sorted, 50),
+            first: times[0],
+            last: times.at(-1),
+          },
+        ]
       }),
     )
     const result = {
@@ -318,16 +409,25 @@ export async function auditCold() {
     const ms = (v: number | undefined) => (v === undefined || Number.isNaN(v) ? '–' : `${fmt(v, v < 10 ? 2 : 0)} ms`)
     console.log(
       '\n' +
-        table(['cold start', `${commit}`], [
-          ['spawn to /ready', s(readyMs)],
-          ['spawn to first search answered (~5,000 matches, exact total)', s(firstSearchMs)],
-          ['spawn to segments rebuilt', s(rebuildMs)],
-          ['rebuild rate (events / time from /ready to rebuilt)', `${fmt(result.eventsPerSecond, 0)} events/s`],
-          ['spawn to text index built', s(result.indexMs)],
-          ...Object.entries(byKind).map(([kind, k]) => [`during the rebuild: ${kind}, p50 (first → last; answered/asked)`, `${ms(k.p50)} (${ms(k.first)} → ${ms(k.last)}; ${k.answered}/${k.asked})`]),
-          ['GET /health p50 / p99 / max during the rebuild', `${ms(result.health.p50)} / ${ms(result.health.p99)} / ${ms(result.health.max)} (${result.health.samples})`],
-          ['RSS peak', `${fmt(result.rss.peak, 0)} MiB`],
-        ]),
+        table(
+          ['cold start', `${commit}`],
+          [
+            ['spawn to /ready', s(readyMs)],
+            ['spawn to first search answered (~5,000 matches, exact total)', s(firstSearchMs)],
+            ['spawn to segments rebuilt', s(rebuildMs)],
+            ['rebuild rate (events / time from /ready to rebuilt)', `${fmt(result.eventsPerSecond, 0)} events/s`],
+            ['spawn to text index built', s(result.indexMs)],
+            ...Object.entries(byKind).map(([kind, k]) => [
+              `during the rebuild: ${kind}, p50 (first → last; answered/asked)`,
+              `${ms(k.p50)} (${ms(k.first)} → ${ms(k.last)}; ${k.answered}/${k.asked})`,
+            ]),
+            [
+              'GET /health p50 / p99 / max during the rebuild',
+              `${ms(result.health.p50)} / ${ms(result.health.p99)} / ${ms(result.health.max)} (${result.health.samples})`,
+            ],
+            ['RSS peak', `${fmt(result.rss.peak, 0)} MiB`],
+          ],
+        ),
     )
   } finally {
     probing = false

@@ -21,7 +21,12 @@ export interface Held {
 }
 
 /** N SSE streams on raw sockets; `onUpdate(index, count)` when stream `index` reads its count-th update. */
-export async function holdStreams(base: string, secret: string, count: number, onUpdate: (index: number, updates: number) => void) {
+export async function holdStreams(
+  base: string,
+  secret: string,
+  count: number,
+  onUpdate: (index: number, updates: number) => void,
+) {
   const url = new URL(base)
   const request = `GET /api/client/streaming HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: ${secret}\r\nAccept: text/event-stream\r\n\r\n`
   const held: Held[] = []
@@ -37,7 +42,7 @@ export async function holdStreams(base: string, secret: string, count: number, o
           hostname: url.hostname,
           port: Number(url.port),
           socket: {
-            open: (socket) => void socket.write(request),
+            open: socket => void socket.write(request),
             data: (_socket, chunk) => {
               const text = state.tail + chunk.toString('latin1')
               if (!state.connected && text.includes('unleash-connected')) state.connected = true
@@ -50,12 +55,12 @@ export async function holdStreams(base: string, secret: string, count: number, o
               state.tail = text.slice(-MARKER.length)
             },
           },
-        }).then((socket) => sockets.push(socket)),
+        }).then(socket => sockets.push(socket)),
       )
     }
     await Promise.all(opening)
   }
-  await until(() => held.every((state) => state.connected), 120_000, 'streams connected')
+  await until(() => held.every(state => state.connected), 120_000, 'streams connected')
   return {
     held,
     close: () => {
@@ -78,7 +83,10 @@ export async function until(condition: () => boolean, ms: number, what: string) 
  * server and wrk are measured on.
  */
 export async function heldElsewhere(base: string, secret: string, count: number): Promise<{ close(): Promise<void> }> {
-  const holder = Bun.spawn(['nice', '-n', '19', process.execPath, join(import.meta.dir, 'clients.ts'), 'streams', base, secret, String(count)], { stdin: 'pipe', stdout: 'pipe', stderr: 'inherit' })
+  const holder = Bun.spawn(
+    ['nice', '-n', '19', process.execPath, join(import.meta.dir, 'clients.ts'), 'streams', base, secret, String(count)],
+    { stdin: 'pipe', stdout: 'pipe', stderr: 'inherit' },
+  )
   const reader = (holder.stdout as ReadableStream<Uint8Array>).getReader()
   let said = ''
   while (!said.includes('connected')) {
@@ -138,7 +146,7 @@ function pageClients() {
       }),
     )
     self.postMessage({ pages, bytes, failures })
-}
+  }
 }
 
 /**

@@ -6,7 +6,18 @@ import { readFileSync } from 'node:fs'
 import { chromium } from 'playwright-core'
 import { parseArgs } from 'node:util'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
-import { authHeaders, fmt, loadAverage, median, percentile, removeDir, seedDataDir, startServer, table, tempDataDir } from './lib'
+import {
+  authHeaders,
+  fmt,
+  loadAverage,
+  median,
+  percentile,
+  removeDir,
+  seedDataDir,
+  startServer,
+  table,
+  tempDataDir,
+} from './lib'
 
 /** The console user both scenarios start their server with. */
 const PASSWORD = 'Bench-admin-pass-1'
@@ -40,7 +51,11 @@ export async function consolePage() {
   }
 
   const login = (base: string, username: string, password: string) =>
-    fetch(`${base}/auth/simple/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) })
+    fetch(`${base}/auth/simple/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username, password }),
+    })
 
   interface Run {
     signInMs: number
@@ -88,7 +103,10 @@ export async function consolePage() {
       const wrongCpuMs = cpuMs(pid) - beforeWrong
 
       // The project page with 10,000 flags.
-      const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] })
+      const browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: ['--headless', '--no-sandbox', '--disable-gpu'],
+      })
       const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
       await signInPage(page, base)
       const navigated = performance.now()
@@ -106,7 +124,10 @@ export async function consolePage() {
       const count = page.getByText(/of 10000 flags/)
       const typed = performance.now()
       await filter.press('7')
-      await page.getByText(/^\d+ of 10000 flags/).filter({ hasNotText: '10000 of 10000' }).waitFor()
+      await page
+        .getByText(/^\d+ of 10000 flags/)
+        .filter({ hasNotText: '10000 of 10000' })
+        .waitFor()
       const filterMs = performance.now() - typed
       await count.waitFor()
       await browser.close()
@@ -128,30 +149,81 @@ export async function consolePage() {
 
   const built = Bun.spawnSync([process.execPath, 'console/build.ts'], { cwd: `${import.meta.dir}/..` })
   const files = JSON.parse(built.stdout.toString()) as { name: string; text: string }[]
-  const sizes = files.map((file) => {
+  const sizes = files.map(file => {
     const bytes = new TextEncoder().encode(file.text)
     return { name: file.name, bytes: bytes.length, gzipped: Bun.gzipSync(bytes).length }
   })
-  console.log(table(['asset', 'minified', 'gzipped'], [...sizes.map((s) => [s.name, `${fmt(s.bytes / 1024)} KiB`, `${fmt(s.gzipped / 1024)} KiB`]), ['total', `${fmt(sizes.reduce((n, s) => n + s.bytes, 0) / 1024)} KiB`, `${fmt(sizes.reduce((n, s) => n + s.gzipped, 0) / 1024)} KiB`]]))
+  console.log(
+    table(
+      ['asset', 'minified', 'gzipped'],
+      [
+        ...sizes.map(s => [s.name, `${fmt(s.bytes / 1024)} KiB`, `${fmt(s.gzipped / 1024)} KiB`]),
+        [
+          'total',
+          `${fmt(sizes.reduce((n, s) => n + s.bytes, 0) / 1024)} KiB`,
+          `${fmt(sizes.reduce((n, s) => n + s.gzipped, 0) / 1024)} KiB`,
+        ],
+      ],
+    ),
+  )
   console.log()
 
   const results: Run[] = []
   for (let i = 0; i < runs; i++) results.push(await oneRun())
   const row = (label: string, values: string[], med: string) => [label, ...values, med]
-  const column = (pick: (run: Run) => number, digits = 0) => results.map((run) => fmt(pick(run), digits))
+  const column = (pick: (run: Run) => number, digits = 0) => results.map(run => fmt(pick(run), digits))
   const med = (pick: (run: Run) => number, digits = 0) => fmt(median(results.map(pick)), digits)
   console.log(
-    table(['measure', ...results.map((_, i) => `run ${i + 1}`), 'median'], [
-      row('sign-in over HTTP (ms)', column((r) => r.signInMs, 1), med((r) => r.signInMs, 1)),
-      row('one Bun.password.verify here (ms)', column((r) => r.verifyMs, 1), med((r) => r.verifyMs, 1)),
-      row('ratio sign-in / verify', column((r) => r.signInMs / r.verifyMs, 2), med((r) => r.signInMs / r.verifyMs, 2)),
-      row('server CPU, 5 correct sign-ins (ms)', column((r) => r.rightCpuMs), med((r) => r.rightCpuMs)),
-      row('server CPU, 100 wrong passwords in a row (ms)', column((r) => r.wrongCpuMs), med((r) => r.wrongCpuMs)),
-      row('answers to the 100', results.map((r) => r.statuses), ''),
-      row('10,000 flags: navigation to first rows, first list after start (ms)', column((r) => r.firstRowsMs), med((r) => r.firstRowsMs)),
-      row('10,000 flags: navigation to first rows, second visit (ms)', column((r) => r.warmRowsMs), med((r) => r.warmRowsMs)),
-      row('10,000 flags: one character typed to filtered (ms)', column((r) => r.filterMs), med((r) => r.filterMs)),
-    ]),
+    table(
+      ['measure', ...results.map((_, i) => `run ${i + 1}`), 'median'],
+      [
+        row(
+          'sign-in over HTTP (ms)',
+          column(r => r.signInMs, 1),
+          med(r => r.signInMs, 1),
+        ),
+        row(
+          'one Bun.password.verify here (ms)',
+          column(r => r.verifyMs, 1),
+          med(r => r.verifyMs, 1),
+        ),
+        row(
+          'ratio sign-in / verify',
+          column(r => r.signInMs / r.verifyMs, 2),
+          med(r => r.signInMs / r.verifyMs, 2),
+        ),
+        row(
+          'server CPU, 5 correct sign-ins (ms)',
+          column(r => r.rightCpuMs),
+          med(r => r.rightCpuMs),
+        ),
+        row(
+          'server CPU, 100 wrong passwords in a row (ms)',
+          column(r => r.wrongCpuMs),
+          med(r => r.wrongCpuMs),
+        ),
+        row(
+          'answers to the 100',
+          results.map(r => r.statuses),
+          '',
+        ),
+        row(
+          '10,000 flags: navigation to first rows, first list after start (ms)',
+          column(r => r.firstRowsMs),
+          med(r => r.firstRowsMs),
+        ),
+        row(
+          '10,000 flags: navigation to first rows, second visit (ms)',
+          column(r => r.warmRowsMs),
+          med(r => r.warmRowsMs),
+        ),
+        row(
+          '10,000 flags: one character typed to filtered (ms)',
+          column(r => r.filterMs),
+          med(r => r.filterMs),
+        ),
+      ],
+    ),
   )
 }
 
@@ -172,7 +244,9 @@ export async function consolePage() {
  * Prints p50/p99/max of each with the load average.
  */
 export async function consolePropagation() {
-  const { values } = parseArgs({ options: { toggles: { type: 'string', default: '20' }, interval: { type: 'string', default: '1000' } } })
+  const { values } = parseArgs({
+    options: { toggles: { type: 'string', default: '20' }, interval: { type: 'string', default: '1000' } },
+  })
   const TOGGLES = Number(values.toggles)
   const INTERVAL = Number(values.interval)
   const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
@@ -183,10 +257,17 @@ export async function consolePropagation() {
   seedDataDir(dir, { events: 100, flags: 100 })
   const server = await startServer(dir, { UNLEASH_DEFAULT_ADMIN_PASSWORD: PASSWORD, LOG_LEVEL: 'warn' })
   const { base } = server
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] })
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu'],
+  })
   const clients: Unleash[] = []
   try {
-    const token = await fetch(`${base}/api/admin/api-tokens`, { method: 'POST', headers: authHeaders, body: JSON.stringify({ tokenName: 'bench-sdk', type: 'client', projects: ['*'], environment: 'development' }) })
+    const token = await fetch(`${base}/api/admin/api-tokens`, {
+      method: 'POST',
+      headers: authHeaders,
+      body: JSON.stringify({ tokenName: 'bench-sdk', type: 'client', projects: ['*'], environment: 'development' }),
+    })
     const secret = ((await token.json()) as { secret: string }).secret
     const sdk = (mode: 'polling' | 'streaming') => {
       const client = new Unleash({
@@ -203,7 +284,7 @@ export async function consolePropagation() {
     }
     const polling = sdk('polling')
     const streaming = sdk('streaming')
-    await Promise.all([polling, streaming].map((client) => new Promise((resolve) => client.once('synchronized', resolve))))
+    await Promise.all([polling, streaming].map(client => new Promise(resolve => client.once('synchronized', resolve))))
     // Every poll result of the polling SDK, with when it arrived (changed or not).
     const polls: number[] = []
     const pollingRepository = (polling as any).repository
@@ -218,7 +299,7 @@ export async function consolePropagation() {
 
     /** Resolves with the time `client` holds `enabled` for the flag. */
     const holds = (client: Unleash, enabled: boolean) =>
-      new Promise<number>((resolve) => {
+      new Promise<number>(resolve => {
         const repository = (client as any).repository
         const check = () => {
           if (repository.getToggle(FLAG)?.enabled === enabled) {
@@ -242,7 +323,9 @@ export async function consolePropagation() {
       const enabled = !(await toggle.isChecked())
       const streamSeen = holds(streaming, enabled)
       const pollSeen = holds(polling, enabled)
-      const response = page.waitForResponse((r) => r.url().includes(`/features/${FLAG}/environments/development/`) && r.request().method() === 'POST')
+      const response = page.waitForResponse(
+        r => r.url().includes(`/features/${FLAG}/environments/development/`) && r.request().method() === 'POST',
+      )
       const clicked = performance.now()
       await toggle.click()
       await (await response).finished()
@@ -252,7 +335,7 @@ export async function consolePropagation() {
       const poll = await fetch(`${base}/api/client/features`, { headers: { authorization: secret } })
       const features = ((await poll.json()) as { features: { name: string; enabled: boolean }[] }).features
       rawPoll.push(performance.now() - clicked)
-      if (features.find((flag) => flag.name === FLAG)?.enabled === enabled) rawPollHeld++
+      if (features.find(flag => flag.name === FLAG)?.enabled === enabled) rawPollHeld++
       const streamAt = await streamSeen
       streamed.push(streamAt - clicked)
       streamedAfterAnswer.push(streamAt - answeredAt)
@@ -260,24 +343,36 @@ export async function consolePropagation() {
       polled.push(pollAt - clicked)
       // Its first poll made after the answer: the first result arriving more than POLL_MS after it
       // (a loopback poll of 100 flags takes a few ms; one arriving sooner may have been asked before).
-      const firstAfter = polls.find((at) => at > answeredAt + POLL_MS)
+      const firstAfter = polls.find(at => at > answeredAt + POLL_MS)
       if (firstAfter !== undefined && pollAt <= firstAfter + 1) firstPollHeld++
       await Bun.sleep(50)
     }
     const row = (label: string, times: number[], extra = '') => {
       const sorted = [...times].sort((a, b) => a - b)
-      return [label, `${fmt(percentile(sorted, 50))} ms`, `${fmt(percentile(sorted, 99))} ms`, `${fmt(sorted.at(-1)!)} ms`, extra]
+      return [
+        label,
+        `${fmt(percentile(sorted, 50))} ms`,
+        `${fmt(percentile(sorted, 99))} ms`,
+        `${fmt(sorted.at(-1)!)} ms`,
+        extra,
+      ]
     }
-    console.log(`\n${TOGGLES} toggles of "${FLAG} in development" clicked in the console; polling SDK every ${INTERVAL} ms; load average ${load}\n`)
+    console.log(
+      `\n${TOGGLES} toggles of "${FLAG} in development" clicked in the console; polling SDK every ${INTERVAL} ms; load average ${load}\n`,
+    )
     console.log(
       table(
         ['from the click to', 'p50', 'p99', 'max', ''],
         [
-          row('the console showing the API\'s answer', answered),
+          row("the console showing the API's answer", answered),
           row('a poll made at that moment holding the change', rawPoll, `${rawPollHeld}/${TOGGLES} held it`),
           row('the streaming SDK holding it', streamed),
-          row('(from the console\'s answer to the streaming SDK holding it)', streamedAfterAnswer),
-          row(`the polling SDK holding it (interval ${INTERVAL} ms)`, polled, `${firstPollHeld}/${TOGGLES} at its first poll after the answer`),
+          row("(from the console's answer to the streaming SDK holding it)", streamedAfterAnswer),
+          row(
+            `the polling SDK holding it (interval ${INTERVAL} ms)`,
+            polled,
+            `${firstPollHeld}/${TOGGLES} at its first poll after the answer`,
+          ),
         ],
       ),
     )

@@ -4,11 +4,21 @@
  * bench/generate-events.ts must answer; the same seeded data written straight into PostgreSQL.
  * Imports nothing from the other bench modules.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync, openSync, writeSync, closeSync, readSync, statSync } from 'node:fs'
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  writeFileSync,
+  openSync,
+  writeSync,
+  closeSync,
+  readSync,
+  statSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import { emptyState, type EventRecord } from '../src/storage/records'
 import { COLLECTIONS, EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../src/services'
-import { type FlagRecord } from '../src/features/flags/flags.records'
+import type { FlagRecord } from '../src/features/flags/flags.records'
 import { searchableText } from '../src/features/events/search/searchable-text'
 import { readConfig } from '../src/config'
 import { connect, migrate } from '../src/storage/postgres-connect'
@@ -37,7 +47,13 @@ export function word(n: number): string {
 }
 
 export const RARE_WORDS = 200_000
-export const EVENT_TYPES = ['feature-created', 'feature-metadata-updated', 'feature-environment-enabled', 'feature-strategy-add', 'feature-tagged']
+export const EVENT_TYPES = [
+  'feature-created',
+  'feature-metadata-updated',
+  'feature-environment-enabled',
+  'feature-strategy-add',
+  'feature-tagged',
+]
 
 /**
  * One synthetic event with about 400 characters of payload. Every event's description holds
@@ -54,7 +70,8 @@ export function syntheticEvent(id: number, rand: () => number, flags: number, cr
     type,
     createdBy: rand() < 0.5 ? 'admin-bootstrap' : 'ci-pipeline',
     createdByUserId: rand() < 0.5 ? -42 : 7,
-    environment: type.includes('environment') || type.includes('strategy') ? (rand() < 0.5 ? 'development' : 'production') : null,
+    environment:
+      type.includes('environment') || type.includes('strategy') ? (rand() < 0.5 ? 'development' : 'production') : null,
     project: 'default',
     featureName: flag,
     data: {
@@ -125,8 +142,24 @@ export function seededState(options: { events: number; flags: number; environmen
   const created = new Date(Date.UTC(2025, 0, 1)).toISOString()
   state.lastEventId = options.events
   state.commitSeq = 1
-  environments.forEach((name, i) => (state.environments[name] = { name, type: i === environments.length - 1 ? 'production' : 'development', sortOrder: (i + 1) * 100, createdAt: created }))
-  state.projects.default = { id: 'default', name: 'Default', description: '', createdAt: created, updatedAt: null, environments, featureNaming: null }
+  environments.forEach(
+    (name, i) =>
+      (state.environments[name] = {
+        name,
+        type: i === environments.length - 1 ? 'production' : 'development',
+        sortOrder: (i + 1) * 100,
+        createdAt: created,
+      }),
+  )
+  state.projects.default = {
+    id: 'default',
+    name: 'Default',
+    description: '',
+    createdAt: created,
+    updatedAt: null,
+    environments,
+    featureNaming: null,
+  }
   for (let i = 0; i < options.flags; i++) state.flags[`flag-${i}`] = syntheticFlag(i, environments, created)
   return state
 }
@@ -136,7 +169,8 @@ export function* seededEventLines(options: { events: number; flags: number }): G
   const start = Date.UTC(2025, 0, 1)
   const step = Math.max(1, Math.floor((365 * 86_400_000) / Math.max(1, options.events)))
   const rand = random(42)
-  for (let id = 1; id <= options.events; id++) yield JSON.stringify(syntheticEvent(id, rand, options.flags, new Date(start + id * step).toISOString()))
+  for (let id = 1; id <= options.events; id++)
+    yield JSON.stringify(syntheticEvent(id, rand, options.flags, new Date(start + id * step).toISOString()))
 }
 
 /**
@@ -144,7 +178,14 @@ export function* seededEventLines(options: { events: number; flags: number }): G
  * in `environment` every other flag gets a flexibleRollout with two constraints and one of the
  * segments, the others a default strategy.
  */
-export function addClientStrategies(dir: string, { flags: FLAGS, segments: SEGMENTS, environment: ENVIRONMENT }: { flags: number; segments: number; environment: string }) {
+export function addClientStrategies(
+  dir: string,
+  {
+    flags: FLAGS,
+    segments: SEGMENTS,
+    environment: ENVIRONMENT,
+  }: { flags: number; segments: number; environment: string },
+) {
   const path = join(dir, STATE_FILE)
   const state = JSON.parse(readFileSync(path, 'utf8'))
   const createdAt = new Date(Date.UTC(2025, 0, 1)).toISOString()
@@ -155,8 +196,21 @@ export function addClientStrategies(dir: string, { flags: FLAGS, segments: SEGME
       description: `Synthetic segment ${id}`,
       project: null,
       constraints: [
-        { contextName: 'region', operator: 'IN', caseInsensitive: false, inverted: false, values: ['eu-west', 'eu-north', `region-${id}`] },
-        { contextName: 'appVersion', operator: 'SEMVER_GT', caseInsensitive: false, inverted: false, values: [], value: `1.${id}.0` },
+        {
+          contextName: 'region',
+          operator: 'IN',
+          caseInsensitive: false,
+          inverted: false,
+          values: ['eu-west', 'eu-north', `region-${id}`],
+        },
+        {
+          contextName: 'appVersion',
+          operator: 'SEMVER_GT',
+          caseInsensitive: false,
+          inverted: false,
+          values: [],
+          value: `1.${id}.0`,
+        },
       ],
       createdAt,
       createdBy: 'admin-bootstrap',
@@ -168,21 +222,47 @@ export function addClientStrategies(dir: string, { flags: FLAGS, segments: SEGME
     const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
     state.flags[name].environments[ENVIRONMENT].strategies =
       i % 2 === 0
-        ? [{
-            id: uuid(i),
-            name: 'flexibleRollout',
-            title: null,
-            disabled: false,
-            sortOrder: 0,
-            segments: [1 + (i % SEGMENTS)],
-            constraints: [
-              { contextName: 'userId', operator: 'IN', caseInsensitive: false, inverted: false, values: Array.from({ length: 5 }, (_, k) => `user-${i * 5 + k}`) },
-              { contextName: 'email', operator: 'STR_ENDS_WITH', caseInsensitive: true, inverted: false, values: ['@example.com'] },
-            ],
-            variants: [],
-            parameters: { rollout: String(i % 101), stickiness: 'default', groupId: name },
-          }]
-        : [{ id: uuid(i), name: 'default', title: null, disabled: false, sortOrder: 0, segments: [], constraints: [], variants: [], parameters: {} }]
+        ? [
+            {
+              id: uuid(i),
+              name: 'flexibleRollout',
+              title: null,
+              disabled: false,
+              sortOrder: 0,
+              segments: [1 + (i % SEGMENTS)],
+              constraints: [
+                {
+                  contextName: 'userId',
+                  operator: 'IN',
+                  caseInsensitive: false,
+                  inverted: false,
+                  values: Array.from({ length: 5 }, (_, k) => `user-${i * 5 + k}`),
+                },
+                {
+                  contextName: 'email',
+                  operator: 'STR_ENDS_WITH',
+                  caseInsensitive: true,
+                  inverted: false,
+                  values: ['@example.com'],
+                },
+              ],
+              variants: [],
+              parameters: { rollout: String(i % 101), stickiness: 'default', groupId: name },
+            },
+          ]
+        : [
+            {
+              id: uuid(i),
+              name: 'default',
+              title: null,
+              disabled: false,
+              sortOrder: 0,
+              segments: [],
+              constraints: [],
+              variants: [],
+              parameters: {},
+            },
+          ]
   }
   writeFileSync(path, JSON.stringify(state))
 }
@@ -196,7 +276,11 @@ export interface GeneratedManifest {
   bytes: number
   adminSecret: string
   /** Exact totals of free-text queries over the whole log. */
-  words: { rare: { word: string; total: number }; thousands: { word: string; total: number }; most: { word: string; total: number } }
+  words: {
+    rare: { word: string; total: number }
+    thousands: { word: string; total: number }
+    most: { word: string; total: number }
+  }
   /** Events per type. */
   types: Record<string, number>
   seconds: number
@@ -209,7 +293,13 @@ export interface GeneratedManifest {
  */
 export function expectedTotals(dir: string, manifest: GeneratedManifest, type: string) {
   const words = manifest.words
-  const totals = { rare: words.rare.total, thousands: words.thousands.total, most: words.most.total, events: manifest.events, type: manifest.types[type] ?? 0 }
+  const totals = {
+    rare: words.rare.total,
+    thousands: words.thousands.total,
+    most: words.most.total,
+    events: manifest.events,
+    type: manifest.types[type] ?? 0,
+  }
   eachLogEvent(dir, manifest.bytes, (event, text) => {
     totals.events++
     if (event.type === type) totals.type++
@@ -221,7 +311,12 @@ export function expectedTotals(dir: string, manifest: GeneratedManifest, type: s
 }
 
 /** Each event of the directory's log from byte `from` on, with the search's own text (searchableText), read 16 MiB at a time. */
-function eachLogEvent(dir: string, from: number, onEvent: (event: EventRecord, text: string) => void, wanted: (line: string) => boolean = () => true): void {
+function eachLogEvent(
+  dir: string,
+  from: number,
+  onEvent: (event: EventRecord, text: string) => void,
+  wanted: (line: string) => boolean = () => true,
+): void {
   const path = join(dir, EVENTS_FILE)
   const size = statSync(path).size
   const fd = openSync(path, 'r')
@@ -250,7 +345,17 @@ function eachLogEvent(dir: string, from: number, onEvent: (event: EventRecord, t
  * joined by '-' and by '.', and two common words never adjacent; then separators alone (`;;`, a
  * quote in every event, `":"`, a space), which the gaps' event lists decide (format 3).
  */
-export const PHRASES = ['dashboard qx', 'enabled":true', 'europe-legacy', 'example.com', 'true false', ';;', '"', '":"', ' ']
+export const PHRASES = [
+  'dashboard qx',
+  'enabled":true',
+  'europe-legacy',
+  'example.com',
+  'true false',
+  ';;',
+  '"',
+  '":"',
+  ' ',
+]
 
 /**
  * The PHRASES' exact totals in the directory's log, by a scan with the search's own text, cached in
@@ -260,10 +365,12 @@ export const PHRASES = ['dashboard qx', 'enabled":true', 'europe-legacy', 'examp
 export function phraseTotals(dir: string): Record<string, number> {
   const size = statSync(join(dir, EVENTS_FILE)).size
   const cache = `${dir}.phrases.json`
-  const cached = existsSync(cache) ? (JSON.parse(readFileSync(cache, 'utf8')) as { size: number; totals: Record<string, number> }) : null
-  const usable = cached !== null && cached.size <= size && PHRASES.every((phrase) => phrase in cached.totals)
+  const cached = existsSync(cache)
+    ? (JSON.parse(readFileSync(cache, 'utf8')) as { size: number; totals: Record<string, number> })
+    : null
+  const usable = cached !== null && cached.size <= size && PHRASES.every(phrase => phrase in cached.totals)
   if (usable && cached.size === size) return cached.totals
-  const totals: Record<string, number> = usable ? cached.totals : Object.fromEntries(PHRASES.map((phrase) => [phrase, 0]))
+  const totals: Record<string, number> = usable ? cached.totals : Object.fromEntries(PHRASES.map(phrase => [phrase, 0]))
   eachLogEvent(
     dir,
     usable ? cached.size : 0,
@@ -271,9 +378,9 @@ export function phraseTotals(dir: string): Record<string, number> {
       for (const phrase of PHRASES) if (text.includes(phrase)) totals[phrase]++
     },
     // Lines holding none of the phrases anywhere are not parsed.
-    (line) => {
+    line => {
       const lower = line.toLowerCase()
-      return PHRASES.some((phrase) => lower.includes(phrase))
+      return PHRASES.some(phrase => lower.includes(phrase))
     },
   )
   writeFileSync(cache, JSON.stringify({ size, totals }))
@@ -352,7 +459,18 @@ export const MIX: [string, number][] = [
 ]
 
 /** The record line exactly as the store writes it: the keys in EventRecord's order. */
-export function eventLine(id: number, createdAt: string, type: string, actor: Actor, environment: string | null, project: string | null, featureName: string | null, data: string, preData: string, tags: string): string {
+export function eventLine(
+  id: number,
+  createdAt: string,
+  type: string,
+  actor: Actor,
+  environment: string | null,
+  project: string | null,
+  featureName: string | null,
+  data: string,
+  preData: string,
+  tags: string,
+): string {
   const s = (value: string | null) => (value === null ? 'null' : JSON.stringify(value))
   return `{"id":${id},"createdAt":"${createdAt}","type":"${type}","createdBy":${JSON.stringify(actor.name)},"createdByUserId":${actor.userId},"environment":${s(environment)},"project":${s(project)},"featureName":${s(featureName)},"data":${data},"preData":${preData},"tags":${tags}}`
 }

@@ -7,11 +7,29 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { STATE_FILE } from '../src/services'
-import { type ConstraintRecord, type DependencyRecord, type FlagRecord, type StrategyRecord, type VariantRecord } from '../src/features/flags/flags.records'
-import { type SegmentRecord } from '../src/features/segments/segments.records'
+import type {
+  ConstraintRecord,
+  DependencyRecord,
+  FlagRecord,
+  StrategyRecord,
+  VariantRecord,
+} from '../src/features/flags/flags.records'
+import type { SegmentRecord } from '../src/features/segments/segments.records'
 import { compileScope, type EvalContext, type FrontendEvaluator } from '../src/features/frontend/evaluation'
 import { compileWithSdk } from '../test/sdk-reference'
-import { authHeaders, cpuSeconds, fmt, type Load, median, removeDir, seedDataDir, startServer, table, tempDataDir, wrk } from './lib'
+import {
+  authHeaders,
+  cpuSeconds,
+  fmt,
+  type Load,
+  median,
+  removeDir,
+  seedDataDir,
+  startServer,
+  table,
+  tempDataDir,
+  wrk,
+} from './lib'
 
 /**
  * The flags of the frontend API benchmark (the frontend, frontend-eval and ofrep scenarios): in
@@ -36,8 +54,25 @@ const constraint = (contextName: string, operator: string, values: string[], val
 
 const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
 
-function strategy(i: number, k: number, name: string, parameters: Record<string, string>, extra: Partial<StrategyRecord> = {}): StrategyRecord {
-  return { id: uuid(i * 4 + k), name, title: null, disabled: false, sortOrder: k, segments: [], constraints: [], variants: [], parameters, ...extra }
+function strategy(
+  i: number,
+  k: number,
+  name: string,
+  parameters: Record<string, string>,
+  extra: Partial<StrategyRecord> = {},
+): StrategyRecord {
+  return {
+    id: uuid(i * 4 + k),
+    name,
+    title: null,
+    disabled: false,
+    sortOrder: k,
+    segments: [],
+    constraints: [],
+    variants: [],
+    parameters,
+    ...extra,
+  }
 }
 
 export function strategiesOf(i: number, name: string): StrategyRecord[] {
@@ -45,27 +80,67 @@ export function strategiesOf(i: number, name: string): StrategyRecord[] {
     case 0:
       return [strategy(i, 0, 'default', {})]
     case 1:
-      return [strategy(i, 0, 'flexibleRollout', { rollout: String(i % 101), stickiness: 'default', groupId: name }, { segments: [1 + (i % SEGMENTS)] })]
+      return [
+        strategy(
+          i,
+          0,
+          'flexibleRollout',
+          { rollout: String(i % 101), stickiness: 'default', groupId: name },
+          { segments: [1 + (i % SEGMENTS)] },
+        ),
+      ]
     case 2:
       return [
-        strategy(i, 0, 'flexibleRollout', { rollout: '60', stickiness: 'default', groupId: name }, {
-          constraints: [constraint('email', 'STR_ENDS_WITH', ['@example.com', '@example.org']), constraint('appVersion', 'SEMVER_GT', [], '1.2.0')],
-          variants: [
-            { name: 'blue', weight: 500, weightType: 'variable', stickiness: 'default', payload: { type: 'json', value: `{"color":"blue","flag":${i}}` } },
-            { name: 'green', weight: 500, weightType: 'variable', stickiness: 'default', payload: { type: 'string', value: 'green' } },
-          ],
-        }),
+        strategy(
+          i,
+          0,
+          'flexibleRollout',
+          { rollout: '60', stickiness: 'default', groupId: name },
+          {
+            constraints: [
+              constraint('email', 'STR_ENDS_WITH', ['@example.com', '@example.org']),
+              constraint('appVersion', 'SEMVER_GT', [], '1.2.0'),
+            ],
+            variants: [
+              {
+                name: 'blue',
+                weight: 500,
+                weightType: 'variable',
+                stickiness: 'default',
+                payload: { type: 'json', value: `{"color":"blue","flag":${i}}` },
+              },
+              {
+                name: 'green',
+                weight: 500,
+                weightType: 'variable',
+                stickiness: 'default',
+                payload: { type: 'string', value: 'green' },
+              },
+            ],
+          },
+        ),
       ]
     case 3:
       return [
-        strategy(i, 0, 'userWithId', { userIds: Array.from({ length: 20 }, (_, k) => `user-${(i * 7 + k * 13) % 5000}`).join(',') }),
+        strategy(i, 0, 'userWithId', {
+          userIds: Array.from({ length: 20 }, (_, k) => `user-${(i * 7 + k * 13) % 5000}`).join(','),
+        }),
         strategy(i, 1, 'remoteAddress', { IPs: '10.0.0.0/8,192.168.1.1' }),
       ]
     default:
       return [
-        strategy(i, 0, 'gradualRolloutUserId', { percentage: String(i % 101), groupId: name }, {
-          constraints: [constraint('age', 'NUM_GT', [], '17'), constraint('currentTime', 'DATE_AFTER', [], '2020-01-01T00:00:00.000Z')],
-        }),
+        strategy(
+          i,
+          0,
+          'gradualRolloutUserId',
+          { percentage: String(i % 101), groupId: name },
+          {
+            constraints: [
+              constraint('age', 'NUM_GT', [], '17'),
+              constraint('currentTime', 'DATE_AFTER', [], '2020-01-01T00:00:00.000Z'),
+            ],
+          },
+        ),
       ]
   }
 }
@@ -90,7 +165,10 @@ export function segmentsFor(createdAt: string): Record<string, SegmentRecord> {
       name: `segment-${id}`,
       description: `Synthetic segment ${id}`,
       project: null,
-      constraints: [constraint('region', 'IN', ['eu-west', 'eu-north', `region-${id}`]), constraint('appVersion', 'SEMVER_GTE', [], `1.${id % 3}.0`)],
+      constraints: [
+        constraint('region', 'IN', ['eu-west', 'eu-north', `region-${id}`]),
+        constraint('appVersion', 'SEMVER_GTE', [], `1.${id % 3}.0`),
+      ],
       createdAt,
       createdBy: 'admin-bootstrap',
     } as SegmentRecord
@@ -108,7 +186,12 @@ export function addFrontendFlags(dir: string) {
   for (let i = 0; i < FLAGS; i++) {
     const name = `flag-${i}`
     const flag = state.flags[name]
-    flag.environments[ENVIRONMENT] = { ...flag.environments[ENVIRONMENT], enabled: i % 2 === 0, strategies: strategiesOf(i, name), variants: variantsOf(i) }
+    flag.environments[ENVIRONMENT] = {
+      ...flag.environments[ENVIRONMENT],
+      enabled: i % 2 === 0,
+      strategies: strategiesOf(i, name),
+      variants: variantsOf(i),
+    }
     flag.dependencies = dependenciesOf(i)
   }
   writeFileSync(path, JSON.stringify(state))
@@ -138,7 +221,14 @@ export function frontendState(): { flags: Record<string, FlagRecord>; segments: 
       archivedAt: null,
       createdAt,
       createdBy: { id: -42, name: 'admin-bootstrap', imageUrl: '' },
-      environments: { [ENVIRONMENT]: { enabled: i % 2 === 0, strategies: strategiesOf(i, name), variants: variantsOf(i), lastSeenAt: null } },
+      environments: {
+        [ENVIRONMENT]: {
+          enabled: i % 2 === 0,
+          strategies: strategiesOf(i, name),
+          variants: variantsOf(i),
+          lastSeenAt: null,
+        },
+      },
       tags: [],
       dependencies: dependenciesOf(i),
       lifecycle: { stage: 'initial', enteredStageAt: createdAt },
@@ -150,7 +240,12 @@ export function frontendState(): { flags: Record<string, FlagRecord>; segments: 
 
 /** The context of the n-th benchmark request: a different user each time. */
 export function contextFor(n: number) {
-  return { userId: `user-${n % 5000}`, sessionId: `session-${n}`, remoteAddress: '10.1.2.3', properties: { email: `user-${n}@example.com`, appVersion: '1.4.0', region: 'eu-west', age: String(15 + (n % 10)) } }
+  return {
+    userId: `user-${n % 5000}`,
+    sessionId: `session-${n}`,
+    remoteAddress: '10.1.2.3',
+    properties: { email: `user-${n}@example.com`, appVersion: '1.4.0', region: 'eu-west', age: String(15 + (n % 10)) },
+  }
 }
 
 /**
@@ -167,7 +262,9 @@ export function contextFor(n: number) {
  * medians of runs. The per-flag evaluation cost in process is the frontend-eval scenario (below).
  */
 export async function frontendApi() {
-  const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, seconds: { type: 'string', default: '10' } } })
+  const { values } = parseArgs({
+    options: { runs: { type: 'string', default: '3' }, seconds: { type: 'string', default: '10' } },
+  })
   const RUNS = Number(values.runs)
   const SECONDS = Number(values.seconds)
 
@@ -198,7 +295,10 @@ end
       const token = await frontendToken(server.base, `bench-frontend-${index}-${env.LOG_LEVEL ?? 'info'}`)
       const url = `${server.base}/api/frontend`
       // What one answer holds, checked before the load (and warming the compiled scope).
-      const sample = await fetch(`${url}?userId=user-1&properties%5Bemail%5D=a%40example.com&appVersion=1.4.0&region=eu-west&age=20`, { headers: { authorization: token } })
+      const sample = await fetch(
+        `${url}?userId=user-1&properties%5Bemail%5D=a%40example.com&appVersion=1.4.0&region=eu-west&age=20`,
+        { headers: { authorization: token } },
+      )
       if (sample.status !== 200) throw new Error(`frontend answered ${sample.status}`)
       const text = await sample.text()
       const listed = JSON.parse(text).toggles.length
@@ -218,22 +318,60 @@ end
   const script = join(dir, 'frontend.lua')
   writeFileSync(script, SCRIPT)
   try {
-    const runs: { logged: Load; quiet: Load; listed: number; bytes: number; loggedCpuUs: number; quietCpuUs: number }[] = []
+    const runs: {
+      logged: Load
+      quiet: Load
+      listed: number
+      bytes: number
+      loggedCpuUs: number
+      quietCpuUs: number
+    }[] = []
     for (let i = 0; i < RUNS; i++) {
       const logged = await run(dir, script, i, {})
       const quiet = await run(dir, script, i, { LOG_LEVEL: 'warn' })
-      runs.push({ logged: logged.load, quiet: quiet.load, listed: logged.listed, bytes: logged.bytes, loggedCpuUs: logged.cpuUs, quietCpuUs: quiet.cpuUs })
-      console.log(`run ${i + 1}:`, JSON.stringify(runs.at(-1), (_, v) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v)))
+      runs.push({
+        logged: logged.load,
+        quiet: quiet.load,
+        listed: logged.listed,
+        bytes: logged.bytes,
+        loggedCpuUs: logged.cpuUs,
+        quietCpuUs: quiet.cpuUs,
+      })
+      console.log(
+        `run ${i + 1}:`,
+        JSON.stringify(runs.at(-1), (_, v) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v)),
+      )
     }
     type Run = (typeof runs)[number]
     const row = (name: string, pick: (r: Run) => Load, cpu: (r: Run) => number) => [
       name,
-      ...runs.map((r) => `${fmt(pick(r).rps, 0)}/s, p99 ${fmt(pick(r).p99, 1)} ms, ${fmt(cpu(r), 0)} µs CPU/request (load ${fmt(pick(r).load, 1)})`),
-      `${fmt(median(runs.map((r) => pick(r).rps)), 0)}/s, p50 ${fmt(median(runs.map((r) => pick(r).p50)), 1)} ms, p99 ${fmt(median(runs.map((r) => pick(r).p99)), 1)} ms, ` +
+      ...runs.map(
+        r =>
+          `${fmt(pick(r).rps, 0)}/s, p99 ${fmt(pick(r).p99, 1)} ms, ${fmt(cpu(r), 0)} µs CPU/request (load ${fmt(pick(r).load, 1)})`,
+      ),
+      `${fmt(median(runs.map(r => pick(r).rps)), 0)}/s, p50 ${fmt(median(runs.map(r => pick(r).p50)), 1)} ms, p99 ${fmt(median(runs.map(r => pick(r).p99)), 1)} ms, ` +
         `${fmt(median(runs.map(cpu)), 0)} µs CPU/request, errors ${runs.reduce((n, r) => n + pick(r).errors, 0)}`,
     ]
-    console.log(`\n${FLAGS} flags (${FLAGS / 2} on in ${ENVIRONMENT}); a sample answer lists ${runs[0].listed} flags in ${runs[0].bytes} bytes\n`)
-    console.log(table(['GET /api/frontend, varying user (wrk -c32)', ...runs.map((_, i) => `run ${i + 1}`), 'median'], [row('access log on', (r) => r.logged, (r) => r.loggedCpuUs), row('LOG_LEVEL=warn', (r) => r.quiet, (r) => r.quietCpuUs)]))
+    console.log(
+      `\n${FLAGS} flags (${FLAGS / 2} on in ${ENVIRONMENT}); a sample answer lists ${runs[0].listed} flags in ${runs[0].bytes} bytes\n`,
+    )
+    console.log(
+      table(
+        ['GET /api/frontend, varying user (wrk -c32)', ...runs.map((_, i) => `run ${i + 1}`), 'median'],
+        [
+          row(
+            'access log on',
+            r => r.logged,
+            r => r.loggedCpuUs,
+          ),
+          row(
+            'LOG_LEVEL=warn',
+            r => r.quiet,
+            r => r.quietCpuUs,
+          ),
+        ],
+      ),
+    )
   } finally {
     removeDir(dir)
   }
@@ -278,7 +416,7 @@ export async function frontendEval() {
     // CPU time as well as wall time: on this shared machine the wall time counts other processes' turns.
     const answerUs = ((cpuMs() - cpuStarted) / ROUNDS) * 1000
     const wallUs = ((performance.now() - started) / ROUNDS) * 1000
-    const answers = contexts.slice(0, 200).map((context) => JSON.parse(compiled.evaluate({ ...context })).toggles.length)
+    const answers = contexts.slice(0, 200).map(context => JSON.parse(compiled.evaluate({ ...context })).toggles.length)
     return {
       engine: name,
       flags: Object.keys(state.flags).length,
@@ -296,5 +434,7 @@ export async function frontendEval() {
   const sdk = measure('unleash-client 6.12.1 UnleashClient', () => compileWithSdk(state, scope))
   console.log(JSON.stringify(ours))
   console.log(JSON.stringify(sdk))
-  console.log(`date ${new Date().toISOString()}, load ${require('node:fs').readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}: per flag, the SDK's engine costs ${(sdk.perFlagNs / ours.perFlagNs).toFixed(1)} × ours`)
+  console.log(
+    `date ${new Date().toISOString()}, load ${require('node:fs').readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}: per flag, the SDK's engine costs ${(sdk.perFlagNs / ours.perFlagNs).toFixed(1)} × ours`,
+  )
 }

@@ -30,7 +30,19 @@ import { SecretHasher } from '../src/features/tokens/secret-hash'
 import { hashPassword } from '../src/features/users/passwords'
 import type { FlagRecord, StrategyRecord } from '../src/features/flags/flags.records'
 import type { ApiTokenRecord } from '../src/features/tokens/tokens.records'
-import { CONTEXT, eventLine, GENERATED_ENVIRONMENTS as ENVIRONMENTS, MIX, PROSE, random, USERS, VOCABULARY, vocabularyWord, type Actor, type GeneratedManifest } from './data'
+import {
+  CONTEXT,
+  eventLine,
+  GENERATED_ENVIRONMENTS as ENVIRONMENTS,
+  MIX,
+  PROSE,
+  random,
+  USERS,
+  VOCABULARY,
+  vocabularyWord,
+  type Actor,
+  type GeneratedManifest,
+} from './data'
 
 export type { GeneratedManifest }
 
@@ -84,7 +96,8 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
   const sentence = (words: number, markers: number) => {
     const parts: string[] = []
     for (let i = 0; i < words; i++) parts.push(pick(PROSE))
-    for (let i = 0; i < markers; i++) parts.splice(Math.floor(rand() * (parts.length + 1)), 0, vocabularyWord(zipfWord()))
+    for (let i = 0; i < markers; i++)
+      parts.splice(Math.floor(rand() * (parts.length + 1)), 0, vocabularyWord(zipfWord()))
     const text = parts.join(' ')
     return text[0].toUpperCase() + text.slice(1)
   }
@@ -121,7 +134,16 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
     buffered = 0
   }
   /** Appends one event of the current commit; counts the words its searchable text holds. */
-  const append = (type: string, actor: Actor, environment: string | null, project: string | null, featureName: string | null, data: unknown, preData: unknown, tags: unknown[]) => {
+  const append = (
+    type: string,
+    actor: Actor,
+    environment: string | null,
+    project: string | null,
+    featureName: string | null,
+    data: unknown,
+    preData: unknown,
+    tags: unknown[],
+  ) => {
     id++
     const dataJson = JSON.stringify(data)
     const preJson = JSON.stringify(preData)
@@ -146,44 +168,134 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
   // The initial state, made as the service would: environments, projects, tokens, a user, flags.
   const system: Actor = { name: 'system', userId: -1337 }
   for (const [i, name] of ENVIRONMENTS.entries()) {
-    const environment = { name, type: name === 'production' ? 'production' : 'development', sortOrder: (i + 1) * 100, createdAt: now() }
+    const environment = {
+      name,
+      type: name === 'production' ? 'production' : 'development',
+      sortOrder: (i + 1) * 100,
+      createdAt: now(),
+    }
     state.environments[name] = environment
     append('environment-created', system, name, null, null, environment, null, [])
   }
   const projectIds = Array.from({ length: PROJECTS }, (_, i) => (i === 0 ? 'default' : `${pick(PROSE)}-${i}`))
   for (const projectId of projectIds) {
-    const project = { id: projectId, name: projectId === 'default' ? 'Default' : projectId, description: sentence(6, 0), createdAt: now(), updatedAt: null, environments: ENVIRONMENTS, featureNaming: null }
+    const project = {
+      id: projectId,
+      name: projectId === 'default' ? 'Default' : projectId,
+      description: sentence(6, 0),
+      createdAt: now(),
+      updatedAt: null,
+      environments: ENVIRONMENTS,
+      featureNaming: null,
+    }
     state.projects[projectId] = project
-    append('project-created', system, null, projectId, null, { id: project.id, name: project.name, description: project.description, featureNaming: null }, null, [])
-    for (const environment of ENVIRONMENTS) append('project-environment-added', system, environment, projectId, null, { environment }, null, [])
+    append(
+      'project-created',
+      system,
+      null,
+      projectId,
+      null,
+      { id: project.id, name: project.name, description: project.description, featureNaming: null },
+      null,
+      [],
+    )
+    for (const environment of ENVIRONMENTS)
+      append('project-environment-added', system, environment, projectId, null, { environment }, null, [])
   }
   commit()
   const tokens: ApiTokenRecord[] = [
-    { tokenName: 'admin-bootstrap', type: 'admin', role: 'admin', projects: ['*'], environment: '*', secretHash: hasher.hash(GENERATED_ADMIN_SECRET), prefix: '*:*', userId: -42, createdAt: now(), expiresAt: null },
+    {
+      tokenName: 'admin-bootstrap',
+      type: 'admin',
+      role: 'admin',
+      projects: ['*'],
+      environment: '*',
+      secretHash: hasher.hash(GENERATED_ADMIN_SECRET),
+      prefix: '*:*',
+      userId: -42,
+      createdAt: now(),
+      expiresAt: null,
+    },
   ]
   for (let i = 0; i < 24; i++) {
     const environment = pick(ENVIRONMENTS)
     const type = i % 3 === 0 ? 'frontend' : 'client'
-    tokens.push({ tokenName: `${type}-${pick(PROSE)}-${i}`, type, role: 'viewer', projects: ['*'], environment, secretHash: hasher.hash(`*:${environment}.generated-${i}-${Math.floor(rand() * 1e12)}`), prefix: `*:${environment}`, userId: nextUserId++, createdAt: now(), expiresAt: null })
+    tokens.push({
+      tokenName: `${type}-${pick(PROSE)}-${i}`,
+      type,
+      role: 'viewer',
+      projects: ['*'],
+      environment,
+      secretHash: hasher.hash(`*:${environment}.generated-${i}-${Math.floor(rand() * 1e12)}`),
+      prefix: `*:${environment}`,
+      userId: nextUserId++,
+      createdAt: now(),
+      expiresAt: null,
+    })
   }
-  tokens.push({ tokenName: 'ci-pipeline', type: 'admin', role: 'admin', projects: ['*'], environment: '*', secretHash: hasher.hash('*:*.generated-ci-pipeline-secret'), prefix: '*:*', userId: nextUserId++, createdAt: now(), expiresAt: null })
+  tokens.push({
+    tokenName: 'ci-pipeline',
+    type: 'admin',
+    role: 'admin',
+    projects: ['*'],
+    environment: '*',
+    secretHash: hasher.hash('*:*.generated-ci-pipeline-secret'),
+    prefix: '*:*',
+    userId: nextUserId++,
+    createdAt: now(),
+    expiresAt: null,
+  })
   for (const token of tokens) {
     state.tokens[token.tokenName] = token
     const { secretHash: _hidden, prefix: _prefix, userId: _userId, ...shown } = token
-    append('api-token-created', token.tokenName === 'admin-bootstrap' ? system : { name: 'admin', userId: 1 }, null, null, null, shown, null, [])
+    append(
+      'api-token-created',
+      token.tokenName === 'admin-bootstrap' ? system : { name: 'admin', userId: 1 },
+      null,
+      null,
+      null,
+      shown,
+      null,
+      [],
+    )
     commit()
   }
   const passwordHash = await hashPassword('generated-password-0123')
-  const actors: Actor[] = [{ name: 'ci-pipeline', userId: state.tokens['ci-pipeline'].userId }, { name: 'admin-bootstrap', userId: -42 }]
+  const actors: Actor[] = [
+    { name: 'ci-pipeline', userId: state.tokens['ci-pipeline'].userId },
+    { name: 'admin-bootstrap', userId: -42 },
+  ]
   for (const username of ['admin', ...USERS]) {
-    const user = { id: nextUserId++, username, email: username === 'admin' ? null : `${username}@example.com`, name: null, rootRole: username === 'admin' ? 'admin' : 'editor', passwordHash, createdAt: now() } as const
+    const user = {
+      id: nextUserId++,
+      username,
+      email: username === 'admin' ? null : `${username}@example.com`,
+      name: null,
+      rootRole: username === 'admin' ? 'admin' : 'editor',
+      passwordHash,
+      createdAt: now(),
+    } as const
     state.users[String(user.id)] = user
-    append('user-created', system, null, null, null, { id: user.id, username, email: user.email, name: null, rootRole: 1, createdAt: user.createdAt, isAPI: false }, null, [])
+    append(
+      'user-created',
+      system,
+      null,
+      null,
+      null,
+      { id: user.id, username, email: user.email, name: null, rootRole: 1, createdAt: user.createdAt, isAPI: false },
+      null,
+      [],
+    )
     commit()
     actors.push({ name: username, userId: user.id })
   }
   // CI does most of the toggling; people do the rest.
-  const actor = (type: string) => (type.startsWith('feature-environment-e') || type.startsWith('feature-environment-d') ? (rand() < 0.7 ? actors[0] : pick(actors)) : pick(actors.slice(1)))
+  const actor = (type: string) =>
+    type.startsWith('feature-environment-e') || type.startsWith('feature-environment-d')
+      ? rand() < 0.7
+        ? actors[0]
+        : pick(actors)
+      : pick(actors.slice(1))
 
   let strategyCounter = 0
   const uuid = () => {
@@ -200,13 +312,33 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
       disabled: false,
       sortOrder,
       segments: [],
-      constraints: rand() < 0.5 ? [{ contextName: pick(CONTEXT), operator: 'IN', caseInsensitive: false, inverted: false, values: Array.from({ length: 1 + Math.floor(rand() * 3) }, () => vocabularyWord(zipfWord())) }] : [],
+      constraints:
+        rand() < 0.5
+          ? [
+              {
+                contextName: pick(CONTEXT),
+                operator: 'IN',
+                caseInsensitive: false,
+                inverted: false,
+                values: Array.from({ length: 1 + Math.floor(rand() * 3) }, () => vocabularyWord(zipfWord())),
+              },
+            ]
+          : [],
       variants: [],
       parameters: rollout ? { rollout: String(Math.floor(rand() * 101)), stickiness: 'default', groupId: flag } : {},
     }
   }
   const strategyEvent = (flag: string, s: StrategyRecord) => ({ ...s, featureName: flag })
-  const metadata = (flag: FlagRecord) => ({ name: flag.name, description: flag.description, type: flag.type, project: flag.project, stale: flag.stale, impressionData: flag.impressionData, archived: flag.archived, createdAt: flag.createdAt })
+  const metadata = (flag: FlagRecord) => ({
+    name: flag.name,
+    description: flag.description,
+    type: flag.type,
+    project: flag.project,
+    stale: flag.stale,
+    impressionData: flag.impressionData,
+    archived: flag.archived,
+    createdAt: flag.createdAt,
+  })
   const flagNames: string[] = []
   for (let i = 0; i < FLAGS; i++) {
     const project = i < FLAGS / 4 ? 'default' : pick(projectIds)
@@ -224,7 +356,12 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
       archivedAt: null,
       createdAt,
       createdBy: { id: who.userId ?? 0, name: who.name, imageUrl: '' },
-      environments: Object.fromEntries(ENVIRONMENTS.map((environment) => [environment, { enabled: false, strategies: [], variants: [], lastSeenAt: null }])),
+      environments: Object.fromEntries(
+        ENVIRONMENTS.map(environment => [
+          environment,
+          { enabled: false, strategies: [], variants: [], lastSeenAt: null },
+        ]),
+      ),
       tags: [],
       dependencies: [],
       lifecycle: { stage: 'initial', enteredStageAt: createdAt },
@@ -245,7 +382,8 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
     flagNames.push(name)
   }
   const initialEvents = id
-  if (initialEvents > N) throw new Error(`${FLAGS} flags and ${PROJECTS} projects take ${initialEvents} events, more than --events ${N}`)
+  if (initialEvents > N)
+    throw new Error(`${FLAGS} flags and ${PROJECTS} projects take ${initialEvents} events, more than --events ${N}`)
   log(`initial state: ${initialEvents} events`)
 
   // Years of changes. A commit is mostly one event; CI toggles a flag in several environments at
@@ -269,7 +407,8 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
     const project = flag.project
     if (type === 'feature-environment-enabled' || type === 'feature-environment-disabled') {
       const on = type === 'feature-environment-enabled'
-      const environments = rand() < 0.15 ? ENVIRONMENTS.slice(0, Math.min(N - id, 2 + Math.floor(rand() * 2))) : [pick(ENVIRONMENTS)]
+      const environments =
+        rand() < 0.15 ? ENVIRONMENTS.slice(0, Math.min(N - id, 2 + Math.floor(rand() * 2))) : [pick(ENVIRONMENTS)]
       for (const environment of environments) {
         flag.environments[environment].enabled = on
         append(type, who, environment, project, name, { enabled: on }, { enabled: !on }, flag.tags)
@@ -300,13 +439,14 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
     } else if (type === 'feature-metadata-updated') {
       const before = metadata(flag)
       // One update in thirty pastes a long text (release notes, an incident summary).
-      flag.description = rand() < 0.033 ? sentence(60 + Math.floor(rand() * 140), 3) : sentence(5 + Math.floor(rand() * 10), 1)
+      flag.description =
+        rand() < 0.033 ? sentence(60 + Math.floor(rand() * 140), 3) : sentence(5 + Math.floor(rand() * 10), 1)
       append(type, who, null, project, name, metadata(flag), before, flag.tags)
     } else if (type === 'feature-tagged') {
       // Most flags carry a team tag; every tag is repeated in each later event of its flag.
       if (flag.tags.length >= 1) continue
       const tag = { type: 'simple', value: `team-${pick(PROSE)}` }
-      if (flag.tags.some((t) => t.value === tag.value)) continue
+      if (flag.tags.some(t => t.value === tag.value)) continue
       flag.tags.push(tag)
       append(type, who, null, project, name, tag, null, flag.tags)
     } else if (type === 'feature-stale-on' || type === 'feature-stale-off') {
@@ -317,7 +457,13 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
     } else {
       const environment = pick(ENVIRONMENTS)
       const before = flag.environments[environment].variants
-      const after = rand() < 0.5 ? [] : [{ name: 'on', weight: 500, weightType: 'variable' as const, stickiness: 'default', overrides: [] }, { name: 'off', weight: 500, weightType: 'variable' as const, stickiness: 'default', overrides: [] }]
+      const after =
+        rand() < 0.5
+          ? []
+          : [
+              { name: 'on', weight: 500, weightType: 'variable' as const, stickiness: 'default', overrides: [] },
+              { name: 'off', weight: 500, weightType: 'variable' as const, stickiness: 'default', overrides: [] },
+            ]
       flag.environments[environment].variants = after
       append(type, who, environment, project, name, { variants: after }, { variants: before }, flag.tags)
     }
@@ -327,7 +473,9 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
     tick()
     if (performance.now() - lastReport > 5000) {
       lastReport = performance.now()
-      log(`${id.toLocaleString('en')} events, ${((bytes + buffered) / 2 ** 20).toFixed(0)} MiB, ${((performance.now() - started) / 1000).toFixed(0)} s`)
+      log(
+        `${id.toLocaleString('en')} events, ${((bytes + buffered) / 2 ** 20).toFixed(0)} MiB, ${((performance.now() - started) / 1000).toFixed(0)} s`,
+      )
     }
   }
   flush()
@@ -338,12 +486,14 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
   // replayed state is the final one, and names its commit's last event id, as the store does.
   const journalled = recent.length
   let seq = commits - journalled
-  const lines = recent.map(({ flag, lastEventId }) => JSON.stringify({ seq: ++seq, lastEventId, nextUserId, changes: [['flags', flag, state.flags[flag]]] }))
+  const lines = recent.map(({ flag, lastEventId }) =>
+    JSON.stringify({ seq: ++seq, lastEventId, nextUserId, changes: [['flags', flag, state.flags[flag]]] }),
+  )
   state.commitSeq = commits - journalled
   state.lastEventId = journalled > 0 ? recent[0].firstEventId - 1 : id
   state.nextUserId = nextUserId
   writeFileSync(join(dir, STATE_FILE), JSON.stringify(state), { mode: 0o600 })
-  writeFileSync(join(dir, JOURNAL_FILE), lines.map((line) => line + '\n').join(''), { mode: 0o600 })
+  writeFileSync(join(dir, JOURNAL_FILE), lines.map(line => line + '\n').join(''), { mode: 0o600 })
   writeFileSync(join(dir, KEY_FILE), key.toString('hex') + '\n', { mode: 0o600 })
 
   // The words for the benchmarks: a rare one (a handful of events), the one nearest 5,000 events.

@@ -55,12 +55,28 @@ export interface SpawnedServer {
  * a variable set to undefined in `env` is left out) without waiting for it. `SRC=other/src` in the
  * bench's own environment runs another copy of src/ (with a package.json beside it), for a before/after.
  */
-export function spawnServer(dataDir: string, env: Record<string, string | undefined> = {}, runtimeArgs: string[] = []): SpawnedServer {
+export function spawnServer(
+  dataDir: string,
+  env: Record<string, string | undefined> = {},
+  runtimeArgs: string[] = [],
+): SpawnedServer {
   const port = freePort()
-  const childEnv: Record<string, string | undefined> = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, INIT_ADMIN_API_TOKENS: SECRET, ...env }
+  const childEnv: Record<string, string | undefined> = {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    INIT_ADMIN_API_TOKENS: SECRET,
+    ...env,
+  }
   for (const [key, value] of Object.entries(childEnv)) if (value === undefined) delete childEnv[key]
   const spawnedAt = performance.now()
-  const child = Bun.spawn([process.execPath, ...runtimeArgs, `${process.env.SRC ?? 'src'}/main.ts`], { cwd: ROOT, env: childEnv, stdout: 'pipe', stderr: 'inherit' })
+  const child = Bun.spawn([process.execPath, ...runtimeArgs, `${process.env.SRC ?? 'src'}/main.ts`], {
+    cwd: ROOT,
+    env: childEnv,
+    stdout: 'pipe',
+    stderr: 'inherit',
+  })
   const log: Record<string, unknown>[] = []
   void (async () => {
     let carry = ''
@@ -101,7 +117,11 @@ export async function untilReady(server: SpawnedServer): Promise<number> {
 }
 
 /** Spawns the server (see spawnServer) and waits until /ready answers 200. */
-export async function startServer(dataDir: string, env: Record<string, string | undefined> = {}, runtimeArgs: string[] = []): Promise<RunningServer> {
+export async function startServer(
+  dataDir: string,
+  env: Record<string, string | undefined> = {},
+  runtimeArgs: string[] = [],
+): Promise<RunningServer> {
   const server = spawnServer(dataDir, env, runtimeArgs)
   const readyMs = await untilReady(server)
   return {
@@ -171,7 +191,8 @@ export function derivedFiles(dir: string): { files: number; bytes: number } {
 
 /** Deletes what derivedFiles counts. */
 export function removeDerived(dir: string) {
-  for (const name of readdirSync(dir)) if (!DATA_FILES.includes(name)) rmSync(join(dir, name), { recursive: true, force: true })
+  for (const name of readdirSync(dir))
+    if (!DATA_FILES.includes(name)) rmSync(join(dir, name), { recursive: true, force: true })
 }
 
 /** Resident set size of a process in MiB (Linux). */
@@ -220,9 +241,23 @@ export interface Load {
 export const loadAverage = () => Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0])
 
 /** wrk with 2 threads and 32 connections; parses its latency distribution. `extra`: more wrk arguments (`-s post.lua`). */
-export async function wrk(url: string, headers: Record<string, string>, seconds: number, extra: string[] = []): Promise<Load> {
+export async function wrk(
+  url: string,
+  headers: Record<string, string>,
+  seconds: number,
+  extra: string[] = [],
+): Promise<Load> {
   const load = loadAverage()
-  const args = ['wrk', '-t2', '-c32', `-d${seconds}s`, '--latency', ...extra, ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), url]
+  const args = [
+    'wrk',
+    '-t2',
+    '-c32',
+    `-d${seconds}s`,
+    '--latency',
+    ...extra,
+    ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]),
+    url,
+  ]
   const child = Bun.spawn(args, { stdout: 'pipe', stderr: 'pipe' })
   const output = await new Response(child.stdout).text()
   await child.exited
@@ -233,7 +268,10 @@ export async function wrk(url: string, headers: Record<string, string>, seconds:
   }
   // wrk counts only statuses ≥ 400 here, so the 304s are not errors.
   const errors = /Non-2xx or 3xx responses: (\d+)/.exec(output)?.[1] ?? '0'
-  const socketErrors = [...(/Socket errors: (.*)/.exec(output)?.[1] ?? '').matchAll(/(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0)
+  const socketErrors = [...(/Socket errors: (.*)/.exec(output)?.[1] ?? '').matchAll(/(\d+)/g)].reduce(
+    (n, m) => n + Number(m[1]),
+    0,
+  )
   return {
     rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1]),
     p50: ms(/^\s+50%\s+(\S+)/m.exec(output)?.[1]),
@@ -251,15 +289,33 @@ export async function wrk(url: string, headers: Record<string, string>, seconds:
 export function loadColumns<R>(runs: R[], load: (run: R) => Load, ceiling?: ((run: R) => Load) | null): string[] {
   const m = (pick: (run: R) => number) => median(runs.map(pick))
   return [
-    fmt(m((r) => load(r).rps), 0),
-    `${fmt(m((r) => load(r).p50), 2)} ms`,
-    `${fmt(m((r) => load(r).p99), 2)} ms`,
-    ceiling ? fmt(m((r) => ceiling(r).rps), 0) : '',
-    ceiling ? fmt(m((r) => load(r).rps / ceiling(r).rps), 2) : '',
+    fmt(
+      m(r => load(r).rps),
+      0,
+    ),
+    `${fmt(
+      m(r => load(r).p50),
+      2,
+    )} ms`,
+    `${fmt(
+      m(r => load(r).p99),
+      2,
+    )} ms`,
+    ceiling
+      ? fmt(
+          m(r => ceiling(r).rps),
+          0,
+        )
+      : '',
+    ceiling
+      ? fmt(
+          m(r => load(r).rps / ceiling(r).rps),
+          2,
+        )
+      : '',
   ]
 }
 
 /** Errors summed over the runs, and each run's load average, as table cells. */
 export const errorsOf = <R>(runs: R[], load: (run: R) => Load) => String(runs.reduce((n, r) => n + load(r).errors, 0))
-export const loadsOf = <R>(runs: R[], load: (run: R) => number) => runs.map((r) => fmt(load(r), 2)).join(', ')
-
+export const loadsOf = <R>(runs: R[], load: (run: R) => number) => runs.map(r => fmt(load(r), 2)).join(', ')

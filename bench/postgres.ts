@@ -4,7 +4,23 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { type PostgresCluster, startPostgres } from '../test/postgres-cluster'
-import { fmt, freePort, loadAverage, median, percentile, removeDir, ROOT, rssMiB, SECRET, fillDirectly, seedDataDir, startServer, table, tempDataDir, waitForSearchIndex } from './lib'
+import {
+  fmt,
+  freePort,
+  loadAverage,
+  median,
+  percentile,
+  removeDir,
+  ROOT,
+  rssMiB,
+  SECRET,
+  fillDirectly,
+  seedDataDir,
+  startServer,
+  table,
+  tempDataDir,
+  waitForSearchIndex,
+} from './lib'
 
 /**
  * The PostgreSQL store beside the file store and Unleash 8.2, all on one private PostgreSQL
@@ -118,7 +134,10 @@ await start({
     for (let i = 0; ; i++) {
       if (child.exitCode !== null) throw new Error(`Unleash exited with ${child.exitCode}`)
       if (i > 1200) throw new Error('Unleash did not answer within 120 s')
-      const ok = await fetch(`${base}/api/admin/projects`, { headers: { authorization: UNLEASH_SECRET } }).then((r) => r.ok, () => false)
+      const ok = await fetch(`${base}/api/admin/projects`, { headers: { authorization: UNLEASH_SECRET } }).then(
+        r => r.ok,
+        () => false,
+      )
       if (ok) break
       await Bun.sleep(100)
     }
@@ -134,14 +153,21 @@ await start({
     }
   }
 
-  async function call(target: Target, method: string, path: string, body?: unknown, secret = target.admin): Promise<any> {
+  async function call(
+    target: Target,
+    method: string,
+    path: string,
+    body?: unknown,
+    secret = target.admin,
+  ): Promise<any> {
     const response = await fetch(target.base + path, {
       method,
       headers: { authorization: secret, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     })
     const text = await response.text()
-    if (response.status >= 300) throw new Error(`${target.name}: ${method} ${path} → ${response.status} ${text.slice(0, 300)}`)
+    if (response.status >= 300)
+      throw new Error(`${target.name}: ${method} ${path} → ${response.status} ${text.slice(0, 300)}`)
     return text ? JSON.parse(text) : undefined
   }
 
@@ -151,17 +177,31 @@ await start({
     await Promise.all(
       Array.from({ length: 8 }, async () => {
         for (let i = next++; i < FLAGS; i = next++) {
-          await call(target, 'POST', '/api/admin/projects/default/features', { name: `flag-${i}`, description: 'seeded' })
-          if (i % 2 === 0) await call(target, 'POST', `/api/admin/projects/default/features/flag-${i}/environments/development/on`)
+          await call(target, 'POST', '/api/admin/projects/default/features', {
+            name: `flag-${i}`,
+            description: 'seeded',
+          })
+          if (i % 2 === 0)
+            await call(target, 'POST', `/api/admin/projects/default/features/flag-${i}/environments/development/on`)
         }
       }),
     )
-    return (await call(target, 'POST', '/api/admin/api-tokens', { tokenName: `bench-${Date.now()}`, type: 'client', projects: ['*'], environment: 'development' })).secret
+    return (
+      await call(target, 'POST', '/api/admin/api-tokens', {
+        tokenName: `bench-${Date.now()}`,
+        type: 'client',
+        projects: ['*'],
+        environment: 'development',
+      })
+    ).secret
   }
 
   type Load = { rps: number; p50: number; p99: number; errors: number; load: number }
 
-  async function load(target: Target, request: () => { method: string; path: string; headers: Record<string, string>; body?: string }): Promise<Load> {
+  async function load(
+    target: Target,
+    request: () => { method: string; path: string; headers: Record<string, string>; body?: string },
+  ): Promise<Load> {
     const before = loadAverage()
     const result = await autocannon({
       url: target.base,
@@ -169,7 +209,13 @@ await start({
       duration: SECONDS,
       requests: [{ setupRequest: (r: any) => ({ ...r, ...request() }) }],
     })
-    return { rps: result['2xx'] / SECONDS, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.non2xx + result.timeouts, load: before }
+    return {
+      rps: result['2xx'] / SECONDS,
+      p50: result.latency.p50,
+      p99: result.latency.p99,
+      errors: result.errors + result.non2xx + result.timeouts,
+      load: before,
+    }
   }
 
   async function throughput(target: Target, clientToken: string) {
@@ -183,8 +229,16 @@ await start({
         body: JSON.stringify([{ op: 'replace', path: '/description', value: `throughput ${i}` }]),
       }
     })
-    const list = await load(target, () => ({ method: 'GET', path: '/api/admin/projects/default/features', headers: { authorization: target.admin } }))
-    const client = await load(target, () => ({ method: 'GET', path: '/api/client/features', headers: { authorization: clientToken } }))
+    const list = await load(target, () => ({
+      method: 'GET',
+      path: '/api/admin/projects/default/features',
+      headers: { authorization: target.admin },
+    }))
+    const client = await load(target, () => ({
+      method: 'GET',
+      path: '/api/client/features',
+      headers: { authorization: clientToken },
+    }))
     return { patch, list, client }
   }
 
@@ -197,15 +251,22 @@ await start({
     for (let i = 0; i < writes; i++) {
       const on = i % 2 === 0
       const sent = performance.now()
-      await call(a, 'POST', `/api/admin/projects/default/features/${flag}/environments/development/${on ? 'on' : 'off'}`)
+      await call(
+        a,
+        'POST',
+        `/api/admin/projects/default/features/${flag}/environments/development/${on ? 'on' : 'off'}`,
+      )
       const answered = performance.now()
       for (;;) {
-        if (performance.now() - answered > 30_000) throw new Error(`${b.name} did not serve write ${i} of ${a.name} within 30 s`)
-        const response = await fetch(`${b.base}/api/client/features`, { headers: { authorization: clientToken, ...(etag ? { 'if-none-match': etag } : {}) } })
+        if (performance.now() - answered > 30_000)
+          throw new Error(`${b.name} did not serve write ${i} of ${a.name} within 30 s`)
+        const response = await fetch(`${b.base}/api/client/features`, {
+          headers: { authorization: clientToken, ...(etag ? { 'if-none-match': etag } : {}) },
+        })
         if (response.status === 304) continue
         etag = response.headers.get('etag') ?? ''
         const body = (await response.json()) as { features: { name: string; enabled: boolean }[] }
-        if (body.features.find((f) => f.name === flag)?.enabled === on) break
+        if (body.features.find(f => f.name === flag)?.enabled === on) break
       }
       const visible = performance.now()
       fromAnswer.push(visible - answered)
@@ -220,8 +281,17 @@ await start({
 
   async function runCommand(args: string[], env: Record<string, string>): Promise<number> {
     const started = performance.now()
-    const child = Bun.spawn([process.execPath, 'src/main.ts', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'pipe' })
-    const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited])
+    const child = Bun.spawn([process.execPath, 'src/main.ts', ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    const [out, err, code] = await Promise.all([
+      new Response(child.stdout).text(),
+      new Response(child.stderr).text(),
+      child.exited,
+    ])
     if (code !== 0) throw new Error(`flagstore ${args.join(' ')} failed (${code}): ${err.trim() || out.trim()}`)
     return performance.now() - started
   }
@@ -238,11 +308,20 @@ await start({
       }, 100)
       // A search made the moment /ready answers: it waits for the log to be read (not for the text index).
       const asked = performance.now()
-      const first = await fetch(`${server.base}/api/admin/search/events?query=flag&limit=10`, { headers: { authorization: SECRET } })
+      const first = await fetch(`${server.base}/api/admin/search/events?query=flag&limit=10`, {
+        headers: { authorization: SECRET },
+      })
       if (first.status !== 200) throw new Error(`first search answered ${first.status}`)
       const firstSearchMs = performance.now() - asked
       const indexMs = firstSearchMs + (await waitForSearchIndex(server.base).finally(() => clearInterval(sampler)))
-      return { readyMs: server.readyMs, readyRss, firstSearchMs, indexMs, indexedRss: rssMiB(server.pid), peakRss: Math.max(peakRss, rssMiB(server.pid)) }
+      return {
+        readyMs: server.readyMs,
+        readyRss,
+        firstSearchMs,
+        indexMs,
+        indexedRss: rssMiB(server.pid),
+        peakRss: Math.max(peakRss, rssMiB(server.pid)),
+      }
     } finally {
       await server.stop()
     }
@@ -258,9 +337,20 @@ await start({
       const runs: Record<string, Awaited<ReturnType<typeof throughput>>[]> = {}
       for (let run = 0; run < RUNS; run++) {
         const makers: [string, () => Promise<Target>][] = [
-          ['flagstore, PostgreSQL', async () => flagstore('flagstore, PostgreSQL', { DATABASE_URL: await pg.createDatabase(`flagstore_t${run}`) })],
+          [
+            'flagstore, PostgreSQL',
+            async () =>
+              flagstore('flagstore, PostgreSQL', { DATABASE_URL: await pg.createDatabase(`flagstore_t${run}`) }),
+          ],
           ['flagstore, files', () => flagstore('flagstore, files', {})],
-          ...(values.unleash ? [['Unleash 8.2', async () => unleash(values.unleash!, pg, `unleash_t${run}`)] as [string, () => Promise<Target>]] : []),
+          ...(values.unleash
+            ? [
+                ['Unleash 8.2', async () => unleash(values.unleash!, pg, `unleash_t${run}`)] as [
+                  string,
+                  () => Promise<Target>,
+                ],
+              ]
+            : []),
         ]
         for (const [name, make] of makers) {
           const target = await make()
@@ -269,7 +359,9 @@ await start({
             const token = await seed(target)
             const result = await throughput(target, token)
             ;(runs[name] ??= []).push(result)
-            console.log(`run ${run + 1} ${name}: PATCH ${fmt(result.patch.rps, 0)}/s (p99 ${result.patch.p99} ms, ${result.patch.errors} errors), list ${fmt(result.list.rps, 0)}/s, client ${fmt(result.client.rps, 0)}/s (load ${fmt(result.patch.load, 2)})`)
+            console.log(
+              `run ${run + 1} ${name}: PATCH ${fmt(result.patch.rps, 0)}/s (p99 ${result.patch.p99} ms, ${result.patch.errors} errors), list ${fmt(result.list.rps, 0)}/s, client ${fmt(result.client.rps, 0)}/s (load ${fmt(result.patch.load, 2)})`,
+            )
           } finally {
             await target.stop()
             targets.splice(targets.indexOf(target), 1)
@@ -279,18 +371,41 @@ await start({
       const cell = (name: string, pick: (r: Awaited<ReturnType<typeof throughput>>) => Load) => {
         const all = runs[name] ?? []
         if (all.length === 0) return 'not run'
-        return `${fmt(median(all.map((r) => pick(r).rps)), 0)}/s (p50 ${median(all.map((r) => pick(r).p50))} ms, p99 ${median(all.map((r) => pick(r).p99))} ms, ${all.reduce((n, r) => n + pick(r).errors, 0)} errors)`
+        return `${fmt(median(all.map(r => pick(r).rps)), 0)}/s (p50 ${median(all.map(r => pick(r).p50))} ms, p99 ${median(all.map(r => pick(r).p99))} ms, ${all.reduce((n, r) => n + pick(r).errors, 0)} errors)`
       }
       const ratio = (pick: (r: Awaited<ReturnType<typeof throughput>>) => Load) =>
-        runs['Unleash 8.2'] ? fmt(median(runs['flagstore, PostgreSQL'].map((r, i) => pick(r).rps / pick(runs['Unleash 8.2'][i]).rps)), 1) + ' ×' : ''
+        runs['Unleash 8.2']
+          ? fmt(
+              median(runs['flagstore, PostgreSQL'].map((r, i) => pick(r).rps / pick(runs['Unleash 8.2'][i]).rps)),
+              1,
+            ) + ' ×'
+          : ''
       for (const [scenario, pick] of [
         ['durable PATCH of a description', (r: Awaited<ReturnType<typeof throughput>>) => r.patch],
         [`project flag list (${FLAGS} flags)`, (r: Awaited<ReturnType<typeof throughput>>) => r.list],
         [`GET /api/client/features (${FLAGS} flags)`, (r: Awaited<ReturnType<typeof throughput>>) => r.client],
       ] as const) {
-        rows.push([scenario, cell('flagstore, PostgreSQL', pick), cell('flagstore, files', pick), cell('Unleash 8.2', pick), ratio(pick)])
+        rows.push([
+          scenario,
+          cell('flagstore, PostgreSQL', pick),
+          cell('flagstore, files', pick),
+          cell('Unleash 8.2', pick),
+          ratio(pick),
+        ])
       }
-      report.push(`Throughput, autocannon ${CONNECTIONS} connections × ${SECONDS} s, ${RUNS} run(s), medians:\n\n` + table(['scenario', 'flagstore, PostgreSQL', 'flagstore, files', 'Unleash 8.2', 'PostgreSQL store / Unleash (same run)'], rows))
+      report.push(
+        `Throughput, autocannon ${CONNECTIONS} connections × ${SECONDS} s, ${RUNS} run(s), medians:\n\n` +
+          table(
+            [
+              'scenario',
+              'flagstore, PostgreSQL',
+              'flagstore, files',
+              'Unleash 8.2',
+              'PostgreSQL store / Unleash (same run)',
+            ],
+            rows,
+          ),
+      )
     }
 
     if (ONLY.has('propagation')) {
@@ -302,7 +417,8 @@ await start({
       targets.push(b)
       const token = await seed(a)
       // B must know the token before it is polled with it.
-      while ((await fetch(`${b.base}/api/client/features`, { headers: { authorization: token } })).status !== 200) await Bun.sleep(10)
+      while ((await fetch(`${b.base}/api/client/features`, { headers: { authorization: token } })).status !== 200)
+        await Bun.sleep(10)
       const ours = await propagation(a, b, token, WRITES)
       const line = (name: string, r: typeof ours) => [
         `${name}, ${r.writes} writes`,
@@ -320,14 +436,18 @@ await start({
         const ub = await unleash(values.unleash, pg, database, 'Unleash B')
         targets.push(ub)
         const utoken = await seed(ua)
-        while ((await fetch(`${ub.base}/api/client/features`, { headers: { authorization: utoken } })).status !== 200) await Bun.sleep(50)
+        while ((await fetch(`${ub.base}/api/client/features`, { headers: { authorization: utoken } })).status !== 200)
+          await Bun.sleep(50)
         const theirs = await propagation(ua, ub, utoken, UNLEASH_WRITES)
         rows.push(line('Unleash 8.2', theirs))
         console.log(rows.at(-1)!.join(' | '))
         for (const t of [ua, ub]) await t.stop()
         targets.length = 0
       }
-      report.push(`Write on A to visible on B's /api/client/features (p50 / p99 / max):\n\n` + table(['store', 'from the write\'s answer', 'from sending the write'], rows))
+      report.push(
+        `Write on A to visible on B's /api/client/features (p50 / p99 / max):\n\n` +
+          table(['store', "from the write's answer", 'from sending the write'], rows),
+      )
     }
 
     if (ONLY.has('startup')) {
@@ -345,7 +465,8 @@ await start({
         fillHow = '`flagstore restore` of a backup of that data directory'
       } else {
         fillMs = await fillDirectly(url, seeding)
-        fillHow = 'the same state and events written straight into the tables (schema made by the store\'s own migration)'
+        fillHow =
+          "the same state and events written straight into the tables (schema made by the store's own migration)"
       }
       console.log(`database filled in ${fmt(fillMs / 1000, 1)} s (${values.fill})`)
       const coldRuns: Awaited<ReturnType<typeof startupOnce>>[] = []
@@ -361,28 +482,50 @@ await start({
         removeDir(cache)
         removeDir(scratch)
         fileRuns.push(await startupOnce({}, dir))
-        const line = (r: (typeof coldRuns)[number]) => `ready ${fmt(r.readyMs / 1000, 2)} s (RSS ${fmt(r.readyRss, 0)} MiB), first search ${fmt(r.firstSearchMs / 1000, 2)} s after, index ${fmt(r.indexMs / 1000, 1)} s after, RSS then ${fmt(r.indexedRss, 0)} MiB, peak ${fmt(r.peakRss, 0)} MiB`
-        console.log(`run ${run + 1}: PostgreSQL cold: ${line(coldRuns.at(-1)!)}\n       PostgreSQL warm: ${line(warmRuns.at(-1)!)}\n       files: ${line(fileRuns.at(-1)!)} (load ${fmt(loadAverage(), 2)})`)
+        const line = (r: (typeof coldRuns)[number]) =>
+          `ready ${fmt(r.readyMs / 1000, 2)} s (RSS ${fmt(r.readyRss, 0)} MiB), first search ${fmt(r.firstSearchMs / 1000, 2)} s after, index ${fmt(r.indexMs / 1000, 1)} s after, RSS then ${fmt(r.indexedRss, 0)} MiB, peak ${fmt(r.peakRss, 0)} MiB`
+        console.log(
+          `run ${run + 1}: PostgreSQL cold: ${line(coldRuns.at(-1)!)}\n       PostgreSQL warm: ${line(warmRuns.at(-1)!)}\n       files: ${line(fileRuns.at(-1)!)} (load ${fmt(loadAverage(), 2)})`,
+        )
       }
       const col = (runs: typeof coldRuns) => [
-        `${fmt(median(runs.map((r) => r.readyMs)) / 1000, 2)} s`,
-        `${fmt(median(runs.map((r) => r.readyRss)), 0)} MiB`,
-        `${fmt(median(runs.map((r) => r.firstSearchMs)) / 1000, 2)} s`,
-        `${fmt(median(runs.map((r) => r.indexMs)) / 1000, 1)} s`,
-        `${fmt(median(runs.map((r) => r.indexedRss)), 0)} MiB`,
-        `${fmt(median(runs.map((r) => r.peakRss)), 0)} MiB`,
+        `${fmt(median(runs.map(r => r.readyMs)) / 1000, 2)} s`,
+        `${fmt(median(runs.map(r => r.readyRss)), 0)} MiB`,
+        `${fmt(median(runs.map(r => r.firstSearchMs)) / 1000, 2)} s`,
+        `${fmt(median(runs.map(r => r.indexMs)) / 1000, 1)} s`,
+        `${fmt(median(runs.map(r => r.indexedRss)), 0)} MiB`,
+        `${fmt(median(runs.map(r => r.peakRss)), 0)} MiB`,
       ]
-      const ratio = (a: typeof coldRuns, b: typeof coldRuns, pick: (r: (typeof coldRuns)[number]) => number) => fmt(median(a.map((r, i) => pick(r) / pick(b[i]))), 2)
-      const ratios = (a: typeof coldRuns, b: typeof coldRuns) => [ratio(a, b, (r) => r.readyMs), ratio(a, b, (r) => r.readyRss), ratio(a, b, (r) => r.firstSearchMs), ratio(a, b, (r) => r.indexMs), ratio(a, b, (r) => r.indexedRss), ratio(a, b, (r) => r.peakRss)]
+      const ratio = (a: typeof coldRuns, b: typeof coldRuns, pick: (r: (typeof coldRuns)[number]) => number) =>
+        fmt(median(a.map((r, i) => pick(r) / pick(b[i]))), 2)
+      const ratios = (a: typeof coldRuns, b: typeof coldRuns) => [
+        ratio(a, b, r => r.readyMs),
+        ratio(a, b, r => r.readyRss),
+        ratio(a, b, r => r.firstSearchMs),
+        ratio(a, b, r => r.indexMs),
+        ratio(a, b, r => r.indexedRss),
+        ratio(a, b, r => r.peakRss),
+      ]
       report.push(
         `Start-up with ${EVENTS.toLocaleString('en')} events and 10,000 flags (${RUNS} run(s), medians; the database filled with ${fillHow} in ${fmt(fillMs / 1000, 1)} s; first search and index timed from /ready):\n\n` +
-          table(['store', 'to /ready', 'RSS at ready', 'first search after', 'search index after', 'RSS indexed', 'RSS peak'], [
-            ['PostgreSQL, cold (empty SEARCH_CACHE_DIR)', ...col(coldRuns)],
-            ['PostgreSQL, warm (restart on its copy)', ...col(warmRuns)],
-            ['files (same data, same run)', ...col(fileRuns)],
-            ['ratio warm / cold', ...ratios(warmRuns, coldRuns)],
-            ['ratio warm / files', ...ratios(warmRuns, fileRuns)],
-          ]),
+          table(
+            [
+              'store',
+              'to /ready',
+              'RSS at ready',
+              'first search after',
+              'search index after',
+              'RSS indexed',
+              'RSS peak',
+            ],
+            [
+              ['PostgreSQL, cold (empty SEARCH_CACHE_DIR)', ...col(coldRuns)],
+              ['PostgreSQL, warm (restart on its copy)', ...col(warmRuns)],
+              ['files (same data, same run)', ...col(fileRuns)],
+              ['ratio warm / cold', ...ratios(warmRuns, coldRuns)],
+              ['ratio warm / files', ...ratios(warmRuns, fileRuns)],
+            ],
+          ),
       )
       removeDir(dir)
     }
@@ -390,5 +533,7 @@ await start({
     for (const target of targets) await target.stop().catch(() => undefined)
     await pg.stop()
   }
-  console.log(`\nbench/postgres.ts, started ${started}, load average ${fmt(loadAverage(), 2)} at the end\n\n${report.join('\n\n')}`)
+  console.log(
+    `\nbench/postgres.ts, started ${started}, load average ${fmt(loadAverage(), 2)} at the end\n\n${report.join('\n\n')}`,
+  )
 }

@@ -42,7 +42,7 @@ async function generate(args: string[]) {
     flags: Number(values.flags),
     projects: Number(values.projects),
     seed: Number(values.seed),
-    log: (line) => console.log(line),
+    log: line => console.log(line),
   })
   console.log(JSON.stringify(manifest, null, 2))
   console.log(`\nData directory: ${values.out}  (${(manifest.bytes / manifest.events).toFixed(0)} bytes per event)`)
@@ -195,7 +195,7 @@ export const SCENARIOS: Record<string, Scenario> = {
 }
 
 function help(): string {
-  const width = Math.max(...Object.keys(SCENARIOS).map((name) => name.length))
+  const width = Math.max(...Object.keys(SCENARIOS).map(name => name.length))
   const lines = Object.entries(SCENARIOS).map(
     ([name, s]) =>
       `  ${name.padEnd(width)}  ${s.area}: ${s.what}\n  ${' '.repeat(width)}  ${s.options}${s.needs ? `  (needs ${s.needs.join(', ')})` : ''}`,

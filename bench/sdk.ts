@@ -7,7 +7,27 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import { JOURNAL_FILE } from '../src/services'
-import { addClientStrategies, authHeaders, errorsOf, fmt, freePort, type Load, loadAverage, loadColumns, loadsOf, median, percentile, removeDir, ROOT, seedDataDir, startServer, table, tempDataDir, wrk, wrk as wrkFor } from './lib'
+import {
+  addClientStrategies,
+  authHeaders,
+  errorsOf,
+  fmt,
+  freePort,
+  type Load,
+  loadAverage,
+  loadColumns,
+  loadsOf,
+  median,
+  percentile,
+  removeDir,
+  ROOT,
+  seedDataDir,
+  startServer,
+  table,
+  tempDataDir,
+  wrk,
+  wrk as wrkFor,
+} from './lib'
 
 /**
  * The server-side SDK API (issue 12, "Speed"), run by hand:
@@ -27,7 +47,13 @@ import { addClientStrategies, authHeaders, errorsOf, fmt, freePort, type Load, l
 export async function clientApi() {
   const wrk = (url: string, headers: Record<string, string>) => wrkFor(url, headers, SECONDS)
 
-  const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, seconds: { type: 'string', default: '10' }, writes: { type: 'string', default: '50' } } })
+  const { values } = parseArgs({
+    options: {
+      runs: { type: 'string', default: '3' },
+      seconds: { type: 'string', default: '10' },
+      writes: { type: 'string', default: '50' },
+    },
+  })
   const RUNS = Number(values.runs)
   const SECONDS = Number(values.seconds)
   const WRITES = Number(values.writes)
@@ -40,7 +66,9 @@ export async function clientApi() {
     const file = join(dir, 'body.json')
     writeFileSync(file, bytes)
     const port = freePort()
-    const child = Bun.spawn([process.execPath, join(ROOT, 'bench/clients.ts'), 'bare', String(port), file], { stdout: 'pipe' })
+    const child = Bun.spawn([process.execPath, join(ROOT, 'bench/clients.ts'), 'bare', String(port), file], {
+      stdout: 'pipe',
+    })
     await child.stdout.getReader().read()
     return {
       url: `http://127.0.0.1:${port}`,
@@ -91,7 +119,9 @@ export async function clientApi() {
       const etag = first.headers.get('etag')!
       const bytes = new Uint8Array(await first.arrayBuffer())
       const body = JSON.parse(new TextDecoder().decode(bytes))
-      const withSegments = body.features.filter((f: { strategies: { segments?: number[] }[] }) => f.strategies.some((s) => s.segments?.length)).length
+      const withSegments = body.features.filter((f: { strategies: { segments?: number[] }[] }) =>
+        f.strategies.some(s => s.segments?.length),
+      ).length
 
       const ceilingServer = await bare(bytes)
       let features: Load, ceiling: Load
@@ -111,7 +141,8 @@ export async function clientApi() {
 
       // Write-to-visible: flag-0 has the flexibleRollout; toggling it changes what production serves.
       const flag = 'flag-0'
-      const toggleUrl = (on: boolean) => `${server.base}/api/admin/projects/default/features/${flag}/environments/${ENVIRONMENT}/${on ? 'on' : 'off'}`
+      const toggleUrl = (on: boolean) =>
+        `${server.base}/api/admin/projects/default/features/${flag}/environments/${ENVIRONMENT}/${on ? 'on' : 'off'}`
       let enabled = body.features.find((f: { name: string }) => f.name === flag).enabled as boolean
       let current = etag
       const load = loadAverage()
@@ -137,7 +168,8 @@ export async function clientApi() {
             visible = performance.now()
             const seen = JSON.parse(new TextDecoder().decode(received))
             const next = response.headers.get('etag')!
-            if (next === current || seen.features.find((f: { name: string }) => f.name === flag).enabled !== enabled) throw new Error('a 200 without the write')
+            if (next === current || seen.features.find((f: { name: string }) => f.name === flag).enabled !== enabled)
+              throw new Error('a 200 without the write')
             current = next
             break
           }
@@ -188,37 +220,80 @@ export async function clientApi() {
     const runs: (Awaited<ReturnType<typeof run>> & { notModifiedQuiet: Load })[] = []
     for (let i = 0; i < RUNS; i++) {
       runs.push({ ...(await run(dir, i)), notModifiedQuiet: await notModifiedQuiet(dir, i) })
-      console.log(`run ${i + 1}:`, JSON.stringify(runs.at(-1), (_, v) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v)))
+      console.log(
+        `run ${i + 1}:`,
+        JSON.stringify(runs.at(-1), (_, v) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v)),
+      )
     }
     const m = (pick: (r: (typeof runs)[number]) => number) => median(runs.map(pick))
     const loads = (pick: (r: (typeof runs)[number]) => number) => loadsOf(runs, pick)
-    const row = (name: string, load: (r: (typeof runs)[number]) => Load, ceiling: ((r: (typeof runs)[number]) => Load) | null, target: string) => [
-      name,
-      ...loadColumns(runs, load, ceiling),
-      errorsOf(runs, load),
-      loads((r) => load(r).load),
-      target,
-    ]
-    console.log(`\n${runs[0].flags} flags (${runs[0].withSegments} with constraints and a segment), ${fmt(runs[0].bytes / 1024, 0)} KiB per answer; ${RUNS} runs, wrk ${SECONDS} s, ${WRITES} writes.\n`)
-    console.log(table(
-      ['scenario', 'requests/s', 'p50', 'p99', 'bare Bun requests/s', 'ratio', 'errors', 'load average per run', 'target'],
-      [
-        row('GET /api/client/features, 200 (wrk, 32 connections)', (r) => r.features, (r) => r.ceiling, 'ratio ≥ 0.5'),
-        row('GET /api/client/features, If-None-Match → 304 (vs bare Bun, empty body)', (r) => r.notModified, (r) => r.emptyCeiling, '≥ 30,000/s'),
-        row('the same 304, LOG_LEVEL=warn (no access-log line)', (r) => r.notModifiedQuiet, (r) => r.emptyCeiling, '≥ 30,000/s'),
+    const row = (
+      name: string,
+      load: (r: (typeof runs)[number]) => Load,
+      ceiling: ((r: (typeof runs)[number]) => Load) | null,
+      target: string,
+    ) => [name, ...loadColumns(runs, load, ceiling), errorsOf(runs, load), loads(r => load(r).load), target]
+    console.log(
+      `\n${runs[0].flags} flags (${runs[0].withSegments} with constraints and a segment), ${fmt(runs[0].bytes / 1024, 0)} KiB per answer; ${RUNS} runs, wrk ${SECONDS} s, ${WRITES} writes.\n`,
+    )
+    console.log(
+      table(
         [
-          `write-to-visible (${WRITES} toggles, sequential): from the write's answer / from sending it`,
-          '',
-          `${fmt(m((r) => r.visible.ackP50), 2)} / ${fmt(m((r) => r.visible.p50), 2)} ms`,
-          `${fmt(m((r) => r.visible.ackP99), 2)} / ${fmt(m((r) => r.visible.p99), 2)} ms`,
-          '',
-          '',
-          '0',
-          loads((r) => r.visible.load),
-          'p50 ≤ 5 ms',
+          'scenario',
+          'requests/s',
+          'p50',
+          'p99',
+          'bare Bun requests/s',
+          'ratio',
+          'errors',
+          'load average per run',
+          'target',
         ],
-      ],
-    ))
+        [
+          row(
+            'GET /api/client/features, 200 (wrk, 32 connections)',
+            r => r.features,
+            r => r.ceiling,
+            'ratio ≥ 0.5',
+          ),
+          row(
+            'GET /api/client/features, If-None-Match → 304 (vs bare Bun, empty body)',
+            r => r.notModified,
+            r => r.emptyCeiling,
+            '≥ 30,000/s',
+          ),
+          row(
+            'the same 304, LOG_LEVEL=warn (no access-log line)',
+            r => r.notModifiedQuiet,
+            r => r.emptyCeiling,
+            '≥ 30,000/s',
+          ),
+          [
+            `write-to-visible (${WRITES} toggles, sequential): from the write's answer / from sending it`,
+            '',
+            `${fmt(
+              m(r => r.visible.ackP50),
+              2,
+            )} / ${fmt(
+              m(r => r.visible.p50),
+              2,
+            )} ms`,
+            `${fmt(
+              m(r => r.visible.ackP99),
+              2,
+            )} / ${fmt(
+              m(r => r.visible.p99),
+              2,
+            )} ms`,
+            '',
+            '',
+            '0',
+            loads(r => r.visible.load),
+            'p50 ≤ 5 ms',
+          ],
+        ],
+      ),
+    )
   } finally {
     removeDir(dir)
   }
@@ -244,7 +319,13 @@ export async function clientApi() {
  * Prints every run's figures with the load average, then medians of runs.
  */
 export async function sdkMetrics() {
-  const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, seconds: { type: 'string', default: '10' }, amount: { type: 'string', default: '100000' } } })
+  const { values } = parseArgs({
+    options: {
+      runs: { type: 'string', default: '3' },
+      seconds: { type: 'string', default: '10' },
+      amount: { type: 'string', default: '100000' },
+    },
+  })
   const RUNS = Number(values.runs)
   const SECONDS = Number(values.seconds)
   const AMOUNT = Number(values.amount)
@@ -253,9 +334,15 @@ export async function sdkMetrics() {
 
   function body(appName: string): string {
     const toggles: Record<string, unknown> = {}
-    for (let i = 0; i < REPORTED; i++) toggles[`flag-${i}`] = { yes: 1, no: 0, variants: i % 4 === 0 ? { blue: 1 } : {} }
+    for (let i = 0; i < REPORTED; i++)
+      toggles[`flag-${i}`] = { yes: 1, no: 0, variants: i % 4 === 0 ? { blue: 1 } : {} }
     const now = new Date().toISOString()
-    return JSON.stringify({ appName, instanceId: `${appName}-1`, environment: 'development', bucket: { start: now, stop: now, toggles } })
+    return JSON.stringify({
+      appName,
+      instanceId: `${appName}-1`,
+      environment: 'development',
+      bucket: { start: now, stop: now, toggles },
+    })
   }
 
   async function clientToken(base: string, name: string): Promise<string> {
@@ -273,7 +360,10 @@ export async function sdkMetrics() {
     const response = await fetch(`${base}/api/admin/client-metrics/features/flag-0`, { headers: authHeaders })
     const usage = await response.json()
     const rows = usage.lastHourUsage.filter((row: { appName: string }) => row.appName === appName)
-    return { yes: rows.reduce((n: number, row: { yes: number }) => n + row.yes, 0), blue: rows.reduce((n: number, row: { variants: { blue?: number } }) => n + (row.variants.blue ?? 0), 0) }
+    return {
+      yes: rows.reduce((n: number, row: { yes: number }) => n + row.yes, 0),
+      blue: rows.reduce((n: number, row: { variants: { blue?: number } }) => n + (row.variants.blue ?? 0), 0),
+    }
   }
 
   /** A bare Bun server answering every request with an empty body (bench/clients.ts bare). */
@@ -281,7 +371,9 @@ export async function sdkMetrics() {
     const file = join(dir, 'empty.json')
     writeFileSync(file, '')
     const port = freePort()
-    const child = Bun.spawn([process.execPath, join(ROOT, 'bench/clients.ts'), 'bare', String(port), file], { stdout: 'pipe' })
+    const child = Bun.spawn([process.execPath, join(ROOT, 'bench/clients.ts'), 'bare', String(port), file], {
+      stdout: 'pipe',
+    })
     await child.stdout.getReader().read()
     return {
       url: `http://127.0.0.1:${port}/api/client/metrics`,
@@ -292,7 +384,10 @@ export async function sdkMetrics() {
     }
   }
 
-  const journalLines = (dir: string) => readFileSync(join(dir, JOURNAL_FILE), 'utf8').split('\n').filter((line) => line !== '').length
+  const journalLines = (dir: string) =>
+    readFileSync(join(dir, JOURNAL_FILE), 'utf8')
+      .split('\n')
+      .filter(line => line !== '').length
 
   async function run(dir: string, index: number) {
     let server = await startServer(dir)
@@ -315,15 +410,38 @@ export async function sdkMetrics() {
 
       const cannonApp = `cannon-app-${index}`
       const cannonLoad = loadAverage()
-      const result = await autocannon({ url, method: 'POST', headers: { authorization: token, 'content-type': 'application/json' }, body: body(cannonApp), connections: 32, amount: AMOUNT })
-      const cannon: Load = { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.non2xx, load: cannonLoad, requests: result['2xx'] }
+      const result = await autocannon({
+        url,
+        method: 'POST',
+        headers: { authorization: token, 'content-type': 'application/json' },
+        body: body(cannonApp),
+        connections: 32,
+        amount: AMOUNT,
+      })
+      const cannon: Load = {
+        rps: result.requests.average,
+        p50: result.latency.p50,
+        p99: result.latency.p99,
+        errors: result.errors + result.non2xx,
+        load: cannonLoad,
+        requests: result['2xx'],
+      }
       const afterCannon = await counted(server.base, cannonApp)
       const commits = journalLines(dir) - commitsBefore
 
       await server.stop()
       server = await startServer(dir)
       const restarted = { wrk: await counted(server.base, wrkApp), cannon: await counted(server.base, cannonApp) }
-      return { wrk: load, ceiling: ceiling!, afterWrk, cannon, afterCannon, commits, restarted, seconds: SECONDS + result.duration }
+      return {
+        wrk: load,
+        ceiling: ceiling!,
+        afterWrk,
+        cannon,
+        afterCannon,
+        commits,
+        restarted,
+        seconds: SECONDS + result.duration,
+      }
     } finally {
       await server.stop()
     }
@@ -336,25 +454,67 @@ export async function sdkMetrics() {
     for (let i = 0; i < RUNS; i++) {
       const result = await run(dir, i)
       runs.push(result)
-      console.log(`run ${i + 1}:`, JSON.stringify(result, (_, v) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v)))
+      console.log(
+        `run ${i + 1}:`,
+        JSON.stringify(result, (_, v) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v)),
+      )
       const { wrk: w, afterWrk, cannon, afterCannon, restarted } = result
       const inFlight = afterWrk.yes - w.requests!
-      if (inFlight < 0 || inFlight > 32 || afterWrk.blue !== afterWrk.yes) throw new Error(`wrk run: ${afterWrk.yes} counted for ${w.requests} answered`)
-      if (afterCannon.yes !== cannon.requests || afterCannon.blue !== cannon.requests) throw new Error(`autocannon run: ${afterCannon.yes} counted for ${cannon.requests} answered`)
-      if (JSON.stringify(restarted) !== JSON.stringify({ wrk: afterWrk, cannon: afterCannon })) throw new Error('the counts changed across the restart')
+      if (inFlight < 0 || inFlight > 32 || afterWrk.blue !== afterWrk.yes)
+        throw new Error(`wrk run: ${afterWrk.yes} counted for ${w.requests} answered`)
+      if (afterCannon.yes !== cannon.requests || afterCannon.blue !== cannon.requests)
+        throw new Error(`autocannon run: ${afterCannon.yes} counted for ${cannon.requests} answered`)
+      if (JSON.stringify(restarted) !== JSON.stringify({ wrk: afterWrk, cannon: afterCannon }))
+        throw new Error('the counts changed across the restart')
     }
-    const loads = (pick: (r: (typeof runs)[number]) => Load) => loadsOf(runs, (r) => pick(r).load)
-    console.log(`\n${FLAGS} flags; each request reports ${REPORTED} flags; ${RUNS} runs, wrk ${SECONDS} s, autocannon ${AMOUNT} requests.\n`)
-    console.log(table(
-      ['scenario', 'requests/s', 'p50', 'p99', 'bare Bun requests/s', 'ratio', 'answered', 'counted', 'errors', 'load average per run', 'target'],
-      [
-        ['POST /api/client/metrics (wrk, 32 connections)', ...loadColumns(runs, (r) => r.wrk, (r) => r.ceiling),
-          runs.map((r) => r.wrk.requests).join(', '), runs.map((r) => r.afterWrk.yes).join(', '), errorsOf(runs, (r) => r.wrk), loads((r) => r.wrk), '≥ 10,000/s'],
-        [`POST /api/client/metrics (autocannon, 32 connections, exactly ${AMOUNT})`, ...loadColumns(runs, (r) => r.cannon),
-          runs.map((r) => r.cannon.requests).join(', '), runs.map((r) => r.afterCannon.yes).join(', '), errorsOf(runs, (r) => r.cannon), loads((r) => r.cannon), 'counts exact'],
-      ],
-    ))
-    console.log(`\ncommits (journal lines) per run, for ${runs.map((r) => (r.wrk.requests ?? 0) + (r.cannon.requests ?? 0)).join(', ')} requests in ${runs.map((r) => fmt(r.seconds, 0)).join(', ')} s: ${runs.map((r) => r.commits).join(', ')}`)
+    const loads = (pick: (r: (typeof runs)[number]) => Load) => loadsOf(runs, r => pick(r).load)
+    console.log(
+      `\n${FLAGS} flags; each request reports ${REPORTED} flags; ${RUNS} runs, wrk ${SECONDS} s, autocannon ${AMOUNT} requests.\n`,
+    )
+    console.log(
+      table(
+        [
+          'scenario',
+          'requests/s',
+          'p50',
+          'p99',
+          'bare Bun requests/s',
+          'ratio',
+          'answered',
+          'counted',
+          'errors',
+          'load average per run',
+          'target',
+        ],
+        [
+          [
+            'POST /api/client/metrics (wrk, 32 connections)',
+            ...loadColumns(
+              runs,
+              r => r.wrk,
+              r => r.ceiling,
+            ),
+            runs.map(r => r.wrk.requests).join(', '),
+            runs.map(r => r.afterWrk.yes).join(', '),
+            errorsOf(runs, r => r.wrk),
+            loads(r => r.wrk),
+            '≥ 10,000/s',
+          ],
+          [
+            `POST /api/client/metrics (autocannon, 32 connections, exactly ${AMOUNT})`,
+            ...loadColumns(runs, r => r.cannon),
+            runs.map(r => r.cannon.requests).join(', '),
+            runs.map(r => r.afterCannon.yes).join(', '),
+            errorsOf(runs, r => r.cannon),
+            loads(r => r.cannon),
+            'counts exact',
+          ],
+        ],
+      ),
+    )
+    console.log(
+      `\ncommits (journal lines) per run, for ${runs.map(r => (r.wrk.requests ?? 0) + (r.cannon.requests ?? 0)).join(', ')} requests in ${runs.map(r => fmt(r.seconds, 0)).join(', ')} s: ${runs.map(r => r.commits).join(', ')}`,
+    )
     console.log('counts after a restart: equal in every run')
   } finally {
     removeDir(dir)

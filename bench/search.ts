@@ -6,7 +6,20 @@
 import autocannon from 'autocannon'
 import { parseArgs } from 'node:util'
 import { readFileSync } from 'node:fs'
-import { authHeaders, fmt, median, percentile, removeDir, rssMiB, seedDataDir, startServer, table, tempDataDir, waitForSearchIndex, word } from './lib'
+import {
+  authHeaders,
+  fmt,
+  median,
+  percentile,
+  removeDir,
+  rssMiB,
+  seedDataDir,
+  startServer,
+  table,
+  tempDataDir,
+  waitForSearchIndex,
+  word,
+} from './lib'
 
 /**
  * Storage benchmarks (issue "Storage that scales"), run by hand:
@@ -88,7 +101,12 @@ export async function storage() {
         ],
       })
       const ok = result['2xx']
-      return { writesPerSecond: ok / SECONDS, errors: result.errors + result.non2xx, p50: result.latency.p50, p99: result.latency.p99 }
+      return {
+        writesPerSecond: ok / SECONDS,
+        errors: result.errors + result.non2xx,
+        p50: result.latency.p50,
+        p99: result.latency.p99,
+      }
     } finally {
       await server.stop()
     }
@@ -110,7 +128,7 @@ export async function storage() {
   const small = tempDataDir()
   const large = tempDataDir()
   console.log(`Seeding ${EVENTS} events and ${FLAGS} flags…`)
-  let seedStarted = performance.now()
+  const seedStarted = performance.now()
   seedDataDir(small, { events: 1000, flags: FLAGS })
   seedDataDir(large, { events: EVENTS, flags: FLAGS })
   console.log(`seeded in ${fmt((performance.now() - seedStarted) / 1000)} s`)
@@ -125,35 +143,58 @@ export async function storage() {
         `run ${run + 1}: p50 ${fmt(smallRuns.at(-1)!.p50, 2)} ms (1,000 events) vs ${fmt(largeRuns.at(-1)!.p50, 2)} ms (${EVENTS} events), ratio ${fmt(largeRuns.at(-1)!.p50 / smallRuns.at(-1)!.p50, 2)}`,
       )
     }
-    const smallP50 = median(smallRuns.map((r) => r.p50))
-    const largeP50 = median(largeRuns.map((r) => r.p50))
+    const smallP50 = median(smallRuns.map(r => r.p50))
+    const largeP50 = median(largeRuns.map(r => r.p50))
     // Each ratio is taken within one run (both logs measured back to back), then the median of those.
     const ratio = median(smallRuns.map((small, run) => largeRuns[run].p50 / small.p50))
 
     const throughputRuns = []
     for (let run = 0; run < RUNS; run++) {
       throughputRuns.push(await throughput(large, FLAGS, 32))
-      console.log(`run ${run + 1}: ${fmt(throughputRuns.at(-1)!.writesPerSecond, 0)} writes/s, ${throughputRuns.at(-1)!.errors} errors`)
+      console.log(
+        `run ${run + 1}: ${fmt(throughputRuns.at(-1)!.writesPerSecond, 0)} writes/s, ${throughputRuns.at(-1)!.errors} errors`,
+      )
     }
 
     const startupRuns = []
     for (let run = 0; run < RUNS; run++) {
       startupRuns.push(await startup(large))
       const s = startupRuns.at(-1)!
-      console.log(`run ${run + 1}: ready in ${fmt(s.readyMs / 1000, 2)} s, RSS ${fmt(s.readyRss, 0)} MiB; index after ${fmt(s.indexMs / 1000, 1)} s more, RSS ${fmt(s.indexedRss, 0)} MiB`)
+      console.log(
+        `run ${run + 1}: ready in ${fmt(s.readyMs / 1000, 2)} s, RSS ${fmt(s.readyRss, 0)} MiB; index after ${fmt(s.indexMs / 1000, 1)} s more, RSS ${fmt(s.indexedRss, 0)} MiB`,
+      )
     }
 
-    console.log('\n' + table(
-      ['scenario', 'median of runs', 'target'],
-      [
-        ['PATCH p50, 1,000 events', `${fmt(smallP50, 2)} ms`, ''],
-        [`PATCH p50, ${EVENTS.toLocaleString('en')} events`, `${fmt(largeP50, 2)} ms (median of per-run ratios ${fmt(ratio, 2)})`, 'ratio ≤ 1.5'],
-        ['durable PATCH throughput, 32 connections', `${fmt(median(throughputRuns.map((r) => r.writesPerSecond)), 0)} writes/s (p50 ${median(throughputRuns.map((r) => r.p50))} ms, p99 ${median(throughputRuns.map((r) => r.p99))} ms, ${throughputRuns.reduce((n, r) => n + r.errors, 0)} errors)`, '≥ 3,000 writes/s'],
-        [`start-up to /ready, ${EVENTS.toLocaleString('en')} events + ${FLAGS.toLocaleString('en')} flags`, `${fmt(median(startupRuns.map((r) => r.readyMs)) / 1000, 2)} s`, '≤ 10 s'],
-        ['resident memory at ready', `${fmt(median(startupRuns.map((r) => r.readyRss)), 0)} MiB`, '≤ 2 GB'],
-        ['resident memory once the search index is built', `${fmt(median(startupRuns.map((r) => r.indexedRss)), 0)} MiB`, '≤ 2 GB'],
-      ],
-    ))
+    console.log(
+      '\n' +
+        table(
+          ['scenario', 'median of runs', 'target'],
+          [
+            ['PATCH p50, 1,000 events', `${fmt(smallP50, 2)} ms`, ''],
+            [
+              `PATCH p50, ${EVENTS.toLocaleString('en')} events`,
+              `${fmt(largeP50, 2)} ms (median of per-run ratios ${fmt(ratio, 2)})`,
+              'ratio ≤ 1.5',
+            ],
+            [
+              'durable PATCH throughput, 32 connections',
+              `${fmt(median(throughputRuns.map(r => r.writesPerSecond)), 0)} writes/s (p50 ${median(throughputRuns.map(r => r.p50))} ms, p99 ${median(throughputRuns.map(r => r.p99))} ms, ${throughputRuns.reduce((n, r) => n + r.errors, 0)} errors)`,
+              '≥ 3,000 writes/s',
+            ],
+            [
+              `start-up to /ready, ${EVENTS.toLocaleString('en')} events + ${FLAGS.toLocaleString('en')} flags`,
+              `${fmt(median(startupRuns.map(r => r.readyMs)) / 1000, 2)} s`,
+              '≤ 10 s',
+            ],
+            ['resident memory at ready', `${fmt(median(startupRuns.map(r => r.readyRss)), 0)} MiB`, '≤ 2 GB'],
+            [
+              'resident memory once the search index is built',
+              `${fmt(median(startupRuns.map(r => r.indexedRss)), 0)} MiB`,
+              '≤ 2 GB',
+            ],
+          ],
+        ),
+    )
   } finally {
     removeDir(small)
     removeDir(large)
@@ -210,7 +251,10 @@ export async function eventSearch() {
       check?.(body)
       times.push(ms)
     }
-    return percentile(times.sort((a, b) => a - b), 50)
+    return percentile(
+      times.sort((a, b) => a - b),
+      50,
+    )
   }
 
   /** p99 of /health and a project list, alternating, for `seconds`. */
@@ -223,7 +267,11 @@ export async function eventSearch() {
       list.push((await timed(`${base}/api/admin/projects/small/features`)).ms)
     }
     const sort = (a: number[]) => a.sort((x, y) => x - y)
-    return { health: percentile(sort(health), 99), list: percentile(sort(list), 99), samples: health.length + list.length }
+    return {
+      health: percentile(sort(health), 99),
+      list: percentile(sort(list), 99),
+      samples: health.length + list.length,
+    }
   }
 
   /**
@@ -245,7 +293,9 @@ export async function eventSearch() {
     }
     const quiet = await probe(3)
     const worker = new Worker(new URL('./clients.ts', import.meta.url).href)
-    const done = new Promise<{ pages: number; bytes: number; failures: number }>((resolve) => (worker.onmessage = (message) => resolve(message.data)))
+    const done = new Promise<{ pages: number; bytes: number; failures: number }>(
+      resolve => (worker.onmessage = message => resolve(message.data)),
+    )
     worker.postMessage({ base, clients: CLIENTS, events: EVENTS, headers: authHeaders })
     const loadStarted = performance.now()
     const cpuBefore = threadCpuMs(pid)
@@ -282,22 +332,43 @@ export async function eventSearch() {
       const indexMs = await waitForSearchIndex(base)
       await Bun.sleep(200)
       if (PAGES_ONLY) return { pages: await heavyPages(base, server.pid), rss: rssMiB(server.pid) }
-      const built = server.log.find((line) => line.msg === 'search index built') as { buildMs: number; workerHeapMiB: number } | undefined
+      const built = server.log.find(line => line.msg === 'search index built') as
+        | { buildMs: number; workerHeapMiB: number }
+        | undefined
       const search = (query: string) => `${base}/api/admin/search/events?${query}`
       const rare = word(4096 + 12345)
       const results = {
-        typePage: await p50(search('type=IS:feature-tagged&limit=50'), (b) => b.events.length === 50 || fail('type page')),
-        deepPage: await p50(search(`offset=${Math.floor(EVENTS * 0.9)}&limit=50`), (b) => b.events.length === 50 || fail('deep page')),
-        deepTypePage: await p50(search(`type=IS_ANY_OF:feature-tagged,feature-created&offset=${Math.floor(EVENTS * 0.3)}&limit=50`)),
-        rareText: await p50(search(`query=${rare}`), (b) => (b.total > 0 && b.total < 100) || fail(`rare total ${b.total}`)),
-        oftenText: await p50(search('query=often'), (b) => b.total > EVENTS / 11 || fail(`often total ${b.total}`)),
+        typePage: await p50(
+          search('type=IS:feature-tagged&limit=50'),
+          b => b.events.length === 50 || fail('type page'),
+        ),
+        deepPage: await p50(
+          search(`offset=${Math.floor(EVENTS * 0.9)}&limit=50`),
+          b => b.events.length === 50 || fail('deep page'),
+        ),
+        deepTypePage: await p50(
+          search(`type=IS_ANY_OF:feature-tagged,feature-created&offset=${Math.floor(EVENTS * 0.3)}&limit=50`),
+        ),
+        rareText: await p50(
+          search(`query=${rare}`),
+          b => (b.total > 0 && b.total < 100) || fail(`rare total ${b.total}`),
+        ),
+        oftenText: await p50(search('query=often'), b => b.total > EVENTS / 11 || fail(`often total ${b.total}`)),
         commonText: await p50(search('query=common&limit=50')),
         infixText: await p50(search(`query=${rare.slice(1, -1)}`)),
       }
       // The project list under load: a small project made through the API.
-      await fetch(`${base}/api/admin/projects`, { method: 'POST', headers: authHeaders, body: JSON.stringify({ id: 'small', name: 'small' }) })
+      await fetch(`${base}/api/admin/projects`, {
+        method: 'POST',
+        headers: authHeaders,
+        body: JSON.stringify({ id: 'small', name: 'small' }),
+      })
       for (let i = 0; i < 50; i++) {
-        await fetch(`${base}/api/admin/projects/small/features`, { method: 'POST', headers: authHeaders, body: JSON.stringify({ name: `small-${i}` }) })
+        await fetch(`${base}/api/admin/projects/small/features`, {
+          method: 'POST',
+          headers: authHeaders,
+          body: JSON.stringify({ name: `small-${i}` }),
+        })
       }
       const quiet = await probeP99(base, 5)
       let searching = true
@@ -331,34 +402,165 @@ export async function eventSearch() {
     for (let i = 0; i < RUNS; i++) {
       const result = await run(dir)
       runs.push(result)
-      console.log(`run ${i + 1}:`, JSON.stringify(result, (_, v) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v)))
+      console.log(
+        `run ${i + 1}:`,
+        JSON.stringify(result, (_, v) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v)),
+      )
     }
     const m = (pick: (r: (typeof runs)[number]) => number) => median(runs.map(pick))
     const pageRows = [
-      [`GET /health p50 / p99, ${CLIENTS} clients fetching limit=1000 pages at deep offsets`, `${fmt(m((r) => r.pages.loaded.p50), 2)} ms / ${fmt(m((r) => r.pages.loaded.p99), 2)} ms`, 'p99 ≤ 10 ms'],
-      ['GET /health p50 / p99 without them', `${fmt(m((r) => r.pages.quiet.p50), 2)} ms / ${fmt(m((r) => r.pages.quiet.p99), 2)} ms`, ''],
-      [`pages of 1,000 served meanwhile`, `${fmt(m((r) => r.pages.pagesPerSecond), 0)}/s of ${fmt(m((r) => r.pages.pageKiB), 0)} KiB`, ''],
-      ['server HTTP thread CPU per page (share of the thread busy)', `${fmt(m((r) => r.pages.httpThreadMsPerPage), 3)} ms (${fmt(100 * m((r) => r.pages.httpThreadBusy), 0)} %)`, ''],
+      [
+        `GET /health p50 / p99, ${CLIENTS} clients fetching limit=1000 pages at deep offsets`,
+        `${fmt(
+          m(r => r.pages.loaded.p50),
+          2,
+        )} ms / ${fmt(
+          m(r => r.pages.loaded.p99),
+          2,
+        )} ms`,
+        'p99 ≤ 10 ms',
+      ],
+      [
+        'GET /health p50 / p99 without them',
+        `${fmt(
+          m(r => r.pages.quiet.p50),
+          2,
+        )} ms / ${fmt(
+          m(r => r.pages.quiet.p99),
+          2,
+        )} ms`,
+        '',
+      ],
+      [
+        `pages of 1,000 served meanwhile`,
+        `${fmt(
+          m(r => r.pages.pagesPerSecond),
+          0,
+        )}/s of ${fmt(
+          m(r => r.pages.pageKiB),
+          0,
+        )} KiB`,
+        '',
+      ],
+      [
+        'server HTTP thread CPU per page (share of the thread busy)',
+        `${fmt(
+          m(r => r.pages.httpThreadMsPerPage),
+          3,
+        )} ms (${fmt(100 * m(r => r.pages.httpThreadBusy), 0)} %)`,
+        '',
+      ],
     ]
     if (PAGES_ONLY) console.log('\n' + table(['scenario', 'median of runs', 'target'], pageRows))
-    else console.log('\n' + table(
-      ['scenario', 'median of runs', 'target'],
-      [
-        ['`type` filter, page of 50', `${fmt(m((r) => r.typePage), 2)} ms p50`, '≤ 5 ms'],
-        [`deep page, offset=${Math.floor(EVENTS * 0.9)}`, `${fmt(m((r) => r.deepPage), 2)} ms p50`, '≤ 20 ms'],
-        [`deep page of a two-type filter, offset=${Math.floor(EVENTS * 0.3)}`, `${fmt(m((r) => r.deepTypePage), 2)} ms p50`, ''],
-        ['free text matching < 100 events (a rare word)', `${fmt(m((r) => r.rareText), 2)} ms p50`, '≤ 20 ms'],
-        ['free text inside a rare word', `${fmt(m((r) => r.infixText), 2)} ms p50`, ''],
-        [`free text matching > ${Math.floor(EVENTS / 11).toLocaleString('en')} events ("often"), exact total`, `${fmt(m((r) => r.oftenText), 1)} ms p50`, '≤ 300 ms'],
-        ['free text matching every event ("common"), exact total', `${fmt(m((r) => r.commonText), 1)} ms p50`, ''],
-        ['GET /health p99, 4 heavy searchers running (quiet)', `${fmt(m((r) => r.loaded.health), 2)} ms (${fmt(m((r) => r.quiet.health), 2)} ms)`, '≤ 10 ms'],
-        ['project feature list p99, 4 heavy searchers running (quiet)', `${fmt(m((r) => r.loaded.list), 2)} ms (${fmt(m((r) => r.quiet.list), 2)} ms)`, '≤ 10 ms'],
-        ['index build, in the background after /ready', `${fmt(m((r) => r.built?.buildMs ?? r.indexMs) / 1000, 1)} s`, '≤ 30 s'],
-        ['worker heap (log + indexes), once built', `${fmt(m((r) => r.built?.workerHeapMiB ?? NaN), 0)} MiB`, '≤ 1.5 GB'],
-        ['process resident memory at the end', `${fmt(m((r) => r.rss), 0)} MiB`, ''],
-        ...pageRows,
-      ],
-    ))
+    else
+      console.log(
+        '\n' +
+          table(
+            ['scenario', 'median of runs', 'target'],
+            [
+              [
+                '`type` filter, page of 50',
+                `${fmt(
+                  m(r => r.typePage),
+                  2,
+                )} ms p50`,
+                '≤ 5 ms',
+              ],
+              [
+                `deep page, offset=${Math.floor(EVENTS * 0.9)}`,
+                `${fmt(
+                  m(r => r.deepPage),
+                  2,
+                )} ms p50`,
+                '≤ 20 ms',
+              ],
+              [
+                `deep page of a two-type filter, offset=${Math.floor(EVENTS * 0.3)}`,
+                `${fmt(
+                  m(r => r.deepTypePage),
+                  2,
+                )} ms p50`,
+                '',
+              ],
+              [
+                'free text matching < 100 events (a rare word)',
+                `${fmt(
+                  m(r => r.rareText),
+                  2,
+                )} ms p50`,
+                '≤ 20 ms',
+              ],
+              [
+                'free text inside a rare word',
+                `${fmt(
+                  m(r => r.infixText),
+                  2,
+                )} ms p50`,
+                '',
+              ],
+              [
+                `free text matching > ${Math.floor(EVENTS / 11).toLocaleString('en')} events ("often"), exact total`,
+                `${fmt(
+                  m(r => r.oftenText),
+                  1,
+                )} ms p50`,
+                '≤ 300 ms',
+              ],
+              [
+                'free text matching every event ("common"), exact total',
+                `${fmt(
+                  m(r => r.commonText),
+                  1,
+                )} ms p50`,
+                '',
+              ],
+              [
+                'GET /health p99, 4 heavy searchers running (quiet)',
+                `${fmt(
+                  m(r => r.loaded.health),
+                  2,
+                )} ms (${fmt(
+                  m(r => r.quiet.health),
+                  2,
+                )} ms)`,
+                '≤ 10 ms',
+              ],
+              [
+                'project feature list p99, 4 heavy searchers running (quiet)',
+                `${fmt(
+                  m(r => r.loaded.list),
+                  2,
+                )} ms (${fmt(
+                  m(r => r.quiet.list),
+                  2,
+                )} ms)`,
+                '≤ 10 ms',
+              ],
+              [
+                'index build, in the background after /ready',
+                `${fmt(m(r => r.built?.buildMs ?? r.indexMs) / 1000, 1)} s`,
+                '≤ 30 s',
+              ],
+              [
+                'worker heap (log + indexes), once built',
+                `${fmt(
+                  m(r => r.built?.workerHeapMiB ?? NaN),
+                  0,
+                )} MiB`,
+                '≤ 1.5 GB',
+              ],
+              [
+                'process resident memory at the end',
+                `${fmt(
+                  m(r => r.rss),
+                  0,
+                )} MiB`,
+                '',
+              ],
+              ...pageRows,
+            ],
+          ),
+      )
   } finally {
     removeDir(dir)
   }

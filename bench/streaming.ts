@@ -8,7 +8,24 @@ import { parseArgs } from 'node:util'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
 import net from 'node:net'
 import { heldElsewhere, holdStreams, until } from './clients'
-import { authHeaders, cpuSeconds, fmt, type Load, loadAverage, median, percentile, removeDir, rssMiB, type RunningServer, SECRET, seedDataDir, startServer, table, tempDataDir, wrk } from './lib'
+import {
+  authHeaders,
+  cpuSeconds,
+  fmt,
+  type Load,
+  loadAverage,
+  median,
+  percentile,
+  removeDir,
+  rssMiB,
+  type RunningServer,
+  SECRET,
+  seedDataDir,
+  startServer,
+  table,
+  tempDataDir,
+  wrk,
+} from './lib'
 
 /**
  * Client API streaming (issue 20, "Must show"), run by hand:
@@ -43,7 +60,10 @@ export async function streaming() {
       'idle-rounds': { type: 'string', default: '3' },
     },
   })
-  const COUNTS = values.streams.split(',').map(Number).filter((count) => count > 0)
+  const COUNTS = values.streams
+    .split(',')
+    .map(Number)
+    .filter(count => count > 0)
   const WRITES = Number(values.writes)
   const SDK_WRITES = Number(values['sdk-writes'])
   const SECONDS = Number(values.seconds)
@@ -51,15 +71,31 @@ export async function streaming() {
   const IDLE = Number(values.idle)
   const IDLE_ROUNDS = Number(values['idle-rounds'])
 
-  async function admin(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-    const response = await fetch(`${base}${path}`, { method, headers: authHeaders, body: body === undefined ? undefined : JSON.stringify(body) })
+  async function admin(
+    base: string,
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: any }> {
+    const response = await fetch(`${base}${path}`, {
+      method,
+      headers: authHeaders,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    })
     const text = await response.text()
     if (response.status >= 300) throw new Error(`${method} ${path} → ${response.status} ${text}`)
     return { status: response.status, body: text ? JSON.parse(text) : undefined }
   }
 
   async function clientToken(base: string, name: string, project: string): Promise<string> {
-    return (await admin(base, 'POST', '/api/admin/api-tokens', { tokenName: name, type: 'client', projects: [project], environment: 'production' })).body.secret
+    return (
+      await admin(base, 'POST', '/api/admin/api-tokens', {
+        tokenName: name,
+        type: 'client',
+        projects: [project],
+        environment: 'production',
+      })
+    ).body.secret
   }
 
   /** flag-0 in production: set on at start, every write turns it the other way (so each is a change). */
@@ -68,7 +104,11 @@ export async function streaming() {
   async function toggle(base: string): Promise<[number, number]> {
     flagOn = !flagOn
     const sent = performance.now()
-    await admin(base, 'POST', `/api/admin/projects/default/features/flag-0/environments/production/${flagOn ? 'on' : 'off'}`)
+    await admin(
+      base,
+      'POST',
+      `/api/admin/projects/default/features/flag-0/environments/production/${flagOn ? 'on' : 'off'}`,
+    )
     return [sent, performance.now()]
   }
 
@@ -116,7 +156,7 @@ export async function streaming() {
     for (let i = 0; i < WRITES; i++) {
       const [sent, ack] = await toggle(base)
       writeTimes.push(ack - sent)
-      await until(() => streams.held.every((state) => state.updates > i), 60_000, `write ${i} delivered`)
+      await until(() => streams.held.every(state => state.updates > i), 60_000, `write ${i} delivered`)
       const times = arrivals[i]
       let latest = 0
       for (const time of times) {
@@ -145,7 +185,10 @@ export async function streaming() {
     }
   }
 
-  async function sdkLatency(base: string, secret: string): Promise<{ p50: number; p99: number; max: number; load: number }> {
+  async function sdkLatency(
+    base: string,
+    secret: string,
+  ): Promise<{ p50: number; p99: number; max: number; load: number }> {
     const load = loadAverage()
     const client = new Unleash({
       url: `${base}/api`,
@@ -155,13 +198,13 @@ export async function streaming() {
       storageProvider: new InMemStorageProvider(),
       experimentalMode: { type: 'streaming' } as any,
     })
-    await new Promise((resolve) => client.once('synchronized', resolve))
+    await new Promise(resolve => client.once('synchronized', resolve))
     const repository = (client as any).repository
     const latencies: number[] = []
     for (let i = 0; i < SDK_WRITES; i++) {
       const expected = !flagOn
       let seenAt = 0
-      const seen = new Promise<void>((resolve) => {
+      const seen = new Promise<void>(resolve => {
         const check = () => {
           if (repository.getToggle('flag-0')?.enabled === expected) {
             seenAt = performance.now()
@@ -182,7 +225,11 @@ export async function streaming() {
   }
 
   /** The server's CPU use while nothing is asked of it, with and without `IDLE` streams: what holding them costs, whatever the machine's load. */
-  async function idleCpu(server: RunningServer, idleSecret: string, seconds: number): Promise<{ none: number; idle: number }> {
+  async function idleCpu(
+    server: RunningServer,
+    idleSecret: string,
+    seconds: number,
+  ): Promise<{ none: number; idle: number }> {
     const measure = async () => {
       const before = cpuSeconds(server.pid)
       await Bun.sleep(seconds * 1000)
@@ -237,11 +284,19 @@ end
     return rounds
   }
 
-  const results: { deliveries: Delivery[]; sdk: Awaited<ReturnType<typeof sdkLatency>>[]; idle: IdleRound[]; cpu: { none: number; idle: number }[] } = { deliveries: [], sdk: [], idle: [], cpu: [] }
+  const results: {
+    deliveries: Delivery[]
+    sdk: Awaited<ReturnType<typeof sdkLatency>>[]
+    idle: IdleRound[]
+    cpu: { none: number; idle: number }[]
+  } = { deliveries: [], sdk: [], idle: [], cpu: [] }
   for (let run = 0; run < RUNS; run++) {
     const dir = tempDataDir('bench-streaming-')
     seedDataDir(join(dir, 'data'), { events: 0, flags: 100 })
-    const server = await startServer(join(dir, 'data'), { LOG_LEVEL: 'warn', STREAMING_MAX_STREAMS: String(Math.max(0, ...COUNTS, IDLE) + 100) })
+    const server = await startServer(join(dir, 'data'), {
+      LOG_LEVEL: 'warn',
+      STREAMING_MAX_STREAMS: String(Math.max(0, ...COUNTS, IDLE) + 100),
+    })
     try {
       await admin(server.base, 'POST', '/api/admin/projects', { id: 'idle', name: 'idle' })
       await admin(server.base, 'POST', '/api/admin/projects/default/features/flag-0/environments/production/on')
@@ -271,11 +326,24 @@ end
     }
   }
 
-  console.log('\nDelivery of one flag change to every stream (ms from the write acknowledged to the stream reading it)\n')
+  console.log(
+    '\nDelivery of one flag change to every stream (ms from the write acknowledged to the stream reading it)\n',
+  )
   console.log(
     table(
-      ['streams', 'ack → last stream p50', 'ack → last stream p99', 'ack → any stream p99', 'sent → last stream p99', 'write p50 with streams / alone', 'server RSS before → after', 'per stream', 'connect all', 'load'],
-      results.deliveries.map((d) => [
+      [
+        'streams',
+        'ack → last stream p50',
+        'ack → last stream p99',
+        'ack → any stream p99',
+        'sent → last stream p99',
+        'write p50 with streams / alone',
+        'server RSS before → after',
+        'per stream',
+        'connect all',
+        'load',
+      ],
+      results.deliveries.map(d => [
         d.streams,
         `${fmt(d.lastP50)} ms`,
         `${fmt(d.lastP99)} ms`,
@@ -290,9 +358,22 @@ end
     ),
   )
   console.log('\nThe official SDK in streaming mode: write acknowledged → its copy shows the change\n')
-  console.log(table(['writes', 'p50', 'p99', 'max', 'load'], results.sdk.map((s) => [SDK_WRITES, `${fmt(s.p50, 2)} ms`, `${fmt(s.p99, 2)} ms`, `${fmt(s.max, 2)} ms`, fmt(s.load, 2)])))
+  console.log(
+    table(
+      ['writes', 'p50', 'p99', 'max', 'load'],
+      results.sdk.map(s => [
+        SDK_WRITES,
+        `${fmt(s.p50, 2)} ms`,
+        `${fmt(s.p99, 2)} ms`,
+        `${fmt(s.max, 2)} ms`,
+        fmt(s.load, 2),
+      ]),
+    ),
+  )
   if (results.idle.length > 0) {
-    console.log(`\nAdmin API with ${IDLE} idle streams open (another project) next to none, alternating in the same run\n`)
+    console.log(
+      `\nAdmin API with ${IDLE} idle streams open (another project) next to none, alternating in the same run\n`,
+    )
     const rows = results.idle.map((r, index) => [
       String(index + 1),
       `${fmt(r.none.patch.rps, 0)} → ${fmt(r.idle.patch.rps, 0)}`,
@@ -301,21 +382,67 @@ end
       `${fmt(r.none.health.rps, 0)} → ${fmt(r.idle.health.rps, 0)}`,
       `${fmt(r.none.health.p99, 2)} → ${fmt(r.idle.health.p99, 2)} ms`,
       fmt(r.idle.health.p99 / r.none.health.p99, 2),
-      [r.none.patch.load, r.idle.patch.load].map((l) => fmt(l, 2)).join(', '),
+      [r.none.patch.load, r.idle.patch.load].map(l => fmt(l, 2)).join(', '),
     ])
     const m = (pick: (r: IdleRound) => number) => median(results.idle.map(pick))
     rows.push([
       'median',
-      `${fmt(m((r) => r.none.patch.rps), 0)} → ${fmt(m((r) => r.idle.patch.rps), 0)}`,
-      fmt(m((r) => r.idle.patch.rps / r.none.patch.rps), 2),
-      `${fmt(m((r) => r.none.patch.p99), 1)} → ${fmt(m((r) => r.idle.patch.p99), 1)} ms`,
-      `${fmt(m((r) => r.none.health.rps), 0)} → ${fmt(m((r) => r.idle.health.rps), 0)}`,
-      `${fmt(m((r) => r.none.health.p99), 2)} → ${fmt(m((r) => r.idle.health.p99), 2)} ms`,
-      fmt(m((r) => r.idle.health.p99 / r.none.health.p99), 2),
+      `${fmt(
+        m(r => r.none.patch.rps),
+        0,
+      )} → ${fmt(
+        m(r => r.idle.patch.rps),
+        0,
+      )}`,
+      fmt(
+        m(r => r.idle.patch.rps / r.none.patch.rps),
+        2,
+      ),
+      `${fmt(
+        m(r => r.none.patch.p99),
+        1,
+      )} → ${fmt(
+        m(r => r.idle.patch.p99),
+        1,
+      )} ms`,
+      `${fmt(
+        m(r => r.none.health.rps),
+        0,
+      )} → ${fmt(
+        m(r => r.idle.health.rps),
+        0,
+      )}`,
+      `${fmt(
+        m(r => r.none.health.p99),
+        2,
+      )} → ${fmt(
+        m(r => r.idle.health.p99),
+        2,
+      )} ms`,
+      fmt(
+        m(r => r.idle.health.p99 / r.none.health.p99),
+        2,
+      ),
       '',
     ])
-    console.log(`\nServer CPU while idle (30 s, heartbeats every 15 s): ${results.cpu.map((c) => `${fmt(c.none * 1000, 1)} ms/s with no stream, ${fmt(c.idle * 1000, 1)} ms/s with ${IDLE}`).join('; ')}\n`)
-    console.log(table(['round', 'PATCH req/s none → idle streams', 'ratio', 'PATCH p99 none → idle', '/health req/s none → idle', '/health p99 none → idle', 'p99 ratio', 'loads'], rows))
+    console.log(
+      `\nServer CPU while idle (30 s, heartbeats every 15 s): ${results.cpu.map(c => `${fmt(c.none * 1000, 1)} ms/s with no stream, ${fmt(c.idle * 1000, 1)} ms/s with ${IDLE}`).join('; ')}\n`,
+    )
+    console.log(
+      table(
+        [
+          'round',
+          'PATCH req/s none → idle streams',
+          'ratio',
+          'PATCH p99 none → idle',
+          '/health req/s none → idle',
+          '/health p99 none → idle',
+          'p99 ratio',
+          'loads',
+        ],
+        rows,
+      ),
+    )
   }
   process.exit(0)
 }
@@ -331,7 +458,13 @@ end
  * after the streams opened, and after two heartbeat intervals. Linux only (/proc).
  */
 export async function slowReaders() {
-  const { values } = parseArgs({ options: { streams: { type: 'string', default: '500' }, flags: { type: 'string', default: '12' }, 'heartbeat-ms': { type: 'string', default: '2000' } } })
+  const { values } = parseArgs({
+    options: {
+      streams: { type: 'string', default: '500' },
+      flags: { type: 'string', default: '12' },
+      'heartbeat-ms': { type: 'string', default: '2000' },
+    },
+  })
   const STREAMS = Number(values.streams)
   const HEARTBEAT_MS = Number(values['heartbeat-ms'])
 
@@ -339,20 +472,38 @@ export async function slowReaders() {
   const server = await startServer(dir, { STREAMING_HEARTBEAT_MS: String(HEARTBEAT_MS), SYNC: 'false' })
   try {
     const call = async (method: string, path: string, body?: unknown) => {
-      const answer = await fetch(server.base + path, { method, headers: { authorization: SECRET, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+      const answer = await fetch(server.base + path, {
+        method,
+        headers: { authorization: SECRET, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      })
       if (answer.status >= 300) throw new Error(`${method} ${path}: ${answer.status} ${await answer.text()}`)
       return answer.json().catch(() => null)
     }
-    const bulky = (tag: string) => Array.from({ length: 250 }, (_, i) => `${tag}-user-${String(i).padStart(4, '0')}-${'x'.repeat(24)}`)
+    const bulky = (tag: string) =>
+      Array.from({ length: 250 }, (_, i) => `${tag}-user-${String(i).padStart(4, '0')}-${'x'.repeat(24)}`)
     for (let flag = 0; flag < Number(values.flags); flag++) {
       await call('POST', '/api/admin/projects/default/features', { name: `big-${flag}` })
       for (const part of ['a', 'b', 'c', 'd']) {
-        const constraints = Array.from({ length: 8 }, (_, n) => ({ contextName: 'userId', operator: 'IN', values: bulky(`${part}${n}`) }))
-        await call('POST', `/api/admin/projects/default/features/big-${flag}/environments/development/strategies`, { name: 'default', constraints })
+        const constraints = Array.from({ length: 8 }, (_, n) => ({
+          contextName: 'userId',
+          operator: 'IN',
+          values: bulky(`${part}${n}`),
+        }))
+        await call('POST', `/api/admin/projects/default/features/big-${flag}/environments/development/strategies`, {
+          name: 'default',
+          constraints,
+        })
       }
     }
-    const token = await call('POST', '/api/admin/api-tokens', { tokenName: 'slow', type: 'client', environment: 'development' })
-    const scopeBytes = (await (await fetch(`${server.base}/api/client/features`, { headers: { authorization: token.secret } })).text()).length
+    const token = await call('POST', '/api/admin/api-tokens', {
+      tokenName: 'slow',
+      type: 'client',
+      environment: 'development',
+    })
+    const scopeBytes = (
+      await (await fetch(`${server.base}/api/client/features`, { headers: { authorization: token.secret } })).text()
+    ).length
     const port = new URL(server.base).port
     const rssMiB = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))![1]) / 1024
     const tcpMiB = () => (Number(/TCP:.*mem (\d+)/.exec(readFileSync('/proc/net/sockstat', 'utf8'))![1]) * 4) / 1024
@@ -376,7 +527,16 @@ export async function slowReaders() {
     // A paused socket notices the reset only when it reads: read a little of each, then count.
     for (const socket of sockets) socket.resume()
     await Bun.sleep(1000)
-    console.log(JSON.stringify({ streams: STREAMS, scopeBytes, before, opened, afterTwoHeartbeats: later, cutOffByServer: reset }))
+    console.log(
+      JSON.stringify({
+        streams: STREAMS,
+        scopeBytes,
+        before,
+        opened,
+        afterTwoHeartbeats: later,
+        cutOffByServer: reset,
+      }),
+    )
     for (const socket of sockets) socket.destroy()
   } finally {
     await server.stop()

@@ -39,7 +39,7 @@ export async function call<T = unknown>(method: string, path: string, body?: unk
   return parsed as T
 }
 
-export const get = <T,>(path: string) => call<T>('GET', path)
+export const get = <T>(path: string) => call<T>('GET', path)
 export const enc = encodeURIComponent
 
 export interface User {

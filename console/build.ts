@@ -19,12 +19,12 @@ if (!result.success) {
   process.exit(1)
 }
 const files = await Promise.all(
-  result.outputs.map(async (output) => ({ name: basename(output.path), type: output.type, text: await output.text() })),
+  result.outputs.map(async output => ({ name: basename(output.path), type: output.type, text: await output.text() })),
 )
 const at = process.argv.indexOf('--out')
 if (at > 0) {
   const dir = process.argv[at + 1]!
   mkdirSync(dir, { recursive: true })
   for (const file of files) writeFileSync(join(dir, file.name), file.text)
-  console.log(files.map((file) => `${file.name} ${file.text.length} bytes`).join('\n'))
+  console.log(files.map(file => `${file.name} ${file.text.length} bytes`).join('\n'))
 } else process.stdout.write(JSON.stringify(files))

@@ -28,7 +28,7 @@ function CreateFlag({ project, onCreated }: { project: string; onCreated: (name:
     const timer = setTimeout(() => {
       call('POST', '/api/admin/features/validate', { name, projectId: project }).then(
         () => live && setNameProblem(null),
-        (failure) => live && setNameProblem(failure),
+        failure => live && setNameProblem(failure),
       )
     }, 120)
     return () => {
@@ -49,22 +49,32 @@ function CreateFlag({ project, onCreated }: { project: string; onCreated: (name:
     <form onSubmit={submit} class="create-flag" aria-label="Create a flag">
       <label>
         Flag name
-        <input value={name} required aria-invalid={nameProblem ? 'true' : 'false'} aria-describedby="name-problem" onInput={(e) => setName(e.currentTarget.value)} />
+        <input
+          value={name}
+          required
+          aria-invalid={nameProblem ? 'true' : 'false'}
+          aria-describedby="name-problem"
+          onInput={e => setName(e.currentTarget.value)}
+        />
       </label>
       <ErrorLine error={nameProblem} id="name-problem" />
       <label>
         Type
-        <select value={type} onChange={(e) => setType(e.currentTarget.value)}>
-          {(types.data?.types ?? [{ id: 'release', name: 'Release' }]).map((entry) => (
-            <option value={entry.id} key={entry.id}>{entry.name}</option>
+        <select value={type} onChange={e => setType(e.currentTarget.value)}>
+          {(types.data?.types ?? [{ id: 'release', name: 'Release' }]).map(entry => (
+            <option value={entry.id} key={entry.id}>
+              {entry.name}
+            </option>
           ))}
         </select>
       </label>
       <label>
         Description
-        <input value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
+        <input value={description} onInput={e => setDescription(e.currentTarget.value)} />
       </label>
-      <button type="submit" disabled={!!nameProblem || name === ''}>Create flag</button>
+      <button type="submit" disabled={!!nameProblem || name === ''}>
+        Create flag
+      </button>
       <ErrorLine error={error} />
     </form>
   )
@@ -79,7 +89,13 @@ interface Loaded {
   total: number
 }
 
-const searchPath = (project: string, filter: string, sort: { key: SortKey; descending: boolean }, page: number, limit = PAGE) =>
+const searchPath = (
+  project: string,
+  filter: string,
+  sort: { key: SortKey; descending: boolean },
+  page: number,
+  limit = PAGE,
+) =>
   `/api/admin/search/features?project=${enc(`IS:${project}`)}&query=${enc(filter.trim())}&sortBy=${sort.key}&sortOrder=${sort.descending ? 'desc' : 'asc'}&offset=${page * limit}&limit=${limit}`
 
 export function FlagsPage({ project, canWrite }: { project: string; canWrite: boolean }) {
@@ -110,19 +126,19 @@ export function FlagsPage({ project, canWrite }: { project: string; canWrite: bo
     if (inFlight.current.has(id)) return
     inFlight.current.add(id)
     get<{ features: Flag[]; total: number }>(searchPath(project, filter, sort, page)).then(
-      (answer) => {
+      answer => {
         inFlight.current.delete(id)
         if (latest.current !== forKey) return
         setError(null)
-        if (answer.features.length > 0) setEnvironments(answer.features[0].environments.map((entry) => entry.name))
+        if (answer.features.length > 0) setEnvironments(answer.features[0].environments.map(entry => entry.name))
         if (filter.trim() === '') setOverall(answer.total)
-        setLoaded((current) => {
+        setLoaded(current => {
           const pages = new Map(current?.key === forKey ? current.pages : [])
           pages.set(page, answer.features)
           return { key: forKey, pages, total: answer.total }
         })
       },
-      (failure) => {
+      failure => {
         inFlight.current.delete(id)
         if (latest.current === forKey) setError(failure)
       },
@@ -135,7 +151,8 @@ export function FlagsPage({ project, canWrite }: { project: string; canWrite: bo
   const last = Math.min(total, Math.ceil((scrollTop + viewHeight) / ROW_HEIGHT) + OVERSCAN)
   useEffect(() => {
     if (!fresh) return fetchPage(0, key)
-    for (let page = Math.floor(first / PAGE); page * PAGE < last; page++) if (!loaded!.pages.has(page)) fetchPage(page, key)
+    for (let page = Math.floor(first / PAGE); page * PAGE < last; page++)
+      if (!loaded!.pages.has(page)) fetchPage(page, key)
   }, [key, fresh, first, last])
 
   useEffect(() => {
@@ -149,25 +166,36 @@ export function FlagsPage({ project, canWrite }: { project: string; canWrite: bo
 
   /** Applies a change to the rows held, by name (the answer of a toggle, or an undo). */
   const update = (names: Set<string>, environmentName: string, enabled: boolean) =>
-    setLoaded((current) =>
-      current && {
-        ...current,
-        pages: new Map(
-          [...current.pages].map(([page, flags]) => [
-            page,
-            flags.map((flag) =>
-              names.has(flag.name) ? { ...flag, environments: flag.environments.map((entry) => (entry.name === environmentName ? { ...entry, enabled } : entry)) } : flag,
-            ),
-          ]),
-        ),
-      },
+    setLoaded(
+      current =>
+        current && {
+          ...current,
+          pages: new Map(
+            [...current.pages].map(([page, flags]) => [
+              page,
+              flags.map(flag =>
+                names.has(flag.name)
+                  ? {
+                      ...flag,
+                      environments: flag.environments.map(entry =>
+                        entry.name === environmentName ? { ...entry, enabled } : entry,
+                      ),
+                    }
+                  : flag,
+              ),
+            ]),
+          ),
+        },
     )
 
   const toggle = async (flag: Flag, environmentName: string, enabled: boolean) => {
     const names = new Set([flag.name])
     update(names, environmentName, enabled)
     try {
-      await call('POST', `/api/admin/projects/${enc(project)}/features/${enc(flag.name)}/environments/${enc(environmentName)}/${enabled ? 'on' : 'off'}`)
+      await call(
+        'POST',
+        `/api/admin/projects/${enc(project)}/features/${enc(flag.name)}/environments/${enc(environmentName)}/${enabled ? 'on' : 'off'}`,
+      )
       setActionError(null)
     } catch (failure) {
       // Nothing half-applied: the switch flips back to what the service holds.
@@ -180,11 +208,15 @@ export function FlagsPage({ project, canWrite }: { project: string; canWrite: bo
     const names = new Set(selected)
     update(names, environment, enabled)
     try {
-      await call('POST', `/api/admin/projects/${enc(project)}/bulk_features/environments/${enc(environment)}/${enabled ? 'on' : 'off'}`, { features: [...names] })
+      await call(
+        'POST',
+        `/api/admin/projects/${enc(project)}/bulk_features/environments/${enc(environment)}/${enabled ? 'on' : 'off'}`,
+        { features: [...names] },
+      )
       setActionError(null)
     } catch (failure) {
       // The bulk call changes all or nothing: the rows are read again as the service holds them.
-      setTick((n) => n + 1)
+      setTick(n => n + 1)
       setActionError(failure)
     }
   }
@@ -195,17 +227,26 @@ export function FlagsPage({ project, canWrite }: { project: string; canWrite: bo
     const limit = 1000
     for (let page = 0; page * limit < total; page++) {
       const answer = await get<{ features: Flag[] }>(searchPath(project, filter, sort, page, limit))
-      names.push(...answer.features.map((flag) => flag.name))
+      names.push(...answer.features.map(flag => flag.name))
     }
     return names
   }
 
   const rowAt = (index: number): Flag | undefined => loaded?.pages.get(Math.floor(index / PAGE))?.[index % PAGE]
-  const rows = Array.from({ length: Math.max(0, last - first) }, (_, offset) => ({ index: first + offset, flag: rowAt(first + offset) }))
+  const rows = Array.from({ length: Math.max(0, last - first) }, (_, offset) => ({
+    index: first + offset,
+    flag: rowAt(first + offset),
+  }))
   const allSelected = total > 0 && selected.size >= total
   const header = (key: SortKey, label: string) => (
     <th aria-sort={sort.key === key ? (sort.descending ? 'descending' : 'ascending') : 'none'}>
-      <button type="button" class="sort" onClick={() => setSort({ key, descending: sort.key === key ? !sort.descending : false })}>{label}</button>
+      <button
+        type="button"
+        class="sort"
+        onClick={() => setSort({ key, descending: sort.key === key ? !sort.descending : false })}
+      >
+        {label}
+      </button>
     </th>
   )
   const columns = 6 + environments.length
@@ -217,86 +258,125 @@ export function FlagsPage({ project, canWrite }: { project: string; canWrite: bo
       <div class="toolbar">
         <label>
           Filter flags
-          <input type="search" value={filter} onInput={(e) => setFilter(e.currentTarget.value)} />
+          <input type="search" value={filter} onInput={e => setFilter(e.currentTarget.value)} />
         </label>
         <a href={`#/projects/${enc(project)}/archive`}>Archived flags</a>
-        <span class="muted" aria-live="polite">{fresh ? `${total} of ${overall ?? total} flags` : 'Loading flags…'}</span>
+        <span class="muted" aria-live="polite">
+          {fresh ? `${total} of ${overall ?? total} flags` : 'Loading flags…'}
+        </span>
         {canWrite && (
           <>
             <label>
               Environment
-              <select value={environment} onChange={(e) => setBulkEnvironment(e.currentTarget.value)}>
-                {environments.map((name) => <option key={name}>{name}</option>)}
+              <select value={environment} onChange={e => setBulkEnvironment(e.currentTarget.value)}>
+                {environments.map(name => (
+                  <option key={name}>{name}</option>
+                ))}
               </select>
             </label>
-            <button type="button" disabled={selected.size === 0} onClick={() => bulk(true)}>Turn on selected</button>
-            <button type="button" disabled={selected.size === 0} onClick={() => bulk(false)}>Turn off selected</button>
-            <button type="button" onClick={() => setCreating(!creating)} aria-expanded={creating}>New flag</button>
+            <button type="button" disabled={selected.size === 0} onClick={() => bulk(true)}>
+              Turn on selected
+            </button>
+            <button type="button" disabled={selected.size === 0} onClick={() => bulk(false)}>
+              Turn off selected
+            </button>
+            <button type="button" onClick={() => setCreating(!creating)} aria-expanded={creating}>
+              New flag
+            </button>
           </>
         )}
       </div>
-      {creating && canWrite && <CreateFlag project={project} onCreated={(name) => go(`/projects/${enc(project)}/features/${enc(name)}`)} />}
+      {creating && canWrite && (
+        <CreateFlag project={project} onCreated={name => go(`/projects/${enc(project)}/features/${enc(name)}`)} />
+      )}
       <ErrorLine error={actionError} />
-      <div class="table-scroll" ref={scroller} onScroll={(e) => setScrollTop(e.currentTarget.scrollTop)}>
+      <div class="table-scroll" ref={scroller} onScroll={e => setScrollTop(e.currentTarget.scrollTop)}>
         <table aria-label={`Flags of ${project}`} aria-rowcount={total + 1}>
           <thead>
             <tr>
               <th>
-                <input type="checkbox" aria-label="Select all shown flags" checked={allSelected} disabled={!canWrite} onChange={() => (allSelected ? setSelected(new Set()) : allShownNames().then((names) => setSelected(new Set(names)), setActionError))} />
+                <input
+                  type="checkbox"
+                  aria-label="Select all shown flags"
+                  checked={allSelected}
+                  disabled={!canWrite}
+                  onChange={() =>
+                    allSelected
+                      ? setSelected(new Set())
+                      : allShownNames().then(names => setSelected(new Set(names)), setActionError)
+                  }
+                />
               </th>
               {header('name', 'Name')}
               {header('type', 'Type')}
               <th>Stale</th>
               {header('lastSeenAt', 'Last seen')}
               {header('createdAt', 'Created')}
-              {environments.map((name) => <th key={name}>{name}</th>)}
+              {environments.map(name => (
+                <th key={name}>{name}</th>
+              ))}
             </tr>
           </thead>
           <tbody>
-            {first > 0 && <tr aria-hidden="true" style={{ height: `${first * ROW_HEIGHT}px` }}><td colSpan={columns} /></tr>}
+            {first > 0 && (
+              // biome-ignore lint/a11y/noAriaHiddenOnFocusable: a spacer row for the rows not drawn, with nothing to focus
+              <tr aria-hidden="true" style={{ height: `${first * ROW_HEIGHT}px` }}>
+                <td colSpan={columns} />
+              </tr>
+            )}
             {rows.map(({ index, flag }) =>
               !flag ? (
                 <tr key={`row-${index}`} aria-rowindex={index + 2} style={{ height: `${ROW_HEIGHT}px` }}>
-                  <td colSpan={columns} class="muted">Loading…</td>
+                  <td colSpan={columns} class="muted">
+                    Loading…
+                  </td>
                 </tr>
               ) : (
-              <tr key={flag.name} aria-rowindex={index + 2} style={{ height: `${ROW_HEIGHT}px` }}>
-                <td>
-                  <input
-                    type="checkbox"
-                    aria-label={`Select ${flag.name}`}
-                    checked={selected.has(flag.name)}
-                    disabled={!canWrite}
-                    onChange={() => {
-                      const next = new Set(selected)
-                      if (next.has(flag.name)) next.delete(flag.name)
-                      else next.add(flag.name)
-                      setSelected(next)
-                    }}
-                  />
-                </td>
-                <td><a href={`#/projects/${enc(project)}/features/${enc(flag.name)}`}>{flag.name}</a></td>
-                <td>{flag.type}</td>
-                <td>{flag.stale ? 'stale' : ''}</td>
-                <td>{when(flag.lastSeenAt)}</td>
-                <td>{when(flag.createdAt)}</td>
-                {flag.environments.map((entry) => (
-                  <td key={entry.name}>
+                <tr key={flag.name} aria-rowindex={index + 2} style={{ height: `${ROW_HEIGHT}px` }}>
+                  <td>
                     <input
                       type="checkbox"
-                      role="switch"
-                      class="switch"
-                      aria-label={`${flag.name} in ${entry.name}`}
-                      checked={entry.enabled}
+                      aria-label={`Select ${flag.name}`}
+                      checked={selected.has(flag.name)}
                       disabled={!canWrite}
-                      onChange={(e) => toggle(flag, entry.name, e.currentTarget.checked)}
+                      onChange={() => {
+                        const next = new Set(selected)
+                        if (next.has(flag.name)) next.delete(flag.name)
+                        else next.add(flag.name)
+                        setSelected(next)
+                      }}
                     />
                   </td>
-                ))}
-              </tr>
+                  <td>
+                    <a href={`#/projects/${enc(project)}/features/${enc(flag.name)}`}>{flag.name}</a>
+                  </td>
+                  <td>{flag.type}</td>
+                  <td>{flag.stale ? 'stale' : ''}</td>
+                  <td>{when(flag.lastSeenAt)}</td>
+                  <td>{when(flag.createdAt)}</td>
+                  {flag.environments.map(entry => (
+                    <td key={entry.name}>
+                      <input
+                        type="checkbox"
+                        role="switch"
+                        class="switch"
+                        aria-label={`${flag.name} in ${entry.name}`}
+                        checked={entry.enabled}
+                        aria-checked={entry.enabled}
+                        disabled={!canWrite}
+                        onChange={e => toggle(flag, entry.name, e.currentTarget.checked)}
+                      />
+                    </td>
+                  ))}
+                </tr>
               ),
             )}
-            {last < total && <tr aria-hidden="true" style={{ height: `${(total - last) * ROW_HEIGHT}px` }}><td colSpan={columns} /></tr>}
+            {last < total && (
+              // biome-ignore lint/a11y/noAriaHiddenOnFocusable: a spacer row for the rows not drawn, with nothing to focus
+              <tr aria-hidden="true" style={{ height: `${(total - last) * ROW_HEIGHT}px` }}>
+                <td colSpan={columns} />
+              </tr>
+            )}
           </tbody>
         </table>
       </div>

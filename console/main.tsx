@@ -35,13 +35,28 @@ function SignIn({ onSignedIn, notice }: { onSignedIn: (user: User) => void; noti
       <form onSubmit={submit}>
         <label>
           Username
-          <input name="username" autocomplete="username" required value={username} onInput={(e) => setUsername(e.currentTarget.value)} />
+          <input
+            name="username"
+            autocomplete="username"
+            required
+            value={username}
+            onInput={e => setUsername(e.currentTarget.value)}
+          />
         </label>
         <label>
           Password
-          <input name="password" type="password" autocomplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+          <input
+            name="password"
+            type="password"
+            autocomplete="current-password"
+            required
+            value={password}
+            onInput={e => setPassword(e.currentTarget.value)}
+          />
         </label>
-        <button type="submit" disabled={busy}>Sign in</button>
+        <button type="submit" disabled={busy}>
+          Sign in
+        </button>
         <ErrorLine error={error} />
       </form>
     </main>
@@ -68,10 +83,13 @@ function Projects({ canWrite }: { canWrite: boolean }) {
       <h1>Projects</h1>
       <ErrorLine error={error} />
       <ul class="cards">
-        {data?.projects.map((project) => (
+        {data?.projects.map(project => (
           <li key={project.id}>
             <a href={`#/projects/${encodeURIComponent(project.id)}`}>{project.name}</a>
-            <span class="muted"> {project.id} · {project.featureCount} flags</span>
+            <span class="muted">
+              {' '}
+              {project.id} · {project.featureCount} flags
+            </span>
           </li>
         ))}
       </ul>
@@ -79,7 +97,7 @@ function Projects({ canWrite }: { canWrite: boolean }) {
         <form onSubmit={create} class="inline">
           <label>
             New project id
-            <input value={id} required onInput={(e) => setId(e.currentTarget.value)} />
+            <input value={id} required onInput={e => setId(e.currentTarget.value)} />
           </label>
           <button type="submit">Create project</button>
           <ErrorLine error={createError} />
@@ -110,16 +128,37 @@ function PasswordPage({ onChanged }: { onChanged: () => void }) {
       <form onSubmit={submit}>
         <label>
           Current password
-          <input type="password" autocomplete="current-password" required value={oldPassword} onInput={(e) => setOldPassword(e.currentTarget.value)} />
+          <input
+            type="password"
+            autocomplete="current-password"
+            required
+            value={oldPassword}
+            onInput={e => setOldPassword(e.currentTarget.value)}
+          />
         </label>
         <label>
           New password
-          <input type="password" autocomplete="new-password" required aria-describedby="password-rule" value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+          <input
+            type="password"
+            autocomplete="new-password"
+            required
+            aria-describedby="password-rule"
+            value={password}
+            onInput={e => setPassword(e.currentTarget.value)}
+          />
         </label>
-        <p id="password-rule" class="muted">10 to 128 characters, with a lower-case letter, an upper-case letter, a digit and another character.</p>
+        <p id="password-rule" class="muted">
+          10 to 128 characters, with a lower-case letter, an upper-case letter, a digit and another character.
+        </p>
         <label>
           Confirm new password
-          <input type="password" autocomplete="new-password" required value={confirmPassword} onInput={(e) => setConfirmPassword(e.currentTarget.value)} />
+          <input
+            type="password"
+            autocomplete="new-password"
+            required
+            value={confirmPassword}
+            onInput={e => setConfirmPassword(e.currentTarget.value)}
+          />
         </label>
         <button type="submit">Change password</button>
         <ErrorLine error={error} />
@@ -148,10 +187,15 @@ function App() {
   useEffect(() => {
     whenSignedOut(() => setUser(null))
     if (localStorage.getItem(SIGNED_IN) === null) setUser(null)
-    else get<{ user: User }>('/api/admin/user').then((me) => setUser(me.user), () => setUser(null))
+    else
+      get<{ user: User }>('/api/admin/user').then(
+        me => setUser(me.user),
+        () => setUser(null),
+      )
   }, [])
   if (user === undefined) return <p aria-busy="true">Loading…</p>
-  if (user === null) return <SignIn notice={notice} onSignedIn={(signedIn) => (setNotice(null), setUser(signedIn), go('/'))} />
+  if (user === null)
+    return <SignIn notice={notice} onSignedIn={signedIn => (setNotice(null), setUser(signedIn), go('/'))} />
   const role = ROLES[user.rootRole] ?? 'Viewer'
   const canWrite = role !== 'Viewer'
   const signOut = async () => {
@@ -160,11 +204,19 @@ function App() {
   }
   const parts = hash.split('/').map(decodeURIComponent)
   let page
-  if (parts[1] === 'projects' && parts[2] && parts[3] === 'features' && parts[4]) page = <FlagPage project={parts[2]} name={parts[4]} canWrite={canWrite} />
+  if (parts[1] === 'projects' && parts[2] && parts[3] === 'features' && parts[4])
+    page = <FlagPage project={parts[2]} name={parts[4]} canWrite={canWrite} />
   else if (parts[1] === 'projects' && parts[2] && parts[3] === 'archive') page = <ArchivedFlags project={parts[2]} />
   else if (parts[1] === 'projects' && parts[2]) page = <FlagsPage project={parts[2]} canWrite={canWrite} />
   else if (parts[1] === 'events') page = <EventsPage />
-  else if (parts[1] === 'password') page = <PasswordPage onChanged={() => (setNotice('Your password was changed, and every session ended: sign in with the new password.'), setUser(null))} />
+  else if (parts[1] === 'password')
+    page = (
+      <PasswordPage
+        onChanged={() => (
+          setNotice('Your password was changed, and every session ended: sign in with the new password.'), setUser(null)
+        )}
+      />
+    )
   else if (parts[1] === 'segments') page = <SegmentsPage canWrite={canWrite} />
   else if (parts[1] === 'context') page = <ContextPage canWrite={canWrite} />
   else if (parts[1] === 'tag-types') page = <TagTypesPage canWrite={canWrite} />
@@ -191,7 +243,9 @@ function App() {
           Signed in as <strong>{user.username ?? user.email}</strong> ({role})
         </span>
         {!user.isAPI && <a href="#/password">Change password</a>}
-        <button type="button" onClick={signOut}>Sign out</button>
+        <button type="button" onClick={signOut}>
+          Sign out
+        </button>
       </header>
       {page}
     </>

@@ -42,21 +42,24 @@ export function Section({ title, children }: { title: string; children: Componen
 }
 
 /** Loads once per `key`; `reload` loads again. */
-export function useLoad<T>(load: () => Promise<T>, key: unknown[]): { data: T | undefined; error: unknown; reload: () => void; set: (value: T) => void } {
+export function useLoad<T>(
+  load: () => Promise<T>,
+  key: unknown[],
+): { data: T | undefined; error: unknown; reload: () => void; set: (value: T) => void } {
   const [data, setData] = useState<T | undefined>(undefined)
   const [error, setError] = useState<unknown>(null)
   const [tick, setTick] = useState(0)
   useEffect(() => {
     let live = true
     load().then(
-      (value) => live && (setData(value), setError(null)),
-      (failure) => live && setError(failure),
+      value => live && (setData(value), setError(null)),
+      failure => live && setError(failure),
     )
     return () => {
       live = false
     }
   }, [...key, tick])
-  return { data, error, reload: () => setTick((n) => n + 1), set: setData }
+  return { data, error, reload: () => setTick(n => n + 1), set: setData }
 }
 
 /** Runs an API call for a page: clears or shows its error, reloads what it shows when it worked. */
@@ -88,8 +91,14 @@ export function EventEntry({ event, where }: { event: EventItem; where: boolean 
           {event.environment ? (where ? ` / ${event.environment}` : ` in ${event.environment}`) : ''}
         </summary>
         <div class="diff">
-          <div><h4>Before</h4><pre>{JSON.stringify(event.preData, null, 2)}</pre></div>
-          <div><h4>After</h4><pre>{JSON.stringify(event.data, null, 2)}</pre></div>
+          <div>
+            <h4>Before</h4>
+            <pre>{JSON.stringify(event.preData, null, 2)}</pre>
+          </div>
+          <div>
+            <h4>After</h4>
+            <pre>{JSON.stringify(event.data, null, 2)}</pre>
+          </div>
         </div>
       </details>
     </li>

@@ -22,7 +22,6 @@ import { FEATURES, type Services } from './services'
 
 export const API_VERSION = '0.1.0'
 
-
 /** What only the server knows about a request (main.ts gives it; `app.handle` alone has no socket). */
 export interface ServerHooks {
   /** The socket's peer address, for the request log. */
@@ -31,13 +30,14 @@ export interface ServerHooks {
 
 export function createApp(
   services: Services,
-  config: Pick<Config, 'bodyLimit'> & Partial<Pick<Config, 'trustProxy' | 'frontendCorsOrigins' | 'basePath' | 'metricsToken'>>,
+  config: Pick<Config, 'bodyLimit'> &
+    Partial<Pick<Config, 'trustProxy' | 'frontendCorsOrigins' | 'basePath' | 'metricsToken'>>,
   log: Logger = new Logger('silent'),
   server: ServerHooks = {},
 ) {
   // A request's caller: its API token, else its session cookie (a signed-in user).
   const authenticate = requestAuthenticator(services.tokens, services.sessions)
-  const auth = authorization(authenticate, (name) => services.store.reader.get('flags', name)?.project)
+  const auth = authorization(authenticate, name => services.store.reader.get('flags', name)?.project)
   const metrics = new Metrics(services.store, services)
   const basePath = config.basePath ?? ''
   // Read when a request first misses every route, by then from the whole app (made below).
@@ -52,27 +52,40 @@ export function createApp(
     .use(bodyHandling(config.bodyLimit))
     .use(setHeadersIntoResponses())
     .get('/health', () => ({ health: 'GOOD' }), {
-      response: { 200: t.Object({ health: t.String({ description: 'GOOD while the process serves requests' }) }, { description: 'Liveness' }) },
-      detail: { operationId: 'getHealth', summary: 'Is the process alive', tags: ['Operational'] },
-    })
-    .get('/ready', async () => {
-      if (!services.events.ready) throw new ServiceStarting('The event log is still loading')
-      const problem = await services.store.recheck()
-      if (problem) throw new StoreFailedError(`Writes cannot be made durable: ${problem}`)
-      return { ready: true, searchIndexReady: services.events.indexReady }
-    }, {
       response: {
         200: t.Object(
-          {
-            ready: t.Boolean({ description: 'true once the store and the event log are loaded, while writes can be made durable' }),
-            searchIndexReady: t.Boolean({ description: 'true once the free-text index covers the log (searches are exact either way)' }),
-          },
-          { description: 'Ready' },
+          { health: t.String({ description: 'GOOD while the process serves requests' }) },
+          { description: 'Liveness' },
         ),
-        ...errors(503),
       },
-      detail: { operationId: 'getReady', summary: 'Is the store loaded', tags: ['Operational'] },
+      detail: { operationId: 'getHealth', summary: 'Is the process alive', tags: ['Operational'] },
     })
+    .get(
+      '/ready',
+      async () => {
+        if (!services.events.ready) throw new ServiceStarting('The event log is still loading')
+        const problem = await services.store.recheck()
+        if (problem) throw new StoreFailedError(`Writes cannot be made durable: ${problem}`)
+        return { ready: true, searchIndexReady: services.events.indexReady }
+      },
+      {
+        response: {
+          200: t.Object(
+            {
+              ready: t.Boolean({
+                description: 'true once the store and the event log are loaded, while writes can be made durable',
+              }),
+              searchIndexReady: t.Boolean({
+                description: 'true once the free-text index covers the log (searches are exact either way)',
+              }),
+            },
+            { description: 'Ready' },
+          ),
+          ...errors(503),
+        },
+        detail: { operationId: 'getReady', summary: 'Is the store loaded', tags: ['Operational'] },
+      },
+    )
     .use(metricsRoute(metrics, config.metricsToken ?? null))
   for (const feature of FEATURES) for (const controller of feature.controllers(services, auth)) app.use(controller)
   // Made once every route is declared, from the routes themselves.
@@ -86,9 +99,7 @@ export function createApp(
   // Behind a reverse proxy everything is under BASE_URI_PATH: one prefix over every route, so routes,
   // the request log's and the metrics' route labels and the unknown-path answers all see the path
   // the client sent. `/` (the prefix itself) is the console.
-  const root = new Elysia({ ...ELYSIA_CONFIG, prefix: basePath })
-    .use(app)
-    .use(consoleUi(basePath))
+  const root = new Elysia({ ...ELYSIA_CONFIG, prefix: basePath }).use(app).use(consoleUi(basePath))
   return root
 }
 

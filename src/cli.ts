@@ -98,8 +98,8 @@ export function parseCommand(args: readonly string[]): Command {
   // After a command, an option is --help or a mistake, never a FILE: `backup --help` must not write
   // a file called --help (a file whose name starts with - is written ./-name).
   if (first !== undefined && !first.startsWith('-')) {
-    if (rest.some((arg) => arg === '-h' || arg === '--help')) return { name: 'help' }
-    const option = rest.find((arg) => arg.startsWith('-'))
+    if (rest.some(arg => arg === '-h' || arg === '--help')) return { name: 'help' }
+    const option = rest.find(arg => arg.startsWith('-'))
     if (option !== undefined) throw new UsageError(`unknown option "${option}" for ${first}`)
   }
   const exactly = (count: number, names: string) => {
@@ -114,7 +114,8 @@ export function parseCommand(args: readonly string[]): Command {
       if (rest.length > 1) throw new UsageError('backup takes at most one argument, the FILE to write')
       return { name: 'backup', file: rest[0] }
     case 'restore':
-      if (rest.length < 1 || rest.length > 2) throw new UsageError('restore takes the FILE to read and, optionally, the DIRECTORY to make')
+      if (rest.length < 1 || rest.length > 2)
+        throw new UsageError('restore takes the FILE to read and, optionally, the DIRECTORY to make')
       return { name: 'restore', file: rest[0], directory: rest[1] }
     case 'reset-password':
       exactly(1, 'one argument, the USER (username or email) whose password is lost')
@@ -145,7 +146,14 @@ function dataDir(env: Record<string, string | undefined>): string {
  */
 export function readyUrl(env: Record<string, string | undefined>): string {
   const config = readConfig(env)
-  const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host === '::' ? '[::1]' : config.host.includes(':') ? `[${config.host}]` : config.host
+  const host =
+    config.host === '0.0.0.0'
+      ? '127.0.0.1'
+      : config.host === '::'
+        ? '[::1]'
+        : config.host.includes(':')
+          ? `[${config.host}]`
+          : config.host
   return `http://${host}:${config.port}${config.basePath}/ready`
 }
 
@@ -172,7 +180,8 @@ export async function runCommand(command: Exclude<Command, { name: 'serve' }>, e
         const problem = shared ? null : storeProblem(from)
         if (problem) throw new Error(problem)
         const file = command.file === undefined ? defaultBackupFile(dataDir(env)) : resolve(command.file)
-        if (shared && existsSync(file)) throw new Error(`${file} already exists; a backup never replaces a file, so give a new file name`)
+        if (shared && existsSync(file))
+          throw new Error(`${file} already exists; a backup never replaces a file, so give a new file name`)
         const header = shared ? await backupDatabase(shared, file) : await backupDataDir(from, file)
         console.log(`Backed up ${from} to ${file}: ${header.lastEventId} events, ${await sizeOf(file)} bytes`)
       })
@@ -181,8 +190,15 @@ export async function runCommand(command: Exclude<Command, { name: 'serve' }>, e
       const file = resolve(command.file)
       return attempt('restore', async () => {
         const shared = database(env)
-        if (shared && command.directory !== undefined) throw new Error('DATABASE_URL (or DATABASE_HOST) is set: the restore goes into that database, so give no DIRECTORY')
-        const into = shared ? databaseName(shared) : command.directory === undefined ? dataDir(env) : resolve(command.directory)
+        if (shared && command.directory !== undefined)
+          throw new Error(
+            'DATABASE_URL (or DATABASE_HOST) is set: the restore goes into that database, so give no DIRECTORY',
+          )
+        const into = shared
+          ? databaseName(shared)
+          : command.directory === undefined
+            ? dataDir(env)
+            : resolve(command.directory)
         const header = shared ? await restoreDatabase(file, shared) : await restoreBackup(file, into)
         console.log(`Restored ${file} (taken ${header.createdAt}, ${header.lastEventId} events) into ${into}`)
         // Moved in from files: the data directory left behind must not be served again by mistake.
@@ -192,7 +208,9 @@ export async function runCommand(command: Exclude<Command, { name: 'serve' }>, e
     }
     case 'reset-password':
       return attempt('reset the password', async () => {
-        const { user, password } = await withStore(env, 'reset-password', (store) => new UsersService(store).resetPassword(command.user))
+        const { user, password } = await withStore(env, 'reset-password', store =>
+          new UsersService(store).resetPassword(command.user),
+        )
         console.log(
           `New password for "${displayName(user)}" (user ${user.id}), shown only this once (only an argon2id hash is stored):\n\n  ${password}\n\n` +
             'Every session of the user has ended. Sign in with it in the console, then choose your own (Change password).',
@@ -204,7 +222,8 @@ export async function runCommand(command: Exclude<Command, { name: 'serve' }>, e
         const response = await fetch(url, { signal: AbortSignal.timeout(5000) }).catch((error: Error) => {
           throw new Error(`${url} did not answer: ${error.message}`)
         })
-        if (response.status !== 200) throw new Error(`${url} answered ${response.status}: ${(await response.text()).slice(0, 200)}`)
+        if (response.status !== 200)
+          throw new Error(`${url} answered ${response.status}: ${(await response.text()).slice(0, 200)}`)
         console.log(`${url}: ready`)
       })
   }
@@ -215,7 +234,11 @@ export async function runCommand(command: Exclude<Command, { name: 'serve' }>, e
  * DATABASE_URL (instances may run; they hear of the commit as of any other), else in DATA_DIR,
  * locked as the service locks it, so only while no service runs there.
  */
-async function withStore<T>(env: Record<string, string | undefined>, command: string, use: (store: Store) => Promise<T>): Promise<T> {
+async function withStore<T>(
+  env: Record<string, string | undefined>,
+  command: string,
+  use: (store: Store) => Promise<T>,
+): Promise<T> {
   const shared = database(env)
   if (shared) {
     const store = await openDatabaseStore(shared, { attempts: 1, max: 1 })
@@ -232,7 +255,8 @@ async function withStore<T>(env: Record<string, string | undefined>, command: st
   try {
     lock = DataDirLock.acquire(dir)
   } catch (error) {
-    if (error instanceof DataDirLockError && error.busy) throw new Error(`${error.message}: stop the service, then run ${command} again`)
+    if (error instanceof DataDirLockError && error.busy)
+      throw new Error(`${error.message}: stop the service, then run ${command} again`)
     throw error
   }
   try {
@@ -250,7 +274,8 @@ async function withStore<T>(env: Record<string, string | undefined>, command: st
 /** An error as one line for a person: a system error by its meaning and file, not Node's "ENOENT: …, open '…'". */
 function inWords(error: unknown): string {
   const errno = error as NodeJS.ErrnoException
-  if (errno && typeof errno.code === 'string' && /^E[A-Z]+$/.test(errno.code)) return `${errno.path ? `${errno.path}: ` : ''}${describeIoError(errno)}`
+  if (errno && typeof errno.code === 'string' && /^E[A-Z]+$/.test(errno.code))
+    return `${errno.path ? `${errno.path}: ` : ''}${describeIoError(errno)}`
   return error instanceof ConfigError || error instanceof Error ? error.message : String(error)
 }
 

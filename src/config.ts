@@ -90,7 +90,13 @@ export class ConfigError extends Error {
   override name = 'ConfigError'
 }
 
-function integer(env: Record<string, string | undefined>, key: string, fallback: number, min: number, max: number): number {
+function integer(
+  env: Record<string, string | undefined>,
+  key: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
   const raw = env[key]
   if (raw === undefined || raw === '') return fallback
   const value = Number(raw)
@@ -114,8 +120,8 @@ export const ADMIN_SECRET_PATTERN = /^\*:\*\.[A-Za-z0-9_-]{16,128}$/
 export function readConfig(env: Record<string, string | undefined>, cwd = process.cwd()): Config {
   const initAdminTokens = (env.INIT_ADMIN_API_TOKENS ?? '')
     .split(',')
-    .map((secret) => secret.trim())
-    .filter((secret) => secret !== '')
+    .map(secret => secret.trim())
+    .filter(secret => secret !== '')
   for (const secret of initAdminTokens) {
     if (!ADMIN_SECRET_PATTERN.test(secret)) {
       throw new ConfigError(
@@ -152,7 +158,13 @@ export function readConfig(env: Record<string, string | undefined>, cwd = proces
   }
 }
 
-const DATABASE_PARTS = ['DATABASE_HOST', 'DATABASE_PORT', 'DATABASE_NAME', 'DATABASE_USERNAME', 'DATABASE_PASSWORD'] as const
+const DATABASE_PARTS = [
+  'DATABASE_HOST',
+  'DATABASE_PORT',
+  'DATABASE_NAME',
+  'DATABASE_USERNAME',
+  'DATABASE_PASSWORD',
+] as const
 /** `DATABASE_TIMEOUT_MS` unless set. */
 export const DATABASE_TIMEOUT_MS = 5000
 
@@ -167,42 +179,72 @@ export function database(env: Record<string, string | undefined>): DatabaseConfi
   const set = (key: string) => (env[key] ?? '').trim() !== ''
   const url = env.DATABASE_URL?.trim() ?? ''
   const schemaRaw = env.DATABASE_SCHEMA?.trim() || 'public'
-  if (!SCHEMA_NAME.test(schemaRaw)) throw new ConfigError(`DATABASE_SCHEMA must be a plain name (letters, digits and _, not starting with a digit, at most 63), got "${env.DATABASE_SCHEMA}"`)
+  if (!SCHEMA_NAME.test(schemaRaw))
+    throw new ConfigError(
+      `DATABASE_SCHEMA must be a plain name (letters, digits and _, not starting with a digit, at most 63), got "${env.DATABASE_SCHEMA}"`,
+    )
   const ssl = databaseSsl(env.DATABASE_SSL)
   // Below the server's 10 s request timeout, so that a write always gets its 503.
   const timeoutMs = integer(env, 'DATABASE_TIMEOUT_MS', DATABASE_TIMEOUT_MS, 100, 8000)
   if (url !== '') {
     const extra = DATABASE_PARTS.filter(set)
-    if (extra.length > 0) throw new ConfigError(`DATABASE_URL and ${extra.join(', ')} are both set; give the connection as DATABASE_URL or as its parts, not both`)
+    if (extra.length > 0)
+      throw new ConfigError(
+        `DATABASE_URL and ${extra.join(', ')} are both set; give the connection as DATABASE_URL or as its parts, not both`,
+      )
     let parsed: URL
     try {
       parsed = new URL(url)
     } catch {
-      throw new ConfigError('DATABASE_URL must be a URL such as postgres://user:password@host:5432/database, got something that is not a URL')
+      throw new ConfigError(
+        'DATABASE_URL must be a URL such as postgres://user:password@host:5432/database, got something that is not a URL',
+      )
     }
     if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
       throw new ConfigError(`DATABASE_URL must start with postgres:// or postgresql://, got "${parsed.protocol}//…"`)
     }
-    if (parsed.hostname === '') throw new ConfigError('DATABASE_URL names no host (postgres://user:password@host:5432/database)')
+    if (parsed.hostname === '')
+      throw new ConfigError('DATABASE_URL names no host (postgres://user:password@host:5432/database)')
     const name = decodeURIComponent(parsed.pathname.replace(/^\//, ''))
-    if (name === '' || name.includes('/')) throw new ConfigError('DATABASE_URL names no database: end it with /<database name>')
+    if (name === '' || name.includes('/'))
+      throw new ConfigError('DATABASE_URL names no database: end it with /<database name>')
     const mode = parsed.searchParams.get('sslmode')
-    const all = Object.fromEntries(['host', 'port', 'database', 'username', 'password'].map((part) => [part, 'DATABASE_URL']))
+    const all = Object.fromEntries(
+      ['host', 'port', 'database', 'username', 'password'].map(part => [part, 'DATABASE_URL']),
+    )
     return {
       host: parsed.hostname.replace(/^\[(.*)\]$/, '$1'),
       port: parsed.port === '' ? 5432 : Number(parsed.port),
       database: name,
       username: decodeURIComponent(parsed.username) || 'postgres',
       password: decodeURIComponent(parsed.password),
-      ssl: env.DATABASE_SSL !== undefined && env.DATABASE_SSL.trim() !== '' ? ssl : mode ? databaseSsl(mode, 'DATABASE_URL sslmode') : false,
+      ssl:
+        env.DATABASE_SSL !== undefined && env.DATABASE_SSL.trim() !== ''
+          ? ssl
+          : mode
+            ? databaseSsl(mode, 'DATABASE_URL sslmode')
+            : false,
       schema: schemaRaw,
       timeoutMs,
-      settingOf: { ...all, ssl: set('DATABASE_SSL') ? 'DATABASE_SSL' : 'DATABASE_URL', schema: 'DATABASE_SCHEMA' } as DatabaseConfig['settingOf'],
+      settingOf: {
+        ...all,
+        ssl: set('DATABASE_SSL') ? 'DATABASE_SSL' : 'DATABASE_URL',
+        schema: 'DATABASE_SCHEMA',
+      } as DatabaseConfig['settingOf'],
     }
   }
   if (!set('DATABASE_HOST')) {
-    const stray = [...DATABASE_PARTS, 'DATABASE_SSL', 'DATABASE_SCHEMA', 'DATABASE_TIMEOUT_MS', 'SEARCH_CACHE_DIR'].filter(set)
-    if (stray.length > 0) throw new ConfigError(`${stray.join(', ')} ${stray.length > 1 ? 'are' : 'is'} set but neither DATABASE_URL nor DATABASE_HOST: set one of them to store in PostgreSQL, or unset ${stray.length > 1 ? 'them' : 'it'} to store in DATA_DIR`)
+    const stray = [
+      ...DATABASE_PARTS,
+      'DATABASE_SSL',
+      'DATABASE_SCHEMA',
+      'DATABASE_TIMEOUT_MS',
+      'SEARCH_CACHE_DIR',
+    ].filter(set)
+    if (stray.length > 0)
+      throw new ConfigError(
+        `${stray.join(', ')} ${stray.length > 1 ? 'are' : 'is'} set but neither DATABASE_URL nor DATABASE_HOST: set one of them to store in PostgreSQL, or unset ${stray.length > 1 ? 'them' : 'it'} to store in DATA_DIR`,
+      )
     return null
   }
   return {
@@ -240,14 +282,19 @@ const METRICS_TOKEN = /^[\x21-\x7e]{16,256}$/
 function metricsToken(raw: string | undefined): string | null {
   const token = raw?.trim() ?? ''
   if (token === '') return null
-  if (!METRICS_TOKEN.test(token)) throw new ConfigError('METRICS_TOKEN must be 16 to 256 printable ASCII characters without spaces (e.g. openssl rand -hex 32)')
+  if (!METRICS_TOKEN.test(token))
+    throw new ConfigError(
+      'METRICS_TOKEN must be 16 to 256 printable ASCII characters without spaces (e.g. openssl rand -hex 32)',
+    )
   return token
 }
 
 function defaultAdminUsername(raw: string | undefined): string {
   const name = raw?.trim() || 'admin'
   if (name.length > 100 || /\s/.test(name) || /^-?\d+$/.test(name)) {
-    throw new ConfigError(`UNLEASH_DEFAULT_ADMIN_USERNAME must be 1 to 100 characters without spaces and not a number, got "${raw}"`)
+    throw new ConfigError(
+      `UNLEASH_DEFAULT_ADMIN_USERNAME must be 1 to 100 characters without spaces and not a number, got "${raw}"`,
+    )
   }
   return name
 }
@@ -263,11 +310,16 @@ function defaultAdminPassword(raw: string | undefined): string | undefined {
 const ORIGIN = /^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$|^https?:\/\/\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/
 
 function corsOrigins(raw: string | undefined): string[] {
-  const origins = (raw ?? '').split(',').map((origin) => origin.trim()).filter((origin) => origin !== '')
+  const origins = (raw ?? '')
+    .split(',')
+    .map(origin => origin.trim())
+    .filter(origin => origin !== '')
   if (origins.length === 0) return ['*']
   for (const origin of origins) {
     if (origin !== '*' && !ORIGIN.test(origin)) {
-      throw new ConfigError(`FRONTEND_CORS_ORIGINS must be * or a comma-separated list of origins such as https://shop.example.com (scheme, host, optional port; no path), got "${origin}"`)
+      throw new ConfigError(
+        `FRONTEND_CORS_ORIGINS must be * or a comma-separated list of origins such as https://shop.example.com (scheme, host, optional port; no path), got "${origin}"`,
+      )
     }
   }
   return origins
@@ -284,14 +336,17 @@ function basePath(raw: string | undefined): string {
   const trimmed = raw?.trim() ?? ''
   if (trimmed === '' || trimmed === '/') return ''
   const normalised = ('/' + trimmed.replace(/^\//, '')).replace(/\/$/, '')
-  if (!BASE_PATH.test(normalised) || normalised.split('/').some((segment) => segment === '.' || segment === '..')) {
-    throw new ConfigError(`BASE_URI_PATH must be a path such as /flags (letters, digits, . _ ~ - between slashes), got "${raw}"`)
+  if (!BASE_PATH.test(normalised) || normalised.split('/').some(segment => segment === '.' || segment === '..')) {
+    throw new ConfigError(
+      `BASE_URI_PATH must be a path such as /flags (letters, digits, . _ ~ - between slashes), got "${raw}"`,
+    )
   }
   return normalised
 }
 
 function logLevel(raw: string | undefined): LogLevel {
   const level = (raw?.trim().toLowerCase() || 'info') as LogLevel
-  if (!LOG_LEVELS.includes(level)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`)
+  if (!LOG_LEVELS.includes(level))
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`)
   return level
 }

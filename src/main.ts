@@ -64,9 +64,12 @@ function makeDataDir(dataDir: string): void {
 function listenProblem(config: Config, error: unknown): string {
   const code = (error as NodeJS.ErrnoException | null)?.code
   const where = `HOST ${config.host} and PORT ${config.port}`
-  if (code === 'EADDRINUSE') return `PORT ${config.port} is already in use on HOST ${config.host}: another process listens there (EADDRINUSE)`
-  if (code === 'EADDRNOTAVAIL') return `HOST ${config.host} is not an address of this machine (EADDRNOTAVAIL); give one of its addresses, or 0.0.0.0 for all`
-  if (code === 'EACCES') return `PORT ${config.port} on HOST ${config.host} needs privileges this process does not have (EACCES); use a port above 1023`
+  if (code === 'EADDRINUSE')
+    return `PORT ${config.port} is already in use on HOST ${config.host}: another process listens there (EADDRINUSE)`
+  if (code === 'EADDRNOTAVAIL')
+    return `HOST ${config.host} is not an address of this machine (EADDRNOTAVAIL); give one of its addresses, or 0.0.0.0 for all`
+  if (code === 'EACCES')
+    return `PORT ${config.port} on HOST ${config.host} needs privileges this process does not have (EACCES); use a port above 1023`
   return `cannot listen on ${where}: ${describeIoError(error)}`
 }
 
@@ -120,8 +123,8 @@ async function serve() {
       hostname: config.host,
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       // Every path passes through Bun's router, which sees the segments as sent (http/routing.ts).
-      routes: rawPathRoutes((request) => handle(request)),
-      fetch: (request) => handle(request),
+      routes: rawPathRoutes(request => handle(request)),
+      fetch: request => handle(request),
     })
   } catch (error) {
     fail(listenProblem(config, error))
@@ -164,14 +167,18 @@ async function serve() {
   }
   const log = new Logger(config.logLevel)
   for (const { projectId, pattern, problem } of services.patterns.unusable()) {
-    log.warn('naming pattern cannot be used; names checked against it are refused until it is saved again', { project: projectId, pattern, problem })
+    log.warn('naming pattern cannot be used; names checked against it are refused until it is saved again', {
+      project: projectId,
+      pattern,
+      problem,
+    })
   }
-  services.streaming.holdOpen = (request) => server.timeout(request, 0)
+  services.streaming.holdOpen = request => server.timeout(request, 0)
   // A search that waits for a database's log to be copied, or reads the log while segments are
   // rebuilt: minutes at worst, not forever.
-  services.events.holdOpen = (request) => server.timeout(request, SEARCH_WAIT_SECONDS)
-  const app = createApp(services, config, log, { socketAddress: (request) => server.requestIP(request)?.address })
-  handle = (request) => app.handle(request)
+  services.events.holdOpen = request => server.timeout(request, SEARCH_WAIT_SECONDS)
+  const app = createApp(services, config, log, { socketAddress: request => server.requestIP(request)?.address })
+  handle = request => app.handle(request)
   log.info('listening', {
     url: `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${server.port}${config.basePath}`,
     swagger: `http://localhost:${server.port}${config.basePath}/swagger`,
@@ -180,17 +187,31 @@ async function serve() {
 
   // The event log loads after the server listens: /ready answers 503 until then.
   const loadStarted = performance.now()
-  services.events.onNotice = (message) => log.warn('event search', { message })
+  services.events.onNotice = message => log.warn('event search', { message })
   services.events.onRebuilt = ({ events, segments, ms }) =>
-    log.info('search segments rebuilt', { events, segments, ms, eventsPerSecond: Math.round((events / Math.max(ms, 1)) * 1000) })
+    log.info('search segments rebuilt', {
+      events,
+      segments,
+      ms,
+      eventsPerSecond: Math.round((events / Math.max(ms, 1)) * 1000),
+    })
   // The collector counts the mapped segment files in its heap size (as ArrayBuffers' bytes): told
   // apart, or a data directory's 1.2 GB of segments reads as a 1.4 GB heap (measured at 10M events).
   services.events.onIndexBuilt = ({ buildMs, heapBytes, segmentBytes }) =>
-    log.info('search index built', { buildMs, workerHeapMiB: Math.round((heapBytes - segmentBytes) / 1048576), segmentsMappedMiB: Math.round(segmentBytes / 1048576) })
+    log.info('search index built', {
+      buildMs,
+      workerHeapMiB: Math.round((heapBytes - segmentBytes) / 1048576),
+      segmentsMappedMiB: Math.round(segmentBytes / 1048576),
+    })
   services.events.load().then(
     // On PostgreSQL, how many events came from the local copy and how many from the database.
-    () => log.info('ready', { events: store.lastEventId, loadMs: Math.round(performance.now() - loadStarted), ...services.events.copyReport }),
-    (error) => {
+    () =>
+      log.info('ready', {
+        events: store.lastEventId,
+        loadMs: Math.round(performance.now() - loadStarted),
+        ...services.events.copyReport,
+      }),
+    error => {
       if (error instanceof StoreLoadError) failOnStoreLoad(error)
       console.error(error)
       process.exit(1)
@@ -209,14 +230,21 @@ async function serve() {
       await server.stop()
       // Every acknowledged write is durable in the journal whether or not the checkpoint can be written.
       const problem = await store.close()
-      if (problem) console.error(`Stopped without a new checkpoint (${problem}); state.journal.jsonl holds every acknowledged write.`)
+      if (problem)
+        console.error(
+          `Stopped without a new checkpoint (${problem}); state.journal.jsonl holds every acknowledged write.`,
+        )
     } catch (error) {
       console.error(`Stopped with an error: ${error instanceof Error ? error.message : String(error)}`)
       process.exitCode = 1
     }
     stopWorkers(services)
     // Last, once the server, the streams, the store and the workers are closed.
-    log.info('stopped', { signal, exitCode: process.exitCode ?? 0, durationMs: Math.round(performance.now() - started) })
+    log.info('stopped', {
+      signal,
+      exitCode: process.exitCode ?? 0,
+      durationMs: Math.round(performance.now() - started),
+    })
     process.exit()
   }
   process.on('SIGTERM', () => void stop('SIGTERM'))

@@ -2,7 +2,20 @@
 import { join } from 'node:path'
 import { Memory } from 'lowdb'
 import { JsonLinesEventLog, MemoryEventLog } from './storage/event-log'
-import { AtomicJsonFile, BACKUPS_DIR, EVENTS_FILE, JOURNAL_FILE, PROBE_FILE, probeDataDir, realFileSystem, secureDataDir, STATE_FILE, StoreLoadError, type FileSystem, type SecuredReport } from './storage/files'
+import {
+  AtomicJsonFile,
+  BACKUPS_DIR,
+  EVENTS_FILE,
+  JOURNAL_FILE,
+  PROBE_FILE,
+  probeDataDir,
+  realFileSystem,
+  secureDataDir,
+  STATE_FILE,
+  StoreLoadError,
+  type FileSystem,
+  type SecuredReport,
+} from './storage/files'
 import { LOCK_FILE } from './storage/lock'
 import { KEY_FILE, newKey, readKey, writeKey } from './storage/secret-key'
 import { JsonLinesJournal, MemoryJournal } from './storage/state-journal'
@@ -43,7 +56,12 @@ import { StrategiesService } from './features/flags/strategies.service'
 import { variantsController } from './features/flags/variants.controller'
 import { VariantsService } from './features/flags/variants.service'
 import { metricsController } from './features/metrics/metrics.controller'
-import { applicationsCollection, instancesCollection, lastSeenCollection, usageCollection } from './features/metrics/metrics.records'
+import {
+  applicationsCollection,
+  instancesCollection,
+  lastSeenCollection,
+  usageCollection,
+} from './features/metrics/metrics.records'
 import { MetricsService } from './features/metrics/metrics.service'
 import { NamingPatterns } from './features/projects/naming-pattern'
 import { projectsController } from './features/projects/projects.controller'
@@ -78,7 +96,16 @@ import { SecretHasher } from './features/tokens/secret-hash'
 export { EVENTS_FILE, JOURNAL_FILE, KEY_FILE, STATE_FILE }
 
 /** Every file the service writes in a data directory (the checkpoint's and the key's temp files too). */
-export const DATA_FILES = [STATE_FILE, `.${STATE_FILE}.tmp`, JOURNAL_FILE, EVENTS_FILE, KEY_FILE, `.${KEY_FILE}.tmp`, LOCK_FILE, PROBE_FILE]
+export const DATA_FILES = [
+  STATE_FILE,
+  `.${STATE_FILE}.tmp`,
+  JOURNAL_FILE,
+  EVENTS_FILE,
+  KEY_FILE,
+  `.${KEY_FILE}.tmp`,
+  LOCK_FILE,
+  PROBE_FILE,
+]
 /**
  * Directories of files the service writes in a data directory: the event log's search segments (a
  * cache, never in backups), and the backups `flagstore backup` writes without a FILE.
@@ -97,7 +124,10 @@ export interface Feature {
  * entry here, and its service, if it has one, to `createServices` below.
  */
 export const FEATURES: readonly Feature[] = [
-  { collections: [projectsCollection], controllers: (s, auth) => [projectsController(s.projects, s.environments, auth)] },
+  {
+    collections: [projectsCollection],
+    controllers: (s, auth) => [projectsController(s.projects, s.environments, auth)],
+  },
   { collections: [environmentsCollection], controllers: (s, auth) => [environmentsController(s.environments, auth)] },
   {
     collections: [flagsCollection],
@@ -111,9 +141,15 @@ export const FEATURES: readonly Feature[] = [
   },
   { controllers: (s, auth) => [eventsController(s.events, auth)] },
   { collections: [tokensCollection], controllers: (s, auth) => [tokensController(s.tokens, auth)] },
-  { collections: [segmentsCollection, segmentSequenceCollection], controllers: (s, auth) => [segmentsController(s.segments, auth)] },
+  {
+    collections: [segmentsCollection, segmentSequenceCollection],
+    controllers: (s, auth) => [segmentsController(s.segments, auth)],
+  },
   { controllers: (s, auth) => [clientController(s.client, auth), streamingController(s.streaming, auth)] },
-  { collections: [strategyTypesCollection], controllers: (s, auth) => [strategyTypesController(s.strategyTypes, auth)] },
+  {
+    collections: [strategyTypesCollection],
+    controllers: (s, auth) => [strategyTypesController(s.strategyTypes, auth)],
+  },
   { collections: [tagTypesCollection], controllers: (s, auth) => [tagTypesController(s.tagTypes, auth)] },
   { collections: [flagTypesCollection], controllers: (s, auth) => [flagTypesController(s.flagTypes, auth)] },
   { collections: [contextFieldsCollection], controllers: (s, auth) => [contextController(s.context, auth)] },
@@ -131,7 +167,7 @@ export const FEATURES: readonly Feature[] = [
 ]
 
 /** The collections of the state document, from the features that own them. */
-export const COLLECTIONS: readonly CollectionDefinition[] = FEATURES.flatMap((feature) => feature.collections ?? [])
+export const COLLECTIONS: readonly CollectionDefinition[] = FEATURES.flatMap(feature => feature.collections ?? [])
 
 export interface StoreOptions {
   sync: boolean
@@ -144,15 +180,22 @@ export interface StoreOptions {
 }
 
 function warnSecured({ narrowed, refused }: SecuredReport) {
-  const warn = (msg: string, fields: Record<string, unknown>) => console.error(JSON.stringify({ time: new Date().toISOString(), level: 'warn', msg, ...fields }))
+  const warn = (msg: string, fields: Record<string, unknown>) =>
+    console.error(JSON.stringify({ time: new Date().toISOString(), level: 'warn', msg, ...fields }))
   if (narrowed.length > 0) warn('data directory was readable by others; permissions narrowed', { changes: narrowed })
-  if (refused.length > 0) warn('data directory is readable by others and this process cannot change that; make it 0700 and its files 0600', { paths: refused })
+  if (refused.length > 0)
+    warn('data directory is readable by others and this process cannot change that; make it 0700 and its files 0600', {
+      paths: refused,
+    })
 }
 
 /** Opens the store on `dataDir`, or in memory when `dataDir` is null (tests, throwaway runs). */
 export async function openStore(dataDir: string | null, options: StoreOptions = { sync: true }): Promise<Store> {
   if (dataDir === null) {
-    return Store.open({ checkpoint: new Memory<StateDoc>(), journal: new MemoryJournal(), events: new MemoryEventLog() }, { collections: COLLECTIONS })
+    return Store.open(
+      { checkpoint: new Memory<StateDoc>(), journal: new MemoryJournal(), events: new MemoryEventLog() },
+      { collections: COLLECTIONS },
+    )
   }
   const checkpointPath = join(dataDir, STATE_FILE)
   const fs = options.fs ?? realFileSystem
@@ -164,15 +207,18 @@ export async function openStore(dataDir: string | null, options: StoreOptions = 
       events: new JsonLinesEventLog(join(dataDir, EVENTS_FILE), options.sync, fs),
       checkpointName: checkpointPath,
       dataDir,
-      probe: (bytes) => probeDataDir(dataDir, fs, bytes),
+      probe: bytes => probeDataDir(dataDir, fs, bytes),
       secretKey: key ?? newKey(),
     },
     { collections: COLLECTIONS, checkpointAfterBytes: options.checkpointAfterBytes },
   )
   if (key === null) {
     // A new key would make every keyed hash unmatchable: a lost key file is a damaged directory.
-    if (Object.values(store.state.tokens).some((token) => !SecretHasher.isLegacy(token.secretHash))) {
-      throw new StoreLoadError(join(dataDir, KEY_FILE), 'is missing, but tokens are stored under it; restore it (a backup holds it) or move the directory away')
+    if (Object.values(store.state.tokens).some(token => !SecretHasher.isLegacy(token.secretHash))) {
+      throw new StoreLoadError(
+        join(dataDir, KEY_FILE),
+        'is missing, but tokens are stored under it; restore it (a backup holds it) or move the directory away',
+      )
     }
     writeKey(dataDir, store.secretKey)
   }
@@ -190,9 +236,20 @@ export async function openStore(dataDir: string | null, options: StoreOptions = 
  */
 export async function openDatabaseStore(
   database: DatabaseConfig,
-  options: { checkpointAfterBytes?: number; log?: (line: Record<string, unknown>) => void; max?: number; idleTimeout?: number; attempts?: number } = {},
+  options: {
+    checkpointAfterBytes?: number
+    log?: (line: Record<string, unknown>) => void
+    max?: number
+    idleTimeout?: number
+    attempts?: number
+  } = {},
 ): Promise<Store> {
-  const sql = await connectAtStart(database, { log: options.log, max: options.max, idleTimeout: options.idleTimeout, attempts: options.attempts })
+  const sql = await connectAtStart(database, {
+    log: options.log,
+    max: options.max,
+    idleTimeout: options.idleTimeout,
+    attempts: options.attempts,
+  })
   try {
     await migrate(sql, database)
     const log = new PostgresLog(sql, database)
@@ -259,7 +316,12 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     variants: new VariantsService(store),
     relations,
     exportImport: new ExportImportService(store, { flags, strategies, relations }),
-    events: new EventsService(store, { segmentEvents: options.segmentEvents, cacheDir: options.searchCacheDir, check: options.segmentCheck, ...options.search }),
+    events: new EventsService(store, {
+      segmentEvents: options.segmentEvents,
+      cacheDir: options.searchCacheDir,
+      check: options.segmentCheck,
+      ...options.search,
+    }),
     client: new ClientFeaturesService(store),
     changes,
     streaming: new StreamingService(store, changes, options.streaming ?? DEFAULT_STREAMING),
@@ -291,7 +353,7 @@ export async function initialise(services: Services, initAdminTokens: readonly s
   const { store } = services
   if (store.state.lastEventId === 0 && Object.keys(store.state.projects).length === 0) {
     // One commit, so that a crash leaves either all of it or nothing (and the next start seeds again).
-    await store.transact(SYSTEM_ACTOR, (tx) => {
+    await store.transact(SYSTEM_ACTOR, tx => {
       // Checked again where it counts: another instance on the same database may have seeded it meanwhile.
       if (store.state.lastEventId > 0 || tx.values('projects').length > 0) return
       createEnvironment(tx, { name: 'development', type: 'development', sortOrder: 100 })

@@ -31,17 +31,18 @@ const byPath = new Set(files)
 function importsOf(file: string): string[] {
   const text = readFileSync(file, 'utf8')
   const targets: string[] = []
-  const pattern = /(?:^|\n)\s*(?:import|export)\b[^'"]*?\bfrom\s*['"](\.[^'"]+)['"]|(?:import|require)\(\s*['"](\.[^'"]+)['"]\s*\)|new URL\(\s*['"](\.[^'"]+)['"]/g
+  const pattern =
+    /(?:^|\n)\s*(?:import|export)\b[^'"]*?\bfrom\s*['"](\.[^'"]+)['"]|(?:import|require)\(\s*['"](\.[^'"]+)['"]\s*\)|new URL\(\s*['"](\.[^'"]+)['"]/g
   for (const match of text.matchAll(pattern)) {
     const specifier = match[1] ?? match[2] ?? match[3]
     const base = resolve(dirname(file), specifier)
-    const found = [base, `${base}.ts`, join(base, 'index.ts')].find((candidate) => byPath.has(candidate))
+    const found = [base, `${base}.ts`, join(base, 'index.ts')].find(candidate => byPath.has(candidate))
     if (found) targets.push(found)
   }
   return targets
 }
 
-const graph = new Map(files.map((file) => [file, importsOf(file)]))
+const graph = new Map(files.map(file => [file, importsOf(file)]))
 const rel = (file: string) => relative(SRC, file)
 
 /** The folder a file belongs to, for the folder rule (see the top of this file). */
@@ -86,7 +87,7 @@ describe('the import graph of src/', () => {
 
   test('no file imports itself through other files', () => {
     const edges = new Map([...graph].map(([file, targets]) => [rel(file), new Set(targets.map(rel))]))
-    expect(cycles(edges).map((cycle) => cycle.join(' → '))).toEqual([])
+    expect(cycles(edges).map(cycle => cycle.join(' → '))).toEqual([])
   })
 
   test('no folder imports a folder that imports it back', () => {
@@ -103,8 +104,11 @@ describe('the import graph of src/', () => {
         why.set(`${from} ${to}`, `${rel(file)} → ${rel(target)}`)
       }
     }
-    const described = cycles(edges).map((cycle) =>
-      cycle.slice(1).map((to, i) => why.get(`${cycle[i]} ${to}`)).join('; '),
+    const described = cycles(edges).map(cycle =>
+      cycle
+        .slice(1)
+        .map((to, i) => why.get(`${cycle[i]} ${to}`))
+        .join('; '),
     )
     expect(described).toEqual([])
   })
@@ -116,30 +120,48 @@ describe('the import graph of src/', () => {
       for (const target of targets) {
         const to = folderOf(target) ?? ''
         const feature = to === 'features' || to.startsWith('features/')
-        if ((from === 'storage' && (feature || to === 'http')) || (from === 'http' && feature)) wrong.push(`${rel(file)} → ${rel(target)}`)
+        if ((from === 'storage' && (feature || to === 'http')) || (from === 'http' && feature))
+          wrong.push(`${rel(file)} → ${rel(target)}`)
       }
     }
     expect(wrong).toEqual([])
   })
 
   test('storage knows collections only as the definitions the features hand it', () => {
-    expect(COLLECTIONS.map((definition) => definition.name)).toEqual(['projects', 'environments', 'flags', 'tokens', 'segments', 'segmentSequence', 'strategyTypes', 'tagTypes', 'flagTypes', 'contextFields', 'flagUsage', 'flagLastSeen', 'clientApplications', 'clientInstances', 'users', 'sessions'])
+    expect(COLLECTIONS.map(definition => definition.name)).toEqual([
+      'projects',
+      'environments',
+      'flags',
+      'tokens',
+      'segments',
+      'segmentSequence',
+      'strategyTypes',
+      'tagTypes',
+      'flagTypes',
+      'contextFields',
+      'flagUsage',
+      'flagLastSeen',
+      'clientApplications',
+      'clientInstances',
+      'users',
+      'sessions',
+    ])
     const named: string[] = []
-    for (const file of files.filter((file) => folderOf(file) === 'storage')) {
+    for (const file of files.filter(file => folderOf(file) === 'storage')) {
       const text = readFileSync(file, 'utf8')
-      for (const { name } of COLLECTIONS) if (new RegExp(`['"\`]${name}['"\`]`).test(text)) named.push(`${rel(file)}: ${name}`)
+      for (const { name } of COLLECTIONS)
+        if (new RegExp(`['"\`]${name}['"\`]`).test(text)) named.push(`${rel(file)}: ${name}`)
     }
     expect(named).toEqual([])
   })
-
 })
 
 test(`no source file in src/, console/ or bench/ is over ${MAX_LINES} lines`, () => {
   const ROOT = resolve(SRC, '..')
-  const all = ['src', 'console', 'bench'].flatMap((dir) => sourceFiles(join(ROOT, dir)))
+  const all = ['src', 'console', 'bench'].flatMap(dir => sourceFiles(join(ROOT, dir)))
   expect(all.length).toBeGreaterThan(files.length)
   const long = all
-    .map((file) => ({ file: relative(ROOT, file), lines: readFileSync(file, 'utf8').split('\n').length }))
+    .map(file => ({ file: relative(ROOT, file), lines: readFileSync(file, 'utf8').split('\n').length }))
     .filter(({ lines }) => lines > MAX_LINES)
     .map(({ file, lines }) => `${file}: ${lines}`)
   expect(long).toEqual([])

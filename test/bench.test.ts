@@ -11,15 +11,15 @@ import { SCENARIOS } from '../bench/run'
 const BENCH = resolve(import.meta.dir, '../bench')
 const files = readdirSync(BENCH)
 
-test('bench/ holds at most 15 files (their 400-line bound is test/architecture.test.ts\'s, as for src/)', () => {
+test("bench/ holds at most 15 files (their 400-line bound is test/architecture.test.ts's, as for src/)", () => {
   expect(files.length).toBeLessThanOrEqual(15)
 })
 
 test('no bench module imports one that imports it back', () => {
   const importsOf = (name: string) =>
     [...readFileSync(join(BENCH, name), 'utf8').matchAll(/from '\.\/([\w-]+)'|new URL\('\.\/([\w-]+)\.ts'/g)]
-      .map((match) => `${match[1] ?? match[2]}.ts`)
-      .filter((target) => target !== name)
+      .map(match => `${match[1] ?? match[2]}.ts`)
+      .filter(target => target !== name)
   const cycles: string[] = []
   const visit = (name: string, path: string[]) => {
     if (path.includes(name)) {
@@ -28,7 +28,7 @@ test('no bench module imports one that imports it back', () => {
     }
     for (const target of importsOf(name)) visit(target, [...path, name])
   }
-  for (const name of files.filter((file) => file.endsWith('.ts'))) visit(name, [])
+  for (const name of files.filter(file => file.endsWith('.ts'))) visit(name, [])
   expect(cycles).toEqual([])
 })
 
@@ -43,6 +43,6 @@ test('every scenario of bench/run.ts is a function its module exports, and --hel
 
   const help = Bun.spawnSync([process.execPath, join(BENCH, 'run.ts'), '--help'])
   expect(help.exitCode).toBe(0)
-  const listed = [...help.stdout.toString().matchAll(/^ {2}([\w-]+) /gm)].map((match) => match[1])
+  const listed = [...help.stdout.toString().matchAll(/^ {2}([\w-]+) /gm)].map(match => match[1])
   expect(listed).toEqual(Object.keys(SCENARIOS))
 })

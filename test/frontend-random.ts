@@ -12,35 +12,117 @@ import type { Random } from './random'
 export const ENVIRONMENT = 'development'
 export const PROJECT = 'default'
 const USERS = Array.from({ length: 30 }, (_, i) => `user-${i}`).concat(['', 'Ünïcode-ø', '42'])
-const ADDRESSES = ['10.1.2.3', '10.200.0.1', '192.168.1.1', '192.168.1.2', '172.16.5.4', '2001:db8::1', '2001:db9::1', '::ffff:10.0.0.1', 'not-an-ip', '']
-const VERSIONS = ['1.2.3', '1.10.0', '1.10.0-beta.1', '1.10.0-beta.11', '2.0.0+build.5', 'v1.3.0', '1.2', '0.9.0', ' 1.4.0 ']
+const ADDRESSES = [
+  '10.1.2.3',
+  '10.200.0.1',
+  '192.168.1.1',
+  '192.168.1.2',
+  '172.16.5.4',
+  '2001:db8::1',
+  '2001:db9::1',
+  '::ffff:10.0.0.1',
+  'not-an-ip',
+  '',
+]
+const VERSIONS = [
+  '1.2.3',
+  '1.10.0',
+  '1.10.0-beta.1',
+  '1.10.0-beta.11',
+  '2.0.0+build.5',
+  'v1.3.0',
+  '1.2',
+  '0.9.0',
+  ' 1.4.0 ',
+]
 const EMAILS = ['a@example.com', 'B@EXAMPLE.COM', 'c@other.org', 'd@example.org', '']
 const TIMES = ['2020-06-01T00:00:00.000Z', '2024-01-01T00:00:00Z', '2030-01-01T12:00:00.000Z', 'garbage']
 
 function constraint(random: Random, segmentIds: number[]) {
   const inverted = random.chance(0.25)
   const kinds = [
-    () => ({ contextName: random.pick(['userId', 'plan', 'appName', 'environment']), operator: random.pick(['IN', 'NOT_IN']), values: random.some(['user-1', 'user-2', 'user-3', 'pro', 'free', 'web', 'default', '42'], 4).concat(['user-0']) }),
-    () => ({ contextName: 'email', operator: random.pick(['STR_STARTS_WITH', 'STR_ENDS_WITH', 'STR_CONTAINS']), values: random.some(['a@', '@example.com', 'EXAMPLE', '.org', 'b'], 3).concat(['x']), caseInsensitive: random.chance(0.5) }),
-    () => ({ contextName: 'age', operator: random.pick(['NUM_EQ', 'NUM_GT', 'NUM_GTE', 'NUM_LT', 'NUM_LTE']), values: [], value: random.pick(['0', '17', '18', '30.5']) }),
-    () => ({ contextName: 'currentTime', operator: random.pick(['DATE_AFTER', 'DATE_BEFORE']), values: [], value: random.pick(['2023-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z']) }),
-    () => ({ contextName: 'version', operator: random.pick(['SEMVER_EQ', 'SEMVER_GT', 'SEMVER_GTE', 'SEMVER_LT', 'SEMVER_LTE']), values: [], value: random.pick(['1.2.3', '1.10.0-beta.2', '1.10.0', '2.0.0']) }),
-    () => ({ contextName: 'email', operator: 'REGEX', values: [], value: random.pick(['^[a-c]@', 'example\\.(com|org)$', 'B@']), caseInsensitive: random.chance(0.5), inverted: false }),
-    () => ({ contextName: 'remoteAddress', operator: 'IN_CIDR', values: random.some(['10.0.0.0/8', '192.168.1.1', '2001:db8::/32', '172.16.0.0/12', '::ffff:10.0.0.0/104'], 3).concat(['127.0.0.1']) }),
+    () => ({
+      contextName: random.pick(['userId', 'plan', 'appName', 'environment']),
+      operator: random.pick(['IN', 'NOT_IN']),
+      values: random.some(['user-1', 'user-2', 'user-3', 'pro', 'free', 'web', 'default', '42'], 4).concat(['user-0']),
+    }),
+    () => ({
+      contextName: 'email',
+      operator: random.pick(['STR_STARTS_WITH', 'STR_ENDS_WITH', 'STR_CONTAINS']),
+      values: random.some(['a@', '@example.com', 'EXAMPLE', '.org', 'b'], 3).concat(['x']),
+      caseInsensitive: random.chance(0.5),
+    }),
+    () => ({
+      contextName: 'age',
+      operator: random.pick(['NUM_EQ', 'NUM_GT', 'NUM_GTE', 'NUM_LT', 'NUM_LTE']),
+      values: [],
+      value: random.pick(['0', '17', '18', '30.5']),
+    }),
+    () => ({
+      contextName: 'currentTime',
+      operator: random.pick(['DATE_AFTER', 'DATE_BEFORE']),
+      values: [],
+      value: random.pick(['2023-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z']),
+    }),
+    () => ({
+      contextName: 'version',
+      operator: random.pick(['SEMVER_EQ', 'SEMVER_GT', 'SEMVER_GTE', 'SEMVER_LT', 'SEMVER_LTE']),
+      values: [],
+      value: random.pick(['1.2.3', '1.10.0-beta.2', '1.10.0', '2.0.0']),
+    }),
+    () => ({
+      contextName: 'email',
+      operator: 'REGEX',
+      values: [],
+      value: random.pick(['^[a-c]@', 'example\\.(com|org)$', 'B@']),
+      caseInsensitive: random.chance(0.5),
+      inverted: false,
+    }),
+    () => ({
+      contextName: 'remoteAddress',
+      operator: 'IN_CIDR',
+      values: random
+        .some(['10.0.0.0/8', '192.168.1.1', '2001:db8::/32', '172.16.0.0/12', '::ffff:10.0.0.0/104'], 3)
+        .concat(['127.0.0.1']),
+    }),
   ]
   const made: Record<string, unknown> = random.pick(kinds)()
-  return { inverted: made.operator === 'REGEX' ? false : inverted, caseInsensitive: false, ...made, _segment: segmentIds }
+  return {
+    inverted: made.operator === 'REGEX' ? false : inverted,
+    caseInsensitive: false,
+    ...made,
+    _segment: segmentIds,
+  }
 }
 
 const payload = (random: Random, tag: string) =>
-  random.pick([undefined, { type: 'string', value: `text-${tag}` }, { type: 'json', value: `{"tag":"${tag}"}` }, { type: 'number', value: '7' }])
+  random.pick([
+    undefined,
+    { type: 'string', value: `text-${tag}` },
+    { type: 'json', value: `{"tag":"${tag}"}` },
+    { type: 'number', value: '7' },
+  ])
 
 function strategy(random: Random, name: string, segmentIds: number[]) {
   const stickiness = random.pick(['default', 'userId', 'sessionId', 'plan'])
-  const type = random.pick(['default', 'flexibleRollout', 'flexibleRollout', 'userWithId', 'remoteAddress', 'gradualRolloutUserId', 'gradualRolloutSessionId', 'applicationHostname', 'custom-rollout'])
+  const type = random.pick([
+    'default',
+    'flexibleRollout',
+    'flexibleRollout',
+    'userWithId',
+    'remoteAddress',
+    'gradualRolloutUserId',
+    'gradualRolloutSessionId',
+    'applicationHostname',
+    'custom-rollout',
+  ])
   const parameters: Record<string, string> =
     type === 'flexibleRollout'
-      ? { rollout: String(random.pick([0, 10, 50, 90, 100])), stickiness, groupId: random.chance(0.8) ? name : 'shared-group' }
+      ? {
+          rollout: String(random.pick([0, 10, 50, 90, 100])),
+          stickiness,
+          groupId: random.chance(0.8) ? name : 'shared-group',
+        }
       : type === 'userWithId'
         ? { userIds: random.some(USERS.slice(0, 10), 5).join(', ') }
         : type === 'remoteAddress'
@@ -52,15 +134,35 @@ function strategy(random: Random, name: string, segmentIds: number[]) {
               : type === 'custom-rollout'
                 ? { percent: '100' }
                 : {}
-  const constraints = Array.from({ length: random.int(0, 2) }, () => constraint(random, segmentIds)).map(({ _segment, ...rest }) => rest)
+  const constraints = Array.from({ length: random.int(0, 2) }, () => constraint(random, segmentIds)).map(
+    ({ _segment, ...rest }) => rest,
+  )
   const variants = random.chance(0.3)
-    ? random.some(['red', 'green', 'blue'], 3).map((variantName) => ({ name: variantName, weight: 0, weightType: 'variable', stickiness: stickiness === 'userId' ? 'sessionId' : stickiness, ...(payload(random, variantName) ? { payload: payload(random, variantName) } : {}) }))
+    ? random.some(['red', 'green', 'blue'], 3).map(variantName => ({
+        name: variantName,
+        weight: 0,
+        weightType: 'variable',
+        stickiness: stickiness === 'userId' ? 'sessionId' : stickiness,
+        ...(payload(random, variantName) ? { payload: payload(random, variantName) } : {}),
+      }))
     : []
-  return { name: type, parameters, constraints, segments: random.some(segmentIds, 2), ...(variants.length > 0 ? { variants } : {}) }
+  return {
+    name: type,
+    parameters,
+    constraints,
+    segments: random.some(segmentIds, 2),
+    ...(variants.length > 0 ? { variants } : {}),
+  }
 }
 
 export async function makeFlags(api: Api, random: Random): Promise<void> {
-  expectOk(await api.post('/api/admin/strategies', { name: 'custom-rollout', parameters: [{ name: 'percent', type: 'percentage' }] }), 201)
+  expectOk(
+    await api.post('/api/admin/strategies', {
+      name: 'custom-rollout',
+      parameters: [{ name: 'percent', type: 'percentage' }],
+    }),
+    201,
+  )
   const segmentIds: number[] = []
   for (let i = 0; i < 4; i++) {
     const constraints = [constraint(random, [])].map(({ _segment, ...rest }) => rest)
@@ -71,7 +173,13 @@ export async function makeFlags(api: Api, random: Random): Promise<void> {
   const names = Array.from({ length: 60 }, (_, i) => `flag-${String(i).padStart(2, '0')}`)
   for (const name of names) {
     expectOk(await api.createFlag(PROJECT, name, { impressionData: random.chance(0.2) }), 201)
-    for (let k = random.int(0, 3); k > 0; k--) expectOk(await api.post(`/api/admin/projects/${PROJECT}/features/${name}/environments/${ENVIRONMENT}/strategies`, strategy(random, name, segmentIds)))
+    for (let k = random.int(0, 3); k > 0; k--)
+      expectOk(
+        await api.post(
+          `/api/admin/projects/${PROJECT}/features/${name}/environments/${ENVIRONMENT}/strategies`,
+          strategy(random, name, segmentIds),
+        ),
+      )
     if (random.chance(0.35)) {
       const stickiness = random.pick(['default', 'sessionId', 'plan'])
       const variants = random.some(['alpha', 'beta', 'gamma', 'delta'], 4).map((variantName, index) => ({
@@ -79,11 +187,20 @@ export async function makeFlags(api: Api, random: Random): Promise<void> {
         weight: index === 0 && random.chance(0.3) ? 200 : 0,
         weightType: index === 0 ? 'fix' : 'variable',
         stickiness,
-        overrides: random.chance(0.3) ? [{ contextName: random.pick(['userId', 'plan']), values: ['user-3', 'pro'] }] : [],
+        overrides: random.chance(0.3)
+          ? [{ contextName: random.pick(['userId', 'plan']), values: ['user-3', 'pro'] }]
+          : [],
         ...(payload(random, variantName) ? { payload: payload(random, variantName) } : {}),
       }))
-      if (variants.length > 0 && variants.every((variant) => variant.weightType === 'fix')) variants[0].weightType = 'variable'
-      if (variants.length > 0) expectOk(await api.put(`/api/admin/projects/${PROJECT}/features/${name}/environments/${ENVIRONMENT}/variants`, variants))
+      if (variants.length > 0 && variants.every(variant => variant.weightType === 'fix'))
+        variants[0].weightType = 'variable'
+      if (variants.length > 0)
+        expectOk(
+          await api.put(
+            `/api/admin/projects/${PROJECT}/features/${name}/environments/${ENVIRONMENT}/variants`,
+            variants,
+          ),
+        )
     }
     if (random.chance(0.7)) expectOk(await api.toggle(PROJECT, name, ENVIRONMENT, true))
   }
@@ -91,7 +208,11 @@ export async function makeFlags(api: Api, random: Random): Promise<void> {
   for (const name of names.slice(20)) {
     if (!random.chance(0.4)) continue
     const parent = random.pick(names.slice(0, 20))
-    const dependency = random.pick([{ feature: parent }, { feature: parent, enabled: false }, { feature: parent, variants: random.some(['alpha', 'beta', 'disabled'], 2) }])
+    const dependency = random.pick([
+      { feature: parent },
+      { feature: parent, enabled: false },
+      { feature: parent, variants: random.some(['alpha', 'beta', 'disabled'], 2) },
+    ])
     expectOk(await api.post(`/api/admin/projects/${PROJECT}/features/${name}/dependencies`, dependency))
   }
 }
@@ -104,7 +225,14 @@ export function context(random: Random) {
   // Always there: a variant sticky on a missing field would be chosen at random.
   properties.plan = random.pick(['pro', 'free', 'PRO'])
   // An SDK field among the properties: read where the root one is missing (the SDK's resolveContextValue).
-  if (random.chance(0.3)) properties[random.pick(['userId', 'appName', 'environment', 'currentTime'])] = random.pick(['user-1', 'user-3', 'web', 'production', '2030-01-01T12:00:00.000Z'])
+  if (random.chance(0.3))
+    properties[random.pick(['userId', 'appName', 'environment', 'currentTime'])] = random.pick([
+      'user-1',
+      'user-3',
+      'web',
+      'production',
+      '2030-01-01T12:00:00.000Z',
+    ])
   return {
     ...(random.chance(0.85) ? { userId: random.pick(USERS) } : {}),
     sessionId: `session-${random.int(0, 50)}`,
@@ -124,8 +252,9 @@ export function queryOf(sent: ReturnType<typeof context>, random: Random): strin
   const { properties, ...root } = sent
   const query = new URLSearchParams(root as Record<string, string>)
   // At the root only a field that is not the SDK's own (which would stay a root field).
-  const sdkField = (name: string) => ['userId', 'sessionId', 'remoteAddress', 'appName', 'environment', 'currentTime'].includes(name)
-  for (const [name, value] of Object.entries(properties)) query.append(sdkField(name) || random.chance(0.5) ? `properties[${name}]` : name, value)
+  const sdkField = (name: string) =>
+    ['userId', 'sessionId', 'remoteAddress', 'appName', 'environment', 'currentTime'].includes(name)
+  for (const [name, value] of Object.entries(properties))
+    query.append(sdkField(name) || random.chance(0.5) ? `properties[${name}]` : name, value)
   return query.toString()
 }
-

@@ -10,7 +10,14 @@ import { createApp, type App } from '../src/app'
 import type { Logger } from '../src/log'
 import type { EventRecord } from '../src/storage/records'
 import type { FileSystem } from '../src/storage/files'
-import { createServices, initialise, openDatabaseStore, stopWorkers, type ServiceOptions, type Services } from '../src/services'
+import {
+  createServices,
+  initialise,
+  openDatabaseStore,
+  stopWorkers,
+  type ServiceOptions,
+  type Services,
+} from '../src/services'
 import type { DatabaseConfig } from '../src/config'
 import { openTestStore } from './test-store'
 import { SESSION_COOKIE } from '../src/features/users/sessions.service'
@@ -56,8 +63,10 @@ export const FLAG_TYPES = ['release', 'experiment', 'operational', 'kill-switch'
 /** Paths of the admin API. */
 export const paths = {
   flag: (flag: string, project = 'default') => `/api/admin/projects/${project}/features/${flag}`,
-  strategies: (flag: string, environment = 'development', project = 'default') => `${paths.flag(flag, project)}/environments/${environment}/strategies`,
-  variants: (flag: string, environment = 'development', project = 'default') => `${paths.flag(flag, project)}/environments/${environment}/variants`,
+  strategies: (flag: string, environment = 'development', project = 'default') =>
+    `${paths.flag(flag, project)}/environments/${environment}/strategies`,
+  variants: (flag: string, environment = 'development', project = 'default') =>
+    `${paths.flag(flag, project)}/environments/${environment}/variants`,
   tags: (flag: string) => `/api/admin/features/${flag}/tags`,
 }
 
@@ -90,13 +99,13 @@ export class Api {
     /** An admin secret this app accepts, for the helpers that read the event log through the API. */
     readonly adminToken = ADMIN_SECRET,
   ) {
-    services.store.onCommit((events) => this.log.push(...events))
+    services.store.onCommit(events => this.log.push(...events))
   }
 
   /** Reads the events already in the log when the app was opened; call it before any write. */
   async loadLog(): Promise<void> {
     const existing: EventRecord[] = []
-    await this.services.store.readEvents((event) => existing.push(event))
+    await this.services.store.readEvents(event => existing.push(event))
     this.log.unshift(...existing)
   }
 
@@ -113,7 +122,7 @@ export class Api {
     Object.assign(headers, options.headers)
     const response = await this.app.handle(new Request(`http://localhost${path}`, { method, headers, body }))
     const text = await bodyText(response)
-    let parsed: unknown = undefined
+    let parsed: unknown
     if (text !== '') {
       try {
         parsed = JSON.parse(text)
@@ -125,9 +134,12 @@ export class Api {
   }
 
   get = <T = unknown>(path: string, options?: RequestOptions) => this.request<T>('GET', path, options)
-  post = <T = unknown>(path: string, body?: unknown, options?: RequestOptions) => this.request<T>('POST', path, { ...options, body })
-  put = <T = unknown>(path: string, body?: unknown, options?: RequestOptions) => this.request<T>('PUT', path, { ...options, body })
-  patch = <T = unknown>(path: string, body?: unknown, options?: RequestOptions) => this.request<T>('PATCH', path, { ...options, body })
+  post = <T = unknown>(path: string, body?: unknown, options?: RequestOptions) =>
+    this.request<T>('POST', path, { ...options, body })
+  put = <T = unknown>(path: string, body?: unknown, options?: RequestOptions) =>
+    this.request<T>('PUT', path, { ...options, body })
+  patch = <T = unknown>(path: string, body?: unknown, options?: RequestOptions) =>
+    this.request<T>('PATCH', path, { ...options, body })
   delete = <T = unknown>(path: string, options?: RequestOptions) => this.request<T>('DELETE', path, options)
 
   createProject(id: string, extra: Record<string, unknown> = {}, options?: RequestOptions) {
@@ -158,16 +170,29 @@ export class Api {
     return this.patch<FlagBody>(`/api/admin/projects/${project}/features/${name}`, operations, options)
   }
   toggle(project: string, name: string, environment: string, on: boolean, options?: RequestOptions) {
-    return this.post<FlagBody>(`/api/admin/projects/${project}/features/${name}/environments/${environment}/${on ? 'on' : 'off'}`, undefined, options)
+    return this.post<FlagBody>(
+      `/api/admin/projects/${project}/features/${name}/environments/${environment}/${on ? 'on' : 'off'}`,
+      undefined,
+      options,
+    )
   }
   /** A flag with one strategy, on in `environment`. */
-  async flagOn(name: string, strategy: Record<string, unknown> = { name: 'default' }, environment = 'development', project = 'default') {
+  async flagOn(
+    name: string,
+    strategy: Record<string, unknown> = { name: 'default' },
+    environment = 'development',
+    project = 'default',
+  ) {
     expectOk(await this.createFlag(project, name), 201)
     expectOk(await this.post(paths.strategies(name, environment, project), strategy))
     expectOk(await this.toggle(project, name, environment, true))
   }
   bulkToggle(project: string, environment: string, features: string[], on: boolean, options?: RequestOptions) {
-    return this.post(`/api/admin/projects/${project}/bulk_features/environments/${environment}/${on ? 'on' : 'off'}`, { features }, options)
+    return this.post(
+      `/api/admin/projects/${project}/bulk_features/environments/${environment}/${on ? 'on' : 'off'}`,
+      { features },
+      options,
+    )
   }
   validateName(body: unknown, options?: RequestOptions) {
     return this.post('/api/admin/features/validate', body, options)
@@ -189,7 +214,7 @@ export class Api {
   }
   /** Events recorded after `sinceId`, oldest first. */
   eventsSince(sinceId: number): EventRecord[] {
-    return this.log.filter((event) => event.id > sinceId)
+    return this.log.filter(event => event.id > sinceId)
   }
   /**
    * Events written after `sinceId`, oldest first, as the event search API answers them (it sees a
@@ -201,7 +226,7 @@ export class Api {
     for (let offset = 0; ; offset += SEARCH_PAGE) {
       const page = await this.searchEvents(`?limit=${SEARCH_PAGE}&offset=${offset}`, { token: this.adminToken })
       expectOk(page)
-      const newer = page.body.events.filter((event) => event.id > sinceId)
+      const newer = page.body.events.filter(event => event.id > sinceId)
       found.push(...newer)
       if (newer.length < page.body.events.length || page.body.events.length < SEARCH_PAGE) break
     }
@@ -209,7 +234,10 @@ export class Api {
   }
   /** The events of one type about one flag, oldest first, through the event search API. */
   async eventsOf(type: string, flag: string): Promise<EventBody[]> {
-    const page = await this.searchEvents(`?type=IS:${encodeURIComponent(type)}&feature=IS:${encodeURIComponent(flag)}&limit=${SEARCH_PAGE}`, { token: this.adminToken })
+    const page = await this.searchEvents(
+      `?type=IS:${encodeURIComponent(type)}&feature=IS:${encodeURIComponent(flag)}&limit=${SEARCH_PAGE}`,
+      { token: this.adminToken },
+    )
     expectOk(page)
     expect(page.body.total).toBe(page.body.events.length)
     return page.body.events.reverse()
@@ -237,7 +265,8 @@ export class Api {
  * leaves a stream open.
  */
 export async function bodyText(response: Response): Promise<string> {
-  if (!/^text\/event-stream/.test(response.headers.get('content-type') ?? '') || response.body === null) return response.text()
+  if (!/^text\/event-stream/.test(response.headers.get('content-type') ?? '') || response.body === null)
+    return response.text()
   const reader = response.body.getReader()
   const decoder = new TextDecoder()
   let text = ''
@@ -255,13 +284,43 @@ const openApps = new Set<Api>()
 
 /** An app on the in-memory store, seeded as at first start, with ADMIN_SECRET as admin token. */
 export async function makeApi(
-  options: { dataDir?: string; database?: DatabaseConfig; bodyLimit?: number; trustProxy?: boolean; adminTokens?: string[]; checkpointAfterBytes?: number; log?: Logger; fs?: FileSystem } & ServiceOptions = {},
+  options: {
+    dataDir?: string
+    database?: DatabaseConfig
+    bodyLimit?: number
+    trustProxy?: boolean
+    adminTokens?: string[]
+    checkpointAfterBytes?: number
+    log?: Logger
+    fs?: FileSystem
+  } & ServiceOptions = {},
 ): Promise<Api> {
   const store = options.database
-    ? await openDatabaseStore(options.database, { checkpointAfterBytes: options.checkpointAfterBytes, max: 3, idleTimeout: 5 })
-    : await openTestStore(options.dataDir ?? null, { sync: true, checkpointAfterBytes: options.checkpointAfterBytes, fs: options.fs })
-  const services = createServices(store, { metricsFlushMs: options.metricsFlushMs, streaming: options.streaming, streamingBufferChanges: options.streamingBufferChanges, segmentEvents: options.segmentEvents, segmentCheck: options.segmentCheck, searchCacheDir: options.searchCacheDir, search: options.search, session: options.session })
-  const app = createApp(services, { bodyLimit: options.bodyLimit ?? BODY_LIMIT, trustProxy: options.trustProxy }, options.log)
+    ? await openDatabaseStore(options.database, {
+        checkpointAfterBytes: options.checkpointAfterBytes,
+        max: 3,
+        idleTimeout: 5,
+      })
+    : await openTestStore(options.dataDir ?? null, {
+        sync: true,
+        checkpointAfterBytes: options.checkpointAfterBytes,
+        fs: options.fs,
+      })
+  const services = createServices(store, {
+    metricsFlushMs: options.metricsFlushMs,
+    streaming: options.streaming,
+    streamingBufferChanges: options.streamingBufferChanges,
+    segmentEvents: options.segmentEvents,
+    segmentCheck: options.segmentCheck,
+    searchCacheDir: options.searchCacheDir,
+    search: options.search,
+    session: options.session,
+  })
+  const app = createApp(
+    services,
+    { bodyLimit: options.bodyLimit ?? BODY_LIMIT, trustProxy: options.trustProxy },
+    options.log,
+  )
   const adminTokens = options.adminTokens ?? [ADMIN_SECRET]
   const api = new Api(app, services, options.dataDir ?? null, adminTokens[0])
   openApps.add(api)
@@ -326,7 +385,11 @@ export const PATIENCE_MS = 30_000
  * Polls `condition` until it holds; fails naming `what` after `ms`. `giveUp`, checked before each
  * poll, returns a reason to stop at once (a spawned process that exited).
  */
-export async function waitFor(condition: () => boolean | Promise<boolean>, what: string, options: { ms?: number; every?: number; giveUp?: () => string | null } = {}): Promise<void> {
+export async function waitFor(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  options: { ms?: number; every?: number; giveUp?: () => string | null } = {},
+): Promise<void> {
   const { ms = PATIENCE_MS, every = 25, giveUp } = options
   const deadline = performance.now() + ms
   for (;;) {
@@ -339,12 +402,23 @@ export async function waitFor(condition: () => boolean | Promise<boolean>, what:
 }
 
 /** Waits until a spawned server answers `path` (by default /ready) with 2xx; fails at once if the process exits. */
-export async function untilReady(base: string, options: { path?: string; process?: { exitCode: number | null }; ms?: number } = {}): Promise<void> {
+export async function untilReady(
+  base: string,
+  options: { path?: string; process?: { exitCode: number | null }; ms?: number } = {},
+): Promise<void> {
   const { path = '/ready', process: child, ms } = options
-  await waitFor(() => fetch(`${base}${path}`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false), `${base}${path} to answer`, {
-    ms,
-    giveUp: () => (child && child.exitCode !== null ? `the server exited with ${child.exitCode}` : null),
-  })
+  await waitFor(
+    () =>
+      fetch(`${base}${path}`, { signal: AbortSignal.timeout(2000) }).then(
+        r => r.ok,
+        () => false,
+      ),
+    `${base}${path} to answer`,
+    {
+      ms,
+      giveUp: () => (child && child.exitCode !== null ? `the server exited with ${child.exitCode}` : null),
+    },
+  )
 }
 
 /** Fails instead of hanging when the service never answers. */
@@ -357,7 +431,10 @@ export function withTimeout<T>(promise: Promise<T>, ms = 2000): Promise<T> {
 }
 
 export function expectStatus(response: ApiResponse, status: number, name?: string) {
-  expect({ status: response.status, body: response.body }).toMatchObject({ status, ...(name ? { body: { name } } : {}) })
+  expect({ status: response.status, body: response.body }).toMatchObject({
+    status,
+    ...(name ? { body: { name } } : {}),
+  })
 }
 
 /** Asserts an error answer: status, name, a JSON body with a uuid id and a helpful message mentioning `mentions`. */
@@ -385,7 +462,7 @@ export function defined<T>(value: T | undefined | null): T {
 
 /** The item called `name` (an environment entry, a flag in a list…), asserted to be there. */
 export function named<T extends { name: string }>(items: readonly T[] | undefined, name: string): T {
-  return defined(items?.find((item) => item.name === name))
+  return defined(items?.find(item => item.name === name))
 }
 
 /** The body of an error answer (whatever the route answers on success). */
@@ -395,13 +472,19 @@ export function errorOf(response: ApiResponse<unknown>): ErrorBody {
 
 /** An answer as compared between two services: status and body, the error id (new on every request) left out. */
 export function withoutErrorId(response: ApiResponse) {
-  const body = response.body && typeof response.body === 'object' && 'id' in response.body ? { ...response.body, id: '<id>' } : response.body
+  const body =
+    response.body && typeof response.body === 'object' && 'id' in response.body
+      ? { ...response.body, id: '<id>' }
+      : response.body
   return { status: response.status, body }
 }
 
 /** Asserts a success status, showing the body when it is not. */
 export function expectOk(response: ApiResponse, status = 200) {
-  expect({ status: response.status, body: response.status === status ? undefined : response.body }).toEqual({ status, body: undefined })
+  expect({ status: response.status, body: response.status === status ? undefined : response.body }).toEqual({
+    status,
+    body: undefined,
+  })
 }
 
 /** The real service, started as `npm start` would, on a free loopback port and a temp directory. */
@@ -411,7 +494,11 @@ export interface RunningService {
   stop(): Promise<void>
 }
 
-export async function startService(adminSecret: string, prefix = 'flags-service-', extraEnv: Record<string, string> = {}): Promise<RunningService> {
+export async function startService(
+  adminSecret: string,
+  prefix = 'flags-service-',
+  extraEnv: Record<string, string> = {},
+): Promise<RunningService> {
   const root = join(import.meta.dir, '..')
   const dir = tempDir(prefix)
   const port = freePort()
@@ -419,7 +506,14 @@ export async function startService(adminSecret: string, prefix = 'flags-service-
   for (const key of ['BODY_LIMIT', 'SYNC']) delete env[key]
   const child = Bun.spawn([join(root, 'node_modules', '.bin', 'bun'), 'src/main.ts'], {
     cwd: root,
-    env: { ...env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dir.path, INIT_ADMIN_API_TOKENS: adminSecret, ...extraEnv },
+    env: {
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dir.path,
+      INIT_ADMIN_API_TOKENS: adminSecret,
+      ...extraEnv,
+    },
     stdin: 'ignore',
     stdout: 'ignore',
     stderr: 'ignore',
@@ -442,7 +536,13 @@ export async function startService(adminSecret: string, prefix = 'flags-service-
 }
 
 /** One admin API call over HTTP: the status and the parsed body (undefined when empty). */
-export async function adminCall(base: string, secret: string, method: string, path: string, body?: unknown): Promise<{ status: number; text: string; body: any }> {
+export async function adminCall(
+  base: string,
+  secret: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; text: string; body: any }> {
   const response = await fetch(`${base}${path}`, {
     method,
     headers: { authorization: secret, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -465,12 +565,17 @@ export async function adminCall(base: string, secret: string, method: string, pa
 export function destroySdk(client: { destroy(): void } | undefined): void {
   if (!client) return
   client.destroy()
-  const repository = (client as unknown as { repository?: { on?: (event: string, listener: () => void) => void } }).repository
+  const repository = (client as unknown as { repository?: { on?: (event: string, listener: () => void) => void } })
+    .repository
   repository?.on?.('error', () => {})
 }
 
 /** Resolves when `emitter` (an SDK client) emits `event`, or fails after `ms`. */
-export function eventOf(emitter: { once(event: string, listener: () => void): unknown }, event: string, ms = PATIENCE_MS): Promise<void> {
+export function eventOf(
+  emitter: { once(event: string, listener: () => void): unknown },
+  event: string,
+  ms = PATIENCE_MS,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no '${event}' within ${ms} ms`)), ms)
     emitter.once(event, () => {
@@ -481,7 +586,10 @@ export function eventOf(emitter: { once(event: string, listener: () => void): un
 }
 
 /** Creates a console user through the admin API, asserting 201; answers the created user. */
-export async function newUser<T = { id: number; username: string | null }>(target: Api, body: Record<string, unknown>): Promise<T> {
+export async function newUser<T = { id: number; username: string | null }>(
+  target: Api,
+  body: Record<string, unknown>,
+): Promise<T> {
   const response = await target.post<T>('/api/admin/user-admin', body)
   expectOk(response, 201)
   return response.body
@@ -497,4 +605,7 @@ export async function signIn(target: Api, username: string, password: string): P
 }
 
 /** Request options for a call signed in with `cookie`, from the console's own origin (or with `headers` instead). */
-export const asSession = (cookie: string, headers: Record<string, string> = { origin: 'http://localhost' }) => ({ token: null, headers: { cookie, ...headers } })
+export const asSession = (cookie: string, headers: Record<string, string> = { origin: 'http://localhost' }) => ({
+  token: null,
+  headers: { cookie, ...headers },
+})

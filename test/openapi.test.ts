@@ -91,10 +91,19 @@ function undocumentedProperties(schema: any, where: string, problems: string[], 
   }
   if (schema.items) {
     const items = Array.isArray(schema.items) ? schema.items : [schema.items]
-    items.forEach((item: any, index: number) => undocumentedProperties(item, `${where}.items${Array.isArray(schema.items) ? `[${index}]` : ''}`, problems, visited))
+    items.forEach((item: any, index: number) =>
+      undocumentedProperties(
+        item,
+        `${where}.items${Array.isArray(schema.items) ? `[${index}]` : ''}`,
+        problems,
+        visited,
+      ),
+    )
   }
   for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
-    ;(schema[key] ?? []).forEach((member: any, index: number) => undocumentedProperties(member, `${where}.${key}[${index}]`, problems, visited))
+    ;(schema[key] ?? []).forEach((member: any, index: number) =>
+      undocumentedProperties(member, `${where}.${key}[${index}]`, problems, visited),
+    )
   }
   if (schema.additionalProperties && typeof schema.additionalProperties === 'object') {
     undocumentedProperties(schema.additionalProperties, `${where}.additionalProperties`, problems, visited)
@@ -113,7 +122,8 @@ function schemasOf(operation: Operation): { where: string; schema: any }[] {
     result.push({ where: `${operation.label} requestBody[${type}]`, schema: media.schema })
   }
   for (const parameter of rawParametersOf(operation)) {
-    if (parameter.schema) result.push({ where: `${operation.label} parameter ${parameter.name}`, schema: parameter.schema })
+    if (parameter.schema)
+      result.push({ where: `${operation.label} parameter ${parameter.name}`, schema: parameter.schema })
   }
   for (const [status, response] of Object.entries<any>(operation.op.responses ?? {})) {
     for (const [type, media] of Object.entries<any>(resolve(response).content ?? {})) {
@@ -145,8 +155,9 @@ function requiredErrorStatuses(operation: Operation): string[] {
     statuses.add('415')
   }
   const parameters = rawParametersOf(operation)
-  if (parameters.some((parameter) => parameter.in === 'query')) statuses.add('400')
-  if (parameters.some((parameter) => parameter.in === 'path') && !LISTS_NOTHING_FOR_UNKNOWN.has(operation.op.operationId)) statuses.add('404')
+  if (parameters.some(parameter => parameter.in === 'query')) statuses.add('400')
+  if (parameters.some(parameter => parameter.in === 'path') && !LISTS_NOTHING_FOR_UNKNOWN.has(operation.op.operationId))
+    statuses.add('404')
   return [...statuses].sort()
 }
 
@@ -159,13 +170,19 @@ describe('GET /swagger/json', () => {
   })
 
   test('documents every route of the app', () => {
-    const documented = new Set(operations().map((operation) => `${operation.method.toUpperCase()} ${operation.path}`))
+    const documented = new Set(operations().map(operation => `${operation.method.toUpperCase()} ${operation.path}`))
     const routes = (api.app as any).routes as { method: string; path: string }[]
     const missing = routes
       // The documentation itself and the console (`/` and its assets) are not operations of the API.
-      .filter((route) => !route.path.startsWith('/swagger') && !route.path.startsWith('/console/') && route.path !== '/' && route.method !== 'ALL')
-      .map((route) => `${route.method.toUpperCase()} ${route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`)
-      .filter((route) => !documented.has(route))
+      .filter(
+        route =>
+          !route.path.startsWith('/swagger') &&
+          !route.path.startsWith('/console/') &&
+          route.path !== '/' &&
+          route.method !== 'ALL',
+      )
+      .map(route => `${route.method.toUpperCase()} ${route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`)
+      .filter(route => !documented.has(route))
     expect(missing).toEqual([])
   })
 
@@ -174,11 +191,13 @@ describe('GET /swagger/json', () => {
     const ids = new Map<string, string>()
     for (const operation of operations()) {
       const { operationId, summary, tags } = operation.op
-      if (typeof operationId !== 'string' || operationId.trim() === '') problems.push(`${operation.label}: no operationId`)
-      else if (ids.has(operationId)) problems.push(`${operation.label}: operationId ${operationId} also used by ${ids.get(operationId)}`)
+      if (typeof operationId !== 'string' || operationId.trim() === '')
+        problems.push(`${operation.label}: no operationId`)
+      else if (ids.has(operationId))
+        problems.push(`${operation.label}: operationId ${operationId} also used by ${ids.get(operationId)}`)
       else ids.set(operationId, operation.label)
       if (typeof summary !== 'string' || summary.trim() === '') problems.push(`${operation.label}: no summary`)
-      if (!Array.isArray(tags) || tags.length === 0 || tags.some((tag) => typeof tag !== 'string' || tag.trim() === '')) {
+      if (!Array.isArray(tags) || tags.length === 0 || tags.some(tag => typeof tag !== 'string' || tag.trim() === '')) {
         problems.push(`${operation.label}: no tags`)
       }
     }
@@ -189,7 +208,7 @@ describe('GET /swagger/json', () => {
     const problems: string[] = []
     for (const operation of operations()) {
       const statuses = Object.keys(operation.op.responses ?? {})
-      if (!statuses.some((status) => /^2\d\d$/.test(status))) problems.push(`${operation.label}: no 2xx response`)
+      if (!statuses.some(status => /^2\d\d$/.test(status))) problems.push(`${operation.label}: no 2xx response`)
       for (const status of requiredErrorStatuses(operation)) {
         if (!statuses.includes(status)) problems.push(`${operation.label}: no ${status} response`)
       }
@@ -201,7 +220,9 @@ describe('GET /swagger/json', () => {
     const problems: string[] = []
     const errorSchema = resolve({ $ref: '#/components/schemas/error' })
     // OFREP (open-feature/protocol) fixes its error bodies: 401 and 403 have none, the others are its failure shapes.
-    const ofrepErrors = ['ofrepEvaluationFailure', 'ofrepBulkEvaluationFailure', 'ofrepGeneralError'].map((name) => resolve({ $ref: `#/components/schemas/${name}` }))
+    const ofrepErrors = ['ofrepEvaluationFailure', 'ofrepBulkEvaluationFailure', 'ofrepGeneralError'].map(name =>
+      resolve({ $ref: `#/components/schemas/${name}` }),
+    )
     for (const operation of operations()) {
       for (const [status, raw] of Object.entries<any>(operation.op.responses ?? {})) {
         const response = resolve(raw)
@@ -210,12 +231,17 @@ describe('GET /swagger/json', () => {
         }
         if (operation.path.startsWith('/ofrep/') && /^[45]\d\d$/.test(status)) {
           const schema = response.content?.['application/json']?.schema
-          if (status === '401' || status === '403' ? response.content !== undefined : !schema || !ofrepErrors.includes(resolve(schema))) {
+          if (
+            status === '401' || status === '403'
+              ? response.content !== undefined
+              : !schema || !ofrepErrors.includes(resolve(schema))
+          ) {
             problems.push(`${operation.label} ${status}: not OFREP's error shape`)
           }
         } else if (/^[45]\d\d$/.test(status)) {
           const schema = response.content?.['application/json']?.schema
-          if (!schema || resolve(schema) !== errorSchema) problems.push(`${operation.label} ${status}: not the application/json error schema`)
+          if (!schema || resolve(schema) !== errorSchema)
+            problems.push(`${operation.label} ${status}: not the application/json error schema`)
         }
       }
     }
@@ -232,7 +258,7 @@ describe('GET /swagger/json', () => {
       }
       // Every {name} in the path is declared as a path parameter.
       for (const [, name] of operation.path.matchAll(/\{([^}]+)\}/g)) {
-        if (!rawParametersOf(operation).some((parameter) => parameter.in === 'path' && parameter.name === name)) {
+        if (!rawParametersOf(operation).some(parameter => parameter.in === 'path' && parameter.name === name)) {
           problems.push(`${operation.label}: path parameter ${name} not declared`)
         }
       }
@@ -251,7 +277,8 @@ describe('GET /swagger/json', () => {
   test('every property of every schema in components.schemas has a description', () => {
     const problems: string[] = []
     for (const [name, schema] of Object.entries<any>(spec.components?.schemas ?? {})) {
-      if (typeof schema.description !== 'string' || schema.description.trim() === '') problems.push(`components.schemas.${name}: no description`)
+      if (typeof schema.description !== 'string' || schema.description.trim() === '')
+        problems.push(`components.schemas.${name}: no description`)
       undocumentedProperties(schema, `components.schemas.${name}`, problems)
     }
     expect(problems).toEqual([])
@@ -268,7 +295,10 @@ describe('GET /swagger/json', () => {
         continue
       }
       const target = resolve(schema)
-      if (!(typeof body.description === 'string' && body.description.trim() !== '') && !(typeof target.description === 'string' && target.description.trim() !== '')) {
+      if (
+        !(typeof body.description === 'string' && body.description.trim() !== '') &&
+        !(typeof target.description === 'string' && target.description.trim() !== '')
+      ) {
         problems.push(`${operation.label}: request body has no description`)
       }
     }
@@ -278,34 +308,60 @@ describe('GET /swagger/json', () => {
 
 describe('the five operations of the seed', () => {
   const SEED: [string, string, string, string[]][] = [
-    ['patchFeature', 'patch', '/api/admin/projects/{projectId}/features/{featureName}', ['200', '401', '403', '404', '415']],
+    [
+      'patchFeature',
+      'patch',
+      '/api/admin/projects/{projectId}/features/{featureName}',
+      ['200', '401', '403', '404', '415'],
+    ],
     ['getFeatures', 'get', '/api/admin/projects/{projectId}/features', ['200', '400', '401', '403']],
     ['searchEvents', 'get', '/api/admin/search/events', ['200']],
-    ['bulkToggleFeaturesEnvironmentOff', 'post', '/api/admin/projects/{projectId}/bulk_features/environments/{environment}/off', ['200', '400', '401', '403', '404', '413', '415']],
+    [
+      'bulkToggleFeaturesEnvironmentOff',
+      'post',
+      '/api/admin/projects/{projectId}/bulk_features/environments/{environment}/off',
+      ['200', '400', '401', '403', '404', '413', '415'],
+    ],
     ['validateFeature', 'post', '/api/admin/features/validate', ['200', '400', '401', '409', '415']],
   ]
 
-  test.each(SEED)('%s is documented at its seed method and path with every status the seed lists', (operationId, method, path, statuses) => {
-    const found = operations().filter((operation) => operation.op.operationId === operationId)
-    expect(found.map((operation) => `${operation.method} ${operation.path}`)).toEqual([`${method} ${path}`])
-    const documented = Object.keys(found[0].op.responses ?? {})
-    expect(statuses.filter((status) => !documented.includes(status))).toEqual([])
-  })
+  test.each(SEED)(
+    '%s is documented at its seed method and path with every status the seed lists',
+    (operationId, method, path, statuses) => {
+      const found = operations().filter(operation => operation.op.operationId === operationId)
+      expect(found.map(operation => `${operation.method} ${operation.path}`)).toEqual([`${method} ${path}`])
+      const documented = Object.keys(found[0].op.responses ?? {})
+      expect(statuses.filter(status => !documented.includes(status))).toEqual([])
+    },
+  )
 
   test('searchEvents documents each query parameter of the seed', () => {
-    const operation = operations().find((candidate) => candidate.op.operationId === 'searchEvents')!
+    const operation = operations().find(candidate => candidate.op.operationId === 'searchEvents')!
     const names = rawParametersOf(operation)
-      .filter((parameter) => parameter.in === 'query')
-      .map((parameter) => parameter.name)
-    for (const name of ['query', 'feature', 'project', 'type', 'createdBy', 'createdAtFrom', 'createdAtTo', 'offset', 'limit']) {
+      .filter(parameter => parameter.in === 'query')
+      .map(parameter => parameter.name)
+    for (const name of [
+      'query',
+      'feature',
+      'project',
+      'type',
+      'createdBy',
+      'createdAtFrom',
+      'createdAtTo',
+      'offset',
+      'limit',
+    ]) {
       expect({ name, documented: names.includes(name) }).toEqual({ name, documented: true })
     }
   })
 
   test('patchFeature and bulkToggleFeaturesEnvironmentOff take application/json bodies', () => {
     for (const operationId of ['patchFeature', 'bulkToggleFeaturesEnvironmentOff', 'validateFeature']) {
-      const operation = operations().find((candidate) => candidate.op.operationId === operationId)!
-      expect({ operationId, json: Boolean(resolve(operation.op.requestBody)?.content?.['application/json']?.schema) }).toEqual({
+      const operation = operations().find(candidate => candidate.op.operationId === operationId)!
+      expect({
+        operationId,
+        json: Boolean(resolve(operation.op.requestBody)?.content?.['application/json']?.schema),
+      }).toEqual({
         operationId,
         json: true,
       })
@@ -320,7 +376,12 @@ describe('what the document tells readers', () => {
       if (Array.isArray(value)) value.forEach((item, index) => walk(item, `${path}/${index}`))
       else if (value !== null && typeof value === 'object') {
         for (const [key, child] of Object.entries(value)) {
-          if ((key === 'description' || key === 'summary') && typeof child === 'string' && /\bseed\b|contract|§|\bissue \d|\bsection\b|(?<![\d.:v])\d+\.\d+(?![\d.])/i.test(child)) found.push(`${path}/${key}: ${child}`)
+          if (
+            (key === 'description' || key === 'summary') &&
+            typeof child === 'string' &&
+            /\bseed\b|contract|§|\bissue \d|\bsection\b|(?<![\d.:v])\d+\.\d+(?![\d.])/i.test(child)
+          )
+            found.push(`${path}/${key}: ${child}`)
           walk(child, `${path}/${key}`)
         }
       }
@@ -330,7 +391,9 @@ describe('what the document tells readers', () => {
   })
 
   test('the event type of search answers lists every type the service wrote', async () => {
-    const eventSchema = resolve(resolve(resolve(spec.components.schemas.eventSearchResponseSchema).properties.events).items)
+    const eventSchema = resolve(
+      resolve(resolve(spec.components.schemas.eventSearchResponseSchema).properties.events).items,
+    )
     const documented: string[] = resolve(eventSchema.properties.type).enum
     expect(new Set(documented).size).toBe(documented.length)
     await api.createProject('doc-events')

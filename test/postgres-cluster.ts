@@ -15,7 +15,16 @@
  * As a program (`npx bun test/postgres-cluster.ts`) it starts one, prints its URL as one line and
  * keeps it until SIGTERM or SIGINT.
  */
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -45,7 +54,9 @@ export interface PostgresCluster {
 export function postgresBinaries(): string | null {
   const root = '/usr/lib/postgresql'
   if (existsSync(root)) {
-    const versions = readdirSync(root).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a))
+    const versions = readdirSync(root)
+      .filter(v => /^\d+$/.test(v))
+      .sort((a, b) => Number(b) - Number(a))
     for (const v of versions) if (existsSync(join(root, v, 'bin', 'pg_ctl'))) return join(root, v, 'bin')
   }
   const onPath = Bun.which('pg_ctl')
@@ -67,18 +78,28 @@ interface RunAs {
 function postgresUser(): RunAs {
   if (process.getuid?.() !== 0) return {}
   const passwd = require('node:fs').readFileSync('/etc/passwd', 'utf8') as string
-  const line = passwd.split('\n').find((l) => l.startsWith('postgres:')) ?? passwd.split('\n').find((l) => l.startsWith('nobody:'))
+  const line =
+    passwd.split('\n').find(l => l.startsWith('postgres:')) ?? passwd.split('\n').find(l => l.startsWith('nobody:'))
   if (!line) throw new Error('running as root and no unprivileged user (postgres or nobody) to run PostgreSQL as')
   const [, , uid, gid] = line.split(':')
   return { uid: Number(uid), gid: Number(gid) }
 }
 
 /** The command prefix that runs a command as `as`. */
-const runAs = (as: RunAs) => (as.uid === undefined ? [] : ['setpriv', `--reuid=${as.uid}`, `--regid=${as.gid}`, '--clear-groups', '--'])
+const runAs = (as: RunAs) =>
+  as.uid === undefined ? [] : ['setpriv', `--reuid=${as.uid}`, `--regid=${as.gid}`, '--clear-groups', '--']
 
 async function run(cmd: string[], as: RunAs, what: string): Promise<string> {
-  const child = Bun.spawn([...runAs(as), ...cmd], { stdout: 'pipe', stderr: 'pipe', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8' } })
-  const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited])
+  const child = Bun.spawn([...runAs(as), ...cmd], {
+    stdout: 'pipe',
+    stderr: 'pipe',
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8' },
+  })
+  const [out, err, code] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ])
   if (code !== 0) throw new Error(`${what} failed (exit ${code}): ${err.trim() || out.trim()}`)
   return out
 }
@@ -90,8 +111,12 @@ async function run(cmd: string[], as: RunAs, what: string): Promise<string> {
  * `bun test --parallel` worker with it ends the shell. Returns once the shell is on its own.
  */
 async function reapWhenGone(owner: number, dir: string, stop: string[]): Promise<void> {
-  const script = 'while kill -0 "$0" 2>/dev/null && [ -d "$1" ]; do sleep 1; done; if [ -d "$1" ]; then [ -f "$1/frozen" ] && kill -CONT $(cat "$1/frozen"); shift && "$@"; rm -rf -- "$DIR"; fi'
-  const forking = Bun.spawn(['setsid', '--fork', 'sh', '-c', script, String(owner), dir, ...stop], { stdio: ['ignore', 'ignore', 'ignore'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', DIR: dir } })
+  const script =
+    'while kill -0 "$0" 2>/dev/null && [ -d "$1" ]; do sleep 1; done; if [ -d "$1" ]; then [ -f "$1/frozen" ] && kill -CONT $(cat "$1/frozen"); shift && "$@"; rm -rf -- "$DIR"; fi'
+  const forking = Bun.spawn(['setsid', '--fork', 'sh', '-c', script, String(owner), dir, ...stop], {
+    stdio: ['ignore', 'ignore', 'ignore'],
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', DIR: dir },
+  })
   // setsid exits as soon as it has forked the shell.
   if ((await forking.exited) !== 0) throw new Error(`could not start the reaper of the PostgreSQL cluster in ${dir}`)
 }
@@ -99,11 +124,17 @@ async function reapWhenGone(owner: number, dir: string, stop: string[]): Promise
 /** The processes of the server whose postmaster is `pid`: it and its children. */
 function serverProcesses(pid: number): number[] {
   const children = readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((entry) => {
+    .filter(entry => /^\d+$/.test(entry))
+    .filter(entry => {
       try {
         // The parent pid is the second field after the command, which is in parentheses.
-        return Number(readFileSync(`/proc/${entry}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]) === pid
+        return (
+          Number(
+            readFileSync(`/proc/${entry}/stat`, 'utf8')
+              .replace(/^.*\) /s, '')
+              .split(' ')[1],
+          ) === pid
+        )
       } catch {
         return false
       }
@@ -122,7 +153,21 @@ export async function startPostgres(options: { port?: number; fsync?: boolean } 
   if (as.uid !== undefined) chownSync(dir, as.uid, as.gid!)
   const data = join(dir, 'data')
   const port = options.port ?? freePort()
-  await run([join(bin, 'initdb'), '-D', data, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--no-instructions', '--no-sync'], as, 'initdb')
+  await run(
+    [
+      join(bin, 'initdb'),
+      '-D',
+      data,
+      '-U',
+      'postgres',
+      '--auth=trust',
+      '--encoding=UTF8',
+      '--no-instructions',
+      '--no-sync',
+    ],
+    as,
+    'initdb',
+  )
   const settings = [
     `-c listen_addresses=127.0.0.1`,
     `-c port=${port}`,

@@ -17,13 +17,18 @@ import { inProjects, type FrontendEvaluator } from '../src/features/frontend/eva
 
 /** The toggles the SDK's engine lists for `context`, as JSON text (`{"toggles":[…]}`, by name). */
 export function sdkEvaluator(features: readonly FeatureInterface[], segments: readonly Segment[]): FrontendEvaluator {
-  const toggles = new Map(features.map((feature) => [feature.name, feature]))
-  const byId = new Map(segments.map((segment) => [segment.id, segment]))
-  const client = new UnleashClient({ getToggle: (name: string) => toggles.get(name), getSegment: (id: number) => byId.get(id) } as never, defaultStrategies)
+  const toggles = new Map(features.map(feature => [feature.name, feature]))
+  const byId = new Map(segments.map(segment => [segment.id, segment]))
+  const client = new UnleashClient(
+    { getToggle: (name: string) => toggles.get(name), getSegment: (id: number) => byId.get(id) } as never,
+    defaultStrategies,
+  )
   // Unknown strategy types and parents are reported as warnings, a malformed flag as an 'error' event (which throws with no listener).
   client.on('error', () => {})
   client.on('warn', () => {})
-  const listed = features.filter((feature) => feature.enabled).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  const listed = features
+    .filter(feature => feature.enabled)
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
   return {
     candidates: listed.length,
     evaluate(context) {
@@ -34,7 +39,13 @@ export function sdkEvaluator(features: readonly FeatureInterface[], segments: re
         answer.push({
           name: feature.name,
           enabled: true,
-          variant: { name: variant.name, enabled: variant.enabled, ...(variant.payload !== undefined ? { payload: variant.payload } : {}), feature_enabled: true, featureEnabled: true },
+          variant: {
+            name: variant.name,
+            enabled: variant.enabled,
+            ...(variant.payload !== undefined ? { payload: variant.payload } : {}),
+            feature_enabled: true,
+            featureEnabled: true,
+          },
           impressionData: feature.impressionData ?? false,
         })
       }
@@ -46,8 +57,12 @@ export function sdkEvaluator(features: readonly FeatureInterface[], segments: re
 /** The same from the store's state, for the in-process measurement. */
 export function compileWithSdk(state: Pick<Store['state'], 'flags' | 'segments'>, scope: SdkScope): FrontendEvaluator {
   const features = Object.values(state.flags)
-    .filter((flag) => inProjects(scope, flag.project))
-    .flatMap((flag) => clientFeatureView(flag, scope.environment) ?? [])
-  const segments = Object.values(state.segments).map((segment) => ({ id: segment.id, name: segment.name, constraints: segment.constraints }))
+    .filter(flag => inProjects(scope, flag.project))
+    .flatMap(flag => clientFeatureView(flag, scope.environment) ?? [])
+  const segments = Object.values(state.segments).map(segment => ({
+    id: segment.id,
+    name: segment.name,
+    constraints: segment.constraints,
+  }))
   return sdkEvaluator(features as FeatureInterface[], segments as Segment[])
 }

@@ -12,7 +12,7 @@ describe('first start', () => {
     expect(projects.body.projects.map((p: { id: string }) => p.id)).toEqual(['default'])
     expect(projects.body.projects[0].environments).toEqual(['development', 'production'])
     const environments = await api.get<EnvironmentListBody>('/api/admin/environments')
-    expect(environments.body.environments.map((e) => [e.name, e.type, e.sortOrder])).toEqual([
+    expect(environments.body.environments.map(e => [e.name, e.type, e.sortOrder])).toEqual([
       ['development', 'development', 100],
       ['production', 'production', 200],
     ])

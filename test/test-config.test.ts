@@ -28,7 +28,7 @@ test('every package.json script that runs bun test passes --timeout of at least 
   }
   // A timeout key there would look like it worked and not.
   const bunfig = await Bun.file(join(ROOT, 'bunfig.toml')).text()
-  expect(bunfig.split('\n').filter((line) => /^\s*timeout\s*=/.test(line))).toEqual([])
+  expect(bunfig.split('\n').filter(line => /^\s*timeout\s*=/.test(line))).toEqual([])
 })
 
 /**
@@ -39,21 +39,25 @@ test('every package.json script that runs bun test passes --timeout of at least 
  * one that starts its own cluster (testCluster, startPostgres) runs the same in both.
  */
 function dependsOnStore(text: string): boolean {
-  return /\b(ON_POSTGRES|TEST_STORE|freshDatabase|openTestStore|freshApiPerTest)\b|makeApi\((?!\{[^)]*\bdataDir\b)/.test(text)
+  return /\b(ON_POSTGRES|TEST_STORE|freshDatabase|openTestStore|freshApiPerTest)\b|makeApi\((?!\{[^)]*\bdataDir\b)/.test(
+    text,
+  )
 }
 
 test('test:postgres runs again exactly the system tests that run differently on PostgreSQL; the others run once', async () => {
   const { scripts } = (await Bun.file(join(ROOT, 'package.json')).json()) as { scripts: Record<string, string> }
-  const listed = [...scripts['test:postgres'].split(/\bbun test\b/)[1].matchAll(/test\/system\/[\w-]+\.test\.ts/g)].map(([path]) => path).sort()
+  const listed = [...scripts['test:postgres'].split(/\bbun test\b/)[1].matchAll(/test\/system\/[\w-]+\.test\.ts/g)]
+    .map(([path]) => path)
+    .sort()
   const dependent = readdirSync(join(ROOT, 'test/system'))
-    .filter((name) => name.endsWith('.test.ts') && dependsOnStore(readFileSync(join(ROOT, 'test/system', name), 'utf8')))
-    .map((name) => `test/system/${name}`)
+    .filter(name => name.endsWith('.test.ts') && dependsOnStore(readFileSync(join(ROOT, 'test/system', name), 'utf8')))
+    .map(name => `test/system/${name}`)
     .sort()
   expect(listed).toEqual(dependent)
   expect(listed.length).toBeGreaterThan(0)
 })
 
-test('run through the npm scripts, a test may take longer than Bun\'s 5 s default', async () => {
+test("run through the npm scripts, a test may take longer than Bun's 5 s default", async () => {
   const started = performance.now()
   await Bun.sleep(5_500)
   expect(performance.now() - started).toBeGreaterThanOrEqual(5_400)

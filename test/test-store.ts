@@ -36,7 +36,15 @@ export function databaseConfig(cluster: PostgresCluster, name: string, schema = 
     password: '',
     ssl: false,
     schema,
-    settingOf: { host: all, port: all, database: all, username: all, password: all, ssl: all, schema: 'DATABASE_SCHEMA' },
+    settingOf: {
+      host: all,
+      port: all,
+      database: all,
+      username: all,
+      password: all,
+      ssl: all,
+      schema: 'DATABASE_SCHEMA',
+    },
   }
 }
 
@@ -57,8 +65,16 @@ const emptied: DatabaseConfig[] = []
 let admin: SQL | null = null
 
 async function recycle(config: DatabaseConfig): Promise<void> {
-  admin ??= new SQL({ hostname: config.host, port: config.port, username: config.username, database: config.database, max: 1 })
-  await admin.unsafe(`DELETE FROM "${config.schema}".flagstore_commits; DELETE FROM "${config.schema}".flagstore_events; DELETE FROM "${config.schema}".flagstore_checkpoints; DELETE FROM "${config.schema}".flagstore_meta; DELETE FROM "${config.schema}".flagstore_login_failures`)
+  admin ??= new SQL({
+    hostname: config.host,
+    port: config.port,
+    username: config.username,
+    database: config.database,
+    max: 1,
+  })
+  await admin.unsafe(
+    `DELETE FROM "${config.schema}".flagstore_commits; DELETE FROM "${config.schema}".flagstore_events; DELETE FROM "${config.schema}".flagstore_checkpoints; DELETE FROM "${config.schema}".flagstore_meta; DELETE FROM "${config.schema}".flagstore_login_failures`,
+  )
   emptied.push(config)
 }
 
@@ -66,7 +82,11 @@ async function recycle(config: DatabaseConfig): Promise<void> {
 export async function openTestStore(dataDir: string | null, options: StoreOptions = { sync: true }): Promise<Store> {
   if (dataDir !== null || !ON_POSTGRES) return openStore(dataDir, options)
   const config = emptied.pop() ?? (await freshDatabase())
-  const store = await openDatabaseStore(config, { checkpointAfterBytes: options.checkpointAfterBytes, max: 2, idleTimeout: 5 })
+  const store = await openDatabaseStore(config, {
+    checkpointAfterBytes: options.checkpointAfterBytes,
+    max: 2,
+    idleTimeout: 5,
+  })
   // Once closed (every write in, every connection given back), its schema is emptied for the next test.
   // (Once only: a store closed twice must not hand its schema to two stores.)
   const close = store.close.bind(store)

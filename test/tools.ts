@@ -23,9 +23,21 @@ export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 
 /** Every tool a test needs; .ci/run installs Chromium and PostgreSQL when they are missing. */
 export const TOOLS = {
-  chromium: { name: `Chromium (${CHROMIUM_PATH})`, found: existsSync(CHROMIUM_PATH), install: "install Debian's chromium package, or set CHROMIUM_PATH" },
-  postgres: { name: "PostgreSQL's pg_ctl", found: postgresBinaries() !== null, install: "install Debian's postgresql package" },
-  systemdAnalyze: { name: 'systemd-analyze', found: Bun.which('systemd-analyze') !== null, install: "install Debian's systemd package" },
+  chromium: {
+    name: `Chromium (${CHROMIUM_PATH})`,
+    found: existsSync(CHROMIUM_PATH),
+    install: "install Debian's chromium package, or set CHROMIUM_PATH",
+  },
+  postgres: {
+    name: "PostgreSQL's pg_ctl",
+    found: postgresBinaries() !== null,
+    install: "install Debian's postgresql package",
+  },
+  systemdAnalyze: {
+    name: 'systemd-analyze',
+    found: Bun.which('systemd-analyze') !== null,
+    install: "install Debian's systemd package",
+  },
   smaps: { name: '/proc/self/smaps', found: existsSync('/proc/self/smaps'), install: 'run on Linux' },
 } satisfies Record<string, Tool>
 
@@ -46,8 +58,11 @@ export function missingMessage(tool: Tool): string {
 export function needs(tool: Tool, ci = UNDER_CI): { test: TestLike; describe: DescribeLike } {
   if (tool.found) return { test, describe }
   if (ci) {
-    const failing: TestLike = (name) => test(name, () => { throw new Error(missingMessage(tool)) })
-    return { test: failing, describe: (name) => describe(name, () => failing(`needs ${tool.name}`, () => {})) }
+    const failing: TestLike = name =>
+      test(name, () => {
+        throw new Error(missingMessage(tool))
+      })
+    return { test: failing, describe: name => describe(name, () => failing(`needs ${tool.name}`, () => {})) }
   }
   if (!warned.has(tool.name)) {
     warned.add(tool.name)

@@ -12,7 +12,18 @@ import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, writeSync } from
 import { lstat, mkdir, mkdtemp, open, readdir, readFile, rename, rm, rmdir, stat, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { COLLECTIONS, openStore } from '../services'
-import { BACKUPS_DIR, describeIoError, DIR_MODE, EVENTS_FILE, FILE_MODE, JOURNAL_FILE, readLines, secureDataDir, STATE_FILE, StoreLoadError } from '../storage/files'
+import {
+  BACKUPS_DIR,
+  describeIoError,
+  DIR_MODE,
+  EVENTS_FILE,
+  FILE_MODE,
+  JOURNAL_FILE,
+  readLines,
+  secureDataDir,
+  STATE_FILE,
+  StoreLoadError,
+} from '../storage/files'
 import { KEY_FILE, parseKey, readKey, writeKey } from '../storage/secret-key'
 import { DataDirLock, LOCK_FILE } from '../storage/lock'
 import { movedProblem } from '../storage/moved'
@@ -47,10 +58,11 @@ async function readState(dataDir: string): Promise<StateDoc> {
     const state = JSON.parse(await readFile(join(dataDir, STATE_FILE), 'utf8')) as StateDoc
     const entries: JournalEntry[] = []
     // Only complete lines are read: a line still being written is not acknowledged yet.
-    await readLines(join(dataDir, JOURNAL_FILE), (line) => {
+    await readLines(join(dataDir, JOURNAL_FILE), line => {
       entries.push(JSON.parse(line))
     })
-    for (const definition of COLLECTIONS) state[definition.name] = loadedCollection(definition, state[definition.name]) as never
+    for (const definition of COLLECTIONS)
+      state[definition.name] = loadedCollection(definition, state[definition.name]) as never
     if (replayJournal(state, entries)) return state
   }
   throw new Error(`${dataDir}: the state kept changing under the backup; try again`)
@@ -61,8 +73,10 @@ async function readState(dataDir: string): Promise<StateDoc> {
  * to PostgreSQL (its files out of date); null when it is one.
  */
 export function storeProblem(dataDir: string): string | null {
-  if (!existsSync(dataDir)) return `the data directory ${dataDir} does not exist; set DATA_DIR to the service's data directory`
-  if (!existsSync(join(dataDir, STATE_FILE))) return `${dataDir} holds no store (no ${STATE_FILE}); set DATA_DIR to the service's data directory`
+  if (!existsSync(dataDir))
+    return `the data directory ${dataDir} does not exist; set DATA_DIR to the service's data directory`
+  if (!existsSync(join(dataDir, STATE_FILE)))
+    return `${dataDir} holds no store (no ${STATE_FILE}); set DATA_DIR to the service's data directory`
   return movedProblem(dataDir)
 }
 
@@ -91,7 +105,10 @@ export function defaultBackupFile(dataDir: string, now = new Date()): string {
     throw new Error(`cannot make ${dir} for the backup: ${describeIoError(error)}; give a FILE elsewhere`)
   }
   const { refused } = secureDataDir(dir, [])
-  if (refused.length > 0) throw new Error(`${dir} can be read by others and this process cannot change that (${refused.join(', ')}); make it 0700, or give a FILE elsewhere`)
+  if (refused.length > 0)
+    throw new Error(
+      `${dir} can be read by others and this process cannot change that (${refused.join(', ')}); make it 0700, or give a FILE elsewhere`,
+    )
   return join(dir, `backup-${now.toISOString().replace(/[-:]/g, '')}.jsonl`)
 }
 
@@ -101,15 +118,19 @@ export async function backupDataDir(dataDir: string, file: string): Promise<Back
   if (problem) throw new Error(problem)
   const state = await readState(dataDir)
   const header = backupHeader(state, readKey(dataDir)?.toString('hex'), dataDir)
-  await writeBackup(file, header, state, async (writeLine) => {
+  await writeBackup(file, header, state, async writeLine => {
     // Written in order from inside the line reader: the backup is never held whole in memory.
     let copied = 0
-    await readLines(join(dataDir, EVENTS_FILE), (line) => {
+    await readLines(join(dataDir, EVENTS_FILE), line => {
       if (copied === state.lastEventId) return false
       copied++
       writeLine(line)
     })
-    if (copied < state.lastEventId) throw new StoreLoadError(join(dataDir, EVENTS_FILE), `holds ${copied} events, fewer than the ${state.lastEventId} the state includes`)
+    if (copied < state.lastEventId)
+      throw new StoreLoadError(
+        join(dataDir, EVENTS_FILE),
+        `holds ${copied} events, fewer than the ${state.lastEventId} the state includes`,
+      )
   })
   return header
 }
@@ -132,7 +153,12 @@ export function backupHeader(state: StateDoc, secretKey: string | undefined, sou
  * state, then the event lines `writeEvents` hands to `writeLine`, in order, written a megabyte at a
  * time; synced to disk before it resolves.
  */
-export async function writeBackup(file: string, header: BackupHeader, state: StateDoc, writeEvents: (writeLine: (line: string) => void) => Promise<void>): Promise<void> {
+export async function writeBackup(
+  file: string,
+  header: BackupHeader,
+  state: StateDoc,
+  writeEvents: (writeLine: (line: string) => void) => Promise<void>,
+): Promise<void> {
   let out: number
   try {
     out = openSync(file, 'wx', FILE_MODE)
@@ -143,7 +169,7 @@ export async function writeBackup(file: string, header: BackupHeader, state: Sta
   try {
     writeSync(out, JSON.stringify(header) + '\n' + JSON.stringify(state) + '\n')
     let chunk = ''
-    await writeEvents((line) => {
+    await writeEvents(line => {
       chunk += line + '\n'
       if (chunk.length > BATCH_BYTES) {
         writeSync(out, chunk)
@@ -184,10 +210,13 @@ export async function restoreBackup(file: string, dataDir: string): Promise<Back
   let done = false
   try {
     const entries = await readdir(dataDir)
-    if (entries.some((name) => STORE_FILES.includes(name))) {
+    if (entries.some(name => STORE_FILES.includes(name))) {
       throw new Error(`${dataDir} already holds a store; restore into an empty directory`)
     }
-    const whole = entries.every((name) => name === LOCK_FILE) && !(await isMountPoint(dataDir)) && !(await lstat(dataDir)).isSymbolicLink()
+    const whole =
+      entries.every(name => name === LOCK_FILE) &&
+      !(await isMountPoint(dataDir)) &&
+      !(await lstat(dataDir)).isSymbolicLink()
     // The parent may not be writable (a directory made for the service by an administrator).
     if (whole) temp = await mkdtemp(`${dataDir}.restore-`).catch(() => null)
     const beside = temp !== null
@@ -207,7 +236,8 @@ export async function restoreBackup(file: string, dataDir: string): Promise<Back
       })
       syncDirectory(dirname(dataDir))
     } else {
-      for (const name of [EVENTS_FILE, JOURNAL_FILE, KEY_FILE, STATE_FILE]) await rename(join(temp, name), join(dataDir, name))
+      for (const name of [EVENTS_FILE, JOURNAL_FILE, KEY_FILE, STATE_FILE])
+        await rename(join(temp, name), join(dataDir, name))
       // The directory was there before; it may have been made readable by others.
       secureDataDir(dataDir, [])
       syncDirectory(dataDir)
@@ -260,7 +290,10 @@ export async function readHeader(file: string): Promise<BackupHeader> {
     throw notBackup
   }
   if (header?.format !== BACKUP_FORMAT) throw notBackup
-  if (header.version !== 1 && header.version !== 2) throw new Error(`${file} is a backup of version ${JSON.stringify(header.version)}; this service reads versions 1 and 2`)
+  if (header.version !== 1 && header.version !== 2)
+    throw new Error(
+      `${file} is a backup of version ${JSON.stringify(header.version)}; this service reads versions 1 and 2`,
+    )
   if (header.secretKey !== undefined) {
     try {
       parseKey(String(header.secretKey), file)
@@ -268,7 +301,8 @@ export async function readHeader(file: string): Promise<BackupHeader> {
       throw new Error(`${file}: its header's secretKey is not a secret key`)
     }
   }
-  if (!Number.isInteger(header.lastEventId) || header.lastEventId! < 0) throw new Error(`${file}: its header has no valid lastEventId`)
+  if (!Number.isInteger(header.lastEventId) || header.lastEventId! < 0)
+    throw new Error(`${file}: its header has no valid lastEventId`)
   return header as BackupHeader
 }
 
@@ -294,7 +328,11 @@ const BATCH_LINES = 5000
  * lines and the first one's id), a batch's promise awaited before reading on. Resolves to the
  * state; throws, naming the line, on anything out of place or cut short.
  */
-export async function readBackup(file: string, header: BackupHeader, onEvents: (lines: string[], firstId: number) => void | Promise<void>): Promise<StateDoc> {
+export async function readBackup(
+  file: string,
+  header: BackupHeader,
+  onEvents: (lines: string[], firstId: number) => void | Promise<void>,
+): Promise<StateDoc> {
   let state: StateDoc | null = null
   let count = 0
   let lines = 0
@@ -318,13 +356,15 @@ export async function readBackup(file: string, header: BackupHeader, onEvents: (
       return
     }
     if (!isObject(value) || value.id !== ++count) throw new Error(`${file}: line ${lineNumber} is not event ${count}`)
-    if (count > header.lastEventId) throw new Error(`${file}: line ${lineNumber} is an event past the ${header.lastEventId} its state includes`)
+    if (count > header.lastEventId)
+      throw new Error(`${file}: line ${lineNumber} is an event past the ${header.lastEventId} its state includes`)
     batch.push(line)
     batchBytes += line.length
     if (batch.length >= BATCH_LINES || batchBytes > BATCH_BYTES) return handOn()
   })
   if (batch.length > 0) await handOn()
-  if ((await stat(file)).size > complete) throw new Error(`${file} is truncated: it ends in the middle of line ${lines + 1}`)
+  if ((await stat(file)).size > complete)
+    throw new Error(`${file} is truncated: it ends in the middle of line ${lines + 1}`)
   if (state === null) throw new Error(`${file} is truncated: it holds no state after its header`)
   if (count !== header.lastEventId) {
     throw new Error(`${file} is truncated: it holds ${count} events but its state includes ${header.lastEventId}`)
@@ -340,7 +380,7 @@ async function writeStore(file: string, header: BackupHeader, dir: string): Prom
   const events = openSync(join(dir, EVENTS_FILE), 'wx', FILE_MODE)
   let state: StateDoc
   try {
-    state = await readBackup(file, header, (lines) => void writeSync(events, lines.join('\n') + '\n'))
+    state = await readBackup(file, header, lines => void writeSync(events, lines.join('\n') + '\n'))
     fsyncSync(events)
   } finally {
     closeSync(events)

@@ -37,18 +37,26 @@ async function withDatabase<T>(database: DatabaseConfig, use: (sql: SQL) => Prom
 
 /** Writes a backup of the store in `database` (instances may be running on it) to `file`. */
 export async function backupDatabase(database: DatabaseConfig, file: string): Promise<BackupHeader> {
-  return withDatabase(database, (sql) =>
-    sql.begin('isolation level repeatable read read only', async (tx) => {
-      const [{ found }] = await tx`SELECT to_regclass(${`"${database.schema}".flagstore_checkpoints`}) IS NOT NULL AS found`
+  return withDatabase(database, sql =>
+    sql.begin('isolation level repeatable read read only', async tx => {
+      const [{ found }] =
+        await tx`SELECT to_regclass(${`"${database.schema}".flagstore_checkpoints`}) IS NOT NULL AS found`
       const checkpoints = found ? await tx`SELECT seq, state FROM flagstore_checkpoints ORDER BY seq DESC LIMIT 1` : []
-      if (checkpoints.length === 0) throw new Error(`${database.settingOf.database}: ${database.database} (schema ${database.schema}) holds no store`)
+      if (checkpoints.length === 0)
+        throw new Error(
+          `${database.settingOf.database}: ${database.database} (schema ${database.schema}) holds no store`,
+        )
       const state = JSON.parse(checkpoints[0].state) as StateDoc
-      for (const definition of COLLECTIONS) state[definition.name] = loadedCollection(definition, state[definition.name]) as never
+      for (const definition of COLLECTIONS)
+        state[definition.name] = loadedCollection(definition, state[definition.name]) as never
       const entries = (await selectCommits(tx, Number(checkpoints[0].seq))).map(({ entry }) => entry)
-      if (!replayJournal(state, entries)) throw new Error(`${database.database}: the commits do not follow on from the checkpoint`)
+      if (!replayJournal(state, entries))
+        throw new Error(`${database.database}: the commits do not follow on from the checkpoint`)
       const key = (await tx`SELECT value FROM flagstore_meta WHERE key = 'secret_key'`)[0]?.value as string | undefined
       const header = backupHeader(state, key)
-      await writeBackup(file, header, state, (writeLine) => selectEventLines(tx, database.database, 0, state.lastEventId, writeLine))
+      await writeBackup(file, header, state, writeLine =>
+        selectEventLines(tx, database.database, 0, state.lastEventId, writeLine),
+      )
       return header
     }),
   )
@@ -61,21 +69,33 @@ export async function backupDatabase(database: DatabaseConfig, file: string): Pr
  */
 export async function restoreDatabase(file: string, database: DatabaseConfig): Promise<BackupHeader> {
   const header = await readHeader(file)
-  return withDatabase(database, async (sql) => {
+  return withDatabase(database, async sql => {
     await migrate(sql, database)
-    await sql.begin(async (tx) => {
+    await sql.begin(async tx => {
       // Instances starting meanwhile wait for their first commit; a store already there is refused.
       await tx`SELECT pg_advisory_xact_lock(hashtext(${lockName(database.schema, 'commit')}))`
-      const [{ used }] = await tx`SELECT EXISTS (SELECT 1 FROM flagstore_commits) OR EXISTS (SELECT 1 FROM flagstore_events) OR EXISTS (SELECT 1 FROM flagstore_checkpoints WHERE seq > 0) AS used`
-      if (used) throw new Error(`${database.database} (schema ${database.schema}) already holds a store; restore into an empty database`)
+      const [{ used }] =
+        await tx`SELECT EXISTS (SELECT 1 FROM flagstore_commits) OR EXISTS (SELECT 1 FROM flagstore_events) OR EXISTS (SELECT 1 FROM flagstore_checkpoints WHERE seq > 0) AS used`
+      if (used)
+        throw new Error(
+          `${database.database} (schema ${database.schema}) already holds a store; restore into an empty database`,
+        )
       await tx`DELETE FROM flagstore_checkpoints`
       const restored = await readBackup(file, header, async (lines, first) => {
-        await tx`INSERT INTO flagstore_events (id, line) SELECT * FROM unnest(${tx.array(lines.map((_, i) => first + i), 'BIGINT')}, ${tx.array(lines, 'TEXT')})`
+        await tx`INSERT INTO flagstore_events (id, line) SELECT * FROM unnest(${tx.array(
+          lines.map((_, i) => first + i),
+          'BIGINT',
+        )}, ${tx.array(lines, 'TEXT')})`
       })
       try {
         const memory = new Memory<StateDoc>()
         await memory.write(structuredClone(restored))
-        await (await Store.open({ checkpoint: memory, journal: new MemoryJournal(), events: new MemoryEventLog() }, { collections: COLLECTIONS })).close()
+        await (
+          await Store.open(
+            { checkpoint: memory, journal: new MemoryJournal(), events: new MemoryEventLog() },
+            { collections: COLLECTIONS },
+          )
+        ).close()
       } catch (error) {
         throw new Error(`${file} does not make a store that opens: ${(error as Error).message}`)
       }
@@ -94,10 +114,17 @@ export async function restoreDatabase(file: string, database: DatabaseConfig): P
  * still holds that store (the same secret key). Returns what was done, in one line for the operator;
  * null for a backup that names no data directory (a database's, or an older version's).
  */
-export function markSourceMoved(header: BackupHeader, file: string, movedTo: string): { marked: boolean; said: string } | null {
+export function markSourceMoved(
+  header: BackupHeader,
+  file: string,
+  movedTo: string,
+): { marked: boolean; said: string } | null {
   const source = typeof header.source === 'string' ? header.source : null
   if (source === null) return null
-  const unmarked = (why: string) => ({ marked: false, said: `${source}, which the backup was taken from, was not marked as moved: ${why}` })
+  const unmarked = (why: string) => ({
+    marked: false,
+    said: `${source}, which the backup was taken from, was not marked as moved: ${why}`,
+  })
   if (!existsSync(join(source, STATE_FILE))) return unmarked('it holds no store on this machine')
   let key: Buffer | null
   try {
@@ -105,13 +132,17 @@ export function markSourceMoved(header: BackupHeader, file: string, movedTo: str
   } catch (error) {
     return unmarked((error as Error).message)
   }
-  if (key === null || header.secretKey === undefined || key.toString('hex') !== header.secretKey) return unmarked('it now holds another store (its secret.key is not the backup\'s)')
+  if (key === null || header.secretKey === undefined || key.toString('hex') !== header.secretKey)
+    return unmarked("it now holds another store (its secret.key is not the backup's)")
   try {
     markMoved(source, { movedTo, movedAt: new Date().toISOString(), backup: file })
   } catch (error) {
     return unmarked(`${join(source, MOVED_FILE)} cannot be written (${(error as Error).message})`)
   }
-  return { marked: true, said: `Marked ${source} as moved (${join(source, MOVED_FILE)}): a start on it without DATABASE_URL now stops${stillServed(source)}` }
+  return {
+    marked: true,
+    said: `Marked ${source} as moved (${join(source, MOVED_FILE)}): a start on it without DATABASE_URL now stops${stillServed(source)}`,
+  }
 }
 
 /** Said when a service still runs on the directory moved: what it accepts now is not in the database. */

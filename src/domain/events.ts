@@ -121,10 +121,19 @@ function aboutFlag(type: EventType, flag: FlagSubject, change: Change, environme
 
 export const events = {
   projectCreated: (project: string, data: object): NewEvent => ({ type: 'project-created', project, data }),
-  projectUpdated: (project: string, data: object, preData: object): NewEvent => ({ type: 'project-updated', project, data, preData }),
+  projectUpdated: (project: string, data: object, preData: object): NewEvent => ({
+    type: 'project-updated',
+    project,
+    data,
+    preData,
+  }),
   projectDeleted: (project: string, preData: object): NewEvent => ({ type: 'project-deleted', project, preData }),
 
-  environmentCreated: (environment: string, data: object): NewEvent => ({ type: 'environment-created', environment, data }),
+  environmentCreated: (environment: string, data: object): NewEvent => ({
+    type: 'environment-created',
+    environment,
+    data,
+  }),
   strategyTypeCreated: (data: object): NewEvent => ({ type: 'strategy-created', data }),
   strategyTypeUpdated: (data: object, preData: object): NewEvent => ({ type: 'strategy-updated', data, preData }),
   strategyTypeDeprecated: (name: string): NewEvent => ({ type: 'strategy-deprecated', data: { name } }),
@@ -144,30 +153,46 @@ export const events = {
   }),
 
   flagCreated: (flag: FlagSubject, data: object) => aboutFlag('feature-created', flag, { data }),
-  flagMetadataUpdated: (flag: FlagSubject, data: object, preData: object) => aboutFlag('feature-metadata-updated', flag, { data, preData }),
+  flagMetadataUpdated: (flag: FlagSubject, data: object, preData: object) =>
+    aboutFlag('feature-metadata-updated', flag, { data, preData }),
   /** Follows `feature-metadata-updated` when `stale` flipped. */
-  flagStale: (flag: FlagSubject, stale: boolean) => aboutFlag(stale ? 'feature-stale-on' : 'feature-stale-off', flag, { data: { stale } }),
+  flagStale: (flag: FlagSubject, stale: boolean) =>
+    aboutFlag(stale ? 'feature-stale-on' : 'feature-stale-off', flag, { data: { stale } }),
   /** Without a change when it follows `feature-metadata-updated`, which holds it. */
-  flagArchived: (flag: FlagSubject, change: { data: object; preData: object } | null = null) => aboutFlag('feature-archived', flag, change ?? {}),
-  flagRevived: (flag: FlagSubject, change: { data: object; preData: object } | null = null) => aboutFlag('feature-revived', flag, change ?? {}),
+  flagArchived: (flag: FlagSubject, change: { data: object; preData: object } | null = null) =>
+    aboutFlag('feature-archived', flag, change ?? {}),
+  flagRevived: (flag: FlagSubject, change: { data: object; preData: object } | null = null) =>
+    aboutFlag('feature-revived', flag, change ?? {}),
   flagDeleted: (flag: FlagSubject, preData: object) => aboutFlag('feature-deleted', flag, { preData }),
   flagEnvironmentToggled: (flag: FlagSubject, environment: string, enabled: boolean) =>
-    aboutFlag(enabled ? 'feature-environment-enabled' : 'feature-environment-disabled', flag, { data: { enabled }, preData: { enabled: !enabled } }, environment),
+    aboutFlag(
+      enabled ? 'feature-environment-enabled' : 'feature-environment-disabled',
+      flag,
+      { data: { enabled }, preData: { enabled: !enabled } },
+      environment,
+    ),
 
-  strategyAdded: (flag: FlagSubject, environment: string, data: object) => aboutFlag('feature-strategy-add', flag, { data }, environment),
+  strategyAdded: (flag: FlagSubject, environment: string, data: object) =>
+    aboutFlag('feature-strategy-add', flag, { data }, environment),
   strategyUpdated: (flag: FlagSubject, environment: string, data: object, preData: object) =>
     aboutFlag('feature-strategy-update', flag, { data, preData }, environment),
-  strategyRemoved: (flag: FlagSubject, environment: string, preData: object) => aboutFlag('feature-strategy-remove', flag, { preData }, environment),
+  strategyRemoved: (flag: FlagSubject, environment: string, preData: object) =>
+    aboutFlag('feature-strategy-remove', flag, { preData }, environment),
   variantsUpdated: (flag: FlagSubject, environment: string, data: object, preData: object) =>
     aboutFlag('feature-environment-variants-updated', flag, { data, preData }, environment),
 
   flagTagged: (flag: FlagSubject, tag: EventTag) => aboutFlag('feature-tagged', flag, { data: tag }),
   flagUntagged: (flag: FlagSubject, tag: EventTag) => aboutFlag('feature-untagged', flag, { preData: tag }),
-  dependencyAdded: (flag: FlagSubject, dependency: object) => aboutFlag('feature-dependency-added', flag, { data: dependency }),
-  dependencyRemoved: (flag: FlagSubject, dependency: object) => aboutFlag('feature-dependency-removed', flag, { preData: dependency }),
-  dependenciesRemoved: (flag: FlagSubject, dependencies: readonly object[]) => aboutFlag('feature-dependencies-removed', flag, { preData: { dependencies } }),
-  flagCompleted: (flag: FlagSubject, data: object, preData: object) => aboutFlag('feature-completed', flag, { data, preData }),
-  flagUncompleted: (flag: FlagSubject, data: object, preData: object | null) => aboutFlag('feature-uncompleted', flag, { data, preData }),
+  dependencyAdded: (flag: FlagSubject, dependency: object) =>
+    aboutFlag('feature-dependency-added', flag, { data: dependency }),
+  dependencyRemoved: (flag: FlagSubject, dependency: object) =>
+    aboutFlag('feature-dependency-removed', flag, { preData: dependency }),
+  dependenciesRemoved: (flag: FlagSubject, dependencies: readonly object[]) =>
+    aboutFlag('feature-dependencies-removed', flag, { preData: { dependencies } }),
+  flagCompleted: (flag: FlagSubject, data: object, preData: object) =>
+    aboutFlag('feature-completed', flag, { data, preData }),
+  flagUncompleted: (flag: FlagSubject, data: object, preData: object | null) =>
+    aboutFlag('feature-uncompleted', flag, { data, preData }),
 
   tokenCreated: (data: object): NewEvent => ({ type: 'api-token-created', data }),
   tokenDeleted: (preData: object): NewEvent => ({ type: 'api-token-deleted', preData }),
@@ -179,8 +204,17 @@ export const events = {
 
   /** `project` is the segment's project, null for a global segment. */
   segmentCreated: (project: string | null, data: object): NewEvent => ({ type: 'segment-created', project, data }),
-  segmentUpdated: (project: string | null, data: object, preData: object): NewEvent => ({ type: 'segment-updated', project, data, preData }),
-  segmentDeleted: (project: string | null, preData: object): NewEvent => ({ type: 'segment-deleted', project, preData }),
+  segmentUpdated: (project: string | null, data: object, preData: object): NewEvent => ({
+    type: 'segment-updated',
+    project,
+    data,
+    preData,
+  }),
+  segmentDeleted: (project: string | null, preData: object): NewEvent => ({
+    type: 'segment-deleted',
+    project,
+    preData,
+  }),
 
   tagTypeCreated: (data: object): NewEvent => ({ type: 'tag-type-created', data }),
   tagTypeUpdated: (data: object, preData: object): NewEvent => ({ type: 'tag-type-updated', data, preData }),
@@ -194,7 +228,17 @@ export const events = {
    * selection, how many flags and a hash of their names (an export is a read, and a viewer may
    * repeat it at will: naming every flag made each event kilobytes).
    */
-  featuresExported: (project: string | null, data: ExportedData): NewEvent => ({ type: 'features-exported', project, environment: data.environment, data }),
+  featuresExported: (project: string | null, data: ExportedData): NewEvent => ({
+    type: 'features-exported',
+    project,
+    environment: data.environment,
+    data,
+  }),
   /** Follows the events of the single changes an import made, in the same commit. */
-  featuresImported: (project: string, environment: string, data: { features: string[] }): NewEvent => ({ type: 'features-imported', project, environment, data }),
+  featuresImported: (project: string, environment: string, data: { features: string[] }): NewEvent => ({
+    type: 'features-imported',
+    project,
+    environment,
+    data,
+  }),
 } satisfies Record<string, (...args: never[]) => NewEvent>

@@ -12,7 +12,8 @@ export function withArticle(word: string, capital = false): string {
 /** Returns a problem with `name`, or null when it is acceptable. */
 export function nameProblem(name: string, what: string): string | null {
   if (name.length === 0) return `${withArticle(what, true)} name must not be empty`
-  if (name.length > NAME_MAX_LENGTH) return `${withArticle(what, true)} name must be at most ${NAME_MAX_LENGTH} characters long`
+  if (name.length > NAME_MAX_LENGTH)
+    return `${withArticle(what, true)} name must be at most ${NAME_MAX_LENGTH} characters long`
   const dots = dotSegmentProblem(name, `${withArticle(what, true)} name`)
   if (dots) return dots
   // isWellFormed first: encodeURIComponent throws on a lone surrogate.
@@ -37,7 +38,10 @@ export function assertValidName(name: string, what: string, path = '/name'): voi
  */
 export function assertNotWildcard(name: string, what: 'project id' | 'environment name', path: string): void {
   if (/^\*+$/.test(name)) {
-    throw ValidationError.at(path, `The ${what} must not be made only of "*" (got ${JSON.stringify(name)}): in API tokens "*" stands for all projects and all environments`)
+    throw ValidationError.at(
+      path,
+      `The ${what} must not be made only of "*" (got ${JSON.stringify(name)}): in API tokens "*" stands for all projects and all environments`,
+    )
   }
 }
 

@@ -6,7 +6,11 @@ import { NotFoundError } from '../errors'
 import type { StateReader } from '../storage/store'
 
 export function flagNotFound(name: string, projectId?: string): NotFoundError {
-  return new NotFoundError(projectId === undefined ? `Could not find flag "${name}"` : `Could not find flag "${name}" in project "${projectId}"`)
+  return new NotFoundError(
+    projectId === undefined
+      ? `Could not find flag "${name}"`
+      : `Could not find flag "${name}" in project "${projectId}"`,
+  )
 }
 
 export function projectNotFound(projectId: string): NotFoundError {

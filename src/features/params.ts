@@ -13,5 +13,10 @@ export const featureParams = t.Object({ featureName })
 export const flagParams = t.Object({ projectId, featureName })
 export const projectEnvironmentParams = t.Object({ projectId, environment })
 export const flagEnvironmentParams = t.Object({ projectId, featureName, environment })
-export const strategyParams = t.Object({ projectId, featureName, environment, strategyId: t.String({ description: 'Strategy id' }) })
+export const strategyParams = t.Object({
+  projectId,
+  featureName,
+  environment,
+  strategyId: t.String({ description: 'Strategy id' }),
+})
 export const tokenParams = t.Object({ tokenName: t.String({ description: 'Token name' }) })

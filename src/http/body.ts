@@ -70,18 +70,21 @@ function checkParsedBody(body: unknown): void {
   while (stack.length > 0) {
     const [value, depth] = stack.pop()!
     if (typeof value === 'string') {
-      if (!value.isWellFormed()) throw new UnreadableBodyError('The request body holds text that is not valid Unicode (a lone surrogate)')
+      if (!value.isWellFormed())
+        throw new UnreadableBodyError('The request body holds text that is not valid Unicode (a lone surrogate)')
       continue
     }
     if (typeof value !== 'object' || value === null) continue
-    if (depth >= MAX_BODY_DEPTH) throw new UnreadableBodyError(`The request body is nested more than ${MAX_BODY_DEPTH} levels deep`)
+    if (depth >= MAX_BODY_DEPTH)
+      throw new UnreadableBodyError(`The request body is nested more than ${MAX_BODY_DEPTH} levels deep`)
     if (Array.isArray(value)) {
       for (const item of value) stack.push([item, depth + 1])
     } else {
       // for…in rather than Object.entries (parsed JSON has no inherited keys): this walks every
       // key of every body, and SDK metrics reports hold hundreds.
       for (const key in value) {
-        if (!key.isWellFormed()) throw new UnreadableBodyError('The request body holds a property name that is not valid Unicode')
+        if (!key.isWellFormed())
+          throw new UnreadableBodyError('The request body holds a property name that is not valid Unicode')
         // An own toString or valueOf (never a function in JSON) makes the object impossible to turn
         // into text: String(), a template literal or Elysia's schema error for it would throw. Such
         // names are data where keys are names (a flag called toString in an SDK metrics report), so

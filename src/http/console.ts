@@ -25,9 +25,14 @@ async function build(basePath: string): Promise<Built> {
   for (const file of CONSOLE_FILES) {
     const body = new TextEncoder().encode(file.text) as Uint8Array<ArrayBuffer>
     const extension = file.name.slice(file.name.lastIndexOf('.'))
-    assets.set(file.name, { body, gzipped: Bun.gzipSync(body) as Uint8Array<ArrayBuffer>, type: TYPES[extension] ?? file.type })
+    assets.set(file.name, {
+      body,
+      gzipped: Bun.gzipSync(body) as Uint8Array<ArrayBuffer>,
+      type: TYPES[extension] ?? file.type,
+    })
   }
-  const named = (extension: string) => CONSOLE_FILES.filter((file) => file.name.endsWith(extension)).map((file) => `${basePath}/console/assets/${file.name}`)
+  const named = (extension: string) =>
+    CONSOLE_FILES.filter(file => file.name.endsWith(extension)).map(file => `${basePath}/console/assets/${file.name}`)
   const html = `<!doctype html>
 <html lang="en" data-base="${basePath}">
 <head>
@@ -36,11 +41,15 @@ async function build(basePath: string): Promise<Built> {
   <meta name="color-scheme" content="light dark">
   <link rel="icon" href="data:,">
   <title>flagstore console</title>
-${named('.css').map((href) => `  <link rel="stylesheet" href="${href}">`).join('\n')}
+${named('.css')
+  .map(href => `  <link rel="stylesheet" href="${href}">`)
+  .join('\n')}
 </head>
 <body>
   <div id="app"></div>
-${named('.js').map((src) => `  <script type="module" src="${src}"></script>`).join('\n')}
+${named('.js')
+  .map(src => `  <script type="module" src="${src}"></script>`)
+  .join('\n')}
 </body>
 </html>
 `
@@ -55,19 +64,30 @@ export function consoleUi(basePath = '') {
   const load = () => (built ??= build(basePath))
   const hidden = { detail: { hide: true } }
   return new Elysia({ name: 'console' })
-    .get('/', async () => new Response((await load()).html, { headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache' } }), hidden)
-    .get('/console/assets/:asset', async ({ params, request }) => {
-      const { assets } = await load()
-      const asset = assets.get(params.asset)
-      if (!asset) return new Response('Not found', { status: 404 })
-      const gzip = acceptsGzip(request)
-      return new Response(gzip ? asset.gzipped : asset.body, {
-        headers: {
-          'content-type': asset.type,
-          'cache-control': 'public, max-age=31536000, immutable',
-          vary: 'accept-encoding',
-          ...(gzip ? { 'content-encoding': 'gzip' } : {}),
-        },
-      })
-    }, hidden)
+    .get(
+      '/',
+      async () =>
+        new Response((await load()).html, {
+          headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache' },
+        }),
+      hidden,
+    )
+    .get(
+      '/console/assets/:asset',
+      async ({ params, request }) => {
+        const { assets } = await load()
+        const asset = assets.get(params.asset)
+        if (!asset) return new Response('Not found', { status: 404 })
+        const gzip = acceptsGzip(request)
+        return new Response(gzip ? asset.gzipped : asset.body, {
+          headers: {
+            'content-type': asset.type,
+            'cache-control': 'public, max-age=31536000, immutable',
+            vary: 'accept-encoding',
+            ...(gzip ? { 'content-encoding': 'gzip' } : {}),
+          },
+        })
+      },
+      hidden,
+    )
 }

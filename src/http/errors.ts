@@ -34,7 +34,13 @@ export interface ErrorDialect {
   internal(id: string, request: Request): Response
 }
 
-const where: Record<string, string> = { body: 'request body', query: 'query string', params: 'path', headers: 'headers', cookie: 'cookies' }
+const where: Record<string, string> = {
+  body: 'request body',
+  query: 'query string',
+  params: 'path',
+  headers: 'headers',
+  cookie: 'cookies',
+}
 
 /** Maps anything thrown while answering a request to the error body; 5xx details go to the log only. */
 export function toAppErrorResponse(
@@ -46,8 +52,10 @@ export function toAppErrorResponse(
   allowed?: AllowedMethods,
   dialects: readonly ErrorDialect[] = [],
 ): Response {
-  const dialect = dialects.find((candidate) => candidate.claims(request))
-  const render = dialect ? (appError: AppError) => dialect.render(appError, request) : (appError: AppError) => errorResponse(appError)
+  const dialect = dialects.find(candidate => candidate.claims(request))
+  const render = dialect
+    ? (appError: AppError) => dialect.render(appError, request)
+    : (appError: AppError) => errorResponse(appError)
   return toResponse(code, error, request, log, unknownRoute, allowed, render, dialect)
 }
 
@@ -72,13 +80,19 @@ function toResponse(
     if (error.type === 'body' && sentUnsupportedBody(request)) {
       const type = request.headers.get('content-type')
       return errorResponse(
-        new ContentTypeError(`Only application/json is accepted, the request ${type ? `sent ${type}` : 'sent no Content-Type'}`),
+        new ContentTypeError(
+          `Only application/json is accepted, the request ${type ? `sent ${type}` : 'sent no Content-Type'}`,
+        ),
       )
     }
     const details = validationDetails(error.all as ValueError[])
     const [first, ...more] = details
     const what = where[error.type] ?? error.type
-    const problem = !first ? `The ${what} does not match the schema` : first.path === '' ? `The ${what} ${first.message}` : `The ${what} does not match the schema: ${sentence(first)}`
+    const problem = !first
+      ? `The ${what} does not match the schema`
+      : first.path === ''
+        ? `The ${what} ${first.message}`
+        : `The ${what} does not match the schema: ${sentence(first)}`
     const message = `${problem}${more.length > 0 ? ` (and ${more.length} more, see details)` : ''}`
     return errorResponse(new ValidationError(message, details))
   }
@@ -87,12 +101,22 @@ function toResponse(
     // Elysia rethrows TypeBox's own error, which says neither what nor where. Our parameter schemas
     // avoid such transforms (http/query.ts), so this is the net under any that remain.
     const inner = error instanceof TransformDecodeCheckError ? error.error : undefined
-    const detail = inner ? detailOf(inner) : { path: (error as TransformDecodeError).path, message: 'could not be read' }
-    return errorResponse(new ValidationError(`A request parameter does not match the schema: ${sentence(detail, 'the parameter')}`, [detail]))
+    const detail = inner
+      ? detailOf(inner)
+      : { path: (error as TransformDecodeError).path, message: 'could not be read' }
+    return errorResponse(
+      new ValidationError(`A request parameter does not match the schema: ${sentence(detail, 'the parameter')}`, [
+        detail,
+      ]),
+    )
   }
   if (code === 'NOT_FOUND') {
     const path = new URL(request.url).pathname
-    return errorResponse(unknownRoute?.(request, path) ?? allowed?.notAllowed(request.method, path) ?? new NotFoundError(`No route for ${request.method} ${path}`))
+    return errorResponse(
+      unknownRoute?.(request, path) ??
+        allowed?.notAllowed(request.method, path) ??
+        new NotFoundError(`No route for ${request.method} ${path}`),
+    )
   }
   const status = (error as { status?: unknown }).status
   if (typeof status === 'number' && status >= 400 && status < 500) {
@@ -111,10 +135,13 @@ function internalError(error: unknown, request: Request, log: Logger, dialect: E
     error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error),
   })
   if (dialect) return dialect.internal(id, request)
-  return new Response(JSON.stringify({ id, name: 'InternalError', message: `Something went wrong on our side; quote error id ${id}` }), {
-    status: 500,
-    headers: { 'content-type': 'application/json' },
-  })
+  return new Response(
+    JSON.stringify({ id, name: 'InternalError', message: `Something went wrong on our side; quote error id ${id}` }),
+    {
+      status: 500,
+      headers: { 'content-type': 'application/json' },
+    },
+  )
 }
 
 /** What to answer instead of 404 for a path no route matched (http/auth.ts: 401 under /api without a token). */
@@ -124,7 +151,12 @@ export type UnknownRoute = (request: Request, path: string) => AppError | undefi
  * `allowed`: the methods of the known paths, so that a known path asked with another method
  * answers 405. `dialects`: APIs that render errors in their own shape (OFREP).
  */
-export function errorHandling(log: Logger, unknownRoute?: UnknownRoute, allowed?: AllowedMethods, dialects: readonly ErrorDialect[] = []) {
+export function errorHandling(
+  log: Logger,
+  unknownRoute?: UnknownRoute,
+  allowed?: AllowedMethods,
+  dialects: readonly ErrorDialect[] = [],
+) {
   return new Elysia({ name: 'error-handling' }).onError({ as: 'global' }, ({ code, error, request }) => {
     const response = toAppErrorResponse(code, error, request, log, unknownRoute, allowed, dialects)
     noteStatus(request, response.status)

@@ -34,7 +34,8 @@ interface Schema {
 
 type Resolve = (name: string) => Schema | undefined
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /**
  * Marks a record whose keys are names of things the service stores (the flags and variants of an
@@ -52,7 +53,7 @@ export const KEYS_ARE_NAMES = 'x-keys-are-names'
  */
 export function removePrototypeKeys(value: unknown, schema: Schema | null, resolve: Resolve, path = ''): string | null {
   const candidates = schema === null ? [] : alternatives(schema, resolve)
-  if (candidates.some((candidate) => (candidate as Record<string, unknown>)[KEYS_ARE_NAMES] === true)) return null
+  if (candidates.some(candidate => (candidate as Record<string, unknown>)[KEYS_ARE_NAMES] === true)) return null
   let first: string | null = null
   if (Array.isArray(value)) {
     const items = candidates.find(describesArray)?.items as Schema | undefined
@@ -68,7 +69,7 @@ export function removePrototypeKeys(value: unknown, schema: Schema | null, resol
         delete value[key]
         continue
       }
-      const listed = objects.find((object) => object.properties && Object.hasOwn(object.properties, key))
+      const listed = objects.find(object => object.properties && Object.hasOwn(object.properties, key))
       const keeper = listed ? listed.properties![key] : keeperOf(objects, key)
       const found = removePrototypeKeys(value[key], keeper === true ? null : keeper, resolve, `${path}/${key}`)
       first ??= found
@@ -106,22 +107,25 @@ function alternatives(schema: Schema, resolve: Resolve): readonly Schema[] {
 function alternativesOf(schema: Schema, resolve: Resolve): Schema[] {
   const resolved = deref(schema, resolve)
   const members = resolved.anyOf ?? resolved.oneOf
-  if (members) return members.flatMap((member) => alternatives(member, resolve))
+  if (members) return members.flatMap(member => alternatives(member, resolve))
   if (resolved.allOf) {
     // Every member applies: the properties of all of them are known.
     const merged: Schema = { type: 'object', properties: {} }
-    for (const member of resolved.allOf.flatMap((m) => alternatives(m, resolve))) {
+    for (const member of resolved.allOf.flatMap(m => alternatives(m, resolve))) {
       Object.assign(merged.properties!, member.properties)
       if (member.additionalProperties !== undefined) merged.additionalProperties = member.additionalProperties
-      if (member.patternProperties) merged.patternProperties = { ...merged.patternProperties, ...member.patternProperties }
+      if (member.patternProperties)
+        merged.patternProperties = { ...merged.patternProperties, ...member.patternProperties }
     }
     return [merged]
   }
   return [resolved]
 }
 
-const describesObject = (schema: Schema) => schema.type === 'object' || schema.properties !== undefined || schema.patternProperties !== undefined
-const describesArray = (schema: Schema) => schema.type === 'array' && schema.items !== undefined && !Array.isArray(schema.items)
+const describesObject = (schema: Schema) =>
+  schema.type === 'object' || schema.properties !== undefined || schema.patternProperties !== undefined
+const describesArray = (schema: Schema) =>
+  schema.type === 'array' && schema.items !== undefined && !Array.isArray(schema.items)
 
 const patterns = new Map<string, RegExp>()
 const patternOf = (source: string) => patterns.get(source) ?? patterns.set(source, new RegExp(source)).get(source)!
@@ -129,7 +133,8 @@ const patternOf = (source: string) => patterns.get(source) ?? patterns.set(sourc
 /** Where the schema keeps a property it does not list: its own schema, or true to keep it unchecked. */
 function keeperOf(schemas: readonly Schema[], key: string): Schema | true | null {
   for (const schema of schemas) {
-    for (const [pattern, inner] of Object.entries(schema.patternProperties ?? {})) if (patternOf(pattern).test(key)) return inner
+    for (const [pattern, inner] of Object.entries(schema.patternProperties ?? {}))
+      if (patternOf(pattern).test(key)) return inner
     if (schema.additionalProperties === true) return true
     if (typeof schema.additionalProperties === 'object') return schema.additionalProperties
   }
@@ -151,7 +156,7 @@ export function dropUnknownProperties(schema: Schema, value: unknown, resolve: R
   const objects = candidates.filter(describesObject)
   if (objects.length === 0) return
   for (const key of Object.keys(value)) {
-    const listed = objects.find((object) => object.properties && Object.hasOwn(object.properties, key))
+    const listed = objects.find(object => object.properties && Object.hasOwn(object.properties, key))
     if (listed) {
       dropUnknownProperties(listed.properties![key], value[key], resolve)
       continue
@@ -172,15 +177,18 @@ interface RouteLike {
  * Applies the rules above to each route of `app` that declares a body (added to a controller before
  * its routes, so it applies to all of them). `models` are the named schemas routes may refer to.
  */
-export function lenientBodies<App extends Elysia<any, any, any, any, any, any, any>>(app: App, models: Record<string, TSchema>): App {
+export function lenientBodies<App extends Elysia<any, any, any, any, any, any, any>>(
+  app: App,
+  models: Record<string, TSchema>,
+): App {
   const schemas = new Map<string, Schema | null>()
   const problems = new WeakMap<Request, ValidationError>()
-  const resolve: Resolve = (name) => (models as Record<string, Schema>)[name]
+  const resolve: Resolve = name => (models as Record<string, Schema>)[name]
   const bodySchemaFor = (method: string, path: string): Schema | null => {
     const key = `${method} ${path}`
     let schema = schemas.get(key)
     if (schema === undefined) {
-      const route = (app.routes as RouteLike[]).find((r) => r.path === path && r.method === method)
+      const route = (app.routes as RouteLike[]).find(r => r.path === path && r.method === method)
       const declared = route?.hooks.body
       schema = typeof declared === 'string' ? (resolve(declared) ?? null) : ((declared as Schema | undefined) ?? null)
       schemas.set(key, schema)
@@ -188,7 +196,7 @@ export function lenientBodies<App extends Elysia<any, any, any, any, any, any, a
     return schema
   }
   return app
-    .onTransform((context) => {
+    .onTransform(context => {
       const body: unknown = context.body
       if (typeof body !== 'object' || body === null) return
       const schema = bodySchemaFor(context.request.method, context.route)

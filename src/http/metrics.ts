@@ -65,7 +65,9 @@ function processRegistryOnce(): Registry {
 async function processMetrics(): Promise<string> {
   // One block per metric, each starting "# HELP <name> ", separated by blank lines.
   const blocks = (await processRegistryOnce().metrics()).split('\n\n')
-  return blocks.filter((block) => !hidden.has(block.slice('# HELP '.length, block.indexOf(' ', '# HELP '.length)))).join('\n\n')
+  return blocks
+    .filter(block => !hidden.has(block.slice('# HELP '.length, block.indexOf(' ', '# HELP '.length))))
+    .join('\n\n')
 }
 
 /** How the SDK APIs found their answers since the start (client/client.service.ts, client/scope-cache.ts). */
@@ -105,10 +107,14 @@ export class Metrics {
       buckets: DURATION_BUCKETS,
       registers,
     })
-    store.onCommitTimed((seconds) => commits.observe(seconds))
+    store.onCommitTimed(seconds => commits.observe(seconds))
     // A counter, so that rate() gives events per second; the log's size is the gauge below.
-    const written = new Counter({ name: 'events_written_total', help: 'Events appended to the event log since the service started', registers })
-    store.onCommit((events) => written.inc(events.length))
+    const written = new Counter({
+      name: 'events_written_total',
+      help: 'Events appended to the event log since the service started',
+      registers,
+    })
+    store.onCommit(events => written.inc(events.length))
     new Gauge({
       name: 'event_log_events',
       help: 'Events in the event log',
@@ -147,9 +153,13 @@ export class Metrics {
         labelNames: ['api', 'source'],
         registers,
         collect() {
-          const counts = { client: { ...sdk.client.stats }, frontend: { kept: sdk.frontend.stats.hits, compiled: sdk.frontend.stats.builds } }
+          const counts = {
+            client: { ...sdk.client.stats },
+            frontend: { kept: sdk.frontend.stats.hits, compiled: sdk.frontend.stats.builds },
+          }
           this.reset()
-          for (const [api, sources] of Object.entries(counts)) for (const [source, count] of Object.entries(sources)) this.inc({ api, source }, count)
+          for (const [api, sources] of Object.entries(counts))
+            for (const [source, count] of Object.entries(sources)) this.inc({ api, source }, count)
         },
       })
     }
@@ -169,7 +179,10 @@ export class Metrics {
     let observer = this.observers.get(key)
     if (observer === undefined) {
       const labels = { method, route: route ?? 'unmatched' }
-      observer = { counted: this.requests.labels({ ...labels, status: String(status) }), timed: this.requestDurations.labels(labels) }
+      observer = {
+        counted: this.requests.labels({ ...labels, status: String(status) }),
+        timed: this.requestDurations.labels(labels),
+      }
       this.observers.set(key, observer)
     }
     observer.counted.inc()
@@ -204,10 +217,14 @@ export function metricsRoute(metrics: Metrics, token: string | null = null) {
       return new Response(await metrics.render(), { headers: { 'content-type': metrics.contentType } })
     },
     {
-      response: { 200: t.String({ description: 'Metrics in the Prometheus text exposition format, version 0.0.4' }), ...errors(401) },
+      response: {
+        200: t.String({ description: 'Metrics in the Prometheus text exposition format, version 0.0.4' }),
+        ...errors(401),
+      },
       detail: {
         operationId: 'getPrometheusMetrics',
-        summary: 'Metrics in Prometheus text format (with METRICS_TOKEN set, send Authorization: Bearer <it>; otherwise no token)',
+        summary:
+          'Metrics in Prometheus text format (with METRICS_TOKEN set, send Authorization: Bearer <it>; otherwise no token)',
         tags: ['Operational'],
       },
     },

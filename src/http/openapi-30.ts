@@ -28,7 +28,8 @@ export function bodyExampleOf(schema: Json | undefined, document: Json): unknown
 
 function rewriteSchema(schema: unknown): void {
   if (!isObject(schema)) return
-  for (const key of ['anyOf', 'oneOf', 'allOf'] as const) if (Array.isArray(schema[key])) schema[key].forEach(rewriteSchema)
+  for (const key of ['anyOf', 'oneOf', 'allOf'] as const)
+    if (Array.isArray(schema[key])) schema[key].forEach(rewriteSchema)
   for (const inner of Object.values<unknown>(schema.properties ?? {})) rewriteSchema(inner)
   for (const inner of Object.values<unknown>(schema.patternProperties ?? {})) rewriteSchema(inner)
   if (Array.isArray(schema.items)) schema.items.forEach(rewriteSchema)
@@ -42,13 +43,16 @@ function rewriteSchema(schema: unknown): void {
   }
   const members: Json[] | undefined = schema.anyOf
   if (members) {
-    const withoutNull = members.filter((member) => member.type !== 'null')
+    const withoutNull = members.filter(member => member.type !== 'null')
     if (withoutNull.length < members.length) schema.nullable = true
-    if (withoutNull.length > 0 && withoutNull.every((member) => Array.isArray(member.enum) && member.type === withoutNull[0].type)) {
+    if (
+      withoutNull.length > 0 &&
+      withoutNull.every(member => Array.isArray(member.enum) && member.type === withoutNull[0].type)
+    ) {
       // An enumeration: one schema listing the values.
       delete schema.anyOf
       schema.type = withoutNull[0].type
-      schema.enum = withoutNull.flatMap((member) => member.enum)
+      schema.enum = withoutNull.flatMap(member => member.enum)
     } else if (withoutNull.length === 1) {
       // Nullable: the one remaining schema, its own keywords kept where the outer one says nothing.
       delete schema.anyOf

@@ -49,7 +49,10 @@ export function polishOpenApi(source: Json): Json {
       }
       const permission = operation['x-permission']
       if (permission) {
-        const needs = permission === 'NONE' ? 'Needs any admin API token.' : `Needs an admin API token with the ${permission} permission.`
+        const needs =
+          permission === 'NONE'
+            ? 'Needs any admin API token.'
+            : `Needs an admin API token with the ${permission} permission.`
         operation.description = operation.description ? `${operation.description}\n\n${needs}` : needs
       }
       const tokenType = operation['x-token-type']
@@ -81,7 +84,14 @@ export function openApiDocument(app: AnyElysia, info: OpenApiInfo): Json {
     if (route.hooks?.detail?.hide === true) continue
     const methods = route.method === 'ALL' ? METHODS : METHODS.includes(route.method) ? [route.method] : []
     for (const method of methods) {
-      registerSchemaPath({ schema: paths, hook: route.hooks, method: method as HTTPMethod, path: route.path, models, contentType: route.hooks?.type })
+      registerSchemaPath({
+        schema: paths,
+        hook: route.hooks,
+        method: method as HTTPMethod,
+        path: route.path,
+        models,
+        contentType: route.hooks?.type,
+      })
     }
   }
   const { basePath, ...described } = info
@@ -92,7 +102,12 @@ export function openApiDocument(app: AnyElysia, info: OpenApiInfo): Json {
     ...(basePath ? { servers: [{ url: basePath }] } : {}),
     components: {
       securitySchemes: {
-        apiKey: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'An admin API token, e.g. `*:*.<64 hex digits>`; client and frontend tokens for the SDK APIs' },
+        apiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'Authorization',
+          description: 'An admin API token, e.g. `*:*.<64 hex digits>`; client and frontend tokens for the SDK APIs',
+        },
       },
       schemas: { ...models },
     },

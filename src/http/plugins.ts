@@ -11,14 +11,19 @@ import { ErrorSchema } from './schemas'
  *   an empty object before validating, silently changing what was sent. Unknown properties are
  *   dropped by http/lenient-bodies.ts instead, which leaves every value it keeps as it was sent.
  */
-export const ELYSIA_CONFIG = { handler: { standardHostname: false }, normalize: false } as ConstructorParameters<typeof Elysia>[0]
+export const ELYSIA_CONFIG = { handler: { standardHostname: false }, normalize: false } as ConstructorParameters<
+  typeof Elysia
+>[0]
 
 /**
  * A controller's base: `models` are the named schemas its routes refer to by name (each becomes a
  * component of the OpenAPI document), `error` included; `auth` is the authorization macro. Its
  * routes read query strings strictly (http/query.ts) and bodies as Unleash does (http/lenient-bodies.ts).
  */
-export function controllerBase<const Auth extends AnyElysia, const Models extends Record<string, TSchema>>(auth: Auth, models: Models) {
+export function controllerBase<const Auth extends AnyElysia, const Models extends Record<string, TSchema>>(
+  auth: Auth,
+  models: Models,
+) {
   const named = { error: ErrorSchema, ...models }
   return strictQueries(lenientBodies(new Elysia(ELYSIA_CONFIG).model(named).use(auth), named), named)
 }

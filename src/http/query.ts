@@ -10,7 +10,7 @@
  * - the result replaces the parsed query before Elysia validates it against the declared schema.
  * The errors are raised after authentication (in beforeHandle), as the contract orders them.
  */
-import { Elysia, t, type TSchema } from 'elysia'
+import { type Elysia, t, type TSchema } from 'elysia'
 import type { ArrayOptions } from '@sinclair/typebox'
 import { ValidationError } from '../errors'
 
@@ -31,7 +31,13 @@ interface RouteLike {
   hooks: { query?: unknown; params?: unknown }
 }
 
-type Schema = { type?: string; anyOf?: Schema[]; elysiaMeta?: string; items?: Schema; properties?: Record<string, Schema> }
+type Schema = {
+  type?: string
+  anyOf?: Schema[]
+  elysiaMeta?: string
+  items?: Schema
+  properties?: Record<string, Schema>
+}
 
 /** Per route: the repeatable parameters, or null when the route declares no query schema. */
 type QueryShape = { repeatable: Set<string> } | null
@@ -53,14 +59,21 @@ function shapeOf(route: RouteLike, resolve: (name: string) => Schema | undefined
     if (declared === undefined) continue
     const schema = typeof declared === 'string' ? resolve(declared) : (declared as Schema)
     for (const [name, property] of Object.entries(schema?.properties ?? {})) {
-      const ok = isStringSchema(property) || (part === 'query' && property.elysiaMeta === REPEATABLE && isStringSchema(property.items))
-      if (!ok) throw new Error(`${route.method} ${route.path}: ${part} parameter ${name} must be declared as a string${part === 'query' ? ' or repeatable(string)' : ''}`)
+      const ok =
+        isStringSchema(property) ||
+        (part === 'query' && property.elysiaMeta === REPEATABLE && isStringSchema(property.items))
+      if (!ok)
+        throw new Error(
+          `${route.method} ${route.path}: ${part} parameter ${name} must be declared as a string${part === 'query' ? ' or repeatable(string)' : ''}`,
+        )
     }
   }
   const declared = route.hooks.query
   if (declared === undefined) return null
   const schema = typeof declared === 'string' ? resolve(declared) : (declared as Schema)
-  const repeatables = Object.entries(schema?.properties ?? {}).filter(([, property]) => property.elysiaMeta === REPEATABLE)
+  const repeatables = Object.entries(schema?.properties ?? {}).filter(
+    ([, property]) => property.elysiaMeta === REPEATABLE,
+  )
   return { repeatable: new Set(repeatables.map(([name]) => name)) }
 }
 
@@ -73,7 +86,10 @@ function decode(text: string): string | null {
 }
 
 /** The query string of `url` by the rules above; the first problem, if any, is returned beside it. */
-export function readQuery(url: string, shape: { repeatable: Set<string> }): { query: Record<string, string | string[]>; problem?: ValidationError } {
+export function readQuery(
+  url: string,
+  shape: { repeatable: Set<string> },
+): { query: Record<string, string | string[]>; problem?: ValidationError } {
   const query: Record<string, string | string[]> = Object.create(null)
   const counts = new Map<string, number>()
   let problem: ValidationError | undefined
@@ -102,7 +118,8 @@ export function readQuery(url: string, shape: { repeatable: Set<string> }): { qu
     }
   }
   for (const [key, count] of counts) {
-    if (count > 1 && !shape.repeatable.has(key)) problem ??= ValidationError.at(`/${key}`, `${key} was given ${count} times; give it once`)
+    if (count > 1 && !shape.repeatable.has(key))
+      problem ??= ValidationError.at(`/${key}`, `${key} was given ${count} times; give it once`)
   }
   return { query, problem }
 }
@@ -112,7 +129,10 @@ export function readQuery(url: string, shape: { repeatable: Set<string> }): { qu
  * all of them; `app.routes` is complete by the time requests arrive). `models` are the named schemas
  * the routes may refer to.
  */
-export function strictQueries<App extends Elysia<any, any, any, any, any, any, any>>(app: App, models: Record<string, TSchema>): App {
+export function strictQueries<App extends Elysia<any, any, any, any, any, any, any>>(
+  app: App,
+  models: Record<string, TSchema>,
+): App {
   const shapes = new Map<string, QueryShape>()
   const problems = new WeakMap<Request, ValidationError>()
   const resolve = (name: string) => (models as Record<string, Schema>)[name]
@@ -120,14 +140,16 @@ export function strictQueries<App extends Elysia<any, any, any, any, any, any, a
     const key = `${method} ${path}`
     let shape = shapes.get(key)
     if (shape === undefined) {
-      const route = (app.routes as RouteLike[]).find((r) => r.path === path && (r.method === method || (method === 'HEAD' && r.method === 'GET')))
+      const route = (app.routes as RouteLike[]).find(
+        r => r.path === path && (r.method === method || (method === 'HEAD' && r.method === 'GET')),
+      )
       shape = route ? shapeOf(route, resolve) : null
       shapes.set(key, shape)
     }
     return shape
   }
   return app
-    .onTransform((context) => {
+    .onTransform(context => {
       const shape = shapeFor(context.request.method, context.route)
       if (shape === null) return
       const { query, problem } = readQuery(context.request.url, shape)

@@ -56,8 +56,11 @@ const FORWARDED_ADDRESS = /^[0-9A-Fa-f.:]{2,45}$/
  */
 export type ClientAddress = (request: Request) => string | null
 
-export function clientAddress(socketAddress: ((request: Request) => string | undefined) | undefined, trustProxy: boolean): ClientAddress {
-  return (request) => {
+export function clientAddress(
+  socketAddress: ((request: Request) => string | undefined) | undefined,
+  trustProxy: boolean,
+): ClientAddress {
+  return request => {
     if (trustProxy) {
       const forwarded = request.headers.get('x-forwarded-for')
       const last = forwarded?.slice(forwarded.lastIndexOf(',') + 1).trim()
@@ -73,13 +76,21 @@ export function requestLogging(log: Logger, metrics: Metrics, addressOf: ClientA
       const sent = request.headers.get('x-request-id')
       const id = sent !== null && CLIENT_REQUEST_ID.test(sent) ? sent : crypto.randomUUID()
       // Read now: once the answer is sent, the socket may be gone.
-      notes.set(request, { id, started: performance.now(), clientAddress: log.enabled('info') ? addressOf(request) : null, addressOf })
+      notes.set(request, {
+        id,
+        started: performance.now(),
+        clientAddress: log.enabled('info') ? addressOf(request) : null,
+        addressOf,
+      })
       set.headers['x-request-id'] = id
     })
     .onAfterResponse({ as: 'global' }, ({ request, route, set, response }) => {
       const note = notes.get(request)
       if (!note) return
-      const status = response instanceof Response ? response.status : (note.status ?? (typeof set.status === 'number' ? set.status : 200))
+      const status =
+        response instanceof Response
+          ? response.status
+          : (note.status ?? (typeof set.status === 'number' ? set.status : 200))
       const durationMs = performance.now() - note.started
       metrics.observeRequest(request.method, route ?? null, status, durationMs / 1000)
       if (!log.enabled('info')) return

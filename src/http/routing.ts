@@ -28,7 +28,8 @@ export function rawPathRoutes(handle: (request: Request) => Response | Promise<R
     return handle(request)
   }
   const routes: Record<string, typeof check> = {}
-  for (let depth = 1; depth <= RAW_PATH_DEPTH; depth++) routes[`/${Array.from({ length: depth }, (_, index) => `:s${index}`).join('/')}`] = check
+  for (let depth = 1; depth <= RAW_PATH_DEPTH; depth++)
+    routes[`/${Array.from({ length: depth }, (_, index) => `:s${index}`).join('/')}`] = check
   return routes
 }
 
@@ -47,7 +48,9 @@ function sameSegments(sent: Record<string, string>, path: string): boolean {
     // Not valid percent-encoding: segment by segment, each left as it is where it cannot be decoded.
     const resolved = path.split('/').slice(1)
     const values = Object.values(sent)
-    return values.length === resolved.length && resolved.every((segment, index) => decodedSegment(segment) === values[index])
+    return (
+      values.length === resolved.length && resolved.every((segment, index) => decodedSegment(segment) === values[index])
+    )
   }
 }
 
@@ -112,7 +115,8 @@ export class AllowedMethods {
   /** The methods `path` takes, sorted, or undefined when no route has that path. */
   of(path: string): string[] | undefined {
     const found = new Set<string>()
-    for (const { pattern, methods } of this.build()) if (pattern.test(path)) for (const method of methods) found.add(method)
+    for (const { pattern, methods } of this.build())
+      if (pattern.test(path)) for (const method of methods) found.add(method)
     if (found.size === 0) return undefined
     // Bun answers HEAD with the GET route's answer, without a body; OPTIONS is not a route here.
     if (found.has('GET')) found.add('HEAD')
@@ -144,7 +148,9 @@ export class AllowedMethods {
 function patternOf(path: string): RegExp {
   const source = path
     .split('/')
-    .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment === '*' ? '.*' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .map(segment =>
+      segment.startsWith(':') ? '[^/]+' : segment === '*' ? '.*' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+    )
     .join('/')
   return new RegExp(`^${source}/?$`)
 }

@@ -6,7 +6,10 @@ import { Type, type IntegerOptions } from '@sinclair/typebox'
 export const ErrorSchema = t.Object(
   {
     id: t.String({ description: 'Id of this error instance; 500 errors are logged under it', format: 'uuid' }),
-    name: t.String({ description: 'Kind of error, e.g. ValidationError or NotFoundError', examples: ['ValidationError'] }),
+    name: t.String({
+      description: 'Kind of error, e.g. ValidationError or NotFoundError',
+      examples: ['ValidationError'],
+    }),
     message: t.String({ description: 'What went wrong, in words meant for a person' }),
     details: t.Optional(
       t.Array(
@@ -71,7 +74,8 @@ export const DOCUMENTED_AS = 'x-documented-as'
 export const PATTERN_RULE = 'x-pattern-rule'
 
 export const Timestamp = (description: string) => t.String({ format: 'date-time', description })
-export const NullableTimestamp = (description: string) => t.Union([t.String({ format: 'date-time' }), t.Null()], { description })
+export const NullableTimestamp = (description: string) =>
+  t.Union([t.String({ format: 'date-time' }), t.Null()], { description })
 
 /**
  * An integer, and only a JSON number: Elysia's `t.Integer` also takes a string of digits ("500") and
@@ -85,4 +89,4 @@ export const Integer = (options: IntegerOptions = {}) => Type.Integer(options)
  * default, which Elysia fills in for a missing value: a required field could never be missing.)
  */
 export const literals = <const T extends readonly string[]>(values: T, description: string) =>
-  t.Union(values.map((value) => t.Literal(value)) as TLiteral<T[number]>[], { description })
+  t.Union(values.map(value => t.Literal(value)) as TLiteral<T[number]>[], { description })

@@ -63,10 +63,19 @@ export function swaggerUi(title: string, basePath = '') {
   const hidden = { detail: { hide: true } }
   return new Elysia({ name: 'swagger-ui' })
     .get('/swagger', () => new Response(html, { headers: { 'content-type': 'text/html; charset=utf-8' } }), hidden)
-    .get('/swagger/assets/:file', ({ params }) => {
-      if (params.file === INITIALIZER) return new Response(start, { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' } })
-      const asset = Object.hasOwn(ASSETS, params.file) ? ASSETS[params.file] : undefined
-      if (!asset) return new Response('Not found', { status: 404 })
-      return new Response(Bun.file(asset.path), { headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=86400' } })
-    }, hidden)
+    .get(
+      '/swagger/assets/:file',
+      ({ params }) => {
+        if (params.file === INITIALIZER)
+          return new Response(start, {
+            headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' },
+          })
+        const asset = Object.hasOwn(ASSETS, params.file) ? ASSETS[params.file] : undefined
+        if (!asset) return new Response('Not found', { status: 404 })
+        return new Response(Bun.file(asset.path), {
+          headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=86400' },
+        })
+      },
+      hidden,
+    )
 }

@@ -42,7 +42,8 @@ function expected(schema: Schema): string {
   if (schema.const !== undefined) return JSON.stringify(schema.const)
   if (Array.isArray(schema.anyOf)) {
     const members = schema.anyOf as Schema[]
-    if (members.every((member) => member.const !== undefined)) return `one of ${members.map((member) => JSON.stringify(member.const)).join(', ')}`
+    if (members.every(member => member.const !== undefined))
+      return `one of ${members.map(member => JSON.stringify(member.const)).join(', ')}`
     return [...new Set(members.map(expected))].join(' or ')
   }
   switch (schema.type) {
@@ -100,7 +101,9 @@ export function ruleBroken(error: ValueError): string {
     case ValueErrorType.StringMaxLength:
       return `must be at most ${characters(schema.maxLength)} long, got ${length}`
     case ValueErrorType.StringMinLength:
-      return schema.minLength === 1 ? 'must not be empty' : `must be at least ${characters(schema.minLength)} long, got ${length}`
+      return schema.minLength === 1
+        ? 'must not be empty'
+        : `must be at least ${characters(schema.minLength)} long, got ${length}`
     case ValueErrorType.StringPattern:
       return `must be ${schema[PATTERN_RULE] ?? `a string matching the pattern ${schema.pattern}`}, got ${describeValue(value)}`
     case ValueErrorType.StringFormat:
@@ -124,7 +127,9 @@ export function ruleBroken(error: ValueError): string {
     case ValueErrorType.ArrayMaxItems:
       return `must have at most ${items(schema.maxItems)}, got ${Array.isArray(value) ? value.length : '?'}`
     case ValueErrorType.ArrayMinItems:
-      return schema.minItems === 1 ? 'must not be empty' : `must have at least ${items(schema.minItems)}, got ${Array.isArray(value) ? value.length : '?'}`
+      return schema.minItems === 1
+        ? 'must not be empty'
+        : `must have at least ${items(schema.minItems)}, got ${Array.isArray(value) ? value.length : '?'}`
     case ValueErrorType.ArrayUniqueItems:
       return 'must not hold the same item twice'
     case ValueErrorType.ArrayContains:
@@ -138,7 +143,8 @@ export function ruleBroken(error: ValueError): string {
     case ValueErrorType.Union:
       return detailOf(error as ValueError).message
     default:
-      if (KIND_ERRORS.has(error.type) || schema.type !== undefined || schema.const !== undefined) return `must be ${expected(schema)}, got ${describeValue(value)}`
+      if (KIND_ERRORS.has(error.type) || schema.type !== undefined || schema.const !== undefined)
+        return `must be ${expected(schema)}, got ${describeValue(value)}`
       return `is not allowed here, got ${describeValue(value)}`
   }
 }
@@ -152,8 +158,11 @@ export function detailOf(error: ValueError): Required<ErrorDetail> {
   if (error.type !== ValueErrorType.Union) return { path: error.path, message: ruleBroken(error) }
   const schema = error.schema as Schema
   const members = (schema.anyOf ?? []) as Schema[]
-  if (members.length > 0 && members.every((member) => member.const !== undefined)) {
-    return { path: error.path, message: `must be one of ${members.map((member) => JSON.stringify(member.const)).join(', ')}, got ${describeValue(error.value)}` }
+  if (members.length > 0 && members.every(member => member.const !== undefined)) {
+    return {
+      path: error.path,
+      message: `must be one of ${members.map(member => JSON.stringify(member.const)).join(', ')}, got ${describeValue(error.value)}`,
+    }
   }
   for (const iterator of error.errors ?? []) {
     const first = iterator.First()

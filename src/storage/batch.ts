@@ -63,7 +63,15 @@ export function runBatch(state: StateDoc, batch: WorkItem[], notify: RecordWatch
     return null
   }
   state.commitSeq++
-  return { done, added, lines: added.map((event) => JSON.stringify(event)), changes, replaced, counters, started: performance.now() }
+  return {
+    done,
+    added,
+    lines: added.map(event => JSON.stringify(event)),
+    changes,
+    replaced,
+    counters,
+    started: performance.now(),
+  }
 }
 
 /**
@@ -86,18 +94,24 @@ export function applySharedCommits(
       if (problem) throw new Error(`commit ${entry.seq} holds a bad record: ${problem}`)
     }
   }
-  const bySeq = new Map(commits.map((commit) => [commit.entry.seq, commit]))
+  const bySeq = new Map(commits.map(commit => [commit.entry.seq, commit]))
   const followsOn = replayJournal(
     state,
-    commits.map((commit) => commit.entry),
-    (record) => deepFreeze(record),
+    commits.map(commit => commit.entry),
+    record => deepFreeze(record),
     notify,
-    (entry) => {
+    entry => {
       const commit = bySeq.get(entry.seq)!
-      onCommit(commit, commit.lines.map((line) => deepFreeze(JSON.parse(line) as EventRecord)))
+      onCommit(
+        commit,
+        commit.lines.map(line => deepFreeze(JSON.parse(line) as EventRecord)),
+      )
     },
   )
-  if (!followsOn) throw new Error(`the commits read start at ${commits[0].entry.seq}, not at ${state.commitSeq + 1}: commits are missing`)
+  if (!followsOn)
+    throw new Error(
+      `the commits read start at ${commits[0].entry.seq}, not at ${state.commitSeq + 1}: commits are missing`,
+    )
 }
 
 /**
@@ -110,6 +124,11 @@ export function failureOf(error: unknown, describe: (error: unknown) => string) 
   const cause = error instanceof CommitInDoubt ? error.cause : error
   const problem = describe(cause)
   const refused = new StoreFailedError(`The write could not be saved: ${problem}`)
-  const answer = error instanceof CommitInDoubt ? new WriteOutcomeUnknown(`The database stopped answering while the write was being saved; it may have been saved or not: read it back before trying again (${problem})`) : refused
+  const answer =
+    error instanceof CommitInDoubt
+      ? new WriteOutcomeUnknown(
+          `The database stopped answering while the write was being saved; it may have been saved or not: read it back before trying again (${problem})`,
+        )
+      : refused
   return { problem, refused, answer, timedOut: cause instanceof DatabaseTimeout }
 }

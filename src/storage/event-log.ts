@@ -5,7 +5,17 @@
  * The store itself keeps no events in memory: readers (the event search) load them from here.
  */
 import { open, stat } from 'node:fs/promises'
-import { fsyncDirectory, JOURNAL_FILE, readLines, realFileSystem, STATE_FILE, StoreLoadError, truncateFile, writeAll, type FileSystem } from './files'
+import {
+  fsyncDirectory,
+  JOURNAL_FILE,
+  readLines,
+  realFileSystem,
+  STATE_FILE,
+  StoreLoadError,
+  truncateFile,
+  writeAll,
+  type FileSystem,
+} from './files'
 import type { EventRecord } from './records'
 
 export interface EventLog {
@@ -48,22 +58,27 @@ export async function readEventLines(
   from: { id: number; offset: number } = { id: 0, offset: 0 },
 ): Promise<void> {
   let count = from.id
-  await readLines(path, (line, lineInRead) => {
-    const lineNumber = from.id + lineInRead
-    if (lineNumber > lastId) return false
-    let event: EventRecord
-    try {
-      event = JSON.parse(line)
-    } catch (error) {
-      throw new StoreLoadError(path, `line ${lineNumber} is not valid JSON (${(error as Error).message})`)
-    }
-    if (typeof event !== 'object' || event === null || event.id !== lineNumber) {
-      throw new StoreLoadError(path, `line ${lineNumber} is not event ${lineNumber}`)
-    }
-    count = lineNumber
-    onEvent(line, event)
-  }, from.offset)
-  if (count < lastId) throw new StoreLoadError(path, `holds ${count} events but the state includes events up to ${lastId}`)
+  await readLines(
+    path,
+    (line, lineInRead) => {
+      const lineNumber = from.id + lineInRead
+      if (lineNumber > lastId) return false
+      let event: EventRecord
+      try {
+        event = JSON.parse(line)
+      } catch (error) {
+        throw new StoreLoadError(path, `line ${lineNumber} is not valid JSON (${(error as Error).message})`)
+      }
+      if (typeof event !== 'object' || event === null || event.id !== lineNumber) {
+        throw new StoreLoadError(path, `line ${lineNumber} is not event ${lineNumber}`)
+      }
+      count = lineNumber
+      onEvent(line, event)
+    },
+    from.offset,
+  )
+  if (count < lastId)
+    throw new StoreLoadError(path, `holds ${count} events but the state includes events up to ${lastId}`)
 }
 
 export class JsonLinesEventLog implements EventLog {
@@ -107,9 +122,13 @@ export class JsonLinesEventLog implements EventLog {
    * on from `lastId` without a gap, all with the one `createdAt` a commit gives its events.
    */
   async findEnd(lastId: number): Promise<{ end: number; size: number }> {
-    const size = await stat(this.name).then((s) => s.size, () => 0)
+    const size = await stat(this.name).then(
+      s => s.size,
+      () => 0,
+    )
     if (size === 0) {
-      if (lastId > 0) throw new StoreLoadError(this.name, `is missing or empty, but the state includes events up to ${lastId}`)
+      if (lastId > 0)
+        throw new StoreLoadError(this.name, `is missing or empty, but the state includes events up to ${lastId}`)
       return { end: 0, size }
     }
     this.size = size
@@ -145,7 +164,8 @@ export class JsonLinesEventLog implements EventLog {
     for (;;) {
       if (end === 0) return this.noneBefore(lastId, 0)
       // The line is [start, end - 1); find the newline before it, reading more of the file if needed.
-      const newlineBefore = (offset: number) => (offset - bufferStart >= 0 ? buffer.lastIndexOf(0x0a, offset - bufferStart) : -1)
+      const newlineBefore = (offset: number) =>
+        offset - bufferStart >= 0 ? buffer.lastIndexOf(0x0a, offset - bufferStart) : -1
       let previous = newlineBefore(end - 2)
       while (previous === -1 && bufferStart > 0) {
         await readMore()
@@ -157,12 +177,18 @@ export class JsonLinesEventLog implements EventLog {
       try {
         event = JSON.parse(line) as Partial<EventRecord> | null
       } catch (error) {
-        throw new StoreLoadError(this.name, `the line ending at byte ${end} is not valid JSON (${(error as Error).message})`)
+        throw new StoreLoadError(
+          this.name,
+          `the line ending at byte ${end} is not valid JSON (${(error as Error).message})`,
+        )
       }
       const id = event?.id
       if (id === lastId) return end
       if (typeof id !== 'number' || id < lastId) {
-        throw new StoreLoadError(this.name, `ends at event ${String(id)} but the state includes events up to ${lastId}; acknowledged events are missing`)
+        throw new StoreLoadError(
+          this.name,
+          `ends at event ${String(id)} but the state includes events up to ${lastId}; acknowledged events are missing`,
+        )
       }
       if (unacknowledged !== null && (id !== unacknowledged.id - 1 || event!.createdAt !== unacknowledged.createdAt)) {
         throw new StoreLoadError(
@@ -182,7 +208,12 @@ export class JsonLinesEventLog implements EventLog {
   }
 
   async isEmpty(): Promise<boolean> {
-    return (await stat(this.name).then((s) => s.size, () => 0)) === 0
+    return (
+      (await stat(this.name).then(
+        s => s.size,
+        () => 0,
+      )) === 0
+    )
   }
 
   async read(lastId: number, onEvent: (event: EventRecord) => void): Promise<void> {

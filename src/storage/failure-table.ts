@@ -41,7 +41,12 @@ export interface FailureTable {
    * is forgotten) and `room`, how many of the capped keys without an entry may be given one under
    * `capacity` (uncapped keys always may), and says what to write.
    */
-  update<T>(keys: readonly FailureKey[], now: number, capacity: number, step: (entries: (FailureEntry | undefined)[], room: number) => FailureStep<T>): Promise<T>
+  update<T>(
+    keys: readonly FailureKey[],
+    now: number,
+    capacity: number,
+    step: (entries: (FailureEntry | undefined)[], room: number) => FailureStep<T>,
+  ): Promise<T>
 }
 
 /** An entry with no attempt for this long and no hold is forgotten. */
@@ -76,7 +81,12 @@ export class MemoryFailureTable implements FailureTable {
   private capped = 0
 
   // Synchronous inside: no other step runs between the read and the write.
-  async update<T>(keys: readonly FailureKey[], now: number, capacity: number, step: (entries: (FailureEntry | undefined)[], room: number) => FailureStep<T>): Promise<T> {
+  async update<T>(
+    keys: readonly FailureKey[],
+    now: number,
+    capacity: number,
+    step: (entries: (FailureEntry | undefined)[], room: number) => FailureStep<T>,
+  ): Promise<T> {
     const entries = keys.map(({ key }) => this.live(key, now))
     const wanted = keys.filter((key, i) => key.capped && entries[i] === undefined).length
     const { writes, result } = step(entries, wanted > 0 ? this.room(now, capacity, wanted) : 0)

@@ -45,7 +45,7 @@ export const realFileSystem: FileSystem = {
   open: (path, flags) => fsp.open(path, flags, FILE_MODE),
   truncate: (path, length) => fsp.truncate(path, length),
   rename: (from, to) => fsp.rename(from, to),
-  unlink: (path) => fsp.unlink(path),
+  unlink: path => fsp.unlink(path),
 }
 
 const ERRNO_TEXT: Record<string, string> = {
@@ -109,7 +109,11 @@ export interface SecuredReport {
  * A directory an administrator made for the service and owns can't be changed by it; that is
  * reported, not fatal: the start goes on as before.
  */
-export function secureDataDir(dataDir: string, fileNames: readonly string[], directoryNames: readonly string[] = []): SecuredReport {
+export function secureDataDir(
+  dataDir: string,
+  fileNames: readonly string[],
+  directoryNames: readonly string[] = [],
+): SecuredReport {
   const report: SecuredReport = { narrowed: [], refused: [] }
   const narrow = (path: string, mode: number, isDirectory: boolean) => {
     let stat
@@ -213,7 +217,12 @@ export async function readIfExists(path: string): Promise<Buffer | null> {
 }
 
 /** Cuts a file to `length` bytes; with `sync`, the new length is on disk when this resolves. */
-export async function truncateFile(path: string, length: number, sync: boolean, fs: FileSystem = realFileSystem): Promise<void> {
+export async function truncateFile(
+  path: string,
+  length: number,
+  sync: boolean,
+  fs: FileSystem = realFileSystem,
+): Promise<void> {
   try {
     await fs.truncate(path, length)
   } catch (error) {

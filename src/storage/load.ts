@@ -30,12 +30,18 @@ export async function loadStore(
   if (checkpoint === null && (journal.size > 0 || !(await files.events.isEmpty()))) {
     // A new data directory gets a checkpoint at once, so that a missing checkpoint next to a
     // journal or events always means a damaged directory rather than a first start.
-    throw new StoreLoadError(checkpointName, 'is missing, but the journal or the event log holds data; restore it or move the directory away')
+    throw new StoreLoadError(
+      checkpointName,
+      'is missing, but the journal or the event log holds data; restore it or move the directory away',
+    )
   }
   state.commitSeq ??= 0
   // Records are frozen; the collections holding them are not, so a commit can swap records in.
   for (const definition of options.collections) {
-    const records = (state[definition.name] = loadedCollection(definition, state[definition.name]) as never) as Record<string, unknown>
+    const records = (state[definition.name] = loadedCollection(definition, state[definition.name]) as never) as Record<
+      string,
+      unknown
+    >
     for (const record of Object.values(records)) deepFreeze(record)
   }
   let replayed: boolean
@@ -48,14 +54,23 @@ export async function loadStore(
   } catch (error) {
     throw new StoreLoadError(files.journal.name, (error as Error).message)
   }
-  if (!replayed) throw new StoreLoadError(files.journal.name, `does not follow on from commit ${state.commitSeq} of the checkpoint; commits are missing`)
+  if (!replayed)
+    throw new StoreLoadError(
+      files.journal.name,
+      `does not follow on from commit ${state.commitSeq} of the checkpoint; commits are missing`,
+    )
   // Every store opened since the journal exists has one (opening creates it, a checkpoint empties it).
   const journalMissing = (why: string) =>
-    new StoreLoadError(files.journal.name, `is missing, but ${why}, so commits written to it would be lost; restore it or move the directory away`)
+    new StoreLoadError(
+      files.journal.name,
+      `is missing, but ${why}, so commits written to it would be lost; restore it or move the directory away`,
+    )
   const missing = !journal.exists && journalExpected
   if (missing && state.commitSeq > 0) throw journalMissing(`the checkpoint includes commit ${state.commitSeq}`)
-  const events = await files.events.findEnd(state.lastEventId).catch((error) => {
-    throw missing ? journalMissing(`the event log does not end where the checkpoint does (${(error as Error).message})`) : error
+  const events = await files.events.findEnd(state.lastEventId).catch(error => {
+    throw missing
+      ? journalMissing(`the event log does not end where the checkpoint does (${(error as Error).message})`)
+      : error
   })
   if (missing && events.end < events.size) throw journalMissing('the event log holds events past the checkpoint')
   if (files.probe) {

@@ -15,7 +15,17 @@
  * (pid, host, start time, command), so a process that is refused can name the other one.
  */
 import { dlopen, FFIType, read } from 'bun:ffi'
-import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, statSync, writeSync } from 'node:fs'
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  fsyncSync,
+  ftruncateSync,
+  openSync,
+  readFileSync,
+  statSync,
+  writeSync,
+} from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { describeIoError, FILE_MODE } from './files'
@@ -85,7 +95,7 @@ function loadLibc(): Libc {
 /** How this process was started, for the message another one prints. */
 function commandLine(): string {
   // In the compiled executable argv[1] is the embedded entry point (/$bunfs/...), not something to run.
-  const args = process.argv.slice(1).filter((arg) => !arg.startsWith('/$bunfs/'))
+  const args = process.argv.slice(1).filter(arg => !arg.startsWith('/$bunfs/'))
   return [process.execPath, ...args].join(' ')
 }
 
@@ -114,7 +124,8 @@ export class DataDirLock {
    */
   static acquire(dataDir: string): DataDirLock {
     const path = join(dataDir, LOCK_FILE)
-    const cannot = (error: unknown) => new DataDirLockError(dataDir, null, `cannot lock ${path}: ${(error as Error).message}`)
+    const cannot = (error: unknown) =>
+      new DataDirLockError(dataDir, null, `cannot lock ${path}: ${(error as Error).message}`)
     let lib: Libc
     try {
       lib = loadLibc()
@@ -148,7 +159,12 @@ export class DataDirLock {
         closeSync(fd)
         continue
       }
-      const holder: LockHolder = { pid: process.pid, hostname: hostname(), startedAt: new Date(performance.timeOrigin).toISOString(), command: commandLine() }
+      const holder: LockHolder = {
+        pid: process.pid,
+        hostname: hostname(),
+        startedAt: new Date(performance.timeOrigin).toISOString(),
+        command: commandLine(),
+      }
       try {
         ftruncateSync(fd, 0)
         writeSync(fd, JSON.stringify(holder) + '\n', 0)

@@ -49,7 +49,8 @@ export function movedProblem(dataDir: string): string | null {
   let where = 'PostgreSQL'
   try {
     const marker = JSON.parse(text) as Partial<MovedMarker>
-    if (typeof marker.movedTo === 'string') where = `${marker.movedTo}${typeof marker.movedAt === 'string' ? ` on ${marker.movedAt}` : ''}`
+    if (typeof marker.movedTo === 'string')
+      where = `${marker.movedTo}${typeof marker.movedAt === 'string' ? ` on ${marker.movedAt}` : ''}`
   } catch {
     // Unreadable as JSON: the mark still stands; the message names the file.
   }

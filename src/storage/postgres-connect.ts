@@ -27,7 +27,14 @@ const MIGRATIONS: readonly (readonly string[])[] = [
   ],
 ]
 
-const TABLES = ['flagstore_schema', 'flagstore_meta', 'flagstore_commits', 'flagstore_events', 'flagstore_checkpoints', 'flagstore_login_failures']
+const TABLES = [
+  'flagstore_schema',
+  'flagstore_meta',
+  'flagstore_commits',
+  'flagstore_events',
+  'flagstore_checkpoints',
+  'flagstore_login_failures',
+]
 
 /** Seconds a connection attempt may take; past it the database counts as unreachable. */
 const CONNECT_TIMEOUT_S = 5
@@ -83,7 +90,10 @@ export function isUnreachable(error: unknown): boolean {
   return (
     /CONNECTION_(REFUSED|TIMEOUT|CLOSED)|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EPIPE/.test(code) ||
     // The server is shutting down or starting up, or has too many clients.
-    errno === '57P01' || errno === '57P02' || errno === '57P03' || errno === '53300'
+    errno === '57P01' ||
+    errno === '57P02' ||
+    errno === '57P03' ||
+    errno === '53300'
   )
 }
 
@@ -99,18 +109,26 @@ export function describeDatabaseError(error: unknown, config: DatabaseConfig): s
   const errno = e.errno ?? ''
   const message = (e.message ?? String(error)).split('\n')[0]
   const s = config.settingOf
-  if (errno === '28P01') return `${s.password}: PostgreSQL refused the password of user "${config.username}" (${message})`
+  if (errno === '28P01')
+    return `${s.password}: PostgreSQL refused the password of user "${config.username}" (${message})`
   if (errno === '28000') {
-    if (/role .* does not exist/.test(message)) return `${s.username}: PostgreSQL has no user "${config.username}" (${message})`
+    if (/role .* does not exist/.test(message))
+      return `${s.username}: PostgreSQL has no user "${config.username}" (${message})`
     return `${s.username}: PostgreSQL does not let user "${config.username}" connect to ${config.database} from here (${message})`
   }
-  if (errno === '3D000') return `${s.database}: PostgreSQL at ${config.host}:${config.port} has no database "${config.database}"; create it first (CREATE DATABASE ${config.database})`
-  if (errno === '42501') return `${s.username}: user "${config.username}" lacks a permission the store needs in ${config.database}, schema ${config.schema} (${message})`
+  if (errno === '3D000')
+    return `${s.database}: PostgreSQL at ${config.host}:${config.port} has no database "${config.database}"; create it first (CREATE DATABASE ${config.database})`
+  if (errno === '42501')
+    return `${s.username}: user "${config.username}" lacks a permission the store needs in ${config.database}, schema ${config.schema} (${message})`
   if (errno === '3F000') return `${s.schema}: ${message}`
-  if (/ENOTFOUND|EAI_|DNS|getaddrinfo/i.test(code + message)) return `${s.host}: the host "${config.host}" cannot be resolved (${message})`
-  if (/TLS|SSL/i.test(code + message)) return `${s.ssl}: the TLS connection to ${config.host}:${config.port} failed (${message})`
-  if (error instanceof DatabaseTimeout) return `${s.host}: PostgreSQL at ${config.host}:${config.port} did not answer (${message}); DATABASE_TIMEOUT_MS bounds the wait`
-  if (isUnreachable(error)) return `${s.host}: PostgreSQL at ${config.host}:${config.port} cannot be reached (${message}${code ? `, ${code}` : ''})`
+  if (/ENOTFOUND|EAI_|DNS|getaddrinfo/i.test(code + message))
+    return `${s.host}: the host "${config.host}" cannot be resolved (${message})`
+  if (/TLS|SSL/i.test(code + message))
+    return `${s.ssl}: the TLS connection to ${config.host}:${config.port} failed (${message})`
+  if (error instanceof DatabaseTimeout)
+    return `${s.host}: PostgreSQL at ${config.host}:${config.port} did not answer (${message}); DATABASE_TIMEOUT_MS bounds the wait`
+  if (isUnreachable(error))
+    return `${s.host}: PostgreSQL at ${config.host}:${config.port} cannot be reached (${message}${code ? `, ${code}` : ''})`
   return `${s.host}: PostgreSQL at ${where(config)} failed: ${message}${errno ? ` (${errno})` : code ? ` (${code})` : ''}`
 }
 
@@ -119,7 +137,10 @@ export function describeDatabaseError(error: unknown, config: DatabaseConfig): s
  * connections bound each statement and lock wait on the server by the configured timeout; a tool
  * that moves a whole store in one transaction (backup, restore) asks for `long` ones instead.
  */
-export function connect(config: DatabaseConfig, options: { max?: number; idleTimeout?: number; long?: boolean } = {}): SQL {
+export function connect(
+  config: DatabaseConfig,
+  options: { max?: number; idleTimeout?: number; long?: boolean } = {},
+): SQL {
   const bound = options.long ? 30_000 : timeoutOf(config)
   return new SQL({
     adapter: 'postgres',
@@ -153,8 +174,17 @@ export function lockName(schema: string, purpose: string): string {
  * Connects, retrying with backoff (one log line per attempt) while the server cannot be reached;
  * any other failure (a wrong password, no such database) throws a DatabaseStartError at once.
  */
-export async function connectAtStart(config: DatabaseConfig, options: { log?: (line: Record<string, unknown>) => void; attempts?: number; max?: number; idleTimeout?: number; long?: boolean } = {}): Promise<SQL> {
-  const log = options.log ?? ((line) => console.error(JSON.stringify({ time: new Date().toISOString(), ...line })))
+export async function connectAtStart(
+  config: DatabaseConfig,
+  options: {
+    log?: (line: Record<string, unknown>) => void
+    attempts?: number
+    max?: number
+    idleTimeout?: number
+    long?: boolean
+  } = {},
+): Promise<SQL> {
+  const log = options.log ?? (line => console.error(JSON.stringify({ time: new Date().toISOString(), ...line })))
   let delay = RETRY_MIN_MS
   for (let attempt = 1; ; attempt++) {
     // Bun's driver says "connection refused" for a name that does not resolve: a host that does
@@ -164,7 +194,10 @@ export async function connectAtStart(config: DatabaseConfig, options: { log?: (l
         () => null,
         (error: NodeJS.ErrnoException) => (error.code === 'ENOTFOUND' ? error : null),
       )
-      if (unknown) throw new DatabaseStartError(`${config.settingOf.host}: the host "${config.host}" cannot be resolved (${unknown.code})`)
+      if (unknown)
+        throw new DatabaseStartError(
+          `${config.settingOf.host}: the host "${config.host}" cannot be resolved (${unknown.code})`,
+        )
     }
     const sql = connect(config, options)
     try {
@@ -172,8 +205,15 @@ export async function connectAtStart(config: DatabaseConfig, options: { log?: (l
       return sql
     } catch (error) {
       await sql.close().catch(() => {})
-      if (!isUnreachable(error) || attempt === options.attempts) throw new DatabaseStartError(describeDatabaseError(error, config))
-      log({ level: 'warn', msg: 'PostgreSQL cannot be reached; trying again', attempt, retryInMs: delay, problem: describeDatabaseError(error, config) })
+      if (!isUnreachable(error) || attempt === options.attempts)
+        throw new DatabaseStartError(describeDatabaseError(error, config))
+      log({
+        level: 'warn',
+        msg: 'PostgreSQL cannot be reached; trying again',
+        attempt,
+        retryInMs: delay,
+        problem: describeDatabaseError(error, config),
+      })
       await Bun.sleep(delay)
       delay = Math.min(delay * 2, RETRY_MAX_MS)
     }
@@ -193,9 +233,11 @@ export async function migrate(sql: SQL, config: DatabaseConfig): Promise<void> {
   try {
     await reserved`SELECT pg_advisory_lock(hashtext(${lockName(config.schema, 'migrate')}))`.catch(fail)
     try {
-      const [{ exists }] = await reserved`SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = ${config.schema}) AS exists`
+      const [{ exists }] =
+        await reserved`SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = ${config.schema}) AS exists`
       if (!exists) await reserved.unsafe(`CREATE SCHEMA "${config.schema}"`).catch(fail)
-      const [{ found }] = await reserved`SELECT to_regclass(${`"${config.schema}".flagstore_schema`}) IS NOT NULL AS found`
+      const [{ found }] =
+        await reserved`SELECT to_regclass(${`"${config.schema}".flagstore_schema`}) IS NOT NULL AS found`
       let version = 0
       if (found) {
         const rows = await reserved.unsafe(`SELECT version FROM "${config.schema}".flagstore_schema`).catch(fail)
@@ -208,7 +250,7 @@ export async function migrate(sql: SQL, config: DatabaseConfig): Promise<void> {
       }
       for (let next = version + 1; next <= SCHEMA_VERSION; next++) {
         await reserved
-          .begin(async (tx) => {
+          .begin(async tx => {
             for (const statement of MIGRATIONS[next - 1]) await tx.unsafe(statement)
             await tx.unsafe(`UPDATE flagstore_schema SET version = ${next}`)
           })

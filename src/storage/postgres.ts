@@ -44,7 +44,10 @@ export interface SharedLog {
    * COMMIT was sent and no answer came (it may yet take effect: the log says, once read), else
    * having written nothing. It never waits longer than the database's timeout.
    */
-  commit(after: { seq: number; lastEventId: number }, body: (remote: SharedCommit[]) => SharedCommit | null): Promise<void>
+  commit(
+    after: { seq: number; lastEventId: number },
+    body: (remote: SharedCommit[]) => SharedCommit | null,
+  ): Promise<void>
   /** The commits made after `after`, oldest first, read without the lock (catching up); bounded as `commit`. */
   read(after: { seq: number; lastEventId: number }): Promise<SharedCommit[]>
   /** `listener` hears the commit number of each commit any instance makes (NOTIFY), best effort. */
@@ -108,17 +111,20 @@ export class PostgresLog implements SharedLog {
     this.timeoutMs = timeoutOf(config)
     // A channel is an identifier of at most 63 bytes: the schema's hash keeps it short and unquoted.
     this.channel = `flagstore_${Bun.hash(lockName(config.schema, 'commits')).toString(36)}`
-    this.failures = new PostgresFailureTable(sql, config.schema, (error) => this.describe(error))
+    this.failures = new PostgresFailureTable(sql, config.schema, error => this.describe(error))
   }
 
-  async commit(after: { seq: number; lastEventId: number }, body: (remote: SharedCommit[]) => SharedCommit | null): Promise<void> {
+  async commit(
+    after: { seq: number; lastEventId: number },
+    body: (remote: SharedCommit[]) => SharedCommit | null,
+  ): Promise<void> {
     // The transaction outlives a timeout (its statements are on the wire): past the deadline it
     // must not go on to run `body` or to send COMMIT, so every step checks it is still wanted.
     let stage = 'running' as 'running' | 'abandoned' | 'sent'
     const wanted = () => {
       if (stage === 'abandoned') throw new Error('commit abandoned: the database did not answer in time')
     }
-    const transaction = this.sql.begin(async (tx) => {
+    const transaction = this.sql.begin(async tx => {
       wanted()
       await tx`SELECT pg_advisory_xact_lock(hashtext(${lockName(this.config.schema, 'commit')}))`
       wanted()
@@ -154,21 +160,23 @@ export class PostgresLog implements SharedLog {
   }
 
   private async readWith(sql: SQL, after: { seq: number; lastEventId: number }): Promise<SharedCommit[]> {
-    const commits: SharedCommit[] = (await selectCommits(sql, after.seq)).map((commit) => ({ ...commit, lines: [] }))
+    const commits: SharedCommit[] = (await selectCommits(sql, after.seq)).map(commit => ({ ...commit, lines: [] }))
     if (commits.length === 0) return []
     const last = commits.at(-1)!.entry.lastEventId
     if (last > after.lastEventId) {
-      const events: { id: string; line: string }[] = await sql`SELECT id, line FROM flagstore_events WHERE id > ${after.lastEventId} AND id <= ${last} ORDER BY id`
+      const events: { id: string; line: string }[] =
+        await sql`SELECT id, line FROM flagstore_events WHERE id > ${after.lastEventId} AND id <= ${last} ORDER BY id`
       let at = 0
       for (const commit of commits) {
-        while (at < events.length && Number(events[at].id) <= commit.entry.lastEventId) commit.lines.push(events[at++].line)
+        while (at < events.length && Number(events[at].id) <= commit.entry.lastEventId)
+          commit.lines.push(events[at++].line)
       }
     }
     return commits
   }
 
   async listen(listener: (seq: number) => void): Promise<void> {
-    const subscription = await this.sql.listen(this.channel, (payload) => {
+    const subscription = await this.sql.listen(this.channel, payload => {
       const seq = Number(payload)
       if (Number.isInteger(seq)) listener(seq)
     })
@@ -180,15 +188,17 @@ export class PostgresLog implements SharedLog {
     // in time) must not read it later, and rolls back instead. One that read it in time may still
     // commit late, harmlessly: it holds the state at `seq`, which the log holds too.
     let abandoned = false
-    const writing = this.sql.begin(async (tx) => {
-      const [{ locked }] = await tx`SELECT pg_try_advisory_xact_lock(hashtext(${lockName(this.config.schema, 'checkpoint')})) AS locked`
+    const writing = this.sql.begin(async tx => {
+      const [{ locked }] =
+        await tx`SELECT pg_try_advisory_xact_lock(hashtext(${lockName(this.config.schema, 'checkpoint')})) AS locked`
       if (!locked) return false
       const [{ latest }] = await tx`SELECT coalesce(max(seq), 0) AS latest FROM flagstore_checkpoints`
       if (Number(latest) > since) return false
       if (abandoned) throw new Error('checkpoint abandoned: the database did not answer in time')
       await tx`INSERT INTO flagstore_checkpoints (seq, state) VALUES (${seq}, ${state()}) ON CONFLICT (seq) DO NOTHING`
       // The checkpoint before this one stays, with the commits after it, for instances that are behind.
-      const [{ previous }] = await tx`SELECT coalesce(max(seq), 0) AS previous FROM flagstore_checkpoints WHERE seq < ${seq}`
+      const [{ previous }] =
+        await tx`SELECT coalesce(max(seq), 0) AS previous FROM flagstore_checkpoints WHERE seq < ${seq}`
       await tx`DELETE FROM flagstore_checkpoints WHERE seq < ${previous}`
       await tx`DELETE FROM flagstore_commits WHERE seq <= ${previous} AND committed_at < now() - ${PRUNE_AFTER}::interval`
       return true
@@ -223,12 +233,17 @@ export class PostgresLog implements SharedLog {
    * the time they were made). The journal then holds the commits after the checkpoint loaded.
    */
   checkpointAdapter(empty: () => StateDoc): Adapter<StateDoc> {
-    const latest = async () => (await this.sql`SELECT seq, state FROM flagstore_checkpoints ORDER BY seq DESC LIMIT 1`) as { seq: string; state: string }[]
+    const latest = async () =>
+      (await this.sql`SELECT seq, state FROM flagstore_checkpoints ORDER BY seq DESC LIMIT 1`) as {
+        seq: string
+        state: string
+      }[]
     return {
       read: async () => {
         let rows = await latest()
         if (rows.length === 0) {
-          await this.sql`INSERT INTO flagstore_checkpoints (seq, state) VALUES (0, ${JSON.stringify(empty())}) ON CONFLICT (seq) DO NOTHING`
+          await this
+            .sql`INSERT INTO flagstore_checkpoints (seq, state) VALUES (0, ${JSON.stringify(empty())}) ON CONFLICT (seq) DO NOTHING`
           rows = await latest()
         }
         this.loadedSeq = Number(rows[0].seq)
@@ -276,7 +291,7 @@ export class PostgresLog implements SharedLog {
         return { end: lastId, size: lastId }
       },
       async read(lastId: number, onEvent: (event: EventRecord) => void) {
-        await log.readLines(0, lastId, (line) => onEvent(JSON.parse(line)))
+        await log.readLines(0, lastId, line => onEvent(JSON.parse(line)))
       },
       async readLines(lastId: number, onLine: (line: string) => void, after = 0) {
         await log.readLines(after, lastId, onLine)
@@ -300,7 +315,8 @@ export class PostgresLog implements SharedLog {
    * caches' check of their last event against the database's tells the copies apart as they diverge.
    */
   async readIdentity(): Promise<string> {
-    await this.sql`INSERT INTO flagstore_meta (key, value) VALUES ('log_id', ${crypto.randomUUID()}) ON CONFLICT (key) DO NOTHING`
+    await this
+      .sql`INSERT INTO flagstore_meta (key, value) VALUES ('log_id', ${crypto.randomUUID()}) ON CONFLICT (key) DO NOTHING`
     const [{ value }] = await this.sql`SELECT value FROM flagstore_meta WHERE key = 'log_id'`
     this.identity = value as string
     return this.identity
@@ -308,7 +324,8 @@ export class PostgresLog implements SharedLog {
 
   /** The secret key that token secrets are hashed with, made by the first instance to start. */
   async secretKey(make: () => Buffer): Promise<Buffer> {
-    await this.sql`INSERT INTO flagstore_meta (key, value) VALUES ('secret_key', ${make().toString('hex')}) ON CONFLICT (key) DO NOTHING`
+    await this
+      .sql`INSERT INTO flagstore_meta (key, value) VALUES ('secret_key', ${make().toString('hex')}) ON CONFLICT (key) DO NOTHING`
     const [{ value }] = await this.sql`SELECT value FROM flagstore_meta WHERE key = 'secret_key'`
     return Buffer.from(value as string, 'hex')
   }
@@ -328,8 +345,13 @@ function refusedByServer(error: unknown): boolean {
 export async function selectCommits(sql: SQL, seq: number): Promise<{ entry: JournalEntry; changesText: string }[]> {
   const rows: { seq: string; last_event_id: string; next_user_id: string; changes: string }[] =
     await sql`SELECT seq, last_event_id, next_user_id, changes FROM flagstore_commits WHERE seq > ${seq} ORDER BY seq`
-  return rows.map((row) => ({
-    entry: { seq: Number(row.seq), lastEventId: Number(row.last_event_id), nextUserId: Number(row.next_user_id), changes: JSON.parse(row.changes) },
+  return rows.map(row => ({
+    entry: {
+      seq: Number(row.seq),
+      lastEventId: Number(row.last_event_id),
+      nextUserId: Number(row.next_user_id),
+      changes: JSON.parse(row.changes),
+    },
     changesText: row.changes,
   }))
 }
@@ -339,11 +361,21 @@ export async function selectCommits(sql: SQL, seq: number): Promise<{ entry: Jou
  * page at a time through `sql` (a pool, or one transaction's snapshot), checking the ids run on;
  * `name` is the store's, for the error. With `timeoutMs`, each page waits that long at most.
  */
-export async function selectEventLines(sql: SQL, name: string, from: number, to: number, onLine: (line: string, id: number) => void, timeoutMs?: number): Promise<void> {
+export async function selectEventLines(
+  sql: SQL,
+  name: string,
+  from: number,
+  to: number,
+  onLine: (line: string, id: number) => void,
+  timeoutMs?: number,
+): Promise<void> {
   let next = from
   while (next < to) {
-    const page = sql`SELECT id, line FROM flagstore_events WHERE id > ${next} AND id <= ${to} ORDER BY id LIMIT ${EVENT_PAGE}`.execute()
-    const rows: { id: string; line: string }[] = await (timeoutMs === undefined ? page : within(page, timeoutMs, 'reading events'))
+    const page =
+      sql`SELECT id, line FROM flagstore_events WHERE id > ${next} AND id <= ${to} ORDER BY id LIMIT ${EVENT_PAGE}`.execute()
+    const rows: { id: string; line: string }[] = await (timeoutMs === undefined
+      ? page
+      : within(page, timeoutMs, 'reading events'))
     if (rows.length === 0) break
     for (const row of rows) {
       const id = Number(row.id)
@@ -352,5 +384,6 @@ export async function selectEventLines(sql: SQL, name: string, from: number, to:
       next = id
     }
   }
-  if (next < to) throw new Error(`${name}: flagstore_events ends at event ${next}, but the state includes events up to ${to}`)
+  if (next < to)
+    throw new Error(`${name}: flagstore_events ends at event ${next}, but the state includes events up to ${to}`)
 }

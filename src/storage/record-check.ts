@@ -50,11 +50,13 @@ export function recordProblem(checks: RecordChecks, collection: string, key: str
 /** Checks the checkpoint's document: its format version and counters (by schema, as its records), and every record. */
 export function checkState(state: unknown, name: string, checks: RecordChecks): asserts state is StateDoc {
   const doc = state as Record<string, unknown> | null
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new StoreLoadError(name, 'is not a JSON object')
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
+    throw new StoreLoadError(name, 'is not a JSON object')
   const problem = headerCheck.Errors(doc).First()
   if (problem) {
     const field = problem.path.split('/')[1] || 'formatVersion'
-    if (field === 'formatVersion') throw new StoreLoadError(name, `has formatVersion ${JSON.stringify(doc.formatVersion)}, expected 1`)
+    if (field === 'formatVersion')
+      throw new StoreLoadError(name, `has formatVersion ${JSON.stringify(doc.formatVersion)}, expected 1`)
     throw new StoreLoadError(name, `has no valid ${field}`)
   }
   for (const key of checks.keys()) {

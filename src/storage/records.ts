@@ -36,7 +36,7 @@ export type EventRecord = Static<typeof EventRecordSchema>
  * `declare module '../../storage/records' { interface CollectionRecords { flags: FlagRecord } }`.
  * Storage so knows the record types without importing any feature.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+// biome-ignore lint/suspicious/noEmptyInterface: each collection's module extends it by declaration merging
 export interface CollectionRecords {}
 
 export type Collection = keyof CollectionRecords & string

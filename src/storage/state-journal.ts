@@ -9,7 +9,15 @@
 import { stat } from 'node:fs/promises'
 import { Type } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { fsyncDirectory, readJsonLines, realFileSystem, StoreLoadError, truncateFile, writeAll, type FileSystem } from './files'
+import {
+  fsyncDirectory,
+  readJsonLines,
+  realFileSystem,
+  StoreLoadError,
+  truncateFile,
+  writeAll,
+  type FileSystem,
+} from './files'
 import type { Collection, StateDoc } from './records'
 
 export interface JournalEntry {
@@ -32,11 +40,11 @@ export interface JournalEntry {
 export function replayJournal(
   state: StateDoc,
   entries: readonly JournalEntry[],
-  onRecord: (record: unknown, collection: Collection, key: string, seq: number) => unknown = (record) => record,
+  onRecord: (record: unknown, collection: Collection, key: string, seq: number) => unknown = record => record,
   onChange?: (collection: Collection, key: string, before: unknown, after: unknown) => void,
   onCommit?: (entry: JournalEntry) => void,
 ): boolean {
-  const later = entries.filter((entry) => entry.seq > state.commitSeq)
+  const later = entries.filter(entry => entry.seq > state.commitSeq)
   if (later.some((entry, index) => entry.seq !== state.commitSeq + 1 + index)) return false
   for (const entry of later) {
     for (const [name, key, value] of entry.changes) {
@@ -124,7 +132,10 @@ export class JsonLinesJournal implements StateJournal {
       if (!isJournalEntry(value)) throw new StoreLoadError(this.name, `line ${lineNumber} is not a journal entry`)
       entries.push(value)
     })
-    const size = await stat(this.name).then((s) => s.size, () => -1)
+    const size = await stat(this.name).then(
+      s => s.size,
+      () => -1,
+    )
     this.size = complete
     return { entries, exists: size >= 0, complete, size: Math.max(size, 0) }
   }

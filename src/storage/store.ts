@@ -41,7 +41,16 @@ import { newKey } from './secret-key'
 import { undoBatch } from './undo'
 import { applySharedCommits, runBatch, failureOf, type RanBatch, type WorkItem } from './batch'
 import { loadStore } from './load'
-import { CHECKPOINT_AFTER_BYTES, CHECKPOINT_RETRY_MAX_MS, CHECKPOINT_RETRY_MIN_MS, PROBE_INTERVAL_MS, PROBE_MIN_BYTES, type CommitListener, type StoreFiles, type StoreOptions } from './store-files'
+import {
+  CHECKPOINT_AFTER_BYTES,
+  CHECKPOINT_RETRY_MAX_MS,
+  CHECKPOINT_RETRY_MIN_MS,
+  PROBE_INTERVAL_MS,
+  PROBE_MIN_BYTES,
+  type CommitListener,
+  type StoreFiles,
+  type StoreOptions,
+} from './store-files'
 
 export { deepFreeze, Tx, type EventAuthor, type StagedEvent, type StateReader } from './tx'
 export { CHECKPOINT_AFTER_BYTES, type CommitListener, type StoreFiles, type StoreOptions } from './store-files'
@@ -108,7 +117,7 @@ export class Store {
   private async share(shared: SharedLog, replayed: readonly JournalEntry[]) {
     this.sharedSince = this.state.commitSeq - replayed.length
     this.sharedBytes = replayed.reduce((sum, entry) => sum + JSON.stringify(entry.changes).length, 0)
-    await shared.listen((seq) => {
+    await shared.listen(seq => {
       if (seq > this.state.commitSeq) this.catchUp()
     })
     this.catchUpTimer = setInterval(() => this.catchUp(), CATCH_UP_MS)
@@ -156,9 +165,11 @@ export class Store {
    * or, while a call to a shared database has waited past its bound, to that.
    */
   async recheck(): Promise<string | null> {
-    const { shared } = this.files, waited = Date.now() - this.callStarted
+    const { shared } = this.files,
+      waited = Date.now() - this.callStarted
     if (shared && this.committing && waited > shared.timeoutMs) return `${shared.name}: no answer for ${waited} ms`
-    if (this.problem === null || this.committing || this.probing || Date.now() - this.lastProbe < PROBE_INTERVAL_MS) return this.problem
+    if (this.problem === null || this.committing || this.probing || Date.now() - this.lastProbe < PROBE_INTERVAL_MS)
+      return this.problem
     this.lastProbe = Date.now()
     // A commit that starts meanwhile waits for this, so that the files are never cut under it.
     this.probing = (async () => {
@@ -183,7 +194,13 @@ export class Store {
   /** The JSON lines of the committed events after `after` up to `lastId`, oldest first: as kept where the log keeps lines (a database), else printed. */
   readEventLines(lastId: number, onLine: (line: string) => void, after = 0): Promise<void> {
     const { events } = this.files
-    return events.readLines?.(lastId, onLine, after) ?? events.read(this.lastEventId, (event) => void (event.id > after && event.id <= lastId && onLine(JSON.stringify(event))))
+    return (
+      events.readLines?.(lastId, onLine, after) ??
+      events.read(
+        this.lastEventId,
+        event => void (event.id > after && event.id <= lastId && onLine(JSON.stringify(event))),
+      )
+    )
   }
 
   /** The database the store is kept in (its name for logs, its identity for caches of its log, the sign-in counts), or null for files or memory. */
@@ -209,8 +226,12 @@ export class Store {
    * (`before` undefined for a new record, `after` undefined for a deleted one), and again, the other
    * way round, when a failed commit is undone. For derived indexes.
    */
-  watch<C extends Collection>(collection: C, listener: (key: string, before: RecordOf<C> | undefined, after: RecordOf<C> | undefined) => void): void {
-    for (const [key, record] of Object.entries(this.stateDb.data[collection])) listener(key, undefined, record as RecordOf<C>)
+  watch<C extends Collection>(
+    collection: C,
+    listener: (key: string, before: RecordOf<C> | undefined, after: RecordOf<C> | undefined) => void,
+  ): void {
+    for (const [key, record] of Object.entries(this.stateDb.data[collection]))
+      listener(key, undefined, record as RecordOf<C>)
     this.watchers.push((changed, key, before, after) => {
       if (changed === collection) listener(key, before as RecordOf<C> | undefined, after as RecordOf<C> | undefined)
     })
@@ -258,7 +279,7 @@ export class Store {
 
   private async commitLoop() {
     this.committing = true
-    this.idle = new Promise((resolve) => (this.idleResolve = resolve))
+    this.idle = new Promise(resolve => (this.idleResolve = resolve))
     if (this.probing) await this.probing
     while (this.queue.length > 0 || this.catchUpWanted) {
       const batch = this.queue
@@ -280,11 +301,20 @@ export class Store {
   }
 
   /** A failed commit is undone (and `cleanUp` run, cutting the files back) before its writes get `answer`, by default 503 saying why. */
-  private async undo(ran: RanBatch, problem: string, detail: unknown, cleanUp?: () => Promise<void>, answer: AppError = new StoreFailedError(`The write could not be saved: ${problem}`)) {
+  private async undo(
+    ran: RanBatch,
+    problem: string,
+    detail: unknown,
+    cleanUp?: () => Promise<void>,
+    answer: AppError = new StoreFailedError(`The write could not be saved: ${problem}`),
+  ) {
     undoBatch(this.stateDb.data, ran.replaced, ran.counters, this.notify)
     this.problem = problem
     await cleanUp?.()
-    logLine('error', 'commit failed and was undone; the next write tries again', { error: problem, detail: (detail as Error)?.message })
+    logLine('error', 'commit failed and was undone; the next write tries again', {
+      error: problem,
+      detail: (detail as Error)?.message,
+    })
     for (const { item } of ran.done) item.reject(answer)
   }
 
@@ -295,14 +325,25 @@ export class Store {
     try {
       if (this.cutPending) await this.cutBack()
       await this.files.events.append(ran.added, ran.lines)
-      await this.files.journal.append({ seq: state.commitSeq, lastEventId: state.lastEventId, nextUserId: state.nextUserId, changes: ran.changes })
+      await this.files.journal.append({
+        seq: state.commitSeq,
+        lastEventId: state.lastEventId,
+        nextUserId: state.nextUserId,
+        changes: ran.changes,
+      })
     } catch (error) {
-      this.probeBytes = Math.max(PROBE_MIN_BYTES, 2 * (ran.lines.reduce((sum, line) => sum + line.length + 1, 0) + JSON.stringify(ran.changes).length))
-      await this.undo(ran, describeIoError(error), error, () => this.cutBack().catch(() => void (this.cutPending = true)))
+      this.probeBytes = Math.max(
+        PROBE_MIN_BYTES,
+        2 * (ran.lines.reduce((sum, line) => sum + line.length + 1, 0) + JSON.stringify(ran.changes).length),
+      )
+      await this.undo(ran, describeIoError(error), error, () =>
+        this.cutBack().catch(() => void (this.cutPending = true)),
+      )
       return
     }
     this.durable = { events: this.files.events.size, journal: this.files.journal.size }
-    if (this.files.journal.size >= this.checkpointAfterBytes && Date.now() >= this.checkpointNotBefore) await this.tryCheckpoint()
+    if (this.files.journal.size >= this.checkpointAfterBytes && Date.now() >= this.checkpointNotBefore)
+      await this.tryCheckpoint()
     this.acknowledge(ran)
   }
 
@@ -322,18 +363,34 @@ export class Store {
       const after = { seq: state.commitSeq, lastEventId: state.lastEventId }
       if (batch.length === 0) this.applyShared(await shared.read(after))
       else
-        await shared.commit(after, (remote) => {
+        await shared.commit(after, remote => {
           this.applyShared(remote)
           ran = runBatch(this.stateDb.data, batch, this.notify)
           if (ran === null) return null
           const changesText = JSON.stringify(ran.changes)
           changesBytes = changesText.length
-          return { entry: { seq: state.commitSeq, lastEventId: state.lastEventId, nextUserId: state.nextUserId, changes: ran.changes }, lines: ran.lines, changesText }
+          return {
+            entry: {
+              seq: state.commitSeq,
+              lastEventId: state.lastEventId,
+              nextUserId: state.nextUserId,
+              changes: ran.changes,
+            },
+            lines: ran.lines,
+            changesText,
+          }
         })
     } catch (error) {
-      const { problem, refused, answer, timedOut } = failureOf(error, (cause) => shared.describe(cause))
+      const { problem, refused, answer, timedOut } = failureOf(error, cause => shared.describe(cause))
       if (ran) await this.undo(ran, problem, error, undefined, answer)
-      else if (problem !== this.problem) logLine('error', batch.length > 0 ? 'commit failed before it ran; the next write tries again' : 'cannot read the commits of other instances; trying again', { error: problem })
+      else if (problem !== this.problem)
+        logLine(
+          'error',
+          batch.length > 0
+            ? 'commit failed before it ran; the next write tries again'
+            : 'cannot read the commits of other instances; trying again',
+          { error: problem },
+        )
       this.problem = problem
       this.catchUpWanted = false // until the timer's next tick: a loop never idle would hold up `flush` (and a stop)
       // Writes queued behind an unanswered call have waited the bound already (undo's keep its answer).
@@ -344,7 +401,8 @@ export class Store {
     this.sharedBytes += changesBytes
     const acknowledged = ran as RanBatch | null
     if (acknowledged) this.acknowledge(acknowledged)
-    if (this.sharedBytes >= this.checkpointAfterBytes && Date.now() >= this.checkpointNotBefore) await this.tryCheckpoint()
+    if (this.sharedBytes >= this.checkpointAfterBytes && Date.now() >= this.checkpointNotBefore)
+      await this.tryCheckpoint()
   }
 
   /** Other instances' commits, applied as this one's own are heard of (see batch.ts). */
@@ -370,11 +428,19 @@ export class Store {
       this.checkpointNotBefore = 0
       return null
     } catch (error) {
-      const { problem, refused, timedOut } = failureOf(error, (cause) => (this.files.shared ? this.files.shared.describe(cause) : describeIoError(cause)))
+      const { problem, refused, timedOut } = failureOf(error, cause =>
+        this.files.shared ? this.files.shared.describe(cause) : describeIoError(cause),
+      )
       if (timedOut) for (const item of this.queue.splice(0)) item.reject(refused)
-      this.checkpointDelay = Math.min(Math.max(this.checkpointDelay * 2, CHECKPOINT_RETRY_MIN_MS), CHECKPOINT_RETRY_MAX_MS)
+      this.checkpointDelay = Math.min(
+        Math.max(this.checkpointDelay * 2, CHECKPOINT_RETRY_MIN_MS),
+        CHECKPOINT_RETRY_MAX_MS,
+      )
       this.checkpointNotBefore = Date.now() + this.checkpointDelay
-      logLine('warn', 'checkpoint failed; the journal holds every commit, the checkpoint is tried again later', { error: problem, retryAfterMs: this.checkpointDelay })
+      logLine('warn', 'checkpoint failed; the journal holds every commit, the checkpoint is tried again later', {
+        error: problem,
+        retryAfterMs: this.checkpointDelay,
+      })
       return problem
     } finally {
       this.durable = { events: this.files.events.size, journal: this.files.journal.size }

@@ -70,7 +70,7 @@ export function committedReader(store: { state: Readonly<StateDoc> }): StateRead
       const records = store.state[collection]
       return Object.hasOwn(records, key) ? (records[key] as never) : undefined
     },
-    values: (collection) => Object.values(store.state[collection]) as never,
+    values: collection => Object.values(store.state[collection]) as never,
   }
 }
 
@@ -147,7 +147,12 @@ export class Tx implements StateReader {
    * Applies the staged changes to `state`, adds them to `changes` (for the journal) and what they
    * replaced to `replaced` (to undo them), and returns the new events. Called by the store only.
    */
-  applyTo(state: StateDoc, changes: JournalEntry['changes'], notify: RecordWatcher, replaced: Replaced[]): EventRecord[] {
+  applyTo(
+    state: StateDoc,
+    changes: JournalEntry['changes'],
+    notify: RecordWatcher,
+    replaced: Replaced[],
+  ): EventRecord[] {
     for (const [collection, staged] of this.puts) {
       const records = state[collection] as Record<string, unknown>
       for (const [key, value] of staged) {

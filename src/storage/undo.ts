@@ -7,7 +7,12 @@ import type { StateDoc } from './records'
 import type { RecordWatcher, Replaced } from './tx'
 
 /** Puts back what a failed batch replaced, newest first, telling the watchers. */
-export function undoBatch(state: StateDoc, replaced: Replaced[], counters: Pick<StateDoc, 'lastEventId' | 'nextUserId' | 'commitSeq'>, notify: RecordWatcher): void {
+export function undoBatch(
+  state: StateDoc,
+  replaced: Replaced[],
+  counters: Pick<StateDoc, 'lastEventId' | 'nextUserId' | 'commitSeq'>,
+  notify: RecordWatcher,
+): void {
   for (let i = replaced.length - 1; i >= 0; i--) {
     const [name, key, before] = replaced[i]
     const records = state[name] as Record<string, unknown>

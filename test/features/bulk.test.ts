@@ -4,16 +4,28 @@
  * (addTagToFeatures). Each is one write, all or nothing, recording the events of its single operation.
  */
 import { describe, expect, test } from 'bun:test'
-import { type Api, type FlagBody, type TagListBody, errorOf, expectError, expectOk, freshApiPerTest, tokenFor } from '../helpers'
+import {
+  type Api,
+  type FlagBody,
+  type TagListBody,
+  errorOf,
+  expectError,
+  expectOk,
+  freshApiPerTest,
+  tokenFor,
+} from '../helpers'
 
 let api: Api
-freshApiPerTest((fresh) => (api = fresh))
+freshApiPerTest(fresh => (api = fresh))
 
 const PROJECT = 'bulk'
-const archive = (features: unknown, project = PROJECT, token?: string) => api.post(`/api/admin/projects/${project}/archive`, { features }, { token })
+const archive = (features: unknown, project = PROJECT, token?: string) =>
+  api.post(`/api/admin/projects/${project}/archive`, { features }, { token })
 const remove = (features: unknown, project = PROJECT) => api.post(`/api/admin/projects/${project}/delete`, { features })
-const stale = (features: unknown, value: unknown, project = PROJECT) => api.post(`/api/admin/projects/${project}/stale`, { features, stale: value })
-const updateTags = (flag: string, body: unknown, token?: string) => api.put<TagListBody>(`/api/admin/features/${flag}/tags`, body, { token })
+const stale = (features: unknown, value: unknown, project = PROJECT) =>
+  api.post(`/api/admin/projects/${project}/stale`, { features, stale: value })
+const updateTags = (flag: string, body: unknown, token?: string) =>
+  api.put<TagListBody>(`/api/admin/features/${flag}/tags`, body, { token })
 const tagFlags = (body: unknown, project = PROJECT) => api.put(`/api/admin/projects/${project}/tags`, body)
 
 async function setup(...flags: string[]) {
@@ -31,12 +43,22 @@ async function flag(name: string, project = PROJECT): Promise<FlagBody> {
 
 /** Every flag of both projects as GET answers it (archived included), to show nothing changed. */
 async function everything() {
-  const names = [...(await api.listFlags(PROJECT)).body.features, ...(await api.get<{ features: FlagBody[] }>('/api/admin/archive/features')).body.features]
-  return Promise.all(names.map((feature) => flag(feature.name, feature.project))).then((flags) => flags.sort((a, b) => a.name.localeCompare(b.name)))
+  const names = [
+    ...(await api.listFlags(PROJECT)).body.features,
+    ...(await api.get<{ features: FlagBody[] }>('/api/admin/archive/features')).body.features,
+  ]
+  return Promise.all(names.map(feature => flag(feature.name, feature.project))).then(flags =>
+    flags.sort((a, b) => a.name.localeCompare(b.name)),
+  )
 }
 
 /** Sends a request that must be refused: the error, and no flag or event changed. */
-async function expectRefused(send: () => Promise<Parameters<typeof expectError>[0]>, status: number, name: string, mentions: string[] = []) {
+async function expectRefused(
+  send: () => Promise<Parameters<typeof expectError>[0]>,
+  status: number,
+  name: string,
+  mentions: string[] = [],
+) {
   const before = await everything()
   const since = api.lastEventId()
   expectError(await send(), status, name, mentions)
@@ -56,7 +78,7 @@ describe('POST /api/admin/projects/:projectId/archive (archiveFeatures)', () => 
     expect((await flag('b')).lifecycle.stage).toBe('archived')
     expect((await flag('c')).archived).toBe(false)
     const events = await api.eventsAfter(since)
-    expect(events.map((event) => [event.type, event.featureName, event.project, event.createdBy])).toEqual([
+    expect(events.map(event => [event.type, event.featureName, event.project, event.createdBy])).toEqual([
       ['feature-archived', 'a', PROJECT, 'admin-bootstrap'],
       ['feature-archived', 'b', PROJECT, 'admin-bootstrap'],
     ])
@@ -68,7 +90,14 @@ describe('POST /api/admin/projects/:projectId/archive (archiveFeatures)', () => 
     const single = api.lastEventId()
     expectOk(await api.delete('/api/admin/projects/bulk/features/c'), 202)
     const [alone] = await api.eventsAfter(single)
-    expect({ ...alone, id: 0, createdAt: '', featureName: '', data: null, preData: null }).toEqual({ ...events[0], id: 0, createdAt: '', featureName: '', data: null, preData: null })
+    expect({ ...alone, id: 0, createdAt: '', featureName: '', data: null, preData: null }).toEqual({
+      ...events[0],
+      id: 0,
+      createdAt: '',
+      featureName: '',
+      data: null,
+      preData: null,
+    })
   })
 
   test('a parent archived together with its children is allowed, whatever the order named', async () => {
@@ -123,7 +152,7 @@ describe('POST /api/admin/projects/:projectId/delete (deleteFeatures)', () => {
     expectError(await api.getFlag(PROJECT, 'b'), 404, 'NotFoundError')
     expectOk(await api.validateName({ name: 'a' }))
     const events = await api.eventsAfter(since)
-    expect(events.map((event) => [event.type, event.featureName, event.project])).toEqual([
+    expect(events.map(event => [event.type, event.featureName, event.project])).toEqual([
       ['feature-deleted', 'a', PROJECT],
       ['feature-deleted', 'b', PROJECT],
     ])
@@ -158,7 +187,7 @@ describe('POST /api/admin/projects/:projectId/stale (staleFeatures)', () => {
     expect(response.text).toBe('')
     for (const name of ['a', 'b', 'already']) expect((await flag(name)).stale).toBe(true)
     const events = await api.eventsAfter(since)
-    expect(events.map((event) => [event.type, event.featureName])).toEqual([
+    expect(events.map(event => [event.type, event.featureName])).toEqual([
       ['feature-metadata-updated', 'a'],
       ['feature-stale-on', 'a'],
       ['feature-metadata-updated', 'b'],
@@ -169,7 +198,10 @@ describe('POST /api/admin/projects/:projectId/stale (staleFeatures)', () => {
     const back = api.lastEventId()
     expectOk(await stale(['a'], false), 202)
     expect((await flag('a')).stale).toBe(false)
-    expect((await api.eventsAfter(back)).map((event) => event.type)).toEqual(['feature-metadata-updated', 'feature-stale-off'])
+    expect((await api.eventsAfter(back)).map(event => event.type)).toEqual([
+      'feature-metadata-updated',
+      'feature-stale-off',
+    ])
   })
 
   test('an unknown or foreign flag is 404 and no flag is marked; stale must be a boolean (400)', async () => {
@@ -188,13 +220,22 @@ describe('PUT /api/admin/features/:featureName/tags (updateTags)', () => {
     const since = api.lastEventId()
     const response = await updateTags('a', {
       addedTags: [{ type: 'simple', value: 'new' }, { value: 'second' }, { type: 'simple', value: 'old' }],
-      removedTags: [{ type: 'simple', value: 'old' }, { type: 'simple', value: 'never-there' }],
+      removedTags: [
+        { type: 'simple', value: 'old' },
+        { type: 'simple', value: 'never-there' },
+      ],
     })
     expectOk(response)
-    expect(response.body).toEqual({ version: 1, tags: [{ type: 'simple', value: 'new' }, { type: 'simple', value: 'second' }] })
+    expect(response.body).toEqual({
+      version: 1,
+      tags: [
+        { type: 'simple', value: 'new' },
+        { type: 'simple', value: 'second' },
+      ],
+    })
     expect((await flag('a')).tags).toEqual(response.body.tags)
     const events = await api.eventsAfter(since)
-    expect(events.map((event) => [event.type, event.featureName, event.project, event.data ?? event.preData])).toEqual([
+    expect(events.map(event => [event.type, event.featureName, event.project, event.data ?? event.preData])).toEqual([
       ['feature-tagged', 'a', PROJECT, { type: 'simple', value: 'new' }],
       ['feature-tagged', 'a', PROJECT, { type: 'simple', value: 'second' }],
       ['feature-untagged', 'a', PROJECT, { type: 'simple', value: 'old' }],
@@ -206,7 +247,11 @@ describe('PUT /api/admin/features/:featureName/tags (updateTags)', () => {
   test('a bad tag anywhere in the request is 400 and none of the others is added or removed', async () => {
     await setup('a')
     expectOk(await api.post('/api/admin/features/a/tags', { value: 'old' }), 201)
-    await expectRefused(() => updateTags('a', { addedTags: [{ value: 'fine' }, { value: 'x' }], removedTags: [{ value: 'old' }] }), 400, 'ValidationError')
+    await expectRefused(
+      () => updateTags('a', { addedTags: [{ value: 'fine' }, { value: 'x' }], removedTags: [{ value: 'old' }] }),
+      400,
+      'ValidationError',
+    )
     await expectRefused(() => updateTags('a', { addedTags: [{ value: 'fine' }] }), 400, 'ValidationError')
     const tooMany = Array.from({ length: 50 }, (_, i) => ({ value: `tag-${i}` }))
     const response = await updateTags('a', { addedTags: tooMany, removedTags: [] })
@@ -214,7 +259,7 @@ describe('PUT /api/admin/features/:featureName/tags (updateTags)', () => {
     expect((await flag('a')).tags).toEqual([{ type: 'simple', value: 'old' }])
   })
 
-  test('an unknown flag is 404; a token without the flag\'s project gets exactly the same 404', async () => {
+  test("an unknown flag is 404; a token without the flag's project gets exactly the same 404", async () => {
     await setup('a')
     const missing = await updateTags('missing', { addedTags: [{ value: 'new' }], removedTags: [] })
     expectError(missing, 404, 'NotFoundError')
@@ -232,13 +277,16 @@ describe('PUT /api/admin/projects/:projectId/tags (addTagToFeatures)', () => {
     await setup('a', 'b')
     expectOk(await api.post('/api/admin/features/b/tags', { value: 'old' }), 201)
     const since = api.lastEventId()
-    const response = await tagFlags({ features: ['a', 'b'], tags: { addedTags: [{ value: 'team-x' }], removedTags: [{ value: 'old' }] } })
+    const response = await tagFlags({
+      features: ['a', 'b'],
+      tags: { addedTags: [{ value: 'team-x' }], removedTags: [{ value: 'old' }] },
+    })
     expectOk(response)
     expect(response.text).toBe('')
     expect((await flag('a')).tags).toEqual([{ type: 'simple', value: 'team-x' }])
     expect((await flag('b')).tags).toEqual([{ type: 'simple', value: 'team-x' }])
     const events = await api.eventsAfter(since)
-    expect(events.map((event) => [event.type, event.featureName])).toEqual([
+    expect(events.map(event => [event.type, event.featureName])).toEqual([
       ['feature-tagged', 'a'],
       ['feature-tagged', 'b'],
       ['feature-untagged', 'b'],
@@ -247,8 +295,21 @@ describe('PUT /api/admin/projects/:projectId/tags (addTagToFeatures)', () => {
 
   test('an unknown or foreign flag is 404 and no flag is tagged', async () => {
     await setup('a')
-    await expectRefused(() => tagFlags({ features: ['a', 'missing'], tags: { addedTags: [{ value: 'team-x' }], removedTags: [] } }), 404, 'NotFoundError', ['missing'])
-    await expectRefused(() => tagFlags({ features: ['a', 'elsewhere'], tags: { addedTags: [{ value: 'team-x' }], removedTags: [] } }), 404, 'NotFoundError')
-    await expectRefused(() => tagFlags({ features: ['a'], tags: { addedTags: [{ value: 'x' }], removedTags: [] } }), 400, 'ValidationError')
+    await expectRefused(
+      () => tagFlags({ features: ['a', 'missing'], tags: { addedTags: [{ value: 'team-x' }], removedTags: [] } }),
+      404,
+      'NotFoundError',
+      ['missing'],
+    )
+    await expectRefused(
+      () => tagFlags({ features: ['a', 'elsewhere'], tags: { addedTags: [{ value: 'team-x' }], removedTags: [] } }),
+      404,
+      'NotFoundError',
+    )
+    await expectRefused(
+      () => tagFlags({ features: ['a'], tags: { addedTags: [{ value: 'x' }], removedTags: [] } }),
+      400,
+      'ValidationError',
+    )
   })
 })

@@ -8,7 +8,7 @@ import { seededRandom } from '../random'
 import { buildAnswer, scopeOf } from '../../src/features/client/client.service'
 
 let api: Api
-freshApiPerTest((fresh) => (api = fresh))
+freshApiPerTest(fresh => (api = fresh))
 
 interface ClientFeature {
   name: string
@@ -26,16 +26,25 @@ interface ClientFeatures {
   meta: { revisionId: number; etag: string; queryHash: string }
 }
 
-async function sdkToken(type: 'client' | 'frontend' | 'admin', projects: string[] = ['*'], environment = 'development'): Promise<string> {
+async function sdkToken(
+  type: 'client' | 'frontend' | 'admin',
+  projects: string[] = ['*'],
+  environment = 'development',
+): Promise<string> {
   const name = `${type}-${projects.join('-').replace('*', 'all')}-${environment}-${Math.random().toString(36).slice(2, 8)}`
-  const response = await api.createToken({ tokenName: name, type, projects, ...(type === 'admin' ? {} : { environment }) })
+  const response = await api.createToken({
+    tokenName: name,
+    type,
+    projects,
+    ...(type === 'admin' ? {} : { environment }),
+  })
   expect(response.status).toBe(201)
   return response.body.secret
 }
 
 const features = (token: string, query = '', headers: Record<string, string> = {}) =>
   api.get<ClientFeatures>(`/api/client/features${query}`, { token, headers })
-const names = (body: ClientFeatures) => body.features.map((feature) => feature.name)
+const names = (body: ClientFeatures) => body.features.map(feature => feature.name)
 
 async function addStrategy(project: string, flag: string, environment: string, body: Record<string, unknown>) {
   const response = await api.post(paths.strategies(flag, environment, project), body)
@@ -52,16 +61,24 @@ describe('GET /api/client/features: shape and what is served', () => {
       parameters: { rollout: '50', stickiness: 'default', groupId: 'on-flag' },
       constraints: [{ contextName: 'userId', operator: 'IN', values: ['1', '2'] }],
     })
-    await addStrategy('default', 'on-flag', 'development', { name: 'userWithId', parameters: { userIds: '7' }, disabled: true })
+    await addStrategy('default', 'on-flag', 'development', {
+      name: 'userWithId',
+      parameters: { userIds: '7' },
+      disabled: true,
+    })
     expect((await api.toggle('default', 'on-flag', 'development', true)).status).toBe(200)
-    const variants = await api.put(paths.variants('on-flag'), [{ name: 'blue', weightType: 'variable', weight: 1000, stickiness: 'default' }])
+    const variants = await api.put(paths.variants('on-flag'), [
+      { name: 'blue', weightType: 'variable', weight: 1000, stickiness: 'default' },
+    ])
     expect(variants.status).toBe(200)
     await api.newFlag('default', 'off-flag')
     await addStrategy('default', 'off-flag', 'development', { name: 'default' })
     await api.newFlag('default', 'gone-flag')
     expect((await api.delete(paths.flag('gone-flag'))).status).toBe(202)
     await api.newFlag('default', 'child-flag')
-    expect((await api.post(`${paths.flag('child-flag')}/dependencies`, { feature: 'on-flag', variants: ['blue'] })).status).toBe(200)
+    expect(
+      (await api.post(`${paths.flag('child-flag')}/dependencies`, { feature: 'on-flag', variants: ['blue'] })).status,
+    ).toBe(200)
 
     const response = await features(client)
     expect(response.status).toBe(200)
@@ -69,7 +86,7 @@ describe('GET /api/client/features: shape and what is served', () => {
     const body = response.body
     expect(body.version).toBe(2)
     expect(names(body)).toEqual(['child-flag', 'off-flag', 'on-flag'])
-    const on = body.features.find((feature) => feature.name === 'on-flag')!
+    const on = body.features.find(feature => feature.name === 'on-flag')!
     expect(on).toEqual({
       name: 'on-flag',
       type: 'release',
@@ -79,7 +96,9 @@ describe('GET /api/client/features: shape and what is served', () => {
       strategies: [
         {
           name: 'flexibleRollout',
-          constraints: [{ contextName: 'userId', operator: 'IN', values: ['1', '2'], caseInsensitive: false, inverted: false }],
+          constraints: [
+            { contextName: 'userId', operator: 'IN', values: ['1', '2'], caseInsensitive: false, inverted: false },
+          ],
           parameters: { rollout: '50', stickiness: 'default', groupId: 'on-flag' },
           variants: [],
         },
@@ -88,11 +107,11 @@ describe('GET /api/client/features: shape and what is served', () => {
       description: 'the on one',
       impressionData: false,
     })
-    const off = body.features.find((feature) => feature.name === 'off-flag')!
+    const off = body.features.find(feature => feature.name === 'off-flag')!
     expect(off.enabled).toBe(false)
     expect(off.strategies).toEqual([{ name: 'default', constraints: [], parameters: {}, variants: [] }])
     expect(off).not.toHaveProperty('dependencies')
-    const child = body.features.find((feature) => feature.name === 'child-flag')!
+    const child = body.features.find(feature => feature.name === 'child-flag')!
     expect(child.dependencies).toEqual([{ feature: 'on-flag', enabled: true, variants: ['blue'] }])
     expect(body.query).toEqual({ project: ['*'], environment: 'development' })
     expect(body.meta.etag).toBe(response.headers.get('etag')!)
@@ -101,8 +120,12 @@ describe('GET /api/client/features: shape and what is served', () => {
 
     // The same flags in production: nothing enabled there, no variants.
     const production = await features(await sdkToken('client', ['*'], 'production'))
-    const onInProduction = production.body.features.find((feature) => feature.name === 'on-flag')!
-    expect({ enabled: onInProduction.enabled, strategies: onInProduction.strategies, variants: onInProduction.variants }).toEqual({ enabled: false, strategies: [], variants: [] })
+    const onInProduction = production.body.features.find(feature => feature.name === 'on-flag')!
+    expect({
+      enabled: onInProduction.enabled,
+      strategies: onInProduction.strategies,
+      variants: onInProduction.variants,
+    }).toEqual({ enabled: false, strategies: [], variants: [] })
   })
 
   test('GET /api/client/features/:name answers the same object; unknown, archived and other-project flags are 404', async () => {
@@ -115,7 +138,7 @@ describe('GET /api/client/features: shape and what is served', () => {
     const one = await api.get<ClientFeature>('/api/client/features/single', { token: client })
     expect(one.status).toBe(200)
     const list = await features(client)
-    expect(one.body).toEqual(list.body.features.find((feature) => feature.name === 'single')!)
+    expect(one.body).toEqual(list.body.features.find(feature => feature.name === 'single')!)
     for (const name of ['nope', 'archived-one', 'elsewhere']) {
       expectError(await api.get(`/api/client/features/${name}`, { token: client }), 404, 'NotFoundError', [name])
     }
@@ -186,8 +209,8 @@ describe('scope', () => {
     await api.toggle('default', 'app.one', 'production', true)
     const production = await features(await sdkToken('client', ['default'], 'production'))
     const development = await features(await sdkToken('client', ['default'], 'development'))
-    expect(production.body.features.find((feature) => feature.name === 'app.one')!.enabled).toBe(true)
-    expect(development.body.features.find((feature) => feature.name === 'app.one')!.enabled).toBe(false)
+    expect(production.body.features.find(feature => feature.name === 'app.one')!.enabled).toBe(true)
+    expect(development.body.features.find(feature => feature.name === 'app.one')!.enabled).toBe(false)
   })
 })
 
@@ -200,7 +223,11 @@ describe('ETag', () => {
     expect(etag).toMatch(/^".+"$/)
     for (const header of [etag, `W/${etag}`, `"other", ${etag}`]) {
       const again = await features(client, '', { 'if-none-match': header })
-      expect({ status: again.status, text: again.text, etag: again.headers.get('etag') }).toEqual({ status: 304, text: '', etag })
+      expect({ status: again.status, text: again.text, etag: again.headers.get('etag') }).toEqual({
+        status: 304,
+        text: '',
+        etag,
+      })
     }
     const other = await features(client, '', { 'if-none-match': '"something-else"' })
     expect(other.status).toBe(200)
@@ -225,7 +252,7 @@ describe('ETag', () => {
     const changed = await features(client, '', { 'if-none-match': etag })
     expect(changed.status).toBe(200)
     expect(changed.headers.get('etag')).not.toBe(etag)
-    expect(changed.body.features.find((feature) => feature.name === 'watched')!.enabled).toBe(true)
+    expect(changed.body.features.find(feature => feature.name === 'watched')!.enabled).toBe(true)
 
     // A new flag, an archived flag: each a new ETag at once.
     const afterToggle = changed.headers.get('etag')!
@@ -265,7 +292,8 @@ describe('one token cannot turn the cache off for others (issue 18 item 13)', ()
   async function sources(): Promise<Record<string, number>> {
     const text = (await api.get<string>('/internal-backstage/prometheus')).text
     const found: Record<string, number> = {}
-    for (const match of text.matchAll(/^sdk_answers_total\{api="client",source="(\w+)"\} (\d+)$/gm)) found[match[1]] = Number(match[2])
+    for (const match of text.matchAll(/^sdk_answers_total\{api="client",source="(\w+)"\} (\d+)$/gm))
+      found[match[1]] = Number(match[2])
     return found
   }
 
@@ -275,14 +303,24 @@ describe('one token cannot turn the cache off for others (issue 18 item 13)', ()
     const flooder = await sdkToken('client', ['default'])
     const sameScope = await sdkToken('client', ['default'])
     const other = await sdkToken('client', ['*'])
-    const asked = [[sameScope, ''], [other, ''], [other, '?namePrefix=f-1'], [other, '?project=shop']] as const
+    const asked = [
+      [sameScope, ''],
+      [other, ''],
+      [other, '?namePrefix=f-1'],
+      [other, '?project=shop'],
+    ] as const
     const before = new Map<string, string>()
     for (const [token, query] of asked) before.set(token + query, (await features(token, query)).headers.get('etag')!)
     const start = await sources()
     expect(start.compiled).toBe(2)
 
     for (let i = 0; i < 200; i++) {
-      const query = [`?namePrefix=x${i}`, `?tag=simple:${i}`, `?project=default&project=p${i}`, `?namePrefix=f-${i}&tag=a:${i}`][i % 4]
+      const query = [
+        `?namePrefix=x${i}`,
+        `?tag=simple:${i}`,
+        `?project=default&project=p${i}`,
+        `?namePrefix=f-${i}&tag=a:${i}`,
+      ][i % 4]
       expect((await features(flooder, query)).status).toBe(200)
     }
     const flooded = await sources()
@@ -307,7 +345,17 @@ describe('one token cannot turn the cache off for others (issue 18 item 13)', ()
     const queries = ['', '?namePrefix=g-1', '?tag=simple:blue', '?project=default', '?namePrefix=g-1&tag=simple:blue']
     for (const query of queries) {
       const params = new URLSearchParams(query)
-      const expected = buildAnswer(api.services.store.state, scopeOf({ projects: ['*'], environment: 'development' }, { project: params.getAll('project'), namePrefix: params.get('namePrefix') ?? undefined, tag: params.getAll('tag') }))
+      const expected = buildAnswer(
+        api.services.store.state,
+        scopeOf(
+          { projects: ['*'], environment: 'development' },
+          {
+            project: params.getAll('project'),
+            namePrefix: params.get('namePrefix') ?? undefined,
+            tag: params.getAll('tag'),
+          },
+        ),
+      )
       const response = await features(token, query)
       expect(response.headers.get('etag')).toBe(expected.etag)
       const { meta: _meta, ...body } = response.body
@@ -324,13 +372,20 @@ describe('ETag under random writes (seed 12)', () => {
   test('after every write, each scope answers 304 exactly when a freshly built answer has the ETag it last got', async () => {
     const random = seededRandom(12)
     await api.newProject('shop')
-    const flags = ['a.one', 'a.two', 'b.three'].flatMap((name) => [['default', name], ['shop', `shop-${name}`]] as const)
+    const flags = ['a.one', 'a.two', 'b.three'].flatMap(
+      name =>
+        [
+          ['default', name],
+          ['shop', `shop-${name}`],
+        ] as const,
+    )
     for (const [project, name] of flags) await api.newFlag(project, name)
     const scopes: { token: string; query: string; projects: string[]; environment: string; etag?: string }[] = []
     for (const environment of ['development', 'production']) {
       for (const projects of [['*'], ['default'], ['shop']]) {
         const token = await sdkToken('client', projects, environment)
-        for (const query of ['', '?namePrefix=a.', '?namePrefix=shop-b', '?tag=simple:xx', '?project=shop']) scopes.push({ token, query, projects, environment })
+        for (const query of ['', '?namePrefix=a.', '?namePrefix=shop-b', '?tag=simple:xx', '?project=shop'])
+          scopes.push({ token, query, projects, environment })
       }
     }
     for (const scope of scopes) scope.etag = (await features(scope.token, scope.query)).headers.get('etag')!
@@ -340,20 +395,44 @@ describe('ETag under random writes (seed 12)', () => {
       const environment = random.pick(['development', 'production'])
       const operation = random.int(0, 4)
       const response =
-        operation === 0 ? await api.toggle(project, name, environment, random.chance(0.5))
-        : operation === 1 ? await api.post(paths.strategies(name, environment, project), { name: 'default', disabled: random.chance(0.3) })
-        : operation === 2 ? await api.post(paths.tags(name), { type: 'simple', value: random.pick(['xx', 'yy']) })
-        : operation === 3 ? await api.put(paths.variants(name, environment, project), [{ name: random.pick(['red', 'blue']), weightType: 'variable', weight: 1000, stickiness: 'default' }])
-        : await api.patchFlag(project, name, [{ op: 'replace', path: '/stale', value: random.chance(0.5) }])
+        operation === 0
+          ? await api.toggle(project, name, environment, random.chance(0.5))
+          : operation === 1
+            ? await api.post(paths.strategies(name, environment, project), {
+                name: 'default',
+                disabled: random.chance(0.3),
+              })
+            : operation === 2
+              ? await api.post(paths.tags(name), { type: 'simple', value: random.pick(['xx', 'yy']) })
+              : operation === 3
+                ? await api.put(paths.variants(name, environment, project), [
+                    { name: random.pick(['red', 'blue']), weightType: 'variable', weight: 1000, stickiness: 'default' },
+                  ])
+                : await api.patchFlag(project, name, [{ op: 'replace', path: '/stale', value: random.chance(0.5) }])
       // A tag given twice is a 409; every other write is made.
-      expect({ step, operation, status: response.status < 300 || (operation === 2 && response.status === 409) }).toEqual({ step, operation, status: true })
+      expect({
+        step,
+        operation,
+        status: response.status < 300 || (operation === 2 && response.status === 409),
+      }).toEqual({ step, operation, status: true })
       for (const scope of scopes) {
         const params = new URLSearchParams(scope.query)
-        const query = { project: params.getAll('project'), namePrefix: params.get('namePrefix') ?? undefined, tag: params.getAll('tag') }
+        const query = {
+          project: params.getAll('project'),
+          namePrefix: params.get('namePrefix') ?? undefined,
+          tag: params.getAll('tag'),
+        }
         // Built without any kept answer, from the state as it is now.
-        const expected = buildAnswer(api.services.store.state, scopeOf({ projects: scope.projects, environment: scope.environment }, query)).etag
+        const expected = buildAnswer(
+          api.services.store.state,
+          scopeOf({ projects: scope.projects, environment: scope.environment }, query),
+        ).etag
         const response = await features(scope.token, scope.query, { 'if-none-match': scope.etag! })
-        expect({ step, query: scope.query, status: response.status }).toEqual({ step, query: scope.query, status: expected === scope.etag ? 304 : 200 })
+        expect({ step, query: scope.query, status: response.status }).toEqual({
+          step,
+          query: scope.query,
+          status: expected === scope.etag ? 304 : 200,
+        })
         if (response.status === 200) {
           changes++
           expect(response.headers.get('etag')).toBe(expected)
@@ -369,12 +448,21 @@ describe('ETag under random writes (seed 12)', () => {
 describe('segments on the client API (sdk-api-contract §3)', () => {
   const SPEC = { 'unleash-client-spec': '5.1.9' }
   const segment = async (name: string, values: string[]) => {
-    const response = await api.post<{ id: number }>('/api/admin/segments', { name, constraints: [{ contextName: 'region', operator: 'IN', values }] })
+    const response = await api.post<{ id: number }>('/api/admin/segments', {
+      name,
+      constraints: [{ contextName: 'region', operator: 'IN', values }],
+    })
     expect(response.status).toBe(201)
     return response.body.id
   }
   const own = { contextName: 'userId', operator: 'IN', values: ['1'], caseInsensitive: false, inverted: false }
-  const regionIn = (values: string[]) => ({ contextName: 'region', operator: 'IN', values, caseInsensitive: false, inverted: false })
+  const regionIn = (values: string[]) => ({
+    contextName: 'region',
+    operator: 'IN',
+    values,
+    caseInsensitive: false,
+    inverted: false,
+  })
 
   beforeEach(async () => {
     await api.newFlag('default', 'with-segments')
@@ -386,12 +474,18 @@ describe('segments on the client API (sdk-api-contract §3)', () => {
     const unused = await segment('unused', ['nowhere'])
     const eu = await segment('eu', ['eu-west', 'eu-north'])
     const beta = await segment('beta', ['beta'])
-    await addStrategy('default', 'with-segments', 'development', { name: 'default', constraints: [own], segments: [beta, eu] })
+    await addStrategy('default', 'with-segments', 'development', {
+      name: 'default',
+      constraints: [own],
+      segments: [beta, eu],
+    })
     await addStrategy('default', 'with-segments', 'development', { name: 'default', segments: [eu] })
     await addStrategy('default', 'plain', 'development', { name: 'default', constraints: [own] })
 
     for (const version of ['4.2.0', '5.1.9', '10.0.0', '4.10.0']) {
-      const body = (await features(client, '', { 'unleash-client-spec': version })).body as ClientFeatures & { segments?: unknown[] }
+      const body = (await features(client, '', { 'unleash-client-spec': version })).body as ClientFeatures & {
+        segments?: unknown[]
+      }
       expect({ version, segments: body.segments }).toEqual({
         version,
         segments: [
@@ -399,27 +493,47 @@ describe('segments on the client API (sdk-api-contract §3)', () => {
           { id: beta, name: 'beta', constraints: [regionIn(['beta'])] },
         ],
       })
-      const flag = body.features.find((feature) => feature.name === 'with-segments')!
-      expect(flag.strategies.map((strategy) => [strategy.constraints, strategy.segments])).toEqual([[[own], [beta, eu]], [[], [eu]]])
-      expect(body.features.find((feature) => feature.name === 'plain')!.strategies[0]).not.toHaveProperty('segments')
+      const flag = body.features.find(feature => feature.name === 'with-segments')!
+      expect(flag.strategies.map(strategy => [strategy.constraints, strategy.segments])).toEqual([
+        [[own], [beta, eu]],
+        [[], [eu]],
+      ])
+      expect(body.features.find(feature => feature.name === 'plain')!.strategies[0]).not.toHaveProperty('segments')
     }
     expect(unused).toBeLessThan(eu)
 
-    const older: Record<string, string>[] = [{}, { 'unleash-client-spec': '4.1.9' }, { 'unleash-client-spec': '3.0.0' }, { 'unleash-client-spec': 'not a version' }]
+    const older: Record<string, string>[] = [
+      {},
+      { 'unleash-client-spec': '4.1.9' },
+      { 'unleash-client-spec': '3.0.0' },
+      { 'unleash-client-spec': 'not a version' },
+    ]
     for (const headers of older) {
       const body = (await features(client, '', headers)).body as ClientFeatures & { segments?: unknown[] }
       expect({ headers, segments: body.segments }).toEqual({ headers, segments: undefined })
-      const flag = body.features.find((feature) => feature.name === 'with-segments')!
-      expect(flag.strategies.map((strategy) => [strategy.constraints, strategy.segments])).toEqual([
+      const flag = body.features.find(feature => feature.name === 'with-segments')!
+      expect(flag.strategies.map(strategy => [strategy.constraints, strategy.segments])).toEqual([
         [[own, regionIn(['beta']), regionIn(['eu-west', 'eu-north'])], undefined],
         [[regionIn(['eu-west', 'eu-north'])], undefined],
       ])
     }
 
     // The single-flag route follows the same rule.
-    const one = (headers: Record<string, string>) => api.get<ClientFeature>('/api/client/features/with-segments', { token: client, headers })
-    expect((await one(SPEC)).body.strategies[1]).toEqual({ name: 'default', constraints: [], parameters: {}, variants: [], segments: [eu] })
-    expect((await one({})).body.strategies[1]).toEqual({ name: 'default', constraints: [regionIn(['eu-west', 'eu-north'])], parameters: {}, variants: [] })
+    const one = (headers: Record<string, string>) =>
+      api.get<ClientFeature>('/api/client/features/with-segments', { token: client, headers })
+    expect((await one(SPEC)).body.strategies[1]).toEqual({
+      name: 'default',
+      constraints: [],
+      parameters: {},
+      variants: [],
+      segments: [eu],
+    })
+    expect((await one({})).body.strategies[1]).toEqual({
+      name: 'default',
+      constraints: [regionIn(['eu-west', 'eu-north'])],
+      parameters: {},
+      variants: [],
+    })
   })
 
   test('both forms are kept as separate scopes: each keeps its own ETag and answers 304 to it only', async () => {
@@ -449,23 +563,38 @@ describe('segments on the client API (sdk-api-contract §3)', () => {
     const shop = await sdkToken('client', ['shop'])
     const eu = await segment('eu', ['eu-west'])
     await addStrategy('default', 'with-segments', 'development', { name: 'default', segments: [eu] })
-    const before = { ids: await features(client, '', SPEC), inlined: await features(client), shop: await features(shop, '', SPEC) }
+    const before = {
+      ids: await features(client, '', SPEC),
+      inlined: await features(client),
+      shop: await features(shop, '', SPEC),
+    }
 
-    const updated = await api.put(`/api/admin/segments/${eu}`, { name: 'eu', constraints: [{ contextName: 'region', operator: 'IN', values: ['eu-south'] }] })
+    const updated = await api.put(`/api/admin/segments/${eu}`, {
+      name: 'eu',
+      constraints: [{ contextName: 'region', operator: 'IN', values: ['eu-south'] }],
+    })
     expect(updated.status).toBeLessThan(300)
 
     const ids = await features(client, '', { ...SPEC, 'if-none-match': before.ids.headers.get('etag')! })
     expect(ids.status).toBe(200)
     expect(ids.headers.get('etag')).not.toBe(before.ids.headers.get('etag'))
-    expect((ids.body as ClientFeatures & { segments: unknown[] }).segments).toEqual([{ id: eu, name: 'eu', constraints: [regionIn(['eu-south'])] }])
+    expect((ids.body as ClientFeatures & { segments: unknown[] }).segments).toEqual([
+      { id: eu, name: 'eu', constraints: [regionIn(['eu-south'])] },
+    ])
     const inlined = await features(client, '', { 'if-none-match': before.inlined.headers.get('etag')! })
     expect(inlined.status).toBe(200)
-    expect(inlined.body.features.find((feature) => feature.name === 'with-segments')!.strategies[0].constraints).toEqual([regionIn(['eu-south'])])
+    expect(inlined.body.features.find(feature => feature.name === 'with-segments')!.strategies[0].constraints).toEqual([
+      regionIn(['eu-south']),
+    ])
     expect((await features(shop, '', { ...SPEC, 'if-none-match': before.shop.headers.get('etag')! })).status).toBe(304)
 
     // A strategy taking the segment off is a flag write: the definition leaves the list.
-    const strategies = (await api.get<{ id: string }[]>(paths.strategies('with-segments', 'development', 'default'))).body
-    const put = await api.put(`${paths.strategies('with-segments', 'development', 'default')}/${strategies[0].id}`, { name: 'default', segments: [] })
+    const strategies = (await api.get<{ id: string }[]>(paths.strategies('with-segments', 'development', 'default')))
+      .body
+    const put = await api.put(`${paths.strategies('with-segments', 'development', 'default')}/${strategies[0].id}`, {
+      name: 'default',
+      segments: [],
+    })
     expect(put.status).toBe(200)
     const after = await features(client, '', { ...SPEC, 'if-none-match': ids.headers.get('etag')! })
     expect(after.status).toBe(200)
@@ -487,8 +616,13 @@ describe('tokens on the client API (sdk-api-contract §5)', () => {
     ]
     for (const [method, path, body] of routes) {
       expectError(await api.request(method, path, { token: null, body }), 401, 'AuthenticationRequired')
-      expectError(await api.request(method, path, { token: 'default:development.unknown', body }), 401, 'AuthenticationRequired')
-      for (const token of [frontend, admin]) expectError(await api.request(method, path, { token, body }), 403, 'NoAccessError', ['client'])
+      expectError(
+        await api.request(method, path, { token: 'default:development.unknown', body }),
+        401,
+        'AuthenticationRequired',
+      )
+      for (const token of [frontend, admin])
+        expectError(await api.request(method, path, { token, body }), 403, 'NoAccessError', ['client'])
       expect((await api.request(method, path, { token: client, body })).status).toBe(method === 'GET' ? 200 : 202)
     }
     expectError(await api.get('/api/admin/projects', { token: client }), 403, 'NoAccessError')
@@ -514,14 +648,21 @@ describe('POST /api/client/register and /api/client/metrics', () => {
     appName: 'checkout',
     instanceId: 'pod-1',
     environment: 'default',
-    bucket: { start: '2026-01-01T00:00:00.000Z', stop: '2026-01-01T00:01:00.000Z', toggles: { a: { yes: 1, no: 2, variants: { blue: 1 } } } },
+    bucket: {
+      start: '2026-01-01T00:00:00.000Z',
+      stop: '2026-01-01T00:01:00.000Z',
+      toggles: { a: { yes: 1, no: 2, variants: { blue: 1 } } },
+    },
     platformName: 'node',
   }
 
   test('the SDK bodies → 202 with no body, and no event', async () => {
     const client = await sdkToken('client')
     const before = api.lastEventId()
-    for (const [path, body] of [['/api/client/register', registration], ['/api/client/metrics', metrics]] as const) {
+    for (const [path, body] of [
+      ['/api/client/register', registration],
+      ['/api/client/metrics', metrics],
+    ] as const) {
       const response = await api.post(path, body, { token: client })
       expect({ status: response.status, text: response.text }).toEqual({ status: 202, text: '' })
     }
@@ -533,12 +674,36 @@ describe('POST /api/client/register and /api/client/metrics', () => {
     for (const path of ['/api/client/register', '/api/client/metrics']) {
       const missing = await api.post(path, { instanceId: 'x' }, { token: client })
       expectError(missing, 400, 'ValidationError', ['appName'])
-      expect((missing.body as { details: { path: string }[] }).details.map((detail) => detail.path)).toContain('/appName')
+      expect((missing.body as { details: { path: string }[] }).details.map(detail => detail.path)).toContain('/appName')
       expectError(await api.post(path, { appName: '' }, { token: client }), 400, 'ValidationError', ['appName'])
-      expectError(await api.request('POST', path, { token: client, raw: '{"appName": ', headers: { 'content-type': 'application/json' } }), 400, 'ValidationError')
-      expectError(await api.request('POST', path, { token: client, raw: 'appName=x', headers: { 'content-type': 'text/plain' } }), 415, 'ContentTypeerror')
-      expectError(await api.request('POST', path, { token: client, raw: JSON.stringify({ appName: 'x', padding: 'x'.repeat(BODY_LIMIT) }), headers: { 'content-type': 'application/json' } }), 413, 'ContentTooLarge')
-      const polluted = await api.request('POST', path, { token: client, raw: '{"appName":"x","extra":{"__proto__":{"isAdmin":true}}}', headers: { 'content-type': 'application/json' } })
+      expectError(
+        await api.request('POST', path, {
+          token: client,
+          raw: '{"appName": ',
+          headers: { 'content-type': 'application/json' },
+        }),
+        400,
+        'ValidationError',
+      )
+      expectError(
+        await api.request('POST', path, { token: client, raw: 'appName=x', headers: { 'content-type': 'text/plain' } }),
+        415,
+        'ContentTypeerror',
+      )
+      expectError(
+        await api.request('POST', path, {
+          token: client,
+          raw: JSON.stringify({ appName: 'x', padding: 'x'.repeat(BODY_LIMIT) }),
+          headers: { 'content-type': 'application/json' },
+        }),
+        413,
+        'ContentTooLarge',
+      )
+      const polluted = await api.request('POST', path, {
+        token: client,
+        raw: '{"appName":"x","extra":{"__proto__":{"isAdmin":true}}}',
+        headers: { 'content-type': 'application/json' },
+      })
       expectError(polluted, 400, 'ValidationError', ['__proto__'])
       expect(({} as Record<string, unknown>).isAdmin).toBeUndefined()
       let deep: unknown = 1
@@ -549,12 +714,27 @@ describe('POST /api/client/register and /api/client/metrics', () => {
 
   test('a huge toggles map is refused with 413 (over the body limit) or accepted within it, never a 5xx', async () => {
     const client = await sdkToken('client')
-    const toggles = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, index) => [`flag-${index}`, { yes: index, no: 0, variants: {} }]))
-    const huge = await api.post('/api/client/metrics', { ...metrics, bucket: { ...metrics.bucket, toggles: toggles(20_000) } }, { token: client })
+    const toggles = (count: number) =>
+      Object.fromEntries(
+        Array.from({ length: count }, (_, index) => [`flag-${index}`, { yes: index, no: 0, variants: {} }]),
+      )
+    const huge = await api.post(
+      '/api/client/metrics',
+      { ...metrics, bucket: { ...metrics.bucket, toggles: toggles(20_000) } },
+      { token: client },
+    )
     expectError(huge, 413, 'ContentTooLarge')
-    const large = await api.post('/api/client/metrics', { ...metrics, bucket: { ...metrics.bucket, toggles: toggles(1500) } }, { token: client })
+    const large = await api.post(
+      '/api/client/metrics',
+      { ...metrics, bucket: { ...metrics.bucket, toggles: toggles(1500) } },
+      { token: client },
+    )
     expect(large.status).toBe(202)
-    const wrong = await api.post('/api/client/metrics', { ...metrics, bucket: { start: 1, stop: 2, toggles: [1, 2] } }, { token: client })
+    const wrong = await api.post(
+      '/api/client/metrics',
+      { ...metrics, bucket: { start: 1, stop: 2, toggles: [1, 2] } },
+      { token: client },
+    )
     expectError(wrong, 400, 'ValidationError', ['toggles'])
   })
 })

@@ -6,7 +6,19 @@
 import { describe, expect, test } from 'bun:test'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { BOOTSTRAP, errorOf, expectError, expectOk, freshApiPerTest, makeApi, paths, tempDir, tokenFor, type Api, type StrategyBody } from '../helpers'
+import {
+  BOOTSTRAP,
+  errorOf,
+  expectError,
+  expectOk,
+  freshApiPerTest,
+  makeApi,
+  paths,
+  tempDir,
+  tokenFor,
+  type Api,
+  type StrategyBody,
+} from '../helpers'
 import { STATE_FILE } from '../../src/services'
 import type { Static } from '@sinclair/typebox'
 import type { ContextField } from '../../src/features/context/context.model'
@@ -14,11 +26,17 @@ import type { ContextField } from '../../src/features/context/context.model'
 type FieldBody = Static<typeof ContextField>
 
 let api: Api
-freshApiPerTest((fresh) => (api = fresh))
+freshApiPerTest(fresh => (api = fresh))
 
 const BASE = '/api/admin/context'
 const BUILT_INS = ['appName', 'currentTime', 'environment', 'sessionId', 'userId']
-const region = { name: 'region', description: 'Where the user is', legalValues: [{ value: 'eu-west', description: 'Ireland' }, { value: 'us-east' }], stickiness: false, sortOrder: 10 }
+const region = {
+  name: 'region',
+  description: 'Where the user is',
+  legalValues: [{ value: 'eu-west', description: 'Ireland' }, { value: 'us-east' }],
+  stickiness: false,
+  sortOrder: 10,
+}
 
 async function fields(app = api, token?: string): Promise<FieldBody[]> {
   const response = await app.get<FieldBody[]>(BASE, token === undefined ? undefined : { token })
@@ -36,15 +54,45 @@ async function createRegion(): Promise<FieldBody> {
 const content = ({ createdAt: _, ...rest }: FieldBody) => rest
 
 describe('reading context fields', () => {
-  test('a new service has Unleash\'s five seeded fields, by name, userId and sessionId for stickiness', async () => {
+  test("a new service has Unleash's five seeded fields, by name, userId and sessionId for stickiness", async () => {
     const list = await fields()
-    expect(list.map((field) => field.name)).toEqual(BUILT_INS)
+    expect(list.map(field => field.name)).toEqual(BUILT_INS)
     expect(list.map(content)).toEqual([
-      { name: 'appName', description: 'Allows you to constrain on application name', stickiness: false, sortOrder: 2, legalValues: [] },
-      { name: 'currentTime', description: 'Allows you to constrain on date values', stickiness: false, sortOrder: 3, legalValues: [] },
-      { name: 'environment', description: 'Allows you to constrain on application environment', stickiness: false, sortOrder: 0, legalValues: [] },
-      { name: 'sessionId', description: 'Allows you to constrain on sessionId', stickiness: true, sortOrder: 4, legalValues: [] },
-      { name: 'userId', description: 'Allows you to constrain on userId', stickiness: true, sortOrder: 1, legalValues: [] },
+      {
+        name: 'appName',
+        description: 'Allows you to constrain on application name',
+        stickiness: false,
+        sortOrder: 2,
+        legalValues: [],
+      },
+      {
+        name: 'currentTime',
+        description: 'Allows you to constrain on date values',
+        stickiness: false,
+        sortOrder: 3,
+        legalValues: [],
+      },
+      {
+        name: 'environment',
+        description: 'Allows you to constrain on application environment',
+        stickiness: false,
+        sortOrder: 0,
+        legalValues: [],
+      },
+      {
+        name: 'sessionId',
+        description: 'Allows you to constrain on sessionId',
+        stickiness: true,
+        sortOrder: 4,
+        legalValues: [],
+      },
+      {
+        name: 'userId',
+        description: 'Allows you to constrain on userId',
+        stickiness: true,
+        sortOrder: 1,
+        legalValues: [],
+      },
     ])
     const one = await api.get<FieldBody>(`${BASE}/userId`)
     expectOk(one)
@@ -64,14 +112,26 @@ describe('creating context fields', () => {
     expect(content(response.body)).toEqual(region)
     expect(response.headers.get('location')).toBe('context/region')
     expect((await api.get(`${BASE}/region`)).body).toEqual(response.body)
-    expect((await fields()).map((field) => field.name)).toEqual([...BUILT_INS.slice(0, 3), 'region', ...BUILT_INS.slice(3)])
-    expect(api.eventsSince(before)).toEqual([expect.objectContaining({ type: 'context-field-created', data: response.body, preData: null, ...BOOTSTRAP })])
+    expect((await fields()).map(field => field.name)).toEqual([
+      ...BUILT_INS.slice(0, 3),
+      'region',
+      ...BUILT_INS.slice(3),
+    ])
+    expect(api.eventsSince(before)).toEqual([
+      expect.objectContaining({ type: 'context-field-created', data: response.body, preData: null, ...BOOTSTRAP }),
+    ])
   })
 
   test('only the name is needed: no description or legal values, not for stickiness, sortOrder 0', async () => {
     const response = await api.post<FieldBody>(BASE, { name: 'tenant' })
     expectOk(response, 201)
-    expect(content(response.body)).toEqual({ name: 'tenant', description: '', stickiness: false, sortOrder: 0, legalValues: [] })
+    expect(content(response.body)).toEqual({
+      name: 'tenant',
+      description: '',
+      stickiness: false,
+      sortOrder: 0,
+      legalValues: [],
+    })
   })
 
   test('a bad name, a taken name, a repeated or over-long legal value is refused and nothing is written', async () => {
@@ -92,7 +152,7 @@ describe('creating context fields', () => {
     }
     expectError(await api.post(BASE, { name: 'userId' }), 409, 'NameExistsError', ['userId'])
     expect(api.eventsSince(before)).toEqual([])
-    expect((await fields()).map((field) => field.name)).toEqual(BUILT_INS)
+    expect((await fields()).map(field => field.name)).toEqual(BUILT_INS)
   })
 
   test('validate answers 200 for a free name, 409 for a taken one, 400 for a bad one, and creates nothing', async () => {
@@ -110,14 +170,24 @@ describe('changing and deleting context fields', () => {
   test('PUT replaces the given properties, leaves the others, answers the field and records context-field-updated', async () => {
     const created = await createRegion()
     const before = api.lastEventId()
-    const response = await api.put<FieldBody>(`${BASE}/region`, { name: 'region', legalValues: [{ value: 'ap-south' }], stickiness: true })
+    const response = await api.put<FieldBody>(`${BASE}/region`, {
+      name: 'region',
+      legalValues: [{ value: 'ap-south' }],
+      stickiness: true,
+    })
     expectOk(response)
     const updated = { ...created, legalValues: [{ value: 'ap-south' }], stickiness: true }
     expect(response.body).toEqual(updated)
     expect((await api.get(`${BASE}/region`)).body).toEqual(updated)
-    expect(api.eventsSince(before)).toEqual([expect.objectContaining({ type: 'context-field-updated', data: updated, preData: created })])
+    expect(api.eventsSince(before)).toEqual([
+      expect.objectContaining({ type: 'context-field-updated', data: updated, preData: created }),
+    ])
     const cleared = await api.put<FieldBody>(`${BASE}/region`, { description: null, legalValues: null })
-    expect({ description: cleared.body.description, legalValues: cleared.body.legalValues, sortOrder: cleared.body.sortOrder }).toEqual({ description: '', legalValues: [], sortOrder: 10 })
+    expect({
+      description: cleared.body.description,
+      legalValues: cleared.body.legalValues,
+      sortOrder: cleared.body.sortOrder,
+    }).toEqual({ description: '', legalValues: [], sortOrder: 10 })
   })
 
   test('PUT of an unknown field is a 404, a body naming another field a 400; nothing is written', async () => {
@@ -134,13 +204,27 @@ describe('changing and deleting context fields', () => {
     const created = await createRegion()
     const before = api.lastEventId()
     expectOk(await api.post(`${BASE}/region/legal-values`, { value: 'ap-south' }))
-    const redescribed = await api.post<FieldBody>(`${BASE}/region/legal-values`, { value: 'eu-west', description: 'Dublin' })
+    const redescribed = await api.post<FieldBody>(`${BASE}/region/legal-values`, {
+      value: 'eu-west',
+      description: 'Dublin',
+    })
     expectOk(redescribed)
-    expect(redescribed.body.legalValues).toEqual([{ value: 'eu-west', description: 'Dublin' }, { value: 'us-east' }, { value: 'ap-south' }])
+    expect(redescribed.body.legalValues).toEqual([
+      { value: 'eu-west', description: 'Dublin' },
+      { value: 'us-east' },
+      { value: 'ap-south' },
+    ])
     expectOk(await api.delete(`${BASE}/region/legal-values/us-east`))
-    expect((await api.get<FieldBody>(`${BASE}/region`)).body.legalValues).toEqual([{ value: 'eu-west', description: 'Dublin' }, { value: 'ap-south' }])
+    expect((await api.get<FieldBody>(`${BASE}/region`)).body.legalValues).toEqual([
+      { value: 'eu-west', description: 'Dublin' },
+      { value: 'ap-south' },
+    ])
     const events = api.eventsSince(before)
-    expect(events.map((event) => event.type)).toEqual(['context-field-updated', 'context-field-updated', 'context-field-updated'])
+    expect(events.map(event => event.type)).toEqual([
+      'context-field-updated',
+      'context-field-updated',
+      'context-field-updated',
+    ])
     expect(events[0].preData).toEqual(created)
     expectError(await api.delete(`${BASE}/region/legal-values/us-east`), 404, 'NotFoundError', ['us-east'])
     expectError(await api.post(`${BASE}/nothing/legal-values`, { value: 'a' }), 404, 'NotFoundError')
@@ -149,14 +233,19 @@ describe('changing and deleting context fields', () => {
   test('DELETE answers 200 and records context-field-deleted; constraints on the field stay as they are', async () => {
     const created = await createRegion()
     await api.newFlag('default', 'by-region')
-    const strategy = await api.post<StrategyBody>(paths.strategies('by-region'), { name: 'default', constraints: [{ contextName: 'region', operator: 'IN', values: ['eu-west'] }] })
+    const strategy = await api.post<StrategyBody>(paths.strategies('by-region'), {
+      name: 'default',
+      constraints: [{ contextName: 'region', operator: 'IN', values: ['eu-west'] }],
+    })
     expectOk(strategy)
     const before = api.lastEventId()
     const response = await api.delete(`${BASE}/region`)
     expectOk(response)
     expect(response.text).toBe('')
     expectError(await api.get(`${BASE}/region`), 404, 'NotFoundError')
-    expect(api.eventsSince(before)).toEqual([expect.objectContaining({ type: 'context-field-deleted', preData: created, data: null })])
+    expect(api.eventsSince(before)).toEqual([
+      expect.objectContaining({ type: 'context-field-deleted', preData: created, data: null }),
+    ])
     const kept = await api.get<StrategyBody>(`${paths.strategies('by-region')}/${strategy.body.id}`)
     expect(kept.body.constraints).toEqual(strategy.body.constraints)
     expectError(await api.delete(`${BASE}/region`), 404, 'NotFoundError')
@@ -164,7 +253,10 @@ describe('changing and deleting context fields', () => {
 })
 
 describe('constraints and legal values', () => {
-  const constraint = (values: string[], operator = 'IN', contextName = 'region') => ({ name: 'default', constraints: [{ contextName, operator, values }] })
+  const constraint = (values: string[], operator = 'IN', contextName = 'region') => ({
+    name: 'default',
+    constraints: [{ contextName, operator, values }],
+  })
 
   test('a strategy constraint on a field with legal values may use only those; the first other value is a 400 naming it, nothing written', async () => {
     await createRegion()
@@ -178,22 +270,34 @@ describe('constraints and legal values', () => {
     expect((await api.get<StrategyBody[]>(paths.strategies('legal'))).body).toHaveLength(1)
   })
 
-  test('updating a strategy is checked too, and a single-value operator\'s value is checked against the legal values', async () => {
+  test("updating a strategy is checked too, and a single-value operator's value is checked against the legal values", async () => {
     expectOk(await api.post(BASE, { name: 'version', legalValues: [{ value: '1.0.0' }, { value: '2.0.0' }] }), 201)
     await api.newFlag('default', 'versioned')
-    const strategy = await api.post<StrategyBody>(paths.strategies('versioned'), { name: 'default', constraints: [{ contextName: 'version', operator: 'SEMVER_EQ', value: '1.0.0' }] })
+    const strategy = await api.post<StrategyBody>(paths.strategies('versioned'), {
+      name: 'default',
+      constraints: [{ contextName: 'version', operator: 'SEMVER_EQ', value: '1.0.0' }],
+    })
     expectOk(strategy)
-    const refused = await api.put(`${paths.strategies('versioned')}/${strategy.body.id}`, { name: 'default', constraints: [{ contextName: 'version', operator: 'SEMVER_GT', value: '1.5.0' }] })
+    const refused = await api.put(`${paths.strategies('versioned')}/${strategy.body.id}`, {
+      name: 'default',
+      constraints: [{ contextName: 'version', operator: 'SEMVER_GT', value: '1.5.0' }],
+    })
     expectError(refused, 400, 'ValidationError', ['1.5.0'])
     expect(errorOf(refused).details?.[0]?.path).toBe('/constraints/0/value')
   })
 
-  test('as in Unleash: a field without legal values, an undefined field and segments\' constraints take any value', async () => {
+  test("as in Unleash: a field without legal values, an undefined field and segments' constraints take any value", async () => {
     await createRegion()
     await api.newFlag('default', 'free')
     expectOk(await api.post(paths.strategies('free'), constraint(['anyone'], 'IN', 'userId')))
     expectOk(await api.post(paths.strategies('free'), constraint(['anything'], 'IN', 'not-defined')))
-    expectOk(await api.post('/api/admin/segments', { name: 'anywhere', constraints: [{ contextName: 'region', operator: 'IN', values: ['mars'] }] }), 201)
+    expectOk(
+      await api.post('/api/admin/segments', {
+        name: 'anywhere',
+        constraints: [{ contextName: 'region', operator: 'IN', values: ['mars'] }],
+      }),
+      201,
+    )
   })
 })
 
@@ -201,13 +305,22 @@ describe('usage and permissions', () => {
   test('the list counts the live flags (and their projects) constraining on each field, only in projects the token sees', async () => {
     await createRegion()
     await api.newProject('other')
-    for (const [project, flag] of [['default', 'use-one'], ['default', 'use-two'], ['other', 'use-three']]) {
+    for (const [project, flag] of [
+      ['default', 'use-one'],
+      ['default', 'use-two'],
+      ['other', 'use-three'],
+    ]) {
       await api.newFlag(project, flag)
-      expectOk(await api.post(paths.strategies(flag, 'development', project), { name: 'default', constraints: [{ contextName: 'region', operator: 'IN', values: ['eu-west'] }] }))
+      expectOk(
+        await api.post(paths.strategies(flag, 'development', project), {
+          name: 'default',
+          constraints: [{ contextName: 'region', operator: 'IN', values: ['eu-west'] }],
+        }),
+      )
     }
-    const counts = (list: FieldBody[]) => list.find((field) => field.name === 'region')
+    const counts = (list: FieldBody[]) => list.find(field => field.name === 'region')
     expect(counts(await fields())).toMatchObject({ usedInFeatures: 3, usedInProjects: 2 })
-    expect((await fields()).find((field) => field.name === 'userId')).not.toHaveProperty('usedInFeatures')
+    expect((await fields()).find(field => field.name === 'userId')).not.toHaveProperty('usedInFeatures')
     const limited = await tokenFor(api, 'limited', { projects: ['other'] })
     expect(counts(await fields(api, limited))).toMatchObject({ usedInFeatures: 1, usedInProjects: 1 })
     expectOk(await api.delete('/api/admin/projects/other/features/use-three'), 202)
@@ -227,14 +340,26 @@ describe('usage and permissions', () => {
     await api.newFlag('default', 'b-flag')
     await api.newFlag('default', 'a-flag')
     await api.newFlag('other', 'c-flag')
-    await add('default', 'b-flag', 'production', { name: 'flexibleRollout', parameters: { rollout: '50', stickiness: 'default', groupId: 'b-flag' }, constraints: [regional] })
-    await add('default', 'b-flag', 'development', { name: 'default', constraints: [{ contextName: 'userId', operator: 'IN', values: ['1'] }, regional] })
+    await add('default', 'b-flag', 'production', {
+      name: 'flexibleRollout',
+      parameters: { rollout: '50', stickiness: 'default', groupId: 'b-flag' },
+      constraints: [regional],
+    })
+    await add('default', 'b-flag', 'development', {
+      name: 'default',
+      constraints: [{ contextName: 'userId', operator: 'IN', values: ['1'] }, regional],
+    })
     // Not on the field: left out.
-    await add('default', 'b-flag', 'development', { name: 'userWithId', parameters: { userIds: '1' }, constraints: [{ contextName: 'userId', operator: 'IN', values: ['1'] }] })
+    await add('default', 'b-flag', 'development', {
+      name: 'userWithId',
+      parameters: { userIds: '1' },
+      constraints: [{ contextName: 'userId', operator: 'IN', values: ['1'] }],
+    })
     await add('default', 'a-flag', 'development', { name: 'default', constraints: [regional] })
     await add('other', 'c-flag', 'development', { name: 'default', constraints: [regional] })
     expectOk(await api.delete(paths.flag('a-flag')), 202)
-    const strategies = (name: string, token?: string) => api.get<{ strategies: unknown[] }>(`${BASE}/${name}/strategies`, token === undefined ? undefined : { token })
+    const strategies = (name: string, token?: string) =>
+      api.get<{ strategies: unknown[] }>(`${BASE}/${name}/strategies`, token === undefined ? undefined : { token })
     const all = await strategies('region')
     expectOk(all)
     const entry = (projectId: string, featureName: string, environment: string, strategyName: string) => ({
@@ -253,7 +378,9 @@ describe('usage and permissions', () => {
       ],
     })
     const viewer = await tokenFor(api, 'viewer', { role: 'viewer', projects: ['other'] })
-    expect((await strategies('region', viewer)).body).toEqual({ strategies: [entry('other', 'c-flag', 'development', 'default')] })
+    expect((await strategies('region', viewer)).body).toEqual({
+      strategies: [entry('other', 'c-flag', 'development', 'default')],
+    })
     // As in Unleash: a field nobody defined is not a 404; constraints may name it all the same.
     expect((await strategies('nowhere')).body).toEqual({ strategies: [] })
     expectOk(await api.delete(`${BASE}/region`))
@@ -261,7 +388,7 @@ describe('usage and permissions', () => {
     expectError(await api.get(`${BASE}/region/strategies`, { token: null }), 401, 'AuthenticationRequired')
   })
 
-  test('viewers and project-limited tokens read but cannot write; editors may (as Unleash\'s Editor role)', async () => {
+  test("viewers and project-limited tokens read but cannot write; editors may (as Unleash's Editor role)", async () => {
     const viewer = await tokenFor(api, 'viewer', { role: 'viewer' })
     const limited = await tokenFor(api, 'limited', { projects: ['default'] })
     const editor = await tokenFor(api, 'editor', { role: 'editor' })
@@ -275,12 +402,15 @@ describe('usage and permissions', () => {
       ]
       for (const [permission, pending] of attempts) {
         const response = await pending
-        expect({ status: response.status, permissions: (response.body as { permissions?: string[] }).permissions }).toEqual({ status: 403, permissions: [permission] })
+        expect({
+          status: response.status,
+          permissions: (response.body as { permissions?: string[] }).permissions,
+        }).toEqual({ status: 403, permissions: [permission] })
       }
     }
     expectOk(await api.post(BASE, { name: 'by-editor' }, { token: editor }), 201)
     expectOk(await api.delete(`${BASE}/by-editor`, { token: editor }))
-    expect((await fields()).map((field) => field.name)).toEqual(BUILT_INS)
+    expect((await fields()).map(field => field.name)).toEqual(BUILT_INS)
   })
 })
 
@@ -293,18 +423,18 @@ describe('durability', () => {
       expectOk(await app.delete(`${BASE}/currentTime`))
       app.abandon()
       app = await makeApi({ dataDir: dir.path })
-      const names = (await fields(app)).map((field) => field.name)
+      const names = (await fields(app)).map(field => field.name)
       expect(names).toEqual(['appName', 'environment', 'region', 'sessionId', 'userId'])
       await app.close()
       app = await makeApi({ dataDir: dir.path })
-      expect((await fields(app)).map((field) => field.name)).toEqual(names)
+      expect((await fields(app)).map(field => field.name)).toEqual(names)
       await app.close()
       const state = JSON.parse(readFileSync(join(dir.path, STATE_FILE), 'utf8'))
       expect(state.contextFields.region.legalValues).toEqual(region.legalValues)
       delete state.contextFields
       writeFileSync(join(dir.path, STATE_FILE), JSON.stringify(state))
       app = await makeApi({ dataDir: dir.path })
-      expect((await fields(app)).map((field) => field.name)).toEqual(BUILT_INS)
+      expect((await fields(app)).map(field => field.name)).toEqual(BUILT_INS)
       await app.close()
     } finally {
       dir.remove()

@@ -2,10 +2,22 @@
  * Environments and their connection to projects (contract §6 "Environments", §7 name limits, §4 events).
  */
 import { describe, expect, test } from 'bun:test'
-import { errorOf, type Api, withTimeout, expectStatus, type ProjectBody, type EnvironmentBody, type EnvironmentListBody, ISO_MS, BOOTSTRAP, named, freshApiPerTest } from '../helpers'
+import {
+  errorOf,
+  type Api,
+  withTimeout,
+  expectStatus,
+  type ProjectBody,
+  type EnvironmentBody,
+  type EnvironmentListBody,
+  ISO_MS,
+  BOOTSTRAP,
+  named,
+  freshApiPerTest,
+} from '../helpers'
 
 let api: Api
-freshApiPerTest((fresh) => (api = fresh))
+freshApiPerTest(fresh => (api = fresh))
 
 async function createEnvironment(name: string, type = 'test', extra: Record<string, unknown> = {}) {
   const response = await api.post<EnvironmentBody>('/api/admin/environments', { name, type, ...extra })
@@ -52,7 +64,11 @@ describe('GET /api/admin/environments', () => {
 
 describe('POST /api/admin/environments', () => {
   test('creating an environment answers 201 with it, and it is listed', async () => {
-    const response = await api.post<EnvironmentBody>('/api/admin/environments', { name: 'staging', type: 'test', sortOrder: 150 })
+    const response = await api.post<EnvironmentBody>('/api/admin/environments', {
+      name: 'staging',
+      type: 'test',
+      sortOrder: 150,
+    })
     expectStatus(response, 201)
     expect(response.body).toMatchObject({ name: 'staging', type: 'test', sortOrder: 150 })
     expect(response.body.createdAt).toMatch(ISO_MS)
@@ -63,7 +79,7 @@ describe('POST /api/admin/environments', () => {
     const before = api.lastEventId()
     await createEnvironment('qa', 'test')
     const events = api.eventsSince(before)
-    expect(events.map((event) => event.type)).toEqual(['environment-created'])
+    expect(events.map(event => event.type)).toEqual(['environment-created'])
     expect(events[0]).toMatchObject({
       ...BOOTSTRAP,
       environment: 'qa',
@@ -82,8 +98,16 @@ describe('POST /api/admin/environments', () => {
   test('a taken environment name is refused with 409 NameExistsError and nothing is written', async () => {
     await createEnvironment('twice')
     const before = api.lastEventId()
-    expectStatus(await api.post<EnvironmentBody>('/api/admin/environments', { name: 'twice', type: 'other' }), 409, 'NameExistsError')
-    expectStatus(await api.post<EnvironmentBody>('/api/admin/environments', { name: 'production', type: 'production' }), 409, 'NameExistsError')
+    expectStatus(
+      await api.post<EnvironmentBody>('/api/admin/environments', { name: 'twice', type: 'other' }),
+      409,
+      'NameExistsError',
+    )
+    expectStatus(
+      await api.post<EnvironmentBody>('/api/admin/environments', { name: 'production', type: 'production' }),
+      409,
+      'NameExistsError',
+    )
     expect(api.eventsSince(before)).toEqual([])
     const listed = named((await api.get<EnvironmentListBody>('/api/admin/environments')).body.environments, 'twice')
     expect(listed.type).toBe('test')
@@ -99,27 +123,38 @@ describe('POST /api/admin/environments', () => {
     ['".."', '..'],
   ])('an environment name that is %s is refused with 400 ValidationError', async (_what, name) => {
     const before = api.lastEventId()
-    expectStatus(await api.post<EnvironmentBody>('/api/admin/environments', { name, type: 'test' }), 400, 'ValidationError')
+    expectStatus(
+      await api.post<EnvironmentBody>('/api/admin/environments', { name, type: 'test' }),
+      400,
+      'ValidationError',
+    )
     expect(api.eventsSince(before)).toEqual([])
     expect(await environmentNames()).toEqual(['development', 'production'])
   })
 
   test.each([['__proto__'], ['constructor']])(
     'an environment name that is also a JavaScript object key (%s) is stored and listed like any other name',
-    async (name) => {
+    async name => {
       const response = await withTimeout(api.post<EnvironmentBody>('/api/admin/environments', { name, type: 'test' }))
       expectStatus(response, 201)
       expect(errorOf(response).name).toBe(name)
       expect(await environmentNames()).toContain(name)
       // The store still takes writes afterwards, including names that are keys of an environment record.
-      expectStatus(await withTimeout(api.post<EnvironmentBody>('/api/admin/environments', { name: 'type', type: 'test' })), 201)
+      expectStatus(
+        await withTimeout(api.post<EnvironmentBody>('/api/admin/environments', { name: 'type', type: 'test' })),
+        201,
+      )
       expectStatus(await withTimeout(connect('default', name)), 200)
       expect(await projectEnvironments('default')).toEqual(['development', 'production', name].sort())
     },
   )
 
   test('an environment without a type is refused with 400 ValidationError', async () => {
-    expectStatus(await api.post<EnvironmentBody>('/api/admin/environments', { name: 'typeless' }), 400, 'ValidationError')
+    expectStatus(
+      await api.post<EnvironmentBody>('/api/admin/environments', { name: 'typeless' }),
+      400,
+      'ValidationError',
+    )
     expect(await environmentNames()).toEqual(['development', 'production'])
   })
 })
@@ -137,8 +172,8 @@ describe('POST /api/admin/projects/:projectId/environments', () => {
     expect(await projectEnvironments('shop')).toEqual(['development', 'production', 'staging'])
     for (const name of ['shop-a', 'shop-b']) {
       const environments = await flagEnvironments('shop', name)
-      expect(environments.map((e) => e.name)).toEqual(['development', 'staging', 'production'])
-      const staging = environments.find((e) => e.name === 'staging')
+      expect(environments.map(e => e.name)).toEqual(['development', 'staging', 'production'])
+      const staging = environments.find(e => e.name === 'staging')
       expect(staging).toMatchObject({
         name: 'staging',
         environment: 'staging',
@@ -153,7 +188,7 @@ describe('POST /api/admin/projects/:projectId/environments', () => {
       })
     }
     // Connecting leaves what the flags had elsewhere alone.
-    expect((await flagEnvironments('shop', 'shop-a')).find((e) => e.name === 'development').enabled).toBe(true)
+    expect((await flagEnvironments('shop', 'shop-a')).find(e => e.name === 'development').enabled).toBe(true)
   })
 
   test('connecting an environment touches no flag of another project', async () => {
@@ -161,7 +196,7 @@ describe('POST /api/admin/projects/:projectId/environments', () => {
     await api.newFlag('default', 'not-mine')
     await createEnvironment('edge')
     expectStatus(await connect('mine', 'edge'), 200)
-    expect((await flagEnvironments('default', 'not-mine')).map((e) => e.name)).toEqual(['development', 'production'])
+    expect((await flagEnvironments('default', 'not-mine')).map(e => e.name)).toEqual(['development', 'production'])
   })
 
   test('connecting records project-environment-added with project and environment', async () => {
@@ -169,8 +204,14 @@ describe('POST /api/admin/projects/:projectId/environments', () => {
     const before = api.lastEventId()
     expectStatus(await connect('default', 'canary'), 200)
     const events = api.eventsSince(before)
-    expect(events.map((event) => event.type)).toEqual(['project-environment-added'])
-    expect(events[0]).toMatchObject({ ...BOOTSTRAP, project: 'default', environment: 'canary', featureName: null, tags: [] })
+    expect(events.map(event => event.type)).toEqual(['project-environment-added'])
+    expect(events[0]).toMatchObject({
+      ...BOOTSTRAP,
+      project: 'default',
+      environment: 'canary',
+      featureName: null,
+      tags: [],
+    })
   })
 
   test('an environment disconnected from the default project can be connected again, and flags get it back disabled with no strategies', async () => {
@@ -180,9 +221,9 @@ describe('POST /api/admin/projects/:projectId/environments', () => {
     const before = api.lastEventId()
     expectStatus(await connect('default', 'development'), 200)
     expect(await projectEnvironments('default')).toEqual(['development', 'production'])
-    const development = (await flagEnvironments('default', 'comes-back')).find((e) => e.name === 'development')
+    const development = (await flagEnvironments('default', 'comes-back')).find(e => e.name === 'development')
     expect(development).toMatchObject({ enabled: false, hasStrategies: false, strategies: [] })
-    expect(api.eventsSince(before).map((event) => event.type)).toEqual(['project-environment-added'])
+    expect(api.eventsSince(before).map(event => event.type)).toEqual(['project-environment-added'])
   })
 
   test('connecting to an unknown project answers 404 NotFoundError', async () => {
@@ -197,7 +238,7 @@ describe('POST /api/admin/projects/:projectId/environments', () => {
     expectStatus(await connect('default', 'no-such-environment'), 404, 'NotFoundError')
     expect(api.eventsSince(before)).toEqual([])
     expect(await projectEnvironments('default')).toEqual(['development', 'production'])
-    expect((await flagEnvironments('default', 'stays-two')).map((e) => e.name)).toEqual(['development', 'production'])
+    expect((await flagEnvironments('default', 'stays-two')).map(e => e.name)).toEqual(['development', 'production'])
   })
 
   test('connecting an environment that is already connected answers 409 and records nothing', async () => {
@@ -208,7 +249,7 @@ describe('POST /api/admin/projects/:projectId/environments', () => {
     expect(api.eventsSince(before)).toEqual([])
     expect(await projectEnvironments('default')).toEqual(['development', 'production'])
     // The flag keeps its settings there.
-    const production = (await flagEnvironments('default', 'already-there')).find((e) => e.name === 'production')
+    const production = (await flagEnvironments('default', 'already-there')).find(e => e.name === 'production')
     expect(production).toMatchObject({ enabled: true, hasStrategies: true })
   })
 
@@ -228,10 +269,11 @@ describe('DELETE /api/admin/projects/:projectId/environments/:environment', () =
     expectStatus(response, 200)
     expect(await projectEnvironments('default')).toEqual(['production'])
     for (const name of ['loses-dev-1', 'loses-dev-2']) {
-      expect((await flagEnvironments('default', name)).map((e) => e.name)).toEqual(['production'])
+      expect((await flagEnvironments('default', name)).map(e => e.name)).toEqual(['production'])
     }
     const list = await api.listFlags('default')
-    for (const feature of list.body.features) expect(feature.environments.map((e: { name: string }) => e.name)).toEqual(['production'])
+    for (const feature of list.body.features)
+      expect(feature.environments.map((e: { name: string }) => e.name)).toEqual(['production'])
     // loses-dev-1 was only on in development.
     expect((await api.getFlag('default', 'loses-dev-1')).body.enabled).toBe(false)
     // The environment itself still exists.
@@ -242,8 +284,14 @@ describe('DELETE /api/admin/projects/:projectId/environments/:environment', () =
     const before = api.lastEventId()
     expectStatus(await disconnect('default', 'production'), 200)
     const events = api.eventsSince(before)
-    expect(events.map((event) => event.type)).toEqual(['project-environment-removed'])
-    expect(events[0]).toMatchObject({ ...BOOTSTRAP, project: 'default', environment: 'production', featureName: null, tags: [] })
+    expect(events.map(event => event.type)).toEqual(['project-environment-removed'])
+    expect(events[0]).toMatchObject({
+      ...BOOTSTRAP,
+      project: 'default',
+      environment: 'production',
+      featureName: null,
+      tags: [],
+    })
   })
 
   test('after disconnecting, the flag can no longer be switched in that environment (404)', async () => {
@@ -256,7 +304,10 @@ describe('DELETE /api/admin/projects/:projectId/environments/:environment', () =
     await api.newProject('other')
     await api.newFlag('default', 'default-keeps-dev')
     expectStatus(await disconnect('other', 'development'), 200)
-    expect((await flagEnvironments('default', 'default-keeps-dev')).map((e) => e.name)).toEqual(['development', 'production'])
+    expect((await flagEnvironments('default', 'default-keeps-dev')).map(e => e.name)).toEqual([
+      'development',
+      'production',
+    ])
     expect(await projectEnvironments('default')).toEqual(['development', 'production'])
   })
 

@@ -6,7 +6,20 @@
 import { describe, expect, setSystemTime, test } from 'bun:test'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { BOOTSTRAP, FLAG_TYPES, errorOf, expectError, expectOk, freshApiPerTest, makeApi, named, tempDir, tokenFor, type Api, type FlagListBody } from '../helpers'
+import {
+  BOOTSTRAP,
+  FLAG_TYPES,
+  errorOf,
+  expectError,
+  expectOk,
+  freshApiPerTest,
+  makeApi,
+  named,
+  tempDir,
+  tokenFor,
+  type Api,
+  type FlagListBody,
+} from '../helpers'
 import { STATE_FILE } from '../../src/services'
 import type { Static } from '@sinclair/typebox'
 import type { FlagType, FlagTypeList } from '../../src/features/feature-types/feature-types.model'
@@ -14,7 +27,7 @@ import type { FlagType, FlagTypeList } from '../../src/features/feature-types/fe
 type FlagTypeBody = Static<typeof FlagType>
 
 let api: Api
-freshApiPerTest((fresh) => (api = fresh))
+freshApiPerTest(fresh => (api = fresh))
 
 const BASE = '/api/admin/feature-types'
 const DAY = 24 * 60 * 60 * 1000
@@ -28,15 +41,15 @@ async function types(app = api): Promise<FlagTypeBody[]> {
 }
 
 async function lifetimes(app = api) {
-  return Object.fromEntries((await types(app)).map((type) => [type.id, type.lifetimeDays]))
+  return Object.fromEntries((await types(app)).map(type => [type.id, type.lifetimeDays]))
 }
 
 describe('listing flag types', () => {
-  test('the five types a flag may have, in Unleash\'s order, with its names and default lifetimes', async () => {
+  test("the five types a flag may have, in Unleash's order, with its names and default lifetimes", async () => {
     const list = await types()
-    expect(list.map((type) => type.id)).toEqual(FLAG_TYPES)
+    expect(list.map(type => type.id)).toEqual(FLAG_TYPES)
     expect(await lifetimes()).toEqual(DEFAULT_LIFETIMES)
-    expect(list.map((type) => type.name)).toEqual(['Release', 'Experiment', 'Operational', 'Kill switch', 'Permission'])
+    expect(list.map(type => type.name)).toEqual(['Release', 'Experiment', 'Operational', 'Kill switch', 'Permission'])
     for (const type of list) expect(type.description.length).toBeGreaterThan(20)
   })
 })
@@ -50,7 +63,13 @@ describe('changing a lifetime', () => {
     expect(response.body).toEqual(release)
     expect(await lifetimes()).toEqual({ ...DEFAULT_LIFETIMES, release: 7 })
     expect(api.eventsSince(before)).toEqual([
-      expect.objectContaining({ type: 'feature-type-updated', data: release, preData: { ...release, lifetimeDays: 40 }, project: null, ...BOOTSTRAP }),
+      expect.objectContaining({
+        type: 'feature-type-updated',
+        data: release,
+        preData: { ...release, lifetimeDays: 40 },
+        project: null,
+        ...BOOTSTRAP,
+      }),
     ])
   })
 
@@ -68,7 +87,9 @@ describe('changing a lifetime', () => {
 
   test('an unknown type answers 404; a lifetime that is not a whole number from 0 is a 400 at /lifetimeDays; nothing is written', async () => {
     const before = api.lastEventId()
-    expectError(await api.put(`${BASE}/feature/lifetime`, { lifetimeDays: 3 }), 404, 'NotFoundError', ['release, experiment'])
+    expectError(await api.put(`${BASE}/feature/lifetime`, { lifetimeDays: 3 }), 404, 'NotFoundError', [
+      'release, experiment',
+    ])
     for (const lifetimeDays of [-1, 1.5, 'seven', true, 2147483648]) {
       const response = await api.put(`${BASE}/release/lifetime`, { lifetimeDays })
       expectError(response, 400, 'ValidationError')
@@ -97,10 +118,10 @@ describe('potentiallyStale', () => {
   async function staleness(project = 'default') {
     const response = await api.listFlags(project)
     expectOk(response)
-    return Object.fromEntries(response.body.features.map((flag) => [flag.name, flag.potentiallyStale]))
+    return Object.fromEntries(response.body.features.map(flag => [flag.name, flag.potentiallyStale]))
   }
 
-  test('a flag is potentially stale once older than its type\'s lifetime, in the list and in the flag, stale or not', async () => {
+  test("a flag is potentially stale once older than its type's lifetime, in the list and in the flag, stale or not", async () => {
     setSystemTime(new Date(start))
     await api.newFlag('default', 'a-release', { type: 'release' })
     await api.newFlag('default', 'an-operational', { type: 'operational' })
@@ -113,7 +134,10 @@ describe('potentiallyStale', () => {
     setSystemTime(new Date(start + 1000 * DAY))
     expect(await staleness()).toEqual({ 'a-release': true, 'an-operational': true, 'a-kill-switch': false })
     const flag = await api.getFlag('default', 'a-release')
-    expect({ stale: flag.body.stale, potentiallyStale: flag.body.potentiallyStale }).toEqual({ stale: false, potentiallyStale: true })
+    expect({ stale: flag.body.stale, potentiallyStale: flag.body.potentiallyStale }).toEqual({
+      stale: false,
+      potentiallyStale: true,
+    })
     expectOk(await api.patchFlag('default', 'a-release', [{ op: 'replace', path: '/stale', value: true }]))
     expect((await api.getFlag('default', 'a-release')).body.potentiallyStale).toBe(true)
   })
@@ -144,7 +168,7 @@ describe('potentiallyStale', () => {
 })
 
 describe('durability', () => {
-  test('a changed lifetime survives a restart; an older data directory gets Unleash\'s defaults', async () => {
+  test("a changed lifetime survives a restart; an older data directory gets Unleash's defaults", async () => {
     const dir = tempDir('flags-feature-types-')
     try {
       let app = await makeApi({ dataDir: dir.path })

@@ -4,10 +4,25 @@
  */
 import { describe, expect, test } from 'bun:test'
 import type { EventRecord } from '../../src/storage/records'
-import { tokenFor, type Api, withTimeout, expectStatus, type FlagListBody, type ProjectBody, type EnvironmentBody, errorOf, ISO_MS, BOOTSTRAP, FLAG_TYPES, named, defined, freshApiPerTest } from '../helpers'
+import {
+  tokenFor,
+  type Api,
+  withTimeout,
+  expectStatus,
+  type FlagListBody,
+  type ProjectBody,
+  type EnvironmentBody,
+  errorOf,
+  ISO_MS,
+  BOOTSTRAP,
+  FLAG_TYPES,
+  named,
+  defined,
+  freshApiPerTest,
+} from '../helpers'
 
 let api: Api
-freshApiPerTest((fresh) => (api = fresh))
+freshApiPerTest(fresh => (api = fresh))
 
 async function readFlag(project: string, name: string) {
   const response = await api.getFlag(project, name)
@@ -41,7 +56,7 @@ async function on(project: string, name: string, environment: string) {
 }
 
 function types(events: EventRecord[]) {
-  return events.map((event) => event.type)
+  return events.map(event => event.type)
 }
 
 /** Common fields of an event about one flag, written by the bootstrap admin token. */
@@ -51,7 +66,10 @@ function flagEvent(type: string, project: string, featureName: string, extra: Re
 
 describe('POST /api/admin/projects/:projectId/features', () => {
   test('creating a flag answers 201 with the full flag: seed 2.1 fields, one entry per environment, lifecycle initial', async () => {
-    const response = await api.createFlag('default', 'new-checkout', { description: 'The new checkout', impressionData: true })
+    const response = await api.createFlag('default', 'new-checkout', {
+      description: 'The new checkout',
+      impressionData: true,
+    })
     expectStatus(response, 201)
     const flag = response.body
     expect(flag).toMatchObject({
@@ -122,24 +140,27 @@ describe('POST /api/admin/projects/:projectId/features', () => {
     const response = await api.createFlag('default', 'by-alice', {}, { token: secret })
     expectStatus(response, 201)
     expect(response.body.createdBy.name).toBe('alice')
-    const event = defined((await api.eventsAfter(before)).find((e) => e.type === 'feature-created'))
+    const event = defined((await api.eventsAfter(before)).find(e => e.type === 'feature-created'))
     expect(event.createdBy).toBe('alice')
     expect(event.createdByUserId).toBe(response.body.createdBy.id)
     expect(event.createdByUserId).not.toBe(-42)
   })
 
-  test.each(FLAG_TYPES)('type %s is accepted', async (type) => {
+  test.each(FLAG_TYPES)('type %s is accepted', async type => {
     const flag = await api.newFlag('default', `typed-${type}`, { type })
     expect(flag.type).toBe(type)
     expect((await readFlag('default', `typed-${type}`)).type).toBe(type)
   })
 
-  test.each([['feature'], ['Release'], ['kill_switch'], ['']])('type "%s" is refused with 400 ValidationError', async (type) => {
-    const before = api.lastEventId()
-    expectStatus(await api.createFlag('default', 'bad-type', { type }), 400, 'ValidationError')
-    expect(api.eventsSince(before)).toEqual([])
-    expectStatus(await api.getFlag('default', 'bad-type'), 404)
-  })
+  test.each([['feature'], ['Release'], ['kill_switch'], ['']])(
+    'type "%s" is refused with 400 ValidationError',
+    async type => {
+      const before = api.lastEventId()
+      expectStatus(await api.createFlag('default', 'bad-type', { type }), 400, 'ValidationError')
+      expect(api.eventsSince(before)).toEqual([])
+      expectStatus(await api.getFlag('default', 'bad-type'), 404)
+    },
+  )
 
   test.each([
     ['empty', ''],
@@ -165,7 +186,7 @@ describe('POST /api/admin/projects/:projectId/features', () => {
 
   test.each([['__proto__'], ['constructor'], ['hasOwnProperty']])(
     'a flag name that is also a JavaScript object key (%s) is stored, read and listed like any other name',
-    async (name) => {
+    async name => {
       const response = await withTimeout(api.createFlag('default', name))
       expectStatus(response, 201)
       expect(response.body.name).toBe(name)
@@ -190,8 +211,10 @@ describe('POST /api/admin/projects/:projectId/features', () => {
   test('two creations of the same name at once in a project with a naming pattern: one 201, one 409', async () => {
     expectStatus(await api.put('/api/admin/projects/default', { featureNaming: { pattern: 'race-[0-9]+' } }), 200)
     const before = api.lastEventId()
-    const responses = await withTimeout(Promise.all([api.createFlag('default', 'race-1'), api.createFlag('default', 'race-1')]))
-    expect(responses.map((r) => r.status).sort()).toEqual([201, 409])
+    const responses = await withTimeout(
+      Promise.all([api.createFlag('default', 'race-1'), api.createFlag('default', 'race-1')]),
+    )
+    expect(responses.map(r => r.status).sort()).toEqual([201, 409])
     expect(types(api.eventsSince(before))).toEqual(['feature-created'])
   })
 
@@ -224,7 +247,11 @@ describe('POST /api/admin/projects/:projectId/features', () => {
   })
 
   test("the project's naming pattern is enforced on create, anchored at both ends, with the pattern in the message", async () => {
-    const naming = { pattern: '[a-z]+\\.[a-z-]+', example: 'checkout.new-flow', description: 'team, a dot, then the flag' }
+    const naming = {
+      pattern: '[a-z]+\\.[a-z-]+',
+      example: 'checkout.new-flow',
+      description: 'team, a dot, then the flag',
+    }
     expectStatus(await api.put('/api/admin/projects/default', { featureNaming: naming }), 200)
     expectStatus(await api.createFlag('default', 'checkout.new-flow'), 201)
     const before = api.lastEventId()
@@ -268,7 +295,9 @@ describe('GET /api/admin/projects/:projectId/features/:featureName', () => {
     expectStatus(elsewhere, 404, 'NotFoundError')
     expectStatus(unknown, 404, 'NotFoundError')
     expect(elsewhere.text).not.toContain('secret-project')
-    expect(errorOf(elsewhere).message.replace('hidden-flag', 'NAME')).toBe(errorOf(unknown).message.replace('absent-flag', 'NAME'))
+    expect(errorOf(elsewhere).message.replace('hidden-flag', 'NAME')).toBe(
+      errorOf(unknown).message.replace('absent-flag', 'NAME'),
+    )
   })
 
   test('a flag of an unknown project answers 404', async () => {
@@ -281,10 +310,23 @@ describe('PUT /api/admin/projects/:projectId/features/:featureName', () => {
   test('an update changes the given fields, leaves the others alone and records feature-metadata-updated with data and preData', async () => {
     await api.newFlag('default', 'meta', { description: 'old', type: 'release', impressionData: true })
     const before = api.lastEventId()
-    const response = await api.put('/api/admin/projects/default/features/meta', { description: 'new', type: 'experiment' })
+    const response = await api.put('/api/admin/projects/default/features/meta', {
+      description: 'new',
+      type: 'experiment',
+    })
     expectStatus(response, 200)
-    expect(response.body).toMatchObject({ name: 'meta', description: 'new', type: 'experiment', impressionData: true, stale: false })
-    expect(await readFlag('default', 'meta')).toMatchObject({ description: 'new', type: 'experiment', impressionData: true })
+    expect(response.body).toMatchObject({
+      name: 'meta',
+      description: 'new',
+      type: 'experiment',
+      impressionData: true,
+      stale: false,
+    })
+    expect(await readFlag('default', 'meta')).toMatchObject({
+      description: 'new',
+      type: 'experiment',
+      impressionData: true,
+    })
     const events = api.eventsSince(before)
     expect(types(events)).toEqual(['feature-metadata-updated'])
     expect(events[0]).toMatchObject(flagEvent('feature-metadata-updated', 'default', 'meta'))
@@ -301,8 +343,13 @@ describe('PUT /api/admin/projects/:projectId/features/:featureName', () => {
     expect(flag.lifecycle).toEqual(created.lifecycle)
     let events = api.eventsSince(before)
     expect(types(events).sort()).toEqual(['feature-metadata-updated', 'feature-stale-on'])
-    expect(events.find((e) => e.type === 'feature-stale-on')).toMatchObject(flagEvent('feature-stale-on', 'default', 'staling'))
-    expect(events.find((e) => e.type === 'feature-metadata-updated')).toMatchObject({ data: { stale: true }, preData: { stale: false } })
+    expect(events.find(e => e.type === 'feature-stale-on')).toMatchObject(
+      flagEvent('feature-stale-on', 'default', 'staling'),
+    )
+    expect(events.find(e => e.type === 'feature-metadata-updated')).toMatchObject({
+      data: { stale: true },
+      preData: { stale: false },
+    })
 
     before = api.lastEventId()
     expectStatus(await api.put('/api/admin/projects/default/features/staling', { stale: false }), 200)
@@ -311,33 +358,50 @@ describe('PUT /api/admin/projects/:projectId/features/:featureName', () => {
     expect(flag.lifecycle).toEqual(created.lifecycle)
     events = api.eventsSince(before)
     expect(types(events).sort()).toEqual(['feature-metadata-updated', 'feature-stale-off'])
-    expect(events.find((e) => e.type === 'feature-stale-off')).toMatchObject(flagEvent('feature-stale-off', 'default', 'staling'))
+    expect(events.find(e => e.type === 'feature-stale-off')).toMatchObject(
+      flagEvent('feature-stale-off', 'default', 'staling'),
+    )
   })
 
   test('an update that changes nothing records no event', async () => {
     await api.newFlag('default', 'unchanged', { description: 'same' })
     const before = api.lastEventId()
-    expectStatus(await api.put('/api/admin/projects/default/features/unchanged', { description: 'same', type: 'release' }), 200)
+    expectStatus(
+      await api.put('/api/admin/projects/default/features/unchanged', { description: 'same', type: 'release' }),
+      200,
+    )
     expect(api.eventsSince(before)).toEqual([])
   })
 
   test('an update with a type outside the flag types is refused with 400 and changes nothing', async () => {
     await api.newFlag('default', 'typed', { type: 'operational' })
     const before = api.lastEventId()
-    expectStatus(await api.put('/api/admin/projects/default/features/typed', { type: 'feature' }), 400, 'ValidationError')
+    expectStatus(
+      await api.put('/api/admin/projects/default/features/typed', { type: 'feature' }),
+      400,
+      'ValidationError',
+    )
     expect((await readFlag('default', 'typed')).type).toBe('operational')
     expect(api.eventsSince(before)).toEqual([])
   })
 
   test('updating an unknown flag answers 404 NotFoundError', async () => {
-    expectStatus(await api.put('/api/admin/projects/default/features/ghost', { description: 'x' }), 404, 'NotFoundError')
+    expectStatus(
+      await api.put('/api/admin/projects/default/features/ghost', { description: 'x' }),
+      404,
+      'NotFoundError',
+    )
   })
 
   test('updating a flag through another project answers 404 and changes nothing', async () => {
     await api.newProject('owner')
     await api.newFlag('owner', 'owned', { description: 'mine' })
     const before = api.lastEventId()
-    expectStatus(await api.put('/api/admin/projects/default/features/owned', { description: 'stolen' }), 404, 'NotFoundError')
+    expectStatus(
+      await api.put('/api/admin/projects/default/features/owned', { description: 'stolen' }),
+      404,
+      'NotFoundError',
+    )
     expect((await readFlag('owner', 'owned')).description).toBe('mine')
     expect(api.eventsSince(before)).toEqual([])
   })
@@ -364,7 +428,9 @@ describe('archive, revive and delete', () => {
 
     const events = api.eventsSince(before)
     expect(types(events)).toContain('feature-archived')
-    expect(events.find((e) => e.type === 'feature-archived')).toMatchObject(flagEvent('feature-archived', 'default', 'to-archive'))
+    expect(events.find(e => e.type === 'feature-archived')).toMatchObject(
+      flagEvent('feature-archived', 'default', 'to-archive'),
+    )
   })
 
   test('archiving an unknown flag, or one of another project, answers 404', async () => {
@@ -379,7 +445,12 @@ describe('archive, revive and delete', () => {
     await api.newFlag('default', 'phoenix')
     await on('default', 'phoenix', 'production')
     await on('default', 'phoenix', 'development')
-    const client = await api.createToken({ tokenName: 'sdk', type: 'client', projects: ['default'], environment: 'production' })
+    const client = await api.createToken({
+      tokenName: 'sdk',
+      type: 'client',
+      projects: ['default'],
+      environment: 'production',
+    })
     await archive('default', 'phoenix')
     const before = api.lastEventId()
     const response = await api.post('/api/admin/projects/default/revive', { features: ['phoenix'] })
@@ -390,20 +461,33 @@ describe('archive, revive and delete', () => {
     expect(flag.archivedAt).toBeNull()
     expect(flag.lifecycle.stage).toBe('initial')
     // As Unleash 6: a revived flag is off everywhere (its strategies kept), and SDKs are served it off.
-    expect(flag.environments.map((environment: { name: string; enabled: boolean }) => [environment.name, environment.enabled])).toEqual([
+    expect(
+      flag.environments.map((environment: { name: string; enabled: boolean }) => [
+        environment.name,
+        environment.enabled,
+      ]),
+    ).toEqual([
       ['development', false],
       ['production', false],
     ])
     expect((await environmentOf('default', 'phoenix', 'production')).strategies).toHaveLength(1)
-    const served = await api.get<{ features: { name: string; enabled: boolean }[] }>('/api/client/features', { token: client.body.secret })
-    expect(served.body.features.find((feature) => feature.name === 'phoenix')).toMatchObject({ enabled: false })
+    const served = await api.get<{ features: { name: string; enabled: boolean }[] }>('/api/client/features', {
+      token: client.body.secret,
+    })
+    expect(served.body.features.find(feature => feature.name === 'phoenix')).toMatchObject({ enabled: false })
     expect(await listedNames('default')).toEqual(['phoenix'])
     expect(await archivedNames()).toEqual([])
     const events = api.eventsSince(before)
     expect(types(events)).toEqual(['feature-revived', 'feature-environment-disabled', 'feature-environment-disabled'])
     expect(events[0]).toMatchObject(flagEvent('feature-revived', 'default', 'phoenix'))
-    expect(events.slice(1).map((event) => event.environment).sort()).toEqual(['development', 'production'])
-    for (const event of events.slice(1)) expect(event).toMatchObject({ data: { enabled: false }, preData: { enabled: true } })
+    expect(
+      events
+        .slice(1)
+        .map(event => event.environment)
+        .sort(),
+    ).toEqual(['development', 'production'])
+    for (const event of events.slice(1))
+      expect(event).toMatchObject({ data: { enabled: false }, preData: { enabled: true } })
   })
 
   test('reviving a flag that was off everywhere records feature-revived alone', async () => {
@@ -418,7 +502,11 @@ describe('archive, revive and delete', () => {
     await api.newFlag('default', 'half-revive')
     await archive('default', 'half-revive')
     const before = api.lastEventId()
-    expectStatus(await api.post('/api/admin/projects/default/revive', { features: ['half-revive', 'no-such-flag'] }), 404, 'NotFoundError')
+    expectStatus(
+      await api.post('/api/admin/projects/default/revive', { features: ['half-revive', 'no-such-flag'] }),
+      404,
+      'NotFoundError',
+    )
     expect((await readFlag('default', 'half-revive')).archived).toBe(true)
     expect(api.eventsSince(before)).toEqual([])
   })
@@ -466,45 +554,57 @@ describe('per environment on and off', () => {
     const development = named(flag.environments, 'development')
     expect(development).toMatchObject({ enabled: true, hasStrategies: true, hasEnabledStrategies: true })
     expect(development.strategies).toHaveLength(1)
-    expect(development.strategies?.[0]).toMatchObject({ name: 'flexibleRollout', disabled: false, parameters: { rollout: '100' } })
+    expect(development.strategies?.[0]).toMatchObject({
+      name: 'flexibleRollout',
+      disabled: false,
+      parameters: { rollout: '100' },
+    })
     const production = flag.environments.find((e: { name: string }) => e.name === 'production')
     expect(production).toMatchObject({ enabled: false, hasStrategies: false })
 
     const events = api.eventsSince(before)
     expect(types(events).sort()).toEqual(['feature-environment-enabled', 'feature-strategy-add'])
-    expect(events.find((e) => e.type === 'feature-environment-enabled')).toMatchObject(
+    expect(events.find(e => e.type === 'feature-environment-enabled')).toMatchObject(
       flagEvent('feature-environment-enabled', 'default', 'switch-on', { environment: 'development' }),
     )
-    const added = events.find((e) => e.type === 'feature-strategy-add')!
-    expect(added).toMatchObject(flagEvent('feature-strategy-add', 'default', 'switch-on', { environment: 'development' }))
+    const added = events.find(e => e.type === 'feature-strategy-add')!
+    expect(added).toMatchObject(
+      flagEvent('feature-strategy-add', 'default', 'switch-on', { environment: 'development' }),
+    )
     expect(added.data).toMatchObject({ name: 'flexibleRollout', parameters: { rollout: '100' } })
   })
 
   test('turning a flag on keeps an enabled strategy it already has and adds none', async () => {
     await api.newFlag('default', 'has-strategy')
-    const strategy = await api.post('/api/admin/projects/default/features/has-strategy/environments/development/strategies', {
-      name: 'userWithId',
-      parameters: { userIds: 'alice' },
-    })
+    const strategy = await api.post(
+      '/api/admin/projects/default/features/has-strategy/environments/development/strategies',
+      {
+        name: 'userWithId',
+        parameters: { userIds: 'alice' },
+      },
+    )
     expectStatus(strategy, 200)
     const before = api.lastEventId()
     await on('default', 'has-strategy', 'development')
     const development = await environmentOf('default', 'has-strategy', 'development')
-    expect(development.strategies?.map((s) => s.name)).toEqual(['userWithId'])
+    expect(development.strategies?.map(s => s.name)).toEqual(['userWithId'])
     expect(types(api.eventsSince(before))).toEqual(['feature-environment-enabled'])
   })
 
   test('turning a flag on whose only strategy is disabled adds a flexibleRollout strategy beside it', async () => {
     await api.newFlag('default', 'disabled-strategy')
-    const strategy = await api.post('/api/admin/projects/default/features/disabled-strategy/environments/development/strategies', {
-      name: 'default',
-      disabled: true,
-    })
+    const strategy = await api.post(
+      '/api/admin/projects/default/features/disabled-strategy/environments/development/strategies',
+      {
+        name: 'default',
+        disabled: true,
+      },
+    )
     expectStatus(strategy, 200)
     await on('default', 'disabled-strategy', 'development')
     const development = await environmentOf('default', 'disabled-strategy', 'development')
     expect(development.strategies).toHaveLength(2)
-    expect(development.strategies?.filter((s) => !s.disabled)).toMatchObject([
+    expect(development.strategies?.filter(s => !s.disabled)).toMatchObject([
       { name: 'flexibleRollout', parameters: { rollout: '100' } },
     ])
     expect(development.hasEnabledStrategies).toBe(true)
@@ -530,7 +630,9 @@ describe('per environment on and off', () => {
     expect(production).toMatchObject({ enabled: false, hasStrategies: true, hasEnabledStrategies: true })
     const events = api.eventsSince(before)
     expect(types(events)).toEqual(['feature-environment-disabled'])
-    expect(events[0]).toMatchObject(flagEvent('feature-environment-disabled', 'default', 'switch-off', { environment: 'production' }))
+    expect(events[0]).toMatchObject(
+      flagEvent('feature-environment-disabled', 'default', 'switch-off', { environment: 'production' }),
+    )
 
     // On again: the kept strategy is enabled, so none is added.
     const again = api.lastEventId()
@@ -543,9 +645,12 @@ describe('per environment on and off', () => {
     await api.newFlag('default', 'double-on')
     const before = api.lastEventId()
     const responses = await withTimeout(
-      Promise.all([api.toggle('default', 'double-on', 'development', true), api.toggle('default', 'double-on', 'development', true)]),
+      Promise.all([
+        api.toggle('default', 'double-on', 'development', true),
+        api.toggle('default', 'double-on', 'development', true),
+      ]),
     )
-    expect(responses.map((r) => r.status)).toEqual([200, 200])
+    expect(responses.map(r => r.status)).toEqual([200, 200])
     expect(types(await api.eventsAfter(before)).sort()).toEqual(['feature-environment-enabled', 'feature-strategy-add'])
     expect((await environmentOf('default', 'double-on', 'development')).strategies).toHaveLength(1)
   })
@@ -612,7 +717,10 @@ describe('per environment on and off', () => {
   })
 
   test('the lifecycle follows the environment type, not its name', async () => {
-    expectStatus(await api.post<EnvironmentBody>('/api/admin/environments', { name: 'prod-eu', type: 'production' }), 201)
+    expectStatus(
+      await api.post<EnvironmentBody>('/api/admin/environments', { name: 'prod-eu', type: 'production' }),
+      201,
+    )
     expectStatus(await api.post<EnvironmentBody>('/api/admin/environments', { name: 'qa', type: 'test' }), 201)
     expectStatus(await api.post('/api/admin/projects/default/environments', { environment: 'prod-eu' }), 200)
     expectStatus(await api.post('/api/admin/projects/default/environments', { environment: 'qa' }), 200)
@@ -678,12 +786,19 @@ describe('bulk on: POST /api/admin/projects/:projectId/bulk_features/environment
     expect((await environmentOf('default', 'bulk-untouched', 'development')).enabled).toBe(false)
 
     const events = await api.eventsAfter(before)
-    const enabled = events.filter((e) => e.type === 'feature-environment-enabled')
-    expect(enabled.map((e) => e.featureName).sort()).toEqual(['bulk-a', 'bulk-b'])
+    const enabled = events.filter(e => e.type === 'feature-environment-enabled')
+    expect(enabled.map(e => e.featureName).sort()).toEqual(['bulk-a', 'bulk-b'])
     for (const event of enabled) {
-      expect(event).toMatchObject(flagEvent('feature-environment-enabled', 'default', event.featureName!, { environment: 'development' }))
+      expect(event).toMatchObject(
+        flagEvent('feature-environment-enabled', 'default', event.featureName!, { environment: 'development' }),
+      )
     }
-    expect(events.filter((e) => e.type === 'feature-strategy-add').map((e) => e.featureName).sort()).toEqual(['bulk-a', 'bulk-b'])
+    expect(
+      events
+        .filter(e => e.type === 'feature-strategy-add')
+        .map(e => e.featureName)
+        .sort(),
+    ).toEqual(['bulk-a', 'bulk-b'])
     expect(events).toHaveLength(4)
   })
 
@@ -694,8 +809,8 @@ describe('bulk on: POST /api/admin/projects/:projectId/bulk_features/environment
     const before = api.lastEventId()
     expectStatus(await api.bulkToggle('default', 'production', ['was-on', 'was-off'], true), 200)
     const events = api.eventsSince(before)
-    expect(events.filter((e) => e.type === 'feature-environment-enabled').map((e) => e.featureName)).toEqual(['was-off'])
-    expect(events.every((e) => e.featureName === 'was-off')).toBe(true)
+    expect(events.filter(e => e.type === 'feature-environment-enabled').map(e => e.featureName)).toEqual(['was-off'])
+    expect(events.every(e => e.featureName === 'was-off')).toBe(true)
     expect((await environmentOf('default', 'was-on', 'production')).strategies).toHaveLength(1)
   })
 
@@ -717,7 +832,11 @@ describe('bulk on: POST /api/admin/projects/:projectId/bulk_features/environment
   test('an unknown flag makes the whole request fail with 404: nothing changes and nothing is recorded', async () => {
     await api.newFlag('default', 'all-or-nothing')
     const before = api.lastEventId()
-    expectStatus(await api.bulkToggle('default', 'development', ['all-or-nothing', 'no-such-flag'], true), 404, 'NotFoundError')
+    expectStatus(
+      await api.bulkToggle('default', 'development', ['all-or-nothing', 'no-such-flag'], true),
+      404,
+      'NotFoundError',
+    )
     expect(api.eventsSince(before)).toEqual([])
     const development = await environmentOf('default', 'all-or-nothing', 'development')
     expect(development).toMatchObject({ enabled: false, hasStrategies: false })
@@ -729,7 +848,11 @@ describe('bulk on: POST /api/admin/projects/:projectId/bulk_features/environment
     await api.newFlag('default', 'archived-one')
     await archive('default', 'archived-one')
     const before = api.lastEventId()
-    expectStatus(await api.bulkToggle('default', 'development', ['live-one', 'archived-one'], true), 400, 'ValidationError')
+    expectStatus(
+      await api.bulkToggle('default', 'development', ['live-one', 'archived-one'], true),
+      400,
+      'ValidationError',
+    )
     expect(api.eventsSince(before)).toEqual([])
     expect((await environmentOf('default', 'live-one', 'development')).enabled).toBe(false)
   })
@@ -738,8 +861,16 @@ describe('bulk on: POST /api/admin/projects/:projectId/bulk_features/environment
     await api.newFlag('default', 'fine')
     await api.newFlag('default', 'archived-early')
     await archive('default', 'archived-early')
-    expectStatus(await api.bulkToggle('default', 'development', ['fine', 'archived-early', 'missing'], true), 400, 'ValidationError')
-    expectStatus(await api.bulkToggle('default', 'development', ['fine', 'missing', 'archived-early'], true), 404, 'NotFoundError')
+    expectStatus(
+      await api.bulkToggle('default', 'development', ['fine', 'archived-early', 'missing'], true),
+      400,
+      'ValidationError',
+    )
+    expectStatus(
+      await api.bulkToggle('default', 'development', ['fine', 'missing', 'archived-early'], true),
+      404,
+      'NotFoundError',
+    )
     expect((await environmentOf('default', 'fine', 'development')).enabled).toBe(false)
   })
 
@@ -748,7 +879,11 @@ describe('bulk on: POST /api/admin/projects/:projectId/bulk_features/environment
     await api.newFlag('neighbour', 'neighbour-flag')
     await api.newFlag('default', 'home-flag')
     const before = api.lastEventId()
-    expectStatus(await api.bulkToggle('default', 'development', ['home-flag', 'neighbour-flag'], true), 404, 'NotFoundError')
+    expectStatus(
+      await api.bulkToggle('default', 'development', ['home-flag', 'neighbour-flag'], true),
+      404,
+      'NotFoundError',
+    )
     expect(api.eventsSince(before)).toEqual([])
     expect((await environmentOf('default', 'home-flag', 'development')).enabled).toBe(false)
     expect((await environmentOf('neighbour', 'neighbour-flag', 'development')).enabled).toBe(false)
@@ -766,9 +901,15 @@ describe('bulk on: POST /api/admin/projects/:projectId/bulk_features/environment
     await api.newFlag('default', 'dev-gone-too')
     expectStatus(await api.delete('/api/admin/projects/default/environments/development'), 200)
     const before = api.lastEventId()
-    expectStatus(await api.bulkToggle('default', 'development', ['dev-gone', 'dev-gone-too'], true), 404, 'NotFoundError')
+    expectStatus(
+      await api.bulkToggle('default', 'development', ['dev-gone', 'dev-gone-too'], true),
+      404,
+      'NotFoundError',
+    )
     expect(api.eventsSince(before)).toEqual([])
-    expect((await readFlag('default', 'dev-gone')).environments.map((e: { name: string }) => e.name)).toEqual(['production'])
+    expect((await readFlag('default', 'dev-gone')).environments.map((e: { name: string }) => e.name)).toEqual([
+      'production',
+    ])
   })
 
   test('an unknown project answers 404', async () => {

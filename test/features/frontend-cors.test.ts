@@ -5,21 +5,34 @@ import { ConfigError, readConfig } from '../../src/config'
 import { Api, expectError, expectOk, freshApiPerTest } from '../helpers'
 
 let api: Api
-freshApiPerTest((fresh) => (api = fresh))
+freshApiPerTest(fresh => (api = fresh))
 
 const SHOP = 'https://shop.example.com'
 
 async function frontendToken(): Promise<string> {
-  const created = await api.createToken({ tokenName: 'browser', type: 'frontend', projects: ['default'], environment: 'development' })
+  const created = await api.createToken({
+    tokenName: 'browser',
+    type: 'frontend',
+    projects: ['default'],
+    environment: 'development',
+  })
   expectOk(created, 201)
   return created.body.secret
 }
 
 /** The same services behind an app with FRONTEND_CORS_ORIGINS set. */
-const withOrigins = (origins: string[]) => new Api(createApp(api.services, { bodyLimit: 102400, frontendCorsOrigins: origins }), api.services, null)
+const withOrigins = (origins: string[]) =>
+  new Api(createApp(api.services, { bodyLimit: 102400, frontendCorsOrigins: origins }), api.services, null)
 
 const preflight = (app: Api, path: string, origin: string) =>
-  app.request('OPTIONS', path, { token: null, headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } })
+  app.request('OPTIONS', path, {
+    token: null,
+    headers: {
+      origin,
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'authorization, content-type',
+    },
+  })
 
 const cors = (headers: Headers) => ({
   origin: headers.get('access-control-allow-origin'),
@@ -35,8 +48,15 @@ describe('by default any origin', () => {
     const posted = await api.post('/api/frontend', { context: {} }, { token, headers: { origin: SHOP } })
     expect(cors(posted.headers)).toEqual({ origin: '*', expose: 'ETag' })
     // The revalidation a browser makes with the exposed ETag.
-    const revalidated = await api.get('/api/frontend', { token, headers: { origin: SHOP, 'if-none-match': answer.headers.get('etag')! } })
-    expect({ status: revalidated.status, ...cors(revalidated.headers) }).toEqual({ status: 304, origin: '*', expose: 'ETag' })
+    const revalidated = await api.get('/api/frontend', {
+      token,
+      headers: { origin: SHOP, 'if-none-match': answer.headers.get('etag')! },
+    })
+    expect({ status: revalidated.status, ...cors(revalidated.headers) }).toEqual({
+      status: 304,
+      origin: '*',
+      expose: 'ETag',
+    })
     // A browser must be able to read a 401 too, to tell its user the key is wrong.
     const refused = await api.get('/api/frontend', { token: null, headers: { origin: SHOP } })
     expectError(refused, 401, 'AuthenticationRequired')
@@ -81,14 +101,20 @@ describe('FRONTEND_CORS_ORIGINS', () => {
       const answer = await app.get('/api/frontend', { token, headers: { origin } })
       expect({ status: answer.status, ...cors(answer.headers) }).toEqual({ status: 200, origin: null, expose: null })
       const checked = await preflight(app, '/api/frontend', origin)
-      expect({ status: checked.status, origin: checked.headers.get('access-control-allow-origin'), methods: checked.headers.get('access-control-allow-methods') }).toEqual({ status: 204, origin: null, methods: null })
+      expect({
+        status: checked.status,
+        origin: checked.headers.get('access-control-allow-origin'),
+        methods: checked.headers.get('access-control-allow-methods'),
+      }).toEqual({ status: 204, origin: null, methods: null })
     }
   })
 
   test('is read as a comma-separated list of origins, * by default, and anything else stops the start', () => {
     expect(readConfig({}).frontendCorsOrigins).toEqual(['*'])
     expect(readConfig({ FRONTEND_CORS_ORIGINS: ' ' }).frontendCorsOrigins).toEqual(['*'])
-    expect(readConfig({ FRONTEND_CORS_ORIGINS: `${SHOP}, http://localhost:3000 ,http://[::1]:8080` }).frontendCorsOrigins).toEqual([SHOP, 'http://localhost:3000', 'http://[::1]:8080'])
+    expect(
+      readConfig({ FRONTEND_CORS_ORIGINS: `${SHOP}, http://localhost:3000 ,http://[::1]:8080` }).frontendCorsOrigins,
+    ).toEqual([SHOP, 'http://localhost:3000', 'http://[::1]:8080'])
     for (const bad of [`${SHOP}/`, 'shop.example.com', `${SHOP}/path`, 'ftp://shop.example.com', `${SHOP}:99999999`]) {
       expect(() => readConfig({ FRONTEND_CORS_ORIGINS: bad })).toThrow(ConfigError)
     }

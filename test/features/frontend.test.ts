@@ -4,34 +4,54 @@ import { createApp } from '../../src/app'
 import { Api, expectError, expectOk, freshApiPerTest, type ApiResponse } from '../helpers'
 
 let api: Api
-freshApiPerTest((fresh) => (api = fresh))
+freshApiPerTest(fresh => (api = fresh))
 
 interface Toggle {
   name: string
   enabled: boolean
-  variant: { name: string; enabled: boolean; payload?: { type: string; value: string }; feature_enabled: boolean; featureEnabled: boolean }
+  variant: {
+    name: string
+    enabled: boolean
+    payload?: { type: string; value: string }
+    feature_enabled: boolean
+    featureEnabled: boolean
+  }
   impressionData: boolean
 }
 type Answer = { toggles: Toggle[] }
 
-const strategies = (flag: string, environment = 'development', project = 'default') => `/api/admin/projects/${project}/features/${flag}/environments/${environment}/strategies`
+const strategies = (flag: string, environment = 'development', project = 'default') =>
+  `/api/admin/projects/${project}/features/${flag}/environments/${environment}/strategies`
 
 async function frontendToken(projects: string[] = ['default'], environment = 'development'): Promise<string> {
-  const created = await api.createToken({ tokenName: `browser-${crypto.randomUUID()}`, type: 'frontend', projects, environment })
+  const created = await api.createToken({
+    tokenName: `browser-${crypto.randomUUID()}`,
+    type: 'frontend',
+    projects,
+    environment,
+  })
   expectOk(created, 201)
   return created.body.secret
 }
 
-const names = (response: ApiResponse<Answer>) => response.body.toggles.map((toggle) => toggle.name)
+const names = (response: ApiResponse<Answer>) => response.body.toggles.map(toggle => toggle.name)
 
 describe('tokens', () => {
   test('a frontend token reads; no token is 401; admin and client tokens are 403, on GET and POST', async () => {
     await api.flagOn('checkout')
     const frontend = await frontendToken()
-    const client = await api.createToken({ tokenName: 'sdk', type: 'client', projects: ['default'], environment: 'development' })
+    const client = await api.createToken({
+      tokenName: 'sdk',
+      type: 'client',
+      projects: ['default'],
+      environment: 'development',
+    })
     expectOk(await api.get('/api/frontend', { token: frontend }))
     expectOk(await api.post('/api/frontend', { context: {} }, { token: frontend }))
-    for (const send of [(token: string | null) => api.get('/api/frontend', { token }), (token: string | null) => api.post('/api/frontend', { context: {} }, { token })]) {
+    for (const send of [
+      (token: string | null) => api.get('/api/frontend', { token }),
+      (token: string | null) => api.post('/api/frontend', { context: {} }, { token }),
+    ]) {
       expectError(await send(null), 401, 'AuthenticationRequired')
       expectError(await send('default:development.not-a-token'), 401, 'AuthenticationRequired')
       expectError(await send(api.adminToken), 403, 'NoAccessError')
@@ -50,23 +70,60 @@ describe('what is listed', () => {
     await api.flagOn('theirs', { name: 'default' }, 'development', 'other')
     await api.flagOn('production-only', { name: 'default' }, 'production')
     expectOk(await api.createFlag('default', 'switched-off'), 201)
-    await api.flagOn('for-pro', { name: 'default', constraints: [{ contextName: 'plan', operator: 'IN', values: ['pro'] }] })
+    await api.flagOn('for-pro', {
+      name: 'default',
+      constraints: [{ contextName: 'plan', operator: 'IN', values: ['pro'] }],
+    })
     await api.flagOn('coloured')
-    expectOk(await api.put('/api/admin/projects/default/features/coloured/environments/development/variants', [
-      { name: 'blue', weight: 1000, weightType: 'variable', stickiness: 'default', payload: { type: 'string', value: 'navy' } },
-    ]))
+    expectOk(
+      await api.put('/api/admin/projects/default/features/coloured/environments/development/variants', [
+        {
+          name: 'blue',
+          weight: 1000,
+          weightType: 'variable',
+          stickiness: 'default',
+          payload: { type: 'string', value: 'navy' },
+        },
+      ]),
+    )
     const answer = await api.get<Answer>('/api/frontend?userId=u1', { token: await frontendToken() })
     expectOk(answer)
     expect(answer.body.toggles).toEqual([
-      { name: 'coloured', enabled: true, variant: { name: 'blue', enabled: true, payload: { type: 'string', value: 'navy' }, feature_enabled: true, featureEnabled: true }, impressionData: false },
-      { name: 'mine', enabled: true, variant: { name: 'disabled', enabled: false, feature_enabled: true, featureEnabled: true }, impressionData: false },
+      {
+        name: 'coloured',
+        enabled: true,
+        variant: {
+          name: 'blue',
+          enabled: true,
+          payload: { type: 'string', value: 'navy' },
+          feature_enabled: true,
+          featureEnabled: true,
+        },
+        impressionData: false,
+      },
+      {
+        name: 'mine',
+        enabled: true,
+        variant: { name: 'disabled', enabled: false, feature_enabled: true, featureEnabled: true },
+        impressionData: false,
+      },
     ])
-    expect(names(await api.get<Answer>('/api/frontend', { token: await frontendToken(['*']) }))).toEqual(['coloured', 'mine', 'theirs'])
-    expect(names(await api.get<Answer>('/api/frontend', { token: await frontendToken(['default'], 'production') }))).toEqual(['production-only'])
+    expect(names(await api.get<Answer>('/api/frontend', { token: await frontendToken(['*']) }))).toEqual([
+      'coloured',
+      'mine',
+      'theirs',
+    ])
+    expect(
+      names(await api.get<Answer>('/api/frontend', { token: await frontendToken(['default'], 'production') })),
+    ).toEqual(['production-only'])
     // A read writes nothing.
     const token = await frontendToken()
     const before = api.lastEventId()
-    expect(names(await api.post<Answer>('/api/frontend', { context: { plan: 'pro' } }, { token }))).toEqual(['coloured', 'for-pro', 'mine'])
+    expect(names(await api.post<Answer>('/api/frontend', { context: { plan: 'pro' } }, { token }))).toEqual([
+      'coloured',
+      'for-pro',
+      'mine',
+    ])
     expect(api.lastEventId()).toBe(before)
   })
 
@@ -74,17 +131,25 @@ describe('what is listed', () => {
     expectOk(await api.createFlag('default', 'parent'), 201)
     expectOk(await api.post(strategies('parent'), { name: 'default' }))
     await api.flagOn('child')
-    expectOk(await api.post('/api/admin/projects/default/features/child/dependencies', { feature: 'parent', enabled: false }))
+    expectOk(
+      await api.post('/api/admin/projects/default/features/child/dependencies', { feature: 'parent', enabled: false }),
+    )
     const token = await frontendToken()
     expect(names(await api.get<Answer>('/api/frontend', { token }))).toEqual(['child'])
     expectOk(await api.toggle('default', 'parent', 'development', true))
     expect(names(await api.get<Answer>('/api/frontend', { token }))).toEqual(['parent'])
     // Segments too: a change to a segment's constraints is evaluated at once.
-    const segment = await api.post<{ id: number }>('/api/admin/segments', { name: 'pros', constraints: [{ contextName: 'plan', operator: 'IN', values: ['pro'] }] })
+    const segment = await api.post<{ id: number }>('/api/admin/segments', {
+      name: 'pros',
+      constraints: [{ contextName: 'plan', operator: 'IN', values: ['pro'] }],
+    })
     expectOk(segment, 201)
     await api.flagOn('segmented', { name: 'default', segments: [segment.body.id] })
     expect(names(await api.get<Answer>('/api/frontend?plan=pro', { token }))).toEqual(['parent', 'segmented'])
-    const updated = await api.put(`/api/admin/segments/${segment.body.id}`, { name: 'pros', constraints: [{ contextName: 'plan', operator: 'IN', values: ['free'] }] })
+    const updated = await api.put(`/api/admin/segments/${segment.body.id}`, {
+      name: 'pros',
+      constraints: [{ contextName: 'plan', operator: 'IN', values: ['free'] }],
+    })
     expect(updated.status).toBeLessThan(300)
     expect(names(await api.get<Answer>('/api/frontend?plan=pro', { token }))).toEqual(['parent'])
     // Archived flags are gone.
@@ -95,9 +160,15 @@ describe('what is listed', () => {
 
 describe('context', () => {
   test('fields in the query, properties[...] and unknown fields as properties, and the body form, read alike', async () => {
-    await api.flagOn('for-pro', { name: 'default', constraints: [{ contextName: 'plan', operator: 'IN', values: ['pro'] }] })
+    await api.flagOn('for-pro', {
+      name: 'default',
+      constraints: [{ contextName: 'plan', operator: 'IN', values: ['pro'] }],
+    })
     await api.flagOn('for-user', { name: 'userWithId', parameters: { userIds: 'u1' } })
-    await api.flagOn('for-web', { name: 'default', constraints: [{ contextName: 'appName', operator: 'IN', values: ['web'] }] })
+    await api.flagOn('for-web', {
+      name: 'default',
+      constraints: [{ contextName: 'appName', operator: 'IN', values: ['web'] }],
+    })
     const token = await frontendToken()
     const get = async (query: string) => names(await api.get<Answer>(`/api/frontend${query}`, { token }))
     const post = async (context: unknown) => names(await api.post<Answer>('/api/frontend', { context }, { token }))
@@ -114,16 +185,34 @@ describe('context', () => {
   })
 
   test('context fields named like members of Object.prototype (constructor, __proto__, toString) are fields like any other, in the query and the body', async () => {
-    for (const [flag, field, value] of [['for-ctor', 'constructor', 'x'], ['for-proto', '__proto__', 'y'], ['for-text', 'toString', 'z'], ['for-has', 'hasOwnProperty', 'w']]) {
-      await api.flagOn(flag, { name: 'default', constraints: [{ contextName: field, operator: 'IN', values: [value] }] })
+    for (const [flag, field, value] of [
+      ['for-ctor', 'constructor', 'x'],
+      ['for-proto', '__proto__', 'y'],
+      ['for-text', 'toString', 'z'],
+      ['for-has', 'hasOwnProperty', 'w'],
+    ]) {
+      await api.flagOn(flag, {
+        name: 'default',
+        constraints: [{ contextName: field, operator: 'IN', values: [value] }],
+      })
     }
     // Without the field, nothing inherited stands in for it.
-    await api.flagOn('without-ctor', { name: 'default', constraints: [{ contextName: 'constructor', operator: 'NOT_IN', values: ['x'] }] })
-    await api.flagOn('ctor-set', { name: 'default', constraints: [{ contextName: 'constructor', operator: 'STR_CONTAINS', values: ['function', 'Object', 'x'] }] })
+    await api.flagOn('without-ctor', {
+      name: 'default',
+      constraints: [{ contextName: 'constructor', operator: 'NOT_IN', values: ['x'] }],
+    })
+    await api.flagOn('ctor-set', {
+      name: 'default',
+      constraints: [{ contextName: 'constructor', operator: 'STR_CONTAINS', values: ['function', 'Object', 'x'] }],
+    })
     const token = await frontendToken()
     const get = async (query: string) => names(await api.get<Answer>(`/api/frontend${query}`, { token }))
     const post = async (raw: string) => {
-      const response = await api.request<Answer>('POST', '/api/frontend', { raw, token, headers: { 'content-type': 'application/json' } })
+      const response = await api.request<Answer>('POST', '/api/frontend', {
+        raw,
+        token,
+        headers: { 'content-type': 'application/json' },
+      })
       expectOk(response)
       return names(response)
     }
@@ -131,9 +220,17 @@ describe('context', () => {
     expect(await get('')).toEqual(['without-ctor'])
     expect(await post('{"context":{}}')).toEqual(['without-ctor'])
     expect(await get('?constructor=x&__proto__=y&toString=z&hasOwnProperty=w')).toEqual(all)
-    expect(await get('?properties[constructor]=x&properties[__proto__]=y&properties[toString]=z&properties[hasOwnProperty]=w')).toEqual(all)
-    expect(await post('{"context":{"constructor":"x","__proto__":"y","toString":"z","hasOwnProperty":"w"}}')).toEqual(all)
-    expect(await post('{"context":{"properties":{"constructor":"x","__proto__":"y","toString":"z","hasOwnProperty":"w"}}}')).toEqual(all)
+    expect(
+      await get(
+        '?properties[constructor]=x&properties[__proto__]=y&properties[toString]=z&properties[hasOwnProperty]=w',
+      ),
+    ).toEqual(all)
+    expect(await post('{"context":{"constructor":"x","__proto__":"y","toString":"z","hasOwnProperty":"w"}}')).toEqual(
+      all,
+    )
+    expect(
+      await post('{"context":{"properties":{"constructor":"x","__proto__":"y","toString":"z","hasOwnProperty":"w"}}}'),
+    ).toEqual(all)
     expect(({} as Record<string, unknown>).x).toBeUndefined()
   })
 
@@ -142,29 +239,55 @@ describe('context', () => {
     expectError(await api.get('/api/frontend?userId=a&userId=b', { token }), 400, 'ValidationError', ['userId'])
     expectError(await api.get('/api/frontend?userId=%zz', { token }), 400, 'ValidationError', ['userId'])
     expectError(await api.post('/api/frontend', { context: 'u1' }, { token }), 400, 'ValidationError', ['context'])
-    expectError(await api.post('/api/frontend', { context: { userId: { nested: true } } }, { token }), 400, 'ValidationError', ['userId'])
-    expectError(await api.post('/api/frontend', { context: { properties: ['pro'] } }, { token }), 400, 'ValidationError', ['properties'])
+    expectError(
+      await api.post('/api/frontend', { context: { userId: { nested: true } } }, { token }),
+      400,
+      'ValidationError',
+      ['userId'],
+    )
+    expectError(
+      await api.post('/api/frontend', { context: { properties: ['pro'] } }, { token }),
+      400,
+      'ValidationError',
+      ['properties'],
+    )
   })
 
   test("remoteAddress defaults to the caller's address (TRUST_PROXY: the proxy's X-Forwarded-For) and sessionId to a random one", async () => {
     await api.flagOn('office', { name: 'remoteAddress', parameters: { IPs: '10.0.0.0/8' } })
-    await api.flagOn('per-session', { name: 'gradualRolloutSessionId', parameters: { percentage: '100', groupId: 'per-session' } })
+    await api.flagOn('per-session', {
+      name: 'gradualRolloutSessionId',
+      parameters: { percentage: '100', groupId: 'per-session' },
+    })
     const token = await frontendToken()
     const behindProxy = new Api(createApp(api.services, { bodyLimit: 102400, trustProxy: true }), api.services, null)
     const fromOffice = { token, headers: { 'x-forwarded-for': '203.0.113.9, 10.1.2.3' } }
     // No sessionId sent: the SDK alone would refuse gradualRolloutSessionId; the default random one is hashed.
     expect(names(await behindProxy.get<Answer>('/api/frontend', fromOffice))).toEqual(['office', 'per-session'])
-    expect(names(await behindProxy.post<Answer>('/api/frontend', { context: {} }, fromOffice))).toEqual(['office', 'per-session'])
-    expect(names(await behindProxy.get<Answer>('/api/frontend?remoteAddress=192.168.0.1', fromOffice))).toEqual(['per-session'])
-    expect(names(await behindProxy.get<Answer>('/api/frontend', { token, headers: { 'x-forwarded-for': '192.168.0.1' } }))).toEqual(['per-session'])
+    expect(names(await behindProxy.post<Answer>('/api/frontend', { context: {} }, fromOffice))).toEqual([
+      'office',
+      'per-session',
+    ])
+    expect(names(await behindProxy.get<Answer>('/api/frontend?remoteAddress=192.168.0.1', fromOffice))).toEqual([
+      'per-session',
+    ])
+    expect(
+      names(await behindProxy.get<Answer>('/api/frontend', { token, headers: { 'x-forwarded-for': '192.168.0.1' } })),
+    ).toEqual(['per-session'])
     // Without a known address, only a sent one counts.
-    expect(names(await api.get<Answer>('/api/frontend?remoteAddress=10.9.9.9', { token }))).toEqual(['office', 'per-session'])
+    expect(names(await api.get<Answer>('/api/frontend?remoteAddress=10.9.9.9', { token }))).toEqual([
+      'office',
+      'per-session',
+    ])
   })
 })
 
 describe('caching', () => {
   test('Cache-Control: no-cache; an ETag made from the answer; If-None-Match → 304 without a body until the answer changes', async () => {
-    await api.flagOn('checkout', { name: 'flexibleRollout', parameters: { rollout: '50', stickiness: 'userId', groupId: 'checkout' } })
+    await api.flagOn('checkout', {
+      name: 'flexibleRollout',
+      parameters: { rollout: '50', stickiness: 'userId', groupId: 'checkout' },
+    })
     const token = await frontendToken()
     const first = await api.get<Answer>('/api/frontend?userId=u1', { token })
     expectOk(first)
@@ -175,14 +298,26 @@ describe('caching', () => {
     expect(again.headers.get('etag')).toBe(etag)
     for (const header of [etag, `W/${etag}`, `"other", ${etag}`]) {
       const cached = await api.get('/api/frontend?userId=u1', { token, headers: { 'if-none-match': header } })
-      expect({ status: cached.status, text: cached.text, etag: cached.headers.get('etag'), cache: cached.headers.get('cache-control') }).toEqual({ status: 304, text: '', etag, cache: 'no-cache' })
+      expect({
+        status: cached.status,
+        text: cached.text,
+        etag: cached.headers.get('etag'),
+        cache: cached.headers.get('cache-control'),
+      }).toEqual({ status: 304, text: '', etag, cache: 'no-cache' })
     }
     // Another answer (a user outside the rollout, or after a write) has another ETag, and a 200.
     const listed = new Map<string, string>()
     for (let user = 1; user < 40; user++) {
-      const answer = await api.get<Answer>(`/api/frontend?userId=u${user}`, { token, headers: { 'if-none-match': etag } })
+      const answer = await api.get<Answer>(`/api/frontend?userId=u${user}`, {
+        token,
+        headers: { 'if-none-match': etag },
+      })
       if (answer.status === 304) continue
-      expect({ status: answer.status, differs: answer.headers.get('etag') !== etag, count: names(answer).length }).toEqual({ status: 200, differs: true, count: 1 - names(first).length })
+      expect({
+        status: answer.status,
+        differs: answer.headers.get('etag') !== etag,
+        count: names(answer).length,
+      }).toEqual({ status: 200, differs: true, count: 1 - names(first).length })
       if (names(answer).length === 1) listed.set(`u${user}`, answer.headers.get('etag')!)
     }
     if (names(first).length === 1) listed.set('u1', etag)

@@ -7,7 +7,7 @@ import { describe, expect, test } from 'bun:test'
 import { SYSTEM_ACTOR } from '../../src/domain/events'
 import type { FlagRecord } from '../../src/features/flags/flags.records'
 import { LIMITS } from '../../src/features/limits'
-import { Api, BODY_LIMIT, errorOf, expectError, expectOk, freshApiPerTest, paths, tokenFor } from '../helpers'
+import { type Api, BODY_LIMIT, errorOf, expectError, expectOk, freshApiPerTest, paths, tokenFor } from '../helpers'
 import type { Static } from '@sinclair/typebox'
 import type { ImportTogglesValidate } from '../../src/features/export-import/export-import.model'
 
@@ -17,13 +17,19 @@ const IMPORT = '/api/admin/features-batch/import'
 type Validation = Static<typeof ImportTogglesValidate>
 
 let api: Api
-freshApiPerTest((fresh) => (api = fresh))
+freshApiPerTest(fresh => (api = fresh))
 
 function snapshot() {
   return { lastEventId: api.lastEventId(), state: JSON.stringify(api.services.store.state) }
 }
 
-const strategy = (featureName: string, extra: Record<string, unknown> = {}) => ({ name: 'default', featureName, parameters: {}, constraints: [], ...extra })
+const strategy = (featureName: string, extra: Record<string, unknown> = {}) => ({
+  name: 'default',
+  featureName,
+  parameters: {},
+  constraints: [],
+  ...extra,
+})
 
 /** An import of `names` into default/development, each with a default strategy and on. */
 function importOf(names: string[], data: Record<string, unknown> = {}, target: Record<string, unknown> = {}) {
@@ -32,9 +38,9 @@ function importOf(names: string[], data: Record<string, unknown> = {}, target: R
     environment: 'development',
     ...target,
     data: {
-      features: names.map((name) => ({ name, project: 'elsewhere' })),
-      featureStrategies: names.map((name) => strategy(name)),
-      featureEnvironments: names.map((name) => ({ name, enabled: true })),
+      features: names.map(name => ({ name, project: 'elsewhere' })),
+      featureStrategies: names.map(name => strategy(name)),
+      featureEnvironments: names.map(name => ({ name, enabled: true })),
       featureTags: [],
       tagTypes: [],
       segments: [],
@@ -52,7 +58,13 @@ async function validate(body: unknown, token?: string): Promise<Validation> {
 }
 
 /** A refused import: 400 (or `status`), and nothing changed, no event. */
-async function expectRefused(body: unknown, mentions: string[], status = 400, name = 'ValidationError', token?: string) {
+async function expectRefused(
+  body: unknown,
+  mentions: string[],
+  status = 400,
+  name = 'ValidationError',
+  token?: string,
+) {
   const before = snapshot()
   const response = await api.post(IMPORT, body, token === undefined ? undefined : { token })
   expectError(response, status, name, mentions)
@@ -67,30 +79,61 @@ describe('validate', () => {
     expect(snapshot()).toEqual(before)
   })
 
-  test('reports every error Unleash reports, and ours, in Unleash\'s words; the import meets the same and changes nothing', async () => {
+  test("reports every error Unleash reports, and ours, in Unleash's words; the import meets the same and changes nothing", async () => {
     await api.newProject('other')
     await api.newFlag('other', 'taken')
-    expectOk(await api.put('/api/admin/projects/default', { name: 'Default', featureNaming: { pattern: 'app\\..+', example: 'app.new' } }))
+    expectOk(
+      await api.put('/api/admin/projects/default', {
+        name: 'Default',
+        featureNaming: { pattern: 'app\\..+', example: 'app.new' },
+      }),
+    )
     const body = importOf(['app.one', 'app.one', 'taken', 'nope'], {
-      featureStrategies: [strategy('app.one', { name: 'no-such-strategy' }), strategy('ghost'), strategy('app.one', { segments: [9] })],
+      featureStrategies: [
+        strategy('app.one', { name: 'no-such-strategy' }),
+        strategy('ghost'),
+        strategy('app.one', { segments: [9] }),
+      ],
       segments: [{ id: 1, name: 'missing-segment' }],
       dependencies: [{ feature: 'app.one', dependencies: [{ feature: 'missing-parent' }] }],
     })
     const before = snapshot()
     const { errors, warnings } = await validate(body)
     expect(errors).toEqual([
-      { message: 'We detected the following custom strategy that needs to be created first:', affectedItems: ['no-such-strategy'] },
-      { message: expect.stringContaining('defined outside of project default:'), affectedItems: ['taken (in project other)'] },
+      {
+        message: 'We detected the following custom strategy that needs to be created first:',
+        affectedItems: ['no-such-strategy'],
+      },
+      {
+        message: expect.stringContaining('defined outside of project default:'),
+        affectedItems: ['taken (in project other)'],
+      },
       { message: 'We detected the following features are duplicate in your import data:', affectedItems: ['app.one'] },
-      { message: expect.stringMatching(/^Features imported into this project must match the naming pattern \^app\\\.\.\+\$.*app\.new.*The following features do not match the pattern:$/), affectedItems: ['nope', 'taken'] },
-      { message: 'We detected the following segments that need to be created first:', affectedItems: ['missing-segment'] },
-      { message: 'We detected the following dependencies that need to be created first:', affectedItems: ['missing-parent'] },
+      {
+        message: expect.stringMatching(
+          /^Features imported into this project must match the naming pattern \^app\\\.\.\+\$.*app\.new.*The following features do not match the pattern:$/,
+        ),
+        affectedItems: ['nope', 'taken'],
+      },
+      {
+        message: 'We detected the following segments that need to be created first:',
+        affectedItems: ['missing-segment'],
+      },
+      {
+        message: 'We detected the following dependencies that need to be created first:',
+        affectedItems: ['missing-parent'],
+      },
       { message: expect.stringContaining('not in its features'), affectedItems: ['ghost'] },
       { message: expect.stringContaining('segment ids that the import does not list'), affectedItems: ['9'] },
     ])
     expect(warnings).toEqual([])
     expect(snapshot()).toEqual(before)
-    const refused = await expectRefused(body, ['nothing was changed', 'no-such-strategy', 'taken (in project other)', 'missing-parent'])
+    const refused = await expectRefused(body, [
+      'nothing was changed',
+      'no-such-strategy',
+      'taken (in project other)',
+      'missing-parent',
+    ])
     expect(refused.details).toHaveLength(8)
   })
 
@@ -107,22 +150,39 @@ describe('validate', () => {
     expect({ errors, permissions }).toEqual({ errors: [], permissions: [] })
     expect(warnings).toEqual([
       { message: expect.stringContaining('strategy types will be used in import'), affectedItems: ['by-country'] },
-      { message: expect.stringContaining('will not be imported as they are currently archived'), affectedItems: ['archived-one'] },
-      { message: 'The following features already exist in this project and will be overwritten:', affectedItems: ['existing'] },
+      {
+        message: expect.stringContaining('will not be imported as they are currently archived'),
+        affectedItems: ['archived-one'],
+      },
+      {
+        message: 'The following features already exist in this project and will be overwritten:',
+        affectedItems: ['existing'],
+      },
     ])
     expectOk(await api.post(IMPORT, body))
-    expect(api.services.store.state.flags['archived-one']).toMatchObject({ archived: true, environments: { development: { strategies: [] } } })
+    expect(api.services.store.state.flags['archived-one']).toMatchObject({
+      archived: true,
+      environments: { development: { strategies: [] } },
+    })
     expect(api.services.store.state.flags.existing.description).toBe('new')
-    expect(api.services.store.state.flags.fresh.environments.development.strategies.map((s) => s.name)).toEqual(['by-country'])
+    expect(api.services.store.state.flags.fresh.environments.development.strategies.map(s => s.name)).toEqual([
+      'by-country',
+    ])
   })
 
   test('reports what the single routes would refuse, found by making the import in a transaction that is rolled back', async () => {
     const body = importOf(['alpha', 'beta'], {
-      featureStrategies: [strategy('alpha'), strategy('beta', { constraints: [{ contextName: 'age', operator: 'NUM_GT', value: 'old' }] })],
+      featureStrategies: [
+        strategy('alpha'),
+        strategy('beta', { constraints: [{ contextName: 'age', operator: 'NUM_GT', value: 'old' }] }),
+      ],
     })
     const before = snapshot()
     expect((await validate(body)).errors).toEqual([
-      { message: expect.stringMatching(/^Strategy default of flag "beta": NUM_GT needs a numeric value/), affectedItems: ['/data/featureStrategies/1/constraints/0/value'] },
+      {
+        message: expect.stringMatching(/^Strategy default of flag "beta": NUM_GT needs a numeric value/),
+        affectedItems: ['/data/featureStrategies/1/constraints/0/value'],
+      },
     ])
     expect(snapshot()).toEqual(before)
   })
@@ -130,10 +190,20 @@ describe('validate', () => {
   test('lists the permissions a viewer or a token of another project lacks; an editor lacks none', async () => {
     await api.newFlag('default', 'existing')
     expectOk(await api.post(paths.strategies('existing'), { name: 'default' }))
-    const body = importOf(['existing', 'fresh'], { featureEnvironments: [{ name: 'fresh', enabled: true, variants: [{ name: 'a', weight: 1000 }] }] })
-    const missing = ['UPDATE_FEATURE', 'DELETE_FEATURE_STRATEGY', 'CREATE_FEATURE_STRATEGY', 'UPDATE_FEATURE_VARIANTS', 'CREATE_FEATURE']
+    const body = importOf(['existing', 'fresh'], {
+      featureEnvironments: [{ name: 'fresh', enabled: true, variants: [{ name: 'a', weight: 1000 }] }],
+    })
+    const missing = [
+      'UPDATE_FEATURE',
+      'DELETE_FEATURE_STRATEGY',
+      'CREATE_FEATURE_STRATEGY',
+      'UPDATE_FEATURE_VARIANTS',
+      'CREATE_FEATURE',
+    ]
     const viewer = await tokenFor(api, 'viewer', { role: 'viewer' })
-    expect((await validate(body, viewer)).permissions).toEqual([{ message: 'We detected you are missing the following permissions:', affectedItems: missing }])
+    expect((await validate(body, viewer)).permissions).toEqual([
+      { message: 'We detected you are missing the following permissions:', affectedItems: missing },
+    ])
     await api.newProject('other')
     const outsider = await tokenFor(api, 'outsider', { role: 'editor', projects: ['other'] })
     expectError(await api.post(VALIDATE, body, { token: outsider }), 404, 'NotFoundError', ['default'])
@@ -148,24 +218,53 @@ describe('import: all or nothing', () => {
     const body = importOf(['existing', 'alpha', 'beta'], {
       features: [{ name: 'existing', description: 'replaced' }, { name: 'alpha' }, { name: 'beta' }],
       featureTags: [{ featureName: 'alpha', tagType: 'simple', tagValue: 'ok' }],
-      featureEnvironments: [{ name: 'alpha', enabled: true, variants: [{ name: 'a', weight: 1000 }] }, { name: 'beta', enabled: true }],
-      featureStrategies: [strategy('alpha'), strategy('beta', { constraints: [{ contextName: 'version', operator: 'SEMVER_GT', value: 'v1' }] })],
+      featureEnvironments: [
+        { name: 'alpha', enabled: true, variants: [{ name: 'a', weight: 1000 }] },
+        { name: 'beta', enabled: true },
+      ],
+      featureStrategies: [
+        strategy('alpha'),
+        strategy('beta', { constraints: [{ contextName: 'version', operator: 'SEMVER_GT', value: 'v1' }] }),
+      ],
     })
     const error = await expectRefused(body, ['beta', 'SEMVER_GT'])
-    expect(error.details).toEqual([{ message: expect.stringContaining('SEMVER_GT'), path: '/data/featureStrategies/1/constraints/0/value' }])
+    expect(error.details).toEqual([
+      { message: expect.stringContaining('SEMVER_GT'), path: '/data/featureStrategies/1/constraints/0/value' },
+    ])
     expect(api.services.store.state.flags.alpha).toBeUndefined()
     expect(api.services.store.state.flags.existing.description).toBe('kept')
   })
 
   test('bad entries of each kind are refused at their path: a variant list, a tag value, a dependency, a flag type', async () => {
-    await expectRefused(importOf(['alpha'], { featureEnvironments: [{ name: 'alpha', enabled: true, variants: [{ name: 'a', weight: 500, weightType: 'fix' }] }] }), ['Variants of flag "alpha"', '1000'])
-    const tag = await expectRefused(importOf(['alpha'], { featureTags: [{ featureName: 'alpha', tagValue: 'x' }] }), ['2 to 50'])
+    await expectRefused(
+      importOf(['alpha'], {
+        featureEnvironments: [
+          { name: 'alpha', enabled: true, variants: [{ name: 'a', weight: 500, weightType: 'fix' }] },
+        ],
+      }),
+      ['Variants of flag "alpha"', '1000'],
+    )
+    const tag = await expectRefused(importOf(['alpha'], { featureTags: [{ featureName: 'alpha', tagValue: 'x' }] }), [
+      '2 to 50',
+    ])
     expect(tag.details).toEqual([{ message: expect.any(String), path: '/data/featureTags/0/tagValue' }])
-    const dependency = await expectRefused(importOf(['alpha'], { dependencies: [{ feature: 'alpha', dependencies: [{ feature: 'alpha' }] }] }), ['cannot depend on itself'])
-    expect(dependency.details).toEqual([{ message: expect.any(String), path: '/data/dependencies/0/dependencies/0/feature' }])
-    const type = await expectRefused(importOf(['alpha'], { features: [{ name: 'alpha', type: 'toggle' }] }), ['Flag type must be one of'])
+    const dependency = await expectRefused(
+      importOf(['alpha'], { dependencies: [{ feature: 'alpha', dependencies: [{ feature: 'alpha' }] }] }),
+      ['cannot depend on itself'],
+    )
+    expect(dependency.details).toEqual([
+      { message: expect.any(String), path: '/data/dependencies/0/dependencies/0/feature' },
+    ])
+    const type = await expectRefused(importOf(['alpha'], { features: [{ name: 'alpha', type: 'toggle' }] }), [
+      'Flag type must be one of',
+    ])
     expect(type.details).toEqual([{ message: expect.any(String), path: '/data/features/0/type' }])
-    await expectRefused(importOf(['alpha'], { features: [{ name: 'alpha' }] }, { environment: 'staging' }), ['staging'], 404, 'NotFoundError')
+    await expectRefused(
+      importOf(['alpha'], { features: [{ name: 'alpha' }] }, { environment: 'staging' }),
+      ['staging'],
+      404,
+      'NotFoundError',
+    )
     // A new environment is not connected to the projects that exist.
     expectOk(await api.post('/api/admin/environments', { name: 'staging', type: 'test' }), 201)
     await expectRefused(importOf(['alpha'], {}, { environment: 'staging' }), ['not enabled in project default'])
@@ -173,7 +272,7 @@ describe('import: all or nothing', () => {
 })
 
 describe('import: permissions and limits', () => {
-  test('needs UPDATE_FEATURE on the body\'s project: a viewer and a token of another project get 403; one of that project imports', async () => {
+  test("needs UPDATE_FEATURE on the body's project: a viewer and a token of another project get 403; one of that project imports", async () => {
     const viewer = await tokenFor(api, 'viewer', { role: 'viewer' })
     const refusedViewer = await expectRefused(importOf(['alpha']), ['UPDATE_FEATURE'], 403, 'NoAccessError', viewer)
     expect(refusedViewer.permissions).toEqual(['UPDATE_FEATURE'])
@@ -183,14 +282,14 @@ describe('import: permissions and limits', () => {
     const member = await tokenFor(api, 'member', { role: 'editor', projects: ['default'] })
     const since = api.lastEventId()
     expectOk(await api.post(IMPORT, importOf(['alpha']), { token: member }))
-    expect(api.eventsSince(since).every((event) => event.createdBy === 'member')).toBe(true)
+    expect(api.eventsSince(since).every(event => event.createdBy === 'member')).toBe(true)
   })
 
   test(`the flags limit (${LIMITS.flags.max.toLocaleString('en-US')}) counts the flags an import creates; validate reports it`, async () => {
     expectOk(await api.createFlag('default', 'template'), 201)
     const store = api.services.store
     const template = store.state.flags.template
-    await store.transact(SYSTEM_ACTOR, (tx) => {
+    await store.transact(SYSTEM_ACTOR, tx => {
       for (let i = 1; i < LIMITS.flags.max - 1; i++) {
         const flag: FlagRecord = { ...template, name: `filler-${i}` }
         tx.put('flags', flag.name, flag)

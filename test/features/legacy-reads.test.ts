@@ -4,10 +4,21 @@
  * flag (GET .../features/:featureName/environments/:environment, getFeatureEnvironment).
  */
 import { describe, expect, setSystemTime, test } from 'bun:test'
-import { type Api, type EventBody, type FlagBody, type FlagEnvironmentBody, type FlagListBody, expectError, expectOk, freshApiPerTest, paths, tokenFor } from '../helpers'
+import {
+  type Api,
+  type EventBody,
+  type FlagBody,
+  type FlagEnvironmentBody,
+  type FlagListBody,
+  expectError,
+  expectOk,
+  freshApiPerTest,
+  paths,
+  tokenFor,
+} from '../helpers'
 
 let api: Api
-freshApiPerTest((fresh) => (api = fresh))
+freshApiPerTest(fresh => (api = fresh))
 
 interface EventListBody {
   version: number
@@ -17,10 +28,10 @@ interface EventListBody {
 
 const allFlags = (query = '', token?: string) => api.get<FlagListBody>(`/api/admin/features${query}`, { token })
 /** The names listed, sorted: flags made in the same millisecond are listed by name, so order is not what these tests check. */
-const names = (response: { body: FlagListBody }) => response.body.features.map((feature) => feature.name).sort()
+const names = (response: { body: FlagListBody }) => response.body.features.map(feature => feature.name).sort()
 
 describe('GET /api/admin/features (getAllToggles)', () => {
-  test('lists the live flags of every project in Unleash\'s shape, each as getFeatures lists it', async () => {
+  test("lists the live flags of every project in Unleash's shape, each as getFeatures lists it", async () => {
     await api.newProject('alpha')
     await api.newFlag('default', 'one')
     await api.newFlag('alpha', 'two')
@@ -31,7 +42,7 @@ describe('GET /api/admin/features (getAllToggles)', () => {
     expect(response.body.version).toBe(1)
     expect(names(response)).toEqual(['one', 'two'])
     const project = await api.listFlags('alpha')
-    expect(response.body.features.find((feature) => feature.name === 'two')).toEqual(project.body.features[0])
+    expect(response.body.features.find(feature => feature.name === 'two')).toEqual(project.body.features[0])
   })
 
   test('orders the flags by createdAt, then name, across projects', async () => {
@@ -42,7 +53,7 @@ describe('GET /api/admin/features (getAllToggles)', () => {
     setSystemTime(new Date('2026-02-01T10:00:00.000Z'))
     await api.newFlag('alpha', 'early')
     const response = await allFlags()
-    expect(response.body.features.map((feature) => feature.name)).toEqual(['early', 'late-a', 'late-b'])
+    expect(response.body.features.map(feature => feature.name)).toEqual(['early', 'late-a', 'late-b'])
   })
 
   test('project (repeatable), tag and namePrefix narrow the list, ANDed', async () => {
@@ -95,7 +106,7 @@ describe('GET /api/admin/events (getEvents)', () => {
     expect(response.body.events[0]).toMatchObject({ type: 'feature-created', featureName: 'one', project: 'alpha' })
   })
 
-  test('at most 100 without a project; with project, that project\'s newest 50 and its total', async () => {
+  test("at most 100 without a project; with project, that project's newest 50 and its total", async () => {
     await api.newProject('alpha')
     for (let i = 0; i < 110; i++) await api.newFlag('alpha', `flag-${i}`)
     const all = await api.get<EventListBody>('/api/admin/events')
@@ -105,8 +116,8 @@ describe('GET /api/admin/events (getEvents)', () => {
     const alpha = await api.get<EventListBody>('/api/admin/events?project=alpha')
     expectOk(alpha)
     expect(alpha.body.events).toHaveLength(50)
-    expect(alpha.body.totalEvents).toBe(api.events().filter((event) => event.project === 'alpha').length)
-    expect(alpha.body.events.every((event) => event.project === 'alpha')).toBe(true)
+    expect(alpha.body.totalEvents).toBe(api.events().filter(event => event.project === 'alpha').length)
+    expect(alpha.body.events.every(event => event.project === 'alpha')).toBe(true)
     expect(alpha.body.events[0].featureName).toBe('flag-109')
     const none = await api.get<EventListBody>('/api/admin/events?project=nowhere')
     expect(none.body).toEqual({ version: 1, events: [], totalEvents: 0 })
@@ -132,7 +143,8 @@ interface FlagEventListBody extends EventListBody {
 }
 
 describe('GET /api/admin/events/:featureName (getEventsForToggle)', () => {
-  const flagEvents = (name: string, token?: string | null) => api.get<FlagEventListBody>(`/api/admin/events/${encodeURIComponent(name)}`, { token })
+  const flagEvents = (name: string, token?: string | null) =>
+    api.get<FlagEventListBody>(`/api/admin/events/${encodeURIComponent(name)}`, { token })
 
   test("answers the flag's newest 50 events, newest first, as the log holds them, with version, toggleName and totalEvents", async () => {
     await api.newFlag('default', 'busy')
@@ -143,26 +155,46 @@ describe('GET /api/admin/events/:featureName (getEventsForToggle)', () => {
     }
     const response = await flagEvents('busy')
     expectOk(response)
-    const logged = api.events().filter((event) => event.featureName === 'busy').reverse()
+    const logged = api
+      .events()
+      .filter(event => event.featureName === 'busy')
+      .reverse()
     expect(logged.length).toBeGreaterThan(30)
     expect(logged.length).toBeLessThan(50)
-    expect(response.body).toEqual({ version: 1, toggleName: 'busy', events: logged as unknown as EventBody[], totalEvents: logged.length })
+    expect(response.body).toEqual({
+      version: 1,
+      toggleName: 'busy',
+      events: logged as unknown as EventBody[],
+      totalEvents: logged.length,
+    })
     for (let i = 0; i < 30; i++) expectOk(await api.toggle('default', 'busy', 'development', i % 2 === 1))
     const more = await flagEvents('busy')
     expect(more.body.events).toHaveLength(50)
-    const all = api.events().filter((event) => event.featureName === 'busy').reverse()
+    const all = api
+      .events()
+      .filter(event => event.featureName === 'busy')
+      .reverse()
     expect(more.body.totalEvents).toBe(all.length)
     expect(more.body.events).toEqual(all.slice(0, 50) as unknown as EventBody[])
   })
 
   test('an unknown flag lists none (200, as in Unleash); a deleted flag keeps its events, its deletion included', async () => {
-    expect((await flagEvents('never-was')).body).toEqual({ version: 1, toggleName: 'never-was', events: [], totalEvents: 0 })
+    expect((await flagEvents('never-was')).body).toEqual({
+      version: 1,
+      toggleName: 'never-was',
+      events: [],
+      totalEvents: 0,
+    })
     await api.newFlag('default', 'short-lived')
     expectOk(await api.delete(paths.flag('short-lived')), 202)
     expectOk(await api.delete('/api/admin/archive/short-lived'))
     const gone = await flagEvents('short-lived')
     expectOk(gone)
-    expect(gone.body.events.map((event) => event.type)).toEqual(['feature-deleted', 'feature-archived', 'feature-created'])
+    expect(gone.body.events.map(event => event.type)).toEqual([
+      'feature-deleted',
+      'feature-archived',
+      'feature-created',
+    ])
     expect(gone.body.totalEvents).toBe(3)
   })
 
@@ -174,7 +206,7 @@ describe('GET /api/admin/events/:featureName (getEventsForToggle)', () => {
     expectOk(await api.delete('/api/admin/archive/secret-gone'))
     await api.newFlag('default', 'open')
     const viewer = await tokenFor(api, 'viewer', { role: 'viewer', projects: ['default'] })
-    expect((await flagEvents('open', viewer)).body.events.map((event) => event.type)).toEqual(['feature-created'])
+    expect((await flagEvents('open', viewer)).body.events.map(event => event.type)).toEqual(['feature-created'])
     for (const name of ['secret', 'secret-gone', 'never-was']) {
       const response = await flagEvents(name, viewer)
       expectOk(response)
@@ -191,14 +223,25 @@ describe('GET .../features/:featureName/environments/:environment (getFeatureEnv
   test('answers the environment entry of the flag with its strategies and variants, as getFeature shows it', async () => {
     await api.newFlag('default', 'one')
     expectOk(await api.toggle('default', 'one', 'production', true))
-    expectOk(await api.put(paths.variants('one', 'production'), [{ name: 'blue', weight: 1000, weightType: 'variable', stickiness: 'default' }]))
+    expectOk(
+      await api.put(paths.variants('one', 'production'), [
+        { name: 'blue', weight: 1000, weightType: 'variable', stickiness: 'default' },
+      ]),
+    )
     const response = await api.get<FlagEnvironmentBody>(`${paths.flag('one')}/environments/production`)
     expectOk(response)
     const flag = (await api.getFlag('default', 'one')).body as FlagBody
-    expect(response.body).toEqual(flag.environments.find((entry) => entry.name === 'production')!)
-    expect(response.body).toMatchObject({ name: 'production', environment: 'production', featureName: 'one', type: 'production', enabled: true, variantCount: 1 })
-    expect(response.body.strategies?.map((strategy) => strategy.name)).toEqual(['flexibleRollout'])
-    expect(response.body.variants?.map((variant) => variant.name)).toEqual(['blue'])
+    expect(response.body).toEqual(flag.environments.find(entry => entry.name === 'production')!)
+    expect(response.body).toMatchObject({
+      name: 'production',
+      environment: 'production',
+      featureName: 'one',
+      type: 'production',
+      enabled: true,
+      variantCount: 1,
+    })
+    expect(response.body.strategies?.map(strategy => strategy.name)).toEqual(['flexibleRollout'])
+    expect(response.body.variants?.map(variant => variant.name)).toEqual(['blue'])
   })
 
   test('an unknown flag, a flag of another project, or an environment the project lacks is 404', async () => {

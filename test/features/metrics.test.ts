@@ -3,11 +3,21 @@
  * application and hour, exact and bounded; lastSeenAt in the admin views; tokens and scope.
  */
 import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
-import { type Api, expectError, expectOk, freshApiPerTest, makeApi, paths, tempDir, tokenFor, waitFor } from '../helpers'
+import {
+  type Api,
+  expectError,
+  expectOk,
+  freshApiPerTest,
+  makeApi,
+  paths,
+  tempDir,
+  tokenFor,
+  waitFor,
+} from '../helpers'
 import { USAGE_LIMITS } from '../../src/features/metrics/usage-table'
 
 let api: Api
-freshApiPerTest((fresh) => (api = fresh))
+freshApiPerTest(fresh => (api = fresh))
 
 interface UsageRow {
   featureName: string
@@ -26,21 +36,39 @@ interface Usage {
   seenApplications: string[]
 }
 
-async function sdkToken(type: 'client' | 'frontend' | 'admin', projects: string[] = ['*'], environment = 'development', on = api): Promise<string> {
+async function sdkToken(
+  type: 'client' | 'frontend' | 'admin',
+  projects: string[] = ['*'],
+  environment = 'development',
+  on = api,
+): Promise<string> {
   const name = `${type}-${Math.random().toString(36).slice(2, 10)}`
-  const response = await on.createToken({ tokenName: name, type, projects, ...(type === 'admin' ? {} : { environment }) })
+  const response = await on.createToken({
+    tokenName: name,
+    type,
+    projects,
+    ...(type === 'admin' ? {} : { environment }),
+  })
   expect(response.status).toBe(201)
   return response.body.secret
 }
 
 type Toggles = Record<string, unknown>
 const report = (token: string, appName: string, toggles: Toggles, path = '/api/client/metrics', on = api) =>
-  on.post(path, { appName, instanceId: `${appName}-1`, bucket: { start: new Date().toISOString(), stop: new Date().toISOString(), toggles } }, { token })
+  on.post(
+    path,
+    {
+      appName,
+      instanceId: `${appName}-1`,
+      bucket: { start: new Date().toISOString(), stop: new Date().toISOString(), toggles },
+    },
+    { token },
+  )
 const usageOf = (flag: string, on = api) => on.get<Usage>(`/api/admin/client-metrics/features/${flag}`)
 const hourNow = () => new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000).toISOString()
 
 describe('counting', () => {
-  test('counts are summed exactly per flag, environment (the token\'s), application and hour, with variants', async () => {
+  test("counts are summed exactly per flag, environment (the token's), application and hour, with variants", async () => {
     await api.newFlag('default', 'alpha')
     await api.newFlag('default', 'beta')
     const development = await sdkToken('client')
@@ -61,9 +89,33 @@ describe('counting', () => {
       maturity: 'stable',
       featureName: 'alpha',
       lastHourUsage: [
-        { featureName: 'alpha', appName: 'batch', environment: 'development', timestamp: hour, yes: 1, no: 1, variants: {} },
-        { featureName: 'alpha', appName: 'web', environment: 'development', timestamp: hour, yes: 7, no: 1, variants: { blue: 3, red: 1, green: 7 } },
-        { featureName: 'alpha', appName: 'web', environment: 'production', timestamp: hour, yes: 10, no: 20, variants: {} },
+        {
+          featureName: 'alpha',
+          appName: 'batch',
+          environment: 'development',
+          timestamp: hour,
+          yes: 1,
+          no: 1,
+          variants: {},
+        },
+        {
+          featureName: 'alpha',
+          appName: 'web',
+          environment: 'development',
+          timestamp: hour,
+          yes: 7,
+          no: 1,
+          variants: { blue: 3, red: 1, green: 7 },
+        },
+        {
+          featureName: 'alpha',
+          appName: 'web',
+          environment: 'production',
+          timestamp: hour,
+          yes: 10,
+          no: 20,
+          variants: {},
+        },
       ],
       seenApplications: ['batch', 'web'],
     })
@@ -81,22 +133,38 @@ describe('counting', () => {
     setSystemTime(new Date('2026-03-01T11:01:00.000Z'))
     expectOk(await report(token, 'web', { alpha: { yes: 2, no: 0 } }), 202)
     // The last hour holds what started within 60 minutes: 11:00 only, as in Unleash.
-    expect((await usageOf('alpha')).body.lastHourUsage.map((row) => [row.timestamp, row.yes])).toEqual([['2026-03-01T11:00:00.000Z', 2]])
+    expect((await usageOf('alpha')).body.lastHourUsage.map(row => [row.timestamp, row.yes])).toEqual([
+      ['2026-03-01T11:00:00.000Z', 2],
+    ])
     await api.services.metrics.flush()
-    expect(Object.values(api.services.store.state.flagUsage).map((row) => row.timestamp).sort()).toEqual(['2026-03-01T10:00:00.000Z', '2026-03-01T11:00:00.000Z'])
+    expect(
+      Object.values(api.services.store.state.flagUsage)
+        .map(row => row.timestamp)
+        .sort(),
+    ).toEqual(['2026-03-01T10:00:00.000Z', '2026-03-01T11:00:00.000Z'])
     setSystemTime(new Date(start.getTime() + (USAGE_LIMITS.hoursKept + 1) * 3_600_000))
     await api.services.metrics.flush()
-    expect(Object.values(api.services.store.state.flagUsage).map((row) => row.timestamp)).toEqual(['2026-03-01T11:00:00.000Z'])
+    expect(Object.values(api.services.store.state.flagUsage).map(row => row.timestamp)).toEqual([
+      '2026-03-01T11:00:00.000Z',
+    ])
     expect(api.services.metrics.sizes.usageRows).toBe(1)
   })
 
-  test('unknown flags, flags outside a project token\'s scope and empty counts are dropped silently (as Unleash does)', async () => {
+  test("unknown flags, flags outside a project token's scope and empty counts are dropped silently (as Unleash does)", async () => {
     await api.newProject('other')
     await api.newFlag('default', 'mine')
     await api.newFlag('other', 'theirs')
     const token = await sdkToken('client', ['default'])
-    expectOk(await report(token, 'web', { mine: { yes: 1, no: 0 }, theirs: { yes: 5, no: 5 }, ghost: { yes: 9, no: 9 }, idle: { yes: 0, no: 0 } }), 202)
-    expect((await usageOf('mine')).body.lastHourUsage.map((row) => row.yes)).toEqual([1])
+    expectOk(
+      await report(token, 'web', {
+        mine: { yes: 1, no: 0 },
+        theirs: { yes: 5, no: 5 },
+        ghost: { yes: 9, no: 9 },
+        idle: { yes: 0, no: 0 },
+      }),
+      202,
+    )
+    expect((await usageOf('mine')).body.lastHourUsage.map(row => row.yes)).toEqual([1])
     expect((await usageOf('theirs', api)).body.lastHourUsage).toEqual([])
     expect(api.services.metrics.sizes.usageRows).toBe(1)
     expectError(await usageOf('ghost'), 404, 'NotFoundError', ['ghost'])
@@ -106,7 +174,8 @@ describe('counting', () => {
     await api.newFlag('default', 'alpha')
     const token = await sdkToken('client')
     const most = Number.MAX_SAFE_INTEGER
-    for (let i = 0; i < 3; i++) expectOk(await report(token, 'web', { alpha: { yes: most, no: most - 1, variants: { blue: most } } }), 202)
+    for (let i = 0; i < 3; i++)
+      expectOk(await report(token, 'web', { alpha: { yes: most, no: most - 1, variants: { blue: most } } }), 202)
     expectOk(await report(token, 'web', { alpha: { yes: 1, no: 5, variants: { blue: 1, red: 2 } } }), 202)
     const check = async () => {
       const row = (await usageOf('alpha')).body.lastHourUsage[0]
@@ -114,7 +183,7 @@ describe('counting', () => {
     }
     await check()
     await api.services.metrics.flush()
-    expect(Object.values(api.services.store.state.flagUsage).map((row) => [row.yes, row.no])).toEqual([[most, most]])
+    expect(Object.values(api.services.store.state.flagUsage).map(row => [row.yes, row.no])).toEqual([[most, most]])
     await check()
   })
 
@@ -152,7 +221,9 @@ describe('names shaped like members of Object.prototype', () => {
       const frontend = await sdkToken('frontend')
       const variants = Object.fromEntries(NAMES.map((name, index) => [name, index + 1]))
       // Through JSON text, as a server reads it: "__proto__" is then an own key (in an object literal it would not be).
-      const toggles = JSON.parse(`{${NAMES.map((name) => `"${name}":{"yes":2,"no":1,"variants":${JSON.stringify(variants)}}`).join(',')},"plain":{"yes":1,"no":0}}`)
+      const toggles = JSON.parse(
+        `{${NAMES.map(name => `"${name}":{"yes":2,"no":1,"variants":${JSON.stringify(variants)}}`).join(',')},"plain":{"yes":1,"no":0}}`,
+      )
       expectOk(await report(client, 'web', toggles), 202)
       expectOk(await report(frontend, 'web', toggles, '/api/frontend/client/metrics'))
       expect(({} as Record<string, unknown>).yes).toBeUndefined()
@@ -163,22 +234,36 @@ describe('names shaped like members of Object.prototype', () => {
         for (const name of NAMES) {
           const usage = await usageOf(name)
           expectOk(usage)
-          expect(usage.body.lastHourUsage.map((row) => [row.featureName, row.yes, row.no])).toEqual([[name, 4, 2]])
-          expect(JSON.stringify(usage.body.lastHourUsage[0].variants, Object.keys(expected).sort())).toBe(JSON.stringify(expected, Object.keys(expected).sort()))
+          expect(usage.body.lastHourUsage.map(row => [row.featureName, row.yes, row.no])).toEqual([[name, 4, 2]])
+          expect(JSON.stringify(usage.body.lastHourUsage[0].variants, Object.keys(expected).sort())).toBe(
+            JSON.stringify(expected, Object.keys(expected).sort()),
+          )
         }
-        expect((await usageOf('plain')).body.lastHourUsage.map((row) => row.yes)).toEqual([2])
+        expect((await usageOf('plain')).body.lastHourUsage.map(row => row.yes)).toEqual([2])
       }
       await check()
       await api.services.metrics.flush()
       const seen = (await api.listFlags('default')).body.features
-      expect(seen.filter((flag) => flag.lastSeenAt !== null).map((flag) => flag.name).sort()).toEqual([...NAMES, 'plain'].sort())
+      expect(
+        seen
+          .filter(flag => flag.lastSeenAt !== null)
+          .map(flag => flag.name)
+          .sort(),
+      ).toEqual([...NAMES, 'plain'].sort())
 
       await api.close()
       api = await makeApi({ dataDir: dir.path })
       await check()
       // Prototype keys where the body has properties, not names, are still refused.
-      for (const body of ['{"appName":"web","__proto__":{"x":1}}', '{"appName":"web","bucket":{"start":0,"stop":0,"toggles":{},"constructor":{"prototype":{"x":1}}}}']) {
-        const response = await api.request('POST', '/api/client/metrics', { raw: body, token: client, headers: { 'content-type': 'application/json' } })
+      for (const body of [
+        '{"appName":"web","__proto__":{"x":1}}',
+        '{"appName":"web","bucket":{"start":0,"stop":0,"toggles":{},"constructor":{"prototype":{"x":1}}}}',
+      ]) {
+        const response = await api.request('POST', '/api/client/metrics', {
+          raw: body,
+          token: client,
+          headers: { 'content-type': 'application/json' },
+        })
         expectError(response, 400, 'ValidationError', ['is not allowed as a property name'])
       }
     } finally {
@@ -218,23 +303,35 @@ describe('bounds', () => {
     USAGE_LIMITS.variantCounters = 7
     await api.newFlag('default', 'alpha')
     const token = await sdkToken('client')
-    for (let i = 0; i < 20; i++) expectOk(await report(token, `app-${String(i).padStart(2, '0')}`, { alpha: { yes: 1, no: 0, variants: { a: 1, b: 1 } } }), 202)
+    for (let i = 0; i < 20; i++)
+      expectOk(
+        await report(token, `app-${String(i).padStart(2, '0')}`, {
+          alpha: { yes: 1, no: 0, variants: { a: 1, b: 1 } },
+        }),
+        202,
+      )
     expectOk(await report(token, 'app-00', { alpha: { yes: 1, no: 0 } }), 202)
     const rows = (await usageOf('alpha')).body.lastHourUsage
-    expect(rows.map((row) => [row.appName, row.yes])).toEqual([['app-00', 2], ['app-01', 1], ['app-02', 1], ['app-03', 1], ['app-04', 1]])
+    expect(rows.map(row => [row.appName, row.yes])).toEqual([
+      ['app-00', 2],
+      ['app-01', 1],
+      ['app-02', 1],
+      ['app-03', 1],
+      ['app-04', 1],
+    ])
     expect(rows.reduce((sum, row) => sum + Object.keys(row.variants).length, 0)).toBe(7)
     expect(api.services.metrics.sizes).toMatchObject({ usageRows: 5, variantCounters: 7 })
   })
 })
 
 describe('lastSeenAt', () => {
-  test('is set per environment by the flush, in the flag view and the (cached) flag list; the flag\'s is the latest', async () => {
+  test("is set per environment by the flush, in the flag view and the (cached) flag list; the flag's is the latest", async () => {
     await api.newFlag('default', 'alpha')
     await api.newFlag('default', 'beta')
     const development = await sdkToken('client')
     const production = await sdkToken('client', ['*'], 'production')
     const before = await api.listFlags('default')
-    expect(before.body.features.map((flag) => flag.lastSeenAt)).toEqual([null, null])
+    expect(before.body.features.map(flag => flag.lastSeenAt)).toEqual([null, null])
     setSystemTime(new Date('2026-03-01T10:00:00.000Z'))
     expectOk(await report(development, 'web', { alpha: { yes: 1, no: 0 } }), 202)
     setSystemTime(new Date('2026-03-01T10:05:00.000Z'))
@@ -244,18 +341,29 @@ describe('lastSeenAt', () => {
     await api.services.metrics.flush()
     const flag = (await api.getFlag('default', 'alpha')).body
     expect(flag.lastSeenAt).toBe('2026-03-01T10:05:00.000Z')
-    expect(Object.fromEntries(flag.environments.map((environment) => [environment.name, environment.lastSeenAt]))).toEqual({
+    expect(
+      Object.fromEntries(flag.environments.map(environment => [environment.name, environment.lastSeenAt])),
+    ).toEqual({
       development: '2026-03-01T10:00:00.000Z',
       production: '2026-03-01T10:05:00.000Z',
     })
     const list = (await api.listFlags('default')).body.features
-    expect(list.map((entry) => [entry.name, entry.lastSeenAt])).toEqual([['alpha', '2026-03-01T10:05:00.000Z'], ['beta', null]])
-    expect(list[0].environments.map((environment) => environment.lastSeenAt)).toEqual(['2026-03-01T10:00:00.000Z', '2026-03-01T10:05:00.000Z'])
+    expect(list.map(entry => [entry.name, entry.lastSeenAt])).toEqual([
+      ['alpha', '2026-03-01T10:05:00.000Z'],
+      ['beta', null],
+    ])
+    expect(list[0].environments.map(environment => environment.lastSeenAt)).toEqual([
+      '2026-03-01T10:00:00.000Z',
+      '2026-03-01T10:05:00.000Z',
+    ])
     // A later report moves it, and the cached list follows.
     setSystemTime(new Date('2026-03-01T11:00:00.000Z'))
     expectOk(await report(development, 'web', { beta: { yes: 1, no: 0 } }), 202)
     await api.services.metrics.flush()
-    expect((await api.listFlags('default')).body.features.map((entry) => entry.lastSeenAt)).toEqual(['2026-03-01T10:05:00.000Z', '2026-03-01T11:00:00.000Z'])
+    expect((await api.listFlags('default')).body.features.map(entry => entry.lastSeenAt)).toEqual([
+      '2026-03-01T10:05:00.000Z',
+      '2026-03-01T11:00:00.000Z',
+    ])
   })
 
   test('the flush timer commits on its own (METRICS_FLUSH_MS)', async () => {
@@ -263,8 +371,15 @@ describe('lastSeenAt', () => {
     await quick.newFlag('default', 'alpha')
     const token = await sdkToken('client', ['*'], 'development', quick)
     expectOk(await report(token, 'web', { alpha: { yes: 1, no: 0 } }, '/api/client/metrics', quick), 202)
-    await waitFor(async () => (await quick.getFlag('default', 'alpha')).body.lastSeenAt !== null, 'the flush timer to commit')
-    expect((await quick.getFlag('default', 'alpha')).body.environments.find((environment) => environment.name === 'development')?.lastSeenAt).not.toBeNull()
+    await waitFor(
+      async () => (await quick.getFlag('default', 'alpha')).body.lastSeenAt !== null,
+      'the flush timer to commit',
+    )
+    expect(
+      (await quick.getFlag('default', 'alpha')).body.environments.find(
+        environment => environment.name === 'development',
+      )?.lastSeenAt,
+    ).not.toBeNull()
   })
 
   test('a flag deleted and made again under the same name starts unseen', async () => {
@@ -289,7 +404,7 @@ describe('usage belongs to the flag, not to its name (issue 18 item 4)', () => {
   }
   const seenOf = async (flag: string, on = api) => {
     const body = (await on.getFlag(flag === 'alpha' ? 'other' : 'default', flag)).body
-    return [body.lastSeenAt, ...body.environments.map((environment) => environment.lastSeenAt)]
+    return [body.lastSeenAt, ...body.environments.map(environment => environment.lastSeenAt)]
   }
 
   /**
@@ -310,28 +425,43 @@ describe('usage belongs to the flag, not to its name (issue 18 item 4)', () => {
       expectOk(await api.delete(paths.flag('alpha')), 202)
       expectOk(await api.delete('/api/admin/archive/alpha'))
       // Deleted and not made again: the application still lists what it reported, as not found.
-      expect((await api.get<App>('/api/admin/metrics/applications/web')).body.seenToggles).toEqual([{ name: 'alpha', notFound: true }])
+      expect((await api.get<App>('/api/admin/metrics/applications/web')).body.seenToggles).toEqual([
+        { name: 'alpha', notFound: true },
+      ])
 
       await api.newFlag('other', 'alpha')
       const reader = await tokenFor(api, 'other-reader', { role: 'viewer', projects: ['other'] })
       const empty = { version: 1, maturity: 'stable', featureName: 'alpha', lastHourUsage: [], seenApplications: [] }
-      for (const token of [undefined, reader]) expect((await api.get<Usage>('/api/admin/client-metrics/features/alpha', token ? { token } : undefined)).body).toEqual(empty)
+      for (const token of [undefined, reader])
+        expect(
+          (await api.get<Usage>('/api/admin/client-metrics/features/alpha', token ? { token } : undefined)).body,
+        ).toEqual(empty)
       expect(await seenOf('alpha')).toEqual([null, null, null])
       // The old flag's counts, written or not, are not the new one's after the flush either.
       await api.services.metrics.flush()
       expect((await usageOf('alpha')).body).toEqual(empty)
       expect(await seenOf('alpha')).toEqual([null, null, null])
-      for (const app of ['web', 'batch']) expect((await api.get<App>(`/api/admin/metrics/applications/${app}`)).body.seenToggles).toEqual([])
-      expect(Object.values(api.services.store.state.flagUsage).filter((row) => row.featureName === 'alpha')).toEqual([])
+      for (const app of ['web', 'batch'])
+        expect((await api.get<App>(`/api/admin/metrics/applications/${app}`)).body.seenToggles).toEqual([])
+      expect(Object.values(api.services.store.state.flagUsage).filter(row => row.featureName === 'alpha')).toEqual([])
 
       // Its own reports count from nothing, seen no earlier than it was made.
       expectOk(await report(token, 'web', { alpha: { yes: 1, no: 0 } }), 202)
-      expect((await usageOf('alpha')).body.lastHourUsage.map(({ appName, yes, no, variants }) => ({ appName, yes, no, variants }))).toEqual([{ appName: 'web', yes: 1, no: 0, variants: {} }])
+      expect(
+        (await usageOf('alpha')).body.lastHourUsage.map(({ appName, yes, no, variants }) => ({
+          appName,
+          yes,
+          no,
+          variants,
+        })),
+      ).toEqual([{ appName: 'web', yes: 1, no: 0, variants: {} }])
       await api.services.metrics.flush()
       const flag = (await api.getFlag('other', 'alpha')).body
       expect(flag.lastSeenAt).not.toBeNull()
       expect(Date.parse(flag.lastSeenAt!)).toBeGreaterThanOrEqual(Date.parse(flag.createdAt!))
-      expect((await api.get<App>('/api/admin/metrics/applications/web')).body.seenToggles).toEqual([{ name: 'alpha', project: 'other', type: 'release' }])
+      expect((await api.get<App>('/api/admin/metrics/applications/web')).body.seenToggles).toEqual([
+        { name: 'alpha', project: 'other', type: 'release' },
+      ])
     })
   }
 
@@ -359,7 +489,7 @@ describe('no disk write and no event per request', () => {
     const token = await sdkToken('client')
     const frontend = await sdkToken('frontend')
     const commits: number[] = []
-    api.services.store.onCommit((events) => commits.push(events.length))
+    api.services.store.onCommit(events => commits.push(events.length))
     const lastEvent = api.lastEventId()
     for (let i = 0; i < 50; i++) {
       expectOk(await report(token, 'web', { alpha: { yes: 1, no: 0 } }), 202)
@@ -394,11 +524,21 @@ describe('tokens (sdk-api-contract §5)', () => {
       expect((await api.post(path, body, { token: own })).status).toBe(path.startsWith('/api/frontend') ? 200 : 202)
       for (const token of others) expectError(await api.post(path, body, { token }), 403, 'NoAccessError')
       expectError(await api.post(path, body, { token: null }), 401, 'AuthenticationRequired')
-      expectError(await api.post(path, body, { token: 'default:development.0123456789abcdef0123456789abcdef' }), 401, 'AuthenticationRequired')
+      expectError(
+        await api.post(path, body, { token: 'default:development.0123456789abcdef0123456789abcdef' }),
+        401,
+        'AuthenticationRequired',
+      )
     }
     // Only the two metrics posts by their own tokens counted.
-    expect((await usageOf('alpha')).body.lastHourUsage.map((row) => [row.environment, row.yes])).toEqual([['development', 2]])
-    for (const path of ['/api/admin/client-metrics/features/alpha', '/api/admin/metrics/applications', '/api/admin/metrics/applications/web']) {
+    expect((await usageOf('alpha')).body.lastHourUsage.map(row => [row.environment, row.yes])).toEqual([
+      ['development', 2],
+    ])
+    for (const path of [
+      '/api/admin/client-metrics/features/alpha',
+      '/api/admin/metrics/applications',
+      '/api/admin/metrics/applications/web',
+    ]) {
       expectError(await api.get(path, { token: client }), 403, 'NoAccessError')
       expectError(await api.get(path, { token: frontend }), 403, 'NoAccessError')
       expectError(await api.get(path, { token: null }), 401, 'AuthenticationRequired')

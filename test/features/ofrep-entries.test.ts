@@ -28,20 +28,28 @@ for (const seed of [1, 2, 3, 4, 5]) {
     for (let n = 0; n < flagCount; n++) {
       const key = `${pick(seed === 5 ? ASCII_NAMES : NAMES)}-${n}`
       const fixed = seed === 2 ? false : chance(0.4)
-      const texts = Array.from({ length: fixed ? 1 : int(2, 4) }, (_, k) => entryText(key, k % 2 === 0 ? true : pick(seed === 5 ? ASCII_NAMES : NAMES), pick(['STATIC', 'SPLIT', 'DISABLED'])))
-      flags.push({ ids: texts.map((text) => entries.add(text)), texts, fixed })
+      const texts = Array.from({ length: fixed ? 1 : int(2, 4) }, (_, k) =>
+        entryText(
+          key,
+          k % 2 === 0 ? true : pick(seed === 5 ? ASCII_NAMES : NAMES),
+          pick(['STATIC', 'SPLIT', 'DISABLED']),
+        ),
+      )
+      flags.push({ ids: texts.map(text => entries.add(text)), texts, fixed })
     }
-    const fixedFlags = flags.filter((flag) => flag.fixed)
-    const evaluated = flags.filter((flag) => !flag.fixed)
+    const fixedFlags = flags.filter(flag => flag.fixed)
+    const evaluated = flags.filter(flag => !flag.fixed)
     entries.seal(
-      fixedFlags.map((flag) => flag.ids[0]),
-      evaluated.map((flag) => [flag.ids[0], flag.ids.at(-1)! + 1] as const),
+      fixedFlags.map(flag => flag.ids[0]),
+      evaluated.map(flag => [flag.ids[0], flag.ids.at(-1)! + 1] as const),
     )
-    const longEnd = encoder.encode(`],"eventStreams":${JSON.stringify([{ type: 'sse', endpoint: { requestUri: `/${'p'.repeat(3000)}/ofrep/v1/events` } }])}}`) as Bytes
+    const longEnd = encoder.encode(
+      `],"eventStreams":${JSON.stringify([{ type: 'sse', endpoint: { requestUri: `/${'p'.repeat(3000)}/ofrep/v1/events` } }])}}`,
+    ) as Bytes
     const ids = new Int32Array(evaluated.length)
     const responses: { response: Response; expected: string }[] = []
     for (let answer = 0; answer < 30; answer++) {
-      const texts = fixedFlags.map((flag) => flag.texts[0])
+      const texts = fixedFlags.map(flag => flag.texts[0])
       evaluated.forEach((flag, index) => {
         const chosen = int(0, flag.ids.length - 1)
         ids[index] = flag.ids[chosen]
@@ -49,15 +57,17 @@ for (const seed of [1, 2, 3, 4, 5]) {
       })
       const end = answer % 3 === 2 ? longEnd : BULK_END
       const expected = `{"flags":[${texts.join('').slice(1)}${decoder.decode(end)}`
-      const got = entries.bulk(ids, end, (bytes) => {
+      const got = entries.bulk(ids, end, bytes => {
         responses.push({ response: new Response(bytes), expected })
         return decoder.decode(bytes)
       })
       expect(JSON.parse(got)).toEqual(JSON.parse(expected))
     }
     // Each Response copied its answer: none changed when the later ones were put together.
-    for (const { response, expected } of responses) expect(JSON.parse(await response.text())).toEqual(JSON.parse(expected))
+    for (const { response, expected } of responses)
+      expect(JSON.parse(await response.text())).toEqual(JSON.parse(expected))
     // A single flag's entry is a view of the entries, untouched by the answers.
-    for (const flag of flags) flag.ids.forEach((id, k) => expect(decoder.decode(entries.alone(id))).toBe(flag.texts[k].slice(1)))
+    for (const flag of flags)
+      flag.ids.forEach((id, k) => expect(decoder.decode(entries.alone(id))).toBe(flag.texts[k].slice(1)))
   })
 }

@@ -42,11 +42,23 @@ for (const seed of [11, 12]) {
     const api = await makeApi()
     try {
       await makeFlags(api, random)
-      const frontend = await api.createToken({ tokenName: 'browser', type: 'frontend', projects: [PROJECT], environment: ENVIRONMENT })
-      const client = await api.createToken({ tokenName: 'server', type: 'client', projects: [PROJECT], environment: ENVIRONMENT })
-      const served = await api.get<{ features: { name: string; enabled: boolean }[] }>('/api/client/features', { token: client.body.secret })
+      const frontend = await api.createToken({
+        tokenName: 'browser',
+        type: 'frontend',
+        projects: [PROJECT],
+        environment: ENVIRONMENT,
+      })
+      const client = await api.createToken({
+        tokenName: 'server',
+        type: 'client',
+        projects: [PROJECT],
+        environment: ENVIRONMENT,
+      })
+      const served = await api.get<{ features: { name: string; enabled: boolean }[] }>('/api/client/features', {
+        token: client.body.secret,
+      })
       expectOk(served)
-      const enabledInEnvironment = new Map(served.body.features.map((feature) => [feature.name, feature.enabled]))
+      const enabledInEnvironment = new Map(served.body.features.map(feature => [feature.name, feature.enabled]))
       const mismatches: string[] = []
       const reasons = new Set<string>()
       let on = 0
@@ -55,28 +67,49 @@ for (const seed of [11, 12]) {
         const { userId, ...rest } = sent
         // targetingKey is the userId; an empty userId is no targeting key (OFREP refuses an empty one), sent as the field it is.
         const ofrepContext = userId ? { targetingKey: userId, ...rest } : userId === '' ? { userId, ...rest } : rest
-        const toggles = await api.post<{ toggles: Toggle[] }>('/api/frontend', { context: sent }, { token: frontend.body.secret })
+        const toggles = await api.post<{ toggles: Toggle[] }>(
+          '/api/frontend',
+          { context: sent },
+          { token: frontend.body.secret },
+        )
         expectOk(toggles)
         // Either token type reads the same.
         const token = random.chance(0.5) ? frontend.body.secret : client.body.secret
-        const bulk = await api.post<{ flags: Evaluation[] }>('/ofrep/v1/evaluate/flags', { context: ofrepContext }, { token })
+        const bulk = await api.post<{ flags: Evaluation[] }>(
+          '/ofrep/v1/evaluate/flags',
+          { context: ofrepContext },
+          { token },
+        )
         expectOk(bulk)
-        const expected = new Map(toggles.body.toggles.map((toggle) => [toggle.name, { variant: toggle.variant.name, value: typed(toggle.variant.payload) }]))
-        const got = new Map(bulk.body.flags.map((flag) => [flag.key, asToggle(flag)]))
+        const expected = new Map(
+          toggles.body.toggles.map(toggle => [
+            toggle.name,
+            { variant: toggle.variant.name, value: typed(toggle.variant.payload) },
+          ]),
+        )
+        const got = new Map(bulk.body.flags.map(flag => [flag.key, asToggle(flag)]))
         expect([...got.keys()].sort()).toEqual([...enabledInEnvironment.keys()].sort())
         for (const flag of bulk.body.flags) {
           reasons.add(flag.reason)
-          if ((flag.reason === 'DISABLED') !== !enabledInEnvironment.get(flag.key)) mismatches.push(`${flag.key}: ${flag.reason} but enabled ${enabledInEnvironment.get(flag.key)}`)
+          if ((flag.reason === 'DISABLED') !== !enabledInEnvironment.get(flag.key))
+            mismatches.push(`${flag.key}: ${flag.reason} but enabled ${enabledInEnvironment.get(flag.key)}`)
           const theirs = expected.get(flag.key) ?? null
           if (JSON.stringify(got.get(flag.key)) !== JSON.stringify(theirs)) {
-            mismatches.push(`${JSON.stringify(ofrepContext)} ${flag.key}: ofrep ${JSON.stringify(flag)}, frontend ${JSON.stringify(theirs)}`)
+            mismatches.push(
+              `${JSON.stringify(ofrepContext)} ${flag.key}: ofrep ${JSON.stringify(flag)}, frontend ${JSON.stringify(theirs)}`,
+            )
           }
         }
         on += expected.size
         for (const flag of random.some(bulk.body.flags, 3)) {
-          const single = await api.post<Evaluation>(`/ofrep/v1/evaluate/flags/${flag.key}`, { context: ofrepContext }, { token })
+          const single = await api.post<Evaluation>(
+            `/ofrep/v1/evaluate/flags/${flag.key}`,
+            { context: ofrepContext },
+            { token },
+          )
           expectOk(single)
-          if (JSON.stringify(single.body) !== JSON.stringify(flag)) mismatches.push(`single ${flag.key}: ${JSON.stringify(single.body)} vs bulk ${JSON.stringify(flag)}`)
+          if (JSON.stringify(single.body) !== JSON.stringify(flag))
+            mismatches.push(`single ${flag.key}: ${JSON.stringify(single.body)} vs bulk ${JSON.stringify(flag)}`)
         }
       }
       expect(mismatches.slice(0, 3)).toEqual([])

@@ -10,11 +10,12 @@ import { freshDatabase, ON_POSTGRES } from '../test-store'
 import { SseReader } from './streaming/sse'
 
 let api: Api
-freshApiPerTest((fresh) => (api = fresh))
+freshApiPerTest(fresh => (api = fresh))
 
 const ONE = (key: string) => `/ofrep/v1/evaluate/flags/${encodeURIComponent(key)}`
 const BULK = '/ofrep/v1/evaluate/flags'
-const strategies = (flag: string, environment = 'development', project = 'default') => `/api/admin/projects/${project}/features/${flag}/environments/${environment}/strategies`
+const strategies = (flag: string, environment = 'development', project = 'default') =>
+  `/api/admin/projects/${project}/features/${flag}/environments/${environment}/strategies`
 
 interface Evaluation {
   key: string
@@ -29,27 +30,41 @@ interface Failure {
   errorDetails: string
 }
 
-async function sdkToken(type: 'frontend' | 'client' = 'frontend', projects: string[] = ['default'], environment = 'development'): Promise<string> {
+async function sdkToken(
+  type: 'frontend' | 'client' = 'frontend',
+  projects: string[] = ['default'],
+  environment = 'development',
+): Promise<string> {
   const created = await api.createToken({ tokenName: `${type}-${crypto.randomUUID()}`, type, projects, environment })
   expectOk(created, 201)
   return created.body.secret
 }
 
-const evaluate = (token: string, key: string, context: unknown = { targetingKey: 'user-1' }, headers: Record<string, string> = {}) =>
-  api.post<Evaluation | Failure>(ONE(key), { context }, { token, headers })
+const evaluate = (
+  token: string,
+  key: string,
+  context: unknown = { targetingKey: 'user-1' },
+  headers: Record<string, string> = {},
+) => api.post<Evaluation | Failure>(ONE(key), { context }, { token, headers })
 const bulk = (token: string, context: unknown = { targetingKey: 'user-1' }, headers: Record<string, string> = {}) =>
   api.post<{ flags: Evaluation[] } | Failure>(BULK, { context }, { token, headers })
 
 function expectFailure(response: ApiResponse<unknown>, status: number, errorCode: string, key?: string) {
-  expect({ status: response.status, type: response.headers.get('content-type') }).toEqual({ status, type: 'application/json' })
+  expect({ status: response.status, type: response.headers.get('content-type') }).toEqual({
+    status,
+    type: 'application/json',
+  })
   const body = response.body as Failure
-  expect(Object.keys(body).sort()).toEqual(key === undefined ? ['errorCode', 'errorDetails'] : ['errorCode', 'errorDetails', 'key'])
+  expect(Object.keys(body).sort()).toEqual(
+    key === undefined ? ['errorCode', 'errorDetails'] : ['errorCode', 'errorDetails', 'key'],
+  )
   expect(body.errorCode).toBe(errorCode)
   if (key !== undefined) expect(body.key).toBe(key)
   expect(body.errorDetails.length).toBeGreaterThan(5)
 }
 
-const flagsOf = (response: ApiResponse<unknown>) => new Map(((response.body as { flags: Evaluation[] }).flags ?? []).map((flag) => [flag.key, flag]))
+const flagsOf = (response: ApiResponse<unknown>) =>
+  new Map(((response.body as { flags: Evaluation[] }).flags ?? []).map(flag => [flag.key, flag]))
 
 describe('tokens', () => {
   test('frontend and client tokens, as Authorization (with or without Bearer) or X-API-Key; none or an unknown one is 401 and an admin token 403, without a body', async () => {
@@ -58,8 +73,16 @@ describe('tokens', () => {
     const client = await sdkToken('client')
     const expected = { key: 'checkout', value: true, reason: 'STATIC', variant: 'on', metadata: { project: 'default' } }
     for (const token of [frontend, client]) {
-      for (const headers of [{ authorization: token }, { authorization: `Bearer ${token}` }, { 'x-api-key': token }] as Record<string, string>[]) {
-        const one = await api.post<Evaluation>(ONE('checkout'), { context: { targetingKey: 'u' } }, { token: null, headers })
+      for (const headers of [
+        { authorization: token },
+        { authorization: `Bearer ${token}` },
+        { 'x-api-key': token },
+      ] as Record<string, string>[]) {
+        const one = await api.post<Evaluation>(
+          ONE('checkout'),
+          { context: { targetingKey: 'u' } },
+          { token: null, headers },
+        )
         expectOk(one)
         expect(one.body).toEqual(expected)
         const all = await api.post(BULK, { context: { targetingKey: 'u' } }, { token: null, headers })
@@ -76,7 +99,12 @@ describe('tokens', () => {
         [{ 'x-api-key': api.adminToken }, 403],
       ] as const) {
         const response = await api.post(path, { context: { targetingKey: 'u' } }, { token: null, headers })
-        expect({ path, headers, status: response.status, text: response.text }).toEqual({ path, headers, status, text: '' })
+        expect({ path, headers, status: response.status, text: response.text }).toEqual({
+          path,
+          headers,
+          status,
+          text: '',
+        })
       }
     }
   })
@@ -110,10 +138,19 @@ describe('values and reasons', () => {
     await api.flagOn('everyone')
     expectOk(await api.createFlag('default', 'no-strategy'), 201)
     expectOk(await api.toggle('default', 'no-strategy', 'development', true))
-    await api.flagOn('for-pro', { name: 'default', constraints: [{ contextName: 'plan', operator: 'IN', values: ['pro'] }] })
+    await api.flagOn('for-pro', {
+      name: 'default',
+      constraints: [{ contextName: 'plan', operator: 'IN', values: ['pro'] }],
+    })
     await api.flagOn('listed-users', { name: 'userWithId', parameters: { userIds: 'alice, bob' } })
-    await api.flagOn('half', { name: 'flexibleRollout', parameters: { rollout: '50', stickiness: 'default', groupId: 'half' } })
-    await api.flagOn('all-of-them', { name: 'flexibleRollout', parameters: { rollout: '100', stickiness: 'default', groupId: 'all' } })
+    await api.flagOn('half', {
+      name: 'flexibleRollout',
+      parameters: { rollout: '50', stickiness: 'default', groupId: 'half' },
+    })
+    await api.flagOn('all-of-them', {
+      name: 'flexibleRollout',
+      parameters: { rollout: '100', stickiness: 'default', groupId: 'all' },
+    })
     const token = await sdkToken()
     const answer = async (key: string, context: Record<string, unknown>) => {
       const response = await evaluate(token, key, context)
@@ -121,25 +158,67 @@ describe('values and reasons', () => {
       const { value, reason, variant } = response.body as Evaluation
       return { value, reason, variant }
     }
-    expect(await answer('switched-off', { targetingKey: 'alice' })).toEqual({ value: false, reason: 'DISABLED', variant: 'off' })
-    expect(await answer('everyone', { targetingKey: 'alice' })).toEqual({ value: true, reason: 'STATIC', variant: 'on' })
+    expect(await answer('switched-off', { targetingKey: 'alice' })).toEqual({
+      value: false,
+      reason: 'DISABLED',
+      variant: 'off',
+    })
+    expect(await answer('everyone', { targetingKey: 'alice' })).toEqual({
+      value: true,
+      reason: 'STATIC',
+      variant: 'on',
+    })
     expect(await answer('no-strategy', {})).toEqual({ value: true, reason: 'STATIC', variant: 'on' })
-    expect(await answer('all-of-them', { targetingKey: 'alice' })).toEqual({ value: true, reason: 'STATIC', variant: 'on' })
-    expect(await answer('for-pro', { targetingKey: 'alice', plan: 'pro' })).toEqual({ value: true, reason: 'TARGETING_MATCH', variant: 'on' })
-    expect(await answer('for-pro', { targetingKey: 'alice', plan: 'free' })).toEqual({ value: false, reason: 'DEFAULT', variant: 'off' })
+    expect(await answer('all-of-them', { targetingKey: 'alice' })).toEqual({
+      value: true,
+      reason: 'STATIC',
+      variant: 'on',
+    })
+    expect(await answer('for-pro', { targetingKey: 'alice', plan: 'pro' })).toEqual({
+      value: true,
+      reason: 'TARGETING_MATCH',
+      variant: 'on',
+    })
+    expect(await answer('for-pro', { targetingKey: 'alice', plan: 'free' })).toEqual({
+      value: false,
+      reason: 'DEFAULT',
+      variant: 'off',
+    })
     // properties as the frontend API takes them, too.
-    expect(await answer('for-pro', { targetingKey: 'alice', properties: { plan: 'pro' } })).toEqual({ value: true, reason: 'TARGETING_MATCH', variant: 'on' })
-    expect(await answer('listed-users', { targetingKey: 'bob' })).toEqual({ value: true, reason: 'TARGETING_MATCH', variant: 'on' })
-    expect(await answer('listed-users', { targetingKey: 'carol' })).toEqual({ value: false, reason: 'DEFAULT', variant: 'off' })
+    expect(await answer('for-pro', { targetingKey: 'alice', properties: { plan: 'pro' } })).toEqual({
+      value: true,
+      reason: 'TARGETING_MATCH',
+      variant: 'on',
+    })
+    expect(await answer('listed-users', { targetingKey: 'bob' })).toEqual({
+      value: true,
+      reason: 'TARGETING_MATCH',
+      variant: 'on',
+    })
+    expect(await answer('listed-users', { targetingKey: 'carol' })).toEqual({
+      value: false,
+      reason: 'DEFAULT',
+      variant: 'off',
+    })
     // targetingKey is the userId and wins over a userId field.
-    expect(await answer('listed-users', { targetingKey: 'bob', userId: 'carol' })).toEqual({ value: true, reason: 'TARGETING_MATCH', variant: 'on' })
+    expect(await answer('listed-users', { targetingKey: 'bob', userId: 'carol' })).toEqual({
+      value: true,
+      reason: 'TARGETING_MATCH',
+      variant: 'on',
+    })
     const split = new Set<string>()
     for (let i = 0; i < 40; i++) split.add(JSON.stringify(await answer('half', { targetingKey: `user-${i}` })))
-    expect([...split].sort()).toEqual([JSON.stringify({ value: false, reason: 'DEFAULT', variant: 'off' }), JSON.stringify({ value: true, reason: 'SPLIT', variant: 'on' })].sort())
+    expect([...split].sort()).toEqual(
+      [
+        JSON.stringify({ value: false, reason: 'DEFAULT', variant: 'off' }),
+        JSON.stringify({ value: true, reason: 'SPLIT', variant: 'on' }),
+      ].sort(),
+    )
   })
 
   test("a flag with variants answers the variant's payload by type, the variant's name, SPLIT for a weighted choice and TARGETING_MATCH for an override; off it answers false, without a payload true", async () => {
-    const variants = (list: Record<string, unknown>[]) => list.map((variant) => ({ weightType: 'variable', weight: 500, stickiness: 'default', ...variant }))
+    const variants = (list: Record<string, unknown>[]) =>
+      list.map(variant => ({ weightType: 'variable', weight: 500, stickiness: 'default', ...variant }))
     const payloads: [string, Record<string, unknown>, unknown][] = [
       ['text', { type: 'string', value: 'blue' }, 'blue'],
       ['csv', { type: 'csv', value: 'a,b' }, 'a,b'],
@@ -148,40 +227,103 @@ describe('values and reasons', () => {
     ]
     for (const [name, payload] of payloads) {
       await api.flagOn(name)
-      expectOk(await api.put(`/api/admin/projects/default/features/${name}/environments/development/variants`, variants([{ name: `${name}-only`, weight: 1000, payload }])))
+      expectOk(
+        await api.put(
+          `/api/admin/projects/default/features/${name}/environments/development/variants`,
+          variants([{ name: `${name}-only`, weight: 1000, payload }]),
+        ),
+      )
     }
     await api.flagOn('two-ways')
     expectOk(
       await api.put(
         '/api/admin/projects/default/features/two-ways/environments/development/variants',
         variants([
-          { name: 'red', payload: { type: 'string', value: 'r' }, overrides: [{ contextName: 'userId', values: ['vip'] }] },
+          {
+            name: 'red',
+            payload: { type: 'string', value: 'r' },
+            overrides: [{ contextName: 'userId', values: ['vip'] }],
+          },
           { name: 'green', payload: { type: 'string', value: 'g' } },
         ]),
       ),
     )
     await api.flagOn('no-payload')
-    expectOk(await api.put('/api/admin/projects/default/features/no-payload/environments/development/variants', variants([{ name: 'plain' }])))
+    expectOk(
+      await api.put(
+        '/api/admin/projects/default/features/no-payload/environments/development/variants',
+        variants([{ name: 'plain' }]),
+      ),
+    )
     expectOk(await api.createFlag('default', 'variants-off'), 201)
-    expectOk(await api.put('/api/admin/projects/default/features/variants-off/environments/development/variants', variants([{ name: 'never', payload: { type: 'string', value: 'x' } }])))
+    expectOk(
+      await api.put(
+        '/api/admin/projects/default/features/variants-off/environments/development/variants',
+        variants([{ name: 'never', payload: { type: 'string', value: 'x' } }]),
+      ),
+    )
     await api.flagOn('strategy-variants', {
       name: 'flexibleRollout',
       parameters: { rollout: '100', stickiness: 'default', groupId: 'sv' },
       constraints: [{ contextName: 'plan', operator: 'IN', values: ['pro'] }],
-      variants: [{ name: 'from-strategy', weight: 1000, weightType: 'variable', stickiness: 'default', payload: { type: 'number', value: '7' } }],
+      variants: [
+        {
+          name: 'from-strategy',
+          weight: 1000,
+          weightType: 'variable',
+          stickiness: 'default',
+          payload: { type: 'number', value: '7' },
+        },
+      ],
     })
     const token = await sdkToken()
     const all = flagsOf(await bulk(token, { targetingKey: 'someone', plan: 'pro' }))
-    for (const [name, , value] of payloads) expect(all.get(name)).toEqual({ key: name, value, reason: 'STATIC', variant: `${name}-only`, metadata: { project: 'default' } })
-    expect(all.get('no-payload')).toEqual({ key: 'no-payload', value: true, reason: 'STATIC', variant: 'plain', metadata: { project: 'default' } })
-    expect(all.get('variants-off')).toEqual({ key: 'variants-off', value: false, reason: 'DISABLED', variant: 'disabled', metadata: { project: 'default' } })
-    expect(all.get('strategy-variants')).toEqual({ key: 'strategy-variants', value: 7, reason: 'TARGETING_MATCH', variant: 'from-strategy', metadata: { project: 'default' } })
+    for (const [name, , value] of payloads)
+      expect(all.get(name)).toEqual({
+        key: name,
+        value,
+        reason: 'STATIC',
+        variant: `${name}-only`,
+        metadata: { project: 'default' },
+      })
+    expect(all.get('no-payload')).toEqual({
+      key: 'no-payload',
+      value: true,
+      reason: 'STATIC',
+      variant: 'plain',
+      metadata: { project: 'default' },
+    })
+    expect(all.get('variants-off')).toEqual({
+      key: 'variants-off',
+      value: false,
+      reason: 'DISABLED',
+      variant: 'disabled',
+      metadata: { project: 'default' },
+    })
+    expect(all.get('strategy-variants')).toEqual({
+      key: 'strategy-variants',
+      value: 7,
+      reason: 'TARGETING_MATCH',
+      variant: 'from-strategy',
+      metadata: { project: 'default' },
+    })
     const notPro = await evaluate(token, 'strategy-variants', { targetingKey: 'someone', plan: 'free' })
-    expect(notPro.body).toEqual({ key: 'strategy-variants', value: false, reason: 'DEFAULT', variant: 'disabled', metadata: { project: 'default' } })
-    expect((await evaluate(token, 'two-ways', { targetingKey: 'vip' })).body).toMatchObject({ value: 'r', variant: 'red', reason: 'TARGETING_MATCH' })
+    expect(notPro.body).toEqual({
+      key: 'strategy-variants',
+      value: false,
+      reason: 'DEFAULT',
+      variant: 'disabled',
+      metadata: { project: 'default' },
+    })
+    expect((await evaluate(token, 'two-ways', { targetingKey: 'vip' })).body).toMatchObject({
+      value: 'r',
+      variant: 'red',
+      reason: 'TARGETING_MATCH',
+    })
     const seen = new Set<string>()
     for (let i = 0; i < 30; i++) {
-      const { value, variant, reason } = (await evaluate(token, 'two-ways', { targetingKey: `user-${i}` })).body as Evaluation
+      const { value, variant, reason } = (await evaluate(token, 'two-ways', { targetingKey: `user-${i}` }))
+        .body as Evaluation
       seen.add(`${value}/${variant}/${reason}`)
     }
     expect([...seen].sort()).toEqual(['g/green/SPLIT', 'r/red/SPLIT'])
@@ -207,15 +349,24 @@ describe('errors', () => {
   test('bad JSON, a body that is not an object and a wrong content type are PARSE_ERROR, a body over the limit GENERAL; the single flag answer names the key, the bulk one does not', async () => {
     await api.flagOn('checkout')
     const token = await sdkToken()
-    for (const [path, key] of [[ONE('checkout'), 'checkout'], [BULK, undefined]] as const) {
-      const send = (raw: string, type: string | null) => api.post(path, undefined, { token, raw, headers: type === null ? {} : { 'content-type': type } })
+    for (const [path, key] of [
+      [ONE('checkout'), 'checkout'],
+      [BULK, undefined],
+    ] as const) {
+      const send = (raw: string, type: string | null) =>
+        api.post(path, undefined, { token, raw, headers: type === null ? {} : { 'content-type': type } })
       expectFailure(await send('{"context": {', 'application/json'), 400, 'PARSE_ERROR', key)
       expectFailure(await send('[1, 2]', 'application/json'), 400, 'PARSE_ERROR', key)
       expectFailure(await send('"text"', 'application/json'), 400, 'PARSE_ERROR', key)
       expectFailure(await send('', 'application/json'), 400, 'PARSE_ERROR', key)
       expectFailure(await send('{"context":{}}', 'text/plain'), 415, 'PARSE_ERROR', key)
       expectFailure(await send('context=x', 'application/x-www-form-urlencoded'), 415, 'PARSE_ERROR', key)
-      expectFailure(await send(JSON.stringify({ context: { targetingKey: 'u', big: 'x'.repeat(200_000) } }), 'application/json'), 413, 'GENERAL', key)
+      expectFailure(
+        await send(JSON.stringify({ context: { targetingKey: 'u', big: 'x'.repeat(200_000) } }), 'application/json'),
+        413,
+        'GENERAL',
+        key,
+      )
       // Without a token, 401 comes first for a readable body, still without a body.
       const anonymous = await api.post(path, { context: {} }, { token: null })
       expect({ status: anonymous.status, text: anonymous.text }).toEqual({ status: 401, text: '' })
@@ -268,12 +419,25 @@ describe('BASE_URI_PATH', () => {
     await api.flagOn('checkout')
     const token = await sdkToken()
     const based = new Api(createApp(api.services, { bodyLimit: 102400, basePath: '/flags' }), api.services, null)
-    const one = await based.post<Evaluation>(`/flags${ONE('checkout')}`, { context: { targetingKey: 'u' } }, { token, headers: { origin: 'https://shop.example.com' } })
+    const one = await based.post<Evaluation>(
+      `/flags${ONE('checkout')}`,
+      { context: { targetingKey: 'u' } },
+      { token, headers: { origin: 'https://shop.example.com' } },
+    )
     expectOk(one)
     expect(one.body).toMatchObject({ key: 'checkout', value: true })
     expect(one.headers.get('access-control-allow-origin')).toBe('*')
-    expectFailure(await based.post(`/flags${ONE('missing')}`, { context: {} }, { token }), 404, 'FLAG_NOT_FOUND', 'missing')
-    expectFailure(await based.post(`/flags${BULK}`, { context: { targetingKey: '' } }, { token }), 400, 'TARGETING_KEY_MISSING')
+    expectFailure(
+      await based.post(`/flags${ONE('missing')}`, { context: {} }, { token }),
+      404,
+      'FLAG_NOT_FOUND',
+      'missing',
+    )
+    expectFailure(
+      await based.post(`/flags${BULK}`, { context: { targetingKey: '' } }, { token }),
+      400,
+      'TARGETING_KEY_MISSING',
+    )
     const anonymous = await based.post(`/flags${BULK}`, { context: {} }, { token: null })
     expect({ status: anonymous.status, text: anonymous.text }).toEqual({ status: 401, text: '' })
   })
@@ -289,8 +453,14 @@ describe('eventStreams', () => {
     return answer.body.eventStreams[0].endpoint.requestUri
   }
   const open = async (app: Api, path: string) => {
-    const response = await app.app.handle(new Request(`http://localhost${path}`, { headers: { origin: 'https://shop.example.com' } }))
-    expect({ status: response.status, type: response.headers.get('content-type'), cors: response.headers.get('access-control-allow-origin') }).toEqual({
+    const response = await app.app.handle(
+      new Request(`http://localhost${path}`, { headers: { origin: 'https://shop.example.com' } }),
+    )
+    expect({
+      status: response.status,
+      type: response.headers.get('content-type'),
+      cors: response.headers.get('access-control-allow-origin'),
+    }).toEqual({
       status: 200,
       type: 'text/event-stream; charset=utf-8',
       cors: '*',
@@ -321,7 +491,11 @@ describe('eventStreams', () => {
       expect(message.event).toBe('message')
       expect(JSON.parse(message.data)).toEqual({ type: 'refetchEvaluation', etag: message.id })
       // The refetch the provider makes (with the event's etag as a query parameter) sees the change.
-      const refetched = await api.post<{ flags: Evaluation[] }>(`${BULK}?flagConfigEtag=${message.id}`, { context: { targetingKey: 'u' } }, { token })
+      const refetched = await api.post<{ flags: Evaluation[] }>(
+        `${BULK}?flagConfigEtag=${message.id}`,
+        { context: { targetingKey: 'u' } },
+        { token },
+      )
       expectOk(refetched)
       expect(flagsOf(refetched).get('checkout')).toMatchObject({ value: false, reason: 'DISABLED' })
     } finally {
@@ -335,7 +509,12 @@ describe('eventStreams', () => {
       expect({ path, status: unknown.status, text: await unknown.text() }).toEqual({ path, status: 401, text: '' })
     }
     await api.flagOn('checkout')
-    const created = await api.createToken({ tokenName: 'browser', type: 'frontend', projects: ['default'], environment: 'development' })
+    const created = await api.createToken({
+      tokenName: 'browser',
+      type: 'frontend',
+      projects: ['default'],
+      environment: 'development',
+    })
     expectOk(created, 201)
     const path = await channelOf(api, created.body.secret)
     const reader = await open(api, path)
@@ -352,7 +531,9 @@ describe('eventStreams', () => {
       const client = await tokenFor(capped, 'sdk', { type: 'client', environment: 'development' })
       const path = await channelOf(capped, token)
       const held = await open(capped, path)
-      const sdkStream = await capped.app.handle(new Request('http://localhost/api/client/streaming', { headers: { authorization: client } }))
+      const sdkStream = await capped.app.handle(
+        new Request('http://localhost/api/client/streaming', { headers: { authorization: client } }),
+      )
       expect(sdkStream.status).toBe(200)
       const refused = await capped.get(path, { token: null })
       expectFailure(refused, 503, 'GENERAL')
@@ -383,15 +564,29 @@ describe('eventStreams', () => {
   })
 
   test("a frontend token's channel past STREAMING_MAX_STREAMS_PER_ADDRESS is 503 from that address only, and past STREAMING_MAX_STREAMS_PER_TOKEN from any", async () => {
-    const capped = await makeApi({ streaming: { maxStreams: 100, heartbeatMs: 15_000, maxStreamsPerToken: 3, maxStreamsPerAddress: 2 } })
+    const capped = await makeApi({
+      streaming: { maxStreams: 100, heartbeatMs: 15_000, maxStreamsPerToken: 3, maxStreamsPerAddress: 2 },
+    })
     const bodies: ReadableStream[] = []
     try {
-      const behindProxy = new Api(createApp(capped.services, { bodyLimit: 102400, trustProxy: true }), capped.services, null)
-      const browser = await channelOf(capped, await tokenFor(capped, 'browser', { type: 'frontend', environment: 'development' }))
-      const server = await channelOf(capped, await tokenFor(capped, 'server', { type: 'client', environment: 'development' }))
+      const behindProxy = new Api(
+        createApp(capped.services, { bodyLimit: 102400, trustProxy: true }),
+        capped.services,
+        null,
+      )
+      const browser = await channelOf(
+        capped,
+        await tokenFor(capped, 'browser', { type: 'frontend', environment: 'development' }),
+      )
+      const server = await channelOf(
+        capped,
+        await tokenFor(capped, 'server', { type: 'client', environment: 'development' }),
+      )
       const from = (address: string) => ({ token: null, headers: { 'x-forwarded-for': address } })
       const hold = async (path: string, address: string) => {
-        const response = await behindProxy.app.handle(new Request(`http://localhost${path}`, { headers: from(address).headers }))
+        const response = await behindProxy.app.handle(
+          new Request(`http://localhost${path}`, { headers: from(address).headers }),
+        )
         expect({ path, address, status: response.status }).toEqual({ path, address, status: 200 })
         bodies.push(response.body!)
       }
@@ -418,7 +613,10 @@ describe('eventStreams', () => {
     const dir = tempDir('flags-ofrep-channel-')
     try {
       const first = await makeApi({ dataDir: dir.path })
-      const path = await channelOf(first, await tokenFor(first, 'browser', { type: 'frontend', environment: 'development' }))
+      const path = await channelOf(
+        first,
+        await tokenFor(first, 'browser', { type: 'frontend', environment: 'development' }),
+      )
       await tokenFor(first, 'other', { type: 'frontend', environment: 'development' })
       await first.close()
       const second = await makeApi({ dataDir: dir.path })
@@ -431,12 +629,21 @@ describe('eventStreams', () => {
         const channel = path.slice(path.indexOf('channel=') + 'channel='.length)
         const [name, mac] = channel.split('.')
         const flipped = `${mac[0] === 'A' ? 'B' : 'A'}${mac.slice(1)}`
-        const forged = [`${name}.${flipped}`, `${Buffer.from('other').toString('base64url')}.${mac}`, `${name}.${mac.slice(0, -1)}`, name, mac, `${name}.`]
+        const forged = [
+          `${name}.${flipped}`,
+          `${Buffer.from('other').toString('base64url')}.${mac}`,
+          `${name}.${mac.slice(0, -1)}`,
+          name,
+          mac,
+          `${name}.`,
+        ]
         // The same name made anew (another secret) is another token: the old channel does not stand for it.
         expectOk(await second.delete('/api/admin/api-tokens/browser'), 200)
         const remade = await tokenFor(second, 'browser', { type: 'frontend', environment: 'development' })
         for (const bad of [...forged, channel]) {
-          const refused = await second.app.handle(new Request(`http://localhost/ofrep/v1/events?channel=${encodeURIComponent(bad)}`))
+          const refused = await second.app.handle(
+            new Request(`http://localhost/ofrep/v1/events?channel=${encodeURIComponent(bad)}`),
+          )
           expect({ bad, status: refused.status, text: await refused.text() }).toEqual({ bad, status: 401, text: '' })
         }
         const renewed = await channelOf(second, remade)
@@ -450,22 +657,25 @@ describe('eventStreams', () => {
     }
   })
 
-  test.skipIf(!ON_POSTGRES)('on PostgreSQL, a channel named by one instance opens on another, which sends it the changes made on the first', async () => {
-    const database = await freshDatabase()
-    const [a, b] = await Promise.all([makeApi({ database }), makeApi({ database })])
-    try {
-      const token = await tokenFor(a, 'browser', { type: 'frontend', environment: 'development' })
-      const path = await channelOf(a, token)
-      await waitFor(() => b.services.store.state.tokens.browser !== undefined, 'the token on B')
-      const reader = await open(b, path)
-      await a.flagOn('checkout')
-      await reader.until(() => reader.messages.length > 0, 10_000)
-      expect(JSON.parse(reader.messages[0].data)).toMatchObject({ type: 'refetchEvaluation' })
-      await reader.cancel()
-    } finally {
-      await Promise.all([a.close(), b.close()])
-    }
-  })
+  test.skipIf(!ON_POSTGRES)(
+    'on PostgreSQL, a channel named by one instance opens on another, which sends it the changes made on the first',
+    async () => {
+      const database = await freshDatabase()
+      const [a, b] = await Promise.all([makeApi({ database }), makeApi({ database })])
+      try {
+        const token = await tokenFor(a, 'browser', { type: 'frontend', environment: 'development' })
+        const path = await channelOf(a, token)
+        await waitFor(() => b.services.store.state.tokens.browser !== undefined, 'the token on B')
+        const reader = await open(b, path)
+        await a.flagOn('checkout')
+        await reader.until(() => reader.messages.length > 0, 10_000)
+        expect(JSON.parse(reader.messages[0].data)).toMatchObject({ type: 'refetchEvaluation' })
+        await reader.cancel()
+      } finally {
+        await Promise.all([a.close(), b.close()])
+      }
+    },
+  )
 })
 
 describe('ETag and 304', () => {
@@ -479,7 +689,11 @@ describe('ETag and 304', () => {
     expect(etag).toMatch(/^".+"$/)
     expect(first.headers.get('cache-control')).toBe('no-cache')
     const again = await bulk(token, { targetingKey: 'alice' }, { 'if-none-match': etag })
-    expect({ status: again.status, text: again.text, etag: again.headers.get('etag') }).toEqual({ status: 304, text: '', etag })
+    expect({ status: again.status, text: again.text, etag: again.headers.get('etag') }).toEqual({
+      status: 304,
+      text: '',
+      etag,
+    })
     expect((await bulk(token, { targetingKey: 'alice' }, { 'if-none-match': `"other", ${etag}` })).status).toBe(304)
     expect((await bulk(token, { targetingKey: 'alice' }, { 'if-none-match': '*' })).status).toBe(304)
     // Another context: another answer.
@@ -511,7 +725,10 @@ describe('ETag and 304', () => {
     for (const [attempt, margin] of [1500, 5000, 15000].entries()) {
       const name = `launch-${attempt}`
       const soon = new Date(Date.now() + margin).toISOString()
-      await api.flagOn(name, { name: 'default', constraints: [{ contextName: 'currentTime', operator: 'DATE_AFTER', value: soon }] })
+      await api.flagOn(name, {
+        name: 'default',
+        constraints: [{ contextName: 'currentTime', operator: 'DATE_AFTER', value: soon }],
+      })
       const before = await bulk(token)
       const etag = before.headers.get('etag')!
       const again = await bulk(token, undefined, { 'if-none-match': etag })
@@ -535,7 +752,12 @@ describe('ETag and 304', () => {
       app.handle(
         new Request(`http://localhost${BULK}`, {
           method: 'POST',
-          headers: { authorization: token, 'content-type': 'application/json', 'x-forwarded-for': address, ...(etag ? { 'if-none-match': etag } : {}) },
+          headers: {
+            authorization: token,
+            'content-type': 'application/json',
+            'x-forwarded-for': address,
+            ...(etag ? { 'if-none-match': etag } : {}),
+          },
           body: JSON.stringify({ context: { targetingKey: 'u' } }),
         }),
       )
@@ -546,15 +768,23 @@ describe('ETag and 304', () => {
     expect(JSON.parse(await outside.text()).flags[0]).toMatchObject({ key: 'office', value: false })
   })
 
-  test("when no flag names remoteAddress, the address is in the ETag only for a context without a user or session (default stickiness falls to it)", async () => {
-    await api.flagOn('half', { name: 'flexibleRollout', parameters: { rollout: '50', stickiness: 'default', groupId: 'half' } })
+  test('when no flag names remoteAddress, the address is in the ETag only for a context without a user or session (default stickiness falls to it)', async () => {
+    await api.flagOn('half', {
+      name: 'flexibleRollout',
+      parameters: { rollout: '50', stickiness: 'default', groupId: 'half' },
+    })
     const app = createApp(api.services, { bodyLimit: 102400, trustProxy: true })
     const token = await sdkToken()
     const send = (address: string, context: unknown, etag?: string) =>
       app.handle(
         new Request(`http://localhost${BULK}`, {
           method: 'POST',
-          headers: { authorization: token, 'content-type': 'application/json', 'x-forwarded-for': address, ...(etag ? { 'if-none-match': etag } : {}) },
+          headers: {
+            authorization: token,
+            'content-type': 'application/json',
+            'x-forwarded-for': address,
+            ...(etag ? { 'if-none-match': etag } : {}),
+          },
           body: JSON.stringify({ context }),
         }),
       )
@@ -578,7 +808,14 @@ describe('CORS', () => {
     await api.flagOn('checkout')
     const token = await sdkToken()
     for (const path of [BULK, ONE('checkout')]) {
-      const preflight = await api.request('OPTIONS', path, { token: null, headers: { origin: 'https://shop.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-api-key, content-type' } })
+      const preflight = await api.request('OPTIONS', path, {
+        token: null,
+        headers: {
+          origin: 'https://shop.example.com',
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'x-api-key, content-type',
+        },
+      })
       expect(preflight.status).toBe(204)
       expect(preflight.headers.get('access-control-allow-origin')).toBe('*')
       expect(preflight.headers.get('access-control-allow-headers')).toContain('X-API-Key')
@@ -590,13 +827,21 @@ describe('CORS', () => {
     const failure = await evaluate(token, 'missing', { targetingKey: 'u' }, { origin: 'https://shop.example.com' })
     expect(failure.status).toBe(404)
     expect(failure.headers.get('access-control-allow-origin')).toBe('*')
-    const denied = await api.post(BULK, { context: {} }, { token: null, headers: { origin: 'https://shop.example.com' } })
+    const denied = await api.post(
+      BULK,
+      { context: {} },
+      { token: null, headers: { origin: 'https://shop.example.com' } },
+    )
     expect(denied.status).toBe(401)
     expect(denied.headers.get('access-control-allow-origin')).toBe('*')
   })
 
   test('with FRONTEND_CORS_ORIGINS, only the listed origins', async () => {
-    const own = new Api(createApp(api.services, { bodyLimit: 102400, frontendCorsOrigins: ['https://shop.example.com'] }), api.services, null)
+    const own = new Api(
+      createApp(api.services, { bodyLimit: 102400, frontendCorsOrigins: ['https://shop.example.com'] }),
+      api.services,
+      null,
+    )
     const token = await sdkToken()
     const allowed = await own.post(BULK, { context: {} }, { token, headers: { origin: 'https://shop.example.com' } })
     expectOk(allowed)

@@ -3,13 +3,29 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { SYSTEM_ACTOR } from '../../src/domain/events'
-import { makeApi, tempDir, tokenFor, type Api, withTimeout, expectStatus, expectError, type ProjectBody, type ProjectListBody, type EnvironmentBody, errorOf, ISO_MS, BOOTSTRAP, defined, freshApiPerTest } from '../helpers'
+import {
+  makeApi,
+  tempDir,
+  tokenFor,
+  type Api,
+  withTimeout,
+  expectStatus,
+  expectError,
+  type ProjectBody,
+  type ProjectListBody,
+  type EnvironmentBody,
+  errorOf,
+  ISO_MS,
+  BOOTSTRAP,
+  defined,
+  freshApiPerTest,
+} from '../helpers'
 
 /** Hang detection, not a speed target: a backtracking match of these names would take minutes, an answer takes well under a second. */
 const HANG_LIMIT_MS = 5000
 
 let api: Api
-freshApiPerTest((fresh) => (api = fresh))
+freshApiPerTest(fresh => (api = fresh))
 
 async function projectIds(): Promise<string[]> {
   const response = await api.get<ProjectListBody>('/api/admin/projects')
@@ -68,7 +84,7 @@ describe('POST /api/admin/projects', () => {
   test('creating a project records project-created by the calling token, with its data and no tags', async () => {
     const before = api.lastEventId()
     await api.newProject('evented', { description: 'with events' })
-    const created = api.eventsSince(before).filter((event) => event.type === 'project-created')
+    const created = api.eventsSince(before).filter(event => event.type === 'project-created')
     expect(created).toHaveLength(1)
     expect(created[0]).toMatchObject({
       ...BOOTSTRAP,
@@ -84,7 +100,7 @@ describe('POST /api/admin/projects', () => {
     const secret = await tokenFor(api, 'alice')
     const before = api.lastEventId()
     expectStatus(await api.createProject('by-alice', {}, { token: secret }), 201)
-    const created = defined((await api.eventsAfter(before)).find((event) => event.type === 'project-created'))
+    const created = defined((await api.eventsAfter(before)).find(event => event.type === 'project-created'))
     expect(created.createdBy).toBe('alice')
     expect(typeof created.createdByUserId).toBe('number')
     expect(created.createdByUserId).not.toBe(-42)
@@ -119,7 +135,7 @@ describe('POST /api/admin/projects', () => {
 
   test.each([['__proto__'], ['constructor'], ['toString']])(
     'a project id that is also a JavaScript object key (%s) is stored, read and listed like any other id',
-    async (id) => {
+    async id => {
       const response = await withTimeout(api.createProject(id))
       expectStatus(response, 201)
       expect(response.body.id).toBe(id)
@@ -149,7 +165,12 @@ describe('PUT /api/admin/projects/:projectId', () => {
     await api.newProject('keep', { name: 'Keep', description: 'old description', featureNaming: naming })
     const response = await api.put('/api/admin/projects/keep', { name: 'Kept' })
     expectStatus(response, 200)
-    expect(response.body).toMatchObject({ id: 'keep', name: 'Kept', description: 'old description', featureNaming: naming })
+    expect(response.body).toMatchObject({
+      id: 'keep',
+      name: 'Kept',
+      description: 'old description',
+      featureNaming: naming,
+    })
     const read = await api.get<ProjectBody>('/api/admin/projects/keep')
     expect(read.body).toMatchObject({ name: 'Kept', description: 'old description', featureNaming: naming })
   })
@@ -169,7 +190,7 @@ describe('PUT /api/admin/projects/:projectId', () => {
     const before = api.lastEventId()
     expectStatus(await api.put('/api/admin/projects/upd', { name: 'After', featureNaming: { pattern: 'x-.+' } }), 200)
     const events = api.eventsSince(before)
-    expect(events.map((event) => event.type)).toEqual(['project-updated'])
+    expect(events.map(event => event.type)).toEqual(['project-updated'])
     expect(events[0]).toMatchObject({
       ...BOOTSTRAP,
       project: 'upd',
@@ -196,7 +217,7 @@ describe('DELETE /api/admin/projects/:projectId', () => {
     expectStatus(await api.get<ProjectBody>('/api/admin/projects/doomed'), 404, 'NotFoundError')
     expect(await projectIds()).not.toContain('doomed')
     const events = api.eventsSince(before)
-    expect(events.map((event) => event.type)).toEqual(['project-deleted'])
+    expect(events.map(event => event.type)).toEqual(['project-deleted'])
     expect(events[0]).toMatchObject({ ...BOOTSTRAP, project: 'doomed', featureName: null, tags: [] })
   })
 
@@ -243,7 +264,11 @@ describe('DELETE /api/admin/projects/:projectId', () => {
 
 describe('project naming patterns', () => {
   test('a valid pattern with example and description is saved and shown', async () => {
-    const naming = { pattern: '[a-z]+\\.[a-z-]+', example: 'checkout.new-flow', description: 'team, a dot, then the flag' }
+    const naming = {
+      pattern: '[a-z]+\\.[a-z-]+',
+      example: 'checkout.new-flow',
+      description: 'team, a dot, then the flag',
+    }
     const project = await api.newProject('named', { featureNaming: naming })
     expect(project.featureNaming).toEqual(naming)
     expect((await api.get<ProjectBody>('/api/admin/projects/named')).body.featureNaming).toEqual(naming)
@@ -318,18 +343,25 @@ describe('project naming patterns', () => {
     ['a named back-reference', '(?<c>[a-z])\\k<c>', 'back-reference', '\\k'],
     ['a possessive quantifier', '[a-z]++x', 'possessive quantifier', '++'],
     ['an atomic group', '(?>[a-z]+)x', 'atomic group', '(?>'],
-  ])('a pattern with %s is refused when saved, naming what is unsupported', async (_what, pattern, construct, piece) => {
-    await api.newProject('unsupported-update', { featureNaming: { pattern: 'ok-[a-z]+' } })
-    const before = api.lastEventId()
-    const response = await api.createProject('unsupported', { featureNaming: { pattern } })
-    expectError(response, 400, 'ValidationError', [construct, piece, 'RE2'])
-    expect(errorOf(response).details).toEqual([{ message: errorOf(response).message, path: '/featureNaming/pattern' }])
-    expectStatus(await api.get<ProjectBody>('/api/admin/projects/unsupported'), 404)
-    const update = await api.put('/api/admin/projects/unsupported-update', { featureNaming: { pattern } })
-    expectError(update, 400, 'ValidationError', [construct])
-    expect((await api.get<ProjectBody>('/api/admin/projects/unsupported-update')).body.featureNaming).toEqual({ pattern: 'ok-[a-z]+' })
-    expect(api.eventsSince(before)).toEqual([])
-  })
+  ])(
+    'a pattern with %s is refused when saved, naming what is unsupported',
+    async (_what, pattern, construct, piece) => {
+      await api.newProject('unsupported-update', { featureNaming: { pattern: 'ok-[a-z]+' } })
+      const before = api.lastEventId()
+      const response = await api.createProject('unsupported', { featureNaming: { pattern } })
+      expectError(response, 400, 'ValidationError', [construct, piece, 'RE2'])
+      expect(errorOf(response).details).toEqual([
+        { message: errorOf(response).message, path: '/featureNaming/pattern' },
+      ])
+      expectStatus(await api.get<ProjectBody>('/api/admin/projects/unsupported'), 404)
+      const update = await api.put('/api/admin/projects/unsupported-update', { featureNaming: { pattern } })
+      expectError(update, 400, 'ValidationError', [construct])
+      expect((await api.get<ProjectBody>('/api/admin/projects/unsupported-update')).body.featureNaming).toEqual({
+        pattern: 'ok-[a-z]+',
+      })
+      expect(api.eventsSince(before)).toEqual([])
+    },
+  )
 
   test.each([
     ['compiles to too many instructions', '(.?){1000}a{100}', 'instructions'],
@@ -347,16 +379,27 @@ describe('project naming patterns', () => {
       api = await makeApi({ dataDir: dir.path })
       await api.newProject('legacy', { featureNaming: { pattern: 'old-[a-z]+', example: 'old-one' } })
       // What an earlier version (JavaScript RegExp syntax) could have saved.
-      await api.services.store.transact(SYSTEM_ACTOR, (tx) => {
+      await api.services.store.transact(SYSTEM_ACTOR, tx => {
         const project = tx.get('projects', 'legacy')!
         tx.put('projects', 'legacy', { ...project, featureNaming: { pattern: '(?!tmp)[a-z-]+' } })
       })
       await api.close()
       api = await makeApi({ dataDir: dir.path })
-      expect((await api.get<ProjectBody>('/api/admin/projects/legacy')).body.featureNaming).toEqual({ pattern: '(?!tmp)[a-z-]+' })
-      expect(api.services.patterns.unusable()).toEqual([{ projectId: 'legacy', pattern: '(?!tmp)[a-z-]+', problem: expect.stringContaining('look-ahead') }])
-      for (const response of [await api.validateName({ name: 'fine-name', projectId: 'legacy' }), await api.createFlag('legacy', 'fine-name')]) {
-        expectError(response, 400, 'ValidationError', ['(?!tmp)[a-z-]+', 'look-ahead', 'PUT /api/admin/projects/legacy'])
+      expect((await api.get<ProjectBody>('/api/admin/projects/legacy')).body.featureNaming).toEqual({
+        pattern: '(?!tmp)[a-z-]+',
+      })
+      expect(api.services.patterns.unusable()).toEqual([
+        { projectId: 'legacy', pattern: '(?!tmp)[a-z-]+', problem: expect.stringContaining('look-ahead') },
+      ])
+      for (const response of [
+        await api.validateName({ name: 'fine-name', projectId: 'legacy' }),
+        await api.createFlag('legacy', 'fine-name'),
+      ]) {
+        expectError(response, 400, 'ValidationError', [
+          '(?!tmp)[a-z-]+',
+          'look-ahead',
+          'PUT /api/admin/projects/legacy',
+        ])
       }
       expectStatus(await api.getFlag('legacy', 'fine-name'), 404)
       // Other projects are not affected, and saving a supported pattern puts the project right.
@@ -373,7 +416,8 @@ describe('project naming patterns', () => {
 
   test('patterns are matched anchored at both ends in RE2 syntax: classes, counted repeats, alternation, flags', async () => {
     await api.newProject('syntax', { featureNaming: { pattern: '(?i)team-(web|app)-\\d{3}|x\\.[[:alpha:]]+' } })
-    for (const name of ['team-web-001', 'TEAM-App-123', 'x.abc']) expectStatus(await api.createFlag('syntax', name), 201)
+    for (const name of ['team-web-001', 'TEAM-App-123', 'x.abc'])
+      expectStatus(await api.createFlag('syntax', name), 201)
     for (const name of ['team-web-01', 'team-web-0011', 'xteam-web-001', 'x.abc1', 'x.']) {
       expectError(await api.createFlag('syntax', name), 400, 'ValidationError', ['does not match'])
     }
@@ -384,7 +428,10 @@ describe('PUT /api/admin/projects/:projectId without a change', () => {
   test('an update that changes nothing answers 200 and records no event', async () => {
     await api.newProject('unchanged', { description: 'same' })
     const since = api.lastEventId()
-    const response = await api.put<ProjectBody>('/api/admin/projects/unchanged', { name: 'unchanged', description: 'same' })
+    const response = await api.put<ProjectBody>('/api/admin/projects/unchanged', {
+      name: 'unchanged',
+      description: 'same',
+    })
     expect(response.status).toBe(200)
     expect(response.body.updatedAt).toBeNull()
     expect(api.eventsSince(since)).toEqual([])

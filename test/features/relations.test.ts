@@ -6,15 +6,17 @@ import { beforeEach, describe, expect, setSystemTime, test } from 'bun:test'
 import { errorOf, type Api, type TagListBody, named, defined, freshApiPerTest } from '../helpers'
 
 let api: Api
-freshApiPerTest((fresh) => (api = fresh))
+freshApiPerTest(fresh => (api = fresh))
 
 const PROJECT = 'default'
 
 const flagPath = (flag: string, project = PROJECT) => `/api/admin/projects/${project}/features/${flag}`
 const tagsPath = (flag: string) => `/api/admin/features/${flag}/tags`
-const tagPath = (flag: string, type: string, value: string) => `${tagsPath(flag)}/${encodeURIComponent(type)}/${encodeURIComponent(value)}`
+const tagPath = (flag: string, type: string, value: string) =>
+  `${tagsPath(flag)}/${encodeURIComponent(type)}/${encodeURIComponent(value)}`
 const dependenciesPath = (child: string, project = PROJECT) => `${flagPath(child, project)}/dependencies`
-const lifecyclePath = (flag: string, action: 'complete' | 'uncomplete', project = PROJECT) => `${flagPath(flag, project)}/lifecycle/${action}`
+const lifecyclePath = (flag: string, action: 'complete' | 'uncomplete', project = PROJECT) =>
+  `${flagPath(flag, project)}/lifecycle/${action}`
 
 async function newFlag(name: string, project = PROJECT) {
   const response = await api.createFlag(project, name)
@@ -180,7 +182,7 @@ describe('tags', () => {
     await api.post(tagsPath('tag-events'), { value: 'alpha' })
     await api.post(tagsPath('tag-events'), { type: 'team', value: 'beta' })
     const taggedEvents = await api.eventsAfter(tagged)
-    expect(taggedEvents.map((e) => e.type)).toEqual(['feature-tagged', 'feature-tagged'])
+    expect(taggedEvents.map(e => e.type)).toEqual(['feature-tagged', 'feature-tagged'])
     expect(taggedEvents[1].tags).toEqual([
       { type: 'simple', value: 'alpha' },
       { type: 'team', value: 'beta' },
@@ -192,22 +194,28 @@ describe('tags', () => {
     ]
     const later = api.lastEventId()
     expect((await api.toggle(PROJECT, 'tag-events', 'development', true)).status).toBe(200)
-    expect((await api.patchFlag(PROJECT, 'tag-events', [{ op: 'replace', path: '/description', value: 'described' }])).status).toBe(200)
-    expect((await api.put(`${flagPath('tag-events')}/environments/production/variants`, [{ name: 'v', weight: 0 }])).status).toBe(200)
+    expect(
+      (await api.patchFlag(PROJECT, 'tag-events', [{ op: 'replace', path: '/description', value: 'described' }]))
+        .status,
+    ).toBe(200)
+    expect(
+      (await api.put(`${flagPath('tag-events')}/environments/production/variants`, [{ name: 'v', weight: 0 }])).status,
+    ).toBe(200)
     const laterEvents = api.eventsSince(later)
-    expect(laterEvents.map((e) => e.type)).toEqual([
+    expect(laterEvents.map(e => e.type)).toEqual([
       'feature-strategy-add',
       'feature-environment-enabled',
       'feature-metadata-updated',
       'feature-environment-variants-updated',
     ])
-    for (const event of laterEvents) expect({ type: event.type, tags: event.tags }).toEqual({ type: event.type, tags: both })
+    for (const event of laterEvents)
+      expect({ type: event.type, tags: event.tags }).toEqual({ type: event.type, tags: both })
 
     await api.delete(tagPath('tag-events', 'simple', 'alpha'))
     const afterRemoval = api.lastEventId()
     expect((await api.toggle(PROJECT, 'tag-events', 'development', false)).status).toBe(200)
     const last = api.eventsSince(afterRemoval)
-    expect(last.map((e) => e.type)).toEqual(['feature-environment-disabled'])
+    expect(last.map(e => e.type)).toEqual(['feature-environment-disabled'])
     expect(last[0].tags).toEqual([{ type: 'team', value: 'beta' }])
   })
 
@@ -222,7 +230,7 @@ describe('tags', () => {
     const names = async (query: string) => {
       const response = await api.listFlags(PROJECT, query)
       expect(response.status).toBe(200)
-      return response.body.features.map((f) => f.name)
+      return response.body.features.map(f => f.name)
     }
     expect(await names('?tag=simple:wanted')).toEqual(['filter-a'])
     expect(await names('?tag=team:wanted')).toEqual(['filter-b'])
@@ -236,7 +244,7 @@ describe('tags', () => {
 })
 
 describe('dependencies', () => {
-  test('adding a dependency shows it on the child and in the parent\'s children, and records feature-dependency-added', async () => {
+  test("adding a dependency shows it on the child and in the parent's children, and records feature-dependency-added", async () => {
     await newFlag('dep-parent')
     await newFlag('dep-child')
     const before = api.lastEventId()
@@ -266,7 +274,10 @@ describe('dependencies', () => {
     await newFlag('dep-p1')
     await newFlag('dep-p2')
     await newFlag('dep-multi')
-    expect((await api.post(dependenciesPath('dep-multi'), { feature: 'dep-p1', enabled: true, variants: ['blue', 'green'] })).status).toBe(200)
+    expect(
+      (await api.post(dependenciesPath('dep-multi'), { feature: 'dep-p1', enabled: true, variants: ['blue', 'green'] }))
+        .status,
+    ).toBe(200)
     expect((await api.post(dependenciesPath('dep-multi'), { feature: 'dep-p2', enabled: false })).status).toBe(200)
     const child = await flag('dep-multi')
     expect(child.dependencies).toEqual([
@@ -282,11 +293,15 @@ describe('dependencies', () => {
     await newFlag('dep-again-child')
     await api.post(dependenciesPath('dep-again-child'), { feature: 'dep-again-parent' })
     const before = api.lastEventId()
-    expect((await api.post(dependenciesPath('dep-again-child'), { feature: 'dep-again-parent', enabled: false })).status).toBe(200)
-    expect((await flag('dep-again-child')).dependencies).toEqual([{ feature: 'dep-again-parent', enabled: false, variants: [] }])
+    expect(
+      (await api.post(dependenciesPath('dep-again-child'), { feature: 'dep-again-parent', enabled: false })).status,
+    ).toBe(200)
+    expect((await flag('dep-again-child')).dependencies).toEqual([
+      { feature: 'dep-again-parent', enabled: false, variants: [] },
+    ])
     expect((await flag('dep-again-parent')).children).toEqual(['dep-again-child'])
     const events = api.eventsSince(before)
-    expect(events.map((e) => e.type)).toEqual(['feature-dependency-added'])
+    expect(events.map(e => e.type)).toEqual(['feature-dependency-added'])
     expect(events[0].data).toEqual({ feature: 'dep-again-parent', enabled: false, variants: [] })
   })
 
@@ -359,10 +374,12 @@ describe('dependencies', () => {
     expect(unknown.status).toBe(404)
     expect(errorOf(unknown).name).toBe('NotFoundError')
     await newFlag('dep-misplaced-child')
-    const misplaced = await api.post(dependenciesPath('dep-misplaced-child', 'not-its-project'), { feature: 'dep-lonely-parent' })
+    const misplaced = await api.post(dependenciesPath('dep-misplaced-child', 'not-its-project'), {
+      feature: 'dep-lonely-parent',
+    })
     expect(misplaced.status).toBe(404)
     expect((await flag('dep-lonely-parent')).children).toEqual([])
-    expect(api.eventsSince(before).filter((e) => e.type.startsWith('feature-dependency'))).toEqual([])
+    expect(api.eventsSince(before).filter(e => e.type.startsWith('feature-dependency'))).toEqual([])
   })
 
   test('removing one dependency answers 200, updates both flags and records feature-dependency-removed', async () => {
@@ -396,7 +413,7 @@ describe('dependencies', () => {
     expect(api.eventsSince(before)).toEqual([])
   })
 
-  test('removing all dependencies clears them, empties the parents\' children and records feature-dependencies-removed', async () => {
+  test("removing all dependencies clears them, empties the parents' children and records feature-dependencies-removed", async () => {
     await newFlag('dep-all-p1')
     await newFlag('dep-all-p2')
     await newFlag('dep-all-child')
@@ -410,7 +427,11 @@ describe('dependencies', () => {
     expect((await flag('dep-all-p2')).children).toEqual([])
     const events = api.eventsSince(before)
     expect(events).toHaveLength(1)
-    expect(events[0]).toMatchObject({ type: 'feature-dependencies-removed', project: PROJECT, featureName: 'dep-all-child' })
+    expect(events[0]).toMatchObject({
+      type: 'feature-dependencies-removed',
+      project: PROJECT,
+      featureName: 'dep-all-child',
+    })
     expect(JSON.stringify(events[0].preData)).toContain('dep-all-p1')
     expect(JSON.stringify(events[0].preData)).toContain('dep-all-p2')
   })
@@ -531,7 +552,11 @@ describe('lifecycle', () => {
     const response = await api.post(lifecyclePath('life-discard', 'complete'), { status: 'discarded' })
     expect(response.status).toBe(200)
     expect((await lifecycle('life-discard')).stage).toBe('completed')
-    expect(api.events().at(-1)).toMatchObject({ type: 'feature-completed', featureName: 'life-discard', data: { status: 'discarded' } })
+    expect(api.events().at(-1)).toMatchObject({
+      type: 'feature-completed',
+      featureName: 'life-discard',
+      data: { status: 'discarded' },
+    })
   })
 
   test('complete with a status other than kept or discarded answers 400 and changes nothing', async () => {
@@ -562,7 +587,10 @@ describe('lifecycle', () => {
     const none = await api.post(lifecyclePath('life-no-body', 'complete'))
     expect(none.status).toBe(415)
     expect(errorOf(none).name).toBe('ContentTypeerror')
-    const text = await api.post(lifecyclePath('life-no-body', 'complete'), undefined, { raw: 'kept', headers: { 'content-type': 'text/plain' } })
+    const text = await api.post(lifecyclePath('life-no-body', 'complete'), undefined, {
+      raw: 'kept',
+      headers: { 'content-type': 'text/plain' },
+    })
     expect(text.status).toBe(415)
     expect((await lifecycle('life-no-body')).stage).toBe('initial')
     expect(api.eventsSince(before)).toEqual([])
@@ -657,10 +685,14 @@ describe('lifecycle', () => {
     await newFlag('life-patch')
     await api.toggle(PROJECT, 'life-patch', 'development', true)
     const archivedAt = tick()
-    expect((await api.patchFlag(PROJECT, 'life-patch', [{ op: 'replace', path: '/archived', value: true }])).status).toBe(200)
+    expect(
+      (await api.patchFlag(PROJECT, 'life-patch', [{ op: 'replace', path: '/archived', value: true }])).status,
+    ).toBe(200)
     expect(await lifecycle('life-patch')).toEqual({ stage: 'archived', enteredStageAt: archivedAt })
     const revivedAt = tick()
-    expect((await api.patchFlag(PROJECT, 'life-patch', [{ op: 'replace', path: '/archived', value: false }])).status).toBe(200)
+    expect(
+      (await api.patchFlag(PROJECT, 'life-patch', [{ op: 'replace', path: '/archived', value: false }])).status,
+    ).toBe(200)
     expect(await lifecycle('life-patch')).toEqual({ stage: 'initial', enteredStageAt: revivedAt })
   })
 
@@ -687,7 +719,9 @@ describe('lifecycle', () => {
     await api.toggle(PROJECT, 'life-stale', 'development', true)
     const stage = await lifecycle('life-stale')
     tick()
-    expect((await api.patchFlag(PROJECT, 'life-stale', [{ op: 'replace', path: '/stale', value: true }])).status).toBe(200)
+    expect((await api.patchFlag(PROJECT, 'life-stale', [{ op: 'replace', path: '/stale', value: true }])).status).toBe(
+      200,
+    )
     expect(await lifecycle('life-stale')).toEqual(stage)
   })
 })

@@ -10,18 +10,24 @@ afterEach(async () => api?.close())
 
 test('a first start writes the two environments and the default project in one commit, as system', async () => {
   api = await makeApi()
-  const seeded = api.events().filter((event) => event.type !== 'api-token-created')
-  expect(seeded.map((event) => [event.type, event.project, event.environment])).toEqual([
+  const seeded = api.events().filter(event => event.type !== 'api-token-created')
+  expect(seeded.map(event => [event.type, event.project, event.environment])).toEqual([
     ['environment-created', null, 'development'],
     ['environment-created', null, 'production'],
     ['project-created', 'default', null],
     ['project-environment-added', 'default', 'development'],
     ['project-environment-added', 'default', 'production'],
   ])
-  expect(new Set(seeded.map((event) => `${event.createdBy} ${event.createdByUserId} ${event.createdAt}`)).size).toBe(1)
-  expect(seeded[0]).toMatchObject({ createdBy: 'system', createdByUserId: -1337, tags: [], featureName: null, preData: null })
+  expect(new Set(seeded.map(event => `${event.createdBy} ${event.createdByUserId} ${event.createdAt}`)).size).toBe(1)
+  expect(seeded[0]).toMatchObject({
+    createdBy: 'system',
+    createdByUserId: -1337,
+    tags: [],
+    featureName: null,
+    preData: null,
+  })
   const at = seeded[0].createdAt
-  expect(seeded.map((event) => event.data)).toEqual([
+  expect(seeded.map(event => event.data)).toEqual([
     { name: 'development', type: 'development', sortOrder: 100, createdAt: at },
     { name: 'production', type: 'production', sortOrder: 200, createdAt: at },
     { id: 'default', name: 'Default', description: 'Default project', featureNaming: null },
@@ -29,7 +35,9 @@ test('a first start writes the two environments and the default project in one c
     { environment: 'production' },
   ])
   const listed = (await api.get<EnvironmentListBody>('/api/admin/environments')).body.environments
-  expect(listed.map((environment: { name: string; sortOrder: number }) => [environment.name, environment.sortOrder])).toEqual([
+  expect(
+    listed.map((environment: { name: string; sortOrder: number }) => [environment.name, environment.sortOrder]),
+  ).toEqual([
     ['development', 100],
     ['production', 200],
   ])
@@ -47,6 +55,9 @@ test('the seeded events have the shape of the events the API writes for the same
     data: Object.keys((event?.data as object) ?? {}),
   })
   for (const type of ['environment-created', 'project-created', 'project-environment-added']) {
-    expect({ type, ...shape(made.find((event) => event.type === type)) }).toEqual({ type, ...shape(seeded.find((event) => event.type === type)) })
+    expect({ type, ...shape(made.find(event => event.type === type)) }).toEqual({
+      type,
+      ...shape(seeded.find(event => event.type === type)),
+    })
   }
 })

@@ -6,20 +6,38 @@ import { describe, expect, test } from 'bun:test'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import {
-  errorOf, expectError, expectOk, expectStatus, freshApiPerTest, ISO_MS, makeApi, paths, tempDir, tokenFor, type Api, type StrategyBody,
+  errorOf,
+  expectError,
+  expectOk,
+  expectStatus,
+  freshApiPerTest,
+  ISO_MS,
+  makeApi,
+  paths,
+  tempDir,
+  tokenFor,
+  type Api,
+  type StrategyBody,
 } from '../helpers'
 import { LIMITS } from '../../src/features/limits'
 import { STATE_FILE } from '../../src/services'
 
 let api: Api
-freshApiPerTest((fresh) => (api = fresh))
+freshApiPerTest(fresh => (api = fresh))
 
 interface SegmentBody {
   id: number
   name: string
   description: string | null
   project: string | null
-  constraints: { contextName: string; operator: string; values: string[]; value?: string; caseInsensitive: boolean; inverted: boolean }[]
+  constraints: {
+    contextName: string
+    operator: string
+    values: string[]
+    value?: string
+    caseInsensitive: boolean
+    inverted: boolean
+  }[]
   createdAt: string
   createdBy: string
 }
@@ -37,7 +55,10 @@ async function newSegment(name: string, extra: Record<string, unknown> = {}): Pr
 }
 
 async function segmentList(token?: string): Promise<SegmentBody[]> {
-  const response = await api.get<{ segments: SegmentBody[] }>('/api/admin/segments', token === undefined ? undefined : { token })
+  const response = await api.get<{ segments: SegmentBody[] }>(
+    '/api/admin/segments',
+    token === undefined ? undefined : { token },
+  )
   expectOk(response)
   return response.body.segments
 }
@@ -47,7 +68,7 @@ function addStrategy(flag: string, body: Record<string, unknown>, project = 'def
 }
 
 describe('creating, reading, updating and deleting segments', () => {
-  test('POST answers 201 with the segment in Unleash\'s shape; GET by id and the list answer the same', async () => {
+  test("POST answers 201 with the segment in Unleash's shape; GET by id and the list answer the same", async () => {
     const response = await createSegment({ name: 'europe', description: 'Users in Europe', constraints: [EUROPE] })
     expectOk(response, 201)
     expect(response.body).toEqual({
@@ -72,17 +93,34 @@ describe('creating, reading, updating and deleting segments', () => {
     expectStatus(await api.delete('/api/admin/segments/2'), 204)
     const c = await newSegment('c')
     expect(c.id).toBe(3)
-    expect((await segmentList()).map((segment) => segment.id)).toEqual([1, 3])
+    expect((await segmentList()).map(segment => segment.id)).toEqual([1, 3])
   })
 
   test('PUT replaces the segment whole and answers 204; DELETE answers 204 and the segment is gone', async () => {
     const segment = await newSegment('beta', { description: 'old' })
-    const put = await api.put(`/api/admin/segments/${segment.id}`, { name: 'beta-users', constraints: [{ contextName: 'userId', operator: 'STR_STARTS_WITH', values: ['beta-'] }] })
+    const put = await api.put(`/api/admin/segments/${segment.id}`, {
+      name: 'beta-users',
+      constraints: [{ contextName: 'userId', operator: 'STR_STARTS_WITH', values: ['beta-'] }],
+    })
     expectStatus(put, 204)
     expect(put.text).toBe('')
     const after = (await api.get<SegmentBody>(`/api/admin/segments/${segment.id}`)).body
-    expect(after).toMatchObject({ id: segment.id, name: 'beta-users', description: null, project: null, createdAt: segment.createdAt })
-    expect(after.constraints).toEqual([{ contextName: 'userId', operator: 'STR_STARTS_WITH', values: ['beta-'], caseInsensitive: false, inverted: false }])
+    expect(after).toMatchObject({
+      id: segment.id,
+      name: 'beta-users',
+      description: null,
+      project: null,
+      createdAt: segment.createdAt,
+    })
+    expect(after.constraints).toEqual([
+      {
+        contextName: 'userId',
+        operator: 'STR_STARTS_WITH',
+        values: ['beta-'],
+        caseInsensitive: false,
+        inverted: false,
+      },
+    ])
     expectStatus(await api.delete(`/api/admin/segments/${segment.id}`), 204)
     expectError(await api.get(`/api/admin/segments/${segment.id}`), 404, 'NotFoundError', [`Segment ${segment.id}`])
     expect(await segmentList()).toEqual([])
@@ -104,18 +142,34 @@ describe('segment events', () => {
   test('segment-created, segment-updated (data and preData) and segment-deleted record the segment', async () => {
     const start = api.lastEventId()
     const segment = await newSegment('europe', { project: 'default' })
-    expectStatus(await api.put(`/api/admin/segments/${segment.id}`, { name: 'europe', project: 'default', description: 'now described', constraints: [] }), 204)
+    expectStatus(
+      await api.put(`/api/admin/segments/${segment.id}`, {
+        name: 'europe',
+        project: 'default',
+        description: 'now described',
+        constraints: [],
+      }),
+      204,
+    )
     expectStatus(await api.delete(`/api/admin/segments/${segment.id}`), 204)
     const written = await api.eventsAfter(start)
-    expect(written.map((event) => event.type)).toEqual(['segment-created', 'segment-updated', 'segment-deleted'])
+    expect(written.map(event => event.type)).toEqual(['segment-created', 'segment-updated', 'segment-deleted'])
     const [created, updated, deleted] = written
     expect(created).toMatchObject({ project: 'default', createdBy: 'admin-bootstrap', data: segment, preData: null })
-    expect(updated).toMatchObject({ project: 'default', data: { ...segment, description: 'now described', constraints: [] }, preData: segment })
-    expect(deleted).toMatchObject({ project: 'default', data: null, preData: { ...segment, description: 'now described', constraints: [] } })
+    expect(updated).toMatchObject({
+      project: 'default',
+      data: { ...segment, description: 'now described', constraints: [] },
+      preData: segment,
+    })
+    expect(deleted).toMatchObject({
+      project: 'default',
+      data: null,
+      preData: { ...segment, description: 'now described', constraints: [] },
+    })
     // Event search filters them by type like any other.
     const found = await api.searchEvents('?type=IS:segment-updated')
     expectOk(found)
-    expect(found.body.events.map((event) => event.id)).toEqual([updated.id])
+    expect(found.body.events.map(event => event.id)).toEqual([updated.id])
   })
 })
 
@@ -125,18 +179,38 @@ describe('segment validation', () => {
     ['an empty name', { name: '', constraints: [] }, '/name'],
     ['a blank name', { name: '   ', constraints: [] }, '/name'],
     ['a name over 100 characters', { name: 'x'.repeat(101), constraints: [] }, '/name'],
-    ['a description over 2,000 characters', { name: 'x', description: 'd'.repeat(2001), constraints: [] }, '/description'],
+    [
+      'a description over 2,000 characters',
+      { name: 'x', description: 'd'.repeat(2001), constraints: [] },
+      '/description',
+    ],
     ['missing constraints', { name: 'x' }, '/constraints'],
-    ['an unknown operator', { name: 'x', constraints: [{ contextName: 'a', operator: 'LIKE', values: ['b'] }] }, '/constraints/0/operator'],
-    ['a NUM_ operator without a number', { name: 'x', constraints: [{ contextName: 'a', operator: 'NUM_GT', value: 'many' }] }, '/constraints/0/value'],
-    ['a SEMVER_ operator with a v prefix', { name: 'x', constraints: [{ contextName: 'a', operator: 'SEMVER_EQ', value: 'v2.0.0' }] }, '/constraints/0/value'],
-    ['an IN constraint without values', { name: 'x', constraints: [{ contextName: 'a', operator: 'IN', values: [] }] }, '/constraints/0/values'],
+    [
+      'an unknown operator',
+      { name: 'x', constraints: [{ contextName: 'a', operator: 'LIKE', values: ['b'] }] },
+      '/constraints/0/operator',
+    ],
+    [
+      'a NUM_ operator without a number',
+      { name: 'x', constraints: [{ contextName: 'a', operator: 'NUM_GT', value: 'many' }] },
+      '/constraints/0/value',
+    ],
+    [
+      'a SEMVER_ operator with a v prefix',
+      { name: 'x', constraints: [{ contextName: 'a', operator: 'SEMVER_EQ', value: 'v2.0.0' }] },
+      '/constraints/0/value',
+    ],
+    [
+      'an IN constraint without values',
+      { name: 'x', constraints: [{ contextName: 'a', operator: 'IN', values: [] }] },
+      '/constraints/0/values',
+    ],
     ['an unknown project', { name: 'x', project: 'nowhere', constraints: [] }, '/project'],
   ])('%s answers 400 naming the field, and nothing is written', async (_label, body, path) => {
     const before = api.lastEventId()
     const response = await createSegment(body)
     expectError(response, 400, 'ValidationError')
-    expect(errorOf(response).details?.map((detail) => detail.path)).toContain(path)
+    expect(errorOf(response).details?.map(detail => detail.path)).toContain(path)
     expect(api.eventsSince(before)).toEqual([])
     expect(await segmentList()).toEqual([])
   })
@@ -146,7 +220,12 @@ describe('segment validation', () => {
     const other = await newSegment('asia')
     const before = api.lastEventId()
     expectError(await createSegment({ name: 'europe', constraints: [] }), 409, 'NameExistsError', ['europe'])
-    expectError(await api.put(`/api/admin/segments/${other.id}`, { name: 'europe', constraints: [] }), 409, 'NameExistsError', ['europe'])
+    expectError(
+      await api.put(`/api/admin/segments/${other.id}`, { name: 'europe', constraints: [] }),
+      409,
+      'NameExistsError',
+      ['europe'],
+    )
     expect(api.eventsSince(before)).toEqual([])
     // Keeping its own name on update is no clash.
     expectStatus(await api.put(`/api/admin/segments/${other.id}`, { name: 'asia', constraints: [] }), 204)
@@ -166,7 +245,10 @@ describe('segment limits', () => {
     const values = Array.from({ length: 250 }, (_, i) => `v${i}`)
     const constraints = Array.from({ length: 4 }, () => ({ contextName: 'userId', operator: 'IN', values }))
     expectOk(await createSegment({ name: 'at-limit', constraints }), 201)
-    const over = await createSegment({ name: 'over', constraints: [...constraints, { contextName: 'userId', operator: 'IN', values: ['one-more'] }] })
+    const over = await createSegment({
+      name: 'over',
+      constraints: [...constraints, { contextName: 'userId', operator: 'IN', values: ['one-more'] }],
+    })
     expectError(over, 400, 'ValidationError', ['valuesPerSegment'])
   })
 
@@ -185,7 +267,7 @@ describe('strategies refer to segments', () => {
     expectOk(response)
     expect(response.body.segments).toEqual([b.id, a.id])
     const flag = (await api.getFlag('default', 'checkout')).body
-    expect(flag.environments.find((e) => e.name === 'development')!.strategies![0].segments).toEqual([b.id, a.id])
+    expect(flag.environments.find(e => e.name === 'development')!.strategies![0].segments).toEqual([b.id, a.id])
   })
 
   test('an unknown segment id answers 400 naming /segments/<i>, on add and on update, and nothing is written', async () => {
@@ -202,7 +284,7 @@ describe('strategies refer to segments', () => {
     expect(api.eventsSince(before)).toEqual([])
   })
 
-  test('a segment of another project answers 400 exactly as one that does not exist; one of the flag\'s project or a global one is accepted', async () => {
+  test("a segment of another project answers 400 exactly as one that does not exist; one of the flag's project or a global one is accepted", async () => {
     await api.newProject('alpha')
     await api.newFlag('default', 'checkout')
     const alphaOnly = await newSegment('alpha-only', { project: 'alpha' })
@@ -212,7 +294,9 @@ describe('strategies refer to segments', () => {
     // Neither the other project nor the segment is named: a token limited to `default` cannot tell it from a missing one.
     expect(response.text).not.toContain('alpha')
     const missing = await addStrategy('checkout', { name: 'default', segments: [alphaOnly.id + 100] })
-    expect(errorOf(missing).message).toBe(errorOf(response).message.replace(String(alphaOnly.id), String(alphaOnly.id + 100)))
+    expect(errorOf(missing).message).toBe(
+      errorOf(response).message.replace(String(alphaOnly.id), String(alphaOnly.id + 100)),
+    )
     await api.newFlag('alpha', 'alpha-flag')
     expectOk(await addStrategy('alpha-flag', { name: 'default', segments: [alphaOnly.id] }, 'alpha'))
   })
@@ -244,7 +328,10 @@ describe('strategies refer to segments', () => {
     expectError(await api.delete(`/api/admin/segments/${a.id}`), 409, 'ConflictError', ['"checkout"', '"old-flag"'])
     expect(api.eventsSince(before)).toEqual([])
     expectStatus(await api.get(`/api/admin/segments/${a.id}`), 200)
-    expectStatus(await api.put(`${paths.strategies('checkout')}/${strategy.id}`, { name: 'default', segments: [] }), 200)
+    expectStatus(
+      await api.put(`${paths.strategies('checkout')}/${strategy.id}`, { name: 'default', segments: [] }),
+      200,
+    )
     expectStatus(await api.delete(`/api/admin/archive/old-flag`), 200)
     expectStatus(await api.delete(`/api/admin/segments/${a.id}`), 204)
   })
@@ -254,7 +341,12 @@ describe('strategies refer to segments', () => {
     await api.newFlag('default', 'checkout')
     const a = await newSegment('a')
     expectOk(await addStrategy('checkout', { name: 'default', segments: [a.id] }))
-    expectError(await api.put(`/api/admin/segments/${a.id}`, { name: 'a', project: 'alpha', constraints: [] }), 409, 'ConflictError', ['checkout'])
+    expectError(
+      await api.put(`/api/admin/segments/${a.id}`, { name: 'a', project: 'alpha', constraints: [] }),
+      409,
+      'ConflictError',
+      ['checkout'],
+    )
     expectStatus(await api.put(`/api/admin/segments/${a.id}`, { name: 'a', project: 'default', constraints: [] }), 204)
   })
 })
@@ -266,18 +358,21 @@ describe('project scoping and permissions', () => {
     const before = api.lastEventId()
     expectError(await api.delete('/api/admin/projects/alpha'), 400, 'ValidationError', ['"alpha-seg"'])
     expect(api.eventsSince(before)).toEqual([])
-    expectStatus(await api.put(`/api/admin/segments/${segment.id}`, { name: 'alpha-seg', project: null, constraints: [] }), 204)
+    expectStatus(
+      await api.put(`/api/admin/segments/${segment.id}`, { name: 'alpha-seg', project: null, constraints: [] }),
+      204,
+    )
     expectOk(await api.delete('/api/admin/projects/alpha'))
   })
 
-  test('a token limited to a project lists the global segments and its project\'s, and gets 404 for another project\'s', async () => {
+  test("a token limited to a project lists the global segments and its project's, and gets 404 for another project's", async () => {
     await api.newProject('alpha')
     await api.newProject('beta')
     const global = await newSegment('global')
     const alpha = await newSegment('alpha-seg', { project: 'alpha' })
     const beta = await newSegment('beta-seg', { project: 'beta' })
     const alphaToken = await tokenFor(api, 'alpha-editor', { role: 'editor', projects: ['alpha'] })
-    expect((await segmentList(alphaToken)).map((segment) => segment.name)).toEqual(['global', 'alpha-seg'])
+    expect((await segmentList(alphaToken)).map(segment => segment.name)).toEqual(['global', 'alpha-seg'])
     expectStatus(await api.get(`/api/admin/segments/${alpha.id}`, { token: alphaToken }), 200)
     expectStatus(await api.get(`/api/admin/segments/${global.id}`, { token: alphaToken }), 200)
     expectError(await api.get(`/api/admin/segments/${beta.id}`, { token: alphaToken }), 404, 'NotFoundError')
@@ -288,8 +383,16 @@ describe('project scoping and permissions', () => {
     const alpha = await newSegment('alpha-seg', { project: 'alpha' })
     const alphaToken = await tokenFor(api, 'alpha-editor', { role: 'editor', projects: ['alpha'] })
     const before = api.lastEventId()
-    expectError(await createSegment({ name: 'mine', project: 'alpha', constraints: [] }, alphaToken), 403, 'NoAccessError')
-    expectError(await api.put(`/api/admin/segments/${alpha.id}`, { name: 'x', constraints: [] }, { token: alphaToken }), 403, 'NoAccessError')
+    expectError(
+      await createSegment({ name: 'mine', project: 'alpha', constraints: [] }, alphaToken),
+      403,
+      'NoAccessError',
+    )
+    expectError(
+      await api.put(`/api/admin/segments/${alpha.id}`, { name: 'x', constraints: [] }, { token: alphaToken }),
+      403,
+      'NoAccessError',
+    )
     expectError(await api.delete(`/api/admin/segments/${alpha.id}`, { token: alphaToken }), 403, 'NoAccessError')
     expect(api.eventsSince(before)).toEqual([])
   })
@@ -299,17 +402,25 @@ describe('project scoping and permissions', () => {
     const viewer = await tokenFor(api, 'viewer', { role: 'viewer' })
     const editor = await tokenFor(api, 'editor', { role: 'editor' })
     const client = (await api.createToken({ tokenName: 'sdk', type: 'client' })).body.secret
-    expect((await segmentList(viewer)).map((s) => s.id)).toEqual([segment.id])
+    expect((await segmentList(viewer)).map(s => s.id)).toEqual([segment.id])
     expectStatus(await api.get(`/api/admin/segments/${segment.id}`, { token: viewer }), 200)
     expectError(await createSegment({ name: 'v', constraints: [] }, viewer), 403, 'NoAccessError', ['CREATE_SEGMENT'])
-    expectError(await api.put(`/api/admin/segments/${segment.id}`, { name: 'v', constraints: [] }, { token: viewer }), 403, 'NoAccessError', ['UPDATE_SEGMENT'])
-    expectError(await api.delete(`/api/admin/segments/${segment.id}`, { token: viewer }), 403, 'NoAccessError', ['DELETE_SEGMENT'])
+    expectError(
+      await api.put(`/api/admin/segments/${segment.id}`, { name: 'v', constraints: [] }, { token: viewer }),
+      403,
+      'NoAccessError',
+      ['UPDATE_SEGMENT'],
+    )
+    expectError(await api.delete(`/api/admin/segments/${segment.id}`, { token: viewer }), 403, 'NoAccessError', [
+      'DELETE_SEGMENT',
+    ])
     for (const response of [
       await api.get('/api/admin/segments', { token: client }),
       await api.get(`/api/admin/segments/${segment.id}`, { token: client }),
       await createSegment({ name: 'c', constraints: [] }, client),
       await api.delete(`/api/admin/segments/${segment.id}`, { token: client }),
-    ]) expectError(response, 403, 'NoAccessError')
+    ])
+      expectError(response, 403, 'NoAccessError')
     expectError(await api.get('/api/admin/segments', { token: null }), 401, 'AuthenticationRequired')
     expectOk(await createSegment({ name: 'by-editor', constraints: [] }, editor), 201)
     expectStatus(await api.delete(`/api/admin/segments/${segment.id}`, { token: editor }), 204)

@@ -3,10 +3,20 @@
  * through the admin API: contract §6 (Strategies, Variants per environment) and §4 (events).
  */
 import { describe, expect, test } from 'bun:test'
-import { defined, errorOf, paths, UUID, type Api, type StrategyBody, type VariantListBody, named, freshApiPerTest } from '../helpers'
+import {
+  defined,
+  errorOf,
+  paths,
+  UUID,
+  type Api,
+  type StrategyBody,
+  type VariantListBody,
+  named,
+  freshApiPerTest,
+} from '../helpers'
 
 let api: Api
-freshApiPerTest((fresh) => (api = fresh))
+freshApiPerTest(fresh => (api = fresh))
 
 const PROJECT = 'default'
 const flagPath = paths.flag
@@ -30,7 +40,7 @@ async function addStrategy(flag: string, body: Record<string, unknown>, environm
 async function environmentEntry(flag: string, environment: string) {
   const response = await api.getFlag(PROJECT, flag)
   expect(response.status).toBe(200)
-  return defined(response.body.environments.find((entry) => entry.name === environment))
+  return defined(response.body.environments.find(entry => entry.name === environment))
 }
 
 async function strategiesOf(flag: string, environment = 'development') {
@@ -51,7 +61,11 @@ async function expectStrategyRejected(flag: string, body: Record<string, unknown
   return response
 }
 
-const constraint = (operator: string, extra: Record<string, unknown>) => ({ contextName: 'appVersion', operator, ...extra })
+const constraint = (operator: string, extra: Record<string, unknown>) => ({
+  contextName: 'appVersion',
+  operator,
+  ...extra,
+})
 
 describe('adding, reading, updating and removing strategies', () => {
   test('adding a strategy answers 200 with the stored strategy and records feature-strategy-add with it as data', async () => {
@@ -74,7 +88,9 @@ describe('adding, reading, updating and removing strategies', () => {
       featureName: 'add-one',
       sortOrder: 0,
       segments: [],
-      constraints: [{ contextName: 'userId', operator: 'IN', caseInsensitive: false, inverted: false, values: ['a', 'b'] }],
+      constraints: [
+        { contextName: 'userId', operator: 'IN', caseInsensitive: false, inverted: false, values: ['a', 'b'] },
+      ],
       variants: [],
       parameters: { rollout: '50', stickiness: 'userId', groupId: 'checkout' },
     })
@@ -114,8 +130,12 @@ describe('adding, reading, updating and removing strategies', () => {
     expect(second.sortOrder).toBe(1)
     expect(early.sortOrder).toBe(-5)
     const listed = await strategiesOf('ordering')
-    expect(listed.map((s) => s.id)).toEqual([early.id, first.id, second.id])
-    expect((await environmentEntry('ordering', 'development')).strategies?.map((s) => s.id)).toEqual([early.id, first.id, second.id])
+    expect(listed.map(s => s.id)).toEqual([early.id, first.id, second.id])
+    expect((await environmentEntry('ordering', 'development')).strategies?.map(s => s.id)).toEqual([
+      early.id,
+      first.id,
+      second.id,
+    ])
   })
 
   test('a disabled strategy counts for hasStrategies but not for hasEnabledStrategies', async () => {
@@ -134,7 +154,10 @@ describe('adding, reading, updating and removing strategies', () => {
 
   test('updating a strategy replaces it under the same id and sortOrder and records feature-strategy-update with data and preData', async () => {
     await newFlag('update-one')
-    const original = await addStrategy('update-one', { name: 'flexibleRollout', parameters: { rollout: '10', stickiness: 'default', groupId: 'g' } })
+    const original = await addStrategy('update-one', {
+      name: 'flexibleRollout',
+      parameters: { rollout: '10', stickiness: 'default', groupId: 'g' },
+    })
     const before = api.lastEventId()
     const response = await api.put<StrategyBody>(strategyPath('update-one', original.id), {
       name: 'flexibleRollout',
@@ -148,7 +171,9 @@ describe('adding, reading, updating and removing strategies', () => {
     expect(updated.sortOrder).toBe(original.sortOrder)
     expect(updated.title).toBe('More users')
     expect(updated.parameters.rollout).toBe('80')
-    expect(updated.constraints).toEqual([{ contextName: 'environment', operator: 'NOT_IN', caseInsensitive: false, inverted: false, values: ['test'] }])
+    expect(updated.constraints).toEqual([
+      { contextName: 'environment', operator: 'NOT_IN', caseInsensitive: false, inverted: false, values: ['test'] },
+    ])
 
     expect(await strategiesOf('update-one')).toEqual([updated])
     expect((await api.get<StrategyBody>(strategyPath('update-one', original.id))).body).toEqual(updated)
@@ -197,7 +222,7 @@ describe('adding, reading, updating and removing strategies', () => {
       await api.put<StrategyBody>(strategyPath('no-such-flag', id), { name: 'default' }),
       await api.delete(strategyPath('no-such-flag', id)),
     ]
-    expect(answers.map((a) => a.status)).toEqual([404, 404, 404, 404, 404])
+    expect(answers.map(a => a.status)).toEqual([404, 404, 404, 404, 404])
     for (const answer of answers) expect(errorOf(answer).name).toBe('NotFoundError')
     expect(api.eventsSince(before)).toEqual([])
   })
@@ -210,10 +235,12 @@ describe('adding, reading, updating and removing strategies', () => {
       await api.get<StrategyBody[]>(strategiesPath('elsewhere', 'development', 'not-its-project')),
       await api.post<StrategyBody>(strategiesPath('elsewhere', 'development', 'not-its-project'), { name: 'default' }),
       await api.get<StrategyBody>(strategyPath('elsewhere', strategy.id, 'development', 'not-its-project')),
-      await api.put<StrategyBody>(strategyPath('elsewhere', strategy.id, 'development', 'not-its-project'), { name: 'default' }),
+      await api.put<StrategyBody>(strategyPath('elsewhere', strategy.id, 'development', 'not-its-project'), {
+        name: 'default',
+      }),
       await api.delete(strategyPath('elsewhere', strategy.id, 'development', 'not-its-project')),
     ]
-    expect(answers.map((a) => a.status)).toEqual([404, 404, 404, 404, 404])
+    expect(answers.map(a => a.status)).toEqual([404, 404, 404, 404, 404])
     expect(await strategiesOf('elsewhere')).toEqual([strategy])
     expect(api.eventsSince(before)).toEqual([])
   })
@@ -229,11 +256,11 @@ describe('adding, reading, updating and removing strategies', () => {
       await api.put<StrategyBody>(strategyPath('env-unknown', strategy.id, 'nowhere'), { name: 'default' }),
       await api.delete(strategyPath('env-unknown', strategy.id, 'nowhere')),
     ]
-    expect(answers.map((a) => a.status)).toEqual([404, 404, 404, 404, 404])
+    expect(answers.map(a => a.status)).toEqual([404, 404, 404, 404, 404])
     expect(api.eventsSince(before)).toEqual([])
   })
 
-  test('strategy routes answer 404 for an environment that exists but is not connected to the flag\'s project', async () => {
+  test("strategy routes answer 404 for an environment that exists but is not connected to the flag's project", async () => {
     await newFlag('env-disconnected')
     const disconnect = await api.delete(`/api/admin/projects/${PROJECT}/environments/production`)
     expect(disconnect.status).toBe(200)
@@ -275,7 +302,10 @@ describe('adding, reading, updating and removing strategies', () => {
     expect((await api.delete(flagPath('archived-strategies'))).status).toBe(202)
     const before = api.lastEventId()
     const add = await api.post<StrategyBody>(strategiesPath('archived-strategies'), { name: 'default' })
-    const put = await api.put<StrategyBody>(strategyPath('archived-strategies', strategy.id), { name: 'userWithId', parameters: { userIds: 'a' } })
+    const put = await api.put<StrategyBody>(strategyPath('archived-strategies', strategy.id), {
+      name: 'userWithId',
+      parameters: { userIds: 'a' },
+    })
     const del = await api.delete(strategyPath('archived-strategies', strategy.id))
     expect([add.status, put.status, del.status]).toEqual([400, 400, 400])
     expect(add.body.name).toBe('ValidationError')
@@ -302,7 +332,10 @@ describe('adding, reading, updating and removing strategies', () => {
     const none = await api.post<StrategyBody>(strategiesPath('bodiless-strategy'))
     expect(none.status).toBe(415)
     expect(none.body.name).toBe('ContentTypeerror')
-    const text = await api.post<StrategyBody>(strategiesPath('bodiless-strategy'), undefined, { raw: 'default', headers: { 'content-type': 'text/plain' } })
+    const text = await api.post<StrategyBody>(strategiesPath('bodiless-strategy'), undefined, {
+      raw: 'default',
+      headers: { 'content-type': 'text/plain' },
+    })
     expect(text.status).toBe(415)
     expect(await strategiesOf('bodiless-strategy')).toEqual([])
     expect(api.eventsSince(before)).toEqual([])
@@ -325,31 +358,48 @@ describe('adding, reading, updating and removing strategies', () => {
 describe('flexibleRollout parameters', () => {
   test('a flexibleRollout rollout from 0 to 100 is accepted and numbers are stored as strings', async () => {
     await newFlag('rollout-ok')
-    const zero = await addStrategy('rollout-ok', { name: 'flexibleRollout', parameters: { rollout: '0', stickiness: 'default', groupId: 'g' } })
-    const hundred = await addStrategy('rollout-ok', { name: 'flexibleRollout', parameters: { rollout: '100', stickiness: 'default', groupId: 'g' } })
-    const numeric = await addStrategy('rollout-ok', { name: 'flexibleRollout', parameters: { rollout: 42, stickiness: 'default', groupId: 'g' } })
+    const zero = await addStrategy('rollout-ok', {
+      name: 'flexibleRollout',
+      parameters: { rollout: '0', stickiness: 'default', groupId: 'g' },
+    })
+    const hundred = await addStrategy('rollout-ok', {
+      name: 'flexibleRollout',
+      parameters: { rollout: '100', stickiness: 'default', groupId: 'g' },
+    })
+    const numeric = await addStrategy('rollout-ok', {
+      name: 'flexibleRollout',
+      parameters: { rollout: 42, stickiness: 'default', groupId: 'g' },
+    })
     expect(zero.parameters.rollout).toBe('0')
     expect(hundred.parameters.rollout).toBe('100')
     expect(numeric.parameters.rollout).toBe('42')
-    expect((await strategiesOf('rollout-ok')).map((s) => s.parameters.rollout)).toEqual(['0', '100', '42'])
+    expect((await strategiesOf('rollout-ok')).map(s => s.parameters.rollout)).toEqual(['0', '100', '42'])
   })
 
   test('a flexibleRollout rollout outside 0..100 answers 400', async () => {
     await newFlag('rollout-bad')
     for (const rollout of ['101', '-1', '1000', 'half', 150, -10]) {
-      await expectStrategyRejected('rollout-bad', { name: 'flexibleRollout', parameters: { rollout, stickiness: 'default', groupId: 'g' } })
+      await expectStrategyRejected('rollout-bad', {
+        name: 'flexibleRollout',
+        parameters: { rollout, stickiness: 'default', groupId: 'g' },
+      })
     }
   })
 
   test('an update to a flexibleRollout rollout outside 0..100 answers 400', async () => {
     await newFlag('rollout-bad-update')
-    const strategy = await addStrategy('rollout-bad-update', { name: 'flexibleRollout', parameters: { rollout: '50', stickiness: 'default', groupId: 'g' } })
+    const strategy = await addStrategy('rollout-bad-update', {
+      name: 'flexibleRollout',
+      parameters: { rollout: '50', stickiness: 'default', groupId: 'g' },
+    })
     const response = await api.put<StrategyBody>(strategyPath('rollout-bad-update', strategy.id), {
       name: 'flexibleRollout',
       parameters: { rollout: '101', stickiness: 'default', groupId: 'g' },
     })
     expect(response.status).toBe(400)
-    expect((await api.get<StrategyBody>(strategyPath('rollout-bad-update', strategy.id))).body.parameters.rollout).toBe('50')
+    expect((await api.get<StrategyBody>(strategyPath('rollout-bad-update', strategy.id))).body.parameters.rollout).toBe(
+      '50',
+    )
   })
 })
 
@@ -381,7 +431,7 @@ describe('constraints (seed 2.5)', () => {
     const constraints = Object.entries(fitting).map(([operator, extra]) => constraint(operator, extra))
     expect(constraints).toHaveLength(19)
     const strategy = await addStrategy('all-operators', { name: 'default', constraints })
-    expect(strategy.constraints.map((c) => c.operator)).toEqual(Object.keys(fitting))
+    expect(strategy.constraints.map(c => c.operator)).toEqual(Object.keys(fitting))
     for (const [index, [, extra]] of Object.entries(fitting).entries()) {
       expect(strategy.constraints[index]).toMatchObject(extra)
     }
@@ -392,16 +442,22 @@ describe('constraints (seed 2.5)', () => {
   test('each operator is accepted on its own', async () => {
     await newFlag('each-operator')
     for (const [operator, extra] of Object.entries(fitting)) {
-      const response = await api.post<StrategyBody>(strategiesPath('each-operator'), { name: 'default', constraints: [constraint(operator, extra)] })
+      const response = await api.post<StrategyBody>(strategiesPath('each-operator'), {
+        name: 'default',
+        constraints: [constraint(operator, extra)],
+      })
       expect({ operator, status: response.status }).toEqual({ operator, status: 200 })
     }
     expect(await strategiesOf('each-operator')).toHaveLength(19)
   })
 
-  test('an operator outside contract §4\'s list and IN_CIDR answers 400', async () => {
+  test("an operator outside contract §4's list and IN_CIDR answers 400", async () => {
     await newFlag('bad-operator')
     for (const operator of ['IN_RANGE', 'in_cidr', 'in', 'NUM_NE', 'DATE_EQ', 'SEMVER_NE', 'regex', '']) {
-      const response = await expectStrategyRejected('bad-operator', { name: 'default', constraints: [constraint(operator, { values: ['a'], value: '1' })] })
+      const response = await expectStrategyRejected('bad-operator', {
+        name: 'default',
+        constraints: [constraint(operator, { values: ['a'], value: '1' })],
+      })
       expect(errorOf(response).name).toBe('ValidationError')
     }
   })
@@ -428,7 +484,10 @@ describe('constraints (seed 2.5)', () => {
       for (const extra of [{ value: 'ten' }, { value: '' }, { value: '1,5' }, { value: '12abc' }, {}]) {
         await expectStrategyRejected('num-values', { name: 'default', constraints: [constraint(operator, extra)] })
       }
-      const ok = await api.post<StrategyBody>(strategiesPath('num-values'), { name: 'default', constraints: [constraint(operator, { value: '42' })] })
+      const ok = await api.post<StrategyBody>(strategiesPath('num-values'), {
+        name: 'default',
+        constraints: [constraint(operator, { value: '42' })],
+      })
       expect(ok.status).toBe(200)
     }
   })
@@ -436,11 +495,21 @@ describe('constraints (seed 2.5)', () => {
   test('DATE_* operators need an RFC 3339 date-time value', async () => {
     await newFlag('date-values')
     for (const operator of ['DATE_AFTER', 'DATE_BEFORE']) {
-      for (const extra of [{ value: 'yesterday' }, { value: '2024-05-01' }, { value: '2024-13-01T00:00:00Z' }, { value: '2024-05-01T10:00:00' }, { value: '1714557600000' }, {}]) {
+      for (const extra of [
+        { value: 'yesterday' },
+        { value: '2024-05-01' },
+        { value: '2024-13-01T00:00:00Z' },
+        { value: '2024-05-01T10:00:00' },
+        { value: '1714557600000' },
+        {},
+      ]) {
         await expectStrategyRejected('date-values', { name: 'default', constraints: [constraint(operator, extra)] })
       }
       for (const value of ['2024-05-01T10:00:00Z', '2024-05-01T10:00:00.123Z', '2024-05-01T10:00:00-05:00']) {
-        const ok = await api.post<StrategyBody>(strategiesPath('date-values'), { name: 'default', constraints: [constraint(operator, { value })] })
+        const ok = await api.post<StrategyBody>(strategiesPath('date-values'), {
+          name: 'default',
+          constraints: [constraint(operator, { value })],
+        })
         expect({ value, status: ok.status }).toEqual({ value, status: 200 })
       }
     }
@@ -449,7 +518,10 @@ describe('constraints (seed 2.5)', () => {
   test('DATE_* operators refuse a calendar date that does not exist (RFC 3339 date-mday)', async () => {
     await newFlag('date-impossible')
     for (const value of ['2024-02-30T00:00:00Z', '2023-02-29T12:00:00Z', '2024-04-31T00:00:00Z']) {
-      const response = await api.post<StrategyBody>(strategiesPath('date-impossible'), { name: 'default', constraints: [constraint('DATE_AFTER', { value })] })
+      const response = await api.post<StrategyBody>(strategiesPath('date-impossible'), {
+        name: 'default',
+        constraints: [constraint('DATE_AFTER', { value })],
+      })
       expect({ value, status: response.status }).toEqual({ value, status: 400 })
     }
     expect(await strategiesOf('date-impossible')).toEqual([])
@@ -458,10 +530,20 @@ describe('constraints (seed 2.5)', () => {
   test('SEMVER_* operators need a valid semantic version: 1.2.3 is accepted, 1.2 is not', async () => {
     await newFlag('semver-values')
     for (const operator of ['SEMVER_EQ', 'SEMVER_GT', 'SEMVER_LT']) {
-      for (const extra of [{ value: '1.2' }, { value: '1' }, { value: '1.2.3.4' }, { value: 'latest' }, { value: '01.2.3' }, {}]) {
+      for (const extra of [
+        { value: '1.2' },
+        { value: '1' },
+        { value: '1.2.3.4' },
+        { value: 'latest' },
+        { value: '01.2.3' },
+        {},
+      ]) {
         await expectStrategyRejected('semver-values', { name: 'default', constraints: [constraint(operator, extra)] })
       }
-      const ok = await api.post<StrategyBody>(strategiesPath('semver-values'), { name: 'default', constraints: [constraint(operator, { value: '1.2.3' })] })
+      const ok = await api.post<StrategyBody>(strategiesPath('semver-values'), {
+        name: 'default',
+        constraints: [constraint(operator, { value: '1.2.3' })],
+      })
       expect(ok.status).toBe(200)
       expect(ok.body.constraints[0].value).toBe('1.2.3')
     }
@@ -470,27 +552,54 @@ describe('constraints (seed 2.5)', () => {
   test('IN, NOT_IN and STR_* operators need at least one entry in values', async () => {
     await newFlag('list-values')
     for (const operator of ['IN', 'NOT_IN', 'STR_ENDS_WITH', 'STR_STARTS_WITH', 'STR_CONTAINS']) {
-      await expectStrategyRejected('list-values', { name: 'default', constraints: [constraint(operator, { values: [] })] })
+      await expectStrategyRejected('list-values', {
+        name: 'default',
+        constraints: [constraint(operator, { values: [] })],
+      })
       await expectStrategyRejected('list-values', { name: 'default', constraints: [constraint(operator, {})] })
     }
   })
 
   test('a constraint without contextName or operator answers 400', async () => {
     await newFlag('constraint-shape')
-    await expectStrategyRejected('constraint-shape', { name: 'default', constraints: [{ operator: 'IN', values: ['a'] }] })
-    await expectStrategyRejected('constraint-shape', { name: 'default', constraints: [{ contextName: 'userId', values: ['a'] }] })
+    await expectStrategyRejected('constraint-shape', {
+      name: 'default',
+      constraints: [{ operator: 'IN', values: ['a'] }],
+    })
+    await expectStrategyRejected('constraint-shape', {
+      name: 'default',
+      constraints: [{ contextName: 'userId', values: ['a'] }],
+    })
   })
 })
 
 describe('strategy variants (seed 2.7)', () => {
-  const variant = (name: string, extra: Record<string, unknown> = {}) => ({ name, weight: 0, weightType: 'variable', stickiness: 'default', ...extra })
+  const variant = (name: string, extra: Record<string, unknown> = {}) => ({
+    name,
+    weight: 0,
+    weightType: 'variable',
+    stickiness: 'default',
+    ...extra,
+  })
 
   test('a strategy variant needs weightType and stickiness', async () => {
     await newFlag('sv-required')
-    await expectStrategyRejected('sv-required', { name: 'default', variants: [{ name: 'a', weight: 500, stickiness: 'default' }] })
-    await expectStrategyRejected('sv-required', { name: 'default', variants: [{ name: 'a', weight: 500, weightType: 'variable' }] })
-    await expectStrategyRejected('sv-required', { name: 'default', variants: [{ name: 'a', weight: 500, weightType: 'heavy', stickiness: 'default' }] })
-    await expectStrategyRejected('sv-required', { name: 'default', variants: [{ weight: 500, weightType: 'variable', stickiness: 'default' }] })
+    await expectStrategyRejected('sv-required', {
+      name: 'default',
+      variants: [{ name: 'a', weight: 500, stickiness: 'default' }],
+    })
+    await expectStrategyRejected('sv-required', {
+      name: 'default',
+      variants: [{ name: 'a', weight: 500, weightType: 'variable' }],
+    })
+    await expectStrategyRejected('sv-required', {
+      name: 'default',
+      variants: [{ name: 'a', weight: 500, weightType: 'heavy', stickiness: 'default' }],
+    })
+    await expectStrategyRejected('sv-required', {
+      name: 'default',
+      variants: [{ weight: 500, weightType: 'variable', stickiness: 'default' }],
+    })
   })
 
   test('fix strategy variants keep their weight and variable ones share what is left of 1000', async () => {
@@ -498,9 +607,13 @@ describe('strategy variants (seed 2.7)', () => {
     const strategy = await addStrategy('sv-weights', {
       name: 'flexibleRollout',
       parameters: { rollout: '100', stickiness: 'default', groupId: 'g' },
-      variants: [variant('fixed', { weightType: 'fix', weight: 200 }), variant('a', { weight: 1 }), variant('b', { weight: 999 })],
+      variants: [
+        variant('fixed', { weightType: 'fix', weight: 200 }),
+        variant('a', { weight: 1 }),
+        variant('b', { weight: 999 }),
+      ],
     })
-    expect(strategy.variants.map((v) => [v.name, v.weight, v.weightType, v.stickiness])).toEqual([
+    expect(strategy.variants.map(v => [v.name, v.weight, v.weightType, v.stickiness])).toEqual([
       ['a', 400, 'variable', 'default'],
       ['b', 400, 'variable', 'default'],
       ['fixed', 200, 'fix', 'default'],
@@ -511,8 +624,11 @@ describe('strategy variants (seed 2.7)', () => {
 
   test('three variable strategy variants get 334, 333 and 333, summing to 1000', async () => {
     await newFlag('sv-thirds')
-    const strategy = await addStrategy('sv-thirds', { name: 'default', variants: [variant('a'), variant('b'), variant('c')] })
-    expect(strategy.variants.map((v) => v.weight)).toEqual([334, 333, 333])
+    const strategy = await addStrategy('sv-thirds', {
+      name: 'default',
+      variants: [variant('a'), variant('b'), variant('c')],
+    })
+    expect(strategy.variants.map(v => v.weight)).toEqual([334, 333, 333])
   })
 
   test('strategy variants that are all fix must add up to exactly 1000', async () => {
@@ -525,20 +641,27 @@ describe('strategy variants (seed 2.7)', () => {
       name: 'default',
       variants: [variant('a', { weightType: 'fix', weight: 300 }), variant('b', { weightType: 'fix', weight: 700 })],
     })
-    expect(ok.variants.map((v) => v.weight)).toEqual([300, 700])
+    expect(ok.variants.map(v => v.weight)).toEqual([300, 700])
   })
 
   test('strategy variants whose fix weights exceed 1000 answer 400', async () => {
     await newFlag('sv-fix-over')
     await expectStrategyRejected('sv-fix-over', {
       name: 'default',
-      variants: [variant('a', { weightType: 'fix', weight: 600 }), variant('b', { weightType: 'fix', weight: 600 }), variant('c')],
+      variants: [
+        variant('a', { weightType: 'fix', weight: 600 }),
+        variant('b', { weightType: 'fix', weight: 600 }),
+        variant('c'),
+      ],
     })
   })
 
   test('a strategy variant weight above 1000 or below 0 answers 400', async () => {
     await newFlag('sv-range')
-    await expectStrategyRejected('sv-range', { name: 'default', variants: [variant('a', { weightType: 'fix', weight: 1001 })] })
+    await expectStrategyRejected('sv-range', {
+      name: 'default',
+      variants: [variant('a', { weightType: 'fix', weight: 1001 })],
+    })
     await expectStrategyRejected('sv-range', { name: 'default', variants: [variant('a', { weight: -1 })] })
   })
 
@@ -549,14 +672,26 @@ describe('strategy variants (seed 2.7)', () => {
 
   test('a strategy variant json payload must be valid JSON', async () => {
     await newFlag('sv-payload')
-    await expectStrategyRejected('sv-payload', { name: 'default', variants: [variant('a', { payload: { type: 'json', value: '{broken' } })] })
-    const ok = await addStrategy('sv-payload', { name: 'default', variants: [variant('a', { payload: { type: 'json', value: '{"ok":true}' } })] })
+    await expectStrategyRejected('sv-payload', {
+      name: 'default',
+      variants: [variant('a', { payload: { type: 'json', value: '{broken' } })],
+    })
+    const ok = await addStrategy('sv-payload', {
+      name: 'default',
+      variants: [variant('a', { payload: { type: 'json', value: '{"ok":true}' } })],
+    })
     expect(ok.variants[0].payload).toEqual({ type: 'json', value: '{"ok":true}' })
   })
 })
 
 describe('variants per environment', () => {
-  const variant = (name: string, extra: Record<string, unknown> = {}) => ({ name, weight: 0, weightType: 'variable', stickiness: 'default', ...extra })
+  const variant = (name: string, extra: Record<string, unknown> = {}) => ({
+    name,
+    weight: 0,
+    weightType: 'variable',
+    stickiness: 'default',
+    ...extra,
+  })
 
   async function getVariants(flag: string, environment = 'development') {
     const response = await api.get<VariantListBody>(variantsPath(flag, environment))
@@ -582,13 +717,25 @@ describe('variants per environment', () => {
     const response = await api.put<VariantListBody>(variantsPath('env-variants'), [
       variant('control', { weightType: 'fix', weight: 200 }),
       variant('blue', { weight: 10 }),
-      variant('green', { weight: 900, stickiness: 'userId', payload: { type: 'string', value: 'hello' }, overrides: [{ contextName: 'userId', values: ['u1', 'u2'] }] }),
+      variant('green', {
+        weight: 900,
+        stickiness: 'userId',
+        payload: { type: 'string', value: 'hello' },
+        overrides: [{ contextName: 'userId', values: ['u1', 'u2'] }],
+      }),
     ])
     expect(response.status).toBe(200)
     const expected = [
       { name: 'blue', weight: 400, weightType: 'variable', stickiness: 'default', overrides: [] },
       { name: 'control', weight: 200, weightType: 'fix', stickiness: 'default', overrides: [] },
-      { name: 'green', weight: 400, weightType: 'variable', stickiness: 'userId', payload: { type: 'string', value: 'hello' }, overrides: [{ contextName: 'userId', values: ['u1', 'u2'] }] },
+      {
+        name: 'green',
+        weight: 400,
+        weightType: 'variable',
+        stickiness: 'userId',
+        payload: { type: 'string', value: 'hello' },
+        overrides: [{ contextName: 'userId', values: ['u1', 'u2'] }],
+      },
     ]
     expect(response.body.variants).toEqual(expected)
     expect(await getVariants('env-variants')).toEqual(expected)
@@ -619,15 +766,21 @@ describe('variants per environment', () => {
     await newFlag('env-variant-defaults')
     const response = await api.put<VariantListBody>(variantsPath('env-variant-defaults'), [{ name: 'only', weight: 0 }])
     expect(response.status).toBe(200)
-    expect(response.body.variants).toEqual([{ name: 'only', weight: 1000, weightType: 'variable', stickiness: 'default', overrides: [] }])
+    expect(response.body.variants).toEqual([
+      { name: 'only', weight: 1000, weightType: 'variable', stickiness: 'default', overrides: [] },
+    ])
   })
 
   test('three variable variants get 334, 333 and 333, summing to 1000', async () => {
     await newFlag('env-thirds')
-    const response = await api.put<VariantListBody>(variantsPath('env-thirds'), [variant('a'), variant('b'), variant('c')])
+    const response = await api.put<VariantListBody>(variantsPath('env-thirds'), [
+      variant('a'),
+      variant('b'),
+      variant('c'),
+    ])
     expect(response.status).toBe(200)
-    expect(response.body.variants.map((v) => v.weight)).toEqual([334, 333, 333])
-    expect((await getVariants('env-thirds')).map((v) => v.weight)).toEqual([334, 333, 333])
+    expect(response.body.variants.map(v => v.weight)).toEqual([334, 333, 333])
+    expect((await getVariants('env-thirds')).map(v => v.weight)).toEqual([334, 333, 333])
   })
 
   test('a second PUT replaces the list, and its event carries the previous list as preData', async () => {
@@ -652,10 +805,16 @@ describe('variants per environment', () => {
 
   test('variants that are all fix must add up to exactly 1000', async () => {
     await newFlag('env-fix-only')
-    await expectVariantsRejected('env-fix-only', [variant('a', { weightType: 'fix', weight: 500 }), variant('b', { weightType: 'fix', weight: 400 })])
-    const ok = await api.put<VariantListBody>(variantsPath('env-fix-only'), [variant('a', { weightType: 'fix', weight: 500 }), variant('b', { weightType: 'fix', weight: 500 })])
+    await expectVariantsRejected('env-fix-only', [
+      variant('a', { weightType: 'fix', weight: 500 }),
+      variant('b', { weightType: 'fix', weight: 400 }),
+    ])
+    const ok = await api.put<VariantListBody>(variantsPath('env-fix-only'), [
+      variant('a', { weightType: 'fix', weight: 500 }),
+      variant('b', { weightType: 'fix', weight: 500 }),
+    ])
     expect(ok.status).toBe(200)
-    expect(ok.body.variants.map((v) => v.weight)).toEqual([500, 500])
+    expect(ok.body.variants.map(v => v.weight)).toEqual([500, 500])
   })
 
   test('fix weights adding up to more than 1000 answer 400', async () => {
@@ -683,7 +842,9 @@ describe('variants per environment', () => {
     await newFlag('env-json')
     await expectVariantsRejected('env-json', [variant('a', { payload: { type: 'json', value: '{"a":' } })])
     await expectVariantsRejected('env-json', [variant('a', { payload: { type: 'json', value: '' } })])
-    const ok = await api.put<VariantListBody>(variantsPath('env-json'), [variant('a', { payload: { type: 'json', value: '{"a":[1,2]}' } })])
+    const ok = await api.put<VariantListBody>(variantsPath('env-json'), [
+      variant('a', { payload: { type: 'json', value: '{"a":[1,2]}' } }),
+    ])
     expect(ok.status).toBe(200)
     expect(ok.body.variants[0].payload).toEqual({ type: 'json', value: '{"a":[1,2]}' })
   })
@@ -693,7 +854,9 @@ describe('variants per environment', () => {
     for (const value of ['twelve', '', '12px', 'NaN', 'Infinity']) {
       await expectVariantsRejected('env-number', [variant('a', { payload: { type: 'number', value } })])
     }
-    const ok = await api.put<VariantListBody>(variantsPath('env-number'), [variant('a', { payload: { type: 'number', value: '-42.5' } })])
+    const ok = await api.put<VariantListBody>(variantsPath('env-number'), [
+      variant('a', { payload: { type: 'number', value: '-42.5' } }),
+    ])
     expect(ok.status).toBe(200)
     expect(ok.body.variants[0].payload).toEqual({ type: 'number', value: '-42.5' })
   })
@@ -715,8 +878,16 @@ describe('variants per environment', () => {
     expect((await api.get<VariantListBody>(variantsPath('no-such-flag'))).status).toBe(404)
     expect((await api.put<VariantListBody>(variantsPath('no-such-flag'), [variant('a')])).status).toBe(404)
     expect((await api.get<VariantListBody>(variantsPath('env-variants-404', 'nowhere'))).status).toBe(404)
-    expect((await api.put<VariantListBody>(variantsPath('env-variants-404', 'nowhere'), [variant('a')])).status).toBe(404)
-    expect((await api.put<VariantListBody>(variantsPath('env-variants-404', 'development', 'not-its-project'), [variant('a')])).status).toBe(404)
+    expect((await api.put<VariantListBody>(variantsPath('env-variants-404', 'nowhere'), [variant('a')])).status).toBe(
+      404,
+    )
+    expect(
+      (
+        await api.put<VariantListBody>(variantsPath('env-variants-404', 'development', 'not-its-project'), [
+          variant('a'),
+        ])
+      ).status,
+    ).toBe(404)
     expect(await getVariants('env-variants-404')).toEqual([])
     expect(api.eventsSince(before)).toEqual([])
   })
@@ -737,10 +908,16 @@ describe('blank context fields in constraints', () => {
     expect((await api.createFlag(PROJECT, 'blank-ctx')).status).toBe(201)
     const created = await api.post<StrategyBody>(paths.strategies('blank-ctx'), { name: 'default' })
     expect(created.status).toBe(200)
-    const segment = await api.post<{ id: number }>('/api/admin/segments', { name: 'blank-ctx-segment', constraints: [] })
+    const segment = await api.post<{ id: number }>('/api/admin/segments', {
+      name: 'blank-ctx-segment',
+      constraints: [],
+    })
     expect(segment.status).toBe(201)
     for (const contextName of ['', '  ']) {
-      const constraints = [{ contextName: 'userId', operator: 'IN', values: ['a'] }, { contextName, operator: 'IN', values: ['a'] }]
+      const constraints = [
+        { contextName: 'userId', operator: 'IN', values: ['a'] },
+        { contextName, operator: 'IN', values: ['a'] },
+      ]
       const since = api.lastEventId()
       const answers = [
         await api.post(paths.strategies('blank-ctx'), { name: 'default', constraints }),
@@ -750,7 +927,11 @@ describe('blank context fields in constraints', () => {
         await api.post('/api/admin/features-batch/import', {
           project: PROJECT,
           environment: 'development',
-          data: { features: [{ name: 'blank-ctx' }], featureStrategies: [{ featureName: 'blank-ctx', name: 'default', constraints }], tagTypes: [] },
+          data: {
+            features: [{ name: 'blank-ctx' }],
+            featureStrategies: [{ featureName: 'blank-ctx', name: 'default', constraints }],
+            tagTypes: [],
+          },
         }),
       ]
       for (const answer of answers) {
@@ -760,17 +941,31 @@ describe('blank context fields in constraints', () => {
       expect(api.eventsSince(since)).toEqual([])
     }
     const strategies = await api.get<StrategyBody[]>(paths.strategies('blank-ctx'))
-    expect(strategies.body.map((strategy) => strategy.constraints)).toEqual([[]])
+    expect(strategies.body.map(strategy => strategy.constraints)).toEqual([[]])
   })
 })
 
 test('a flexibleRollout whose stickiness or groupId is blank gets the defaults, as when they are missing (never a blank field the SDK would hash at random)', async () => {
   expect((await api.createFlag(PROJECT, 'blank-rollout')).status).toBe(201)
-  for (const [stickiness, groupId] of [['', ''], [' ', '  '], ['\t', 'g']]) {
-    const created = await api.post<StrategyBody>(paths.strategies('blank-rollout'), { name: 'flexibleRollout', parameters: { rollout: '50', stickiness, groupId } })
+  for (const [stickiness, groupId] of [
+    ['', ''],
+    [' ', '  '],
+    ['\t', 'g'],
+  ]) {
+    const created = await api.post<StrategyBody>(paths.strategies('blank-rollout'), {
+      name: 'flexibleRollout',
+      parameters: { rollout: '50', stickiness, groupId },
+    })
     expect(created.status).toBe(200)
-    expect(created.body.parameters).toEqual({ rollout: '50', stickiness: 'default', groupId: groupId.trim() ? groupId : 'blank-rollout' })
-    const updated = await api.put<StrategyBody>(`${paths.strategies('blank-rollout')}/${created.body.id}`, { name: 'flexibleRollout', parameters: { rollout: '40', stickiness, groupId } })
+    expect(created.body.parameters).toEqual({
+      rollout: '50',
+      stickiness: 'default',
+      groupId: groupId.trim() ? groupId : 'blank-rollout',
+    })
+    const updated = await api.put<StrategyBody>(`${paths.strategies('blank-rollout')}/${created.body.id}`, {
+      name: 'flexibleRollout',
+      parameters: { rollout: '40', stickiness, groupId },
+    })
     expect(updated.body.parameters.stickiness).toBe('default')
   }
 })
@@ -788,13 +983,26 @@ describe('setStrategySortOrder', () => {
       { id: second.id, sortOrder: 2 },
     ])
     expect(response.status).toBe(200)
-    expect((await strategiesOf('ordered')).map((s) => s.id)).toEqual([third.id, first.id, second.id])
-    expect((await environmentEntry('ordered', 'development')).strategies!.map((s: { id: string }) => s.id)).toEqual([third.id, first.id, second.id])
+    expect((await strategiesOf('ordered')).map(s => s.id)).toEqual([third.id, first.id, second.id])
+    expect((await environmentEntry('ordered', 'development')).strategies!.map((s: { id: string }) => s.id)).toEqual([
+      third.id,
+      first.id,
+      second.id,
+    ])
     const written = api.eventsSince(since)
-    expect(written.map((event) => event.type)).toEqual(['feature-strategy-update', 'feature-strategy-update', 'feature-strategy-update'])
-    expect(new Set(written.map((event) => (event.data as { id: string }).id))).toEqual(new Set([first.id, second.id, third.id]))
+    expect(written.map(event => event.type)).toEqual([
+      'feature-strategy-update',
+      'feature-strategy-update',
+      'feature-strategy-update',
+    ])
+    expect(new Set(written.map(event => (event.data as { id: string }).id))).toEqual(
+      new Set([first.id, second.id, third.id]),
+    )
     // The same order again moves nothing and records nothing.
-    expect((await api.post(`${strategiesPath('ordered', 'development')}/set-sort-order`, [{ id: third.id, sortOrder: 0 }])).status).toBe(200)
+    expect(
+      (await api.post(`${strategiesPath('ordered', 'development')}/set-sort-order`, [{ id: third.id, sortOrder: 0 }]))
+        .status,
+    ).toBe(200)
     expect(api.eventsSince(since)).toHaveLength(3)
   })
 
@@ -809,7 +1017,7 @@ describe('setStrategySortOrder', () => {
     ])
     expect(response.status).toBe(404)
     expect(errorOf(response).message).toContain('no-such-strategy')
-    expect((await strategiesOf('unmoved')).map((s) => s.id)).toEqual([first.id, second.id])
+    expect((await strategiesOf('unmoved')).map(s => s.id)).toEqual([first.id, second.id])
     expect(api.eventsSince(since)).toEqual([])
   })
 })

@@ -5,7 +5,18 @@
 import { describe, expect, test } from 'bun:test'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { errorOf, expectError, expectOk, makeApi, paths, tempDir, tokenFor, type Api, type StrategyBody, freshApiPerTest } from '../helpers'
+import {
+  errorOf,
+  expectError,
+  expectOk,
+  makeApi,
+  paths,
+  tempDir,
+  tokenFor,
+  type Api,
+  type StrategyBody,
+  freshApiPerTest,
+} from '../helpers'
 import { STATE_FILE } from '../../src/services'
 import type { Static } from '@sinclair/typebox'
 import type { StrategyType, StrategyTypeList } from '../../src/features/strategy-types/strategy-types.model'
@@ -14,11 +25,25 @@ type TypeBody = Static<typeof StrategyType>
 type TypeListBody = Static<typeof StrategyTypeList>
 
 let api: Api
-freshApiPerTest((fresh) => (api = fresh))
+freshApiPerTest(fresh => (api = fresh))
 
 const BASE = '/api/admin/strategies'
-const BUILT_INS = ['default', 'flexibleRollout', 'userWithId', 'remoteAddress', 'applicationHostname', 'gradualRolloutUserId', 'gradualRolloutSessionId', 'gradualRolloutRandom']
-const region = { name: 'region', title: 'Regions', description: 'On in the listed regions', parameters: [{ name: 'regions', type: 'list', description: 'Region codes', required: true }] }
+const BUILT_INS = [
+  'default',
+  'flexibleRollout',
+  'userWithId',
+  'remoteAddress',
+  'applicationHostname',
+  'gradualRolloutUserId',
+  'gradualRolloutSessionId',
+  'gradualRolloutRandom',
+]
+const region = {
+  name: 'region',
+  title: 'Regions',
+  description: 'On in the listed regions',
+  parameters: [{ name: 'regions', type: 'list', description: 'Region codes', required: true }],
+}
 
 async function defineRegion(): Promise<TypeBody> {
   const response = await api.post<TypeBody>(BASE, region)
@@ -39,11 +64,11 @@ describe('listing and reading strategy types', () => {
     const response = await api.get<TypeListBody>(BASE)
     expect(response.status).toBe(200)
     expect(response.body.version).toBe(1)
-    expect(response.body.strategies.map((s) => s.name)).toEqual([...BUILT_INS, 'alpha', 'zeta'])
-    expect(response.body.strategies.slice(0, 8).every((s) => !s.editable && !s.deprecated)).toBe(true)
-    expect(response.body.strategies.slice(8).every((s) => s.editable)).toBe(true)
+    expect(response.body.strategies.map(s => s.name)).toEqual([...BUILT_INS, 'alpha', 'zeta'])
+    expect(response.body.strategies.slice(0, 8).every(s => !s.editable && !s.deprecated)).toBe(true)
+    expect(response.body.strategies.slice(8).every(s => s.editable)).toBe(true)
     const flexible = response.body.strategies[1]
-    expect(flexible.parameters.map((p) => p.name)).toEqual(['rollout', 'stickiness', 'groupId'])
+    expect(flexible.parameters.map(p => p.name)).toEqual(['rollout', 'stickiness', 'groupId'])
   })
 
   test('one type by name, built-in or defined; an unknown name answers 404', async () => {
@@ -51,7 +76,7 @@ describe('listing and reading strategy types', () => {
     const builtIn = await api.get<TypeBody>(`${BASE}/gradualRolloutUserId`)
     expect(builtIn.status).toBe(200)
     expect(builtIn.body).toMatchObject({ name: 'gradualRolloutUserId', editable: false, deprecated: false })
-    expect(builtIn.body.parameters.map((p) => p.name)).toEqual(['percentage', 'groupId'])
+    expect(builtIn.body.parameters.map(p => p.name)).toEqual(['percentage', 'groupId'])
     const defined = await api.get<TypeBody>(`${BASE}/region`)
     expect(defined.body).toEqual({
       name: 'region',
@@ -73,9 +98,17 @@ describe('defining, updating, deprecating and reactivating', () => {
     expect(created).toMatchObject({ name: 'region', editable: true, deprecated: false })
     const bare = await api.post<TypeBody>(BASE, { name: 'bare', parameters: [{ name: 'p', type: 'number' }] })
     expectOk(bare, 201)
-    expect(bare.body).toMatchObject({ title: null, displayName: null, description: '', parameters: [{ name: 'p', type: 'number', description: '', required: false }] })
+    expect(bare.body).toMatchObject({
+      title: null,
+      displayName: null,
+      description: '',
+      parameters: [{ name: 'p', type: 'number', description: '', required: false }],
+    })
     const events = await api.eventsAfter(before)
-    expect(events.map((e) => [e.type, e.createdBy])).toEqual([['strategy-created', 'admin-bootstrap'], ['strategy-created', 'admin-bootstrap']])
+    expect(events.map(e => [e.type, e.createdBy])).toEqual([
+      ['strategy-created', 'admin-bootstrap'],
+      ['strategy-created', 'admin-bootstrap'],
+    ])
     expect(events[0].data).toEqual(created)
   })
 
@@ -89,7 +122,13 @@ describe('defining, updating, deprecating and reactivating', () => {
     expectError(await api.post(BASE, { name: 'has space', parameters: [] }), 400, 'ValidationError')
     expectError(await api.post(BASE, { name: 'x', parameters: [{ name: 'p', type: 'date' }] }), 400, 'ValidationError')
     expectError(await api.post(BASE, { name: 'x' }), 400, 'ValidationError')
-    const twice = await api.post(BASE, { name: 'x', parameters: [{ name: 'p', type: 'string' }, { name: 'p', type: 'list' }] })
+    const twice = await api.post(BASE, {
+      name: 'x',
+      parameters: [
+        { name: 'p', type: 'string' },
+        { name: 'p', type: 'list' },
+      ],
+    })
     expectError(twice, 400, 'ValidationError', ['"p"'])
     expect(errorOf(twice).details?.[0]?.path).toBe('/parameters/1/name')
     await expectUnchanged(before, list)
@@ -98,12 +137,20 @@ describe('defining, updating, deprecating and reactivating', () => {
   test('PUT replaces the definition, answers it and records strategy-updated with data and preData', async () => {
     const created = await defineRegion()
     const before = api.lastEventId()
-    const response = await api.put<TypeBody>(`${BASE}/region`, { description: 'Listed regions only', parameters: [{ name: 'codes', type: 'string' }] })
+    const response = await api.put<TypeBody>(`${BASE}/region`, {
+      description: 'Listed regions only',
+      parameters: [{ name: 'codes', type: 'string' }],
+    })
     expect(response.status).toBe(200)
-    expect(response.body).toMatchObject({ name: 'region', title: 'Regions', description: 'Listed regions only', parameters: [{ name: 'codes', type: 'string', description: '', required: false }] })
+    expect(response.body).toMatchObject({
+      name: 'region',
+      title: 'Regions',
+      description: 'Listed regions only',
+      parameters: [{ name: 'codes', type: 'string', description: '', required: false }],
+    })
     expect((await api.get<TypeBody>(`${BASE}/region`)).body).toEqual(response.body)
     const events = await api.eventsAfter(before)
-    expect(events.map((e) => e.type)).toEqual(['strategy-updated'])
+    expect(events.map(e => e.type)).toEqual(['strategy-updated'])
     expect(events[0].data).toEqual(response.body)
     expect(events[0].preData).toEqual(created)
   })
@@ -133,7 +180,7 @@ describe('defining, updating, deprecating and reactivating', () => {
     const reactivated = await api.post<TypeBody>(`${BASE}/region/reactivate`)
     expect(reactivated.body.deprecated).toBe(false)
     const events = await api.eventsAfter(before)
-    expect(events.map((e) => [e.type, e.data])).toEqual([
+    expect(events.map(e => [e.type, e.data])).toEqual([
       ['strategy-deprecated', { name: 'region' }],
       ['strategy-reactivated', { name: 'region' }],
     ])
@@ -157,9 +204,9 @@ describe('deleting', () => {
     const before = api.lastEventId()
     expectOk(await api.delete(`${BASE}/region`))
     expectError(await api.get(`${BASE}/region`), 404, 'NotFoundError')
-    expect((await api.get<TypeListBody>(BASE)).body.strategies.map((s) => s.name)).toEqual(BUILT_INS)
+    expect((await api.get<TypeListBody>(BASE)).body.strategies.map(s => s.name)).toEqual(BUILT_INS)
     const events = await api.eventsAfter(before)
-    expect(events.map((e) => [e.type, e.preData, e.data])).toEqual([['strategy-deleted', created, null]])
+    expect(events.map(e => [e.type, e.preData, e.data])).toEqual([['strategy-deleted', created, null]])
     // The name is free again.
     await defineRegion()
   })
@@ -212,7 +259,10 @@ describe('permissions', () => {
     expect(api.eventsSince(before)).toEqual([])
     expectOk(await api.post(BASE, { name: 'by-editor', parameters: [] }, { token: editor }), 201)
     expectOk(await api.post(`${BASE}/by-editor/deprecate`, undefined, { token: editor }))
-    expect((await api.eventsAfter(before)).map((e) => [e.type, e.createdBy])).toEqual([['strategy-created', 'editor'], ['strategy-deprecated', 'editor']])
+    expect((await api.eventsAfter(before)).map(e => [e.type, e.createdBy])).toEqual([
+      ['strategy-created', 'editor'],
+      ['strategy-deprecated', 'editor'],
+    ])
   })
 })
 
@@ -220,9 +270,15 @@ describe('strategies of SDK-known and user-defined types on flags', () => {
   test('gradualRolloutUserId and a user-defined type are stored and served with their parameters as given', async () => {
     await api.newFlag('default', 'typed')
     await defineRegion()
-    const sdkKnown = await api.post<StrategyBody>(paths.strategies('typed'), { name: 'gradualRolloutUserId', parameters: { percentage: 30, groupId: 'typed' } })
+    const sdkKnown = await api.post<StrategyBody>(paths.strategies('typed'), {
+      name: 'gradualRolloutUserId',
+      parameters: { percentage: 30, groupId: 'typed' },
+    })
     expectOk(sdkKnown)
-    expect(sdkKnown.body).toMatchObject({ name: 'gradualRolloutUserId', parameters: { percentage: '30', groupId: 'typed' } })
+    expect(sdkKnown.body).toMatchObject({
+      name: 'gradualRolloutUserId',
+      parameters: { percentage: '30', groupId: 'typed' },
+    })
     const custom = await api.post<StrategyBody>(paths.strategies('typed'), {
       name: 'region',
       parameters: { regions: 'eu-west,us-east' },
@@ -231,8 +287,8 @@ describe('strategies of SDK-known and user-defined types on flags', () => {
     expectOk(custom)
     expect(custom.body).toMatchObject({ name: 'region', parameters: { regions: 'eu-west,us-east' } })
     const flag = await api.getFlag('default', 'typed')
-    const strategies = flag.body.environments.find((e) => e.name === 'development')?.strategies
-    expect(strategies?.map((s) => [s.name, s.parameters])).toEqual([
+    const strategies = flag.body.environments.find(e => e.name === 'development')?.strategies
+    expect(strategies?.map(s => [s.name, s.parameters])).toEqual([
       ['gradualRolloutUserId', { percentage: '30', groupId: 'typed' }],
       ['region', { regions: 'eu-west,us-east' }],
     ])
@@ -250,15 +306,28 @@ describe('strategies of SDK-known and user-defined types on flags', () => {
   test('a deprecated type cannot be given to a strategy, but strategies that have it stay, are served and can still be edited', async () => {
     await api.newFlag('default', 'deprecated-type')
     await defineRegion()
-    const kept = await api.post<StrategyBody>(paths.strategies('deprecated-type'), { name: 'region', parameters: { regions: 'eu' } })
+    const kept = await api.post<StrategyBody>(paths.strategies('deprecated-type'), {
+      name: 'region',
+      parameters: { regions: 'eu' },
+    })
     expectOk(kept)
     const other = await api.post<StrategyBody>(paths.strategies('deprecated-type'), { name: 'default' })
     expectOk(await api.post(`${BASE}/region/deprecate`))
     const before = api.lastEventId()
-    expectError(await api.post(paths.strategies('deprecated-type'), { name: 'region' }), 400, 'ValidationError', ['deprecated'])
-    expectError(await api.put(`${paths.strategies('deprecated-type')}/${other.body.id}`, { name: 'region' }), 400, 'ValidationError', ['deprecated'])
+    expectError(await api.post(paths.strategies('deprecated-type'), { name: 'region' }), 400, 'ValidationError', [
+      'deprecated',
+    ])
+    expectError(
+      await api.put(`${paths.strategies('deprecated-type')}/${other.body.id}`, { name: 'region' }),
+      400,
+      'ValidationError',
+      ['deprecated'],
+    )
     expect(api.eventsSince(before)).toEqual([])
-    const edited = await api.put<StrategyBody>(`${paths.strategies('deprecated-type')}/${kept.body.id}`, { name: 'region', parameters: { regions: 'eu,us' } })
+    const edited = await api.put<StrategyBody>(`${paths.strategies('deprecated-type')}/${kept.body.id}`, {
+      name: 'region',
+      parameters: { regions: 'eu,us' },
+    })
     expectOk(edited)
     expect(edited.body.parameters).toEqual({ regions: 'eu,us' })
     expectOk(await api.post(`${BASE}/region/reactivate`))
@@ -267,11 +336,18 @@ describe('strategies of SDK-known and user-defined types on flags', () => {
 })
 
 describe('OpenAPI', () => {
-  test('the seven operations are documented under Unleash\'s operationIds with their permission, and the bodies with an example', async () => {
-    const document = (await api.get<{ paths: Record<string, Record<string, { operationId: string; 'x-permission'?: string }>>; components: { schemas: Record<string, { example?: unknown }> } }>('/swagger/json', { token: null })).body
+  test("the seven operations are documented under Unleash's operationIds with their permission, and the bodies with an example", async () => {
+    const document = (
+      await api.get<{
+        paths: Record<string, Record<string, { operationId: string; 'x-permission'?: string }>>
+        components: { schemas: Record<string, { example?: unknown }> }
+      }>('/swagger/json', { token: null })
+    ).body
     const operations = Object.entries(document.paths)
       .filter(([path]) => path.startsWith('/api/admin/strategies'))
-      .flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => [`${method.toUpperCase()} ${path}`, op.operationId]))
+      .flatMap(([path, methods]) =>
+        Object.entries(methods).map(([method, op]) => [`${method.toUpperCase()} ${path}`, op.operationId]),
+      )
     expect(Object.fromEntries(operations)).toEqual({
       'GET /api/admin/strategies': 'getAllStrategies',
       'POST /api/admin/strategies': 'createStrategy',
@@ -295,7 +371,11 @@ describe('durability', () => {
       expectOk(await app.post(`${BASE}/region/deprecate`))
       app.abandon()
       app = await makeApi({ dataDir: dir.path })
-      expect((await app.get<TypeBody>(`${BASE}/region`)).body).toMatchObject({ name: 'region', deprecated: true, parameters: region.parameters })
+      expect((await app.get<TypeBody>(`${BASE}/region`)).body).toMatchObject({
+        name: 'region',
+        deprecated: true,
+        parameters: region.parameters,
+      })
       await app.close()
       const state = JSON.parse(readFileSync(join(dir.path, STATE_FILE), 'utf8'))
       expect(Object.keys(state.strategyTypes)).toEqual(['region'])
@@ -306,7 +386,7 @@ describe('durability', () => {
       delete state.strategyTypes
       writeFileSync(join(dir.path, STATE_FILE), JSON.stringify(state))
       app = await makeApi({ dataDir: dir.path })
-      expect((await app.get<TypeListBody>(BASE)).body.strategies.map((s) => s.name)).toEqual(BUILT_INS)
+      expect((await app.get<TypeListBody>(BASE)).body.strategies.map(s => s.name)).toEqual(BUILT_INS)
       expectOk(await app.post(BASE, region), 201)
       await app.close()
     } finally {

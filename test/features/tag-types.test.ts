@@ -6,7 +6,19 @@
 import { describe, expect, test } from 'bun:test'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { BOOTSTRAP, errorOf, expectError, expectOk, freshApiPerTest, makeApi, paths, tempDir, tokenFor, type Api, type TagListBody } from '../helpers'
+import {
+  BOOTSTRAP,
+  errorOf,
+  expectError,
+  expectOk,
+  freshApiPerTest,
+  makeApi,
+  paths,
+  tempDir,
+  tokenFor,
+  type Api,
+  type TagListBody,
+} from '../helpers'
 import { STATE_FILE } from '../../src/services'
 import { backupDataDir, restoreBackup } from '../../src/backup/backup'
 import type { Static } from '@sinclair/typebox'
@@ -15,7 +27,7 @@ import type { TagType, TagTypeAnswer, TagTypeList } from '../../src/features/tag
 type TagTypeBody = Static<typeof TagType>
 
 let api: Api
-freshApiPerTest((fresh) => (api = fresh))
+freshApiPerTest(fresh => (api = fresh))
 
 const BASE = '/api/admin/tag-types'
 const SIMPLE = { name: 'simple', description: 'Used to simplify filtering of features', icon: '#', color: null }
@@ -48,9 +60,16 @@ describe('creating tag types', () => {
     expectOk(response, 201)
     expect(response.body).toEqual(location)
     expect(response.headers.get('location')).toBe('tag-types/location')
-    expect((await list()).map((type) => type.name)).toEqual(['location', 'simple'])
+    expect((await list()).map(type => type.name)).toEqual(['location', 'simple'])
     expect(api.eventsSince(before)).toEqual([
-      expect.objectContaining({ type: 'tag-type-created', data: location, preData: null, project: null, featureName: null, ...BOOTSTRAP }),
+      expect.objectContaining({
+        type: 'tag-type-created',
+        data: location,
+        preData: null,
+        project: null,
+        featureName: null,
+        ...BOOTSTRAP,
+      }),
     ])
   })
 
@@ -79,7 +98,10 @@ describe('creating tag types', () => {
     const before = api.lastEventId()
     const valid = await api.post(`${BASE}/validate`, { name: 'something', description: 'A fancy description' })
     expectOk(valid)
-    expect(valid.body).toEqual({ valid: true, tagType: { name: 'something', description: 'A fancy description', icon: null, color: null } })
+    expect(valid.body).toEqual({
+      valid: true,
+      tagType: { name: 'something', description: 'A fancy description', icon: null, color: null },
+    })
     expectError(await api.post(`${BASE}/validate`, { name: 'simple' }), 409, 'NameExistsError')
     expectError(await api.post(`${BASE}/validate`, { name: 'Something url unsafe' }), 400, 'ValidationError', ['URL'])
     expect(api.eventsSince(before)).toEqual([])
@@ -96,7 +118,9 @@ describe('changing and deleting tag types', () => {
     const updated = { ...location, description: 'Regions', color: null }
     expect(response.body).toEqual(updated)
     expect((await api.get(`${BASE}/location`)).body).toEqual({ version: 1, tagType: updated })
-    expect(api.eventsSince(before)).toEqual([expect.objectContaining({ type: 'tag-type-updated', data: updated, preData: location })])
+    expect(api.eventsSince(before)).toEqual([
+      expect.objectContaining({ type: 'tag-type-updated', data: updated, preData: location }),
+    ])
   })
 
   test('PUT or DELETE of an unknown type answers 404 and writes nothing', async () => {
@@ -106,7 +130,7 @@ describe('changing and deleting tag types', () => {
     expect(api.eventsSince(before)).toEqual([])
   })
 
-  test('DELETE answers 200, takes the type\'s tags off every flag, and records tag-type-deleted then feature-untagged per tag', async () => {
+  test("DELETE answers 200, takes the type's tags off every flag, and records tag-type-deleted then feature-untagged per tag", async () => {
     await api.newTagTypes('team')
     await api.newFlag('default', 'tagged-one')
     await api.newFlag('default', 'tagged-two')
@@ -118,16 +142,22 @@ describe('changing and deleting tag types', () => {
     expectOk(response)
     expect(response.text).toBe('')
     expectError(await api.get(`${BASE}/team`), 404, 'NotFoundError')
-    expect((await api.get<TagListBody>(paths.tags('tagged-one'))).body.tags).toEqual([{ type: 'simple', value: 'kept' }])
+    expect((await api.get<TagListBody>(paths.tags('tagged-one'))).body.tags).toEqual([
+      { type: 'simple', value: 'kept' },
+    ])
     expect((await api.get<TagListBody>(paths.tags('tagged-two'))).body.tags).toEqual([])
     const events = api.eventsSince(before)
-    expect(events.map((event) => [event.type, event.featureName])).toEqual([
+    expect(events.map(event => [event.type, event.featureName])).toEqual([
       ['tag-type-deleted', null],
       ['feature-untagged', 'tagged-one'],
       ['feature-untagged', 'tagged-two'],
     ])
     expect(events[0]).toMatchObject({ preData: { name: 'team', description: '', icon: null, color: null }, data: null })
-    expect(events[1]).toMatchObject({ project: 'default', preData: { type: 'team', value: 'payments' }, tags: [{ type: 'simple', value: 'kept' }] })
+    expect(events[1]).toMatchObject({
+      project: 'default',
+      preData: { type: 'team', value: 'payments' },
+      tags: [{ type: 'simple', value: 'kept' }],
+    })
   })
 })
 
@@ -152,7 +182,7 @@ describe('tags need a known type', () => {
 })
 
 describe('permissions', () => {
-  test('viewers read but cannot write; editors may write (as Unleash\'s Editor role); a project-limited token cannot make service-wide changes', async () => {
+  test("viewers read but cannot write; editors may write (as Unleash's Editor role); a project-limited token cannot make service-wide changes", async () => {
     const viewer = await tokenFor(api, 'viewer', { role: 'viewer' })
     const editor = await tokenFor(api, 'editor', { role: 'editor' })
     const limited = await tokenFor(api, 'limited', { projects: ['default'] })
@@ -166,12 +196,15 @@ describe('permissions', () => {
     ]
     for (const [permission, pending] of refusals) {
       const response = await pending
-      expect({ status: response.status, permissions: (response.body as { permissions?: string[] }).permissions }).toEqual({ status: 403, permissions: [permission] })
+      expect({
+        status: response.status,
+        permissions: (response.body as { permissions?: string[] }).permissions,
+      }).toEqual({ status: 403, permissions: [permission] })
     }
     expectOk(await api.post(BASE, { name: 'by-editor' }, { token: editor }), 201)
     expectOk(await api.put(`${BASE}/by-editor`, { icon: 'e' }, { token: editor }))
     expectOk(await api.delete(`${BASE}/by-editor`, { token: editor }))
-    expect((await list()).map((type) => type.name)).toEqual(['simple'])
+    expect((await list()).map(type => type.name)).toEqual(['simple'])
   })
 })
 

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import type { ApiTokenRecord } from '../../src/features/tokens/tokens.records'
 import { SYSTEM_ACTOR } from '../../src/domain/events'
-import { Api, expectError, expectOk, makeApi, tempDir, tokenFor, type TokenListBody } from '../helpers'
+import { type Api, expectError, expectOk, makeApi, tempDir, tokenFor, type TokenListBody } from '../helpers'
 
 const TOKENS = '/api/admin/api-tokens'
 
@@ -41,7 +41,13 @@ describe('token lookup by secret hash', () => {
       expect(await actingAs(`Bearer ${secret}`, 'who', `b-${name}`)).toBe(name)
     }
     const [firstName, firstSecret] = [...secrets][0]
-    expectError(await api.get<TokenListBody>(TOKENS, { token: `${firstSecret.slice(0, -1)}${firstSecret.endsWith('0') ? '1' : '0'}` }), 401, 'AuthenticationRequired')
+    expectError(
+      await api.get<TokenListBody>(TOKENS, {
+        token: `${firstSecret.slice(0, -1)}${firstSecret.endsWith('0') ? '1' : '0'}`,
+      }),
+      401,
+      'AuthenticationRequired',
+    )
     expectOk(await api.delete(`${TOKENS}/${firstName}`))
     expectError(await api.get<TokenListBody>(TOKENS, { token: firstSecret }), 401, 'AuthenticationRequired')
     // The others are untouched by the deletion.
@@ -53,7 +59,10 @@ describe('token lookup by secret hash', () => {
     api = await makeApi()
     const oldSecret = await tokenFor(api, 'old')
     // Two requests that arrive together share one commit (group commit).
-    const [deleted, created] = await Promise.all([api.delete(`${TOKENS}/old`), api.createToken({ tokenName: 'new', type: 'admin' })])
+    const [deleted, created] = await Promise.all([
+      api.delete(`${TOKENS}/old`),
+      api.createToken({ tokenName: 'new', type: 'admin' }),
+    ])
     expectOk(deleted)
     expectOk(created, 201)
     expectError(await api.get<TokenListBody>(TOKENS, { token: oldSecret }), 401, 'AuthenticationRequired')
@@ -69,7 +78,7 @@ describe('token lookup by secret hash', () => {
       [2, false],
     ] as const) {
       const secret = await tokenFor(api, `before-${i}`)
-      await store.transact(SYSTEM_ACTOR, (tx) => {
+      await store.transact(SYSTEM_ACTOR, tx => {
         const before = tx.get('tokens', `before-${i}`)!
         const after: ApiTokenRecord = { ...before, tokenName: `after-${i}` }
         if (deleteFirst) tx.delete('tokens', before.tokenName)
@@ -84,9 +93,13 @@ describe('token lookup by secret hash', () => {
   test('a token created and deleted in one transaction leaves its secret unknown', async () => {
     api = await makeApi()
     const secret = '*:*.created-and-deleted-0123456789'
-    await api.services.store.transact(SYSTEM_ACTOR, (tx) => {
+    await api.services.store.transact(SYSTEM_ACTOR, tx => {
       const admin = tx.get('tokens', 'admin-bootstrap')!
-      tx.put('tokens', 'brief', { ...admin, tokenName: 'brief', secretHash: createHash('sha256').update(secret).digest('hex') })
+      tx.put('tokens', 'brief', {
+        ...admin,
+        tokenName: 'brief',
+        secretHash: createHash('sha256').update(secret).digest('hex'),
+      })
       tx.delete('tokens', 'brief')
     })
     expectError(await api.get<TokenListBody>(TOKENS, { token: secret }), 401, 'AuthenticationRequired')
@@ -112,6 +125,9 @@ describe('token lookup by secret hash', () => {
     expectOk(response, 201)
     expectOk(await api.get<TokenListBody>(TOKENS, { token: response.body.secret }))
     setSystemTime(new Date(Date.parse(expiresAt) + 1))
-    expectError(await api.get<TokenListBody>(TOKENS, { token: response.body.secret }), 401, 'AuthenticationRequired', ['short-lived', 'expired'])
+    expectError(await api.get<TokenListBody>(TOKENS, { token: response.body.secret }), 401, 'AuthenticationRequired', [
+      'short-lived',
+      'expired',
+    ])
   })
 })

@@ -7,7 +7,19 @@ import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { createApp } from '../../src/app'
 import { createServices, initialise, openStore } from '../../src/services'
-import { errorOf, ADMIN_SECRET, Api, BODY_LIMIT, makeApi, tempDir, tokenFor, type ApiResponse, type TokenListBody, expectError, defined } from '../helpers'
+import {
+  errorOf,
+  ADMIN_SECRET,
+  Api,
+  BODY_LIMIT,
+  makeApi,
+  tempDir,
+  tokenFor,
+  type ApiResponse,
+  type TokenListBody,
+  expectError,
+  defined,
+} from '../helpers'
 
 const ADMIN_SECRET_FORMAT = /^\*:\*\.[0-9a-f]{64}$/
 const TOKENS = '/api/admin/api-tokens'
@@ -59,14 +71,31 @@ describe('GET /api/admin/api-tokens', () => {
     api = await makeApi()
     expect((await api.createProject('alpha')).status).toBe(201)
     const ops = await api.createToken({ tokenName: 'ops', type: 'admin', role: 'editor', projects: ['alpha'] })
-    const sdk = await api.createToken({ tokenName: 'sdk', type: 'client', projects: ['alpha'], environment: 'production' })
+    const sdk = await api.createToken({
+      tokenName: 'sdk',
+      type: 'client',
+      projects: ['alpha'],
+      environment: 'production',
+    })
     expect([ops.status, sdk.status]).toEqual([201, 201])
 
     const response = await api.get<TokenListBody>(TOKENS)
     expect(response.status).toBe(200)
     const byName = Object.fromEntries(response.body.tokens.map((t: { tokenName: string }) => [t.tokenName, t]))
-    expect(byName.ops).toMatchObject({ tokenName: 'ops', type: 'admin', role: 'editor', projects: ['alpha'], expiresAt: null })
-    expect(byName.sdk).toMatchObject({ tokenName: 'sdk', type: 'client', projects: ['alpha'], environment: 'production', expiresAt: null })
+    expect(byName.ops).toMatchObject({
+      tokenName: 'ops',
+      type: 'admin',
+      role: 'editor',
+      projects: ['alpha'],
+      expiresAt: null,
+    })
+    expect(byName.sdk).toMatchObject({
+      tokenName: 'sdk',
+      type: 'client',
+      projects: ['alpha'],
+      environment: 'production',
+      expiresAt: null,
+    })
     for (const token of response.body.tokens) expect(token).not.toHaveProperty('secret')
     expectNoSecret(response.text, ops.body.secret)
     expectNoSecret(response.text, sdk.body.secret)
@@ -81,20 +110,41 @@ describe('POST /api/admin/api-tokens', () => {
     const response = await api.createToken({ tokenName: 'ci-pipeline', type: 'admin' })
     expect(response.status).toBe(201)
     expect(response.body.secret).toMatch(ADMIN_SECRET_FORMAT)
-    expect(response.body).toMatchObject({ tokenName: 'ci-pipeline', type: 'admin', role: 'admin', projects: ['*'], expiresAt: null })
+    expect(response.body).toMatchObject({
+      tokenName: 'ci-pipeline',
+      type: 'admin',
+      role: 'admin',
+      projects: ['*'],
+      expiresAt: null,
+    })
     expect(api.services.store.state.tokens['ci-pipeline']).toBeDefined()
-    expect(api.eventsSince(since).map((e) => e.type)).toEqual(['api-token-created'])
+    expect(api.eventsSince(since).map(e => e.type)).toEqual(['api-token-created'])
   })
 
   test('a client token has a secret of the form <project>:<environment>.<64 hex>', async () => {
     api = await makeApi()
     expect((await api.createProject('alpha')).status).toBe(201)
-    const viaProjects = await api.createToken({ tokenName: 'sdk-prod', type: 'client', projects: ['alpha'], environment: 'production' })
+    const viaProjects = await api.createToken({
+      tokenName: 'sdk-prod',
+      type: 'client',
+      projects: ['alpha'],
+      environment: 'production',
+    })
     expect(viaProjects.status).toBe(201)
     expect(viaProjects.body.secret).toMatch(/^alpha:production\.[0-9a-f]{64}$/)
-    expect(viaProjects.body).toMatchObject({ tokenName: 'sdk-prod', type: 'client', projects: ['alpha'], environment: 'production' })
+    expect(viaProjects.body).toMatchObject({
+      tokenName: 'sdk-prod',
+      type: 'client',
+      projects: ['alpha'],
+      environment: 'production',
+    })
 
-    const viaProject = await api.createToken({ tokenName: 'sdk-dev', type: 'client', project: 'default', environment: 'development' })
+    const viaProject = await api.createToken({
+      tokenName: 'sdk-dev',
+      type: 'client',
+      project: 'default',
+      environment: 'development',
+    })
     expect(viaProject.status).toBe(201)
     expect(viaProject.body.secret).toMatch(/^default:development\.[0-9a-f]{64}$/)
     expect(viaProject.body).toMatchObject({ projects: ['default'], environment: 'development' })
@@ -120,14 +170,24 @@ describe('POST /api/admin/api-tokens', () => {
     expect((await api.listFlags('default', '', { token: viewer.body.secret })).status).toBe(200)
 
     // A client secret is recognised (403 for the admin API, not 401 for an unknown token).
-    const client = await api.createToken({ tokenName: 'fresh-client', type: 'client', projects: ['default'], environment: 'development' })
+    const client = await api.createToken({
+      tokenName: 'fresh-client',
+      type: 'client',
+      projects: ['default'],
+      environment: 'development',
+    })
     expectError(await api.get('/api/admin/projects', { token: client.body.secret }), 403, 'NoAccessError')
   })
 
   test('the state holds only a hash of the secret, never the secret itself', async () => {
     api = await makeApi()
     const admin = await api.createToken({ tokenName: 'hashed', type: 'admin' })
-    const client = await api.createToken({ tokenName: 'hashed-client', type: 'client', projects: ['default'], environment: 'development' })
+    const client = await api.createToken({
+      tokenName: 'hashed-client',
+      type: 'client',
+      projects: ['default'],
+      environment: 'development',
+    })
     const state = JSON.stringify(api.services.store.state)
     expectNoSecret(state, admin.body.secret)
     expectNoSecret(state, client.body.secret)
@@ -181,7 +241,11 @@ describe('POST /api/admin/api-tokens', () => {
     expect(ciUserId).not.toBe(opsUserId)
     const third = api.lastEventId()
     expect((await api.createFlag('default', 'by-ci', {}, { token: response.body.secret })).status).toBe(201)
-    for (const e of api.eventsSince(third)) expect({ createdBy: e.createdBy, createdByUserId: e.createdByUserId }).toEqual({ createdBy: 'ci', createdByUserId: ciUserId })
+    for (const e of api.eventsSince(third))
+      expect({ createdBy: e.createdBy, createdByUserId: e.createdByUserId }).toEqual({
+        createdBy: 'ci',
+        createdByUserId: ciUserId,
+      })
   })
 
   test('a token name already taken answers 409 NameExistsError and keeps the existing token', async () => {
@@ -189,7 +253,12 @@ describe('POST /api/admin/api-tokens', () => {
     const first = await api.createToken({ tokenName: 'twice', type: 'admin' })
     expect(first.status).toBe(201)
     const before = snapshot(api)
-    const second = await api.createToken({ tokenName: 'twice', type: 'client', projects: ['default'], environment: 'development' })
+    const second = await api.createToken({
+      tokenName: 'twice',
+      type: 'client',
+      projects: ['default'],
+      environment: 'development',
+    })
     expectError(second, 409, 'NameExistsError')
     expect(second.body.secret).toBeUndefined()
     expectUnchanged(api, before)
@@ -207,9 +276,18 @@ describe('POST /api/admin/api-tokens', () => {
   test('an unknown project answers 400 and creates nothing', async () => {
     api = await makeApi()
     const before = snapshot(api)
-    expectError(await api.createToken({ tokenName: 'ghost-admin', type: 'admin', projects: ['no-such-project'] }), 400, 'ValidationError')
     expectError(
-      await api.createToken({ tokenName: 'ghost-client', type: 'client', project: 'no-such-project', environment: 'development' }),
+      await api.createToken({ tokenName: 'ghost-admin', type: 'admin', projects: ['no-such-project'] }),
+      400,
+      'ValidationError',
+    )
+    expectError(
+      await api.createToken({
+        tokenName: 'ghost-client',
+        type: 'client',
+        project: 'no-such-project',
+        environment: 'development',
+      }),
       400,
       'ValidationError',
     )
@@ -219,7 +297,12 @@ describe('POST /api/admin/api-tokens', () => {
   test('an unknown environment answers 400 and creates nothing', async () => {
     api = await makeApi()
     const before = snapshot(api)
-    const response = await api.createToken({ tokenName: 'no-env', type: 'client', projects: ['default'], environment: 'no-such-env' })
+    const response = await api.createToken({
+      tokenName: 'no-env',
+      type: 'client',
+      projects: ['default'],
+      environment: 'no-such-env',
+    })
     expectError(response, 400, 'ValidationError')
     expectUnchanged(api, before)
   })
@@ -232,7 +315,9 @@ describe('POST /api/admin/api-tokens', () => {
         const response = await api.createToken({ tokenName: `star-${type}`, type, environment: '*', ...extra })
         expectError(response, 400, 'ValidationError')
         expect(errorOf(response).message).toContain('one existing environment')
-        expect(errorOf(response).details).toEqual([{ message: 'must name one existing environment, not "*"', path: '/environment' }])
+        expect(errorOf(response).details).toEqual([
+          { message: 'must name one existing environment, not "*"', path: '/environment' },
+        ])
       }
     }
     expectUnchanged(api, before)
@@ -244,7 +329,11 @@ describe('POST /api/admin/api-tokens', () => {
   test('an expiresAt in the past answers 400 and creates nothing', async () => {
     api = await makeApi()
     const before = snapshot(api)
-    const response = await api.createToken({ tokenName: 'stale', type: 'admin', expiresAt: new Date(Date.now() - 60_000).toISOString() })
+    const response = await api.createToken({
+      tokenName: 'stale',
+      type: 'admin',
+      expiresAt: new Date(Date.now() - 60_000).toISOString(),
+    })
     expectError(response, 400, 'ValidationError')
     expectUnchanged(api, before)
   })
@@ -255,7 +344,7 @@ describe('POST /api/admin/api-tokens', () => {
     const response = await api.createToken({ tokenName: 'expiring', type: 'admin', expiresAt })
     expect(response.status).toBe(201)
     expect(Date.parse(response.body.expiresAt ?? '')).toBe(Date.parse(expiresAt))
-    const listed = defined((await api.get<TokenListBody>(TOKENS)).body.tokens.find((t) => t.tokenName === 'expiring'))
+    const listed = defined((await api.get<TokenListBody>(TOKENS)).body.tokens.find(t => t.tokenName === 'expiring'))
     expect(Date.parse(listed.expiresAt ?? '')).toBe(Date.parse(expiresAt))
   })
 })
@@ -302,15 +391,28 @@ describe('token names', () => {
   test('"system", the bootstrap names and integers are reserved in any case: 400, nothing created', async () => {
     api = await makeApi()
     // The seeding really is recorded under "system": a token so named would pass for it in events.
-    expect(api.events().some((event) => event.createdBy === 'system')).toBe(true)
+    expect(api.events().some(event => event.createdBy === 'system')).toBe(true)
     const before = snapshot(api)
-    for (const tokenName of ['system', 'System', 'SYSTEM', 'admin-bootstrap', 'Admin-Bootstrap', 'admin-bootstrap-2', 'admin-bootstrap-ci']) {
+    for (const tokenName of [
+      'system',
+      'System',
+      'SYSTEM',
+      'admin-bootstrap',
+      'Admin-Bootstrap',
+      'admin-bootstrap-2',
+      'admin-bootstrap-ci',
+    ]) {
       const response = await api.createToken({ tokenName, type: 'admin' })
       expect({ tokenName, status: response.status }).toEqual({ tokenName, status: 400 })
       expectNameRefused(response, 'reserved')
     }
     for (const tokenName of ['-42', '-1337', '0', '12345']) {
-      const response = await api.createToken({ tokenName, type: 'client', projects: ['default'], environment: 'development' })
+      const response = await api.createToken({
+        tokenName,
+        type: 'client',
+        projects: ['default'],
+        environment: 'development',
+      })
       expect({ tokenName, status: response.status }).toEqual({ tokenName, status: 400 })
       expectNameRefused(response, 'number')
     }
@@ -344,7 +446,7 @@ describe('token names', () => {
     for (const [index, name] of legacy.entries()) {
       const created = await first.createToken({ tokenName: `made-${index}`, type: 'admin' })
       expect(created.status).toBe(201)
-      await first.services.store.transact({ name: 'older-version', userId: 0 }, (tx) => {
+      await first.services.store.transact({ name: 'older-version', userId: 0 }, tx => {
         const record = tx.get('tokens', created.body.tokenName)!
         tx.delete('tokens', record.tokenName)
         tx.put('tokens', name, { ...record, tokenName: name })
@@ -354,7 +456,9 @@ describe('token names', () => {
     await first.close()
 
     api = await makeApi({ dataDir: dir.path })
-    const listed = (await api.get<TokenListBody>(TOKENS)).body.tokens.map((token: { tokenName: string }) => token.tokenName)
+    const listed = (await api.get<TokenListBody>(TOKENS)).body.tokens.map(
+      (token: { tokenName: string }) => token.tokenName,
+    )
     for (const name of legacy) {
       expect(listed).toContain(name)
       expect((await api.get('/api/admin/projects', { token: secrets[name] })).status).toBe(200)
@@ -374,7 +478,11 @@ describe('token names', () => {
     expect((await api.delete(`${TOKENS}/admin-bootstrap`, { token: other })).status).toBe(200)
     expectError(await api.get<TokenListBody>(TOKENS, { token: INIT }), 401, 'AuthenticationRequired')
     // The name is still not for users.
-    expectError(await api.createToken({ tokenName: 'admin-bootstrap', type: 'admin' }, { token: other }), 400, 'ValidationError')
+    expectError(
+      await api.createToken({ tokenName: 'admin-bootstrap', type: 'admin' }, { token: other }),
+      400,
+      'ValidationError',
+    )
 
     expect(await initialise(api.services, [INIT])).toBeNull()
     expect(api.services.store.state.tokens['admin-bootstrap']).toMatchObject({ userId: -42, projects: ['*'] })
@@ -439,8 +547,9 @@ describe('INIT_ADMIN_API_TOKENS', () => {
     }
     const listed = (await api.get<TokenListBody>(TOKENS, { token: ONE })).body.tokens
     expect(listed).toHaveLength(2)
-    for (const token of listed) expect(token).toMatchObject({ type: 'admin', role: 'admin', projects: ['*'], expiresAt: null })
-    const created = api.events().filter((e) => e.type === 'api-token-created')
+    for (const token of listed)
+      expect(token).toMatchObject({ type: 'admin', role: 'admin', projects: ['*'], expiresAt: null })
+    const created = api.events().filter(e => e.type === 'api-token-created')
     expect(created).toHaveLength(2)
     const everything = JSON.stringify(api.events()) + JSON.stringify(api.services.store.state)
     expectNoSecret(everything, ONE)
@@ -461,7 +570,9 @@ describe('INIT_ADMIN_API_TOKENS', () => {
       }
     }
     // The two tokens are still told apart by name.
-    const creators = (await api.eventsAfter(0)).filter((e) => e.type === 'project-created' && e.project?.startsWith('by-')).map((e) => e.createdBy)
+    const creators = (await api.eventsAfter(0))
+      .filter(e => e.type === 'project-created' && e.project?.startsWith('by-'))
+      .map(e => e.createdBy)
     expect(new Set(creators).size).toBe(2)
   })
 
@@ -476,7 +587,7 @@ describe('INIT_ADMIN_API_TOKENS', () => {
   test('a secret listed twice makes one token', async () => {
     api = await makeApi({ adminTokens: [ONE, ONE] })
     expect(tokenCount(api)).toBe(1)
-    expect(api.events().filter((e) => e.type === 'api-token-created')).toHaveLength(1)
+    expect(api.events().filter(e => e.type === 'api-token-created')).toHaveLength(1)
   })
 
   test('a secret added to the list at a later start is created, the others are left alone', async () => {
@@ -484,7 +595,7 @@ describe('INIT_ADMIN_API_TOKENS', () => {
     const since = api.lastEventId()
     expect(await initialise(api.services, [ONE, THREE])).toBeNull()
     expect(tokenCount(api)).toBe(2)
-    expect(api.eventsSince(since).map((e) => e.type)).toEqual(['api-token-created'])
+    expect(api.eventsSince(since).map(e => e.type)).toEqual(['api-token-created'])
     expect((await api.get<TokenListBody>(TOKENS, { token: THREE })).status).toBe(200)
   })
 

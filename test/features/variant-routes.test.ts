@@ -5,15 +5,30 @@
  * environments (PUT .../variants-batch, overwriteFeatureVariantsOnEnvironments).
  */
 import { describe, expect, test } from 'bun:test'
-import { type Api, type VariantListBody, errorOf, expectError, expectOk, freshApiPerTest, paths, tokenFor } from '../helpers'
+import {
+  type Api,
+  type VariantListBody,
+  errorOf,
+  expectError,
+  expectOk,
+  freshApiPerTest,
+  paths,
+  tokenFor,
+} from '../helpers'
 
 let api: Api
-freshApiPerTest((fresh) => (api = fresh))
+freshApiPerTest(fresh => (api = fresh))
 
 const FLAG = 'shades'
 const flagVariants = (flag = FLAG, project = 'default') => `${paths.flag(flag, project)}/variants`
 const batch = (flag = FLAG, project = 'default') => `${paths.flag(flag, project)}/variants-batch`
-const variant = (name: string, extra: Record<string, unknown> = {}) => ({ name, weight: 500, weightType: 'variable', stickiness: 'default', ...extra })
+const variant = (name: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  weight: 500,
+  weightType: 'variable',
+  stickiness: 'default',
+  ...extra,
+})
 
 /** The variants of the flag in each environment, as GET of one environment answers. */
 async function variantsByEnvironment(flag = FLAG) {
@@ -31,7 +46,12 @@ async function withVariants(environment: string, variants: unknown[]) {
 }
 
 /** A request that must be refused: its error, and no variant and no event changed. */
-async function expectRefused(send: () => ReturnType<Api['patch']>, status: number, name: string, mentions: string[] = []) {
+async function expectRefused(
+  send: () => ReturnType<Api['patch']>,
+  status: number,
+  name: string,
+  mentions: string[] = [],
+) {
   const before = await variantsByEnvironment()
   const since = api.lastEventId()
   const response = await send()
@@ -54,7 +74,7 @@ describe('PATCH .../environments/:environment/variants (patchEnvironmentsFeature
     ])
     expectOk(response)
     expect(response.body.version).toBe(1)
-    expect(response.body.variants.map((v) => [v.name, v.weight, v.weightType])).toEqual([
+    expect(response.body.variants.map(v => [v.name, v.weight, v.weightType])).toEqual([
       ['blue', 400, 'variable'],
       ['green', 400, 'variable'],
       ['red', 200, 'fix'],
@@ -64,9 +84,14 @@ describe('PATCH .../environments/:environment/variants (patchEnvironmentsFeature
     expect(stored.production).toEqual([])
     const events = await api.eventsAfter(since)
     expect(events).toHaveLength(1)
-    expect(events[0]).toMatchObject({ type: 'feature-environment-variants-updated', featureName: FLAG, project: 'default', environment: 'development' })
+    expect(events[0]).toMatchObject({
+      type: 'feature-environment-variants-updated',
+      featureName: FLAG,
+      project: 'default',
+      environment: 'development',
+    })
     expect((events[0].data as { variants: unknown }).variants).toEqual(response.body.variants)
-    expect((events[0].preData as { variants: { name: string }[] }).variants.map((v) => v.name)).toEqual(['blue', 'red'])
+    expect((events[0].preData as { variants: { name: string }[] }).variants.map(v => v.name)).toEqual(['blue', 'red'])
   })
 
   test('remove and move work on indexes; removing the last variant leaves an empty list', async () => {
@@ -74,7 +99,7 @@ describe('PATCH .../environments/:environment/variants (patchEnvironmentsFeature
     await withVariants('development', [variant('a'), variant('b')])
     const moved = await api.patch<VariantListBody>(paths.variants(FLAG), [{ op: 'remove', path: '/0' }])
     expectOk(moved)
-    expect(moved.body.variants.map((v) => [v.name, v.weight])).toEqual([['b', 1000]])
+    expect(moved.body.variants.map(v => [v.name, v.weight])).toEqual([['b', 1000]])
     const emptied = await api.patch<VariantListBody>(paths.variants(FLAG), [{ op: 'remove', path: '/0' }])
     expectOk(emptied)
     expect(emptied.body.variants).toEqual([])
@@ -84,7 +109,11 @@ describe('PATCH .../environments/:environment/variants (patchEnvironmentsFeature
     await api.newFlag('default', FLAG)
     await withVariants('development', [variant('blue')])
     await expectRefused(
-      () => api.patch(paths.variants(FLAG), [{ op: 'add', path: '/-', value: variant('red') }, { op: 'test', path: '/0/name', value: 'green' }]),
+      () =>
+        api.patch(paths.variants(FLAG), [
+          { op: 'add', path: '/-', value: variant('red') },
+          { op: 'test', path: '/0/name', value: 'green' },
+        ]),
       409,
       'ConflictError',
     )
@@ -98,10 +127,14 @@ describe('PATCH .../environments/:environment/variants (patchEnvironmentsFeature
       [{ op: 'add', path: '/0/colour', value: 'blue' }],
       [{ op: 'remove', path: '/0/name' }],
       [{ op: 'replace', path: '/1/name', value: 'blue' }],
-      [{ op: 'replace', path: '/0/weightType', value: 'fix' }, { op: 'replace', path: '/0/weight', value: 1001 }],
+      [
+        { op: 'replace', path: '/0/weightType', value: 'fix' },
+        { op: 'replace', path: '/0/weight', value: 1001 },
+      ],
       [{ op: 'add', path: '/-', value: variant('json', { payload: { type: 'json', value: '{not json' } }) }],
     ]
-    for (const operations of cases) await expectRefused(() => api.patch(paths.variants(FLAG), operations), 400, 'ValidationError')
+    for (const operations of cases)
+      await expectRefused(() => api.patch(paths.variants(FLAG), operations), 400, 'ValidationError')
   })
 
   test('malformed operations, paths outside the list and prototype keys are 400 naming the operation', async () => {
@@ -117,7 +150,10 @@ describe('PATCH .../environments/:environment/variants (patchEnvironmentsFeature
     ]
     for (const [operations, path] of cases) {
       const response = await expectRefused(() => api.patch(paths.variants(FLAG), operations), 400, 'ValidationError')
-      expect({ operations, details: (response.body as { details?: { path?: string }[] }).details?.map((d) => d.path) }).toEqual({ operations, details: [path] })
+      expect({
+        operations,
+        details: (response.body as { details?: { path?: string }[] }).details?.map(d => d.path),
+      }).toEqual({ operations, details: [path] })
     }
   })
 
@@ -135,7 +171,11 @@ describe('PATCH .../environments/:environment/variants (patchEnvironmentsFeature
   test('needs UPDATE_FEATURE_VARIANTS: a viewer gets 403', async () => {
     await api.newFlag('default', FLAG)
     const viewer = await tokenFor(api, 'viewer', { role: 'viewer' })
-    const response = await expectRefused(() => api.patch(paths.variants(FLAG), [{ op: 'add', path: '/-', value: variant('blue') }], { token: viewer }), 403, 'NoAccessError')
+    const response = await expectRefused(
+      () => api.patch(paths.variants(FLAG), [{ op: 'add', path: '/-', value: variant('blue') }], { token: viewer }),
+      403,
+      'NoAccessError',
+    )
     expect(response.body).toMatchObject({ permissions: ['UPDATE_FEATURE_VARIANTS'] })
   })
 })
@@ -144,7 +184,10 @@ describe('GET, PUT and PATCH .../features/:featureName/variants (all environment
   test('PUT stores the list in every environment of the flag in one write, with one event per environment', async () => {
     await api.newFlag('default', FLAG)
     const since = api.lastEventId()
-    const response = await api.put<VariantListBody>(flagVariants(), [variant('blue'), variant('red', { weightType: 'fix', weight: 300 })])
+    const response = await api.put<VariantListBody>(flagVariants(), [
+      variant('blue'),
+      variant('red', { weightType: 'fix', weight: 300 }),
+    ])
     expectOk(response)
     expect(response.body).toEqual({
       version: 1,
@@ -156,36 +199,61 @@ describe('GET, PUT and PATCH .../features/:featureName/variants (all environment
     const stored = await variantsByEnvironment()
     expect(stored).toEqual({ development: response.body.variants, production: response.body.variants })
     const events = await api.eventsAfter(since)
-    expect(events.map((event) => [event.type, event.environment])).toEqual([
+    expect(events.map(event => [event.type, event.environment])).toEqual([
       ['feature-environment-variants-updated', 'development'],
       ['feature-environment-variants-updated', 'production'],
     ])
     expect(events[0].createdAt).toBe(events[1].createdAt)
   })
 
-  test('GET answers the production environment\'s variants, and PATCH patches them and stores the result everywhere', async () => {
+  test("GET answers the production environment's variants, and PATCH patches them and stores the result everywhere", async () => {
     await api.newFlag('default', FLAG)
     await withVariants('development', [variant('dev-only')])
     await withVariants('production', [variant('blue')])
     const listed = await api.get<VariantListBody>(flagVariants())
     expectOk(listed)
-    expect(listed.body.variants.map((v) => v.name)).toEqual(['blue'])
+    expect(listed.body.variants.map(v => v.name)).toEqual(['blue'])
 
     const since = api.lastEventId()
-    const response = await api.patch<VariantListBody>(flagVariants(), [{ op: 'test', path: '/0/name', value: 'blue' }, { op: 'add', path: '/-', value: variant('red') }])
+    const response = await api.patch<VariantListBody>(flagVariants(), [
+      { op: 'test', path: '/0/name', value: 'blue' },
+      { op: 'add', path: '/-', value: variant('red') },
+    ])
     expectOk(response)
-    expect(response.body.variants.map((v) => [v.name, v.weight])).toEqual([['blue', 500], ['red', 500]])
-    expect(await variantsByEnvironment()).toEqual({ development: response.body.variants, production: response.body.variants })
-    expect((await api.eventsAfter(since)).map((event) => event.environment)).toEqual(['development', 'production'])
+    expect(response.body.variants.map(v => [v.name, v.weight])).toEqual([
+      ['blue', 500],
+      ['red', 500],
+    ])
+    expect(await variantsByEnvironment()).toEqual({
+      development: response.body.variants,
+      production: response.body.variants,
+    })
+    expect((await api.eventsAfter(since)).map(event => event.environment)).toEqual(['development', 'production'])
   })
 
   test('a bad list or a failed test leaves every environment as it was and records nothing', async () => {
     await api.newFlag('default', FLAG)
     await withVariants('production', [variant('blue')])
-    await expectRefused(() => api.put(flagVariants(), [variant('a', { weightType: 'fix', weight: 600 }), variant('b', { weightType: 'fix', weight: 600 })]), 400, 'ValidationError')
+    await expectRefused(
+      () =>
+        api.put(flagVariants(), [
+          variant('a', { weightType: 'fix', weight: 600 }),
+          variant('b', { weightType: 'fix', weight: 600 }),
+        ]),
+      400,
+      'ValidationError',
+    )
     await expectRefused(() => api.put(flagVariants(), [variant('a'), variant('a')]), 400, 'ValidationError')
-    await expectRefused(() => api.patch(flagVariants(), [{ op: 'test', path: '/0/name', value: 'red' }]), 409, 'ConflictError')
-    await expectRefused(() => api.patch(flagVariants(), [{ op: 'add', path: '/-', value: { name: 'no-weight' } }]), 400, 'ValidationError')
+    await expectRefused(
+      () => api.patch(flagVariants(), [{ op: 'test', path: '/0/name', value: 'red' }]),
+      409,
+      'ConflictError',
+    )
+    await expectRefused(
+      () => api.patch(flagVariants(), [{ op: 'add', path: '/-', value: { name: 'no-weight' } }]),
+      400,
+      'ValidationError',
+    )
     await expectRefused(() => api.put(flagVariants('missing'), [variant('a')]), 404, 'NotFoundError')
   })
 })
@@ -195,22 +263,39 @@ describe('PUT .../features/:featureName/variants-batch (overwriteFeatureVariants
     await api.newFlag('default', FLAG)
     await withVariants('production', [variant('prod')])
     const since = api.lastEventId()
-    const response = await api.put<VariantListBody>(batch(), { variants: [{ name: 'blue', weight: 0 }], environments: ['development', 'development'] })
+    const response = await api.put<VariantListBody>(batch(), {
+      variants: [{ name: 'blue', weight: 0 }],
+      environments: ['development', 'development'],
+    })
     expectOk(response)
-    expect(response.body).toEqual({ version: 1, variants: [{ name: 'blue', weight: 1000, weightType: 'variable', stickiness: 'default', overrides: [] }] })
+    expect(response.body).toEqual({
+      version: 1,
+      variants: [{ name: 'blue', weight: 1000, weightType: 'variable', stickiness: 'default', overrides: [] }],
+    })
     const stored = await variantsByEnvironment()
     expect(stored.development).toEqual(response.body.variants)
-    expect(stored.production.map((v) => v.name)).toEqual(['prod'])
+    expect(stored.production.map(v => v.name)).toEqual(['prod'])
     const events = await api.eventsAfter(since)
-    expect(events.map((event) => [event.type, event.environment])).toEqual([['feature-environment-variants-updated', 'development']])
+    expect(events.map(event => [event.type, event.environment])).toEqual([
+      ['feature-environment-variants-updated', 'development'],
+    ])
   })
 
   test('no environment is 400; an environment the flag lacks is 404; a bad list is 400; nothing changes', async () => {
     await api.newFlag('default', FLAG)
     await expectRefused(() => api.put(batch(), { variants: [variant('a')], environments: [] }), 400, 'ValidationError')
     await expectRefused(() => api.put(batch(), { variants: [variant('a')] }), 400, 'ValidationError')
-    await expectRefused(() => api.put(batch(), { variants: [variant('a')], environments: ['development', 'staging'] }), 404, 'NotFoundError', ['staging'])
-    const bad = await expectRefused(() => api.put(batch(), { variants: [variant('a'), variant('a')], environments: ['development'] }), 400, 'ValidationError')
+    await expectRefused(
+      () => api.put(batch(), { variants: [variant('a')], environments: ['development', 'staging'] }),
+      404,
+      'NotFoundError',
+      ['staging'],
+    )
+    const bad = await expectRefused(
+      () => api.put(batch(), { variants: [variant('a'), variant('a')], environments: ['development'] }),
+      400,
+      'ValidationError',
+    )
     expect((bad.body as { details?: { path?: string }[] }).details?.[0]?.path).toBe('/variants/1/name')
   })
 })
@@ -235,15 +320,27 @@ describe('blank names in variants, by every way variants are written', () => {
       const list = [variant('blue'), bad]
       await refusedAt(() => api.put(paths.variants(FLAG), list), `/1${field}`)
       await refusedAt(() => api.put(flagVariants(), list), `/1${field}`)
-      await refusedAt(() => api.put(batch(), { variants: list, environments: ['development', 'production'] }), `/variants/1${field}`)
-      for (const path of [paths.variants(FLAG), flagVariants()]) await refusedAt(() => api.patch(path, [{ op: 'add', path: '/-', value: bad }]), field)
+      await refusedAt(
+        () => api.put(batch(), { variants: list, environments: ['development', 'production'] }),
+        `/variants/1${field}`,
+      )
+      for (const path of [paths.variants(FLAG), flagVariants()])
+        await refusedAt(() => api.patch(path, [{ op: 'add', path: '/-', value: bad }]), field)
       const key = field.split('/')[1]
-      await refusedAt(() => api.patch(paths.variants(FLAG), [{ op: 'replace', path: `/0/${key}`, value: bad[key] }]), field)
+      await refusedAt(
+        () => api.patch(paths.variants(FLAG), [{ op: 'replace', path: `/0/${key}`, value: bad[key] }]),
+        field,
+      )
       const since = api.lastEventId()
       const imported = await api.post('/api/admin/features-batch/import', {
         project: 'default',
         environment: 'development',
-        data: { features: [{ name: FLAG }], featureStrategies: [], tagTypes: [], featureEnvironments: [{ featureName: FLAG, enabled: true, variants: list }] },
+        data: {
+          features: [{ name: FLAG }],
+          featureStrategies: [],
+          tagTypes: [],
+          featureEnvironments: [{ featureName: FLAG, enabled: true, variants: list }],
+        },
       })
       expectError(imported, 400, 'ValidationError')
       expect(errorOf(imported).details?.[0]?.path ?? '').toEndWith(field)
@@ -252,11 +349,14 @@ describe('blank names in variants, by every way variants are written', () => {
     // Strategy variants: the name too (their stickiness was already refused).
     for (const name of ['', ' ']) {
       const since = api.lastEventId()
-      const refused = await api.post(paths.strategies(FLAG), { name: 'default', variants: [{ name, weight: 1000, weightType: 'variable', stickiness: 'default' }] })
+      const refused = await api.post(paths.strategies(FLAG), {
+        name: 'default',
+        variants: [{ name, weight: 1000, weightType: 'variable', stickiness: 'default' }],
+      })
       expectError(refused, 400, 'ValidationError')
       expect(errorOf(refused).details?.[0]?.path).toBe('/variants/0/name')
       expect(api.eventsSince(since)).toEqual([])
     }
-    expect((await variantsByEnvironment()).development.map((entry) => entry.name)).toEqual(['blue', 'red'])
+    expect((await variantsByEnvironment()).development.map(entry => entry.name)).toEqual(['blue', 'red'])
   })
 })

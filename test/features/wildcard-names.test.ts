@@ -41,8 +41,9 @@ describe('wildcard names', () => {
         expect(errorOf(response).details?.[0]?.path).toBe('/name')
         expect(api.eventsSince(since)).toEqual([])
       }
-      const environments = (await api.get<{ environments: { name: string }[] }>('/api/admin/environments')).body.environments
-      expect(environments.map((environment) => environment.name).filter((name) => name.includes('*'))).toEqual([])
+      const environments = (await api.get<{ environments: { name: string }[] }>('/api/admin/environments')).body
+        .environments
+      expect(environments.map(environment => environment.name).filter(name => name.includes('*'))).toEqual([])
       expectOk(await api.post('/api/admin/environments', { name: 'qa*', type: 'test' }), 201)
     } finally {
       await api.close()
@@ -54,7 +55,7 @@ describe('wildcard names', () => {
     try {
       const before = await makeApi({ dataDir: dir.path })
       // As an older version could have stored them: through the same write path, without the new check.
-      await before.services.store.transact(SYSTEM_ACTOR, (tx) => {
+      await before.services.store.transact(SYSTEM_ACTOR, tx => {
         createEnvironment(tx, { name: '*', type: 'test' })
         createProject(tx, { id: '*', name: 'Star', featureNaming: null })
       })
@@ -65,8 +66,9 @@ describe('wildcard names', () => {
         const project = await after.get<{ id: string; name: string }>('/api/admin/projects/*')
         expectOk(project)
         expect(project.body).toMatchObject({ id: '*', name: 'Star' })
-        const environments = (await after.get<{ environments: { name: string }[] }>('/api/admin/environments')).body.environments
-        expect(environments.map((environment) => environment.name)).toContain('*')
+        const environments = (await after.get<{ environments: { name: string }[] }>('/api/admin/environments')).body
+          .environments
+        expect(environments.map(environment => environment.name)).toContain('*')
         // And its flags can still be made and changed.
         expectOk(await after.createFlag('*', 'in-star'), 201)
       } finally {

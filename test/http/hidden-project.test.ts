@@ -15,7 +15,16 @@ const MINE = 'mine'
 const HIDDEN = 'theirs'
 const ENV = 'development'
 /** What only the hidden project's data holds: none of it may show in an answer to the scoped tokens. */
-const HIDDEN_FACTS = ['theirs-[a-z', 'theirs-example', 'theirs-description', 'theirs-tag', 'theirs-title', 'theirs-segment', `project ${HIDDEN}`, `"${HIDDEN}"`]
+const HIDDEN_FACTS = [
+  'theirs-[a-z',
+  'theirs-example',
+  'theirs-description',
+  'theirs-tag',
+  'theirs-title',
+  'theirs-segment',
+  `project ${HIDDEN}`,
+  `"${HIDDEN}"`,
+]
 
 interface World {
   api: Api
@@ -32,13 +41,25 @@ async function world(withHidden: boolean): Promise<World> {
   if (withHidden) {
     const featureNaming = { pattern: 'theirs-[a-z-]+', example: 'theirs-example', description: 'theirs-description' }
     expectOk(await api.createProject(HIDDEN, { featureNaming }), 201)
-    for (const name of ['theirs-flag', 'theirs-parent', 'theirs-archived']) expectOk(await api.createFlag(HIDDEN, name, { tags: [{ type: 'simple', value: 'theirs-tag' }] }), 201)
-    const strategy = await api.post<StrategyBody>(`/api/admin/projects/${HIDDEN}/features/theirs-flag/environments/${ENV}/strategies`, { name: 'default', title: 'theirs-title' })
+    for (const name of ['theirs-flag', 'theirs-parent', 'theirs-archived'])
+      expectOk(await api.createFlag(HIDDEN, name, { tags: [{ type: 'simple', value: 'theirs-tag' }] }), 201)
+    const strategy = await api.post<StrategyBody>(
+      `/api/admin/projects/${HIDDEN}/features/theirs-flag/environments/${ENV}/strategies`,
+      { name: 'default', title: 'theirs-title' },
+    )
     expectOk(strategy)
     strategyId = strategy.body.id
     expectOk(await api.delete(`/api/admin/projects/${HIDDEN}/features/theirs-archived`), 202)
     // Segment 1 here; in the other world there is none.
-    expectOk(await api.post('/api/admin/segments', { name: 'theirs-segment', project: HIDDEN, description: 'theirs-description', constraints: [] }), 201)
+    expectOk(
+      await api.post('/api/admin/segments', {
+        name: 'theirs-segment',
+        project: HIDDEN,
+        description: 'theirs-description',
+        constraints: [],
+      }),
+      201,
+    )
   }
   const scoped = await tokenFor(api, 'scoped', { role: 'admin', projects: [MINE] })
   const viewer = await tokenFor(api, 'scoped-viewer', { role: 'viewer', projects: [MINE] })
@@ -173,7 +194,9 @@ describe("a project outside the token's scope answers as one that does not exist
     const document = await openApiSpec()
     const unlisted: string[] = []
     let compared = 0
-    for (const [path, methods] of Object.entries(document.paths as Record<string, Record<string, { operationId: string }>>)) {
+    for (const [path, methods] of Object.entries(
+      document.paths as Record<string, Record<string, { operationId: string }>>,
+    )) {
       if (!path.startsWith('/api/admin/')) continue
       for (const [method, operation] of Object.entries(methods)) {
         if (method === 'get') continue
@@ -188,7 +211,10 @@ describe("a project outside the token's scope answers as one that does not exist
             const inAbsent = await absent.api.request(method.toUpperCase(), target, { token: absent[who], body })
             const label = `${who} ${method.toUpperCase()} ${target} ${JSON.stringify(body) ?? ''}`
             expect({ label, ...withoutErrorId(inHidden) }).toEqual({ label, ...withoutErrorId(inAbsent) })
-            expect({ label, leaks: HIDDEN_FACTS.filter((fact) => inHidden.text.includes(fact)) }).toEqual({ label, leaks: [] })
+            expect({ label, leaks: HIDDEN_FACTS.filter(fact => inHidden.text.includes(fact)) }).toEqual({
+              label,
+              leaks: [],
+            })
             compared++
           }
         }
@@ -197,7 +223,9 @@ describe("a project outside the token's scope answers as one that does not exist
     expect(unlisted).toEqual([])
     expect(compared).toBeGreaterThan(100)
     // Nothing the scoped tokens sent changed the hidden project.
-    expect(hidden.api.events().filter((event) => event.project === HIDDEN && event.createdBy.startsWith('scoped'))).toEqual([])
+    expect(
+      hidden.api.events().filter(event => event.project === HIDDEN && event.createdBy.startsWith('scoped')),
+    ).toEqual([])
   }, 60_000)
 
   test('where the contract tells a taken flag name apart (409), the answer does not name the hidden project', async () => {
@@ -206,16 +234,28 @@ describe("a project outside the token's scope answers as one that does not exist
     expect(validate.status).toBe(409)
     const create = await api.createFlag(MINE, 'theirs-flag', {}, { token: scoped })
     expect(create.status).toBe(409)
-    const importBody = { project: MINE, environment: ENV, data: { ...importData, features: [{ name: 'theirs-flag', project: MINE, type: 'release' }] } }
-    const review = await api.post<{ errors: { message: string; affectedItems: string[] }[] }>('/api/admin/features-batch/validate', importBody, { token: scoped })
+    const importBody = {
+      project: MINE,
+      environment: ENV,
+      data: { ...importData, features: [{ name: 'theirs-flag', project: MINE, type: 'release' }] },
+    }
+    const review = await api.post<{ errors: { message: string; affectedItems: string[] }[] }>(
+      '/api/admin/features-batch/validate',
+      importBody,
+      { token: scoped },
+    )
     expectOk(review)
     // Told that the name is taken elsewhere, but not where.
-    expect(review.body.errors.flatMap((error) => error.affectedItems)).toContain('theirs-flag')
+    expect(review.body.errors.flatMap(error => error.affectedItems)).toContain('theirs-flag')
     const refused = await api.post('/api/admin/features-batch/import', importBody, { token: scoped })
     expect(refused.status).toBe(400)
-    for (const response of [validate, create, review, refused]) expect(HIDDEN_FACTS.filter((fact) => response.text.includes(fact))).toEqual([])
+    for (const response of [validate, create, review, refused])
+      expect(HIDDEN_FACTS.filter(fact => response.text.includes(fact))).toEqual([])
     // A token that may see the other project is told where.
-    const full = await api.post<{ errors: { affectedItems: string[] }[] }>('/api/admin/features-batch/validate', importBody)
-    expect(full.body.errors.flatMap((error) => error.affectedItems)).toContain(`theirs-flag (in project ${HIDDEN})`)
+    const full = await api.post<{ errors: { affectedItems: string[] }[] }>(
+      '/api/admin/features-batch/validate',
+      importBody,
+    )
+    expect(full.body.errors.flatMap(error => error.affectedItems)).toContain(`theirs-flag (in project ${HIDDEN})`)
   }, 30_000)
 })

@@ -9,7 +9,7 @@ let api: Api
 afterEach(async () => api?.close())
 
 function value(text: string, series: string): number | undefined {
-  const line = text.split('\n').find((l) => l.startsWith(series + ' '))
+  const line = text.split('\n').find(l => l.startsWith(series + ' '))
   return line === undefined ? undefined : Number(line.slice(series.length + 1))
 }
 
@@ -25,7 +25,12 @@ test('requests are counted per method, route pattern and status, with a duration
   expect(response.headers.get('content-type')).toStartWith('text/plain; version=0.0.4')
   const text = response.text
   expect(value(text, 'http_requests_total{method="GET",route="/health",status="200"}')).toBe(2)
-  expect(value(text, 'http_requests_total{method="GET",route="/api/admin/projects/:projectId/features/:featureName",status="404"}')).toBe(1)
+  expect(
+    value(
+      text,
+      'http_requests_total{method="GET",route="/api/admin/projects/:projectId/features/:featureName",status="404"}',
+    ),
+  ).toBe(1)
   expect(value(text, 'http_requests_total{method="GET",route="unmatched",status="404"}')).toBe(1)
   expect(value(text, 'http_request_duration_seconds_count{method="GET",route="/health"}')).toBe(2)
   expect(value(text, 'http_request_duration_seconds_bucket{le="+Inf",method="GET",route="/health"}')).toBe(2)
@@ -83,8 +88,8 @@ test('every metric follows the naming conventions: _total only and always on cou
     expect(name).toMatch(/^[a-z_][a-z0-9_]*$/)
   }
   // Each series belongs to the metric declared above it.
-  const names = new Set(types.map((t) => t.name))
-  for (const line of text.split('\n').filter((l) => l !== '' && !l.startsWith('#'))) {
+  const names = new Set(types.map(t => t.name))
+  for (const line of text.split('\n').filter(l => l !== '' && !l.startsWith('#'))) {
     const series = line.split(/[{ ]/)[0]
     expect(names.has(series) || names.has(series.replace(/_(bucket|sum|count)$/, ''))).toBe(true)
   }
@@ -96,7 +101,11 @@ test('with METRICS_TOKEN set the metrics answer only "Authorization: Bearer <it>
   // The same services served with METRICS_TOKEN, as main.ts serves them with the setting.
   const guarded = createApp(api.services, { bodyLimit: BODY_LIMIT, metricsToken: token })
   const scrape = async (authorization: string | null) => {
-    const response = await guarded.handle(new Request('http://localhost/internal-backstage/prometheus', { headers: authorization === null ? {} : { authorization } }))
+    const response = await guarded.handle(
+      new Request('http://localhost/internal-backstage/prometheus', {
+        headers: authorization === null ? {} : { authorization },
+      }),
+    )
     return { status: response.status, text: await response.text() }
   }
   const refusals: [string, string | null][] = [
@@ -109,7 +118,10 @@ test('with METRICS_TOKEN set the metrics answer only "Authorization: Bearer <it>
   for (const [what, header] of refusals) {
     const refused = await scrape(header)
     expect({ what, status: refused.status }).toEqual({ what, status: 401 })
-    expect(JSON.parse(refused.text)).toMatchObject({ name: 'AuthenticationRequired', message: expect.stringContaining('Authorization: Bearer <METRICS_TOKEN>') })
+    expect(JSON.parse(refused.text)).toMatchObject({
+      name: 'AuthenticationRequired',
+      message: expect.stringContaining('Authorization: Bearer <METRICS_TOKEN>'),
+    })
     expect(refused.text).not.toContain('http_requests_total')
   }
   const scraped = await scrape(`Bearer ${token}`)
@@ -126,6 +138,8 @@ test('METRICS_TOKEN is read trimmed, unset or blank is no token, and a short or 
   expect(readConfig({ METRICS_TOKEN: ' 0123456789abcdef ' }).metricsToken).toBe('0123456789abcdef')
   for (const bad of ['short', 'sixteen chars but spaced', 'x'.repeat(257), 'ünïcødé-0123456789']) {
     expect(() => readConfig({ METRICS_TOKEN: bad })).toThrow(ConfigError)
-    expect(() => readConfig({ METRICS_TOKEN: bad })).toThrow(/^METRICS_TOKEN must be 16 to 256 printable ASCII characters without spaces/)
+    expect(() => readConfig({ METRICS_TOKEN: bad })).toThrow(
+      /^METRICS_TOKEN must be 16 to 256 printable ASCII characters without spaces/,
+    )
   }
 })

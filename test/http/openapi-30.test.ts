@@ -20,8 +20,10 @@ function allSchemas(): { where: string; schema: Json }[] {
     const object = schema as Json
     found.push({ where, schema: object })
     for (const [name, inner] of Object.entries<unknown>(object.properties ?? {})) visit(inner, `${where}.${name}`)
-    for (const [pattern, inner] of Object.entries<unknown>(object.patternProperties ?? {})) visit(inner, `${where}[${pattern}]`)
-    for (const key of ['anyOf', 'oneOf', 'allOf'] as const) (object[key] ?? []).forEach((inner: unknown, index: number) => visit(inner, `${where}.${key}[${index}]`))
+    for (const [pattern, inner] of Object.entries<unknown>(object.patternProperties ?? {}))
+      visit(inner, `${where}[${pattern}]`)
+    for (const key of ['anyOf', 'oneOf', 'allOf'] as const)
+      (object[key] ?? []).forEach((inner: unknown, index: number) => visit(inner, `${where}.${key}[${index}]`))
     visit(object.items, `${where}[]`)
     visit(object.additionalProperties, `${where}{}`)
     visit(object.not, `${where}!`)
@@ -31,7 +33,8 @@ function allSchemas(): { where: string; schema: Json }[] {
     for (const [method, operation] of Object.entries<Json>(item)) {
       const label = `${method.toUpperCase()} ${path}`
       for (const parameter of operation.parameters ?? []) visit(parameter.schema, `${label} ${parameter.name}`)
-      for (const media of Object.values<Json>(operation.requestBody?.content ?? {})) visit(media.schema, `${label} body`)
+      for (const media of Object.values<Json>(operation.requestBody?.content ?? {}))
+        visit(media.schema, `${label} body`)
       for (const [status, response] of Object.entries<Json>(operation.responses ?? {})) {
         for (const media of Object.values<Json>(response.content ?? {})) visit(media.schema, `${label} ${status}`)
       }
@@ -45,26 +48,40 @@ describe('OpenAPI 3.0 keywords only', () => {
     const problems: string[] = []
     for (const { where, schema } of allSchemas()) {
       if ('const' in schema) problems.push(`${where}: const`)
-      if (schema.type === 'null' || Array.isArray(schema.type)) problems.push(`${where}: type ${JSON.stringify(schema.type)}`)
+      if (schema.type === 'null' || Array.isArray(schema.type))
+        problems.push(`${where}: type ${JSON.stringify(schema.type)}`)
       if ('examples' in schema) problems.push(`${where}: examples (3.0 has example)`)
-      if (Array.isArray(schema.anyOf) && schema.anyOf.length > 0 && schema.anyOf.every((member: Json) => Array.isArray(member.enum))) problems.push(`${where}: an enumeration written as anyOf`)
+      if (
+        Array.isArray(schema.anyOf) &&
+        schema.anyOf.length > 0 &&
+        schema.anyOf.every((member: Json) => Array.isArray(member.enum))
+      )
+        problems.push(`${where}: an enumeration written as anyOf`)
     }
     for (const [path, item] of Object.entries<Json>(spec.paths)) {
       for (const [method, operation] of Object.entries<Json>(item)) {
-        for (const parameter of operation.parameters ?? []) if ('examples' in parameter) problems.push(`${method} ${path} ${parameter.name}: examples`)
-        for (const [status, response] of Object.entries<Json>(operation.responses ?? {})) if ('examples' in response) problems.push(`${method} ${path} ${status}: examples`)
+        for (const parameter of operation.parameters ?? [])
+          if ('examples' in parameter) problems.push(`${method} ${path} ${parameter.name}: examples`)
+        for (const [status, response] of Object.entries<Json>(operation.responses ?? {}))
+          if ('examples' in response) problems.push(`${method} ${path} ${status}: examples`)
       }
     }
     expect(problems).toEqual([])
   })
 
   test('no property takes a number written as a string: integers are integers (Elysia t.Integer is not used)', () => {
-    const stringNumbers = allSchemas().filter(({ schema }) => schema.type === 'string' && ['integer', 'numeric', 'number'].includes(schema.format))
+    const stringNumbers = allSchemas().filter(
+      ({ schema }) => schema.type === 'string' && ['integer', 'numeric', 'number'].includes(schema.format),
+    )
     expect(stringNumbers.map(({ where }) => where)).toEqual([])
   })
 
   test('a nullable property is one schema with nullable: true', () => {
-    expect(schemas.createFeatureSchema.properties.description).toMatchObject({ type: 'string', nullable: true, maxLength: 2000 })
+    expect(schemas.createFeatureSchema.properties.description).toMatchObject({
+      type: 'string',
+      nullable: true,
+      maxLength: 2000,
+    })
     expect(schemas.createFeatureStrategySchema.properties.disabled).toMatchObject({ type: 'boolean', nullable: true })
   })
 })
@@ -72,7 +89,11 @@ describe('OpenAPI 3.0 keywords only', () => {
 describe('the properties readers saw wrong', () => {
   test('the flag type is an enumeration of the flag types, in the create and update bodies', () => {
     for (const name of ['createFeatureSchema', 'updateFeatureSchema']) {
-      expect({ name, type: schemas[name].properties.type.type, values: schemas[name].properties.type.enum }).toEqual({ name, type: 'string', values: FLAG_TYPES })
+      expect({ name, type: schemas[name].properties.type.type, values: schemas[name].properties.type.enum }).toEqual({
+        name,
+        type: 'string',
+        values: FLAG_TYPES,
+      })
     }
   })
 
@@ -86,10 +107,19 @@ describe('the properties readers saw wrong', () => {
 
   test('enumerated request properties are enums: constraint operators, weight types, JSON-Patch ops, lifecycle status', () => {
     const strategy = schemas.createFeatureStrategySchema.properties
-    expect(strategy.constraints.items.properties.operator).toMatchObject({ type: 'string', enum: expect.arrayContaining(['IN', 'NOT_IN', 'SEMVER_EQ']) })
+    expect(strategy.constraints.items.properties.operator).toMatchObject({
+      type: 'string',
+      enum: expect.arrayContaining(['IN', 'NOT_IN', 'SEMVER_EQ']),
+    })
     expect(strategy.variants.items.properties.weightType).toMatchObject({ type: 'string', enum: ['variable', 'fix'] })
-    expect(schemas.patchesSchema.items.properties.op).toMatchObject({ type: 'string', enum: ['add', 'remove', 'replace', 'copy', 'move', 'test'] })
-    expect(schemas.completeFeatureSchema.properties.status).toMatchObject({ type: 'string', enum: ['kept', 'discarded'] })
+    expect(schemas.patchesSchema.items.properties.op).toMatchObject({
+      type: 'string',
+      enum: ['add', 'remove', 'replace', 'copy', 'move', 'test'],
+    })
+    expect(schemas.completeFeatureSchema.properties.status).toMatchObject({
+      type: 'string',
+      enum: ['kept', 'discarded'],
+    })
   })
 
   test('sortOrder, weight and segment ids are integers; the segments example is a list of integers', () => {
@@ -118,6 +148,8 @@ describe('the properties readers saw wrong', () => {
       }
     }
     expect(missing).toEqual([])
-    expect(spec.paths['/api/admin/projects/{projectId}/features'].post.requestBody.content['application/json'].example).toMatchObject({ name: expect.any(String), type: 'release' })
+    expect(
+      spec.paths['/api/admin/projects/{projectId}/features'].post.requestBody.content['application/json'].example,
+    ).toMatchObject({ name: expect.any(String), type: 'release' })
   })
 })

@@ -37,19 +37,30 @@ interface Operation {
 const spec: Json = await openApiSpec()
 
 const operations: Operation[] = Object.entries<Json>(spec.paths).flatMap(([path, item]) =>
-  METHODS.filter((method) => item[method]).map((method) => ({ method, path, op: item[method], label: `${item[method].operationId} (${method.toUpperCase()} ${path})` })),
+  METHODS.filter(method => item[method]).map(method => ({
+    method,
+    path,
+    op: item[method],
+    label: `${item[method].operationId} (${method.toUpperCase()} ${path})`,
+  })),
 )
-const byId = (operationId: string) => operations.find((operation) => operation.op.operationId === operationId)!
+const byId = (operationId: string) => operations.find(operation => operation.op.operationId === operationId)!
 
 function resolve(schema: Json | undefined): Json | undefined {
   let current = schema
-  while (current && typeof current.$ref === 'string') current = spec.components.schemas[current.$ref.replace('#/components/schemas/', '')]
+  while (current && typeof current.$ref === 'string')
+    current = spec.components.schemas[current.$ref.replace('#/components/schemas/', '')]
   return current
 }
 
 const mediaOf = (operation: Operation): Json | undefined => operation.op.requestBody?.content?.['application/json']
 const exampleOf = (operation: Operation): unknown => mediaOf(operation)?.example
-const successOf = (operation: Operation) => Math.min(...Object.keys(operation.op.responses).filter((status) => /^2\d\d$/.test(status)).map(Number))
+const successOf = (operation: Operation) =>
+  Math.min(
+    ...Object.keys(operation.op.responses)
+      .filter(status => /^2\d\d$/.test(status))
+      .map(Number),
+  )
 
 /** Path parameters no POST creates: those seeded at first start, or fixed by the service. */
 const FALLBACKS: Record<string, string> = {
@@ -71,19 +82,23 @@ const FROM_BODY: Record<string, string> = { legalValue: 'value' }
 
 /** What an operation needs beyond its path and the flags its body names. */
 const archiveNamed = async (world: World, body: any) => {
-  for (const name of body.features) await world.call('DELETE', `/api/admin/projects/${world.values.get('projectId')}/features/${name}`)
+  for (const name of body.features)
+    await world.call('DELETE', `/api/admin/projects/${world.values.get('projectId')}/features/${name}`)
 }
 const PREPARE: Record<string, (world: World, body: any) => Promise<void>> = {
   reviveFeatures: archiveNamed,
   // Unleash's POST /api/admin/projects/{projectId}/delete: archived flags only.
   deleteFeatures: archiveNamed,
-  deleteFeature: async (world) => {
-    await world.call('DELETE', `/api/admin/projects/${world.values.get('projectId')}/features/${world.values.get('featureName')}`)
+  deleteFeature: async world => {
+    await world.call(
+      'DELETE',
+      `/api/admin/projects/${world.values.get('projectId')}/features/${world.values.get('featureName')}`,
+    )
   },
-  uncomplete: async (world) => void (await world.send(byId('complete'))),
-  addEnvironmentToProject: async (world) => void (await world.send(byId('createEnvironment'))),
-  reactivateStrategy: async (world) => void (await world.send(byId('deprecateStrategy'))),
-  getApplication: async (world) => void (await world.send(byId('registerClientApplication'))),
+  uncomplete: async world => void (await world.send(byId('complete'))),
+  addEnvironmentToProject: async world => void (await world.send(byId('createEnvironment'))),
+  reactivateStrategy: async world => void (await world.send(byId('deprecateStrategy'))),
+  getApplication: async world => void (await world.send(byId('registerClientApplication'))),
   // The example names a strategy of the path's flag: one is added, and the body names it.
   setStrategySortOrder: async (world, body) => {
     const flagEnvironment = `/api/admin/projects/${world.values.get('projectId')}/features/${world.values.get('featureName')}/environments/${world.values.get('environment')}`
@@ -92,19 +107,38 @@ const PREPARE: Record<string, (world: World, body: any) => Promise<void>> = {
   },
   // A signed-in user's own password: the user the example's oldPassword is theirs, sending with their session.
   changeMyPassword: async (world, body) => {
-    await world.call('POST', '/api/admin/user-admin', { username: 'examples-person', rootRole: 'Viewer', password: body.oldPassword })
-    const signedIn = await world.api.post('/auth/simple/login', { username: 'examples-person', password: body.oldPassword }, { token: null })
+    await world.call('POST', '/api/admin/user-admin', {
+      username: 'examples-person',
+      rootRole: 'Viewer',
+      password: body.oldPassword,
+    })
+    const signedIn = await world.api.post(
+      '/auth/simple/login',
+      { username: 'examples-person', password: body.oldPassword },
+      { token: null },
+    )
     world.session = (signedIn.headers.get('set-cookie') ?? '').split(';')[0]
   },
   // The user the sign-in example names, with its password.
-  login: async (world, body) => void (await world.call('POST', '/api/admin/user-admin', { username: body.username, rootRole: 'Viewer', password: body.password })),
+  login: async (world, body) =>
+    void (await world.call('POST', '/api/admin/user-admin', {
+      username: body.username,
+      rootRole: 'Viewer',
+      password: body.password,
+    })),
   // The channel is the bulk evaluation's to give (eventStreams): asked with a frontend token, as a web provider does.
-  getOfrepEvents: async (world) => {
-    const bulk = await world.call('POST', '/ofrep/v1/evaluate/flags', exampleOf(byId('ofrepEvaluateFlags')), await world.tokenFor('frontend'))
+  getOfrepEvents: async world => {
+    const bulk = await world.call(
+      'POST',
+      '/ofrep/v1/evaluate/flags',
+      exampleOf(byId('ofrepEvaluateFlags')),
+      await world.tokenFor('frontend'),
+    )
     world.query = new URL(bulk.body.eventStreams[0].endpoint.requestUri, 'http://localhost').search
   },
-  ofrepEvaluateFlag: async (world) => {
-    if (!world.api.services.store.reader.get('flags', 'checkout')) await world.call('POST', '/api/admin/projects/default/features', { name: 'checkout' })
+  ofrepEvaluateFlag: async world => {
+    if (!world.api.services.store.reader.get('flags', 'checkout'))
+      await world.call('POST', '/api/admin/projects/default/features', { name: 'checkout' })
   },
 }
 
@@ -120,7 +154,8 @@ class World {
 
   async call(method: string, path: string, body?: unknown, token = ADMIN_SECRET) {
     const response = await this.api.request<any>(method, path, { body, token })
-    if (response.status >= 300) throw new Error(`setup call ${method} ${path} answered ${response.status}: ${response.text}`)
+    if (response.status >= 300)
+      throw new Error(`setup call ${method} ${path} answered ${response.status}: ${response.text}`)
     return response
   }
 
@@ -134,10 +169,23 @@ class World {
       const upTo = template.slice(0, match.index! + match[0].length)
       let value = this.values.get(name)
       if (value === undefined) {
-        const creator = operations.find((operation) => operation.method === 'post' && operation.path === prefix.replace(/\/$/, ''))
+        const creator = operations.find(
+          operation => operation.method === 'post' && operation.path === prefix.replace(/\/$/, ''),
+        )
         if (creator && exampleOf(creator) !== undefined) {
           const { response, body } = await this.send(creator)
-          value = [FROM_BODY[name] ? body?.[FROM_BODY[name]] : undefined, response.body?.[name], response.body?.id, response.body?.name, body?.[name], body?.id, body?.name, body?.feature].find((v) => v !== undefined && v !== null)?.toString()
+          value = [
+            FROM_BODY[name] ? body?.[FROM_BODY[name]] : undefined,
+            response.body?.[name],
+            response.body?.id,
+            response.body?.name,
+            body?.[name],
+            body?.id,
+            body?.name,
+            body?.feature,
+          ]
+            .find(v => v !== undefined && v !== null)
+            ?.toString()
           lastResource = { ...body, ...response.body }
         } else if (lastResource?.[name] !== undefined) {
           value = String(lastResource[name])
@@ -150,7 +198,9 @@ class World {
         }
         value ??= FALLBACKS[upTo]
         if (value === undefined) {
-          throw new Error(`no way to make {${name}} of ${template}: no POST ${prefix} with an example body, nothing named ${name} before it, and no entry in FALLBACKS or CREATED_AS`)
+          throw new Error(
+            `no way to make {${name}} of ${template}: no POST ${prefix} with an example body, nothing named ${name} before it, and no entry in FALLBACKS or CREATED_AS`,
+          )
         }
         this.values.set(name, value)
       }
@@ -162,7 +212,12 @@ class World {
   async tokenFor(type: string): Promise<string> {
     let secret = this.tokens.get(type)
     if (!secret) {
-      const created = await this.call('POST', '/api/admin/api-tokens', { tokenName: `examples-${type}`, type, projects: ['*'], environment: 'development' })
+      const created = await this.call('POST', '/api/admin/api-tokens', {
+        tokenName: `examples-${type}`,
+        type,
+        projects: ['*'],
+        environment: 'development',
+      })
       secret = created.body.secret as string
       this.tokens.set(type, secret)
     }
@@ -173,18 +228,26 @@ class World {
   async send(operation: Operation, body: any = structuredClone(exampleOf(operation))) {
     const path = await this.fill(operation.path)
     if (body && typeof body === 'object' && !Array.isArray(body)) {
-      const named = [...(Array.isArray(body.features) ? body.features : []), ...(typeof body.feature === 'string' ? [body.feature] : [])]
+      const named = [
+        ...(Array.isArray(body.features) ? body.features : []),
+        ...(typeof body.feature === 'string' ? [body.feature] : []),
+      ]
       for (const name of named) {
         if (this.api.services.store.reader.get('flags', name)) continue
         const project = this.values.get('projectId') ?? 'default'
-        await this.call('POST', `/api/admin/projects/${project}/features`, { ...(exampleOf(byId('createFeature')) as Json), name })
+        await this.call('POST', `/api/admin/projects/${project}/features`, {
+          ...(exampleOf(byId('createFeature')) as Json),
+          name,
+        })
       }
     }
     await PREPARE[operation.op.operationId]?.(this, body)
     // 'frontend or client' (OFREP): the first of them.
     const tokenType = operation.op['x-token-type']?.split(' or ')[0]
     const token = tokenType ? await this.tokenFor(tokenType) : ADMIN_SECRET
-    const options = this.session ? { body, token: null, headers: { cookie: this.session, origin: 'http://localhost' } } : { body, token }
+    const options = this.session
+      ? { body, token: null, headers: { cookie: this.session, origin: 'http://localhost' } }
+      : { body, token }
     const response = await this.api.request<any>(operation.method.toUpperCase(), path + this.query, options)
     return { response, body, path }
   }
@@ -203,38 +266,56 @@ async function fresh<T>(use: (world: World) => Promise<T>): Promise<T> {
 function withUnknownProperty(value: unknown, schema: Json | undefined, key: string, marker: unknown): unknown {
   const target = resolve(schema)
   if (!target) return value
-  if (Array.isArray(value)) return value.map((item) => withUnknownProperty(item, target.items, key, marker))
+  if (Array.isArray(value)) return value.map(item => withUnknownProperty(item, target.items, key, marker))
   if (typeof value !== 'object' || value === null) return value
   const copy: Json = {}
-  for (const [name, inner] of Object.entries(value)) copy[name] = withUnknownProperty(inner, target.properties?.[name], key, marker)
-  if (target.properties && target.additionalProperties === undefined && target.patternProperties === undefined) copy[key] = marker
+  for (const [name, inner] of Object.entries(value))
+    copy[name] = withUnknownProperty(inner, target.properties?.[name], key, marker)
+  if (target.properties && target.additionalProperties === undefined && target.patternProperties === undefined)
+    copy[key] = marker
   return copy
 }
 
-const withBodies = operations.filter((operation) => operation.op.requestBody)
+const withBodies = operations.filter(operation => operation.op.requestBody)
 
 describe('the documented examples', () => {
   test('every request body has an example', () => {
-    expect(withBodies.filter((operation) => exampleOf(operation) === undefined).map((operation) => `${operation.label} has no example: give its body schema examples: [...]`)).toEqual([])
+    expect(
+      withBodies
+        .filter(operation => exampleOf(operation) === undefined)
+        .map(operation => `${operation.label} has no example: give its body schema examples: [...]`),
+    ).toEqual([])
     expect(withBodies.length).toBeGreaterThan(20)
   })
 
-  test.each(operations.map((operation) => [operation.label, operation] as const))('%s: the example, sent as is, gets the documented success status', async (_, operation) => {
-    await fresh(async (world) => {
-      const { response, path, body } = await world.send(operation)
-      expect({ operation: operation.label, path, body, status: response.status, answer: response.status === successOf(operation) ? undefined : response.body }).toEqual({
-        operation: operation.label,
-        path,
-        body,
-        status: successOf(operation),
-        answer: undefined,
+  test.each(operations.map(operation => [operation.label, operation] as const))(
+    '%s: the example, sent as is, gets the documented success status',
+    async (_, operation) => {
+      await fresh(async world => {
+        const { response, path, body } = await world.send(operation)
+        expect({
+          operation: operation.label,
+          path,
+          body,
+          status: response.status,
+          answer: response.status === successOf(operation) ? undefined : response.body,
+        }).toEqual({
+          operation: operation.label,
+          path,
+          body,
+          status: successOf(operation),
+          answer: undefined,
+        })
       })
-    })
-  })
+    },
+  )
 
   test('the examples of every named schema match the schema', async () => {
-    await fresh(async (world) => {
-      const models = (world.api.app as any).getGlobalDefinitions().type as Record<string, TSchema & { examples?: unknown[] }>
+    await fresh(async world => {
+      const models = (world.api.app as any).getGlobalDefinitions().type as Record<
+        string,
+        TSchema & { examples?: unknown[] }
+      >
       const problems: string[] = []
       let checked = 0
       for (const [name, model] of Object.entries(models)) {
@@ -251,21 +332,30 @@ describe('the documented examples', () => {
 
 describe('unknown properties in request bodies', () => {
   const MARKER = 'unleashOnlyProperty'
-  test.each(withBodies.map((operation) => [operation.label, operation] as const))('%s: accepted at every depth and stored nowhere', async (_, operation) => {
-    await fresh(async (world) => {
-      const body = withUnknownProperty(structuredClone(exampleOf(operation)), mediaOf(operation)?.schema, MARKER, { sentBy: 'an Unleash script' })
-      const { response } = await world.send(operation, body)
-      expect({ operation: operation.label, status: response.status, answer: response.status === successOf(operation) ? undefined : response.body }).toEqual({
-        operation: operation.label,
-        status: successOf(operation),
-        answer: undefined,
+  test.each(withBodies.map(operation => [operation.label, operation] as const))(
+    '%s: accepted at every depth and stored nowhere',
+    async (_, operation) => {
+      await fresh(async world => {
+        const body = withUnknownProperty(structuredClone(exampleOf(operation)), mediaOf(operation)?.schema, MARKER, {
+          sentBy: 'an Unleash script',
+        })
+        const { response } = await world.send(operation, body)
+        expect({
+          operation: operation.label,
+          status: response.status,
+          answer: response.status === successOf(operation) ? undefined : response.body,
+        }).toEqual({
+          operation: operation.label,
+          status: successOf(operation),
+          answer: undefined,
+        })
+        await world.api.services.store.flush()
+        expect(JSON.stringify(world.api.services.store.state)).not.toContain(MARKER)
+        expect(JSON.stringify(world.api.events())).not.toContain(MARKER)
+        expect(response.text).not.toContain(MARKER)
       })
-      await world.api.services.store.flush()
-      expect(JSON.stringify(world.api.services.store.state)).not.toContain(MARKER)
-      expect(JSON.stringify(world.api.events())).not.toContain(MARKER)
-      expect(response.text).not.toContain(MARKER)
-    })
-  })
+    },
+  )
 
   test('the marker reaches nested objects: a strategy example gets it in its constraints and variants', () => {
     const strategy = byId('addFeatureStrategy')

@@ -13,7 +13,31 @@ import { mkdirSync } from 'node:fs'
 import { ADMIN_SECRET, errorOf, expectOk, makeApi, openApiSpec, tempDir, type Api, type ApiResponse } from '../helpers'
 
 /** Values a caller may try to store: the dot segments in every spelling, and characters that mean something in a URL. */
-const VALUES = ['.', '..', '%2E', '%2e%2E', '.%2E', '%', '%25', '%2F', 'a/b', '/', 'a b', ' padded ', 'ünïcødé', '日本語', 'a?b', 'a#b', 'a\\b', '+1', '~x', '..x', 'x..', '.x', "it's(1)!*"]
+const VALUES = [
+  '.',
+  '..',
+  '%2E',
+  '%2e%2E',
+  '.%2E',
+  '%',
+  '%25',
+  '%2F',
+  'a/b',
+  '/',
+  'a b',
+  ' padded ',
+  'ünïcødé',
+  '日本語',
+  'a?b',
+  'a#b',
+  'a\\b',
+  '+1',
+  '~x',
+  '..x',
+  'x..',
+  '.x',
+  "it's(1)!*",
+]
 const DOTS = ['.', '..']
 /** How each dot segment may be sent in a path. */
 const DOT_SPELLINGS = ['.', '..', '%2E', '%2e', '%2E%2E', '.%2E', '%2e.']
@@ -25,14 +49,16 @@ let document: Record<string, any>
 let operations: Operation[]
 beforeAll(async () => {
   document = await openApiSpec()
-  operations = Object.entries<Record<string, any>>(document.paths).flatMap(([template, methods]) =>
-    Object.entries<any>(methods).map(([method, operation]) => ({
-      method: method.toUpperCase(),
-      template,
-      params: [...template.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]),
-      body: exampleBody(operation),
-    })),
-  ).filter((operation) => operation.params.length > 0)
+  operations = Object.entries<Record<string, any>>(document.paths)
+    .flatMap(([template, methods]) =>
+      Object.entries<any>(methods).map(([method, operation]) => ({
+        method: method.toUpperCase(),
+        template,
+        params: [...template.matchAll(/\{([^}]+)\}/g)].map(match => match[1]),
+        body: exampleBody(operation),
+      })),
+    )
+    .filter(operation => operation.params.length > 0)
 })
 
 function exampleBody(operation: any): unknown {
@@ -51,10 +77,15 @@ const KIND_OF: ((template: Template, param: string) => string | undefined)[] = [
   (_, param) => (param === 'projectId' ? 'project' : undefined),
   (_, param) => (param === 'featureName' || param === 'parent' ? 'flag' : undefined),
   (_, param) => (param === 'environment' ? 'environment' : undefined),
-  (template, param) => ((template.startsWith('/api/admin/tag-types/') && param === 'name') || (template.includes('/tags/') && param === 'type') ? 'tag type' : undefined),
+  (template, param) =>
+    (template.startsWith('/api/admin/tag-types/') && param === 'name') ||
+    (template.includes('/tags/') && param === 'type')
+      ? 'tag type'
+      : undefined,
   (template, param) => (template.includes('/tags/') && param === 'value' ? 'tag value' : undefined),
   (_, param) => (param === 'tokenName' ? 'token' : undefined),
-  (template, param) => (template.startsWith('/api/admin/strategies/') && param === 'name' ? 'strategy type' : undefined),
+  (template, param) =>
+    template.startsWith('/api/admin/strategies/') && param === 'name' ? 'strategy type' : undefined,
   (_, param) => (param === 'contextField' ? 'context field' : undefined),
   (_, param) => (param === 'legalValue' ? 'legal value' : undefined),
   (_, param) => (param === 'appName' ? 'application' : undefined),
@@ -83,7 +114,10 @@ async function world(api: Api) {
   expectOk(await api.post('/api/admin/projects/default/features/f/dependencies', { feature: 'parent' }))
   await api.newTagTypes('kind')
   expectOk(await api.post('/api/admin/features/f/tags', { type: 'simple', value: 'beta' }), 201)
-  const strategy = await api.post<{ id: string }>('/api/admin/projects/default/features/f/environments/development/strategies', { name: 'default' })
+  const strategy = await api.post<{ id: string }>(
+    '/api/admin/projects/default/features/f/environments/development/strategies',
+    { name: 'default' },
+  )
   expectOk(strategy)
   expectOk(await api.post('/api/admin/context', { name: 'plan', legalValues: [{ value: 'pro' }] }), 201)
   expectOk(await api.post('/api/admin/strategies', { name: 'custom', parameters: [] }), 201)
@@ -115,7 +149,13 @@ async function world(api: Api) {
 
 /** The stored state without the counters every write moves. */
 function snapshot(api: Api): Record<string, unknown> {
-  const { lastEventId: _a, commitSeq: _b, nextUserId: _c, segmentSequence: _d, ...collections } = api.services.store.state as unknown as Record<string, unknown>
+  const {
+    lastEventId: _a,
+    commitSeq: _b,
+    nextUserId: _c,
+    segmentSequence: _d,
+    ...collections
+  } = api.services.store.state as unknown as Record<string, unknown>
   return structuredClone(collections)
 }
 
@@ -124,8 +164,10 @@ function pathOf(template: Template, values: (param: string) => string): string {
 }
 
 test('every path parameter of the OpenAPI document is either filled by a stored value kind tested below or made by the service', () => {
-  const unclaimed = operations.flatMap((operation) =>
-    operation.params.filter((param) => !kindOf(operation.template, param) && !NOT_CHOSEN.some((rule) => rule(operation.template, param))).map((param) => `${operation.template} {${param}}`),
+  const unclaimed = operations.flatMap(operation =>
+    operation.params
+      .filter(param => !kindOf(operation.template, param) && !NOT_CHOSEN.some(rule => rule(operation.template, param)))
+      .map(param => `${operation.template} {${param}}`),
   )
   expect(unclaimed).toEqual([])
   expect(operations.length).toBeGreaterThan(50)
@@ -144,12 +186,17 @@ describe('a "." or ".." in a path parameter', () => {
       let sent = 0
       for (const operation of operations) {
         if (operation.method === 'GET') continue
-        for (const param of operation.params.filter((name) => operation.template.endsWith(`{${name}}`))) {
+        for (const param of operation.params.filter(name => operation.template.endsWith(`{${name}}`))) {
           for (const dots of DOT_SPELLINGS) {
-            const path = pathOf(operation.template, (other) => (other === param ? dots : encodeURIComponent(named(operation.template, other))))
+            const path = pathOf(operation.template, other =>
+              other === param ? dots : encodeURIComponent(named(operation.template, other)),
+            )
             const token = operation.template.startsWith('/api/client') ? client : ADMIN_SECRET
             const response = await api.request(operation.method, path, { token, body: operation.body })
-            expect({ operation: `${operation.method} ${path}`, status: response.status }).toEqual({ operation: `${operation.method} ${path}`, status: 400 })
+            expect({ operation: `${operation.method} ${path}`, status: response.status }).toEqual({
+              operation: `${operation.method} ${path}`,
+              status: 400,
+            })
             // OFREP's routes say it in their own shape (errorDetails).
             const error = response.body as { message?: string; errorDetails?: string }
             expect(error.message ?? error.errorDetails).toContain('"." or ".."')
@@ -183,7 +230,11 @@ describe('a "." or ".." in a path parameter', () => {
 
 interface Kind {
   /** Stores `value`; answers the response and the value as stored (a tag value is trimmed), plus parameters to use with it. */
-  create(api: Api, value: string, client: string): Promise<{ response: ApiResponse; stored: string; fixtures?: Record<string, string> }>
+  create(
+    api: Api,
+    value: string,
+    client: string,
+  ): Promise<{ response: ApiResponse; stored: string; fixtures?: Record<string, string> }>
   /** Reads it through its own route; the answer must name exactly it. */
   read?(api: Api, encoded: string, client: string): Promise<{ response: ApiResponse; name: unknown }>
   /** Deletes it through its own route(s); afterwards the state is as before `create`. */
@@ -202,7 +253,10 @@ const KINDS: Record<string, Kind> = {
       const response = await api.post('/api/admin/projects', { id: value, name: 'tricky' })
       if (response.status !== 201) return { response, stored: value }
       await api.newFlag(value, 'in-tricky-project')
-      const strategyId = await newStrategy(api, `/api/admin/projects/${encodeURIComponent(value)}/features/in-tricky-project/environments/development`)
+      const strategyId = await newStrategy(
+        api,
+        `/api/admin/projects/${encodeURIComponent(value)}/features/in-tricky-project/environments/development`,
+      )
       return { response, stored: value, fixtures: { featureName: 'in-tricky-project', strategyId } }
     },
     read: async (api, encoded) => {
@@ -220,7 +274,10 @@ const KINDS: Record<string, Kind> = {
       const response = await api.post('/api/admin/projects/default/features', { name: value })
       if (response.status !== 201) return { response, stored: value }
       expectOk(await api.post('/api/admin/projects/default/features/f/dependencies', { feature: value }))
-      const strategyId = await newStrategy(api, `/api/admin/projects/default/features/${encodeURIComponent(value)}/environments/development`)
+      const strategyId = await newStrategy(
+        api,
+        `/api/admin/projects/default/features/${encodeURIComponent(value)}/environments/development`,
+      )
       return { response, stored: value, fixtures: { parent: value, strategyId } }
     },
     read: async (api, encoded) => {
@@ -239,7 +296,10 @@ const KINDS: Record<string, Kind> = {
       const response = await api.post('/api/admin/environments', { name: value, type: 'test' })
       if (response.status !== 201) return { response, stored: value }
       expectOk(await api.post('/api/admin/projects/default/environments', { environment: value }))
-      const strategyId = await newStrategy(api, `/api/admin/projects/default/features/f/environments/${encodeURIComponent(value)}`)
+      const strategyId = await newStrategy(
+        api,
+        `/api/admin/projects/default/features/f/environments/${encodeURIComponent(value)}`,
+      )
       return { response, stored: value, fixtures: { strategyId } }
     },
     read: async (api, encoded) => {
@@ -250,14 +310,18 @@ const KINDS: Record<string, Kind> = {
   'tag type': {
     async create(api, value) {
       const response = await api.post('/api/admin/tag-types', { name: value })
-      if (response.status === 201) expectOk(await api.post('/api/admin/features/f/tags', { type: value, value: 'beta' }), 201)
+      if (response.status === 201)
+        expectOk(await api.post('/api/admin/features/f/tags', { type: value, value: 'beta' }), 201)
       return { response, stored: value }
     },
     read: async (api, encoded) => {
       const response = await api.get<{ tagType: { name: string } }>(`/api/admin/tag-types/${encoded}`)
       return { response, name: response.body.tagType?.name }
     },
-    remove: async (api, encoded) => [await api.delete(`/api/admin/features/f/tags/${encoded}/beta`), await api.delete(`/api/admin/tag-types/${encoded}`)],
+    remove: async (api, encoded) => [
+      await api.delete(`/api/admin/features/f/tags/${encoded}/beta`),
+      await api.delete(`/api/admin/tag-types/${encoded}`),
+    ],
   },
   'tag value': {
     async create(api, value) {
@@ -267,12 +331,18 @@ const KINDS: Record<string, Kind> = {
     remove: async (api, encoded) => [await api.delete(`/api/admin/features/f/tags/simple/${encoded}`)],
   },
   token: {
-    create: async (api, value) => ({ response: await api.createToken({ tokenName: value, type: 'client', environment: 'development' }), stored: value }),
+    create: async (api, value) => ({
+      response: await api.createToken({ tokenName: value, type: 'client', environment: 'development' }),
+      stored: value,
+    }),
     remove: async (api, encoded) => [await api.delete(`/api/admin/api-tokens/${encoded}`)],
   },
   'strategy type': {
     // Strategy types are deprecated, not deleted (as in Unleash).
-    create: async (api, value) => ({ response: await api.post('/api/admin/strategies', { name: value, parameters: [] }), stored: value }),
+    create: async (api, value) => ({
+      response: await api.post('/api/admin/strategies', { name: value, parameters: [] }),
+      stored: value,
+    }),
     read: async (api, encoded) => {
       const response = await api.get<{ name: string }>(`/api/admin/strategies/${encoded}`)
       return { response, name: response.body.name }
@@ -287,15 +357,25 @@ const KINDS: Record<string, Kind> = {
     remove: async (api, encoded) => [await api.delete(`/api/admin/context/${encoded}`)],
   },
   'legal value': {
-    create: async (api, value) => ({ response: await api.post('/api/admin/context/plan/legal-values', { value }), stored: value }),
+    create: async (api, value) => ({
+      response: await api.post('/api/admin/context/plan/legal-values', { value }),
+      stored: value,
+    }),
     remove: async (api, encoded) => [await api.delete(`/api/admin/context/plan/legal-values/${encoded}`)],
   },
   application: {
     // Applications are not deleted through the API; they age out.
-    create: async (api, value, client) => ({ response: await api.post('/api/client/register', { appName: value }, { token: client }), stored: value }),
+    create: async (api, value, client) => ({
+      response: await api.post('/api/client/register', { appName: value }, { token: client }),
+      stored: value,
+    }),
     read: async (api, encoded) => {
-      const response = await api.get<{ appName: string; links: { self: string } }>(`/api/admin/metrics/applications/${encoded}`)
-      expect((await api.get<{ appName: string }>(response.body.links?.self ?? '/none')).body.appName).toBe(response.body.appName)
+      const response = await api.get<{ appName: string; links: { self: string } }>(
+        `/api/admin/metrics/applications/${encoded}`,
+      )
+      expect((await api.get<{ appName: string }>(response.body.links?.self ?? '/none')).body.appName).toBe(
+        response.body.appName,
+      )
       return { response, name: response.body.appName }
     },
   },
@@ -326,25 +406,39 @@ describe('each stored value kind, with each tricky value', () => {
           const encoded = encodeURIComponent(stored)
           if (spec.read) {
             const read = await spec.read(api, encoded, client)
-            expect({ value, status: read.response.status, name: read.name }).toEqual({ value, status: 200, name: stored })
+            expect({ value, status: read.response.status, name: read.name }).toEqual({
+              value,
+              status: 200,
+              name: stored,
+            })
           }
           // Every GET route the kind lands in answers for it (reachable), with the other parameters from the world.
-          for (const operation of operations.filter((candidate) => candidate.method === 'GET')) {
-            const mine = operation.params.filter((param) => kindOf(operation.template, param) === kind)
+          for (const operation of operations.filter(candidate => candidate.method === 'GET')) {
+            const mine = operation.params.filter(param => kindOf(operation.template, param) === kind)
             if (mine.length === 0) continue
-            const path = pathOf(operation.template, (param) => (mine.includes(param) ? encoded : encodeURIComponent(fixtures?.[param] ?? named(operation.template, param))))
+            const path = pathOf(operation.template, param =>
+              mine.includes(param)
+                ? encoded
+                : encodeURIComponent(fixtures?.[param] ?? named(operation.template, param)),
+            )
             const token = operation.template.startsWith('/api/client') ? client : ADMIN_SECRET
             const answer = await api.get(path, { token })
             expect({ value, path, status: answer.status }).toEqual({ value, path, status: 200 })
           }
           if (spec.remove) {
             const createdEvents = api.lastEventId()
-            for (const removal of await spec.remove(api, encoded, stored)) expect({ value, ok: removal.status < 300, text: removal.text }).toMatchObject({ value, ok: true })
+            for (const removal of await spec.remove(api, encoded, stored))
+              expect({ value, ok: removal.status < 300, text: removal.text }).toMatchObject({ value, ok: true })
             // Exactly it is gone: everything else is as before it was made.
             expect(snapshot(api)).toEqual(before)
             const removedEvents = api.eventsSince(createdEvents)
             expect(removedEvents.length).toBeGreaterThan(0)
-            for (const event of removedEvents) expect({ value, type: event.type, names: JSON.stringify(event).includes(JSON.stringify(stored).slice(1, -1)) }).toEqual({ value, type: event.type, names: true })
+            for (const event of removedEvents)
+              expect({
+                value,
+                type: event.type,
+                names: JSON.stringify(event).includes(JSON.stringify(stored).slice(1, -1)),
+              }).toEqual({ value, type: event.type, names: true })
           }
         }
         // The characters that mean something in a URL are storable for the kinds without the name rules.
@@ -366,7 +460,7 @@ test('an older data directory holding "." and ".." values loads, and they can be
     let api = await makeApi({ dataDir })
     await api.newFlag('default', 'f')
     expectOk(await api.post('/api/admin/context', { name: 'plan', legalValues: [{ value: 'pro' }] }), 201)
-    await api.services.store.transact({ createdBy: 'old-version', createdByUserId: -1 } as never, (tx) => {
+    await api.services.store.transact({ createdBy: 'old-version', createdByUserId: -1 } as never, tx => {
       const plan = tx.get('contextFields', 'plan')!
       tx.put('contextFields', 'plan', { ...plan, legalValues: [...plan.legalValues, { value: '.' }, { value: '..' }] })
       const flag = tx.get('flags', 'f')!
@@ -375,17 +469,33 @@ test('an older data directory holding "." and ".." values loads, and they can be
     await api.close()
     api = await makeApi({ dataDir })
     try {
-      expect(api.services.store.reader.get('contextFields', 'plan')?.legalValues.map((legal) => legal.value)).toEqual(['pro', '.', '..'])
+      expect(api.services.store.reader.get('contextFields', 'plan')?.legalValues.map(legal => legal.value)).toEqual([
+        'pro',
+        '.',
+        '..',
+      ])
       // The field can still be updated with the values it holds…
-      expectOk(await api.put('/api/admin/context/plan', { legalValues: [{ value: 'pro' }, { value: '.' }, { value: '..' }], description: 'kept' }))
+      expectOk(
+        await api.put('/api/admin/context/plan', {
+          legalValues: [{ value: 'pro' }, { value: '.' }, { value: '..' }],
+          description: 'kept',
+        }),
+      )
       // Removing them: the field's PUT with the list without them, and the tags' PUT with removedTags (docs/api.md, Names in paths).
       expectOk(await api.put('/api/admin/context/plan', { legalValues: [{ value: 'pro' }] }))
       expect(api.services.store.reader.get('contextFields', 'plan')?.legalValues).toEqual([{ value: 'pro' }])
-      expectOk(await api.put('/api/admin/features/f/tags', { addedTags: [], removedTags: [{ type: 'simple', value: '..' }] }))
+      expectOk(
+        await api.put('/api/admin/features/f/tags', { addedTags: [], removedTags: [{ type: 'simple', value: '..' }] }),
+      )
       expect(api.services.store.reader.get('flags', 'f')?.tags).toEqual([])
       // Adding them back is refused.
-      expect((await api.put('/api/admin/features/f/tags', { addedTags: [{ type: 'simple', value: '..' }], removedTags: [] })).status).toBe(400)
-      expect((await api.put('/api/admin/context/plan', { legalValues: [{ value: 'pro' }, { value: '..' }] })).status).toBe(400)
+      expect(
+        (await api.put('/api/admin/features/f/tags', { addedTags: [{ type: 'simple', value: '..' }], removedTags: [] }))
+          .status,
+      ).toBe(400)
+      expect(
+        (await api.put('/api/admin/context/plan', { legalValues: [{ value: 'pro' }, { value: '..' }] })).status,
+      ).toBe(400)
     } finally {
       await api.close()
     }

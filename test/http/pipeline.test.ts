@@ -3,7 +3,16 @@
  * and what every error looks like. Every rejected write is also checked to have changed nothing.
  */
 import { afterEach, describe, expect, test } from 'bun:test'
-import { errorOf, ADMIN_SECRET, makeApi, tokenFor, type Api, type ApiResponse, type EnvironmentBody, UUID } from '../helpers'
+import {
+  errorOf,
+  ADMIN_SECRET,
+  makeApi,
+  tokenFor,
+  type Api,
+  type ApiResponse,
+  type EnvironmentBody,
+  UUID,
+} from '../helpers'
 
 const ERROR_KEYS = ['id', 'name', 'message', 'details', 'permissions']
 
@@ -140,7 +149,11 @@ describe('413 ContentTooLarge', () => {
     const { stream } = longStream()
     const chunked = await api.request('POST', CREATE_FLAG, { raw: stream, token: null, headers: JSON_TYPE })
     expectError(chunked, 413, 'ContentTooLarge')
-    const unknownToken = await api.request('POST', CREATE_FLAG, { raw: bytes(2000), token: '*:*.not-a-real-token-at-all', headers: JSON_TYPE })
+    const unknownToken = await api.request('POST', CREATE_FLAG, {
+      raw: bytes(2000),
+      token: '*:*.not-a-real-token-at-all',
+      headers: JSON_TYPE,
+    })
     expectError(unknownToken, 413, 'ContentTooLarge')
     expectUnchanged(api, before)
   })
@@ -149,9 +162,21 @@ describe('413 ContentTooLarge', () => {
     api = await makeApi({ bodyLimit: 1000 })
     const viewer = await tokenFor(api, 'viewer', { role: 'viewer' })
     const before = snapshot(api)
-    expectError(await api.request('POST', CREATE_FLAG, { raw: bytes(2000), token: viewer, headers: JSON_TYPE }), 413, 'ContentTooLarge')
-    expectError(await api.request('POST', CREATE_FLAG, { raw: bytes(2000), headers: { 'content-type': 'text/plain' } }), 413, 'ContentTooLarge')
-    expectError(await api.request('POST', CREATE_FLAG, { raw: '{' + 'x'.repeat(2000), headers: JSON_TYPE }), 413, 'ContentTooLarge')
+    expectError(
+      await api.request('POST', CREATE_FLAG, { raw: bytes(2000), token: viewer, headers: JSON_TYPE }),
+      413,
+      'ContentTooLarge',
+    )
+    expectError(
+      await api.request('POST', CREATE_FLAG, { raw: bytes(2000), headers: { 'content-type': 'text/plain' } }),
+      413,
+      'ContentTooLarge',
+    )
+    expectError(
+      await api.request('POST', CREATE_FLAG, { raw: '{' + 'x'.repeat(2000), headers: JSON_TYPE }),
+      413,
+      'ContentTooLarge',
+    )
     expectUnchanged(api, before)
   })
 })
@@ -169,15 +194,27 @@ describe('400 for a body that is not JSON', () => {
     api = await makeApi()
     const viewer = await tokenFor(api, 'viewer', { role: 'viewer' })
     const before = snapshot(api)
-    expectError(await api.request('POST', CREATE_FLAG, { raw: 'not json', token: '*:*.unknown-secret-0000', headers: JSON_TYPE }), 400, 'ValidationError')
-    expectError(await api.request('POST', CREATE_FLAG, { raw: '{"name": ', token: viewer, headers: JSON_TYPE }), 400, 'ValidationError')
+    expectError(
+      await api.request('POST', CREATE_FLAG, { raw: 'not json', token: '*:*.unknown-secret-0000', headers: JSON_TYPE }),
+      400,
+      'ValidationError',
+    )
+    expectError(
+      await api.request('POST', CREATE_FLAG, { raw: '{"name": ', token: viewer, headers: JSON_TYPE }),
+      400,
+      'ValidationError',
+    )
     expectUnchanged(api, before)
   })
 
   test('invalid JSON with a JSON content type that has parameters also answers 400', async () => {
     api = await makeApi()
     const before = snapshot(api)
-    const response = await api.request('POST', VALIDATE, { raw: '[1,', token: null, headers: { 'content-type': 'Application/JSON; charset=utf-8' } })
+    const response = await api.request('POST', VALIDATE, {
+      raw: '[1,',
+      token: null,
+      headers: { 'content-type': 'Application/JSON; charset=utf-8' },
+    })
     expectError(response, 400, 'ValidationError')
     expectUnchanged(api, before)
   })
@@ -261,7 +298,15 @@ describe('401 AuthenticationRequired', () => {
   test('401 answers before 415 and before schema validation', async () => {
     api = await makeApi()
     const before = snapshot(api)
-    expectError(await api.request('POST', CREATE_FLAG, { raw: '{"name":"x"}', token: null, headers: { 'content-type': 'text/plain' } }), 401, 'AuthenticationRequired')
+    expectError(
+      await api.request('POST', CREATE_FLAG, {
+        raw: '{"name":"x"}',
+        token: null,
+        headers: { 'content-type': 'text/plain' },
+      }),
+      401,
+      'AuthenticationRequired',
+    )
     expectError(await api.post(CREATE_FLAG, { description: 'no name' }, { token: null }), 401, 'AuthenticationRequired')
     expectUnchanged(api, before)
   })
@@ -275,12 +320,18 @@ describe('403 NoAccessError', () => {
     const before = snapshot(api)
     const cases: [Promise<ApiResponse>, string][] = [
       [api.createFlag('default', 'new-flag', {}, { token: viewer }), 'CREATE_FEATURE'],
-      [api.patchFlag('default', 'existing', [{ op: 'replace', path: '/description', value: 'x' }], { token: viewer }), 'UPDATE_FEATURE'],
+      [
+        api.patchFlag('default', 'existing', [{ op: 'replace', path: '/description', value: 'x' }], { token: viewer }),
+        'UPDATE_FEATURE',
+      ],
       [api.toggle('default', 'existing', 'development', true, { token: viewer }), 'UPDATE_FEATURE_ENVIRONMENT'],
       [api.bulkToggle('default', 'development', ['existing'], false, { token: viewer }), 'UPDATE_FEATURE_ENVIRONMENT'],
       [api.delete('/api/admin/projects/default/features/existing', { token: viewer }), 'DELETE_FEATURE'],
       [api.createProject('viewer-project', {}, { token: viewer }), 'CREATE_PROJECT'],
-      [api.post<EnvironmentBody>('/api/admin/environments', { name: 'staging', type: 'staging' }, { token: viewer }), 'CREATE_ENVIRONMENT'],
+      [
+        api.post<EnvironmentBody>('/api/admin/environments', { name: 'staging', type: 'staging' }, { token: viewer }),
+        'CREATE_ENVIRONMENT',
+      ],
     ]
     for (const [pending, permission] of cases) {
       const response = await pending
@@ -313,11 +364,24 @@ describe('403 NoAccessError', () => {
 
   test('client and frontend tokens answer 403 on admin reads and writes', async () => {
     api = await makeApi()
-    const client = await tokenFor(api, 'sdk-client', { type: 'client', projects: ['default'], environment: 'development' })
-    const frontend = await tokenFor(api, 'sdk-frontend', { type: 'frontend', projects: ['default'], environment: 'development' })
+    const client = await tokenFor(api, 'sdk-client', {
+      type: 'client',
+      projects: ['default'],
+      environment: 'development',
+    })
+    const frontend = await tokenFor(api, 'sdk-frontend', {
+      type: 'frontend',
+      projects: ['default'],
+      environment: 'development',
+    })
     const before = snapshot(api)
     for (const token of [client, frontend]) {
-      for (const path of ['/api/admin/projects', '/api/admin/projects/default/features', '/api/admin/search/events', '/api/admin/api-tokens']) {
+      for (const path of [
+        '/api/admin/projects',
+        '/api/admin/projects/default/features',
+        '/api/admin/search/events',
+        '/api/admin/api-tokens',
+      ]) {
         expectError(await api.get(path, { token }), 403, 'NoAccessError')
       }
       const write = await api.createFlag('default', 'by-sdk', {}, { token })
@@ -339,9 +403,17 @@ describe('403 NoAccessError', () => {
     const before = snapshot(api)
     const cases: [ApiResponse, string][] = [
       [await api.createFlag('beta', 'sneaky', {}, { token: alphaOnly }), 'CREATE_FEATURE'],
-      [await api.patchFlag('beta', 'beta-flag', [{ op: 'replace', path: '/stale', value: true }], { token: alphaOnly }), 'UPDATE_FEATURE'],
+      [
+        await api.patchFlag('beta', 'beta-flag', [{ op: 'replace', path: '/stale', value: true }], {
+          token: alphaOnly,
+        }),
+        'UPDATE_FEATURE',
+      ],
       [await api.toggle('beta', 'beta-flag', 'development', true, { token: alphaOnly }), 'UPDATE_FEATURE_ENVIRONMENT'],
-      [await api.bulkToggle('beta', 'development', ['beta-flag'], false, { token: alphaOnly }), 'UPDATE_FEATURE_ENVIRONMENT'],
+      [
+        await api.bulkToggle('beta', 'development', ['beta-flag'], false, { token: alphaOnly }),
+        'UPDATE_FEATURE_ENVIRONMENT',
+      ],
       [await api.put('/api/admin/projects/beta', { name: 'renamed' }, { token: alphaOnly }), 'UPDATE_PROJECT'],
     ]
     for (const [response, permission] of cases) {
@@ -358,7 +430,11 @@ describe('403 NoAccessError', () => {
     api = await makeApi()
     const viewer = await tokenFor(api, 'viewer', { role: 'viewer' })
     const before = snapshot(api)
-    const plain = await api.request('POST', CREATE_FLAG, { raw: '{"name":"plain"}', token: viewer, headers: { 'content-type': 'text/plain' } })
+    const plain = await api.request('POST', CREATE_FLAG, {
+      raw: '{"name":"plain"}',
+      token: viewer,
+      headers: { 'content-type': 'text/plain' },
+    })
     expectError(plain, 403, 'NoAccessError')
     expect(errorOf(plain).permissions).toEqual(['CREATE_FEATURE'])
     const none = await api.request('POST', CREATE_FLAG, { raw: '{"name":"plain"}', token: viewer })
@@ -383,10 +459,16 @@ describe('415 ContentTypeerror', () => {
   test('a text/plain body on a route with a body answers 415 and changes nothing', async () => {
     api = await makeApi()
     const before = snapshot(api)
-    const response = await api.request('POST', CREATE_FLAG, { raw: '{"name":"plain-text"}', headers: { 'content-type': 'text/plain' } })
+    const response = await api.request('POST', CREATE_FLAG, {
+      raw: '{"name":"plain-text"}',
+      headers: { 'content-type': 'text/plain' },
+    })
     expectError(response, 415, 'ContentTypeerror')
     expectUnchanged(api, before)
-    const validate = await api.request('POST', VALIDATE, { raw: '{"name":"plain-text"}', headers: { 'content-type': 'text/plain' } })
+    const validate = await api.request('POST', VALIDATE, {
+      raw: '{"name":"plain-text"}',
+      headers: { 'content-type': 'text/plain' },
+    })
     expectError(validate, 415, 'ContentTypeerror')
   })
 
@@ -418,10 +500,16 @@ describe('415 ContentTypeerror', () => {
   test('application/json with parameters and in any case is accepted', async () => {
     api = await makeApi()
     for (const type of ['application/json; charset=utf-8', 'APPLICATION/JSON', 'Application/Json;charset=UTF-8']) {
-      const response = await api.request('POST', VALIDATE, { raw: '{"name":"free-name"}', headers: { 'content-type': type } })
+      const response = await api.request('POST', VALIDATE, {
+        raw: '{"name":"free-name"}',
+        headers: { 'content-type': type },
+      })
       expect({ type, status: response.status }).toEqual({ type, status: 200 })
     }
-    const created = await api.request('POST', CREATE_FLAG, { raw: '{"name":"charset-flag"}', headers: { 'content-type': 'application/json; charset=utf-8' } })
+    const created = await api.request('POST', CREATE_FLAG, {
+      raw: '{"name":"charset-flag"}',
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    })
     expect(created.status).toBe(201)
     expect(api.services.store.state.flags['charset-flag']).toBeDefined()
   })
@@ -429,7 +517,10 @@ describe('415 ContentTypeerror', () => {
   test('a content type that merely starts with application/json is not JSON and answers 415', async () => {
     api = await makeApi()
     const before = snapshot(api)
-    const response = await api.request('POST', CREATE_FLAG, { raw: '{"name":"jsonx"}', headers: { 'content-type': 'application/jsonx' } })
+    const response = await api.request('POST', CREATE_FLAG, {
+      raw: '{"name":"jsonx"}',
+      headers: { 'content-type': 'application/jsonx' },
+    })
     expectError(response, 415, 'ContentTypeerror')
     expectUnchanged(api, before)
   })
@@ -437,9 +528,15 @@ describe('415 ContentTypeerror', () => {
   test('415 answers before schema validation', async () => {
     api = await makeApi()
     const before = snapshot(api)
-    const response = await api.request('POST', CREATE_FLAG, { raw: '{"nome": 1}', headers: { 'content-type': 'text/plain' } })
+    const response = await api.request('POST', CREATE_FLAG, {
+      raw: '{"nome": 1}',
+      headers: { 'content-type': 'text/plain' },
+    })
     expectError(response, 415, 'ContentTypeerror')
-    const form = await api.request('POST', VALIDATE, { raw: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+    const form = await api.request('POST', VALIDATE, {
+      raw: 'name=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    })
     expectError(form, 415, 'ContentTypeerror')
     expectUnchanged(api, before)
   })
@@ -500,7 +597,11 @@ describe('404 and error bodies', () => {
       [await api.get('/api/admin/projects', { token: null }), 401, 'AuthenticationRequired'],
       [await api.get('/api/admin/projects', { token: '*:*.nobody-has-this-token' }), 401, 'AuthenticationRequired'],
       [await api.createFlag('default', 'v', {}, { token: viewer }), 403, 'NoAccessError'],
-      [await api.request('POST', CREATE_FLAG, { raw: '{}', headers: { 'content-type': 'text/plain' } }), 415, 'ContentTypeerror'],
+      [
+        await api.request('POST', CREATE_FLAG, { raw: '{}', headers: { 'content-type': 'text/plain' } }),
+        415,
+        'ContentTypeerror',
+      ],
       [await api.post(CREATE_FLAG, { name: [] }), 400, 'ValidationError'],
       [await api.getFlag('default', 'missing-flag'), 404, 'NotFoundError'],
       [await api.createFlag('default', 'taken'), 409, 'NameExistsError'],
@@ -558,16 +659,23 @@ describe('project scoping of reads', () => {
 })
 
 describe('routing does not depend on the Host header', () => {
-  test.each(['x', 'api', 'a.b', 'x:1', 'localhost', 'flags.example.com:8080'])('a request for host %s reaches its route', async (host) => {
-    const api = await makeApi()
-    try {
-      const health = await api.app.handle(new Request(`http://${host}/health`))
-      expect(health.status).toBe(200)
-      const flags = await api.app.handle(new Request(`http://${host}/api/admin/projects/default/features?namePrefix=a`, { headers: { authorization: ADMIN_SECRET } }))
-      expect(flags.status).toBe(200)
-      expect((await flags.json()).version).toBe(2)
-    } finally {
-      await api.close()
-    }
-  })
+  test.each(['x', 'api', 'a.b', 'x:1', 'localhost', 'flags.example.com:8080'])(
+    'a request for host %s reaches its route',
+    async host => {
+      const api = await makeApi()
+      try {
+        const health = await api.app.handle(new Request(`http://${host}/health`))
+        expect(health.status).toBe(200)
+        const flags = await api.app.handle(
+          new Request(`http://${host}/api/admin/projects/default/features?namePrefix=a`, {
+            headers: { authorization: ADMIN_SECRET },
+          }),
+        )
+        expect(flags.status).toBe(200)
+        expect((await flags.json()).version).toBe(2)
+      } finally {
+        await api.close()
+      }
+    },
+  )
 })

@@ -5,15 +5,24 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { CONSOLE_FILES } from '../../src/http/console-assets'
-import { Api, expectError, expectOk, makeApi, tokenFor, type StrategyBody, errorOf, withoutErrorId } from '../helpers'
+import {
+  type Api,
+  expectError,
+  expectOk,
+  makeApi,
+  tokenFor,
+  type StrategyBody,
+  errorOf,
+  withoutErrorId,
+} from '../helpers'
 
 /** Everything that belongs to the hidden project carries this marker, so a leak shows in any answer. */
 const HIDDEN = 'theirs'
 const MINE = 'mine'
 const ENVIRONMENT = 'development'
 /** What only the hidden project's data holds (its id and flag name are also in the paths asked for). */
-const HIDDEN_DATA = ['title', 'variant', 'tag', 'description', 'archived', 'token'].map((what) => `${HIDDEN}-${what}`)
-const leaks = (text: string) => HIDDEN_DATA.some((marker) => text.includes(marker))
+const HIDDEN_DATA = ['title', 'variant', 'tag', 'description', 'archived', 'token'].map(what => `${HIDDEN}-${what}`)
+const leaks = (text: string) => HIDDEN_DATA.some(marker => text.includes(marker))
 
 interface World {
   api: Api
@@ -38,21 +47,59 @@ async function populate(api: Api, project: string, strategyIds: Record<string, s
   })
   expectOk(strategy)
   strategyIds[project] = strategy.body.id
-  expectOk(await api.put(`${environmentPath}/variants`, [{ name: `${project}-variant`, weight: 1000, weightType: 'variable', stickiness: 'default' }]))
+  expectOk(
+    await api.put(`${environmentPath}/variants`, [
+      { name: `${project}-variant`, weight: 1000, weightType: 'variable', stickiness: 'default' },
+    ]),
+  )
   // And in every environment, so that the flag-level variant read (production's) has some too.
-  expectOk(await api.put(`/api/admin/projects/${project}/features/${flag}/variants`, [{ name: `${project}-variant`, weight: 1000, weightType: 'variable', stickiness: 'default' }]))
+  expectOk(
+    await api.put(`/api/admin/projects/${project}/features/${flag}/variants`, [
+      { name: `${project}-variant`, weight: 1000, weightType: 'variable', stickiness: 'default' },
+    ]),
+  )
   expectOk(await api.toggle(project, flag, ENVIRONMENT, true))
   expectOk(await api.createFlag(project, `${project}-archived`), 201)
   expectOk(await api.delete(`/api/admin/projects/${project}/features/${project}-archived`), 202)
-  expectOk(await api.post('/api/admin/segments', { name: `${project}-segment`, project, description: `${project}-description`, constraints: [] }), 201)
+  expectOk(
+    await api.post('/api/admin/segments', {
+      name: `${project}-segment`,
+      project,
+      description: `${project}-description`,
+      constraints: [],
+    }),
+    201,
+  )
   // A token limited to the project: its api-token-created event has no project but names it.
-  expectOk(await api.createToken({ tokenName: `${project}-token`, type: 'admin', role: 'viewer', projects: [project] }), 201)
+  expectOk(
+    await api.createToken({ tokenName: `${project}-token`, type: 'admin', role: 'viewer', projects: [project] }),
+    201,
+  )
   // An application of the project's SDK that registered and reported the flag.
-  const client = await api.createToken({ tokenName: `${project}-client`, type: 'client', projects: [project], environment: ENVIRONMENT })
+  const client = await api.createToken({
+    tokenName: `${project}-client`,
+    type: 'client',
+    projects: [project],
+    environment: ENVIRONMENT,
+  })
   expectOk(client, 201)
   const sdk = { token: (client.body as { secret: string }).secret }
-  expectOk(await api.post('/api/client/register', { appName: `${project}-app`, instanceId: `${project}-instance`, strategies: ['default'] }, sdk), 202)
-  expectOk(await api.post('/api/client/metrics', { appName: `${project}-app`, bucket: { start: 0, stop: 0, toggles: { [flag]: { yes: 1, no: 0 } } } }, sdk), 202)
+  expectOk(
+    await api.post(
+      '/api/client/register',
+      { appName: `${project}-app`, instanceId: `${project}-instance`, strategies: ['default'] },
+      sdk,
+    ),
+    202,
+  )
+  expectOk(
+    await api.post(
+      '/api/client/metrics',
+      { appName: `${project}-app`, bucket: { start: 0, stop: 0, toggles: { [flag]: { yes: 1, no: 0 } } } },
+      sdk,
+    ),
+    202,
+  )
 }
 
 /** `withHidden`: the hidden project exists; without, the world in which it never did. */
@@ -186,13 +233,13 @@ describe('a token limited to one project', () => {
   })
 
   test('every GET route of the app answers for another project exactly as for one that does not exist', async () => {
-    const routes = hidden.api.app.routes.filter((route) => route.method === 'GET')
+    const routes = hidden.api.app.routes.filter(route => route.method === 'GET')
     expect(routes.length).toBeGreaterThan(10)
     const unclassified: string[] = []
     let scopedRoutes = 0
     for (const route of routes) {
       const path = route.path
-      const names = [...path.matchAll(/:(\w+)/g)].map((match) => match[1])
+      const names = [...path.matchAll(/:(\w+)/g)].map(match => match[1])
       if (path.startsWith('/api/client/') || path === '/api/frontend' || path.startsWith('/api/frontend/')) {
         // The SDK APIs take client or frontend tokens only: an admin token, scoped or not, is refused before
         // any project is looked at (the SDK tokens' own scope: test/features/client.test.ts, frontend.test.ts).
@@ -236,13 +283,16 @@ describe('a token limited to one project', () => {
         continue
       }
       expect({ path, status: response.status }).toEqual({ path, status: kind === 'redirect' ? 302 : 200 })
-      const named = leaks(response.text) || response.text.includes(`${HIDDEN}-flag`) || response.text.includes(`"${HIDDEN}"`)
+      const named =
+        leaks(response.text) || response.text.includes(`${HIDDEN}-flag`) || response.text.includes(`"${HIDDEN}"`)
       expect({ path, leaks: named }).toEqual({ path, leaks: false })
       if (kind === 'filtered') {
         // What the token may see is there: the walk is not passing on an empty answer.
         expect({ path, own: response.text.includes(`"${MINE}`) }).toEqual({ path, own: true })
         const full = await hidden.api.get(fill(path, MINE, ''))
-        expect({ path, hiddenForAdmin: full.text.includes(`${HIDDEN}-`) || full.text.includes(`"${HIDDEN}"`) }).toEqual({ path, hiddenForAdmin: true })
+        expect({ path, hiddenForAdmin: full.text.includes(`${HIDDEN}-`) || full.text.includes(`"${HIDDEN}"`) }).toEqual(
+          { path, hiddenForAdmin: true },
+        )
       }
     }
     expect(unclassified).toEqual([])

@@ -11,7 +11,7 @@ import { Logger } from '../../src/log'
 import { errorOf, expectError, expectOk, tokenFor, type Api, type ApiResponse, freshApiPerTest } from '../helpers'
 
 let api: Api
-freshApiPerTest((fresh) => (api = fresh))
+freshApiPerTest(fresh => (api = fresh))
 
 function expectNamed(response: ApiResponse, parameter: string) {
   expectError(response, 400, 'ValidationError', [parameter])
@@ -21,7 +21,7 @@ function expectNamed(response: ApiResponse, parameter: string) {
 async function names(project: string, query: string, token?: string) {
   const response = await api.listFlags(project, query, token === undefined ? undefined : { token })
   expectOk(response)
-  return (response.body.features as { name: string }[]).map((flag) => flag.name)
+  return (response.body.features as { name: string }[]).map(flag => flag.name)
 }
 
 describe('getFeatures: tag', () => {
@@ -32,7 +32,14 @@ describe('getFeatures: tag', () => {
       'a'.repeat(300), // was a 500: longer than 200, checked only after Elysia's own validation
       'a,'.repeat(150), // was a 500: split at commas into more than 100 values
       `simple:${'v'.repeat(250)}`,
-      '', ':', ':a', 'no-colon', '%zz', '%', '%ED%A0%80', '%C0%AF',
+      '',
+      ':',
+      ':a',
+      'no-colon',
+      '%zz',
+      '%',
+      '%ED%A0%80',
+      '%C0%AF',
     ]
     for (const project of ['default', 'q-project', 'no-such-project', '__proto__', '%00', 'x'.repeat(300)]) {
       for (const value of malformed) {
@@ -41,7 +48,10 @@ describe('getFeatures: tag', () => {
           expectNamed(response, 'tag')
         }
       }
-      expectNamed(await api.listFlags(project, `?${Array.from({ length: 101 }, () => 'tag=simple:x').join('&')}`), 'tag')
+      expectNamed(
+        await api.listFlags(project, `?${Array.from({ length: 101 }, () => 'tag=simple:x').join('&')}`),
+        'tag',
+      )
     }
   })
 
@@ -67,7 +77,12 @@ describe('getFeatures: tag', () => {
 describe('getFeatures: namePrefix', () => {
   test('namePrefix given twice answers 400 naming it, even when both values agree', async () => {
     expectOk(await api.createFlag('default', 'prefixed-one'), 201)
-    for (const query of ['?namePrefix=pre&namePrefix=x', '?namePrefix=pre&namePrefix=pre', '?namePrefix=&namePrefix=', '?namePrefix=pre&tag=simple:x&namePrefix=x']) {
+    for (const query of [
+      '?namePrefix=pre&namePrefix=x',
+      '?namePrefix=pre&namePrefix=pre',
+      '?namePrefix=&namePrefix=',
+      '?namePrefix=pre&tag=simple:x&namePrefix=x',
+    ]) {
       const response = await api.listFlags('default', query)
       expectNamed(response, 'namePrefix')
       expect(errorOf(response).message).toContain('2 times')
@@ -109,8 +124,10 @@ describe('the error handler', () => {
     // when decoded, and TypeBox's error escapes the validation step.
     const lines: string[] = []
     const app = new Elysia(ELYSIA_CONFIG)
-      .use(errorHandling(new Logger('error', (line) => lines.push(line))))
-      .get('/coerced', ({ query }) => query, { query: t.Object({ tag: t.Optional(t.Array(t.String({ maxLength: 5 }), { maxItems: 2 })) }) })
+      .use(errorHandling(new Logger('error', line => lines.push(line))))
+      .get('/coerced', ({ query }) => query, {
+        query: t.Object({ tag: t.Optional(t.Array(t.String({ maxLength: 5 }), { maxItems: 2 })) }),
+      })
     for (const query of ['tag=aaaaaaaaaa', 'tag=a,b,c']) {
       const response = await app.handle(new Request(`http://localhost/coerced?${query}`))
       const body = await response.json()

@@ -14,7 +14,7 @@ afterEach(async () => {
 
 async function withLog(level: 'info' | 'warn' = 'info') {
   const lines: Record<string, unknown>[] = []
-  api = await makeApi({ log: new Logger(level, (line) => lines.push(JSON.parse(line))) })
+  api = await makeApi({ log: new Logger(level, line => lines.push(JSON.parse(line))) })
   // Requests made while setting up are not what the tests look at.
   lines.length = 0
   return { api, lines }
@@ -24,11 +24,14 @@ async function withLog(level: 'info' | 'warn' = 'info') {
  * The access log is written after the answer is sent: wait until `lines` holds `count` lines (a
  * fixed pause was once too short on a loaded machine). Absence is checked after a pause instead.
  */
-const settled = (lines: unknown[], count: number) => waitFor(() => lines.length >= count, `${count} request log lines`, { every: 2 })
+const settled = (lines: unknown[], count: number) =>
+  waitFor(() => lines.length >= count, `${count} request log lines`, { every: 2 })
 
 test('a request is logged once with method, route pattern, status, duration, request id and token name, and no secret', async () => {
   const { api, lines } = await withLog()
-  const response = await api.get('/api/admin/projects/default/features', { headers: { 'x-request-id': 'client-abc.123' } })
+  const response = await api.get('/api/admin/projects/default/features', {
+    headers: { 'x-request-id': 'client-abc.123' },
+  })
   expect(response.headers.get('x-request-id')).toBe('client-abc.123')
   await settled(lines, 1)
   expect(lines).toHaveLength(1)
@@ -70,7 +73,7 @@ test('error answers are logged with their status and carry the request id too', 
   const invalid = await api.post('/api/admin/projects', { id: 'bad id', name: 'x' })
   expect(invalid.status).toBe(400)
   await settled(lines, 3)
-  expect(lines.map((line) => [line.status, line.route, line.tokenName])).toEqual([
+  expect(lines.map(line => [line.status, line.route, line.tokenName])).toEqual([
     [404, null, null],
     [401, '/api/admin/projects', null],
     [400, '/api/admin/projects', 'admin-bootstrap'],
@@ -94,7 +97,11 @@ test('X-Forwarded-For is logged only with TRUST_PROXY, and then only its last, w
   await settled(lines, 1)
   expect(lines.at(-1)).toMatchObject({ route: '/health', clientAddress: null })
 
-  const trusting = createApp(api.services, { bodyLimit: BODY_LIMIT, trustProxy: true }, new Logger('info', (line) => lines.push(JSON.parse(line))))
+  const trusting = createApp(
+    api.services,
+    { bodyLimit: BODY_LIMIT, trustProxy: true },
+    new Logger('info', line => lines.push(JSON.parse(line))),
+  )
   const sent: [Record<string, string>, string | null][] = [
     [forwarded, '198.51.100.7'],
     [{ 'x-forwarded-for': '2001:db8::1' }, '2001:db8::1'],
@@ -115,7 +122,15 @@ test('over a real socket the log line carries the client address (or, with TRUST
   const dir = tempDir('request-log-')
   const port = freePort()
   const server = Bun.spawn([process.execPath, join(import.meta.dir, '../../src/main.ts')], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dir.path, INIT_ADMIN_API_TOKENS: ADMIN_SECRET, LOG_LEVEL: 'info', TRUST_PROXY: 'true' },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dir.path,
+      INIT_ADMIN_API_TOKENS: ADMIN_SECRET,
+      LOG_LEVEL: 'info',
+      TRUST_PROXY: 'true',
+    },
     stdout: 'pipe',
     stderr: 'ignore',
   })
@@ -129,17 +144,30 @@ test('over a real socket the log line carries the client address (or, with TRUST
     const reading = (async () => {
       for await (const chunk of server.stdout) stdout += new TextDecoder().decode(chunk)
     })()
-    await waitFor(() => stdout.includes('"from-the-socket"') && stdout.includes('"from-a-proxy"'), 'both access log lines')
+    await waitFor(
+      () => stdout.includes('"from-the-socket"') && stdout.includes('"from-a-proxy"'),
+      'both access log lines',
+    )
     server.kill('SIGTERM')
     await server.exited
     await reading
     const lines = stdout
       .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line))
-    const byId = (id: string) => lines.find((line) => line.requestId === id)
-    expect(byId('from-the-socket')).toMatchObject({ msg: 'request', route: '/health', status: 200, clientAddress: '127.0.0.1' })
-    expect(byId('from-a-proxy')).toMatchObject({ msg: 'request', route: '/health', status: 200, clientAddress: '198.51.100.7' })
+      .filter(line => line.startsWith('{'))
+      .map(line => JSON.parse(line))
+    const byId = (id: string) => lines.find(line => line.requestId === id)
+    expect(byId('from-the-socket')).toMatchObject({
+      msg: 'request',
+      route: '/health',
+      status: 200,
+      clientAddress: '127.0.0.1',
+    })
+    expect(byId('from-a-proxy')).toMatchObject({
+      msg: 'request',
+      route: '/health',
+      status: 200,
+      clientAddress: '198.51.100.7',
+    })
   } finally {
     server.kill('SIGKILL')
     dir.remove()

@@ -49,46 +49,112 @@ const flagPath = (r: Round) => `/api/admin/projects/${A}/features/${r.flag}`
  */
 const ROUTES: Record<string, WriteCase | 'service-wide' | 'read'> = {
   createProject: 'service-wide',
-  updateProject: { request: () => ({ path: `/api/admin/projects/${A}`, body: { name: 'Mine, renamed', description: 'changed' } }) },
+  updateProject: {
+    request: () => ({ path: `/api/admin/projects/${A}`, body: { name: 'Mine, renamed', description: 'changed' } }),
+  },
   // A has flags: refused, and nothing changes either way.
   deleteProject: { request: () => ({ path: `/api/admin/projects/${A}` }), control: 400 },
-  addEnvironmentToProject: { request: (r) => ({ path: `/api/admin/projects/${A}/environments`, body: { environment: `env-${r.n}` } }) },
+  addEnvironmentToProject: {
+    request: r => ({ path: `/api/admin/projects/${A}/environments`, body: { environment: `env-${r.n}` } }),
+  },
   removeEnvironmentFromProject: { request: () => ({ path: `/api/admin/projects/${A}/environments/staging` }) },
   createEnvironment: 'service-wide',
-  createFeature: { request: (r) => ({ path: `/api/admin/projects/${A}/features`, body: { name: `${r.flag}-new` } }), control: 201 },
-  updateFeature: { request: (r) => ({ path: flagPath(r), body: { description: 'changed', type: 'release' } }) },
-  patchFeature: { request: (r) => ({ path: flagPath(r), body: [{ op: 'replace', path: '/description', value: 'changed' }] }) },
-  archiveFeature: { request: (r) => ({ path: flagPath(r) }), control: 202 },
-  reviveFeatures: { archived: true, request: (r) => ({ path: `/api/admin/projects/${A}/revive`, body: { features: [r.flag] } }) },
-  deleteFeature: { archived: true, request: (r) => ({ path: `/api/admin/archive/${r.flag}` }) },
-  validateFeature: 'read',
-  toggleFeatureEnvironmentOn: { request: (r) => ({ path: `${flagPath(r)}/environments/${ENV}/on` }) },
-  toggleFeatureEnvironmentOff: { request: (r) => ({ path: `${flagPath(r)}/environments/production/off` }) },
-  bulkToggleFeaturesEnvironmentOn: { request: (r) => ({ path: `/api/admin/projects/${A}/bulk_features/environments/${ENV}/on`, body: { features: [r.flag] } }) },
-  bulkToggleFeaturesEnvironmentOff: { request: (r) => ({ path: `/api/admin/projects/${A}/bulk_features/environments/production/off`, body: { features: [r.flag] } }) },
-  addFeatureStrategy: { request: (r) => ({ path: `${flagPath(r)}/environments/${ENV}/strategies`, body: { name: 'default' } }) },
-  updateFeatureStrategy: { request: (r) => ({ path: `${flagPath(r)}/environments/${ENV}/strategies/${r.strategyId}`, body: { name: 'default', title: 'changed' } }) },
-  setStrategySortOrder: { request: (r) => ({ path: `${flagPath(r)}/environments/${ENV}/strategies/set-sort-order`, body: [{ id: r.strategyId, sortOrder: 7 }] }) },
-  deleteFeatureStrategy: { request: (r) => ({ path: `${flagPath(r)}/environments/${ENV}/strategies/${r.strategyId}` }) },
-  overwriteEnvironmentFeatureVariants: { request: (r) => ({ path: `${flagPath(r)}/environments/${ENV}/variants`, body: [variant('blue')] }) },
-  patchEnvironmentsFeatureVariants: { request: (r) => ({ path: `${flagPath(r)}/environments/${ENV}/variants`, body: [{ op: 'add', path: '/-', value: variant('blue') }] }) },
-  addTag: { request: (r) => ({ path: `/api/admin/features/${r.flag}/tags`, body: { type: 'simple', value: 't-new' } }), control: 201 },
-  updateTags: { request: (r) => ({ path: `/api/admin/features/${r.flag}/tags`, body: { addedTags: [{ type: 'simple', value: 't-new' }], removedTags: [{ type: 'simple', value: 't-old' }] } }) },
-  removeTag: { request: (r) => ({ path: `/api/admin/features/${r.flag}/tags/simple/t-old` }) },
-  addFeatureDependency: { request: (r) => ({ path: `${flagPath(r)}/dependencies`, body: { feature: r.parent, enabled: false } }) },
-  deleteFeatureDependencies: { request: (r) => ({ path: `${flagPath(r)}/dependencies` }) },
-  deleteFeatureDependency: { request: (r) => ({ path: `${flagPath(r)}/dependencies/${r.parent}` }) },
-  complete: { request: (r) => ({ path: `${flagPath(r)}/lifecycle/complete`, body: { status: 'kept' } }) },
-  uncomplete: { completed: true, request: (r) => ({ path: `${flagPath(r)}/lifecycle/uncomplete` }) },
-  archiveFeatures: { request: (r) => ({ path: `/api/admin/projects/${A}/archive`, body: { features: [r.flag] } }) },
-  deleteFeatures: { archived: true, request: (r) => ({ path: `/api/admin/projects/${A}/delete`, body: { features: [r.flag] } }) },
-  staleFeatures: { request: (r) => ({ path: `/api/admin/projects/${A}/stale`, body: { features: [r.flag], stale: true } }) },
-  addTagToFeatures: {
-    request: (r) => ({ path: `/api/admin/projects/${A}/tags`, body: { features: [r.flag], tags: { addedTags: [{ type: 'simple', value: 't-new' }], removedTags: [] } } }),
+  createFeature: {
+    request: r => ({ path: `/api/admin/projects/${A}/features`, body: { name: `${r.flag}-new` } }),
+    control: 201,
   },
-  overwriteFeatureVariants: { request: (r) => ({ path: `${flagPath(r)}/variants`, body: [variant('blue')] }) },
-  patchFeatureVariants: { request: (r) => ({ path: `${flagPath(r)}/variants`, body: [{ op: 'add', path: '/-', value: variant('blue') }] }) },
-  overwriteFeatureVariantsOnEnvironments: { request: (r) => ({ path: `${flagPath(r)}/variants-batch`, body: { variants: [variant('blue')], environments: [ENV] } }) },
+  updateFeature: { request: r => ({ path: flagPath(r), body: { description: 'changed', type: 'release' } }) },
+  patchFeature: {
+    request: r => ({ path: flagPath(r), body: [{ op: 'replace', path: '/description', value: 'changed' }] }),
+  },
+  archiveFeature: { request: r => ({ path: flagPath(r) }), control: 202 },
+  reviveFeatures: {
+    archived: true,
+    request: r => ({ path: `/api/admin/projects/${A}/revive`, body: { features: [r.flag] } }),
+  },
+  deleteFeature: { archived: true, request: r => ({ path: `/api/admin/archive/${r.flag}` }) },
+  validateFeature: 'read',
+  toggleFeatureEnvironmentOn: { request: r => ({ path: `${flagPath(r)}/environments/${ENV}/on` }) },
+  toggleFeatureEnvironmentOff: { request: r => ({ path: `${flagPath(r)}/environments/production/off` }) },
+  bulkToggleFeaturesEnvironmentOn: {
+    request: r => ({
+      path: `/api/admin/projects/${A}/bulk_features/environments/${ENV}/on`,
+      body: { features: [r.flag] },
+    }),
+  },
+  bulkToggleFeaturesEnvironmentOff: {
+    request: r => ({
+      path: `/api/admin/projects/${A}/bulk_features/environments/production/off`,
+      body: { features: [r.flag] },
+    }),
+  },
+  addFeatureStrategy: {
+    request: r => ({ path: `${flagPath(r)}/environments/${ENV}/strategies`, body: { name: 'default' } }),
+  },
+  updateFeatureStrategy: {
+    request: r => ({
+      path: `${flagPath(r)}/environments/${ENV}/strategies/${r.strategyId}`,
+      body: { name: 'default', title: 'changed' },
+    }),
+  },
+  setStrategySortOrder: {
+    request: r => ({
+      path: `${flagPath(r)}/environments/${ENV}/strategies/set-sort-order`,
+      body: [{ id: r.strategyId, sortOrder: 7 }],
+    }),
+  },
+  deleteFeatureStrategy: { request: r => ({ path: `${flagPath(r)}/environments/${ENV}/strategies/${r.strategyId}` }) },
+  overwriteEnvironmentFeatureVariants: {
+    request: r => ({ path: `${flagPath(r)}/environments/${ENV}/variants`, body: [variant('blue')] }),
+  },
+  patchEnvironmentsFeatureVariants: {
+    request: r => ({
+      path: `${flagPath(r)}/environments/${ENV}/variants`,
+      body: [{ op: 'add', path: '/-', value: variant('blue') }],
+    }),
+  },
+  addTag: {
+    request: r => ({ path: `/api/admin/features/${r.flag}/tags`, body: { type: 'simple', value: 't-new' } }),
+    control: 201,
+  },
+  updateTags: {
+    request: r => ({
+      path: `/api/admin/features/${r.flag}/tags`,
+      body: { addedTags: [{ type: 'simple', value: 't-new' }], removedTags: [{ type: 'simple', value: 't-old' }] },
+    }),
+  },
+  removeTag: { request: r => ({ path: `/api/admin/features/${r.flag}/tags/simple/t-old` }) },
+  addFeatureDependency: {
+    request: r => ({ path: `${flagPath(r)}/dependencies`, body: { feature: r.parent, enabled: false } }),
+  },
+  deleteFeatureDependencies: { request: r => ({ path: `${flagPath(r)}/dependencies` }) },
+  deleteFeatureDependency: { request: r => ({ path: `${flagPath(r)}/dependencies/${r.parent}` }) },
+  complete: { request: r => ({ path: `${flagPath(r)}/lifecycle/complete`, body: { status: 'kept' } }) },
+  uncomplete: { completed: true, request: r => ({ path: `${flagPath(r)}/lifecycle/uncomplete` }) },
+  archiveFeatures: { request: r => ({ path: `/api/admin/projects/${A}/archive`, body: { features: [r.flag] } }) },
+  deleteFeatures: {
+    archived: true,
+    request: r => ({ path: `/api/admin/projects/${A}/delete`, body: { features: [r.flag] } }),
+  },
+  staleFeatures: {
+    request: r => ({ path: `/api/admin/projects/${A}/stale`, body: { features: [r.flag], stale: true } }),
+  },
+  addTagToFeatures: {
+    request: r => ({
+      path: `/api/admin/projects/${A}/tags`,
+      body: { features: [r.flag], tags: { addedTags: [{ type: 'simple', value: 't-new' }], removedTags: [] } },
+    }),
+  },
+  overwriteFeatureVariants: { request: r => ({ path: `${flagPath(r)}/variants`, body: [variant('blue')] }) },
+  patchFeatureVariants: {
+    request: r => ({ path: `${flagPath(r)}/variants`, body: [{ op: 'add', path: '/-', value: variant('blue') }] }),
+  },
+  overwriteFeatureVariantsOnEnvironments: {
+    request: r => ({
+      path: `${flagPath(r)}/variants-batch`,
+      body: { variants: [variant('blue')], environments: [ENV] },
+    }),
+  },
   createApiToken: 'service-wide',
   deleteApiToken: 'service-wide',
   createSegment: 'service-wide',
@@ -119,9 +185,13 @@ const ROUTES: Record<string, WriteCase | 'service-wide' | 'read'> = {
   exportFeatures: 'read',
   validateImport: 'read',
   importToggles: {
-    request: (r) => ({
+    request: r => ({
       path: '/api/admin/features-batch/import',
-      body: { project: A, environment: ENV, data: { ...r.exported, features: r.exported.features.map((flag) => ({ ...flag, description: 'imported' })) } },
+      body: {
+        project: A,
+        environment: ENV,
+        data: { ...r.exported, features: r.exported.features.map(flag => ({ ...flag, description: 'imported' })) },
+      },
     }),
   },
 }
@@ -136,7 +206,9 @@ interface Operation {
 async function writeOperations(): Promise<Operation[]> {
   const document = await openApiSpec()
   const operations: Operation[] = []
-  for (const [path, methods] of Object.entries(document.paths as Record<string, Record<string, { operationId: string }>>)) {
+  for (const [path, methods] of Object.entries(
+    document.paths as Record<string, Record<string, { operationId: string }>>,
+  )) {
     if (!path.startsWith('/api/admin/')) continue
     for (const [method, operation] of Object.entries(methods)) {
       if (method !== 'get') operations.push({ method: method.toUpperCase(), path, operationId: operation.operationId })
@@ -155,8 +227,10 @@ async function world(): Promise<World> {
   const api = await makeApi()
   for (const project of [A, B, NOISE]) expectOk(await api.createProject(project), 201)
   expectOk(await api.post('/api/admin/environments', { name: 'staging', type: 'test' }), 201)
-  for (const project of [A, B]) expectOk(await api.post(`/api/admin/projects/${project}/environments`, { environment: 'staging' }))
-  for (let n = 0; n < 40; n++) expectOk(await api.post('/api/admin/environments', { name: `env-${n}`, type: 'test' }), 201)
+  for (const project of [A, B])
+    expectOk(await api.post(`/api/admin/projects/${project}/environments`, { environment: 'staging' }))
+  for (let n = 0; n < 40; n++)
+    expectOk(await api.post('/api/admin/environments', { name: `env-${n}`, type: 'test' }), 201)
   const scoped = await tokenFor(api, SCOPED, { role: 'admin', projects: [A] })
   return { api, scoped, rounds: 0 }
 }
@@ -170,10 +244,16 @@ async function newRound(w: World, write: WriteCase): Promise<Round> {
   expectOk(await api.createFlag(A, parent), 201)
   expectOk(await api.createFlag(A, flag, { tags: [{ type: 'simple', value: 't-old' }] }), 201)
   expectOk(await api.toggle(A, flag, 'production', true))
-  const strategy = await api.post<StrategyBody>(`${flagPath({ flag } as Round)}/environments/${ENV}/strategies`, { name: 'flexibleRollout', parameters: { rollout: '50', stickiness: 'default', groupId: flag } })
+  const strategy = await api.post<StrategyBody>(`${flagPath({ flag } as Round)}/environments/${ENV}/strategies`, {
+    name: 'flexibleRollout',
+    parameters: { rollout: '50', stickiness: 'default', groupId: flag },
+  })
   expectOk(strategy)
   expectOk(await api.post(`${flagPath({ flag } as Round)}/dependencies`, { feature: parent }))
-  const exported = await api.post<Round['exported']>('/api/admin/features-batch/export', { features: [flag], environment: ENV })
+  const exported = await api.post<Round['exported']>('/api/admin/features-batch/export', {
+    features: [flag],
+    environment: ENV,
+  })
   expectOk(exported)
   if (write.completed) expectOk(await api.post(`${flagPath({ flag } as Round)}/lifecycle/complete`, { status: 'kept' }))
   if (write.archived) expectOk(await api.delete(flagPath({ flag } as Round)), 202)
@@ -196,7 +276,11 @@ function moveToB(tx: Tx, round: Round, taken: Map<string, FlagRecord>): void {
  * preceded, in the same queue, by `before` (so it is applied first, whatever the request saw when
  * it arrived).
  */
-async function withWriteAhead<T>(api: Api, before: (tx: Tx) => void, send: () => Promise<T>): Promise<{ result: T; ran: boolean }> {
+async function withWriteAhead<T>(
+  api: Api,
+  before: (tx: Tx) => void,
+  send: () => Promise<T>,
+): Promise<{ result: T; ran: boolean }> {
   const store = api.services.store
   const transact = store.transact
   let ran = false
@@ -220,11 +304,22 @@ function send(w: World, operation: Operation, round: Round, write: WriteCase): P
 }
 
 /** Nothing the scoped token did since `since` is outside A, and B's flags are exactly as moved. */
-function expectNothingOutsideA(w: World, label: string, since: number, _round: Round, moved: Map<string, FlagRecord>, response: ApiResponse) {
+function expectNothingOutsideA(
+  w: World,
+  label: string,
+  since: number,
+  _round: Round,
+  moved: Map<string, FlagRecord>,
+  response: ApiResponse,
+) {
   const outside = w.api
     .eventsSince(since)
-    .filter((event) => event.createdBy === SCOPED)
-    .filter((event) => (event.project !== null && event.project !== A) || (moved.size > 0 && moved.has(event.featureName ?? '') && event.project !== A))
+    .filter(event => event.createdBy === SCOPED)
+    .filter(
+      event =>
+        (event.project !== null && event.project !== A) ||
+        (moved.size > 0 && moved.has(event.featureName ?? '') && event.project !== A),
+    )
   expect({ label, status: response.status, outside }).toEqual({ label, status: response.status, outside: [] })
   for (const [name, record] of moved) {
     expect({ label, name, record: w.api.services.store.reader.get('flags', name) }).toEqual({ label, name, record })
@@ -241,31 +336,45 @@ describe('a token limited to one project, racing moves of its target to another 
   test('every write route is classified, and every write case writes when nothing races it', async () => {
     const operations = await writeOperations()
     expect(operations.length).toBeGreaterThan(40)
-    expect(operations.filter((operation) => !(operation.operationId in ROUTES)).map((operation) => operation.operationId)).toEqual([])
+    expect(
+      operations.filter(operation => !(operation.operationId in ROUTES)).map(operation => operation.operationId),
+    ).toEqual([])
     const w = await world()
     worlds.push(w.api)
     for (const operation of operations) {
       const write = ROUTES[operation.operationId]
       if (write === 'read') continue
       if (write === 'service-wide') {
-        const response = await w.api.request(operation.method, operation.path.replace(/\{\w+\}/g, 'x'), { token: w.scoped, body: {} })
-        expect({ id: operation.operationId, status: response.status }).toEqual({ id: operation.operationId, status: 403 })
+        const response = await w.api.request(operation.method, operation.path.replace(/\{\w+\}/g, 'x'), {
+          token: w.scoped,
+          body: {},
+        })
+        expect({ id: operation.operationId, status: response.status }).toEqual({
+          id: operation.operationId,
+          status: 403,
+        })
         continue
       }
       const round = await newRound(w, write)
       const since = w.api.lastEventId()
       const response = await send(w, operation, round, write)
       const wanted = write.control ?? (response.status >= 200 && response.status < 300 ? response.status : 200)
-      expect({ id: operation.operationId, status: response.status, text: response.text }).toMatchObject({ id: operation.operationId, status: wanted })
+      expect({ id: operation.operationId, status: response.status, text: response.text }).toMatchObject({
+        id: operation.operationId,
+        status: wanted,
+      })
       if (wanted < 300) {
         // It wrote, in A: so a refusal in the races below is the race's doing.
-        expect({ id: operation.operationId, wrote: w.api.eventsSince(since).some((event) => event.createdBy === SCOPED && event.project === A) }).toEqual({ id: operation.operationId, wrote: true })
+        expect({
+          id: operation.operationId,
+          wrote: w.api.eventsSince(since).some(event => event.createdBy === SCOPED && event.project === A),
+        }).toEqual({ id: operation.operationId, wrote: true })
       }
     }
   }, 120_000)
 
   test('a target created or moved in B after arrival, just before the write: the write lands nowhere outside A', async () => {
-    const operations = (await writeOperations()).filter((operation) => typeof ROUTES[operation.operationId] === 'object')
+    const operations = (await writeOperations()).filter(operation => typeof ROUTES[operation.operationId] === 'object')
     const w = await world()
     worlds.push(w.api)
     let raced = 0
@@ -275,21 +384,31 @@ describe('a token limited to one project, racing moves of its target to another 
         const round = await newRound(w, write)
         if (variantName === 'created') {
           // At arrival the flags do not exist: a name-only route finds nothing to check the scope of.
-          const records = new Map([round.parent, round.flag].map((name) => [name, w.api.services.store.reader.get('flags', name)!]))
-          await w.api.services.store.transact(SYSTEM_ACTOR, (tx) => {
+          const records = new Map(
+            [round.parent, round.flag].map(name => [name, w.api.services.store.reader.get('flags', name)!]),
+          )
+          await w.api.services.store.transact(SYSTEM_ACTOR, tx => {
             for (const name of records.keys()) tx.delete('flags', name)
           })
           // moveToB puts these, as they were, into B, and keeps what it put.
           const moved = new Map(records)
           const since = w.api.lastEventId()
-          const { result, ran } = await withWriteAhead(w.api, (tx) => moveToB(tx, round, moved), () => send(w, operation, round, write))
+          const { result, ran } = await withWriteAhead(
+            w.api,
+            tx => moveToB(tx, round, moved),
+            () => send(w, operation, round, write),
+          )
           if (ran) raced++
           else moved.clear()
           expectNothingOutsideA(w, `${operation.operationId} (${variantName})`, since, round, moved, result)
         } else {
           const moved = new Map<string, FlagRecord>()
           const since = w.api.lastEventId()
-          const { result, ran } = await withWriteAhead(w.api, (tx) => moveToB(tx, round, moved), () => send(w, operation, round, write))
+          const { result, ran } = await withWriteAhead(
+            w.api,
+            tx => moveToB(tx, round, moved),
+            () => send(w, operation, round, write),
+          )
           if (ran) raced++
           expectNothingOutsideA(w, `${operation.operationId} (${variantName})`, since, round, moved, result)
         }
@@ -300,7 +419,7 @@ describe('a token limited to one project, racing moves of its target to another 
   }, 120_000)
 
   test('under concurrent load, moves at random moments never let a write land outside A', async () => {
-    const operations = (await writeOperations()).filter((operation) => typeof ROUTES[operation.operationId] === 'object')
+    const operations = (await writeOperations()).filter(operation => typeof ROUTES[operation.operationId] === 'object')
     const w = await world()
     worlds.push(w.api)
     const random = seededRandom(1818)
@@ -321,10 +440,17 @@ describe('a token limited to one project, racing moves of its target to another 
         const moved = new Map<string, FlagRecord>()
         const ticks = random.int(0, 6)
         const mover = (async () => {
-          for (let t = 0; t < ticks; t++) await new Promise((resolve) => setImmediate(resolve))
-          await w.api.services.store.transact(SYSTEM_ACTOR, (tx) => moveToB(tx, round, moved))
+          for (let t = 0; t < ticks; t++) await new Promise(resolve => setImmediate(resolve))
+          await w.api.services.store.transact(SYSTEM_ACTOR, tx => moveToB(tx, round, moved))
         })()
-        const [response] = await Promise.all([send(w, operation, round, write), mover, writer(), writer(), writer(), writer()])
+        const [response] = await Promise.all([
+          send(w, operation, round, write),
+          mover,
+          writer(),
+          writer(),
+          writer(),
+          writer(),
+        ])
         expectNothingOutsideA(w, `${operation.operationId} (round ${r}, ${ticks} ticks)`, since, round, moved, response)
       }
     }
@@ -345,11 +471,16 @@ describe('the tag race of issue 18', () => {
       const unknown = await w.api.request(method, path.replace('late', 'never'), { token: w.scoped, body })
       const { result, ran } = await withWriteAhead(
         w.api,
-        (tx) => {
+        tx => {
           // Made in B by someone else, with the tag the DELETE names, while the request waited in the queue.
           const template = w.api.services.store.reader.get('flags', 'template')
           if (!template) throw new Error('no template')
-          tx.put('flags', 'late', { ...template, name: 'late', project: B, tags: [{ type: 'simple', value: 'existing' }] })
+          tx.put('flags', 'late', {
+            ...template,
+            name: 'late',
+            project: B,
+            tags: [{ type: 'simple', value: 'existing' }],
+          })
         },
         () => w.api.request(method, path, { token: w.scoped, body }),
       )
@@ -357,25 +488,30 @@ describe('the tag race of issue 18', () => {
       expect(result.status).toBe(404)
       // Exactly what a name that never existed answers, but for the name.
       const strip = (response: ApiResponse) => ({ ...(response.body as object), id: '<id>' })
-      expect(JSON.stringify(strip(result)).replaceAll('late', 'NAME')).toBe(JSON.stringify(strip(unknown)).replaceAll('never', 'NAME'))
-      expect(w.api.eventsSince(since).filter((event) => event.createdBy === SCOPED)).toEqual([])
+      expect(JSON.stringify(strip(result)).replaceAll('late', 'NAME')).toBe(
+        JSON.stringify(strip(unknown)).replaceAll('never', 'NAME'),
+      )
+      expect(w.api.eventsSince(since).filter(event => event.createdBy === SCOPED)).toEqual([])
       expect(w.api.services.store.reader.get('flags', 'late')!.tags).toEqual([{ type: 'simple', value: 'existing' }])
-      await w.api.services.store.transact(SYSTEM_ACTOR, (tx) => tx.delete('flags', 'late'))
+      await w.api.services.store.transact(SYSTEM_ACTOR, tx => tx.delete('flags', 'late'))
     }
   }, 30_000)
 
-  test('the same requests without the race write in A, so the refusal above is the race\'s doing', async () => {
+  test("the same requests without the race write in A, so the refusal above is the race's doing", async () => {
     const w = await world()
     worlds.push(w.api)
     expectOk(await w.api.createFlag(A, 'late'), 201)
-    expectOk(await w.api.post('/api/admin/features/late/tags', { type: 'simple', value: 'sneaky' }, { token: w.scoped }), 201)
+    expectOk(
+      await w.api.post('/api/admin/features/late/tags', { type: 'simple', value: 'sneaky' }, { token: w.scoped }),
+      201,
+    )
     expect(w.api.services.store.reader.get('flags', 'late')!.tags).toEqual([{ type: 'simple', value: 'sneaky' }])
   }, 30_000)
 })
 
 describe('a token deleted while its write waits, on every write route', () => {
   test('each write queued behind the deletion answers 401 and writes nothing', async () => {
-    const operations = (await writeOperations()).filter((operation) => typeof ROUTES[operation.operationId] === 'object')
+    const operations = (await writeOperations()).filter(operation => typeof ROUTES[operation.operationId] === 'object')
     const w = await world()
     worlds.push(w.api)
     for (const operation of operations) {
@@ -383,9 +519,18 @@ describe('a token deleted while its write waits, on every write route', () => {
       const round = await newRound(w, write)
       const since = w.api.lastEventId()
       // The token's deletion is queued just ahead of its write: the request was let in, its write must not be.
-      const { result, ran } = await withWriteAhead(w.api, (tx) => tx.delete('tokens', SCOPED), () => send(w, operation, round, write))
-      const written = w.api.eventsSince(since).filter((event) => event.createdBy === SCOPED)
-      expect({ id: operation.operationId, ran, status: result.status, written }).toEqual({ id: operation.operationId, ran: true, status: 401, written: [] })
+      const { result, ran } = await withWriteAhead(
+        w.api,
+        tx => tx.delete('tokens', SCOPED),
+        () => send(w, operation, round, write),
+      )
+      const written = w.api.eventsSince(since).filter(event => event.createdBy === SCOPED)
+      expect({ id: operation.operationId, ran, status: result.status, written }).toEqual({
+        id: operation.operationId,
+        ran: true,
+        status: 401,
+        written: [],
+      })
       // A token of the same name for the next route: a new secret, which the deleted one's is not.
       w.scoped = await tokenFor(w.api, SCOPED, { role: 'admin', projects: [A] })
     }

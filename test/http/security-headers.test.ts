@@ -15,20 +15,26 @@ const PAGE_HEADERS = ['content-security-policy', 'x-frame-options', 'referrer-po
 
 /** A path of the route with each parameter filled in (an asset that exists where one is named). */
 function concrete(path: string): string {
-  return path.replace(/:file$/, 'swagger-ui.css').replace(/:[A-Za-z]+/g, 'x').replace(/\*$/, 'x')
+  return path
+    .replace(/:file$/, 'swagger-ui.css')
+    .replace(/:[A-Za-z]+/g, 'x')
+    .replace(/\*$/, 'x')
 }
 
 test('every route that answers HTML carries the page headers, and every answer says nosniff', async () => {
-  const routes = api.app.routes.filter((route) => route.method === 'GET')
+  const routes = api.app.routes.filter(route => route.method === 'GET')
   expect(routes.length).toBeGreaterThan(40)
   const html: string[] = []
   const missing: string[] = []
   for (const route of routes) {
     const path = concrete(route.path)
     for (const token of [null, api.adminToken]) {
-      const response = await api.app.handle(new Request(`http://localhost${path}`, { headers: token === null ? {} : { authorization: token } }))
+      const response = await api.app.handle(
+        new Request(`http://localhost${path}`, { headers: token === null ? {} : { authorization: token } }),
+      )
       await response.arrayBuffer()
-      if (response.headers.get('x-content-type-options') !== 'nosniff') missing.push(`${path}: ${response.status} without nosniff`)
+      if (response.headers.get('x-content-type-options') !== 'nosniff')
+        missing.push(`${path}: ${response.status} without nosniff`)
       if (!/^text\/html\b/.test(response.headers.get('content-type') ?? '')) continue
       html.push(path)
       for (const name of PAGE_HEADERS) if (!response.headers.get(name)) missing.push(`${path}: ${name} missing`)
@@ -44,8 +50,17 @@ test('every route that answers HTML carries the page headers, and every answer s
 })
 
 test('an unknown path, an error and a 404 asset say nosniff too', async () => {
-  for (const [method, path] of [['GET', '/no/such/page'], ['POST', '/api/admin/projects'], ['GET', '/console/assets/none.js'], ['DELETE', '/health']]) {
+  for (const [method, path] of [
+    ['GET', '/no/such/page'],
+    ['POST', '/api/admin/projects'],
+    ['GET', '/console/assets/none.js'],
+    ['DELETE', '/health'],
+  ]) {
     const response = await api.app.handle(new Request(`http://localhost${path}`, { method }))
-    expect({ path, status: response.status >= 400, sniff: response.headers.get('x-content-type-options') }).toEqual({ path, status: true, sniff: 'nosniff' })
+    expect({ path, status: response.status >= 400, sniff: response.headers.get('x-content-type-options') }).toEqual({
+      path,
+      status: true,
+      sniff: 'nosniff',
+    })
   }
 })

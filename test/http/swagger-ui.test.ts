@@ -10,7 +10,7 @@ test('the /swagger page loads its scripts and styles from this service and the p
   const page = await api.get('/swagger', { token: null })
   expect(page.status).toBe(200)
   expect(page.headers.get('content-type')).toStartWith('text/html')
-  const sources = [...page.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1])
+  const sources = [...page.text.matchAll(/(?:src|href)="([^"]+)"/g)].map(match => match[1])
   expect(sources.length).toBeGreaterThanOrEqual(3)
   for (const source of sources) expect(source).toStartWith('/swagger/assets/')
   expect(page.text).not.toMatch(/https?:\/\//)
@@ -37,8 +37,12 @@ test('assets are served with their content types, and only the known ones', asyn
 })
 
 test('the OpenAPI document declares the Authorization header scheme the Authorize button uses', async () => {
-  const document = (await api.get<{ components: { securitySchemes: Record<string, unknown> } }>('/swagger/json', { token: null })).body
-  expect(document.components.securitySchemes.apiKey).toEqual(expect.objectContaining({ type: 'apiKey', in: 'header', name: 'Authorization' }))
+  const document = (
+    await api.get<{ components: { securitySchemes: Record<string, unknown> } }>('/swagger/json', { token: null })
+  ).body
+  expect(document.components.securitySchemes.apiKey).toEqual(
+    expect.objectContaining({ type: 'apiKey', in: 'header', name: 'Authorization' }),
+  )
 })
 
 test('the document describes the service with both of its stores', async () => {

@@ -8,7 +8,7 @@ import { expect, test } from 'bun:test'
 import { type Api, expectError, expectOk, freshApiPerTest } from '../helpers'
 
 let api: Api
-freshApiPerTest((fresh) => (api = fresh))
+freshApiPerTest(fresh => (api = fresh))
 
 test('a body holding an object with its own toString or valueOf where the schema wants text is a 400 naming the field, never a 500, and changes nothing', async () => {
   for (const [body, field] of [
@@ -21,9 +21,20 @@ test('a body holding an object with its own toString or valueOf where the schema
     expectError(response, 400, 'ValidationError', [field])
     expect(api.eventsSince(since)).toEqual([])
   }
-  const flag = await api.post('/api/admin/projects/default/features/missing/dependencies', { feature: { toString: -1, '..': 'a' } })
+  const flag = await api.post('/api/admin/projects/default/features/missing/dependencies', {
+    feature: { toString: -1, '..': 'a' },
+  })
   expectError(flag, 400, 'ValidationError', ['/feature'])
   // An unlisted property named toString is dropped like any other; the object it stood in is fine.
-  expectOk(await api.post('/api/admin/projects', { id: 'p3', name: 'p3', featureNaming: { pattern: 'p3-.*', toString: 'x', valueOf: 1 } }), 201)
-  expect((await api.get<{ featureNaming: unknown }>('/api/admin/projects/p3')).body.featureNaming).toEqual({ pattern: 'p3-.*' })
+  expectOk(
+    await api.post('/api/admin/projects', {
+      id: 'p3',
+      name: 'p3',
+      featureNaming: { pattern: 'p3-.*', toString: 'x', valueOf: 1 },
+    }),
+    201,
+  )
+  expect((await api.get<{ featureNaming: unknown }>('/api/admin/projects/p3')).body.featureNaming).toEqual({
+    pattern: 'p3-.*',
+  })
 })

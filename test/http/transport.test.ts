@@ -50,10 +50,10 @@ async function raw(pieces: (string | number)[], options: { hangUpAfterMs?: numbe
   const socket: Socket = connect(port, '127.0.0.1')
   let received = ''
   let closed = false
-  socket.on('data', (data) => (received += data.toString('latin1')))
+  socket.on('data', data => (received += data.toString('latin1')))
   socket.on('close', () => (closed = true))
   socket.on('error', () => {})
-  await new Promise<void>((resolve) => socket.on('connect', () => resolve()))
+  await new Promise<void>(resolve => socket.on('connect', () => resolve()))
   for (const piece of pieces) {
     if (typeof piece === 'number') await Bun.sleep(piece)
     else socket.write(piece)
@@ -76,7 +76,9 @@ async function healthy() {
 }
 
 test('a body announced as 10 MB gets a JSON 413 at once, before any of it is sent', async () => {
-  const answer = await raw([head('POST', '/api/admin/features/validate', { 'Content-Type': 'application/json', 'Content-Length': 10_000_000 })])
+  const answer = await raw([
+    head('POST', '/api/admin/features/validate', { 'Content-Type': 'application/json', 'Content-Length': 10_000_000 }),
+  ])
   expect(answer).toStartWith('HTTP/1.1 413')
   expect(answer).toContain('"name":"ContentTooLarge"')
   await healthy()
@@ -84,16 +86,33 @@ test('a body announced as 10 MB gets a JSON 413 at once, before any of it is sen
 
 test('a body cut short (the client hangs up mid-body) leaves the server serving and changes nothing', async () => {
   const before = await Bun.file(join(dir.path, 'events.jsonl')).text()
-  await raw([head('POST', '/api/admin/projects/default/features', { 'Content-Type': 'application/json', 'Content-Length': 200 }), '{"name":"cut-'], { hangUpAfterMs: 300 })
+  await raw(
+    [
+      head('POST', '/api/admin/projects/default/features', {
+        'Content-Type': 'application/json',
+        'Content-Length': 200,
+      }),
+      '{"name":"cut-',
+    ],
+    { hangUpAfterMs: 300 },
+  )
   await healthy()
   expect(await Bun.file(join(dir.path, 'events.jsonl')).text()).toBe(before)
-  const flags = await fetch(`http://127.0.0.1:${port}/api/admin/projects/default/features`, { headers: { authorization: SECRET } })
+  const flags = await fetch(`http://127.0.0.1:${port}/api/admin/projects/default/features`, {
+    headers: { authorization: SECRET },
+  })
   expect((await flags.json()).features).toEqual([])
 })
 
 test('a body sent slowly, in pieces with pauses, is answered normally', async () => {
   const body = '{"name":"slow-but-fine"}'
-  const pieces: (string | number)[] = [head('POST', '/api/admin/features/validate', { 'Content-Type': 'application/json', 'Content-Length': body.length, Connection: 'close' })]
+  const pieces: (string | number)[] = [
+    head('POST', '/api/admin/features/validate', {
+      'Content-Type': 'application/json',
+      'Content-Length': body.length,
+      Connection: 'close',
+    }),
+  ]
   for (const chunk of body.match(/.{1,6}/g)!) pieces.push(chunk, 150)
   const answer = await raw(pieces)
   expect(answer).toStartWith('HTTP/1.1 200')
@@ -109,7 +128,12 @@ test('thousands of headers are refused by the runtime (431) and the server goes 
 
 test('a chunked body that grows past the limit gets a JSON 413', async () => {
   const chunk = 'a'.repeat(50_000)
-  const pieces = [head('POST', '/api/admin/features/validate', { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' })]
+  const pieces = [
+    head('POST', '/api/admin/features/validate', {
+      'Content-Type': 'application/json',
+      'Transfer-Encoding': 'chunked',
+    }),
+  ]
   for (let i = 0; i < 4; i++) pieces.push(`${chunk.length.toString(16)}\r\n${chunk}\r\n`)
   const answer = await raw(pieces)
   expect(answer).toStartWith('HTTP/1.1 413')

@@ -38,7 +38,10 @@ beforeAll(async () => {
   await api.newFlag('default', 'parent')
   expectOk(await api.post('/api/admin/context', { name: 'plan', legalValues: [{ value: 'pro' }] }), 201)
   expectOk(await api.post('/api/admin/strategies', { name: 'custom', parameters: [] }), 201)
-  const strategy = await api.post<{ id: string }>('/api/admin/projects/default/features/f/environments/development/strategies', { name: 'default' })
+  const strategy = await api.post<{ id: string }>(
+    '/api/admin/projects/default/features/f/environments/development/strategies',
+    { name: 'default' },
+  )
   fixtures.strategyId = strategy.body.id
   const segment = await api.post<{ id: number }>('/api/admin/segments', { name: 's', constraints: [] })
   fixtures.segmentId = String(segment.body.id)
@@ -56,7 +59,8 @@ const SERVICE_CHECKED = new Set(['patchFeature', 'patchEnvironmentsFeatureVarian
 afterAll(async () => api.close())
 
 /** Raw texts of TypeBox and Elysia that must never reach a client. */
-const RAW_TEXTS = /Expected (union|object|array|string|property|boolean|number|integer|kind)|should be one of|Property '|union value|to be string but found|\bfound: /
+const RAW_TEXTS =
+  /Expected (union|object|array|string|property|boolean|number|integer|kind)|should be one of|Property '|union value|to be string but found|\bfound: /
 
 function resolve(schema: Schema | undefined): Schema {
   let current = schema ?? {}
@@ -64,9 +68,9 @@ function resolve(schema: Schema | undefined): Schema {
   return current
 }
 
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
-const pointer = (path: string[]) => path.map((key) => `/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('')
+const pointer = (path: string[]) => path.map(key => `/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('')
 
 interface Violation {
   /** The JSON pointer broken, and what must be said of it. */
@@ -83,31 +87,53 @@ function violations(schema: Schema, path: string[], value: unknown): Violation[]
   const at = pointer(path)
   const found: Violation[] = []
   const members = Array.isArray(s.anyOf) ? (s.anyOf as Schema[]).map(resolve) : undefined
-  if (Array.isArray(s.enum) || (members && members.length > 0 && members.every((member) => member.const !== undefined))) {
+  if (Array.isArray(s.enum) || (members && members.length > 0 && members.every(member => member.const !== undefined))) {
     found.push({ at, rule: /must be one of /, value: '~not-one-of-them~', what: 'enumeration' })
     return found
   }
   // The member that the valid value is of: its rules are the ones to break.
-  const own = members ? members.find((member) => kindFits(member, value)) : s
+  const own = members ? members.find(member => kindFits(member, value)) : s
   if (!own) return found
   if (members) {
-    const other = members.some((member) => member.type === 'boolean') ? { probe: 1 } : true
-    if (!members.some((member) => kindFits(member, other))) found.push({ at, rule: /must be .* or |must be /, value: other, what: 'type of a union' })
+    const other = members.some(member => member.type === 'boolean') ? { probe: 1 } : true
+    if (!members.some(member => kindFits(member, other)))
+      found.push({ at, rule: /must be .* or |must be /, value: other, what: 'type of a union' })
   }
   switch (own.type) {
     case 'string':
       found.push({ at, rule: /must be a string|must be .*(date|UUID)/, value: 12345, what: 'type string' })
-      if (own.maxLength !== undefined) found.push({ at, rule: new RegExp(`must be at most ${own.maxLength} characters? long`), value: 'x'.repeat(own.maxLength + 1), what: 'maxLength' })
-      if (own.minLength !== undefined && own.minLength > 0) found.push({ at, rule: own.minLength === 1 ? /must not be empty/ : new RegExp(`at least ${own.minLength} characters`), value: '', what: 'minLength' })
-      if (own.pattern !== undefined) found.push({ at, rule: new RegExp(`^must be ${escape(own[PATTERN_RULE])}, got `), value: '\u0000 !', what: 'pattern' })
-      if (own.format === 'date-time') found.push({ at, rule: /must be a date and time/, value: 'not a date', what: 'format date-time' })
+      if (own.maxLength !== undefined)
+        found.push({
+          at,
+          rule: new RegExp(`must be at most ${own.maxLength} characters? long`),
+          value: 'x'.repeat(own.maxLength + 1),
+          what: 'maxLength',
+        })
+      if (own.minLength !== undefined && own.minLength > 0)
+        found.push({
+          at,
+          rule: own.minLength === 1 ? /must not be empty/ : new RegExp(`at least ${own.minLength} characters`),
+          value: '',
+          what: 'minLength',
+        })
+      if (own.pattern !== undefined)
+        found.push({
+          at,
+          rule: new RegExp(`^must be ${escapeRegExp(own[PATTERN_RULE])}, got `),
+          value: '\u0000 !',
+          what: 'pattern',
+        })
+      if (own.format === 'date-time')
+        found.push({ at, rule: /must be a date and time/, value: 'not a date', what: 'format date-time' })
       if (own.format === 'uuid') found.push({ at, rule: /must be a UUID/, value: 'not-a-uuid', what: 'format uuid' })
       break
     case 'integer':
     case 'number':
       found.push({ at, rule: /must be a (whole )?number/, value: 'seven', what: `type ${own.type}` })
-      if (own.maximum !== undefined) found.push({ at, rule: new RegExp(`must be at most ${own.maximum}`), value: own.maximum + 1, what: 'maximum' })
-      if (own.minimum !== undefined) found.push({ at, rule: new RegExp(`must be at least ${own.minimum}`), value: own.minimum - 1, what: 'minimum' })
+      if (own.maximum !== undefined)
+        found.push({ at, rule: new RegExp(`must be at most ${own.maximum}`), value: own.maximum + 1, what: 'maximum' })
+      if (own.minimum !== undefined)
+        found.push({ at, rule: new RegExp(`must be at least ${own.minimum}`), value: own.minimum - 1, what: 'minimum' })
       if (own.type === 'integer') found.push({ at, rule: /must be a whole number/, value: 1.5, what: 'integer' })
       break
     case 'boolean':
@@ -116,25 +142,42 @@ function violations(schema: Schema, path: string[], value: unknown): Violation[]
     case 'array': {
       found.push({ at, rule: /must be an array/, value: { not: 'an array' }, what: 'type array' })
       const list = Array.isArray(value) ? value : []
-      if (own.maxItems !== undefined && list.length > 0 && own.maxItems < 2000) found.push({ at, rule: new RegExp(`must have at most ${own.maxItems} items?`), value: Array.from({ length: own.maxItems + 1 }, () => list[0]), what: 'maxItems' })
-      if (own.minItems !== undefined && own.minItems > 0) found.push({ at, rule: own.minItems === 1 ? /must not be empty/ : new RegExp(`at least ${own.minItems} items`), value: [], what: 'minItems' })
-      if (list.length > 0) for (const violation of violations(own.items ?? {}, [...path, '0'], list[0])) found.push(violation)
+      if (own.maxItems !== undefined && list.length > 0 && own.maxItems < 2000)
+        found.push({
+          at,
+          rule: new RegExp(`must have at most ${own.maxItems} items?`),
+          value: Array.from({ length: own.maxItems + 1 }, () => list[0]),
+          what: 'maxItems',
+        })
+      if (own.minItems !== undefined && own.minItems > 0)
+        found.push({
+          at,
+          rule: own.minItems === 1 ? /must not be empty/ : new RegExp(`at least ${own.minItems} items`),
+          value: [],
+          what: 'minItems',
+        })
+      if (list.length > 0)
+        for (const violation of violations(own.items ?? {}, [...path, '0'], list[0])) found.push(violation)
       break
     }
     case 'object': {
       found.push({ at, rule: /must be a JSON object/, value: ['not', 'an object'], what: 'type object' })
       if (value === null || typeof value !== 'object') break
       for (const key of own.required ?? []) {
-        if (key in (value as object)) found.push({ at: pointer([...path, key]), rule: /is required/, value: undefined, what: `required ${key}` })
+        if (key in (value as object))
+          found.push({ at: pointer([...path, key]), rule: /is required/, value: undefined, what: `required ${key}` })
       }
       for (const [key, property] of Object.entries<Schema>(own.properties ?? {})) {
-        if (key in (value as object)) found.push(...violations(property, [...path, key], (value as Record<string, unknown>)[key]))
+        if (key in (value as object))
+          found.push(...violations(property, [...path, key], (value as Record<string, unknown>)[key]))
       }
       break
     }
   }
   // A value of another kind that the schema still takes (a number where a string or a number is) breaks nothing.
-  return found.filter((violation) => !violation.what.startsWith('type ') || violation.at !== at || !kindFits(s, violation.value))
+  return found.filter(
+    violation => !violation.what.startsWith('type ') || violation.at !== at || !kindFits(s, violation.value),
+  )
 }
 
 function kindFits(schema: Schema, value: unknown): boolean {
@@ -164,7 +207,10 @@ function kindFits(schema: Schema, value: unknown): boolean {
 function replaced(body: unknown, at: string, value: unknown): unknown {
   if (at === '') return value
   const copy = structuredClone(body) as Record<string, any>
-  const keys = at.slice(1).split('/').map((key) => key.replaceAll('~1', '/').replaceAll('~0', '~'))
+  const keys = at
+    .slice(1)
+    .split('/')
+    .map(key => key.replaceAll('~1', '/').replaceAll('~0', '~'))
   let parent: any = copy
   for (const key of keys.slice(0, -1)) parent = parent[key]
   const last = keys.at(-1)!
@@ -180,7 +226,9 @@ function operationsWithBodies() {
       if (!content) return []
       const schema = content.schema
       const example = content.example ?? resolve(schema).examples?.[0] ?? schema?.examples?.[0]
-      return example === undefined ? [] : [{ method: method.toUpperCase(), template, schema, example, id: operation.operationId as string }]
+      return example === undefined
+        ? []
+        : [{ method: method.toUpperCase(), template, schema, example, id: operation.operationId as string }]
     }),
   )
 }
@@ -199,10 +247,14 @@ describe('every rule of every request body of the OpenAPI document, broken once'
     let checked = 0
     // OFREP's bodies are the protocol's: it reads the context itself and answers PARSE_ERROR or
     // INVALID_CONTEXT in its own shape, naming the field (test/features/ofrep.test.ts).
-    for (const operation of operationsWithBodies().filter((candidate) => !candidate.template.startsWith('/ofrep/'))) {
+    for (const operation of operationsWithBodies().filter(candidate => !candidate.template.startsWith('/ofrep/'))) {
       for (const violation of violations(operation.schema, [], operation.example)) {
         const body = replaced(operation.example, violation.at, violation.value)
-        const token = operation.template.startsWith('/api/client') ? client : operation.template.startsWith('/api/frontend') ? frontend : ADMIN_SECRET
+        const token = operation.template.startsWith('/api/client')
+          ? client
+          : operation.template.startsWith('/api/frontend')
+            ? frontend
+            : ADMIN_SECRET
         const response = await api.request(operation.method, pathOf(operation.template), { token, body })
         const where = `${operation.id} ${violation.what} at ${violation.at || '(body)'}`
         if (response.status !== 400) {
@@ -213,11 +265,14 @@ describe('every rule of every request body of the OpenAPI document, broken once'
         expect({ where, message: error.message }).not.toEqual({ where, message: expect.stringMatching(RAW_TEXTS) })
         expect({ where, message: error.message }).not.toEqual({ where, message: expect.stringContaining('  ') })
         for (const detail of error.details ?? []) {
-          expect({ where, detail }).toEqual({ where, detail: { path: expect.any(String), message: expect.any(String) } })
+          expect({ where, detail }).toEqual({
+            where,
+            detail: { path: expect.any(String), message: expect.any(String) },
+          })
           expect({ where, message: detail.message }).not.toEqual({ where, message: expect.stringMatching(RAW_TEXTS) })
         }
         const rule = SERVICE_CHECKED.has(operation.id) ? /^(must|is) / : violation.rule
-        const named = (error.details ?? []).some((detail) => detail.path === violation.at && rule.test(detail.message))
+        const named = (error.details ?? []).some(detail => detail.path === violation.at && rule.test(detail.message))
         if (!named) missed.push(`${where}: ${JSON.stringify(error.details)}`)
         checked++
       }
@@ -229,10 +284,14 @@ describe('every rule of every request body of the OpenAPI document, broken once'
 
 describe('the messages of issue 18', () => {
   test('a description one character too long names the limit, not the types of a union', async () => {
-    const response = await api.post('/api/admin/projects/default/features', { name: 'long-description', description: 'd'.repeat(2001) })
+    const response = await api.post('/api/admin/projects/default/features', {
+      name: 'long-description',
+      description: 'd'.repeat(2001),
+    })
     expect(errorOf(response)).toMatchObject({
       name: 'ValidationError',
-      message: 'The request body does not match the schema: /description must be at most 2000 characters long, got 2001',
+      message:
+        'The request body does not match the schema: /description must be at most 2000 characters long, got 2001',
       details: [{ path: '/description', message: 'must be at most 2000 characters long, got 2001' }],
     })
   })
@@ -292,7 +351,20 @@ test('every kind of schema rule, also those no body uses today, has its plain se
     ['/nested', [], /^must be a JSON object, got an array of 0 items$/],
     ['/props', {}, /^must have at least 1 property$/],
   ]
-  const valid = { text: 'ab', worded: 'ab', when: '2026-01-01T00:00:00Z', id: '00000000-0000-4000-8000-000000000000', count: 2, ratio: 0.5, list: ['a', 'b'], kind: 'a', maybe: null, flag: true, nested: { inner: 'x' }, props: { a: 1 } }
+  const valid = {
+    text: 'ab',
+    worded: 'ab',
+    when: '2026-01-01T00:00:00Z',
+    id: '00000000-0000-4000-8000-000000000000',
+    count: 2,
+    ratio: 0.5,
+    list: ['a', 'b'],
+    kind: 'a',
+    maybe: null,
+    flag: true,
+    nested: { inner: 'x' },
+    props: { a: 1 },
+  }
   expect(validationDetails(Value.Errors(schema, valid))).toEqual([])
   for (const [path, value, rule] of cases) {
     const details = validationDetails(Value.Errors(schema, { ...valid, [path.slice(1)]: value }))
@@ -300,8 +372,12 @@ test('every kind of schema rule, also those no body uses today, has its plain se
   }
   const { text: _, ...missing } = valid
   expect(validationDetails(Value.Errors(schema, missing))).toEqual([{ path: '/text', message: 'is required' }])
-  expect(validationDetails(Value.Errors(schema, { ...valid, extra: 1 }))).toEqual([{ path: '/extra', message: 'is not a property this accepts' }])
-  expect(validationDetails(Value.Errors(schema, { ...valid, nested: { inner: 'x', more: 1 } }))).toEqual([{ path: '/nested/more', message: 'is not a property this accepts' }])
+  expect(validationDetails(Value.Errors(schema, { ...valid, extra: 1 }))).toEqual([
+    { path: '/extra', message: 'is not a property this accepts' },
+  ])
+  expect(validationDetails(Value.Errors(schema, { ...valid, nested: { inner: 'x', more: 1 } }))).toEqual([
+    { path: '/nested/more', message: 'is not a property this accepts' },
+  ])
 })
 
 test('every pattern in the OpenAPI document (bodies, path parameters, query strings) says in words what it asks for', () => {
@@ -312,7 +388,8 @@ test('every pattern in the OpenAPI document (bodies, path parameters, query stri
     const schema = node as Record<string, unknown>
     if (typeof schema.pattern === 'string' && typeof schema[PATTERN_RULE] !== 'string') unworded.push(where)
     // Examples are values, not schemas (a project's naming pattern is a property called pattern).
-    for (const [key, value] of Object.entries(schema)) if (key !== 'examples' && key !== 'example') walk(value, `${where}/${key}`)
+    for (const [key, value] of Object.entries(schema))
+      if (key !== 'examples' && key !== 'example') walk(value, `${where}/${key}`)
   }
   walk(document, '')
   expect(unworded).toEqual([])

@@ -4,10 +4,21 @@
  */
 import { describe, expect, test } from 'bun:test'
 import type { EventRecord } from '../../src/storage/records'
-import { errorOf, makeApi, tokenFor, type Api, type ApiResponse, expectOk, expectError, type EnvironmentBody, named, freshApiPerTest } from '../helpers'
+import {
+  errorOf,
+  makeApi,
+  tokenFor,
+  type Api,
+  type ApiResponse,
+  expectOk,
+  expectError,
+  type EnvironmentBody,
+  named,
+  freshApiPerTest,
+} from '../helpers'
 
 let api: Api
-freshApiPerTest((fresh) => (api = fresh))
+freshApiPerTest(fresh => (api = fresh))
 
 /** 200 with no body at all. */
 function expectEmpty200(response: ApiResponse) {
@@ -39,7 +50,7 @@ async function snapshot(flags: [string, string][]) {
 }
 
 function enabledIn(feature: { environments: { name: string; enabled: boolean }[] }, environment: string) {
-  return feature.environments.find((entry) => entry.name === environment)?.enabled
+  return feature.environments.find(entry => entry.name === environment)?.enabled
 }
 
 /** Project `bulk` with flags on-1, on-2, on-3 on in development and production, and off-1 off everywhere. */
@@ -59,7 +70,15 @@ const ALL: [string, string][] = [
 ]
 
 /** Sends a bulk off that must be refused; asserts the error and that no flag and no event changed. */
-async function expectRefused(project: string, environment: string, features: unknown, status: number, name: string, mentions: (string | RegExp)[] = [], watch: [string, string][] = ALL) {
+async function expectRefused(
+  project: string,
+  environment: string,
+  features: unknown,
+  status: number,
+  name: string,
+  mentions: (string | RegExp)[] = [],
+  watch: [string, string][] = ALL,
+) {
   const before = await snapshot(watch)
   const since = api.lastEventId()
   const response = await off(project, environment, features)
@@ -92,7 +111,7 @@ describe('bulk disable: success', () => {
     const since = api.lastEventId()
     expectEmpty200(await off('bulk', 'development', ['off-1', 'on-1', 'on-3']))
     const events = await api.eventsAfter(since)
-    expect(events.map((event) => [event.type, event.featureName, event.environment, event.project])).toEqual([
+    expect(events.map(event => [event.type, event.featureName, event.environment, event.project])).toEqual([
       ['feature-environment-disabled', 'on-1', 'development', 'bulk'],
       ['feature-environment-disabled', 'on-3', 'development', 'bulk'],
     ])
@@ -112,13 +131,21 @@ describe('bulk disable: success', () => {
     const since = api.lastEventId()
     expectEmpty200(await off('bulk', 'development', ['on-1', 'on-2', 'on-1', 'on-1', 'on-2']))
     const events = await api.eventsAfter(since)
-    expect(events.map((event) => event.featureName)).toEqual(['on-1', 'on-2'])
+    expect(events.map(event => event.featureName)).toEqual(['on-1', 'on-2'])
   })
 
   test('bulk disable: strategies are untouched', async () => {
     await setup()
     const url = '/api/admin/projects/bulk/features/on-1/environments/development/strategies'
-    expect((await api.post(url, { name: 'userWithId', parameters: { userIds: 'a,b' }, constraints: [{ contextName: 'appName', operator: 'IN', values: ['web'] }] })).status).toBeLessThan(300)
+    expect(
+      (
+        await api.post(url, {
+          name: 'userWithId',
+          parameters: { userIds: 'a,b' },
+          constraints: [{ contextName: 'appName', operator: 'IN', values: ['web'] }],
+        })
+      ).status,
+    ).toBeLessThan(300)
     expect((await api.post(url, { name: 'default', disabled: true })).status).toBeLessThan(300)
     const before = named((await flag('bulk', 'on-1')).environments, 'development')
     expect(before.strategies?.length).toBe(3)
@@ -127,7 +154,9 @@ describe('bulk disable: success', () => {
     expect(after.strategies).toEqual(before.strategies)
     expect(after.variants).toEqual(before.variants)
     expect(after.enabled).toBe(false)
-    expect((await api.eventsAfter(api.lastEventId() - 1)).map((event) => event.type)).toEqual(['feature-environment-disabled'])
+    expect((await api.eventsAfter(api.lastEventId() - 1)).map(event => event.type)).toEqual([
+      'feature-environment-disabled',
+    ])
   })
 
   test('bulk disable: features: [] answers 200 with an empty body and changes nothing', async () => {
@@ -142,15 +171,15 @@ describe('bulk disable: success', () => {
   test('bulk disable: the whole request is one durable write: one commit holds all its events, which share one createdAt', async () => {
     await setup()
     const commits: (readonly EventRecord[])[] = []
-    api.services.store.onCommit((events) => commits.push(events))
+    api.services.store.onCommit(events => commits.push(events))
     const since = api.lastEventId()
     expectEmpty200(await off('bulk', 'development', ['on-1', 'on-2', 'on-3']))
     const events = await api.eventsAfter(since)
     expect(events).toHaveLength(3)
-    expect(events.map((event) => event.id)).toEqual([since + 1, since + 2, since + 3])
-    expect(new Set(events.map((event) => event.createdAt)).size).toBe(1)
+    expect(events.map(event => event.id)).toEqual([since + 1, since + 2, since + 3])
+    expect(new Set(events.map(event => event.createdAt)).size).toBe(1)
     expect(commits).toHaveLength(1)
-    expect(commits[0].map((event) => event.id)).toEqual(events.map((event) => event.id))
+    expect(commits[0].map(event => event.id)).toEqual(events.map(event => event.id))
   })
 
   test('bulk disable: the default project works too', async () => {
@@ -171,7 +200,15 @@ describe('bulk disable: all or nothing', () => {
     await newProject('foreign-zq')
     await newFlag('foreign-zq', 'foreign-flag', ['development'])
     const watch: [string, string][] = [...ALL, ['foreign-zq', 'foreign-flag']]
-    const response = await expectRefused('bulk', 'development', ['on-1', 'foreign-flag'], 404, 'NotFoundError', ['foreign-flag'], watch)
+    const response = await expectRefused(
+      'bulk',
+      'development',
+      ['on-1', 'foreign-flag'],
+      404,
+      'NotFoundError',
+      ['foreign-flag'],
+      watch,
+    )
     expect(response.text).not.toContain('foreign-zq')
   })
 
@@ -179,7 +216,15 @@ describe('bulk disable: all or nothing', () => {
     await setup()
     await newFlag('bulk', 'archived-flag', ['development'])
     expect((await api.delete('/api/admin/projects/bulk/features/archived-flag')).status).toBe(202)
-    await expectRefused('bulk', 'development', ['on-1', 'archived-flag'], 400, 'ValidationError', ['archived-flag'], [...ALL, ['bulk', 'archived-flag']])
+    await expectRefused(
+      'bulk',
+      'development',
+      ['on-1', 'archived-flag'],
+      400,
+      'ValidationError',
+      ['archived-flag'],
+      [...ALL, ['bulk', 'archived-flag']],
+    )
   })
 
   test('bulk disable: an environment that exists but is not connected to the project answers 404, and nothing changes', async () => {
@@ -206,9 +251,15 @@ describe('bulk disable: all or nothing', () => {
     await newFlag('bulk', 'archived-flag')
     expect((await api.delete('/api/admin/projects/bulk/features/archived-flag')).status).toBe(202)
     await expectRefused('bulk', 'development', ['on-1', 'ghost', 'archived-flag'], 404, 'NotFoundError', ['ghost'])
-    await expectRefused('bulk', 'development', ['on-1', 'archived-flag', 'ghost'], 400, 'ValidationError', ['archived-flag'])
-    await expectRefused('bulk', 'development', ['archived-flag', 'foreign-flag'], 400, 'ValidationError', ['archived-flag'])
-    await expectRefused('bulk', 'development', ['foreign-flag', 'archived-flag'], 404, 'NotFoundError', ['foreign-flag'])
+    await expectRefused('bulk', 'development', ['on-1', 'archived-flag', 'ghost'], 400, 'ValidationError', [
+      'archived-flag',
+    ])
+    await expectRefused('bulk', 'development', ['archived-flag', 'foreign-flag'], 400, 'ValidationError', [
+      'archived-flag',
+    ])
+    await expectRefused('bulk', 'development', ['foreign-flag', 'archived-flag'], 404, 'NotFoundError', [
+      'foreign-flag',
+    ])
   })
 
   test('bulk disable: with an unconnected environment, an archived flag named first answers 400 and a live flag named first answers 404', async () => {
@@ -231,9 +282,21 @@ describe('bulk disable: all or nothing', () => {
     await setup()
     const before = await snapshot(ALL)
     const since = api.lastEventId()
-    expectError(await api.post('/api/admin/projects/bulk/bulk_features/environments/development/off', {}), 400, 'ValidationError')
-    expectError(await api.post('/api/admin/projects/bulk/bulk_features/environments/development/off', { features: 'on-1' }), 400, 'ValidationError')
-    expectError(await api.post('/api/admin/projects/bulk/bulk_features/environments/development/off', { features: [1, 2] }), 400, 'ValidationError')
+    expectError(
+      await api.post('/api/admin/projects/bulk/bulk_features/environments/development/off', {}),
+      400,
+      'ValidationError',
+    )
+    expectError(
+      await api.post('/api/admin/projects/bulk/bulk_features/environments/development/off', { features: 'on-1' }),
+      400,
+      'ValidationError',
+    )
+    expectError(
+      await api.post('/api/admin/projects/bulk/bulk_features/environments/development/off', { features: [1, 2] }),
+      400,
+      'ValidationError',
+    )
     expect(await snapshot(ALL)).toEqual(before)
     expect(api.eventsSince(since)).toEqual([])
   })
@@ -319,6 +382,6 @@ describe('bulk disable: pipeline', () => {
     const editor = await tokenFor(api, 'editor-bot', { role: 'editor' })
     const since = api.lastEventId()
     expectEmpty200(await off('bulk', 'development', ['on-1'], { token: editor }))
-    expect((await api.eventsAfter(since)).map((event) => event.createdBy)).toEqual(['editor-bot'])
+    expect((await api.eventsAfter(since)).map(event => event.createdBy)).toEqual(['editor-bot'])
   })
 })

@@ -2,16 +2,56 @@
  * GET /api/admin/projects/:projectId/features (seed 2.1, 2.3, 4.2, 9; contract §3, §5).
  */
 import { describe, expect, setSystemTime, test } from 'bun:test'
-import { errorOf, makeApi, tokenFor, type Api, expectOk, type EnvironmentBody, ISO_MS, expectError, named, freshApiPerTest } from '../helpers'
+import {
+  errorOf,
+  makeApi,
+  tokenFor,
+  type Api,
+  expectOk,
+  type EnvironmentBody,
+  ISO_MS,
+  expectError,
+  named,
+  freshApiPerTest,
+} from '../helpers'
 
 const FEATURE_FIELDS = [
-  'name', 'type', 'description', 'project', 'enabled', 'stale', 'favorite', 'impressionData', 'createdAt', 'createdBy', 'archived',
-  'archivedAt', 'lastSeenAt', 'environments', 'variants', 'strategies', 'tags', 'children', 'lifecycle', 'dependencies',
+  'name',
+  'type',
+  'description',
+  'project',
+  'enabled',
+  'stale',
+  'favorite',
+  'impressionData',
+  'createdAt',
+  'createdBy',
+  'archived',
+  'archivedAt',
+  'lastSeenAt',
+  'environments',
+  'variants',
+  'strategies',
+  'tags',
+  'children',
+  'lifecycle',
+  'dependencies',
 ]
-const ENVIRONMENT_FIELDS = ['name', 'environment', 'featureName', 'type', 'enabled', 'sortOrder', 'variantCount', 'lastSeenAt', 'hasStrategies', 'hasEnabledStrategies']
+const ENVIRONMENT_FIELDS = [
+  'name',
+  'environment',
+  'featureName',
+  'type',
+  'enabled',
+  'sortOrder',
+  'variantCount',
+  'lastSeenAt',
+  'hasStrategies',
+  'hasEnabledStrategies',
+]
 
 let api: Api
-freshApiPerTest((fresh) => (api = fresh))
+freshApiPerTest(fresh => (api = fresh))
 
 async function tag(flag: string, type: string, value: string) {
   if ((await api.get(`/api/admin/tag-types/${type}`)).status === 404) await api.newTagTypes(type)
@@ -29,7 +69,10 @@ async function names(project: string, query = '') {
 }
 
 async function addStrategy(project: string, flag: string, environment: string, body: Record<string, unknown>) {
-  const response = await api.post(`/api/admin/projects/${project}/features/${flag}/environments/${environment}/strategies`, body)
+  const response = await api.post(
+    `/api/admin/projects/${project}/features/${flag}/environments/${environment}/strategies`,
+    body,
+  )
   expect(response.status).toBeLessThan(300)
   return response.body
 }
@@ -95,7 +138,7 @@ describe('getFeatures: response shape', () => {
       expect(entry.hasStrategies).toBe(false)
       expect(entry.hasEnabledStrategies).toBe(false)
     }
-    expect(feature.environments.map((e) => [e.name, e.type, e.sortOrder, e.enabled])).toEqual([
+    expect(feature.environments.map(e => [e.name, e.type, e.sortOrder, e.enabled])).toEqual([
       ['development', 'development', 100, false],
       ['production', 'production', 200, false],
     ])
@@ -113,20 +156,32 @@ describe('getFeatures: response shape', () => {
     await api.newProject('env-order')
     await api.newFlag('env-order', 'env-order-flag')
     const [feature] = (await list('env-order')).features
-    expect(feature.environments.map((e: { name: string }) => e.name)).toEqual(['aa-early', 'zz-early', 'development', 'mm-mid', 'production', 'zz-late'])
+    expect(feature.environments.map((e: { name: string }) => e.name)).toEqual([
+      'aa-early',
+      'zz-early',
+      'development',
+      'mm-mid',
+      'production',
+      'zz-late',
+    ])
     expect(feature.environments.map((e: { sortOrder: number }) => e.sortOrder)).toEqual([50, 50, 100, 150, 200, 300])
     expect(named(feature.environments, 'mm-mid').type).toBe('test')
   })
 
   test('getFeatures: variantCount counts the variants of the environment', async () => {
     await api.newFlag('default', 'variant-count')
-    const response = await api.put('/api/admin/projects/default/features/variant-count/environments/production/variants', [
-      { name: 'a', weight: 500 },
-      { name: 'b', weight: 500 },
-    ])
+    const response = await api.put(
+      '/api/admin/projects/default/features/variant-count/environments/production/variants',
+      [
+        { name: 'a', weight: 500 },
+        { name: 'b', weight: 500 },
+      ],
+    )
     expectOk(response)
     const [feature] = (await list('default')).features
-    const byName = Object.fromEntries(feature.environments.map((e: { name: string; variantCount: number }) => [e.name, e.variantCount]))
+    const byName = Object.fromEntries(
+      feature.environments.map((e: { name: string; variantCount: number }) => [e.name, e.variantCount]),
+    )
     expect(byName).toEqual({ development: 0, production: 2 })
   })
 })
@@ -175,8 +230,14 @@ describe('getFeatures: which flags and in which order', () => {
     await api.newFlag('default', 'same-z-earlier')
     setSystemTime()
     const features = (await list('default')).features
-    expect(features.map((f: { name: string }) => f.name)).toEqual(['same-z-earlier', 'same-a', 'same-b', 'same-b2', 'same-c'])
-    expect(new Set(features.slice(1).map((f) => f.createdAt)).size).toBe(1)
+    expect(features.map((f: { name: string }) => f.name)).toEqual([
+      'same-z-earlier',
+      'same-a',
+      'same-b',
+      'same-b2',
+      'same-c',
+    ])
+    expect(new Set(features.slice(1).map(f => f.createdAt)).size).toBe(1)
   })
 
   test('getFeatures: an unknown project answers 200 with an empty list', async () => {
@@ -215,8 +276,16 @@ describe('getFeatures: filters', () => {
 
   test('getFeatures: repeated tag filters are ORed', async () => {
     await taggedFlags()
-    expect((await names('default', '?tag=simple:red&tag=simple:blue')).sort()).toEqual(['blue-one', 'red-blue', 'red-one'])
-    expect((await names('default', '?tag=simple:blue&tag=color:red')).sort()).toEqual(['blue-one', 'other-type', 'red-blue'])
+    expect((await names('default', '?tag=simple:red&tag=simple:blue')).sort()).toEqual([
+      'blue-one',
+      'red-blue',
+      'red-one',
+    ])
+    expect((await names('default', '?tag=simple:blue&tag=color:red')).sort()).toEqual([
+      'blue-one',
+      'other-type',
+      'red-blue',
+    ])
   })
 
   test('getFeatures: a tag value may itself contain a colon', async () => {
@@ -245,7 +314,10 @@ describe('getFeatures: filters', () => {
   test('getFeatures: tag and namePrefix are ANDed', async () => {
     await taggedFlags()
     expect(await names('default', '?tag=simple:red&namePrefix=RED-O')).toEqual(['red-one'])
-    expect((await names('default', '?tag=simple:red&tag=simple:blue&namePrefix=red')).sort()).toEqual(['red-blue', 'red-one'])
+    expect((await names('default', '?tag=simple:red&tag=simple:blue&namePrefix=red')).sort()).toEqual([
+      'red-blue',
+      'red-one',
+    ])
     expect(await names('default', '?tag=color:red&namePrefix=red')).toEqual([])
   })
 
@@ -270,10 +342,10 @@ describe('getFeatures: enabled and strategies', () => {
     await api.newFlag('default', 'on-none')
     expectOk(await api.toggle('default', 'on-prod', 'production', true))
     const features = (await list('default')).features
-    const byName = Object.fromEntries(features.map((f) => [f.name, f]))
+    const byName = Object.fromEntries(features.map(f => [f.name, f]))
     expect(byName['on-prod'].enabled).toBe(true)
     expect(byName['on-none'].enabled).toBe(false)
-    expect(byName['on-prod'].environments.map((e) => [e.name, e.enabled])).toEqual([
+    expect(byName['on-prod'].environments.map(e => [e.name, e.enabled])).toEqual([
       ['development', false],
       ['production', true],
     ])
@@ -285,15 +357,18 @@ describe('getFeatures: enabled and strategies', () => {
   test('getFeatures: hasStrategies and hasEnabledStrategies; a disabled strategy does not count as enabled', async () => {
     await api.newFlag('default', 'strats')
     await addStrategy('default', 'strats', 'development', { name: 'default', disabled: true })
-    let entry = (await list('default')).features[0].environments.find((e) => e.name === 'development')
+    let entry = (await list('default')).features[0].environments.find(e => e.name === 'development')
     expect(entry).toMatchObject({ hasStrategies: true, hasEnabledStrategies: false })
-    let production = (await list('default')).features[0].environments.find((e) => e.name === 'production')
+    let production = (await list('default')).features[0].environments.find(e => e.name === 'production')
     expect(production).toMatchObject({ hasStrategies: false, hasEnabledStrategies: false })
-    await addStrategy('default', 'strats', 'development', { name: 'flexibleRollout', parameters: { rollout: '50', stickiness: 'default', groupId: 'strats' } })
-    entry = (await list('default')).features[0].environments.find((e) => e.name === 'development')
+    await addStrategy('default', 'strats', 'development', {
+      name: 'flexibleRollout',
+      parameters: { rollout: '50', stickiness: 'default', groupId: 'strats' },
+    })
+    entry = (await list('default')).features[0].environments.find(e => e.name === 'development')
     expect(entry).toMatchObject({ hasStrategies: true, hasEnabledStrategies: true })
     await addStrategy('default', 'strats', 'production', { name: 'default', disabled: false })
-    production = (await list('default')).features[0].environments.find((e) => e.name === 'production')
+    production = (await list('default')).features[0].environments.find(e => e.name === 'production')
     expect(production).toMatchObject({ hasStrategies: true, hasEnabledStrategies: true })
   })
 
@@ -301,8 +376,14 @@ describe('getFeatures: enabled and strategies', () => {
     await api.newFlag('default', 'strats-shape')
     expectOk(await api.toggle('default', 'strats-shape', 'development', true))
     const [feature] = (await list('default')).features
-    for (const entry of feature.environments) for (const field of ENVIRONMENT_FIELDS) expect(entry).toHaveProperty(field)
-    expect(feature.environments[0]).toMatchObject({ name: 'development', enabled: true, hasStrategies: true, hasEnabledStrategies: true })
+    for (const entry of feature.environments)
+      for (const field of ENVIRONMENT_FIELDS) expect(entry).toHaveProperty(field)
+    expect(feature.environments[0]).toMatchObject({
+      name: 'development',
+      enabled: true,
+      hasStrategies: true,
+      hasEnabledStrategies: true,
+    })
   })
 
   test('getFeatures: tags, children and dependencies of each flag are listed', async () => {
@@ -310,7 +391,7 @@ describe('getFeatures: enabled and strategies', () => {
     await api.newFlag('default', 'child-flag')
     await tag('child-flag', 'simple', 'kid')
     expectOk(await api.post('/api/admin/projects/default/features/child-flag/dependencies', { feature: 'parent-flag' }))
-    const features = Object.fromEntries((await list('default')).features.map((f) => [f.name, f]))
+    const features = Object.fromEntries((await list('default')).features.map(f => [f.name, f]))
     expect(features['parent-flag'].children).toEqual(['child-flag'])
     expect(features['child-flag'].dependencies).toEqual([{ feature: 'parent-flag', enabled: true, variants: [] }])
     expect(features['child-flag'].tags).toEqual([{ type: 'simple', value: 'kid' }])
@@ -349,7 +430,7 @@ describe('getFeatures: the cached list follows every change', () => {
       const list = async () => (await local.listFlags('default')).body.features
       await local.createFlag('default', 'cache-a')
       await local.createFlag('default', 'cache-b')
-      expect((await list()).map((f) => f.name)).toEqual(['cache-a', 'cache-b'])
+      expect((await list()).map(f => f.name)).toEqual(['cache-a', 'cache-b'])
       await local.toggle('default', 'cache-a', 'development', true)
       expect((await list())[0].enabled).toBe(true)
       await local.post('/api/admin/projects/default/features/cache-b/dependencies', { feature: 'cache-a' })
@@ -358,10 +439,10 @@ describe('getFeatures: the cached list follows every change', () => {
       expect((await list())[1].tags).toEqual([{ type: 'simple', value: 'cached' }])
       await local.post<EnvironmentBody>('/api/admin/environments', { name: 'staging', type: 'test', sortOrder: 150 })
       await local.post('/api/admin/projects/default/environments', { environment: 'staging' })
-      expect((await list())[0].environments.map((e) => e.name)).toEqual(['development', 'staging', 'production'])
+      expect((await list())[0].environments.map(e => e.name)).toEqual(['development', 'staging', 'production'])
       await local.delete('/api/admin/projects/default/features/cache-b/dependencies')
       await local.delete('/api/admin/projects/default/features/cache-b')
-      expect((await list()).map((f) => f.name)).toEqual(['cache-a'])
+      expect((await list()).map(f => f.name)).toEqual(['cache-a'])
       // A filtered list and another project are answered apart from the cached one.
       expect((await local.listFlags('default', '?namePrefix=nope')).body.features).toEqual([])
       expect((await local.listFlags('no-such-project')).body).toEqual({ version: 2, features: [] })

@@ -5,12 +5,23 @@
  * exactly as they were. Every accepted one is checked against GET and against the events written.
  */
 import { describe, expect, test } from 'bun:test'
-import { errorOf, tokenFor, type Api, expectOk, type FlagListBody, ISO_MS, FLAG_TYPES, expectError, type FlagBody, freshApiPerTest } from '../helpers'
+import {
+  errorOf,
+  tokenFor,
+  type Api,
+  expectOk,
+  type FlagListBody,
+  ISO_MS,
+  FLAG_TYPES,
+  expectError,
+  type FlagBody,
+  freshApiPerTest,
+} from '../helpers'
 
 const METADATA_KEYS = ['name', 'description', 'type', 'project', 'stale', 'impressionData', 'archived', 'createdAt']
 
 let api: Api
-freshApiPerTest((fresh) => (api = fresh))
+freshApiPerTest(fresh => (api = fresh))
 
 async function newFlag(name: string, extra: Record<string, unknown> = {}, project = 'default') {
   const response = await api.createFlag(project, name, extra)
@@ -25,11 +36,19 @@ async function read(name: string, project = 'default') {
 }
 
 function metadata(flag: Record<string, unknown>) {
-  return Object.fromEntries(METADATA_KEYS.map((key) => [key, flag[key]]))
+  return Object.fromEntries(METADATA_KEYS.map(key => [key, flag[key]]))
 }
 
 /** Sends a patch that must be refused; asserts the error and that nothing changed. */
-async function expectRefused(name: string, operations: unknown, status: number, errorName: string, mentions: (string | RegExp)[] = [], project = 'default', flagProject = project) {
+async function expectRefused(
+  name: string,
+  operations: unknown,
+  status: number,
+  errorName: string,
+  mentions: (string | RegExp)[] = [],
+  project = 'default',
+  flagProject = project,
+) {
   const before = await read(name, flagProject)
   const since = api.lastEventId()
   const response = await api.patchFlag(project, name, operations)
@@ -214,20 +233,34 @@ describe('PATCH: all or nothing', () => {
 describe('PATCH: read-only name, project and createdAt', () => {
   test('PATCH: replacing name answers 400 and renames nothing', async () => {
     await newFlag('ro-name')
-    await expectRefused('ro-name', [{ op: 'replace', path: '/name', value: 'ro-other-name' }], 400, 'ValidationError', ['name'])
+    await expectRefused('ro-name', [{ op: 'replace', path: '/name', value: 'ro-other-name' }], 400, 'ValidationError', [
+      'name',
+    ])
     expect((await api.getFlag('default', 'ro-other-name')).status).toBe(404)
   })
 
   test('PATCH: replacing project answers 400, even when the other project exists', async () => {
     await api.newProject('ro-target')
     await newFlag('ro-project')
-    await expectRefused('ro-project', [{ op: 'replace', path: '/project', value: 'ro-target' }], 400, 'ValidationError', ['project'])
+    await expectRefused(
+      'ro-project',
+      [{ op: 'replace', path: '/project', value: 'ro-target' }],
+      400,
+      'ValidationError',
+      ['project'],
+    )
     expect((await api.listFlags('ro-target')).body.features).toEqual([])
   })
 
   test('PATCH: replacing createdAt answers 400', async () => {
     await newFlag('ro-created')
-    await expectRefused('ro-created', [{ op: 'replace', path: '/createdAt', value: '2000-01-01T00:00:00.000Z' }], 400, 'ValidationError', ['createdAt'])
+    await expectRefused(
+      'ro-created',
+      [{ op: 'replace', path: '/createdAt', value: '2000-01-01T00:00:00.000Z' }],
+      400,
+      'ValidationError',
+      ['createdAt'],
+    )
   })
 
   test('PATCH: removing a read-only property answers 400', async () => {
@@ -238,8 +271,12 @@ describe('PATCH: read-only name, project and createdAt', () => {
 
   test('PATCH: moving a read-only property away or copying over it answers 400', async () => {
     await newFlag('ro-move', { description: 'text' })
-    await expectRefused('ro-move', [{ op: 'move', from: '/project', path: '/description' }], 400, 'ValidationError', ['project'])
-    await expectRefused('ro-move', [{ op: 'copy', from: '/description', path: '/name' }], 400, 'ValidationError', ['name'])
+    await expectRefused('ro-move', [{ op: 'move', from: '/project', path: '/description' }], 400, 'ValidationError', [
+      'project',
+    ])
+    await expectRefused('ro-move', [{ op: 'copy', from: '/description', path: '/name' }], 400, 'ValidationError', [
+      'name',
+    ])
   })
 
   test('PATCH: operations that leave name, project and createdAt unchanged are accepted without an event', async () => {
@@ -270,20 +307,34 @@ describe('PATCH: read-only name, project and createdAt', () => {
 describe('PATCH: /variants and the order of errors', () => {
   test('PATCH: an operation on /variants answers 403 NoAccessError pointing to the environment variants endpoint', async () => {
     await newFlag('var-path')
-    const response = await expectRefused('var-path', [{ op: 'replace', path: '/variants', value: [] }], 403, 'NoAccessError', [/environments/, /variants/])
+    const response = await expectRefused(
+      'var-path',
+      [{ op: 'replace', path: '/variants', value: [] }],
+      403,
+      'NoAccessError',
+      [/environments/, /variants/],
+    )
     expect(Array.isArray(errorOf(response).permissions)).toBe(true)
     expect(errorOf(response).permissions).toHaveLength(1)
   })
 
   test('PATCH: an operation on a path below /variants answers 403', async () => {
     await newFlag('var-below')
-    await expectRefused('var-below', [{ op: 'add', path: '/variants/0', value: { name: 'a', weight: 1000 } }], 403, 'NoAccessError', [/variants/])
+    await expectRefused(
+      'var-below',
+      [{ op: 'add', path: '/variants/0', value: { name: 'a', weight: 1000 } }],
+      403,
+      'NoAccessError',
+      [/variants/],
+    )
     await expectRefused('var-below', [{ op: 'remove', path: '/variants/0/name' }], 403, 'NoAccessError')
   })
 
   test('PATCH: an operation whose from is /variants answers 403', async () => {
     await newFlag('var-from')
-    await expectRefused('var-from', [{ op: 'copy', from: '/variants', path: '/description' }], 403, 'NoAccessError', [/variants/])
+    await expectRefused('var-from', [{ op: 'copy', from: '/variants', path: '/description' }], 403, 'NoAccessError', [
+      /variants/,
+    ])
     await expectRefused('var-from', [{ op: 'move', from: '/variants/0', path: '/description' }], 403, 'NoAccessError')
   })
 
@@ -342,7 +393,11 @@ describe('PATCH: /variants and the order of errors', () => {
 
   test('PATCH: an unknown flag answers 404 even when the operation array is malformed', async () => {
     const since = api.lastEventId()
-    expectError(await api.patchFlag('default', 'no-such-flag', [{ op: 'bogus', path: '/description' }]), 404, 'NotFoundError')
+    expectError(
+      await api.patchFlag('default', 'no-such-flag', [{ op: 'bogus', path: '/description' }]),
+      404,
+      'NotFoundError',
+    )
     expectError(await api.patchFlag('default', 'no-such-flag', [{ op: 'replace' }]), 404, 'NotFoundError')
     expect(api.eventsSince(since)).toEqual([])
   })
@@ -380,7 +435,15 @@ describe('PATCH: /variants and the order of errors', () => {
   test('PATCH: the order is unknown flag 404, then /variants 403, then flag of another project 404', async () => {
     await api.newProject('order-proj')
     await newFlag('order-flag', {}, 'order-proj')
-    await expectRefused('order-flag', [{ op: 'replace', path: '/variants', value: [] }], 403, 'NoAccessError', [], 'default', 'order-proj')
+    await expectRefused(
+      'order-flag',
+      [{ op: 'replace', path: '/variants', value: [] }],
+      403,
+      'NoAccessError',
+      [],
+      'default',
+      'order-proj',
+    )
   })
 
   test('PATCH: a project-scoped token patching a flag of a project it cannot see gets 404 without the project name', async () => {
@@ -388,7 +451,9 @@ describe('PATCH: /variants and the order of errors', () => {
     await newFlag('secret-flag', {}, 'secret-proj-q')
     const scoped = await tokenFor(api, 'default-only', { role: 'editor', projects: ['default'] })
     const since = api.lastEventId()
-    const response = await api.patchFlag('default', 'secret-flag', [{ op: 'replace', path: '/stale', value: true }], { token: scoped })
+    const response = await api.patchFlag('default', 'secret-flag', [{ op: 'replace', path: '/stale', value: true }], {
+      token: scoped,
+    })
     expectError(response, 404, 'NotFoundError')
     expect(response.text).not.toContain('secret-proj-q')
     expect((await read('secret-flag', 'secret-proj-q')).stale).toBe(false)
@@ -399,7 +464,9 @@ describe('PATCH: /variants and the order of errors', () => {
 describe('PATCH: paths', () => {
   test('PATCH: a path that does not start with / answers 400 with a message naming the path', async () => {
     await newFlag('path-slash')
-    await expectRefused('path-slash', [{ op: 'replace', path: 'description', value: 'x' }], 400, 'ValidationError', ['description'])
+    await expectRefused('path-slash', [{ op: 'replace', path: 'description', value: 'x' }], 400, 'ValidationError', [
+      'description',
+    ])
     await expectRefused('path-slash', [{ op: 'replace', path: '', value: {} }], 400, 'ValidationError')
   })
 
@@ -410,7 +477,9 @@ describe('PATCH: paths', () => {
 
   test('PATCH: an unknown path answers 400 naming the path', async () => {
     await newFlag('path-unknown')
-    await expectRefused('path-unknown', [{ op: 'add', path: '/color', value: 'red' }], 400, 'ValidationError', ['/color'])
+    await expectRefused('path-unknown', [{ op: 'add', path: '/color', value: 'red' }], 400, 'ValidationError', [
+      '/color',
+    ])
     await expectRefused('path-unknown', [{ op: 'replace', path: '/Description', value: 'x' }], 400, 'ValidationError')
     await expectRefused('path-unknown', [{ op: 'replace', path: '/', value: 'x' }], 400, 'ValidationError')
     await expectRefused('path-unknown', [{ op: 'replace', path: '/enabled', value: true }], 400, 'ValidationError')
@@ -425,8 +494,19 @@ describe('PATCH: paths', () => {
 
   test('PATCH: an unknown from answers 400', async () => {
     await newFlag('from-unknown')
-    await expectRefused('from-unknown', [{ op: 'copy', from: '/color', path: '/description' }], 400, 'ValidationError', ['/color'])
-    await expectRefused('from-unknown', [{ op: 'move', from: '/environments', path: '/description' }], 400, 'ValidationError')
+    await expectRefused(
+      'from-unknown',
+      [{ op: 'copy', from: '/color', path: '/description' }],
+      400,
+      'ValidationError',
+      ['/color'],
+    )
+    await expectRefused(
+      'from-unknown',
+      [{ op: 'move', from: '/environments', path: '/description' }],
+      400,
+      'ValidationError',
+    )
   })
 
   test('PATCH: replace of a property removed earlier in the patch is unresolvable (RFC 6902: the target must exist): 400', async () => {
@@ -496,7 +576,7 @@ describe('PATCH: paths', () => {
     for (const operations of attempts) {
       await expectRefused('path-proto', operations, 400, 'ValidationError')
       expect(({} as Record<string, unknown>).polluted).toBeUndefined()
-      expect(Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted')).toBe(false)
+      expect(Object.hasOwn(Object.prototype, 'polluted')).toBe(false)
     }
   })
 })
@@ -504,7 +584,9 @@ describe('PATCH: paths', () => {
 describe('PATCH: value types', () => {
   test('PATCH: a wrong value type (stale: "yes") answers 400 naming the property', async () => {
     await newFlag('type-stale')
-    await expectRefused('type-stale', [{ op: 'replace', path: '/stale', value: 'yes' }], 400, 'ValidationError', ['stale'])
+    await expectRefused('type-stale', [{ op: 'replace', path: '/stale', value: 'yes' }], 400, 'ValidationError', [
+      'stale',
+    ])
   })
 
   test('PATCH: booleans must be booleans (impressionData, archived, stale)', async () => {
@@ -529,15 +611,33 @@ describe('PATCH: value types', () => {
 
   test('PATCH: description must be a string or null', async () => {
     await newFlag('type-description', { description: 'd' })
-    await expectRefused('type-description', [{ op: 'replace', path: '/description', value: 42 }], 400, 'ValidationError', ['description'])
-    await expectRefused('type-description', [{ op: 'replace', path: '/description', value: { text: 'x' } }], 400, 'ValidationError', ['description'])
+    await expectRefused(
+      'type-description',
+      [{ op: 'replace', path: '/description', value: 42 }],
+      400,
+      'ValidationError',
+      ['description'],
+    )
+    await expectRefused(
+      'type-description',
+      [{ op: 'replace', path: '/description', value: { text: 'x' } }],
+      400,
+      'ValidationError',
+      ['description'],
+    )
     const flag = await expectAccepted('type-description', [{ op: 'replace', path: '/description', value: null }])
     expect(flag.description).toBeNull()
   })
 
   test('PATCH: type must be one of the flag types; the message lists them', async () => {
     await newFlag('type-flagtype')
-    const response = await expectRefused('type-flagtype', [{ op: 'replace', path: '/type', value: 'feature-toggle' }], 400, 'ValidationError', ['type'])
+    const response = await expectRefused(
+      'type-flagtype',
+      [{ op: 'replace', path: '/type', value: 'feature-toggle' }],
+      400,
+      'ValidationError',
+      ['type'],
+    )
     for (const type of FLAG_TYPES) expect(errorOf(response).message).toContain(type)
     await expectRefused('type-flagtype', [{ op: 'replace', path: '/type', value: null }], 400, 'ValidationError')
     await expectRefused('type-flagtype', [{ op: 'replace', path: '/type', value: 5 }], 400, 'ValidationError')
@@ -572,20 +672,22 @@ describe('PATCH: optimistic concurrency', () => {
     expect(flag.description).toBe(winner.body.description)
     expect(['from-first', 'from-second']).toContain(flag.description ?? '')
     const events = await api.eventsAfter(since)
-    expect(events.map((event) => event.type)).toEqual(['feature-metadata-updated'])
+    expect(events.map(event => event.type)).toEqual(['feature-metadata-updated'])
     expect(events[0].data).toMatchObject({ description: flag.description })
   })
 
   test('PATCH: each of several concurrent patches answers with the flag as its own write left it', async () => {
     await newFlag('race-own', { description: 'base' })
     const values = Array.from({ length: 6 }, (_, i) => `own-${i}`)
-    const responses = await Promise.all(values.map((value) => api.patchFlag('default', 'race-own', [{ op: 'replace', path: '/description', value }])))
+    const responses = await Promise.all(
+      values.map(value => api.patchFlag('default', 'race-own', [{ op: 'replace', path: '/description', value }])),
+    )
     responses.forEach((response, i) => {
       expectOk(response)
       expect(response.body.description).toBe(values[i])
     })
     const events = await api.eventsAfter(api.lastEventId() - 6)
-    expect(events.map((event) => event.type)).toEqual(Array(6).fill('feature-metadata-updated'))
+    expect(events.map(event => event.type)).toEqual(Array(6).fill('feature-metadata-updated'))
     expect((await read('race-own')).description).toBe(events[5].data!.description as string)
   })
 
@@ -599,8 +701,8 @@ describe('PATCH: optimistic concurrency', () => {
         ]),
       ),
     )
-    expect(responses.filter((r) => r.status === 200)).toHaveLength(1)
-    expect(responses.filter((r) => r.status === 409)).toHaveLength(7)
+    expect(responses.filter(r => r.status === 200)).toHaveLength(1)
+    expect(responses.filter(r => r.status === 409)).toHaveLength(7)
   })
 })
 
@@ -613,7 +715,7 @@ describe('PATCH: archived', () => {
     expect(flag.archivedAt).toMatch(ISO_MS)
     expect(flag.lifecycle.stage).toBe('archived')
     const events = await api.eventsAfter(since)
-    expect(events.map((event) => event.type).sort()).toEqual(['feature-archived', 'feature-metadata-updated'])
+    expect(events.map(event => event.type).sort()).toEqual(['feature-archived', 'feature-metadata-updated'])
     for (const event of events) expect(event).toMatchObject({ project: 'default', featureName: 'arch-on' })
     const list = await api.listFlags('default')
     expect(list.body.features.map((f: { name: string }) => f.name)).not.toContain('arch-on')
@@ -633,8 +735,14 @@ describe('PATCH: archived', () => {
     // As the revive route (and Unleash 6): it comes back off.
     expect(flag.environments.filter((environment: { enabled: boolean }) => environment.enabled)).toEqual([])
     const events = await api.eventsAfter(since)
-    expect(events.map((event) => event.type).sort()).toEqual(['feature-environment-disabled', 'feature-metadata-updated', 'feature-revived'])
-    expect(events.find((event) => event.type === 'feature-environment-disabled')).toMatchObject({ environment: 'development' })
+    expect(events.map(event => event.type).sort()).toEqual([
+      'feature-environment-disabled',
+      'feature-metadata-updated',
+      'feature-revived',
+    ])
+    expect(events.find(event => event.type === 'feature-environment-disabled')).toMatchObject({
+      environment: 'development',
+    })
     const list = await api.listFlags('default')
     expect(list.body.features.map((f: { name: string }) => f.name)).toContain('arch-off')
   })
@@ -642,7 +750,9 @@ describe('PATCH: archived', () => {
   test('PATCH: an archived flag can be patched (archived flags are included)', async () => {
     await newFlag('arch-edit')
     expect((await api.delete('/api/admin/projects/default/features/arch-edit')).status).toBe(202)
-    const flag = await expectAccepted('arch-edit', [{ op: 'replace', path: '/description', value: 'note on an archived flag' }])
+    const flag = await expectAccepted('arch-edit', [
+      { op: 'replace', path: '/description', value: 'note on an archived flag' },
+    ])
     expect(flag).toMatchObject({ archived: true, description: 'note on an archived flag' })
   })
 })
@@ -693,22 +803,22 @@ describe('PATCH: events', () => {
     let since = api.lastEventId()
     await expectAccepted('ev-stale', [{ op: 'replace', path: '/stale', value: true }])
     let events = await api.eventsAfter(since)
-    expect(events.map((event) => event.type).sort()).toEqual(['feature-metadata-updated', 'feature-stale-on'])
+    expect(events.map(event => event.type).sort()).toEqual(['feature-metadata-updated', 'feature-stale-on'])
     for (const event of events) expect(event).toMatchObject({ project: 'default', featureName: 'ev-stale' })
     since = api.lastEventId()
     await expectAccepted('ev-stale', [{ op: 'replace', path: '/stale', value: false }])
     events = await api.eventsAfter(since)
-    expect(events.map((event) => event.type).sort()).toEqual(['feature-metadata-updated', 'feature-stale-off'])
+    expect(events.map(event => event.type).sort()).toEqual(['feature-metadata-updated', 'feature-stale-off'])
   })
 
   test('PATCH: a change of something other than stale records no stale event', async () => {
     await newFlag('ev-nostale')
     const since = api.lastEventId()
     await expectAccepted('ev-nostale', [{ op: 'replace', path: '/impressionData', value: true }])
-    expect((await api.eventsAfter(since)).map((event) => event.type)).toEqual(['feature-metadata-updated'])
+    expect((await api.eventsAfter(since)).map(event => event.type)).toEqual(['feature-metadata-updated'])
   })
 
-  test('PATCH: the events carry the flag\'s tags at that time', async () => {
+  test("PATCH: the events carry the flag's tags at that time", async () => {
     await newFlag('ev-tags')
     expectOk(await api.post('/api/admin/features/ev-tags/tags', { type: 'simple', value: 'blue' }), 201)
     const since = api.lastEventId()
@@ -734,8 +844,26 @@ describe('PATCH: response', () => {
     expectOk(await api.toggle('default', 'resp-full', 'development', true))
     const flag = await expectAccepted('resp-full', [{ op: 'replace', path: '/description', value: 'shown' }])
     for (const key of [
-      'name', 'type', 'description', 'project', 'enabled', 'stale', 'favorite', 'impressionData', 'createdAt', 'createdBy', 'archived',
-      'archivedAt', 'lastSeenAt', 'environments', 'variants', 'strategies', 'tags', 'children', 'lifecycle', 'dependencies',
+      'name',
+      'type',
+      'description',
+      'project',
+      'enabled',
+      'stale',
+      'favorite',
+      'impressionData',
+      'createdAt',
+      'createdBy',
+      'archived',
+      'archivedAt',
+      'lastSeenAt',
+      'environments',
+      'variants',
+      'strategies',
+      'tags',
+      'children',
+      'lifecycle',
+      'dependencies',
     ]) {
       expect(flag).toHaveProperty(key)
     }
@@ -773,9 +901,13 @@ describe('PATCH: pipeline', () => {
     await newFlag('pipe-401')
     const before = await read('pipe-401')
     const since = api.lastEventId()
-    const response = await api.patchFlag('default', 'pipe-401', [{ op: 'replace', path: '/stale', value: true }], { token: null })
+    const response = await api.patchFlag('default', 'pipe-401', [{ op: 'replace', path: '/stale', value: true }], {
+      token: null,
+    })
     expectError(response, 401, 'AuthenticationRequired')
-    const unknown = await api.patchFlag('default', 'pipe-401', [{ op: 'replace', path: '/stale', value: true }], { token: '*:*.0000-unknown' })
+    const unknown = await api.patchFlag('default', 'pipe-401', [{ op: 'replace', path: '/stale', value: true }], {
+      token: '*:*.0000-unknown',
+    })
     expectError(unknown, 401, 'AuthenticationRequired')
     expect(await read('pipe-401')).toEqual(before)
     expect(api.eventsSince(since)).toEqual([])
@@ -786,7 +918,9 @@ describe('PATCH: pipeline', () => {
     const viewer = await tokenFor(api, 'viewer-token', { role: 'viewer' })
     const before = await read('pipe-403')
     const since = api.lastEventId()
-    const response = await api.patchFlag('default', 'pipe-403', [{ op: 'replace', path: '/stale', value: true }], { token: viewer })
+    const response = await api.patchFlag('default', 'pipe-403', [{ op: 'replace', path: '/stale', value: true }], {
+      token: viewer,
+    })
     expectError(response, 403, 'NoAccessError')
     expect(errorOf(response).permissions).toEqual(['UPDATE_FEATURE'])
     expect(await read('pipe-403')).toEqual(before)
@@ -798,7 +932,9 @@ describe('PATCH: pipeline', () => {
     await newFlag('pipe-scope')
     const scoped = await tokenFor(api, 'scoped-token', { role: 'editor', projects: ['other-scope'] })
     const since = api.lastEventId()
-    const response = await api.patchFlag('default', 'pipe-scope', [{ op: 'replace', path: '/stale', value: true }], { token: scoped })
+    const response = await api.patchFlag('default', 'pipe-scope', [{ op: 'replace', path: '/stale', value: true }], {
+      token: scoped,
+    })
     expectError(response, 403, 'NoAccessError')
     expect(api.eventsSince(since)).toEqual([])
   })
@@ -807,7 +943,13 @@ describe('PATCH: pipeline', () => {
     await newFlag('pipe-client')
     const client = await tokenFor(api, 'sdk', { type: 'client', project: 'default', environment: 'development' })
     const since = api.lastEventId()
-    expectError(await api.patchFlag('default', 'pipe-client', [{ op: 'replace', path: '/stale', value: true }], { token: client }), 403, 'NoAccessError')
+    expectError(
+      await api.patchFlag('default', 'pipe-client', [{ op: 'replace', path: '/stale', value: true }], {
+        token: client,
+      }),
+      403,
+      'NoAccessError',
+    )
     expect((await read('pipe-client')).stale).toBe(false)
     expect(api.eventsSince(since)).toEqual([])
   })
@@ -822,7 +964,9 @@ describe('PATCH: pipeline', () => {
   test('PATCH: an editor token may patch', async () => {
     await newFlag('pipe-editor')
     const editor = await tokenFor(api, 'editor-token', { role: 'editor' })
-    const response = await api.patchFlag('default', 'pipe-editor', [{ op: 'replace', path: '/stale', value: true }], { token: editor })
+    const response = await api.patchFlag('default', 'pipe-editor', [{ op: 'replace', path: '/stale', value: true }], {
+      token: editor,
+    })
     expectOk(response)
     const [event] = await api.eventsAfter(api.lastEventId() - 2)
     expect(event.createdBy).toBe('editor-token')
@@ -834,7 +978,14 @@ describe('PATCH: operations are strict', () => {
     await newFlag('strict-members', { description: 'before' })
     const cases: [unknown[], string, string][] = [
       [[{ op: 'replace', path: '/description', value: 'x', foo: 1 }], '/0/foo', 'foo'],
-      [[{ op: 'replace', path: '/stale', value: true }, { op: 'add', path: '/description', value: 'x', from: '/type' }], '/1/from', 'from'],
+      [
+        [
+          { op: 'replace', path: '/stale', value: true },
+          { op: 'add', path: '/description', value: 'x', from: '/type' },
+        ],
+        '/1/from',
+        'from',
+      ],
       [[{ op: 'remove', path: '/description', value: 'ignored?' }], '/0/value', 'value'],
       [[{ op: 'copy', from: '/name', path: '/description', value: 'x' }], '/0/value', 'value'],
       [[{ op: 'move', from: '/description', path: '/type', valeu: 'typo' }], '/0/valeu', 'valeu'],
@@ -842,7 +993,9 @@ describe('PATCH: operations are strict', () => {
     ]
     for (const [operations, path, member] of cases) {
       const response = await expectRefused('strict-members', operations, 400, 'ValidationError', [member])
-      expect(errorOf(response).details).toEqual([{ message: expect.stringMatching(/^is not a member of \w+ \(it takes only /), path }])
+      expect(errorOf(response).details).toEqual([
+        { message: expect.stringMatching(/^is not a member of \w+ \(it takes only /), path },
+      ])
     }
   })
 
@@ -857,11 +1010,19 @@ describe('PATCH: operations are strict', () => {
       { op: 'add', path: '/description', value: 'two' },
       { op: 'remove', path: '/description' },
     ])
-    expect({ stale: flag.stale, type: flag.type, description: flag.description }).toEqual({ stale: true, type: 'operational', description: null })
+    expect({ stale: flag.stale, type: flag.type, description: flag.description }).toEqual({
+      stale: true,
+      type: 'operational',
+      description: null,
+    })
   })
 
   test('PATCH: the OpenAPI document shows operations as closed objects', async () => {
-    const document = (await api.get<{ components: { schemas: Record<string, { items: { additionalProperties: unknown } }> } }>('/swagger/json')).body
+    const document = (
+      await api.get<{ components: { schemas: Record<string, { items: { additionalProperties: unknown } }> } }>(
+        '/swagger/json',
+      )
+    ).body
     expect(document.components.schemas.patchesSchema.items.additionalProperties).toBe(false)
   })
 })

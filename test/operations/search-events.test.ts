@@ -6,14 +6,36 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { EVENTS_FILE } from '../../src/services'
 import type { EventRecord } from '../../src/storage/records'
-import { makeApi, tempDir, tokenFor, type Api, expectOk, expectError, errorOf, ISO_MS, freshApiPerTest } from '../helpers'
+import {
+  makeApi,
+  tempDir,
+  tokenFor,
+  type Api,
+  expectOk,
+  expectError,
+  errorOf,
+  ISO_MS,
+  freshApiPerTest,
+} from '../helpers'
 import { seededRandom } from '../random'
 import { FILTER_MAX_LENGTH, FILTER_MAX_VALUES } from '../../src/features/events/event-query'
 
-const EVENT_FIELDS = ['id', 'createdAt', 'type', 'createdBy', 'createdByUserId', 'environment', 'project', 'featureName', 'data', 'preData', 'tags']
+const EVENT_FIELDS = [
+  'id',
+  'createdAt',
+  'type',
+  'createdBy',
+  'createdByUserId',
+  'environment',
+  'project',
+  'featureName',
+  'data',
+  'preData',
+  'tags',
+]
 
 let api: Api
-freshApiPerTest((fresh) => (api = fresh))
+freshApiPerTest(fresh => (api = fresh))
 
 async function search(query: string, token?: string) {
   const response = await api.searchEvents(query, token === undefined ? undefined : { token })
@@ -25,7 +47,7 @@ async function search(query: string, token?: string) {
 async function ids(query: string): Promise<number[]> {
   const body = await search(`${query}${query.includes('?') ? '&' : '?'}limit=1000`)
   expect(body.total).toBe(body.events.length)
-  return body.events.map((event) => event.id)
+  return body.events.map(event => event.id)
 }
 
 /** The ids the contract says match, from the full log, newest first. */
@@ -33,7 +55,7 @@ function expected(predicate: (event: EventRecord) => boolean): number[] {
   return api
     .events()
     .filter(predicate)
-    .map((event) => event.id)
+    .map(event => event.id)
     .reverse()
 }
 
@@ -79,7 +101,7 @@ describe('searchEvents: response', () => {
     await sampleLog()
     const body = await search('?limit=1000')
     expect(body.total).toBe(api.lastEventId())
-    expect(body.events.map((event) => event.id)).toEqual(expected(() => true))
+    expect(body.events.map(event => event.id)).toEqual(expected(() => true))
     expect(body.events).toEqual(api.events().reverse() as never)
   })
 
@@ -96,14 +118,14 @@ describe('searchEvents: response', () => {
 
   test('searchEvents: offset and limit page through the matches, total stays exact', async () => {
     for (let i = 0; i < 12; i++) await newFlag('default', `page-${i}`)
-    const all = expected((event) => event.type === 'feature-created')
+    const all = expected(event => event.type === 'feature-created')
     expect(all).toHaveLength(12)
     const pages: number[] = []
     for (const offset of [0, 5, 10]) {
       const body = await search(`?type=IS:feature-created&limit=5&offset=${offset}`)
       expect(body.total).toBe(12)
       expect(body.events.length).toBe(offset === 10 ? 2 : 5)
-      pages.push(...body.events.map((event) => event.id))
+      pages.push(...body.events.map(event => event.id))
     }
     expect(pages).toEqual(all)
   })
@@ -159,38 +181,48 @@ describe('searchEvents: paging parameters that are refused', () => {
 describe('searchEvents: filters', () => {
   test('searchEvents: feature=IS:x keeps the events of that flag', async () => {
     await sampleLog()
-    expect(await ids('?feature=IS:alpha')).toEqual(expected((event) => event.featureName === 'alpha'))
+    expect(await ids('?feature=IS:alpha')).toEqual(expected(event => event.featureName === 'alpha'))
     expect((await ids('?feature=IS:alpha')).length).toBeGreaterThan(2)
   })
 
   test('searchEvents: feature=IS_ANY_OF:a,b keeps the events of any of them', async () => {
     await sampleLog()
-    expect(await ids('?feature=IS_ANY_OF:alpha,cart')).toEqual(expected((event) => event.featureName === 'alpha' || event.featureName === 'cart'))
+    expect(await ids('?feature=IS_ANY_OF:alpha,cart')).toEqual(
+      expected(event => event.featureName === 'alpha' || event.featureName === 'cart'),
+    )
   })
 
   test('searchEvents: project=IS and IS_ANY_OF filter by project', async () => {
     await sampleLog()
-    expect(await ids('?project=IS:shop')).toEqual(expected((event) => event.project === 'shop'))
-    expect(await ids('?project=IS_ANY_OF:shop,default')).toEqual(expected((event) => event.project === 'shop' || event.project === 'default'))
+    expect(await ids('?project=IS:shop')).toEqual(expected(event => event.project === 'shop'))
+    expect(await ids('?project=IS_ANY_OF:shop,default')).toEqual(
+      expected(event => event.project === 'shop' || event.project === 'default'),
+    )
   })
 
   test('searchEvents: type=IS and IS_ANY_OF filter by event type', async () => {
     await sampleLog()
-    expect(await ids('?type=IS:feature-environment-enabled')).toEqual(expected((event) => event.type === 'feature-environment-enabled'))
+    expect(await ids('?type=IS:feature-environment-enabled')).toEqual(
+      expected(event => event.type === 'feature-environment-enabled'),
+    )
     expect((await ids('?type=IS:feature-environment-enabled')).length).toBe(3)
-    expect(await ids('?type=IS_ANY_OF:feature-created,feature-tagged')).toEqual(expected((event) => ['feature-created', 'feature-tagged'].includes(event.type)))
+    expect(await ids('?type=IS_ANY_OF:feature-created,feature-tagged')).toEqual(
+      expected(event => ['feature-created', 'feature-tagged'].includes(event.type)),
+    )
   })
 
   test('searchEvents: IS_ANY_OF values are trimmed and empty values dropped', async () => {
     await sampleLog()
-    const want = expected((event) => event.featureName === 'alpha' || event.featureName === 'cart')
+    const want = expected(event => event.featureName === 'alpha' || event.featureName === 'cart')
     expect(await ids(`?feature=${encodeURIComponent('IS_ANY_OF: alpha , ,cart,')}`)).toEqual(want)
     expect(await ids(`?feature=${encodeURIComponent('IS_ANY_OF:,alpha,,  cart  ')}`)).toEqual(want)
   })
 
   test('searchEvents: an IS value is trimmed', async () => {
     await sampleLog()
-    expect(await ids(`?feature=${encodeURIComponent('IS:  alpha ')}`)).toEqual(expected((event) => event.featureName === 'alpha'))
+    expect(await ids(`?feature=${encodeURIComponent('IS:  alpha ')}`)).toEqual(
+      expected(event => event.featureName === 'alpha'),
+    )
   })
 
   test('searchEvents: a filter value nothing has answers 200 with no events and total 0', async () => {
@@ -200,10 +232,10 @@ describe('searchEvents: filters', () => {
 
   test('searchEvents: environment=IS and IS_ANY_OF filter by environment', async () => {
     await sampleLog()
-    expect(await ids('?environment=IS:production')).toEqual(expected((event) => event.environment === 'production'))
+    expect(await ids('?environment=IS:production')).toEqual(expected(event => event.environment === 'production'))
     expect((await ids('?environment=IS:production&type=IS:feature-environment-enabled')).length).toBe(2)
     expect(await ids('?environment=IS_ANY_OF:production,development')).toEqual(
-      expected((event) => event.environment === 'production' || event.environment === 'development'),
+      expected(event => event.environment === 'production' || event.environment === 'development'),
     )
   })
 
@@ -218,31 +250,40 @@ describe('searchEvents: filters', () => {
     await sampleLog()
     const bot = await tokenFor(api, 'ci-bot', { role: 'editor' })
     await newFlag('default', 'by-bot', {}, bot)
-    expect(await ids('?createdBy=IS:ci-bot')).toEqual(expected((event) => event.createdBy === 'ci-bot'))
+    expect(await ids('?createdBy=IS:ci-bot')).toEqual(expected(event => event.createdBy === 'ci-bot'))
     expect((await ids('?createdBy=IS:ci-bot')).length).toBe(1)
-    expect(await ids('?createdBy=IS:admin-bootstrap')).toEqual(expected((event) => event.createdBy === 'admin-bootstrap'))
+    expect(await ids('?createdBy=IS:admin-bootstrap')).toEqual(expected(event => event.createdBy === 'admin-bootstrap'))
   })
 
-  test('searchEvents: createdBy matches the creator\'s numeric user id', async () => {
+  test("searchEvents: createdBy matches the creator's numeric user id", async () => {
     await sampleLog()
     const bot = await tokenFor(api, 'ci-bot', { role: 'editor' })
     await newFlag('default', 'by-bot', {}, bot)
     const [botEvent] = (await search('?createdBy=IS:ci-bot')).events
     expect(typeof botEvent.createdByUserId).toBe('number')
-    expect(await ids(`?createdBy=IS:${botEvent.createdByUserId}`)).toEqual(expected((event) => event.createdBy === 'ci-bot'))
-    expect(await ids('?createdBy=IS:-42')).toEqual(expected((event) => event.createdByUserId === -42))
+    expect(await ids(`?createdBy=IS:${botEvent.createdByUserId}`)).toEqual(
+      expected(event => event.createdBy === 'ci-bot'),
+    )
+    expect(await ids('?createdBy=IS:-42')).toEqual(expected(event => event.createdByUserId === -42))
     expect((await ids('?createdBy=IS:-42')).length).toBeGreaterThan(5)
     expect(await ids(`?createdBy=IS_ANY_OF:${botEvent.createdByUserId},admin-bootstrap`)).toEqual(
-      expected((event) => event.createdBy === 'ci-bot' || event.createdBy === 'admin-bootstrap'),
+      expected(event => event.createdBy === 'ci-bot' || event.createdBy === 'admin-bootstrap'),
     )
   })
 
   test('searchEvents: filters are ANDed', async () => {
     await sampleLog()
     expect(await ids('?project=IS:default&type=IS:feature-environment-enabled&environment=IS:production')).toEqual(
-      expected((event) => event.project === 'default' && event.type === 'feature-environment-enabled' && event.environment === 'production'),
+      expected(
+        event =>
+          event.project === 'default' &&
+          event.type === 'feature-environment-enabled' &&
+          event.environment === 'production',
+      ),
     )
-    expect((await ids('?project=IS:default&type=IS:feature-environment-enabled&environment=IS:production')).length).toBe(1)
+    expect(
+      (await ids('?project=IS:default&type=IS:feature-environment-enabled&environment=IS:production')).length,
+    ).toBe(1)
     expect(await ids('?feature=IS:cart&project=IS:default')).toEqual([])
   })
 })
@@ -262,13 +303,20 @@ describe('searchEvents: dates', () => {
   }
   async function created(query: string) {
     const body = await search(`?type=IS:feature-created&limit=1000&${query}`)
-    return body.events.map((event) => event.featureName)
+    return body.events.map(event => event.featureName)
   }
 
   test('searchEvents: createdAtFrom and createdAtTo are inclusive UTC days', async () => {
     await datedFlags()
-    expect(await created('createdAtFrom=IS:2031-03-01&createdAtTo=IS:2031-03-01')).toEqual(['day-first-end', 'day-first-start'])
-    expect(await created('createdAtFrom=IS:2031-03-01&createdAtTo=IS:2031-03-02')).toEqual(['day-second-start', 'day-first-end', 'day-first-start'])
+    expect(await created('createdAtFrom=IS:2031-03-01&createdAtTo=IS:2031-03-01')).toEqual([
+      'day-first-end',
+      'day-first-start',
+    ])
+    expect(await created('createdAtFrom=IS:2031-03-01&createdAtTo=IS:2031-03-02')).toEqual([
+      'day-second-start',
+      'day-first-end',
+      'day-first-start',
+    ])
   })
 
   test('searchEvents: createdAtFrom alone keeps events from the start of that day on', async () => {
@@ -306,8 +354,17 @@ describe('searchEvents: dates', () => {
   })
 
   test('searchEvents: a date not written IS:yyyy-MM-dd answers 400 ValidationError', async () => {
-    for (const value of ['2026-01-01', 'IS:2026-1-1', 'IS_ANY_OF:2026-01-01', 'IS:2026-01-01T00:00:00Z', 'IS:01-01-2026', 'is:2026-01-01']) {
-      expectError(await api.searchEvents(`?createdAtFrom=${encodeURIComponent(value)}`), 400, 'ValidationError', ['createdAtFrom'])
+    for (const value of [
+      '2026-01-01',
+      'IS:2026-1-1',
+      'IS_ANY_OF:2026-01-01',
+      'IS:2026-01-01T00:00:00Z',
+      'IS:01-01-2026',
+      'is:2026-01-01',
+    ]) {
+      expectError(await api.searchEvents(`?createdAtFrom=${encodeURIComponent(value)}`), 400, 'ValidationError', [
+        'createdAtFrom',
+      ])
     }
   })
 })
@@ -316,7 +373,9 @@ describe('searchEvents: malformed filters and repeated parameters', () => {
   test('searchEvents: a filter not written IS:x or IS_ANY_OF:x answers 400 naming the parameter', async () => {
     for (const parameter of ['feature', 'project', 'type', 'createdBy', 'environment', 'id']) {
       for (const value of ['alpha', 'IS_ANY:alpha', 'is:alpha', 'ISalpha', 'NOT:alpha']) {
-        expectError(await api.searchEvents(`?${parameter}=${encodeURIComponent(value)}`), 400, 'ValidationError', [parameter])
+        expectError(await api.searchEvents(`?${parameter}=${encodeURIComponent(value)}`), 400, 'ValidationError', [
+          parameter,
+        ])
       }
     }
   })
@@ -336,24 +395,38 @@ describe('searchEvents: malformed filters and repeated parameters', () => {
     await sampleLog()
     const padded = (length: number) => `IS_ANY_OF:alpha,cart,${' '.repeat(length - 'IS_ANY_OF:alpha,cart,'.length)}`
     expect(await ids(`?feature=${encodeURIComponent(padded(FILTER_MAX_LENGTH))}`)).toEqual(
-      expected((event) => event.featureName === 'alpha' || event.featureName === 'cart'),
+      expected(event => event.featureName === 'alpha' || event.featureName === 'cart'),
     )
-    expectError(await api.searchEvents(`?feature=${encodeURIComponent(padded(FILTER_MAX_LENGTH + 1))}`), 400, 'ValidationError', ['feature', String(FILTER_MAX_LENGTH)])
+    expectError(
+      await api.searchEvents(`?feature=${encodeURIComponent(padded(FILTER_MAX_LENGTH + 1))}`),
+      400,
+      'ValidationError',
+      ['feature', String(FILTER_MAX_LENGTH)],
+    )
   })
 
   test('searchEvents: IS_ANY_OF with the maximum number of values is searched; one more answers 400 naming the parameter', async () => {
     await sampleLog()
     const values = (count: number) => ['alpha', ...Array.from({ length: count - 1 }, (_, i) => `f${i}`)].join(',')
-    expect(await ids(`?feature=IS_ANY_OF:${values(FILTER_MAX_VALUES)}`)).toEqual(expected((event) => event.featureName === 'alpha'))
-    expect(await ids(`?id=IS_ANY_OF:${Array.from({ length: FILTER_MAX_VALUES }, (_, i) => i + 1).join(',')}`)).toHaveLength(
-      Math.min(FILTER_MAX_VALUES, api.lastEventId()),
+    expect(await ids(`?feature=IS_ANY_OF:${values(FILTER_MAX_VALUES)}`)).toEqual(
+      expected(event => event.featureName === 'alpha'),
     )
+    expect(
+      await ids(`?id=IS_ANY_OF:${Array.from({ length: FILTER_MAX_VALUES }, (_, i) => i + 1).join(',')}`),
+    ).toHaveLength(Math.min(FILTER_MAX_VALUES, api.lastEventId()))
     for (const parameter of ['feature', 'project', 'type', 'createdBy', 'environment']) {
       const response = await api.searchEvents(`?${parameter}=IS_ANY_OF:${values(FILTER_MAX_VALUES + 1)}`)
       expectError(response, 400, 'ValidationError', [parameter, `at most ${FILTER_MAX_VALUES} values`])
       expect(errorOf(response).details).toEqual([expect.objectContaining({ path: `/${parameter}` })])
     }
-    expectError(await api.searchEvents(`?id=IS_ANY_OF:${Array.from({ length: FILTER_MAX_VALUES + 1 }, (_, i) => i + 1).join(',')}`), 400, 'ValidationError', ['id'])
+    expectError(
+      await api.searchEvents(
+        `?id=IS_ANY_OF:${Array.from({ length: FILTER_MAX_VALUES + 1 }, (_, i) => i + 1).join(',')}`,
+      ),
+      400,
+      'ValidationError',
+      ['id'],
+    )
   })
 
   test('searchEvents: an IS value keeps its commas, so it matches nothing rather than several', async () => {
@@ -369,7 +442,12 @@ describe('searchEvents: malformed filters and repeated parameters', () => {
     expectError(await api.searchEvents('?feature=IS:a&feature=IS:b'), 400, 'ValidationError', ['feature'])
     expectError(await api.searchEvents('?limit=1&limit=2'), 400, 'ValidationError', ['limit'])
     expectError(await api.searchEvents('?query=a&query=b'), 400, 'ValidationError', ['query'])
-    expectError(await api.searchEvents('?createdAtFrom=IS:2026-01-01&createdAtFrom=IS:2026-01-01'), 400, 'ValidationError', ['createdAtFrom'])
+    expectError(
+      await api.searchEvents('?createdAtFrom=IS:2026-01-01&createdAtFrom=IS:2026-01-01'),
+      400,
+      'ValidationError',
+      ['createdAtFrom'],
+    )
   })
 })
 
@@ -377,7 +455,8 @@ describe('searchEvents: free-text query', () => {
   /** What the contract says query matches: a case-insensitive substring of the JSON of data, preData and tags. */
   function textMatches(needle: string) {
     const lower = needle.toLowerCase()
-    return (event: EventRecord) => [event.data, event.preData, event.tags].some((part) => JSON.stringify(part).toLowerCase().includes(lower))
+    return (event: EventRecord) =>
+      [event.data, event.preData, event.tags].some(part => JSON.stringify(part).toLowerCase().includes(lower))
   }
 
   test('searchEvents: query matches a case-insensitive substring of the event data, inside a word', async () => {
@@ -386,7 +465,10 @@ describe('searchEvents: free-text query', () => {
     const matches = await ids('?query=CALIFRAGILIS')
     expect(matches).toEqual(expected(textMatches('califragilis')))
     expect(matches).toHaveLength(1)
-    expect((await search('?query=califragilis')).events[0]).toMatchObject({ type: 'feature-created', featureName: 'query-flag' })
+    expect((await search('?query=califragilis')).events[0]).toMatchObject({
+      type: 'feature-created',
+      featureName: 'query-flag',
+    })
     expect(await ids('?query=supercali')).toEqual(matches)
     expect(await ids('?query=gilistic%20sw')).toEqual(matches)
   })
@@ -396,7 +478,9 @@ describe('searchEvents: free-text query', () => {
     expectOk(await api.patchFlag('default', 'pre-flag', [{ op: 'replace', path: '/description', value: 'plain' }]))
     const matches = await ids('?query=zebracross&type=IS:feature-metadata-updated')
     expect(matches).toHaveLength(1)
-    expect(matches).toEqual(expected((event) => event.type === 'feature-metadata-updated' && textMatches('zebracross')(event)))
+    expect(matches).toEqual(
+      expected(event => event.type === 'feature-metadata-updated' && textMatches('zebracross')(event)),
+    )
   })
 
   test('searchEvents: query matches the event tags too', async () => {
@@ -405,13 +489,18 @@ describe('searchEvents: free-text query', () => {
     expectOk(await api.toggle('default', 'tag-flag', 'development', true))
     const matches = await ids('?query=LTRAMAR&type=IS:feature-environment-enabled')
     expect(matches).toHaveLength(1)
-    expect((await search('?query=LTRAMAR&type=IS:feature-environment-enabled')).events[0].tags).toEqual([{ type: 'simple', value: 'Ultramarine' }])
+    expect((await search('?query=LTRAMAR&type=IS:feature-environment-enabled')).events[0].tags).toEqual([
+      { type: 'simple', value: 'Ultramarine' },
+    ])
   })
 
   test('searchEvents: query does not match the event type', async () => {
     await newFlag('default', 'type-flag')
     expectOk(await api.toggle('default', 'type-flag', 'development', true))
-    expect(await search('?query=environment-enabled&type=IS:feature-environment-enabled')).toEqual({ events: [], total: 0 })
+    expect(await search('?query=environment-enabled&type=IS:feature-environment-enabled')).toEqual({
+      events: [],
+      total: 0,
+    })
     expect((await search('?type=IS:feature-environment-enabled')).total).toBe(1)
   })
 
@@ -447,7 +536,9 @@ describe('searchEvents: free-text query', () => {
 
   test('searchEvents: query matches JSON text, punctuation included', async () => {
     await newFlag('default', 'json-flag', { description: 'semi' })
-    expect(await ids(`?query=${encodeURIComponent('"description":"semi"')}`)).toEqual(expected(textMatches('"description":"semi"')))
+    expect(await ids(`?query=${encodeURIComponent('"description":"semi"')}`)).toEqual(
+      expected(textMatches('"description":"semi"')),
+    )
     expect((await ids(`?query=${encodeURIComponent('"description":"semi"')}`)).length).toBe(1)
   })
 
@@ -464,12 +555,37 @@ describe('searchEvents: free-text query', () => {
 
   test('searchEvents: for many random substrings of the log, in random case, query answers exactly what a substring scan gives', async () => {
     const random = seededRandom(4242)
-    const words = ['alpha', 'Beta', 'mother', 'other', 'ÄPFEL', 'straße', 'naïve', '日本語', 'emoji🎉', 'a_b', 'x-y', 'C++', '50%', 'null', 'true', 'quote"d', 'back\\slash', 'tab\there']
-    const text = () => Array.from({ length: random.int(1, 4) }, () => random.pick(words)).join(random.pick([' ', '-', '.', '', ', ']))
+    const words = [
+      'alpha',
+      'Beta',
+      'mother',
+      'other',
+      'ÄPFEL',
+      'straße',
+      'naïve',
+      '日本語',
+      'emoji🎉',
+      'a_b',
+      'x-y',
+      'C++',
+      '50%',
+      'null',
+      'true',
+      'quote"d',
+      'back\\slash',
+      'tab\there',
+    ]
+    const text = () =>
+      Array.from({ length: random.int(1, 4) }, () => random.pick(words)).join(random.pick([' ', '-', '.', '', ', ']))
     for (let i = 0; i < 12; i++) {
       await newFlag('default', `rnd-${i}`, { description: text() })
-      if (random.chance(0.5)) expectOk(await api.patchFlag('default', `rnd-${i}`, [{ op: 'replace', path: '/description', value: text() }]))
-      if (random.chance(0.4)) expectOk(await api.post(`/api/admin/features/rnd-${i}/tags`, { type: 'simple', value: `${random.pick(words)}-${i}` }), 201)
+      if (random.chance(0.5))
+        expectOk(await api.patchFlag('default', `rnd-${i}`, [{ op: 'replace', path: '/description', value: text() }]))
+      if (random.chance(0.4))
+        expectOk(
+          await api.post(`/api/admin/features/rnd-${i}/tags`, { type: 'simple', value: `${random.pick(words)}-${i}` }),
+          201,
+        )
       if (random.chance(0.3)) expectOk(await api.toggle('default', `rnd-${i}`, 'development', true))
     }
     const events = api.events()
@@ -500,11 +616,11 @@ describe('searchEvents: free-text query', () => {
 
   test('searchEvents: query combines with the other filters and with paging', async () => {
     for (let i = 0; i < 7; i++) await newFlag('default', `combo-${i}`, { description: `Needle number ${i}` })
-    const want = expected((event) => event.type === 'feature-created' && textMatches('needle')(event))
+    const want = expected(event => event.type === 'feature-created' && textMatches('needle')(event))
     expect(want).toHaveLength(7)
     const page = await search('?query=NEEDLE&type=IS:feature-created&limit=3&offset=2')
     expect(page.total).toBe(7)
-    expect(page.events.map((event) => event.id)).toEqual(want.slice(2, 5))
+    expect(page.events.map(event => event.id)).toEqual(want.slice(2, 5))
   })
 })
 
@@ -530,13 +646,13 @@ describe('searchEvents: authentication', () => {
 
   test('searchEvents: a viewer token may search, and finds every event but the token events it may not list', async () => {
     const viewer = await tokenFor(api, 'viewer', { role: 'viewer' })
-    const tokenEvents = api.events().filter((event) => event.type.startsWith('api-token-')).length
+    const tokenEvents = api.events().filter(event => event.type.startsWith('api-token-')).length
     expect(tokenEvents).toBeGreaterThan(0)
     expect((await search('', viewer)).total).toBe(api.lastEventId() - tokenEvents)
   })
 })
 
-describe('searchEvents: the answer is made of the log\'s own lines', () => {
+describe("searchEvents: the answer is made of the log's own lines", () => {
   /**
    * The worker builds the whole answer as bytes (reading them straight from events.jsonl on a data
    * directory): it must be exactly `{"events":[…],"total":N}` with each event's line as the log
@@ -553,7 +669,9 @@ describe('searchEvents: the answer is made of the log\'s own lines', () => {
         const write = async (round: number) => {
           await newProject(`shop-${round}`)
           for (let i = 0; i < 6; i++) {
-            await newFlag(i % 2 ? 'default' : `shop-${round}`, `bytes-${round}-${i}`, { description: `straße 日本語 🎉 "quoted" back\\slash ${round}.${i}` })
+            await newFlag(i % 2 ? 'default' : `shop-${round}`, `bytes-${round}-${i}`, {
+              description: `straße 日本語 🎉 "quoted" back\\slash ${round}.${i}`,
+            })
           }
           expectOk(await api.toggle(`shop-${round}`, `bytes-${round}-0`, 'production', true))
         }
@@ -566,25 +684,43 @@ describe('searchEvents: the answer is made of the log\'s own lines', () => {
         await write(2)
         const scoped = await tokenFor(api, 'shop-2-only', { role: 'viewer', projects: ['shop-2'] })
         const lineOf = new Map<number, string>()
-        const lines = dir ? readFileSync(join(dir.path, EVENTS_FILE), 'utf8').split('\n').filter(Boolean) : api.events().map((event) => JSON.stringify(event))
+        const lines = dir
+          ? readFileSync(join(dir.path, EVENTS_FILE), 'utf8').split('\n').filter(Boolean)
+          : api.events().map(event => JSON.stringify(event))
         for (const line of lines) lineOf.set(JSON.parse(line).id, line)
         expect(lineOf.size).toBe(api.lastEventId())
 
-        const check = async (query: string, predicate: (event: EventRecord) => boolean, offset: number, limit: number, token?: string) => {
+        const check = async (
+          query: string,
+          predicate: (event: EventRecord) => boolean,
+          offset: number,
+          limit: number,
+          token?: string,
+        ) => {
           const response = await api.searchEvents(query, token === undefined ? undefined : { token })
           expectOk(response)
           expect(response.headers.get('content-type')).toBe('application/json')
           const all = expected(predicate)
           const page = all.slice(offset, offset + limit)
           expect(page.length).toBeGreaterThan(0)
-          expect(response.text).toBe(`{"events":[${page.map((id) => lineOf.get(id)).join(',')}],"total":${all.length}}`)
+          expect(response.text).toBe(`{"events":[${page.map(id => lineOf.get(id)).join(',')}],"total":${all.length}}`)
         }
         await check('?limit=1000', () => true, 0, 1000)
         await check('?offset=3&limit=7', () => true, 3, 7)
-        await check('?type=IS:feature-created&limit=1000', (event) => event.type === 'feature-created', 0, 1000)
-        await check('?type=IS_ANY_OF:feature-created,project-created&offset=2&limit=5', (event) => ['feature-created', 'project-created'].includes(event.type), 2, 5)
-        await check('?query=%C3%9FE%20%E6%97%A5&limit=1000', (event) => JSON.stringify(event.data ?? null).includes('ße 日'), 0, 1000)
-        await check('?limit=1000', (event) => event.project === 'shop-2', 0, 1000, scoped)
+        await check('?type=IS:feature-created&limit=1000', event => event.type === 'feature-created', 0, 1000)
+        await check(
+          '?type=IS_ANY_OF:feature-created,project-created&offset=2&limit=5',
+          event => ['feature-created', 'project-created'].includes(event.type),
+          2,
+          5,
+        )
+        await check(
+          '?query=%C3%9FE%20%E6%97%A5&limit=1000',
+          event => JSON.stringify(event.data ?? null).includes('ße 日'),
+          0,
+          1000,
+        )
+        await check('?limit=1000', event => event.project === 'shop-2', 0, 1000, scoped)
         expect(await search('?project=IS:shop-1', scoped)).toEqual({ events: [], total: 0 })
       } finally {
         await api.close()
@@ -611,19 +747,21 @@ describe('searchEvents: the search worker starts with the first search', () => {
         await newFlag('lazy', 'lazy-before', { description: 'written before the worker' })
         expect(api.services.events.started).toBe(false)
         // Writes racing the start: the search starts the worker while these commits are under way.
-        const racing = Promise.all([0, 1, 2].map((i) => newFlag('lazy', `lazy-racing-${i}`)))
+        const racing = Promise.all([0, 1, 2].map(i => newFlag('lazy', `lazy-racing-${i}`)))
         const first = ids('?project=IS:lazy')
         await racing
         const seen = await first
         expect(api.services.events.started).toBe(true)
-        const all = expected((event) => event.project === 'lazy')
+        const all = expected(event => event.project === 'lazy')
         // The search may or may not see the racing writes, but it sees a prefix of the log: no gaps.
         expect(seen).toEqual(all.slice(all.length - seen.length))
         expect(seen.length).toBeGreaterThanOrEqual(all.length - 3)
         expect(await ids('?project=IS:lazy')).toEqual(all)
         await newFlag('lazy', 'lazy-after')
-        expect(await ids('?project=IS:lazy')).toEqual(expected((event) => event.project === 'lazy'))
-        expect(await ids('?query=written%20before')).toEqual(expected((event) => JSON.stringify(event.data ?? '').includes('written before')))
+        expect(await ids('?project=IS:lazy')).toEqual(expected(event => event.project === 'lazy'))
+        expect(await ids('?query=written%20before')).toEqual(
+          expected(event => JSON.stringify(event.data ?? '').includes('written before')),
+        )
       } finally {
         await api.close()
         dir?.remove()

@@ -6,7 +6,7 @@ import { describe, expect, setSystemTime, test } from 'bun:test'
 import { errorOf, expectOk, freshApiPerTest, tokenFor, type Api } from '../helpers'
 
 let api: Api
-freshApiPerTest((fresh) => (api = fresh))
+freshApiPerTest(fresh => (api = fresh))
 
 interface Page {
   features: { name: string; project: string; type: string; environments: { name: string; enabled: boolean }[] }[]
@@ -14,11 +14,14 @@ interface Page {
 }
 
 async function search(query: string, token?: string): Promise<Page> {
-  const response = await api.get<Page>(`/api/admin/search/features${query}`, token === undefined ? undefined : { token })
+  const response = await api.get<Page>(
+    `/api/admin/search/features${query}`,
+    token === undefined ? undefined : { token },
+  )
   expectOk(response)
   return response.body
 }
-const names = (page: Page) => page.features.map((flag) => flag.name)
+const names = (page: Page) => page.features.map(flag => flag.name)
 
 describe('searchFeatures', () => {
   test('pages through the matches in the order asked for; total counts them all', async () => {
@@ -33,7 +36,11 @@ describe('searchFeatures', () => {
     expect(names(byName)).toEqual(['alpha', 'bravo'])
     expect(names(await search('?project=IS:default&sortBy=name&limit=2&offset=2'))).toEqual(['charlie', 'delta'])
     expect(names(await search('?project=IS:default&sortBy=name&limit=2&offset=4'))).toEqual(['echo'])
-    expect(names(await search('?project=IS:default&sortBy=name&sortOrder=desc&limit=3'))).toEqual(['echo', 'delta', 'charlie'])
+    expect(names(await search('?project=IS:default&sortBy=name&sortOrder=desc&limit=3'))).toEqual([
+      'echo',
+      'delta',
+      'charlie',
+    ])
     // The default order is the flag list's: createdAt, then name.
     expect(names(await search('?project=IS:default'))).toEqual(['delta', 'alpha', 'charlie', 'bravo', 'echo'])
   })
@@ -44,7 +51,7 @@ describe('searchFeatures', () => {
     const listed = (await api.get<{ features: unknown[] }>('/api/admin/projects/default/features')).body.features[0]
     const [found] = (await search('?query=shown')).features
     expect(found).toEqual(listed as Page['features'][number])
-    expect(found.environments.find((entry) => entry.name === 'development')?.enabled).toBe(true)
+    expect(found.environments.find(entry => entry.name === 'development')?.enabled).toBe(true)
   })
 
   test('query matches the name or the description in any case; project narrows; archived flags are not found', async () => {
@@ -60,7 +67,7 @@ describe('searchFeatures', () => {
     expect(await search('?query=nothing-like-it')).toEqual({ features: [], total: 0 })
   })
 
-  test('a token limited to a project finds only that project\'s flags', async () => {
+  test("a token limited to a project finds only that project's flags", async () => {
     await api.newProject('shop')
     await api.newFlag('default', 'elsewhere')
     await api.newFlag('shop', 'here')

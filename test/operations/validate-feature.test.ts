@@ -8,7 +8,7 @@ import { errorOf, tokenFor, type Api, expectOk, expectError, freshApiPerTest } f
 const HANG_LIMIT_MS = 5000
 
 let api: Api
-freshApiPerTest((fresh) => (api = fresh))
+freshApiPerTest(fresh => (api = fresh))
 
 /** 200 with no body, and no event written (validation changes nothing). */
 async function expectValid(body: unknown) {
@@ -47,7 +47,23 @@ describe('validate: name rules', () => {
   })
 
   test('validate: a name that is not URL-safe answers 400 ValidationError', async () => {
-    for (const name of ['a b', 'ä', 'flag/one', 'what?', 'a#b', 'x%20y', 'emoji🎉', 'tab\tname', 'a&b', 'a+b', 'a=b', 'a:b', 'a@b', 'a,b', 'a;b']) {
+    for (const name of [
+      'a b',
+      'ä',
+      'flag/one',
+      'what?',
+      'a#b',
+      'x%20y',
+      'emoji🎉',
+      'tab\tname',
+      'a&b',
+      'a+b',
+      'a=b',
+      'a:b',
+      'a@b',
+      'a,b',
+      'a;b',
+    ]) {
       await expectInvalid({ name }, 400, 'ValidationError', [/URL/i])
     }
   })
@@ -113,7 +129,8 @@ describe('validate: names in use', () => {
   })
 
   test('validate: names that are Object.prototype properties are not mistaken for existing flags', async () => {
-    for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf']) await expectValid({ name })
+    for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf'])
+      await expectValid({ name })
   })
 })
 
@@ -140,7 +157,11 @@ describe('validate: project naming patterns', () => {
   })
 
   test('validate: the message of a pattern mismatch includes the pattern, its example and its description', async () => {
-    await patterned('described', { pattern: 'team-[a-z]+-\\d{3}', example: 'team-web-001', description: 'Team prefix and three digits' })
+    await patterned('described', {
+      pattern: 'team-[a-z]+-\\d{3}',
+      example: 'team-web-001',
+      description: 'Team prefix and three digits',
+    })
     const response = await expectInvalid({ name: 'web-1', projectId: 'described' }, 400, 'ValidationError')
     expect(errorOf(response).message).toContain('team-[a-z]+-\\d{3}')
     expect(errorOf(response).message).toContain('team-web-001')
@@ -196,14 +217,16 @@ describe('validate: patterns that backtrack catastrophically elsewhere are match
     expectOk(await api.createProject(id, { featureNaming: { pattern } }), 201)
     for (let round = 0; round < 2; round++) {
       const started = performance.now()
-      await expectInvalid({ name: evil + '-'.repeat(round), projectId: id }, 400, 'ValidationError', ['does not match the naming pattern'])
+      await expectInvalid({ name: evil + '-'.repeat(round), projectId: id }, 400, 'ValidationError', [
+        'does not match the naming pattern',
+      ])
       expect(performance.now() - started).toBeLessThan(HANG_LIMIT_MS)
     }
     await expectValid({ name: good, projectId: id })
     await expectValid({ name: 'still-alive' })
   }
 
-  test('validate: (a|a)*b against 30 a\'s (2^30 paths for a backtracking engine) answers 400 at once', async () => {
+  test("validate: (a|a)*b against 30 a's (2^30 paths for a backtracking engine) answers 400 at once", async () => {
     await linear('evil-alt-a', '(a|a)*b', 'a'.repeat(30), 'a'.repeat(30) + 'b')
   })
 
@@ -221,7 +244,9 @@ describe('validate: patterns that backtrack catastrophically elsewhere are match
 
   test('validate: a catastrophic pattern set through PUT answers at once', async () => {
     expectOk(await api.createProject('evil-put'), 201)
-    expectOk(await api.put('/api/admin/projects/evil-put', { name: 'evil-put', featureNaming: { pattern: '(k*k*)*w' } }))
+    expectOk(
+      await api.put('/api/admin/projects/evil-put', { name: 'evil-put', featureNaming: { pattern: '(k*k*)*w' } }),
+    )
     const started = performance.now()
     await expectInvalid({ name: 'k'.repeat(60), projectId: 'evil-put' }, 400, 'ValidationError', ['does not match'])
     expect(performance.now() - started).toBeLessThan(HANG_LIMIT_MS)
@@ -232,7 +257,9 @@ describe('validate: patterns that backtrack catastrophically elsewhere are match
     expectOk(await api.createProject('evil-crowd', { featureNaming: { pattern: '(w+w+)+y' } }), 201)
     expectOk(await api.createProject('benign', { featureNaming: { pattern: 'ok-[a-z]+' } }), 201)
     const started = performance.now()
-    const evil = Array.from({ length: 20 }, (_, i) => api.validateName({ name: 'w'.repeat(60 + i), projectId: 'evil-crowd' }))
+    const evil = Array.from({ length: 20 }, (_, i) =>
+      api.validateName({ name: 'w'.repeat(60 + i), projectId: 'evil-crowd' }),
+    )
     const benign = await api.validateName({ name: 'ok-fine', projectId: 'benign' })
     for (const response of await Promise.all(evil)) expectError(response, 400, 'ValidationError', ['does not match'])
     expectOk(benign)
@@ -242,7 +269,10 @@ describe('validate: patterns that backtrack catastrophically elsewhere are match
 
 describe('validate: pipeline', () => {
   test('validate: a text/plain body answers 415 ContentTypeerror', async () => {
-    const response = await api.request('POST', '/api/admin/features/validate', { raw: JSON.stringify({ name: 'x' }), headers: { 'content-type': 'text/plain' } })
+    const response = await api.request('POST', '/api/admin/features/validate', {
+      raw: JSON.stringify({ name: 'x' }),
+      headers: { 'content-type': 'text/plain' },
+    })
     expectError(response, 415, 'ContentTypeerror', [/application\/json/])
   })
 
@@ -264,7 +294,10 @@ describe('validate: pipeline', () => {
   })
 
   test('validate: invalid JSON answers 400 ValidationError', async () => {
-    const response = await api.request('POST', '/api/admin/features/validate', { raw: '{"name":', headers: { 'content-type': 'application/json' } })
+    const response = await api.request('POST', '/api/admin/features/validate', {
+      raw: '{"name":',
+      headers: { 'content-type': 'application/json' },
+    })
     expectError(response, 400, 'ValidationError')
   })
 })

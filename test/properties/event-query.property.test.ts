@@ -14,9 +14,7 @@ function reference(raw: string): string[] | 'invalid' {
   const match = /^(IS|IS_ANY_OF):(.*?)(,([a-zA-Z0-9_]+))*$/s.exec(raw)
   if (!match) return 'invalid'
   const rest = raw.slice(match[1].length + 1)
-  const values = (match[1] === 'IS' ? [rest] : rest.split(','))
-    .map((value) => value.trim())
-    .filter((value) => value !== '')
+  const values = (match[1] === 'IS' ? [rest] : rest.split(',')).map(value => value.trim()).filter(value => value !== '')
   return [...new Set(values)]
 }
 
@@ -30,7 +28,28 @@ function parse(parameter: string, raw: string): string[] | 'invalid' {
   }
 }
 
-const PIECES = ['IS', 'IS:', 'IS_ANY_OF', 'IS_ANY_OF:', 'is:', ':', ',', ',,', ' ', '\t', '\n', 'a', 'b_1', 'feature-created', 'x y', 'ÄÖ', '🎉', '%', 'ANY', '_OF:']
+const PIECES = [
+  'IS',
+  'IS:',
+  'IS_ANY_OF',
+  'IS_ANY_OF:',
+  'is:',
+  ':',
+  ',',
+  ',,',
+  ' ',
+  '\t',
+  '\n',
+  'a',
+  'b_1',
+  'feature-created',
+  'x y',
+  'ÄÖ',
+  '🎉',
+  '%',
+  'ANY',
+  '_OF:',
+]
 
 function randomFilter(random: Random): string {
   const parts: string[] = []
@@ -58,7 +77,13 @@ describe('event-search filter parsing', () => {
   test('value lists written out with padding, empty entries and repeats come back as the distinct values, in order (seed 11)', () => {
     const random = seededRandom(11)
     for (let i = 0; i < 2000; i++) {
-      const distinct = [...new Set(Array.from({ length: random.int(1, 30) }, () => random.pick(['a', 'beta', 'gamma.flag', 'x-y', 'Ü', '7', 'a b'])))]
+      const distinct = [
+        ...new Set(
+          Array.from({ length: random.int(1, 30) }, () =>
+            random.pick(['a', 'beta', 'gamma.flag', 'x-y', 'Ü', '7', 'a b']),
+          ),
+        ),
+      ]
       const written: string[] = []
       const given: string[] = []
       for (const value of distinct) {
@@ -71,14 +96,19 @@ describe('event-search filter parsing', () => {
       }
       // Repeats come right after the first, so the distinct values keep their order.
       const raw = `IS_ANY_OF:${written.join(',')}`
-      expect({ raw, got: parse('feature', raw) }).toEqual({ raw, got: given.length > FILTER_MAX_VALUES ? 'invalid' : distinct })
+      expect({ raw, got: parse('feature', raw) }).toEqual({
+        raw,
+        got: given.length > FILTER_MAX_VALUES ? 'invalid' : distinct,
+      })
     }
   })
 
   test('an IS value is taken whole, commas included, and trimmed', () => {
     const random = seededRandom(12)
     for (let i = 0; i < 500; i++) {
-      const value = Array.from({ length: random.int(1, 8) }, () => random.pick(['a', ',', 'b', ' ', 'IS:', ':'])).join('')
+      const value = Array.from({ length: random.int(1, 8) }, () => random.pick(['a', ',', 'b', ' ', 'IS:', ':'])).join(
+        '',
+      )
       const got = parse('type', `IS:${value}`)
       expect({ value, got }).toEqual({ value, got: value.trim() === '' ? [] : [value.trim()] })
     }

@@ -9,18 +9,76 @@ import type { Caller } from '../../src/features/tokens/permissions'
 import type { Random } from '../random'
 
 /** Callers of reads: their credential is never checked again (only writes do that). */
-export const ADMIN: Caller = { tokenName: 'admin', kind: 'token', userId: 1, role: 'admin', projects: ['*'], credential: { check: () => 'admin' }, permission: 'NONE' }
+export const ADMIN: Caller = {
+  tokenName: 'admin',
+  kind: 'token',
+  userId: 1,
+  role: 'admin',
+  projects: ['*'],
+  credential: { check: () => 'admin' },
+  permission: 'NONE',
+}
 /** May not list tokens (GET /api/admin/api-tokens needs ADMIN): sees no token events. */
-export const VIEWER: Caller = { tokenName: 'viewer', kind: 'token', userId: 2, role: 'viewer', projects: ['*'], credential: { check: () => 'viewer' }, permission: 'NONE' }
+export const VIEWER: Caller = {
+  tokenName: 'viewer',
+  kind: 'token',
+  userId: 2,
+  role: 'viewer',
+  projects: ['*'],
+  credential: { check: () => 'viewer' },
+  permission: 'NONE',
+}
 /** Limited to two projects: sees their events only, none without a project. */
-export const SCOPED: Caller = { tokenName: 'scoped', kind: 'token', userId: 3, role: 'editor', projects: ['checkout', 'search'], credential: { check: () => 'editor' }, permission: 'NONE' }
+export const SCOPED: Caller = {
+  tokenName: 'scoped',
+  kind: 'token',
+  userId: 3,
+  role: 'editor',
+  projects: ['checkout', 'search'],
+  credential: { check: () => 'editor' },
+  permission: 'NONE',
+}
 const TOKEN_EVENTS = ['api-token-created', 'api-token-deleted']
-const WORDS = ['alpha', '𐐀𝐀x', 'Beta', 'other', 'mother', 'ÄPFEL', 'straße', 'naïve', '日本語', 'emoji🎉', 'a_b', 'x-y', 'C++', '50%', 'null', 'true', '"quoted"', 'back\\slash', 'İstanbul', 'ﬁle']
-const TYPES = ['feature-created', 'feature-updated', 'feature-archived', 'feature-tagged', 'project-created', 'api-token-created', 'api-token-deleted']
+const WORDS = [
+  'alpha',
+  '𐐀𝐀x',
+  'Beta',
+  'other',
+  'mother',
+  'ÄPFEL',
+  'straße',
+  'naïve',
+  '日本語',
+  'emoji🎉',
+  'a_b',
+  'x-y',
+  'C++',
+  '50%',
+  'null',
+  'true',
+  '"quoted"',
+  'back\\slash',
+  'İstanbul',
+  'ﬁle',
+]
+const TYPES = [
+  'feature-created',
+  'feature-updated',
+  'feature-archived',
+  'feature-tagged',
+  'project-created',
+  'api-token-created',
+  'api-token-deleted',
+]
 const PROJECTS = ['default', 'checkout', 'search', null]
 const FEATURES = ['alpha-flag', 'beta', 'gamma.flag', null]
 const ENVIRONMENTS = ['development', 'production', null]
-const CREATORS: [string, number | null][] = [['admin-bootstrap', -42], ['ci', 7], ['ops', 12], ['system', null]]
+const CREATORS: [string, number | null][] = [
+  ['admin-bootstrap', -42],
+  ['ci', 7],
+  ['ops', 12],
+  ['system', null],
+]
 
 function randomText(random: Random): string {
   const parts: string[] = []
@@ -75,9 +133,49 @@ export function separatorQuery(random: Random, events: EventRecord[]): string {
       return chars.slice(start, start + random.int(1, 4)).join('')
     }
     case 3:
-      return random.pick(['"', ':', ',', '{', '}', '[', ']', '-', '.', '_', '%', '+', '\\', '🎉', '"'.repeat(12), ':'.repeat(9), ', '.repeat(7), '}}}}}}}}', '🎉🎉🎉'])
+      return random.pick([
+        '"',
+        ':',
+        ',',
+        '{',
+        '}',
+        '[',
+        ']',
+        '-',
+        '.',
+        '_',
+        '%',
+        '+',
+        '\\',
+        '🎉',
+        '"'.repeat(12),
+        ':'.repeat(9),
+        ', '.repeat(7),
+        '}}}}}}}}',
+        '🎉🎉🎉',
+      ])
     case 4:
-      return random.pick(['";"', ';;', '":"', '","', '":{"', '"}', '" ', ' "', '  ', ' ', ' , ', ' ":', '": ', '":null', '"\\"', '🎉"', '\\\\'].filter((needle) => !/[\p{L}\p{N}]/u.test(needle)))
+      return random.pick(
+        [
+          '";"',
+          ';;',
+          '":"',
+          '","',
+          '":{"',
+          '"}',
+          '" ',
+          ' "',
+          '  ',
+          ' ',
+          ' , ',
+          ' ":',
+          '": ',
+          '":null',
+          '"\\"',
+          '🎉"',
+          '\\\\',
+        ].filter(needle => !/[\p{L}\p{N}]/u.test(needle)),
+      )
     default:
       return random.pick(['', ' ', '  ']) + random.pick(chars) + random.pick(['', ' ', '  '])
   }
@@ -113,8 +211,22 @@ export function randomParams(random: Random, events: EventRecord[]): URLSearchPa
   filter('project', PROJECTS)
   filter('feature', FEATURES)
   filter('environment', ENVIRONMENTS)
-  filter('createdBy', CREATORS.flatMap(([name, id]) => [name, id === null ? null : String(id)]))
-  if (random.chance(0.2)) params.set('id', `IS_ANY_OF:${random.some(events.map((e) => String(e.id)), 5).join(',') || '1'}`)
+  filter(
+    'createdBy',
+    CREATORS.flatMap(([name, id]) => [name, id === null ? null : String(id)]),
+  )
+  if (random.chance(0.2))
+    params.set(
+      'id',
+      `IS_ANY_OF:${
+        random
+          .some(
+            events.map(e => String(e.id)),
+            5,
+          )
+          .join(',') || '1'
+      }`,
+    )
   if (random.chance(0.3)) params.set(random.pick(['createdAtFrom', 'from']), `IS:${day(random.pick(events).createdAt)}`)
   if (random.chance(0.3)) params.set(random.pick(['createdAtTo', 'to']), `IS:${day(random.pick(events).createdAt)}`)
   if (random.chance(0.6)) params.set('query', randomQuery(random, events))
@@ -125,7 +237,12 @@ export function randomParams(random: Random, events: EventRecord[]): URLSearchPa
 
 function values(raw: string | null): string[] | null {
   if (raw === null) return null
-  if (raw.startsWith('IS_ANY_OF:')) return raw.slice(10).split(',').map((v) => v.trim()).filter(Boolean)
+  if (raw.startsWith('IS_ANY_OF:'))
+    return raw
+      .slice(10)
+      .split(',')
+      .map(v => v.trim())
+      .filter(Boolean)
   return [raw.slice(3).trim()].filter(Boolean)
 }
 
@@ -139,36 +256,43 @@ export function bruteForce(events: EventRecord[], params: URLSearchParams, calle
   const from = params.get('createdAtFrom') ?? params.get('from')
   const to = params.get('createdAtTo') ?? params.get('to')
   const query = params.get('query')?.toLowerCase() || null
-  const matches = events.filter((event) => {
+  const matches = events.filter(event => {
     if (caller.role !== 'admin' && TOKEN_EVENTS.includes(event.type)) return false
     if (!caller.projects.includes('*') && !caller.projects.includes(event.project as string)) return false
     if (type && !type.includes(event.type)) return false
     if (project && !project.includes(event.project as string)) return false
     if (feature && !feature.includes(event.featureName as string)) return false
     if (environment && !environment.includes(event.environment as string)) return false
-    if (createdBy && !createdBy.includes(event.createdBy) && !createdBy.includes(String(event.createdByUserId))) return false
+    if (createdBy && !createdBy.includes(event.createdBy) && !createdBy.includes(String(event.createdByUserId)))
+      return false
     if (ids && !ids.includes(String(event.id))) return false
     if (from && day(event.createdAt) < from.slice(3)) return false
     if (to && day(event.createdAt) > to.slice(3)) return false
     if (query) {
-      const text = [event.data, event.preData, event.tags].map((part) => JSON.stringify(part).toLowerCase())
-      if (!text.some((part) => part.includes(query))) return false
+      const text = [event.data, event.preData, event.tags].map(part => JSON.stringify(part).toLowerCase())
+      if (!text.some(part => part.includes(query))) return false
     }
     return true
   })
   matches.sort((a, b) => b.id - a.id)
   const offset = Number(params.get('offset') ?? 0)
   const limit = Number(params.get('limit') ?? 50)
-  return { ids: matches.slice(offset, offset + limit).map((e) => e.id), total: matches.length }
+  return { ids: matches.slice(offset, offset + limit).map(e => e.id), total: matches.length }
 }
 
 /** The events of a data directory's log, read straight from its `events.jsonl`. */
 export function logEvents(dataDir: string): EventRecord[] {
-  return readFileSync(join(dataDir, 'events.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as EventRecord)
+  return readFileSync(join(dataDir, 'events.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map(line => JSON.parse(line) as EventRecord)
 }
 
 /** What a search of a data directory's log must answer, by brute force over the file (up to 1,000 events unless `limit` says). */
-export function scanLog(dataDir: string, params: URLSearchParams | Record<string, string>): { ids: number[]; total: number } {
+export function scanLog(
+  dataDir: string,
+  params: URLSearchParams | Record<string, string>,
+): { ids: number[]; total: number } {
   const asked = new URLSearchParams(params)
   if (!asked.has('limit')) asked.set('limit', '1000')
   return bruteForce(logEvents(dataDir), asked)

@@ -29,35 +29,54 @@ const SEGMENT = 64
 const dirs: { remove(): void }[] = []
 const services: EventsService[] = []
 afterAll(() => {
-  services.forEach((service) => service.close())
-  dirs.forEach((dir) => dir.remove())
+  services.forEach(service => service.close())
+  dirs.forEach(dir => dir.remove())
 })
 
 function dataDir(events: EventRecord[]): string {
   const dir = tempDir('flags-rebuild-')
   dirs.push(dir)
-  writeFileSync(join(dir.path, 'events.jsonl'), events.map((event) => JSON.stringify(event) + '\n').join(''), { mode: 0o600 })
+  writeFileSync(join(dir.path, 'events.jsonl'), events.map(event => JSON.stringify(event) + '\n').join(''), {
+    mode: 0o600,
+  })
   return dir.path
 }
 
-const segmentFiles = (dir: string) => (existsSync(join(dir, SEARCH_DIR)) ? readdirSync(join(dir, SEARCH_DIR)).filter((name) => name.endsWith('.seg')).sort() : [])
+const segmentFiles = (dir: string) =>
+  existsSync(join(dir, SEARCH_DIR))
+    ? readdirSync(join(dir, SEARCH_DIR))
+        .filter(name => name.endsWith('.seg'))
+        .sort()
+    : []
 
 /** The search of a directory's log as the worker opens it, driven step by step by the test. */
 async function openDirect(dir: string, lastId: number) {
   const notices: string[] = []
   const path = join(dir, 'events.jsonl')
-  const segmented = new SegmentedSearch(path, { dataDir: dir, segmentEvents: SEGMENT, commonAfter: 20, readBackLimit: 0, log: (message) => notices.push(message) })
+  const segmented = new SegmentedSearch(path, {
+    dataDir: dir,
+    segmentEvents: SEGMENT,
+    commonAfter: 20,
+    readBackLimit: 0,
+    log: message => notices.push(message),
+  })
   segmented.openSegments(lastId)
   const toBuild = segmented.planRebuild(lastId)
-  await readEventLines(path, lastId, (line, event) => segmented.add(line, event), { id: segmented.size, offset: segmented.logEnd })
+  await readEventLines(path, lastId, (line, event) => segmented.add(line, event), {
+    id: segmented.size,
+    offset: segmented.logEnd,
+  })
   return { segmented, notices, toBuild }
 }
 
 function searchDirect(segmented: SegmentedSearch, params: URLSearchParams, caller: Caller) {
   const result = segmented.search(parseEventQuery(Object.fromEntries(params)), visibilityOf(caller))
-  const body = JSON.parse(new TextDecoder().decode(segmented.pageJson(result))) as { events: EventRecord[]; total: number }
+  const body = JSON.parse(new TextDecoder().decode(segmented.pageJson(result))) as {
+    events: EventRecord[]
+    total: number
+  }
   expect(body.total).toBe(result.total)
-  return { ids: body.events.map((event) => event.id), total: body.total }
+  return { ids: body.events.map(event => event.id), total: body.total }
 }
 
 function randomSearch(random: Random, events: EventRecord[]) {
@@ -67,19 +86,29 @@ function randomSearch(random: Random, events: EventRecord[]) {
 }
 
 /** Random searches between random steps of the rebuild (and appends), each checked, until it is done. */
-async function searchWhileRebuilding(segmented: SegmentedSearch, dir: string, events: EventRecord[], more: EventRecord[], random: Random, label: string) {
+async function searchWhileRebuilding(
+  segmented: SegmentedSearch,
+  dir: string,
+  events: EventRecord[],
+  more: EventRecord[],
+  random: Random,
+  label: string,
+) {
   let searched = 0
   for (let round = 0; segmented.rebuilding; round++) {
     for (let k = random.int(1, 4); k > 0; k--) {
       const { params, caller } = randomSearch(random, events)
       const context = `${label} round ${round} as ${caller.tokenName}: ?${params}`
-      expect({ context, ...searchDirect(segmented, params, caller) }).toEqual({ context, ...bruteForce(events, params, caller) })
+      expect({ context, ...searchDirect(segmented, params, caller) }).toEqual({
+        context,
+        ...bruteForce(events, params, caller),
+      })
       searched++
     }
     // A commit meanwhile: appended to the log, then handed over, as the service does.
     if (more.length > 0 && random.chance(0.3)) {
       const batch = more.splice(0, random.int(1, 12))
-      appendFileSync(join(dir, 'events.jsonl'), batch.map((event) => JSON.stringify(event) + '\n').join(''))
+      appendFileSync(join(dir, 'events.jsonl'), batch.map(event => JSON.stringify(event) + '\n').join(''))
       for (const event of batch) segmented.add(JSON.stringify(event), event)
       events.push(...batch)
     }
@@ -116,17 +145,58 @@ describe('searches during a rebuild of the segments', () => {
     // and separators of the line around data, a data object with keys named like the line's own.
     const texts = ['5 \u212A', 'İSTANBUL zuİ', 'Kilo', 'the "preData": key', 'ends with i', 'ﬁle']
     events.forEach((event, i) => {
-      if (i % 3 === 0) event.data = { description: texts[i % texts.length], preData: { tags: 'x' }, type: 'feature-created', createdBy: 'ci' }
+      if (i % 3 === 0)
+        event.data = {
+          description: texts[i % texts.length],
+          preData: { tags: 'x' },
+          type: 'feature-created',
+          createdBy: 'ci',
+        }
       if (i % 5 === 0) event.preData = { note: texts[(i + 1) % texts.length] }
     })
     const dir = dataDir(events)
     const { segmented } = await openDirect(dir, 300)
-    const needles = ['"data":', 'null,"data', 'data":{"description', ']}', 'zui', 'zui̇', 'k', '5 k', 'kilo', 'i', 'i̇', 'istanbul', 'İstanbul', 'ﬁ', 'fi', 'with i', 'predata', '"predata":', 'predata":{', '},"predata', 'tags', '"tags":[', 'x"}}', 'feature-created', '"createdby":"ci"', 'ci', 'null', '}', '":', 'description', '"id":']
+    const needles = [
+      '"data":',
+      'null,"data',
+      'data":{"description',
+      ']}',
+      'zui',
+      'zui̇',
+      'k',
+      '5 k',
+      'kilo',
+      'i',
+      'i̇',
+      'istanbul',
+      'İstanbul',
+      'ﬁ',
+      'fi',
+      'with i',
+      'predata',
+      '"predata":',
+      'predata":{',
+      '},"predata',
+      'tags',
+      '"tags":[',
+      'x"}}',
+      'feature-created',
+      '"createdby":"ci"',
+      'ci',
+      'null',
+      '}',
+      '":',
+      'description',
+      '"id":',
+    ]
     for (const query of needles) {
       for (const caller of [ADMIN, VIEWER, SCOPED]) {
         const params = new URLSearchParams({ query, limit: '7', offset: String(random.int(0, 3)) })
         if (random.chance(0.3)) params.set('type', 'IS:feature-created')
-        expect({ query, ...searchDirect(segmented, params, caller) }).toEqual({ query, ...bruteForce(events, params, caller) })
+        expect({ query, ...searchDirect(segmented, params, caller) }).toEqual({
+          query,
+          ...bruteForce(events, params, caller),
+        })
       }
     }
     expect(segmented.rebuilding).toBe(true)
@@ -168,13 +238,16 @@ describe('searches during a rebuild of the segments', () => {
     // Stopped halfway through building the next one (the process killed): a few events read, and a temporary file it was writing.
     first.segmented.rebuildStep(20)
     const written = segmentFiles(dir)
-    const inodes = written.map((name) => statSync(join(dir, SEARCH_DIR, name)).ino)
+    const inodes = written.map(name => statSync(join(dir, SEARCH_DIR, name)).ino)
     writeFileSync(join(dir, SEARCH_DIR, '.events-000000000129-64.seg.tmp'), 'half a segment')
     const again = await openDirect(dir, 600)
     // The four written are used as they are; the other five are built.
     expect(again.toBuild).toBe(5 * SEGMENT)
-    expect(written.map((name) => statSync(join(dir, SEARCH_DIR, name)).ino)).toEqual(inodes)
-    expect(again.notices).toEqual([expect.stringContaining('not a segment'), expect.stringContaining('missing for events 1–320')])
+    expect(written.map(name => statSync(join(dir, SEARCH_DIR, name)).ino)).toEqual(inodes)
+    expect(again.notices).toEqual([
+      expect.stringContaining('not a segment'),
+      expect.stringContaining('missing for events 1–320'),
+    ])
     await searchWhileRebuilding(again.segmented, dir, events, [], random, 'after a restart')
     expect(segmentFiles(dir)).toHaveLength(9)
     const third = await openDirect(dir, 600)
@@ -187,7 +260,14 @@ describe('a line read without parsing its data (how segments are built)', () => 
   test('gives the head and searchable text the parsed event gives, or declines where keys repeat inside the texts', () => {
     const random = seededRandom(17)
     const events = randomEvents(random, 400)
-    const tricky = [{ a: 0, preData: 1 }, { a: 0, tags: [',"tags":'] }, { a: 0, data: { b: 0, preData: null } }, 'x,"preData":y', { a: ',"data":' }, [{ type: 'simple', value: '","tags":[' }]]
+    const tricky = [
+      { a: 0, preData: 1 },
+      { a: 0, tags: [',"tags":'] },
+      { a: 0, data: { b: 0, preData: null } },
+      'x,"preData":y',
+      { a: ',"data":' },
+      [{ type: 'simple', value: '","tags":[' }],
+    ]
     events.forEach((event, i) => {
       if (i % 4 === 1) event.data = { nested: random.pick(tricky) } as EventRecord['data']
       if (i % 4 === 2) event.preData = { nested: random.pick(tricky) } as EventRecord['preData']
@@ -220,7 +300,12 @@ describe('the service during a rebuild', () => {
     const dir = dataDir(events)
     let listener: CommitListener = () => {}
     const service = new EventsService(
-      { lastEventId: 1000, eventLogPath: join(dir, 'events.jsonl'), readEventLines: async () => {}, onCommit: (fn) => (listener = fn) },
+      {
+        lastEventId: 1000,
+        eventLogPath: join(dir, 'events.jsonl'),
+        readEventLines: async () => {},
+        onCommit: fn => (listener = fn),
+      },
       // Two events a step, a pause of 5 ms after each: the rebuild of 960 events takes seconds.
       // The part not yet rebuilt is read from the log, the segments built read no event back (readBackLimit 0).
       { commonAfter: 20, segmentEvents: SEGMENT, rebuild: { stepEvents: 2, pauseMs: 5 }, readBackLimit: 0 },
@@ -231,8 +316,8 @@ describe('the service during a rebuild', () => {
     for (let round = 0; round < 400 && (service.segmentsRebuilding || round < 60); round++) {
       if (round % 10 === 5 && events.length < all.length) {
         const batch = all.slice(events.length, events.length + 20)
-        const lines = batch.map((event) => JSON.stringify(event))
-        appendFileSync(join(dir, 'events.jsonl'), lines.map((line) => line + '\n').join(''))
+        const lines = batch.map(event => JSON.stringify(event))
+        appendFileSync(join(dir, 'events.jsonl'), lines.map(line => line + '\n').join(''))
         listener(batch, lines)
         events.push(...batch)
       }
@@ -241,7 +326,10 @@ describe('the service during a rebuild', () => {
       const page = await service.search(parseEventQuery(Object.fromEntries(params)), caller)
       const body = JSON.parse(new TextDecoder().decode(page.body)) as { events: EventRecord[]; total: number }
       const context = `round ${round} as ${caller.tokenName}: ?${params}`
-      expect({ context, ids: body.events.map((event) => event.id), total: body.total }).toEqual({ context, ...bruteForce(events, params, caller) })
+      expect({ context, ids: body.events.map(event => event.id), total: body.total }).toEqual({
+        context,
+        ...bruteForce(events, params, caller),
+      })
       if (rebuilding) during++
     }
     expect(during).toBeGreaterThan(0)

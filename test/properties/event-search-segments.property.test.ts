@@ -7,7 +7,16 @@
  * and repaired from the log.
  */
 import { afterAll, describe, expect, test } from 'bun:test'
-import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs'
+import {
+  appendFileSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import { parseEventQuery } from '../../src/features/events/event-query'
 import { EventsService } from '../../src/features/events/events.service'
@@ -24,15 +33,17 @@ const SEGMENT = 64
 const services: EventsService[] = []
 const dirs: { remove(): void }[] = []
 afterAll(() => {
-  services.forEach((service) => service.close())
-  dirs.forEach((dir) => dir.remove())
+  services.forEach(service => service.close())
+  dirs.forEach(dir => dir.remove())
 })
 
 /** A data directory holding `events` in its log. */
 function dataDir(events: EventRecord[]): string {
   const dir = tempDir('flags-segments-')
   dirs.push(dir)
-  writeFileSync(join(dir.path, 'events.jsonl'), events.map((event) => JSON.stringify(event) + '\n').join(''), { mode: 0o600 })
+  writeFileSync(join(dir.path, 'events.jsonl'), events.map(event => JSON.stringify(event) + '\n').join(''), {
+    mode: 0o600,
+  })
   return dir.path
 }
 
@@ -41,11 +52,16 @@ async function open(dir: string, lastId: number, options: { buildIndex?: boolean
   let listener: CommitListener = () => {}
   const notices: string[] = []
   const service = new EventsService(
-    { lastEventId: lastId, eventLogPath: join(dir, 'events.jsonl'), readEventLines: async () => {}, onCommit: (fn) => (listener = fn) },
+    {
+      lastEventId: lastId,
+      eventLogPath: join(dir, 'events.jsonl'),
+      readEventLines: async () => {},
+      onCommit: fn => (listener = fn),
+    },
     // No event is read back from the log: the segments decide every well-formed needle (search-work.ts).
     { commonAfter: 20, segmentEvents: SEGMENT, readBackLimit: 0, ...options },
   )
-  service.onNotice = (message) => notices.push(message)
+  service.onNotice = message => notices.push(message)
   services.push(service)
   await service.load()
   // Segments missing at start are built in the background (searches meanwhile are the subject of
@@ -54,8 +70,8 @@ async function open(dir: string, lastId: number, options: { buildIndex?: boolean
   if (options.buildIndex !== false) while (!service.indexReady) await Bun.sleep(1)
   /** Commits events as the store does: appended to the log, then told. */
   const commit = (events: EventRecord[]) => {
-    const lines = events.map((event) => JSON.stringify(event))
-    appendFileSync(join(dir, 'events.jsonl'), lines.map((line) => line + '\n').join(''))
+    const lines = events.map(event => JSON.stringify(event))
+    appendFileSync(join(dir, 'events.jsonl'), lines.map(line => line + '\n').join(''))
     listener(events, lines)
   }
   return { service, notices, commit }
@@ -65,7 +81,7 @@ async function search(service: EventsService, params: URLSearchParams, caller: C
   const page = await service.search(parseEventQuery(Object.fromEntries(params)), caller)
   const body = JSON.parse(new TextDecoder().decode(page.body)) as { events: EventRecord[]; total: number }
   expect(body.total).toBe(page.total)
-  return { ids: body.events.map((event) => event.id), total: body.total }
+  return { ids: body.events.map(event => event.id), total: body.total }
 }
 
 /** `rounds` random searches, each equal to the brute force over `events`. */
@@ -118,7 +134,7 @@ describe('segments of the event log', () => {
       expect(page.total).toBe(300)
       seen.push(...page.ids)
     }
-    expect(seen).toEqual(events.map((event) => event.id).reverse())
+    expect(seen).toEqual(events.map(event => event.id).reverse())
   })
 })
 
@@ -129,24 +145,49 @@ describe('segments of the event log', () => {
  * differing by a character; words whose lower case differs in length or by context (İ, ß, final Σ,
  * ligatures, combining marks).
  */
-const PHRASE_WORDS = ['alpha', 'beta', 'Alpha', 'BETA', 'alphabet', 'ab', 'a', 'b', 'İstanbul', 'ΣΑΣ', 'σας', 'straße', 'STRASSE', 'ﬁle', 'naïve', 'nai\u0308ve', '日本', '42', '4']
-const PHRASE_GAPS = [' ', '  ', '-', '.', '. ', ', ', ' -- ', '::', ':', '/', '_', '"', '\'', ' (', ') ', '\\', '🎉', '']
+const PHRASE_WORDS = [
+  'alpha',
+  'beta',
+  'Alpha',
+  'BETA',
+  'alphabet',
+  'ab',
+  'a',
+  'b',
+  'İstanbul',
+  'ΣΑΣ',
+  'σας',
+  'straße',
+  'STRASSE',
+  'ﬁle',
+  'naïve',
+  'nai\u0308ve',
+  '日本',
+  '42',
+  '4',
+]
+const PHRASE_GAPS = [' ', '  ', '-', '.', '. ', ', ', ' -- ', '::', ':', '/', '_', '"', "'", ' (', ') ', '\\', '🎉', '']
 
 function phraseText(random: Random): string {
   let text = random.chance(0.2) ? random.pick(PHRASE_GAPS) : ''
-  for (let i = random.int(1, 7); i > 0; i--) text += random.pick(PHRASE_WORDS) + (i > 1 || random.chance(0.2) ? random.pick(PHRASE_GAPS) : '')
+  for (let i = random.int(1, 7); i > 0; i--)
+    text += random.pick(PHRASE_WORDS) + (i > 1 || random.chance(0.2) ? random.pick(PHRASE_GAPS) : '')
   return text
 }
 
 function phraseEvents(random: Random, count: number): EventRecord[] {
-  return randomEvents(random, count).map((event) => {
+  return randomEvents(random, count).map(event => {
     const text = phraseText(random)
     // The same words in another field, often rearranged or with another separator.
     const words = text.split(/([\p{L}\p{N}\p{M}]+)/u)
-    const other = random.chance(0.5) ? words.reverse().join('') : text.replace(/[^\p{L}\p{N}\p{M}]+/u, random.pick(PHRASE_GAPS))
+    const other = random.chance(0.5)
+      ? words.reverse().join('')
+      : text.replace(/[^\p{L}\p{N}\p{M}]+/u, random.pick(PHRASE_GAPS))
     return {
       ...event,
-      data: random.chance(0.9) ? { text, n: random.int(0, 9), [random.pick(PHRASE_WORDS)]: random.pick([true, null, 'alpha']) } : random.pick([null, { v: 42 }, { v: 'alpha beta' }, { v: ['ab', 'beta'] }]),
+      data: random.chance(0.9)
+        ? { text, n: random.int(0, 9), [random.pick(PHRASE_WORDS)]: random.pick([true, null, 'alpha']) }
+        : random.pick([null, { v: 42 }, { v: 'alpha beta' }, { v: ['ab', 'beta'] }]),
       preData: random.chance(0.6) ? { text: other } : null,
       tags: random.chance(0.4) ? [{ type: random.pick(PHRASE_WORDS), value: phraseText(random) }] : [],
     }
@@ -165,8 +206,12 @@ function phraseQuery(random: Random, events: EventRecord[]): string {
   let needle = first + pieces.slice(from + 1, to).join('') + last
   // Two pairs of words the text holds, joined on their shared word: the triple may be nowhere.
   const word = 1 + 2 * random.int(0, Math.max(0, (pieces.length - 4) / 2))
-  const joined = pieces.findIndex((piece, j) => j % 2 === 1 && j + 2 < pieces.length && j !== word + 2 && piece.toLowerCase() === pieces[word + 2]?.toLowerCase())
-  if (joined !== -1 && random.chance(0.6)) return pieces.slice(word, word + 3).join('') + pieces.slice(joined + 1, joined + 3).join('')
+  const joined = pieces.findIndex(
+    (piece, j) =>
+      j % 2 === 1 && j + 2 < pieces.length && j !== word + 2 && piece.toLowerCase() === pieces[word + 2]?.toLowerCase(),
+  )
+  if (joined !== -1 && random.chance(0.6))
+    return pieces.slice(word, word + 3).join('') + pieces.slice(joined + 1, joined + 3).join('')
   if (random.chance(0.25)) needle = needle.replace(/[^\p{L}\p{N}\p{M}]+/u, random.pick(PHRASE_GAPS))
   if (random.chance(0.15)) needle = needle.replace(/[\p{L}\p{N}\p{M}]+/u, random.pick(PHRASE_WORDS))
   if (random.chance(0.1)) needle = `${random.pick(PHRASE_WORDS)}${random.pick(PHRASE_GAPS)}${random.pick(PHRASE_WORDS)}`
@@ -188,7 +233,17 @@ describe('queries of several words or with separators are decided from the token
           params.set('query', phraseQuery(random, all))
           if (random.chance(0.3)) params.set('offset', String(random.int(0, 60)))
           const expected = bruteForce(all, params)
-          answers.push(search(service, params).then((actual) => void expect({ label, round, query: params.get('query'), ...actual }).toEqual({ label, round, query: params.get('query'), ...expected })))
+          answers.push(
+            search(service, params).then(
+              actual =>
+                void expect({ label, round, query: params.get('query'), ...actual }).toEqual({
+                  label,
+                  round,
+                  query: params.get('query'),
+                  ...expected,
+                }),
+            ),
+          )
         }
         return Promise.all(answers)
       }
@@ -211,7 +266,13 @@ test('the last of several words tested term by term (standing for too many terms
   const events = phraseEvents(random, 400)
   const dir = dataDir(events)
   // Every last word counts as standing for too many terms.
-  const segmented = new SegmentedSearch(join(dir, 'events.jsonl'), { dataDir: dir, segmentEvents: SEGMENT, commonAfter: 20, manyTerms: 0, readBackLimit: 0 })
+  const segmented = new SegmentedSearch(join(dir, 'events.jsonl'), {
+    dataDir: dir,
+    segmentEvents: SEGMENT,
+    commonAfter: 20,
+    manyTerms: 0,
+    readBackLimit: 0,
+  })
   segmented.openSegments(events.length)
   for (const event of events) segmented.add(JSON.stringify(event), event)
   while (!segmented.indexStep(1000));
@@ -221,17 +282,21 @@ test('the last of several words tested term by term (standing for too many terms
     params.set('query', phraseQuery(random, events))
     const expected = bruteForce(events, params)
     const result = segmented.search(parseEventQuery(Object.fromEntries(params)), { projects: null, hiddenTypes: [] })
-    const actual = { ids: result.events.map((index) => index + 1), total: result.total }
+    const actual = { ids: result.events.map(index => index + 1), total: result.total }
     expect({ round, query: params.get('query'), ...actual }).toEqual({ round, query: params.get('query'), ...expected })
   }
 })
 
 describe('damaged or missing segments are ignored and rebuilt from the log', () => {
   const damages: [string, (path: string) => void, RegExp][] = [
-    ['a segment cut short (a crash in the middle of writing it)', (path) => truncateSync(path, statSync(path).size - 100), /bytes, not/],
+    [
+      'a segment cut short (a crash in the middle of writing it)',
+      path => truncateSync(path, statSync(path).size - 100),
+      /bytes, not/,
+    ],
     [
       'a segment with a flipped byte (bad checksum)',
-      (path) => {
+      path => {
         const bytes = readFileSync(path)
         bytes[bytes.length - 3] ^= 0x55
         writeFileSync(path, bytes)
@@ -240,15 +305,15 @@ describe('damaged or missing segments are ignored and rebuilt from the log', () 
     ],
     [
       'a segment of an older format',
-      (path) => {
+      path => {
         const bytes = readFileSync(path)
         bytes.writeUInt32LE(0, 8)
         writeFileSync(path, bytes)
       },
       /version 0/,
     ],
-    ['a segment deleted by hand', (path) => rmSync(path), /segments missing for events 129–192 /],
-    ['a file that is not a segment', (path) => writeFileSync(path, 'garbage'), /not a segment/],
+    ['a segment deleted by hand', path => rmSync(path), /segments missing for events 129–192 /],
+    ['a file that is not a segment', path => writeFileSync(path, 'garbage'), /not a segment/],
   ]
   for (const [what, damage, notice] of damages) {
     test(what, async () => {
@@ -263,7 +328,7 @@ describe('damaged or missing segments are ignored and rebuilt from the log', () 
       damage(join(dir, SEARCH_DIR, before[2]))
       const again = await open(dir, 330)
       // The third segment is ignored and rebuilt from the log; the others, whole, are used as they are.
-      expect(again.notices.some((message) => notice.test(message))).toBe(true)
+      expect(again.notices.some(message => notice.test(message))).toBe(true)
       expect(segmentFiles(dir)).toEqual(before)
       expect([before[0], before[1], before[3], before[4]].map(inode)).toEqual(kept)
       await agrees(again.service, events, random, 60, what)
@@ -289,9 +354,9 @@ describe('damaged or missing segments are ignored and rebuilt from the log', () 
     const dir = dataDir(randomEvents(seededRandom(41), 256))
     ;(await open(dir, 256)).service.close()
     const other = randomEvents(seededRandom(42), 256)
-    writeFileSync(join(dir, 'events.jsonl'), other.map((event) => JSON.stringify(event) + '\n').join(''))
+    writeFileSync(join(dir, 'events.jsonl'), other.map(event => JSON.stringify(event) + '\n').join(''))
     const again = await open(dir, 256)
-    expect(again.notices.some((message) => /does not match the event log/.test(message))).toBe(true)
+    expect(again.notices.some(message => /does not match the event log/.test(message))).toBe(true)
     await agrees(again.service, other, seededRandom(43), 60, 'another log')
   })
 
@@ -299,6 +364,7 @@ describe('damaged or missing segments are ignored and rebuilt from the log', () 
     const dir = dataDir(randomEvents(seededRandom(51), 130))
     await open(dir, 130)
     expect((statSync(join(dir, SEARCH_DIR)).mode & 0o777).toString(8)).toBe('700')
-    for (const name of segmentFiles(dir)) expect((statSync(join(dir, SEARCH_DIR, name)).mode & 0o777).toString(8)).toBe('600')
+    for (const name of segmentFiles(dir))
+      expect((statSync(join(dir, SEARCH_DIR, name)).mode & 0o777).toString(8)).toBe('600')
   })
 })

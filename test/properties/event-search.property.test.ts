@@ -13,12 +13,14 @@ import { seededRandom } from '../random'
 import { ADMIN, bruteForce, randomEvents, randomParams, SCOPED, VIEWER } from './event-search-oracle'
 
 const services: EventsService[] = []
-afterAll(() => services.forEach((service) => service.close()))
+afterAll(() => services.forEach(service => service.close()))
 
 /** A store's readEventLines over `events`: the JSON lines of those after `after` up to `lastId`. */
-const readEventLinesOf = (events: readonly EventRecord[]) => async (lastId: number, onLine: (line: string) => void, after = 0) => {
-  for (const event of events) if (event.id > after && event.id <= lastId) onLine(JSON.stringify(event))
-}
+const readEventLinesOf =
+  (events: readonly EventRecord[]) =>
+  async (lastId: number, onLine: (line: string) => void, after = 0) => {
+    for (const event of events) if (event.id > after && event.id <= lastId) onLine(JSON.stringify(event))
+  }
 
 /**
  * The search (in its worker) over a fixed log, as the service sees a store holding it. A small
@@ -49,7 +51,7 @@ async function search(service: EventsService, params: URLSearchParams, caller: C
   const page = await service.search(parseEventQuery(Object.fromEntries(params)), caller)
   const body = JSON.parse(new TextDecoder().decode(page.body)) as { events: EventRecord[]; total: number }
   expect(body.total).toBe(page.total)
-  return { ids: body.events.map((event) => event.id), total: body.total, plan: page.plan }
+  return { ids: body.events.map(event => event.id), total: body.total, plan: page.plan }
 }
 
 describe('event search equals a brute-force filter', () => {
@@ -60,7 +62,9 @@ describe('event search equals a brute-force filter', () => {
       const scanning = await serviceOver(events, { buildIndex: false })
       const indexing = await indexed(await serviceOver(events))
       // A database's log: copied to local files as it is handed to the worker, and searched in segments (of 64 events here) as a data directory's.
-      const copied = await indexed(await serviceOver(events, { segmentEvents: 64 }, () => {}, { name: 'database', identity: 'test-log' }))
+      const copied = await indexed(
+        await serviceOver(events, { segmentEvents: 64 }, () => {}, { name: 'database', identity: 'test-log' }),
+      )
       const plans = new Set<string>()
       for (let round = 0; round < 150; round++) {
         const params = randomParams(random, events)
@@ -90,8 +94,14 @@ describe('event search equals a brute-force filter', () => {
   test('events added after the service started are searchable', async () => {
     const events = randomEvents(seededRandom(5), 20)
     let listener: CommitListener = () => {}
-    const service = await indexed(await serviceOver(events, {}, (fn) => (listener = fn)))
-    const extra: EventRecord = { ...events[0], id: 21, data: { description: 'brand-new-word' }, preData: null, tags: [] }
+    const service = await indexed(await serviceOver(events, {}, fn => (listener = fn)))
+    const extra: EventRecord = {
+      ...events[0],
+      id: 21,
+      data: { description: 'brand-new-word' },
+      preData: null,
+      tags: [],
+    }
     listener([extra], [JSON.stringify(extra)])
     expect((await search(service, new URLSearchParams({ query: 'NEW-WOR' }))).ids).toEqual([21])
   })
@@ -103,7 +113,12 @@ describe('the worker started while a commit is being written', () => {
     const durable = events.slice(0, 29)
     let listener: CommitListener = () => {}
     // The store already counts event 30 (its commit is being written) but its log holds 29 events.
-    const store = { lastEventId: 29, eventLogPath: null, readEventLines: readEventLinesOf(durable), onCommit: (fn: CommitListener) => (listener = fn) }
+    const store = {
+      lastEventId: 29,
+      eventLogPath: null,
+      readEventLines: readEventLinesOf(durable),
+      onCommit: (fn: CommitListener) => (listener = fn),
+    }
     const service = new EventsService(store, {})
     services.push(service)
     store.lastEventId = 30
@@ -111,18 +126,18 @@ describe('the worker started while a commit is being written', () => {
     listener([events[29]], [JSON.stringify(events[29])])
     await loading
     const found = await search(service, new URLSearchParams({ limit: '1000' }))
-    expect(found.ids).toEqual(events.map((event) => event.id).reverse())
+    expect(found.ids).toEqual(events.map(event => event.id).reverse())
   })
 })
 
-describe('a database\'s log, read while the service is already ready', () => {
+describe("a database's log, read while the service is already ready", () => {
   test('ready comes before the log is read; searches wait for all of it and for commits made meanwhile', async () => {
     // More events than one message to the worker holds, read in pages as from a database.
     const events = randomEvents(seededRandom(12), 12_001)
     const durable = events.slice(0, 12_000)
     let listener: CommitListener = () => {}
     let release = () => {}
-    const paused = new Promise<void>((resolve) => (release = resolve))
+    const paused = new Promise<void>(resolve => (release = resolve))
     const store = {
       lastEventId: 12_000,
       eventLogPath: null,
@@ -131,7 +146,7 @@ describe('a database\'s log, read while the service is already ready', () => {
         for (let at = after; at < lastId; at += 1000) {
           if (at === 6000) await paused
           else await Bun.sleep(0)
-          durable.slice(at, Math.min(at + 1000, lastId)).forEach((event) => onLine(JSON.stringify(event)))
+          durable.slice(at, Math.min(at + 1000, lastId)).forEach(event => onLine(JSON.stringify(event)))
         }
       },
       onCommit: (fn: CommitListener) => (listener = fn),
@@ -156,7 +171,10 @@ describe('a database\'s log, read while the service is already ready', () => {
     const random = seededRandom(13)
     for (const params of [all, oldest, ...Array.from({ length: 30 }, () => randomParams(random, events))]) {
       const actual = await search(service, params)
-      expect({ params: `${params}`, ids: actual.ids, total: actual.total }).toEqual({ params: `${params}`, ...bruteForce(events, params) })
+      expect({ params: `${params}`, ids: actual.ids, total: actual.total }).toEqual({
+        params: `${params}`,
+        ...bruteForce(events, params),
+      })
     }
   }, 60_000)
 })
@@ -177,7 +195,7 @@ describe('a database that goes away while its log is read for search', () => {
             throw new Error('Connection closed')
           }
           await Bun.sleep(0)
-          events.slice(at, Math.min(at + 1000, lastId)).forEach((event) => onLine(JSON.stringify(event)))
+          events.slice(at, Math.min(at + 1000, lastId)).forEach(event => onLine(JSON.stringify(event)))
         }
       },
       onCommit: () => {},
@@ -185,7 +203,7 @@ describe('a database that goes away while its log is read for search', () => {
     const service = new EventsService(store, {})
     services.push(service)
     const notices: string[] = []
-    service.onNotice = (message) => notices.push(message)
+    service.onNotice = message => notices.push(message)
     await service.load()
     expect(failures).toBe(2)
     expect(notices).toEqual([
@@ -194,9 +212,16 @@ describe('a database that goes away while its log is read for search', () => {
     ])
     const random = seededRandom(22)
     const all = new URLSearchParams({ limit: '1000' })
-    for (const params of [all, new URLSearchParams({ limit: '1000', offset: '6500' }), ...Array.from({ length: 20 }, () => randomParams(random, events))]) {
+    for (const params of [
+      all,
+      new URLSearchParams({ limit: '1000', offset: '6500' }),
+      ...Array.from({ length: 20 }, () => randomParams(random, events)),
+    ]) {
       const actual = await search(service, params)
-      expect({ params: `${params}`, ids: actual.ids, total: actual.total }).toEqual({ params: `${params}`, ...bruteForce(events, params) })
+      expect({ params: `${params}`, ids: actual.ids, total: actual.total }).toEqual({
+        params: `${params}`,
+        ...bruteForce(events, params),
+      })
     }
     expect((await search(service, all)).total).toBe(7_000)
   })

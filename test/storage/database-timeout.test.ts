@@ -37,7 +37,8 @@ async function instances(config: DatabaseConfig): Promise<Api[]> {
   return apis
 }
 
-const created = (api: Api, flag: string) => api.events().filter((event) => event.type === 'feature-created' && event.featureName === flag).length
+const created = (api: Api, flag: string) =>
+  api.events().filter(event => event.type === 'feature-created' && event.featureName === flag).length
 
 describe.skipIf(!ON_POSTGRES)('PostgreSQL that stops answering', () => {
   test('frozen with SIGSTOP: writes answer 503 with Retry-After while it is frozen, /ready says not ready; once resumed every acknowledged write is there once and writes work', async () => {
@@ -54,56 +55,107 @@ describe.skipIf(!ON_POSTGRES)('PostgreSQL that stops answering', () => {
         const flag = `${id}-${n}`
         const during = frozen
         const answer = await api.createFlag('default', flag)
-        answers.push({ flag, status: answer.status, retryAfter: answer.headers.get('retry-after'), text: answer.text, frozen: during })
+        answers.push({
+          flag,
+          status: answer.status,
+          retryAfter: answer.headers.get('retry-after'),
+          text: answer.text,
+          frozen: during,
+        })
         if (answer.status !== 201) await Bun.sleep(20)
       }
     }
     const writers = [writer(a, 'a0'), writer(a, 'a1'), writer(b, 'b0'), writer(b, 'b1')]
-    await waitFor(() => answers.filter((answer) => answer.status === 201).length >= 20, 'writes acknowledged before the freeze')
+    await waitFor(
+      () => answers.filter(answer => answer.status === 201).length >= 20,
+      'writes acknowledged before the freeze',
+    )
 
     pg.freeze()
     frozen = true
     try {
       // Answered while the database is still frozen (it stays so until this block ends).
-      const refused = await withTimeout(Promise.all([a.createFlag('default', 'during-a'), b.createFlag('default', 'during-b')]), 6 * BOUND_MS)
+      const refused = await withTimeout(
+        Promise.all([a.createFlag('default', 'during-a'), b.createFlag('default', 'during-b')]),
+        6 * BOUND_MS,
+      )
       for (const answer of refused) {
-        expect({ status: answer.status, retryAfter: answer.headers.get('retry-after'), says: /PostgreSQL/.test(answer.text) }).toEqual({ status: 503, retryAfter: '1', says: true })
+        expect({
+          status: answer.status,
+          retryAfter: answer.headers.get('retry-after'),
+          says: /PostgreSQL/.test(answer.text),
+        }).toEqual({ status: 503, retryAfter: '1', says: true })
       }
       for (const api of [a, b]) {
-        await waitFor(async () => (await withTimeout(api.get('/ready', { token: null }), 6 * BOUND_MS)).status === 503, '/ready to say not ready', { ms: 6 * BOUND_MS })
+        await waitFor(
+          async () => (await withTimeout(api.get('/ready', { token: null }), 6 * BOUND_MS)).status === 503,
+          '/ready to say not ready',
+          { ms: 6 * BOUND_MS },
+        )
         const ready = await withTimeout(api.get('/ready', { token: null }), 6 * BOUND_MS)
         expect({ status: ready.status, says: /PostgreSQL/.test(ready.text) }).toEqual({ status: 503, says: true })
         // Reads go on from memory.
         expect((await api.listFlags('default')).status).toBe(200)
       }
       // Every writer is answered, more than once, while frozen.
-      await waitFor(() => ['a0', 'a1', 'b0', 'b1'].every((id) => answers.filter((answer) => answer.frozen && answer.flag.startsWith(`${id}-`)).length >= 2), 'every writer answered while frozen', { ms: 10 * BOUND_MS })
+      await waitFor(
+        () =>
+          ['a0', 'a1', 'b0', 'b1'].every(
+            id => answers.filter(answer => answer.frozen && answer.flag.startsWith(`${id}-`)).length >= 2,
+          ),
+        'every writer answered while frozen',
+        { ms: 10 * BOUND_MS },
+      )
     } finally {
       pg.thaw()
       frozen = false
     }
 
-    for (const api of [a, b]) await waitFor(async () => (await api.get('/ready', { token: null })).status === 200, '/ready once PostgreSQL answers again', { ms: 20_000 })
+    for (const api of [a, b])
+      await waitFor(
+        async () => (await api.get('/ready', { token: null })).status === 200,
+        '/ready once PostgreSQL answers again',
+        { ms: 20_000 },
+      )
     expectOk(await a.createFlag('default', 'after-a'), 201)
     expectOk(await b.createFlag('default', 'after-b'), 201)
     const afterThaw = answers.length
-    await waitFor(() => answers.slice(afterThaw).filter((answer) => answer.status === 201).length >= 20, 'writes acknowledged after the freeze')
+    await waitFor(
+      () => answers.slice(afterThaw).filter(answer => answer.status === 201).length >= 20,
+      'writes acknowledged after the freeze',
+    )
     writing = false
     await Promise.all(writers)
     await waitFor(() => a.lastEventId() === b.lastEventId(), 'both instances at the same event')
 
     // Only 503 (not saved) and, for a COMMIT that got no answer, 504 (unknown); each says why.
-    expect(answers.filter((answer) => ![201, 503, 504].includes(answer.status))).toEqual([])
-    expect(answers.filter((answer) => answer.status === 503 && answer.retryAfter === null)).toEqual([])
-    expect(answers.filter((answer) => answer.status === 503).length).toBeGreaterThan(0)
+    expect(answers.filter(answer => ![201, 503, 504].includes(answer.status))).toEqual([])
+    expect(answers.filter(answer => answer.status === 503 && answer.retryAfter === null)).toEqual([])
+    expect(answers.filter(answer => answer.status === 503).length).toBeGreaterThan(0)
     // Acknowledged: there, once. Refused: not there. Unknown: there at most once.
     const outcome = (flag: string) => ({ a: created(a, flag), b: created(b, flag) })
-    expect(answers.filter((answer) => answer.status === 201 && (created(a, answer.flag) !== 1 || created(b, answer.flag) !== 1)).map((answer) => ({ ...answer, ...outcome(answer.flag) }))).toEqual([])
-    expect(answers.filter((answer) => answer.status === 503 && (created(a, answer.flag) !== 0 || created(b, answer.flag) !== 0)).map((answer) => ({ ...answer, ...outcome(answer.flag) }))).toEqual([])
-    expect(answers.filter((answer) => answer.status === 504 && (created(a, answer.flag) > 1 || created(b, answer.flag) !== created(a, answer.flag))).map((answer) => ({ ...answer, ...outcome(answer.flag) }))).toEqual([])
+    expect(
+      answers
+        .filter(answer => answer.status === 201 && (created(a, answer.flag) !== 1 || created(b, answer.flag) !== 1))
+        .map(answer => ({ ...answer, ...outcome(answer.flag) })),
+    ).toEqual([])
+    expect(
+      answers
+        .filter(answer => answer.status === 503 && (created(a, answer.flag) !== 0 || created(b, answer.flag) !== 0))
+        .map(answer => ({ ...answer, ...outcome(answer.flag) })),
+    ).toEqual([])
+    expect(
+      answers
+        .filter(
+          answer =>
+            answer.status === 504 &&
+            (created(a, answer.flag) > 1 || created(b, answer.flag) !== created(a, answer.flag)),
+        )
+        .map(answer => ({ ...answer, ...outcome(answer.flag) })),
+    ).toEqual([])
     for (const flag of ['during-a', 'during-b']) expect(outcome(flag)).toEqual({ a: 0, b: 0 })
     // One log, gapless, the same on both instances, and their state with it.
-    expect(a.events().map((event) => event.id)).toEqual(Array.from({ length: a.lastEventId() }, (_, i) => i + 1))
+    expect(a.events().map(event => event.id)).toEqual(Array.from({ length: a.lastEventId() }, (_, i) => i + 1))
     expect(b.events()).toEqual(a.events())
     expect(b.services.store.state.flags).toEqual(a.services.store.state.flags)
   }, 90_000)
@@ -127,13 +179,22 @@ describe.skipIf(!ON_POSTGRES)('PostgreSQL that stops answering', () => {
     }
 
     const answer = await a.createFlag('default', 'in-doubt')
-    expect({ status: answer.status, name: (answer.body as { name?: string }).name, says: /may have been saved or not/.test(answer.text) }).toEqual({ status: 504, name: 'GatewayTimeout', says: true })
+    expect({
+      status: answer.status,
+      name: (answer.body as { name?: string }).name,
+      says: /may have been saved or not/.test(answer.text),
+    }).toEqual({ status: 504, name: 'GatewayTimeout', says: true })
     // The COMMIT took effect: A learns it from the log (once), as B does.
-    for (const api of [a, b]) await waitFor(async () => (await api.getFlag('default', 'in-doubt')).status === 200, 'the flag whose COMMIT went unanswered, on both instances', { ms: 20_000 })
+    for (const api of [a, b])
+      await waitFor(
+        async () => (await api.getFlag('default', 'in-doubt')).status === 200,
+        'the flag whose COMMIT went unanswered, on both instances',
+        { ms: 20_000 },
+      )
     expectOk(await a.createFlag('default', 'next'), 201)
     await waitFor(() => a.lastEventId() === b.lastEventId(), 'both instances at the same event')
     expect({ a: created(a, 'in-doubt'), b: created(b, 'in-doubt') }).toEqual({ a: 1, b: 1 })
-    expect(a.events().map((event) => event.id)).toEqual(Array.from({ length: a.lastEventId() }, (_, i) => i + 1))
+    expect(a.events().map(event => event.id)).toEqual(Array.from({ length: a.lastEventId() }, (_, i) => i + 1))
     expect(b.events()).toEqual(a.events())
   }, 60_000)
 })

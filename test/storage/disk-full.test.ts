@@ -35,7 +35,7 @@ class FaultyFileSystem implements FileSystem {
   faultsHit = 0
 
   private hits(path: string): Fault | null {
-    return this.fault && this.fault.path.test(path) ? this.fault : null
+    return this.fault?.path.test(path) ? this.fault : null
   }
 
   async open(path: string, flags: 'a' | 'w' | 'r+'): Promise<WritableFile> {
@@ -89,14 +89,19 @@ class FaultyFileSystem implements FileSystem {
   unlink = realFileSystem.unlink
 }
 
-let cleanups: (() => void | Promise<void>)[] = []
+const cleanups: (() => void | Promise<void>)[] = []
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
 })
 
 async function openOn(dir: string, fs: FileSystem, checkpointAfterBytes?: number): Promise<Api> {
   const api = await makeApi({ dataDir: dir, fs, checkpointAfterBytes })
-  cleanups.push(() => api.close().then(() => {}, () => {}))
+  cleanups.push(() =>
+    api.close().then(
+      () => {},
+      () => {},
+    ),
+  )
   return api
 }
 
@@ -117,67 +122,94 @@ const JOURNAL = /state\.journal\.jsonl$/
 
 describe('a commit that cannot be written', () => {
   test.each<[string, Fault, RegExp]>([
-    ['the event log takes no byte (a short write of 0)', { path: EVENTS, kind: 'short' }, /no space left on device \(ENOSPC\)/],
-    ['the event log takes half a line, then nothing', { path: EVENTS, kind: 'short', budget: 40 }, /no space left on device \(ENOSPC\)/],
-    ['the event log write throws ENOSPC halfway', { path: EVENTS, kind: 'ENOSPC', budget: 25 }, /no space left on device \(ENOSPC\)/],
-    ['the events are written but the journal takes no byte', { path: JOURNAL, kind: 'short' }, /no space left on device \(ENOSPC\)/],
-    ['the journal line is torn by ENOSPC', { path: JOURNAL, kind: 'ENOSPC', budget: 30 }, /no space left on device \(ENOSPC\)/],
+    [
+      'the event log takes no byte (a short write of 0)',
+      { path: EVENTS, kind: 'short' },
+      /no space left on device \(ENOSPC\)/,
+    ],
+    [
+      'the event log takes half a line, then nothing',
+      { path: EVENTS, kind: 'short', budget: 40 },
+      /no space left on device \(ENOSPC\)/,
+    ],
+    [
+      'the event log write throws ENOSPC halfway',
+      { path: EVENTS, kind: 'ENOSPC', budget: 25 },
+      /no space left on device \(ENOSPC\)/,
+    ],
+    [
+      'the events are written but the journal takes no byte',
+      { path: JOURNAL, kind: 'short' },
+      /no space left on device \(ENOSPC\)/,
+    ],
+    [
+      'the journal line is torn by ENOSPC',
+      { path: JOURNAL, kind: 'ENOSPC', budget: 30 },
+      /no space left on device \(ENOSPC\)/,
+    ],
     ['the journal fsync fails with EIO', { path: JOURNAL, kind: 'sync' }, /input\/output error \(EIO\)/],
-    ['the event log write fails and cannot even be cut back at once', { path: EVENTS, kind: 'EIO', budget: 10, truncate: true }, /input\/output error \(EIO\)/],
-  ])('%s: 503 naming the cause, files unchanged, nothing visible; the next write succeeds without a restart', async (_label, fault, cause) => {
-    const dir = newDir()
-    const fs = new FaultyFileSystem()
-    const api = await openOn(dir, fs)
-    expect((await api.createFlag('default', 'kept', { description: 'before' })).status).toBe(201)
-    await api.services.store.flush()
-    const before = files(dir)
-    const lastId = api.lastEventId()
-    const list = (await api.listFlags('default')).body
-    const kept = (await api.getFlag('default', 'kept')).body
+    [
+      'the event log write fails and cannot even be cut back at once',
+      { path: EVENTS, kind: 'EIO', budget: 10, truncate: true },
+      /input\/output error \(EIO\)/,
+    ],
+  ])(
+    '%s: 503 naming the cause, files unchanged, nothing visible; the next write succeeds without a restart',
+    async (_label, fault, cause) => {
+      const dir = newDir()
+      const fs = new FaultyFileSystem()
+      const api = await openOn(dir, fs)
+      expect((await api.createFlag('default', 'kept', { description: 'before' })).status).toBe(201)
+      await api.services.store.flush()
+      const before = files(dir)
+      const lastId = api.lastEventId()
+      const list = (await api.listFlags('default')).body
+      const kept = (await api.getFlag('default', 'kept')).body
 
-    fs.fault = fault
-    // Three writes in one batch: a new flag, a change to an existing one, a tag. All fail together.
-    const answers = await Promise.all([
-      api.createFlag('default', 'doomed'),
-      api.patchFlag('default', 'kept', [{ op: 'replace', path: '/description', value: 'after' }]),
-      api.post('/api/admin/features/kept/tags', { value: 'doomed-tag' }),
-    ])
-    for (const answer of answers) {
-      expect(answer.status).toBe(503)
-      expect(answer.headers.get('content-type')).toContain('application/json')
-      expect(errorOf(answer).name).toBe('ServiceUnavailable')
-      expect(errorOf(answer).message).toMatch(/^The write could not be saved: /)
-      expect(errorOf(answer).message).toMatch(cause)
-    }
-    expect(fs.faultsHit).toBeGreaterThan(0)
-    if (!fault.truncate) expect(files(dir)).toEqual(before)
-    expect(api.lastEventId()).toBe(lastId)
-    expect((await api.getFlag('default', 'doomed')).status).toBe(404)
-    expect((await api.getFlag('default', 'kept')).body).toEqual(kept)
-    expect((await api.listFlags('default')).body).toEqual(list)
-    expect((await api.searchEvents('?feature=IS:doomed')).body.total).toBe(0)
-    expect((await api.searchEvents('?type=IS:feature-tagged')).body.total).toBe(0)
-    expect(api.eventsSince(lastId)).toEqual([])
+      fs.fault = fault
+      // Three writes in one batch: a new flag, a change to an existing one, a tag. All fail together.
+      const answers = await Promise.all([
+        api.createFlag('default', 'doomed'),
+        api.patchFlag('default', 'kept', [{ op: 'replace', path: '/description', value: 'after' }]),
+        api.post('/api/admin/features/kept/tags', { value: 'doomed-tag' }),
+      ])
+      for (const answer of answers) {
+        expect(answer.status).toBe(503)
+        expect(answer.headers.get('content-type')).toContain('application/json')
+        expect(errorOf(answer).name).toBe('ServiceUnavailable')
+        expect(errorOf(answer).message).toMatch(/^The write could not be saved: /)
+        expect(errorOf(answer).message).toMatch(cause)
+      }
+      expect(fs.faultsHit).toBeGreaterThan(0)
+      if (!fault.truncate) expect(files(dir)).toEqual(before)
+      expect(api.lastEventId()).toBe(lastId)
+      expect((await api.getFlag('default', 'doomed')).status).toBe(404)
+      expect((await api.getFlag('default', 'kept')).body).toEqual(kept)
+      expect((await api.listFlags('default')).body).toEqual(list)
+      expect((await api.searchEvents('?feature=IS:doomed')).body.total).toBe(0)
+      expect((await api.searchEvents('?type=IS:feature-tagged')).body.total).toBe(0)
+      expect(api.eventsSince(lastId)).toEqual([])
 
-    fs.fault = null
-    expect((await api.createFlag('default', 'doomed')).status).toBe(201)
-    expect((await api.post('/api/admin/features/kept/tags', { value: 'later-tag' })).status).toBe(201)
-    await api.services.store.flush()
-    expect(api.eventsSince(lastId).map((event) => [event.id, event.type, event.featureName])).toEqual([
-      [lastId + 1, 'feature-created', 'doomed'],
-      [lastId + 2, 'feature-tagged', 'kept'],
-    ])
-    const search = await api.searchEvents('?feature=IS:doomed')
-    expect(search.body.events.map((event: { id: number }) => event.id)).toEqual([lastId + 1])
-    const listAfter = (await api.listFlags('default')).body
-    await api.close()
+      fs.fault = null
+      expect((await api.createFlag('default', 'doomed')).status).toBe(201)
+      expect((await api.post('/api/admin/features/kept/tags', { value: 'later-tag' })).status).toBe(201)
+      await api.services.store.flush()
+      expect(api.eventsSince(lastId).map(event => [event.id, event.type, event.featureName])).toEqual([
+        [lastId + 1, 'feature-created', 'doomed'],
+        [lastId + 2, 'feature-tagged', 'kept'],
+      ])
+      const search = await api.searchEvents('?feature=IS:doomed')
+      expect(search.body.events.map((event: { id: number }) => event.id)).toEqual([lastId + 1])
+      const listAfter = (await api.listFlags('default')).body
+      await api.close()
 
-    // A restart reads back exactly what was acknowledged.
-    const again = await openOn(dir, realFileSystem)
-    expect((await again.listFlags('default')).body).toEqual(listAfter)
-    expect((await again.getFlag('default', 'kept')).body.description).toBe('before')
-    expect(again.events().map((event) => event.id)).toEqual(Array.from({ length: lastId + 2 }, (_, i) => i + 1))
-  })
+      // A restart reads back exactly what was acknowledged.
+      const again = await openOn(dir, realFileSystem)
+      expect((await again.listFlags('default')).body).toEqual(listAfter)
+      expect((await again.getFlag('default', 'kept')).body.description).toBe('before')
+      expect(again.events().map(event => event.id)).toEqual(Array.from({ length: lastId + 2 }, (_, i) => i + 1))
+    },
+  )
 
   test('/ready answers 503 naming the cause while the disk is full, and ready again once it takes writes, without a write', async () => {
     const dir = newDir()
@@ -224,7 +256,9 @@ describe('a commit that cannot be written', () => {
     expect((await api.getFlag('default', 'parent')).body).toEqual(parentBefore)
     expect((await api.getFlag('default', 'child')).body.dependencies).toEqual([])
     fs.fault = null
-    expect((await api.post('/api/admin/projects/default/features/child/dependencies', { feature: 'parent' })).status).toBe(200)
+    expect(
+      (await api.post('/api/admin/projects/default/features/child/dependencies', { feature: 'parent' })).status,
+    ).toBe(200)
     expect((await api.getFlag('default', 'parent')).body.children).toEqual(['child'])
   })
 })
@@ -240,11 +274,12 @@ describe('a checkpoint that cannot be written', () => {
     console.error = (line: unknown) => void warnings.push(String(line))
     cleanups.push(() => void (console.error = consoleError))
     fs.fault = { path: /\.state\.json\.tmp$/, kind: 'ENOSPC', budget: 100 }
-    for (let i = 0; i < 12; i++) expect((await api.createFlag('default', `cp-${i}`, { description: 'x'.repeat(100) })).status).toBe(201)
+    for (let i = 0; i < 12; i++)
+      expect((await api.createFlag('default', `cp-${i}`, { description: 'x'.repeat(100) })).status).toBe(201)
     await api.services.store.flush()
     console.error = consoleError
     expect(fs.faultsHit).toBeGreaterThan(0)
-    expect(warnings.some((line) => /checkpoint failed/.test(line) && /ENOSPC/.test(line))).toBe(true)
+    expect(warnings.some(line => /checkpoint failed/.test(line) && /ENOSPC/.test(line))).toBe(true)
     // Backs off: not one attempt per commit.
     expect(fs.faultsHit).toBeLessThan(12)
     expect(existsSync(join(dir, '.state.json.tmp'))).toBe(false)
@@ -297,7 +332,7 @@ describe('a data directory that cannot be written', () => {
       throw errno('EROFS')
     }
     let error: unknown
-    await openStore(dir, { sync: true, fs }).catch((e) => (error = e))
+    await openStore(dir, { sync: true, fs }).catch(e => (error = e))
     expect(error).toBeInstanceOf(DataDirError)
     expect((error as Error).message).toBe(`DATA_DIR ${dir} cannot be written: read-only file system (EROFS)`)
     expect(files(dir)).toEqual(before)

@@ -34,11 +34,16 @@ async function close(api: Api) {
 const scan = (dataDir: string, query: string) => scanLog(dataDir, { query })
 
 async function searchEquals(api: Api, dataDir: string, query: string) {
-  const response = await api.get<{ events: EventRecord[]; total: number }>(`/api/admin/search/events?limit=1000&query=${encodeURIComponent(query)}`)
+  const response = await api.get<{ events: EventRecord[]; total: number }>(
+    `/api/admin/search/events?limit=1000&query=${encodeURIComponent(query)}`,
+  )
   expect(response.status).toBe(200)
   const expected = scan(dataDir, query)
   expect(expected.total).toBeGreaterThan(0)
-  expect({ query, ids: response.body.events.map((event) => event.id), total: response.body.total }).toEqual({ query, ...expected })
+  expect({ query, ids: response.body.events.map(event => event.id), total: response.body.total }).toEqual({
+    query,
+    ...expected,
+  })
 }
 
 const QUERIES = ['checkout', 'CHECKOUT-7', 'heck', 'flag number 1', 'number 12', '"description":"flag', 'default']
@@ -52,7 +57,8 @@ describe('search segments of a data directory', () => {
     const dataDir = join(parent.path, 'data')
     mkdirSync(dataDir, { mode: 0o700 })
     const api = await open(dataDir)
-    for (let i = 0; i < 150; i++) expect((await api.createFlag('default', `checkout-${i}`, { description: `flag number ${i}` })).status).toBe(201)
+    for (let i = 0; i < 150; i++)
+      expect((await api.createFlag('default', `checkout-${i}`, { description: `flag number ${i}` })).status).toBe(201)
     for (const query of QUERIES) await searchEquals(api, dataDir, query)
     const written = segmentFiles(dataDir)
     expect(written.length).toBeGreaterThanOrEqual(2)

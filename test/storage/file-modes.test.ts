@@ -7,7 +7,17 @@
  */
 import { afterEach, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import { backupDataDir, restoreBackup } from '../../src/backup/backup'
 import { EVENTS_FILE, JOURNAL_FILE, KEY_FILE, openStore, STATE_FILE } from '../../src/services'
@@ -89,7 +99,8 @@ describe.each(UMASKS)('with a %s umask', (_, umask) => {
 
     // Enough writes for a checkpoint: state.json is replaced through its temp file.
     const stateBefore = statSync(join(dir, STATE_FILE)).ino
-    for (let i = 0; i < 20; i++) expect((await api.createFlag('default', `flag-${i}`, { description: 'x'.repeat(100) })).status).toBe(201)
+    for (let i = 0; i < 20; i++)
+      expect((await api.createFlag('default', `flag-${i}`, { description: 'x'.repeat(100) })).status).toBe(201)
     expect(statSync(join(dir, STATE_FILE)).ino).not.toBe(stateBefore)
     expectPrivate(dir, STORE)
     await close(api)
@@ -127,47 +138,78 @@ test('a directory and files an older version left readable by others are narrowe
   writeFileSync(join(dir, 'README.md'), 'not ours\n', { mode: 0o644 })
 
   const told: SecuredReport[] = []
-  const store = await openStore(dir, { sync: true, onSecured: (report) => told.push(report) })
+  const store = await openStore(dir, { sync: true, onSecured: report => told.push(report) })
   await store.close()
   expect(told).toHaveLength(1)
   expect(told[0].refused).toEqual([])
   expect(told[0].narrowed.sort()).toEqual(
-    [`${dir}: 755 -> 700`, ...[...STORE, `.${STATE_FILE}.tmp`].map((name) => `${join(dir, name)}: ${name.endsWith('.tmp') ? '664' : '644'} -> 600`)].sort(),
+    [
+      `${dir}: 755 -> 700`,
+      ...[...STORE, `.${STATE_FILE}.tmp`].map(
+        name => `${join(dir, name)}: ${name.endsWith('.tmp') ? '664' : '644'} -> 600`,
+      ),
+    ].sort(),
   )
-  expect(modes(dir)).toMatchObject({ '.': '700', [STATE_FILE]: '600', [JOURNAL_FILE]: '600', [EVENTS_FILE]: '600', [KEY_FILE]: '600', 'README.md': '644' })
+  expect(modes(dir)).toMatchObject({
+    '.': '700',
+    [STATE_FILE]: '600',
+    [JOURNAL_FILE]: '600',
+    [EVENTS_FILE]: '600',
+    [KEY_FILE]: '600',
+    'README.md': '644',
+  })
 
   // Nothing left to narrow: nothing said.
-  const again = await openStore(dir, { sync: true, onSecured: (report) => told.push(report) })
+  const again = await openStore(dir, { sync: true, onSecured: report => told.push(report) })
   await again.close()
   expect(told).toHaveLength(1)
 })
 
-test('the server makes a missing DATA_DIR 0700 under a permissive umask, and narrows a wider one at start, logging it', async () => {
-  process.umask(0o000)
-  const dataDir = join(newParent(), 'nested', 'data')
-  const serve = async () => {
-    const port = freePort()
-    const server = Bun.spawn([process.execPath, join(import.meta.dir, '../../src/main.ts')], {
-      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, INIT_ADMIN_API_TOKENS: ADMIN_SECRET, LOG_LEVEL: 'warn' },
-      stdout: 'ignore',
-      stderr: 'pipe',
-    })
-    try {
-      await untilReady(`http://127.0.0.1:${port}`, { process: server })
-      expectPrivate(dataDir, [...STORE, '.lock'])
-    } finally {
-      server.kill('SIGTERM')
-      await server.exited
+test(
+  'the server makes a missing DATA_DIR 0700 under a permissive umask, and narrows a wider one at start, logging it',
+  async () => {
+    process.umask(0o000)
+    const dataDir = join(newParent(), 'nested', 'data')
+    const serve = async () => {
+      const port = freePort()
+      const server = Bun.spawn([process.execPath, join(import.meta.dir, '../../src/main.ts')], {
+        env: {
+          ...process.env,
+          PORT: String(port),
+          HOST: '127.0.0.1',
+          DATA_DIR: dataDir,
+          INIT_ADMIN_API_TOKENS: ADMIN_SECRET,
+          LOG_LEVEL: 'warn',
+        },
+        stdout: 'ignore',
+        stderr: 'pipe',
+      })
+      try {
+        await untilReady(`http://127.0.0.1:${port}`, { process: server })
+        expectPrivate(dataDir, [...STORE, '.lock'])
+      } finally {
+        server.kill('SIGTERM')
+        await server.exited
+      }
+      return new Response(server.stderr).text()
     }
-    return new Response(server.stderr).text()
-  }
-  expect(await serve()).not.toContain('permissions narrowed')
-  expect(modeOf(join(dataDir, '..'))).toBe('700')
-  chmodSync(dataDir, 0o755)
-  chmodSync(join(dataDir, '.lock'), 0o644)
-  const warned = (await serve()).split('\n').filter((line) => line.includes('permissions narrowed')).map((line) => JSON.parse(line))
-  expect(warned).toEqual([expect.objectContaining({ level: 'warn', changes: [`${dataDir}: 755 -> 700`, `${join(dataDir, '.lock')}: 644 -> 600`] })])
-}, 2 * PATIENCE_MS)
+    expect(await serve()).not.toContain('permissions narrowed')
+    expect(modeOf(join(dataDir, '..'))).toBe('700')
+    chmodSync(dataDir, 0o755)
+    chmodSync(join(dataDir, '.lock'), 0o644)
+    const warned = (await serve())
+      .split('\n')
+      .filter(line => line.includes('permissions narrowed'))
+      .map(line => JSON.parse(line))
+    expect(warned).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        changes: [`${dataDir}: 755 -> 700`, `${join(dataDir, '.lock')}: 644 -> 600`],
+      }),
+    ])
+  },
+  2 * PATIENCE_MS,
+)
 
 describe('token secrets on disk', () => {
   test('no file of the data directory holds a plain SHA-256 of a secret: they are keyed hashes under secret.key', async () => {
@@ -178,7 +220,10 @@ describe('token secrets on disk', () => {
     const key = readFileSync(join(dir, KEY_FILE), 'utf8').trim()
     expect(key).toMatch(/^[0-9a-f]{64}$/)
     const state = JSON.parse(readFileSync(join(dir, STATE_FILE), 'utf8')) as StateDoc
-    expect(Object.values(state.tokens).map((token) => token.secretHash.replace(/[0-9a-f]{64}$/, 'HEX'))).toEqual(['hmac-sha256:HEX', 'hmac-sha256:HEX'])
+    expect(Object.values(state.tokens).map(token => token.secretHash.replace(/[0-9a-f]{64}$/, 'HEX'))).toEqual([
+      'hmac-sha256:HEX',
+      'hmac-sha256:HEX',
+    ])
     for (const name of readdirSync(dir)) {
       const text = readFileSync(join(dir, name), 'utf8')
       for (const plain of [ADMIN_SECRET, secret]) {
@@ -203,13 +248,17 @@ describe('token secrets on disk', () => {
     const path = join(dir, STATE_FILE)
     const state = JSON.parse(readFileSync(path, 'utf8')) as StateDoc
     const plain: Record<string, string> = { 'admin-bootstrap': ADMIN_SECRET, sdk: secret, unused }
-    for (const [name, text] of Object.entries(plain)) state.tokens[name] = { ...state.tokens[name], secretHash: sha256(text) }
+    for (const [name, text] of Object.entries(plain))
+      state.tokens[name] = { ...state.tokens[name], secretHash: sha256(text) }
     writeFileSync(path, JSON.stringify(state))
     unlinkSync(join(dir, KEY_FILE))
 
     const upgraded = await open(dir)
     // The INIT token's hash was replaced at start, before any request.
-    const hashes = () => Object.fromEntries(Object.entries(upgraded.services.store.state.tokens).map(([name, token]) => [name, token.secretHash]))
+    const hashes = () =>
+      Object.fromEntries(
+        Object.entries(upgraded.services.store.state.tokens).map(([name, token]) => [name, token.secretHash]),
+      )
     expect(hashes()['admin-bootstrap']).toStartWith('hmac-sha256:')
     expect(hashes().sdk).toBe(sha256(secret))
     expect((await upgraded.get('/api/client/features', { token: secret })).status).toBe(200)
@@ -218,7 +267,12 @@ describe('token secrets on disk', () => {
     expect((await upgraded.get('/api/client/features', { token: secret })).status).toBe(200)
     expect((await upgraded.get('/api/admin/projects')).status).toBe(200)
     // Upgrading writes no event: nothing about the token changed for its users.
-    expect(upgraded.events().filter((event) => event.type.startsWith('api-token')).map((event) => event.type)).toEqual(['api-token-created', 'api-token-created', 'api-token-created'])
+    expect(
+      upgraded
+        .events()
+        .filter(event => event.type.startsWith('api-token'))
+        .map(event => event.type),
+    ).toEqual(['api-token-created', 'api-token-created', 'api-token-created'])
     await close(upgraded)
 
     const text = readFileSync(path, 'utf8')
@@ -238,7 +292,8 @@ describe('token secrets on disk', () => {
     await close(api)
     const path = join(dir, STATE_FILE)
     const state = JSON.parse(readFileSync(path, 'utf8')) as StateDoc
-    for (const [name, text] of Object.entries({ 'admin-bootstrap': ADMIN_SECRET, ci: secret })) state.tokens[name] = { ...state.tokens[name], secretHash: sha256(text) }
+    for (const [name, text] of Object.entries({ 'admin-bootstrap': ADMIN_SECRET, ci: secret }))
+      state.tokens[name] = { ...state.tokens[name], secretHash: sha256(text) }
     writeFileSync(path, JSON.stringify(state))
     unlinkSync(join(dir, KEY_FILE))
 
@@ -256,9 +311,14 @@ describe('token secrets on disk', () => {
     await close(await open(dir))
     const before = readFileSync(join(dir, STATE_FILE), 'utf8')
     rmSync(join(dir, KEY_FILE))
-    const error = await openStore(dir, { sync: true }).then(() => null, (caught) => caught)
+    const error = await openStore(dir, { sync: true }).then(
+      () => null,
+      caught => caught,
+    )
     expect(error).toBeInstanceOf(StoreLoadError)
-    expect(error.message).toBe(`${join(dir, KEY_FILE)}: is missing, but tokens are stored under it; restore it (a backup holds it) or move the directory away`)
+    expect(error.message).toBe(
+      `${join(dir, KEY_FILE)}: is missing, but tokens are stored under it; restore it (a backup holds it) or move the directory away`,
+    )
     expect(existsSync(join(dir, KEY_FILE))).toBe(false)
     expect(readFileSync(join(dir, STATE_FILE), 'utf8')).toBe(before)
   })

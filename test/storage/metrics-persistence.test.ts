@@ -51,7 +51,10 @@ async function close(api: Api) {
   await api.close()
 }
 
-const lines = (dir: string, file: string) => readFileSync(join(dir, file), 'utf8').split('\n').filter((line) => line !== '').length
+const lines = (dir: string, file: string) =>
+  readFileSync(join(dir, file), 'utf8')
+    .split('\n')
+    .filter(line => line !== '').length
 
 async function clientToken(api: Api, name: string, environment = 'development'): Promise<string> {
   const response = await api.createToken({ tokenName: name, type: 'client', projects: ['*'], environment })
@@ -60,7 +63,11 @@ async function clientToken(api: Api, name: string, environment = 'development'):
 }
 
 const report = (api: Api, token: string, appName: string, toggles: Record<string, unknown>) =>
-  api.post('/api/client/metrics', { appName, instanceId: `${appName}-1`, bucket: { start: 0, stop: 0, toggles } }, { token })
+  api.post(
+    '/api/client/metrics',
+    { appName, instanceId: `${appName}-1`, bucket: { start: 0, stop: 0, toggles } },
+    { token },
+  )
 
 describe('SDK metrics on disk', () => {
   test('a thousand requests open no file; the flush appends one journal line and no event', async () => {
@@ -74,7 +81,11 @@ describe('SDK metrics on disk', () => {
     fs.opened = []
     for (let i = 0; i < 1000; i++) {
       expectOk(await report(api, token, `app-${i % 3}`, { alpha: { yes: 1, no: 1, variants: { blue: 1 } } }), 202)
-      if (i % 100 === 0) expectOk(await api.post('/api/client/register', { appName: `app-${i % 3}`, instanceId: `i-${i}` }, { token }), 202)
+      if (i % 100 === 0)
+        expectOk(
+          await api.post('/api/client/register', { appName: `app-${i % 3}`, instanceId: `i-${i}` }, { token }),
+          202,
+        )
     }
     expect(fs.opened).toEqual([])
     expect(lines(dir, JOURNAL_FILE)).toBe(journal)
@@ -89,8 +100,21 @@ describe('SDK metrics on disk', () => {
     await first.newFlag('default', 'alpha')
     const development = await clientToken(first, 'sdk')
     const production = await clientToken(first, 'sdk-production', 'production')
-    expectOk(await first.post('/api/client/register', { appName: 'web', instanceId: 'pod-1', sdkVersion: 'unleash-client-node:6.1.0', strategies: ['default', 'mine'] }, { token: development }), 202)
-    for (let i = 0; i < 7; i++) expectOk(await report(first, development, 'web', { alpha: { yes: 2, no: 1, variants: { blue: 1 } } }), 202)
+    expectOk(
+      await first.post(
+        '/api/client/register',
+        {
+          appName: 'web',
+          instanceId: 'pod-1',
+          sdkVersion: 'unleash-client-node:6.1.0',
+          strategies: ['default', 'mine'],
+        },
+        { token: development },
+      ),
+      202,
+    )
+    for (let i = 0; i < 7; i++)
+      expectOk(await report(first, development, 'web', { alpha: { yes: 2, no: 1, variants: { blue: 1 } } }), 202)
     expectOk(await report(first, production, 'web', { alpha: { yes: 5, no: 0 } }), 202)
     // The last batch is not flushed by hand: closing the store commits it before the checkpoint.
     const before = (await first.get('/api/admin/client-metrics/features/alpha')).body
@@ -101,18 +125,28 @@ describe('SDK metrics on disk', () => {
     expect((await second.get('/api/admin/client-metrics/features/alpha')).body).toEqual(before)
     expect((await second.get('/api/admin/metrics/applications')).body).toEqual(applications)
     const flag = (await second.getFlag('default', 'alpha')).body
-    expect(flag.environments.map((environment) => environment.lastSeenAt !== null)).toEqual([true, true])
+    expect(flag.environments.map(environment => environment.lastSeenAt !== null)).toEqual([true, true])
     expect(flag.lastSeenAt).not.toBeNull()
-    const app = (await second.get<{ instances: { instanceId: string; environment: string; sdkVersion: string | null }[] }>('/api/admin/metrics/applications/web')).body
+    const app = (
+      await second.get<{ instances: { instanceId: string; environment: string; sdkVersion: string | null }[] }>(
+        '/api/admin/metrics/applications/web',
+      )
+    ).body
     // web-1 reported with both tokens: an instance per environment, as in Unleash (its two may share a lastSeen, hence the sort).
-    expect(app.instances.map((instance) => [instance.instanceId, instance.environment, instance.sdkVersion]).sort()).toEqual([
+    expect(
+      app.instances.map(instance => [instance.instanceId, instance.environment, instance.sdkVersion]).sort(),
+    ).toEqual([
       ['pod-1', 'development', 'unleash-client-node:6.1.0'],
       ['web-1', 'development', null],
       ['web-1', 'production', null],
     ])
     expectOk(await report(second, development, 'web', { alpha: { yes: 1, no: 0, variants: { blue: 2 } } }), 202)
-    const rows = (await second.get<{ lastHourUsage: { environment: string; yes: number; no: number; variants: Record<string, number> }[] }>('/api/admin/client-metrics/features/alpha')).body.lastHourUsage
-    expect(rows.map((row) => [row.environment, row.yes, row.no, row.variants])).toEqual([
+    const rows = (
+      await second.get<{
+        lastHourUsage: { environment: string; yes: number; no: number; variants: Record<string, number> }[]
+      }>('/api/admin/client-metrics/features/alpha')
+    ).body.lastHourUsage
+    expect(rows.map(row => [row.environment, row.yes, row.no, row.variants])).toEqual([
       ['development', 15, 7, { blue: 9 }],
       ['production', 5, 0, {}],
     ])
@@ -131,12 +165,12 @@ describe('SDK metrics on disk', () => {
     expectOk(await report(api, token, 'web', { alpha: { yes: 1, no: 0 } }), 202)
     fs.full = false
     await api.services.metrics.flush()
-    expect(Object.values(api.services.store.state.flagUsage).map((row) => row.yes)).toEqual([4])
+    expect(Object.values(api.services.store.state.flagUsage).map(row => row.yes)).toEqual([4])
     expect(api.services.store.state.flagLastSeen.alpha).toBeDefined()
     expect(Object.keys(api.services.store.state.clientApplications)).toEqual(['web'])
     await close(api)
     const again = await open(dir)
-    expect(Object.values(again.services.store.state.flagUsage).map((row) => row.yes)).toEqual([4])
+    expect(Object.values(again.services.store.state.flagUsage).map(row => row.yes)).toEqual([4])
   })
 
   test('a report that arrives while a flush waits its turn is committed whole by it: its count with its lastSeenAt and application', async () => {
@@ -146,7 +180,7 @@ describe('SDK metrics on disk', () => {
     await api.newFlag('default', 'alpha')
     const token = await clientToken(api, 'sdk')
     let release!: () => void
-    fs.gate = new Promise((resolve) => (release = resolve))
+    fs.gate = new Promise(resolve => (release = resolve))
     // A write on its way to disk: the flush queues behind it, and the report is counted meanwhile.
     const opened = fs.opened.length
     const write = api.newFlag('default', 'beta')
@@ -161,7 +195,7 @@ describe('SDK metrics on disk', () => {
     await write
     await flush
     const state = api.services.store.state
-    expect(Object.values(state.flagUsage).map((row) => [row.featureName, row.yes, row.no])).toEqual([['alpha', 3, 1]])
+    expect(Object.values(state.flagUsage).map(row => [row.featureName, row.yes, row.no])).toEqual([['alpha', 3, 1]])
     expect(Object.keys(state.flagLastSeen[`alpha`]?.environments ?? {})).toEqual(['development'])
     expect(Object.keys(state.clientApplications)).toEqual(['web'])
     expect((await api.getFlag('default', 'alpha')).body.lastSeenAt).not.toBeNull()
@@ -174,8 +208,8 @@ describe('SDK metrics on disk', () => {
     for (const name of flags) await first.newFlag('default', name)
     const token = await clientToken(first, 'sdk')
     // Variant names of several bytes a character, so that chunk boundaries fall inside characters.
-    const variants = { 'größe-ü': 1, 'vert-é': 2, '緑': 3 }
-    const toggles = Object.fromEntries(flags.map((name) => [name, { yes: 2, no: 1, variants }]))
+    const variants = { 'größe-ü': 1, 'vert-é': 2, 緑: 3 }
+    const toggles = Object.fromEntries(flags.map(name => [name, { yes: 2, no: 1, variants }]))
     for (let app = 0; app < 40; app++) expectOk(await report(first, token, `app-${app}`, toggles), 202)
     const journalBefore = statSync(join(dir, JOURNAL_FILE)).size
     await first.services.metrics.flush()
@@ -189,7 +223,11 @@ describe('SDK metrics on disk', () => {
 
     const second = await open(dir)
     expect(Object.keys(second.services.store.state.flagUsage)).toHaveLength(200 * 40)
-    expect(Object.values(second.services.store.state.flagUsage).every((row) => row.yes === 2 && row.no === 1 && JSON.stringify(row.variants) === JSON.stringify(variants))).toBe(true)
+    expect(
+      Object.values(second.services.store.state.flagUsage).every(
+        row => row.yes === 2 && row.no === 1 && JSON.stringify(row.variants) === JSON.stringify(variants),
+      ),
+    ).toBe(true)
     expect((await second.get('/api/admin/client-metrics/features/flag-7')).body).toEqual(usage)
     expect(statSync(join(dir, JOURNAL_FILE)).size).toBe(journalBefore + lineBytes)
   })
@@ -202,10 +240,22 @@ describe('SDK metrics on disk', () => {
     /** Collection and key of every change of the last journal line. */
     const lastLine = () => {
       const text = readFileSync(join(dir, JOURNAL_FILE), 'utf8').trimEnd().split('\n')
-      return (JSON.parse(text[text.length - 1]).changes as [string, string, unknown][]).map(([collection, key]) => `${collection} ${key}`).sort()
+      return (JSON.parse(text[text.length - 1]).changes as [string, string, unknown][])
+        .map(([collection, key]) => `${collection} ${key}`)
+        .sort()
     }
-    const register = (sdkVersion: string) => api.post('/api/client/register', { appName: 'web', instanceId: 'pod-1', sdkVersion, strategies: ['default'] }, { token })
-    const instance = async () => (await api.get<{ instances: { instanceId: string; sdkVersion: string; lastSeen: string }[] }>('/api/admin/metrics/applications/web')).body.instances[0]
+    const register = (sdkVersion: string) =>
+      api.post(
+        '/api/client/register',
+        { appName: 'web', instanceId: 'pod-1', sdkVersion, strategies: ['default'] },
+        { token },
+      )
+    const instance = async () =>
+      (
+        await api.get<{ instances: { instanceId: string; sdkVersion: string; lastSeen: string }[] }>(
+          '/api/admin/metrics/applications/web',
+        )
+      ).body.instances[0]
     const start = new Date('2026-11-23T10:00:00.000Z')
     const at = (seconds: number) => setSystemTime(new Date(start.getTime() + seconds * 1000))
     const flushed = async () => {
@@ -280,7 +330,7 @@ describe('SDK metrics on disk', () => {
     expect((await second.getFlag('default', 'alpha')).body.lastSeenAt).toBeNull()
     expect((await second.getFlag('default', 'beta')).body.lastSeenAt).not.toBeNull()
   })
-  test('usage counted for a flag deleted and made again in another project before a crash, flushed or not, is not the new flag\'s after the restart', async () => {
+  test("usage counted for a flag deleted and made again in another project before a crash, flushed or not, is not the new flag's after the restart", async () => {
     const dir = newDir()
     const first = await open(dir, undefined, 3_600_000)
     await first.newProject('other')
@@ -297,16 +347,22 @@ describe('SDK metrics on disk', () => {
     first.abandon()
 
     const second = await open(dir, undefined, 3_600_000)
-    const usage = (await second.get<{ lastHourUsage: unknown[]; seenApplications: string[] }>('/api/admin/client-metrics/features/alpha')).body
+    const usage = (
+      await second.get<{ lastHourUsage: unknown[]; seenApplications: string[] }>(
+        '/api/admin/client-metrics/features/alpha',
+      )
+    ).body
     expect([usage.lastHourUsage, usage.seenApplications]).toEqual([[], []])
     expect((await second.getFlag('other', 'alpha')).body.lastSeenAt).toBeNull()
-    expect((await second.get<{ seenToggles: unknown[] }>('/api/admin/metrics/applications/web')).body.seenToggles).toEqual([])
+    expect(
+      (await second.get<{ seenToggles: unknown[] }>('/api/admin/metrics/applications/web')).body.seenToggles,
+    ).toEqual([])
     await second.services.metrics.flush()
     expect(Object.keys(second.services.store.state.flagUsage)).toEqual([])
     expect(second.services.store.state.flagLastSeen).toEqual({})
   })
 
-  test('usage rows written before rows named their flag are the flag\'s unless their hour ended before the flag was made', async () => {
+  test("usage rows written before rows named their flag are the flag's unless their hour ended before the flag was made", async () => {
     const dir = newDir()
     setSystemTime(new Date('2026-03-01T12:30:00.000Z'))
     const first = await open(dir)
@@ -318,19 +374,31 @@ describe('SDK metrics on disk', () => {
     const state = JSON.parse(readFileSync(join(dir, STATE_FILE), 'utf8'))
     const [row] = Object.values(state.flagUsage) as Record<string, unknown>[]
     delete row.flagCreatedAt
-    state.flagUsage['2026-03-01T10:00:00.000Z|development|alpha|old-app'] = { ...row, appName: 'old-app', timestamp: '2026-03-01T10:00:00.000Z', yes: 7 }
+    state.flagUsage['2026-03-01T10:00:00.000Z|development|alpha|old-app'] = {
+      ...row,
+      appName: 'old-app',
+      timestamp: '2026-03-01T10:00:00.000Z',
+      yes: 7,
+    }
     writeFileSync(join(dir, STATE_FILE), JSON.stringify(state))
 
     setSystemTime(new Date('2026-03-01T12:40:00.000Z'))
     const second = await open(dir)
-    const loaded = (await second.get<{ lastHourUsage: { yes: number }[]; seenApplications: string[] }>('/api/admin/client-metrics/features/alpha')).body
-    expect(loaded.lastHourUsage.map((entry) => entry.yes)).toEqual([3])
+    const loaded = (
+      await second.get<{ lastHourUsage: { yes: number }[]; seenApplications: string[] }>(
+        '/api/admin/client-metrics/features/alpha',
+      )
+    ).body
+    expect(loaded.lastHourUsage.map(entry => entry.yes)).toEqual([3])
     expect(loaded.seenApplications).toEqual(['web'])
     // And once it is deleted and made again, no row is the new flag's.
     setSystemTime(new Date('2026-03-01T12:50:00.000Z'))
     expectOk(await second.delete('/api/admin/projects/default/features/alpha'), 202)
     expectOk(await second.delete('/api/admin/archive/alpha'), 200)
     await second.newFlag('default', 'alpha')
-    expect((await second.get<{ seenApplications: string[] }>('/api/admin/client-metrics/features/alpha')).body.seenApplications).toEqual([])
+    expect(
+      (await second.get<{ seenApplications: string[] }>('/api/admin/client-metrics/features/alpha')).body
+        .seenApplications,
+    ).toEqual([])
   })
 })

@@ -12,7 +12,19 @@ import { EventsService } from '../../src/features/events/events.service'
 import { StoreLoadError } from '../../src/storage/files'
 import type { EventRecord } from '../../src/storage/records'
 import type { Caller } from '../../src/features/tokens/permissions'
-import { ADMIN_SECRET, makeApi, tempDir, type Api, type EnvironmentBody, type TagListBody, named, type ProjectListBody, type TagBody, defined, waitFor } from '../helpers'
+import {
+  ADMIN_SECRET,
+  makeApi,
+  tempDir,
+  type Api,
+  type EnvironmentBody,
+  type TagListBody,
+  named,
+  type ProjectListBody,
+  type TagBody,
+  defined,
+  waitFor,
+} from '../helpers'
 
 let dirs: { path: string; remove(): void }[] = []
 let apis: Api[] = []
@@ -38,7 +50,7 @@ async function open(dataDir: string): Promise<Api> {
 
 async function close(api: Api): Promise<void> {
   await api.close()
-  apis = apis.filter((a) => a !== api)
+  apis = apis.filter(a => a !== api)
 }
 
 const statePath = (dir: string) => join(dir, STATE_FILE)
@@ -90,7 +102,15 @@ async function openError(dir: string): Promise<Error> {
   throw new Error('unreachable')
 }
 
-const ADMIN_CALLER: Caller = { tokenName: 'test-reader', kind: 'token', userId: 1, role: 'admin', projects: ['*'], credential: { check: () => 'admin' }, permission: 'NONE' }
+const ADMIN_CALLER: Caller = {
+  tokenName: 'test-reader',
+  kind: 'token',
+  userId: 1,
+  role: 'admin',
+  projects: ['*'],
+  credential: { check: () => 'admin' },
+  permission: 'NONE',
+}
 
 /**
  * Projects (one with a naming pattern), an extra environment, flags with strategies, variants,
@@ -99,7 +119,8 @@ const ADMIN_CALLER: Caller = { tokenName: 'test-reader', kind: 'token', userId: 
  */
 async function buildScenario(api: Api): Promise<string> {
   const expectStatus = (label: string, response: { status: number; text: string }, status: number) => {
-    if (response.status !== status) throw new Error(`${label}: expected ${status}, got ${response.status} ${response.text}`)
+    if (response.status !== status)
+      throw new Error(`${label}: expected ${status}, got ${response.status} ${response.text}`)
   }
   expectStatus(
     'create project checkout',
@@ -111,10 +132,30 @@ async function buildScenario(api: Api): Promise<string> {
     201,
   )
   expectStatus('create project search', await api.createProject('search', { name: 'Search' }), 201)
-  expectStatus('create environment', await api.post<EnvironmentBody>('/api/admin/environments', { name: 'staging', type: 'test', sortOrder: 150 }), 201)
-  expectStatus('connect staging', await api.post('/api/admin/projects/checkout/environments', { environment: 'staging' }), 200)
-  expectStatus('create co.parent', await api.createFlag('checkout', 'co.parent', { type: 'release', description: 'Parent flag', impressionData: true }), 201)
-  expectStatus('create co.child', await api.createFlag('checkout', 'co.child', { type: 'experiment', description: 'Child flag' }), 201)
+  expectStatus(
+    'create environment',
+    await api.post<EnvironmentBody>('/api/admin/environments', { name: 'staging', type: 'test', sortOrder: 150 }),
+    201,
+  )
+  expectStatus(
+    'connect staging',
+    await api.post('/api/admin/projects/checkout/environments', { environment: 'staging' }),
+    200,
+  )
+  expectStatus(
+    'create co.parent',
+    await api.createFlag('checkout', 'co.parent', {
+      type: 'release',
+      description: 'Parent flag',
+      impressionData: true,
+    }),
+    201,
+  )
+  expectStatus(
+    'create co.child',
+    await api.createFlag('checkout', 'co.child', { type: 'experiment', description: 'Child flag' }),
+    201,
+  )
   expectStatus('create co.old', await api.createFlag('checkout', 'co.old', { type: 'operational' }), 201)
   expectStatus('create search-flag', await api.createFlag('search', 'search-flag', { type: 'kill-switch' }), 201)
   expectStatus(
@@ -140,14 +181,22 @@ async function buildScenario(api: Api): Promise<string> {
   expectStatus('tag 2', await api.post('/api/admin/features/co.parent/tags', { value: 'payments' }), 201)
   expectStatus(
     'dependency',
-    await api.post('/api/admin/projects/checkout/features/co.child/dependencies', { feature: 'co.parent', enabled: true, variants: ['a'] }),
+    await api.post('/api/admin/projects/checkout/features/co.child/dependencies', {
+      feature: 'co.parent',
+      enabled: true,
+      variants: ['a'],
+    }),
     200,
   )
   expectStatus('toggle parent prod', await api.toggle('checkout', 'co.parent', 'production', true), 200)
   expectStatus('toggle child dev', await api.toggle('checkout', 'co.child', 'development', true), 200)
   expectStatus('toggle search-flag dev', await api.toggle('search', 'search-flag', 'development', true), 200)
   expectStatus('toggle search-flag dev off', await api.toggle('search', 'search-flag', 'development', false), 200)
-  expectStatus('stale', await api.patchFlag('checkout', 'co.child', [{ op: 'replace', path: '/stale', value: true }]), 200)
+  expectStatus(
+    'stale',
+    await api.patchFlag('checkout', 'co.child', [{ op: 'replace', path: '/stale', value: true }]),
+    200,
+  )
   expectStatus('archive co.old', await api.delete('/api/admin/projects/checkout/features/co.old'), 202)
   const token = await api.createToken({ tokenName: 'ci-bot', type: 'admin', role: 'editor', projects: ['checkout'] })
   expectStatus('token', token, 201)
@@ -200,7 +249,9 @@ describe('a restart on the same data directory', () => {
       example: 'co.new-flow',
       description: 'Flags start with co.',
     })
-    expect((before['/api/admin/archive/features'].body as any).features.map((f: { name: string }) => f.name)).toEqual(['co.old'])
+    expect((before['/api/admin/archive/features'].body as any).features.map((f: { name: string }) => f.name)).toEqual([
+      'co.old',
+    ])
     expect((before['/api/admin/features/co.parent/tags'].body as any).tags).toEqual([
       { type: 'simple', value: 'team-a' },
       { type: 'simple', value: 'payments' },
@@ -229,21 +280,25 @@ describe('a restart on the same data directory', () => {
     expect(second.lastEventId()).toBe(events.length)
     expect(second.services.store.state.lastEventId).toBe(events.length)
     const seeded = (type: string, key: 'project' | 'environment', value: string) =>
-      second.events().filter((event) => event.type === type && event[key] === value)
+      second.events().filter(event => event.type === type && event[key] === value)
     expect(seeded('project-created', 'project', 'default')).toHaveLength(1)
     expect(seeded('environment-created', 'environment', 'development')).toHaveLength(1)
     expect(seeded('environment-created', 'environment', 'production')).toHaveLength(1)
-    expect(second.events().filter((event) => event.type === 'api-token-created' && event.createdBy === 'system')).toHaveLength(1)
+    expect(
+      second.events().filter(event => event.type === 'api-token-created' && event.createdBy === 'system'),
+    ).toHaveLength(1)
     const search = await second.searchEvents('?type=IS:project-created&limit=1000')
     expect(search.status).toBe(200)
-    expect(search.body.events.map((event) => event.project).sort()).toEqual(['checkout', 'default', 'search'])
+    expect(search.body.events.map(event => event.project).sort()).toEqual(['checkout', 'default', 'search'])
   })
 
   test('a token created before the restart still authenticates, with its role, projects and user id', async () => {
     const dir = newDir()
     const first = await open(dir)
     const secret = await buildScenario(first)
-    const created = first.events().find((event) => event.type === 'api-token-created' && (event.data as any)?.tokenName === 'ci-bot')!
+    const created = first
+      .events()
+      .find(event => event.type === 'api-token-created' && (event.data as any)?.tokenName === 'ci-bot')!
     expect(created).toBeDefined()
     const userId = first.services.store.state.tokens['ci-bot'].userId
     await close(first)
@@ -251,19 +306,22 @@ describe('a restart on the same data directory', () => {
     const second = await open(dir)
     const projects = await second.get<ProjectListBody>('/api/admin/projects', { token: secret })
     expect(projects.status).toBe(200)
-    expect(projects.body.projects.map((project) => project.id)).toEqual(['checkout'])
+    expect(projects.body.projects.map(project => project.id)).toEqual(['checkout'])
     const sinceId = second.lastEventId()
     const off = await second.toggle('checkout', 'co.parent', 'production', false, { token: secret })
     expect(off.status).toBe(200)
     const added = second.eventsSince(sinceId)
-    expect(added.map((event) => [event.id, event.type, event.createdBy, event.createdByUserId])).toEqual([
+    expect(added.map(event => [event.id, event.type, event.createdBy, event.createdByUserId])).toEqual([
       [sinceId + 1, 'feature-environment-disabled', 'ci-bot', userId],
     ])
     // Still limited to its project, still an editor (no token management).
     expect((await second.toggle('search', 'search-flag', 'development', true, { token: secret })).status).toBe(403)
     expect((await second.get('/api/admin/api-tokens', { token: secret })).status).toBe(403)
     // A wrong secret stays wrong.
-    expect((await second.get('/api/admin/projects', { token: secret.slice(0, -1) + (secret.endsWith('0') ? '1' : '0') })).status).toBe(401)
+    expect(
+      (await second.get('/api/admin/projects', { token: secret.slice(0, -1) + (secret.endsWith('0') ? '1' : '0') }))
+        .status,
+    ).toBe(401)
   })
 
   test('user ids and event ids continue after a restart instead of starting over', async () => {
@@ -280,7 +338,7 @@ describe('a restart on the same data directory', () => {
     const userId = second.services.store.state.tokens['after-restart'].userId
     expect(userId).not.toBe(ciBotUserId)
     expect(userId).toBeGreaterThan(ciBotUserId)
-    expect(second.eventsSince(lastId).map((event) => [event.id, event.type])).toEqual([[lastId + 1, 'api-token-created']])
+    expect(second.eventsSince(lastId).map(event => [event.id, event.type])).toEqual([[lastId + 1, 'api-token-created']])
     await close(second)
 
     const third = await open(dir)
@@ -295,7 +353,7 @@ describe('a restart on the same data directory', () => {
     await api.services.store.flush()
     const journal = readFileSync(journalPath(dir), 'utf8').slice(0, -1).split('\n')
     expect(journal.length).toBeGreaterThan(5)
-    journal.forEach((line) => expect(JSON.stringify(JSON.parse(line))).toBe(line))
+    journal.forEach(line => expect(JSON.stringify(JSON.parse(line))).toBe(line))
     expect(JSON.parse(journal.at(-1)!).lastEventId).toBe(api.lastEventId())
     const events = api.events()
     await close(api)
@@ -321,7 +379,7 @@ describe('a restart on the same data directory', () => {
       expect(JSON.stringify(event)).toBe(line)
       expect(event.id).toBe(index + 1)
     })
-    expect(lines.map((line) => JSON.parse(line))).toEqual(events)
+    expect(lines.map(line => JSON.parse(line))).toEqual(events)
   })
 })
 
@@ -344,7 +402,7 @@ describe('recovery from a crash', () => {
     expect((await second.createFlag('default', 'next-flag')).status).toBe(201)
     await second.services.store.flush()
     const lines = eventLines(dir)
-    expect(lines.map((line) => JSON.parse(line).id)).toEqual(Array.from({ length: lines.length }, (_, i) => i + 1))
+    expect(lines.map(line => JSON.parse(line).id)).toEqual(Array.from({ length: lines.length }, (_, i) => i + 1))
     expect(JSON.parse(lines.at(-1)!).featureName).toBe('next-flag')
   })
 
@@ -379,7 +437,7 @@ describe('recovery from a crash', () => {
 
     const second = await open(dir)
     expect(second.lastEventId()).toBe(count)
-    expect(second.events().some((event) => event.featureName === 'lost-flag')).toBe(false)
+    expect(second.events().some(event => event.featureName === 'lost-flag')).toBe(false)
     expectFilesUnchanged(dir, acknowledged)
     expect((await second.getFlag('default', 'lost-flag')).status).toBe(404)
     expect((await second.getFlag('default', 'kept-flag')).status).toBe(200)
@@ -391,7 +449,9 @@ describe('recovery from a crash', () => {
     expect((await second.createFlag('default', 'lost-flag', { description: 'second try' })).status).toBe(201)
     await second.services.store.flush()
     const created = second.eventsSince(count)
-    expect(created.map((event) => [event.id, event.type, event.featureName])).toEqual([[count + 1, 'feature-created', 'lost-flag']])
+    expect(created.map(event => [event.id, event.type, event.featureName])).toEqual([
+      [count + 1, 'feature-created', 'lost-flag'],
+    ])
     expect(JSON.parse(eventLines(dir)[count]).id).toBe(count + 1)
     expect(eventLines(dir)).toHaveLength(count + 1)
   })
@@ -414,33 +474,51 @@ describe('data files that cannot be trusted', () => {
     ['a truncated document', '{"formatVersion":1,'],
     ['garbage', 'garbage'],
     ['an empty file', ''],
-  ])('a state.json holding %s stops the start with an error naming the file, and no file is changed', async (_label, content) => {
-    const { dir } = await populated()
-    writeFileSync(statePath(dir), content)
-    const before = filesOf(dir)
-    const error = await openError(dir)
-    expect(error).toBeInstanceOf(StoreLoadError)
-    expect(error.message).toContain(statePath(dir))
-    expect(error.message).toMatch(/JSON/)
-    expectFilesUnchanged(dir, before)
-    expect(readdirSync(dir).sort()).toEqual([EVENTS_FILE, KEY_FILE, JOURNAL_FILE, STATE_FILE])
-  })
+  ])(
+    'a state.json holding %s stops the start with an error naming the file, and no file is changed',
+    async (_label, content) => {
+      const { dir } = await populated()
+      writeFileSync(statePath(dir), content)
+      const before = filesOf(dir)
+      const error = await openError(dir)
+      expect(error).toBeInstanceOf(StoreLoadError)
+      expect(error.message).toContain(statePath(dir))
+      expect(error.message).toMatch(/JSON/)
+      expectFilesUnchanged(dir, before)
+      expect(readdirSync(dir).sort()).toEqual([EVENTS_FILE, KEY_FILE, JOURNAL_FILE, STATE_FILE])
+    },
+  )
 
   test.each([
     ['an array', '[]', /not a JSON object/],
-    ['another format version', '{"formatVersion":2,"lastEventId":0,"nextUserId":1,"projects":{},"environments":{},"flags":{},"tokens":{}}', /formatVersion/],
-    ['no lastEventId', '{"formatVersion":1,"nextUserId":1,"projects":{},"environments":{},"flags":{},"tokens":{}}', /lastEventId/],
-    ['a collection that is not an object', '{"formatVersion":1,"lastEventId":0,"nextUserId":1,"projects":[],"environments":{},"flags":{},"tokens":{}}', /projects/],
-  ])('a state.json that is valid JSON but %s stops the start with an error naming the file and the problem', async (_label, content, problem) => {
-    const { dir } = await populated()
-    writeFileSync(statePath(dir), content)
-    const before = filesOf(dir)
-    const error = await openError(dir)
-    expect(error).toBeInstanceOf(StoreLoadError)
-    expect(error.message).toContain(statePath(dir))
-    expect(error.message).toMatch(problem)
-    expectFilesUnchanged(dir, before)
-  })
+    [
+      'another format version',
+      '{"formatVersion":2,"lastEventId":0,"nextUserId":1,"projects":{},"environments":{},"flags":{},"tokens":{}}',
+      /formatVersion/,
+    ],
+    [
+      'no lastEventId',
+      '{"formatVersion":1,"nextUserId":1,"projects":{},"environments":{},"flags":{},"tokens":{}}',
+      /lastEventId/,
+    ],
+    [
+      'a collection that is not an object',
+      '{"formatVersion":1,"lastEventId":0,"nextUserId":1,"projects":[],"environments":{},"flags":{},"tokens":{}}',
+      /projects/,
+    ],
+  ])(
+    'a state.json that is valid JSON but %s stops the start with an error naming the file and the problem',
+    async (_label, content, problem) => {
+      const { dir } = await populated()
+      writeFileSync(statePath(dir), content)
+      const before = filesOf(dir)
+      const error = await openError(dir)
+      expect(error).toBeInstanceOf(StoreLoadError)
+      expect(error.message).toContain(statePath(dir))
+      expect(error.message).toMatch(problem)
+      expectFilesUnchanged(dir, before)
+    },
+  )
 
   test('a corrupt line in the middle of events.jsonl stops the start with an error naming the file and the line, and no file is changed', async () => {
     const { dir } = await populated()
@@ -502,21 +580,23 @@ describe('concurrent writes', () => {
     const sinceId = api.lastEventId()
     const values = Array.from({ length: 50 }, (_, i) => `tag-${String(i).padStart(2, '0')}`)
 
-    const responses = await Promise.all(values.map((value) => api.post<TagBody>('/api/admin/features/busy-flag/tags', { type: 'simple', value })))
-    expect(responses.map((response) => response.status)).toEqual(values.map(() => 201))
-    expect(responses.map((response) => response.body.value)).toEqual(values)
+    const responses = await Promise.all(
+      values.map(value => api.post<TagBody>('/api/admin/features/busy-flag/tags', { type: 'simple', value })),
+    )
+    expect(responses.map(response => response.status)).toEqual(values.map(() => 201))
+    expect(responses.map(response => response.body.value)).toEqual(values)
 
     const tags = await api.get<TagListBody>('/api/admin/features/busy-flag/tags')
     expect(tags.status).toBe(200)
-    expect(tags.body.tags.map((tag) => tag.value).sort()).toEqual(values)
+    expect(tags.body.tags.map(tag => tag.value).sort()).toEqual(values)
 
     const added = api.eventsSince(sinceId)
     expect(added).toHaveLength(50)
-    expect(added.map((event) => event.id)).toEqual(Array.from({ length: 50 }, (_, i) => sinceId + 1 + i))
-    expect(added.every((event) => event.type === 'feature-tagged' && event.featureName === 'busy-flag')).toBe(true)
-    expect(added.map((event) => (event.data as any).value).sort()).toEqual(values)
+    expect(added.map(event => event.id)).toEqual(Array.from({ length: 50 }, (_, i) => sinceId + 1 + i))
+    expect(added.every(event => event.type === 'feature-tagged' && event.featureName === 'busy-flag')).toBe(true)
+    expect(added.map(event => (event.data as any).value).sort()).toEqual(values)
     // Each event carries the flag's tags at that time: one more each time.
-    expect(added.map((event) => event.tags.length)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1))
+    expect(added.map(event => event.tags.length)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1))
 
     // And all of it is on disk.
     await close(api)
@@ -533,14 +613,14 @@ describe('concurrent writes', () => {
     const values = Array.from({ length: 50 }, (_, i) => `description ${i}`)
 
     const responses = await Promise.all(
-      values.map((value) => api.patchFlag('default', 'patched-flag', [{ op: 'replace', path: '/description', value }])),
+      values.map(value => api.patchFlag('default', 'patched-flag', [{ op: 'replace', path: '/description', value }])),
     )
-    expect(responses.map((response) => response.status)).toEqual(values.map(() => 200))
+    expect(responses.map(response => response.status)).toEqual(values.map(() => 200))
 
     const added = api.eventsSince(sinceId)
-    expect(added.map((event) => event.type)).toEqual(values.map(() => 'feature-metadata-updated'))
-    expect(added.map((event) => event.id)).toEqual(Array.from({ length: 50 }, (_, i) => sinceId + 1 + i))
-    expect(added.map((event) => (event.data as any).description).sort()).toEqual([...values].sort())
+    expect(added.map(event => event.type)).toEqual(values.map(() => 'feature-metadata-updated'))
+    expect(added.map(event => event.id)).toEqual(Array.from({ length: 50 }, (_, i) => sinceId + 1 + i))
+    expect(added.map(event => (event.data as any).description).sort()).toEqual([...values].sort())
     // Serialised: each change starts from the one before it; no update is lost.
     expect((added[0].preData as any).description).toBe('start')
     for (let i = 1; i < added.length; i++) {
@@ -559,9 +639,9 @@ describe('concurrent writes', () => {
     expect((await api.createFlag('default', 'echo-flag', { description: 'start' })).status).toBe(201)
     const values = Array.from({ length: 50 }, (_, i) => `description ${i}`)
     const responses = await Promise.all(
-      values.map((value) => api.patchFlag('default', 'echo-flag', [{ op: 'replace', path: '/description', value }])),
+      values.map(value => api.patchFlag('default', 'echo-flag', [{ op: 'replace', path: '/description', value }])),
     )
-    expect(responses.map((response) => response.body.description)).toEqual(values)
+    expect(responses.map(response => response.body.description)).toEqual(values)
   })
 
   test('a committed PATCH answers 200 with its own result even when the next queued write deletes the flag', async () => {
@@ -573,7 +653,11 @@ describe('concurrent writes', () => {
     await waitFor(() => api.lastEventId() !== sinceId, 'the archive to be applied', { every: 0 })
     const remove = api.delete('/api/admin/archive/doomed-flag')
     const [patched, removed] = await Promise.all([patch, remove])
-    expect(api.eventsSince(sinceId).map((event) => event.type)).toEqual(['feature-metadata-updated', 'feature-archived', 'feature-deleted'])
+    expect(api.eventsSince(sinceId).map(event => event.type)).toEqual([
+      'feature-metadata-updated',
+      'feature-archived',
+      'feature-deleted',
+    ])
     expect(removed.status).toBe(200)
     // The archive was committed, so its answer is a success showing the archived flag.
     expect(patched.status).toBe(200)
@@ -593,13 +677,15 @@ describe('concurrent writes', () => {
     )
     const responses = await Promise.all(requests)
     const expected = Array.from({ length: 20 }, (_, i) => (i % 3 === 2 ? (i % 2 === 0 ? 409 : 400) : 201))
-    expect(responses.map((response) => response.status)).toEqual(expected)
-    const good = Array.from({ length: 20 }, (_, i) => i).filter((i) => i % 3 !== 2).map((i) => `ok-${i}`)
+    expect(responses.map(response => response.status)).toEqual(expected)
+    const good = Array.from({ length: 20 }, (_, i) => i)
+      .filter(i => i % 3 !== 2)
+      .map(i => `ok-${i}`)
     const tags = await api.get<TagListBody>('/api/admin/features/mixed-flag/tags')
-    expect(tags.body.tags.map((tag) => tag.value).sort()).toEqual(good.sort())
+    expect(tags.body.tags.map(tag => tag.value).sort()).toEqual(good.sort())
     const added = api.eventsSince(sinceId)
     expect(added).toHaveLength(good.length)
-    expect(added.map((event) => event.id)).toEqual(Array.from({ length: good.length }, (_, i) => sinceId + 1 + i))
+    expect(added.map(event => event.id)).toEqual(Array.from({ length: good.length }, (_, i) => sinceId + 1 + i))
   })
 })
 
@@ -640,7 +726,7 @@ describe('reads hand out copies', () => {
       for (const strategy of environment.strategies ?? []) {
         mutate(() => (strategy.parameters.rollout = '0'))
         mutate(() => strategy.constraints[0]?.values.push('android'))
-        mutate(() => (strategy.variants[0] && (strategy.variants[0].weight = 1)))
+        mutate(() => strategy.variants[0] && (strategy.variants[0].weight = 1))
       }
       for (const variant of environment.variants ?? []) {
         mutate(() => (variant.weight = 1))
@@ -721,21 +807,49 @@ describe('failed writes', () => {
       ['flag name already taken', () => api.createFlag('checkout', 'co.parent'), 409],
       ['archived flag name taken', () => api.createFlag('checkout', 'co.old'), 409],
       ['tag value too short', () => api.post('/api/admin/features/co.parent/tags', { value: 'x' }), 400],
-      ['tag already on the flag', () => api.post('/api/admin/features/co.parent/tags', { type: 'simple', value: 'team-a' }), 409],
-      ['failed JSON-Patch test', () => api.patchFlag('checkout', 'co.parent', [
-        { op: 'replace', path: '/description', value: 'never saved' },
-        { op: 'test', path: '/type', value: 'experiment' },
-      ]), 409],
-      ['read-only field in a patch', () => api.patchFlag('checkout', 'co.parent', [{ op: 'replace', path: '/name', value: 'co.renamed' }]), 400],
-      ['wrongly typed patch value', () => api.patchFlag('checkout', 'co.parent', [{ op: 'replace', path: '/stale', value: 'yes' }]), 400],
+      [
+        'tag already on the flag',
+        () => api.post('/api/admin/features/co.parent/tags', { type: 'simple', value: 'team-a' }),
+        409,
+      ],
+      [
+        'failed JSON-Patch test',
+        () =>
+          api.patchFlag('checkout', 'co.parent', [
+            { op: 'replace', path: '/description', value: 'never saved' },
+            { op: 'test', path: '/type', value: 'experiment' },
+          ]),
+        409,
+      ],
+      [
+        'read-only field in a patch',
+        () => api.patchFlag('checkout', 'co.parent', [{ op: 'replace', path: '/name', value: 'co.renamed' }]),
+        400,
+      ],
+      [
+        'wrongly typed patch value',
+        () => api.patchFlag('checkout', 'co.parent', [{ op: 'replace', path: '/stale', value: 'yes' }]),
+        400,
+      ],
       ['project id taken', () => api.createProject('checkout'), 409],
-      ['unknown flag in a bulk toggle', () => api.bulkToggle('checkout', 'production', ['co.parent', 'co.nope'], false), [400, 404]],
-      ['token without permission', () => api.toggle('checkout', 'co.parent', 'production', false, { token: null }), 401],
+      [
+        'unknown flag in a bulk toggle',
+        () => api.bulkToggle('checkout', 'production', ['co.parent', 'co.nope'], false),
+        [400, 404],
+      ],
+      [
+        'token without permission',
+        () => api.toggle('checkout', 'co.parent', 'production', false, { token: null }),
+        401,
+      ],
     ]
     for (const [label, request, status] of failures) {
       const response = await request()
       const allowed = Array.isArray(status) ? status : [status]
-      expect({ label, status: allowed.includes(response.status) ? allowed : response.status }).toEqual({ label, status: allowed })
+      expect({ label, status: allowed.includes(response.status) ? allowed : response.status }).toEqual({
+        label,
+        status: allowed,
+      })
       await api.services.store.flush()
       expect({ label, lastEventId: api.lastEventId() }).toEqual({ label, lastEventId: lastId })
       expectFilesUnchanged(dir, before)
@@ -753,7 +867,9 @@ describe('the state journal and checkpoints', () => {
     for (let i = 0; i < 30; i++) expect((await api.createFlag('default', `bulk-${i}`)).status).toBe(201)
     await api.services.store.flush()
     const before = filesOf(dir)
-    expect((await api.patchFlag('default', 'bulk-7', [{ op: 'replace', path: '/description', value: 'only me' }])).status).toBe(200)
+    expect(
+      (await api.patchFlag('default', 'bulk-7', [{ op: 'replace', path: '/description', value: 'only me' }])).status,
+    ).toBe(200)
     await api.services.store.flush()
     const after = filesOf(dir)
     expect(after.state.equals(before.state)).toBe(true)
@@ -764,7 +880,12 @@ describe('the state journal and checkpoints', () => {
     const entry = JSON.parse(journalAdded)
     expect(journalAdded.endsWith('\n') && journalAdded.indexOf('\n') === journalAdded.length - 1).toBe(true)
     expect(entry.changes.map(([collection, key]: [string, string]) => `${collection}/${key}`)).toEqual(['flags/bulk-7'])
-    expect(eventsAdded.trim().split('\n').map((line) => JSON.parse(line).type)).toEqual(['feature-metadata-updated'])
+    expect(
+      eventsAdded
+        .trim()
+        .split('\n')
+        .map(line => JSON.parse(line).type),
+    ).toEqual(['feature-metadata-updated'])
   })
 
   test('once the journal passes its size limit a checkpoint is written and the journal starts afresh; a restart reads everything back', async () => {
@@ -782,7 +903,7 @@ describe('the state journal and checkpoints', () => {
     const list = (await api.listFlags('default')).body
     const events = api.events()
     // Leave without a clean close, as a crash would.
-    apis = apis.filter((a) => a !== api)
+    apis = apis.filter(a => a !== api)
     api.abandon()
 
     const again = await open(dir)
@@ -800,7 +921,7 @@ describe('the state journal and checkpoints', () => {
     await first.services.store.flush()
     const journal = readFileSync(journalPath(dir))
     const state = readFileSync(statePath(dir))
-    apis = apis.filter((a) => a !== first)
+    apis = apis.filter(a => a !== first)
     first.abandon()
     // The crash: the last journal line was only half written.
     writeFileSync(journalPath(dir), journal.subarray(0, journal.length - 20))
@@ -821,7 +942,7 @@ describe('the state journal and checkpoints', () => {
     await api.createFlag('default', 'two')
     await api.createFlag('default', 'three')
     await api.services.store.flush()
-    apis = apis.filter((a) => a !== api)
+    apis = apis.filter(a => a !== api)
     api.abandon()
     const lines = readFileSync(journalPath(dir), 'utf8').slice(0, -1).split('\n')
     writeFileSync(journalPath(dir), [...lines.slice(0, 1), ...lines.slice(2)].join('\n') + '\n')

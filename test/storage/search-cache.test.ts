@@ -9,7 +9,17 @@
  */
 import { afterAll, afterEach, expect, test } from 'bun:test'
 import { SQL } from 'bun'
-import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import {
+  appendFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { DatabaseConfig } from '../../src/config'
@@ -29,7 +39,7 @@ const dirs: { remove(): void }[] = []
 afterEach(async () => {
   for (const api of opened.splice(0)) await api.close().catch(() => api.abandon())
 })
-afterAll(() => dirs.forEach((dir) => dir.remove()))
+afterAll(() => dirs.forEach(dir => dir.remove()))
 
 let databases = 0
 async function newDatabase(pg: PostgresCluster): Promise<DatabaseConfig> {
@@ -59,9 +69,9 @@ async function start(database: DatabaseConfig, root: string | null): Promise<Ins
   const store = api.services.store
   const readLines = store.readEventLines.bind(store)
   let read = 0
-  store.readEventLines = (lastId, onLine, after) => readLines(lastId, (line) => (read++, onLine(line)), after)
+  store.readEventLines = (lastId, onLine, after) => readLines(lastId, line => (read++, onLine(line)), after)
   const notices: string[] = []
-  api.services.events.onNotice = (message) => notices.push(message)
+  api.services.events.onNotice = message => notices.push(message)
   await api.services.events.load()
   return { api, read: () => read, notices }
 }
@@ -78,8 +88,17 @@ async function stop(instance: Instance) {
 async function write(api: Api, count: number, tag: string) {
   for (let i = 0; i < count; i++) {
     const name = `${tag}-${i}`
-    expect((await api.createFlag('default', name, { description: `${tag} note ${i % 7 === 0 ? 'checkout' : 'billing'} ${i}` })).status).toBe(201)
-    if (i % 5 === 0) expect((await api.post(`/api/admin/projects/default/features/${name}/environments/development/on`)).status).toBe(200)
+    expect(
+      (
+        await api.createFlag('default', name, {
+          description: `${tag} note ${i % 7 === 0 ? 'checkout' : 'billing'} ${i}`,
+        })
+      ).status,
+    ).toBe(201)
+    if (i % 5 === 0)
+      expect((await api.post(`/api/admin/projects/default/features/${name}/environments/development/on`)).status).toBe(
+        200,
+      )
   }
 }
 
@@ -88,7 +107,7 @@ async function eventsOf(database: DatabaseConfig): Promise<EventRecord[]> {
   const sql = new SQL(`postgres://postgres@127.0.0.1:${database.port}/${database.database}`, { max: 1 })
   try {
     const rows: { line: string }[] = await sql`SELECT line FROM flagstore_events ORDER BY id`
-    return rows.map((row) => JSON.parse(row.line) as EventRecord)
+    return rows.map(row => JSON.parse(row.line) as EventRecord)
   } finally {
     await sql.close()
   }
@@ -98,13 +117,28 @@ async function eventsOf(database: DatabaseConfig): Promise<EventRecord[]> {
 async function searchesEqualDatabase(api: Api, database: DatabaseConfig, seed: number) {
   const events = await eventsOf(database)
   const random = seededRandom(seed)
-  const fixed = ['query=checkout', 'query=BILLING', 'query=note%201', 'query=heck', 'limit=1000', 'limit=50&offset=100', 'type=IS:feature-created&limit=1000']
-  const all = [...fixed.map((q) => new URLSearchParams(q)), ...Array.from({ length: 25 }, () => randomParams(random, events))]
+  const fixed = [
+    'query=checkout',
+    'query=BILLING',
+    'query=note%201',
+    'query=heck',
+    'limit=1000',
+    'limit=50&offset=100',
+    'type=IS:feature-created&limit=1000',
+  ]
+  const all = [
+    ...fixed.map(q => new URLSearchParams(q)),
+    ...Array.from({ length: 25 }, () => randomParams(random, events)),
+  ]
   for (const params of all) {
     const response = await api.get<{ events: EventRecord[]; total: number }>(`/api/admin/search/events?${params}`)
     expect(response.status).toBe(200)
     const expected = bruteForce(events, params)
-    expect({ params: `${params}`, ids: response.body.events.map((event) => event.id), total: response.body.total }).toEqual({ params: `${params}`, ...expected })
+    expect({
+      params: `${params}`,
+      ids: response.body.events.map(event => event.id),
+      total: response.body.total,
+    }).toEqual({ params: `${params}`, ...expected })
   }
 }
 
@@ -121,7 +155,12 @@ async function copyDatabase(admin: SQL, from: string, to: string) {
 }
 
 const slot = (root: string, n = 0) => join(root, String(n))
-const segments = (root: string) => (existsSync(join(slot(root), SEARCH_DIR)) ? readdirSync(join(slot(root), SEARCH_DIR)).filter((name) => name.endsWith('.seg')).sort() : [])
+const segments = (root: string) =>
+  existsSync(join(slot(root), SEARCH_DIR))
+    ? readdirSync(join(slot(root), SEARCH_DIR))
+        .filter(name => name.endsWith('.seg'))
+        .sort()
+    : []
 
 needs(TOOLS.postgres).describe('the local copy of a PostgreSQL event log', () => {
   test('a restart reads only the events written since; searches equal the database before and after', async () => {
@@ -133,13 +172,17 @@ needs(TOOLS.postgres).describe('the local copy of a PostgreSQL event log', () =>
     const copied = first.api.lastEventId()
     await searchesEqualDatabase(first.api, database, 1)
     // The copy holds the log's lines as the database does, and the segments are written over it.
-    expect(readFileSync(join(slot(root), CACHE_LOG), 'utf8')).toBe((await eventsOf(database)).map((event) => JSON.stringify(event) + '\n').join(''))
+    expect(readFileSync(join(slot(root), CACHE_LOG), 'utf8')).toBe(
+      (await eventsOf(database)).map(event => JSON.stringify(event) + '\n').join(''),
+    )
     expect(segments(root).length).toBeGreaterThanOrEqual(2)
     const written = segments(root)
     // It holds every event in full: private, as a data directory is.
     const mode = (path: string) => (statSync(path).mode & 0o777).toString(8)
     expect([root, slot(root), join(slot(root), SEARCH_DIR)].map(mode)).toEqual(['700', '700', '700'])
-    expect([CACHE_LOG, CACHE_IDENTITY, '.lock', join(SEARCH_DIR, written[0])].map((name) => mode(join(slot(root), name)))).toEqual(['600', '600', '600', '600'])
+    expect(
+      [CACHE_LOG, CACHE_IDENTITY, '.lock', join(SEARCH_DIR, written[0])].map(name => mode(join(slot(root), name))),
+    ).toEqual(['600', '600', '600', '600'])
     await stop(first)
 
     // Another instance (its own copy) writes while this one is down.
@@ -194,9 +237,16 @@ needs(TOOLS.postgres).describe('the local copy of a PostgreSQL event log', () =>
 
     const swappedA = await start(one, rootTwo)
     const swappedB = await start(two, rootOne)
-    for (const [instance, database] of [[swappedA, one], [swappedB, two]] as const) {
+    for (const [instance, database] of [
+      [swappedA, one],
+      [swappedB, two],
+    ] as const) {
       expect(instance.read()).toBe(instance.api.lastEventId())
-      expect(instance.notices).toEqual([expect.stringMatching(/is discarded and read again from the database: it is of another database \(log [0-9a-f-]+, not [0-9a-f-]+ of PostgreSQL/)])
+      expect(instance.notices).toEqual([
+        expect.stringMatching(
+          /is discarded and read again from the database: it is of another database \(log [0-9a-f-]+, not [0-9a-f-]+ of PostgreSQL/,
+        ),
+      ])
       await searchesEqualDatabase(instance.api, database, 6)
     }
     expect(JSON.parse(readFileSync(join(slot(rootTwo), CACHE_IDENTITY), 'utf8')).database).toContain(one.database)
@@ -214,7 +264,9 @@ needs(TOOLS.postgres).describe('the local copy of a PostgreSQL event log', () =>
     const cut = '{"id":999,"type":"feature-cre'
     appendFileSync(join(slot(root), CACHE_LOG), cut)
     const torn = await start(database, root)
-    expect(torn.notices).toEqual([expect.stringMatching(new RegExp(`ends with ${cut.length} bytes of a line cut short; they are cut off$`))])
+    expect(torn.notices).toEqual([
+      expect.stringMatching(new RegExp(`ends with ${cut.length} bytes of a line cut short; they are cut off$`)),
+    ])
     expect(torn.read()).toBe(1)
     await searchesEqualDatabase(torn.api, database, 7)
     await stop(torn)
@@ -225,7 +277,9 @@ needs(TOOLS.postgres).describe('the local copy of a PostgreSQL event log', () =>
     lines[last - 2] = lines[last - 2].replace('{"id"', '{"id?')
     writeFileSync(path, lines.join('\n'))
     const damaged = await start(database, root)
-    expect(damaged.notices).toEqual([expect.stringContaining(`the local copy of the event log is cut after event ${last - 2}`)])
+    expect(damaged.notices).toEqual([
+      expect.stringContaining(`the local copy of the event log is cut after event ${last - 2}`),
+    ])
     expect(damaged.read()).toBe(1 + 2)
     await searchesEqualDatabase(damaged.api, database, 8)
   }, 120_000)
@@ -250,7 +304,11 @@ needs(TOOLS.postgres).describe('the local copy of a PostgreSQL event log', () =>
     // Restored: the copy is ahead of the database.
     const restored = { ...database, database: older }
     const behind = await start(restored, root)
-    expect(behind.notices).toEqual([expect.stringMatching(/: it holds events up to \d+, but the database ends at event \d+ \(restored from an older backup\?\)$/)])
+    expect(behind.notices).toEqual([
+      expect.stringMatching(
+        /: it holds events up to \d+, but the database ends at event \d+ \(restored from an older backup\?\)$/,
+      ),
+    ])
     expect(behind.read()).toBe(behind.api.lastEventId())
     await searchesEqualDatabase(behind.api, restored, 9)
     // …and moved on past where the copy ended, with other events: the copy's last event differs from the database's.
@@ -276,12 +334,20 @@ needs(TOOLS.postgres).describe('the local copy of a PostgreSQL event log', () =>
     expect(readdirSync(root).sort()).toEqual(['0', '1'])
     await write(a.api, 70, 'from-a')
     const lastA = a.api.lastEventId()
-    await waitFor(async () => (await b.api.get<{ total: number }>('/api/admin/search/events?query=from-a-69')).body.total === 1, 'the write on A found on B')
+    await waitFor(
+      async () => (await b.api.get<{ total: number }>('/api/admin/search/events?query=from-a-69')).body.total === 1,
+      'the write on A found on B',
+    )
     await write(b.api, 10, 'from-b')
-    await waitFor(async () => (await a.api.get<{ total: number }>('/api/admin/search/events?query=from-b-9')).body.total === 1, 'the write on B found on A')
+    await waitFor(
+      async () => (await a.api.get<{ total: number }>('/api/admin/search/events?query=from-b-9')).body.total === 1,
+      'the write on B found on A',
+    )
     await searchesEqualDatabase(a.api, database, 11)
     await searchesEqualDatabase(b.api, database, 12)
-    expect(readFileSync(join(slot(root, 0), CACHE_LOG), 'utf8')).toBe(readFileSync(join(slot(root, 1), CACHE_LOG), 'utf8'))
+    expect(readFileSync(join(slot(root, 0), CACHE_LOG), 'utf8')).toBe(
+      readFileSync(join(slot(root, 1), CACHE_LOG), 'utf8'),
+    )
     const last = b.api.lastEventId()
     expect(last).toBeGreaterThan(lastA)
     await stop(a)
@@ -299,7 +365,11 @@ needs(TOOLS.postgres).describe('the local copy of a PostgreSQL event log', () =>
     const root = cacheRoot()
     writeFileSync(root, 'not a directory')
     const instance = await start(database, root)
-    expect(instance.notices).toEqual([expect.stringMatching(/^SEARCH_CACHE_DIR .* cannot be used \(.*\); the event log is copied to a temporary directory for this run$/)])
+    expect(instance.notices).toEqual([
+      expect.stringMatching(
+        /^SEARCH_CACHE_DIR .* cannot be used \(.*\); the event log is copied to a temporary directory for this run$/,
+      ),
+    ])
     await write(instance.api, 20, 'elsewhere')
     await searchesEqualDatabase(instance.api, database, 14)
     expect(readFileSync(root, 'utf8')).toBe('not a directory')
@@ -314,7 +384,9 @@ needs(TOOLS.postgres).describe('the local copy of a PostgreSQL event log', () =>
     await stop(first)
     writeFileSync(join(slot(root), CACHE_IDENTITY), '{"log":')
     const unnamed = await start(database, root)
-    expect(unnamed.notices).toEqual([expect.stringContaining(`is discarded and read again from the database: ${CACHE_IDENTITY} cannot be read`)])
+    expect(unnamed.notices).toEqual([
+      expect.stringContaining(`is discarded and read again from the database: ${CACHE_IDENTITY} cannot be read`),
+    ])
     expect(unnamed.read()).toBe(unnamed.api.lastEventId())
     await stop(unnamed)
     const again = await start(database, root)
@@ -336,14 +408,21 @@ needs(TOOLS.postgres).describe('the local copy of a PostgreSQL event log', () =>
     const lock = DataDirLock.acquire(held)
     try {
       const instance = await start(database, null)
-      const own = readdirSync(tmpdir()).filter((name) => name.startsWith('flagstore-search-')).map((name) => join(tmpdir(), name))
+      const own = readdirSync(tmpdir())
+        .filter(name => name.startsWith('flagstore-search-'))
+        .map(name => join(tmpdir(), name))
       // (Removed by this start, or by another test process's sweeping at the same moment.)
       await waitFor(() => !existsSync(left), 'the copy left by a killed process removed')
       expect(own).toContain(held)
       expect(own).toContain(young)
       await write(instance.api, 10, 'temporary')
       await searchesEqualDatabase(instance.api, database, 16)
-      const copies = own.filter((dir) => dir !== held && existsSync(join(dir, CACHE_LOG)) && readFileSync(join(dir, CACHE_LOG), 'utf8').includes('temporary-9'))
+      const copies = own.filter(
+        dir =>
+          dir !== held &&
+          existsSync(join(dir, CACHE_LOG)) &&
+          readFileSync(join(dir, CACHE_LOG), 'utf8').includes('temporary-9'),
+      )
       expect(copies).toHaveLength(1)
       await stop(instance)
       expect(existsSync(copies[0])).toBe(false)

@@ -30,7 +30,7 @@ async function open(dataDir: string, segmentCheck?: { stepBytes: number; pauseMs
   apis.push(api)
   const notices: string[] = []
   // The worker starts with the first search (or load()), after this.
-  api.services.events.onNotice = (message) => notices.push(message)
+  api.services.events.onNotice = message => notices.push(message)
   return { api, notices }
 }
 
@@ -56,7 +56,10 @@ async function searchesEqualScan(api: Api, dataDir: string, label: string) {
     const response = await api.get<{ events: EventRecord[]; total: number }>(`/api/admin/search/events?${asked}`)
     expect(response.status).toBe(200)
     const context = `${label}: ${JSON.stringify(params)}`
-    expect({ context, ids: response.body.events.map((event) => event.id), total: response.body.total }).toEqual({ context, ...scanLog(dataDir, asked) })
+    expect({ context, ids: response.body.events.map(event => event.id), total: response.body.total }).toEqual({
+      context,
+      ...scanLog(dataDir, asked),
+    })
   }
 }
 
@@ -77,7 +80,8 @@ async function filled(): Promise<{ dataDir: string; files: string[] }> {
   const dataDir = join(parent.path, 'data')
   mkdirSync(dataDir, { mode: 0o700 })
   const { api } = await open(dataDir)
-  for (let i = 0; i < 200; i++) expect((await api.createFlag('default', `checkout-${i}`, { description: `flag number ${i}` })).status).toBe(201)
+  for (let i = 0; i < 200; i++)
+    expect((await api.createFlag('default', `checkout-${i}`, { description: `flag number ${i}` })).status).toBe(201)
   await searchesEqualScan(api, dataDir, 'before any damage')
   await close(api)
   const files = segmentFiles(dataDir)
@@ -119,8 +123,16 @@ describe('the checksums of the search segments, read after /ready', () => {
     expect(notices).toEqual([])
     await searchesEqualScan(api, dataDir, 'during the background check')
     expect(notices.sort()).toEqual([
-      expect.stringMatching(new RegExp(`^search segment ${files[0]} ignored and deleted: checksum does not match; its events 1–64 are read from the log until it is rebuilt$`)),
-      expect.stringMatching(new RegExp(`^search segment ${files[1]} ignored and deleted: checksum does not match; its events 65–128 are read from the log`)),
+      expect.stringMatching(
+        new RegExp(
+          `^search segment ${files[0]} ignored and deleted: checksum does not match; its events 1–64 are read from the log until it is rebuilt$`,
+        ),
+      ),
+      expect.stringMatching(
+        new RegExp(
+          `^search segment ${files[1]} ignored and deleted: checksum does not match; its events 65–128 are read from the log`,
+        ),
+      ),
     ])
     await searchesEqualScan(api, dataDir, 'while rebuilt')
     await indexReady(api)

@@ -27,22 +27,25 @@ function residentKiB(name: string): number {
   return kib
 }
 
-needs(TOOLS.smaps).test('a written segment, mapped, counts about the pages touched, not the blocks it was written in', () => {
-  const dir = tempDir('flags-segmem-')
-  dirs.push(dir)
-  const files = new SegmentFiles(dir.path)
-  // 8 MiB, a full segment's size; the content is not read as a segment here.
-  const bytes = new Uint8Array(8 << 20)
-  for (let i = 0; i < bytes.length; i += 4096) bytes[i] = i & 0xff
-  const mapped = files.write(bytes, 1, 65536)
-  expect(mapped).not.toBe(bytes)
-  const name = 'events-000000000001-65536.seg'
-  expect(residentKiB(name)).toBe(0)
-  // Three touches, as the header, the term list and one posting list are.
-  let sum = 0
-  for (const at of [0, 5 << 20, 7 << 20]) sum += mapped[at]
-  expect(sum).toBe(0 + ((5 << 20) & 0xff) + ((7 << 20) & 0xff))
-  // The kernel maps up to 64 KiB around a fault (fault-around): three touches, well under 1 MiB.
-  // Written in one write, the same touches counted 6 MiB.
-  expect(residentKiB(name)).toBeLessThan(1024)
-})
+needs(TOOLS.smaps).test(
+  'a written segment, mapped, counts about the pages touched, not the blocks it was written in',
+  () => {
+    const dir = tempDir('flags-segmem-')
+    dirs.push(dir)
+    const files = new SegmentFiles(dir.path)
+    // 8 MiB, a full segment's size; the content is not read as a segment here.
+    const bytes = new Uint8Array(8 << 20)
+    for (let i = 0; i < bytes.length; i += 4096) bytes[i] = i & 0xff
+    const mapped = files.write(bytes, 1, 65536)
+    expect(mapped).not.toBe(bytes)
+    const name = 'events-000000000001-65536.seg'
+    expect(residentKiB(name)).toBe(0)
+    // Three touches, as the header, the term list and one posting list are.
+    let sum = 0
+    for (const at of [0, 5 << 20, 7 << 20]) sum += mapped[at]
+    expect(sum).toBe(0 + ((5 << 20) & 0xff) + ((7 << 20) & 0xff))
+    // The kernel maps up to 64 KiB around a fault (fault-around): three touches, well under 1 MiB.
+    // Written in one write, the same touches counted 6 MiB.
+    expect(residentKiB(name)).toBeLessThan(1024)
+  },
+)

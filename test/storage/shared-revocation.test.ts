@@ -10,7 +10,17 @@
  * one instance are in test/features/revocation.test.ts.
  */
 import { afterEach, describe, expect, test } from 'bun:test'
-import { asSession, expectError, expectOk, makeApi, newUser as createUser, signIn as signInWith, tokenFor, waitFor, type Api } from '../helpers'
+import {
+  asSession,
+  expectError,
+  expectOk,
+  makeApi,
+  newUser as createUser,
+  signIn as signInWith,
+  tokenFor,
+  waitFor,
+  type Api,
+} from '../helpers'
 import { freshDatabase, ON_POSTGRES } from '../test-store'
 
 const PASSWORD = 'Correct-horse-7'
@@ -31,7 +41,8 @@ async function twoInstances(): Promise<[Api, Api]> {
 
 /** Request options for a cookie-authenticated call from the console's own origin. */
 const as = (cookie: string) => asSession(cookie)
-const newUser = async (api: Api, username: string, rootRole: string) => (await createUser(api, { username, rootRole, password: PASSWORD })).id
+const newUser = async (api: Api, username: string, rootRole: string) =>
+  (await createUser(api, { username, rootRole, password: PASSWORD })).id
 const signIn = (api: Api, username: string) => signInWith(api, username, PASSWORD)
 
 /** Waits until `api` takes the credential (a cookie, or a token's secret). */
@@ -41,7 +52,10 @@ async function knownOn(api: Api, options: { token: string | null; headers?: Reco
 
 /** Both instances at the same commit, so that A's event log holds every event B made. */
 async function inStep(a: Api, b: Api) {
-  await waitFor(() => a.services.store.state.commitSeq === b.services.store.state.commitSeq, 'A and B at the same commit')
+  await waitFor(
+    () => a.services.store.state.commitSeq === b.services.store.state.commitSeq,
+    'A and B at the same commit',
+  )
 }
 
 describe.skipIf(!ON_POSTGRES)('a revocation on one instance, a write on another', () => {
@@ -53,11 +67,15 @@ describe.skipIf(!ON_POSTGRES)('a revocation on one instance, a write on another'
       const cookie = await signIn(a, `boss-${round}`)
       await knownOn(b, as(cookie), 'the session')
       expectOk(await a.delete(`/api/admin/user-admin/${id}`))
-      expectError(await b.createToken({ tokenName: `minted-${round}`, type: 'admin' }, as(cookie)), 401, 'AuthenticationRequired')
+      expectError(
+        await b.createToken({ tokenName: `minted-${round}`, type: 'admin' }, as(cookie)),
+        401,
+        'AuthenticationRequired',
+      )
     }
     await inStep(a, b)
-    expect(a.events().filter((event) => event.createdBy.startsWith('boss-'))).toEqual([])
-    expect(Object.keys(b.services.store.state.tokens).filter((name) => name.startsWith('minted-'))).toEqual([])
+    expect(a.events().filter(event => event.createdBy.startsWith('boss-'))).toEqual([])
+    expect(Object.keys(b.services.store.state.tokens).filter(name => name.startsWith('minted-'))).toEqual([])
   })
 
   test('an editor demoted on A cannot write on B right after the demotion is acknowledged: 403, nothing written', async () => {
@@ -70,7 +88,7 @@ describe.skipIf(!ON_POSTGRES)('a revocation on one instance, a write on another'
       expectError(await b.createFlag('default', `flag-${round}`, {}, as(cookie)), 403, 'NoAccessError')
     }
     await inStep(a, b)
-    expect(a.events().filter((event) => event.createdBy.startsWith('editor-'))).toEqual([])
+    expect(a.events().filter(event => event.createdBy.startsWith('editor-'))).toEqual([])
     expect(Object.keys(b.services.store.state.flags)).toEqual([])
   })
 
@@ -80,10 +98,15 @@ describe.skipIf(!ON_POSTGRES)('a revocation on one instance, a write on another'
       const secret = await tokenFor(a, `ci-${round}`, { role: 'editor' })
       await knownOn(b, { token: secret }, 'the token')
       expectOk(await a.delete(`/api/admin/api-tokens/ci-${round}`))
-      expectError(await b.createFlag('default', `flag-${round}`, {}, { token: secret }), 401, 'AuthenticationRequired', ['deleted'])
+      expectError(
+        await b.createFlag('default', `flag-${round}`, {}, { token: secret }),
+        401,
+        'AuthenticationRequired',
+        ['deleted'],
+      )
     }
     await inStep(a, b)
-    expect(a.events().filter((event) => event.createdBy.startsWith('ci-'))).toEqual([])
+    expect(a.events().filter(event => event.createdBy.startsWith('ci-'))).toEqual([])
     expect(Object.keys(b.services.store.state.flags)).toEqual([])
   })
 })
@@ -99,7 +122,10 @@ describe.skipIf(!ON_POSTGRES)('sign-out on another instance', () => {
       expect(out.headers.get('set-cookie')).toStartWith('unleash-session=;')
       expectError(await b.get('/api/admin/projects', as(cookie)), 401, 'AuthenticationRequired', ['session has ended'])
       // A reads its own copy of the state: it hears of the sign-out within the propagation bound (docs/postgres.md).
-      await waitFor(async () => (await a.get('/api/admin/projects', as(cookie))).status === 401, 'the session ended on A')
+      await waitFor(
+        async () => (await a.get('/api/admin/projects', as(cookie))).status === 401,
+        'the session ended on A',
+      )
     }
     await inStep(a, b)
     expect(a.services.store.state.sessions).toEqual({})

@@ -37,7 +37,7 @@ async function open(dir: string): Promise<Api> {
 
 /** Leaves without a checkpoint, as a crash would. */
 function crash(api: Api) {
-  cleanups = cleanups.filter((cleanup) => !cleanup.toString().includes('api.close'))
+  cleanups = cleanups.filter(cleanup => !cleanup.toString().includes('api.close'))
   api.abandon()
 }
 
@@ -47,7 +47,11 @@ const eventsPath = (dir: string) => join(dir, EVENTS_FILE)
 
 /** Every file of the directory, by name, with its bytes. */
 function snapshot(dir: string): Record<string, string> {
-  return Object.fromEntries(readdirSync(dir).sort().map((name) => [name, readFileSync(join(dir, name), 'latin1')]))
+  return Object.fromEntries(
+    readdirSync(dir)
+      .sort()
+      .map(name => [name, readFileSync(join(dir, name), 'latin1')]),
+  )
 }
 
 async function refusal(dir: string): Promise<StoreLoadError> {
@@ -107,7 +111,13 @@ describe('a missing or shortened journal', () => {
     for (const name of ['one', 'two', 'three']) expect((await api.createFlag('default', name)).status).toBe(201)
     crash(api)
     const lines = readFileSync(journalPath(dir), 'utf8').split('\n').filter(Boolean)
-    writeFileSync(journalPath(dir), lines.slice(0, -2).map((line) => line + '\n').join(''))
+    writeFileSync(
+      journalPath(dir),
+      lines
+        .slice(0, -2)
+        .map(line => line + '\n')
+        .join(''),
+    )
     const error = await refusal(dir)
     expect(error.message).toContain(eventsPath(dir))
     expect(error.message).toMatch(/more than one commit/)
@@ -120,7 +130,7 @@ describe('a missing or shortened journal', () => {
     crash(api)
     const lines = readFileSync(journalPath(dir), 'utf8').split('\n').filter(Boolean)
     lines[1] = lines[1].slice(0, 30)
-    writeFileSync(journalPath(dir), lines.map((line) => line + '\n').join(''))
+    writeFileSync(journalPath(dir), lines.map(line => line + '\n').join(''))
     const error = await refusal(dir)
     expect(error.message).toContain(journalPath(dir))
     expect(error.message).toMatch(/line 2\b/)
@@ -131,7 +141,11 @@ describe('a missing or shortened journal', () => {
     const api = await open(dir)
     for (const name of ['one', 'two', 'three']) expect((await api.createFlag('default', name)).status).toBe(201)
     await api.services.store.flush()
-    const acknowledged = { state: readFileSync(statePath(dir)), journal: readFileSync(journalPath(dir)), events: readFileSync(eventsPath(dir)) }
+    const acknowledged = {
+      state: readFileSync(statePath(dir)),
+      journal: readFileSync(journalPath(dir)),
+      events: readFileSync(eventsPath(dir)),
+    }
     const lastId = api.lastEventId()
     expect((await api.bulkToggle('default', 'development', ['one', 'two', 'three'], true)).status).toBe(200)
     await api.services.store.flush()
@@ -176,11 +190,19 @@ describe('records that do not match their schema', () => {
   }
 
   test.each<[string, (state: any) => void, string]>([
-    ['a null flag record', (state) => (state.flags.x = null), 'flags["x"]'],
-    ['a flag missing its project', (state) => delete state.flags.x.project, 'flags["x"]/project'],
-    ['an environment of a flag with enabled "yes"', (state) => (state.flags.x.environments.development.enabled = 'yes'), 'flags["x"]/environments/development/enabled'],
-    ['a token of an unknown type', (state) => (Object.values(state.tokens)[0] as any).type = 'root', '/type'],
-    ['a project with no environments list', (state) => delete state.projects.default.environments, 'projects["default"]/environments'],
+    ['a null flag record', state => (state.flags.x = null), 'flags["x"]'],
+    ['a flag missing its project', state => delete state.flags.x.project, 'flags["x"]/project'],
+    [
+      'an environment of a flag with enabled "yes"',
+      state => (state.flags.x.environments.development.enabled = 'yes'),
+      'flags["x"]/environments/development/enabled',
+    ],
+    ['a token of an unknown type', state => ((Object.values(state.tokens)[0] as any).type = 'root'), '/type'],
+    [
+      'a project with no environments list',
+      state => delete state.projects.default.environments,
+      'projects["default"]/environments',
+    ],
   ])('state.json with %s stops the start with an error naming the file and the record', async (_label, edit, path) => {
     const dir = await stopped()
     editState(dir, edit)
@@ -199,7 +221,7 @@ describe('records that do not match their schema', () => {
     const change = last.changes.find(([collection]: [string]) => collection === 'flags')
     change[2] = { ...change[2], stale: null }
     lines[lines.length - 1] = JSON.stringify(last)
-    writeFileSync(journalPath(dir), lines.map((line) => line + '\n').join(''))
+    writeFileSync(journalPath(dir), lines.map(line => line + '\n').join(''))
     const error = await refusal(dir)
     expect(error.message).toContain(journalPath(dir))
     expect(error.message).toContain(`commit ${last.seq}`)
@@ -209,18 +231,23 @@ describe('records that do not match their schema', () => {
 
 describe('a collection a later version added', () => {
   // Stands for a feature's collection that data directories made before the feature do not hold.
-  const later = defineCollection('later' as Collection, Type.Object({ id: Type.String() }) as never, { addedLater: true })
+  const later = defineCollection('later' as Collection, Type.Object({ id: Type.String() }) as never, {
+    addedLater: true,
+  })
 
   async function openMemory(doc: Record<string, unknown>): Promise<Store> {
     const checkpoint = new Memory<StateDoc>()
     await checkpoint.write(doc as StateDoc)
-    return Store.open({ checkpoint, journal: new MemoryJournal(), events: new MemoryEventLog() }, { collections: [...COLLECTIONS, later] })
+    return Store.open(
+      { checkpoint, journal: new MemoryJournal(), events: new MemoryEventLog() },
+      { collections: [...COLLECTIONS, later] },
+    )
   }
 
   test('is absent from an older state.json: the store opens with it empty and can write to it', async () => {
     const store = await openMemory({ ...emptyState(COLLECTIONS) })
     expect(store.reader.values(later.name)).toEqual([])
-    await store.transact({ name: 'test', userId: null }, (tx) => tx.put(later.name, 'a', { id: 'a' } as never))
+    await store.transact({ name: 'test', userId: null }, tx => tx.put(later.name, 'a', { id: 'a' } as never))
     expect(store.reader.get(later.name, 'a')).toEqual({ id: 'a' } as never)
   })
 

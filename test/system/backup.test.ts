@@ -11,7 +11,17 @@ import { EventsService } from '../../src/features/events/events.service'
 import { EVENTS_FILE, openStore, STATE_FILE } from '../../src/services'
 import { LOCK_FILE } from '../../src/storage/lock'
 import type { EventRecord } from '../../src/storage/records'
-import { ADMIN_SECRET, freePort, makeApi, tempDir, type FlagListBody, type EventPageBody, untilReady, waitFor, PATIENCE_MS } from '../helpers'
+import {
+  ADMIN_SECRET,
+  freePort,
+  makeApi,
+  tempDir,
+  type FlagListBody,
+  type EventPageBody,
+  untilReady,
+  waitFor,
+  PATIENCE_MS,
+} from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const dir = tempDir('backup-')
@@ -26,7 +36,10 @@ afterAll(async () => {
 })
 
 function cli(...args: string[]) {
-  const result = Bun.spawnSync([process.execPath, 'run', 'src/main.ts', ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: live } })
+  const result = Bun.spawnSync([process.execPath, 'run', 'src/main.ts', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, DATA_DIR: live },
+  })
   return { exitCode: result.exitCode, output: result.stdout.toString() + result.stderr.toString() }
 }
 
@@ -34,7 +47,14 @@ test('a backup taken under concurrent writes restores every write acknowledged b
   const port = freePort()
   server = Bun.spawn([process.execPath, 'src/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: live, INIT_ADMIN_API_TOKENS: ADMIN_SECRET, LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: live,
+      INIT_ADMIN_API_TOKENS: ADMIN_SECRET,
+      LOG_LEVEL: 'warn',
+    },
     stdout: 'ignore',
     stderr: 'inherit',
   })
@@ -69,16 +89,17 @@ test('a backup taken under concurrent writes restores every write acknowledged b
   expect(cli('restore', file, restored)).toEqual({ exitCode: 0, output: expect.stringContaining('Restored') })
   const store = await openStore(restored)
   const events: EventRecord[] = []
-  await store.readEvents((event) => events.push(event))
-  expect(events.map((event) => event.id)).toEqual(events.map((_, i) => i + 1))
+  await store.readEvents(event => events.push(event))
+  expect(events.map(event => event.id)).toEqual(events.map((_, i) => i + 1))
   const search = new EventsService(store)
   await search.load().finally(() => search.close())
   for (const name of before) {
     expect(store.state.flags[name]?.name).toBe(name)
-    expect(events.filter((event) => event.type === 'feature-created' && event.featureName === name)).toHaveLength(1)
+    expect(events.filter(event => event.type === 'feature-created' && event.featureName === name)).toHaveLength(1)
   }
   // Whatever else made it in is whole: every flag has its event and every event's flag exists.
-  for (const flag of Object.values(store.state.flags)) expect(events.some((e) => e.type === 'feature-created' && e.featureName === flag.name)).toBe(true)
+  for (const flag of Object.values(store.state.flags))
+    expect(events.some(e => e.type === 'feature-created' && e.featureName === flag.name)).toBe(true)
   for (const event of events) if (event.featureName) expect(event.featureName in store.state.flags).toBe(true)
 })
 
@@ -105,7 +126,8 @@ describe('a failed restore leaves the target as it was, and a retry then makes a
   beforeAll(async () => {
     mkdirSync(source)
     const api = await makeApi({ dataDir: source, adminTokens: [ADMIN_SECRET] })
-    for (let i = 0; i < 6; i++) expect((await api.createFlag('default', `restored-${i}`, { description: `flag ${i}` })).status).toBe(201)
+    for (let i = 0; i < 6; i++)
+      expect((await api.createFlag('default', `restored-${i}`, { description: `flag ${i}` })).status).toBe(201)
     expect((await api.toggle('default', 'restored-2', 'development', true)).status).toBe(200)
     flags = (await api.listFlags('default')).body
     events = (await api.searchEvents('?limit=1000')).body
@@ -121,9 +143,17 @@ describe('a failed restore leaves the target as it was, and a retry then makes a
   const middleEvent = () => Math.floor((lines.length - 1 + 2) / 2)
 
   const cases: { name: string; make: () => string | null; problem: string | ((file: string) => string) }[] = [
-    { name: 'a missing backup file', make: () => null, problem: (file) => `no such file: ${file}` },
-    { name: 'garbage', make: () => 'PK\u0003\u0004 not a backup\n\u0000\u00ff{"id":1}\n', problem: 'is not a backup made by this service' },
-    { name: 'a backup without its header', make: () => lines.slice(1).join('\n'), problem: 'is not a backup made by this service' },
+    { name: 'a missing backup file', make: () => null, problem: file => `no such file: ${file}` },
+    {
+      name: 'garbage',
+      make: () => 'PK\u0003\u0004 not a backup\n\u0000\u00ff{"id":1}\n',
+      problem: 'is not a backup made by this service',
+    },
+    {
+      name: 'a backup without its header',
+      make: () => lines.slice(1).join('\n'),
+      problem: 'is not a backup made by this service',
+    },
     {
       name: 'a backup cut in the middle of an event',
       make: () => text.slice(0, offsetOf(middleEvent()) + 10),
@@ -134,7 +164,11 @@ describe('a failed restore leaves the target as it was, and a retry then makes a
       make: () => lines.slice(0, middleEvent()).join('\n') + '\n',
       problem: () => `is truncated: it holds ${middleEvent() - 2} events but its state includes ${lines.length - 3}`,
     },
-    { name: 'a backup cut in the middle of the state', make: () => text.slice(0, offsetOf(1) + Math.floor(lines[1].length / 2)), problem: 'is truncated: it ends in the middle of line 2' },
+    {
+      name: 'a backup cut in the middle of the state',
+      make: () => text.slice(0, offsetOf(1) + Math.floor(lines[1].length / 2)),
+      problem: 'is truncated: it ends in the middle of line 2',
+    },
     {
       name: 'a backup whose events do not follow on',
       make: () => lines.filter((_, i) => i !== middleEvent()).join('\n'),
@@ -142,7 +176,8 @@ describe('a failed restore leaves the target as it was, and a retry then makes a
     },
     {
       name: 'a backup whose state the service would refuse',
-      make: () => [lines[0], JSON.stringify({ ...JSON.parse(lines[1]), formatVersion: 2 }), ...lines.slice(2)].join('\n'),
+      make: () =>
+        [lines[0], JSON.stringify({ ...JSON.parse(lines[1]), formatVersion: 2 }), ...lines.slice(2)].join('\n'),
       problem: 'does not make a store that opens: state.json: has formatVersion 2, expected 1',
     },
   ]
@@ -172,13 +207,17 @@ describe('a failed restore leaves the target as it was, and a retry then makes a
         expect(failed.output.trim().split('\n')).toHaveLength(1)
         // Untouched, and nothing left beside it.
         expect(existsSync(into) ? snapshot(into) : null).toEqual(before)
-        expect(readdirSync(parent).sort()).toEqual(content === null ? (before ? ['data'] : []) : before ? ['bad.jsonl', 'data'] : ['bad.jsonl'])
+        expect(readdirSync(parent).sort()).toEqual(
+          content === null ? (before ? ['data'] : []) : before ? ['bad.jsonl', 'data'] : ['bad.jsonl'],
+        )
 
         const retry = run(['restore', valid, into])
         expect(retry).toEqual({ exitCode: 0, output: expect.stringContaining('Restored') })
-        expect(readdirSync(parent).filter((entry) => entry.includes('restore'))).toEqual([])
-        expect(readdirSync(into).filter((entry) => entry.includes('restore'))).toEqual([])
-        if (before) for (const [file, bytes] of Object.entries(before)) expect(readFileSync(join(into, file)).toString('base64')).toBe(bytes)
+        expect(readdirSync(parent).filter(entry => entry.includes('restore'))).toEqual([])
+        expect(readdirSync(into).filter(entry => entry.includes('restore'))).toEqual([])
+        if (before)
+          for (const [file, bytes] of Object.entries(before))
+            expect(readFileSync(join(into, file)).toString('base64')).toBe(bytes)
 
         const api = await makeApi({ dataDir: into, adminTokens: [ADMIN_SECRET] })
         try {
@@ -203,7 +242,13 @@ describe('a failed restore leaves the target as it was, and a retry then makes a
     expect(readdirSync(real)).toEqual([])
     expect(run(['restore', valid, link]).exitCode).toBe(0)
     expect(lstatSync(link).isSymbolicLink()).toBe(true)
-    expect(readdirSync(real).sort()).toEqual(['.lock', 'events.jsonl', 'secret.key', 'state.journal.jsonl', 'state.json'])
+    expect(readdirSync(real).sort()).toEqual([
+      '.lock',
+      'events.jsonl',
+      'secret.key',
+      'state.journal.jsonl',
+      'state.json',
+    ])
   })
 
   test('the real server starts on a directory restored after a failed restore, and has everything', async () => {
@@ -217,7 +262,14 @@ describe('a failed restore leaves the target as it was, and a retry then makes a
     const port = freePort()
     const served = Bun.spawn([process.execPath, 'src/main.ts'], {
       cwd: ROOT,
-      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: into, INIT_ADMIN_API_TOKENS: ADMIN_SECRET, LOG_LEVEL: 'warn' },
+      env: {
+        ...process.env,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATA_DIR: into,
+        INIT_ADMIN_API_TOKENS: ADMIN_SECRET,
+        LOG_LEVEL: 'warn',
+      },
       stdout: 'ignore',
       stderr: 'inherit',
     })
@@ -227,7 +279,10 @@ describe('a failed restore leaves the target as it was, and a retry then makes a
       const headers = { authorization: ADMIN_SECRET }
       expect(await (await fetch(`${base}/api/admin/projects/default/features`, { headers })).json()).toEqual(flags)
       // The backup holds no user, so the start made the first admin: its one event comes on top of everything restored.
-      const answer = (await (await fetch(`${base}/api/admin/search/events?limit=1000`, { headers })).json()) as { events: { type: string; createdBy: string }[]; total: number }
+      const answer = (await (await fetch(`${base}/api/admin/search/events?limit=1000`, { headers })).json()) as {
+        events: { type: string; createdBy: string }[]
+        total: number
+      }
       const [newest, ...restored] = answer.events
       expect(newest).toMatchObject({ type: 'user-created', createdBy: 'system', data: { username: 'admin' } })
       expect({ events: restored, total: answer.total - 1 }).toEqual(events)
@@ -246,7 +301,10 @@ function snapshot(path: string): Record<string, string> {
 }
 
 function run(args: string[], dataDir = live) {
-  const result = Bun.spawnSync([process.execPath, 'run', 'src/main.ts', ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir } })
+  const result = Bun.spawnSync([process.execPath, 'run', 'src/main.ts', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, DATA_DIR: dataDir },
+  })
   return { exitCode: result.exitCode, output: result.stdout.toString() + result.stderr.toString() }
 }
 
@@ -255,8 +313,10 @@ test('a server started while a restore writes is refused, naming the restore; th
   mkdirSync(source)
   const api = await makeApi({ dataDir: source, adminTokens: [ADMIN_SECRET] })
   const description = 'x'.repeat(1000)
-  const created = await Promise.all(Array.from({ length: 500 }, (_, i) => api.createFlag('default', `big-${i}`, { description })))
-  expect(created.every((response) => response.status === 201)).toBe(true)
+  const created = await Promise.all(
+    Array.from({ length: 500 }, (_, i) => api.createFlag('default', `big-${i}`, { description })),
+  )
+  expect(created.every(response => response.status === 201)).toBe(true)
   await api.close()
   const big = join(dir.path, 'big.jsonl')
   expect(run(['backup', big], source).exitCode).toBe(0)
@@ -268,10 +328,14 @@ test('a server started while a restore writes is refused, naming the restore; th
   let caught = false
   for (let round = 0; round < 5 && !caught; round++) {
     const into = join(parent, `data-${round}`)
-    const restore = Bun.spawn([process.execPath, 'run', 'src/main.ts', 'restore', big, into], { cwd: ROOT, stdout: 'pipe', stderr: 'pipe' })
+    const restore = Bun.spawn([process.execPath, 'run', 'src/main.ts', 'restore', big, into], {
+      cwd: ROOT,
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
     let temp: string | undefined
     while (restore.exitCode === null && !(temp && existsSync(join(parent, temp, EVENTS_FILE)))) {
-      temp = readdirSync(parent).find((name) => name.startsWith(`data-${round}.restore-`))
+      temp = readdirSync(parent).find(name => name.startsWith(`data-${round}.restore-`))
       await Bun.sleep(1)
     }
     restore.kill('SIGSTOP')
@@ -284,7 +348,9 @@ test('a server started while a restore writes is refused, naming the restore; th
         timeout: PATIENCE_MS,
       })
       expect(server.exitCode).toBe(1)
-      expect(server.stderr.toString()).toMatch(new RegExp(`^Cannot start: ${into} is in use by another process: pid ${restore.pid} .*main\\.ts restore `))
+      expect(server.stderr.toString()).toMatch(
+        new RegExp(`^Cannot start: ${into} is in use by another process: pid ${restore.pid} .*main\\.ts restore `),
+      )
       expect(server.stdout.toString()).toBe('')
       expect(readdirSync(into)).toEqual([LOCK_FILE])
     } finally {

@@ -8,10 +8,9 @@
  */
 import { afterAll, beforeAll, expect } from 'bun:test'
 import { join } from 'node:path'
-import { type Browser, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { hasChromium, launchChromium, withChromium } from './chromium'
 import { freePort, tempDir, ADMIN_SECRET as SECRET, untilReady } from '../helpers'
-
 
 const ROOT = join(import.meta.dir, '../..')
 const dir = tempDir('browser-')
@@ -27,7 +26,15 @@ let prefixed: ReturnType<typeof Bun.spawn> | undefined
 function startServer(serverPort: number, dataDir: string, basePath = '') {
   return Bun.spawn([process.execPath, 'src/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(serverPort), HOST: '127.0.0.1', DATA_DIR: dataDir, INIT_ADMIN_API_TOKENS: SECRET, LOG_LEVEL: 'warn', BASE_URI_PATH: basePath },
+    env: {
+      ...process.env,
+      PORT: String(serverPort),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      INIT_ADMIN_API_TOKENS: SECRET,
+      LOG_LEVEL: 'warn',
+      BASE_URI_PATH: basePath,
+    },
     stdout: 'ignore',
     stderr: 'inherit',
   })
@@ -57,12 +64,13 @@ async function watchedPage(): Promise<{ page: Page; violations: string[]; withou
   const page = await browser!.newPage()
   const violations: string[] = []
   const withoutPolicy: string[] = []
-  page.on('console', (message) => {
+  page.on('console', message => {
     if (/Content Security Policy/i.test(message.text())) violations.push(message.text())
   })
-  page.on('response', async (response) => {
+  page.on('response', async response => {
     if (response.request().resourceType() !== 'document') return
-    if (!(await response.headerValue('content-security-policy'))?.includes("frame-ancestors 'none'")) withoutPolicy.push(response.url())
+    if (!(await response.headerValue('content-security-policy'))?.includes("frame-ancestors 'none'"))
+      withoutPolicy.push(response.url())
   })
   return { page, violations, withoutPolicy }
 }
@@ -71,7 +79,7 @@ async function watchedPage(): Promise<{ page: Page; violations: string[]; withou
 async function tryValidate(start: string, origin: string, basePath: string) {
   const { page, violations, withoutPolicy } = await watchedPage()
   const outside: string[] = []
-  page.on('request', (request) => {
+  page.on('request', request => {
     const url = request.url()
     if (url !== `${origin}${basePath}` && !url.startsWith(`${origin}${basePath}/`)) outside.push(url)
   })
@@ -79,7 +87,7 @@ async function tryValidate(start: string, origin: string, basePath: string) {
   await page.waitForSelector('.opblock', { timeout: 30_000 })
   expect(page.url()).toBe(`${origin}${basePath}/swagger`)
   const listed = await page.locator('.opblock-summary-path').allTextContents()
-  const paths = listed.map((text) => text.replace(/\u200b/g, ''))
+  const paths = listed.map(text => text.replace(/\u200b/g, ''))
   for (const path of [
     '/api/admin/projects/{projectId}/features/{featureName}',
     '/api/admin/projects/{projectId}/features',
@@ -95,7 +103,9 @@ async function tryValidate(start: string, origin: string, basePath: string) {
   await page.click('.modal-ux button.authorize')
   await page.click('.modal-ux button.btn-done')
 
-  const validate = page.locator('.opblock-post', { has: page.locator('.opblock-summary-path', { hasText: '/api/admin/features/validate' }) })
+  const validate = page.locator('.opblock-post', {
+    has: page.locator('.opblock-summary-path', { hasText: '/api/admin/features/validate' }),
+  })
   await validate.locator('.opblock-summary').click()
   await validate.locator('button.try-out__btn').click()
   await validate.locator('textarea.body-param__text').fill(JSON.stringify({ name: 'made-in-a-browser' }))
@@ -108,38 +118,54 @@ async function tryValidate(start: string, origin: string, basePath: string) {
   expect({ violations, withoutPolicy }).toEqual({ violations: [], withoutPolicy: [] })
 }
 
-withChromium.test('Swagger UI lists the five operations, authorizes with a token and runs validateFeature to a 200', async () => {
-  await tryValidate(`http://127.0.0.1:${port}/swagger`, `http://127.0.0.1:${port}`, '')
-}, 90_000)
+withChromium.test(
+  'Swagger UI lists the five operations, authorizes with a token and runs validateFeature to a 200',
+  async () => {
+    await tryValidate(`http://127.0.0.1:${port}/swagger`, `http://127.0.0.1:${port}`, '')
+  },
+  90_000,
+)
 
-withChromium.test('under BASE_URI_PATH, Swagger UI at the prefix\'s /swagger, whose assets, document and "Try it out" stay under it', async () => {
-  await tryValidate(`http://127.0.0.1:${prefixedPort}${PREFIX}/swagger`, `http://127.0.0.1:${prefixedPort}`, PREFIX)
-}, 90_000)
+withChromium.test(
+  'under BASE_URI_PATH, Swagger UI at the prefix\'s /swagger, whose assets, document and "Try it out" stay under it',
+  async () => {
+    await tryValidate(`http://127.0.0.1:${prefixedPort}${PREFIX}/swagger`, `http://127.0.0.1:${prefixedPort}`, PREFIX)
+  },
+  90_000,
+)
 
-withChromium.test('"Try it out" on createFeature sends the default body Swagger UI shows, as is, and the flag is created (201)', async () => {
-  const { page, violations, withoutPolicy } = await watchedPage()
-  await page.goto(`http://127.0.0.1:${port}/swagger`)
-  await page.waitForSelector('.opblock', { timeout: 30_000 })
-  await page.click('button.authorize')
-  // The token format is shown as code, not read as Markdown emphasis.
-  expect(await page.locator('.modal-ux code', { hasText: '*:*.' }).count()).toBeGreaterThan(0)
-  await page.fill('.modal-ux input[type=text]', SECRET)
-  await page.click('.modal-ux button.authorize')
-  await page.click('.modal-ux button.btn-done')
+withChromium.test(
+  '"Try it out" on createFeature sends the default body Swagger UI shows, as is, and the flag is created (201)',
+  async () => {
+    const { page, violations, withoutPolicy } = await watchedPage()
+    await page.goto(`http://127.0.0.1:${port}/swagger`)
+    await page.waitForSelector('.opblock', { timeout: 30_000 })
+    await page.click('button.authorize')
+    // The token format is shown as code, not read as Markdown emphasis.
+    expect(await page.locator('.modal-ux code', { hasText: '*:*.' }).count()).toBeGreaterThan(0)
+    await page.fill('.modal-ux input[type=text]', SECRET)
+    await page.click('.modal-ux button.authorize')
+    await page.click('.modal-ux button.btn-done')
 
-  const create = page.locator('.opblock-post', { has: page.locator('.opblock-summary-path', { hasText: /^\/api\/admin\/projects\/\{projectId\}\/features$/ }) })
-  await create.locator('.opblock-summary').click()
-  await create.locator('button.try-out__btn').click()
-  const body = JSON.parse(await create.locator('textarea.body-param__text').inputValue())
-  expect(typeof body.name).toBe('string')
-  expect(body.type).toBe('release')
-  await create.locator('input[placeholder="projectId"]').fill('default')
-  await create.locator('button.execute').click()
-  const status = create.locator('.live-responses-table .response .response-col_status').first()
-  await status.waitFor({ timeout: 15_000 })
-  expect((await status.textContent())?.trim()).toBe('201')
-  const flag = await fetch(`http://127.0.0.1:${port}/api/admin/projects/default/features/${body.name}`, { headers: { authorization: SECRET } })
-  expect(flag.status).toBe(200)
-  expect(await flag.json()).toMatchObject({ name: body.name, tags: body.tags })
-  expect({ violations, withoutPolicy }).toEqual({ violations: [], withoutPolicy: [] })
-}, 90_000)
+    const create = page.locator('.opblock-post', {
+      has: page.locator('.opblock-summary-path', { hasText: /^\/api\/admin\/projects\/\{projectId\}\/features$/ }),
+    })
+    await create.locator('.opblock-summary').click()
+    await create.locator('button.try-out__btn').click()
+    const body = JSON.parse(await create.locator('textarea.body-param__text').inputValue())
+    expect(typeof body.name).toBe('string')
+    expect(body.type).toBe('release')
+    await create.locator('input[placeholder="projectId"]').fill('default')
+    await create.locator('button.execute').click()
+    const status = create.locator('.live-responses-table .response .response-col_status').first()
+    await status.waitFor({ timeout: 15_000 })
+    expect((await status.textContent())?.trim()).toBe('201')
+    const flag = await fetch(`http://127.0.0.1:${port}/api/admin/projects/default/features/${body.name}`, {
+      headers: { authorization: SECRET },
+    })
+    expect(flag.status).toBe(200)
+    expect(await flag.json()).toMatchObject({ name: body.name, tags: body.tags })
+    expect({ violations, withoutPolicy }).toEqual({ violations: [], withoutPolicy: [] })
+  },
+  90_000,
+)

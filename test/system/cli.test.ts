@@ -13,7 +13,7 @@ const ROOT = join(import.meta.dir, '../..')
 const MAIN = join(ROOT, 'src', 'main.ts')
 const VERSION = (await Bun.file(join(ROOT, 'package.json')).json()).version as string
 const cleanups: (() => void)[] = []
-afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()))
+afterEach(() => cleanups.splice(0).forEach(cleanup => cleanup()))
 
 function newDir(): string {
   const dir = tempDir('cli-')
@@ -23,7 +23,8 @@ function newDir(): string {
 
 function baseEnv(extra: Record<string, string> = {}) {
   const env: Record<string, string | undefined> = { ...process.env, ...extra }
-  for (const key of ['DATA_DIR', 'PORT', 'HOST', 'BASE_URI_PATH', 'INIT_ADMIN_API_TOKENS']) if (!(key in extra)) delete env[key]
+  for (const key of ['DATA_DIR', 'PORT', 'HOST', 'BASE_URI_PATH', 'INIT_ADMIN_API_TOKENS'])
+    if (!(key in extra)) delete env[key]
   return env
 }
 
@@ -35,12 +36,14 @@ function run(cwd: string, args: string[], env: Record<string, string> = {}) {
 
 test('--version prints the package version, --help the usage; neither starts a server or makes ./data', () => {
   const cwd = newDir()
-  for (const flag of ['--version', '-v']) expect(run(cwd, [flag])).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' })
+  for (const flag of ['--version', '-v'])
+    expect(run(cwd, [flag])).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' })
   for (const flag of ['--help', '-h', 'help']) {
     const help = run(cwd, [flag])
     expect({ code: help.code, stderr: help.stderr }).toEqual({ code: 0, stderr: '' })
     expect(help.stdout).toStartWith('Usage: flagstore [COMMAND]\n')
-    for (const command of ['serve', 'backup [FILE]', 'restore FILE [DIRECTORY]', 'healthcheck', '--help', '--version']) expect(help.stdout).toContain(command)
+    for (const command of ['serve', 'backup [FILE]', 'restore FILE [DIRECTORY]', 'healthcheck', '--help', '--version'])
+      expect(help.stdout).toContain(command)
   }
   expect(readdirSync(cwd)).toEqual([])
 })
@@ -48,7 +51,7 @@ test('--version prints the package version, --help the usage; neither starts a s
 test('--help says what an executable user has: every setting the service reads, and where the running service documents its API; no file it does not ship with', async () => {
   const help = run(newDir(), ['--help']).stdout
   const source = await Bun.file(join(ROOT, 'src', 'config.ts')).text()
-  const settings = new Set([...source.matchAll(/\benv(?:\.|, ')([A-Z][A-Z_]{2,})/g)].map((match) => match[1]))
+  const settings = new Set([...source.matchAll(/\benv(?:\.|, ')([A-Z][A-Z_]{2,})/g)].map(match => match[1]))
   expect(settings.size).toBeGreaterThan(8)
   for (const setting of settings) expect({ setting, named: help.includes(setting) }).toEqual({ setting, named: true })
   expect(help).toContain('/swagger')
@@ -64,10 +67,26 @@ test('backup says in words why it cannot start: no data directory, no store in i
   const taken = join(cwd, 'taken.jsonl')
   await Bun.write(taken, 'mine')
   const cases: [Record<string, string>, string, RegExp][] = [
-    [{ DATA_DIR: join(cwd, 'missing') }, 'out.jsonl', /^Cannot back up: the data directory .*missing does not exist; set DATA_DIR to the service's data directory\n$/],
-    [{ DATA_DIR: cwd }, 'out.jsonl', /^Cannot back up: .* holds no store \(no state\.json\); set DATA_DIR to the service's data directory\n$/],
-    [{ DATA_DIR: live }, taken, /^Cannot back up: .*taken\.jsonl already exists; a backup never replaces a file, so give a new file name\n$/],
-    [{ DATA_DIR: live }, join(cwd, 'no', 'such', 'out.jsonl'), /^Cannot back up: cannot write .*out\.jsonl: the directory .*such does not exist\n$/],
+    [
+      { DATA_DIR: join(cwd, 'missing') },
+      'out.jsonl',
+      /^Cannot back up: the data directory .*missing does not exist; set DATA_DIR to the service's data directory\n$/,
+    ],
+    [
+      { DATA_DIR: cwd },
+      'out.jsonl',
+      /^Cannot back up: .* holds no store \(no state\.json\); set DATA_DIR to the service's data directory\n$/,
+    ],
+    [
+      { DATA_DIR: live },
+      taken,
+      /^Cannot back up: .*taken\.jsonl already exists; a backup never replaces a file, so give a new file name\n$/,
+    ],
+    [
+      { DATA_DIR: live },
+      join(cwd, 'no', 'such', 'out.jsonl'),
+      /^Cannot back up: cannot write .*out\.jsonl: the directory .*such does not exist\n$/,
+    ],
   ]
   for (const [env, file, message] of cases) {
     const result = run(cwd, ['backup', file], env)
@@ -84,12 +103,22 @@ test('--help after a command prints the usage, and an option after a command is 
   const api = await makeApi({ dataDir: join(cwd, 'data') })
   await api.close()
   const before = readdirSync(cwd).sort()
-  for (const args of [['backup', '--help'], ['restore', '-h'], ['restore', 'file.jsonl', '--help'], ['serve', '--help'], ['healthcheck', '-h']]) {
+  for (const args of [
+    ['backup', '--help'],
+    ['restore', '-h'],
+    ['restore', 'file.jsonl', '--help'],
+    ['serve', '--help'],
+    ['healthcheck', '-h'],
+  ]) {
     const help = run(cwd, args)
     expect({ args, code: help.code, stderr: help.stderr }).toEqual({ args, code: 0, stderr: '' })
     expect(help.stdout).toStartWith('Usage: flagstore [COMMAND]\n')
   }
-  for (const [args, option] of [[['backup', '--force'], '--force'], [['restore', '-x', 'dir'], '-x'], [['serve', '--port=1'], '--port=1']] as const) {
+  for (const [args, option] of [
+    [['backup', '--force'], '--force'],
+    [['restore', '-x', 'dir'], '-x'],
+    [['serve', '--port=1'], '--port=1'],
+  ] as const) {
     const result = run(cwd, [...args])
     expect({ args, code: result.code, stdout: result.stdout }).toEqual({ args, code: 2, stdout: '' })
     expect(result.stderr).toStartWith(`flagstore: unknown option "${option}" for ${args[0]}`)
@@ -151,11 +180,25 @@ test('backup and restore, through the program and through the npm scripts, make 
 
   // The npm scripts run the same commands.
   const viaNpm = join(cwd, 'npm.jsonl')
-  const npmBackup = Bun.spawnSync(['npm', 'run', '--silent', 'backup', '--', viaNpm], { cwd: ROOT, env: baseEnv({ DATA_DIR: live }), timeout: 30_000 })
-  expect({ code: npmBackup.exitCode, out: npmBackup.stdout.toString() }).toEqual({ code: 0, out: expect.stringContaining(`Backed up ${live} to ${viaNpm}`) })
+  const npmBackup = Bun.spawnSync(['npm', 'run', '--silent', 'backup', '--', viaNpm], {
+    cwd: ROOT,
+    env: baseEnv({ DATA_DIR: live }),
+    timeout: 30_000,
+  })
+  expect({ code: npmBackup.exitCode, out: npmBackup.stdout.toString() }).toEqual({
+    code: 0,
+    out: expect.stringContaining(`Backed up ${live} to ${viaNpm}`),
+  })
   const npmInto = join(newDir(), 'npm-restored')
-  const npmRestore = Bun.spawnSync(['npm', 'run', '--silent', 'restore', '--', viaNpm, npmInto], { cwd: ROOT, env: baseEnv(), timeout: 30_000 })
-  expect({ code: npmRestore.exitCode, out: npmRestore.stdout.toString() }).toEqual({ code: 0, out: expect.stringContaining(`into ${npmInto}`) })
+  const npmRestore = Bun.spawnSync(['npm', 'run', '--silent', 'restore', '--', viaNpm, npmInto], {
+    cwd: ROOT,
+    env: baseEnv(),
+    timeout: 30_000,
+  })
+  expect({ code: npmRestore.exitCode, out: npmRestore.stdout.toString() }).toEqual({
+    code: 0,
+    out: expect.stringContaining(`into ${npmInto}`),
+  })
   expect(existsSync(join(npmInto, 'state.json'))).toBe(true)
 }, 60_000)
 
@@ -166,7 +209,9 @@ test('backup without FILE writes a new file in DATA_DIR/backups (0700, the files
   const backups = join(live, 'backups')
   const first = run(cwd, ['backup'], { DATA_DIR: live })
   expect({ code: first.code, stderr: first.stderr }).toEqual({ code: 0, stderr: '' })
-  const written = new RegExp(`^Backed up ${live} to ${backups}/(backup-\\d{8}T\\d{6}\\.\\d{3}Z\\.jsonl): \\d+ events, \\d+ bytes\\n$`)
+  const written = new RegExp(
+    `^Backed up ${live} to ${backups}/(backup-\\d{8}T\\d{6}\\.\\d{3}Z\\.jsonl): \\d+ events, \\d+ bytes\\n$`,
+  )
   expect(first.stdout).toMatch(written)
   const name = written.exec(first.stdout)![1]
   expect(readdirSync(cwd)).toEqual([])
@@ -191,7 +236,8 @@ test('backup without FILE writes a new file in DATA_DIR/backups (0700, the files
   expect(statSync(join(backups, name)).mode & 0o777).toBe(0o600)
 
   // Restored into DATA_DIR itself once its store is gone (the backups directory stays).
-  for (const file of ['state.json', 'state.journal.jsonl', 'events.jsonl', 'secret.key']) Bun.spawnSync(['rm', join(live, file)])
+  for (const file of ['state.json', 'state.journal.jsonl', 'events.jsonl', 'secret.key'])
+    Bun.spawnSync(['rm', join(live, file)])
   const restore = run(cwd, ['restore', join(backups, name)], { DATA_DIR: live })
   expect({ code: restore.code, stderr: restore.stderr }).toEqual({ code: 0, stderr: '' })
   const restored = await makeApi({ dataDir: live })
@@ -213,14 +259,24 @@ test('serve (also the default) starts the service; healthcheck answers 0 once it
   const env = { PORT: String(port), HOST: '0.0.0.0', BASE_URI_PATH: '/flags', DATA_DIR: join(cwd, 'data') }
   const down = run(cwd, ['healthcheck'], env)
   expect({ code: down.code, stdout: down.stdout }).toEqual({ code: 1, stdout: '' })
-  expect(down.stderr).toMatch(new RegExp(`^Cannot check health: http://127\\.0\\.0\\.1:${port}/flags/ready did not answer: .*\\n$`))
+  expect(down.stderr).toMatch(
+    new RegExp(`^Cannot check health: http://127\\.0\\.0\\.1:${port}/flags/ready did not answer: .*\\n$`),
+  )
 
-  const server = Bun.spawn([process.execPath, MAIN, 'serve'], { cwd, env: baseEnv({ ...env, INIT_ADMIN_API_TOKENS: ADMIN_SECRET, LOG_LEVEL: 'warn' }), stdout: 'ignore', stderr: 'ignore' })
+  const server = Bun.spawn([process.execPath, MAIN, 'serve'], {
+    cwd,
+    env: baseEnv({ ...env, INIT_ADMIN_API_TOKENS: ADMIN_SECRET, LOG_LEVEL: 'warn' }),
+    stdout: 'ignore',
+    stderr: 'ignore',
+  })
   cleanups.unshift(() => server.kill('SIGKILL'))
   let up = run(cwd, ['healthcheck'], env)
   await waitFor(() => (up = run(cwd, ['healthcheck'], env)).code === 0, 'healthcheck to pass', { every: 50 })
   expect(up).toEqual({ code: 0, stdout: `http://127.0.0.1:${port}/flags/ready: ready\n`, stderr: '' })
-  expect((await fetch(`http://127.0.0.1:${port}/flags/api/admin/projects`, { headers: { authorization: ADMIN_SECRET } })).status).toBe(200)
+  expect(
+    (await fetch(`http://127.0.0.1:${port}/flags/api/admin/projects`, { headers: { authorization: ADMIN_SECRET } }))
+      .status,
+  ).toBe(200)
   // A healthcheck against the wrong prefix gets the 404 and says so.
   const wrong = run(cwd, ['healthcheck'], { ...env, BASE_URI_PATH: '' })
   expect(wrong.code).toBe(1)

@@ -8,7 +8,16 @@
  */
 import { afterAll, expect, test } from 'bun:test'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
-import { affectedBy, ALTERED, batches as specBatches, createState, ENVIRONMENT, files, NOT_RUN, REFUSED } from '../client-specification'
+import {
+  affectedBy,
+  ALTERED,
+  batches as specBatches,
+  createState,
+  ENVIRONMENT,
+  files,
+  NOT_RUN,
+  REFUSED,
+} from '../client-specification'
 import { adminCall, destroySdk, startService, type RunningService, eventOf } from '../helpers'
 
 const ADMIN = '*:*.spec-test-admin-secret-0123456789'
@@ -54,7 +63,11 @@ test('every specification file whose flags the admin API stores passes with unle
     const base = await startServer()
     for (const { file, spec } of batch.specs) {
       const project = `spec-${file.slice(0, 2)}`
-      const refusals = await createState((method, path, body) => adminCall(base, ADMIN, method, path, body), project, spec)
+      const refusals = await createState(
+        (method, path, body) => adminCall(base, ADMIN, method, path, body),
+        project,
+        spec,
+      )
       const skipped: string[] = []
       for (const [flag, message] of refusals) {
         const reason = REFUSED[`${file}/${flag}`]
@@ -63,19 +76,35 @@ test('every specification file whose flags the admin API stores passes with unle
           refused.add(`${file}/${flag}`)
         } else unexpected.push(`${file}/${flag}: ${message}`)
       }
-      const token = await admin(base, 'POST', '/api/admin/api-tokens', { tokenName: project, type: 'client', projects: [project], environment: ENVIRONMENT })
+      const token = await admin(base, 'POST', '/api/admin/api-tokens', {
+        tokenName: project,
+        type: 'client',
+        projects: [project],
+        environment: ENVIRONMENT,
+      })
       // A flag whose parent (at any depth) was refused is not evaluated as the specification means either.
       const affected = affectedBy(spec, refusals)
       const failures: string[] = []
       if ((spec.state.segments ?? []).length > 0) {
         // The two forms the SDK clients below are served: definitions at the top level, or none.
-        for (const [spec, definitions] of [['5.2.2', true], ['4.1.0', false]] as const) {
-          const body = await (await fetch(`${base}/api/client/features`, { headers: { authorization: token.secret, 'unleash-client-spec': spec } })).json()
-          if (Array.isArray(body.segments) !== definitions) failures.push(`Unleash-Client-Spec ${spec}: top-level segments ${JSON.stringify(body.segments)}`)
+        for (const [spec, definitions] of [
+          ['5.2.2', true],
+          ['4.1.0', false],
+        ] as const) {
+          const body = await (
+            await fetch(`${base}/api/client/features`, {
+              headers: { authorization: token.secret, 'unleash-client-spec': spec },
+            })
+          ).json()
+          if (Array.isArray(body.segments) !== definitions)
+            failures.push(`Unleash-Client-Spec ${spec}: top-level segments ${JSON.stringify(body.segments)}`)
         }
       }
       // The SDK's own Unleash-Client-Spec (segments by id), then an older one (segment constraints inlined).
-      const forms: { name: string; headers: Record<string, string> }[] = [{ name: 'segment ids', headers: {} }, { name: 'inlined', headers: { 'Unleash-Client-Spec': '4.1.0' } }]
+      const forms: { name: string; headers: Record<string, string> }[] = [
+        { name: 'segment ids', headers: {} },
+        { name: 'inlined', headers: { 'Unleash-Client-Spec': '4.1.0' } },
+      ]
       for (const form of forms) {
         const client = new Unleash({
           url: `${base}/api`,
@@ -93,29 +122,44 @@ test('every specification file whose flags the admin API stores passes with unle
         for (const entry of spec.tests ?? []) {
           if (affected(entry.toggleName)) continue
           const actual = client.isEnabled(entry.toggleName, entry.context as any)
-          if (actual !== entry.expectedResult) failures.push(`${form.name}: ${entry.description}: isEnabled → ${actual}`)
+          if (actual !== entry.expectedResult)
+            failures.push(`${form.name}: ${entry.description}: isEnabled → ${actual}`)
         }
         for (const entry of spec.variantTests ?? []) {
           if (affected(entry.toggleName)) continue
           if (ALTERED[`${file}/${entry.toggleName}`]) {
             altered.add(`${file}/${entry.toggleName}`)
-            if (!skipped.some((line) => line.startsWith(`${entry.toggleName}:`))) skipped.push(`${entry.toggleName}: ${ALTERED[`${file}/${entry.toggleName}`]}`)
+            if (!skipped.some(line => line.startsWith(`${entry.toggleName}:`)))
+              skipped.push(`${entry.toggleName}: ${ALTERED[`${file}/${entry.toggleName}`]}`)
             continue
           }
-          const actual = specVariant(client.getVariant(entry.toggleName, entry.context as any) as any, entry.expectedResult)
-          if (!Bun.deepEquals(actual, entry.expectedResult)) failures.push(`${form.name}: ${entry.description}: getVariant → ${JSON.stringify(actual)}, expected ${JSON.stringify(entry.expectedResult)}`)
+          const actual = specVariant(
+            client.getVariant(entry.toggleName, entry.context as any) as any,
+            entry.expectedResult,
+          )
+          if (!Bun.deepEquals(actual, entry.expectedResult))
+            failures.push(
+              `${form.name}: ${entry.description}: getVariant → ${JSON.stringify(actual)}, expected ${JSON.stringify(entry.expectedResult)}`,
+            )
         }
-        failures.push(...problems.map((problem) => `${form.name}: ${problem}`))
+        failures.push(...problems.map(problem => `${form.name}: ${problem}`))
         destroySdk(client)
       }
       results.push({ file, failures, skipped })
     }
   }
-  console.log(results.map((result) => `${result.file}: ${result.failures.length === 0 ? 'pass' : `${result.failures.length} failures`}${result.skipped.length ? ` (skipped ${result.skipped.join('; ')})` : ''}`).join('\n'))
+  console.log(
+    results
+      .map(
+        result =>
+          `${result.file}: ${result.failures.length === 0 ? 'pass' : `${result.failures.length} failures`}${result.skipped.length ? ` (skipped ${result.skipped.join('; ')})` : ''}`,
+      )
+      .join('\n'),
+  )
   expect(unexpected).toEqual([])
-  expect(results.filter((result) => result.failures.length > 0)).toEqual([])
+  expect(results.filter(result => result.failures.length > 0)).toEqual([])
   // Each listed exception still happens: a list entry the service no longer needs is noticed.
   expect([...refused].sort()).toEqual(Object.keys(REFUSED).sort())
   expect([...altered].sort()).toEqual(Object.keys(ALTERED).sort())
-  expect(results.map((result) => result.file).sort()).toEqual(files.filter((file) => !NOT_RUN[file]).sort())
+  expect(results.map(result => result.file).sort()).toEqual(files.filter(file => !NOT_RUN[file]).sort())
 }, 60_000)

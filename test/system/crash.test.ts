@@ -37,7 +37,7 @@ const SDKS = 4
 const METRIC_FLAGS = ['metered-0', 'metered-1', 'metered-2']
 
 const dirs: { remove(): void }[] = []
-afterAll(() => dirs.forEach((dir) => dir.remove()))
+afterAll(() => dirs.forEach(dir => dir.remove()))
 
 /** Where a round's server keeps its store: a temp directory, or in the PostgreSQL run a fresh schema. */
 interface Target {
@@ -54,7 +54,10 @@ async function newTarget(): Promise<Target> {
   if (ON_POSTGRES) {
     const database = await freshDatabase()
     return {
-      env: { DATABASE_URL: `postgres://${database.username}@${database.host}:${database.port}/${database.database}`, DATABASE_SCHEMA: database.schema },
+      env: {
+        DATABASE_URL: `postgres://${database.username}@${database.host}:${database.port}/${database.database}`,
+        DATABASE_SCHEMA: database.schema,
+      },
       durable: () => databaseState(database),
       reopen: () => openDatabaseStore(database, { max: 2 }),
       tempFileLeft: () => false,
@@ -62,19 +65,38 @@ async function newTarget(): Promise<Target> {
   }
   const dir = tempDir('crash-')
   dirs.push(dir)
-  return { env: { DATA_DIR: dir.path }, durable: async () => durableState(dir.path), reopen: () => openStore(dir.path), tempFileLeft: () => existsSync(join(dir.path, '.state.json.tmp')) }
+  return {
+    env: { DATA_DIR: dir.path },
+    durable: async () => durableState(dir.path),
+    reopen: () => openStore(dir.path),
+    tempFileLeft: () => existsSync(join(dir.path, '.state.json.tmp')),
+  }
 }
 
 /** The state the database holds now: the latest checkpoint and the commits after it, in one snapshot. */
 async function databaseState(database: DatabaseConfig): Promise<StateDoc> {
-  const sql = new SQL({ hostname: database.host, port: database.port, username: database.username, database: database.database, max: 1, connection: { search_path: database.schema } })
+  const sql = new SQL({
+    hostname: database.host,
+    port: database.port,
+    username: database.username,
+    database: database.database,
+    max: 1,
+    connection: { search_path: database.schema },
+  })
   try {
-    return await sql.begin('isolation level repeatable read read only', async (tx) => {
+    return await sql.begin('isolation level repeatable read read only', async tx => {
       const [checkpoint] = await tx`SELECT seq, state FROM flagstore_checkpoints ORDER BY seq DESC LIMIT 1`
       const state = JSON.parse(checkpoint.state) as StateDoc
-      for (const definition of COLLECTIONS) state[definition.name] = loadedCollection(definition, state[definition.name]) as never
-      const rows = await tx`SELECT seq, last_event_id, next_user_id, changes FROM flagstore_commits WHERE seq > ${checkpoint.seq} ORDER BY seq`
-      const entries = rows.map((row: Record<string, string>) => ({ seq: Number(row.seq), lastEventId: Number(row.last_event_id), nextUserId: Number(row.next_user_id), changes: JSON.parse(row.changes) }))
+      for (const definition of COLLECTIONS)
+        state[definition.name] = loadedCollection(definition, state[definition.name]) as never
+      const rows =
+        await tx`SELECT seq, last_event_id, next_user_id, changes FROM flagstore_commits WHERE seq > ${checkpoint.seq} ORDER BY seq`
+      const entries = rows.map((row: Record<string, string>) => ({
+        seq: Number(row.seq),
+        lastEventId: Number(row.last_event_id),
+        nextUserId: Number(row.next_user_id),
+        changes: JSON.parse(row.changes),
+      }))
       if (!replayJournal(state, entries)) throw new Error('the commits do not follow on from the checkpoint')
       return state
     })
@@ -87,7 +109,15 @@ async function startServer(target: Target, env: Record<string, string>) {
   const port = freePort()
   const server = Bun.spawn([process.execPath, 'src/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', INIT_ADMIN_API_TOKENS: SECRET, METRICS_FLUSH_MS: '100', ...target.env, ...env },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      INIT_ADMIN_API_TOKENS: SECRET,
+      METRICS_FLUSH_MS: '100',
+      ...target.env,
+      ...env,
+    },
     stdout: 'ignore',
     stderr: 'ignore',
   })
@@ -116,7 +146,11 @@ async function writer(base: string, id: number, acknowledged: Write[]) {
     for (const [write, path, body] of steps) {
       let response: Response
       try {
-        response = await fetch(base + path, { method: 'POST', headers: body ? headers : { authorization: SECRET }, body })
+        response = await fetch(base + path, {
+          method: 'POST',
+          headers: body ? headers : { authorization: SECRET },
+          body,
+        })
       } catch {
         return
       }
@@ -132,12 +166,23 @@ type Counts = Map<string, { yes: number; no: number; blue: number }>
 /** Flags for the SDKs to report, and a client token; made before the kill can land. */
 async function setUpMetrics(base: string): Promise<string> {
   const post = async (path: string, body: unknown) => {
-    const response = await fetch(base + path, { method: 'POST', headers: { authorization: SECRET, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    const response = await fetch(base + path, {
+      method: 'POST',
+      headers: { authorization: SECRET, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
     if (response.status >= 300) throw new Error(`${path}: ${response.status} ${await response.text()}`)
     return response.json()
   }
   for (const name of METRIC_FLAGS) await post('/api/admin/projects/default/features', { name })
-  return (await post('/api/admin/api-tokens', { tokenName: 'crash-sdk', type: 'client', projects: ['*'], environment: 'development' })).secret
+  return (
+    await post('/api/admin/api-tokens', {
+      tokenName: 'crash-sdk',
+      type: 'client',
+      projects: ['*'],
+      environment: 'development',
+    })
+  ).secret
 }
 
 /** One SDK: reports and registrations until the server dies; `posted` counts every report sent, answered or not. */
@@ -156,8 +201,25 @@ async function sdk(base: string, token: string, id: number, seed: number, posted
     }
     const [path, body] =
       i % 10 === 0
-        ? ['/api/client/register', { appName, instanceId: `sdk-${id}`, sdkVersion: 'crash-test:1.0.0', strategies: ['default'], started: new Date().toISOString(), interval: 100 }]
-        : ['/api/client/metrics', { appName, instanceId: `sdk-${id}`, bucket: { start: new Date().toISOString(), stop: new Date().toISOString(), toggles } }]
+        ? [
+            '/api/client/register',
+            {
+              appName,
+              instanceId: `sdk-${id}`,
+              sdkVersion: 'crash-test:1.0.0',
+              strategies: ['default'],
+              started: new Date().toISOString(),
+              interval: 100,
+            },
+          ]
+        : [
+            '/api/client/metrics',
+            {
+              appName,
+              instanceId: `sdk-${id}`,
+              bucket: { start: new Date().toISOString(), stop: new Date().toISOString(), toggles },
+            },
+          ]
     try {
       const response = await fetch(base + path, { method: 'POST', headers, body: JSON.stringify(body) })
       if (response.status !== 202) throw new Error(`${path}: ${response.status} ${await response.text()}`)
@@ -174,8 +236,13 @@ function durableState(dataDir: string): StateDoc {
     if (attempt === 100) throw new Error(`${dataDir}: the journal never followed on from state.json`)
     const state = JSON.parse(readFileSync(join(dataDir, STATE_FILE), 'utf8')) as StateDoc
     const text = readFileSync(join(dataDir, JOURNAL_FILE), 'utf8')
-    const entries = text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as JournalEntry)
-    for (const definition of COLLECTIONS) state[definition.name] = loadedCollection(definition, state[definition.name]) as never
+    const entries = text
+      .slice(0, text.lastIndexOf('\n') + 1)
+      .split('\n')
+      .filter(line => line !== '')
+      .map(line => JSON.parse(line) as JournalEntry)
+    for (const definition of COLLECTIONS)
+      state[definition.name] = loadedCollection(definition, state[definition.name]) as never
     if (replayJournal(state, entries)) return state
   }
 }
@@ -193,7 +260,7 @@ function usageCounts(state: Pick<StateDoc, 'flagUsage'>): Counts {
 async function reopen(target: Target) {
   const store = await target.reopen()
   const events: EventRecord[] = []
-  await store.readEvents((event) => events.push(event))
+  await store.readEvents(event => events.push(event))
   // What the server does at start: load the whole log, checking every id.
   const search = new EventsService(store)
   await search.load().finally(() => search.close())
@@ -220,7 +287,8 @@ async function killRounds(rounds: number, seed: number, env: Record<string, stri
     // SDK metrics on disk, so that the lower bound on counts is put to the test whatever the load
     // (a fixed delay from the start saw no flush at all on a loaded machine).
     await waitFor(() => acknowledged.length > 0, 'a first acknowledged write')
-    if (round % 2 === 0) await waitFor(async () => usageCounts(await target.durable()).size > 0, 'a flush of SDK metrics on disk')
+    if (round % 2 === 0)
+      await waitFor(async () => usageCounts(await target.durable()).size > 0, 'a flush of SDK metrics on disk')
     await Bun.sleep(random.int(150, 450))
     // Read just before the kill: every count in it is durable, so the restart must find at least as much.
     const flushed = await target.durable()
@@ -231,10 +299,13 @@ async function killRounds(rounds: number, seed: number, env: Record<string, stri
     const context = `round ${round}, ${JSON.stringify(env)}, ${acknowledged.length} acknowledged writes`
 
     const { state, events, lastEventId } = await reopen(target)
-    expect({ context, ids: events.map((e) => e.id) }).toEqual({ context, ids: Array.from({ length: lastEventId }, (_, i) => i + 1) })
+    expect({ context, ids: events.map(e => e.id) }).toEqual({
+      context,
+      ids: Array.from({ length: lastEventId }, (_, i) => i + 1),
+    })
 
     // Every acknowledged write is there, with its events.
-    const eventsOf = (type: string, flag: string) => events.filter((e) => e.type === type && e.featureName === flag)
+    const eventsOf = (type: string, flag: string) => events.filter(e => e.type === type && e.featureName === flag)
     for (const write of acknowledged) {
       const flag = state.flags[write.flag]
       expect({ context, write, present: flag !== undefined }).toEqual({ context, write, present: true })
@@ -253,7 +324,12 @@ async function killRounds(rounds: number, seed: number, env: Record<string, stri
     for (const flag of Object.values(state.flags)) {
       expect(eventsOf('feature-created', flag.name)).toHaveLength(1)
       const on = flag.environments.development.enabled
-      expect({ context, flag: flag.name, on, strategyEvents: eventsOf('feature-strategy-add', flag.name).length }).toEqual({
+      expect({
+        context,
+        flag: flag.name,
+        on,
+        strategyEvents: eventsOf('feature-strategy-add', flag.name).length,
+      }).toEqual({
         context,
         flag: flag.name,
         on,
@@ -263,13 +339,24 @@ async function killRounds(rounds: number, seed: number, env: Record<string, stri
       expect(eventsOf('feature-tagged', flag.name)).toHaveLength(flag.tags.length)
     }
     for (const event of events) {
-      if (event.featureName) expect({ context, event: event.id, flagExists: event.featureName in state.flags }).toEqual({ context, event: event.id, flagExists: true })
+      if (event.featureName)
+        expect({ context, event: event.id, flagExists: event.featureName in state.flags }).toEqual({
+          context,
+          event: event.id,
+          flagExists: true,
+        })
     }
 
     // SDK metrics: between what was flushed before the kill and what was posted, row by row and in sum.
     for (const [key, row] of Object.entries(flushed.flagUsage)) {
       const after = state.flagUsage[key]
-      expect({ context, key, yes: after?.yes >= row.yes, no: after?.no >= row.no, blue: (after?.variants.blue ?? 0) >= (row.variants.blue ?? 0) }).toEqual({
+      expect({
+        context,
+        key,
+        yes: after?.yes >= row.yes,
+        no: after?.no >= row.no,
+        blue: (after?.variants.blue ?? 0) >= (row.variants.blue ?? 0),
+      }).toEqual({
         context,
         key,
         yes: true,
@@ -279,12 +366,28 @@ async function killRounds(rounds: number, seed: number, env: Record<string, stri
     }
     for (const [key, counts] of usageCounts(state)) {
       const sent = posted.get(key) ?? { yes: 0, no: 0, blue: 0 }
-      expect({ context, key, yes: counts.yes <= sent.yes, no: counts.no <= sent.no, blue: counts.blue <= sent.blue }).toEqual({ context, key, yes: true, no: true, blue: true })
+      expect({
+        context,
+        key,
+        yes: counts.yes <= sent.yes,
+        no: counts.no <= sent.no,
+        blue: counts.blue <= sent.blue,
+      }).toEqual({ context, key, yes: true, no: true, blue: true })
     }
-    for (const name of Object.keys(flushed.clientInstances)) expect({ context, instance: name, present: name in state.clientInstances }).toEqual({ context, instance: name, present: true })
+    for (const name of Object.keys(flushed.clientInstances))
+      expect({ context, instance: name, present: name in state.clientInstances }).toEqual({
+        context,
+        instance: name,
+        present: true,
+      })
     // A row's application, instance and lastSeenAt were committed with it.
     for (const row of Object.values(state.flagUsage)) {
-      expect({ context, row: row.featureName, app: row.appName in state.clientApplications, seen: state.flagLastSeen[row.featureName]?.environments.development !== undefined }).toEqual({
+      expect({
+        context,
+        row: row.featureName,
+        app: row.appName in state.clientApplications,
+        seen: state.flagLastSeen[row.featureName]?.environments.development !== undefined,
+      }).toEqual({
         context,
         row: row.featureName,
         app: true,
@@ -299,7 +402,7 @@ async function killRounds(rounds: number, seed: number, env: Record<string, stri
 test(`kill -9 at a random moment under ${WRITERS} concurrent writers, ${ROUNDS} times: nothing acknowledged is lost, nothing is half there`, async () => {
   await killRounds(ROUNDS, 20261121, {})
   // Most kills come after a flush or more: the lower bound is not vacuous.
-  expect(metricsRounds.filter((outcome) => outcome === 'flushed').length).toBeGreaterThanOrEqual(ROUNDS / 2)
+  expect(metricsRounds.filter(outcome => outcome === 'flushed').length).toBeGreaterThanOrEqual(ROUNDS / 2)
 }, 90_000)
 
 test(`kill -9 under ${WRITERS} concurrent writers with a checkpoint at every commit, ${CHECKPOINT_ROUNDS} times: a kill during a checkpoint loses nothing acknowledged`, async () => {

@@ -11,7 +11,16 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { COLLECTIONS, JOURNAL_FILE, openStore, STATE_FILE } from '../../src/services'
 import { StoreLoadError } from '../../src/storage/files'
-import { ADMIN_SECRET, expectOk, freePort, makeApi, tempDir, type Api, type FlagListBody, PATIENCE_MS } from '../helpers'
+import {
+  ADMIN_SECRET,
+  expectOk,
+  freePort,
+  makeApi,
+  tempDir,
+  type Api,
+  type FlagListBody,
+  PATIENCE_MS,
+} from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const dir = tempDir('every-collection-')
@@ -26,7 +35,10 @@ function newDir(): string {
 const target = () => join(dir.path, `restored-${made++}`)
 
 function cli(dataDir: string, ...args: string[]) {
-  const result = Bun.spawnSync([process.execPath, 'run', 'src/main.ts', ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir } })
+  const result = Bun.spawnSync([process.execPath, 'run', 'src/main.ts', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, DATA_DIR: dataDir },
+  })
   return { exitCode: result.exitCode, output: result.stdout.toString() + result.stderr.toString() }
 }
 
@@ -34,19 +46,71 @@ function cli(dataDir: string, ...args: string[]) {
 async function fill(api: Api) {
   expectOk(await api.createFlag('default', 'checkout', { description: 'the new checkout' }), 201)
   expectOk(await api.toggle('default', 'checkout', 'development', true), 200)
-  expectOk(await api.post('/api/admin/segments', { name: 'europe', description: 'Users in Europe', constraints: [{ contextName: 'region', operator: 'IN', values: ['eu-west'] }] }), 201)
-  expectOk(await api.post('/api/admin/strategies', { name: 'by-region', description: 'On in some regions', parameters: [{ name: 'regions', type: 'list', description: 'Regions', required: true }] }), 201)
+  expectOk(
+    await api.post('/api/admin/segments', {
+      name: 'europe',
+      description: 'Users in Europe',
+      constraints: [{ contextName: 'region', operator: 'IN', values: ['eu-west'] }],
+    }),
+    201,
+  )
+  expectOk(
+    await api.post('/api/admin/strategies', {
+      name: 'by-region',
+      description: 'On in some regions',
+      parameters: [{ name: 'regions', type: 'list', description: 'Regions', required: true }],
+    }),
+    201,
+  )
   expectOk(await api.post('/api/admin/tag-types', { name: 'team', description: 'Owning team' }), 201)
-  expectOk(await api.post('/api/admin/context', { name: 'region', description: 'Where the user is', legalValues: [{ value: 'eu-west', description: 'Ireland' }], stickiness: true }), 201)
+  expectOk(
+    await api.post('/api/admin/context', {
+      name: 'region',
+      description: 'Where the user is',
+      legalValues: [{ value: 'eu-west', description: 'Ireland' }],
+      stickiness: true,
+    }),
+    201,
+  )
   expectOk(await api.put('/api/admin/feature-types/release/lifetime', { lifetimeDays: 60 }), 200)
   const token = await api.createToken({ tokenName: 'sdk', type: 'client', projects: ['*'], environment: 'development' })
   expectOk(token, 201)
-  expectOk(await api.post('/api/client/register', { appName: 'web', instanceId: 'pod-1', sdkVersion: 'unleash-client-node:6.1.0', strategies: ['default', 'by-region'] }, { token: token.body.secret }), 202)
-  expectOk(await api.post('/api/client/metrics', { appName: 'web', instanceId: 'pod-1', bucket: { start: 0, stop: 0, toggles: { checkout: { yes: 7, no: 2, variants: { blue: 3 } } } } }, { token: token.body.secret }), 202)
+  expectOk(
+    await api.post(
+      '/api/client/register',
+      {
+        appName: 'web',
+        instanceId: 'pod-1',
+        sdkVersion: 'unleash-client-node:6.1.0',
+        strategies: ['default', 'by-region'],
+      },
+      { token: token.body.secret },
+    ),
+    202,
+  )
+  expectOk(
+    await api.post(
+      '/api/client/metrics',
+      {
+        appName: 'web',
+        instanceId: 'pod-1',
+        bucket: { start: 0, stop: 0, toggles: { checkout: { yes: 7, no: 2, variants: { blue: 3 } } } },
+      },
+      { token: token.body.secret },
+    ),
+    202,
+  )
   await api.services.metrics.flush()
-  expectOk(await api.post('/api/admin/user-admin', { username: 'alice', rootRole: 'Editor', password: 'Correct-horse-7' }), 201)
+  expectOk(
+    await api.post('/api/admin/user-admin', { username: 'alice', rootRole: 'Editor', password: 'Correct-horse-7' }),
+    201,
+  )
   expectOk(await api.post('/auth/simple/login', { username: 'alice', password: 'Correct-horse-7' }, { token: null }))
-  for (const { name } of COLLECTIONS) expect({ collection: name, records: Object.keys(api.services.store.state[name]).length > 0 }).toEqual({ collection: name, records: true })
+  for (const { name } of COLLECTIONS)
+    expect({ collection: name, records: Object.keys(api.services.store.state[name]).length > 0 }).toEqual({
+      collection: name,
+      records: true,
+    })
 }
 
 /** What the API shows of every kind of record. */
@@ -64,7 +128,7 @@ async function views(api: Api) {
     '/api/admin/metrics/applications',
     '/api/admin/metrics/applications/web',
   ]
-  return Object.fromEntries(await Promise.all(paths.map(async (path) => [path, (await api.get(path)).body])))
+  return Object.fromEntries(await Promise.all(paths.map(async path => [path, (await api.get(path)).body])))
 }
 
 test('a backup taken while the service runs restores every collection record for record, SDK metrics and applications included', async () => {
@@ -82,7 +146,11 @@ test('a backup taken while the service runs restores every collection record for
   expect(cli(restored, 'restore', file, restored)).toEqual({ exitCode: 0, output: expect.stringContaining('Restored') })
   const again = await makeApi({ dataDir: restored })
   try {
-    for (const { name } of COLLECTIONS) expect({ collection: name, records: again.services.store.state[name] }).toEqual({ collection: name, records: state[name] })
+    for (const { name } of COLLECTIONS)
+      expect({ collection: name, records: again.services.store.state[name] }).toEqual({
+        collection: name,
+        records: state[name],
+      })
     expect(await views(again)).toEqual(shown)
   } finally {
     await again.close()
@@ -98,7 +166,15 @@ async function olderDataDir(): Promise<{ path: string; flags: FlagListBody }> {
   const flags = (await api.listFlags('default')).body
   await api.close()
   const state = JSON.parse(readFileSync(join(path, STATE_FILE), 'utf8'))
-  for (const name of ['tagTypes', 'flagTypes', 'contextFields', 'flagUsage', 'flagLastSeen', 'clientApplications', 'clientInstances']) {
+  for (const name of [
+    'tagTypes',
+    'flagTypes',
+    'contextFields',
+    'flagUsage',
+    'flagLastSeen',
+    'clientApplications',
+    'clientInstances',
+  ]) {
     expect(state[name]).toBeDefined()
     delete state[name]
   }
@@ -110,9 +186,19 @@ async function expectSeededAndWritable(dataDir: string, flags: FlagListBody) {
   const api = await makeApi({ dataDir })
   try {
     expect((await api.listFlags('default')).body).toEqual(flags)
-    expect((await api.get<{ tagTypes: { name: string }[] }>('/api/admin/tag-types')).body.tagTypes.map((type) => type.name)).toEqual(['simple'])
-    expect((await api.get<{ types: { id: string }[] }>('/api/admin/feature-types')).body.types.map((type) => type.id).sort()).toEqual(['experiment', 'kill-switch', 'operational', 'permission', 'release'])
-    expect((await api.get<{ name: string }[]>('/api/admin/context')).body.map((field) => field.name).sort()).toEqual(['appName', 'currentTime', 'environment', 'sessionId', 'userId'])
+    expect(
+      (await api.get<{ tagTypes: { name: string }[] }>('/api/admin/tag-types')).body.tagTypes.map(type => type.name),
+    ).toEqual(['simple'])
+    expect(
+      (await api.get<{ types: { id: string }[] }>('/api/admin/feature-types')).body.types.map(type => type.id).sort(),
+    ).toEqual(['experiment', 'kill-switch', 'operational', 'permission', 'release'])
+    expect((await api.get<{ name: string }[]>('/api/admin/context')).body.map(field => field.name).sort()).toEqual([
+      'appName',
+      'currentTime',
+      'environment',
+      'sessionId',
+      'userId',
+    ])
     expect((await api.get('/api/admin/metrics/applications')).body).toEqual({ applications: [], total: 0 })
     // And it takes the new records.
     await fill(api)
@@ -169,12 +255,14 @@ test('a record of any collection that does not match its schema stops the start,
     const damaged = JSON.stringify(state)
     writeFileSync(join(path, STATE_FILE), damaged)
     const error = await openStore(path).then(
-      (store) => store.close().then(() => null),
+      store => store.close().then(() => null),
       (caught: unknown) => caught,
     )
     expect({ collection: name, error: error instanceof StoreLoadError ? error.message : String(error) }).toEqual({
       collection: name,
-      error: expect.stringContaining(`${join(path, STATE_FILE)}: holds a bad record: ${name}[${JSON.stringify(key)}]/${field}`),
+      error: expect.stringContaining(
+        `${join(path, STATE_FILE)}: holds a bad record: ${name}[${JSON.stringify(key)}]/${field}`,
+      ),
     })
     expect(readFileSync(join(path, STATE_FILE), 'utf8')).toBe(damaged)
   }
@@ -187,7 +275,14 @@ test('the real server refuses to start on a bad SDK metrics record, in state.jso
   const start = () => {
     const result = Bun.spawnSync([process.execPath, 'src/main.ts'], {
       cwd: ROOT,
-      env: { ...process.env, PORT: String(freePort()), HOST: '127.0.0.1', DATA_DIR: path, INIT_ADMIN_API_TOKENS: ADMIN_SECRET, LOG_LEVEL: 'warn' },
+      env: {
+        ...process.env,
+        PORT: String(freePort()),
+        HOST: '127.0.0.1',
+        DATA_DIR: path,
+        INIT_ADMIN_API_TOKENS: ADMIN_SECRET,
+        LOG_LEVEL: 'warn',
+      },
       timeout: PATIENCE_MS,
     })
     return { exitCode: result.exitCode, stderr: result.stderr.toString().trim() }
@@ -199,16 +294,37 @@ test('the real server refuses to start on a bad SDK metrics record, in state.jso
   writeFileSync(join(path, STATE_FILE), JSON.stringify(state))
   expect(start()).toEqual({
     exitCode: 1,
-    stderr: expect.stringMatching(new RegExp(`^Cannot start: ${join(path, STATE_FILE)}: holds a bad record: flagUsage\\[${JSON.stringify(JSON.stringify(row)).slice(1, -1).replaceAll('|', '\\|').replaceAll('.', '\\.')}\\]/yes: .*The file was left as it is`)),
+    stderr: expect.stringMatching(
+      new RegExp(
+        `^Cannot start: ${join(path, STATE_FILE)}: holds a bad record: flagUsage\\[${JSON.stringify(JSON.stringify(row)).slice(1, -1).replaceAll('|', '\\|').replaceAll('.', '\\.')}\\]/yes: .*The file was left as it is`,
+      ),
+    ),
   })
 
   writeFileSync(join(path, STATE_FILE), original)
   const { seq } = { seq: JSON.parse(original).commitSeq + 1 }
-  const instance = { appName: 'web', instanceId: 'pod-2', sdkVersion: null, environment: 'development', createdAt: 'then', lastSeen: 42 }
-  const line = { seq, lastEventId: JSON.parse(original).lastEventId, nextUserId: JSON.parse(original).nextUserId, changes: [['clientInstances', '["web","pod-2"]', instance]] }
-  writeFileSync(join(path, JOURNAL_FILE), JSON.stringify(line) + '\n' + JSON.stringify({ ...line, seq: seq + 1, changes: [] }) + '\n')
+  const instance = {
+    appName: 'web',
+    instanceId: 'pod-2',
+    sdkVersion: null,
+    environment: 'development',
+    createdAt: 'then',
+    lastSeen: 42,
+  }
+  const line = {
+    seq,
+    lastEventId: JSON.parse(original).lastEventId,
+    nextUserId: JSON.parse(original).nextUserId,
+    changes: [['clientInstances', '["web","pod-2"]', instance]],
+  }
+  writeFileSync(
+    join(path, JOURNAL_FILE),
+    JSON.stringify(line) + '\n' + JSON.stringify({ ...line, seq: seq + 1, changes: [] }) + '\n',
+  )
   expect(start()).toEqual({
     exitCode: 1,
-    stderr: expect.stringContaining(`Cannot start: ${join(path, JOURNAL_FILE)}: commit ${seq} holds a bad record: clientInstances["[\\"web\\",\\"pod-2\\"]"]/lastSeen`),
+    stderr: expect.stringContaining(
+      `Cannot start: ${join(path, JOURNAL_FILE)}: commit ${seq} holds a bad record: clientInstances["[\\"web\\",\\"pod-2\\"]"]/lastSeen`,
+    ),
   })
 }, 40_000)

@@ -32,7 +32,11 @@ test('the executable built by npm run build starts alone and answers', async () 
   const cwd = join(dir.path, 'elsewhere')
   mkdirSync(cwd)
   const cli = (...args: string[]) => {
-    const result = Bun.spawnSync([outfile, ...args], { cwd, env: { PATH: '/usr/bin:/bin', PORT: String(port), HOST: '127.0.0.1', DATA_DIR: join(dir.path, 'data') }, timeout: PATIENCE_MS })
+    const result = Bun.spawnSync([outfile, ...args], {
+      cwd,
+      env: { PATH: '/usr/bin:/bin', PORT: String(port), HOST: '127.0.0.1', DATA_DIR: join(dir.path, 'data') },
+      timeout: PATIENCE_MS,
+    })
     return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() }
   }
   const version = (await Bun.file(join(ROOT, 'package.json')).json()).version
@@ -44,7 +48,14 @@ test('the executable built by npm run build starts alone and answers', async () 
 
   server = Bun.spawn([outfile], {
     cwd: dir.path,
-    env: { PATH: '/usr/bin:/bin', PORT: String(port), HOST: '127.0.0.1', DATA_DIR: join(dir.path, 'data'), INIT_ADMIN_API_TOKENS: SECRET, LOG_LEVEL: 'warn' },
+    env: {
+      PATH: '/usr/bin:/bin',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: join(dir.path, 'data'),
+      INIT_ADMIN_API_TOKENS: SECRET,
+      LOG_LEVEL: 'warn',
+    },
     stdout: 'ignore',
     stderr: 'pipe',
   })
@@ -54,19 +65,37 @@ test('the executable built by npm run build starts alone and answers', async () 
   expect((await fetch(`${base}/swagger/assets/swagger-ui-bundle.js`)).status).toBe(200)
   // The console, built into the executable: its page and its hashed assets, far from the sources.
   const consolePage = await (await fetch(`${base}/`)).text()
-  const consoleAssets = [...consolePage.matchAll(/(?:href|src)="(\/console\/assets\/main-[^"]+)"/g)].map((match) => match[1]!)
+  const consoleAssets = [...consolePage.matchAll(/(?:href|src)="(\/console\/assets\/main-[^"]+)"/g)].map(
+    match => match[1]!,
+  )
   expect(consoleAssets.length).toBe(2)
   for (const asset of consoleAssets) {
     const served = await fetch(`${base}${asset}`)
-    expect({ asset, status: served.status, length: (await served.text()).length > 1000 }).toEqual({ asset, status: 200, length: true })
+    expect({ asset, status: served.status, length: (await served.text()).length > 1000 }).toEqual({
+      asset,
+      status: 200,
+      length: true,
+    })
   }
   const headers = { authorization: SECRET, 'content-type': 'application/json' }
-  const created = await fetch(`${base}/api/admin/projects`, { method: 'POST', headers, body: JSON.stringify({ id: 'bin', name: 'bin', featureNaming: { pattern: '[a-z]+' } }) })
+  const created = await fetch(`${base}/api/admin/projects`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ id: 'bin', name: 'bin', featureNaming: { pattern: '[a-z]+' } }),
+  })
   expect(created.status).toBe(201)
-  const validate = (name: string) => fetch(`${base}/api/admin/features/validate`, { method: 'POST', headers, body: JSON.stringify({ name, projectId: 'bin' }) })
+  const validate = (name: string) =>
+    fetch(`${base}/api/admin/features/validate`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ name, projectId: 'bin' }),
+    })
   expect((await validate('abc')).status).toBe(200)
   const refused = await validate('abc-1')
-  expect({ status: refused.status, message: (await refused.json()).message }).toEqual({ status: 400, message: expect.stringContaining('does not match the naming pattern') })
+  expect({ status: refused.status, message: (await refused.json()).message }).toEqual({
+    status: 400,
+    message: expect.stringContaining('does not match the naming pattern'),
+  })
   const search = await (await fetch(`${base}/api/admin/search/events?type=IS:project-created`, { headers })).json()
   expect(search.total).toBeGreaterThanOrEqual(2)
   // The Dockerfile's HEALTHCHECK and an online backup, with the executable alone.
@@ -77,12 +106,21 @@ test('the executable built by npm run build starts alone and answers', async () 
 
   // npm start beside it, on the same directory, is refused at once, naming the executable.
   const dataDir = join(dir.path, 'data')
-  const files = () => Object.fromEntries(readdirSync(dataDir).map((name) => [name, readFileSync(join(dataDir, name), 'utf8')]))
+  const files = () =>
+    Object.fromEntries(readdirSync(dataDir).map(name => [name, readFileSync(join(dataDir, name), 'utf8')]))
   const before = files()
-  const second = Bun.spawnSync(['npm', 'start'], { cwd: ROOT, env: { ...process.env, PORT: String(freePort()), HOST: '127.0.0.1', DATA_DIR: dataDir }, timeout: PATIENCE_MS })
+  const second = Bun.spawnSync(['npm', 'start'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(freePort()), HOST: '127.0.0.1', DATA_DIR: dataDir },
+    timeout: PATIENCE_MS,
+  })
   expect(second.exitCode).toBe(1)
-  expect(second.stderr.toString()).toContain(`Cannot start: ${dataDir} is in use by another process: pid ${server.pid} `)
-  expect(second.stderr.toString()).toContain(`command: ${outfile}; only one process may use a data directory at a time\n`)
+  expect(second.stderr.toString()).toContain(
+    `Cannot start: ${dataDir} is in use by another process: pid ${server.pid} `,
+  )
+  expect(second.stderr.toString()).toContain(
+    `command: ${outfile}; only one process may use a data directory at a time\n`,
+  )
   expect(files()).toEqual(before)
   expect((await fetch(`${base}/health`)).status).toBe(200)
   // prom-client's process metrics work inside the executable too.
@@ -94,7 +132,12 @@ test('the executable built by npm run build starts alone and answers', async () 
   // clean stop's checkpoint holds the write (the journal is empty).
   server.kill('SIGTERM')
   expect(await server.exited).toBe(0)
-  expect(await fetch(`${base}/health`).then(() => 'answered', () => 'refused')).toBe('refused')
+  expect(
+    await fetch(`${base}/health`).then(
+      () => 'answered',
+      () => 'refused',
+    ),
+  ).toBe('refused')
   expect(await Bun.file(join(dir.path, 'data', 'state.journal.jsonl')).text()).toBe('')
   expect((await Bun.file(join(dir.path, 'data', 'state.json')).text()).includes('"bin"')).toBe(true)
 }, 60_000)

@@ -13,7 +13,14 @@ afterAll(() => dir.remove())
 
 async function start(dataDir: string, extra: Record<string, string> = {}) {
   const port = freePort()
-  const env: Record<string, string | undefined> = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...extra }
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    ...extra,
+  }
   delete env.UNLEASH_DEFAULT_ADMIN_PASSWORD
   Object.assign(env, extra)
   const proc = Bun.spawn([process.execPath, 'src/main.ts'], { cwd: ROOT, env, stdout: 'ignore', stderr: 'pipe' })
@@ -22,7 +29,16 @@ async function start(dataDir: string, extra: Record<string, string> = {}) {
     for await (const chunk of proc.stderr) stderr += new TextDecoder().decode(chunk)
   })()
   const base = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 200 && !(await fetch(`${base}/ready`).then((r) => r.ok, () => false)); i++) await Bun.sleep(25)
+  for (
+    let i = 0;
+    i < 200 &&
+    !(await fetch(`${base}/ready`).then(
+      r => r.ok,
+      () => false,
+    ));
+    i++
+  )
+    await Bun.sleep(25)
   await Bun.sleep(100)
   return {
     base,
@@ -36,7 +52,11 @@ async function start(dataDir: string, extra: Record<string, string> = {}) {
 }
 
 const signIn = (base: string, username: string, password: string) =>
-  fetch(`${base}/auth/simple/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) })
+  fetch(`${base}/auth/simple/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username, password }),
+  })
 
 test('the first start prints a password once; it signs in, and the session outlives a restart that prints nothing', async () => {
   const dataDir = join(dir.path, 'generated')
@@ -55,7 +75,10 @@ test('the first start prints a password once; it signs in, and the session outli
 }, 60_000)
 
 test('UNLEASH_DEFAULT_ADMIN_USERNAME and _PASSWORD choose the first user, and nothing is printed', async () => {
-  const server = await start(join(dir.path, 'chosen'), { UNLEASH_DEFAULT_ADMIN_USERNAME: 'owner', UNLEASH_DEFAULT_ADMIN_PASSWORD: 'Chosen-pass-42' })
+  const server = await start(join(dir.path, 'chosen'), {
+    UNLEASH_DEFAULT_ADMIN_USERNAME: 'owner',
+    UNLEASH_DEFAULT_ADMIN_PASSWORD: 'Chosen-pass-42',
+  })
   expect(server.stderr()).not.toContain('console user created')
   expect((await signIn(server.base, 'owner', 'Chosen-pass-42')).status).toBe(200)
   await server.stop()
@@ -64,8 +87,16 @@ test('UNLEASH_DEFAULT_ADMIN_USERNAME and _PASSWORD choose the first user, and no
 test('a weak UNLEASH_DEFAULT_ADMIN_PASSWORD stops the start, saying what is missing', () => {
   const result = Bun.spawnSync([process.execPath, 'src/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(freePort()), HOST: '127.0.0.1', DATA_DIR: join(dir.path, 'weak'), UNLEASH_DEFAULT_ADMIN_PASSWORD: 'unleash4all' },
+    env: {
+      ...process.env,
+      PORT: String(freePort()),
+      HOST: '127.0.0.1',
+      DATA_DIR: join(dir.path, 'weak'),
+      UNLEASH_DEFAULT_ADMIN_PASSWORD: 'unleash4all',
+    },
   })
   expect(result.exitCode).toBe(1)
-  expect(result.stderr.toString()).toMatch(/^Cannot start: UNLEASH_DEFAULT_ADMIN_PASSWORD is too weak: A password needs .*an upper-case letter/)
+  expect(result.stderr.toString()).toMatch(
+    /^Cannot start: UNLEASH_DEFAULT_ADMIN_PASSWORD is too weak: A password needs .*an upper-case letter/,
+  )
 })

@@ -23,20 +23,38 @@ const flagPath = (name: string) => `/api/admin/projects/default/features/${name}
 
 beforeAll(async () => {
   service = await startService(ADMIN, 'flags-frontend-sdk-')
-  for (const name of ['banner', 'checkout', 'beta-search', 'dark-mode']) await admin('POST', '/api/admin/projects/default/features', { name })
+  for (const name of ['banner', 'checkout', 'beta-search', 'dark-mode'])
+    await admin('POST', '/api/admin/projects/default/features', { name })
   await admin('POST', `${flagPath('banner')}/environments/development/strategies`, { name: 'default' })
   await admin('PUT', `${flagPath('banner')}/environments/development/variants`, [
-    { name: 'spring', weight: 1000, weightType: 'variable', stickiness: 'default', payload: { type: 'json', value: '{"color":"green"}' } },
+    {
+      name: 'spring',
+      weight: 1000,
+      weightType: 'variable',
+      stickiness: 'default',
+      payload: { type: 'json', value: '{"color":"green"}' },
+    },
   ])
-  await admin('POST', `${flagPath('checkout')}/environments/development/strategies`, { name: 'userWithId', parameters: { userIds: 'alice' } })
+  await admin('POST', `${flagPath('checkout')}/environments/development/strategies`, {
+    name: 'userWithId',
+    parameters: { userIds: 'alice' },
+  })
   await admin('POST', `${flagPath('beta-search')}/environments/development/strategies`, {
     name: 'flexibleRollout',
     parameters: { rollout: '100', stickiness: 'default' },
     constraints: [{ contextName: 'plan', operator: 'IN', values: ['pro'] }],
   })
-  for (const name of ['banner', 'checkout', 'beta-search']) await admin('POST', `${flagPath(name)}/environments/development/on`)
+  for (const name of ['banner', 'checkout', 'beta-search'])
+    await admin('POST', `${flagPath(name)}/environments/development/on`)
   // dark-mode stays off.
-  secret = (await admin('POST', '/api/admin/api-tokens', { tokenName: 'browser', type: 'frontend', projects: ['default'], environment: 'development' })).secret
+  secret = (
+    await admin('POST', '/api/admin/api-tokens', {
+      tokenName: 'browser',
+      type: 'frontend',
+      projects: ['default'],
+      environment: 'development',
+    })
+  ).secret
 })
 
 afterAll(async () => {
@@ -44,7 +62,15 @@ afterAll(async () => {
   await service?.stop()
 })
 
-function start(options: { usePOSTrequests?: boolean; context?: Record<string, unknown>; disableMetrics?: boolean; metricsInterval?: number; metricsIntervalInitial?: number } = {}): Promise<UnleashClient> {
+function start(
+  options: {
+    usePOSTrequests?: boolean
+    context?: Record<string, unknown>
+    disableMetrics?: boolean
+    metricsInterval?: number
+    metricsIntervalInitial?: number
+  } = {},
+): Promise<UnleashClient> {
   const client = new UnleashClient({
     url: `${service.base}/api/frontend`,
     clientKey: secret,
@@ -66,7 +92,11 @@ for (const usePOSTrequests of [false, true]) {
   test(`unleash-proxy-client reads flags, variants and payloads, and follows the context (${usePOSTrequests ? 'POST' : 'GET'})`, async () => {
     const client = await start({ usePOSTrequests, context: { userId: 'bob', properties: { plan: 'free' } } })
     expect(client.isEnabled('banner')).toBe(true)
-    expect(client.getVariant('banner')).toMatchObject({ name: 'spring', enabled: true, payload: { type: 'json', value: '{"color":"green"}' } })
+    expect(client.getVariant('banner')).toMatchObject({
+      name: 'spring',
+      enabled: true,
+      payload: { type: 'json', value: '{"color":"green"}' },
+    })
     expect(client.isEnabled('checkout')).toBe(false)
     expect(client.isEnabled('beta-search')).toBe(false)
     expect(client.isEnabled('dark-mode')).toBe(false)
@@ -81,18 +111,33 @@ for (const usePOSTrequests of [false, true]) {
 }
 
 test('the metrics unleash-proxy-client sends are counted exactly per flag, environment and application', async () => {
-  const client = await start({ disableMetrics: false, metricsInterval: 3600, metricsIntervalInitial: 0, context: { userId: 'bob' } } )
+  const client = await start({
+    disableMetrics: false,
+    metricsInterval: 3600,
+    metricsIntervalInitial: 0,
+    context: { userId: 'bob' },
+  })
   for (let i = 0; i < 3; i++) client.isEnabled('banner')
   for (let i = 0; i < 2; i++) client.getVariant('banner')
   client.isEnabled('checkout')
   client.isEnabled('no-such-flag')
-  const sent = new Promise<void>((resolve) => client.on(EVENTS.SENT, () => resolve()))
+  const sent = new Promise<void>(resolve => client.on(EVENTS.SENT, () => resolve()))
   await client.sendMetrics()
   await sent
   client.stop()
   const usage = async (name: string) => (await admin('GET', `/api/admin/client-metrics/features/${name}`)).lastHourUsage
-  expect(await usage('banner')).toEqual([expect.objectContaining({ environment: 'development', appName: 'web-shop', yes: 5, no: 0, variants: { spring: 2 } })])
-  expect(await usage('checkout')).toEqual([expect.objectContaining({ environment: 'development', appName: 'web-shop', yes: 0, no: 1, variants: {} })])
+  expect(await usage('banner')).toEqual([
+    expect.objectContaining({
+      environment: 'development',
+      appName: 'web-shop',
+      yes: 5,
+      no: 0,
+      variants: { spring: 2 },
+    }),
+  ])
+  expect(await usage('checkout')).toEqual([
+    expect.objectContaining({ environment: 'development', appName: 'web-shop', yes: 0, no: 1, variants: {} }),
+  ])
   // The application it reported as is known, with the flags it evaluated here.
   const application = await admin('GET', '/api/admin/metrics/applications/web-shop')
   expect(application.appName).toBe('web-shop')
@@ -101,7 +146,7 @@ test('the metrics unleash-proxy-client sends are counted exactly per flag, envir
 test('unleash-proxy-client sees a flag switched on through the admin API on its next refresh', async () => {
   const client = await start({ context: { userId: 'carol' } })
   expect(client.isEnabled('dark-mode')).toBe(false)
-  const updated = new Promise<void>((resolve) => client.on(EVENTS.UPDATE, () => resolve()))
+  const updated = new Promise<void>(resolve => client.on(EVENTS.UPDATE, () => resolve()))
   await admin('POST', `${flagPath('dark-mode')}/environments/development/on`)
   await updated
   expect(client.isEnabled('dark-mode')).toBe(true)

@@ -54,7 +54,12 @@ test('a second process is refused with the directory and the holder named, and g
   const dir = newDir()
   const lock = hold(dir)
   const holder = JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8'))
-  expect(holder).toEqual({ pid: process.pid, hostname: hostname(), startedAt: expect.any(String), command: expect.stringContaining(process.execPath) })
+  expect(holder).toEqual({
+    pid: process.pid,
+    hostname: hostname(),
+    startedAt: expect.any(String),
+    command: expect.stringContaining(process.execPath),
+  })
   expect(new Date(holder.startedAt).getTime()).toBeLessThanOrEqual(Date.now())
 
   const refused = other(dir)
@@ -101,5 +106,7 @@ test('the lock of a process killed with SIGKILL is released by the OS', async ()
 
 test('a directory that cannot be locked is refused with the reason, not a stack trace', () => {
   const dir = join(newDir(), 'missing')
-  expect(() => DataDirLock.acquire(dir)).toThrow(`DATA_DIR ${dir} cannot be written: no such file or directory (ENOENT)`)
+  expect(() => DataDirLock.acquire(dir)).toThrow(
+    `DATA_DIR ${dir} cannot be written: no such file or directory (ENOENT)`,
+  )
 })

@@ -37,7 +37,9 @@ export const isShell = (block: Block) => SHELL.has(block.lang)
 export const startsService = (block: Block) => /(^|\s)npm start(\s*&)?\s*$/m.test(block.code.replace(/\s+#.*$/gm, ''))
 
 /** The ports of the documentation (4242 … 4249) a text names, as `localhost:424N` or `PORT=424N`. */
-export const documentedPorts = (text: string) => [...new Set([...text.matchAll(/(?:localhost:|PORT=)(424[2-9])\b/g)].map((m) => Number(m[1])))]
+export const documentedPorts = (text: string) => [
+  ...new Set([...text.matchAll(/(?:localhost:|PORT=)(424[2-9])\b/g)].map(m => Number(m[1]))),
+]
 export const fileNameOf = (block: Block) => /^\/\/ ([\w.-]+\.m?js)\s*$/m.exec(block.code.split('\n')[0])?.[1]
 
 export function blocksOf(file: string, text: string): Block[] {
@@ -54,9 +56,17 @@ export function blocksOf(file: string, text: string): Block[] {
     let before = start - 1
     while (before >= 0 && lines[before].trim() === '') before--
     const notRun = /^<!-- not run: (.+) -->$/.exec(lines[before] ?? '')?.[1]
-    const block: Block = { file, line: start + 1, lang: info.split(/\s+/)[0], info, code: body.join('\n') + '\n', notRun }
+    const block: Block = {
+      file,
+      line: start + 1,
+      lang: info.split(/\s+/)[0],
+      info,
+      code: body.join('\n') + '\n',
+      notRun,
+    }
     const previous = blocks.at(-1)
-    const adjacent = previous && lines.slice(previous.line + previous.code.split('\n').length, start).every((l) => l.trim() === '')
+    const adjacent =
+      previous && lines.slice(previous.line + previous.code.split('\n').length, start).every(l => l.trim() === '')
     if (/\boutput$/.test(info) && previous && isShell(previous) && adjacent) previous.output = block
     else blocks.push(block)
   }
@@ -66,10 +76,17 @@ export function blocksOf(file: string, text: string): Block[] {
 /** `expected` holds for `actual`: objects by their listed keys, arrays element by element, "…" anything. */
 export function matchesSample(expected: unknown, actual: unknown): boolean {
   if (expected === '…') return true
-  if (Array.isArray(expected)) return Array.isArray(actual) && actual.length === expected.length && expected.every((e, i) => matchesSample(e, actual[i]))
+  if (Array.isArray(expected))
+    return (
+      Array.isArray(actual) &&
+      actual.length === expected.length &&
+      expected.every((e, i) => matchesSample(e, actual[i]))
+    )
   if (expected && typeof expected === 'object') {
     if (!actual || typeof actual !== 'object' || Array.isArray(actual)) return false
-    return Object.entries(expected).every(([key, value]) => key in actual && matchesSample(value, (actual as Record<string, unknown>)[key]))
+    return Object.entries(expected).every(
+      ([key, value]) => key in actual && matchesSample(value, (actual as Record<string, unknown>)[key]),
+    )
   }
   return expected === actual
 }
@@ -79,24 +96,44 @@ export function sampleMismatch(block: Block, printed: string): string | undefine
   const sample = block.output
   if (!sample) return undefined
   if (sample.lang === 'json') {
-    const last = printed.split('\n').map((l) => l.trim()).filter((l) => l.startsWith('{') || l.startsWith('[')).at(-1)
+    const last = printed
+      .split('\n')
+      .map(l => l.trim())
+      .filter(l => l.startsWith('{') || l.startsWith('['))
+      .at(-1)
     let actual: unknown
     try {
       actual = JSON.parse(last ?? '')
     } catch {
       return `${sample.file}:${sample.line}: no JSON printed; got:\n${printed}`
     }
-    return matchesSample(JSON.parse(sample.code), actual) ? undefined : `${sample.file}:${sample.line}: the sample does not match what was printed:\n${last}`
+    return matchesSample(JSON.parse(sample.code), actual)
+      ? undefined
+      : `${sample.file}:${sample.line}: the sample does not match what was printed:\n${last}`
   }
   const printedLines = printed.split('\n')
-  for (const line of sample.code.split('\n').filter((l) => l.trim() !== '')) {
-    const pattern = new RegExp('^\\s*' + line.trim().split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*') + '\\s*$')
-    if (!printedLines.some((l) => pattern.test(l))) return `${sample.file}:${sample.line}: "${line.trim()}" was not printed; got:\n${printed}`
+  for (const line of sample.code.split('\n').filter(l => l.trim() !== '')) {
+    const pattern = new RegExp(
+      '^\\s*' +
+        line
+          .trim()
+          .split('…')
+          .map(part => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+          .join('.*') +
+        '\\s*$',
+    )
+    if (!printedLines.some(l => pattern.test(l)))
+      return `${sample.file}:${sample.line}: "${line.trim()}" was not printed; got:\n${printed}`
   }
   return undefined
 }
 
-export type SessionResult = { exitCode: number | null; transcript: string; outputs: string[]; vars: Record<string, string> }
+export type SessionResult = {
+  exitCode: number | null
+  transcript: string
+  outputs: string[]
+  vars: Record<string, string>
+}
 
 /**
  * Runs the `sh` blocks of one file (the not-run ones left out) in one bash, in `cwd`. Every
@@ -140,14 +177,28 @@ export async function runSession(options: {
     script.push(`echo "@@block ${index}@@"`)
     if (isShell(block) && startsService(block)) {
       // The group lives as long as any service it started (`wait`), so several can start in one block.
-      const named = [...local(block.code).matchAll(/\bPORT=(\d+)\b/g)].map((m) => m[1])
-      const waits = (named.length > 0 ? [...new Set(named)] : [String(port)]).map((p) => `__ready ${p}`)
-      script.push('__stop', 'set -m', '{', local(block.code), 'wait', '} >>"$__log" 2>&1 &', '__service=$!', 'set +m', 'echo "$__service" >>"$__pids"', ...waits)
+      const named = [...local(block.code).matchAll(/\bPORT=(\d+)\b/g)].map(m => m[1])
+      const waits = (named.length > 0 ? [...new Set(named)] : [String(port)]).map(p => `__ready ${p}`)
+      script.push(
+        '__stop',
+        'set -m',
+        '{',
+        local(block.code),
+        'wait',
+        '} >>"$__log" 2>&1 &',
+        '__service=$!',
+        'set +m',
+        'echo "$__service" >>"$__pids"',
+        ...waits,
+      )
     } else if (isShell(block)) {
       script.push(local(block.code))
     } else {
       const name = fileNameOf(block)
-      if (!name) throw new Error(`${block.file}:${block.line}: a ${block.lang} block in a session must start with "// <file name>"`)
+      if (!name)
+        throw new Error(
+          `${block.file}:${block.line}: a ${block.lang} block in a session must start with "// <file name>"`,
+        )
       script.push(`cat >${name} <<'__END_OF_FILE__'`, local(block.code) + '__END_OF_FILE__')
     }
   })
@@ -155,23 +206,33 @@ export async function runSession(options: {
   const scriptFile = join(options.cwd, `.session-${process.pid}-${Date.now()}.sh`)
   writeFileSync(scriptFile, script.join('\n') + '\n')
 
-  const child = spawn('bash', [scriptFile], { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  const child = spawn('bash', [scriptFile], {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  })
   let transcript = ''
-  child.stdout.on('data', (chunk) => (transcript += chunk))
-  child.stderr.on('data', (chunk) => (transcript += chunk))
+  child.stdout.on('data', chunk => (transcript += chunk))
+  child.stderr.on('data', chunk => (transcript += chunk))
   const timer = setTimeout(() => {
     transcript += `\n(killed after ${options.timeoutMs} ms)`
     try {
       process.kill(-child.pid!, 'SIGKILL')
     } catch {}
   }, options.timeoutMs)
-  const exitCode = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
+  const exitCode = await new Promise<number | null>(resolve => child.on('close', code => resolve(code)))
   clearTimeout(timer)
   rmSync(scriptFile, { force: true })
 
   const [body, varsText = ''] = transcript.split('@@vars@@\n')
   const outputs = body.split(/^@@block \d+@@\n/m).slice(1)
-  const vars = Object.fromEntries(varsText.split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]))
+  const vars = Object.fromEntries(
+    varsText
+      .split('\n')
+      .filter(l => l.includes('='))
+      .map(l => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  )
   return { exitCode, transcript, outputs, vars }
 }
 
@@ -189,7 +250,7 @@ export async function stopServices(pids: number[]): Promise<void> {
       } catch {
         break
       }
-      await new Promise((resolve) => setTimeout(resolve, 50))
+      await new Promise(resolve => setTimeout(resolve, 50))
     }
   }
 }

@@ -10,7 +10,7 @@ import { freePort, tempDir, ADMIN_SECRET as SECRET, untilReady } from '../helper
 
 const ROOT = join(import.meta.dir, '../..')
 const cleanups: (() => void)[] = []
-afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()))
+afterEach(() => cleanups.splice(0).forEach(cleanup => cleanup()))
 
 const FLAGS = ['m-0', 'm-1', 'm-2']
 
@@ -18,7 +18,16 @@ async function start(dataDir: string) {
   const port = freePort()
   const server = Bun.spawn([process.execPath, 'src/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, INIT_ADMIN_API_TOKENS: SECRET, UNLEASH_DEFAULT_ADMIN_PASSWORD: 'Console-Password-1!', METRICS_FLUSH_MS: '3600000', LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      INIT_ADMIN_API_TOKENS: SECRET,
+      UNLEASH_DEFAULT_ADMIN_PASSWORD: 'Console-Password-1!',
+      METRICS_FLUSH_MS: '3600000',
+      LOG_LEVEL: 'warn',
+    },
     stdout: 'ignore',
     stderr: 'pipe',
   })
@@ -26,7 +35,11 @@ async function start(dataDir: string) {
   const base = `http://127.0.0.1:${port}`
   await untilReady(base, { process: server })
   const admin = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(base + path, { method, headers: { authorization: SECRET, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+    const response = await fetch(base + path, {
+      method,
+      headers: { authorization: SECRET, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    })
     if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`)
     return response.json()
   }
@@ -39,7 +52,12 @@ for (const connections of ['one request per connection', 'keep-alive connections
     cleanups.push(() => dir.remove())
     const { server, base, admin } = await start(dir.path)
     for (const name of FLAGS) await admin('POST', '/api/admin/projects/default/features', { name })
-    const { secret: token } = await admin('POST', '/api/admin/api-tokens', { tokenName: 'sdk', type: 'client', projects: ['*'], environment: 'development' })
+    const { secret: token } = await admin('POST', '/api/admin/api-tokens', {
+      tokenName: 'sdk',
+      type: 'client',
+      projects: ['*'],
+      environment: 'development',
+    })
 
     // Report i counts i + 1 yes for one flag and 1 no, under one of two applications; the sums of
     // the answered reports are then what a restart must find, to the unit.
@@ -49,13 +67,25 @@ for (const connections of ['one request per connection', 'keep-alive connections
     const post = async (i: number) => {
       const flag = FLAGS[i % FLAGS.length]
       const appName = `app-${i % 2}`
-      const body = { appName, instanceId: `pod-${i % 5}`, bucket: { start: new Date().toISOString(), stop: new Date().toISOString(), toggles: { [flag]: { yes: i + 1, no: 1, variants: { blue: 1 } } } } }
+      const body = {
+        appName,
+        instanceId: `pod-${i % 5}`,
+        bucket: {
+          start: new Date().toISOString(),
+          stop: new Date().toISOString(),
+          toggles: { [flag]: { yes: i + 1, no: 1, variants: { blue: 1 } } },
+        },
+      }
       sent++
       let response: Response
       try {
         response = await fetch(`${base}/api/client/metrics`, {
           method: 'POST',
-          headers: { authorization: token, 'content-type': 'application/json', ...(connections === 'one request per connection' ? { connection: 'close' } : {}) },
+          headers: {
+            authorization: token,
+            'content-type': 'application/json',
+            ...(connections === 'one request per connection' ? { connection: 'close' } : {}),
+          },
           body: JSON.stringify(body),
         })
       } catch {

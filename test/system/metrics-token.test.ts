@@ -16,8 +16,14 @@ afterEach(async () => {
 function env(extra: Record<string, string>) {
   const dir = tempDir('metrics-token-')
   cleanups.push(() => dir.remove())
-  const base: Record<string, string | undefined> = { ...process.env, DATA_DIR: join(dir.path, 'data'), LOG_LEVEL: 'warn', INIT_ADMIN_API_TOKENS: ADMIN_SECRET }
-  for (const key of Object.keys(base)) if (key.startsWith('DATABASE_') || key === 'METRICS_TOKEN' || key === 'BASE_URI_PATH') delete base[key]
+  const base: Record<string, string | undefined> = {
+    ...process.env,
+    DATA_DIR: join(dir.path, 'data'),
+    LOG_LEVEL: 'warn',
+    INIT_ADMIN_API_TOKENS: ADMIN_SECRET,
+  }
+  for (const key of Object.keys(base))
+    if (key.startsWith('DATABASE_') || key === 'METRICS_TOKEN' || key === 'BASE_URI_PATH') delete base[key]
   return { ...base, ...extra }
 }
 
@@ -25,7 +31,12 @@ test('a server started with METRICS_TOKEN answers the metrics only with "Authori
   const port = freePort()
   const token = 'metrics-scrape-0123456789abcdef'
   // HOST=0.0.0.0 as by default; the test calls it only through loopback.
-  const server = Bun.spawn([process.execPath, 'src/main.ts'], { cwd: ROOT, env: env({ PORT: String(port), HOST: '0.0.0.0', METRICS_TOKEN: token }), stdout: 'ignore', stderr: 'inherit' })
+  const server = Bun.spawn([process.execPath, 'src/main.ts'], {
+    cwd: ROOT,
+    env: env({ PORT: String(port), HOST: '0.0.0.0', METRICS_TOKEN: token }),
+    stdout: 'ignore',
+    stderr: 'inherit',
+  })
   cleanups.push(() => {
     server.kill('SIGKILL')
     return server.exited
@@ -43,7 +54,13 @@ test('a server started with METRICS_TOKEN answers the metrics only with "Authori
 })
 
 test('a METRICS_TOKEN that is too short stops the start, naming it', () => {
-  const result = Bun.spawnSync([process.execPath, 'src/main.ts'], { cwd: ROOT, env: env({ PORT: String(freePort()), HOST: '127.0.0.1', METRICS_TOKEN: 'short' }), timeout: PATIENCE_MS })
+  const result = Bun.spawnSync([process.execPath, 'src/main.ts'], {
+    cwd: ROOT,
+    env: env({ PORT: String(freePort()), HOST: '127.0.0.1', METRICS_TOKEN: 'short' }),
+    timeout: PATIENCE_MS,
+  })
   expect({ code: result.exitCode, stdout: result.stdout.toString() }).toEqual({ code: 1, stdout: '' })
-  expect(result.stderr.toString()).toMatch(/^Cannot start: METRICS_TOKEN must be 16 to 256 printable ASCII characters without spaces/)
+  expect(result.stderr.toString()).toMatch(
+    /^Cannot start: METRICS_TOKEN must be 16 to 256 printable ASCII characters without spaces/,
+  )
 })

@@ -29,7 +29,12 @@ function cleanEnv(): Record<string, string | undefined> {
 }
 
 function cli(args: string[], env: Record<string, string>) {
-  const result = Bun.spawnSync([process.execPath, 'src/main.ts', ...args], { cwd: ROOT, env: { ...cleanEnv(), ...env }, stdout: 'pipe', stderr: 'pipe' })
+  const result = Bun.spawnSync([process.execPath, 'src/main.ts', ...args], {
+    cwd: ROOT,
+    env: { ...cleanEnv(), ...env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
   return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() }
 }
 
@@ -64,17 +69,27 @@ describe.skipIf(!ON_POSTGRES)('backup and restore between the files and PostgreS
     expect(restored.stderr).toBe('')
     const into = `PostgreSQL 127\\.0\\.0\\.1:\\d+/moving_\\d+ \\(schema public\\)`
     expect(restored.stdout).toMatch(
-      new RegExp(`^Restored .*files\\.backup \\(taken .*, ${events.length} events\\) into ${into}\\nMarked ${dataDir} as moved \\(${dataDir}/moved\\.json\\): a start on it without DATABASE_URL now stops\\n$`),
+      new RegExp(
+        `^Restored .*files\\.backup \\(taken .*, ${events.length} events\\) into ${into}\\nMarked ${dataDir} as moved \\(${dataDir}/moved\\.json\\): a start on it without DATABASE_URL now stops\\n$`,
+      ),
     )
     expect(restored.code).toBe(0)
     const marker = readFileSync(join(dataDir, 'moved.json'), 'utf8')
-    expect(JSON.parse(marker)).toEqual({ movedTo: expect.stringMatching(new RegExp(`^${into}$`)), movedAt: expect.any(String), backup })
+    expect(JSON.parse(marker)).toEqual({
+      movedTo: expect.stringMatching(new RegExp(`^${into}$`)),
+      movedAt: expect.any(String),
+      backup,
+    })
     expect(marker).not.toContain('never-written-down')
     expect(statSync(join(dataDir, 'moved.json')).mode & 0o777).toBe(0o600)
 
     // The directory left behind is not served, nor backed up, without DATABASE_URL: each says why and how back.
     const before = readdirSync(dataDir).sort()
-    const start = Bun.spawnSync([process.execPath, 'src/main.ts'], { cwd: ROOT, env: { ...cleanEnv(), DATA_DIR: dataDir, PORT: String(freePort()), HOST: '127.0.0.1' }, timeout: 30_000 })
+    const start = Bun.spawnSync([process.execPath, 'src/main.ts'], {
+      cwd: ROOT,
+      env: { ...cleanEnv(), DATA_DIR: dataDir, PORT: String(freePort()), HOST: '127.0.0.1' },
+      timeout: 30_000,
+    })
     expect({ code: start.exitCode, stdout: start.stdout.toString() }).toEqual({ code: 1, stdout: '' })
     const refusal = `DATA_DIR ${dataDir} was moved to PostgreSQL 127.0.0.1:`
     const wayBack = `Set DATABASE_URL (or DATABASE_HOST…) to use the database; to use these files again on purpose, remove ${dataDir}/moved.json\n`
@@ -83,22 +98,52 @@ describe.skipIf(!ON_POSTGRES)('backup and restore between the files and PostgreS
     expect(start.stderr.toString().split('\n')).toHaveLength(2)
     const staleBackup = cli(['backup', join(dir.path, 'stale.backup')], { DATA_DIR: dataDir })
     expect(staleBackup).toEqual({ code: 1, stdout: '', stderr: expect.stringContaining(`Cannot back up: ${refusal}`) })
-    expect(cli(['reset-password', 'admin'], { DATA_DIR: dataDir })).toEqual({ code: 1, stdout: '', stderr: expect.stringContaining(`Cannot reset the password: ${refusal}`) })
+    expect(cli(['reset-password', 'admin'], { DATA_DIR: dataDir })).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: expect.stringContaining(`Cannot reset the password: ${refusal}`),
+    })
     expect(readdirSync(dataDir).sort()).toEqual(before)
     expect(await count(url, 'flagstore_events')).toBe(events.length)
 
     // Served by the real program on the database: the token made on the files still works.
     const port = freePort()
-    const proc = Bun.spawn([process.execPath, 'src/main.ts'], { cwd: ROOT, env: { ...process.env, DATABASE_URL: url, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', INIT_ADMIN_API_TOKENS: '*:*.moved-admin-secret-000001' }, stdout: 'ignore', stderr: 'pipe' })
+    const proc = Bun.spawn([process.execPath, 'src/main.ts'], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        DATABASE_URL: url,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        INIT_ADMIN_API_TOKENS: '*:*.moved-admin-secret-000001',
+      },
+      stdout: 'ignore',
+      stderr: 'pipe',
+    })
     try {
       await untilReady(`http://127.0.0.1:${port}`, { process: proc, ms: 30_000 })
-      const features = await fetch(`http://127.0.0.1:${port}/api/client/features`, { headers: { authorization: client } })
+      const features = await fetch(`http://127.0.0.1:${port}/api/client/features`, {
+        headers: { authorization: client },
+      })
       expect(features.status).toBe(200)
-      expect(((await features.json()) as { features: { name: string; enabled: boolean }[] }).features.map((flag) => [flag.name, flag.enabled])).toEqual([['moved-flag', true]])
-      const search = await fetch(`http://127.0.0.1:${port}/api/admin/search/events?limit=1000`, { headers: { authorization: '*:*.moved-admin-secret-000001' } })
+      expect(
+        ((await features.json()) as { features: { name: string; enabled: boolean }[] }).features.map(flag => [
+          flag.name,
+          flag.enabled,
+        ]),
+      ).toEqual([['moved-flag', true]])
+      const search = await fetch(`http://127.0.0.1:${port}/api/admin/search/events?limit=1000`, {
+        headers: { authorization: '*:*.moved-admin-secret-000001' },
+      })
       const page = (await search.json()) as { events: { id: number; type: string }[] }
       // Every event of the files, then the admin token INIT_ADMIN_API_TOKENS added at this start.
-      expect(page.events.reverse().slice(0, events.length).map((event) => [event.id, event.type])).toEqual(events.map((event) => [event.id, event.type]))
+      expect(
+        page.events
+          .reverse()
+          .slice(0, events.length)
+          .map(event => [event.id, event.type]),
+      ).toEqual(events.map(event => [event.id, event.type]))
     } finally {
       proc.kill('SIGTERM')
       await proc.exited
@@ -113,11 +158,16 @@ describe.skipIf(!ON_POSTGRES)('backup and restore between the files and PostgreS
     const pgData = join(dir.path, 'pg-data')
     const byDefault = cli(['backup'], { DATABASE_URL: url, DATA_DIR: pgData })
     expect(byDefault).toMatchObject({ code: 0, stderr: '' })
-    expect(byDefault.stdout).toMatch(new RegExp(`^Backed up PostgreSQL .* to ${pgData}/backups/backup-\\d{8}T\\d{6}\\.\\d{3}Z\\.jsonl: `))
+    expect(byDefault.stdout).toMatch(
+      new RegExp(`^Backed up PostgreSQL .* to ${pgData}/backups/backup-\\d{8}T\\d{6}\\.\\d{3}Z\\.jsonl: `),
+    )
     expect(statSync(join(pgData, 'backups')).mode & 0o777).toBe(0o700)
     // The way back to the old files, on purpose: remove the mark.
     rmSync(join(dataDir, 'moved.json'))
-    expect(cli(['backup', join(dir.path, 'old-files.backup')], { DATA_DIR: dataDir })).toMatchObject({ code: 0, stderr: '' })
+    expect(cli(['backup', join(dir.path, 'old-files.backup')], { DATA_DIR: dataDir })).toMatchObject({
+      code: 0,
+      stderr: '',
+    })
     const reopened = await makeApi({ dataDir: back })
     try {
       expect(reopened.services.store.state.flags).toEqual(state.flags)
@@ -142,11 +192,15 @@ describe.skipIf(!ON_POSTGRES)('backup and restore between the files and PostgreS
     const moved = cli(['restore', backup], { DATABASE_URL: url })
     held.release()
     expect(moved).toMatchObject({ code: 0, stderr: '' })
-    expect(moved.stdout).toContain(`now stops. A service still runs on it (pid ${process.pid}): stop it, as writes it takes are not in the database\n`)
+    expect(moved.stdout).toContain(
+      `now stops. A service still runs on it (pid ${process.pid}): stop it, as writes it takes are not in the database\n`,
+    )
     const events = await count(url, 'flagstore_events')
     const refused = cli(['restore', backup], { DATABASE_URL: url })
     expect(refused.code).toBe(1)
-    expect(refused.stderr).toMatch(/^Cannot restore: moving_\d+ \(schema public\) already holds a store; restore into an empty database\n$/)
+    expect(refused.stderr).toMatch(
+      /^Cannot restore: moving_\d+ \(schema public\) already holds a store; restore into an empty database\n$/,
+    )
     expect(await count(url, 'flagstore_events')).toBe(events)
 
     const cut = join(dir.path, 'cut.backup')

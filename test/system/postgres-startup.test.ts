@@ -35,7 +35,10 @@ beforeAll(async () => {
   await admin.unsafe(`CREATE DATABASE flags OWNER flag_user`)
   await admin.unsafe(`CREATE DATABASE locked`)
   // Passwords are asked of every user but the superuser (the cluster trusts everyone by default).
-  writeFileSync(join(pg.dir, 'data', 'pg_hba.conf'), 'local all all trust\nhost all postgres 127.0.0.1/32 trust\nhost all all 127.0.0.1/32 scram-sha-256\n')
+  writeFileSync(
+    join(pg.dir, 'data', 'pg_hba.conf'),
+    'local all all trust\nhost all postgres 127.0.0.1/32 trust\nhost all all 127.0.0.1/32 scram-sha-256\n',
+  )
   await admin.unsafe('SELECT pg_reload_conf()')
 }, 60_000)
 
@@ -46,16 +49,31 @@ afterAll(async () => {
 })
 
 function env(extra: Record<string, string>): Record<string, string | undefined> {
-  const base: Record<string, string | undefined> = { ...process.env, PORT: String(freePort()), HOST: '127.0.0.1', LOG_LEVEL: 'info', DATA_DIR: dataDir }
+  const base: Record<string, string | undefined> = {
+    ...process.env,
+    PORT: String(freePort()),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    DATA_DIR: dataDir,
+  }
   for (const key of Object.keys(base)) if (key.startsWith('DATABASE_') || key.startsWith('PG')) delete base[key]
   delete base.INIT_ADMIN_API_TOKENS
   return { ...base, ...extra }
 }
 
 async function failedStart(extra: Record<string, string>) {
-  const proc = Bun.spawn([process.execPath, 'src/main.ts'], { cwd: ROOT, env: env(extra), stdout: 'pipe', stderr: 'pipe' })
+  const proc = Bun.spawn([process.execPath, 'src/main.ts'], {
+    cwd: ROOT,
+    env: env(extra),
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
   const timer = setTimeout(() => proc.kill('SIGKILL'), 20_000)
-  const [code, stdout, stderr] = await Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()])
+  const [code, stdout, stderr] = await Promise.all([
+    proc.exited,
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+  ])
   clearTimeout(timer)
   return { code, stdout, stderr }
 }
@@ -71,7 +89,8 @@ function expectOneLine(result: { code: number; stdout: string; stderr: string },
 async function tablesIn(database: string): Promise<string[]> {
   const sql = new SQL(pg.urlFor(database), { max: 1 })
   try {
-    const rows = await sql`SELECT table_schema || '.' || table_name AS name FROM information_schema.tables WHERE table_name LIKE 'flagstore_%' ORDER BY 1`
+    const rows =
+      await sql`SELECT table_schema || '.' || table_name AS name FROM information_schema.tables WHERE table_name LIKE 'flagstore_%' ORDER BY 1`
     return rows.map((row: { name: string }) => row.name)
   } finally {
     await sql.close()
@@ -83,36 +102,64 @@ test('a wrong password names DATABASE_URL (or DATABASE_PASSWORD) and never shows
   const viaUrl = await failedStart({ DATABASE_URL: url })
   expectOneLine(viaUrl, /^Cannot start: DATABASE_URL: PostgreSQL refused the password of user "flag_user"/)
   expect(viaUrl.stderr).not.toContain('not-the-password')
-  const viaParts = await failedStart({ DATABASE_HOST: '127.0.0.1', DATABASE_PORT: String(pg.port), DATABASE_NAME: 'flags', DATABASE_USERNAME: 'flag_user', DATABASE_PASSWORD: 'not-the-password' })
+  const viaParts = await failedStart({
+    DATABASE_HOST: '127.0.0.1',
+    DATABASE_PORT: String(pg.port),
+    DATABASE_NAME: 'flags',
+    DATABASE_USERNAME: 'flag_user',
+    DATABASE_PASSWORD: 'not-the-password',
+  })
   expectOneLine(viaParts, /^Cannot start: DATABASE_PASSWORD: PostgreSQL refused the password of user "flag_user"/)
   expect(viaParts.stderr).not.toContain('not-the-password')
   expect(await tablesIn('flags')).toEqual([])
 })
 
 test('a database that does not exist is named (DATABASE_NAME), and how to make it', async () => {
-  const result = await failedStart({ DATABASE_HOST: '127.0.0.1', DATABASE_PORT: String(pg.port), DATABASE_NAME: 'nosuch', DATABASE_USERNAME: 'flag_user', DATABASE_PASSWORD: 'right-password' })
-  expectOneLine(result, /^Cannot start: DATABASE_NAME: PostgreSQL at 127\.0\.0\.1:\d+ has no database "nosuch"; create it first/)
+  const result = await failedStart({
+    DATABASE_HOST: '127.0.0.1',
+    DATABASE_PORT: String(pg.port),
+    DATABASE_NAME: 'nosuch',
+    DATABASE_USERNAME: 'flag_user',
+    DATABASE_PASSWORD: 'right-password',
+  })
+  expectOneLine(
+    result,
+    /^Cannot start: DATABASE_NAME: PostgreSQL at 127\.0\.0\.1:\d+ has no database "nosuch"; create it first/,
+  )
 })
 
 test('a user that may not create the tables is named, and nothing is written', async () => {
   // PostgreSQL 15 lets only the owner of a database create in its public schema.
   const result = await failedStart({ DATABASE_URL: `postgres://reader:reader-password@127.0.0.1:${pg.port}/locked` })
-  expectOneLine(result, /^Cannot start: DATABASE_URL: user "reader" lacks a permission the store needs in locked, schema public \(permission denied for schema public\)/)
+  expectOneLine(
+    result,
+    /^Cannot start: DATABASE_URL: user "reader" lacks a permission the store needs in locked, schema public \(permission denied for schema public\)/,
+  )
   expect(await tablesIn('locked')).toEqual([])
 })
 
 test('a host that does not resolve is named (DATABASE_HOST) at once, not waited for', async () => {
   const result = await failedStart({ DATABASE_HOST: 'no-such-host.invalid', DATABASE_PORT: String(pg.port) })
-  expectOneLine(result, /^Cannot start: DATABASE_HOST: the host "no-such-host\.invalid" cannot be resolved \(ENOTFOUND\)\n$/)
+  expectOneLine(
+    result,
+    /^Cannot start: DATABASE_HOST: the host "no-such-host\.invalid" cannot be resolved \(ENOTFOUND\)\n$/,
+  )
 })
 
 test('a schema written by a newer version is refused in one line, and left as it was', async () => {
   const url = `postgres://flag_user:right-password@127.0.0.1:${pg.port}/flags`
   const sql = new SQL(pg.urlFor('flags'), { max: 1 })
   try {
-    await sql.unsafe(`CREATE SCHEMA future AUTHORIZATION flag_user; CREATE TABLE future.flagstore_schema (version integer NOT NULL); INSERT INTO future.flagstore_schema VALUES (99); ALTER TABLE future.flagstore_schema OWNER TO flag_user`)
+    await sql.unsafe(
+      `CREATE SCHEMA future AUTHORIZATION flag_user; CREATE TABLE future.flagstore_schema (version integer NOT NULL); INSERT INTO future.flagstore_schema VALUES (99); ALTER TABLE future.flagstore_schema OWNER TO flag_user`,
+    )
     const result = await failedStart({ DATABASE_URL: url, DATABASE_SCHEMA: 'future' })
-    expectOneLine(result, new RegExp(`^Cannot start: DATABASE_URL: schema future of flags was written by a newer flagstore \\(schema version 99; this version knows up to ${SCHEMA_VERSION}\\)`))
+    expectOneLine(
+      result,
+      new RegExp(
+        `^Cannot start: DATABASE_URL: schema future of flags was written by a newer flagstore \\(schema version 99; this version knows up to ${SCHEMA_VERSION}\\)`,
+      ),
+    )
     expect(await tablesIn('flags')).toEqual(['future.flagstore_schema'])
   } finally {
     await sql.unsafe('DROP SCHEMA future CASCADE')
@@ -121,10 +168,22 @@ test('a schema written by a newer version is refused in one line, and left as it
 })
 
 test('settings that cannot be right stop the start before connecting', async () => {
-  expectOneLine(await failedStart({ DATABASE_URL: 'mysql://x@127.0.0.1/flags' }), /^Cannot start: DATABASE_URL must start with postgres:\/\/ or postgresql:\/\//)
-  expectOneLine(await failedStart({ DATABASE_NAME: 'flags' }), /^Cannot start: DATABASE_NAME is set but neither DATABASE_URL nor DATABASE_HOST/)
-  expectOneLine(await failedStart({ DATABASE_URL: `postgres://127.0.0.1:${pg.port}/flags`, DATABASE_HOST: 'db' }), /^Cannot start: DATABASE_URL and DATABASE_HOST are both set/)
-  expectOneLine(await failedStart({ DATABASE_HOST: '127.0.0.1', DATABASE_SCHEMA: 'no-dashes' }), /^Cannot start: DATABASE_SCHEMA must be a plain name/)
+  expectOneLine(
+    await failedStart({ DATABASE_URL: 'mysql://x@127.0.0.1/flags' }),
+    /^Cannot start: DATABASE_URL must start with postgres:\/\/ or postgresql:\/\//,
+  )
+  expectOneLine(
+    await failedStart({ DATABASE_NAME: 'flags' }),
+    /^Cannot start: DATABASE_NAME is set but neither DATABASE_URL nor DATABASE_HOST/,
+  )
+  expectOneLine(
+    await failedStart({ DATABASE_URL: `postgres://127.0.0.1:${pg.port}/flags`, DATABASE_HOST: 'db' }),
+    /^Cannot start: DATABASE_URL and DATABASE_HOST are both set/,
+  )
+  expectOneLine(
+    await failedStart({ DATABASE_HOST: '127.0.0.1', DATABASE_SCHEMA: 'no-dashes' }),
+    /^Cannot start: DATABASE_SCHEMA must be a plain name/,
+  )
 })
 
 test('three instances started at once on an empty database migrate it once and serve the same flags', async () => {
@@ -133,26 +192,41 @@ test('three instances started at once on an empty database migrate it once and s
   const secret = '*:*.together-admin-secret-0001'
   const procs = [0, 1, 2].map(() => {
     const port = freePort()
-    const proc = Bun.spawn([process.execPath, 'src/main.ts'], { cwd: ROOT, env: env({ DATABASE_URL: url, PORT: String(port), INIT_ADMIN_API_TOKENS: secret }), stdout: 'ignore', stderr: 'pipe' })
+    const proc = Bun.spawn([process.execPath, 'src/main.ts'], {
+      cwd: ROOT,
+      env: env({ DATABASE_URL: url, PORT: String(port), INIT_ADMIN_API_TOKENS: secret }),
+      stdout: 'ignore',
+      stderr: 'pipe',
+    })
     return { proc, base: `http://127.0.0.1:${port}` }
   })
   try {
     for (const { proc, base } of procs) await untilReady(base, { process: proc, ms: 30_000 })
-    const created = await fetch(`${procs[0].base}/api/admin/projects/default/features`, { method: 'POST', headers: { authorization: secret, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'everywhere' }) })
+    const created = await fetch(`${procs[0].base}/api/admin/projects/default/features`, {
+      method: 'POST',
+      headers: { authorization: secret, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'everywhere' }),
+    })
     expect(created.status).toBe(201)
     for (const { base } of procs) {
       const deadline = Date.now() + 10_000
       let status = 0
       while (status !== 200 && Date.now() < deadline) {
-        status = (await fetch(`${base}/api/admin/projects/default/features/everywhere`, { headers: { authorization: secret } })).status
+        status = (
+          await fetch(`${base}/api/admin/projects/default/features/everywhere`, { headers: { authorization: secret } })
+        ).status
         if (status !== 200) await Bun.sleep(50)
       }
       expect(status).toBe(200)
     }
     const sql = new SQL(pg.urlFor('together'), { max: 1 })
     try {
-      expect((await sql`SELECT version FROM flagstore_schema`).map((row: { version: number }) => row.version)).toEqual([SCHEMA_VERSION])
-      const types = (await sql`SELECT line FROM flagstore_events ORDER BY id`).map((row: { line: string }) => JSON.parse(row.line).type)
+      expect((await sql`SELECT version FROM flagstore_schema`).map((row: { version: number }) => row.version)).toEqual([
+        SCHEMA_VERSION,
+      ])
+      const types = (await sql`SELECT line FROM flagstore_events ORDER BY id`).map(
+        (row: { line: string }) => JSON.parse(row.line).type,
+      )
       expect(types.filter((type: string) => type === 'project-created')).toHaveLength(1)
       expect(types.filter((type: string) => type === 'api-token-created')).toHaveLength(1)
       expect(types.filter((type: string) => type === 'user-created')).toHaveLength(1)
@@ -171,7 +245,11 @@ test('a server not reachable yet is waited for with backoff, one log line per at
   const appPort = freePort()
   const proc = Bun.spawn([process.execPath, 'src/main.ts'], {
     cwd: ROOT,
-    env: env({ DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/postgres`, INIT_ADMIN_API_TOKENS: '*:*.later-admin-secret-00001', PORT: String(appPort) }),
+    env: env({
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/postgres`,
+      INIT_ADMIN_API_TOKENS: '*:*.later-admin-secret-00001',
+      PORT: String(appPort),
+    }),
     stdout: 'ignore',
     stderr: 'pipe',
   })
@@ -181,11 +259,12 @@ test('a server not reachable yet is waited for with backoff, one log line per at
     void (async () => {
       for await (const chunk of proc.stderr) stderr += new TextDecoder().decode(chunk)
     })()
-    const attempts = () => stderr.split('\n').filter((line) => line.includes('PostgreSQL cannot be reached; trying again'))
+    const attempts = () =>
+      stderr.split('\n').filter(line => line.includes('PostgreSQL cannot be reached; trying again'))
     const deadline = Date.now() + 15_000
     while (attempts().length < 3 && Date.now() < deadline) await Bun.sleep(50)
-    const lines = attempts().map((line) => JSON.parse(line))
-    expect(lines.slice(0, 3).map((line) => line.attempt)).toEqual([1, 2, 3])
+    const lines = attempts().map(line => JSON.parse(line))
+    expect(lines.slice(0, 3).map(line => line.attempt)).toEqual([1, 2, 3])
     // The waits grow.
     expect(lines[1].retryInMs).toBeGreaterThan(lines[0].retryInMs)
     expect(lines[0].problem).toMatch(/^DATABASE_URL: PostgreSQL at 127\.0\.0\.1:\d+ cannot be reached/)
@@ -194,7 +273,9 @@ test('a server not reachable yet is waited for with backoff, one log line per at
     expect((await fetch(`http://127.0.0.1:${appPort}/ready`)).status).toBe(503)
     later = await startPostgres({ port, fsync: false })
     await untilReady(`http://127.0.0.1:${appPort}`, { process: proc, ms: 30_000 })
-    const flags = await fetch(`http://127.0.0.1:${appPort}/api/admin/projects/default/features`, { headers: { authorization: '*:*.later-admin-secret-00001' } })
+    const flags = await fetch(`http://127.0.0.1:${appPort}/api/admin/projects/default/features`, {
+      headers: { authorization: '*:*.later-admin-secret-00001' },
+    })
     expect(flags.status).toBe(200)
     expect(existsSync(dataDir)).toBe(false)
   } finally {

@@ -108,7 +108,9 @@ async function ready(server: Server, ms = PATIENCE_MS): Promise<void> {
       if (response.status === 200) {
         // The listening line follows the secret, but on another pipe: wait for both to be complete.
         const lineDeadline = Date.now() + PATIENCE_MS
-        const complete = () => server.stdout().includes('"listening"') && (!server.stderr().includes('token created ===') || /\n=+\n/.test(server.stderr()))
+        const complete = () =>
+          server.stdout().includes('"listening"') &&
+          (!server.stderr().includes('token created ===') || /\n=+\n/.test(server.stderr()))
         while (!complete() && Date.now() < lineDeadline) await Bun.sleep(10)
         return
       }
@@ -171,9 +173,21 @@ describe('the server process', () => {
     await ready(first)
     const [secret] = secretsIn(first.stderr())
     expect(secret).toBeDefined()
-    const created = await call(first, 'POST', '/api/admin/projects/default/features', secret, { name: 'survives-restart', description: 'made in run one' })
+    const created = await call(first, 'POST', '/api/admin/projects/default/features', secret, {
+      name: 'survives-restart',
+      description: 'made in run one',
+    })
     expect(created.status).toBe(201)
-    expect((await call(first, 'POST', '/api/admin/projects/default/features/survives-restart/environments/development/on', secret)).status).toBe(200)
+    expect(
+      (
+        await call(
+          first,
+          'POST',
+          '/api/admin/projects/default/features/survives-restart/environments/development/on',
+          secret,
+        )
+      ).status,
+    ).toBe(200)
     const eventsBefore = await (await call(first, 'GET', '/api/admin/search/events?limit=1000', secret)).json()
     expect(await stop(first)).toBe(0)
 
@@ -201,7 +215,10 @@ describe('the server process', () => {
     expect((await call(first, 'GET', '/api/admin/projects', INIT_SECRET)).status).toBe(200)
     expect((await call(first, 'GET', '/api/admin/projects', `Bearer ${INIT_SECRET}`)).status).toBe(200)
     expect((await call(first, 'GET', '/api/admin/projects', '*:*.some-other-secret-123456789')).status).toBe(401)
-    const created = await call(first, 'POST', '/api/admin/projects', INIT_SECRET, { id: 'from-init-token', name: 'From init token' })
+    const created = await call(first, 'POST', '/api/admin/projects', INIT_SECRET, {
+      id: 'from-init-token',
+      name: 'From init token',
+    })
     expect(created.status).toBe(201)
     expect(await stop(first)).toBe(0)
 
@@ -213,7 +230,9 @@ describe('the server process', () => {
     expect((await tokens.json()).tokens).toHaveLength(1)
     const project = await call(second, 'GET', '/api/admin/projects/from-init-token', INIT_SECRET)
     expect(project.status).toBe(200)
-    const events = await (await call(second, 'GET', '/api/admin/search/events?type=IS:api-token-created', INIT_SECRET)).json()
+    const events = await (
+      await call(second, 'GET', '/api/admin/search/events?type=IS:api-token-created', INIT_SECRET)
+    ).json()
     expect(events.total).toBe(1)
     expect(await stop(second)).toBe(0)
   })
@@ -274,8 +293,10 @@ function cli(dataDir: string, ...args: string[]) {
 describe('one process per data directory', () => {
   /** The one line a second process prints about the first. */
   function refusal(dir: string, holder: Server): RegExp {
-    const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-    return new RegExp(`^Cannot start: ${escape(dir)} is in use by another process: pid ${holder.proc.pid} on [^,]+, started \\d{4}-[^,]+Z, command: [^\\n]*src/main\\.ts; only one process may use a data directory at a time\\n$`)
+    const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+    return new RegExp(
+      `^Cannot start: ${escapeRegExp(dir)} is in use by another process: pid ${holder.proc.pid} on [^,]+, started \\d{4}-[^,]+Z, command: [^\\n]*src/main\\.ts; only one process may use a data directory at a time\\n$`,
+    )
   }
 
   test('a second server on the same directory exits non-zero at once, naming the directory and the first, and writes nothing', async () => {
@@ -283,7 +304,9 @@ describe('one process per data directory', () => {
     const first = start(dir)
     await ready(first)
     const [secret] = secretsIn(first.stderr())
-    expect((await call(first, 'POST', '/api/admin/projects/default/features', secret, { name: 'before-second' })).status).toBe(201)
+    expect(
+      (await call(first, 'POST', '/api/admin/projects/default/features', secret, { name: 'before-second' })).status,
+    ).toBe(201)
     const before = snapshot(dir)
 
     const second = start(dir)
@@ -293,7 +316,9 @@ describe('one process per data directory', () => {
     expect(snapshot(dir)).toEqual(before)
 
     // The first goes on as if nothing happened.
-    expect((await call(first, 'POST', '/api/admin/projects/default/features', secret, { name: 'after-second' })).status).toBe(201)
+    expect(
+      (await call(first, 'POST', '/api/admin/projects/default/features', secret, { name: 'after-second' })).status,
+    ).toBe(201)
     expect((await call(first, 'GET', '/api/admin/projects/default/features/before-second', secret)).status).toBe(200)
     expect(await stop(first)).toBe(0)
   })
@@ -316,7 +341,9 @@ describe('one process per data directory', () => {
     const first = start(dir)
     await ready(first)
     const [secret] = secretsIn(first.stderr())
-    expect((await call(first, 'POST', '/api/admin/projects/default/features', secret, { name: 'before-kill' })).status).toBe(201)
+    expect(
+      (await call(first, 'POST', '/api/admin/projects/default/features', secret, { name: 'before-kill' })).status,
+    ).toBe(201)
     first.proc.kill('SIGKILL')
     await first.finished()
 
@@ -332,7 +359,9 @@ describe('one process per data directory', () => {
     const server = start(dir)
     await ready(server)
     const [secret] = secretsIn(server.stderr())
-    expect((await call(server, 'POST', '/api/admin/projects/default/features', secret, { name: 'backed-up' })).status).toBe(201)
+    expect(
+      (await call(server, 'POST', '/api/admin/projects/default/features', secret, { name: 'backed-up' })).status,
+    ).toBe(201)
     const file = join(newDir(), 'backup.jsonl')
     expect(cli(dir, 'backup', file)).toEqual({ exitCode: 0, output: expect.stringContaining('Backed up') })
     expect(readFileSync(file, 'utf8')).toContain('"backed-up"')
@@ -340,7 +369,11 @@ describe('one process per data directory', () => {
     const before = snapshot(dir)
     const restore = cli(dir, 'restore', file, dir)
     expect(restore.exitCode).toBe(1)
-    expect(restore.output).toMatch(new RegExp(`^Cannot restore: ${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is in use by another process: pid ${server.proc.pid} .*src/main\\.ts; only one process`))
+    expect(restore.output).toMatch(
+      new RegExp(
+        `^Cannot restore: ${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is in use by another process: pid ${server.proc.pid} .*src/main\\.ts; only one process`,
+      ),
+    )
     expect(restore.output.trim().split('\n')).toHaveLength(1)
     expect(snapshot(dir)).toEqual(before)
     expect((await call(server, 'GET', '/api/admin/projects/default/features/backed-up', secret)).status).toBe(200)

@@ -25,7 +25,13 @@ beforeAll(async () => {
   for (const key of ['BODY_LIMIT', 'SYNC']) delete env[key]
   proc = Bun.spawn([BUN, 'src/main.ts'], {
     cwd: ROOT,
-    env: { ...env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: join(dir.path, 'data'), INIT_ADMIN_API_TOKENS: ADMIN_SECRET },
+    env: {
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: join(dir.path, 'data'),
+      INIT_ADMIN_API_TOKENS: ADMIN_SECRET,
+    },
     stdin: 'ignore',
     stdout: 'pipe',
     stderr: 'pipe',
@@ -60,13 +66,18 @@ function api(method: string, path: string, body?: unknown) {
 function raw(method: string, target: string, body = ''): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1', () => {
-      const headers = [`${method} ${target} HTTP/1.1`, 'Host: 127.0.0.1', `Authorization: ${ADMIN_SECRET}`, 'Connection: close']
+      const headers = [
+        `${method} ${target} HTTP/1.1`,
+        'Host: 127.0.0.1',
+        `Authorization: ${ADMIN_SECRET}`,
+        'Connection: close',
+      ]
       if (body) headers.push('Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`)
       socket.write(`${headers.join('\r\n')}\r\n\r\n${body}`)
     })
     let text = ''
     socket.setEncoding('utf8')
-    socket.on('data', (chunk) => (text += chunk))
+    socket.on('data', chunk => (text += chunk))
     socket.on('error', reject)
     socket.on('end', () => {
       const status = Number(/^HTTP\/1\.1 (\d+)/.exec(text)?.[1])
@@ -78,18 +89,26 @@ function raw(method: string, target: string, body = ''): Promise<{ status: numbe
 test('a dot segment in any parameter of any operation, sent raw in any spelling, is refused with 400 and changes nothing', async () => {
   expect((await api('POST', '/api/admin/context', { name: 'plan', legalValues: [{ value: 'pro' }] })).status).toBe(201)
   expect((await api('POST', '/api/admin/projects/default/features', { name: 'f' })).status).toBe(201)
-  const document = (await (await fetch(`${base}/swagger/json`)).json()) as { paths: Record<string, Record<string, unknown>> }
+  const document = (await (await fetch(`${base}/swagger/json`)).json()) as {
+    paths: Record<string, Record<string, unknown>>
+  }
   const stateBefore = await (await api('GET', '/api/admin/context/plan')).text()
-  const eventsBefore = ((await (await api('GET', '/api/admin/search/events?limit=1')).json()) as { total: number }).total
+  const eventsBefore = ((await (await api('GET', '/api/admin/search/events?limit=1')).json()) as { total: number })
+    .total
   let sent = 0
   for (const [template, methods] of Object.entries(document.paths)) {
-    const params = [...template.matchAll(/\{([^}]+)\}/g)].map((match) => match[1])
-    for (const method of Object.keys(methods).map((name) => name.toUpperCase())) {
+    const params = [...template.matchAll(/\{([^}]+)\}/g)].map(match => match[1])
+    for (const method of Object.keys(methods).map(name => name.toUpperCase())) {
       for (const param of params) {
         for (const dots of SPELLINGS) {
-          const target = template.replace(/\{([^}]+)\}/g, (_, name: string) => (name === param ? dots : name === 'contextField' ? 'plan' : name === 'featureName' ? 'f' : 'x'))
+          const target = template.replace(/\{([^}]+)\}/g, (_, name: string) =>
+            name === param ? dots : name === 'contextField' ? 'plan' : name === 'featureName' ? 'f' : 'x',
+          )
           const answer = await raw(method, target, method === 'GET' || method === 'DELETE' ? '' : '{}')
-          expect({ target: `${method} ${target}`, status: answer.status }).toEqual({ target: `${method} ${target}`, status: 400 })
+          expect({ target: `${method} ${target}`, status: answer.status }).toEqual({
+            target: `${method} ${target}`,
+            status: 400,
+          })
           // OFREP's routes say it in their own shape (errorDetails).
           const error = JSON.parse(answer.body) as { message?: string; errorDetails?: string }
           expect(error.message ?? error.errorDetails).toContain('"." or ".."')
@@ -102,11 +121,15 @@ test('a dot segment in any parameter of any operation, sent raw in any spelling,
   // The case of the issue: the legal value "..", which no longer deletes the field.
   expect((await raw('DELETE', '/api/admin/context/plan/legal-values/%2E%2E')).status).toBe(400)
   expect(await (await api('GET', '/api/admin/context/plan')).text()).toBe(stateBefore)
-  expect(((await (await api('GET', '/api/admin/search/events?limit=1')).json()) as { total: number }).total).toBe(eventsBefore)
+  expect(((await (await api('GET', '/api/admin/search/events?limit=1')).json()) as { total: number }).total).toBe(
+    eventsBefore,
+  )
   // A backslash, which the URL parser reads as "/", is refused alike; plain paths, and values with %2F or %25, still answer.
   expect((await raw('GET', '/api/admin\\context/plan')).status).toBe(400)
   expect((await raw('GET', '/api/admin/context/plan')).status).toBe(200)
-  expect((await raw('POST', '/api/admin/context/plan/legal-values', JSON.stringify({ value: 'a/b%' }))).status).toBe(200)
+  expect((await raw('POST', '/api/admin/context/plan/legal-values', JSON.stringify({ value: 'a/b%' }))).status).toBe(
+    200,
+  )
   expect((await raw('DELETE', '/api/admin/context/plan/legal-values/a%2Fb%25')).status).toBe(200)
-  expect((await (await api('GET', '/api/admin/context/plan')).text())).toBe(stateBefore)
+  expect(await (await api('GET', '/api/admin/context/plan')).text()).toBe(stateBefore)
 })

@@ -27,19 +27,27 @@ function newDir(): string {
 
 function cleanEnv(extra: Record<string, string>): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = { ...process.env }
-  for (const key of Object.keys(env)) if (key.startsWith('DATABASE_') || ['DATA_DIR', 'PORT', 'HOST', 'INIT_ADMIN_API_TOKENS'].includes(key)) delete env[key]
+  for (const key of Object.keys(env))
+    if (key.startsWith('DATABASE_') || ['DATA_DIR', 'PORT', 'HOST', 'INIT_ADMIN_API_TOKENS'].includes(key))
+      delete env[key]
   return { ...env, ...extra }
 }
 
 function cli(args: string[], env: Record<string, string>) {
-  const result = Bun.spawnSync([process.execPath, 'src/main.ts', ...args], { cwd: ROOT, env: cleanEnv(env), timeout: PATIENCE_MS })
+  const result = Bun.spawnSync([process.execPath, 'src/main.ts', ...args], {
+    cwd: ROOT,
+    env: cleanEnv(env),
+    timeout: PATIENCE_MS,
+  })
   return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() }
 }
 
 /** The password a successful reset printed, checking the rest of what it printed. */
 function printedPassword(result: { code: number | null; stdout: string; stderr: string }, username: string): string {
   expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' })
-  const match = new RegExp(`^New password for "${username}" \\(user \\d+\\), shown only this once \\(only an argon2id hash is stored\\):\\n\\n  (\\S+)\\n\\nEvery session of the user has ended\\. .*\\n$`).exec(result.stdout)
+  const match = new RegExp(
+    `^New password for "${username}" \\(user \\d+\\), shown only this once \\(only an argon2id hash is stored\\):\\n\\n  (\\S+)\\n\\nEvery session of the user has ended\\. .*\\n$`,
+  ).exec(result.stdout)
   expect(match).not.toBeNull()
   return match![1]
 }
@@ -47,7 +55,18 @@ function printedPassword(result: { code: number | null; stdout: string; stderr: 
 /** A service on `env`'s store (the data directory or DATABASE_URL), ready; stopped after the test. */
 async function serve(env: Record<string, string>): Promise<{ base: string; proc: ReturnType<typeof Bun.spawn> }> {
   const port = freePort()
-  const proc = Bun.spawn([process.execPath, 'src/main.ts'], { cwd: ROOT, env: cleanEnv({ ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', INIT_ADMIN_API_TOKENS: ADMIN_SECRET }), stdout: 'ignore', stderr: 'ignore' })
+  const proc = Bun.spawn([process.execPath, 'src/main.ts'], {
+    cwd: ROOT,
+    env: cleanEnv({
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      INIT_ADMIN_API_TOKENS: ADMIN_SECRET,
+    }),
+    stdout: 'ignore',
+    stderr: 'ignore',
+  })
   cleanups.unshift(async () => {
     proc.kill('SIGKILL')
     await proc.exited
@@ -58,7 +77,11 @@ async function serve(env: Record<string, string>): Promise<{ base: string; proc:
 }
 
 const signIn = (base: string, username: string, password: string) =>
-  fetch(`${base}/auth/simple/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) })
+  fetch(`${base}/auth/simple/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username, password }),
+  })
 
 async function sessionCookie(base: string, username: string, password: string): Promise<string> {
   const response = await signIn(base, username, password)
@@ -66,18 +89,30 @@ async function sessionCookie(base: string, username: string, password: string): 
   return response.headers.get('set-cookie')!.split(';')[0]
 }
 
-const whoAmI = (base: string, cookie: string) => fetch(`${base}/api/admin/user`, { headers: { cookie } }).then((response) => response.status)
+const whoAmI = (base: string, cookie: string) =>
+  fetch(`${base}/api/admin/user`, { headers: { cookie } }).then(response => response.status)
 
 /** The user `ed` (an editor, with an email) with a password, made through the API. */
 async function withUser(api: Api): Promise<number> {
-  const made = await api.post<{ id: number }>('/api/admin/user-admin', { username: 'ed', email: 'ed@example.com', rootRole: 'Editor', password: OLD_PASSWORD })
+  const made = await api.post<{ id: number }>('/api/admin/user-admin', {
+    username: 'ed',
+    email: 'ed@example.com',
+    rootRole: 'Editor',
+    password: OLD_PASSWORD,
+  })
   expect(made.status).toBe(201)
   return made.body.id
 }
 
 /** What the reset recorded: one user-updated by system, saying the password changed, holding neither password nor hash. */
 function expectResetEvent(events: EventRecord[], id: number, password: string) {
-  expect(events).toEqual([expect.objectContaining({ type: 'user-updated', createdBy: 'system', data: expect.objectContaining({ id, username: 'ed', passwordChanged: true }) })])
+  expect(events).toEqual([
+    expect.objectContaining({
+      type: 'user-updated',
+      createdBy: 'system',
+      data: expect.objectContaining({ id, username: 'ed', passwordChanged: true }),
+    }),
+  ])
   expect(JSON.stringify(events)).not.toContain(password)
   expect(JSON.stringify(events)).not.toMatch(/argon2|Lost-password/)
 }
@@ -93,7 +128,11 @@ test('on a data directory: refused while a service holds it, changing nothing; o
   const cookie = await sessionCookie(base, 'ed', OLD_PASSWORD)
   const refused = cli(['reset-password', 'ed'], { DATA_DIR: dataDir })
   expect({ code: refused.code, stdout: refused.stdout }).toEqual({ code: 1, stdout: '' })
-  expect(refused.stderr).toMatch(new RegExp(`^Cannot reset the password: ${dataDir} is in use by another process: pid ${proc.pid} .*: stop the service, then run reset-password again\\n$`))
+  expect(refused.stderr).toMatch(
+    new RegExp(
+      `^Cannot reset the password: ${dataDir} is in use by another process: pid ${proc.pid} .*: stop the service, then run reset-password again\\n$`,
+    ),
+  )
   // The service went on as it was: the session still works, the old password still signs in.
   expect(await whoAmI(base, cookie)).toBe(200)
   expect((await signIn(base, 'ed', OLD_PASSWORD)).status).toBe(200)
@@ -106,7 +145,11 @@ test('on a data directory: refused while a service holds it, changing nothing; o
   expect(await whoAmI(again.base, cookie)).toBe(401)
   expect((await signIn(again.base, 'ed', OLD_PASSWORD)).status).toBe(401)
   expect(await whoAmI(again.base, await sessionCookie(again.base, 'ed', password))).toBe(200)
-  const events = (await (await fetch(`${again.base}/api/admin/search/events?type=IS:user-updated`, { headers: { authorization: ADMIN_SECRET } })).json()) as { events: EventRecord[] }
+  const events = (await (
+    await fetch(`${again.base}/api/admin/search/events?type=IS:user-updated`, {
+      headers: { authorization: ADMIN_SECRET },
+    })
+  ).json()) as { events: EventRecord[] }
   expectResetEvent(events.events, id, password)
 }, 90_000)
 
@@ -114,9 +157,17 @@ test('an unknown user, a missing data directory and a wrong number of arguments 
   const dataDir = join(newDir(), 'data')
   mkdirSync(dataDir)
   await (await makeApi({ dataDir })).close()
-  expect(cli(['reset-password', 'nobody'], { DATA_DIR: dataDir })).toEqual({ code: 1, stdout: '', stderr: 'Cannot reset the password: No user signs in as "nobody" (give a username or an email)\n' })
+  expect(cli(['reset-password', 'nobody'], { DATA_DIR: dataDir })).toEqual({
+    code: 1,
+    stdout: '',
+    stderr: 'Cannot reset the password: No user signs in as "nobody" (give a username or an email)\n',
+  })
   const missing = join(newDir(), 'missing')
-  expect(cli(['reset-password', 'ed'], { DATA_DIR: missing })).toEqual({ code: 1, stdout: '', stderr: `Cannot reset the password: the data directory ${missing} does not exist; set DATA_DIR to the service's data directory\n` })
+  expect(cli(['reset-password', 'ed'], { DATA_DIR: missing })).toEqual({
+    code: 1,
+    stdout: '',
+    stderr: `Cannot reset the password: the data directory ${missing} does not exist; set DATA_DIR to the service's data directory\n`,
+  })
   for (const args of [['reset-password'], ['reset-password', 'a', 'b']]) {
     const result = cli(args, { DATA_DIR: dataDir })
     expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 2, stdout: '' })
@@ -130,7 +181,11 @@ test('the npm script runs the same command', async () => {
   const api = await makeApi({ dataDir })
   await withUser(api)
   await api.close()
-  const result = Bun.spawnSync(['npm', 'run', '--silent', 'reset-password', '--', 'ed'], { cwd: ROOT, env: cleanEnv({ DATA_DIR: dataDir }), timeout: PATIENCE_MS })
+  const result = Bun.spawnSync(['npm', 'run', '--silent', 'reset-password', '--', 'ed'], {
+    cwd: ROOT,
+    env: cleanEnv({ DATA_DIR: dataDir }),
+    timeout: PATIENCE_MS,
+  })
   printedPassword({ code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() }, 'ed')
 })
 
@@ -146,15 +201,21 @@ describe.skipIf(!ON_POSTGRES)('on PostgreSQL', () => {
     expect(made.status).toBe(201)
     const { id } = (await made.json()) as { id: number }
     const cookie = await sessionCookie(base, 'ed', OLD_PASSWORD)
-    const lastBefore = ((await (await fetch(`${base}/api/admin/search/events?limit=1`, { headers: { authorization: ADMIN_SECRET } })).json()) as { events: EventRecord[] }).events[0].id
+    const lastBefore = (
+      (await (
+        await fetch(`${base}/api/admin/search/events?limit=1`, { headers: { authorization: ADMIN_SECRET } })
+      ).json()) as { events: EventRecord[] }
+    ).events[0].id
 
     const password = printedPassword(cli(['reset-password', 'ed'], { DATABASE_URL: url }), 'ed')
     // The instance hears of the commit as of any other instance's.
     await waitFor(async () => (await whoAmI(base, cookie)) === 401, 'the old session to end on the instance')
     expect((await signIn(base, 'ed', OLD_PASSWORD)).status).toBe(401)
     expect(await whoAmI(base, await sessionCookie(base, 'ed', password))).toBe(200)
-    const events = (await (await fetch(`${base}/api/admin/search/events?type=IS:user-updated`, { headers: { authorization: ADMIN_SECRET } })).json()) as { events: EventRecord[] }
-    expect(events.events.every((event) => event.id > lastBefore)).toBe(true)
+    const events = (await (
+      await fetch(`${base}/api/admin/search/events?type=IS:user-updated`, { headers: { authorization: ADMIN_SECRET } })
+    ).json()) as { events: EventRecord[] }
+    expect(events.events.every(event => event.id > lastBefore)).toBe(true)
     expectResetEvent(events.events, id, password)
   }, 90_000)
 })

@@ -38,17 +38,36 @@ const toggle = (name: string, on: boolean) => `${flagPath(name)}/environments/de
 test('unleash-client reads and evaluates the flags, and sees a change on its next poll', async () => {
   const base = await startServer()
   const run = Date.now().toString(36)
-  const names = { rollout: `sdk-rollout-${run}`, users: `sdk-users-${run}`, off: `sdk-off-${run}`, variants: `sdk-variants-${run}` }
+  const names = {
+    rollout: `sdk-rollout-${run}`,
+    users: `sdk-users-${run}`,
+    off: `sdk-off-${run}`,
+    variants: `sdk-variants-${run}`,
+  }
   for (const name of Object.values(names)) await admin(base, 'POST', '/api/admin/projects/default/features', { name })
-  await admin(base, 'POST', strategiesOf(names.rollout), { name: 'flexibleRollout', parameters: { rollout: '100', stickiness: 'default', groupId: names.rollout } })
+  await admin(base, 'POST', strategiesOf(names.rollout), {
+    name: 'flexibleRollout',
+    parameters: { rollout: '100', stickiness: 'default', groupId: names.rollout },
+  })
   await admin(base, 'POST', strategiesOf(names.users), { name: 'userWithId', parameters: { userIds: '7,9' } })
   await admin(base, 'POST', strategiesOf(names.off), { name: 'default' })
   await admin(base, 'POST', strategiesOf(names.variants), { name: 'default' })
   await admin(base, 'PUT', `${flagPath(names.variants)}/environments/development/variants`, [
-    { name: 'blue', weightType: 'variable', weight: 1000, stickiness: 'default', payload: { type: 'string', value: 'sky' } },
+    {
+      name: 'blue',
+      weightType: 'variable',
+      weight: 1000,
+      stickiness: 'default',
+      payload: { type: 'string', value: 'sky' },
+    },
   ])
   for (const name of [names.rollout, names.users, names.variants]) await admin(base, 'POST', toggle(name, true))
-  const token = await admin(base, 'POST', '/api/admin/api-tokens', { tokenName: `sdk-${run}`, type: 'client', projects: ['default'], environment: 'development' })
+  const token = await admin(base, 'POST', '/api/admin/api-tokens', {
+    tokenName: `sdk-${run}`,
+    type: 'client',
+    projects: ['default'],
+    environment: 'development',
+  })
 
   const problems: string[] = []
   client = new Unleash({
@@ -70,7 +89,11 @@ test('unleash-client reads and evaluates the flags, and sees a change on its nex
   expect(client.isEnabled(names.users, { userId: '8' })).toBe(false)
   expect(client.isEnabled(names.off)).toBe(false)
   const variant = client.getVariant(names.variants, { userId: '1' })
-  expect({ name: variant.name, enabled: variant.enabled, payload: variant.payload as unknown }).toEqual({ name: 'blue', enabled: true, payload: { type: 'string', value: 'sky' } })
+  expect({ name: variant.name, enabled: variant.enabled, payload: variant.payload as unknown }).toEqual({
+    name: 'blue',
+    enabled: true,
+    payload: { type: 'string', value: 'sky' },
+  })
   expect(client.getVariant(names.off).name).toBe('disabled')
 
   // Polls in between get 304s (counted by the service's own metrics); the write shows up on the next poll.
@@ -88,11 +111,12 @@ test('unleash-client reads and evaluates the flags, and sees a change on its nex
   await sent
   expect(problems).toEqual([])
   const usage = async (name: string) => {
-    const rows: { appName: string; environment: string; yes: number; no: number; variants: Record<string, number> }[] = (await admin(base, 'GET', `/api/admin/client-metrics/features/${name}`)).lastHourUsage
+    const rows: { appName: string; environment: string; yes: number; no: number; variants: Record<string, number> }[] =
+      (await admin(base, 'GET', `/api/admin/client-metrics/features/${name}`)).lastHourUsage
     return rows.map(({ appName, environment, yes, no, variants }) => ({ appName, environment, yes, no, variants }))
   }
   const expected = { appName: 'sdk-test', environment: 'development' }
-  await waitFor(async () => (await usage(names.users)).length > 0, 'the SDK\'s metrics to be counted', { every: 100 })
+  await waitFor(async () => (await usage(names.users)).length > 0, "the SDK's metrics to be counted", { every: 100 })
   expect(await usage(names.users)).toEqual([{ ...expected, yes: 1, no: 1, variants: {} }])
   expect(await usage(names.rollout)).toEqual([{ ...expected, yes: 1, no: 0, variants: {} }])
   expect(await usage(names.variants)).toEqual([{ ...expected, yes: 1, no: 0, variants: { blue: 1 } }])

@@ -10,7 +10,7 @@ import { freePort, tempDir, ADMIN_SECRET as SECRET, untilReady, waitFor } from '
 
 const ROOT = join(import.meta.dir, '../..')
 const cleanups: (() => void)[] = []
-afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()))
+afterEach(() => cleanups.splice(0).forEach(cleanup => cleanup()))
 
 test('SIGTERM finishes in-flight writes, keeps every acknowledged one, refuses new connections and exits 0', async () => {
   const dir = tempDir('shutdown-')
@@ -30,8 +30,12 @@ test('SIGTERM finishes in-flight writes, keeps every acknowledged one, refuses n
   const created: string[] = []
   let refused = 0
   const writes = Array.from({ length: 60 }, (_, i) =>
-    fetch(`${base}/api/admin/projects/default/features`, { method: 'POST', headers, body: JSON.stringify({ name: `graceful-${i}` }) }).then(
-      (response) => {
+    fetch(`${base}/api/admin/projects/default/features`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ name: `graceful-${i}` }),
+    }).then(
+      response => {
         expect(response.status).toBe(201)
         created.push(`graceful-${i}`)
       },
@@ -46,20 +50,28 @@ test('SIGTERM finishes in-flight writes, keeps every acknowledged one, refuses n
   expect(await server.exited).toBe(0)
   expect(created.length + refused).toBe(60)
   expect(created.length).toBeGreaterThan(0)
-  expect(await fetch(`${base}/health`).then(() => 'answered', () => 'refused')).toBe('refused')
+  expect(
+    await fetch(`${base}/health`).then(
+      () => 'answered',
+      () => 'refused',
+    ),
+  ).toBe('refused')
 
   const store = await openStore(dir.path)
   for (const name of created) expect(store.state.flags[name]?.name).toBe(name)
   const events: string[] = []
-  await store.readEvents((event) => {
+  await store.readEvents(event => {
     if (event.type === 'feature-created') events.push(event.featureName!)
   })
   for (const name of created) expect(events).toContain(name)
   // A clean stop leaves a checkpoint and an empty journal.
   expect(await Bun.file(join(dir.path, 'state.journal.jsonl')).text()).toBe('')
 
-  const lines = (await new Response(server.stdout).text()).trim().split('\n').map((line) => JSON.parse(line) as { msg: string; signal?: string; exitCode?: number })
-  const messages = lines.map((line) => line.msg)
-  expect(messages.filter((msg) => msg === 'stopping' || msg === 'stopped')).toEqual(['stopping', 'stopped'])
+  const lines = (await new Response(server.stdout).text())
+    .trim()
+    .split('\n')
+    .map(line => JSON.parse(line) as { msg: string; signal?: string; exitCode?: number })
+  const messages = lines.map(line => line.msg)
+  expect(messages.filter(msg => msg === 'stopping' || msg === 'stopped')).toEqual(['stopping', 'stopped'])
   expect(lines.at(-1)).toMatchObject({ msg: 'stopped', signal: 'SIGTERM', exitCode: 0 })
 })

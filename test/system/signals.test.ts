@@ -12,7 +12,7 @@ import { freePort, tempDir, PATIENCE_MS } from '../helpers'
 const ROOT = join(import.meta.dir, '../..')
 const SECRET = '*:*.signals-test-secret-0123456789'
 const cleanups: (() => void)[] = []
-afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()))
+afterEach(() => cleanups.splice(0).forEach(cleanup => cleanup()))
 
 /** Pids of this user's processes started with DATA_DIR set to `dataDir` (the server, whatever launched it). */
 function processesWithDataDir(dataDir: string): number[] {
@@ -20,7 +20,8 @@ function processesWithDataDir(dataDir: string): number[] {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
     try {
-      if (readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0').includes(`DATA_DIR=${dataDir}`)) found.push(Number(entry))
+      if (readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0').includes(`DATA_DIR=${dataDir}`))
+        found.push(Number(entry))
     } catch {
       // Gone meanwhile, or not ours.
     }
@@ -28,7 +29,11 @@ function processesWithDataDir(dataDir: string): number[] {
   return found
 }
 
-const answers = (url: string) => fetch(url).then((r) => r.ok, () => false)
+const answers = (url: string) =>
+  fetch(url).then(
+    r => r.ok,
+    () => false,
+  )
 
 async function waitFor(condition: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms
@@ -44,7 +49,14 @@ async function launch(command: string[], dataDir: string) {
   const port = freePort()
   const proc = Bun.spawn(command, {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, INIT_ADMIN_API_TOKENS: SECRET, LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      INIT_ADMIN_API_TOKENS: SECRET,
+      LOG_LEVEL: 'warn',
+    },
     stdout: 'ignore',
     stderr: 'pipe',
     detached: true,
@@ -77,7 +89,11 @@ for (const [name, command] of launchers) {
       expect(processesWithDataDir(dir.path)).toContain(proc.pid)
 
       const headers = { authorization: SECRET, 'content-type': 'application/json' }
-      const created = await fetch(`${base}/api/admin/projects/default/features`, { method: 'POST', headers, body: JSON.stringify({ name: 'before-signal' }) })
+      const created = await fetch(`${base}/api/admin/projects/default/features`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ name: 'before-signal' }),
+      })
       expect(created.status).toBe(201)
 
       proc.kill(signal)

@@ -11,7 +11,16 @@ import { afterEach, expect, test } from 'bun:test'
 import net from 'node:net'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
 import { createState, ENVIRONMENT, specs, type SpecFile } from '../client-specification'
-import { adminCall, destroySdk, eventOf, freePort, startService, waitFor, withTimeout, type RunningService } from '../helpers'
+import {
+  adminCall,
+  destroySdk,
+  eventOf,
+  freePort,
+  startService,
+  waitFor,
+  withTimeout,
+  type RunningService,
+} from '../helpers'
 import { SseReader } from '../features/streaming/sse'
 
 const ADMIN = '*:*.streaming-test-admin-secret-0123'
@@ -35,7 +44,7 @@ async function admin(base: string, method: string, path: string, body?: unknown)
   return answer.body
 }
 
-const spec = (file: string): SpecFile => specs.find((entry) => entry.file === file)!.spec
+const spec = (file: string): SpecFile => specs.find(entry => entry.file === file)!.spec
 const MODES = { streaming: { type: 'streaming' }, 'delta polling': { type: 'polling', format: 'delta' } } as const
 
 function sdk(base: string, secret: string, mode: keyof typeof MODES, problems: string[]): Unleash {
@@ -82,9 +91,10 @@ function runTests(client: Unleash, file: SpecFile, mode: string): string[] {
 
 /** Every key the specification's event has, our event of that type has too (nested flag and segment included). */
 function sameShape(ours: any, theirs: any): boolean {
-  if (theirs === null || typeof theirs !== 'object') return typeof ours === typeof theirs || (theirs === null && ours === null)
+  if (theirs === null || typeof theirs !== 'object')
+    return typeof ours === typeof theirs || (theirs === null && ours === null)
   if (Array.isArray(theirs)) return Array.isArray(ours)
-  return Object.keys(theirs).every((key) => key in ours && (key === 'strategies' || sameShape(ours[key], theirs[key])))
+  return Object.keys(theirs).every(key => key in ours && (key === 'strategies' || sameShape(ours[key], theirs[key])))
 }
 
 test('specification 19 (hydration) passes through the SDK in streaming and in delta polling mode', async () => {
@@ -92,15 +102,23 @@ test('specification 19 (hydration) passes through the SDK in streaming and in de
   const base = service.base
   const file = spec('19-delta-api-hydration.json')
   const [hydration] = file.state.events as any[]
-  const refusals = await createState((method, path, body) => adminCall(base, ADMIN, method, path, body), 'spec-19', { ...file, state: { features: hydration.features, segments: hydration.segments } })
+  const refusals = await createState((method, path, body) => adminCall(base, ADMIN, method, path, body), 'spec-19', {
+    ...file,
+    state: { features: hydration.features, segments: hydration.segments },
+  })
   expect([...refusals]).toEqual([])
-  const token = await admin(base, 'POST', '/api/admin/api-tokens', { tokenName: 'spec-19', type: 'client', projects: ['spec-19'], environment: ENVIRONMENT })
+  const token = await admin(base, 'POST', '/api/admin/api-tokens', {
+    tokenName: 'spec-19',
+    type: 'client',
+    projects: ['spec-19'],
+    environment: ENVIRONMENT,
+  })
   const failures: string[] = []
   for (const mode of Object.keys(MODES) as (keyof typeof MODES)[]) {
     const problems: string[] = []
     const client = sdk(base, token.secret, mode, problems)
     await eventOf(client, 'synchronized')
-    failures.push(...runTests(client, file, mode), ...problems.map((problem) => `${mode}: ${problem}`))
+    failures.push(...runTests(client, file, mode), ...problems.map(problem => `${mode}: ${problem}`))
   }
   const raw = await rawStream(base, token.secret)
   await raw.until(() => raw.messages.length === 1)
@@ -115,7 +133,12 @@ test('specification 20 (events) passes through the SDK in streaming and in delta
   const base = service.base
   const file = spec('20-delta-api-events.json')
   await admin(base, 'POST', '/api/admin/projects', { id: 'spec-20', name: 'spec-20' })
-  const token = await admin(base, 'POST', '/api/admin/api-tokens', { tokenName: 'spec-20', type: 'client', projects: ['spec-20'], environment: ENVIRONMENT })
+  const token = await admin(base, 'POST', '/api/admin/api-tokens', {
+    tokenName: 'spec-20',
+    type: 'client',
+    projects: ['spec-20'],
+    environment: ENVIRONMENT,
+  })
   const problems: Record<string, string[]> = {}
   const connected: Record<string, Unleash> = {}
   for (const mode of Object.keys(MODES) as (keyof typeof MODES)[]) {
@@ -133,13 +156,19 @@ test('specification 20 (events) passes through the SDK in streaming and in delta
       const { name, strategies } = event.feature
       await admin(base, 'POST', '/api/admin/projects/spec-20/features', { name })
       for (const strategy of strategies) {
-        await admin(base, 'POST', `${flagPath(name)}/environments/${ENVIRONMENT}/strategies`, { name: strategy.name, segments: (strategy.segments ?? []).map((id: number) => segmentIds.get(id)) })
+        await admin(base, 'POST', `${flagPath(name)}/environments/${ENVIRONMENT}/strategies`, {
+          name: strategy.name,
+          segments: (strategy.segments ?? []).map((id: number) => segmentIds.get(id)),
+        })
       }
       if (event.feature.enabled) await admin(base, 'POST', `${flagPath(name)}/environments/${ENVIRONMENT}/on`)
     } else if (event.type === 'feature-removed') {
       await admin(base, 'DELETE', flagPath(event.featureName))
     } else if (event.type === 'segment-updated') {
-      const created = await admin(base, 'POST', '/api/admin/segments', { name: event.segment.name, constraints: event.segment.constraints })
+      const created = await admin(base, 'POST', '/api/admin/segments', {
+        name: event.segment.name,
+        constraints: event.segment.constraints,
+      })
       segmentIds.set(event.segment.id, created.id)
     } else throw new Error(`unexpected event in the file: ${event.type}`)
   }
@@ -147,26 +176,35 @@ test('specification 20 (events) passes through the SDK in streaming and in delta
   const failures: string[] = []
   for (const [mode, client] of Object.entries(connected)) {
     await sdkSees(client, () => client.isEnabled(last, { appName: 'abc' }))
-    failures.push(...runTests(client, file, mode), ...problems[mode].map((problem) => `${mode}: ${problem}`))
+    failures.push(...runTests(client, file, mode), ...problems[mode].map(problem => `${mode}: ${problem}`))
   }
   expect(failures).toEqual([])
   // The raw stream got the file's kinds of events, in its shape, each message with a growing id.
   const messages = raw.messages.slice(1)
-  expect(messages.every((message) => message.event === 'unleash-updated')).toBe(true)
-  const ids = messages.map((message) => Number(message.id))
+  expect(messages.every(message => message.event === 'unleash-updated')).toBe(true)
+  const ids = messages.map(message => Number(message.id))
   expect(ids).toEqual([...ids].sort((a, b) => a - b))
   expect(new Set(ids).size).toBe(ids.length)
-  const ours = messages.flatMap((message) => JSON.parse(message.data).events as any[])
+  const ours = messages.flatMap(message => JSON.parse(message.data).events as any[])
   for (const theirs of file.state.events as any[]) {
-    const sameType = ours.filter((event) => event.type === theirs.type)
-    expect({ type: theirs.type, shaped: sameType.some((event) => sameShape(event, { ...theirs, ...(theirs.segment ? { segment: { ...theirs.segment, id: 0 } } : {}) })) }).toEqual({ type: theirs.type, shaped: true })
+    const sameType = ours.filter(event => event.type === theirs.type)
+    expect({
+      type: theirs.type,
+      shaped: sameType.some(event =>
+        sameShape(event, { ...theirs, ...(theirs.segment ? { segment: { ...theirs.segment, id: 0 } } : {}) }),
+      ),
+    }).toEqual({ type: theirs.type, shaped: true })
   }
 }, 60_000)
 
 test('SIGTERM tells open streams to poll and ends them; the process exits with streams open', async () => {
   service = await startService(ADMIN, 'flags-stream-')
   const base = service.base
-  const token = await admin(base, 'POST', '/api/admin/api-tokens', { tokenName: 'sdk', type: 'client', environment: ENVIRONMENT })
+  const token = await admin(base, 'POST', '/api/admin/api-tokens', {
+    tokenName: 'sdk',
+    type: 'client',
+    environment: ENVIRONMENT,
+  })
   const client = sdk(base, token.secret, 'streaming', [])
   await eventOf(client, 'synchronized')
   const repository = (client as any).repository
@@ -185,7 +223,11 @@ test('SIGTERM tells open streams to poll and ends them; the process exits with s
 test('past STREAMING_MAX_STREAMS the SDK is told to poll, and still sees changes by polling', async () => {
   service = await startService(ADMIN, 'flags-stream-', { STREAMING_MAX_STREAMS: '1' })
   const base = service.base
-  const token = await admin(base, 'POST', '/api/admin/api-tokens', { tokenName: 'sdk', type: 'client', environment: ENVIRONMENT })
+  const token = await admin(base, 'POST', '/api/admin/api-tokens', {
+    tokenName: 'sdk',
+    type: 'client',
+    environment: ENVIRONMENT,
+  })
   const holder = await rawStream(base, token.secret)
   await holder.until(() => holder.messages.length === 1)
   const client = sdk(base, token.secret, 'streaming', [])
@@ -209,7 +251,11 @@ test('past STREAMING_MAX_STREAMS the SDK is told to poll, and still sees changes
 test('a stream whose token is deleted ends, and the SDK stops on the 401 that follows', async () => {
   service = await startService(ADMIN, 'flags-stream-')
   const base = service.base
-  const token = await admin(base, 'POST', '/api/admin/api-tokens', { tokenName: 'doomed', type: 'client', environment: ENVIRONMENT })
+  const token = await admin(base, 'POST', '/api/admin/api-tokens', {
+    tokenName: 'doomed',
+    type: 'client',
+    environment: ENVIRONMENT,
+  })
   const raw = await rawStream(base, token.secret)
   await raw.until(() => raw.messages.length === 1)
   await admin(base, 'DELETE', '/api/admin/api-tokens/doomed')
@@ -223,7 +269,11 @@ test('a stream whose token is deleted ends, and the SDK stops on the 401 that fo
 test("a quiet stream outlives the server's idle timeout (Bun's 10 s) between heartbeats", async () => {
   service = await startService(ADMIN, 'flags-stream-', { STREAMING_HEARTBEAT_MS: '30000' })
   const base = service.base
-  const token = await admin(base, 'POST', '/api/admin/api-tokens', { tokenName: 'quiet', type: 'client', environment: ENVIRONMENT })
+  const token = await admin(base, 'POST', '/api/admin/api-tokens', {
+    tokenName: 'quiet',
+    type: 'client',
+    environment: ENVIRONMENT,
+  })
   const raw = await rawStream(base, token.secret)
   await raw.until(() => raw.messages.length === 1)
   await Bun.sleep(12_000)
@@ -248,16 +298,16 @@ async function relayTo(target: number): Promise<Relay> {
   const port = freePort()
   const connections: Relay['connections'] = []
   let stalled = false
-  const server = net.createServer((client) => {
+  const server = net.createServer(client => {
     const upstream = net.connect(target, '127.0.0.1')
     const connection = { head: '', serverEnd: null as string | null, upstream }
     connections.push(connection)
     if (stalled) upstream.pause()
-    client.on('data', (chunk) => {
+    client.on('data', chunk => {
       if (connection.head.length < 4096) connection.head += chunk.toString('latin1')
       upstream.write(chunk)
     })
-    upstream.on('data', (chunk) => client.write(chunk))
+    upstream.on('data', chunk => client.write(chunk))
     upstream.on('error', (error: NodeJS.ErrnoException) => {
       connection.serverEnd ??= error.code ?? error.message
       client.destroy()
@@ -269,7 +319,7 @@ async function relayTo(target: number): Promise<Relay> {
     client.on('error', () => upstream.destroy())
     client.on('close', () => upstream.destroy())
   })
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
+  await new Promise<void>(resolve => server.listen(port, '127.0.0.1', resolve))
   const relay: Relay = {
     port,
     connections,
@@ -282,7 +332,7 @@ async function relayTo(target: number): Promise<Relay> {
       for (const connection of connections) connection.upstream.resume()
     },
     close: () =>
-      new Promise<void>((resolve) => {
+      new Promise<void>(resolve => {
         for (const connection of connections) connection.upstream.destroy()
         server.close(() => resolve())
       }),
@@ -292,18 +342,30 @@ async function relayTo(target: number): Promise<Relay> {
 }
 
 /** 250 values of 40 characters: a constraint of about 11 kB. */
-const bulky = (tag: string) => Array.from({ length: 250 }, (_, i) => `${tag}-user-${String(i).padStart(4, '0')}-${'x'.repeat(24)}`)
+const bulky = (tag: string) =>
+  Array.from({ length: 250 }, (_, i) => `${tag}-user-${String(i).padStart(4, '0')}-${'x'.repeat(24)}`)
 
 test('an SDK whose connection stalls is cut off once STREAMING_MAX_UNSENT_BYTES wait for it, and resumes from its last event id', async () => {
   service = await startService(ADMIN, 'flags-stream-', { STREAMING_MAX_UNSENT_BYTES: '65536' })
   const base = service.base
   const relay = await relayTo(Number(new URL(base).port))
-  const token = await admin(base, 'POST', '/api/admin/api-tokens', { tokenName: 'stalled', type: 'client', environment: ENVIRONMENT })
+  const token = await admin(base, 'POST', '/api/admin/api-tokens', {
+    tokenName: 'stalled',
+    type: 'client',
+    environment: ENVIRONMENT,
+  })
   await admin(base, 'POST', '/api/admin/projects/default/features', { name: 'big' })
   // Four strategies of eight such constraints: every change of the flag sends about 360 kB.
   for (const part of ['a', 'b', 'c', 'd']) {
-    const constraints = Array.from({ length: 8 }, (_, n) => ({ contextName: 'userId', operator: 'IN', values: bulky(`${part}${n}`) }))
-    await admin(base, 'POST', '/api/admin/projects/default/features/big/environments/development/strategies', { name: 'default', constraints })
+    const constraints = Array.from({ length: 8 }, (_, n) => ({
+      contextName: 'userId',
+      operator: 'IN',
+      values: bulky(`${part}${n}`),
+    }))
+    await admin(base, 'POST', '/api/admin/projects/default/features/big/environments/development/strategies', {
+      name: 'default',
+      constraints,
+    })
   }
   const problems: string[] = []
   const client = sdk(`http://127.0.0.1:${relay.port}`, token.secret, 'streaming', problems)
@@ -322,7 +384,7 @@ test('an SDK whose connection stalls is cut off once STREAMING_MAX_UNSENT_BYTES 
   await admin(base, 'POST', '/api/admin/projects/default/features/marker/environments/development/on')
   relay.resume()
 
-  const streams = () => relay.connections.filter((connection) => connection.head.startsWith('GET /api/client/streaming'))
+  const streams = () => relay.connections.filter(connection => connection.head.startsWith('GET /api/client/streaming'))
   await waitFor(() => streams()[0].serverEnd !== null, 'the stalled stream ended by the server')
   await waitFor(() => streams().length >= 2, 'the SDK reconnected')
   await sdkSees(client, () => client.isEnabled('marker') && bigEnabled() === true, 30_000)

@@ -40,7 +40,11 @@ export const ClientStrategy = t.Object(
     constraints: t.Array(Constraint, { description: 'All must hold for the strategy to apply' }),
     parameters: t.Record(t.String(), t.String(), { description: 'Parameters of the strategy type' }),
     variants: t.Array(StrategyVariant, { description: 'Variants chosen when this strategy enables the flag' }),
-    segments: t.Optional(t.Array(t.Number(), { description: 'Ids of the segments whose constraints also apply; only when there are some' })),
+    segments: t.Optional(
+      t.Array(t.Number(), {
+        description: 'Ids of the segments whose constraints also apply; only when there are some',
+      }),
+    ),
   },
   { description: 'An enabled strategy; disabled ones are not served' },
 )
@@ -54,7 +58,10 @@ const FlagVariant = t.Object(
     payload: t.Optional(Payload),
     overrides: t.Array(
       t.Object(
-        { contextName: t.String({ description: 'Context field' }), values: t.Array(t.String(), { description: 'Values that get this variant' }) },
+        {
+          contextName: t.String({ description: 'Context field' }),
+          values: t.Array(t.String(), { description: 'Values that get this variant' }),
+        },
         { description: 'An override' },
       ),
       { description: 'Context values that always get this variant' },
@@ -80,7 +87,9 @@ export const ClientFeature = t.Object(
           {
             feature: t.String({ description: 'Parent flag' }),
             enabled: t.Boolean({ description: 'Whether the parent must be enabled (true) or disabled (false)' }),
-            variants: t.Array(t.String(), { description: 'Parent variants any of which must be chosen; empty for any' }),
+            variants: t.Array(t.String(), {
+              description: 'Parent variants any of which must be chosen; empty for any',
+            }),
           },
           { description: 'A parent' },
         ),
@@ -97,7 +106,14 @@ export const ClientFeature = t.Object(
         enabled: true,
         project: 'default',
         stale: false,
-        strategies: [{ name: 'flexibleRollout', constraints: [], parameters: { rollout: '50', stickiness: 'default', groupId: 'checkout' }, variants: [] }],
+        strategies: [
+          {
+            name: 'flexibleRollout',
+            constraints: [],
+            parameters: { rollout: '50', stickiness: 'default', groupId: 'checkout' },
+            variants: [],
+          },
+        ],
         variants: [],
         description: null,
         impressionData: false,
@@ -129,7 +145,9 @@ export const ClientFeatures = t.Object(
     ),
     query: t.Object(
       {
-        project: t.Array(t.String(), { description: "Projects served: the token's, narrowed by ?project= for a * token; ['*'] for all" }),
+        project: t.Array(t.String(), {
+          description: "Projects served: the token's, narrowed by ?project= for a * token; ['*'] for all",
+        }),
         environment: t.String({ description: "The token's environment" }),
         namePrefix: t.Optional(t.String({ description: 'The name prefix asked for' })),
         tag: t.Optional(t.Array(t.String(), { description: 'The tags asked for (type:value)' })),
@@ -148,11 +166,29 @@ export const ClientFeatures = t.Object(
   { description: 'Every flag in the token scope, with an ETag header; 304 without a body when If-None-Match matches' },
 )
 
-export const ClientFeaturesQuery = t.Object({
-  project: t.Optional(repeatable(t.String({ maxLength: 100, description: 'Project id' }), { maxItems: 100, description: 'Only these projects (repeatable); ignored when the token names its projects' })),
-  namePrefix: t.Optional(t.String({ maxLength: 100, description: 'Only flags whose name starts with this' })),
-  tag: t.Optional(repeatable(t.String({ maxLength: 200, pattern: '^[^:]+:', [PATTERN_RULE]: 'a tag as type:value (its type, a colon, then its value)', description: 'type:value' }), { maxItems: 100, description: 'Only flags with any of these tags (type:value, repeatable)' })),
-}, { description: 'Filters of the flag list' })
+export const ClientFeaturesQuery = t.Object(
+  {
+    project: t.Optional(
+      repeatable(t.String({ maxLength: 100, description: 'Project id' }), {
+        maxItems: 100,
+        description: 'Only these projects (repeatable); ignored when the token names its projects',
+      }),
+    ),
+    namePrefix: t.Optional(t.String({ maxLength: 100, description: 'Only flags whose name starts with this' })),
+    tag: t.Optional(
+      repeatable(
+        t.String({
+          maxLength: 200,
+          pattern: '^[^:]+:',
+          [PATTERN_RULE]: 'a tag as type:value (its type, a colon, then its value)',
+          description: 'type:value',
+        }),
+        { maxItems: 100, description: 'Only flags with any of these tags (type:value, repeatable)' },
+      ),
+    ),
+  },
+  { description: 'Filters of the flag list' },
+)
 
 export const clientModels = {
   clientFeaturesSchema: ClientFeatures,

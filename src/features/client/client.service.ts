@@ -53,8 +53,9 @@ const SEGMENTS_SINCE = [4, 2, 0]
 export function readsSegmentIds(clientSpec: string | null | undefined): boolean {
   const match = /^\s*v?(\d+)(?:\.(\d+))?(?:\.(\d+))?/.exec(clientSpec ?? '')
   if (!match) return false
-  const version = [match[1], match[2], match[3]].map((part) => Number(part ?? 0))
-  for (let index = 0; index < 3; index++) if (version[index] !== SEGMENTS_SINCE[index]) return version[index] > SEGMENTS_SINCE[index]
+  const version = [match[1], match[2], match[3]].map(part => Number(part ?? 0))
+  for (let index = 0; index < 3; index++)
+    if (version[index] !== SEGMENTS_SINCE[index]) return version[index] > SEGMENTS_SINCE[index]
   return true
 }
 
@@ -66,27 +67,43 @@ export interface ClientAnswer {
 export function scopeOf(token: SdkScope, query: ClientQuery, clientSpec: string | null = null): Scope {
   const segmentIds = readsSegmentIds(clientSpec)
   const tokenProjects = token.projects.includes('*') ? null : [...new Set(token.projects)].sort()
-  const tokenScope: TokenScope = { environment: token.environment, projects: tokenProjects, segmentIds, key: JSON.stringify([token.environment, tokenProjects, segmentIds]) }
+  const tokenScope: TokenScope = {
+    environment: token.environment,
+    projects: tokenProjects,
+    segmentIds,
+    key: JSON.stringify([token.environment, tokenProjects, segmentIds]),
+  }
   const asked = [...new Set(query.project ?? [])].sort()
   let projects: string[] | null
   if (tokenProjects === null) projects = asked.length > 0 ? asked : null
   else {
     // A ?project= that conflicts with the token is ignored: the token wins.
-    const allowed = asked.filter((project) => tokenProjects.includes(project))
+    const allowed = asked.filter(project => tokenProjects.includes(project))
     projects = allowed.length > 0 ? allowed : tokenProjects
   }
   const namePrefix = query.namePrefix ?? ''
   const tags = [...new Set(query.tag ?? [])].sort()
   const narrowed = JSON.stringify(projects) !== JSON.stringify(tokenProjects) || namePrefix !== '' || tags.length > 0
   const filterKey = narrowed ? JSON.stringify([projects, namePrefix, tags]) : ''
-  return { ...tokenScope, token: tokenScope, projects, namePrefix, tags, filterKey, key: JSON.stringify([token.environment, projects, namePrefix, tags, segmentIds]) }
+  return {
+    ...tokenScope,
+    token: tokenScope,
+    projects,
+    namePrefix,
+    tags,
+    filterKey,
+    key: JSON.stringify([token.environment, projects, namePrefix, tags, segmentIds]),
+  }
 }
 
-export function inScope(scope: Omit<Scope, 'token' | 'key' | 'filterKey' | 'segmentIds' | 'environment'>, flag: FlagRecord): boolean {
+export function inScope(
+  scope: Omit<Scope, 'token' | 'key' | 'filterKey' | 'segmentIds' | 'environment'>,
+  flag: FlagRecord,
+): boolean {
   return (
     (scope.projects === null || scope.projects.includes(flag.project)) &&
     flag.name.startsWith(scope.namePrefix) &&
-    (scope.tags.length === 0 || flag.tags.some((tag) => scope.tags.includes(`${tag.type}:${tag.value}`)))
+    (scope.tags.length === 0 || flag.tags.some(tag => scope.tags.includes(`${tag.type}:${tag.value}`)))
   )
 }
 
@@ -107,7 +124,7 @@ function servedFlags(
 
 /** The flags `scope` serves, by name, as SDKs read them: what a stream's hydration holds (the list answer is compiled from the same views). */
 export function scopedFeatures(state: Pick<Store['state'], 'flags' | 'segments'>, scope: Scope): ClientFeatureView[] {
-  return servedFlags(state, scope, (flag) => inScope(scope, flag)).map(({ view }) => view)
+  return servedFlags(state, scope, flag => inScope(scope, flag)).map(({ view }) => view)
 }
 
 const hash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16)
@@ -153,7 +170,14 @@ class CompiledTokenScope {
       this.filtered.delete(scope.filterKey)
     } else {
       made()
-      answer = assemble(state, scope, this.contentOf(state, this.flags.filter(({ flag }) => inScope(scope, flag))))
+      answer = assemble(
+        state,
+        scope,
+        this.contentOf(
+          state,
+          this.flags.filter(({ flag }) => inScope(scope, flag)),
+        ),
+      )
       if (this.filtered.size >= MAX_FILTERED_PER_SCOPE) this.filtered.delete(this.filtered.keys().next().value!)
     }
     this.filtered.set(scope.filterKey, answer)
@@ -162,12 +186,12 @@ class CompiledTokenScope {
 }
 
 function compile(state: Pick<Store['state'], 'flags' | 'segments'>, scope: TokenScope): CompiledTokenScope {
-  const served = servedFlags(state, scope, (flag) => scope.projects === null || scope.projects.includes(flag.project))
+  const served = servedFlags(state, scope, flag => scope.projects === null || scope.projects.includes(flag.project))
   return new CompiledTokenScope(
     served.map(({ flag, view }) => ({
       flag,
       json: JSON.stringify(view),
-      segments: scope.segmentIds ? [...new Set(view.strategies.flatMap((strategy) => strategy.segments ?? []))] : [],
+      segments: scope.segmentIds ? [...new Set(view.strategies.flatMap(strategy => strategy.segments ?? []))] : [],
     })),
   )
 }
@@ -184,11 +208,13 @@ function content(state: Pick<Store['state'], 'segments'>, flags: CompiledFlag[])
   for (const { segments } of flags) for (const id of segments) referenced.add(id)
   const segments = [...referenced]
     .sort((a, b) => a - b)
-    .flatMap((id) => {
-      const segment: SegmentRecord | undefined = Object.hasOwn(state.segments, String(id)) ? state.segments[String(id)] : undefined
+    .flatMap(id => {
+      const segment: SegmentRecord | undefined = Object.hasOwn(state.segments, String(id))
+        ? state.segments[String(id)]
+        : undefined
       return segment ? [{ id: segment.id, name: segment.name, constraints: segment.constraints }] : []
     })
-  const featuresJson = `[${flags.map((flag) => flag.json).join(',')}]`
+  const featuresJson = `[${flags.map(flag => flag.json).join(',')}]`
   const segmentsJson = segments.length > 0 ? `,"segments":${JSON.stringify(segments)}` : ''
   const json = `${featuresJson}${segmentsJson}`
   return { json, hash: hash(json) }
@@ -212,8 +238,18 @@ function assemble(state: Pick<Store['state'], 'commitSeq'>, scope: Scope, conten
 }
 
 /** The answer for `scope` made from `state`, without any kept answer (the service keeps these). */
-export function buildAnswer(state: Pick<Store['state'], 'flags' | 'segments' | 'commitSeq'>, scope: Scope): ClientAnswer {
-  return assemble(state, scope, content(state, compile(state, scope.token).flags.filter(({ flag }) => inScope(scope, flag))))
+export function buildAnswer(
+  state: Pick<Store['state'], 'flags' | 'segments' | 'commitSeq'>,
+  scope: Scope,
+): ClientAnswer {
+  return assemble(
+    state,
+    scope,
+    content(
+      state,
+      compile(state, scope.token).flags.filter(({ flag }) => inScope(scope, flag)),
+    ),
+  )
 }
 
 /** How the client API's answers were found since the start: kept, made from a kept token scope (`filtered`), or with the scope compiled. */
@@ -232,7 +268,7 @@ export class ClientFeaturesService {
     // Dropping an answer costs a rebuild but never an ETag for the scopes that did not change: the ETag is the content's hash.
     this.scopes = new ScopeCache(store, {
       holds: (scope, flag) => scope.projects === null || scope.projects.includes(flag.project),
-      build: (scope) => compile(store.state, scope),
+      build: scope => compile(store.state, scope),
       // The answers kept for ?tag= queries depend on the tags.
       alsoChanged: (before, after) => JSON.stringify(before.tags) !== JSON.stringify(after.tags),
     })
@@ -255,7 +291,9 @@ export class ClientFeaturesService {
   feature(token: SdkScope, name: string, clientSpec: string | null = null): ClientFeatureView {
     const flag = Object.hasOwn(this.store.state.flags, name) ? this.store.state.flags[name] : undefined
     const visible = flag && (token.projects.includes('*') || token.projects.includes(flag.project))
-    const view = visible ? clientFeatureView(flag, token.environment, readsSegmentIds(clientSpec) ? undefined : this.store.state.segments) : null
+    const view = visible
+      ? clientFeatureView(flag, token.environment, readsSegmentIds(clientSpec) ? undefined : this.store.state.segments)
+      : null
     if (!view) throw flagNotFound(name)
     return view
   }
@@ -268,7 +306,8 @@ export function etagMatches(header: string | null, etag: string): boolean {
   if (header === etag) return true
   for (const part of header.split(',')) {
     const candidate = part.trim()
-    if (candidate === '*' || candidate === etag || (candidate.startsWith('W/') && candidate.slice(2) === etag)) return true
+    if (candidate === '*' || candidate === etag || (candidate.startsWith('W/') && candidate.slice(2) === etag))
+      return true
   }
   return false
 }

@@ -12,19 +12,23 @@ type ClientStrategyView = Static<typeof ClientStrategy>
 export type SegmentsById = Record<string, SegmentRecord>
 
 function strategyOf(strategy: StrategyRecord, inline: SegmentsById | undefined): ClientStrategyView {
-  const constraints = strategy.constraints.map((constraint) => ({ ...constraint, values: [...constraint.values] }))
+  const constraints = strategy.constraints.map(constraint => ({ ...constraint, values: [...constraint.values] }))
   if (inline) {
     // Clients older than specification 4.2.0 know no segments: they must see the same conditions as plain constraints.
     for (const id of strategy.segments) {
       const segment = Object.hasOwn(inline, String(id)) ? inline[String(id)] : undefined
-      for (const constraint of segment?.constraints ?? []) constraints.push({ ...constraint, values: [...constraint.values] })
+      for (const constraint of segment?.constraints ?? [])
+        constraints.push({ ...constraint, values: [...constraint.values] })
     }
   }
   return {
     name: strategy.name,
     constraints,
     parameters: { ...strategy.parameters },
-    variants: strategy.variants.map((variant) => ({ ...variant, ...(variant.payload ? { payload: { ...variant.payload } } : {}) })),
+    variants: strategy.variants.map(variant => ({
+      ...variant,
+      ...(variant.payload ? { payload: { ...variant.payload } } : {}),
+    })),
     ...(!inline && strategy.segments.length > 0 ? { segments: [...strategy.segments] } : {}),
   }
 }
@@ -34,7 +38,11 @@ function strategyOf(strategy: StrategyRecord, inline: SegmentsById | undefined):
  * connected to the environment has no state there, and is served off with nothing to evaluate.
  * With `inline`, strategies carry their segments' constraints instead of segment ids.
  */
-export function clientFeatureView(flag: FlagRecord | undefined, environment: string, inline?: SegmentsById): ClientFeatureView | null {
+export function clientFeatureView(
+  flag: FlagRecord | undefined,
+  environment: string,
+  inline?: SegmentsById,
+): ClientFeatureView | null {
   if (!flag || flag.archived) return null
   const state = Object.hasOwn(flag.environments, environment) ? flag.environments[environment] : undefined
   return {
@@ -44,14 +52,20 @@ export function clientFeatureView(flag: FlagRecord | undefined, environment: str
     project: flag.project,
     stale: flag.stale,
     strategies: (state?.strategies ?? [])
-      .filter((strategy) => !strategy.disabled)
+      .filter(strategy => !strategy.disabled)
       .sort((a, b) => a.sortOrder - b.sortOrder)
-      .map((strategy) => strategyOf(strategy, inline)),
+      .map(strategy => strategyOf(strategy, inline)),
     variants: (state?.variants ?? []).map(variantView),
     description: flag.description,
     impressionData: flag.impressionData,
     ...(flag.dependencies.length > 0
-      ? { dependencies: flag.dependencies.map((dependency) => ({ feature: dependency.feature, enabled: dependency.enabled, variants: [...dependency.variants] })) }
+      ? {
+          dependencies: flag.dependencies.map(dependency => ({
+            feature: dependency.feature,
+            enabled: dependency.enabled,
+            variants: [...dependency.variants],
+          })),
+        }
       : {}),
   }
 }

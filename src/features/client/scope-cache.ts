@@ -33,7 +33,10 @@ export class ScopeCache<S extends { environment: string }, V> {
   private readonly kept = new Map<string, { scope: S; value: V }>()
   readonly stats: ScopeCacheStats = { hits: 0, builds: 0 }
 
-  constructor(store: Pick<Store, 'watch'>, private readonly rules: ScopeRules<S, V>) {
+  constructor(
+    store: Pick<Store, 'watch'>,
+    private readonly rules: ScopeRules<S, V>,
+  ) {
     store.watch('flags', (_key, before, after) => this.flagChanged(before, after))
     // Segments change rarely, and a scope's strategies may use any of them: any change drops every scope.
     store.watch('segments', () => this.kept.clear())
@@ -64,7 +67,9 @@ export class ScopeCache<S extends { environment: string }, V> {
     const changedIn = (environment: string) => {
       let changed = served.get(environment)
       if (changed === undefined) {
-        changed = JSON.stringify(clientFeatureView(before, environment)) !== JSON.stringify(clientFeatureView(after, environment))
+        changed =
+          JSON.stringify(clientFeatureView(before, environment)) !==
+          JSON.stringify(clientFeatureView(after, environment))
         served.set(environment, changed)
       }
       return changed

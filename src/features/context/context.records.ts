@@ -17,7 +17,12 @@ export type ContextFieldRecord = Static<typeof ContextFieldRecordSchema>
 
 /** Unleash's seeded fields (its migrations of 2020–2023), with their sort orders and stickiness. */
 const BUILT_IN_FIELDS: readonly Omit<ContextFieldRecord, 'createdAt' | 'legalValues'>[] = [
-  { name: 'environment', description: 'Allows you to constrain on application environment', sortOrder: 0, stickiness: false },
+  {
+    name: 'environment',
+    description: 'Allows you to constrain on application environment',
+    sortOrder: 0,
+    stickiness: false,
+  },
   { name: 'userId', description: 'Allows you to constrain on userId', sortOrder: 1, stickiness: true },
   { name: 'appName', description: 'Allows you to constrain on application name', sortOrder: 2, stickiness: false },
   { name: 'currentTime', description: 'Allows you to constrain on date values', sortOrder: 3, stickiness: false },
@@ -29,7 +34,7 @@ export const contextFieldsCollection = defineCollection('contextFields', Context
   addedLater: true,
   seed: () => {
     const createdAt = new Date().toISOString()
-    return Object.fromEntries(BUILT_IN_FIELDS.map((field) => [field.name, { ...field, legalValues: [], createdAt }]))
+    return Object.fromEntries(BUILT_IN_FIELDS.map(field => [field.name, { ...field, legalValues: [], createdAt }]))
   },
 })
 

@@ -11,7 +11,13 @@ import type { StateReader, Store, Tx } from '../../storage/store'
 import { checkLimit } from '../limits'
 import { dotSegmentProblem, nameProblem } from '../names'
 import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
-import type { ContextField, ContextFieldStrategies, CreateContextField, LegalValue, UpdateContextField } from './context.model'
+import type {
+  ContextField,
+  ContextFieldStrategies,
+  CreateContextField,
+  LegalValue,
+  UpdateContextField,
+} from './context.model'
 import type { ContextFieldRecord, LegalValueRecord } from './context.records'
 
 export type ContextFieldView = Static<typeof ContextField>
@@ -25,14 +31,25 @@ export type ContextFieldStrategiesView = Static<typeof ContextFieldStrategies>
  * field exists and has legal values (Unleash's rule for strategy constraints). `pathOf(i)` names the
  * value's place in the request.
  */
-export function checkLegalValues(reader: Pick<StateReader, 'get'>, contextName: string, values: readonly string[], pathOf: (index: number) => string): void {
+export function checkLegalValues(
+  reader: Pick<StateReader, 'get'>,
+  contextName: string,
+  values: readonly string[],
+  pathOf: (index: number) => string,
+): void {
   const legal = reader.get('contextFields', contextName)?.legalValues ?? []
   if (legal.length === 0) return
-  const allowed = new Set(legal.map((legalValue) => legalValue.value))
+  const allowed = new Set(legal.map(legalValue => legalValue.value))
   values.forEach((value, index) => {
     if (allowed.has(value)) return
-    const shown = legal.length <= 20 ? `: ${legal.map((legalValue) => JSON.stringify(legalValue.value)).join(', ')}` : ` (${legal.length}; see GET /api/admin/context/${contextName})`
-    throw ValidationError.at(pathOf(index), `${JSON.stringify(value)} is not a legal value of context field "${contextName}"; its legal values are${shown}`)
+    const shown =
+      legal.length <= 20
+        ? `: ${legal.map(legalValue => JSON.stringify(legalValue.value)).join(', ')}`
+        : ` (${legal.length}; see GET /api/admin/context/${contextName})`
+    throw ValidationError.at(
+      pathOf(index),
+      `${JSON.stringify(value)} is not a legal value of context field "${contextName}"; its legal values are${shown}`,
+    )
   })
 }
 
@@ -43,7 +60,7 @@ function viewOf(record: ContextFieldRecord): ContextFieldView {
     stickiness: record.stickiness,
     sortOrder: record.sortOrder,
     createdAt: record.createdAt,
-    legalValues: record.legalValues.map((legalValue) => ({ ...legalValue })),
+    legalValues: record.legalValues.map(legalValue => ({ ...legalValue })),
   }
 }
 
@@ -52,15 +69,24 @@ function viewOf(record: ContextFieldRecord): ContextFieldView {
  * breaks a newer rule (a "." or ".." kept from an older data directory) may stay, so that the field
  * can still be updated.
  */
-function legalValuesOf(input: readonly LegalValueInput[] | null, stored: readonly LegalValueRecord[] = []): LegalValueRecord[] {
+function legalValuesOf(
+  input: readonly LegalValueInput[] | null,
+  stored: readonly LegalValueRecord[] = [],
+): LegalValueRecord[] {
   const seen = new Set<string>()
-  const kept = new Set(stored.map((legalValue) => legalValue.value))
+  const kept = new Set(stored.map(legalValue => legalValue.value))
   return (input ?? []).map((legalValue, index) => {
-    if (seen.has(legalValue.value)) throw ValidationError.at(`/legalValues/${index}/value`, `Legal values must be unique; ${JSON.stringify(legalValue.value)} appears twice`)
+    if (seen.has(legalValue.value))
+      throw ValidationError.at(
+        `/legalValues/${index}/value`,
+        `Legal values must be unique; ${JSON.stringify(legalValue.value)} appears twice`,
+      )
     const dots = kept.has(legalValue.value) ? null : dotSegmentProblem(legalValue.value, 'A legal value')
     if (dots) throw ValidationError.at(`/legalValues/${index}/value`, dots)
     seen.add(legalValue.value)
-    return legalValue.description === undefined ? { value: legalValue.value } : { value: legalValue.value, description: legalValue.description }
+    return legalValue.description === undefined
+      ? { value: legalValue.value }
+      : { value: legalValue.value, description: legalValue.description }
   })
 }
 
@@ -83,7 +109,8 @@ function found(reader: Pick<StateReader, 'get'>, name: string): ContextFieldReco
 export function createContextFieldIn(tx: Tx, input: CreateContextFieldInput): ContextFieldView {
   checkName(input.name)
   const legalValues = legalValuesOf(input.legalValues ?? null)
-  if (tx.get('contextFields', input.name)) throw new NameExistsError(`A context field named "${input.name}" already exists`)
+  if (tx.get('contextFields', input.name))
+    throw new NameExistsError(`A context field named "${input.name}" already exists`)
   checkLimit('contextFields', tx.values('contextFields').length + 1, '/name')
   const record: ContextFieldRecord = {
     name: input.name,
@@ -122,9 +149,11 @@ export class ContextService {
     }
     return Object.values(this.store.state.contextFields)
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-      .map((record) => {
+      .map(record => {
         const used = usage.get(record.name)
-        return used ? { ...viewOf(record), usedInFeatures: used.flags.size, usedInProjects: used.projects.size } : viewOf(record)
+        return used
+          ? { ...viewOf(record), usedInFeatures: used.flags.size, usedInProjects: used.projects.size }
+          : viewOf(record)
       })
   }
 
@@ -140,9 +169,17 @@ export class ContextService {
     for (const flag of flags) {
       if (!callerSeesProject(caller, flag.project)) continue
       for (const environment of Object.keys(flag.environments).sort()) {
-        for (const strategy of [...flag.environments[environment].strategies].sort((a, b) => a.sortOrder - b.sortOrder)) {
-          if (!strategy.constraints.some((constraint) => constraint.contextName === name)) continue
-          strategies.push({ id: strategy.id, projectId: flag.project, featureName: flag.name, strategyName: strategy.name, environment })
+        for (const strategy of [...flag.environments[environment].strategies].sort(
+          (a, b) => a.sortOrder - b.sortOrder,
+        )) {
+          if (!strategy.constraints.some(constraint => constraint.contextName === name)) continue
+          strategies.push({
+            id: strategy.id,
+            projectId: flag.project,
+            featureName: flag.name,
+            strategyName: strategy.name,
+            environment,
+          })
         }
       }
     }
@@ -156,18 +193,24 @@ export class ContextService {
   /** `POST /api/admin/context/validate`: name rules (400), taken (409). */
   validateName(name: string): void {
     checkName(name)
-    if (this.store.reader.get('contextFields', name)) throw new NameExistsError(`A context field named "${name}" already exists`)
+    if (this.store.reader.get('contextFields', name))
+      throw new NameExistsError(`A context field named "${name}" already exists`)
   }
 
   async create(input: CreateContextFieldInput, caller: Caller): Promise<ContextFieldView> {
-    return this.store.transact(actorOf(caller), (tx) => createContextFieldIn(tx, input))
+    return this.store.transact(actorOf(caller), tx => createContextFieldIn(tx, input))
   }
 
   async update(name: string, input: UpdateContextFieldInput, caller: Caller): Promise<ContextFieldView> {
-    if (input.name !== undefined && input.name !== name) throw ValidationError.at('/name', `The body names "${input.name}" but the path "${name}"; a context field cannot be renamed`)
-    return this.store.transact(actorOf(caller), (tx) => {
+    if (input.name !== undefined && input.name !== name)
+      throw ValidationError.at(
+        '/name',
+        `The body names "${input.name}" but the path "${name}"; a context field cannot be renamed`,
+      )
+    return this.store.transact(actorOf(caller), tx => {
       const before = found(tx, name)
-      const legalValues = input.legalValues === undefined ? undefined : legalValuesOf(input.legalValues, before.legalValues)
+      const legalValues =
+        input.legalValues === undefined ? undefined : legalValuesOf(input.legalValues, before.legalValues)
       const record: ContextFieldRecord = {
         ...before,
         description: input.description === undefined ? before.description : (input.description ?? ''),
@@ -183,14 +226,20 @@ export class ContextService {
 
   /** Adds a legal value, or replaces the description of one the field has (Unleash's updateContextFieldLegalValue). */
   async putLegalValue(name: string, input: LegalValueInput, caller: Caller): Promise<ContextFieldView> {
-    return this.store.transact(actorOf(caller), (tx) => {
+    return this.store.transact(actorOf(caller), tx => {
       const before = found(tx, name)
-      const kept = before.legalValues.some((legalValue) => legalValue.value === input.value)
+      const kept = before.legalValues.some(legalValue => legalValue.value === input.value)
       const dots = kept ? null : dotSegmentProblem(input.value, 'A legal value')
       if (dots) throw ValidationError.at('/value', dots)
-      const added = input.description === undefined ? { value: input.value } : { value: input.value, description: input.description }
-      const index = before.legalValues.findIndex((legalValue) => legalValue.value === added.value)
-      const legalValues = index === -1 ? [...before.legalValues, added] : before.legalValues.map((legalValue, i) => (i === index ? added : legalValue))
+      const added =
+        input.description === undefined
+          ? { value: input.value }
+          : { value: input.value, description: input.description }
+      const index = before.legalValues.findIndex(legalValue => legalValue.value === added.value)
+      const legalValues =
+        index === -1
+          ? [...before.legalValues, added]
+          : before.legalValues.map((legalValue, i) => (i === index ? added : legalValue))
       checkLimit('legalValuesPerContextField', legalValues.length, '/value')
       const record = { ...before, legalValues }
       tx.put('contextFields', name, record)
@@ -201,17 +250,18 @@ export class ContextService {
 
   /** As in Unleash, constraints already using the value keep it. */
   async deleteLegalValue(name: string, value: string, caller: Caller): Promise<void> {
-    await this.store.transact(actorOf(caller), (tx) => {
+    await this.store.transact(actorOf(caller), tx => {
       const before = found(tx, name)
-      if (!before.legalValues.some((legalValue) => legalValue.value === value)) throw new NotFoundError(`Context field "${name}" has no legal value ${JSON.stringify(value)}`)
-      const record = { ...before, legalValues: before.legalValues.filter((legalValue) => legalValue.value !== value) }
+      if (!before.legalValues.some(legalValue => legalValue.value === value))
+        throw new NotFoundError(`Context field "${name}" has no legal value ${JSON.stringify(value)}`)
+      const record = { ...before, legalValues: before.legalValues.filter(legalValue => legalValue.value !== value) }
       tx.put('contextFields', name, record)
       tx.appendEvent(events.contextFieldUpdated(viewOf(record), viewOf(before)))
     })
   }
 
   async delete(name: string, caller: Caller): Promise<void> {
-    await this.store.transact(actorOf(caller), (tx) => {
+    await this.store.transact(actorOf(caller), tx => {
       const before = found(tx, name)
       tx.delete('contextFields', name)
       tx.appendEvent(events.contextFieldDeleted(viewOf(before)))

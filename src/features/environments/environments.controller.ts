@@ -11,13 +11,22 @@ export function environmentsController(environments: EnvironmentsService, auth: 
       response: { 200: 'environmentsSchema', ...authErrors() },
       detail: { operationId: 'getAllEnvironments', summary: 'Get environments', tags: ['Environments'] },
     })
-    .post('/api/admin/environments', async ({ body, caller, set }) => {
-      set.status = 201
-      return environments.create(body, caller)
-    }, {
-      auth: 'CREATE_ENVIRONMENT',
-      body: 'createEnvironmentSchema',
-      response: { 201: 'environmentSchema', ...bodyErrors(409) },
-      detail: { operationId: 'createEnvironment', summary: 'Create an environment', tags: ['Environments'], description: 'It is connected to no project; connect it with addEnvironmentToProject.' },
-    })
+    .post(
+      '/api/admin/environments',
+      async ({ body, caller, set }) => {
+        set.status = 201
+        return environments.create(body, caller)
+      },
+      {
+        auth: 'CREATE_ENVIRONMENT',
+        body: 'createEnvironmentSchema',
+        response: { 201: 'environmentSchema', ...bodyErrors(409) },
+        detail: {
+          operationId: 'createEnvironment',
+          summary: 'Create an environment',
+          tags: ['Environments'],
+          description: 'It is connected to no project; connect it with addEnvironmentToProject.',
+        },
+      },
+    )
 }

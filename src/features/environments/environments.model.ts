@@ -15,15 +15,29 @@ export const Environment = t.Object(
 )
 
 export const EnvironmentList = t.Object(
-  { version: Integer({ description: 'Schema version, 1' }), environments: t.Array(Environment, { description: 'By sortOrder, then name' }) },
+  {
+    version: Integer({ description: 'Schema version, 1' }),
+    environments: t.Array(Environment, { description: 'By sortOrder, then name' }),
+  },
   { description: 'Environments' },
 )
 
 export const CreateEnvironment = t.Object(
   {
-    name: t.String({ description: 'Environment name: 1 to 100 URL-safe characters, not made only of * (the all-environments wildcard of tokens)', maxLength: 1000, examples: ['staging'] }),
-    type: t.String({ description: 'Environment type; "production" makes enabling a flag move it to the live stage', maxLength: 100, examples: ['test'] }),
-    sortOrder: t.Optional(Integer({ description: 'Position in lists (default: after the last)', minimum: -1_000_000, maximum: 1_000_000 })),
+    name: t.String({
+      description:
+        'Environment name: 1 to 100 URL-safe characters, not made only of * (the all-environments wildcard of tokens)',
+      maxLength: 1000,
+      examples: ['staging'],
+    }),
+    type: t.String({
+      description: 'Environment type; "production" makes enabling a flag move it to the live stage',
+      maxLength: 100,
+      examples: ['test'],
+    }),
+    sortOrder: t.Optional(
+      Integer({ description: 'Position in lists (default: after the last)', minimum: -1_000_000, maximum: 1_000_000 }),
+    ),
   },
   { description: 'An environment to create', examples: [{ name: 'staging', type: 'test', sortOrder: 150 }] },
 )

@@ -17,7 +17,10 @@ export function emptyFlagEnvironment(): RecordOf<'flags'>['environments'][string
 }
 
 /** Environments in display order: by sortOrder, then name. */
-export function compareEnvironments(a: Pick<EnvironmentRecord, 'sortOrder' | 'name'>, b: Pick<EnvironmentRecord, 'sortOrder' | 'name'>) {
+export function compareEnvironments(
+  a: Pick<EnvironmentRecord, 'sortOrder' | 'name'>,
+  b: Pick<EnvironmentRecord, 'sortOrder' | 'name'>,
+) {
   return a.sortOrder - b.sortOrder || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
 }
 
@@ -27,16 +30,20 @@ export function connectEnvironment(tx: Tx, projectId: string, environment: strin
   tx.put('projects', projectId, { ...project, environments: [...project.environments, environment] })
   for (const flag of tx.values('flags')) {
     if (flag.project !== projectId || Object.hasOwn(flag.environments, environment)) continue
-    tx.put('flags', flag.name, { ...flag, environments: { ...flag.environments, [environment]: emptyFlagEnvironment() } })
+    tx.put('flags', flag.name, {
+      ...flag,
+      environments: { ...flag.environments, [environment]: emptyFlagEnvironment() },
+    })
   }
   tx.appendEvent(events.projectEnvironmentAdded(projectId, environment))
 }
 
 /** Creates an environment inside a transaction; the one way to make one (start-up seeding uses it too). */
 export function createEnvironment(tx: Tx, input: { name: string; type: string; sortOrder?: number }): void {
-  if (tx.get('environments', input.name)) throw new NameExistsError(`An environment named "${input.name}" already exists`)
+  if (tx.get('environments', input.name))
+    throw new NameExistsError(`An environment named "${input.name}" already exists`)
   checkLimit('environments', tx.values('environments').length + 1, '/name')
-  const sortOrder = input.sortOrder ?? Math.max(0, ...tx.values('environments').map((e) => e.sortOrder)) + 100
+  const sortOrder = input.sortOrder ?? Math.max(0, ...tx.values('environments').map(e => e.sortOrder)) + 100
   const environment: EnvironmentRecord = { name: input.name, type: input.type, sortOrder, createdAt: tx.now }
   tx.put('environments', input.name, environment)
   tx.appendEvent(events.environmentCreated(input.name, environment))
@@ -48,14 +55,14 @@ export class EnvironmentsService {
   list(): EnvironmentView[] {
     const projects = Object.values(this.store.state.projects)
     return Object.values(this.store.state.environments)
-      .map((environment) => ({
+      .map(environment => ({
         name: environment.name,
         type: environment.type,
         sortOrder: environment.sortOrder,
         enabled: true,
         protected: false,
         createdAt: environment.createdAt,
-        projectCount: projects.filter((project) => project.environments.includes(environment.name)).length,
+        projectCount: projects.filter(project => project.environments.includes(environment.name)).length,
       }))
       .sort(compareEnvironments)
   }
@@ -64,12 +71,12 @@ export class EnvironmentsService {
     assertValidName(input.name, 'environment')
     assertNotWildcard(input.name, 'environment name', '/name')
     assertValidName(input.type, 'environment type', '/type')
-    await this.store.transact(actorOf(caller), (tx) => createEnvironment(tx, input))
-    return this.list().find((environment) => environment.name === input.name)!
+    await this.store.transact(actorOf(caller), tx => createEnvironment(tx, input))
+    return this.list().find(environment => environment.name === input.name)!
   }
 
   async addToProject(projectId: string, environment: string, caller: Caller): Promise<void> {
-    await this.store.transact(actorOf(caller), (tx) => {
+    await this.store.transact(actorOf(caller), tx => {
       const project = tx.get('projects', projectId)
       if (!project) throw new NotFoundError(`Project "${projectId}" does not exist`)
       if (!tx.get('environments', environment)) throw new NotFoundError(`Environment "${environment}" does not exist`)
@@ -81,16 +88,21 @@ export class EnvironmentsService {
   }
 
   async removeFromProject(projectId: string, environment: string, caller: Caller): Promise<void> {
-    await this.store.transact(actorOf(caller), (tx) => {
+    await this.store.transact(actorOf(caller), tx => {
       const project = tx.get('projects', projectId)
       if (!project) throw new NotFoundError(`Project "${projectId}" does not exist`)
       if (!project.environments.includes(environment)) {
         throw new NotFoundError(`Environment "${environment}" is not connected to project "${projectId}"`)
       }
       if (project.environments.length === 1) {
-        throw new ValidationError(`"${environment}" is the last environment of project "${projectId}"; a project needs at least one`)
+        throw new ValidationError(
+          `"${environment}" is the last environment of project "${projectId}"; a project needs at least one`,
+        )
       }
-      tx.put('projects', projectId, { ...project, environments: project.environments.filter((name) => name !== environment) })
+      tx.put('projects', projectId, {
+        ...project,
+        environments: project.environments.filter(name => name !== environment),
+      })
       for (const flag of tx.values('flags')) {
         if (flag.project !== projectId || !Object.hasOwn(flag.environments, environment)) continue
         const { [environment]: _removed, ...rest } = flag.environments

@@ -42,13 +42,19 @@ function invalid(message: string, parameter: string): never {
  * duplicates counted once.
  */
 export function parseFilter(raw: string, parameter: string): string[] {
-  if (raw.length > FILTER_MAX_LENGTH) invalid(`${parameter} must be at most ${FILTER_MAX_LENGTH} characters, got ${raw.length}`, parameter)
+  if (raw.length > FILTER_MAX_LENGTH)
+    invalid(`${parameter} must be at most ${FILTER_MAX_LENGTH} characters, got ${raw.length}`, parameter)
   let listed: string[]
   if (raw.startsWith('IS:')) listed = [raw.slice('IS:'.length)]
   else if (raw.startsWith('IS_ANY_OF:')) listed = raw.slice('IS_ANY_OF:'.length).split(',')
-  else invalid(`${parameter} must look like IS:value or IS_ANY_OF:value1,value2, got ${JSON.stringify(raw.slice(0, 100))}`, parameter)
-  const values = listed.map((value) => value.trim()).filter((value) => value !== '')
-  if (values.length > FILTER_MAX_VALUES) invalid(`${parameter} may list at most ${FILTER_MAX_VALUES} values, got ${values.length}`, parameter)
+  else
+    invalid(
+      `${parameter} must look like IS:value or IS_ANY_OF:value1,value2, got ${JSON.stringify(raw.slice(0, 100))}`,
+      parameter,
+    )
+  const values = listed.map(value => value.trim()).filter(value => value !== '')
+  if (values.length > FILTER_MAX_VALUES)
+    invalid(`${parameter} may list at most ${FILTER_MAX_VALUES} values, got ${values.length}`, parameter)
   return [...new Set(values)]
 }
 
@@ -64,9 +70,19 @@ function parseDay(raw: string, parameter: string, end: boolean): string {
 }
 
 /** Digits only: no sign, no spaces (`limit=%201` is a 400 like any other malformed value), no exponent. */
-export function parseCount(raw: string | undefined, parameter: string, fallback: number, min: number, max: number): number {
+export function parseCount(
+  raw: string | undefined,
+  parameter: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
   if (raw === undefined) return fallback
-  if (!/^\d{1,15}$/.test(raw)) invalid(`${parameter} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw.slice(0, 100))}`, parameter)
+  if (!/^\d{1,15}$/.test(raw))
+    invalid(
+      `${parameter} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw.slice(0, 100))}`,
+      parameter,
+    )
   const value = Number(raw)
   if (value < min) invalid(`${parameter} must be at least ${min}, got ${value}`, parameter)
   if (value > max) invalid(`${parameter} must be at most ${max}, got ${value}`, parameter)
@@ -80,8 +96,12 @@ export function parseCount(raw: string | undefined, parameter: string, fallback:
 export function parseEventQuery(raw: Readonly<Partial<Record<string, string>>>): EventQuery {
   const single: Record<string, string> = {}
   for (const key of KNOWN) if (typeof raw[key] === 'string') single[key] = raw[key]
-  for (const [modern, legacy] of [['from', 'createdAtFrom'], ['to', 'createdAtTo']] as const) {
-    if (single[modern] !== undefined && single[legacy] !== undefined) invalid(`Give either ${legacy} or ${modern}, not both`, modern)
+  for (const [modern, legacy] of [
+    ['from', 'createdAtFrom'],
+    ['to', 'createdAtTo'],
+  ] as const) {
+    if (single[modern] !== undefined && single[legacy] !== undefined)
+      invalid(`Give either ${legacy} or ${modern}, not both`, modern)
   }
   const query: EventQuery = {
     offset: parseCount(single.offset, 'offset', 0, 0, Number.MAX_SAFE_INTEGER),
@@ -95,7 +115,11 @@ export function parseEventQuery(raw: Readonly<Partial<Record<string, string>>>):
     if (single[key] === undefined) continue
     const values = parseFilter(single[key], key)
     if (key === 'id') {
-      const ids = values.map((value) => (/^\d{1,15}$/.test(value) ? Number(value) : invalid(`id values must be whole numbers, got ${JSON.stringify(value)}`, 'id')))
+      const ids = values.map(value =>
+        /^\d{1,15}$/.test(value)
+          ? Number(value)
+          : invalid(`id values must be whole numbers, got ${JSON.stringify(value)}`, 'id'),
+      )
       query.id = ids
     } else {
       query[key] = values

@@ -4,11 +4,14 @@ import { Timestamp, Integer } from '../../http/schemas'
 
 const filter = (what: string, example: string) =>
   t.Optional(t.String({ description: `Filter by ${what}: IS:value or IS_ANY_OF:value1,value2`, examples: [example] }))
-const day = (what: string) => t.Optional(t.String({ description: `${what} (inclusive, UTC day): IS:yyyy-MM-dd`, examples: ['IS:2026-01-31'] }))
+const day = (what: string) =>
+  t.Optional(t.String({ description: `${what} (inclusive, UTC day): IS:yyyy-MM-dd`, examples: ['IS:2026-01-31'] }))
 
 export const EventSearchQuery = t.Object(
   {
-    query: t.Optional(t.String({ description: 'Case-insensitive substring of the event\'s data, preData or tags (as JSON text)' })),
+    query: t.Optional(
+      t.String({ description: "Case-insensitive substring of the event's data, preData or tags (as JSON text)" }),
+    ),
     feature: filter('flag name', 'IS:new-checkout'),
     project: filter('project id', 'IS:default'),
     type: filter('event type', 'IS_ANY_OF:feature-created,feature-archived'),
@@ -43,7 +46,7 @@ export const EventSchema = t.Object(
     featureName: t.Union([t.String(), t.Null()], { description: 'Related flag' }),
     data: t.Union([t.Record(t.String(), t.Unknown()), t.Null()], { description: 'State after the change' }),
     preData: t.Union([t.Record(t.String(), t.Unknown()), t.Null()], { description: 'State before the change' }),
-    tags: t.Array(TagSchema, { description: 'The flag\'s tags at that time' }),
+    tags: t.Array(TagSchema, { description: "The flag's tags at that time" }),
   },
   { description: 'An event of the audit log: one change, who made it and when' },
 )

@@ -29,7 +29,8 @@ export const SEARCH_SECONDS = 10
 /** How long a search may take while segments are rebuilt and it reads the log, or waits for a database's log to be copied (main.ts holds its request open so long). */
 export const SEARCH_WAIT_SECONDS = 120
 
-export type EventSource = Pick<Store, 'readEventLines' | 'lastEventId' | 'onCommit' | 'eventLogPath'> & Partial<Pick<Store, 'shared'>>
+export type EventSource = Pick<Store, 'readEventLines' | 'lastEventId' | 'onCommit' | 'eventLogPath'> &
+  Partial<Pick<Store, 'shared'>>
 
 export interface EventPage {
   total: number
@@ -166,7 +167,8 @@ export class EventsService {
     const lastId = this.committedId
     const shared = this.store.shared ?? null
     // A database's log is searched as a data directory's is, from a local copy kept up to date here.
-    const cache = shared === null ? null : openCachedLog(this.options.cacheDir ?? null, shared, (message) => this.onNotice(message))
+    const cache =
+      shared === null ? null : openCachedLog(this.options.cacheDir ?? null, shared, message => this.onNotice(message))
     this.cache = cache
     const path = cache?.path ?? this.store.eventLogPath
     const loaded = new Promise<number>((resolve, reject) => {
@@ -178,12 +180,12 @@ export class EventsService {
         } else if (reply.type === 'rebuilt') {
           this.rebuilding = false
           this.onRebuilt({ events: reply.events, segments: reply.segments, ms: reply.ms })
-        }
-        else if (reply.type === 'opened') this.opened = true
-        else if (reply.type === 'load-failed') reject(new StoreLoadError(path ?? 'event log', reply.message.replace(`${path}: `, '')))
+        } else if (reply.type === 'opened') this.opened = true
+        else if (reply.type === 'load-failed')
+          reject(new StoreLoadError(path ?? 'event log', reply.message.replace(`${path}: `, '')))
         else this.receive(reply)
       }
-      worker.onerror = (event) => {
+      worker.onerror = event => {
         // A dead worker answers nothing more: fail the searches waiting on it rather than leave them hanging.
         const error = new Error(`event-search worker failed: ${event.message}`)
         reject(error)
@@ -193,7 +195,7 @@ export class EventsService {
     })
     const lines: string[] = []
     // A memory store: the log comes from this thread.
-    if (path === null) await this.store.readEventLines(lastId, (line) => lines.push(line))
+    if (path === null) await this.store.readEventLines(lastId, line => lines.push(line))
     const buildIndex = this.options.buildIndex ?? true
     // Like a data directory's segments: /ready does not wait for a database's log to be checked and
     // read; searches do (they await `load()`), and the worker takes messages in order.
@@ -231,7 +233,7 @@ export class EventsService {
       if (buildIndex) this.post({ type: 'build-index' })
     }
     // Commits made since `lastId` was taken: only their events are new to the worker.
-    const pending = this.pending.filter((event) => event.id > lastId).map((event) => event.line)
+    const pending = this.pending.filter(event => event.id > lastId).map(event => event.line)
     this.pending = []
     if (pending.length > 0) this.post({ type: 'append', lines: pending })
     this.streaming = true
@@ -246,10 +248,12 @@ export class EventsService {
    */
   private async checkCopy(cache: CachedLog, lastId: number): Promise<number> {
     if (cache.lastId > lastId) {
-      cache.clear(`it holds events up to ${cache.lastId}, but the database ends at event ${lastId} (restored from an older backup?)`)
+      cache.clear(
+        `it holds events up to ${cache.lastId}, but the database ends at event ${lastId} (restored from an older backup?)`,
+      )
     } else if (cache.lastId > 0) {
       let line: string | null = null
-      await this.readSharedLog(cache.lastId - 1, cache.lastId, (held) => (line = held))
+      await this.readSharedLog(cache.lastId - 1, cache.lastId, held => (line = held))
       if (line !== cache.lastLine) cache.clear(`its event ${cache.lastId} is not the database's event ${cache.lastId}`)
     }
     return cache.lastId
@@ -274,7 +278,8 @@ export class EventsService {
     if (reply.type === 'result') {
       this.garbage.add(reply.body.byteLength)
       waiter.resolve({ total: reply.total, body: reply.body, plan: reply.plan })
-    } else if (reply.exceeded === 'read-back') waiter.reject(new SearchTooBroad(reply.message, [{ message: reply.message, path: '/query' }]))
+    } else if (reply.exceeded === 'read-back')
+      waiter.reject(new SearchTooBroad(reply.message, [{ message: reply.message, path: '/query' }]))
     else if (reply.exceeded === 'deadline') waiter.reject(new SearchStopped(reply.message))
     else waiter.reject(new Error(`event search failed: ${reply.message}`))
   }
@@ -295,7 +300,8 @@ export class EventsService {
     const held = this.rebuilding || !this.loaded
     if (held && request) this.holdOpen(request)
     // The worker stops the search when the server gives up on the request (search/search-work.ts).
-    const deadline = Date.now() + (held ? SEARCH_WAIT_SECONDS * 1000 : (this.options.searchLimitMs ?? SEARCH_SECONDS * 1000))
+    const deadline =
+      Date.now() + (held ? SEARCH_WAIT_SECONDS * 1000 : (this.options.searchLimitMs ?? SEARCH_SECONDS * 1000))
     await this.load()
     if (this.closed) throw new Error('event search closed')
     const visibility = visibilityOf(caller)
@@ -324,7 +330,9 @@ export class EventsService {
         return await this.store.readEventLines(lastId, next, handed)
       } catch (error) {
         if (this.closed) throw error
-        this.onNotice(`reading the event log for search failed after ${handed} of ${lastId} events (${error instanceof Error ? error.message : String(error)}); trying again in ${wait} ms`)
+        this.onNotice(
+          `reading the event log for search failed after ${handed} of ${lastId} events (${error instanceof Error ? error.message : String(error)}); trying again in ${wait} ms`,
+        )
         await Bun.sleep(wait)
       }
     }

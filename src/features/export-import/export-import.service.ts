@@ -17,7 +17,14 @@ import { metadataOf, strategyView, variantView } from '../flags/flag-view'
 import { actorOf, callerName, callerSeesProject, type Caller } from '../tokens/permissions'
 import type { ExportQuery, ExportResult } from './export-import.model'
 import { applyImport, type ImportWriters } from './import-apply'
-import { requireTarget, reviewImport, type ImportInput, type ImportReview, type ImportValidation, type ReviewRules } from './import-review'
+import {
+  requireTarget,
+  reviewImport,
+  type ImportInput,
+  type ImportReview,
+  type ImportValidation,
+  type ReviewRules,
+} from './import-review'
 import { exportedContextFields, exportedTagTypes } from './tag-types-and-context-fields'
 
 export type ExportQueryInput = Static<typeof ExportQuery>
@@ -31,21 +38,25 @@ class RolledBack {
 const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
 
 /** The flags an export selects, as Unleash picks them: by tag, else by names, else by project, else all; live flags the caller may see. */
-function selectFlags(reader: StateReader, query: ExportQueryInput, caller: Caller): { selectedBy: ExportedData['selectedBy']; flags: FlagRecord[] } {
-  const visible = reader.values('flags').filter((flag) => !flag.archived && callerSeesProject(caller, flag.project))
+function selectFlags(
+  reader: StateReader,
+  query: ExportQueryInput,
+  caller: Caller,
+): { selectedBy: ExportedData['selectedBy']; flags: FlagRecord[] } {
+  const visible = reader.values('flags').filter(flag => !flag.archived && callerSeesProject(caller, flag.project))
   let selected: FlagRecord[]
   let selectedBy: ExportedData['selectedBy']
   if (query.tag !== undefined) {
     const tag = query.tag
     selectedBy = 'tag'
-    selected = visible.filter((flag) => flag.tags.some((t) => t.value === tag || `${t.type}:${t.value}` === tag))
+    selected = visible.filter(flag => flag.tags.some(t => t.value === tag || `${t.type}:${t.value}` === tag))
   } else if (query.features !== undefined && query.features.length > 0) {
     const names = new Set(query.features)
     selectedBy = 'features'
-    selected = visible.filter((flag) => names.has(flag.name))
+    selected = visible.filter(flag => names.has(flag.name))
   } else if (query.project !== undefined) {
     selectedBy = 'project'
-    selected = visible.filter((flag) => flag.project === query.project)
+    selected = visible.filter(flag => flag.project === query.project)
   } else {
     selectedBy = 'all'
     selected = visible
@@ -54,40 +65,61 @@ function selectFlags(reader: StateReader, query: ExportQueryInput, caller: Calle
 }
 
 function buildExport(reader: StateReader, flags: FlagRecord[], environment: string): ExportResultView {
-  const inEnvironment = flags.filter((flag) => Object.hasOwn(flag.environments, environment))
-  const strategies = inEnvironment.flatMap((flag) =>
-    [...flag.environments[environment].strategies].sort((a, b) => a.sortOrder - b.sortOrder).map((strategy) => strategyView(strategy, flag.name)),
+  const inEnvironment = flags.filter(flag => Object.hasOwn(flag.environments, environment))
+  const strategies = inEnvironment.flatMap(flag =>
+    [...flag.environments[environment].strategies]
+      .sort((a, b) => a.sortOrder - b.sortOrder)
+      .map(strategy => strategyView(strategy, flag.name)),
   )
-  const featureEnvironments = inEnvironment.map((flag) => {
+  const featureEnvironments = inEnvironment.map(flag => {
     const entry = flag.environments[environment]
-    return { name: flag.name, featureName: flag.name, environment, enabled: entry.enabled, variants: entry.variants.map(variantView) }
+    return {
+      name: flag.name,
+      featureName: flag.name,
+      environment,
+      enabled: entry.enabled,
+      variants: entry.variants.map(variantView),
+    }
   })
-  const segmentIds = new Set(strategies.flatMap((strategy) => strategy.segments))
+  const segmentIds = new Set(strategies.flatMap(strategy => strategy.segments))
   const segments = [...segmentIds]
     .sort((a, b) => a - b)
-    .map((id) => reader.get('segments', String(id)))
-    .filter((segment) => segment !== undefined)
-    .map((segment) => ({ id: segment.id, name: segment.name }))
+    .map(id => reader.get('segments', String(id)))
+    .filter(segment => segment !== undefined)
+    .map(segment => ({ id: segment.id, name: segment.name }))
   const contextNames = new Set([
-    ...strategies.flatMap((strategy) => [...strategy.constraints.map((c) => c.contextName), strategy.parameters.stickiness ?? ''].filter(Boolean)),
-    ...featureEnvironments.flatMap((entry) => entry.variants.flatMap((variant) => [variant.stickiness, ...variant.overrides.map((o) => o.contextName)])),
+    ...strategies.flatMap(strategy =>
+      [...strategy.constraints.map(c => c.contextName), strategy.parameters.stickiness ?? ''].filter(Boolean),
+    ),
+    ...featureEnvironments.flatMap(entry =>
+      entry.variants.flatMap(variant => [variant.stickiness, ...variant.overrides.map(o => o.contextName)]),
+    ),
   ])
-  const tags = flags.flatMap((flag) => flag.tags)
+  const tags = flags.flatMap(flag => flag.tags)
   return {
     // The flag's metadata as its events carry it, less createdAt, which an export does not hold.
-    features: flags.map((flag) => {
+    features: flags.map(flag => {
       const { createdAt: _createdAt, ...feature } = metadataOf(flag)
       return feature
     }),
     featureStrategies: strategies,
     featureEnvironments,
     contextFields: exportedContextFields(reader, contextNames),
-    featureTags: flags.flatMap((flag) => flag.tags.map((tag) => ({ featureName: flag.name, tagType: tag.type, tagValue: tag.value }))),
+    featureTags: flags.flatMap(flag =>
+      flag.tags.map(tag => ({ featureName: flag.name, tagType: tag.type, tagValue: tag.value })),
+    ),
     segments,
     tagTypes: exportedTagTypes(reader, tags),
     dependencies: flags
-      .filter((flag) => flag.dependencies.length > 0)
-      .map((flag) => ({ feature: flag.name, dependencies: flag.dependencies.map((d) => ({ feature: d.feature, enabled: d.enabled, variants: [...d.variants] })) })),
+      .filter(flag => flag.dependencies.length > 0)
+      .map(flag => ({
+        feature: flag.name,
+        dependencies: flag.dependencies.map(d => ({
+          feature: d.feature,
+          enabled: d.enabled,
+          variants: [...d.variants],
+        })),
+      })),
   }
 }
 
@@ -131,7 +163,13 @@ class ExportAudit {
   }
 }
 
-function exportedData(query: ExportQueryInput, caller: Caller, selectedBy: ExportedData['selectedBy'], flags: FlagRecord[], unrecorded: number): ExportedData {
+function exportedData(
+  query: ExportQueryInput,
+  caller: Caller,
+  selectedBy: ExportedData['selectedBy'],
+  flags: FlagRecord[],
+  unrecorded: number,
+): ExportedData {
   return {
     environment: query.environment,
     selectedBy,
@@ -139,7 +177,9 @@ function exportedData(query: ExportQueryInput, caller: Caller, selectedBy: Expor
     ...(selectedBy === 'features' ? { requested: query.features!.length } : {}),
     scope: [...caller.projects],
     count: flags.length,
-    flagsHash: createHash('sha256').update(flags.map((flag) => flag.name).join('\n')).digest('hex'),
+    flagsHash: createHash('sha256')
+      .update(flags.map(flag => flag.name).join('\n'))
+      .digest('hex'),
     ...(unrecorded > 0 ? { unrecorded } : {}),
   }
 }
@@ -169,7 +209,8 @@ export class ExportImportService {
 
   async export(query: ExportQueryInput, caller: Caller): Promise<ExportResultView> {
     const exportFrom = (reader: StateReader) => {
-      if (!reader.get('environments', query.environment)) throw new NotFoundError(`Environment "${query.environment}" does not exist`)
+      if (!reader.get('environments', query.environment))
+        throw new NotFoundError(`Environment "${query.environment}" does not exist`)
       const selection = selectFlags(reader, query, caller)
       return { ...selection, result: buildExport(reader, selection.flags, query.environment) }
     }
@@ -179,7 +220,7 @@ export class ExportImportService {
     // Past the bound it is a plain read: no commit at all.
     if (unrecorded === null) return exportFrom(this.store.reader).result
     try {
-      return await this.store.transact(actorOf(caller), (tx) => {
+      return await this.store.transact(actorOf(caller), tx => {
         const { selectedBy, flags, result } = exportFrom(tx)
         // The event's project is the one selected, so that readers of that project's events find it;
         // a project the caller may not see is none of its business (it exported nothing of it).
@@ -195,7 +236,7 @@ export class ExportImportService {
 
   async validate(input: ImportInput, caller: Caller): Promise<ImportValidation> {
     try {
-      await this.store.transact(actorOf(caller), (tx) => {
+      await this.store.transact(actorOf(caller), tx => {
         requireTarget(tx, input, caller)
         const review = reviewImport(tx, input, caller, this.rules(tx))
         const { errors, warnings, permissions } = review
@@ -204,7 +245,10 @@ export class ExportImportService {
             applyImport(tx, input, review, this.writers, caller)
           } catch (error) {
             if (!(error instanceof AppError)) throw error
-            errors.push({ message: error.message, affectedItems: (error.details ?? []).map((detail) => detail.path ?? detail.message) })
+            errors.push({
+              message: error.message,
+              affectedItems: (error.details ?? []).map(detail => detail.path ?? detail.message),
+            })
           }
         }
         throw new RolledBack({ errors, warnings, permissions })
@@ -218,17 +262,25 @@ export class ExportImportService {
 
   /** All or nothing: any finding of the review, or any refusal while making it, answers 400 and changes nothing. */
   async import(input: ImportInput, caller: Caller): Promise<void> {
-    await this.store.transact(actorOf(caller), (tx) => {
+    await this.store.transact(actorOf(caller), tx => {
       requireTarget(tx, input, caller)
       const review: ImportReview = reviewImport(tx, input, caller, this.rules(tx))
       // Checked first, as Unleash's import does; past the route's UPDATE_FEATURE check, only the service-wide permissions can be missing.
-      const missing = review.permissions.flatMap((finding) => finding.affectedItems)
+      const missing = review.permissions.flatMap(finding => finding.affectedItems)
       if (missing.length > 0) {
-        throw new NoAccessError(`${callerName(caller, true)} lacks permissions this import needs: ${missing.join(', ')}; tag types and context fields are service-wide, so creating them needs a token for all projects`, missing[0])
+        throw new NoAccessError(
+          `${callerName(caller, true)} lacks permissions this import needs: ${missing.join(', ')}; tag types and context fields are service-wide, so creating them needs a token for all projects`,
+          missing[0],
+        )
       }
       if (review.errors.length > 0) {
-        const details = review.errors.map((error) => ({ message: `${error.message} ${error.affectedItems.join(', ')}`.trim() }))
-        throw new ValidationError(`The import was refused and nothing was changed: ${details.map((detail) => detail.message).join('; ')}`, details)
+        const details = review.errors.map(error => ({
+          message: `${error.message} ${error.affectedItems.join(', ')}`.trim(),
+        }))
+        throw new ValidationError(
+          `The import was refused and nothing was changed: ${details.map(detail => detail.message).join('; ')}`,
+          details,
+        )
       }
       applyImport(tx, input, review, this.writers, caller)
     })

@@ -26,10 +26,10 @@ const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
 /** The tag types the exported tags use, as defined here, by name (Unleash's tagTypes). */
 export function exportedTagTypes(reader: StateReader, tags: readonly TagRecord[]) {
-  return [...new Set(tags.map((tag) => tag.type))]
+  return [...new Set(tags.map(tag => tag.type))]
     .sort(byName)
-    .map((name) => reader.get('tagTypes', name))
-    .filter((record) => record !== undefined)
+    .map(name => reader.get('tagTypes', name))
+    .filter(record => record !== undefined)
     .map(({ name, description, icon, color }) => ({ name, description, icon, color }))
 }
 
@@ -40,14 +40,14 @@ export function exportedTagTypes(reader: StateReader, tags: readonly TagRecord[]
 export function exportedContextFields(reader: StateReader, contextNames: ReadonlySet<string>) {
   return [...contextNames]
     .sort(byName)
-    .map((name) => reader.get('contextFields', name))
-    .filter((record) => record !== undefined)
+    .map(name => reader.get('contextFields', name))
+    .filter(record => record !== undefined)
     .map(({ name, description, stickiness, sortOrder, legalValues }) => ({
       name,
       description,
       stickiness,
       sortOrder,
-      legalValues: legalValues.map((legalValue) => ({ ...legalValue })),
+      legalValues: legalValues.map(legalValue => ({ ...legalValue })),
     }))
 }
 
@@ -57,26 +57,32 @@ export function exportedContextFields(reader: StateReader, contextNames: Readonl
  * with an imported one that has some). The import refuses them.
  */
 export function clashingContextFields(reader: StateReader, fields: readonly ContextFieldItem[]): string[] {
-  const clashing = fields.filter((field) => {
+  const clashing = fields.filter(field => {
     const ours = reader.get('contextFields', field.name)
     if (!ours) return false
-    const legal = new Set(ours.legalValues.map((legalValue) => legalValue.value))
-    return (field.legalValues ?? []).some((legalValue) => !legal.has(legalValue.value))
+    const legal = new Set(ours.legalValues.map(legalValue => legalValue.value))
+    return (field.legalValues ?? []).some(legalValue => !legal.has(legalValue.value))
   })
-  return [...new Set(clashing.map((field) => field.name))]
+  return [...new Set(clashing.map(field => field.name))]
 }
 
 /** The last of the items with each name, in the order the names first appear (a Map's, as Unleash dedupes). */
 function lastOfEachName<T extends { name: string }>(items: readonly Indexed<T>[]): Indexed<T>[] {
-  return [...new Map(items.map((entry) => [entry.item.name, entry])).values()]
+  return [...new Map(items.map(entry => [entry.item.name, entry])).values()]
 }
 
 /**
  * The tag types the import creates: those of `tagTypes` that the imported flags' tags use and that
  * do not exist here. Without `featureTags` the tags are left alone, so none is created (Unleash).
  */
-export function tagTypesToCreate(reader: StateReader, data: Data, importing: ReadonlySet<string>): Indexed<TagTypeItem>[] {
-  const used = new Set((data.featureTags ?? []).filter((tag) => importing.has(tag.featureName)).map((tag) => tag.tagType ?? DEFAULT_TAG_TYPE))
+export function tagTypesToCreate(
+  reader: StateReader,
+  data: Data,
+  importing: ReadonlySet<string>,
+): Indexed<TagTypeItem>[] {
+  const used = new Set(
+    (data.featureTags ?? []).filter(tag => importing.has(tag.featureName)).map(tag => tag.tagType ?? DEFAULT_TAG_TYPE),
+  )
   const listed = data.tagTypes.map((item, index) => ({ item, index }))
   return lastOfEachName(listed.filter(({ item }) => used.has(item.name) && !reader.get('tagTypes', item.name)))
 }

@@ -4,16 +4,23 @@ import { Integer } from '../../http/schemas'
 
 export const FlagType = t.Object(
   {
-    id: t.String({ description: 'The type, as a flag\'s type: release, experiment, operational, kill-switch or permission' }),
+    id: t.String({
+      description: "The type, as a flag's type: release, experiment, operational, kill-switch or permission",
+    }),
     name: t.String({ description: 'Name shown to people' }),
     description: t.String({ description: 'What flags of this type are for' }),
-    lifetimeDays: t.Union([Integer(), t.Null()], { description: 'Days after its creation a flag of this type is potentially stale; null: never' }),
+    lifetimeDays: t.Union([Integer(), t.Null()], {
+      description: 'Days after its creation a flag of this type is potentially stale; null: never',
+    }),
   },
   { description: 'A kind of flag and its expected lifetime' },
 )
 
 export const FlagTypeList = t.Object(
-  { version: Integer({ description: 'Schema version, 1' }), types: t.Array(FlagType, { description: 'The five flag types' }) },
+  {
+    version: Integer({ description: 'Schema version, 1' }),
+    types: t.Array(FlagType, { description: 'The five flag types' }),
+  },
   { description: 'Every flag type' },
 )
 
@@ -24,7 +31,7 @@ export const UpdateLifetime = t.Object(
       examples: [7],
     }),
   },
-  { description: 'A flag type\'s new expected lifetime', examples: [{ lifetimeDays: 7 }] },
+  { description: "A flag type's new expected lifetime", examples: [{ lifetimeDays: 7 }] },
 )
 
 /** The named schemas of the flag-type routes, as routes refer to them and OpenAPI lists them. */

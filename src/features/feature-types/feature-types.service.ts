@@ -42,9 +42,12 @@ export class FlagTypesService {
   /** As Unleash: the id is matched in lower case, and 0 means no lifetime, stored as null. */
   async setLifetime(id: string, lifetimeDays: number | null, caller: Caller): Promise<FlagTypeView> {
     const key = id.toLowerCase()
-    return this.store.transact(actorOf(caller), (tx) => {
+    return this.store.transact(actorOf(caller), tx => {
       const before = tx.get('flagTypes', key)
-      if (!before) throw new NotFoundError(`There is no flag type "${id}"; the types are ${BUILT_IN_FLAG_TYPES.map((type) => type.id).join(', ')}`)
+      if (!before)
+        throw new NotFoundError(
+          `There is no flag type "${id}"; the types are ${BUILT_IN_FLAG_TYPES.map(type => type.id).join(', ')}`,
+        )
       const lifetime = lifetimeDays === 0 ? null : lifetimeDays
       if (before.lifetimeDays === lifetime) return viewOf(before)
       const record = { ...before, lifetimeDays: lifetime }

@@ -13,78 +13,101 @@ const ALL_OR_NOTHING =
 
 export function bulkController(bulk: FlagBulkService, auth: Authorization) {
   return controllerBase(auth, { ...flagModels, ...bulkModels })
-    .post('/api/admin/projects/:projectId/archive', async ({ params, body, caller }) => {
-      await bulk.archive(params.projectId, body.features, caller)
-      return noContent(202)
-    }, {
-      auth: 'DELETE_FEATURE',
-      params: projectParams,
-      body: 'batchFeaturesSchema',
-      response: { 202: t.Void({ description: 'Archived' }), ...bodyErrors(404) },
-      detail: {
-        operationId: 'archiveFeatures',
-        summary: 'Archives a list of features',
-        tags: ['Features'],
-        description: `${ALL_OR_NOTHING} An already archived flag, or a parent of live flags not archived with it, is a 400. Each flag records feature-archived, as archiveFeature does.`,
+    .post(
+      '/api/admin/projects/:projectId/archive',
+      async ({ params, body, caller }) => {
+        await bulk.archive(params.projectId, body.features, caller)
+        return noContent(202)
       },
-    })
-    .post('/api/admin/projects/:projectId/delete', async ({ params, body, caller }) => {
-      await bulk.delete(params.projectId, body.features, caller)
-      return noContent()
-    }, {
-      auth: 'DELETE_FEATURE',
-      params: projectParams,
-      body: 'batchFeaturesSchema',
-      response: { 200: t.Void({ description: 'Deleted' }), ...bodyErrors(404) },
-      detail: {
-        operationId: 'deleteFeatures',
-        summary: 'Deletes a list of archived features',
-        tags: ['Archive'],
-        description: `${ALL_OR_NOTHING} A flag that is not archived is a 400. Frees the names; each flag records feature-deleted, as deleteFeature does.`,
+      {
+        auth: 'DELETE_FEATURE',
+        params: projectParams,
+        body: 'batchFeaturesSchema',
+        response: { 202: t.Void({ description: 'Archived' }), ...bodyErrors(404) },
+        detail: {
+          operationId: 'archiveFeatures',
+          summary: 'Archives a list of features',
+          tags: ['Features'],
+          description: `${ALL_OR_NOTHING} An already archived flag, or a parent of live flags not archived with it, is a 400. Each flag records feature-archived, as archiveFeature does.`,
+        },
       },
-    })
-    .post('/api/admin/projects/:projectId/stale', async ({ params, body, caller }) => {
-      await bulk.setStale(params.projectId, body.features, body.stale, caller)
-      return noContent(202)
-    }, {
-      auth: 'UPDATE_FEATURE',
-      params: projectParams,
-      body: 'batchStaleSchema',
-      response: { 202: t.Void({ description: 'Marked' }), ...bodyErrors(404) },
-      detail: {
-        operationId: 'staleFeatures',
-        summary: 'Mark features as stale / not stale',
-        tags: ['Features'],
-        description: `${ALL_OR_NOTHING} Archived flags may be marked too. A flag whose stale changes records feature-metadata-updated and feature-stale-on/-off, as patchFeature does; the others record nothing.`,
+    )
+    .post(
+      '/api/admin/projects/:projectId/delete',
+      async ({ params, body, caller }) => {
+        await bulk.delete(params.projectId, body.features, caller)
+        return noContent()
       },
-    })
-    .put('/api/admin/features/:featureName/tags', async ({ params, body, caller }) => ({ version: 1, tags: await bulk.updateTags(params.featureName, body, caller) }), {
-      auth: 'UPDATE_FEATURE',
-      params: featureParams,
-      body: 'updateTagsSchema',
-      response: { 200: 'tagsSchema', ...bodyErrors(404) },
-      detail: {
-        operationId: 'updateTags',
-        summary: 'Updates multiple tags for a feature',
-        tags: ['Tags'],
-        description:
-          'Adds addedTags, then removes removedTags, in one write; answers with the flag\'s tags afterwards. Adding a tag the flag has, or removing one it lacks, changes nothing (as in Unleash). ' +
-          'A bad tag (value not 2 to 50 characters) or going past the tags-per-flag limit is a 400 and nothing changes. One feature-tagged or feature-untagged event per change.',
+      {
+        auth: 'DELETE_FEATURE',
+        params: projectParams,
+        body: 'batchFeaturesSchema',
+        response: { 200: t.Void({ description: 'Deleted' }), ...bodyErrors(404) },
+        detail: {
+          operationId: 'deleteFeatures',
+          summary: 'Deletes a list of archived features',
+          tags: ['Archive'],
+          description: `${ALL_OR_NOTHING} A flag that is not archived is a 400. Frees the names; each flag records feature-deleted, as deleteFeature does.`,
+        },
       },
-    })
-    .put('/api/admin/projects/:projectId/tags', async ({ params, body, caller }) => {
-      await bulk.tagFlags(params.projectId, body.features, body.tags, caller)
-      return noContent()
-    }, {
-      auth: 'UPDATE_FEATURE',
-      params: projectParams,
-      body: 'tagsBulkAddSchema',
-      response: { 200: t.Void({ description: 'Tagged' }), ...bodyErrors(404) },
-      detail: {
-        operationId: 'addTagToFeatures',
-        summary: 'Adds and removes tags of the specified features',
-        tags: ['Tags'],
-        description: `${ALL_OR_NOTHING} Each flag gets the tag changes of updateTags, with the same events.`,
+    )
+    .post(
+      '/api/admin/projects/:projectId/stale',
+      async ({ params, body, caller }) => {
+        await bulk.setStale(params.projectId, body.features, body.stale, caller)
+        return noContent(202)
       },
-    })
+      {
+        auth: 'UPDATE_FEATURE',
+        params: projectParams,
+        body: 'batchStaleSchema',
+        response: { 202: t.Void({ description: 'Marked' }), ...bodyErrors(404) },
+        detail: {
+          operationId: 'staleFeatures',
+          summary: 'Mark features as stale / not stale',
+          tags: ['Features'],
+          description: `${ALL_OR_NOTHING} Archived flags may be marked too. A flag whose stale changes records feature-metadata-updated and feature-stale-on/-off, as patchFeature does; the others record nothing.`,
+        },
+      },
+    )
+    .put(
+      '/api/admin/features/:featureName/tags',
+      async ({ params, body, caller }) => ({
+        version: 1,
+        tags: await bulk.updateTags(params.featureName, body, caller),
+      }),
+      {
+        auth: 'UPDATE_FEATURE',
+        params: featureParams,
+        body: 'updateTagsSchema',
+        response: { 200: 'tagsSchema', ...bodyErrors(404) },
+        detail: {
+          operationId: 'updateTags',
+          summary: 'Updates multiple tags for a feature',
+          tags: ['Tags'],
+          description:
+            "Adds addedTags, then removes removedTags, in one write; answers with the flag's tags afterwards. Adding a tag the flag has, or removing one it lacks, changes nothing (as in Unleash). " +
+            'A bad tag (value not 2 to 50 characters) or going past the tags-per-flag limit is a 400 and nothing changes. One feature-tagged or feature-untagged event per change.',
+        },
+      },
+    )
+    .put(
+      '/api/admin/projects/:projectId/tags',
+      async ({ params, body, caller }) => {
+        await bulk.tagFlags(params.projectId, body.features, body.tags, caller)
+        return noContent()
+      },
+      {
+        auth: 'UPDATE_FEATURE',
+        params: projectParams,
+        body: 'tagsBulkAddSchema',
+        response: { 200: t.Void({ description: 'Tagged' }), ...bodyErrors(404) },
+        detail: {
+          operationId: 'addTagToFeatures',
+          summary: 'Adds and removes tags of the specified features',
+          tags: ['Tags'],
+          description: `${ALL_OR_NOTHING} Each flag gets the tag changes of updateTags, with the same events.`,
+        },
+      },
+    )
 }

@@ -26,8 +26,14 @@ export const BatchStale = t.Object(
 )
 
 const tagChanges = {
-  addedTags: t.Array(TagInput, { maxItems: MAX_TAG_CHANGES, description: 'Tags to add; a tag the flag already has is left as it is' }),
-  removedTags: t.Array(TagInput, { maxItems: MAX_TAG_CHANGES, description: 'Tags to remove, after the additions; a tag the flag does not have is ignored' }),
+  addedTags: t.Array(TagInput, {
+    maxItems: MAX_TAG_CHANGES,
+    description: 'Tags to add; a tag the flag already has is left as it is',
+  }),
+  removedTags: t.Array(TagInput, {
+    maxItems: MAX_TAG_CHANGES,
+    description: 'Tags to remove, after the additions; a tag the flag does not have is ignored',
+  }),
 }
 
 export const UpdateTags = t.Object(tagChanges, {
@@ -64,7 +70,12 @@ export const PushVariants = t.Object(
   },
   {
     description: 'One variant list for several environments of a flag',
-    examples: [{ variants: [{ name: 'blue', weight: 1000, weightType: 'variable', stickiness: 'default' }], environments: ['development'] }],
+    examples: [
+      {
+        variants: [{ name: 'blue', weight: 1000, weightType: 'variable', stickiness: 'default' }],
+        environments: ['development'],
+      },
+    ],
   },
 )
 
@@ -72,8 +83,11 @@ export const PushVariants = t.Object(
 export const VariantPatches = jsonPatchBody({
   path: 'JSON pointer into the variant list: /0, /0/weight, or /- to add at the end',
   operation: 'One JSON-Patch (RFC 6902) operation on the variant list',
-  description: 'Operations applied in order to the variant list, all or nothing; the result must be a valid variant list',
-  example: [{ op: 'add', path: '/-', value: { name: 'blue', weight: 1000, weightType: 'variable', stickiness: 'default' } }],
+  description:
+    'Operations applied in order to the variant list, all or nothing; the result must be a valid variant list',
+  example: [
+    { op: 'add', path: '/-', value: { name: 'blue', weight: 1000, weightType: 'variable', stickiness: 'default' } },
+  ],
 })
 
 export const bulkModels = {

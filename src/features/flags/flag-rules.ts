@@ -23,7 +23,9 @@ export function liveFlagInProject(tx: Pick<Tx, 'get'>, projectId: string, name: 
 export function requireEnvironment(flag: FlagRecord, environment: string) {
   const entry = Object.hasOwn(flag.environments, environment) ? flag.environments[environment] : undefined
   if (!entry) {
-    throw new NotFoundError(`Environment "${environment}" is not connected to project "${flag.project}" of flag "${flag.name}"`)
+    throw new NotFoundError(
+      `Environment "${environment}" is not connected to project "${flag.project}" of flag "${flag.name}"`,
+    )
   }
   return entry
 }
@@ -63,14 +65,17 @@ export function setEnvironmentEnabled(tx: Tx, flag: FlagRecord, environment: str
   const entry = requireEnvironment(flag, environment)
   if (entry.enabled === enabled) return flag
   let strategies = entry.strategies
-  if (enabled && !strategies.some((strategy) => !strategy.disabled)) {
+  if (enabled && !strategies.some(strategy => !strategy.disabled)) {
     // Only disabled strategies, as many as allowed: the default one would be one too many.
     checkLimit('strategiesPerFlagEnvironment', strategies.length + 1, `/environments/${environment}/strategies`)
-    const added = defaultStrategy(flag.name, Math.max(-1, ...strategies.map((s) => s.sortOrder)) + 1)
+    const added = defaultStrategy(flag.name, Math.max(-1, ...strategies.map(s => s.sortOrder)) + 1)
     strategies = [...strategies, added]
     tx.appendEvent(events.strategyAdded(flag, environment, { ...added, featureName: flag.name }))
   }
-  let updated: FlagRecord = { ...flag, environments: { ...flag.environments, [environment]: { ...entry, enabled, strategies } } }
+  let updated: FlagRecord = {
+    ...flag,
+    environments: { ...flag.environments, [environment]: { ...entry, enabled, strategies } },
+  }
   if (enabled) {
     const production = tx.get('environments', environment)?.type === 'production'
     updated = advanceLifecycle(updated, production ? 'live' : 'pre-live', tx.now)
@@ -88,7 +93,8 @@ export function setEnvironmentEnabled(tx: Tx, flag: FlagRecord, environment: str
  */
 export function offEverywhereAfterRevive(tx: Tx, flag: FlagRecord): FlagRecord {
   let updated = flag
-  for (const environment of Object.keys(flag.environments)) updated = setEnvironmentEnabled(tx, updated, environment, false)
+  for (const environment of Object.keys(flag.environments))
+    updated = setEnvironmentEnabled(tx, updated, environment, false)
   return updated
 }
 
@@ -98,7 +104,7 @@ export function offEverywhereAfterRevive(tx: Tx, flag: FlagRecord): FlagRecord {
  */
 export function changeMetadata(tx: Tx, flag: FlagRecord, next: FlagMetadata): FlagRecord {
   const before = metadataOf(flag)
-  const changed = (Object.keys(before) as (keyof FlagMetadata)[]).some((key) => before[key] !== next[key])
+  const changed = (Object.keys(before) as (keyof FlagMetadata)[]).some(key => before[key] !== next[key])
   if (!changed) return flag
   if (next.archived && !flag.archived) assertNoLiveChildren(tx, flag)
   let updated: FlagRecord = {
@@ -124,9 +130,14 @@ export function changeMetadata(tx: Tx, flag: FlagRecord, next: FlagMetadata): Fl
 
 /** Reads the flags as staged in `tx`, so children archived earlier in the same write no longer count. */
 export function assertNoLiveChildren(tx: Pick<Tx, 'values'>, flag: FlagRecord) {
-  const children = tx.values('flags').filter((other) => !other.archived && other.dependencies.some((d) => d.feature === flag.name))
+  const children = tx
+    .values('flags')
+    .filter(other => !other.archived && other.dependencies.some(d => d.feature === flag.name))
   if (children.length > 0) {
-    throw ValidationError.at(undefined, `Flag "${flag.name}" is a parent of ${children.map((c) => `"${c.name}"`).join(', ')}; archive or unlink them first`)
+    throw ValidationError.at(
+      undefined,
+      `Flag "${flag.name}" is a parent of ${children.map(c => `"${c.name}"`).join(', ')}; archive or unlink them first`,
+    )
   }
 }
 
@@ -141,11 +152,15 @@ export function archiveFlag(tx: Tx, flag: FlagRecord): void {
 
 /** Deletes an archived flag for good, which frees its name, and drops the dependencies on it. */
 export function deleteArchivedFlag(tx: Tx, flag: FlagRecord): void {
-  if (!flag.archived) throw ValidationError.at(undefined, `Flag "${flag.name}" is not archived; archive it before deleting it`)
+  if (!flag.archived)
+    throw ValidationError.at(undefined, `Flag "${flag.name}" is not archived; archive it before deleting it`)
   tx.delete('flags', flag.name)
   for (const child of tx.values('flags')) {
-    if (child.dependencies.some((dependency) => dependency.feature === flag.name)) {
-      tx.put('flags', child.name, { ...child, dependencies: child.dependencies.filter((dependency) => dependency.feature !== flag.name) })
+    if (child.dependencies.some(dependency => dependency.feature === flag.name)) {
+      tx.put('flags', child.name, {
+        ...child,
+        dependencies: child.dependencies.filter(dependency => dependency.feature !== flag.name),
+      })
     }
   }
   tx.appendEvent(events.flagDeleted(flag, metadataOf(flag)))

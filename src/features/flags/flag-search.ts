@@ -38,10 +38,17 @@ export function searchPage(
   view: (flag: FlagRecord) => FeatureView,
 ): { features: FeatureView[]; total: number } {
   const needle = filters.query?.trim().toLowerCase() ?? ''
-  const matching = records.filter((flag) => needle === '' || flag.name.toLowerCase().includes(needle) || (flag.description ?? '').toLowerCase().includes(needle))
+  const matching = records.filter(
+    flag =>
+      needle === '' ||
+      flag.name.toLowerCase().includes(needle) ||
+      (flag.description ?? '').toLowerCase().includes(needle),
+  )
   const key = filters.sortBy ?? 'createdAt'
   if (key !== 'createdAt') {
-    const values = new Map(matching.map((flag) => [flag, key === 'lastSeenAt' ? latestSeen(flag, lastSeenOf(flag)) : flag[key]]))
+    const values = new Map(
+      matching.map(flag => [flag, key === 'lastSeenAt' ? latestSeen(flag, lastSeenOf(flag)) : flag[key]]),
+    )
     // Array.prototype.sort is stable: equal values keep the createdAt-then-name order.
     matching.sort((a, b) => {
       const x = values.get(a)!

@@ -30,8 +30,11 @@ export function strategyView(strategy: StrategyRecord, featureName: string) {
     featureName,
     sortOrder: strategy.sortOrder,
     segments: [...strategy.segments],
-    constraints: strategy.constraints.map((constraint) => ({ ...constraint, values: [...constraint.values] })),
-    variants: strategy.variants.map((variant) => ({ ...variant, ...(variant.payload ? { payload: { ...variant.payload } } : {}) })),
+    constraints: strategy.constraints.map(constraint => ({ ...constraint, values: [...constraint.values] })),
+    variants: strategy.variants.map(variant => ({
+      ...variant,
+      ...(variant.payload ? { payload: { ...variant.payload } } : {}),
+    })),
     parameters: { ...strategy.parameters },
   }
 }
@@ -43,7 +46,7 @@ export function variantView(variant: VariantRecord) {
     weightType: variant.weightType,
     stickiness: variant.stickiness,
     ...(variant.payload ? { payload: { ...variant.payload } } : {}),
-    overrides: variant.overrides.map((override) => ({ contextName: override.contextName, values: [...override.values] })),
+    overrides: variant.overrides.map(override => ({ contextName: override.contextName, values: [...override.values] })),
   }
 }
 
@@ -70,7 +73,7 @@ export class ChildrenIndex {
     const children = new Set(this.byParent.get(name))
     if (tx) {
       for (const [key, flag] of tx.staged('flags')) {
-        if (flag?.dependencies.some((dependency) => dependency.feature === name)) children.add(key)
+        if (flag?.dependencies.some(dependency => dependency.feature === name)) children.add(key)
         else children.delete(key)
       }
     }
@@ -101,7 +104,11 @@ export interface ViewOptions {
   lastSeen?: Readonly<Record<string, string>>
 }
 
-export function flagView(flag: FlagRecord, knownEnvironments: Readonly<Record<string, EnvironmentRecord>>, options: ViewOptions): FeatureView {
+export function flagView(
+  flag: FlagRecord,
+  knownEnvironments: Readonly<Record<string, EnvironmentRecord>>,
+  options: ViewOptions,
+): FeatureView {
   const lastSeen = options.lastSeen ?? {}
   let flagLastSeen: string | null = null
   const environments = Object.entries(flag.environments)
@@ -119,14 +126,14 @@ export function flagView(flag: FlagRecord, knownEnvironments: Readonly<Record<st
         variantCount: environment.variants.length,
         lastSeenAt: seen,
         hasStrategies: environment.strategies.length > 0,
-        hasEnabledStrategies: environment.strategies.some((strategy) => !strategy.disabled),
+        hasEnabledStrategies: environment.strategies.some(strategy => !strategy.disabled),
       }
       return options.details
         ? {
             ...entry,
             strategies: [...environment.strategies]
               .sort((a, b) => a.sortOrder - b.sortOrder)
-              .map((strategy) => strategyView(strategy, flag.name)),
+              .map(strategy => strategyView(strategy, flag.name)),
             variants: environment.variants.map(variantView),
           }
         : entry
@@ -137,7 +144,7 @@ export function flagView(flag: FlagRecord, knownEnvironments: Readonly<Record<st
     type: flag.type,
     description: flag.description,
     project: flag.project,
-    enabled: environments.some((environment) => environment.enabled),
+    enabled: environments.some(environment => environment.enabled),
     stale: flag.stale,
     potentiallyStale: options.potentiallyStale,
     favorite: false,
@@ -151,9 +158,9 @@ export function flagView(flag: FlagRecord, knownEnvironments: Readonly<Record<st
     environments,
     variants: [],
     strategies: [],
-    tags: flag.tags.map((tag) => ({ type: tag.type, value: tag.value })),
+    tags: flag.tags.map(tag => ({ type: tag.type, value: tag.value })),
     children: [...options.children],
-    dependencies: flag.dependencies.map((dependency) => ({
+    dependencies: flag.dependencies.map(dependency => ({
       feature: dependency.feature,
       enabled: dependency.enabled,
       variants: [...dependency.variants],

@@ -3,9 +3,20 @@
  * them. They fit together on a fresh service: the flag `new-checkout` of the create example is the
  * one the other examples name (test/http/openapi-examples.test.ts sends each of them).
  */
-export const CREATE_FLAG_EXAMPLE = { name: 'new-checkout', type: 'release', description: 'The new checkout flow', impressionData: false, tags: [{ type: 'simple', value: 'checkout' }] }
+export const CREATE_FLAG_EXAMPLE = {
+  name: 'new-checkout',
+  type: 'release',
+  description: 'The new checkout flow',
+  impressionData: false,
+  tags: [{ type: 'simple', value: 'checkout' }],
+}
 
-export const UPDATE_FLAG_EXAMPLE = { description: 'The new checkout flow, for every user', type: 'release', stale: false, impressionData: true }
+export const UPDATE_FLAG_EXAMPLE = {
+  description: 'The new checkout flow, for every user',
+  type: 'release',
+  stale: false,
+  impressionData: true,
+}
 
 export const STRATEGY_EXAMPLE = {
   name: 'flexibleRollout',
@@ -18,6 +29,18 @@ export const STRATEGY_EXAMPLE = {
 
 /** A variant list as clients send it. */
 export const VARIANTS_EXAMPLE = [
-  { name: 'blue', weight: 500, weightType: 'variable', stickiness: 'default', payload: { type: 'string', value: 'blue' } },
-  { name: 'green', weight: 500, weightType: 'variable', stickiness: 'default', overrides: [{ contextName: 'userId', values: ['42'] }] },
+  {
+    name: 'blue',
+    weight: 500,
+    weightType: 'variable',
+    stickiness: 'default',
+    payload: { type: 'string', value: 'blue' },
+  },
+  {
+    name: 'green',
+    weight: 500,
+    weightType: 'variable',
+    stickiness: 'default',
+    overrides: [{ contextName: 'userId', values: ['42'] }],
+  },
 ]

@@ -8,7 +8,8 @@ import { BUILT_IN_STRATEGIES } from '../strategy-types/built-in-strategies'
 import { LIMITS } from '../limits'
 import { CREATE_FLAG_EXAMPLE, STRATEGY_EXAMPLE, UPDATE_FLAG_EXAMPLE, VARIANTS_EXAMPLE } from './flags.examples'
 
-const Name = (description: string) => t.String({ description, minLength: 1, maxLength: 100, examples: ['new-checkout'] })
+const Name = (description: string) =>
+  t.String({ description, minLength: 1, maxLength: 100, examples: ['new-checkout'] })
 const ShortText = (description: string, max = 100) => t.String({ description, maxLength: max })
 
 export const Payload = t.Object(
@@ -31,7 +32,13 @@ export const Constraint = t.Object(
         description: `Values, for IN, NOT_IN, STR_* and IN_CIDR (IP addresses or CIDR ranges); at most ${LIMITS.valuesPerConstraint.max} (valuesPerConstraint)`,
       }),
     ),
-    value: t.Optional(t.String({ maxLength: 1000, description: 'Value, for NUM_* (a number), DATE_* (RFC 3339 date-time), SEMVER_* (strict semver, no leading v) and REGEX (RE2 syntax; cannot be inverted)' })),
+    value: t.Optional(
+      t.String({
+        maxLength: 1000,
+        description:
+          'Value, for NUM_* (a number), DATE_* (RFC 3339 date-time), SEMVER_* (strict semver, no leading v) and REGEX (RE2 syntax; cannot be inverted)',
+      }),
+    ),
   },
   { description: 'A condition on the SDK context: the strategy applies only when it holds' },
 )
@@ -44,12 +51,18 @@ export const StrategyVariant = t.Object(
     stickiness: ShortText('Context field that keeps a user on the same variant'),
     payload: t.Optional(Payload),
   },
-  { description: 'A variant of one strategy: fix variants get exactly their weight, variable ones share what is left so that all weights sum to 1000' },
+  {
+    description:
+      'A variant of one strategy: fix variants get exactly their weight, variable ones share what is left so that all weights sum to 1000',
+  },
 )
 
 /** Response shapes use plain strings where requests take an enumeration. */
 const PayloadOut = t.Object(
-  { type: t.String({ description: 'json, csv, string or number' }), value: t.String({ description: 'The payload content' }) },
+  {
+    type: t.String({ description: 'json, csv, string or number' }),
+    value: t.String({ description: 'The payload content' }),
+  },
   { description: 'A value handed to SDKs with the variant; value is read as its type says' },
 )
 
@@ -81,12 +94,16 @@ export const StrategyInput = t.Object(
     name: t.String({
       minLength: 1,
       maxLength: 100,
-      description: `Strategy type: a built-in one (${BUILT_IN_STRATEGIES.map((s) => s.name).join(', ')}) or one defined with createStrategy and not deprecated`,
+      description: `Strategy type: a built-in one (${BUILT_IN_STRATEGIES.map(s => s.name).join(', ')}) or one defined with createStrategy and not deprecated`,
       examples: ['flexibleRollout'],
     }),
     title: t.Optional(t.Union([t.String({ maxLength: 100 }), t.Null()], { description: 'Descriptive title' })),
-    disabled: t.Optional(t.Union([t.Boolean(), t.Null()], { description: 'A disabled strategy is not evaluated (default false)' })),
-    sortOrder: t.Optional(Integer({ description: 'Position in the list; defaults to last', minimum: -1_000_000, maximum: 1_000_000 })),
+    disabled: t.Optional(
+      t.Union([t.Boolean(), t.Null()], { description: 'A disabled strategy is not evaluated (default false)' }),
+    ),
+    sortOrder: t.Optional(
+      Integer({ description: 'Position in the list; defaults to last', minimum: -1_000_000, maximum: 1_000_000 }),
+    ),
     segments: t.Optional(
       t.Array(Integer({ description: 'Segment id' }), {
         maxItems: LIMITS.segmentsPerStrategy.max,
@@ -113,7 +130,11 @@ export const StrategyInput = t.Object(
       }),
     ),
   },
-  { description: 'An activation strategy to add or to replace one with: the flag is on for a context when an enabled strategy applies', examples: [STRATEGY_EXAMPLE] },
+  {
+    description:
+      'An activation strategy to add or to replace one with: the flag is on for a context when an enabled strategy applies',
+    examples: [STRATEGY_EXAMPLE],
+  },
 )
 
 export const Strategy = t.Object(
@@ -147,7 +168,9 @@ export const VariantInput = t.Object(
   {
     name: ShortText('Variant name, unique within the flag'),
     weight: Integer({ minimum: 0, maximum: 1000, description: 'Share out of 1000; recomputed for variable variants' }),
-    weightType: t.Optional(literals(['variable', 'fix'] as const, 'fix keeps the weight; variable (default) shares what is left')),
+    weightType: t.Optional(
+      literals(['variable', 'fix'] as const, 'fix keeps the weight; variable (default) shares what is left'),
+    ),
     stickiness: t.Optional(ShortText('Context field that keeps a user on the same variant (default "default")')),
     payload: t.Optional(Payload),
     overrides: t.Optional(
@@ -157,7 +180,11 @@ export const VariantInput = t.Object(
       }),
     ),
   },
-  { description: 'A variant of the flag in one environment: fix variants get exactly their weight, variable ones share what is left so that all weights sum to 1000', examples: [VARIANTS_EXAMPLE[0]] },
+  {
+    description:
+      'A variant of the flag in one environment: fix variants get exactly their weight, variable ones share what is left so that all weights sum to 1000',
+    examples: [VARIANTS_EXAMPLE[0]],
+  },
 )
 
 export const Variant = t.Object(
@@ -197,7 +224,7 @@ export const TagInput = t.Object(
 )
 
 export const TagList = t.Object(
-  { version: Integer({ description: 'Schema version, 1' }), tags: t.Array(Tag, { description: 'The flag\'s tags' }) },
+  { version: Integer({ description: 'Schema version, 1' }), tags: t.Array(Tag, { description: "The flag's tags" }) },
   { description: 'The tags of a flag' },
 )
 
@@ -205,7 +232,9 @@ const Dependency = t.Object(
   {
     feature: t.String({ description: 'Name of the parent flag' }),
     enabled: t.Boolean({ description: 'Whether the parent must be enabled (true) or disabled (false)' }),
-    variants: t.Array(t.String({ description: 'Variant name' }), { description: 'Variants the parent must resolve to; only when enabled' }),
+    variants: t.Array(t.String({ description: 'Variant name' }), {
+      description: 'Variants the parent must resolve to; only when enabled',
+    }),
   },
   { description: 'A parent dependency: this flag is on only when the parent is enabled (or disabled) as stated' },
 )
@@ -214,9 +243,17 @@ export const DependencyInput = t.Object(
   {
     feature: Name('Name of the parent flag, in the same project'),
     enabled: t.Optional(t.Boolean({ description: 'Whether the parent must be enabled (default true)' })),
-    variants: t.Optional(t.Array(t.String({ maxLength: 100, description: 'Variant name' }), { maxItems: 100, description: 'Variants the parent must resolve to' })),
+    variants: t.Optional(
+      t.Array(t.String({ maxLength: 100, description: 'Variant name' }), {
+        maxItems: 100,
+        description: 'Variants the parent must resolve to',
+      }),
+    ),
   },
-  { description: 'A dependency to add or replace: the parent must exist in the same project', examples: [{ feature: 'checkout-parent', enabled: true }] },
+  {
+    description: 'A dependency to add or replace: the parent must exist in the same project',
+    examples: [{ feature: 'checkout-parent', enabled: true }],
+  },
 )
 
 const environmentEntryFields = {
@@ -225,9 +262,11 @@ const environmentEntryFields = {
   featureName: t.String({ description: 'Flag name' }),
   type: t.String({ description: 'Environment type' }),
   enabled: t.Boolean({ description: 'Whether the flag is on in this environment' }),
-  sortOrder: t.Number({ description: 'Position in the flag\'s environment list' }),
+  sortOrder: t.Number({ description: "Position in the flag's environment list" }),
   variantCount: t.Number({ description: 'Number of variants' }),
-  lastSeenAt: NullableTimestamp('Last time SDK metrics reported the flag in this environment (updated at each metrics flush); null if never'),
+  lastSeenAt: NullableTimestamp(
+    'Last time SDK metrics reported the flag in this environment (updated at each metrics flush); null if never',
+  ),
   hasStrategies: t.Boolean({ description: 'Whether any strategy is defined' }),
   hasEnabledStrategies: t.Boolean({ description: 'Whether any strategy is not disabled' }),
 }
@@ -249,13 +288,16 @@ export const Feature = t.Object(
     project: t.String({ description: 'Owning project' }),
     enabled: t.Boolean({ description: 'True when enabled in any environment' }),
     stale: t.Boolean({ description: 'Marked stale' }),
-    potentiallyStale: t.Boolean({ description: 'Older than the lifetime of its type (GET /api/admin/feature-types), stale or not; judged when answered' }),
+    potentiallyStale: t.Boolean({
+      description:
+        'Older than the lifetime of its type (GET /api/admin/feature-types), stale or not; judged when answered',
+    }),
     favorite: t.Boolean({ description: 'Favorites are per user; always false for API tokens' }),
     impressionData: t.Boolean({ description: 'Whether impression data collection is on' }),
     createdAt: NullableTimestamp('Creation time'),
     createdBy: t.Object(
       {
-        id: Integer({ description: 'User id (the token\'s user id)' }),
+        id: Integer({ description: "User id (the token's user id)" }),
         name: t.String({ description: 'User name (the token name)' }),
         imageUrl: t.String({ description: 'Profile image URL (empty for tokens)' }),
       },
@@ -263,10 +305,14 @@ export const Feature = t.Object(
     ),
     archived: t.Boolean({ description: 'True when archived' }),
     archivedAt: NullableTimestamp('Archival time'),
-    lastSeenAt: NullableTimestamp('The latest of the environments\' lastSeenAt; null if never reported'),
-    environments: t.Array(EnvironmentEntry, { description: 'One entry per environment of the project, by sortOrder then name' }),
+    lastSeenAt: NullableTimestamp("The latest of the environments' lastSeenAt; null if never reported"),
+    environments: t.Array(EnvironmentEntry, {
+      description: 'One entry per environment of the project, by sortOrder then name',
+    }),
     variants: t.Array(Variant, { description: 'Deprecated since v5; always empty (variants live per environment)' }),
-    strategies: t.Array(Strategy, { description: 'Deprecated since v5; always empty (strategies live per environment)' }),
+    strategies: t.Array(Strategy, {
+      description: 'Deprecated since v5; always empty (strategies live per environment)',
+    }),
     tags: t.Array(Tag, { description: 'Tags' }),
     children: t.Array(t.String({ description: 'Child flag name' }), { description: 'Flags that depend on this one' }),
     dependencies: t.Array(Dependency, { description: 'Parents this flag depends on' }),
@@ -291,9 +337,22 @@ export const FeatureList = t.Object(
 
 export const FeatureSearchQuery = t.Object(
   {
-    project: t.Optional(t.String({ maxLength: 2000, description: 'Only flags of these projects: IS:id or IS_ANY_OF:a,b', examples: ['IS:default'] })),
-    query: t.Optional(t.String({ maxLength: 500, description: 'Case-insensitive substring of the flag\'s name or description' })),
-    sortBy: t.Optional(literals(['name', 'type', 'createdAt', 'lastSeenAt'] as const, 'Order by this (default createdAt; equal values by createdAt, then name)')),
+    project: t.Optional(
+      t.String({
+        maxLength: 2000,
+        description: 'Only flags of these projects: IS:id or IS_ANY_OF:a,b',
+        examples: ['IS:default'],
+      }),
+    ),
+    query: t.Optional(
+      t.String({ maxLength: 500, description: "Case-insensitive substring of the flag's name or description" }),
+    ),
+    sortBy: t.Optional(
+      literals(
+        ['name', 'type', 'createdAt', 'lastSeenAt'] as const,
+        'Order by this (default createdAt; equal values by createdAt, then name)',
+      ),
+    ),
     sortOrder: t.Optional(literals(['asc', 'desc'] as const, 'asc (default) or desc')),
     offset: t.Optional(t.String({ description: 'Number of matches to skip (default 0)', examples: ['0'] })),
     limit: t.Optional(t.String({ description: 'Page size, 1 to 1000 (default 50)', examples: ['50'] })),
@@ -303,7 +362,9 @@ export const FeatureSearchQuery = t.Object(
 
 export const FeatureSearchResult = t.Object(
   {
-    features: t.Array(Feature, { description: 'The page of matching flags, in the order asked for, as the flag list shows them' }),
+    features: t.Array(Feature, {
+      description: 'The page of matching flags, in the order asked for, as the flag list shows them',
+    }),
     total: Integer({ description: 'How many flags match, over all pages' }),
   },
   { description: 'One page of a flag search' },
@@ -318,16 +379,28 @@ export const CreateFeature = t.Object(
     type: t.Optional(FlagType('Kind of flag (default release)')),
     description: t.Optional(t.Union([t.String({ maxLength: 2000 }), t.Null()], { description: 'Longer description' })),
     impressionData: t.Optional(t.Boolean({ description: 'Collect impression data (default false)' })),
-    tags: t.Optional(t.Array(TagInput, { maxItems: LIMITS.tagsPerFlag.max, description: `Tags given to the flag as it is created; duplicates count once; at most ${LIMITS.tagsPerFlag.max} (tagsPerFlag)` })),
+    tags: t.Optional(
+      t.Array(TagInput, {
+        maxItems: LIMITS.tagsPerFlag.max,
+        description: `Tags given to the flag as it is created; duplicates count once; at most ${LIMITS.tagsPerFlag.max} (tagsPerFlag)`,
+      }),
+    ),
   },
-  { description: 'A flag to create; properties Unleash defines and this service does not use are accepted and ignored', examples: [CREATE_FLAG_EXAMPLE] },
+  {
+    description: 'A flag to create; properties Unleash defines and this service does not use are accepted and ignored',
+    examples: [CREATE_FLAG_EXAMPLE],
+  },
 )
 
 export const UpdateFeature = t.Object(
   {
     name: t.Optional(t.String({ description: 'Must equal the flag name if given', maxLength: 100 })),
-    project: t.Optional(t.String({ description: 'Must equal the project if given; moving flags is not supported', maxLength: 100 })),
-    description: t.Optional(t.Union([t.String({ maxLength: 2000 }), t.Null()], { description: 'New description; null clears it' })),
+    project: t.Optional(
+      t.String({ description: 'Must equal the project if given; moving flags is not supported', maxLength: 100 }),
+    ),
+    description: t.Optional(
+      t.Union([t.String({ maxLength: 2000 }), t.Null()], { description: 'New description; null clears it' }),
+    ),
     type: t.Optional(FlagType('New kind of flag')),
     stale: t.Optional(t.Boolean({ description: 'Mark stale or not' })),
     impressionData: t.Optional(t.Boolean({ description: 'Impression data on or off' })),
@@ -338,7 +411,10 @@ export const UpdateFeature = t.Object(
 
 export const FeatureNames = t.Object(
   {
-    features: t.Array(Name('Flag name'), { maxItems: 10_000, description: 'Names of the flags; duplicates count once' }),
+    features: t.Array(Name('Flag name'), {
+      maxItems: 10_000,
+      description: 'Names of the flags; duplicates count once',
+    }),
   },
   { description: 'A list of flag names', examples: [{ features: ['new-checkout'] }] },
 )
@@ -346,14 +422,18 @@ export const FeatureNames = t.Object(
 export const ValidateFeature = t.Object(
   {
     name: t.String({ description: 'The name to check', maxLength: 10_000, examples: ['new-checkout'] }),
-    projectId: t.Optional(t.Union([t.String({ maxLength: 100 }), t.Null()], { description: 'Check against this project\'s naming pattern too' })),
+    projectId: t.Optional(
+      t.Union([t.String({ maxLength: 100 }), t.Null()], {
+        description: "Check against this project's naming pattern too",
+      }),
+    ),
   },
   { description: 'A flag name to check', examples: [{ name: 'new-checkout', projectId: 'default' }] },
 )
 
 export const CompleteLifecycle = t.Object(
   {
-    status: literals(['kept', 'discarded'] as const, 'Whether the feature was kept or its flag\'s code discarded'),
+    status: literals(['kept', 'discarded'] as const, "Whether the feature was kept or its flag's code discarded"),
     statusValue: t.Optional(t.String({ maxLength: 100, description: 'The variant kept, when there is one' })),
   },
   { description: 'How the flag was completed', examples: [{ status: 'kept' }] },

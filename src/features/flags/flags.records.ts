@@ -90,16 +90,25 @@ export const FlagRecordSchema = Type.Object({
   tags: Type.Array(TagRecordSchema),
   /** Parents of this flag. Children are derived from the other flags' dependencies. */
   dependencies: Type.Array(DependencyRecordSchema),
-  lifecycle: Type.Object({ stage: Type.Union(LIFECYCLE_STAGES.map((stage) => Type.Literal(stage))), enteredStageAt: Timestamp }),
+  lifecycle: Type.Object({
+    stage: Type.Union(LIFECYCLE_STAGES.map(stage => Type.Literal(stage))),
+    enteredStageAt: Timestamp,
+  }),
   /** Set by `lifecycle/complete`, cleared by `lifecycle/uncomplete`. */
   completion: Nullable(
-    Type.Object({ status: Type.Union([Type.Literal('kept'), Type.Literal('discarded')]), statusValue: Nullable(Type.String()) }),
+    Type.Object({
+      status: Type.Union([Type.Literal('kept'), Type.Literal('discarded')]),
+      statusValue: Nullable(Type.String()),
+    }),
   ),
 })
 export type FlagRecord = Static<typeof FlagRecordSchema>
 
 /** The part of a flag that PATCH and PUT change, and that metadata events record. */
-export type FlagMetadata = Pick<FlagRecord, 'name' | 'description' | 'type' | 'project' | 'stale' | 'impressionData' | 'archived' | 'createdAt'>
+export type FlagMetadata = Pick<
+  FlagRecord,
+  'name' | 'description' | 'type' | 'project' | 'stale' | 'impressionData' | 'archived' | 'createdAt'
+>
 
 export const flagsCollection = defineCollection('flags', FlagRecordSchema)
 

@@ -9,7 +9,17 @@ import { flagNotFoundIn } from '../not-found'
 import type { NamingPatterns } from '../projects/naming-pattern'
 import { actorOf, callerSeesProject, type Caller } from '../tokens/permissions'
 import { applyFlagPatch, assertNoVariantOps, type PatchOperation } from './flag-patch'
-import { archiveFlag, changeMetadata, deleteArchivedFlag, flagInProject, liveFlagInProject, offEverywhereAfterRevive, requireEnvironment, setEnvironmentEnabled, withStage } from './flag-rules'
+import {
+  archiveFlag,
+  changeMetadata,
+  deleteArchivedFlag,
+  flagInProject,
+  liveFlagInProject,
+  offEverywhereAfterRevive,
+  requireEnvironment,
+  setEnvironmentEnabled,
+  withStage,
+} from './flag-rules'
 import { ChildrenIndex, flagView, metadataOf, NEVER_SEEN, type FeatureView, type LastSeenSource } from './flag-view'
 import { staleAfter } from '../feature-types/feature-types.service'
 import { searchPage, type FlagSearch } from './flag-search'
@@ -34,20 +44,22 @@ function tagsOf(inputs: readonly { type?: string; value: string }[]): TagRecord[
   const tags: TagRecord[] = []
   inputs.forEach((input, index) => {
     const tag = checkTag(input, `/tags/${index}`)
-    if (!tags.some((t) => t.type === tag.type && t.value === tag.value)) tags.push(tag)
+    if (!tags.some(t => t.type === tag.type && t.value === tag.value)) tags.push(tag)
   })
   checkLimit('tagsPerFlag', tags.length, '/tags')
   return tags
 }
 
 function checkType(type: string, path = '/type') {
-  if (!(FLAG_TYPES as readonly string[]).includes(type)) throw ValidationError.at(path, `Flag type must be one of ${FLAG_TYPES.join(', ')}, got ${JSON.stringify(type)}`)
+  if (!(FLAG_TYPES as readonly string[]).includes(type))
+    throw ValidationError.at(path, `Flag type must be one of ${FLAG_TYPES.join(', ')}, got ${JSON.stringify(type)}`)
 }
 
 function checkDescription(description: unknown, path = '/description') {
   if (description === null) return
   if (typeof description !== 'string') throw ValidationError.at(path, 'description must be a string or null')
-  if (description.length > DESCRIPTION_MAX_LENGTH) throw ValidationError.at(path, `description must be at most ${DESCRIPTION_MAX_LENGTH} characters`)
+  if (description.length > DESCRIPTION_MAX_LENGTH)
+    throw ValidationError.at(path, `description must be at most ${DESCRIPTION_MAX_LENGTH} characters`)
 }
 
 /**
@@ -56,17 +68,19 @@ function checkDescription(description: unknown, path = '/description') {
  */
 function checkMetadata(next: Record<string, unknown>, current: FlagMetadata): FlagMetadata {
   const keys = Object.keys(next)
-  const unknown = keys.filter((key) => !(key in current))
+  const unknown = keys.filter(key => !(key in current))
   if (unknown.length > 0) throw ValidationError.at(undefined, `Unknown flag properties: ${unknown.join(', ')}`)
   const description = next.description === undefined ? null : next.description
   checkDescription(description)
   if (typeof next.type !== 'string') throw ValidationError.at('/type', 'type must be a string')
   checkType(next.type)
   for (const key of ['stale', 'impressionData', 'archived'] as const) {
-    if (typeof next[key] !== 'boolean') throw ValidationError.at(`/${key}`, `${key} must be true or false, got ${JSON.stringify(next[key]) ?? 'nothing'}`)
+    if (typeof next[key] !== 'boolean')
+      throw ValidationError.at(`/${key}`, `${key} must be true or false, got ${JSON.stringify(next[key]) ?? 'nothing'}`)
   }
   for (const key of ['name', 'project', 'createdAt'] as const) {
-    if (next[key] !== current[key]) throw ValidationError.at(`/${key}`, `${key} is read-only and cannot be changed here`)
+    if (next[key] !== current[key])
+      throw ValidationError.at(`/${key}`, `${key} is read-only and cannot be changed here`)
   }
   return {
     ...current,
@@ -105,7 +119,7 @@ export class FlagsService {
     store.watch('environments', () => (this.allListsChangedAt = ++this.listChanges))
     store.watch('flagTypes', () => (this.allListsChangedAt = ++this.listChanges))
     // Lists show lastSeenAt: a metrics flush that changes a flag's changes its project's list.
-    lastSeen.onLastSeenChange((name) => {
+    lastSeen.onLastSeenChange(name => {
       const flag = store.reader.get('flags', name)
       if (flag) listChanged(flag.project)
     })
@@ -137,7 +151,12 @@ export class FlagsService {
    */
   private view(reader: StateReader, name: string, tx?: Tx): FeatureView {
     const flag = reader.get('flags', name)!
-    return flagView(flag, this.store.state.environments, { details: true, children: this.children.of(name, tx), lastSeen: this.lastSeen.lastSeenOf(flag), potentiallyStale: this.potentiallyStale(reader, flag, Date.now()) })
+    return flagView(flag, this.store.state.environments, {
+      details: true,
+      children: this.children.of(name, tx),
+      lastSeen: this.lastSeen.lastSeenOf(flag),
+      potentiallyStale: this.potentiallyStale(reader, flag, Date.now()),
+    })
   }
 
   /**
@@ -151,7 +170,7 @@ export class FlagsService {
 
   /** The project's live flags as the list endpoint shows them (contract §5, getFeatures). */
   listProject(projectId: string, filters: ListFilters): FeatureView[] {
-    return this.listLive((project) => project === projectId, filters)
+    return this.listLive(project => project === projectId, filters)
   }
 
   /**
@@ -160,29 +179,45 @@ export class FlagsService {
    */
   listAll(caller: Caller, filters: ListFilters & { project?: string[] }): FeatureView[] {
     const wanted = filters.project !== undefined && filters.project.length > 0 ? new Set(filters.project) : null
-    return this.listLive((project) => callerSeesProject(caller, project) && (wanted === null || wanted.has(project)), filters)
+    return this.listLive(
+      project => callerSeesProject(caller, project) && (wanted === null || wanted.has(project)),
+      filters,
+    )
   }
 
   /** One page of the live flags the caller sees (searchFeatures; see flag-search.ts). */
   search(caller: Caller, filters: FlagSearch): { features: FeatureView[]; total: number } {
     const projects = filters.project === undefined ? null : new Set(filters.project)
-    const records = this.liveRecords((project) => callerSeesProject(caller, project) && (projects === null || projects.has(project)), {})
+    const records = this.liveRecords(
+      project => callerSeesProject(caller, project) && (projects === null || projects.has(project)),
+      {},
+    )
     const now = Date.now()
-    return searchPage(records, filters, (flag) => this.lastSeen.lastSeenOf(flag), (flag) => this.listView(flag, now))
+    return searchPage(
+      records,
+      filters,
+      flag => this.lastSeen.lastSeenOf(flag),
+      flag => this.listView(flag, now),
+    )
   }
 
   private listView(flag: FlagRecord, now: number): FeatureView {
-    return flagView(flag, this.store.state.environments, { details: false, children: this.children.of(flag.name), lastSeen: this.lastSeen.lastSeenOf(flag), potentiallyStale: this.potentiallyStale(this.store.reader, flag, now) })
+    return flagView(flag, this.store.state.environments, {
+      details: false,
+      children: this.children.of(flag.name),
+      lastSeen: this.lastSeen.lastSeenOf(flag),
+      potentiallyStale: this.potentiallyStale(this.store.reader, flag, now),
+    })
   }
 
   private listLive(inScope: (project: string) => boolean, filters: ListFilters): FeatureView[] {
     const now = Date.now()
-    return this.liveRecords(inScope, filters).map((flag) => this.listView(flag, now))
+    return this.liveRecords(inScope, filters).map(flag => this.listView(flag, now))
   }
 
   /** Live flags in scope that pass the filters, by createdAt then name. */
   private liveRecords(inScope: (project: string) => boolean, filters: ListFilters): FlagRecord[] {
-    const tags = filters.tag?.map((tag) => {
+    const tags = filters.tag?.map(tag => {
       const colon = tag.indexOf(':')
       if (colon <= 0) throw ValidationError.at('/tag', `tag must look like type:value, got ${JSON.stringify(tag)}`)
       return { type: tag.slice(0, colon), value: tag.slice(colon + 1) }
@@ -190,20 +225,24 @@ export class FlagsService {
     const state = this.store.state
     const prefix = filters.namePrefix?.toLowerCase()
     const flags = Object.values(state.flags).filter(
-      (flag) =>
+      flag =>
         !flag.archived &&
         inScope(flag.project) &&
         (prefix === undefined || flag.name.toLowerCase().startsWith(prefix)) &&
-        (tags === undefined || tags.length === 0 || flag.tags.some((t) => tags.some((wanted) => wanted.type === t.type && wanted.value === t.value))),
+        (tags === undefined ||
+          tags.length === 0 ||
+          flag.tags.some(t => tags.some(wanted => wanted.type === t.type && wanted.value === t.value))),
     )
-    flags.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    flags.sort((a, b) =>
+      a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    )
     return flags
   }
 
   /** One environment of a flag with its strategies and variants (getFeatureEnvironment), as GET of the flag shows it. */
   environment(projectId: string, name: string, environment: string): FeatureView['environments'][number] {
     requireEnvironment(flagInProject(this.store.reader, projectId, name), environment)
-    return this.get(projectId, name).environments.find((entry) => entry.name === environment)!
+    return this.get(projectId, name).environments.find(entry => entry.name === environment)!
   }
 
   /** The caller's project scope is checked before, in features/tokens/auth.ts. */
@@ -216,10 +255,15 @@ export class FlagsService {
     const state = this.store.state
     const now = Date.now()
     return Object.values(state.flags)
-      .filter((flag) => flag.archived && callerSeesProject(caller, flag.project))
+      .filter(flag => flag.archived && callerSeesProject(caller, flag.project))
       .sort((a, b) => (a.archivedAt ?? '').localeCompare(b.archivedAt ?? '') || a.name.localeCompare(b.name))
-      .map((flag) =>
-        flagView(flag, state.environments, { details: false, children: this.children.of(flag.name), lastSeen: this.lastSeen.lastSeenOf(flag), potentiallyStale: this.potentiallyStale(this.store.reader, flag, now) }),
+      .map(flag =>
+        flagView(flag, state.environments, {
+          details: false,
+          children: this.children.of(flag.name),
+          lastSeen: this.lastSeen.lastSeenOf(flag),
+          potentiallyStale: this.potentiallyStale(this.store.reader, flag, now),
+        }),
       )
   }
 
@@ -232,7 +276,9 @@ export class FlagsService {
     if (problem) throw ValidationError.at('/name', problem)
     const existing = this.store.reader.get('flags', name)
     if (existing) {
-      throw new NameExistsError(existing.archived ? 'An archived flag with that name already exists' : 'A flag with that name already exists')
+      throw new NameExistsError(
+        existing.archived ? 'An archived flag with that name already exists' : 'A flag with that name already exists',
+      )
     }
     // A project the caller may not see has no pattern to check, exactly like an unknown one.
     if (projectId && callerSeesProject(caller, projectId)) this.checkNamingPattern(name, projectId)
@@ -246,8 +292,11 @@ export class FlagsService {
     const compiled = this.patterns.of(projectId, naming.pattern)
     if (!compiled.ok) {
       // A pattern saved before patterns were RE2: the rule cannot be applied, so names are not let through unchecked.
-      throw ValidationError.at('/name', `The naming pattern ^${naming.pattern}$ of project "${projectId}" can no longer be used (${compiled.problem}); ` +
-          `save the project's featureNaming again with a supported pattern (PUT /api/admin/projects/${projectId})`)
+      throw ValidationError.at(
+        '/name',
+        `The naming pattern ^${naming.pattern}$ of project "${projectId}" can no longer be used (${compiled.problem}); ` +
+          `save the project's featureNaming again with a supported pattern (PUT /api/admin/projects/${projectId})`,
+      )
     }
     if (!compiled.regex.testExact(name)) {
       const parts = [`"${name}" does not match the naming pattern ^${naming.pattern}$ of project "${projectId}"`]
@@ -258,7 +307,7 @@ export class FlagsService {
   }
 
   async create(projectId: string, input: CreateFlagInput, caller: Caller): Promise<FeatureView> {
-    return this.store.transact(actorOf(caller), (tx) => {
+    return this.store.transact(actorOf(caller), tx => {
       const record = this.createIn(tx, projectId, input, caller)
       return this.view(tx, record.name, tx)
     })
@@ -277,7 +326,10 @@ export class FlagsService {
     checkDescription(input.description ?? null)
     const tags = tagsOf(input.tags ?? [])
     const existing = tx.get('flags', input.name)
-    if (existing) throw new NameExistsError(existing.archived ? 'An archived flag with that name already exists' : 'A flag with that name already exists')
+    if (existing)
+      throw new NameExistsError(
+        existing.archived ? 'An archived flag with that name already exists' : 'A flag with that name already exists',
+      )
     const project = tx.get('projects', projectId)
     if (!project) throw new NotFoundError(`Project "${projectId}" does not exist`)
     this.checkNamingPattern(input.name, projectId)
@@ -293,7 +345,7 @@ export class FlagsService {
       archivedAt: null,
       createdAt: tx.now,
       createdBy: { id: caller.userId, name: caller.tokenName, imageUrl: '' },
-      environments: Object.fromEntries(project.environments.map((environment) => [environment, emptyFlagEnvironment()])),
+      environments: Object.fromEntries(project.environments.map(environment => [environment, emptyFlagEnvironment()])),
       tags: [],
       dependencies: [],
       lifecycle: { stage: 'initial', enteredStageAt: tx.now },
@@ -307,7 +359,7 @@ export class FlagsService {
 
   /** PUT: the given properties replace the stored ones; missing ones are left alone. */
   async update(projectId: string, name: string, input: UpdateFlagInput, caller: Caller): Promise<FeatureView> {
-    return this.store.transact(actorOf(caller), (tx) => {
+    return this.store.transact(actorOf(caller), tx => {
       this.updateIn(tx, flagInProject(tx, projectId, name), input)
       return this.view(tx, name, tx)
     })
@@ -323,7 +375,7 @@ export class FlagsService {
 
   /** PATCH with JSON Patch, in the contract's order of checks (§5). */
   async patch(projectId: string, name: string, operations: PatchOperation[], caller: Caller): Promise<FeatureView> {
-    return this.store.transact(actorOf(caller), (tx) => {
+    return this.store.transact(actorOf(caller), tx => {
       const flag = tx.get('flags', name)
       if (!flag) throw flagNotFoundIn(tx, name, projectId)
       assertNoVariantOps(operations)
@@ -335,13 +387,13 @@ export class FlagsService {
   }
 
   async archive(projectId: string, name: string, caller: Caller): Promise<void> {
-    await this.store.transact(actorOf(caller), (tx) => {
+    await this.store.transact(actorOf(caller), tx => {
       archiveFlag(tx, flagInProject(tx, projectId, name))
     })
   }
 
   async revive(projectId: string, names: string[], caller: Caller): Promise<void> {
-    await this.store.transact(actorOf(caller), (tx) => {
+    await this.store.transact(actorOf(caller), tx => {
       for (const name of new Set(names)) {
         const flag = flagInProject(tx, projectId, name)
         if (!flag.archived) throw ValidationError.at(undefined, `Flag "${name}" is not archived`)
@@ -355,15 +407,22 @@ export class FlagsService {
 
   /** Deletes an archived flag for good, which frees its name. */
   async deleteArchived(name: string, caller: Caller): Promise<void> {
-    await this.store.transact(actorOf(caller), (tx) => {
+    await this.store.transact(actorOf(caller), tx => {
       const flag = tx.get('flags', name)
-      if (!flag || !callerSeesProject(caller, flag.project)) throw new NotFoundError(`Could not find archived flag "${name}"`)
+      if (!flag || !callerSeesProject(caller, flag.project))
+        throw new NotFoundError(`Could not find archived flag "${name}"`)
       deleteArchivedFlag(tx, flag)
     })
   }
 
-  async setEnabled(projectId: string, name: string, environment: string, enabled: boolean, caller: Caller): Promise<void> {
-    await this.store.transact(actorOf(caller), (tx) => {
+  async setEnabled(
+    projectId: string,
+    name: string,
+    environment: string,
+    enabled: boolean,
+    caller: Caller,
+  ): Promise<void> {
+    await this.store.transact(actorOf(caller), tx => {
       setEnvironmentEnabled(tx, liveFlagInProject(tx, projectId, name), environment, enabled)
     })
   }
@@ -373,11 +432,18 @@ export class FlagsService {
    * the first problem answers; then one transaction switches the flags, so the request costs one
    * durable write and records an event per flag that actually changed.
    */
-  async setEnabledBulk(projectId: string, environment: string, names: string[], enabled: boolean, caller: Caller): Promise<void> {
-    await this.store.transact(actorOf(caller), (tx) => {
+  async setEnabledBulk(
+    projectId: string,
+    environment: string,
+    names: string[],
+    enabled: boolean,
+    caller: Caller,
+  ): Promise<void> {
+    await this.store.transact(actorOf(caller), tx => {
       const project = tx.get('projects', projectId)
-      if (!project || !callerSeesProject(caller, projectId)) throw new NotFoundError(`Project "${projectId}" does not exist`)
-      const flags = [...new Set(names)].map((name) => {
+      if (!project || !callerSeesProject(caller, projectId))
+        throw new NotFoundError(`Project "${projectId}" does not exist`)
+      const flags = [...new Set(names)].map(name => {
         const flag = liveFlagInProject(tx, projectId, name)
         requireEnvironment(flag, environment)
         return flag

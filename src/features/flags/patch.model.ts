@@ -31,7 +31,9 @@ export function jsonPatchBody(target: { path: string; operation: string; descrip
 
 export const PatchOperations = jsonPatchBody({
   path: 'JSON pointer into the flag metadata, e.g. /description',
-  operation: 'One JSON-Patch (RFC 6902) operation: value only for add, replace and test, from only for copy and move; any other member is refused (400)',
-  description: 'Operations applied in order, all or nothing. Patchable: /description, /type, /stale, /impressionData, /archived',
+  operation:
+    'One JSON-Patch (RFC 6902) operation: value only for add, replace and test, from only for copy and move; any other member is refused (400)',
+  description:
+    'Operations applied in order, all or nothing. Patchable: /description, /type, /stale, /impressionData, /archived',
   example: [{ op: 'replace', path: '/stale', value: true }],
 })

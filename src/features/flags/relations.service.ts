@@ -36,16 +36,22 @@ export interface TagInput {
  * `<path>/<valueKey>`). A tag to remove may be one an older data directory holds, which a tag
  * added now could not be ("..").
  */
-export function checkTag(input: TagInput, path: string, valueKey = 'value', purpose: 'add' | 'remove' = 'add'): TagRecord {
+export function checkTag(
+  input: TagInput,
+  path: string,
+  valueKey = 'value',
+  purpose: 'add' | 'remove' = 'add',
+): TagRecord {
   const tag = { type: input.type ?? TAG_TYPE_DEFAULT, value: input.value.trim() }
-  if (tag.value.length < 2 || tag.value.length > 50) throw ValidationError.at(`${path}/${valueKey}`, 'A tag value must be 2 to 50 characters long')
+  if (tag.value.length < 2 || tag.value.length > 50)
+    throw ValidationError.at(`${path}/${valueKey}`, 'A tag value must be 2 to 50 characters long')
   const dots = purpose === 'add' ? dotSegmentProblem(tag.value, 'A tag value') : null
   if (dots) throw ValidationError.at(`${path}/${valueKey}`, dots)
   return tag
 }
 
 export function hasTag(flag: FlagRecord, tag: TagRecord): boolean {
-  return flag.tags.some((t) => t.type === tag.type && t.value === tag.value)
+  return flag.tags.some(t => t.type === tag.type && t.value === tag.value)
 }
 
 /**
@@ -63,7 +69,7 @@ export function tagFlag(tx: Tx, flag: FlagRecord, tag: TagRecord, path: string):
 
 /** Removes a tag the flag has, with its event. */
 export function untagFlag(tx: Tx, flag: FlagRecord, tag: TagRecord): FlagRecord {
-  const updated = { ...flag, tags: flag.tags.filter((t) => !(t.type === tag.type && t.value === tag.value)) }
+  const updated = { ...flag, tags: flag.tags.filter(t => !(t.type === tag.type && t.value === tag.value)) }
   tx.put('flags', flag.name, updated)
   tx.appendEvent(events.flagUntagged(updated, { type: tag.type, value: tag.value }))
   return updated
@@ -80,12 +86,12 @@ export class RelationsService {
 
   tags(name: string): TagRecord[] {
     const flag = flagByName(this.store.reader, name)
-    return flag.tags.map((tag) => ({ type: tag.type, value: tag.value }))
+    return flag.tags.map(tag => ({ type: tag.type, value: tag.value }))
   }
 
   async addTag(name: string, input: TagInput, caller: Caller): Promise<TagRecord> {
     const tag = checkTag(input, '')
-    return this.store.transact(actorOf(caller), (tx) => {
+    return this.store.transact(actorOf(caller), tx => {
       this.addTagIn(tx, flagByName(tx, name), tag)
       return tag
     })
@@ -98,7 +104,7 @@ export class RelationsService {
   }
 
   async removeTag(name: string, type: string, value: string, caller: Caller): Promise<void> {
-    await this.store.transact(actorOf(caller), (tx) => {
+    await this.store.transact(actorOf(caller), tx => {
       this.removeTagIn(tx, flagByName(tx, name), { type, value })
     })
   }
@@ -115,7 +121,7 @@ export class RelationsService {
    * which also rules out cycles.
    */
   async addDependency(projectId: string, childName: string, input: DependencyInput, caller: Caller) {
-    await this.store.transact(actorOf(caller), (tx) => this.addDependencyIn(tx, projectId, childName, input))
+    await this.store.transact(actorOf(caller), tx => this.addDependencyIn(tx, projectId, childName, input))
   }
 
   /** The write of `addDependency` inside `tx`; the import reuses it. */
@@ -123,17 +129,23 @@ export class RelationsService {
     const enabled = input.enabled ?? true
     const variants = [...new Set(input.variants ?? [])]
     const child = liveFlagInProject(tx, projectId, childName)
-    if (!enabled && variants.length > 0) throw ValidationError.at('/variants', 'variants can only be given when the parent must be enabled')
+    if (!enabled && variants.length > 0)
+      throw ValidationError.at('/variants', 'variants can only be given when the parent must be enabled')
     if (input.feature === childName) throw ValidationError.at('/feature', 'A flag cannot depend on itself')
     const parent = tx.get('flags', input.feature)
-    if (!parent || parent.project !== projectId) throw ValidationError.at('/feature', `Parent flag "${input.feature}" does not exist in project "${projectId}"`)
+    if (!parent || parent.project !== projectId)
+      throw ValidationError.at('/feature', `Parent flag "${input.feature}" does not exist in project "${projectId}"`)
     if (parent.archived) throw ValidationError.at('/feature', `Parent flag "${input.feature}" is archived`)
-    if (parent.dependencies.length > 0) throw ValidationError.at('/feature', `"${input.feature}" depends on other flags itself and cannot be a parent`)
-    if (tx.values('flags').some((flag) => flag.dependencies.some((d) => d.feature === childName))) {
-      throw ValidationError.at('/feature', `"${childName}" is a parent of other flags and cannot depend on another flag`)
+    if (parent.dependencies.length > 0)
+      throw ValidationError.at('/feature', `"${input.feature}" depends on other flags itself and cannot be a parent`)
+    if (tx.values('flags').some(flag => flag.dependencies.some(d => d.feature === childName))) {
+      throw ValidationError.at(
+        '/feature',
+        `"${childName}" is a parent of other flags and cannot depend on another flag`,
+      )
     }
     const dependency = { feature: input.feature, enabled, variants }
-    const others = child.dependencies.filter((d) => d.feature !== input.feature)
+    const others = child.dependencies.filter(d => d.feature !== input.feature)
     checkLimit('dependenciesPerFlag', others.length + 1, '/feature')
     const updated = { ...child, dependencies: [...others, dependency] }
     tx.put('flags', childName, updated)
@@ -141,11 +153,11 @@ export class RelationsService {
   }
 
   async removeDependency(projectId: string, childName: string, parentName: string, caller: Caller) {
-    await this.store.transact(actorOf(caller), (tx) => {
+    await this.store.transact(actorOf(caller), tx => {
       const child = flagInProject(tx, projectId, childName)
-      const dependency = child.dependencies.find((d) => d.feature === parentName)
+      const dependency = child.dependencies.find(d => d.feature === parentName)
       if (!dependency) throw new NotFoundError(`Flag "${childName}" does not depend on "${parentName}"`)
-      const updated = { ...child, dependencies: child.dependencies.filter((d) => d.feature !== parentName) }
+      const updated = { ...child, dependencies: child.dependencies.filter(d => d.feature !== parentName) }
       tx.put('flags', childName, updated)
       tx.appendEvent(events.dependencyRemoved(updated, dependency))
     })
@@ -153,7 +165,7 @@ export class RelationsService {
 
   /** Removes every dependency of the flag; records an event only when there were some. */
   async removeDependencies(projectId: string, childName: string, caller: Caller) {
-    await this.store.transact(actorOf(caller), (tx) => {
+    await this.store.transact(actorOf(caller), tx => {
       const child = flagInProject(tx, projectId, childName)
       if (child.dependencies.length === 0) return
       const updated = { ...child, dependencies: [] }
@@ -162,8 +174,13 @@ export class RelationsService {
     })
   }
 
-  async complete(projectId: string, name: string, input: { status: 'kept' | 'discarded'; statusValue?: string }, caller: Caller) {
-    await this.store.transact(actorOf(caller), (tx) => {
+  async complete(
+    projectId: string,
+    name: string,
+    input: { status: 'kept' | 'discarded'; statusValue?: string },
+    caller: Caller,
+  ) {
+    await this.store.transact(actorOf(caller), tx => {
       const flag = liveFlagInProject(tx, projectId, name)
       const completion = { status: input.status, statusValue: input.statusValue ?? null }
       const updated = withStage({ ...flag, completion }, 'completed', tx.now)
@@ -174,11 +191,13 @@ export class RelationsService {
 
   /** Leaves `completed` for the stage the flag's environments show now: live, pre-live or initial. */
   async uncomplete(projectId: string, name: string, caller: Caller) {
-    await this.store.transact(actorOf(caller), (tx) => {
+    await this.store.transact(actorOf(caller), tx => {
       const flag = liveFlagInProject(tx, projectId, name)
       if (flag.lifecycle.stage !== 'completed') throw ValidationError.at(undefined, `Flag "${name}" is not completed`)
-      const enabledIn = Object.entries(flag.environments).filter(([, entry]) => entry.enabled).map(([environment]) => environment)
-      const stage = enabledIn.some((environment) => tx.get('environments', environment)?.type === 'production')
+      const enabledIn = Object.entries(flag.environments)
+        .filter(([, entry]) => entry.enabled)
+        .map(([environment]) => environment)
+      const stage = enabledIn.some(environment => tx.get('environments', environment)?.type === 'production')
         ? 'live'
         : enabledIn.length > 0
           ? 'pre-live'

@@ -27,10 +27,18 @@ export function buildVariants(input: readonly VariantInput[], path: string): Var
     checkLimit('overridesPerVariant', variant.overrides?.length ?? 0, `${path}/${index}/overrides`)
     // A blank stickiness names no context field: the SDK would then pick the variant at random on
     // every evaluation (as strategy variants, which already refuse it). A blank override matches nothing.
-    if (variant.stickiness?.trim() === '') throw ValidationError.at(`${path}/${index}/stickiness`, 'A variant\'s stickiness must name a context field, e.g. "default" or "userId"; leave it out for "default"')
+    if (variant.stickiness?.trim() === '')
+      throw ValidationError.at(
+        `${path}/${index}/stickiness`,
+        'A variant\'s stickiness must name a context field, e.g. "default" or "userId"; leave it out for "default"',
+      )
     variant.overrides?.forEach((override, n) => {
       checkLimit('valuesPerOverride', override.values.length, `${path}/${index}/overrides/${n}/values`)
-      if (override.contextName.trim() === '') throw ValidationError.at(`${path}/${index}/overrides/${n}/contextName`, 'An override needs the context field it matches')
+      if (override.contextName.trim() === '')
+        throw ValidationError.at(
+          `${path}/${index}/overrides/${n}/contextName`,
+          'An override needs the context field it matches',
+        )
     })
   })
   return distributeWeights(
@@ -54,12 +62,21 @@ export function storeVariants(tx: Tx, flag: FlagRecord, environment: string, var
   const entry = requireEnvironment(flag, environment)
   const updated = { ...flag, environments: { ...flag.environments, [environment]: { ...entry, variants } } }
   tx.put('flags', flag.name, updated)
-  tx.appendEvent(events.variantsUpdated(updated, environment, { variants: variants.map(variantView) }, { variants: entry.variants.map(variantView) }))
+  tx.appendEvent(
+    events.variantsUpdated(
+      updated,
+      environment,
+      { variants: variants.map(variantView) },
+      { variants: entry.variants.map(variantView) },
+    ),
+  )
   return updated
 }
 
 /** A variant list in full, as a JSON Patch must leave it: the request schema, with no member it does not know. */
-const PatchedVariants = t.Array(t.Object(VariantInputSchema.properties, { additionalProperties: false }), { maxItems: LIMITS.variantsPerFlagEnvironment.max })
+const PatchedVariants = t.Array(t.Object(VariantInputSchema.properties, { additionalProperties: false }), {
+  maxItems: LIMITS.variantsPerFlagEnvironment.max,
+})
 
 /**
  * Checks what a JSON Patch made of a variant list against the variant schema as a whole, so that
@@ -69,7 +86,9 @@ export function checkPatchedVariants(document: unknown): VariantInput[] {
   const first = Value.Errors(PatchedVariants, document).First()
   if (first) {
     const path = first.path === '' ? '' : first.path
-    throw new ValidationError(`The patched variants do not match the variant schema: ${path || '/'} ${first.message}`, [{ message: first.message, path: path || '/' }])
+    throw new ValidationError(`The patched variants do not match the variant schema: ${path || '/'} ${first.message}`, [
+      { message: first.message, path: path || '/' },
+    ])
   }
   return document as VariantInput[]
 }

@@ -19,7 +19,7 @@ export type VariantView = ReturnType<typeof variantView>
 /** The flag's environments by sortOrder then name, as lists show them. */
 function environmentsOf(reader: StateReader, flag: FlagRecord): { name: string; type: string }[] {
   return Object.keys(flag.environments)
-    .map((name) => {
+    .map(name => {
       const known = reader.get('environments', name)
       return { name, type: known?.type ?? 'unknown', sortOrder: known?.sortOrder ?? Number.MAX_SAFE_INTEGER }
     })
@@ -32,15 +32,21 @@ function environmentsOf(reader: StateReader, flag: FlagRecord): { name: string; 
  */
 function sourceEnvironment(reader: StateReader, flag: FlagRecord): string | undefined {
   const environments = environmentsOf(reader, flag)
-  return (environments.find((environment) => environment.type === 'production') ?? environments[0])?.name
+  return (environments.find(environment => environment.type === 'production') ?? environments[0])?.name
 }
 
 export class VariantsService {
   constructor(private readonly store: Pick<Store, 'reader' | 'transact'>) {}
 
   /** patchEnvironmentsFeatureVariants: errors in the order of the flag PATCH (404, 400, 409). */
-  async patchEnvironment(projectId: string, name: string, environment: string, operations: PatchOperation[], caller: Caller): Promise<VariantView[]> {
-    return this.store.transact(actorOf(caller), (tx) => {
+  async patchEnvironment(
+    projectId: string,
+    name: string,
+    environment: string,
+    operations: PatchOperation[],
+    caller: Caller,
+  ): Promise<VariantView[]> {
+    return this.store.transact(actorOf(caller), tx => {
       const flag = liveFlagInProject(tx, projectId, name)
       const current = requireEnvironment(flag, environment).variants.map(variantView)
       const variants = buildVariants(checkPatchedVariants(applyVariantsPatch(current, operations)), '')
@@ -58,7 +64,7 @@ export class VariantsService {
 
   /** overwriteFeatureVariants: the same list in every environment of the flag. */
   async overwriteAll(projectId: string, name: string, input: VariantInput[], caller: Caller): Promise<VariantView[]> {
-    return this.store.transact(actorOf(caller), (tx) => {
+    return this.store.transact(actorOf(caller), tx => {
       let flag = liveFlagInProject(tx, projectId, name)
       const variants = buildVariants(input, '')
       for (const environment of environmentsOf(tx, flag)) flag = storeVariants(tx, flag, environment.name, variants)
@@ -70,8 +76,13 @@ export class VariantsService {
    * patchFeatureVariants: the patch is applied to the source environment's list, and the result
    * stored in every environment, in one write (Unleash warns that its version is not atomic).
    */
-  async patchAll(projectId: string, name: string, operations: PatchOperation[], caller: Caller): Promise<VariantView[]> {
-    return this.store.transact(actorOf(caller), (tx) => {
+  async patchAll(
+    projectId: string,
+    name: string,
+    operations: PatchOperation[],
+    caller: Caller,
+  ): Promise<VariantView[]> {
+    return this.store.transact(actorOf(caller), tx => {
       let flag = liveFlagInProject(tx, projectId, name)
       const source = sourceEnvironment(tx, flag)
       const current = source === undefined ? [] : flag.environments[source].variants.map(variantView)
@@ -82,11 +93,17 @@ export class VariantsService {
   }
 
   /** overwriteFeatureVariantsOnEnvironments: one list for the named environments, each of which the flag must have (404). */
-  async pushToEnvironments(projectId: string, name: string, input: { variants?: VariantInput[]; environments?: string[] }, caller: Caller): Promise<VariantView[]> {
+  async pushToEnvironments(
+    projectId: string,
+    name: string,
+    input: { variants?: VariantInput[]; environments?: string[] },
+    caller: Caller,
+  ): Promise<VariantView[]> {
     const environments = [...new Set(input.environments ?? [])]
-    return this.store.transact(actorOf(caller), (tx) => {
+    return this.store.transact(actorOf(caller), tx => {
       let flag = liveFlagInProject(tx, projectId, name)
-      if (environments.length === 0) throw ValidationError.at('/environments', 'Name at least one environment in environments')
+      if (environments.length === 0)
+        throw ValidationError.at('/environments', 'Name at least one environment in environments')
       for (const environment of environments) requireEnvironment(flag, environment)
       const variants = buildVariants(input.variants ?? [], '/variants')
       for (const environment of environments) flag = storeVariants(tx, flag, environment, variants)

@@ -36,11 +36,12 @@ const ROOT_FIELDS = new Set(['userId', 'sessionId', 'remoteAddress', 'appName', 
 
 /** The SDK's resolveContextValue: the root field, else the property; text or undefined. */
 export function resolver(field: string): (context: EvalContext) => string | undefined {
-  if (ROOT_FIELDS.has(field)) return (context) => (context[field as 'userId'] ?? context.properties[field])
-  return (context) => context.properties[field]
+  if (ROOT_FIELDS.has(field)) return context => context[field as 'userId'] ?? context.properties[field]
+  return context => context.properties[field]
 }
 
-const cleanValues = (values: readonly string[] | undefined) => (values ?? []).filter((value) => !!value).map((value) => value.trim())
+const cleanValues = (values: readonly string[] | undefined) =>
+  (values ?? []).filter(value => !!value).map(value => value.trim())
 
 function once<T>(cache: Map<string, T>, text: string, make: (text: string) => T): T {
   let value = cache.get(text)
@@ -86,7 +87,8 @@ function inRange(address: Range, candidate: Range): boolean {
 /** Whether the first `candidate.bits` bits of the two addresses (of one family) agree. */
 function samePrefix(address: Range, candidate: Range): boolean {
   if (candidate.bits === 0) return true
-  if (typeof address.value === 'number') return address.value >>> (32 - candidate.bits) === (candidate.value as number) >>> (32 - candidate.bits)
+  if (typeof address.value === 'number')
+    return address.value >>> (32 - candidate.bits) === (candidate.value as number) >>> (32 - candidate.bits)
   const shift = BigInt(128 - candidate.bits)
   return address.value >> shift === (candidate.value as bigint) >> shift
 }
@@ -106,13 +108,13 @@ function addressOf(context: EvalContext, text: string): Address {
 /** The remoteAddress strategy's test of its IPs parameter (IPv4 ranges only, as in the SDK). */
 export function ipv4Matcher(ranges: readonly string[]): Predicate {
   const exact = new Set(ranges)
-  const parsed = ranges.map((text) => range(text, Address4)).filter((value): value is Range => value !== null)
-  return (context) => {
+  const parsed = ranges.map(text => range(text, Address4)).filter((value): value is Range => value !== null)
+  return context => {
     const address = context.remoteAddress
     if (address !== undefined && exact.has(address)) return true
     if (parsed.length === 0) return false
     const remote = addressOf(context, address ?? '').v4
-    return remote !== null && parsed.some((candidate) => remote.bits >= candidate.bits && samePrefix(remote, candidate))
+    return remote !== null && parsed.some(candidate => remote.bits >= candidate.bits && samePrefix(remote, candidate))
   }
 }
 
@@ -125,7 +127,7 @@ function operator(constraint: ConstraintRecord): Predicate {
     case 'NOT_IN': {
       const values = new Set(cleanValues(constraint.values))
       const wanted = constraint.operator === 'IN'
-      return (context) => {
+      return context => {
         const actual = value(context)
         return (actual !== undefined && values.has(actual)) === wanted
       }
@@ -134,17 +136,19 @@ function operator(constraint: ConstraintRecord): Predicate {
     case 'STR_ENDS_WITH':
     case 'STR_CONTAINS': {
       const lower = constraint.caseInsensitive
-      const values = cleanValues(constraint.values).map((text) => (lower ? text.toLocaleLowerCase() : text))
+      const values = cleanValues(constraint.values).map(text => (lower ? text.toLocaleLowerCase() : text))
       const test =
         constraint.operator === 'STR_STARTS_WITH'
           ? (text: string, part: string) => text.startsWith(part)
           : constraint.operator === 'STR_ENDS_WITH'
             ? (text: string, part: string) => text.endsWith(part)
             : (text: string, part: string) => text.includes(part)
-      return (context) => {
+      return context => {
         const given = value(context)
         if (given === undefined) return false
-        const actual: string = lower ? once((context.lowerCase ??= new Map()), given, (text) => text.toLocaleLowerCase()) : given
+        const actual: string = lower
+          ? once((context.lowerCase ??= new Map()), given, text => text.toLocaleLowerCase())
+          : given
         for (const part of values) if (test(actual, part)) return true
         return false
       }
@@ -158,7 +162,7 @@ function operator(constraint: ConstraintRecord): Predicate {
       }
       if (!regex) return never
       const compiled = regex
-      return (context) => {
+      return context => {
         const actual = value(context)
         return actual !== undefined && compiled.matcher(actual).find()
       }
@@ -170,8 +174,14 @@ function operator(constraint: ConstraintRecord): Predicate {
     case 'NUM_LTE': {
       const target = Number(constraint.value)
       if (Number.isNaN(target)) return never
-      const compare = { NUM_EQ: (n: number) => n === target, NUM_GT: (n: number) => n > target, NUM_GTE: (n: number) => n >= target, NUM_LT: (n: number) => n < target, NUM_LTE: (n: number) => n <= target }[constraint.operator]
-      return (context) => {
+      const compare = {
+        NUM_EQ: (n: number) => n === target,
+        NUM_GT: (n: number) => n > target,
+        NUM_GTE: (n: number) => n >= target,
+        NUM_LT: (n: number) => n < target,
+        NUM_LTE: (n: number) => n <= target,
+      }[constraint.operator]
+      return context => {
         const actual = Number(value(context))
         return !Number.isNaN(actual) && compare(actual)
       }
@@ -181,7 +191,7 @@ function operator(constraint: ConstraintRecord): Predicate {
       // As in the SDK: the context's currentTime (or now) is compared, whatever contextName says.
       const target = new Date(constraint.value as string).getTime()
       const after = constraint.operator === 'DATE_AFTER'
-      return (context) => {
+      return context => {
         const now = context.currentTime ? new Date(context.currentTime).getTime() : (context.now ??= Date.now())
         return after ? now > target : now < target
       }
@@ -193,8 +203,14 @@ function operator(constraint: ConstraintRecord): Predicate {
     case 'SEMVER_LTE': {
       const target = semver(constraint.value)
       if (!target) return never
-      const accept = { SEMVER_EQ: (c: number) => c === 0, SEMVER_GT: (c: number) => c > 0, SEMVER_GTE: (c: number) => c >= 0, SEMVER_LT: (c: number) => c < 0, SEMVER_LTE: (c: number) => c <= 0 }[constraint.operator]
-      return (context) => {
+      const accept = {
+        SEMVER_EQ: (c: number) => c === 0,
+        SEMVER_GT: (c: number) => c > 0,
+        SEMVER_GTE: (c: number) => c >= 0,
+        SEMVER_LT: (c: number) => c < 0,
+        SEMVER_LTE: (c: number) => c <= 0,
+      }[constraint.operator]
+      return context => {
         const actual = value(context)
         // The SDK refuses a leading v in the context value, which semver itself would accept.
         if (!actual || actual.startsWith('v')) return false
@@ -204,14 +220,14 @@ function operator(constraint: ConstraintRecord): Predicate {
     }
     case 'IN_CIDR': {
       const values = cleanValues(constraint.values)
-      const v4 = values.map((text) => range(text, Address4)).filter((item): item is Range => item !== null)
-      const v6 = values.map((text) => range(text, Address6)).filter((item): item is Range => item !== null)
-      return (context) => {
+      const v4 = values.map(text => range(text, Address4)).filter((item): item is Range => item !== null)
+      const v6 = values.map(text => range(text, Address6)).filter((item): item is Range => item !== null)
+      return context => {
         const actual = value(context)
         if (actual === undefined) return false
         const address = addressOf(context, actual)
-        if (address.v4) return v4.some((candidate) => inRange(address.v4!, candidate))
-        if (address.v6) return v6.some((candidate) => inRange(address.v6!, candidate))
+        if (address.v4) return v4.some(candidate => inRange(address.v4!, candidate))
+        if (address.v6) return v6.some(candidate => inRange(address.v6!, candidate))
         return false
       }
     }
@@ -228,7 +244,7 @@ export function compileConstraint(constraint: ConstraintRecord | undefined): Pre
   if (!constraint) return never
   const test = operator(constraint)
   if (test === unknown) return never
-  return constraint.inverted ? (context) => !test(context) : test
+  return constraint.inverted ? context => !test(context) : test
 }
 
 /** All of them hold (none: always). */
@@ -237,7 +253,7 @@ export function allOf(predicates: readonly Predicate[]): Predicate {
   if (predicates.includes(never)) return never
   if (predicates.length === 1) return predicates[0]
   const count = predicates.length
-  return (context) => {
+  return context => {
     for (let index = 0; index < count; index++) if (!predicates[index](context)) return false
     return true
   }
@@ -245,7 +261,14 @@ export function allOf(predicates: readonly Predicate[]): Predicate {
 
 /** What makes two constraints the same test. */
 const constraintKey = (constraint: ConstraintRecord) =>
-  JSON.stringify([constraint.contextName, constraint.operator, constraint.values ?? null, constraint.value ?? null, !!constraint.caseInsensitive, !!constraint.inverted])
+  JSON.stringify([
+    constraint.contextName,
+    constraint.operator,
+    constraint.values ?? null,
+    constraint.value ?? null,
+    !!constraint.caseInsensitive,
+    !!constraint.inverted,
+  ])
 
 /**
  * A scope's constraints, compiled so that one found more than once in it (in several strategies, or
@@ -280,7 +303,7 @@ export class SharedConstraints {
     let predicate = this.shared.get(key)
     if (predicate === undefined) {
       const slot = this.slots++
-      predicate = (context) => {
+      predicate = context => {
         let decided = context.decided
         if (decided === undefined || context.decidedBy !== this) {
           decided = context.decided = new Int8Array(this.slots)

@@ -13,7 +13,8 @@ export const FRONTEND_PREFIX = '/api/frontend'
 
 const ALLOWED_METHODS = 'GET, POST, OPTIONS'
 // X-API-Key: OFREP's other way to send the token.
-const ALLOWED_HEADERS = 'Authorization, X-API-Key, Content-Type, If-None-Match, Unleash-AppName, Unleash-SDK, Unleash-Connection-Id'
+const ALLOWED_HEADERS =
+  'Authorization, X-API-Key, Content-Type, If-None-Match, Unleash-AppName, Unleash-SDK, Unleash-Connection-Id'
 /** How long browsers may keep a preflight's answer, in seconds. */
 const PREFLIGHT_MAX_AGE = '86400'
 
@@ -29,12 +30,16 @@ function underPrefix(url: string, prefix: string): boolean {
  * `origins`: the allowed origins (exact, e.g. https://shop.example.com), or ['*'] for any;
  * `basePath`: BASE_URI_PATH, which the paths this hook sees begin with; `prefixes`: the browser APIs' paths.
  */
-export function frontendCors(origins: readonly string[], basePath = '', prefixes: readonly string[] = [FRONTEND_PREFIX]) {
-  const under = prefixes.map((prefix) => basePath + prefix)
+export function frontendCors(
+  origins: readonly string[],
+  basePath = '',
+  prefixes: readonly string[] = [FRONTEND_PREFIX],
+) {
+  const under = prefixes.map(prefix => basePath + prefix)
   const any = origins.includes('*')
   const allowed = new Set(origins)
   return new Elysia({ name: 'frontend-cors' }).onRequest(({ request, set }) => {
-    if (!under.some((prefix) => underPrefix(request.url, prefix))) return
+    if (!under.some(prefix => underPrefix(request.url, prefix))) return
     const origin = request.headers.get('origin')
     const headers: Record<string, string> = {}
     if (any) headers['access-control-allow-origin'] = '*'

@@ -15,11 +15,27 @@
  * of the outcome differs (`ofrep`), with the reason the outcome came about (OfrepReason below).
  */
 import type { Store } from '../../storage/store'
-import type { ConstraintRecord, FlagRecord, StrategyRecord, StrategyVariantRecord, VariantRecord } from '../flags/flags.records'
+import type {
+  ConstraintRecord,
+  FlagRecord,
+  StrategyRecord,
+  StrategyVariantRecord,
+  VariantRecord,
+} from '../flags/flags.records'
 import type { SegmentRecord } from '../segments/segments.records'
 import type { SdkScope } from '../tokens/auth'
 import { allOf, resolver, SharedConstraints, type EvalContext, type Predicate } from './constraints'
-import { OfrepEntries, OfrepReason, REASON_JSON, ofrepMembers, payloadValue, strategyRank, type Bytes, type EntryId, type Rank } from './ofrep-entry'
+import {
+  OfrepEntries,
+  OfrepReason,
+  REASON_JSON,
+  ofrepMembers,
+  payloadValue,
+  strategyRank,
+  type Bytes,
+  type EntryId,
+  type Rank,
+} from './ofrep-entry'
 import { variantBucket } from './rollout'
 import { strategyTest } from './strategies'
 
@@ -118,43 +134,65 @@ function entryOf(flag: FlagRecord, entries: OfrepEntries): Entry {
   const ofrepHead = `,{"key":${JSON.stringify(flag.name)}`
   const ofrepTail = `,"metadata":{"project":${JSON.stringify(flag.project)}}}`
   return {
-    frontend: (variantJson) => head + variantJson + tail,
-    ofrep: (members) => REASON_JSON.map((reason) => entries.add(ofrepHead + members + reason + ofrepTail)),
+    frontend: variantJson => head + variantJson + tail,
+    ofrep: members => REASON_JSON.map(reason => entries.add(ofrepHead + members + reason + ofrepTail)),
     ofrepWith: (members, reason) => entries.add(`${ofrepHead}${members},"reason":"${reason}"${ofrepTail}`),
   }
 }
 
 function chosen(variant: StrategyVariantRecord | VariantRecord, entry: Entry, rank: Rank): Chosen {
-  const json = JSON.stringify({ name: variant.name, enabled: true, ...(variant.payload ? { payload: variant.payload } : {}), feature_enabled: true, featureEnabled: true })
-  return { name: variant.name, json: entry.frontend(json), ofrep: entry.ofrep(ofrepMembers(payloadValue(variant.payload), variant.name)), rank }
+  const json = JSON.stringify({
+    name: variant.name,
+    enabled: true,
+    ...(variant.payload ? { payload: variant.payload } : {}),
+    feature_enabled: true,
+    featureEnabled: true,
+  })
+  return {
+    name: variant.name,
+    json: entry.frontend(json),
+    ofrep: entry.ofrep(ofrepMembers(payloadValue(variant.payload), variant.name)),
+    rank,
+  }
 }
 
 /** The SDK's getSeed: a named field's value, or for `default` the first of userId, sessionId, remoteAddress; else random. */
 function seedOf(stickiness: string | undefined): (context: EvalContext) => string {
   if (stickiness === undefined || stickiness === 'default') {
-    return (context) => context.userId || context.sessionId || context.remoteAddress || randomSeed()
+    return context => context.userId || context.sessionId || context.remoteAddress || randomSeed()
   }
   const value = resolver(stickiness)
-  return (context) => value(context) || randomSeed()
+  return context => value(context) || randomSeed()
 }
 
 /** The SDK's selectVariantDefinition: an override, else the weighted bucket of the seed. */
-function variantPicker(groupId: string | undefined, stickiness: string | undefined, variants: readonly (StrategyVariantRecord | VariantRecord)[], entry: Entry): VariantPicker | null {
+function variantPicker(
+  groupId: string | undefined,
+  stickiness: string | undefined,
+  variants: readonly (StrategyVariantRecord | VariantRecord)[],
+  entry: Entry,
+): VariantPicker | null {
   if (variants.length === 0) return null
   const total = variants.reduce((sum, variant) => sum + variant.weight, 0)
   if (total <= 0) return () => null
   // A weighted choice is a split when more than one variant can come out of it.
-  const split = variants.filter((variant) => variant.weight > 0).length > 1
-  const answers = variants.map((variant) => chosen(variant, entry, split ? OfrepReason.SPLIT : OfrepReason.STATIC))
-  const overridden = variants.map((variant) => chosen(variant, entry, OfrepReason.TARGETING_MATCH))
+  const split = variants.filter(variant => variant.weight > 0).length > 1
+  const answers = variants.map(variant => chosen(variant, entry, split ? OfrepReason.SPLIT : OfrepReason.STATIC))
+  const overridden = variants.map(variant => chosen(variant, entry, OfrepReason.TARGETING_MATCH))
   // Copied: the compiled scope must not read the stored records after compiling.
-  const weights = variants.map((variant) => variant.weight)
+  const weights = variants.map(variant => variant.weight)
   const overrides = variants.flatMap((variant, index) =>
-    'overrides' in variant ? variant.overrides.map((override) => ({ index, value: resolver(override.contextName), values: new Set(override.values) })) : [],
+    'overrides' in variant
+      ? variant.overrides.map(override => ({
+          index,
+          value: resolver(override.contextName),
+          values: new Set(override.values),
+        }))
+      : [],
   )
   const seed = seedOf(stickiness)
   const bucket = variantBucket(String(groupId), total)
-  return (context) => {
+  return context => {
     for (let index = 0; index < overrides.length; index++) {
       const override = overrides[index]
       const value = override.value(context)
@@ -173,34 +211,61 @@ function variantPicker(groupId: string | undefined, stickiness: string | undefin
 }
 
 /** A strategy's constraints, then those of each of its segments (undefined for a segment that does not exist: the SDK fails the strategy). */
-function constraintsOf(strategy: StrategyRecord, segments: Record<string, SegmentRecord>): (ConstraintRecord | undefined)[] {
+function constraintsOf(
+  strategy: StrategyRecord,
+  segments: Record<string, SegmentRecord>,
+): (ConstraintRecord | undefined)[] {
   const all: (ConstraintRecord | undefined)[] = [...strategy.constraints]
-  for (const id of strategy.segments) all.push(...(Object.hasOwn(segments, String(id)) ? segments[String(id)].constraints : [undefined]))
+  for (const id of strategy.segments)
+    all.push(...(Object.hasOwn(segments, String(id)) ? segments[String(id)].constraints : [undefined]))
   return all
 }
 
-function compileFlag(flag: FlagRecord, environment: string, segments: Record<string, SegmentRecord>, dates: number[], entries: OfrepEntries, constraints: SharedConstraints): CompiledFlag {
+function compileFlag(
+  flag: FlagRecord,
+  environment: string,
+  segments: Record<string, SegmentRecord>,
+  dates: number[],
+  entries: OfrepEntries,
+  constraints: SharedConstraints,
+): CompiledFlag {
   const firstEntry = entries.count
   const entry = entryOf(flag, entries)
   const state = Object.hasOwn(flag.environments, environment) ? flag.environments[environment] : undefined
   const strategies: CompiledStrategy[] = []
   const parentRank = flag.dependencies.length > 0 ? OfrepReason.TARGETING_MATCH : OfrepReason.STATIC
   const noteDates = (constraint: ConstraintRecord | undefined) => {
-    if (constraint?.operator === 'DATE_AFTER' || constraint?.operator === 'DATE_BEFORE') dates.push(new Date(constraint.value as string).getTime())
+    if (constraint?.operator === 'DATE_AFTER' || constraint?.operator === 'DATE_BEFORE')
+      dates.push(new Date(constraint.value as string).getTime())
   }
   let hasVariants = (state?.variants ?? []).length > 0
-  for (const strategy of [...(state?.strategies ?? [])].filter((s) => !s.disabled).sort((a, b) => a.sortOrder - b.sortOrder)) {
+  for (const strategy of [...(state?.strategies ?? [])]
+    .filter(s => !s.disabled)
+    .sort((a, b) => a.sortOrder - b.sortOrder)) {
     const test = strategyTest(strategy)
     if (!test) continue
     const strategyConstraints = constraintsOf(strategy, segments)
     strategyConstraints.forEach(noteDates)
-    const checks = strategyConstraints.map((constraint) => constraints.compile(constraint))
+    const checks = strategyConstraints.map(constraint => constraints.compile(constraint))
     const all = allOf([...checks, test])
     const variants = strategy.variants
     hasVariants ||= variants.length > 0
-    const pick = variants.length > 0 ? variantPicker(strategy.parameters.groupId, variants[0].stickiness || strategy.parameters.stickiness, variants, entry) : null
+    const pick =
+      variants.length > 0
+        ? variantPicker(
+            strategy.parameters.groupId,
+            variants[0].stickiness || strategy.parameters.stickiness,
+            variants,
+            entry,
+          )
+        : null
     const targeted = checks.length > 0 ? OfrepReason.TARGETING_MATCH : OfrepReason.STATIC
-    strategies.push({ applies: all, pick, rank: Math.max(strategyRank(strategy), targeted, parentRank) as Rank, always: strategy.name === 'default' && checks.length === 0 })
+    strategies.push({
+      applies: all,
+      pick,
+      rank: Math.max(strategyRank(strategy), targeted, parentRank) as Rank,
+      always: strategy.name === 'default' && checks.length === 0,
+    })
   }
   const flagVariants = state?.variants ?? []
   const offMembers = ofrepMembers(false, hasVariants ? 'disabled' : 'off')
@@ -210,9 +275,16 @@ function compileFlag(flag: FlagRecord, environment: string, segments: Record<str
     hasParents: flag.dependencies.length > 0,
     parents: null,
     // A flag with no strategy at all is on for everyone; one whose strategies are all unknown types is not.
-    strategies: (state?.strategies ?? []).some((s) => !s.disabled) ? strategies : [{ applies: () => true, pick: null, rank: parentRank, always: true }],
+    strategies: (state?.strategies ?? []).some(s => !s.disabled)
+      ? strategies
+      : [{ applies: () => true, pick: null, rank: parentRank, always: true }],
     pick: variantPicker(flag.name, flagVariants[0]?.stickiness, flagVariants, entry),
-    none: { name: 'disabled', json: entry.frontend(NO_VARIANT), ofrep: entry.ofrep(ofrepMembers(true, hasVariants ? 'disabled' : 'on')), rank: -1 },
+    none: {
+      name: 'disabled',
+      json: entry.frontend(NO_VARIANT),
+      ofrep: entry.ofrep(ofrepMembers(true, hasVariants ? 'disabled' : 'on')),
+      rank: -1,
+    },
     ofrep: { disabled: entry.ofrepWith(offMembers, 'DISABLED'), fallback: entry.ofrepWith(offMembers, 'DEFAULT') },
     firstEntry,
     endEntry: firstEntry,
@@ -251,8 +323,11 @@ function ofrepEntry(flag: CompiledFlag, context: EvalContext): EntryId {
   if (!flag.enabled) return flag.ofrep.disabled
   const strategy = applying(flag, context)
   if (strategy === null) return flag.ofrep.fallback
-  const variant = (strategy.pick !== null ? strategy.pick(context) : null) ?? (flag.pick !== null ? flag.pick(context) : null) ?? flag.none
-  return variant.ofrep[variant.rank > strategy.rank ? variant.rank : strategy.rank]
+  const variant =
+    (strategy.pick !== null ? strategy.pick(context) : null) ??
+    (flag.pick !== null ? flag.pick(context) : null) ??
+    flag.none
+  return variant.ofrep[Math.max(variant.rank, strategy.rank)]
 }
 
 /** The flag's OFREP entry when no context can change it (off, never on, or on by an unconditional strategy without variants), else undefined. */
@@ -296,18 +371,25 @@ export function compileScope(state: Pick<Store['state'], 'flags' | 'segments'>, 
   const entries = new OfrepEntries()
   // By name, so that the entries of the flags a bulk answer lists one after another lie one after another.
   const inScope = Object.values(state.flags)
-    .filter((flag) => !flag.archived && inProjects(scope, flag.project))
+    .filter(flag => !flag.archived && inProjects(scope, flag.project))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
   const constraints = new SharedConstraints()
   for (const flag of inScope) {
-    const strategies = Object.hasOwn(flag.environments, scope.environment) ? flag.environments[scope.environment].strategies : []
-    for (const strategy of strategies) if (!strategy.disabled) constraintsOf(strategy, state.segments).forEach((constraint) => constraint && constraints.note(constraint))
+    const strategies = Object.hasOwn(flag.environments, scope.environment)
+      ? flag.environments[scope.environment].strategies
+      : []
+    for (const strategy of strategies)
+      if (!strategy.disabled)
+        constraintsOf(strategy, state.segments).forEach(constraint => constraint && constraints.note(constraint))
   }
-  for (const flag of inScope) flags.set(flag.name, compileFlag(flag, scope.environment, state.segments, dates, entries, constraints))
+  for (const flag of inScope)
+    flags.set(flag.name, compileFlag(flag, scope.environment, state.segments, dates, entries, constraints))
   const id = `${PROCESS}.${(++compiledScopes).toString(36)}`
-  const readsAddress = inScope.some((record) => JSON.stringify(record).includes('remoteAddress')) || JSON.stringify(state.segments).includes('remoteAddress')
+  const readsAddress =
+    inScope.some(record => JSON.stringify(record).includes('remoteAddress')) ||
+    JSON.stringify(state.segments).includes('remoteAddress')
   // Every DATE constraint's outcome is decided by which of these `now` is past, and equal to.
-  const times = [...new Set(dates.filter((time) => !Number.isNaN(time)))].sort((a, b) => a - b)
+  const times = [...new Set(dates.filter(time => !Number.isNaN(time)))].sort((a, b) => a - b)
   // The SDK's isParentDependencySatisfied, once every flag of the scope is compiled.
   for (const record of inScope) {
     if (record.dependencies.length === 0) continue
@@ -315,23 +397,26 @@ export function compileScope(state: Pick<Store['state'], 'flags' | 'segments'>, 
       const parent = flags.get(dependency.feature)
       // A parent missing from the scope, or one that has parents itself, is never satisfied.
       if (!parent || parent.hasParents) return () => false
-      if (dependency.enabled === false) return (context) => decide(parent, context) === OFF
+      if (dependency.enabled === false) return context => decide(parent, context) === OFF
       if (dependency.variants.length > 0) {
         const wanted = new Set(dependency.variants)
-        return (context) => {
+        return context => {
           const outcome = resolve(parent, context)
           return outcome !== OFF && wanted.has(outcome.name)
         }
       }
-      return (context) => decide(parent, context) !== OFF
+      return context => decide(parent, context) !== OFF
     })
     flags.get(record.name)!.parents = allOf(checks)
   }
   // By name already (compiled in that order).
   const all = [...flags.values()]
-  const listed = all.filter((flag) => flag.enabled)
+  const listed = all.filter(flag => flag.enabled)
   const { fixed, evaluated } = bulkPlan(all)
-  entries.seal(fixed, evaluated.map((flag) => [flag.firstEntry, flag.endEntry] as const))
+  entries.seal(
+    fixed,
+    evaluated.map(flag => [flag.firstEntry, flag.endEntry] as const),
+  )
   const chosenIds = new Int32Array(evaluated.length)
   return {
     candidates: listed.length,

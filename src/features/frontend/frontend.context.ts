@@ -58,11 +58,17 @@ export function contextFromQuery(url: string, callerAddress: string | null): Eva
 /** From a POST body's `context` (an object; its `properties`, if any, an object too). */
 export function contextFromBody(body: { context?: unknown }, callerAddress: string | null): EvalContext {
   const given = body.context ?? {}
-  if (typeof given !== 'object' || given === null || Array.isArray(given)) throw ValidationError.at('/context', 'context must be an object')
+  if (typeof given !== 'object' || given === null || Array.isArray(given))
+    throw ValidationError.at('/context', 'context must be an object')
   const { properties = {}, ...root } = given as Record<string, unknown>
-  if (typeof properties !== 'object' || properties === null || Array.isArray(properties)) throw ValidationError.at('/context/properties', 'properties must be an object')
+  if (typeof properties !== 'object' || properties === null || Array.isArray(properties))
+    throw ValidationError.at('/context/properties', 'properties must be an object')
   for (const [key, value] of [...Object.entries(root), ...Object.entries(properties as object)]) {
-    if (value !== null && typeof value === 'object') throw ValidationError.at(`/context/${Object.hasOwn(root, key) ? '' : 'properties/'}${key}`, `${key} must be text, a number or a boolean`)
+    if (value !== null && typeof value === 'object')
+      throw ValidationError.at(
+        `/context/${Object.hasOwn(root, key) ? '' : 'properties/'}${key}`,
+        `${key} must be text, a number or a boolean`,
+      )
   }
   return build({ root, properties: properties as Record<string, unknown> }, callerAddress)
 }

@@ -3,7 +3,8 @@ import { t } from 'elysia'
 import { KEYS_ARE_NAMES } from '../../http/lenient-bodies'
 
 const Scalar = t.Union([t.String(), t.Number(), t.Boolean(), t.Null()])
-const field = (description: string) => t.Optional(t.Union([t.String(), t.Number(), t.Boolean(), t.Null()], { description }))
+const field = (description: string) =>
+  t.Optional(t.Union([t.String(), t.Number(), t.Boolean(), t.Null()], { description }))
 
 export const FrontendContext = t.Object(
   {
@@ -13,7 +14,9 @@ export const FrontendContext = t.Object(
     appName: field('The application'),
     environment: field('The environment the application says it runs in (the token decides which flags are read)'),
     currentTime: field('The time DATE_* constraints compare with (ISO 8601); now when missing'),
-    properties: t.Optional(t.Record(t.String(), Scalar, { description: 'Further fields, read by constraints and stickiness' })),
+    properties: t.Optional(
+      t.Record(t.String(), Scalar, { description: 'Further fields, read by constraints and stickiness' }),
+    ),
   },
   {
     additionalProperties: Scalar,
@@ -29,11 +32,19 @@ export const FrontendContextBody = t.Object(
   {
     additionalProperties: true,
     description: 'The context, as unleash-proxy-client sends it with usePOSTrequests',
-    examples: [{ context: { userId: 'user-42', sessionId: 'session-1', appName: 'web-shop', properties: { plan: 'premium' } } }],
+    examples: [
+      { context: { userId: 'user-42', sessionId: 'session-1', appName: 'web-shop', properties: { plan: 'premium' } } },
+    ],
   },
 )
 
-const Payload = t.Object({ type: t.String({ description: 'json, csv, string or number' }), value: t.String({ description: 'The payload, as text' }) }, { description: 'A payload the variant carries' })
+const Payload = t.Object(
+  {
+    type: t.String({ description: 'json, csv, string or number' }),
+    value: t.String({ description: 'The payload, as text' }),
+  },
+  { description: 'A payload the variant carries' },
+)
 
 export const FrontendToggles = t.Object(
   {
@@ -60,8 +71,20 @@ export const FrontendToggles = t.Object(
     ),
   },
   {
-    description: 'The flags enabled for the context, with an ETag header made from the answer; 304 without a body when If-None-Match matches',
-    examples: [{ toggles: [{ name: 'checkout', enabled: true, variant: { name: 'disabled', enabled: false, feature_enabled: true, featureEnabled: true }, impressionData: false }] }],
+    description:
+      'The flags enabled for the context, with an ETag header made from the answer; 304 without a body when If-None-Match matches',
+    examples: [
+      {
+        toggles: [
+          {
+            name: 'checkout',
+            enabled: true,
+            variant: { name: 'disabled', enabled: false, feature_enabled: true, featureEnabled: true },
+            impressionData: false,
+          },
+        ],
+      },
+    ],
   },
 )
 

@@ -24,7 +24,8 @@ function keyOf(scope: SdkScope): string {
   let byEnvironment = keys.get(scope.projects)
   if (byEnvironment === undefined) keys.set(scope.projects, (byEnvironment = new Map()))
   let key = byEnvironment.get(scope.environment)
-  if (key === undefined) byEnvironment.set(scope.environment, (key = JSON.stringify([scope.environment, [...scope.projects].sort()])))
+  if (key === undefined)
+    byEnvironment.set(scope.environment, (key = JSON.stringify([scope.environment, [...scope.projects].sort()])))
   return key
 }
 
@@ -32,7 +33,10 @@ export class FrontendService {
   private readonly scopes: ScopeCache<SdkScope, CompiledScope>
 
   constructor(store: Pick<Store, 'state' | 'watch'>) {
-    this.scopes = new ScopeCache(store, { holds: (scope, flag) => inProjects(scope, flag.project), build: (scope) => compileScope(store.state, scope) })
+    this.scopes = new ScopeCache(store, {
+      holds: (scope, flag) => inProjects(scope, flag.project),
+      build: scope => compileScope(store.state, scope),
+    })
   }
 
   /** How its compiled scopes were found: kept, or built. */

@@ -77,7 +77,8 @@ export class OfrepEntries {
       for (let id = from; id < upTo; id++) most = Math.max(most, length(id))
       return most
     }
-    const room = fixed.reduce((sum, id) => sum + length(id), 0) + varying.reduce((sum, range) => sum + longest(range), 0)
+    const room =
+      fixed.reduce((sum, id) => sum + length(id), 0) + varying.reduce((sum, range) => sum + longest(range), 0)
     this.buffer = new Uint8Array(at + BULK_OPEN.length + room + END_ROOM) as Bytes
     this.buffer.set(all)
     this.answerStart = at
@@ -126,7 +127,7 @@ export class OfrepEntries {
 export const OfrepReason = { STATIC: 0, TARGETING_MATCH: 1, SPLIT: 2 } as const
 export type Rank = (typeof OfrepReason)[keyof typeof OfrepReason]
 const REASON_TEXT = ['STATIC', 'TARGETING_MATCH', 'SPLIT'] as const
-export const REASON_JSON = REASON_TEXT.map((reason) => `,"reason":"${reason}"`)
+export const REASON_JSON = REASON_TEXT.map(reason => `,"reason":"${reason}"`)
 
 /**
  * A chosen variant's OFREP value: its payload, `number` as a number, `json` as the value it holds,
@@ -155,7 +156,8 @@ export function payloadValue(payload: { type: string; value: string } | undefine
  * (the server provider, 0.1.3) refuses an answer without one as GENERAL, where a value of another
  * type than the application's default is TYPE_MISMATCH with that default, in both providers alike.
  */
-export const ofrepMembers = (value: unknown, variant: string) => `,"value":${JSON.stringify(value)},"variant":${JSON.stringify(variant)}`
+export const ofrepMembers = (value: unknown, variant: string) =>
+  `,"value":${JSON.stringify(value)},"variant":${JSON.stringify(variant)}`
 
 /** Why a strategy enables a flag, without its constraints and segments (which make it TARGETING_MATCH at least). */
 export function strategyRank(strategy: StrategyRecord): Rank {
@@ -178,4 +180,3 @@ export function strategyRank(strategy: StrategyRecord): Rank {
       return OfrepReason.TARGETING_MATCH
   }
 }
-

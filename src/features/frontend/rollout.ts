@@ -16,7 +16,13 @@ const mix = (h1: number, k1: number) => {
 /** The state after the 4-char blocks of `key` from `from` to `to` (a multiple of 4 apart), continuing from `h1`. */
 function blocks(key: string, h1: number, from: number, to: number): number {
   for (let i = from; i < to; i += 4) {
-    h1 = mix(h1, (key.charCodeAt(i) & 0xff) | ((key.charCodeAt(i + 1) & 0xff) << 8) | ((key.charCodeAt(i + 2) & 0xff) << 16) | ((key.charCodeAt(i + 3) & 0xff) << 24))
+    h1 = mix(
+      h1,
+      (key.charCodeAt(i) & 0xff) |
+        ((key.charCodeAt(i + 1) & 0xff) << 8) |
+        ((key.charCodeAt(i + 2) & 0xff) << 16) |
+        ((key.charCodeAt(i + 3) & 0xff) << 24),
+    )
   }
   return h1
 }
@@ -25,12 +31,12 @@ function blocks(key: string, h1: number, from: number, to: number): number {
 function finish(key: string, from: number, h1: number, length: number): number {
   let k1 = 0
   switch (key.length - from) {
+    // biome-ignore lint/suspicious/noFallthroughSwitchClause: murmurhash3 adds the tail bytes from the last down
     case 3:
       k1 ^= (key.charCodeAt(from + 2) & 0xff) << 16
-    // falls through
+    // biome-ignore lint/suspicious/noFallthroughSwitchClause: as above
     case 2:
       k1 ^= (key.charCodeAt(from + 1) & 0xff) << 8
-    // falls through
     case 1:
       k1 ^= key.charCodeAt(from) & 0xff
       k1 = Math.imul(k1, 0xcc9e2d51)
@@ -59,7 +65,7 @@ function hasher(groupId: string, seed: number): (id: string) => number {
   const rest = prefix.slice(whole)
   const r = rest.length
   const charOf = (id: string, i: number) => (i < r ? rest.charCodeAt(i) : id.charCodeAt(i - r)) & 0xff
-  return (id) => {
+  return id => {
     const length = whole + r + id.length
     if (r + id.length < 4) return finish(rest + id, 0, start, length)
     let h1 = start
@@ -77,7 +83,7 @@ function hasher(groupId: string, seed: number): (id: string) => number {
 /** 1–100: the bucket of an id in a rollout of `groupId`. */
 export function rolloutBucket(groupId: string): (id: string) => number {
   const hash = hasher(groupId, 0)
-  return (id) => (hash(id) % 100) + 1
+  return id => (hash(id) % 100) + 1
 }
 
 const VARIANT_SEED = 86028157
@@ -85,5 +91,5 @@ const VARIANT_SEED = 86028157
 /** 1–`total`: where an id falls in the variants of `groupId` whose weights add up to `total`. */
 export function variantBucket(groupId: string, total: number): (id: string) => number {
   const hash = hasher(groupId, VARIANT_SEED)
-  return (id) => (hash(id) % total) + 1
+  return id => (hash(id) % total) + 1
 }

@@ -12,13 +12,17 @@ const splitList = (text: string) => text.split(/\s*,\s*/)
 /** The applicationHostname strategy compares with this host's name, as the SDK in this process would. */
 const HOSTNAME = (process.env.HOSTNAME || hostname() || 'undefined').toLowerCase()
 
-function rollout(groupId: string, percentageText: string | undefined, id: (context: EvalContext) => string | undefined): Predicate {
+function rollout(
+  groupId: string,
+  percentageText: string | undefined,
+  id: (context: EvalContext) => string | undefined,
+): Predicate {
   const percentage = Number(percentageText)
   // Buckets run from 1 to 100: at 100 % or more any id is in, at 0 % or less none is (nor is a missing id).
-  if (percentage >= 100) return (context) => !!id(context)
+  if (percentage >= 100) return context => !!id(context)
   if (!(percentage > 0)) return () => false
   const bucket = rolloutBucket(groupId)
-  return (context) => {
+  return context => {
     const value = id(context)
     return !!value && percentage > 0 && bucket(value) <= percentage
   }
@@ -34,23 +38,23 @@ export function strategyTest(strategy: StrategyRecord): Predicate | null {
       const stickiness = parameters.stickiness || 'default'
       const id: (context: EvalContext) => string | undefined =
         stickiness === 'default'
-          ? (context) => context.userId || context.sessionId || randomRolloutId()
+          ? context => context.userId || context.sessionId || randomRolloutId()
           : stickiness === 'random'
             ? randomRolloutId
             : resolver(stickiness)
       return rollout(parameters.groupId || '', parameters.rollout, id)
     }
     case 'gradualRolloutUserId':
-      return rollout(parameters.groupId || '', parameters.percentage, (context) => context.userId)
+      return rollout(parameters.groupId || '', parameters.percentage, context => context.userId)
     case 'gradualRolloutSessionId':
-      return rollout(parameters.groupId || '', parameters.percentage, (context) => context.sessionId)
+      return rollout(parameters.groupId || '', parameters.percentage, context => context.sessionId)
     case 'gradualRolloutRandom': {
       const percentage = Number(parameters.percentage)
       return () => percentage >= Math.floor(Math.random() * 100) + 1
     }
     case 'userWithId': {
       const ids = new Set(parameters.userIds ? splitList(parameters.userIds) : [])
-      return (context) => context.userId !== undefined && ids.has(context.userId)
+      return context => context.userId !== undefined && ids.has(context.userId)
     }
     case 'remoteAddress': {
       if (!parameters.IPs) return () => false

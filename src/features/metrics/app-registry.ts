@@ -118,7 +118,12 @@ export function mergedApp(stored: ApplicationRecord | undefined, local: Applicat
     const known = (usage[project] ??= [])
     for (const environment of environments) if (!known.includes(environment)) known.push(environment)
   }
-  return { ...newer, strategies: [...newer.strategies], createdAt: stored.createdAt < local.createdAt ? stored.createdAt : local.createdAt, usage }
+  return {
+    ...newer,
+    strategies: [...newer.strategies],
+    createdAt: stored.createdAt < local.createdAt ? stored.createdAt : local.createdAt,
+    usage,
+  }
 }
 
 /** One instance as here and as stored: the later sighting's fields and address, the earlier creation. */
@@ -126,7 +131,11 @@ export function mergedInstance(stored: InstanceRecord | undefined, local: Instan
   if (!stored) return local
   const newer = stored.lastSeen > local.lastSeen ? stored : local
   const older = newer === stored ? local : stored
-  return { ...newer, clientIp: newer.clientIp ?? older.clientIp ?? null, createdAt: stored.createdAt < local.createdAt ? stored.createdAt : local.createdAt }
+  return {
+    ...newer,
+    clientIp: newer.clientIp ?? older.clientIp ?? null,
+    createdAt: stored.createdAt < local.createdAt ? stored.createdAt : local.createdAt,
+  }
 }
 
 export class AppRegistry {
@@ -149,7 +158,8 @@ export class AppRegistry {
 
   /** `instances` as stored, by key: a key of the older form (without the environment) is rewritten at the next flush. */
   constructor(apps: Iterable<ApplicationRecord>, instances: Iterable<[string, InstanceRecord]>) {
-    const byLastSeen = <T extends { lastSeen: string }>(records: Iterable<T>) => [...records].sort((a, b) => a.lastSeen.localeCompare(b.lastSeen))
+    const byLastSeen = <T extends { lastSeen: string }>(records: Iterable<T>) =>
+      [...records].sort((a, b) => a.lastSeen.localeCompare(b.lastSeen))
     for (const app of byLastSeen(apps)) {
       const usage = projectMap()
       for (const [project, environments] of Object.entries(app.usage)) usage[project] = [...environments]
@@ -162,7 +172,11 @@ export class AppRegistry {
     for (const { key: storedKey, instance } of byLastSeen(stored)) {
       const key = instanceKey(instance.appName, instance.instanceId, instance.environment)
       const app = this.apps.get(instance.appName)
-      this.addInstance(key, { ...instance, clientIp: instance.clientIp ?? null }, scopeKey(app ? Object.keys(app.usage) : []))
+      this.addInstance(
+        key,
+        { ...instance, clientIp: instance.clientIp ?? null },
+        scopeKey(app ? Object.keys(app.usage) : []),
+      )
       this.writtenInstances.set(key, Date.parse(instance.lastSeen))
       if (storedKey !== key) {
         this.removedInstances.add(storedKey)
@@ -178,11 +192,25 @@ export class AppRegistry {
   /** Whether a flush has something to write; with `all`, `lastSeen` values left for later count. */
   hasChanges(all = false): boolean {
     const lagging = all ? this.laggingApps.size + this.laggingInstances.size : 0
-    return this.changedApps.size + this.changedInstances.size + this.removedApps.size + this.removedInstances.size + lagging > 0
+    return (
+      this.changedApps.size +
+        this.changedInstances.size +
+        this.removedApps.size +
+        this.removedInstances.size +
+        lagging >
+      0
+    )
   }
 
   /** Marks a record changed, or, when only its `lastSeen` moved and it was written recently, lagging. */
-  private mark(key: string, material: boolean, now: string, changed: Set<string>, lagging: Set<string>, written: Map<string, number>) {
+  private mark(
+    key: string,
+    material: boolean,
+    now: string,
+    changed: Set<string>,
+    lagging: Set<string>,
+    written: Map<string, number>,
+  ) {
     const last = written.get(key)
     if (material || last === undefined || Date.parse(now) - last >= APPLICATION_LIMITS.lastSeenWriteMs) {
       changed.add(key)
@@ -215,7 +243,8 @@ export class AppRegistry {
     }
     if (sighting.registration) {
       const strategies = [...new Set(sighting.registration.strategies)].slice(0, APPLICATION_LIMITS.strategies)
-      if (app.sdkVersion !== sighting.registration.sdkVersion || strategies.join('\n') !== app.strategies.join('\n')) appChanged = true
+      if (app.sdkVersion !== sighting.registration.sdkVersion || strategies.join('\n') !== app.strategies.join('\n'))
+        appChanged = true
       app.sdkVersion = sighting.registration.sdkVersion
       app.strategies = strategies
     }
@@ -243,12 +272,28 @@ export class AppRegistry {
     }
     this.mark(key, instanceChanged, now, this.changedInstances, this.laggingInstances, this.writtenInstances)
 
-    for (let victim; (victim = this.appOwners.victim(appName, APPLICATION_LIMITS.applicationsPerScope, APPLICATION_LIMITS.applications, this.apps.size)) !== undefined; ) {
+    for (
+      let victim;
+      (victim = this.appOwners.victim(
+        appName,
+        APPLICATION_LIMITS.applicationsPerScope,
+        APPLICATION_LIMITS.applications,
+        this.apps.size,
+      )) !== undefined;
+    ) {
       this.removeApp(victim)
     }
     // The application just seen may have gone with its last instance's room: then so is the instance.
     if (!this.instances.has(key)) return
-    for (let victim; (victim = this.instanceOwners.victim(key, APPLICATION_LIMITS.instancesPerScope, APPLICATION_LIMITS.instances, this.instances.size)) !== undefined; ) {
+    for (
+      let victim;
+      (victim = this.instanceOwners.victim(
+        key,
+        APPLICATION_LIMITS.instancesPerScope,
+        APPLICATION_LIMITS.instances,
+        this.instances.size,
+      )) !== undefined;
+    ) {
       this.removeInstance(victim)
     }
   }
@@ -306,7 +351,7 @@ export class AppRegistry {
   }
 
   instancesOf(appName: string): InstanceRecord[] {
-    return [...(this.instancesByApp.get(appName) ?? [])].map((key) => this.instances.get(key)!)
+    return [...(this.instancesByApp.get(appName) ?? [])].map(key => this.instances.get(key)!)
   }
 
   instance(key: string): InstanceRecord | undefined {
@@ -328,7 +373,11 @@ export class AppRegistry {
       return
     }
     const merged = mergedApp(after, local ?? after)
-    this.apps.set(appName, { ...merged, strategies: [...merged.strategies], usage: Object.assign(projectMap(), merged.usage) })
+    this.apps.set(appName, {
+      ...merged,
+      strategies: [...merged.strategies],
+      usage: Object.assign(projectMap(), merged.usage),
+    })
     if (!local) this.appOwners.seen(appName, scopeKey(Object.keys(merged.usage)))
   }
 
@@ -344,7 +393,10 @@ export class AppRegistry {
       }
       return
     }
-    const merged = { ...mergedInstance(after, local ?? after), clientIp: (local ?? after).clientIp ?? after.clientIp ?? null }
+    const merged = {
+      ...mergedInstance(after, local ?? after),
+      clientIp: (local ?? after).clientIp ?? after.clientIp ?? null,
+    }
     if (local) this.instances.set(key, merged)
     else {
       const app = this.apps.get(after.appName)
@@ -361,12 +413,13 @@ export class AppRegistry {
       this.laggingInstances = new Set()
     }
     for (const name of this.changedApps) this.writtenApps.set(name, Date.parse(this.apps.get(name)!.lastSeen))
-    for (const key of this.changedInstances) this.writtenInstances.set(key, Date.parse(this.instances.get(key)!.lastSeen))
+    for (const key of this.changedInstances)
+      this.writtenInstances.set(key, Date.parse(this.instances.get(key)!.lastSeen))
     const changes = {
       apps: [...this.changedApps],
       instances: [...this.changedInstances],
-      removedApps: [...this.removedApps].filter((name) => !this.apps.has(name)),
-      removedInstances: [...this.removedInstances].filter((key) => !this.instances.has(key)),
+      removedApps: [...this.removedApps].filter(name => !this.apps.has(name)),
+      removedInstances: [...this.removedInstances].filter(key => !this.instances.has(key)),
     }
     this.changedApps = new Set()
     this.changedInstances = new Set()

@@ -18,7 +18,9 @@ function basePathOf(request: Request): string {
   return path.slice(0, path.lastIndexOf(`${APPLICATIONS}/`))
 }
 
-const appParams = t.Object({ appName: t.String({ minLength: 1, maxLength: 255, description: 'Name of the application' }) })
+const appParams = t.Object({
+  appName: t.String({ minLength: 1, maxLength: 255, description: 'Name of the application' }),
+})
 
 const COUNTED =
   "Counted per flag, environment (the token's), application and hour, in memory; committed in batches (METRICS_FLUSH_MS), never one write or event per request. " +
@@ -28,42 +30,78 @@ const REGISTERED =
 
 export function metricsController(metrics: MetricsService, auth: Authorization) {
   return controllerBase(auth, metricsModels)
-    .post('/api/client/register', ({ body, sdkScope, request }) => {
-      metrics.register(sdkScope, body, callerAddress(request))
-      return noContent(202)
-    }, {
-      auth: CLIENT,
-      body: 'clientApplicationSchema',
-      response: { 202: t.Void({ description: 'Accepted; no body' }), ...bodyErrors() },
-      detail: { operationId: 'registerClientApplication', summary: 'An SDK announces itself', tags: ['Client'], description: `appName is required. ${REGISTERED}` },
-    })
-    .post('/api/client/metrics', ({ body, sdkScope, request }) => {
-      metrics.report(sdkScope, body, callerAddress(request))
-      return noContent(202)
-    }, {
-      auth: CLIENT,
-      body: 'clientMetricsSchema',
-      response: { 202: t.Void({ description: 'Accepted; no body' }), ...bodyErrors() },
-      detail: { operationId: 'registerClientMetrics', summary: 'An SDK reports how often flags were evaluated', tags: ['Client'], description: `appName is required. ${COUNTED}` },
-    })
-    .post('/api/frontend/client/register', ({ body, sdkScope, request }) => {
-      metrics.register(sdkScope, body, callerAddress(request))
-      return noContent(200)
-    }, {
-      auth: FRONTEND,
-      body: 'clientApplicationSchema',
-      response: { 200: t.Void({ description: 'Recorded; no body' }), ...bodyErrors() },
-      detail: { operationId: 'registerFrontendClient', summary: 'A frontend SDK announces itself', tags: ['Frontend API'], description: `For frontend tokens. ${REGISTERED}` },
-    })
-    .post('/api/frontend/client/metrics', ({ body, sdkScope, request }) => {
-      metrics.report(sdkScope, body, callerAddress(request))
-      return noContent(200)
-    }, {
-      auth: FRONTEND,
-      body: 'clientMetricsSchema',
-      response: { 200: t.Void({ description: 'Counted; no body' }), ...bodyErrors() },
-      detail: { operationId: 'registerFrontendMetrics', summary: 'A frontend SDK reports how often flags were evaluated', tags: ['Frontend API'], description: `For frontend tokens. ${COUNTED}` },
-    })
+    .post(
+      '/api/client/register',
+      ({ body, sdkScope, request }) => {
+        metrics.register(sdkScope, body, callerAddress(request))
+        return noContent(202)
+      },
+      {
+        auth: CLIENT,
+        body: 'clientApplicationSchema',
+        response: { 202: t.Void({ description: 'Accepted; no body' }), ...bodyErrors() },
+        detail: {
+          operationId: 'registerClientApplication',
+          summary: 'An SDK announces itself',
+          tags: ['Client'],
+          description: `appName is required. ${REGISTERED}`,
+        },
+      },
+    )
+    .post(
+      '/api/client/metrics',
+      ({ body, sdkScope, request }) => {
+        metrics.report(sdkScope, body, callerAddress(request))
+        return noContent(202)
+      },
+      {
+        auth: CLIENT,
+        body: 'clientMetricsSchema',
+        response: { 202: t.Void({ description: 'Accepted; no body' }), ...bodyErrors() },
+        detail: {
+          operationId: 'registerClientMetrics',
+          summary: 'An SDK reports how often flags were evaluated',
+          tags: ['Client'],
+          description: `appName is required. ${COUNTED}`,
+        },
+      },
+    )
+    .post(
+      '/api/frontend/client/register',
+      ({ body, sdkScope, request }) => {
+        metrics.register(sdkScope, body, callerAddress(request))
+        return noContent(200)
+      },
+      {
+        auth: FRONTEND,
+        body: 'clientApplicationSchema',
+        response: { 200: t.Void({ description: 'Recorded; no body' }), ...bodyErrors() },
+        detail: {
+          operationId: 'registerFrontendClient',
+          summary: 'A frontend SDK announces itself',
+          tags: ['Frontend API'],
+          description: `For frontend tokens. ${REGISTERED}`,
+        },
+      },
+    )
+    .post(
+      '/api/frontend/client/metrics',
+      ({ body, sdkScope, request }) => {
+        metrics.report(sdkScope, body, callerAddress(request))
+        return noContent(200)
+      },
+      {
+        auth: FRONTEND,
+        body: 'clientMetricsSchema',
+        response: { 200: t.Void({ description: 'Counted; no body' }), ...bodyErrors() },
+        detail: {
+          operationId: 'registerFrontendMetrics',
+          summary: 'A frontend SDK reports how often flags were evaluated',
+          tags: ['Frontend API'],
+          description: `For frontend tokens. ${COUNTED}`,
+        },
+      },
+    )
     .get('/api/admin/client-metrics/features/:featureName', ({ params }) => metrics.featureUsage(params.featureName), {
       auth: 'NONE',
       params: featureParams,
@@ -74,7 +112,7 @@ export function metricsController(metrics: MetricsService, auth: Authorization) 
         tags: ['Metrics'],
         description:
           'Counts of the hours that started in the last 60 minutes (yes, no and variants) per environment and application, and the applications that ' +
-          "reported the flag in the last 24 hours. Counts are exact at once; 404 for an unknown flag and for one of a project the token cannot see.",
+          'reported the flag in the last 24 hours. Counts are exact at once; 404 for an unknown flag and for one of a project the token cannot see.',
       },
     })
     .get('/api/admin/metrics/applications', ({ caller }) => metrics.applications(caller), {
@@ -84,18 +122,24 @@ export function metricsController(metrics: MetricsService, auth: Authorization) 
         operationId: 'getApplications',
         summary: 'Applications that registered or sent metrics',
         tags: ['Metrics'],
-        description: "By name. A token limited to some projects sees the applications used with its projects' or all-projects tokens, and only that usage.",
+        description:
+          "By name. A token limited to some projects sees the applications used with its projects' or all-projects tokens, and only that usage.",
       },
     })
-    .get(`${APPLICATIONS}/:appName`, ({ params, caller, request }) => metrics.application(params.appName, caller, basePathOf(request)), {
-      auth: 'NONE',
-      params: appParams,
-      response: { 200: 'applicationSchema', ...authErrors(404) },
-      detail: {
-        operationId: 'getApplication',
-        summary: 'An application with its instances and the flags it reported',
-        tags: ['Metrics'],
-        description: 'Instances seen in the last 48 hours; flags reported in the last 24 hours (those of projects the token cannot see are left out). 404 for an unknown application.',
+    .get(
+      `${APPLICATIONS}/:appName`,
+      ({ params, caller, request }) => metrics.application(params.appName, caller, basePathOf(request)),
+      {
+        auth: 'NONE',
+        params: appParams,
+        response: { 200: 'applicationSchema', ...authErrors(404) },
+        detail: {
+          operationId: 'getApplication',
+          summary: 'An application with its instances and the flags it reported',
+          tags: ['Metrics'],
+          description:
+            'Instances seen in the last 48 hours; flags reported in the last 24 hours (those of projects the token cannot see are left out). 404 for an unknown application.',
+        },
       },
-    })
+    )
 }

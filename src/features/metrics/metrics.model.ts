@@ -8,16 +8,34 @@ export const ClientRegistration = t.Object(
   {
     appName: t.String({ minLength: 1, maxLength: 255, description: 'Name of the application' }),
     instanceId: t.Optional(t.String({ maxLength: 255, description: 'Instance of the application' })),
-    sdkVersion: t.Optional(t.String({ maxLength: 255, description: 'SDK name and version, e.g. unleash-client-node:6.0.0' })),
-    strategies: t.Optional(t.Array(t.String({ maxLength: 255 }), { maxItems: 1000, description: 'Strategy types the SDK knows' })),
+    sdkVersion: t.Optional(
+      t.String({ maxLength: 255, description: 'SDK name and version, e.g. unleash-client-node:6.0.0' }),
+    ),
+    strategies: t.Optional(
+      t.Array(t.String({ maxLength: 255 }), { maxItems: 1000, description: 'Strategy types the SDK knows' }),
+    ),
     started: t.Optional(t.Unknown({ description: 'When the SDK started' })),
     interval: t.Optional(t.Number({ description: 'Metrics interval, ms' })),
-    environment: t.Optional(t.String({ maxLength: 255, description: "Environment the SDK says it runs in (the token's environment is recorded)" })),
+    environment: t.Optional(
+      t.String({
+        maxLength: 255,
+        description: "Environment the SDK says it runs in (the token's environment is recorded)",
+      }),
+    ),
   },
   {
     additionalProperties: true,
     description: 'An SDK announcing itself at start',
-    examples: [{ appName: 'checkout-service', instanceId: 'pod-1', sdkVersion: 'unleash-client-node:6.0.0', strategies: ['default', 'flexibleRollout'], started: '2026-01-01T00:00:00.000Z', interval: 60000 }],
+    examples: [
+      {
+        appName: 'checkout-service',
+        instanceId: 'pod-1',
+        sdkVersion: 'unleash-client-node:6.0.0',
+        strategies: ['default', 'flexibleRollout'],
+        started: '2026-01-01T00:00:00.000Z',
+        interval: 60000,
+      },
+    ],
   },
 )
 
@@ -25,14 +43,20 @@ export const ClientMetrics = t.Object(
   {
     appName: t.String({ minLength: 1, maxLength: 255, description: 'Name of the application' }),
     instanceId: t.Optional(t.String({ maxLength: 255, description: 'Instance of the application' })),
-    environment: t.Optional(t.String({ maxLength: 255, description: "Environment the SDK says it runs in (the token's environment is recorded)" })),
+    environment: t.Optional(
+      t.String({
+        maxLength: 255,
+        description: "Environment the SDK says it runs in (the token's environment is recorded)",
+      }),
+    ),
     bucket: t.Optional(
       t.Object(
         {
           start: t.Unknown({ description: 'Start of the period' }),
           stop: t.Unknown({ description: 'End of the period' }),
           toggles: t.Record(t.String(), t.Unknown(), {
-            description: 'Per flag: {yes, no, variants: {name: count}}, whole numbers ≥ 0. Flags unknown or outside the token scope are dropped silently',
+            description:
+              'Per flag: {yes, no, variants: {name: count}}, whole numbers ≥ 0. Flags unknown or outside the token scope are dropped silently',
             // Flag and variant names, whatever they are (constructor, __proto__…): the service reads own keys only.
             [KEYS_ARE_NAMES]: true,
           }),
@@ -44,7 +68,17 @@ export const ClientMetrics = t.Object(
   {
     additionalProperties: true,
     description: 'Evaluation counts of one SDK instance',
-    examples: [{ appName: 'checkout-service', instanceId: 'pod-1', bucket: { start: '2026-01-01T00:00:00.000Z', stop: '2026-01-01T00:01:00.000Z', toggles: { checkout: { yes: 10, no: 2, variants: { blue: 4 } } } } }],
+    examples: [
+      {
+        appName: 'checkout-service',
+        instanceId: 'pod-1',
+        bucket: {
+          start: '2026-01-01T00:00:00.000Z',
+          stop: '2026-01-01T00:01:00.000Z',
+          toggles: { checkout: { yes: 10, no: 2, variants: { blue: 4 } } },
+        },
+      },
+    ],
   },
 )
 
@@ -66,8 +100,12 @@ export const FeatureUsage = t.Object(
     version: Integer({ description: 'Schema version, 1' }),
     maturity: t.String({ description: 'API maturity, stable' }),
     featureName: t.String({ description: 'The flag' }),
-    lastHourUsage: t.Array(UsageRow, { description: 'Counts of the hours that started in the last 60 minutes, per environment and application' }),
-    seenApplications: t.Array(t.String(), { description: 'Applications that reported the flag in the last 24 hours, by name' }),
+    lastHourUsage: t.Array(UsageRow, {
+      description: 'Counts of the hours that started in the last 60 minutes, per environment and application',
+    }),
+    seenApplications: t.Array(t.String(), {
+      description: 'Applications that reported the flag in the last 24 hours, by name',
+    }),
   },
   { description: 'How the flag was evaluated in the last hour, and by which applications' },
 )
@@ -104,7 +142,10 @@ export const Application = t.Object(
     createdAt: Timestamp('First seen'),
     strategies: t.Array(
       t.Object(
-        { name: t.String({ description: 'Strategy type' }), notFound: t.Optional(t.Boolean({ description: 'true: no such strategy type here' })) },
+        {
+          name: t.String({ description: 'Strategy type' }),
+          notFound: t.Optional(t.Boolean({ description: 'true: no such strategy type here' })),
+        },
         { description: 'A strategy type the SDK knows' },
       ),
       { description: 'Strategy types the SDK knows' },
@@ -115,8 +156,14 @@ export const Application = t.Object(
           appName: t.String({ description: 'Name of the application' }),
           instanceId: t.String({ description: 'Instance id' }),
           sdkVersion: t.Union([t.String(), t.Null()], { description: 'SDK and version it registered with' }),
-          environment: t.String({ description: "Environment of the instance's token: an instance reporting in two environments is listed twice" }),
-          clientIp: t.Union([t.String(), t.Null()], { description: 'Address of its last registration or report (behind a proxy: with TRUST_PROXY); null when unknown' }),
+          environment: t.String({
+            description:
+              "Environment of the instance's token: an instance reporting in two environments is listed twice",
+          }),
+          clientIp: t.Union([t.String(), t.Null()], {
+            description:
+              'Address of its last registration or report (behind a proxy: with TRUST_PROXY); null when unknown',
+          }),
           createdAt: Timestamp('First seen'),
           lastSeen: Timestamp('Last registration or metrics'),
         },

@@ -71,12 +71,15 @@ export type InstanceRecord = Static<typeof InstanceRecordSchema>
 export const usageKey = (row: Pick<UsageRowRecord, 'timestamp' | 'environment' | 'featureName' | 'appName'>) =>
   `${row.timestamp}|${row.environment}|${row.featureName}|${row.appName}`
 /** Records written before instances were kept per environment are keyed without it; the registry re-keys them at load. */
-export const instanceKey = (appName: string, instanceId: string, environment: string) => JSON.stringify([appName, instanceId, environment])
+export const instanceKey = (appName: string, instanceId: string, environment: string) =>
+  JSON.stringify([appName, instanceId, environment])
 
 // All four start empty in a data directory made before metrics were kept.
 export const usageCollection = defineCollection('flagUsage', UsageRowRecordSchema, { addedLater: true })
 export const lastSeenCollection = defineCollection('flagLastSeen', LastSeenRecordSchema, { addedLater: true })
-export const applicationsCollection = defineCollection('clientApplications', ApplicationRecordSchema, { addedLater: true })
+export const applicationsCollection = defineCollection('clientApplications', ApplicationRecordSchema, {
+  addedLater: true,
+})
 export const instancesCollection = defineCollection('clientInstances', InstanceRecordSchema, { addedLater: true })
 
 declare module '../../storage/records' {

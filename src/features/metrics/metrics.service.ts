@@ -37,13 +37,15 @@ interface PendingSeen {
 type RegistrationBody = Static<typeof ClientRegistration>
 
 const pointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1')
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
 const ago = (now: Date, ms: number) => new Date(now.getTime() - ms).toISOString()
 
 /** A count as SDKs send it; the JSON pointer is only made for the error. */
 function count(value: unknown, path: () => string): number {
   if (value === undefined) return 0
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw ValidationError.at(path(), `must be a whole number ≥ 0, got ${JSON.stringify(value)}`)
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)
+    throw ValidationError.at(path(), `must be a whole number ≥ 0, got ${JSON.stringify(value)}`)
   return value
 }
 
@@ -60,7 +62,14 @@ function readToggles(toggles: Record<string, unknown>): [string, UsageCounts][] 
     const variants = entry.variants ?? {}
     if (!isObject(variants)) throw ValidationError.at(`${at()}/variants`, 'must be an object of variant name → count')
     for (const variant in variants) count(variants[variant], () => `${at()}/variants/${pointer(variant)}`)
-    result.push([name, { yes: count(entry.yes, () => `${at()}/yes`), no: count(entry.no, () => `${at()}/no`), variants: variants as Record<string, number> }])
+    result.push([
+      name,
+      {
+        yes: count(entry.yes, () => `${at()}/yes`),
+        no: count(entry.no, () => `${at()}/no`),
+        variants: variants as Record<string, number>,
+      },
+    ])
   }
   return result
 }
@@ -72,7 +81,14 @@ function checkAppName(appName: string): void {
 }
 
 function warn(msg: string, error: unknown) {
-  console.error(JSON.stringify({ time: new Date().toISOString(), level: 'warn', msg, error: (error as Error)?.message ?? String(error) }))
+  console.error(
+    JSON.stringify({
+      time: new Date().toISOString(),
+      level: 'warn',
+      msg,
+      error: (error as Error)?.message ?? String(error),
+    }),
+  )
 }
 
 export class MetricsService implements LastSeenSource {
@@ -92,13 +108,18 @@ export class MetricsService implements LastSeenSource {
     flushMs = DEFAULT_FLUSH_MS,
   ) {
     const flags = store.state.flags
-    this.usage = new UsageTable(Object.values(store.state.flagUsage), (name) => (Object.hasOwn(flags, name) ? flags[name] : undefined))
-    this.registry = new AppRegistry(Object.values(store.state.clientApplications), Object.entries(store.state.clientInstances))
+    this.usage = new UsageTable(Object.values(store.state.flagUsage), name =>
+      Object.hasOwn(flags, name) ? flags[name] : undefined,
+    )
+    this.registry = new AppRegistry(
+      Object.values(store.state.clientApplications),
+      Object.entries(store.state.clientInstances),
+    )
     // Rows stored by any commit (another instance's flush too) are followed; the first call of each is the row loaded above.
     store.watch('flagUsage', (_key, before, after) => this.usage.followStored(before, after))
     store.watch('clientApplications', (name, _before, after) => this.registry.followApp(name, after))
     store.watch('clientInstances', (key, _before, after) => this.registry.followInstance(key, after))
-    store.watch('flagLastSeen', (key) => {
+    store.watch('flagLastSeen', key => {
       for (const listener of this.seenListeners) listener(key)
     })
     // What was counted for a flag goes with it at once, flushed or not: a flag made again under the
@@ -142,20 +163,38 @@ export class MetricsService implements LastSeenSource {
     for (const [name, entry] of counts) {
       // As in Unleash: unknown flags and empty counts are dropped without an error.
       const flag = Object.hasOwn(flags, name) ? flags[name] : undefined
-      if (!flag || (!allProjects && !scope.projects.includes(flag.project)) || (entry.yes === 0 && entry.no === 0)) continue
+      if (!flag || (!allProjects && !scope.projects.includes(flag.project)) || (entry.yes === 0 && entry.no === 0))
+        continue
       this.usage.add(group, flag, entry)
       let pending = this.pendingSeen.get(name)
-      if (!pending || pending.flagCreatedAt !== flag.createdAt) this.pendingSeen.set(name, (pending = { flagCreatedAt: flag.createdAt, environments: new Map() }))
+      if (!pending || pending.flagCreatedAt !== flag.createdAt)
+        this.pendingSeen.set(name, (pending = { flagCreatedAt: flag.createdAt, environments: new Map() }))
       pending.environments.set(scope.environment, time)
     }
-    this.registry.seen({ appName: body.appName, instanceId: body.instanceId || DEFAULT_INSTANCE, environment: scope.environment, projects: scope.projects, clientIp }, time)
+    this.registry.seen(
+      {
+        appName: body.appName,
+        instanceId: body.instanceId || DEFAULT_INSTANCE,
+        environment: scope.environment,
+        projects: scope.projects,
+        clientIp,
+      },
+      time,
+    )
   }
 
   /** Records an SDK's registration, sent from `clientIp`: its application and instance, in the token's environment. */
   register(scope: SdkScope, body: RegistrationBody, clientIp: string | null): void {
     checkAppName(body.appName)
     const registration = { sdkVersion: body.sdkVersion ?? null, strategies: body.strategies ?? [] }
-    const sighting = { appName: body.appName, instanceId: body.instanceId || DEFAULT_INSTANCE, environment: scope.environment, projects: scope.projects, clientIp, registration }
+    const sighting = {
+      appName: body.appName,
+      instanceId: body.instanceId || DEFAULT_INSTANCE,
+      environment: scope.environment,
+      projects: scope.projects,
+      clientIp,
+      registration,
+    }
     this.registry.seen(sighting, new Date().toISOString())
   }
 
@@ -172,14 +211,23 @@ export class MetricsService implements LastSeenSource {
   private async write(final: boolean): Promise<void> {
     const now = new Date()
     this.usage.prune(hourOf(new Date(now.getTime() - USAGE_LIMITS.hoursKept * HOUR_MS)))
-    this.registry.expire(ago(now, APPLICATION_LIMITS.instanceHours * HOUR_MS), ago(now, APPLICATION_LIMITS.applicationDays * 24 * HOUR_MS))
-    if (!this.usage.hasChanges && !this.registry.hasChanges(final) && this.pendingSeen.size === 0 && this.deletedFlags.size === 0) return
+    this.registry.expire(
+      ago(now, APPLICATION_LIMITS.instanceHours * HOUR_MS),
+      ago(now, APPLICATION_LIMITS.applicationDays * 24 * HOUR_MS),
+    )
+    if (
+      !this.usage.hasChanges &&
+      !this.registry.hasChanges(final) &&
+      this.pendingSeen.size === 0 &&
+      this.deletedFlags.size === 0
+    )
+      return
     let usage: ReturnType<UsageTable['takeChanges']> | undefined
     let apps: ReturnType<AppRegistry['takeChanges']> | undefined
     let seen = new Map<string, PendingSeen>()
     let deleted: string[] = []
     try {
-      await this.store.transact(SYSTEM_ACTOR, (tx) => {
+      await this.store.transact(SYSTEM_ACTOR, tx => {
         // Everything is taken here, at once: reports keep arriving while the transaction waits its
         // turn, and a row committed without the lastSeenAt of the same report would be half there.
         usage = this.usage.takeChanges()
@@ -200,9 +248,12 @@ export class MetricsService implements LastSeenSource {
         }
         // A row counted again after it was dropped (the clock set back) is kept.
         for (const key of usage.removed) if (!put.has(key) && tx.get('flagUsage', key)) tx.delete('flagUsage', key)
-        for (const name of apps.apps) tx.put('clientApplications', name, mergedApp(tx.get('clientApplications', name), this.registry.app(name)!))
-        for (const name of apps.removedApps) if (tx.get('clientApplications', name)) tx.delete('clientApplications', name)
-        for (const key of apps.instances) tx.put('clientInstances', key, mergedInstance(tx.get('clientInstances', key), this.registry.instance(key)!))
+        for (const name of apps.apps)
+          tx.put('clientApplications', name, mergedApp(tx.get('clientApplications', name), this.registry.app(name)!))
+        for (const name of apps.removedApps)
+          if (tx.get('clientApplications', name)) tx.delete('clientApplications', name)
+        for (const key of apps.instances)
+          tx.put('clientInstances', key, mergedInstance(tx.get('clientInstances', key), this.registry.instance(key)!))
         for (const key of apps.removedInstances) if (tx.get('clientInstances', key)) tx.delete('clientInstances', key)
         for (const [name, { flagCreatedAt, environments }] of seen) {
           const flag = tx.get('flags', name)
@@ -210,18 +261,22 @@ export class MetricsService implements LastSeenSource {
           if (!flag || flag.createdAt !== flagCreatedAt) continue
           const current = tx.get('flagLastSeen', name)
           const kept = current && current.flagCreatedAt === flag.createdAt ? current.environments : {}
-          tx.put('flagLastSeen', name, { flagCreatedAt: flag.createdAt, environments: { ...kept, ...Object.fromEntries(environments) } })
+          tx.put('flagLastSeen', name, {
+            flagCreatedAt: flag.createdAt,
+            environments: { ...kept, ...Object.fromEntries(environments) },
+          })
         }
       })
     } catch (error) {
       // Nothing was committed: keep it all for the next flush.
-      if (usage) this.usage.restore(usage, (key) => this.store.reader.get('flagUsage', key))
+      if (usage) this.usage.restore(usage, key => this.store.reader.get('flagUsage', key))
       if (apps) this.registry.restore(apps)
       for (const [name, taken] of seen) {
         const pending = this.pendingSeen.get(name)
         if (!pending) this.pendingSeen.set(name, taken)
         else if (pending.flagCreatedAt === taken.flagCreatedAt) {
-          for (const [environment, time] of taken.environments) if (!pending.environments.has(environment)) pending.environments.set(environment, time)
+          for (const [environment, time] of taken.environments)
+            if (!pending.environments.has(environment)) pending.environments.set(environment, time)
         }
       }
       for (const name of deleted) this.deletedFlags.add(name)
@@ -246,10 +301,17 @@ export class MetricsService implements LastSeenSource {
     if (!this.store.reader.get('flags', featureName)) throw flagNotFound(featureName)
     const now = new Date()
     const lastHour = this.usage.rowsOf(featureName, ago(now, HOUR_MS))
-    const seenApplications = [...new Set(this.usage.rowsOf(featureName, ago(now, 24 * HOUR_MS)).map((row) => row.appName))].sort()
+    const seenApplications = [
+      ...new Set(this.usage.rowsOf(featureName, ago(now, 24 * HOUR_MS)).map(row => row.appName)),
+    ].sort()
     const lastHourUsage = lastHour
       .map(({ flagCreatedAt: _flag, ...row }) => ({ ...row, variants: { ...row.variants } }))
-      .sort((a, b) => a.environment.localeCompare(b.environment) || a.appName.localeCompare(b.appName) || a.timestamp.localeCompare(b.timestamp))
+      .sort(
+        (a, b) =>
+          a.environment.localeCompare(b.environment) ||
+          a.appName.localeCompare(b.appName) ||
+          a.timestamp.localeCompare(b.timestamp),
+      )
     return { version: 1, maturity: 'stable', featureName, lastHourUsage, seenApplications }
   }
 
@@ -264,10 +326,15 @@ export class MetricsService implements LastSeenSource {
   applications(caller: Caller): Static<typeof Applications> {
     const applications = this.registry
       .allApps()
-      .map((app) => ({ app, usage: this.visibleUsage(app.usage, caller) }))
+      .map(app => ({ app, usage: this.visibleUsage(app.usage, caller) }))
       .filter(({ usage }) => caller.projects.includes('*') || usage.length > 0)
       .sort((a, b) => a.app.appName.localeCompare(b.app.appName))
-      .map(({ app, usage }) => ({ appName: app.appName, ...(app.sdkVersion ? { sdkVersion: app.sdkVersion } : {}), strategies: [...app.strategies], usage }))
+      .map(({ app, usage }) => ({
+        appName: app.appName,
+        ...(app.sdkVersion ? { sdkVersion: app.sdkVersion } : {}),
+        strategies: [...app.strategies],
+        usage,
+      }))
     return { applications, total: applications.length }
   }
 
@@ -278,23 +345,39 @@ export class MetricsService implements LastSeenSource {
       throw new NotFoundError(`Could not find application with appName ${appName}`)
     }
     const state = this.store.state
-    const strategies = app.strategies.map((name) => (builtInStrategy(name) || Object.hasOwn(state.strategyTypes, name) ? { name } : { name, notFound: true }))
+    const strategies = app.strategies.map(name =>
+      builtInStrategy(name) || Object.hasOwn(state.strategyTypes, name) ? { name } : { name, notFound: true },
+    )
     type SeenToggle = Static<typeof Application>['seenToggles'][number]
-    const seenToggles = this.usage.flagsOf(appName, ago(new Date(), 24 * HOUR_MS)).flatMap(([name, exists]): SeenToggle[] => {
-      const flag = Object.hasOwn(state.flags, name) ? state.flags[name] : undefined
-      // A flag of the name made after the reported one was deleted is not what the application reported.
-      if (!exists) return flag ? [] : [{ name, notFound: true }]
-      return flag && callerSeesProject(caller, flag.project) ? [{ name, project: flag.project, type: flag.type }] : []
-    })
+    const seenToggles = this.usage
+      .flagsOf(appName, ago(new Date(), 24 * HOUR_MS))
+      .flatMap(([name, exists]): SeenToggle[] => {
+        const flag = Object.hasOwn(state.flags, name) ? state.flags[name] : undefined
+        // A flag of the name made after the reported one was deleted is not what the application reported.
+        if (!exists) return flag ? [] : [{ name, notFound: true }]
+        return flag && callerSeesProject(caller, flag.project) ? [{ name, project: flag.project, type: flag.type }] : []
+      })
     const instances = this.registry
       .instancesOf(appName)
       .sort((a, b) => b.lastSeen.localeCompare(a.lastSeen))
-      .map((instance) => ({ ...instance, clientIp: instance.clientIp ?? null }))
-    return { appName, createdAt: app.createdAt, strategies, instances, seenToggles, links: { self: `${basePath}/api/admin/metrics/applications/${encodeURIComponent(appName)}` } }
+      .map(instance => ({ ...instance, clientIp: instance.clientIp ?? null }))
+    return {
+      appName,
+      createdAt: app.createdAt,
+      strategies,
+      instances,
+      seenToggles,
+      links: { self: `${basePath}/api/admin/metrics/applications/${encodeURIComponent(appName)}` },
+    }
   }
 
   /** What is held in memory, for tests of the caps. */
   get sizes() {
-    return { usageRows: this.usage.size, usageGroups: this.usage.groupCount, variantCounters: this.usage.variantCount, ...this.registry.sizes }
+    return {
+      usageRows: this.usage.size,
+      usageGroups: this.usage.groupCount,
+      variantCounters: this.usage.variantCount,
+      ...this.registry.sizes,
+    }
   }
 }

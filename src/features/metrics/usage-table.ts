@@ -75,7 +75,11 @@ function setCount(variants: Record<string, number>, name: string, count: number)
  * The row to store: `stored` (the row committed for that key, by any instance) plus what this
  * instance counted since its last flush, or the increment alone when none is stored for that flag.
  */
-export function addedTo(stored: UsageRowRecord | undefined, row: UsageRowRecord, increment: UsageIncrement): UsageRowRecord {
+export function addedTo(
+  stored: UsageRowRecord | undefined,
+  row: UsageRowRecord,
+  increment: UsageIncrement,
+): UsageRowRecord {
   const base = stored && stored.flagCreatedAt === row.flagCreatedAt ? stored : { ...row, yes: 0, no: 0, variants: {} }
   const variants: Record<string, number> = { ...base.variants }
   for (const name in increment.variants) {
@@ -96,7 +100,8 @@ export interface UsageGroup {
   rows: Map<string, UsageRowRecord>
 }
 
-const groupKey = (row: Pick<UsageRowRecord, 'timestamp' | 'environment' | 'appName'>) => `${row.timestamp}|${row.environment}|${row.appName}`
+const groupKey = (row: Pick<UsageRowRecord, 'timestamp' | 'environment' | 'appName'>) =>
+  `${row.timestamp}|${row.environment}|${row.appName}`
 
 export class UsageTable {
   /** By `hour|environment|appName` (hours and environment names hold no `|`). */
@@ -124,8 +129,13 @@ export class UsageTable {
     for (const record of stored) {
       const row = { ...record, variants: { ...record.variants } }
       const flag = flagOf(row.featureName)
-      if (row.flagCreatedAt === undefined && flag && Date.parse(row.timestamp) + HOUR_MS > Date.parse(flag.createdAt)) row.flagCreatedAt = flag.createdAt
-      this.insert(this.group(row.timestamp, row.environment, row.appName), row, flag !== undefined && row.flagCreatedAt === flag.createdAt)
+      if (row.flagCreatedAt === undefined && flag && Date.parse(row.timestamp) + HOUR_MS > Date.parse(flag.createdAt))
+        row.flagCreatedAt = flag.createdAt
+      this.insert(
+        this.group(row.timestamp, row.environment, row.appName),
+        row,
+        flag !== undefined && row.flagCreatedAt === flag.createdAt,
+      )
     }
   }
 
@@ -212,7 +222,16 @@ export class UsageTable {
     }
     if (!row) {
       if (this.rowCount >= USAGE_LIMITS.rows) return false
-      row = { featureName, appName: group.appName, environment: group.environment, timestamp: group.hour, yes: 0, no: 0, variants: {}, flagCreatedAt: flag.createdAt }
+      row = {
+        featureName,
+        appName: group.appName,
+        environment: group.environment,
+        timestamp: group.hour,
+        yes: 0,
+        no: 0,
+        variants: {},
+        flagCreatedAt: flag.createdAt,
+      }
       this.insert(group, row, true)
     }
     let increment = this.changed.get(row)
@@ -233,7 +252,11 @@ export class UsageTable {
         setCount(row.variants, name, count)
         this.variantCounters++
       } else continue
-      setCount(increment.variants, name, sum(Object.hasOwn(increment.variants, name) ? increment.variants[name] : 0, count))
+      setCount(
+        increment.variants,
+        name,
+        sum(Object.hasOwn(increment.variants, name) ? increment.variants[name] : 0, count),
+      )
     }
     return true
   }
@@ -260,7 +283,11 @@ export class UsageTable {
     if (row || this.rowCount >= USAGE_LIMITS.rows) return
     const flag = this.flagOf(after.featureName)
     const copy = { ...after, variants: { ...after.variants } }
-    this.insert(this.group(copy.timestamp, copy.environment, copy.appName), copy, flag !== undefined && flag.createdAt === copy.flagCreatedAt)
+    this.insert(
+      this.group(copy.timestamp, copy.environment, copy.appName),
+      copy,
+      flag !== undefined && flag.createdAt === copy.flagCreatedAt,
+    )
   }
 
   /** Makes `row`'s counts those of `total` (the stored row plus what is not flushed yet). */
@@ -281,7 +308,7 @@ export class UsageTable {
 
   /** The rows of `featureName` from `sinceHour` on. The rows are live: copy before keeping them. */
   rowsOf(featureName: string, sinceHour: string): UsageRowRecord[] {
-    return [...(this.byFlag.get(featureName) ?? [])].filter((row) => row.timestamp >= sinceHour)
+    return [...(this.byFlag.get(featureName) ?? [])].filter(row => row.timestamp >= sinceHour)
   }
 
   /** Names of the flags `appName` reported from `sinceHour` on, each with whether it is a flag that exists (false: deleted since). */
@@ -296,7 +323,10 @@ export class UsageTable {
 
   /** What changed since the last call, for a flush; `restore` gives it back if the flush failed. */
   takeChanges(): UsageChanges {
-    const changes = { put: [...this.changed].map(([row, increment]) => ({ row, increment })), removed: [...this.removed] }
+    const changes = {
+      put: [...this.changed].map(([row, increment]) => ({ row, increment })),
+      removed: [...this.removed],
+    }
     this.changed = new Map()
     this.removed = new Set()
     return changes

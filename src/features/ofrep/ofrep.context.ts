@@ -10,7 +10,8 @@ import { InvalidContextError, ValidationError } from '../../errors'
 import type { EvalContext } from '../frontend/evaluation'
 import { contextFromBody } from '../frontend/frontend.context'
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
 
 export function ofrepContext(given: unknown, callerAddress: string | null): EvalContext {
   if (given === undefined) given = {}
@@ -18,7 +19,10 @@ export function ofrepContext(given: unknown, callerAddress: string | null): Eval
   const { targetingKey, ...fields } = given
   if (targetingKey !== undefined) {
     if (targetingKey === null || (typeof targetingKey === 'string' && targetingKey.trim() === '')) {
-      throw new InvalidContextError('targetingKey is empty: give the user (or another key) the flags are evaluated for, or leave it out', 'TARGETING_KEY_MISSING')
+      throw new InvalidContextError(
+        'targetingKey is empty: give the user (or another key) the flags are evaluated for, or leave it out',
+        'TARGETING_KEY_MISSING',
+      )
     }
     if (typeof targetingKey !== 'string') throw new InvalidContextError('targetingKey must be text', 'INVALID_CONTEXT')
     fields.userId = targetingKey
@@ -32,7 +36,8 @@ export function ofrepContext(given: unknown, callerAddress: string | null): Eval
 }
 
 /** A field the frontend API reads as a value: text (not empty), a number or a boolean. */
-const given = (value: unknown) => (typeof value === 'string' && value !== '') || typeof value === 'number' || typeof value === 'boolean'
+const given = (value: unknown) =>
+  (typeof value === 'string' && value !== '') || typeof value === 'number' || typeof value === 'boolean'
 
 /**
  * What an evaluation for `context` depends on besides the flags: the context as sent, and the

@@ -20,12 +20,16 @@ import { ofrepModels } from './ofrep.model'
 const TOKENS = { tokenType: ['frontend', 'client'], apiKeyHeader: true } as const
 
 const noBody = (description: string) => t.Void({ description })
-const OFREP_AUTH = { 401: noBody('No token, or an unknown, expired or deleted one; no body'), 403: noBody('The token is not a frontend or client token; no body') }
+const OFREP_AUTH = {
+  401: noBody('No token, or an unknown, expired or deleted one; no body'),
+  403: noBody('The token is not a frontend or client token; no body'),
+}
 
 const TOKEN_TEXT =
   'A frontend or client token, as Authorization (with or without Bearer) or as X-API-Key, decides the flags (its projects) and the environment, as for the frontend API.'
 
-const json = (bytes: Uint8Array<ArrayBuffer>, headers: Record<string, string> = {}) => new Response(bytes, { headers: { ...headers, 'content-type': 'application/json' } })
+const json = (bytes: Uint8Array<ArrayBuffer>, headers: Record<string, string> = {}) =>
+  new Response(bytes, { headers: { ...headers, 'content-type': 'application/json' } })
 
 const BULK_PATH = '/evaluate/flags'
 const EVENTS_PATH = '/ofrep/v1/events'
@@ -49,7 +53,9 @@ function bulkEnds() {
     const kept = made.get(channel)
     if (kept?.path === path) return kept.end
     const base = path.endsWith(BULK_PATH) ? path.slice(0, -BULK_PATH.length - '/ofrep/v1'.length) : ''
-    const end = encoder.encode(`],"eventStreams":${JSON.stringify([{ type: 'sse', endpoint: { requestUri: `${base}${EVENTS_PATH}?channel=${channel}` } }])}}`)
+    const end = encoder.encode(
+      `],"eventStreams":${JSON.stringify([{ type: 'sse', endpoint: { requestUri: `${base}${EVENTS_PATH}?channel=${channel}` } }])}}`,
+    )
     made.set(channel, { path, end })
     return end
   }
@@ -58,7 +64,12 @@ function bulkEnds() {
 /** The delta's spec: segments by id (the scope's key only; OFREP never sends segments). */
 const SCOPE_SPEC = '5.2.0'
 
-export function ofrepController(frontend: FrontendService, auth: Authorization, streaming: StreamingService, channels: OfrepChannels) {
+export function ofrepController(
+  frontend: FrontendService,
+  auth: Authorization,
+  streaming: StreamingService,
+  channels: OfrepChannels,
+) {
   const bulkEnd = bulkEnds()
   return controllerBase(auth, ofrepModels)
     .post(
@@ -108,14 +119,18 @@ export function ofrepController(frontend: FrontendService, auth: Authorization, 
         const context = ofrepContext(body.context, addressOf())
         context.now = now
         // The Response copies the answer: its bytes are reused by the next one.
-        return compiled.ofrepFlags(context, bulkEnd(request, channels.channelFor(caller.tokenName)), (answer) => json(answer, headers))
+        return compiled.ofrepFlags(context, bulkEnd(request, channels.channelFor(caller.tokenName)), answer =>
+          json(answer, headers),
+        )
       },
       {
         auth: TOKENS,
         body: 'ofrepEvaluationRequest',
         response: {
           200: 'ofrepBulkEvaluationSuccess',
-          304: noBody('Not modified: If-None-Match holds the ETag of the last answer for this context, and no flag changed since; no body'),
+          304: noBody(
+            'Not modified: If-None-Match holds the ETag of the last answer for this context, and no flag changed since; no body',
+          ),
           400: 'ofrepBulkEvaluationFailure',
           ...OFREP_AUTH,
           413: 'ofrepBulkEvaluationFailure',
@@ -138,15 +153,30 @@ export function ofrepController(frontend: FrontendService, auth: Authorization, 
       ({ query, request }) => {
         // The channel stands for the token (EventSource sends no header): none, an unknown one, or one whose token is gone, is 401.
         const holder = query.channel === undefined ? undefined : channels.holder(query.channel)
-        if (holder === undefined) throw new AuthenticationRequired('No such event channel: ask the bulk evaluation again for the current one')
-        return streaming.openOfrep(holder.tokenName, scopeOf(holder.scope, {}, SCOPE_SPEC), request, callerAddress(request))
+        if (holder === undefined)
+          throw new AuthenticationRequired('No such event channel: ask the bulk evaluation again for the current one')
+        return streaming.openOfrep(
+          holder.tokenName,
+          scopeOf(holder.scope, {}, SCOPE_SPEC),
+          request,
+          callerAddress(request),
+        )
       },
       {
-        query: t.Object({ channel: t.Optional(t.String({ description: 'The channel the bulk answer named in eventStreams; it stands for the token' })) }),
+        query: t.Object({
+          channel: t.Optional(
+            t.String({ description: 'The channel the bulk answer named in eventStreams; it stands for the token' }),
+          ),
+        }),
         response: {
-          200: t.String({ description: 'text/event-stream: data {"type":"refetchEvaluation","etag":"<revision>"} for each change to the flags of the token; comments as heartbeats' }),
+          200: t.String({
+            description:
+              'text/event-stream: data {"type":"refetchEvaluation","etag":"<revision>"} for each change to the flags of the token; comments as heartbeats',
+          }),
           400: 'ofrepBulkEvaluationFailure',
-          401: noBody('No channel, one that was not made by this service (or was altered), or its token was deleted, expired or changed; no body'),
+          401: noBody(
+            'No channel, one that was not made by this service (or was altered), or its token was deleted, expired or changed; no body',
+          ),
           500: 'ofrepGeneralError',
           503: 'ofrepBulkEvaluationFailure',
         },

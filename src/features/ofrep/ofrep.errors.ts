@@ -4,7 +4,7 @@
  * without a body; `{ key, errorCode, errorDetails }` for a single flag's request and
  * `{ errorCode, errorDetails }` for the bulk request; `{ errorDetails }` for a 500.
  */
-import { AppError, ContentTypeError, InvalidContextError, NotFoundError, ValidationError } from '../../errors'
+import { type AppError, ContentTypeError, InvalidContextError, NotFoundError, ValidationError } from '../../errors'
 import type { ErrorDialect } from '../../http/errors'
 
 export const OFREP_PREFIX = '/ofrep'
@@ -37,7 +37,8 @@ export function ofrepErrors(basePath = ''): ErrorDialect {
   /** The flag a single flag's request names; undefined for the bulk request (and any other path). */
   const keyOf = (request: Request): string | undefined => {
     const path = pathOf(request.url)
-    if (!path.startsWith(single) || path.length === single.length || path.indexOf('/', single.length) !== -1) return undefined
+    if (!path.startsWith(single) || path.length === single.length || path.indexOf('/', single.length) !== -1)
+      return undefined
     try {
       return decodeURIComponent(path.slice(single.length))
     } catch {
@@ -45,15 +46,20 @@ export function ofrepErrors(basePath = ''): ErrorDialect {
     }
   }
   return {
-    claims: (request) => pathOf(request.url).startsWith(prefix),
+    claims: request => pathOf(request.url).startsWith(prefix),
     render(error, request) {
       if (error.status === 401 || error.status === 403) return new Response(null, { status: error.status })
       const key = keyOf(request)
       // No route answered (another method, another path): not a flag that is missing.
-      const code = error instanceof NotFoundError && (key === undefined || request.method !== 'POST') ? 'GENERAL' : codeOf(error)
+      const code =
+        error instanceof NotFoundError && (key === undefined || request.method !== 'POST') ? 'GENERAL' : codeOf(error)
       // The error's own headers (Allow on a 405, Retry-After) go with it, as in the admin API's shape.
-      return json({ ...(key !== undefined ? { key } : {}), errorCode: code, errorDetails: error.message }, error.status, error.headers())
+      return json(
+        { ...(key !== undefined ? { key } : {}), errorCode: code, errorDetails: error.message },
+        error.status,
+        error.headers(),
+      )
     },
-    internal: (id) => json({ errorDetails: `Something went wrong on our side; quote error id ${id}` }, 500),
+    internal: id => json({ errorDetails: `Something went wrong on our side; quote error id ${id}` }, 500),
   }
 }

@@ -33,8 +33,11 @@ export class OfrepChannels {
 
   constructor(private readonly store: Pick<Store, 'state' | 'watch' | 'secretKey'>) {
     // A key of its own, derived from the store's: a channel's hash is never a token secret's hash.
-    this.keyed = new Bun.CryptoHasher('sha256', new Bun.CryptoHasher('sha256', store.secretKey).update('ofrep-channel').digest())
-    store.watch('tokens', (name) => this.made.delete(name))
+    this.keyed = new Bun.CryptoHasher(
+      'sha256',
+      new Bun.CryptoHasher('sha256', store.secretKey).update('ofrep-channel').digest(),
+    )
+    store.watch('tokens', name => this.made.delete(name))
   }
 
   /** The channel of the token `tokenName`, which this request was authenticated with. */

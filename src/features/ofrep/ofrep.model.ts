@@ -7,14 +7,20 @@ const Scalar = t.Union([t.String(), t.Number(), t.Boolean(), t.Null()])
 
 const OfrepContext = t.Object(
   {
-    targetingKey: t.Optional(t.String({ description: 'Who the flags are evaluated for: the userId of strategies, constraints and stickiness' })),
-    properties: t.Optional(t.Record(t.String(), Scalar, { description: 'Further fields, as the frontend API reads them' })),
+    targetingKey: t.Optional(
+      t.String({
+        description: 'Who the flags are evaluated for: the userId of strategies, constraints and stickiness',
+      }),
+    ),
+    properties: t.Optional(
+      t.Record(t.String(), Scalar, { description: 'Further fields, as the frontend API reads them' }),
+    ),
   },
   {
     additionalProperties: Scalar,
     description:
       "The evaluation context. Fields are read as the frontend API's (sessionId, remoteAddress, appName, environment, currentTime at the root, " +
-      'any other field as a property); remoteAddress defaults to the caller\'s address. Values are text, numbers or booleans',
+      "any other field as a property); remoteAddress defaults to the caller's address. Values are text, numbers or booleans",
   },
 )
 
@@ -28,12 +34,16 @@ export const OfrepRequest = t.Object(
   {
     additionalProperties: true,
     description: 'An evaluation request',
-    [DOCUMENTED_AS]: t.Object({ context: OfrepContext }, { description: 'An evaluation request', examples: [requestExample] }),
+    [DOCUMENTED_AS]: t.Object(
+      { context: OfrepContext },
+      { description: 'An evaluation request', examples: [requestExample] },
+    ),
     examples: [requestExample],
   },
 )
 
-const REASONS = 'STATIC (on for every context), TARGETING_MATCH (the context decided), SPLIT (a percentage decided), DISABLED (off in the environment), DEFAULT (on there, but not for this context)'
+const REASONS =
+  'STATIC (on for every context), TARGETING_MATCH (the context decided), SPLIT (a percentage decided), DISABLED (off in the environment), DEFAULT (on there, but not for this context)'
 
 export const OfrepEvaluation = t.Object(
   {
@@ -45,10 +55,16 @@ export const OfrepEvaluation = t.Object(
         "than the application's default is TYPE_MISMATCH to OpenFeature providers, which then answer that default",
     }),
     reason: t.String({ description: `Why: ${REASONS}` }),
-    variant: t.String({ description: "The variant's name; on or off for a flag without variants; disabled for a flag with variants and none chosen" }),
+    variant: t.String({
+      description:
+        "The variant's name; on or off for a flag without variants; disabled for a flag with variants and none chosen",
+    }),
     metadata: t.Object({ project: t.String({ description: "The flag's project" }) }, { description: 'About the flag' }),
   },
-  { description: 'One flag evaluated for the context', examples: [{ key: 'checkout', value: 'blue', reason: 'SPLIT', variant: 'blue', metadata: { project: 'default' } }] },
+  {
+    description: 'One flag evaluated for the context',
+    examples: [{ key: 'checkout', value: 'blue', reason: 'SPLIT', variant: 'blue', metadata: { project: 'default' } }],
+  },
 )
 
 const errorCode = (codes: string) => t.String({ description: `OpenFeature's error code: ${codes}` })
@@ -56,10 +72,21 @@ const errorCode = (codes: string) => t.String({ description: `OpenFeature's erro
 export const OfrepFailure = t.Object(
   {
     key: t.String({ description: 'The flag the request named' }),
-    errorCode: errorCode('FLAG_NOT_FOUND (404), PARSE_ERROR (the body is not JSON, not an object, or not application/json), TARGETING_KEY_MISSING, INVALID_CONTEXT, GENERAL'),
+    errorCode: errorCode(
+      'FLAG_NOT_FOUND (404), PARSE_ERROR (the body is not JSON, not an object, or not application/json), TARGETING_KEY_MISSING, INVALID_CONTEXT, GENERAL',
+    ),
     errorDetails: t.String({ description: 'What went wrong, in words meant for a person' }),
   },
-  { description: 'The flag could not be evaluated', examples: [{ key: 'no-such-flag', errorCode: 'FLAG_NOT_FOUND', errorDetails: 'No flag "no-such-flag" in the token\'s projects' }] },
+  {
+    description: 'The flag could not be evaluated',
+    examples: [
+      {
+        key: 'no-such-flag',
+        errorCode: 'FLAG_NOT_FOUND',
+        errorDetails: 'No flag "no-such-flag" in the token\'s projects',
+      },
+    ],
+  },
 )
 
 export const OfrepBulkFailure = t.Object(
@@ -74,7 +101,12 @@ const EventStream = t.Object(
   {
     type: t.Literal('sse', { description: 'Server-Sent Events' }),
     endpoint: t.Object(
-      { requestUri: t.String({ description: "The path of this token's channel (getOfrepEvents), to put after the origin of the provider's base URL" }) },
+      {
+        requestUri: t.String({
+          description:
+            "The path of this token's channel (getOfrepEvents), to put after the origin of the provider's base URL",
+        }),
+      },
       { description: 'Where the SSE stream is' },
     ),
   },
@@ -83,13 +115,23 @@ const EventStream = t.Object(
 
 export const OfrepBulk = t.Object(
   {
-    flags: t.Array(OfrepEvaluation, { description: "Every flag of the token's projects (archived ones aside), on or off, by name" }),
-    eventStreams: t.Optional(t.Array(EventStream, { description: 'Where web providers learn of changes instead of polling' })),
+    flags: t.Array(OfrepEvaluation, {
+      description: "Every flag of the token's projects (archived ones aside), on or off, by name",
+    }),
+    eventStreams: t.Optional(
+      t.Array(EventStream, { description: 'Where web providers learn of changes instead of polling' }),
+    ),
   },
-  { description: 'Every flag evaluated for the context, with an ETag; If-None-Match with it answers 304 while neither the flags nor the context changed' },
+  {
+    description:
+      'Every flag evaluated for the context, with an ETag; If-None-Match with it answers 304 while neither the flags nor the context changed',
+  },
 )
 
-export const OfrepGeneralError = t.Object({ errorDetails: t.String({ description: 'What went wrong, with the id the log has it under' }) }, { description: 'An error on our side' })
+export const OfrepGeneralError = t.Object(
+  { errorDetails: t.String({ description: 'What went wrong, with the id the log has it under' }) },
+  { description: 'An error on our side' },
+)
 
 export const ofrepModels = {
   ofrepEvaluationRequest: OfrepRequest,

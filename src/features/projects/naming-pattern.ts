@@ -25,13 +25,15 @@ export type CompiledPattern = { ok: true; regex: RE2JS } | { ok: false; problem:
 function unsupported(error: RE2JSException, engine: string): string {
   const code = error instanceof RE2JSSyntaxException ? error.error : ''
   const input = (error instanceof RE2JSSyntaxException ? error.input : null) ?? ''
-  const uses = (what: string) => `it uses ${what} \`${input}\`, which ${engine} (RE2 syntax, linear-time matching) does not support`
+  const uses = (what: string) =>
+    `it uses ${what} \`${input}\`, which ${engine} (RE2 syntax, linear-time matching) does not support`
   if (input.startsWith('(?=') || input.startsWith('(?!')) return uses('a look-ahead')
   if (input.startsWith('(?<=') || input.startsWith('(?<!')) return uses('a look-behind')
   if (input.startsWith('(?>')) return uses('an atomic group')
   if (/^\\([1-9]|k)/.test(input)) return uses('a back-reference')
   if (code.includes('nested repetition') && input.endsWith('+')) return uses('a possessive quantifier')
-  if (code.includes('repeat count')) return `${code} \`${input}\`: a repeat count is at most 1000, nested repeats multiplied together included`
+  if (code.includes('repeat count'))
+    return `${code} \`${input}\`: a repeat count is at most 1000, nested repeats multiplied together included`
   return `${code || error.message}${input ? ` \`${input}\`` : ''}`
 }
 
@@ -40,7 +42,11 @@ function unsupported(error: RE2JSException, engine: string): string {
  * what refuses it in the message; `maxProgram` is the compiled-size bound (Infinity when this
  * process never matches with the pattern, as for REGEX constraints, which the SDKs evaluate).
  */
-export function compilePattern(pattern: string, engine = 'the naming-pattern engine', maxProgram = PATTERN_MAX_PROGRAM): CompiledPattern {
+export function compilePattern(
+  pattern: string,
+  engine = 'the naming-pattern engine',
+  maxProgram = PATTERN_MAX_PROGRAM,
+): CompiledPattern {
   let regex: RE2JS
   try {
     regex = RE2JS.compile(pattern)
@@ -50,7 +56,10 @@ export function compilePattern(pattern: string, engine = 'the naming-pattern eng
   }
   const size = regex.programSize()
   if (size > maxProgram) {
-    return { ok: false, problem: `it compiles to ${size} instructions, more than the ${maxProgram} allowed; use smaller repeat counts` }
+    return {
+      ok: false,
+      problem: `it compiles to ${size} instructions, more than the ${maxProgram} allowed; use smaller repeat counts`,
+    }
   }
   return { ok: true, regex }
 }
@@ -58,15 +67,24 @@ export function compilePattern(pattern: string, engine = 'the naming-pattern eng
 /** Checks a naming pattern before it is saved; returns it normalised. */
 export function checkFeatureNaming(naming: FeatureNaming): FeatureNaming {
   const { pattern, example, description } = naming
-  if (pattern.length === 0) throw ValidationError.at('/featureNaming/pattern', 'featureNaming.pattern must not be empty')
+  if (pattern.length === 0)
+    throw ValidationError.at('/featureNaming/pattern', 'featureNaming.pattern must not be empty')
   if (pattern.length > PATTERN_MAX_LENGTH) {
-    throw ValidationError.at('/featureNaming/pattern', `featureNaming.pattern must be at most ${PATTERN_MAX_LENGTH} characters`)
+    throw ValidationError.at(
+      '/featureNaming/pattern',
+      `featureNaming.pattern must be at most ${PATTERN_MAX_LENGTH} characters`,
+    )
   }
-  if (/\s/.test(pattern)) throw ValidationError.at('/featureNaming/pattern', 'featureNaming.pattern must not contain whitespace')
+  if (/\s/.test(pattern))
+    throw ValidationError.at('/featureNaming/pattern', 'featureNaming.pattern must not contain whitespace')
   const compiled = compilePattern(pattern)
-  if (!compiled.ok) throw ValidationError.at('/featureNaming/pattern', `featureNaming.pattern cannot be used: ${compiled.problem}`)
+  if (!compiled.ok)
+    throw ValidationError.at('/featureNaming/pattern', `featureNaming.pattern cannot be used: ${compiled.problem}`)
   if (example !== undefined && example !== '' && !compiled.regex.testExact(example)) {
-    throw ValidationError.at('/featureNaming/example', `featureNaming.example "${example}" does not match the pattern ^${pattern}$`)
+    throw ValidationError.at(
+      '/featureNaming/example',
+      `featureNaming.example "${example}" does not match the pattern ^${pattern}$`,
+    )
   }
   return {
     pattern,
@@ -92,21 +110,24 @@ export class NamingPatterns {
   private remember(projectId: string, project: ProjectRecord | undefined) {
     const pattern = project?.featureNaming?.pattern
     if (pattern === undefined) this.compiled.delete(projectId)
-    else if (this.compiled.get(projectId)?.pattern !== pattern) this.compiled.set(projectId, { pattern, compiled: compilePattern(pattern) })
+    else if (this.compiled.get(projectId)?.pattern !== pattern)
+      this.compiled.set(projectId, { pattern, compiled: compilePattern(pattern) })
   }
 
   /** The compiled form of the project's pattern `pattern`. */
   of(projectId: string, pattern: string): CompiledPattern {
     let entry = this.compiled.get(projectId)
     // Only when the store and this cache disagree, which the watch above is there to prevent.
-    if (entry?.pattern !== pattern) this.compiled.set(projectId, (entry = { pattern, compiled: compilePattern(pattern) }))
+    if (entry?.pattern !== pattern)
+      this.compiled.set(projectId, (entry = { pattern, compiled: compilePattern(pattern) }))
     return entry.compiled
   }
 
   /** Projects whose stored pattern cannot be used, with the reason (logged at start-up). */
   unusable(): { projectId: string; pattern: string; problem: string }[] {
     const found: { projectId: string; pattern: string; problem: string }[] = []
-    for (const [projectId, { pattern, compiled }] of this.compiled) if (!compiled.ok) found.push({ projectId, pattern, problem: compiled.problem })
+    for (const [projectId, { pattern, compiled }] of this.compiled)
+      if (!compiled.ok) found.push({ projectId, pattern, problem: compiled.problem })
     return found
   }
 }

@@ -25,10 +25,13 @@ function projectData(project: ProjectRecord) {
  * Creates a project inside a transaction, connected to every environment; the one way to make one
  * (start-up seeding uses it too). `featureNaming` must have been checked (checkFeatureNaming).
  */
-export function createProject(tx: Tx, input: Omit<CreateProjectInput, 'featureNaming'> & { featureNaming: FeatureNaming | null }): ProjectRecord {
+export function createProject(
+  tx: Tx,
+  input: Omit<CreateProjectInput, 'featureNaming'> & { featureNaming: FeatureNaming | null },
+): ProjectRecord {
   if (tx.get('projects', input.id)) throw new NameExistsError(`A project with id "${input.id}" already exists`)
   checkLimit('projects', tx.values('projects').length + 1, '/id')
-  const environments = tx.values('environments').map((environment) => environment.name)
+  const environments = tx.values('environments').map(environment => environment.name)
   const record: ProjectRecord = {
     id: input.id,
     name: input.name,
@@ -49,7 +52,8 @@ export class ProjectsService {
 
   private view(project: ProjectRecord): ProjectView {
     let featureCount = 0
-    for (const flag of Object.values(this.store.state.flags)) if (flag.project === project.id && !flag.archived) featureCount++
+    for (const flag of Object.values(this.store.state.flags))
+      if (flag.project === project.id && !flag.archived) featureCount++
     return {
       id: project.id,
       name: project.name,
@@ -64,9 +68,9 @@ export class ProjectsService {
 
   list(caller: Caller): ProjectView[] {
     return Object.values(this.store.state.projects)
-      .filter((project) => callerSeesProject(caller, project.id))
+      .filter(project => callerSeesProject(caller, project.id))
       .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id))
-      .map((project) => this.view(project))
+      .map(project => this.view(project))
   }
 
   /** The caller's project scope is checked before, in features/tokens/auth.ts. */
@@ -80,18 +84,25 @@ export class ProjectsService {
     assertValidName(input.id, 'project', '/id')
     assertNotWildcard(input.id, 'project id', '/id')
     const featureNaming = input.featureNaming ? checkFeatureNaming(input.featureNaming) : null
-    const project = await this.store.transact(actorOf(caller), (tx) => createProject(tx, { ...input, featureNaming }))
+    const project = await this.store.transact(actorOf(caller), tx => createProject(tx, { ...input, featureNaming }))
     return this.get(project.id)
   }
 
   async update(projectId: string, input: UpdateProjectInput, caller: Caller): Promise<ProjectView> {
     const featureNaming =
-      input.featureNaming === undefined ? undefined : input.featureNaming === null ? null : checkFeatureNaming(input.featureNaming)
-    await this.store.transact(actorOf(caller), (tx) => {
+      input.featureNaming === undefined
+        ? undefined
+        : input.featureNaming === null
+          ? null
+          : checkFeatureNaming(input.featureNaming)
+    await this.store.transact(actorOf(caller), tx => {
       const project = tx.get('projects', projectId)
       if (!project) throw new NotFoundError(`Project "${projectId}" does not exist`)
       if (input.id !== undefined && input.id !== projectId) {
-        throw ValidationError.at('/id', `The body names project "${input.id}" but the path names "${projectId}"; a project cannot be renamed`)
+        throw ValidationError.at(
+          '/id',
+          `The body names project "${input.id}" but the path names "${projectId}"; a project cannot be renamed`,
+        )
       }
       const updated: ProjectRecord = {
         ...project,
@@ -109,26 +120,30 @@ export class ProjectsService {
   }
 
   async delete(projectId: string, caller: Caller): Promise<void> {
-    await this.store.transact(actorOf(caller), (tx) => {
+    await this.store.transact(actorOf(caller), tx => {
       const project = tx.get('projects', projectId)
       if (!project) throw new NotFoundError(`Project "${projectId}" does not exist`)
       if (projectId === DEFAULT_PROJECT) throw new ValidationError('The default project cannot be deleted')
-      const flags = tx.values('flags').filter((flag) => flag.project === projectId)
+      const flags = tx.values('flags').filter(flag => flag.project === projectId)
       if (flags.length > 0) {
-        const archived = flags.filter((flag) => flag.archived).length
+        const archived = flags.filter(flag => flag.archived).length
         throw new ValidationError(
           `Project "${projectId}" still has ${flags.length} flag(s)${archived ? ` (${archived} archived)` : ''}; archive and delete them first`,
         )
       }
       // A segment of a deleted project could be used by no flag, and would name a project that is gone.
-      const segments = tx.values('segments').filter((segment) => segment.project === projectId)
+      const segments = tx.values('segments').filter(segment => segment.project === projectId)
       if (segments.length > 0) {
-        const named = segments.map((segment) => `"${segment.name}" (${segment.id})`).join(', ')
-        throw new ValidationError(`Project "${projectId}" still has the segment(s) ${named}; delete them or make them global first`)
+        const named = segments.map(segment => `"${segment.name}" (${segment.id})`).join(', ')
+        throw new ValidationError(
+          `Project "${projectId}" still has the segment(s) ${named}; delete them or make them global first`,
+        )
       }
       for (const token of tx.values('tokens')) {
         if (token.projects.includes(projectId)) {
-          throw new ValidationError(`Project "${projectId}" is used by the API token "${token.tokenName}"; delete the token first`)
+          throw new ValidationError(
+            `Project "${projectId}" is used by the API token "${token.tokenName}"; delete the token first`,
+          )
         }
       }
       tx.delete('projects', projectId)

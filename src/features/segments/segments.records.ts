@@ -26,7 +26,9 @@ export const SEGMENT_SEQUENCE_KEY = 'segments'
 
 // Keyed by the id as a decimal string. Both start empty in a data directory made before segments.
 export const segmentsCollection = defineCollection('segments', SegmentRecordSchema, { addedLater: true })
-export const segmentSequenceCollection = defineCollection('segmentSequence', SegmentSequenceRecordSchema, { addedLater: true })
+export const segmentSequenceCollection = defineCollection('segmentSequence', SegmentSequenceRecordSchema, {
+  addedLater: true,
+})
 
 declare module '../../storage/records' {
   interface CollectionRecords {

@@ -23,7 +23,7 @@ function view(segment: SegmentRecord): SegmentView {
     name: segment.name,
     description: segment.description,
     project: segment.project,
-    constraints: segment.constraints.map((constraint) => ({ ...constraint, values: [...constraint.values] })),
+    constraints: segment.constraints.map(constraint => ({ ...constraint, values: [...constraint.values] })),
     createdAt: segment.createdAt,
     createdBy: segment.createdBy,
   }
@@ -37,27 +37,40 @@ function segmentNotFound(id: string | number): NotFoundError {
 function flagsUsing(reader: StateReader, id: number): { name: string; project: string }[] {
   return reader
     .values('flags')
-    .filter((flag) => Object.values(flag.environments).some((entry) => entry.strategies.some((strategy) => strategy.segments.includes(id))))
-    .map((flag) => ({ name: flag.name, project: flag.project }))
+    .filter(flag =>
+      Object.values(flag.environments).some(entry => entry.strategies.some(strategy => strategy.segments.includes(id))),
+    )
+    .map(flag => ({ name: flag.name, project: flag.project }))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
 }
 
 function listed(flags: { name: string }[]): string {
-  const names = flags.slice(0, 10).map((flag) => `"${flag.name}"`)
+  const names = flags.slice(0, 10).map(flag => `"${flag.name}"`)
   return flags.length > 10 ? `${names.join(', ')} and ${flags.length - 10} more` : names.join(', ')
 }
 
 /** Checks a request's fields beyond the schema and builds the record's constraints. */
-function checkInput(tx: Tx, input: SegmentInput, id: number): Pick<SegmentRecord, 'name' | 'description' | 'project' | 'constraints'> {
+function checkInput(
+  tx: Tx,
+  input: SegmentInput,
+  id: number,
+): Pick<SegmentRecord, 'name' | 'description' | 'project' | 'constraints'> {
   const name = input.name.trim()
   if (name.length === 0) throw ValidationError.at('/name', 'A segment name must not be blank')
-  const clash = tx.values('segments').find((segment) => segment.name === name && segment.id !== id)
+  const clash = tx.values('segments').find(segment => segment.name === name && segment.id !== id)
   if (clash) throw new NameExistsError(`A segment named "${name}" already exists (id ${clash.id})`)
   const project = input.project ?? null
-  if (project !== null && !tx.get('projects', project)) throw ValidationError.at('/project', `Project "${project}" does not exist`)
+  if (project !== null && !tx.get('projects', project))
+    throw ValidationError.at('/project', `Project "${project}" does not exist`)
   checkLimit('constraintsPerSegment', input.constraints.length, '/constraints')
-  checkLimit('valuesPerSegment', input.constraints.reduce((sum, constraint) => sum + (constraint.values?.length ?? 0), 0), '/constraints')
-  input.constraints.forEach((constraint, index) => checkLimit('valuesPerConstraint', constraint.values?.length ?? 0, `/constraints/${index}/values`))
+  checkLimit(
+    'valuesPerSegment',
+    input.constraints.reduce((sum, constraint) => sum + (constraint.values?.length ?? 0), 0),
+    '/constraints',
+  )
+  input.constraints.forEach((constraint, index) =>
+    checkLimit('valuesPerConstraint', constraint.values?.length ?? 0, `/constraints/${index}/values`),
+  )
   const constraints = input.constraints.map((constraint, index) => buildConstraint(constraint, `/constraints/${index}`))
   return { name, description: input.description ?? null, project, constraints }
 }
@@ -90,7 +103,7 @@ export class SegmentsService {
   list(caller: Caller): SegmentView[] {
     return this.store.reader
       .values('segments')
-      .filter((segment) => this.visible(segment, caller))
+      .filter(segment => this.visible(segment, caller))
       .sort((a, b) => a.id - b.id)
       .map(view)
   }
@@ -103,7 +116,7 @@ export class SegmentsService {
   }
 
   async create(input: SegmentInput, caller: Caller): Promise<SegmentView> {
-    return this.store.transact(actorOf(caller), (tx) => {
+    return this.store.transact(actorOf(caller), tx => {
       const sequence = tx.get('segmentSequence', SEGMENT_SEQUENCE_KEY) ?? { lastId: 0 }
       const id = sequence.lastId + 1
       const fields = checkInput(tx, input, id)
@@ -117,14 +130,16 @@ export class SegmentsService {
   }
 
   async update(id: string, input: SegmentInput, caller: Caller): Promise<void> {
-    await this.store.transact(actorOf(caller), (tx) => {
+    await this.store.transact(actorOf(caller), tx => {
       const before = tx.get('segments', String(Number(id)))
       if (!before) throw segmentNotFound(id)
       const fields = checkInput(tx, input, before.id)
       if (fields.project !== null && fields.project !== before.project) {
-        const elsewhere = flagsUsing(tx, before.id).filter((flag) => flag.project !== fields.project)
+        const elsewhere = flagsUsing(tx, before.id).filter(flag => flag.project !== fields.project)
         if (elsewhere.length > 0) {
-          throw new ConflictError(`Segment ${before.id} is used by flags outside project "${fields.project}": ${listed(elsewhere)}; remove it from their strategies first`)
+          throw new ConflictError(
+            `Segment ${before.id} is used by flags outside project "${fields.project}": ${listed(elsewhere)}; remove it from their strategies first`,
+          )
         }
       }
       const segment: SegmentRecord = { ...before, ...fields }
@@ -134,12 +149,14 @@ export class SegmentsService {
   }
 
   async remove(id: string, caller: Caller): Promise<void> {
-    await this.store.transact(actorOf(caller), (tx) => {
+    await this.store.transact(actorOf(caller), tx => {
       const before = tx.get('segments', String(Number(id)))
       if (!before) throw segmentNotFound(id)
       const users = flagsUsing(tx, before.id)
       if (users.length > 0) {
-        throw new ConflictError(`Segment ${before.id} ("${before.name}") is used by strategies of ${users.length === 1 ? 'flag' : 'flags'} ${listed(users)}; remove it from them first`)
+        throw new ConflictError(
+          `Segment ${before.id} ("${before.name}") is used by strategies of ${users.length === 1 ? 'flag' : 'flags'} ${listed(users)}; remove it from them first`,
+        )
       }
       tx.delete('segments', String(before.id))
       tx.appendEvent(events.segmentDeleted(before.project, view(before)))

@@ -4,13 +4,21 @@ import { Integer } from '../../http/schemas'
 import type { TLiteral } from '@sinclair/typebox'
 import { PARAMETER_TYPES } from './strategy-types.records'
 
-const ParameterType = t.Union(PARAMETER_TYPES.map((type) => t.Literal(type)) as TLiteral<(typeof PARAMETER_TYPES)[number]>[], {
-  description: `How the UI asks for the value: ${PARAMETER_TYPES.join(', ')}; SDKs always receive strings`,
-})
+const ParameterType = t.Union(
+  PARAMETER_TYPES.map(type => t.Literal(type)) as TLiteral<(typeof PARAMETER_TYPES)[number]>[],
+  {
+    description: `How the UI asks for the value: ${PARAMETER_TYPES.join(', ')}; SDKs always receive strings`,
+  },
+)
 
 export const StrategyParameter = t.Object(
   {
-    name: t.String({ description: 'Parameter name, unique within the type', minLength: 1, maxLength: 100, examples: ['regions'] }),
+    name: t.String({
+      description: 'Parameter name, unique within the type',
+      minLength: 1,
+      maxLength: 100,
+      examples: ['regions'],
+    }),
     type: ParameterType,
     description: t.Optional(t.String({ description: 'What the parameter is for', maxLength: 1000 })),
     required: t.Optional(t.Boolean({ description: 'Whether a strategy of this type must give it (default false)' })),
@@ -32,32 +40,51 @@ const Parameters = t.Array(StrategyParameter, { maxItems: 50, description: 'The 
 
 export const StrategyType = t.Object(
   {
-    name: t.String({ description: 'Strategy type name, used as a strategy\'s name on flags' }),
-    displayName: t.Union([t.String(), t.Null()], { description: 'Name shown to people (the title, for a user-defined type)' }),
+    name: t.String({ description: "Strategy type name, used as a strategy's name on flags" }),
+    displayName: t.Union([t.String(), t.Null()], {
+      description: 'Name shown to people (the title, for a user-defined type)',
+    }),
     title: t.Union([t.String(), t.Null()], { description: 'Title given when defined; null for built-ins' }),
     description: t.String({ description: 'What the strategy does' }),
     editable: t.Boolean({ description: 'False for the built-in types, which cannot be changed or deprecated' }),
-    deprecated: t.Boolean({ description: 'A deprecated type cannot be added to flags; strategies already using it stay and are served' }),
+    deprecated: t.Boolean({
+      description: 'A deprecated type cannot be added to flags; strategies already using it stay and are served',
+    }),
     parameters: t.Array(ParameterOut, { description: 'The parameters strategies of the type carry' }),
   },
   { description: 'A strategy type (an activation strategy definition)' },
 )
 
 export const StrategyTypeList = t.Object(
-  { version: Integer({ description: 'Schema version, 1' }), strategies: t.Array(StrategyType, { description: 'Built-in types first, then user-defined ones by name' }) },
+  {
+    version: Integer({ description: 'Schema version, 1' }),
+    strategies: t.Array(StrategyType, { description: 'Built-in types first, then user-defined ones by name' }),
+  },
   { description: 'Every strategy type' },
 )
 
 export const CreateStrategyType = t.Object(
   {
-    name: t.String({ description: 'Type name: 1 to 100 URL-safe characters, not a built-in one', maxLength: 1000, examples: ['region'] }),
+    name: t.String({
+      description: 'Type name: 1 to 100 URL-safe characters, not a built-in one',
+      maxLength: 1000,
+      examples: ['region'],
+    }),
     title: t.Optional(t.Union([t.String({ maxLength: 100 }), t.Null()], { description: 'Name shown to people' })),
-    description: t.Optional(t.String({ description: 'What the strategy does', maxLength: 1000, examples: ['On in the listed regions'] })),
+    description: t.Optional(
+      t.String({ description: 'What the strategy does', maxLength: 1000, examples: ['On in the listed regions'] }),
+    ),
     parameters: Parameters,
   },
   {
     description: 'A strategy type to define',
-    examples: [{ name: 'region', description: 'On in the listed regions', parameters: [{ name: 'regions', type: 'list', description: 'Region codes', required: true }] }],
+    examples: [
+      {
+        name: 'region',
+        description: 'On in the listed regions',
+        parameters: [{ name: 'regions', type: 'list', description: 'Region codes', required: true }],
+      },
+    ],
   },
 )
 
@@ -70,7 +97,9 @@ export const UpdateStrategyType = t.Object(
   },
   {
     description: 'The new definition of a user-defined strategy type; parameters replace the old ones',
-    examples: [{ description: 'On in the listed regions', parameters: [{ name: 'regions', type: 'list', required: true }] }],
+    examples: [
+      { description: 'On in the listed regions', parameters: [{ name: 'regions', type: 'list', required: true }] },
+    ],
   },
 )
 

@@ -6,7 +6,7 @@ export const PARAMETER_TYPES = ['string', 'percentage', 'list', 'number', 'boole
 
 export const StrategyParameterRecordSchema = Type.Object({
   name: Type.String(),
-  type: Type.Union(PARAMETER_TYPES.map((type) => Type.Literal(type))),
+  type: Type.Union(PARAMETER_TYPES.map(type => Type.Literal(type))),
   description: Type.String(),
   required: Type.Boolean(),
 })

@@ -21,15 +21,25 @@ export type UpdateStrategyTypeInput = Static<typeof UpdateStrategyType>
  * type may not be given to a strategy, except one that already had it (`previous`), so that
  * strategies kept on a deprecated type can still be edited, as Unleash lets them stay.
  */
-export function checkStrategyTypeUsable(tx: Pick<Tx, 'get'>, name: string, previous: string | undefined, path: string): void {
+export function checkStrategyTypeUsable(
+  tx: Pick<Tx, 'get'>,
+  name: string,
+  previous: string | undefined,
+  path: string,
+): void {
   if (builtInStrategy(name)) return
   const defined = tx.get('strategyTypes', name)
   if (!defined) {
-    const known = [...BUILT_IN_STRATEGIES.map((s) => s.name), 'or a type defined with POST /api/admin/strategies'].join(', ')
+    const known = [...BUILT_IN_STRATEGIES.map(s => s.name), 'or a type defined with POST /api/admin/strategies'].join(
+      ', ',
+    )
     throw ValidationError.at(path, `Unknown strategy "${name}"; use one of ${known}`)
   }
   if (defined.deprecated && previous !== name) {
-    throw ValidationError.at(path, `Strategy type "${name}" is deprecated; reactivate it (POST /api/admin/strategies/${name}/reactivate) to add it to flags`)
+    throw ValidationError.at(
+      path,
+      `Strategy type "${name}" is deprecated; reactivate it (POST /api/admin/strategies/${name}/reactivate) to add it to flags`,
+    )
   }
 }
 
@@ -37,9 +47,18 @@ function parametersOf(input: CreateStrategyTypeInput['parameters']): StrategyPar
   const seen = new Set<string>()
   return input.map((parameter, index) => {
     if (parameter.name.trim() === '') throw ValidationError.at(`/parameters/${index}/name`, 'A parameter needs a name')
-    if (seen.has(parameter.name)) throw ValidationError.at(`/parameters/${index}/name`, `Parameter names must be unique; "${parameter.name}" appears twice`)
+    if (seen.has(parameter.name))
+      throw ValidationError.at(
+        `/parameters/${index}/name`,
+        `Parameter names must be unique; "${parameter.name}" appears twice`,
+      )
     seen.add(parameter.name)
-    return { name: parameter.name, type: parameter.type, description: parameter.description ?? '', required: parameter.required ?? false }
+    return {
+      name: parameter.name,
+      type: parameter.type,
+      description: parameter.description ?? '',
+      required: parameter.required ?? false,
+    }
   })
 }
 
@@ -67,7 +86,7 @@ export class StrategyTypesService {
   constructor(private readonly store: Pick<Store, 'state' | 'transact'>) {}
 
   list(): StrategyTypeView[] {
-    const builtIns = BUILT_IN_STRATEGIES.map((s) => ({ ...s, title: null, editable: false, deprecated: false }))
+    const builtIns = BUILT_IN_STRATEGIES.map(s => ({ ...s, title: null, editable: false, deprecated: false }))
     const defined = Object.values(this.store.state.strategyTypes)
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
       .map(viewOf)
@@ -75,7 +94,7 @@ export class StrategyTypesService {
   }
 
   get(name: string): StrategyTypeView {
-    const found = this.list().find((strategy) => strategy.name === name)
+    const found = this.list().find(strategy => strategy.name === name)
     if (!found) throw new NotFoundError(`No strategy type named "${name}"`)
     return found
   }
@@ -83,8 +102,9 @@ export class StrategyTypesService {
   async create(input: CreateStrategyTypeInput, caller: Caller): Promise<StrategyTypeView> {
     assertValidName(input.name, 'strategy type')
     const parameters = parametersOf(input.parameters)
-    return this.store.transact(actorOf(caller), (tx) => {
-      if (builtInStrategy(input.name) || tx.get('strategyTypes', input.name)) throw new NameExistsError(`A strategy type named "${input.name}" already exists`)
+    return this.store.transact(actorOf(caller), tx => {
+      if (builtInStrategy(input.name) || tx.get('strategyTypes', input.name))
+        throw new NameExistsError(`A strategy type named "${input.name}" already exists`)
       const record: StrategyTypeRecord = {
         name: input.name,
         title: input.title ?? null,
@@ -100,9 +120,13 @@ export class StrategyTypesService {
   }
 
   async update(name: string, input: UpdateStrategyTypeInput, caller: Caller): Promise<StrategyTypeView> {
-    if (input.name !== undefined && input.name !== name) throw ValidationError.at('/name', `The body names "${input.name}" but the path "${name}"; a strategy type cannot be renamed`)
+    if (input.name !== undefined && input.name !== name)
+      throw ValidationError.at(
+        '/name',
+        `The body names "${input.name}" but the path "${name}"; a strategy type cannot be renamed`,
+      )
     const parameters = parametersOf(input.parameters)
-    return this.store.transact(actorOf(caller), (tx) => {
+    return this.store.transact(actorOf(caller), tx => {
       const before = editable(tx, name, 'changed')
       const record: StrategyTypeRecord = {
         ...before,
@@ -122,16 +146,26 @@ export class StrategyTypesService {
    * refused with the flags named, so the caller removes those strategies or deprecates the type.
    */
   async delete(name: string, caller: Caller): Promise<void> {
-    await this.store.transact(actorOf(caller), (tx) => {
+    await this.store.transact(actorOf(caller), tx => {
       const before = editable(tx, name, 'deleted')
       const users = tx
         .values('flags')
-        .filter((flag) => Object.values(flag.environments).some((environment) => environment.strategies.some((strategy) => strategy.name === name)))
-        .map((flag) => flag.name)
+        .filter(flag =>
+          Object.values(flag.environments).some(environment =>
+            environment.strategies.some(strategy => strategy.name === name),
+          ),
+        )
+        .map(flag => flag.name)
         .sort()
       if (users.length > 0) {
-        const named = users.slice(0, 5).map((flag) => `"${flag}"`).join(', ') + (users.length > 5 ? ` and ${users.length - 5} more` : '')
-        throw new ValidationError(`Strategy type "${name}" is used by strategies of ${users.length === 1 ? 'the flag' : `${users.length} flags:`} ${named}; remove those strategies first, or deprecate the type instead`)
+        const named =
+          users
+            .slice(0, 5)
+            .map(flag => `"${flag}"`)
+            .join(', ') + (users.length > 5 ? ` and ${users.length - 5} more` : '')
+        throw new ValidationError(
+          `Strategy type "${name}" is used by strategies of ${users.length === 1 ? 'the flag' : `${users.length} flags:`} ${named}; remove those strategies first, or deprecate the type instead`,
+        )
       }
       tx.delete('strategyTypes', name)
       tx.appendEvent(events.strategyTypeDeleted(viewOf(before)))
@@ -140,7 +174,7 @@ export class StrategyTypesService {
 
   /** Deprecates or reactivates a user-defined type; doing it again answers the same and records nothing. */
   async setDeprecated(name: string, deprecated: boolean, caller: Caller): Promise<StrategyTypeView> {
-    return this.store.transact(actorOf(caller), (tx) => {
+    return this.store.transact(actorOf(caller), tx => {
       const before = editable(tx, name, deprecated ? 'deprecated' : 'reactivated')
       if (before.deprecated === deprecated) return viewOf(before)
       const record = { ...before, deprecated }

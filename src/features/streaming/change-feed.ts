@@ -97,8 +97,8 @@ export class ChangeFeed {
     this.published = this.store.state.commitSeq
     if (this.pendingFlags.size === 0 && this.pendingSegments.size === 0) return
     // Records put back as they were (an undone commit, a write that changed nothing) are no change.
-    const flags = [...this.pendingFlags.values()].filter((change) => change.before !== change.after)
-    const segments = [...this.pendingSegments.values()].filter((change) => change.before !== change.after)
+    const flags = [...this.pendingFlags.values()].filter(change => change.before !== change.after)
+    const segments = [...this.pendingSegments.values()].filter(change => change.before !== change.after)
     this.pendingFlags.clear()
     this.pendingSegments.clear()
     if (flags.length === 0 && segments.length === 0) return
@@ -115,7 +115,12 @@ export class ChangeFeed {
 }
 
 /** Keeps the first `before` and the last `after` of a record within one commit. */
-function note<R>(pending: Map<string, RecordChange<R>>, key: string, before: R | undefined, after: R | undefined): void {
+function note<R>(
+  pending: Map<string, RecordChange<R>>,
+  key: string,
+  before: R | undefined,
+  after: R | undefined,
+): void {
   const known = pending.get(key)
   if (known) known.after = after
   else pending.set(key, { key, before, after })

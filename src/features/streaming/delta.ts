@@ -26,19 +26,35 @@ export type DeltaEvent =
   | { type: 'segment-updated'; eventId: number; segment: SegmentView }
   | { type: 'segment-removed'; eventId: number; segmentId: number }
 
-const segmentView = (segment: SegmentRecord): SegmentView => ({ id: segment.id, name: segment.name, constraints: segment.constraints })
+const segmentView = (segment: SegmentRecord): SegmentView => ({
+  id: segment.id,
+  name: segment.name,
+  constraints: segment.constraints,
+})
 
 function segmentInScope(scope: Scope, segment: SegmentRecord | undefined): segment is SegmentRecord {
-  return segment !== undefined && (segment.project === null || scope.projects === null || scope.projects.includes(segment.project))
+  return (
+    segment !== undefined &&
+    (segment.project === null || scope.projects === null || scope.projects.includes(segment.project))
+  )
 }
 
 /** Every flag and segment `scope` serves in `state`, named `revision` (the feed's: see ChangeFeed.revision). */
-export function hydration(state: Pick<Store['state'], 'flags' | 'segments'>, scope: Scope, revision: number): DeltaEvent {
+export function hydration(
+  state: Pick<Store['state'], 'flags' | 'segments'>,
+  scope: Scope,
+  revision: number,
+): DeltaEvent {
   const segments = Object.values(state.segments)
-    .filter((segment) => segmentInScope(scope, segment))
+    .filter(segment => segmentInScope(scope, segment))
     .sort((a, b) => a.id - b.id)
     .map(segmentView)
-  return { type: 'hydration', eventId: revision, features: scopedFeatures(state, { ...scope, segmentIds: true }), segments }
+  return {
+    type: 'hydration',
+    eventId: revision,
+    features: scopedFeatures(state, { ...scope, segmentIds: true }),
+    segments,
+  }
 }
 
 interface FlagViews {
@@ -48,7 +64,13 @@ interface FlagViews {
 }
 
 /** A flag's views before and after the revision in one environment, made once per revision whatever the number of scopes. */
-function flagViews(revision: Revision, environment: string, name: string, before: FlagRecord | undefined, after: FlagRecord | undefined): FlagViews {
+function flagViews(
+  revision: Revision,
+  environment: string,
+  name: string,
+  before: FlagRecord | undefined,
+  after: FlagRecord | undefined,
+): FlagViews {
   const key = `flag\0${environment}\0${name}`
   let views = revision.memo.get(key) as FlagViews | undefined
   if (!views) {
@@ -94,5 +116,5 @@ export function eventsFor(scope: Scope, revision: Revision): DeltaEvent[] {
 
 /** The events of `revisions` for `scope`, oldest first. */
 export function eventsSince(scope: Scope, revisions: readonly Revision[]): DeltaEvent[] {
-  return revisions.flatMap((revision) => eventsFor(scope, revision))
+  return revisions.flatMap(revision => eventsFor(scope, revision))
 }

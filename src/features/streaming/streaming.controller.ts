@@ -50,13 +50,17 @@ export function streamingController(streaming: StreamingService, auth: Authoriza
       {
         auth: CLIENT,
         query: 'clientStreamQuerySchema',
-        response: { 200: 'clientDeltaSchema', 304: t.Void({ description: 'Nothing the scope serves changed since If-None-Match; no body' }), ...authErrors(400) },
+        response: {
+          200: 'clientDeltaSchema',
+          304: t.Void({ description: 'Nothing the scope serves changed since If-None-Match; no body' }),
+          ...authErrors(400),
+        },
         detail: {
           operationId: 'getClientDelta',
           summary: 'Get the changes to the flags of the token scope since a revision, for server-side SDKs',
           tags: ['Client'],
           description:
-            "What unleash-client polls with experimentalMode polling and format delta. The ETag is the revision; If-None-Match naming one whose " +
+            'What unleash-client polls with experimentalMode polling and format delta. The ETag is the revision; If-None-Match naming one whose ' +
             'changes the server still holds answers those changes (304 when none is in scope), anything else a hydration.',
         },
       },

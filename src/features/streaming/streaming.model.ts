@@ -3,7 +3,9 @@ import { t } from 'elysia'
 import { Integer } from '../../http/schemas'
 import { ClientFeature, ClientFeaturesQuery, Constraint } from '../client/client.model'
 
-const EventId = Integer({ description: 'The revision (store commit) of the change; grows with every commit, and survives a restart' })
+const EventId = Integer({
+  description: 'The revision (store commit) of the change; grows with every commit, and survives a restart',
+})
 const Segment = t.Object(
   {
     id: Integer({ description: 'Segment id, as strategies name it' }),
@@ -20,7 +22,9 @@ const DeltaEvent = t.Union(
         type: t.Literal('hydration', { description: 'Everything the scope serves; replaces the copy' }),
         eventId: EventId,
         features: t.Array(ClientFeature, { description: 'Every flag in scope, by name' }),
-        segments: t.Array(Segment, { description: 'Every segment the scope may use (global ones and those of its projects), by id' }),
+        segments: t.Array(Segment, {
+          description: 'Every segment the scope may use (global ones and those of its projects), by id',
+        }),
       },
       { description: 'A hydration' },
     ),
@@ -42,7 +46,11 @@ const DeltaEvent = t.Union(
       { description: 'A flag to drop' },
     ),
     t.Object(
-      { type: t.Literal('segment-updated', { description: 'A segment was made or changed' }), eventId: EventId, segment: Segment },
+      {
+        type: t.Literal('segment-updated', { description: 'A segment was made or changed' }),
+        eventId: EventId,
+        segment: Segment,
+      },
       { description: 'A segment to store' },
     ),
     t.Object(
@@ -58,8 +66,15 @@ const DeltaEvent = t.Union(
 )
 
 export const ClientDelta = t.Object(
-  { events: t.Array(DeltaEvent, { description: 'A hydration, or the changes since the revision the client named, oldest first' }) },
-  { description: "Changes to the token scope's flags, with the revision as ETag; 304 without a body when nothing changed since If-None-Match" },
+  {
+    events: t.Array(DeltaEvent, {
+      description: 'A hydration, or the changes since the revision the client named, oldest first',
+    }),
+  },
+  {
+    description:
+      "Changes to the token scope's flags, with the revision as ETag; 304 without a body when nothing changed since If-None-Match",
+  },
 )
 
 export const streamingModels = {

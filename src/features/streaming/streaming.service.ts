@@ -46,7 +46,8 @@ export const DEFAULT_STREAMING: Required<StreamingOptions> = {
 }
 
 /** Why a stream's connection was reset, as Bun writes it to stderr. */
-const CUT_OFF = 'flagstore: a stream was cut off, its client being STREAMING_MAX_UNSENT_BYTES behind; it resumes from its last event id'
+const CUT_OFF =
+  'flagstore: a stream was cut off, its client being STREAMING_MAX_UNSENT_BYTES behind; it resumes from its last event id'
 
 /** setTimeout's longest delay; a later expiry is caught by the heartbeat's check once per interval. */
 const LONGEST_TIMER_MS = 2 ** 31 - 1
@@ -75,7 +76,11 @@ function refetch(revision: number): Uint8Array {
   return encoder.encode(`id: ${revision}\ndata: {"type":"refetchEvaluation","etag":"${revision}"}\n\n`)
 }
 
-function message(event: 'unleash-connected' | 'unleash-updated', revision: number, events: readonly DeltaEvent[]): Uint8Array {
+function message(
+  event: 'unleash-connected' | 'unleash-updated',
+  revision: number,
+  events: readonly DeltaEvent[],
+): Uint8Array {
   // JSON.stringify writes no line breaks, so the data fits one `data:` line.
   return encoder.encode(`event: ${event}\nid: ${revision}\ndata: ${JSON.stringify({ events })}\n\n`)
 }
@@ -130,8 +135,11 @@ export class StreamingService {
     options: StreamingOptions = DEFAULT_STREAMING,
   ) {
     this.options = { ...DEFAULT_STREAMING, ...options }
-    this.slots = Array.from({ length: Math.max(1, Math.round(options.heartbeatMs / HEARTBEAT_TICK_MS)) }, () => new Set<HeldStream>())
-    feed.subscribe((revision) => this.publish(revision))
+    this.slots = Array.from(
+      { length: Math.max(1, Math.round(options.heartbeatMs / HEARTBEAT_TICK_MS)) },
+      () => new Set<HeldStream>(),
+    )
+    feed.subscribe(revision => this.publish(revision))
     store.watch('tokens', (name, before, after) => {
       if (before !== undefined && !sameScope(before, after)) this.endToken(name)
     })
@@ -171,7 +179,8 @@ export class StreamingService {
     const { maxStreams, maxStreamsPerToken, maxStreamsPerAddress } = this.options
     if (this.stopping) return 'The server is stopping'
     if (this.count >= maxStreams) return `The server holds ${maxStreams} streams (STREAMING_MAX_STREAMS)`
-    if ((this.byToken.get(tokenName)?.size ?? 0) >= maxStreamsPerToken) return `The token holds ${maxStreamsPerToken} streams (STREAMING_MAX_STREAMS_PER_TOKEN)`
+    if ((this.byToken.get(tokenName)?.size ?? 0) >= maxStreamsPerToken)
+      return `The token holds ${maxStreamsPerToken} streams (STREAMING_MAX_STREAMS_PER_TOKEN)`
     const perAddress = this.addressOf(tokenName, address)
     if (perAddress !== null && (this.byAddress.get(perAddress) ?? 0) >= maxStreamsPerAddress) {
       return `Your address holds ${maxStreamsPerAddress} streams of frontend tokens (STREAMING_MAX_STREAMS_PER_ADDRESS)`
@@ -184,7 +193,14 @@ export class StreamingService {
     return address !== null && this.store.state.tokens[tokenName]?.type === 'frontend' ? address : null
   }
 
-  private hold(tokenName: string, address: string | null, scope: Scope, kind: StreamKind, first: Uint8Array, request: Request): Response {
+  private hold(
+    tokenName: string,
+    address: string | null,
+    scope: Scope,
+    kind: StreamKind,
+    first: Uint8Array,
+    request: Request,
+  ): Response {
     const key = `${kind} ${scope.key}`
     let group = this.groups.get(key)
     if (!group) this.groups.set(key, (group = { scope, kind, streams: new Set() }))
@@ -259,7 +275,10 @@ export class StreamingService {
     for (const group of this.groups.values()) {
       const events = eventsFor(group.scope, revision)
       if (events.length === 0) continue
-      sends.push([[...group.streams], group.kind === 'client' ? message('unleash-updated', revision.revision, events) : refetch(revision.revision)])
+      sends.push([
+        [...group.streams],
+        group.kind === 'client' ? message('unleash-updated', revision.revision, events) : refetch(revision.revision),
+      ])
     }
     if (sends.length === 0) return
     setImmediate(() => {
@@ -282,7 +301,10 @@ export class StreamingService {
     }
     // A client that far behind is cut off, its buffer dropped with the connection, rather than buffered for without end:
     // it reconnects with the last event id it read and gets what it missed (docs/realtime.md).
-    if (stream.unsent > 0 && stream.unsent + bytes.length > this.options.maxUnsentBytes) return this.end(stream, undefined, true)
+    if (stream.unsent > 0 && stream.unsent + bytes.length > this.options.maxUnsentBytes) {
+      this.end(stream, undefined, true)
+      return
+    }
     try {
       stream.write(stream.sink, bytes)
       stream.sink.flush()

@@ -6,18 +6,35 @@ const COLOR_PATTERN = '^(|#[0-9A-Fa-f]{6}|[a-zA-Z0-9]+(\\.[a-zA-Z0-9]+)*)$'
 
 /** The optional properties of a tag type, as the routes and the import take them. */
 export const TagTypeFields = {
-  description: t.Optional(t.String({ description: 'What tags of this type are for', maxLength: 1000, examples: ['Where the flag is used'] })),
-  icon: t.Optional(t.Union([t.String({ maxLength: 1000 }), t.Null()], { description: 'An icon for the type (not used by the service)' })),
-  color: t.Optional(
-    t.Union([t.String({ maxLength: 100, pattern: COLOR_PATTERN, [PATTERN_RULE]: 'a hex colour such as #FFFFFF, a theme reference such as primary.main (letters and digits joined by dots), or empty' }), t.Null()], {
-      description: 'A colour: a hex code such as #FFFFFF or a theme reference such as primary.main',
+  description: t.Optional(
+    t.String({ description: 'What tags of this type are for', maxLength: 1000, examples: ['Where the flag is used'] }),
+  ),
+  icon: t.Optional(
+    t.Union([t.String({ maxLength: 1000 }), t.Null()], {
+      description: 'An icon for the type (not used by the service)',
     }),
+  ),
+  color: t.Optional(
+    t.Union(
+      [
+        t.String({
+          maxLength: 100,
+          pattern: COLOR_PATTERN,
+          [PATTERN_RULE]:
+            'a hex colour such as #FFFFFF, a theme reference such as primary.main (letters and digits joined by dots), or empty',
+        }),
+        t.Null(),
+      ],
+      {
+        description: 'A colour: a hex code such as #FFFFFF or a theme reference such as primary.main',
+      },
+    ),
   ),
 }
 
 export const TagType = t.Object(
   {
-    name: t.String({ description: 'Tag type name, as a tag\'s type' }),
+    name: t.String({ description: "Tag type name, as a tag's type" }),
     description: t.String({ description: 'What tags of this type are for' }),
     icon: t.Union([t.String(), t.Null()], { description: 'An icon for the type' }),
     color: t.Union([t.String(), t.Null()], { description: 'A colour for the type' }),
@@ -27,10 +44,17 @@ export const TagType = t.Object(
 
 export const CreateTagType = t.Object(
   {
-    name: t.String({ description: 'Tag type name: 2 to 50 URL-safe characters', maxLength: 1000, examples: ['location'] }),
+    name: t.String({
+      description: 'Tag type name: 2 to 50 URL-safe characters',
+      maxLength: 1000,
+      examples: ['location'],
+    }),
     ...TagTypeFields,
   },
-  { description: 'A tag type to create', examples: [{ name: 'location', description: 'Where the flag is used', color: '#FF5733' }] },
+  {
+    description: 'A tag type to create',
+    examples: [{ name: 'location', description: 'Where the flag is used', color: '#FF5733' }],
+  },
 )
 
 export const UpdateTagType = t.Object(TagTypeFields, {
@@ -39,7 +63,10 @@ export const UpdateTagType = t.Object(TagTypeFields, {
 })
 
 export const TagTypeList = t.Object(
-  { version: Integer({ description: 'Schema version, 1' }), tagTypes: t.Array(TagType, { description: 'The tag types, by name' }) },
+  {
+    version: Integer({ description: 'Schema version, 1' }),
+    tagTypes: t.Array(TagType, { description: 'The tag types, by name' }),
+  },
   { description: 'Every tag type' },
 )
 

@@ -21,7 +21,13 @@ export const DEFAULT_TAG_TYPE = 'simple'
 export const tagTypesCollection = defineCollection('tagTypes', TagTypeRecordSchema, {
   addedLater: true,
   seed: () => ({
-    [DEFAULT_TAG_TYPE]: { name: DEFAULT_TAG_TYPE, description: 'Used to simplify filtering of features', icon: '#', color: null, createdAt: new Date().toISOString() },
+    [DEFAULT_TAG_TYPE]: {
+      name: DEFAULT_TAG_TYPE,
+      description: 'Used to simplify filtering of features',
+      icon: '#',
+      color: null,
+      createdAt: new Date().toISOString(),
+    },
   }),
 })
 

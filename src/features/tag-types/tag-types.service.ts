@@ -23,7 +23,10 @@ export type UpdateTagTypeInput = Static<typeof UpdateTagType>
  */
 export function checkTagType(tx: Pick<StateReader, 'get'>, type: string, path: string): void {
   if (!tx.get('tagTypes', type)) {
-    throw ValidationError.at(path, `There is no tag type "${type}"; create it first (POST /api/admin/tag-types) or use one listed by GET /api/admin/tag-types`)
+    throw ValidationError.at(
+      path,
+      `There is no tag type "${type}"; create it first (POST /api/admin/tag-types) or use one listed by GET /api/admin/tag-types`,
+    )
   }
 }
 
@@ -34,7 +37,8 @@ function viewOf(record: TagTypeRecord): TagTypeView {
 function checkName(name: string): void {
   const problem = nameProblem(name, 'tag type')
   if (problem) throw ValidationError.at('/name', problem)
-  if (name.length < 2 || name.length > 50) throw ValidationError.at('/name', `A tag type name must be 2 to 50 characters long, got ${name.length}`)
+  if (name.length < 2 || name.length > 50)
+    throw ValidationError.at('/name', `A tag type name must be 2 to 50 characters long, got ${name.length}`)
 }
 
 function found(tx: Pick<StateReader, 'get'>, name: string): TagTypeRecord {
@@ -80,16 +84,22 @@ export class TagTypesService {
   /** The checks of create without creating: name rules (400), taken (409). Answers the type as it would be. */
   validate(input: CreateTagTypeInput): TagTypeView {
     checkName(input.name)
-    if (this.store.reader.get('tagTypes', input.name)) throw new NameExistsError(`There already is a tag type named "${input.name}"`)
-    return { name: input.name, description: input.description ?? '', icon: input.icon ?? null, color: input.color || null }
+    if (this.store.reader.get('tagTypes', input.name))
+      throw new NameExistsError(`There already is a tag type named "${input.name}"`)
+    return {
+      name: input.name,
+      description: input.description ?? '',
+      icon: input.icon ?? null,
+      color: input.color || null,
+    }
   }
 
   async create(input: CreateTagTypeInput, caller: Caller): Promise<TagTypeView> {
-    return this.store.transact(actorOf(caller), (tx) => createTagTypeIn(tx, input))
+    return this.store.transact(actorOf(caller), tx => createTagTypeIn(tx, input))
   }
 
   async update(name: string, input: UpdateTagTypeInput, caller: Caller): Promise<TagTypeView> {
-    return this.store.transact(actorOf(caller), (tx) => {
+    return this.store.transact(actorOf(caller), tx => {
       const before = found(tx, name)
       const record: TagTypeRecord = {
         ...before,
@@ -105,18 +115,17 @@ export class TagTypesService {
 
   /** Deletes the type and takes its tags off every flag, each with its feature-untagged event. */
   async delete(name: string, caller: Caller): Promise<void> {
-    await this.store.transact(actorOf(caller), (tx) => {
+    await this.store.transact(actorOf(caller), tx => {
       const before = found(tx, name)
       tx.delete('tagTypes', name)
       tx.appendEvent(events.tagTypeDeleted(viewOf(before)))
       for (const flag of tx.values('flags')) {
-        const removed = flag.tags.filter((tag) => tag.type === name)
+        const removed = flag.tags.filter(tag => tag.type === name)
         if (removed.length === 0) continue
-        const updated = { ...flag, tags: flag.tags.filter((tag) => tag.type !== name) }
+        const updated = { ...flag, tags: flag.tags.filter(tag => tag.type !== name) }
         tx.put('flags', flag.name, updated)
         for (const tag of removed) tx.appendEvent(events.flagUntagged(updated, tag))
       }
     })
   }
 }
-

@@ -21,7 +21,14 @@ import { AppError, NoAccessError } from '../../errors'
 import { noteTokenName } from '../../http/request-log'
 import { flagNotFound, projectNotFound } from '../not-found'
 import { withArticle } from '../names'
-import { callerName, callerSeesProject, roleHasPermission, type Caller, type Identity, type Permission } from './permissions'
+import {
+  callerName,
+  callerSeesProject,
+  roleHasPermission,
+  type Caller,
+  type Identity,
+  type Permission,
+} from './permissions'
 import type { TokensService } from './tokens.service'
 import type { TokenType } from './tokens.records'
 
@@ -69,7 +76,9 @@ export type Authenticate = (request: Request, options?: { apiKeyHeader?: boolean
 /** Token authentication alone: the `Authorization` header (or `X-API-Key` where the route takes it). */
 export function byToken(tokens: Pick<TokensService, 'authenticate'>): Authenticate {
   return (request, options) =>
-    tokens.authenticate(request.headers.get('authorization') ?? (options?.apiKeyHeader ? request.headers.get('x-api-key') : null))
+    tokens.authenticate(
+      request.headers.get('authorization') ?? (options?.apiKeyHeader ? request.headers.get('x-api-key') : null),
+    )
 }
 
 /**
@@ -101,35 +110,54 @@ export function authorization(authenticate: Authenticate, projectOfFlag: (name: 
 
   return new Elysia({ name: 'authorization' }).macro({
     auth(declared: RouteAuth) {
-      const sdkTypes = typeof declared === 'object' && 'tokenType' in declared ? ([] as SdkTokenType[]).concat(declared.tokenType) : undefined
+      const sdkTypes =
+        typeof declared === 'object' && 'tokenType' in declared
+          ? ([] as SdkTokenType[]).concat(declared.tokenType)
+          : undefined
       const apiKeyHeader = typeof declared === 'object' && 'apiKeyHeader' in declared && declared.apiKeyHeader === true
       const { permission, outOfScope: emptyAnswer } =
         typeof declared === 'string'
           ? { permission: declared, outOfScope: undefined }
           : 'tokenType' in declared
             ? { permission: 'NONE' as const, outOfScope: undefined }
-            : { permission: declared.permission, outOfScope: 'outOfScope' in declared ? declared.outOfScope : undefined }
+            : {
+                permission: declared.permission,
+                outOfScope: 'outOfScope' in declared ? declared.outOfScope : undefined,
+              }
       const projectInBody = typeof declared === 'object' && 'projectInBody' in declared
       return {
         // Read by http/openapi.ts, which adds the permission (or the SDK token type) to the operation's description.
-        detail: { security: [{ apiKey: [] }], ...(sdkTypes ? { 'x-token-type': sdkTypes.join(' or ') } : { 'x-permission': permission }) } as { security: { apiKey: string[] }[] },
+        detail: {
+          security: [{ apiKey: [] }],
+          ...(sdkTypes ? { 'x-token-type': sdkTypes.join(' or ') } : { 'x-permission': permission }),
+        } as { security: { apiKey: string[] }[] },
         transform({ request, params, body }) {
           const authenticated = authenticate(request, { apiKeyHeader })
           const { type, environment } = authenticated
           const caller: Caller = { ...authenticated.caller, permission }
           if (sdkTypes !== undefined) {
             // An SDK route: the token's type is the whole permission, its projects and environment the scope.
-            if (!(sdkTypes as string[]).includes(type)) throw new NoAccessError(`This route is for ${sdkTypes.join(' or ')} tokens; ${callerName(caller)} is ${withArticle(type)} token`, 'NONE')
+            if (!(sdkTypes as string[]).includes(type))
+              throw new NoAccessError(
+                `This route is for ${sdkTypes.join(' or ')} tokens; ${callerName(caller)} is ${withArticle(type)} token`,
+                'NONE',
+              )
             callers.set(request, caller)
             sdkScopes.set(request, { projects: caller.projects, environment })
             noteTokenName(request, caller.tokenName)
             return
           }
           if (type !== 'admin') {
-            throw new NoAccessError(`${withArticle(type, true)} token is for SDKs and cannot use the admin API`, permission)
+            throw new NoAccessError(
+              `${withArticle(type, true)} token is for SDKs and cannot use the admin API`,
+              permission,
+            )
           }
           if (!roleHasPermission(caller.role, permission)) {
-            throw new NoAccessError(`${callerName(caller, true)} (role ${caller.role}) lacks the ${permission} permission`, permission)
+            throw new NoAccessError(
+              `${callerName(caller, true)} (role ${caller.role}) lacks the ${permission} permission`,
+              permission,
+            )
           }
           const routeParams = (params ?? {}) as Params
           // A body whose project is not a string leaves the route service-wide: a token for all projects may go on to its 400.
@@ -139,8 +167,14 @@ export function authorization(authenticate: Authenticate, projectOfFlag: (name: 
             // A flag named without its project (tags, the archive) that the token may not see is left to
             // the write, which answers inside its transaction exactly as for a flag that does not exist
             // (tokens/scope-guard.ts): a 403 here would tell that the flag exists, and in which project.
-            const fromRecord = typeof bodyProject !== 'string' && routeParams.projectId === undefined && routeParams.featureName !== undefined
-            const allowed = project === null || fromRecord || (project === undefined ? caller.projects.includes('*') : callerSeesProject(caller, project))
+            const fromRecord =
+              typeof bodyProject !== 'string' &&
+              routeParams.projectId === undefined &&
+              routeParams.featureName !== undefined
+            const allowed =
+              project === null ||
+              fromRecord ||
+              (project === undefined ? caller.projects.includes('*') : callerSeesProject(caller, project))
             if (!allowed) {
               throw new NoAccessError(
                 project === undefined

@@ -106,9 +106,14 @@ export function actorOf(caller: Caller): EventAuthor {
   const admit = (state: StateReader, now: number) => {
     const role = caller.credential.check(state, now)
     if (!roleHasPermission(role, permission)) {
-      throw new NoAccessError(`${callerName(caller, true)} (now role ${role}) no longer has the ${permission} permission`, permission)
+      throw new NoAccessError(
+        `${callerName(caller, true)} (now role ${role}) no longer has the ${permission} permission`,
+        permission,
+      )
     }
   }
   const guard = projectScopeGuard(caller.projects)
-  return guard ? { name: caller.tokenName, userId: caller.userId, admit, guard } : { name: caller.tokenName, userId: caller.userId, admit }
+  return guard
+    ? { name: caller.tokenName, userId: caller.userId, admit, guard }
+    : { name: caller.tokenName, userId: caller.userId, admit }
 }

@@ -14,28 +14,63 @@ const TokenFields = {
 export const Token = t.Object(TokenFields, { description: 'An API token, without its secret' })
 
 export const CreatedToken = t.Object(
-  { ...TokenFields, secret: t.String({ description: 'The secret, shown only in this response; only its hash is stored' }) },
+  {
+    ...TokenFields,
+    secret: t.String({ description: 'The secret, shown only in this response; only its hash is stored' }),
+  },
   { description: 'A new API token with its secret' },
 )
 
-export const TokenList = t.Object({ tokens: t.Array(Token, { description: 'All tokens' }) }, { description: 'API tokens' })
+export const TokenList = t.Object(
+  { tokens: t.Array(Token, { description: 'All tokens' }) },
+  { description: 'API tokens' },
+)
 
 export const CreateToken = t.Object(
   {
-    tokenName: t.Optional(t.String({
-      description:
-        'Unique token name, with the flag name rules (1 to 100 characters, URL-safe, not "." or ".."); "system", names starting with ' +
-        '"admin-bootstrap" (any case) and integers are reserved',
-      minLength: 1,
-      maxLength: 100,
-      examples: ['ci-pipeline'],
-    })),
-    username: t.Optional(t.String({ description: 'Deprecated name of tokenName, as older Unleash scripts send it; give one of the two (both only if equal)', minLength: 1, maxLength: 100 })),
+    tokenName: t.Optional(
+      t.String({
+        description:
+          'Unique token name, with the flag name rules (1 to 100 characters, URL-safe, not "." or ".."); "system", names starting with ' +
+          '"admin-bootstrap" (any case) and integers are reserved',
+        minLength: 1,
+        maxLength: 100,
+        examples: ['ci-pipeline'],
+      }),
+    ),
+    username: t.Optional(
+      t.String({
+        description:
+          'Deprecated name of tokenName, as older Unleash scripts send it; give one of the two (both only if equal)',
+        minLength: 1,
+        maxLength: 100,
+      }),
+    ),
     type: t.String({ description: 'admin, client or frontend (any case)', maxLength: 20, examples: ['admin'] }),
-    role: t.Optional(t.Union([t.Literal('admin'), t.Literal('editor'), t.Literal('viewer')], { description: 'Admin tokens: admin (default), editor (all but tokens) or viewer (read-only)' })),
-    projects: t.Optional(t.Array(t.String({ maxLength: 100, description: 'Project id or *' }), { maxItems: 100, description: 'Projects the token may touch (default ["*"])' })),
-    project: t.Optional(t.String({ maxLength: 100, description: 'Single-project shorthand for projects; give one of the two (both only if they name the same one project)' })),
-    environment: t.Optional(t.String({ maxLength: 100, description: 'Client and frontend tokens: one existing environment, not * (default development)' })),
+    role: t.Optional(
+      t.Union([t.Literal('admin'), t.Literal('editor'), t.Literal('viewer')], {
+        description: 'Admin tokens: admin (default), editor (all but tokens) or viewer (read-only)',
+      }),
+    ),
+    projects: t.Optional(
+      t.Array(t.String({ maxLength: 100, description: 'Project id or *' }), {
+        maxItems: 100,
+        description: 'Projects the token may touch (default ["*"])',
+      }),
+    ),
+    project: t.Optional(
+      t.String({
+        maxLength: 100,
+        description:
+          'Single-project shorthand for projects; give one of the two (both only if they name the same one project)',
+      }),
+    ),
+    environment: t.Optional(
+      t.String({
+        maxLength: 100,
+        description: 'Client and frontend tokens: one existing environment, not * (default development)',
+      }),
+    ),
     expiresAt: t.Optional(t.String({ format: 'date-time', description: 'When the token stops working' })),
   },
   {

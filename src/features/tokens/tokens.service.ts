@@ -29,7 +29,8 @@ export function tokenNameProblem(name: string): string | null {
   if (lower === SYSTEM_ACTOR.name || lower === BOOTSTRAP_TOKEN_NAME || lower.startsWith(`${BOOTSTRAP_TOKEN_NAME}-`)) {
     return `The token name "${name}" is reserved: the service records its own changes under "${SYSTEM_ACTOR.name}" and "${BOOTSTRAP_TOKEN_NAME}…"`
   }
-  if (/^-?\d+$/.test(name)) return `A token name must not be a number, which event search would take for a user id, got "${name}"`
+  if (/^-?\d+$/.test(name))
+    return `A token name must not be a number, which event search would take for a user id, got "${name}"`
   return null
 }
 
@@ -39,7 +40,10 @@ export type CreateTokenInput = Static<typeof CreateToken>
 function tokenNameOf(input: CreateTokenInput): string {
   const { tokenName, username } = input
   if (tokenName !== undefined && username !== undefined && tokenName !== username) {
-    throw ValidationError.at('/username', 'username is the older name of tokenName; give one of them, or both with the same value')
+    throw ValidationError.at(
+      '/username',
+      'username is the older name of tokenName; give one of them, or both with the same value',
+    )
   }
   const name = tokenName ?? username
   if (name === undefined) throw ValidationError.at('/tokenName', 'tokenName is required')
@@ -83,7 +87,8 @@ class TokenCredential implements Credential {
     if (!token || (token.secretHash !== this.matched && token.secretHash !== this.keyed)) {
       throw new AuthenticationRequired(`The API token "${this.tokenName}" was deleted before the write was applied`)
     }
-    if (tokenExpired(token, now)) throw new AuthenticationRequired(`The API token "${this.tokenName}" expired at ${token.expiresAt}`)
+    if (tokenExpired(token, now))
+      throw new AuthenticationRequired(`The API token "${this.tokenName}" expired at ${token.expiresAt}`)
     return token.role
   }
 }
@@ -135,7 +140,7 @@ export class TokensService {
     if (this.upgrading.has(tokenName)) return
     this.upgrading.add(tokenName)
     this.store
-      .transact(SYSTEM_ACTOR, (tx) => {
+      .transact(SYSTEM_ACTOR, tx => {
         const token = tx.get('tokens', tokenName)
         if (token?.secretHash === legacy) tx.put('tokens', tokenName, { ...token, secretHash: keyed })
       })
@@ -150,7 +155,10 @@ export class TokensService {
    * secret; the one candidate's hash is then compared in constant time. A token of an older data
    * directory, found by the unkeyed hash, gets the keyed one stored.
    */
-  authenticate(header: string | null | undefined, now = Date.now()): { caller: Identity; type: TokenType; environment: string } {
+  authenticate(
+    header: string | null | undefined,
+    now = Date.now(),
+  ): { caller: Identity; type: TokenType; environment: string } {
     if (header === null || header === undefined || header.trim() === '') {
       throw new AuthenticationRequired('You must send an API token in the Authorization header, or sign in')
     }
@@ -169,7 +177,14 @@ export class TokensService {
     return {
       type: match.type,
       environment: match.environment,
-      caller: { tokenName: match.tokenName, kind: 'token', userId: match.userId, role: match.role, projects: match.projects, credential: new TokenCredential(match.tokenName, match.secretHash, keyed) },
+      caller: {
+        tokenName: match.tokenName,
+        kind: 'token',
+        userId: match.userId,
+        role: match.role,
+        projects: match.projects,
+        credential: new TokenCredential(match.tokenName, match.secretHash, keyed),
+      },
     }
   }
 
@@ -190,30 +205,44 @@ export class TokensService {
       ])
     }
     if (input.expiresAt !== undefined && !(Date.parse(input.expiresAt) > Date.now())) {
-      throw new ValidationError('expiresAt must be a date-time in the future', [{ message: 'must be a date and time in the future', path: '/expiresAt' }])
+      throw new ValidationError('expiresAt must be a date-time in the future', [
+        { message: 'must be a date and time in the future', path: '/expiresAt' },
+      ])
     }
     const projects = input.projects ?? ['*']
-    if (projects.length === 0) throw new ValidationError('A token needs at least one project, or "*"', [{ message: 'must name at least one project, or "*"', path: '/projects' }])
+    if (projects.length === 0)
+      throw new ValidationError('A token needs at least one project, or "*"', [
+        { message: 'must name at least one project, or "*"', path: '/projects' },
+      ])
     const environment = type === 'admin' ? '*' : (input.environment ?? 'development')
     // An SDK token's secret and scope name one environment (contract §3); "*" is the admin tokens' mark.
     if (type !== 'admin' && environment === '*') {
-      throw new ValidationError(`${withArticle(type, true)} token must name one existing environment, not "*"`, [{ message: 'must name one existing environment, not "*"', path: '/environment' }])
+      throw new ValidationError(`${withArticle(type, true)} token must name one existing environment, not "*"`, [
+        { message: 'must name one existing environment, not "*"', path: '/environment' },
+      ])
     }
     const random = randomBytes(32).toString('hex')
     const prefix =
-      type === 'admin' ? '*:*' : `${projects.includes('*') ? '*' : projects.length === 1 ? projects[0] : '[]'}:${environment}`
+      type === 'admin'
+        ? '*:*'
+        : `${projects.includes('*') ? '*' : projects.length === 1 ? projects[0] : '[]'}:${environment}`
     const secret = `${prefix}.${random}`
 
-    const record = await this.store.transact(actorOf(caller), (tx) => {
-      if (tx.get('tokens', input.tokenName)) throw new NameExistsError(`A token named "${input.tokenName}" already exists`)
+    const record = await this.store.transact(actorOf(caller), tx => {
+      if (tx.get('tokens', input.tokenName))
+        throw new NameExistsError(`A token named "${input.tokenName}" already exists`)
       checkLimit('apiTokens', this.count.in(tx) + 1, '/tokenName')
       for (const [index, project] of projects.entries()) {
         if (project !== '*' && !tx.get('projects', project)) {
-          throw new ValidationError(`Project "${project}" does not exist`, [{ message: `names project ${JSON.stringify(project)}, which does not exist`, path: `/projects/${index}` }])
+          throw new ValidationError(`Project "${project}" does not exist`, [
+            { message: `names project ${JSON.stringify(project)}, which does not exist`, path: `/projects/${index}` },
+          ])
         }
       }
       if (environment !== '*' && !tx.get('environments', environment)) {
-        throw new ValidationError(`Environment "${environment}" does not exist`, [{ message: `names environment ${JSON.stringify(environment)}, which does not exist`, path: '/environment' }])
+        throw new ValidationError(`Environment "${environment}" does not exist`, [
+          { message: `names environment ${JSON.stringify(environment)}, which does not exist`, path: '/environment' },
+        ])
       }
       const token: ApiTokenRecord = {
         tokenName: input.tokenName,
@@ -239,7 +268,7 @@ export class TokensService {
    * version) can still be deleted, as long as its name can be put in a URL path.
    */
   async delete(tokenName: string, caller: Caller): Promise<void> {
-    await this.store.transact(actorOf(caller), (tx) => {
+    await this.store.transact(actorOf(caller), tx => {
       const token = tx.get('tokens', tokenName)
       if (!token) throw new NotFoundError(`No token named "${tokenName}"`)
       tx.delete('tokens', tokenName)
@@ -253,18 +282,25 @@ export class TokensService {
    */
   async bootstrap(initSecrets: readonly string[]): Promise<string | null> {
     // Configured secrets are not held to the apiTokens limit: a start must not fail on it.
-    const missing = initSecrets.filter((secret) => !this.byHash.has(this.hasher.hash(secret)) && !this.byHash.has(SecretHasher.legacy(secret)))
+    const missing = initSecrets.filter(
+      secret => !this.byHash.has(this.hasher.hash(secret)) && !this.byHash.has(SecretHasher.legacy(secret)),
+    )
     // Configured secrets are the ones chosen by hand, short perhaps: their unkeyed hashes are replaced at once.
-    const unkeyed = [...new Set(initSecrets)].flatMap((secret) => {
+    const unkeyed = [...new Set(initSecrets)].flatMap(secret => {
       const legacy = SecretHasher.legacy(secret)
-      return [...(this.byHash.get(legacy) ?? [])].map((tokenName) => ({ tokenName, legacy, keyed: this.hasher.hash(secret) }))
+      return [...(this.byHash.get(legacy) ?? [])].map(tokenName => ({
+        tokenName,
+        legacy,
+        keyed: this.hasher.hash(secret),
+      }))
     })
-    const isManager = (token: ApiTokenRecord) => token.type === 'admin' && token.role === 'admin' && token.projects.includes('*') && token.expiresAt === null
+    const isManager = (token: ApiTokenRecord) =>
+      token.type === 'admin' && token.role === 'admin' && token.projects.includes('*') && token.expiresAt === null
     const hasManager = Object.values(this.store.state.tokens).some(isManager)
     const generated = initSecrets.length === 0 && !hasManager ? `*:*.${randomBytes(32).toString('hex')}` : null
     const toCreate = generated ? [generated] : [...new Set(missing)]
     if (toCreate.length === 0 && unkeyed.length === 0) return null
-    return this.store.transact(SYSTEM_ACTOR, (tx) => {
+    return this.store.transact(SYSTEM_ACTOR, tx => {
       for (const { tokenName, legacy, keyed } of unkeyed) {
         const token = tx.get('tokens', tokenName)
         if (token?.secretHash === legacy) tx.put('tokens', tokenName, { ...token, secretHash: keyed })
@@ -273,7 +309,7 @@ export class TokensService {
       // database may have made these tokens (or a manager) since the check above.
       const tokens = tx.values('tokens')
       if (generated && tokens.some(isManager)) return null
-      const hashes = new Set(tokens.map((token) => token.secretHash))
+      const hashes = new Set(tokens.map(token => token.secretHash))
       for (const secret of toCreate) {
         if (hashes.has(this.hasher.hash(secret)) || hashes.has(SecretHasher.legacy(secret))) continue
         let tokenName = BOOTSTRAP_TOKEN_NAME

@@ -72,8 +72,10 @@ export class LoginThrottle {
    */
   begin(person: string | null, address: string | null, now = Date.now()): Promise<Attempt> {
     const keys: Counted[] = []
-    if (person !== null) keys.push({ key: person, capped: !person.startsWith('user:'), limit: this.limits.perUser, person: true })
-    if (address !== null) keys.push({ key: `address:${address}`, capped: true, limit: this.limits.perAddress, person: false })
+    if (person !== null)
+      keys.push({ key: person, capped: !person.startsWith('user:'), limit: this.limits.perUser, person: true })
+    if (address !== null)
+      keys.push({ key: `address:${address}`, capped: true, limit: this.limits.perAddress, person: false })
     return this.table.update<Attempt>(keys, now, this.limits.maxKeys, (entries, room) => {
       let wait = 0
       keys.forEach(({ limit }, i) => {
@@ -82,16 +84,22 @@ export class LoginThrottle {
         const pending = pendingOf(entry, now)
         if (entry.blockedUntil > now) wait = Math.max(wait, entry.blockedUntil - now)
         // Under the limit, attempts may run side by side up to it; past it (once the hold is over), one at a time.
-        else if (entry.failures + pending >= limit && (entry.failures < limit || pending > 0)) wait = Math.max(wait, 1000)
+        else if (entry.failures + pending >= limit && (entry.failures < limit || pending > 0))
+          wait = Math.max(wait, 1000)
       })
       const counted = keys.filter((key, i) => entries[i] !== undefined || !key.capped || room-- > 0)
       // No room for an unknown login's key: refused, as a guess past its limit would be.
-      if (person !== null && !counted.some((key) => key.person)) wait = Math.max(wait, BLOCK_MIN_MS)
+      if (person !== null && !counted.some(key => key.person)) wait = Math.max(wait, BLOCK_MIN_MS)
       if (wait > 0) return { writes: [], result: { wait: Math.ceil(wait / 1000), counted: [] } }
       const writes = keys.map((key, i): FailureEntry | undefined => {
         if (!counted.includes(key)) return undefined
         const entry = entries[i]
-        return { failures: entry?.failures ?? 0, pending: (entry ? pendingOf(entry, now) : 0) + 1, blockedUntil: entry?.blockedUntil ?? 0, lastSeen: now }
+        return {
+          failures: entry?.failures ?? 0,
+          pending: (entry ? pendingOf(entry, now) : 0) + 1,
+          blockedUntil: entry?.blockedUntil ?? 0,
+          lastSeen: now,
+        }
       })
       return { writes, result: { wait: null, counted } }
     })
@@ -100,14 +108,15 @@ export class LoginThrottle {
   async settle(attempt: Attempt, succeeded: boolean, now = Date.now()): Promise<void> {
     const keys = attempt.counted
     if (keys.length === 0) return
-    await this.table.update(keys, now, this.limits.maxKeys, (entries) => ({
+    await this.table.update(keys, now, this.limits.maxKeys, entries => ({
       result: undefined,
       writes: keys.map(({ limit, person }, i): FailureEntry | null => {
         const entry = entries[i] ?? { failures: 0, pending: 1, blockedUntil: 0, lastSeen: now }
         const pending = Math.max(0, pendingOf(entry, now) - 1)
         if (succeeded) return person ? null : { ...entry, pending }
         const failures = entry.failures + 1
-        const blockedUntil = failures >= limit ? now + Math.min(BLOCK_MIN_MS * 2 ** (failures - limit), BLOCK_MAX_MS) : entry.blockedUntil
+        const blockedUntil =
+          failures >= limit ? now + Math.min(BLOCK_MIN_MS * 2 ** (failures - limit), BLOCK_MAX_MS) : entry.blockedUntil
         return { failures, pending, blockedUntil, lastSeen: Math.max(entry.lastSeen, now) }
       }),
     }))

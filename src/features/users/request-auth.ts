@@ -33,7 +33,10 @@ export function fromOwnOrigin(request: Request): boolean {
   return origin === `${forwardedProto}://${forwardedHost}`
 }
 
-export function requestAuthenticator(tokens: Pick<TokensService, 'authenticate'>, sessions: Pick<SessionsService, 'authenticate'>): Authenticate {
+export function requestAuthenticator(
+  tokens: Pick<TokensService, 'authenticate'>,
+  sessions: Pick<SessionsService, 'authenticate'>,
+): Authenticate {
   const token = byToken(tokens)
   return (request, options) => {
     // Routes that take X-API-Key are SDK routes: a session never signs in there.
@@ -42,7 +45,10 @@ export function requestAuthenticator(tokens: Pick<TokensService, 'authenticate'>
     // No session cookie either: the token check gives the usual 401.
     if (caller === null) return token(request)
     if (!SAFE_METHODS.has(request.method) && !fromOwnOrigin(request)) {
-      throw new NoAccessError(`A ${request.method} with a session cookie must come from the console's own origin (the Origin header did not match): refused as a possible cross-site request`, 'NONE')
+      throw new NoAccessError(
+        `A ${request.method} with a session cookie must come from the console's own origin (the Origin header did not match): refused as a possible cross-site request`,
+        'NONE',
+      )
     }
     return { caller, type: 'admin', environment: '*' }
   }

@@ -45,8 +45,12 @@ export function cookieValue(header: string | null, name: string): string | null 
 /** The user of the session `id` in `state` at `now` (ms); 401 when the session or its user has gone. */
 function sessionUser(state: StateReader, id: string, now: number): UserRecord {
   const session = state.get('sessions', id)
-  if (!session) throw new AuthenticationRequired('The session has ended (signed out, expired, or the password changed); sign in again')
-  if (Date.parse(session.expiresAt) <= now) throw new AuthenticationRequired(`The session expired at ${session.expiresAt}; sign in again`)
+  if (!session)
+    throw new AuthenticationRequired(
+      'The session has ended (signed out, expired, or the password changed); sign in again',
+    )
+  if (Date.parse(session.expiresAt) <= now)
+    throw new AuthenticationRequired(`The session expired at ${session.expiresAt}; sign in again`)
   const user = state.get('users', String(session.userId))
   if (!user) throw new AuthenticationRequired('The user of this session no longer exists')
   return user
@@ -88,7 +92,8 @@ export class SessionsService {
     // A password longer than any can be is no guess at this person's: counted against the address only.
     const guess = password.length <= PASSWORD_MAX_LENGTH
     const attempt = await this.throttle.begin(guess ? personKey(user?.id, login) : null, address)
-    if (attempt.wait !== null) throw new TooManyRequests(`Too many failed sign-ins; try again in ${attempt.wait} seconds`, attempt.wait)
+    if (attempt.wait !== null)
+      throw new TooManyRequests(`Too many failed sign-ins; try again in ${attempt.wait} seconds`, attempt.wait)
     let ok = false
     try {
       ok = guess && (await verifyPassword(password, user?.passwordHash ?? null))
@@ -99,7 +104,7 @@ export class SessionsService {
     const secret = randomBytes(32).toString('base64url')
     const signedIn = user
     const expiresAt = new Date(Date.now() + this.options.ttlMs).toISOString()
-    await this.store.transact({ name: displayName(signedIn), userId: signedIn.id }, (tx) => {
+    await this.store.transact({ name: displayName(signedIn), userId: signedIn.id }, tx => {
       // The user may have been deleted while the password was being verified.
       if (!tx.get('users', String(signedIn.id))) throw new AuthenticationRequired('Wrong username or password')
       const mine: SessionRecord[] = []
@@ -121,14 +126,23 @@ export class SessionsService {
    * guess the password any faster than the sign-in form). Every session of the user ends, this one
    * too, in the commit that changes the password.
    */
-  async changeOwnPassword(caller: Caller, input: { oldPassword: string; password: string; confirmPassword?: string }, address: string | null): Promise<void> {
+  async changeOwnPassword(
+    caller: Caller,
+    input: { oldPassword: string; password: string; confirmPassword?: string },
+    address: string | null,
+  ): Promise<void> {
     if (caller.kind !== 'user') {
-      throw new NoAccessError(`${callerName(caller, true)} has no password to change: an admin changes a user's password with POST /api/admin/user-admin/:id/change-password`, 'NONE')
+      throw new NoAccessError(
+        `${callerName(caller, true)} has no password to change: an admin changes a user's password with POST /api/admin/user-admin/:id/change-password`,
+        'NONE',
+      )
     }
-    if (input.confirmPassword !== undefined && input.confirmPassword !== input.password) throw ValidationError.at('/confirmPassword', 'confirmPassword must equal password')
+    if (input.confirmPassword !== undefined && input.confirmPassword !== input.password)
+      throw ValidationError.at('/confirmPassword', 'confirmPassword must equal password')
     const guess = input.oldPassword.length <= PASSWORD_MAX_LENGTH
     const attempt = await this.throttle.begin(guess ? personKey(caller.userId, caller.tokenName) : null, address)
-    if (attempt.wait !== null) throw new TooManyRequests(`Too many wrong passwords; try again in ${attempt.wait} seconds`, attempt.wait)
+    if (attempt.wait !== null)
+      throw new TooManyRequests(`Too many wrong passwords; try again in ${attempt.wait} seconds`, attempt.wait)
     let ok = false
     try {
       const user = this.users.record(caller.userId)
@@ -151,7 +165,7 @@ export class SessionsService {
     if (secret) {
       const id = hashOf(secret)
       // Ending a session records no event, so no event names this author.
-      await this.store.transact(SYSTEM_ACTOR, (tx) => {
+      await this.store.transact(SYSTEM_ACTOR, tx => {
         if (tx.get('sessions', id)) tx.delete('sessions', id)
       })
     }
@@ -171,7 +185,8 @@ export class SessionsService {
 
   private cookie(value: string, request: Request, maxAge: number): string {
     const url = new URL(request.url)
-    const https = url.protocol === 'https:' || request.headers.get('x-forwarded-proto')?.split(',')[0]?.trim() === 'https'
+    const https =
+      url.protocol === 'https:' || request.headers.get('x-forwarded-proto')?.split(',')[0]?.trim() === 'https'
     // The routes are `<BASE_URI_PATH>/auth/simple/login` and `<BASE_URI_PATH>/logout`: the cookie goes with what is under the prefix.
     const path = url.pathname.replace(/\/(auth\/simple\/login|logout)$/, '') || '/'
     return `${SESSION_COOKIE}=${value}; Path=${path}; Max-Age=${maxAge}; HttpOnly; SameSite=Strict${this.options.secureCookies || https ? '; Secure' : ''}`

@@ -7,10 +7,10 @@ const nullableString = (description: string) => t.Union([t.String(), t.Null()], 
 export const User = t.Object(
   {
     id: Integer({ description: 'User id; the createdByUserId of the events the user causes' }),
-    username: nullableString('Username, if any; the createdBy of the user\'s events'),
-    email: nullableString('Email, if any; the createdBy of the user\'s events when there is no username'),
+    username: nullableString("Username, if any; the createdBy of the user's events"),
+    email: nullableString("Email, if any; the createdBy of the user's events when there is no username"),
     name: nullableString('Full name, if given'),
-    rootRole: Integer({ description: 'Root role, by Unleash\'s ids: 1 Admin, 2 Editor, 3 Viewer' }),
+    rootRole: Integer({ description: "Root role, by Unleash's ids: 1 Admin, 2 Editor, 3 Viewer" }),
     createdAt: t.String({ description: 'Creation time (empty for an API token)' }),
     isAPI: t.Boolean({ description: 'true when the caller is an API token rather than a person' }),
   },
@@ -28,47 +28,80 @@ const RootRole = t.Object(
 )
 
 export const UserList = t.Object(
-  { users: t.Array(User, { description: 'Every user, by id' }), rootRoles: t.Array(RootRole, { description: 'The roles a user may have' }) },
+  {
+    users: t.Array(User, { description: 'Every user, by id' }),
+    rootRoles: t.Array(RootRole, { description: 'The roles a user may have' }),
+  },
   { description: 'Users and the root roles' },
 )
 
-const roleField = t.Union([t.String({ maxLength: 20 }), Integer()], { description: 'Admin, Editor or Viewer (any case), or Unleash\'s ids 1, 2, 3', examples: ['Editor'] })
+const roleField = t.Union([t.String({ maxLength: 20 }), Integer()], {
+  description: "Admin, Editor or Viewer (any case), or Unleash's ids 1, 2, 3",
+  examples: ['Editor'],
+})
 const passwordField = t.String({
-  description: 'At least 10 characters (at most 128) with a lower-case letter, an upper-case letter, a digit and another character',
+  description:
+    'At least 10 characters (at most 128) with a lower-case letter, an upper-case letter, a digit and another character',
   maxLength: 1024,
   examples: ['Correct-horse-7'],
 })
 
 export const CreateUser = t.Object(
   {
-    username: t.Optional(t.String({ description: 'Username: 1 to 100 characters, no spaces, not a number; unique (any case) among usernames and emails', maxLength: 1000, examples: ['alice'] })),
-    email: t.Optional(t.String({ description: 'Email; a user needs a username or an email', maxLength: 1000, examples: ['alice@example.com'] })),
+    username: t.Optional(
+      t.String({
+        description:
+          'Username: 1 to 100 characters, no spaces, not a number; unique (any case) among usernames and emails',
+        maxLength: 1000,
+        examples: ['alice'],
+      }),
+    ),
+    email: t.Optional(
+      t.String({
+        description: 'Email; a user needs a username or an email',
+        maxLength: 1000,
+        examples: ['alice@example.com'],
+      }),
+    ),
     name: t.Optional(t.String({ description: 'Full name', maxLength: 1000 })),
     rootRole: roleField,
     password: t.Optional(passwordField),
     sendEmail: t.Optional(t.Boolean({ description: 'Ignored: the service sends no email' })),
   },
-  { description: 'A user to create; without a password the user cannot sign in until one is set', examples: [{ username: 'alice', rootRole: 'Editor', password: 'Correct-horse-7' }] },
+  {
+    description: 'A user to create; without a password the user cannot sign in until one is set',
+    examples: [{ username: 'alice', rootRole: 'Editor', password: 'Correct-horse-7' }],
+  },
 )
 
 export const UpdateUser = t.Object(
   {
-    email: t.Optional(t.String({ description: 'New email; empty removes it (when the user has a username)', maxLength: 1000 })),
+    email: t.Optional(
+      t.String({ description: 'New email; empty removes it (when the user has a username)', maxLength: 1000 }),
+    ),
     name: t.Optional(t.String({ description: 'New full name; empty removes it', maxLength: 1000 })),
     rootRole: t.Optional(roleField),
   },
   { description: 'What to change; what is left out stays', examples: [{ name: 'Alice Liddell', rootRole: 'Viewer' }] },
 )
 
-export const ChangePassword = t.Object({ password: passwordField }, { description: 'The new password; every session of the user ends', examples: [{ password: 'Battery-staple-8' }] })
+export const ChangePassword = t.Object(
+  { password: passwordField },
+  { description: 'The new password; every session of the user ends', examples: [{ password: 'Battery-staple-8' }] },
+)
 
 export const ChangeOwnPassword = t.Object(
   {
     oldPassword: t.String({ description: 'The current password', maxLength: 1024 }),
     password: passwordField,
-    confirmPassword: t.Optional(t.String({ description: 'The new password again; must equal password when given', maxLength: 1024 })),
+    confirmPassword: t.Optional(
+      t.String({ description: 'The new password again; must equal password when given', maxLength: 1024 }),
+    ),
   },
-  { description: 'A signed-in user\'s new password; every session of the user ends, this one too', examples: [{ oldPassword: 'Correct-horse-7', password: 'Battery-staple-8', confirmPassword: 'Battery-staple-8' }] },
+  {
+    description: "A signed-in user's new password; every session of the user ends, this one too",
+    examples: [{ oldPassword: 'Correct-horse-7', password: 'Battery-staple-8', confirmPassword: 'Battery-staple-8' }],
+  },
 )
 
 export const Login = t.Object(
@@ -79,7 +112,10 @@ export const Login = t.Object(
   { description: 'Credentials for a session', examples: [{ username: 'alice', password: 'Correct-horse-7' }] },
 )
 
-export const Me = t.Object({ user: User }, { description: 'The caller: the signed-in user, or the API token as an API user' })
+export const Me = t.Object(
+  { user: User },
+  { description: 'The caller: the signed-in user, or the API token as an API user' },
+)
 
 export const userModels = {
   userSchema: User,
@@ -92,5 +128,10 @@ export const userModels = {
   meSchema: Me,
 }
 
-export const userIdParams = t.Object({ id: t.String({ description: 'User id', pattern: '^-?[0-9]{1,15}$', [PATTERN_RULE]: 'a user id, a whole number of up to 15 digits' }) })
-
+export const userIdParams = t.Object({
+  id: t.String({
+    description: 'User id',
+    pattern: '^-?[0-9]{1,15}$',
+    [PATTERN_RULE]: 'a user id, a whole number of up to 15 digits',
+  }),
+})

@@ -12,19 +12,35 @@ import type { RootRole, UserRecord } from './users.records'
 
 /** Unleash's root roles and their ids, which its clients send and show. */
 export const ROOT_ROLES = [
-  { id: 1, name: 'Admin', role: 'admin', description: 'Users with the root admin role have superuser access to the service.' },
-  { id: 2, name: 'Editor', role: 'editor', description: 'Users with the root editor role can change everything but users and API tokens.' },
+  {
+    id: 1,
+    name: 'Admin',
+    role: 'admin',
+    description: 'Users with the root admin role have superuser access to the service.',
+  },
+  {
+    id: 2,
+    name: 'Editor',
+    role: 'editor',
+    description: 'Users with the root editor role can change everything but users and API tokens.',
+  },
   { id: 3, name: 'Viewer', role: 'viewer', description: 'Users with the root viewer role can only read.' },
 ] as const
 
 export function roleId(role: RootRole): number {
-  return ROOT_ROLES.find((entry) => entry.role === role)!.id
+  return ROOT_ROLES.find(entry => entry.role === role)!.id
 }
 
 /** A role as clients send it: Unleash's id (1, 2, 3) or its name in any case. */
 function roleOf(sent: string | number, path: string): RootRole {
-  const found = ROOT_ROLES.find((entry) => entry.id === Number(sent) || entry.name.toLowerCase() === String(sent).toLowerCase())
-  if (!found) throw ValidationError.at(path, `rootRole must be Admin, Editor or Viewer (or Unleash's ids 1, 2, 3), got ${JSON.stringify(sent)}`)
+  const found = ROOT_ROLES.find(
+    entry => entry.id === Number(sent) || entry.name.toLowerCase() === String(sent).toLowerCase(),
+  )
+  if (!found)
+    throw ValidationError.at(
+      path,
+      `rootRole must be Admin, Editor or Viewer (or Unleash's ids 1, 2, 3), got ${JSON.stringify(sent)}`,
+    )
   return found.role
 }
 
@@ -39,7 +55,15 @@ export interface UserView {
 }
 
 export function viewOf(user: UserRecord): UserView {
-  return { id: user.id, username: user.username, email: user.email, name: user.name, rootRole: roleId(user.rootRole), createdAt: user.createdAt, isAPI: false }
+  return {
+    id: user.id,
+    username: user.username,
+    email: user.email,
+    name: user.name,
+    rootRole: roleId(user.rootRole),
+    createdAt: user.createdAt,
+    isAPI: false,
+  }
 }
 
 /** What the events and the audit log call a user. */
@@ -49,7 +73,14 @@ export function displayName(user: Pick<UserRecord, 'username' | 'email'>): strin
 
 /** A signed-in user as the authorization sees a caller: all projects, with the user's role; `credential` is the session's. */
 export function callerOf(user: UserRecord, credential: Credential): Identity {
-  return { tokenName: displayName(user), kind: 'user', userId: user.id, role: user.rootRole, projects: ['*'], credential }
+  return {
+    tokenName: displayName(user),
+    kind: 'user',
+    userId: user.id,
+    role: user.rootRole,
+    projects: ['*'],
+    credential,
+  }
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
@@ -57,11 +88,13 @@ const RESERVED = ['system', 'admin-bootstrap']
 
 function usernameProblem(username: string): string | null {
   if (username.length === 0 || username.length > 100) return 'A username must be 1 to 100 characters long'
-  if (/[\s\p{Cc}]/u.test(username) || !username.isWellFormed()) return 'A username must not hold spaces or control characters'
+  if (/[\s\p{Cc}]/u.test(username) || !username.isWellFormed())
+    return 'A username must not hold spaces or control characters'
   // A username is the `createdBy` of the user's events: the service's own names and integers (which
   // event search takes for user ids) would make the audit log ambiguous.
   const lower = username.toLowerCase()
-  if (RESERVED.some((name) => lower === name || lower.startsWith(`${name}-`))) return `The username "${username}" is reserved for the service's own changes`
+  if (RESERVED.some(name => lower === name || lower.startsWith(`${name}-`)))
+    return `The username "${username}" is reserved for the service's own changes`
   if (/^-?\d+$/.test(username)) return 'A username must not be a number, which event search would take for a user id'
   return null
 }
@@ -108,7 +141,10 @@ export class UsersService {
   }
 
   list(): UserView[] {
-    return this.store.reader.values('users').map(viewOf).sort((a, b) => a.id - b.id)
+    return this.store.reader
+      .values('users')
+      .map(viewOf)
+      .sort((a, b) => a.id - b.id)
   }
 
   get(id: number): UserView {
@@ -121,13 +157,22 @@ export class UsersService {
   whoIs(caller: Caller): UserView {
     const user = this.record(caller.userId)
     if (user && displayName(user) === caller.tokenName) return viewOf(user)
-    return { id: caller.userId, username: caller.tokenName, email: null, name: caller.tokenName, rootRole: roleId(caller.role), createdAt: '', isAPI: true }
+    return {
+      id: caller.userId,
+      username: caller.tokenName,
+      email: null,
+      name: caller.tokenName,
+      rootRole: roleId(caller.role),
+      createdAt: '',
+      isAPI: true,
+    }
   }
 
   async create(input: CreateUserInput, caller: Caller): Promise<UserView> {
     const username = input.username?.trim() || null
     const email = input.email?.trim() || null
-    if (username === null && email === null) throw ValidationError.at('/username', 'A user needs a username or an email')
+    if (username === null && email === null)
+      throw ValidationError.at('/username', 'A user needs a username or an email')
     if (username !== null) {
       const problem = usernameProblem(username)
       if (problem) throw ValidationError.at('/username', problem)
@@ -135,8 +180,16 @@ export class UsersService {
     if (email !== null && !EMAIL.test(email)) throw ValidationError.at('/email', `"${email}" is not an email address`)
     const rootRole = roleOf(input.rootRole, '/rootRole')
     const passwordHash = input.password === undefined ? null : await hashPassword(checkedPassword(input.password))
-    return this.store.transact(actorOf(caller), (tx) => {
-      const user: UserRecord = { id: tx.allocateUserId(), username, email, name: input.name?.trim() || null, rootRole, passwordHash, createdAt: tx.now }
+    return this.store.transact(actorOf(caller), tx => {
+      const user: UserRecord = {
+        id: tx.allocateUserId(),
+        username,
+        email,
+        name: input.name?.trim() || null,
+        rootRole,
+        passwordHash,
+        createdAt: tx.now,
+      }
       this.checkUnique(tx, user)
       tx.put('users', String(user.id), user)
       tx.appendEvent(events.userCreated(viewOf(user)))
@@ -149,7 +202,7 @@ export class UsersService {
       throw ValidationError.at('/email', `"${input.email}" is not an email address`)
     }
     const rootRole = input.rootRole === undefined ? undefined : roleOf(input.rootRole, '/rootRole')
-    return this.store.transact(actorOf(caller), (tx) => {
+    return this.store.transact(actorOf(caller), tx => {
       const before = this.existing(tx, id)
       const after: UserRecord = {
         ...before,
@@ -157,7 +210,8 @@ export class UsersService {
         name: input.name === undefined ? before.name : input.name.trim() || null,
         rootRole: rootRole ?? before.rootRole,
       }
-      if (after.username === null && after.email === null) throw ValidationError.at('/email', 'A user without a username needs an email')
+      if (after.username === null && after.email === null)
+        throw ValidationError.at('/email', 'A user without a username needs an email')
       this.checkUnique(tx, after)
       if (before.rootRole === 'admin' && after.rootRole !== 'admin') this.keepAnAdmin(tx, before)
       tx.put('users', String(id), after)
@@ -167,7 +221,7 @@ export class UsersService {
   }
 
   async delete(id: number, caller: Caller): Promise<void> {
-    await this.store.transact(actorOf(caller), (tx) => {
+    await this.store.transact(actorOf(caller), tx => {
       const user = this.existing(tx, id)
       if (user.rootRole === 'admin') this.keepAnAdmin(tx, user)
       tx.delete('users', String(id))
@@ -179,7 +233,7 @@ export class UsersService {
   /** Sets a new password; every session of the user ends with the old one. */
   async changePassword(id: number, password: string, caller: Caller): Promise<void> {
     const passwordHash = await hashPassword(checkedPassword(password))
-    await this.store.transact(actorOf(caller), (tx) => this.setPassword(tx, this.existing(tx, id), passwordHash))
+    await this.store.transact(actorOf(caller), tx => this.setPassword(tx, this.existing(tx, id), passwordHash))
   }
 
   /**
@@ -192,7 +246,9 @@ export class UsersService {
     if (!found) throw new NotFoundError(`No user signs in as "${login}" (give a username or an email)`)
     const password = generatePassword()
     const passwordHash = await hashPassword(password)
-    const user = await this.store.transact(SYSTEM_ACTOR, (tx) => this.setPassword(tx, this.existing(tx, found.id), passwordHash))
+    const user = await this.store.transact(SYSTEM_ACTOR, tx =>
+      this.setPassword(tx, this.existing(tx, found.id), passwordHash),
+    )
     return { user: viewOf(user), password }
   }
 
@@ -211,10 +267,18 @@ export class UsersService {
     if (this.store.reader.values('users').length > 0) return null
     const chosen = password ?? generatePassword()
     const passwordHash = await hashPassword(checkedPassword(chosen))
-    const made = await this.store.transact(SYSTEM_ACTOR, (tx) => {
+    const made = await this.store.transact(SYSTEM_ACTOR, tx => {
       // Another start path may have made one meanwhile: the check is repeated where it counts.
       if (tx.values('users').length > 0) return false
-      const user: UserRecord = { id: tx.allocateUserId(), username, email: null, name: null, rootRole: 'admin', passwordHash, createdAt: tx.now }
+      const user: UserRecord = {
+        id: tx.allocateUserId(),
+        username,
+        email: null,
+        name: null,
+        rootRole: 'admin',
+        passwordHash,
+        createdAt: tx.now,
+      }
       tx.put('users', String(user.id), user)
       tx.appendEvent(events.userCreated(viewOf(user)))
       return true
@@ -229,11 +293,14 @@ export class UsersService {
   }
 
   private checkUnique(tx: Tx, user: UserRecord) {
-    const logins = [user.username, user.email].filter((login): login is string => login !== null).map((login) => login.toLowerCase())
+    const logins = [user.username, user.email]
+      .filter((login): login is string => login !== null)
+      .map(login => login.toLowerCase())
     for (const other of tx.values('users')) {
       if (other.id === user.id) continue
       for (const login of [other.username, other.email]) {
-        if (login !== null && logins.includes(login.toLowerCase())) throw new NameExistsError(`Another user already signs in as "${login}"`)
+        if (login !== null && logins.includes(login.toLowerCase()))
+          throw new NameExistsError(`Another user already signs in as "${login}"`)
       }
     }
   }
@@ -243,10 +310,12 @@ export class UsersService {
    * one who can. Admins who cannot sign in do not count for the last one who can.
    */
   private keepAnAdmin(tx: Tx, leaving: UserRecord) {
-    const others = tx.values('users').filter((user) => user.id !== leaving.id && user.rootRole === 'admin')
+    const others = tx.values('users').filter(user => user.id !== leaving.id && user.rootRole === 'admin')
     if (others.length === 0) throw new ConflictError('This is the last admin user: make another user an admin first')
     if (canSignIn(leaving) && !others.some(canSignIn)) {
-      throw new ConflictError('This is the last admin user who can sign in (the other admins have no password): give another admin a password, or make a user who has one an admin, first')
+      throw new ConflictError(
+        'This is the last admin user who can sign in (the other admins have no password): give another admin a password, or make a user who has one an admin, first',
+      )
     }
   }
 }

@@ -73,7 +73,11 @@ export class SseReader {
   until(condition: () => boolean, ms = 5000): Promise<void> {
     if (condition()) return Promise.resolve()
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`condition not met within ${ms} ms; messages: ${JSON.stringify(this.messages.slice(-3))}`)), ms)
+      const timer = setTimeout(
+        () =>
+          reject(new Error(`condition not met within ${ms} ms; messages: ${JSON.stringify(this.messages.slice(-3))}`)),
+        ms,
+      )
       const check = () => {
         if (condition()) {
           clearTimeout(timer)
@@ -87,8 +91,8 @@ export class SseReader {
   /** Gives the event loop a few turns so that what the server sends for a write already answered is read. */
   async settle(): Promise<void> {
     // Streams are written to just after the write is answered (setImmediate), then read.
-    await new Promise((resolve) => setImmediate(resolve))
-    for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setTimeout(resolve, 0))
+    await new Promise(resolve => setImmediate(resolve))
+    for (let turn = 0; turn < 3; turn++) await new Promise(resolve => setTimeout(resolve, 0))
   }
 
   async cancel(): Promise<void> {

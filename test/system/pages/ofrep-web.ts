@@ -14,12 +14,16 @@ interface Flags {
 
 const flags: Flags = {
   changes: [],
-  value: (name) => OpenFeature.getClient().getBooleanValue(name, false),
+  value: name => OpenFeature.getClient().getBooleanValue(name, false),
   async start(baseUrl, token) {
     await OpenFeature.setContext({ targetingKey: 'browser-user' })
     // pollInterval 0: the provider never polls; only the event stream can tell it of a change.
-    await OpenFeature.setProviderAndWait(new OFREPWebProvider({ baseUrl, headers: [['X-API-Key', token]], pollInterval: 0, cacheMode: 'disabled' }))
-    OpenFeature.getClient().addHandler(ProviderEvents.ConfigurationChanged, (details) => flags.changes.push(details?.flagsChanged ?? []))
+    await OpenFeature.setProviderAndWait(
+      new OFREPWebProvider({ baseUrl, headers: [['X-API-Key', token]], pollInterval: 0, cacheMode: 'disabled' }),
+    )
+    OpenFeature.getClient().addHandler(ProviderEvents.ConfigurationChanged, details =>
+      flags.changes.push(details?.flagsChanged ?? []),
+    )
   },
 }
 ;(window as unknown as { flags: Flags }).flags = flags

@@ -63,7 +63,7 @@ async function open(message: Extract<EventSearchRequest, { type: 'open' }>) {
         segmentEvents: message.segmentEvents,
         readBackLimit: message.readBackLimit,
         commonAfter: message.commonAfter,
-        log: (notice) => reply({ type: 'notice', message: notice }),
+        log: notice => reply({ type: 'notice', message: notice }),
       })
       segmented.openSegments(message.lastId)
       reply({ type: 'opened', segments: segmented.segmentCount, events: segmented.size })
@@ -73,11 +73,17 @@ async function open(message: Extract<EventSearchRequest, { type: 'open' }>) {
       if (toRebuild > 0) rebuilding = segmented
       if (segmented.checking) checking = segmented
       try {
-        await readEventLines(path, message.lastId, (line, event) => segmented.add(line, event), { id: segmented.size, offset: segmented.logEnd })
+        await readEventLines(path, message.lastId, (line, event) => segmented.add(line, event), {
+          id: segmented.size,
+          offset: segmented.logEnd,
+        })
       } catch (error) {
         if (!message.cache) throw error
         // The copy keeps what could be read; the database gives the rest again.
-        reply({ type: 'notice', message: `the local copy of the event log is cut after event ${segmented.size}: ${error instanceof Error ? error.message : String(error)}` })
+        reply({
+          type: 'notice',
+          message: `the local copy of the event log is cut after event ${segmented.size}: ${error instanceof Error ? error.message : String(error)}`,
+        })
         truncateSync(path, segmented.logEnd)
       }
       if (message.cache) cache = { fd: openSync(path, 'a'), path, size: () => segmented.logEnd }
@@ -107,14 +113,22 @@ function rebuildStep() {
   try {
     if (segmented.rebuildStep(pace.stepEvents)) {
       rebuilding = null
-      reply({ type: 'rebuilt', segments: segmented.segmentCount, events: toRebuild, ms: Math.round(performance.now() - rebuildStarted) })
+      reply({
+        type: 'rebuilt',
+        segments: segmented.segmentCount,
+        events: toRebuild,
+        ms: Math.round(performance.now() - rebuildStarted),
+      })
     }
   } catch (error) {
     // The log could not be read as events: searches go on reading those runs of it, and the
     // index, which needs every segment, is not built.
     rebuilding = null
     indexWanted = false
-    reply({ type: 'notice', message: `search segments not rebuilt: ${error instanceof Error ? error.message : String(error)}` })
+    reply({
+      type: 'notice',
+      message: `search segments not rebuilt: ${error instanceof Error ? error.message : String(error)}`,
+    })
   }
 }
 
@@ -196,7 +210,9 @@ function handle(message: EventSearchRequest) {
   }
   switch (message.type) {
     case 'open':
-      open(message).catch((error) => reply({ type: 'load-failed', message: error instanceof Error ? error.message : String(error) }))
+      open(message).catch(error =>
+        reply({ type: 'load-failed', message: error instanceof Error ? error.message : String(error) }),
+      )
       break
     case 'build-index':
       indexWanted = true
@@ -212,15 +228,24 @@ function handle(message: EventSearchRequest) {
       try {
         if (broken !== null) throw new Error(broken)
         // A search queued past its request's end is not begun; one under way stops then (search-work.ts).
-        if (Date.now() > message.deadline) throw new SearchWorkExceeded('deadline', 'the request was given up before the search began')
-        const result = engine instanceof SegmentedSearch ? engine.search(message.query, message.visibility, message.deadline) : engine!.search(message.query, message.visibility)
+        if (Date.now() > message.deadline)
+          throw new SearchWorkExceeded('deadline', 'the request was given up before the search began')
+        const result =
+          engine instanceof SegmentedSearch
+            ? engine.search(message.query, message.visibility, message.deadline)
+            : engine!.search(message.query, message.visibility)
         // The answer's bytes are made here and handed over, so the HTTP thread neither joins nor encodes a page.
         const body = engine!.pageJson(result)
         garbage.add(body.byteLength + SEARCH_GARBAGE)
         reply({ type: 'result', id: message.id, total: result.total, body, plan: result.plan }, [body.buffer])
       } catch (error) {
         const exceeded = error instanceof SearchWorkExceeded ? error.reason : undefined
-        reply({ type: 'failed', id: message.id, message: error instanceof Error ? error.message : String(error), exceeded })
+        reply({
+          type: 'failed',
+          id: message.id,
+          message: error instanceof Error ? error.message : String(error),
+          exceeded,
+        })
       }
       // The search finished the checks left (even one stopped past its deadline), and may have dropped a damaged segment.
       if (checking !== null && !checking.checking) checking = null

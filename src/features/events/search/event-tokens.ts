@@ -54,7 +54,8 @@ export function queryTokens(query: string): { token: string; match: TokenMatch }
   if (tokens.length === 0) return []
   const openStart = isWord(query, 0, query.charCodeAt(0))
   // The last character starts a code unit early when it is a surrogate pair.
-  const lastAt = query.length >= 2 && /[\uDC00-\uDFFF]/.test(query[query.length - 1]) ? query.length - 2 : query.length - 1
+  const lastAt =
+    query.length >= 2 && /[\uDC00-\uDFFF]/.test(query[query.length - 1]) ? query.length - 2 : query.length - 1
   const openEnd = isWord(query, lastAt, query.charCodeAt(lastAt))
   return tokens.map((token, index) => {
     const first = index === 0 && openStart

@@ -57,7 +57,7 @@ export class FileLines implements LineStore {
   join(indexes: readonly number[], prefix: string, separator: string, suffix: string): Uint8Array<ArrayBuffer> {
     return joinRanges(
       this.fd,
-      indexes.map((index) => this.range(index)),
+      indexes.map(index => this.range(index)),
       prefix,
       separator,
       suffix,
@@ -79,7 +79,13 @@ export function readFully(fd: number, into: Uint8Array, position: number) {
  * bytes are copied into the result without being decoded: a run of lines next to each other (a page
  * of the whole log, say, newest first) is one read, whatever its length.
  */
-export function joinRanges(fd: number, ranges: readonly [number, number][], prefix: string, separator: string, suffix: string): Uint8Array<ArrayBuffer> {
+export function joinRanges(
+  fd: number,
+  ranges: readonly [number, number][],
+  prefix: string,
+  separator: string,
+  suffix: string,
+): Uint8Array<ArrayBuffer> {
   const head = Buffer.from(prefix)
   const between = Buffer.from(separator)
   const tail = Buffer.from(suffix)

@@ -15,7 +15,7 @@ export class MemoryLines implements LineStore {
     this.lines.push(line)
   }
   join(indexes: readonly number[], prefix: string, separator: string, suffix: string): Uint8Array<ArrayBuffer> {
-    return new TextEncoder().encode(prefix + indexes.map((i) => this.lines[i]).join(separator) + suffix)
+    return new TextEncoder().encode(prefix + indexes.map(i => this.lines[i]).join(separator) + suffix)
   }
   get size() {
     return this.lines.length

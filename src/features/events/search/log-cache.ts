@@ -17,7 +17,22 @@
  * in a temporary directory removed when the search closes (or by the next start, after a kill):
  * nothing is kept between starts.
  */
-import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  ftruncateSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DIR_MODE, FILE_MODE, fsyncDirectory } from '../../../storage/files'
@@ -44,7 +59,11 @@ export interface CachedLog {
 }
 
 /** The log (named `name`, identified by `identity`) as copied in `root` (SEARCH_CACHE_DIR), or in a temporary directory when `root` is null. */
-export function openCachedLog(root: string | null, log: { name: string; identity: string }, notice: (message: string) => void): CachedLog {
+export function openCachedLog(
+  root: string | null,
+  log: { name: string; identity: string },
+  notice: (message: string) => void,
+): CachedLog {
   const taken = root === null ? null : takeSlot(root, notice)
   try {
     return openIn(taken, log, notice)
@@ -52,12 +71,18 @@ export function openCachedLog(root: string | null, log: { name: string; identity
     // A directory that cannot be used (its files cannot be read or removed) is no reason not to search.
     if (taken === null) throw error
     taken.lock.release()
-    notice(`SEARCH_CACHE_DIR ${root} cannot be used (${error instanceof Error ? error.message : String(error)}); the event log is copied to a temporary directory for this run`)
+    notice(
+      `SEARCH_CACHE_DIR ${root} cannot be used (${error instanceof Error ? error.message : String(error)}); the event log is copied to a temporary directory for this run`,
+    )
     return openIn(null, log, notice)
   }
 }
 
-function openIn(taken: { dir: string; lock: DataDirLock } | null, log: { name: string; identity: string }, notice: (message: string) => void): CachedLog {
+function openIn(
+  taken: { dir: string; lock: DataDirLock } | null,
+  log: { name: string; identity: string },
+  notice: (message: string) => void,
+): CachedLog {
   const temporaryLock = taken === null ? newTemporaryDir() : null
   const dir = taken?.dir ?? temporaryLock!.dir
   const path = join(dir, CACHE_LOG)
@@ -73,7 +98,8 @@ function openIn(taken: { dir: string; lock: DataDirLock } | null, log: { name: s
     lastId: 0,
     lastLine: null,
     clear(why) {
-      if (existsSync(path) || existsSync(join(dir, SEARCH_DIR))) notice(`the local copy of the event log in ${dir} is discarded and read again from the database: ${why}`)
+      if (existsSync(path) || existsSync(join(dir, SEARCH_DIR)))
+        notice(`the local copy of the event log in ${dir} is discarded and read again from the database: ${why}`)
       rmSync(join(dir, SEARCH_DIR), { recursive: true, force: true })
       writeFileSync(path, '', { mode: FILE_MODE })
       cache.lastId = 0
@@ -88,20 +114,28 @@ function openIn(taken: { dir: string; lock: DataDirLock } | null, log: { name: s
   // Written once the copy is empty, so that a copy is never named after a log it does not hold.
   const name = (why: string) => {
     cache.clear(why)
-    writeFileSync(`${identityPath}.tmp`, JSON.stringify({ log: log.identity, database: log.name }) + '\n', { mode: FILE_MODE })
+    writeFileSync(`${identityPath}.tmp`, JSON.stringify({ log: log.identity, database: log.name }) + '\n', {
+      mode: FILE_MODE,
+    })
     renameSync(`${identityPath}.tmp`, identityPath)
     fsyncDirectory(identityPath)
   }
   let held: unknown = null
   let readable = true
   try {
-    held = existsSync(identityPath) ? ((JSON.parse(readFileSync(identityPath, 'utf8')) as { log?: unknown } | null)?.log ?? null) : null
+    held = existsSync(identityPath)
+      ? ((JSON.parse(readFileSync(identityPath, 'utf8')) as { log?: unknown } | null)?.log ?? null)
+      : null
   } catch (error) {
     readable = false
     name(`${CACHE_IDENTITY} cannot be read (${error instanceof Error ? error.message : String(error)})`)
   }
   if (readable && held !== log.identity) {
-    name(held == null ? 'it does not say which database it is of' : `it is of another database (log ${String(held)}, not ${log.identity} of ${log.name})`)
+    name(
+      held == null
+        ? 'it does not say which database it is of'
+        : `it is of another database (log ${String(held)}, not ${log.identity} of ${log.name})`,
+    )
   }
   try {
     if (!existsSync(path)) writeFileSync(path, '', { mode: FILE_MODE })
@@ -149,7 +183,8 @@ function newTemporaryDir(): { dir: string; lock: DataDirLock } {
 const temporary = new Set<string>()
 
 function removeAtExit(dir: string) {
-  if (temporary.size === 0) process.once('exit', () => temporary.forEach((left) => rmSync(left, { recursive: true, force: true })))
+  if (temporary.size === 0)
+    process.once('exit', () => temporary.forEach(left => rmSync(left, { recursive: true, force: true })))
   temporary.add(dir)
 }
 
@@ -166,9 +201,13 @@ function takeSlot(root: string, notice: (message: string) => void): { dir: strin
         if (!(error instanceof DataDirLockError && error.busy)) throw error
       }
     }
-    notice(`SEARCH_CACHE_DIR ${root}: all of its ${SLOTS} directories are in use by other instances; the event log is copied to a temporary directory for this run`)
+    notice(
+      `SEARCH_CACHE_DIR ${root}: all of its ${SLOTS} directories are in use by other instances; the event log is copied to a temporary directory for this run`,
+    )
   } catch (error) {
-    notice(`SEARCH_CACHE_DIR ${root} cannot be used (${error instanceof Error ? error.message : String(error)}); the event log is copied to a temporary directory for this run`)
+    notice(
+      `SEARCH_CACHE_DIR ${root} cannot be used (${error instanceof Error ? error.message : String(error)}); the event log is copied to a temporary directory for this run`,
+    )
   }
   return null
 }
@@ -187,21 +226,26 @@ function lastLineOf(path: string, notice: (message: string) => void): string | n
     // The end of the last whole line, then the newline before it.
     for (;;) {
       // (A negative offset would count from the buffer's end: before its first byte there is nothing read yet.)
-      const from = end === -1 ? buffer.lastIndexOf(0x0a) : end - start - 2 < 0 ? -1 : buffer.lastIndexOf(0x0a, end - start - 2)
+      const from =
+        end === -1 ? buffer.lastIndexOf(0x0a) : end - start - 2 < 0 ? -1 : buffer.lastIndexOf(0x0a, end - start - 2)
       if (end === -1 && from !== -1) {
         end = start + from + 1
         continue
       }
       if (end !== -1 && (from !== -1 || start === 0)) {
         if (end < size) {
-          notice(`the local copy of the event log in ${path} ends with ${size - end} bytes of a line cut short; they are cut off`)
+          notice(
+            `the local copy of the event log in ${path} ends with ${size - end} bytes of a line cut short; they are cut off`,
+          )
           ftruncateSync(fd, end)
         }
         return buffer.subarray(from + 1, end - start - 1).toString('utf8')
       }
       if (start === 0) {
         if (size > 0) {
-          notice(`the local copy of the event log in ${path} holds only ${size} bytes of a line cut short; they are cut off`)
+          notice(
+            `the local copy of the event log in ${path} holds only ${size} bytes of a line cut short; they are cut off`,
+          )
           ftruncateSync(fd, 0)
         }
         return null

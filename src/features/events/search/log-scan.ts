@@ -46,7 +46,6 @@ const HEAD_FIELDS: Record<string, string> = {
   creatorId: 'createdByUserId',
 }
 
-
 /** Whether an event's structured fields pass the query (conditions, hidden types, ids, dates). */
 export function headMatches(head: Head, query: SegmentQuery): boolean {
   if (query.hiddenTypes.includes(head.type)) return false
@@ -57,7 +56,7 @@ export function headMatches(head: Head, query: SegmentQuery): boolean {
   }
   for (const { column, values } of query.conditions) {
     const columns = Array.isArray(column) ? column : [column]
-    if (!columns.some((name) => values.includes(eventColumn(head, name) as string))) return false
+    if (!columns.some(name => values.includes(eventColumn(head, name) as string))) return false
   }
   return true
 }
@@ -65,8 +64,8 @@ export function headMatches(head: Head, query: SegmentQuery): boolean {
 /** The byte patterns one of which a line must hold to pass a column condition (a superset: candidates are checked). */
 function conditionPatterns({ column, values }: SegmentQuery['conditions'][number]): Buffer[] {
   const columns = Array.isArray(column) ? column : [column]
-  return columns.flatMap((name) =>
-    values.map((value) => Buffer.from(`"${HEAD_FIELDS[name]}":${name === 'creatorId' ? value : JSON.stringify(value)},`)),
+  return columns.flatMap(name =>
+    values.map(value => Buffer.from(`"${HEAD_FIELDS[name]}":${name === 'creatorId' ? value : JSON.stringify(value)},`)),
   )
 }
 
@@ -85,7 +84,14 @@ function byteMatcher(needle: string): RegExp | null {
  * The run's matches of the query: `total`, and those at `offset` and after, newest first, at most
  * `limit`. A run may be most of the log: `work` is asked before each chunk whether to go on.
  */
-export function searchRun(fd: number, run: LogRun, query: SegmentQuery, offset: number, limit: number, work: SearchWork): RunAnswer {
+export function searchRun(
+  fd: number,
+  run: LogRun,
+  query: SegmentQuery,
+  offset: number,
+  limit: number,
+  work: SearchWork,
+): RunAnswer {
   const answer: RunAnswer = { total: 0, events: [], ranges: [] }
   /** Whether the next match is on the page (else it is only counted). */
   const wanted = () => answer.total >= offset && answer.events.length < limit
@@ -94,7 +100,12 @@ export function searchRun(fd: number, run: LogRun, query: SegmentQuery, offset: 
     answer.ranges.push([start, end])
     answer.total++
   }
-  const structured = query.conditions.length > 0 || query.hiddenTypes.length > 0 || query.ids !== null || query.fromMs !== -Infinity || query.toMs !== Infinity
+  const structured =
+    query.conditions.length > 0 ||
+    query.hiddenTypes.length > 0 ||
+    query.ids !== null ||
+    query.fromMs !== -Infinity ||
+    query.toMs !== Infinity
   const needle = query.needle
   const matcher = needle === null ? null : byteMatcher(needle)
   const patterns = needle === null && query.conditions.length > 0 ? conditionPatterns(query.conditions[0]) : null
@@ -107,7 +118,8 @@ export function searchRun(fd: number, run: LogRun, query: SegmentQuery, offset: 
     /** The head of the line from `start` to `end` (its newline): the whole line parsed where it is not laid out as usual. */
     const head = (start: number, end: number): Head => {
       const dataAt = bytes.indexOf(DATA_KEY, start)
-      if (dataAt === -1 || dataAt > end || bytes[start + 1] !== 0x22) return JSON.parse(bytes.toString('utf8', start, end))
+      if (dataAt === -1 || dataAt > end || bytes[start + 1] !== 0x22)
+        return JSON.parse(bytes.toString('utf8', start, end))
       return JSON.parse(bytes.toString('utf8', start, dataAt) + '}')
     }
     const lineEnd = (position: number) => bytes.indexOf(NEWLINE, position)
@@ -120,7 +132,8 @@ export function searchRun(fd: number, run: LogRun, query: SegmentQuery, offset: 
         const end = found[k + 1]
         const fields = structured ? head(start, end) : null
         if (fields && !headMatches(fields, query)) continue
-        if (found[k + 2] === 0 && !searchableText(JSON.parse(bytes.toString('utf8', start, end))).includes(needle)) continue
+        if (found[k + 2] === 0 && !searchableText(JSON.parse(bytes.toString('utf8', start, end))).includes(needle))
+          continue
         if (wanted()) take(fields ? fields.id : idOf(bytes, start, end), at + start, at + end)
         else answer.total++
       }
@@ -142,7 +155,12 @@ export function searchRun(fd: number, run: LogRun, query: SegmentQuery, offset: 
     // found by their bytes, and only those lines' heads are read, unless ids or dates must be read
     // from every line; once the page is full, the lines are only counted.
     const everyHead = query.ids !== null || query.fromMs !== -Infinity || query.toMs !== Infinity
-    const suspects = everyHead ? [] : patternLines(bytes, query.hiddenTypes.map((type) => Buffer.from(`"type":${JSON.stringify(type)},`)))
+    const suspects = everyHead
+      ? []
+      : patternLines(
+          bytes,
+          query.hiddenTypes.map(type => Buffer.from(`"type":${JSON.stringify(type)},`)),
+        )
     if (!everyHead && answer.events.length === limit && answer.total >= offset) {
       let lines = 0
       for (let newline = bytes.indexOf(NEWLINE); newline !== -1; newline = bytes.indexOf(NEWLINE, newline + 1)) lines++
@@ -154,7 +172,7 @@ export function searchRun(fd: number, run: LogRun, query: SegmentQuery, offset: 
     for (let end = bytes.length - 1; end > 0; nextId--) {
       const start = lineStart(end)
       while (s >= 0 && suspects[s] > start) s--
-      if (!structured || ((everyHead || suspects[s] === start) ? headMatches(head(start, end), query) : true)) {
+      if (!structured || (everyHead || suspects[s] === start ? headMatches(head(start, end), query) : true)) {
         if (wanted()) take(nextId, at + start, at + end)
         else answer.total++
       }
@@ -174,7 +192,8 @@ export function searchRun(fd: number, run: LogRun, query: SegmentQuery, offset: 
 function idOf(bytes: Buffer, start: number, end: number): number {
   let id = 0
   let k = start + 6
-  if (bytes.toString('latin1', start, k) !== '{"id":') return (JSON.parse(bytes.toString('utf8', start, end)) as EventRecord).id
+  if (bytes.toString('latin1', start, k) !== '{"id":')
+    return (JSON.parse(bytes.toString('utf8', start, end)) as EventRecord).id
   for (; bytes[k] >= 0x30 && bytes[k] <= 0x39; k++) id = id * 10 + bytes[k] - 0x30
   return id
 }
@@ -183,7 +202,8 @@ function idOf(bytes: Buffer, start: number, end: number): number {
 function patternLines(bytes: Buffer, patterns: Buffer[]): number[] {
   const starts = new Set<number>()
   for (const pattern of patterns) {
-    for (let p = bytes.indexOf(pattern); p !== -1; p = bytes.indexOf(pattern, p + pattern.length)) starts.add(bytes.lastIndexOf(NEWLINE, p) + 1)
+    for (let p = bytes.indexOf(pattern); p !== -1; p = bytes.indexOf(pattern, p + pattern.length))
+      starts.add(bytes.lastIndexOf(NEWLINE, p) + 1)
   }
   return [...starts].sort((a, b) => a - b)
 }
@@ -203,7 +223,13 @@ function inTexts(text: string, start: number, end: number, hit: number, length: 
   if (preData === -1 || preData >= end) return false
   if (hit + length <= preData) return true
   const tags = text.indexOf(',"tags":', preData)
-  if (tags === -1 || tags >= end || text.lastIndexOf(preDataKey, end) !== preData || text.lastIndexOf(',"tags":', end) !== tags) return false
+  if (
+    tags === -1 ||
+    tags >= end ||
+    text.lastIndexOf(preDataKey, end) !== preData ||
+    text.lastIndexOf(',"tags":', end) !== tags
+  )
+    return false
   return (hit >= preData + preDataKey.length && hit + length <= tags) || (hit >= tags + 8 && hit + length < end)
 }
 

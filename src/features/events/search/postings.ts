@@ -76,6 +76,7 @@ export class PostingLists {
       return
     }
     const postings = this.postings
-    for (let k = this.at[j], end = k + this.counts[j]; k < end; k++) bitmap[postings[k] >>> 5] |= 1 << (postings[k] & 31)
+    for (let k = this.at[j], end = k + this.counts[j]; k < end; k++)
+      bitmap[postings[k] >>> 5] |= 1 << (postings[k] & 31)
   }
 }

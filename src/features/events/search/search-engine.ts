@@ -34,7 +34,12 @@ export interface EventVisibility {
 }
 
 /** The positions in `[start, end)` of the candidates (`structured`, or every event when null) that `hidden` holds, ascending. */
-function hiddenPositions(hidden: ColumnFilter, structured: ArrayLike<number> | null, start: number, end: number): number[] {
+function hiddenPositions(
+  hidden: ColumnFilter,
+  structured: ArrayLike<number> | null,
+  start: number,
+  end: number,
+): number[] {
   const positions: number[] = []
   for (const i of mergeSorted(hidden.postings)) {
     const [position, after] = structured ? clip(structured, i, i + 1) : [i, i + 1]
@@ -96,9 +101,9 @@ export class EventSearchEngine {
     // Events of types the caller may not read are left out of everything, the count included.
     const hiddenTypes = visibility.hiddenTypes.length > 0 ? columns.type.filter(visibility.hiddenTypes) : null
     const hides = hiddenTypes && hiddenTypes.size > 0 ? hiddenTypes : null
-    const isHidden = (i: number) => hides !== null && hides.ids.has(hides.values[i])
+    const isHidden = (i: number) => hides?.ids.has(hides.values[i])
     const filters: ColumnFilter[] = []
-    const idSet = query.id ? new Set(query.id.map((id) => id - 1 - this.base)) : null
+    const idSet = query.id ? new Set(query.id.map(id => id - 1 - this.base)) : null
     for (const name of FILTER_COLUMNS) {
       const values = query[name]
       if (values) filters.push(columns[name].filter(values))
@@ -123,7 +128,8 @@ export class EventSearchEngine {
       if (isHidden(i)) return false
       if (idSet && !idSet.has(i)) return false
       for (const filter of filters) if (!filter.ids.has(filter.values[i])) return false
-      if (creator && !creator.names.ids.has(creator.names.values[i]) && !creator.ids.ids.has(creator.ids.values[i])) return false
+      if (creator && !creator.names.ids.has(creator.names.values[i]) && !creator.ids.ids.has(creator.ids.values[i]))
+        return false
       if (timeBound && (columns.createdAt[i] < fromMs || columns.createdAt[i] > toMs)) return false
       return true
     }
@@ -132,7 +138,7 @@ export class EventSearchEngine {
     const lists: { size: number; postings: Int32Array[] }[] = [...filters]
     if (creator) lists.push(creator)
     let structured: ArrayLike<number> | null = null
-    if (idSet) structured = [...idSet].filter((i) => i >= 0 && i < this.lines.size).sort((a, b) => a - b)
+    if (idSet) structured = [...idSet].filter(i => i >= 0 && i < this.lines.size).sort((a, b) => a - b)
     else if (lists.length > 0) {
       const smallest = lists.reduce((a, b) => (b.size < a.size ? b : a))
       structured = smallest.postings.length === 1 ? smallest.postings[0] : mergeSorted(smallest.postings)
@@ -208,7 +214,8 @@ export class EventSearchEngine {
       for (let m = matches.length - 1; m >= 0; m--) if (matchesStructure(matches[m])) take(matches[m])
     }
     if (blocks) {
-      for (let b = blocks.length - 1; b >= 0; b--) if (blocks[b] >= firstBlock && blocks[b] <= lastBlock) scanBlock(blocks[b])
+      for (let b = blocks.length - 1; b >= 0; b--)
+        if (blocks[b] >= firstBlock && blocks[b] <= lastBlock) scanBlock(blocks[b])
     } else {
       for (let b = lastBlock; b >= firstBlock; b--) scanBlock(b)
     }

@@ -43,13 +43,17 @@ export class SearchWork {
   /** One event read back from the log to check it. */
   readOne(): void {
     if (++this.readBack > this.readBackLimit) {
-      throw new SearchWorkExceeded('read-back', `this query would read more than ${this.readBackLimit} events back from the log to check them; narrow it with a filter or a word`)
+      throw new SearchWorkExceeded(
+        'read-back',
+        `this query would read more than ${this.readBackLimit} events back from the log to check them; narrow it with a filter or a word`,
+      )
     }
     if (this.readBack % CLOCK_EVERY === 0) this.checkTime()
   }
 
   /** Gives up once the request has been. */
   checkTime(): void {
-    if (Date.now() > this.deadline) throw new SearchWorkExceeded('deadline', 'the search took longer than the request may wait and was stopped')
+    if (Date.now() > this.deadline)
+      throw new SearchWorkExceeded('deadline', 'the search took longer than the request may wait and was stopped')
   }
 }

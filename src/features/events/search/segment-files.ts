@@ -11,7 +11,18 @@
  * are rebuilt from the log (segment-rebuild.ts), whatever the order the files were lost or written
  * in (a rebuild writes the newest first, and may be stopped halfway). The log is the truth.
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs'
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import { DIR_MODE, FILE_MODE, fsyncDirectory } from '../../../storage/files'
 import { Segment } from './segment'
@@ -76,7 +87,10 @@ function matchesLog(segment: Segment, logFd: number, firstLineCrc: number, lastL
   try {
     const [firstStart, firstEnd] = segment.lineRange(0)
     const [lastStart, lastEnd] = segment.lineRange(segment.count - 1)
-    return crcOfRange(logFd, firstStart, firstEnd - firstStart) === firstLineCrc && crcOfRange(logFd, lastStart, lastEnd - lastStart) === lastLineCrc
+    return (
+      crcOfRange(logFd, firstStart, firstEnd - firstStart) === firstLineCrc &&
+      crcOfRange(logFd, lastStart, lastEnd - lastStart) === lastLineCrc
+    )
   } catch {
     return false
   }
@@ -212,7 +226,8 @@ export class SegmentFiles {
       mkdirSync(this.dir, { recursive: true, mode: DIR_MODE })
       const fd = openSync(temp, 'w', FILE_MODE)
       try {
-        for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, Math.min(WRITE_CHUNK, bytes.length - done))
+        for (let done = 0; done < bytes.length; )
+          done += writeSync(fd, bytes, done, Math.min(WRITE_CHUNK, bytes.length - done))
         fsyncSync(fd)
       } finally {
         closeSync(fd)

@@ -56,7 +56,8 @@ export interface Meta {
 /** Builds a segment's bytes. */
 export function buildSegment(input: SegmentInput): Uint8Array {
   const { count } = input
-  if (count < 1 || count > SEGMENT_MAX_EVENTS) throw new Error(`a segment holds 1 to ${SEGMENT_MAX_EVENTS} events, not ${count}`)
+  if (count < 1 || count > SEGMENT_MAX_EVENTS)
+    throw new Error(`a segment holds 1 to ${SEGMENT_MAX_EVENTS} events, not ${count}`)
   const lineStart = new Float64Array(count + 1)
   const createdAt = new Float64Array(count)
   for (let i = 0; i <= count; i++) lineStart[i] = input.lineStart(i)
@@ -139,7 +140,7 @@ export function buildSegment(input: SegmentInput): Uint8Array {
   streams.gapEvents.length = 0
   arrays.push(['gapCounts', gapLists.counts], ['gapAt', gapLists.at], ['gapPostings', gapLists.postings])
   const encoder = new TextEncoder()
-  const termText = encoder.encode('\n' + terms.map((term) => term + '\n').join(''))
+  const termText = encoder.encode('\n' + terms.map(term => term + '\n').join(''))
   const termStarts = new Uint32Array(terms.length + 1)
   let textAt = 1
   terms.forEach((term, j) => {
@@ -147,11 +148,21 @@ export function buildSegment(input: SegmentInput): Uint8Array {
     textAt += encoder.encode(term).length + 1
   })
   termStarts[terms.length] = textAt
-  const { counts, at: termAt, postings } = encodePostings(
-    terms.map((term) => termEvents.get(term)!.events),
+  const {
+    counts,
+    at: termAt,
+    postings,
+  } = encodePostings(
+    terms.map(term => termEvents.get(term)!.events),
     count,
   )
-  arrays.push(['termText', termText], ['termStarts', termStarts], ['termCounts', counts], ['termAt', termAt], ['termPostings', postings])
+  arrays.push(
+    ['termText', termText],
+    ['termStarts', termStarts],
+    ['termCounts', counts],
+    ['termAt', termAt],
+    ['termPostings', postings],
+  )
   if (streams.pairs) arrays.push(...streams.pairs)
 
   // Where each array goes: after the meta, whose length depends on those offsets' digits; the meta
@@ -165,14 +176,24 @@ export function buildSegment(input: SegmentInput): Uint8Array {
       at[name] = offset
       offset = align8(offset + array.byteLength)
     }
-    const meta: Meta = { dictionaries, gaps: streams.gaps, pairs: streams.pairs !== null, lengths, minTime, maxTime, termCount: terms.length, at }
+    const meta: Meta = {
+      dictionaries,
+      gaps: streams.gaps,
+      pairs: streams.pairs !== null,
+      lengths,
+      minTime,
+      maxTime,
+      termCount: terms.length,
+      at,
+    }
     metaText = JSON.stringify(meta)
     const metaBytes = encoder.encode(metaText)
     if (metaBytes.length > room) continue
     const bytes = new Uint8Array(offset)
     bytes.set(encoder.encode(MAGIC), 0)
     bytes.set(metaBytes, HEADER)
-    for (const [name, array] of arrays) bytes.set(new Uint8Array(array.buffer, array.byteOffset, array.byteLength), at[name])
+    for (const [name, array] of arrays)
+      bytes.set(new Uint8Array(array.buffer, array.byteOffset, array.byteLength), at[name])
     const header = new DataView(bytes.buffer)
     header.setUint32(8, SEGMENT_VERSION, true)
     header.setUint32(12, count, true)

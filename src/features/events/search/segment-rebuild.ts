@@ -79,7 +79,8 @@ export function planRebuild(fd: number, segments: readonly Segment[], lastId: nu
   let id = 1
   let offset = 0
   for (const segment of segments) {
-    if (segment.firstId > id) pieces.push({ firstId: id, count: segment.firstId - id, start: offset, end: segment.lineStart[0] })
+    if (segment.firstId > id)
+      pieces.push({ firstId: id, count: segment.firstId - id, start: offset, end: segment.lineStart[0] })
     id = segment.firstId + segment.count
     offset = segment.end
   }
@@ -125,7 +126,10 @@ export class PieceBuilder {
     this.byte = piece.start
     this.lineStart = new Float64Array(piece.count + 1)
     this.createdAt = new Float64Array(piece.count)
-    this.values = Object.fromEntries(COLUMN_NAMES.map((name) => [name, new Array(piece.count)])) as Record<ColumnName, (string | null)[]>
+    this.values = Object.fromEntries(COLUMN_NAMES.map(name => [name, new Array(piece.count)])) as Record<
+      ColumnName,
+      (string | null)[]
+    >
     this.texts = new Array(piece.count)
   }
 
@@ -148,7 +152,8 @@ export class PieceBuilder {
         throw new Error(`line ${piece.firstId + i} of the event log is not valid JSON (${(error as Error).message})`)
       }
       const { head } = parts
-      if (head?.id !== piece.firstId + i) throw new Error(`line ${piece.firstId + i} of the event log is not event ${piece.firstId + i}`)
+      if (head?.id !== piece.firstId + i)
+        throw new Error(`line ${piece.firstId + i} of the event log is not event ${piece.firstId + i}`)
       this.lineStart[i] = this.byte
       this.byte += this.ascii ? line.length + 1 : Buffer.byteLength(line) + 1
       this.position = end + 1
@@ -163,15 +168,18 @@ export class PieceBuilder {
   finish(): Uint8Array {
     const { piece, lineStart, fd } = this
     lineStart[piece.count] = this.byte
-    if (this.byte !== piece.end) throw new Error(`events ${piece.firstId}–${piece.firstId + piece.count - 1} do not end where the log's lines do (not valid UTF-8?)`)
+    if (this.byte !== piece.end)
+      throw new Error(
+        `events ${piece.firstId}–${piece.firstId + piece.count - 1} do not end where the log's lines do (not valid UTF-8?)`,
+      )
     const lineCrc = (i: number) => crcOfRange(fd, lineStart[i], lineStart[i + 1] - 1 - lineStart[i])
     return buildSegment({
       firstId: piece.firstId,
       count: piece.count,
-      lineStart: (i) => lineStart[i],
-      createdAt: (i) => this.createdAt[i],
+      lineStart: i => lineStart[i],
+      createdAt: i => this.createdAt[i],
       value: (name, i) => this.values[name][i],
-      text: (i) => this.texts[i],
+      text: i => this.texts[i],
       firstLineCrc: lineCrc(0),
       lastLineCrc: lineCrc(piece.count - 1),
     })

@@ -19,7 +19,14 @@
  */
 import { queryTokens, wordsAndGaps } from './event-tokens'
 import { bitmapWords, PostingLists } from './postings'
-import { HEADER, readHeader, SEGMENT_COLUMNS, SEGMENT_MAX_EVENTS, type Meta, type SegmentColumn } from './segment-format'
+import {
+  HEADER,
+  readHeader,
+  SEGMENT_COLUMNS,
+  SEGMENT_MAX_EVENTS,
+  type Meta,
+  type SegmentColumn,
+} from './segment-format'
 import { TokenStreams } from './token-stream'
 import { TermDictionary } from './segment-terms'
 import { WordPairs } from './word-pairs'
@@ -62,11 +69,25 @@ export function prepareText(needle: string): PreparedText {
   const tokens = queryTokens(needle)
   const decided = tokens.length === 1 && tokens[0].token === needle
   const bytes = (token: string, match: string) =>
-    Buffer.from(match === 'exact' ? `\n${token}\n` : match === 'prefix' ? `\n${token}` : match === 'suffix' ? `${token}\n` : token)
+    Buffer.from(
+      match === 'exact'
+        ? `\n${token}\n`
+        : match === 'prefix'
+          ? `\n${token}`
+          : match === 'suffix'
+            ? `${token}\n`
+            : token,
+    )
   const gaps = wordsAndGaps(needle).filter((_, p) => p % 2 === 0)
   // Half a surrogate pair may be half of a word's character in the text: not a separator then.
   const separators = needle !== '' && gaps.length === 1 && needle.isWellFormed()
-  return { needle, tokens: tokens.map(({ token, match }) => ({ token, bytes: bytes(token, match), match })), decided: decided || separators, gaps, separators }
+  return {
+    needle,
+    tokens: tokens.map(({ token, match }) => ({ token, bytes: bytes(token, match), match })),
+    decided: decided || separators,
+    gaps,
+    separators,
+  }
 }
 
 /** How a segment's candidates are checked when the needle has no word (the token streams can't tell): whether event `i`'s searchable text holds `needle`. */
@@ -100,19 +121,34 @@ export class Segment {
     this.meta = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset + HEADER, metaLength).toString('utf8'))
     const { at, lengths } = this.meta
     const { buffer, byteOffset } = bytes
-    const view = <T>(Type: { new (buffer: ArrayBufferLike, offset: number, length: number): T; BYTES_PER_ELEMENT: number }, name: string) =>
-      new Type(buffer, byteOffset + at[name], lengths[name] / Type.BYTES_PER_ELEMENT)
+    const view = <T>(
+      Type: { new (buffer: ArrayBufferLike, offset: number, length: number): T; BYTES_PER_ELEMENT: number },
+      name: string,
+    ) => new Type(buffer, byteOffset + at[name], lengths[name] / Type.BYTES_PER_ELEMENT)
     this.lineStart = new Float64Array(buffer, byteOffset + at.lineStart, this.count + 1)
     this.createdAt = new Float64Array(buffer, byteOffset + at.createdAt, this.count)
-    this.columnIds = this.meta.dictionaries.map((values) => new Map(values.map((value, id) => [value, id])))
+    this.columnIds = this.meta.dictionaries.map(values => new Map(values.map((value, id) => [value, id])))
     this.meta.dictionaries.forEach((values, c) => {
       this.columnOffsets.push(new Uint32Array(buffer, byteOffset + at[`columnOffsets${c}`], values.length + 1))
       this.columnPostings.push(new Uint16Array(buffer, byteOffset + at[`columnPostings${c}`], this.count))
     })
     const termStarts = new Uint32Array(buffer, byteOffset + at.termStarts, this.meta.termCount + 1)
-    this.dictionary = new TermDictionary(Buffer.from(buffer, byteOffset + at.termText, termStarts[this.meta.termCount]), termStarts)
-    this.termLists = new PostingLists(view(Uint32Array, 'termCounts'), view(Uint32Array, 'termAt'), view(Uint16Array, 'termPostings'), this.count)
-    this.gapLists = new PostingLists(view(Uint32Array, 'gapCounts'), view(Uint32Array, 'gapAt'), view(Uint16Array, 'gapPostings'), this.count)
+    this.dictionary = new TermDictionary(
+      Buffer.from(buffer, byteOffset + at.termText, termStarts[this.meta.termCount]),
+      termStarts,
+    )
+    this.termLists = new PostingLists(
+      view(Uint32Array, 'termCounts'),
+      view(Uint32Array, 'termAt'),
+      view(Uint16Array, 'termPostings'),
+      this.count,
+    )
+    this.gapLists = new PostingLists(
+      view(Uint32Array, 'gapCounts'),
+      view(Uint32Array, 'gapAt'),
+      view(Uint16Array, 'gapPostings'),
+      this.count,
+    )
     this.words = bitmapWords(this.count)
     this.streams = new TokenStreams(this.meta.gaps, view(Uint32Array, 'tokenStarts'), view(Uint8Array, 'tokenStream'))
     this.pairs = this.meta.pairs
@@ -120,7 +156,12 @@ export class Segment {
           view(Uint32Array, 'pairStart'),
           view(Uint32Array, 'pairGap'),
           view(Uint32Array, 'pairSecond'),
-          new PostingLists(view(Uint32Array, 'pairCounts'), view(Uint32Array, 'pairAt'), view(Uint16Array, 'pairPostings'), this.count),
+          new PostingLists(
+            view(Uint32Array, 'pairCounts'),
+            view(Uint32Array, 'pairAt'),
+            view(Uint16Array, 'pairPostings'),
+            this.count,
+          ),
         )
       : null
   }
@@ -146,7 +187,11 @@ export class Segment {
   }
 
   /** The events holding any of `values` in column `c` (null: the segment holds none). */
-  private columnBitmap(columns: readonly SegmentColumn[], values: readonly string[], into: Uint32Array | null = null): Uint32Array | null {
+  private columnBitmap(
+    columns: readonly SegmentColumn[],
+    values: readonly string[],
+    into: Uint32Array | null = null,
+  ): Uint32Array | null {
     let bitmap = into
     for (const column of columns) {
       const c = SEGMENT_COLUMNS.indexOf(column)
@@ -197,31 +242,44 @@ export class Segment {
     scratchUsed = 0
     if (query.fromMs > this.meta.maxTime || query.toMs < this.meta.minTime) return none
     const timeBound = query.fromMs > this.meta.minTime || query.toMs < this.meta.maxTime
-    const textOnly = query.conditions.length === 0 && query.ids === null && !timeBound && !query.hiddenTypes.some((type) => this.columnIds[0].has(type))
+    const textOnly =
+      query.conditions.length === 0 &&
+      query.ids === null &&
+      !timeBound &&
+      !query.hiddenTypes.some(type => this.columnIds[0].has(type))
     // One word standing for one term here, and nothing else: the term's events are the answer, counted already.
     const only = tokenTerms?.[0]
-    if (text?.decided && !text.separators && Array.isArray(only) && only.length === 1 && textOnly) return this.listPage(this.termLists, only![0], offset, limit)
+    if (text?.decided && !text.separators && Array.isArray(only) && only.length === 1 && textOnly)
+      return this.listPage(this.termLists, only![0], offset, limit)
     // Separators only: the gaps holding them. One gap, or one in every event, is the answer as it stands.
     const gaps = text?.separators ? this.streams.gapsHolding(text.needle) : null
     if (gaps !== null && gaps.length === 0) return none
-    const everyEvent = gaps !== null && gaps.some((gap) => this.gapLists.counts[gap] === this.count)
+    const everyEvent = gaps?.some(gap => this.gapLists.counts[gap] === this.count)
     if (gaps !== null && textOnly && (everyEvent || gaps.length === 1)) {
       return everyEvent ? this.listPage(null, 0, offset, limit) : this.listPage(this.gapLists, gaps[0], offset, limit)
     }
     // One column's values and nothing else: an event has one value, so the lists are disjoint and
     // their lengths add up to the count; the page is a slice of the one list holding it.
-    const single = query.conditions.length === 1 && !Array.isArray(query.conditions[0].column) ? query.conditions[0] : null
-    if (single && text === null && query.ids === null && !timeBound && !query.hiddenTypes.some((type) => this.columnIds[0].has(type))) {
+    const single =
+      query.conditions.length === 1 && !Array.isArray(query.conditions[0].column) ? query.conditions[0] : null
+    if (
+      single &&
+      text === null &&
+      query.ids === null &&
+      !timeBound &&
+      !query.hiddenTypes.some(type => this.columnIds[0].has(type))
+    ) {
       const c = SEGMENT_COLUMNS.indexOf(single.column as SegmentColumn)
       const offsets = this.columnOffsets[c]
-      const ids = [...new Set(single.values.map((value) => this.columnIds[c].get(value)).filter((id) => id !== undefined))]
+      const ids = [...new Set(single.values.map(value => this.columnIds[c].get(value)).filter(id => id !== undefined))]
       let total = 0
       for (const id of ids) total += offsets[id + 1] - offsets[id]
       if (offset >= total || limit <= 0) return { total, events: [] }
       if (ids.length === 1) {
         const events: number[] = []
         const postings = this.columnPostings[c]
-        for (let k = offsets[ids[0] + 1] - 1 - offset; k >= offsets[ids[0]] && events.length < limit; k--) events.push(this.firstId - 1 + postings[k])
+        for (let k = offsets[ids[0] + 1] - 1 - offset; k >= offsets[ids[0]] && events.length < limit; k--)
+          events.push(this.firstId - 1 + postings[k])
         return { total, events }
       }
     }
@@ -246,8 +304,9 @@ export class Segment {
     } else if (text && !text.separators) {
       const { tokens } = text
       const known = tokens.map((token, k) => tokenTerms?.[k] ?? this.dictionary.find(token))
-      if (known.some((list) => list !== 'many' && list.length === 0)) return none
-      const list = (k: number) => (known[k] === 'many' ? (known[k] = this.dictionary.find(tokens[k])) : known[k]) as readonly number[]
+      if (known.some(list => list !== 'many' && list.length === 0)) return none
+      const list = (k: number) =>
+        (known[k] === 'many' ? (known[k] = this.dictionary.find(tokens[k])) : known[k]) as readonly number[]
       const set = (k: number) => (known[k] === 'many' ? (j: number) => this.dictionary.matches(j, tokens[k]) : list(k))
       if (this.pairs && tokens.length > 1) {
         for (let k = 0; k + 1 < tokens.length; k++) {
@@ -265,7 +324,11 @@ export class Segment {
         }
       }
       if (!decided && tokens.length > 0) {
-        phrase = this.streams.matcher(text.gaps, tokens.map((_, k) => (k === 0 || k === tokens.length - 1 ? set(k) : list(k))), this.meta.termCount)
+        phrase = this.streams.matcher(
+          text.gaps,
+          tokens.map((_, k) => (k === 0 || k === tokens.length - 1 ? set(k) : list(k))),
+          this.meta.termCount,
+        )
         if (phrase === null) return none
       }
     }
@@ -286,7 +349,8 @@ export class Segment {
       and(ids)
     }
     const check = (i: number) =>
-      (!timeBound || (this.createdAt[i] >= query.fromMs && this.createdAt[i] <= query.toMs)) && (decided || (phrase ? phrase(i) : textCheck(this, i, text!.needle)))
+      (!timeBound || (this.createdAt[i] >= query.fromMs && this.createdAt[i] <= query.toMs)) &&
+      (decided || (phrase ? phrase(i) : textCheck(this, i, text!.needle)))
 
     const events: number[] = []
     if (bitmap === null && !timeBound && decided) {
@@ -307,7 +371,12 @@ export class Segment {
   }
 
   /** The events of key `j` of `lists` (every event for null): how many, and those at `offset` and after (newest first, at most `limit`). */
-  private listPage(lists: PostingLists | null, j: number, offset: number, limit: number): { total: number; events: number[] } {
+  private listPage(
+    lists: PostingLists | null,
+    j: number,
+    offset: number,
+    limit: number,
+  ): { total: number; events: number[] } {
     const events: number[] = []
     if (lists === null) {
       for (let i = this.count - 1 - offset; i >= 0 && events.length < limit; i--) events.push(this.firstId - 1 + i)
@@ -318,12 +387,21 @@ export class Segment {
     if (offset >= total || limit <= 0) return { total, events }
     const bitmap = lists.bitmap(j)
     if (bitmap !== null) this.walk(bitmap, () => true, offset, limit, events, true)
-    else for (let k = at[j] + total - 1 - offset; k >= at[j] && events.length < limit; k--) events.push(this.firstId - 1 + postings[k])
+    else
+      for (let k = at[j] + total - 1 - offset; k >= at[j] && events.length < limit; k--)
+        events.push(this.firstId - 1 + postings[k])
     return { total, events }
   }
 
   /** Walks the set bits newest first, counting those `keep` holds and paging them; returns the count. */
-  private walk(bitmap: Uint32Array, keep: (i: number) => boolean, offset: number, limit: number, events: number[], pageOnly = false): number {
+  private walk(
+    bitmap: Uint32Array,
+    keep: (i: number) => boolean,
+    offset: number,
+    limit: number,
+    events: number[],
+    pageOnly = false,
+  ): number {
     let total = 0
     // Whole words before the page are only counted.
     let w = this.words - 1

@@ -77,7 +77,9 @@ export class SegmentedSearch {
     this.files = new SegmentFiles(options.dataDir, options.log)
     this.segmentEvents = options.segmentEvents ?? SEGMENT_EVENTS_DEFAULT
     if (this.segmentEvents % 64 !== 0 || this.segmentEvents < 64 || this.segmentEvents > SEGMENT_MAX_EVENTS) {
-      throw new Error(`segmentEvents must be a multiple of 64 from 64 to ${SEGMENT_MAX_EVENTS}, not ${this.segmentEvents}`)
+      throw new Error(
+        `segmentEvents must be a multiple of 64 from 64 to ${SEGMENT_MAX_EVENTS}, not ${this.segmentEvents}`,
+      )
     }
     this.tailLines = new FileLines(this.fd, 0)
     this.tail = this.newTail(0, 0)
@@ -91,7 +93,7 @@ export class SegmentedSearch {
   /** Maps the segments that match the log (up to event `lastId`); the tail then starts after them. */
   openSegments(lastId: number): void {
     this.unchecked = this.files.load(this.fd, lastId)
-    this.segments = this.unchecked.map((check) => check.segment)
+    this.segments = this.unchecked.map(check => check.segment)
     this.vocabulary = new Vocabulary()
     const last = this.segments.at(-1)
     this.tail = this.newTail(last ? last.firstId + last.count - 1 : 0, last ? last.end : 0)
@@ -108,8 +110,10 @@ export class SegmentedSearch {
     this.tail = this.newTail(plan.tail.id, plan.tail.offset)
     const events = plan.pieces.reduce((n, piece) => n + piece.count, 0)
     if (events > 0) {
-      const runs = this.runs().map((run) => `${run.firstId}–${run.firstId + run.count - 1}`)
-      this.options.log?.(`search segments missing for events ${runs.join(', ')} (${events} events): rebuilt from the log, newest first; searches read those events from the log until then`)
+      const runs = this.runs().map(run => `${run.firstId}–${run.firstId + run.count - 1}`)
+      this.options.log?.(
+        `search segments missing for events ${runs.join(', ')} (${events} events): rebuilt from the log, newest first; searches read those events from the log until then`,
+      )
     }
     return events
   }
@@ -147,9 +151,17 @@ export class SegmentedSearch {
   private drop(check: SegmentCheck, problem: string): void {
     const { segment } = check
     this.segments.splice(this.segments.indexOf(segment), 1)
-    this.files.remove(check.name, `${problem}; its events ${segment.firstId}–${segment.firstId + segment.count - 1} are read from the log until it is rebuilt`)
-    const run: LogRun = { firstId: segment.firstId, count: segment.count, start: segment.lineStart[0], end: segment.end }
-    const after = this.pending.findIndex((other) => other.firstId > run.firstId)
+    this.files.remove(
+      check.name,
+      `${problem}; its events ${segment.firstId}–${segment.firstId + segment.count - 1} are read from the log until it is rebuilt`,
+    )
+    const run: LogRun = {
+      firstId: segment.firstId,
+      count: segment.count,
+      start: segment.lineStart[0],
+      end: segment.end,
+    }
+    const after = this.pending.findIndex(other => other.firstId > run.firstId)
     this.pending.splice(after === -1 ? this.pending.length : after, 0, run)
     // A piece being built may no longer be the newest run: built again from its run, which holds it until it is done.
     this.builder = null
@@ -180,7 +192,7 @@ export class SegmentedSearch {
     if (piece.count === run.count) this.pending.pop()
     else this.pending[this.pending.length - 1] = { ...run, count: run.count - piece.count, end: piece.start }
     const segment = new Segment(this.files.write(bytes, piece.firstId, piece.count))
-    const after = this.segments.findIndex((other) => other.firstId > piece.firstId)
+    const after = this.segments.findIndex(other => other.firstId > piece.firstId)
     this.segments.splice(after === -1 ? this.segments.length : after, 0, segment)
     // The piece's text and lists are garbage now, most of it outside the collector's heap, which it
     // does not count: collected at once, or a rebuild of many pieces piles them up (as in cut()).
@@ -193,7 +205,8 @@ export class SegmentedSearch {
     const runs: LogRun[] = []
     for (const piece of this.pending) {
       const last = runs.at(-1)
-      if (last && last.end === piece.start) runs[runs.length - 1] = { ...last, count: last.count + piece.count, end: piece.end }
+      if (last && last.end === piece.start)
+        runs[runs.length - 1] = { ...last, count: last.count + piece.count, end: piece.end }
       else runs.push(piece)
     }
     return runs
@@ -219,7 +232,12 @@ export class SegmentedSearch {
   }
 
   get indexReady(): boolean {
-    return this.pending.length === 0 && this.unchecked.length === 0 && this.tail.indexReady && this.vocabulary.covered === this.segments.length
+    return (
+      this.pending.length === 0 &&
+      this.unchecked.length === 0 &&
+      this.tail.indexReady &&
+      this.vocabulary.covered === this.segments.length
+    )
   }
 
   /**
@@ -262,16 +280,17 @@ export class SegmentedSearch {
     const bytes = buildSegment({
       firstId,
       count,
-      lineStart: (i) => lines.start(i),
-      createdAt: (i) => columns.createdAt[i],
+      lineStart: i => lines.start(i),
+      createdAt: i => columns.createdAt[i],
       value: (name, i) => column[name].valueAt(i),
-      text: (i) => tail.texts.get(i),
+      text: i => tail.texts.get(i),
       firstLineCrc: lineCrc(0),
       lastLineCrc: lineCrc(count - 1),
     })
     this.segments.push(new Segment(this.files.write(bytes, firstId, count)))
     // A vocabulary being built in the background takes the new segment in its turn.
-    if (this.vocabulary.covered === this.segments.length - 1 && tail.indexReady) this.vocabulary.add(this.segments.at(-1)!)
+    if (this.vocabulary.covered === this.segments.length - 1 && tail.indexReady)
+      this.vocabulary.add(this.segments.at(-1)!)
     this.tail = this.newTail(tail.base + count, lines.end)
     // Once built, the tail's index is kept complete from its first event.
     if (tail.indexReady) this.tail.indexStep(Infinity)
@@ -319,7 +338,7 @@ export class SegmentedSearch {
     this.work = new SearchWork(this.options.readBackLimit ?? READ_BACK_LIMIT, deadline)
     this.checkAll()
     const tail = this.tail.search(query, visibility)
-    const events = tail.events.map((i) => i + this.tail.base)
+    const events = tail.events.map(i => i + this.tail.base)
     const needle = query.query ? query.query.toLowerCase() : null
     this.runRanges.clear()
     if ((this.segments.length === 0 && this.pending.length === 0) || needle?.includes('\n')) return { ...tail, events }
@@ -342,14 +361,27 @@ export class SegmentedSearch {
     // Each token's terms per segment, from the vocabulary for the segments it covers; the last of
     // several words, when it stands for very many terms, is tested per term by each segment ('many').
     const known = text
-      ? text.tokens.map(({ token, match }, k) => this.vocabulary.termsBySegment(token, match, k > 0 && k === text.tokens.length - 1 ? (this.options.manyTerms ?? MANY_TERMS) : Infinity))
+      ? text.tokens.map(({ token, match }, k) =>
+          this.vocabulary.termsBySegment(
+            token,
+            match,
+            k > 0 && k === text.tokens.length - 1 ? (this.options.manyTerms ?? MANY_TERMS) : Infinity,
+          ),
+        )
       : []
     const none: readonly number[] = []
     let total = tail.total
     const runs = this.runs()
     let r = runs.length - 1
     const readRun = (run: LogRun) => {
-      const part = searchRun(this.fd, run, segmentQuery, Math.max(0, query.offset - total), query.limit - events.length, this.work)
+      const part = searchRun(
+        this.fd,
+        run,
+        segmentQuery,
+        Math.max(0, query.offset - total),
+        query.limit - events.length,
+        this.work,
+      )
       total += part.total
       part.events.forEach((index, k) => {
         events.push(index)
@@ -360,13 +392,27 @@ export class SegmentedSearch {
       while (r >= 0 && runs[r].firstId > this.segments[s].firstId) readRun(runs[r--])
       const offset = Math.max(0, query.offset - total)
       this.work.checkTime()
-      const tokenTerms = s < this.vocabulary.covered ? known.map((bySegment) => (bySegment === null ? 'many' : (bySegment.get(s) ?? none))) : null
-      const part = this.segments[s].search(segmentQuery, text, offset, query.limit - events.length, this.textCheck, tokenTerms)
+      const tokenTerms =
+        s < this.vocabulary.covered
+          ? known.map(bySegment => (bySegment === null ? 'many' : (bySegment.get(s) ?? none)))
+          : null
+      const part = this.segments[s].search(
+        segmentQuery,
+        text,
+        offset,
+        query.limit - events.length,
+        this.textCheck,
+        tokenTerms,
+      )
       total += part.total
       events.push(...part.events)
     }
     while (r >= 0) readRun(runs[r--])
-    return { total, events, plan: needle === null ? 'none' : text!.tokens.length > 0 || text!.separators ? 'index' : 'scan' }
+    return {
+      total,
+      events,
+      plan: needle === null ? 'none' : text!.tokens.length > 0 || text!.separators ? 'index' : 'scan',
+    }
   }
 
   /** The answer's JSON, as in EventSearchEngine.pageJson; `result.events` are event indexes (id - 1). */

@@ -49,9 +49,15 @@ export class TermIndex {
     storeFields: [],
     // A document is its block's rare terms, already split into words and deduplicated by `count`
     // (a trailing space leaves an empty piece, dropped by processTerm).
-    tokenize: (terms) => terms.split(' '),
-    processTerm: (term) => term || null,
-    searchOptions: { tokenize: (term) => [term], processTerm: (term) => term, prefix: false, fuzzy: false, combineWith: 'OR' },
+    tokenize: terms => terms.split(' '),
+    processTerm: term => term || null,
+    searchOptions: {
+      tokenize: term => [term],
+      processTerm: term => term,
+      prefix: false,
+      fuzzy: false,
+      combineWith: 'OR',
+    },
   })
 
   constructor(
@@ -78,7 +84,7 @@ export class TermIndex {
     if (this.built || this.counted < this.texts.size) return this.built
     // A document stands for a block's 64 events of work.
     const blocks = this.pending.splice(0, Math.max(1, Math.ceil((budget - work) / BLOCK)))
-    this.miniSearch.addAll(blocks.map((block) => this.document(block)))
+    this.miniSearch.addAll(blocks.map(block => this.document(block)))
     if (this.pending.length === 0) this.built = true
     return this.built
   }
@@ -152,14 +158,15 @@ export class TermIndex {
       }
       if (common) continue
       const blocks = new Set<number>()
-      if (terms.length > 0) for (const hit of this.miniSearch.search({ queries: terms, combineWith: 'OR' })) blocks.add(hit.id as number)
+      if (terms.length > 0)
+        for (const hit of this.miniSearch.search({ queries: terms, combineWith: 'OR' })) blocks.add(hit.id as number)
       narrowing.push(blocks)
     }
     if (narrowing.length === 0) return null
     narrowing.sort((a, b) => a.size - b.size)
     const [smallest, ...others] = narrowing
     const blocks: number[] = []
-    for (const block of smallest) if (others.every((set) => set.has(block))) blocks.push(block)
+    for (const block of smallest) if (others.every(set => set.has(block))) blocks.push(block)
     return blocks.sort((a, b) => a - b)
   }
 }

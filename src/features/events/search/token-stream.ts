@@ -31,9 +31,13 @@ export interface EncodedStreams {
 }
 
 /** Encodes the events' texts, each given as `wordsAndGaps` split it, with the terms numbered by `termNumber`. */
-export function encodeStreams(events: readonly (readonly string[])[], termNumber: ReadonlyMap<string, number>): EncodedStreams {
+export function encodeStreams(
+  events: readonly (readonly string[])[],
+  termNumber: ReadonlyMap<string, number>,
+): EncodedStreams {
   const gapCounts = new Map<string, number>()
-  for (const pieces of events) for (let g = 0; g < pieces.length; g += 2) gapCounts.set(pieces[g], (gapCounts.get(pieces[g]) ?? 0) + 1)
+  for (const pieces of events)
+    for (let g = 0; g < pieces.length; g += 2) gapCounts.set(pieces[g], (gapCounts.get(pieces[g]) ?? 0) + 1)
   const gaps = [...gapCounts.keys()].sort((a, b) => gapCounts.get(b)! - gapCounts.get(a)!)
   const gapNumber = new Map(gaps.map((gap, n) => [gap, n]))
   const pairs = new PairCollector(termNumber.size, gaps.length, events.length)
@@ -59,7 +63,8 @@ export function encodeStreams(events: readonly (readonly string[])[], termNumber
   events.forEach((pieces, i) => {
     starts[i] = length
     if (numbers.length < pieces.length) numbers = new Int32Array(pieces.length * 2)
-    for (let p = 0; p < pieces.length; p++) put((numbers[p] = p & 1 ? termNumber.get(pieces[p])! : gapNumber.get(pieces[p])!))
+    for (let p = 0; p < pieces.length; p++)
+      put((numbers[p] = p & 1 ? termNumber.get(pieces[p])! : gapNumber.get(pieces[p])!))
     for (let p = 0; p < pieces.length; p += 2) {
       const gap = numbers[p]
       if (listedFor[gap] === i) continue
@@ -69,7 +74,13 @@ export function encodeStreams(events: readonly (readonly string[])[], termNumber
     if (pairs.possible) pairs.add(i, numbers, pieces.length)
   })
   starts[events.length] = length
-  return { gaps, starts, stream: stream.subarray(0, length), pairs: pairs.possible ? pairs.encode(events.length) : null, gapEvents }
+  return {
+    gaps,
+    starts,
+    stream: stream.subarray(0, length),
+    pairs: pairs.possible ? pairs.encode(events.length) : null,
+    gapEvents,
+  }
 }
 
 /** Per term number, whether the query's first and last words may stand for it: the search's generation if so, its negation if not (see `matcher`). */
@@ -111,7 +122,11 @@ export class TokenStreams {
    * terms. Null when no event of the segment can hold it. The check is valid until the next call
    * (it shares its marks with every segment).
    */
-  matcher(needleGaps: readonly string[], terms: readonly TermSet[], termCount: number): ((i: number) => boolean) | null {
+  matcher(
+    needleGaps: readonly string[],
+    terms: readonly TermSet[],
+    termCount: number,
+  ): ((i: number) => boolean) | null {
     const k = terms.length - 1
     // The inner gaps must be whole gaps of the text, the inner words whole terms: one number each.
     const innerGaps = new Int32Array(k)
@@ -201,9 +216,9 @@ export class TokenStreams {
 function accepts(set: TermSet, marks: Int32Array, mark: number): (j: number) => boolean {
   if (typeof set !== 'function') {
     for (const j of set) marks[j] = mark
-    return (j) => marks[j] === mark
+    return j => marks[j] === mark
   }
-  return (j) => {
+  return j => {
     if (marks[j] === mark) return true
     if (marks[j] === -mark) return false
     const yes = set(j)

@@ -110,7 +110,11 @@ export class Vocabulary {
    * Per covered segment, the numbers of the terms a token stands for there (a segment missing from
    * the map holds none); null when the token stands for more than `most` distinct terms.
    */
-  termsBySegment(token: string, match: 'exact' | 'prefix' | 'suffix' | 'infix', most = Infinity): Map<number, number[]> | null {
+  termsBySegment(
+    token: string,
+    match: 'exact' | 'prefix' | 'suffix' | 'infix',
+    most = Infinity,
+  ): Map<number, number[]> | null {
     const bySegment = new Map<number, number[]>()
     const ids = this.matching(token, match)
     if (ids.length > most) return null

@@ -6,7 +6,7 @@
  * is exactly its answer, counted without looking at any event. The pairs are found from the first
  * word's terms: per term, its pairs sorted by gap, then second term.
  */
-import { encodePostings, PostingLists, type TermSet } from './postings'
+import { encodePostings, type PostingLists, type TermSet } from './postings'
 
 /**
  * Collects the pairs of a segment's events as they are encoded (token-stream.ts): per first term,
