@@ -21,7 +21,11 @@ export function EventsPage() {
   const field = (key: keyof typeof form, label: string, type: 'text' | 'date' = 'text') => (
     <label>
       {label}
-      <input type={type} value={form[key]} onInput={e => setForm({ ...form, [key]: e.currentTarget.value })} />
+      <input
+        type={type as 'text'}
+        value={form[key]}
+        onInput={e => setForm({ ...form, [key]: e.currentTarget.value })}
+      />
     </label>
   )
   const total = data?.total ?? 0
