@@ -17,15 +17,13 @@ import { Icon } from './components/icon'
 import { Switch } from './components/switch'
 import { toast } from './components/toast'
 import { CreateFlag } from './flag-create'
-import { touches, useLive } from './live'
+import { useLiveRefresh } from './live'
 import { ErrorLine, go, when } from './ui'
 
 const ROW_HEIGHT = 40
 const OVERSCAN = 8
-
-type SortKey = 'name' | 'type' | 'createdAt' | 'lastSeenAt'
-
 const PAGE = 100
+type SortKey = 'name' | 'type' | 'createdAt' | 'lastSeenAt'
 
 interface Loaded {
   /** The filter and order these rows answer. */
@@ -94,7 +92,7 @@ export function FlagsPage({ project, canWrite }: { project?: string; canWrite: b
     if (!loaded || loaded.key !== latest.current) return
     for (const page of loaded.pages.keys()) fetchPage(page, loaded.key)
   }
-  useLive(message => touches(message, { project }) && refresh())
+  useLiveRefresh({ project }, refresh)
 
   const first = Math.max(0, Math.floor(scrollTop / ROW_HEIGHT) - OVERSCAN)
   const fresh = loaded?.key === key
@@ -202,7 +200,7 @@ export function FlagsPage({ project, canWrite }: { project?: string; canWrite: b
       </button>
     </th>
   )
-  const columns = project ? 6 + environments.length : 8
+  const columns = project ? 6 + environments.length : 7
   const filtered = filter.trim() !== ''
 
   return (
@@ -289,19 +287,21 @@ export function FlagsPage({ project, canWrite }: { project?: string; canWrite: b
         <table aria-label={project ? `Flags of ${project}` : 'Flags of every project'} aria-rowcount={total + 1}>
           <thead>
             <tr>
-              <th>
-                <input
-                  type="checkbox"
-                  aria-label="Select all shown flags"
-                  checked={allSelected}
-                  disabled={!canWrite || !project}
-                  onChange={() =>
-                    allSelected
-                      ? setSelected(new Set())
-                      : allShownNames().then(names => setSelected(new Set(names)), toast.error)
-                  }
-                />
-              </th>
+              {project && (
+                <th>
+                  <input
+                    type="checkbox"
+                    aria-label="Select all shown flags"
+                    checked={allSelected}
+                    disabled={!canWrite}
+                    onChange={() =>
+                      allSelected
+                        ? setSelected(new Set())
+                        : allShownNames().then(names => setSelected(new Set(names)), toast.error)
+                    }
+                  />
+                </th>
+              )}
               {header('name', 'Name')}
               {!project && <th>Project</th>}
               {header('type', 'Type')}
@@ -331,20 +331,22 @@ export function FlagsPage({ project, canWrite }: { project?: string; canWrite: b
                   aria-rowindex={index + 2}
                   style={{ height: `${ROW_HEIGHT}px` }}
                 >
-                  <td>
-                    <input
-                      type="checkbox"
-                      aria-label={`Select ${flag.name}`}
-                      checked={selected.has(flag.name)}
-                      disabled={!canWrite || !project}
-                      onChange={() => {
-                        const next = new Set(selected)
-                        if (next.has(flag.name)) next.delete(flag.name)
-                        else next.add(flag.name)
-                        setSelected(next)
-                      }}
-                    />
-                  </td>
+                  {project && (
+                    <td>
+                      <input
+                        type="checkbox"
+                        aria-label={`Select ${flag.name}`}
+                        checked={selected.has(flag.name)}
+                        disabled={!canWrite}
+                        onChange={() => {
+                          const next = new Set(selected)
+                          if (next.has(flag.name)) next.delete(flag.name)
+                          else next.add(flag.name)
+                          setSelected(next)
+                        }}
+                      />
+                    </td>
+                  )}
                   <td>
                     <a href={`#/projects/${enc(flag.project)}/features/${enc(flag.name)}`}>{flag.name}</a>
                   </td>

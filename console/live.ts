@@ -107,3 +107,21 @@ export function touches(message: LiveMessage, where: { project?: string; feature
   if (where.featureName && message.featureName && message.featureName !== where.featureName) return false
   return true
 }
+
+/**
+ * Calls `refresh` when something touching `where` changed, at most once per `ms`: a bulk change
+ * of a hundred flags is a hundred messages, and one read again.
+ */
+export function useLiveRefresh(where: { project?: string; featureName?: string }, refresh: () => void, ms = 250) {
+  const latest = useRef(refresh)
+  latest.current = refresh
+  const timer = useRef<ReturnType<typeof setTimeout> | null>(null)
+  useEffect(() => () => void (timer.current && clearTimeout(timer.current)), [])
+  useLive(message => {
+    if (!touches(message, where) || timer.current) return
+    timer.current = setTimeout(() => {
+      timer.current = null
+      latest.current()
+    }, ms)
+  })
+}

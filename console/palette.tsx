@@ -24,7 +24,8 @@ export function CommandPalette({ open, onClose, admin }: { open: boolean; onClos
   const dialog = useRef<HTMLDialogElement>(null)
   const input = useRef<HTMLInputElement>(null)
   const [query, setQuery] = useState('')
-  const [flags, setFlags] = useState<Flag[]>([])
+  // The flags found, with the text they answer: a list for an older text is never shown (nor opened).
+  const [flags, setFlags] = useState<{ text: string; list: Flag[] }>({ text: '', list: [] })
   const [active, setActive] = useState(0)
   const [searching, setSearching] = useState(false)
 
@@ -49,8 +50,8 @@ export function CommandPalette({ open, onClose, admin }: { open: boolean; onClos
     setSearching(true)
     const timer = setTimeout(() => {
       get<{ features: Flag[] }>(`/api/admin/search/features?query=${enc(text)}&sortBy=name&limit=${LIMIT}`).then(
-        answer => live && (setFlags(answer.features), setSearching(false)),
-        () => live && (setFlags([]), setSearching(false)),
+        answer => live && (setFlags({ text, list: answer.features }), setSearching(false)),
+        () => live && (setFlags({ text, list: [] }), setSearching(false)),
       )
     }, 100)
     return () => {
@@ -63,7 +64,7 @@ export function CommandPalette({ open, onClose, admin }: { open: boolean; onClos
   const pages: Entry[] = [...MAIN_NAV, ...CONFIG_NAV]
     .filter(item => (admin || !item.admin) && (text === '' || item.label.toLowerCase().includes(text)))
     .map(item => ({ id: `page-${item.path}`, label: item.label, detail: 'Page', path: item.path, icon: item.icon }))
-  const found: Entry[] = flags.map(flag => ({
+  const found: Entry[] = (flags.text === query.trim() ? flags.list : []).map(flag => ({
     id: `flag-${flag.project}-${flag.name}`,
     label: flag.name,
     detail: `Flag in ${flag.project}`,
