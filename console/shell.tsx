@@ -86,6 +86,14 @@ function UserMenu({ user, role, onSignOut }: { user: User; role: string; onSignO
   )
 }
 
+/** Moves the keyboard past the navigation, to the page's content. */
+function skipToContent() {
+  const main = document.querySelector<HTMLElement>('.page > main')
+  if (!main) return
+  main.tabIndex = -1
+  main.focus()
+}
+
 export function Shell({
   user,
   role,
@@ -119,6 +127,9 @@ export function Shell({
   const next = theme === 'dark' ? 'light' : 'dark'
   return (
     <div class="shell">
+      <button type="button" class="skip-link" onClick={skipToContent}>
+        Skip to content
+      </button>
       <aside class={`sidebar${menuOpen ? ' open' : ''}`} id="sidebar">
         <a class="brand" href="#/">
           <Icon icon={Flag} size={20} />

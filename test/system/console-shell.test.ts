@@ -185,6 +185,13 @@ withChromium.test(
     await page.keyboard.press('Enter')
     await page.getByRole('heading', { name: 'Tag types', level: 1 }).waitFor()
 
+    // The first Tab offers to skip the navigation, to the page's content.
+    await page.keyboard.press('Tab')
+    const skip = page.getByRole('button', { name: 'Skip to content' })
+    expect(await skip.evaluate(element => element === document.activeElement)).toBe(true)
+    await page.keyboard.press('Enter')
+    expect(await page.evaluate(() => document.activeElement?.tagName)).toBe('MAIN')
+
     // Tab reaches the theme toggle, drawn with the focus ring's colour.
     const toggle = page.getByRole('button', { name: 'Switch to dark theme' })
     for (let i = 0; i < 40 && !(await toggle.evaluate(element => element === document.activeElement)); i++)

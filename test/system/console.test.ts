@@ -296,6 +296,7 @@ withChromium.test(
       ['Tag types', 'Tag types'],
       ['Strategy types', 'Strategy types'],
       ['Applications', 'Applications'],
+      ['Environments', 'Environments'],
     ]) {
       await page.getByRole('link', { name: link, exact: true }).click()
       await page.getByRole('heading', { name: heading, level: 1 }).waitFor()
