@@ -126,6 +126,8 @@ async function world(api: Api) {
   const client = await api.createToken({ tokenName: 'tok', type: 'client', environment: 'development' })
   expectOk(client, 201)
   expectOk(await api.post('/api/client/register', { appName: 'web' }, { token: client.body.secret }), 202)
+  // The registration is committed by the next metrics flush: now, so no snapshot below sees it land.
+  await api.services.metrics.flush()
   const fixtures: Record<string, string> = {
     projectId: 'default',
     featureName: 'f',
