@@ -142,8 +142,7 @@ describe('the import graph of src/', () => {
         if (to !== null && to !== from && apis.includes(to)) wrong.push(`${rel(file)} → ${rel(target)}`)
       }
     }
-    // The one exception: the cache of what each token scope serves, shared by the SDK APIs.
-    expect(wrong).toEqual(['features/evaluation/compiled-scopes.ts → features/client/scope-cache.ts'])
+    expect(wrong).toEqual([])
     const evaluator = files.filter(file => folderOf(file) === 'features/evaluation')
     expect(evaluator.length).toBeGreaterThan(5)
     // Its code (comments aside) names no protocol and writes none of their answers' members.

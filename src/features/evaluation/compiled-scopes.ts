@@ -6,8 +6,9 @@
  * the scope nothing. Requests only evaluate.
  */
 import type { Store } from '../../storage/store'
-import { ScopeCache } from '../client/scope-cache'
+import { ScopeCache } from '../flags/scope-cache'
 import type { SdkScope } from '../tokens/auth'
+import { evaluatedPart } from './flag'
 import { compileScope, inProjects, type CompiledScope } from './scope'
 
 /**
@@ -32,6 +33,7 @@ export class CompiledScopes {
     this.scopes = new ScopeCache(store, {
       holds: (scope, flag) => inProjects(scope, flag.project),
       build: scope => compileScope(store.state, scope),
+      served: evaluatedPart,
     })
   }
 

@@ -80,6 +80,24 @@ const copyVariant = (variant: StrategyVariantRecord | VariantRecord): VariantFac
   ...(variant.payload ? { payload: { ...variant.payload } } : {}),
 })
 
+/**
+ * What compileFlag reads of `flag` in `environment` (null for a flag that is missing or archived):
+ * a change to anything else (a description, a tag, lastSeenAt) leaves the compiled scope as it is.
+ */
+export function evaluatedPart(flag: FlagRecord | undefined, environment: string): unknown {
+  if (!flag || flag.archived) return null
+  const state = Object.hasOwn(flag.environments, environment) ? flag.environments[environment] : undefined
+  return [
+    flag.name,
+    flag.project,
+    flag.impressionData,
+    flag.dependencies,
+    state?.enabled ?? false,
+    servedStrategies(state?.strategies ?? []),
+    state?.variants ?? [],
+  ]
+}
+
 /** `dates` receives the times of its DATE constraints; `constraints` compiles them (shared across the scope). */
 export function compileFlag(
   flag: FlagRecord,
