@@ -10,7 +10,9 @@
  *   vocabulary of 153 segments peaked at 713 MiB RSS without it, 521 MiB with it.
  * - a large batch of it at once, after which `collectNow` runs a full collection: a segment cut
  *   from the tail or built from a piece of the log, a search index built. Measured: rebuilding the
- *   segments of 10M events approached 2 GB RSS without it.
+ *   segments of 10M events approached 2 GB RSS without it; two servers rebuilding the segments of
+ *   1M events side by side, one with these nudges and one without, held 685 against 1,492 MiB
+ *   (median over 9 minutes; peaks 1,170 against 1,904 MiB).
  *
  * Each thread (the HTTP thread, each worker) has its own budget: modules are per thread.
  */
