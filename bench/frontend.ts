@@ -393,7 +393,6 @@ export async function frontendEval() {
   const ROUNDS = Number(values.rounds)
   const state = frontendState()
   const scope = { projects: ['*'], environment: ENVIRONMENT }
-
   const contexts: EvalContext[] = Array.from({ length: ROUNDS }, (_, n) => {
     const { properties, ...root } = contextFor(n)
     return { ...root, properties: Object.assign(Object.create(null), properties) }
