@@ -15,7 +15,8 @@ import type {
   VariantRecord,
 } from '../src/features/flags/flags.records'
 import type { SegmentRecord } from '../src/features/segments/segments.records'
-import { compileScope, type EvalContext, type FrontendEvaluator } from '../src/features/frontend/evaluation'
+import { compileScope, type EvalContext } from '../src/features/evaluation/scope'
+import { frontendAnswers, type FrontendEvaluator } from '../src/features/frontend/frontend.answers'
 import { compileWithSdk } from '../test/sdk-reference'
 import {
   authHeaders,
@@ -392,7 +393,6 @@ export async function frontendEval() {
   const ROUNDS = Number(values.rounds)
   const state = frontendState()
   const scope = { projects: ['*'], environment: ENVIRONMENT }
-
   const contexts: EvalContext[] = Array.from({ length: ROUNDS }, (_, n) => {
     const { properties, ...root } = contextFor(n)
     return { ...root, properties: Object.assign(Object.create(null), properties) }
@@ -430,7 +430,7 @@ export async function frontendEval() {
     }
   }
 
-  const ours = measure('ours (src/features/frontend/evaluation.ts)', () => compileScope(state, scope))
+  const ours = measure('ours (src/features/evaluation)', () => frontendAnswers(compileScope(state, scope)))
   const sdk = measure('unleash-client 6.12.1 UnleashClient', () => compileWithSdk(state, scope))
   console.log(JSON.stringify(ours))
   console.log(JSON.stringify(sdk))

@@ -1,8 +1,10 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { compileScope, type EvalContext } from '../src/features/frontend/evaluation'
-import { BULK_END } from '../src/features/frontend/ofrep-entry'
+import { compileScope, type EvalContext } from '../src/features/evaluation/scope'
+import { frontendAnswers } from '../src/features/frontend/frontend.answers'
+import { ofrepAnswers } from '../src/features/ofrep/ofrep.answers'
+import { BULK_END } from '../src/features/ofrep/ofrep-entries'
 import { addFrontendFlags, contextFor, ENVIRONMENT, FLAGS, frontendState } from './frontend'
 import {
   authHeaders,
@@ -83,8 +85,10 @@ wrk.body = ${JSON.stringify(FIXED_BODY)}
   const encoder = new TextEncoder()
 
   /** Per answer, in process: CPU µs of the frontend API's text and of OFREP's, for the same contexts, alternating blocks. */
-  function inProcess(rounds = 2000) {
+  async function inProcess(rounds = 2000) {
     const compiled = compileScope(frontendState(), { projects: ['*'], environment: ENVIRONMENT })
+    const frontendApi = frontendAnswers(compiled)
+    const ofrepApi = ofrepAnswers(compiled)
     const contexts: EvalContext[] = Array.from({ length: rounds }, (_, n) => {
       const { properties, ...root } = contextFor(n)
       return { ...root, properties: Object.assign(Object.create(null), properties) }
@@ -93,28 +97,30 @@ wrk.body = ${JSON.stringify(FIXED_BODY)}
       const usage = process.cpuUsage()
       return (usage.user + usage.system) / 1000
     }
-    const time = (evaluate: (context: EvalContext) => { length: number }) => {
+    const time = (evaluate: (context: EvalContext) => unknown) => {
       const started = cpu()
-      let bytes = 0
-      for (const context of contexts) bytes += evaluate({ ...context }).length
-      return { us: ((cpu() - started) / rounds) * 1000, bytes: bytes / rounds }
+      for (const context of contexts) evaluate({ ...context })
+      return ((cpu() - started) / rounds) * 1000
     }
-    for (let n = 0; n < 300; n++)
-      compiled.evaluate({ ...contexts[n] }), compiled.ofrepFlags({ ...contexts[n] }, BULK_END, answer => answer.length)
+    // The frontend API's text is hashed and encoded for its answer; OFREP's answer is a Response of bytes already.
+    const frontendAnswer = (context: EvalContext) => {
+      const text = frontendApi.evaluate(context)
+      Bun.hash(text)
+      return encoder.encode(text)
+    }
+    const ofrepAnswer = (context: EvalContext) => ofrepApi.bulk(context, BULK_END, {})
+    const sample = contexts.slice(0, 100)
+    const sizes = { frontend: 0, ofrep: 0 }
+    for (const context of sample) {
+      sizes.frontend += frontendAnswer({ ...context }).length / sample.length
+      sizes.ofrep += (await ofrepAnswer({ ...context }).arrayBuffer()).byteLength / sample.length
+    }
+    for (let n = 0; n < 300; n++) frontendAnswer({ ...contexts[n] }), ofrepAnswer({ ...contexts[n] })
     const frontend: number[] = []
     const ofrep: number[] = []
-    let sizes = { frontend: 0, ofrep: 0 }
     for (let block = 0; block < 3; block++) {
-      // The frontend API's text is hashed and encoded for its answer; OFREP's answer is bytes already.
-      const a = time(context => {
-        const text = compiled.evaluate(context)
-        Bun.hash(text)
-        return encoder.encode(text)
-      })
-      const b = time(context => compiled.ofrepFlags(context, BULK_END, answer => ({ length: answer.length })))
-      frontend.push(a.us)
-      ofrep.push(b.us)
-      sizes = { frontend: a.bytes, ofrep: b.bytes }
+      frontend.push(time(frontendAnswer))
+      ofrep.push(time(ofrepAnswer))
     }
     return { frontendUs: median(frontend), ofrepUs: median(ofrep), sizes }
   }
@@ -179,7 +185,7 @@ wrk.body = ${JSON.stringify(FIXED_BODY)}
   writeFileSync(scripts.frontend, FRONTEND_SCRIPT)
   writeFileSync(scripts.ofrep, OFREP_SCRIPT)
   try {
-    const own = inProcess()
+    const own = await inProcess()
     console.log(
       `in process (${new Date().toISOString()}): ${JSON.stringify(own, (_, v) => (typeof v === 'number' ? Math.round(v * 10) / 10 : v))}`,
     )

@@ -9,9 +9,10 @@ import { swaggerUi } from './http/swagger-ui'
 import { consoleUi } from './http/console'
 import { authorization, unknownApiPath } from './features/tokens/auth'
 import { requestAuthenticator } from './features/users/request-auth'
-import { FRONTEND_PREFIX, frontendCors } from './features/frontend/cors'
+import { FRONTEND_PREFIX } from './features/frontend/frontend.controller'
 import { OFREP_PREFIX, ofrepErrors } from './features/ofrep/ofrep.errors'
 import { bodyHandling } from './http/body'
+import { browserCors } from './http/cors'
 import { ServiceStarting, StoreFailedError } from './errors'
 import { errorHandling } from './http/errors'
 import { AllowedMethods, dotSegmentGuard } from './http/routing'
@@ -47,7 +48,7 @@ export function createApp(
     .use(securityHeaders())
     .use(errorHandling(log, unknownApiPath(authenticate, basePath), allowed, [ofrepErrors(basePath)]))
     .use(dotSegmentGuard(basePath))
-    .use(frontendCors(config.frontendCorsOrigins ?? ['*'], basePath, [FRONTEND_PREFIX, OFREP_PREFIX]))
+    .use(browserCors(config.frontendCorsOrigins ?? ['*'], basePath, [FRONTEND_PREFIX, OFREP_PREFIX]))
     .use(swaggerUi('Feature flag admin API', basePath))
     .use(bodyHandling(config.bodyLimit))
     .use(setHeadersIntoResponses())

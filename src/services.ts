@@ -33,6 +33,7 @@ import { streamingController } from './features/streaming/streaming.controller'
 import { DEFAULT_STREAMING, StreamingService, type StreamingOptions } from './features/streaming/streaming.service'
 import { frontendController } from './features/frontend/frontend.controller'
 import { FrontendService } from './features/frontend/frontend.service'
+import { CompiledScopes } from './features/evaluation/compiled-scopes'
 import { ofrepController } from './features/ofrep/ofrep.controller'
 import { OfrepChannels } from './features/ofrep/ofrep.events'
 import { environmentsController } from './features/environments/environments.controller'
@@ -163,7 +164,7 @@ export const FEATURES: readonly Feature[] = [
     collections: [usersCollection, sessionsCollection],
     controllers: (s, auth) => [usersController(s.users, auth), sessionsController(s.sessions, auth)],
   },
-  { controllers: (s, auth) => [ofrepController(s.frontend, auth, s.streaming, s.ofrepChannels)] },
+  { controllers: (s, auth) => [ofrepController(s.scopes, auth, s.streaming, s.ofrepChannels)] },
 ]
 
 /** The collections of the state document, from the features that own them. */
@@ -303,6 +304,8 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
   const users = new UsersService(store)
   const changes = new ChangeFeed(store, options.streamingBufferChanges)
   const session = options.session ?? DEFAULT_SESSION_OPTIONS
+  // The frontend API and OFREP evaluate the same compiled scopes.
+  const scopes = new CompiledScopes(store)
   return {
     store,
     patterns,
@@ -331,7 +334,8 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     flagTypes: new FlagTypesService(store),
     context: new ContextService(store),
     metrics,
-    frontend: new FrontendService(store),
+    scopes,
+    frontend: new FrontendService(scopes),
     users,
     sessions: new SessionsService(store, users, session, new LoginThrottle(session.throttle, store.shared?.failures)),
   }

@@ -127,6 +127,29 @@ describe('the import graph of src/', () => {
     expect(wrong).toEqual([])
   })
 
+  test('the protocols at the edge share the evaluator, not each other: frontend and ofrep import no other SDK API', () => {
+    // What both evaluate with (the compiled scopes, the evaluator, the context) is features/evaluation,
+    // which knows no protocol; OFREP's event streams reach the streaming feature through a port
+    // that services.ts wires (ofrep.controller.ts NoticeStreams).
+    const protocols = ['features/frontend', 'features/ofrep', 'features/evaluation']
+    const apis = ['features/frontend', 'features/ofrep', 'features/client', 'features/streaming']
+    const wrong: string[] = []
+    for (const [file, targets] of graph) {
+      const from = folderOf(file)
+      if (from === null || !protocols.includes(from)) continue
+      for (const target of targets) {
+        const to = folderOf(target)
+        if (to !== null && to !== from && apis.includes(to)) wrong.push(`${rel(file)} → ${rel(target)}`)
+      }
+    }
+    expect(wrong).toEqual([])
+    const evaluator = files.filter(file => folderOf(file) === 'features/evaluation')
+    expect(evaluator.length).toBeGreaterThan(5)
+    // Its code (comments aside) names no protocol and writes none of their answers' members.
+    const code = (file: string) => readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '')
+    expect(evaluator.filter(file => /ofrep|toggles|"reason"/i.test(code(file))).map(rel)).toEqual([])
+  })
+
   test('storage knows collections only as the definitions the features hand it', () => {
     expect(COLLECTIONS.map(definition => definition.name)).toEqual([
       'projects',

@@ -2,7 +2,7 @@
  * The frontend API's answer as the official Node SDK's own engine gives it: `unleash-client`'s
  * UnleashClient over a repository of flags in the client API's shape, with the SDK's built-in
  * strategies, one forceGetVariant per flag (as Unleash's frontend API does). The service evaluates
- * with its own compiled engine (src/features/frontend/evaluation.ts); `bench/run.ts frontend-eval` measures
+ * with its own compiled engine (src/features/evaluation/); `bench/run.ts frontend-eval` measures
  * the two, and test/features/frontend-evaluation.test.ts compares their answers.
  */
 import UnleashClient from 'unleash-client/lib/client'
@@ -13,7 +13,8 @@ import type { Segment } from 'unleash-client/lib/strategy/strategy'
 import type { Store } from '../src/storage/store'
 import { clientFeatureView } from '../src/features/client/client.view'
 import type { SdkScope } from '../src/features/tokens/auth'
-import { inProjects, type FrontendEvaluator } from '../src/features/frontend/evaluation'
+import { inProjects } from '../src/features/evaluation/scope'
+import type { FrontendEvaluator } from '../src/features/frontend/frontend.answers'
 
 /** The toggles the SDK's engine lists for `context`, as JSON text (`{"toggles":[…]}`, by name). */
 export function sdkEvaluator(features: readonly FeatureInterface[], segments: readonly Segment[]): FrontendEvaluator {

@@ -70,7 +70,7 @@ async function processMetrics(): Promise<string> {
     .join('\n\n')
 }
 
-/** How the SDK APIs found their answers since the start (client/client.service.ts, client/scope-cache.ts). */
+/** How the SDK APIs found their answers since the start (client/client.service.ts, flags/scope-cache.ts). */
 export interface SdkAnswerSources {
   client: { stats: { kept: number; filtered: number; compiled: number } }
   frontend: { stats: { hits: number; builds: number } }

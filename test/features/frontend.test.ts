@@ -329,4 +329,40 @@ describe('caching', () => {
     expect({ status: changed.status, toggles: changed.body.toggles }).toEqual({ status: 200, toggles: [] })
     expect(changed.headers.get('etag')).not.toBe(old)
   })
+
+  test('the compiled flags, shared with OFREP, are kept across writes that change nothing they evaluate, and compiled again after one that does', async () => {
+    /** sdk_answers_total of the frontend API (OFREP's requests included) by source. */
+    const compiled = async () => {
+      const text = (await api.get<string>('/internal-backstage/prometheus')).text
+      return Number(/^sdk_answers_total\{api="frontend",source="compiled"\} (\d+)$/m.exec(text)?.[1] ?? 0)
+    }
+    await api.flagOn('checkout', { name: 'default', constraints: [] })
+    const token = await frontendToken()
+    const bulk = (etag = '') =>
+      api.post(
+        '/ofrep/v1/evaluate/flags',
+        { context: { targetingKey: 'u1' } },
+        {
+          token,
+          headers: etag ? { 'if-none-match': etag } : {},
+        },
+      )
+    expect(names(await api.get<Answer>('/api/frontend?userId=u1', { token }))).toEqual(['checkout'])
+    const etag = (await bulk()).headers.get('etag')!
+    const start = await compiled()
+    expect(start).toBe(1)
+    // A description, and the flag's other environment: read by neither protocol's answer.
+    expectOk(await api.patchFlag('default', 'checkout', [{ op: 'replace', path: '/description', value: 'new' }]))
+    expectOk(await api.toggle('default', 'checkout', 'production', true))
+    expect((await bulk(etag)).status).toBe(304)
+    expect(names(await api.get<Answer>('/api/frontend?userId=u1', { token }))).toEqual(['checkout'])
+    expect(await compiled()).toBe(start)
+    // A strategy in the token's environment: compiled again, for both, and the old ETag is stale.
+    expectOk(await api.post(strategies('checkout'), { name: 'userWithId', parameters: { userIds: 'u2' } }))
+    const after = await bulk(etag)
+    expect(after.status).toBe(200)
+    expect(await compiled()).toBe(start + 1)
+    expect(names(await api.get<Answer>('/api/frontend?userId=u1', { token }))).toEqual(['checkout'])
+    expect(await compiled()).toBe(start + 1)
+  })
 })

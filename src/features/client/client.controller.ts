@@ -1,10 +1,11 @@
 import { t } from 'elysia'
 import { controllerBase } from '../../http/plugins'
+import { etagMatches } from '../../http/etag'
 import { authErrors } from '../../http/schemas'
 import { featureParams } from '../params'
 import type { Authorization } from '../tokens/auth'
 import { clientModels } from './client.model'
-import { etagMatches, scopeOf, type ClientFeaturesService } from './client.service'
+import { scopeOf, type ClientFeaturesService } from './client.service'
 
 const CLIENT = { tokenType: 'client' } as const
 

@@ -8,11 +8,11 @@
 import { createHash } from 'node:crypto'
 import type { Store } from '../../storage/store'
 import type { FlagRecord } from '../flags/flags.records'
+import { ScopeCache } from '../flags/scope-cache'
 import type { SegmentRecord } from '../segments/segments.records'
 import { flagNotFound } from '../not-found'
 import type { SdkScope } from '../tokens/auth'
 import { clientFeatureView, type ClientFeatureView } from './client.view'
-import { ScopeCache } from './scope-cache'
 
 export interface ClientQuery {
   project?: string[]
@@ -269,6 +269,7 @@ export class ClientFeaturesService {
     this.scopes = new ScopeCache(store, {
       holds: (scope, flag) => scope.projects === null || scope.projects.includes(flag.project),
       build: scope => compile(store.state, scope),
+      served: clientFeatureView,
       // The answers kept for ?tag= queries depend on the tags.
       alsoChanged: (before, after) => JSON.stringify(before.tags) !== JSON.stringify(after.tags),
     })
@@ -297,17 +298,4 @@ export class ClientFeaturesService {
     if (!view) throw flagNotFound(name)
     return view
   }
-}
-
-/** Whether an If-None-Match header names `etag` (a list, weak forms and `*` included). */
-export function etagMatches(header: string | null, etag: string): boolean {
-  if (header === null) return false
-  // The usual header: the one ETag the client last had.
-  if (header === etag) return true
-  for (const part of header.split(',')) {
-    const candidate = part.trim()
-    if (candidate === '*' || candidate === etag || (candidate.startsWith('W/') && candidate.slice(2) === etag))
-      return true
-  }
-  return false
 }

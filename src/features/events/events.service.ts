@@ -14,7 +14,7 @@ import { startWorker } from '../../workers/spawn'
 import { roleHasPermission, type Caller, type Permission } from '../tokens/permissions'
 import type { EventType } from '../../domain/events'
 import type { EventQuery } from './event-query'
-import { GarbageBudget } from '../../workers/garbage'
+import { madeGarbage } from '../../workers/garbage'
 import type { CheckPace, EventSearchReply, EventSearchRequest, RebuildPace } from './search/event-search.messages'
 import { openCachedLog, type CachedLog } from './search/log-cache'
 import type { EventVisibility, SearchPlan } from './search/search-engine'
@@ -101,8 +101,6 @@ export class EventsService {
   onRebuilt: (rebuild: { events: number; segments: number; ms: number }) => void = () => {}
   /** Told what the operator should know about the search files (a segment ignored and rebuilt). */
   onNotice: (message: string) => void = () => {}
-  /** The response bodies received: each is garbage once sent (see workers/garbage.ts). */
-  private readonly garbage = new GarbageBudget()
   /**
    * Committed events that arrive while the worker is being told where its log starts; before the
    * worker starts none are kept, as it reads them with the log.
@@ -276,7 +274,8 @@ export class EventsService {
     if (!waiter) return
     this.waiting.delete(reply.id)
     if (reply.type === 'result') {
-      this.garbage.add(reply.body.byteLength)
+      // Each body is garbage once sent (workers/garbage.ts).
+      madeGarbage(reply.body.byteLength)
       waiter.resolve({ total: reply.total, body: reply.body, plan: reply.plan })
     } else if (reply.exceeded === 'read-back')
       waiter.reject(new SearchTooBroad(reply.message, [{ message: reply.message, path: '/query' }]))

@@ -2,12 +2,15 @@ import { t } from 'elysia'
 import { controllerBase } from '../../http/plugins'
 import { callerAddress } from '../../http/request-log'
 import { authErrors, bodyErrors } from '../../http/schemas'
-import { etagMatches } from '../client/client.service'
+import { etagMatches } from '../../http/etag'
+import { contextFromBody, contextFromQuery } from '../evaluation/context'
+import type { EvalContext } from '../evaluation/scope'
 import type { Authorization } from '../tokens/auth'
-import type { EvalContext } from './evaluation'
-import { contextFromBody, contextFromQuery } from './frontend.context'
 import { frontendModels } from './frontend.model'
 import type { FrontendService } from './frontend.service'
+
+/** The frontend API's paths (browsers call them from other origins: app.ts gives them CORS). */
+export const FRONTEND_PREFIX = '/api/frontend'
 
 const FRONTEND = { tokenType: 'frontend' } as const
 

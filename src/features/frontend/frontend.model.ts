@@ -22,7 +22,7 @@ export const FrontendContext = t.Object(
     additionalProperties: Scalar,
     description: 'The context flags are evaluated for; any other field is moved into properties',
     // Context field names are the user's (a field may be called constructor, as in the query form);
-    // frontend.context.ts reads them into objects without a prototype. Values are scalars only.
+    // evaluation/context.ts reads them into objects without a prototype. Values are scalars only.
     [KEYS_ARE_NAMES]: true,
   },
 )

@@ -1,14 +1,14 @@
 /**
  * An OFREP evaluation context (`{ targetingKey, …fields }`) as the frontend API's: the targeting
  * key is the userId (it wins over a `userId` field), every other field is read exactly as the
- * frontend API reads its body's context (frontend.context.ts), so the one evaluator sees the same
+ * frontend API reads its body's context (evaluation/context.ts), so the one evaluator sees the same
  * context from both protocols. A context it refuses is OFREP's INVALID_CONTEXT; a targeting key
  * given empty is TARGETING_KEY_MISSING. A context without a targeting key is evaluated as the
  * frontend API evaluates one without a userId (anonymous visitors: sessionId, else at random).
  */
 import { InvalidContextError, ValidationError } from '../../errors'
-import type { EvalContext } from '../frontend/evaluation'
-import { contextFromBody } from '../frontend/frontend.context'
+import { contextFromBody } from '../evaluation/context'
+import type { EvalContext } from '../evaluation/scope'
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)

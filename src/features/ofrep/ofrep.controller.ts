@@ -1,19 +1,20 @@
 /**
  * OFREP, the OpenFeature Remote Evaluation Protocol (open-feature/protocol service/openapi.yaml):
- * any OpenFeature SDK with an OFREP provider reads flags here. Evaluation is the frontend API's own
- * (one compiled scope per token scope, frontend/evaluation.ts); only the context's form and the
- * answer's text differ. Errors take OFREP's shapes in ofrep.errors.ts.
+ * any OpenFeature SDK with an OFREP provider reads flags here. Evaluation is the one evaluator's
+ * (features/evaluation: one compiled scope per token scope, shared with the frontend API); this
+ * feature reads OFREP's context (ofrep.context.ts), makes OFREP's answers from the outcomes
+ * (ofrep.answers.ts) and its errors' shapes (ofrep.errors.ts).
  */
 import { t } from 'elysia'
 import { AuthenticationRequired, NotFoundError } from '../../errors'
 import { controllerBase } from '../../http/plugins'
 import { callerAddress } from '../../http/request-log'
-import { etagMatches, scopeOf } from '../client/client.service'
-import type { FrontendService } from '../frontend/frontend.service'
-import { encoder, type Bytes } from '../frontend/ofrep-entry'
-import type { StreamingService } from '../streaming/streaming.service'
-import type { Authorization } from '../tokens/auth'
+import { etagMatches } from '../../http/etag'
+import { perCompiledScope, type CompiledScopes } from '../evaluation/compiled-scopes'
+import type { Authorization, SdkScope } from '../tokens/auth'
+import { ofrepAnswers } from './ofrep.answers'
 import { contextKey, ofrepContext } from './ofrep.context'
+import { encoder, type Bytes } from './ofrep-entries'
 import type { OfrepChannels } from './ofrep.events'
 import { ofrepModels } from './ofrep.model'
 
@@ -27,9 +28,6 @@ const OFREP_AUTH = {
 
 const TOKEN_TEXT =
   'A frontend or client token, as Authorization (with or without Bearer) or as X-API-Key, decides the flags (its projects) and the environment, as for the frontend API.'
-
-const json = (bytes: Uint8Array<ArrayBuffer>, headers: Record<string, string> = {}) =>
-  new Response(bytes, { headers: { ...headers, 'content-type': 'application/json' } })
 
 const BULK_PATH = '/evaluate/flags'
 const EVENTS_PATH = '/ofrep/v1/events'
@@ -61,24 +59,51 @@ function bulkEnds() {
   }
 }
 
-/** The delta's spec: segments by id (the scope's key only; OFREP never sends segments). */
-const SCOPE_SPEC = '5.2.0'
+/**
+ * What OFREP asks of the streaming feature for its event streams (StreamingService gives it;
+ * services.ts hands it over): a Server-Sent Events stream of the token `tokenName` that is sent
+ * `format.first` at once, then `format.notice(revision)` for each commit that changes what `scope`
+ * serves; past a cap, or while the server stops, an AtCapacity error (503) instead.
+ */
+export interface NoticeStreams {
+  openNotices(
+    tokenName: string,
+    scope: SdkScope,
+    request: Request,
+    address: string | null,
+    format: { name: string; first: Uint8Array; notice: (revision: number) => Uint8Array },
+  ): Response
+}
+
+/**
+ * OFREP's change notification (ADR-0008, `refetchEvaluation`): the web provider refetches its bulk
+ * evaluation, which answers 200 only if what the context sees changed (its ETag names the compiled
+ * flags). It carries no flag, so the channel that receives it reveals only that something changed.
+ * A comment first: the provider needs no first event, but the headers and a first byte go out at once.
+ */
+const REFETCH = {
+  name: 'ofrep',
+  first: encoder.encode(':\n\n'),
+  notice: (revision: number) =>
+    encoder.encode(`id: ${revision}\ndata: {"type":"refetchEvaluation","etag":"${revision}"}\n\n`),
+}
 
 export function ofrepController(
-  frontend: FrontendService,
+  scopes: Pick<CompiledScopes, 'get'>,
   auth: Authorization,
-  streaming: StreamingService,
+  streams: NoticeStreams,
   channels: OfrepChannels,
 ) {
   const bulkEnd = bulkEnds()
+  const answersOf = perCompiledScope(ofrepAnswers)
   return controllerBase(auth, ofrepModels)
     .post(
       '/ofrep/v1/evaluate/flags/:key',
       ({ request, params, body, sdkScope }) => {
         const context = ofrepContext(body.context, callerAddress(request))
-        const entry = frontend.compiled(sdkScope).ofrepFlag(params.key, context)
-        if (entry === undefined) throw new NotFoundError(`No flag "${params.key}" in the token's projects`)
-        return json(entry)
+        const answer = answersOf(scopes.get(sdkScope)).flag(params.key, context)
+        if (answer === undefined) throw new NotFoundError(`No flag "${params.key}" in the token's projects`)
+        return answer
       },
       {
         auth: TOKENS,
@@ -106,7 +131,7 @@ export function ofrepController(
     .post(
       '/ofrep/v1/evaluate/flags',
       ({ request, body, sdkScope, caller }) => {
-        const compiled = frontend.compiled(sdkScope)
+        const compiled = scopes.get(sdkScope)
         let address: string | null | undefined
         const addressOf = () => (address === undefined ? (address = callerAddress(request)) : address)
         // The ETag stands for the compiled flags (a new one for each change), where now is among
@@ -118,10 +143,7 @@ export function ofrepController(
         if (etagMatches(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers })
         const context = ofrepContext(body.context, addressOf())
         context.now = now
-        // The Response copies the answer: its bytes are reused by the next one.
-        return compiled.ofrepFlags(context, bulkEnd(request, channels.channelFor(caller.tokenName)), answer =>
-          json(answer, headers),
-        )
+        return answersOf(compiled).bulk(context, bulkEnd(request, channels.channelFor(caller.tokenName)), headers)
       },
       {
         auth: TOKENS,
@@ -155,12 +177,7 @@ export function ofrepController(
         const holder = query.channel === undefined ? undefined : channels.holder(query.channel)
         if (holder === undefined)
           throw new AuthenticationRequired('No such event channel: ask the bulk evaluation again for the current one')
-        return streaming.openOfrep(
-          holder.tokenName,
-          scopeOf(holder.scope, {}, SCOPE_SPEC),
-          request,
-          callerAddress(request),
-        )
+        return streams.openNotices(holder.tokenName, holder.scope, request, callerAddress(request), REFETCH)
       },
       {
         query: t.Object({

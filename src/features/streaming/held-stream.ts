@@ -80,11 +80,26 @@ export class HeldStream {
   }
 }
 
-/** What a stream is sent: the client API's events, or OFREP's bare "refetch" notifications. */
-export type StreamKind = 'client' | 'ofrep'
+/**
+ * What a stream is sent on each change to its scope: the client API's events (`client`), or a
+ * notice in another protocol's format (NoticeFormat: its name, and its bytes for a revision).
+ */
+export type StreamKind = 'client' | NoticeFormat
+
+/** Another protocol's notice of a change (OFREP's refetchEvaluation), made by that protocol's feature. */
+export interface NoticeFormat {
+  /** Streams of the same scope and format share one notice per commit. */
+  name: string
+  /** What the stream is sent as soon as it opens. */
+  first: Uint8Array
+  /** The notice of the change that made `revision`. */
+  notice: (revision: number) => Uint8Array
+}
 
 export interface Group {
   scope: Scope
   kind: StreamKind
+  /** The key the group is kept under: the kind's name and the scope's key. */
+  key: string
   streams: Set<HeldStream>
 }

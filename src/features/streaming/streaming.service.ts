@@ -18,11 +18,12 @@
  */
 import { AtCapacity } from '../../errors'
 import type { Store } from '../../storage/store'
-import type { Scope } from '../client/client.service'
+import { scopeOf, type Scope } from '../client/client.service'
+import type { SdkScope } from '../tokens/auth'
 import { tokenExpired, type ApiTokenRecord as TokenRecord } from '../tokens/tokens.records'
 import type { ChangeFeed, Revision } from './change-feed'
 import { eventsFor, eventsSince, hydration, type DeltaEvent } from './delta'
-import { HeldStream, type Group, type StreamKind } from './held-stream'
+import { HeldStream, type Group, type NoticeFormat, type StreamKind } from './held-stream'
 
 export interface StreamingOptions {
   /** `STREAMING_MAX_STREAMS`: streams held at once; more are told to poll. */
@@ -58,6 +59,8 @@ const HEARTBEAT_TICK_MS = 100
 
 const encoder = new TextEncoder()
 const HEARTBEAT = encoder.encode(':\n\n')
+/** The client specification a notice stream's scope is read as: segments by id (the scope's key only; notices name no flag). */
+const NOTICE_SPEC = '5.2.0'
 const GO_POLLING = encoder.encode('event: fetch-mode\ndata: polling\n\n')
 
 export const SSE_HEADERS = {
@@ -65,15 +68,6 @@ export const SSE_HEADERS = {
   'cache-control': 'no-cache, no-transform',
   // nginx buffers proxied answers unless told not to, which would hold events back.
   'x-accel-buffering': 'no',
-}
-
-/**
- * OFREP's change notification (ADR-0008, `refetchEvaluation`): the web provider refetches its bulk
- * evaluation, which answers 200 only if what the context sees changed (its ETag names the compiled
- * flags). It carries no flag, so the channel that receives it reveals only that something changed.
- */
-function refetch(revision: number): Uint8Array {
-  return encoder.encode(`id: ${revision}\ndata: {"type":"refetchEvaluation","etag":"${revision}"}\n\n`)
 }
 
 function message(
@@ -162,16 +156,22 @@ export class StreamingService {
   }
 
   /**
-   * An OFREP event stream (the bulk answer's `eventStreams`) for `scope`: a `refetchEvaluation`
-   * for each commit that changes what the scope serves. Past a cap, or while stopping, 503: an
-   * EventSource gives up on an answer that is not 200, and the web provider then polls (or asks
-   * the bulk route again), where a stream that ended would be reconnected to forever.
+   * A stream of notices in another protocol's `format` (OFREP's event stream) for the token
+   * `tokenName`'s `scope`: `format.first` at once, then a notice for each commit that changes what
+   * the scope serves. Past a cap, or while stopping, an AtCapacity error (503): an EventSource
+   * gives up on an answer that is not 200, and the web provider then polls (or asks the bulk route
+   * again), where a stream that ended would be reconnected to forever.
    */
-  openOfrep(tokenName: string, scope: Scope, request: Request, address: string | null): Response {
+  openNotices(
+    tokenName: string,
+    scope: SdkScope,
+    request: Request,
+    address: string | null,
+    format: NoticeFormat,
+  ): Response {
     const refusal = this.refusal(tokenName, address)
     if (refusal !== null) throw new AtCapacity(`${refusal}; poll instead`, 30)
-    // A comment: the provider needs no first event, but the headers and a first byte go out at once.
-    return this.hold(tokenName, address, scope, 'ofrep', HEARTBEAT, request)
+    return this.hold(tokenName, address, scopeOf(scope, {}, NOTICE_SPEC), format, format.first, request)
   }
 
   /** Why a new stream of the token `tokenName` from `address` cannot be held now; null if it can. */
@@ -201,9 +201,9 @@ export class StreamingService {
     first: Uint8Array,
     request: Request,
   ): Response {
-    const key = `${kind} ${scope.key}`
+    const key = `${kind === 'client' ? kind : kind.name} ${scope.key}`
     let group = this.groups.get(key)
-    if (!group) this.groups.set(key, (group = { scope, kind, streams: new Set() }))
+    if (!group) this.groups.set(key, (group = { scope, kind, key, streams: new Set() }))
     const slot = this.slots[this.nextSlot++ % this.slots.length]
     const expiry = this.store.state.tokens[tokenName]?.expiresAt
     const expiresAt = expiry ? Date.parse(expiry) : Infinity
@@ -277,7 +277,9 @@ export class StreamingService {
       if (events.length === 0) continue
       sends.push([
         [...group.streams],
-        group.kind === 'client' ? message('unleash-updated', revision.revision, events) : refetch(revision.revision),
+        group.kind === 'client'
+          ? message('unleash-updated', revision.revision, events)
+          : group.kind.notice(revision.revision),
       ])
     }
     if (sends.length === 0) return
@@ -352,7 +354,7 @@ export class StreamingService {
     this.count--
     stream.group.streams.delete(stream)
     stream.slot.delete(stream)
-    if (stream.group.streams.size === 0) this.groups.delete(`${stream.group.kind} ${stream.group.scope.key}`)
+    if (stream.group.streams.size === 0) this.groups.delete(stream.group.key)
     const ofToken = this.byToken.get(stream.tokenName)
     ofToken?.delete(stream)
     if (ofToken?.size === 0) {

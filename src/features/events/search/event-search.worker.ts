@@ -13,14 +13,13 @@ import { openSync, truncateSync, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { SegmentedSearch } from './segmented-search'
 import { SearchWorkExceeded } from './search-work'
-import { GarbageBudget } from '../../../workers/garbage'
+import { collectNow, madeGarbage } from '../../../workers/garbage'
 import type { CheckPace, EventSearchReply, EventSearchRequest, RebuildPace } from './event-search.messages'
 
 declare const self: Worker
 
-/** Bytes of garbage a search leaves besides its page (its query, bitmaps, arrays): a rough figure for the budget. */
+/** Bytes of garbage a search leaves besides its page (its query, bitmaps, arrays): a rough figure for workers/garbage.ts. */
 const SEARCH_GARBAGE = 16 << 10
-const garbage = new GarbageBudget()
 /** Events of index work between two looks at the message queue while the index is built. */
 const INDEX_STEP = 2000
 
@@ -174,7 +173,7 @@ function buildIndex() {
     if (engine!.indexStep(INDEX_STEP)) {
       building = false
       const buildMs = Math.round(performance.now() - started)
-      Bun.gc(true)
+      collectNow()
       const segmentBytes = engine instanceof SegmentedSearch ? engine.segmentBytes : 0
       reply({ type: 'index-ready', events: engine!.size, buildMs, heapBytes: heapStats().heapSize, segmentBytes })
     } else setTimeout(step, 0)
@@ -236,7 +235,7 @@ function handle(message: EventSearchRequest) {
             : engine!.search(message.query, message.visibility)
         // The answer's bytes are made here and handed over, so the HTTP thread neither joins nor encodes a page.
         const body = engine!.pageJson(result)
-        garbage.add(body.byteLength + SEARCH_GARBAGE)
+        madeGarbage(body.byteLength + SEARCH_GARBAGE)
         reply({ type: 'result', id: message.id, total: result.total, body, plan: result.plan }, [body.buffer])
       } catch (error) {
         const exceeded = error instanceof SearchWorkExceeded ? error.reason : undefined

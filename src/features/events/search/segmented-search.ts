@@ -17,6 +17,7 @@
  * rebuilt like a missing segment, so no answer ever comes from damaged bytes.
  */
 import type { EventRecord } from '../../../storage/records'
+import { collectNow } from '../../../workers/garbage'
 import type { EventQuery } from '../event-query'
 import { FILTER_COLUMNS } from './columns'
 import { FileLines, joinRanges } from './file-lines'
@@ -195,9 +196,8 @@ export class SegmentedSearch {
     const segment = new Segment(this.files.write(bytes, piece.firstId, piece.count))
     const after = this.segments.findIndex(other => other.firstId > piece.firstId)
     this.segments.splice(after === -1 ? this.segments.length : after, 0, segment)
-    // The piece's text and lists are garbage now, most of it outside the collector's heap, which it
-    // does not count: collected at once, or a rebuild of many pieces piles them up (as in cut()).
-    Bun.gc(true)
+    // The piece's text and lists are garbage now (workers/garbage.ts).
+    collectNow()
     return this.pending.length === 0
   }
 
@@ -273,9 +273,8 @@ export class SegmentedSearch {
     this.tail = this.newTail(tail.base + count, lines.end)
     // Once built, the tail's index is kept complete from its first event.
     if (tail.indexReady) this.tail.indexStep(Infinity)
-    // The old tail and the building's maps are garbage now: collected at once, so that a rebuild of
-    // many segments in a row does not pile them up (measured: RSS near 2 GB rebuilding 10M events).
-    Bun.gc(true)
+    // The old tail and the building's maps are garbage now (workers/garbage.ts).
+    collectNow()
   }
 
   /** The bound of the search under way (search-work.ts). */

@@ -12,15 +12,7 @@
  */
 import { IntList } from './columns'
 import type { Segment } from './segment'
-import { GarbageBudget } from '../../../workers/garbage'
-
-/**
- * A nudge to the collector as segments are added: each segment's terms are read as strings, mostly
- * garbage (only new terms are kept), made faster than the collector paces itself when a whole
- * vocabulary is built after a rebuild. Measured in-process on the 153 segments of 10M events: peak
- * RSS 713 -> 521 MiB, and 352 -> 262 MiB of anonymous memory left after a full collection.
- */
-const garbage = new GarbageBudget()
+import { madeGarbage } from '../../../workers/garbage'
 
 export class Vocabulary {
   /** Every term as UTF-8, each followed by a newline (and one before the first): searched with native byte search. */
@@ -43,7 +35,7 @@ export class Vocabulary {
     const terms = segment.terms()
     let made = 0
     terms.forEach((term, j) => {
-      // A rough count of the garbage: each term string's length and its cell.
+      // A rough count of the garbage (workers/garbage.ts): each term string's length and its cell.
       made += term.length + 32
       let id = this.ids.get(term)
       if (id === undefined) {
@@ -58,7 +50,7 @@ export class Vocabulary {
       this.entryNext.push(this.first.data[id])
       this.first.data[id] = this.entrySegment.length - 1
     })
-    garbage.add(made)
+    madeGarbage(made)
   }
 
   /** Appends a term and its newline to `bytes`, recording where it starts. */

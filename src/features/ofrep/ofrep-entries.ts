@@ -1,10 +1,6 @@
 /**
- * The parts of OFREP's answer (features/ofrep) that the compiled scope makes in advance: the reasons,
- * a variant's payload as a typed value, and why a strategy enables a flag.
- */
-import type { StrategyRecord } from '../flags/flags.records'
-
-/**
+ * Where OFREP's answers are put together (ofrep.answers.ts decides which entries go in them).
+ *
  * OFREP's entries are kept as UTF-8, each with the comma that separates it from the one before, all
  * of a compiled scope's in one buffer (OfrepEntries), and a bulk answer (1,000 entries, 100 KB) is
  * copied together from them inside that buffer. Measured on the frontend benchmark's flags
@@ -14,6 +10,11 @@ import type { StrategyRecord } from '../flags/flags.records'
  * pages the allocator gave back and faulted in again.
  */
 export type Bytes = Uint8Array<ArrayBuffer>
+
+/** A JSON answer of `bytes` (the Response copies them). */
+export const json = (bytes: Bytes, headers: Record<string, string> = {}) =>
+  new Response(bytes, { headers: { ...headers, 'content-type': 'application/json' } })
+
 export const encoder = new TextEncoder()
 /** The start and the plain end of a bulk answer (OfrepEntries.bulk copies it together). */
 export const BULK_OPEN = encoder.encode('{"flags":[') as Bytes
@@ -29,9 +30,9 @@ const END_ROOM = 1024
 /**
  * Every OFREP entry a compiled scope can answer, in one buffer, and the place after them where bulk
  * answers are put together: there the answer's start and the entries no context changes (`fixed`)
- * are written once, and each answer copies its other entries after them, then its end. An answer's
- * bytes are valid only while `use` runs (the next one is put together in the same place); the
- * `Response` made of them copies them.
+ * are written once, and each answer copies its other entries after them, then its end. The bytes
+ * of an answer never leave: `bulk` gives the `Response` made of them, which copies them before the
+ * next answer is put together in the same place.
  */
 export class OfrepEntries {
   private readonly texts: string[] = []
@@ -89,13 +90,13 @@ export class OfrepEntries {
     this.texts.length = 0
   }
 
-  /** One flag's answer: its entry without the comma (a view that stays valid). */
-  alone(id: EntryId): Bytes {
-    return this.buffer.subarray(this.starts[id] + 1, this.ends[id])
+  /** One flag's answer: its entry without the comma, as a JSON response. */
+  alone(id: EntryId): Response {
+    return json(this.buffer.subarray(this.starts[id] + 1, this.ends[id]))
   }
 
-  /** A bulk answer: the fixed entries, then those of `ids`, then `end`, given to `use`. */
-  bulk<T>(ids: Int32Array, end: Bytes, use: (answer: Bytes) => T): T {
+  /** A bulk answer: the fixed entries, then those of `ids`, then `end`, as a JSON response with `headers`. */
+  bulk(ids: Int32Array, end: Bytes, headers: Record<string, string>): Response {
     const buffer = this.buffer
     const starts = this.starts
     const ends = this.ends
@@ -111,72 +112,8 @@ export class OfrepEntries {
     if (at > this.firstEntry) buffer[this.firstEntry] = SPACE
     if (at + end.length <= buffer.length) {
       buffer.set(end, at)
-      return use(buffer.subarray(this.answerStart, at + end.length))
+      return json(buffer.subarray(this.answerStart, at + end.length), headers)
     }
-    return use(Bun.concatArrayBuffers([buffer.subarray(this.answerStart, at), end], Infinity, true) as Bytes)
-  }
-}
-
-/**
- * Why a flag answers as it does, for OFREP (docs/ofrep.md), ranked: an answer's reason is the
- * highest of its strategy's and its variant's. STATIC: the same for every context; TARGETING_MATCH:
- * the context decided (constraints, segments, user ids, addresses, parents, an override); SPLIT: a
- * percentage decided (a rollout under 100 %, a weighted choice among variants). DISABLED and DEFAULT
- * are the two ways to be off: off in the environment, or on there but no strategy applying.
- */
-export const OfrepReason = { STATIC: 0, TARGETING_MATCH: 1, SPLIT: 2 } as const
-export type Rank = (typeof OfrepReason)[keyof typeof OfrepReason]
-const REASON_TEXT = ['STATIC', 'TARGETING_MATCH', 'SPLIT'] as const
-export const REASON_JSON = REASON_TEXT.map(reason => `,"reason":"${reason}"`)
-
-/**
- * A chosen variant's OFREP value: its payload, `number` as a number, `json` as the value it holds,
- * `string` and `csv` as text (a number or JSON that does not parse, or JSON `null`, stays text); without a payload,
- * `true` (the flag is on, as a boolean).
- */
-export function payloadValue(payload: { type: string; value: string } | undefined): unknown {
-  if (!payload) return true
-  if (payload.type === 'number') {
-    const number = Number(payload.value)
-    return payload.value.trim() !== '' && Number.isFinite(number) ? number : payload.value
-  }
-  if (payload.type === 'json') {
-    try {
-      // null is no value to an OpenFeature provider (an object default would be answered null).
-      return JSON.parse(payload.value) ?? payload.value
-    } catch {
-      return payload.value
-    }
-  }
-  return payload.value
-}
-
-/**
- * OFREP's `value` and `variant` members. Every success holds a value: `@openfeature/ofrep-provider`
- * (the server provider, 0.1.3) refuses an answer without one as GENERAL, where a value of another
- * type than the application's default is TYPE_MISMATCH with that default, in both providers alike.
- */
-export const ofrepMembers = (value: unknown, variant: string) =>
-  `,"value":${JSON.stringify(value)},"variant":${JSON.stringify(variant)}`
-
-/** Why a strategy enables a flag, without its constraints and segments (which make it TARGETING_MATCH at least). */
-export function strategyRank(strategy: StrategyRecord): Rank {
-  const parameters = strategy.parameters
-  switch (strategy.name) {
-    case 'default':
-      return OfrepReason.STATIC
-    case 'flexibleRollout': {
-      const stickiness = parameters.stickiness || 'default'
-      if (Number(parameters.rollout) < 100) return OfrepReason.SPLIT
-      // At 100 % only a custom stickiness reads the context (a missing field leaves the flag off).
-      return stickiness === 'default' || stickiness === 'random' ? OfrepReason.STATIC : OfrepReason.TARGETING_MATCH
-    }
-    case 'gradualRolloutUserId':
-    case 'gradualRolloutSessionId':
-      return Number(parameters.percentage) < 100 ? OfrepReason.SPLIT : OfrepReason.TARGETING_MATCH
-    case 'gradualRolloutRandom':
-      return OfrepReason.SPLIT
-    default:
-      return OfrepReason.TARGETING_MATCH
+    return json(Bun.concatArrayBuffers([buffer.subarray(this.answerStart, at), end], Infinity, true) as Bytes, headers)
   }
 }

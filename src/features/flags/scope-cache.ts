@@ -1,11 +1,11 @@
 /**
- * What the SDK-facing APIs keep per token scope (the client API's serialised answer, the frontend
- * API's compiled flags), dropped in the same commit as a change to what the scope serves and on no
- * other write. Thousands of SDKs poll a few scopes, so the least recently used go past a bound.
+ * What the SDK-facing APIs keep per token scope (the client API's serialised answer, the compiled
+ * flags the frontend API and OFREP evaluate), dropped in the same commit as a change to what the
+ * scope serves and on no other write. Thousands of SDKs poll a few scopes, so the least recently
+ * used go past a bound. Each user says what of a flag its values are made of (`served`).
  */
 import type { Store } from '../../storage/store'
-import type { FlagRecord } from '../flags/flags.records'
-import { clientFeatureView } from './client.view'
+import type { FlagRecord } from './flags.records'
 
 /** Scopes kept at most: the scopes are the clients' to choose. */
 export const MAX_KEPT_SCOPES = 64
@@ -16,8 +16,13 @@ export interface ScopeRules<S, V> {
   /** What to keep for `scope`, made from the store's current state. */
   build: (scope: S) => V
   /**
-   * Whether a change to a flag that stays in a scope matters beyond the flag's client view (which
-   * is always compared): e.g. its tags, for what is kept to answer queries filtered by tag.
+   * What of `flag` (undefined: none) the values kept are made of in `environment`, as data: a
+   * change to it drops the scopes that hold the flag (a lastSeenAt or a tag should not).
+   */
+  served: (flag: FlagRecord | undefined, environment: string) => unknown
+  /**
+   * Whether a change to a flag that stays in a scope matters beyond what `served` gives (which is
+   * always compared): e.g. its tags, for what is kept to answer queries filtered by tag.
    */
   alsoChanged?: (before: FlagRecord, after: FlagRecord) => boolean
 }
@@ -68,8 +73,8 @@ export class ScopeCache<S extends { environment: string }, V> {
       let changed = served.get(environment)
       if (changed === undefined) {
         changed =
-          JSON.stringify(clientFeatureView(before, environment)) !==
-          JSON.stringify(clientFeatureView(after, environment))
+          JSON.stringify(this.rules.served(before, environment)) !==
+          JSON.stringify(this.rules.served(after, environment))
         served.set(environment, changed)
       }
       return changed

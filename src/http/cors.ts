@@ -1,18 +1,15 @@
 /**
- * CORS for every path under /api/frontend (sdk-api-contract §2) and under /ofrep (OFREP, which web
- * providers call from browsers), by path prefix in one hook so that each route there gets it, its
- * errors included. Browsers call the frontend API from other origins:
- * an allowed origin (`FRONTEND_CORS_ORIGINS`, `*` by default) gets Access-Control-Allow-Origin and
- * may read the ETag; a preflight OPTIONS is answered 204 before routing and authentication (browsers
+ * CORS for the APIs browsers call from other origins (the frontend API, sdk-api-contract §2, and
+ * OFREP, which web providers call), by path prefix in one hook so that each route there gets it, its
+ * errors included: an allowed origin (`FRONTEND_CORS_ORIGINS`, `*` by default) gets
+ * Access-Control-Allow-Origin and may read the ETag; a preflight OPTIONS is answered 204 before routing and authentication (browsers
  * send it without the Authorization header). Another origin gets no CORS header, so its browser
  * keeps the answer from the page.
  */
 import { Elysia } from 'elysia'
 
-export const FRONTEND_PREFIX = '/api/frontend'
-
 const ALLOWED_METHODS = 'GET, POST, OPTIONS'
-// X-API-Key: OFREP's other way to send the token.
+// X-API-Key: another way to send the token (OFREP's).
 const ALLOWED_HEADERS =
   'Authorization, X-API-Key, Content-Type, If-None-Match, Unleash-AppName, Unleash-SDK, Unleash-Connection-Id'
 /** How long browsers may keep a preflight's answer, in seconds. */
@@ -30,15 +27,11 @@ function underPrefix(url: string, prefix: string): boolean {
  * `origins`: the allowed origins (exact, e.g. https://shop.example.com), or ['*'] for any;
  * `basePath`: BASE_URI_PATH, which the paths this hook sees begin with; `prefixes`: the browser APIs' paths.
  */
-export function frontendCors(
-  origins: readonly string[],
-  basePath = '',
-  prefixes: readonly string[] = [FRONTEND_PREFIX],
-) {
+export function browserCors(origins: readonly string[], basePath: string, prefixes: readonly string[]) {
   const under = prefixes.map(prefix => basePath + prefix)
   const any = origins.includes('*')
   const allowed = new Set(origins)
-  return new Elysia({ name: 'frontend-cors' }).onRequest(({ request, set }) => {
+  return new Elysia({ name: 'browser-cors' }).onRequest(({ request, set }) => {
     if (!under.some(prefix => underPrefix(request.url, prefix))) return
     const origin = request.headers.get('origin')
     const headers: Record<string, string> = {}

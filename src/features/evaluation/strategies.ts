@@ -1,10 +1,12 @@
 /**
  * The strategies' own tests (without their constraints and segments), as the official Node SDK's
- * (unleash-client 6.12, lib/strategy/*) decide them; evaluation.ts adds the constraints.
+ * (unleash-client 6.12, lib/strategy/*) decide them, and what decides each (its Basis); flag.ts adds
+ * the constraints and segments.
  */
 import { hostname } from 'node:os'
 import type { StrategyRecord } from '../flags/flags.records'
 import { ipv4Matcher, resolver, type EvalContext, type Predicate } from './constraints'
+import { Basis } from './outcome'
 import { rolloutBucket } from './rollout'
 
 const randomRolloutId = () => `${Math.round(Math.random() * 10000) + 1}`
@@ -66,5 +68,27 @@ export function strategyTest(strategy: StrategyRecord): Predicate | null {
     }
     default:
       return null
+  }
+}
+
+/** What decides whether a strategy enables a flag, without its constraints and segments (which make it CONTEXT at least). */
+export function strategyBasis(strategy: StrategyRecord): Basis {
+  const parameters = strategy.parameters
+  switch (strategy.name) {
+    case 'default':
+      return Basis.FIXED
+    case 'flexibleRollout': {
+      const stickiness = parameters.stickiness || 'default'
+      if (Number(parameters.rollout) < 100) return Basis.PERCENTAGE
+      // At 100 % only a custom stickiness reads the context (a missing field leaves the flag off).
+      return stickiness === 'default' || stickiness === 'random' ? Basis.FIXED : Basis.CONTEXT
+    }
+    case 'gradualRolloutUserId':
+    case 'gradualRolloutSessionId':
+      return Number(parameters.percentage) < 100 ? Basis.PERCENTAGE : Basis.CONTEXT
+    case 'gradualRolloutRandom':
+      return Basis.PERCENTAGE
+    default:
+      return Basis.CONTEXT
   }
 }

@@ -1,12 +1,14 @@
 /**
- * The evaluation context of a frontend request (sdk-api-contract §2), from the query string
- * (`?userId=…&properties[key]=…&<field>=…`) or from the body's `context`. As in Unleash, the SDK's
+ * An evaluation context as the frontend API reads it (sdk-api-contract §2), from the query string
+ * (`?userId=…&properties[key]=…&<field>=…`) or from a body's `context`; OFREP reads its context
+ * through the same (ofrep.context.ts), so that both protocols hand the evaluator the same context
+ * for the same fields. As in Unleash, the SDK's
  * own fields stay at the root, any other field goes into `properties` (where `properties` itself
  * wins), `remoteAddress` defaults to the caller's address and `sessionId` to a random value.
  */
 import { ValidationError } from '../../errors'
 import { readQuery } from '../../http/query'
-import type { EvalContext } from './evaluation'
+import type { EvalContext } from './constraints'
 
 const ROOT = ['userId', 'sessionId', 'remoteAddress', 'appName', 'environment', 'currentTime'] as const
 const ROOT_FIELDS = new Set<string>(ROOT)
