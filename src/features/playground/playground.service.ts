@@ -95,7 +95,8 @@ function combinations(fields: ContextFields): { count: number; make: () => Conte
 
 function checkSize(flags: number, environments: number, contexts: number): void {
   const total = flags * environments * contexts
-  if (total <= MAX_EVALUATIONS) return
+  // Contexts are bounded alone too: with no flags, a million combinations would still be made.
+  if (total <= MAX_EVALUATIONS && contexts <= MAX_EVALUATIONS) return
   const parts = [`${flags.toLocaleString('en-US')} flags`]
   if (environments > 1) parts.push(`${environments} environments`)
   if (contexts > 1) parts.push(`${contexts.toLocaleString('en-US')} contexts`)
