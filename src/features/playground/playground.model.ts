@@ -5,7 +5,7 @@
  */
 import type { Static } from '@sinclair/typebox'
 import { t } from 'elysia'
-import { Integer } from '../../http/schemas'
+import { Integer, PATTERN_RULE } from '../../http/schemas'
 import { Variant } from '../flags/flags.model'
 import { LIMITS } from '../limits'
 
@@ -52,7 +52,11 @@ export const PlaygroundContext = t.Object(
 const Projects = t.Optional(
   t.Union(
     [
-      t.Literal('*', { description: 'Every project the caller may read' }),
+      t.String({
+        pattern: '^\\*$',
+        [PATTERN_RULE]: '"*" (every project)',
+        description: 'Every project the caller may read',
+      }),
       t.Array(t.String({ description: 'A project id' }), { description: 'These projects', maxItems: 500 }),
     ],
     {
