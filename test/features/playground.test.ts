@@ -252,6 +252,17 @@ describe('explanations', () => {
     ])
     expect(evaluation.isEnabled).toBe(false)
     expect((await evaluationOf('segmented', { properties: { region: 'eu', beta: 'yes' } })).isEnabled).toBe(true)
+    // A segment changed since is read anew (prepared flags are kept between requests).
+    expectOk(
+      await api.put(`/api/admin/segments/${beta.body.id}`, {
+        name: 'beta',
+        constraints: [{ contextName: 'beta', operator: 'IN', values: ['no'] }],
+      }),
+      204,
+    )
+    const changed = await evaluationOf('segmented', { properties: { region: 'eu', beta: 'no' } })
+    expect(changed.isEnabled).toBe(true)
+    expect(changed.strategies.data[0].segments[1].constraints[0]).toMatchObject({ values: ['no'], result: true })
   })
 
   test('parents: a child is off with hasUnsatisfiedDependency while its parent is not as required', async () => {

@@ -56,6 +56,8 @@ interface PreparedStrategy {
 
 interface PreparedFlag {
   record: FlagRecord
+  /** The segment records it was prepared with, by id (undefined for one that did not exist). */
+  segments: Map<string, SegmentRecord | undefined>
   enabled: boolean
   strategies: PreparedStrategy[]
   /** Whether any strategy is active: with none, the flag is on for everyone when it is on. */
@@ -123,8 +125,13 @@ function prepareFlag(
   const state = Object.hasOwn(flag.environments, environment) ? flag.environments[environment] : undefined
   const strategies = [...(state?.strategies ?? [])].sort((a, b) => a.sortOrder - b.sortOrder)
   const variants = state?.variants ?? []
+  const used = new Map<string, SegmentRecord | undefined>()
+  for (const strategy of strategies)
+    for (const id of strategy.segments)
+      used.set(String(id), Object.hasOwn(segments, String(id)) ? segments[String(id)] : undefined)
   return {
     record: flag,
+    segments: used,
     enabled: state?.enabled ?? false,
     strategies: strategies.map(strategy => prepareStrategy(strategy, segments)),
     active: strategies.some(strategy => !strategy.disabled),
@@ -204,8 +211,30 @@ function strategyResult(strategy: PreparedStrategy, context: EvalContext): Strat
 }
 
 /**
+ * Prepared flags, kept by their record and environment from one request to the next: a changed flag
+ * is a new record (records are frozen, replaced on change), and one whose segments changed since
+ * is prepared again (checked on use). They go with their record.
+ */
+const kept = new WeakMap<FlagRecord, Map<string, PreparedFlag>>()
+
+function preparedFor(
+  flag: FlagRecord,
+  environment: string,
+  segments: Readonly<Record<string, SegmentRecord>>,
+): PreparedFlag {
+  let byEnvironment = kept.get(flag)
+  if (byEnvironment === undefined) kept.set(flag, (byEnvironment = new Map()))
+  let prepared = byEnvironment.get(environment)
+  const current = (id: string) => (Object.hasOwn(segments, id) ? segments[id] : undefined)
+  if (prepared === undefined || [...prepared.segments].some(([id, record]) => current(id) !== record))
+    byEnvironment.set(environment, (prepared = prepareFlag(flag, environment, segments)))
+  return prepared
+}
+
+/**
  * Evaluates the flags of one environment for contexts. Each flag is prepared (its constraints,
- * tests and variant choices made) once, on first use, and serves every context given after.
+ * tests and variant choices made) once, on first use, and kept for the next requests while it and
+ * its segments are unchanged.
  */
 export class PlaygroundEvaluator {
   private readonly prepared = new Map<string, PreparedFlag>()
@@ -222,7 +251,7 @@ export class PlaygroundEvaluator {
     if (prepared === undefined) {
       const flag = this.flags.get(name)
       if (flag === undefined) return undefined
-      this.prepared.set(name, (prepared = prepareFlag(flag, this.environment, this.segments)))
+      this.prepared.set(name, (prepared = preparedFor(flag, this.environment, this.segments)))
     }
     return prepared
   }
