@@ -5,10 +5,11 @@
  * on, off and with variants, a user-defined strategy type) and random contexts, each flag's
  * `isEnabled` and `variant` (name, enabled, payload) equal unleash-client's isEnabled and getVariant
  * (test/sdk-reference.ts) over the same flags, read from the client API. The advanced playground is
- * compared the same way, each of its contexts (a value with commas is several) on its own; and each
- * rollout's `bucket` and variant's `bucket` are the SDK's own hashes of the context.
+ * compared the same way, each of its contexts (a value with commas is several) on its own; each
+ * rollout's `bucket` is the SDK's own hash of the context; every answer matches its schema.
  */
 import { expect, test } from 'bun:test'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
 import type { Context } from 'unleash-client/lib/context'
 import type { FeatureInterface } from 'unleash-client/lib/feature'
 import type { Segment } from 'unleash-client/lib/strategy/strategy'
@@ -17,6 +18,15 @@ import { ENVIRONMENT, PROJECT, context, makeFlags } from '../frontend-random'
 import { expectOk, makeApi } from '../helpers'
 import { seededRandom, type Random } from '../random'
 import { sdkClient } from '../sdk-reference'
+import { AdvancedPlaygroundResponse, PlaygroundResponse } from '../../src/features/playground/playground.model'
+
+/** The answers are sent without Elysia's response check: they are checked against their schemas here. */
+const answerSchemas = {
+  playground: TypeCompiler.Compile(PlaygroundResponse),
+  advanced: TypeCompiler.Compile(AdvancedPlaygroundResponse),
+}
+const schemaErrors = (kind: keyof typeof answerSchemas, body: unknown) =>
+  [...answerSchemas[kind].Errors(body)].slice(0, 3).map(error => `${kind} ${error.path}: ${error.message}`)
 
 interface Evaluation {
   name: string
@@ -98,6 +108,7 @@ for (const seed of [1, 2, 3]) {
           context: sent,
         })
         expectOk(response)
+        mismatches.push(...schemaErrors('playground', response.body))
         for (const evaluation of response.body.features) {
           compared++
           if (evaluation.isEnabled) enabled++
@@ -118,6 +129,7 @@ for (const seed of [1, 2, 3]) {
           context: { ...sent, userId: users, properties: { ...sent.properties, plan: 'pro,free' } },
         })
         expectOk(response)
+        mismatches.push(...schemaErrors('advanced', response.body))
         for (const feature of response.body.features) {
           const evaluations = feature.environments[ENVIRONMENT]
           expect(evaluations).toHaveLength(4)
