@@ -1,7 +1,22 @@
-/** Small pieces every page uses: the error line, a hash-route hook, formatting. */
+/**
+ * Small pieces every page uses: the error line, a hash-route hook, loading, formatting; and the
+ * shared components (console/components/), re-exported so a page imports them from one place.
+ */
 import type { ComponentChildren } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { ApiError, type EventItem } from './api'
+
+import { confirmFirst, type ConfirmOptions } from './components/dialog'
+import { toast } from './components/toast'
+
+export { Button, type ButtonProps, type ButtonVariant } from './components/button'
+export { ConfirmDialog, confirmFirst, Modal, type ConfirmOptions } from './components/dialog'
+export { EmptyState } from './components/empty-state'
+export { Field, Picker, TextField, type Option } from './components/field'
+export { Icon, type IconNode } from './components/icon'
+export { Switch } from './components/switch'
+export { messageOf, toast } from './components/toast'
+export { FormPanel, split } from './components/form-panel'
 
 /** An API error shown where the user acted, naming the field when the API names one. */
 export function ErrorLine({ error, id }: { error: unknown; id?: string }) {
@@ -93,14 +108,32 @@ export function EventEntry({ event, where }: { event: EventItem; where: boolean 
         <div class="diff">
           <div>
             <h4>Before</h4>
-            <pre>{JSON.stringify(event.preData, null, 2)}</pre>
+            {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a long value scrolls, and a keyboard must reach it */}
+            <pre tabIndex={0}>{JSON.stringify(event.preData, null, 2)}</pre>
           </div>
           <div>
             <h4>After</h4>
-            <pre>{JSON.stringify(event.data, null, 2)}</pre>
+            {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a long value scrolls, and a keyboard must reach it */}
+            <pre tabIndex={0}>{JSON.stringify(event.data, null, 2)}</pre>
           </div>
         </div>
       </details>
     </li>
   )
+}
+
+/**
+ * A destructive action asked first (ConfirmDialog): once confirmed, `work` runs and a toast says
+ * `done`, or the server's message when it refuses. True when it was done.
+ */
+export async function afterConfirm(options: ConfirmOptions, work: () => Promise<unknown>, done: string) {
+  if (!(await confirmFirst(options))) return false
+  try {
+    await work()
+    toast.success(done)
+    return true
+  } catch (failure) {
+    toast.error(failure)
+    return false
+  }
 }

@@ -5,7 +5,7 @@
  * export answers in our response shapes, which the import takes back as they are.
  */
 import { t } from 'elysia'
-import { Constraint, Strategy, StrategyInput, StrategyVariant, Variant, VariantInput } from '../flags/flags.model'
+import { Constraint, Strategy, StrategyInput, StrategyVariant, Variant, VariantInput } from '../flags/strategy.model'
 import { LIMITS } from '../limits'
 import { ContextFieldFields } from '../context/context.model'
 import { TagTypeFields } from '../tag-types/tag-types.model'

@@ -1,7 +1,8 @@
 /** Request schemas of the bulk flag operations and of the variant routes added beside them, with Unleash's schema names. */
 import { t } from 'elysia'
 import { LIMITS } from '../limits'
-import { TagInput, VariantInput } from './flags.model'
+import { TagInput } from './flags.model'
+import { VariantInput } from './strategy.model'
 import { jsonPatchBody } from './patch.model'
 
 /** As many names as the bulk toggles take. */

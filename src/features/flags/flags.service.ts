@@ -1,6 +1,6 @@
 import { events } from '../../domain/events'
 import { NameExistsError, NotFoundError, ValidationError } from '../../errors'
-import { FLAG_TYPES, type FlagMetadata, type FlagRecord } from './flags.records'
+import type { FlagRecord } from './flags.records'
 import type { StateReader, Store, Tx } from '../../storage/store'
 import { emptyFlagEnvironment } from '../environments/environments.service'
 import { checkLimit, RecordCount } from '../limits'
@@ -23,73 +23,21 @@ import {
 import { ChildrenIndex, flagView, metadataOf, NEVER_SEEN, type FeatureView, type LastSeenSource } from './flag-view'
 import { staleAfter } from '../feature-types/feature-types.service'
 import { searchPage, type FlagSearch } from './flag-search'
-import type { Static } from '@sinclair/typebox'
-import { checkTag, tagFlag } from './relations.service'
-import type { TagRecord } from '../../storage/records'
-import type { CreateFeature, UpdateFeature } from './flags.model'
-
-export const DESCRIPTION_MAX_LENGTH = 2000
-
-export type CreateFlagInput = Static<typeof CreateFeature>
-export type UpdateFlagInput = Static<typeof UpdateFeature>
+import { tagFlag } from './relations.service'
+import {
+  checkDescription,
+  tagFilter,
+  checkMetadata,
+  checkType,
+  tagsOf,
+  type CreateFlagInput,
+  type UpdateFlagInput,
+} from './flag-input'
 
 export interface ListFilters {
   /** `type:value` pairs; a flag matches when it has any of them. */
   tag?: string[]
   namePrefix?: string
-}
-
-/** The tags of a create-flag body, checked as POST .../tags checks one; duplicates count once. */
-function tagsOf(inputs: readonly { type?: string; value: string }[]): TagRecord[] {
-  const tags: TagRecord[] = []
-  inputs.forEach((input, index) => {
-    const tag = checkTag(input, `/tags/${index}`)
-    if (!tags.some(t => t.type === tag.type && t.value === tag.value)) tags.push(tag)
-  })
-  checkLimit('tagsPerFlag', tags.length, '/tags')
-  return tags
-}
-
-function checkType(type: string, path = '/type') {
-  if (!(FLAG_TYPES as readonly string[]).includes(type))
-    throw ValidationError.at(path, `Flag type must be one of ${FLAG_TYPES.join(', ')}, got ${JSON.stringify(type)}`)
-}
-
-function checkDescription(description: unknown, path = '/description') {
-  if (description === null) return
-  if (typeof description !== 'string') throw ValidationError.at(path, 'description must be a string or null')
-  if (description.length > DESCRIPTION_MAX_LENGTH)
-    throw ValidationError.at(path, `description must be at most ${DESCRIPTION_MAX_LENGTH} characters`)
-}
-
-/**
- * Checks a patched or replaced metadata document against the stored flag: every property present
- * with the right type, read-only properties unchanged.
- */
-function checkMetadata(next: Record<string, unknown>, current: FlagMetadata): FlagMetadata {
-  const keys = Object.keys(next)
-  const unknown = keys.filter(key => !(key in current))
-  if (unknown.length > 0) throw ValidationError.at(undefined, `Unknown flag properties: ${unknown.join(', ')}`)
-  const description = next.description === undefined ? null : next.description
-  checkDescription(description)
-  if (typeof next.type !== 'string') throw ValidationError.at('/type', 'type must be a string')
-  checkType(next.type)
-  for (const key of ['stale', 'impressionData', 'archived'] as const) {
-    if (typeof next[key] !== 'boolean')
-      throw ValidationError.at(`/${key}`, `${key} must be true or false, got ${JSON.stringify(next[key]) ?? 'nothing'}`)
-  }
-  for (const key of ['name', 'project', 'createdAt'] as const) {
-    if (next[key] !== current[key])
-      throw ValidationError.at(`/${key}`, `${key} is read-only and cannot be changed here`)
-  }
-  return {
-    ...current,
-    description: description as string | null,
-    type: next.type,
-    stale: next.stale as boolean,
-    impressionData: next.impressionData as boolean,
-    archived: next.archived as boolean,
-  }
 }
 
 export class FlagsService {
@@ -217,11 +165,7 @@ export class FlagsService {
 
   /** Live flags in scope that pass the filters, by createdAt then name. */
   private liveRecords(inScope: (project: string) => boolean, filters: ListFilters): FlagRecord[] {
-    const tags = filters.tag?.map(tag => {
-      const colon = tag.indexOf(':')
-      if (colon <= 0) throw ValidationError.at('/tag', `tag must look like type:value, got ${JSON.stringify(tag)}`)
-      return { type: tag.slice(0, colon), value: tag.slice(colon + 1) }
-    })
+    const tags = filters.tag?.map(tagFilter)
     const state = this.store.state
     const prefix = filters.namePrefix?.toLowerCase()
     const flags = Object.values(state.flags).filter(

@@ -18,7 +18,7 @@ import { checkLegalValues } from '../context/context.service'
 import { buildVariants, storeVariants } from './variant-rules'
 import { checkStrategyTypeUsable } from '../strategy-types/strategy-types.service'
 import type { Static } from '@sinclair/typebox'
-import type { StrategyInput as StrategyInputSchema, VariantInput as VariantInputSchema } from './flags.model'
+import type { StrategyInput as StrategyInputSchema, VariantInput as VariantInputSchema } from './strategy.model'
 
 export type StrategyInput = Static<typeof StrategyInputSchema>
 export type VariantInput = Static<typeof VariantInputSchema>

@@ -1,8 +1,8 @@
 /** Request and response schemas of the segment routes, with Unleash's names (segmentSchema, upsertSegmentSchema). */
 import { t } from 'elysia'
 import { Timestamp, Integer, PATTERN_RULE } from '../../http/schemas'
-import { Constraint, ConstraintOut } from '../flags/flags.model'
-import { DESCRIPTION_MAX_LENGTH } from '../flags/flags.service'
+import { Constraint, ConstraintOut } from '../flags/strategy.model'
+import { DESCRIPTION_MAX_LENGTH } from '../flags/flag-input'
 import { LIMITS } from '../limits'
 
 const EXAMPLE_CONSTRAINT = {

@@ -14,7 +14,7 @@
 import type { EventRecord } from '../../../storage/records'
 import { eventColumn } from './columns'
 import { readFully } from './file-lines'
-import type { SegmentQuery } from './segment'
+import type { SegmentQuery } from './segment-query'
 import type { SearchWork } from './search-work'
 import { searchableText, type EventHead as Head } from './searchable-text'
 

@@ -14,10 +14,11 @@
 import { fstatSync, readSync } from 'node:fs'
 import type { EventRecord } from '../../../storage/records'
 import { COLUMN_NAMES, eventColumn, type ColumnName } from './columns'
-import { readFully } from './file-lines'
+import { readFully, type FileLines } from './file-lines'
+import type { EventSearchEngine } from './search-engine'
 import type { LogRun } from './log-scan'
 import type { Segment } from './segment'
-import { buildSegment } from './segment-format'
+import { buildSegment, type SegmentColumn } from './segment-format'
 import { crcOfRange } from './segment-files'
 import { lineParts, searchableText, type EventHead } from './searchable-text'
 
@@ -184,4 +185,32 @@ export class PieceBuilder {
       lastLineCrc: lineCrc(piece.count - 1),
     })
   }
+}
+
+/** A full tail (the newest events, indexed in memory) as a segment's bytes; `lines` are its lines in the log. */
+export function tailSegment(tail: EventSearchEngine, lines: FileLines, fd: number): Uint8Array {
+  const count = tail.size
+  const columns = tail.columns
+  const column: Record<SegmentColumn, { valueAt(i: number): string | null }> = {
+    type: columns.type,
+    project: columns.project,
+    feature: columns.feature,
+    environment: columns.environment,
+    creatorName: columns.creatorName,
+    creatorId: columns.creatorId,
+  }
+  const lineCrc = (i: number) => {
+    const [start, end] = lines.range(i)
+    return crcOfRange(fd, start, end - start)
+  }
+  return buildSegment({
+    firstId: tail.base + 1,
+    count,
+    lineStart: i => lines.start(i),
+    createdAt: i => columns.createdAt[i],
+    value: (name, i) => column[name].valueAt(i),
+    text: i => tail.texts.get(i),
+    firstLineCrc: lineCrc(0),
+    lastLineCrc: lineCrc(count - 1),
+  })
 }

@@ -19,19 +19,17 @@
 import type { EventRecord } from '../../../storage/records'
 import type { EventQuery } from '../event-query'
 import { FILTER_COLUMNS } from './columns'
-import { FileLines, joinRanges, readFully } from './file-lines'
+import { FileLines, joinRanges } from './file-lines'
+import { LogTextCheck } from './log-text-check'
 import { searchRun, type LogRun } from './log-scan'
 import { EventSearchEngine, type EventVisibility, type SearchResult } from './search-engine'
-import { prepareText, Segment, type SegmentQuery } from './segment'
-import { buildSegment, SEGMENT_MAX_EVENTS, type SegmentColumn } from './segment-format'
-import { crcOfRange, SegmentFiles, type SegmentCheck } from './segment-files'
-import { nextPiece, PieceBuilder, planRebuild } from './segment-rebuild'
-import { searchableText } from './searchable-text'
+import { Segment } from './segment'
+import { prepareText, type SegmentQuery } from './segment-query'
+import { SEGMENT_MAX_EVENTS } from './segment-format'
+import { SegmentFiles, type SegmentCheck } from './segment-files'
+import { nextPiece, PieceBuilder, planRebuild, tailSegment } from './segment-rebuild'
 import { READ_BACK_LIMIT, SearchWork } from './search-work'
 import { Vocabulary } from './vocabulary'
-
-/** Bytes read from the log at once to check candidates. */
-const WINDOW = 1 << 12
 
 /** More distinct terms than this for the last of several query words (a short word start) are not listed per segment (see Segment.search). */
 const MANY_TERMS = 256
@@ -53,6 +51,8 @@ export interface SegmentedOptions {
 
 export class SegmentedSearch {
   private readonly fd: number
+  /** Reads candidates' lines back from the log for the queries the terms don't decide. */
+  private readonly textCheck: LogTextCheck['check']
   private readonly files: SegmentFiles
   private readonly segmentEvents: number
   private segments: Segment[] = []
@@ -74,6 +74,7 @@ export class SegmentedSearch {
     private readonly options: SegmentedOptions,
   ) {
     this.fd = new FileLines(path).descriptor
+    this.textCheck = new LogTextCheck(this.fd, () => this.work).check
     this.files = new SegmentFiles(options.dataDir, options.log)
     this.segmentEvents = options.segmentEvents ?? SEGMENT_EVENTS_DEFAULT
     if (this.segmentEvents % 64 !== 0 || this.segmentEvents < 64 || this.segmentEvents > SEGMENT_MAX_EVENTS) {
@@ -264,29 +265,7 @@ export class SegmentedSearch {
     const lines = this.tailLines
     const count = tail.size
     const firstId = tail.base + 1
-    const columns = tail.columns
-    const column: Record<SegmentColumn, { valueAt(i: number): string | null }> = {
-      type: columns.type,
-      project: columns.project,
-      feature: columns.feature,
-      environment: columns.environment,
-      creatorName: columns.creatorName,
-      creatorId: columns.creatorId,
-    }
-    const lineCrc = (i: number) => {
-      const [start, end] = lines.range(i)
-      return crcOfRange(this.fd, start, end - start)
-    }
-    const bytes = buildSegment({
-      firstId,
-      count,
-      lineStart: i => lines.start(i),
-      createdAt: i => columns.createdAt[i],
-      value: (name, i) => column[name].valueAt(i),
-      text: i => tail.texts.get(i),
-      firstLineCrc: lineCrc(0),
-      lastLineCrc: lineCrc(count - 1),
-    })
+    const bytes = tailSegment(tail, lines, this.fd)
     this.segments.push(new Segment(this.files.write(bytes, firstId, count)))
     // A vocabulary being built in the background takes the new segment in its turn.
     if (this.vocabulary.covered === this.segments.length - 1 && tail.indexReady)
@@ -297,37 +276,6 @@ export class SegmentedSearch {
     // The old tail and the building's maps are garbage now: collected at once, so that a rebuild of
     // many segments in a row does not pile them up (measured: RSS near 2 GB rebuilding 10M events).
     Bun.gc(true)
-  }
-
-  /** Bytes of the log around the lines last read: candidates are checked newest first, often near each other. */
-  private window = Buffer.alloc(0)
-  private windowStart = 0
-
-  /**
-   * Whether event `i` of `segment` holds `needle` in its searchable text, read back from the log
-   * (for the queries the terms don't decide). The log's lines are the records as JSON.stringify
-   * wrote them, so data, preData and tags are in the line as in the searchable text: a line that,
-   * lower-cased, does not hold the needle is passed over without parsing it.
-   */
-  private textCheck = (segment: Segment, i: number, needle: string): boolean => {
-    this.work.readOne()
-    const [start, end] = segment.lineRange(i)
-    let bytes: Buffer
-    if (start >= this.windowStart && end <= this.windowStart + this.window.length) {
-      bytes = this.window.subarray(start - this.windowStart, end - this.windowStart)
-    } else if (end - start > WINDOW / 4) {
-      bytes = Buffer.allocUnsafe(end - start)
-      readFully(this.fd, bytes, start)
-    } else {
-      // The window ends with this line: the next candidates come before it.
-      this.windowStart = Math.max(segment.lineStart[0], end - WINDOW)
-      if (this.window.length !== end - this.windowStart) this.window = Buffer.allocUnsafe(end - this.windowStart)
-      readFully(this.fd, this.window, this.windowStart)
-      bytes = this.window.subarray(start - this.windowStart, end - this.windowStart)
-    }
-    const line = bytes.toString('utf8')
-    if (!line.toLowerCase().includes(needle)) return false
-    return searchableText(JSON.parse(line) as EventRecord).includes(needle)
   }
 
   /** The bound of the search under way (search-work.ts). */

@@ -1,0 +1,83 @@
+/**
+ * What the console's browser tests share: a server of their own on a temp data dir, axe-core in the
+ * page, and waiting for what the page shows (it answers asynchronously).
+ */
+import { expect } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Page } from 'playwright-core'
+import { freePort, tempDir, untilReady } from '../helpers'
+
+const ROOT = join(import.meta.dir, '../..')
+const AXE = join(ROOT, 'node_modules/axe-core/axe.min.js')
+
+/** The service (src/main.ts) on a free loopback port and a temp data dir, with an admin token and password. */
+export async function startConsoleServer(secret: string, password: string) {
+  const dir = tempDir('console-browser-')
+  const port = freePort()
+  const base = `http://127.0.0.1:${port}`
+  const server = Bun.spawn([process.execPath, 'src/main.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dir.path,
+      INIT_ADMIN_API_TOKENS: secret,
+      UNLEASH_DEFAULT_ADMIN_PASSWORD: password,
+      LOG_LEVEL: 'warn',
+    },
+    stdout: 'ignore',
+    stderr: 'inherit',
+  })
+  await untilReady(base, { process: server })
+  return {
+    base,
+    async stop() {
+      server.kill('SIGTERM')
+      await server.exited
+      dir.remove()
+    },
+  }
+}
+
+/** axe-core's serious and critical violations in the page, as "rule: targets". */
+export async function axeViolations(page: Page): Promise<string[]> {
+  // Evaluated, not added as a script tag: the page's policy refuses inline scripts.
+  await page.evaluate(readFileSync(AXE, 'utf8'))
+  return page.evaluate(async () => {
+    const result = await (
+      window as unknown as {
+        axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> }
+      }
+    ).axe.run()
+    return result.violations
+      .filter(v => v.impact === 'serious' || v.impact === 'critical')
+      .map(v => `${v.id}: ${v.nodes.map(n => n.target.join(' ')).join(', ')}`)
+  })
+}
+
+/** axe-core in the page: no serious or critical violation. */
+export async function accessible(page: Page, where: string) {
+  const violations = await axeViolations(page)
+  expect({ where, violations }).toEqual({ where, violations: [] })
+}
+
+/** Waits until `read` gives `expected`, then asserts it. */
+export async function eventually<T>(read: () => Promise<T>, expected: T, ms = 10_000) {
+  let last: T = await read()
+  for (const started = Date.now(); Date.now() - started < ms && !Bun.deepEquals(last, expected); ) {
+    await Bun.sleep(50)
+    last = await read()
+  }
+  expect(last).toEqual(expected)
+}
+
+/** Signs in on the console's page and waits for the projects. */
+export async function signIn(page: Page, base: string, username: string, password: string) {
+  await page.goto(`${base}/`)
+  await page.getByLabel('Username').fill(username)
+  await page.getByLabel('Password').fill(password)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByRole('heading', { name: 'Projects' }).waitFor()
+}
