@@ -6,7 +6,7 @@
 import type { Static } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { Integer, PATTERN_RULE } from '../../http/schemas'
-import { Variant } from '../flags/flags.model'
+import { Variant } from '../flags/strategy.model'
 import { LIMITS } from '../limits'
 
 /** At most this many flag evaluations in one answer: flags × environments × contexts. */
