@@ -6,9 +6,12 @@
  *   token> <count>`, see heldElsewhere);
  * - the page clients of bench/search.ts, run in a Worker on this file;
  * - a bare Bun server returning fixed, pre-serialised bytes (`clients.ts bare <port> <file>`), the
- *   ceiling for a response in the admin, client and metrics scenarios.
+ *   ceiling for a response in the admin, client and metrics scenarios;
+ * - the console's playground asking for every flag's evaluation, one request after another
+ *   (the `playground` scenario, playgroundAnswer below).
  */
 import { join } from 'node:path'
+import { parseArgs } from 'node:util'
 import { random } from './data'
 
 export const MARKER = 'event: unleash-updated'
@@ -177,6 +180,85 @@ async function bareServer([port, file]: string[]) {
     fetch: () => new Response(body, { headers }),
   })
   console.log('ready')
+}
+
+/**
+ * The admin playground at 1,000 flags, run by hand:
+ *
+ *   npx bun bench/run.ts playground [--runs 3] [--requests 200]
+ *
+ * A server on a data directory of the frontend benchmark's 1,000 flags (bench/frontend.ts: in
+ * production, half on; rollouts with segments, constraints, strategy and flag variants, parents)
+ * answers POST /api/admin/playground for them, one request after another, each for another user;
+ * then /advanced for the same flags in production. Prints per run the answer's size, the median
+ * and 95th-percentile time to the whole answer, and the server's CPU time per answer; then the
+ * medians of runs.
+ */
+export async function playgroundAnswer() {
+  const { values } = parseArgs({
+    options: { runs: { type: 'string', default: '3' }, requests: { type: 'string', default: '200' } },
+  })
+  // Here, not at the top: the bare server and the stream holder run this file and need none of it.
+  const { FLAGS, ENVIRONMENT, addFrontendFlags, contextFor } = await import('./frontend')
+  const { authHeaders, cpuSeconds, fmt, median, percentile, removeDir, seedDataDir, startServer, table, tempDataDir } =
+    await import('./lib')
+  const dir = tempDataDir()
+  seedDataDir(dir, { events: 1000, flags: FLAGS, environments: ['development', 'production'] })
+  addFrontendFlags(dir)
+  const ask = async (base: string, path: string, body: object) => {
+    const started = performance.now()
+    const response = await fetch(`${base}${path}`, { method: 'POST', headers: authHeaders, body: JSON.stringify(body) })
+    const text = await response.text()
+    if (response.status !== 200) throw new Error(`${path} answered ${response.status}: ${text.slice(0, 300)}`)
+    return { ms: performance.now() - started, text }
+  }
+  const rows: (string | number)[][] = []
+  const results: Record<string, { p50: number; p95: number; cpuMs: number }[]> = {}
+  try {
+    for (let run = 0; run < Number(values.runs); run++) {
+      const server = await startServer(dir)
+      try {
+        for (const [label, path, bodyOf] of [
+          [
+            'playground',
+            '/api/admin/playground',
+            (n: number) => ({ environment: ENVIRONMENT, context: contextFor(n) }),
+          ],
+          [
+            'advanced',
+            '/api/admin/playground/advanced',
+            (n: number) => ({ environments: [ENVIRONMENT], context: contextFor(n) }),
+          ],
+        ] as const) {
+          const sample = await ask(server.base, path, bodyOf(0))
+          const features = JSON.parse(sample.text).features.length
+          if (features !== FLAGS) throw new Error(`${label} answered ${features} flags, not ${FLAGS}`)
+          for (let n = 1; n <= 20; n++) await ask(server.base, path, bodyOf(n))
+          const cpuBefore = cpuSeconds(server.pid)
+          const times: number[] = []
+          for (let n = 0; n < Number(values.requests); n++)
+            times.push((await ask(server.base, path, bodyOf(1000 + n))).ms)
+          const cpuMs = ((cpuSeconds(server.pid) - cpuBefore) / times.length) * 1000
+          times.sort((a, b) => a - b)
+          const result = { p50: percentile(times, 50), p95: percentile(times, 95), cpuMs }
+          ;(results[label] ??= []).push(result)
+          const kB = fmt(sample.text.length / 1024, 0)
+          rows.push([run + 1, label, features, kB, fmt(result.p50), fmt(result.p95), fmt(result.cpuMs)])
+        }
+      } finally {
+        await server.stop()
+      }
+    }
+  } finally {
+    removeDir(dir)
+  }
+  const load = Number((await Bun.file('/proc/loadavg').text()).split(' ')[0])
+  console.log(table(['run', 'route', 'flags', 'answer kB', 'p50 ms', 'p95 ms', 'server CPU ms'], rows))
+  for (const [label, runs] of Object.entries(results))
+    console.log(
+      `${label}: median of runs p50 ${fmt(median(runs.map(r => r.p50)))} ms, p95 ${fmt(median(runs.map(r => r.p95)))} ms, ` +
+        `server CPU ${fmt(median(runs.map(r => r.cpuMs)))} ms per answer (load ${load})`,
+    )
 }
 
 if (!Bun.isMainThread) pageClients()

@@ -109,6 +109,13 @@ export const SCENARIOS: Record<string, Scenario> = {
     what: 'mixed reads and writes for minutes: errors, latency, resident memory per minute',
     options: '[--minutes 5]',
   },
+  playground: {
+    module: 'clients',
+    fn: 'playgroundAnswer',
+    area: 'admin paths',
+    what: 'POST /api/admin/playground and /advanced answering 1,000 flags, one request after another',
+    options: '[--runs 3] [--requests 200]',
+  },
   client: {
     module: 'sdk',
     fn: 'clientApi',

@@ -135,6 +135,9 @@ const BODIES: Record<string, unknown> = {
   updateContextFieldLegalValue: { value: 'x' },
   exportFeatures: { project: HIDDEN, environment: ENV },
   validateImport: { project: HIDDEN, environment: ENV, data: importData },
+  // Every project: the hidden one's flags must not be evaluated (a list naming it would be echoed in `input`).
+  getPlayground: { environment: ENV, projects: '*', context: { userId: 'someone' } },
+  getAdvancedPlayground: { environments: [ENV], projects: '*', context: { userId: 'someone' } },
   importToggles: { project: HIDDEN, environment: ENV, data: importData },
 }
 

@@ -184,6 +184,8 @@ const ROUTES: Record<string, WriteCase | 'service-wide' | 'read'> = {
   deleteContextFieldLegalValue: 'service-wide',
   exportFeatures: 'read',
   validateImport: 'read',
+  getPlayground: 'read',
+  getAdvancedPlayground: 'read',
   importToggles: {
     request: r => ({
       path: '/api/admin/features-batch/import',

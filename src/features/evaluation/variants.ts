@@ -27,10 +27,77 @@ export type VariantPick = number
 
 export type VariantPicker = (context: EvalContext) => VariantPick
 
+/** What a choice reads of a variant (strategy variants have no overrides). */
+export interface WeightedVariant {
+  weight: number
+  overrides?: readonly { contextName: string; values: readonly string[] }[]
+}
+
+/** Told how a weighted choice was made: the bucket (1 to the total weight) the seed fell in. */
+export interface VariantSeen {
+  bucket: number
+}
+
+export interface VariantChoice {
+  /** The index of the first variant with an override matching the context, or -1. */
+  override(context: EvalContext): number
+  /** The index of the variant whose share holds the context's bucket, or -1; `seen` gets the bucket. */
+  weighted(context: EvalContext, seen?: VariantSeen): number
+}
+
 /**
- * The SDK's selectVariantDefinition over `variants`, whose slots run from `firstSlot` on in their
- * order; null when there are none. A weighted choice is PERCENTAGE when more than one variant can
- * come out of it, FIXED otherwise; an override is CONTEXT.
+ * The SDK's selectVariantDefinition over `variants` of `groupId` (a strategy's groupId, or the
+ * flag's name for its own variants), sticky on `stickiness`: the first override matching the
+ * context, else the variant whose share of the weights holds the seed's bucket. Null when the
+ * weights add up to nothing (none is ever chosen). The compiled scopes (variantPicker) and the
+ * playground's explanations both choose with it.
+ */
+export function variantChoice(
+  groupId: string | undefined,
+  stickiness: string | undefined,
+  variants: readonly WeightedVariant[],
+): VariantChoice | null {
+  const total = variants.reduce((sum, variant) => sum + variant.weight, 0)
+  if (total <= 0) return null
+  // Copied: a compiled scope must not read the stored records after compiling.
+  const weights = variants.map(variant => variant.weight)
+  const overrides = variants.flatMap((variant, index) =>
+    (variant.overrides ?? []).map(override => ({
+      index,
+      value: resolver(override.contextName),
+      values: new Set(override.values),
+    })),
+  )
+  const seed = seedOf(stickiness)
+  const bucket = variantBucket(String(groupId), total)
+  return {
+    override(context) {
+      for (let index = 0; index < overrides.length; index++) {
+        const override = overrides[index]
+        const value = override.value(context)
+        if (value !== undefined && override.values.has(value)) return override.index
+      }
+      return -1
+    },
+    weighted(context, seen) {
+      const target = bucket(seed(context))
+      if (seen) seen.bucket = target
+      let counter = 0
+      for (let index = 0; index < weights.length; index++) {
+        const weight = weights[index]
+        if (weight === 0) continue
+        counter += weight
+        if (counter >= target) return index
+      }
+      return -1
+    },
+  }
+}
+
+/**
+ * variantChoice over `variants`, whose slots run from `firstSlot` on in their order, as a pick;
+ * null when there are none. A weighted choice is PERCENTAGE when more than one variant can come
+ * out of it, FIXED otherwise; an override is CONTEXT.
  */
 export function variantPicker(
   groupId: string | undefined,
@@ -39,37 +106,14 @@ export function variantPicker(
   firstSlot: number,
 ): VariantPicker | null {
   if (variants.length === 0) return null
-  const total = variants.reduce((sum, variant) => sum + variant.weight, 0)
-  if (total <= 0) return () => -1
+  const choice = variantChoice(groupId, stickiness, variants)
+  if (choice === null) return () => -1
   const split = variants.filter(variant => variant.weight > 0).length > 1
   const weighted = split ? Basis.PERCENTAGE : Basis.FIXED
-  // Copied: the compiled scope must not read the stored records after compiling.
-  const weights = variants.map(variant => variant.weight)
-  const overrides = variants.flatMap((variant, index) =>
-    'overrides' in variant
-      ? variant.overrides.map(override => ({
-          pick: ((firstSlot + index) << 2) | Basis.CONTEXT,
-          value: resolver(override.contextName),
-          values: new Set(override.values),
-        }))
-      : [],
-  )
-  const seed = seedOf(stickiness)
-  const bucket = variantBucket(String(groupId), total)
   return context => {
-    for (let index = 0; index < overrides.length; index++) {
-      const override = overrides[index]
-      const value = override.value(context)
-      if (value !== undefined && override.values.has(value)) return override.pick
-    }
-    const target = bucket(seed(context))
-    let counter = 0
-    for (let index = 0; index < weights.length; index++) {
-      const weight = weights[index]
-      if (weight === 0) continue
-      counter += weight
-      if (counter >= target) return ((firstSlot + index) << 2) | weighted
-    }
-    return -1
+    const override = choice.override(context)
+    if (override >= 0) return ((firstSlot + override) << 2) | Basis.CONTEXT
+    const index = choice.weighted(context)
+    return index < 0 ? -1 : ((firstSlot + index) << 2) | weighted
   }
 }
