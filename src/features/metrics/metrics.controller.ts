@@ -2,7 +2,7 @@ import { t } from 'elysia'
 import { controllerBase, noContent } from '../../http/plugins'
 import { callerAddress } from '../../http/request-log'
 import { authErrors, bodyErrors } from '../../http/schemas'
-import { featureParams } from '../params'
+import { featureParams, flagParams } from '../params'
 import type { Authorization } from '../tokens/auth'
 import { metricsModels } from './metrics.model'
 import type { MetricsService } from './metrics.service'
@@ -136,6 +136,34 @@ export function metricsController(metrics: MetricsService, auth: Authorization) 
         },
       },
     )
+    .get(
+      '/api/admin/projects/:projectId/features/:featureName/lifecycle',
+      ({ params }) => metrics.lifecycle(params.projectId, params.featureName),
+      {
+        auth: 'NONE',
+        params: flagParams,
+        response: { 200: 'featureLifecycleSchema', ...authErrors(404) },
+        detail: {
+          operationId: 'getFeatureLifecycle',
+          summary: 'The lifecycle stages a flag went through',
+          tags: ['Lifecycle'],
+          description:
+            'initial when made (or revived); pre-live at the first SDK metrics anywhere, or when enabled in an environment; live at the first ' +
+            'metrics from a production-type environment where it is on, or when enabled in one; completed (with status) by lifecycle/complete; ' +
+            'archived. Each with when it was entered; the last is the current stage. 404 for a flag not in the project.',
+        },
+      },
+    )
+    .get('/api/admin/lifecycle/count', ({ caller }) => metrics.lifecycleCount(caller), {
+      auth: 'NONE',
+      response: { 200: 'featureLifecycleCountSchema', ...authErrors() },
+      detail: {
+        operationId: 'getFeatureLifecycleCount',
+        summary: 'How many flags are in each lifecycle stage',
+        tags: ['Lifecycle'],
+        description: "Archived flags included; a token limited to some projects counts its projects' flags only.",
+      },
+    })
     .get('/api/admin/metrics/applications', ({ caller }) => metrics.applications(caller), {
       auth: 'NONE',
       response: { 200: 'applicationsSchema', ...authErrors() },

@@ -10,7 +10,7 @@ import { SYSTEM_ACTOR } from '../../domain/events'
 import { NotFoundError } from '../../errors'
 import type { Store } from '../../storage/store'
 import type { LastSeenSource } from '../flags/flag-view'
-import type { FlagRecord } from '../flags/flags.records'
+import type { FlagRecord, LifecycleStage } from '../flags/flags.records'
 import { flagNotFound } from '../not-found'
 import { builtInStrategy } from '../strategy-types/built-in-strategies'
 import type { SdkScope } from '../tokens/auth'
@@ -24,7 +24,8 @@ import type {
   FeatureUsage,
   FeatureUsageHistory,
 } from './metrics.model'
-import { usageKey, type UsageRowRecord } from './metrics.records'
+import { countStages, currentStage, stagesOf, stageTimes, type StageCount, type StageEntry } from './lifecycle'
+import { usageKey, type LastSeenRecord, type UsageRowRecord } from './metrics.records'
 import { checkAppName, hoursBackOf, readToggles } from './report-body'
 import { addedTo, hourOf, USAGE_LIMITS, UsageTable } from './usage-table'
 
@@ -226,10 +227,12 @@ export class MetricsService implements LastSeenSource {
           // Seen as another flag of that name, deleted since.
           if (!flag || flag.createdAt !== flagCreatedAt) continue
           const current = tx.get('flagLastSeen', name)
-          const kept = current && current.flagCreatedAt === flag.createdAt ? current.environments : {}
+          const kept = current && current.flagCreatedAt === flag.createdAt ? current : undefined
+          const production = (environment: string) => tx.get('environments', environment)?.type === 'production'
           tx.put('flagLastSeen', name, {
             flagCreatedAt: flag.createdAt,
-            environments: { ...kept, ...Object.fromEntries(environments) },
+            environments: { ...kept?.environments, ...Object.fromEntries(environments) },
+            ...stageTimes(flag, kept, environments, production),
           })
         }
       })
@@ -251,10 +254,33 @@ export class MetricsService implements LastSeenSource {
   }
 
   lastSeenOf(flag: FlagRecord): Readonly<Record<string, string>> {
+    return this.seenRecord(flag)?.environments ?? {}
+  }
+
+  /** The flag's lastSeen record, if it is this flag's. */
+  private seenRecord(flag: FlagRecord): LastSeenRecord | undefined {
     // Deleted since the last flush (and maybe made again): the record left is the deleted flag's.
-    if (this.deletedFlags.has(flag.name)) return {}
+    if (this.deletedFlags.has(flag.name)) return undefined
     const record = this.store.reader.get('flagLastSeen', flag.name)
-    return record && record.flagCreatedAt === flag.createdAt ? record.environments : {}
+    return record && record.flagCreatedAt === flag.createdAt ? record : undefined
+  }
+
+  /** The stage the flag is in, SDK metrics counted (the flag views show it). */
+  stageOf(flag: FlagRecord): { stage: LifecycleStage; enteredStageAt: string } {
+    return currentStage(flag, this.seenRecord(flag))
+  }
+
+  /** getFeatureLifecycle: the stages the flag of `projectId` went through. */
+  lifecycle(projectId: string, featureName: string): StageEntry[] {
+    const flag = this.store.reader.get('flags', featureName)
+    if (!flag || flag.project !== projectId) throw flagNotFound(featureName)
+    return stagesOf(flag, this.seenRecord(flag))
+  }
+
+  /** getFeatureLifecycleCount: flags per stage, of the projects `caller` may see. */
+  lifecycleCount(caller: Caller): StageCount {
+    const flags = Object.values(this.store.state.flags).filter(flag => callerSeesProject(caller, flag.project))
+    return countStages(flags, flag => this.seenRecord(flag))
   }
 
   onLastSeenChange(listener: (flagName: string) => void): void {
