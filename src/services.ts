@@ -29,6 +29,7 @@ import { SYSTEM_ACTOR } from './domain/events'
 import { clientController } from './features/client/client.controller'
 import { ClientFeaturesService } from './features/client/client.service'
 import { ChangeFeed } from './features/streaming/change-feed'
+import { LiveChannel } from './features/streaming/live'
 import { streamingController } from './features/streaming/streaming.controller'
 import { DEFAULT_STREAMING, StreamingService, type StreamingOptions } from './features/streaming/streaming.service'
 import { frontendController } from './features/frontend/frontend.controller'
@@ -148,7 +149,7 @@ export const FEATURES: readonly Feature[] = [
     collections: [segmentsCollection, segmentSequenceCollection],
     controllers: (s, auth) => [segmentsController(s.segments, auth)],
   },
-  { controllers: (s, auth) => [clientController(s.client, auth), streamingController(s.streaming, auth)] },
+  { controllers: (s, auth) => [clientController(s.client, auth), streamingController(s.streaming, s.live, auth)] },
   {
     collections: [strategyTypesCollection],
     controllers: (s, auth) => [strategyTypesController(s.strategyTypes, auth)],
@@ -280,6 +281,8 @@ export async function openDatabaseStore(
 export interface ServiceOptions {
   /** How often SDK metrics and registrations are committed, in ms (`METRICS_FLUSH_MS`). */
   metricsFlushMs?: number
+  /** The SDK metrics' clock (benchmarks fill 48 hours of usage history with it); the system clock by default. */
+  metricsClock?: () => Date
   /** Sessions' lifetime and cookie settings, and the sign-in throttle's limits. */
   session?: SessionOptions
   /** Client API streams: the cap and the heartbeat (`STREAMING_MAX_STREAMS`, `STREAMING_HEARTBEAT_MS`). */
@@ -300,7 +303,7 @@ export interface ServiceOptions {
 export function createServices(store: Store, options: ServiceOptions = {}) {
   const patterns = new NamingPatterns(store)
   // Flags show when metrics last saw them, so the metrics service comes first.
-  const metrics = new MetricsService(store, options.metricsFlushMs)
+  const metrics = new MetricsService(store, options.metricsFlushMs, options.metricsClock)
   const flags = new FlagsService(store, patterns, metrics)
   const strategies = new StrategiesService(store, checkStrategySegments)
   const relations = new RelationsService(store)
@@ -309,6 +312,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
   const session = options.session ?? DEFAULT_SESSION_OPTIONS
   // The frontend API and OFREP evaluate the same compiled scopes.
   const scopes = new CompiledScopes(store)
+  const streaming = new StreamingService(store, changes, options.streaming ?? DEFAULT_STREAMING)
   return {
     store,
     patterns,
@@ -330,7 +334,8 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     }),
     client: new ClientFeaturesService(store),
     changes,
-    streaming: new StreamingService(store, changes, options.streaming ?? DEFAULT_STREAMING),
+    streaming,
+    live: new LiveChannel(store, streaming),
     ofrepChannels: new OfrepChannels(store),
     strategyTypes: new StrategyTypesService(store),
     tagTypes: new TagTypesService(store),

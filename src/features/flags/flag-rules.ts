@@ -35,11 +35,17 @@ const STAGE_ORDER: Record<LifecycleStage, number> = { initial: 0, 'pre-live': 1,
 /** Moves the lifecycle forward to `stage` if the flag has not been there yet. */
 export function advanceLifecycle(flag: FlagRecord, stage: LifecycleStage, now: string): FlagRecord {
   if (STAGE_ORDER[flag.lifecycle.stage] >= STAGE_ORDER[stage]) return flag
-  return { ...flag, lifecycle: { stage, enteredStageAt: now } }
+  return withStage(flag, stage, now)
 }
 
+/** Puts the flag in `stage` from `now`, noting when it first went pre-live and live; back at initial it starts over. */
 export function withStage(flag: FlagRecord, stage: LifecycleStage, now: string): FlagRecord {
-  return flag.lifecycle.stage === stage ? flag : { ...flag, lifecycle: { stage, enteredStageAt: now } }
+  if (flag.lifecycle.stage === stage) return flag
+  if (stage === 'initial') return { ...flag, lifecycle: { stage, enteredStageAt: now } }
+  const lifecycle = { ...flag.lifecycle, stage, enteredStageAt: now }
+  if (stage === 'pre-live' || stage === 'live') lifecycle.preLiveAt ??= now
+  if (stage === 'live') lifecycle.liveAt ??= now
+  return { ...flag, lifecycle }
 }
 
 export function defaultStrategy(flagName: string, sortOrder: number): StrategyRecord {

@@ -90,6 +90,8 @@ export interface LastSeenSource {
   lastSeenOf(flag: FlagRecord): Readonly<Record<string, string>>
   /** Calls `listener` with a flag's name in each commit that changes when it was last seen. */
   onLastSeenChange(listener: (flagName: string) => void): void
+  /** The stage the flag is in with SDK metrics counted (first reports move it on, as in Unleash); its own when absent. */
+  stageOf?(flag: FlagRecord): Pick<FlagRecord['lifecycle'], 'stage' | 'enteredStageAt'>
 }
 
 export const NEVER_SEEN: LastSeenSource = { lastSeenOf: () => ({}), onLastSeenChange: () => {} }
@@ -102,6 +104,8 @@ export interface ViewOptions {
   potentiallyStale: boolean
   /** When metrics last reported the flag, per environment (LastSeenSource.lastSeenOf). */
   lastSeen?: Readonly<Record<string, string>>
+  /** Its lifecycle stage with SDK metrics counted (LastSeenSource.stageOf); the flag's own when absent. */
+  stage?: Pick<FlagRecord['lifecycle'], 'stage' | 'enteredStageAt'>
 }
 
 export function flagView(
@@ -165,7 +169,10 @@ export function flagView(
       enabled: dependency.enabled,
       variants: [...dependency.variants],
     })),
-    lifecycle: { ...flag.lifecycle },
+    lifecycle: {
+      stage: (options.stage ?? flag.lifecycle).stage,
+      enteredStageAt: (options.stage ?? flag.lifecycle).enteredStageAt,
+    },
   }
 }
 

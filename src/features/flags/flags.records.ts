@@ -93,6 +93,13 @@ export const FlagRecordSchema = Type.Object({
   lifecycle: Type.Object({
     stage: Type.Union(LIFECYCLE_STAGES.map(stage => Type.Literal(stage))),
     enteredStageAt: Timestamp,
+    /**
+     * When it first went pre-live and live by its own writes (enabled in an environment), kept
+     * through later stages and cleared back at initial; SDK metrics add theirs (metrics/lifecycle.ts).
+     * Flags written before they were kept have none.
+     */
+    preLiveAt: Type.Optional(Timestamp),
+    liveAt: Type.Optional(Timestamp),
   }),
   /** Set by `lifecycle/complete`, cleared by `lifecycle/uncomplete`. */
   completion: Nullable(

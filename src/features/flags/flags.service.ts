@@ -103,6 +103,7 @@ export class FlagsService {
       details: true,
       children: this.children.of(name, tx),
       lastSeen: this.lastSeen.lastSeenOf(flag),
+      stage: this.lastSeen.stageOf?.(flag),
       potentiallyStale: this.potentiallyStale(reader, flag, Date.now()),
     })
   }
@@ -154,6 +155,7 @@ export class FlagsService {
       details: false,
       children: this.children.of(flag.name),
       lastSeen: this.lastSeen.lastSeenOf(flag),
+      stage: this.lastSeen.stageOf?.(flag),
       potentiallyStale: this.potentiallyStale(this.store.reader, flag, now),
     })
   }

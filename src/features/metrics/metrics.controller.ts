@@ -2,7 +2,7 @@ import { t } from 'elysia'
 import { controllerBase, noContent } from '../../http/plugins'
 import { callerAddress } from '../../http/request-log'
 import { authErrors, bodyErrors } from '../../http/schemas'
-import { featureParams } from '../params'
+import { featureParams, flagParams } from '../params'
 import type { Authorization } from '../tokens/auth'
 import { metricsModels } from './metrics.model'
 import type { MetricsService } from './metrics.service'
@@ -113,6 +113,55 @@ export function metricsController(metrics: MetricsService, auth: Authorization) 
         description:
           'Counts of the hours that started in the last 60 minutes (yes, no and variants) per environment and application, and the applications that ' +
           'reported the flag in the last 24 hours. Counts are exact at once; 404 for an unknown flag and for one of a project the token cannot see.',
+      },
+    })
+    .get(
+      '/api/admin/client-metrics/features/:featureName/raw',
+      ({ params, query }) => metrics.featureHistory(params.featureName, query.hoursBack),
+      {
+        auth: 'NONE',
+        params: featureParams,
+        query: t.Object({
+          hoursBack: t.Optional(t.String({ description: 'Hours of history, 1 to 48 (default 1)', examples: ['48'] })),
+        }),
+        response: { 200: 'featureMetricsSchema', ...authErrors(400, 404) },
+        detail: {
+          operationId: 'getRawFeatureMetrics',
+          summary: 'Hourly usage of a flag, per environment and application, up to 48 hours back',
+          tags: ['Metrics'],
+          description:
+            'Counts (yes, no, variants) of each hour that started in the last hoursBack hours, per environment and application; the ' +
+            'current hour is counted as reports arrive. Kept for 48 hours, within the caps of docs/limits.md (usage history). ' +
+            '400 for hoursBack outside 1 to 48; 404 for an unknown flag and for one of a project the token cannot see.',
+        },
+      },
+    )
+    .get(
+      '/api/admin/projects/:projectId/features/:featureName/lifecycle',
+      ({ params }) => metrics.lifecycle(params.projectId, params.featureName),
+      {
+        auth: 'NONE',
+        params: flagParams,
+        response: { 200: 'featureLifecycleSchema', ...authErrors(404) },
+        detail: {
+          operationId: 'getFeatureLifecycle',
+          summary: 'The lifecycle stages a flag went through',
+          tags: ['Lifecycle'],
+          description:
+            'initial when made (or revived); pre-live at the first SDK metrics anywhere, or when enabled in an environment; live at the first ' +
+            'metrics from a production-type environment where it is on, or when enabled in one; completed (with status) by lifecycle/complete; ' +
+            'archived. Each with when it was entered; the last is the current stage. 404 for a flag not in the project.',
+        },
+      },
+    )
+    .get('/api/admin/lifecycle/count', ({ caller }) => metrics.lifecycleCount(caller), {
+      auth: 'NONE',
+      response: { 200: 'featureLifecycleCountSchema', ...authErrors() },
+      detail: {
+        operationId: 'getFeatureLifecycleCount',
+        summary: 'How many flags are in each lifecycle stage',
+        tags: ['Lifecycle'],
+        description: "Archived flags included; a token limited to some projects counts its projects' flags only.",
       },
     })
     .get('/api/admin/metrics/applications', ({ caller }) => metrics.applications(caller), {

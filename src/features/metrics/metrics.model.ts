@@ -2,6 +2,7 @@
 import { t } from 'elysia'
 import { KEYS_ARE_NAMES } from '../../http/lenient-bodies'
 import { Integer, Timestamp } from '../../http/schemas'
+import { LIFECYCLE_STAGES } from '../flags/flags.records'
 
 /** SDKs send many more fields than these; the ones they send are accepted as they are. */
 export const ClientRegistration = t.Object(
@@ -110,6 +111,47 @@ export const FeatureUsage = t.Object(
   { description: 'How the flag was evaluated in the last hour, and by which applications' },
 )
 
+export const FeatureUsageHistory = t.Object(
+  {
+    version: Integer({ description: 'Schema version, 1' }),
+    maturity: t.String({ description: 'API maturity, stable' }),
+    featureName: t.String({ description: 'The flag' }),
+    data: t.Array(UsageRow, {
+      description: 'Counts per hour, environment and application, oldest hour first',
+    }),
+  },
+  { description: 'Hourly evaluation counts of the flag (Unleash: featureMetricsSchema)' },
+)
+
+export const FeatureLifecycle = t.Array(
+  t.Object(
+    {
+      stage: t.String({ description: `The stage: ${LIFECYCLE_STAGES.join(', ')}` }),
+      enteredStageAt: Timestamp('When the flag entered it'),
+      status: t.Optional(
+        t.Union([t.Literal('kept'), t.Literal('discarded')], {
+          description: 'Of completed: whether the flag was kept or discarded',
+        }),
+      ),
+    },
+    { description: 'A stage the flag went through' },
+  ),
+  { description: 'The stages the flag went through, in order; the last is the one it is in' },
+)
+
+const stageCount = (stage: string) => Integer({ minimum: 0, description: `Flags in the ${stage} stage` })
+
+export const LifecycleCount = t.Object(
+  {
+    initial: stageCount('initial'),
+    preLive: stageCount('pre-live'),
+    live: stageCount('live'),
+    completed: stageCount('completed'),
+    archived: stageCount('archived'),
+  },
+  { description: 'How many flags are in each lifecycle stage' },
+)
+
 const Usage = t.Object(
   {
     project: t.String({ description: "A project of the tokens the application used ('*': all)" }),
@@ -192,6 +234,9 @@ export const metricsModels = {
   clientApplicationSchema: ClientRegistration,
   clientMetricsSchema: ClientMetrics,
   featureUsageSchema: FeatureUsage,
+  featureMetricsSchema: FeatureUsageHistory,
+  featureLifecycleSchema: FeatureLifecycle,
+  featureLifecycleCountSchema: LifecycleCount,
   applicationsSchema: Applications,
   applicationSchema: Application,
 }

@@ -32,6 +32,10 @@ export type UsageRowRecord = Static<typeof UsageRowRecordSchema>
 export const LastSeenRecordSchema = Type.Object({
   flagCreatedAt: Timestamp,
   environments: Type.Record(Type.String(), Timestamp),
+  /** When metrics first reported the flag, anywhere (lifecycle.ts: pre-live). Records written before it was kept have none. */
+  preLiveAt: Type.Optional(Timestamp),
+  /** When metrics first reported it from a production-type environment where it was on (lifecycle.ts: live). */
+  liveAt: Type.Optional(Timestamp),
 })
 export type LastSeenRecord = Static<typeof LastSeenRecordSchema>
 

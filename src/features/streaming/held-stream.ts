@@ -43,6 +43,12 @@ export class HeldStream {
     readonly group: Group,
     /** The heartbeat slot it is in. */
     readonly slot: Set<HeldStream>,
+    /**
+     * Whether its credential still holds, checked once per heartbeat interval (the console's live
+     * channel: a session signed out or expired, a token deleted or its role changed); null: the
+     * token's own checks (deletion, scope change, expiry) are enough.
+     */
+    readonly alive: (() => boolean) | null = null,
   ) {
     this.early = [first]
   }
@@ -81,10 +87,11 @@ export class HeldStream {
 }
 
 /**
- * What a stream is sent on each change to its scope: the client API's events (`client`), or a
- * notice in another protocol's format (NoticeFormat: its name, and its bytes for a revision).
+ * What a stream is sent on each change to its scope: the client API's events (`client`), a notice
+ * in another protocol's format (NoticeFormat: its name, and its bytes for a revision), or the
+ * console's live channel (`live`, sent by sendLive rather than per scope).
  */
-export type StreamKind = 'client' | NoticeFormat
+export type StreamKind = 'client' | 'live' | NoticeFormat
 
 /** Another protocol's notice of a change (OFREP's refetchEvaluation), made by that protocol's feature. */
 export interface NoticeFormat {
@@ -96,10 +103,20 @@ export interface NoticeFormat {
   notice: (revision: number) => Uint8Array
 }
 
+/** Whom the live channel's messages may reach: as the event search decides what a caller sees (events.service.ts). */
+export interface Audience {
+  /** null: every project, and the events of no project. */
+  projects: readonly string[] | null
+  hiddenTypes: readonly string[]
+}
+
 export interface Group {
-  scope: Scope
   kind: StreamKind
-  /** The key the group is kept under: the kind's name and the scope's key. */
+  /** The key the group is kept under: the kind's name and the scope's or the audience's key. */
   key: string
+  /** What the client API or a notice format serves it; null for the live channel. */
+  scope: Scope | null
+  /** The live channel's audience; null for the others. */
+  audience: Audience | null
   streams: Set<HeldStream>
 }
