@@ -260,6 +260,7 @@ export function FlagsPage({ project, canWrite }: { project: string; canWrite: bo
           Filter flags
           <input type="search" value={filter} onInput={e => setFilter(e.currentTarget.value)} />
         </label>
+        <a href={`#/projects/${enc(project)}/overview`}>Overview</a>
         <a href={`#/projects/${enc(project)}/archive`}>Archived flags</a>
         <span class="muted" aria-live="polite">
           {fresh ? `${total} of ${overall ?? total} flags` : 'Loading flags…'}

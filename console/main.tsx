@@ -8,7 +8,10 @@ import { call, get, ROLES, whenSignedOut, type Project, type User } from './api'
 import { ErrorLine, go, useHash, useLoad } from './ui'
 import { FlagsPage } from './flags'
 import { ArchivedFlags, FlagPage } from './flag'
-import { EventsPage, TokensPage, UsersPage } from './admin'
+import { TokensPage, UsersPage } from './admin'
+import { EventsPage } from './events'
+import { PlaygroundPage } from './playground'
+import { ProjectOverview } from './overview'
 import { ApplicationsPage, ContextPage, SegmentsPage, StrategyTypesPage, TagTypesPage } from './config'
 import './style.css'
 
@@ -207,8 +210,10 @@ function App() {
   if (parts[1] === 'projects' && parts[2] && parts[3] === 'features' && parts[4])
     page = <FlagPage project={parts[2]} name={parts[4]} canWrite={canWrite} />
   else if (parts[1] === 'projects' && parts[2] && parts[3] === 'archive') page = <ArchivedFlags project={parts[2]} />
+  else if (parts[1] === 'projects' && parts[2] && parts[3] === 'overview') page = <ProjectOverview project={parts[2]} />
   else if (parts[1] === 'projects' && parts[2]) page = <FlagsPage project={parts[2]} canWrite={canWrite} />
   else if (parts[1] === 'events') page = <EventsPage />
+  else if (parts[1] === 'playground') page = <PlaygroundPage shared={parts[2]} />
   else if (parts[1] === 'password')
     page = (
       <PasswordPage
@@ -231,6 +236,7 @@ function App() {
         <nav aria-label="Main">
           <a href="#/">Projects</a>
           <a href="#/events">Event log</a>
+          <a href="#/playground">Playground</a>
           <a href="#/segments">Segments</a>
           <a href="#/context">Context fields</a>
           <a href="#/tag-types">Tag types</a>

@@ -1,7 +1,7 @@
 /** Small pieces every page uses: the error line, a hash-route hook, formatting. */
 import type { ComponentChildren } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import { ApiError, type EventItem } from './api'
+import { ApiError } from './api'
 
 /** An API error shown where the user acted, naming the field when the API names one. */
 export function ErrorLine({ error, id }: { error: unknown; id?: string }) {
@@ -77,30 +77,4 @@ export function useAct(reload: () => void) {
     }
   }
   return { error, act }
-}
-
-/** One event of the log, opening to its before and after; `where` adds the flag and project it is about. */
-export function EventEntry({ event, where }: { event: EventItem; where: boolean }) {
-  return (
-    <li>
-      <details>
-        <summary>
-          {when(event.createdAt)} · <strong>{event.type}</strong> by <span class="actor">{event.createdBy}</span>
-          {where && event.featureName ? ` · ${event.featureName}` : ''}
-          {where && event.project ? ` in ${event.project}` : ''}
-          {event.environment ? (where ? ` / ${event.environment}` : ` in ${event.environment}`) : ''}
-        </summary>
-        <div class="diff">
-          <div>
-            <h4>Before</h4>
-            <pre>{JSON.stringify(event.preData, null, 2)}</pre>
-          </div>
-          <div>
-            <h4>After</h4>
-            <pre>{JSON.stringify(event.data, null, 2)}</pre>
-          </div>
-        </div>
-      </details>
-    </li>
-  )
 }
