@@ -7,7 +7,8 @@ import type { ComponentChildren } from 'preact'
 import { useState } from 'preact/hooks'
 import { EVENT_TYPES } from '../src/domain/events'
 import { get, type EventItem, type Project } from './api'
-import { ErrorLine, useLoad, when } from './ui'
+import { SearchX } from 'lucide'
+import { EmptyState, ErrorLine, useLoad, when } from './ui'
 import './pages.css'
 
 const PAGE = 50
@@ -58,7 +59,7 @@ function Diff({ event, needle }: { event: EventItem; needle: string }) {
   const changes = changesOf(event.preData, event.data)
   if (changes.length === 0) return <p class="muted">No field changed.</p>
   return (
-    <div class="diff-scroll">
+    <div>
       <table class="diff-table" aria-label={`Changes of event ${event.id}`}>
         <thead>
           <tr>
@@ -230,7 +231,9 @@ export function EventsPage() {
           : 'Searching…'}
       </p>
       {data && total === 0 && (
-        <p class="empty-state">No event matches. Clear a filter, widen the dates or search for a shorter text.</p>
+        <EmptyState icon={SearchX} title="No event matches">
+          Clear a filter, widen the dates or search for a shorter text.
+        </EmptyState>
       )}
       <ol class="events">
         {data?.events.map(event => (

@@ -1,84 +1,29 @@
 /**
- * A project's flags: one row per flag, one switch per environment ("<flag> in <environment>"),
- * filter as you type, sort, select several and switch them in one bulk call, and create a flag
- * whose name is checked as it is typed. Only the rows in view are in the page, and only their pages
- * of 100 are asked of the service (searchFeatures filters and sorts there), so a project of 10,000
- * flags paints as fast as one of 50.
+ * A project's flags (or, without a project, the flags of every project: "Flags" in the navigation):
+ * one row per flag, one switch per environment ("<flag> in <environment>"), filter as you type,
+ * sort, select several and switch them in one bulk call, and create a flag. Only the rows in view
+ * are in the page, and only their pages of 100 are asked of the service (searchFeatures filters and
+ * sorts there), so a project of 10,000 flags paints as fast as one of 50. A switch moves at once and
+ * moves back, with the server's message in a toast, when refused. Changes made elsewhere arrive
+ * through the live stream (console/live.ts) and the rows held are read again.
  */
 import { useEffect, useRef, useState } from 'preact/hooks'
+import { Archive, Flag as FlagIcon, LayoutDashboard, Plus, SearchX, Settings } from 'lucide'
 import { call, enc, get, type Flag } from './api'
-import { ErrorLine, go, useLoad, when } from './ui'
+import { Button } from './components/button'
+import { EmptyState } from './components/empty-state'
+import { Picker } from './components/field'
+import { Icon } from './components/icon'
+import { Switch } from './components/switch'
+import { toast } from './components/toast'
+import { CreateFlag } from './flag-create'
+import { touches, useLive } from './live'
+import { ErrorLine, go, when } from './ui'
 
 const ROW_HEIGHT = 40
 const OVERSCAN = 8
 
 type SortKey = 'name' | 'type' | 'createdAt' | 'lastSeenAt'
-
-function CreateFlag({ project, onCreated }: { project: string; onCreated: (name: string) => void }) {
-  const [name, setName] = useState('')
-  const [type, setType] = useState('release')
-  const [description, setDescription] = useState('')
-  const [nameProblem, setNameProblem] = useState<unknown>(null)
-  const [error, setError] = useState<unknown>(null)
-  const types = useLoad(() => get<{ types: { id: string; name: string }[] }>('/api/admin/feature-types'), [])
-  useEffect(() => {
-    if (name === '') return setNameProblem(null)
-    // The validate operation answers as the name is typed; a stale answer is dropped.
-    let live = true
-    const timer = setTimeout(() => {
-      call('POST', '/api/admin/features/validate', { name, projectId: project }).then(
-        () => live && setNameProblem(null),
-        failure => live && setNameProblem(failure),
-      )
-    }, 120)
-    return () => {
-      live = false
-      clearTimeout(timer)
-    }
-  }, [name])
-  const submit = async (event: Event) => {
-    event.preventDefault()
-    try {
-      await call('POST', `/api/admin/projects/${enc(project)}/features`, { name, type, description })
-      onCreated(name)
-    } catch (failure) {
-      setError(failure)
-    }
-  }
-  return (
-    <form onSubmit={submit} class="create-flag" aria-label="Create a flag">
-      <label>
-        Flag name
-        <input
-          value={name}
-          required
-          aria-invalid={nameProblem ? 'true' : 'false'}
-          aria-describedby="name-problem"
-          onInput={e => setName(e.currentTarget.value)}
-        />
-      </label>
-      <ErrorLine error={nameProblem} id="name-problem" />
-      <label>
-        Type
-        <select value={type} onChange={e => setType(e.currentTarget.value)}>
-          {(types.data?.types ?? [{ id: 'release', name: 'Release' }]).map(entry => (
-            <option value={entry.id} key={entry.id}>
-              {entry.name}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        Description
-        <input value={description} onInput={e => setDescription(e.currentTarget.value)} />
-      </label>
-      <button type="submit" disabled={!!nameProblem || name === ''}>
-        Create flag
-      </button>
-      <ErrorLine error={error} />
-    </form>
-  )
-}
 
 const PAGE = 100
 
@@ -90,15 +35,15 @@ interface Loaded {
 }
 
 const searchPath = (
-  project: string,
+  project: string | undefined,
   filter: string,
   sort: { key: SortKey; descending: boolean },
   page: number,
   limit = PAGE,
 ) =>
-  `/api/admin/search/features?project=${enc(`IS:${project}`)}&query=${enc(filter.trim())}&sortBy=${sort.key}&sortOrder=${sort.descending ? 'desc' : 'asc'}&offset=${page * limit}&limit=${limit}`
+  `/api/admin/search/features?${project ? `project=${enc(`IS:${project}`)}&` : ''}query=${enc(filter.trim())}&sortBy=${sort.key}&sortOrder=${sort.descending ? 'desc' : 'asc'}&offset=${page * limit}&limit=${limit}`
 
-export function FlagsPage({ project, canWrite }: { project: string; canWrite: boolean }) {
+export function FlagsPage({ project, canWrite }: { project?: string; canWrite: boolean }) {
   const [filter, setFilter] = useState('')
   const [sort, setSort] = useState<{ key: SortKey; descending: boolean }>({ key: 'name', descending: false })
   const [loaded, setLoaded] = useState<Loaded | null>(null)
@@ -107,7 +52,6 @@ export function FlagsPage({ project, canWrite }: { project: string; canWrite: bo
   const [error, setError] = useState<unknown>(null)
   const [tick, setTick] = useState(0)
   const [selected, setSelected] = useState<Set<string>>(new Set())
-  const [actionError, setActionError] = useState<unknown>(null)
   const [bulkEnvironment, setBulkEnvironment] = useState('')
   const [scrollTop, setScrollTop] = useState(0)
   const [viewHeight, setViewHeight] = useState(600)
@@ -144,6 +88,13 @@ export function FlagsPage({ project, canWrite }: { project: string; canWrite: bo
       },
     )
   }
+
+  /** Reads the pages held again, in place (a change made elsewhere): no row blinks. */
+  const refresh = () => {
+    if (!loaded || loaded.key !== latest.current) return
+    for (const page of loaded.pages.keys()) fetchPage(page, loaded.key)
+  }
+  useLive(message => touches(message, { project }) && refresh())
 
   const first = Math.max(0, Math.floor(scrollTop / ROW_HEIGHT) - OVERSCAN)
   const fresh = loaded?.key === key
@@ -194,13 +145,12 @@ export function FlagsPage({ project, canWrite }: { project: string; canWrite: bo
     try {
       await call(
         'POST',
-        `/api/admin/projects/${enc(project)}/features/${enc(flag.name)}/environments/${enc(environmentName)}/${enabled ? 'on' : 'off'}`,
+        `/api/admin/projects/${enc(flag.project)}/features/${enc(flag.name)}/environments/${enc(environmentName)}/${enabled ? 'on' : 'off'}`,
       )
-      setActionError(null)
     } catch (failure) {
       // Nothing half-applied: the switch flips back to what the service holds.
       update(names, environmentName, !enabled)
-      setActionError(failure)
+      toast.error(failure)
     }
   }
 
@@ -210,14 +160,14 @@ export function FlagsPage({ project, canWrite }: { project: string; canWrite: bo
     try {
       await call(
         'POST',
-        `/api/admin/projects/${enc(project)}/bulk_features/environments/${enc(environment)}/${enabled ? 'on' : 'off'}`,
+        `/api/admin/projects/${enc(project!)}/bulk_features/environments/${enc(environment)}/${enabled ? 'on' : 'off'}`,
         { features: [...names] },
       )
-      setActionError(null)
+      toast.success(`${names.size} flags turned ${enabled ? 'on' : 'off'} in ${environment}.`)
     } catch (failure) {
       // The bulk call changes all or nothing: the rows are read again as the service holds them.
       setTick(n => n + 1)
-      setActionError(failure)
+      toast.error(failure)
     }
   }
 
@@ -239,7 +189,10 @@ export function FlagsPage({ project, canWrite }: { project: string; canWrite: bo
   }))
   const allSelected = total > 0 && selected.size >= total
   const header = (key: SortKey, label: string) => (
-    <th aria-sort={sort.key === key ? (sort.descending ? 'descending' : 'ascending') : 'none'}>
+    <th
+      class={key === 'name' ? undefined : 'hide-phone'}
+      aria-sort={sort.key === key ? (sort.descending ? 'descending' : 'ascending') : 'none'}
+    >
       <button
         type="button"
         class="sort"
@@ -249,50 +202,94 @@ export function FlagsPage({ project, canWrite }: { project: string; canWrite: bo
       </button>
     </th>
   )
-  const columns = 6 + environments.length
+  const columns = project ? 6 + environments.length : 8
+  const filtered = filter.trim() !== ''
 
   return (
     <main>
-      <h1>Project {project}</h1>
+      <div class="page-head">
+        <h1>{project ? `Project ${project}` : 'Flags'}</h1>
+        {project && canWrite && (
+          <Button variant="primary" icon={Plus} onClick={() => setCreating(true)} aria-expanded={creating}>
+            New flag
+          </Button>
+        )}
+      </div>
       <ErrorLine error={error} />
       <div class="toolbar">
         <label>
           Filter flags
           <input type="search" value={filter} onInput={e => setFilter(e.currentTarget.value)} />
         </label>
-        <a href={`#/projects/${enc(project)}/overview`}>Overview</a>
-        <a href={`#/projects/${enc(project)}/archive`}>Archived flags</a>
-        <span class="muted" aria-live="polite">
-          {fresh ? `${total} of ${overall ?? total} flags` : 'Loading flags…'}
-        </span>
-        {canWrite && (
+        {project && canWrite && (
           <>
-            <label>
-              Environment
-              <select value={environment} onChange={e => setBulkEnvironment(e.currentTarget.value)}>
-                {environments.map(name => (
-                  <option key={name}>{name}</option>
-                ))}
-              </select>
-            </label>
-            <button type="button" disabled={selected.size === 0} onClick={() => bulk(true)}>
+            <Picker label="Environment" value={environment} options={environments} onChange={setBulkEnvironment} />
+            <Button disabled={selected.size === 0} onClick={() => bulk(true)}>
               Turn on selected
-            </button>
-            <button type="button" disabled={selected.size === 0} onClick={() => bulk(false)}>
+            </Button>
+            <Button disabled={selected.size === 0} onClick={() => bulk(false)}>
               Turn off selected
-            </button>
-            <button type="button" onClick={() => setCreating(!creating)} aria-expanded={creating}>
-              New flag
-            </button>
+            </Button>
           </>
         )}
+        <span class="muted flags-count" aria-live="polite">
+          {fresh ? `${total} of ${overall ?? total} flags` : 'Loading flags…'}
+        </span>
+        {project && (
+          <span class="toolbar-links">
+            <a href={`#/projects/${enc(project)}/overview`}>
+              <Icon icon={LayoutDashboard} size={14} /> Overview
+            </a>
+            <a href={`#/projects/${enc(project)}/archive`}>
+              <Icon icon={Archive} size={14} /> Archived flags
+            </a>
+            <a href={`#/projects/${enc(project)}/settings`}>
+              <Icon icon={Settings} size={14} /> Project settings
+            </a>
+          </span>
+        )}
       </div>
-      {creating && canWrite && (
-        <CreateFlag project={project} onCreated={name => go(`/projects/${enc(project)}/features/${enc(name)}`)} />
+      {project && canWrite && (
+        <CreateFlag
+          project={project}
+          open={creating}
+          onClose={() => setCreating(false)}
+          onCreated={name => go(`/projects/${enc(project)}/features/${enc(name)}`)}
+        />
       )}
-      <ErrorLine error={actionError} />
-      <div class="table-scroll" ref={scroller} onScroll={e => setScrollTop(e.currentTarget.scrollTop)}>
-        <table aria-label={`Flags of ${project}`} aria-rowcount={total + 1}>
+      {fresh && total === 0 && (
+        <EmptyState
+          icon={filtered ? SearchX : FlagIcon}
+          title={
+            filtered ? `No flag matches “${filter.trim()}”` : project ? 'No flags in this project yet' : 'No flags yet'
+          }
+          action={
+            filtered ? (
+              <Button onClick={() => setFilter('')}>Clear the filter</Button>
+            ) : (
+              project &&
+              canWrite && (
+                <Button variant="primary" icon={Plus} onClick={() => setCreating(true)}>
+                  Create the first flag
+                </Button>
+              )
+            )
+          }
+        >
+          {filtered
+            ? 'Names and descriptions are searched; try fewer letters.'
+            : project
+              ? 'A flag turns a feature on or off per environment, for everyone or for the users its strategies pick.'
+              : 'Open a project to create flags in it.'}
+        </EmptyState>
+      )}
+      <div
+        class="table-scroll"
+        ref={scroller}
+        hidden={fresh && total === 0}
+        onScroll={e => setScrollTop(e.currentTarget.scrollTop)}
+      >
+        <table aria-label={project ? `Flags of ${project}` : 'Flags of every project'} aria-rowcount={total + 1}>
           <thead>
             <tr>
               <th>
@@ -300,22 +297,21 @@ export function FlagsPage({ project, canWrite }: { project: string; canWrite: bo
                   type="checkbox"
                   aria-label="Select all shown flags"
                   checked={allSelected}
-                  disabled={!canWrite}
+                  disabled={!canWrite || !project}
                   onChange={() =>
                     allSelected
                       ? setSelected(new Set())
-                      : allShownNames().then(names => setSelected(new Set(names)), setActionError)
+                      : allShownNames().then(names => setSelected(new Set(names)), toast.error)
                   }
                 />
               </th>
               {header('name', 'Name')}
+              {!project && <th>Project</th>}
               {header('type', 'Type')}
-              <th>Stale</th>
+              <th class="hide-phone">Stale</th>
               {header('lastSeenAt', 'Last seen')}
               {header('createdAt', 'Created')}
-              {environments.map(name => (
-                <th key={name}>{name}</th>
-              ))}
+              {project ? environments.map(name => <th key={name}>{name}</th>) : <th>Environments</th>}
             </tr>
           </thead>
           <tbody>
@@ -333,13 +329,17 @@ export function FlagsPage({ project, canWrite }: { project: string; canWrite: bo
                   </td>
                 </tr>
               ) : (
-                <tr key={flag.name} aria-rowindex={index + 2} style={{ height: `${ROW_HEIGHT}px` }}>
+                <tr
+                  key={`${flag.project}/${flag.name}`}
+                  aria-rowindex={index + 2}
+                  style={{ height: `${ROW_HEIGHT}px` }}
+                >
                   <td>
                     <input
                       type="checkbox"
                       aria-label={`Select ${flag.name}`}
                       checked={selected.has(flag.name)}
-                      disabled={!canWrite}
+                      disabled={!canWrite || !project}
                       onChange={() => {
                         const next = new Set(selected)
                         if (next.has(flag.name)) next.delete(flag.name)
@@ -349,26 +349,39 @@ export function FlagsPage({ project, canWrite }: { project: string; canWrite: bo
                     />
                   </td>
                   <td>
-                    <a href={`#/projects/${enc(project)}/features/${enc(flag.name)}`}>{flag.name}</a>
+                    <a href={`#/projects/${enc(flag.project)}/features/${enc(flag.name)}`}>{flag.name}</a>
                   </td>
-                  <td>{flag.type}</td>
-                  <td>{flag.stale ? 'stale' : ''}</td>
-                  <td>{when(flag.lastSeenAt)}</td>
-                  <td>{when(flag.createdAt)}</td>
-                  {flag.environments.map(entry => (
-                    <td key={entry.name}>
-                      <input
-                        type="checkbox"
-                        role="switch"
-                        class="switch"
-                        aria-label={`${flag.name} in ${entry.name}`}
-                        checked={entry.enabled}
-                        aria-checked={entry.enabled}
-                        disabled={!canWrite}
-                        onChange={e => toggle(flag, entry.name, e.currentTarget.checked)}
-                      />
+                  {!project && <td>{flag.project}</td>}
+                  <td class="hide-phone">{flag.type}</td>
+                  <td class="hide-phone">{flag.stale && <span class="badge badge-warning">stale</span>}</td>
+                  <td class="hide-phone">{when(flag.lastSeenAt)}</td>
+                  <td class="hide-phone">{when(flag.createdAt)}</td>
+                  {project ? (
+                    flag.environments.map(entry => (
+                      <td key={entry.name}>
+                        <Switch
+                          label={`${flag.name} in ${entry.name}`}
+                          checked={entry.enabled}
+                          disabled={!canWrite}
+                          onChange={checked => toggle(flag, entry.name, checked)}
+                        />
+                      </td>
+                    ))
+                  ) : (
+                    <td>
+                      {flag.environments.map(entry => (
+                        <span class="env-switch" key={entry.name}>
+                          <Switch
+                            label={`${flag.name} in ${entry.name}`}
+                            checked={entry.enabled}
+                            disabled={!canWrite}
+                            onChange={checked => toggle(flag, entry.name, checked)}
+                          />
+                          <span aria-hidden="true">{entry.name}</span>
+                        </span>
+                      ))}
                     </td>
-                  ))}
+                  )}
                 </tr>
               ),
             )}

@@ -5,7 +5,8 @@
  * request), the event search and the applications.
  */
 import { enc, get, type EventItem, type Flag } from './api'
-import { ErrorLine, useLoad } from './ui'
+import { Flag as FlagIcon, Plug } from 'lucide'
+import { EmptyState, ErrorLine, useLoad } from './ui'
 import { EventEntry } from './events'
 import './pages.css'
 
@@ -61,9 +62,11 @@ export function ProjectOverview({ project }: { project: string }) {
         <section aria-label="Flags by lifecycle stage" class="card">
           <h2>Flags by lifecycle stage</h2>
           {flags.data && all.length === 0 && (
-            <p class="empty-state">
-              No flag yet. <a href={`#/projects/${enc(project)}`}>Create the first one</a>.
-            </p>
+            <EmptyState
+              icon={FlagIcon}
+              title="No flag yet"
+              action={<a href={`#/projects/${enc(project)}`}>Create the first one</a>}
+            />
           )}
           <dl class="stage-counts">
             {STAGES.map(([stage, name]) => (
@@ -104,10 +107,9 @@ export function ProjectOverview({ project }: { project: string }) {
         <section aria-label="SDK applications" class="card">
           <h2>SDK applications</h2>
           {apps.data && seen.length === 0 && (
-            <p class="empty-state">
-              No SDK has connected with this project's flags yet. Give an application a client token for the project; it
-              shows here once it registers or sends metrics.
-            </p>
+            <EmptyState icon={Plug} title="No SDK has used this project's flags yet">
+              Give an application a client token for the project; it shows here once it registers or sends metrics.
+            </EmptyState>
           )}
           <ul class="apps">
             {seen.map(app => (

@@ -7,7 +7,8 @@
  */
 import { useState } from 'preact/hooks'
 import { call, get, type Project } from './api'
-import { ErrorLine, useLoad } from './ui'
+import { Flag as FlagIcon } from 'lucide'
+import { EmptyState, ErrorLine, useLoad } from './ui'
 import { useContextFields } from './constraints'
 import { Explanation, type PlaygroundResult } from './playground-explain'
 import './pages.css'
@@ -247,7 +248,9 @@ export function PlaygroundPage({ shared }: { shared?: string }) {
             {flags.length} of {answer.features.length} flags
           </p>
           {answer.features.length === 0 && (
-            <p class="empty-state">No flag in the chosen projects. Choose more projects, or create a flag first.</p>
+            <EmptyState icon={FlagIcon} title="No flag in the chosen projects">
+              Choose more projects, or create a flag first.
+            </EmptyState>
           )}
           <ul class="result-list">
             {flags.map(flag => (

@@ -1,7 +1,18 @@
-/** Small pieces every page uses: the error line, a hash-route hook, formatting. */
+/**
+ * Small pieces every page uses: the error line, a hash-route hook, loading, formatting; and the
+ * shared components (console/components/), re-exported so a page imports them from one place.
+ */
 import type { ComponentChildren } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { ApiError } from './api'
+
+export { Button, type ButtonProps, type ButtonVariant } from './components/button'
+export { ConfirmDialog, confirmFirst, Modal, type ConfirmOptions } from './components/dialog'
+export { EmptyState } from './components/empty-state'
+export { Field, Picker, TextField, type Option } from './components/field'
+export { Icon, type IconNode } from './components/icon'
+export { Switch } from './components/switch'
+export { messageOf, toast } from './components/toast'
 
 /** An API error shown where the user acted, naming the field when the API names one. */
 export function ErrorLine({ error, id }: { error: unknown; id?: string }) {

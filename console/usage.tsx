@@ -10,7 +10,8 @@ import { useEffect, useRef, useState } from 'preact/hooks'
 import uPlot from 'uplot'
 import 'uplot/dist/uPlot.min.css'
 import { enc, get } from './api'
-import { ErrorLine, useLoad } from './ui'
+import { ChartLine } from 'lucide'
+import { EmptyState, ErrorLine, useLoad } from './ui'
 import './pages.css'
 
 export interface UsageBucket {
@@ -157,10 +158,10 @@ export function EnvironmentUsage({
       {any ? (
         <UsageChart flag={flag} environment={environment} series={series} />
       ) : (
-        <p class="empty-state">
-          No SDK reported {flag} in {environment} in the last 48 hours. Give an application a client token for{' '}
-          {environment}: its SDK sends yes/no counts every minute, and they show here.
-        </p>
+        <EmptyState icon={ChartLine} title={`No SDK reported ${flag} in ${environment} in the last 48 hours`}>
+          Give an application a client token for {environment}: its SDK sends yes/no counts every minute, and they show
+          here.
+        </EmptyState>
       )}
     </section>
   )

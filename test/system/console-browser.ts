@@ -111,7 +111,7 @@ export async function everyWay(page: Page, where: string) {
   await page.setViewportSize({ width: 390, height: 844 })
   // The widest elements that stick out, named so that a failure says where to look.
   const overflow = await page.evaluate(() =>
-    [...document.querySelectorAll('main *')]
+    [...document.querySelectorAll('body *')]
       .filter(element => element.getBoundingClientRect().right > window.innerWidth + 0.5)
       .filter(
         element =>
