@@ -4,14 +4,15 @@
  * on a canvas. The chart is an image to assistive technology (`role="img"`, named "Usage of <flag>
  * in <environment>, last 48 hours") described by a sentence of totals, the busiest hour and the
  * applications; with no counts the environment shows what to do instead. Colours are the theme's
- * tokens, read when drawing, and the chart is drawn again when the theme changes.
+ * tokens, read when drawing, and the chart is drawn again when the theme changes (useTheme).
  */
-import { useEffect, useRef, useState } from 'preact/hooks'
+import { useEffect, useRef } from 'preact/hooks'
 import uPlot from 'uplot'
 import 'uplot/dist/uPlot.min.css'
 import { enc, get } from './api'
 import { ChartLine } from 'lucide'
 import { EmptyState, ErrorLine, useLoad } from './ui'
+import { useTheme } from './theme'
 import './pages.css'
 
 export interface UsageBucket {
@@ -83,19 +84,7 @@ const token = (element: Element, name: string) => getComputedStyle(element).getP
 
 function UsageChart({ flag, environment, series }: { flag: string; environment: string; series: Series }) {
   const box = useRef<HTMLDivElement>(null)
-  const [theme, setTheme] = useState(0)
-  useEffect(() => {
-    // The theme is a class or attribute on <html>, or the system's preference: redraw on either.
-    const redraw = () => setTheme(n => n + 1)
-    const observer = new MutationObserver(redraw)
-    observer.observe(document.documentElement, { attributes: true })
-    const media = matchMedia('(prefers-color-scheme: dark)')
-    media.addEventListener('change', redraw)
-    return () => {
-      observer.disconnect()
-      media.removeEventListener('change', redraw)
-    }
-  }, [])
+  const theme = useTheme()
   useEffect(() => {
     const element = box.current!
     const yes = token(element, '--color-success') || 'currentColor'

@@ -10,10 +10,10 @@
  * With CONSOLE_SCREENSHOTS=docs the main pages are saved as docs/console-*.png.
  */
 import { afterAll, beforeAll, expect } from 'bun:test'
-import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Browser, Locator, Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { hasChromium, launchChromium, withChromium } from './chromium'
+import { accessible, eventually, showsText } from './console-browser'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
 import { adminCall, destroySdk, eventOf, freePort, tempDir } from '../helpers'
 
@@ -21,7 +21,6 @@ const ROOT = join(import.meta.dir, '../..')
 const SECRET = '*:*.console-test-admin-secret-0123456789'
 const PASSWORD = 'Console-admin-pass-1'
 const VIEWER_PASSWORD = 'Console-viewer-pass-1'
-const AXE = join(ROOT, 'node_modules/axe-core/axe.min.js')
 const SHOTS = process.env.CONSOLE_SCREENSHOTS === 'docs' ? join(ROOT, 'docs') : null
 
 const dir = tempDir('console-browser-')
@@ -95,23 +94,6 @@ async function newPage(): Promise<{ page: Page; problems: string[] }> {
   return { page, problems }
 }
 
-/** axe-core in the page: no serious or critical violation. */
-async function accessible(page: Page, where: string) {
-  // Evaluated, not added as a script tag: the page's policy refuses inline scripts.
-  await page.evaluate(readFileSync(AXE, 'utf8'))
-  const violations = await page.evaluate(async () => {
-    const result = await (
-      window as unknown as {
-        axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> }
-      }
-    ).axe.run()
-    return result.violations
-      .filter(v => v.impact === 'serious' || v.impact === 'critical')
-      .map(v => `${v.id}: ${v.nodes.map(n => n.target.join(' ')).join(', ')}`)
-  })
-  expect({ where, violations }).toEqual({ where, violations: [] })
-}
-
 async function shot(page: Page, name: string) {
   if (SHOTS) await page.screenshot({ path: join(SHOTS, `console-${name}.png`) })
 }
@@ -125,19 +107,6 @@ async function signIn(page: Page, username: string, password: string) {
 }
 
 const FLAG = 'new-checkout'
-
-/** Waits until `read` gives `expected` (the page answers asynchronously), then asserts it. */
-async function eventually<T>(read: () => Promise<T>, expected: T, ms = 10_000) {
-  let last: T = await read()
-  for (const started = Date.now(); Date.now() - started < ms && !Bun.deepEquals(last, expected); ) {
-    await Bun.sleep(50)
-    last = await read()
-  }
-  expect(last).toEqual(expected)
-}
-
-const showsText = (locator: Locator, text: string | RegExp) =>
-  locator.filter({ hasText: text }).first().waitFor({ timeout: 10_000 })
 
 withChromium.test(
   'a person signs in, makes a flag, rolls it out to 50 % with a constraint the SDK sees, and the audit log names them',
