@@ -6,6 +6,7 @@
  */
 import { useEffect, useId, useState } from 'preact/hooks'
 import { get, type Constraint } from './api'
+import { Picker } from './ui'
 import './pages.css'
 
 export type Kind = 'text' | 'number' | 'date' | 'version'
@@ -189,14 +190,7 @@ export function ConstraintEditor({
     <fieldset class="constraint">
       <legend>Constraint {index + 1}</legend>
       <div class="constraint-row">
-        <label>
-          Context field
-          <select value={value.contextName} onChange={e => chooseField(e.currentTarget.value)}>
-            {names.map(name => (
-              <option key={name}>{name}</option>
-            ))}
-          </select>
-        </label>
+        <Picker label="Context field" value={value.contextName} options={names} onChange={chooseField} />
         <label>
           Operator
           <select value={value.operator} onChange={e => chooseOperator(e.currentTarget.value)}>
@@ -254,15 +248,13 @@ export function ConstraintEditor({
           </label>
         )}
         {info.single && legal.length > 0 && info.kind !== 'text' ? (
-          <label>
-            Value
-            <select value={single} onChange={e => onChange({ ...value, value: e.currentTarget.value })}>
-              <option value="">Choose a value</option>
-              {legal.map(entry => (
-                <option key={entry}>{entry}</option>
-              ))}
-            </select>
-          </label>
+          <Picker
+            label="Value"
+            value={single}
+            options={legal}
+            placeholder="Choose a value"
+            onChange={next => onChange({ ...value, value: next })}
+          />
         ) : info.single ? (
           <label>
             Value

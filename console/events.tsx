@@ -7,8 +7,8 @@ import type { ComponentChildren } from 'preact'
 import { useState } from 'preact/hooks'
 import { EVENT_TYPES } from '../src/domain/events'
 import { get, type EventItem, type Project } from './api'
-import { SearchX } from 'lucide'
-import { EmptyState, ErrorLine, useLoad, when } from './ui'
+import { Search, SearchX } from 'lucide'
+import { Button, EmptyState, ErrorLine, Picker, useLoad, when } from './ui'
 import './pages.css'
 
 const PAGE = 50
@@ -141,9 +141,9 @@ export function EventEntry({ event, where, needle = '' }: { event: EventItem; wh
         ) : null}
         {where && event.project ? ` in ${event.project}` : ''}
         {event.environment ? (where ? ` / ${event.environment}` : ` in ${event.environment}`) : ''}
-        <button type="button" class="small" aria-expanded={open} aria-controls={id} onClick={() => setOpen(!open)}>
+        <Button size="sm" variant="ghost" aria-expanded={open} aria-controls={id} onClick={() => setOpen(!open)}>
           {open ? 'Hide changes' : 'Show changes'}
-        </button>
+        </Button>
       </div>
       {match && (
         <p class="match">
@@ -184,15 +184,7 @@ export function EventsPage() {
     </label>
   )
   const picker = (key: 'type' | 'project', label: string, options: string[], any: string) => (
-    <label>
-      {label}
-      <select value={form[key]} onChange={e => set(key, e.currentTarget.value)}>
-        <option value="">{any}</option>
-        {options.map(option => (
-          <option key={option}>{option}</option>
-        ))}
-      </select>
-    </label>
+    <Picker label={label} value={form[key]} options={options} placeholder={any} onChange={value => set(key, value)} />
   )
   const total = data?.total ?? 0
   return (
@@ -216,12 +208,10 @@ export function EventsPage() {
         {field('from', 'From', 'date')}
         {field('to', 'To', 'date')}
         <div class="actions">
-          <button type="submit" class="primary">
+          <Button type="submit" variant="primary" icon={Search}>
             Search
-          </button>
-          <button type="button" onClick={() => (setForm(EMPTY), setOffset(0), setQuery(EMPTY))}>
-            Clear filters
-          </button>
+          </Button>
+          <Button onClick={() => (setForm(EMPTY), setOffset(0), setQuery(EMPTY))}>Clear filters</Button>
         </div>
       </form>
       <ErrorLine error={error} />

@@ -7,8 +7,8 @@
  */
 import { useState } from 'preact/hooks'
 import { call, get, type Project } from './api'
-import { Flag as FlagIcon } from 'lucide'
-import { EmptyState, ErrorLine, useLoad } from './ui'
+import { Flag as FlagIcon, Play } from 'lucide'
+import { Button, EmptyState, ErrorLine, Picker, useLoad } from './ui'
 import { useContextFields } from './constraints'
 import { Explanation, type PlaygroundResult } from './playground-explain'
 import './pages.css'
@@ -161,22 +161,15 @@ export function PlaygroundPage({ shared }: { shared?: string }) {
         <fieldset class="context-fields">
           <legend>Context</legend>
           {fields.map(field => (
-            <label key={field.name}>
-              {field.name}
-              <input
-                value={input.context[field.name] ?? ''}
-                list={field.legalValues.length > 0 ? `legal-${field.name}` : undefined}
-                placeholder={field.name === 'currentTime' ? '2026-01-31T12:00:00Z (default: now)' : undefined}
-                onInput={e => setField(field.name, e.currentTarget.value)}
-              />
-              {field.legalValues.length > 0 && (
-                <datalist id={`legal-${field.name}`}>
-                  {field.legalValues.map(entry => (
-                    <option key={entry.value} value={entry.value} />
-                  ))}
-                </datalist>
-              )}
-            </label>
+            <Picker
+              key={field.name}
+              free
+              label={field.name}
+              value={input.context[field.name] ?? ''}
+              options={field.legalValues.map(entry => ({ value: entry.value, label: entry.description }))}
+              placeholder={field.name === 'currentTime' ? '2026-01-31T12:00:00Z (default: now)' : undefined}
+              onChange={value => setField(field.name, value)}
+            />
           ))}
           {input.properties.map((property, index) => (
             <div class="property" key={index}>
@@ -204,9 +197,9 @@ export function PlaygroundPage({ shared }: { shared?: string }) {
           </button>
         </fieldset>
         <div class="actions">
-          <button type="submit" class="primary" disabled={busy || chosenEnvironments.length === 0}>
+          <Button type="submit" variant="primary" icon={Play} disabled={busy || chosenEnvironments.length === 0}>
             Evaluate
-          </button>
+          </Button>
           <button
             type="button"
             onClick={() => (
@@ -272,9 +265,9 @@ export function PlaygroundPage({ shared }: { shared?: string }) {
                           {result.variant && result.variant.name !== 'disabled'
                             ? ` · variant ${result.variant.name}`
                             : ''}{' '}
-                          <button type="button" class="small" aria-expanded={open.has(key)} onClick={() => toggle(key)}>
+                          <Button size="sm" variant="ghost" aria-expanded={open.has(key)} onClick={() => toggle(key)}>
                             {open.has(key) ? 'Hide why' : 'Explain'} <span class="visually-hidden">{label}</span>
-                          </button>
+                          </Button>
                         </p>
                         {open.has(key) && <Explanation result={result} environment={environment} />}
                       </div>

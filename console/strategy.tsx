@@ -6,7 +6,7 @@
  */
 import { useState } from 'preact/hooks'
 import { get, type Segment, type Strategy, type StrategyType } from './api'
-import { ErrorLine, useLoad } from './ui'
+import { ErrorLine, Picker, useLoad } from './ui'
 import { ConstraintChips, ConstraintEditor, useContextFields } from './constraints'
 
 const BUILT_IN = ['default', 'flexibleRollout', 'userWithId', 'remoteAddress', 'applicationHostname']
@@ -219,18 +219,7 @@ export function StickinessPicker({
   const fields = useContextFields()
   const choices = ['default', 'random', ...fields.filter(field => field.stickiness).map(field => field.name)]
   if (!choices.includes(value)) choices.push(value)
-  return (
-    <label>
-      {label}
-      <select value={value} disabled={disabled} onChange={e => onChange(e.currentTarget.value)}>
-        {choices.map(choice => (
-          <option key={choice} value={choice}>
-            {choice}
-          </option>
-        ))}
-      </select>
-    </label>
-  )
+  return <Picker label={label} value={value} options={choices} disabled={disabled} onChange={onChange} />
 }
 
 const list = (text: string | undefined) =>

@@ -8,7 +8,7 @@
  */
 import { useState } from 'preact/hooks'
 import { call, enc, type Flag, type FlagEnvironment, type Variant } from './api'
-import { ErrorLine } from './ui'
+import { Button, ErrorLine, Picker } from './ui'
 import { StickinessPicker } from './strategy'
 import './pages.css'
 
@@ -68,6 +68,13 @@ function csvProblem(text: string): string | null {
   const bad = counts.findIndex(count => count !== counts[0])
   return bad === -1 ? null : `Line ${bad + 1} has ${counts[bad]} fields, line 1 has ${counts[0]}`
 }
+
+const PAYLOAD_TYPES = [
+  { value: 'string', label: 'Text' },
+  { value: 'json', label: 'JSON' },
+  { value: 'csv', label: 'CSV' },
+  { value: 'number', label: 'Number' },
+]
 
 const percent = (weight: number) => `${(weight / 10).toLocaleString(undefined, { maximumFractionDigits: 1 })} %`
 
@@ -178,21 +185,13 @@ export function Variants({
             disabled={!canWrite}
             onChange={stickiness => change(index, { stickiness })}
           />
-          <label>
-            Payload type
-            <select
-              value={variant.payload?.type ?? 'string'}
-              disabled={!canWrite}
-              onChange={e =>
-                change(index, { payload: { type: e.currentTarget.value, value: variant.payload?.value ?? '' } })
-              }
-            >
-              <option value="string">Text</option>
-              <option value="json">JSON</option>
-              <option value="csv">CSV</option>
-              <option value="number">Number</option>
-            </select>
-          </label>
+          <Picker
+            label="Payload type"
+            value={variant.payload?.type ?? 'string'}
+            disabled={!canWrite}
+            options={PAYLOAD_TYPES}
+            onChange={type => change(index, { payload: { type, value: variant.payload?.value ?? '' } })}
+          />
           <label class="payload">
             Payload
             <textarea
@@ -243,9 +242,9 @@ export function Variants({
           >
             Add variant in {environment.name}
           </button>
-          <button type="button" class="primary" disabled={!changed || blocker !== null} onClick={save}>
+          <Button variant="primary" disabled={!changed || blocker !== null} onClick={save}>
             Save variants in {environment.name}
-          </button>
+          </Button>
           {changed && blocker && <span class="muted">{blocker}</span>}
         </div>
       )}

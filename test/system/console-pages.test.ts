@@ -248,6 +248,7 @@ withChromium.test(
     await page.getByRole('button', { name: 'Search' }).click()
     await showsText(page.locator('.events mark'), 'turquo')
     await showsText(page.locator('.match'), 'data.variants[0].payload.value')
+    await everyWay(page, 'event log with a highlighted match')
 
     // A time range with no event: the page says what to do.
     await page.getByRole('button', { name: 'Clear filters' }).click()
