@@ -64,6 +64,8 @@ import {
 } from './features/metrics/metrics.records'
 import { MetricsService } from './features/metrics/metrics.service'
 import { NamingPatterns } from './features/projects/naming-pattern'
+import { playgroundController } from './features/playground/playground.controller'
+import { PlaygroundService } from './features/playground/playground.service'
 import { projectsController } from './features/projects/projects.controller'
 import { projectsCollection } from './features/projects/projects.records'
 import { createProject, DEFAULT_PROJECT, ProjectsService } from './features/projects/projects.service'
@@ -159,6 +161,7 @@ export const FEATURES: readonly Feature[] = [
     controllers: (s, auth) => [metricsController(s.metrics, auth)],
   },
   { controllers: (s, auth) => [frontendController(s.frontend, auth)] },
+  { controllers: (s, auth) => [playgroundController(s.playground, auth)] },
   {
     collections: [usersCollection, sessionsCollection],
     controllers: (s, auth) => [usersController(s.users, auth), sessionsController(s.sessions, auth)],
@@ -332,6 +335,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     context: new ContextService(store),
     metrics,
     frontend: new FrontendService(store),
+    playground: new PlaygroundService(store),
     users,
     sessions: new SessionsService(store, users, session, new LoginThrottle(session.throttle, store.shared?.failures)),
   }

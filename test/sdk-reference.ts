@@ -15,8 +15,11 @@ import { clientFeatureView } from '../src/features/client/client.view'
 import type { SdkScope } from '../src/features/tokens/auth'
 import { inProjects, type FrontendEvaluator } from '../src/features/frontend/evaluation'
 
-/** The toggles the SDK's engine lists for `context`, as JSON text (`{"toggles":[…]}`, by name). */
-export function sdkEvaluator(features: readonly FeatureInterface[], segments: readonly Segment[]): FrontendEvaluator {
+/**
+ * The SDK's own engine over `features` and `segments` (as the client API serves them): its
+ * isEnabled and getVariant are what the service's evaluations are compared with.
+ */
+export function sdkClient(features: readonly FeatureInterface[], segments: readonly Segment[]): UnleashClient {
   const toggles = new Map(features.map(feature => [feature.name, feature]))
   const byId = new Map(segments.map(segment => [segment.id, segment]))
   const client = new UnleashClient(
@@ -26,6 +29,12 @@ export function sdkEvaluator(features: readonly FeatureInterface[], segments: re
   // Unknown strategy types and parents are reported as warnings, a malformed flag as an 'error' event (which throws with no listener).
   client.on('error', () => {})
   client.on('warn', () => {})
+  return client
+}
+
+/** The toggles the SDK's engine lists for `context`, as JSON text (`{"toggles":[…]}`, by name). */
+export function sdkEvaluator(features: readonly FeatureInterface[], segments: readonly Segment[]): FrontendEvaluator {
+  const client = sdkClient(features, segments)
   const listed = features
     .filter(feature => feature.enabled)
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))

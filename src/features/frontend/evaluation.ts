@@ -24,7 +24,7 @@ import type {
 } from '../flags/flags.records'
 import type { SegmentRecord } from '../segments/segments.records'
 import type { SdkScope } from '../tokens/auth'
-import { allOf, resolver, SharedConstraints, type EvalContext, type Predicate } from './constraints'
+import { allOf, SharedConstraints, type EvalContext, type Predicate } from './constraints'
 import {
   OfrepEntries,
   OfrepReason,
@@ -36,8 +36,8 @@ import {
   type EntryId,
   type Rank,
 } from './ofrep-entry'
-import { variantBucket } from './rollout'
 import { strategyTest } from './strategies'
+import { variantChoice } from './variant-choice'
 
 export type { EvalContext }
 
@@ -114,8 +114,6 @@ export interface CompiledScope extends FrontendEvaluator {
   readonly readsAddress: boolean
 }
 
-const randomSeed = () => String(Math.round(Math.random() * 100000))
-
 /**
  * The flag's entries: the frontend API's around a variant's JSON; OFREP's around its `value` and
  * `variant` members, for each reason. A flag without variants is a boolean in OFREP; one with
@@ -156,16 +154,7 @@ function chosen(variant: StrategyVariantRecord | VariantRecord, entry: Entry, ra
   }
 }
 
-/** The SDK's getSeed: a named field's value, or for `default` the first of userId, sessionId, remoteAddress; else random. */
-function seedOf(stickiness: string | undefined): (context: EvalContext) => string {
-  if (stickiness === undefined || stickiness === 'default') {
-    return context => context.userId || context.sessionId || context.remoteAddress || randomSeed()
-  }
-  const value = resolver(stickiness)
-  return context => value(context) || randomSeed()
-}
-
-/** The SDK's selectVariantDefinition: an override, else the weighted bucket of the seed. */
+/** The SDK's selectVariantDefinition (variant-choice.ts), to the variant's entry: an override's, or a weighted choice's. */
 function variantPicker(
   groupId: string | undefined,
   stickiness: string | undefined,
@@ -173,40 +162,17 @@ function variantPicker(
   entry: Entry,
 ): VariantPicker | null {
   if (variants.length === 0) return null
-  const total = variants.reduce((sum, variant) => sum + variant.weight, 0)
-  if (total <= 0) return () => null
+  const choice = variantChoice(groupId, stickiness, variants)
+  if (choice === null) return () => null
   // A weighted choice is a split when more than one variant can come out of it.
   const split = variants.filter(variant => variant.weight > 0).length > 1
   const answers = variants.map(variant => chosen(variant, entry, split ? OfrepReason.SPLIT : OfrepReason.STATIC))
   const overridden = variants.map(variant => chosen(variant, entry, OfrepReason.TARGETING_MATCH))
-  // Copied: the compiled scope must not read the stored records after compiling.
-  const weights = variants.map(variant => variant.weight)
-  const overrides = variants.flatMap((variant, index) =>
-    'overrides' in variant
-      ? variant.overrides.map(override => ({
-          index,
-          value: resolver(override.contextName),
-          values: new Set(override.values),
-        }))
-      : [],
-  )
-  const seed = seedOf(stickiness)
-  const bucket = variantBucket(String(groupId), total)
   return context => {
-    for (let index = 0; index < overrides.length; index++) {
-      const override = overrides[index]
-      const value = override.value(context)
-      if (value !== undefined && override.values.has(value)) return overridden[override.index]
-    }
-    const target = bucket(seed(context))
-    let counter = 0
-    for (let index = 0; index < weights.length; index++) {
-      const weight = weights[index]
-      if (weight === 0) continue
-      counter += weight
-      if (counter >= target) return answers[index]
-    }
-    return null
+    const override = choice.override(context)
+    if (override >= 0) return overridden[override]
+    const index = choice.weighted(context)
+    return index >= 0 ? answers[index] : null
   }
 }
 

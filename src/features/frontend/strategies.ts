@@ -12,11 +12,50 @@ const splitList = (text: string) => text.split(/\s*,\s*/)
 /** The applicationHostname strategy compares with this host's name, as the SDK in this process would. */
 const HOSTNAME = (process.env.HOSTNAME || hostname() || 'undefined').toLowerCase()
 
-function rollout(
-  groupId: string,
-  percentageText: string | undefined,
-  id: (context: EvalContext) => string | undefined,
-): Predicate {
+/**
+ * What a rollout strategy hashes (with rolloutBucket): its group, its percentage as written, and
+ * the context's id, undefined when the context has none; `random`: a context without an id then
+ * gets a random one (flexibleRollout's `default` and `random` stickiness), else it is never in.
+ * The admin playground reads it to show a context's bucket beside the percentage.
+ */
+export interface Rollout {
+  groupId: string
+  percentage: string | undefined
+  id: (context: EvalContext) => string | undefined
+  random: boolean
+}
+
+/** The rollout of flexibleRollout, gradualRolloutUserId and gradualRolloutSessionId; null for other types. */
+export function rolloutOf(strategy: StrategyRecord): Rollout | null {
+  const parameters = strategy.parameters
+  const groupId = parameters.groupId || ''
+  switch (strategy.name) {
+    case 'flexibleRollout': {
+      const stickiness = parameters.stickiness || 'default'
+      const id: (context: EvalContext) => string | undefined =
+        stickiness === 'default'
+          ? context => context.userId || context.sessionId || undefined
+          : stickiness === 'random'
+            ? () => undefined
+            : resolver(stickiness)
+      return {
+        groupId,
+        percentage: parameters.rollout,
+        id,
+        random: stickiness === 'default' || stickiness === 'random',
+      }
+    }
+    case 'gradualRolloutUserId':
+      return { groupId, percentage: parameters.percentage, id: context => context.userId, random: false }
+    case 'gradualRolloutSessionId':
+      return { groupId, percentage: parameters.percentage, id: context => context.sessionId, random: false }
+    default:
+      return null
+  }
+}
+
+function rolloutTest({ groupId, percentage: percentageText, id: given, random }: Rollout): Predicate {
+  const id = random ? (context: EvalContext) => given(context) || randomRolloutId() : given
   const percentage = Number(percentageText)
   // Buckets run from 1 to 100: at 100 % or more any id is in, at 0 % or less none is (nor is a missing id).
   if (percentage >= 100) return context => !!id(context)
@@ -34,20 +73,10 @@ export function strategyTest(strategy: StrategyRecord): Predicate | null {
   switch (strategy.name) {
     case 'default':
       return () => true
-    case 'flexibleRollout': {
-      const stickiness = parameters.stickiness || 'default'
-      const id: (context: EvalContext) => string | undefined =
-        stickiness === 'default'
-          ? context => context.userId || context.sessionId || randomRolloutId()
-          : stickiness === 'random'
-            ? randomRolloutId
-            : resolver(stickiness)
-      return rollout(parameters.groupId || '', parameters.rollout, id)
-    }
+    case 'flexibleRollout':
     case 'gradualRolloutUserId':
-      return rollout(parameters.groupId || '', parameters.percentage, context => context.userId)
     case 'gradualRolloutSessionId':
-      return rollout(parameters.groupId || '', parameters.percentage, context => context.sessionId)
+      return rolloutTest(rolloutOf(strategy)!)
     case 'gradualRolloutRandom': {
       const percentage = Number(parameters.percentage)
       return () => percentage >= Math.floor(Math.random() * 100) + 1
