@@ -124,6 +124,7 @@ export interface Token {
   projects: string[]
   environment: string
   createdAt: string
+  expiresAt?: string | null
 }
 
 export const ROLES: Record<number, string> = { 1: 'Admin', 2: 'Editor', 3: 'Viewer' }

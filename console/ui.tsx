@@ -6,6 +6,9 @@ import type { ComponentChildren } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { ApiError } from './api'
 
+import { confirmFirst, type ConfirmOptions } from './components/dialog'
+import { toast } from './components/toast'
+
 export { Button, type ButtonProps, type ButtonVariant } from './components/button'
 export { ConfirmDialog, confirmFirst, Modal, type ConfirmOptions } from './components/dialog'
 export { EmptyState } from './components/empty-state'
@@ -13,6 +16,7 @@ export { Field, Picker, TextField, type Option } from './components/field'
 export { Icon, type IconNode } from './components/icon'
 export { Switch } from './components/switch'
 export { messageOf, toast } from './components/toast'
+export { FormPanel, split } from './components/form-panel'
 
 /** An API error shown where the user acted, naming the field when the API names one. */
 export function ErrorLine({ error, id }: { error: unknown; id?: string }) {
@@ -88,4 +92,20 @@ export function useAct(reload: () => void) {
     }
   }
   return { error, act }
+}
+
+/**
+ * A destructive action asked first (ConfirmDialog): once confirmed, `work` runs and a toast says
+ * `done`, or the server's message when it refuses. True when it was done.
+ */
+export async function afterConfirm(options: ConfirmOptions, work: () => Promise<unknown>, done: string) {
+  if (!(await confirmFirst(options))) return false
+  try {
+    await work()
+    toast.success(done)
+    return true
+  } catch (failure) {
+    toast.error(failure)
+    return false
+  }
 }

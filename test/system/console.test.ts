@@ -507,6 +507,7 @@ withChromium.test(
     await accessible(page, 'segments')
     await shot(page, 'segments')
     await page.getByRole('button', { name: 'Delete eu-users' }).click()
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete segment' }).click()
     await page.getByRole('cell', { name: 'eu-users', exact: true }).waitFor({ state: 'detached' })
     expect((await admin('GET', `/api/admin/segments/${segment.id}`)).status).toBe(404)
 
@@ -527,6 +528,7 @@ withChromium.test(
     ).toEqual(['eu', 'us'])
     await accessible(page, 'context fields')
     await page.getByRole('button', { name: 'Delete region' }).click()
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete context field' }).click()
     await page.getByRole('button', { name: 'Delete region' }).waitFor({ state: 'detached' })
     expect((await admin('GET', '/api/admin/context/region')).status).toBe(404)
 
@@ -545,6 +547,7 @@ withChromium.test(
     })
     await accessible(page, 'tag types')
     await page.getByRole('button', { name: 'Delete team' }).click()
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete tag type' }).click()
     await page.getByRole('button', { name: 'Delete team' }).waitFor({ state: 'detached' })
     expect((await admin('GET', '/api/admin/tag-types/team')).status).toBe(404)
 
@@ -569,6 +572,7 @@ withChromium.test(
     expect((await admin('GET', '/api/admin/strategies/byTenant')).body.deprecated).toBe(true)
     await accessible(page, 'strategy types')
     await page.getByRole('button', { name: 'Delete byTenant' }).click()
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete strategy type' }).click()
     await page.getByRole('button', { name: 'Edit byTenant' }).waitFor({ state: 'detached' })
     expect((await admin('GET', '/api/admin/strategies/byTenant')).status).toBe(404)
 
