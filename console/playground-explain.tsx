@@ -20,13 +20,14 @@ export interface PlaygroundStrategy {
   id?: string
   title?: string | null
   disabled?: boolean | null
-  /** A boolean in the documented shape; Unleash's own answers nest it as `{ enabled, evaluationStatus }`. */
-  result: Verdict | { enabled: Verdict; evaluationStatus?: string; bucket?: number }
+  /** Whether it applies (`unknown` for a type the service cannot evaluate), and the strategy variant it chose. */
+  result: { enabled: Verdict; evaluationStatus: string; variant?: PlaygroundVariant }
   segments: { id: number; name: string; result: boolean; constraints: PlaygroundConstraint[] }[]
   constraints: PlaygroundConstraint[]
   parameters: Record<string, string>
-  /** The context's normalised hash (1–100) a rollout compared with its percentage. */
-  bucket?: number
+  /** Rollout strategies: the percentage, and the context's bucket (1–100) compared with it; null without a stickiness value. */
+  rollout?: number
+  bucket?: number | null
 }
 
 export interface PlaygroundVariant {
@@ -45,14 +46,12 @@ export interface PlaygroundResult {
   isEnabledInCurrentEnvironment: boolean
   hasUnsatisfiedDependency?: boolean
   variant?: PlaygroundVariant | null
+  variants?: { name: string; weight: number }[]
   strategies: { result: Verdict; data: PlaygroundStrategy[] }
   context?: Record<string, unknown>
 }
 
 export type PlaygroundContext = Record<string, string> & { properties?: Record<string, string> }
-
-const verdictOf = (result: PlaygroundStrategy['result']): Verdict =>
-  typeof result === 'object' && result !== null ? result.enabled : result
 
 export const verdictText = (verdict: Verdict) => (verdict === 'unknown' ? 'unknown' : verdict ? 'true' : 'false')
 
@@ -82,13 +81,20 @@ function Constraints({ list, context }: { list: PlaygroundConstraint[]; context?
   )
 }
 
+/** "Rollout: bucket 42 of 100 against 50 %: in (42 ≤ 50)." */
 function rolloutLine(strategy: PlaygroundStrategy): string | null {
-  if (strategy.name !== 'flexibleRollout') return null
-  const percentage = Number(strategy.parameters.rollout ?? '100')
-  const nested = typeof strategy.result === 'object' && strategy.result !== null ? strategy.result.bucket : undefined
-  const bucket = strategy.bucket ?? nested
-  if (bucket === undefined) return `Rollout ${percentage} %.`
+  if (strategy.rollout === undefined) return null
+  const percentage = strategy.rollout
+  const bucket = strategy.bucket
+  if (bucket === undefined || bucket === null)
+    return `Rollout ${percentage} %: the context has no value to stick to, so the SDK draws at random each time.`
   return `Rollout: bucket ${bucket} of 100 against ${percentage} %: ${bucket <= percentage ? `in (${bucket} ≤ ${percentage})` : `out (${bucket} > ${percentage})`}.`
+}
+
+/** "Variant blue, chosen by bucket 730 of 1000, with payload sky." */
+function variantLine(variant: PlaygroundVariant, total: number): string {
+  const bucket = variant.bucket === undefined ? '' : `, chosen by bucket ${variant.bucket} of ${total}`
+  return `Variant ${variant.name}${bucket}${variant.payload ? `, with payload ${variant.payload.value}` : ''}.`
 }
 
 export function Explanation({ result, environment }: { result: PlaygroundResult; environment: string }) {
@@ -113,7 +119,7 @@ export function Explanation({ result, environment }: { result: PlaygroundResult;
             return (
               <li key={strategy.id ?? index}>
                 <p>
-                  <Verdict value={strategy.disabled ? false : verdictOf(strategy.result)} />{' '}
+                  <Verdict value={strategy.disabled ? false : strategy.result.enabled} />{' '}
                   <strong>{strategy.title || strategyTitle(strategy.name)}</strong>:{' '}
                   {describeStrategy({ name: strategy.name, parameters: strategy.parameters, constraints: [] })}
                   {strategy.disabled ? ' (disabled, skipped)' : ''}
@@ -128,16 +134,17 @@ export function Explanation({ result, environment }: { result: PlaygroundResult;
                 ))}
                 <Constraints list={strategy.constraints} context={context} />
                 {rollout && <p class="rollout-line">{rollout}</p>}
+                {strategy.result.variant?.enabled && (
+                  <p>Its own variants: {variantLine(strategy.result.variant, 1000)}</p>
+                )}
               </li>
             )
           })}
         </ol>
       )}
-      {result.variant && result.variant.name !== 'disabled' && (
-        <p>
-          Variant <strong>{result.variant.name}</strong>
-          {result.variant.bucket !== undefined ? `, chosen by bucket ${result.variant.bucket}` : ''}
-          {result.variant.payload ? ` with payload ${result.variant.payload.value}` : ''}.
+      {result.variant?.enabled && (
+        <p class="variant-line">
+          {variantLine(result.variant, (result.variants ?? []).reduce((sum, v) => sum + v.weight, 0) || 1000)}
         </p>
       )}
     </div>

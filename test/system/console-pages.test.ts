@@ -307,53 +307,6 @@ withChromium.test(
   60_000,
 )
 
-/** TEMPORARY: the answer for pg-flag until the playground API is on this branch. */
-async function servePlayground(page: import('playwright-core').Page) {
-  await page.route('**/api/admin/playground/advanced', async route => {
-    const input = route.request().postDataJSON()
-    const userId = input.context.userId
-    const matched = ['alice', 'bob'].includes(userId)
-    const result = {
-      name: 'pg-flag',
-      projectId: 'default',
-      environment: 'development',
-      context: { ...input.context, environment: 'development' },
-      isEnabled: matched,
-      isEnabledInCurrentEnvironment: true,
-      hasUnsatisfiedDependency: false,
-      variant: { name: 'disabled', enabled: false },
-      variants: [],
-      strategies: {
-        result: matched,
-        data: [
-          {
-            name: 'flexibleRollout',
-            id: 's1',
-            result: matched,
-            disabled: false,
-            segments: [],
-            constraints: [
-              {
-                contextName: 'userId',
-                operator: 'IN',
-                values: ['alice', 'bob'],
-                inverted: false,
-                caseInsensitive: false,
-                result: matched,
-              },
-            ],
-            parameters: { rollout: '100', stickiness: 'default', groupId: 'pg-flag' },
-            bucket: 42,
-          },
-        ],
-      },
-    }
-    await route.fulfill({
-      json: { input, features: [{ name: 'pg-flag', projectId: 'default', environments: { development: [result] } }] },
-    })
-  })
-}
-
 withChromium.test(
   'the playground evaluates a context, explains a flag constraint by constraint with the rollout bucket, and keeps and shares the context',
   async () => {
@@ -364,8 +317,11 @@ withChromium.test(
       constraints: [{ contextName: 'userId', operator: 'IN', values: ['alice', 'bob'] }],
     })
     await admin('POST', '/api/admin/projects/default/features/pg-flag/environments/development/on')
+    await admin('PUT', '/api/admin/projects/default/features/pg-flag/variants-batch', {
+      variants: ['blue', 'green'].map(name => ({ name, weight: 500, weightType: 'variable', stickiness: 'default' })),
+      environments: ['development'],
+    })
     const { page, problems } = await newPage(browser!)
-    await servePlayground(page)
     await signIn(page, server.base, 'admin', PASSWORD)
     await page.getByRole('link', { name: 'Playground' }).click()
     await page.getByRole('heading', { name: 'Playground', level: 1 }).waitFor()
@@ -380,6 +336,7 @@ withChromium.test(
     await result.getByRole('button', { name: 'Explain pg-flag in development' }).click()
     await showsText(result, 'userId is one of alice, bob (saw "alice")')
     await showsText(result, /Rollout: bucket \d+ of 100 against 100 %: in/)
+    await showsText(result, /Variant (blue|green), chosen by bucket \d+ of 1000\./)
     await everyWay(page, 'playground with an explanation')
 
     // Another user is off, and the explanation says which constraint said no.
@@ -398,7 +355,6 @@ withChromium.test(
     await eventually(async () => page.url().includes('bob'), true)
     const link = page.url()
     const other = await newPage(browser!)
-    await servePlayground(other.page)
     await signIn(other.page, server.base, 'admin', PASSWORD)
     await other.page.goto(link)
     await eventually(() => other.page.getByLabel('userId', { exact: true }).inputValue(), 'bob')
