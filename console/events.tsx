@@ -50,7 +50,11 @@ export function changesOf(before: unknown, after: unknown): FieldChange[] {
   const old = flatten(before)
   const next = flatten(after)
   const fields = [...new Set([...old.keys(), ...next.keys()])]
+  // An empty list or object on one side is no change of its own when the other side fills it in.
+  const filledIn = (field: string, other: Map<string, unknown>) =>
+    [...other.keys()].some(key => key.startsWith(`${field}[`) || key.startsWith(`${field}.`))
   return fields
+    .filter(field => !(old.has(field) && filledIn(field, next)) && !(next.has(field) && filledIn(field, old)))
     .filter(field => JSON.stringify(old.get(field)) !== JSON.stringify(next.get(field)))
     .map(field => ({ field, before: old.get(field), after: next.get(field) }))
 }
