@@ -6,7 +6,8 @@
  *   token> <count>`, see heldElsewhere);
  * - the page clients of bench/search.ts, run in a Worker on this file;
  * - a bare Bun server returning fixed, pre-serialised bytes (`clients.ts bare <port> <file>`), the
- *   ceiling for a response in the admin, client and metrics scenarios.
+ *   ceiling for a response in the admin, client and metrics scenarios;
+ * - SDKs reporting 48 hours of metrics in process, for the usage history's memory (usageMemory).
  */
 import { join } from 'node:path'
 import { random } from './data'
@@ -177,6 +178,71 @@ async function bareServer([port, file]: string[]) {
     fetch: () => new Response(body, { headers }),
   })
   console.log('ready')
+}
+
+/**
+ * The usage history's memory, run by hand (npx bun bench/run.ts usage-memory [--flags 1000]
+ * [--environments 3] [--apps 20] [--hours 48]): in this process, a data directory of `flags` flags,
+ * then for each of `hours` hours every application reports every flag once in every environment
+ * (through MetricsService.report, on an injected clock) and the flush commits the hour. Prints
+ * the rows held and the RSS (after a full collection) before and after, and the state file's size
+ * after a checkpoint.
+ */
+export async function usageMemory() {
+  const { parseArgs } = await import('node:util')
+  const { statSync } = await import('node:fs')
+  const { seedDataDir } = await import('./data')
+  const { tempDataDir, removeDir, fmt } = await import('./lib')
+  const { openStore, createServices, STATE_FILE } = await import('../src/services')
+  const { values } = parseArgs({
+    options: {
+      flags: { type: 'string', default: '1000' },
+      environments: { type: 'string', default: '3' },
+      apps: { type: 'string', default: '20' },
+      hours: { type: 'string', default: '48' },
+    },
+  })
+  const [FLAGS, ENVS, APPS, HOURS] = [values.flags, values.environments, values.apps, values.hours].map(Number)
+  const environments = Array.from({ length: ENVS }, (_, i) => `env-${i}`)
+  const dir = tempDataDir('bench-usage-')
+  const rss = () => {
+    Bun.gc(true)
+    return process.memoryUsage().rss / 2 ** 20
+  }
+  try {
+    seedDataDir(dir, { events: 1, flags: FLAGS, environments })
+    let now = Date.UTC(2026, 0, 1)
+    const store = await openStore(dir, { sync: false })
+    const services = createServices(store, { metricsFlushMs: 3_600_000, metricsClock: () => new Date(now) })
+    const before = rss()
+    const toggles: Record<string, { yes: number; no: number; variants: Record<string, number> }> = {}
+    for (let f = 0; f < FLAGS; f++) toggles[`flag-${f}`] = { yes: 3, no: 1, variants: {} }
+    const started = performance.now()
+    for (let hour = 0; hour < HOURS; hour++) {
+      now = Date.UTC(2026, 0, 1) + hour * 3_600_000
+      for (const environment of environments)
+        for (let a = 0; a < APPS; a++)
+          services.metrics.report(
+            { projects: ['*'], environment },
+            { appName: `app-${a}`, instanceId: 'i-1', bucket: { start: 0, stop: 0, toggles } },
+            null,
+          )
+      await services.metrics.flush()
+    }
+    const seconds = (performance.now() - started) / 1000
+    const after = rss()
+    const { usageRows } = services.metrics.sizes
+    await store.close()
+    const stateMiB = statSync(join(dir, STATE_FILE)).size / 2 ** 20
+    console.log(
+      `${FLAGS} flags × ${ENVS} environments × ${APPS} applications × ${HOURS} hours reported ` +
+        `(${FLAGS * ENVS * APPS * HOURS} rows offered) in ${fmt(seconds)} s`,
+    )
+    console.log(`rows held: ${usageRows}; RSS ${fmt(before, 0)} MiB before, ${fmt(after, 0)} MiB after`)
+    console.log(`state.json after the last checkpoint: ${fmt(stateMiB)} MiB`)
+  } finally {
+    removeDir(dir)
+  }
 }
 
 if (!Bun.isMainThread) pageClients()

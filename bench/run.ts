@@ -125,6 +125,13 @@ export const SCENARIOS: Record<string, Scenario> = {
     options: '[--runs 3] [--seconds 10] [--amount 100000]',
     needs: ['wrk'],
   },
+  'usage-memory': {
+    module: 'clients',
+    fn: 'usageMemory',
+    area: 'SDK paths',
+    what: 'RSS with 48 hours of usage history (in process, on an injected clock)',
+    options: '[--flags 1000] [--environments 3] [--apps 20] [--hours 48]',
+  },
   frontend: {
     module: 'frontend',
     fn: 'frontendApi',

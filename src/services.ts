@@ -279,6 +279,8 @@ export async function openDatabaseStore(
 export interface ServiceOptions {
   /** How often SDK metrics and registrations are committed, in ms (`METRICS_FLUSH_MS`). */
   metricsFlushMs?: number
+  /** The SDK metrics' clock (benchmarks fill 48 hours of usage history with it); the system clock by default. */
+  metricsClock?: () => Date
   /** Sessions' lifetime and cookie settings, and the sign-in throttle's limits. */
   session?: SessionOptions
   /** Client API streams: the cap and the heartbeat (`STREAMING_MAX_STREAMS`, `STREAMING_HEARTBEAT_MS`). */
@@ -299,7 +301,7 @@ export interface ServiceOptions {
 export function createServices(store: Store, options: ServiceOptions = {}) {
   const patterns = new NamingPatterns(store)
   // Flags show when metrics last saw them, so the metrics service comes first.
-  const metrics = new MetricsService(store, options.metricsFlushMs)
+  const metrics = new MetricsService(store, options.metricsFlushMs, options.metricsClock)
   const flags = new FlagsService(store, patterns, metrics)
   const strategies = new StrategiesService(store, checkStrategySegments)
   const relations = new RelationsService(store)

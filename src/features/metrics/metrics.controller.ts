@@ -115,6 +115,27 @@ export function metricsController(metrics: MetricsService, auth: Authorization) 
           'reported the flag in the last 24 hours. Counts are exact at once; 404 for an unknown flag and for one of a project the token cannot see.',
       },
     })
+    .get(
+      '/api/admin/client-metrics/features/:featureName/raw',
+      ({ params, query }) => metrics.featureHistory(params.featureName, query.hoursBack),
+      {
+        auth: 'NONE',
+        params: featureParams,
+        query: t.Object({
+          hoursBack: t.Optional(t.String({ description: 'Hours of history, 1 to 48 (default 1)', examples: ['48'] })),
+        }),
+        response: { 200: 'featureMetricsSchema', ...authErrors(400, 404) },
+        detail: {
+          operationId: 'getRawFeatureMetrics',
+          summary: 'Hourly usage of a flag, per environment and application, up to 48 hours back',
+          tags: ['Metrics'],
+          description:
+            'Counts (yes, no, variants) of each hour that started in the last hoursBack hours, per environment and application; the ' +
+            'current hour is counted as reports arrive. Kept for 48 hours, within the caps of docs/limits.md (usage history). ' +
+            '400 for hoursBack outside 1 to 48; 404 for an unknown flag and for one of a project the token cannot see.',
+        },
+      },
+    )
     .get('/api/admin/metrics/applications', ({ caller }) => metrics.applications(caller), {
       auth: 'NONE',
       response: { 200: 'applicationsSchema', ...authErrors() },

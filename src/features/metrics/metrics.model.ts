@@ -110,6 +110,18 @@ export const FeatureUsage = t.Object(
   { description: 'How the flag was evaluated in the last hour, and by which applications' },
 )
 
+export const FeatureUsageHistory = t.Object(
+  {
+    version: Integer({ description: 'Schema version, 1' }),
+    maturity: t.String({ description: 'API maturity, stable' }),
+    featureName: t.String({ description: 'The flag' }),
+    data: t.Array(UsageRow, {
+      description: 'Counts per hour, environment and application, oldest hour first',
+    }),
+  },
+  { description: 'Hourly evaluation counts of the flag (Unleash: featureMetricsSchema)' },
+)
+
 const Usage = t.Object(
   {
     project: t.String({ description: "A project of the tokens the application used ('*': all)" }),
@@ -192,6 +204,7 @@ export const metricsModels = {
   clientApplicationSchema: ClientRegistration,
   clientMetricsSchema: ClientMetrics,
   featureUsageSchema: FeatureUsage,
+  featureMetricsSchema: FeatureUsageHistory,
   applicationsSchema: Applications,
   applicationSchema: Application,
 }

@@ -7,19 +7,26 @@
  */
 import type { Static } from '@sinclair/typebox'
 import { SYSTEM_ACTOR } from '../../domain/events'
-import { NotFoundError, ValidationError } from '../../errors'
+import { NotFoundError } from '../../errors'
 import type { Store } from '../../storage/store'
 import type { LastSeenSource } from '../flags/flag-view'
 import type { FlagRecord } from '../flags/flags.records'
 import { flagNotFound } from '../not-found'
-import { dotSegmentProblem } from '../names'
 import { builtInStrategy } from '../strategy-types/built-in-strategies'
 import type { SdkScope } from '../tokens/auth'
 import { callerSeesProject, type Caller } from '../tokens/permissions'
 import { AppRegistry, APPLICATION_LIMITS, mergedApp, mergedInstance } from './app-registry'
-import type { Application, Applications, ClientMetrics, ClientRegistration, FeatureUsage } from './metrics.model'
-import { usageKey } from './metrics.records'
-import { addedTo, hourOf, USAGE_LIMITS, UsageTable, type UsageCounts } from './usage-table'
+import type {
+  Application,
+  Applications,
+  ClientMetrics,
+  ClientRegistration,
+  FeatureUsage,
+  FeatureUsageHistory,
+} from './metrics.model'
+import { usageKey, type UsageRowRecord } from './metrics.records'
+import { checkAppName, hoursBackOf, readToggles } from './report-body'
+import { addedTo, hourOf, USAGE_LIMITS, UsageTable } from './usage-table'
 
 /** How often counts and registrations are committed (`METRICS_FLUSH_MS`). */
 export const DEFAULT_FLUSH_MS = 10_000
@@ -35,50 +42,7 @@ interface PendingSeen {
   environments: Map<string, string>
 }
 type RegistrationBody = Static<typeof ClientRegistration>
-
-const pointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1')
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
 const ago = (now: Date, ms: number) => new Date(now.getTime() - ms).toISOString()
-
-/** A count as SDKs send it; the JSON pointer is only made for the error. */
-function count(value: unknown, path: () => string): number {
-  if (value === undefined) return 0
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)
-    throw ValidationError.at(path(), `must be a whole number ≥ 0, got ${JSON.stringify(value)}`)
-  return value
-}
-
-/**
- * Checks every entry of `toggles` before anything is counted, so that a bad body changes nothing.
- * (for…in rather than Object.entries: this runs for every flag of every report.)
- */
-function readToggles(toggles: Record<string, unknown>): [string, UsageCounts][] {
-  const result: [string, UsageCounts][] = []
-  for (const name in toggles) {
-    const entry = toggles[name]
-    const at = () => `/bucket/toggles/${pointer(name)}`
-    if (!isObject(entry)) throw ValidationError.at(at(), 'must be an object {yes, no, variants}')
-    const variants = entry.variants ?? {}
-    if (!isObject(variants)) throw ValidationError.at(`${at()}/variants`, 'must be an object of variant name → count')
-    for (const variant in variants) count(variants[variant], () => `${at()}/variants/${pointer(variant)}`)
-    result.push([
-      name,
-      {
-        yes: count(entry.yes, () => `${at()}/yes`),
-        no: count(entry.no, () => `${at()}/no`),
-        variants: variants as Record<string, number>,
-      },
-    ])
-  }
-  return result
-}
-
-/** An application is read at /api/admin/metrics/applications/<appName>: a name no path can hold is refused (features/names.ts). */
-function checkAppName(appName: string): void {
-  const dots = dotSegmentProblem(appName, 'An application name')
-  if (dots) throw ValidationError.at('/appName', dots)
-}
 
 function warn(msg: string, error: unknown) {
   console.error(
@@ -106,6 +70,8 @@ export class MetricsService implements LastSeenSource {
   constructor(
     private readonly store: Pick<Store, 'state' | 'reader' | 'transact' | 'watch' | 'beforeClose'>,
     flushMs = DEFAULT_FLUSH_MS,
+    /** What time it is: the hour a report counts in, and what the flush prunes (benchmarks fill 48 hours with it). */
+    private readonly now: () => Date = () => new Date(),
   ) {
     const flags = store.state.flags
     this.usage = new UsageTable(Object.values(store.state.flagUsage), name =>
@@ -154,7 +120,7 @@ export class MetricsService implements LastSeenSource {
   report(scope: SdkScope, body: MetricsBody, clientIp: string | null): void {
     checkAppName(body.appName)
     const counts = readToggles(body.bucket?.toggles ?? {})
-    const now = new Date()
+    const now = this.now()
     const hour = hourOf(now)
     const time = now.toISOString()
     const flags = this.store.state.flags
@@ -195,7 +161,7 @@ export class MetricsService implements LastSeenSource {
       clientIp,
       registration,
     }
-    this.registry.seen(sighting, new Date().toISOString())
+    this.registry.seen(sighting, this.now().toISOString())
   }
 
   /**
@@ -209,7 +175,7 @@ export class MetricsService implements LastSeenSource {
   }
 
   private async write(final: boolean): Promise<void> {
-    const now = new Date()
+    const now = this.now()
     this.usage.prune(hourOf(new Date(now.getTime() - USAGE_LIMITS.hoursKept * HOUR_MS)))
     this.registry.expire(
       ago(now, APPLICATION_LIMITS.instanceHours * HOUR_MS),
@@ -299,20 +265,40 @@ export class MetricsService implements LastSeenSource {
   featureUsage(featureName: string): Static<typeof FeatureUsage> {
     // A flag of a project the caller may not see answers the same 404 (features/tokens/auth.ts).
     if (!this.store.reader.get('flags', featureName)) throw flagNotFound(featureName)
-    const now = new Date()
-    const lastHour = this.usage.rowsOf(featureName, ago(now, HOUR_MS))
+    const now = this.now()
     const seenApplications = [
       ...new Set(this.usage.rowsOf(featureName, ago(now, 24 * HOUR_MS)).map(row => row.appName)),
     ].sort()
-    const lastHourUsage = lastHour
+    const lastHourUsage = this.rowsSince(featureName, ago(now, HOUR_MS))
+    return { version: 1, maturity: 'stable', featureName, lastHourUsage, seenApplications }
+  }
+
+  /**
+   * getRawFeatureMetrics: the flag's hourly counts per environment and application, of the hours
+   * that started in the last `hoursBack` hours (a string as the query gives it; 1 to 48, default 1).
+   */
+  featureHistory(featureName: string, hoursBack: string | undefined): Static<typeof FeatureUsageHistory> {
+    const hours = hoursBackOf(hoursBack, USAGE_LIMITS.hoursKept)
+    if (!this.store.reader.get('flags', featureName)) throw flagNotFound(featureName)
+    return {
+      version: 1,
+      maturity: 'stable',
+      featureName,
+      data: this.rowsSince(featureName, ago(this.now(), hours * HOUR_MS)),
+    }
+  }
+
+  /** Copies of the flag's rows from `sinceHour` on, by hour, environment and application. */
+  private rowsSince(featureName: string, sinceHour: string): Omit<UsageRowRecord, 'flagCreatedAt'>[] {
+    return this.usage
+      .rowsOf(featureName, sinceHour)
       .map(({ flagCreatedAt: _flag, ...row }) => ({ ...row, variants: { ...row.variants } }))
       .sort(
         (a, b) =>
+          a.timestamp.localeCompare(b.timestamp) ||
           a.environment.localeCompare(b.environment) ||
-          a.appName.localeCompare(b.appName) ||
-          a.timestamp.localeCompare(b.timestamp),
+          a.appName.localeCompare(b.appName),
       )
-    return { version: 1, maturity: 'stable', featureName, lastHourUsage, seenApplications }
   }
 
   /** Usage of `app` that `caller` may see: all of it, or its projects' and the all-projects ('*') part. */
@@ -350,7 +336,7 @@ export class MetricsService implements LastSeenSource {
     )
     type SeenToggle = Static<typeof Application>['seenToggles'][number]
     const seenToggles = this.usage
-      .flagsOf(appName, ago(new Date(), 24 * HOUR_MS))
+      .flagsOf(appName, ago(this.now(), 24 * HOUR_MS))
       .flatMap(([name, exists]): SeenToggle[] => {
         const flag = Object.hasOwn(state.flags, name) ? state.flags[name] : undefined
         // A flag of the name made after the reported one was deleted is not what the application reported.

@@ -14,10 +14,15 @@
 import type { UsageRowRecord } from './metrics.records'
 import { usageKey } from './metrics.records'
 
-/** How much the table holds at most; what would go past a cap is dropped silently (docs/limits.md). */
+/**
+ * How much the table holds at most (docs/limits.md): at the row cap a later hour takes the place of
+ * the oldest; anything else that would go past a cap is dropped silently.
+ */
 export const USAGE_LIMITS = {
   /** Rows (flag × environment × application × hour) over all the hours kept. */
   rows: 50_000,
+  /** Rows (environment × application) of one flag in one hour, so that no flag takes the whole history. */
+  rowsPerFlagHour: 200,
   /** Distinct variant names counted in one row. */
   variantsPerRow: 100,
   /** Variant counters over all rows. */
@@ -110,6 +115,8 @@ export class UsageTable {
   private readonly byFlag = new Map<string, Set<UsageRowRecord>>()
   /** The rows of flags deleted, by name. */
   private readonly orphans = new Map<string, Set<UsageRowRecord>>()
+  /** Rows held per `hour|featureName` (flag names hold no `|`), for the per-flag cap. */
+  private readonly flagHours = new Map<string, number>()
   private rowCount = 0
   private variantCounters = 0
   private changed = new Map<UsageRowRecord, UsageIncrement>()
@@ -165,8 +172,33 @@ export class UsageTable {
     if (group.rows.size === 0) this.groups.set(group.key, group)
     group.rows.set(row.featureName, row)
     this.index(live ? this.byFlag : this.orphans, row)
+    const flagHour = `${row.timestamp}|${row.featureName}`
+    this.flagHours.set(flagHour, (this.flagHours.get(flagHour) ?? 0) + 1)
     this.rowCount++
     for (const _ in row.variants) this.variantCounters++
+  }
+
+  /** Whether a new row of `featureName` in `hour` would go past a cap. */
+  private full(hour: string, featureName: string): boolean {
+    return (
+      this.rowCount >= USAGE_LIMITS.rows ||
+      (this.flagHours.get(`${hour}|${featureName}`) ?? 0) >= USAGE_LIMITS.rowsPerFlagHour
+    )
+  }
+
+  /**
+   * At the row cap, a report of a later hour than the oldest held makes room: the rows of the
+   * oldest hour go (all of them, so that this runs once per hour rather than per row). Recent
+   * hours are worth more than old ones to whoever reads the history; within one hour, the rows
+   * held first stay.
+   */
+  private makeRoom(hour: string): void {
+    if (this.rowCount < USAGE_LIMITS.rows) return
+    let oldest: string | undefined
+    for (const group of this.groups.values()) if (oldest === undefined || group.hour < oldest) oldest = group.hour
+    if (oldest === undefined || oldest >= hour) return
+    for (const group of [...this.groups.values()])
+      if (group.hour === oldest) for (const row of [...group.rows.values()]) this.remove(group, row)
   }
 
   private index(index: Map<string, Set<UsageRowRecord>>, row: UsageRowRecord): void {
@@ -192,6 +224,10 @@ export class UsageTable {
       const rows = index.get(row.featureName)
       if (rows?.delete(row) && rows.size === 0) index.delete(row.featureName)
     }
+    const flagHour = `${row.timestamp}|${row.featureName}`
+    const left = this.flagHours.get(flagHour)! - 1
+    if (left === 0) this.flagHours.delete(flagHour)
+    else this.flagHours.set(flagHour, left)
     this.rowCount--
     this.variantCounters -= Object.keys(row.variants).length
     this.changed.delete(row)
@@ -221,7 +257,8 @@ export class UsageTable {
       row = undefined
     }
     if (!row) {
-      if (this.rowCount >= USAGE_LIMITS.rows) return false
+      this.makeRoom(group.hour)
+      if (this.full(group.hour, featureName)) return false
       row = {
         featureName,
         appName: group.appName,
@@ -280,7 +317,7 @@ export class UsageTable {
       this.setTotals(row, total)
       return
     }
-    if (row || this.rowCount >= USAGE_LIMITS.rows) return
+    if (row || this.full(after.timestamp, after.featureName)) return
     const flag = this.flagOf(after.featureName)
     const copy = { ...after, variants: { ...after.variants } }
     this.insert(
@@ -344,7 +381,7 @@ export class UsageTable {
       if (current && current.flagCreatedAt !== row.flagCreatedAt) continue
       if (!current) {
         // Undoing the flush took the row it had stored away: it comes back with its counts.
-        if (this.rowCount >= USAGE_LIMITS.rows) continue
+        if (this.full(row.timestamp, row.featureName)) continue
         const flag = this.flagOf(row.featureName)
         this.insert(group, row, flag !== undefined && flag.createdAt === row.flagCreatedAt)
         current = row
