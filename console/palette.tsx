@@ -3,7 +3,7 @@
  * the user sees (searchFeatures, as typed) and the console's pages; arrow keys move, Enter opens,
  * Escape closes. A combobox with its listbox (aria-activedescendant), so the input keeps the focus.
  */
-import { useEffect, useRef, useState } from 'preact/hooks'
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { CornerDownLeft, Flag as FlagIcon } from 'lucide'
 import { enc, get, type Flag } from './api'
 import { Icon, type IconNode } from './components/icon'
@@ -28,7 +28,8 @@ export function CommandPalette({ open, onClose, admin }: { open: boolean; onClos
   const [active, setActive] = useState(0)
   const [searching, setSearching] = useState(false)
 
-  useEffect(() => {
+  // Before the next key event: what a fast typist types after Ctrl-K lands in the input.
+  useLayoutEffect(() => {
     const element = dialog.current
     if (!element) return
     if (open && !element.open) {
@@ -124,6 +125,7 @@ export function CommandPalette({ open, onClose, admin }: { open: boolean; onClos
       ref={dialog}
       class="palette"
       aria-label="Command palette"
+      onCancel={event => (event.preventDefault(), onClose())}
       onClose={() => open && onClose()}
       onClick={event => event.target === dialog.current && onClose()}
     >

@@ -110,7 +110,7 @@ export function Shell({
     const keys = (event: KeyboardEvent) => {
       if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === 'k') {
         event.preventDefault()
-        setPaletteOpen(open => !open)
+        setPaletteOpen(true)
       }
     }
     addEventListener('keydown', keys)

@@ -140,8 +140,8 @@ export function StrategyTypesPage({ canWrite }: { canWrite: boolean }) {
           <thead>
             <tr>
               <th>Name</th>
-              <th>Description</th>
-              <th>Parameters</th>
+              <th class="hide-phone">Description</th>
+              <th class="hide-phone">Parameters</th>
               <th>State</th>
               {canWrite && <th>Actions</th>}
             </tr>
@@ -153,8 +153,8 @@ export function StrategyTypesPage({ canWrite }: { canWrite: boolean }) {
                   {type.displayName ?? type.name}
                   {type.displayName && type.displayName !== type.name ? ` (${type.name})` : ''}
                 </td>
-                <td>{type.description}</td>
-                <td>
+                <td class="hide-phone">{type.description}</td>
+                <td class="hide-phone">
                   {type.parameters
                     .map(parameter => `${parameter.name}: ${parameter.type}${parameter.required ? ' (required)' : ''}`)
                     .join(', ')}

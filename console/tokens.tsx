@@ -92,7 +92,7 @@ function CreateToken({ onCreated }: { onCreated: (secret: string) => void }) {
             value={form.environment}
             options={(environments?.environments ?? []).map(entry => ({
               value: entry.name,
-              label: `${entry.name} (${entry.type})`,
+              label: entry.name === entry.type ? entry.name : `${entry.name} (${entry.type})`,
             }))}
             onChange={environment => set({ environment })}
           />

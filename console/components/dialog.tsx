@@ -5,7 +5,7 @@
  * is the same as a promise, for a button's handler, shown by the one <ConfirmHost /> of the shell.
  */
 import type { ComponentChildren } from 'preact'
-import { useEffect, useId, useRef, useState } from 'preact/hooks'
+import { useEffect, useId, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { X } from 'lucide'
 import { Button } from './button'
 import { Icon } from './icon'
@@ -28,7 +28,7 @@ export function Modal({
 }) {
   const ref = useRef<HTMLDialogElement>(null)
   const titleId = useId()
-  useEffect(() => {
+  useLayoutEffect(() => {
     const dialog = ref.current
     if (!dialog) return
     if (open && !dialog.open) dialog.showModal()
@@ -40,6 +40,7 @@ export function Modal({
       ref={ref}
       class={`modal${className ? ` ${className}` : ''}`}
       aria-labelledby={titleId}
+      onCancel={event => (event.preventDefault(), onClose())}
       onClose={() => open && onClose()}
       onClick={event => event.target === ref.current && onClose()}
     >

@@ -1,26 +1,18 @@
 /**
- * What the console's browser tests share: a real server on a temp directory with a known admin
- * token and password, pages that record failed requests and page errors, axe-core in the page,
- * the checks run in both themes and at a phone's width, and waiting for the page to catch up.
+ * What the console's browser tests share: a server of their own on a temp data dir, axe-core in the
+ * page, and waiting for what the page shows (it answers asynchronously).
  */
 import { expect } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser, Locator, Page } from 'playwright-core'
-import { freePort, tempDir } from '../helpers'
+import { freePort, tempDir, untilReady } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const AXE = join(ROOT, 'node_modules/axe-core/axe.min.js')
 
-export interface ConsoleServer {
-  base: string
-  secret: string
-  password: string
-  stop(): Promise<void>
-}
-
-/** `src/main.ts` on a fresh data directory, ready when this resolves. */
-export async function startConsoleServer(secret: string, password: string): Promise<ConsoleServer> {
+/** The service (src/main.ts) on a free loopback port and a temp data dir, with an admin token and password. */
+export async function startConsoleServer(secret: string, password: string) {
   const dir = tempDir('console-browser-')
   const port = freePort()
   const base = `http://127.0.0.1:${port}`
@@ -38,20 +30,9 @@ export async function startConsoleServer(secret: string, password: string): Prom
     stdout: 'ignore',
     stderr: 'inherit',
   })
-  for (let i = 0; i < 200; i++) {
-    if (
-      await fetch(`${base}/ready`).then(
-        r => r.ok,
-        () => false,
-      )
-    )
-      break
-    await Bun.sleep(25)
-  }
+  await untilReady(base, { process: server })
   return {
     base,
-    secret,
-    password,
     async stop() {
       server.kill('SIGTERM')
       await server.exited
@@ -60,7 +41,50 @@ export async function startConsoleServer(secret: string, password: string): Prom
   }
 }
 
-/** A page that records page errors and every answer of 400 or more (`problems`). */
+/** axe-core's serious and critical violations in the page, as "rule: targets". */
+export async function axeViolations(page: Page): Promise<string[]> {
+  // Evaluated, not added as a script tag: the page's policy refuses inline scripts.
+  await page.evaluate(readFileSync(AXE, 'utf8'))
+  return page.evaluate(async () => {
+    const result = await (
+      window as unknown as {
+        axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> }
+      }
+    ).axe.run()
+    return result.violations
+      .filter(v => v.impact === 'serious' || v.impact === 'critical')
+      .map(v => `${v.id}: ${v.nodes.map(n => n.target.join(' ')).join(', ')}`)
+  })
+}
+
+/** axe-core in the page: no serious or critical violation. */
+export async function accessible(page: Page, where: string) {
+  const violations = await axeViolations(page)
+  expect({ where, violations }).toEqual({ where, violations: [] })
+}
+
+/** Waits until `read` gives `expected`, then asserts it. */
+export async function eventually<T>(read: () => Promise<T>, expected: T, ms = 10_000) {
+  let last: T = await read()
+  for (const started = Date.now(); Date.now() - started < ms && !Bun.deepEquals(last, expected); ) {
+    await Bun.sleep(50)
+    last = await read()
+  }
+  expect(last).toEqual(expected)
+}
+
+/** Signs in on the console's page and waits for the projects. */
+export async function signIn(page: Page, base: string, username: string, password: string) {
+  await page.goto(`${base}/`)
+  await page.getByLabel('Username').fill(username)
+  await page.getByLabel('Password').fill(password)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByRole('heading', { name: 'Projects' }).waitFor()
+}
+
+export type ConsoleServer = Awaited<ReturnType<typeof startConsoleServer>>
+
+/** A page of its own (a new browser context) that records page errors and every answer of 400 or more. */
 export async function newPage(browser: Browser): Promise<{ page: Page; problems: string[] }> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
   const page = await context.newPage()
@@ -72,34 +96,10 @@ export async function newPage(browser: Browser): Promise<{ page: Page; problems:
   return { page, problems }
 }
 
-export async function signIn(page: Page, base: string, username: string, password: string) {
-  await page.goto(`${base}/`)
-  await page.getByLabel('Username').fill(username)
-  await page.getByLabel('Password').fill(password)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.getByRole('heading', { name: 'Projects' }).waitFor()
-}
-
-/** axe-core in the page: no serious or critical violation. */
-export async function accessible(page: Page, where: string) {
-  // Evaluated, not added as a script tag: the page's policy refuses inline scripts.
-  await page.evaluate(readFileSync(AXE, 'utf8'))
-  const violations = await page.evaluate(async () => {
-    const result = await (
-      window as unknown as {
-        axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> }
-      }
-    ).axe.run()
-    return result.violations
-      .filter(v => v.impact === 'serious' || v.impact === 'critical')
-      .map(v => `${v.id}: ${v.nodes.map(n => n.target.join(' ')).join(', ')}`)
-  })
-  expect({ where, violations }).toEqual({ where, violations: [] })
-}
-
 /**
- * The page as it is now, in the light and the dark theme (the system's preference, which the
- * console follows), passes axe; at 390 px wide it does not scroll sideways.
+ * The page as it is now passes axe in the light and the dark theme (the system's preference,
+ * which the console follows without a remembered choice), and at 390 px wide nothing sticks out
+ * sideways (the elements that do are named).
  */
 export async function everyWay(page: Page, where: string) {
   for (const colorScheme of ['light', 'dark'] as const) {
@@ -109,7 +109,6 @@ export async function everyWay(page: Page, where: string) {
   await page.emulateMedia({ colorScheme: null })
   const size = page.viewportSize()!
   await page.setViewportSize({ width: 390, height: 844 })
-  // The widest elements that stick out, named so that a failure says where to look.
   const overflow = await page.evaluate(() =>
     [...document.querySelectorAll('body *')]
       .filter(element => element.getBoundingClientRect().right > window.innerWidth + 0.5)
@@ -124,15 +123,6 @@ export async function everyWay(page: Page, where: string) {
   await page.setViewportSize(size)
 }
 
-/** Waits until `read` gives `expected` (the page answers asynchronously), then asserts it. */
-export async function eventually<T>(read: () => Promise<T>, expected: T, ms = 10_000) {
-  let last: T = await read()
-  for (const started = Date.now(); Date.now() - started < ms && !Bun.deepEquals(last, expected); ) {
-    await Bun.sleep(50)
-    last = await read()
-  }
-  expect(last).toEqual(expected)
-}
-
+/** Waits until the first of `locator` holding `text` is shown. */
 export const showsText = (locator: Locator, text: string | RegExp) =>
   locator.filter({ hasText: text }).first().waitFor({ timeout: 10_000 })
