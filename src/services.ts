@@ -29,6 +29,7 @@ import { SYSTEM_ACTOR } from './domain/events'
 import { clientController } from './features/client/client.controller'
 import { ClientFeaturesService } from './features/client/client.service'
 import { ChangeFeed } from './features/streaming/change-feed'
+import { LiveChannel } from './features/streaming/live'
 import { streamingController } from './features/streaming/streaming.controller'
 import { DEFAULT_STREAMING, StreamingService, type StreamingOptions } from './features/streaming/streaming.service'
 import { frontendController } from './features/frontend/frontend.controller'
@@ -147,7 +148,7 @@ export const FEATURES: readonly Feature[] = [
     collections: [segmentsCollection, segmentSequenceCollection],
     controllers: (s, auth) => [segmentsController(s.segments, auth)],
   },
-  { controllers: (s, auth) => [clientController(s.client, auth), streamingController(s.streaming, auth)] },
+  { controllers: (s, auth) => [clientController(s.client, auth), streamingController(s.streaming, s.live, auth)] },
   {
     collections: [strategyTypesCollection],
     controllers: (s, auth) => [strategyTypesController(s.strategyTypes, auth)],
@@ -308,6 +309,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
   const users = new UsersService(store)
   const changes = new ChangeFeed(store, options.streamingBufferChanges)
   const session = options.session ?? DEFAULT_SESSION_OPTIONS
+  const streaming = new StreamingService(store, changes, options.streaming ?? DEFAULT_STREAMING)
   return {
     store,
     patterns,
@@ -329,7 +331,8 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     }),
     client: new ClientFeaturesService(store),
     changes,
-    streaming: new StreamingService(store, changes, options.streaming ?? DEFAULT_STREAMING),
+    streaming,
+    live: new LiveChannel(store, streaming),
     ofrepChannels: new OfrepChannels(store),
     strategyTypes: new StrategyTypesService(store),
     tagTypes: new TagTypesService(store),

@@ -43,6 +43,12 @@ export class HeldStream {
     readonly group: Group,
     /** The heartbeat slot it is in. */
     readonly slot: Set<HeldStream>,
+    /**
+     * Whether its credential still holds, checked once per heartbeat interval (the console's live
+     * channel: a session signed out or expired, a token deleted or its role changed); null: the
+     * token's own checks (deletion, scope change, expiry) are enough.
+     */
+    readonly alive: (() => boolean) | null = null,
   ) {
     this.early = [first]
   }
@@ -80,11 +86,23 @@ export class HeldStream {
   }
 }
 
-/** What a stream is sent: the client API's events, or OFREP's bare "refetch" notifications. */
-export type StreamKind = 'client' | 'ofrep'
+/** What a stream is sent: the client API's events, OFREP's bare "refetch" notifications, or the console's live channel. */
+export type StreamKind = 'client' | 'ofrep' | 'live'
+
+/** Whom the live channel's messages may reach: as the event search decides what a caller sees (events.service.ts). */
+export interface Audience {
+  /** null: every project, and the events of no project. */
+  projects: readonly string[] | null
+  hiddenTypes: readonly string[]
+}
 
 export interface Group {
-  scope: Scope
+  /** Its key among the service's groups: the kind and the scope's or the audience's key. */
+  key: string
   kind: StreamKind
+  /** What the client API serves it; null for the live channel. */
+  scope: Scope | null
+  /** The live channel's audience; null for the others. */
+  audience: Audience | null
   streams: Set<HeldStream>
 }

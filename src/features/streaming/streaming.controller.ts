@@ -4,14 +4,38 @@ import { authErrors } from '../../http/schemas'
 import { scopeOf } from '../client/client.service'
 import type { Authorization } from '../tokens/auth'
 import { streamingModels } from './streaming.model'
+import type { LiveChannel } from './live'
 import type { StreamingService } from './streaming.service'
 
 const CLIENT = { tokenType: 'client' } as const
 /** Delta clients read segments by id, whatever specification version they name. */
 const DELTA_SPEC = '5.2.0'
 
-export function streamingController(streaming: StreamingService, auth: Authorization) {
+export function streamingController(streaming: StreamingService, live: LiveChannel, auth: Authorization) {
   return controllerBase(auth, streamingModels)
+    .get('/api/admin/live', ({ caller, request }) => live.open(caller, request), {
+      auth: 'NONE',
+      response: {
+        200: t.String({
+          description:
+            'text/event-stream: `changed` (id: the event id; data: {"type","project","featureName","environment"}, null where none) per ' +
+            'event the caller may see; `metrics` (data: {"featureName","project"}) when SDK metrics changed a flag\'s usage or lifecycle, ' +
+            'at most once per flag every 3 s; comments as heartbeats',
+        }),
+        ...authErrors(503),
+      },
+      detail: {
+        operationId: 'streamAdminChanges',
+        summary: 'Stream what changes, for the console (Server-Sent Events)',
+        tags: ['Events'],
+        description:
+          'For an admin token or a signed-in session; SDK tokens are refused. Announces every committed change (of this instance or of ' +
+          'another on the same database) that the caller could find with the event search: a token limited to some projects hears of ' +
+          "those projects only. Says what changed, not the new state: read that through the API (and again after a reconnect). The stream ends when the caller's " +
+          'credential stops holding as it did (checked every STREAMING_HEARTBEAT_MS). Counted with the SDK streams (STREAMING_MAX_STREAMS, ' +
+          'STREAMING_MAX_STREAMS_PER_TOKEN, a signed-in user counting as one token; STREAMING_MAX_UNSENT_BYTES); past a cap, 503: poll instead.',
+      },
+    })
     .get(
       '/api/client/streaming',
       ({ query, sdkScope, caller, request }) =>

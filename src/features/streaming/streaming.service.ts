@@ -21,8 +21,9 @@ import type { Store } from '../../storage/store'
 import type { Scope } from '../client/client.service'
 import { tokenExpired, type ApiTokenRecord as TokenRecord } from '../tokens/tokens.records'
 import type { ChangeFeed, Revision } from './change-feed'
-import { eventsFor, eventsSince, hydration, type DeltaEvent } from './delta'
-import { HeldStream, type Group, type StreamKind } from './held-stream'
+import { eventsFor, eventsSince, hydration } from './delta'
+import { HeldStream, type Audience, type Group } from './held-stream'
+import { GO_POLLING, HEARTBEAT, message, refetch, revisionOf, SSE_HEADERS } from './sse'
 
 export interface StreamingOptions {
   /** `STREAMING_MAX_STREAMS`: streams held at once; more are told to poll. */
@@ -55,45 +56,6 @@ const LONGEST_TIMER_MS = 2 ** 31 - 1
 const MAX_KEPT_HYDRATIONS = 64
 /** How often the heartbeat timer ticks: each tick writes to the streams of one slot (spreadHeartbeats). */
 const HEARTBEAT_TICK_MS = 100
-
-const encoder = new TextEncoder()
-const HEARTBEAT = encoder.encode(':\n\n')
-const GO_POLLING = encoder.encode('event: fetch-mode\ndata: polling\n\n')
-
-export const SSE_HEADERS = {
-  'content-type': 'text/event-stream; charset=utf-8',
-  'cache-control': 'no-cache, no-transform',
-  // nginx buffers proxied answers unless told not to, which would hold events back.
-  'x-accel-buffering': 'no',
-}
-
-/**
- * OFREP's change notification (ADR-0008, `refetchEvaluation`): the web provider refetches its bulk
- * evaluation, which answers 200 only if what the context sees changed (its ETag names the compiled
- * flags). It carries no flag, so the channel that receives it reveals only that something changed.
- */
-function refetch(revision: number): Uint8Array {
-  return encoder.encode(`id: ${revision}\ndata: {"type":"refetchEvaluation","etag":"${revision}"}\n\n`)
-}
-
-function message(
-  event: 'unleash-connected' | 'unleash-updated',
-  revision: number,
-  events: readonly DeltaEvent[],
-): Uint8Array {
-  // JSON.stringify writes no line breaks, so the data fits one `data:` line.
-  return encoder.encode(`event: ${event}\nid: ${revision}\ndata: ${JSON.stringify({ events })}\n\n`)
-}
-
-/** The revision an If-None-Match or Last-Event-ID names: `"12"`, `W/"12"` or `12`; null for anything else. */
-export function revisionOf(header: string | null): number | null {
-  if (header === null) return null
-  for (const part of header.split(',')) {
-    const match = /^\s*(?:W\/)?"?(\d{1,15})"?\s*$/.exec(part)
-    if (match) return Number(match[1])
-  }
-  return null
-}
 
 export interface DeltaAnswer {
   status: 200 | 304
@@ -158,7 +120,8 @@ export class StreamingService {
   open(tokenName: string, scope: Scope, request: Request, address: string | null = null): Response {
     if (this.refusal(tokenName, address) !== null) return new Response(GO_POLLING, { headers: SSE_HEADERS })
     const lastEventId = request.headers.get('last-event-id')
-    return this.hold(tokenName, address, scope, 'client', this.firstMessage(scope, revisionOf(lastEventId)), request)
+    const first = this.firstMessage(scope, revisionOf(lastEventId))
+    return this.hold(tokenName, address, this.groupOf('client', scope), first, request)
   }
 
   /**
@@ -171,7 +134,51 @@ export class StreamingService {
     const refusal = this.refusal(tokenName, address)
     if (refusal !== null) throw new AtCapacity(`${refusal}; poll instead`, 30)
     // A comment: the provider needs no first event, but the headers and a first byte go out at once.
-    return this.hold(tokenName, address, scope, 'ofrep', HEARTBEAT, request)
+    return this.hold(tokenName, address, this.groupOf('ofrep', scope), HEARTBEAT, request)
+  }
+
+  /**
+   * A stream of the console's live channel (live.ts), for a caller whose streams count under
+   * `holder` (a token's name, or a key of the signed-in user no token name can be) and who may hear
+   * of what `audience` covers; it ends once `alive` says no. Past a cap, or while stopping, 503.
+   */
+  openLive(holder: string, audience: Audience, request: Request, alive: () => boolean): Response {
+    const refusal = this.refusal(holder, null)
+    if (refusal !== null) throw new AtCapacity(`${refusal}; poll instead`, 30)
+    const key = `live ${JSON.stringify([audience.projects, audience.hiddenTypes])}`
+    let group = this.groups.get(key)
+    if (!group) this.groups.set(key, (group = { key, kind: 'live', scope: null, audience, streams: new Set() }))
+    return this.hold(holder, null, group, HEARTBEAT, request, alive)
+  }
+
+  /** Sends `bytes` to the live channel's streams whose audience `hears` (just after this turn, as `publish` does). */
+  sendLive(hears: (audience: Audience) => boolean, bytes: Uint8Array): void {
+    const streams: HeldStream[] = []
+    for (const group of this.groups.values())
+      if (group.audience !== null && hears(group.audience)) streams.push(...group.streams)
+    if (streams.length > 0) setImmediate(() => this.sendAll(streams, bytes))
+  }
+
+  /** Whether any live stream is open (its messages are then worth making). */
+  get hasLive(): boolean {
+    for (const group of this.groups.values()) if (group.kind === 'live') return true
+    return false
+  }
+
+  private groupOf(kind: 'client' | 'ofrep', scope: Scope): Group {
+    const key = `${kind} ${scope.key}`
+    let group = this.groups.get(key)
+    if (!group) this.groups.set(key, (group = { key, kind, scope, audience: null, streams: new Set() }))
+    return group
+  }
+
+  /** Sends `bytes` to `streams`, ending instead those whose token expired meanwhile. */
+  private sendAll(streams: readonly HeldStream[], bytes: Uint8Array): void {
+    const now = Date.now()
+    for (const stream of streams) {
+      if (stream.expiresAt <= now) this.end(stream)
+      else this.send(stream, bytes)
+    }
   }
 
   /** Why a new stream of the token `tokenName` from `address` cannot be held now; null if it can. */
@@ -196,19 +203,16 @@ export class StreamingService {
   private hold(
     tokenName: string,
     address: string | null,
-    scope: Scope,
-    kind: StreamKind,
+    group: Group,
     first: Uint8Array,
     request: Request,
+    alive: (() => boolean) | null = null,
   ): Response {
-    const key = `${kind} ${scope.key}`
-    let group = this.groups.get(key)
-    if (!group) this.groups.set(key, (group = { scope, kind, streams: new Set() }))
     const slot = this.slots[this.nextSlot++ % this.slots.length]
     const expiry = this.store.state.tokens[tokenName]?.expiresAt
     const expiresAt = expiry ? Date.parse(expiry) : Infinity
     const perAddress = this.addressOf(tokenName, address)
-    const stream = new HeldStream(this, first, tokenName, perAddress, expiresAt, group, slot)
+    const stream = new HeldStream(this, first, tokenName, perAddress, expiresAt, group, slot, alive)
     const body = new ReadableStream(stream as unknown as UnderlyingDefaultSource<Uint8Array>)
     group.streams.add(stream)
     slot.add(stream)
@@ -273,6 +277,7 @@ export class StreamingService {
     this.hydrations.clear()
     const sends: [HeldStream[], Uint8Array][] = []
     for (const group of this.groups.values()) {
+      if (group.scope === null) continue
       const events = eventsFor(group.scope, revision)
       if (events.length === 0) continue
       sends.push([
@@ -281,15 +286,9 @@ export class StreamingService {
       ])
     }
     if (sends.length === 0) return
+    // A token may expire between its timer's turns: what comes after its expiry is never sent.
     setImmediate(() => {
-      // A token may expire between its timer's turns: what comes after its expiry is never sent.
-      const now = Date.now()
-      for (const [streams, bytes] of sends) {
-        for (const stream of streams) {
-          if (stream.expiresAt <= now) this.end(stream)
-          else this.send(stream, bytes)
-        }
-      }
+      for (const [streams, bytes] of sends) this.sendAll(streams, bytes)
     })
   }
 
@@ -318,7 +317,13 @@ export class StreamingService {
     const index = this.tick++ % this.slots.length
     if (index === 0) {
       const now = Date.now()
-      for (const name of [...this.byToken.keys()]) {
+      for (const [name, streams] of [...this.byToken]) {
+        // The live channel's streams check their own credential (a signed-in user holds no token).
+        const first = streams.values().next().value
+        if (first?.alive) {
+          for (const stream of [...streams]) if (!stream.alive!()) this.end(stream)
+          continue
+        }
         const token = this.store.state.tokens[name]
         if (!token || tokenExpired(token, now)) this.endToken(name)
       }
@@ -352,7 +357,7 @@ export class StreamingService {
     this.count--
     stream.group.streams.delete(stream)
     stream.slot.delete(stream)
-    if (stream.group.streams.size === 0) this.groups.delete(`${stream.group.kind} ${stream.group.scope.key}`)
+    if (stream.group.streams.size === 0) this.groups.delete(stream.group.key)
     const ofToken = this.byToken.get(stream.tokenName)
     ofToken?.delete(stream)
     if (ofToken?.size === 0) {
