@@ -74,6 +74,8 @@ export interface Flag {
   createdAt: string
   archived: boolean
   archivedAt?: string | null
+  potentiallyStale?: boolean
+  lifecycle?: { stage: string; enteredStageAt: string | null }
   environments: FlagEnvironment[]
   tags?: { type: string; value: string }[]
   dependencies?: { feature: string; enabled: boolean; variants: string[] }[]

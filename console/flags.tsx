@@ -8,7 +8,7 @@
  * through the live stream (console/live.ts) and the rows held are read again.
  */
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { Archive, Flag as FlagIcon, Plus, SearchX, Settings } from 'lucide'
+import { Archive, Flag as FlagIcon, LayoutDashboard, Plus, SearchX, Settings } from 'lucide'
 import { call, enc, get, type Flag } from './api'
 import { Button } from './components/button'
 import { EmptyState } from './components/empty-state'
@@ -235,6 +235,9 @@ export function FlagsPage({ project, canWrite }: { project?: string; canWrite: b
         </span>
         {project && (
           <span class="toolbar-links">
+            <a href={`#/projects/${enc(project)}/overview`}>
+              <Icon icon={LayoutDashboard} size={14} /> Overview
+            </a>
             <a href={`#/projects/${enc(project)}/archive`}>
               <Icon icon={Archive} size={14} /> Archived flags
             </a>

@@ -5,14 +5,14 @@
  */
 import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import { FlaskConical } from 'lucide'
 import { call, get, ROLES, whenSignedOut, type User } from './api'
-import { EmptyState } from './components/empty-state'
 import { ErrorLine, go, useHash } from './ui'
 import { Shell } from './shell'
 import { FlagsPage } from './flags'
 import { ArchivedFlags, FlagPage } from './flag'
-import { EventsPage } from './admin'
+import { EventsPage } from './events'
+import { PlaygroundPage } from './playground'
+import { ProjectOverview } from './overview'
 import { TokensPage } from './tokens'
 import { UsersPage } from './users'
 import { ApplicationsPage } from './applications'
@@ -92,6 +92,7 @@ function pageFor(parts: string[], role: string, onPasswordChanged: () => void) {
   if (first === 'projects' && project) {
     if (section === 'features' && name) return <FlagPage project={project} name={name} canWrite={canWrite} />
     if (section === 'archive') return <ArchivedFlags project={project} />
+    if (section === 'overview') return <ProjectOverview project={project} />
     if (section === 'settings') return <ProjectSettings project={project} canWrite={canWrite} />
     return <FlagsPage project={project} canWrite={canWrite} />
   }
@@ -115,12 +116,7 @@ function pageFor(parts: string[], role: string, onPasswordChanged: () => void) {
     case 'applications':
       return <ApplicationsPage />
     case 'playground':
-      return (
-        <main>
-          <h1>Playground</h1>
-          <EmptyState icon={FlaskConical} title="The playground is not in this build yet" />
-        </main>
-      )
+      return <PlaygroundPage shared={project} />
     case 'tokens':
       return <TokensPage canWrite={admin} />
     case 'users':

@@ -1,12 +1,13 @@
 /**
  * A strategy's form, for adding one to a flag's environment or editing it: the built-in types and
- * the custom strategy types with their parameters, constraints with every operator, and segments;
- * and the one-line summary a flag's page shows for a strategy.
+ * the custom strategy types with their parameters, constraints (constraints.tsx), segments picked
+ * by name, stickiness picked from the fields that allow it; and the card a flag's page shows for a
+ * strategy: what it does in words, its constraint chips and its segments by name.
  */
 import { useState } from 'preact/hooks'
 import { get, type Segment, type Strategy, type StrategyType } from './api'
-import { ErrorLine, useLoad } from './ui'
-import { ConstraintEditor } from './constraints'
+import { ErrorLine, Picker, useLoad } from './ui'
+import { ConstraintChips, ConstraintEditor, useContextFields } from './constraints'
 
 const BUILT_IN = ['default', 'flexibleRollout', 'userWithId', 'remoteAddress', 'applicationHostname']
 
@@ -105,13 +106,10 @@ export function StrategyForm({
             />
             <output>{strategy.parameters.rollout ?? '100'} %</output>
           </label>
-          <label>
-            Stickiness
-            <input
-              value={strategy.parameters.stickiness ?? 'default'}
-              onInput={e => parameter('stickiness', e.currentTarget.value)}
-            />
-          </label>
+          <StickinessPicker
+            value={strategy.parameters.stickiness ?? 'default'}
+            onChange={value => parameter('stickiness', value)}
+          />
           <label>
             Group id
             <input
@@ -206,13 +204,86 @@ export function StrategyForm({
   )
 }
 
-export function describeStrategy(strategy: Strategy): string {
-  const parameters = Object.entries(strategy.parameters)
-    .map(([key, value]) => `${key}=${value}`)
+/** Stickiness: default, random, or a context field that allows it. */
+export function StickinessPicker({
+  value,
+  onChange,
+  label = 'Stickiness',
+  disabled,
+}: {
+  value: string
+  onChange: (value: string) => void
+  label?: string
+  disabled?: boolean
+}) {
+  const fields = useContextFields()
+  const choices = ['default', 'random', ...fields.filter(field => field.stickiness).map(field => field.name)]
+  if (!choices.includes(value)) choices.push(value)
+  return <Picker label={label} value={value} options={choices} disabled={disabled} onChange={onChange} />
+}
+
+const list = (text: string | undefined) =>
+  (text ?? '')
+    .split(',')
+    .map(part => part.trim())
+    .filter(Boolean)
     .join(', ')
-  const constraints = strategy.constraints
-    .map(c => `${c.contextName} ${c.inverted ? 'NOT ' : ''}${c.operator} ${c.value ?? (c.values ?? []).join(',')}`)
-    .join('; ')
-  const segments = (strategy.segments ?? []).length > 0 ? `segments ${(strategy.segments ?? []).join(', ')}` : ''
-  return [parameters, constraints, segments].filter(Boolean).join(' · ')
+
+/** What a strategy does, in words: "50 % of users by userId (group checkout)". */
+export function describeStrategy(strategy: Strategy): string {
+  const p = strategy.parameters
+  switch (strategy.name) {
+    case 'default':
+      return 'On for everyone'
+    case 'flexibleRollout':
+      return `${p.rollout ?? '100'} % of ${p.stickiness === 'random' ? 'requests, at random' : `users by ${p.stickiness ?? 'default'} stickiness`}${p.groupId ? ` (group ${p.groupId})` : ''}`
+    case 'userWithId':
+      return `User ids: ${list(p.userIds)}`
+    case 'remoteAddress':
+      return `IP addresses: ${list(p.IPs)}`
+    case 'applicationHostname':
+      return `Hostnames: ${list(p.hostNames)}`
+    default:
+      return Object.entries(p)
+        .map(([key, value]) => `${key}: ${value}`)
+        .join('; ')
+  }
+}
+
+const TITLES: Record<string, string> = {
+  default: 'Standard',
+  flexibleRollout: 'Gradual rollout',
+  userWithId: 'User ids',
+  remoteAddress: 'IP addresses',
+  applicationHostname: 'Hostnames',
+}
+export const strategyTitle = (name: string) => TITLES[name] ?? name
+
+/** A strategy as a flag's page shows it; `segments` names the segments its ids refer to. */
+export function StrategyCard({ strategy, segments }: { strategy: Strategy; segments: Segment[] }) {
+  const rollout = strategy.name === 'flexibleRollout' ? Number(strategy.parameters.rollout ?? '100') : null
+  const names = (strategy.segments ?? []).map(id => segments.find(segment => segment.id === id)?.name ?? `#${id}`)
+  return (
+    <div class="strategy-card">
+      <p class="strategy-what">
+        <strong>{strategy.title || strategyTitle(strategy.name)}</strong>
+        {strategy.disabled ? <span class="badge"> disabled</span> : null} <span>{describeStrategy(strategy)}</span>
+      </p>
+      {rollout !== null && (
+        <div class="rollout-bar" aria-hidden="true">
+          <span style={{ width: `${rollout}%` }} />
+        </div>
+      )}
+      {names.length > 0 && (
+        <ul class="chips" aria-label="Segments">
+          {names.map(name => (
+            <li class="chip segment-chip" key={name}>
+              segment {name}
+            </li>
+          ))}
+        </ul>
+      )}
+      <ConstraintChips constraints={strategy.constraints} />
+    </div>
+  )
 }

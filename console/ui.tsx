@@ -4,7 +4,7 @@
  */
 import type { ComponentChildren } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import { ApiError, type EventItem } from './api'
+import { ApiError } from './api'
 
 import { confirmFirst, type ConfirmOptions } from './components/dialog'
 import { toast } from './components/toast'
@@ -92,34 +92,6 @@ export function useAct(reload: () => void) {
     }
   }
   return { error, act }
-}
-
-/** One event of the log, opening to its before and after; `where` adds the flag and project it is about. */
-export function EventEntry({ event, where }: { event: EventItem; where: boolean }) {
-  return (
-    <li>
-      <details>
-        <summary>
-          {when(event.createdAt)} · <strong>{event.type}</strong> by <span class="actor">{event.createdBy}</span>
-          {where && event.featureName ? ` · ${event.featureName}` : ''}
-          {where && event.project ? ` in ${event.project}` : ''}
-          {event.environment ? (where ? ` / ${event.environment}` : ` in ${event.environment}`) : ''}
-        </summary>
-        <div class="diff">
-          <div>
-            <h4>Before</h4>
-            {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a long value scrolls, and a keyboard must reach it */}
-            <pre tabIndex={0}>{JSON.stringify(event.preData, null, 2)}</pre>
-          </div>
-          <div>
-            <h4>After</h4>
-            {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a long value scrolls, and a keyboard must reach it */}
-            <pre tabIndex={0}>{JSON.stringify(event.data, null, 2)}</pre>
-          </div>
-        </div>
-      </details>
-    </li>
-  )
 }
 
 /**

@@ -122,11 +122,10 @@ export function Picker({
             autocomplete="off"
             onInput={event => onChange(event.currentTarget.value)}
           />
+          {/* Options without text: text inside the label would become part of the input's name. */}
           <datalist id={listId}>
             {choices.map(option => (
-              <option key={option.value} value={option.value}>
-                {option.label ?? option.value}
-              </option>
+              <option key={option.value} value={option.value} label={option.label} />
             ))}
           </datalist>
         </>

@@ -5,7 +5,7 @@
 import { expect } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Page } from 'playwright-core'
+import type { Browser, Locator, Page } from 'playwright-core'
 import { freePort, tempDir, untilReady } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
@@ -81,3 +81,48 @@ export async function signIn(page: Page, base: string, username: string, passwor
   await page.getByRole('button', { name: 'Sign in' }).click()
   await page.getByRole('heading', { name: 'Projects' }).waitFor()
 }
+
+export type ConsoleServer = Awaited<ReturnType<typeof startConsoleServer>>
+
+/** A page of its own (a new browser context) that records page errors and every answer of 400 or more. */
+export async function newPage(browser: Browser): Promise<{ page: Page; problems: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+  const page = await context.newPage()
+  const problems: string[] = []
+  page.on('pageerror', error => problems.push(`page error: ${error.message}`))
+  page.on('response', response => {
+    if (response.status() >= 400) problems.push(`${response.status()} ${response.request().method()} ${response.url()}`)
+  })
+  return { page, problems }
+}
+
+/**
+ * The page as it is now passes axe in the light and the dark theme (the system's preference,
+ * which the console follows without a remembered choice), and at 390 px wide nothing sticks out
+ * sideways (the elements that do are named).
+ */
+export async function everyWay(page: Page, where: string) {
+  for (const colorScheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme })
+    await accessible(page, `${where} (${colorScheme})`)
+  }
+  await page.emulateMedia({ colorScheme: null })
+  const size = page.viewportSize()!
+  await page.setViewportSize({ width: 390, height: 844 })
+  const overflow = await page.evaluate(() =>
+    [...document.querySelectorAll('body *')]
+      .filter(element => element.getBoundingClientRect().right > window.innerWidth + 0.5)
+      .filter(
+        element =>
+          !element.parentElement || element.parentElement.getBoundingClientRect().right <= window.innerWidth + 0.5,
+      )
+      .map(element => `${element.tagName.toLowerCase()}.${element.className} ${element.textContent?.slice(0, 40)}`),
+  )
+  expect({ where, overflow }).toEqual({ where, overflow: [] })
+  await accessible(page, `${where} (390 px)`)
+  await page.setViewportSize(size)
+}
+
+/** Waits until the first of `locator` holding `text` is shown. */
+export const showsText = (locator: Locator, text: string | RegExp) =>
+  locator.filter({ hasText: text }).first().waitFor({ timeout: 10_000 })

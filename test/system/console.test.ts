@@ -11,9 +11,9 @@
  */
 import { afterAll, beforeAll, expect } from 'bun:test'
 import { join } from 'node:path'
-import type { Browser, Locator, Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { hasChromium, launchChromium, withChromium } from './chromium'
-import { accessible, eventually } from './console-browser'
+import { accessible, eventually, showsText } from './console-browser'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
 import { adminCall, destroySdk, eventOf, freePort, tempDir } from '../helpers'
 
@@ -108,9 +108,6 @@ async function signIn(page: Page, username: string, password: string) {
 
 const FLAG = 'new-checkout'
 
-const showsText = (locator: Locator, text: string | RegExp) =>
-  locator.filter({ hasText: text }).first().waitFor({ timeout: 10_000 })
-
 withChromium.test(
   'a person signs in, makes a flag, rolls it out to 50 % with a constraint the SDK sees, and the audit log names them',
   async () => {
@@ -151,10 +148,10 @@ withChromium.test(
     await page.getByRole('button', { name: 'Add strategy in development' }).click()
     await page.getByLabel('Rollout percentage').fill('50')
     await page.getByRole('button', { name: 'Add constraint' }).click()
-    await page.getByLabel('Context field').fill('userId')
+    await page.getByLabel('Context field').selectOption('userId')
     await page.getByLabel('Values (comma-separated)').fill('alice, bob')
     await page.getByRole('button', { name: 'Save strategy' }).click()
-    await page.getByText('rollout=50').waitFor()
+    await page.getByText('50 % of users').waitFor()
     await page.getByRole('switch', { name: `${FLAG} in development` }).check()
     await eventually(() => page.getByRole('switch', { name: `${FLAG} in development` }).isChecked(), true)
     await accessible(page, 'flag')
@@ -200,7 +197,7 @@ withChromium.test(
     await page.goto(`${base}/#/projects/shop/features/${FLAG}`)
     await page.getByRole('button', { name: 'Add variant in development' }).click()
     await page.getByLabel('Variant name').fill('blue')
-    await page.getByLabel('Payload').fill('sky')
+    await page.getByLabel('Payload', { exact: true }).fill('sky')
     await page.getByRole('button', { name: 'Save variants in development' }).click()
     await eventually(async () => {
       const variants = (await adminCall(base, SECRET, 'GET', `/api/admin/projects/shop/features/${FLAG}`)).body
@@ -219,9 +216,9 @@ withChromium.test(
     const actors = await page.locator('.events .actor').allTextContents()
     expect(actors.length).toBe(total)
     expect(new Set(actors)).toEqual(new Set(['admin']))
-    // The newest event (the variants) opens to its before and after.
-    await page.locator('.events summary').first().click()
-    await page.locator('.events details[open] pre').filter({ hasText: '"sky"' }).waitFor()
+    // The newest event (the variants) opens to its changes, field by field.
+    await page.getByRole('button', { name: 'Show changes' }).first().click()
+    await page.getByRole('cell', { name: 'sky', exact: true }).waitFor()
     // Free text with the flag filter: the search's own query parameter, answered by the API (not a 400).
     await page.getByLabel('Search text').fill('sky')
     await page.getByRole('button', { name: 'Search' }).click()
@@ -448,7 +445,7 @@ withChromium.test(
     await page.getByLabel('Segment beta-users').check()
     await accessible(page, 'strategy form with a custom type and segments')
     await page.getByRole('button', { name: 'Save strategy' }).click()
-    await page.getByText('regions=eu,us').waitFor()
+    await page.getByText('regions: eu,us').waitFor()
     const added = (await admin('GET', strategiesPath)).body.find(
       (strategy: { name: string }) => strategy.name === 'byRegion',
     )
