@@ -22,6 +22,7 @@ import { JsonLinesJournal, MemoryJournal } from './storage/state-journal'
 import type { AnyElysia } from 'elysia'
 import { emptyState, type CollectionDefinition, type StateDoc } from './storage/records'
 import type { DatabaseConfig } from './config'
+import { FilesLog } from './storage/files-log'
 import { PostgresLog } from './storage/postgres'
 import { connectAtStart, DatabaseStartError, migrate } from './storage/postgres-connect'
 import { Store } from './storage/store'
@@ -193,7 +194,7 @@ function warnSecured({ narrowed, refused }: SecuredReport) {
 export async function openStore(dataDir: string | null, options: StoreOptions = { sync: true }): Promise<Store> {
   if (dataDir === null) {
     return Store.open(
-      { checkpoint: new Memory<StateDoc>(), journal: new MemoryJournal(), events: new MemoryEventLog() },
+      new FilesLog({ checkpoint: new Memory<StateDoc>(), journal: new MemoryJournal(), events: new MemoryEventLog() }),
       { collections: COLLECTIONS },
     )
   }
@@ -201,7 +202,7 @@ export async function openStore(dataDir: string | null, options: StoreOptions = 
   const fs = options.fs ?? realFileSystem
   const key = readKey(dataDir)
   const store = await Store.open(
-    {
+    new FilesLog({
       checkpoint: new AtomicJsonFile<StateDoc>(checkpointPath, options.sync, fs),
       journal: new JsonLinesJournal(join(dataDir, JOURNAL_FILE), options.sync, fs),
       events: new JsonLinesEventLog(join(dataDir, EVENTS_FILE), options.sync, fs),
@@ -209,7 +210,7 @@ export async function openStore(dataDir: string | null, options: StoreOptions = 
       dataDir,
       probe: bytes => probeDataDir(dataDir, fs, bytes),
       secretKey: key ?? newKey(),
-    },
+    }),
     { collections: COLLECTIONS, checkpointAfterBytes: options.checkpointAfterBytes },
   )
   if (key === null) {
@@ -252,20 +253,10 @@ export async function openDatabaseStore(
   })
   try {
     await migrate(sql, database)
-    const log = new PostgresLog(sql, database)
-    await log.readIdentity()
-    return await Store.open(
-      {
-        checkpoint: log.checkpointAdapter(() => emptyState(COLLECTIONS)),
-        journal: log.journal(),
-        events: log.eventLog(),
-        checkpointName: `${log.name}: flagstore_checkpoints`,
-        probe: () => log.probe(),
-        secretKey: await log.secretKey(newKey),
-        shared: log,
-      },
-      { collections: COLLECTIONS, checkpointAfterBytes: options.checkpointAfterBytes },
-    )
+    return await Store.open(new PostgresLog(sql, database, () => emptyState(COLLECTIONS)), {
+      collections: COLLECTIONS,
+      checkpointAfterBytes: options.checkpointAfterBytes,
+    })
   } catch (error) {
     await sql.close().catch(() => {})
     if (error instanceof DatabaseStartError || error instanceof StoreLoadError) throw error
@@ -333,7 +324,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     metrics,
     frontend: new FrontendService(store),
     users,
-    sessions: new SessionsService(store, users, session, new LoginThrottle(session.throttle, store.shared?.failures)),
+    sessions: new SessionsService(store, users, session, new LoginThrottle(session.throttle, store.log.failures)),
   }
 }
 

@@ -16,9 +16,10 @@ import type { DatabaseConfig } from '../config'
 import { COLLECTIONS } from '../services'
 import { MemoryEventLog } from '../storage/event-log'
 import { STATE_FILE } from '../storage/files'
+import { FilesLog } from '../storage/files-log'
 import { DataDirLock, DataDirLockError } from '../storage/lock'
 import { markMoved, MOVED_FILE } from '../storage/moved'
-import { selectCommits, selectEventLines } from '../storage/postgres'
+import { selectCommits, selectEventLines } from '../storage/postgres-read'
 import { connectAtStart, lockName, migrate } from '../storage/postgres-connect'
 import { loadedCollection, type StateDoc } from '../storage/records'
 import { readKey } from '../storage/secret-key'
@@ -92,8 +93,10 @@ export async function restoreDatabase(file: string, database: DatabaseConfig): P
         await memory.write(structuredClone(restored))
         await (
           await Store.open(
-            { checkpoint: memory, journal: new MemoryJournal(), events: new MemoryEventLog() },
-            { collections: COLLECTIONS },
+            new FilesLog({ checkpoint: memory, journal: new MemoryJournal(), events: new MemoryEventLog() }),
+            {
+              collections: COLLECTIONS,
+            },
           )
         ).close()
       } catch (error) {
