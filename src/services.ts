@@ -1,15 +1,12 @@
 /** The composition root: one store, the services over it, and first-start seeding. */
 import { join } from 'node:path'
 import { Memory } from 'lowdb'
-import { JsonLinesEventLog, MemoryEventLog } from './storage/event-log'
+import { MemoryEventLog } from './storage/event-log'
 import {
-  AtomicJsonFile,
   BACKUPS_DIR,
   EVENTS_FILE,
   JOURNAL_FILE,
   PROBE_FILE,
-  probeDataDir,
-  realFileSystem,
   secureDataDir,
   STATE_FILE,
   StoreLoadError,
@@ -18,11 +15,11 @@ import {
 } from './storage/files'
 import { LOCK_FILE } from './storage/lock'
 import { KEY_FILE, newKey, readKey, writeKey } from './storage/secret-key'
-import { JsonLinesJournal, MemoryJournal } from './storage/state-journal'
+import { MemoryJournal } from './storage/state-journal'
 import type { AnyElysia } from 'elysia'
 import { emptyState, type CollectionDefinition, type StateDoc } from './storage/records'
 import type { DatabaseConfig } from './config'
-import { FilesLog } from './storage/files-log'
+import { dataDirLog, FilesLog } from './storage/files-log'
 import { PostgresLog } from './storage/postgres'
 import { connectAtStart, DatabaseStartError, migrate } from './storage/postgres-connect'
 import { Store } from './storage/store'
@@ -198,20 +195,13 @@ export async function openStore(dataDir: string | null, options: StoreOptions = 
       { collections: COLLECTIONS },
     )
   }
-  const checkpointPath = join(dataDir, STATE_FILE)
-  const fs = options.fs ?? realFileSystem
   const key = readKey(dataDir)
   const store = await Store.open(
-    new FilesLog({
-      checkpoint: new AtomicJsonFile<StateDoc>(checkpointPath, options.sync, fs),
-      journal: new JsonLinesJournal(join(dataDir, JOURNAL_FILE), options.sync, fs),
-      events: new JsonLinesEventLog(join(dataDir, EVENTS_FILE), options.sync, fs),
-      checkpointName: checkpointPath,
-      dataDir,
-      probe: bytes => probeDataDir(dataDir, fs, bytes),
-      secretKey: key ?? newKey(),
-    }),
-    { collections: COLLECTIONS, checkpointAfterBytes: options.checkpointAfterBytes },
+    dataDirLog(dataDir, { sync: options.sync, fs: options.fs, secretKey: key ?? newKey() }),
+    {
+      collections: COLLECTIONS,
+      checkpointAfterBytes: options.checkpointAfterBytes,
+    },
   )
   if (key === null) {
     // A new key would make every keyed hash unmatchable: a lost key file is a damaged directory.

@@ -10,12 +10,24 @@
  * line, the events of the one commit that was in flight) is cut only once everything else checks.
  */
 import type { Adapter } from 'lowdb'
-import { DataDirError, describeIoError, StoreLoadError } from './files'
-import type { EventLog } from './event-log'
-import type { Commit, Loaded, LogPosition, StoreLog } from './log'
+import { join } from 'node:path'
+import { JsonLinesEventLog, type EventLog } from './event-log'
+import {
+  AtomicJsonFile,
+  DataDirError,
+  describeIoError,
+  EVENTS_FILE,
+  JOURNAL_FILE,
+  probeDataDir,
+  realFileSystem,
+  STATE_FILE,
+  StoreLoadError,
+  type FileSystem,
+} from './files'
+import type { Commit, Loaded, LogPosition, Snapshot, StoreLog } from './log'
 import type { StateDoc } from './records'
 import { newKey } from './secret-key'
-import type { JournalContents, StateJournal } from './state-journal'
+import { JsonLinesJournal, type JournalContents, type StateJournal } from './state-journal'
 
 /** The least a probe writes after a failed commit: a few free pages are not room for the next commit. */
 export const PROBE_MIN_BYTES = 16 * 1024
@@ -37,6 +49,24 @@ export interface FilesLogParts {
   probe?: (bytes?: number) => Promise<void>
   /** The data directory's secret key (secret-key.ts); a memory store gets a new one. */
   secretKey?: Buffer
+}
+
+/** The log of the data directory `dataDir` (its files: files.ts); nothing is read or written until it is used. */
+export function dataDirLog(
+  dataDir: string,
+  options: { sync: boolean; fs?: FileSystem; secretKey?: Buffer | null },
+): FilesLog {
+  const fs = options.fs ?? realFileSystem
+  const checkpointPath = join(dataDir, STATE_FILE)
+  return new FilesLog({
+    checkpoint: new AtomicJsonFile<StateDoc>(checkpointPath, options.sync, fs),
+    journal: new JsonLinesJournal(join(dataDir, JOURNAL_FILE), options.sync, fs),
+    events: new JsonLinesEventLog(join(dataDir, EVENTS_FILE), options.sync, fs),
+    checkpointName: checkpointPath,
+    dataDir,
+    probe: bytes => probeDataDir(dataDir, fs, bytes),
+    secretKey: options.secretKey ?? undefined,
+  })
 }
 
 export class FilesLog implements StoreLog {
@@ -169,6 +199,29 @@ export class FilesLog implements StoreLog {
 
   async readEvents(after: number, lastId: number, onLine: (line: string) => void): Promise<void> {
     await this.parts.events.read(lastId, (line, event) => void (event.id > after && onLine(line)))
+  }
+
+  /**
+   * The checkpoint and the journal, read until the journal follows on from the checkpoint (one
+   * written between the two reads empties the journal: the read is made again); the event log only
+   * ever grows, so its first events are final.
+   */
+  async snapshot<T>(use: (snapshot: Snapshot) => Promise<T>): Promise<T> {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const checkpoint = await this.parts.checkpoint.read()
+      if (checkpoint === null) throw new StoreLoadError(this.checkpointName, 'is missing: the directory holds no store')
+      // Only complete lines are read: a line still being written is not acknowledged yet.
+      const { entries } = await this.parts.journal.read()
+      const later = entries.filter(entry => entry.seq > checkpoint.commitSeq)
+      if (later.some((entry, index) => entry.seq !== checkpoint.commitSeq + 1 + index)) continue
+      return use({
+        checkpoint,
+        commits: entries,
+        secretKey: this.parts.secretKey ?? null,
+        events: (lastId, onLine) => this.readEvents(0, lastId, onLine),
+      })
+    }
+    throw new Error(`${this.name}: the state kept changing under the backup; try again`)
   }
 
   async close(): Promise<void> {

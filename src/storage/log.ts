@@ -29,6 +29,17 @@ export interface LogPosition {
   lastEventId: number
 }
 
+/** A reading of a log as it stands, made beside its writers and changing nothing (`StoreLog.snapshot`, for a backup). */
+export interface Snapshot {
+  /** The latest checkpoint, and the commits after it, which follow on from it. */
+  checkpoint: StateDoc
+  commits: readonly JournalEntry[]
+  /** The secret key, or null while the log has none. */
+  secretKey: Buffer | null
+  /** Calls `onLine` with the JSON line of events 1 to `lastId`, oldest first, checking that the ids run on. */
+  events(lastId: number, onLine: (line: string) => void): Promise<void>
+}
+
 /** What a store opens on (`StoreLog.load`). */
 export interface Loaded {
   /** The latest checkpoint, or null for a new store (which then starts from the empty state). */
@@ -112,6 +123,13 @@ export interface StoreLog {
   readonly secretKey: Buffer
   /** The sign-in throttle's counts, when they are kept with the log for every instance; else the throttle keeps its own. */
   readonly failures?: FailureTable
+
+  /**
+   * Reads the log as it stands, changing nothing, beside writers that go on (a backup), and hands the
+   * reading to `use`, which runs while it holds (a database's snapshot stays open until `use`
+   * resolves). Throws when the log holds no store.
+   */
+  snapshot<T>(use: (snapshot: Snapshot) => Promise<T>): Promise<T>
 
   /** Stops listening and lets go of files and connections; every acknowledged commit is already durable. */
   close(): Promise<void>

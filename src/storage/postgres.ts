@@ -18,7 +18,7 @@ import type { SQL } from 'bun'
 import type { DatabaseConfig } from '../config'
 import { describeDatabaseError, lockName, timeoutOf, where, within } from './postgres-connect'
 import type { FailureTable } from './failure-table'
-import { CommitInDoubt, type Commit, type Loaded, type LogPosition, type StoreLog } from './log'
+import { CommitInDoubt, type Commit, type Loaded, type LogPosition, type Snapshot, type StoreLog } from './log'
 import { PostgresFailureTable } from './postgres-failures'
 import { selectCommits, selectEventLines } from './postgres-read'
 import type { StateDoc } from './records'
@@ -226,6 +226,26 @@ export class PostgresLog implements StoreLog {
 
   describe(error: unknown): string {
     return describeDatabaseError(error, this.config)
+  }
+
+  /** One read-only repeatable-read transaction, which instances writing meanwhile do not disturb. */
+  snapshot<T>(use: (snapshot: Snapshot) => Promise<T>): Promise<T> {
+    const { config } = this
+    return this.sql.begin('isolation level repeatable read read only', async tx => {
+      const [{ found }] =
+        await tx`SELECT to_regclass(${`"${config.schema}".flagstore_checkpoints`}) IS NOT NULL AS found`
+      const checkpoints = found ? await tx`SELECT seq, state FROM flagstore_checkpoints ORDER BY seq DESC LIMIT 1` : []
+      if (checkpoints.length === 0)
+        throw new Error(`${config.settingOf.database}: ${config.database} (schema ${config.schema}) holds no store`)
+      const commits = (await selectCommits(tx, Number(checkpoints[0].seq))).map(({ entry }) => entry)
+      const key = (await tx`SELECT value FROM flagstore_meta WHERE key = 'secret_key'`)[0]?.value as string | undefined
+      return use({
+        checkpoint: JSON.parse(checkpoints[0].state) as StateDoc,
+        commits,
+        secretKey: key === undefined ? null : Buffer.from(key, 'hex'),
+        events: (lastId, onLine) => selectEventLines(tx, config.database, 0, lastId, onLine),
+      })
+    })
   }
 
   async close(): Promise<void> {

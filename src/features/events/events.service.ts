@@ -233,7 +233,7 @@ export class EventsService {
           page = []
         }
       }
-      await this.readSharedLog(fromCopy, lastId, onLine)
+      await this.readRemoteLog(fromCopy, lastId, onLine)
       if (page.length > 0) this.post({ type: 'append', lines: page })
       this.copied = { fromCopy, fromDatabase: lastId - fromCopy }
       if (buildIndex) this.post({ type: 'build-index' })
@@ -259,7 +259,7 @@ export class EventsService {
       )
     } else if (cache.lastId > 0) {
       let line: string | null = null
-      await this.readSharedLog(cache.lastId - 1, cache.lastId, held => (line = held))
+      await this.readRemoteLog(cache.lastId - 1, cache.lastId, held => (line = held))
       if (line !== cache.lastLine) cache.clear(`its event ${cache.lastId} is not the database's event ${cache.lastId}`)
     }
     return cache.lastId
@@ -324,7 +324,7 @@ export class EventsService {
    * again, with a growing wait and a notice per attempt, from the event after the last one handed
    * over, until the database is back or the service closes.
    */
-  private async readSharedLog(after: number, lastId: number, onLine: (line: string) => void): Promise<void> {
+  private async readRemoteLog(after: number, lastId: number, onLine: (line: string) => void): Promise<void> {
     let handed = after
     const next = (line: string) => {
       handed++
