@@ -4,26 +4,26 @@
  * (everything it staged is applied) or throws (nothing is). Work runs one item at a time, in
  * arrival order, so writes are serialised without locks.
  *
- * Group commit: work items that arrive while a commit is on disk wait; the next batch runs all of
- * them, then makes their combined changes durable with one append to the event log and one line
- * in the state journal, and only then answers them. A write costs what it changed, whatever the
- * size of the history or of the state. The events of one commit share one `createdAt`: that, and
- * ids that run on without a gap, is how start-up knows the events past the state are the one
- * commit a crash can have left unacknowledged. Events are appended (and fsynced) first; the
- * journal line, naming the last event id the commit includes, acknowledges the commit (crash
- * atomicity; start-up's checks and cuts: load.ts).
+ * Group commit: work items that arrive while a commit is being made durable wait; the next batch
+ * runs all of them, then makes their combined changes durable with one commit of the log (log.ts;
+ * on a data directory one append to the event log and one line in the state journal, on
+ * PostgreSQL one transaction), and only then answers them. A write costs what it changed, whatever
+ * the size of the history or of the state. The events of one commit share one `createdAt`: that,
+ * and ids that run on without a gap, is how start-up knows the events past the state are the one
+ * commit a crash can have left unacknowledged (files-log.ts).
  *
  * A failed commit (a full disk, an I/O error, a short write, a database that does not answer) is
  * undone, not latched: a batch is applied to the state as it runs (so later items of the batch,
  * and the record watchers of derived indexes, see earlier ones), and keeps what it replaced; if
- * the write fails, the records, counters and watchers are put back in reverse order and both files
- * are cut back to their length after the last durable commit (log.ts: the backend leaves nothing
- * of a failed commit), so the state in memory is exactly what is on disk. The batch's writes answer 503, commit listeners (the event search) never hear
- * of it, and the next commit simply tries again: once space is freed the service recovers without
- * a restart. Until then `writeProblem` says why (for `/ready`). Between a batch's apply and its
- * fsync, readers can see its changes (like Redis with `appendfsync always`); they are undone if
- * the write fails. We chose this over staging a copy because work items of one batch must see
- * each other, and derived indexes follow the watchers either way.
+ * the write fails, the log leaves nothing of it (a data directory's files are cut back to their
+ * length after the last durable commit) and the records, counters and watchers are put back in
+ * reverse order, so the state in memory is exactly what is durable. The batch's writes answer 503,
+ * commit listeners (the event search) never hear of it, and the next commit simply tries again:
+ * once space is freed the service recovers without a restart. Until then `writeProblem` says why
+ * (for `/ready`). Between a batch's apply and its fsync, readers can see its changes (like Redis
+ * with `appendfsync always`); they are undone if the write fails. We chose this over staging a
+ * copy because work items of one batch must see each other, and derived indexes follow the
+ * watchers either way.
  *
  * A checkpoint that fails (say no room for `.state.json.tmp`) does not fail the commit that
  * triggered it, which is already durable in the journal: the temp file is removed, a warning
