@@ -29,7 +29,7 @@ export interface LogPosition {
   lastEventId: number
 }
 
-/** A reading of a log as it stands, made beside its writers and changing nothing (`StoreLog.snapshot`, for a backup). */
+/** A reading of a log as it stands, made beside its writers, changing nothing (`StoreLog.snapshot`: a backup). */
 export interface Snapshot {
   /** The latest checkpoint, and the commits after it, which follow on from it. */
   checkpoint: StateDoc
@@ -92,7 +92,10 @@ export interface StoreLog {
    * have just done so). On failure the log is as it was: every commit is still in the journal.
    */
   checkpoint(state: StateDoc): Promise<boolean>
-  /** Whether closing the store writes a final checkpoint (a data directory; a shared database is checkpointed by the instances that go on). */
+  /**
+   * Whether closing the store writes a final checkpoint: a data directory's does; a shared database
+   * is checkpointed by the instances that go on.
+   */
   readonly checkpointOnClose: boolean
 
   /**
@@ -121,7 +124,7 @@ export interface StoreLog {
 
   /** The key token secrets are hashed with, kept with the log (outside the state). */
   readonly secretKey: Buffer
-  /** The sign-in throttle's counts, when they are kept with the log for every instance; else the throttle keeps its own. */
+  /** The sign-in throttle's counts when the log keeps them for every instance; else the throttle keeps its own. */
   readonly failures?: FailureTable
 
   /**

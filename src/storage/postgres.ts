@@ -47,7 +47,7 @@ export class PostgresLog implements StoreLog {
   private catchUpTimer: ReturnType<typeof setInterval> | null = null
   private closed = false
   readonly timeoutMs: number
-  /** The commit the checkpoint read at open includes: the journal read next starts after it, whatever was written meanwhile. */
+  /** The commit the checkpoint read at open includes: the commits read next start after it. */
   private loadedSeq = 0
   /** Bytes of the commits applied since the last checkpoint, and the commit that was at. */
   journalBytes = 0
