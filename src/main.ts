@@ -182,7 +182,7 @@ async function serve() {
   log.info('listening', {
     url: `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${server.port}${config.basePath}`,
     swagger: `http://localhost:${server.port}${config.basePath}/swagger`,
-    ...(store.shared ? { store: store.shared.name } : { dataDir: config.dataDir, sync: config.sync }),
+    ...(config.database ? { store: store.log.name } : { dataDir: config.dataDir, sync: config.sync }),
   })
 
   // The event log loads after the server listens: /ready answers 503 until then.

@@ -1,15 +1,12 @@
 /** The composition root: one store, the services over it, and first-start seeding. */
 import { join } from 'node:path'
 import { Memory } from 'lowdb'
-import { JsonLinesEventLog, MemoryEventLog } from './storage/event-log'
+import { MemoryEventLog } from './storage/event-log'
 import {
-  AtomicJsonFile,
   BACKUPS_DIR,
   EVENTS_FILE,
   JOURNAL_FILE,
   PROBE_FILE,
-  probeDataDir,
-  realFileSystem,
   secureDataDir,
   STATE_FILE,
   StoreLoadError,
@@ -18,10 +15,11 @@ import {
 } from './storage/files'
 import { LOCK_FILE } from './storage/lock'
 import { KEY_FILE, newKey, readKey, writeKey } from './storage/secret-key'
-import { JsonLinesJournal, MemoryJournal } from './storage/state-journal'
+import { MemoryJournal } from './storage/state-journal'
 import type { AnyElysia } from 'elysia'
 import { emptyState, type CollectionDefinition, type StateDoc } from './storage/records'
 import type { DatabaseConfig } from './config'
+import { dataDirLog, FilesLog } from './storage/files-log'
 import { PostgresLog } from './storage/postgres'
 import { connectAtStart, DatabaseStartError, migrate } from './storage/postgres-connect'
 import { Store } from './storage/store'
@@ -198,24 +196,17 @@ function warnSecured({ narrowed, refused }: SecuredReport) {
 export async function openStore(dataDir: string | null, options: StoreOptions = { sync: true }): Promise<Store> {
   if (dataDir === null) {
     return Store.open(
-      { checkpoint: new Memory<StateDoc>(), journal: new MemoryJournal(), events: new MemoryEventLog() },
+      new FilesLog({ checkpoint: new Memory<StateDoc>(), journal: new MemoryJournal(), events: new MemoryEventLog() }),
       { collections: COLLECTIONS },
     )
   }
-  const checkpointPath = join(dataDir, STATE_FILE)
-  const fs = options.fs ?? realFileSystem
   const key = readKey(dataDir)
   const store = await Store.open(
+    dataDirLog(dataDir, { sync: options.sync, fs: options.fs, secretKey: key ?? newKey() }),
     {
-      checkpoint: new AtomicJsonFile<StateDoc>(checkpointPath, options.sync, fs),
-      journal: new JsonLinesJournal(join(dataDir, JOURNAL_FILE), options.sync, fs),
-      events: new JsonLinesEventLog(join(dataDir, EVENTS_FILE), options.sync, fs),
-      checkpointName: checkpointPath,
-      dataDir,
-      probe: bytes => probeDataDir(dataDir, fs, bytes),
-      secretKey: key ?? newKey(),
+      collections: COLLECTIONS,
+      checkpointAfterBytes: options.checkpointAfterBytes,
     },
-    { collections: COLLECTIONS, checkpointAfterBytes: options.checkpointAfterBytes },
   )
   if (key === null) {
     // A new key would make every keyed hash unmatchable: a lost key file is a damaged directory.
@@ -257,20 +248,10 @@ export async function openDatabaseStore(
   })
   try {
     await migrate(sql, database)
-    const log = new PostgresLog(sql, database)
-    await log.readIdentity()
-    return await Store.open(
-      {
-        checkpoint: log.checkpointAdapter(() => emptyState(COLLECTIONS)),
-        journal: log.journal(),
-        events: log.eventLog(),
-        checkpointName: `${log.name}: flagstore_checkpoints`,
-        probe: () => log.probe(),
-        secretKey: await log.secretKey(newKey),
-        shared: log,
-      },
-      { collections: COLLECTIONS, checkpointAfterBytes: options.checkpointAfterBytes },
-    )
+    return await Store.open(new PostgresLog(sql, database, () => emptyState(COLLECTIONS)), {
+      collections: COLLECTIONS,
+      checkpointAfterBytes: options.checkpointAfterBytes,
+    })
   } catch (error) {
     await sql.close().catch(() => {})
     if (error instanceof DatabaseStartError || error instanceof StoreLoadError) throw error
@@ -346,7 +327,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     frontend: new FrontendService(scopes),
     playground: new PlaygroundService(store),
     users,
-    sessions: new SessionsService(store, users, session, new LoginThrottle(session.throttle, store.shared?.failures)),
+    sessions: new SessionsService(store, users, session, new LoginThrottle(session.throttle, store.log.failures)),
   }
 }
 

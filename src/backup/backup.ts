@@ -1,17 +1,20 @@
 /**
- * Online backup and restore of a data directory, from its files, while the service runs.
+ * Online backup and restore, for either store, in one file format (backup-file.ts).
  *
- * A backup is one JSON Lines file: a header, the state (as a checkpoint), then every event up to
- * the last one that state includes. It is read without touching the service: the checkpoint and
- * the journal give the state at the last acknowledged commit (a journal line half written is not
- * acknowledged and is left out), and the event log only ever grows, so its first events are final.
- * If a checkpoint was written between reading `state.json` and the journal, the journal no longer
- * follows on from it; the read is then simply made again.
+ * A backup reads the store's log (storage/log.ts) through `StoreLog.snapshot`, beside a service that
+ * runs on it and without disturbing it: the latest checkpoint and the commits after it give the state
+ * at the last acknowledged commit (a journal line half written is not acknowledged and is left out),
+ * then the events that state includes. On files the event log only ever grows, so its first events
+ * are final; a checkpoint written meanwhile is read again (files-log.ts). On PostgreSQL the reading is
+ * one snapshot (postgres-backup.ts opens the connection).
+ *
+ * A restore fills a store that holds nothing: a data directory here, a database in postgres-backup.ts.
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs'
-import { lstat, mkdir, mkdtemp, open, readdir, readFile, rename, rm, rmdir, stat, unlink } from 'node:fs/promises'
+import { existsSync, fsyncSync, mkdirSync, openSync, writeSync, closeSync } from 'node:fs'
+import { lstat, mkdir, mkdtemp, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { COLLECTIONS, openStore } from '../services'
+import { dataDirLog } from '../storage/files-log'
 import {
   BACKUPS_DIR,
   describeIoError,
@@ -19,53 +22,32 @@ import {
   EVENTS_FILE,
   FILE_MODE,
   JOURNAL_FILE,
-  readLines,
   secureDataDir,
   STATE_FILE,
-  StoreLoadError,
 } from '../storage/files'
+import type { StoreLog } from '../storage/log'
 import { KEY_FILE, parseKey, readKey, writeKey } from '../storage/secret-key'
 import { DataDirLock, LOCK_FILE } from '../storage/lock'
 import { movedProblem } from '../storage/moved'
 import { loadedCollection, type StateDoc } from '../storage/records'
-import { replayJournal, type JournalEntry } from '../storage/state-journal'
-
-export const BACKUP_FORMAT = 'flagstore-backup'
+import { replayJournal } from '../storage/state-journal'
+import { backupHeader, readBackup, readHeader, writeBackup, type BackupHeader } from './backup-file'
 
 /**
- * Version 2 carries the directory's secret key: token secrets are stored keyed by it, so a backup
- * without it would restore tokens that no secret matches. (A version 1 reader would drop the key,
- * so it refuses version 2.) The backup is therefore as secret as the data directory itself.
+ * Writes a backup of the store kept in `log` to `file` (which must not exist) and returns its
+ * header; `source` names the data directory backed up, for a restore into PostgreSQL to mark.
  */
-export interface BackupHeader {
-  format: typeof BACKUP_FORMAT
-  version: 1 | 2
-  createdAt: string
-  lastEventId: number
-  commitSeq: number
-  /** The data directory's secret key in hex; absent from version 1, and from a directory that has none yet. */
-  secretKey?: string
-  /**
-   * The absolute path of the data directory backed up (absent from a database's backup, and from
-   * older backups): a restore into PostgreSQL marks that directory as moved (storage/moved.ts).
-   */
-  source?: string
-}
-
-/** The state at the last acknowledged commit, read from the files alone. */
-async function readState(dataDir: string): Promise<StateDoc> {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const state = JSON.parse(await readFile(join(dataDir, STATE_FILE), 'utf8')) as StateDoc
-    const entries: JournalEntry[] = []
-    // Only complete lines are read: a line still being written is not acknowledged yet.
-    await readLines(join(dataDir, JOURNAL_FILE), line => {
-      entries.push(JSON.parse(line))
-    })
+export function backupLog(log: StoreLog, file: string, source?: string): Promise<BackupHeader> {
+  return log.snapshot(async ({ checkpoint, commits, secretKey, events }) => {
+    const state = checkpoint
     for (const definition of COLLECTIONS)
       state[definition.name] = loadedCollection(definition, state[definition.name]) as never
-    if (replayJournal(state, entries)) return state
-  }
-  throw new Error(`${dataDir}: the state kept changing under the backup; try again`)
+    if (!replayJournal(state, commits)) throw new Error(`${log.name}: the commits do not follow on from the checkpoint`)
+    const header = backupHeader(state, secretKey?.toString('hex'), source)
+    // Written in order as they are read: the backup is never held whole in memory.
+    await writeBackup(file, header, state, writeLine => events(state.lastEventId, writeLine))
+    return header
+  })
 }
 
 /**
@@ -116,71 +98,7 @@ export function defaultBackupFile(dataDir: string, now = new Date()): string {
 export async function backupDataDir(dataDir: string, file: string): Promise<BackupHeader> {
   const problem = backupProblem(dataDir, file)
   if (problem) throw new Error(problem)
-  const state = await readState(dataDir)
-  const header = backupHeader(state, readKey(dataDir)?.toString('hex'), dataDir)
-  await writeBackup(file, header, state, async writeLine => {
-    // Written in order from inside the line reader: the backup is never held whole in memory.
-    let copied = 0
-    await readLines(join(dataDir, EVENTS_FILE), line => {
-      if (copied === state.lastEventId) return false
-      copied++
-      writeLine(line)
-    })
-    if (copied < state.lastEventId)
-      throw new StoreLoadError(
-        join(dataDir, EVENTS_FILE),
-        `holds ${copied} events, fewer than the ${state.lastEventId} the state includes`,
-      )
-  })
-  return header
-}
-
-/** The header of a backup of `state`, with the store's secret key (hex) when it has one, and the data directory it comes from. */
-export function backupHeader(state: StateDoc, secretKey: string | undefined, source?: string): BackupHeader {
-  return {
-    format: BACKUP_FORMAT,
-    version: 2,
-    createdAt: new Date().toISOString(),
-    lastEventId: state.lastEventId,
-    commitSeq: state.commitSeq,
-    ...(secretKey ? { secretKey } : {}),
-    ...(source ? { source } : {}),
-  }
-}
-
-/**
- * Writes a backup to `file`, which must not exist (a backup never replaces a file): the header, the
- * state, then the event lines `writeEvents` hands to `writeLine`, in order, written a megabyte at a
- * time; synced to disk before it resolves.
- */
-export async function writeBackup(
-  file: string,
-  header: BackupHeader,
-  state: StateDoc,
-  writeEvents: (writeLine: (line: string) => void) => Promise<void>,
-): Promise<void> {
-  let out: number
-  try {
-    out = openSync(file, 'wx', FILE_MODE)
-  } catch (error) {
-    // Made or removed between the check and here, or not ours to write.
-    throw new Error(`cannot create ${file}: ${describeIoError(error)}`)
-  }
-  try {
-    writeSync(out, JSON.stringify(header) + '\n' + JSON.stringify(state) + '\n')
-    let chunk = ''
-    await writeEvents(line => {
-      chunk += line + '\n'
-      if (chunk.length > BATCH_BYTES) {
-        writeSync(out, chunk)
-        chunk = ''
-      }
-    })
-    writeSync(out, chunk)
-    fsyncSync(out)
-  } finally {
-    closeSync(out)
-  }
+  return backupLog(dataDirLog(dataDir, { sync: false, secretKey: readKey(dataDir) }), file, dataDir)
 }
 
 /**
@@ -259,119 +177,6 @@ export async function restoreBackup(file: string, dataDir: string): Promise<Back
 
 const STORE_FILES = [STATE_FILE, JOURNAL_FILE, EVENTS_FILE]
 
-/** Checks that `file` is a backup made by this service and returns its header (its first line). */
-export async function readHeader(file: string): Promise<BackupHeader> {
-  let handle
-  try {
-    handle = await open(file, 'r')
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ENOENT') throw new Error(`no such file: ${file}`)
-    throw new Error(`${file}: ${(error as Error).message}`)
-  }
-  const notBackup = new Error(`${file} is not a backup made by this service`)
-  let first: string
-  try {
-    if ((await handle.stat()).isDirectory()) throw new Error(`${file} is a directory, not a backup`)
-    // Read only the start: a large file that is not a backup is refused without reading it all.
-    const buffer = Buffer.alloc(4096)
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0)
-    if (bytesRead === 0) throw new Error(`${file} is empty, not a backup`)
-    const newline = buffer.subarray(0, bytesRead).indexOf(0x0a)
-    if (newline === -1) throw notBackup
-    first = buffer.subarray(0, newline).toString('utf8')
-  } finally {
-    await handle.close()
-  }
-  let header: Partial<BackupHeader>
-  try {
-    header = JSON.parse(first)
-  } catch {
-    throw notBackup
-  }
-  if (header?.format !== BACKUP_FORMAT) throw notBackup
-  if (header.version !== 1 && header.version !== 2)
-    throw new Error(
-      `${file} is a backup of version ${JSON.stringify(header.version)}; this service reads versions 1 and 2`,
-    )
-  if (header.secretKey !== undefined) {
-    try {
-      parseKey(String(header.secretKey), file)
-    } catch {
-      throw new Error(`${file}: its header's secretKey is not a secret key`)
-    }
-  }
-  if (!Number.isInteger(header.lastEventId) || header.lastEventId! < 0)
-    throw new Error(`${file}: its header has no valid lastEventId`)
-  return header as BackupHeader
-}
-
-function parseLine(file: string, line: string, lineNumber: number): unknown {
-  try {
-    return JSON.parse(line)
-  } catch (error) {
-    throw new Error(`${file}: line ${lineNumber} is not valid JSON (${(error as Error).message})`)
-  }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
-/** A backup's events are handed on (written, inserted) in batches of at most this many bytes or lines. */
-const BATCH_BYTES = 1 << 20
-const BATCH_LINES = 5000
-
-/**
- * Reads a backup after its `header`: line 2 must be the state the header announces, then events
- * 1 to its lastEventId, whole and in order. The events are handed to `onEvents` in batches (their
- * lines and the first one's id), a batch's promise awaited before reading on. Resolves to the
- * state; throws, naming the line, on anything out of place or cut short.
- */
-export async function readBackup(
-  file: string,
-  header: BackupHeader,
-  onEvents: (lines: string[], firstId: number) => void | Promise<void>,
-): Promise<StateDoc> {
-  let state: StateDoc | null = null
-  let count = 0
-  let lines = 0
-  let batch: string[] = []
-  let batchBytes = 0
-  const handOn = () => {
-    const taken = batch
-    batch = []
-    batchBytes = 0
-    return onEvents(taken, count - taken.length + 1)
-  }
-  const complete = await readLines(file, (line, lineNumber) => {
-    lines = lineNumber
-    if (lineNumber === 1) return
-    const value = parseLine(file, line, lineNumber)
-    if (lineNumber === 2) {
-      if (!isObject(value) || value.lastEventId !== header.lastEventId) {
-        throw new Error(`${file}: line 2 is not the state its header announces (events up to ${header.lastEventId})`)
-      }
-      state = value as unknown as StateDoc
-      return
-    }
-    if (!isObject(value) || value.id !== ++count) throw new Error(`${file}: line ${lineNumber} is not event ${count}`)
-    if (count > header.lastEventId)
-      throw new Error(`${file}: line ${lineNumber} is an event past the ${header.lastEventId} its state includes`)
-    batch.push(line)
-    batchBytes += line.length
-    if (batch.length >= BATCH_LINES || batchBytes > BATCH_BYTES) return handOn()
-  })
-  if (batch.length > 0) await handOn()
-  if ((await stat(file)).size > complete)
-    throw new Error(`${file} is truncated: it ends in the middle of line ${lines + 1}`)
-  if (state === null) throw new Error(`${file} is truncated: it holds no state after its header`)
-  if (count !== header.lastEventId) {
-    throw new Error(`${file} is truncated: it holds ${count} events but its state includes ${header.lastEventId}`)
-  }
-  return state
-}
-
 /**
  * Writes the store held by `file` into the empty directory `dir`, each file fsynced, and checks
  * that it is whole (every event the state includes, nothing cut short) and that it opens.
@@ -418,9 +223,4 @@ function syncDirectory(dir: string) {
 
 async function isMountPoint(dir: string): Promise<boolean> {
   return (await stat(dir)).dev !== (await stat(dirname(dir))).dev
-}
-
-/** Size of a file in bytes, for messages. */
-export async function sizeOf(file: string): Promise<number> {
-  return (await stat(file)).size
 }

@@ -3,9 +3,8 @@
  * backup of either store restores into either: the documented way from one machine's data
  * directory to several instances on one database (docs/operations.md).
  *
- * A backup reads one snapshot (a read-only repeatable-read transaction) while instances write:
- * the latest checkpoint, the commits after it replayed, and the events that state includes. A
- * restore fills an empty database in one transaction, so a backup that is cut short or garbage
+ * A backup is backup.ts's, over the database's log (its snapshot: one read-only repeatable-read
+ * transaction, which instances writing meanwhile do not disturb). A restore fills an empty database in one transaction, so a backup that is cut short or garbage
  * leaves it empty; one that holds a store is refused.
  */
 import { existsSync } from 'node:fs'
@@ -16,15 +15,17 @@ import type { DatabaseConfig } from '../config'
 import { COLLECTIONS } from '../services'
 import { MemoryEventLog } from '../storage/event-log'
 import { STATE_FILE } from '../storage/files'
+import { FilesLog } from '../storage/files-log'
 import { DataDirLock, DataDirLockError } from '../storage/lock'
 import { markMoved, MOVED_FILE } from '../storage/moved'
-import { selectCommits, selectEventLines } from '../storage/postgres'
+import { PostgresLog } from '../storage/postgres'
 import { connectAtStart, lockName, migrate } from '../storage/postgres-connect'
-import { loadedCollection, type StateDoc } from '../storage/records'
+import type { StateDoc } from '../storage/records'
 import { readKey } from '../storage/secret-key'
-import { MemoryJournal, replayJournal } from '../storage/state-journal'
+import { MemoryJournal } from '../storage/state-journal'
 import { Store } from '../storage/store'
-import { backupHeader, readBackup, readHeader, writeBackup, type BackupHeader } from './backup'
+import { backupLog } from './backup'
+import { readBackup, readHeader, type BackupHeader } from './backup-file'
 
 async function withDatabase<T>(database: DatabaseConfig, use: (sql: SQL) => Promise<T>): Promise<T> {
   const sql = await connectAtStart(database, { attempts: 1, max: 1, long: true })
@@ -36,30 +37,8 @@ async function withDatabase<T>(database: DatabaseConfig, use: (sql: SQL) => Prom
 }
 
 /** Writes a backup of the store in `database` (instances may be running on it) to `file`. */
-export async function backupDatabase(database: DatabaseConfig, file: string): Promise<BackupHeader> {
-  return withDatabase(database, sql =>
-    sql.begin('isolation level repeatable read read only', async tx => {
-      const [{ found }] =
-        await tx`SELECT to_regclass(${`"${database.schema}".flagstore_checkpoints`}) IS NOT NULL AS found`
-      const checkpoints = found ? await tx`SELECT seq, state FROM flagstore_checkpoints ORDER BY seq DESC LIMIT 1` : []
-      if (checkpoints.length === 0)
-        throw new Error(
-          `${database.settingOf.database}: ${database.database} (schema ${database.schema}) holds no store`,
-        )
-      const state = JSON.parse(checkpoints[0].state) as StateDoc
-      for (const definition of COLLECTIONS)
-        state[definition.name] = loadedCollection(definition, state[definition.name]) as never
-      const entries = (await selectCommits(tx, Number(checkpoints[0].seq))).map(({ entry }) => entry)
-      if (!replayJournal(state, entries))
-        throw new Error(`${database.database}: the commits do not follow on from the checkpoint`)
-      const key = (await tx`SELECT value FROM flagstore_meta WHERE key = 'secret_key'`)[0]?.value as string | undefined
-      const header = backupHeader(state, key)
-      await writeBackup(file, header, state, writeLine =>
-        selectEventLines(tx, database.database, 0, state.lastEventId, writeLine),
-      )
-      return header
-    }),
-  )
+export function backupDatabase(database: DatabaseConfig, file: string): Promise<BackupHeader> {
+  return withDatabase(database, sql => backupLog(new PostgresLog(sql, database), file))
 }
 
 /**
@@ -92,8 +71,10 @@ export async function restoreDatabase(file: string, database: DatabaseConfig): P
         await memory.write(structuredClone(restored))
         await (
           await Store.open(
-            { checkpoint: memory, journal: new MemoryJournal(), events: new MemoryEventLog() },
-            { collections: COLLECTIONS },
+            new FilesLog({ checkpoint: memory, journal: new MemoryJournal(), events: new MemoryEventLog() }),
+            {
+              collections: COLLECTIONS,
+            },
           )
         ).close()
       } catch (error) {

@@ -1,12 +1,12 @@
 /**
  * A batch of the commit loop (store.ts): its work items run on the state one at a time, and the
- * commits other instances made on a shared database applied to it (storage/postgres.ts).
+ * commits other writers made applied to it (log.ts).
  */
 import { deepFreeze, Tx, type EventAuthor, type RecordWatcher, type Replaced } from './tx'
 import { recordProblem, type recordChecks } from './record-check'
 import { replayJournal, type JournalEntry } from './state-journal'
 import type { EventRecord, StateDoc } from './records'
-import { CommitInDoubt, type SharedCommit } from './postgres'
+import { CommitInDoubt, type Commit } from './log'
 import { DatabaseTimeout } from './postgres-connect'
 import { StoreFailedError, WriteOutcomeUnknown } from '../errors'
 
@@ -80,12 +80,12 @@ export function runBatch(state: StateDoc, batch: WorkItem[], notify: RecordWatch
  * search, tests) of each commit's events, as for this instance's own. Every record is checked
  * before any is applied, so a bad one leaves the state as it was.
  */
-export function applySharedCommits(
+export function applyCommits(
   state: StateDoc,
-  commits: readonly SharedCommit[],
+  commits: readonly Commit[],
   checks: ReturnType<typeof recordChecks>,
   notify: RecordWatcher,
-  onCommit: (commit: SharedCommit, events: EventRecord[]) => void,
+  onCommit: (commit: Commit, events: EventRecord[]) => void,
 ): void {
   if (commits.length === 0) return
   for (const { entry } of commits) {

@@ -26,10 +26,10 @@ export interface EventLog {
   /** How long the log is (bytes for a file): what `cutTo` takes to undo later appends. */
   readonly size: number
   /**
-   * Appends events, given with their JSON lines; they are durable when the promise resolves (with
-   * fsync on). On failure some of them may be in the file: the store cuts it back with `cutTo`.
+   * Appends events, given as their JSON lines; they are durable when the promise resolves (with
+   * fsync on). On failure some of them may be in the file: it is cut back with `cutTo`.
    */
-  append(events: readonly EventRecord[], lines: readonly string[]): Promise<void>
+  append(lines: readonly string[]): Promise<void>
   /** Cuts the log back to `size` (durably with fsync on). */
   cutTo(size: number): Promise<void>
   /**
@@ -38,10 +38,8 @@ export interface EventLog {
    * else is a StoreLoadError. Changes nothing.
    */
   findEnd(lastId: number): Promise<{ end: number; size: number }>
-  /** Calls `onEvent` for every event up to `lastId`, oldest first, checking that ids run 1, 2, 3… */
-  read(lastId: number, onEvent: (event: EventRecord) => void): Promise<void>
-  /** `read`'s events after `after` as the JSON lines they are kept as, for a log whose lines need no parsing to check (a database's). */
-  readLines?(lastId: number, onLine: (line: string) => void, after?: number): Promise<void>
+  /** Calls `onEvent` with every event up to `lastId` and its JSON line, oldest first, checking that ids run 1, 2, 3… */
+  read(lastId: number, onEvent: (line: string, event: EventRecord) => void): Promise<void>
   /** Whether the log holds nothing at all. */
   isEmpty(): Promise<boolean>
 }
@@ -94,7 +92,7 @@ export class JsonLinesEventLog implements EventLog {
     private readonly fs: FileSystem = realFileSystem,
   ) {}
 
-  async append(_events: readonly EventRecord[], lines: readonly string[]): Promise<void> {
+  async append(lines: readonly string[]): Promise<void> {
     if (lines.length === 0) return
     const bytes = Buffer.from(lines.join('\n') + '\n')
     const handle = await this.fs.open(this.name, 'a')
@@ -216,8 +214,8 @@ export class JsonLinesEventLog implements EventLog {
     )
   }
 
-  async read(lastId: number, onEvent: (event: EventRecord) => void): Promise<void> {
-    await readEventLines(this.name, lastId, (_line, event) => onEvent(event))
+  async read(lastId: number, onEvent: (line: string, event: EventRecord) => void): Promise<void> {
+    await readEventLines(this.name, lastId, onEvent)
   }
 }
 
@@ -225,29 +223,29 @@ export class JsonLinesEventLog implements EventLog {
 export class MemoryEventLog implements EventLog {
   readonly name = 'memory event log'
   readonly path = null
-  private readonly events: EventRecord[] = []
+  private readonly lines: string[] = []
 
   get size(): number {
-    return this.events.length
+    return this.lines.length
   }
 
-  async append(events: readonly EventRecord[]): Promise<void> {
-    this.events.push(...events)
+  async append(lines: readonly string[]): Promise<void> {
+    this.lines.push(...lines)
   }
 
   async cutTo(size: number): Promise<void> {
-    this.events.length = Math.min(this.events.length, size)
+    this.lines.length = Math.min(this.lines.length, size)
   }
 
   async findEnd(lastId: number): Promise<{ end: number; size: number }> {
-    return { end: Math.min(this.events.length, lastId), size: this.events.length }
+    return { end: Math.min(this.lines.length, lastId), size: this.lines.length }
   }
 
-  async read(lastId: number, onEvent: (event: EventRecord) => void): Promise<void> {
-    for (const event of this.events.slice(0, lastId)) onEvent(event)
+  async read(lastId: number, onEvent: (line: string, event: EventRecord) => void): Promise<void> {
+    for (const line of this.lines.slice(0, lastId)) onEvent(line, JSON.parse(line))
   }
 
   async isEmpty(): Promise<boolean> {
-    return this.events.length === 0
+    return this.lines.length === 0
   }
 }

@@ -4,56 +4,50 @@
  * (everything it staged is applied) or throws (nothing is). Work runs one item at a time, in
  * arrival order, so writes are serialised without locks.
  *
- * Group commit: work items that arrive while a commit is on disk wait; the next batch runs all of
- * them, then makes their combined changes durable with one append to the event log and one line
- * in the state journal, and only then answers them. A write costs what it changed, whatever the
- * size of the history or of the state. The events of one commit share one `createdAt`: that, and
- * ids that run on without a gap, is how start-up knows the events past the state are the one
- * commit a crash can have left unacknowledged. Events are appended (and fsynced) first; the
- * journal line, naming the last event id the commit includes, acknowledges the commit (crash
- * atomicity; start-up's checks and cuts: load.ts).
+ * Group commit: work items that arrive while a commit is being made durable wait; the next batch
+ * runs all of them, then makes their combined changes durable with one commit of the log (log.ts;
+ * on a data directory one append to the event log and one line in the state journal, on
+ * PostgreSQL one transaction), and only then answers them. A write costs what it changed, whatever
+ * the size of the history or of the state. The events of one commit share one `createdAt`: that,
+ * and ids that run on without a gap, is how start-up knows the events past the state are the one
+ * commit a crash can have left unacknowledged (files-log.ts).
  *
  * A failed commit (a full disk, an I/O error, a short write, a database that does not answer) is
  * undone, not latched: a batch is applied to the state as it runs (so later items of the batch,
  * and the record watchers of derived indexes, see earlier ones), and keeps what it replaced; if
- * the write fails, the records, counters and watchers are put back in reverse order and both files
- * are cut back to their length after the last durable commit, so the state in memory is exactly
- * what is on disk. The batch's writes answer 503, commit listeners (the event search) never hear
- * of it, and the next commit simply tries again: once space is freed the service recovers without
- * a restart. Until then `writeProblem` says why (for `/ready`). Between a batch's apply and its
- * fsync, readers can see its changes (like Redis with `appendfsync always`); they are undone if
- * the write fails. We chose this over staging a copy because work items of one batch must see
- * each other, and derived indexes follow the watchers either way.
+ * the write fails, the log leaves nothing of it (a data directory's files are cut back to their
+ * length after the last durable commit) and the records, counters and watchers are put back in
+ * reverse order, so the state in memory is exactly what is durable. The batch's writes answer 503,
+ * commit listeners (the event search) never hear of it, and the next commit simply tries again:
+ * once space is freed the service recovers without a restart. Until then `writeProblem` says why
+ * (for `/ready`). Between a batch's apply and its fsync, readers can see its changes (like Redis
+ * with `appendfsync always`); they are undone if the write fails. We chose this over staging a
+ * copy because work items of one batch must see each other, and derived indexes follow the
+ * watchers either way.
  *
  * A checkpoint that fails (say no room for `.state.json.tmp`) does not fail the commit that
  * triggered it, which is already durable in the journal: the temp file is removed, a warning
  * logged, and the checkpoint tried again after a growing delay (1 s up to a minute).
  */
-import type { Low } from 'lowdb'
-import { StoreFailedError, type AppError } from '../errors'
-import { describeIoError } from './files'
-import { CATCH_UP_MS, type SharedCommit, type SharedLog } from './postgres'
+import type { AppError } from '../errors'
+import type { Commit, StoreLog } from './log'
 import type { recordChecks } from './record-check'
-import type { JournalEntry } from './state-journal'
 import type { Collection, EventRecord, RecordOf, StateDoc } from './records'
 import { committedReader, type EventAuthor, type RecordWatcher, type StateReader, type Tx } from './tx'
-import { newKey } from './secret-key'
 import { undoBatch } from './undo'
-import { applySharedCommits, runBatch, failureOf, type RanBatch, type WorkItem } from './batch'
+import { applyCommits, runBatch, failureOf, type RanBatch, type WorkItem } from './batch'
 import { loadStore } from './load'
 import {
   CHECKPOINT_AFTER_BYTES,
   CHECKPOINT_RETRY_MAX_MS,
   CHECKPOINT_RETRY_MIN_MS,
   PROBE_INTERVAL_MS,
-  PROBE_MIN_BYTES,
   type CommitListener,
-  type StoreFiles,
   type StoreOptions,
-} from './store-files'
+} from './store-options'
 
 export { deepFreeze, Tx, type EventAuthor, type StagedEvent, type StateReader } from './tx'
-export { CHECKPOINT_AFTER_BYTES, type CommitListener, type StoreFiles, type StoreOptions } from './store-files'
+export { CHECKPOINT_AFTER_BYTES, type CommitListener, type StoreOptions } from './store-options'
 
 function logLine(level: 'warn' | 'error', msg: string, fields: Record<string, unknown>) {
   console.error(JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }))
@@ -64,16 +58,10 @@ export class Store {
   private committing = false
   /** Why the last commit could not be made durable; null once one is. */
   private problem: string | null = null
-  /** A failed commit's bytes could not be cut off the files; the next commit cuts them first. */
-  private cutPending = false
-  /** The files' lengths after the last durable commit. */
-  private durable = { events: 0, journal: 0 }
   private checkpointDelay = 0
   private checkpointNotBefore = 0
   private lastProbe = 0
   private probing: Promise<void> | null = null
-  /** Bytes `/ready` asks the directory to take before it says writes work again: twice the failed commit's. */
-  private probeBytes = PROBE_MIN_BYTES
   private idle: Promise<void> = Promise.resolve()
   private idleResolve: (() => void) | null = null
   private readonly listeners: CommitListener[] = []
@@ -83,48 +71,35 @@ export class Store {
   private readonly notify: RecordWatcher = (collection, key, before, after) => {
     for (const watcher of this.watchers) watcher(collection, key, before, after)
   }
-  /** Shared database: another instance committed (or the timer fired), so the loop reads what is new. */
+  /** Another writer committed (or the log's timer fired), so the loop reads what is new. */
   private catchUpWanted = false
-  private catchUpTimer: ReturnType<typeof setInterval> | null = null
-  /** Shared database: when the commit loop's current call to it began. */
+  /** When the commit loop's current call to the log began. */
   private callStarted = 0
-  /** Shared database: bytes of the commits applied since the last checkpoint, and the commit that was at. */
-  private sharedBytes = 0
-  private sharedSince = 0
   private closed = false
 
   private constructor(
-    private readonly stateDb: Low<StateDoc>,
-    private readonly files: StoreFiles,
+    private readonly data: StateDoc,
+    /** Where the store keeps its history (log.ts): a data directory, memory, or a shared database. */
+    readonly log: StoreLog,
     private readonly checkpointAfterBytes: number,
     private readonly checks: ReturnType<typeof recordChecks>,
-  ) {
-    this.durable = { events: files.events.size, journal: files.journal.size }
-  }
+  ) {}
 
   /**
-   * Loads the checkpoint, replays the journal, checks every record, and only then cuts what a
-   * crash left half written (a torn journal line, the events of one unacknowledged commit).
+   * Loads the checkpoint, replays the journal, checks every record, and only then has the log cut
+   * what a crash left half written (a torn journal line, the events of one unacknowledged commit).
+   * Then hears of other writers' commits, if the log has any.
    */
-  static async open(files: StoreFiles, options: StoreOptions): Promise<Store> {
-    const { stateDb, checks, journal } = await loadStore(files, options.collections)
-    const store = new Store(stateDb, files, options.checkpointAfterBytes ?? CHECKPOINT_AFTER_BYTES, checks)
-    if (files.shared) await store.share(files.shared, journal.entries)
+  static async open(log: StoreLog, options: StoreOptions): Promise<Store> {
+    const { state, checks } = await loadStore(log, options.collections)
+    const store = new Store(state, log, options.checkpointAfterBytes ?? CHECKPOINT_AFTER_BYTES, checks)
+    await log.listen(seq => {
+      if (seq === null || seq > store.state.commitSeq) store.catchUp()
+    })
     return store
   }
 
-  /** Starts hearing of other instances' commits: at once through NOTIFY, and every CATCH_UP_MS whatever happens. */
-  private async share(shared: SharedLog, replayed: readonly JournalEntry[]) {
-    this.sharedSince = this.state.commitSeq - replayed.length
-    this.sharedBytes = replayed.reduce((sum, entry) => sum + JSON.stringify(entry.changes).length, 0)
-    await shared.listen(seq => {
-      if (seq > this.state.commitSeq) this.catchUp()
-    })
-    this.catchUpTimer = setInterval(() => this.catchUp(), CATCH_UP_MS)
-    this.catchUpTimer.unref?.()
-  }
-
-  /** Has the commit loop read and apply other instances' commits, after any writes already queued. */
+  /** Has the commit loop read and apply other writers' commits, after any writes already queued. */
   private catchUp() {
     if (this.closed) return
     this.catchUpWanted = true
@@ -133,12 +108,12 @@ export class Store {
 
   /** The committed state. Its records are frozen: copy one before changing it, and change it only in `transact`. */
   get state(): Readonly<StateDoc> {
-    return this.stateDb.data
+    return this.data
   }
 
-  /** The key that token secrets are hashed with: the directory's, kept out of the state. */
+  /** The key that token secrets are hashed with: the log's, kept out of the state. */
   get secretKey(): Buffer {
-    return (this.files.secretKey ??= newKey())
+    return this.log.secretKey
   }
 
   /** Reads of the committed state; records are frozen. */
@@ -146,12 +121,7 @@ export class Store {
 
   /** The id of the last event; events are numbered 1, 2, 3… */
   get lastEventId(): number {
-    return this.stateDb.data.lastEventId
-  }
-
-  /** The event log file, for readers in other threads; null for a memory store. */
-  get eventLogPath(): string | null {
-    return this.files.events.path
+    return this.data.lastEventId
   }
 
   /** Why writes cannot be made durable (the last commit failed), or null. */
@@ -160,25 +130,23 @@ export class Store {
   }
 
   /**
-   * While writes fail, probes the data directory (at most once a second): once it takes writes
-   * again, `writeProblem` clears without waiting for a client to write. Resolves to `writeProblem`,
-   * or, while a call to a shared database has waited past its bound, to that.
+   * While writes fail, probes the log (at most once a second): once it takes writes again,
+   * `writeProblem` clears without waiting for a client to write. Resolves to `writeProblem`, or,
+   * while a call to the log has waited past its bound, to that.
    */
   async recheck(): Promise<string | null> {
-    const { shared } = this.files,
-      waited = Date.now() - this.callStarted
-    if (shared && this.committing && waited > shared.timeoutMs) return `${shared.name}: no answer for ${waited} ms`
+    const waited = Date.now() - this.callStarted
+    if (this.committing && waited > this.log.timeoutMs) return `${this.log.name}: no answer for ${waited} ms`
     if (this.problem === null || this.committing || this.probing || Date.now() - this.lastProbe < PROBE_INTERVAL_MS)
       return this.problem
     this.lastProbe = Date.now()
     // A commit that starts meanwhile waits for this, so that the files are never cut under it.
     this.probing = (async () => {
       try {
-        if (this.cutPending) await this.cutBack()
-        await this.files.probe?.(this.probeBytes)
+        await this.log.probe()
         this.problem = null
       } catch (error) {
-        this.problem = shared ? shared.describe(error) : describeIoError(error)
+        this.problem = this.log.describe(error)
       }
     })()
     await this.probing
@@ -188,24 +156,12 @@ export class Store {
 
   /** Calls `onEvent` for every committed event, oldest first. */
   readEvents(onEvent: (event: EventRecord) => void): Promise<void> {
-    return this.files.events.read(this.lastEventId, onEvent)
+    return this.log.readEvents(0, this.lastEventId, line => onEvent(JSON.parse(line)))
   }
 
-  /** The JSON lines of the committed events after `after` up to `lastId`, oldest first: as kept where the log keeps lines (a database), else printed. */
+  /** The JSON lines of the committed events after `after` up to `lastId`, oldest first, as the log keeps them. */
   readEventLines(lastId: number, onLine: (line: string) => void, after = 0): Promise<void> {
-    const { events } = this.files
-    return (
-      events.readLines?.(lastId, onLine, after) ??
-      events.read(
-        this.lastEventId,
-        event => void (event.id > after && event.id <= lastId && onLine(JSON.stringify(event))),
-      )
-    )
-  }
-
-  /** The database the store is kept in (its name for logs, its identity for caches of its log, the sign-in counts), or null for files or memory. */
-  get shared(): (Pick<SharedLog, 'name' | 'identity'> & Partial<Pick<SharedLog, 'failures'>>) | null {
-    return this.files.shared ?? null
+    return this.log.readEvents(after, lastId, onLine)
   }
 
   /** Called after each durable commit with how long making it durable took, in seconds (metrics). */
@@ -214,8 +170,9 @@ export class Store {
   }
 
   /**
-   * Called after each durable commit (never a failed one) with the events it added and their JSON
-   * lines (made once, for the log and for listeners alike), before its writes are answered.
+   * Called after each durable commit (never a failed one), this store's and other writers' alike,
+   * with the events it added and their JSON lines (made once, for the log and for listeners alike),
+   * before its writes are answered.
    */
   onCommit(listener: CommitListener): void {
     this.listeners.push(listener)
@@ -230,8 +187,7 @@ export class Store {
     collection: C,
     listener: (key: string, before: RecordOf<C> | undefined, after: RecordOf<C> | undefined) => void,
   ): void {
-    for (const [key, record] of Object.entries(this.stateDb.data[collection]))
-      listener(key, undefined, record as RecordOf<C>)
+    for (const [key, record] of Object.entries(this.data[collection])) listener(key, undefined, record as RecordOf<C>)
     this.watchers.push((changed, key, before, after) => {
       if (changed === collection) listener(key, before as RecordOf<C> | undefined, after as RecordOf<C> | undefined)
     })
@@ -258,23 +214,19 @@ export class Store {
   }
 
   /**
-   * Waits for queued writes, then writes a checkpoint so the next start has no journal to replay.
-   * Resolves to why the checkpoint could not be written, or null: either way every acknowledged
-   * write is on disk (in the journal if not in the checkpoint).
+   * Waits for queued writes, then (on a log that wants one) writes a checkpoint so the next start
+   * has no journal to replay, and closes the log. Resolves to why the checkpoint could not be
+   * written, or null: either way every acknowledged write is durable (in the journal if not in the
+   * checkpoint).
    */
   async close(): Promise<string | null> {
     if (this.closed) return null
     for (const hook of this.closeHooks) await hook()
     await this.flush()
-    if (this.files.shared) {
-      // Every acknowledged write is in the database; the instances that go on checkpoint it.
-      this.closed = true
-      if (this.catchUpTimer) clearInterval(this.catchUpTimer)
-      await this.files.shared.close()
-      return null
-    }
-    if (this.cutPending) await this.cutBack().catch(() => {})
-    return this.files.journal.size > 0 ? this.tryCheckpoint() : null
+    const problem = this.log.checkpointOnClose && this.log.journalBytes > 0 ? await this.tryCheckpoint() : null
+    this.closed = true
+    await this.log.close()
+    return problem
   }
 
   private async commitLoop() {
@@ -284,91 +236,32 @@ export class Store {
     while (this.queue.length > 0 || this.catchUpWanted) {
       const batch = this.queue
       this.queue = []
-      if (this.files.shared) await this.commitShared(this.files.shared, batch)
-      else if (batch.length > 0) await this.commitFiles(batch)
+      await this.commit(batch)
     }
     this.committing = false
     this.idleResolve?.()
   }
 
-  /** A batch's commit is durable: listeners hear of it, then its writes are answered. */
-  private acknowledge(ran: RanBatch) {
-    this.problem = null
-    const seconds = (performance.now() - ran.started) / 1000
-    for (const timer of this.timers) timer(seconds)
-    for (const listener of this.listeners) listener(ran.added, ran.lines)
-    for (const { item, result } of ran.done) item.resolve(result)
-  }
-
-  /** A failed commit is undone (and `cleanUp` run, cutting the files back) before its writes get `answer`, by default 503 saying why. */
-  private async undo(
-    ran: RanBatch,
-    problem: string,
-    detail: unknown,
-    cleanUp?: () => Promise<void>,
-    answer: AppError = new StoreFailedError(`The write could not be saved: ${problem}`),
-  ) {
-    undoBatch(this.stateDb.data, ran.replaced, ran.counters, this.notify)
-    this.problem = problem
-    await cleanUp?.()
-    logLine('error', 'commit failed and was undone; the next write tries again', {
-      error: problem,
-      detail: (detail as Error)?.message,
-    })
-    for (const { item } of ran.done) item.reject(answer)
-  }
-
-  private async commitFiles(batch: WorkItem[]) {
-    const ran = runBatch(this.stateDb.data, batch, this.notify)
-    if (ran === null) return
-    const state = this.stateDb.data
-    try {
-      if (this.cutPending) await this.cutBack()
-      await this.files.events.append(ran.added, ran.lines)
-      await this.files.journal.append({
-        seq: state.commitSeq,
-        lastEventId: state.lastEventId,
-        nextUserId: state.nextUserId,
-        changes: ran.changes,
-      })
-    } catch (error) {
-      this.probeBytes = Math.max(
-        PROBE_MIN_BYTES,
-        2 * (ran.lines.reduce((sum, line) => sum + line.length + 1, 0) + JSON.stringify(ran.changes).length),
-      )
-      await this.undo(ran, describeIoError(error), error, () =>
-        this.cutBack().catch(() => void (this.cutPending = true)),
-      )
-      return
-    }
-    this.durable = { events: this.files.events.size, journal: this.files.journal.size }
-    if (this.files.journal.size >= this.checkpointAfterBytes && Date.now() >= this.checkpointNotBefore)
-      await this.tryCheckpoint()
-    this.acknowledge(ran)
-  }
-
   /**
-   * On a shared database, a batch (or, with none queued, a catch-up alone) is one transaction under
-   * the cluster-wide commit lock: the commits others made are applied first, then the batch runs on
-   * that state and its commit is written. Its writes are answered once the COMMIT is (before any
-   * checkpoint); a COMMIT left unanswered is undone like a failure (see CommitInDoubt).
+   * The one commit path. A batch (or, with none queued, a catch-up alone) is one call to the log:
+   * the commits other writers made are applied first, then the batch runs on that state and the
+   * log makes its commit durable. Its writes are answered once it is (before any checkpoint). A
+   * commit that fails is undone; one left in doubt (a COMMIT unanswered, see CommitInDoubt) too,
+   * its writes answered as of unknown outcome.
    */
-  private async commitShared(shared: SharedLog, batch: WorkItem[]) {
+  private async commit(batch: WorkItem[]) {
     this.catchUpWanted = false
     this.callStarted = Date.now()
-    const state = this.stateDb.data
+    const state = this.data
     let ran: RanBatch | null = null
-    let changesBytes = 0
     try {
       const after = { seq: state.commitSeq, lastEventId: state.lastEventId }
-      if (batch.length === 0) this.applyShared(await shared.read(after))
+      if (batch.length === 0) this.applyOthers(await this.log.read(after))
       else
-        await shared.commit(after, remote => {
-          this.applyShared(remote)
-          ran = runBatch(this.stateDb.data, batch, this.notify)
+        await this.log.commit(after, others => {
+          this.applyOthers(others)
+          ran = runBatch(state, batch, this.notify)
           if (ran === null) return null
-          const changesText = JSON.stringify(ran.changes)
-          changesBytes = changesText.length
           return {
             entry: {
               seq: state.commitSeq,
@@ -377,12 +270,12 @@ export class Store {
               changes: ran.changes,
             },
             lines: ran.lines,
-            changesText,
+            changesText: JSON.stringify(ran.changes),
           }
         })
     } catch (error) {
-      const { problem, refused, answer, timedOut } = failureOf(error, cause => shared.describe(cause))
-      if (ran) await this.undo(ran, problem, error, undefined, answer)
+      const { problem, refused, answer, timedOut } = failureOf(error, cause => this.log.describe(cause))
+      if (ran) await this.undo(ran, problem, error, answer)
       else if (problem !== this.problem)
         logLine(
           'error',
@@ -392,45 +285,57 @@ export class Store {
           { error: problem },
         )
       this.problem = problem
-      this.catchUpWanted = false // until the timer's next tick: a loop never idle would hold up `flush` (and a stop)
+      this.catchUpWanted = false // until the log's next look: a loop never idle would hold up `flush` (and a stop)
       // Writes queued behind an unanswered call have waited the bound already (undo's keep its answer).
       for (const item of [...batch, ...(timedOut ? this.queue.splice(0) : [])]) item.reject(refused)
       return
     }
     this.problem = null
-    this.sharedBytes += changesBytes
     const acknowledged = ran as RanBatch | null
     if (acknowledged) this.acknowledge(acknowledged)
-    if (this.sharedBytes >= this.checkpointAfterBytes && Date.now() >= this.checkpointNotBefore)
+    if (this.log.journalBytes >= this.checkpointAfterBytes && Date.now() >= this.checkpointNotBefore)
       await this.tryCheckpoint()
   }
 
-  /** Other instances' commits, applied as this one's own are heard of (see batch.ts). */
-  private applyShared(commits: readonly SharedCommit[]) {
-    applySharedCommits(this.stateDb.data, commits, this.checks, this.notify, (commit, events) => {
-      this.sharedBytes += commit.changesText.length
+  /** A batch's commit is durable: listeners hear of it, then its writes are answered. */
+  private acknowledge(ran: RanBatch) {
+    const seconds = (performance.now() - ran.started) / 1000
+    for (const timer of this.timers) timer(seconds)
+    for (const listener of this.listeners) listener(ran.added, ran.lines)
+    for (const { item, result } of ran.done) item.resolve(result)
+  }
+
+  /** A failed commit (the log has already left nothing of it) is undone in memory before its writes get `answer`. */
+  private async undo(ran: RanBatch, problem: string, detail: unknown, answer: AppError) {
+    undoBatch(this.data, ran.replaced, ran.counters, this.notify)
+    this.problem = problem
+    logLine('error', 'commit failed and was undone; the next write tries again', {
+      error: problem,
+      detail: (detail as Error)?.message,
+    })
+    for (const { item } of ran.done) item.reject(answer)
+  }
+
+  /** Other writers' commits, applied as this store's own are heard of (see batch.ts). */
+  private applyOthers(commits: readonly Commit[]) {
+    applyCommits(this.data, commits, this.checks, this.notify, (commit, events) => {
       for (const listener of this.listeners) listener(events, commit.lines)
     })
   }
 
-  /** Cuts both files back to their length after the last durable commit. */
-  private async cutBack() {
-    await this.files.events.cutTo(this.durable.events)
-    await this.files.journal.cutTo(this.durable.journal)
-    this.cutPending = false
-  }
-
-  /** Writes a checkpoint; on failure logs it, backs off, and resolves to the problem instead of throwing. */
+  /**
+   * Writes a checkpoint (between batches, so the state is whole; the commit loop waits for this, so
+   * it stays so); on failure logs it, backs off, and resolves to the problem instead of throwing.
+   */
   private async tryCheckpoint(): Promise<string | null> {
     try {
-      await this.checkpoint()
+      this.callStarted = Date.now()
+      await this.log.checkpoint(this.data)
       this.checkpointDelay = 0
       this.checkpointNotBefore = 0
       return null
     } catch (error) {
-      const { problem, refused, timedOut } = failureOf(error, cause =>
-        this.files.shared ? this.files.shared.describe(cause) : describeIoError(cause),
-      )
+      const { problem, refused, timedOut } = failureOf(error, cause => this.log.describe(cause))
       if (timedOut) for (const item of this.queue.splice(0)) item.reject(refused)
       this.checkpointDelay = Math.min(
         Math.max(this.checkpointDelay * 2, CHECKPOINT_RETRY_MIN_MS),
@@ -442,24 +347,6 @@ export class Store {
         retryAfterMs: this.checkpointDelay,
       })
       return problem
-    } finally {
-      this.durable = { events: this.files.events.size, journal: this.files.journal.size }
     }
-  }
-
-  /** The checkpoint holds every commit so far, so the journal can start afresh. */
-  private async checkpoint() {
-    const shared = this.files.shared
-    if (shared) {
-      // Between batches, so the state is whole; the commit loop waits for this, so it stays so.
-      const state = this.stateDb.data
-      this.callStarted = Date.now()
-      await shared.checkpoint(state.commitSeq, this.sharedSince, () => JSON.stringify(state))
-      this.sharedBytes = 0
-      this.sharedSince = state.commitSeq
-      return
-    }
-    await this.stateDb.write()
-    await this.files.journal.reset()
   }
 }

@@ -302,7 +302,7 @@ describe('the service during a rebuild', () => {
     const service = new EventsService(
       {
         lastEventId: 1000,
-        eventLogPath: join(dir, 'events.jsonl'),
+        log: { name: 'log', identity: null, eventsPath: join(dir, 'events.jsonl') },
         readEventLines: async () => {},
         onCommit: fn => (listener = fn),
       },

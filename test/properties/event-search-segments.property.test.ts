@@ -54,7 +54,7 @@ async function open(dir: string, lastId: number, options: { buildIndex?: boolean
   const service = new EventsService(
     {
       lastEventId: lastId,
-      eventLogPath: join(dir, 'events.jsonl'),
+      log: { name: 'log', identity: null, eventsPath: join(dir, 'events.jsonl') },
       readEventLines: async () => {},
       onCommit: fn => (listener = fn),
     },

@@ -33,7 +33,12 @@ async function serviceOver(
   shared: { name: string; identity: string } | null = null,
 ) {
   const service = new EventsService(
-    { lastEventId: events.length, eventLogPath: null, readEventLines: readEventLinesOf(events), onCommit, shared },
+    {
+      lastEventId: events.length,
+      log: { name: shared?.name ?? 'memory', identity: shared?.identity ?? null, eventsPath: null },
+      readEventLines: readEventLinesOf(events),
+      onCommit,
+    },
     { commonAfter: 20, ...options },
   )
   services.push(service)
@@ -115,7 +120,7 @@ describe('the worker started while a commit is being written', () => {
     // The store already counts event 30 (its commit is being written) but its log holds 29 events.
     const store = {
       lastEventId: 29,
-      eventLogPath: null,
+      log: { name: 'memory', identity: null, eventsPath: null },
       readEventLines: readEventLinesOf(durable),
       onCommit: (fn: CommitListener) => (listener = fn),
     }
@@ -140,8 +145,7 @@ describe("a database's log, read while the service is already ready", () => {
     const paused = new Promise<void>(resolve => (release = resolve))
     const store = {
       lastEventId: 12_000,
-      eventLogPath: null,
-      shared: { name: 'database', identity: 'test-log' },
+      log: { name: 'database', identity: 'test-log', eventsPath: null },
       readEventLines: async (lastId: number, onLine: (line: string) => void, after = 0) => {
         for (let at = after; at < lastId; at += 1000) {
           if (at === 6000) await paused
@@ -185,8 +189,7 @@ describe('a database that goes away while its log is read for search', () => {
     let failures = 0
     const store = {
       lastEventId: events.length,
-      eventLogPath: null,
-      shared: { name: 'database', identity: 'test-log' },
+      log: { name: 'database', identity: 'test-log', eventsPath: null },
       readEventLines: async (lastId: number, onLine: (line: string) => void, after = 0) => {
         for (let at = after; at < lastId; at += 1000) {
           // Twice, the connection drops part way through (at a different place each time).

@@ -14,6 +14,7 @@ import { makeApi, tempDir, type Api, named } from '../helpers'
 import { Type } from '@sinclair/typebox'
 import { Memory } from 'lowdb'
 import { MemoryEventLog } from '../../src/storage/event-log'
+import { FilesLog } from '../../src/storage/files-log'
 import { defineCollection, emptyState, type Collection, type StateDoc } from '../../src/storage/records'
 import { MemoryJournal } from '../../src/storage/state-journal'
 import { Store } from '../../src/storage/store'
@@ -238,10 +239,9 @@ describe('a collection a later version added', () => {
   async function openMemory(doc: Record<string, unknown>): Promise<Store> {
     const checkpoint = new Memory<StateDoc>()
     await checkpoint.write(doc as StateDoc)
-    return Store.open(
-      { checkpoint, journal: new MemoryJournal(), events: new MemoryEventLog() },
-      { collections: [...COLLECTIONS, later] },
-    )
+    return Store.open(new FilesLog({ checkpoint, journal: new MemoryJournal(), events: new MemoryEventLog() }), {
+      collections: [...COLLECTIONS, later],
+    })
   }
 
   test('is absent from an older state.json: the store opens with it empty and can write to it', async () => {

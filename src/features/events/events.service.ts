@@ -4,11 +4,14 @@
  * search or when `load()` is called (main.ts does at start-up), not before: an app that never
  * searches never starts it. Once started, each commit's events are posted to the worker before the
  * commit's writes are answered, and the worker handles messages in order, so a search made after a
- * write's response sees that write. A database's log is searched from a local copy (search/log-cache.ts)
- * that this thread checks against the database at start and brings up to date from it.
+ * write's response sees that write. The worker reads a log that is a file here itself; a log kept
+ * elsewhere (one that has an identity, storage/log.ts) is searched from a local copy
+ * (search/log-cache.ts) that this thread checks against the log at start and brings up to date
+ * from it; a log in memory is handed over whole.
  */
 import { SearchStopped, SearchTooBroad } from '../../errors'
 import { StoreLoadError } from '../../storage/files'
+import type { StoreLog } from '../../storage/log'
 import type { Store } from '../../storage/store'
 import { startWorker } from '../../workers/spawn'
 import { roleHasPermission, type Caller, type Permission } from '../tokens/permissions'
@@ -29,8 +32,9 @@ export const SEARCH_SECONDS = 10
 /** How long a search may take while segments are rebuilt and it reads the log, or waits for a database's log to be copied (main.ts holds its request open so long). */
 export const SEARCH_WAIT_SECONDS = 120
 
-export type EventSource = Pick<Store, 'readEventLines' | 'lastEventId' | 'onCommit' | 'eventLogPath'> &
-  Partial<Pick<Store, 'shared'>>
+export type EventSource = Pick<Store, 'readEventLines' | 'lastEventId' | 'onCommit'> & {
+  log: Pick<StoreLog, 'eventsPath' | 'identity' | 'name'>
+}
 
 export interface EventPage {
   total: number
@@ -163,12 +167,14 @@ export class EventsService {
     const worker = startWorker('features/events/search/event-search.worker')
     this.worker = worker
     const lastId = this.committedId
-    const shared = this.store.shared ?? null
-    // A database's log is searched as a data directory's is, from a local copy kept up to date here.
+    const { name, identity, eventsPath } = this.store.log
+    // A log kept elsewhere is searched as a data directory's is, from a local copy kept up to date here.
     const cache =
-      shared === null ? null : openCachedLog(this.options.cacheDir ?? null, shared, message => this.onNotice(message))
+      identity === null
+        ? null
+        : openCachedLog(this.options.cacheDir ?? null, { name, identity }, message => this.onNotice(message))
     this.cache = cache
-    const path = cache?.path ?? this.store.eventLogPath
+    const path = cache?.path ?? eventsPath
     const loaded = new Promise<number>((resolve, reject) => {
       worker.onmessage = (message: MessageEvent<EventSearchReply>) => {
         const reply = message.data
@@ -225,7 +231,7 @@ export class EventsService {
           page = []
         }
       }
-      await this.readSharedLog(fromCopy, lastId, onLine)
+      await this.readRemoteLog(fromCopy, lastId, onLine)
       if (page.length > 0) this.post({ type: 'append', lines: page })
       this.copied = { fromCopy, fromDatabase: lastId - fromCopy }
       if (buildIndex) this.post({ type: 'build-index' })
@@ -251,7 +257,7 @@ export class EventsService {
       )
     } else if (cache.lastId > 0) {
       let line: string | null = null
-      await this.readSharedLog(cache.lastId - 1, cache.lastId, held => (line = held))
+      await this.readRemoteLog(cache.lastId - 1, cache.lastId, held => (line = held))
       if (line !== cache.lastLine) cache.clear(`its event ${cache.lastId} is not the database's event ${cache.lastId}`)
     }
     return cache.lastId
@@ -317,7 +323,7 @@ export class EventsService {
    * again, with a growing wait and a notice per attempt, from the event after the last one handed
    * over, until the database is back or the service closes.
    */
-  private async readSharedLog(after: number, lastId: number, onLine: (line: string) => void): Promise<void> {
+  private async readRemoteLog(after: number, lastId: number, onLine: (line: string) => void): Promise<void> {
     let handed = after
     const next = (line: string) => {
       handed++
