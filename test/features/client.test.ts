@@ -3,7 +3,7 @@
  * and which tokens may call it.
  */
 import { beforeEach, describe, expect, test } from 'bun:test'
-import { type Api, BODY_LIMIT, expectError, freshApiPerTest, paths } from './../helpers'
+import { type Api, BODY_LIMIT, expectError, freshApiPerTest, paths } from '../helpers'
 import { seededRandom } from '../random'
 import { buildAnswer, scopeOf } from '../../src/features/client/client.service'
 

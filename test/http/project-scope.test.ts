@@ -249,7 +249,7 @@ describe('a token limited to one project', () => {
       if (path === '/ofrep/v1/events') {
         // OFREP's event stream takes no token (EventSource sends no header): the channel a frontend or client
         // token's bulk evaluation names stands for that token, and without one any caller is 401 with no body
-        // (the channel's own scope: test/features/ofrep.test.ts).
+        // (the channel's own scope: test/features/ofrep/ofrep.test.ts).
         const response = await hidden.api.get(path, { token: hidden.scoped })
         expect({ path, status: response.status, text: response.text }).toEqual({ path, status: 401, text: '' })
         continue

@@ -8,7 +8,7 @@
  * The semantics are the official Node SDK's (unleash-client 6.12: lib/client.js, lib/variant.js,
  * lib/strategy/*), step by step, so that the answers are the specification's; the SDK's own engine
  * gives the same answers at about ten times the cost per flag (`bench/run.ts frontend-eval`), and the
- * tests compare the two on many contexts (test/features/frontend-evaluation.test.ts). Strategy types
+ * tests compare the two on many contexts (test/features/frontend/frontend-evaluation.test.ts). Strategy types
  * the SDK does not know (those users define) never enable a flag, as in the SDK.
  *
  * OFREP (features/ofrep) reads the same compiled scope: the same closures decide, only the text made

@@ -5,9 +5,9 @@
  * against value lists drawn first and then written out with padding, empty entries and repeats.
  */
 import { describe, expect, test } from 'bun:test'
-import { FILTER_MAX_LENGTH, FILTER_MAX_VALUES, parseEventQuery } from '../../src/features/events/event-query'
-import { ValidationError } from '../../src/errors'
-import { seededRandom, type Random } from '../random'
+import { FILTER_MAX_LENGTH, FILTER_MAX_VALUES, parseEventQuery } from '../../../src/features/events/event-query'
+import { ValidationError } from '../../../src/errors'
+import { seededRandom, type Random } from '../../random'
 
 /** The reading the service had before: the seed's syntax as a regular expression, then split. */
 function reference(raw: string): string[] | 'invalid' {

@@ -3,11 +3,11 @@
  * item 3): a token that may not list tokens sees no token events, a token limited to some projects
  * sees no event of another project (nor the service-wide ones, which have none), by any filter or
  * free text, with totals and pages counting only what it sees. The exactness of totals and pages
- * over random logs, per kind of caller, is test/properties/event-search.property.test.ts.
+ * over random logs, per kind of caller, is test/features/events/search/event-search.property.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { EventBody } from '../helpers'
-import { type Api, expectOk, makeApi, tokenFor } from '../helpers'
+import type { EventBody } from '../../helpers'
+import { type Api, expectOk, makeApi, tokenFor } from '../../helpers'
 
 let api: Api
 const callers: Record<string, string> = {}

@@ -4,8 +4,8 @@
 import { describe, expect, setSystemTime, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { EVENTS_FILE } from '../../src/services'
-import type { EventRecord } from '../../src/storage/records'
+import { EVENTS_FILE } from '../../../src/services'
+import type { EventRecord } from '../../../src/storage/records'
 import {
   makeApi,
   tempDir,
@@ -16,9 +16,9 @@ import {
   errorOf,
   ISO_MS,
   freshApiPerTest,
-} from '../helpers'
-import { seededRandom } from '../random'
-import { FILTER_MAX_LENGTH, FILTER_MAX_VALUES } from '../../src/features/events/event-query'
+} from '../../helpers'
+import { seededRandom } from '../../random'
+import { FILTER_MAX_LENGTH, FILTER_MAX_VALUES } from '../../../src/features/events/event-query'
 
 const EVENT_FIELDS = [
   'id',

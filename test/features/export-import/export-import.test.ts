@@ -6,9 +6,9 @@
 import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
 import type { Static } from '@sinclair/typebox'
 import { createHash } from 'node:crypto'
-import type { ExportResult } from '../../src/features/export-import/export-import.model'
-import { EXPORT_EVENTS_PER_HOUR } from '../../src/features/export-import/export-import.service'
-import { type Api, errorOf, expectError, expectOk, freshApiPerTest, makeApi, paths, tokenFor } from '../helpers'
+import type { ExportResult } from '../../../src/features/export-import/export-import.model'
+import { EXPORT_EVENTS_PER_HOUR } from '../../../src/features/export-import/export-import.service'
+import { type Api, errorOf, expectError, expectOk, freshApiPerTest, makeApi, paths, tokenFor } from '../../helpers'
 
 type ExportBody = Static<typeof ExportResult>
 

@@ -7,8 +7,8 @@
  */
 import { afterEach, describe, expect, test } from 'bun:test'
 import type { Static } from '@sinclair/typebox'
-import type { ExportResult, ImportTogglesValidate } from '../../src/features/export-import/export-import.model'
-import { type Api, errorOf, expectError, expectOk, freshApiPerTest, makeApi, paths, tokenFor } from '../helpers'
+import type { ExportResult, ImportTogglesValidate } from '../../../src/features/export-import/export-import.model'
+import { type Api, errorOf, expectError, expectOk, freshApiPerTest, makeApi, paths, tokenFor } from '../../helpers'
 
 type ExportBody = Static<typeof ExportResult>
 

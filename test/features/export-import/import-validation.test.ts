@@ -4,12 +4,12 @@
  * exactly as they were.
  */
 import { describe, expect, test } from 'bun:test'
-import { SYSTEM_ACTOR } from '../../src/domain/events'
-import type { FlagRecord } from '../../src/features/flags/flags.records'
-import { LIMITS } from '../../src/features/limits'
-import { type Api, BODY_LIMIT, errorOf, expectError, expectOk, freshApiPerTest, paths, tokenFor } from '../helpers'
+import { SYSTEM_ACTOR } from '../../../src/domain/events'
+import type { FlagRecord } from '../../../src/features/flags/flags.records'
+import { LIMITS } from '../../../src/features/limits'
+import { type Api, BODY_LIMIT, errorOf, expectError, expectOk, freshApiPerTest, paths, tokenFor } from '../../helpers'
 import type { Static } from '@sinclair/typebox'
-import type { ImportTogglesValidate } from '../../src/features/export-import/export-import.model'
+import type { ImportTogglesValidate } from '../../../src/features/export-import/export-import.model'
 
 const VALIDATE = '/api/admin/features-batch/validate'
 const IMPORT = '/api/admin/features-batch/import'

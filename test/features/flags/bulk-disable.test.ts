@@ -3,7 +3,7 @@
  * (seed 4.4, 5, 7, 8; contract §1, §2, §4, §5).
  */
 import { describe, expect, test } from 'bun:test'
-import type { EventRecord } from '../../src/storage/records'
+import type { EventRecord } from '../../../src/storage/records'
 import {
   errorOf,
   makeApi,
@@ -15,7 +15,7 @@ import {
   type EnvironmentBody,
   named,
   freshApiPerTest,
-} from '../helpers'
+} from '../../helpers'
 
 let api: Api
 freshApiPerTest(fresh => (api = fresh))

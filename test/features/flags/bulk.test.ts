@@ -13,7 +13,7 @@ import {
   expectOk,
   freshApiPerTest,
   tokenFor,
-} from '../helpers'
+} from '../../helpers'
 
 let api: Api
 freshApiPerTest(fresh => (api = fresh))

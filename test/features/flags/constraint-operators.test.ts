@@ -3,7 +3,7 @@
  * admin API: every refusal is a 400 naming the field, stores nothing and records nothing.
  */
 import { describe, expect, test } from 'bun:test'
-import { errorOf, paths, type Api, type StrategyBody, type VariantListBody, freshApiPerTest } from '../helpers'
+import { errorOf, paths, type Api, type StrategyBody, type VariantListBody, freshApiPerTest } from '../../helpers'
 
 let api: Api
 freshApiPerTest(fresh => (api = fresh))

@@ -3,7 +3,7 @@
  * §6 lifecycle).
  */
 import { describe, expect, test } from 'bun:test'
-import type { EventRecord } from '../../src/storage/records'
+import type { EventRecord } from '../../../src/storage/records'
 import {
   tokenFor,
   type Api,
@@ -19,7 +19,7 @@ import {
   named,
   defined,
   freshApiPerTest,
-} from '../helpers'
+} from '../../helpers'
 
 let api: Api
 freshApiPerTest(fresh => (api = fresh))

@@ -13,7 +13,7 @@ import {
   expectError,
   named,
   freshApiPerTest,
-} from '../helpers'
+} from '../../helpers'
 
 const FEATURE_FIELDS = [
   'name',

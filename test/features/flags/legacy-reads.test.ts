@@ -15,7 +15,7 @@ import {
   freshApiPerTest,
   paths,
   tokenFor,
-} from '../helpers'
+} from '../../helpers'
 
 let api: Api
 freshApiPerTest(fresh => (api = fresh))

@@ -16,7 +16,7 @@ import {
   expectError,
   type FlagBody,
   freshApiPerTest,
-} from '../helpers'
+} from '../../helpers'
 
 const METADATA_KEYS = ['name', 'description', 'type', 'project', 'stale', 'impressionData', 'archived', 'createdAt']
 

@@ -11,8 +11,8 @@
  * Mismatches are collected and reported together, grouped by kind, with one example each.
  */
 import { describe, expect, test } from 'bun:test'
-import { type Api, errorOf, FLAG_TYPES, freshApiPerTest } from '../helpers'
-import { seededRandom, type Random } from '../random'
+import { type Api, errorOf, FLAG_TYPES, freshApiPerTest } from '../../helpers'
+import { seededRandom, type Random } from '../../random'
 
 const PATCHABLE = ['name', 'description', 'type', 'project', 'stale', 'impressionData', 'archived', 'createdAt']
 const BOOLEANS = ['stale', 'impressionData', 'archived']

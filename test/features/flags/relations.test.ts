@@ -3,7 +3,7 @@
  * through the admin API: contract §6 (Tags, Dependencies, Lifecycle) and §4 (events).
  */
 import { beforeEach, describe, expect, setSystemTime, test } from 'bun:test'
-import { errorOf, type Api, type TagListBody, named, defined, freshApiPerTest } from '../helpers'
+import { errorOf, type Api, type TagListBody, named, defined, freshApiPerTest } from '../../helpers'
 
 let api: Api
 freshApiPerTest(fresh => (api = fresh))

@@ -3,7 +3,7 @@
  * sees, filtered, sorted and cut on the server, so a table of thousands of flags loads a page at a time.
  */
 import { describe, expect, setSystemTime, test } from 'bun:test'
-import { errorOf, expectOk, freshApiPerTest, tokenFor, type Api } from '../helpers'
+import { errorOf, expectOk, freshApiPerTest, tokenFor, type Api } from '../../helpers'
 
 let api: Api
 freshApiPerTest(fresh => (api = fresh))

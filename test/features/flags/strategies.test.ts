@@ -13,7 +13,7 @@ import {
   type VariantListBody,
   named,
   freshApiPerTest,
-} from '../helpers'
+} from '../../helpers'
 
 let api: Api
 freshApiPerTest(fresh => (api = fresh))

@@ -2,7 +2,7 @@
  * POST /api/admin/features/validate (seed 4.5, 7; contract §1, §2, §5 incl. project naming patterns).
  */
 import { describe, expect, test } from 'bun:test'
-import { errorOf, tokenFor, type Api, expectOk, expectError, freshApiPerTest } from '../helpers'
+import { errorOf, tokenFor, type Api, expectOk, expectError, freshApiPerTest } from '../../helpers'
 
 /** Hang detection, not a speed target: a backtracking match of these names would take minutes, an answer takes well under a second. */
 const HANG_LIMIT_MS = 5000

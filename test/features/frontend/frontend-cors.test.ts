@@ -1,8 +1,8 @@
 /** CORS on the frontend API (sdk-api-contract §2): every path under /api/frontend, the allowed origins a setting. */
 import { describe, expect, test } from 'bun:test'
-import { createApp } from '../../src/app'
-import { ConfigError, readConfig } from '../../src/config'
-import { Api, expectError, expectOk, freshApiPerTest } from '../helpers'
+import { createApp } from '../../../src/app'
+import { ConfigError, readConfig } from '../../../src/config'
+import { Api, expectError, expectOk, freshApiPerTest } from '../../helpers'
 
 let api: Api
 freshApiPerTest(fresh => (api = fresh))

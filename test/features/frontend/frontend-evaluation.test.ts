@@ -11,10 +11,10 @@
 import { expect, test } from 'bun:test'
 import type { FeatureInterface } from 'unleash-client/lib/feature'
 import type { Segment } from 'unleash-client/lib/strategy/strategy'
-import { ENVIRONMENT, PROJECT, context, makeFlags, queryOf } from '../frontend-random'
-import { expectOk, makeApi } from '../helpers'
-import { seededRandom } from '../random'
-import { sdkEvaluator } from '../sdk-reference'
+import { ENVIRONMENT, PROJECT, context, makeFlags, queryOf } from '../../frontend-random'
+import { expectOk, makeApi } from '../../helpers'
+import { seededRandom } from '../../random'
+import { sdkEvaluator } from '../../sdk-reference'
 
 /** The toggles that differ between two answers, by name. */
 function differences(ours: string, theirs: string): string {

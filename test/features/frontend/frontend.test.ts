@@ -1,7 +1,7 @@
 /** The frontend API (sdk-api-contract §2, §5): tokens, scope, context forms, caching headers and ETags. */
 import { describe, expect, test } from 'bun:test'
-import { createApp } from '../../src/app'
-import { Api, expectError, expectOk, freshApiPerTest, type ApiResponse } from '../helpers'
+import { createApp } from '../../../src/app'
+import { Api, expectError, expectOk, freshApiPerTest, type ApiResponse } from '../../helpers'
 
 let api: Api
 freshApiPerTest(fresh => (api = fresh))

@@ -6,8 +6,8 @@
  * one is put together in the same place; single entries stay valid.
  */
 import { expect, test } from 'bun:test'
-import { BULK_END, OfrepEntries, encoder, type Bytes } from '../../src/features/frontend/ofrep-entry'
-import { seededRandom } from '../random'
+import { BULK_END, OfrepEntries, encoder, type Bytes } from '../../../src/features/frontend/ofrep-entry'
+import { seededRandom } from '../../random'
 
 const decoder = new TextDecoder()
 const NAMES = ['a', 'flag-1', 'ünïcödé', '旗', 'emoji-🚩', 'quote"d', 'x'.repeat(300)]

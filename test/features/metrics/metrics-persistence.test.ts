@@ -5,9 +5,9 @@
 import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
 import { appendFileSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { type Api, expectOk, makeApi, tempDir, waitFor } from '../helpers'
-import { EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../../src/services'
-import { realFileSystem, type FileSystem } from '../../src/storage/files'
+import { type Api, expectOk, makeApi, tempDir, waitFor } from '../../helpers'
+import { EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../../../src/services'
+import { realFileSystem, type FileSystem } from '../../../src/storage/files'
 
 /** The real file system, counting the files opened for writing, and failing them with ENOSPC on demand. */
 class CountingFileSystem implements FileSystem {

@@ -13,8 +13,8 @@ import {
   tempDir,
   tokenFor,
   waitFor,
-} from '../helpers'
-import { USAGE_LIMITS } from '../../src/features/metrics/usage-table'
+} from '../../helpers'
+import { USAGE_LIMITS } from '../../../src/features/metrics/usage-table'
 
 let api: Api
 freshApiPerTest(fresh => (api = fresh))

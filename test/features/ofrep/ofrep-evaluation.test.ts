@@ -6,9 +6,9 @@
  * flag is DISABLED exactly when it is off in the environment.
  */
 import { expect, test } from 'bun:test'
-import { ENVIRONMENT, PROJECT, context, makeFlags } from '../frontend-random'
-import { expectOk, makeApi } from '../helpers'
-import { seededRandom } from '../random'
+import { ENVIRONMENT, PROJECT, context, makeFlags } from '../../frontend-random'
+import { expectOk, makeApi } from '../../helpers'
+import { seededRandom } from '../../random'
 
 interface Evaluation {
   key: string

@@ -4,10 +4,10 @@
  * the HTTP surface, and the state afterwards (nothing written by an evaluation).
  */
 import { describe, expect, test } from 'bun:test'
-import { createApp } from '../../src/app'
-import { Api, expectOk, freshApiPerTest, makeApi, tempDir, tokenFor, waitFor, type ApiResponse } from '../helpers'
-import { freshDatabase, ON_POSTGRES } from '../test-store'
-import { SseReader } from './streaming/sse'
+import { createApp } from '../../../src/app'
+import { Api, expectOk, freshApiPerTest, makeApi, tempDir, tokenFor, waitFor, type ApiResponse } from '../../helpers'
+import { freshDatabase, ON_POSTGRES } from '../../test-store'
+import { SseReader } from '../streaming/sse'
 
 let api: Api
 freshApiPerTest(fresh => (api = fresh))

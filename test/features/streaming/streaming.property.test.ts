@@ -9,9 +9,9 @@
  * so that is not walked.
  */
 import { expect, test } from 'bun:test'
-import { makeApi, tokenFor, type Api } from '../helpers'
-import { seededRandom, type Random } from '../random'
-import { applyDelta, emptyCopy, SseReader, type Copy } from '../features/streaming/sse'
+import { makeApi, tokenFor, type Api } from '../../helpers'
+import { seededRandom, type Random } from '../../random'
+import { applyDelta, emptyCopy, SseReader, type Copy } from './sse'
 
 const SPEC = { 'unleash-client-spec': '5.2.0' }
 const PROJECTS = ['default', 'p2']

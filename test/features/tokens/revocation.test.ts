@@ -19,7 +19,7 @@ import {
   type Api,
   type ApiResponse,
   type EventRecord,
-} from '../helpers'
+} from '../../helpers'
 
 const PASSWORD = 'Correct-horse-7'
 

@@ -5,9 +5,9 @@
  */
 import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
 import { createHash } from 'node:crypto'
-import type { ApiTokenRecord } from '../../src/features/tokens/tokens.records'
-import { SYSTEM_ACTOR } from '../../src/domain/events'
-import { type Api, expectError, expectOk, makeApi, tempDir, tokenFor, type TokenListBody } from '../helpers'
+import type { ApiTokenRecord } from '../../../src/features/tokens/tokens.records'
+import { SYSTEM_ACTOR } from '../../../src/domain/events'
+import { type Api, expectError, expectOk, makeApi, tempDir, tokenFor, type TokenListBody } from '../../helpers'
 
 const TOKENS = '/api/admin/api-tokens'
 

@@ -5,8 +5,8 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { createApp } from '../../src/app'
-import { createServices, initialise, openStore } from '../../src/services'
+import { createApp } from '../../../src/app'
+import { createServices, initialise, openStore } from '../../../src/services'
 import {
   errorOf,
   ADMIN_SECRET,
@@ -19,7 +19,7 @@ import {
   type TokenListBody,
   expectError,
   defined,
-} from '../helpers'
+} from '../../helpers'
 
 const ADMIN_SECRET_FORMAT = /^\*:\*\.[0-9a-f]{64}$/
 const TOKENS = '/api/admin/api-tokens'

@@ -4,9 +4,9 @@
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { EventRecord } from '../../src/storage/records'
-import type { Caller } from '../../src/features/tokens/permissions'
-import type { Random } from '../random'
+import type { EventRecord } from '../../../../src/storage/records'
+import type { Caller } from '../../../../src/features/tokens/permissions'
+import type { Random } from '../../../random'
 
 /** Callers of reads: their credential is never checked again (only writes do that). */
 export const ADMIN: Caller = {

@@ -4,12 +4,12 @@
  * is written from the contract (§5) on its own, sharing no code with the service.
  */
 import { afterAll, describe, expect, test } from 'bun:test'
-import { parseEventQuery } from '../../src/features/events/event-query'
-import { EventsService, type EventsOptions } from '../../src/features/events/events.service'
-import type { EventRecord } from '../../src/storage/records'
-import type { CommitListener } from '../../src/storage/store'
-import type { Caller } from '../../src/features/tokens/permissions'
-import { seededRandom } from '../random'
+import { parseEventQuery } from '../../../../src/features/events/event-query'
+import { EventsService, type EventsOptions } from '../../../../src/features/events/events.service'
+import type { EventRecord } from '../../../../src/storage/records'
+import type { CommitListener } from '../../../../src/storage/store'
+import type { Caller } from '../../../../src/features/tokens/permissions'
+import { seededRandom } from '../../../random'
 import { ADMIN, bruteForce, randomEvents, randomParams, SCOPED, VIEWER } from './event-search-oracle'
 
 const services: EventsService[] = []

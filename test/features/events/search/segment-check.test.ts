@@ -10,10 +10,10 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { mkdirSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { SEARCH_DIR } from '../../src/features/events/search/segment-files'
-import type { EventRecord } from '../../src/storage/records'
-import { makeApi, tempDir, type Api } from '../helpers'
-import { scanLog } from '../properties/event-search-oracle'
+import { SEARCH_DIR } from '../../../../src/features/events/search/segment-files'
+import type { EventRecord } from '../../../../src/storage/records'
+import { makeApi, tempDir, type Api } from '../../../helpers'
+import { scanLog } from './event-search-oracle'
 
 const dirs: { remove(): void }[] = []
 const apis: Api[] = []

@@ -7,9 +7,9 @@
  */
 import { afterEach, expect } from 'bun:test'
 import { readFileSync } from 'node:fs'
-import { SegmentFiles } from '../../src/features/events/search/segment-files'
-import { tempDir } from '../helpers'
-import { needs, TOOLS } from '../tools'
+import { SegmentFiles } from '../../../../src/features/events/search/segment-files'
+import { tempDir } from '../../../helpers'
+import { needs, TOOLS } from '../../../tools'
 
 const dirs: { remove(): void }[] = []
 afterEach(() => {
