@@ -11,7 +11,15 @@
  * the frontend API fills those in (a random session, the caller's address) where the SDK has none.
  */
 import { afterAll, expect, test } from 'bun:test'
-import { affectedBy, ALTERED, batches, createState, ENVIRONMENT, REFUSED, type SpecFile } from '../../client-specification'
+import {
+  affectedBy,
+  ALTERED,
+  batches,
+  createState,
+  ENVIRONMENT,
+  REFUSED,
+  type SpecFile,
+} from '../../client-specification'
 import { makeApi, type Api } from '../../helpers'
 
 const apps: Api[] = []

@@ -6,7 +6,17 @@
 import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { Api, BODY_LIMIT, expectError, expectOk, freshApiPerTest, makeApi, paths, tempDir, tokenFor } from '../../helpers'
+import {
+  Api,
+  BODY_LIMIT,
+  expectError,
+  expectOk,
+  freshApiPerTest,
+  makeApi,
+  paths,
+  tempDir,
+  tokenFor,
+} from '../../helpers'
 import { createApp } from '../../../src/app'
 import { STATE_FILE } from '../../../src/services'
 import { APPLICATION_LIMITS } from '../../../src/features/metrics/app-registry'
