@@ -147,8 +147,13 @@ export class Api {
     return response.body
   }
   /** Creates a flag, asserting it is created; returns it. */
-  async newFlag(project: string, name: string, extra: Record<string, unknown> = {}): Promise<FlagBody> {
-    const response = await this.createFlag(project, name, extra)
+  async newFlag(
+    project: string,
+    name: string,
+    extra: Record<string, unknown> = {},
+    options?: RequestOptions,
+  ): Promise<FlagBody> {
+    const response = await this.createFlag(project, name, extra, options)
     expectOk(response, 201)
     return response.body
   }

@@ -59,11 +59,6 @@ function expected(predicate: (event: EventRecord) => boolean): number[] {
     .reverse()
 }
 
-async function newFlag(project: string, name: string, extra: Record<string, unknown> = {}, token?: string) {
-  const response = await api.createFlag(project, name, extra, token === undefined ? undefined : { token })
-  expectOk(response, 201)
-}
-
 async function newProject(id: string) {
   expectOk(await api.createProject(id), 201)
 }
@@ -71,9 +66,9 @@ async function newProject(id: string) {
 /** A small log: two projects, a few flags, toggles in both environments, a tag and a patch. */
 async function sampleLog() {
   await newProject('shop')
-  await newFlag('default', 'alpha')
-  await newFlag('default', 'beta')
-  await newFlag('shop', 'cart')
+  await api.newFlag('default', 'alpha')
+  await api.newFlag('default', 'beta')
+  await api.newFlag('shop', 'cart')
   expectOk(await api.toggle('default', 'alpha', 'development', true))
   expectOk(await api.toggle('default', 'alpha', 'production', true))
   expectOk(await api.toggle('shop', 'cart', 'production', true))
@@ -106,7 +101,7 @@ describe('searchEvents: response', () => {
   })
 
   test('searchEvents: the default page size is 50 and total is exact', async () => {
-    for (let i = 0; i < 52; i++) await newFlag('default', `many-${i}`)
+    for (let i = 0; i < 52; i++) await api.newFlag('default', `many-${i}`)
     const last = api.lastEventId()
     expect(last).toBeGreaterThan(50)
     const body = await search('')
@@ -117,7 +112,7 @@ describe('searchEvents: response', () => {
   })
 
   test('searchEvents: offset and limit page through the matches, total stays exact', async () => {
-    for (let i = 0; i < 12; i++) await newFlag('default', `page-${i}`)
+    for (let i = 0; i < 12; i++) await api.newFlag('default', `page-${i}`)
     const all = expected(event => event.type === 'feature-created')
     expect(all).toHaveLength(12)
     const pages: number[] = []
@@ -249,7 +244,7 @@ describe('searchEvents: filters', () => {
   test('searchEvents: createdBy matches the creator name', async () => {
     await sampleLog()
     const bot = await tokenFor(api, 'ci-bot', { role: 'editor' })
-    await newFlag('default', 'by-bot', {}, bot)
+    await api.newFlag('default', 'by-bot', {}, { token: bot })
     expect(await ids('?createdBy=IS:ci-bot')).toEqual(expected(event => event.createdBy === 'ci-bot'))
     expect((await ids('?createdBy=IS:ci-bot')).length).toBe(1)
     expect(await ids('?createdBy=IS:admin-bootstrap')).toEqual(expected(event => event.createdBy === 'admin-bootstrap'))
@@ -258,7 +253,7 @@ describe('searchEvents: filters', () => {
   test("searchEvents: createdBy matches the creator's numeric user id", async () => {
     await sampleLog()
     const bot = await tokenFor(api, 'ci-bot', { role: 'editor' })
-    await newFlag('default', 'by-bot', {}, bot)
+    await api.newFlag('default', 'by-bot', {}, { token: bot })
     const [botEvent] = (await search('?createdBy=IS:ci-bot')).events
     expect(typeof botEvent.createdByUserId).toBe('number')
     expect(await ids(`?createdBy=IS:${botEvent.createdByUserId}`)).toEqual(
@@ -292,7 +287,7 @@ describe('searchEvents: dates', () => {
   async function datedFlags() {
     const at = async (time: string, name: string) => {
       setSystemTime(new Date(time))
-      await newFlag('default', name)
+      await api.newFlag('default', name)
     }
     await at('2031-02-28T23:59:59.999Z', 'day-before')
     await at('2031-03-01T00:00:00.000Z', 'day-first-start')
@@ -460,8 +455,8 @@ describe('searchEvents: free-text query', () => {
   }
 
   test('searchEvents: query matches a case-insensitive substring of the event data, inside a word', async () => {
-    await newFlag('default', 'query-flag', { description: 'The Supercalifragilistic switch' })
-    await newFlag('default', 'query-other', { description: 'unrelated' })
+    await api.newFlag('default', 'query-flag', { description: 'The Supercalifragilistic switch' })
+    await api.newFlag('default', 'query-other', { description: 'unrelated' })
     const matches = await ids('?query=CALIFRAGILIS')
     expect(matches).toEqual(expected(textMatches('califragilis')))
     expect(matches).toHaveLength(1)
@@ -474,7 +469,7 @@ describe('searchEvents: free-text query', () => {
   })
 
   test('searchEvents: query matches preData too', async () => {
-    await newFlag('default', 'pre-flag', { description: 'Zebracrossing' })
+    await api.newFlag('default', 'pre-flag', { description: 'Zebracrossing' })
     expectOk(await api.patchFlag('default', 'pre-flag', [{ op: 'replace', path: '/description', value: 'plain' }]))
     const matches = await ids('?query=zebracross&type=IS:feature-metadata-updated')
     expect(matches).toHaveLength(1)
@@ -484,7 +479,7 @@ describe('searchEvents: free-text query', () => {
   })
 
   test('searchEvents: query matches the event tags too', async () => {
-    await newFlag('default', 'tag-flag')
+    await api.newFlag('default', 'tag-flag')
     expectOk(await api.post('/api/admin/features/tag-flag/tags', { type: 'simple', value: 'Ultramarine' }), 201)
     expectOk(await api.toggle('default', 'tag-flag', 'development', true))
     const matches = await ids('?query=LTRAMAR&type=IS:feature-environment-enabled')
@@ -495,7 +490,7 @@ describe('searchEvents: free-text query', () => {
   })
 
   test('searchEvents: query does not match the event type', async () => {
-    await newFlag('default', 'type-flag')
+    await api.newFlag('default', 'type-flag')
     expectOk(await api.toggle('default', 'type-flag', 'development', true))
     expect(await search('?query=environment-enabled&type=IS:feature-environment-enabled')).toEqual({
       events: [],
@@ -506,7 +501,7 @@ describe('searchEvents: free-text query', () => {
 
   test('searchEvents: query does not match the featureName or project columns', async () => {
     await newProject('qzproject')
-    await newFlag('qzproject', 'xyzzyflag')
+    await api.newFlag('qzproject', 'xyzzyflag')
     expectOk(await api.toggle('qzproject', 'xyzzyflag', 'development', true))
     expect((await search('?feature=IS:xyzzyflag&type=IS:feature-environment-enabled')).total).toBe(1)
     expect(await search('?query=xyzzy&type=IS:feature-environment-enabled')).toEqual({ events: [], total: 0 })
@@ -515,14 +510,14 @@ describe('searchEvents: free-text query', () => {
 
   test('searchEvents: query does not match the creator', async () => {
     const bot = await tokenFor(api, 'quokka-bot', { role: 'editor' })
-    await newFlag('default', 'creator-flag')
+    await api.newFlag('default', 'creator-flag')
     expectOk(await api.toggle('default', 'creator-flag', 'development', true, { token: bot }))
     expect((await search('?createdBy=IS:quokka-bot&type=IS:feature-environment-enabled')).total).toBe(1)
     expect(await search('?query=quokka&type=IS:feature-environment-enabled')).toEqual({ events: [], total: 0 })
   })
 
   test('searchEvents: a query spanning word separators matches as a plain substring', async () => {
-    await newFlag('default', 'words-flag', { description: 'alpha beta-gamma delta' })
+    await api.newFlag('default', 'words-flag', { description: 'alpha beta-gamma delta' })
     const want = expected(textMatches('alpha beta-gamma delta'))
     expect(want).toHaveLength(1)
     for (const query of ['ha beta-gam', 'PHA BETA', 'a-g', 'lpha beta-gamma del', 'beta-gamma delta', ' beta']) {
@@ -535,7 +530,7 @@ describe('searchEvents: free-text query', () => {
   })
 
   test('searchEvents: query matches JSON text, punctuation included', async () => {
-    await newFlag('default', 'json-flag', { description: 'semi' })
+    await api.newFlag('default', 'json-flag', { description: 'semi' })
     expect(await ids(`?query=${encodeURIComponent('"description":"semi"')}`)).toEqual(
       expected(textMatches('"description":"semi"')),
     )
@@ -543,11 +538,11 @@ describe('searchEvents: free-text query', () => {
   })
 
   test('searchEvents: % and _ in a query are literal characters, not wildcards', async () => {
-    await newFlag('default', 'literal-flag', { description: 'abc 50 percent' })
+    await api.newFlag('default', 'literal-flag', { description: 'abc 50 percent' })
     expect(await ids('?query=a_c&feature=IS:literal-flag')).toEqual([])
     expect(await ids(`?query=${encodeURIComponent('a%c')}&feature=IS:literal-flag`)).toEqual([])
     expect(await ids(`?query=${encodeURIComponent('50%')}&feature=IS:literal-flag`)).toEqual([])
-    await newFlag('default', 'literal-flag-2', { description: 'a_c at 50%' })
+    await api.newFlag('default', 'literal-flag-2', { description: 'a_c at 50%' })
     expect(await ids('?query=a_c')).toEqual(expected(textMatches('a_c')))
     expect((await ids('?query=a_c')).length).toBe(1)
     expect(await ids(`?query=${encodeURIComponent('50%')}`)).toEqual(expected(textMatches('50%')))
@@ -578,7 +573,7 @@ describe('searchEvents: free-text query', () => {
     const text = () =>
       Array.from({ length: random.int(1, 4) }, () => random.pick(words)).join(random.pick([' ', '-', '.', '', ', ']))
     for (let i = 0; i < 12; i++) {
-      await newFlag('default', `rnd-${i}`, { description: text() })
+      await api.newFlag('default', `rnd-${i}`, { description: text() })
       if (random.chance(0.5))
         expectOk(await api.patchFlag('default', `rnd-${i}`, [{ op: 'replace', path: '/description', value: text() }]))
       if (random.chance(0.4))
@@ -615,7 +610,7 @@ describe('searchEvents: free-text query', () => {
   })
 
   test('searchEvents: query combines with the other filters and with paging', async () => {
-    for (let i = 0; i < 7; i++) await newFlag('default', `combo-${i}`, { description: `Needle number ${i}` })
+    for (let i = 0; i < 7; i++) await api.newFlag('default', `combo-${i}`, { description: `Needle number ${i}` })
     const want = expected(event => event.type === 'feature-created' && textMatches('needle')(event))
     expect(want).toHaveLength(7)
     const page = await search('?query=NEEDLE&type=IS:feature-created&limit=3&offset=2')
@@ -669,7 +664,7 @@ describe("searchEvents: the answer is made of the log's own lines", () => {
         const write = async (round: number) => {
           await newProject(`shop-${round}`)
           for (let i = 0; i < 6; i++) {
-            await newFlag(i % 2 ? 'default' : `shop-${round}`, `bytes-${round}-${i}`, {
+            await api.newFlag(i % 2 ? 'default' : `shop-${round}`, `bytes-${round}-${i}`, {
               description: `straße 日本語 🎉 "quoted" back\\slash ${round}.${i}`,
             })
           }
@@ -744,10 +739,10 @@ describe('searchEvents: the search worker starts with the first search', () => {
       api = await makeApi(dir ? { dataDir: dir.path } : {})
       try {
         await newProject('lazy')
-        await newFlag('lazy', 'lazy-before', { description: 'written before the worker' })
+        await api.newFlag('lazy', 'lazy-before', { description: 'written before the worker' })
         expect(api.services.events.started).toBe(false)
         // Writes racing the start: the search starts the worker while these commits are under way.
-        const racing = Promise.all([0, 1, 2].map(i => newFlag('lazy', `lazy-racing-${i}`)))
+        const racing = Promise.all([0, 1, 2].map(i => api.newFlag('lazy', `lazy-racing-${i}`)))
         const first = ids('?project=IS:lazy')
         await racing
         const seen = await first
@@ -757,7 +752,7 @@ describe('searchEvents: the search worker starts with the first search', () => {
         expect(seen).toEqual(all.slice(all.length - seen.length))
         expect(seen.length).toBeGreaterThanOrEqual(all.length - 3)
         expect(await ids('?project=IS:lazy')).toEqual(all)
-        await newFlag('lazy', 'lazy-after')
+        await api.newFlag('lazy', 'lazy-after')
         expect(await ids('?project=IS:lazy')).toEqual(expected(event => event.project === 'lazy'))
         expect(await ids('?query=written%20before')).toEqual(
           expected(event => JSON.stringify(event.data ?? '').includes('written before')),

@@ -8,7 +8,17 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import type { Static } from '@sinclair/typebox'
 import type { ExportResult, ImportTogglesValidate } from '../../../src/features/export-import/export-import.model'
-import { type Api, errorOf, expectError, expectOk, freshApiPerTest, makeApi, paths, tokenFor } from '../../helpers'
+import {
+  type Api,
+  errorOf,
+  expectError,
+  expectOk,
+  freshApiPerTest,
+  makeApi,
+  paths,
+  tokenFor,
+  storeSnapshot,
+} from '../../helpers'
 
 type ExportBody = Static<typeof ExportResult>
 
@@ -31,10 +41,6 @@ async function fresh(): Promise<Api> {
   const target = await makeApi()
   others.push(target)
   return target
-}
-
-function snapshot(target: Api) {
-  return { lastEventId: target.lastEventId(), state: JSON.stringify(target.services.store.state) }
 }
 
 async function exportOf(target: Api, query: Record<string, unknown>): Promise<ExportBody> {
@@ -143,9 +149,9 @@ describe('import', () => {
     const exported = await exportOf(api, { environment: 'development', features: ['checkout'] })
     const target = await fresh()
     const body = { project: 'default', environment: 'production', data: exported }
-    const before = snapshot(target)
+    const before = storeSnapshot(target)
     expect(await validate(target, body)).toEqual({ errors: [], warnings: [], permissions: [] })
-    expect(snapshot(target)).toEqual(before)
+    expect(storeSnapshot(target)).toEqual(before)
 
     const since = target.lastEventId()
     expectOk(await target.post(IMPORT, body))
@@ -220,18 +226,18 @@ describe('import', () => {
       { name: 'userId', legalValues: [] },
       { name: 'brand-new', legalValues: [{ value: 'x' }] },
     ])
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     expect((await validate(api, body)).errors).toEqual([{ message: CLASH, affectedItems: ['region', 'tier'] }])
     const response = await api.post(IMPORT, body)
     expectError(response, 400, 'ValidationError', ['nothing was changed', 'region, tier'])
-    expect(snapshot(api)).toEqual(before)
+    expect(storeSnapshot(api)).toEqual(before)
     expect(api.services.store.state.contextFields['brand-new']).toBeUndefined()
   })
 
   test('constraints are checked against the legal values of the field the import creates, as Unleash adds strategies after creating fields', async () => {
     const fields = [{ name: 'region', legalValues: [{ value: 'eu' }] }]
     const refused = importWithRegion(fields, ['us'])
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     expect((await validate(api, refused)).errors).toEqual([
       {
         message: expect.stringContaining('"us" is not a legal value of context field "region"'),
@@ -241,7 +247,7 @@ describe('import', () => {
     expect(errorOf(await api.post(IMPORT, refused)).details).toMatchObject([
       { path: '/data/featureStrategies/0/constraints/0/values/0' },
     ])
-    expect(snapshot(api)).toEqual(before)
+    expect(storeSnapshot(api)).toEqual(before)
     expectOk(await api.post(IMPORT, importWithRegion(fields, ['eu'])))
     expect(api.services.store.state.contextFields.region.legalValues).toEqual([{ value: 'eu' }])
   })
@@ -251,7 +257,7 @@ describe('import', () => {
       featureTags: [{ featureName: 'checkout', tagType: 'x', tagValue: 'ok' }],
       tagTypes: [{ name: 'x' }],
     })
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     expect((await validate(api, badType)).errors).toEqual([
       { message: expect.stringContaining('Tag type "x"'), affectedItems: ['/data/tagTypes/0/name'] },
     ])
@@ -265,7 +271,7 @@ describe('import', () => {
     })
     expectError(await api.post(IMPORT, unknownType), 400, 'ValidationError', ['There is no tag type "nowhere"'])
     expectError(await api.post(IMPORT, importWithRegion([{ name: 'region', sortOrder: 1.5 }])), 400, 'ValidationError')
-    expect(snapshot(api)).toEqual(before)
+    expect(storeSnapshot(api)).toEqual(before)
   })
 })
 
@@ -302,11 +308,11 @@ describe('permissions', () => {
     expect((await validate(api, withNew(), limited)).permissions).toEqual([
       { message: MISSING, affectedItems: ['CREATE_TAG_TYPE', 'CREATE_CONTEXT_FIELD'] },
     ])
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     expectError(await api.post(IMPORT, withNew(), { token: limited }), 403, 'NoAccessError', [
       'CREATE_TAG_TYPE, CREATE_CONTEXT_FIELD',
     ])
-    expect(snapshot(api)).toEqual(before)
+    expect(storeSnapshot(api)).toEqual(before)
     // Without anything to create, the same token imports.
     expectOk(await api.post(IMPORT, importWithRegion([]), { token: limited }))
     const editor = await tokenFor(api, 'editor', { role: 'editor' })

@@ -7,7 +7,18 @@ import { describe, expect, test } from 'bun:test'
 import { SYSTEM_ACTOR } from '../../../src/domain/events'
 import type { FlagRecord } from '../../../src/features/flags/flags.records'
 import { LIMITS } from '../../../src/features/limits'
-import { type Api, BODY_LIMIT, errorOf, expectError, expectOk, freshApiPerTest, paths, tokenFor } from '../../helpers'
+import {
+  type Api,
+  BODY_LIMIT,
+  errorOf,
+  expectError,
+  expectOk,
+  freshApiPerTest,
+  paths,
+  tokenFor,
+  storeSnapshot,
+  expectRefused,
+} from '../../helpers'
 import type { Static } from '@sinclair/typebox'
 import type { ImportTogglesValidate } from '../../../src/features/export-import/export-import.model'
 
@@ -18,10 +29,6 @@ type Validation = Static<typeof ImportTogglesValidate>
 
 let api: Api
 freshApiPerTest(fresh => (api = fresh))
-
-function snapshot() {
-  return { lastEventId: api.lastEventId(), state: JSON.stringify(api.services.store.state) }
-}
 
 const strategy = (featureName: string, extra: Record<string, unknown> = {}) => ({
   name: 'default',
@@ -58,25 +65,28 @@ async function validate(body: unknown, token?: string): Promise<Validation> {
 }
 
 /** A refused import: 400 (or `status`), and nothing changed, no event. */
-async function expectRefused(
+async function importRefused(
   body: unknown,
   mentions: string[],
   status = 400,
   name = 'ValidationError',
   token?: string,
 ) {
-  const before = snapshot()
-  const response = await api.post(IMPORT, body, token === undefined ? undefined : { token })
-  expectError(response, status, name, mentions)
-  expect(snapshot()).toEqual(before)
+  const response = await expectRefused(
+    api,
+    () => api.post(IMPORT, body, token === undefined ? undefined : { token }),
+    status,
+    name,
+    mentions,
+  )
   return errorOf(response)
 }
 
 describe('validate', () => {
   test('a clean import: no errors, warnings or missing permissions, and nothing changed', async () => {
-    const before = snapshot()
+    const before = storeSnapshot(api)
     expect(await validate(importOf(['alpha', 'beta']))).toEqual({ errors: [], warnings: [], permissions: [] })
-    expect(snapshot()).toEqual(before)
+    expect(storeSnapshot(api)).toEqual(before)
   })
 
   test("reports every error Unleash reports, and ours, in Unleash's words; the import meets the same and changes nothing", async () => {
@@ -97,7 +107,7 @@ describe('validate', () => {
       segments: [{ id: 1, name: 'missing-segment' }],
       dependencies: [{ feature: 'app.one', dependencies: [{ feature: 'missing-parent' }] }],
     })
-    const before = snapshot()
+    const before = storeSnapshot(api)
     const { errors, warnings } = await validate(body)
     expect(errors).toEqual([
       {
@@ -127,8 +137,8 @@ describe('validate', () => {
       { message: expect.stringContaining('segment ids that the import does not list'), affectedItems: ['9'] },
     ])
     expect(warnings).toEqual([])
-    expect(snapshot()).toEqual(before)
-    const refused = await expectRefused(body, [
+    expect(storeSnapshot(api)).toEqual(before)
+    const refused = await importRefused(body, [
       'nothing was changed',
       'no-such-strategy',
       'taken (in project other)',
@@ -177,14 +187,14 @@ describe('validate', () => {
         strategy('beta', { constraints: [{ contextName: 'age', operator: 'NUM_GT', value: 'old' }] }),
       ],
     })
-    const before = snapshot()
+    const before = storeSnapshot(api)
     expect((await validate(body)).errors).toEqual([
       {
         message: expect.stringMatching(/^Strategy default of flag "beta": NUM_GT needs a numeric value/),
         affectedItems: ['/data/featureStrategies/1/constraints/0/value'],
       },
     ])
-    expect(snapshot()).toEqual(before)
+    expect(storeSnapshot(api)).toEqual(before)
   })
 
   test('lists the permissions a viewer or a token of another project lacks; an editor lacks none', async () => {
@@ -227,7 +237,7 @@ describe('import: all or nothing', () => {
         strategy('beta', { constraints: [{ contextName: 'version', operator: 'SEMVER_GT', value: 'v1' }] }),
       ],
     })
-    const error = await expectRefused(body, ['beta', 'SEMVER_GT'])
+    const error = await importRefused(body, ['beta', 'SEMVER_GT'])
     expect(error.details).toEqual([
       { message: expect.stringContaining('SEMVER_GT'), path: '/data/featureStrategies/1/constraints/0/value' },
     ])
@@ -236,7 +246,7 @@ describe('import: all or nothing', () => {
   })
 
   test('bad entries of each kind are refused at their path: a variant list, a tag value, a dependency, a flag type', async () => {
-    await expectRefused(
+    await importRefused(
       importOf(['alpha'], {
         featureEnvironments: [
           { name: 'alpha', enabled: true, variants: [{ name: 'a', weight: 500, weightType: 'fix' }] },
@@ -244,22 +254,22 @@ describe('import: all or nothing', () => {
       }),
       ['Variants of flag "alpha"', '1000'],
     )
-    const tag = await expectRefused(importOf(['alpha'], { featureTags: [{ featureName: 'alpha', tagValue: 'x' }] }), [
+    const tag = await importRefused(importOf(['alpha'], { featureTags: [{ featureName: 'alpha', tagValue: 'x' }] }), [
       '2 to 50',
     ])
     expect(tag.details).toEqual([{ message: expect.any(String), path: '/data/featureTags/0/tagValue' }])
-    const dependency = await expectRefused(
+    const dependency = await importRefused(
       importOf(['alpha'], { dependencies: [{ feature: 'alpha', dependencies: [{ feature: 'alpha' }] }] }),
       ['cannot depend on itself'],
     )
     expect(dependency.details).toEqual([
       { message: expect.any(String), path: '/data/dependencies/0/dependencies/0/feature' },
     ])
-    const type = await expectRefused(importOf(['alpha'], { features: [{ name: 'alpha', type: 'toggle' }] }), [
+    const type = await importRefused(importOf(['alpha'], { features: [{ name: 'alpha', type: 'toggle' }] }), [
       'Flag type must be one of',
     ])
     expect(type.details).toEqual([{ message: expect.any(String), path: '/data/features/0/type' }])
-    await expectRefused(
+    await importRefused(
       importOf(['alpha'], { features: [{ name: 'alpha' }] }, { environment: 'staging' }),
       ['staging'],
       404,
@@ -267,18 +277,18 @@ describe('import: all or nothing', () => {
     )
     // A new environment is not connected to the projects that exist.
     expectOk(await api.post('/api/admin/environments', { name: 'staging', type: 'test' }), 201)
-    await expectRefused(importOf(['alpha'], {}, { environment: 'staging' }), ['not enabled in project default'])
+    await importRefused(importOf(['alpha'], {}, { environment: 'staging' }), ['not enabled in project default'])
   })
 })
 
 describe('import: permissions and limits', () => {
   test("needs UPDATE_FEATURE on the body's project: a viewer and a token of another project get 403; one of that project imports", async () => {
     const viewer = await tokenFor(api, 'viewer', { role: 'viewer' })
-    const refusedViewer = await expectRefused(importOf(['alpha']), ['UPDATE_FEATURE'], 403, 'NoAccessError', viewer)
+    const refusedViewer = await importRefused(importOf(['alpha']), ['UPDATE_FEATURE'], 403, 'NoAccessError', viewer)
     expect(refusedViewer.permissions).toEqual(['UPDATE_FEATURE'])
     await api.newProject('other')
     const outsider = await tokenFor(api, 'outsider', { role: 'editor', projects: ['other'] })
-    await expectRefused(importOf(['alpha']), ['no access to project "default"'], 403, 'NoAccessError', outsider)
+    await importRefused(importOf(['alpha']), ['no access to project "default"'], 403, 'NoAccessError', outsider)
     const member = await tokenFor(api, 'member', { role: 'editor', projects: ['default'] })
     const since = api.lastEventId()
     expectOk(await api.post(IMPORT, importOf(['alpha']), { token: member }))
@@ -302,7 +312,7 @@ describe('import: permissions and limits', () => {
         affectedItems: [],
       },
     ])
-    await expectRefused(body, ['exceeding the maximum limit'])
+    await importRefused(body, ['exceeding the maximum limit'])
     expectOk(await api.post(IMPORT, importOf(['template', 'one-more'])))
   })
 
@@ -310,6 +320,6 @@ describe('import: permissions and limits', () => {
     const names = Array.from({ length: 2000 }, (_, i) => `flag-with-a-rather-long-name-${i}`)
     const body = importOf(names)
     expect(JSON.stringify(body).length).toBeGreaterThan(BODY_LIMIT)
-    await expectRefused(body, [], 413, 'ContentTooLarge')
+    await importRefused(body, [], 413, 'ContentTooLarge')
   })
 })

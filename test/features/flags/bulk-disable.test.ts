@@ -15,6 +15,9 @@ import {
   type EnvironmentBody,
   named,
   freshApiPerTest,
+  expectRefused,
+  storeSnapshot,
+  expectUnchanged,
 } from '../../helpers'
 
 let api: Api
@@ -33,8 +36,9 @@ async function newProject(id: string) {
   expectOk(await api.createProject(id), 201)
 }
 
-async function newFlag(project: string, name: string, onIn: string[] = []) {
-  expectOk(await api.createFlag(project, name), 201)
+/** A new flag, on in the environments `onIn`. */
+async function flagOnIn(project: string, name: string, onIn: string[] = []) {
+  await api.newFlag(project, name)
   for (const environment of onIn) expectOk(await api.toggle(project, name, environment, true))
 }
 
@@ -44,11 +48,6 @@ async function flag(project: string, name: string) {
   return response.body
 }
 
-/** Every flag of the listed projects as GET answers it, archived ones included. */
-async function snapshot(flags: [string, string][]) {
-  return Promise.all(flags.map(([project, name]) => flag(project, name)))
-}
-
 function enabledIn(feature: { environments: { name: string; enabled: boolean }[] }, environment: string) {
   return feature.environments.find(entry => entry.name === environment)?.enabled
 }
@@ -56,36 +55,22 @@ function enabledIn(feature: { environments: { name: string; enabled: boolean }[]
 /** Project `bulk` with flags on-1, on-2, on-3 on in development and production, and off-1 off everywhere. */
 async function setup() {
   await newProject('bulk')
-  await newFlag('bulk', 'on-1', ['development', 'production'])
-  await newFlag('bulk', 'on-2', ['development', 'production'])
-  await newFlag('bulk', 'on-3', ['development'])
-  await newFlag('bulk', 'off-1')
+  await flagOnIn('bulk', 'on-1', ['development', 'production'])
+  await flagOnIn('bulk', 'on-2', ['development', 'production'])
+  await flagOnIn('bulk', 'on-3', ['development'])
+  await flagOnIn('bulk', 'off-1')
 }
 
-const ALL: [string, string][] = [
-  ['bulk', 'on-1'],
-  ['bulk', 'on-2'],
-  ['bulk', 'on-3'],
-  ['bulk', 'off-1'],
-]
-
-/** Sends a bulk off that must be refused; asserts the error and that no flag and no event changed. */
-async function expectRefused(
+/** Sends a bulk off that must be refused: its error, and nothing stored, no event (see expectRefused). */
+function bulkOffRefused(
   project: string,
   environment: string,
   features: unknown,
   status: number,
   name: string,
   mentions: (string | RegExp)[] = [],
-  watch: [string, string][] = ALL,
 ) {
-  const before = await snapshot(watch)
-  const since = api.lastEventId()
-  const response = await off(project, environment, features)
-  expectError(response, status, name, mentions)
-  expect(await snapshot(watch)).toEqual(before)
-  expect(api.eventsSince(since)).toEqual([])
-  return response
+  return expectRefused(api, () => off(project, environment, features), status, name, mentions)
 }
 
 describe('bulk disable: success', () => {
@@ -161,10 +146,10 @@ describe('bulk disable: success', () => {
 
   test('bulk disable: features: [] answers 200 with an empty body and changes nothing', async () => {
     await setup()
-    const before = await snapshot(ALL)
+    const before = storeSnapshot(api)
     const since = api.lastEventId()
     expectEmpty200(await off('bulk', 'development', []))
-    expect(await snapshot(ALL)).toEqual(before)
+    expectUnchanged(api, before)
     expect(api.eventsSince(since)).toEqual([])
   })
 
@@ -183,7 +168,7 @@ describe('bulk disable: success', () => {
   })
 
   test('bulk disable: the default project works too', async () => {
-    await newFlag('default', 'default-on', ['production'])
+    await flagOnIn('default', 'default-on', ['production'])
     expectEmpty200(await off('default', 'production', ['default-on']))
     expect((await flag('default', 'default-on')).enabled).toBe(false)
   })
@@ -192,72 +177,57 @@ describe('bulk disable: success', () => {
 describe('bulk disable: all or nothing', () => {
   test('bulk disable: an unknown flag answers 404 NotFoundError naming it, and nothing changes', async () => {
     await setup()
-    await expectRefused('bulk', 'development', ['on-1', 'ghost-flag', 'on-2'], 404, 'NotFoundError', ['ghost-flag'])
+    await bulkOffRefused('bulk', 'development', ['on-1', 'ghost-flag', 'on-2'], 404, 'NotFoundError', ['ghost-flag'])
   })
 
   test('bulk disable: a flag of another project answers 404 without naming that project, and nothing changes', async () => {
     await setup()
     await newProject('foreign-zq')
-    await newFlag('foreign-zq', 'foreign-flag', ['development'])
-    const watch: [string, string][] = [...ALL, ['foreign-zq', 'foreign-flag']]
-    const response = await expectRefused(
-      'bulk',
-      'development',
-      ['on-1', 'foreign-flag'],
-      404,
-      'NotFoundError',
-      ['foreign-flag'],
-      watch,
-    )
+    await flagOnIn('foreign-zq', 'foreign-flag', ['development'])
+    const response = await bulkOffRefused('bulk', 'development', ['on-1', 'foreign-flag'], 404, 'NotFoundError', [
+      'foreign-flag',
+    ])
     expect(response.text).not.toContain('foreign-zq')
   })
 
   test('bulk disable: an archived flag answers 400 ValidationError naming it, and nothing changes', async () => {
     await setup()
-    await newFlag('bulk', 'archived-flag', ['development'])
+    await flagOnIn('bulk', 'archived-flag', ['development'])
     expect((await api.delete('/api/admin/projects/bulk/features/archived-flag')).status).toBe(202)
-    await expectRefused(
-      'bulk',
-      'development',
-      ['on-1', 'archived-flag'],
-      400,
-      'ValidationError',
-      ['archived-flag'],
-      [...ALL, ['bulk', 'archived-flag']],
-    )
+    await bulkOffRefused('bulk', 'development', ['on-1', 'archived-flag'], 400, 'ValidationError', ['archived-flag'])
   })
 
   test('bulk disable: an environment that exists but is not connected to the project answers 404, and nothing changes', async () => {
     await setup()
     expectOk(await api.post<EnvironmentBody>('/api/admin/environments', { name: 'staging', type: 'test' }), 201)
-    await expectRefused('bulk', 'staging', ['on-1'], 404, 'NotFoundError', ['staging'])
+    await bulkOffRefused('bulk', 'staging', ['on-1'], 404, 'NotFoundError', ['staging'])
   })
 
   test('bulk disable: an environment disconnected from the project answers 404, and nothing changes', async () => {
     await setup()
     expectOk(await api.delete('/api/admin/projects/bulk/environments/production'))
-    await expectRefused('bulk', 'production', ['on-1'], 404, 'NotFoundError', ['production'])
+    await bulkOffRefused('bulk', 'production', ['on-1'], 404, 'NotFoundError', ['production'])
   })
 
   test('bulk disable: an unknown environment answers 404, and nothing changes', async () => {
     await setup()
-    await expectRefused('bulk', 'no-such-env', ['on-1', 'on-2'], 404, 'NotFoundError', ['no-such-env'])
+    await bulkOffRefused('bulk', 'no-such-env', ['on-1', 'on-2'], 404, 'NotFoundError', ['no-such-env'])
   })
 
   test('bulk disable: the first error in request order answers (unknown before archived, archived before unknown)', async () => {
     await setup()
     await newProject('foreign')
-    await newFlag('foreign', 'foreign-flag')
-    await newFlag('bulk', 'archived-flag')
+    await flagOnIn('foreign', 'foreign-flag')
+    await flagOnIn('bulk', 'archived-flag')
     expect((await api.delete('/api/admin/projects/bulk/features/archived-flag')).status).toBe(202)
-    await expectRefused('bulk', 'development', ['on-1', 'ghost', 'archived-flag'], 404, 'NotFoundError', ['ghost'])
-    await expectRefused('bulk', 'development', ['on-1', 'archived-flag', 'ghost'], 400, 'ValidationError', [
+    await bulkOffRefused('bulk', 'development', ['on-1', 'ghost', 'archived-flag'], 404, 'NotFoundError', ['ghost'])
+    await bulkOffRefused('bulk', 'development', ['on-1', 'archived-flag', 'ghost'], 400, 'ValidationError', [
       'archived-flag',
     ])
-    await expectRefused('bulk', 'development', ['archived-flag', 'foreign-flag'], 400, 'ValidationError', [
+    await bulkOffRefused('bulk', 'development', ['archived-flag', 'foreign-flag'], 400, 'ValidationError', [
       'archived-flag',
     ])
-    await expectRefused('bulk', 'development', ['foreign-flag', 'archived-flag'], 404, 'NotFoundError', [
+    await bulkOffRefused('bulk', 'development', ['foreign-flag', 'archived-flag'], 404, 'NotFoundError', [
       'foreign-flag',
     ])
   })
@@ -265,10 +235,10 @@ describe('bulk disable: all or nothing', () => {
   test('bulk disable: with an unconnected environment, an archived flag named first answers 400 and a live flag named first answers 404', async () => {
     await setup()
     expectOk(await api.post<EnvironmentBody>('/api/admin/environments', { name: 'qa', type: 'test' }), 201)
-    await newFlag('bulk', 'archived-flag')
+    await flagOnIn('bulk', 'archived-flag')
     expect((await api.delete('/api/admin/projects/bulk/features/archived-flag')).status).toBe(202)
-    await expectRefused('bulk', 'qa', ['archived-flag', 'on-1'], 400, 'ValidationError', ['archived-flag'])
-    await expectRefused('bulk', 'qa', ['on-1', 'archived-flag'], 404, 'NotFoundError', ['qa'])
+    await bulkOffRefused('bulk', 'qa', ['archived-flag', 'on-1'], 400, 'ValidationError', ['archived-flag'])
+    await bulkOffRefused('bulk', 'qa', ['on-1', 'archived-flag'], 404, 'NotFoundError', ['qa'])
   })
 
   test('bulk disable: an unknown project answers 404 NotFoundError, also for an empty list', async () => {
@@ -280,7 +250,7 @@ describe('bulk disable: all or nothing', () => {
 
   test('bulk disable: a body without a features list answers 400 ValidationError', async () => {
     await setup()
-    const before = await snapshot(ALL)
+    const before = storeSnapshot(api)
     const since = api.lastEventId()
     expectError(
       await api.post('/api/admin/projects/bulk/bulk_features/environments/development/off', {}),
@@ -297,7 +267,7 @@ describe('bulk disable: all or nothing', () => {
       400,
       'ValidationError',
     )
-    expect(await snapshot(ALL)).toEqual(before)
+    expectUnchanged(api, before)
     expect(api.eventsSince(since)).toEqual([])
   })
 })
@@ -309,14 +279,14 @@ describe('bulk disable: pipeline', () => {
     await setup()
     const features = ['on-1', ...Array.from({ length: 300 }, (_, i) => `padding-name-${i}`)]
     expect(JSON.stringify({ features }).length).toBeGreaterThan(2000)
-    await expectRefused('bulk', 'development', features, 413, 'ContentTooLarge')
+    await bulkOffRefused('bulk', 'development', features, 413, 'ContentTooLarge')
   })
 
   test('bulk disable: with the default limit (100 kB), a larger body answers 413 ContentTooLarge and nothing changes', async () => {
     await setup()
     const features = ['on-1', ...Array.from({ length: 1100 }, (_, i) => `n${i}-`.padEnd(100, 'x'))]
     expect(JSON.stringify({ features }).length).toBeGreaterThan(102_400)
-    await expectRefused('bulk', 'development', features, 413, 'ContentTooLarge')
+    await bulkOffRefused('bulk', 'development', features, 413, 'ContentTooLarge')
   })
 
   test('bulk disable: a body just under the limit is read normally', async () => {
@@ -330,14 +300,14 @@ describe('bulk disable: pipeline', () => {
 
   test('bulk disable: a text/plain body answers 415 ContentTypeerror and nothing changes', async () => {
     await setup()
-    const before = await snapshot(ALL)
+    const before = storeSnapshot(api)
     const since = api.lastEventId()
     const response = await api.request('POST', '/api/admin/projects/bulk/bulk_features/environments/development/off', {
       raw: JSON.stringify({ features: ['on-1'] }),
       headers: { 'content-type': 'text/plain' },
     })
     expectError(response, 415, 'ContentTypeerror', [/application\/json/])
-    expect(await snapshot(ALL)).toEqual(before)
+    expectUnchanged(api, before)
     expect(api.eventsSince(since)).toEqual([])
   })
 

@@ -14,10 +14,6 @@ const constraint = (operator: string, extra: Record<string, unknown>) => ({
   ...extra,
 })
 
-async function newFlag(name: string) {
-  expect((await api.createFlag('default', name)).status).toBe(201)
-}
-
 async function strategiesOf(flag: string) {
   return (await api.get<StrategyBody[]>(paths.strategies(flag))).body
 }
@@ -71,7 +67,7 @@ describe('constraint values per operator', () => {
   for (const [operator, { accepted, refused }] of Object.entries(cases)) {
     test(`${operator}: ${accepted.join(', ')} accepted and stored in value; ${refused.map(v => JSON.stringify(v)).join(', ')} refused at /constraints/<i>/value`, async () => {
       const flag = `op-${operator.toLowerCase().replace('_', '-')}`
-      await newFlag(flag)
+      await api.newFlag('default', flag)
       for (const value of accepted) {
         const strategy = await post(flag, [constraint('IN', { values: ['x'] }), constraint(operator, { value })])
         expect(strategy.constraints[1]).toMatchObject({ operator, value, inverted: false })
@@ -85,19 +81,19 @@ describe('constraint values per operator', () => {
   }
 
   test('the refusal of v2.0.0 says a strict semantic version without a leading v is needed', async () => {
-    await newFlag('semver-v')
+    await api.newFlag('default', 'semver-v')
     const body = await post('semver-v', [constraint('SEMVER_GTE', { value: 'v2.0.0' })], '/constraints/0/value')
     expect(errorOf({ body } as never).message).toContain('no leading v')
   })
 
   test('a look-ahead in a REGEX value is refused and named as such', async () => {
-    await newFlag('regex-lookahead')
+    await api.newFlag('default', 'regex-lookahead')
     const body = await post('regex-lookahead', [constraint('REGEX', { value: 'foo(?=bar)' })], '/constraints/0/value')
     expect(errorOf({ body } as never).message).toContain('look-ahead')
   })
 
   test('a REGEX constraint cannot be inverted (400 at /constraints/<i>/inverted); caseInsensitive is kept', async () => {
-    await newFlag('regex-inverted')
+    await api.newFlag('default', 'regex-inverted')
     await post('regex-inverted', [constraint('REGEX', { value: '^a', inverted: true })], '/constraints/0/inverted')
     const strategy = await post('regex-inverted', [
       constraint('REGEX', { value: '^a', caseInsensitive: true, inverted: false }),
@@ -113,7 +109,7 @@ describe('constraint values per operator', () => {
   })
 
   test('other operators may be inverted and case-insensitive, and keep both', async () => {
-    await newFlag('inverted-ok')
+    await api.newFlag('default', 'inverted-ok')
     const strategy = await post('inverted-ok', [
       constraint('STR_CONTAINS', { values: ['Beta'], caseInsensitive: true, inverted: true }),
       constraint('SEMVER_LTE', { value: '1.0.0', inverted: true }),
@@ -125,7 +121,7 @@ describe('constraint values per operator', () => {
   })
 
   test('IN, NOT_IN and STR_* refuse an empty or missing values list at /constraints/<i>/values', async () => {
-    await newFlag('empty-values')
+    await api.newFlag('default', 'empty-values')
     for (const operator of ['IN', 'NOT_IN', 'STR_STARTS_WITH', 'STR_ENDS_WITH', 'STR_CONTAINS']) {
       await post('empty-values', [constraint(operator, { values: [] })], '/constraints/0/values')
       await post(
@@ -139,7 +135,7 @@ describe('constraint values per operator', () => {
   })
 
   test('IN_CIDR takes a non-empty values list of IP addresses and CIDR ranges; anything else is refused at /constraints/<i>/values/<j>', async () => {
-    await newFlag('in-cidr')
+    await api.newFlag('default', 'in-cidr')
     const ok = await post('in-cidr', [
       constraint('IN_CIDR', { values: ['10.0.0.0/8', '192.168.1.7', '2001:db8::/32', '::1', '0.0.0.0/0'] }),
     ])
@@ -154,7 +150,7 @@ describe('constraint values per operator', () => {
   })
 
   test('a single value sent as the only entry of values is stored in value, where SDKs read it', async () => {
-    await newFlag('value-in-values')
+    await api.newFlag('default', 'value-in-values')
     const strategy = await post('value-in-values', [constraint('NUM_GT', { values: ['7'] })])
     expect(strategy.constraints[0]).toMatchObject({ value: '7' })
     await post('value-in-values', [constraint('NUM_GT', { values: ['7', '8'] })], '/constraints/0/value')
@@ -171,7 +167,7 @@ describe('variant weights and order (contract §4)', () => {
   })
 
   test('strategy variants are stored sorted by name, whatever order they were sent in, with the same weights', async () => {
-    await newFlag('sv-order')
+    await api.newFlag('default', 'sv-order')
     const sent = [variant('c'), variant('fixed', { weightType: 'fix', weight: 100 }), variant('a'), variant('b')]
     const answers = []
     for (const order of [sent, [...sent].reverse()]) {
@@ -197,7 +193,7 @@ describe('variant weights and order (contract §4)', () => {
   })
 
   test('the remainder of the division goes to the first variable variants by name', async () => {
-    await newFlag('sv-remainder')
+    await api.newFlag('default', 'sv-remainder')
     const response = await api.post<StrategyBody>(paths.strategies('sv-remainder'), {
       name: 'default',
       variants: [variant('z'), variant('y'), variant('m', { weightType: 'fix', weight: 2 }), variant('x')],
@@ -213,7 +209,7 @@ describe('variant weights and order (contract §4)', () => {
   })
 
   test('a strategy variant with an empty stickiness answers 400 at /variants/<i>/stickiness', async () => {
-    await newFlag('sv-stickiness')
+    await api.newFlag('default', 'sv-stickiness')
     const before = api.lastEventId()
     const response = await api.post<StrategyBody>(paths.strategies('sv-stickiness'), {
       name: 'default',
@@ -226,7 +222,7 @@ describe('variant weights and order (contract §4)', () => {
   })
 
   test('flag variants per environment are stored sorted by name with the remainder to the first by name', async () => {
-    await newFlag('fv-order')
+    await api.newFlag('default', 'fv-order')
     const response = await api.put<VariantListBody>(paths.variants('fv-order'), [
       variant('red'),
       variant('green'),

@@ -16,18 +16,13 @@ import {
   expectError,
   type FlagBody,
   freshApiPerTest,
+  expectRefused,
 } from '../../helpers'
 
 const METADATA_KEYS = ['name', 'description', 'type', 'project', 'stale', 'impressionData', 'archived', 'createdAt']
 
 let api: Api
 freshApiPerTest(fresh => (api = fresh))
-
-async function newFlag(name: string, extra: Record<string, unknown> = {}, project = 'default') {
-  const response = await api.createFlag(project, name, extra)
-  expectOk(response, 201)
-  return response.body
-}
 
 async function read(name: string, project = 'default') {
   const response = await api.getFlag(project, name)
@@ -39,23 +34,16 @@ function metadata(flag: Record<string, unknown>) {
   return Object.fromEntries(METADATA_KEYS.map(key => [key, flag[key]]))
 }
 
-/** Sends a patch that must be refused; asserts the error and that nothing changed. */
-async function expectRefused(
+/** Sends a patch that must be refused: its error, and nothing stored, no event (see expectRefused). */
+function patchRefused(
   name: string,
   operations: unknown,
   status: number,
   errorName: string,
   mentions: (string | RegExp)[] = [],
   project = 'default',
-  flagProject = project,
 ) {
-  const before = await read(name, flagProject)
-  const since = api.lastEventId()
-  const response = await api.patchFlag(project, name, operations)
-  expectError(response, status, errorName, mentions)
-  expect(await read(name, flagProject)).toEqual(before)
-  expect(api.eventsSince(since)).toEqual([])
-  return response
+  return expectRefused(api, () => api.patchFlag(project, name, operations), status, errorName, mentions)
 }
 
 /** Sends a patch that must be accepted; asserts 200 and that the answer is what GET answers. */
@@ -68,13 +56,13 @@ async function expectAccepted(name: string, operations: unknown, project = 'defa
 
 describe('PATCH: the six JSON-Patch operations', () => {
   test('PATCH: replace sets a property to the given value', async () => {
-    await newFlag('op-replace', { description: 'old' })
+    await api.newFlag('default', 'op-replace', { description: 'old' })
     const flag = await expectAccepted('op-replace', [{ op: 'replace', path: '/description', value: 'new text' }])
     expect(flag.description).toBe('new text')
   })
 
   test('PATCH: add on an existing property replaces its value', async () => {
-    await newFlag('op-add')
+    await api.newFlag('default', 'op-add')
     const flag = await expectAccepted('op-add', [
       { op: 'add', path: '/stale', value: true },
       { op: 'add', path: '/type', value: 'kill-switch' },
@@ -84,13 +72,13 @@ describe('PATCH: the six JSON-Patch operations', () => {
   })
 
   test('PATCH: remove of /description leaves the flag without a description (null)', async () => {
-    await newFlag('op-remove', { description: 'to be removed' })
+    await api.newFlag('default', 'op-remove', { description: 'to be removed' })
     const flag = await expectAccepted('op-remove', [{ op: 'remove', path: '/description' }])
     expect(flag.description).toBeNull()
   })
 
   test('PATCH: remove then add of a required property in one patch is accepted', async () => {
-    await newFlag('op-remove-add')
+    await api.newFlag('default', 'op-remove-add')
     const flag = await expectAccepted('op-remove-add', [
       { op: 'remove', path: '/stale' },
       { op: 'add', path: '/stale', value: true },
@@ -99,21 +87,21 @@ describe('PATCH: the six JSON-Patch operations', () => {
   })
 
   test('PATCH: copy copies the value at from to path', async () => {
-    await newFlag('op-copy', { description: 'whatever' })
+    await api.newFlag('default', 'op-copy', { description: 'whatever' })
     const flag = await expectAccepted('op-copy', [{ op: 'copy', from: '/name', path: '/description' }])
     expect(flag.description).toBe('op-copy')
     expect(flag.name).toBe('op-copy')
   })
 
   test('PATCH: move moves the value at from to path and removes it at from', async () => {
-    await newFlag('op-move', { description: 'experiment' })
+    await api.newFlag('default', 'op-move', { description: 'experiment' })
     const flag = await expectAccepted('op-move', [{ op: 'move', from: '/description', path: '/type' }])
     expect(flag.type).toBe('experiment')
     expect(flag.description).toBeNull()
   })
 
   test('PATCH: a passing test operation lets the following operations apply', async () => {
-    await newFlag('op-test', { description: 'v1' })
+    await api.newFlag('default', 'op-test', { description: 'v1' })
     const flag = await expectAccepted('op-test', [
       { op: 'test', path: '/description', value: 'v1' },
       { op: 'test', path: '/stale', value: false },
@@ -123,7 +111,7 @@ describe('PATCH: the six JSON-Patch operations', () => {
   })
 
   test('PATCH: operations apply in order, each seeing the result of the ones before', async () => {
-    await newFlag('op-order', { description: 'start' })
+    await api.newFlag('default', 'op-order', { description: 'start' })
     const flag = await expectAccepted('op-order', [
       { op: 'replace', path: '/description', value: 'middle' },
       { op: 'test', path: '/description', value: 'middle' },
@@ -135,8 +123,8 @@ describe('PATCH: the six JSON-Patch operations', () => {
   })
 
   test('PATCH: a failed test operation answers 409 ConflictError and changes nothing', async () => {
-    await newFlag('op-test-fails', { description: 'current' })
-    await expectRefused(
+    await api.newFlag('default', 'op-test-fails', { description: 'current' })
+    await patchRefused(
       'op-test-fails',
       [
         { op: 'test', path: '/description', value: 'something else' },
@@ -149,7 +137,7 @@ describe('PATCH: the six JSON-Patch operations', () => {
   })
 
   test('PATCH: an empty operation list answers 200 with the unchanged flag and records no event', async () => {
-    await newFlag('op-empty')
+    await api.newFlag('default', 'op-empty')
     const before = await read('op-empty')
     const since = api.lastEventId()
     const flag = await expectAccepted('op-empty', [])
@@ -160,8 +148,8 @@ describe('PATCH: the six JSON-Patch operations', () => {
 
 describe('PATCH: all or nothing', () => {
   test('PATCH: a later operation with a wrong type leaves the flag and the event log unchanged', async () => {
-    await newFlag('aon-type', { description: 'keep' })
-    await expectRefused(
+    await api.newFlag('default', 'aon-type', { description: 'keep' })
+    await patchRefused(
       'aon-type',
       [
         { op: 'replace', path: '/description', value: 'changed' },
@@ -175,8 +163,8 @@ describe('PATCH: all or nothing', () => {
   })
 
   test('PATCH: a later failed test leaves the earlier operations unapplied', async () => {
-    await newFlag('aon-test', { description: 'keep' })
-    await expectRefused(
+    await api.newFlag('default', 'aon-test', { description: 'keep' })
+    await patchRefused(
       'aon-test',
       [
         { op: 'replace', path: '/description', value: 'changed' },
@@ -189,8 +177,8 @@ describe('PATCH: all or nothing', () => {
   })
 
   test('PATCH: a later operation on an unknown path leaves the earlier operations unapplied', async () => {
-    await newFlag('aon-path')
-    await expectRefused(
+    await api.newFlag('default', 'aon-path')
+    await patchRefused(
       'aon-path',
       [
         { op: 'replace', path: '/stale', value: true },
@@ -203,8 +191,8 @@ describe('PATCH: all or nothing', () => {
   })
 
   test('PATCH: a later remove of a property that is already gone is unresolvable: 400, and the earlier operations are not applied', async () => {
-    await newFlag('aon-remove', { description: 'keep' })
-    await expectRefused(
+    await api.newFlag('default', 'aon-remove', { description: 'keep' })
+    await patchRefused(
       'aon-remove',
       [
         { op: 'replace', path: '/stale', value: true },
@@ -217,8 +205,8 @@ describe('PATCH: all or nothing', () => {
   })
 
   test('PATCH: a later invalid flag type leaves the flag unchanged', async () => {
-    await newFlag('aon-flagtype')
-    await expectRefused(
+    await api.newFlag('default', 'aon-flagtype')
+    await patchRefused(
       'aon-flagtype',
       [
         { op: 'replace', path: '/description', value: 'changed' },
@@ -232,8 +220,8 @@ describe('PATCH: all or nothing', () => {
 
 describe('PATCH: read-only name, project and createdAt', () => {
   test('PATCH: replacing name answers 400 and renames nothing', async () => {
-    await newFlag('ro-name')
-    await expectRefused('ro-name', [{ op: 'replace', path: '/name', value: 'ro-other-name' }], 400, 'ValidationError', [
+    await api.newFlag('default', 'ro-name')
+    await patchRefused('ro-name', [{ op: 'replace', path: '/name', value: 'ro-other-name' }], 400, 'ValidationError', [
       'name',
     ])
     expect((await api.getFlag('default', 'ro-other-name')).status).toBe(404)
@@ -241,8 +229,8 @@ describe('PATCH: read-only name, project and createdAt', () => {
 
   test('PATCH: replacing project answers 400, even when the other project exists', async () => {
     await api.newProject('ro-target')
-    await newFlag('ro-project')
-    await expectRefused(
+    await api.newFlag('default', 'ro-project')
+    await patchRefused(
       'ro-project',
       [{ op: 'replace', path: '/project', value: 'ro-target' }],
       400,
@@ -253,8 +241,8 @@ describe('PATCH: read-only name, project and createdAt', () => {
   })
 
   test('PATCH: replacing createdAt answers 400', async () => {
-    await newFlag('ro-created')
-    await expectRefused(
+    await api.newFlag('default', 'ro-created')
+    await patchRefused(
       'ro-created',
       [{ op: 'replace', path: '/createdAt', value: '2000-01-01T00:00:00.000Z' }],
       400,
@@ -264,23 +252,23 @@ describe('PATCH: read-only name, project and createdAt', () => {
   })
 
   test('PATCH: removing a read-only property answers 400', async () => {
-    await newFlag('ro-remove')
-    await expectRefused('ro-remove', [{ op: 'remove', path: '/name' }], 400, 'ValidationError', ['name'])
-    await expectRefused('ro-remove', [{ op: 'remove', path: '/createdAt' }], 400, 'ValidationError', ['createdAt'])
+    await api.newFlag('default', 'ro-remove')
+    await patchRefused('ro-remove', [{ op: 'remove', path: '/name' }], 400, 'ValidationError', ['name'])
+    await patchRefused('ro-remove', [{ op: 'remove', path: '/createdAt' }], 400, 'ValidationError', ['createdAt'])
   })
 
   test('PATCH: moving a read-only property away or copying over it answers 400', async () => {
-    await newFlag('ro-move', { description: 'text' })
-    await expectRefused('ro-move', [{ op: 'move', from: '/project', path: '/description' }], 400, 'ValidationError', [
+    await api.newFlag('default', 'ro-move', { description: 'text' })
+    await patchRefused('ro-move', [{ op: 'move', from: '/project', path: '/description' }], 400, 'ValidationError', [
       'project',
     ])
-    await expectRefused('ro-move', [{ op: 'copy', from: '/description', path: '/name' }], 400, 'ValidationError', [
+    await patchRefused('ro-move', [{ op: 'copy', from: '/description', path: '/name' }], 400, 'ValidationError', [
       'name',
     ])
   })
 
   test('PATCH: operations that leave name, project and createdAt unchanged are accepted without an event', async () => {
-    const created = await newFlag('ro-same')
+    const created = await api.newFlag('default', 'ro-same')
     const since = api.lastEventId()
     const flag = await expectAccepted('ro-same', [
       { op: 'replace', path: '/name', value: 'ro-same' },
@@ -295,7 +283,7 @@ describe('PATCH: read-only name, project and createdAt', () => {
   })
 
   test('PATCH: a read-only property may change and change back within one patch', async () => {
-    await newFlag('ro-back')
+    await api.newFlag('default', 'ro-back')
     await expectAccepted('ro-back', [
       { op: 'replace', path: '/name', value: 'elsewhere' },
       { op: 'replace', path: '/name', value: 'ro-back' },
@@ -306,8 +294,8 @@ describe('PATCH: read-only name, project and createdAt', () => {
 
 describe('PATCH: /variants and the order of errors', () => {
   test('PATCH: an operation on /variants answers 403 NoAccessError pointing to the environment variants endpoint', async () => {
-    await newFlag('var-path')
-    const response = await expectRefused(
+    await api.newFlag('default', 'var-path')
+    const response = await patchRefused(
       'var-path',
       [{ op: 'replace', path: '/variants', value: [] }],
       403,
@@ -319,28 +307,28 @@ describe('PATCH: /variants and the order of errors', () => {
   })
 
   test('PATCH: an operation on a path below /variants answers 403', async () => {
-    await newFlag('var-below')
-    await expectRefused(
+    await api.newFlag('default', 'var-below')
+    await patchRefused(
       'var-below',
       [{ op: 'add', path: '/variants/0', value: { name: 'a', weight: 1000 } }],
       403,
       'NoAccessError',
       [/variants/],
     )
-    await expectRefused('var-below', [{ op: 'remove', path: '/variants/0/name' }], 403, 'NoAccessError')
+    await patchRefused('var-below', [{ op: 'remove', path: '/variants/0/name' }], 403, 'NoAccessError')
   })
 
   test('PATCH: an operation whose from is /variants answers 403', async () => {
-    await newFlag('var-from')
-    await expectRefused('var-from', [{ op: 'copy', from: '/variants', path: '/description' }], 403, 'NoAccessError', [
+    await api.newFlag('default', 'var-from')
+    await patchRefused('var-from', [{ op: 'copy', from: '/variants', path: '/description' }], 403, 'NoAccessError', [
       /variants/,
     ])
-    await expectRefused('var-from', [{ op: 'move', from: '/variants/0', path: '/description' }], 403, 'NoAccessError')
+    await patchRefused('var-from', [{ op: 'move', from: '/variants/0', path: '/description' }], 403, 'NoAccessError')
   })
 
   test('PATCH: /variants answers 403 even when other operations are bad (bad path, wrong type, failed test, read-only change)', async () => {
-    await newFlag('var-bad', { description: 'd' })
-    await expectRefused(
+    await api.newFlag('default', 'var-bad', { description: 'd' })
+    await patchRefused(
       'var-bad',
       [
         { op: 'test', path: '/description', value: 'not the current value' },
@@ -357,8 +345,8 @@ describe('PATCH: /variants and the order of errors', () => {
   })
 
   test('PATCH: /variants answers 403 even when another operation is malformed (unknown op, missing value)', async () => {
-    await newFlag('var-malformed')
-    await expectRefused(
+    await api.newFlag('default', 'var-malformed')
+    await patchRefused(
       'var-malformed',
       [
         { op: 'bogus', path: '/description' },
@@ -404,51 +392,48 @@ describe('PATCH: /variants and the order of errors', () => {
 
   test('PATCH: a flag of another project answers 404 without naming that project', async () => {
     await api.newProject('hidden-proj-zq')
-    await newFlag('elsewhere-flag', { description: 'd' }, 'hidden-proj-zq')
-    const response = await expectRefused(
+    await api.newFlag('hidden-proj-zq', 'elsewhere-flag', { description: 'd' })
+    const response = await patchRefused(
       'elsewhere-flag',
       [{ op: 'replace', path: '/description', value: 'hijacked' }],
       404,
       'NotFoundError',
       [],
       'default',
-      'hidden-proj-zq',
     )
     expect(response.text).not.toContain('hidden-proj-zq')
   })
 
   test('PATCH: a flag of another project answers 404 (not 400) for bad operations, without naming that project', async () => {
     await api.newProject('hidden-proj-zr')
-    await newFlag('elsewhere-flag2', {}, 'hidden-proj-zr')
-    const response = await expectRefused(
+    await api.newFlag('hidden-proj-zr', 'elsewhere-flag2')
+    const response = await patchRefused(
       'elsewhere-flag2',
       [{ op: 'replace', path: '/stale', value: 'yes' }],
       404,
       'NotFoundError',
       [],
       'default',
-      'hidden-proj-zr',
     )
     expect(response.text).not.toContain('hidden-proj-zr')
   })
 
   test('PATCH: the order is unknown flag 404, then /variants 403, then flag of another project 404', async () => {
     await api.newProject('order-proj')
-    await newFlag('order-flag', {}, 'order-proj')
-    await expectRefused(
+    await api.newFlag('order-proj', 'order-flag')
+    await patchRefused(
       'order-flag',
       [{ op: 'replace', path: '/variants', value: [] }],
       403,
       'NoAccessError',
       [],
       'default',
-      'order-proj',
     )
   })
 
   test('PATCH: a project-scoped token patching a flag of a project it cannot see gets 404 without the project name', async () => {
     await api.newProject('secret-proj-q')
-    await newFlag('secret-flag', {}, 'secret-proj-q')
+    await api.newFlag('secret-proj-q', 'secret-flag')
     const scoped = await tokenFor(api, 'default-only', { role: 'editor', projects: ['default'] })
     const since = api.lastEventId()
     const response = await api.patchFlag('default', 'secret-flag', [{ op: 'replace', path: '/stale', value: true }], {
@@ -463,45 +448,41 @@ describe('PATCH: /variants and the order of errors', () => {
 
 describe('PATCH: paths', () => {
   test('PATCH: a path that does not start with / answers 400 with a message naming the path', async () => {
-    await newFlag('path-slash')
-    await expectRefused('path-slash', [{ op: 'replace', path: 'description', value: 'x' }], 400, 'ValidationError', [
+    await api.newFlag('default', 'path-slash')
+    await patchRefused('path-slash', [{ op: 'replace', path: 'description', value: 'x' }], 400, 'ValidationError', [
       'description',
     ])
-    await expectRefused('path-slash', [{ op: 'replace', path: '', value: {} }], 400, 'ValidationError')
+    await patchRefused('path-slash', [{ op: 'replace', path: '', value: {} }], 400, 'ValidationError')
   })
 
   test('PATCH: a from that does not start with / answers 400', async () => {
-    await newFlag('from-slash')
-    await expectRefused('from-slash', [{ op: 'copy', from: 'name', path: '/description' }], 400, 'ValidationError')
+    await api.newFlag('default', 'from-slash')
+    await patchRefused('from-slash', [{ op: 'copy', from: 'name', path: '/description' }], 400, 'ValidationError')
   })
 
   test('PATCH: an unknown path answers 400 naming the path', async () => {
-    await newFlag('path-unknown')
-    await expectRefused('path-unknown', [{ op: 'add', path: '/color', value: 'red' }], 400, 'ValidationError', [
+    await api.newFlag('default', 'path-unknown')
+    await patchRefused('path-unknown', [{ op: 'add', path: '/color', value: 'red' }], 400, 'ValidationError', [
       '/color',
     ])
-    await expectRefused('path-unknown', [{ op: 'replace', path: '/Description', value: 'x' }], 400, 'ValidationError')
-    await expectRefused('path-unknown', [{ op: 'replace', path: '/', value: 'x' }], 400, 'ValidationError')
-    await expectRefused('path-unknown', [{ op: 'replace', path: '/enabled', value: true }], 400, 'ValidationError')
-    await expectRefused('path-unknown', [{ op: 'replace', path: '/archivedAt', value: null }], 400, 'ValidationError')
+    await patchRefused('path-unknown', [{ op: 'replace', path: '/Description', value: 'x' }], 400, 'ValidationError')
+    await patchRefused('path-unknown', [{ op: 'replace', path: '/', value: 'x' }], 400, 'ValidationError')
+    await patchRefused('path-unknown', [{ op: 'replace', path: '/enabled', value: true }], 400, 'ValidationError')
+    await patchRefused('path-unknown', [{ op: 'replace', path: '/archivedAt', value: null }], 400, 'ValidationError')
   })
 
   test('PATCH: an unresolvable path below a property answers 400', async () => {
-    await newFlag('path-deep', { description: 'text' })
-    await expectRefused('path-deep', [{ op: 'add', path: '/description/0', value: 'x' }], 400, 'ValidationError')
-    await expectRefused('path-deep', [{ op: 'replace', path: '/stale/value', value: true }], 400, 'ValidationError')
+    await api.newFlag('default', 'path-deep', { description: 'text' })
+    await patchRefused('path-deep', [{ op: 'add', path: '/description/0', value: 'x' }], 400, 'ValidationError')
+    await patchRefused('path-deep', [{ op: 'replace', path: '/stale/value', value: true }], 400, 'ValidationError')
   })
 
   test('PATCH: an unknown from answers 400', async () => {
-    await newFlag('from-unknown')
-    await expectRefused(
-      'from-unknown',
-      [{ op: 'copy', from: '/color', path: '/description' }],
-      400,
-      'ValidationError',
-      ['/color'],
-    )
-    await expectRefused(
+    await api.newFlag('default', 'from-unknown')
+    await patchRefused('from-unknown', [{ op: 'copy', from: '/color', path: '/description' }], 400, 'ValidationError', [
+      '/color',
+    ])
+    await patchRefused(
       'from-unknown',
       [{ op: 'move', from: '/environments', path: '/description' }],
       400,
@@ -510,8 +491,8 @@ describe('PATCH: paths', () => {
   })
 
   test('PATCH: replace of a property removed earlier in the patch is unresolvable (RFC 6902: the target must exist): 400', async () => {
-    await newFlag('path-gone-replace', { description: 'text' })
-    await expectRefused(
+    await api.newFlag('default', 'path-gone-replace', { description: 'text' })
+    await patchRefused(
       'path-gone-replace',
       [
         { op: 'remove', path: '/description' },
@@ -523,8 +504,8 @@ describe('PATCH: paths', () => {
   })
 
   test('PATCH: copy or move from a property removed earlier in the patch is unresolvable (RFC 6902: from must exist): 400', async () => {
-    await newFlag('path-gone-from', { description: 'text' })
-    await expectRefused(
+    await api.newFlag('default', 'path-gone-from', { description: 'text' })
+    await patchRefused(
       'path-gone-from',
       [
         { op: 'remove', path: '/description' },
@@ -533,7 +514,7 @@ describe('PATCH: paths', () => {
       400,
       'ValidationError',
     )
-    await expectRefused(
+    await patchRefused(
       'path-gone-from',
       [
         { op: 'remove', path: '/description' },
@@ -545,20 +526,20 @@ describe('PATCH: paths', () => {
   })
 
   test('PATCH: copy or move without from answers 400', async () => {
-    await newFlag('from-missing')
-    await expectRefused('from-missing', [{ op: 'copy', path: '/description' }], 400, 'ValidationError', [/from/])
-    await expectRefused('from-missing', [{ op: 'move', path: '/description' }], 400, 'ValidationError', [/from/])
+    await api.newFlag('default', 'from-missing')
+    await patchRefused('from-missing', [{ op: 'copy', path: '/description' }], 400, 'ValidationError', [/from/])
+    await patchRefused('from-missing', [{ op: 'move', path: '/description' }], 400, 'ValidationError', [/from/])
   })
 
   test('PATCH: add, replace or test without value answers 400', async () => {
-    await newFlag('value-missing')
+    await api.newFlag('default', 'value-missing')
     for (const op of ['add', 'replace', 'test']) {
-      await expectRefused('value-missing', [{ op, path: '/description' }], 400, 'ValidationError', [/value/])
+      await patchRefused('value-missing', [{ op, path: '/description' }], 400, 'ValidationError', [/value/])
     }
   })
 
   test('PATCH: __proto__, constructor or prototype anywhere in a path answers 400 and Object.prototype is not polluted', async () => {
-    await newFlag('path-proto')
+    await api.newFlag('default', 'path-proto')
     const attempts = [
       [{ op: 'add', path: '/__proto__', value: { polluted: 'yes' } }],
       [{ op: 'add', path: '/__proto__/polluted', value: 'yes' }],
@@ -574,7 +555,7 @@ describe('PATCH: paths', () => {
       ],
     ]
     for (const operations of attempts) {
-      await expectRefused('path-proto', operations, 400, 'ValidationError')
+      await patchRefused('path-proto', operations, 400, 'ValidationError')
       expect(({} as Record<string, unknown>).polluted).toBeUndefined()
       expect(Object.hasOwn(Object.prototype, 'polluted')).toBe(false)
     }
@@ -583,14 +564,14 @@ describe('PATCH: paths', () => {
 
 describe('PATCH: value types', () => {
   test('PATCH: a wrong value type (stale: "yes") answers 400 naming the property', async () => {
-    await newFlag('type-stale')
-    await expectRefused('type-stale', [{ op: 'replace', path: '/stale', value: 'yes' }], 400, 'ValidationError', [
+    await api.newFlag('default', 'type-stale')
+    await patchRefused('type-stale', [{ op: 'replace', path: '/stale', value: 'yes' }], 400, 'ValidationError', [
       'stale',
     ])
   })
 
   test('PATCH: booleans must be booleans (impressionData, archived, stale)', async () => {
-    await newFlag('type-bools')
+    await api.newFlag('default', 'type-bools')
     for (const [path, value] of [
       ['/impressionData', 1],
       ['/impressionData', null],
@@ -599,26 +580,26 @@ describe('PATCH: value types', () => {
       ['/stale', [true]],
       ['/stale', 0],
     ] as const) {
-      await expectRefused('type-bools', [{ op: 'replace', path, value }], 400, 'ValidationError', [path.slice(1)])
+      await patchRefused('type-bools', [{ op: 'replace', path, value }], 400, 'ValidationError', [path.slice(1)])
     }
   })
 
   test('PATCH: removing a required boolean answers 400', async () => {
-    await newFlag('type-remove-bool')
-    await expectRefused('type-remove-bool', [{ op: 'remove', path: '/stale' }], 400, 'ValidationError', ['stale'])
-    await expectRefused('type-remove-bool', [{ op: 'remove', path: '/archived' }], 400, 'ValidationError', ['archived'])
+    await api.newFlag('default', 'type-remove-bool')
+    await patchRefused('type-remove-bool', [{ op: 'remove', path: '/stale' }], 400, 'ValidationError', ['stale'])
+    await patchRefused('type-remove-bool', [{ op: 'remove', path: '/archived' }], 400, 'ValidationError', ['archived'])
   })
 
   test('PATCH: description must be a string or null', async () => {
-    await newFlag('type-description', { description: 'd' })
-    await expectRefused(
+    await api.newFlag('default', 'type-description', { description: 'd' })
+    await patchRefused(
       'type-description',
       [{ op: 'replace', path: '/description', value: 42 }],
       400,
       'ValidationError',
       ['description'],
     )
-    await expectRefused(
+    await patchRefused(
       'type-description',
       [{ op: 'replace', path: '/description', value: { text: 'x' } }],
       400,
@@ -630,8 +611,8 @@ describe('PATCH: value types', () => {
   })
 
   test('PATCH: type must be one of the flag types; the message lists them', async () => {
-    await newFlag('type-flagtype')
-    const response = await expectRefused(
+    await api.newFlag('default', 'type-flagtype')
+    const response = await patchRefused(
       'type-flagtype',
       [{ op: 'replace', path: '/type', value: 'feature-toggle' }],
       400,
@@ -639,14 +620,14 @@ describe('PATCH: value types', () => {
       ['type'],
     )
     for (const type of FLAG_TYPES) expect(errorOf(response).message).toContain(type)
-    await expectRefused('type-flagtype', [{ op: 'replace', path: '/type', value: null }], 400, 'ValidationError')
-    await expectRefused('type-flagtype', [{ op: 'replace', path: '/type', value: 5 }], 400, 'ValidationError')
-    await expectRefused('type-flagtype', [{ op: 'remove', path: '/type' }], 400, 'ValidationError')
-    await expectRefused('type-flagtype', [{ op: 'replace', path: '/type', value: 'Release' }], 400, 'ValidationError')
+    await patchRefused('type-flagtype', [{ op: 'replace', path: '/type', value: null }], 400, 'ValidationError')
+    await patchRefused('type-flagtype', [{ op: 'replace', path: '/type', value: 5 }], 400, 'ValidationError')
+    await patchRefused('type-flagtype', [{ op: 'remove', path: '/type' }], 400, 'ValidationError')
+    await patchRefused('type-flagtype', [{ op: 'replace', path: '/type', value: 'Release' }], 400, 'ValidationError')
   })
 
   test('PATCH: every flag type is accepted', async () => {
-    await newFlag('type-all')
+    await api.newFlag('default', 'type-all')
     for (const type of FLAG_TYPES) {
       const flag = await expectAccepted('type-all', [{ op: 'replace', path: '/type', value: type }])
       expect(flag.type).toBe(type)
@@ -656,7 +637,7 @@ describe('PATCH: value types', () => {
 
 describe('PATCH: optimistic concurrency', () => {
   test('PATCH: two concurrent test-then-replace patches on the same value give exactly one 200 and one 409', async () => {
-    await newFlag('race', { description: 'base' })
+    await api.newFlag('default', 'race', { description: 'base' })
     const since = api.lastEventId()
     const patchWith = (value: string) =>
       api.patchFlag('default', 'race', [
@@ -677,7 +658,7 @@ describe('PATCH: optimistic concurrency', () => {
   })
 
   test('PATCH: each of several concurrent patches answers with the flag as its own write left it', async () => {
-    await newFlag('race-own', { description: 'base' })
+    await api.newFlag('default', 'race-own', { description: 'base' })
     const values = Array.from({ length: 6 }, (_, i) => `own-${i}`)
     const responses = await Promise.all(
       values.map(value => api.patchFlag('default', 'race-own', [{ op: 'replace', path: '/description', value }])),
@@ -692,7 +673,7 @@ describe('PATCH: optimistic concurrency', () => {
   })
 
   test('PATCH: many concurrent test-then-replace patches on the same value give exactly one 200', async () => {
-    await newFlag('race-many', { description: 'base' })
+    await api.newFlag('default', 'race-many', { description: 'base' })
     const responses = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
         api.patchFlag('default', 'race-many', [
@@ -708,7 +689,7 @@ describe('PATCH: optimistic concurrency', () => {
 
 describe('PATCH: archived', () => {
   test('PATCH: /archived true archives the flag: archivedAt set, feature-archived recorded, gone from the list', async () => {
-    await newFlag('arch-on')
+    await api.newFlag('default', 'arch-on')
     const since = api.lastEventId()
     const flag = await expectAccepted('arch-on', [{ op: 'replace', path: '/archived', value: true }])
     expect(flag.archived).toBe(true)
@@ -724,7 +705,7 @@ describe('PATCH: archived', () => {
   })
 
   test('PATCH: /archived false revives the flag: archivedAt cleared, off in every environment, feature-revived recorded', async () => {
-    await newFlag('arch-off')
+    await api.newFlag('default', 'arch-off')
     expectOk(await api.toggle('default', 'arch-off', 'development', true))
     expect((await api.delete('/api/admin/projects/default/features/arch-off')).status).toBe(202)
     const since = api.lastEventId()
@@ -748,7 +729,7 @@ describe('PATCH: archived', () => {
   })
 
   test('PATCH: an archived flag can be patched (archived flags are included)', async () => {
-    await newFlag('arch-edit')
+    await api.newFlag('default', 'arch-edit')
     expect((await api.delete('/api/admin/projects/default/features/arch-edit')).status).toBe(202)
     const flag = await expectAccepted('arch-edit', [
       { op: 'replace', path: '/description', value: 'note on an archived flag' },
@@ -759,7 +740,7 @@ describe('PATCH: archived', () => {
 
 describe('PATCH: events', () => {
   test('PATCH: a change records feature-metadata-updated with data (after) and preData (before)', async () => {
-    const created = await newFlag('ev-meta', { description: 'before' })
+    const created = await api.newFlag('default', 'ev-meta', { description: 'before' })
     const since = api.lastEventId()
     const flag = await expectAccepted('ev-meta', [
       { op: 'replace', path: '/description', value: 'after' },
@@ -784,7 +765,7 @@ describe('PATCH: events', () => {
   })
 
   test('PATCH: a patch that changes nothing records no event', async () => {
-    const created = await newFlag('ev-none', { description: 'same' })
+    const created = await api.newFlag('default', 'ev-none', { description: 'same' })
     const since = api.lastEventId()
     await expectAccepted('ev-none', [
       { op: 'replace', path: '/description', value: 'same' },
@@ -799,7 +780,7 @@ describe('PATCH: events', () => {
   })
 
   test('PATCH: stale true records feature-stale-on as well, stale false records feature-stale-off', async () => {
-    await newFlag('ev-stale')
+    await api.newFlag('default', 'ev-stale')
     let since = api.lastEventId()
     await expectAccepted('ev-stale', [{ op: 'replace', path: '/stale', value: true }])
     let events = await api.eventsAfter(since)
@@ -812,14 +793,14 @@ describe('PATCH: events', () => {
   })
 
   test('PATCH: a change of something other than stale records no stale event', async () => {
-    await newFlag('ev-nostale')
+    await api.newFlag('default', 'ev-nostale')
     const since = api.lastEventId()
     await expectAccepted('ev-nostale', [{ op: 'replace', path: '/impressionData', value: true }])
     expect((await api.eventsAfter(since)).map(event => event.type)).toEqual(['feature-metadata-updated'])
   })
 
   test("PATCH: the events carry the flag's tags at that time", async () => {
-    await newFlag('ev-tags')
+    await api.newFlag('default', 'ev-tags')
     expectOk(await api.post('/api/admin/features/ev-tags/tags', { type: 'simple', value: 'blue' }), 201)
     const since = api.lastEventId()
     await expectAccepted('ev-tags', [{ op: 'replace', path: '/stale', value: true }])
@@ -829,7 +810,7 @@ describe('PATCH: events', () => {
   })
 
   test('PATCH: the events are found by event search', async () => {
-    await newFlag('ev-search')
+    await api.newFlag('default', 'ev-search')
     await expectAccepted('ev-search', [{ op: 'replace', path: '/description', value: 'findable-text' }])
     const found = await api.searchEvents('?feature=IS:ev-search&type=IS:feature-metadata-updated')
     expect(found.status).toBe(200)
@@ -840,7 +821,7 @@ describe('PATCH: events', () => {
 
 describe('PATCH: response', () => {
   test('PATCH: the answer is the full flag (seed 2.1) exactly as GET answers it', async () => {
-    await newFlag('resp-full')
+    await api.newFlag('default', 'resp-full')
     expectOk(await api.toggle('default', 'resp-full', 'development', true))
     const flag = await expectAccepted('resp-full', [{ op: 'replace', path: '/description', value: 'shown' }])
     for (const key of [
@@ -875,7 +856,7 @@ describe('PATCH: response', () => {
 
 describe('PATCH: pipeline', () => {
   test('PATCH: a text/plain body answers 415 ContentTypeerror and changes nothing', async () => {
-    await newFlag('pipe-415')
+    await api.newFlag('default', 'pipe-415')
     const before = await read('pipe-415')
     const since = api.lastEventId()
     const response = await api.request('PATCH', '/api/admin/projects/default/features/pipe-415', {
@@ -888,7 +869,7 @@ describe('PATCH: pipeline', () => {
   })
 
   test('PATCH: application/json with parameters is accepted', async () => {
-    await newFlag('pipe-charset')
+    await api.newFlag('default', 'pipe-charset')
     const response = await api.request<FlagBody>('PATCH', '/api/admin/projects/default/features/pipe-charset', {
       raw: JSON.stringify([{ op: 'replace', path: '/description', value: 'x' }]),
       headers: { 'content-type': 'Application/JSON; charset=utf-8' },
@@ -898,7 +879,7 @@ describe('PATCH: pipeline', () => {
   })
 
   test('PATCH: no token answers 401 AuthenticationRequired and changes nothing', async () => {
-    await newFlag('pipe-401')
+    await api.newFlag('default', 'pipe-401')
     const before = await read('pipe-401')
     const since = api.lastEventId()
     const response = await api.patchFlag('default', 'pipe-401', [{ op: 'replace', path: '/stale', value: true }], {
@@ -914,7 +895,7 @@ describe('PATCH: pipeline', () => {
   })
 
   test('PATCH: a viewer token answers 403 NoAccessError naming UPDATE_FEATURE and changes nothing', async () => {
-    await newFlag('pipe-403')
+    await api.newFlag('default', 'pipe-403')
     const viewer = await tokenFor(api, 'viewer-token', { role: 'viewer' })
     const before = await read('pipe-403')
     const since = api.lastEventId()
@@ -929,7 +910,7 @@ describe('PATCH: pipeline', () => {
 
   test('PATCH: a token limited to another project answers 403 for a write to this project', async () => {
     await api.newProject('other-scope')
-    await newFlag('pipe-scope')
+    await api.newFlag('default', 'pipe-scope')
     const scoped = await tokenFor(api, 'scoped-token', { role: 'editor', projects: ['other-scope'] })
     const since = api.lastEventId()
     const response = await api.patchFlag('default', 'pipe-scope', [{ op: 'replace', path: '/stale', value: true }], {
@@ -940,7 +921,7 @@ describe('PATCH: pipeline', () => {
   })
 
   test('PATCH: a client (SDK) token answers 403 NoAccessError and changes nothing', async () => {
-    await newFlag('pipe-client')
+    await api.newFlag('default', 'pipe-client')
     const client = await tokenFor(api, 'sdk', { type: 'client', project: 'default', environment: 'development' })
     const since = api.lastEventId()
     expectError(
@@ -955,14 +936,14 @@ describe('PATCH: pipeline', () => {
   })
 
   test('PATCH: a body that is not an array of operations answers 400', async () => {
-    await newFlag('pipe-shape')
-    await expectRefused('pipe-shape', { op: 'replace', path: '/description', value: 'x' }, 400, 'ValidationError')
-    await expectRefused('pipe-shape', 'replace', 400, 'ValidationError')
-    await expectRefused('pipe-shape', [42], 400, 'ValidationError')
+    await api.newFlag('default', 'pipe-shape')
+    await patchRefused('pipe-shape', { op: 'replace', path: '/description', value: 'x' }, 400, 'ValidationError')
+    await patchRefused('pipe-shape', 'replace', 400, 'ValidationError')
+    await patchRefused('pipe-shape', [42], 400, 'ValidationError')
   })
 
   test('PATCH: an editor token may patch', async () => {
-    await newFlag('pipe-editor')
+    await api.newFlag('default', 'pipe-editor')
     const editor = await tokenFor(api, 'editor-token', { role: 'editor' })
     const response = await api.patchFlag('default', 'pipe-editor', [{ op: 'replace', path: '/stale', value: true }], {
       token: editor,
@@ -975,7 +956,7 @@ describe('PATCH: pipeline', () => {
 
 describe('PATCH: operations are strict', () => {
   test('PATCH: a member RFC 6902 does not define for the op answers 400 naming /<index>/<member>, and nothing is applied', async () => {
-    await newFlag('strict-members', { description: 'before' })
+    await api.newFlag('default', 'strict-members', { description: 'before' })
     const cases: [unknown[], string, string][] = [
       [[{ op: 'replace', path: '/description', value: 'x', foo: 1 }], '/0/foo', 'foo'],
       [
@@ -992,7 +973,7 @@ describe('PATCH: operations are strict', () => {
       [[{ op: 'test', path: '/description', value: 'before', 'a/b~c': 1 }], '/0/a~1b~0c', 'a/b~c'],
     ]
     for (const [operations, path, member] of cases) {
-      const response = await expectRefused('strict-members', operations, 400, 'ValidationError', [member])
+      const response = await patchRefused('strict-members', operations, 400, 'ValidationError', [member])
       expect(errorOf(response).details).toEqual([
         { message: expect.stringMatching(/^is not a member of \w+ \(it takes only /), path },
       ])
@@ -1000,7 +981,7 @@ describe('PATCH: operations are strict', () => {
   })
 
   test('PATCH: the defined members of each op are still accepted', async () => {
-    await newFlag('strict-ok', { description: 'one' })
+    await api.newFlag('default', 'strict-ok', { description: 'one' })
     const flag = await expectAccepted('strict-ok', [
       { op: 'test', path: '/description', value: 'one' },
       { op: 'add', path: '/stale', value: true },

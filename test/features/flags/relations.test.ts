@@ -3,26 +3,19 @@
  * through the admin API: contract §6 (Tags, Dependencies, Lifecycle) and §4 (events).
  */
 import { beforeEach, describe, expect, setSystemTime, test } from 'bun:test'
-import { errorOf, type Api, type TagListBody, named, defined, freshApiPerTest } from '../../helpers'
+import { errorOf, type Api, type TagListBody, named, defined, freshApiPerTest, paths } from '../../helpers'
 
 let api: Api
 freshApiPerTest(fresh => (api = fresh))
 
 const PROJECT = 'default'
 
-const flagPath = (flag: string, project = PROJECT) => `/api/admin/projects/${project}/features/${flag}`
 const tagsPath = (flag: string) => `/api/admin/features/${flag}/tags`
 const tagPath = (flag: string, type: string, value: string) =>
   `${tagsPath(flag)}/${encodeURIComponent(type)}/${encodeURIComponent(value)}`
-const dependenciesPath = (child: string, project = PROJECT) => `${flagPath(child, project)}/dependencies`
+const dependenciesPath = (child: string, project = PROJECT) => `${paths.flag(child, project)}/dependencies`
 const lifecyclePath = (flag: string, action: 'complete' | 'uncomplete', project = PROJECT) =>
-  `${flagPath(flag, project)}/lifecycle/${action}`
-
-async function newFlag(name: string, project = PROJECT) {
-  const response = await api.createFlag(project, name)
-  expect(response.status).toBe(201)
-  return response.body
-}
+  `${paths.flag(flag, project)}/lifecycle/${action}`
 
 async function flag(name: string, project = PROJECT) {
   const response = await api.getFlag(project, name)
@@ -46,7 +39,7 @@ describe('tags', () => {
   beforeEach(() => api.newTagTypes('team'))
 
   test('adding a tag answers 201 with the tag, the type defaulting to simple, and records feature-tagged', async () => {
-    await newFlag('tag-add')
+    await api.newFlag(PROJECT, 'tag-add')
     const before = api.lastEventId()
     const response = await api.post(tagsPath('tag-add'), { value: 'checkout' })
     expect(response.status).toBe(201)
@@ -69,7 +62,7 @@ describe('tags', () => {
   })
 
   test('a tag keeps the type it is given', async () => {
-    await newFlag('tag-typed')
+    await api.newFlag(PROJECT, 'tag-typed')
     const response = await api.post(tagsPath('tag-typed'), { type: 'team', value: 'payments' })
     expect(response.status).toBe(201)
     expect(response.body).toEqual({ type: 'team', value: 'payments' })
@@ -77,7 +70,7 @@ describe('tags', () => {
   })
 
   test('a tag value must be 2 to 50 characters long', async () => {
-    await newFlag('tag-length')
+    await api.newFlag(PROJECT, 'tag-length')
     const before = api.lastEventId()
     for (const value of ['x', '', 'y'.repeat(51), 'z'.repeat(120)]) {
       const response = await api.post(tagsPath('tag-length'), { value })
@@ -96,14 +89,14 @@ describe('tags', () => {
   })
 
   test('a tag without a value answers 400', async () => {
-    await newFlag('tag-no-value')
+    await api.newFlag(PROJECT, 'tag-no-value')
     const response = await api.post(tagsPath('tag-no-value'), { type: 'simple' })
     expect(response.status).toBe(400)
     expect(await tagsOf('tag-no-value')).toEqual([])
   })
 
   test('adding a tag the flag already has answers 409 and records nothing', async () => {
-    await newFlag('tag-twice')
+    await api.newFlag(PROJECT, 'tag-twice')
     expect((await api.post(tagsPath('tag-twice'), { type: 'simple', value: 'same' })).status).toBe(201)
     const before = api.lastEventId()
     const again = await api.post(tagsPath('tag-twice'), { value: 'same' })
@@ -114,7 +107,7 @@ describe('tags', () => {
   })
 
   test('the same value under another type is a different tag', async () => {
-    await newFlag('tag-types')
+    await api.newFlag(PROJECT, 'tag-types')
     expect((await api.post(tagsPath('tag-types'), { type: 'simple', value: 'shared' })).status).toBe(201)
     expect((await api.post(tagsPath('tag-types'), { type: 'team', value: 'shared' })).status).toBe(201)
     expect(await tagsOf('tag-types')).toEqual([
@@ -124,7 +117,7 @@ describe('tags', () => {
   })
 
   test('removing a tag answers 200, drops it and records feature-untagged', async () => {
-    await newFlag('tag-remove')
+    await api.newFlag(PROJECT, 'tag-remove')
     await api.post(tagsPath('tag-remove'), { value: 'keep-me' })
     await api.post(tagsPath('tag-remove'), { type: 'team', value: 'drop-me' })
     const before = api.lastEventId()
@@ -145,7 +138,7 @@ describe('tags', () => {
   })
 
   test('a tag whose value holds a space is removed by its URL-encoded value', async () => {
-    await newFlag('tag-space')
+    await api.newFlag(PROJECT, 'tag-space')
     expect((await api.post(tagsPath('tag-space'), { value: 'two words' })).status).toBe(201)
     const response = await api.delete(tagPath('tag-space', 'simple', 'two words'))
     expect(response.status).toBe(200)
@@ -153,7 +146,7 @@ describe('tags', () => {
   })
 
   test('removing a tag the flag does not have answers 404 and records nothing', async () => {
-    await newFlag('tag-absent')
+    await api.newFlag(PROJECT, 'tag-absent')
     await api.post(tagsPath('tag-absent'), { value: 'present' })
     const before = api.lastEventId()
     const wrongValue = await api.delete(tagPath('tag-absent', 'simple', 'absent'))
@@ -174,7 +167,7 @@ describe('tags', () => {
   })
 
   test('events of a flag carry the tags it has at that time', async () => {
-    await newFlag('tag-events')
+    await api.newFlag(PROJECT, 'tag-events')
     const [created] = await api.eventsOf('feature-created', 'tag-events')
     expect(created?.tags).toEqual([])
 
@@ -199,7 +192,8 @@ describe('tags', () => {
         .status,
     ).toBe(200)
     expect(
-      (await api.put(`${flagPath('tag-events')}/environments/production/variants`, [{ name: 'v', weight: 0 }])).status,
+      (await api.put(`${paths.flag('tag-events')}/environments/production/variants`, [{ name: 'v', weight: 0 }]))
+        .status,
     ).toBe(200)
     const laterEvents = api.eventsSince(later)
     expect(laterEvents.map(e => e.type)).toEqual([
@@ -220,9 +214,9 @@ describe('tags', () => {
   })
 
   test('the flag list filter ?tag=type:value finds the flags with that tag', async () => {
-    await newFlag('filter-a')
-    await newFlag('filter-b')
-    await newFlag('filter-c')
+    await api.newFlag(PROJECT, 'filter-a')
+    await api.newFlag(PROJECT, 'filter-b')
+    await api.newFlag(PROJECT, 'filter-c')
     await api.post(tagsPath('filter-a'), { value: 'wanted' })
     await api.post(tagsPath('filter-b'), { type: 'team', value: 'wanted' })
     await api.post(tagsPath('filter-c'), { value: 'other' })
@@ -245,8 +239,8 @@ describe('tags', () => {
 
 describe('dependencies', () => {
   test("adding a dependency shows it on the child and in the parent's children, and records feature-dependency-added", async () => {
-    await newFlag('dep-parent')
-    await newFlag('dep-child')
+    await api.newFlag(PROJECT, 'dep-parent')
+    await api.newFlag(PROJECT, 'dep-child')
     const before = api.lastEventId()
     const response = await api.post(dependenciesPath('dep-child'), { feature: 'dep-parent' })
     expect(response.status).toBe(200)
@@ -271,9 +265,9 @@ describe('dependencies', () => {
   })
 
   test('a dependency may require the parent enabled with some variants, or require it disabled', async () => {
-    await newFlag('dep-p1')
-    await newFlag('dep-p2')
-    await newFlag('dep-multi')
+    await api.newFlag(PROJECT, 'dep-p1')
+    await api.newFlag(PROJECT, 'dep-p2')
+    await api.newFlag(PROJECT, 'dep-multi')
     expect(
       (await api.post(dependenciesPath('dep-multi'), { feature: 'dep-p1', enabled: true, variants: ['blue', 'green'] }))
         .status,
@@ -289,8 +283,8 @@ describe('dependencies', () => {
   })
 
   test('adding a dependency on the same parent again replaces it', async () => {
-    await newFlag('dep-again-parent')
-    await newFlag('dep-again-child')
+    await api.newFlag(PROJECT, 'dep-again-parent')
+    await api.newFlag(PROJECT, 'dep-again-child')
     await api.post(dependenciesPath('dep-again-child'), { feature: 'dep-again-parent' })
     const before = api.lastEventId()
     expect(
@@ -317,49 +311,49 @@ describe('dependencies', () => {
   }
 
   test('variants can be required only when the parent must be enabled', async () => {
-    await newFlag('dep-var-parent')
-    await newFlag('dep-var-child')
+    await api.newFlag(PROJECT, 'dep-var-parent')
+    await api.newFlag(PROJECT, 'dep-var-child')
     await expectDependencyRejected('dep-var-child', { feature: 'dep-var-parent', enabled: false, variants: ['blue'] })
     expect((await flag('dep-var-parent')).children).toEqual([])
   })
 
   test('a flag cannot depend on itself', async () => {
-    await newFlag('dep-self')
+    await api.newFlag(PROJECT, 'dep-self')
     await expectDependencyRejected('dep-self', { feature: 'dep-self' })
     expect((await flag('dep-self')).children).toEqual([])
   })
 
   test('the parent must be a live flag of the same project', async () => {
-    await newFlag('dep-local-child')
+    await api.newFlag(PROJECT, 'dep-local-child')
     await expectDependencyRejected('dep-local-child', { feature: 'no-such-parent' })
 
-    await newFlag('dep-archived-parent')
-    expect((await api.delete(flagPath('dep-archived-parent'))).status).toBe(202)
+    await api.newFlag(PROJECT, 'dep-archived-parent')
+    expect((await api.delete(paths.flag('dep-archived-parent'))).status).toBe(202)
     await expectDependencyRejected('dep-local-child', { feature: 'dep-archived-parent' })
   })
 
   test('a parent in another project is refused with 400', async () => {
     const project = await api.createProject('elsewhere')
     expect(project.status).toBe(201)
-    await newFlag('dep-foreign-parent', 'elsewhere')
-    await newFlag('dep-home-child')
+    await api.newFlag('elsewhere', 'dep-foreign-parent')
+    await api.newFlag(PROJECT, 'dep-home-child')
     await expectDependencyRejected('dep-home-child', { feature: 'dep-foreign-parent' })
     expect((await flag('dep-foreign-parent', 'elsewhere')).children).toEqual([])
   })
 
   test('a parent cannot have parents of its own', async () => {
-    await newFlag('dep-grandparent')
-    await newFlag('dep-middle')
-    await newFlag('dep-grandchild')
+    await api.newFlag(PROJECT, 'dep-grandparent')
+    await api.newFlag(PROJECT, 'dep-middle')
+    await api.newFlag(PROJECT, 'dep-grandchild')
     expect((await api.post(dependenciesPath('dep-middle'), { feature: 'dep-grandparent' })).status).toBe(200)
     await expectDependencyRejected('dep-grandchild', { feature: 'dep-middle' })
     expect((await flag('dep-middle')).children).toEqual([])
   })
 
   test('a flag with children cannot get a parent, which also rules out cycles', async () => {
-    await newFlag('dep-top')
-    await newFlag('dep-bottom')
-    await newFlag('dep-new-top')
+    await api.newFlag(PROJECT, 'dep-top')
+    await api.newFlag(PROJECT, 'dep-bottom')
+    await api.newFlag(PROJECT, 'dep-new-top')
     expect((await api.post(dependenciesPath('dep-bottom'), { feature: 'dep-top' })).status).toBe(200)
     await expectDependencyRejected('dep-top', { feature: 'dep-new-top' })
     await expectDependencyRejected('dep-top', { feature: 'dep-bottom' })
@@ -368,12 +362,12 @@ describe('dependencies', () => {
   })
 
   test('adding a dependency to an unknown child answers 404', async () => {
-    await newFlag('dep-lonely-parent')
+    await api.newFlag(PROJECT, 'dep-lonely-parent')
     const before = api.lastEventId()
     const unknown = await api.post(dependenciesPath('no-such-child'), { feature: 'dep-lonely-parent' })
     expect(unknown.status).toBe(404)
     expect(errorOf(unknown).name).toBe('NotFoundError')
-    await newFlag('dep-misplaced-child')
+    await api.newFlag(PROJECT, 'dep-misplaced-child')
     const misplaced = await api.post(dependenciesPath('dep-misplaced-child', 'not-its-project'), {
       feature: 'dep-lonely-parent',
     })
@@ -383,9 +377,9 @@ describe('dependencies', () => {
   })
 
   test('removing one dependency answers 200, updates both flags and records feature-dependency-removed', async () => {
-    await newFlag('dep-rm-p1')
-    await newFlag('dep-rm-p2')
-    await newFlag('dep-rm-child')
+    await api.newFlag(PROJECT, 'dep-rm-p1')
+    await api.newFlag(PROJECT, 'dep-rm-p2')
+    await api.newFlag(PROJECT, 'dep-rm-child')
     await api.post(dependenciesPath('dep-rm-child'), { feature: 'dep-rm-p1' })
     await api.post(dependenciesPath('dep-rm-child'), { feature: 'dep-rm-p2', enabled: false })
     const before = api.lastEventId()
@@ -405,8 +399,8 @@ describe('dependencies', () => {
   })
 
   test('removing a dependency the flag does not have answers 404 and records nothing', async () => {
-    await newFlag('dep-none-parent')
-    await newFlag('dep-none-child')
+    await api.newFlag(PROJECT, 'dep-none-parent')
+    await api.newFlag(PROJECT, 'dep-none-child')
     const before = api.lastEventId()
     expect((await api.delete(`${dependenciesPath('dep-none-child')}/dep-none-parent`)).status).toBe(404)
     expect((await api.delete(`${dependenciesPath('no-such-child')}/dep-none-parent`)).status).toBe(404)
@@ -414,9 +408,9 @@ describe('dependencies', () => {
   })
 
   test("removing all dependencies clears them, empties the parents' children and records feature-dependencies-removed", async () => {
-    await newFlag('dep-all-p1')
-    await newFlag('dep-all-p2')
-    await newFlag('dep-all-child')
+    await api.newFlag(PROJECT, 'dep-all-p1')
+    await api.newFlag(PROJECT, 'dep-all-p2')
+    await api.newFlag(PROJECT, 'dep-all-child')
     await api.post(dependenciesPath('dep-all-child'), { feature: 'dep-all-p1' })
     await api.post(dependenciesPath('dep-all-child'), { feature: 'dep-all-p2' })
     const before = api.lastEventId()
@@ -441,11 +435,11 @@ describe('dependencies', () => {
   })
 
   test('archiving a parent of a live child answers 400 and leaves the parent live', async () => {
-    await newFlag('dep-arch-parent')
-    await newFlag('dep-arch-child')
+    await api.newFlag(PROJECT, 'dep-arch-parent')
+    await api.newFlag(PROJECT, 'dep-arch-child')
     await api.post(dependenciesPath('dep-arch-child'), { feature: 'dep-arch-parent' })
     const before = api.lastEventId()
-    const deleted = await api.delete(flagPath('dep-arch-parent'))
+    const deleted = await api.delete(paths.flag('dep-arch-parent'))
     expect(deleted.status).toBe(400)
     expect(errorOf(deleted).name).toBe('ValidationError')
     const patched = await api.patchFlag(PROJECT, 'dep-arch-parent', [{ op: 'replace', path: '/archived', value: true }])
@@ -455,8 +449,8 @@ describe('dependencies', () => {
     expect(parent.children).toEqual(['dep-arch-child'])
     expect(api.eventsSince(before)).toEqual([])
 
-    expect((await api.delete(flagPath('dep-arch-child'))).status).toBe(202)
-    expect((await api.delete(flagPath('dep-arch-parent'))).status).toBe(202)
+    expect((await api.delete(paths.flag('dep-arch-child'))).status).toBe(202)
+    expect((await api.delete(paths.flag('dep-arch-parent'))).status).toBe(202)
     expect((await flag('dep-arch-parent')).archived).toBe(true)
   })
 })
@@ -481,7 +475,7 @@ describe('lifecycle', () => {
   }
 
   test('a new flag is in stage initial, entered when it was created', async () => {
-    const created = await newFlag('life-new')
+    const created = await api.newFlag(PROJECT, 'life-new')
     const createdAt = defined(created.createdAt)
     expect(created.lifecycle).toEqual({ stage: 'initial', enteredStageAt: createdAt })
     expect(await lifecycle('life-new')).toEqual({ stage: 'initial', enteredStageAt: createdAt })
@@ -489,7 +483,7 @@ describe('lifecycle', () => {
   })
 
   test('enabling in development moves the flag to pre-live, and enabling in production to live, each with a new enteredStageAt', async () => {
-    const created = await newFlag('life-path')
+    const created = await api.newFlag(PROJECT, 'life-path')
     const devAt = tick()
     expect((await api.toggle(PROJECT, 'life-path', 'development', true)).status).toBe(200)
     expect(await lifecycle('life-path')).toEqual({ stage: 'pre-live', enteredStageAt: devAt })
@@ -502,14 +496,14 @@ describe('lifecycle', () => {
   })
 
   test('enabling in production straight from initial moves the flag to live', async () => {
-    await newFlag('life-straight')
+    await api.newFlag(PROJECT, 'life-straight')
     const at = tick()
     await api.toggle(PROJECT, 'life-straight', 'production', true)
     expect(await lifecycle('life-straight')).toEqual({ stage: 'live', enteredStageAt: at })
   })
 
   test('toggling again without a change of stage keeps the stage and its enteredStageAt', async () => {
-    await newFlag('life-steady')
+    await api.newFlag(PROJECT, 'life-steady')
     const devAt = tick()
     await api.toggle(PROJECT, 'life-steady', 'development', true)
     tick()
@@ -530,7 +524,7 @@ describe('lifecycle', () => {
   })
 
   test('complete moves the flag to completed and records feature-completed', async () => {
-    await newFlag('life-complete')
+    await api.newFlag(PROJECT, 'life-complete')
     await api.toggle(PROJECT, 'life-complete', 'production', true)
     const at = tick()
     const before = api.lastEventId()
@@ -548,7 +542,7 @@ describe('lifecycle', () => {
   })
 
   test('complete accepts status discarded without a statusValue', async () => {
-    await newFlag('life-discard')
+    await api.newFlag(PROJECT, 'life-discard')
     const response = await api.post(lifecyclePath('life-discard', 'complete'), { status: 'discarded' })
     expect(response.status).toBe(200)
     expect((await lifecycle('life-discard')).stage).toBe('completed')
@@ -560,7 +554,7 @@ describe('lifecycle', () => {
   })
 
   test('complete with a status other than kept or discarded answers 400 and changes nothing', async () => {
-    await newFlag('life-bad-status')
+    await api.newFlag(PROJECT, 'life-bad-status')
     const before = api.lastEventId()
     for (const body of [{ status: 'done' }, { status: 'KEPT' }, { status: 'kept', statusValue: 7 }]) {
       const response = await api.post(lifecyclePath('life-bad-status', 'complete'), body)
@@ -571,7 +565,7 @@ describe('lifecycle', () => {
   })
 
   test('complete without a status answers 400 and changes nothing (status is required)', async () => {
-    await newFlag('life-no-status')
+    await api.newFlag(PROJECT, 'life-no-status')
     const before = api.lastEventId()
     for (const body of [{}, { statusValue: 'blue' }]) {
       const response = await api.post(lifecyclePath('life-no-status', 'complete'), body)
@@ -582,7 +576,7 @@ describe('lifecycle', () => {
   })
 
   test('complete without a JSON body answers 415 and changes nothing', async () => {
-    await newFlag('life-no-body')
+    await api.newFlag(PROJECT, 'life-no-body')
     const before = api.lastEventId()
     const none = await api.post(lifecyclePath('life-no-body', 'complete'))
     expect(none.status).toBe(415)
@@ -597,7 +591,7 @@ describe('lifecycle', () => {
   })
 
   test('a completed flag stays completed when it is enabled, and completing it again keeps its enteredStageAt', async () => {
-    await newFlag('life-stays')
+    await api.newFlag(PROJECT, 'life-stays')
     const at = tick()
     await api.post(lifecyclePath('life-stays', 'complete'), { status: 'kept' })
     tick()
@@ -609,7 +603,7 @@ describe('lifecycle', () => {
   })
 
   test('uncomplete returns a flag enabled in production to live and records feature-uncompleted', async () => {
-    await newFlag('life-back-live')
+    await api.newFlag(PROJECT, 'life-back-live')
     await api.toggle(PROJECT, 'life-back-live', 'development', true)
     await api.toggle(PROJECT, 'life-back-live', 'production', true)
     tick()
@@ -625,7 +619,7 @@ describe('lifecycle', () => {
   })
 
   test('uncomplete returns a flag enabled only outside production to pre-live', async () => {
-    await newFlag('life-back-pre')
+    await api.newFlag(PROJECT, 'life-back-pre')
     await api.toggle(PROJECT, 'life-back-pre', 'development', true)
     await api.post(lifecyclePath('life-back-pre', 'complete'), { status: 'kept' })
     const at = tick()
@@ -635,7 +629,7 @@ describe('lifecycle', () => {
   })
 
   test('uncomplete returns a flag enabled nowhere to initial', async () => {
-    await newFlag('life-back-initial')
+    await api.newFlag(PROJECT, 'life-back-initial')
     await api.post(lifecyclePath('life-back-initial', 'complete'), { status: 'discarded' })
     const at = tick()
     expect((await api.post(lifecyclePath('life-back-initial', 'uncomplete'))).status).toBe(200)
@@ -643,7 +637,7 @@ describe('lifecycle', () => {
   })
 
   test('uncomplete follows where the flag is enabled now, not where it was', async () => {
-    await newFlag('life-was-live')
+    await api.newFlag(PROJECT, 'life-was-live')
     await api.toggle(PROJECT, 'life-was-live', 'production', true)
     await api.toggle(PROJECT, 'life-was-live', 'development', true)
     await api.post(lifecyclePath('life-was-live', 'complete'), { status: 'kept' })
@@ -653,7 +647,7 @@ describe('lifecycle', () => {
   })
 
   test('uncomplete of a flag that is not completed answers 400 and changes nothing', async () => {
-    await newFlag('life-not-done')
+    await api.newFlag(PROJECT, 'life-not-done')
     await api.toggle(PROJECT, 'life-not-done', 'development', true)
     const stage = await lifecycle('life-not-done')
     const before = api.lastEventId()
@@ -669,10 +663,10 @@ describe('lifecycle', () => {
   })
 
   test('archiving moves the flag to archived and reviving returns it to initial, each with a new enteredStageAt', async () => {
-    await newFlag('life-archive')
+    await api.newFlag(PROJECT, 'life-archive')
     await api.toggle(PROJECT, 'life-archive', 'production', true)
     const archivedAt = tick()
-    expect((await api.delete(flagPath('life-archive'))).status).toBe(202)
+    expect((await api.delete(paths.flag('life-archive'))).status).toBe(202)
     expect(await lifecycle('life-archive')).toEqual({ stage: 'archived', enteredStageAt: archivedAt })
 
     const revivedAt = tick()
@@ -682,7 +676,7 @@ describe('lifecycle', () => {
   })
 
   test('archiving and reviving through PATCH /archived move the lifecycle the same way', async () => {
-    await newFlag('life-patch')
+    await api.newFlag(PROJECT, 'life-patch')
     await api.toggle(PROJECT, 'life-patch', 'development', true)
     const archivedAt = tick()
     expect(
@@ -697,16 +691,16 @@ describe('lifecycle', () => {
   })
 
   test('a completed flag that is archived becomes archived', async () => {
-    await newFlag('life-completed-archive')
+    await api.newFlag(PROJECT, 'life-completed-archive')
     await api.post(lifecyclePath('life-completed-archive', 'complete'), { status: 'kept' })
     const at = tick()
-    expect((await api.delete(flagPath('life-completed-archive'))).status).toBe(202)
+    expect((await api.delete(paths.flag('life-completed-archive'))).status).toBe(202)
     expect(await lifecycle('life-completed-archive')).toEqual({ stage: 'archived', enteredStageAt: at })
   })
 
   test('complete and uncomplete of an archived flag answer 400 and leave it archived', async () => {
-    await newFlag('life-archived-complete')
-    await api.delete(flagPath('life-archived-complete'))
+    await api.newFlag(PROJECT, 'life-archived-complete')
+    await api.delete(paths.flag('life-archived-complete'))
     const before = api.lastEventId()
     expect((await api.post(lifecyclePath('life-archived-complete', 'complete'), { status: 'kept' })).status).toBe(400)
     expect((await api.post(lifecyclePath('life-archived-complete', 'uncomplete'))).status).toBe(400)
@@ -715,7 +709,7 @@ describe('lifecycle', () => {
   })
 
   test('setting stale does not touch the lifecycle', async () => {
-    await newFlag('life-stale')
+    await api.newFlag(PROJECT, 'life-stale')
     await api.toggle(PROJECT, 'life-stale', 'development', true)
     const stage = await lifecycle('life-stale')
     tick()

@@ -19,17 +19,10 @@ let api: Api
 freshApiPerTest(fresh => (api = fresh))
 
 const PROJECT = 'default'
-const flagPath = paths.flag
 const strategiesPath = paths.strategies
 const strategyPath = (flag: string, id: string, environment = 'development', project = PROJECT) =>
   `${strategiesPath(flag, environment, project)}/${id}`
 const variantsPath = paths.variants
-
-async function newFlag(name: string) {
-  const response = await api.createFlag(PROJECT, name)
-  expect(response.status).toBe(201)
-  return response.body
-}
 
 async function addStrategy(flag: string, body: Record<string, unknown>, environment = 'development') {
   const response = await api.post<StrategyBody>(strategiesPath(flag, environment), body)
@@ -69,7 +62,7 @@ const constraint = (operator: string, extra: Record<string, unknown>) => ({
 
 describe('adding, reading, updating and removing strategies', () => {
   test('adding a strategy answers 200 with the stored strategy and records feature-strategy-add with it as data', async () => {
-    await newFlag('add-one')
+    await api.newFlag(PROJECT, 'add-one')
     const before = api.lastEventId()
     const response = await api.post<StrategyBody>(strategiesPath('add-one'), {
       name: 'flexibleRollout',
@@ -122,7 +115,7 @@ describe('adding, reading, updating and removing strategies', () => {
   })
 
   test('a new strategy goes after the existing ones unless a sortOrder is given, and lists are ordered by sortOrder', async () => {
-    await newFlag('ordering')
+    await api.newFlag(PROJECT, 'ordering')
     const first = await addStrategy('ordering', { name: 'default' })
     const second = await addStrategy('ordering', { name: 'userWithId', parameters: { userIds: 'a,b' } })
     const early = await addStrategy('ordering', { name: 'default', sortOrder: -5 })
@@ -139,7 +132,7 @@ describe('adding, reading, updating and removing strategies', () => {
   })
 
   test('a disabled strategy counts for hasStrategies but not for hasEnabledStrategies', async () => {
-    await newFlag('disabled-one')
+    await api.newFlag(PROJECT, 'disabled-one')
     const strategy = await addStrategy('disabled-one', { name: 'default', disabled: true })
     expect(strategy.disabled).toBe(true)
     const entry = await environmentEntry('disabled-one', 'development')
@@ -153,7 +146,7 @@ describe('adding, reading, updating and removing strategies', () => {
   })
 
   test('updating a strategy replaces it under the same id and sortOrder and records feature-strategy-update with data and preData', async () => {
-    await newFlag('update-one')
+    await api.newFlag(PROJECT, 'update-one')
     const original = await addStrategy('update-one', {
       name: 'flexibleRollout',
       parameters: { rollout: '10', stickiness: 'default', groupId: 'g' },
@@ -191,7 +184,7 @@ describe('adding, reading, updating and removing strategies', () => {
   })
 
   test('removing a strategy answers 200, drops it and records feature-strategy-remove with the removed strategy as preData', async () => {
-    await newFlag('remove-one')
+    await api.newFlag(PROJECT, 'remove-one')
     const kept = await addStrategy('remove-one', { name: 'default' })
     const removed = await addStrategy('remove-one', { name: 'userWithId', parameters: { userIds: 'x' } })
     const before = api.lastEventId()
@@ -228,7 +221,7 @@ describe('adding, reading, updating and removing strategies', () => {
   })
 
   test('strategy routes answer 404 for a flag addressed under a project it does not belong to', async () => {
-    await newFlag('elsewhere')
+    await api.newFlag(PROJECT, 'elsewhere')
     const strategy = await addStrategy('elsewhere', { name: 'default' })
     const before = api.lastEventId()
     const answers = [
@@ -246,7 +239,7 @@ describe('adding, reading, updating and removing strategies', () => {
   })
 
   test('strategy routes answer 404 for an unknown environment and record nothing', async () => {
-    await newFlag('env-unknown')
+    await api.newFlag(PROJECT, 'env-unknown')
     const strategy = await addStrategy('env-unknown', { name: 'default' })
     const before = api.lastEventId()
     const answers = [
@@ -261,7 +254,7 @@ describe('adding, reading, updating and removing strategies', () => {
   })
 
   test("strategy routes answer 404 for an environment that exists but is not connected to the flag's project", async () => {
-    await newFlag('env-disconnected')
+    await api.newFlag(PROJECT, 'env-disconnected')
     const disconnect = await api.delete(`/api/admin/projects/${PROJECT}/environments/production`)
     expect(disconnect.status).toBe(200)
     const before = api.lastEventId()
@@ -273,7 +266,7 @@ describe('adding, reading, updating and removing strategies', () => {
   })
 
   test('reading, updating or removing an unknown strategy id answers 404 and changes nothing', async () => {
-    await newFlag('no-strategy')
+    await api.newFlag(PROJECT, 'no-strategy')
     const existing = await addStrategy('no-strategy', { name: 'default' })
     const id = crypto.randomUUID()
     const before = api.lastEventId()
@@ -287,7 +280,7 @@ describe('adding, reading, updating and removing strategies', () => {
   })
 
   test('a strategy id of another environment is unknown in this one (404)', async () => {
-    await newFlag('cross-env')
+    await api.newFlag(PROJECT, 'cross-env')
     const production = await addStrategy('cross-env', { name: 'default' }, 'production')
     const response = await api.get<StrategyBody>(strategyPath('cross-env', production.id, 'development'))
     expect(response.status).toBe(404)
@@ -297,9 +290,9 @@ describe('adding, reading, updating and removing strategies', () => {
   })
 
   test('adding, updating or removing a strategy of an archived flag answers 400 and changes nothing', async () => {
-    await newFlag('archived-strategies')
+    await api.newFlag(PROJECT, 'archived-strategies')
     const strategy = await addStrategy('archived-strategies', { name: 'default' })
-    expect((await api.delete(flagPath('archived-strategies'))).status).toBe(202)
+    expect((await api.delete(paths.flag('archived-strategies'))).status).toBe(202)
     const before = api.lastEventId()
     const add = await api.post<StrategyBody>(strategiesPath('archived-strategies'), { name: 'default' })
     const put = await api.put<StrategyBody>(strategyPath('archived-strategies', strategy.id), {
@@ -316,18 +309,18 @@ describe('adding, reading, updating and removing strategies', () => {
   })
 
   test('a strategy with an unknown name answers 400', async () => {
-    await newFlag('unknown-strategy')
+    await api.newFlag(PROJECT, 'unknown-strategy')
     await expectStrategyRejected('unknown-strategy', { name: 'no-such-strategy' })
   })
 
   test('a strategy without a name answers 400 (name is required)', async () => {
-    await newFlag('nameless-strategy')
+    await api.newFlag(PROJECT, 'nameless-strategy')
     await expectStrategyRejected('nameless-strategy', {})
     await expectStrategyRejected('nameless-strategy', { title: 'No name', parameters: { rollout: '50' } })
   })
 
   test('adding a strategy without a JSON body answers 415 and stores nothing', async () => {
-    await newFlag('bodiless-strategy')
+    await api.newFlag(PROJECT, 'bodiless-strategy')
     const before = api.lastEventId()
     const none = await api.post<StrategyBody>(strategiesPath('bodiless-strategy'))
     expect(none.status).toBe(415)
@@ -342,7 +335,7 @@ describe('adding, reading, updating and removing strategies', () => {
   })
 
   test('a rejected update leaves the strategy as it was and records nothing', async () => {
-    await newFlag('bad-update')
+    await api.newFlag(PROJECT, 'bad-update')
     const strategy = await addStrategy('bad-update', { name: 'default' })
     const before = api.lastEventId()
     const response = await api.put<StrategyBody>(strategyPath('bad-update', strategy.id), {
@@ -357,7 +350,7 @@ describe('adding, reading, updating and removing strategies', () => {
 
 describe('flexibleRollout parameters', () => {
   test('a flexibleRollout rollout from 0 to 100 is accepted and numbers are stored as strings', async () => {
-    await newFlag('rollout-ok')
+    await api.newFlag(PROJECT, 'rollout-ok')
     const zero = await addStrategy('rollout-ok', {
       name: 'flexibleRollout',
       parameters: { rollout: '0', stickiness: 'default', groupId: 'g' },
@@ -377,7 +370,7 @@ describe('flexibleRollout parameters', () => {
   })
 
   test('a flexibleRollout rollout outside 0..100 answers 400', async () => {
-    await newFlag('rollout-bad')
+    await api.newFlag(PROJECT, 'rollout-bad')
     for (const rollout of ['101', '-1', '1000', 'half', 150, -10]) {
       await expectStrategyRejected('rollout-bad', {
         name: 'flexibleRollout',
@@ -387,7 +380,7 @@ describe('flexibleRollout parameters', () => {
   })
 
   test('an update to a flexibleRollout rollout outside 0..100 answers 400', async () => {
-    await newFlag('rollout-bad-update')
+    await api.newFlag(PROJECT, 'rollout-bad-update')
     const strategy = await addStrategy('rollout-bad-update', {
       name: 'flexibleRollout',
       parameters: { rollout: '50', stickiness: 'default', groupId: 'g' },
@@ -427,7 +420,7 @@ describe('constraints (seed 2.5)', () => {
   }
 
   test('every operator of contract §4, and IN_CIDR, is accepted with a fitting value and stored as given', async () => {
-    await newFlag('all-operators')
+    await api.newFlag(PROJECT, 'all-operators')
     const constraints = Object.entries(fitting).map(([operator, extra]) => constraint(operator, extra))
     expect(constraints).toHaveLength(19)
     const strategy = await addStrategy('all-operators', { name: 'default', constraints })
@@ -440,7 +433,7 @@ describe('constraints (seed 2.5)', () => {
   })
 
   test('each operator is accepted on its own', async () => {
-    await newFlag('each-operator')
+    await api.newFlag(PROJECT, 'each-operator')
     for (const [operator, extra] of Object.entries(fitting)) {
       const response = await api.post<StrategyBody>(strategiesPath('each-operator'), {
         name: 'default',
@@ -452,7 +445,7 @@ describe('constraints (seed 2.5)', () => {
   })
 
   test("an operator outside contract §4's list and IN_CIDR answers 400", async () => {
-    await newFlag('bad-operator')
+    await api.newFlag(PROJECT, 'bad-operator')
     for (const operator of ['IN_RANGE', 'in_cidr', 'in', 'NUM_NE', 'DATE_EQ', 'SEMVER_NE', 'regex', '']) {
       const response = await expectStrategyRejected('bad-operator', {
         name: 'default',
@@ -463,7 +456,7 @@ describe('constraints (seed 2.5)', () => {
   })
 
   test('caseInsensitive and inverted default to false and keep the values given', async () => {
-    await newFlag('constraint-flags')
+    await api.newFlag(PROJECT, 'constraint-flags')
     const strategy = await addStrategy('constraint-flags', {
       name: 'default',
       constraints: [
@@ -479,7 +472,7 @@ describe('constraints (seed 2.5)', () => {
   })
 
   test('NUM_* operators need a numeric value', async () => {
-    await newFlag('num-values')
+    await api.newFlag(PROJECT, 'num-values')
     for (const operator of ['NUM_EQ', 'NUM_GT', 'NUM_GTE', 'NUM_LT', 'NUM_LTE']) {
       for (const extra of [{ value: 'ten' }, { value: '' }, { value: '1,5' }, { value: '12abc' }, {}]) {
         await expectStrategyRejected('num-values', { name: 'default', constraints: [constraint(operator, extra)] })
@@ -493,7 +486,7 @@ describe('constraints (seed 2.5)', () => {
   })
 
   test('DATE_* operators need an RFC 3339 date-time value', async () => {
-    await newFlag('date-values')
+    await api.newFlag(PROJECT, 'date-values')
     for (const operator of ['DATE_AFTER', 'DATE_BEFORE']) {
       for (const extra of [
         { value: 'yesterday' },
@@ -516,7 +509,7 @@ describe('constraints (seed 2.5)', () => {
   })
 
   test('DATE_* operators refuse a calendar date that does not exist (RFC 3339 date-mday)', async () => {
-    await newFlag('date-impossible')
+    await api.newFlag(PROJECT, 'date-impossible')
     for (const value of ['2024-02-30T00:00:00Z', '2023-02-29T12:00:00Z', '2024-04-31T00:00:00Z']) {
       const response = await api.post<StrategyBody>(strategiesPath('date-impossible'), {
         name: 'default',
@@ -528,7 +521,7 @@ describe('constraints (seed 2.5)', () => {
   })
 
   test('SEMVER_* operators need a valid semantic version: 1.2.3 is accepted, 1.2 is not', async () => {
-    await newFlag('semver-values')
+    await api.newFlag(PROJECT, 'semver-values')
     for (const operator of ['SEMVER_EQ', 'SEMVER_GT', 'SEMVER_LT']) {
       for (const extra of [
         { value: '1.2' },
@@ -550,7 +543,7 @@ describe('constraints (seed 2.5)', () => {
   })
 
   test('IN, NOT_IN and STR_* operators need at least one entry in values', async () => {
-    await newFlag('list-values')
+    await api.newFlag(PROJECT, 'list-values')
     for (const operator of ['IN', 'NOT_IN', 'STR_ENDS_WITH', 'STR_STARTS_WITH', 'STR_CONTAINS']) {
       await expectStrategyRejected('list-values', {
         name: 'default',
@@ -561,7 +554,7 @@ describe('constraints (seed 2.5)', () => {
   })
 
   test('a constraint without contextName or operator answers 400', async () => {
-    await newFlag('constraint-shape')
+    await api.newFlag(PROJECT, 'constraint-shape')
     await expectStrategyRejected('constraint-shape', {
       name: 'default',
       constraints: [{ operator: 'IN', values: ['a'] }],
@@ -583,7 +576,7 @@ describe('strategy variants (seed 2.7)', () => {
   })
 
   test('a strategy variant needs weightType and stickiness', async () => {
-    await newFlag('sv-required')
+    await api.newFlag(PROJECT, 'sv-required')
     await expectStrategyRejected('sv-required', {
       name: 'default',
       variants: [{ name: 'a', weight: 500, stickiness: 'default' }],
@@ -603,7 +596,7 @@ describe('strategy variants (seed 2.7)', () => {
   })
 
   test('fix strategy variants keep their weight and variable ones share what is left of 1000', async () => {
-    await newFlag('sv-weights')
+    await api.newFlag(PROJECT, 'sv-weights')
     const strategy = await addStrategy('sv-weights', {
       name: 'flexibleRollout',
       parameters: { rollout: '100', stickiness: 'default', groupId: 'g' },
@@ -623,7 +616,7 @@ describe('strategy variants (seed 2.7)', () => {
   })
 
   test('three variable strategy variants get 334, 333 and 333, summing to 1000', async () => {
-    await newFlag('sv-thirds')
+    await api.newFlag(PROJECT, 'sv-thirds')
     const strategy = await addStrategy('sv-thirds', {
       name: 'default',
       variants: [variant('a'), variant('b'), variant('c')],
@@ -632,7 +625,7 @@ describe('strategy variants (seed 2.7)', () => {
   })
 
   test('strategy variants that are all fix must add up to exactly 1000', async () => {
-    await newFlag('sv-fix-only')
+    await api.newFlag(PROJECT, 'sv-fix-only')
     await expectStrategyRejected('sv-fix-only', {
       name: 'default',
       variants: [variant('a', { weightType: 'fix', weight: 300 }), variant('b', { weightType: 'fix', weight: 300 })],
@@ -645,7 +638,7 @@ describe('strategy variants (seed 2.7)', () => {
   })
 
   test('strategy variants whose fix weights exceed 1000 answer 400', async () => {
-    await newFlag('sv-fix-over')
+    await api.newFlag(PROJECT, 'sv-fix-over')
     await expectStrategyRejected('sv-fix-over', {
       name: 'default',
       variants: [
@@ -657,7 +650,7 @@ describe('strategy variants (seed 2.7)', () => {
   })
 
   test('a strategy variant weight above 1000 or below 0 answers 400', async () => {
-    await newFlag('sv-range')
+    await api.newFlag(PROJECT, 'sv-range')
     await expectStrategyRejected('sv-range', {
       name: 'default',
       variants: [variant('a', { weightType: 'fix', weight: 1001 })],
@@ -666,12 +659,12 @@ describe('strategy variants (seed 2.7)', () => {
   })
 
   test('duplicate strategy variant names answer 400', async () => {
-    await newFlag('sv-duplicates')
+    await api.newFlag(PROJECT, 'sv-duplicates')
     await expectStrategyRejected('sv-duplicates', { name: 'default', variants: [variant('same'), variant('same')] })
   })
 
   test('a strategy variant json payload must be valid JSON', async () => {
-    await newFlag('sv-payload')
+    await api.newFlag(PROJECT, 'sv-payload')
     await expectStrategyRejected('sv-payload', {
       name: 'default',
       variants: [variant('a', { payload: { type: 'json', value: '{broken' } })],
@@ -712,7 +705,7 @@ describe('variants per environment', () => {
   }
 
   test('PUT keeps a fix weight and shares the rest between variable variants, answers with the computed list, and GET returns it', async () => {
-    await newFlag('env-variants')
+    await api.newFlag(PROJECT, 'env-variants')
     const before = api.lastEventId()
     const response = await api.put<VariantListBody>(variantsPath('env-variants'), [
       variant('control', { weightType: 'fix', weight: 200 }),
@@ -763,7 +756,7 @@ describe('variants per environment', () => {
   })
 
   test('variants without weightType or stickiness default to variable and default, with no overrides', async () => {
-    await newFlag('env-variant-defaults')
+    await api.newFlag(PROJECT, 'env-variant-defaults')
     const response = await api.put<VariantListBody>(variantsPath('env-variant-defaults'), [{ name: 'only', weight: 0 }])
     expect(response.status).toBe(200)
     expect(response.body.variants).toEqual([
@@ -772,7 +765,7 @@ describe('variants per environment', () => {
   })
 
   test('three variable variants get 334, 333 and 333, summing to 1000', async () => {
-    await newFlag('env-thirds')
+    await api.newFlag(PROJECT, 'env-thirds')
     const response = await api.put<VariantListBody>(variantsPath('env-thirds'), [
       variant('a'),
       variant('b'),
@@ -784,7 +777,7 @@ describe('variants per environment', () => {
   })
 
   test('a second PUT replaces the list, and its event carries the previous list as preData', async () => {
-    await newFlag('env-replace')
+    await api.newFlag(PROJECT, 'env-replace')
     const first = await api.put<VariantListBody>(variantsPath('env-replace'), [variant('a'), variant('b')])
     expect(first.status).toBe(200)
     const before = api.lastEventId()
@@ -804,7 +797,7 @@ describe('variants per environment', () => {
   })
 
   test('variants that are all fix must add up to exactly 1000', async () => {
-    await newFlag('env-fix-only')
+    await api.newFlag(PROJECT, 'env-fix-only')
     await expectVariantsRejected('env-fix-only', [
       variant('a', { weightType: 'fix', weight: 500 }),
       variant('b', { weightType: 'fix', weight: 400 }),
@@ -818,7 +811,7 @@ describe('variants per environment', () => {
   })
 
   test('fix weights adding up to more than 1000 answer 400', async () => {
-    await newFlag('env-fix-over')
+    await api.newFlag(PROJECT, 'env-fix-over')
     await expectVariantsRejected('env-fix-over', [
       variant('a', { weightType: 'fix', weight: 700 }),
       variant('b', { weightType: 'fix', weight: 400 }),
@@ -827,19 +820,19 @@ describe('variants per environment', () => {
   })
 
   test('duplicate variant names answer 400', async () => {
-    await newFlag('env-duplicates')
+    await api.newFlag(PROJECT, 'env-duplicates')
     await expectVariantsRejected('env-duplicates', [variant('twin'), variant('twin')])
   })
 
   test('a variant weight above 1000 or below 0 answers 400', async () => {
-    await newFlag('env-weight-range')
+    await api.newFlag(PROJECT, 'env-weight-range')
     await expectVariantsRejected('env-weight-range', [variant('a', { weightType: 'fix', weight: 1001 })])
     await expectVariantsRejected('env-weight-range', [variant('a', { weight: 5000 })])
     await expectVariantsRejected('env-weight-range', [variant('a', { weight: -1 })])
   })
 
   test('a json payload must hold valid JSON text', async () => {
-    await newFlag('env-json')
+    await api.newFlag(PROJECT, 'env-json')
     await expectVariantsRejected('env-json', [variant('a', { payload: { type: 'json', value: '{"a":' } })])
     await expectVariantsRejected('env-json', [variant('a', { payload: { type: 'json', value: '' } })])
     const ok = await api.put<VariantListBody>(variantsPath('env-json'), [
@@ -850,7 +843,7 @@ describe('variants per environment', () => {
   })
 
   test('a number payload must hold a number', async () => {
-    await newFlag('env-number')
+    await api.newFlag(PROJECT, 'env-number')
     for (const value of ['twelve', '', '12px', 'NaN', 'Infinity']) {
       await expectVariantsRejected('env-number', [variant('a', { payload: { type: 'number', value } })])
     }
@@ -862,18 +855,18 @@ describe('variants per environment', () => {
   })
 
   test('a payload type outside json, csv, string and number answers 400', async () => {
-    await newFlag('env-payload-type')
+    await api.newFlag(PROJECT, 'env-payload-type')
     await expectVariantsRejected('env-payload-type', [variant('a', { payload: { type: 'xml', value: '<a/>' } })])
   })
 
   test('a body that is not a list of variants answers 400', async () => {
-    await newFlag('env-not-list')
+    await api.newFlag(PROJECT, 'env-not-list')
     await expectVariantsRejected('env-not-list', { variants: [variant('a')] })
     await expectVariantsRejected('env-not-list', [{ weight: 100 }])
   })
 
   test('variants of an unknown flag or unknown environment answer 404', async () => {
-    await newFlag('env-variants-404')
+    await api.newFlag(PROJECT, 'env-variants-404')
     const before = api.lastEventId()
     expect((await api.get<VariantListBody>(variantsPath('no-such-flag'))).status).toBe(404)
     expect((await api.put<VariantListBody>(variantsPath('no-such-flag'), [variant('a')])).status).toBe(404)
@@ -893,8 +886,8 @@ describe('variants per environment', () => {
   })
 
   test('setting variants of an archived flag answers 400 and changes nothing', async () => {
-    await newFlag('env-variants-archived')
-    expect((await api.delete(flagPath('env-variants-archived'))).status).toBe(202)
+    await api.newFlag(PROJECT, 'env-variants-archived')
+    expect((await api.delete(paths.flag('env-variants-archived'))).status).toBe(202)
     const before = api.lastEventId()
     const response = await api.put<VariantListBody>(variantsPath('env-variants-archived'), [variant('a')])
     expect(response.status).toBe(400)
@@ -972,7 +965,7 @@ test('a flexibleRollout whose stickiness or groupId is blank gets the defaults, 
 
 describe('setStrategySortOrder', () => {
   test('moves strategies in one write, one strategy-updated event per strategy moved, and the lists follow', async () => {
-    await newFlag('ordered')
+    await api.newFlag(PROJECT, 'ordered')
     const first = await addStrategy('ordered', { name: 'default' })
     const second = await addStrategy('ordered', { name: 'userWithId', parameters: { userIds: 'alice' } })
     const third = await addStrategy('ordered', { name: 'remoteAddress', parameters: { IPs: '10.0.0.1' } })
@@ -1007,7 +1000,7 @@ describe('setStrategySortOrder', () => {
   })
 
   test('an unknown strategy id is a 404 and nothing moves', async () => {
-    await newFlag('unmoved')
+    await api.newFlag(PROJECT, 'unmoved')
     const first = await addStrategy('unmoved', { name: 'default' })
     const second = await addStrategy('unmoved', { name: 'userWithId', parameters: { userIds: 'bob' } })
     const since = api.events().at(-1)!.id

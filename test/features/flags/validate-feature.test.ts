@@ -27,10 +27,6 @@ async function expectInvalid(body: unknown, status: number, name: string, mentio
   return response
 }
 
-async function newFlag(project: string, name: string) {
-  expectOk(await api.createFlag(project, name), 201)
-}
-
 describe('validate: name rules', () => {
   test('validate: a compliant unused name answers 200 with an empty body', async () => {
     await expectValid({ name: 'new-checkout' })
@@ -89,20 +85,20 @@ describe('validate: name rules', () => {
 
 describe('validate: names in use', () => {
   test('validate: the name of a live flag answers 409 NameExistsError "A flag with that name already exists"', async () => {
-    await newFlag('default', 'taken-name')
+    await api.newFlag('default', 'taken-name')
     const response = await expectInvalid({ name: 'taken-name' }, 409, 'NameExistsError')
     expect(errorOf(response).message).toBe('A flag with that name already exists')
   })
 
   test('validate: the name of an archived flag answers 409 "An archived flag with that name already exists"', async () => {
-    await newFlag('default', 'archived-name')
+    await api.newFlag('default', 'archived-name')
     expect((await api.delete('/api/admin/projects/default/features/archived-name')).status).toBe(202)
     const response = await expectInvalid({ name: 'archived-name' }, 409, 'NameExistsError')
     expect(errorOf(response).message).toBe('An archived flag with that name already exists')
   })
 
   test('validate: a flag archived through PATCH also counts as an archived flag', async () => {
-    await newFlag('default', 'patched-archived')
+    await api.newFlag('default', 'patched-archived')
     expectOk(await api.patchFlag('default', 'patched-archived', [{ op: 'replace', path: '/archived', value: true }]))
     const response = await expectInvalid({ name: 'patched-archived' }, 409, 'NameExistsError')
     expect(errorOf(response).message).toBe('An archived flag with that name already exists')
@@ -110,19 +106,19 @@ describe('validate: names in use', () => {
 
   test('validate: a name used in any project answers 409, whatever projectId is given', async () => {
     expectOk(await api.createProject('other-proj'), 201)
-    await newFlag('other-proj', 'used-elsewhere')
+    await api.newFlag('other-proj', 'used-elsewhere')
     await expectInvalid({ name: 'used-elsewhere', projectId: 'default' }, 409, 'NameExistsError')
     await expectInvalid({ name: 'used-elsewhere', projectId: null }, 409, 'NameExistsError')
     await expectInvalid({ name: 'used-elsewhere' }, 409, 'NameExistsError')
   })
 
   test('validate: names are compared exactly, so another case is a different name', async () => {
-    await newFlag('default', 'case-name')
+    await api.newFlag('default', 'case-name')
     await expectValid({ name: 'Case-Name' })
   })
 
   test('validate: a deleted archived flag frees its name', async () => {
-    await newFlag('default', 'freed-name')
+    await api.newFlag('default', 'freed-name')
     expect((await api.delete('/api/admin/projects/default/features/freed-name')).status).toBe(202)
     expectOk(await api.delete('/api/admin/archive/freed-name'))
     await expectValid({ name: 'freed-name' })
@@ -178,7 +174,7 @@ describe('validate: project naming patterns', () => {
 
   test('validate: a taken name answers 409 even when it does not match the pattern', async () => {
     await patterned('pattern-409', { pattern: 'abc' })
-    await newFlag('default', 'zzz-taken')
+    await api.newFlag('default', 'zzz-taken')
     await expectInvalid({ name: 'zzz-taken', projectId: 'pattern-409' }, 409, 'NameExistsError')
   })
 

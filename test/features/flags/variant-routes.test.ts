@@ -14,6 +14,7 @@ import {
   freshApiPerTest,
   paths,
   tokenFor,
+  expectRefused,
 } from '../../helpers'
 
 let api: Api
@@ -43,22 +44,6 @@ async function variantsByEnvironment(flag = FLAG) {
 
 async function withVariants(environment: string, variants: unknown[]) {
   expectOk(await api.put(paths.variants(FLAG, environment), variants))
-}
-
-/** A request that must be refused: its error, and no variant and no event changed. */
-async function expectRefused(
-  send: () => ReturnType<Api['patch']>,
-  status: number,
-  name: string,
-  mentions: string[] = [],
-) {
-  const before = await variantsByEnvironment()
-  const since = api.lastEventId()
-  const response = await send()
-  expectError(response, status, name, mentions)
-  expect(await variantsByEnvironment()).toEqual(before)
-  expect(api.eventsSince(since)).toEqual([])
-  return response
 }
 
 describe('PATCH .../environments/:environment/variants (patchEnvironmentsFeatureVariants)', () => {
@@ -109,6 +94,7 @@ describe('PATCH .../environments/:environment/variants (patchEnvironmentsFeature
     await api.newFlag('default', FLAG)
     await withVariants('development', [variant('blue')])
     await expectRefused(
+      api,
       () =>
         api.patch(paths.variants(FLAG), [
           { op: 'add', path: '/-', value: variant('red') },
@@ -134,7 +120,7 @@ describe('PATCH .../environments/:environment/variants (patchEnvironmentsFeature
       [{ op: 'add', path: '/-', value: variant('json', { payload: { type: 'json', value: '{not json' } }) }],
     ]
     for (const operations of cases)
-      await expectRefused(() => api.patch(paths.variants(FLAG), operations), 400, 'ValidationError')
+      await expectRefused(api, () => api.patch(paths.variants(FLAG), operations), 400, 'ValidationError')
   })
 
   test('malformed operations, paths outside the list and prototype keys are 400 naming the operation', async () => {
@@ -149,7 +135,12 @@ describe('PATCH .../environments/:environment/variants (patchEnvironmentsFeature
       [[{ op: 'replace', path: '/0/name', value: 'x', extra: 1 }], '/0/extra'],
     ]
     for (const [operations, path] of cases) {
-      const response = await expectRefused(() => api.patch(paths.variants(FLAG), operations), 400, 'ValidationError')
+      const response = await expectRefused(
+        api,
+        () => api.patch(paths.variants(FLAG), operations),
+        400,
+        'ValidationError',
+      )
       expect({
         operations,
         details: (response.body as { details?: { path?: string }[] }).details?.map(d => d.path),
@@ -161,17 +152,18 @@ describe('PATCH .../environments/:environment/variants (patchEnvironmentsFeature
     await api.newFlag('default', FLAG)
     await api.newProject('other')
     const add = [{ op: 'add', path: '/-', value: variant('blue') }]
-    await expectRefused(() => api.patch(paths.variants('missing'), add), 404, 'NotFoundError')
-    await expectRefused(() => api.patch(paths.variants(FLAG, 'development', 'other'), add), 404, 'NotFoundError')
-    await expectRefused(() => api.patch(paths.variants(FLAG, 'staging'), add), 404, 'NotFoundError', ['staging'])
+    await expectRefused(api, () => api.patch(paths.variants('missing'), add), 404, 'NotFoundError')
+    await expectRefused(api, () => api.patch(paths.variants(FLAG, 'development', 'other'), add), 404, 'NotFoundError')
+    await expectRefused(api, () => api.patch(paths.variants(FLAG, 'staging'), add), 404, 'NotFoundError', ['staging'])
     expectOk(await api.delete(paths.flag(FLAG)), 202)
-    await expectRefused(() => api.patch(paths.variants(FLAG), add), 400, 'ValidationError', ['archived'])
+    await expectRefused(api, () => api.patch(paths.variants(FLAG), add), 400, 'ValidationError', ['archived'])
   })
 
   test('needs UPDATE_FEATURE_VARIANTS: a viewer gets 403', async () => {
     await api.newFlag('default', FLAG)
     const viewer = await tokenFor(api, 'viewer', { role: 'viewer' })
     const response = await expectRefused(
+      api,
       () => api.patch(paths.variants(FLAG), [{ op: 'add', path: '/-', value: variant('blue') }], { token: viewer }),
       403,
       'NoAccessError',
@@ -235,6 +227,7 @@ describe('GET, PUT and PATCH .../features/:featureName/variants (all environment
     await api.newFlag('default', FLAG)
     await withVariants('production', [variant('blue')])
     await expectRefused(
+      api,
       () =>
         api.put(flagVariants(), [
           variant('a', { weightType: 'fix', weight: 600 }),
@@ -243,18 +236,20 @@ describe('GET, PUT and PATCH .../features/:featureName/variants (all environment
       400,
       'ValidationError',
     )
-    await expectRefused(() => api.put(flagVariants(), [variant('a'), variant('a')]), 400, 'ValidationError')
+    await expectRefused(api, () => api.put(flagVariants(), [variant('a'), variant('a')]), 400, 'ValidationError')
     await expectRefused(
+      api,
       () => api.patch(flagVariants(), [{ op: 'test', path: '/0/name', value: 'red' }]),
       409,
       'ConflictError',
     )
     await expectRefused(
+      api,
       () => api.patch(flagVariants(), [{ op: 'add', path: '/-', value: { name: 'no-weight' } }]),
       400,
       'ValidationError',
     )
-    await expectRefused(() => api.put(flagVariants('missing'), [variant('a')]), 404, 'NotFoundError')
+    await expectRefused(api, () => api.put(flagVariants('missing'), [variant('a')]), 404, 'NotFoundError')
   })
 })
 
@@ -283,15 +278,22 @@ describe('PUT .../features/:featureName/variants-batch (overwriteFeatureVariants
 
   test('no environment is 400; an environment the flag lacks is 404; a bad list is 400; nothing changes', async () => {
     await api.newFlag('default', FLAG)
-    await expectRefused(() => api.put(batch(), { variants: [variant('a')], environments: [] }), 400, 'ValidationError')
-    await expectRefused(() => api.put(batch(), { variants: [variant('a')] }), 400, 'ValidationError')
     await expectRefused(
+      api,
+      () => api.put(batch(), { variants: [variant('a')], environments: [] }),
+      400,
+      'ValidationError',
+    )
+    await expectRefused(api, () => api.put(batch(), { variants: [variant('a')] }), 400, 'ValidationError')
+    await expectRefused(
+      api,
       () => api.put(batch(), { variants: [variant('a')], environments: ['development', 'staging'] }),
       404,
       'NotFoundError',
       ['staging'],
     )
     const bad = await expectRefused(
+      api,
       () => api.put(batch(), { variants: [variant('a'), variant('a')], environments: ['development'] }),
       400,
       'ValidationError',
@@ -313,7 +315,7 @@ describe('blank names in variants, by every way variants are written', () => {
     /** Refused as expectRefused checks, and the error's detail points at `path`. */
     const refusedAt = async (send: () => ReturnType<Api['patch']>, path: string) => {
       let response: Awaited<ReturnType<Api['patch']>> | undefined
-      await expectRefused(async () => (response = await send()), 400, 'ValidationError')
+      await expectRefused(api, async () => (response = await send()), 400, 'ValidationError')
       expect(errorOf(response!).details?.[0]?.path ?? '').toEndWith(path)
     }
     for (const [bad, field] of blanks) {

@@ -19,6 +19,8 @@ import {
   type TokenListBody,
   expectError,
   defined,
+  storeSnapshot,
+  expectUnchanged,
 } from '../../helpers'
 
 const ADMIN_SECRET_FORMAT = /^\*:\*\.[0-9a-f]{64}$/
@@ -31,15 +33,6 @@ afterEach(async () => {
   for (const cleanup of cleanups) cleanup()
   cleanups = []
 })
-
-function snapshot(api: Api) {
-  return { events: api.lastEventId(), state: JSON.stringify(api.services.store.state) }
-}
-
-function expectUnchanged(api: Api, before: ReturnType<typeof snapshot>) {
-  expect(api.lastEventId()).toBe(before.events)
-  expect(JSON.stringify(api.services.store.state)).toBe(before.state)
-}
 
 /** The random part of a secret: what must never be written anywhere. */
 function randomPart(secret: string): string {
@@ -252,7 +245,7 @@ describe('POST /api/admin/api-tokens', () => {
     api = await makeApi()
     const first = await api.createToken({ tokenName: 'twice', type: 'admin' })
     expect(first.status).toBe(201)
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     const second = await api.createToken({
       tokenName: 'twice',
       type: 'client',
@@ -267,7 +260,7 @@ describe('POST /api/admin/api-tokens', () => {
 
   test('an unknown token type answers 400 and creates nothing', async () => {
     api = await makeApi()
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     const response = await api.createToken({ tokenName: 'weird', type: 'superuser' })
     expectError(response, 400, 'ValidationError')
     expectUnchanged(api, before)
@@ -275,7 +268,7 @@ describe('POST /api/admin/api-tokens', () => {
 
   test('an unknown project answers 400 and creates nothing', async () => {
     api = await makeApi()
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     expectError(
       await api.createToken({ tokenName: 'ghost-admin', type: 'admin', projects: ['no-such-project'] }),
       400,
@@ -296,7 +289,7 @@ describe('POST /api/admin/api-tokens', () => {
 
   test('an unknown environment answers 400 and creates nothing', async () => {
     api = await makeApi()
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     const response = await api.createToken({
       tokenName: 'no-env',
       type: 'client',
@@ -309,7 +302,7 @@ describe('POST /api/admin/api-tokens', () => {
 
   test('a client or frontend token for environment * answers 400 naming /environment and creates nothing', async () => {
     api = await makeApi()
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     for (const type of ['client', 'frontend', 'CLIENT']) {
       for (const extra of [{ projects: ['default'] }, { projects: ['*'] }, { project: 'default' }]) {
         const response = await api.createToken({ tokenName: `star-${type}`, type, environment: '*', ...extra })
@@ -328,7 +321,7 @@ describe('POST /api/admin/api-tokens', () => {
 
   test('an expiresAt in the past answers 400 and creates nothing', async () => {
     api = await makeApi()
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     const response = await api.createToken({
       tokenName: 'stale',
       type: 'admin',
@@ -358,7 +351,7 @@ describe('token names', () => {
 
   test('names the flag rules refuse answer 400 naming /tokenName, and nothing is created', async () => {
     api = await makeApi()
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     for (const tokenName of [
       '.',
       '..',
@@ -392,7 +385,7 @@ describe('token names', () => {
     api = await makeApi()
     // The seeding really is recorded under "system": a token so named would pass for it in events.
     expect(api.events().some(event => event.createdBy === 'system')).toBe(true)
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     for (const tokenName of [
       'system',
       'System',
@@ -517,7 +510,7 @@ describe('DELETE /api/admin/api-tokens/:tokenName', () => {
 
   test('deleting an unknown token answers 404 NotFoundError and changes nothing', async () => {
     api = await makeApi()
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     expectError(await api.delete(`${TOKENS}/no-such-token`), 404, 'NotFoundError')
     expectUnchanged(api, before)
   })
@@ -578,7 +571,7 @@ describe('INIT_ADMIN_API_TOKENS', () => {
 
   test('initialising again with the same secrets creates no duplicates and no events', async () => {
     api = await makeApi({ adminTokens: [ONE, TWO] })
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     expect(await initialise(api.services, [ONE, TWO])).toBeNull()
     expect(await initialise(api.services, [TWO, ONE, ONE])).toBeNull()
     expectUnchanged(api, before)
@@ -641,7 +634,7 @@ describe('first start without init tokens', () => {
   test('a second initialise returns null and creates nothing', async () => {
     const secret = await bareApi()
     expect(secret).not.toBeNull()
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     expect(await initialise(api.services, [])).toBeNull()
     expectUnchanged(api, before)
     expect((await api.get<TokenListBody>(TOKENS, { token: secret! })).status).toBe(200)
