@@ -28,7 +28,7 @@ import { SEARCH_DIR } from '../../../../src/features/events/search/segment-files
 import { DataDirLock } from '../../../../src/storage/lock'
 import type { EventRecord } from '../../../../src/storage/records'
 import { makeApi, tempDir, waitFor, type Api } from '../../../helpers'
-import type { PostgresCluster } from '../../../postgres-cluster'
+import type { SharedCluster } from '../../../postgres-cluster'
 import { needs, TOOLS } from '../../../tools'
 import { databaseConfig, testCluster } from '../../../test-store'
 import { seededRandom } from '../../../random'
@@ -42,7 +42,7 @@ afterEach(async () => {
 afterAll(() => dirs.forEach(dir => dir.remove()))
 
 let databases = 0
-async function newDatabase(pg: PostgresCluster): Promise<DatabaseConfig> {
+async function newDatabase(pg: SharedCluster): Promise<DatabaseConfig> {
   const name = `cache_${process.pid}_${++databases}`
   await pg.createDatabase(name)
   return databaseConfig(pg, name)
