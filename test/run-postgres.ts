@@ -6,7 +6,7 @@
  * the run is on (`dependsOnStore`). The others (a store on a data directory, pure functions, a
  * process spawned on the files, a cluster of their own) ran the same in `npm run test:files`.
  * Like test:files, two bun test runs, each ending with its own summary: the tests through
- * app.handle, two files at a time, then test/system one file at a time. Given test files
+ * app.handle, then test/system, each two files at a time. Given test files
  * (`bun test/run-postgres.ts test/features/flags/flags.test.ts …`), it runs those instead.
  */
 import { readdirSync, readFileSync } from 'node:fs'
@@ -70,7 +70,7 @@ if (import.meta.main) {
         }
   // `./` makes each a path, not a filter matching every path that contains it.
   const unitStatus = unit.length > 0 ? await bunTest(['--parallel', ...unit.map(file => `./${file}`)]) : 0
-  const systemStatus = system.length > 0 ? await bunTest(system.map(file => `./${file}`)) : 0
+  const systemStatus = system.length > 0 ? await bunTest(['--parallel', ...system.map(file => `./${file}`)]) : 0
   await cluster.stop()
   process.exit(unitStatus || systemStatus)
 }

@@ -5,7 +5,6 @@ import { describe, expect, test } from 'bun:test'
 import { errorOf, tokenFor, type Api, expectOk, expectError, freshApiPerTest } from '../../helpers'
 
 /** Hang detection, not a speed target: a backtracking match of these names would take minutes, an answer takes well under a second. */
-const HANG_LIMIT_MS = 5000
 
 let api: Api
 freshApiPerTest(fresh => (api = fresh))
@@ -208,22 +207,23 @@ describe('validate: project naming patterns', () => {
 })
 
 describe('validate: patterns that backtrack catastrophically elsewhere are matched in linear time', () => {
-  /** The pattern is accepted, and a long name that fails at its end answers the plain mismatch, not a timeout. */
+  /**
+   * The pattern is accepted, and a long name that fails at its end answers the plain mismatch. A
+   * backtracking engine would take longer than the test's timeout on each of these names.
+   */
   async function linear(id: string, pattern: string, evil: string, good: string) {
     expectOk(await api.createProject(id, { featureNaming: { pattern } }), 201)
     for (let round = 0; round < 2; round++) {
-      const started = performance.now()
       await expectInvalid({ name: evil + '-'.repeat(round), projectId: id }, 400, 'ValidationError', [
         'does not match the naming pattern',
       ])
-      expect(performance.now() - started).toBeLessThan(HANG_LIMIT_MS)
     }
     await expectValid({ name: good, projectId: id })
     await expectValid({ name: 'still-alive' })
   }
 
-  test("validate: (a|a)*b against 30 a's (2^30 paths for a backtracking engine) answers 400 at once", async () => {
-    await linear('evil-alt-a', '(a|a)*b', 'a'.repeat(30), 'a'.repeat(30) + 'b')
+  test("validate: (a|a)*b against 60 a's (2^60 paths for a backtracking engine) answers 400 at once", async () => {
+    await linear('evil-alt-a', '(a|a)*b', 'a'.repeat(60), 'a'.repeat(60) + 'b')
   })
 
   test('validate: (ab|ab)+c, which passed the old save-time probe, answers at once', async () => {
@@ -243,23 +243,19 @@ describe('validate: patterns that backtrack catastrophically elsewhere are match
     expectOk(
       await api.put('/api/admin/projects/evil-put', { name: 'evil-put', featureNaming: { pattern: '(k*k*)*w' } }),
     )
-    const started = performance.now()
     await expectInvalid({ name: 'k'.repeat(60), projectId: 'evil-put' }, 400, 'ValidationError', ['does not match'])
-    expect(performance.now() - started).toBeLessThan(HANG_LIMIT_MS)
     await expectValid({ name: 'k'.repeat(60) + 'w', projectId: 'evil-put' })
   })
 
   test('validate: many concurrent validations against catastrophic patterns each answer, and an ordinary one is not held up', async () => {
     expectOk(await api.createProject('evil-crowd', { featureNaming: { pattern: '(w+w+)+y' } }), 201)
     expectOk(await api.createProject('benign', { featureNaming: { pattern: 'ok-[a-z]+' } }), 201)
-    const started = performance.now()
     const evil = Array.from({ length: 20 }, (_, i) =>
       api.validateName({ name: 'w'.repeat(60 + i), projectId: 'evil-crowd' }),
     )
     const benign = await api.validateName({ name: 'ok-fine', projectId: 'benign' })
     for (const response of await Promise.all(evil)) expectError(response, 400, 'ValidationError', ['does not match'])
     expectOk(benign)
-    expect(performance.now() - started).toBeLessThan(HANG_LIMIT_MS)
   })
 })
 
