@@ -22,12 +22,12 @@ export const TIMEOUT_ARGS = ['--timeout', '30000']
 /**
  * Whether a test file runs differently on PostgreSQL: it asks test/test-store.ts which run this is
  * (ON_POSTGRES, TEST_STORE, freshDatabase), or opens a store without saying where (openTestStore,
- * freshApiPerTest, makeApi() or makeApi({...}) without dataDir or database), which is a PostgreSQL
+ * freshApiPerTest or a setup module's useFreshApi, makeApi() or makeApi({...}) without dataDir or database), which is a PostgreSQL
  * schema in that run. A file that starts a cluster of its own (testCluster, startPostgres) runs the
  * same in both runs.
  */
 export function dependsOnStore(text: string): boolean {
-  return /\b(ON_POSTGRES|TEST_STORE|freshDatabase|openTestStore|freshApiPerTest)\b|makeApi\((?!\{[^)]*\b(dataDir|database)\b)/.test(
+  return /\b(ON_POSTGRES|TEST_STORE|freshDatabase|openTestStore|freshApiPerTest|useFreshApi)\b|makeApi\((?!\{[^)]*\b(dataDir|database)\b)/.test(
     text,
   )
 }
