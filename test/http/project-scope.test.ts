@@ -242,7 +242,7 @@ describe('a token limited to one project', () => {
       const names = [...path.matchAll(/:(\w+)/g)].map(match => match[1])
       if (path.startsWith('/api/client/') || path === '/api/frontend' || path.startsWith('/api/frontend/')) {
         // The SDK APIs take client or frontend tokens only: an admin token, scoped or not, is refused before
-        // any project is looked at (the SDK tokens' own scope: test/features/client.test.ts, frontend.test.ts).
+        // any project is looked at (the SDK tokens' own scope: test/features/client/client.test.ts, frontend.test.ts).
         expectError(await hidden.api.get(fill(path, MINE, ''), { token: hidden.scoped }), 403, 'NoAccessError')
         continue
       }

@@ -3,7 +3,7 @@
  * and /api/client/metrics. The setup shared with client.test.ts is client.setup.ts.
  */
 import { beforeEach, describe, expect, test } from 'bun:test'
-import { BODY_LIMIT, expectError, paths } from '../helpers'
+import { BODY_LIMIT, expectError, paths } from '../../helpers'
 import {
   api,
   useFreshApi,

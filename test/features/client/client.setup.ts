@@ -1,6 +1,6 @@
 /** What the client tests share (client*.test.ts): a fresh app per test and the helpers over it. */
 import { expect } from 'bun:test'
-import { type Api, freshApiPerTest, paths } from '../helpers'
+import { type Api, freshApiPerTest, paths } from '../../helpers'
 
 export let api: Api
 /** A fresh app for each test of the calling file (call it at the file's top level). */

@@ -3,9 +3,9 @@
  * and which tokens may call it.
  */
 import { beforeEach, describe, expect, test } from 'bun:test'
-import { expectError, paths } from '../helpers'
-import { seededRandom } from '../random'
-import { buildAnswer, scopeOf } from '../../src/features/client/client.service'
+import { expectError, paths } from '../../helpers'
+import { seededRandom } from '../../random'
+import { buildAnswer, scopeOf } from '../../../src/features/client/client.service'
 import { api, useFreshApi, type ClientFeature, sdkToken, features, names, addStrategy } from './client.setup'
 
 useFreshApi()

@@ -3,10 +3,10 @@
  * refused, and changing one's own password. The setup shared with users.test.ts is users.setup.ts.
  */
 import { describe, expect, setSystemTime, test } from 'bun:test'
-import { createApp } from '../../src/app'
-import { createServices, initialise, openStore } from '../../src/services'
-import { DEFAULT_SESSION_OPTIONS, SESSION_COOKIE } from '../../src/features/users/sessions.service'
-import { ON_POSTGRES } from '../test-store'
+import { createApp } from '../../../src/app'
+import { createServices, initialise, openStore } from '../../../src/services'
+import { DEFAULT_SESSION_OPTIONS, SESSION_COOKIE } from '../../../src/features/users/sessions.service'
+import { ON_POSTGRES } from '../../test-store'
 import {
   ADMIN_SECRET,
   BODY_LIMIT,
@@ -17,7 +17,7 @@ import {
   signIn,
   tempDir,
   tokenFor,
-} from '../helpers'
+} from '../../helpers'
 import { api, useFreshApi, ADMIN_PASSWORD, PASSWORD, login, as, newUser } from './users.setup'
 
 useFreshApi()

@@ -1,4 +1,4 @@
-import { freshApiPerTest, asSession, newUser as createUser, type Api } from '../helpers'
+import { freshApiPerTest, asSession, newUser as createUser, type Api } from '../../helpers'
 
 export const ADMIN_PASSWORD = 'First-admin-pass-1'
 export const PASSWORD = 'Correct-horse-7'

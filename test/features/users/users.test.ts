@@ -4,8 +4,8 @@
  * cross-site protection of cookie writes, and the audit log naming the user.
  */
 import { describe, expect, test } from 'bun:test'
-import { passwordProblem } from '../../src/features/users/passwords'
-import { errorOf, expectError, expectOk, signIn, tokenFor } from '../helpers'
+import { passwordProblem } from '../../../src/features/users/passwords'
+import { errorOf, expectError, expectOk, signIn, tokenFor } from '../../helpers'
 import { api, useFreshApi, ADMIN_PASSWORD, PASSWORD, type UserBody, as, newUser } from './users.setup'
 
 useFreshApi()
