@@ -8,6 +8,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { paths } from './helpers'
 
 const SPECS = join(import.meta.dir, '..', 'node_modules', '@unleash', 'client-specification', 'specifications')
 /** The environment every file's state is made in. */
@@ -154,7 +155,6 @@ export async function createState(call: AdminCall, project: string, spec: SpecFi
     })
     segmentIds.set(segment.id, created.id)
   }
-  const flagPath = (name: string) => `/api/admin/projects/${project}/features/${encodeURIComponent(name)}`
   const features = spec.state.features ?? []
   const created = new Set<string>()
   for (const feature of features) {
@@ -169,21 +169,26 @@ export async function createState(call: AdminCall, project: string, spec: SpecFi
     if (!created.has(feature.name)) continue
     for (const strategy of feature.strategies) {
       await attempt(feature.name, () =>
-        checked(call, 'POST', `${flagPath(feature.name)}/environments/${ENVIRONMENT}/strategies`, {
-          name: strategy.name,
-          parameters: strategy.parameters ?? {},
-          constraints: (strategy.constraints ?? []).map(constraintOf),
-          segments: (strategy.segments ?? []).map(id => segmentIds.get(id) ?? id),
-          ...(strategy.variants
-            ? {
-                variants: strategy.variants.map(variant => ({
-                  weightType: 'variable',
-                  stickiness: strategy.parameters?.stickiness ?? 'default',
-                  ...variant,
-                })),
-              }
-            : {}),
-        }),
+        checked(
+          call,
+          'POST',
+          `${paths.flag(encodeURIComponent(feature.name), project)}/environments/${ENVIRONMENT}/strategies`,
+          {
+            name: strategy.name,
+            parameters: strategy.parameters ?? {},
+            constraints: (strategy.constraints ?? []).map(constraintOf),
+            segments: (strategy.segments ?? []).map(id => segmentIds.get(id) ?? id),
+            ...(strategy.variants
+              ? {
+                  variants: strategy.variants.map(variant => ({
+                    weightType: 'variable',
+                    stickiness: strategy.parameters?.stickiness ?? 'default',
+                    ...variant,
+                  })),
+                }
+              : {}),
+          },
+        ),
       )
     }
     if (feature.variants && feature.variants.length > 0) {
@@ -194,19 +199,30 @@ export async function createState(call: AdminCall, project: string, spec: SpecFi
         ...variant,
       }))
       await attempt(feature.name, () =>
-        checked(call, 'PUT', `${flagPath(feature.name)}/environments/${ENVIRONMENT}/variants`, variants),
+        checked(
+          call,
+          'PUT',
+          `${paths.flag(encodeURIComponent(feature.name), project)}/environments/${ENVIRONMENT}/variants`,
+          variants,
+        ),
       )
     }
     if (feature.enabled)
       await attempt(feature.name, () =>
-        checked(call, 'POST', `${flagPath(feature.name)}/environments/${ENVIRONMENT}/on`),
+        checked(
+          call,
+          'POST',
+          `${paths.flag(encodeURIComponent(feature.name), project)}/environments/${ENVIRONMENT}/on`,
+        ),
       )
   }
   // Parents first: every flag exists before any dependency names it.
   for (const feature of features) {
     if (!created.has(feature.name)) continue
     for (const dependency of feature.dependencies ?? []) {
-      await attempt(feature.name, () => checked(call, 'POST', `${flagPath(feature.name)}/dependencies`, dependency))
+      await attempt(feature.name, () =>
+        checked(call, 'POST', `${paths.flag(encodeURIComponent(feature.name), project)}/dependencies`, dependency),
+      )
     }
   }
   return refusals

@@ -4,7 +4,7 @@
  * forms, segments, strategy and flag variants with payloads, overrides and stickiness, parents on,
  * off and with variants, a user-defined strategy type. The contexts always carry a sessionId, a
  * remoteAddress and the field variants are sticky on, so that no answer is random. Used by
- * test/features/frontend-evaluation.test.ts (against the SDK's engine) and ofrep-evaluation.test.ts.
+ * test/features/frontend/frontend-evaluation.test.ts (against the SDK's engine) and ofrep-evaluation.test.ts.
  */
 import { expectOk, type Api } from './helpers'
 import type { Random } from './random'

@@ -50,6 +50,29 @@ export interface PostgresCluster {
   stop(): Promise<void>
 }
 
+/** What a test process may do with a cluster it shares with the other processes of a run: make databases, connect. */
+export type SharedCluster = Pick<PostgresCluster, 'url' | 'port' | 'urlFor' | 'createDatabase'>
+
+/** The variable that hands the processes of a run the port of the run's cluster (see test/run-postgres.ts). */
+export const SHARED_CLUSTER_VARIABLE = 'FLAGSTORE_TEST_POSTGRES_PORT'
+
+/** A cluster already running on `port` (trust on loopback, user postgres), as test/run-postgres.ts starts one. */
+export function sharedCluster(port: number): SharedCluster {
+  const urlFor = (database: string) => `postgres://postgres@127.0.0.1:${port}/${database}`
+  return { url: urlFor('postgres'), port, urlFor, createDatabase: name => createDatabase(urlFor, name) }
+}
+
+async function createDatabase(urlFor: (database: string) => string, name: string): Promise<string> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`)
+  const sql = new Bun.SQL(urlFor('postgres'), { max: 1 })
+  try {
+    await sql.unsafe(`CREATE DATABASE ${name}`)
+  } finally {
+    await sql.close()
+  }
+  return urlFor(name)
+}
+
 /** The directory holding initdb, pg_ctl and postgres, or null when PostgreSQL is not installed. */
 export function postgresBinaries(): string | null {
   const root = '/usr/lib/postgresql'
@@ -191,16 +214,7 @@ export async function startPostgres(options: { port?: number; fsync?: boolean } 
     port,
     dir,
     urlFor,
-    async createDatabase(name) {
-      if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`)
-      const sql = new Bun.SQL(urlFor('postgres'), { max: 1 })
-      try {
-        await sql.unsafe(`CREATE DATABASE ${name}`)
-      } finally {
-        await sql.close()
-      }
-      return urlFor(name)
-    },
+    createDatabase: name => createDatabase(urlFor, name),
     halt: () => pgctl('stop', '-m', 'fast').then(() => undefined),
     start,
     freeze() {

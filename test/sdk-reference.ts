@@ -3,7 +3,7 @@
  * UnleashClient over a repository of flags in the client API's shape, with the SDK's built-in
  * strategies, one forceGetVariant per flag (as Unleash's frontend API does). The service evaluates
  * with its own compiled engine (src/features/evaluation/); `bench/run.ts frontend-eval` measures
- * the two, and test/features/frontend-evaluation.test.ts compares their answers.
+ * the two, and test/features/frontend/frontend-evaluation.test.ts compares their answers.
  */
 import UnleashClient from 'unleash-client/lib/client'
 import type { Context } from 'unleash-client/lib/context'

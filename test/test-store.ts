@@ -2,31 +2,37 @@
  * Which store the suite runs on: the files (the default), or PostgreSQL with
  * `FLAGSTORE_TEST_STORE=postgres`. On PostgreSQL every store a test opens without a data directory
  * (`openTestStore(null)`, what `makeApi()` does) gets a schema of its own in one database of a
- * private cluster, started on first use by this test process and stopped by the cluster's reaper
- * once the process has ended. A test that gives a data directory is about the files and runs on
- * them either way.
+ * private cluster: the one test/run-postgres.ts starts for the whole run (`npm run test:postgres`),
+ * or else one started on first use by this test process and stopped by the cluster's reaper once the
+ * process has ended. A test that gives a data directory is about the files and runs on them either way.
  */
 import { SQL } from 'bun'
 import type { DatabaseConfig } from '../src/config'
 import { openDatabaseStore, openStore, type StoreOptions } from '../src/services'
 import type { Store } from '../src/storage/store'
-import { startPostgres, type PostgresCluster } from './postgres-cluster'
+import { SHARED_CLUSTER_VARIABLE, sharedCluster, startPostgres, type SharedCluster } from './postgres-cluster'
 
 export const TEST_STORE: 'files' | 'postgres' = process.env.FLAGSTORE_TEST_STORE === 'postgres' ? 'postgres' : 'files'
 export const ON_POSTGRES = TEST_STORE === 'postgres'
 
-let cluster: Promise<PostgresCluster> | null = null
+let cluster: Promise<SharedCluster> | null = null
 let database: Promise<string> | null = null
 let schemas = 0
+const sharedPort = Number(process.env[SHARED_CLUSTER_VARIABLE] ?? '') || null
+/** Schema names unique in the run, whichever process makes them. */
+const run = `${process.pid}_${Math.random().toString(36).slice(2, 8)}`
 
-/** The private cluster of this test process, started on first use and stopped when the process has ended (its reaper). */
-export function testCluster(): Promise<PostgresCluster> {
-  cluster ??= startPostgres({ fsync: false })
+/**
+ * The cluster of this run (test/run-postgres.ts), else one private to this test process, started on
+ * first use and stopped when the process has ended (its reaper).
+ */
+export function testCluster(): Promise<SharedCluster> {
+  cluster ??= sharedPort ? Promise.resolve(sharedCluster(sharedPort)) : startPostgres({ fsync: false })
   return cluster
 }
 
 /** The settings of a database on `cluster`, as DATABASE_URL would give them. */
-export function databaseConfig(cluster: PostgresCluster, name: string, schema = 'public'): DatabaseConfig {
+export function databaseConfig(cluster: Pick<SharedCluster, 'port'>, name: string, schema = 'public'): DatabaseConfig {
   const all = 'DATABASE_URL'
   return {
     host: '127.0.0.1',
@@ -48,12 +54,15 @@ export function databaseConfig(cluster: PostgresCluster, name: string, schema = 
   }
 }
 
-/** A new, empty place for a store: a schema of its own in this process's test database. */
+/** The database the stores of a run make their schemas in: test/run-postgres.ts makes it for the run. */
+export const TEST_DATABASE = 'flagstore_test'
+
+/** A new, empty place for a store: a schema of its own in the run's test database. */
 export async function freshDatabase(): Promise<DatabaseConfig> {
   const pg = await testCluster()
-  database ??= pg.createDatabase('flagstore_test')
+  database ??= sharedPort ? Promise.resolve(pg.urlFor(TEST_DATABASE)) : pg.createDatabase(TEST_DATABASE)
   await database
-  return databaseConfig(pg, 'flagstore_test', `store_${process.pid}_${++schemas}`)
+  return databaseConfig(pg, TEST_DATABASE, `store_${run}_${++schemas}`)
 }
 
 /**

@@ -18,37 +18,34 @@ import {
   type EnvironmentBody,
   errorOf,
   freshApiPerTest,
+  storeSnapshot,
+  paths,
 } from '../helpers'
 
-const flagPath = (flag: string, project = 'default') => `/api/admin/projects/${project}/features/${flag}`
 const strategiesPath = (flag: string, environment = 'development') =>
-  `${flagPath(flag)}/environments/${environment}/strategies`
+  `${paths.flag(flag)}/environments/${environment}/strategies`
 const variantsPath = (flag: string, environment = 'development') =>
-  `${flagPath(flag)}/environments/${environment}/variants`
+  `${paths.flag(flag)}/environments/${environment}/variants`
 
 let api: Api
 freshApiPerTest(fresh => (api = fresh))
 
-function snapshot() {
-  return { lastEventId: api.lastEventId(), state: JSON.stringify(api.services.store.state) }
-}
-
 /** One past the limit: a 400 naming it (and its number), with nothing changed and no event. */
-async function expectRefused(limit: LimitName, attempt: () => Promise<ApiResponse>, path?: string) {
-  const before = snapshot()
+async function expectLimitRefused(limit: LimitName, attempt: () => Promise<ApiResponse>, path?: string) {
+  const before = storeSnapshot(api)
   const response = await attempt()
   expectError(response, 400, 'ValidationError', [limit, LIMITS[limit].max.toLocaleString('en-US')])
   if (path !== undefined) expect(errorOf(response).details).toEqual([expect.objectContaining({ path })])
-  expect(snapshot()).toEqual(before)
+  expect(storeSnapshot(api)).toEqual(before)
 }
 
 /** One past a limit the request schema holds: a 400 naming the field and the number, nothing changed. */
 async function expectSchemaRefused(limit: LimitName, attempt: () => Promise<ApiResponse>, path?: string) {
-  const before = snapshot()
+  const before = storeSnapshot(api)
   const response = await attempt()
   expectError(response, 400, 'ValidationError', [String(LIMITS[limit].max)])
   if (path !== undefined) expect(errorOf(response).details).toContainEqual(expect.objectContaining({ path }))
-  expect(snapshot()).toEqual(before)
+  expect(storeSnapshot(api)).toEqual(before)
 }
 
 const strategy = (extra: Record<string, unknown> = {}) => ({ name: 'default', ...extra })
@@ -58,7 +55,7 @@ describe('limits per flag', () => {
     expectOk(await api.createFlag('default', 'tagged'), 201)
     for (let i = 0; i < LIMITS.tagsPerFlag.max; i++)
       expectOk(await api.post('/api/admin/features/tagged/tags', { value: `tag-${i}` }), 201)
-    await expectRefused(
+    await expectLimitRefused(
       'tagsPerFlag',
       () => api.post('/api/admin/features/tagged/tags', { value: 'one-too-many' }),
       '/value',
@@ -74,7 +71,11 @@ describe('limits per flag', () => {
     expectOk(await api.createFlag('default', 'busy'), 201)
     for (let i = 0; i < LIMITS.strategiesPerFlagEnvironment.max; i++)
       expectOk(await api.post(strategiesPath('busy'), strategy()))
-    await expectRefused('strategiesPerFlagEnvironment', () => api.post(strategiesPath('busy'), strategy()), '/name')
+    await expectLimitRefused(
+      'strategiesPerFlagEnvironment',
+      () => api.post(strategiesPath('busy'), strategy()),
+      '/name',
+    )
     // Changing one of them is not adding one.
     const [first] = api.services.store.state.flags.busy.environments.development.strategies
     expectOk(await api.put(`${strategiesPath('busy')}/${first.id}`, strategy({ title: 'changed' })))
@@ -86,8 +87,10 @@ describe('limits per flag', () => {
     expectOk(await api.createFlag('default', 'all-off'), 201)
     for (let i = 0; i < LIMITS.strategiesPerFlagEnvironment.max; i++)
       expectOk(await api.post(strategiesPath('all-off'), strategy({ disabled: true })))
-    await expectRefused('strategiesPerFlagEnvironment', () => api.toggle('default', 'all-off', 'development', true))
-    await expectRefused('strategiesPerFlagEnvironment', () =>
+    await expectLimitRefused('strategiesPerFlagEnvironment', () =>
+      api.toggle('default', 'all-off', 'development', true),
+    )
+    await expectLimitRefused('strategiesPerFlagEnvironment', () =>
       api.bulkToggle('default', 'development', ['all-off'], true),
     )
     // One below the limit, the default strategy is added as usual.
@@ -180,13 +183,13 @@ describe('limits per flag', () => {
     for (let i = 0; i <= LIMITS.dependenciesPerFlag.max; i++)
       expectOk(await api.createFlag('default', `parent-${i}`), 201)
     for (let i = 0; i < LIMITS.dependenciesPerFlag.max; i++)
-      expectOk(await api.post(`${flagPath('child')}/dependencies`, { feature: `parent-${i}` }))
-    await expectRefused(
+      expectOk(await api.post(`${paths.flag('child')}/dependencies`, { feature: `parent-${i}` }))
+    await expectLimitRefused(
       'dependenciesPerFlag',
-      () => api.post(`${flagPath('child')}/dependencies`, { feature: `parent-${LIMITS.dependenciesPerFlag.max}` }),
+      () => api.post(`${paths.flag('child')}/dependencies`, { feature: `parent-${LIMITS.dependenciesPerFlag.max}` }),
       '/feature',
     )
-    expectOk(await api.post(`${flagPath('child')}/dependencies`, { feature: 'parent-0', enabled: false }))
+    expectOk(await api.post(`${paths.flag('child')}/dependencies`, { feature: 'parent-0', enabled: false }))
   })
 })
 
@@ -208,7 +211,11 @@ describe('limits on collections', () => {
     })
     expectOk(await api.createToken({ tokenName: 'last-one', type: 'client' }), 201)
     expect(Object.keys(store.state.tokens)).toHaveLength(LIMITS.apiTokens.max)
-    await expectRefused('apiTokens', () => api.createToken({ tokenName: 'one-too-many', type: 'admin' }), '/tokenName')
+    await expectLimitRefused(
+      'apiTokens',
+      () => api.createToken({ tokenName: 'one-too-many', type: 'admin' }),
+      '/tokenName',
+    )
     expectOk(await api.delete('/api/admin/api-tokens/filler-5'))
     expectOk(await api.createToken({ tokenName: 'one-too-many', type: 'admin' }), 201)
   })
@@ -230,7 +237,7 @@ describe('limits on collections', () => {
     })
     expectOk(await api.createFlag('default', 'last-one'), 201)
     expect(Object.keys(store.state.flags)).toHaveLength(LIMITS.flags.max)
-    await expectRefused('flags', () => api.createFlag('default', 'one-too-many'), '/name')
+    await expectLimitRefused('flags', () => api.createFlag('default', 'one-too-many'), '/name')
     expectOk(await api.delete('/api/admin/archive/filler-1'))
     expectOk(await api.createFlag('default', 'one-too-many'), 201)
   })
@@ -246,7 +253,7 @@ describe('limits on collections', () => {
     })
     expectOk(await api.createProject('last-one'), 201)
     expect(Object.keys(store.state.projects)).toHaveLength(LIMITS.projects.max)
-    await expectRefused('projects', () => api.createProject('one-too-many'), '/id')
+    await expectLimitRefused('projects', () => api.createProject('one-too-many'), '/id')
   })
 
   test(`environments: environment ${LIMITS.environments.max} is created, the next answers 400`, async () => {
@@ -254,7 +261,7 @@ describe('limits on collections', () => {
     for (let i = existing; i < LIMITS.environments.max; i++)
       expectOk(await api.post<EnvironmentBody>('/api/admin/environments', { name: `env-${i}`, type: 'test' }), 201)
     expect(Object.keys(api.services.store.state.environments)).toHaveLength(LIMITS.environments.max)
-    await expectRefused(
+    await expectLimitRefused(
       'environments',
       () => api.post<EnvironmentBody>('/api/admin/environments', { name: 'one-too-many', type: 'test' }),
       '/name',

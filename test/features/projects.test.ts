@@ -22,7 +22,6 @@ import {
 } from '../helpers'
 
 /** Hang detection, not a speed target: a backtracking match of these names would take minutes, an answer takes well under a second. */
-const HANG_LIMIT_MS = 5000
 
 let api: Api
 freshApiPerTest(fresh => (api = fresh))
@@ -325,11 +324,10 @@ describe('project naming patterns', () => {
     'a pattern that backtracks catastrophically in JavaScript, %s, is accepted and checks names correctly: RE2 matching is linear',
     async (pattern, base, ending) => {
       await api.newProject('linear', { featureNaming: { pattern } })
-      // A long name that fails at its last character: exponential for a backtracking engine.
-      const started = performance.now()
+      // A long name that fails at its last character: exponential for a backtracking engine, which
+      // would not answer before the test's timeout.
       const refused = await api.createFlag('linear', `${base}-`)
       expectError(refused, 400, 'ValidationError', ['does not match the naming pattern'])
-      expect(performance.now() - started).toBeLessThan(HANG_LIMIT_MS)
       expectStatus(await api.createFlag('linear', base + ending), 201)
     },
   )

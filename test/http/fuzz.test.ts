@@ -277,7 +277,7 @@ function encodePathValue(random: Random, value: string) {
   return random.chance(0.8) ? encodeURIComponent(value) : value.replace(/[\s#?]/g, '_')
 }
 
-function snapshot() {
+function storeFileBytes() {
   return [STATE_FILE, JOURNAL_FILE, EVENTS_FILE].map(file => readFileSync(join(dir.path, file)).toString('base64'))
 }
 
@@ -340,7 +340,7 @@ test(`${REQUESTS} generated bad requests get 4xx JSON errors, never a 500 or a h
     ).body.secret,
   }
   await api.services.store.flush()
-  const before = snapshot()
+  const before = storeFileBytes()
   const routes = api.app.routes.filter(route => route.path.startsWith('/api/'))
   const arrayBodies = new Set([...known].filter(([, body]) => body?.array).map(([key]) => key))
   const failures: string[] = []
@@ -417,7 +417,7 @@ test(`${REQUESTS} generated bad requests get 4xx JSON errors, never a 500 or a h
   expect(({} as Record<string, unknown>).polluted).toBeUndefined()
   expect(({} as Record<string, unknown>).isAdmin).toBeUndefined()
   await api.services.store.flush()
-  expect(snapshot()).toEqual(before)
+  expect(storeFileBytes()).toEqual(before)
   const health = await api.get('/health')
   expect(health.status).toBe(200)
   expect((await api.getFlag('fz-project', 'fz-flag')).status).toBe(200)
@@ -557,7 +557,7 @@ const QUERY_REQUESTS = 5_000
 
 test(`${QUERY_REQUESTS} hostile query strings and path parameters on every documented route get 2xx/4xx JSON, never a 5xx`, async () => {
   const random = seededRandom(SEED + 1)
-  const before = snapshot()
+  const before = storeFileBytes()
   const operations = operationsOf((await api.get<Parameters<typeof operationsOf>[0]>('/swagger/json')).body)
   // The routes that take query parameters are the ones this test is for; they get a larger share.
   const withQuery = operations.filter(operation => operation.query.length > 0)
@@ -616,5 +616,5 @@ test(`${QUERY_REQUESTS} hostile query strings and path parameters on every docum
   // Both outcomes were reached: queries that passed to the filters, and queries refused by name.
   for (const status of [200, 400, 404]) expect(statuses.get(status) ?? 0).toBeGreaterThan(100)
   await api.services.store.flush()
-  expect(snapshot()).toEqual(before)
+  expect(storeFileBytes()).toEqual(before)
 }, 60_000)

@@ -150,7 +150,7 @@ async function world(api: Api) {
 }
 
 /** The stored state without the counters every write moves. */
-function snapshot(api: Api): Record<string, unknown> {
+function storedCollections(api: Api): Record<string, unknown> {
   const {
     lastEventId: _a,
     commitSeq: _b,
@@ -391,14 +391,14 @@ describe('each stored value kind, with each tricky value', () => {
         const { client, named } = await world(api)
         const accepted: string[] = []
         for (const value of VALUES) {
-          const before = snapshot(api)
+          const before = storedCollections(api)
           const lastEvent = api.lastEventId()
           const { response, stored, fixtures } = await spec.create(api, value, client)
           if (response.status >= 400) {
             // Refused: said plainly, where, and nothing stored.
             expect({ value, status: response.status }).toEqual({ value, status: 400 })
             expect(errorOf(response).details?.[0]?.path).toBeString()
-            expect(snapshot(api)).toEqual(before)
+            expect(storedCollections(api)).toEqual(before)
             expect(api.lastEventId()).toBe(lastEvent)
             continue
           }
@@ -432,7 +432,7 @@ describe('each stored value kind, with each tricky value', () => {
             for (const removal of await spec.remove(api, encoded, stored))
               expect({ value, ok: removal.status < 300, text: removal.text }).toMatchObject({ value, ok: true })
             // Exactly it is gone: everything else is as before it was made.
-            expect(snapshot(api)).toEqual(before)
+            expect(storedCollections(api)).toEqual(before)
             const removedEvents = api.eventsSince(createdEvents)
             expect(removedEvents.length).toBeGreaterThan(0)
             for (const event of removedEvents)

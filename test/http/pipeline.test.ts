@@ -12,12 +12,15 @@ import {
   type ApiResponse,
   type EnvironmentBody,
   UUID,
+  storeSnapshot,
+  expectUnchanged,
 } from '../helpers'
 
 const ERROR_KEYS = ['id', 'name', 'message', 'details', 'permissions']
 
 let api: Api
 afterEach(async () => {
+  setSystemTime()
   await api?.close()
 })
 
@@ -51,16 +54,6 @@ function expectError(response: ApiResponse, status: number, name: string) {
   expect(body.message).not.toMatch(/\n\s+at \S/)
 }
 
-/** The store's state and event count, to check that a rejected request changed nothing. */
-function snapshot(api: Api) {
-  return { events: api.lastEventId(), state: JSON.stringify(api.services.store.state) }
-}
-
-function expectUnchanged(api: Api, before: ReturnType<typeof snapshot>) {
-  expect(api.lastEventId()).toBe(before.events)
-  expect(JSON.stringify(api.services.store.state)).toBe(before.state)
-}
-
 const VALIDATE = '/api/admin/features/validate'
 const CREATE_FLAG = '/api/admin/projects/default/features'
 const JSON_TYPE = { 'content-type': 'application/json' }
@@ -88,7 +81,7 @@ function longStream(chunks = 500, chunkSize = 100) {
 describe('413 ContentTooLarge', () => {
   test('a Content-Length over the limit answers 413 before the body is read', async () => {
     api = await makeApi({ bodyLimit: 1000 })
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     // The declared length alone is over the limit; the bytes sent are few.
     const response = await api.request('POST', CREATE_FLAG, {
       raw: JSON.stringify({ name: 'small' }),
@@ -100,7 +93,7 @@ describe('413 ContentTooLarge', () => {
 
   test('a body of more bytes than the limit with a matching Content-Length answers 413', async () => {
     api = await makeApi({ bodyLimit: 1000 })
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     const body = bytes(2000)
     const response = await api.request('POST', CREATE_FLAG, {
       raw: body,
@@ -113,7 +106,7 @@ describe('413 ContentTooLarge', () => {
 
   test('a chunked body without Content-Length answers 413 once it grows past the limit', async () => {
     api = await makeApi({ bodyLimit: 1000 })
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     const { stream, pulled } = longStream()
     const request = new Request(`http://localhost${CREATE_FLAG}`, {
       method: 'POST',
@@ -143,7 +136,7 @@ describe('413 ContentTooLarge', () => {
 
   test('413 answers before authentication: an oversized body without a token gets 413, not 401', async () => {
     api = await makeApi({ bodyLimit: 1000 })
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     const declared = await api.request('POST', CREATE_FLAG, { raw: bytes(2000), token: null, headers: JSON_TYPE })
     expectError(declared, 413, 'ContentTooLarge')
     const { stream } = longStream()
@@ -161,7 +154,7 @@ describe('413 ContentTooLarge', () => {
   test('413 answers before 403, 415 and invalid JSON', async () => {
     api = await makeApi({ bodyLimit: 1000 })
     const viewer = await tokenFor(api, 'viewer', { role: 'viewer' })
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     expectError(
       await api.request('POST', CREATE_FLAG, { raw: bytes(2000), token: viewer, headers: JSON_TYPE }),
       413,
@@ -184,7 +177,7 @@ describe('413 ContentTooLarge', () => {
 describe('400 for a body that is not JSON', () => {
   test('invalid JSON with a JSON content type answers 400 before 401 when no token is sent', async () => {
     api = await makeApi()
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     const response = await api.request('POST', CREATE_FLAG, { raw: '{"name": "x",', token: null, headers: JSON_TYPE })
     expectError(response, 400, 'ValidationError')
     expectUnchanged(api, before)
@@ -193,7 +186,7 @@ describe('400 for a body that is not JSON', () => {
   test('invalid JSON answers 400 before 401 for an unknown token and before 403 for a viewer', async () => {
     api = await makeApi()
     const viewer = await tokenFor(api, 'viewer', { role: 'viewer' })
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     expectError(
       await api.request('POST', CREATE_FLAG, { raw: 'not json', token: '*:*.unknown-secret-0000', headers: JSON_TYPE }),
       400,
@@ -209,7 +202,7 @@ describe('400 for a body that is not JSON', () => {
 
   test('invalid JSON with a JSON content type that has parameters also answers 400', async () => {
     api = await makeApi()
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     const response = await api.request('POST', VALIDATE, {
       raw: '[1,',
       token: null,
@@ -221,7 +214,7 @@ describe('400 for a body that is not JSON', () => {
 
   test('a body starting with a byte order mark is not JSON (RFC 8259 §8.1: senders must not add one) and answers 400', async () => {
     api = await makeApi()
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     // `{}` would be a valid project update: the mark alone must be what is refused.
     const response = await api.request('PUT', '/api/admin/projects/default', { raw: '\ufeff{}', headers: JSON_TYPE })
     expectError(response, 400, 'ValidationError')
@@ -235,7 +228,7 @@ describe('401 AuthenticationRequired', () => {
     api = await makeApi()
     const read = await api.get('/api/admin/projects', { token: null })
     expectError(read, 401, 'AuthenticationRequired')
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     const write = await api.createFlag('default', 'no-token', {}, { token: null })
     expectError(write, 401, 'AuthenticationRequired')
     expectUnchanged(api, before)
@@ -244,7 +237,7 @@ describe('401 AuthenticationRequired', () => {
   test('an unknown token answers 401 with a message different from the missing-token one', async () => {
     api = await makeApi()
     const missing = await api.get('/api/admin/projects', { token: null })
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     const unknown = await api.createFlag('default', 'unknown-token', {}, { token: `*:*.${'0'.repeat(64)}` })
     expectError(unknown, 401, 'AuthenticationRequired')
     expectError(missing, 401, 'AuthenticationRequired')
@@ -263,7 +256,7 @@ describe('401 AuthenticationRequired', () => {
     const secret = await tokenFor(api, 'short-lived')
     expect((await api.get('/api/admin/projects', { token: secret })).status).toBe(200)
     expect((await api.delete('/api/admin/api-tokens/short-lived')).status).toBe(200)
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     const response = await api.createFlag('default', 'by-deleted-token', {}, { token: secret })
     expectError(response, 401, 'AuthenticationRequired')
     expectError(await api.get('/api/admin/projects', { token: secret }), 401, 'AuthenticationRequired')
@@ -275,19 +268,14 @@ describe('401 AuthenticationRequired', () => {
     const expiresAt = new Date(Date.now() + 3_600_000).toISOString()
     const secret = await tokenFor(api, 'expiring', { expiresAt })
     expect((await api.get('/api/admin/projects', { token: secret })).status).toBe(200)
-    // The clock moved past the expiry, so the test does not depend on how fast the machine is.
-    setSystemTime(new Date(Date.parse(expiresAt) + 1000))
-    try {
-      const before = snapshot(api)
-      const response = await api.createFlag('default', 'by-expired-token', {}, { token: secret })
-      expectError(response, 401, 'AuthenticationRequired')
-      const missing = await api.get('/api/admin/projects', { token: null })
-      expect(errorOf(response).message).not.toBe(errorOf(missing).message)
-      expectError(await api.get('/api/admin/projects', { token: secret }), 401, 'AuthenticationRequired')
-      expectUnchanged(api, before)
-    } finally {
-      setSystemTime()
-    }
+    setSystemTime(Date.parse(expiresAt) + 1)
+    const before = storeSnapshot(api)
+    const response = await api.createFlag('default', 'by-expired-token', {}, { token: secret })
+    expectError(response, 401, 'AuthenticationRequired')
+    const missing = await api.get('/api/admin/projects', { token: null })
+    expect(errorOf(response).message).not.toBe(errorOf(missing).message)
+    expectError(await api.get('/api/admin/projects', { token: secret }), 401, 'AuthenticationRequired')
+    expectUnchanged(api, before)
   })
 
   test('a leading "Bearer " in any case is stripped from the token', async () => {
@@ -302,7 +290,7 @@ describe('401 AuthenticationRequired', () => {
 
   test('401 answers before 415 and before schema validation', async () => {
     api = await makeApi()
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     expectError(
       await api.request('POST', CREATE_FLAG, {
         raw: '{"name":"x"}',
@@ -322,7 +310,7 @@ describe('403 NoAccessError', () => {
     api = await makeApi()
     expect((await api.createFlag('default', 'existing')).status).toBe(201)
     const viewer = await tokenFor(api, 'viewer', { role: 'viewer' })
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     const cases: [Promise<ApiResponse>, string][] = [
       [api.createFlag('default', 'new-flag', {}, { token: viewer }), 'CREATE_FEATURE'],
       [
@@ -352,7 +340,7 @@ describe('403 NoAccessError', () => {
     api = await makeApi()
     await tokenFor(api, 'other')
     const editor = await tokenFor(api, 'editor', { role: 'editor' })
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     const responses = [
       await api.get('/api/admin/api-tokens', { token: editor }),
       await api.createToken({ tokenName: 'made-by-editor', type: 'admin' }, { token: editor }),
@@ -379,7 +367,7 @@ describe('403 NoAccessError', () => {
       projects: ['default'],
       environment: 'development',
     })
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     for (const token of [client, frontend]) {
       for (const path of [
         '/api/admin/projects',
@@ -405,7 +393,7 @@ describe('403 NoAccessError', () => {
     expect((await api.createProject('beta')).status).toBe(201)
     expect((await api.createFlag('beta', 'beta-flag')).status).toBe(201)
     const alphaOnly = await tokenFor(api, 'alpha-only', { projects: ['alpha'] })
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     const cases: [ApiResponse, string][] = [
       [await api.createFlag('beta', 'sneaky', {}, { token: alphaOnly }), 'CREATE_FEATURE'],
       [
@@ -434,7 +422,7 @@ describe('403 NoAccessError', () => {
   test('403 answers before 415: a viewer sending text/plain gets 403', async () => {
     api = await makeApi()
     const viewer = await tokenFor(api, 'viewer', { role: 'viewer' })
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     const plain = await api.request('POST', CREATE_FLAG, {
       raw: '{"name":"plain"}',
       token: viewer,
@@ -450,7 +438,7 @@ describe('403 NoAccessError', () => {
   test('403 answers before schema validation: a viewer sending a body of the wrong shape gets 403', async () => {
     api = await makeApi()
     const viewer = await tokenFor(api, 'viewer', { role: 'viewer' })
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     const response = await api.post(CREATE_FLAG, { name: 42, impressionData: 'yes' }, { token: viewer })
     expectError(response, 403, 'NoAccessError')
     expect(errorOf(response).permissions).toEqual(['CREATE_FEATURE'])
@@ -463,7 +451,7 @@ describe('403 NoAccessError', () => {
 describe('415 ContentTypeerror', () => {
   test('a text/plain body on a route with a body answers 415 and changes nothing', async () => {
     api = await makeApi()
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     const response = await api.request('POST', CREATE_FLAG, {
       raw: '{"name":"plain-text"}',
       headers: { 'content-type': 'text/plain' },
@@ -485,7 +473,7 @@ describe('415 ContentTypeerror', () => {
       body: new TextEncoder().encode('{"name":"no-type"}'),
     })
     expect(withoutType.headers.get('content-type')).toBeNull()
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     const response = await api.app.handle(withoutType)
     expect(response.status).toBe(415)
     const body = await response.json()
@@ -521,7 +509,7 @@ describe('415 ContentTypeerror', () => {
 
   test('a content type that merely starts with application/json is not JSON and answers 415', async () => {
     api = await makeApi()
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     const response = await api.request('POST', CREATE_FLAG, {
       raw: '{"name":"jsonx"}',
       headers: { 'content-type': 'application/jsonx' },
@@ -532,7 +520,7 @@ describe('415 ContentTypeerror', () => {
 
   test('415 answers before schema validation', async () => {
     api = await makeApi()
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     const response = await api.request('POST', CREATE_FLAG, {
       raw: '{"nome": 1}',
       headers: { 'content-type': 'text/plain' },
@@ -550,7 +538,7 @@ describe('415 ContentTypeerror', () => {
 describe('400 ValidationError from the schema', () => {
   test('a body that breaks the schema answers 400 with details naming the problem', async () => {
     api = await makeApi()
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     const response = await api.post(CREATE_FLAG, { name: 42 })
     expectError(response, 400, 'ValidationError')
     expect(Array.isArray(errorOf(response).details)).toBe(true)
@@ -561,7 +549,7 @@ describe('400 ValidationError from the schema', () => {
 
   test('a missing required field answers 400 with details', async () => {
     api = await makeApi()
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     const response = await api.validateName({})
     expectError(response, 400, 'ValidationError')
     expect(errorOf(response).details?.length).toBeGreaterThan(0)
@@ -574,7 +562,7 @@ describe('400 ValidationError from the schema', () => {
   test('a JSON-Patch body that is not an array of operations answers 400 with details', async () => {
     api = await makeApi()
     expect((await api.createFlag('default', 'patched')).status).toBe(201)
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     const response = await api.patchFlag('default', 'patched', { op: 'replace', path: '/description', value: 'x' })
     expectError(response, 400, 'ValidationError')
     expect(errorOf(response).details?.length).toBeGreaterThan(0)
@@ -587,7 +575,7 @@ describe('404 and error bodies', () => {
     api = await makeApi()
     expectError(await api.get('/no/such/path'), 404, 'NotFoundError')
     expectError(await api.get('/api/admin/no-such-thing'), 404, 'NotFoundError')
-    const before = snapshot(api)
+    const before = storeSnapshot(api)
     expectError(await api.post('/api/admin/no-such-thing', { a: 1 }), 404, 'NotFoundError')
     expectUnchanged(api, before)
   })

@@ -242,14 +242,14 @@ describe('a token limited to one project', () => {
       const names = [...path.matchAll(/:(\w+)/g)].map(match => match[1])
       if (path.startsWith('/api/client/') || path === '/api/frontend' || path.startsWith('/api/frontend/')) {
         // The SDK APIs take client or frontend tokens only: an admin token, scoped or not, is refused before
-        // any project is looked at (the SDK tokens' own scope: test/features/client.test.ts, frontend.test.ts).
+        // any project is looked at (the SDK tokens' own scope: test/features/client/client.test.ts, frontend.test.ts).
         expectError(await hidden.api.get(fill(path, MINE, ''), { token: hidden.scoped }), 403, 'NoAccessError')
         continue
       }
       if (path === '/ofrep/v1/events') {
         // OFREP's event stream takes no token (EventSource sends no header): the channel a frontend or client
         // token's bulk evaluation names stands for that token, and without one any caller is 401 with no body
-        // (the channel's own scope: test/features/ofrep.test.ts).
+        // (the channel's own scope: test/features/ofrep/ofrep.test.ts).
         const response = await hidden.api.get(path, { token: hidden.scoped })
         expect({ path, status: response.status, text: response.text }).toEqual({ path, status: 401, text: '' })
         continue

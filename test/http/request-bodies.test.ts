@@ -18,18 +18,13 @@ import {
   type FlagBody,
   type ProjectBody,
   type StrategyBody,
+  storeSnapshot,
+  expectUnchanged,
 } from '../helpers'
 
 let api: Api
 freshApiPerTest(fresh => (api = fresh))
 
-function snapshot() {
-  return { events: api.lastEventId(), state: JSON.stringify(api.services.store.state) }
-}
-function expectUnchanged(before: ReturnType<typeof snapshot>) {
-  expect(api.lastEventId()).toBe(before.events)
-  expect(JSON.stringify(api.services.store.state)).toBe(before.state)
-}
 const detailPaths = (response: Parameters<typeof errorOf>[0]) =>
   (errorOf(response).details ?? []).map(detail => detail.path)
 /** Everything stored or written: the state and every event. */
@@ -99,7 +94,7 @@ describe('properties no schema lists', () => {
 
   test('what the schema lists is still checked strictly: no numbers as strings, no arrays made of objects, no booleans as strings', async () => {
     await api.newFlag('default', 'strict-flag')
-    const before = snapshot()
+    const before = storeSnapshot(api)
     const cases: [string, string, unknown, string][] = [
       ['POST', paths.strategies('strict-flag'), { name: 'default', sortOrder: '5' }, '/sortOrder'],
       ['POST', paths.strategies('strict-flag'), { name: 'default', segments: ['1'] }, '/segments/0'],
@@ -131,12 +126,12 @@ describe('properties no schema lists', () => {
       'ValidationError',
       ['unleashOnly'],
     )
-    expectUnchanged(before)
+    expectUnchanged(api, before)
   })
 
   test('__proto__, constructor and prototype are refused as property names at any depth, listed or not, and nothing is written', async () => {
     await api.newFlag('default', 'proto-flag')
-    const before = snapshot()
+    const before = storeSnapshot(api)
     const cases: [string, string, string][] = [
       [
         paths.strategies('proto-flag'),
@@ -164,7 +159,7 @@ describe('properties no schema lists', () => {
       })
     }
     expect(({} as Record<string, unknown>).polluted).toBeUndefined()
-    expectUnchanged(before)
+    expectUnchanged(api, before)
   })
 
   test('the pipeline order holds with unknown and prototype keys: no token → 401, a viewer → 403, not JSON → 415, before any 400', async () => {
@@ -225,7 +220,7 @@ describe('tags in the create-flag body', () => {
   })
 
   test('are checked as POST .../tags checks them; a bad one refuses the whole flag', async () => {
-    const before = snapshot()
+    const before = storeSnapshot(api)
     const cases: [unknown, string][] = [
       [[{ value: 'ok-tag' }, { value: 'x' }], '/tags/1/value'],
       [[{ value: 'v'.repeat(51) }], '/tags/0/value'],
@@ -238,7 +233,7 @@ describe('tags in the create-flag body', () => {
       expectError(response, 400, 'ValidationError')
       expect({ at, details: detailPaths(response) }).toEqual({ at, details: expect.arrayContaining([at]) })
     }
-    expectUnchanged(before)
+    expectUnchanged(api, before)
   })
 })
 
@@ -252,7 +247,7 @@ describe('the token body aliases of Unleash', () => {
       data: expect.objectContaining({ tokenName: 'legacy-script' }),
     })
     expectOk(await api.createToken({ tokenName: 'same-name', username: 'same-name', type: 'admin' }), 201)
-    const before = snapshot()
+    const before = storeSnapshot(api)
     expectError(
       await api.createToken({ tokenName: 'one-name', username: 'other-name', type: 'admin' }),
       400,
@@ -260,7 +255,7 @@ describe('the token body aliases of Unleash', () => {
       ['username'],
     )
     expectError(await api.createToken({ type: 'admin' }), 400, 'ValidationError', ['tokenName'])
-    expectUnchanged(before)
+    expectUnchanged(api, before)
   })
 
   test('project is a one-project projects; giving both is refused unless they say the same', async () => {
@@ -283,7 +278,7 @@ describe('the token body aliases of Unleash', () => {
       }),
       201,
     )
-    const before = snapshot()
+    const before = storeSnapshot(api)
     expectError(
       await api.createToken({
         tokenName: 'alias-clash',
@@ -295,7 +290,7 @@ describe('the token body aliases of Unleash', () => {
       'ValidationError',
       ['project'],
     )
-    expectUnchanged(before)
+    expectUnchanged(api, before)
   })
 })
 
@@ -310,10 +305,10 @@ describe('the project id in a project update', () => {
     expectOk(same)
     expect(same.body).toMatchObject({ id: 'put-project', name: 'Renamed', description: 'new' })
     expect(api.events().at(-1)).toMatchObject({ type: 'project-updated', project: 'put-project' })
-    const before = snapshot()
+    const before = storeSnapshot(api)
     const other = await api.put('/api/admin/projects/put-project', { id: 'another-project', name: 'Again' })
     expectError(other, 400, 'ValidationError', ['another-project', 'put-project'])
-    expectUnchanged(before)
+    expectUnchanged(api, before)
     expect(api.services.store.reader.get('projects', 'another-project')).toBeUndefined()
   })
 })

@@ -13,7 +13,16 @@ import { SYSTEM_ACTOR } from '../../src/domain/events'
 import type { FlagRecord } from '../../src/features/flags/flags.records'
 import type { EventAuthor, Tx } from '../../src/storage/store'
 import { seededRandom } from '../random'
-import { type Api, type ApiResponse, type StrategyBody, expectOk, makeApi, openApiSpec, tokenFor } from '../helpers'
+import {
+  type Api,
+  type ApiResponse,
+  type StrategyBody,
+  expectOk,
+  makeApi,
+  openApiSpec,
+  tokenFor,
+  paths,
+} from '../helpers'
 
 const A = 'mine'
 const B = 'theirs'
@@ -41,7 +50,6 @@ interface WriteCase {
 }
 
 const variant = (name: string) => ({ name, weight: 1000, weightType: 'variable', stickiness: 'default' })
-const flagPath = (r: Round) => `/api/admin/projects/${A}/features/${r.flag}`
 
 /**
  * Every non-GET route of the document under /api/admin: a write case, or what else it is. A route
@@ -63,19 +71,19 @@ const ROUTES: Record<string, WriteCase | 'service-wide' | 'read'> = {
     request: r => ({ path: `/api/admin/projects/${A}/features`, body: { name: `${r.flag}-new` } }),
     control: 201,
   },
-  updateFeature: { request: r => ({ path: flagPath(r), body: { description: 'changed', type: 'release' } }) },
+  updateFeature: { request: r => ({ path: paths.flag(r.flag, A), body: { description: 'changed', type: 'release' } }) },
   patchFeature: {
-    request: r => ({ path: flagPath(r), body: [{ op: 'replace', path: '/description', value: 'changed' }] }),
+    request: r => ({ path: paths.flag(r.flag, A), body: [{ op: 'replace', path: '/description', value: 'changed' }] }),
   },
-  archiveFeature: { request: r => ({ path: flagPath(r) }), control: 202 },
+  archiveFeature: { request: r => ({ path: paths.flag(r.flag, A) }), control: 202 },
   reviveFeatures: {
     archived: true,
     request: r => ({ path: `/api/admin/projects/${A}/revive`, body: { features: [r.flag] } }),
   },
   deleteFeature: { archived: true, request: r => ({ path: `/api/admin/archive/${r.flag}` }) },
   validateFeature: 'read',
-  toggleFeatureEnvironmentOn: { request: r => ({ path: `${flagPath(r)}/environments/${ENV}/on` }) },
-  toggleFeatureEnvironmentOff: { request: r => ({ path: `${flagPath(r)}/environments/production/off` }) },
+  toggleFeatureEnvironmentOn: { request: r => ({ path: `${paths.flag(r.flag, A)}/environments/${ENV}/on` }) },
+  toggleFeatureEnvironmentOff: { request: r => ({ path: `${paths.flag(r.flag, A)}/environments/production/off` }) },
   bulkToggleFeaturesEnvironmentOn: {
     request: r => ({
       path: `/api/admin/projects/${A}/bulk_features/environments/${ENV}/on`,
@@ -89,27 +97,29 @@ const ROUTES: Record<string, WriteCase | 'service-wide' | 'read'> = {
     }),
   },
   addFeatureStrategy: {
-    request: r => ({ path: `${flagPath(r)}/environments/${ENV}/strategies`, body: { name: 'default' } }),
+    request: r => ({ path: `${paths.flag(r.flag, A)}/environments/${ENV}/strategies`, body: { name: 'default' } }),
   },
   updateFeatureStrategy: {
     request: r => ({
-      path: `${flagPath(r)}/environments/${ENV}/strategies/${r.strategyId}`,
+      path: `${paths.flag(r.flag, A)}/environments/${ENV}/strategies/${r.strategyId}`,
       body: { name: 'default', title: 'changed' },
     }),
   },
   setStrategySortOrder: {
     request: r => ({
-      path: `${flagPath(r)}/environments/${ENV}/strategies/set-sort-order`,
+      path: `${paths.flag(r.flag, A)}/environments/${ENV}/strategies/set-sort-order`,
       body: [{ id: r.strategyId, sortOrder: 7 }],
     }),
   },
-  deleteFeatureStrategy: { request: r => ({ path: `${flagPath(r)}/environments/${ENV}/strategies/${r.strategyId}` }) },
+  deleteFeatureStrategy: {
+    request: r => ({ path: `${paths.flag(r.flag, A)}/environments/${ENV}/strategies/${r.strategyId}` }),
+  },
   overwriteEnvironmentFeatureVariants: {
-    request: r => ({ path: `${flagPath(r)}/environments/${ENV}/variants`, body: [variant('blue')] }),
+    request: r => ({ path: `${paths.flag(r.flag, A)}/environments/${ENV}/variants`, body: [variant('blue')] }),
   },
   patchEnvironmentsFeatureVariants: {
     request: r => ({
-      path: `${flagPath(r)}/environments/${ENV}/variants`,
+      path: `${paths.flag(r.flag, A)}/environments/${ENV}/variants`,
       body: [{ op: 'add', path: '/-', value: variant('blue') }],
     }),
   },
@@ -125,12 +135,12 @@ const ROUTES: Record<string, WriteCase | 'service-wide' | 'read'> = {
   },
   removeTag: { request: r => ({ path: `/api/admin/features/${r.flag}/tags/simple/t-old` }) },
   addFeatureDependency: {
-    request: r => ({ path: `${flagPath(r)}/dependencies`, body: { feature: r.parent, enabled: false } }),
+    request: r => ({ path: `${paths.flag(r.flag, A)}/dependencies`, body: { feature: r.parent, enabled: false } }),
   },
-  deleteFeatureDependencies: { request: r => ({ path: `${flagPath(r)}/dependencies` }) },
-  deleteFeatureDependency: { request: r => ({ path: `${flagPath(r)}/dependencies/${r.parent}` }) },
-  complete: { request: r => ({ path: `${flagPath(r)}/lifecycle/complete`, body: { status: 'kept' } }) },
-  uncomplete: { completed: true, request: r => ({ path: `${flagPath(r)}/lifecycle/uncomplete` }) },
+  deleteFeatureDependencies: { request: r => ({ path: `${paths.flag(r.flag, A)}/dependencies` }) },
+  deleteFeatureDependency: { request: r => ({ path: `${paths.flag(r.flag, A)}/dependencies/${r.parent}` }) },
+  complete: { request: r => ({ path: `${paths.flag(r.flag, A)}/lifecycle/complete`, body: { status: 'kept' } }) },
+  uncomplete: { completed: true, request: r => ({ path: `${paths.flag(r.flag, A)}/lifecycle/uncomplete` }) },
   archiveFeatures: { request: r => ({ path: `/api/admin/projects/${A}/archive`, body: { features: [r.flag] } }) },
   deleteFeatures: {
     archived: true,
@@ -145,13 +155,16 @@ const ROUTES: Record<string, WriteCase | 'service-wide' | 'read'> = {
       body: { features: [r.flag], tags: { addedTags: [{ type: 'simple', value: 't-new' }], removedTags: [] } },
     }),
   },
-  overwriteFeatureVariants: { request: r => ({ path: `${flagPath(r)}/variants`, body: [variant('blue')] }) },
+  overwriteFeatureVariants: { request: r => ({ path: `${paths.flag(r.flag, A)}/variants`, body: [variant('blue')] }) },
   patchFeatureVariants: {
-    request: r => ({ path: `${flagPath(r)}/variants`, body: [{ op: 'add', path: '/-', value: variant('blue') }] }),
+    request: r => ({
+      path: `${paths.flag(r.flag, A)}/variants`,
+      body: [{ op: 'add', path: '/-', value: variant('blue') }],
+    }),
   },
   overwriteFeatureVariantsOnEnvironments: {
     request: r => ({
-      path: `${flagPath(r)}/variants-batch`,
+      path: `${paths.flag(r.flag, A)}/variants-batch`,
       body: { variants: [variant('blue')], environments: [ENV] },
     }),
   },
@@ -246,19 +259,19 @@ async function newRound(w: World, write: WriteCase): Promise<Round> {
   expectOk(await api.createFlag(A, parent), 201)
   expectOk(await api.createFlag(A, flag, { tags: [{ type: 'simple', value: 't-old' }] }), 201)
   expectOk(await api.toggle(A, flag, 'production', true))
-  const strategy = await api.post<StrategyBody>(`${flagPath({ flag } as Round)}/environments/${ENV}/strategies`, {
+  const strategy = await api.post<StrategyBody>(`${paths.flag(flag, A)}/environments/${ENV}/strategies`, {
     name: 'flexibleRollout',
     parameters: { rollout: '50', stickiness: 'default', groupId: flag },
   })
   expectOk(strategy)
-  expectOk(await api.post(`${flagPath({ flag } as Round)}/dependencies`, { feature: parent }))
+  expectOk(await api.post(`${paths.flag(flag, A)}/dependencies`, { feature: parent }))
   const exported = await api.post<Round['exported']>('/api/admin/features-batch/export', {
     features: [flag],
     environment: ENV,
   })
   expectOk(exported)
-  if (write.completed) expectOk(await api.post(`${flagPath({ flag } as Round)}/lifecycle/complete`, { status: 'kept' }))
-  if (write.archived) expectOk(await api.delete(flagPath({ flag } as Round)), 202)
+  if (write.completed) expectOk(await api.post(`${paths.flag(flag, A)}/lifecycle/complete`, { status: 'kept' }))
+  if (write.archived) expectOk(await api.delete(paths.flag(flag, A)), 202)
   return { flag, parent, strategyId: strategy.body.id, exported: exported.body, n }
 }
 

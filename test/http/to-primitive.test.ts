@@ -2,7 +2,7 @@
  * A JSON object with its own toString or valueOf cannot be turned into text; where such a value
  * broke a schema, building the 400 threw and the client got a 500. Such objects are given the
  * ordinary way to become text, so the 400 names the field (and such keys stay usable as names: see
- * the SDK metrics of flags named toString in test/features/metrics.test.ts).
+ * the SDK metrics of flags named toString in test/features/metrics/metrics.test.ts).
  */
 import { expect, test } from 'bun:test'
 import { type Api, expectError, expectOk, freshApiPerTest } from '../helpers'

@@ -246,7 +246,7 @@ describe('every rule of every request body of the OpenAPI document, broken once'
     const missed: string[] = []
     let checked = 0
     // OFREP's bodies are the protocol's: it reads the context itself and answers PARSE_ERROR or
-    // INVALID_CONTEXT in its own shape, naming the field (test/features/ofrep.test.ts).
+    // INVALID_CONTEXT in its own shape, naming the field (test/features/ofrep/ofrep.test.ts).
     for (const operation of operationsWithBodies().filter(candidate => !candidate.template.startsWith('/ofrep/'))) {
       for (const violation of violations(operation.schema, [], operation.example)) {
         const body = replaced(operation.example, violation.at, violation.value)

@@ -5,12 +5,12 @@
  * the next write, once the disk takes bytes again, succeeds with the next ids and no restart. A
  * checkpoint that cannot be written does not fail the commit that is already durable.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { EVENTS_FILE, JOURNAL_FILE, openStore, STATE_FILE } from '../../src/services'
 import { DataDirError, realFileSystem, type FileSystem, type WritableFile } from '../../src/storage/files'
-import { errorOf, makeApi, tempDir, type Api } from '../helpers'
+import { errorOf, makeApi, type Api, cleanupAfterEach } from '../helpers'
 
 /** What the injected file system does to writes of files whose path matches `path`. */
 interface Fault {
@@ -89,26 +89,17 @@ class FaultyFileSystem implements FileSystem {
   unlink = realFileSystem.unlink
 }
 
-const cleanups: (() => void | Promise<void>)[] = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-})
+const { later, newDir } = cleanupAfterEach()
 
 async function openOn(dir: string, fs: FileSystem, checkpointAfterBytes?: number): Promise<Api> {
   const api = await makeApi({ dataDir: dir, fs, checkpointAfterBytes })
-  cleanups.push(() =>
+  later(() =>
     api.close().then(
       () => {},
       () => {},
     ),
   )
   return api
-}
-
-function newDir(): string {
-  const dir = tempDir('flags-disk-full-')
-  cleanups.push(() => dir.remove())
-  return dir.path
 }
 
 const files = (dir: string) => ({
@@ -156,7 +147,7 @@ describe('a commit that cannot be written', () => {
   ])(
     '%s: 503 naming the cause, files unchanged, nothing visible; the next write succeeds without a restart',
     async (_label, fault, cause) => {
-      const dir = newDir()
+      const dir = newDir('flags-disk-full-')
       const fs = new FaultyFileSystem()
       const api = await openOn(dir, fs)
       expect((await api.createFlag('default', 'kept', { description: 'before' })).status).toBe(201)
@@ -212,7 +203,7 @@ describe('a commit that cannot be written', () => {
   )
 
   test('/ready answers 503 naming the cause while the disk is full, and ready again once it takes writes, without a write', async () => {
-    const dir = newDir()
+    const dir = newDir('flags-disk-full-')
     const fs = new FaultyFileSystem()
     const api = await openOn(dir, fs)
     expect((await api.get('/ready')).status).toBe(200)
@@ -231,7 +222,7 @@ describe('a commit that cannot be written', () => {
   })
 
   test('/ready is ready again as soon as a write succeeds', async () => {
-    const dir = newDir()
+    const dir = newDir('flags-disk-full-')
     const fs = new FaultyFileSystem()
     const api = await openOn(dir, fs)
     fs.fault = { path: /./, kind: 'short' }
@@ -243,7 +234,7 @@ describe('a commit that cannot be written', () => {
   })
 
   test('record watchers are told of the undo: derived indexes (children, project lists) show the durable state', async () => {
-    const dir = newDir()
+    const dir = newDir('flags-disk-full-')
     const fs = new FaultyFileSystem()
     const api = await openOn(dir, fs)
     expect((await api.createFlag('default', 'parent')).status).toBe(201)
@@ -265,14 +256,14 @@ describe('a commit that cannot be written', () => {
 
 describe('a checkpoint that cannot be written', () => {
   test('does not fail the durable commit: 2xx, temp file removed, warning logged, tried again later, and a restart loses nothing', async () => {
-    const dir = newDir()
+    const dir = newDir('flags-disk-full-')
     const fs = new FaultyFileSystem()
     const api = await openOn(dir, fs, 2000)
     const stateBefore = readFileSync(join(dir, STATE_FILE), 'utf8')
     const warnings: string[] = []
     const consoleError = console.error
     console.error = (line: unknown) => void warnings.push(String(line))
-    cleanups.push(() => void (console.error = consoleError))
+    later(() => void (console.error = consoleError))
     fs.fault = { path: /\.state\.json\.tmp$/, kind: 'ENOSPC', budget: 100 }
     for (let i = 0; i < 12; i++)
       expect((await api.createFlag('default', `cp-${i}`, { description: 'x'.repeat(100) })).status).toBe(201)
@@ -301,7 +292,7 @@ describe('a checkpoint that cannot be written', () => {
   })
 
   test('closing with no room for the checkpoint resolves with the reason instead of throwing; the journal keeps everything', async () => {
-    const dir = newDir()
+    const dir = newDir('flags-disk-full-')
     const fs = new FaultyFileSystem()
     const api = await makeApi({ dataDir: dir, fs })
     expect((await api.createFlag('default', 'in-journal')).status).toBe(201)
@@ -321,7 +312,7 @@ describe('a checkpoint that cannot be written', () => {
 
 describe('a data directory that cannot be written', () => {
   test('stops the start with an error naming DATA_DIR and the cause, changing nothing', async () => {
-    const dir = newDir()
+    const dir = newDir('flags-disk-full-')
     const first = await makeApi({ dataDir: dir })
     await first.createFlag('default', 'one')
     await first.close()

@@ -7,7 +7,7 @@
  * sign-in on A must end the session.
  *
  * These run in the PostgreSQL run of the suite (FLAGSTORE_TEST_STORE=postgres); the same races on
- * one instance are in test/features/revocation.test.ts.
+ * one instance are in test/features/tokens/revocation.test.ts.
  */
 import { afterEach, describe, expect, test } from 'bun:test'
 import {

@@ -5,12 +5,12 @@
  * match its schema stop the start with a StoreLoadError naming the file, and nothing on disk changes.
  */
 import { afterEach, describe, expect, test } from 'bun:test'
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { COLLECTIONS, EVENTS_FILE, JOURNAL_FILE, openStore, STATE_FILE } from '../../src/services'
 import { EventsService } from '../../src/features/events/events.service'
 import { StoreLoadError } from '../../src/storage/files'
-import { makeApi, tempDir, type Api, named } from '../helpers'
+import { makeApi, tempDir, type Api, named, dirSnapshot } from '../helpers'
 import { Type } from '@sinclair/typebox'
 import { Memory } from 'lowdb'
 import { MemoryEventLog } from '../../src/storage/event-log'
@@ -46,17 +46,8 @@ const statePath = (dir: string) => join(dir, STATE_FILE)
 const journalPath = (dir: string) => join(dir, JOURNAL_FILE)
 const eventsPath = (dir: string) => join(dir, EVENTS_FILE)
 
-/** Every file of the directory, by name, with its bytes. */
-function snapshot(dir: string): Record<string, string> {
-  return Object.fromEntries(
-    readdirSync(dir)
-      .sort()
-      .map(name => [name, readFileSync(join(dir, name), 'latin1')]),
-  )
-}
-
 async function refusal(dir: string): Promise<StoreLoadError> {
-  const before = snapshot(dir)
+  const before = dirSnapshot(dir)
   let error: unknown = null
   try {
     const store = await openStore(dir)
@@ -66,7 +57,7 @@ async function refusal(dir: string): Promise<StoreLoadError> {
     error = caught
   }
   expect(error).toBeInstanceOf(StoreLoadError)
-  expect(snapshot(dir)).toEqual(before)
+  expect(dirSnapshot(dir)).toEqual(before)
   return error as StoreLoadError
 }
 

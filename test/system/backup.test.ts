@@ -21,6 +21,7 @@ import {
   untilReady,
   waitFor,
   PATIENCE_MS,
+  dirSnapshot,
 } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
@@ -193,7 +194,7 @@ describe('a failed restore leaves the target as it was, and a retry then makes a
           writeFileSync(join(into, 'README.md'), 'Runtime data lives here.\n')
           writeFileSync(join(into, '.gitkeep'), '')
         }
-        const before = existsSync(into) ? snapshot(into) : null
+        const before = existsSync(into) ? dirSnapshot(into) : null
         const bad = join(parent, 'bad.jsonl')
         const content = make()
         if (content !== null) writeFileSync(bad, content)
@@ -206,7 +207,7 @@ describe('a failed restore leaves the target as it was, and a retry then makes a
         expect(failed.output).toContain(expected)
         expect(failed.output.trim().split('\n')).toHaveLength(1)
         // Untouched, and nothing left beside it.
-        expect(existsSync(into) ? snapshot(into) : null).toEqual(before)
+        expect(existsSync(into) ? dirSnapshot(into) : null).toEqual(before)
         expect(readdirSync(parent).sort()).toEqual(
           content === null ? (before ? ['data'] : []) : before ? ['bad.jsonl', 'data'] : ['bad.jsonl'],
         )
@@ -292,13 +293,6 @@ describe('a failed restore leaves the target as it was, and a retry then makes a
     }
   })
 })
-
-/** Every file of a directory with its bytes. */
-function snapshot(path: string): Record<string, string> {
-  const files: Record<string, string> = {}
-  for (const name of readdirSync(path).sort()) files[name] = readFileSync(join(path, name)).toString('base64')
-  return files
-}
 
 function run(args: string[], dataDir = live) {
   const result = Bun.spawnSync([process.execPath, 'run', 'src/main.ts', ...args], {

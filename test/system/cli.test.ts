@@ -4,22 +4,15 @@
  * error, exit 2), backup, restore and healthcheck, none of which starts a server or makes a data
  * directory; `serve` (the default) does.
  */
-import { afterEach, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { ADMIN_SECRET, freePort, makeApi, tempDir, waitFor, PATIENCE_MS } from '../helpers'
+import { ADMIN_SECRET, freePort, makeApi, waitFor, PATIENCE_MS, cleanupAfterEach } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const MAIN = join(ROOT, 'src', 'main.ts')
 const VERSION = (await Bun.file(join(ROOT, 'package.json')).json()).version as string
-const cleanups: (() => void)[] = []
-afterEach(() => cleanups.splice(0).forEach(cleanup => cleanup()))
-
-function newDir(): string {
-  const dir = tempDir('cli-')
-  cleanups.push(() => dir.remove())
-  return dir.path
-}
+const { later, newDir } = cleanupAfterEach()
 
 function baseEnv(extra: Record<string, string> = {}) {
   const env: Record<string, string | undefined> = { ...process.env, ...extra }
@@ -35,7 +28,7 @@ function run(cwd: string, args: string[], env: Record<string, string> = {}) {
 }
 
 test('--version prints the package version, --help the usage; neither starts a server or makes ./data', () => {
-  const cwd = newDir()
+  const cwd = newDir('cli-')
   for (const flag of ['--version', '-v'])
     expect(run(cwd, [flag])).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' })
   for (const flag of ['--help', '-h', 'help']) {
@@ -49,7 +42,7 @@ test('--version prints the package version, --help the usage; neither starts a s
 })
 
 test('--help says what an executable user has: every setting the service reads, and where the running service documents its API; no file it does not ship with', async () => {
-  const help = run(newDir(), ['--help']).stdout
+  const help = run(newDir('cli-'), ['--help']).stdout
   const source = await Bun.file(join(ROOT, 'src', 'config.ts')).text()
   const settings = new Set([...source.matchAll(/\benv(?:\.|, ')([A-Z][A-Z_]{2,})/g)].map(match => match[1]))
   expect(settings.size).toBeGreaterThan(8)
@@ -59,7 +52,7 @@ test('--help says what an executable user has: every setting the service reads, 
 })
 
 test('backup says in words why it cannot start: no data directory, no store in it, a file that exists, a directory that does not', async () => {
-  const cwd = newDir()
+  const cwd = newDir('cli-')
   const live = join(cwd, 'live')
   mkdirSync(live)
   const api = await makeApi({ dataDir: live })
@@ -98,7 +91,7 @@ test('backup says in words why it cannot start: no data directory, no store in i
 })
 
 test('--help after a command prints the usage, and an option after a command is a usage error, never a FILE (even with a data directory to back up)', async () => {
-  const cwd = newDir()
+  const cwd = newDir('cli-')
   mkdirSync(join(cwd, 'data'))
   const api = await makeApi({ dataDir: join(cwd, 'data') })
   await api.close()
@@ -127,7 +120,7 @@ test('--help after a command prints the usage, and an option after a command is 
 })
 
 test('an unknown argument, or a command with the wrong arguments, prints the usage on standard error and exits 2', () => {
-  const cwd = newDir()
+  const cwd = newDir('cli-')
   for (const [args, problem] of [
     [['bogus'], 'unknown command "bogus"'],
     [['--bogus'], 'unknown option "--bogus"'],
@@ -146,7 +139,7 @@ test('an unknown argument, or a command with the wrong arguments, prints the usa
 
 /** A new data directory holding a store with one flag, `name`, in the default project. */
 async function storeWithFlag(name: string): Promise<string> {
-  const live = join(newDir(), 'live')
+  const live = join(newDir('cli-'), 'live')
   mkdirSync(live)
   const api = await makeApi({ dataDir: live })
   expect((await api.createFlag('default', name)).status).toBe(201)
@@ -155,7 +148,7 @@ async function storeWithFlag(name: string): Promise<string> {
 }
 
 test('backup and restore, through the program and through the npm scripts, make no server and no ./data', async () => {
-  const cwd = newDir()
+  const cwd = newDir('cli-')
   const live = await storeWithFlag('backed-up')
 
   const file = join(cwd, 'out.jsonl')
@@ -165,7 +158,7 @@ test('backup and restore, through the program and through the npm scripts, make 
   expect(await Bun.file(file).text()).toContain('"backed-up"')
 
   // restore FILE: into DATA_DIR.
-  const into = join(newDir(), 'restored')
+  const into = join(newDir('cli-'), 'restored')
   const restore = run(cwd, ['restore', file], { DATA_DIR: into })
   expect({ code: restore.code, stderr: restore.stderr }).toEqual({ code: 0, stderr: '' })
   expect(restore.stdout).toContain(`into ${into}`)
@@ -189,7 +182,7 @@ test('backup and restore, through the program and through the npm scripts, make 
     code: 0,
     out: expect.stringContaining(`Backed up ${live} to ${viaNpm}`),
   })
-  const npmInto = join(newDir(), 'npm-restored')
+  const npmInto = join(newDir('cli-'), 'npm-restored')
   const npmRestore = Bun.spawnSync(['npm', 'run', '--silent', 'restore', '--', viaNpm, npmInto], {
     cwd: ROOT,
     env: baseEnv(),
@@ -203,7 +196,7 @@ test('backup and restore, through the program and through the npm scripts, make 
 }, 60_000)
 
 test('backup without FILE writes a new file in DATA_DIR/backups (0700, the files 0600), never in the working directory; restore takes it back', async () => {
-  const cwd = newDir()
+  const cwd = newDir('cli-')
   const live = await storeWithFlag('kept-by-default')
 
   const backups = join(live, 'backups')
@@ -254,7 +247,7 @@ test('backup without FILE writes a new file in DATA_DIR/backups (0700, the files
 }, 60_000)
 
 test('serve (also the default) starts the service; healthcheck answers 0 once it is ready, under BASE_URI_PATH too, and 1 when nothing answers', async () => {
-  const cwd = newDir()
+  const cwd = newDir('cli-')
   const port = freePort()
   const env = { PORT: String(port), HOST: '0.0.0.0', BASE_URI_PATH: '/flags', DATA_DIR: join(cwd, 'data') }
   const down = run(cwd, ['healthcheck'], env)
@@ -269,7 +262,7 @@ test('serve (also the default) starts the service; healthcheck answers 0 once it
     stdout: 'ignore',
     stderr: 'ignore',
   })
-  cleanups.unshift(() => server.kill('SIGKILL'))
+  later(() => server.kill('SIGKILL'))
   let up = run(cwd, ['healthcheck'], env)
   await waitFor(() => (up = run(cwd, ['healthcheck'], env)).code === 0, 'healthcheck to pass', { every: 50 })
   expect(up).toEqual({ code: 0, stdout: `http://127.0.0.1:${port}/flags/ready: ready\n`, stderr: '' })

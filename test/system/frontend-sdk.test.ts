@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { EVENTS, InMemoryStorageProvider, UnleashClient } from 'unleash-proxy-client'
-import { adminCall, startService, type RunningService } from '../helpers'
+import { adminCall, startService, type RunningService, paths } from '../helpers'
 
 const ADMIN = '*:*.frontend-sdk-admin-secret-0123456789'
 let service: RunningService
@@ -19,14 +19,12 @@ async function admin(method: string, path: string, body?: unknown) {
   return answer.body
 }
 
-const flagPath = (name: string) => `/api/admin/projects/default/features/${name}`
-
 beforeAll(async () => {
   service = await startService(ADMIN, 'flags-frontend-sdk-')
   for (const name of ['banner', 'checkout', 'beta-search', 'dark-mode'])
     await admin('POST', '/api/admin/projects/default/features', { name })
-  await admin('POST', `${flagPath('banner')}/environments/development/strategies`, { name: 'default' })
-  await admin('PUT', `${flagPath('banner')}/environments/development/variants`, [
+  await admin('POST', `${paths.flag('banner')}/environments/development/strategies`, { name: 'default' })
+  await admin('PUT', `${paths.flag('banner')}/environments/development/variants`, [
     {
       name: 'spring',
       weight: 1000,
@@ -35,17 +33,17 @@ beforeAll(async () => {
       payload: { type: 'json', value: '{"color":"green"}' },
     },
   ])
-  await admin('POST', `${flagPath('checkout')}/environments/development/strategies`, {
+  await admin('POST', `${paths.flag('checkout')}/environments/development/strategies`, {
     name: 'userWithId',
     parameters: { userIds: 'alice' },
   })
-  await admin('POST', `${flagPath('beta-search')}/environments/development/strategies`, {
+  await admin('POST', `${paths.flag('beta-search')}/environments/development/strategies`, {
     name: 'flexibleRollout',
     parameters: { rollout: '100', stickiness: 'default' },
     constraints: [{ contextName: 'plan', operator: 'IN', values: ['pro'] }],
   })
   for (const name of ['banner', 'checkout', 'beta-search'])
-    await admin('POST', `${flagPath(name)}/environments/development/on`)
+    await admin('POST', `${paths.flag(name)}/environments/development/on`)
   // dark-mode stays off.
   secret = (
     await admin('POST', '/api/admin/api-tokens', {
@@ -147,7 +145,7 @@ test('unleash-proxy-client sees a flag switched on through the admin API on its 
   const client = await start({ context: { userId: 'carol' } })
   expect(client.isEnabled('dark-mode')).toBe(false)
   const updated = new Promise<void>(resolve => client.on(EVENTS.UPDATE, () => resolve()))
-  await admin('POST', `${flagPath('dark-mode')}/environments/development/on`)
+  await admin('POST', `${paths.flag('dark-mode')}/environments/development/on`)
   await updated
   expect(client.isEnabled('dark-mode')).toBe(true)
   client.stop()

@@ -2,29 +2,20 @@
  * The data directory's lock (storage/lock.ts) between real processes: one holder at a time, a
  * refusal that names the holder, and a lock the OS takes back when its holder is killed.
  */
-import { afterEach, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { readdirSync, readFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import { DataDirLock, DataDirLockError, LOCK_FILE } from '../../src/storage/lock'
-import { tempDir } from '../helpers'
+import { cleanupAfterEach } from '../helpers'
 
 const LOCK_MODULE = join(import.meta.dir, '..', '..', 'src', 'storage', 'lock.ts')
-const cleanups: (() => void | Promise<unknown>)[] = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-})
-
-function newDir(): string {
-  const dir = tempDir('flags-lock-')
-  cleanups.push(dir.remove)
-  return dir.path
-}
+const { later, newDir } = cleanupAfterEach()
 
 function hold(dir: string): DataDirLock {
   const lock = DataDirLock.acquire(dir)
-  cleanups.push(() => lock.release())
+  later(() => lock.release())
   return lock
 }
 
@@ -41,7 +32,7 @@ function other(dir: string): { proc: Subprocess<'ignore', 'pipe', 'pipe'>; outco
       process.exit(3)
     }`
   const proc = Bun.spawn([process.execPath, '-e', script], { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
-  cleanups.push(async () => {
+  later(async () => {
     proc.kill('SIGKILL')
     await proc.exited
   })
@@ -51,7 +42,7 @@ function other(dir: string): { proc: Subprocess<'ignore', 'pipe', 'pipe'>; outco
 }
 
 test('a second process is refused with the directory and the holder named, and gets the lock once it is released', async () => {
-  const dir = newDir()
+  const dir = newDir('flags-lock-')
   const lock = hold(dir)
   const holder = JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8'))
   expect(holder).toEqual({
@@ -78,7 +69,7 @@ test('a second process is refused with the directory and the holder named, and g
 })
 
 test('a second lock in the same process is refused too (a lock belongs to one open file)', () => {
-  const dir = newDir()
+  const dir = newDir('flags-lock-')
   hold(dir)
   let refused: unknown
   try {
@@ -92,7 +83,7 @@ test('a second lock in the same process is refused too (a lock belongs to one op
 })
 
 test('the lock of a process killed with SIGKILL is released by the OS', async () => {
-  const dir = newDir()
+  const dir = newDir('flags-lock-')
   const first = other(dir)
   expect(await first.outcome).toBe('locked')
   expect(() => DataDirLock.acquire(dir)).toThrow(`pid ${first.proc.pid}`)
@@ -105,7 +96,7 @@ test('the lock of a process killed with SIGKILL is released by the OS', async ()
 })
 
 test('a directory that cannot be locked is refused with the reason, not a stack trace', () => {
-  const dir = join(newDir(), 'missing')
+  const dir = join(newDir('flags-lock-'), 'missing')
   expect(() => DataDirLock.acquire(dir)).toThrow(
     `DATA_DIR ${dir} cannot be written: no such file or directory (ENOENT)`,
   )

@@ -14,7 +14,7 @@ import { OFREPProvider } from '@openfeature/ofrep-provider'
 import { OpenFeature as ServerFeatures } from '@openfeature/server-sdk'
 import { OFREPWebProvider } from '@openfeature/ofrep-web-provider'
 import { OpenFeature as WebFeatures, ProviderEvents } from '@openfeature/web-sdk'
-import { adminCall, startService, withTimeout, type RunningService } from '../helpers'
+import { adminCall, startService, withTimeout, type RunningService, paths } from '../helpers'
 
 const ADMIN = '*:*.ofrep-providers-admin-secret-0123456789'
 let service: RunningService
@@ -27,16 +27,18 @@ async function admin(method: string, path: string, body?: unknown) {
   return answer.body
 }
 
-const flagPath = (name: string) => `/api/admin/projects/default/features/${name}`
-
 async function withPayload(
   name: string,
   payload: { type: string; value: string } | undefined,
   options: { on?: boolean; strategy?: Record<string, unknown> } = {},
 ) {
   await admin('POST', '/api/admin/projects/default/features', { name })
-  await admin('POST', `${flagPath(name)}/environments/development/strategies`, options.strategy ?? { name: 'default' })
-  await admin('PUT', `${flagPath(name)}/environments/development/variants`, [
+  await admin(
+    'POST',
+    `${paths.flag(name)}/environments/development/strategies`,
+    options.strategy ?? { name: 'default' },
+  )
+  await admin('PUT', `${paths.flag(name)}/environments/development/variants`, [
     {
       name: `${name}-variant`,
       weight: 1000,
@@ -45,19 +47,19 @@ async function withPayload(
       ...(payload ? { payload } : {}),
     },
   ])
-  if (options.on ?? true) await admin('POST', `${flagPath(name)}/environments/development/on`)
+  if (options.on ?? true) await admin('POST', `${paths.flag(name)}/environments/development/on`)
 }
 
 beforeAll(async () => {
   service = await startService(ADMIN, 'flags-ofrep-')
   await admin('POST', '/api/admin/projects/default/features', { name: 'checkout' })
-  await admin('POST', `${flagPath('checkout')}/environments/development/strategies`, {
+  await admin('POST', `${paths.flag('checkout')}/environments/development/strategies`, {
     name: 'userWithId',
     parameters: { userIds: 'alice' },
   })
-  await admin('POST', `${flagPath('checkout')}/environments/development/on`)
+  await admin('POST', `${paths.flag('checkout')}/environments/development/on`)
   await admin('POST', '/api/admin/projects/default/features', { name: 'dark-mode' })
-  await admin('POST', `${flagPath('dark-mode')}/environments/development/strategies`, { name: 'default' })
+  await admin('POST', `${paths.flag('dark-mode')}/environments/development/strategies`, { name: 'default' })
   // dark-mode stays off.
   await withPayload('banner-text', { type: 'string', value: 'Spring sale' })
   await withPayload('max-items', { type: 'number', value: '25' })
@@ -121,9 +123,9 @@ test('the server provider evaluates each flag type, a missing flag and a disable
   expect(await client.getBooleanDetails('dark-mode', true, alice)).toMatchObject({ value: false, reason: 'DISABLED' })
   const missing = await client.getBooleanDetails('no-such-flag', true, alice)
   expect(missing).toMatchObject({ value: true, reason: 'ERROR', errorCode: 'FLAG_NOT_FOUND' })
-  await admin('POST', `${flagPath('dark-mode')}/environments/development/on`)
+  await admin('POST', `${paths.flag('dark-mode')}/environments/development/on`)
   expect(await client.getBooleanDetails('dark-mode', false, alice)).toMatchObject({ value: true, reason: 'STATIC' })
-  await admin('POST', `${flagPath('dark-mode')}/environments/development/off`)
+  await admin('POST', `${paths.flag('dark-mode')}/environments/development/off`)
 })
 
 type Kind = 'boolean' | 'string' | 'number' | 'object'
@@ -262,7 +264,7 @@ test('the web provider reads every flag in one request, follows a context change
   const changed = new Promise<string[]>(resolve =>
     client.addHandler(ProviderEvents.ConfigurationChanged, details => resolve(details?.flagsChanged ?? [])),
   )
-  await admin('POST', `${flagPath('dark-mode')}/environments/development/on`)
+  await admin('POST', `${paths.flag('dark-mode')}/environments/development/on`)
   expect(await withTimeout(changed, 5000)).toContain('dark-mode')
   expect(client.getBooleanDetails('dark-mode', false)).toMatchObject({ value: true, reason: 'STATIC' })
 })
@@ -300,7 +302,7 @@ test("the web provider opens the bulk answer's eventStreams and refetches on a c
     const changed = new Promise<string[]>(resolve =>
       client.addHandler(ProviderEvents.ConfigurationChanged, details => resolve(details?.flagsChanged ?? [])),
     )
-    await admin('POST', `${flagPath('dark-mode')}/environments/development/${before ? 'off' : 'on'}`)
+    await admin('POST', `${paths.flag('dark-mode')}/environments/development/${before ? 'off' : 'on'}`)
     expect(await withTimeout(changed, 5000)).toContain('dark-mode')
     expect(client.getBooleanValue('dark-mode', before)).toBe(!before)
   } finally {

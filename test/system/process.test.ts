@@ -4,10 +4,10 @@
  * refused start on a corrupt data file.
  */
 import { afterEach, describe, expect, test } from 'bun:test'
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
-import { tempDir, freePort, PATIENCE_MS } from '../helpers'
+import { tempDir, freePort, PATIENCE_MS, dirSnapshot } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const BUN = join(ROOT, 'node_modules', '.bin', 'bun')
@@ -278,13 +278,6 @@ describe('the server process', () => {
   })
 })
 
-/** Every file of a directory with its bytes, to show that a refused process wrote nothing. */
-function snapshot(dir: string): Record<string, string> {
-  const files: Record<string, string> = {}
-  for (const name of readdirSync(dir).sort()) files[name] = readFileSync(join(dir, name)).toString('base64')
-  return files
-}
-
 function cli(dataDir: string, ...args: string[]) {
   const result = Bun.spawnSync([BUN, 'src/main.ts', ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir } })
   return { exitCode: result.exitCode, output: result.stdout.toString() + result.stderr.toString() }
@@ -307,13 +300,13 @@ describe('one process per data directory', () => {
     expect(
       (await call(first, 'POST', '/api/admin/projects/default/features', secret, { name: 'before-second' })).status,
     ).toBe(201)
-    const before = snapshot(dir)
+    const before = dirSnapshot(dir)
 
     const second = start(dir)
     expect(await within(second.finished(), PATIENCE_MS, 'the second server to exit')).toBe(1)
     expect(second.stderr()).toMatch(refusal(dir, first))
     expect(second.stdout()).toBe('')
-    expect(snapshot(dir)).toEqual(before)
+    expect(dirSnapshot(dir)).toEqual(before)
 
     // The first goes on as if nothing happened.
     expect(
@@ -327,12 +320,12 @@ describe('one process per data directory', () => {
     const dir = newDir()
     const first = start(dir)
     await ready(first)
-    const before = snapshot(dir)
+    const before = dirSnapshot(dir)
     const second = start(dir, { PORT: String(first.port) })
     expect(await within(second.finished(), PATIENCE_MS, 'the second server to exit')).toBe(1)
     expect(second.stderr()).toMatch(refusal(dir, first))
     expect(second.stdout()).toBe('')
-    expect(snapshot(dir)).toEqual(before)
+    expect(dirSnapshot(dir)).toEqual(before)
     expect((await call(first, 'GET', '/health', null)).status).toBe(200)
   })
 
@@ -366,7 +359,7 @@ describe('one process per data directory', () => {
     expect(cli(dir, 'backup', file)).toEqual({ exitCode: 0, output: expect.stringContaining('Backed up') })
     expect(readFileSync(file, 'utf8')).toContain('"backed-up"')
 
-    const before = snapshot(dir)
+    const before = dirSnapshot(dir)
     const restore = cli(dir, 'restore', file, dir)
     expect(restore.exitCode).toBe(1)
     expect(restore.output).toMatch(
@@ -375,7 +368,7 @@ describe('one process per data directory', () => {
       ),
     )
     expect(restore.output.trim().split('\n')).toHaveLength(1)
-    expect(snapshot(dir)).toEqual(before)
+    expect(dirSnapshot(dir)).toEqual(before)
     expect((await call(server, 'GET', '/api/admin/projects/default/features/backed-up', secret)).status).toBe(200)
   })
 })

@@ -5,25 +5,25 @@
  * generated password, printed once; every session of theirs ends; the change is recorded as the
  * admin route records it, by `system`, without the password or its hash.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { EventRecord } from '../../src/storage/records'
-import { ADMIN_SECRET, freePort, makeApi, tempDir, untilReady, waitFor, PATIENCE_MS, type Api } from '../helpers'
+import {
+  ADMIN_SECRET,
+  freePort,
+  makeApi,
+  untilReady,
+  waitFor,
+  PATIENCE_MS,
+  type Api,
+  cleanupAfterEach,
+} from '../helpers'
 import { ON_POSTGRES, testCluster } from '../test-store'
 
 const ROOT = join(import.meta.dir, '../..')
 const OLD_PASSWORD = 'Lost-password-1'
-const cleanups: (() => void | Promise<unknown>)[] = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup()
-})
-
-function newDir(): string {
-  const dir = tempDir('reset-password-')
-  cleanups.push(() => dir.remove())
-  return dir.path
-}
+const { later, newDir } = cleanupAfterEach()
 
 function cleanEnv(extra: Record<string, string>): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = { ...process.env }
@@ -67,7 +67,7 @@ async function serve(env: Record<string, string>): Promise<{ base: string; proc:
     stdout: 'ignore',
     stderr: 'ignore',
   })
-  cleanups.unshift(async () => {
+  later(async () => {
     proc.kill('SIGKILL')
     await proc.exited
   })
@@ -118,7 +118,7 @@ function expectResetEvent(events: EventRecord[], id: number, password: string) {
 }
 
 test('on a data directory: refused while a service holds it, changing nothing; once stopped, a new password, sessions ended, the event recorded', async () => {
-  const dataDir = join(newDir(), 'data')
+  const dataDir = join(newDir('reset-password-'), 'data')
   mkdirSync(dataDir)
   const api = await makeApi({ dataDir })
   const id = await withUser(api)
@@ -154,7 +154,7 @@ test('on a data directory: refused while a service holds it, changing nothing; o
 }, 90_000)
 
 test('an unknown user, a missing data directory and a wrong number of arguments are refused in words', async () => {
-  const dataDir = join(newDir(), 'data')
+  const dataDir = join(newDir('reset-password-'), 'data')
   mkdirSync(dataDir)
   await (await makeApi({ dataDir })).close()
   expect(cli(['reset-password', 'nobody'], { DATA_DIR: dataDir })).toEqual({
@@ -162,7 +162,7 @@ test('an unknown user, a missing data directory and a wrong number of arguments 
     stdout: '',
     stderr: 'Cannot reset the password: No user signs in as "nobody" (give a username or an email)\n',
   })
-  const missing = join(newDir(), 'missing')
+  const missing = join(newDir('reset-password-'), 'missing')
   expect(cli(['reset-password', 'ed'], { DATA_DIR: missing })).toEqual({
     code: 1,
     stdout: '',
@@ -176,7 +176,7 @@ test('an unknown user, a missing data directory and a wrong number of arguments 
 })
 
 test('the npm script runs the same command', async () => {
-  const dataDir = join(newDir(), 'data')
+  const dataDir = join(newDir('reset-password-'), 'data')
   mkdirSync(dataDir)
   const api = await makeApi({ dataDir })
   await withUser(api)

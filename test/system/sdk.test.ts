@@ -6,7 +6,7 @@
  */
 import { afterEach, expect, test } from 'bun:test'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
-import { adminCall, destroySdk, startService, type RunningService, eventOf, waitFor } from '../helpers'
+import { adminCall, destroySdk, startService, type RunningService, eventOf, waitFor, paths } from '../helpers'
 
 const ADMIN = '*:*.sdk-test-admin-secret-0123456789'
 
@@ -31,9 +31,8 @@ async function admin(base: string, method: string, path: string, body?: unknown)
   return answer.body
 }
 
-const flagPath = (name: string) => `/api/admin/projects/default/features/${name}`
-const strategiesOf = (name: string) => `${flagPath(name)}/environments/development/strategies`
-const toggle = (name: string, on: boolean) => `${flagPath(name)}/environments/development/${on ? 'on' : 'off'}`
+const strategiesOf = (name: string) => `${paths.flag(name)}/environments/development/strategies`
+const toggle = (name: string, on: boolean) => `${paths.flag(name)}/environments/development/${on ? 'on' : 'off'}`
 
 test('unleash-client reads and evaluates the flags, and sees a change on its next poll', async () => {
   const base = await startServer()
@@ -52,7 +51,7 @@ test('unleash-client reads and evaluates the flags, and sees a change on its nex
   await admin(base, 'POST', strategiesOf(names.users), { name: 'userWithId', parameters: { userIds: '7,9' } })
   await admin(base, 'POST', strategiesOf(names.off), { name: 'default' })
   await admin(base, 'POST', strategiesOf(names.variants), { name: 'default' })
-  await admin(base, 'PUT', `${flagPath(names.variants)}/environments/development/variants`, [
+  await admin(base, 'PUT', `${paths.flag(names.variants)}/environments/development/variants`, [
     {
       name: 'blue',
       weightType: 'variable',

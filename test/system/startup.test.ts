@@ -9,7 +9,7 @@
 import { afterEach, expect, test } from 'bun:test'
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { freePort, makeApi, tempDir, untilReady, waitFor } from '../helpers'
+import { freePort, makeApi, tempDir, untilReady, waitFor, dirSnapshot } from '../helpers'
 import { markMoved } from '../../src/storage/moved'
 
 const ROOT = join(import.meta.dir, '../..')
@@ -70,16 +70,6 @@ function expectOneLine(result: { code: number; stdout: string; stderr: string },
   expect(result.stderr).toMatch(problem)
 }
 
-/** Every file under `dir` with its bytes. */
-function snapshot(dir: string): Record<string, string> {
-  const files: Record<string, string> = {}
-  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
-    const path = join(entry.parentPath, entry.name)
-    files[path] = entry.isFile() ? readFileSync(path).toString('base64') : 'directory'
-  }
-  return files
-}
-
 test('a busy PORT: one line naming PORT, exit 1, no store and no admin token made; the next start makes and prints the token', async () => {
   const parent = newDir()
   const dataDir = join(parent, 'data')
@@ -135,11 +125,11 @@ test('a busy PORT on an existing data directory changes none of its files', asyn
   expect(readdirSync(dataDir)).toContain('state.json')
   const busy = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
   cleanups.unshift(() => busy.stop(true))
-  const before = snapshot(dataDir)
+  const before = dirSnapshot(dataDir)
   const result = await failedStart({ DATA_DIR: dataDir, PORT: String(busy.port) })
   expectOneLine(result, /PORT \d+ is already in use/)
-  const after = snapshot(dataDir)
-  delete after[join(dataDir, '.lock')]
+  const after = dirSnapshot(dataDir)
+  delete after['.lock']
   expect(after).toEqual(before)
 }, 30_000)
 
@@ -227,19 +217,21 @@ test('a DATA_DIR that cannot be written or made is named in one line, and an exi
         }),
   ])
   chmodSync(store, 0o555)
-  const before = snapshot(store)
-  expect(
-    Object.keys(before)
-      .map(path => path.slice(store.length + 1))
-      .sort(),
-  ).toEqual(['.lock', 'events.jsonl', 'secret.key', 'state.journal.jsonl', 'state.json'])
+  const before = dirSnapshot(store)
+  expect(Object.keys(before).sort()).toEqual([
+    '.lock',
+    'events.jsonl',
+    'secret.key',
+    'state.journal.jsonl',
+    'state.json',
+  ])
   expectOneLine(
     await failedStart({ DATA_DIR: store }, asUnprivileged),
     new RegExp(`^Cannot start: DATA_DIR ${store} cannot be written: permission denied \\(EACCES\\)\\n$`),
   )
   // The lock's file says who holds it: the one file a refused start may write.
-  const after = snapshot(store)
-  after[join(store, '.lock')] = before[join(store, '.lock')]
+  const after = dirSnapshot(store)
+  after['.lock'] = before['.lock']
   expect(after).toEqual(before)
 }, 60_000)
 
@@ -254,7 +246,7 @@ test('a data directory marked as moved to PostgreSQL stops a start without DATAB
     movedAt: '2026-11-28T06:00:00.000Z',
     backup: '/backups/moving-in.jsonl',
   })
-  const before = snapshot(dataDir)
+  const before = dirSnapshot(dataDir)
   const marker = join(dataDir, 'moved.json')
   expectOneLine(
     await failedStart({ DATA_DIR: dataDir }),
@@ -263,7 +255,7 @@ test('a data directory marked as moved to PostgreSQL stops a start without DATAB
         `Set DATABASE_URL \\(or DATABASE_HOST…\\) to use the database; to use these files again on purpose, remove ${marker}\\n$`,
     ),
   )
-  expect(snapshot(dataDir)).toEqual(before)
+  expect(dirSnapshot(dataDir)).toEqual(before)
 
   // Removed on purpose, the files are served again.
   rmSync(marker)

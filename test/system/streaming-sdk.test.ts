@@ -20,6 +20,7 @@ import {
   waitFor,
   withTimeout,
   type RunningService,
+  paths,
 } from '../helpers'
 import { SseReader } from '../features/streaming/sse'
 
@@ -149,21 +150,21 @@ test('specification 20 (events) passes through the SDK in streaming and in delta
   await raw.until(() => raw.messages.length === 1)
 
   // The file's events, one by one, as admin writes.
-  const flagPath = (name: string) => `/api/admin/projects/spec-20/features/${name}`
   const segmentIds = new Map<number, number>()
   for (const event of file.state.events as any[]) {
     if (event.type === 'feature-updated') {
       const { name, strategies } = event.feature
       await admin(base, 'POST', '/api/admin/projects/spec-20/features', { name })
       for (const strategy of strategies) {
-        await admin(base, 'POST', `${flagPath(name)}/environments/${ENVIRONMENT}/strategies`, {
+        await admin(base, 'POST', `${paths.flag(name, 'spec-20')}/environments/${ENVIRONMENT}/strategies`, {
           name: strategy.name,
           segments: (strategy.segments ?? []).map((id: number) => segmentIds.get(id)),
         })
       }
-      if (event.feature.enabled) await admin(base, 'POST', `${flagPath(name)}/environments/${ENVIRONMENT}/on`)
+      if (event.feature.enabled)
+        await admin(base, 'POST', `${paths.flag(name, 'spec-20')}/environments/${ENVIRONMENT}/on`)
     } else if (event.type === 'feature-removed') {
-      await admin(base, 'DELETE', flagPath(event.featureName))
+      await admin(base, 'DELETE', paths.flag(event.featureName, 'spec-20'))
     } else if (event.type === 'segment-updated') {
       const created = await admin(base, 'POST', '/api/admin/segments', {
         name: event.segment.name,

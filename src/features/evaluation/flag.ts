@@ -3,7 +3,7 @@
  * parents become closures, and evaluating it for a context (`outcomeOf`) only runs them. The steps
  * are the official Node SDK's (unleash-client 6.12: lib/client.js isFeatureEnabled,
  * isParentDependencySatisfied, resolveVariant, forceGetVariant), so that the answers are the
- * specification's; test/features/frontend-evaluation.test.ts compares them with the SDK's engine
+ * specification's; test/features/frontend/frontend-evaluation.test.ts compares them with the SDK's engine
  * on many contexts. Strategy types the SDK does not know (those users define) never enable a flag.
  */
 import type {

@@ -1,0 +1,76 @@
+/**
+ * `npm run test:postgres`: the suite on PostgreSQL. One private cluster serves the whole run (each
+ * test process makes its schemas in one database of it, see test-store.ts; a test that needs a
+ * cluster to itself, to stop or freeze it, still starts its own), and only the test files that run
+ * differently there are run: those that open a store without a data directory or ask which store
+ * the run is on (`dependsOnStore`). The others (a store on a data directory, pure functions, a
+ * process spawned on the files, a cluster of their own) ran the same in `npm run test:files`.
+ * Like test:files, two bun test runs, each ending with its own summary: the tests through
+ * app.handle, then test/system, each two files at a time. Given test files
+ * (`bun test/run-postgres.ts test/features/flags/flags.test.ts …`), it runs those instead.
+ */
+import { readdirSync, readFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { SHARED_CLUSTER_VARIABLE, startPostgres } from './postgres-cluster'
+import { TEST_DATABASE } from './test-store'
+
+const ROOT = join(import.meta.dir, '..')
+
+/** What every bun test run of the suite passes (test/test-config.test.ts says why). */
+export const TIMEOUT_ARGS = ['--timeout', '30000']
+
+/**
+ * Whether a test file runs differently on PostgreSQL: it asks test/test-store.ts which run this is
+ * (ON_POSTGRES, TEST_STORE, freshDatabase), or opens a store without saying where (openTestStore,
+ * freshApiPerTest or a setup module's useFreshApi, makeApi() or makeApi({...}) without dataDir or database), which is a PostgreSQL
+ * schema in that run. A file that starts a cluster of its own (testCluster, startPostgres) runs the
+ * same in both runs.
+ */
+export function dependsOnStore(text: string): boolean {
+  return /\b(ON_POSTGRES|TEST_STORE|freshDatabase|openTestStore|freshApiPerTest|useFreshApi)\b|makeApi\((?!\{[^)]*\b(dataDir|database)\b)/.test(
+    text,
+  )
+}
+
+function testFiles(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter(name => name.endsWith('.test.ts'))
+    .map(name => join(dir, name))
+    .sort()
+}
+
+/** The test files run again on PostgreSQL, relative to the checkout: through app.handle, and in test/system. */
+export function postgresFiles(): { unit: string[]; system: string[] } {
+  const dependent = testFiles(join(ROOT, 'test'))
+    .filter(file => dependsOnStore(readFileSync(file, 'utf8')))
+    .map(file => relative(ROOT, file))
+  return {
+    unit: dependent.filter(file => !file.startsWith('test/system/')),
+    system: dependent.filter(file => file.startsWith('test/system/')),
+  }
+}
+
+if (import.meta.main) {
+  const cluster = await startPostgres({ fsync: false })
+  await cluster.createDatabase(TEST_DATABASE)
+  const env = { ...process.env, FLAGSTORE_TEST_STORE: 'postgres', [SHARED_CLUSTER_VARIABLE]: String(cluster.port) }
+  const bunTest = (args: string[]) =>
+    Bun.spawn([process.execPath, 'test', ...TIMEOUT_ARGS, ...args], {
+      cwd: ROOT,
+      env,
+      stdio: ['inherit', 'inherit', 'inherit'],
+    }).exited
+  const given = process.argv.slice(2)
+  const { unit, system } =
+    given.length === 0
+      ? postgresFiles()
+      : {
+          unit: given.filter(file => !file.startsWith('test/system/')),
+          system: given.filter(file => file.startsWith('test/system/')),
+        }
+  // `./` makes each a path, not a filter matching every path that contains it.
+  const unitStatus = unit.length > 0 ? await bunTest(['--parallel', ...unit.map(file => `./${file}`)]) : 0
+  const systemStatus = system.length > 0 ? await bunTest(['--parallel', ...system.map(file => `./${file}`)]) : 0
+  await cluster.stop()
+  process.exit(unitStatus || systemStatus)
+}
