@@ -14,10 +14,12 @@ import {
   closeSync,
   readSync,
   statSync,
+  readdirSync,
+  rmSync,
 } from 'node:fs'
 import { join } from 'node:path'
 import { emptyState, type EventRecord } from '../src/storage/records'
-import { COLLECTIONS, EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../src/services'
+import { COLLECTIONS, DATA_FILES, EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../src/services'
 import type { FlagRecord } from '../src/features/flags/flags.records'
 import { searchableText } from '../src/features/events/search/searchable-text'
 import { readConfig } from '../src/config'
@@ -337,6 +339,42 @@ function eachLogEvent(
   } finally {
     closeSync(fd)
   }
+}
+
+/** Files in the data directory that the service derives from the log (anything not the store's own). */
+export function derivedFiles(dir: string): { files: number; bytes: number } {
+  let files = 0
+  let bytes = 0
+  const walk = (path: string, top: boolean) => {
+    for (const entry of readdirSync(path, { withFileTypes: true })) {
+      if (top && DATA_FILES.includes(entry.name)) continue
+      const full = join(path, entry.name)
+      if (entry.isDirectory()) walk(full, false)
+      else {
+        files++
+        try {
+          bytes += statSync(full).size
+        } catch {}
+      }
+    }
+  }
+  walk(dir, true)
+  return { files, bytes }
+}
+
+/** Deletes what derivedFiles counts. */
+export function removeDerived(dir: string) {
+  for (const name of readdirSync(dir))
+    if (!DATA_FILES.includes(name)) rmSync(join(dir, name), { recursive: true, force: true })
+}
+
+/** The commit checked out in `root` (with `+dirty` when src/ has changes), for the setup line. */
+export function gitCommit(root = ROOT): string {
+  const git = (...args: string[]) =>
+    Bun.spawnSync(['git', ...args], { cwd: root })
+      .stdout.toString()
+      .trim()
+  return git('rev-parse', '--short', 'HEAD') + (git('status', '--porcelain', 'src') ? '+dirty' : '')
 }
 
 /**
