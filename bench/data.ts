@@ -368,15 +368,6 @@ export function removeDerived(dir: string) {
     if (!DATA_FILES.includes(name)) rmSync(join(dir, name), { recursive: true, force: true })
 }
 
-/** The commit checked out in `root` (with `+dirty` when src/ has changes), for the setup line. */
-export function gitCommit(root = ROOT): string {
-  const git = (...args: string[]) =>
-    Bun.spawnSync(['git', ...args], { cwd: root })
-      .stdout.toString()
-      .trim()
-  return git('rev-parse', '--short', 'HEAD') + (git('status', '--porcelain', 'src') ? '+dirty' : '')
-}
-
 /**
  * Queries of several words or with separators, which the words alone do not decide: a common word
  * before the start of the rare vocabulary words, two common words adjacent (in most events), words

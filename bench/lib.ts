@@ -244,6 +244,15 @@ export function probeHealth(base: string) {
   return { times, stop: async () => ((probing = false), await done, times) }
 }
 
+/** The commit checked out in `root` (with `+dirty` when src/ has changes), for the setup line. */
+export function gitCommit(root = ROOT): string {
+  const git = (...args: string[]) =>
+    Bun.spawnSync(['git', ...args], { cwd: root })
+      .stdout.toString()
+      .trim()
+  return git('rev-parse', '--short', 'HEAD') + (git('status', '--porcelain', 'src') ? '+dirty' : '')
+}
+
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
