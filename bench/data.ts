@@ -288,6 +288,14 @@ export interface GeneratedManifest {
   seconds: number
 }
 
+/** A directory written by bench/generate-events.ts (`--dir`, required) and its manifest, read back. */
+export function openGenerated(dir: string | undefined) {
+  if (!dir) throw new Error('--dir DIR: a directory written by bench/generate-events.ts')
+  const trimmed = dir.replace(/\/+$/, '')
+  const manifest = JSON.parse(readFileSync(`${trimmed}.generated.json`, 'utf8')) as GeneratedManifest
+  return { dir: trimmed, manifest, headers: { authorization: manifest.adminSecret } }
+}
+
 /**
  * The totals a directory written by bench/generate-events.ts must answer: the generator's exact
  * counts for its words and for `type`, plus those of events appended since (PATCHes of earlier
