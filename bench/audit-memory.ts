@@ -1,9 +1,12 @@
 /**
  * Starts and memory at ten million events, on a directory from `bench/run.ts generate`: `memory`
  * (resident memory by kind of query, optionally with the files evicted from the page cache) and
- * `audit-cold` (a start without search segments). Run through bench/run.ts.
+ * `audit-cold` (a start without search segments); and the durable PATCHes on such a log against
+ * an empty one that the audit scenario measures. Run through bench/run.ts.
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../src/services'
+import { KEY_FILE } from '../src/storage/secret-key'
 import { join } from 'node:path'
 import {
   expectedTotals,
@@ -19,17 +22,95 @@ import {
   processMemory,
   ROOT,
   removeDerived,
+  removeDir,
   sampleMemory,
   spawnServer,
   spread,
   table,
+  tempDataDir,
   untilReady,
   wrk,
 } from './lib'
 
 const TYPE = 'feature-strategy-update'
 /** The generated directory's own admin token is the one used: no INIT_ADMIN_API_TOKENS, so starting writes nothing. */
-const GENERATED_TOKENS = { INIT_ADMIN_API_TOKENS: undefined, LOG_LEVEL: 'info' }
+export const GENERATED_TOKENS = { INIT_ADMIN_API_TOKENS: undefined, LOG_LEVEL: 'info' }
+
+type Flag = { name: string; project: string }
+type Headers = Record<string, string>
+type Patches = Awaited<ReturnType<typeof patchThroughput>>
+
+/** Durable PATCHes of flag descriptions, `connections` loops for `seconds`; each loop its own flag. */
+async function patchThroughput(base: string, headers: Headers, flags: Flag[], seconds: number) {
+  let done = 0
+  let failed = 0
+  const times: number[] = []
+  const until = performance.now() + seconds * 1000
+  const started = performance.now()
+  await Promise.all(
+    flags.map(async ({ name, project }, i) => {
+      for (let n = 0; performance.now() < until; n++) {
+        const t = performance.now()
+        const response = await fetch(`${base}/api/admin/projects/${project}/features/${name}`, {
+          method: 'PATCH',
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: JSON.stringify([{ op: 'replace', path: '/description', value: `bench patch ${i}-${n}` }]),
+        })
+        await response.arrayBuffer()
+        times.push(performance.now() - t)
+        if (response.ok) done++
+        else failed++
+      }
+    }),
+  )
+  const { p50, p99 } = spread(times)
+  return { perSecond: done / ((performance.now() - started) / 1000), p50, p99, failed, load: loadAverage() }
+}
+
+/**
+ * The same state (flags, tokens, key) with an empty event log: a copy of the checkpoint that
+ * includes no event and no commit, next to an empty log and journal. So the comparison isolates
+ * the log's length; the state's size (a checkpoint of thousands of flags) is the same on both sides.
+ * The two servers take turns, one second each, `rounds` rounds, so that the machine's
+ * other load (shared cores, which swings several-fold within seconds) falls on both alike; the
+ * figures are the means over the rounds and the median of the rounds' ratios.
+ */
+export async function patchesAgainstEmptyLog(
+  DIR: string,
+  base: string,
+  headers: Headers,
+  flags: Flag[],
+  rounds: number,
+) {
+  const dir = tempDataDir('audit-empty-')
+  const state = JSON.parse(readFileSync(join(DIR, STATE_FILE), 'utf8'))
+  state.lastEventId = 0
+  state.commitSeq = 0
+  writeFileSync(join(dir, STATE_FILE), JSON.stringify(state), { mode: 0o600 })
+  writeFileSync(join(dir, JOURNAL_FILE), '', { mode: 0o600 })
+  writeFileSync(join(dir, EVENTS_FILE), '', { mode: 0o600 })
+  copyFileSync(join(DIR, KEY_FILE), join(dir, KEY_FILE))
+  const empty = spawnServer(dir, GENERATED_TOKENS)
+  try {
+    await untilReady(empty)
+    const taken = { log: [] as Patches[], empty: [] as Patches[] }
+    for (let round = 0; round < rounds; round++) {
+      taken.log.push(await patchThroughput(base, headers, flags, 1))
+      taken.empty.push(await patchThroughput(empty.base, headers, flags, 1))
+    }
+    const sum = (list: Patches[]) => ({
+      perSecond: list.reduce((n, r) => n + r.perSecond, 0) / list.length,
+      rounds: list.map(r => Math.round(r.perSecond)),
+      p99: Math.max(...list.map(r => r.p99)),
+      failed: list.reduce((n, r) => n + r.failed, 0),
+    })
+    const ratios = taken.log.map((r, i) => r.perSecond / taken.empty[i].perSecond)
+    return { log: sum(taken.log), empty: sum(taken.empty), medianRatio: spread(ratios).p50 }
+  } finally {
+    await empty.stop()
+    removeDir(dir)
+  }
+}
 
 /** Every file under `path`. */
 function filesUnder(path: string): string[] {
