@@ -30,21 +30,68 @@ import { SecretHasher } from '../src/features/tokens/secret-hash'
 import { hashPassword } from '../src/features/users/passwords'
 import type { FlagRecord, StrategyRecord } from '../src/features/flags/flags.records'
 import type { ApiTokenRecord } from '../src/features/tokens/tokens.records'
-import {
-  CONTEXT,
-  eventLine,
-  GENERATED_ENVIRONMENTS as ENVIRONMENTS,
-  MIX,
-  PROSE,
-  random,
-  USERS,
-  VOCABULARY,
-  vocabularyWord,
-  type Actor,
-  type GeneratedManifest,
-} from './data'
+import { type GeneratedManifest, random, SYLLABLES } from './data'
 
 export type { GeneratedManifest }
+
+const VOCABULARY = 16 ** 4
+/** Word `n` of the search vocabulary: "qx" and four syllables, all ten letters long. */
+function vocabularyWord(n: number): string {
+  let text = 'qx'
+  for (let i = 0; i < 4; i++) {
+    text += SYLLABLES[n % 16]
+    n = Math.floor(n / 16)
+  }
+  return text
+}
+
+/** Ordinary words for the rest of a description (none holds "qx"). */
+const PROSE = (
+  'rollout checkout payment banner search onboarding pricing beta cohort mobile web api latency cache ' +
+  'migration dashboard export import legacy experiment holdout region europe americas asia partner ' +
+  'invoice billing signup login session recommendation ranking feed notification email push ' +
+  'dark mode redesign navigation sidebar footer header widget gradual enable disable cleanup ' +
+  'remove after launch owner team ticket incident postmortem follow up temporary permanent kill switch'
+).split(' ')
+const ENVIRONMENTS = ['development', 'staging', 'production']
+const USERS = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'grace', 'heidi']
+const CONTEXT = ['userId', 'region', 'appName', 'tenantId', 'email']
+
+/** Event types with their share of the changes after the initial state, in percent. */
+export const MIX: [string, number][] = [
+  ['feature-environment-enabled', 40],
+  ['feature-environment-disabled', 40],
+  ['feature-strategy-update', 6],
+  ['feature-metadata-updated', 6],
+  ['feature-strategy-add', 2.5],
+  ['feature-strategy-remove', 1.5],
+  ['feature-tagged', 1.5],
+  ['feature-stale-on', 1],
+  ['feature-stale-off', 1],
+  ['feature-environment-variants-updated', 0.5],
+]
+
+/** The record line exactly as the store writes it: the keys in EventRecord's order. */
+function eventLine(
+  id: number,
+  createdAt: string,
+  type: string,
+  actor: Actor,
+  environment: string | null,
+  project: string | null,
+  featureName: string | null,
+  data: string,
+  preData: string,
+  tags: string,
+): string {
+  const s = (value: string | null) => (value === null ? 'null' : JSON.stringify(value))
+  return `{"id":${id},"createdAt":"${createdAt}","type":"${type}","createdBy":${JSON.stringify(actor.name)},"createdByUserId":${actor.userId},"environment":${s(environment)},"project":${s(project)},"featureName":${s(featureName)},"data":${data},"preData":${preData},"tags":${tags}}`
+}
+
+interface Actor {
+  name: string
+  userId: number | null
+}
 
 export const GENERATED_ADMIN_SECRET = '*:*.generated-audit-admin-0123456789'
 
