@@ -58,35 +58,16 @@ const USERS = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'grace', 'heidi
 const CONTEXT = ['userId', 'region', 'appName', 'tenantId', 'email']
 
 /** Event types with their share of the changes after the initial state, in percent. */
-export const MIX: [string, number][] = [
-  ['feature-environment-enabled', 40],
-  ['feature-environment-disabled', 40],
-  ['feature-strategy-update', 6],
-  ['feature-metadata-updated', 6],
-  ['feature-strategy-add', 2.5],
-  ['feature-strategy-remove', 1.5],
-  ['feature-tagged', 1.5],
-  ['feature-stale-on', 1],
-  ['feature-stale-off', 1],
-  ['feature-environment-variants-updated', 0.5],
-]
-
-/** The record line exactly as the store writes it: the keys in EventRecord's order. */
-function eventLine(
-  id: number,
-  createdAt: string,
-  type: string,
-  actor: Actor,
-  environment: string | null,
-  project: string | null,
-  featureName: string | null,
-  data: string,
-  preData: string,
-  tags: string,
-): string {
-  const s = (value: string | null) => (value === null ? 'null' : JSON.stringify(value))
-  return `{"id":${id},"createdAt":"${createdAt}","type":"${type}","createdBy":${JSON.stringify(actor.name)},"createdByUserId":${actor.userId},"environment":${s(environment)},"project":${s(project)},"featureName":${s(featureName)},"data":${data},"preData":${preData},"tags":${tags}}`
-}
+const MIX = (
+  'enabled 40,disabled 40,strategy-update 6,metadata-updated 6,strategy-add 2.5,strategy-remove 1.5,tagged 1.5,' +
+  'stale-on 1,stale-off 1,environment-variants-updated 0.5'
+)
+  .split(',')
+  .map(entry => entry.split(' '))
+  .map(([kind, share]): [string, number] => [
+    `feature-${/abled$/.test(kind) ? 'environment-' : ''}${kind}`,
+    Number(share),
+  ])
 
 interface Actor {
   name: string
@@ -195,7 +176,11 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
     const dataJson = JSON.stringify(data)
     const preJson = JSON.stringify(preData)
     const tagsJson = JSON.stringify(tags)
-    const line = eventLine(id, now(), type, actor, environment, project, featureName, dataJson, preJson, tagsJson)
+    // The record line exactly as the store writes it: the keys in EventRecord's order.
+    const s = (value: string | null) => (value === null ? 'null' : JSON.stringify(value))
+    const where = `"environment":${s(environment)},"project":${s(project)},"featureName":${s(featureName)}`
+    const who = `"createdBy":${JSON.stringify(actor.name)},"createdByUserId":${actor.userId}`
+    const line = `{"id":${id},"createdAt":"${now()}","type":"${type}",${who},${where},"data":${dataJson},"preData":${preJson},"tags":${tagsJson}}`
     buffer.push(line, '\n')
     buffered += line.length
     if (buffered > 8_000_000) flush()
@@ -236,75 +221,36 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
       featureNaming: null,
     }
     state.projects[projectId] = project
-    append(
-      'project-created',
-      system,
-      null,
-      projectId,
-      null,
-      { id: project.id, name: project.name, description: project.description, featureNaming: null },
-      null,
-      [],
-    )
+    const created = { id: project.id, name: project.name, description: project.description, featureNaming: null }
+    append('project-created', system, null, projectId, null, created, null, [])
     for (const environment of ENVIRONMENTS)
       append('project-environment-added', system, environment, projectId, null, { environment }, null, [])
   }
   commit()
-  const tokens: ApiTokenRecord[] = [
-    {
-      tokenName: 'admin-bootstrap',
-      type: 'admin',
-      role: 'admin',
-      projects: ['*'],
-      environment: '*',
-      secretHash: hasher.hash(GENERATED_ADMIN_SECRET),
-      prefix: '*:*',
-      userId: -42,
-      createdAt: now(),
-      expiresAt: null,
-    },
-  ]
+  const token = (
+    tokenName: string,
+    type: string,
+    role: string,
+    environment: string,
+    secret: string,
+    userId: number,
+  ) => {
+    const scope = { projects: ['*'], environment, secretHash: hasher.hash(secret), prefix: `*:${environment}` }
+    return { tokenName, type, role, ...scope, userId, createdAt: now(), expiresAt: null } as ApiTokenRecord
+  }
+  const tokens = [token('admin-bootstrap', 'admin', 'admin', '*', GENERATED_ADMIN_SECRET, -42)]
   for (let i = 0; i < 24; i++) {
     const environment = pick(ENVIRONMENTS)
     const type = i % 3 === 0 ? 'frontend' : 'client'
-    tokens.push({
-      tokenName: `${type}-${pick(PROSE)}-${i}`,
-      type,
-      role: 'viewer',
-      projects: ['*'],
-      environment,
-      secretHash: hasher.hash(`*:${environment}.generated-${i}-${Math.floor(rand() * 1e12)}`),
-      prefix: `*:${environment}`,
-      userId: nextUserId++,
-      createdAt: now(),
-      expiresAt: null,
-    })
+    const secret = () => `*:${environment}.generated-${i}-${Math.floor(rand() * 1e12)}`
+    tokens.push(token(`${type}-${pick(PROSE)}-${i}`, type, 'viewer', environment, secret(), nextUserId++))
   }
-  tokens.push({
-    tokenName: 'ci-pipeline',
-    type: 'admin',
-    role: 'admin',
-    projects: ['*'],
-    environment: '*',
-    secretHash: hasher.hash('*:*.generated-ci-pipeline-secret'),
-    prefix: '*:*',
-    userId: nextUserId++,
-    createdAt: now(),
-    expiresAt: null,
-  })
-  for (const token of tokens) {
-    state.tokens[token.tokenName] = token
-    const { secretHash: _hidden, prefix: _prefix, userId: _userId, ...shown } = token
-    append(
-      'api-token-created',
-      token.tokenName === 'admin-bootstrap' ? system : { name: 'admin', userId: 1 },
-      null,
-      null,
-      null,
-      shown,
-      null,
-      [],
-    )
+  tokens.push(token('ci-pipeline', 'admin', 'admin', '*', '*:*.generated-ci-pipeline-secret', nextUserId++))
+  for (const made of tokens) {
+    state.tokens[made.tokenName] = made
+    const { secretHash: _hidden, prefix: _prefix, userId: _userId, ...shown } = made
+    const by = made.tokenName === 'admin-bootstrap' ? system : { name: 'admin', userId: 1 }
+    append('api-token-created', by, null, null, null, shown, null, [])
     commit()
   }
   const passwordHash = await hashPassword('generated-password-0123')
@@ -323,13 +269,14 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
       createdAt: now(),
     } as const
     state.users[String(user.id)] = user
+    const { id, email, createdAt } = user
     append(
       'user-created',
       system,
       null,
       null,
       null,
-      { id: user.id, username, email: user.email, name: null, rootRole: 1, createdAt: user.createdAt, isAPI: false },
+      { id, username, email, name: null, rootRole: 1, createdAt, isAPI: false },
       null,
       [],
     )
