@@ -69,6 +69,9 @@ const MIX = (
     Number(share),
   ])
 
+/** An event's type, actor, environment, project, flag, data, preData and tags. */
+type Event = [string, Actor, string | null, string | null, string | null, unknown, unknown, unknown[]]
+
 interface Actor {
   name: string
   userId: number | null
@@ -162,16 +165,7 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
     buffered = 0
   }
   /** Appends one event of the current commit; counts the words its searchable text holds. */
-  const append = (
-    type: string,
-    actor: Actor,
-    environment: string | null,
-    project: string | null,
-    featureName: string | null,
-    data: unknown,
-    preData: unknown,
-    tags: unknown[],
-  ) => {
+  const append = (...[type, actor, environment, project, featureName, data, preData, tags]: Event) => {
     id++
     const dataJson = JSON.stringify(data)
     const preJson = JSON.stringify(preData)
@@ -323,17 +317,11 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
     }
   }
   const strategyEvent = (flag: string, s: StrategyRecord) => ({ ...s, featureName: flag })
-  const metadata = (flag: FlagRecord) => ({
-    name: flag.name,
-    description: flag.description,
-    type: flag.type,
-    project: flag.project,
-    stale: flag.stale,
-    impressionData: flag.impressionData,
-    archived: flag.archived,
-    createdAt: flag.createdAt,
+  const metadata = ({ name, description, type, project, stale, impressionData, archived, createdAt }: FlagRecord) => ({
+    ...{ name, description, type, project, stale, impressionData, archived, createdAt },
   })
   const flagNames: string[] = []
+  const off = () => ({ enabled: false, strategies: [], variants: [], lastSeenAt: null })
   for (let i = 0; i < FLAGS; i++) {
     const project = i < FLAGS / 4 ? 'default' : pick(projectIds)
     const name = `${pick(PROSE)}-${pick(PROSE)}-${i}`
@@ -344,22 +332,10 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
       project,
       type: pick(['release', 'release', 'release', 'experiment', 'operational', 'kill-switch', 'permission']),
       description: sentence(5 + Math.floor(rand() * 8), 1),
-      impressionData: false,
-      stale: false,
-      archived: false,
-      archivedAt: null,
-      createdAt,
+      ...{ impressionData: false, stale: false, archived: false, archivedAt: null, createdAt },
       createdBy: { id: who.userId ?? 0, name: who.name, imageUrl: '' },
-      environments: Object.fromEntries(
-        ENVIRONMENTS.map(environment => [
-          environment,
-          { enabled: false, strategies: [], variants: [], lastSeenAt: null },
-        ]),
-      ),
-      tags: [],
-      dependencies: [],
-      lifecycle: { stage: 'initial', enteredStageAt: createdAt },
-      completion: null,
+      environments: Object.fromEntries(ENVIRONMENTS.map(environment => [environment, off()])),
+      ...{ tags: [], dependencies: [], lifecycle: { stage: 'initial', enteredStageAt: createdAt }, completion: null },
     }
     append('feature-created', who, null, project, name, metadata(flag), null, [])
     commit()
@@ -451,12 +427,13 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
     } else {
       const environment = pick(ENVIRONMENTS)
       const before = flag.environments[environment].variants
+      const half = { weight: 500, weightType: 'variable' as const, stickiness: 'default', overrides: [] }
       const after =
         rand() < 0.5
           ? []
           : [
-              { name: 'on', weight: 500, weightType: 'variable' as const, stickiness: 'default', overrides: [] },
-              { name: 'off', weight: 500, weightType: 'variable' as const, stickiness: 'default', overrides: [] },
+              { name: 'on', ...half },
+              { name: 'off', ...half },
             ]
       flag.environments[environment].variants = after
       append(type, who, environment, project, name, { variants: after }, { variants: before }, flag.tags)
@@ -467,9 +444,11 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
     tick()
     if (performance.now() - lastReport > 5000) {
       lastReport = performance.now()
-      log(
-        `${id.toLocaleString('en')} events, ${((bytes + buffered) / 2 ** 20).toFixed(0)} MiB, ${((performance.now() - started) / 1000).toFixed(0)} s`,
-      )
+      const [mib, seconds] = [
+        ((bytes + buffered) / 2 ** 20).toFixed(0),
+        ((performance.now() - started) / 1000).toFixed(0),
+      ]
+      log(`${id.toLocaleString('en')} events, ${mib} MiB, ${seconds} s`)
     }
   }
   flush()
@@ -497,20 +476,11 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
     if (Math.abs(count - 5) < Math.abs(rare[1] - 5)) rare = [word, count]
     if (Math.abs(count - 5000) < Math.abs(thousands[1] - 5000)) thousands = [word, count]
   }
+  const word = ([word, total]: [string, number]) => ({ word, total })
+  const words = { rare: word(rare), thousands: word(thousands), most: word([mostWord, mostTotal]) }
   const manifest: GeneratedManifest = {
-    events: id,
-    commits,
-    flags: FLAGS,
-    projects: PROJECTS,
-    bytes,
-    adminSecret: GENERATED_ADMIN_SECRET,
-    words: {
-      rare: { word: rare[0], total: rare[1] },
-      thousands: { word: thousands[0], total: thousands[1] },
-      most: { word: mostWord, total: mostTotal },
-    },
-    types,
-    seconds: (performance.now() - started) / 1000,
+    ...{ events: id, commits, flags: FLAGS, projects: PROJECTS, bytes, adminSecret: GENERATED_ADMIN_SECRET },
+    ...{ words, types, seconds: (performance.now() - started) / 1000 },
   }
   writeFileSync(`${dir.replace(/\/+$/, '')}.generated.json`, JSON.stringify(manifest, null, 2) + '\n')
   return manifest
