@@ -2,43 +2,46 @@
  * Admin-path scenarios: the HTTP hot paths next to a bare Bun server (`admin`), the cost of many
  * tokens (`tokens`) and a mixed soak (`soak`). Run through bench/run.ts.
  */
-import autocannon from 'autocannon'
+import { randomBytes } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { parseArgs } from 'node:util'
-import { randomBytes } from 'node:crypto'
 import { createApp } from '../src/app'
+import { SYSTEM_ACTOR } from '../src/domain/events'
+import { SecretHasher } from '../src/features/tokens/secret-hash'
+import type { ApiTokenRecord } from '../src/features/tokens/tokens.records'
 import { createServices, initialise, openStore, stopWorkers } from '../src/services'
 import { STATE_FILE } from '../src/storage/files'
-import type { ApiTokenRecord } from '../src/features/tokens/tokens.records'
-import { SecretHasher } from '../src/features/tokens/secret-hash'
-import { newKey, writeKey } from '../src/storage/secret-key'
 import type { StateDoc } from '../src/storage/records'
-import { SYSTEM_ACTOR } from '../src/domain/events'
+import { newKey, writeKey } from '../src/storage/secret-key'
+import { bareServer } from './clients'
 import {
   authHeaders,
+  cannon,
   errorsOf,
   fmt,
-  freePort,
+  fmtMedian,
   type Load,
-  loadAverage,
   loadColumns,
   median,
-  percentile,
+  options,
+  out,
   removeDir,
-  ROOT,
+  repeat,
   rssMiB,
   SECRET,
   seedDataDir,
+  spread,
   startServer,
   table,
   tempDataDir,
   waitForSearchIndex,
-  wrk as wrkFor,
+  withDataDir,
+  withServer,
+  wrk,
 } from './lib'
 
 /**
- * HTTP hot paths (issue "Fast and hard to break"), run by hand:
+ * HTTP hot paths, run by hand:
  *
  *   npx bun bench/run.ts admin [--runs 3] [--seconds 10]
  *
@@ -49,168 +52,97 @@ import {
  * Prints a table of requests/s, p50, p99 and the ratio to the bare-Bun ceiling, medians of runs.
  */
 export async function adminPaths() {
-  const wrk = (url: string, headers: Record<string, string>) => wrkFor(url, headers, SECONDS)
+  const { runs: RUNS, seconds: SECONDS } = options({ runs: 3, seconds: 10 })
 
-  const { values } = parseArgs({
-    options: { runs: { type: 'string', default: '3' }, seconds: { type: 'string', default: '10' } },
-  })
-  const RUNS = Number(values.runs)
-  const SECONDS = Number(values.seconds)
-
-  async function cannon(options: {
-    url: string
-    method?: string
-    headers?: Record<string, string>
-    body?: string
-  }): Promise<Load> {
-    const load = loadAverage()
-    const result = await autocannon({
-      url: options.url,
-      method: (options.method ?? 'GET') as 'GET',
-      headers: options.headers,
-      body: options.body,
-      connections: 32,
-      duration: SECONDS,
-    })
-    return {
-      rps: result.requests.average,
-      p50: result.latency.p50,
-      p99: result.latency.p99,
-      errors: result.errors + result.non2xx,
-      load,
-    }
+  /** `load` of the service, then of a bare Bun server answering `bytes`. */
+  async function beside(bytes: Uint8Array | string, load: (url: string | null) => Promise<Load>) {
+    const served = await load(null)
+    const bare = await bareServer(bytes)
+    const ceiling = await load(bare.url)
+    await bare.stop()
+    return [served, ceiling]
   }
 
-  async function bare(bytes: Uint8Array) {
-    const file = join(tempDataDir('bare-'), 'body.json')
-    writeFileSync(file, bytes)
-    const port = freePort()
-    const child = Bun.spawn([process.execPath, join(ROOT, 'bench/clients.ts'), 'bare', String(port), file], {
-      stdout: 'pipe',
-    })
-    const reader = child.stdout.getReader()
-    await reader.read()
-    return { url: `http://127.0.0.1:${port}`, stop: () => child.kill() }
-  }
-
-  async function run(dir: string) {
-    const server = await startServer(dir)
-    try {
+  const run = (dir: string) =>
+    withServer(dir, {}, async server => {
       const listUrl = `${server.base}/api/admin/projects/default/features`
       const listBytes = new Uint8Array(await (await fetch(listUrl, { headers: authHeaders })).arrayBuffer())
-      const list = await wrk(listUrl, { authorization: SECRET })
-      const listBare = await bare(listBytes)
-      const listCeiling = await wrk(listBare.url, {})
-      listBare.stop()
-
+      const [list, listCeiling] = await beside(listBytes, url =>
+        wrk(url ?? listUrl, url ? {} : { authorization: SECRET }, SECONDS),
+      )
       const validate = await cannon({
         url: `${server.base}/api/admin/features/validate`,
         method: 'POST',
         headers: authHeaders,
         body: JSON.stringify({ name: 'a-free-name' }),
+        duration: SECONDS,
       })
-      const health = await cannon({ url: `${server.base}/health` })
-      const smallBare = await bare(new TextEncoder().encode('{"health":"GOOD"}'))
-      const healthCeiling = await cannon({ url: smallBare.url })
-      smallBare.stop()
+      const healthBytes = '{"health":"GOOD"}'
+      const [health, healthCeiling] = await beside(healthBytes, url =>
+        cannon({ url: url ?? `${server.base}/health`, duration: SECONDS }),
+      )
 
-      const names = Array.from({ length: 1000 }, (_, i) => `flag-${i}`)
-      const bulk = (state: 'on' | 'off') =>
-        fetch(`${server.base}/api/admin/projects/default/bulk_features/environments/production/${state}`, {
-          method: 'POST',
-          headers: authHeaders,
-          body: JSON.stringify({ features: names }),
-        })
+      const features = Array.from({ length: 1000 }, (_, i) => `flag-${i}`)
+      const bulk = async (state: 'on' | 'off') => {
+        const path = `/api/admin/projects/default/bulk_features/environments/production/${state}`
+        const body = JSON.stringify({ features })
+        const response = await fetch(server.base + path, { method: 'POST', headers: authHeaders, body })
+        await response.arrayBuffer()
+        if (response.status !== 200) throw new Error(`bulk ${state} answered ${response.status}`)
+      }
       const offTimes: number[] = []
       for (let i = 0; i < 25; i++) {
-        await (await bulk('on')).arrayBuffer()
+        await bulk('on')
         const started = performance.now()
-        const response = await bulk('off')
-        await response.arrayBuffer()
-        if (response.status !== 200) throw new Error(`bulk off answered ${response.status}`)
+        await bulk('off')
         if (i >= 5) offTimes.push(performance.now() - started)
       }
-      offTimes.sort((a, b) => a - b)
-      return {
-        list,
-        listCeiling,
-        listBytes: listBytes.length,
-        validate,
-        health,
-        healthCeiling,
-        bulkOff: { p50: percentile(offTimes, 50), p99: percentile(offTimes, 99) },
-      }
-    } finally {
-      await server.stop()
-    }
-  }
+      const bulkOff = spread(offTimes)
+      return { list, listCeiling, listBytes: listBytes.length, validate, health, healthCeiling, bulkOff }
+    })
 
-  const dir = tempDataDir()
-  seedDataDir(dir, { events: 1000, flags: 1000, environments: ['development', 'staging', 'production'] })
-  try {
-    const runs: Awaited<ReturnType<typeof run>>[] = []
-    for (let i = 0; i < RUNS; i++) {
-      runs.push(await run(dir))
-      console.log(
-        `run ${i + 1}:`,
-        JSON.stringify(runs.at(-1), (_, v) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v)),
-      )
-    }
-    const m = (pick: (r: (typeof runs)[number]) => number) => median(runs.map(pick))
-    const row = (
-      name: string,
-      load: (r: (typeof runs)[number]) => Load,
-      ceiling?: (r: (typeof runs)[number]) => Load,
-      target = '',
-    ) => [name, ...loadColumns(runs, load, ceiling), errorsOf(runs, load), target]
-    console.log(`\nProject list: ${fmt(runs[0].listBytes / 1024, 0)} KiB per answer.\n`)
-    console.log(
-      table(
-        ['scenario', 'requests/s', 'p50', 'p99', 'bare Bun requests/s', 'ratio', 'errors', 'target'],
-        [
-          row(
-            'project feature list, 1,000 flags × 3 environments (wrk)',
-            r => r.list,
-            r => r.listCeiling,
-            'ratio ≥ 0.5',
-          ),
-          row(
-            'POST /api/admin/features/validate (autocannon)',
-            r => r.validate,
-            r => r.healthCeiling,
-            '≥ 15,000/s',
-          ),
-          row(
-            'GET /health (autocannon)',
-            r => r.health,
-            r => r.healthCeiling,
-          ),
-          [
-            'bulk off of 1,000 flags, sequential',
-            '',
-            `${fmt(
-              m(r => r.bulkOff.p50),
-              2,
-            )} ms`,
-            `${fmt(
-              m(r => r.bulkOff.p99),
-              2,
-            )} ms`,
-            '',
-            '',
-            '0',
-            'p50 ≤ 50 ms',
-          ],
-        ],
-      ),
-    )
-  } finally {
-    removeDir(dir)
+  const seed = { events: 1000, flags: 1000, environments: ['development', 'staging', 'production'] }
+  const runs = await withDataDir(seed, dir => repeat(RUNS, () => run(dir)))
+  type Run = (typeof runs)[number]
+  const row = (name: string, pick: (r: Run) => [Load, Load], target: string) => [
+    name,
+    ...loadColumns(runs, pick),
+    errorsOf(runs, pick),
+    target,
+  ]
+  const bulkOff = [`${fmtMedian(runs, 2, r => r.bulkOff.p50)} ms`, `${fmtMedian(runs, 2, r => r.bulkOff.p99)} ms`]
+  console.log(`\nProject list: ${fmt(runs[0].listBytes / 1024, 0)} KiB per answer.\n`)
+  console.log(
+    table(
+      ['scenario', 'requests/s', 'p50', 'p99', 'bare Bun requests/s', 'ratio', 'errors', 'target'],
+      [
+        row('project feature list, 1,000 flags × 3 environments (wrk)', r => [r.list, r.listCeiling], 'ratio ≥ 0.5'),
+        row('POST /api/admin/features/validate (autocannon)', r => [r.validate, r.healthCeiling], '≥ 15,000/s'),
+        row('GET /health (autocannon)', r => [r.health, r.healthCeiling], ''),
+        ['bulk off of 1,000 flags, sequential', '', ...bulkOff, '', '', '0', 'p50 ≤ 50 ms'],
+      ],
+    ),
+  )
+}
+
+/** A viewer token with a random secret nobody uses: it is there to be many. */
+function benchToken(hasher: SecretHasher, i: number, userId: number, createdAt: string): ApiTokenRecord {
+  const secretHash = hasher.hash(`*:*.${randomBytes(32).toString('hex')}`)
+  const scope = { projects: ['*'], environment: '*', prefix: '*:*' }
+  return {
+    tokenName: `bench-${i}`,
+    type: 'admin',
+    role: 'viewer',
+    ...scope,
+    secretHash,
+    userId,
+    createdAt,
+    expiresAt: null,
   }
 }
 
 /**
- * What an authenticated request costs with many API tokens (issue 10, item 10), run by hand:
+ * What an authenticated request costs with many API tokens, run by hand:
  *
  *   npx bun bench/run.ts tokens [--tokens 5000] [--requests 20000] [--rounds 7] [--http-runs 5] [--seconds 5]
  *
@@ -226,110 +158,76 @@ export async function adminPaths() {
  * times, alternating which goes first); requests/s, p99 and the ratio of requests/s.
  */
 export async function tokenCount() {
-  const { values } = parseArgs({
-    options: {
-      tokens: { type: 'string', default: '5000' },
-      requests: { type: 'string', default: '20000' },
-      rounds: { type: 'string', default: '7' },
-      'http-runs': { type: 'string', default: '5' },
-      seconds: { type: 'string', default: '5' },
-    },
-  })
-  const HTTP_RUNS = Number(values['http-runs'])
-  const SECONDS = Number(values.seconds)
-  const TOKENS = Number(values.tokens)
-  const REQUESTS = Number(values.requests)
-  const ROUNDS = Number(values.rounds)
+  const o = options({ tokens: 5000, requests: 20000, rounds: 7, 'http-runs': 5, seconds: 5 })
+  const { tokens: TOKENS, requests: REQUESTS, rounds: ROUNDS, seconds: SECONDS } = o
   const BATCH = 500
-
-  /** A viewer token with a random secret nobody uses: it is there to be many. */
-  function benchToken(hasher: SecretHasher, i: number, userId: number, createdAt: string): ApiTokenRecord {
-    const secret = `*:*.${randomBytes(32).toString('hex')}`
-    return {
-      tokenName: `bench-${i}`,
-      type: 'admin',
-      role: 'viewer',
-      projects: ['*'],
-      environment: '*',
-      secretHash: hasher.hash(secret),
-      prefix: '*:*',
-      userId,
-      createdAt,
-      expiresAt: null,
-    }
-  }
+  const many = `${TOKENS.toLocaleString('en-US')} tokens`
 
   async function makeApp(extraTokens: number) {
     const store = await openStore(null)
     const services = createServices(store)
     const app = createApp(services, { bodyLimit: 102_400 })
     await initialise(services, [SECRET])
-    if (extraTokens > 0) {
+    if (extraTokens > 0)
       await store.transact(SYSTEM_ACTOR, tx => {
         const hasher = new SecretHasher(store.secretKey)
         for (let i = 0; i < extraTokens; i++)
           tx.put('tokens', `bench-${i}`, benchToken(hasher, i, tx.allocateUserId(), tx.now))
       })
-    }
     if (Object.keys(store.state.tokens).length !== extraTokens + 1) throw new Error('tokens were not all stored')
-    return { app, close: () => stopWorkers(services) }
-  }
-
-  /** Mean microseconds per request over `count` sequential requests. */
-  async function measure(app: Awaited<ReturnType<typeof makeApp>>['app'], count: number): Promise<number> {
-    const request = () => new Request('http://bench/api/admin/environments', { headers: { authorization: SECRET } })
-    const started = performance.now()
-    for (let i = 0; i < count; i++) {
-      const response = await app.handle(request())
-      if (response.status !== 200) throw new Error(`status ${response.status}`)
-      await response.arrayBuffer()
-    }
-    return ((performance.now() - started) * 1000) / count
-  }
-
-  const one = await makeApp(0)
-  const many = await makeApp(TOKENS)
-  // Warm-up: JIT and caches, not counted.
-  for (let i = 0; i < 2; i++) {
-    await measure(one.app, REQUESTS / 4)
-    await measure(many.app, REQUESTS / 4)
-  }
-
-  const rows: (string | number)[][] = []
-  const ratios: number[] = []
-  const ones: number[] = []
-  const manys: number[] = []
-  for (let round = 1; round <= ROUNDS; round++) {
-    // Batches of BATCH requests, alternating between the apps, so a noisy moment of the machine
-    // falls on both; each app's figure is the median of its batches.
-    const a: number[] = []
-    const b: number[] = []
-    for (let batch = 0; batch < REQUESTS / BATCH; batch++) {
-      if (batch % 2 === 0) {
-        a.push(await measure(one.app, BATCH))
-        b.push(await measure(many.app, BATCH))
-      } else {
-        b.push(await measure(many.app, BATCH))
-        a.push(await measure(one.app, BATCH))
+    /** Mean microseconds per request over `count` sequential requests. */
+    const measure = async (count: number) => {
+      const started = performance.now()
+      for (let i = 0; i < count; i++) {
+        const request = new Request('http://bench/api/admin/environments', { headers: { authorization: SECRET } })
+        const response = await app.handle(request)
+        if (response.status !== 200) throw new Error(`status ${response.status}`)
+        await response.arrayBuffer()
       }
+      return ((performance.now() - started) * 1000) / count
     }
-    const [x, y] = [median(a), median(b)]
-    ones.push(x)
-    manys.push(y)
-    ratios.push(y / x)
+    return { measure, close: () => stopWorkers(services) }
+  }
+
+  const apps = [await makeApp(0), await makeApp(TOKENS)]
+  // Warm-up: JIT and caches, not counted.
+  for (let i = 0; i < 4; i++) await apps[i % 2].measure(REQUESTS / 4)
+  const rows: (string | number)[][] = []
+  const rounds: [number, number][] = []
+  for (let round = 1; round <= ROUNDS; round++) {
+    // Batches alternating between the apps (which goes first too), so a noisy moment of the machine
+    // falls on both; each app's figure is the median of its batches.
+    const batches: [number[], number[]] = [[], []]
+    for (let batch = 0; batch < REQUESTS / BATCH; batch++)
+      for (const i of batch % 2 === 0 ? [0, 1] : [1, 0]) batches[i].push(await apps[i].measure(BATCH))
+    const [x, y] = batches.map(median)
+    rounds.push([x, y])
     rows.push([round, `${fmt(x)} µs`, `${fmt(y)} µs`, fmt(y / x, 2)])
   }
-  rows.push(['median', `**${fmt(median(ones))} µs**`, `**${fmt(median(manys))} µs**`, `**${fmt(median(ratios), 2)}**`])
-  console.log(
-    `${REQUESTS} sequential GET /api/admin/environments per app and round, in alternating batches of ${BATCH}, through app.handle; ${new Date().toISOString()}`,
-  )
-  console.log(table(['round', '1 token', `${TOKENS.toLocaleString('en-US')} tokens`, 'ratio'], rows))
-  one.close()
-  many.close()
+  const [one, all, ratio] = [
+    fmtMedian(rounds, 1, r => r[0]),
+    fmtMedian(rounds, 1, r => r[1]),
+    fmtMedian(rounds, 2, r => r[1] / r[0]),
+  ]
+  rows.push(['median', `**${one} µs**`, `**${all} µs**`, `**${ratio}**`])
+  const what = `${REQUESTS} sequential GET /api/admin/environments per app and round, in alternating batches of ${BATCH}`
+  console.log(`${what}, through app.handle; ${new Date().toISOString()}`)
+  console.log(table(['round', '1 token', many, 'ratio'], rows))
+  for (const app of apps) app.close()
+  if (o['http-runs'] > 0) await tokensOverHttp(TOKENS, o['http-runs'], SECONDS)
+}
 
-  if (HTTP_RUNS > 0) {
-    const dirs = [tempDataDir('bench-tokens-1-'), tempDataDir('bench-tokens-many-')]
-    dirs.forEach(dir => seedDataDir(dir, { events: 1000, flags: 10 }))
+/** The tokens scenario over HTTP: two servers whose states differ only in their tokens. */
+async function tokensOverHttp(TOKENS: number, RUNS: number, SECONDS: number) {
+  const dirs = [tempDataDir('bench-tokens-1-'), tempDataDir('bench-tokens-many-')]
+  const servers: Awaited<ReturnType<typeof startServer>>[] = []
+  const load = async (base: string, duration: number) => {
+    const result = await cannon({ url: `${base}/api/admin/environments`, headers: { authorization: SECRET }, duration })
+    if (result.errors > 0) throw new Error(`${result.errors} failed requests`)
+    return result
+  }
+  try {
+    for (const dir of dirs) seedDataDir(dir, { events: 1000, flags: 10 })
     const statePath = join(dirs[1], STATE_FILE)
     const state = JSON.parse(readFileSync(statePath, 'utf8')) as StateDoc
     // Stored as the service stores them: keyed by the directory's key, written beside the state.
@@ -339,190 +237,113 @@ export async function tokenCount() {
     for (let i = 0; i < TOKENS; i++)
       state.tokens[`bench-${i}`] = benchToken(hasher, i, state.nextUserId++, new Date().toISOString())
     writeFileSync(statePath, JSON.stringify(state))
-    const servers = [await startServer(dirs[0]), await startServer(dirs[1])]
-    const load = async (base: string) => {
-      const result = await autocannon({
-        url: `${base}/api/admin/environments`,
-        headers: { authorization: SECRET },
-        connections: 32,
-        duration: SECONDS,
-      })
-      if (result.errors + result.non2xx > 0) throw new Error(`${result.errors + result.non2xx} failed requests`)
-      return { rps: result.requests.average, p99: result.latency.p99 }
+    for (const dir of dirs) servers.push(await startServer(dir))
+    for (const server of servers) await load(server.base, 2) // warm-up, not counted
+    const runs: Load[][] = []
+    for (let run = 1; run <= RUNS; run++) {
+      const got: Load[] = []
+      for (const i of run % 2 === 1 ? [0, 1] : [1, 0]) got[i] = await load(servers[i].base, SECONDS)
+      runs.push(got)
     }
-    try {
-      // Warm-up, not counted.
-      for (const server of servers)
-        await autocannon({
-          url: `${server.base}/api/admin/environments`,
-          headers: { authorization: SECRET },
-          connections: 32,
-          duration: 2,
-        })
-      const httpRows: (string | number)[][] = []
-      const httpRatios: number[] = []
-      const rps: [number[], number[]] = [[], []]
-      for (let run = 1; run <= HTTP_RUNS; run++) {
-        const order = run % 2 === 1 ? [0, 1] : [1, 0]
-        const got: { rps: number; p99: number }[] = []
-        for (const i of order) got[i] = await load(servers[i].base)
-        rps[0].push(got[0].rps)
-        rps[1].push(got[1].rps)
-        httpRatios.push(got[0].rps / got[1].rps)
-        httpRows.push([
-          run,
-          `${fmt(got[0].rps, 0)}/s (p99 ${got[0].p99} ms)`,
-          `${fmt(got[1].rps, 0)}/s (p99 ${got[1].p99} ms)`,
-          fmt(got[0].rps / got[1].rps, 2),
-        ])
-      }
-      httpRows.push([
-        'median',
-        `**${fmt(median(rps[0]), 0)}/s**`,
-        `**${fmt(median(rps[1]), 0)}/s**`,
-        `**${fmt(median(httpRatios), 2)}**`,
-      ])
-      console.log(
-        `\nautocannon, 32 connections, ${SECONDS} s per run, GET /api/admin/environments on a real server (access log on)`,
-      )
-      console.log(
-        table(
-          ['run', '1 token', `${TOKENS.toLocaleString('en-US')} tokens`, 'ratio (1 token / many, requests/s)'],
-          httpRows,
-        ),
-      )
-    } finally {
-      for (const server of servers) await server.stop()
-      dirs.forEach(removeDir)
-    }
+    const cell = (l: Load) => `${fmt(l.rps, 0)}/s (p99 ${l.p99} ms)`
+    const rows = runs.map((r, i) => [i + 1, cell(r[0]), cell(r[1]), fmt(r[0].rps / r[1].rps, 2)])
+    const [one, all] = [fmtMedian(runs, 0, r => r[0].rps), fmtMedian(runs, 0, r => r[1].rps)]
+    rows.push(['median', `**${one}/s**`, `**${all}/s**`, `**${fmtMedian(runs, 2, r => r[0].rps / r[1].rps)}**`])
+    console.log(`\nautocannon, 32 connections, ${SECONDS} s per run, GET /api/admin/environments on a real server`)
+    const many = `${TOKENS.toLocaleString('en-US')} tokens`
+    console.log(table(['run', '1 token', many, 'ratio (1 token / many, requests/s)'], rows))
+  } finally {
+    for (const server of servers) await server.stop()
+    for (const dir of dirs) removeDir(dir)
   }
 }
 
 /**
- * Soak (issue "Fast and hard to break"), run by hand:
+ * Soak, run by hand:
  *
  *   npx bun bench/run.ts soak [--minutes 5]
  *
- * Mixed reads and writes from 16 keep-alive clients at 2,000 requests/s for `--minutes`
+ * Mixed reads and writes from 16 keep-alive clients at 2,000 requests/s at most for `--minutes`
  * against a server on a log of 100,000 events and 1,000 flags: flag lists, single flags, searches
  * and name validations, and one request in ten a write (PATCH, toggle, tag added or removed).
  * Every write adds an event, which the log keeps (in memory too, for search), so memory grows
- * with the writes by design; Reports errors and the resident
- * memory each minute; the target is zero errors and memory at the end within 10 % of what it was
- * after the first minute.
+ * with the writes by design. Reports errors and the resident memory each minute; the target is
+ * zero errors and memory at the end within 10 % of what it was after the first minute.
  */
 export async function soak() {
-  const { values } = parseArgs({ options: { minutes: { type: 'string', default: '5' } } })
-  const MINUTES = Number(values.minutes)
-
-  const dir = tempDataDir()
-  seedDataDir(dir, { events: 100_000, flags: 1000 })
-  const server = await startServer(dir)
-  await waitForSearchIndex(server.base)
-  let counter = 0
-  const next = () => counter++
-  const flag = () => `flag-${Math.floor(Math.random() * 1000)}`
-  const auth = { authorization: authHeaders.authorization }
-
-  /** One request of the mix: method, path, body. */
-  function nextRequest(): [string, string, unknown?] {
-    const n = next()
-    if (n % 10 === 9) {
-      // One request in ten writes: a PATCH, a toggle, or a tag that comes and goes (so flags do not
-      // grow without end).
-      const write = Math.floor(n / 10)
-      switch (write % 3) {
-        case 0:
-          return [
-            'PATCH',
-            `/api/admin/projects/default/features/${flag()}`,
-            [{ op: 'replace', path: '/description', value: `soak ${n}` }],
-          ]
-        case 1:
-          return [
-            'POST',
-            `/api/admin/projects/default/features/${flag()}/environments/development/${write % 2 === 0 ? 'on' : 'off'}`,
-          ]
-        default: {
-          const target = `flag-${Math.floor(write / 3) % 1000}`
-          return Math.floor(write / 3000) % 2 === 0
-            ? ['POST', `/api/admin/features/${target}/tags`, { value: 'soak-tag' }]
-            : ['DELETE', `/api/admin/features/${target}/tags/simple/soak-tag`]
-        }
-      }
-    }
-    switch (n % 5) {
-      case 0:
-        return ['GET', '/api/admin/projects/default/features']
-      case 1:
-        return ['GET', `/api/admin/projects/default/features/${flag()}`]
-      case 2:
-        return ['GET', `/api/admin/search/events?query=${['often', 'kalomi', 'release', 'seldom'][n % 4]}&limit=20`]
-      case 3:
-        return ['GET', '/api/admin/search/events?type=IS:feature-tagged&limit=50']
-      default:
-        return ['POST', '/api/admin/features/validate', { name: `free-${n}` }]
-    }
-  }
-
+  const { minutes: MINUTES } = options({ minutes: 5 })
   const CONNECTIONS = 16
   /** Requests per second at most, so that the log grows at a steady, moderate pace. */
   const RATE = 2000
-  const samples: { minute: number; rss: number; requests: number; errors: number; p99: number }[] = []
-  let stopAt = 0
-  async function client(stats: { requests: number; errors: number; latencies: number[]; examples: string[] }) {
-    while (performance.now() < stopAt) {
-      const started = performance.now()
-      const [method, path, body] = nextRequest()
-      try {
-        const response = await fetch(server.base + path, {
-          method,
-          headers: body === undefined ? auth : authHeaders,
-          body: body === undefined ? undefined : JSON.stringify(body),
-        })
-        await response.arrayBuffer()
-        if (response.status >= 300) {
-          stats.errors++
-          if (stats.examples.length < 5) stats.examples.push(`${method} ${path} → ${response.status}`)
-        }
-      } catch (error) {
-        stats.errors++
-        if (stats.examples.length < 5) stats.examples.push(`${method} ${path} → ${String(error)}`)
-      }
-      stats.requests++
-      stats.latencies.push(performance.now() - started)
-      const pause = (CONNECTIONS * 1000) / RATE - (performance.now() - started)
-      if (pause > 0) await Bun.sleep(pause)
-    }
+  let counter = 0
+  const flag = () => `flag-${Math.floor(Math.random() * 1000)}`
+  const features = '/api/admin/projects/default/features'
+
+  /** One request of the mix: method, path, body. */
+  function nextRequest(): [string, string, unknown?] {
+    const n = counter++
+    // One request in ten writes: a PATCH, a toggle, or a tag that comes and goes (so flags do not grow without end).
+    const write = Math.floor(n / 10)
+    const target = `flag-${Math.floor(write / 3) % 1000}`
+    const tagged = Math.floor(write / 3000) % 2 === 0
+    const writes: [string, string, unknown?][] = [
+      ['PATCH', `${features}/${flag()}`, [{ op: 'replace', path: '/description', value: `soak ${n}` }]],
+      ['POST', `${features}/${flag()}/environments/development/${write % 2 === 0 ? 'on' : 'off'}`],
+      tagged
+        ? ['POST', `/api/admin/features/${target}/tags`, { value: 'soak-tag' }]
+        : ['DELETE', `/api/admin/features/${target}/tags/simple/soak-tag`],
+    ]
+    if (n % 10 === 9) return writes[write % 3]
+    const query = ['often', 'kalomi', 'release', 'seldom'][n % 4]
+    const reads: [string, string, unknown?][] = [
+      ['GET', features],
+      ['GET', `${features}/${flag()}`],
+      ['GET', `/api/admin/search/events?query=${query}&limit=20`],
+      ['GET', '/api/admin/search/events?type=IS:feature-tagged&limit=50'],
+      ['POST', '/api/admin/features/validate', { name: `free-${n}` }],
+    ]
+    return reads[n % 5]
   }
 
-  let totalRequests = 0
-  let totalErrors = 0
-  for (let minute = 1; minute <= MINUTES; minute++) {
-    const stats = { requests: 0, errors: 0, latencies: [] as number[], examples: [] as string[] }
-    stopAt = performance.now() + 60_000
-    await Promise.all(Array.from({ length: CONNECTIONS }, () => client(stats)))
-    stats.latencies.sort((a, b) => a - b)
-    const p99 = stats.latencies[Math.floor(stats.latencies.length * 0.99)]
-    totalRequests += stats.requests
-    totalErrors += stats.errors
-    samples.push({ minute, rss: rssMiB(server.pid), requests: stats.requests, errors: stats.errors, p99 })
-    console.log(
-      `minute ${minute}: ${stats.requests} requests, ${stats.errors} errors ${stats.examples.join('; ')}, p99 ${fmt(p99, 1)} ms, RSS ${fmt(rssMiB(server.pid), 0)} MiB`,
-    )
-  }
-  await server.stop()
-  removeDir(dir)
-  const first = samples[0].rss
-  const last = samples.at(-1)!.rss
-  console.log(
-    '\n' +
-      table(
-        ['minute', 'requests', 'errors', 'p99', 'resident memory'],
-        samples.map(s => [s.minute, s.requests, s.errors, `${fmt(s.p99, 1)} ms`, `${fmt(s.rss, 0)} MiB`]),
-      ),
+  const samples = await withDataDir({ events: 100_000, flags: 1000 }, dir =>
+    withServer(dir, {}, async server => {
+      await waitForSearchIndex(server.base)
+      const samples: { minute: number; rss: number; requests: number; errors: number; p99: number }[] = []
+      for (let minute = 1; minute <= MINUTES; minute++) {
+        const stats = { requests: 0, errors: 0, latencies: [] as number[], examples: [] as string[] }
+        const stopAt = performance.now() + 60_000
+        const client = async () => {
+          while (performance.now() < stopAt) {
+            const started = performance.now()
+            const [method, path, body] = nextRequest()
+            const headers = body === undefined ? { authorization: SECRET } : authHeaders
+            const answer = await fetch(server.base + path, { method, headers, body: JSON.stringify(body) })
+              .then(async response => (await response.arrayBuffer(), response.status))
+              .catch(String)
+            if (typeof answer !== 'number' || answer >= 300) {
+              stats.errors++
+              if (stats.examples.length < 5) stats.examples.push(`${method} ${path} → ${answer}`)
+            }
+            stats.requests++
+            stats.latencies.push(performance.now() - started)
+            const pause = (CONNECTIONS * 1000) / RATE - (performance.now() - started)
+            if (pause > 0) await Bun.sleep(pause)
+          }
+        }
+        await Promise.all(Array.from({ length: CONNECTIONS }, client))
+        const { p99 } = spread(stats.latencies)
+        samples.push({ minute, rss: rssMiB(server.pid), requests: stats.requests, errors: stats.errors, p99 })
+        out(`minute ${minute}:`, { ...samples.at(-1), examples: stats.examples })
+      }
+      return samples
+    }),
   )
+  const [first, last] = [samples[0].rss, samples.at(-1)!.rss]
+  const rows = samples.map(s => [s.minute, s.requests, s.errors, `${fmt(s.p99, 1)} ms`, `${fmt(s.rss, 0)} MiB`])
+  console.log(`\n${table(['minute', 'requests', 'errors', 'p99', 'resident memory'], rows)}`)
+  const [requests, errors] = [samples.reduce((n, s) => n + s.requests, 0), samples.reduce((n, s) => n + s.errors, 0)]
+  const change = fmt((last / first - 1) * 100, 1)
   console.log(
-    `\n${totalRequests} requests, ${totalErrors} errors; memory after the last minute is ${fmt((last / first - 1) * 100, 1)} % from after the first (target: 0 errors, within ±10 %).`,
+    `\n${requests} requests, ${errors} errors; memory after the last minute is ${change} % from after the first (target: 0 errors, within ±10 %).`,
   )
 }

@@ -1,19 +1,24 @@
 /**
- * Clients that load the server from outside the benchmark's own thread, and the bare server the
+ * Clients that load the server from outside the benchmark's own thread, and the servers the
  * benchmarks compare the service with:
  * - SSE streams held on raw sockets for the streaming scenarios, in the benchmark's process or in a
  *   holder process of their own at the lowest priority (`clients.ts streams <base URL> <client
  *   token> <count>`, see heldElsewhere);
  * - the page clients of bench/search.ts, run in a Worker on this file;
- * - a bare Bun server returning fixed, pre-serialised bytes (`clients.ts bare <port> <file>`), the
- *   ceiling for a response in the admin, client and metrics scenarios;
+ * - a bare Bun server returning fixed, pre-serialised bytes (`clients.ts bare <port> <file>`, see
+ *   bareServer), the ceiling for a response in the admin, client and metrics scenarios;
+ * - the official SDK (`unleash-client`) in this process, and Unleash 8.2 itself (the postgres scenario);
  * - the console's playground asking for every flag's evaluation, one request after another
  *   (the `playground` scenario, playgroundAnswer below).
  * - SDKs reporting 48 hours of metrics in process, for the usage history's memory (usageMemory).
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { InMemStorageProvider, Unleash } from 'unleash-client'
 import { parseArgs } from 'node:util'
 import { random } from './data'
+import { api } from './lib'
 
 export const MARKER = 'event: unleash-updated'
 
@@ -71,6 +76,158 @@ export async function holdStreams(
       for (const socket of sockets) socket.end()
     },
   }
+}
+
+/** The bare Bun server answering every request with `bytes`; `path` is added to its URL. */
+export async function bareServer(bytes: Uint8Array | string, path = '') {
+  const dir = mkdtempSync(join(tmpdir(), 'bare-'))
+  writeFileSync(join(dir, 'body'), bytes)
+  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
+  const port = probe.port!
+  probe.stop(true)
+  const child = Bun.spawn(
+    [process.execPath, join(import.meta.dir, 'clients.ts'), 'bare', String(port), join(dir, 'body')],
+    {
+      stdout: 'pipe',
+    },
+  )
+  await child.stdout.getReader().read()
+  return {
+    url: `http://127.0.0.1:${port}${path}`,
+    async stop() {
+      child.kill()
+      await child.exited
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** The official SDK for `secret`, polling every `refreshInterval` ms or streaming; resolves once synchronised. */
+export async function officialSdk(
+  base: string,
+  secret: string,
+  mode: 'polling' | 'streaming',
+  refreshInterval?: number,
+) {
+  const client = new Unleash({
+    url: `${base}/api`,
+    appName: `bench-${mode}`,
+    customHeaders: { Authorization: secret },
+    disableMetrics: true,
+    refreshInterval,
+    storageProvider: new InMemStorageProvider(),
+    ...(mode === 'streaming' ? { experimentalMode: { type: 'streaming' } as any } : {}),
+  })
+  await new Promise(resolve => client.once('synchronized', resolve))
+  return client
+}
+
+/** Resolves with the time (performance.now()) the SDK's copy holds `flag` as `enabled`. */
+export function holds(client: Unleash, flag: string, enabled: boolean) {
+  return new Promise<number>(resolve => {
+    const repository = (client as any).repository
+    const check = () => {
+      if (repository.getToggle(flag)?.enabled === enabled) {
+        repository.off('changed', check)
+        resolve(performance.now())
+      }
+    }
+    repository.on('changed', check)
+    check()
+  })
+}
+
+/**
+ * Sequential toggles of `flag` in `environment` through `writer`'s admin API, starting from
+ * `enabled`; after each answer `reader`'s /api/client/features is polled (with `headers` and the
+ * previous ETag) until a 200 holds the change, visible once its body has arrived. The times from
+ * each write's answer and from its sending, and the polls each took.
+ */
+export async function writeToVisible(o: {
+  writer: string
+  reader: string
+  headers: Record<string, string>
+  flag: string
+  environment: string
+  writes: number
+  enabled: boolean
+  etag?: string
+  secret?: string
+}) {
+  const times = { fromAnswer: [] as number[], fromSend: [] as number[], polls: [] as number[] }
+  let [enabled, etag] = [o.enabled, o.etag ?? '']
+  for (let i = 0; i < o.writes; i++) {
+    enabled = !enabled
+    const path = `/api/admin/projects/default/features/${o.flag}/environments/${o.environment}/${enabled ? 'on' : 'off'}`
+    const sent = performance.now()
+    await api(o.writer, 'POST', path, undefined, o.secret)
+    const answered = performance.now()
+    for (let polls = 1; ; polls++) {
+      if (performance.now() - answered > 30_000) throw new Error(`write ${i} not visible within 30 s`)
+      const headers = { ...o.headers, ...(etag ? { 'if-none-match': etag } : {}) }
+      const response = await fetch(`${o.reader}/api/client/features`, { headers })
+      const body = await response.arrayBuffer()
+      if (response.status === 304) continue
+      if (response.status !== 200) throw new Error(`client features answered ${response.status}`)
+      // Checking the answer is the benchmark's own work, not timed.
+      const visible = performance.now()
+      etag = response.headers.get('etag') ?? ''
+      const seen = JSON.parse(new TextDecoder().decode(body)) as { features: { name: string; enabled: boolean }[] }
+      if (seen.features.find(f => f.name === o.flag)?.enabled !== enabled) continue
+      times.fromAnswer.push(visible - answered)
+      times.fromSend.push(visible - sent)
+      times.polls.push(polls)
+      break
+    }
+  }
+  return times
+}
+
+/**
+ * Unleash 8.2 with Node, from `dir` (where `npm install unleash-server@8.2.0` was run), on the
+ * PostgreSQL at `pgPort`, database `database`, with `secret` as its admin token. Its SDK and token
+ * rate limits (20,000 a minute by default) are raised: they would cap the load tool, not the server.
+ */
+export async function unleashServer(dir: string, pgPort: number, database: string, secret: string) {
+  writeFileSync(
+    join(dir, 'bench-start.mjs'),
+    `import { start } from 'unleash-server'
+await start({
+  db: { host: '127.0.0.1', port: Number(process.env.PGPORT), user: 'postgres', password: '', database: process.env.PGDATABASE, ssl: false },
+  server: { port: Number(process.env.PORT), host: '127.0.0.1' },
+  authentication: { initApiTokens: [{ environment: '*', projects: ['*'], secret: ${JSON.stringify(secret)}, type: 'admin', tokenName: 'bench-admin' }] },
+  versionCheck: { enable: false },
+  telemetry: false,
+})
+`,
+  )
+  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
+  const port = probe.port!
+  probe.stop(true)
+  const limits = { SDK_API_RATE_LIMIT_PER_MINUTE: '100000000', TOKEN_AUTHENTICATION_RATE_LIMIT_PER_MINUTE: '100000000' }
+  const child = Bun.spawn(['node', 'bench-start.mjs'], {
+    cwd: dir,
+    env: {
+      ...process.env,
+      PGPORT: String(pgPort),
+      PGDATABASE: database,
+      PORT: String(port),
+      LOG_LEVEL: 'error',
+      SEND_TELEMETRY: 'false',
+      ...limits,
+    },
+    stdout: 'ignore',
+    stderr: 'ignore',
+  })
+  const base = `http://127.0.0.1:${port}`
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null) throw new Error(`Unleash exited with ${child.exitCode}`)
+    if (i > 1200) throw new Error('Unleash did not answer within 120 s')
+    const answer = await fetch(`${base}/api/admin/projects`, { headers: { authorization: secret } }).catch(() => null)
+    if (answer?.ok) break
+    await Bun.sleep(100)
+  }
+  return { base, pid: child.pid, stop: async () => (child.kill('SIGTERM'), await child.exited) }
 }
 
 export async function until(condition: () => boolean, ms: number, what: string) {
@@ -172,7 +329,7 @@ async function holdStreamsProcess([base, secret, count]: string[]) {
 }
 
 /** The bare Bun server: every request answered with the bytes of `file`. */
-async function bareServer([port, file]: string[]) {
+async function serveBare([port, file]: string[]) {
   const body = await Bun.file(file!).bytes()
   const headers = { 'content-type': 'application/json' }
   Bun.serve({
@@ -331,6 +488,6 @@ if (!Bun.isMainThread) pageClients()
 else if (import.meta.main) {
   const [role, ...args] = process.argv.slice(2)
   if (role === 'streams') await holdStreamsProcess(args)
-  else if (role === 'bare') await bareServer(args)
+  else if (role === 'bare') await serveBare(args)
   else throw new Error('usage: bun bench/clients.ts streams <base URL> <client token> <count> | bare <port> <file>')
 }

@@ -1,27 +1,16 @@
 /**
  * The benchmarks' synthetic data: data directories in the service's format (a seeded state and
  * event log, client strategies), and the exact totals a directory written by
- * bench/generate-events.ts must answer; the same seeded data written straight into PostgreSQL.
+ * bench/generate-events.ts must answer.
  * Imports nothing from the other bench modules.
  */
-import {
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  writeFileSync,
-  openSync,
-  writeSync,
-  closeSync,
-  readSync,
-  statSync,
-} from 'node:fs'
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync } from 'node:fs'
+import { readSync, readdirSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { emptyState, type EventRecord } from '../src/storage/records'
-import { COLLECTIONS, EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../src/services'
+import { COLLECTIONS, DATA_FILES, EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../src/services'
 import type { FlagRecord } from '../src/features/flags/flags.records'
 import { searchableText } from '../src/features/events/search/searchable-text'
-import { readConfig } from '../src/config'
-import { connect, migrate } from '../src/storage/postgres-connect'
 
 /** A small deterministic random source. */
 export function random(seed: number) {
@@ -35,7 +24,24 @@ export function random(seed: number) {
   }
 }
 
-const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ru', 'sa', 'to', 'vi', 'ze', 'po', 'da', 'fu', 'gi', 'ho', 'ja', 'be']
+export const SYLLABLES = [
+  'ka',
+  'lo',
+  'mi',
+  'ne',
+  'ru',
+  'sa',
+  'to',
+  'vi',
+  'ze',
+  'po',
+  'da',
+  'fu',
+  'gi',
+  'ho',
+  'ja',
+  'be',
+]
 /** A pronounceable word per number: 16^3 = 4096 three-syllable words, more with four. */
 export function word(n: number): string {
   let text = ''
@@ -178,91 +184,52 @@ export function* seededEventLines(options: { events: number; flags: number }): G
  * in `environment` every other flag gets a flexibleRollout with two constraints and one of the
  * segments, the others a default strategy.
  */
-export function addClientStrategies(
-  dir: string,
-  {
-    flags: FLAGS,
-    segments: SEGMENTS,
-    environment: ENVIRONMENT,
-  }: { flags: number; segments: number; environment: string },
-) {
+export function addClientStrategies(dir: string, o: { flags: number; segments: number; environment: string }) {
   const path = join(dir, STATE_FILE)
   const state = JSON.parse(readFileSync(path, 'utf8'))
   const createdAt = new Date(Date.UTC(2025, 0, 1)).toISOString()
-  for (let id = 1; id <= SEGMENTS; id++) {
+  const constraint = (contextName: string, operator: string, values: string[], more = {}) => ({
+    ...{ contextName, operator, caseInsensitive: false, inverted: false, values },
+    ...more,
+  })
+  for (let id = 1; id <= o.segments; id++) {
+    const constraints = [
+      constraint('region', 'IN', ['eu-west', 'eu-north', `region-${id}`]),
+      constraint('appVersion', 'SEMVER_GT', [], { value: `1.${id}.0` }),
+    ]
+    const [name, description] = [`segment-${id}`, `Synthetic segment ${id}`]
     state.segments[String(id)] = {
       id,
-      name: `segment-${id}`,
-      description: `Synthetic segment ${id}`,
+      name,
+      description,
       project: null,
-      constraints: [
-        {
-          contextName: 'region',
-          operator: 'IN',
-          caseInsensitive: false,
-          inverted: false,
-          values: ['eu-west', 'eu-north', `region-${id}`],
-        },
-        {
-          contextName: 'appVersion',
-          operator: 'SEMVER_GT',
-          caseInsensitive: false,
-          inverted: false,
-          values: [],
-          value: `1.${id}.0`,
-        },
-      ],
+      constraints,
       createdAt,
       createdBy: 'admin-bootstrap',
     }
   }
-  state.segmentSequence.segments = { lastId: SEGMENTS }
-  for (let i = 0; i < FLAGS; i++) {
+  state.segmentSequence.segments = { lastId: o.segments }
+  for (let i = 0; i < o.flags; i++) {
     const name = `flag-${i}`
-    const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
-    state.flags[name].environments[ENVIRONMENT].strategies =
-      i % 2 === 0
-        ? [
-            {
-              id: uuid(i),
-              name: 'flexibleRollout',
-              title: null,
-              disabled: false,
-              sortOrder: 0,
-              segments: [1 + (i % SEGMENTS)],
-              constraints: [
-                {
-                  contextName: 'userId',
-                  operator: 'IN',
-                  caseInsensitive: false,
-                  inverted: false,
-                  values: Array.from({ length: 5 }, (_, k) => `user-${i * 5 + k}`),
-                },
-                {
-                  contextName: 'email',
-                  operator: 'STR_ENDS_WITH',
-                  caseInsensitive: true,
-                  inverted: false,
-                  values: ['@example.com'],
-                },
-              ],
-              variants: [],
-              parameters: { rollout: String(i % 101), stickiness: 'default', groupId: name },
-            },
-          ]
-        : [
-            {
-              id: uuid(i),
-              name: 'default',
-              title: null,
-              disabled: false,
-              sortOrder: 0,
-              segments: [],
-              constraints: [],
-              variants: [],
-              parameters: {},
-            },
-          ]
+    const id = `00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`
+    const users = Array.from({ length: 5 }, (_, k) => `user-${i * 5 + k}`)
+    const email = constraint('email', 'STR_ENDS_WITH', ['@example.com'], { caseInsensitive: true })
+    const rollout = {
+      ...{ id, name: 'flexibleRollout', title: null, disabled: false, sortOrder: 0, segments: [1 + (i % o.segments)] },
+      ...{ constraints: [constraint('userId', 'IN', users), email], variants: [] },
+      parameters: { rollout: String(i % 101), stickiness: 'default', groupId: name },
+    }
+    const plain = {
+      id,
+      name: 'default',
+      title: null,
+      disabled: false,
+      sortOrder: 0,
+      segments: [],
+      constraints: [],
+      variants: [],
+    }
+    state.flags[name].environments[o.environment].strategies = [i % 2 === 0 ? rollout : { ...plain, parameters: {} }]
   }
   writeFileSync(path, JSON.stringify(state))
 }
@@ -284,6 +251,14 @@ export interface GeneratedManifest {
   /** Events per type. */
   types: Record<string, number>
   seconds: number
+}
+
+/** A directory written by bench/generate-events.ts (`--dir`, required) and its manifest, read back. */
+export function openGenerated(dir: string | undefined) {
+  if (!dir) throw new Error('--dir DIR: a directory written by bench/generate-events.ts')
+  const trimmed = dir.replace(/\/+$/, '')
+  const manifest = JSON.parse(readFileSync(`${trimmed}.generated.json`, 'utf8')) as GeneratedManifest
+  return { dir: trimmed, manifest, headers: { authorization: manifest.adminSecret } }
 }
 
 /**
@@ -339,6 +314,33 @@ function eachLogEvent(
   }
 }
 
+/** Files in the data directory that the service derives from the log (anything not the store's own). */
+export function derivedFiles(dir: string): { files: number; bytes: number } {
+  let files = 0
+  let bytes = 0
+  const walk = (path: string, top: boolean) => {
+    for (const entry of readdirSync(path, { withFileTypes: true })) {
+      if (top && DATA_FILES.includes(entry.name)) continue
+      const full = join(path, entry.name)
+      if (entry.isDirectory()) walk(full, false)
+      else {
+        files++
+        try {
+          bytes += statSync(full).size
+        } catch {}
+      }
+    }
+  }
+  walk(dir, true)
+  return { files, bytes }
+}
+
+/** Deletes what derivedFiles counts. */
+export function removeDerived(dir: string) {
+  for (const name of readdirSync(dir))
+    if (!DATA_FILES.includes(name)) rmSync(join(dir, name), { recursive: true, force: true })
+}
+
 /**
  * Queries of several words or with separators, which the words alone do not decide: a common word
  * before the start of the rare vocabulary words, two common words adjacent (in most events), words
@@ -385,97 +387,4 @@ export function phraseTotals(dir: string): Record<string, number> {
   )
   writeFileSync(cache, JSON.stringify({ size, totals }))
   return totals
-}
-
-/**
- * The data directory's state and events straight into the tables, in the store's own format (the
- * checkpoint is the state document, each event its JSON line): what a database that has lived
- * through a million events holds after its last checkpoint. Much faster than any API.
- */
-export async function fillDirectly(url: string, seeding: { events: number; flags: number }): Promise<number> {
-  const started = performance.now()
-  const config = readConfig({ DATABASE_URL: url }).database!
-  const sql = connect(config, { max: 4 })
-  try {
-    await migrate(sql, config)
-    await sql`INSERT INTO flagstore_checkpoints (seq, state) VALUES (1, ${JSON.stringify(seededState(seeding))})`
-    let ids: number[] = []
-    let lines: string[] = []
-    const flush = async () => {
-      await sql`INSERT INTO flagstore_events (id, line) SELECT * FROM unnest(${sql.array(ids, 'BIGINT')}, ${sql.array(lines, 'TEXT')})`
-      ids = []
-      lines = []
-    }
-    let id = 0
-    for (const line of seededEventLines(seeding)) {
-      ids.push(++id)
-      lines.push(line)
-      if (ids.length === 5000) await flush()
-    }
-    if (ids.length > 0) await flush()
-  } finally {
-    await sql.close()
-  }
-  return performance.now() - started
-}
-
-/* The vocabulary and record lines of bench/generate-events.ts (the audit log at 10M events). */
-
-export const VOCABULARY = 16 ** 4
-/** Word `n` of the search vocabulary: "qx" and four syllables, all ten letters long. */
-export function vocabularyWord(n: number): string {
-  let text = 'qx'
-  for (let i = 0; i < 4; i++) {
-    text += SYLLABLES[n % 16]
-    n = Math.floor(n / 16)
-  }
-  return text
-}
-
-/** Ordinary words for the rest of a description (none holds "qx"). */
-export const PROSE = (
-  'rollout checkout payment banner search onboarding pricing beta cohort mobile web api latency cache ' +
-  'migration dashboard export import legacy experiment holdout region europe americas asia partner ' +
-  'invoice billing signup login session recommendation ranking feed notification email push ' +
-  'dark mode redesign navigation sidebar footer header widget gradual enable disable cleanup ' +
-  'remove after launch owner team ticket incident postmortem follow up temporary permanent kill switch'
-).split(' ')
-export const GENERATED_ENVIRONMENTS = ['development', 'staging', 'production']
-export const USERS = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'grace', 'heidi']
-export const CONTEXT = ['userId', 'region', 'appName', 'tenantId', 'email']
-
-/** Event types with their share of the changes after the initial state, in percent. */
-export const MIX: [string, number][] = [
-  ['feature-environment-enabled', 40],
-  ['feature-environment-disabled', 40],
-  ['feature-strategy-update', 6],
-  ['feature-metadata-updated', 6],
-  ['feature-strategy-add', 2.5],
-  ['feature-strategy-remove', 1.5],
-  ['feature-tagged', 1.5],
-  ['feature-stale-on', 1],
-  ['feature-stale-off', 1],
-  ['feature-environment-variants-updated', 0.5],
-]
-
-/** The record line exactly as the store writes it: the keys in EventRecord's order. */
-export function eventLine(
-  id: number,
-  createdAt: string,
-  type: string,
-  actor: Actor,
-  environment: string | null,
-  project: string | null,
-  featureName: string | null,
-  data: string,
-  preData: string,
-  tags: string,
-): string {
-  const s = (value: string | null) => (value === null ? 'null' : JSON.stringify(value))
-  return `{"id":${id},"createdAt":"${createdAt}","type":"${type}","createdBy":${JSON.stringify(actor.name)},"createdByUserId":${actor.userId},"environment":${s(environment)},"project":${s(project)},"featureName":${s(featureName)},"data":${data},"preData":${preData},"tags":${tags}}`
-}
-
-export interface Actor {
-  name: string
-  userId: number | null
 }

@@ -5,7 +5,6 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { parseArgs } from 'node:util'
 import { STATE_FILE } from '../src/services'
 import type {
   ConstraintRecord,
@@ -19,16 +18,18 @@ import { compileScope, type EvalContext } from '../src/features/evaluation/scope
 import { frontendAnswers, type FrontendEvaluator } from '../src/features/frontend/frontend.answers'
 import { compileWithSdk } from '../test/sdk-reference'
 import {
-  authHeaders,
   cpuSeconds,
+  createToken,
   fmt,
   type Load,
+  loadAverage,
+  luaScript,
   median,
-  removeDir,
-  seedDataDir,
-  startServer,
+  options,
+  repeat,
   table,
-  tempDataDir,
+  withDataDir,
+  withServer,
   wrk,
 } from './lib'
 
@@ -55,19 +56,15 @@ const constraint = (contextName: string, operator: string, values: string[], val
 
 const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
 
-function strategy(
-  i: number,
-  k: number,
-  name: string,
-  parameters: Record<string, string>,
-  extra: Partial<StrategyRecord> = {},
-): StrategyRecord {
+/** Strategy `k` of flag `i`. */
+function strategy(i: number, k: number, name: string, parameters: Record<string, string>, extra = {}): StrategyRecord {
+  const [title, disabled, sortOrder] = [null, false, k]
   return {
     id: uuid(i * 4 + k),
     name,
-    title: null,
-    disabled: false,
-    sortOrder: k,
+    title,
+    disabled,
+    sortOrder,
     segments: [],
     constraints: [],
     variants: [],
@@ -76,73 +73,35 @@ function strategy(
   }
 }
 
+/** A strategy variant of half the weight. */
+const half = { weight: 500, weightType: 'variable' as const, stickiness: 'default' }
+
 export function strategiesOf(i: number, name: string): StrategyRecord[] {
+  const rollout = (percent: number) => ({ rollout: String(percent), stickiness: 'default', groupId: name })
+  const userIds = Array.from({ length: 20 }, (_, k) => `user-${(i * 7 + k * 13) % 5000}`).join(',')
+  const variants = [
+    { ...half, name: 'blue', payload: { type: 'json', value: `{"color":"blue","flag":${i}}` } },
+    { ...half, name: 'green', payload: { type: 'string', value: 'green' } },
+  ]
+  const email = constraint('email', 'STR_ENDS_WITH', ['@example.com', '@example.org'])
+  const semver = constraint('appVersion', 'SEMVER_GT', [], '1.2.0')
+  const after = constraint('currentTime', 'DATE_AFTER', [], '2020-01-01T00:00:00.000Z')
+  const gradual = { percentage: String(i % 101), groupId: name }
   switch (i % 5) {
     case 0:
       return [strategy(i, 0, 'default', {})]
     case 1:
-      return [
-        strategy(
-          i,
-          0,
-          'flexibleRollout',
-          { rollout: String(i % 101), stickiness: 'default', groupId: name },
-          { segments: [1 + (i % SEGMENTS)] },
-        ),
-      ]
+      return [strategy(i, 0, 'flexibleRollout', rollout(i % 101), { segments: [1 + (i % SEGMENTS)] })]
     case 2:
-      return [
-        strategy(
-          i,
-          0,
-          'flexibleRollout',
-          { rollout: '60', stickiness: 'default', groupId: name },
-          {
-            constraints: [
-              constraint('email', 'STR_ENDS_WITH', ['@example.com', '@example.org']),
-              constraint('appVersion', 'SEMVER_GT', [], '1.2.0'),
-            ],
-            variants: [
-              {
-                name: 'blue',
-                weight: 500,
-                weightType: 'variable',
-                stickiness: 'default',
-                payload: { type: 'json', value: `{"color":"blue","flag":${i}}` },
-              },
-              {
-                name: 'green',
-                weight: 500,
-                weightType: 'variable',
-                stickiness: 'default',
-                payload: { type: 'string', value: 'green' },
-              },
-            ],
-          },
-        ),
-      ]
-    case 3:
-      return [
-        strategy(i, 0, 'userWithId', {
-          userIds: Array.from({ length: 20 }, (_, k) => `user-${(i * 7 + k * 13) % 5000}`).join(','),
-        }),
-        strategy(i, 1, 'remoteAddress', { IPs: '10.0.0.0/8,192.168.1.1' }),
-      ]
-    default:
-      return [
-        strategy(
-          i,
-          0,
-          'gradualRolloutUserId',
-          { percentage: String(i % 101), groupId: name },
-          {
-            constraints: [
-              constraint('age', 'NUM_GT', [], '17'),
-              constraint('currentTime', 'DATE_AFTER', [], '2020-01-01T00:00:00.000Z'),
-            ],
-          },
-        ),
-      ]
+      return [strategy(i, 0, 'flexibleRollout', rollout(60), { constraints: [email, semver], variants })]
+    case 3: {
+      const addresses = { IPs: '10.0.0.0/8,192.168.1.1' }
+      return [strategy(i, 0, 'userWithId', { userIds }), strategy(i, 1, 'remoteAddress', addresses)]
+    }
+    default: {
+      const constraints = [constraint('age', 'NUM_GT', [], '17'), after]
+      return [strategy(i, 0, 'gradualRolloutUserId', gradual, { constraints })]
+    }
   }
 }
 
@@ -250,7 +209,7 @@ export function contextFor(n: number) {
 }
 
 /**
- * The frontend API (issue 13, "Speed"), run by hand:
+ * The frontend API, run by hand:
  *
  *   npx bun bench/run.ts frontend [--runs 3] [--seconds 10]
  *
@@ -263,11 +222,7 @@ export function contextFor(n: number) {
  * medians of runs. The per-flag evaluation cost in process is the frontend-eval scenario (below).
  */
 export async function frontendApi() {
-  const { values } = parseArgs({
-    options: { runs: { type: 'string', default: '3' }, seconds: { type: 'string', default: '10' } },
-  })
-  const RUNS = Number(values.runs)
-  const SECONDS = Number(values.seconds)
+  const { runs: RUNS, seconds: SECONDS } = options({ runs: 3, seconds: 10 })
 
   /** Each request another user (5,000 of them), session and e-mail; the same properties contextFor above sends. */
   const SCRIPT = `
@@ -280,20 +235,9 @@ request = function()
 end
 `
 
-  async function frontendToken(base: string, name: string): Promise<string> {
-    const created = await fetch(`${base}/api/admin/api-tokens`, {
-      method: 'POST',
-      headers: authHeaders,
-      body: JSON.stringify({ tokenName: name, type: 'frontend', projects: ['*'], environment: ENVIRONMENT }),
-    })
-    if (created.status !== 201) throw new Error(`token creation answered ${created.status}: ${await created.text()}`)
-    return (await created.json()).secret as string
-  }
-
-  async function run(dir: string, script: string, index: number, env: Record<string, string>) {
-    const server = await startServer(dir, env)
-    try {
-      const token = await frontendToken(server.base, `bench-frontend-${index}-${env.LOG_LEVEL ?? 'info'}`)
+  const run = (dir: string, script: string, env: Record<string, string>) =>
+    withServer(dir, env, async server => {
+      const token = await createToken(server.base, 'frontend', ENVIRONMENT)
       const url = `${server.base}/api/frontend`
       // What one answer holds, checked before the load (and warming the compiled scope).
       const sample = await fetch(
@@ -302,80 +246,61 @@ end
       )
       if (sample.status !== 200) throw new Error(`frontend answered ${sample.status}`)
       const text = await sample.text()
-      const listed = JSON.parse(text).toggles.length
       const cpuBefore = cpuSeconds(server.pid)
       const load = await wrk(url, { authorization: token }, SECONDS, ['-s', script])
       // The server's own CPU time per request: unlike requests/s, not shared with wrk and the other processes on the machine.
       const cpuUs = ((cpuSeconds(server.pid) - cpuBefore) / (load.rps * SECONDS)) * 1e6
-      return { listed, bytes: text.length, load, cpuUs }
-    } finally {
-      await server.stop()
-    }
-  }
+      return { listed: JSON.parse(text).toggles.length as number, bytes: text.length, load, cpuUs }
+    })
 
-  const dir = tempDataDir()
-  seedDataDir(dir, { events: 1000, flags: FLAGS, environments: ['development', 'production'] })
-  addFrontendFlags(dir)
-  const script = join(dir, 'frontend.lua')
-  writeFileSync(script, SCRIPT)
-  try {
-    const runs: {
-      logged: Load
-      quiet: Load
-      listed: number
-      bytes: number
-      loggedCpuUs: number
-      quietCpuUs: number
-    }[] = []
-    for (let i = 0; i < RUNS; i++) {
-      const logged = await run(dir, script, i, {})
-      const quiet = await run(dir, script, i, { LOG_LEVEL: 'warn' })
-      runs.push({
+  const seed = { events: 1000, flags: FLAGS, environments: ['development', 'production'] }
+  const runs = await withDataDir(seed, async dir => {
+    addFrontendFlags(dir)
+    const script = luaScript(dir, 'frontend', SCRIPT)
+    return repeat(RUNS, async () => {
+      const logged = await run(dir, script, {})
+      const quiet = await run(dir, script, { LOG_LEVEL: 'warn' })
+      const { listed, bytes } = logged
+      return {
         logged: logged.load,
         quiet: quiet.load,
-        listed: logged.listed,
-        bytes: logged.bytes,
+        listed,
+        bytes,
         loggedCpuUs: logged.cpuUs,
         quietCpuUs: quiet.cpuUs,
-      })
-      console.log(
-        `run ${i + 1}:`,
-        JSON.stringify(runs.at(-1), (_, v) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v)),
-      )
-    }
-    type Run = (typeof runs)[number]
-    const row = (name: string, pick: (r: Run) => Load, cpu: (r: Run) => number) => [
-      name,
-      ...runs.map(
-        r =>
-          `${fmt(pick(r).rps, 0)}/s, p99 ${fmt(pick(r).p99, 1)} ms, ${fmt(cpu(r), 0)} µs CPU/request (load ${fmt(pick(r).load, 1)})`,
-      ),
-      `${fmt(median(runs.map(r => pick(r).rps)), 0)}/s, p50 ${fmt(median(runs.map(r => pick(r).p50)), 1)} ms, p99 ${fmt(median(runs.map(r => pick(r).p99)), 1)} ms, ` +
-        `${fmt(median(runs.map(cpu)), 0)} µs CPU/request, errors ${runs.reduce((n, r) => n + pick(r).errors, 0)}`,
-    ]
-    console.log(
-      `\n${FLAGS} flags (${FLAGS / 2} on in ${ENVIRONMENT}); a sample answer lists ${runs[0].listed} flags in ${runs[0].bytes} bytes\n`,
+      }
+    })
+  })
+  type Run = (typeof runs)[number]
+  const row = (name: string, pick: (r: Run) => [Load, number]) => {
+    const [load, cpu] = [(r: Run) => pick(r)[0], (r: Run) => pick(r)[1]]
+    const each = runs.map(
+      r =>
+        `${fmt(load(r).rps, 0)}/s, p99 ${fmt(load(r).p99, 1)} ms, ${fmt(cpu(r), 0)} µs CPU/request (load ${fmt(load(r).load, 1)})`,
     )
-    console.log(
-      table(
-        ['GET /api/frontend, varying user (wrk -c32)', ...runs.map((_, i) => `run ${i + 1}`), 'median'],
-        [
-          row(
-            'access log on',
-            r => r.logged,
-            r => r.loggedCpuUs,
-          ),
-          row(
-            'LOG_LEVEL=warn',
-            r => r.quiet,
-            r => r.quietCpuUs,
-          ),
-        ],
-      ),
-    )
-  } finally {
-    removeDir(dir)
+    const of = (figure: (l: Load) => number) => median(runs.map(r => figure(load(r))))
+    const errors = runs.reduce((n, r) => n + load(r).errors, 0)
+    const medians = `${fmt(
+      of(l => l.rps),
+      0,
+    )}/s, p50 ${fmt(
+      of(l => l.p50),
+      1,
+    )} ms, p99 ${fmt(
+      of(l => l.p99),
+      1,
+    )} ms, `
+    return [name, ...each, `${medians}${fmt(median(runs.map(cpu)), 0)} µs CPU/request, errors ${errors}`]
   }
+  console.log(
+    `\n${FLAGS} flags (${FLAGS / 2} on in ${ENVIRONMENT}); a sample answer lists ${runs[0].listed} flags in ${runs[0].bytes} bytes\n`,
+  )
+  const columns = ['GET /api/frontend, varying user (wrk -c32)', ...runs.map((_, i) => `run ${i + 1}`), 'median']
+  const rows = [
+    row('access log on', r => [r.logged, r.loggedCpuUs]),
+    row('LOG_LEVEL=warn', r => [r.quiet, r.quietCpuUs]),
+  ]
+  console.log(table(columns, rows))
 }
 
 /**
@@ -389,8 +314,7 @@ end
  * the scope; for our engine and for the official SDK's (test/sdk-reference.ts) on the same flags.
  */
 export async function frontendEval() {
-  const { values } = parseArgs({ options: { rounds: { type: 'string', default: '2000' } } })
-  const ROUNDS = Number(values.rounds)
+  const { rounds: ROUNDS } = options({ rounds: 2000 })
   const state = frontendState()
   const scope = { projects: ['*'], environment: ENVIRONMENT }
   const contexts: EvalContext[] = Array.from({ length: ROUNDS }, (_, n) => {
@@ -435,6 +359,6 @@ export async function frontendEval() {
   console.log(JSON.stringify(ours))
   console.log(JSON.stringify(sdk))
   console.log(
-    `date ${new Date().toISOString()}, load ${require('node:fs').readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}: per flag, the SDK's engine costs ${(sdk.perFlagNs / ours.perFlagNs).toFixed(1)} × ours`,
+    `date ${new Date().toISOString()}, load ${loadAverage()}: per flag, the SDK's engine costs ${(sdk.perFlagNs / ours.perFlagNs).toFixed(1)} × ours`,
   )
 }

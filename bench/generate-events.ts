@@ -30,21 +30,52 @@ import { SecretHasher } from '../src/features/tokens/secret-hash'
 import { hashPassword } from '../src/features/users/passwords'
 import type { FlagRecord, StrategyRecord } from '../src/features/flags/flags.records'
 import type { ApiTokenRecord } from '../src/features/tokens/tokens.records'
-import {
-  CONTEXT,
-  eventLine,
-  GENERATED_ENVIRONMENTS as ENVIRONMENTS,
-  MIX,
-  PROSE,
-  random,
-  USERS,
-  VOCABULARY,
-  vocabularyWord,
-  type Actor,
-  type GeneratedManifest,
-} from './data'
+import { type GeneratedManifest, random, SYLLABLES } from './data'
 
 export type { GeneratedManifest }
+
+const VOCABULARY = 16 ** 4
+/** Word `n` of the search vocabulary: "qx" and four syllables, all ten letters long. */
+function vocabularyWord(n: number): string {
+  let text = 'qx'
+  for (let i = 0; i < 4; i++) {
+    text += SYLLABLES[n % 16]
+    n = Math.floor(n / 16)
+  }
+  return text
+}
+
+/** Ordinary words for the rest of a description (none holds "qx"). */
+const PROSE = (
+  'rollout checkout payment banner search onboarding pricing beta cohort mobile web api latency cache ' +
+  'migration dashboard export import legacy experiment holdout region europe americas asia partner ' +
+  'invoice billing signup login session recommendation ranking feed notification email push ' +
+  'dark mode redesign navigation sidebar footer header widget gradual enable disable cleanup ' +
+  'remove after launch owner team ticket incident postmortem follow up temporary permanent kill switch'
+).split(' ')
+const ENVIRONMENTS = ['development', 'staging', 'production']
+const USERS = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'grace', 'heidi']
+const CONTEXT = ['userId', 'region', 'appName', 'tenantId', 'email']
+
+/** Event types with their share of the changes after the initial state, in percent. */
+const MIX = (
+  'enabled 40,disabled 40,strategy-update 6,metadata-updated 6,strategy-add 2.5,strategy-remove 1.5,tagged 1.5,' +
+  'stale-on 1,stale-off 1,environment-variants-updated 0.5'
+)
+  .split(',')
+  .map(entry => entry.split(' '))
+  .map(([kind, share]): [string, number] => [
+    `feature-${/abled$/.test(kind) ? 'environment-' : ''}${kind}`,
+    Number(share),
+  ])
+
+/** An event's type, actor, environment, project, flag, data, preData and tags. */
+type Event = [string, Actor, string | null, string | null, string | null, unknown, unknown, unknown[]]
+
+interface Actor {
+  name: string
+  userId: number | null
+}
 
 export const GENERATED_ADMIN_SECRET = '*:*.generated-audit-admin-0123456789'
 
@@ -134,21 +165,16 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
     buffered = 0
   }
   /** Appends one event of the current commit; counts the words its searchable text holds. */
-  const append = (
-    type: string,
-    actor: Actor,
-    environment: string | null,
-    project: string | null,
-    featureName: string | null,
-    data: unknown,
-    preData: unknown,
-    tags: unknown[],
-  ) => {
+  const append = (...[type, actor, environment, project, featureName, data, preData, tags]: Event) => {
     id++
     const dataJson = JSON.stringify(data)
     const preJson = JSON.stringify(preData)
     const tagsJson = JSON.stringify(tags)
-    const line = eventLine(id, now(), type, actor, environment, project, featureName, dataJson, preJson, tagsJson)
+    // The record line exactly as the store writes it: the keys in EventRecord's order.
+    const s = (value: string | null) => (value === null ? 'null' : JSON.stringify(value))
+    const where = `"environment":${s(environment)},"project":${s(project)},"featureName":${s(featureName)}`
+    const who = `"createdBy":${JSON.stringify(actor.name)},"createdByUserId":${actor.userId}`
+    const line = `{"id":${id},"createdAt":"${now()}","type":"${type}",${who},${where},"data":${dataJson},"preData":${preJson},"tags":${tagsJson}}`
     buffer.push(line, '\n')
     buffered += line.length
     if (buffered > 8_000_000) flush()
@@ -189,75 +215,36 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
       featureNaming: null,
     }
     state.projects[projectId] = project
-    append(
-      'project-created',
-      system,
-      null,
-      projectId,
-      null,
-      { id: project.id, name: project.name, description: project.description, featureNaming: null },
-      null,
-      [],
-    )
+    const created = { id: project.id, name: project.name, description: project.description, featureNaming: null }
+    append('project-created', system, null, projectId, null, created, null, [])
     for (const environment of ENVIRONMENTS)
       append('project-environment-added', system, environment, projectId, null, { environment }, null, [])
   }
   commit()
-  const tokens: ApiTokenRecord[] = [
-    {
-      tokenName: 'admin-bootstrap',
-      type: 'admin',
-      role: 'admin',
-      projects: ['*'],
-      environment: '*',
-      secretHash: hasher.hash(GENERATED_ADMIN_SECRET),
-      prefix: '*:*',
-      userId: -42,
-      createdAt: now(),
-      expiresAt: null,
-    },
-  ]
+  const token = (
+    tokenName: string,
+    type: string,
+    role: string,
+    environment: string,
+    secret: string,
+    userId: number,
+  ) => {
+    const scope = { projects: ['*'], environment, secretHash: hasher.hash(secret), prefix: `*:${environment}` }
+    return { tokenName, type, role, ...scope, userId, createdAt: now(), expiresAt: null } as ApiTokenRecord
+  }
+  const tokens = [token('admin-bootstrap', 'admin', 'admin', '*', GENERATED_ADMIN_SECRET, -42)]
   for (let i = 0; i < 24; i++) {
     const environment = pick(ENVIRONMENTS)
     const type = i % 3 === 0 ? 'frontend' : 'client'
-    tokens.push({
-      tokenName: `${type}-${pick(PROSE)}-${i}`,
-      type,
-      role: 'viewer',
-      projects: ['*'],
-      environment,
-      secretHash: hasher.hash(`*:${environment}.generated-${i}-${Math.floor(rand() * 1e12)}`),
-      prefix: `*:${environment}`,
-      userId: nextUserId++,
-      createdAt: now(),
-      expiresAt: null,
-    })
+    const secret = () => `*:${environment}.generated-${i}-${Math.floor(rand() * 1e12)}`
+    tokens.push(token(`${type}-${pick(PROSE)}-${i}`, type, 'viewer', environment, secret(), nextUserId++))
   }
-  tokens.push({
-    tokenName: 'ci-pipeline',
-    type: 'admin',
-    role: 'admin',
-    projects: ['*'],
-    environment: '*',
-    secretHash: hasher.hash('*:*.generated-ci-pipeline-secret'),
-    prefix: '*:*',
-    userId: nextUserId++,
-    createdAt: now(),
-    expiresAt: null,
-  })
-  for (const token of tokens) {
-    state.tokens[token.tokenName] = token
-    const { secretHash: _hidden, prefix: _prefix, userId: _userId, ...shown } = token
-    append(
-      'api-token-created',
-      token.tokenName === 'admin-bootstrap' ? system : { name: 'admin', userId: 1 },
-      null,
-      null,
-      null,
-      shown,
-      null,
-      [],
-    )
+  tokens.push(token('ci-pipeline', 'admin', 'admin', '*', '*:*.generated-ci-pipeline-secret', nextUserId++))
+  for (const made of tokens) {
+    state.tokens[made.tokenName] = made
+    const { secretHash: _hidden, prefix: _prefix, userId: _userId, ...shown } = made
+    const by = made.tokenName === 'admin-bootstrap' ? system : { name: 'admin', userId: 1 }
+    append('api-token-created', by, null, null, null, shown, null, [])
     commit()
   }
   const passwordHash = await hashPassword('generated-password-0123')
@@ -276,13 +263,14 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
       createdAt: now(),
     } as const
     state.users[String(user.id)] = user
+    const { id, email, createdAt } = user
     append(
       'user-created',
       system,
       null,
       null,
       null,
-      { id: user.id, username, email: user.email, name: null, rootRole: 1, createdAt: user.createdAt, isAPI: false },
+      { id, username, email, name: null, rootRole: 1, createdAt, isAPI: false },
       null,
       [],
     )
@@ -329,17 +317,11 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
     }
   }
   const strategyEvent = (flag: string, s: StrategyRecord) => ({ ...s, featureName: flag })
-  const metadata = (flag: FlagRecord) => ({
-    name: flag.name,
-    description: flag.description,
-    type: flag.type,
-    project: flag.project,
-    stale: flag.stale,
-    impressionData: flag.impressionData,
-    archived: flag.archived,
-    createdAt: flag.createdAt,
+  const metadata = ({ name, description, type, project, stale, impressionData, archived, createdAt }: FlagRecord) => ({
+    ...{ name, description, type, project, stale, impressionData, archived, createdAt },
   })
   const flagNames: string[] = []
+  const off = () => ({ enabled: false, strategies: [], variants: [], lastSeenAt: null })
   for (let i = 0; i < FLAGS; i++) {
     const project = i < FLAGS / 4 ? 'default' : pick(projectIds)
     const name = `${pick(PROSE)}-${pick(PROSE)}-${i}`
@@ -350,22 +332,10 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
       project,
       type: pick(['release', 'release', 'release', 'experiment', 'operational', 'kill-switch', 'permission']),
       description: sentence(5 + Math.floor(rand() * 8), 1),
-      impressionData: false,
-      stale: false,
-      archived: false,
-      archivedAt: null,
-      createdAt,
+      ...{ impressionData: false, stale: false, archived: false, archivedAt: null, createdAt },
       createdBy: { id: who.userId ?? 0, name: who.name, imageUrl: '' },
-      environments: Object.fromEntries(
-        ENVIRONMENTS.map(environment => [
-          environment,
-          { enabled: false, strategies: [], variants: [], lastSeenAt: null },
-        ]),
-      ),
-      tags: [],
-      dependencies: [],
-      lifecycle: { stage: 'initial', enteredStageAt: createdAt },
-      completion: null,
+      environments: Object.fromEntries(ENVIRONMENTS.map(environment => [environment, off()])),
+      ...{ tags: [], dependencies: [], lifecycle: { stage: 'initial', enteredStageAt: createdAt }, completion: null },
     }
     append('feature-created', who, null, project, name, metadata(flag), null, [])
     commit()
@@ -457,12 +427,13 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
     } else {
       const environment = pick(ENVIRONMENTS)
       const before = flag.environments[environment].variants
+      const half = { weight: 500, weightType: 'variable' as const, stickiness: 'default', overrides: [] }
       const after =
         rand() < 0.5
           ? []
           : [
-              { name: 'on', weight: 500, weightType: 'variable' as const, stickiness: 'default', overrides: [] },
-              { name: 'off', weight: 500, weightType: 'variable' as const, stickiness: 'default', overrides: [] },
+              { name: 'on', ...half },
+              { name: 'off', ...half },
             ]
       flag.environments[environment].variants = after
       append(type, who, environment, project, name, { variants: after }, { variants: before }, flag.tags)
@@ -473,9 +444,11 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
     tick()
     if (performance.now() - lastReport > 5000) {
       lastReport = performance.now()
-      log(
-        `${id.toLocaleString('en')} events, ${((bytes + buffered) / 2 ** 20).toFixed(0)} MiB, ${((performance.now() - started) / 1000).toFixed(0)} s`,
-      )
+      const [mib, seconds] = [
+        ((bytes + buffered) / 2 ** 20).toFixed(0),
+        ((performance.now() - started) / 1000).toFixed(0),
+      ]
+      log(`${id.toLocaleString('en')} events, ${mib} MiB, ${seconds} s`)
     }
   }
   flush()
@@ -503,20 +476,11 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
     if (Math.abs(count - 5) < Math.abs(rare[1] - 5)) rare = [word, count]
     if (Math.abs(count - 5000) < Math.abs(thousands[1] - 5000)) thousands = [word, count]
   }
+  const word = ([word, total]: [string, number]) => ({ word, total })
+  const words = { rare: word(rare), thousands: word(thousands), most: word([mostWord, mostTotal]) }
   const manifest: GeneratedManifest = {
-    events: id,
-    commits,
-    flags: FLAGS,
-    projects: PROJECTS,
-    bytes,
-    adminSecret: GENERATED_ADMIN_SECRET,
-    words: {
-      rare: { word: rare[0], total: rare[1] },
-      thousands: { word: thousands[0], total: thousands[1] },
-      most: { word: mostWord, total: mostTotal },
-    },
-    types,
-    seconds: (performance.now() - started) / 1000,
+    ...{ events: id, commits, flags: FLAGS, projects: PROJECTS, bytes, adminSecret: GENERATED_ADMIN_SECRET },
+    ...{ words, types, seconds: (performance.now() - started) / 1000 },
   }
   writeFileSync(`${dir.replace(/\/+$/, '')}.generated.json`, JSON.stringify(manifest, null, 2) + '\n')
   return manifest

@@ -1,21 +1,28 @@
-import autocannon from 'autocannon'
 import { SQL } from 'bun'
-import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { parseArgs } from 'node:util'
-import { type PostgresCluster, startPostgres } from '../test/postgres-cluster'
+import { readConfig } from '../src/config'
+import { connect, migrate } from '../src/storage/postgres-connect'
+import { startPostgres } from '../test/postgres-cluster'
+import { unleashServer, writeToVisible } from './clients'
 import {
+  api,
+  cannon,
+  createToken,
   fmt,
-  freePort,
+  fmtMedian,
+  type Load,
   loadAverage,
-  median,
-  percentile,
+  options,
   removeDir,
   ROOT,
+  repeat,
   rssMiB,
   SECRET,
-  fillDirectly,
+  sampleMemory,
   seedDataDir,
+  seededEventLines,
+  seededState,
+  spread,
   startServer,
   table,
   tempDataDir,
@@ -48,31 +55,15 @@ import {
  * `--only throughput,propagation,startup` picks sections.
  */
 export async function postgres() {
-  const { values } = parseArgs({
-    options: {
-      flags: { type: 'string', default: '1000' },
-      seconds: { type: 'string', default: '10' },
-      connections: { type: 'string', default: '32' },
-      writes: { type: 'string', default: '1000' },
-      'unleash-writes': { type: 'string', default: '100' },
-      events: { type: 'string', default: '1000000' },
-      runs: { type: 'string', default: '1' },
-      unleash: { type: 'string' },
-      fill: { type: 'string', default: 'direct' },
-      only: { type: 'string', default: 'throughput,propagation,startup' },
-    },
+  const o = options({
+    ...{ flags: 1000, seconds: 10, connections: 32, writes: 1000, 'unleash-writes': 100, events: 1000000, runs: 1 },
+    ...{ unleash: undefined as string | undefined, fill: 'direct', only: 'throughput,propagation,startup' },
   })
-  const FLAGS = Number(values.flags)
-  const SECONDS = Number(values.seconds)
-  const CONNECTIONS = Number(values.connections)
-  const WRITES = Number(values.writes)
-  const UNLEASH_WRITES = Number(values['unleash-writes'])
-  const EVENTS = Number(values.events)
-  const RUNS = Number(values.runs)
-  const ONLY = new Set(values.only!.split(','))
+  const { flags: FLAGS, seconds: SECONDS, connections: CONNECTIONS, events: EVENTS, runs: RUNS } = o
+  const ONLY = new Set(o.only.split(','))
   const UNLEASH_SECRET = '*:*.unleash-bench-admin-secret-0123456789'
 
-  type Target = { name: string; base: string; pid: number; admin: string; stop(): Promise<void> }
+  type Target = { name: string; base: string; admin: string; stop(): Promise<unknown> }
 
   async function flagstore(name: string, env: Record<string, string>): Promise<Target> {
     const dataDir = tempDataDir('bench-pg-')
@@ -84,208 +75,81 @@ export async function postgres() {
       await sql.close()
       if (!(count > 0)) throw new Error(`${name}: the database holds no events; is the PostgreSQL store selected?`)
     }
-    return {
-      name,
-      base: server.base,
-      pid: server.pid,
-      admin: SECRET,
-      async stop() {
-        await server.stop()
-        removeDir(dataDir)
-      },
-    }
+    const stop = async () => (await server.stop(), removeDir(dataDir))
+    return { name, base: server.base, admin: SECRET, stop }
   }
 
-  /** Unleash 8.2 with Node, from `dir` (where unleash-server is installed), on `database` (made when missing). */
-  async function unleash(dir: string, pg: PostgresCluster, database: string, name = 'Unleash 8.2'): Promise<Target> {
-    await pg.createDatabase(database).catch((error: Error) => {
-      if (!/already exists/.test(error.message)) throw error
-    })
-    writeFileSync(
-      join(dir, 'bench-start.mjs'),
-      `import { start } from 'unleash-server'
-await start({
-  db: { host: '127.0.0.1', port: Number(process.env.PGPORT), user: 'postgres', password: '', database: process.env.PGDATABASE, ssl: false },
-  server: { port: Number(process.env.PORT), host: '127.0.0.1' },
-  authentication: { initApiTokens: [{ environment: '*', projects: ['*'], secret: ${JSON.stringify(UNLEASH_SECRET)}, type: 'admin', tokenName: 'bench-admin' }] },
-  versionCheck: { enable: false },
-  telemetry: false,
-})
-`,
-    )
-    const port = freePort()
-    // Unleash's SDK and token rate limits (20,000 a minute by default) would cap the load tool, not the server.
-    const child = Bun.spawn(['node', 'bench-start.mjs'], {
-      cwd: dir,
-      env: {
-        ...process.env,
-        PGPORT: String(pg.port),
-        PGDATABASE: database,
-        PORT: String(port),
-        LOG_LEVEL: 'error',
-        SEND_TELEMETRY: 'false',
-        SDK_API_RATE_LIMIT_PER_MINUTE: '100000000',
-        TOKEN_AUTHENTICATION_RATE_LIMIT_PER_MINUTE: '100000000',
-      },
-      stdout: 'ignore',
-      stderr: 'ignore',
-    })
-    const base = `http://127.0.0.1:${port}`
-    for (let i = 0; ; i++) {
-      if (child.exitCode !== null) throw new Error(`Unleash exited with ${child.exitCode}`)
-      if (i > 1200) throw new Error('Unleash did not answer within 120 s')
-      const ok = await fetch(`${base}/api/admin/projects`, { headers: { authorization: UNLEASH_SECRET } }).then(
-        r => r.ok,
-        () => false,
-      )
-      if (ok) break
-      await Bun.sleep(100)
-    }
-    return {
-      name,
-      base,
-      pid: child.pid,
-      admin: UNLEASH_SECRET,
-      async stop() {
-        child.kill('SIGTERM')
-        await child.exited
-      },
-    }
-  }
-
-  async function call(
-    target: Target,
-    method: string,
-    path: string,
-    body?: unknown,
-    secret = target.admin,
-  ): Promise<any> {
-    const response = await fetch(target.base + path, {
-      method,
-      headers: { authorization: secret, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    })
-    const text = await response.text()
-    if (response.status >= 300)
-      throw new Error(`${target.name}: ${method} ${path} → ${response.status} ${text.slice(0, 300)}`)
-    return text ? JSON.parse(text) : undefined
+  /** Unleash 8.2 from the --unleash directory, on `database`. */
+  async function unleash(database: string, name: string): Promise<Target> {
+    return { name, admin: UNLEASH_SECRET, ...(await unleashServer(o.unleash!, pg.port, database, UNLEASH_SECRET)) }
   }
 
   /** `--flags` flags in project default, every other one on in development; returns a client token for development. */
   async function seed(target: Target): Promise<string> {
     let next = 0
-    await Promise.all(
-      Array.from({ length: 8 }, async () => {
-        for (let i = next++; i < FLAGS; i = next++) {
-          await call(target, 'POST', '/api/admin/projects/default/features', {
-            name: `flag-${i}`,
-            description: 'seeded',
-          })
-          if (i % 2 === 0)
-            await call(target, 'POST', `/api/admin/projects/default/features/flag-${i}/environments/development/on`)
-        }
-      }),
-    )
-    return (
-      await call(target, 'POST', '/api/admin/api-tokens', {
-        tokenName: `bench-${Date.now()}`,
-        type: 'client',
-        projects: ['*'],
-        environment: 'development',
-      })
-    ).secret
+    const features = '/api/admin/projects/default/features'
+    const writer = async () => {
+      for (let i = next++; i < FLAGS; i = next++) {
+        await api(target.base, 'POST', features, { name: `flag-${i}`, description: 'seeded' }, target.admin)
+        if (i % 2 === 0)
+          await api(target.base, 'POST', `${features}/flag-${i}/environments/development/on`, undefined, target.admin)
+      }
+    }
+    await Promise.all(Array.from({ length: 8 }, writer))
+    return createToken(target.base, 'client', 'development', ['*'], target.admin)
   }
 
-  type Load = { rps: number; p50: number; p99: number; errors: number; load: number }
-
+  /** autocannon on `target`: requests/s counted from the 2xx answers, timeouts among the errors. */
   async function load(
     target: Target,
     request: () => { method: string; path: string; headers: Record<string, string>; body?: string },
-  ): Promise<Load> {
-    const before = loadAverage()
-    const result = await autocannon({
+  ) {
+    const setupRequest = (r: any) => ({ ...r, ...request() })
+    const result = await cannon({
       url: target.base,
       connections: CONNECTIONS,
       duration: SECONDS,
-      requests: [{ setupRequest: (r: any) => ({ ...r, ...request() }) }],
+      requests: [{ setupRequest }],
     })
-    return {
-      rps: result['2xx'] / SECONDS,
-      p50: result.latency.p50,
-      p99: result.latency.p99,
-      errors: result.errors + result.non2xx + result.timeouts,
-      load: before,
-    }
+    return { ...result, rps: result.requests! / SECONDS, errors: result.errors + result.timeouts }
   }
 
   async function throughput(target: Target, clientToken: string) {
     let counter = 0
-    const patch = await load(target, () => {
-      const i = counter++
-      return {
-        method: 'PATCH',
-        path: `/api/admin/projects/default/features/flag-${i % FLAGS}`,
-        headers: { authorization: target.admin, 'content-type': 'application/json' },
-        body: JSON.stringify([{ op: 'replace', path: '/description', value: `throughput ${i}` }]),
-      }
-    })
+    const admin = { authorization: target.admin }
+    const patch = await load(target, () => ({
+      method: 'PATCH',
+      path: `/api/admin/projects/default/features/flag-${counter % FLAGS}`,
+      headers: { ...admin, 'content-type': 'application/json' },
+      body: JSON.stringify([{ op: 'replace', path: '/description', value: `throughput ${counter++}` }]),
+    }))
     const list = await load(target, () => ({
       method: 'GET',
       path: '/api/admin/projects/default/features',
-      headers: { authorization: target.admin },
+      headers: admin,
     }))
-    const client = await load(target, () => ({
-      method: 'GET',
-      path: '/api/client/features',
-      headers: { authorization: clientToken },
-    }))
+    const headers = { authorization: clientToken }
+    const client = await load(target, () => ({ method: 'GET', path: '/api/client/features', headers }))
     return { patch, list, client }
   }
 
   /** Sequential writes on A; after each answer B is polled until it serves the flag's new state. */
   async function propagation(a: Target, b: Target, clientToken: string, writes: number) {
-    const fromAnswer: number[] = []
-    const fromSend: number[] = []
-    let etag = ''
-    const flag = 'flag-1'
-    for (let i = 0; i < writes; i++) {
-      const on = i % 2 === 0
-      const sent = performance.now()
-      await call(
-        a,
-        'POST',
-        `/api/admin/projects/default/features/${flag}/environments/development/${on ? 'on' : 'off'}`,
-      )
-      const answered = performance.now()
-      for (;;) {
-        if (performance.now() - answered > 30_000)
-          throw new Error(`${b.name} did not serve write ${i} of ${a.name} within 30 s`)
-        const response = await fetch(`${b.base}/api/client/features`, {
-          headers: { authorization: clientToken, ...(etag ? { 'if-none-match': etag } : {}) },
-        })
-        if (response.status === 304) continue
-        etag = response.headers.get('etag') ?? ''
-        const body = (await response.json()) as { features: { name: string; enabled: boolean }[] }
-        if (body.features.find(f => f.name === flag)?.enabled === on) break
-      }
-      const visible = performance.now()
-      fromAnswer.push(visible - answered)
-      fromSend.push(visible - sent)
-    }
-    const stats = (values: number[]) => {
-      const sorted = [...values].sort((x, y) => x - y)
-      return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1)! }
-    }
-    return { writes, fromAnswer: stats(fromAnswer), fromSend: stats(fromSend) }
+    // B must know the token before it is polled with it.
+    while ((await fetch(`${b.base}/api/client/features`, { headers: { authorization: clientToken } })).status !== 200)
+      await Bun.sleep(10)
+    const times = await writeToVisible({
+      ...{ writer: a.base, reader: b.base, headers: { authorization: clientToken }, secret: a.admin },
+      ...{ flag: 'flag-1', environment: 'development', writes, enabled: false },
+    })
+    return { writes, fromAnswer: spread(times.fromAnswer), fromSend: spread(times.fromSend) }
   }
 
   async function runCommand(args: string[], env: Record<string, string>): Promise<number> {
     const started = performance.now()
     const child = Bun.spawn([process.execPath, 'src/main.ts', ...args], {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-      stdout: 'pipe',
-      stderr: 'pipe',
+      ...{ cwd: ROOT, env: { ...process.env, ...env } },
+      ...{ stdout: 'pipe', stderr: 'pipe' },
     })
     const [out, err, code] = await Promise.all([
       new Response(child.stdout).text(),
@@ -300,12 +164,7 @@ await start({
     const server = await startServer(dataDir, { LOG_LEVEL: 'warn', ...env })
     try {
       const readyRss = rssMiB(server.pid)
-      let peakRss = readyRss
-      const sampler = setInterval(() => {
-        try {
-          peakRss = Math.max(peakRss, rssMiB(server.pid))
-        } catch {}
-      }, 100)
+      const memory = sampleMemory(server.pid, 100)
       // A search made the moment /ready answers: it waits for the log to be read (not for the text index).
       const asked = performance.now()
       const first = await fetch(`${server.base}/api/admin/search/events?query=flag&limit=10`, {
@@ -313,141 +172,103 @@ await start({
       })
       if (first.status !== 200) throw new Error(`first search answered ${first.status}`)
       const firstSearchMs = performance.now() - asked
-      const indexMs = firstSearchMs + (await waitForSearchIndex(server.base).finally(() => clearInterval(sampler)))
+      const indexMs = firstSearchMs + (await waitForSearchIndex(server.base).finally(memory.stop))
+      const indexedRss = rssMiB(server.pid)
       return {
         readyMs: server.readyMs,
         readyRss,
         firstSearchMs,
         indexMs,
-        indexedRss: rssMiB(server.pid),
-        peakRss: Math.max(peakRss, rssMiB(server.pid)),
+        indexedRss,
+        peakRss: Math.max(readyRss, memory.rss, indexedRss),
       }
     } finally {
       await server.stop()
     }
   }
 
+  type Throughput = Awaited<ReturnType<typeof throughput>>
+  type Startup = Awaited<ReturnType<typeof startupOnce>>
+
   const pg = await startPostgres()
+  /** Targets running, stopped at the end should a section fail. */
   const targets: Target[] = []
+  /** The PostgreSQL store, the file store (database null) or Unleash on `database`, kept in `targets`. */
+  const start = async (kind: 'flagstore' | 'unleash', name: string, database: string | null) => {
+    // The second instance on a database finds it made.
+    const url = database && (await pg.createDatabase(database).catch(() => pg.urlFor(database)))
+    const target =
+      kind === 'unleash' ? await unleash(database!, name) : await flagstore(name, url ? { DATABASE_URL: url } : {})
+    targets.push(target)
+    return target
+  }
+  const stopAll = async () => {
+    for (const target of targets.splice(0)) await target.stop()
+  }
   const report: string[] = []
   const started = new Date().toISOString()
   try {
     if (ONLY.has('throughput')) {
-      const rows: (string | number)[][] = []
-      const runs: Record<string, Awaited<ReturnType<typeof throughput>>[]> = {}
+      const runs: Record<string, Throughput[]> = {}
       for (let run = 0; run < RUNS; run++) {
-        const makers: [string, () => Promise<Target>][] = [
-          [
-            'flagstore, PostgreSQL',
-            async () =>
-              flagstore('flagstore, PostgreSQL', { DATABASE_URL: await pg.createDatabase(`flagstore_t${run}`) }),
-          ],
-          ['flagstore, files', () => flagstore('flagstore, files', {})],
-          ...(values.unleash
-            ? [
-                ['Unleash 8.2', async () => unleash(values.unleash!, pg, `unleash_t${run}`)] as [
-                  string,
-                  () => Promise<Target>,
-                ],
-              ]
-            : []),
+        const sides: [string, 'flagstore' | 'unleash', string | null][] = [
+          ['flagstore, PostgreSQL', 'flagstore', `flagstore_t${run}`],
+          ['flagstore, files', 'flagstore', null],
         ]
-        for (const [name, make] of makers) {
-          const target = await make()
-          targets.push(target)
-          try {
-            const token = await seed(target)
-            const result = await throughput(target, token)
-            ;(runs[name] ??= []).push(result)
-            console.log(
-              `run ${run + 1} ${name}: PATCH ${fmt(result.patch.rps, 0)}/s (p99 ${result.patch.p99} ms, ${result.patch.errors} errors), list ${fmt(result.list.rps, 0)}/s, client ${fmt(result.client.rps, 0)}/s (load ${fmt(result.patch.load, 2)})`,
-            )
-          } finally {
-            await target.stop()
-            targets.splice(targets.indexOf(target), 1)
-          }
+        if (o.unleash) sides.push(['Unleash 8.2', 'unleash', `unleash_t${run}`])
+        for (const [name, kind, database] of sides) {
+          const target = await start(kind, name, database)
+          const result = await throughput(target, await seed(target))
+          await stopAll()
+          ;(runs[name] ??= []).push(result)
+          const { patch, list, client } = result
+          console.log(
+            `run ${run + 1} ${name}: PATCH ${fmt(patch.rps, 0)}/s (p99 ${patch.p99} ms, ${patch.errors} errors), list ${fmt(list.rps, 0)}/s, client ${fmt(client.rps, 0)}/s (load ${fmt(patch.load, 2)})`,
+          )
         }
       }
-      const cell = (name: string, pick: (r: Awaited<ReturnType<typeof throughput>>) => Load) => {
+      const cell = (name: string, pick: (r: Throughput) => Load) => {
         const all = runs[name] ?? []
         if (all.length === 0) return 'not run'
-        return `${fmt(median(all.map(r => pick(r).rps)), 0)}/s (p50 ${median(all.map(r => pick(r).p50))} ms, p99 ${median(all.map(r => pick(r).p99))} ms, ${all.reduce((n, r) => n + pick(r).errors, 0)} errors)`
+        const errors = all.reduce((n, r) => n + pick(r).errors, 0)
+        return `${fmtMedian(all, 0, r => pick(r).rps)}/s (p50 ${fmtMedian(all, 0, r => pick(r).p50)} ms, p99 ${fmtMedian(all, 0, r => pick(r).p99)} ms, ${errors} errors)`
       }
-      const ratio = (pick: (r: Awaited<ReturnType<typeof throughput>>) => Load) =>
-        runs['Unleash 8.2']
-          ? fmt(
-              median(runs['flagstore, PostgreSQL'].map((r, i) => pick(r).rps / pick(runs['Unleash 8.2'][i]).rps)),
-              1,
-            ) + ' ×'
-          : ''
-      for (const [scenario, pick] of [
-        ['durable PATCH of a description', (r: Awaited<ReturnType<typeof throughput>>) => r.patch],
-        [`project flag list (${FLAGS} flags)`, (r: Awaited<ReturnType<typeof throughput>>) => r.list],
-        [`GET /api/client/features (${FLAGS} flags)`, (r: Awaited<ReturnType<typeof throughput>>) => r.client],
-      ] as const) {
-        rows.push([
-          scenario,
-          cell('flagstore, PostgreSQL', pick),
-          cell('flagstore, files', pick),
-          cell('Unleash 8.2', pick),
-          ratio(pick),
-        ])
-      }
+      const unleashRuns = runs['Unleash 8.2']
+      const both = runs['flagstore, PostgreSQL'].map((r, i) => [r, unleashRuns?.[i]])
+      const ratio = (pick: (r: Throughput) => Load) =>
+        unleashRuns ? `${fmtMedian(both, 1, ([r, u]) => pick(r!).rps / pick(u!).rps)} ×` : ''
+      const names = ['flagstore, PostgreSQL', 'flagstore, files', 'Unleash 8.2']
+      const scenarios: [string, (r: Throughput) => Load][] = [
+        ['durable PATCH of a description', r => r.patch],
+        [`project flag list (${FLAGS} flags)`, r => r.list],
+        [`GET /api/client/features (${FLAGS} flags)`, r => r.client],
+      ]
+      const rows = scenarios.map(([scenario, pick]) => [scenario, ...names.map(name => cell(name, pick)), ratio(pick)])
+      const columns = ['scenario', ...names, 'PostgreSQL store / Unleash (same run)']
       report.push(
-        `Throughput, autocannon ${CONNECTIONS} connections × ${SECONDS} s, ${RUNS} run(s), medians:\n\n` +
-          table(
-            [
-              'scenario',
-              'flagstore, PostgreSQL',
-              'flagstore, files',
-              'Unleash 8.2',
-              'PostgreSQL store / Unleash (same run)',
-            ],
-            rows,
-          ),
+        `Throughput, autocannon ${CONNECTIONS} connections × ${SECONDS} s, ${RUNS} run(s), medians:\n\n${table(columns, rows)}`,
       )
     }
 
     if (ONLY.has('propagation')) {
       const rows: string[][] = []
-      const url = await pg.createDatabase('flagstore_p')
-      const a = await flagstore('A', { DATABASE_URL: url })
-      targets.push(a)
-      const b = await flagstore('B', { DATABASE_URL: url })
-      targets.push(b)
-      const token = await seed(a)
-      // B must know the token before it is polled with it.
-      while ((await fetch(`${b.base}/api/client/features`, { headers: { authorization: token } })).status !== 200)
-        await Bun.sleep(10)
-      const ours = await propagation(a, b, token, WRITES)
-      const line = (name: string, r: typeof ours) => [
+      const line = (name: string, r: Awaited<ReturnType<typeof propagation>>) => [
         `${name}, ${r.writes} writes`,
-        `${fmt(r.fromAnswer.p50, 1)} / ${fmt(r.fromAnswer.p99, 1)} / ${fmt(r.fromAnswer.max, 1)} ms`,
-        `${fmt(r.fromSend.p50, 1)} / ${fmt(r.fromSend.p99, 1)} / ${fmt(r.fromSend.max, 1)} ms`,
+        ...[r.fromAnswer, r.fromSend].map(t => `${fmt(t.p50, 1)} / ${fmt(t.p99, 1)} / ${fmt(t.max, 1)} ms`),
       ]
-      rows.push(line('flagstore, PostgreSQL', ours))
-      console.log(rows.at(-1)!.join(' | '))
-      for (const t of [a, b]) await t.stop()
-      targets.length = 0
-      if (values.unleash) {
-        const database = 'unleash_p'
-        const ua = await unleash(values.unleash, pg, database, 'Unleash A')
-        targets.push(ua)
-        const ub = await unleash(values.unleash, pg, database, 'Unleash B')
-        targets.push(ub)
-        const utoken = await seed(ua)
-        while ((await fetch(`${ub.base}/api/client/features`, { headers: { authorization: utoken } })).status !== 200)
-          await Bun.sleep(50)
-        const theirs = await propagation(ua, ub, utoken, UNLEASH_WRITES)
-        rows.push(line('Unleash 8.2', theirs))
+      const sides: [string, 'flagstore' | 'unleash', string, number][] = [
+        ['flagstore, PostgreSQL', 'flagstore', 'flagstore_p', o.writes],
+      ]
+      if (o.unleash) sides.push(['Unleash 8.2', 'unleash', 'unleash_p', o['unleash-writes']])
+      for (const [name, kind, database, writes] of sides) {
+        const a = await start(kind, `${name} A`, database)
+        const b = await start(kind, `${name} B`, database)
+        rows.push(line(name, await propagation(a, b, await seed(a), writes)))
         console.log(rows.at(-1)!.join(' | '))
-        for (const t of [ua, ub]) await t.stop()
-        targets.length = 0
+        await stopAll()
       }
-      report.push(
-        `Write on A to visible on B's /api/client/features (p50 / p99 / max):\n\n` +
-          table(['store', "from the write's answer", 'from sending the write'], rows),
-      )
+      const columns = ['store', "from the write's answer", 'from sending the write']
+      report.push(`Write on A to visible on B's /api/client/features (p50 / p99 / max):\n\n${table(columns, rows)}`)
     }
 
     if (ONLY.has('startup')) {
@@ -457,83 +278,109 @@ await start({
       seedDataDir(dir, seeding)
       const url = await pg.createDatabase('flagstore_s')
       let fillMs: number
-      let fillHow: string
-      if (values.fill === 'restore') {
+      let fillHow =
+        "the same state and events written straight into the tables (schema made by the store's own migration)"
+      if (o.fill === 'restore') {
         const backup = join(tempDataDir('bench-pg-backup-'), 'backup.jsonl')
         await runCommand(['backup', backup], { DATA_DIR: dir })
         fillMs = await runCommand(['restore', backup], { DATABASE_URL: url })
         fillHow = '`flagstore restore` of a backup of that data directory'
-      } else {
-        fillMs = await fillDirectly(url, seeding)
-        fillHow =
-          "the same state and events written straight into the tables (schema made by the store's own migration)"
-      }
-      console.log(`database filled in ${fmt(fillMs / 1000, 1)} s (${values.fill})`)
-      const coldRuns: Awaited<ReturnType<typeof startupOnce>>[] = []
-      const warmRuns: Awaited<ReturnType<typeof startupOnce>>[] = []
-      const fileRuns: Awaited<ReturnType<typeof startupOnce>>[] = []
-      for (let run = 0; run < RUNS; run++) {
-        const scratch = tempDataDir('bench-pg-scratch-')
-        // SEARCH_CACHE_DIR empty (as at a first start): the whole log is read from the database and copied;
-        // then the same instance restarted on its copy, with nothing new in the database.
-        const cache = tempDataDir('bench-pg-cache-')
-        coldRuns.push(await startupOnce({ DATABASE_URL: url, SEARCH_CACHE_DIR: cache }, scratch))
-        warmRuns.push(await startupOnce({ DATABASE_URL: url, SEARCH_CACHE_DIR: cache }, scratch))
+      } else fillMs = await fillDirectly(url, seeding)
+      console.log(`database filled in ${fmt(fillMs / 1000, 1)} s (${o.fill})`)
+      const runs = await repeat(RUNS, async () => {
+        // SEARCH_CACHE_DIR empty (as at a first start): the whole log is read from the database and
+        // copied; then the same instance restarted on its copy, with nothing new in the database.
+        const [scratch, cache] = [tempDataDir('bench-pg-scratch-'), tempDataDir('bench-pg-cache-')]
+        const env = { DATABASE_URL: url, SEARCH_CACHE_DIR: cache }
+        const cold = await startupOnce(env, scratch)
+        const warm = await startupOnce(env, scratch)
         removeDir(cache)
         removeDir(scratch)
-        fileRuns.push(await startupOnce({}, dir))
-        const line = (r: (typeof coldRuns)[number]) =>
-          `ready ${fmt(r.readyMs / 1000, 2)} s (RSS ${fmt(r.readyRss, 0)} MiB), first search ${fmt(r.firstSearchMs / 1000, 2)} s after, index ${fmt(r.indexMs / 1000, 1)} s after, RSS then ${fmt(r.indexedRss, 0)} MiB, peak ${fmt(r.peakRss, 0)} MiB`
-        console.log(
-          `run ${run + 1}: PostgreSQL cold: ${line(coldRuns.at(-1)!)}\n       PostgreSQL warm: ${line(warmRuns.at(-1)!)}\n       files: ${line(fileRuns.at(-1)!)} (load ${fmt(loadAverage(), 2)})`,
+        return { cold, warm, files: await startupOnce({}, dir), load: loadAverage() }
+      })
+      const figures: ((r: Startup) => number)[] = [r => r.readyMs / 1000, r => r.readyRss, r => r.firstSearchMs / 1000]
+      figures.push(
+        r => r.indexMs / 1000,
+        r => r.indexedRss,
+        r => r.peakRss,
+      )
+      const units = [' s', ' MiB', ' s', ' s', ' MiB', ' MiB']
+      const col = (side: (r: (typeof runs)[number]) => Startup) =>
+        figures.map(
+          (pick, i) => `${fmtMedian(runs, i === 3 ? 1 : units[i] === ' s' ? 2 : 0, r => pick(side(r)))}${units[i]}`,
         )
-      }
-      const col = (runs: typeof coldRuns) => [
-        `${fmt(median(runs.map(r => r.readyMs)) / 1000, 2)} s`,
-        `${fmt(median(runs.map(r => r.readyRss)), 0)} MiB`,
-        `${fmt(median(runs.map(r => r.firstSearchMs)) / 1000, 2)} s`,
-        `${fmt(median(runs.map(r => r.indexMs)) / 1000, 1)} s`,
-        `${fmt(median(runs.map(r => r.indexedRss)), 0)} MiB`,
-        `${fmt(median(runs.map(r => r.peakRss)), 0)} MiB`,
+      const ratios = (a: (r: (typeof runs)[number]) => Startup, b: (r: (typeof runs)[number]) => Startup) =>
+        figures.map(pick => fmtMedian(runs, 2, r => pick(a(r)) / pick(b(r))))
+      const columns = [
+        'store',
+        'to /ready',
+        'RSS at ready',
+        'first search after',
+        'search index after',
+        'RSS indexed',
+        'RSS peak',
       ]
-      const ratio = (a: typeof coldRuns, b: typeof coldRuns, pick: (r: (typeof coldRuns)[number]) => number) =>
-        fmt(median(a.map((r, i) => pick(r) / pick(b[i]))), 2)
-      const ratios = (a: typeof coldRuns, b: typeof coldRuns) => [
-        ratio(a, b, r => r.readyMs),
-        ratio(a, b, r => r.readyRss),
-        ratio(a, b, r => r.firstSearchMs),
-        ratio(a, b, r => r.indexMs),
-        ratio(a, b, r => r.indexedRss),
-        ratio(a, b, r => r.peakRss),
+      const rows = [
+        ['PostgreSQL, cold (empty SEARCH_CACHE_DIR)', ...col(r => r.cold)],
+        ['PostgreSQL, warm (restart on its copy)', ...col(r => r.warm)],
+        ['files (same data, same run)', ...col(r => r.files)],
+        [
+          'ratio warm / cold',
+          ...ratios(
+            r => r.warm,
+            r => r.cold,
+          ),
+        ],
+        [
+          'ratio warm / files',
+          ...ratios(
+            r => r.warm,
+            r => r.files,
+          ),
+        ],
       ]
       report.push(
-        `Start-up with ${EVENTS.toLocaleString('en')} events and 10,000 flags (${RUNS} run(s), medians; the database filled with ${fillHow} in ${fmt(fillMs / 1000, 1)} s; first search and index timed from /ready):\n\n` +
-          table(
-            [
-              'store',
-              'to /ready',
-              'RSS at ready',
-              'first search after',
-              'search index after',
-              'RSS indexed',
-              'RSS peak',
-            ],
-            [
-              ['PostgreSQL, cold (empty SEARCH_CACHE_DIR)', ...col(coldRuns)],
-              ['PostgreSQL, warm (restart on its copy)', ...col(warmRuns)],
-              ['files (same data, same run)', ...col(fileRuns)],
-              ['ratio warm / cold', ...ratios(warmRuns, coldRuns)],
-              ['ratio warm / files', ...ratios(warmRuns, fileRuns)],
-            ],
-          ),
+        `Start-up with ${EVENTS.toLocaleString('en')} events and 10,000 flags (${RUNS} run(s), medians; the database filled with ${fillHow} in ${fmt(fillMs / 1000, 1)} s; first search and index timed from /ready):\n\n${table(columns, rows)}`,
       )
       removeDir(dir)
     }
   } finally {
-    for (const target of targets) await target.stop().catch(() => undefined)
+    await stopAll().catch(() => undefined)
     await pg.stop()
   }
   console.log(
     `\nbench/postgres.ts, started ${started}, load average ${fmt(loadAverage(), 2)} at the end\n\n${report.join('\n\n')}`,
   )
+}
+
+/**
+ * The data directory's state and events straight into the tables, in the store's own format (the
+ * checkpoint is the state document, each event its JSON line): what a database that has lived
+ * through a million events holds after its last checkpoint. Much faster than any API.
+ */
+export async function fillDirectly(url: string, seeding: { events: number; flags: number }): Promise<number> {
+  const started = performance.now()
+  const config = readConfig({ DATABASE_URL: url }).database!
+  const sql = connect(config, { max: 4 })
+  try {
+    await migrate(sql, config)
+    await sql`INSERT INTO flagstore_checkpoints (seq, state) VALUES (1, ${JSON.stringify(seededState(seeding))})`
+    let ids: number[] = []
+    let lines: string[] = []
+    const flush = async () => {
+      await sql`INSERT INTO flagstore_events (id, line) SELECT * FROM unnest(${sql.array(ids, 'BIGINT')}, ${sql.array(lines, 'TEXT')})`
+      ids = []
+      lines = []
+    }
+    let id = 0
+    for (const line of seededEventLines(seeding)) {
+      ids.push(++id)
+      lines.push(line)
+      if (ids.length === 5000) await flush()
+    }
+    if (ids.length > 0) await flush()
+  } finally {
+    await sql.close()
+  }
+  return performance.now() - started
 }
