@@ -14,13 +14,12 @@ import { Button } from './components/button'
 import { EmptyState } from './components/empty-state'
 import { Picker } from './components/field'
 import { Icon } from './components/icon'
-import { Switch } from './components/switch'
 import { toast } from './components/toast'
 import { CreateFlag } from './flag-create'
+import { FlagRow, ROW_HEIGHT } from './flag-row'
 import { useLiveRefresh } from './live'
-import { ErrorLine, go, when } from './ui'
+import { ErrorLine, go } from './ui'
 
-const ROW_HEIGHT = 40
 const OVERSCAN = 8
 const PAGE = 100
 type SortKey = 'name' | 'type' | 'createdAt' | 'lastSeenAt'
@@ -329,62 +328,21 @@ export function FlagsPage({ project, canWrite }: { project?: string; canWrite: b
                   </td>
                 </tr>
               ) : (
-                <tr
+                <FlagRow
                   key={`${flag.project}/${flag.name}`}
-                  aria-rowindex={index + 2}
-                  style={{ height: `${ROW_HEIGHT}px` }}
-                >
-                  {project && (
-                    <td>
-                      <input
-                        type="checkbox"
-                        aria-label={`Select ${flag.name}`}
-                        checked={selected.has(flag.name)}
-                        disabled={!canWrite}
-                        onChange={() => {
-                          const next = new Set(selected)
-                          if (next.has(flag.name)) next.delete(flag.name)
-                          else next.add(flag.name)
-                          setSelected(next)
-                        }}
-                      />
-                    </td>
-                  )}
-                  <td>
-                    <a href={`#/projects/${enc(flag.project)}/features/${enc(flag.name)}`}>{flag.name}</a>
-                  </td>
-                  {!project && <td>{flag.project}</td>}
-                  <td class="hide-phone">{flag.type}</td>
-                  <td class="hide-phone">{flag.stale && <span class="badge badge-warning">stale</span>}</td>
-                  <td class="hide-phone">{when(flag.lastSeenAt)}</td>
-                  <td class="hide-phone">{when(flag.createdAt)}</td>
-                  {project ? (
-                    flag.environments.map(entry => (
-                      <td key={entry.name}>
-                        <Switch
-                          label={`${flag.name} in ${entry.name}`}
-                          checked={entry.enabled}
-                          disabled={!canWrite}
-                          onChange={checked => toggle(flag, entry.name, checked)}
-                        />
-                      </td>
-                    ))
-                  ) : (
-                    <td>
-                      {flag.environments.map(entry => (
-                        <span class="env-switch" key={entry.name}>
-                          <Switch
-                            label={`${flag.name} in ${entry.name}`}
-                            checked={entry.enabled}
-                            disabled={!canWrite}
-                            onChange={checked => toggle(flag, entry.name, checked)}
-                          />
-                          <span aria-hidden="true">{entry.name}</span>
-                        </span>
-                      ))}
-                    </td>
-                  )}
-                </tr>
+                  flag={flag}
+                  index={index}
+                  project={project}
+                  canWrite={canWrite}
+                  selected={selected.has(flag.name)}
+                  onSelect={() => {
+                    const next = new Set(selected)
+                    if (next.has(flag.name)) next.delete(flag.name)
+                    else next.add(flag.name)
+                    setSelected(next)
+                  }}
+                  toggle={toggle}
+                />
               ),
             )}
             {last < total && (

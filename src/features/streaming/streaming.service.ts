@@ -25,27 +25,7 @@ import type { ChangeFeed, Revision } from './change-feed'
 import { eventsFor, eventsSince, hydration } from './delta'
 import { HeldStream, type Audience, type Group, type NoticeFormat, type StreamKind } from './held-stream'
 import { GO_POLLING, HEARTBEAT, message, revisionOf, SSE_HEADERS } from './sse'
-
-export interface StreamingOptions {
-  /** `STREAMING_MAX_STREAMS`: streams held at once; more are told to poll. */
-  maxStreams: number
-  /** `STREAMING_HEARTBEAT_MS`: how often an SSE comment is written to every stream. */
-  heartbeatMs: number
-  /** `STREAMING_MAX_STREAMS_PER_TOKEN`: streams one token holds at once, so that no token takes every slot. */
-  maxStreamsPerToken?: number
-  /** `STREAMING_MAX_STREAMS_PER_ADDRESS`: streams of frontend tokens (public ones) held for one client address. */
-  maxStreamsPerAddress?: number
-  /** `STREAMING_MAX_UNSENT_BYTES`: bytes a stream may have waiting for its client before it is ended. */
-  maxUnsentBytes?: number
-}
-
-export const DEFAULT_STREAMING: Required<StreamingOptions> = {
-  maxStreams: 10_000,
-  heartbeatMs: 15_000,
-  maxStreamsPerToken: 1000,
-  maxStreamsPerAddress: 20,
-  maxUnsentBytes: 256 * 1024,
-}
+import { DEFAULT_STREAMING, type StreamingOptions } from './streaming.options'
 
 /** Why a stream's connection was reset, as Bun writes it to stderr. */
 const CUT_OFF =
