@@ -7,7 +7,6 @@
  * secret once; archive the flag; a viewer cannot change anything; sign out, and the session no
  * longer works. axe-core runs on each page and finds no serious or critical violation. Every page
  * is served with its Content-Security-Policy, and none reports a violation of it.
- * With CONSOLE_SCREENSHOTS=docs the main pages are saved as docs/console-*.png.
  */
 import { afterAll, beforeAll, expect } from 'bun:test'
 import { join } from 'node:path'
@@ -21,7 +20,6 @@ const ROOT = join(import.meta.dir, '../..')
 const SECRET = '*:*.console-test-admin-secret-0123456789'
 const PASSWORD = 'Console-admin-pass-1'
 const VIEWER_PASSWORD = 'Console-viewer-pass-1'
-const SHOTS = process.env.CONSOLE_SCREENSHOTS === 'docs' ? join(ROOT, 'docs') : null
 
 const dir = tempDir('console-browser-')
 const port = freePort()
@@ -94,10 +92,6 @@ async function newPage(): Promise<{ page: Page; problems: string[] }> {
   return { page, problems }
 }
 
-async function shot(page: Page, name: string) {
-  if (SHOTS) await page.screenshot({ path: join(SHOTS, `console-${name}.png`) })
-}
-
 async function signIn(page: Page, username: string, password: string) {
   await page.goto(`${base}/`)
   await page.getByLabel('Username').fill(username)
@@ -115,7 +109,6 @@ withChromium.test(
     await page.goto(`${base}/`)
     await page.getByRole('button', { name: 'Sign in' }).waitFor()
     await accessible(page, 'sign-in')
-    await shot(page, 'sign-in')
     // A wrong password is shown where the user acted.
     await page.getByLabel('Username').fill('admin')
     await page.getByLabel('Password').fill('Wrong-password-1')
@@ -155,7 +148,6 @@ withChromium.test(
     await page.getByRole('switch', { name: `${FLAG} in development` }).check()
     await eventually(() => page.getByRole('switch', { name: `${FLAG} in development` }).isChecked(), true)
     await accessible(page, 'flag')
-    await shot(page, 'flag')
 
     // A client token, its secret shown once.
     await page.getByRole('link', { name: 'API tokens' }).click()
@@ -230,13 +222,11 @@ withChromium.test(
     await page.getByRole('button', { name: 'Search' }).click()
     await showsText(page.getByText(/^\d+ events/), `${total} events`)
     await accessible(page, 'events')
-    await shot(page, 'events')
 
     // The project's table, then archive.
     await page.goto(`${base}/#/projects/shop`)
     await eventually(() => page.getByRole('switch', { name: `${FLAG} in development` }).isChecked(), true)
     await eventually(() => page.getByRole('switch', { name: `${FLAG} in production` }).isChecked(), false)
-    await shot(page, 'flags')
     await page.getByRole('link', { name: FLAG }).click()
     await page.getByRole('button', { name: 'Archive flag' }).click()
     await page.getByRole('heading', { name: 'Project shop' }).waitFor()
@@ -506,7 +496,6 @@ withChromium.test(
       constraints: [{ contextName: 'userId', operator: 'IN', values: ['erin', 'frank'] }],
     })
     await accessible(page, 'segments')
-    await shot(page, 'segments')
     await page.getByRole('button', { name: 'Delete eu-users' }).click()
     await page.getByRole('dialog').getByRole('button', { name: 'Delete segment' }).click()
     await page.getByRole('cell', { name: 'eu-users', exact: true }).waitFor({ state: 'detached' })
