@@ -11,7 +11,7 @@ import { NotFoundError } from '../../errors'
 import type { Store } from '../../storage/store'
 import type { LastSeenSource } from '../flags/flag-view'
 import type { FlagRecord, LifecycleStage } from '../flags/flags.records'
-import { flagNotFound } from '../not-found'
+import { flagNotFound, flagNotFoundIn } from '../not-found'
 import { builtInStrategy } from '../strategy-types/built-in-strategies'
 import type { SdkScope } from '../tokens/auth'
 import { callerSeesProject, type Caller } from '../tokens/permissions'
@@ -273,7 +273,7 @@ export class MetricsService implements LastSeenSource {
   /** getFeatureLifecycle: the stages the flag of `projectId` went through. */
   lifecycle(projectId: string, featureName: string): StageEntry[] {
     const flag = this.store.reader.get('flags', featureName)
-    if (!flag || flag.project !== projectId) throw flagNotFound(featureName)
+    if (!flag || flag.project !== projectId) throw flagNotFoundIn(this.store.reader, featureName, projectId)
     return stagesOf(flag, this.seenRecord(flag))
   }
 
