@@ -299,21 +299,28 @@ withChromium.test(
 withChromium.test(
   "a toggle the API refuses flips back, and the API's message is shown where the user acted",
   async () => {
+    const user = await adminCall(base, SECRET, 'POST', '/api/admin/user-admin', {
+      username: 'demoted-meanwhile',
+      rootRole: 'Admin',
+      password: 'Demoted-pass-word-1',
+    })
+    expect(user.status).toBe(201)
     expect(
-      (await adminCall(base, SECRET, 'POST', '/api/admin/projects/default/features', { name: 'gone-meanwhile' }))
+      (await adminCall(base, SECRET, 'POST', '/api/admin/projects/default/features', { name: 'refused-meanwhile' }))
         .status,
     ).toBe(201)
     const { page } = await newPage()
-    await signIn(page, 'admin', PASSWORD)
+    await signIn(page, 'demoted-meanwhile', 'Demoted-pass-word-1')
     await page.goto(`${base}/#/projects/default`)
-    const toggle = page.getByRole('switch', { name: 'gone-meanwhile in development' })
+    const toggle = page.getByRole('switch', { name: 'refused-meanwhile in development' })
     await toggle.waitFor()
-    // Archived by someone else after the table was loaded: the toggle answers 404.
-    expect(
-      (await adminCall(base, SECRET, 'DELETE', '/api/admin/projects/default/features/gone-meanwhile')).status,
-    ).toBeLessThan(300)
+    // Made a viewer by someone else after the table was loaded: the toggle answers 403, the row stays.
+    const demoted = await adminCall(base, SECRET, 'PUT', `/api/admin/user-admin/${(user.body as { id: number }).id}`, {
+      rootRole: 'Viewer',
+    })
+    expect(demoted.status).toBe(200)
     await toggle.click()
-    await showsText(page.getByRole('alert'), 'gone-meanwhile')
+    await showsText(page.getByRole('alert'), 'lacks the UPDATE_FEATURE_ENVIRONMENT permission')
     await eventually(() => toggle.isChecked(), false)
   },
   60_000,
