@@ -59,13 +59,8 @@ type Actor = { name: string; userId: number | null }
 
 export const GENERATED_ADMIN_SECRET = '*:*.generated-audit-admin-0123456789'
 
-export interface GenerateOptions {
-  events: number
-  out: string
-  flags?: number
-  projects?: number
-  seed?: number
-  /** Commits at the end that go to the journal instead of the checkpoint. */
+/** `journalCommits`: the commits at the end that go to the journal instead of the checkpoint. */
+export type GenerateOptions = { events: number; out: string; flags?: number; projects?: number; seed?: number } & {
   journalCommits?: number
   log?: (line: string) => void
 }
@@ -171,8 +166,13 @@ const metadata = ({ name, description, type, project, stale, impressionData, arc
 })
 const system: Actor = { name: 'system', userId: -1337 }
 
-/** Environments and projects, in one commit; the project ids. */
-function setUpProjects({ d, events, state, now, commit }: Context, projects: number): string[] {
+/**
+ * The initial state, made as the service would: environments and projects in one commit, API tokens
+ * and users, a commit each, then the flags, each created in one commit and its first strategies in
+ * one commit each. The actors of the changes (CI first) and the flags' names.
+ */
+async function setUp(c: Context, projects: number, flags: number) {
+  const { d, events, state, now, commit } = c
   for (const [i, name] of ENVIRONMENTS.entries()) {
     const type = name === 'production' ? 'production' : 'development'
     const environment = { name, type, sortOrder: (i + 1) * 100, createdAt: now() }
@@ -189,12 +189,7 @@ function setUpProjects({ d, events, state, now, commit }: Context, projects: num
       events.append('project-environment-added', system, environment, id, null, { environment }, null, [])
   }
   commit()
-  return projectIds
-}
-
-/** API tokens and users, a commit each; the actors of the changes (CI first). */
-async function setUpAccounts(c: Context): Promise<Actor[]> {
-  const { d, events, state, now, commit } = c
+  // API tokens and users, a commit each; the actors of the changes (CI first).
   const token = (tokenName: string, type: string, role: string, environment: string, secret: string, userId = 0) => {
     const scope = { projects: ['*'], environment, secretHash: c.hasher.hash(secret), prefix: `*:${environment}` }
     return { tokenName, type, role, ...scope, userId, createdAt: now(), expiresAt: null } as ApiTokenRecord
@@ -229,11 +224,6 @@ async function setUpAccounts(c: Context): Promise<Actor[]> {
     commit()
     actors.push({ name: username, userId: id })
   }
-  return actors
-}
-
-/** The flags, each created in one commit and its first strategies in one commit each; their names. */
-function setUpFlags({ d, events, state, now, commit }: Context, flags: number, projectIds: string[], actors: Actor[]) {
   const off = () => ({ enabled: false, strategies: [], variants: [], lastSeenAt: null })
   const types = ['release', 'release', 'release', 'experiment', 'operational', 'kill-switch', 'permission']
   const flagNames: string[] = []
@@ -263,7 +253,7 @@ function setUpFlags({ d, events, state, now, commit }: Context, flags: number, p
     state.flags[name] = flag
     flagNames.push(name)
   }
-  return flagNames
+  return { actors, flagNames }
 }
 
 /** Appends an event of the change being made; a change returns false when it does not apply to the flag now. */
@@ -347,13 +337,8 @@ const MIX = Object.entries(CHANGES).map(([type, [share]]) => [type, share] as co
 
 export async function generateDataDir(options: GenerateOptions): Promise<GeneratedManifest> {
   const started = performance.now()
-  const log = options.log ?? (() => {})
-  const N = options.events
-  const FLAGS = options.flags ?? 3000
-  const PROJECTS = options.projects ?? 30
-  const JOURNAL_COMMITS = options.journalCommits ?? 50
+  const { events: N, flags: FLAGS = 3000, projects: PROJECTS = 30, out: dir, log = () => {} } = options
   const d = draws(options.seed ?? 21)
-  const dir = options.out
   if (existsSync(dir)) rmSync(dir, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true, mode: 0o700 })
 
@@ -369,21 +354,10 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
     commits++
     clock += 1 + Math.floor(d.rand() * 2 * averageGap)
   }
-  const c: Context = {
-    d,
-    events,
-    state: emptyState(COLLECTIONS),
-    hasher: new SecretHasher(key),
-    now,
-    commit,
-    nextUserId: 1,
-  }
-  const { state } = c
+  const state = emptyState(COLLECTIONS)
+  const c: Context = { d, events, state, hasher: new SecretHasher(key), now, commit, nextUserId: 1 }
 
-  // The initial state, made as the service would: environments, projects, tokens, users, flags.
-  const projectIds = setUpProjects(c, PROJECTS)
-  const actors = await setUpAccounts(c)
-  const flagNames = setUpFlags(c, FLAGS, projectIds, actors)
+  const { actors, flagNames } = await setUp(c, PROJECTS, FLAGS)
   if (events.id > N)
     throw new Error(`${FLAGS} flags and ${PROJECTS} projects take ${events.id} events, more than --events ${N}`)
   log(`initial state: ${events.id} events`)
@@ -396,12 +370,10 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
     for (const [type, w] of MIX) if ((r -= w) < 0) return type
     return MIX[0][0]
   }
-  const actor = (type: string) =>
-    /^feature-environment-(en|dis)abled$/.test(type)
-      ? d.rand() < 0.7
-        ? actors[0]
-        : d.pick(actors)
-      : d.pick(actors.slice(1))
+  const actor = (type: string) => {
+    if (!/^feature-environment-(en|dis)abled$/.test(type)) return d.pick(actors.slice(1))
+    return d.rand() < 0.7 ? actors[0] : d.pick(actors)
+  }
   // The last commits are journalled, the rest is in the checkpoint: each commit's flag and last event id.
   let lastReport = performance.now()
   const recent: { flag: string; firstEventId: number; lastEventId: number }[] = []
@@ -414,7 +386,7 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
       events.append(type, who, environment, flag.project, flag.name, data, preData, flag.tags)
     if (CHANGES[type][1](d, flag, add, type, N - events.id) === false) continue
     recent.push({ flag: flag.name, firstEventId: startId + 1, lastEventId: events.id })
-    if (recent.length > JOURNAL_COMMITS) recent.shift()
+    if (recent.length > (options.journalCommits ?? 50)) recent.shift()
     commit()
     if (performance.now() - lastReport > 5000) {
       lastReport = performance.now()
@@ -441,14 +413,12 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
   writeFileSync(join(dir, KEY_FILE), key.toString('hex') + '\n', { mode: 0o600 })
 
   // The words for the benchmarks: a rare one (a handful of events), the one nearest 5,000 events.
-  let rare: [string, number] = ['', Infinity]
-  let thousands: [string, number] = ['', Infinity]
-  for (const [word, count] of [...events.wordEvents].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    if (Math.abs(count - 5) < Math.abs(rare[1] - 5)) rare = [word, count]
-    if (Math.abs(count - 5000) < Math.abs(thousands[1] - 5000)) thousands = [word, count]
+  const sorted = [...events.wordEvents].sort(([a], [b]) => (a < b ? -1 : 1))
+  const nearest = (n: number, [word, total]: [string, number] = ['', Infinity]) => {
+    for (const [w, count] of sorted) if (Math.abs(count - n) < Math.abs(total - n)) [word, total] = [w, count]
+    return { word, total }
   }
-  const word = ([word, total]: [string, number]) => ({ word, total })
-  const words = { rare: word(rare), thousands: word(thousands), most: word([MOST_WORD, events.mostTotal]) }
+  const words = { rare: nearest(5), thousands: nearest(5000), most: { word: MOST_WORD, total: events.mostTotal } }
   const { bytes, types } = events
   const manifest: GeneratedManifest = {
     ...{ events: events.id, commits, flags: FLAGS, projects: PROJECTS, bytes, adminSecret: GENERATED_ADMIN_SECRET },
