@@ -1,25 +1,17 @@
 /**
  * Writes a realistic data directory with a long event log directly, without the HTTP layer, as if
- * the service had run for years:
- *
- *   npx bun bench/run.ts generate [--events 10000000] [--out DIR] [--flags 3000] [--projects 30] [--seed 21]
- *
- * - `state.json`: environments development/staging/production, `--projects` projects, `--flags`
- *   flags with strategies in every environment, an admin user, API tokens (the admin token's
- *   secret is printed at the end), stored as HMAC under a new `secret.key` as the service does;
- * - `events.jsonl`: the records exactly as the store writes them (key order, `createdAt` of the
- *   commit, ids 1…N): first what creating that state wrote (environments, projects, tokens, the
- *   user, flags and their first strategies), then years of changes: CI toggling environments on and
- *   off, strategy edits, metadata updates (some with long descriptions), tags, stale marks;
- * - `state.journal.jsonl`: the last commits, which the checkpoint does not include yet, so that
- *   start-up replays a journal as it would after a crash; `commitSeq` counts every commit.
- *
- * Search words: descriptions and constraint values hold words of a made-up vocabulary, each `qx`
- * followed by four syllables (no other text holds "qx", and they all have the same length, so a
- * substring search for one matches exactly the events holding it), drawn with a Zipf law. The
- * generator counts, per word, the events holding it, and `generated.json` (written next to the
- * data directory, `<out>.generated.json`) names a rare word, one with about 5,000 matches and one
- * in most events, with their exact totals; bench/audit-log.ts and the system test read it.
+ * the service had run for years (`npx bun bench/run.ts generate [--events 10000000] [--out DIR]
+ * [--flags 3000] [--projects 30] [--seed 21]`):
+ * - `state.json`: three environments, `--projects` projects, `--flags` flags with strategies in
+ *   every environment, users, API tokens (HMAC under a new `secret.key`, as the service stores them);
+ * - `events.jsonl`: the records exactly as the store writes them (ids 1…N, `createdAt` of the
+ *   commit): first what creating that state wrote, then years of changes (see CHANGES);
+ * - `state.journal.jsonl`: the last commits, not in the checkpoint yet, so that start-up replays a
+ *   journal as it would after a crash; `commitSeq` counts every commit.
+ * Descriptions and constraint values hold words of a made-up vocabulary (`qx` and four syllables,
+ * all ten letters: no other text holds "qx", so a substring search for one matches exactly the
+ * events holding it), drawn with a Zipf law; `<out>.generated.json` names a rare word, one in about
+ * 5,000 events and one in most, with their exact totals (bench/audit-log.ts and the tests read it).
  */
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync, rmSync, existsSync } from 'node:fs'
 import { join } from 'node:path'
@@ -37,7 +29,6 @@ export type { GeneratedManifest }
 const VOCABULARY = 16 ** 4
 /** Word `n` of the search vocabulary: "qx" and four syllables, all ten letters long. */
 const vocabularyWord = (n: number) => `qx${[0, 1, 2, 3].map(i => SYLLABLES[Math.floor(n / 16 ** i) % 16]).join('')}`
-
 /** Ordinary words for the rest of a description (none holds "qx"). */
 const PROSE = (
   'rollout checkout payment banner search onboarding pricing beta cohort mobile web api latency cache ' +
@@ -54,9 +45,7 @@ const CONTEXT = ['userId', 'region', 'appName', 'tenantId', 'email']
 type Event = [string, Actor, string | null, string | null, string | null, unknown, unknown, unknown[]]
 // In nearly every event's data or preData ("enabled":false, "stale":false, "disabled":false).
 const MOST_WORD = 'false'
-
 type Actor = { name: string; userId: number | null }
-
 export const GENERATED_ADMIN_SECRET = '*:*.generated-audit-admin-0123456789'
 
 /** `journalCommits`: the commits at the end that go to the journal instead of the checkpoint. */
@@ -68,6 +57,7 @@ export type GenerateOptions = { events: number; out: string; flags?: number; pro
 /** The seeded draws: picks, vocabulary words (Zipf-distributed), sentences, strategies. */
 function draws(seed: number) {
   const rand = random(seed)
+  const int = (below: number) => Math.floor(rand() * below)
   const pick = <T>(list: readonly T[]) => list[Math.floor(rand() * list.length)]
   // Zipf over the vocabulary: word k (1-based rank) with weight 1/k. A cumulative table and a
   // binary search turn a uniform draw into a word; rank i is mapped to word number through a fixed
@@ -105,27 +95,27 @@ function draws(seed: number) {
       values: Array.from({ length: 1 + Math.floor(rand() * 3) }, word),
     })
     return {
-      id: uuid(),
-      name: rollout ? 'flexibleRollout' : 'default',
-      title: rand() < 0.2 ? sentence(3, 0) : null,
-      ...{ disabled: false, sortOrder, segments: [] },
-      constraints: rand() < 0.5 ? [constraint()] : [],
-      variants: [],
+      ...{ id: uuid(), name: rollout ? 'flexibleRollout' : 'default', title: rand() < 0.2 ? sentence(3, 0) : null },
+      ...{ disabled: false, sortOrder, segments: [], constraints: rand() < 0.5 ? [constraint()] : [], variants: [] },
       parameters: rollout ? { rollout: String(Math.floor(rand() * 101)), stickiness: 'default', groupId: flag } : {},
     }
   }
-  return { rand, pick, word, sentence, strategy }
+  return { rand, int, pick, word, sentence, strategy }
 }
 
 /**
- * The event log: appends each record line exactly as the store writes it (the keys in
- * EventRecord's order), and counts the events per type and per vocabulary word of their searchable
- * text (a word also reaches later events through preData, the text an event replaces, and tags).
+ * The log of `total` events over three years up to an hour ago, commits spaced evenly on average:
+ * each record line as the store writes it (EventRecord's key order); counts the commits, the events
+ * per type and per vocabulary word (which also reaches later events through preData and tags).
  */
-function eventLog(path: string, createdAt: () => string) {
+function eventLog(path: string, total: number, rand: () => number) {
+  const end = Date.now() - 3_600_000
+  let clock = end - 3 * 365 * 86_400_000
+  const averageGap = (end - clock) / Math.max(1, total)
+  const now = () => new Date(clock).toISOString()
   const fd = openSync(path, 'w', 0o600)
   let buffer: string[] = []
-  const counts = { id: 0, bytes: 0, buffered: 0, mostTotal: 0, types: {} as Record<string, number> }
+  const counts = { id: 0, commits: 0, bytes: 0, buffered: 0, mostTotal: 0, types: {} as Record<string, number> }
   const wordEvents = new Map<string, number>()
   const flush = () => {
     const text = buffer.join('')
@@ -138,7 +128,7 @@ function eventLog(path: string, createdAt: () => string) {
     const s = (value: string | null) => (value === null ? 'null' : JSON.stringify(value))
     const where = `"environment":${s(environment)},"project":${s(project)},"featureName":${s(featureName)}`
     const who = `"createdBy":${JSON.stringify(actor.name)},"createdByUserId":${actor.userId}`
-    const line = `{"id":${id},"createdAt":"${createdAt()}","type":"${type}",${who},${where},"data":${dataJson},"preData":${preJson},"tags":${tagsJson}}`
+    const line = `{"id":${id},"createdAt":"${now()}","type":"${type}",${who},${where},"data":${dataJson},"preData":${preJson},"tags":${tagsJson}}`
     buffer.push(line, '\n')
     counts.buffered += line.length
     if (counts.buffered > 8_000_000) flush()
@@ -149,35 +139,32 @@ function eventLog(path: string, createdAt: () => string) {
     const words = text.match(/qx[a-z]{8}/g)
     if (words) for (const word of new Set(words)) wordEvents.set(word, (wordEvents.get(word) ?? 0) + 1)
   }
-  return Object.assign(counts, { append, wordEvents, close: () => (flush(), closeSync(fd)) })
+  const commit = () => {
+    counts.commits++
+    clock += 1 + Math.floor(rand() * 2 * averageGap)
+  }
+  return Object.assign(counts, { append, commit, now, wordEvents, close: () => (flush(), closeSync(fd)) })
 }
-
 type Draws = ReturnType<typeof draws>
-/** What the phases of the generator share: the draws, the log, the state; `commit` ends a commit. */
-type Context = { d: Draws; events: ReturnType<typeof eventLog>; state: StateDoc; hasher: SecretHasher } & {
-  now: () => string
-  commit: () => void
-  nextUserId: number
-}
+type EventLog = ReturnType<typeof eventLog>
 
 const strategyEvent = (flag: string, s: StrategyRecord) => ({ ...s, featureName: flag })
-const metadata = ({ name, description, type, project, stale, impressionData, archived, createdAt }: FlagRecord) => ({
-  ...{ name, description, type, project, stale, impressionData, archived, createdAt },
-})
+const METADATA = ['name', 'description', 'type', 'project', 'stale', 'impressionData', 'archived', 'createdAt'] as const
+const metadata = (flag: FlagRecord) => Object.fromEntries(METADATA.map(key => [key, flag[key]]))
 const system: Actor = { name: 'system', userId: -1337 }
 
 /**
- * The initial state, made as the service would: environments and projects in one commit, API tokens
- * and users, a commit each, then the flags, each created in one commit and its first strategies in
- * one commit each. The actors of the changes (CI first) and the flags' names.
+ * The initial state as the service would make it: environments and projects in one commit; then a
+ * commit each for every token, user, flag and first strategy. The actors (CI first) and the flags.
  */
-async function setUp(c: Context, projects: number, flags: number) {
-  const { d, events, state, now, commit } = c
+async function setUp(d: Draws, events: EventLog, state: StateDoc, key: Buffer, projects: number, flags: number) {
+  const { now, commit } = events
+  const hasher = new SecretHasher(key)
+  let nextUserId = 1
   for (const [i, name] of ENVIRONMENTS.entries()) {
     const type = name === 'production' ? 'production' : 'development'
-    const environment = { name, type, sortOrder: (i + 1) * 100, createdAt: now() }
-    state.environments[name] = environment
-    events.append('environment-created', system, name, null, null, environment, null, [])
+    state.environments[name] = { name, type, sortOrder: (i + 1) * 100, createdAt: now() }
+    events.append('environment-created', system, name, null, null, state.environments[name], null, [])
   }
   const projectIds = Array.from({ length: projects }, (_, i) => (i === 0 ? 'default' : `${d.pick(PROSE)}-${i}`))
   for (const id of projectIds) {
@@ -191,17 +178,16 @@ async function setUp(c: Context, projects: number, flags: number) {
   commit()
   // API tokens and users, a commit each; the actors of the changes (CI first).
   const token = (tokenName: string, type: string, role: string, environment: string, secret: string, userId = 0) => {
-    const scope = { projects: ['*'], environment, secretHash: c.hasher.hash(secret), prefix: `*:${environment}` }
+    const scope = { projects: ['*'], environment, secretHash: hasher.hash(secret), prefix: `*:${environment}` }
     return { tokenName, type, role, ...scope, userId, createdAt: now(), expiresAt: null } as ApiTokenRecord
   }
   const tokens = [token('admin-bootstrap', 'admin', 'admin', '*', GENERATED_ADMIN_SECRET, -42)]
   for (let i = 0; i < 24; i++) {
-    const environment = d.pick(ENVIRONMENTS)
-    const type = i % 3 === 0 ? 'frontend' : 'client'
+    const [environment, type] = [d.pick(ENVIRONMENTS), i % 3 === 0 ? 'frontend' : 'client']
     const secret = () => `*:${environment}.generated-${i}-${Math.floor(d.rand() * 1e12)}`
-    tokens.push(token(`${type}-${d.pick(PROSE)}-${i}`, type, 'viewer', environment, secret(), c.nextUserId++))
+    tokens.push(token(`${type}-${d.pick(PROSE)}-${i}`, type, 'viewer', environment, secret(), nextUserId++))
   }
-  tokens.push(token('ci-pipeline', 'admin', 'admin', '*', '*:*.generated-ci-pipeline-secret', c.nextUserId++))
+  tokens.push(token('ci-pipeline', 'admin', 'admin', '*', '*:*.generated-ci-pipeline-secret', nextUserId++))
   for (const made of tokens) {
     state.tokens[made.tokenName] = made
     const { secretHash: _hidden, prefix: _prefix, userId: _userId, ...shown } = made
@@ -215,7 +201,7 @@ async function setUp(c: Context, projects: number, flags: number) {
     { name: 'admin-bootstrap', userId: -42 },
   ]
   for (const username of ['admin', ...USERS]) {
-    const [id, createdAt] = [c.nextUserId++, now()]
+    const [id, createdAt] = [nextUserId++, now()]
     const email = username === 'admin' ? null : `${username}@example.com`
     const rootRole = username === 'admin' ? 'admin' : 'editor'
     state.users[String(id)] = { id, username, email, name: null, rootRole, passwordHash, createdAt }
@@ -226,12 +212,10 @@ async function setUp(c: Context, projects: number, flags: number) {
   }
   const off = () => ({ enabled: false, strategies: [], variants: [], lastSeenAt: null })
   const types = ['release', 'release', 'release', 'experiment', 'operational', 'kill-switch', 'permission']
-  const flagNames: string[] = []
   for (let i = 0; i < flags; i++) {
     const project = i < flags / 4 ? 'default' : d.pick(projectIds)
     const name = `${d.pick(PROSE)}-${d.pick(PROSE)}-${i}`
-    const who = d.pick(actors.slice(2))
-    const createdAt = now()
+    const [who, createdAt] = [d.pick(actors.slice(2)), now()]
     const flag: FlagRecord = {
       ...{ name, project, type: d.pick(types), description: d.sentence(5 + Math.floor(d.rand() * 8), 1) },
       ...{ impressionData: false, stale: false, archived: false, archivedAt: null, createdAt },
@@ -241,19 +225,16 @@ async function setUp(c: Context, projects: number, flags: number) {
     }
     events.append('feature-created', who, null, project, name, metadata(flag), null, [])
     commit()
-    for (const environment of ENVIRONMENTS) {
-      const count = 1 + Math.floor(d.rand() * 2)
-      for (let k = 0; k < count; k++) {
+    for (const environment of ENVIRONMENTS)
+      for (let k = 0, count = 1 + d.int(2); k < count; k++) {
         const s = d.strategy(name, k)
         flag.environments[environment].strategies.push(s)
         events.append('feature-strategy-add', who, environment, project, name, strategyEvent(name, s), null, [])
         commit()
       }
-    }
     state.flags[name] = flag
-    flagNames.push(name)
   }
-  return { actors, flagNames }
+  return { actors, flagNames: Object.keys(state.flags), nextUserId }
 }
 
 /** Appends an event of the change being made; a change returns false when it does not apply to the flag now. */
@@ -264,8 +245,7 @@ const strategiesIn = (d: Draws, flag: FlagRecord) =>
 
 const toggle: Change = (d, flag, add, type, left) => {
   const on = type === 'feature-environment-enabled'
-  const environments =
-    d.rand() < 0.15 ? ENVIRONMENTS.slice(0, Math.min(left, 2 + Math.floor(d.rand() * 2))) : [d.pick(ENVIRONMENTS)]
+  const environments = d.rand() < 0.15 ? ENVIRONMENTS.slice(0, Math.min(left, 2 + d.int(2))) : [d.pick(ENVIRONMENTS)]
   for (const environment of environments) {
     flag.environments[environment].enabled = on
     add(environment, { enabled: on }, { enabled: !on })
@@ -281,10 +261,9 @@ const updateStrategy: Change = (d, flag, add) => {
   const [environment, list] = strategiesIn(d, flag)
   if (list.length === 0) return false
   const index = Math.floor(d.rand() * list.length)
-  const [before, after] = [list[index], d.strategy(flag.name, list[index].sortOrder)]
-  after.id = before.id
-  list[index] = after
-  add(environment, strategyEvent(flag.name, after), strategyEvent(flag.name, before))
+  const before = list[index]
+  list[index] = { ...d.strategy(flag.name, before.sortOrder), id: before.id }
+  add(environment, strategyEvent(flag.name, list[index]), strategyEvent(flag.name, before))
 }
 const addStrategy: Change = (d, flag, add) => {
   const [environment, list] = strategiesIn(d, flag)
@@ -300,10 +279,7 @@ const removeStrategy: Change = (d, flag, add) => {
 const updateMetadata: Change = (d, flag, add) => {
   const before = metadata(flag)
   // One update in thirty pastes a long text (release notes, an incident summary).
-  const long = d.rand() < 0.033
-  flag.description = long
-    ? d.sentence(60 + Math.floor(d.rand() * 140), 3)
-    : d.sentence(5 + Math.floor(d.rand() * 10), 1)
+  flag.description = d.rand() < 0.033 ? d.sentence(60 + d.int(140), 3) : d.sentence(5 + d.int(10), 1)
   add(null, metadata(flag), before)
 }
 const tag: Change = (d, flag, add) => {
@@ -341,23 +317,10 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
   const d = draws(options.seed ?? 21)
   if (existsSync(dir)) rmSync(dir, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true, mode: 0o700 })
-
-  // Time: the log spans three years up to an hour ago, commits spaced evenly on average.
-  const end = Date.now() - 3_600_000
-  let clock = end - 3 * 365 * 86_400_000
-  const averageGap = (end - clock) / Math.max(1, N)
-  const now = () => new Date(clock).toISOString()
   const key = newKey()
-  const events = eventLog(join(dir, EVENTS_FILE), now)
-  let commits = 0
-  const commit = () => {
-    commits++
-    clock += 1 + Math.floor(d.rand() * 2 * averageGap)
-  }
+  const events = eventLog(join(dir, EVENTS_FILE), N, d.rand)
   const state = emptyState(COLLECTIONS)
-  const c: Context = { d, events, state, hasher: new SecretHasher(key), now, commit, nextUserId: 1 }
-
-  const { actors, flagNames } = await setUp(c, PROJECTS, FLAGS)
+  const { actors, flagNames, nextUserId } = await setUp(d, events, state, key, PROJECTS, FLAGS)
   if (events.id > N)
     throw new Error(`${FLAGS} flags and ${PROJECTS} projects take ${events.id} events, more than --events ${N}`)
   log(`initial state: ${events.id} events`)
@@ -387,7 +350,7 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
     if (CHANGES[type][1](d, flag, add, type, N - events.id) === false) continue
     recent.push({ flag: flag.name, firstEventId: startId + 1, lastEventId: events.id })
     if (recent.length > (options.journalCommits ?? 50)) recent.shift()
-    commit()
+    events.commit()
     if (performance.now() - lastReport > 5000) {
       lastReport = performance.now()
       const mib = ((events.bytes + events.buffered) / 2 ** 20).toFixed(0)
@@ -396,16 +359,14 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
   }
   events.close()
 
-  // The journal holds the last commits; the checkpoint includes everything before them. Each entry
-  // puts its flag as it stands at the end (the generator keeps no history of records), so the
-  // replayed state is the final one, and names its commit's last event id, as the store does.
+  // The journal holds the last commits, the checkpoint everything before. Each entry puts its flag as it
+  // stands at the end (no history of records is kept) and names its commit's last event id.
   const journalled = recent.length
-  let seq = commits - journalled
-  const { nextUserId } = c
+  let seq = events.commits - journalled
   const lines = recent.map(({ flag, lastEventId }) =>
     JSON.stringify({ seq: ++seq, lastEventId, nextUserId, changes: [['flags', flag, state.flags[flag]]] }),
   )
-  state.commitSeq = commits - journalled
+  state.commitSeq = events.commits - journalled
   state.lastEventId = journalled > 0 ? recent[0].firstEventId - 1 : events.id
   state.nextUserId = nextUserId
   writeFileSync(join(dir, STATE_FILE), JSON.stringify(state), { mode: 0o600 })
@@ -419,10 +380,10 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
     return { word, total }
   }
   const words = { rare: nearest(5), thousands: nearest(5000), most: { word: MOST_WORD, total: events.mostTotal } }
-  const { bytes, types } = events
   const manifest: GeneratedManifest = {
-    ...{ events: events.id, commits, flags: FLAGS, projects: PROJECTS, bytes, adminSecret: GENERATED_ADMIN_SECRET },
-    ...{ words, types, seconds: (performance.now() - started) / 1000 },
+    ...{ events: events.id, commits: events.commits, flags: FLAGS, projects: PROJECTS, bytes: events.bytes },
+    adminSecret: GENERATED_ADMIN_SECRET,
+    ...{ words, types: events.types, seconds: (performance.now() - started) / 1000 },
   }
   writeFileSync(`${dir.replace(/\/+$/, '')}.generated.json`, JSON.stringify(manifest, null, 2) + '\n')
   return manifest
