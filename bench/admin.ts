@@ -1,6 +1,7 @@
 /**
  * Admin-path scenarios: the HTTP hot paths next to a bare Bun server (`admin`), the cost of many
- * tokens (`tokens`) and a mixed soak (`soak`). Run through bench/run.ts.
+ * tokens (`tokens`), a mixed soak (`soak`) and the playground over the frontend benchmark's flags
+ * (`playground`). Run through bench/run.ts.
  */
 import { randomBytes } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -14,17 +15,21 @@ import { STATE_FILE } from '../src/storage/files'
 import type { StateDoc } from '../src/storage/records'
 import { newKey, writeKey } from '../src/storage/secret-key'
 import { bareServer } from './clients'
+import { addFrontendFlags, contextFor, ENVIRONMENT, FLAGS as FRONTEND_FLAGS } from './frontend'
 import {
   authHeaders,
   cannon,
+  cpuSeconds,
   errorsOf,
   fmt,
   fmtMedian,
   type Load,
+  loadAverage,
   loadColumns,
   median,
   options,
   out,
+  percentile,
   removeDir,
   repeat,
   rssMiB,
@@ -70,13 +75,8 @@ export async function adminPaths() {
       const [list, listCeiling] = await beside(listBytes, url =>
         wrk(url ?? listUrl, url ? {} : { authorization: SECRET }, SECONDS),
       )
-      const validate = await cannon({
-        url: `${server.base}/api/admin/features/validate`,
-        method: 'POST',
-        headers: authHeaders,
-        body: JSON.stringify({ name: 'a-free-name' }),
-        duration: SECONDS,
-      })
+      const [url, body] = [`${server.base}/api/admin/features/validate`, JSON.stringify({ name: 'a-free-name' })]
+      const validate = await cannon({ url, method: 'POST', headers: authHeaders, body, duration: SECONDS })
       const healthBytes = '{"health":"GOOD"}'
       const [health, healthCeiling] = await beside(healthBytes, url =>
         cannon({ url: url ?? `${server.base}/health`, duration: SECONDS }),
@@ -204,12 +204,8 @@ export async function tokenCount() {
     rounds.push([x, y])
     rows.push([round, `${fmt(x)} µs`, `${fmt(y)} µs`, fmt(y / x, 2)])
   }
-  const [one, all, ratio] = [
-    fmtMedian(rounds, 1, r => r[0]),
-    fmtMedian(rounds, 1, r => r[1]),
-    fmtMedian(rounds, 2, r => r[1] / r[0]),
-  ]
-  rows.push(['median', `**${one} µs**`, `**${all} µs**`, `**${ratio}**`])
+  const [one, all] = [fmtMedian(rounds, 1, r => r[0]), fmtMedian(rounds, 1, r => r[1])]
+  rows.push(['median', `**${one} µs**`, `**${all} µs**`, `**${fmtMedian(rounds, 2, r => r[1] / r[0])}**`])
   const what = `${REQUESTS} sequential GET /api/admin/environments per app and round, in alternating batches of ${BATCH}`
   console.log(`${what}, through app.handle; ${new Date().toISOString()}`)
   console.log(table(['round', '1 token', many, 'ratio'], rows))
@@ -346,4 +342,48 @@ export async function soak() {
   console.log(
     `\n${requests} requests, ${errors} errors; memory after the last minute is ${change} % from after the first (target: 0 errors, within ±10 %).`,
   )
+}
+
+/**
+ * The playground over the frontend benchmark's 1,000 flags (bench/frontend.ts), run by hand (`npx bun
+ * bench/run.ts playground [--runs 3] [--requests 200]`): in each run a server answers POST /api/admin/
+ * playground, then /advanced (production), one request after another, each for another user. Prints
+ * per run the answer's size, p50 and p95 to the whole answer and the server's CPU per answer; medians.
+ */
+export async function playgroundAnswer() {
+  const { runs: RUNS, requests: REQUESTS } = options({ runs: 3, requests: 200 })
+  const ask = async (base: string, path: string, body: object) => {
+    const started = performance.now()
+    const response = await fetch(base + path, { method: 'POST', headers: authHeaders, body: JSON.stringify(body) })
+    const text = await response.text()
+    if (response.status !== 200) throw new Error(`${path} answered ${response.status}: ${text.slice(0, 300)}`)
+    return { ms: performance.now() - started, text }
+  }
+  const measure = async ({ base, pid }: { base: string; pid: number }, suffix: string, where: object) => {
+    const [path, bodyOf] = [`/api/admin/playground${suffix}`, (n: number) => ({ ...where, context: contextFor(n) })]
+    const sample = await ask(base, path, bodyOf(0))
+    const flags = JSON.parse(sample.text).features.length
+    if (flags !== FRONTEND_FLAGS) throw new Error(`${path} answered ${flags} flags, not ${FRONTEND_FLAGS}`)
+    for (let n = 1; n <= 20; n++) await ask(base, path, bodyOf(n))
+    const [cpuBefore, times] = [cpuSeconds(pid), [] as number[]]
+    for (let n = 0; n < REQUESTS; n++) times.push((await ask(base, path, bodyOf(1000 + n))).ms)
+    const cpuMs = ((cpuSeconds(pid) - cpuBefore) / REQUESTS) * 1000
+    times.sort((a, b) => a - b)
+    return { flags, kB: sample.text.length / 1024, p50: percentile(times, 50), p95: percentile(times, 95), cpuMs }
+  }
+  const seed = { events: 1000, flags: FRONTEND_FLAGS, environments: ['development', 'production'] }
+  const runs = await withDataDir(seed, async dir => {
+    addFrontendFlags(dir)
+    return repeat(RUNS, () =>
+      withServer(dir, {}, async server => ({
+        playground: await measure(server, '', { environment: ENVIRONMENT }),
+        advanced: await measure(server, '/advanced', { environments: [ENVIRONMENT] }),
+      })),
+    )
+  })
+  for (const route of ['playground', 'advanced'] as const) {
+    const [p50, p95, cpu] = (['p50', 'p95', 'cpuMs'] as const).map(k => fmtMedian(runs, 1, r => r[route][k]))
+    const load = loadAverage()
+    console.log(`${route}: median of runs p50 ${p50} ms, p95 ${p95} ms, server CPU ${cpu} ms per answer (load ${load})`)
+  }
 }

@@ -7,16 +7,12 @@
  * - the page clients of bench/search.ts, run in a Worker on this file;
  * - a bare Bun server returning fixed, pre-serialised bytes (`clients.ts bare <port> <file>`, see
  *   bareServer), the ceiling for a response in the admin, client and metrics scenarios;
- * - the official SDK (`unleash-client`) in this process, and Unleash 8.2 itself (the postgres scenario);
- * - the console's playground asking for every flag's evaluation, one request after another
- *   (the `playground` scenario, playgroundAnswer below).
- * - SDKs reporting 48 hours of metrics in process, for the usage history's memory (usageMemory).
+ * - the official SDK (`unleash-client`) in this process, and Unleash 8.2 itself (the postgres scenario).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
-import { parseArgs } from 'node:util'
 import { random } from './data'
 import { api } from './lib'
 
@@ -338,150 +334,6 @@ async function serveBare([port, file]: string[]) {
     fetch: () => new Response(body, { headers }),
   })
   console.log('ready')
-}
-
-/**
- * The admin playground at 1,000 flags, run by hand:
- *
- *   npx bun bench/run.ts playground [--runs 3] [--requests 200]
- *
- * A server on a data directory of the frontend benchmark's 1,000 flags (bench/frontend.ts: in
- * production, half on; rollouts with segments, constraints, strategy and flag variants, parents)
- * answers POST /api/admin/playground for them, one request after another, each for another user;
- * then /advanced for the same flags in production. Prints per run the answer's size, the median
- * and 95th-percentile time to the whole answer, and the server's CPU time per answer; then the
- * medians of runs.
- */
-export async function playgroundAnswer() {
-  const { values } = parseArgs({
-    options: { runs: { type: 'string', default: '3' }, requests: { type: 'string', default: '200' } },
-  })
-  // Here, not at the top: the bare server and the stream holder run this file and need none of it.
-  const { FLAGS, ENVIRONMENT, addFrontendFlags, contextFor } = await import('./frontend')
-  const { authHeaders, cpuSeconds, fmt, median, percentile, removeDir, seedDataDir, startServer, table, tempDataDir } =
-    await import('./lib')
-  const dir = tempDataDir()
-  seedDataDir(dir, { events: 1000, flags: FLAGS, environments: ['development', 'production'] })
-  addFrontendFlags(dir)
-  const ask = async (base: string, path: string, body: object) => {
-    const started = performance.now()
-    const response = await fetch(`${base}${path}`, { method: 'POST', headers: authHeaders, body: JSON.stringify(body) })
-    const text = await response.text()
-    if (response.status !== 200) throw new Error(`${path} answered ${response.status}: ${text.slice(0, 300)}`)
-    return { ms: performance.now() - started, text }
-  }
-  const rows: (string | number)[][] = []
-  const results: Record<string, { p50: number; p95: number; cpuMs: number }[]> = {}
-  try {
-    for (let run = 0; run < Number(values.runs); run++) {
-      const server = await startServer(dir)
-      try {
-        for (const [label, path, bodyOf] of [
-          [
-            'playground',
-            '/api/admin/playground',
-            (n: number) => ({ environment: ENVIRONMENT, context: contextFor(n) }),
-          ],
-          [
-            'advanced',
-            '/api/admin/playground/advanced',
-            (n: number) => ({ environments: [ENVIRONMENT], context: contextFor(n) }),
-          ],
-        ] as const) {
-          const sample = await ask(server.base, path, bodyOf(0))
-          const features = JSON.parse(sample.text).features.length
-          if (features !== FLAGS) throw new Error(`${label} answered ${features} flags, not ${FLAGS}`)
-          for (let n = 1; n <= 20; n++) await ask(server.base, path, bodyOf(n))
-          const cpuBefore = cpuSeconds(server.pid)
-          const times: number[] = []
-          for (let n = 0; n < Number(values.requests); n++)
-            times.push((await ask(server.base, path, bodyOf(1000 + n))).ms)
-          const cpuMs = ((cpuSeconds(server.pid) - cpuBefore) / times.length) * 1000
-          times.sort((a, b) => a - b)
-          const result = { p50: percentile(times, 50), p95: percentile(times, 95), cpuMs }
-          ;(results[label] ??= []).push(result)
-          const kB = fmt(sample.text.length / 1024, 0)
-          rows.push([run + 1, label, features, kB, fmt(result.p50), fmt(result.p95), fmt(result.cpuMs)])
-        }
-      } finally {
-        await server.stop()
-      }
-    }
-  } finally {
-    removeDir(dir)
-  }
-  const load = Number((await Bun.file('/proc/loadavg').text()).split(' ')[0])
-  console.log(table(['run', 'route', 'flags', 'answer kB', 'p50 ms', 'p95 ms', 'server CPU ms'], rows))
-  for (const [label, runs] of Object.entries(results))
-    console.log(
-      `${label}: median of runs p50 ${fmt(median(runs.map(r => r.p50)))} ms, p95 ${fmt(median(runs.map(r => r.p95)))} ms, ` +
-        `server CPU ${fmt(median(runs.map(r => r.cpuMs)))} ms per answer (load ${load})`,
-    )
-}
-
-/**
- * The usage history's memory, run by hand (npx bun bench/run.ts usage-memory [--flags 1000]
- * [--environments 3] [--apps 20] [--hours 48]): in this process, a data directory of `flags` flags,
- * then for each of `hours` hours every application reports every flag once in every environment
- * (through MetricsService.report, on an injected clock) and the flush commits the hour. Prints
- * the rows held and the RSS (after a full collection) before and after, and the state file's size
- * after a checkpoint.
- */
-export async function usageMemory() {
-  const { parseArgs } = await import('node:util')
-  const { statSync } = await import('node:fs')
-  const { seedDataDir } = await import('./data')
-  const { tempDataDir, removeDir, fmt } = await import('./lib')
-  const { openStore, createServices, STATE_FILE } = await import('../src/services')
-  const { values } = parseArgs({
-    options: {
-      flags: { type: 'string', default: '1000' },
-      environments: { type: 'string', default: '3' },
-      apps: { type: 'string', default: '20' },
-      hours: { type: 'string', default: '48' },
-    },
-  })
-  const [FLAGS, ENVS, APPS, HOURS] = [values.flags, values.environments, values.apps, values.hours].map(Number)
-  const environments = Array.from({ length: ENVS }, (_, i) => `env-${i}`)
-  const dir = tempDataDir('bench-usage-')
-  const rss = () => {
-    Bun.gc(true)
-    return process.memoryUsage().rss / 2 ** 20
-  }
-  try {
-    seedDataDir(dir, { events: 1, flags: FLAGS, environments })
-    let now = Date.UTC(2026, 0, 1)
-    const store = await openStore(dir, { sync: false })
-    const services = createServices(store, { metricsFlushMs: 3_600_000, metricsClock: () => new Date(now) })
-    const before = rss()
-    const toggles: Record<string, { yes: number; no: number; variants: Record<string, number> }> = {}
-    for (let f = 0; f < FLAGS; f++) toggles[`flag-${f}`] = { yes: 3, no: 1, variants: {} }
-    const started = performance.now()
-    for (let hour = 0; hour < HOURS; hour++) {
-      now = Date.UTC(2026, 0, 1) + hour * 3_600_000
-      for (const environment of environments)
-        for (let a = 0; a < APPS; a++)
-          services.metrics.report(
-            { projects: ['*'], environment },
-            { appName: `app-${a}`, instanceId: 'i-1', bucket: { start: 0, stop: 0, toggles } },
-            null,
-          )
-      await services.metrics.flush()
-    }
-    const seconds = (performance.now() - started) / 1000
-    const after = rss()
-    const { usageRows } = services.metrics.sizes
-    await store.close()
-    const stateMiB = statSync(join(dir, STATE_FILE)).size / 2 ** 20
-    console.log(
-      `${FLAGS} flags × ${ENVS} environments × ${APPS} applications × ${HOURS} hours reported ` +
-        `(${FLAGS * ENVS * APPS * HOURS} rows offered) in ${fmt(seconds)} s`,
-    )
-    console.log(`rows held: ${usageRows}; RSS ${fmt(before, 0)} MiB before, ${fmt(after, 0)} MiB after`)
-    console.log(`state.json after the last checkpoint: ${fmt(stateMiB)} MiB`)
-  } finally {
-    removeDir(dir)
-  }
 }
 
 if (!Bun.isMainThread) pageClients()

@@ -110,7 +110,7 @@ export const SCENARIOS: Record<string, Scenario> = {
     options: '[--minutes 5]',
   },
   playground: {
-    module: 'clients',
+    module: 'admin',
     fn: 'playgroundAnswer',
     area: 'admin paths',
     what: 'POST /api/admin/playground and /advanced answering 1,000 flags, one request after another',
@@ -133,7 +133,7 @@ export const SCENARIOS: Record<string, Scenario> = {
     needs: ['wrk'],
   },
   'usage-memory': {
-    module: 'clients',
+    module: 'sdk',
     fn: 'usageMemory',
     area: 'SDK paths',
     what: 'RSS with 48 hours of usage history (in process, on an injected clock)',

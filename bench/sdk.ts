@@ -1,10 +1,11 @@
 /**
- * Server-side SDK paths: `client` (GET /api/client/features, write-to-visible) and `metrics`
- * (POST /api/client/metrics). Run through bench/run.ts.
+ * Server-side SDK paths: `client` (GET /api/client/features, write-to-visible), `metrics`
+ * (POST /api/client/metrics) and `usage-memory` (the usage history's memory, in process). Run
+ * through bench/run.ts.
  */
-import { readFileSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { JOURNAL_FILE } from '../src/services'
+import { createServices, JOURNAL_FILE, openStore, STATE_FILE } from '../src/services'
 import { bareServer, writeToVisible } from './clients'
 import {
   addClientStrategies,
@@ -20,6 +21,7 @@ import {
   loadColumns,
   loadsOf,
   luaScript,
+  mib,
   options,
   repeat,
   spread,
@@ -31,6 +33,7 @@ import {
 } from './lib'
 
 const COLUMNS = ['scenario', 'requests/s', 'p50', 'p99', 'bare Bun requests/s', 'ratio']
+const USAGE = { flags: 1000, environments: 3, apps: 20, hours: 48 }
 
 /**
  * The server-side SDK API, run by hand:
@@ -300,4 +303,49 @@ export async function sdkMetrics() {
     `\ncommits (journal lines) per run, for ${requests} requests in ${seconds} s: ${runs.map(r => r.commits).join(', ')}`,
   )
   console.log('counts after a restart: equal in every run')
+}
+
+/**
+ * The usage history's memory, run by hand:
+ *
+ *   npx bun bench/run.ts usage-memory [--flags 1000] [--environments 3] [--apps 20] [--hours 48]
+ *
+ * In this process, a data directory of `flags` flags; then for each of `hours` hours every
+ * application reports every flag once in every environment (through MetricsService.report, on an
+ * injected clock) and the flush commits the hour. Prints the rows held and the RSS (after a full
+ * collection) before and after, and the state file's size after a checkpoint.
+ */
+export async function usageMemory() {
+  const { flags: FLAGS, environments: ENVS, apps: APPS, hours: HOURS } = options(USAGE)
+  const environments = Array.from({ length: ENVS }, (_, i) => `env-${i}`)
+  const rss = () => (Bun.gc(true), process.memoryUsage().rss / 2 ** 20)
+  const toggles: Record<string, { yes: number; no: number; variants: Record<string, number> }> = {}
+  for (let f = 0; f < FLAGS; f++) toggles[`flag-${f}`] = { yes: 3, no: 1, variants: {} }
+  await withDataDir({ events: 1, flags: FLAGS, environments }, async dir => {
+    let now = Date.UTC(2026, 0, 1)
+    const store = await openStore(dir, { sync: false })
+    const services = createServices(store, { metricsFlushMs: 3_600_000, metricsClock: () => new Date(now) })
+    const before = rss()
+    const started = performance.now()
+    for (let hour = 0; hour < HOURS; hour++) {
+      now = Date.UTC(2026, 0, 1) + hour * 3_600_000
+      for (const environment of environments)
+        for (let a = 0; a < APPS; a++) {
+          const report = { appName: `app-${a}`, instanceId: 'i-1', bucket: { start: 0, stop: 0, toggles } }
+          services.metrics.report({ projects: ['*'], environment }, report, null)
+        }
+      await services.metrics.flush()
+    }
+    const seconds = (performance.now() - started) / 1000
+    const after = rss()
+    const { usageRows } = services.metrics.sizes
+    await store.close()
+    const offered = FLAGS * ENVS * APPS * HOURS
+    console.log(
+      `${FLAGS} flags × ${ENVS} environments × ${APPS} applications × ${HOURS} hours reported ` +
+        `(${offered} rows offered) in ${fmt(seconds)} s`,
+    )
+    console.log(`rows held: ${usageRows}; RSS ${mib(before)} before, ${mib(after)} after`)
+    console.log(`state.json after the last checkpoint: ${fmt(statSync(join(dir, STATE_FILE)).size / 2 ** 20)} MiB`)
+  })
 }
