@@ -232,24 +232,7 @@ export class FlagsService {
 
   /** 400 when `name` does not fit the project's naming pattern (the import reports it as a finding). */
   checkNamingPattern(name: string, projectId: string) {
-    const project = this.store.reader.get('projects', projectId)
-    const naming = project?.featureNaming
-    if (!naming) return
-    const compiled = this.patterns.of(projectId, naming.pattern)
-    if (!compiled.ok) {
-      // A pattern saved before patterns were RE2: the rule cannot be applied, so names are not let through unchecked.
-      throw ValidationError.at(
-        '/name',
-        `The naming pattern ^${naming.pattern}$ of project "${projectId}" can no longer be used (${compiled.problem}); ` +
-          `save the project's featureNaming again with a supported pattern (PUT /api/admin/projects/${projectId})`,
-      )
-    }
-    if (!compiled.regex.testExact(name)) {
-      const parts = [`"${name}" does not match the naming pattern ^${naming.pattern}$ of project "${projectId}"`]
-      if (naming.example) parts.push(`for example "${naming.example}"`)
-      if (naming.description) parts.push(naming.description)
-      throw ValidationError.at('/name', parts.join('; '))
-    }
+    this.patterns.check(name, projectId, this.store.reader.get('projects', projectId)?.featureNaming)
   }
 
   async create(projectId: string, input: CreateFlagInput, caller: Caller): Promise<FeatureView> {

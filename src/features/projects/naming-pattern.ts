@@ -123,6 +123,26 @@ export class NamingPatterns {
     return entry.compiled
   }
 
+  /** 400 when `name` does not fit `naming`, the naming pattern of project `projectId` (none: any name fits). */
+  check(name: string, projectId: string, naming: FeatureNaming | null | undefined): void {
+    if (!naming) return
+    const compiled = this.of(projectId, naming.pattern)
+    if (!compiled.ok) {
+      // A pattern saved before patterns were RE2: the rule cannot be applied, so names are not let through unchecked.
+      throw ValidationError.at(
+        '/name',
+        `The naming pattern ^${naming.pattern}$ of project "${projectId}" can no longer be used (${compiled.problem}); ` +
+          `save the project's featureNaming again with a supported pattern (PUT /api/admin/projects/${projectId})`,
+      )
+    }
+    if (!compiled.regex.testExact(name)) {
+      const parts = [`"${name}" does not match the naming pattern ^${naming.pattern}$ of project "${projectId}"`]
+      if (naming.example) parts.push(`for example "${naming.example}"`)
+      if (naming.description) parts.push(naming.description)
+      throw ValidationError.at('/name', parts.join('; '))
+    }
+  }
+
   /** Projects whose stored pattern cannot be used, with the reason (logged at start-up). */
   unusable(): { projectId: string; pattern: string; problem: string }[] {
     const found: { projectId: string; pattern: string; problem: string }[] = []
