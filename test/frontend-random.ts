@@ -4,8 +4,11 @@
  * forms, segments, strategy and flag variants with payloads, overrides and stickiness, parents on,
  * off and with variants, a user-defined strategy type. The contexts always carry a sessionId, a
  * remoteAddress and the field variants are sticky on, so that no answer is random. Used by
- * test/features/frontend/frontend-evaluation.test.ts (against the SDK's engine) and ofrep-evaluation.test.ts.
+ * test/features/frontend/frontend-evaluation.test.ts (against the SDK's engine), ofrep-evaluation.test.ts and
+ * test/features/playground/playground.property.test.ts.
  */
+import type { FeatureInterface } from 'unleash-client/lib/feature'
+import type { Segment } from 'unleash-client/lib/strategy/strategy'
 import { expectOk, type Api } from './helpers'
 import type { Random } from './random'
 
@@ -257,4 +260,20 @@ export function queryOf(sent: ReturnType<typeof context>, random: Random): strin
   for (const [name, value] of Object.entries(properties))
     query.append(sdkField(name) || random.chance(0.5) ? `properties[${name}]` : name, value)
   return query.toString()
+}
+
+/** The flags and segments as the client API serves them to an SDK of the project's environment (its token named `sdk`). */
+export async function servedFlags(api: Api): Promise<{ features: FeatureInterface[]; segments: Segment[] }> {
+  const client = await api.createToken({
+    tokenName: 'sdk',
+    type: 'client',
+    projects: [PROJECT],
+    environment: ENVIRONMENT,
+  })
+  const served = await api.get<{ features: FeatureInterface[]; segments?: Segment[] }>('/api/client/features', {
+    token: client.body.secret,
+    headers: { 'unleash-client-spec': '5.2.0' },
+  })
+  expectOk(served)
+  return { features: served.body.features, segments: served.body.segments ?? [] }
 }

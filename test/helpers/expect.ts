@@ -7,6 +7,30 @@ import type { Api, ApiResponse, ErrorBody } from './api'
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 /** A timestamp as the API writes it: RFC 3339, UTC, milliseconds. */
+/** Every field a flag has as the admin API answers it (getFeature, PATCH, lists). */
+export const FLAG_FIELDS = [
+  'name',
+  'type',
+  'description',
+  'project',
+  'enabled',
+  'stale',
+  'favorite',
+  'impressionData',
+  'createdAt',
+  'createdBy',
+  'archived',
+  'archivedAt',
+  'lastSeenAt',
+  'environments',
+  'variants',
+  'strategies',
+  'tags',
+  'children',
+  'lifecycle',
+  'dependencies',
+]
+
 export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
 export function expectStatus(response: ApiResponse, status: number, name?: string) {

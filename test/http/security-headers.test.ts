@@ -5,7 +5,7 @@
  * with no violation reported, is checked in Chromium: test/system/console.test.ts, browser.test.ts.)
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { makeApi, type Api } from '../helpers'
+import { bodyText, makeApi, type Api } from '../helpers'
 
 let api: Api
 beforeAll(async () => (api = await makeApi()))
@@ -32,9 +32,8 @@ test('every route that answers HTML carries the page headers, and every answer s
       const response = await api.app.handle(
         new Request(`http://localhost${path}`, { headers: token === null ? {} : { authorization: token } }),
       )
-      // An event stream (the console's live channel) never ends: its headers are all there is to check.
-      if (response.headers.get('content-type')?.startsWith('text/event-stream')) await response.body?.cancel()
-      else await response.arrayBuffer()
+      // bodyText reads an event stream (the console's live channel) only to its first event.
+      await bodyText(response)
       if (response.headers.get('x-content-type-options') !== 'nosniff')
         missing.push(`${path}: ${response.status} without nosniff`)
       if (!/^text\/html\b/.test(response.headers.get('content-type') ?? '')) continue

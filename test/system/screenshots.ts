@@ -7,6 +7,7 @@
  */
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
+import { adminCall } from '../helpers'
 import { launchChromium } from './chromium'
 import { signIn, startConsoleServer } from './console-browser'
 
@@ -17,16 +18,12 @@ const PASSWORD = 'Screenshots-admin-pass-1'
 
 type Call = (method: string, path: string, body?: unknown, token?: string) => Promise<unknown>
 
+/** The admin API (or, given its token, the SDK API) of the service at `base`, stopping at the first refusal. */
 function caller(base: string): Call {
   return async (method, path, body, token = SECRET) => {
-    const response = await fetch(base + path, {
-      method,
-      headers: { authorization: token, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    })
-    const text = await response.text()
-    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`)
-    return text ? JSON.parse(text) : undefined
+    const answer = await adminCall(base, token, method, path, body)
+    if (answer.status >= 300) throw new Error(`${method} ${path}: ${answer.status} ${answer.text}`)
+    return answer.body
   }
 }
 

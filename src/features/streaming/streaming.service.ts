@@ -136,9 +136,7 @@ export class StreamingService {
     const refusal = this.refusal(holder, null)
     if (refusal !== null) throw new AtCapacity(`${refusal}; poll instead`, 30)
     const key = `live ${JSON.stringify([audience.projects, audience.hiddenTypes])}`
-    let group = this.groups.get(key)
-    if (!group) this.groups.set(key, (group = { key, kind: 'live', scope: null, audience, streams: new Set() }))
-    return this.hold(holder, null, group, HEARTBEAT, request, alive)
+    return this.hold(holder, null, this.group(key, 'live', null, audience), HEARTBEAT, request, alive)
   }
 
   /** Sends `bytes` to the live channel's streams whose audience `hears` (just after this turn, as `publish` does). */
@@ -156,9 +154,13 @@ export class StreamingService {
   }
 
   private groupOf(kind: Exclude<StreamKind, 'live'>, scope: Scope): Group {
-    const key = `${kind === 'client' ? kind : kind.name} ${scope.key}`
+    return this.group(`${kind === 'client' ? kind : kind.name} ${scope.key}`, kind, scope, null)
+  }
+
+  /** The group kept under `key`, made with the rest when there is none yet. */
+  private group(key: string, kind: StreamKind, scope: Scope | null, audience: Audience | null): Group {
     let group = this.groups.get(key)
-    if (!group) this.groups.set(key, (group = { key, kind, scope, audience: null, streams: new Set() }))
+    if (!group) this.groups.set(key, (group = { key, kind, scope, audience, streams: new Set() }))
     return group
   }
 

@@ -12,31 +12,10 @@ import {
   ISO_MS,
   expectError,
   named,
+  FLAG_FIELDS,
   freshApiPerTest,
 } from '../../helpers'
 
-const FEATURE_FIELDS = [
-  'name',
-  'type',
-  'description',
-  'project',
-  'enabled',
-  'stale',
-  'favorite',
-  'impressionData',
-  'createdAt',
-  'createdBy',
-  'archived',
-  'archivedAt',
-  'lastSeenAt',
-  'environments',
-  'variants',
-  'strategies',
-  'tags',
-  'children',
-  'lifecycle',
-  'dependencies',
-]
 const ENVIRONMENT_FIELDS = [
   'name',
   'environment',
@@ -91,7 +70,7 @@ describe('getFeatures: response shape', () => {
   test('getFeatures: every feature carries every field of seed 2.1 with its type', async () => {
     await api.newFlag('default', 'shape-fields', { type: 'experiment', description: 'described', impressionData: true })
     const [feature] = (await list('default')).features
-    for (const field of FEATURE_FIELDS) expect(feature).toHaveProperty(field)
+    for (const field of FLAG_FIELDS) expect(feature).toHaveProperty(field)
     expect(feature).toMatchObject({
       name: 'shape-fields',
       type: 'experiment',

@@ -6,6 +6,7 @@
 import { describe, expect, test } from 'bun:test'
 import {
   errorOf,
+  FLAG_FIELDS,
   tokenFor,
   expectOk,
   type FlagListBody,
@@ -396,28 +397,7 @@ describe('PATCH: response', () => {
     await api.newFlag('default', 'resp-full')
     expectOk(await api.toggle('default', 'resp-full', 'development', true))
     const flag = await expectAccepted('resp-full', [{ op: 'replace', path: '/description', value: 'shown' }])
-    for (const key of [
-      'name',
-      'type',
-      'description',
-      'project',
-      'enabled',
-      'stale',
-      'favorite',
-      'impressionData',
-      'createdAt',
-      'createdBy',
-      'archived',
-      'archivedAt',
-      'lastSeenAt',
-      'environments',
-      'variants',
-      'strategies',
-      'tags',
-      'children',
-      'lifecycle',
-      'dependencies',
-    ]) {
+    for (const key of FLAG_FIELDS) {
       expect(flag).toHaveProperty(key)
     }
     expect(flag.enabled).toBe(true)

@@ -9,9 +9,7 @@
  * sessionId, a remoteAddress and the field variants are sticky on, so that no answer is random.
  */
 import { expect, test } from 'bun:test'
-import type { FeatureInterface } from 'unleash-client/lib/feature'
-import type { Segment } from 'unleash-client/lib/strategy/strategy'
-import { ENVIRONMENT, PROJECT, context, makeFlags, queryOf } from '../../frontend-random'
+import { ENVIRONMENT, PROJECT, context, makeFlags, queryOf, servedFlags } from '../../frontend-random'
 import { expectOk, makeApi } from '../../helpers'
 import { seededRandom } from '../../random'
 import { sdkEvaluator } from '../../sdk-reference'
@@ -34,24 +32,14 @@ for (const seed of [1, 2, 3]) {
     const api = await makeApi()
     try {
       await makeFlags(api, random)
-      const client = await api.createToken({
-        tokenName: 'sdk',
-        type: 'client',
-        projects: [PROJECT],
-        environment: ENVIRONMENT,
-      })
       const frontend = await api.createToken({
         tokenName: 'browser',
         type: 'frontend',
         projects: [PROJECT],
         environment: ENVIRONMENT,
       })
-      const served = await api.get<{ features: FeatureInterface[]; segments?: Segment[] }>('/api/client/features', {
-        token: client.body.secret,
-        headers: { 'unleash-client-spec': '5.2.0' },
-      })
-      expectOk(served)
-      const sdk = sdkEvaluator(served.body.features, served.body.segments ?? [])
+      const served = await servedFlags(api)
+      const sdk = sdkEvaluator(served.features, served.segments)
       const mismatches: string[] = []
       let listed = 0
       for (let round = 0; round < 150; round++) {
@@ -77,7 +65,7 @@ for (const seed of [1, 2, 3]) {
       expect(mismatches.slice(0, 3)).toEqual([])
       // Not an empty comparison: flags are listed, and not all of them every time.
       expect(listed).toBeGreaterThan(150)
-      expect(listed).toBeLessThan(150 * served.body.features.filter(feature => feature.enabled).length)
+      expect(listed).toBeLessThan(150 * served.features.filter(feature => feature.enabled).length)
     } finally {
       await api.close()
     }

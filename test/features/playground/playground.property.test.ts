@@ -11,10 +11,8 @@
 import { expect, test } from 'bun:test'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import type { Context } from 'unleash-client/lib/context'
-import type { FeatureInterface } from 'unleash-client/lib/feature'
-import type { Segment } from 'unleash-client/lib/strategy/strategy'
 import { normalizedStrategyValue } from 'unleash-client/lib/strategy/util'
-import { ENVIRONMENT, PROJECT, context, makeFlags } from '../../frontend-random'
+import { ENVIRONMENT, PROJECT, context, makeFlags, servedFlags } from '../../frontend-random'
 import { expectOk, makeApi } from '../../helpers'
 import { seededRandom, type Random } from '../../random'
 import { sdkClient } from '../../sdk-reference'
@@ -84,18 +82,8 @@ for (const seed of [1, 2, 3]) {
     const api = await makeApi()
     try {
       await makeFlags(api, random)
-      const client = await api.createToken({
-        tokenName: 'sdk',
-        type: 'client',
-        projects: [PROJECT],
-        environment: ENVIRONMENT,
-      })
-      const served = await api.get<{ features: FeatureInterface[]; segments?: Segment[] }>('/api/client/features', {
-        token: client.body.secret,
-        headers: { 'unleash-client-spec': '5.2.0' },
-      })
-      expectOk(served)
-      const sdk = sdkClient(served.body.features, served.body.segments ?? [])
+      const served = await servedFlags(api)
+      const sdk = sdkClient(served.features, served.segments)
       const mismatches: string[] = []
       let enabled = 0
       let compared = 0
