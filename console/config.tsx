@@ -5,12 +5,12 @@
  * strategy-types.tsx; applications: applications.tsx.
  */
 import { useState } from 'preact/hooks'
-import { Plus, Tags, Variable } from 'lucide'
+import { Tags, Variable } from 'lucide'
 import { call, enc, get, type TagType } from './api'
 import { Button } from './components/button'
 import { EmptyState } from './components/empty-state'
 import { FormPanel, split } from './components/form-panel'
-import { afterConfirm, ErrorLine, useAct, useLoad } from './ui'
+import { confirmDelete, ErrorLine, ListHead, useAct, useLoad } from './ui'
 
 export { FlagUsage } from './applications'
 
@@ -73,25 +73,20 @@ export function ContextPage({ canWrite }: { canWrite: boolean }) {
   const { data, error, reload } = useLoad(() => get<ContextField[]>('/api/admin/context'), [])
   const [editing, setEditing] = useState<ContextField | 'new' | null>(null)
   const remove = (name: string, path: string) =>
-    afterConfirm(
-      {
-        title: `Delete context field ${name}?`,
-        message: 'Constraints on it stay in strategies, but it is no longer offered when writing one.',
-        confirmLabel: 'Delete context field',
-      },
-      () => call('DELETE', path),
-      `Context field ${name} deleted.`,
+    confirmDelete(
+      'context field',
+      name,
+      path,
+      'Constraints on it stay in strategies, but it is no longer offered when writing one.',
     ).then(reload)
   return (
     <main>
-      <div class="page-head">
-        <h1>Context fields</h1>
-        {canWrite && editing === null && (
-          <Button variant="primary" icon={Plus} onClick={() => setEditing('new')}>
-            New context field
-          </Button>
-        )}
-      </div>
+      <ListHead
+        title="Context fields"
+        newLabel="New context field"
+        show={canWrite && editing === null}
+        onNew={() => setEditing('new')}
+      />
       <ErrorLine error={error} />
       {editing !== null && (
         <ContextForm
@@ -180,25 +175,20 @@ export function TagTypesPage({ canWrite }: { canWrite: boolean }) {
   const { data, error, reload } = useLoad(() => get<{ tagTypes: TagType[] }>('/api/admin/tag-types'), [])
   const [editing, setEditing] = useState<TagType | 'new' | null>(null)
   const remove = (name: string, path: string) =>
-    afterConfirm(
-      {
-        title: `Delete tag type ${name}?`,
-        message: 'A tag type still used by a flag cannot be deleted; the service says which.',
-        confirmLabel: 'Delete tag type',
-      },
-      () => call('DELETE', path),
-      `Tag type ${name} deleted.`,
+    confirmDelete(
+      'tag type',
+      name,
+      path,
+      'A tag type still used by a flag cannot be deleted; the service says which.',
     ).then(reload)
   return (
     <main>
-      <div class="page-head">
-        <h1>Tag types</h1>
-        {canWrite && editing === null && (
-          <Button variant="primary" icon={Plus} onClick={() => setEditing('new')}>
-            New tag type
-          </Button>
-        )}
-      </div>
+      <ListHead
+        title="Tag types"
+        newLabel="New tag type"
+        show={canWrite && editing === null}
+        onNew={() => setEditing('new')}
+      />
       <ErrorLine error={error} />
       {editing !== null && (
         <TagTypeForm

@@ -7,7 +7,7 @@ import { EmptyState } from './components/empty-state'
 import { Picker } from './components/field'
 import { FormPanel } from './components/form-panel'
 import { ConstraintEditor } from './constraints'
-import { afterConfirm, ErrorLine, useAct, useLoad } from './ui'
+import { confirmDelete, ErrorLine, ListHead, useAct, useLoad } from './ui'
 
 function SegmentForm({ initial, onDone, onCancel }: { initial?: Segment; onDone: () => void; onCancel: () => void }) {
   const [name, setName] = useState(initial?.name ?? '')
@@ -72,25 +72,20 @@ export function SegmentsPage({ canWrite }: { canWrite: boolean }) {
   const [editing, setEditing] = useState<Segment | 'new' | null>(null)
   const done = () => (setEditing(null), reload())
   const remove = (segment: Segment) =>
-    afterConfirm(
-      {
-        title: `Delete segment ${segment.name}?`,
-        message: 'A segment still used by a strategy cannot be deleted; the service says which.',
-        confirmLabel: 'Delete segment',
-      },
-      () => call('DELETE', `/api/admin/segments/${segment.id}`),
-      `Segment ${segment.name} deleted.`,
+    confirmDelete(
+      'segment',
+      segment.name,
+      `/api/admin/segments/${segment.id}`,
+      'A segment still used by a strategy cannot be deleted; the service says which.',
     ).then(reload)
   return (
     <main>
-      <div class="page-head">
-        <h1>Segments</h1>
-        {canWrite && editing === null && (
-          <Button variant="primary" icon={Plus} onClick={() => setEditing('new')}>
-            New segment
-          </Button>
-        )}
-      </div>
+      <ListHead
+        title="Segments"
+        newLabel="New segment"
+        show={canWrite && editing === null}
+        onNew={() => setEditing('new')}
+      />
       <ErrorLine error={error} />
       {editing !== null && (
         <SegmentForm

@@ -6,7 +6,7 @@ import { Button } from './components/button'
 import { EmptyState } from './components/empty-state'
 import { Picker } from './components/field'
 import { FormPanel } from './components/form-panel'
-import { afterConfirm, ErrorLine, useAct, useLoad } from './ui'
+import { confirmDelete, ErrorLine, ListHead, useAct, useLoad } from './ui'
 
 type Parameter = StrategyType['parameters'][number]
 const PARAMETER_TYPES = ['string', 'percentage', 'list', 'number', 'boolean']
@@ -101,25 +101,20 @@ export function StrategyTypesPage({ canWrite }: { canWrite: boolean }) {
   const [editing, setEditing] = useState<StrategyType | 'new' | null>(null)
   const { error: rowError, act } = useAct(reload)
   const remove = (name: string, path: string) =>
-    afterConfirm(
-      {
-        title: `Delete strategy type ${name}?`,
-        message: 'A type still used by a strategy of any flag cannot be deleted; the service names the flags.',
-        confirmLabel: 'Delete strategy type',
-      },
-      () => call('DELETE', path),
-      `Strategy type ${name} deleted.`,
+    confirmDelete(
+      'strategy type',
+      name,
+      path,
+      'A type still used by a strategy of any flag cannot be deleted; the service names the flags.',
     ).then(reload)
   return (
     <main>
-      <div class="page-head">
-        <h1>Strategy types</h1>
-        {canWrite && editing === null && (
-          <Button variant="primary" icon={Plus} onClick={() => setEditing('new')}>
-            New strategy type
-          </Button>
-        )}
-      </div>
+      <ListHead
+        title="Strategy types"
+        newLabel="New strategy type"
+        show={canWrite && editing === null}
+        onNew={() => setEditing('new')}
+      />
       <ErrorLine error={error} />
       {editing !== null && (
         <StrategyTypeForm

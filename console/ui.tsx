@@ -4,9 +4,11 @@
  */
 import type { ComponentChildren } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import { ApiError } from './api'
+import { Plus } from 'lucide'
+import { ApiError, call } from './api'
+import { Button } from './components/button'
 
-import { confirmFirst, type ConfirmOptions } from './components/dialog'
+import { confirmFirst } from './components/dialog'
 import { toast } from './components/toast'
 
 export { Button, type ButtonProps, type ButtonVariant } from './components/button'
@@ -95,17 +97,42 @@ export function useAct(reload: () => void) {
 }
 
 /**
- * A destructive action asked first (ConfirmDialog): once confirmed, `work` runs and a toast says
- * `done`, or the server's message when it refuses. True when it was done.
+ * Deleting the `kind` named `name` (DELETE `path`), asked first (ConfirmDialog, saying `message`):
+ * once confirmed, a toast says it is deleted, or gives the server's message when it refuses. True
+ * when it was done.
  */
-export async function afterConfirm(options: ConfirmOptions, work: () => Promise<unknown>, done: string) {
-  if (!(await confirmFirst(options))) return false
+export async function confirmDelete(kind: string, name: string, path: string, message: string) {
+  if (!(await confirmFirst({ title: `Delete ${kind} ${name}?`, message, confirmLabel: `Delete ${kind}` }))) return false
   try {
-    await work()
-    toast.success(done)
+    await call('DELETE', path)
+    toast.success(`${kind[0].toUpperCase()}${kind.slice(1)} ${name} deleted.`)
     return true
   } catch (failure) {
     toast.error(failure)
     return false
   }
+}
+
+/** A list page's heading, with its "New …" button for those who may write while no form is open. */
+export function ListHead({
+  title,
+  newLabel,
+  show,
+  onNew,
+}: {
+  title: string
+  newLabel: string
+  show: boolean
+  onNew: () => void
+}) {
+  return (
+    <div class="page-head">
+      <h1>{title}</h1>
+      {show && (
+        <Button variant="primary" icon={Plus} onClick={onNew}>
+          {newLabel}
+        </Button>
+      )}
+    </div>
+  )
 }
