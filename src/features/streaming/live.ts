@@ -19,6 +19,7 @@
  * interval: a session signed out or expired, a token deleted, changed or expired, a role changed);
  * the console reconnects, and is refused (401) if it must sign in again.
  */
+import { frame } from '../../http/sse'
 import type { EventRecord } from '../../storage/records'
 import type { Store } from '../../storage/store'
 import { visibilityOf } from '../events/events.service'
@@ -28,8 +29,6 @@ import type { StreamingService } from './streaming.service'
 
 /** How often the usage of one flag is announced at most. */
 export const METRICS_EVERY_MS = 3000
-
-const encoder = new TextEncoder()
 
 /** Whether `audience` may hear of `event`. */
 function hears(audience: Audience, event: EventRecord): boolean {
@@ -83,7 +82,7 @@ export class LiveChannel {
         featureName: event.featureName,
         environment: event.environment,
       }
-      const bytes = encoder.encode(`event: changed\nid: ${event.id}\ndata: ${JSON.stringify(data)}\n\n`)
+      const bytes = frame({ event: 'changed', id: event.id, data: JSON.stringify(data) })
       this.streaming.sendLive(audience => hears(audience, event), bytes)
     }
     if (this.usageChanged.size > 0 && this.cooling === null) this.announceUsage()
@@ -101,9 +100,7 @@ export class LiveChannel {
     for (const name of flags) {
       const flag = Object.hasOwn(state.flags, name) ? state.flags[name] : undefined
       if (!flag) continue
-      const bytes = encoder.encode(
-        `event: metrics\ndata: ${JSON.stringify({ featureName: name, project: flag.project })}\n\n`,
-      )
+      const bytes = frame({ event: 'metrics', data: JSON.stringify({ featureName: name, project: flag.project }) })
       this.streaming.sendLive(({ projects }) => projects === null || projects.includes(flag.project), bytes)
     }
     this.cooling = setTimeout(() => this.announceUsage(), this.metricsEveryMs)
