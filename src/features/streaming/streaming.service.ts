@@ -138,13 +138,14 @@ export class StreamingService {
   /**
    * A stream of the console's live channel (live.ts), for a caller whose streams count under
    * `holder` (a token's name, or a key of the signed-in user no token name can be) and who may hear
-   * of what `audience` covers; it ends once `alive` says no. Past a cap, or while stopping, 503.
+   * of what `audience` covers, sent `first` at once; it ends once `alive` says no. Past a cap, or
+   * while stopping, 503.
    */
-  openLive(holder: string, audience: Audience, request: Request, alive: () => boolean): Response {
+  openLive(holder: string, audience: Audience, request: Request, alive: () => boolean, first: Uint8Array): Response {
     const refusal = this.refusal(holder, null)
     if (refusal !== null) throw new AtCapacity(`${refusal}; poll instead`, 30)
     const key = `live ${JSON.stringify([audience.projects, audience.hiddenTypes])}`
-    return this.hold(holder, null, this.group({ key, kind: 'live', audience }), COMMENT, request, alive)
+    return this.hold(holder, null, this.group({ key, kind: 'live', audience }), first, request, alive)
   }
 
   /** Sends `bytes` to the live channel's streams whose audience `hears` (just after this turn, as `publish` does). */
