@@ -2,9 +2,11 @@
  * What changed elsewhere, as it happens: one EventSource on the server's stream
  * (`GET /api/admin/live`: `changed` events `{type, project, featureName, environment}`, and
  * `metrics`), shared by every page that listens and open only while one does. The browser
- * reconnects by itself after a dropped connection; then, and when the stream is refused (401, 403,
- * 404: a server without it), listeners get `resync` — anything may have changed — and, while
- * refused, again every 10 s (polling), with a new try of the stream every minute.
+ * reconnects by itself after a dropped connection, naming the last event id it had (Last-Event-ID):
+ * the server first sends the changes made meanwhile, or `reload` when there were too many, and
+ * listeners then get `resync` — anything may have changed. When the stream is refused (401, 403,
+ * 404: a server without it) listeners get `resync`, and again every 10 s (polling), with a new try
+ * of the stream every minute, which resumes from the last event id seen (`?lastEventId=`).
  */
 import { useEffect, useRef } from 'preact/hooks'
 import { BASE } from './api'
@@ -21,20 +23,31 @@ const listeners = new Set<(message: LiveMessage) => void>()
 let source: EventSource | null = null
 let poller: ReturnType<typeof setInterval> | null = null
 let dropped = false
+/** The id of the last message that carried one (`changed`, `ready`, `reload`): where a new stream resumes. */
+let lastEventId: string | null = null
 
 const send = (message: LiveMessage) => {
   for (const listener of listeners) listener(message)
 }
 
 function connect() {
-  const stream = new EventSource(`${BASE}/api/admin/live`, { withCredentials: true })
+  const resume = lastEventId === null ? '' : `?lastEventId=${encodeURIComponent(lastEventId)}`
+  const stream = new EventSource(`${BASE}/api/admin/live${resume}`, { withCredentials: true })
   source = stream
   stream.addEventListener('open', () => {
     stopPolling()
-    if (dropped) send({ kind: 'resync' })
+    // Dropped before it said where it stood: nothing to resume from.
+    if (dropped && lastEventId === null) send({ kind: 'resync' })
     dropped = false
   })
+  // Where the stream stands; after a reconnect, once the changes missed meanwhile have come.
+  stream.addEventListener('ready', event => void (lastEventId = (event as MessageEvent).lastEventId))
+  stream.addEventListener('reload', event => {
+    lastEventId = (event as MessageEvent).lastEventId
+    send({ kind: 'resync' })
+  })
   stream.addEventListener('changed', event => {
+    lastEventId = (event as MessageEvent).lastEventId
     try {
       const data = JSON.parse((event as MessageEvent<string>).data)
       send({

@@ -161,6 +161,13 @@ export class StoreFailedError extends RetryLater {
 }
 
 /**
+ * The store's log did not answer within its bound (a database stopped, swapping or cut off answers
+ * nothing at all; DATABASE_TIMEOUT_MS): the backend throws it for any call it gave up waiting for.
+ * Writes queued behind such a call have waited that bound already, and are refused with it.
+ */
+export class StoreUnanswered extends StoreFailedError {}
+
+/**
  * The database stopped answering after the write's COMMIT was sent: it may have been saved or not
  * (the store finds out from the database's log and follows it). Not a failure to retry blindly: a
  * client reads the resource back first.

@@ -271,6 +271,8 @@ export interface ServiceOptions {
   streaming?: StreamingOptions
   /** Changed records kept for resuming streams and delta polls (`STREAMING_BUFFER_CHANGES`). */
   streamingBufferChanges?: number
+  /** How many events back the console's live channel replays on a reconnect (live.ts REPLAY_EVENTS; tests make it small). */
+  liveReplayEvents?: number
   /** Events per search segment file (tests make it small; see features/events/search/segmented-search.ts). */
   segmentEvents?: number
   /** Pace of the background check of the search segments' checksums (tests slow it down; see features/events/search/segment-files.ts). */
@@ -317,7 +319,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     client: new ClientFeaturesService(store),
     changes,
     streaming,
-    live: new LiveChannel(store, streaming),
+    live: new LiveChannel(store, streaming, undefined, options.liveReplayEvents),
     ofrepChannels: new OfrepChannels(store),
     strategyTypes: new StrategyTypesService(store),
     tagTypes: new TagTypesService(store),

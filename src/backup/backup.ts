@@ -8,29 +8,24 @@
  * are final; a checkpoint written meanwhile is read again (files-log.ts). On PostgreSQL the reading is
  * one snapshot (postgres-backup.ts opens the connection).
  *
- * A restore fills a store that holds nothing: a data directory here, a database in postgres-backup.ts.
+ * A restore (`restoreLog`) is one function over `StoreLog.fill`, whichever the target: the backend
+ * makes a data directory (storage/files-fill.ts) or a database (storage/postgres.ts) hold the
+ * backup's store all at once, or nothing.
  */
-import { existsSync, fsyncSync, mkdirSync, openSync, writeSync, closeSync } from 'node:fs'
-import { lstat, mkdir, mkdtemp, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises'
+import { existsSync, mkdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { COLLECTIONS, openStore } from '../services'
-import { dataDirLog } from '../storage/files-log'
-import {
-  BACKUPS_DIR,
-  describeIoError,
-  DIR_MODE,
-  EVENTS_FILE,
-  FILE_MODE,
-  JOURNAL_FILE,
-  secureDataDir,
-  STATE_FILE,
-} from '../storage/files'
+import { Memory } from 'lowdb'
+import { SecretHasher } from '../features/tokens/secret-hash'
+import { COLLECTIONS } from '../services'
+import { MemoryEventLog } from '../storage/event-log'
+import { BACKUPS_DIR, describeIoError, DIR_MODE, secureDataDir, STATE_FILE, StoreLoadError } from '../storage/files'
+import { dataDirLog, FilesLog } from '../storage/files-log'
 import type { StoreLog } from '../storage/log'
-import { KEY_FILE, parseKey, readKey, writeKey } from '../storage/secret-key'
-import { DataDirLock, LOCK_FILE } from '../storage/lock'
 import { movedProblem } from '../storage/moved'
 import { loadedCollection, type StateDoc } from '../storage/records'
-import { replayJournal } from '../storage/state-journal'
+import { KEY_FILE, parseKey, readKey } from '../storage/secret-key'
+import { MemoryJournal, replayJournal } from '../storage/state-journal'
+import { Store } from '../storage/store'
 import { backupHeader, readBackup, readHeader, writeBackup, type BackupHeader } from './backup-file'
 
 /**
@@ -102,125 +97,47 @@ export async function backupDataDir(dataDir: string, file: string): Promise<Back
 }
 
 /**
- * Makes `dataDir` (missing, or holding no store) a data directory holding what `file` holds.
- *
- * The target is locked while this runs, so a service can neither be running on it nor start on it
- * half restored. The store is written and checked in a temporary directory, and moved into place
- * only once it is whole and opens: a backup that is missing, garbage or cut short leaves the target
- * as it was, and the retry starts afresh.
- *
- * A missing or empty target is replaced by the temporary directory, built beside it, in one
- * rename. A target that holds other files (data/ holds a README), is a mount point or a symbolic
- * link can't be replaced that way; its three files are then built in a directory inside it and renamed in one by
- * one, state.json last: a crash between two renames leaves events without a checkpoint, which the
- * service refuses to start on rather than take for a first start, and never a store that opens
- * with part of the backup.
+ * Fills the log `log`, which holds no store, with what `file` holds, and returns its header: the
+ * backend (`StoreLog.fill`) makes it hold all of it at once or nothing. The state is first opened
+ * as the service would open it (every record checked), so a backup the service would refuse is
+ * refused here, before the target changes.
  */
-export async function restoreBackup(file: string, dataDir: string): Promise<BackupHeader> {
+export async function restoreLog(log: StoreLog, file: string): Promise<BackupHeader> {
   const header = await readHeader(file)
-  const created = !existsSync(dataDir)
-  await mkdir(dataDir, { recursive: true, mode: DIR_MODE })
-  // A lock file this restore made is removed if it fails, so a failed restore leaves the target as it was.
-  let madeLockFile = !existsSync(join(dataDir, LOCK_FILE))
-  const lock = DataDirLock.acquire(dataDir)
-  let tempLock: DataDirLock | null = null
-  let temp: string | null = null
-  let done = false
-  try {
-    const entries = await readdir(dataDir)
-    if (entries.some(name => STORE_FILES.includes(name))) {
-      throw new Error(`${dataDir} already holds a store; restore into an empty directory`)
+  const key = header.secretKey === undefined ? null : parseKey(header.secretKey, file)
+  return log.fill(async filling => {
+    const state = await readBackup(file, header, (lines, first) => filling.events(lines, first))
+    try {
+      await opens(state, key)
+    } catch (error) {
+      throw new Error(`${file} does not make a store that opens: ${(error as Error).message}`)
     }
-    const whole =
-      entries.every(name => name === LOCK_FILE) &&
-      !(await isMountPoint(dataDir)) &&
-      !(await lstat(dataDir)).isSymbolicLink()
-    // The parent may not be writable (a directory made for the service by an administrator).
-    if (whole) temp = await mkdtemp(`${dataDir}.restore-`).catch(() => null)
-    const beside = temp !== null
-    temp ??= await mkdtemp(join(dataDir, '.restore-'))
-    await writeStore(file, header, temp)
-    if (beside) {
-      // Locked before it moves, so the directory is never unlocked while this process restores it.
-      tempLock = DataDirLock.acquire(temp)
-      await unlink(join(dataDir, LOCK_FILE))
-      madeLockFile = false
-      // rename replaces an empty directory in one step. Between the unlink and the rename a service
-      // starting on the directory could lock a new .lock in it; the rename then fails, rather than
-      // mixing two stores, and says so.
-      await rename(temp, dataDir).catch((error: NodeJS.ErrnoException) => {
-        if (error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error
-        throw new Error(`${dataDir} was taken by another process as the restore finished; nothing was restored`)
-      })
-      syncDirectory(dirname(dataDir))
-    } else {
-      for (const name of [EVENTS_FILE, JOURNAL_FILE, KEY_FILE, STATE_FILE])
-        await rename(join(temp, name), join(dataDir, name))
-      // The directory was there before; it may have been made readable by others.
-      secureDataDir(dataDir, [])
-      syncDirectory(dataDir)
-      await rm(temp, { recursive: true, force: true })
-    }
-    done = true
+    await filling.checkpoint(state, key)
     return header
+  })
+}
+
+/** Opens `state` as the service opens a store, in memory; throws as the service would. */
+async function opens(state: StateDoc, key: Buffer | null): Promise<void> {
+  const memory = new Memory<StateDoc>()
+  await memory.write(structuredClone(state))
+  const log = new FilesLog({
+    checkpoint: memory,
+    journal: new MemoryJournal(),
+    events: new MemoryEventLog(),
+    checkpointName: STATE_FILE,
+  })
+  const store = await Store.open(log, { collections: COLLECTIONS })
+  try {
+    // A new key would make every keyed hash unmatchable (services.ts openStore refuses such a directory).
+    if (key === null && Object.values(store.state.tokens).some(token => !SecretHasher.isLegacy(token.secretHash)))
+      throw new StoreLoadError(KEY_FILE, 'is missing, but tokens are stored under it')
   } finally {
-    if (!done) {
-      if (temp) await rm(temp, { recursive: true, force: true })
-      // Removed while still held: a process that opened it meanwhile finds it gone and takes a new one.
-      if (madeLockFile) await unlink(join(dataDir, LOCK_FILE)).catch(() => {})
-      if (created) await rmdir(dataDir).catch(() => {})
-    }
-    tempLock?.release()
-    lock.release()
+    await store.close()
   }
 }
 
-const STORE_FILES = [STATE_FILE, JOURNAL_FILE, EVENTS_FILE]
-
-/**
- * Writes the store held by `file` into the empty directory `dir`, each file fsynced, and checks
- * that it is whole (every event the state includes, nothing cut short) and that it opens.
- */
-async function writeStore(file: string, header: BackupHeader, dir: string): Promise<void> {
-  const events = openSync(join(dir, EVENTS_FILE), 'wx', FILE_MODE)
-  let state: StateDoc
-  try {
-    state = await readBackup(file, header, lines => void writeSync(events, lines.join('\n') + '\n'))
-    fsyncSync(events)
-  } finally {
-    closeSync(events)
-  }
-  writeSynced(join(dir, JOURNAL_FILE), '')
-  if (header.secretKey !== undefined) writeKey(dir, parseKey(header.secretKey, file))
-  writeSynced(join(dir, STATE_FILE), JSON.stringify(state))
-  syncDirectory(dir)
-  // Opened as the service opens it, so whatever the service would refuse is refused here, before the target changes.
-  try {
-    await (await openStore(dir, { sync: true })).close()
-  } catch (error) {
-    throw new Error(`${file} does not make a store that opens: ${(error as Error).message.replaceAll(dir + '/', '')}`)
-  }
-}
-
-function writeSynced(path: string, text: string) {
-  const fd = openSync(path, 'wx', FILE_MODE)
-  try {
-    writeSync(fd, text)
-    fsyncSync(fd)
-  } finally {
-    closeSync(fd)
-  }
-}
-
-function syncDirectory(dir: string) {
-  const fd = openSync(dir, 'r')
-  try {
-    fsyncSync(fd)
-  } finally {
-    closeSync(fd)
-  }
-}
-
-async function isMountPoint(dir: string): Promise<boolean> {
-  return (await stat(dir)).dev !== (await stat(dirname(dir))).dev
+/** Makes `dataDir` (missing, or holding no store) a data directory holding what `file` holds (storage/files-fill.ts). */
+export function restoreBackup(file: string, dataDir: string): Promise<BackupHeader> {
+  return restoreLog(dataDirLog(dataDir, { sync: true }), file)
 }

@@ -4,28 +4,22 @@
  * directory to several instances on one database (docs/operations.md).
  *
  * A backup is backup.ts's, over the database's log (its snapshot: one read-only repeatable-read
- * transaction, which instances writing meanwhile do not disturb). A restore fills an empty database in one transaction, so a backup that is cut short or garbage
- * leaves it empty; one that holds a store is refused.
+ * transaction, which instances writing meanwhile do not disturb). A restore is backup.ts's too,
+ * into the database's log: it fills an empty database in one transaction, so a backup that is cut
+ * short or garbage leaves it empty; one that holds a store is refused.
  */
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { Memory } from 'lowdb'
 import type { SQL } from 'bun'
 import type { DatabaseConfig } from '../config'
-import { COLLECTIONS } from '../services'
-import { MemoryEventLog } from '../storage/event-log'
 import { STATE_FILE } from '../storage/files'
-import { FilesLog } from '../storage/files-log'
 import { DataDirLock, DataDirLockError } from '../storage/lock'
 import { markMoved, MOVED_FILE } from '../storage/moved'
 import { PostgresLog } from '../storage/postgres'
-import { connectAtStart, lockName, migrate } from '../storage/postgres-connect'
-import type { StateDoc } from '../storage/records'
+import { connectAtStart } from '../storage/postgres-connect'
 import { readKey } from '../storage/secret-key'
-import { MemoryJournal } from '../storage/state-journal'
-import { Store } from '../storage/store'
-import { backupLog } from './backup'
-import { readBackup, readHeader, type BackupHeader } from './backup-file'
+import { backupLog, restoreLog } from './backup'
+import { readHeader, type BackupHeader } from './backup-file'
 
 async function withDatabase<T>(database: DatabaseConfig, use: (sql: SQL) => Promise<T>): Promise<T> {
   const sql = await connectAtStart(database, { attempts: 1, max: 1, long: true })
@@ -42,51 +36,13 @@ export function backupDatabase(database: DatabaseConfig, file: string): Promise<
 }
 
 /**
- * Fills the empty store in `database` with what `file` holds: the state as a checkpoint, its
- * events and the secret key, in one transaction. The state is first opened as the service would
- * open it (every record checked), so a backup the service would refuse is refused here.
+ * Fills the empty store in `database` with what `file` holds (backup.ts `restoreLog`): the state as
+ * a checkpoint, its events and the secret key, in one transaction (PostgresLog.fill).
  */
 export async function restoreDatabase(file: string, database: DatabaseConfig): Promise<BackupHeader> {
-  const header = await readHeader(file)
-  return withDatabase(database, async sql => {
-    await migrate(sql, database)
-    await sql.begin(async tx => {
-      // Instances starting meanwhile wait for their first commit; a store already there is refused.
-      await tx`SELECT pg_advisory_xact_lock(hashtext(${lockName(database.schema, 'commit')}))`
-      const [{ used }] =
-        await tx`SELECT EXISTS (SELECT 1 FROM flagstore_commits) OR EXISTS (SELECT 1 FROM flagstore_events) OR EXISTS (SELECT 1 FROM flagstore_checkpoints WHERE seq > 0) AS used`
-      if (used)
-        throw new Error(
-          `${database.database} (schema ${database.schema}) already holds a store; restore into an empty database`,
-        )
-      await tx`DELETE FROM flagstore_checkpoints`
-      const restored = await readBackup(file, header, async (lines, first) => {
-        await tx`INSERT INTO flagstore_events (id, line) SELECT * FROM unnest(${tx.array(
-          lines.map((_, i) => first + i),
-          'BIGINT',
-        )}, ${tx.array(lines, 'TEXT')})`
-      })
-      try {
-        const memory = new Memory<StateDoc>()
-        await memory.write(structuredClone(restored))
-        await (
-          await Store.open(
-            new FilesLog({ checkpoint: memory, journal: new MemoryJournal(), events: new MemoryEventLog() }),
-            {
-              collections: COLLECTIONS,
-            },
-          )
-        ).close()
-      } catch (error) {
-        throw new Error(`${file} does not make a store that opens: ${(error as Error).message}`)
-      }
-      await tx`INSERT INTO flagstore_checkpoints (seq, state) VALUES (${restored.commitSeq ?? 0}, ${JSON.stringify(restored)})`
-      if (header.secretKey !== undefined) {
-        await tx`INSERT INTO flagstore_meta (key, value) VALUES ('secret_key', ${header.secretKey}) ON CONFLICT (key) DO UPDATE SET value = excluded.value`
-      }
-    })
-    return header
-  })
+  // A file that is no backup is refused before connecting.
+  await readHeader(file)
+  return withDatabase(database, sql => restoreLog(new PostgresLog(sql, database), file))
 }
 
 /**

@@ -7,8 +7,7 @@ import { recordProblem, type recordChecks } from './record-check'
 import { replayJournal, type JournalEntry } from './state-journal'
 import type { EventRecord, StateDoc } from './records'
 import { CommitInDoubt, type Commit } from './log'
-import { DatabaseTimeout } from './postgres-connect'
-import { StoreFailedError, WriteOutcomeUnknown } from '../errors'
+import { StoreFailedError, StoreUnanswered, WriteOutcomeUnknown } from '../errors'
 
 export interface WorkItem {
   actor: EventAuthor
@@ -116,9 +115,9 @@ export function applyCommits(
 
 /**
  * How the writes of a commit that failed with `error` are answered: 503 saying why (`problem`), or,
- * when its COMMIT went unanswered (CommitInDoubt), that the outcome is unknown. `timedOut` when a
- * database did not answer at all: the writes queued meanwhile have waited the bound already, and
- * are refused with it.
+ * when its COMMIT went unanswered (CommitInDoubt), that the outcome is unknown. `timedOut` when the
+ * log did not answer at all (StoreUnanswered, which a backend throws): the writes queued meanwhile
+ * have waited the bound already, and are refused with it.
  */
 export function failureOf(error: unknown, describe: (error: unknown) => string) {
   const cause = error instanceof CommitInDoubt ? error.cause : error
@@ -130,5 +129,5 @@ export function failureOf(error: unknown, describe: (error: unknown) => string) 
           `The database stopped answering while the write was being saved; it may have been saved or not: read it back before trying again (${problem})`,
         )
       : refused
-  return { problem, refused, answer, timedOut: cause instanceof DatabaseTimeout }
+  return { problem, refused, answer, timedOut: cause instanceof StoreUnanswered }
 }

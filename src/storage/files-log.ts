@@ -24,7 +24,8 @@ import {
   StoreLoadError,
   type FileSystem,
 } from './files'
-import type { Commit, Loaded, LogPosition, Snapshot, StoreLog } from './log'
+import { fillDataDir } from './files-fill'
+import type { Commit, Filling, Loaded, LogPosition, Snapshot, StoreLog } from './log'
 import type { StateDoc } from './records'
 import { newKey } from './secret-key'
 import { JsonLinesJournal, type JournalContents, type StateJournal } from './state-journal'
@@ -222,6 +223,12 @@ export class FilesLog implements StoreLog {
       })
     }
     throw new Error(`${this.name}: the state kept changing under the backup; try again`)
+  }
+
+  /** A data directory's (files-fill.ts); a store in memory is not restored into. */
+  fill<T>(use: (filling: Filling) => Promise<T>): Promise<T> {
+    if (this.parts.dataDir === undefined) throw new Error(`${this.name}: only a data directory is restored into`)
+    return fillDataDir(this.parts.dataDir, use)
   }
 
   async close(): Promise<void> {

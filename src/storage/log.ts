@@ -40,6 +40,14 @@ export interface Snapshot {
   events(lastId: number, onLine: (line: string) => void): Promise<void>
 }
 
+/** What a restore writes into a log that holds no store (`StoreLog.fill`), in this order. */
+export interface Filling {
+  /** Appends events (their JSON lines, `firstId` the first one's id), from event 1 on, in order. */
+  events(lines: string[], firstId: number): Promise<void>
+  /** Last: the state the events lead to, as the checkpoint, and the secret key (null: none yet). */
+  checkpoint(state: StateDoc, secretKey: Buffer | null): Promise<void>
+}
+
 /** What a store opens on (`StoreLog.load`). */
 export interface Loaded {
   /** The latest checkpoint, or null for a new store (which then starts from the empty state). */
@@ -133,6 +141,13 @@ export interface StoreLog {
    * resolves). Throws when the log holds no store.
    */
   snapshot<T>(use: (snapshot: Snapshot) => Promise<T>): Promise<T>
+  /**
+   * Fills the log, which must hold no store (else it throws, having changed nothing), with the
+   * store `use` writes through the Filling it is handed (a restore). The log holds that store only
+   * once `use` resolves, all at once (files moved into place, one transaction); if `use` throws,
+   * the log is left as it was.
+   */
+  fill<T>(use: (filling: Filling) => Promise<T>): Promise<T>
 
   /** Stops listening and lets go of files and connections; every acknowledged commit is already durable. */
   close(): Promise<void>

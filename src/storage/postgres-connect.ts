@@ -7,6 +7,7 @@ import { SQL } from 'bun'
 import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
 import { DATABASE_TIMEOUT_MS, type DatabaseConfig } from '../config'
+import { StoreUnanswered } from '../errors'
 
 /** What this version of the schema is; a database at a later one was written by a newer flagstore. */
 export const SCHEMA_VERSION = 2
@@ -50,29 +51,21 @@ export class DatabaseStartError extends Error {
   override name = 'DatabaseStartError'
 }
 
-/**
- * PostgreSQL did not answer within the bound (DATABASE_TIMEOUT_MS): a server that is stopped,
- * swapping or cut off answers nothing at all, so the statement timeout alone cannot bound a call.
- */
-export class DatabaseTimeout extends Error {
-  override name = 'DatabaseTimeout'
-  readonly code = 'FLAGSTORE_DATABASE_TIMEOUT'
-}
-
 /** How long one call may wait for PostgreSQL (`DATABASE_TIMEOUT_MS`). */
 export const timeoutOf = (config: DatabaseConfig) => config.timeoutMs ?? DATABASE_TIMEOUT_MS
 
 /**
- * `promise`, or a DatabaseTimeout once `ms` have passed without it settling. The call itself is
- * not stopped (the driver cannot take back what it sent): callers make sure that a late answer
- * changes nothing (see PostgresLog.commit).
+ * `promise`, or a StoreUnanswered (errors.ts) once `ms` have passed without it settling: a server
+ * that is stopped, swapping or cut off answers nothing at all, so the statement timeout alone
+ * cannot bound a call. The call itself is not stopped (the driver cannot take back what it sent):
+ * callers make sure that a late answer changes nothing (see PostgresLog.commit).
  */
 export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   // Whatever the abandoned call ends with later is nobody's business.
   promise.catch(() => {})
   let timer: ReturnType<typeof setTimeout> | undefined
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new DatabaseTimeout(`${what}: no answer within ${ms} ms`)), ms)
+    timer = setTimeout(() => reject(new StoreUnanswered(`${what}: no answer within ${ms} ms`)), ms)
   })
   return Promise.race([promise, late]).finally(() => clearTimeout(timer))
 }
@@ -125,7 +118,7 @@ export function describeDatabaseError(error: unknown, config: DatabaseConfig): s
     return `${s.host}: the host "${config.host}" cannot be resolved (${message})`
   if (/TLS|SSL/i.test(code + message))
     return `${s.ssl}: the TLS connection to ${config.host}:${config.port} failed (${message})`
-  if (error instanceof DatabaseTimeout)
+  if (error instanceof StoreUnanswered)
     return `${s.host}: PostgreSQL at ${config.host}:${config.port} did not answer (${message}); DATABASE_TIMEOUT_MS bounds the wait`
   if (isUnreachable(error))
     return `${s.host}: PostgreSQL at ${config.host}:${config.port} cannot be reached (${message}${code ? `, ${code}` : ''})`

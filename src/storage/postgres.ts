@@ -16,9 +16,17 @@
  */
 import type { SQL } from 'bun'
 import type { DatabaseConfig } from '../config'
-import { describeDatabaseError, lockName, timeoutOf, where, within } from './postgres-connect'
+import { describeDatabaseError, lockName, migrate, timeoutOf, where, within } from './postgres-connect'
 import type { FailureTable } from './failure-table'
-import { CommitInDoubt, type Commit, type Loaded, type LogPosition, type Snapshot, type StoreLog } from './log'
+import {
+  CommitInDoubt,
+  type Commit,
+  type Filling,
+  type Loaded,
+  type LogPosition,
+  type Snapshot,
+  type StoreLog,
+} from './log'
 import { PostgresFailureTable } from './postgres-failures'
 import { selectCommits, selectEventLines } from './postgres-read'
 import type { StateDoc } from './records'
@@ -244,6 +252,37 @@ export class PostgresLog implements StoreLog {
         commits,
         secretKey: key === undefined ? null : Buffer.from(key, 'hex'),
         events: (lastId, onLine) => selectEventLines(tx, config.database, 0, lastId, onLine),
+      })
+    })
+  }
+
+  /**
+   * One transaction under the commit lock (instances starting meanwhile wait for their first
+   * commit), on an empty database: a store already there is refused, and a restore cut short
+   * leaves it empty. Given a connection whose statements are not bounded (a restore's own).
+   */
+  async fill<T>(use: (filling: Filling) => Promise<T>): Promise<T> {
+    const { config } = this
+    await migrate(this.sql, config)
+    return this.sql.begin(async tx => {
+      await tx`SELECT pg_advisory_xact_lock(hashtext(${lockName(config.schema, 'commit')}))`
+      const [{ used }] =
+        await tx`SELECT EXISTS (SELECT 1 FROM flagstore_commits) OR EXISTS (SELECT 1 FROM flagstore_events) OR EXISTS (SELECT 1 FROM flagstore_checkpoints WHERE seq > 0) AS used`
+      if (used)
+        throw new Error(
+          `${config.database} (schema ${config.schema}) already holds a store; restore into an empty database`,
+        )
+      await tx`DELETE FROM flagstore_checkpoints`
+      return use({
+        events: async (lines, first) => {
+          const ids = lines.map((_, i) => first + i)
+          await tx`INSERT INTO flagstore_events (id, line) SELECT * FROM unnest(${tx.array(ids, 'BIGINT')}, ${tx.array(lines, 'TEXT')})`
+        },
+        checkpoint: async (state, secretKey) => {
+          await tx`INSERT INTO flagstore_checkpoints (seq, state) VALUES (${state.commitSeq ?? 0}, ${JSON.stringify(state)})`
+          if (secretKey !== null)
+            await tx`INSERT INTO flagstore_meta (key, value) VALUES ('secret_key', ${secretKey.toString('hex')}) ON CONFLICT (key) DO UPDATE SET value = excluded.value`
+        },
       })
     })
   }

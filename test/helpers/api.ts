@@ -311,6 +311,7 @@ export async function makeApi(
     metricsFlushMs: options.metricsFlushMs,
     streaming: options.streaming,
     streamingBufferChanges: options.streamingBufferChanges,
+    liveReplayEvents: options.liveReplayEvents,
     segmentEvents: options.segmentEvents,
     segmentCheck: options.segmentCheck,
     searchCacheDir: options.searchCacheDir,

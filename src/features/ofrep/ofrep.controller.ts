@@ -10,6 +10,7 @@ import { AuthenticationRequired, NotFoundError } from '../../errors'
 import { controllerBase } from '../../http/plugins'
 import { callerAddress } from '../../http/request-log'
 import { etagMatches } from '../../http/etag'
+import { COMMENT, frame } from '../../http/sse'
 import { perCompiledScope, type CompiledScopes } from '../evaluation/compiled-scopes'
 import type { Authorization, SdkScope } from '../tokens/auth'
 import { ofrepAnswers } from './ofrep.answers'
@@ -83,9 +84,9 @@ export interface NoticeStreams {
  */
 const REFETCH = {
   name: 'ofrep',
-  first: encoder.encode(':\n\n'),
+  first: COMMENT,
   notice: (revision: number) =>
-    encoder.encode(`id: ${revision}\ndata: {"type":"refetchEvaluation","etag":"${revision}"}\n\n`),
+    frame({ id: revision, data: JSON.stringify({ type: 'refetchEvaluation', etag: String(revision) }) }),
 }
 
 export function ofrepController(

@@ -86,13 +86,6 @@ export class HeldStream {
   }
 }
 
-/**
- * What a stream is sent on each change to its scope: the client API's events (`client`), a notice
- * in another protocol's format (NoticeFormat: its name, and its bytes for a revision), or the
- * console's live channel (`live`, sent by sendLive rather than per scope).
- */
-export type StreamKind = 'client' | 'live' | NoticeFormat
-
 /** Another protocol's notice of a change (OFREP's refetchEvaluation), made by that protocol's feature. */
 export interface NoticeFormat {
   /** Streams of the same scope and format share one notice per commit. */
@@ -110,13 +103,26 @@ export interface Audience {
   hiddenTypes: readonly string[]
 }
 
-export interface Group {
-  kind: StreamKind
+/** Streams that are sent the same bytes: those of one scope in one format, or the live channel's of one audience. */
+export type Group = ScopeGroup | LiveGroup
+
+interface Grouped {
   /** The key the group is kept under: the kind's name and the scope's or the audience's key. */
   key: string
-  /** What the client API or a notice format serves it; null for the live channel. */
-  scope: Scope | null
-  /** The live channel's audience; null for the others. */
-  audience: Audience | null
   streams: Set<HeldStream>
+}
+
+/**
+ * Streams sent a message on each change to what `scope` serves: the client API's events
+ * (`client`), or a notice in another protocol's format.
+ */
+export interface ScopeGroup extends Grouped {
+  kind: 'client' | NoticeFormat
+  scope: Scope
+}
+
+/** The console's live channel's streams of one audience (sent by `sendLive`, not per scope). */
+export interface LiveGroup extends Grouped {
+  kind: 'live'
+  audience: Audience
 }

@@ -1,24 +1,15 @@
-/** The bytes of Server-Sent Events the streams are sent, made once per message and shared by every stream it goes to. */
+/** The client API's Server-Sent Events, made once per message and shared by every stream it goes to (framing: http/sse.ts). */
+import { frame } from '../../http/sse'
 import type { DeltaEvent } from './delta'
 
-const encoder = new TextEncoder()
-export const HEARTBEAT = encoder.encode(':\n\n')
-export const GO_POLLING = encoder.encode('event: fetch-mode\ndata: polling\n\n')
-
-export const SSE_HEADERS = {
-  'content-type': 'text/event-stream; charset=utf-8',
-  'cache-control': 'no-cache, no-transform',
-  // nginx buffers proxied answers unless told not to, which would hold events back.
-  'x-accel-buffering': 'no',
-}
+export const GO_POLLING = frame({ event: 'fetch-mode', data: 'polling' })
 
 export function message(
   event: 'unleash-connected' | 'unleash-updated',
   revision: number,
   events: readonly DeltaEvent[],
 ): Uint8Array {
-  // JSON.stringify writes no line breaks, so the data fits one `data:` line.
-  return encoder.encode(`event: ${event}\nid: ${revision}\ndata: ${JSON.stringify({ events })}\n\n`)
+  return frame({ event, id: revision, data: JSON.stringify({ events }) })
 }
 
 /** The revision an If-None-Match or Last-Event-ID names: `"12"`, `W/"12"` or `12`; null for anything else. */

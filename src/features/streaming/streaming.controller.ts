@@ -20,7 +20,9 @@ export function streamingController(streaming: StreamingService, live: LiveChann
           description:
             'text/event-stream: `changed` (id: the event id; data: {"type","project","featureName","environment"}, null where none) per ' +
             'event the caller may see; `metrics` (data: {"featureName","project"}) when SDK metrics changed a flag\'s usage or lifecycle, ' +
-            'at most once per flag every 3 s; comments as heartbeats',
+            'at most once per flag every 3 s; comments as heartbeats. It starts with `ready` (id: the last event id; data: {"lastEventId"}); ' +
+            'opened with Last-Event-ID (or ?lastEventId=), first the `changed` messages missed since, or `reload` (same data) when that ' +
+            'is more than 1,000 events back: read everything again',
         }),
         ...authErrors(503),
       },

@@ -23,8 +23,16 @@ import type { SdkScope } from '../tokens/auth'
 import { tokenExpired, type ApiTokenRecord as TokenRecord } from '../tokens/tokens.records'
 import type { ChangeFeed, Revision } from './change-feed'
 import { eventsFor, eventsSince, hydration } from './delta'
-import { HeldStream, type Audience, type Group, type NoticeFormat, type StreamKind } from './held-stream'
-import { GO_POLLING, HEARTBEAT, message, revisionOf, SSE_HEADERS } from './sse'
+import {
+  HeldStream,
+  type Audience,
+  type Group,
+  type LiveGroup,
+  type NoticeFormat,
+  type ScopeGroup,
+} from './held-stream'
+import { COMMENT, SSE_HEADERS } from '../../http/sse'
+import { GO_POLLING, message, revisionOf } from './sse'
 import { DEFAULT_STREAMING, type StreamingOptions } from './streaming.options'
 
 /** Why a stream's connection was reset, as Bun writes it to stderr. */
@@ -130,20 +138,21 @@ export class StreamingService {
   /**
    * A stream of the console's live channel (live.ts), for a caller whose streams count under
    * `holder` (a token's name, or a key of the signed-in user no token name can be) and who may hear
-   * of what `audience` covers; it ends once `alive` says no. Past a cap, or while stopping, 503.
+   * of what `audience` covers, sent `first` at once; it ends once `alive` says no. Past a cap, or
+   * while stopping, 503.
    */
-  openLive(holder: string, audience: Audience, request: Request, alive: () => boolean): Response {
+  openLive(holder: string, audience: Audience, request: Request, alive: () => boolean, first: Uint8Array): Response {
     const refusal = this.refusal(holder, null)
     if (refusal !== null) throw new AtCapacity(`${refusal}; poll instead`, 30)
     const key = `live ${JSON.stringify([audience.projects, audience.hiddenTypes])}`
-    return this.hold(holder, null, this.group(key, 'live', null, audience), HEARTBEAT, request, alive)
+    return this.hold(holder, null, this.group({ key, kind: 'live', audience }), first, request, alive)
   }
 
   /** Sends `bytes` to the live channel's streams whose audience `hears` (just after this turn, as `publish` does). */
   sendLive(hears: (audience: Audience) => boolean, bytes: Uint8Array): void {
     const streams: HeldStream[] = []
     for (const group of this.groups.values())
-      if (group.audience !== null && hears(group.audience)) streams.push(...group.streams)
+      if (group.kind === 'live' && hears(group.audience)) streams.push(...group.streams)
     if (streams.length > 0) setImmediate(() => this.sendAll(streams, bytes))
   }
 
@@ -153,14 +162,14 @@ export class StreamingService {
     return false
   }
 
-  private groupOf(kind: Exclude<StreamKind, 'live'>, scope: Scope): Group {
-    return this.group(`${kind === 'client' ? kind : kind.name} ${scope.key}`, kind, scope, null)
+  private groupOf(kind: ScopeGroup['kind'], scope: Scope): Group {
+    return this.group({ key: `${kind === 'client' ? kind : kind.name} ${scope.key}`, kind, scope })
   }
 
-  /** The group kept under `key`, made with the rest when there is none yet. */
-  private group(key: string, kind: StreamKind, scope: Scope | null, audience: Audience | null): Group {
-    let group = this.groups.get(key)
-    if (!group) this.groups.set(key, (group = { key, kind, scope, audience, streams: new Set() }))
+  /** The group kept under `made.key`, made so when there is none yet. */
+  private group(made: Omit<ScopeGroup, 'streams'> | Omit<LiveGroup, 'streams'>): Group {
+    let group = this.groups.get(made.key)
+    if (!group) this.groups.set(made.key, (group = { ...made, streams: new Set() } as Group))
     return group
   }
 
@@ -269,7 +278,7 @@ export class StreamingService {
     this.hydrations.clear()
     const sends: [HeldStream[], Uint8Array][] = []
     for (const group of this.groups.values()) {
-      if (group.scope === null || group.kind === 'live') continue
+      if (group.kind === 'live') continue
       const events = eventsFor(group.scope, revision)
       if (events.length === 0) continue
       sends.push([
@@ -323,7 +332,7 @@ export class StreamingService {
       }
     }
     // A copy: a write that fails removes its stream from the slot.
-    for (const stream of [...this.slots[index]]) this.send(stream, HEARTBEAT)
+    for (const stream of [...this.slots[index]]) this.send(stream, COMMENT)
   }
 
   private endToken(name: string): void {
