@@ -192,7 +192,7 @@ export async function rest() {
 type Call = [method: string, path: string, body: unknown, secret: 'admin' | 'client' | 'frontend']
 
 /** The soak's n-th request: one in 50 a write, the rest admin reads, SDK polls and metrics, frontend, searches. */
-function soakCall(n: number, flags: number, etag: string): Call & { etag?: string } {
+function soakCall(n: number, flags: number): { call: Call; etag: boolean } {
   const flag = `flag-${(n * 7919) % flags}`
   const write = Math.floor(n / 50)
   if (n % 50 === 49) {
@@ -205,7 +205,7 @@ function soakCall(n: number, flags: number, etag: string): Call & { etag?: strin
         ? ['POST', `/api/admin/features/${target}/tags`, { value: 'soak-tag', type: 'simple' }, 'admin']
         : ['DELETE', `/api/admin/features/${target}/tags/simple/soak-tag`, undefined, 'admin'],
     ]
-    return writes[write % 3]!
+    return { call: writes[write % 3]!, etag: false }
   }
   const toggles = { [flag]: { yes: 2, no: 1, variants: {} }, 'flag-1': { yes: 1, no: 0, variants: {} } }
   const bucket = { start: new Date().toISOString(), stop: new Date().toISOString(), toggles }
@@ -226,9 +226,8 @@ function soakCall(n: number, flags: number, etag: string): Call & { etag?: strin
     ['GET', '/api/admin/search/events?type=IS:feature-tagged&limit=50', undefined, 'admin'],
     ['POST', '/api/admin/features/validate', { name: `free-${n}` }, 'admin'],
   ]
-  const call = reads[n % reads.length]!
   // Two client polls in three carry the ETag, as an SDK's do.
-  return n % reads.length === 3 || n % reads.length === 4 ? Object.assign(call, { etag }) : call
+  return { call: reads[n % reads.length]!, etag: n % reads.length === 3 || n % reads.length === 4 }
 }
 
 export async function soak() {
@@ -258,10 +257,11 @@ export async function soak() {
       const client = async () => {
         while (performance.now() < stopAt) {
           const started = performance.now()
-          const [method, path, body, secret, ...rest] = soakCall(counter++, o.flags, etag)
+          const { call, etag: withEtag } = soakCall(counter++, o.flags)
+          const [method, path, body, secret] = call
           const headers: Record<string, string> = { authorization: secrets[secret] }
           if (body !== undefined) headers['content-type'] = 'application/json'
-          if ((rest as unknown as { etag?: string }).etag) headers['if-none-match'] = etag
+          if (withEtag) headers['if-none-match'] = etag
           const init = { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }
           const status = await fetch(server.base + path, init)
             .then(async response => (await response.arrayBuffer(), response.status))
