@@ -1,8 +1,8 @@
 /**
  * Memory at rest and over time, run through bench/run.ts:
  *
- *   npx bun bench/run.ts rest [--flags 1000] [--events 20000] [--runs 2] [--root DIR] [--binary]
- *   npx bun bench/run.ts soak [--minutes 60] [--root DIR] [--binary]
+ *   npx bun bench/run.ts rest [--flags 1000] [--events 20000] [--runs 2] [--root DIR] [--binary] [--settle 10]
+ *   npx bun bench/run.ts soak [--minutes 60] [--rate 500] [--connections 16] [--root DIR] [--binary]
  *
  * `rest` seeds an empty server through its API (flags created, then toggled until the log holds
  * `--events` events), searches the log once (which starts the search worker), serves the console's

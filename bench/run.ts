@@ -114,7 +114,7 @@ export const SCENARIOS: Record<string, Scenario> = {
     fn: 'soak',
     area: 'memory',
     what: 'mixed admin, SDK, frontend and search load for minutes: errors, latency, RSS per minute',
-    options: '[--minutes 60] [--root DIR] [--binary]',
+    options: '[--minutes 60] [--rate 500] [--connections 16] [--events 20000] [--flags 1000] [--root DIR] [--binary]',
   },
   cost: {
     module: 'cost',
