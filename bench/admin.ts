@@ -1,6 +1,6 @@
 /**
  * Admin-path scenarios: the HTTP hot paths next to a bare Bun server (`admin`), the cost of many
- * tokens (`tokens`), a mixed soak (`soak`) and the playground over the frontend benchmark's flags
+ * tokens (`tokens`) and the playground over the frontend benchmark's flags
  * (`playground`). Run through bench/run.ts.
  */
 import { randomBytes } from 'node:crypto'
@@ -28,18 +28,15 @@ import {
   loadColumns,
   median,
   options,
-  out,
   percentile,
   removeDir,
   repeat,
-  rssMiB,
   SECRET,
   seedDataDir,
   spread,
   startServer,
   table,
   tempDataDir,
-  waitForSearchIndex,
   withDataDir,
   withServer,
   wrk,
@@ -252,96 +249,6 @@ async function tokensOverHttp(TOKENS: number, RUNS: number, SECONDS: number) {
     for (const server of servers) await server.stop()
     for (const dir of dirs) removeDir(dir)
   }
-}
-
-/**
- * Soak, run by hand:
- *
- *   npx bun bench/run.ts soak [--minutes 5]
- *
- * Mixed reads and writes from 16 keep-alive clients at 2,000 requests/s at most for `--minutes`
- * against a server on a log of 100,000 events and 1,000 flags: flag lists, single flags, searches
- * and name validations, and one request in ten a write (PATCH, toggle, tag added or removed).
- * Every write adds an event, which the log keeps (in memory too, for search), so memory grows
- * with the writes by design. Reports errors and the resident memory each minute; the target is
- * zero errors and memory at the end within 10 % of what it was after the first minute.
- */
-export async function soak() {
-  const { minutes: MINUTES } = options({ minutes: 5 })
-  const CONNECTIONS = 16
-  /** Requests per second at most, so that the log grows at a steady, moderate pace. */
-  const RATE = 2000
-  let counter = 0
-  const flag = () => `flag-${Math.floor(Math.random() * 1000)}`
-  const features = '/api/admin/projects/default/features'
-
-  /** One request of the mix: method, path, body. */
-  function nextRequest(): [string, string, unknown?] {
-    const n = counter++
-    // One request in ten writes: a PATCH, a toggle, or a tag that comes and goes (so flags do not grow without end).
-    const write = Math.floor(n / 10)
-    const target = `flag-${Math.floor(write / 3) % 1000}`
-    const tagged = Math.floor(write / 3000) % 2 === 0
-    const writes: [string, string, unknown?][] = [
-      ['PATCH', `${features}/${flag()}`, [{ op: 'replace', path: '/description', value: `soak ${n}` }]],
-      ['POST', `${features}/${flag()}/environments/development/${write % 2 === 0 ? 'on' : 'off'}`],
-      tagged
-        ? ['POST', `/api/admin/features/${target}/tags`, { value: 'soak-tag' }]
-        : ['DELETE', `/api/admin/features/${target}/tags/simple/soak-tag`],
-    ]
-    if (n % 10 === 9) return writes[write % 3]
-    const query = ['often', 'kalomi', 'release', 'seldom'][n % 4]
-    const reads: [string, string, unknown?][] = [
-      ['GET', features],
-      ['GET', `${features}/${flag()}`],
-      ['GET', `/api/admin/search/events?query=${query}&limit=20`],
-      ['GET', '/api/admin/search/events?type=IS:feature-tagged&limit=50'],
-      ['POST', '/api/admin/features/validate', { name: `free-${n}` }],
-    ]
-    return reads[n % 5]
-  }
-
-  const samples = await withDataDir({ events: 100_000, flags: 1000 }, dir =>
-    withServer(dir, {}, async server => {
-      await waitForSearchIndex(server.base)
-      const samples: { minute: number; rss: number; requests: number; errors: number; p99: number }[] = []
-      for (let minute = 1; minute <= MINUTES; minute++) {
-        const stats = { requests: 0, errors: 0, latencies: [] as number[], examples: [] as string[] }
-        const stopAt = performance.now() + 60_000
-        const client = async () => {
-          while (performance.now() < stopAt) {
-            const started = performance.now()
-            const [method, path, body] = nextRequest()
-            const headers = body === undefined ? { authorization: SECRET } : authHeaders
-            const answer = await fetch(server.base + path, { method, headers, body: JSON.stringify(body) })
-              .then(async response => (await response.arrayBuffer(), response.status))
-              .catch(String)
-            if (typeof answer !== 'number' || answer >= 300) {
-              stats.errors++
-              if (stats.examples.length < 5) stats.examples.push(`${method} ${path} → ${answer}`)
-            }
-            stats.requests++
-            stats.latencies.push(performance.now() - started)
-            const pause = (CONNECTIONS * 1000) / RATE - (performance.now() - started)
-            if (pause > 0) await Bun.sleep(pause)
-          }
-        }
-        await Promise.all(Array.from({ length: CONNECTIONS }, client))
-        const { p99 } = spread(stats.latencies)
-        samples.push({ minute, rss: rssMiB(server.pid), requests: stats.requests, errors: stats.errors, p99 })
-        out(`minute ${minute}:`, { ...samples.at(-1), examples: stats.examples })
-      }
-      return samples
-    }),
-  )
-  const [first, last] = [samples[0].rss, samples.at(-1)!.rss]
-  const rows = samples.map(s => [s.minute, s.requests, s.errors, `${fmt(s.p99, 1)} ms`, `${fmt(s.rss, 0)} MiB`])
-  console.log(`\n${table(['minute', 'requests', 'errors', 'p99', 'resident memory'], rows)}`)
-  const [requests, errors] = [samples.reduce((n, s) => n + s.requests, 0), samples.reduce((n, s) => n + s.errors, 0)]
-  const change = fmt((last / first - 1) * 100, 1)
-  console.log(
-    `\n${requests} requests, ${errors} errors; memory after the last minute is ${change} % from after the first (target: 0 errors, within ±10 %).`,
-  )
 }
 
 /**

@@ -90,6 +90,7 @@ export async function bareServer(bytes: Uint8Array | string, path = '') {
   await child.stdout.getReader().read()
   return {
     url: `http://127.0.0.1:${port}${path}`,
+    pid: child.pid,
     async stop() {
       child.kill()
       await child.exited

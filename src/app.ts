@@ -89,14 +89,17 @@ export function createApp(
     )
     .use(metricsRoute(metrics, config.metricsToken ?? null))
   for (const feature of FEATURES) for (const controller of feature.controllers(services, auth)) app.use(controller)
-  // Made once every route is declared, from the routes themselves.
-  const document = openApiDocument(app, {
-    title: 'Feature flag admin API',
-    description: 'An Unleash-compatible admin API for feature flags, stored in a data directory or on PostgreSQL.',
-    version: API_VERSION,
-    basePath,
-  })
-  app.get(OPENAPI_PATH, () => document, { detail: { hide: true } })
+  // Made from the routes themselves, all declared by then, when it is first asked for: a server
+  // nobody asks holds none of its 440 KB.
+  let document: ReturnType<typeof openApiDocument> | null = null
+  const describe = () =>
+    openApiDocument(app, {
+      title: 'Feature flag admin API',
+      description: 'An Unleash-compatible admin API for feature flags, stored in a data directory or on PostgreSQL.',
+      version: API_VERSION,
+      basePath,
+    })
+  app.get(OPENAPI_PATH, () => (document ??= describe()), { detail: { hide: true } })
   // Behind a reverse proxy everything is under BASE_URI_PATH: one prefix over every route, so routes,
   // the request log's and the metrics' route labels and the unknown-path answers all see the path
   // the client sent. `/` (the prefix itself) is the console.

@@ -1,7 +1,7 @@
 /**
  * The event log of a data directory, as searches see it: the older events in segments (segment.ts,
  * on disk, segment-files.ts), the newest ones, fewer than a segment, in an EventSearchEngine in
- * memory (the tail, with its MiniSearch index). Each time the tail fills a segment, the segment is
+ * memory (the tail, with its term index). Each time the tail fills a segment, the segment is
  * built, written and mapped, and the tail starts afresh after it; so memory holds at most one
  * segment's worth of events, whatever the length of the log.
  *

@@ -1,23 +1,25 @@
 /**
- * The free-text index: a MiniSearch index whose documents are the blocks of 64 events (see
- * block-texts.ts), each holding the block's rare terms, those found in at most `commonAfter` events.
- * A term's entry in MiniSearch lists the few blocks that hold it; a query token is looked up as the
- * whole terms it may stand for (one OR query per token), and MiniSearch answers with the blocks.
+ * The free-text index of the tail: for each term found in at most `commonAfter` events (a rare
+ * term), the blocks of 64 events (see block-texts.ts) that hold it, kept on the term's own count;
+ * a query token is looked up as the whole terms it may stand for, and the union of their blocks
+ * is what may hold it.
  *
  * Next to it, the vocabulary: how many events hold each term (what makes a term common, and also
  * says when a term is in no event at all) and every term in one newline-separated string, where a
- * token that may be the start, end or inside of terms is found with native substring search.
- * MiniSearch's radix tree could answer prefixes, but not ends or insides of terms, and a prefix of a
- * common term must be known to be common, so every partial token goes through that string.
+ * token that may be the start, end or inside of terms is found with native substring search, so
+ * every partial token goes through that string and a prefix of a common term is known to be common.
+ *
+ * Not a full-text library's index (MiniSearch, with a document per block): its radix tree holds a
+ * Map per node, about 75,000 for 20,000 events of the benchmark's data and 60 MiB of resident
+ * memory, where a term's blocks are all a query asks of it, at most `commonAfter` of them.
  *
  * Built in steps after loading: every event's terms are counted, each block gathering the terms
- * still rare when it was counted; then the blocks go to MiniSearch without the terms that turned out
+ * still rare when it was counted; then the blocks are indexed without the terms that turned out
  * common. From then on each block is indexed as it fills, by the counts of that moment: a term that
  * becomes common later is no longer added (its earlier blocks stay, unused), and queries treat it as
- * common, so what MiniSearch holds for a rare term is always complete. The last, partial block is
- * not in MiniSearch: the planner scans it.
+ * common, so what is held for a rare term is always complete. The last, partial block is not
+ * indexed: the planner scans it.
  */
-import MiniSearch from 'minisearch'
 import { queryTokens, tokenize } from './event-tokens'
 import { BLOCK, type BlockTexts } from './block-texts'
 
@@ -29,8 +31,10 @@ interface TermCount {
   events: number
   /** Index of the last event counted for it. */
   last: number
-  /** The last block whose document got it. */
+  /** The last block that gathered it. */
   block: number
+  /** The indexed blocks holding it while it was rare, ascending: none (-1), one, or several. */
+  blocks: number | number[]
 }
 
 export class TermIndex {
@@ -41,36 +45,20 @@ export class TermIndex {
   private counted = 0
   /** The terms of the block being counted that were rare when counted. */
   private blockTerms: TermCount[] = []
-  /** The counted blocks waiting for MiniSearch while it is first built: their terms rare when counted. */
+  /** The counted blocks waiting to be indexed while the index is first built: their terms rare when counted. */
   private pending: { id: number; terms: TermCount[] }[] = []
   private built = false
-  private readonly miniSearch = new MiniSearch<{ id: number; terms: string }>({
-    fields: ['terms'],
-    storeFields: [],
-    // A document is its block's rare terms, already split into words and deduplicated by `count`
-    // (a trailing space leaves an empty piece, dropped by processTerm).
-    tokenize: terms => terms.split(' '),
-    processTerm: term => term || null,
-    searchOptions: {
-      tokenize: term => [term],
-      processTerm: term => term,
-      prefix: false,
-      fuzzy: false,
-      combineWith: 'OR',
-    },
-  })
-
   constructor(
     private readonly texts: BlockTexts,
     private readonly commonAfter: number = COMMON_AFTER_DEFAULT,
   ) {}
 
-  /** Whether MiniSearch covers every full block; until then text queries are answered by a scan. */
+  /** Whether every full block is indexed; until then text queries are answered by a scan. */
   get ready(): boolean {
     return this.built
   }
 
-  /** Does about `budget` events of index work; returns true once MiniSearch covers every full block. */
+  /** Does about `budget` events of index work; returns true once every full block is indexed. */
   step(budget: number): boolean {
     let work = 0
     for (; this.counted < this.texts.size && work < budget; work++) {
@@ -78,22 +66,26 @@ export class TermIndex {
       if (this.counted % BLOCK !== 0) continue
       const block = { id: this.counted / BLOCK - 1, terms: this.blockTerms }
       this.blockTerms = []
-      if (this.built) this.miniSearch.add(this.document(block))
+      if (this.built) this.index(block)
       else this.pending.push(block)
     }
     if (this.built || this.counted < this.texts.size) return this.built
-    // A document stands for a block's 64 events of work.
+    // A block stands for its 64 events of work.
     const blocks = this.pending.splice(0, Math.max(1, Math.ceil((budget - work) / BLOCK)))
-    this.miniSearch.addAll(blocks.map(block => this.document(block)))
+    for (const block of blocks) this.index(block)
     if (this.pending.length === 0) this.built = true
     return this.built
   }
 
-  /** A block's MiniSearch document: its terms that are (still) rare. */
-  private document(block: { id: number; terms: TermCount[] }): { id: number; terms: string } {
-    let terms = ''
-    for (const entry of block.terms) if (entry.events <= this.commonAfter) terms += entry.term + ' '
-    return { id: block.id, terms }
+  /** Indexes a block under its terms that are (still) rare; blocks come in ascending order. */
+  private index(block: { id: number; terms: TermCount[] }) {
+    for (const entry of block.terms) {
+      if (entry.events > this.commonAfter) continue
+      const held = entry.blocks
+      if (held === -1) entry.blocks = block.id
+      else if (typeof held === 'number') entry.blocks = [held, block.id]
+      else held.push(block.id)
+    }
   }
 
   private count(index: number) {
@@ -101,7 +93,7 @@ export class TermIndex {
     for (const term of tokenize(this.texts.get(index))) {
       let entry = this.counts.get(term)
       if (!entry) {
-        this.counts.set(term, (entry = { term, events: 0, last: -1, block: -1 }))
+        this.counts.set(term, (entry = { term, events: 0, last: -1, block: -1, blocks: -1 }))
         this.termText += term + '\n'
       }
       if (entry.last === index) continue
@@ -136,7 +128,7 @@ export class TermIndex {
     if (!this.built) return null
     const narrowing: Set<number>[] = []
     for (const { token, match } of queryTokens(needle)) {
-      const terms: string[] = []
+      const terms: TermCount[] = []
       let common = false
       if (match === 'exact') {
         const count = this.counts.get(token)
@@ -146,20 +138,22 @@ export class TermIndex {
           continue
         }
         if (count.events > this.commonAfter) common = true
-        else terms.push(token)
+        else terms.push(count)
       } else {
         for (const term of this.termsMatching(token, match)) {
-          if (this.counts.get(term)!.events > this.commonAfter) {
+          const count = this.counts.get(term)!
+          if (count.events > this.commonAfter) {
             common = true
             break
           }
-          terms.push(term)
+          terms.push(count)
         }
       }
       if (common) continue
       const blocks = new Set<number>()
-      if (terms.length > 0)
-        for (const hit of this.miniSearch.search({ queries: terms, combineWith: 'OR' })) blocks.add(hit.id as number)
+      for (const { blocks: held } of terms)
+        if (typeof held !== 'number') for (const block of held) blocks.add(block)
+        else if (held !== -1) blocks.add(held)
       narrowing.push(blocks)
     }
     if (narrowing.length === 0) return null
