@@ -5,7 +5,7 @@
  */
 import { useState } from 'preact/hooks'
 import { call, enc, type Flag, type FlagEnvironment, type Segment, type Strategy } from './api'
-import { ErrorLine, useAct } from './ui'
+import { announceProductionSwitch, ErrorLine, useAct } from './ui'
 import { StrategyCard, StrategyForm } from './strategy'
 import { Variants } from './variants'
 import { EnvironmentUsage, type useUsage } from './usage'
@@ -34,6 +34,10 @@ export function EnvironmentPanel({
     constraints: strategy.constraints,
     segments: strategy.segments ?? [],
   })
+  const turn = async (enabled: boolean): Promise<void> => {
+    if (await act(() => call('POST', `${base}/${enabled ? 'on' : 'off'}`)))
+      announceProductionSwitch(flag.name, environment, enabled, () => turn(!enabled))
+  }
   const strategies = environment.strategies ?? []
   /** Swaps a strategy with its neighbour: one set-sort-order call, so the order is never half-changed. */
   const move = (index: number, by: -1 | 1) => {
@@ -59,7 +63,7 @@ export function EnvironmentPanel({
             checked={environment.enabled}
             aria-checked={environment.enabled}
             disabled={!canWrite}
-            onChange={e => act(() => call('POST', `${base}/${e.currentTarget.checked ? 'on' : 'off'}`))}
+            onChange={e => turn(e.currentTarget.checked)}
           />
           {environment.name}
         </label>
