@@ -28,11 +28,15 @@ export function EnvironmentPanel({
   const [editing, setEditing] = useState<string | 'new' | null>(null)
   const base = `/api/admin/projects/${enc(flag.project)}/features/${enc(flag.name)}/environments/${enc(environment.name)}`
   const { error, act } = useAct(reload)
+  // The whole strategy goes back, its title, state and variants too: a PUT replaces what it omits.
   const body = (strategy: Strategy) => ({
     name: strategy.name,
+    title: strategy.title ?? undefined,
+    disabled: strategy.disabled ?? false,
     parameters: strategy.parameters,
     constraints: strategy.constraints,
     segments: strategy.segments ?? [],
+    variants: strategy.variants ?? [],
   })
   const turn = async (enabled: boolean): Promise<void> => {
     if (await act(() => call('POST', `${base}/${enabled ? 'on' : 'off'}`)))

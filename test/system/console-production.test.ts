@@ -1,8 +1,9 @@
 /**
  * Changing production from the console, in a real browser (Chromium through playwright-core): a
  * switch in a production-type environment says so in a toast with Undo, on the flags list and on
- * the flag's page, and Undo turns it back (other environments change silently); and the flag's page
- * copies the flag's name for code. Checked with axe-core in both themes and at 390 px wide.
+ * the flag's page, and Undo turns it back (other environments change silently); the flag's page
+ * copies the flag's name for code; a strategy's variants show on its card and survive its edit.
+ * Checked with axe-core in both themes and at 390 px wide.
  */
 import { afterAll, beforeAll, expect } from 'bun:test'
 import type { Browser, Page } from 'playwright-core'
@@ -21,7 +22,7 @@ beforeAll(async () => {
   server = await startConsoleServer(SECRET, PASSWORD)
   browser = await launchChromium()
   expect((await admin('POST', '/api/admin/projects', { id: 'shop', name: 'shop' })).status).toBe(201)
-  for (const name of ['list-flag', 'page-flag', 'named-flag'])
+  for (const name of ['list-flag', 'page-flag', 'named-flag', 'variant-flag'])
     expect((await admin('POST', '/api/admin/projects/shop/features', { name })).status).toBe(201)
 }, 60_000)
 
@@ -116,6 +117,52 @@ withChromium.test(
     await notice(page).filter({ hasText: 'Copied named-flag.' }).waitFor()
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe('named-flag')
     await everyWay(page, 'flag page with the copy button')
+    expect(problems.filter(problem => !problem.includes('/api/admin/live'))).toEqual([])
+    await page.context().close()
+  },
+  60_000,
+)
+
+withChromium.test(
+  "a strategy's variants show on its card, and editing the strategy keeps them, its title and its state",
+  async () => {
+    const path = '/api/admin/projects/shop/features/variant-flag/environments/production/strategies'
+    const created = await admin('POST', path, {
+      name: 'flexibleRollout',
+      title: 'Half of the shop',
+      parameters: { rollout: '50', stickiness: 'default', groupId: 'variant-flag' },
+      constraints: [],
+      variants: ['control', 'discount'].map(name => ({
+        name,
+        weight: 500,
+        weightType: 'variable',
+        stickiness: 'default',
+      })),
+    })
+    expect(created.status).toBe(200)
+    const { page, problems } = await newPage(browser!)
+    await signIn(page, server.base, 'admin', PASSWORD)
+    await page.goto(`${server.base}/#/projects/shop/features/variant-flag`)
+    const production = page.getByRole('region', { name: 'Environment production' })
+    const variants = production.getByRole('list', { name: 'Variants of this strategy' }).getByRole('listitem')
+    await variants.first().waitFor()
+    expect(await variants.allTextContents()).toEqual(['control 50 %', 'discount 50 %'])
+    await everyWay(page, "a strategy's variants on its card")
+
+    await production.getByRole('button', { name: 'Edit flexibleRollout' }).click()
+    await production.getByRole('button', { name: 'Save strategy' }).click()
+    await production.getByRole('button', { name: 'Edit flexibleRollout' }).waitFor()
+    const stored = (await admin('GET', `${path}/${created.body.id}`)).body
+    expect({
+      title: stored.title,
+      disabled: stored.disabled,
+      variants: stored.variants.map((v: { name: string; weight: number }) => `${v.name} ${v.weight}`),
+    }).toEqual({
+      title: 'Half of the shop',
+      disabled: false,
+      variants: ['control 500', 'discount 500'],
+    })
+    expect(await switchEvents('variant-flag')).toEqual([])
     expect(problems.filter(problem => !problem.includes('/api/admin/live'))).toEqual([])
     await page.context().close()
   },
