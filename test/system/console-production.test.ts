@@ -1,7 +1,8 @@
 /**
  * Changing production from the console, in a real browser (Chromium through playwright-core): a
  * switch in a production-type environment says so in a toast with Undo, on the flags list and on
- * the flag's page, and Undo turns it back (other environments change silently); the flag's page
+ * the flag's page, and Undo turns it back (other environments change silently); the list shows each
+ * flag's description beside its name; the flag's page
  * copies the flag's name for code; a strategy's variants show on its card and survive its edit.
  * Checked with axe-core in both themes and at 390 px wide.
  */
@@ -24,6 +25,10 @@ beforeAll(async () => {
   expect((await admin('POST', '/api/admin/projects', { id: 'shop', name: 'shop' })).status).toBe(201)
   for (const name of ['list-flag', 'page-flag', 'named-flag', 'variant-flag'])
     expect((await admin('POST', '/api/admin/projects/shop/features', { name })).status).toBe(201)
+  const description = 'Route a share of payments to the second provider'
+  expect(
+    (await admin('POST', '/api/admin/projects/shop/features', { name: 'described-flag', description })).status,
+  ).toBe(201)
 }, 60_000)
 
 afterAll(async () => {
@@ -51,12 +56,15 @@ async function switchEvents(flag: string) {
 const notice = (page: Page) => page.getByRole('region', { name: 'Notifications' }).getByRole('status')
 
 withChromium.test(
-  'on the flags list a switch in production says so in a toast with Undo, and Undo turns it back; development changes silently',
+  'on the flags list a row shows its description, a switch in production says so in a toast with Undo, and Undo turns it back; development changes silently',
   async () => {
     const { page, problems } = await newPage(browser!)
     await signIn(page, server.base, 'admin', PASSWORD)
     await page.goto(`${server.base}/#/projects/shop`)
     const production = page.getByRole('switch', { name: 'list-flag in production' })
+    // Each row says what its flag is for, as Unleash's list does: the description beside the name.
+    const described = page.getByRole('row').filter({ has: page.getByRole('link', { name: 'described-flag' }) })
+    await described.getByText('Route a share of payments to the second provider').waitFor()
     await production.click()
     const toast = notice(page).filter({ hasText: 'list-flag turned on in production, a production environment.' })
     await toast.waitFor()
