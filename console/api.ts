@@ -60,6 +60,8 @@ export interface Project {
 export interface FlagEnvironment {
   name: string
   enabled: boolean
+  /** The environment's type: "production" ones announce each switch with an undo. */
+  type?: string
   strategies?: Strategy[]
   variants?: Variant[]
 }

@@ -5,7 +5,7 @@
  */
 import { useState } from 'preact/hooks'
 import { call, enc, type Flag, type FlagEnvironment, type Segment, type Strategy } from './api'
-import { ErrorLine, useAct } from './ui'
+import { announceProductionSwitch, ErrorLine, useAct } from './ui'
 import { StrategyCard, StrategyForm } from './strategy'
 import { Variants } from './variants'
 import { EnvironmentUsage, type useUsage } from './usage'
@@ -28,12 +28,20 @@ export function EnvironmentPanel({
   const [editing, setEditing] = useState<string | 'new' | null>(null)
   const base = `/api/admin/projects/${enc(flag.project)}/features/${enc(flag.name)}/environments/${enc(environment.name)}`
   const { error, act } = useAct(reload)
+  // The whole strategy goes back, its title, state and variants too: a PUT replaces what it omits.
   const body = (strategy: Strategy) => ({
     name: strategy.name,
+    title: strategy.title ?? undefined,
+    disabled: strategy.disabled ?? false,
     parameters: strategy.parameters,
     constraints: strategy.constraints,
     segments: strategy.segments ?? [],
+    variants: strategy.variants ?? [],
   })
+  const turn = async (enabled: boolean): Promise<void> => {
+    if (await act(() => call('POST', `${base}/${enabled ? 'on' : 'off'}`)))
+      announceProductionSwitch(flag.name, environment, enabled, () => turn(!enabled))
+  }
   const strategies = environment.strategies ?? []
   /** Swaps a strategy with its neighbour: one set-sort-order call, so the order is never half-changed. */
   const move = (index: number, by: -1 | 1) => {
@@ -59,7 +67,7 @@ export function EnvironmentPanel({
             checked={environment.enabled}
             aria-checked={environment.enabled}
             disabled={!canWrite}
-            onChange={e => act(() => call('POST', `${base}/${e.currentTarget.checked ? 'on' : 'off'}`))}
+            onChange={e => turn(e.currentTarget.checked)}
           />
           {environment.name}
         </label>

@@ -1,4 +1,7 @@
-/** One row of the flags list (flags.tsx): a checkbox to select it, its facts, one switch per environment. */
+/**
+ * One row of the flags list (flags.tsx): a checkbox to select it, its name and (beyond a phone) its
+ * description cut to one line, its facts, one switch per environment.
+ */
 import { enc, type Flag } from './api'
 import { Switch } from './components/switch'
 import { when } from './ui'
@@ -40,6 +43,11 @@ export function FlagRow({
       )}
       <td>
         <a href={`#/projects/${enc(flag.project)}/features/${enc(flag.name)}`}>{flag.name}</a>
+        {flag.description && (
+          <span class="row-description" title={flag.description}>
+            {flag.description}
+          </span>
+        )}
       </td>
       {!project && <td>{flag.project}</td>}
       <td class="hide-phone">{flag.type}</td>

@@ -1,11 +1,12 @@
 /**
  * A flag's page: its metadata and lifecycle stage, and per environment its switch, strategies,
  * variants and usage (flag-environment.tsx); its tags, dependencies and history (flag-extras.tsx);
- * archive and revive.
+ * archive and revive; a button copies its name, for code.
  */
 import { useState } from 'preact/hooks'
 import { call, enc, get, type Flag, type Segment } from './api'
-import { ErrorLine, go, useLoad, when } from './ui'
+import { Copy } from 'lucide'
+import { Button, ErrorLine, go, toast, useLoad, when } from './ui'
 import { FlagUsage } from './config'
 import { EnvironmentPanel } from './flag-environment'
 import { Dependencies, History, Tags } from './flag-extras'
@@ -93,7 +94,22 @@ export function FlagPage({ project, name, canWrite }: { project: string; name: s
       <p>
         <a href={`#/projects/${enc(project)}`}>← Project {project}</a>
       </p>
-      <h1>{flag.name}</h1>
+      <div class="title-row">
+        <h1>{flag.name}</h1>
+        <Button
+          variant="ghost"
+          size="sm"
+          icon={Copy}
+          aria-label={`Copy the name ${flag.name}`}
+          title="Copy the name, for code"
+          onClick={() =>
+            navigator.clipboard.writeText(flag.name).then(
+              () => toast.success(`Copied ${flag.name}.`),
+              () => toast.error('The browser did not allow copying.'),
+            )
+          }
+        />
+      </div>
       {flag.archived && (
         <p class="archived" role="status">
           Archived {when(flag.archivedAt)}.{' '}

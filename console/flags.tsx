@@ -18,7 +18,7 @@ import { toast } from './components/toast'
 import { CreateFlag } from './flag-create'
 import { FlagRow, ROW_HEIGHT } from './flag-row'
 import { useLiveRefresh } from './live'
-import { ErrorLine, go } from './ui'
+import { announceProductionSwitch, ErrorLine, go } from './ui'
 
 const OVERSCAN = 8
 const PAGE = 100
@@ -144,6 +144,9 @@ export function FlagsPage({ project, canWrite }: { project?: string; canWrite: b
         'POST',
         `/api/admin/projects/${enc(flag.project)}/features/${enc(flag.name)}/environments/${enc(environmentName)}/${enabled ? 'on' : 'off'}`,
       )
+      const environment = flag.environments.find(entry => entry.name === environmentName)
+      if (environment)
+        announceProductionSwitch(flag.name, environment, enabled, () => toggle(flag, environmentName, !enabled))
     } catch (failure) {
       // Nothing half-applied: the switch flips back to what the service holds.
       update(names, environmentName, !enabled)
@@ -310,7 +313,15 @@ export function FlagsPage({ project, canWrite }: { project?: string; canWrite: b
               <th class="hide-phone">Stale</th>
               {header('lastSeenAt', 'Last seen')}
               {header('createdAt', 'Created')}
-              {project ? environments.map(name => <th key={name}>{name}</th>) : <th>Environments</th>}
+              {project ? (
+                environments.map(name => (
+                  <th key={name} class="env-col" title={name}>
+                    {name}
+                  </th>
+                ))
+              ) : (
+                <th>Environments</th>
+              )}
             </tr>
           </thead>
           <tbody>

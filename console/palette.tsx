@@ -3,9 +3,10 @@
  * the user sees (searchFeatures, as typed) and the console's pages; arrow keys move, Enter opens,
  * Escape closes. A combobox with its listbox (aria-activedescendant), so the input keeps the focus.
  */
-import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
 import { CornerDownLeft, Flag as FlagIcon } from 'lucide'
 import { enc, get, type Flag } from './api'
+import { useModalDialog } from './components/dialog'
 import { Icon, type IconNode } from './components/icon'
 import { CONFIG_NAV, MAIN_NAV } from './nav'
 import { go } from './ui'
@@ -21,7 +22,6 @@ interface Entry {
 const LIMIT = 8
 
 export function CommandPalette({ open, onClose, admin }: { open: boolean; onClose: () => void; admin: boolean }) {
-  const dialog = useRef<HTMLDialogElement>(null)
   const input = useRef<HTMLInputElement>(null)
   const [query, setQuery] = useState('')
   // The flags found, with the text they answer: a list for an older text is never shown (nor opened).
@@ -29,18 +29,12 @@ export function CommandPalette({ open, onClose, admin }: { open: boolean; onClos
   const [active, setActive] = useState(0)
   const [searching, setSearching] = useState(false)
 
-  // Before the next key event: what a fast typist types after Ctrl-K lands in the input.
-  useLayoutEffect(() => {
-    const element = dialog.current
-    if (!element) return
-    if (open && !element.open) {
-      setQuery('')
-      setActive(0)
-      element.showModal()
-      input.current?.focus()
-    }
-    if (!open && element.open) element.close()
-  }, [open])
+  // Shown before the next key event: what a fast typist types after Ctrl-K lands in the input.
+  const dialog = useModalDialog(open, onClose, () => {
+    setQuery('')
+    setActive(0)
+    input.current?.focus()
+  })
 
   useEffect(() => {
     if (!open) return
@@ -122,14 +116,7 @@ export function CommandPalette({ open, onClose, admin }: { open: boolean; onClos
 
   return (
     // biome-ignore lint/a11y/useKeyWithClickEvents: a click on the backdrop closes, as Escape does by keyboard
-    <dialog
-      ref={dialog}
-      class="palette"
-      aria-label="Command palette"
-      onCancel={event => (event.preventDefault(), onClose())}
-      onClose={() => open && onClose()}
-      onClick={event => event.target === dialog.current && onClose()}
-    >
+    <dialog {...dialog} class="palette" aria-label="Command palette">
       {open && (
         <div class="palette-box">
           <input

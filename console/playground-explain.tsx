@@ -1,6 +1,7 @@
 /**
  * Why a flag answered as it did for one context in one environment, from the playground's answer:
- * the environment's switch, a parent's unmet condition, then strategy by strategy its result, each
+ * first in one sentence (the strategy that matched, or what each one needed and the context gave),
+ * then in detail: the environment's switch, a parent's unmet condition, then strategy by strategy its result, each
  * segment and constraint with the value the context gave it, a rollout's bucket against its
  * percentage, and the variant with the bucket that chose it.
  */
@@ -97,21 +98,53 @@ function variantLine(variant: PlaygroundVariant, total: number): string {
   return `Variant ${variant.name}${bucket}${variant.payload ? `, with payload ${variant.payload.value}` : ''}.`
 }
 
+/** Why one strategy said no, in words: its first segment or constraint that failed, else its rollout. */
+function whyNot(strategy: PlaygroundStrategy, context: Record<string, unknown> | undefined): string {
+  const title = strategy.title || strategyTitle(strategy.name)
+  if (strategy.result.enabled === 'unknown') return `${title} could not be evaluated here`
+  const segment = strategy.segments.find(entry => !entry.result)
+  if (segment) return `${title} needs segment ${segment.name}, which the context is not in`
+  const constraint = strategy.constraints.find(entry => !entry.result)
+  if (constraint) {
+    const value = seen(context, constraint.contextName)
+    const gave = value === 'nothing' ? `the context has no ${constraint.contextName}` : `the context gave ${value}`
+    return `${title} needs ${describeConstraint(constraint)}, and ${gave}`
+  }
+  if (strategy.rollout !== undefined && strategy.bucket !== undefined && strategy.bucket !== null)
+    return `${title} takes ${strategy.rollout} % and this context is in bucket ${strategy.bucket}`
+  return `${title} said no`
+}
+
+/** The answer to "why" in one sentence, before the details. */
+export function reason(result: PlaygroundResult, environment: string): string {
+  const strategies = result.strategies.data
+  if (!result.isEnabledInCurrentEnvironment) return `Off because the flag is turned off in ${environment}.`
+  if (result.hasUnsatisfiedDependency) return 'Off because a parent flag is not in the state this flag needs.'
+  if (strategies.length === 0) return `On for everyone: the flag is on in ${environment} with no strategy.`
+  const on = strategies.find(strategy => !strategy.disabled && strategy.result.enabled === true)
+  if (on) {
+    const bucket = on.rollout !== undefined && on.bucket ? ` (bucket ${on.bucket} within ${on.rollout} %)` : ''
+    return `${result.isEnabled ? 'On' : 'Off'} because ${on.title || strategyTitle(on.name)} matched${bucket}.`
+  }
+  const asked = strategies.filter(strategy => !strategy.disabled)
+  if (asked.length === 0) return 'Off because every strategy is disabled.'
+  const nots = asked.map(strategy => whyNot(strategy, result.context))
+  return `Off because no strategy matched: ${nots.join('; ')}.`
+}
+
 export function Explanation({ result, environment }: { result: PlaygroundResult; environment: string }) {
   const context = result.context
   const strategies = result.strategies.data
   return (
     <div class="explanation">
-      <p>
-        <strong>{result.isEnabled ? 'On' : 'Off'}</strong> in {environment}.{' '}
-        {!result.isEnabledInCurrentEnvironment
-          ? `The flag is turned off in ${environment}, so no strategy is asked.`
-          : result.hasUnsatisfiedDependency
-            ? 'A parent flag is not in the state this flag needs, so it is off whatever its strategies say.'
-            : strategies.length === 0
-              ? 'The flag is on and has no strategy: on for everyone.'
-              : `Strategies, in order: the first that says true turns it on (overall ${verdictText(result.strategies.result)}).`}
+      <p class="explain-reason">
+        <strong>{reason(result, environment)}</strong>
       </p>
+      {strategies.length > 0 && result.isEnabledInCurrentEnvironment && (
+        <p>
+          Strategies, in order: the first that says true turns it on (overall {verdictText(result.strategies.result)}).
+        </p>
+      )}
       {strategies.length > 0 && (
         <ol class="explain-strategies">
           {strategies.map((strategy, index) => {

@@ -284,6 +284,20 @@ export function StrategyCard({ strategy, segments }: { strategy: Strategy; segme
         </ul>
       )}
       <ConstraintChips constraints={strategy.constraints} />
+      {(strategy.variants ?? []).length > 0 && (
+        <ol class="weight-bar" aria-label="Variants of this strategy">
+          {strategy.variants!.map((variant, index) => (
+            <li
+              key={variant.name}
+              class={`weight-part part-${index % 6}`}
+              style={{ flexGrow: variant.weight }}
+              title={`${variant.name} ${variant.weight / 10} %`}
+            >
+              {variant.name} {variant.weight / 10} %
+            </li>
+          ))}
+        </ol>
+      )}
     </div>
   )
 }

@@ -20,6 +20,24 @@ export { Switch } from './components/switch'
 export { messageOf, toast } from './components/toast'
 export { FormPanel, split } from './components/form-panel'
 
+/**
+ * After a switch turned `flag` on or off in a production-type environment: a toast saying so, with
+ * Undo (which runs `undo`), so a slip in production is one click to take back, without a question
+ * before every change.
+ */
+export function announceProductionSwitch(
+  flag: string,
+  environment: { name: string; type?: string },
+  enabled: boolean,
+  undo: () => void,
+) {
+  if (environment.type !== 'production') return
+  toast.info(`${flag} turned ${enabled ? 'on' : 'off'} in ${environment.name}, a production environment.`, {
+    label: 'Undo',
+    run: undo,
+  })
+}
+
 /** An API error shown where the user acted, naming the field when the API names one. */
 export function ErrorLine({ error, id }: { error: unknown; id?: string }) {
   if (!error) return null

@@ -3,12 +3,48 @@
  * inside, Escape closes). `ConfirmDialog` asks before a destructive action, and for the ones that
  * cannot be taken back (a token, a project) asks for the name to be typed. `confirmFirst(options)`
  * is the same as a promise, for a button's handler, shown by the one <ConfirmHost /> of the shell.
+ * Every modal of the console (these and the command palette) opens and closes through useModalDialog.
  */
 import type { ComponentChildren } from 'preact'
 import { useEffect, useId, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { X } from 'lucide'
 import { Button } from './button'
 import { Icon } from './icon'
+
+/**
+ * The props of a native modal <dialog> whose open state is `open`, and only `open`: after every
+ * render the element is shown or closed to match it (`onShow` runs when it is shown), and the
+ * browser's own ways out (Escape, a click on the backdrop, a close the page did not ask for) only
+ * ask `onClose`. A `close` event counts only while the element is really closed and was shown by
+ * the state: the one a close queued earlier may arrive after the dialog was shown again (input
+ * events go first under load), and must not close it again.
+ */
+export function useModalDialog(open: boolean, onClose: () => void, onShow?: () => void) {
+  const ref = useRef<HTMLDialogElement>(null)
+  const shown = useRef(false)
+  useLayoutEffect(() => {
+    const dialog = ref.current
+    if (!dialog) return
+    shown.current = open
+    if (open && !dialog.open) {
+      dialog.showModal()
+      onShow?.()
+    } else if (!open && dialog.open) dialog.close()
+  })
+  return {
+    ref,
+    onCancel: (event: Event) => {
+      event.preventDefault()
+      onClose()
+    },
+    onClose: () => {
+      if (ref.current?.open !== false || !shown.current) return
+      shown.current = false
+      onClose()
+    },
+    onClick: (event: MouseEvent) => event.target === ref.current && onClose(),
+  }
+}
 
 export function Modal({
   open,
@@ -26,24 +62,11 @@ export function Modal({
   footer?: ComponentChildren
   class?: string
 }) {
-  const ref = useRef<HTMLDialogElement>(null)
+  const dialog = useModalDialog(open, onClose)
   const titleId = useId()
-  useLayoutEffect(() => {
-    const dialog = ref.current
-    if (!dialog) return
-    if (open && !dialog.open) dialog.showModal()
-    if (!open && dialog.open) dialog.close()
-  }, [open])
   return (
     // biome-ignore lint/a11y/useKeyWithClickEvents: a click on the backdrop closes, as Escape does by keyboard
-    <dialog
-      ref={ref}
-      class={`modal${className ? ` ${className}` : ''}`}
-      aria-labelledby={titleId}
-      onCancel={event => (event.preventDefault(), onClose())}
-      onClose={() => open && onClose()}
-      onClick={event => event.target === ref.current && onClose()}
-    >
+    <dialog {...dialog} class={`modal${className ? ` ${className}` : ''}`} aria-labelledby={titleId}>
       {open && (
         <div class="modal-box">
           <header class="modal-head">
