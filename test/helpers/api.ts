@@ -316,6 +316,7 @@ export async function makeApi(
     searchCacheDir: options.searchCacheDir,
     search: options.search,
     session: options.session,
+    addons: options.addons,
   })
   const app = createApp(
     services,
