@@ -2,7 +2,7 @@ import { t } from 'elysia'
 import { authErrors, bodyErrors } from '../../http/schemas'
 import { controllerBase, noContent } from '../../http/plugins'
 import type { Authorization } from '../tokens/auth'
-import { addonModels, addonParams, deliveryParams, Waiting } from './addons.model'
+import { addonModels, addonParams, deliveryParams } from './addons.model'
 import { PROVIDERS } from './addons.providers'
 import type { AddonsService } from './addons.service'
 import type { Dispatcher } from './addons.dispatcher'
@@ -88,7 +88,7 @@ export function addonsController(addons: AddonsService, dispatcher: Dispatcher, 
       {
         auth: 'ADMIN',
         params: deliveryParams,
-        response: { 200: Waiting, ...authErrors(404) },
+        response: { 200: 'addonWaitingSchema', ...authErrors(404) },
         detail: {
           operationId: 'retryAddonDelivery',
           summary: 'Send a delivery again',

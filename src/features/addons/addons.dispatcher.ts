@@ -12,7 +12,8 @@
  * On a shared database each integration is sent for by one instance at a time: the one holding
  * its lease (`addonStates`), taken and renewed through the store, whose commits are serialised
  * across instances; an instance sends only while its lease outlasts the request's deadline. After
- * a crash the deliveries left are sent again, with the same delivery id, once the lease runs out.
+ * a crash the deliveries left are sent again, with the same delivery id: on a data directory at the
+ * restart, on a shared database once the lease runs out.
  */
 import { randomUUID } from 'node:crypto'
 import { SYSTEM_ACTOR } from '../../domain/events'
@@ -27,6 +28,8 @@ import { send, type Sent } from './addons.send'
 export interface DispatchOptions {
   /** `ADDONS_RETRY_BASE_MS`: the first retry's delay; the longest gap is 3,600 of these and the window 86,400. */
   retryBaseMs: number
+  /** How long after the first attempt a delivery is retried (86,400 × the base: 24 h); tests shorten it. */
+  retryForMs?: number
   /** A request's deadline (10 s). */
   timeoutMs: number
   allowPrivate: boolean
@@ -181,7 +184,10 @@ export class Dispatcher {
       await this.store.transact(SYSTEM_ACTOR, tx => {
         const now = Date.parse(tx.now)
         const state = tx.get('addonStates', key)
-        if (state && state.owner !== this.owner && state.until > now) throw new LeaseHeld()
+        // Only a shared database has other instances: on a data directory (locked to one process) a
+        // lease left by a process that was killed is this process's to take at once.
+        const shared = this.store.log.identity !== null
+        if (shared && state && state.owner !== this.owner && state.until > now) throw new LeaseHeld()
         if (!tx.get('addons', key)) throw new LeaseHeld()
         tx.put('addonStates', key, { ...(state ?? emptyState()), owner: this.owner, until: now + this.options.leaseMs })
       })
@@ -226,7 +232,8 @@ export class Dispatcher {
         Math.min((sent.retryAfter ?? 0) * 1000, 3600 * base),
       )
       const delivered = sent.error === null
-      const dead = !delivered && (!sent.retryable || now + delay - firstAttemptAt > 86_400 * base)
+      const dead =
+        !delivered && (!sent.retryable || now + delay - firstAttemptAt > (this.options.retryForMs ?? 86_400 * base))
       const state = tx.get('addonStates', String(addon.id)) ?? emptyState()
       const seq = state.logSeq + 1
       tx.put('addonAttempts', attemptKey(addon.id, seq), {

@@ -55,30 +55,36 @@ export const UpdateAddon = t.Object(AddonFields, {
   examples: [example],
 })
 
-const ProviderParameter = t.Object({
-  name: t.String(),
-  displayName: t.String(),
-  type: t.String({ description: 'url, text or textfield' }),
-  description: t.String(),
-  placeholder: t.Optional(t.String()),
-  required: t.Boolean(),
-  sensitive: t.Boolean({ description: 'Stored but never answered back' }),
-})
+const ProviderParameter = t.Object(
+  {
+    name: t.String({ description: 'The parameter’s name in `parameters`' }),
+    displayName: t.String({ description: 'Its name for people' }),
+    type: t.String({ description: 'url, text or textfield' }),
+    description: t.String({ description: 'What it does' }),
+    placeholder: t.Optional(t.String({ description: 'An example value' })),
+    required: t.Boolean({ description: 'Whether an integration must have it' }),
+    sensitive: t.Boolean({ description: 'Stored but never answered back' }),
+  },
+  { description: 'A parameter a provider takes' },
+)
 
 export const Provider = t.Object(
   {
-    name: t.String(),
-    displayName: t.String(),
-    description: t.String(),
-    documentationUrl: t.String(),
-    parameters: t.Array(ProviderParameter),
+    name: t.String({ description: 'The provider’s name, as integrations give it' }),
+    displayName: t.String({ description: 'Its name for people' }),
+    description: t.String({ description: 'What it does' }),
+    documentationUrl: t.String({ description: 'Where it is documented' }),
+    parameters: t.Array(ProviderParameter, { description: 'The parameters it takes' }),
     events: t.Array(t.String(), { description: 'The event types it can deliver' }),
   },
   { description: 'A kind of integration and the parameters it takes' },
 )
 
 export const AddonList = t.Object(
-  { addons: t.Array(Addon), providers: t.Array(Provider) },
+  {
+    addons: t.Array(Addon, { description: 'The integrations, by id' }),
+    providers: t.Array(Provider, { description: 'The providers' }),
+  },
   { description: 'Every integration, and the providers they can use' },
 )
 
@@ -96,14 +102,19 @@ export const Attempt = t.Object(
   { description: 'One attempt at a delivery' },
 )
 
-export const Waiting = t.Object({
-  deliveryId: t.String(),
-  eventId: Integer(),
-  attempts: Integer(),
-  dead: t.Boolean({ description: 'Dead-lettered: sent again only on a retry' }),
-  nextAttemptAt: t.Union([Timestamp('When the next attempt is due'), t.Null()]),
-  lastError: t.Union([t.String(), t.Null()]),
-})
+export const Waiting = t.Object(
+  {
+    deliveryId: t.String({ description: 'The X-Flagstore-Delivery id' }),
+    eventId: Integer({ description: 'The event to deliver' }),
+    attempts: Integer({ description: 'Attempts made so far' }),
+    dead: t.Boolean({ description: 'Dead-lettered: sent again only on a retry' }),
+    nextAttemptAt: t.Union([t.String({ format: 'date-time' }), t.Null()], {
+      description: 'When the next attempt is due; null for a dead letter',
+    }),
+    lastError: t.Union([t.String(), t.Null()], { description: 'Why the last attempt failed, or null' }),
+  },
+  { description: 'A delivery not yet made' },
+)
 
 export const DeliveryLog = t.Object(
   {
@@ -118,9 +129,9 @@ export const DeliveryLog = t.Object(
 export const TestResult = t.Object(
   {
     ok: t.Boolean({ description: 'Whether the receiver answered 2xx' }),
-    statusCode: t.Union([Integer(), t.Null()]),
-    error: t.Union([t.String(), t.Null()]),
-    durationMs: Integer(),
+    statusCode: t.Union([Integer(), t.Null()], { description: 'The receiver’s status, or null' }),
+    error: t.Union([t.String(), t.Null()], { description: 'Why it failed, or null' }),
+    durationMs: Integer({ description: 'How long it took' }),
   },
   { description: 'How a test event was received (sent once, not retried, not logged)' },
 )
@@ -132,4 +143,5 @@ export const addonModels = {
   addonUpdateSchema: UpdateAddon,
   addonDeliveryLogSchema: DeliveryLog,
   addonTestResultSchema: TestResult,
+  addonWaitingSchema: Waiting,
 }

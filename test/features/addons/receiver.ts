@@ -19,7 +19,7 @@ export interface Receiver {
   stop(): void
 }
 
-export function startReceiver(): Receiver {
+export function startReceiver(port = 0): Receiver {
   const receiver: Receiver = {
     url: '',
     received: [],
@@ -28,7 +28,7 @@ export function startReceiver(): Receiver {
   }
   const server = Bun.serve({
     hostname: '127.0.0.1',
-    port: 0,
+    port,
     async fetch(request) {
       const received = {
         path: new URL(request.url).pathname,
