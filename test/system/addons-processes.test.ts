@@ -3,6 +3,8 @@
  * - the receiver is down while writes are acknowledged, then the service is killed with SIGKILL and
  *   started again on its data directory: every delivery arrives, signed, and a delivery received
  *   twice carries the same delivery id both times;
+ * - killed while deliveries are being sent, then started again: every delivery arrives, and one
+ *   sent but not recorded before the kill arrives again with the same delivery id;
  * - two instances on one PostgreSQL, writes made on both: each delivery is sent once, by one of them.
  */
 import { afterAll, expect, test } from 'bun:test'
@@ -101,6 +103,36 @@ test('a receiver down while writes are acknowledged, then SIGKILL and a restart:
   checkArrivals(receiver, flags)
   const order = receiver.received.map(r => Number(JSON.parse(r.body).id))
   expect(order).toEqual([...order].sort((a, b) => a - b))
+  second.child.kill('SIGTERM')
+  await second.child.exited
+})
+
+test('SIGKILL while deliveries are being sent: after the restart every one arrives, a repeated one with the same delivery id', async () => {
+  const dir = tempDir('addons-mid-')
+  cleanups.push(() => dir.remove())
+  const receiver = startReceiver()
+  cleanups.push(() => receiver.stop())
+  receiver.answer = async () => (await Bun.sleep(100), new Response('ok'))
+  const port = freePort()
+  const first = await launch(port, { DATA_DIR: dir.path })
+  expect((await adminCall(first.base, ADMIN, 'POST', '/api/admin/addons', hook(receiver.url))).status).toBe(200)
+  const flags = Array.from({ length: 30 }, (_, i) => `mid-${i}`)
+  for (const name of flags)
+    expect((await adminCall(first.base, ADMIN, 'POST', '/api/admin/projects/default/features', { name })).status).toBe(
+      201,
+    )
+  await waitFor(() => receiver.received.length >= 3, 'the first deliveries')
+  first.child.kill('SIGKILL')
+  await first.child.exited
+  const sentBefore = receiver.received.length
+  const second = await launch(port, { DATA_DIR: dir.path })
+  await waitFor(
+    async () => (await adminCall(second.base, ADMIN, 'GET', '/api/admin/addons/1/events')).body.waitingCount === 0,
+    'nothing waiting',
+    { ms: 60_000 },
+  )
+  expect(sentBefore).toBeLessThan(flags.length)
+  checkArrivals(receiver, flags)
   second.child.kill('SIGTERM')
   await second.child.exited
 })
