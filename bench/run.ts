@@ -221,6 +221,20 @@ export const SCENARIOS: Record<string, Scenario> = {
     what: 'sign-in cost, the console assets, the project page of 10,000 flags in Chromium',
     options: '[--runs 3]',
   },
+  addons: {
+    module: 'addons',
+    fn: 'addonsPatch',
+    area: 'integrations',
+    what: 'PATCH throughput with 0 and with 10 integrations whose receiver answers after 5 s',
+    options: '[--runs 3] [--seconds 10] [--clients 8] [--delay 5000]',
+  },
+  'addons-waiting': {
+    module: 'addons',
+    fn: 'addonsWaiting',
+    area: 'integrations',
+    what: 'memory and state bytes of 100,000 waiting deliveries, in process',
+    options: '[--waiting 100000]',
+  },
   'console-propagation': {
     module: 'console',
     fn: 'consolePropagation',

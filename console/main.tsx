@@ -14,6 +14,7 @@ import { EventsPage } from './events'
 import { PlaygroundPage } from './playground'
 import { ProjectOverview } from './overview'
 import { TokensPage } from './tokens'
+import { IntegrationsPage } from './integrations'
 import { UsersPage } from './users'
 import { ApplicationsPage } from './applications'
 import { ContextPage, TagTypesPage } from './config'
@@ -121,6 +122,8 @@ function pageFor(parts: string[], role: string, onPasswordChanged: () => void) {
       return <TokensPage canWrite={admin} />
     case 'users':
       return <UsersPage canWrite={admin} />
+    case 'integrations':
+      return <IntegrationsPage canWrite={admin} />
     default:
       return <ProjectsPage canWrite={canWrite} />
   }

@@ -12,6 +12,7 @@ import {
   Users,
   UsersRound,
   Variable,
+  Webhook,
 } from 'lucide'
 import type { IconNode } from './components/icon'
 
@@ -40,6 +41,7 @@ export const CONFIG_NAV: NavItem[] = [
   { label: 'Environments', path: '/environments', icon: Layers },
   { label: 'API tokens', path: '/tokens', icon: KeyRound, admin: true },
   { label: 'Users', path: '/users', icon: Users, admin: true },
+  { label: 'Integrations', path: '/integrations', icon: Webhook, admin: true },
 ]
 
 /** The item a route belongs to: the longest path that starts it ("/projects/x" is Projects). */

@@ -42,6 +42,12 @@ export interface Config {
   sessionTtlHours: number
   /** `SECURE_COOKIES`: mark the session cookie Secure even when the request did not come over HTTPS (behind a TLS proxy that does not say so). */
   secureCookies: boolean
+  /** `UNLEASH_URL` (Unleash's name): the service's public URL, for links in integrations' messages; null unset. */
+  publicUrl: string | null
+  /** `ADDONS_ALLOW_PRIVATE_TARGETS`: integrations may send to loopback and private addresses (true, for self-hosting). */
+  addonsAllowPrivateTargets: boolean
+  /** `ADDONS_RETRY_BASE_MS`: an integration's first retry delay (1 s); gaps grow to 3,600 and retries stop after 86,400 of it. */
+  addonsRetryBaseMs: number
   /** `STREAMING_MAX_STREAMS`: client API streams held at once; more are told to poll (10,000). */
   streamingMaxStreams: number
   /** `STREAMING_MAX_STREAMS_PER_TOKEN`: streams one token holds at once; more are told to poll (1,000). */
@@ -114,6 +120,14 @@ function boolean(env: Record<string, string | undefined>, key: string, fallback:
   throw new ConfigError(`${key} must be true or false, got "${env[key]}"`)
 }
 
+function publicUrl(raw: string | undefined): string | null {
+  const value = raw?.trim()
+  if (!value) return null
+  if (!/^https?:\/\/[^\s]+$/.test(value))
+    throw new ConfigError(`UNLEASH_URL must be an http or https URL, got "${raw}"`)
+  return value.replace(/\/+$/, '')
+}
+
 /** Admin secrets look like Unleash's: `*:*.` followed by at least 16 characters. */
 export const ADMIN_SECRET_PATTERN = /^\*:\*\.[A-Za-z0-9_-]{16,128}$/
 
@@ -147,6 +161,9 @@ export function readConfig(env: Record<string, string | undefined>, cwd = proces
     defaultAdminPassword: defaultAdminPassword(env.UNLEASH_DEFAULT_ADMIN_PASSWORD),
     sessionTtlHours: integer(env, 'SESSION_TTL_HOURS', 48, 1, 24 * 365),
     secureCookies: boolean(env, 'SECURE_COOKIES', false),
+    publicUrl: publicUrl(env.UNLEASH_URL),
+    addonsAllowPrivateTargets: boolean(env, 'ADDONS_ALLOW_PRIVATE_TARGETS', true),
+    addonsRetryBaseMs: integer(env, 'ADDONS_RETRY_BASE_MS', 1000, 1, 3_600_000),
     streamingMaxStreams: integer(env, 'STREAMING_MAX_STREAMS', 10_000, 0, 1_000_000),
     streamingMaxStreamsPerToken: integer(env, 'STREAMING_MAX_STREAMS_PER_TOKEN', 1000, 0, 1_000_000),
     streamingMaxStreamsPerAddress: integer(env, 'STREAMING_MAX_STREAMS_PER_ADDRESS', 20, 0, 1_000_000),

@@ -149,6 +149,11 @@ async function serve() {
     },
     streamingBufferChanges: config.streamingBufferChanges,
     searchCacheDir: config.searchCacheDir,
+    addons: {
+      publicUrl: config.publicUrl,
+      allowPrivate: config.addonsAllowPrivateTargets,
+      retryBaseMs: config.addonsRetryBaseMs,
+    },
   })
   const generatedSecret = await initialise(services, config.initAdminTokens)
   const generatedPassword = await services.users.bootstrap(config.defaultAdminUsername, config.defaultAdminPassword)

@@ -95,6 +95,11 @@ import { DEFAULT_SESSION_OPTIONS, SessionsService, type SessionOptions } from '.
 import { UsersService } from './features/users/users.service'
 import { LoginThrottle } from './features/users/login-throttle'
 import { SecretHasher } from './features/tokens/secret-hash'
+import { addonsController } from './features/addons/addons.controller'
+import { DEFAULT_DISPATCH, Dispatcher, type DispatchOptions } from './features/addons/addons.dispatcher'
+import { Outbox } from './features/addons/addons.outbox'
+import { ADDON_COLLECTIONS } from './features/addons/addons.records'
+import { AddonsService } from './features/addons/addons.service'
 
 export { EVENTS_FILE, JOURNAL_FILE, KEY_FILE, STATE_FILE }
 
@@ -168,6 +173,7 @@ export const FEATURES: readonly Feature[] = [
     controllers: (s, auth) => [usersController(s.users, auth), sessionsController(s.sessions, auth)],
   },
   { controllers: (s, auth) => [ofrepController(s.scopes, auth, s.streaming, s.ofrepChannels)] },
+  { collections: ADDON_COLLECTIONS, controllers: (s, auth) => [addonsController(s.addons, s.addonDispatcher, auth)] },
 ]
 
 /** The collections of the state document, from the features that own them. */
@@ -281,6 +287,8 @@ export interface ServiceOptions {
   searchCacheDir?: string | null
   /** Bounds of one event search (features/events/search/search-work.ts); tests make them small. */
   search?: { readBackLimit?: number; searchLimitMs?: number }
+  /** How integrations send (features/addons/addons.dispatcher.ts): retry base, deadline, targets, public URL. */
+  addons?: Partial<DispatchOptions>
 }
 
 /** Every service, built over the one store: a feature with a service adds it here. */
@@ -297,6 +305,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
   // The frontend API and OFREP evaluate the same compiled scopes.
   const scopes = new CompiledScopes(store)
   const streaming = new StreamingService(store, changes, options.streaming ?? DEFAULT_STREAMING)
+  const outbox = new Outbox(store)
   return {
     store,
     patterns,
@@ -331,13 +340,16 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     playground: new PlaygroundService(store),
     users,
     sessions: new SessionsService(store, users, session, new LoginThrottle(session.throttle, store.log.failures)),
+    addons: new AddonsService(store, outbox),
+    addonDispatcher: new Dispatcher(store, outbox, { ...DEFAULT_DISPATCH, ...options.addons }),
   }
 }
 
 export type Services = ReturnType<typeof createServices>
 
 /** Stops the workers; the store is closed separately (see Store.close). */
-export function stopWorkers(services: Pick<Services, 'events' | 'streaming'>): void {
+export function stopWorkers(services: Pick<Services, 'events' | 'streaming' | 'addonDispatcher'>): void {
+  services.addonDispatcher.close()
   services.streaming.close()
   services.events.close()
 }

@@ -168,6 +168,11 @@ describe('the import graph of src/', () => {
       'clientInstances',
       'users',
       'sessions',
+      'addons',
+      'addonSequence',
+      'addonDeliveries',
+      'addonStates',
+      'addonAttempts',
     ])
     const named: string[] = []
     for (const file of files.filter(file => folderOf(file) === 'storage')) {

@@ -65,6 +65,9 @@ export const EVENT_TYPES = [
   'context-field-deleted',
   'features-exported',
   'features-imported',
+  'addon-config-created',
+  'addon-config-updated',
+  'addon-config-deleted',
 ] as const
 
 export type EventType = (typeof EVENT_TYPES)[number]
@@ -241,4 +244,8 @@ export const events = {
     environment,
     data,
   }),
+  /** An integration's settings, its sensitive parameters left out. */
+  addonCreated: (data: object): NewEvent => ({ type: 'addon-config-created', data }),
+  addonUpdated: (data: object, preData: object): NewEvent => ({ type: 'addon-config-updated', data, preData }),
+  addonDeleted: (preData: object): NewEvent => ({ type: 'addon-config-deleted', preData }),
 } satisfies Record<string, (...args: never[]) => NewEvent>

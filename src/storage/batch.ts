@@ -28,12 +28,24 @@ export interface RanBatch {
 }
 
 /**
+ * Derives records from a write's events, staging them on `tx` so that they are part of the same
+ * commit (an outbox of deliveries, say): called with each item's events, once their ids are known.
+ * It must not throw, and stages records only (events it appends are ignored).
+ */
+export type EventDeriver = (tx: Tx, added: readonly EventRecord[]) => void
+
+/**
  * Runs a batch's work items one at a time, in order, applying each one's changes to the state as
  * it goes (so later items, and the watchers, see earlier ones). Each item's author is admitted
  * (`EventAuthor.admit`) on that state before its work runs. Null when there is nothing to commit:
  * every item failed, or none staged anything (those are answered here).
  */
-export function runBatch(state: StateDoc, batch: WorkItem[], notify: RecordWatcher): RanBatch | null {
+export function runBatch(
+  state: StateDoc,
+  batch: WorkItem[],
+  notify: RecordWatcher,
+  derivers: readonly EventDeriver[] = [],
+): RanBatch | null {
   const done: RanBatch['done'] = []
   const added: EventRecord[] = []
   const changes: JournalEntry['changes'] = []
@@ -51,7 +63,14 @@ export function runBatch(state: StateDoc, batch: WorkItem[], notify: RecordWatch
       item.reject(error)
       continue
     }
-    added.push(...tx.applyTo(state, changes, notify, replaced))
+    const events = tx.applyTo(state, changes, notify, replaced)
+    if (events.length > 0 && derivers.length > 0) {
+      // Derived records are the system's, not the author's: no guard applies to them.
+      const derived = new Tx(state, { name: item.actor.name, userId: item.actor.userId }, now)
+      for (const derive of derivers) derive(derived, events)
+      derived.applyTo(state, changes, notify, replaced)
+    }
+    added.push(...events)
     done.push({ item, result })
   }
   if (done.length === 0) return null

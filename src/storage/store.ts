@@ -35,7 +35,7 @@ import type { recordChecks } from './record-check'
 import type { Collection, EventRecord, RecordOf, StateDoc } from './records'
 import { committedReader, type EventAuthor, type RecordWatcher, type StateReader, type Tx } from './tx'
 import { undoBatch } from './undo'
-import { applyCommits, runBatch, failureOf, type RanBatch, type WorkItem } from './batch'
+import { applyCommits, runBatch, failureOf, type EventDeriver, type RanBatch, type WorkItem } from './batch'
 import { loadStore } from './load'
 import {
   CHECKPOINT_AFTER_BYTES,
@@ -47,6 +47,7 @@ import {
 } from './store-options'
 
 export { deepFreeze, Tx, type EventAuthor, type StagedEvent, type StateReader } from './tx'
+export type { EventDeriver } from './batch'
 export { CHECKPOINT_AFTER_BYTES, type CommitListener, type StoreOptions } from './store-options'
 
 function logLine(level: 'warn' | 'error', msg: string, fields: Record<string, unknown>) {
@@ -68,6 +69,7 @@ export class Store {
   private readonly timers: ((seconds: number) => void)[] = []
   private readonly closeHooks: (() => Promise<void>)[] = []
   private readonly watchers: RecordWatcher[] = []
+  private readonly derivers: EventDeriver[] = []
   private readonly notify: RecordWatcher = (collection, key, before, after) => {
     for (const watcher of this.watchers) watcher(collection, key, before, after)
   }
@@ -194,6 +196,14 @@ export class Store {
   }
 
   /**
+   * Has `deriver` stage records from every write's events, in the same commit as the events (see
+   * EventDeriver in batch.ts): an outbox written with what it is about, or not at all.
+   */
+  deriveFromEvents(deriver: EventDeriver): void {
+    this.derivers.push(deriver)
+  }
+
+  /**
    * Runs `hook` first thing in `close`, for a service that gathers writes in memory and commits them
    * in batches (SDK metrics): its last batch is then part of the final checkpoint.
    */
@@ -260,7 +270,7 @@ export class Store {
       else
         await this.log.commit(after, others => {
           this.applyOthers(others)
-          ran = runBatch(state, batch, this.notify)
+          ran = runBatch(state, batch, this.notify, this.derivers)
           if (ran === null) return null
           return {
             entry: {

@@ -317,6 +317,7 @@ export async function makeApi(
     searchCacheDir: options.searchCacheDir,
     search: options.search,
     session: options.session,
+    addons: options.addons,
   })
   const app = createApp(
     services,

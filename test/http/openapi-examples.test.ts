@@ -70,6 +70,8 @@ const FALLBACKS: Record<string, string> = {
   '/api/admin/metrics/applications/{appName}': 'checkout-service',
   // Made by PREPARE below (the bulk evaluation before it in the path makes nothing).
   '/ofrep/v1/evaluate/flags/{key}': 'checkout',
+  // The first event of the seeding; PREPARE below gives the integration a dead letter of it.
+  '/api/admin/addons/{id}/events/{eventId}': '1',
 }
 /** Parameters created through another path when the path they appear in has no POST before them. */
 const CREATED_AS: Record<string, string> = {
@@ -135,6 +137,21 @@ const PREPARE: Record<string, (world: World, body: any) => Promise<void>> = {
       await world.tokenFor('frontend'),
     )
     world.query = new URL(bulk.body.eventStreams[0].endpoint.requestUri, 'http://localhost').search
+  },
+  retryAddonDelivery: async world => {
+    const addonId = Number(world.values.get('id'))
+    await world.api.services.store.transact({ name: 'examples', userId: null }, tx =>
+      tx.put('addonDeliveries', `${addonId}:${String(1).padStart(12, '0')}`, {
+        id: crypto.randomUUID(),
+        addonId,
+        eventId: 1,
+        attempts: 1,
+        nextAt: 0,
+        firstAttemptAt: 0,
+        dead: true,
+        lastError: 'HTTP 400',
+      }),
+    )
   },
   ofrepEvaluateFlag: async world => {
     if (!world.api.services.store.reader.get('flags', 'checkout'))

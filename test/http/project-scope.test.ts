@@ -159,6 +159,9 @@ const SERVICE_WIDE: Record<string, 'redirect' | 'public' | 'global' | 'filtered'
   '/api/admin/events': 'all-projects-only',
   // Users are people over the whole service: only tokens over all projects manage them.
   '/api/admin/user-admin': 'all-projects-only',
+  '/api/admin/addons': 'all-projects-only',
+  '/api/admin/addons/:id': 'all-projects-only',
+  '/api/admin/addons/:id/events': 'all-projects-only',
   '/api/admin/user-admin/:id': 'all-projects-only',
   // The caller itself (the token as an API user).
   '/api/admin/user': 'global',

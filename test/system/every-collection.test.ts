@@ -20,6 +20,7 @@ import {
   type Api,
   type FlagListBody,
   PATIENCE_MS,
+  waitFor,
 } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
@@ -44,6 +45,15 @@ function cli(dataDir: string, ...args: string[]) {
 
 /** A record in every collection, each made through the API; the metrics flushed (committed) but the store left open. */
 async function fill(api: Api) {
+  // An integration whose target is refused: its delivery is a dead letter, kept with its log.
+  expectOk(
+    await api.post('/api/admin/addons', {
+      provider: 'webhook',
+      enabled: true,
+      parameters: { url: 'http://169.254.169.254/hook', signingSecret: 'kept-secret' },
+      events: ['feature-created'],
+    }),
+  )
   expectOk(await api.createFlag('default', 'checkout', { description: 'the new checkout' }), 201)
   expectOk(await api.toggle('default', 'checkout', 'development', true), 200)
   expectOk(
@@ -106,6 +116,7 @@ async function fill(api: Api) {
     201,
   )
   expectOk(await api.post('/auth/simple/login', { username: 'alice', password: 'Correct-horse-7' }, { token: null }))
+  await waitFor(() => Object.keys(api.services.store.state.addonAttempts).length > 0, 'the delivery attempt')
   for (const { name } of COLLECTIONS)
     expect({ collection: name, records: Object.keys(api.services.store.state[name]).length > 0 }).toEqual({
       collection: name,
@@ -127,6 +138,8 @@ async function views(api: Api) {
     '/api/admin/client-metrics/features/checkout',
     '/api/admin/metrics/applications',
     '/api/admin/metrics/applications/web',
+    '/api/admin/addons',
+    '/api/admin/addons/1/events',
   ]
   return Object.fromEntries(await Promise.all(paths.map(async path => [path, (await api.get(path)).body])))
 }
