@@ -89,14 +89,20 @@ export function createApp(
     )
     .use(metricsRoute(metrics, config.metricsToken ?? null))
   for (const feature of FEATURES) for (const controller of feature.controllers(services, auth)) app.use(controller)
-  // Made once every route is declared, from the routes themselves.
-  const document = openApiDocument(app, {
-    title: 'Feature flag admin API',
-    description: 'An Unleash-compatible admin API for feature flags, stored in a data directory or on PostgreSQL.',
-    version: API_VERSION,
-    basePath,
-  })
-  app.get(OPENAPI_PATH, () => document, { detail: { hide: true } })
+  // Made from the routes themselves, on the first request for it (every route is declared by then);
+  // most apps (every test's) are never asked for it, and making it is a fifth of making the app.
+  let document: ReturnType<typeof openApiDocument> | undefined
+  app.get(
+    OPENAPI_PATH,
+    () =>
+      (document ??= openApiDocument(app, {
+        title: 'Feature flag admin API',
+        description: 'An Unleash-compatible admin API for feature flags, stored in a data directory or on PostgreSQL.',
+        version: API_VERSION,
+        basePath,
+      })),
+    { detail: { hide: true } },
+  )
   // Behind a reverse proxy everything is under BASE_URI_PATH: one prefix over every route, so routes,
   // the request log's and the metrics' route labels and the unknown-path answers all see the path
   // the client sent. `/` (the prefix itself) is the console.
