@@ -283,10 +283,17 @@ export async function bodyText(response: Response): Promise<string> {
 /** Apps made by makeApi and not yet closed or abandoned. */
 const openApps = new Set<Api>()
 
-/** An app on the in-memory store, seeded as at first start, with ADMIN_SECRET as admin token. */
+/**
+ * An app on the in-memory store, seeded as at first start, with ADMIN_SECRET as admin token. On a
+ * data directory it skips fsync, as the tests' PostgreSQL clusters run with fsync off (a test whose
+ * process is not killed loses nothing without it; test/system kills real processes), unless the
+ * test injects file operations (`fs`, which sees every fsync) or asks for `sync: true`.
+ */
 export async function makeApi(
   options: {
     dataDir?: string
+    /** Whether a store on `dataDir` makes each commit durable with fsync; by default only when `fs` is given. */
+    sync?: boolean
     database?: DatabaseConfig
     bodyLimit?: number
     trustProxy?: boolean
@@ -303,7 +310,7 @@ export async function makeApi(
         idleTimeout: 5,
       })
     : await openTestStore(options.dataDir ?? null, {
-        sync: true,
+        sync: options.sync ?? options.fs !== undefined,
         checkpointAfterBytes: options.checkpointAfterBytes,
         fs: options.fs,
       })

@@ -1,30 +1,23 @@
 /**
- * The token admin API (contract §3): list, create, delete, the secret's format and secrecy, the
- * events written, and the admin tokens made at start (INIT_ADMIN_API_TOKENS, or one generated).
+ * The token admin API (contract §3): list, create, delete, the secret's format and secrecy, and the
+ * events written.
  */
 import { afterEach, describe, expect, test } from 'bun:test'
-import { readdirSync, readFileSync, statSync } from 'node:fs'
-import { join } from 'node:path'
-import { createApp } from '../../../src/app'
-import { createServices, initialise, openStore } from '../../../src/services'
+
 import {
   errorOf,
   ADMIN_SECRET,
-  Api,
-  BODY_LIMIT,
+  type Api,
   makeApi,
   tempDir,
   tokenFor,
-  type ApiResponse,
   type TokenListBody,
   expectError,
   defined,
   storeSnapshot,
   expectUnchanged,
 } from '../../helpers'
-
-const ADMIN_SECRET_FORMAT = /^\*:\*\.[0-9a-f]{64}$/
-const TOKENS = '/api/admin/api-tokens'
+import { ADMIN_SECRET_FORMAT, TOKENS, randomPart, expectNoSecret, filesUnder } from './tokens.setup'
 
 let api: Api
 let cleanups: (() => void)[] = []
@@ -33,31 +26,6 @@ afterEach(async () => {
   for (const cleanup of cleanups) cleanup()
   cleanups = []
 })
-
-/** The random part of a secret: what must never be written anywhere. */
-function randomPart(secret: string): string {
-  return secret.slice(secret.indexOf('.') + 1)
-}
-
-function expectNoSecret(text: string, secret: string) {
-  expect(text).not.toContain(secret)
-  expect(text).not.toContain(randomPart(secret))
-}
-
-function tokenCount(api: Api) {
-  return Object.keys(api.services.store.state.tokens).length
-}
-
-/** Every file under a directory, as text. */
-function filesUnder(dir: string): string[] {
-  const texts: string[] = []
-  for (const entry of readdirSync(dir)) {
-    const path = join(dir, entry)
-    if (statSync(path).isDirectory()) texts.push(...filesUnder(path))
-    else texts.push(readFileSync(path, 'utf8'))
-  }
-  return texts
-}
 
 describe('GET /api/admin/api-tokens', () => {
   test('lists every token with its type, role, projects and environment, and never a secret', async () => {
@@ -342,147 +310,6 @@ describe('POST /api/admin/api-tokens', () => {
   })
 })
 
-describe('token names', () => {
-  function expectNameRefused(response: ApiResponse, mention?: string) {
-    expectError(response, 400, 'ValidationError')
-    expect(errorOf(response).details?.map((detail: { path?: string }) => detail.path)).toContain('/tokenName')
-    if (mention) expect(errorOf(response).message).toContain(mention)
-  }
-
-  test('names the flag rules refuse answer 400 naming /tokenName, and nothing is created', async () => {
-    api = await makeApi()
-    const before = storeSnapshot(api)
-    for (const tokenName of [
-      '.',
-      '..',
-      '',
-      ' ',
-      '   ',
-      '\t',
-      'two words',
-      ' leading',
-      'trailing ',
-      'new\nline',
-      'nul\u0000byte',
-      'bell\u0007',
-      'del\u007f',
-      'bidi\u202Eevil',
-      'isolate\u2066x',
-      'zero\u200Bwidth',
-      'caf\u00e9',
-      'slash/name',
-      'percent%2E',
-      'x'.repeat(101),
-    ]) {
-      const response = await api.createToken({ tokenName, type: 'admin' })
-      expect({ tokenName, status: response.status }).toEqual({ tokenName, status: 400 })
-      expectNameRefused(response)
-    }
-    expectUnchanged(api, before)
-  })
-
-  test('"system", the bootstrap names and integers are reserved in any case: 400, nothing created', async () => {
-    api = await makeApi()
-    // The seeding really is recorded under "system": a token so named would pass for it in events.
-    expect(api.events().some(event => event.createdBy === 'system')).toBe(true)
-    const before = storeSnapshot(api)
-    for (const tokenName of [
-      'system',
-      'System',
-      'SYSTEM',
-      'admin-bootstrap',
-      'Admin-Bootstrap',
-      'admin-bootstrap-2',
-      'admin-bootstrap-ci',
-    ]) {
-      const response = await api.createToken({ tokenName, type: 'admin' })
-      expect({ tokenName, status: response.status }).toEqual({ tokenName, status: 400 })
-      expectNameRefused(response, 'reserved')
-    }
-    for (const tokenName of ['-42', '-1337', '0', '12345']) {
-      const response = await api.createToken({
-        tokenName,
-        type: 'client',
-        projects: ['default'],
-        environment: 'development',
-      })
-      expect({ tokenName, status: response.status }).toEqual({ tokenName, status: 400 })
-      expectNameRefused(response, 'number')
-    }
-    expectUnchanged(api, before)
-  })
-
-  test('a name with dots, underscores, dashes and digits works, is recorded as createdBy and is deletable by its name', async () => {
-    api = await makeApi()
-    for (const tokenName of ['ci.deploy_bot-1', 'v2.0', 'system-reader', 'bootstrap', 'r2d2', '-']) {
-      const created = await api.createToken({ tokenName, type: 'admin' })
-      expect({ tokenName, status: created.status }).toEqual({ tokenName, status: 201 })
-      const since = api.lastEventId()
-      expect((await api.createProject(`p-${api.lastEventId()}`, {}, { token: created.body.secret })).status).toBe(201)
-      for (const event of api.eventsSince(since)) expect(event.createdBy).toBe(tokenName)
-
-      const deleted = await api.delete(`${TOKENS}/${encodeURIComponent(tokenName)}`)
-      expect({ tokenName, status: deleted.status }).toEqual({ tokenName, status: 200 })
-      expect(api.services.store.state.tokens[tokenName]).toBeUndefined()
-      expect(api.events().at(-1)).toMatchObject({ type: 'api-token-deleted', preData: { tokenName } })
-      expectError(await api.get<TokenListBody>(TOKENS, { token: created.body.secret }), 401, 'AuthenticationRequired')
-    }
-  })
-
-  test('a token stored under a name the rules now refuse still loads, works and can be deleted', async () => {
-    const dir = tempDir()
-    cleanups.push(dir.remove)
-    const first = await makeApi({ dataDir: dir.path })
-    // As an earlier version could have stored them: valid tokens renamed in the store.
-    const legacy = ['two words', 'bidi\u202Ename', 'System']
-    const secrets: Record<string, string> = {}
-    for (const [index, name] of legacy.entries()) {
-      const created = await first.createToken({ tokenName: `made-${index}`, type: 'admin' })
-      expect(created.status).toBe(201)
-      await first.services.store.transact({ name: 'older-version', userId: 0 }, tx => {
-        const record = tx.get('tokens', created.body.tokenName)!
-        tx.delete('tokens', record.tokenName)
-        tx.put('tokens', name, { ...record, tokenName: name })
-      })
-      secrets[name] = created.body.secret
-    }
-    await first.close()
-
-    api = await makeApi({ dataDir: dir.path })
-    const listed = (await api.get<TokenListBody>(TOKENS)).body.tokens.map(
-      (token: { tokenName: string }) => token.tokenName,
-    )
-    for (const name of legacy) {
-      expect(listed).toContain(name)
-      expect((await api.get('/api/admin/projects', { token: secrets[name] })).status).toBe(200)
-      const since = api.lastEventId()
-      expect((await api.delete(`${TOKENS}/${encodeURIComponent(name)}`)).status).toBe(200)
-      expect(api.eventsSince(since)).toMatchObject([{ type: 'api-token-deleted', preData: { tokenName: name } }])
-      expect(api.services.store.state.tokens[name]).toBeUndefined()
-      expectError(await api.get('/api/admin/projects', { token: secrets[name] }), 401, 'AuthenticationRequired')
-    }
-  })
-
-  test('a bootstrap token may be deleted; the next start makes its INIT_ADMIN_API_TOKENS secret exist again under its name', async () => {
-    const INIT = '*:*.init-secret-for-deletion-0123456789'
-    api = await makeApi({ adminTokens: [INIT] })
-    const other = (await api.createToken({ tokenName: 'other-admin', type: 'admin' }, { token: INIT })).body.secret
-    expect(api.services.store.state.tokens['admin-bootstrap']).toBeDefined()
-    expect((await api.delete(`${TOKENS}/admin-bootstrap`, { token: other })).status).toBe(200)
-    expectError(await api.get<TokenListBody>(TOKENS, { token: INIT }), 401, 'AuthenticationRequired')
-    // The name is still not for users.
-    expectError(
-      await api.createToken({ tokenName: 'admin-bootstrap', type: 'admin' }, { token: other }),
-      400,
-      'ValidationError',
-    )
-
-    expect(await initialise(api.services, [INIT])).toBeNull()
-    expect(api.services.store.state.tokens['admin-bootstrap']).toMatchObject({ userId: -42, projects: ['*'] })
-    expect((await api.get<TokenListBody>(TOKENS, { token: INIT })).status).toBe(200)
-  })
-})
-
 describe('DELETE /api/admin/api-tokens/:tokenName', () => {
   test('deleting a token removes it, stops its secret and records api-token-deleted without the secret', async () => {
     api = await makeApi()
@@ -524,119 +351,5 @@ describe('DELETE /api/admin/api-tokens/:tokenName', () => {
     expect(fresh.body.secret).not.toBe(old.body.secret)
     expectError(await api.get<TokenListBody>(TOKENS, { token: old.body.secret }), 401, 'AuthenticationRequired')
     expect((await api.get<TokenListBody>(TOKENS, { token: fresh.body.secret })).status).toBe(200)
-  })
-})
-
-describe('INIT_ADMIN_API_TOKENS', () => {
-  const ONE = '*:*.init-secret-one-0123456789'
-  const TWO = '*:*.init-secret-two-0123456789'
-  const THREE = '*:*.init-secret-three-0123456789'
-
-  test('each init secret becomes an admin token for every project that works at once', async () => {
-    api = await makeApi({ adminTokens: [ONE, TWO] })
-    expect(tokenCount(api)).toBe(2)
-    for (const secret of [ONE, TWO]) {
-      expect((await api.get<TokenListBody>(TOKENS, { token: secret })).status).toBe(200)
-    }
-    const listed = (await api.get<TokenListBody>(TOKENS, { token: ONE })).body.tokens
-    expect(listed).toHaveLength(2)
-    for (const token of listed)
-      expect(token).toMatchObject({ type: 'admin', role: 'admin', projects: ['*'], expiresAt: null })
-    const created = api.events().filter(e => e.type === 'api-token-created')
-    expect(created).toHaveLength(2)
-    const everything = JSON.stringify(api.events()) + JSON.stringify(api.services.store.state)
-    expectNoSecret(everything, ONE)
-    expectNoSecret(everything, TWO)
-  })
-
-  test('events written with an init token carry createdByUserId -42, as Unleash bootstrap tokens do', async () => {
-    api = await makeApi({ adminTokens: [ONE, TWO] })
-    for (const secret of [ONE, TWO]) {
-      const since = api.lastEventId()
-      const response = await api.createProject(`by-${secret === ONE ? 'one' : 'two'}`, {}, { token: secret })
-      expect(response.status).toBe(201)
-      const events = await api.eventsAfter(since)
-      expect(events.length).toBeGreaterThan(0)
-      for (const event of events) {
-        expect(event.createdByUserId).toBe(-42)
-        expect(Object.keys(api.services.store.state.tokens)).toContain(event.createdBy)
-      }
-    }
-    // The two tokens are still told apart by name.
-    const creators = (await api.eventsAfter(0))
-      .filter(e => e.type === 'project-created' && e.project?.startsWith('by-'))
-      .map(e => e.createdBy)
-    expect(new Set(creators).size).toBe(2)
-  })
-
-  test('initialising again with the same secrets creates no duplicates and no events', async () => {
-    api = await makeApi({ adminTokens: [ONE, TWO] })
-    const before = storeSnapshot(api)
-    expect(await initialise(api.services, [ONE, TWO])).toBeNull()
-    expect(await initialise(api.services, [TWO, ONE, ONE])).toBeNull()
-    expectUnchanged(api, before)
-  })
-
-  test('a secret listed twice makes one token', async () => {
-    api = await makeApi({ adminTokens: [ONE, ONE] })
-    expect(tokenCount(api)).toBe(1)
-    expect(api.events().filter(e => e.type === 'api-token-created')).toHaveLength(1)
-  })
-
-  test('a secret added to the list at a later start is created, the others are left alone', async () => {
-    api = await makeApi({ adminTokens: [ONE] })
-    const since = api.lastEventId()
-    expect(await initialise(api.services, [ONE, THREE])).toBeNull()
-    expect(tokenCount(api)).toBe(2)
-    expect(api.eventsSince(since).map(e => e.type)).toEqual(['api-token-created'])
-    expect((await api.get<TokenListBody>(TOKENS, { token: THREE })).status).toBe(200)
-  })
-
-  test('restarting on the same data directory with the same init secrets creates no duplicates', async () => {
-    const dir = tempDir()
-    cleanups.push(dir.remove)
-    const first = await makeApi({ dataDir: dir.path, adminTokens: [ONE, TWO] })
-    const tokensBefore = Object.keys(first.services.store.state.tokens).sort()
-    const eventsBefore = first.lastEventId()
-    await first.close()
-
-    const store = await openStore(dir.path, { sync: true })
-    const services = createServices(store)
-    api = new Api(createApp(services, { bodyLimit: BODY_LIMIT }), services, dir.path)
-    expect(await initialise(services, [ONE, TWO])).toBeNull()
-    expect(Object.keys(services.store.state.tokens).sort()).toEqual(tokensBefore)
-    expect(api.lastEventId()).toBe(eventsBefore)
-    expect((await api.get<TokenListBody>(TOKENS, { token: ONE })).status).toBe(200)
-  })
-})
-
-describe('first start without init tokens', () => {
-  async function bareApi() {
-    const store = await openStore(null, { sync: true })
-    const services = createServices(store)
-    const secret = await initialise(services, [])
-    api = new Api(createApp(services, { bodyLimit: BODY_LIMIT }), services, null)
-    return secret
-  }
-
-  test('initialise generates one admin secret that works, and stores only its hash', async () => {
-    const secret = await bareApi()
-    expect(secret).toMatch(ADMIN_SECRET_FORMAT)
-    expect(tokenCount(api)).toBe(1)
-    expect((await api.get<TokenListBody>(TOKENS, { token: secret! })).status).toBe(200)
-    const since = api.lastEventId()
-    expect((await api.createToken({ tokenName: 'second', type: 'admin' }, { token: secret! })).status).toBe(201)
-    // Writes made with the generated bootstrap token carry -42 like the other bootstrap tokens.
-    expect(api.eventsSince(since)[0].createdByUserId).toBe(-42)
-    expectNoSecret(JSON.stringify(api.services.store.state) + JSON.stringify(api.events()), secret!)
-  })
-
-  test('a second initialise returns null and creates nothing', async () => {
-    const secret = await bareApi()
-    expect(secret).not.toBeNull()
-    const before = storeSnapshot(api)
-    expect(await initialise(api.services, [])).toBeNull()
-    expectUnchanged(api, before)
-    expect((await api.get<TokenListBody>(TOKENS, { token: secret! })).status).toBe(200)
   })
 })
