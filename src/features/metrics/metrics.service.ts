@@ -25,9 +25,10 @@ import type {
   FeatureUsageHistory,
 } from './metrics.model'
 import { countStages, currentStage, stagesOf, stageTimes, type StageCount, type StageEntry } from './lifecycle'
-import { usageKey, type LastSeenRecord, type UsageRowRecord } from './metrics.records'
+import type { LastSeenRecord, UsageRowRecord } from './metrics.records'
 import { checkAppName, hoursBackOf, readToggles } from './report-body'
-import { addedTo, hourOf, USAGE_LIMITS, UsageTable } from './usage-table'
+import { hourOf, USAGE_LIMITS, UsageTable } from './usage-table'
+import { writeUsage } from './usage-write'
 
 /** How often counts and registrations are committed (`METRICS_FLUSH_MS`). */
 export const DEFAULT_FLUSH_MS = 10_000
@@ -75,15 +76,13 @@ export class MetricsService implements LastSeenSource {
     private readonly now: () => Date = () => new Date(),
   ) {
     const flags = store.state.flags
-    this.usage = new UsageTable(Object.values(store.state.flagUsage), name =>
-      Object.hasOwn(flags, name) ? flags[name] : undefined,
-    )
+    this.usage = new UsageTable(name => (Object.hasOwn(flags, name) ? flags[name] : undefined))
     this.registry = new AppRegistry(
       Object.values(store.state.clientApplications),
       Object.entries(store.state.clientInstances),
     )
-    // Rows stored by any commit (another instance's flush too) are followed; the first call of each is the row loaded above.
-    store.watch('flagUsage', (_key, before, after) => this.usage.followStored(before, after))
+    // Records stored by any commit (another instance's flush too) are followed; the first call of each loads it.
+    store.watch('flagUsage', (key, before, after) => this.usage.followStored(key, before, after))
     store.watch('clientApplications', (name, _before, after) => this.registry.followApp(name, after))
     store.watch('clientInstances', (key, _before, after) => this.registry.followInstance(key, after))
     store.watch('flagLastSeen', key => {
@@ -205,16 +204,9 @@ export class MetricsService implements LastSeenSource {
         this.deletedFlags = new Set()
         // First, so that what is seen below (reports since the deletion: it dropped those before) starts afresh.
         for (const name of deleted) if (tx.get('flagLastSeen', name)) tx.delete('flagLastSeen', name)
-        const put = new Set<string>()
-        // What was counted here is added to the row as stored now: other instances on the same
-        // database add theirs to the same rows.
-        for (const { row, increment } of usage.put) {
-          const key = usageKey(row)
-          put.add(key)
-          tx.put('flagUsage', key, addedTo(tx.get('flagUsage', key), row, increment))
-        }
-        // A row counted again after it was dropped (the clock set back) is kept.
-        for (const key of usage.removed) if (!put.has(key) && tx.get('flagUsage', key)) tx.delete('flagUsage', key)
+        // What was counted here is added to the records as stored now: other instances on the same
+        // database add theirs to the same records.
+        writeUsage(tx, usage)
         for (const name of apps.apps)
           tx.put('clientApplications', name, mergedApp(tx.get('clientApplications', name), this.registry.app(name)!))
         for (const name of apps.removedApps)
@@ -238,7 +230,7 @@ export class MetricsService implements LastSeenSource {
       })
     } catch (error) {
       // Nothing was committed: keep it all for the next flush.
-      if (usage) this.usage.restore(usage, key => this.store.reader.get('flagUsage', key))
+      if (usage) this.usage.restore(usage)
       if (apps) this.registry.restore(apps)
       for (const [name, taken] of seen) {
         const pending = this.pendingSeen.get(name)
@@ -318,7 +310,6 @@ export class MetricsService implements LastSeenSource {
   private rowsSince(featureName: string, sinceHour: string): Omit<UsageRowRecord, 'flagCreatedAt'>[] {
     return this.usage
       .rowsOf(featureName, sinceHour)
-      .map(({ flagCreatedAt: _flag, ...row }) => ({ ...row, variants: { ...row.variants } }))
       .sort(
         (a, b) =>
           a.timestamp.localeCompare(b.timestamp) ||
@@ -386,9 +377,9 @@ export class MetricsService implements LastSeenSource {
   /** What is held in memory, for tests of the caps. */
   get sizes() {
     return {
-      usageRows: this.usage.size,
-      usageGroups: this.usage.groupCount,
-      variantCounters: this.usage.variantCount,
+      usageRows: this.usage.sizes.rows,
+      usageSeries: this.usage.sizes.series,
+      variantCounters: this.usage.sizes.variants,
       ...this.registry.sizes,
     }
   }
