@@ -11,7 +11,7 @@ import { NotFoundError } from '../../errors'
 import type { Store } from '../../storage/store'
 import type { LastSeenSource } from '../flags/flag-view'
 import type { FlagRecord, LifecycleStage } from '../flags/flags.records'
-import { flagNotFound, flagNotFoundIn } from '../not-found'
+import { flagNotFound, flagNotFoundIn, projectNotFound } from '../not-found'
 import { builtInStrategy } from '../strategy-types/built-in-strategies'
 import type { SdkScope } from '../tokens/auth'
 import { callerSeesProject, type Caller } from '../tokens/permissions'
@@ -24,6 +24,7 @@ import type {
   FeatureUsage,
   FeatureUsageHistory,
 } from './metrics.model'
+import { projectStatus, type ProjectStatus } from './project-status'
 import { countStages, currentStage, stagesOf, stageTimes, type StageCount, type StageEntry } from './lifecycle'
 import type { LastSeenRecord, UsageRowRecord } from './metrics.records'
 import { checkAppName, hoursBackOf, readToggles } from './report-body'
@@ -273,6 +274,14 @@ export class MetricsService implements LastSeenSource {
   lifecycleCount(caller: Caller): StageCount {
     const flags = Object.values(this.store.state.flags).filter(flag => callerSeesProject(caller, flag.project))
     return countStages(flags, flag => this.seenRecord(flag))
+  }
+
+  /** getProjectStatus: the project's flags by stage, and its stale and potentially stale ones. */
+  projectStatus(projectId: string): ProjectStatus {
+    const reader = this.store.reader
+    if (!reader.get('projects', projectId)) throw projectNotFound(projectId)
+    const flags = Object.values(this.store.state.flags).filter(flag => flag.project === projectId)
+    return projectStatus(flags, flag => this.seenRecord(flag), reader, Date.now())
   }
 
   onLastSeenChange(listener: (flagName: string) => void): void {
