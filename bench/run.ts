@@ -161,6 +161,13 @@ export const SCENARIOS: Record<string, Scenario> = {
     what: 'RSS with 48 hours of usage history (in process, on an injected clock)',
     options: '[--flags 1000] [--environments 3] [--apps 20] [--hours 48]',
   },
+  'metrics-cpu': {
+    module: 'usage-ab',
+    fn: 'metricsCpu',
+    area: 'SDK paths',
+    what: 'CPU per metrics report, this checkout against another, taking turns in one process',
+    options: '--base <dir> [--rounds 10] [--reports 20000]',
+  },
   frontend: {
     module: 'frontend',
     fn: 'frontendApi',

@@ -338,14 +338,16 @@ export async function usageMemory() {
     }
     const seconds = (performance.now() - started) / 1000
     const after = rss()
-    const { usageRows } = services.metrics.sizes
+    const { usageRows, usageSeries } = services.metrics.sizes
+    const answered = (await services.metrics.featureHistory('flag-0', '48')).data.length
     await store.close()
     const offered = FLAGS * ENVS * APPS * HOURS
     console.log(
       `${FLAGS} flags × ${ENVS} environments × ${APPS} applications × ${HOURS} hours reported ` +
         `(${offered} rows offered) in ${fmt(seconds)} s`,
     )
-    console.log(`rows held: ${usageRows}; RSS ${mib(before)} before, ${mib(after)} after`)
+    console.log(`rows held: ${usageRows} in ${usageSeries} series; RSS ${mib(before)} before, ${mib(after)} after`)
+    console.log(`GET …/features/flag-0/raw?hoursBack=48 answers ${answered} rows`)
     console.log(`state.json after the last checkpoint: ${fmt(statSync(join(dir, STATE_FILE)).size / 2 ** 20)} MiB`)
   })
 }

@@ -21,8 +21,31 @@ const STAGES = [
   ['archived', 'Archived', 'out of every SDK answer'],
 ] as const
 
-/** The stages as a row of steps, the flag's current one marked. */
-export function Lifecycle({ stage, since }: { stage: string; since: string | null }) {
+interface StageEntry {
+  stage: string
+  enteredStageAt: string
+  status?: 'kept' | 'discarded'
+}
+
+/**
+ * The stages as a row of steps, the flag's current one marked, each reached one with when it was
+ * entered (GET …/lifecycle); `stage` and `since` (from the flag) reload it when they change.
+ */
+export function Lifecycle({
+  project,
+  name,
+  stage,
+  since,
+}: {
+  project: string
+  name: string
+  stage: string
+  since: string | null
+}) {
+  const { data: entries, error } = useLoad(
+    () => get<StageEntry[]>(`/api/admin/projects/${enc(project)}/features/${enc(name)}/lifecycle`),
+    [project, name, stage, since],
+  )
   const at = STAGES.findIndex(([id]) => id === stage)
   return (
     <section aria-label="Lifecycle" class="lifecycle">
@@ -30,17 +53,31 @@ export function Lifecycle({ stage, since }: { stage: string; since: string | nul
       <p>
         Stage <strong>{STAGES[at]?.[1] ?? stage}</strong> since {when(since)}
       </p>
-      <ol class="stages">
-        {STAGES.map(([id, name, meaning], index) => (
-          <li
-            key={id}
-            class={index < at ? 'done' : index === at ? 'current' : 'ahead'}
-            aria-current={index === at ? 'step' : undefined}
-            title={meaning}
-          >
-            {name}
-          </li>
-        ))}
+      <ErrorLine error={error} />
+      <ol class="stages" aria-label="Stage history">
+        {STAGES.map(([id, label, meaning], index) => {
+          const entry = entries?.find(candidate => candidate.stage === id)
+          return (
+            <li
+              key={id}
+              class={index < at ? 'done' : index === at ? 'current' : 'ahead'}
+              aria-current={index === at ? 'step' : undefined}
+            >
+              <span class="stage-name">{label}</span>
+              <span class="stage-when">
+                {entry ? (
+                  <>
+                    entered <time dateTime={entry.enteredStageAt}>{when(entry.enteredStageAt)}</time>
+                    {entry.status && ` · ${entry.status}`}
+                  </>
+                ) : (
+                  'not reached'
+                )}
+              </span>
+              <span class="stage-meaning">{meaning}</span>
+            </li>
+          )
+        })}
       </ol>
     </section>
   )
@@ -181,7 +218,9 @@ export function FlagPage({ project, name, canWrite }: { project: string; name: s
         )}
         <ErrorLine error={metaError} />
       </section>
-      {flag.lifecycle && <Lifecycle stage={flag.lifecycle.stage} since={flag.lifecycle.enteredStageAt} />}
+      {flag.lifecycle && (
+        <Lifecycle project={project} name={name} stage={flag.lifecycle.stage} since={flag.lifecycle.enteredStageAt} />
+      )}
       {flag.environments.map(environment => (
         <EnvironmentPanel
           key={environment.name}

@@ -1,22 +1,31 @@
 /**
  * A project's overview: its flags by lifecycle stage, the stale and potentially stale ones (older
  * than their type's expected lifetime), its recent changes from the event log, and the SDK
- * applications seen with its flags. Read from the public API: the project's flag list (one
- * request), the event search and the applications.
+ * applications seen with its flags. Read from the public API without the project's flag list: its
+ * status (counts with the first names), the event search and the applications.
  */
-import { enc, get, type EventItem, type Flag } from './api'
+import { enc, get, type EventItem } from './api'
 import { Flag as FlagIcon, Plug } from 'lucide'
 import { EmptyState, ErrorLine, useLoad } from './ui'
 import { EventEntry } from './events'
 import './pages.css'
 
-const STAGES: [string, string][] = [
+const STAGES = [
   ['initial', 'Initial'],
-  ['pre-live', 'Pre-live'],
+  ['preLive', 'Pre-live'],
   ['live', 'Live'],
   ['completed', 'Completed'],
-]
-const SHOWN = 20
+] as const
+
+interface Names {
+  total: number
+  flags: string[]
+}
+interface ProjectStatus {
+  lifecycleSummary: Record<(typeof STAGES)[number][0], { currentFlags: number; flags: string[] }>
+  staleFlags: Names
+  potentiallyStaleFlags: Names
+}
 
 interface Application {
   appName: string
@@ -24,30 +33,30 @@ interface Application {
   usage: { project: string; environments: string[] }[]
 }
 
-function FlagLinks({ project, flags, none }: { project: string; flags: Flag[]; none: string }) {
-  if (flags.length === 0) return <p class="muted">{none}</p>
+/** The first names of a group, each a link to its flag, and how many more there are. */
+function FlagLinks({ project, names, total, none }: { project: string; names: string[]; total: number; none: string }) {
+  if (total === 0) return <p class="muted">{none}</p>
   return (
     <ul class="flag-links">
-      {flags.slice(0, SHOWN).map(flag => (
-        <li key={flag.name}>
-          <a href={`#/projects/${enc(project)}/features/${enc(flag.name)}`}>{flag.name}</a>
+      {names.map(name => (
+        <li key={name}>
+          <a href={`#/projects/${enc(project)}/features/${enc(name)}`}>{name}</a>
         </li>
       ))}
-      {flags.length > SHOWN && <li class="muted">and {flags.length - SHOWN} more</li>}
+      {total > names.length && <li class="muted">and {total - names.length} more</li>}
     </ul>
   )
 }
 
 export function ProjectOverview({ project }: { project: string }) {
-  const flags = useLoad(() => get<{ features: Flag[] }>(`/api/admin/projects/${enc(project)}/features`), [project])
+  const status = useLoad(() => get<ProjectStatus>(`/api/admin/projects/${enc(project)}/status`), [project])
   const events = useLoad(
     () => get<{ events: EventItem[] }>(`/api/admin/search/events?project=${enc(`IS:${project}`)}&limit=10`),
     [project],
   )
   const apps = useLoad(() => get<{ applications: Application[] }>('/api/admin/metrics/applications'), [])
-  const all = flags.data?.features ?? []
-  const stale = all.filter(flag => flag.stale)
-  const potentially = all.filter(flag => !flag.stale && flag.potentiallyStale)
+  const summary = status.data?.lifecycleSummary
+  const total = summary ? STAGES.reduce((sum, [stage]) => sum + summary[stage].currentFlags, 0) : null
   const seen = (apps.data?.applications ?? []).filter(app =>
     app.usage.some(usage => usage.project === project || usage.project === '*'),
   )
@@ -57,11 +66,11 @@ export function ProjectOverview({ project }: { project: string }) {
         <a href={`#/projects/${enc(project)}`}>← Flags of {project}</a>
       </p>
       <h1>Overview of {project}</h1>
-      <ErrorLine error={flags.error ?? events.error ?? apps.error} />
+      <ErrorLine error={status.error ?? events.error ?? apps.error} />
       <div class="overview-grid">
         <section aria-label="Flags by lifecycle stage" class="card">
           <h2>Flags by lifecycle stage</h2>
-          {flags.data && all.length === 0 && (
+          {total === 0 && (
             <EmptyState
               icon={FlagIcon}
               title="No flag yet"
@@ -72,27 +81,37 @@ export function ProjectOverview({ project }: { project: string }) {
             {STAGES.map(([stage, name]) => (
               <div key={stage}>
                 <dt>{name}</dt>
-                <dd>{all.filter(flag => (flag.lifecycle?.stage ?? 'initial') === stage).length}</dd>
+                <dd>{summary?.[stage].currentFlags ?? ''}</dd>
               </div>
             ))}
           </dl>
           {STAGES.map(([stage, name]) => {
-            const inStage = all.filter(flag => (flag.lifecycle?.stage ?? 'initial') === stage)
-            return inStage.length === 0 ? null : (
+            const inStage = summary?.[stage]
+            return !inStage || inStage.currentFlags === 0 ? null : (
               <details key={stage}>
                 <summary>
-                  {name}: {inStage.length}
+                  {name}: {inStage.currentFlags}
                 </summary>
-                <FlagLinks project={project} flags={inStage} none="" />
+                <FlagLinks project={project} names={inStage.flags} total={inStage.currentFlags} none="" />
               </details>
             )
           })}
         </section>
         <section aria-label="Stale flags" class="card">
           <h2>Stale flags</h2>
-          <FlagLinks project={project} flags={stale} none="No flag is marked stale." />
+          <FlagLinks
+            project={project}
+            names={status.data?.staleFlags.flags ?? []}
+            total={status.data?.staleFlags.total ?? 0}
+            none="No flag is marked stale."
+          />
           <h3>Potentially stale</h3>
-          <FlagLinks project={project} flags={potentially} none="No flag has outlived its type's expected lifetime." />
+          <FlagLinks
+            project={project}
+            names={status.data?.potentiallyStaleFlags.flags ?? []}
+            total={status.data?.potentiallyStaleFlags.total ?? 0}
+            none="No flag has outlived its type's expected lifetime."
+          />
         </section>
         <section aria-label="Recent changes" class="card">
           <h2>Recent changes</h2>

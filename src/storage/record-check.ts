@@ -3,7 +3,7 @@
  * record schemas of the collections the store was opened with, so that a damaged record stops the
  * start with a message naming the file and the record instead of answering 500 when it is read later.
  */
-import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
+import { TypeCompiler, type TypeCheck, type ValueError } from '@sinclair/typebox/compiler'
 import { Type, type TSchema } from '@sinclair/typebox'
 import { StoreLoadError } from './files'
 import type { CollectionDefinition, StateDoc } from './records'
@@ -43,8 +43,15 @@ export function recordProblem(checks: RecordChecks, collection: string, key: str
   const where = `${collection}[${JSON.stringify(key)}]`
   if (!check) return `${where}: "${collection}" is not a collection`
   if (check.Check(value)) return null
-  const first = check.Errors(value).First()
+  const first = closest(check.Errors(value).First())
   return `${where}${first?.path ?? ''}: ${first?.message ?? 'does not match the record schema'}`
+}
+
+/** Of a value that matches no member of a union (a record in either of two formats), the problem of the nearest member: the one with the fewest. */
+function closest(error: ValueError | undefined): ValueError | undefined {
+  if (!error?.errors.length) return error
+  const members = error.errors.map(iterator => [...iterator]).sort((a, b) => a.length - b.length)
+  return closest(members[0][0]) ?? error
 }
 
 /** Checks the checkpoint's document: its format version and counters (by schema, as its records), and every record. */

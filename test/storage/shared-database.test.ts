@@ -7,6 +7,7 @@
  * These run in the PostgreSQL run of the suite (FLAGSTORE_TEST_STORE=postgres, which `npm test`
  * makes); they are about the shared database, so the file run has nothing to run them on.
  */
+import { usageRows } from '../../src/features/metrics/metrics.records'
 import { afterAll, afterEach, describe, expect, test } from 'bun:test'
 import { expectOk, makeApi, waitFor, type Api, type EventBody } from '../helpers'
 import { startPostgres, type PostgresCluster } from '../postgres-cluster'
@@ -260,10 +261,10 @@ describe.skipIf(!ON_POSTGRES)('instances on one database', () => {
       () => [a, b, c].every(api => api.services.store.state.commitSeq === last()),
       'the same commits everywhere',
     )
-    const rows = () => Object.values(a.services.store.state.flagUsage)
+    const rows = () => usageRows(a.services.store.state.flagUsage)
     expect(rows().map(row => [row.yes, row.no, row.variants.blue])).toEqual([[yes, no, yes]])
     for (const api of [b, c]) {
-      expect(Object.values(api.services.store.state.flagUsage)).toEqual(rows())
+      expect(usageRows(api.services.store.state.flagUsage)).toEqual(rows())
       // And what each answers (stored plus not flushed, nothing here) is the cluster's total.
       const usage = await api.get<{ lastHourUsage: { yes: number; no: number }[] }>(
         '/api/admin/client-metrics/features/counted',

@@ -300,6 +300,13 @@ withChromium.test(
     await showsText(page.getByRole('region', { name: 'Recent changes' }).getByRole('listitem'), 'feature-created')
     await showsText(page.getByRole('region', { name: 'SDK applications' }).getByRole('listitem'), 'ov-app')
     await everyWay(page, 'project overview')
+    // Opened on its own, the overview reads the project's status, not its flag list.
+    const reads: string[] = []
+    page.on('request', request => reads.push(new URL(request.url()).pathname))
+    await page.reload()
+    await stale.getByRole('link', { name: 'ov-stale' }).waitFor()
+    expect(reads).toContain('/api/admin/projects/ov/status')
+    expect(reads).not.toContain('/api/admin/projects/ov/features')
     await stale.getByRole('link', { name: 'ov-stale' }).click()
     await page.getByRole('heading', { name: 'ov-stale', level: 1 }).waitFor()
     expect(problems).toEqual([])

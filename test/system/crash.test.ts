@@ -16,6 +16,7 @@
  * directory (a write is acknowledged once its transaction commits), and the same checks are made
  * of what a new instance loads from the database.
  */
+import { usageRows } from '../../src/features/metrics/metrics.records'
 import { afterAll, expect, test } from 'bun:test'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -249,7 +250,7 @@ function durableState(dataDir: string): StateDoc {
 
 function usageCounts(state: Pick<StateDoc, 'flagUsage'>): Counts {
   const counts: Counts = new Map()
-  for (const row of Object.values(state.flagUsage)) {
+  for (const row of usageRows(state.flagUsage)) {
     const key = `${row.featureName}|${row.appName}`
     const sum = counts.get(key) ?? { yes: 0, no: 0, blue: 0 }
     counts.set(key, { yes: sum.yes + row.yes, no: sum.no + row.no, blue: sum.blue + (row.variants.blue ?? 0) })
@@ -348,13 +349,16 @@ async function killRounds(rounds: number, seed: number, env: Record<string, stri
     }
 
     // SDK metrics: between what was flushed before the kill and what was posted, row by row and in sum.
-    for (const [key, row] of Object.entries(flushed.flagUsage)) {
-      const after = state.flagUsage[key]
+    const byCell = (doc: Pick<StateDoc, 'flagUsage'>) =>
+      new Map(usageRows(doc.flagUsage).map(row => [`${row.timestamp}|${row.featureName}|${row.appName}`, row]))
+    const cells = byCell(state)
+    for (const [key, row] of byCell(flushed)) {
+      const after = cells.get(key)
       expect({
         context,
         key,
-        yes: after?.yes >= row.yes,
-        no: after?.no >= row.no,
+        yes: (after?.yes ?? 0) >= row.yes,
+        no: (after?.no ?? 0) >= row.no,
         blue: (after?.variants.blue ?? 0) >= (row.variants.blue ?? 0),
       }).toEqual({
         context,
@@ -381,7 +385,7 @@ async function killRounds(rounds: number, seed: number, env: Record<string, stri
         present: true,
       })
     // A row's application, instance and lastSeenAt were committed with it.
-    for (const row of Object.values(state.flagUsage)) {
+    for (const row of usageRows(state.flagUsage)) {
       expect({
         context,
         row: row.featureName,

@@ -303,13 +303,13 @@ test('the real server refuses to start on a bad SDK metrics record, in state.jso
 
   const state = JSON.parse(original)
   const row = Object.keys(state.flagUsage)[0]
-  state.flagUsage[row].yes = -3
+  state.flagUsage[row].cells = 'development,web,-3,0'
   writeFileSync(join(path, STATE_FILE), JSON.stringify(state))
   expect(start()).toEqual({
     exitCode: 1,
     stderr: expect.stringMatching(
       new RegExp(
-        `^Cannot start: ${join(path, STATE_FILE)}: holds a bad record: flagUsage\\[${JSON.stringify(JSON.stringify(row)).slice(1, -1).replaceAll('|', '\\|').replaceAll('.', '\\.')}\\]/yes: .*The file was left as it is`,
+        `^Cannot start: ${join(path, STATE_FILE)}: holds a bad record: flagUsage\\[${JSON.stringify(JSON.stringify(row)).slice(1, -1).replaceAll('|', '\\|').replaceAll('.', '\\.')}\\]/cells: .*The file was left as it is`,
       ),
     ),
   })

@@ -3,6 +3,7 @@
  * is counted after a restart, exactly, although no timed flush ran (METRICS_FLUSH_MS is an hour):
  * the last batch is committed when the store closes, after the server has finished its requests.
  */
+import { usageRows } from '../../src/features/metrics/metrics.records'
 import { afterEach, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { openStore } from '../../src/services'
@@ -115,7 +116,7 @@ for (const connections of ['one request per connection', 'keep-alive connections
 
     const store = await openStore(dir.path)
     const found = new Map<string, { yes: number; no: number }>()
-    for (const row of Object.values(store.state.flagUsage)) {
+    for (const row of usageRows(store.state.flagUsage)) {
       expect(row.environment).toBe('development')
       const key = `${row.featureName}|${row.appName}`
       const sum = found.get(key) ?? { yes: 0, no: 0 }

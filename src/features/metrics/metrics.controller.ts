@@ -2,7 +2,7 @@ import { t } from 'elysia'
 import { controllerBase, noContent } from '../../http/plugins'
 import { callerAddress } from '../../http/request-log'
 import { authErrors, bodyErrors } from '../../http/schemas'
-import { featureParams, flagParams } from '../params'
+import { featureParams, flagParams, projectParams } from '../params'
 import type { Authorization } from '../tokens/auth'
 import { metricsModels } from './metrics.model'
 import type { MetricsService } from './metrics.service'
@@ -154,6 +154,19 @@ export function metricsController(metrics: MetricsService, auth: Authorization) 
         },
       },
     )
+    .get('/api/admin/projects/:projectId/status', ({ params }) => metrics.projectStatus(params.projectId), {
+      auth: 'NONE',
+      params: projectParams,
+      response: { 200: 'projectStatusSchema', ...authErrors(404) },
+      detail: {
+        operationId: 'getProjectStatus',
+        summary: "A project's flags by lifecycle stage, and its stale and potentially stale flags",
+        tags: ['Projects'],
+        description:
+          "Unleash's lifecycleSummary and staleFlags, with the first flags' names of each beside the counts, and the potentially stale ones " +
+          "(older than their type's expected lifetime): what the console's overview shows, without the project's flag list.",
+      },
+    })
     .get('/api/admin/lifecycle/count', ({ caller }) => metrics.lifecycleCount(caller), {
       auth: 'NONE',
       response: { 200: 'featureLifecycleCountSchema', ...authErrors() },

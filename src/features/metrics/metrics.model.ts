@@ -152,6 +152,55 @@ export const LifecycleCount = t.Object(
   { description: 'How many flags are in each lifecycle stage' },
 )
 
+const flagNames = (what: string) =>
+  t.Array(t.String(), { description: `Names of the first 20 ${what}, by name (beyond Unleash)` })
+const stageFields = (stage: string) => ({
+  currentFlags: Integer({ minimum: 0, description: `Flags of the project in the ${stage} stage now` }),
+  averageDays: t.Union([Integer({ minimum: 0 }), t.Null()], {
+    description: `Mean whole days the flags that entered ${stage} spent there (until the next stage, or now); null when none did`,
+  }),
+  flags: flagNames(`flags in ${stage} now`),
+})
+const stageSummary = (stage: string) => t.Object(stageFields(stage), { description: `The ${stage} stage` })
+
+const namedCount = (what: string) =>
+  t.Object(
+    {
+      total: Integer({ minimum: 0, description: `How many ${what} the project has` }),
+      flags: flagNames(what),
+    },
+    { description: `The project's ${what}` },
+  )
+
+export const ProjectStatus = t.Object(
+  {
+    lifecycleSummary: t.Object(
+      {
+        initial: stageSummary('initial'),
+        preLive: stageSummary('pre-live'),
+        live: stageSummary('live'),
+        completed: stageSummary('completed'),
+        archived: t.Object(
+          {
+            ...stageFields('archived'),
+            last30Days: Integer({ minimum: 0, description: 'Flags archived in the last 30 days' }),
+          },
+          { description: 'The archived stage' },
+        ),
+      },
+      { description: "The project's flags by lifecycle stage (archived ones included)" },
+    ),
+    staleFlags: namedCount('flags marked stale (archived ones not counted)'),
+    potentiallyStaleFlags: namedCount(
+      "flags not marked stale that outlived their type's expected lifetime (beyond Unleash; archived ones not counted)",
+    ),
+  },
+  {
+    description:
+      "A project's status as its overview shows it, without its flag list (Unleash's projectStatusSchema, in part)",
+  },
+)
+
 const Usage = t.Object(
   {
     project: t.String({ description: "A project of the tokens the application used ('*': all)" }),
@@ -237,6 +286,7 @@ export const metricsModels = {
   featureMetricsSchema: FeatureUsageHistory,
   featureLifecycleSchema: FeatureLifecycle,
   featureLifecycleCountSchema: LifecycleCount,
+  projectStatusSchema: ProjectStatus,
   applicationsSchema: Applications,
   applicationSchema: Application,
 }

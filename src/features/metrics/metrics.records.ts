@@ -5,8 +5,13 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { Timestamp, defineCollection } from '../../storage/records'
+import { CELLS_PATTERN, decodeCells } from './usage-cells'
 
-/** Evaluation counts of one flag, in one environment, by one application, in one hour. Keyed by usageKey(). */
+/**
+ * Evaluation counts of one flag, in one environment, by one application, in one hour: what the
+ * history answers, and how data directories written before the hourly records (below) kept it.
+ * Such records are read once at start and rewritten as hourly records by the first flush.
+ */
 export const UsageRowRecordSchema = Type.Object({
   featureName: Type.String(),
   appName: Type.String(),
@@ -24,6 +29,24 @@ export const UsageRowRecordSchema = Type.Object({
   flagCreatedAt: Type.Optional(Timestamp),
 })
 export type UsageRowRecord = Static<typeof UsageRowRecordSchema>
+
+/**
+ * The counts of one flag in one hour, of every environment and application (usage-cells.ts).
+ * Keyed by usageHourKey().
+ */
+export const UsageHourRecordSchema = Type.Object({
+  featureName: Type.String(),
+  /** The start of the hour (UTC) the counts were received in. */
+  timestamp: Timestamp,
+  /** The createdAt of the flag counted: a flag made again under the name starts from nothing. */
+  flagCreatedAt: Timestamp,
+  /** Per environment × application: `environment,appName,yes,no[,variant=count…]`, separated by `;`. */
+  cells: Type.String({ pattern: CELLS_PATTERN }),
+})
+export type UsageHourRecord = Static<typeof UsageHourRecordSchema>
+
+export const isHourRecord = (record: UsageHourRecord | UsageRowRecord): record is UsageHourRecord =>
+  Object.hasOwn(record, 'cells')
 
 /**
  * When metrics last reported the flag, per environment. Keyed by flag name; `flagCreatedAt` is the
@@ -71,15 +94,18 @@ export const InstanceRecordSchema = Type.Object({
 })
 export type InstanceRecord = Static<typeof InstanceRecordSchema>
 
-/** Flag and environment names cannot hold `|` (they are URL-safe names); the appName, which can, comes last. */
-export const usageKey = (row: Pick<UsageRowRecord, 'timestamp' | 'environment' | 'featureName' | 'appName'>) =>
-  `${row.timestamp}|${row.environment}|${row.featureName}|${row.appName}`
+/** Flag names cannot hold `|` (they are URL-safe names). */
+export const usageHourKey = (timestamp: string, featureName: string) => `${timestamp}|${featureName}`
 /** Records written before instances were kept per environment are keyed without it; the registry re-keys them at load. */
 export const instanceKey = (appName: string, instanceId: string, environment: string) =>
   JSON.stringify([appName, instanceId, environment])
 
 // All four start empty in a data directory made before metrics were kept.
-export const usageCollection = defineCollection('flagUsage', UsageRowRecordSchema, { addedLater: true })
+export const usageCollection = defineCollection(
+  'flagUsage',
+  Type.Union([UsageHourRecordSchema, UsageRowRecordSchema]),
+  { addedLater: true },
+)
 export const lastSeenCollection = defineCollection('flagLastSeen', LastSeenRecordSchema, { addedLater: true })
 export const applicationsCollection = defineCollection('clientApplications', ApplicationRecordSchema, {
   addedLater: true,
@@ -88,9 +114,27 @@ export const instancesCollection = defineCollection('clientInstances', InstanceR
 
 declare module '../../storage/records' {
   interface CollectionRecords {
-    flagUsage: UsageRowRecord
+    flagUsage: UsageHourRecord | UsageRowRecord
     flagLastSeen: LastSeenRecord
     clientApplications: ApplicationRecord
     clientInstances: InstanceRecord
   }
+}
+
+/** The stored counts as one row per flag × environment × application × hour, in either format (for tests and tools). */
+export function usageRows(records: Readonly<Record<string, UsageHourRecord | UsageRowRecord>>): UsageRowRecord[] {
+  return Object.values(records).flatMap(record =>
+    isHourRecord(record)
+      ? decodeCells(record.cells).map(cell => ({
+          featureName: record.featureName,
+          appName: cell.appName,
+          environment: cell.environment,
+          timestamp: record.timestamp,
+          yes: cell.yes,
+          no: cell.no,
+          variants: cell.variants,
+          flagCreatedAt: record.flagCreatedAt,
+        }))
+      : [record],
+  )
 }

@@ -11,7 +11,7 @@ import { NotFoundError } from '../../errors'
 import type { Store } from '../../storage/store'
 import type { LastSeenSource } from '../flags/flag-view'
 import type { FlagRecord, LifecycleStage } from '../flags/flags.records'
-import { flagNotFound, flagNotFoundIn } from '../not-found'
+import { flagNotFound, flagNotFoundIn, projectNotFound } from '../not-found'
 import { builtInStrategy } from '../strategy-types/built-in-strategies'
 import type { SdkScope } from '../tokens/auth'
 import { callerSeesProject, type Caller } from '../tokens/permissions'
@@ -24,10 +24,12 @@ import type {
   FeatureUsage,
   FeatureUsageHistory,
 } from './metrics.model'
+import { projectStatus, type ProjectStatus } from './project-status'
 import { countStages, currentStage, stagesOf, stageTimes, type StageCount, type StageEntry } from './lifecycle'
-import { usageKey, type LastSeenRecord, type UsageRowRecord } from './metrics.records'
+import type { LastSeenRecord, UsageRowRecord } from './metrics.records'
 import { checkAppName, hoursBackOf, readToggles } from './report-body'
-import { addedTo, hourOf, USAGE_LIMITS, UsageTable } from './usage-table'
+import { hourOf, USAGE_LIMITS, UsageTable } from './usage-table'
+import { writeUsage } from './usage-write'
 
 /** How often counts and registrations are committed (`METRICS_FLUSH_MS`). */
 export const DEFAULT_FLUSH_MS = 10_000
@@ -75,15 +77,13 @@ export class MetricsService implements LastSeenSource {
     private readonly now: () => Date = () => new Date(),
   ) {
     const flags = store.state.flags
-    this.usage = new UsageTable(Object.values(store.state.flagUsage), name =>
-      Object.hasOwn(flags, name) ? flags[name] : undefined,
-    )
+    this.usage = new UsageTable(name => (Object.hasOwn(flags, name) ? flags[name] : undefined))
     this.registry = new AppRegistry(
       Object.values(store.state.clientApplications),
       Object.entries(store.state.clientInstances),
     )
-    // Rows stored by any commit (another instance's flush too) are followed; the first call of each is the row loaded above.
-    store.watch('flagUsage', (_key, before, after) => this.usage.followStored(before, after))
+    // Records stored by any commit (another instance's flush too) are followed; the first call of each loads it.
+    store.watch('flagUsage', (key, before, after) => this.usage.followStored(key, before, after))
     store.watch('clientApplications', (name, _before, after) => this.registry.followApp(name, after))
     store.watch('clientInstances', (key, _before, after) => this.registry.followInstance(key, after))
     store.watch('flagLastSeen', key => {
@@ -205,16 +205,9 @@ export class MetricsService implements LastSeenSource {
         this.deletedFlags = new Set()
         // First, so that what is seen below (reports since the deletion: it dropped those before) starts afresh.
         for (const name of deleted) if (tx.get('flagLastSeen', name)) tx.delete('flagLastSeen', name)
-        const put = new Set<string>()
-        // What was counted here is added to the row as stored now: other instances on the same
-        // database add theirs to the same rows.
-        for (const { row, increment } of usage.put) {
-          const key = usageKey(row)
-          put.add(key)
-          tx.put('flagUsage', key, addedTo(tx.get('flagUsage', key), row, increment))
-        }
-        // A row counted again after it was dropped (the clock set back) is kept.
-        for (const key of usage.removed) if (!put.has(key) && tx.get('flagUsage', key)) tx.delete('flagUsage', key)
+        // What was counted here is added to the records as stored now: other instances on the same
+        // database add theirs to the same records.
+        writeUsage(tx, usage)
         for (const name of apps.apps)
           tx.put('clientApplications', name, mergedApp(tx.get('clientApplications', name), this.registry.app(name)!))
         for (const name of apps.removedApps)
@@ -238,7 +231,7 @@ export class MetricsService implements LastSeenSource {
       })
     } catch (error) {
       // Nothing was committed: keep it all for the next flush.
-      if (usage) this.usage.restore(usage, key => this.store.reader.get('flagUsage', key))
+      if (usage) this.usage.restore(usage)
       if (apps) this.registry.restore(apps)
       for (const [name, taken] of seen) {
         const pending = this.pendingSeen.get(name)
@@ -283,6 +276,14 @@ export class MetricsService implements LastSeenSource {
     return countStages(flags, flag => this.seenRecord(flag))
   }
 
+  /** getProjectStatus: the project's flags by stage, and its stale and potentially stale ones. */
+  projectStatus(projectId: string): ProjectStatus {
+    const reader = this.store.reader
+    if (!reader.get('projects', projectId)) throw projectNotFound(projectId)
+    const flags = Object.values(this.store.state.flags).filter(flag => flag.project === projectId)
+    return projectStatus(flags, flag => this.seenRecord(flag), reader, Date.now())
+  }
+
   onLastSeenChange(listener: (flagName: string) => void): void {
     this.seenListeners.push(listener)
   }
@@ -318,7 +319,6 @@ export class MetricsService implements LastSeenSource {
   private rowsSince(featureName: string, sinceHour: string): Omit<UsageRowRecord, 'flagCreatedAt'>[] {
     return this.usage
       .rowsOf(featureName, sinceHour)
-      .map(({ flagCreatedAt: _flag, ...row }) => ({ ...row, variants: { ...row.variants } }))
       .sort(
         (a, b) =>
           a.timestamp.localeCompare(b.timestamp) ||
@@ -386,9 +386,9 @@ export class MetricsService implements LastSeenSource {
   /** What is held in memory, for tests of the caps. */
   get sizes() {
     return {
-      usageRows: this.usage.size,
-      usageGroups: this.usage.groupCount,
-      variantCounters: this.usage.variantCount,
+      usageRows: this.usage.sizes.rows,
+      usageSeries: this.usage.sizes.series,
+      variantCounters: this.usage.sizes.variants,
       ...this.registry.sizes,
     }
   }

@@ -1,397 +1,396 @@
 /**
- * The hourly usage counts, held in memory and bounded. Every metrics request adds to rows here and
- * to the row's increments since the last flush; the metrics service's flush adds those increments
- * to the stored rows in one commit, computed on the state the commit is applied to, so that counts
- * reported to several instances on one database add up exactly. The table holds the totals (what
- * is stored plus what was not flushed yet), so reads are exact at once, and follows the stored rows
- * whoever writes them (`followStored`).
+ * The hourly usage counts, held in memory and bounded, as series (usage-series.ts). Every metrics
+ * request adds to a series and to what it gained since the last flush; the flush adds those
+ * increments to the stored records (one per flag and hour, usage-cells.ts) in one commit, computed
+ * on the state the commit is applied to, so that counts reported to several instances on one
+ * database add up exactly. The table holds the totals (stored plus not flushed yet), so reads are
+ * exact at once, and follows the stored records whoever writes them (`followStored`).
  *
- * A row belongs to one flag, not to a name: it carries the flag's createdAt. The rows of a flag that
- * is deleted become orphans at once (flushed or not): the per-flag reads no longer find them and an
- * application's list names them as flags not found, until a flag is made again under the name (in
- * any project), which drops them: it starts with no usage.
+ * A series belongs to one flag, not to a name: it carries the flag's createdAt. The series of a
+ * flag that is deleted become orphans at once (flushed or not): the per-flag reads no longer find
+ * them and an application's list names them as flags not found, until a flag is made again under
+ * the name (in any project), which drops them: it starts with no usage.
  */
-import type { UsageRowRecord } from './metrics.records'
-import { usageKey } from './metrics.records'
+import { isHourRecord, type UsageHourRecord, type UsageRowRecord, usageHourKey } from './metrics.records'
+import { type UsageIncrement, decodeCells, sourceKey, sum } from './usage-cells'
+import {
+  type FlagIdentity,
+  type HourChange,
+  type Series,
+  type UsageChanges,
+  type UsageCounts,
+  type UsageGroup,
+  HOUR_MS,
+  Pending,
+  SLOTS,
+  USAGE_LIMITS,
+  addVariants,
+  adjust,
+  hourNumber,
+  hourTimestamp,
+  seriesRows,
+  writeSlot,
+} from './usage-series'
 
-/**
- * How much the table holds at most (docs/limits.md): at the row cap a later hour takes the place of
- * the oldest; anything else that would go past a cap is dropped silently.
- */
-export const USAGE_LIMITS = {
-  /** Rows (flag × environment × application × hour) over all the hours kept. */
-  rows: 50_000,
-  /** Rows (environment × application) of one flag in one hour, so that no flag takes the whole history. */
-  rowsPerFlagHour: 200,
-  /** Distinct variant names counted in one row. */
-  variantsPerRow: 100,
-  /** Variant counters over all rows. */
-  variantCounters: 250_000,
-  /** Longest variant name counted. */
-  variantNameLength: 100,
-  /** Rows whose hour started longer ago than this are dropped. */
-  hoursKept: 48,
-}
-
-const HOUR_MS = 3_600_000
-
-/**
- * Counts add up to Number.MAX_SAFE_INTEGER and stay there: past it a sum is no longer a whole
- * number anyone can read back exactly (each report's counts are at most that, so two could pass it).
- */
-const sum = (a: number, b: number) => Math.min(a + b, Number.MAX_SAFE_INTEGER)
-
-/** The start of the UTC hour `time` falls in, as the API writes timestamps. */
-export function hourOf(time: Date): string {
-  return new Date(Math.floor(time.getTime() / HOUR_MS) * HOUR_MS).toISOString()
-}
-
-/** Who a row counts for: a flag's name and createdAt. */
-export interface FlagIdentity {
-  name: string
-  createdAt: string
-}
-
-export interface UsageCounts {
-  yes: number
-  no: number
-  variants: Readonly<Record<string, number>>
-}
-
-/** What a row gained since the last flush. */
-export interface UsageIncrement {
-  yes: number
-  no: number
-  variants: Record<string, number>
-}
-
-export interface UsageChanges {
-  /** Each changed row (its identity and totals) with what it gained since the last flush. */
-  put: { row: UsageRowRecord; increment: UsageIncrement }[]
-  removed: string[]
-}
-
-/** Sets a variant's count: defined, not assigned, since a variant may be called __proto__ (assigning would set the prototype). */
-function setCount(variants: Record<string, number>, name: string, count: number): void {
-  Object.defineProperty(variants, name, { value: count, writable: true, enumerable: true, configurable: true })
-}
-
-/**
- * The row to store: `stored` (the row committed for that key, by any instance) plus what this
- * instance counted since its last flush, or the increment alone when none is stored for that flag.
- */
-export function addedTo(
-  stored: UsageRowRecord | undefined,
-  row: UsageRowRecord,
-  increment: UsageIncrement,
-): UsageRowRecord {
-  const base = stored && stored.flagCreatedAt === row.flagCreatedAt ? stored : { ...row, yes: 0, no: 0, variants: {} }
-  const variants: Record<string, number> = { ...base.variants }
-  for (const name in increment.variants) {
-    if (Object.hasOwn(variants, name)) variants[name] = sum(variants[name], increment.variants[name])
-    else if (Object.keys(variants).length < USAGE_LIMITS.variantsPerRow) {
-      setCount(variants, name, increment.variants[name])
-    }
-  }
-  return { ...base, yes: sum(base.yes, increment.yes), no: sum(base.no, increment.no), variants }
-}
-
-/** The rows of one hour, environment and application, by flag: a report finds it once for all its flags. */
-export interface UsageGroup {
-  key: string
-  hour: string
-  environment: string
-  appName: string
-  rows: Map<string, UsageRowRecord>
-}
-
-const groupKey = (row: Pick<UsageRowRecord, 'timestamp' | 'environment' | 'appName'>) =>
-  `${row.timestamp}|${row.environment}|${row.appName}`
+export type { UsageIncrement } from './usage-cells'
+export { USAGE_LIMITS, hourNumber, hourOf, hourTimestamp } from './usage-series'
+export type { FlagIdentity, HourChange, UsageChanges, UsageCounts, UsageGroup } from './usage-series'
 
 export class UsageTable {
-  /** By `hour|environment|appName` (hours and environment names hold no `|`). */
-  private readonly groups = new Map<string, UsageGroup>()
-  /** The rows of each flag that exists, by name, for the per-flag read. */
-  private readonly byFlag = new Map<string, Set<UsageRowRecord>>()
-  /** The rows of flags deleted, by name. */
-  private readonly orphans = new Map<string, Set<UsageRowRecord>>()
-  /** Rows held per `hour|featureName` (flag names hold no `|`), for the per-flag cap. */
+  /** By sourceKey(environment, appName). */
+  private readonly sources = new Map<string, Map<string, Series>>()
+  /** The series of each flag that exists, by name, and of flags deleted. */
+  private readonly byFlag = new Map<string, Set<Series>>()
+  private readonly orphans = new Map<string, Set<Series>>()
+  /** Counts held per `hour|featureName`, for the per-flag cap. */
   private readonly flagHours = new Map<string, number>()
-  private rowCount = 0
-  private variantCounters = 0
-  private changed = new Map<UsageRowRecord, UsageIncrement>()
-  /** usageKey()s of rows dropped since the last flush. */
-  private removed = new Set<string>()
+  /** Counts held per hour number. */
+  private readonly hourCounts = new Map<number, number>()
+  /** Flag names with a stored record, per hour number (another instance's too), for the pruning. */
+  private readonly stored = new Map<number, Set<string>>()
+  private seriesCount = 0
+  private cellCount = 0
+  private variantSeries = 0
+  private dirty = new Set<Series>()
+  private changes: UsageChanges = { hours: new Map(), removed: [] }
 
-  /**
-   * Starts from the rows the store holds (copies: the store's records are frozen). `flagOf` is the
-   * flag that exists under a name now: a row of another flag (deleted, or deleted and made again
-   * before a crash) is an orphan. A row written before rows named their flag is the flag's unless
-   * its hour ended before the flag was made.
-   */
-  constructor(
-    stored: Iterable<UsageRowRecord>,
-    private readonly flagOf: (name: string) => FlagIdentity | undefined,
-  ) {
-    for (const record of stored) {
-      const row = { ...record, variants: { ...record.variants } }
-      const flag = flagOf(row.featureName)
-      if (row.flagCreatedAt === undefined && flag && Date.parse(row.timestamp) + HOUR_MS > Date.parse(flag.createdAt))
-        row.flagCreatedAt = flag.createdAt
-      this.insert(
-        this.group(row.timestamp, row.environment, row.appName),
-        row,
-        flag !== undefined && row.flagCreatedAt === flag.createdAt,
-      )
-    }
-  }
+  /** `flagOf`: the flag that exists under a name now; a series of another flag is an orphan. */
+  constructor(private readonly flagOf: (name: string) => FlagIdentity | undefined) {}
 
-  get size(): number {
-    return this.rowCount
+  /** What is held: counts (series × hour), series, variant series. */
+  get sizes() {
+    return { rows: this.cellCount, series: this.seriesCount, variants: this.variantSeries }
   }
 
   get hasChanges(): boolean {
-    return this.changed.size > 0 || this.removed.size > 0
+    return this.dirty.size > 0 || this.changes.hours.size > 0 || this.changes.removed.length > 0
   }
 
-  get variantCount(): number {
-    return this.variantCounters
-  }
-
-  get groupCount(): number {
-    return this.groups.size
-  }
-
-  /** The group of a report; a new one is kept only once a row is added to it, so that reports of nothing leave nothing. */
+  /** The group of a report, made when missing. */
   group(hour: string, environment: string, appName: string): UsageGroup {
-    const key = groupKey({ timestamp: hour, environment, appName })
-    return this.groups.get(key) ?? { key, hour, environment, appName, rows: new Map() }
+    if (hour !== this.lastHour) [this.lastHour, this.lastHourNumber] = [hour, hourNumber(hour)]
+    return { hour: this.lastHourNumber, environment, appName, series: this.seriesOf(environment, appName) }
   }
 
-  private insert(group: UsageGroup, row: UsageRowRecord, live: boolean): void {
-    if (group.rows.size === 0) this.groups.set(group.key, group)
-    group.rows.set(row.featureName, row)
-    this.index(live ? this.byFlag : this.orphans, row)
-    const flagHour = `${row.timestamp}|${row.featureName}`
-    this.flagHours.set(flagHour, (this.flagHours.get(flagHour) ?? 0) + 1)
-    this.rowCount++
-    for (const _ in row.variants) this.variantCounters++
+  private lastHour = ''
+  private lastHourNumber = 0
+  /** The series of an environment and application, by flag name, made when missing. */
+  private seriesOf(environment: string, appName: string): Map<string, Series> {
+    const key = sourceKey(environment, appName)
+    let series = this.sources.get(key)
+    if (!series) this.sources.set(key, (series = new Map()))
+    return series
   }
 
-  /** Whether a new row of `featureName` in `hour` would go past a cap. */
-  private full(hour: string, featureName: string): boolean {
-    return (
-      this.rowCount >= USAGE_LIMITS.rows ||
-      (this.flagHours.get(`${hour}|${featureName}`) ?? 0) >= USAGE_LIMITS.rowsPerFlagHour
-    )
+  private isLive(series: Series): boolean {
+    return this.byFlag.get(series.featureName)?.has(series) ?? false
   }
 
-  /**
-   * At the row cap, a report of a later hour than the oldest held makes room: the rows of the
-   * oldest hour go (all of them, so that this runs once per hour rather than per row). Recent
-   * hours are worth more than old ones to whoever reads the history; within one hour, the rows
-   * held first stay.
-   */
-  private makeRoom(hour: string): void {
-    if (this.rowCount < USAGE_LIMITS.rows) return
-    let oldest: string | undefined
-    for (const group of this.groups.values()) if (oldest === undefined || group.hour < oldest) oldest = group.hour
-    if (oldest === undefined || oldest >= hour) return
-    for (const group of [...this.groups.values()])
-      if (group.hour === oldest) for (const row of [...group.rows.values()]) this.remove(group, row)
-  }
-
-  private index(index: Map<string, Set<UsageRowRecord>>, row: UsageRowRecord): void {
-    let rows = index.get(row.featureName)
-    if (!rows) index.set(row.featureName, (rows = new Set()))
-    rows.add(row)
-  }
-
-  private isLive(row: UsageRowRecord): boolean {
-    return this.byFlag.get(row.featureName)?.has(row) ?? false
-  }
-
-  /** Takes a row out of its group and the counts; `removed` has its key written away at the next flush. */
-  private remove(group: UsageGroup, row: UsageRowRecord): void {
-    this.drop(group, row)
-    this.removed.add(usageKey(row))
-  }
-
-  private drop(group: UsageGroup, row: UsageRowRecord): void {
-    group.rows.delete(row.featureName)
-    if (group.rows.size === 0) this.groups.delete(group.key)
-    for (const index of [this.byFlag, this.orphans]) {
-      const rows = index.get(row.featureName)
-      if (rows?.delete(row) && rows.size === 0) index.delete(row.featureName)
+  private newSeries(group: Pick<UsageGroup, 'environment' | 'appName'>, name: string, createdAt: string): Series {
+    const series: Series = {
+      featureName: name,
+      environment: group.environment,
+      appName: group.appName,
+      flagCreatedAt: createdAt,
+      slots: new Float64Array(3 * SLOTS),
+      variants: null,
+      cells: 0,
+      pending: null,
     }
-    const flagHour = `${row.timestamp}|${row.featureName}`
-    const left = this.flagHours.get(flagHour)! - 1
-    if (left === 0) this.flagHours.delete(flagHour)
-    else this.flagHours.set(flagHour, left)
-    this.rowCount--
-    this.variantCounters -= Object.keys(row.variants).length
-    this.changed.delete(row)
+    const live = this.flagOf(name)?.createdAt === createdAt
+    this.sources.get(sourceKey(group.environment, group.appName))!.set(name, series)
+    const index = live ? this.byFlag : this.orphans
+    let set = index.get(name)
+    if (!set) index.set(name, (set = new Set()))
+    set.add(series)
+    this.seriesCount++
+    return series
+  }
+
+  /** Takes a series out of every index; `record` writes its cells' removal at the next flush. */
+  private dropSeries(series: Series, record: boolean): void {
+    for (let slot = 0; slot < SLOTS; slot++) if (series.slots[slot] !== 0) this.clearSlot(series, slot, record)
+    this.sources.get(sourceKey(series.environment, series.appName))?.delete(series.featureName)
+    for (const index of [this.byFlag, this.orphans]) {
+      const set = index.get(series.featureName)
+      if (set?.delete(series) && set.size === 0) index.delete(series.featureName)
+    }
+    this.dirty.delete(series)
+    this.seriesCount--
+  }
+
+  /** Starts counting `hour` in its slot (which must be empty). False past the per-flag cap. */
+  private openSlot(series: Series, slot: number, hour: number): boolean {
+    const flagHour = `${hour}|${series.featureName}`
+    if ((this.flagHours.get(flagHour) ?? 0) >= USAGE_LIMITS.rowsPerFlagHour) return false
+    series.slots[slot] = hour
+    series.cells++
+    this.cellCount++
+    adjust(this.flagHours, flagHour, 1)
+    adjust(this.hourCounts, hour, 1)
+    return true
+  }
+
+  /** Empties a slot; `record` takes the cell out of the stored record too at the next flush. */
+  private clearSlot(series: Series, slot: number, record: boolean): void {
+    const hour = series.slots[slot]
+    if (record) this.change(series, hour).remove.add(sourceKey(series.environment, series.appName))
+    series.slots[slot] = 0
+    series.slots[SLOTS + slot] = 0
+    series.slots[2 * SLOTS + slot] = 0
+    series.pending?.delete(hour)
+    for (const [name, counts] of series.variants ?? []) {
+      counts[slot] = 0
+      if (counts.every(count => count === 0)) {
+        series.variants!.delete(name)
+        this.variantSeries--
+      }
+    }
+    series.cells--
+    this.cellCount--
+    adjust(this.flagHours, `${hour}|${series.featureName}`, -1)
+    adjust(this.hourCounts, hour, -1)
+  }
+
+  private change(series: Series, hour: number): HourChange {
+    const timestamp = hourTimestamp(hour)
+    const key = usageHourKey(timestamp, series.featureName)
+    let change = this.changes.hours.get(key)
+    if (!change || change.flagCreatedAt !== series.flagCreatedAt) {
+      // Another flag of the name: its record replaces the old one's (whose cells go with it).
+      change = {
+        featureName: series.featureName,
+        timestamp,
+        flagCreatedAt: series.flagCreatedAt,
+        add: new Map(),
+        remove: new Set(),
+      }
+      this.changes.hours.set(key, change)
+    }
+    return change
   }
 
   /**
-   * The flag called `name` is deleted: its rows become orphans, whether flushed or not. (A deletion
-   * undone because its commit failed leaves them orphans: that flag's counts start again.)
+   * At the series cap, a report of a later hour than any counted makes room: the series counted
+   * longest ago go (all of those last counted in that hour). Recent series are worth more to
+   * whoever reads the history than old ones.
    */
+  private makeRoom(hour: number): void {
+    if (this.seriesCount < USAGE_LIMITS.series) return
+    let oldest = Number.POSITIVE_INFINITY
+    const latest = (series: Series) => Math.max(...series.slots.subarray(0, SLOTS))
+    for (const map of this.sources.values())
+      for (const series of map.values()) oldest = Math.min(oldest, latest(series))
+    if (!(oldest < hour)) return
+    for (const map of this.sources.values())
+      for (const series of [...map.values()]) if (latest(series) === oldest) this.dropSeries(series, true)
+  }
+
+  /** The flag called `name` is deleted: its series become orphans, whether flushed or not. */
   orphan(name: string): void {
-    for (const row of this.byFlag.get(name) ?? []) this.index(this.orphans, row)
+    const live = this.byFlag.get(name)
+    if (!live) return
+    const set = this.orphans.get(name) ?? new Set()
+    for (const series of live) set.add(series)
+    this.orphans.set(name, set)
     this.byFlag.delete(name)
   }
 
-  /** A flag is made under `name`: the rows of the one deleted before are of no flag anyone can name any more. */
+  /** A flag is made under `name`: the series of the one deleted before are of no flag anyone can name any more. */
   dropOrphans(name: string): void {
-    for (const row of [...(this.orphans.get(name) ?? [])]) this.remove(this.groups.get(groupKey(row))!, row)
+    for (const series of [...(this.orphans.get(name) ?? [])]) this.dropSeries(series, true)
   }
 
-  /** Adds one report's counts for a flag; false when the row cap dropped them. */
+  /** Adds one report's counts for a flag; false when a cap dropped them. */
   add(group: UsageGroup, flag: FlagIdentity, counts: UsageCounts): boolean {
-    const featureName = flag.name
-    let row = group.rows.get(featureName)
-    // An orphan in this row's place (a flag deleted, maybe made again): the new flag starts from nothing.
-    if (row && (row.flagCreatedAt !== flag.createdAt || !this.isLive(row))) {
-      this.remove(group, row)
-      row = undefined
+    let series = group.series.get(flag.name)
+    // An orphan in this series' place (a flag deleted, maybe made again): the new flag starts from nothing.
+    if (series && (series.flagCreatedAt !== flag.createdAt || !this.isLive(series))) {
+      this.dropSeries(series, true)
+      series = undefined
     }
-    if (!row) {
-      this.makeRoom(group.hour)
-      if (this.full(group.hour, featureName)) return false
-      row = {
-        featureName,
-        appName: group.appName,
-        environment: group.environment,
-        timestamp: group.hour,
-        yes: 0,
-        no: 0,
-        variants: {},
-        flagCreatedAt: flag.createdAt,
+    const hour = group.hour
+    const slot = hour % SLOTS
+    if (!series || series.slots[slot] !== hour) {
+      if (!series) {
+        this.makeRoom(hour)
+        if (this.seriesCount >= USAGE_LIMITS.series) return false
       }
-      this.insert(group, row, true)
+      const target = series ?? this.newSeries(group, flag.name, flag.createdAt)
+      // A slot still holding an hour 49 hours back (not pruned yet): that hour's cell goes.
+      if (target.slots[slot] !== 0) this.clearSlot(target, slot, true)
+      if (!this.openSlot(target, slot, hour)) {
+        if (target.cells === 0) this.dropSeries(target, false)
+        return false
+      }
+      series = target
     }
-    let increment = this.changed.get(row)
-    if (!increment) this.changed.set(row, (increment = { yes: 0, no: 0, variants: {} }))
-    row.yes = sum(row.yes, counts.yes)
-    row.no = sum(row.no, counts.no)
+    // A series with something not flushed is among the dirty ones already.
+    if (series.pending === null) this.dirty.add(series)
+    const increment = Pending.of(series, hour)
+    series.slots[SLOTS + slot] = sum(series.slots[SLOTS + slot], counts.yes)
+    series.slots[2 * SLOTS + slot] = sum(series.slots[2 * SLOTS + slot], counts.no)
     increment.yes = sum(increment.yes, counts.yes)
     increment.no = sum(increment.no, counts.no)
-    for (const name in counts.variants) {
-      const count = counts.variants[name]
-      if (Object.hasOwn(row.variants, name)) {
-        row.variants[name] = sum(row.variants[name], count)
-      } else if (
-        name.length <= USAGE_LIMITS.variantNameLength &&
-        Object.keys(row.variants).length < USAGE_LIMITS.variantsPerRow &&
-        this.variantCounters < USAGE_LIMITS.variantCounters
-      ) {
-        setCount(row.variants, name, count)
-        this.variantCounters++
-      } else continue
-      setCount(
-        increment.variants,
-        name,
-        sum(Object.hasOwn(increment.variants, name) ? increment.variants[name] : 0, count),
-      )
+    if (counts.variants) {
+      const room = USAGE_LIMITS.variantCounters - this.variantSeries
+      this.variantSeries += addVariants(series, slot, counts.variants, increment, room)
     }
     return true
   }
 
   /**
-   * A stored row changed (a flush of this instance or of another one on the same database, or an
-   * undone one): the row here becomes the stored one plus what is counted here and not flushed yet.
+   * A stored record changed (a flush of this instance or of another one on the same database, or
+   * an undone one; at start, each stored record): the counts here become the stored ones plus what
+   * is counted here and not flushed yet.
    */
-  followStored(before: UsageRowRecord | undefined, after: UsageRowRecord | undefined): void {
-    const identity = after ?? before!
-    const group = this.groups.get(groupKey(identity))
-    const row = group?.rows.get(identity.featureName)
-    if (!after) {
-      // Removed by whoever pruned or dropped it; what is counted here since goes on in a new row.
-      if (row && group && !this.changed.has(row) && row.flagCreatedAt === before?.flagCreatedAt) this.drop(group, row)
+  followStored(key: string, before: UsageHourRecord | UsageRowRecord | undefined, after: typeof before): void {
+    const record = (after ?? before)!
+    if (!isHourRecord(record)) {
+      // The former format, at start: counted again as not flushed, to be written as hourly records.
+      if (!after || isHourRecord(after)) return
+      this.adoptRow(after)
+      this.changes.removed.push(key)
       return
     }
-    if (row && row.flagCreatedAt === after.flagCreatedAt) {
-      const increment = this.changed.get(row)
-      const total = increment ? addedTo(after, row, increment) : after
-      this.setTotals(row, total)
-      return
-    }
-    if (row || this.full(after.timestamp, after.featureName)) return
-    const flag = this.flagOf(after.featureName)
-    const copy = { ...after, variants: { ...after.variants } }
-    this.insert(
-      this.group(copy.timestamp, copy.environment, copy.appName),
-      copy,
-      flag !== undefined && flag.createdAt === copy.flagCreatedAt,
+    const hour = hourNumber(record.timestamp)
+    const slot = hour % SLOTS
+    const stored = after && isHourRecord(after) ? after : undefined
+    const names = this.stored.get(hour) ?? new Set()
+    if (stored) this.stored.set(hour, names.add(record.featureName))
+    else if (names.delete(record.featureName) && names.size === 0) this.stored.delete(hour)
+    const cells = new Map(
+      (stored ? decodeCells(stored.cells) : []).map(cell => [sourceKey(cell.environment, cell.appName), cell]),
     )
-  }
-
-  /** Makes `row`'s counts those of `total` (the stored row plus what is not flushed yet). */
-  private setTotals(row: UsageRowRecord, total: UsageRowRecord): void {
-    this.variantCounters += Object.keys(total.variants).length - Object.keys(row.variants).length
-    row.yes = total.yes
-    row.no = total.no
-    row.variants = { ...total.variants }
-  }
-
-  /** Drops the rows of hours before `oldestHour` (an hourOf() value). */
-  prune(oldestHour: string): void {
-    for (const group of this.groups.values()) {
-      if (group.hour >= oldestHour) continue
-      for (const row of [...group.rows.values()]) this.remove(group, row)
+    const live = this.flagOf(record.featureName)?.createdAt
+    // Cells held here of that flag and hour that the record no longer has: what is not flushed stays.
+    for (const index of [this.byFlag, this.orphans])
+      for (const series of [...(index.get(record.featureName) ?? [])]) {
+        if (series.slots[slot] !== hour || series.flagCreatedAt !== record.flagCreatedAt) continue
+        if (stored && cells.has(sourceKey(series.environment, series.appName))) continue
+        const pending = series.pending?.get(hour)
+        if (pending) this.setSlot(series, slot, { yes: 0, no: 0, variants: {} }, pending)
+        else this.clearSlot(series, slot, false)
+        if (series.cells === 0) this.dropSeries(series, false)
+      }
+    if (!stored) return
+    for (const [source, cell] of cells) {
+      const series = this.sources.get(source)?.get(record.featureName)
+      if (series && series.flagCreatedAt !== stored.flagCreatedAt) {
+        // The flag that exists wins; a record of a deleted flag is replaced at that flag's next flush.
+        if (series.flagCreatedAt === live || stored.flagCreatedAt !== live) continue
+        this.dropSeries(series, false)
+      }
+      const held = this.holding(cell.environment, cell.appName, record.featureName, stored.flagCreatedAt, hour)
+      if (held) this.setSlot(held, slot, cell, held.pending?.get(hour))
     }
   }
 
-  /** The rows of `featureName` from `sinceHour` on. The rows are live: copy before keeping them. */
-  rowsOf(featureName: string, sinceHour: string): UsageRowRecord[] {
-    return [...(this.byFlag.get(featureName) ?? [])].filter(row => row.timestamp >= sinceHour)
+  /**
+   * The series of that flag, environment and application with a slot open for `hour`, made or
+   * opened when the caps allow; undefined when they do not.
+   */
+  private holding(environment: string, appName: string, name: string, createdAt: string, hour: number) {
+    const slot = hour % SLOTS
+    let series = this.seriesOf(environment, appName).get(name)
+    if (series && series.flagCreatedAt !== createdAt) return undefined
+    if (!series) {
+      if (this.seriesCount >= USAGE_LIMITS.series) return undefined
+      series = this.newSeries({ environment, appName }, name, createdAt)
+    }
+    if (series.slots[slot] !== hour) {
+      if (series.slots[slot] > hour) return undefined
+      if (series.slots[slot] !== 0) this.clearSlot(series, slot, true)
+      if (!this.openSlot(series, slot, hour)) {
+        if (series.cells === 0) this.dropSeries(series, false)
+        return undefined
+      }
+    }
+    return series
+  }
+
+  /** A row in the former format, at start: whose it is decided as before, then counted as not flushed. */
+  private adoptRow(row: UsageRowRecord): void {
+    const flag = this.flagOf(row.featureName)
+    const createdAt =
+      row.flagCreatedAt ??
+      (flag && Date.parse(row.timestamp) + HOUR_MS > Date.parse(flag.createdAt) ? flag.createdAt : row.timestamp)
+    const group = this.group(row.timestamp, row.environment, row.appName)
+    const series = group.series.get(row.featureName)
+    if (series && series.flagCreatedAt !== createdAt) return
+    this.add(group, { name: row.featureName, createdAt }, row)
+  }
+
+  /** Makes a slot's counts the stored `cell` plus `pending` (not flushed yet). */
+  private setSlot(series: Series, slot: number, cell: UsageCounts, pending: UsageIncrement | undefined): void {
+    this.variantSeries += writeSlot(series, slot, cell, pending, USAGE_LIMITS.variantCounters - this.variantSeries)
+  }
+
+  /** Drops the hours before `oldestHour` (an hourOf() value), held or stored. */
+  prune(oldestHour: string): void {
+    const oldest = hourNumber(oldestHour)
+    if ([...this.hourCounts.keys()].some(hour => hour < oldest))
+      for (const map of this.sources.values())
+        for (const series of [...map.values()]) {
+          for (let slot = 0; slot < SLOTS; slot++)
+            if (series.slots[slot] !== 0 && series.slots[slot] < oldest) this.clearSlot(series, slot, false)
+          if (series.cells === 0) this.dropSeries(series, false)
+        }
+    for (const [hour, names] of this.stored)
+      if (hour < oldest) for (const name of names) this.changes.removed.push(usageHourKey(hourTimestamp(hour), name))
+  }
+
+  /** The counts of `featureName` from `since` (an ISO time) on, as the API answers them. */
+  rowsOf(featureName: string, since: string): Omit<UsageRowRecord, 'flagCreatedAt'>[] {
+    const from = Date.parse(since)
+    return [...(this.byFlag.get(featureName) ?? [])].flatMap(series => seriesRows(series, from))
   }
 
   /** Names of the flags `appName` reported from `sinceHour` on, each with whether it is a flag that exists (false: deleted since). */
   flagsOf(appName: string, sinceHour: string): [name: string, exists: boolean][] {
+    const from = Date.parse(sinceHour) / HOUR_MS
     const flags = new Map<string, boolean>()
-    for (const group of this.groups.values()) {
-      if (group.appName !== appName || group.hour < sinceHour) continue
-      for (const row of group.rows.values()) flags.set(row.featureName, flags.get(row.featureName) || this.isLive(row))
-    }
+    for (const map of this.sources.values())
+      for (const series of map.values()) {
+        if (series.appName !== appName || !series.slots.subarray(0, SLOTS).some(hour => hour >= from)) continue
+        flags.set(series.featureName, flags.get(series.featureName) || this.isLive(series))
+      }
     return [...flags].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
   }
 
   /** What changed since the last call, for a flush; `restore` gives it back if the flush failed. */
   takeChanges(): UsageChanges {
-    const changes = {
-      put: [...this.changed].map(([row, increment]) => ({ row, increment })),
-      removed: [...this.removed],
-    }
-    this.changed = new Map()
-    this.removed = new Set()
-    return changes
+    for (const series of this.dirty)
+      for (const [hour, increment] of series.pending ?? []) {
+        const key = sourceKey(series.environment, series.appName)
+        this.change(series, hour).add.set(key, { environment: series.environment, appName: series.appName, increment })
+      }
+    for (const series of this.dirty) series.pending = null
+    this.dirty = new Set()
+    const taken = this.changes
+    this.changes = { hours: new Map(), removed: [] }
+    return taken
   }
 
-  /**
-   * A flush failed: what it took is counted again, to be added at the next, and each row's total
-   * is again what is stored (`storedOf`, whatever the failed commit left) plus what is not flushed.
-   */
-  restore(changes: UsageChanges, storedOf: (key: string) => UsageRowRecord | undefined): void {
-    for (const { row, increment } of changes.put) {
-      const group = this.group(row.timestamp, row.environment, row.appName)
-      let current = group.rows.get(row.featureName)
-      // Another flag's row took its place meanwhile: the deleted flag's counts go with it.
-      if (current && current.flagCreatedAt !== row.flagCreatedAt) continue
-      if (!current) {
-        // Undoing the flush took the row it had stored away: it comes back with its counts.
-        if (this.full(row.timestamp, row.featureName)) continue
-        const flag = this.flagOf(row.featureName)
-        this.insert(group, row, flag !== undefined && flag.createdAt === row.flagCreatedAt)
-        current = row
+  /** A flush failed: what it took is counted again as not flushed, to be written at the next. */
+  restore(taken: UsageChanges): void {
+    for (const change of taken.hours.values()) {
+      const hour = hourNumber(change.timestamp)
+      for (const { environment, appName, increment } of change.add.values()) {
+        // Undoing the flush took what it had stored away: the series comes back with its counts.
+        const series = this.holding(environment, appName, change.featureName, change.flagCreatedAt, hour)
+        if (!series) continue
+        const slot = hour % SLOTS
+        this.setSlot(series, slot, Pending.counts(series, slot), increment)
+        Pending.addTo(Pending.of(series, hour), increment)
+        this.dirty.add(series)
       }
-      const pending = this.changed.get(current)
-      const merged = pending ? addedTo({ ...current, ...pending }, current, increment) : increment
-      this.changed.set(current, { yes: merged.yes, no: merged.no, variants: { ...merged.variants } })
-      const total = addedTo(storedOf(usageKey(current)), current, this.changed.get(current)!)
-      this.setTotals(current, total)
+      const current = this.changes.hours.get(usageHourKey(change.timestamp, change.featureName))
+      if (change.remove.size === 0) continue
+      if (current && current.flagCreatedAt !== change.flagCreatedAt) continue
+      if (current) for (const source of change.remove) current.remove.add(source)
+      else this.changes.hours.set(usageHourKey(change.timestamp, change.featureName), { ...change, add: new Map() })
     }
-    for (const key of changes.removed) this.removed.add(key)
+    this.changes.removed.push(...taken.removed)
   }
 }

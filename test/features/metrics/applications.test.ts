@@ -405,7 +405,7 @@ describe('ageing and caps', () => {
     expect(api.services.metrics.sizes).toMatchObject({
       applications: APPLICATION_LIMITS.applicationsPerScope + 1,
       usageRows: 0,
-      usageGroups: 0,
+      usageSeries: 0,
     })
     const names = (await list()).body.applications.map(app => app.appName)
     expect(names).toHaveLength(APPLICATION_LIMITS.applicationsPerScope + 1)

@@ -2,6 +2,7 @@
  * SDK metrics on a real data directory: no file is written per request, the batches survive a
  * restart (counts, lastSeenAt, applications), and a batch that cannot be written is kept for the next.
  */
+import { usageRows } from '../../../src/features/metrics/metrics.records'
 import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
 import { appendFileSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -165,12 +166,12 @@ describe('SDK metrics on disk', () => {
     expectOk(await report(api, token, 'web', { alpha: { yes: 1, no: 0 } }), 202)
     fs.full = false
     await api.services.metrics.flush()
-    expect(Object.values(api.services.store.state.flagUsage).map(row => row.yes)).toEqual([4])
+    expect(usageRows(api.services.store.state.flagUsage).map(row => row.yes)).toEqual([4])
     expect(api.services.store.state.flagLastSeen.alpha).toBeDefined()
     expect(Object.keys(api.services.store.state.clientApplications)).toEqual(['web'])
     await close(api)
     const again = await open(dir)
-    expect(Object.values(again.services.store.state.flagUsage).map(row => row.yes)).toEqual([4])
+    expect(usageRows(again.services.store.state.flagUsage).map(row => row.yes)).toEqual([4])
   })
 
   test('a report that arrives while a flush waits its turn is committed whole by it: its count with its lastSeenAt and application', async () => {
@@ -195,7 +196,7 @@ describe('SDK metrics on disk', () => {
     await write
     await flush
     const state = api.services.store.state
-    expect(Object.values(state.flagUsage).map(row => [row.featureName, row.yes, row.no])).toEqual([['alpha', 3, 1]])
+    expect(usageRows(state.flagUsage).map(row => [row.featureName, row.yes, row.no])).toEqual([['alpha', 3, 1]])
     expect(Object.keys(state.flagLastSeen[`alpha`]?.environments ?? {})).toEqual(['development'])
     expect(Object.keys(state.clientApplications)).toEqual(['web'])
     expect((await api.getFlag('default', 'alpha')).body.lastSeenAt).not.toBeNull()
@@ -210,7 +211,7 @@ describe('SDK metrics on disk', () => {
     // Variant names of several bytes a character, so that chunk boundaries fall inside characters.
     const variants = { 'größe-ü': 1, 'vert-é': 2, 緑: 3 }
     const toggles = Object.fromEntries(flags.map(name => [name, { yes: 2, no: 1, variants }]))
-    for (let app = 0; app < 40; app++) expectOk(await report(first, token, `app-${app}`, toggles), 202)
+    for (let app = 0; app < 160; app++) expectOk(await report(first, token, `app-${app}`, toggles), 202)
     const journalBefore = statSync(join(dir, JOURNAL_FILE)).size
     await first.services.metrics.flush()
     const lineBytes = statSync(join(dir, JOURNAL_FILE)).size - journalBefore
@@ -222,9 +223,10 @@ describe('SDK metrics on disk', () => {
     appendFileSync(join(dir, JOURNAL_FILE), '{"seq":99,"lastEventId":1,"chan')
 
     const second = await open(dir)
-    expect(Object.keys(second.services.store.state.flagUsage)).toHaveLength(200 * 40)
+    expect(Object.keys(second.services.store.state.flagUsage)).toHaveLength(200)
+    expect(usageRows(second.services.store.state.flagUsage)).toHaveLength(200 * 160)
     expect(
-      Object.values(second.services.store.state.flagUsage).every(
+      usageRows(second.services.store.state.flagUsage).every(
         row => row.yes === 2 && row.no === 1 && JSON.stringify(row.variants) === JSON.stringify(variants),
       ),
     ).toBe(true)
@@ -263,7 +265,7 @@ describe('SDK metrics on disk', () => {
       await api.services.metrics.flush()
       return lines(dir, JOURNAL_FILE) - before
     }
-    const row = 'flagUsage 2026-11-23T10:00:00.000Z|development|alpha|web'
+    const row = 'flagUsage 2026-11-23T10:00:00.000Z|alpha'
     const both = ['clientApplications web', 'clientInstances ["web","pod-1","development"]']
 
     at(0)
@@ -372,8 +374,9 @@ describe('SDK metrics on disk', () => {
     await close(first)
     // As the previous version wrote them: no flagCreatedAt; and a row of an earlier flag of the name, two hours before.
     const state = JSON.parse(readFileSync(join(dir, STATE_FILE), 'utf8'))
-    const [row] = Object.values(state.flagUsage) as Record<string, unknown>[]
+    const [row] = usageRows(state.flagUsage) as Record<string, unknown>[]
     delete row.flagCreatedAt
+    state.flagUsage = { [`${row.timestamp}|development|alpha|web`]: row }
     state.flagUsage['2026-03-01T10:00:00.000Z|development|alpha|old-app'] = {
       ...row,
       appName: 'old-app',

@@ -2,6 +2,7 @@
  * SDK metrics (sdk-api-contract §1, §2; issue 13 items 3 and 5): counts per flag, environment,
  * application and hour, exact and bounded; lastSeenAt in the admin views; tokens and scope.
  */
+import { usageRows } from '../../../src/features/metrics/metrics.records'
 import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
 import {
   type Api,
@@ -138,13 +139,13 @@ describe('counting', () => {
     ])
     await api.services.metrics.flush()
     expect(
-      Object.values(api.services.store.state.flagUsage)
+      usageRows(api.services.store.state.flagUsage)
         .map(row => row.timestamp)
         .sort(),
     ).toEqual(['2026-03-01T10:00:00.000Z', '2026-03-01T11:00:00.000Z'])
     setSystemTime(new Date(start.getTime() + (USAGE_LIMITS.hoursKept + 1) * 3_600_000))
     await api.services.metrics.flush()
-    expect(Object.values(api.services.store.state.flagUsage).map(row => row.timestamp)).toEqual([
+    expect(usageRows(api.services.store.state.flagUsage).map(row => row.timestamp)).toEqual([
       '2026-03-01T11:00:00.000Z',
     ])
     expect(api.services.metrics.sizes.usageRows).toBe(1)
@@ -183,7 +184,7 @@ describe('counting', () => {
     }
     await check()
     await api.services.metrics.flush()
-    expect(Object.values(api.services.store.state.flagUsage).map(row => [row.yes, row.no])).toEqual([[most, most]])
+    expect(usageRows(api.services.store.state.flagUsage).map(row => [row.yes, row.no])).toEqual([[most, most]])
     await check()
   })
 
@@ -283,7 +284,7 @@ describe('bounds', () => {
     const unknown: Toggles = {}
     for (let i = 0; i < 2500; i++) unknown[`unknown-${i}`] = { yes: 1, no: 1 }
     for (let i = 0; i < 20; i++) expectOk(await report(token, `app-${i}`, unknown), 202)
-    expect(api.services.metrics.sizes).toMatchObject({ usageRows: 0, usageGroups: 0, variantCounters: 0 })
+    expect(api.services.metrics.sizes).toMatchObject({ usageRows: 0, usageSeries: 0, variantCounters: 0 })
     const variants: Record<string, number> = {}
     for (let i = 0; i < 3000; i++) variants[`variant-${i}`] = 1
     variants[`${'x'.repeat(USAGE_LIMITS.variantNameLength + 1)}`] = 1
@@ -299,7 +300,7 @@ describe('bounds', () => {
   })
 
   test('at the row cap new rows are dropped while existing rows keep counting; the variant-counter cap holds over all rows', async () => {
-    USAGE_LIMITS.rows = 5
+    USAGE_LIMITS.series = 5
     USAGE_LIMITS.variantCounters = 7
     await api.newFlag('default', 'alpha')
     const token = await sdkToken('client')
@@ -443,7 +444,7 @@ describe('usage belongs to the flag, not to its name (issue 18 item 4)', () => {
       expect(await seenOf('alpha')).toEqual([null, null, null])
       for (const app of ['web', 'batch'])
         expect((await api.get<App>(`/api/admin/metrics/applications/${app}`)).body.seenToggles).toEqual([])
-      expect(Object.values(api.services.store.state.flagUsage).filter(row => row.featureName === 'alpha')).toEqual([])
+      expect(usageRows(api.services.store.state.flagUsage).filter(row => row.featureName === 'alpha')).toEqual([])
 
       // Its own reports count from nothing, seen no earlier than it was made.
       expectOk(await report(token, 'web', { alpha: { yes: 1, no: 0 } }), 202)
@@ -475,7 +476,7 @@ describe('usage belongs to the flag, not to its name (issue 18 item 4)', () => {
     expectOk(await report(token, 'web', { alpha: { yes: 1, no: 0 } }), 202)
     await api.services.metrics.flush()
     expect((await usageOf('alpha')).body.lastHourUsage.map(({ yes, no }) => [yes, no])).toEqual([[1, 0]])
-    const rows = Object.values(api.services.store.state.flagUsage)
+    const rows = usageRows(api.services.store.state.flagUsage)
     expect(rows.map(({ yes, no }) => [yes, no])).toEqual([[1, 0]])
     const flag = (await api.getFlag('default', 'alpha')).body
     expect(rows[0].flagCreatedAt).toBe(flag.createdAt!)

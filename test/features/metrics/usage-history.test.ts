@@ -3,7 +3,9 @@
  * hours, read at Unleash's GET /api/admin/client-metrics/features/:name/raw?hoursBack=1..48; its
  * caps, its pruning, a restart on the files and two instances on one PostgreSQL database.
  */
-import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
+import { usageRows } from '../../../src/features/metrics/metrics.records'
+import { afterEach, describe, expect, test } from 'bun:test'
+import { at, brief, usageHelpers } from './usage-history.setup'
 import { USAGE_LIMITS } from '../../../src/features/metrics/usage-table'
 import { type Api, expectError, expectOk, freshApiPerTest, makeApi, tempDir, waitFor } from '../../helpers'
 import { freshDatabase, ON_POSTGRES } from '../../test-store'
@@ -11,47 +13,7 @@ import { freshDatabase, ON_POSTGRES } from '../../test-store'
 let api: Api
 freshApiPerTest(fresh => (api = fresh))
 
-interface Row {
-  featureName: string
-  appName: string
-  environment: string
-  timestamp: string
-  yes: number
-  no: number
-  variants: Record<string, number>
-}
-interface History {
-  version: number
-  maturity: string
-  featureName: string
-  data: Row[]
-}
-
-const HOUR = 3_600_000
-const START = Date.parse('2026-03-01T10:30:00.000Z')
-const at = (hours: number) => setSystemTime(new Date(START + hours * HOUR))
-
-async function clientToken(environment = 'development', projects = ['*'], on = api): Promise<string> {
-  const name = `sdk-${Math.random().toString(36).slice(2, 10)}`
-  const response = await on.createToken({ tokenName: name, type: 'client', projects, environment })
-  expect(response.status).toBe(201)
-  return response.body.secret
-}
-
-const report = (token: string, appName: string, toggles: Record<string, unknown>, on = api) =>
-  on.post(
-    '/api/client/metrics',
-    { appName, instanceId: `${appName}-1`, bucket: { start: 0, stop: 0, toggles } },
-    { token },
-  )
-
-const history = (flag: string, hoursBack?: string | number, on = api, token?: string) =>
-  on.get<History>(
-    `/api/admin/client-metrics/features/${flag}/raw${hoursBack === undefined ? '' : `?hoursBack=${hoursBack}`}`,
-    token ? { token } : {},
-  )
-const brief = (rows: Row[]) =>
-  rows.map(row => [row.timestamp.slice(11, 13), row.environment, row.appName, row.yes, row.no])
+const { clientToken, report, history } = usageHelpers(() => api)
 
 describe('hourly rows', () => {
   test('one row per hour, environment and application, oldest first; hoursBack picks the hours, 1 by default', async () => {
@@ -159,7 +121,7 @@ describe('caps', () => {
   })
 
   test('past the rows in total nothing new of the same hour is kept; a later hour takes the place of the oldest', async () => {
-    USAGE_LIMITS.rows = 4
+    USAGE_LIMITS.series = 4
     await api.newFlag('default', 'alpha')
     await api.newFlag('default', 'beta')
     const token = await clientToken()
@@ -174,7 +136,7 @@ describe('caps', () => {
     expect((await history('alpha', 2)).body.data).toEqual([])
     expect(brief((await history('beta', 2)).body.data).map(row => [row[0], row[2]])).toEqual([['11', 'a9']])
     await api.services.metrics.flush()
-    expect(Object.values(api.services.store.state.flagUsage).map(row => row.appName)).toEqual(['a9'])
+    expect(usageRows(api.services.store.state.flagUsage).map(row => row.appName)).toEqual(['a9'])
   })
 })
 
