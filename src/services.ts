@@ -95,6 +95,13 @@ import { DEFAULT_SESSION_OPTIONS, SessionsService, type SessionOptions } from '.
 import { UsersService } from './features/users/users.service'
 import { LoginThrottle } from './features/users/login-throttle'
 import { SecretHasher } from './features/tokens/secret-hash'
+import {
+  personalTokensController,
+  serviceAccountsController,
+} from './features/personal-tokens/personal-tokens.controller'
+import { personalTokensCollection, serviceAccountsCollection } from './features/personal-tokens/personal-tokens.records'
+import { PersonalTokensService } from './features/personal-tokens/personal-tokens.service'
+import { ServiceAccountsService } from './features/personal-tokens/service-accounts.service'
 
 export { EVENTS_FILE, JOURNAL_FILE, KEY_FILE, STATE_FILE }
 
@@ -168,6 +175,13 @@ export const FEATURES: readonly Feature[] = [
     controllers: (s, auth) => [usersController(s.users, auth), sessionsController(s.sessions, auth)],
   },
   { controllers: (s, auth) => [ofrepController(s.scopes, auth, s.streaming, s.ofrepChannels)] },
+  {
+    collections: [personalTokensCollection, serviceAccountsCollection],
+    controllers: (s, auth) => [
+      personalTokensController(s.personalTokens, auth),
+      serviceAccountsController(s.serviceAccounts, s.personalTokens, auth),
+    ],
+  },
 ]
 
 /** The collections of the state document, from the features that own them. */
@@ -329,6 +343,8 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     playground: new PlaygroundService(store),
     users,
     sessions: new SessionsService(store, users, session, new LoginThrottle(session.throttle, store.log.failures)),
+    personalTokens: new PersonalTokensService(store),
+    serviceAccounts: new ServiceAccountsService(store),
   }
 }
 

@@ -168,6 +168,8 @@ describe('the import graph of src/', () => {
       'clientInstances',
       'users',
       'sessions',
+      'personalTokens',
+      'serviceAccounts',
     ])
     const named: string[] = []
     for (const file of files.filter(file => folderOf(file) === 'storage')) {

@@ -80,6 +80,15 @@ const CREATED_AS: Record<string, string> = {
 /** Parameters whose value is a property of the body that created them, not of the answer (a legal value is answered inside its field). */
 const FROM_BODY: Record<string, string> = { legalValue: 'value' }
 
+/** Personal access tokens are a person's: a user is made and signed in, once per world. */
+const asPerson = async (world: World) => {
+  if (world.session) return
+  const login = { username: 'examples-pat-person', password: 'Correct-horse-7' }
+  await world.call('POST', '/api/admin/user-admin', { ...login, rootRole: 'Viewer' })
+  const signedIn = await world.api.post('/auth/simple/login', login, { token: null })
+  world.session = (signedIn.headers.get('set-cookie') ?? '').split(';')[0]
+}
+
 /** What an operation needs beyond its path and the flags its body names. */
 const archiveNamed = async (world: World, body: any) => {
   for (const name of body.features)
@@ -136,6 +145,9 @@ const PREPARE: Record<string, (world: World, body: any) => Promise<void>> = {
     )
     world.query = new URL(bulk.body.eventStreams[0].endpoint.requestUri, 'http://localhost').search
   },
+  getPats: asPerson,
+  createPat: asPerson,
+  deletePat: asPerson,
   ofrepEvaluateFlag: async world => {
     if (!world.api.services.store.reader.get('flags', 'checkout'))
       await world.call('POST', '/api/admin/projects/default/features', { name: 'checkout' })

@@ -160,6 +160,11 @@ const SERVICE_WIDE: Record<string, 'redirect' | 'public' | 'global' | 'filtered'
   // Users are people over the whole service: only tokens over all projects manage them.
   '/api/admin/user-admin': 'all-projects-only',
   '/api/admin/user-admin/:id': 'all-projects-only',
+  // Service accounts are over the whole service, and need ADMIN.
+  '/api/admin/service-account': 'all-projects-only',
+  '/api/admin/service-account/:id/token': 'all-projects-only',
+  // A person's own tokens: an API token is no person (403), whatever its projects.
+  '/api/admin/user/tokens': 'all-projects-only',
   // The caller itself (the token as an API user).
   '/api/admin/user': 'global',
 }

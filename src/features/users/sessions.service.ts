@@ -53,6 +53,7 @@ function sessionUser(state: StateReader, id: string, now: number): UserRecord {
     throw new AuthenticationRequired(`The session expired at ${session.expiresAt}; sign in again`)
   const user = state.get('users', String(session.userId))
   if (!user) throw new AuthenticationRequired('The user of this session no longer exists')
+  if (user.disabled) throw new AuthenticationRequired('The user of this session was disabled')
   return user
 }
 
@@ -101,6 +102,7 @@ export class SessionsService {
       await this.throttle.settle(attempt, ok)
     }
     if (!ok || !user) throw new AuthenticationRequired('Wrong username or password')
+    if (user.disabled) throw new AuthenticationRequired('This user was disabled by an admin')
     const secret = randomBytes(32).toString('base64url')
     const signedIn = user
     const expiresAt = new Date(Date.now() + this.options.ttlMs).toISOString()
