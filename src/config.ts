@@ -1,4 +1,6 @@
 /** Every setting the service reads, from the environment, validated in one place. */
+import { ssoFromEnvironment } from './features/sso/sso.env'
+import type { SsoEnvironment } from './features/sso/sso.settings'
 import { resolve } from 'node:path'
 import { LOG_LEVELS, type LogLevel } from './log'
 import { passwordProblem } from './features/users/passwords'
@@ -42,6 +44,12 @@ export interface Config {
   sessionTtlHours: number
   /** `SECURE_COOKIES`: mark the session cookie Secure even when the request did not come over HTTPS (behind a TLS proxy that does not say so). */
   secureCookies: boolean
+  /**
+   * Single sign-on from the environment (features/sso/sso.env.ts): `OIDC_*` (which then win over the
+   * API), `PASSWORD_SIGN_IN=on` (password sign-in stays on, the way back for a locked-out admin),
+   * `UNLEASH_URL` (the public address the redirect URI is made from).
+   */
+  sso: SsoEnvironment
   /** `STREAMING_MAX_STREAMS`: client API streams held at once; more are told to poll (10,000). */
   streamingMaxStreams: number
   /** `STREAMING_MAX_STREAMS_PER_TOKEN`: streams one token holds at once; more are told to poll (1,000). */
@@ -117,6 +125,14 @@ function boolean(env: Record<string, string | undefined>, key: string, fallback:
 /** Admin secrets look like Unleash's: `*:*.` followed by at least 16 characters. */
 export const ADMIN_SECRET_PATTERN = /^\*:\*\.[A-Za-z0-9_-]{16,128}$/
 
+function sso(env: Record<string, string | undefined>): SsoEnvironment {
+  try {
+    return ssoFromEnvironment(env)
+  } catch (error) {
+    throw new ConfigError((error as Error).message)
+  }
+}
+
 export function readConfig(env: Record<string, string | undefined>, cwd = process.cwd()): Config {
   const initAdminTokens = (env.INIT_ADMIN_API_TOKENS ?? '')
     .split(',')
@@ -147,6 +163,7 @@ export function readConfig(env: Record<string, string | undefined>, cwd = proces
     defaultAdminPassword: defaultAdminPassword(env.UNLEASH_DEFAULT_ADMIN_PASSWORD),
     sessionTtlHours: integer(env, 'SESSION_TTL_HOURS', 48, 1, 24 * 365),
     secureCookies: boolean(env, 'SECURE_COOKIES', false),
+    sso: sso(env),
     streamingMaxStreams: integer(env, 'STREAMING_MAX_STREAMS', 10_000, 0, 1_000_000),
     streamingMaxStreamsPerToken: integer(env, 'STREAMING_MAX_STREAMS_PER_TOKEN', 1000, 0, 1_000_000),
     streamingMaxStreamsPerAddress: integer(env, 'STREAMING_MAX_STREAMS_PER_ADDRESS', 20, 0, 1_000_000),

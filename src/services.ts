@@ -102,6 +102,10 @@ import {
 import { personalTokensCollection, serviceAccountsCollection } from './features/personal-tokens/personal-tokens.records'
 import { PersonalTokensService } from './features/personal-tokens/personal-tokens.service'
 import { ServiceAccountsService } from './features/personal-tokens/service-accounts.service'
+import { ssoController, ssoSettingsController } from './features/sso/sso.controller'
+import { ssoIdentitiesCollection, ssoSettingsCollection } from './features/sso/sso.records'
+import { SsoService } from './features/sso/sso.service'
+import { SsoSettings, type SsoEnvironment } from './features/sso/sso.settings'
 
 export { EVENTS_FILE, JOURNAL_FILE, KEY_FILE, STATE_FILE }
 
@@ -181,6 +185,10 @@ export const FEATURES: readonly Feature[] = [
       personalTokensController(s.personalTokens, auth),
       serviceAccountsController(s.serviceAccounts, s.personalTokens, auth),
     ],
+  },
+  {
+    collections: [ssoSettingsCollection, ssoIdentitiesCollection],
+    controllers: (s, auth) => [ssoController(s.sso, auth), ssoSettingsController(s.sso, auth)],
   },
 ]
 
@@ -281,6 +289,8 @@ export interface ServiceOptions {
   metricsClock?: () => Date
   /** Sessions' lifetime and cookie settings, and the sign-in throttle's limits. */
   session?: SessionOptions
+  /** Single sign-on's settings from the environment (`OIDC_*`, `PASSWORD_SIGN_IN`, `UNLEASH_URL`). */
+  sso?: SsoEnvironment
   /** Client API streams: the cap and the heartbeat (`STREAMING_MAX_STREAMS`, `STREAMING_HEARTBEAT_MS`). */
   streaming?: StreamingOptions
   /** Changed records kept for resuming streams and delta polls (`STREAMING_BUFFER_CHANGES`). */
@@ -309,6 +319,14 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
   // The frontend API and OFREP evaluate the same compiled scopes.
   const scopes = new CompiledScopes(store)
   const streaming = new StreamingService(store, changes, options.streaming ?? DEFAULT_STREAMING)
+  const ssoSettings = new SsoSettings(store, options.sso)
+  const sessions = new SessionsService(
+    store,
+    users,
+    session,
+    new LoginThrottle(session.throttle, store.log.failures),
+    () => ssoSettings.passwordSignInOff(),
+  )
   return {
     store,
     patterns,
@@ -342,7 +360,8 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     frontend: new FrontendService(scopes),
     playground: new PlaygroundService(store),
     users,
-    sessions: new SessionsService(store, users, session, new LoginThrottle(session.throttle, store.log.failures)),
+    sessions,
+    sso: new SsoService(store, ssoSettings, sessions),
     personalTokens: new PersonalTokensService(store),
     serviceAccounts: new ServiceAccountsService(store),
   }

@@ -170,6 +170,8 @@ describe('the import graph of src/', () => {
       'sessions',
       'personalTokens',
       'serviceAccounts',
+      'ssoSettings',
+      'ssoIdentities',
     ])
     const named: string[] = []
     for (const file of files.filter(file => folderOf(file) === 'storage')) {

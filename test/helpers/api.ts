@@ -316,6 +316,7 @@ export async function makeApi(
     searchCacheDir: options.searchCacheDir,
     search: options.search,
     session: options.session,
+    sso: options.sso,
   })
   const app = createApp(
     services,

@@ -1,0 +1,165 @@
+/**
+ * Single sign-on's settings: OpenID Connect's (Unleash's `/api/admin/auth/oidc/settings` fields,
+ * plus `rootRoleMapping`) and whether password sign-in is switched off. Settings given by
+ * environment variables at start win over the stored ones: the API then answers them and refuses
+ * to change them. `PASSWORD_SIGN_IN=on` at start lets passwords in whatever is stored: the way back
+ * for an admin locked out by a provider that no longer works.
+ */
+import { ConflictError, ValidationError } from '../../errors'
+import type { Store } from '../../storage/store'
+import { actorOf, type Caller } from '../tokens/permissions'
+import type { OidcSettings, SsoSettingsRecord } from './sso.records'
+
+export const DEFAULT_OIDC: OidcSettings = {
+  enabled: false,
+  discoverUrl: '',
+  clientId: '',
+  secret: '',
+  autoCreate: false,
+  emailDomains: '',
+  defaultRootRole: 'viewer',
+  enableSingleSignOut: false,
+  enableGroupSyncing: false,
+  groupJsonPath: 'groups',
+  addGroupsScope: false,
+  idTokenSigningAlgorithm: 'RS256',
+  acrValues: '',
+  extraScopes: '',
+  rootRoleMapping: [],
+}
+
+/** What the environment sets at start (`sso.env.ts`). */
+export interface SsoEnvironment {
+  /** OIDC_* variables, when any is set: they replace the stored settings whole. */
+  oidc: OidcSettings | null
+  /** `PASSWORD_SIGN_IN=on`: password sign-in stays on whatever is stored. */
+  passwordSignInForced: boolean
+  /** `UNLEASH_URL`: the service's public address, for the redirect URI; else the request's origin. */
+  publicUrl: string | null
+}
+
+export const NO_SSO_ENVIRONMENT: SsoEnvironment = { oidc: null, passwordSignInForced: false, publicUrl: null }
+
+const EMPTY: SsoSettingsRecord = { oidc: null, passwordSignInDisabled: false }
+const KEY = 'settings'
+
+/** The settings as the API answers them: never the secret. */
+export type OidcSettingsView = Omit<OidcSettings, 'secret' | 'defaultRootRole' | 'rootRoleMapping'> & {
+  defaultRootRole: string
+  rootRoleMapping: { group: string; rootRole: string }[]
+  hasSecret: boolean
+  setByEnvironment: boolean
+}
+
+const ROLE_NAMES = { admin: 'Admin', editor: 'Editor', viewer: 'Viewer' } as const
+
+export function roleFrom(sent: unknown, path: string): OidcSettings['defaultRootRole'] {
+  const lower = String(sent).toLowerCase()
+  if (lower === 'admin' || lower === 'editor' || lower === 'viewer') return lower
+  throw ValidationError.at(path, `must be Admin, Editor or Viewer, got ${JSON.stringify(sent)}`)
+}
+
+export type OidcSettingsInput = Partial<
+  Omit<OidcSettings, 'defaultRootRole' | 'rootRoleMapping'> & {
+    defaultRootRole: string
+    rootRoleMapping: { group: string; rootRole: string }[]
+  }
+>
+
+export class SsoSettings {
+  constructor(
+    private readonly store: Pick<Store, 'reader' | 'transact'>,
+    readonly environment: SsoEnvironment = NO_SSO_ENVIRONMENT,
+  ) {}
+
+  private stored(): SsoSettingsRecord {
+    return this.store.reader.get('ssoSettings', KEY) ?? EMPTY
+  }
+
+  /** The OpenID Connect settings in force: the environment's, else the stored ones, else the defaults. */
+  oidc(): OidcSettings {
+    return this.environment.oidc ?? this.stored().oidc ?? DEFAULT_OIDC
+  }
+
+  oidcView(): OidcSettingsView {
+    const { secret, defaultRootRole, rootRoleMapping, ...rest } = this.oidc()
+    return {
+      ...rest,
+      defaultRootRole: ROLE_NAMES[defaultRootRole],
+      rootRoleMapping: rootRoleMapping.map(entry => ({ group: entry.group, rootRole: ROLE_NAMES[entry.rootRole] })),
+      hasSecret: secret !== '',
+      setByEnvironment: this.environment.oidc !== null,
+    }
+  }
+
+  /** Whether password sign-in is refused now. */
+  passwordSignInOff(): boolean {
+    return !this.environment.passwordSignInForced && this.stored().passwordSignInDisabled
+  }
+
+  /** Changes what `input` names; a secret left out (or empty) keeps the stored one. */
+  async updateOidc(input: OidcSettingsInput, caller: Caller): Promise<OidcSettingsView> {
+    if (this.environment.oidc !== null)
+      throw new ConflictError(
+        'OpenID Connect is set by environment variables (OIDC_*) at start, which win over the API: change them there',
+      )
+    const { defaultRootRole, rootRoleMapping, secret, ...plain } = input
+    await this.store.transact(actorOf(caller), tx => {
+      const before = tx.get('ssoSettings', KEY) ?? EMPTY
+      const current = before.oidc ?? DEFAULT_OIDC
+      const next: OidcSettings = {
+        ...current,
+        ...plain,
+        secret: secret ? secret : current.secret,
+        defaultRootRole:
+          defaultRootRole === undefined ? current.defaultRootRole : roleFrom(defaultRootRole, '/defaultRootRole'),
+        rootRoleMapping:
+          rootRoleMapping === undefined
+            ? current.rootRoleMapping
+            : rootRoleMapping.map((entry, index) => ({
+                group: entry.group,
+                rootRole: roleFrom(entry.rootRole, `/rootRoleMapping/${index}/rootRole`),
+              })),
+      }
+      checkOidc(next)
+      if (!next.enabled && before.passwordSignInDisabled)
+        throw new ConflictError(
+          'Password sign-in is switched off: switch it back on before switching OpenID Connect off',
+        )
+      tx.put('ssoSettings', KEY, { ...before, oidc: next })
+    })
+    return this.oidcView()
+  }
+
+  /** `PUT /api/admin/auth/simple/settings`: switching passwords off needs single sign-on to be on. */
+  async setPasswordSignIn(disabled: boolean, caller: Caller): Promise<{ disabled: boolean }> {
+    await this.store.transact(actorOf(caller), tx => {
+      const before = tx.get('ssoSettings', KEY) ?? EMPTY
+      const oidc = this.environment.oidc ?? before.oidc
+      if (disabled && !oidc?.enabled)
+        throw ValidationError.at(
+          '/disabled',
+          'Password sign-in can only be switched off while OpenID Connect is on: nobody could sign in',
+        )
+      tx.put('ssoSettings', KEY, { ...before, passwordSignInDisabled: disabled })
+    })
+    return { disabled: this.passwordSignInOff() }
+  }
+}
+
+/** Enabled settings must name a provider and a client; the discovery URL must be http(s). */
+export function checkOidc(settings: OidcSettings): void {
+  if (settings.discoverUrl !== '') {
+    let url: URL | undefined
+    try {
+      url = new URL(settings.discoverUrl)
+    } catch {}
+    if (!url || !['http:', 'https:'].includes(url.protocol))
+      throw ValidationError.at('/discoverUrl', 'must be an http or https URL (the issuer, or its discovery document)')
+  }
+  if (settings.enabled && (settings.discoverUrl === '' || settings.clientId === ''))
+    throw ValidationError.at(
+      settings.discoverUrl === '' ? '/discoverUrl' : '/clientId',
+      'OpenID Connect needs discoverUrl and clientId to be enabled',
+    )
+}
