@@ -1,6 +1,6 @@
 /** Every setting the service reads, from the environment, validated in one place. */
 import { ssoFromEnvironment } from './features/sso/sso.env'
-import type { SsoEnvironment } from './features/sso/sso.settings'
+import type { SsoEnvironment } from './features/sso/sso.options'
 import { resolve } from 'node:path'
 import { LOG_LEVELS, type LogLevel } from './log'
 import { passwordProblem } from './features/users/passwords'

@@ -105,7 +105,8 @@ import { ServiceAccountsService } from './features/personal-tokens/service-accou
 import { ssoController, ssoSettingsController } from './features/sso/sso.controller'
 import { ssoIdentitiesCollection, ssoSettingsCollection } from './features/sso/sso.records'
 import { SsoService } from './features/sso/sso.service'
-import { SsoSettings, type SsoEnvironment } from './features/sso/sso.settings'
+import { SsoSettings } from './features/sso/sso.settings'
+import type { SsoEnvironment } from './features/sso/sso.options'
 
 export { EVENTS_FILE, JOURNAL_FILE, KEY_FILE, STATE_FILE }
 

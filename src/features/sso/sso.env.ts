@@ -2,7 +2,7 @@
  * Single sign-on's environment variables, read at start (config.ts). Any `OIDC_*` variable set
  * makes the environment the source of the OpenID Connect settings, which the API then cannot change.
  */
-import { checkOidc, DEFAULT_OIDC, roleFrom, type SsoEnvironment } from './sso.settings'
+import { checkOidc, DEFAULT_OIDC, roleFrom, type SsoEnvironment } from './sso.options'
 import type { OidcSettings } from './sso.records'
 
 const STRINGS = {

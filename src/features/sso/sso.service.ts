@@ -80,6 +80,9 @@ export class SsoService {
       settings.secret ? undefined : client.None(),
     )
     if (insecure) client.allowInsecureRequests(config)
+    // The ID token's signature too, against the provider's published keys: by default openid-client
+    // trusts a token fetched from the token endpoint over TLS without it.
+    client.enableNonRepudiationChecks(config)
     return config
   }
 
@@ -168,7 +171,7 @@ export class SsoService {
     try {
       const user = await this.store.transact(SYSTEM_ACTOR, tx => personFor(tx, vouched, settings))
       const { cookie } = await this.sessions.open(user, request)
-      return { status: 200, location: flow.back, cookies: [clear, cookie], message: 'Signed in.' }
+      return { status: 200, location: marked(flow.back), cookies: [clear, cookie], message: 'Signed in.' }
     } catch (error) {
       if (error instanceof SsoRefusal) return refuse(403, error.message)
       if (error instanceof Error && error.name === 'AuthenticationRequired') return refuse(403, error.message)
@@ -233,6 +236,13 @@ export class SsoService {
       this.settings.environment.publicUrl?.startsWith('https:')
     return `${FLOW_COOKIE}=${value}; Path=${basePath}/auth/oidc; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${https ? '; Secure' : ''}`
   }
+}
+
+/** The path to go back to, marked `signed-in` for the console (which otherwise does not ask who is signed in). */
+function marked(path: string): string {
+  const url = new URL(path, 'http://service')
+  url.searchParams.set('signed-in', 'sso')
+  return url.pathname + url.search + url.hash
 }
 
 function describe(error: unknown): string {

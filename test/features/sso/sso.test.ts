@@ -166,7 +166,7 @@ describe('the state of a sign-in', () => {
       const flow = started.headers.getSetCookie()[0]!.split(';')[0]!
       const back = await provider.signIn(started.headers.get('location')!, 'hal')
       const answer = await callback(api, back, flow)
-      expect(answer.text).toContain(`content="0;url=${expected}"`)
+      expect(answer.text).toContain(`content="0;url=${expected}?signed-in=sso"`)
     }
   })
 })
