@@ -60,7 +60,9 @@ function domainAllowed(email: string, domains: string): boolean {
 export function personFor(tx: Tx, vouched: Vouched, settings: OidcSettings): UserRecord {
   const id = `${vouched.issuer} ${vouched.subject}`
   const { claims } = vouched
-  const email = typeof claims.email === 'string' && claims.email_verified === true ? claims.email.trim() : null
+  // Entra ID sends no email_verified; its xms_edov says the tenant verified the email's domain.
+  const verified = claims.email_verified === true || claims.xms_edov === true || claims.xms_edov === '1'
+  const email = typeof claims.email === 'string' && verified ? claims.email.trim() : null
   const byEmail = (address: string) =>
     tx
       .values('users')
