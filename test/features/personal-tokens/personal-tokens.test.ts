@@ -172,4 +172,21 @@ describe('revoked while its writes are in flight', () => {
       expect(enabled).toHaveLength(20 - refused)
     })
   }
+
+  test('the token expiring: the writes committed after its expiry are refused (401), none written', async () => {
+    for (let i = 0; i < 20; i++) await api.newFlag('default', `flag-${i}`)
+    const { pat } = await person('alice', 'Editor', new Date(Date.now() + 60_000).toISOString())
+    const since = api.lastEventId()
+    const toggle = (i: number) => api.toggle('default', `flag-${i}`, 'development', true, withPat(pat))
+    // Half are sent before the clock passes the expiry, half after; each write is decided at its commit.
+    const answers = Array.from({ length: 10 }, (_, i) => toggle(i))
+    setSystemTime(new Date(Date.now() + 61_000))
+    answers.push(...Array.from({ length: 10 }, (_, i) => toggle(10 + i)))
+    const settled = await Promise.all(answers)
+    const refused = refusals(settled, 200, 401, 'AuthenticationRequired')
+    expect(refused).toBeGreaterThan(0)
+    const written = api.eventsSince(since).filter(event => event.createdBy === 'alice')
+    expect(written).toHaveLength(20 - refused)
+    for (const event of written) expect(Date.parse(event.createdAt)).toBeLessThan(Date.parse(pat.expiresAt!))
+  })
 })
