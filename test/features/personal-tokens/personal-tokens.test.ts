@@ -123,6 +123,14 @@ describe('a personal access token', () => {
     expectError(await api.get('/api/admin/projects', withPat(bob.pat)), 401, 'AuthenticationRequired')
   })
 
+  test('the last admin who can sign in cannot be disabled (409), and nothing changes', async () => {
+    const { user } = await person('root', 'Admin')
+    const before = api.lastEventId()
+    expectError(await api.put(`/api/admin/user-admin/${user.id}`, { disabled: true }), 409, 'ConflictError')
+    expect(api.lastEventId()).toBe(before)
+    expect(api.services.store.state.users[String(user.id)]!.disabled).toBeUndefined()
+  })
+
   test('cannot be used on the SDK APIs', async () => {
     const { pat } = await person('alice')
     expectError(await api.get('/api/client/features', withPat(pat)), 403, 'NoAccessError')
