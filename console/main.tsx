@@ -5,7 +5,7 @@
  */
 import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import { call, get, ROLES, whenSignedOut, type User } from './api'
+import { BASE, call, get, ROLES, whenSignedOut, type User } from './api'
 import { ErrorLine, go, useHash } from './ui'
 import { Shell } from './shell'
 import { FlagsPage } from './flags'
@@ -26,7 +26,20 @@ import './theme'
 import './style.css'
 import './shell.css'
 
+/** The ways to sign in the service offers (GET /auth/options). */
+interface SignInOptions {
+  passwordSignIn: boolean
+  oidc: boolean
+  singleSignOut: boolean
+}
+
+const signInOptions = () => get<SignInOptions>('/auth/options')
+
 function SignIn({ onSignedIn, notice }: { onSignedIn: (user: User) => void; notice: string | null }) {
+  const [options, setOptions] = useState<SignInOptions>({ passwordSignIn: true, oidc: false, singleSignOut: false })
+  useEffect(() => {
+    signInOptions().then(setOptions, () => {})
+  }, [])
   const [username, setUsername] = useState('')
   const [password, setPassword] = useState('')
   const [error, setError] = useState<unknown>(null)
@@ -46,7 +59,13 @@ function SignIn({ onSignedIn, notice }: { onSignedIn: (user: User) => void; noti
     <main class="sign-in">
       <h1>Sign in to flagstore</h1>
       {notice && <p role="status">{notice}</p>}
-      <form onSubmit={submit}>
+      {options.oidc && (
+        <a class="btn btn-primary sign-in-sso" href={`${BASE}/auth/oidc/login`}>
+          Sign in with SSO
+        </a>
+      )}
+      {!options.passwordSignIn && !options.oidc && <p role="status">No way to sign in is switched on.</p>}
+      <form onSubmit={submit} hidden={!options.passwordSignIn}>
         <label>
           Username
           <input
@@ -140,6 +159,13 @@ function App() {
   const hash = useHash()
   useEffect(() => {
     whenSignedOut(() => setUser(null))
+    // Back from single sign-on: signed in, with the mark in the address, which is taken off it.
+    const url = new URL(location.href)
+    if (url.searchParams.has('signed-in')) {
+      localStorage.setItem(SIGNED_IN, '1')
+      url.searchParams.delete('signed-in')
+      history.replaceState(null, '', url.href)
+    }
     if (localStorage.getItem(SIGNED_IN) === null) setUser(null)
     else
       get<{ user: User }>('/api/admin/user').then(
@@ -154,6 +180,9 @@ function App() {
   const signOut = async () => {
     await call('POST', '/logout').catch(() => {})
     setUser(null)
+    // With single sign-out, on to the provider's sign-out, which comes back here.
+    const options = await signInOptions().catch(() => null)
+    if (options?.singleSignOut) location.href = `${BASE}/auth/oidc/logout`
   }
   const passwordChanged = () => (
     setNotice('Your password was changed, and every session ended: sign in with the new password.'), setUser(null)

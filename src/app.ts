@@ -37,7 +37,7 @@ export function createApp(
   server: ServerHooks = {},
 ) {
   // A request's caller: its API token, else its session cookie (a signed-in user).
-  const authenticate = requestAuthenticator(services.tokens, services.sessions)
+  const authenticate = requestAuthenticator(services.tokens, services.sessions, [services.personalTokens])
   const auth = authorization(authenticate, name => services.store.reader.get('flags', name)?.project)
   const metrics = new Metrics(services.store, services)
   const basePath = config.basePath ?? ''

@@ -1,4 +1,6 @@
 /** Every setting the service reads, from the environment, validated in one place. */
+import { ssoFromEnvironment } from './features/sso/sso.env'
+import type { SsoEnvironment } from './features/sso/sso.options'
 import { resolve } from 'node:path'
 import { LOG_LEVELS, type LogLevel } from './log'
 import { passwordProblem } from './features/users/passwords'
@@ -42,12 +44,21 @@ export interface Config {
   sessionTtlHours: number
   /** `SECURE_COOKIES`: mark the session cookie Secure even when the request did not come over HTTPS (behind a TLS proxy that does not say so). */
   secureCookies: boolean
-  /** `UNLEASH_URL` (Unleash's name): the service's public URL, for links in integrations' messages; null unset. */
+  /**
+   * `UNLEASH_URL` (Unleash's name): the service's public URL, for links in integrations' messages and
+   * the single sign-on redirect URI (else the request's origin); null unset.
+   */
   publicUrl: string | null
   /** `ADDONS_ALLOW_PRIVATE_TARGETS`: integrations may send to loopback and private addresses (true, for self-hosting). */
   addonsAllowPrivateTargets: boolean
   /** `ADDONS_RETRY_BASE_MS`: an integration's first retry delay (1 s); gaps grow to 3,600 and retries stop after 86,400 of it. */
   addonsRetryBaseMs: number
+  /**
+   * Single sign-on from the environment (features/sso/sso.env.ts): `OIDC_*` (which then win over the
+   * API), `PASSWORD_SIGN_IN=on` (password sign-in stays on, the way back for a locked-out admin),
+   * and the public URL above.
+   */
+  sso: SsoEnvironment
   /** `STREAMING_MAX_STREAMS`: client API streams held at once; more are told to poll (10,000). */
   streamingMaxStreams: number
   /** `STREAMING_MAX_STREAMS_PER_TOKEN`: streams one token holds at once; more are told to poll (1,000). */
@@ -131,7 +142,16 @@ function publicUrl(raw: string | undefined): string | null {
 /** Admin secrets look like Unleash's: `*:*.` followed by at least 16 characters. */
 export const ADMIN_SECRET_PATTERN = /^\*:\*\.[A-Za-z0-9_-]{16,128}$/
 
+function sso(env: Record<string, string | undefined>, url: string | null): SsoEnvironment {
+  try {
+    return ssoFromEnvironment(env, url)
+  } catch (error) {
+    throw new ConfigError((error as Error).message)
+  }
+}
+
 export function readConfig(env: Record<string, string | undefined>, cwd = process.cwd()): Config {
+  const url = publicUrl(env.UNLEASH_URL)
   const initAdminTokens = (env.INIT_ADMIN_API_TOKENS ?? '')
     .split(',')
     .map(secret => secret.trim())
@@ -161,9 +181,10 @@ export function readConfig(env: Record<string, string | undefined>, cwd = proces
     defaultAdminPassword: defaultAdminPassword(env.UNLEASH_DEFAULT_ADMIN_PASSWORD),
     sessionTtlHours: integer(env, 'SESSION_TTL_HOURS', 48, 1, 24 * 365),
     secureCookies: boolean(env, 'SECURE_COOKIES', false),
-    publicUrl: publicUrl(env.UNLEASH_URL),
+    publicUrl: url,
     addonsAllowPrivateTargets: boolean(env, 'ADDONS_ALLOW_PRIVATE_TARGETS', true),
     addonsRetryBaseMs: integer(env, 'ADDONS_RETRY_BASE_MS', 1000, 1, 3_600_000),
+    sso: sso(env, url),
     streamingMaxStreams: integer(env, 'STREAMING_MAX_STREAMS', 10_000, 0, 1_000_000),
     streamingMaxStreamsPerToken: integer(env, 'STREAMING_MAX_STREAMS_PER_TOKEN', 1000, 0, 1_000_000),
     streamingMaxStreamsPerAddress: integer(env, 'STREAMING_MAX_STREAMS_PER_ADDRESS', 20, 0, 1_000_000),

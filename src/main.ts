@@ -140,6 +140,7 @@ async function serve() {
   const services = createServices(store, {
     metricsFlushMs: config.metricsFlushMs,
     session: { ttlMs: config.sessionTtlHours * 3600_000, secureCookies: config.secureCookies },
+    sso: config.sso,
     streaming: {
       maxStreams: config.streamingMaxStreams,
       heartbeatMs: config.streamingHeartbeatMs,

@@ -100,6 +100,18 @@ import { DEFAULT_DISPATCH, Dispatcher, type DispatchOptions } from './features/a
 import { Outbox } from './features/addons/addons.outbox'
 import { ADDON_COLLECTIONS } from './features/addons/addons.records'
 import { AddonsService } from './features/addons/addons.service'
+import {
+  personalTokensController,
+  serviceAccountsController,
+} from './features/personal-tokens/personal-tokens.controller'
+import { personalTokensCollection, serviceAccountsCollection } from './features/personal-tokens/personal-tokens.records'
+import { PersonalTokensService } from './features/personal-tokens/personal-tokens.service'
+import { ServiceAccountsService } from './features/personal-tokens/service-accounts.service'
+import { ssoController, ssoSettingsController } from './features/sso/sso.controller'
+import { ssoIdentitiesCollection, ssoSettingsCollection } from './features/sso/sso.records'
+import { SsoService } from './features/sso/sso.service'
+import { SsoSettings } from './features/sso/sso.settings'
+import type { SsoEnvironment } from './features/sso/sso.options'
 
 export { EVENTS_FILE, JOURNAL_FILE, KEY_FILE, STATE_FILE }
 
@@ -174,6 +186,17 @@ export const FEATURES: readonly Feature[] = [
   },
   { controllers: (s, auth) => [ofrepController(s.scopes, auth, s.streaming, s.ofrepChannels)] },
   { collections: ADDON_COLLECTIONS, controllers: (s, auth) => [addonsController(s.addons, s.addonDispatcher, auth)] },
+  {
+    collections: [personalTokensCollection, serviceAccountsCollection],
+    controllers: (s, auth) => [
+      personalTokensController(s.personalTokens, auth),
+      serviceAccountsController(s.serviceAccounts, s.personalTokens, auth),
+    ],
+  },
+  {
+    collections: [ssoSettingsCollection, ssoIdentitiesCollection],
+    controllers: (s, auth) => [ssoController(s.sso, auth), ssoSettingsController(s.sso, auth)],
+  },
 ]
 
 /** The collections of the state document, from the features that own them. */
@@ -273,6 +296,8 @@ export interface ServiceOptions {
   metricsClock?: () => Date
   /** Sessions' lifetime and cookie settings, and the sign-in throttle's limits. */
   session?: SessionOptions
+  /** Single sign-on's settings from the environment (`OIDC_*`, `PASSWORD_SIGN_IN`, `UNLEASH_URL`). */
+  sso?: SsoEnvironment
   /** Client API streams: the cap and the heartbeat (`STREAMING_MAX_STREAMS`, `STREAMING_HEARTBEAT_MS`). */
   streaming?: StreamingOptions
   /** Changed records kept for resuming streams and delta polls (`STREAMING_BUFFER_CHANGES`). */
@@ -306,6 +331,14 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
   const scopes = new CompiledScopes(store)
   const streaming = new StreamingService(store, changes, options.streaming ?? DEFAULT_STREAMING)
   const outbox = new Outbox(store)
+  const ssoSettings = new SsoSettings(store, options.sso)
+  const sessions = new SessionsService(
+    store,
+    users,
+    session,
+    new LoginThrottle(session.throttle, store.log.failures),
+    () => ssoSettings.passwordSignInOff(),
+  )
   return {
     store,
     patterns,
@@ -339,9 +372,12 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     frontend: new FrontendService(scopes),
     playground: new PlaygroundService(store),
     users,
-    sessions: new SessionsService(store, users, session, new LoginThrottle(session.throttle, store.log.failures)),
     addons: new AddonsService(store, outbox),
     addonDispatcher: new Dispatcher(store, outbox, { ...DEFAULT_DISPATCH, ...options.addons }),
+    sessions,
+    sso: new SsoService(store, ssoSettings, sessions),
+    personalTokens: new PersonalTokensService(store),
+    serviceAccounts: new ServiceAccountsService(store),
   }
 }
 

@@ -48,6 +48,11 @@ export const EVENT_TYPES = [
   'user-created',
   'user-updated',
   'user-deleted',
+  'pat-created',
+  'pat-deleted',
+  'service-account-created',
+  'service-account-updated',
+  'service-account-deleted',
   'segment-created',
   'segment-updated',
   'segment-deleted',
@@ -204,6 +209,16 @@ export const events = {
   userCreated: (data: object): NewEvent => ({ type: 'user-created', data }),
   userUpdated: (data: object, preData: object): NewEvent => ({ type: 'user-updated', data, preData }),
   userDeleted: (preData: object): NewEvent => ({ type: 'user-deleted', preData }),
+  /** A personal access token's events name its owner and description, never its secret. */
+  patCreated: (data: object): NewEvent => ({ type: 'pat-created', data }),
+  patDeleted: (preData: object): NewEvent => ({ type: 'pat-deleted', preData }),
+  serviceAccountCreated: (data: object): NewEvent => ({ type: 'service-account-created', data }),
+  serviceAccountUpdated: (data: object, preData: object): NewEvent => ({
+    type: 'service-account-updated',
+    data,
+    preData,
+  }),
+  serviceAccountDeleted: (preData: object): NewEvent => ({ type: 'service-account-deleted', preData }),
 
   /** `project` is the segment's project, null for a global segment. */
   segmentCreated: (project: string | null, data: object): NewEvent => ({ type: 'segment-created', project, data }),

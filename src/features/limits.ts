@@ -26,6 +26,9 @@ export const LIMITS = {
   dependenciesPerFlag: { max: 10, what: 'dependencies per flag' },
   /** Unleash allows 2,000; authentication is one lookup whatever the number. */
   apiTokens: { max: 10_000, what: 'API tokens' },
+  /** A person or service account lists all theirs on one page. */
+  personalTokensPerOwner: { max: 50, what: 'personal access tokens per user or service account' },
+  serviceAccounts: { max: 1000, what: 'service accounts' },
   /** Live and archived, in all projects: the whole state is held in memory. */
   flags: { max: 20_000, what: 'flags (archived included)' },
   /** Unleash's default `projects`. */

@@ -325,6 +325,7 @@ export async function makeApi(
     search: options.search,
     session: options.session,
     addons: options.addons,
+    sso: options.sso,
   })
   const app = createApp(
     services,

@@ -55,12 +55,18 @@ function resolve(schema: Json | undefined): Json | undefined {
 
 const mediaOf = (operation: Operation): Json | undefined => operation.op.requestBody?.content?.['application/json']
 const exampleOf = (operation: Operation): unknown => mediaOf(operation)?.example
-const successOf = (operation: Operation) =>
-  Math.min(
-    ...Object.keys(operation.op.responses)
-      .filter(status => /^2\d\d$/.test(status))
-      .map(Number),
-  )
+/** The lowest 2xx, or for a browser's step that succeeds with a redirect, its 3xx. */
+const successOf = (operation: Operation) => {
+  const statuses = Object.keys(operation.op.responses).map(Number)
+  const ok = statuses.filter(status => status >= 200 && status < 300)
+  return Math.min(...(ok.length > 0 ? ok : statuses.filter(status => status >= 300 && status < 400)))
+}
+
+/**
+ * Operations that need an identity provider to succeed: sent end to end against a real one by
+ * test/features/sso/sso.test.ts (and the Chromium test), not from here.
+ */
+const NEEDS_PROVIDER = new Set(['oidcLogin', 'oidcCallback'])
 
 /** Path parameters no POST creates: those seeded at first start, or fixed by the service. */
 const FALLBACKS: Record<string, string> = {
@@ -81,6 +87,15 @@ const CREATED_AS: Record<string, string> = {
 
 /** Parameters whose value is a property of the body that created them, not of the answer (a legal value is answered inside its field). */
 const FROM_BODY: Record<string, string> = { legalValue: 'value' }
+
+/** Personal access tokens are a person's: a user is made and signed in, once per world. */
+const asPerson = async (world: World) => {
+  if (world.session) return
+  const login = { username: 'examples-pat-person', password: 'Correct-horse-7' }
+  await world.call('POST', '/api/admin/user-admin', { ...login, rootRole: 'Viewer' })
+  const signedIn = await world.api.post('/auth/simple/login', login, { token: null })
+  world.session = (signedIn.headers.get('set-cookie') ?? '').split(';')[0]
+}
 
 /** What an operation needs beyond its path and the flags its body names. */
 const archiveNamed = async (world: World, body: any) => {
@@ -153,6 +168,9 @@ const PREPARE: Record<string, (world: World, body: any) => Promise<void>> = {
       }),
     )
   },
+  getPats: asPerson,
+  createPat: asPerson,
+  deletePat: asPerson,
   ofrepEvaluateFlag: async world => {
     if (!world.api.services.store.reader.get('flags', 'checkout'))
       await world.call('POST', '/api/admin/projects/default/features', { name: 'checkout' })
@@ -305,27 +323,32 @@ describe('the documented examples', () => {
     expect(withBodies.length).toBeGreaterThan(20)
   })
 
-  test.each(operations.map(operation => [operation.label, operation] as const))(
-    '%s: the example, sent as is, gets the documented success status',
-    async (_, operation) => {
-      await fresh(async world => {
-        const { response, path, body } = await world.send(operation)
-        expect({
-          operation: operation.label,
-          path,
-          body,
-          status: response.status,
-          answer: response.status === successOf(operation) ? undefined : response.body,
-        }).toEqual({
-          operation: operation.label,
-          path,
-          body,
-          status: successOf(operation),
-          answer: undefined,
-        })
+  test('the operations left to the single sign-on tests exist', () => {
+    for (const id of NEEDS_PROVIDER) expect(byId(id)).toBeDefined()
+  })
+
+  test.each(
+    operations
+      .filter(operation => !NEEDS_PROVIDER.has(operation.op.operationId))
+      .map(operation => [operation.label, operation] as const),
+  )('%s: the example, sent as is, gets the documented success status', async (_, operation) => {
+    await fresh(async world => {
+      const { response, path, body } = await world.send(operation)
+      expect({
+        operation: operation.label,
+        path,
+        body,
+        status: response.status,
+        answer: response.status === successOf(operation) ? undefined : response.body,
+      }).toEqual({
+        operation: operation.label,
+        path,
+        body,
+        status: successOf(operation),
+        answer: undefined,
       })
-    },
-  )
+    })
+  })
 
   test('the examples of every named schema match the schema', async () => {
     await fresh(async world => {

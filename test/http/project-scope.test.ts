@@ -113,7 +113,7 @@ async function world(withHidden: boolean): Promise<World> {
 }
 
 /** GET routes with no project in their path, and what a token limited to `mine` gets from them. */
-const SERVICE_WIDE: Record<string, 'redirect' | 'public' | 'global' | 'filtered' | 'all-projects-only'> = {
+const SERVICE_WIDE: Record<string, 'redirect' | 'public' | 'global' | 'filtered' | 'all-projects-only' | 'sso-off'> = {
   // No token needed; nothing about projects in them.
   // The console's page and its assets.
   '/': 'public',
@@ -126,6 +126,15 @@ const SERVICE_WIDE: Record<string, 'redirect' | 'public' | 'global' | 'filtered'
   '/swagger/source.json': 'public',
   '/swagger/json': 'public',
   '/swagger/assets/:file': 'public',
+  // Single sign-on in the browser: the ways to sign in; the sign-out goes back to the console;
+  // the sign-in's steps answer a 404 page while single sign-on is off, as it is here.
+  '/auth/options': 'public',
+  '/auth/oidc/logout': 'redirect',
+  '/auth/oidc/login': 'sso-off',
+  '/auth/oidc/callback': 'sso-off',
+  // Single sign-on's settings are over the whole service, and need ADMIN.
+  '/api/admin/auth/oidc/settings': 'all-projects-only',
+  '/api/admin/auth/simple/settings': 'all-projects-only',
   // Shared by every project.
   '/api/admin/environments': 'global',
   '/api/admin/strategies': 'global',
@@ -163,6 +172,11 @@ const SERVICE_WIDE: Record<string, 'redirect' | 'public' | 'global' | 'filtered'
   '/api/admin/addons/:id': 'all-projects-only',
   '/api/admin/addons/:id/events': 'all-projects-only',
   '/api/admin/user-admin/:id': 'all-projects-only',
+  // Service accounts are over the whole service, and need ADMIN.
+  '/api/admin/service-account': 'all-projects-only',
+  '/api/admin/service-account/:id/token': 'all-projects-only',
+  // A person's own tokens: an API token is no person (403), whatever its projects.
+  '/api/admin/user/tokens': 'all-projects-only',
   // The caller itself (the token as an API user).
   '/api/admin/user': 'global',
 }
@@ -296,7 +310,8 @@ describe('a token limited to one project', () => {
         expectError(response, 403, 'NoAccessError')
         continue
       }
-      expect({ path, status: response.status }).toEqual({ path, status: kind === 'redirect' ? 302 : 200 })
+      const status = kind === 'redirect' ? 302 : kind === 'sso-off' ? 404 : 200
+      expect({ path, status: response.status }).toEqual({ path, status })
       const named =
         leaks(response.text) || response.text.includes(`${HIDDEN}-flag`) || response.text.includes(`"${HIDDEN}"`)
       expect({ path, leaks: named }).toEqual({ path, leaks: false })

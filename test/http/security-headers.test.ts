@@ -47,7 +47,7 @@ test('every route that answers HTML carries the page headers, and every answer s
   }
   expect(missing).toEqual([])
   // The pages the service has today are among those found, so the walk cannot pass by finding none.
-  expect(new Set(html)).toEqual(new Set(['/', '/swagger']))
+  expect(new Set(html)).toEqual(new Set(['/', '/swagger', '/auth/oidc/login', '/auth/oidc/callback']))
 })
 
 test('an unknown path, an error and a 404 asset say nosniff too', async () => {

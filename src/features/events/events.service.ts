@@ -74,6 +74,11 @@ const READ_PERMISSION: Partial<Record<EventType, Permission>> = {
   'user-created': 'ADMIN',
   'user-updated': 'ADMIN',
   'user-deleted': 'ADMIN',
+  'pat-created': 'ADMIN',
+  'pat-deleted': 'ADMIN',
+  'service-account-created': 'ADMIN',
+  'service-account-updated': 'ADMIN',
+  'service-account-deleted': 'ADMIN',
 }
 
 export function visibilityOf(caller: Caller): EventVisibility {

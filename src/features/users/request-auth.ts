@@ -11,7 +11,7 @@
  * else is 403 before the route runs.
  */
 import { NoAccessError } from '../../errors'
-import { byToken, type Authenticate } from '../tokens/auth'
+import { byToken, type Authenticate, type Authenticated } from '../tokens/auth'
 import type { TokensService } from '../tokens/tokens.service'
 import type { SessionsService } from './sessions.service'
 
@@ -33,14 +33,28 @@ export function fromOwnOrigin(request: Request): boolean {
   return origin === `${forwardedProto}://${forwardedHost}`
 }
 
+/**
+ * A kind of bearer secret other than an API token (a personal access token): `holds` tells its
+ * secrets from the others by their form, `authenticate` finds its caller or throws 401.
+ */
+export interface BearerSecrets {
+  holds(header: string): boolean
+  authenticate(header: string): Authenticated
+}
+
 export function requestAuthenticator(
   tokens: Pick<TokensService, 'authenticate'>,
   sessions: Pick<SessionsService, 'authenticate'>,
+  others: readonly BearerSecrets[] = [],
 ): Authenticate {
   const token = byToken(tokens)
   return (request, options) => {
+    const header = request.headers.get('authorization')
+    if (header?.trim() && !options?.apiKeyHeader) {
+      for (const kind of others) if (kind.holds(header)) return kind.authenticate(header)
+    }
     // Routes that take X-API-Key are SDK routes: a session never signs in there.
-    if (request.headers.get('authorization')?.trim() || options?.apiKeyHeader) return token(request, options)
+    if (header?.trim() || options?.apiKeyHeader) return token(request, options)
     const caller = sessions.authenticate(request)
     // No session cookie either: the token check gives the usual 401.
     if (caller === null) return token(request)

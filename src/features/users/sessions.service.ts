@@ -28,6 +28,10 @@ export interface SessionOptions {
   throttle?: Partial<ThrottleLimits>
 }
 
+/** The refusal of a password sign-in while it is switched off (single sign-on only). */
+export const PASSWORD_OFF =
+  'Password sign-in is switched off: sign in with single sign-on (an admin can switch it back on, or start the service with PASSWORD_SIGN_IN=on)'
+
 export const DEFAULT_SESSION_OPTIONS: SessionOptions = { ttlMs: 48 * 3600_000, secureCookies: false }
 
 const hashOf = (secret: string) => createHash('sha256').update(secret).digest('hex')
@@ -53,6 +57,7 @@ function sessionUser(state: StateReader, id: string, now: number): UserRecord {
     throw new AuthenticationRequired(`The session expired at ${session.expiresAt}; sign in again`)
   const user = state.get('users', String(session.userId))
   if (!user) throw new AuthenticationRequired('The user of this session no longer exists')
+  if (user.disabled) throw new AuthenticationRequired('The user of this session was disabled')
   return user
 }
 
@@ -79,6 +84,8 @@ export class SessionsService {
     private readonly users: Pick<UsersService, 'findByLogin' | 'record' | 'changePassword'>,
     private readonly options: SessionOptions = DEFAULT_SESSION_OPTIONS,
     throttle?: LoginThrottle,
+    /** Whether password sign-in is switched off now (single sign-on's settings say). */
+    private readonly passwordSignInOff: () => boolean = () => false,
   ) {
     this.throttle = throttle ?? new LoginThrottle(options.throttle)
   }
@@ -88,6 +95,7 @@ export class SessionsService {
    * user and a wrong password. Held back attempts answer 429 without verifying anything.
    */
   async signIn(login: string, password: string, address: string | null, request: Request): Promise<SignedIn> {
+    if (this.passwordSignInOff()) throw new NoAccessError(PASSWORD_OFF, 'NONE')
     const user: UserRecord | undefined = this.users.findByLogin(login)
     // A password longer than any can be is no guess at this person's: counted against the address only.
     const guess = password.length <= PASSWORD_MAX_LENGTH
@@ -101,12 +109,23 @@ export class SessionsService {
       await this.throttle.settle(attempt, ok)
     }
     if (!ok || !user) throw new AuthenticationRequired('Wrong username or password')
+    if (user.disabled) throw new AuthenticationRequired('This user was disabled by an admin')
+    return this.open(user, request)
+  }
+
+  /**
+   * Opens a session for `user`, who has proven who they are (a password, or the identity provider):
+   * the same cookie whichever way they signed in. 401 when the user was deleted or disabled meanwhile.
+   */
+  async open(user: UserRecord, request: Request): Promise<SignedIn> {
     const secret = randomBytes(32).toString('base64url')
     const signedIn = user
     const expiresAt = new Date(Date.now() + this.options.ttlMs).toISOString()
     await this.store.transact({ name: displayName(signedIn), userId: signedIn.id }, tx => {
-      // The user may have been deleted while the password was being verified.
-      if (!tx.get('users', String(signedIn.id))) throw new AuthenticationRequired('Wrong username or password')
+      // The user may have been deleted or disabled while the password was being verified.
+      const now = tx.get('users', String(signedIn.id))
+      if (!now) throw new AuthenticationRequired('Wrong username or password')
+      if (now.disabled) throw new AuthenticationRequired('This user was disabled by an admin')
       const mine: SessionRecord[] = []
       for (const session of tx.values('sessions')) {
         if (Date.parse(session.expiresAt) <= Date.now()) tx.delete('sessions', session.id)
@@ -187,8 +206,8 @@ export class SessionsService {
     const url = new URL(request.url)
     const https =
       url.protocol === 'https:' || request.headers.get('x-forwarded-proto')?.split(',')[0]?.trim() === 'https'
-    // The routes are `<BASE_URI_PATH>/auth/simple/login` and `<BASE_URI_PATH>/logout`: the cookie goes with what is under the prefix.
-    const path = url.pathname.replace(/\/(auth\/simple\/login|logout)$/, '') || '/'
+    // The routes are `<BASE_URI_PATH>/auth/simple/login`, `…/auth/oidc/callback` and `…/logout`: the cookie goes with what is under the prefix.
+    const path = url.pathname.replace(/\/(auth\/simple\/login|auth\/oidc\/callback|logout)$/, '') || '/'
     return `${SESSION_COOKIE}=${value}; Path=${path}; Max-Age=${maxAge}; HttpOnly; SameSite=Strict${this.options.secureCookies || https ? '; Secure' : ''}`
   }
 }

@@ -56,7 +56,7 @@ export function usersController(users: UsersService, auth: Authorization) {
         summary: 'Update a user',
         tags,
         description:
-          'Email, name and root role. The last admin, or the last admin who can sign in (has a password), cannot be demoted (409). Records user-updated.',
+          'Email, name, root role, and disabled (which ends the sessions and stops the personal tokens and sign-in of the user). The last admin, or the last admin who can sign in (has a password), cannot be demoted or disabled (409). Records user-updated.',
       },
     })
     .delete(

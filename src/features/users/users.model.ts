@@ -13,11 +13,14 @@ export const User = t.Object(
     rootRole: Integer({ description: "Root role, by Unleash's ids: 1 Admin, 2 Editor, 3 Viewer" }),
     createdAt: t.String({ description: 'Creation time (empty for an API token)' }),
     isAPI: t.Boolean({ description: 'true when the caller is an API token rather than a person' }),
+    disabled: t.Optional(
+      t.Boolean({ description: 'Present and true when an admin disabled the user: no sign-in, no credential holds' }),
+    ),
   },
   { description: 'A user, without any password' },
 )
 
-const RootRole = t.Object(
+export const RootRole = t.Object(
   {
     id: Integer({ description: 'Role id, as rootRole' }),
     name: t.String({ description: 'Admin, Editor or Viewer' }),
@@ -81,6 +84,11 @@ export const UpdateUser = t.Object(
     ),
     name: t.Optional(t.String({ description: 'New full name; empty removes it', maxLength: 1000 })),
     rootRole: t.Optional(roleField),
+    disabled: t.Optional(
+      t.Boolean({
+        description: "true ends the user's sessions and stops their personal tokens and sign-in; false lets them back",
+      }),
+    ),
   },
   { description: 'What to change; what is left out stays', examples: [{ name: 'Alice Liddell', rootRole: 'Viewer' }] },
 )

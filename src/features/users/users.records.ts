@@ -16,6 +16,8 @@ export const UserRecordSchema = Type.Object({
   /** Argon2id in PHC form (Bun.password); null: the user cannot sign in until a password is set. */
   passwordHash: Nullable(Type.String()),
   createdAt: Timestamp,
+  /** Set by an admin: the user cannot sign in (by password or single sign-on) and no credential of theirs holds. */
+  disabled: Type.Optional(Type.Boolean()),
 })
 export type UserRecord = Static<typeof UserRecordSchema>
 export type RootRole = UserRecord['rootRole']

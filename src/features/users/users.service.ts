@@ -52,6 +52,7 @@ export interface UserView {
   rootRole: number
   createdAt: string
   isAPI: boolean
+  disabled?: boolean
 }
 
 export function viewOf(user: UserRecord): UserView {
@@ -63,6 +64,7 @@ export function viewOf(user: UserRecord): UserView {
     rootRole: roleId(user.rootRole),
     createdAt: user.createdAt,
     isAPI: false,
+    ...(user.disabled ? { disabled: true } : {}),
   }
 }
 
@@ -111,6 +113,7 @@ export interface UpdateUserInput {
   email?: string
   name?: string
   rootRole?: string | number
+  disabled?: boolean
 }
 
 function checkedPassword(password: string, path = '/password'): string {
@@ -210,11 +213,16 @@ export class UsersService {
         name: input.name === undefined ? before.name : input.name.trim() || null,
         rootRole: rootRole ?? before.rootRole,
       }
+      if (input.disabled === true) after.disabled = true
+      else if (input.disabled === false) delete after.disabled
       if (after.username === null && after.email === null)
         throw ValidationError.at('/email', 'A user without a username needs an email')
       this.checkUnique(tx, after)
-      if (before.rootRole === 'admin' && after.rootRole !== 'admin') this.keepAnAdmin(tx, before)
+      const leavesAdmins =
+        before.rootRole === 'admin' && (after.rootRole !== 'admin' || (after.disabled && !before.disabled))
+      if (leavesAdmins) this.keepAnAdmin(tx, before)
       tx.put('users', String(id), after)
+      if (after.disabled && !before.disabled) endSessions(tx, id)
       tx.appendEvent(events.userUpdated(viewOf(after), viewOf(before)))
       return viewOf(after)
     })
@@ -310,7 +318,9 @@ export class UsersService {
    * one who can. Admins who cannot sign in do not count for the last one who can.
    */
   private keepAnAdmin(tx: Tx, leaving: UserRecord) {
-    const others = tx.values('users').filter(user => user.id !== leaving.id && user.rootRole === 'admin')
+    const others = tx
+      .values('users')
+      .filter(user => user.id !== leaving.id && user.rootRole === 'admin' && !user.disabled)
     if (others.length === 0) throw new ConflictError('This is the last admin user: make another user an admin first')
     if (canSignIn(leaving) && !others.some(canSignIn)) {
       throw new ConflictError(
@@ -321,11 +331,11 @@ export class UsersService {
 }
 
 /**
- * Whether a user can sign in: with a password, the only way there is. Single sign-on, once it
- * exists, is another, and belongs here.
+ * Whether a user can surely sign in: with a password, and not disabled. Single sign-on is not
+ * counted: the provider may be switched off or unreachable, and the last admin must not depend on it.
  */
 function canSignIn(user: UserRecord): boolean {
-  return user.passwordHash !== null
+  return user.passwordHash !== null && !user.disabled
 }
 
 /** Ends every session of a user (deleted, or whose password changed). */
