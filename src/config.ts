@@ -40,6 +40,8 @@ export interface Config {
   defaultAdminPassword: string | undefined
   /** `SESSION_TTL_HOURS`: how long a console session lasts from sign-in (48). */
   sessionTtlHours: number
+  /** `CHANGE_REQUESTS_FOR_ADMIN_TOKENS`: `skip` (admin API tokens change environments under change requests directly, their events saying so) or `enforce`. */
+  changeRequestsForAdminTokens: 'skip' | 'enforce'
   /** `SECURE_COOKIES`: mark the session cookie Secure even when the request did not come over HTTPS (behind a TLS proxy that does not say so). */
   secureCookies: boolean
   /** `STREAMING_MAX_STREAMS`: client API streams held at once; more are told to poll (10,000). */
@@ -114,6 +116,13 @@ function boolean(env: Record<string, string | undefined>, key: string, fallback:
   throw new ConfigError(`${key} must be true or false, got "${env[key]}"`)
 }
 
+function adminTokenPolicy(raw: string | undefined): 'skip' | 'enforce' {
+  const value = raw?.trim().toLowerCase()
+  if (value === undefined || value === '' || value === 'skip') return 'skip'
+  if (value === 'enforce') return 'enforce'
+  throw new ConfigError(`CHANGE_REQUESTS_FOR_ADMIN_TOKENS must be skip or enforce, got "${raw}"`)
+}
+
 /** Admin secrets look like Unleash's: `*:*.` followed by at least 16 characters. */
 export const ADMIN_SECRET_PATTERN = /^\*:\*\.[A-Za-z0-9_-]{16,128}$/
 
@@ -147,6 +156,7 @@ export function readConfig(env: Record<string, string | undefined>, cwd = proces
     defaultAdminPassword: defaultAdminPassword(env.UNLEASH_DEFAULT_ADMIN_PASSWORD),
     sessionTtlHours: integer(env, 'SESSION_TTL_HOURS', 48, 1, 24 * 365),
     secureCookies: boolean(env, 'SECURE_COOKIES', false),
+    changeRequestsForAdminTokens: adminTokenPolicy(env.CHANGE_REQUESTS_FOR_ADMIN_TOKENS),
     streamingMaxStreams: integer(env, 'STREAMING_MAX_STREAMS', 10_000, 0, 1_000_000),
     streamingMaxStreamsPerToken: integer(env, 'STREAMING_MAX_STREAMS_PER_TOKEN', 1000, 0, 1_000_000),
     streamingMaxStreamsPerAddress: integer(env, 'STREAMING_MAX_STREAMS_PER_ADDRESS', 20, 0, 1_000_000),

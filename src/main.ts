@@ -139,6 +139,7 @@ async function serve() {
   }
   const services = createServices(store, {
     metricsFlushMs: config.metricsFlushMs,
+    changeRequestsForAdminTokens: config.changeRequestsForAdminTokens,
     session: { ttlMs: config.sessionTtlHours * 3600_000, secureCookies: config.secureCookies },
     streaming: {
       maxStreams: config.streamingMaxStreams,

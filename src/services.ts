@@ -95,6 +95,14 @@ import { DEFAULT_SESSION_OPTIONS, SessionsService, type SessionOptions } from '.
 import { UsersService } from './features/users/users.service'
 import { LoginThrottle } from './features/users/login-throttle'
 import { SecretHasher } from './features/tokens/secret-hash'
+import { changeRequestsController } from './features/change-requests/change-requests.controller'
+import {
+  changeRequestSequenceCollection,
+  changeRequestSettingsCollection,
+  changeRequestsCollection,
+} from './features/change-requests/change-requests.records'
+import { changeRequestRule, type AdminTokenPolicy } from './features/change-requests/change-requests.rule'
+import { ChangeRequestsService } from './features/change-requests/change-requests.service'
 
 export { EVENTS_FILE, JOURNAL_FILE, KEY_FILE, STATE_FILE }
 
@@ -168,6 +176,10 @@ export const FEATURES: readonly Feature[] = [
     controllers: (s, auth) => [usersController(s.users, auth), sessionsController(s.sessions, auth)],
   },
   { controllers: (s, auth) => [ofrepController(s.scopes, auth, s.streaming, s.ofrepChannels)] },
+  {
+    collections: [changeRequestSettingsCollection, changeRequestsCollection, changeRequestSequenceCollection],
+    controllers: (s, auth) => [changeRequestsController(s.changeRequests, auth)],
+  },
 ]
 
 /** The collections of the state document, from the features that own them. */
@@ -279,6 +291,8 @@ export interface ServiceOptions {
   searchCacheDir?: string | null
   /** Bounds of one event search (features/events/search/search-work.ts); tests make them small. */
   search?: { readBackLimit?: number; searchLimitMs?: number }
+  /** `CHANGE_REQUESTS_FOR_ADMIN_TOKENS`: whether admin API tokens skip change requests (the default) or not. */
+  changeRequestsForAdminTokens?: AdminTokenPolicy
 }
 
 /** Every service, built over the one store: a feature with a service adds it here. */
@@ -295,6 +309,8 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
   // The frontend API and OFREP evaluate the same compiled scopes.
   const scopes = new CompiledScopes(store)
   const streaming = new StreamingService(store, changes, options.streaming ?? DEFAULT_STREAMING)
+  const adminTokens = options.changeRequestsForAdminTokens ?? 'skip'
+  store.addRule(changeRequestRule(() => adminTokens))
   return {
     store,
     patterns,
@@ -329,6 +345,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     playground: new PlaygroundService(store),
     users,
     sessions: new SessionsService(store, users, session, new LoginThrottle(session.throttle, store.log.failures)),
+    changeRequests: new ChangeRequestsService(store, { strategies, relations }),
   }
 }
 

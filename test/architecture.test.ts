@@ -168,6 +168,9 @@ describe('the import graph of src/', () => {
       'clientInstances',
       'users',
       'sessions',
+      'changeRequestSettings',
+      'changeRequests',
+      'changeRequestSequence',
     ])
     const named: string[] = []
     for (const file of files.filter(file => folderOf(file) === 'storage')) {

@@ -33,7 +33,7 @@ import type { AppError } from '../errors'
 import type { Commit, StoreLog } from './log'
 import type { recordChecks } from './record-check'
 import type { Collection, EventRecord, RecordOf, StateDoc } from './records'
-import { committedReader, type EventAuthor, type RecordWatcher, type StateReader, type Tx } from './tx'
+import { committedReader, type EventAuthor, type RecordWatcher, type StateReader, type Tx, type WriteRule } from './tx'
 import { undoBatch } from './undo'
 import { applyCommits, runBatch, failureOf, type RanBatch, type WorkItem } from './batch'
 import { loadStore } from './load'
@@ -46,7 +46,7 @@ import {
   type StoreOptions,
 } from './store-options'
 
-export { deepFreeze, Tx, type EventAuthor, type StagedEvent, type StateReader } from './tx'
+export { deepFreeze, Tx, type EventAuthor, type StagedEvent, type StateReader, type WriteRule } from './tx'
 export { CHECKPOINT_AFTER_BYTES, type CommitListener, type StoreOptions } from './store-options'
 
 function logLine(level: 'warn' | 'error', msg: string, fields: Record<string, unknown>) {
@@ -68,6 +68,7 @@ export class Store {
   private readonly timers: ((seconds: number) => void)[] = []
   private readonly closeHooks: (() => Promise<void>)[] = []
   private readonly watchers: RecordWatcher[] = []
+  private readonly rules: WriteRule[] = []
   private readonly notify: RecordWatcher = (collection, key, before, after) => {
     for (const watcher of this.watchers) watcher(collection, key, before, after)
   }
@@ -193,6 +194,11 @@ export class Store {
     })
   }
 
+  /** Holds every write from now on to `rule` (see WriteRule): a feature's rule over what other features write. */
+  addRule(rule: WriteRule): void {
+    this.rules.push(rule)
+  }
+
   /**
    * Runs `hook` first thing in `close`, for a service that gathers writes in memory and commits them
    * in batches (SDK metrics): its last batch is then part of the final checkpoint.
@@ -260,7 +266,7 @@ export class Store {
       else
         await this.log.commit(after, others => {
           this.applyOthers(others)
-          ran = runBatch(state, batch, this.notify)
+          ran = runBatch(state, batch, this.notify, this.rules)
           if (ran === null) return null
           return {
             entry: {

@@ -316,6 +316,7 @@ export async function makeApi(
     searchCacheDir: options.searchCacheDir,
     search: options.search,
     session: options.session,
+    changeRequestsForAdminTokens: options.changeRequestsForAdminTokens,
   })
   const app = createApp(
     services,
