@@ -103,6 +103,7 @@ import {
 } from './features/change-requests/change-requests.records'
 import { changeRequestRule, type AdminTokenPolicy } from './features/change-requests/change-requests.rule'
 import { ChangeRequestsService } from './features/change-requests/change-requests.service'
+import { ChangeRequestScheduler } from './features/change-requests/change-requests.schedule'
 
 export { EVENTS_FILE, JOURNAL_FILE, KEY_FILE, STATE_FILE }
 
@@ -346,6 +347,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     users,
     sessions: new SessionsService(store, users, session, new LoginThrottle(session.throttle, store.log.failures)),
     changeRequests: new ChangeRequestsService(store, { strategies, relations }),
+    changeRequestSchedule: new ChangeRequestScheduler(store, { strategies, relations }),
   }
 }
 

@@ -1,5 +1,5 @@
 import { t } from 'elysia'
-import { authErrors, bodyErrors, Integer } from '../../http/schemas'
+import { authErrors, bodyErrors } from '../../http/schemas'
 import { controllerBase, noContent } from '../../http/plugins'
 import type { Authorization } from '../tokens/auth'
 import { projectEnvironmentParams, projectParams } from '../params'
@@ -10,11 +10,11 @@ const tags = ['Change requests']
 const base = '/api/admin/projects/:projectId/change-requests'
 const envBase = '/api/admin/projects/:projectId/environments/:environment/change-requests'
 const projectId = t.String({ description: 'Project id' })
-const requestParams = t.Object({ projectId, id: t.String({ description: 'Change request id' }) })
+const requestParams = t.Object({ projectId, changeRequestId: t.String({ description: 'Change request id' }) })
 const changeParams = t.Object({
   projectId,
-  id: t.String({ description: 'Change request id' }),
-  changeId: Integer({ description: 'Change id' }),
+  changeRequestId: t.String({ description: 'Change request id' }),
+  changeId: t.String({ description: 'Change id' }),
 })
 const detail = (operationId: string, summary: string, description?: string) => ({
   operationId,
@@ -73,7 +73,7 @@ export function changeRequestsController(requests: ChangeRequestsService, auth: 
       response: { 200: 'changeRequestsSchema', ...authErrors(404) },
       detail: detail('getOpenChangeRequestsForFeature', 'Get the open change requests touching a flag'),
     })
-    .get(`${base}/:id`, ({ params }) => requests.get(params.projectId, params.id), {
+    .get(`${base}/:changeRequestId`, ({ params }) => requests.get(params.projectId, params.changeRequestId), {
       auth: 'NONE',
       params: requestParams,
       response: { 200: 'changeRequestSchema', ...authErrors(404) },
@@ -84,9 +84,9 @@ export function changeRequestsController(requests: ChangeRequestsService, auth: 
       ),
     })
     .delete(
-      `${base}/:id`,
+      `${base}/:changeRequestId`,
       async ({ params, caller }) => {
-        await requests.discard(params.projectId, params.id, caller)
+        await requests.discard(params.projectId, params.changeRequestId, caller)
         return noContent()
       },
       {
@@ -97,8 +97,8 @@ export function changeRequestsController(requests: ChangeRequestsService, auth: 
       },
     )
     .put(
-      `${base}/:id/state`,
-      ({ params, body, caller }) => requests.setState(params.projectId, params.id, body, caller),
+      `${base}/:changeRequestId/state`,
+      ({ params, body, caller }) => requests.setState(params.projectId, params.changeRequestId, body, caller),
       {
         auth: 'UPDATE_FEATURE_ENVIRONMENT',
         params: requestParams,
@@ -112,9 +112,9 @@ export function changeRequestsController(requests: ChangeRequestsService, auth: 
       },
     )
     .put(
-      `${base}/:id/title`,
+      `${base}/:changeRequestId/title`,
       async ({ params, body, caller }) => {
-        await requests.setTitle(params.projectId, params.id, body.title, caller)
+        await requests.setTitle(params.projectId, params.changeRequestId, body.title, caller)
         return noContent(204)
       },
       {
@@ -126,8 +126,8 @@ export function changeRequestsController(requests: ChangeRequestsService, auth: 
       },
     )
     .post(
-      `${base}/:id/comments`,
-      ({ params, body, caller }) => requests.comment(params.projectId, params.id, body.text, caller),
+      `${base}/:changeRequestId/comments`,
+      ({ params, body, caller }) => requests.comment(params.projectId, params.changeRequestId, body.text, caller),
       {
         auth: 'UPDATE_FEATURE_ENVIRONMENT',
         params: requestParams,
@@ -137,9 +137,9 @@ export function changeRequestsController(requests: ChangeRequestsService, auth: 
       },
     )
     .put(
-      `${base}/:id/changes/:changeId`,
+      `${base}/:changeRequestId/changes/:changeId`,
       ({ params, body, caller }) =>
-        requests.editChange(params.projectId, params.id, params.changeId, body.payload, caller),
+        requests.editChange(params.projectId, params.changeRequestId, Number(params.changeId), body.payload, caller),
       {
         auth: 'UPDATE_FEATURE_ENVIRONMENT',
         params: changeParams,
@@ -153,9 +153,9 @@ export function changeRequestsController(requests: ChangeRequestsService, auth: 
       },
     )
     .delete(
-      `${base}/:id/changes/:changeId`,
+      `${base}/:changeRequestId/changes/:changeId`,
       async ({ params, caller }) => {
-        await requests.deleteChange(params.projectId, params.id, params.changeId, caller)
+        await requests.deleteChange(params.projectId, params.changeRequestId, Number(params.changeId), caller)
         return noContent()
       },
       {

@@ -9,6 +9,7 @@ import { NoAccessError, NotFoundError, ValidationError } from '../../errors'
 import type { StateDoc } from '../../storage/records'
 import { Tx, type StateReader, type Store } from '../../storage/store'
 import { projectNotFound } from '../not-found'
+import { flagInProject } from '../flags/flag-rules'
 import { actorOf, type Caller } from '../tokens/permissions'
 import { applyChange, checkPayload, under, versionOf, type ChangeWriters } from './change-requests.changes'
 import {
@@ -40,6 +41,7 @@ export function requireProjectEnvironment(reader: StateReader, project: string, 
 }
 
 export function requestIn(reader: StateReader, project: string, id: number | string): ChangeRequestRecord {
+  if (!reader.get('projects', project)) throw projectNotFound(project)
   const request = reader.get('changeRequests', String(Number(id)))
   if (!request || request.project !== project)
     throw new NotFoundError(`Could not find change request ${id} in project "${project}"`)
@@ -116,6 +118,7 @@ export class ChangeRequestsService {
 
   /** The open requests of a project that touch a flag. */
   pending(project: string, feature: string): ChangeRequestView[] {
+    flagInProject(this.store.reader, project, feature)
     return this.open(project).filter(view => view.features.some(f => f.name === feature))
   }
 
