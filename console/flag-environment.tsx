@@ -9,6 +9,8 @@ import { ErrorLine, useAct } from './ui'
 import { StrategyCard, StrategyForm } from './strategy'
 import { Variants } from './variants'
 import { EnvironmentUsage, type useUsage } from './usage'
+import { addToChangeRequest, requestLink, useEnvironmentRequests } from './change-requests'
+import { toast } from './ui'
 
 export function EnvironmentPanel({
   flag,
@@ -34,6 +36,15 @@ export function EnvironmentPanel({
     constraints: strategy.constraints,
     segments: strategy.segments ?? [],
   })
+  const requests = useEnvironmentRequests(flag)
+  const reviewed = requests.under(environment.name)
+  /** Under change requests a change goes to the caller's draft instead. */
+  const propose = (action: string, payload: unknown) =>
+    act(async () => {
+      const draft = await addToChangeRequest(flag, environment.name, action, payload)
+      toast.success(`Added to change request #${draft.id}`)
+      requests.reload()
+    })
   const strategies = environment.strategies ?? []
   /** Swaps a strategy with its neighbour: one set-sort-order call, so the order is never half-changed. */
   const move = (index: number, by: -1 | 1) => {
@@ -59,11 +70,33 @@ export function EnvironmentPanel({
             checked={environment.enabled}
             aria-checked={environment.enabled}
             disabled={!canWrite}
-            onChange={e => act(() => call('POST', `${base}/${e.currentTarget.checked ? 'on' : 'off'}`))}
+            onChange={e => {
+              const on = e.currentTarget.checked
+              if (reviewed) {
+                e.currentTarget.checked = !on
+                return propose('updateEnabled', { enabled: on })
+              }
+              return act(() => call('POST', `${base}/${on ? 'on' : 'off'}`))
+            }}
           />
           {environment.name}
         </label>
       </h3>
+      {reviewed && (
+        <p class="muted" role="note">
+          Change requests: changes here need approval. The switch and strategy edits here are added to your draft (Add
+          to change request).
+        </p>
+      )}
+      {requests.pending(environment.name).map(request => (
+        <p key={request.id} role="status">
+          Pending change request{' '}
+          <a href={requestLink(request)}>
+            #{request.id} {request.title}
+          </a>{' '}
+          ({request.state})
+        </p>
+      ))}
       {strategies.length === 0 && (
         <p class="muted">
           No strategy: {environment.enabled ? 'on for everyone' : 'when turned on, a 100 % rollout is added'}.
@@ -78,9 +111,12 @@ export function EnvironmentPanel({
                 flagName={flag.name}
                 project={flag.project}
                 onCancel={() => setEditing(null)}
-                onSave={async next => (
-                  await call('PUT', `${base}/strategies/${strategy.id}`, body(next)), setEditing(null), reload()
-                )}
+                onSave={async next => {
+                  if (reviewed) await propose('updateStrategy', { id: strategy.id, ...body(next) })
+                  else await call('PUT', `${base}/strategies/${strategy.id}`, body(next))
+                  setEditing(null)
+                  reload()
+                }}
               />
             ) : (
               <>
@@ -91,7 +127,14 @@ export function EnvironmentPanel({
                   </button>
                 )}
                 {canWrite && (
-                  <button type="button" onClick={() => act(() => call('DELETE', `${base}/strategies/${strategy.id}`))}>
+                  <button
+                    type="button"
+                    onClick={() =>
+                      reviewed
+                        ? propose('deleteStrategy', { id: strategy.id })
+                        : act(() => call('DELETE', `${base}/strategies/${strategy.id}`))
+                    }
+                  >
                     Remove {strategy.name}
                   </button>
                 )}
@@ -120,9 +163,12 @@ export function EnvironmentPanel({
           flagName={flag.name}
           project={flag.project}
           onCancel={() => setEditing(null)}
-          onSave={async strategy => (
-            await call('POST', `${base}/strategies`, body(strategy)), setEditing(null), reload()
-          )}
+          onSave={async strategy => {
+            if (reviewed) await propose('addStrategy', body(strategy))
+            else await call('POST', `${base}/strategies`, body(strategy))
+            setEditing(null)
+            reload()
+          }}
         />
       )}
       <ErrorLine error={error} />
