@@ -8,7 +8,8 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync } from 'node:f
 import { readSync, readdirSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { emptyState, type EventRecord } from '../src/storage/records'
-import { COLLECTIONS, DATA_FILES, EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../src/services'
+import { COLLECTIONS, EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../src/services'
+import { DATA_FILES } from '../src/open-store'
 import type { FlagRecord } from '../src/features/flags/flags.records'
 import { searchableText } from '../src/features/events/search/searchable-text'
 

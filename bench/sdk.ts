@@ -5,7 +5,8 @@
  */
 import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { createServices, JOURNAL_FILE, openStore, STATE_FILE } from '../src/services'
+import { createServices, JOURNAL_FILE, STATE_FILE } from '../src/services'
+import { openStore } from '../src/open-store'
 import { bareServer, writeToVisible } from './clients'
 import {
   addClientStrategies,

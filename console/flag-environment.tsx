@@ -9,6 +9,8 @@ import { announceProductionSwitch, ErrorLine, useAct } from './ui'
 import { StrategyCard, StrategyForm } from './strategy'
 import { Variants } from './variants'
 import { EnvironmentUsage, type useUsage } from './usage'
+import { addToChangeRequest, requestLink, useEnvironmentRequests } from './change-requests'
+import { toast } from './ui'
 
 export function EnvironmentPanel({
   flag,
@@ -42,6 +44,15 @@ export function EnvironmentPanel({
     if (await act(() => call('POST', `${base}/${enabled ? 'on' : 'off'}`)))
       announceProductionSwitch(flag.name, environment, enabled, () => turn(!enabled))
   }
+  const requests = useEnvironmentRequests(flag)
+  const reviewed = requests.under(environment.name)
+  /** Under change requests a change goes to the caller's draft instead. */
+  const propose = (action: string, payload: unknown) =>
+    act(async () => {
+      const draft = await addToChangeRequest(flag, environment.name, action, payload)
+      toast.success(`Added to change request #${draft.id}`)
+      requests.reload()
+    })
   const strategies = environment.strategies ?? []
   /** Swaps a strategy with its neighbour: one set-sort-order call, so the order is never half-changed. */
   const move = (index: number, by: -1 | 1) => {
@@ -67,11 +78,33 @@ export function EnvironmentPanel({
             checked={environment.enabled}
             aria-checked={environment.enabled}
             disabled={!canWrite}
-            onChange={e => turn(e.currentTarget.checked)}
+            onChange={e => {
+              const on = e.currentTarget.checked
+              if (reviewed) {
+                e.currentTarget.checked = !on
+                return propose('updateEnabled', { enabled: on })
+              }
+              return turn(on)
+            }}
           />
           {environment.name}
         </label>
       </h3>
+      {reviewed && (
+        <p class="muted" role="note">
+          Change requests: changes here need approval. The switch and strategy edits here are added to your draft (Add
+          to change request).
+        </p>
+      )}
+      {requests.pending(environment.name).map(request => (
+        <p key={request.id} role="status">
+          Pending change request{' '}
+          <a href={requestLink(request)}>
+            #{request.id} {request.title}
+          </a>{' '}
+          ({request.state})
+        </p>
+      ))}
       {strategies.length === 0 && (
         <p class="muted">
           No strategy: {environment.enabled ? 'on for everyone' : 'when turned on, a 100 % rollout is added'}.
@@ -86,9 +119,12 @@ export function EnvironmentPanel({
                 flagName={flag.name}
                 project={flag.project}
                 onCancel={() => setEditing(null)}
-                onSave={async next => (
-                  await call('PUT', `${base}/strategies/${strategy.id}`, body(next)), setEditing(null), reload()
-                )}
+                onSave={async next => {
+                  if (reviewed) await propose('updateStrategy', { id: strategy.id, ...body(next) })
+                  else await call('PUT', `${base}/strategies/${strategy.id}`, body(next))
+                  setEditing(null)
+                  reload()
+                }}
               />
             ) : (
               <>
@@ -99,7 +135,14 @@ export function EnvironmentPanel({
                   </button>
                 )}
                 {canWrite && (
-                  <button type="button" onClick={() => act(() => call('DELETE', `${base}/strategies/${strategy.id}`))}>
+                  <button
+                    type="button"
+                    onClick={() =>
+                      reviewed
+                        ? propose('deleteStrategy', { id: strategy.id })
+                        : act(() => call('DELETE', `${base}/strategies/${strategy.id}`))
+                    }
+                  >
                     Remove {strategy.name}
                   </button>
                 )}
@@ -128,9 +171,12 @@ export function EnvironmentPanel({
           flagName={flag.name}
           project={flag.project}
           onCancel={() => setEditing(null)}
-          onSave={async strategy => (
-            await call('POST', `${base}/strategies`, body(strategy)), setEditing(null), reload()
-          )}
+          onSave={async strategy => {
+            if (reviewed) await propose('addStrategy', body(strategy))
+            else await call('POST', `${base}/strategies`, body(strategy))
+            setEditing(null)
+            reload()
+          }}
         />
       )}
       <ErrorLine error={error} />

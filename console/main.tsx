@@ -22,6 +22,7 @@ import { SegmentsPage } from './segments'
 import { StrategyTypesPage } from './strategy-types'
 import { EnvironmentsPage, ProjectSettings, ProjectsPage } from './projects'
 import { PasswordPage } from './password'
+import { ChangeRequestPage, ChangeRequestsPage } from './change-requests'
 import './theme'
 import './style.css'
 import './shell.css'
@@ -117,6 +118,8 @@ function pageFor(parts: string[], role: string, onPasswordChanged: () => void) {
     return <FlagsPage project={project} canWrite={canWrite} />
   }
   switch (first) {
+    case 'change-requests':
+      return project && section ? <ChangeRequestPage project={project} id={section} /> : <ChangeRequestsPage />
     case 'flags':
       return <FlagsPage canWrite={canWrite} />
     case 'events':

@@ -1,6 +1,7 @@
 /** Every setting the service reads, from the environment, validated in one place. */
 import { ssoFromEnvironment } from './features/sso/sso.env'
 import type { SsoEnvironment } from './features/sso/sso.options'
+import { adminTokenPolicy, type AdminTokenPolicy } from './features/change-requests/change-requests.rule'
 import { resolve } from 'node:path'
 import { LOG_LEVELS, type LogLevel } from './log'
 import { passwordProblem } from './features/users/passwords'
@@ -42,6 +43,8 @@ export interface Config {
   defaultAdminPassword: string | undefined
   /** `SESSION_TTL_HOURS`: how long a console session lasts from sign-in (48). */
   sessionTtlHours: number
+  /** `CHANGE_REQUESTS_FOR_ADMIN_TOKENS`: `skip` (admin API tokens change environments under change requests directly, their events saying so) or `enforce`. */
+  changeRequestsForAdminTokens: AdminTokenPolicy
   /** `SECURE_COOKIES`: mark the session cookie Secure even when the request did not come over HTTPS (behind a TLS proxy that does not say so). */
   secureCookies: boolean
   /**
@@ -142,9 +145,10 @@ function publicUrl(raw: string | undefined): string | null {
 /** Admin secrets look like Unleash's: `*:*.` followed by at least 16 characters. */
 export const ADMIN_SECRET_PATTERN = /^\*:\*\.[A-Za-z0-9_-]{16,128}$/
 
-function sso(env: Record<string, string | undefined>, url: string | null): SsoEnvironment {
+/** A feature's own reading of its variables (which throws an Error naming the variable) as a ConfigError. */
+function featureSetting<T>(read: () => T): T {
   try {
-    return ssoFromEnvironment(env, url)
+    return read()
   } catch (error) {
     throw new ConfigError((error as Error).message)
   }
@@ -184,7 +188,8 @@ export function readConfig(env: Record<string, string | undefined>, cwd = proces
     publicUrl: url,
     addonsAllowPrivateTargets: boolean(env, 'ADDONS_ALLOW_PRIVATE_TARGETS', true),
     addonsRetryBaseMs: integer(env, 'ADDONS_RETRY_BASE_MS', 1000, 1, 3_600_000),
-    sso: sso(env, url),
+    sso: featureSetting(() => ssoFromEnvironment(env, url)),
+    changeRequestsForAdminTokens: featureSetting(() => adminTokenPolicy(env.CHANGE_REQUESTS_FOR_ADMIN_TOKENS)),
     streamingMaxStreams: integer(env, 'STREAMING_MAX_STREAMS', 10_000, 0, 1_000_000),
     streamingMaxStreamsPerToken: integer(env, 'STREAMING_MAX_STREAMS_PER_TOKEN', 1000, 0, 1_000_000),
     streamingMaxStreamsPerAddress: integer(env, 'STREAMING_MAX_STREAMS_PER_ADDRESS', 20, 0, 1_000_000),

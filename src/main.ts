@@ -17,7 +17,8 @@ import { DataDirError, describeIoError, DIR_MODE, StoreLoadError } from './stora
 import { DataDirLock, DataDirLockError } from './storage/lock'
 import { movedProblem } from './storage/moved'
 import { DatabaseStartError } from './storage/postgres-connect'
-import { createServices, initialise, openDatabaseStore, openStore, stopWorkers } from './services'
+import { createServices, initialise, stopWorkers } from './services'
+import { openDatabaseStore, openStore } from './open-store'
 import { SEARCH_WAIT_SECONDS } from './features/events/events.service'
 
 function fail(message: string): never {
@@ -139,6 +140,7 @@ async function serve() {
   }
   const services = createServices(store, {
     metricsFlushMs: config.metricsFlushMs,
+    changeRequestsForAdminTokens: config.changeRequestsForAdminTokens,
     session: { ttlMs: config.sessionTtlHours * 3600_000, secureCookies: config.secureCookies },
     sso: config.sso,
     streaming: {

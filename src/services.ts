@@ -1,28 +1,9 @@
 /** The composition root: one store, the services over it, and first-start seeding. */
-import { join } from 'node:path'
-import { Memory } from 'lowdb'
-import { MemoryEventLog } from './storage/event-log'
-import {
-  BACKUPS_DIR,
-  EVENTS_FILE,
-  JOURNAL_FILE,
-  PROBE_FILE,
-  secureDataDir,
-  STATE_FILE,
-  StoreLoadError,
-  type FileSystem,
-  type SecuredReport,
-} from './storage/files'
-import { LOCK_FILE } from './storage/lock'
-import { KEY_FILE, newKey, readKey, writeKey } from './storage/secret-key'
-import { MemoryJournal } from './storage/state-journal'
+import { EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from './storage/files'
+import { KEY_FILE } from './storage/secret-key'
 import type { AnyElysia } from 'elysia'
-import { emptyState, type CollectionDefinition, type StateDoc } from './storage/records'
-import type { DatabaseConfig } from './config'
-import { dataDirLog, FilesLog } from './storage/files-log'
-import { PostgresLog } from './storage/postgres'
-import { connectAtStart, DatabaseStartError, migrate } from './storage/postgres-connect'
-import { Store } from './storage/store'
+import type { CollectionDefinition } from './storage/records'
+import type { Store } from './storage/store'
 import { SYSTEM_ACTOR } from './domain/events'
 import { clientController } from './features/client/client.controller'
 import { ClientFeaturesService } from './features/client/client.service'
@@ -44,7 +25,6 @@ import { exportImportController } from './features/export-import/export-import.c
 import { ExportImportService } from './features/export-import/export-import.service'
 import { EventsService } from './features/events/events.service'
 import type { CheckPace } from './features/events/search/event-search.messages'
-import { SEARCH_DIR } from './features/events/search/segment-files'
 import { flagsController } from './features/flags/flags.controller'
 import { flagsCollection } from './features/flags/flags.records'
 import { FlagsService } from './features/flags/flags.service'
@@ -94,7 +74,6 @@ import { sessionsCollection, usersCollection } from './features/users/users.reco
 import { DEFAULT_SESSION_OPTIONS, SessionsService, type SessionOptions } from './features/users/sessions.service'
 import { UsersService } from './features/users/users.service'
 import { LoginThrottle } from './features/users/login-throttle'
-import { SecretHasher } from './features/tokens/secret-hash'
 import { addonsController } from './features/addons/addons.controller'
 import { DEFAULT_DISPATCH, Dispatcher, type DispatchOptions } from './features/addons/addons.dispatcher'
 import { Outbox } from './features/addons/addons.outbox'
@@ -112,25 +91,17 @@ import { ssoIdentitiesCollection, ssoSettingsCollection } from './features/sso/s
 import { SsoService } from './features/sso/sso.service'
 import { SsoSettings } from './features/sso/sso.settings'
 import type { SsoEnvironment } from './features/sso/sso.options'
+import { changeRequestsController } from './features/change-requests/change-requests.controller'
+import {
+  changeRequestSequenceCollection,
+  changeRequestSettingsCollection,
+  changeRequestsCollection,
+} from './features/change-requests/change-requests.records'
+import { changeRequestRule, type AdminTokenPolicy } from './features/change-requests/change-requests.rule'
+import { ChangeRequestsService } from './features/change-requests/change-requests.service'
+import { ChangeRequestScheduler } from './features/change-requests/change-requests.schedule'
 
 export { EVENTS_FILE, JOURNAL_FILE, KEY_FILE, STATE_FILE }
-
-/** Every file the service writes in a data directory (the checkpoint's and the key's temp files too). */
-export const DATA_FILES = [
-  STATE_FILE,
-  `.${STATE_FILE}.tmp`,
-  JOURNAL_FILE,
-  EVENTS_FILE,
-  KEY_FILE,
-  `.${KEY_FILE}.tmp`,
-  LOCK_FILE,
-  PROBE_FILE,
-]
-/**
- * Directories of files the service writes in a data directory: the event log's search segments (a
- * cache, never in backups), and the backups `flagstore backup` writes without a FILE.
- */
-export const DATA_DIRECTORIES = [SEARCH_DIR, BACKUPS_DIR]
 
 /** A feature as the application sees it: the collections it keeps in the state document and its routes. */
 export interface Feature {
@@ -197,97 +168,14 @@ export const FEATURES: readonly Feature[] = [
     collections: [ssoSettingsCollection, ssoIdentitiesCollection],
     controllers: (s, auth) => [ssoController(s.sso, auth), ssoSettingsController(s.sso, auth)],
   },
+  {
+    collections: [changeRequestSettingsCollection, changeRequestsCollection, changeRequestSequenceCollection],
+    controllers: (s, auth) => [changeRequestsController(s.changeRequests, auth)],
+  },
 ]
 
 /** The collections of the state document, from the features that own them. */
 export const COLLECTIONS: readonly CollectionDefinition[] = FEATURES.flatMap(feature => feature.collections ?? [])
-
-export interface StoreOptions {
-  sync: boolean
-  /** Bytes of journal after which a new checkpoint is written (tests make it small). */
-  checkpointAfterBytes?: number
-  /** The file operations of the data files; tests inject a full disk here. */
-  fs?: FileSystem
-  /** Told of permissions taken off the directory or its files, or that could not be (by default warnings on standard error). */
-  onSecured?: (report: SecuredReport) => void
-}
-
-function warnSecured({ narrowed, refused }: SecuredReport) {
-  const warn = (msg: string, fields: Record<string, unknown>) =>
-    console.error(JSON.stringify({ time: new Date().toISOString(), level: 'warn', msg, ...fields }))
-  if (narrowed.length > 0) warn('data directory was readable by others; permissions narrowed', { changes: narrowed })
-  if (refused.length > 0)
-    warn('data directory is readable by others and this process cannot change that; make it 0700 and its files 0600', {
-      paths: refused,
-    })
-}
-
-/** Opens the store on `dataDir`, or in memory when `dataDir` is null (tests, throwaway runs). */
-export async function openStore(dataDir: string | null, options: StoreOptions = { sync: true }): Promise<Store> {
-  if (dataDir === null) {
-    return Store.open(
-      new FilesLog({ checkpoint: new Memory<StateDoc>(), journal: new MemoryJournal(), events: new MemoryEventLog() }),
-      { collections: COLLECTIONS },
-    )
-  }
-  const key = readKey(dataDir)
-  const store = await Store.open(
-    dataDirLog(dataDir, { sync: options.sync, fs: options.fs, secretKey: key ?? newKey() }),
-    {
-      collections: COLLECTIONS,
-      checkpointAfterBytes: options.checkpointAfterBytes,
-    },
-  )
-  if (key === null) {
-    // A new key would make every keyed hash unmatchable: a lost key file is a damaged directory.
-    if (Object.values(store.state.tokens).some(token => !SecretHasher.isLegacy(token.secretHash))) {
-      throw new StoreLoadError(
-        join(dataDir, KEY_FILE),
-        'is missing, but tokens are stored under it; restore it (a backup holds it) or move the directory away',
-      )
-    }
-    writeKey(dataDir, store.secretKey)
-  }
-  // Once the store has opened: a start that fails says only why (files made since are 0600 anyway).
-  const secured = secureDataDir(dataDir, DATA_FILES, DATA_DIRECTORIES)
-  if (secured.narrowed.length + secured.refused.length > 0) (options.onSecured ?? warnSecured)(secured)
-  return store
-}
-
-/**
- * Opens the store in PostgreSQL (storage/postgres.ts): connects (retrying while the server cannot
- * be reached, `log` hearing of each attempt), migrates the schema, and loads the latest checkpoint
- * and the commits after it. A failure is a DatabaseStartError naming the setting, or a
- * StoreLoadError for data that cannot be trusted.
- */
-export async function openDatabaseStore(
-  database: DatabaseConfig,
-  options: {
-    checkpointAfterBytes?: number
-    log?: (line: Record<string, unknown>) => void
-    max?: number
-    idleTimeout?: number
-    attempts?: number
-  } = {},
-): Promise<Store> {
-  const sql = await connectAtStart(database, {
-    log: options.log,
-    max: options.max,
-    idleTimeout: options.idleTimeout,
-    attempts: options.attempts,
-  })
-  try {
-    await migrate(sql, database)
-    return await Store.open(new PostgresLog(sql, database, () => emptyState(COLLECTIONS)), {
-      collections: COLLECTIONS,
-      checkpointAfterBytes: options.checkpointAfterBytes,
-    })
-  } catch (error) {
-    await sql.close().catch(() => {})
-    if (error instanceof DatabaseStartError || error instanceof StoreLoadError) throw error
-    throw new DatabaseStartError(new PostgresLog(sql, database).describe(error))
-  }
-}
 
 export interface ServiceOptions {
   /** How often SDK metrics and registrations are committed, in ms (`METRICS_FLUSH_MS`). */
@@ -314,6 +202,8 @@ export interface ServiceOptions {
   search?: { readBackLimit?: number; searchLimitMs?: number }
   /** How integrations send (features/addons/addons.dispatcher.ts): retry base, deadline, targets, public URL. */
   addons?: Partial<DispatchOptions>
+  /** `CHANGE_REQUESTS_FOR_ADMIN_TOKENS`: whether admin API tokens skip change requests (the default) or not. */
+  changeRequestsForAdminTokens?: AdminTokenPolicy
 }
 
 /** Every service, built over the one store: a feature with a service adds it here. */
@@ -339,6 +229,8 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     new LoginThrottle(session.throttle, store.log.failures),
     () => ssoSettings.passwordSignInOff(),
   )
+  const adminTokens = options.changeRequestsForAdminTokens ?? 'skip'
+  store.addRule(changeRequestRule(() => adminTokens))
   return {
     store,
     patterns,
@@ -378,6 +270,8 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     sso: new SsoService(store, ssoSettings, sessions),
     personalTokens: new PersonalTokensService(store),
     serviceAccounts: new ServiceAccountsService(store),
+    changeRequests: new ChangeRequestsService(store, { strategies, relations }),
+    changeRequestSchedule: new ChangeRequestScheduler(store, { strategies, relations }),
   }
 }
 

@@ -177,6 +177,9 @@ describe('the import graph of src/', () => {
       'serviceAccounts',
       'ssoSettings',
       'ssoIdentities',
+      'changeRequestSettings',
+      'changeRequests',
+      'changeRequestSequence',
     ])
     const named: string[] = []
     for (const file of files.filter(file => folderOf(file) === 'storage')) {

@@ -8,7 +8,7 @@
  */
 import { SQL } from 'bun'
 import type { DatabaseConfig } from '../src/config'
-import { openDatabaseStore, openStore, type StoreOptions } from '../src/services'
+import { openDatabaseStore, openStore, type StoreOptions } from '../src/open-store'
 import type { Store } from '../src/storage/store'
 import { SHARED_CLUSTER_VARIABLE, sharedCluster, startPostgres, type SharedCluster } from './postgres-cluster'
 

@@ -73,6 +73,20 @@ export const EVENT_TYPES = [
   'addon-config-created',
   'addon-config-updated',
   'addon-config-deleted',
+  'change-request-configuration-updated',
+  'change-request-created',
+  'change-request-added',
+  'change-request-discarded',
+  'change-request-approved',
+  'change-request-rejected',
+  'change-request-cancelled',
+  'change-request-applied',
+  'change-request-scheduled',
+  'change-request-unscheduled',
+  'change-request-schedule-failed',
+  'change-request-comment-added',
+  'change-request-sent-to-review',
+  'change-request-title-updated',
 ] as const
 
 export type EventType = (typeof EVENT_TYPES)[number]
@@ -263,4 +277,33 @@ export const events = {
   addonCreated: (data: object): NewEvent => ({ type: 'addon-config-created', data }),
   addonUpdated: (data: object, preData: object): NewEvent => ({ type: 'addon-config-updated', data, preData }),
   addonDeleted: (preData: object): NewEvent => ({ type: 'addon-config-deleted', preData }),
+  changeRequestConfigured: (project: string, environment: string, data: object, preData: object | null): NewEvent => ({
+    type: 'change-request-configuration-updated',
+    project,
+    environment,
+    data,
+    preData,
+  }),
+  /** A step of a change request: `data` names the request (`changeRequestId`) and what the step did. */
+  changeRequest: (
+    step: ChangeRequestStep,
+    project: string,
+    environment: string,
+    data: { changeRequestId: number } & Record<string, unknown>,
+  ): NewEvent => ({ type: `change-request-${step}`, project, environment, data }),
 } satisfies Record<string, (...args: never[]) => NewEvent>
+
+export type ChangeRequestStep =
+  | 'created'
+  | 'added'
+  | 'discarded'
+  | 'approved'
+  | 'rejected'
+  | 'cancelled'
+  | 'applied'
+  | 'scheduled'
+  | 'unscheduled'
+  | 'schedule-failed'
+  | 'comment-added'
+  | 'sent-to-review'
+  | 'title-updated'

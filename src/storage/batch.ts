@@ -2,7 +2,7 @@
  * A batch of the commit loop (store.ts): its work items run on the state one at a time, and the
  * commits other writers made applied to it (log.ts).
  */
-import { deepFreeze, Tx, type EventAuthor, type RecordWatcher, type Replaced } from './tx'
+import { deepFreeze, Tx, type EventAuthor, type RecordWatcher, type Replaced, type WriteRule } from './tx'
 import { recordProblem, type recordChecks } from './record-check'
 import { replayJournal, type JournalEntry } from './state-journal'
 import type { EventRecord, StateDoc } from './records'
@@ -37,13 +37,14 @@ export type EventDeriver = (tx: Tx, added: readonly EventRecord[]) => void
 /**
  * Runs a batch's work items one at a time, in order, applying each one's changes to the state as
  * it goes (so later items, and the watchers, see earlier ones). Each item's author is admitted
- * (`EventAuthor.admit`) on that state before its work runs. Null when there is nothing to commit:
+ * (`EventAuthor.admit`) on that state before its work runs, and held to the store's `rules`. Null when there is nothing to commit:
  * every item failed, or none staged anything (those are answered here).
  */
 export function runBatch(
   state: StateDoc,
   batch: WorkItem[],
   notify: RecordWatcher,
+  rules: readonly WriteRule[] = [],
   derivers: readonly EventDeriver[] = [],
 ): RanBatch | null {
   const done: RanBatch['done'] = []
@@ -54,7 +55,7 @@ export function runBatch(
   const replaced: Replaced[] = []
   const now = new Date().toISOString()
   for (const item of batch) {
-    const tx = new Tx(state, item.actor, now)
+    const tx = new Tx(state, item.actor, now, rules)
     let result: unknown
     try {
       item.actor.admit?.(tx, Date.parse(now))

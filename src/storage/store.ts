@@ -33,7 +33,7 @@ import type { AppError } from '../errors'
 import type { Commit, StoreLog } from './log'
 import type { recordChecks } from './record-check'
 import type { Collection, EventRecord, RecordOf, StateDoc } from './records'
-import { committedReader, type EventAuthor, type RecordWatcher, type StateReader, type Tx } from './tx'
+import { committedReader, type EventAuthor, type RecordWatcher, type StateReader, type Tx, type WriteRule } from './tx'
 import { undoBatch } from './undo'
 import { applyCommits, runBatch, failureOf, type EventDeriver, type RanBatch, type WorkItem } from './batch'
 import { loadStore } from './load'
@@ -46,7 +46,7 @@ import {
   type StoreOptions,
 } from './store-options'
 
-export { deepFreeze, Tx, type EventAuthor, type StagedEvent, type StateReader } from './tx'
+export { deepFreeze, Tx, type EventAuthor, type StagedEvent, type StateReader, type WriteRule } from './tx'
 export type { EventDeriver } from './batch'
 export { CHECKPOINT_AFTER_BYTES, type CommitListener, type StoreOptions } from './store-options'
 
@@ -70,6 +70,7 @@ export class Store {
   private readonly closeHooks: (() => Promise<void>)[] = []
   private readonly watchers: RecordWatcher[] = []
   private readonly derivers: EventDeriver[] = []
+  private readonly rules: WriteRule[] = []
   private readonly notify: RecordWatcher = (collection, key, before, after) => {
     for (const watcher of this.watchers) watcher(collection, key, before, after)
   }
@@ -195,6 +196,11 @@ export class Store {
     })
   }
 
+  /** Holds every write from now on to `rule` (see WriteRule): a feature's rule over what other features write. */
+  addRule(rule: WriteRule): void {
+    this.rules.push(rule)
+  }
+
   /**
    * Has `deriver` stage records from every write's events, in the same commit as the events (see
    * EventDeriver in batch.ts): an outbox written with what it is about, or not at all.
@@ -270,7 +276,7 @@ export class Store {
       else
         await this.log.commit(after, others => {
           this.applyOthers(others)
-          ran = runBatch(state, batch, this.notify, this.derivers)
+          ran = runBatch(state, batch, this.notify, this.rules, this.derivers)
           if (ran === null) return null
           return {
             entry: {

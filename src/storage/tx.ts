@@ -34,6 +34,17 @@ export interface StageGuard {
   event(event: StagedEvent): void
 }
 
+/**
+ * A rule every write is held to, whoever its author, handed to the store by the feature that owns
+ * it (`Store.addRule`): it sees each record and event a write stages, with the write's own reads.
+ */
+export interface WriteRule {
+  /** A record staged (`before` what it replaces, `after` undefined for a deletion); throws to refuse the write. */
+  record(tx: Tx, collection: Collection, key: string, before: unknown, after: unknown): void
+  /** An event staged; returns the event to record, which may say more in its `data`. */
+  event(tx: Tx, event: StagedEvent): StagedEvent
+}
+
 /** An event as handed to `Tx.appendEvent`; fields left out are recorded as null (`tags`: []). */
 export interface StagedEvent {
   type: string
@@ -85,6 +96,7 @@ export class Tx implements StateReader {
     readonly actor: EventAuthor,
     /** The commit's time: every write of a batch, and each of its events, gets the same one. */
     readonly now: string = new Date().toISOString(),
+    private readonly rules: readonly WriteRule[] = [],
   ) {}
 
   get<C extends Collection>(collection: C, key: string): RecordOf<C> | undefined {
@@ -104,18 +116,24 @@ export class Tx implements StateReader {
   }
 
   put<C extends Collection>(collection: C, key: string, value: RecordOf<C>): void {
-    this.actor.guard?.record(collection, key, this.get(collection, key), value)
+    const before = this.get(collection, key)
+    this.actor.guard?.record(collection, key, before, value)
+    for (const rule of this.rules) rule.record(this, collection, key, before, value)
     this.stage(collection, key, jsonCopy(value))
   }
 
   delete(collection: Collection, key: string): void {
-    this.actor.guard?.record(collection, key, this.get(collection, key), undefined)
+    const before = this.get(collection, key)
+    this.actor.guard?.record(collection, key, before, undefined)
+    for (const rule of this.rules) rule.record(this, collection, key, before, undefined)
     this.stage(collection, key, null)
   }
 
   appendEvent(event: StagedEvent): void {
     this.actor.guard?.event(event)
-    this.stagedEvents.push(event)
+    let staged = event
+    for (const rule of this.rules) staged = rule.event(this, staged)
+    this.stagedEvents.push(staged)
   }
 
   /**

@@ -14,14 +14,8 @@ import type { Project, ProjectList } from '../../src/features/projects/projects.
 import type { CreatedToken, TokenList } from '../../src/features/tokens/tokens.model'
 import type { ErrorSchema } from '../../src/http/schemas'
 import type { Logger } from '../../src/log'
-import {
-  createServices,
-  initialise,
-  openDatabaseStore,
-  stopWorkers,
-  type ServiceOptions,
-  type Services,
-} from '../../src/services'
+import { createServices, initialise, stopWorkers, type ServiceOptions, type Services } from '../../src/services'
+import { openDatabaseStore } from '../../src/open-store'
 import type { FileSystem } from '../../src/storage/files'
 import type { EventRecord } from '../../src/storage/records'
 import { openTestStore } from '../test-store'
@@ -326,6 +320,7 @@ export async function makeApi(
     session: options.session,
     addons: options.addons,
     sso: options.sso,
+    changeRequestsForAdminTokens: options.changeRequestsForAdminTokens,
   })
   const app = createApp(
     services,

@@ -78,6 +78,9 @@ const FALLBACKS: Record<string, string> = {
   '/ofrep/v1/evaluate/flags/{key}': 'checkout',
   // The first event of the seeding; PREPARE below gives the integration a dead letter of it.
   '/api/admin/addons/{id}/events/{eventId}': '1',
+  // A change request and its first change, made by changeRequestMade below.
+  '/api/admin/projects/{projectId}/change-requests/{changeRequestId}': '1',
+  '/api/admin/projects/{projectId}/change-requests/{changeRequestId}/changes/{changeId}': '1',
 }
 /** Parameters created through another path when the path they appear in has no POST before them. */
 const CREATED_AS: Record<string, string> = {
@@ -102,7 +105,25 @@ const archiveNamed = async (world: World, body: any) => {
   for (const name of body.features)
     await world.call('DELETE', `/api/admin/projects/${world.values.get('projectId')}/features/${name}`)
 }
+/** Change request 1 in the path's project, a draft of the admin token's with one change (updateEnabled of a flag). */
+const changeRequestMade = async (world: World) => {
+  const project = world.values.get('projectId') ?? 'default'
+  const environment = world.api.services.store.reader.get('projects', project)?.environments[0]
+  await world.call('POST', `/api/admin/projects/${project}/features`, { name: 'cr-flag' })
+  await world.call('POST', `/api/admin/projects/${project}/environments/${environment}/change-requests`, {
+    feature: 'cr-flag',
+    action: 'updateEnabled',
+    payload: { enabled: true },
+  })
+}
 const PREPARE: Record<string, (world: World, body: any) => Promise<void>> = {
+  getChangeRequest: changeRequestMade,
+  deleteChangeRequest: changeRequestMade,
+  changeRequestStateChange: changeRequestMade,
+  updateChangeRequestTitle: changeRequestMade,
+  addChangeRequestComment: changeRequestMade,
+  updateChangeRequestChange: changeRequestMade,
+  deleteChange: changeRequestMade,
   reviveFeatures: archiveNamed,
   // Unleash's POST /api/admin/projects/{projectId}/delete: archived flags only.
   deleteFeatures: archiveNamed,

@@ -59,6 +59,14 @@ async function populate(api: Api, project: string, strategyIds: Record<string, s
     ]),
   )
   expectOk(await api.toggle(project, flag, ENVIRONMENT, true))
+  // A change request turning the flag off (change request 1 is MINE's, see fill).
+  expectOk(
+    await api.post(`/api/admin/projects/${project}/environments/${ENVIRONMENT}/change-requests`, {
+      feature: flag,
+      action: 'updateEnabled',
+      payload: { enabled: false },
+    }),
+  )
   expectOk(await api.createFlag(project, `${project}-archived`), 201)
   expectOk(await api.delete(`/api/admin/projects/${project}/features/${project}-archived`), 202)
   expectOk(
@@ -153,6 +161,7 @@ const SERVICE_WIDE: Record<string, 'redirect' | 'public' | 'global' | 'filtered'
   '/api/admin/features': 'filtered',
   '/api/admin/search/events': 'filtered',
   '/api/admin/search/features': 'filtered',
+  '/api/admin/search/change-requests': 'filtered',
   '/api/admin/segments': 'filtered',
   // The first project's segment (see fill): readable, and nothing of the hidden project in it.
   '/api/admin/segments/:id': 'global',
@@ -200,6 +209,9 @@ function fill(path: string, project: string, strategyId: string): string {
       case 'id':
         // A segment id: 1 is the segment of the project populated first (MINE).
         return '1'
+      case 'changeRequestId':
+        // Change request 1 is that of the project populated first (MINE).
+        return '1'
       case 'name':
         return path.startsWith('/api/admin/tag-types/') ? 'simple' : 'flexibleRollout'
       case 'contextField':
@@ -231,7 +243,11 @@ afterAll(async () => {
 })
 
 /** GET routes under a project whose answers name no project or flag. */
-const NAMES_NOTHING = new Set(['/api/admin/projects/:projectId/features/:featureName/lifecycle'])
+const NAMES_NOTHING = new Set([
+  '/api/admin/projects/:projectId/features/:featureName/lifecycle',
+  // Unleash's shape: each environment of the project and its setting.
+  '/api/admin/projects/:projectId/change-requests/config',
+])
 
 describe('a token limited to one project', () => {
   test("reads of another flag's strategies and variants answer 404 exactly as GET of that flag does", async () => {

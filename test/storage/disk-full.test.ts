@@ -8,7 +8,8 @@
 import { describe, expect, test } from 'bun:test'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { EVENTS_FILE, JOURNAL_FILE, openStore, STATE_FILE } from '../../src/services'
+import { EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../../src/services'
+import { openStore } from '../../src/open-store'
 import { DataDirError, realFileSystem, type FileSystem, type WritableFile } from '../../src/storage/files'
 import { errorOf, makeApi, type Api, cleanupAfterEach } from '../helpers'
 

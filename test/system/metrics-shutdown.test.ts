@@ -6,7 +6,7 @@
 import { usageRows } from '../../src/features/metrics/metrics.records'
 import { afterEach, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { openStore } from '../../src/services'
+import { openStore } from '../../src/open-store'
 import { freePort, tempDir, ADMIN_SECRET as SECRET, untilReady } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')

@@ -5,7 +5,7 @@
  */
 import { afterEach, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { openStore } from '../../src/services'
+import { openStore } from '../../src/open-store'
 import { freePort, tempDir, ADMIN_SECRET as SECRET, untilReady, waitFor } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')

@@ -153,14 +153,17 @@ export class RelationsService {
   }
 
   async removeDependency(projectId: string, childName: string, parentName: string, caller: Caller) {
-    await this.store.transact(actorOf(caller), tx => {
-      const child = flagInProject(tx, projectId, childName)
-      const dependency = child.dependencies.find(d => d.feature === parentName)
-      if (!dependency) throw new NotFoundError(`Flag "${childName}" does not depend on "${parentName}"`)
-      const updated = { ...child, dependencies: child.dependencies.filter(d => d.feature !== parentName) }
-      tx.put('flags', childName, updated)
-      tx.appendEvent(events.dependencyRemoved(updated, dependency))
-    })
+    await this.store.transact(actorOf(caller), tx => this.removeDependencyIn(tx, projectId, childName, parentName))
+  }
+
+  /** The write of `removeDependency` inside `tx`, which change requests reuse. */
+  removeDependencyIn(tx: Tx, projectId: string, childName: string, parentName: string): void {
+    const child = flagInProject(tx, projectId, childName)
+    const dependency = child.dependencies.find(d => d.feature === parentName)
+    if (!dependency) throw new NotFoundError(`Flag "${childName}" does not depend on "${parentName}"`)
+    const updated = { ...child, dependencies: child.dependencies.filter(d => d.feature !== parentName) }
+    tx.put('flags', childName, updated)
+    tx.appendEvent(events.dependencyRemoved(updated, dependency))
   }
 
   /** Removes every dependency of the flag; records an event only when there were some. */

@@ -1,5 +1,6 @@
+import { SortOrderInput } from './strategy.model'
 import { t } from 'elysia'
-import { authErrors, bodyErrors, Integer } from '../../http/schemas'
+import { authErrors, bodyErrors } from '../../http/schemas'
 import { controllerBase, noContent } from '../../http/plugins'
 import { LIMITS } from '../limits'
 import type { StrategiesService } from './strategies.service'
@@ -53,21 +54,7 @@ export function strategiesController(strategies: StrategiesService, auth: Author
       {
         auth: 'UPDATE_FEATURE_STRATEGY',
         params: environmentParams,
-        body: t.Array(
-          t.Object({
-            id: t.String({ maxLength: 100, description: 'Strategy id' }),
-            sortOrder: Integer({
-              minimum: -1_000_000,
-              maximum: 1_000_000,
-              description: 'Its new position; lower comes first',
-            }),
-          }),
-          {
-            maxItems: LIMITS.strategiesPerFlagEnvironment.max,
-            description: 'Strategies and their new positions; strategies not listed keep theirs',
-            examples: [[{ id: '6b5157cb-343a-41e7-bfa3-7b4ec3044840', sortOrder: 0 }]],
-          },
-        ),
+        body: SortOrderInput,
         response: { 200: t.Void({ description: 'Reordered' }), ...bodyErrors(404) },
         detail: {
           operationId: 'setStrategySortOrder',

@@ -159,17 +159,23 @@ export class StrategiesService {
     caller: Caller,
   ): Promise<StrategyView> {
     return this.store.transact(actorOf(caller), tx => {
-      const flag = liveFlagInProject(tx, projectId, name)
-      const before = findStrategy(flag, environment, strategyId)
-      const strategy = buildStrategy(tx, input, name, strategyId, input.sortOrder ?? before.sortOrder, before.name)
-      this.checkSegments(tx, strategy.segments, flag.project)
-      const strategies = requireEnvironment(flag, environment).strategies.map(s => (s.id === strategyId ? strategy : s))
-      const updated = withStrategies(tx, flag, environment, strategies)
-      tx.appendEvent(
-        events.strategyUpdated(updated, environment, strategyView(strategy, name), strategyView(before, name)),
-      )
+      const strategy = this.updateIn(tx, liveFlagInProject(tx, projectId, name), environment, strategyId, input)
       return strategyView(strategy, name)
     })
+  }
+
+  /** The write of `update` inside `tx`, which change requests reuse. */
+  updateIn(tx: Tx, flag: FlagRecord, environment: string, strategyId: string, input: StrategyInput): StrategyRecord {
+    const name = flag.name
+    const before = findStrategy(flag, environment, strategyId)
+    const strategy = buildStrategy(tx, input, name, strategyId, input.sortOrder ?? before.sortOrder, before.name)
+    this.checkSegments(tx, strategy.segments, flag.project)
+    const strategies = requireEnvironment(flag, environment).strategies.map(s => (s.id === strategyId ? strategy : s))
+    const updated = withStrategies(tx, flag, environment, strategies)
+    tx.appendEvent(
+      events.strategyUpdated(updated, environment, strategyView(strategy, name), strategyView(before, name)),
+    )
+    return strategy
   }
 
   /**
@@ -184,8 +190,15 @@ export class StrategiesService {
     orders: { id: string; sortOrder: number }[],
     caller: Caller,
   ): Promise<void> {
-    await this.store.transact(actorOf(caller), tx => {
-      const flag = liveFlagInProject(tx, projectId, name)
+    await this.store.transact(actorOf(caller), tx =>
+      this.setSortOrderIn(tx, liveFlagInProject(tx, projectId, name), environment, orders),
+    )
+  }
+
+  /** The write of `setSortOrder` inside `tx`, which change requests reuse. */
+  setSortOrderIn(tx: Tx, flag: FlagRecord, environment: string, orders: { id: string; sortOrder: number }[]): void {
+    const name = flag.name
+    {
       const wanted = new Map<string, number>()
       for (const [index, order] of orders.entries()) {
         findStrategy(flag, environment, order.id)
@@ -204,7 +217,7 @@ export class StrategiesService {
             events.strategyUpdated(updated, environment, strategyView(s, name), strategyView(before[i], name)),
           )
       })
-    })
+    }
   }
 
   async remove(

@@ -202,3 +202,20 @@ export const VariantList = t.Object(
   },
   { description: 'The variants of a flag in one environment' },
 )
+
+/** The body of the strategies' set-sort-order route, and of a change request's reorderStrategy. */
+export const SortOrderInput = t.Array(
+  t.Object({
+    id: t.String({ maxLength: 100, description: 'Strategy id' }),
+    sortOrder: Integer({
+      minimum: -1_000_000,
+      maximum: 1_000_000,
+      description: 'Its new position; lower comes first',
+    }),
+  }),
+  {
+    maxItems: LIMITS.strategiesPerFlagEnvironment.max,
+    description: 'Strategies and their new positions; strategies not listed keep theirs',
+    examples: [[{ id: '6b5157cb-343a-41e7-bfa3-7b4ec3044840', sortOrder: 0 }]],
+  },
+)

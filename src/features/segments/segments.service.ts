@@ -93,6 +93,24 @@ export function checkStrategySegments(reader: StateReader, ids: readonly number[
   })
 }
 
+/** The write of a segment's update inside `tx`: the PUT route's, which change requests reuse. */
+export function updateSegmentIn(tx: Tx, id: string, input: SegmentInput): void {
+  const before = tx.get('segments', String(Number(id)))
+  if (!before) throw segmentNotFound(id)
+  const fields = checkInput(tx, input, before.id)
+  if (fields.project !== null && fields.project !== before.project) {
+    const elsewhere = flagsUsing(tx, before.id).filter(flag => flag.project !== fields.project)
+    if (elsewhere.length > 0) {
+      throw new ConflictError(
+        `Segment ${before.id} is used by flags outside project "${fields.project}": ${listed(elsewhere)}; remove it from their strategies first`,
+      )
+    }
+  }
+  const segment: SegmentRecord = { ...before, ...fields }
+  tx.put('segments', String(before.id), segment)
+  tx.appendEvent(events.segmentUpdated(segment.project, view(segment), view(before)))
+}
+
 export class SegmentsService {
   constructor(private readonly store: Pick<Store, 'reader' | 'transact'>) {}
 
@@ -130,22 +148,7 @@ export class SegmentsService {
   }
 
   async update(id: string, input: SegmentInput, caller: Caller): Promise<void> {
-    await this.store.transact(actorOf(caller), tx => {
-      const before = tx.get('segments', String(Number(id)))
-      if (!before) throw segmentNotFound(id)
-      const fields = checkInput(tx, input, before.id)
-      if (fields.project !== null && fields.project !== before.project) {
-        const elsewhere = flagsUsing(tx, before.id).filter(flag => flag.project !== fields.project)
-        if (elsewhere.length > 0) {
-          throw new ConflictError(
-            `Segment ${before.id} is used by flags outside project "${fields.project}": ${listed(elsewhere)}; remove it from their strategies first`,
-          )
-        }
-      }
-      const segment: SegmentRecord = { ...before, ...fields }
-      tx.put('segments', String(before.id), segment)
-      tx.appendEvent(events.segmentUpdated(segment.project, view(segment), view(before)))
-    })
+    await this.store.transact(actorOf(caller), tx => updateSegmentIn(tx, id, input))
   }
 
   async remove(id: string, caller: Caller): Promise<void> {

@@ -95,6 +95,23 @@ export function callerSeesProject(caller: Caller, projectId: string): boolean {
 }
 
 /**
+ * Whether a caller acts as a person: a signed-in user, or any credential that acts as its user (a
+ * personal token authenticates as `kind: 'user'`), rather than an API token. The one place this is
+ * decided: processes that hold people to review (change requests) ask `isPersonAuthor` of a write's author.
+ */
+export function isPerson(caller: Pick<Caller, 'kind'>): boolean {
+  return caller.kind === 'user'
+}
+
+/** The authors `actorOf` made for people (see isPerson). */
+const people = new WeakSet<EventAuthor>()
+
+/** Whether a write's author was made by `actorOf` for a person (isPerson) rather than for an API token. */
+export function isPersonAuthor(author: EventAuthor): boolean {
+  return people.has(author)
+}
+
+/**
  * Who the caller's changes are recorded as made by, and what each of its writes checks on the
  * state it is applied to: before its work, that the credential is still valid and its role still
  * grants the route's permission (401 or 403, nothing applied); as each change is staged, the
@@ -113,7 +130,9 @@ export function actorOf(caller: Caller): EventAuthor {
     }
   }
   const guard = projectScopeGuard(caller.projects)
-  return guard
+  const author: EventAuthor = guard
     ? { name: caller.tokenName, userId: caller.userId, admit, guard }
     : { name: caller.tokenName, userId: caller.userId, admit }
+  if (isPerson(caller)) people.add(author)
+  return author
 }

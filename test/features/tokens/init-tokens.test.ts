@@ -5,7 +5,8 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 
 import { createApp } from '../../../src/app'
-import { createServices, initialise, openStore } from '../../../src/services'
+import { createServices, initialise } from '../../../src/services'
+import { openStore } from '../../../src/open-store'
 import { Api, BODY_LIMIT, makeApi, tempDir, type TokenListBody, storeSnapshot, expectUnchanged } from '../../helpers'
 import { ADMIN_SECRET_FORMAT, TOKENS, expectNoSecret, tokenCount } from './tokens.setup'
 

@@ -4,7 +4,8 @@
  */
 import { describe, expect, setSystemTime, test } from 'bun:test'
 import { createApp } from '../../../src/app'
-import { createServices, initialise, openStore } from '../../../src/services'
+import { createServices, initialise } from '../../../src/services'
+import { openStore } from '../../../src/open-store'
 import { DEFAULT_SESSION_OPTIONS, SESSION_COOKIE } from '../../../src/features/users/sessions.service'
 import { ON_POSTGRES } from '../../test-store'
 import {

@@ -1,0 +1,99 @@
+/**
+ * Change requests in the console, in a real browser against the real server: an environment under
+ * change requests says so, its switch adds to a draft, the flag page shows the pending request, the
+ * "Change requests" page lists it, and the request's page takes it through review (another person
+ * approves) to applied, and warns of a conflict. Each page with axe in both themes and at 390 px.
+ */
+import { afterAll, beforeAll, expect } from 'bun:test'
+import type { Browser } from 'playwright-core'
+import { adminCall } from '../helpers'
+import { hasChromium, launchChromium, withChromium } from './chromium'
+import { everyWay, newPage, showsText, signIn, startConsoleServer, type ConsoleServer } from './console-browser'
+
+const SECRET = '*:*.console-change-requests-secret-0123'
+const PASSWORD = 'Console-cr-pass-1'
+
+let server: ConsoleServer
+let browser: Browser | undefined
+
+beforeAll(async () => {
+  if (!hasChromium) return
+  server = await startConsoleServer(SECRET, PASSWORD)
+  browser = await launchChromium()
+}, 60_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await server?.stop()
+})
+
+const admin = async (method: string, path: string, body?: unknown) => {
+  const answer = await adminCall(server.base, SECRET, method, path, body)
+  if (answer.status >= 300) throw new Error(`${method} ${path}: ${answer.status} ${answer.text}`)
+  return answer.body
+}
+
+withChromium.test(
+  'a switch under change requests adds to a draft; the request is reviewed, approved by another person and applied',
+  async () => {
+    await admin('POST', '/api/admin/projects/default/features', { name: 'cr-flag' })
+    await admin('PUT', '/api/admin/projects/default/environments/production/change-requests/config', {
+      changeRequestsEnabled: true,
+      requiredApprovals: 1,
+    })
+    await admin('POST', '/api/admin/user-admin', { username: 'bob', rootRole: 'Editor', password: PASSWORD })
+    const { page, problems } = await newPage(browser!)
+    await signIn(page, server.base, 'admin', PASSWORD)
+    await page.goto(`${server.base}/#/projects/default/features/cr-flag`)
+    const production = page.getByRole('region', { name: 'Environment production' })
+    await showsText(production.getByRole('note'), 'Change requests: changes here need approval')
+    await production.getByRole('switch', { name: 'cr-flag in production' }).click()
+    await showsText(production.getByRole('status'), 'Pending change request #1')
+    expect(await production.getByRole('switch', { name: 'cr-flag in production' }).isChecked()).toBe(false)
+    await everyWay(page, 'flag page under change requests')
+
+    await page.goto(`${server.base}/#/change-requests`)
+    await page.getByRole('heading', { name: 'Change requests', level: 1 }).waitFor()
+    await page.getByRole('link', { name: /#1/ }).click()
+    await page.getByRole('heading', { name: /#1/, level: 1 }).waitFor()
+    await showsText(page.getByRole('list', { name: 'Changes to cr-flag' }), 'Turn on: off → on')
+    await page.getByRole('button', { name: 'Send to review' }).click()
+    await showsText(page.getByText(/^In review/), 'In review')
+    await everyWay(page, 'change request page')
+
+    const reviewer = await newPage(browser!)
+    await signIn(reviewer.page, server.base, 'bob', PASSWORD)
+    await reviewer.page.goto(`${server.base}/#/change-requests/default/1`)
+    await reviewer.page.getByLabel('Comment', { exact: true }).fill('Fine by me')
+    await reviewer.page.getByRole('button', { name: 'Add comment' }).click()
+    await showsText(reviewer.page.getByRole('list', { name: 'Comments' }), 'bob: Fine by me')
+    await reviewer.page.getByRole('button', { name: 'Approve' }).click()
+    await showsText(reviewer.page.getByRole('list', { name: 'Approvals' }), 'bob')
+    await reviewer.page.getByRole('button', { name: 'Apply' }).click()
+    await showsText(reviewer.page.getByText(/^Applied/), 'Applied')
+    const flag = await admin('GET', '/api/admin/projects/default/features/cr-flag')
+    expect(flag.environments.find((e: { name: string }) => e.name === 'production').enabled).toBe(true)
+    expect([...problems, ...reviewer.problems]).toEqual([])
+  },
+)
+
+withChromium.test('a request whose flag moved since shows the conflict warning', async () => {
+  await admin('POST', '/api/admin/projects/default/features', { name: 'cr-moved' })
+  await admin('PUT', '/api/admin/projects/default/environments/production/change-requests/config', {
+    changeRequestsEnabled: true,
+  })
+  const request = await admin('POST', '/api/admin/projects/default/environments/production/change-requests', {
+    feature: 'cr-moved',
+    action: 'updateEnabled',
+    payload: { enabled: true },
+  })
+  // An admin token skips change requests and moves what the change changes.
+  await admin('POST', '/api/admin/projects/default/features/cr-moved/environments/production/strategies', {
+    name: 'default',
+  })
+  const { page } = await newPage(browser!)
+  await signIn(page, server.base, 'admin', PASSWORD)
+  await page.goto(`${server.base}/#/change-requests/default/${request.id}`)
+  await showsText(page.getByRole('alert'), 'Conflict: cr-moved')
+  await everyWay(page, 'change request with a conflict')
+})
