@@ -21,6 +21,11 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { STATE_FILE } from '../src/services'
+import { contextFromQuery } from '../src/features/evaluation/context'
+import { compileScope } from '../src/features/evaluation/scope'
+import { frontendAnswers } from '../src/features/frontend/frontend.answers'
+import { BULK_END, ofrepAnswers } from '../src/features/ofrep/ofrep.answers'
+import { ofrepContext } from '../src/features/ofrep/ofrep.context'
 import { bareServer } from './clients'
 import type { ConstraintRecord, StrategyRecord, VariantRecord } from '../src/features/flags/flags.records'
 import {
@@ -203,6 +208,35 @@ const IDENTICAL_BODY = JSON.stringify({
   },
 })
 
+/**
+ * The evaluator's own share, in process: CPU µs per answer from the request's text (query string, or
+ * parsed body) to the answer's bytes and its Response, rotating over `users` users, no HTTP.
+ */
+function inProcess(dir: string, users: number) {
+  const state = JSON.parse(readFileSync(join(dir, STATE_FILE), 'utf8'))
+  const scope = compileScope(state, { projects: ['*'], environment: ENVIRONMENT })
+  const frontend = frontendAnswers(scope)
+  const ofrep = ofrepAnswers(scope)
+  const query = (n: number) =>
+    `http://bench/api/frontend?appName=web&userId=user-${n}&sessionId=session-${n}&properties%5Bemail%5D=user-${n}%40example.com&region=eu-west&plan=free&age=${15 + (n % 30)}&appVersion=2.${n % 4}.0`
+  const urls = Array.from({ length: users }, (_, n) => query(n))
+  const bodies = urls.map(url => {
+    const { properties, userId, remoteAddress, ...root } = contextFromQuery(url, null)
+    return JSON.stringify({ context: { ...root, targetingKey: userId, ...properties } })
+  })
+  const time = (answer: (n: number) => unknown, rounds = 20000) => {
+    for (let n = 0; n < 2000; n++) answer(n % users)
+    const started = process.cpuUsage()
+    for (let n = 0; n < rounds; n++) answer(n % users)
+    const used = process.cpuUsage(started)
+    return (used.user + used.system) / rounds
+  }
+  return {
+    frontend: time(n => new Response(frontend.answer(contextFromQuery(urls[n]!, '127.0.0.1')))),
+    ofrep: time(n => ofrep.bulk(ofrepContext(JSON.parse(bodies[n]!).context, '127.0.0.1'), BULK_END, {})),
+  }
+}
+
 interface Path {
   name: string
   url: string
@@ -305,6 +339,8 @@ export async function edge() {
       pid: bare.pid,
       base: bare.url,
     })
+    const own = [inProcess(dir, o.users), inProcess(dir, o.users), inProcess(dir, o.users)]
+    const evaluator = { frontend: median(own.map(f => f.frontend)), ofrep: median(own.map(f => f.ofrep)) }
     const figures = new Map<string, { us: number; rps: number }[]>()
     const run = async (path: Path, seconds: number) => {
       const headers = { authorization: secrets[path.token] }
@@ -337,6 +373,11 @@ export async function edge() {
       `\nMedians of ${o.rounds} loads of ${o.seconds} s, wrk -t1 -c${o.connections} on core 1, server on core 0`,
     )
     console.log(table(headers, rows))
+    console.log(
+      `\nThe evaluator alone, in process (request text to Response, no HTTP; medians of 3 × 20,000): ` +
+        `frontend API ${fmt(evaluator.frontend, 1)} µs (${fmt(1e6 / evaluator.frontend, 0)}/s per core), ` +
+        `OFREP bulk ${fmt(evaluator.ofrep, 1)} µs (${fmt(1e6 / evaluator.ofrep, 0)}/s per core)`,
+    )
   } finally {
     await bare?.stop()
     await server.stop()
