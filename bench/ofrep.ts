@@ -3,8 +3,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { compileScope, type EvalContext } from '../src/features/evaluation/scope'
 import { frontendAnswers } from '../src/features/frontend/frontend.answers'
-import { ofrepAnswers } from '../src/features/ofrep/ofrep.answers'
-import { BULK_END } from '../src/features/ofrep/ofrep-entries'
+import { BULK_END, ofrepAnswers } from '../src/features/ofrep/ofrep.answers'
 import { addFrontendFlags, contextFor, ENVIRONMENT, FLAGS, frontendState } from './frontend'
 import {
   authHeaders,

@@ -206,6 +206,14 @@ export const SCENARIOS: Record<string, Scenario> = {
     what: 'streams whose clients never read: server and kernel memory, streams cut off',
     options: '[--streams 500] [--flags 12] [--heartbeat-ms 2000]',
   },
+  edge: {
+    module: 'edge',
+    fn: 'edge',
+    area: 'SDK paths',
+    what: "frontend API, OFREP bulk and client API on one pinned core, Unleash Edge's dataset shape (350 flags)",
+    options: '[--seconds 5] [--rounds 3] [--connections 16] [--users 10000] [--quiet] [--profile DIR]',
+    needs: ['wrk', 'taskset'],
+  },
   ofrep: {
     module: 'ofrep',
     fn: 'ofrep',

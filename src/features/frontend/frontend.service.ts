@@ -4,11 +4,13 @@
  */
 import { perCompiledScope, type CompiledScopes } from '../evaluation/compiled-scopes'
 import type { EvalContext } from '../evaluation/scope'
+import type { Bytes } from '../evaluation/answer-parts'
 import type { SdkScope } from '../tokens/auth'
 import { frontendAnswers } from './frontend.answers'
 
 export interface FrontendAnswer {
-  json: string
+  /** The answer's UTF-8: a Response made of it at once copies it (the next answer is put together in the same place). */
+  json: Bytes
   etag: string
 }
 
@@ -22,9 +24,9 @@ export class FrontendService {
     return this.scopes.stats
   }
 
-  /** The enabled flags of `scope` for `context`, as JSON text, with an ETag made from that text. */
+  /** The enabled flags of `scope` for `context`, as JSON, with an ETag made from its bytes. */
   evaluate(scope: SdkScope, context: EvalContext): FrontendAnswer {
-    const json = this.answers(this.scopes.get(scope)).evaluate(context)
+    const json = this.answers(this.scopes.get(scope)).answer(context)
     // From the content: the same answer has the same ETag, so If-None-Match can only ever save resending it.
     return { json, etag: `"${Bun.hash(json).toString(36)}"` }
   }

@@ -1,7 +1,7 @@
 /**
  * OFREP's answers made from the evaluator's outcomes (features/evaluation): for each flag of a
  * compiled scope, its entry (`{"key":…,"value":…,"variant":…,"reason":…,"metadata":…}`) for every
- * outcome it can have is made once, in an OfrepEntries, with a table from outcome to entry; an
+ * outcome it can have is made once, in an AnswerParts, with a table from outcome to entry; an
  * answer then evaluates the flags a context can change and copies their entries.
  *
  * A flag without variants is a boolean (`on`/`off`); one with variants answers its variant's
@@ -12,7 +12,14 @@
 import type { FlagFacts } from '../evaluation/flag'
 import { OFF_OUTCOMES, tableIndex, tableSize } from '../evaluation/outcome'
 import type { CompiledScope, EvalContext } from '../evaluation/scope'
-import { OfrepEntries, type Bytes, type EntryId } from './ofrep-entries'
+import { AnswerParts, encoder, type Bytes, type PartId as EntryId } from '../evaluation/answer-parts'
+
+/** A JSON answer of `bytes` (the Response copies them). */
+export const json = (bytes: Bytes, headers: Record<string, string> = {}) =>
+  new Response(bytes, { headers: { ...headers, 'content-type': 'application/json' } })
+
+/** The plain end of a bulk answer. */
+export const BULK_END = encoder.encode(']}') as Bytes
 
 /** The reason for each Basis (its value is its place). */
 const REASONS = ['STATIC', 'TARGETING_MATCH', 'SPLIT'] as const
@@ -59,7 +66,7 @@ export interface OfrepAnswers {
 }
 
 /** A flag's entries, added to `entries`, as its table: for each place of an outcome (tableIndex), the entry's id. */
-function tableOf(flag: FlagFacts, entries: OfrepEntries): EntryId[] {
+function tableOf(flag: FlagFacts, entries: AnswerParts): EntryId[] {
   const head = `,{"key":${JSON.stringify(flag.name)}`
   const tail = `,"metadata":{"project":${JSON.stringify(flag.project)}}}`
   const add = (value: unknown, variant: string, reason: string) =>
@@ -85,7 +92,7 @@ function tableOf(flag: FlagFacts, entries: OfrepEntries): EntryId[] {
 
 /** OFREP's answers for one compiled scope (made once per compiled scope: perCompiledScope). */
 export function ofrepAnswers(scope: CompiledScope): OfrepAnswers {
-  const entries = new OfrepEntries()
+  const entries = new AnswerParts('{"flags":[', 'space')
   const tableStart = new Int32Array(scope.flags.length)
   const tables: EntryId[] = []
   const fixed: EntryId[] = []
@@ -111,11 +118,11 @@ export function ofrepAnswers(scope: CompiledScope): OfrepAnswers {
   return {
     flag(name, context) {
       const index = scope.indexOf(name)
-      return index < 0 ? undefined : entries.alone(entryOf(index, context))
+      return index < 0 ? undefined : json(entries.alone(entryOf(index, context)))
     },
     bulk(context, end, headers) {
       for (let k = 0; k < evaluated.length; k++) ids[k] = entryOf(evaluated[k], context)
-      return entries.bulk(ids, end, headers)
+      return json(entries.join(ids, ids.length, end), headers)
     },
   }
 }

@@ -15,7 +15,7 @@ import { perCompiledScope, type CompiledScopes } from '../evaluation/compiled-sc
 import type { Authorization, SdkScope } from '../tokens/auth'
 import { ofrepAnswers } from './ofrep.answers'
 import { contextKey, ofrepContext } from './ofrep.context'
-import { encoder, type Bytes } from './ofrep-entries'
+import { encoder, type Bytes } from '../evaluation/answer-parts'
 import type { OfrepChannels } from './ofrep.events'
 import { ofrepModels } from './ofrep.model'
 
