@@ -19,6 +19,7 @@ import { movedProblem } from './storage/moved'
 import { DatabaseStartError } from './storage/postgres-connect'
 import { createServices, initialise, openDatabaseStore, openStore, stopWorkers } from './services'
 import { SEARCH_WAIT_SECONDS } from './features/events/events.service'
+import { worked } from './workers/garbage'
 
 function fail(message: string): never {
   console.error(`Cannot start: ${message}`)
@@ -123,8 +124,9 @@ async function serve() {
       hostname: config.host,
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       // Every path passes through Bun's router, which sees the segments as sent (http/routing.ts).
-      routes: rawPathRoutes(request => handle(request)),
-      fetch: request => handle(request),
+      // Each request counts as work: a full collection runs once the server falls idle (workers/garbage.ts).
+      routes: rawPathRoutes(request => (worked(), handle(request))),
+      fetch: request => (worked(), handle(request)),
     })
   } catch (error) {
     fail(listenProblem(config, error))

@@ -35,3 +35,32 @@ export function collectNow(): void {
   made = 0
   Bun.gc(true)
 }
+
+/** How often a thread looks whether it fell idle: one look costs a comparison. */
+const IDLE_CHECK_MS = 2000
+
+let workDone = 0
+let idleTimer: ReturnType<typeof setInterval> | null = null
+
+/**
+ * Marks work done (a request answered, a message handled). When a thread that worked then does
+ * nothing for a whole look (2 to 4 s), it runs one full collection: what its work left (the
+ * indexing of appended events, parsed bodies, answers) is then freed while nothing runs, instead
+ * of staying resident until the collector's own pace next reaches it.
+ */
+export function worked(): void {
+  workDone++
+  if (idleTimer !== null) return
+  let seen = workDone
+  idleTimer = setInterval(() => {
+    if (workDone !== seen) {
+      seen = workDone
+      return
+    }
+    clearInterval(idleTimer!)
+    idleTimer = null
+    collectNow()
+  }, IDLE_CHECK_MS)
+  // A look must not keep the process alive on its own.
+  ;(idleTimer as unknown as { unref?(): void }).unref?.()
+}

@@ -13,7 +13,7 @@ import { openSync, truncateSync, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { SegmentedSearch } from './segmented-search'
 import { SearchWorkExceeded } from './search-work'
-import { collectNow, madeGarbage } from '../../../workers/garbage'
+import { collectNow, madeGarbage, worked } from '../../../workers/garbage'
 import type { CheckPace, EventSearchReply, EventSearchRequest, RebuildPace } from './event-search.messages'
 
 declare const self: Worker
@@ -203,6 +203,7 @@ function copied(copy: NonNullable<typeof cache>, lines: readonly string[]): bool
 }
 
 function handle(message: EventSearchRequest) {
+  worked()
   if (waiting !== null && message.type !== 'open') {
     waiting.push(message)
     return
