@@ -30,6 +30,17 @@ export function madeGarbage(bytes: number): void {
   Bun.gc(false)
 }
 
+/**
+ * A collection, without waiting for it, between two steps of work whose garbage is mostly small
+ * strings (a word each): the text index's build. Measured on 21,000 events: resident memory after
+ * the build 115 MiB without it and 90 MiB with one per 2,000 events, the heap alike (19 and 22 MiB);
+ * pages such garbage filled stay with the process after it is collected.
+ */
+export function collectBetweenSteps(): void {
+  made = 0
+  Bun.gc(false)
+}
+
 /** A full collection now, after work that left a large batch of garbage. */
 export function collectNow(): void {
   made = 0
