@@ -1,8 +1,8 @@
 /**
  * Memory at rest and over time, run through bench/run.ts:
  *
- *   npx bun bench/run.ts rest [--flags 1000] [--events 20000] [--runs 2] [--root DIR] [--binary] [--settle 10]
- *   npx bun bench/run.ts soak [--minutes 60] [--rate 500] [--connections 16] [--root DIR] [--binary]
+ *   npx bun bench/run.ts rest [--flags 1000] [--events 20000] [--runs 2] [--root DIR] [--binary] [--settle 10] [--restart]
+ *   npx bun bench/run.ts soak [--minutes 60] [--rate 500] [--connections 16] [--root DIR] [--binary] [--readsOnly]
  *
  * `rest` seeds an empty server through its API (flags created, then toggled until the log holds
  * `--events` events), searches the log once (which starts the search worker), serves the console's
@@ -10,7 +10,8 @@
  * seeding and at rest, and where the anonymous part lies (the server's largest mappings). With
  * `--root DIR` (a checkout holding src/ and node_modules) the other code takes turns with this one,
  * run by run. With `--binary` each tree is first compiled as `npm run build` does (`bun build
- * --compile`), which is what the Docker image runs.
+ * --compile`), which is what the Docker image runs. With `--restart` the server is restarted on its
+ * seeded directory before the calls, so that what is at rest is what a start reads and indexes.
  *
  * `soak` runs mixed load on one server for `--minutes` (an hour unless told) on `--events` synthetic
  * events and `--flags` flags: `--connections` keep-alive clients at `--rate` requests/s in all, one
@@ -18,7 +19,8 @@
  * polls (two in three with the ETag), SDK metrics from 20 applications and 200 instances, the
  * frontend API for a new user each time, event searches by word and by type, name validations.
  * Prints errors, p99 and RSS each minute. Every write adds an event, which the search keeps (in
- * memory until 65,536 make a segment): about 10 events a second at the default rate.
+ * memory until 65,536 make a segment): about 10 events a second at the default rate. `--readsOnly`
+ * leaves the writes out (those requests are reads), so that the log does not grow.
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -142,7 +144,7 @@ function largestMappings(pid: number, count = 4): string {
 }
 
 export async function rest() {
-  const o = options({ flags: 1000, events: 20000, runs: 2, root: '', binary: false, settle: 10 })
+  const o = options({ flags: 1000, events: 20000, runs: 2, root: '', binary: false, settle: 10, restart: false })
   const trees: { name: string; root?: string; binary?: string }[] = [{ name: 'this tree' }]
   if (o.root) trees.push({ name: o.root, root: o.root })
   if (o.binary) {
@@ -154,11 +156,15 @@ export async function rest() {
   for (let run = 0; run < o.runs; run++)
     for (const tree of run % 2 ? [...trees].reverse() : trees) {
       const dir = tempDataDir('bench-rest-')
-      const server = await startTree(tree.root, tree.binary, dir)
+      let server = await startTree(tree.root, tree.binary, dir)
       try {
         const started = processMemory(server.pid)
         const events = await seed(server.base, o.flags, o.events)
         const seeded = processMemory(server.pid)
+        if (o.restart) {
+          await server.stop()
+          server = await startTree(tree.root, tree.binary, dir)
+        }
         const client = await createToken(server.base, 'client', 'development')
         const frontend = await createToken(server.base, 'frontend', 'development')
         await touchEachPath(server.base, client, frontend)
@@ -191,11 +197,11 @@ export async function rest() {
 /** One request of the soak's mix: method, path, body, and which secret it authenticates with. */
 type Call = [method: string, path: string, body: unknown, secret: 'admin' | 'client' | 'frontend']
 
-/** The soak's n-th request: one in 50 a write, the rest admin reads, SDK polls and metrics, frontend, searches. */
-function soakCall(n: number, flags: number): { call: Call; etag: boolean } {
+/** The soak's n-th request: one in 50 a write (none without `withWrites`), the rest admin reads, SDK polls and metrics, frontend, searches. */
+function soakCall(n: number, flags: number, withWrites = true): { call: Call; etag: boolean } {
   const flag = `flag-${(n * 7919) % flags}`
   const write = Math.floor(n / 50)
-  if (n % 50 === 49) {
+  if (withWrites && n % 50 === 49) {
     const target = `flag-${Math.floor(write / 3) % flags}`
     const tagged = Math.floor(write / (3 * flags)) % 2 === 0
     const writes: Call[] = [
@@ -231,7 +237,16 @@ function soakCall(n: number, flags: number): { call: Call; etag: boolean } {
 }
 
 export async function soak() {
-  const o = options({ minutes: 60, root: '', binary: false, flags: 1000, events: 20000, rate: 500, connections: 16 })
+  const o = options({
+    minutes: 60,
+    root: '',
+    binary: false,
+    flags: 1000,
+    events: 20000,
+    rate: 500,
+    connections: 16,
+    readsOnly: false,
+  })
   const root = o.root || undefined
   const binary = o.binary
     ? await compile(root ?? join(import.meta.dir, '..'), `/tmp/flagstore-soak-${process.pid}`)
@@ -257,7 +272,7 @@ export async function soak() {
       const client = async () => {
         while (performance.now() < stopAt) {
           const started = performance.now()
-          const { call, etag: withEtag } = soakCall(counter++, o.flags)
+          const { call, etag: withEtag } = soakCall(counter++, o.flags, !o.readsOnly)
           const [method, path, body, secret] = call
           const headers: Record<string, string> = { authorization: secrets[secret] }
           if (body !== undefined) headers['content-type'] = 'application/json'

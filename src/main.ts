@@ -20,6 +20,7 @@ import { DatabaseStartError } from './storage/postgres-connect'
 import { createServices, initialise, stopWorkers } from './services'
 import { openDatabaseStore, openStore } from './open-store'
 import { SEARCH_WAIT_SECONDS } from './features/events/events.service'
+import { worked } from './workers/garbage'
 
 function fail(message: string): never {
   console.error(`Cannot start: ${message}`)
@@ -124,8 +125,9 @@ async function serve() {
       hostname: config.host,
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       // Every path passes through Bun's router, which sees the segments as sent (http/routing.ts).
-      routes: rawPathRoutes(request => handle(request)),
-      fetch: request => handle(request),
+      // Each request counts as work: a full collection runs once the server falls idle (workers/garbage.ts).
+      routes: rawPathRoutes(request => (worked(), handle(request))),
+      fetch: request => (worked(), handle(request)),
     })
   } catch (error) {
     fail(listenProblem(config, error))

@@ -13,7 +13,7 @@ import { openSync, truncateSync, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { SegmentedSearch } from './segmented-search'
 import { SearchWorkExceeded } from './search-work'
-import { collectNow, madeGarbage } from '../../../workers/garbage'
+import { collectBetweenSteps, collectNow, madeGarbage, worked } from '../../../workers/garbage'
 import type { CheckPace, EventSearchReply, EventSearchRequest, RebuildPace } from './event-search.messages'
 
 declare const self: Worker
@@ -176,7 +176,10 @@ function buildIndex() {
       collectNow()
       const segmentBytes = engine instanceof SegmentedSearch ? engine.segmentBytes : 0
       reply({ type: 'index-ready', events: engine!.size, buildMs, heapBytes: heapStats().heapSize, segmentBytes })
-    } else setTimeout(step, 0)
+    } else {
+      collectBetweenSteps()
+      setTimeout(step, 0)
+    }
   }
   step()
 }
@@ -203,6 +206,7 @@ function copied(copy: NonNullable<typeof cache>, lines: readonly string[]): bool
 }
 
 function handle(message: EventSearchRequest) {
+  worked()
   if (waiting !== null && message.type !== 'open') {
     waiting.push(message)
     return
