@@ -86,17 +86,29 @@ async function tryValidate(start: string, origin: string, basePath: string) {
   await page.goto(start)
   await page.waitForSelector('.opblock', { timeout: 30_000 })
   expect(page.url()).toBe(`${origin}${basePath}/swagger`)
-  const listed = await page.locator('.opblock-summary-path').allTextContents()
-  const paths = listed.map(text => text.replace(/\u200b/g, ''))
-  for (const path of [
+  const expected = [
     '/api/admin/projects/{projectId}/features/{featureName}',
     '/api/admin/projects/{projectId}/features',
     '/api/admin/search/events',
     '/api/admin/projects/{projectId}/bulk_features/environments/{environment}/off',
     '/api/admin/features/validate',
-  ]) {
-    expect(paths).toContain(path)
-  }
+  ]
+  // Swagger UI draws the operations in several passes: wait until the last tag's are there.
+  await page
+    .waitForFunction(
+      (wanted: string[]) => {
+        const shown = new Set(
+          [...document.querySelectorAll('.opblock-summary-path')].map(node => node.textContent?.replace(/\u200b/g, '')),
+        )
+        return wanted.every(path => shown.has(path))
+      },
+      expected,
+      { timeout: 30_000 },
+    )
+    .catch(() => {})
+  const listed = await page.locator('.opblock-summary-path').allTextContents()
+  const paths = listed.map(text => text.replace(/\u200b/g, ''))
+  for (const path of expected) expect(paths).toContain(path)
 
   await page.click('button.authorize')
   await page.fill('.modal-ux input[type=text]', SECRET)
