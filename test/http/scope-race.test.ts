@@ -199,6 +199,60 @@ const ROUTES: Record<string, WriteCase | 'service-wide' | 'read'> = {
   validateImport: 'read',
   getPlayground: 'read',
   getAdvancedPlayground: 'read',
+  // Integrations, service accounts and sign-on settings are the admin's, service-wide.
+  createAddon: 'service-wide',
+  updateAddon: 'service-wide',
+  deleteAddon: 'service-wide',
+  retryAddonDelivery: 'service-wide',
+  testAddon: 'service-wide',
+  // The caller's own tokens: an API token is not a person (403), so no token's write can land anywhere.
+  createPat: 'read',
+  deletePat: 'read',
+  createServiceAccount: 'service-wide',
+  updateServiceAccount: 'service-wide',
+  deleteServiceAccount: 'service-wide',
+  createServiceAccountToken: 'service-wide',
+  deleteServiceAccountToken: 'service-wide',
+  setOidcSettings: 'service-wide',
+  setSimpleSettings: 'service-wide',
+  updateProjectChangeRequestConfig: {
+    request: () => ({
+      path: `/api/admin/projects/${A}/environments/${ENV}/change-requests/config`,
+      body: { changeRequestsEnabled: false },
+    }),
+  },
+  addChangeToDraft: {
+    request: r => ({
+      path: `/api/admin/projects/${A}/environments/${ENV}/change-requests`,
+      body: { feature: r.flag, action: 'updateEnabled', payload: { enabled: true } },
+    }),
+  },
+  // A change request's own routes name no flag, only a request of A: run at an unknown one (404), they
+  // must still write nothing outside A whatever moves. (Applying a request whose flag moved: change-requests tests.)
+  deleteChangeRequest: { request: () => ({ path: `/api/admin/projects/${A}/change-requests/999999` }), control: 404 },
+  changeRequestStateChange: {
+    request: () => ({ path: `/api/admin/projects/${A}/change-requests/999999/state`, body: { state: 'In review' } }),
+    control: 404,
+  },
+  updateChangeRequestTitle: {
+    request: () => ({ path: `/api/admin/projects/${A}/change-requests/999999/title`, body: { title: 'x' } }),
+    control: 404,
+  },
+  addChangeRequestComment: {
+    request: () => ({ path: `/api/admin/projects/${A}/change-requests/999999/comments`, body: { text: 'x' } }),
+    control: 404,
+  },
+  updateChangeRequestChange: {
+    request: () => ({
+      path: `/api/admin/projects/${A}/change-requests/999999/changes/1`,
+      body: { payload: { enabled: false } },
+    }),
+    control: 404,
+  },
+  deleteChange: {
+    request: () => ({ path: `/api/admin/projects/${A}/change-requests/999999/changes/1` }),
+    control: 404,
+  },
   importToggles: {
     request: r => ({
       path: '/api/admin/features-batch/import',
