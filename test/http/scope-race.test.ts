@@ -50,6 +50,11 @@ interface WriteCase {
 }
 
 const variant = (name: string) => ({ name, weight: 1000, weightType: 'variable', stickiness: 'default' })
+/** A route of a change request of A that does not exist (404): it names no flag, and must write nothing anywhere. */
+const atUnknownRequest = (path: string, body?: unknown): WriteCase => ({
+  request: () => ({ path: `/api/admin/projects/${A}/change-requests/999999${path}`, body }),
+  control: 404,
+})
 
 /**
  * Every non-GET route of the document under /api/admin: a write case, or what else it is. A route
@@ -227,32 +232,13 @@ const ROUTES: Record<string, WriteCase | 'service-wide' | 'read'> = {
       body: { feature: r.flag, action: 'updateEnabled', payload: { enabled: true } },
     }),
   },
-  // A change request's own routes name no flag, only a request of A: run at an unknown one (404), they
-  // must still write nothing outside A whatever moves. (Applying a request whose flag moved: change-requests tests.)
-  deleteChangeRequest: { request: () => ({ path: `/api/admin/projects/${A}/change-requests/999999` }), control: 404 },
-  changeRequestStateChange: {
-    request: () => ({ path: `/api/admin/projects/${A}/change-requests/999999/state`, body: { state: 'In review' } }),
-    control: 404,
-  },
-  updateChangeRequestTitle: {
-    request: () => ({ path: `/api/admin/projects/${A}/change-requests/999999/title`, body: { title: 'x' } }),
-    control: 404,
-  },
-  addChangeRequestComment: {
-    request: () => ({ path: `/api/admin/projects/${A}/change-requests/999999/comments`, body: { text: 'x' } }),
-    control: 404,
-  },
-  updateChangeRequestChange: {
-    request: () => ({
-      path: `/api/admin/projects/${A}/change-requests/999999/changes/1`,
-      body: { payload: { enabled: false } },
-    }),
-    control: 404,
-  },
-  deleteChange: {
-    request: () => ({ path: `/api/admin/projects/${A}/change-requests/999999/changes/1` }),
-    control: 404,
-  },
+  // A change request's own routes (applying one whose flag moved: the change-requests tests).
+  deleteChangeRequest: atUnknownRequest(''),
+  changeRequestStateChange: atUnknownRequest('/state', { state: 'In review' }),
+  updateChangeRequestTitle: atUnknownRequest('/title', { title: 'x' }),
+  addChangeRequestComment: atUnknownRequest('/comments', { text: 'x' }),
+  updateChangeRequestChange: atUnknownRequest('/changes/1', { payload: { enabled: false } }),
+  deleteChange: atUnknownRequest('/changes/1'),
   importToggles: {
     request: r => ({
       path: '/api/admin/features-batch/import',
