@@ -1,6 +1,6 @@
 /** Schemas shared by every feature: the error body and helpers for documenting routes. */
 import { t } from 'elysia'
-import type { TLiteral } from '@sinclair/typebox'
+import type { TLiteral, TUnsafe } from '@sinclair/typebox'
 import { Type, type IntegerOptions } from '@sinclair/typebox'
 
 export const ErrorSchema = t.Object(
@@ -89,4 +89,7 @@ export const Integer = (options: IntegerOptions = {}) => Type.Integer(options)
  * default, which Elysia fills in for a missing value: a required field could never be missing.)
  */
 export const literals = <const T extends readonly string[]>(values: T, description: string) =>
-  t.Union(values.map(value => t.Literal(value)) as TLiteral<T[number]>[], { description })
+  // Typed as its values: TypeBox types a union built from an array (not a tuple) as never.
+  t.Union(values.map(value => t.Literal(value)) as TLiteral<T[number]>[], { description }) as unknown as TUnsafe<
+    T[number]
+  >

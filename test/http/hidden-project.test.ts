@@ -67,6 +67,13 @@ async function world(withHidden: boolean): Promise<World> {
 }
 
 const variant = { name: 'v', weight: 1000, weightType: 'variable', stickiness: 'default' }
+const addon = {
+  provider: 'webhook',
+  enabled: true,
+  parameters: { url: 'https://hooks.example.com/flags' },
+  events: ['feature-created'],
+  projects: [HIDDEN],
+}
 /** A flag of the hidden project, listed where a body names flags. */
 const features = { features: ['theirs-flag'] }
 const importData = {
@@ -139,6 +146,23 @@ const BODIES: Record<string, unknown> = {
   getPlayground: { environment: ENV, projects: '*', context: { userId: 'someone' } },
   getAdvancedPlayground: { environments: [ENV], projects: '*', context: { userId: 'someone' } },
   importToggles: { project: HIDDEN, environment: ENV, data: importData },
+  // An integration filtered on the hidden project: admin-only, refused alike to the scoped tokens.
+  createAddon: addon,
+  updateAddon: addon,
+  retryAddonDelivery: undefined,
+  testAddon: undefined,
+  createPat: { description: 'theirs', expiresAt: '2099-01-01T00:00:00.000Z' },
+  createServiceAccount: { username: 'theirs-bot', name: 'theirs', rootRole: 'Viewer' },
+  updateServiceAccount: { name: 'theirs' },
+  createServiceAccountToken: { description: 'theirs', expiresAt: '2099-01-01T00:00:00.000Z' },
+  setOidcSettings: { enabled: false },
+  setSimpleSettings: { disabled: false },
+  updateProjectChangeRequestConfig: { changeRequestsEnabled: true, requiredApprovals: 1 },
+  addChangeToDraft: { feature: 'theirs-flag', action: 'updateEnabled', payload: { enabled: true } },
+  changeRequestStateChange: { state: 'In review' },
+  updateChangeRequestTitle: { title: 'theirs' },
+  addChangeRequestComment: { text: 'theirs' },
+  updateChangeRequestChange: { payload: { enabled: false } },
 }
 
 /** Operations sent again, aimed at the token's own project but naming the hidden project's flags in the body. */

@@ -97,6 +97,12 @@ const NOT_CHOSEN: ((template: Template, param: string) => boolean)[] = [
   (template, param) => template.startsWith('/api/admin/segments/') && param === 'id', // a number the service counts
   (template, param) => template.startsWith('/api/admin/feature-types/') && param === 'id', // the five flag types
   (template, param) => template.startsWith('/api/admin/user-admin/') && param === 'id', // a number the service counts
+  // Integrations, their deliveries, personal and service-account tokens, service accounts: numbers the service counts.
+  (template, param) => template.startsWith('/api/admin/addons/') && (param === 'id' || param === 'eventId'),
+  (template, param) => template.startsWith('/api/admin/user/tokens/') && param === 'id',
+  (template, param) => template.startsWith('/api/admin/service-account/') && (param === 'id' || param === 'tokenId'),
+  // A change request and its changes: numbers the service counts.
+  (_, param) => param === 'changeRequestId' || param === 'changeId',
 ]
 
 function kindOf(template: Template, param: string): string | undefined {
@@ -156,6 +162,7 @@ function storedCollections(api: Api): Record<string, unknown> {
     commitSeq: _b,
     nextUserId: _c,
     segmentSequence: _d,
+    changeRequestSequence: _e,
     ...collections
   } = api.services.store.state as unknown as Record<string, unknown>
   return structuredClone(collections)
@@ -249,6 +256,9 @@ async function newStrategy(api: Api, flagEnvironment: string): Promise<string> {
   return created.body.id
 }
 
+/** The change request made in each tricky project, by the project as encoded in a path. */
+const changeRequests = new Map<string, string>()
+
 const KINDS: Record<string, Kind> = {
   project: {
     async create(api, value) {
@@ -259,13 +269,22 @@ const KINDS: Record<string, Kind> = {
         api,
         `/api/admin/projects/${encodeURIComponent(value)}/features/in-tricky-project/environments/development`,
       )
-      return { response, stored: value, fixtures: { featureName: 'in-tricky-project', strategyId } }
+      // A change request of the project, for the routes that read one.
+      const draft = await api.post<{ id: number }>(
+        `/api/admin/projects/${encodeURIComponent(value)}/environments/development/change-requests`,
+        { feature: 'in-tricky-project', action: 'updateEnabled', payload: { enabled: true } },
+      )
+      expectOk(draft)
+      const changeRequestId = String(draft.body.id)
+      changeRequests.set(encodeURIComponent(value), changeRequestId)
+      return { response, stored: value, fixtures: { featureName: 'in-tricky-project', strategyId, changeRequestId } }
     },
     read: async (api, encoded) => {
       const response = await api.get<{ id: string }>(`/api/admin/projects/${encoded}`)
       return { response, name: response.body.id }
     },
     remove: async (api, encoded) => [
+      await api.delete(`/api/admin/projects/${encoded}/change-requests/${changeRequests.get(encoded)}`),
       await api.delete(`/api/admin/projects/${encoded}/features/in-tricky-project`),
       await api.delete('/api/admin/archive/in-tricky-project'),
       await api.delete(`/api/admin/projects/${encoded}`),

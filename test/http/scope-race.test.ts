@@ -50,6 +50,11 @@ interface WriteCase {
 }
 
 const variant = (name: string) => ({ name, weight: 1000, weightType: 'variable', stickiness: 'default' })
+/** A route of a change request of A that does not exist (404): it names no flag, and must write nothing anywhere. */
+const atUnknownRequest = (path: string, body?: unknown): WriteCase => ({
+  request: () => ({ path: `/api/admin/projects/${A}/change-requests/999999${path}`, body }),
+  control: 404,
+})
 
 /**
  * Every non-GET route of the document under /api/admin: a write case, or what else it is. A route
@@ -199,6 +204,41 @@ const ROUTES: Record<string, WriteCase | 'service-wide' | 'read'> = {
   validateImport: 'read',
   getPlayground: 'read',
   getAdvancedPlayground: 'read',
+  // Integrations, service accounts and sign-on settings are the admin's, service-wide.
+  createAddon: 'service-wide',
+  updateAddon: 'service-wide',
+  deleteAddon: 'service-wide',
+  retryAddonDelivery: 'service-wide',
+  testAddon: 'service-wide',
+  // The caller's own tokens: an API token is not a person (403), so no token's write can land anywhere.
+  createPat: 'read',
+  deletePat: 'read',
+  createServiceAccount: 'service-wide',
+  updateServiceAccount: 'service-wide',
+  deleteServiceAccount: 'service-wide',
+  createServiceAccountToken: 'service-wide',
+  deleteServiceAccountToken: 'service-wide',
+  setOidcSettings: 'service-wide',
+  setSimpleSettings: 'service-wide',
+  updateProjectChangeRequestConfig: {
+    request: () => ({
+      path: `/api/admin/projects/${A}/environments/${ENV}/change-requests/config`,
+      body: { changeRequestsEnabled: false },
+    }),
+  },
+  addChangeToDraft: {
+    request: r => ({
+      path: `/api/admin/projects/${A}/environments/${ENV}/change-requests`,
+      body: { feature: r.flag, action: 'updateEnabled', payload: { enabled: true } },
+    }),
+  },
+  // A change request's own routes (applying one whose flag moved: the change-requests tests).
+  deleteChangeRequest: atUnknownRequest(''),
+  changeRequestStateChange: atUnknownRequest('/state', { state: 'In review' }),
+  updateChangeRequestTitle: atUnknownRequest('/title', { title: 'x' }),
+  addChangeRequestComment: atUnknownRequest('/comments', { text: 'x' }),
+  updateChangeRequestChange: atUnknownRequest('/changes/1', { payload: { enabled: false } }),
+  deleteChange: atUnknownRequest('/changes/1'),
   importToggles: {
     request: r => ({
       path: '/api/admin/features-batch/import',

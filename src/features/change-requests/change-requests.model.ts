@@ -1,6 +1,6 @@
 /** Request and response schemas of the change-request routes, in Unleash's shapes. */
 import { t } from 'elysia'
-import { Integer } from '../../http/schemas'
+import { Integer, literals } from '../../http/schemas'
 import { CHANGE_ACTIONS, CHANGE_REQUEST_STATES } from './change-requests.records'
 
 export const ConfigInput = t.Object(
@@ -29,7 +29,7 @@ const EnvironmentConfig = t.Object(
 const ChangeInput = t.Object(
   {
     feature: t.Optional(t.Union([t.String({ maxLength: 100 }), t.Null()], { description: 'The flag it changes' })),
-    action: t.UnionEnum(CHANGE_ACTIONS, { description: 'What the change does' }),
+    action: literals(CHANGE_ACTIONS, 'What the change does'),
     payload: t.Unknown({ description: "The body the action's direct route takes (with the id its path would name)" }),
   },
   { description: 'One change' },
@@ -44,7 +44,7 @@ export const CreateInput = t.Union([ChangeInput, t.Array(ChangeInput, { minItems
 
 export const StateInput = t.Object(
   {
-    state: t.UnionEnum(CHANGE_REQUEST_STATES, { description: 'The state to move to' }),
+    state: literals(CHANGE_REQUEST_STATES, 'The state to move to'),
     comment: t.Optional(t.String({ maxLength: 2000, description: 'Why (needed to reject)' })),
     scheduledAt: t.Optional(t.String({ format: 'date-time', description: 'When to apply it (state Scheduled)' })),
   },
@@ -96,7 +96,7 @@ export const ChangeRequest = t.Object(
     title: t.String({ description: 'Its title' }),
     project: t.String({ description: 'Project id' }),
     environment: t.String({ description: 'Environment name' }),
-    state: t.UnionEnum(CHANGE_REQUEST_STATES, { description: 'Its state' }),
+    state: literals(CHANGE_REQUEST_STATES, 'Its state'),
     minApprovals: Integer({ description: 'Approvals needed' }),
     createdBy: Person,
     createdAt: at('it was made'),
