@@ -7,6 +7,8 @@ import { useState } from 'preact/hooks'
 import { call, enc, get, type Flag } from './api'
 import { Button, EmptyState, ErrorLine, useAct, useLoad } from './ui'
 import { GitPullRequestArrow } from 'lucide'
+import { changeView } from './change-diff'
+import { FieldDiff } from './events'
 
 interface Change {
   id: number
@@ -55,21 +57,14 @@ export function ChangeRequestsPage() {
   )
 }
 
-/** What a change does, against the flag as it is now. */
-function ChangeLine({ change, flag, environment }: { change: Change; flag?: Flag; environment: string }) {
-  const now = flag?.environments.find(entry => entry.name === environment)
-  const payload = change.payload as Record<string, unknown>
-  if (change.action === 'updateEnabled')
-    return (
-      <span>
-        Turn {payload.enabled ? 'on' : 'off'}: <del>{now?.enabled ? 'on' : 'off'}</del> →{' '}
-        <ins>{payload.enabled ? 'on' : 'off'}</ins>
-      </span>
-    )
+/** What a change does, as a field-by-field diff against the flag as it is now. */
+function ChangeDiff({ change, flag, environment }: { change: Change; flag?: Flag; environment: string }) {
+  const view = changeView(change.action, change.payload, flag, environment)
   return (
-    <span>
-      {change.action}: <ins>{JSON.stringify(payload)}</ins>
-    </span>
+    <>
+      <h3>{view.summary}</h3>
+      <FieldDiff before={view.before} after={view.after} label={`${view.summary} (change ${change.id})`} />
+    </>
   )
 }
 
@@ -79,7 +74,7 @@ function FeatureChanges({ request, name, changes }: { request: ChangeRequest; na
     <ul aria-label={`Changes to ${name}`}>
       {changes.map(change => (
         <li key={change.id}>
-          <ChangeLine change={change} flag={flag.data} environment={request.environment} />
+          <ChangeDiff change={change} flag={flag.data} environment={request.environment} />
         </li>
       ))}
     </ul>
