@@ -5,7 +5,7 @@
  */
 import { useState } from 'preact/hooks'
 import { call, enc, get, type Flag } from './api'
-import { Button, EmptyState, ErrorLine, useAct, useLoad } from './ui'
+import { Button, EmptyState, ErrorLine, TextField, useAct, useLoad } from './ui'
 import { GitPullRequestArrow } from 'lucide'
 import { changeView } from './change-diff'
 import { FieldDiff } from './events'
@@ -81,16 +81,30 @@ function FeatureChanges({ request, name, changes }: { request: ChangeRequest; na
   )
 }
 
+/** This minute in the browser's time zone, as a datetime-local input writes it. */
+const localNow = () => {
+  const now = new Date()
+  return new Date(now.getTime() - now.getTimezoneOffset() * 60_000).toISOString().slice(0, 16)
+}
+
 export function ChangeRequestPage({ project, id }: { project: string; id: string }) {
   const path = `/api/admin/projects/${enc(project)}/change-requests/${enc(id)}`
   const loaded = useLoad(() => get<ChangeRequest>(path), [path])
   const { error, act } = useAct(loaded.reload)
   const [comment, setComment] = useState('')
   const [when, setWhen] = useState('')
+  const [whenError, setWhenError] = useState<string | null>(null)
   const request = loaded.data
   if (!request) return <ErrorLine error={loaded.error} />
   const step = (body: Record<string, unknown>) => act(() => call('PUT', `${path}/state`, body))
   const conflicts = request.features.filter(feature => feature.conflict)
+  const schedule = () => {
+    const at = new Date(when)
+    if (!when || Number.isNaN(at.getTime())) return setWhenError('Pick the date and time to apply it at.')
+    if (at.getTime() <= Date.now()) return setWhenError(`${at.toLocaleString()} has passed: pick a time to come.`)
+    setWhenError(null)
+    return step({ state: 'Scheduled', scheduledAt: at.toISOString() })
+  }
   return (
     <section aria-labelledby="change-request-title">
       <h1 id="change-request-title">
@@ -138,12 +152,15 @@ export function ChangeRequestPage({ project, id }: { project: string; id: string
       </div>
       {request.state === 'Approved' && (
         <div class="actions">
-          <label>
-            Apply at <input type="datetime-local" value={when} onInput={e => setWhen(e.currentTarget.value)} />
-          </label>
-          <Button onClick={() => step({ state: 'Scheduled', scheduledAt: new Date(when).toISOString() })}>
-            Schedule
-          </Button>
+          <TextField
+            label="Apply at"
+            type="datetime-local"
+            value={when}
+            onValue={setWhen}
+            min={localNow()}
+            error={whenError}
+          />
+          <Button onClick={schedule}>Schedule</Button>
         </div>
       )}
       <ErrorLine error={error} />

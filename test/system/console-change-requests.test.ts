@@ -2,7 +2,8 @@
  * Change requests in the console, in a real browser against the real server: an environment under
  * change requests says so, its switch adds to a draft, the flag page shows the pending request, the
  * "Change requests" page lists it, and the request's page takes it through review (another person
- * approves) to applied, and warns of a conflict. Each page with axe in both themes and at 390 px.
+ * approves) to applied, refuses a schedule in the past, shows each change as a diff against the
+ * flag as it is now, and warns of a conflict. Each page with axe in both themes and at 390 px.
  */
 import { afterAll, beforeAll, expect } from 'bun:test'
 import type { Browser } from 'playwright-core'
@@ -69,6 +70,13 @@ withChromium.test(
     await showsText(reviewer.page.getByRole('list', { name: 'Comments' }), 'bob: Fine by me')
     await reviewer.page.getByRole('button', { name: 'Approve' }).click()
     await showsText(reviewer.page.getByRole('list', { name: 'Approvals' }), 'bob')
+    // The schedule picker refuses a time that has passed, and nothing is scheduled.
+    await reviewer.page.getByLabel('Apply at').fill('2020-01-06T09:00')
+    await reviewer.page.getByRole('button', { name: 'Schedule' }).click()
+    await showsText(reviewer.page.getByRole('alert'), 'has passed: pick a time to come')
+    expect(await reviewer.page.getByLabel('Apply at').getAttribute('aria-invalid')).toBe('true')
+    expect((await admin('GET', '/api/admin/projects/default/change-requests/1')).state).toBe('Approved')
+    await everyWay(reviewer.page, 'change request schedule refused')
     await reviewer.page.getByRole('button', { name: 'Apply' }).click()
     await showsText(reviewer.page.getByText(/^Applied/), 'Applied')
     const flag = await admin('GET', '/api/admin/projects/default/features/cr-flag')

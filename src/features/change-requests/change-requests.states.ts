@@ -56,6 +56,9 @@ export function editRequest(
 
 const same = (a: PersonRef, b: PersonRef) => a.id === b.id
 
+/** How far before now a schedule may still be set (and is then applied at once): clocks differ a little. */
+const CLOCK_SLACK_MS = 5_000
+
 /**
  * Holds the open requests of project × environment to the setting's `required` approvals as it is
  * now: one in review that has that many becomes Approved; an approved or scheduled one that no
@@ -156,6 +159,11 @@ export function changeState(
       requireApplier(request, me)
       const at = Date.parse(input.scheduledAt ?? '')
       if (Number.isNaN(at)) throw ValidationError.at('/scheduledAt', 'Scheduling needs scheduledAt, a date-time')
+      if (at < Date.parse(tx.now) - CLOCK_SLACK_MS)
+        throw ValidationError.at(
+          '/scheduledAt',
+          `scheduledAt ${new Date(at).toISOString()} is in the past (it is now ${tx.now}): pick a time to come`,
+        )
       const scheduledAt = new Date(at).toISOString()
       const schedule = { scheduledAt, status: 'pending' as const, failureReason: null, scheduledBy: me }
       record(tx, { ...request, state: 'Scheduled', schedule }, 'scheduled', { scheduledAt })

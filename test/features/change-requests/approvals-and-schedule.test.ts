@@ -1,9 +1,10 @@
 /**
  * `requiredApprovals` changed while requests are open: they are held to the setting as it is now,
  * not as it was when they went to review, each step an event naming the setting as its reason.
+ * And a schedule cannot be set in the past.
  */
 import { describe, expect, test } from 'bun:test'
-import { expectError, expectOk } from '../../helpers'
+import { errorOf, expectError, expectOk } from '../../helpers'
 import {
   add,
   api,
@@ -78,5 +79,22 @@ describe('requiredApprovals changed while a request is open', () => {
     await requireRequests(1)
     expect(await api.eventsAfter(before)).toEqual([])
     expect((await getRequest(id)).body).toMatchObject({ state: 'Approved', minApprovals: 1 })
+  })
+})
+
+describe('scheduling', () => {
+  test('a time in the past is refused with 400 naming scheduledAt, nothing changed', async () => {
+    await api.newFlag('default', 'checkout')
+    await requireRequests(1)
+    const id = await approved(turnOn)
+    const before = api.lastEventId()
+    const past = new Date(Date.now() - 3_600_000).toISOString()
+    const refused = await setState(id, { state: 'Scheduled', scheduledAt: past }, people.alice)
+    expectError(refused, 400, 'ValidationError', ['in the past', past])
+    expect(errorOf(refused).details?.[0]).toMatchObject({ path: '/scheduledAt' })
+    expect(await api.eventsAfter(before)).toEqual([])
+    const after = (await getRequest(id)).body
+    expect(after.state).toBe('Approved')
+    expect(after.schedule).toBeUndefined()
   })
 })
