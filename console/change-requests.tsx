@@ -5,8 +5,10 @@
  */
 import { useState } from 'preact/hooks'
 import { call, enc, get, type Flag } from './api'
-import { Button, EmptyState, ErrorLine, useAct, useLoad } from './ui'
+import { Button, EmptyState, ErrorLine, TextField, useAct, useLoad } from './ui'
 import { GitPullRequestArrow } from 'lucide'
+import { changeView } from './change-diff'
+import { FieldDiff } from './events'
 
 interface Change {
   id: number
@@ -55,21 +57,14 @@ export function ChangeRequestsPage() {
   )
 }
 
-/** What a change does, against the flag as it is now. */
-function ChangeLine({ change, flag, environment }: { change: Change; flag?: Flag; environment: string }) {
-  const now = flag?.environments.find(entry => entry.name === environment)
-  const payload = change.payload as Record<string, unknown>
-  if (change.action === 'updateEnabled')
-    return (
-      <span>
-        Turn {payload.enabled ? 'on' : 'off'}: <del>{now?.enabled ? 'on' : 'off'}</del> →{' '}
-        <ins>{payload.enabled ? 'on' : 'off'}</ins>
-      </span>
-    )
+/** What a change does, as a field-by-field diff against the flag as it is now. */
+function ChangeDiff({ change, flag, environment }: { change: Change; flag?: Flag; environment: string }) {
+  const view = changeView(change.action, change.payload, flag, environment)
   return (
-    <span>
-      {change.action}: <ins>{JSON.stringify(payload)}</ins>
-    </span>
+    <>
+      <h3>{view.summary}</h3>
+      <FieldDiff before={view.before} after={view.after} label={`${view.summary} (change ${change.id})`} />
+    </>
   )
 }
 
@@ -79,11 +74,17 @@ function FeatureChanges({ request, name, changes }: { request: ChangeRequest; na
     <ul aria-label={`Changes to ${name}`}>
       {changes.map(change => (
         <li key={change.id}>
-          <ChangeLine change={change} flag={flag.data} environment={request.environment} />
+          <ChangeDiff change={change} flag={flag.data} environment={request.environment} />
         </li>
       ))}
     </ul>
   )
+}
+
+/** This minute in the browser's time zone, as a datetime-local input writes it. */
+const localNow = () => {
+  const now = new Date()
+  return new Date(now.getTime() - now.getTimezoneOffset() * 60_000).toISOString().slice(0, 16)
 }
 
 export function ChangeRequestPage({ project, id }: { project: string; id: string }) {
@@ -92,10 +93,18 @@ export function ChangeRequestPage({ project, id }: { project: string; id: string
   const { error, act } = useAct(loaded.reload)
   const [comment, setComment] = useState('')
   const [when, setWhen] = useState('')
+  const [whenError, setWhenError] = useState<string | null>(null)
   const request = loaded.data
   if (!request) return <ErrorLine error={loaded.error} />
   const step = (body: Record<string, unknown>) => act(() => call('PUT', `${path}/state`, body))
   const conflicts = request.features.filter(feature => feature.conflict)
+  const schedule = () => {
+    const at = new Date(when)
+    if (!when || Number.isNaN(at.getTime())) return setWhenError('Pick the date and time to apply it at.')
+    if (at.getTime() <= Date.now()) return setWhenError(`${at.toLocaleString()} has passed: pick a time to come.`)
+    setWhenError(null)
+    return step({ state: 'Scheduled', scheduledAt: at.toISOString() })
+  }
   return (
     <section aria-labelledby="change-request-title">
       <h1 id="change-request-title">
@@ -143,12 +152,15 @@ export function ChangeRequestPage({ project, id }: { project: string; id: string
       </div>
       {request.state === 'Approved' && (
         <div class="actions">
-          <label>
-            Apply at <input type="datetime-local" value={when} onInput={e => setWhen(e.currentTarget.value)} />
-          </label>
-          <Button onClick={() => step({ state: 'Scheduled', scheduledAt: new Date(when).toISOString() })}>
-            Schedule
-          </Button>
+          <TextField
+            label="Apply at"
+            type="datetime-local"
+            value={when}
+            onValue={setWhen}
+            min={localNow()}
+            error={whenError}
+          />
+          <Button onClick={schedule}>Schedule</Button>
         </div>
       )}
       <ErrorLine error={error} />

@@ -59,12 +59,23 @@ export function changesOf(before: unknown, after: unknown): FieldChange[] {
     .map(field => ({ field, before: old.get(field), after: next.get(field) }))
 }
 
-function Diff({ event, needle }: { event: EventItem; needle: string }) {
-  const changes = changesOf(event.preData, event.data)
+/** The field-by-field diff of `before` and `after` as a table named `label`; the event log's and the change requests'. */
+export function FieldDiff({
+  before,
+  after,
+  label,
+  needle = '',
+}: {
+  before: unknown
+  after: unknown
+  label: string
+  needle?: string
+}) {
+  const changes = changesOf(before, after)
   if (changes.length === 0) return <p class="muted">No field changed.</p>
   return (
     <div>
-      <table class="diff-table" aria-label={`Changes of event ${event.id}`}>
+      <table class="diff-table" aria-label={label}>
         <thead>
           <tr>
             <th scope="col">Field</th>
@@ -156,7 +167,7 @@ export function EventEntry({ event, where, needle = '' }: { event: EventItem; wh
       )}
       {open && (
         <div id={id}>
-          <Diff event={event} needle={needle} />
+          <FieldDiff before={event.preData} after={event.data} label={`Changes of event ${event.id}`} needle={needle} />
         </div>
       )}
     </li>

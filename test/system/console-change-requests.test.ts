@@ -2,7 +2,8 @@
  * Change requests in the console, in a real browser against the real server: an environment under
  * change requests says so, its switch adds to a draft, the flag page shows the pending request, the
  * "Change requests" page lists it, and the request's page takes it through review (another person
- * approves) to applied, and warns of a conflict. Each page with axe in both themes and at 390 px.
+ * approves) to applied, refuses a schedule in the past, shows each change as a diff against the
+ * flag as it is now, and warns of a conflict. Each page with axe in both themes and at 390 px.
  */
 import { afterAll, beforeAll, expect } from 'bun:test'
 import type { Browser } from 'playwright-core'
@@ -69,6 +70,13 @@ withChromium.test(
     await showsText(reviewer.page.getByRole('list', { name: 'Comments' }), 'bob: Fine by me')
     await reviewer.page.getByRole('button', { name: 'Approve' }).click()
     await showsText(reviewer.page.getByRole('list', { name: 'Approvals' }), 'bob')
+    // The schedule picker refuses a time that has passed, and nothing is scheduled.
+    await reviewer.page.getByLabel('Apply at').fill('2020-01-06T09:00')
+    await reviewer.page.getByRole('button', { name: 'Schedule' }).click()
+    await showsText(reviewer.page.getByRole('alert'), 'has passed: pick a time to come')
+    expect(await reviewer.page.getByLabel('Apply at').getAttribute('aria-invalid')).toBe('true')
+    expect((await admin('GET', '/api/admin/projects/default/change-requests/1')).state).toBe('Approved')
+    await everyWay(reviewer.page, 'change request schedule refused')
     await reviewer.page.getByRole('button', { name: 'Apply' }).click()
     await showsText(reviewer.page.getByText(/^Applied/), 'Applied')
     const flag = await admin('GET', '/api/admin/projects/default/features/cr-flag')
@@ -96,4 +104,50 @@ withChromium.test('a request whose flag moved since shows the conflict warning',
   await page.goto(`${server.base}/#/change-requests/default/${request.id}`)
   await showsText(page.getByRole('alert'), 'Conflict: cr-moved')
   await everyWay(page, 'change request with a conflict')
+})
+
+withChromium.test('each change is shown as a field-by-field diff against the flag as it is now', async () => {
+  await admin('POST', '/api/admin/projects/default/features', { name: 'cr-parent' })
+  await admin('POST', '/api/admin/projects/default/features', { name: 'cr-diff' })
+  const strategies = '/api/admin/projects/default/features/cr-diff/environments/production/strategies'
+  const strategy = await admin('POST', strategies, { name: 'flexibleRollout', parameters: { rollout: '50' } })
+  await admin('PUT', '/api/admin/projects/default/environments/production/change-requests/config', {
+    changeRequestsEnabled: true,
+  })
+  const request = await admin('POST', '/api/admin/projects/default/environments/production/change-requests', [
+    {
+      feature: 'cr-diff',
+      action: 'updateStrategy',
+      payload: {
+        id: strategy.id,
+        name: 'flexibleRollout',
+        parameters: { ...strategy.parameters, rollout: '80' },
+        constraints: [{ contextName: 'userId', operator: 'IN', values: ['7'] }],
+      },
+    },
+    {
+      feature: 'cr-diff',
+      action: 'patchVariant',
+      payload: { variants: [{ name: 'blue', weight: 1000, weightType: 'variable', stickiness: 'default' }] },
+    },
+    { feature: 'cr-diff', action: 'addDependency', payload: { feature: 'cr-parent' } },
+  ])
+  const { page, problems } = await newPage(browser!)
+  await signIn(page, server.base, 'admin', PASSWORD)
+  await page.goto(`${server.base}/#/change-requests/default/${request.id}`)
+  const changes = page.getByRole('list', { name: 'Changes to cr-diff' })
+  const cellsOf = async (table: string, field: string) => {
+    const row = changes.getByRole('table', { name: new RegExp(table) }).getByRole('row', { name: field })
+    await row.waitFor({ timeout: 10_000 })
+    return row.getByRole('cell').allTextContents()
+  }
+  expect(await cellsOf('Update strategy flexibleRollout', 'parameters.rollout')).toEqual(['50', '80'])
+  expect(await cellsOf('Update strategy flexibleRollout', 'constraints[0].contextName')).toEqual(['—', 'userId'])
+  expect(await cellsOf('Set variants', 'variants[0].name')).toEqual(['—', 'blue'])
+  expect(await cellsOf('Depend on cr-parent', 'dependencies[0].feature')).toEqual(['—', 'cr-parent'])
+  // Unchanged fields are not listed.
+  const update = changes.getByRole('table', { name: /Update strategy flexibleRollout/ })
+  expect(await update.getByRole('row', { name: /parameters\.stickiness/ }).count()).toBe(0)
+  await everyWay(page, 'change request diff')
+  expect(problems).toEqual([])
 })

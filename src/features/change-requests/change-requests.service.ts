@@ -21,7 +21,7 @@ import {
   type ChangeRequestRecord,
   type PersonRef,
 } from './change-requests.records'
-import { changeState, editRequest, type StateInput } from './change-requests.states'
+import { changeState, editRequest, requireApprovals, type StateInput } from './change-requests.states'
 import { applyingAs } from './change-requests.rule'
 import { requestView, type ChangeRequestView } from './change-requests.view'
 
@@ -94,6 +94,8 @@ export class ChangeRequestsService {
       if (before && JSON.stringify(before) === JSON.stringify(setting)) return
       tx.put('changeRequestSettings', key, setting)
       tx.appendEvent(events.changeRequestConfigured(project, environment, setting, before ?? null))
+      // Open requests are held to the setting as it is now, not as it was when they went to review.
+      requireApprovals(tx, project, environment, setting.requiredApprovals)
     })
   }
 

@@ -56,6 +56,36 @@ export function editRequest(
 
 const same = (a: PersonRef, b: PersonRef) => a.id === b.id
 
+/** How far before now a schedule may still be set (and is then applied at once): clocks differ a little. */
+const CLOCK_SLACK_MS = 5_000
+
+/**
+ * Holds the open requests of project × environment to the setting's `required` approvals as it is
+ * now: one in review that has that many becomes Approved; an approved or scheduled one that no
+ * longer has them goes back to In review (a scheduled one is unscheduled), keeping its approvals.
+ * Each step is an event whose `reason` names the setting.
+ */
+export function requireApprovals(tx: Tx, project: string, environment: string, required: number): void {
+  const reason = `requiredApprovals of ${project}/${environment} is now ${required}`
+  for (const request of tx.values('changeRequests')) {
+    if (request.project !== project || request.environment !== environment) continue
+    if (!OPEN_STATES.includes(request.state) || request.minApprovals === required) continue
+    const next = { ...request, minApprovals: required }
+    const enough = request.approvals.length >= required
+    if (request.state === 'In review' && enough)
+      record(tx, { ...next, state: 'Approved' }, 'approved', {
+        approvals: request.approvals.length,
+        state: 'Approved',
+        reason,
+      })
+    else if ((request.state === 'Approved' || request.state === 'Scheduled') && !enough) {
+      const back = { ...next, state: 'In review' as const, schedule: null }
+      record(tx, back, 'sent-to-review', { reason })
+      if (request.state === 'Scheduled') record(tx, back, 'unscheduled', { reason })
+    } else tx.put('changeRequests', String(request.id), next)
+  }
+}
+
 export interface StateInput {
   state: ChangeRequestState
   comment?: string
@@ -129,6 +159,11 @@ export function changeState(
       requireApplier(request, me)
       const at = Date.parse(input.scheduledAt ?? '')
       if (Number.isNaN(at)) throw ValidationError.at('/scheduledAt', 'Scheduling needs scheduledAt, a date-time')
+      if (at < Date.parse(tx.now) - CLOCK_SLACK_MS)
+        throw ValidationError.at(
+          '/scheduledAt',
+          `scheduledAt ${new Date(at).toISOString()} is in the past (it is now ${tx.now}): pick a time to come`,
+        )
       const scheduledAt = new Date(at).toISOString()
       const schedule = { scheduledAt, status: 'pending' as const, failureReason: null, scheduledBy: me }
       record(tx, { ...request, state: 'Scheduled', schedule }, 'scheduled', { scheduledAt })
