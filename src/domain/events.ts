@@ -53,6 +53,7 @@ export const EVENT_TYPES = [
   'service-account-created',
   'service-account-updated',
   'service-account-deleted',
+  'setting-updated',
   'segment-created',
   'segment-updated',
   'segment-deleted',
@@ -233,6 +234,12 @@ export const events = {
     preData,
   }),
   serviceAccountDeleted: (preData: object): NewEvent => ({ type: 'service-account-deleted', preData }),
+  /** A setting of the service (Unleash's ids: `unleash.enterprise.auth.oidc`, `unleash.auth.simple`), secrets left out. */
+  settingUpdated: (id: string, data: object, preData: object): NewEvent => ({
+    type: 'setting-updated',
+    data: { id, ...data },
+    preData: { id, ...preData },
+  }),
 
   /** `project` is the segment's project, null for a global segment. */
   segmentCreated: (project: string | null, data: object): NewEvent => ({ type: 'segment-created', project, data }),

@@ -9,6 +9,10 @@ import type { Collection, EventRecord, RecordOf, StateDoc, TagRecord } from './r
 
 /** Who a commit's events are recorded as made by (`createdBy`, `createdByUserId`), and what they may change. */
 export interface EventAuthor {
+  /**
+   * Read when the write's events are recorded, after its work: a write that learns its author as it
+   * runs (a single sign-on making the user who signs in) may set them then.
+   */
   name: string
   userId: number | null
   /**

@@ -66,7 +66,7 @@ export interface EventsOptions {
  * Event types about records that a plain read permission does not list, with the permission that
  * does: the tokens (GET /api/admin/api-tokens needs ADMIN), whose events name each token, its
  * role, projects, environment and expiry; and the users (GET /api/admin/user-admin needs ADMIN),
- * whose events name each user, email and role.
+ * whose events name each user, email and role; and the settings (single sign-on's need ADMIN to read).
  */
 const READ_PERMISSION: Partial<Record<EventType, Permission>> = {
   'api-token-created': 'ADMIN',
@@ -79,6 +79,7 @@ const READ_PERMISSION: Partial<Record<EventType, Permission>> = {
   'service-account-created': 'ADMIN',
   'service-account-updated': 'ADMIN',
   'service-account-deleted': 'ADMIN',
+  'setting-updated': 'ADMIN',
 }
 
 export function visibilityOf(caller: Caller): EventVisibility {

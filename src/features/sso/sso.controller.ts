@@ -136,7 +136,7 @@ export function ssoSettingsController(sso: SsoService, auth: Authorization) {
           summary: 'Change the OpenID Connect settings',
           tags,
           description:
-            'Settings set by OIDC_* environment variables at start cannot be changed here (409). Switching OpenID Connect off while password sign-in is off is refused (409).',
+            'Settings set by OIDC_* environment variables at start cannot be changed here (409). Switching OpenID Connect off while password sign-in is off is refused (409). Records setting-updated (id unleash.enterprise.auth.oidc), without the secret: hasSecret and secretChanged say what became of it.',
         },
       },
     )
@@ -157,7 +157,7 @@ export function ssoSettingsController(sso: SsoService, auth: Authorization) {
           summary: 'Switch password sign-in off or on',
           tags,
           description:
-            'Off only while OpenID Connect is on (else 400). The way back for a locked-out admin: start the service with PASSWORD_SIGN_IN=on.',
+            'Off only while OpenID Connect is on (else 400). The way back for a locked-out admin: start the service with PASSWORD_SIGN_IN=on. Records setting-updated (id unleash.auth.simple).',
         },
       },
     )

@@ -2,13 +2,15 @@
  * Who a person the provider vouched for is here: matched by the provider's subject first (the
  * identity kept from an earlier sign-in), then by a verified email; else made, when `autoCreate`
  * is on and the email's domain is allowed. With group syncing the root role is derived again at
- * each sign-in. A user disabled here, or deleted here after signing in through the provider,
- * cannot come back through it. Decided inside one write, on the state it is applied to.
+ * each sign-in, except that the last active admin (the user-admin route's rule) keeps the role.
+ * A user disabled here, or deleted here after signing in through the provider, cannot come back
+ * through it. Decided inside one write, on the state it is applied to; its events name the person
+ * signing in as their author, and the provider in their data.
  */
 import { events } from '../../domain/events'
 import type { Tx } from '../../storage/store'
 import type { RootRole, UserRecord } from '../users/users.records'
-import { viewOf } from '../users/users.service'
+import { adminStillNeeded, displayName, viewOf } from '../users/users.service'
 import type { OidcSettings } from './sso.records'
 
 /** A sign-in the service refuses, with what the person is told. */
@@ -56,8 +58,23 @@ function domainAllowed(email: string, domains: string): boolean {
   return allowed.length === 0 || allowed.includes(domain)
 }
 
-/** The user to sign in as, made or updated in `tx` (with their events); SsoRefusal when none may be. */
-export function personFor(tx: Tx, vouched: Vouched, settings: OidcSettings): UserRecord {
+export interface SignedIn {
+  user: UserRecord
+  /** Why the groups' role was not given (the last admin keeps the role), else null. */
+  roleKept: string | null
+}
+
+/**
+ * The user to sign in as, made or updated in `tx` (with their events); SsoRefusal when none may be.
+ * `author` is the write's author: it is set to the user, who the events name as making them.
+ */
+export function personFor(
+  tx: Tx,
+  vouched: Vouched,
+  settings: OidcSettings,
+  author: { name: string; userId: number | null },
+): SignedIn {
+  const provider = { provider: 'oidc', issuer: vouched.issuer }
   const id = `${vouched.issuer} ${vouched.subject}`
   const { claims } = vouched
   // Entra ID sends no email_verified; its xms_edov says the tenant verified the email's domain.
@@ -99,15 +116,21 @@ export function personFor(tx: Tx, vouched: Vouched, settings: OidcSettings): Use
       createdAt: tx.now,
     }
     tx.put('users', String(user.id), user)
-    tx.appendEvent(events.userCreated(viewOf(user)))
+    tx.appendEvent(events.userCreated({ ...viewOf(user), ...provider }))
   }
   if (user.disabled) throw new SsoRefusal('Your account is disabled in this service: ask an admin.')
+  author.name = displayName(user)
+  author.userId = user.id
+  let roleKept: string | null = null
   if (settings.enableGroupSyncing && user.rootRole !== role) {
-    const after = { ...user, rootRole: role }
-    tx.put('users', String(user.id), after)
-    tx.appendEvent(events.userUpdated(viewOf(after), viewOf(user)))
-    user = after
+    if (user.rootRole === 'admin') roleKept = adminStillNeeded(tx, user)
+    if (roleKept === null) {
+      const after = { ...user, rootRole: role }
+      tx.put('users', String(user.id), after)
+      tx.appendEvent(events.userUpdated({ ...viewOf(after), ...provider }, viewOf(user)))
+      user = after
+    }
   }
   if (identity?.userId !== user.id) tx.put('ssoIdentities', id, { id, userId: user.id, createdAt: tx.now })
-  return user
+  return { user, roleKept }
 }

@@ -10,7 +10,6 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import * as client from 'openid-client'
-import { SYSTEM_ACTOR } from '../../domain/events'
 import type { Store } from '../../storage/store'
 import { cookieValue, type SessionsService } from '../users/sessions.service'
 import { personFor, SsoRefusal } from './sso.people'
@@ -169,9 +168,25 @@ export class SsoService {
     }
     const vouched = { issuer, subject: String(claims.sub), claims }
     try {
-      const user = await this.store.transact(SYSTEM_ACTOR, tx => personFor(tx, vouched, settings))
+      // Named as the person once known (personFor sets it): nothing is recorded before that.
+      const author = { name: 'system', userId: null as number | null }
+      const { user, roleKept } = await this.store.transact(author, tx => personFor(tx, vouched, settings, author))
       const { cookie } = await this.sessions.open(user, request)
-      return { status: 200, location: marked(flow.back), cookies: [clear, cookie], message: 'Signed in.' }
+      let message = 'Signed in.'
+      if (roleKept !== null) {
+        message = `Signed in. Your groups no longer make you an admin, but you keep the role: ${roleKept}.`
+        console.error(
+          JSON.stringify({
+            time: new Date().toISOString(),
+            level: 'warn',
+            msg: 'single sign-on kept the last admin an admin despite their groups',
+            userId: user.id,
+            issuer,
+            reason: roleKept,
+          }),
+        )
+      }
+      return { status: 200, location: marked(flow.back), cookies: [clear, cookie], message }
     } catch (error) {
       if (error instanceof SsoRefusal) return refuse(403, error.message)
       if (error instanceof Error && error.name === 'AuthenticationRequired') return refuse(403, error.message)

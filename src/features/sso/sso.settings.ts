@@ -5,6 +5,7 @@
  * to change them. `PASSWORD_SIGN_IN=on` at start lets passwords in whatever is stored: the way back
  * for an admin locked out by a provider that no longer works.
  */
+import { events } from '../../domain/events'
 import { ConflictError, ValidationError } from '../../errors'
 import type { Store } from '../../storage/store'
 import { actorOf, type Caller } from '../tokens/permissions'
@@ -13,6 +14,9 @@ import type { OidcSettings, SsoSettingsRecord } from './sso.records'
 
 const EMPTY: SsoSettingsRecord = { oidc: null, passwordSignInDisabled: false }
 const KEY = 'settings'
+/** The settings' ids in their events, as Unleash names them. */
+const OIDC_SETTING = 'unleash.enterprise.auth.oidc'
+const SIMPLE_SETTING = 'unleash.auth.simple'
 
 /** The settings as the API answers them: never the secret. */
 export type OidcSettingsView = Omit<OidcSettings, 'secret' | 'defaultRootRole' | 'rootRoleMapping'> & {
@@ -20,6 +24,17 @@ export type OidcSettingsView = Omit<OidcSettings, 'secret' | 'defaultRootRole' |
   rootRoleMapping: { group: string; rootRole: string }[]
   hasSecret: boolean
   setByEnvironment: boolean
+}
+
+/** The settings without the secret: what the API answers and the events record (`hasSecret` says whether one is kept). */
+function withoutSecret(settings: OidcSettings) {
+  const { secret, defaultRootRole, rootRoleMapping, ...rest } = settings
+  return {
+    ...rest,
+    defaultRootRole: ROLE_NAMES[defaultRootRole],
+    rootRoleMapping: rootRoleMapping.map(entry => ({ group: entry.group, rootRole: ROLE_NAMES[entry.rootRole] })),
+    hasSecret: secret !== '',
+  }
 }
 
 export type OidcSettingsInput = Partial<
@@ -45,14 +60,7 @@ export class SsoSettings {
   }
 
   oidcView(): OidcSettingsView {
-    const { secret, defaultRootRole, rootRoleMapping, ...rest } = this.oidc()
-    return {
-      ...rest,
-      defaultRootRole: ROLE_NAMES[defaultRootRole],
-      rootRoleMapping: rootRoleMapping.map(entry => ({ group: entry.group, rootRole: ROLE_NAMES[entry.rootRole] })),
-      hasSecret: secret !== '',
-      setByEnvironment: this.environment.oidc !== null,
-    }
+    return { ...withoutSecret(this.oidc()), setByEnvironment: this.environment.oidc !== null }
   }
 
   /** Whether password sign-in is refused now. */
@@ -60,7 +68,10 @@ export class SsoSettings {
     return !this.environment.passwordSignInForced && this.stored().passwordSignInDisabled
   }
 
-  /** Changes what `input` names; a secret left out (or empty) keeps the stored one. */
+  /**
+   * Changes what `input` names; a secret left out (or empty) keeps the stored one. Records
+   * setting-updated, without the secret (`secretChanged` says whether a new one was given).
+   */
   async updateOidc(input: OidcSettingsInput, caller: Caller): Promise<OidcSettingsView> {
     if (this.environment.oidc !== null)
       throw new ConflictError(
@@ -90,11 +101,18 @@ export class SsoSettings {
           'Password sign-in is switched off: switch it back on before switching OpenID Connect off',
         )
       tx.put('ssoSettings', KEY, { ...before, oidc: next })
+      tx.appendEvent(
+        events.settingUpdated(
+          OIDC_SETTING,
+          { ...withoutSecret(next), secretChanged: next.secret !== current.secret },
+          withoutSecret(current),
+        ),
+      )
     })
     return this.oidcView()
   }
 
-  /** `PUT /api/admin/auth/simple/settings`: switching passwords off needs single sign-on to be on. */
+  /** `PUT /api/admin/auth/simple/settings`: switching passwords off needs single sign-on to be on. Records setting-updated. */
   async setPasswordSignIn(disabled: boolean, caller: Caller): Promise<{ disabled: boolean }> {
     await this.store.transact(actorOf(caller), tx => {
       const before = tx.get('ssoSettings', KEY) ?? EMPTY
@@ -105,6 +123,7 @@ export class SsoSettings {
           'Password sign-in can only be switched off while OpenID Connect is on: nobody could sign in',
         )
       tx.put('ssoSettings', KEY, { ...before, passwordSignInDisabled: disabled })
+      tx.appendEvent(events.settingUpdated(SIMPLE_SETTING, { disabled }, { disabled: before.passwordSignInDisabled }))
     })
     return { disabled: this.passwordSignInOff() }
   }

@@ -220,7 +220,7 @@ export class UsersService {
       this.checkUnique(tx, after)
       const leavesAdmins =
         before.rootRole === 'admin' && (after.rootRole !== 'admin' || (after.disabled && !before.disabled))
-      if (leavesAdmins) this.keepAnAdmin(tx, before)
+      if (leavesAdmins) keepAnAdmin(tx, before)
       tx.put('users', String(id), after)
       if (after.disabled && !before.disabled) endSessions(tx, id)
       tx.appendEvent(events.userUpdated(viewOf(after), viewOf(before)))
@@ -231,7 +231,7 @@ export class UsersService {
   async delete(id: number, caller: Caller): Promise<void> {
     await this.store.transact(actorOf(caller), tx => {
       const user = this.existing(tx, id)
-      if (user.rootRole === 'admin') this.keepAnAdmin(tx, user)
+      if (user.rootRole === 'admin') keepAnAdmin(tx, user)
       tx.delete('users', String(id))
       endSessions(tx, id)
       tx.appendEvent(events.userDeleted(viewOf(user)))
@@ -312,22 +312,27 @@ export class UsersService {
       }
     }
   }
+}
 
-  /**
-   * The service must keep someone who can manage users: an admin user, and, while one can sign in,
-   * one who can. Admins who cannot sign in do not count for the last one who can.
-   */
-  private keepAnAdmin(tx: Tx, leaving: UserRecord) {
-    const others = tx
-      .values('users')
-      .filter(user => user.id !== leaving.id && user.rootRole === 'admin' && !user.disabled)
-    if (others.length === 0) throw new ConflictError('This is the last admin user: make another user an admin first')
-    if (canSignIn(leaving) && !others.some(canSignIn)) {
-      throw new ConflictError(
-        'This is the last admin user who can sign in (the other admins have no password): give another admin a password, or make a user who has one an admin, first',
-      )
-    }
-  }
+/**
+ * Why `leaving` must stay an active admin, or null when it need not: the service must keep someone
+ * who can manage users (an active admin) and, while one can sign in, one who can. Admins who
+ * cannot sign in do not count for the last one who can. Single sign-on's group syncing keeps the
+ * role for the same reasons (sso.people.ts).
+ */
+export function adminStillNeeded(tx: Pick<Tx, 'values'>, leaving: UserRecord): string | null {
+  const others = tx
+    .values('users')
+    .filter(user => user.id !== leaving.id && user.rootRole === 'admin' && !user.disabled)
+  if (others.length === 0) return 'This is the last admin user: make another user an admin first'
+  if (canSignIn(leaving) && !others.some(canSignIn))
+    return 'This is the last admin user who can sign in (the other admins have no password): give another admin a password, or make a user who has one an admin, first'
+  return null
+}
+
+function keepAnAdmin(tx: Tx, leaving: UserRecord) {
+  const reason = adminStillNeeded(tx, leaving)
+  if (reason) throw new ConflictError(reason)
 }
 
 /**

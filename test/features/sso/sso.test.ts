@@ -78,6 +78,8 @@ describe('signing in with the provider', () => {
   })
 
   test('derives the root role from the groups at each sign-in: leaving the admin group demotes at the next', async () => {
+    // Another admin, who can sign in: cat is not the last admin (sso-events.test.ts covers that).
+    await newUser(api, { username: 'root', rootRole: 'Admin', password: 'Correct-horse-7' })
     await useProvider(api, provider.issuer, {
       enableGroupSyncing: true,
       addGroupsScope: true,
