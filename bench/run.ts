@@ -214,6 +214,13 @@ export const SCENARIOS: Record<string, Scenario> = {
     options: '[--seconds 5] [--rounds 3] [--connections 16] [--users 10000] [--quiet] [--profile DIR]',
     needs: ['wrk', 'taskset'],
   },
+  'handle-cost': {
+    module: 'handle-cost',
+    fn: 'handleCost',
+    area: 'SDK paths',
+    what: 'CPU per request of the frontend and client GETs through app.handle, against another checkout',
+    options: '--root DIR [--runs 3] [--requests 20000]',
+  },
   ofrep: {
     module: 'ofrep',
     fn: 'ofrep',

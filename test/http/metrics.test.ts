@@ -1,7 +1,8 @@
 /** Prometheus metrics at /internal-backstage/prometheus. */
 import { afterEach, expect, test } from 'bun:test'
 import { ConfigError, readConfig } from '../../src/config'
-import { NOT_ON_BUN } from '../../src/http/metrics'
+import { Counter, Histogram, Registry } from 'prom-client'
+import { Metrics, NOT_ON_BUN } from '../../src/http/metrics'
 import { createApp } from '../../src/app'
 import { BODY_LIMIT, makeApi, type Api } from '../helpers'
 
@@ -35,6 +36,44 @@ test('requests are counted per method, route pattern and status, with a duration
   expect(value(text, 'http_request_duration_seconds_count{method="GET",route="/health"}')).toBe(2)
   expect(value(text, 'http_request_duration_seconds_bucket{le="+Inf",method="GET",route="/health"}')).toBe(2)
   expect(text).toContain('# TYPE http_request_duration_seconds histogram')
+})
+
+test('request series read exactly as prom-client observing each request would write them', async () => {
+  const store = { state: { flags: {}, projects: {}, tokens: {} }, lastEventId: 0, onCommitTimed() {}, onCommit() {} }
+  const metrics = new Metrics(store as unknown as ConstructorParameters<typeof Metrics>[0])
+  const registry = new Registry()
+  const registers = [registry]
+  const labelNames = ['method', 'route'] as const
+  const requests = new Counter({
+    name: 'http_requests_total',
+    help: 'x',
+    labelNames: [...labelNames, 'status'],
+    registers,
+  })
+  const buckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
+  const durations = new Histogram({ name: 'http_request_duration_seconds', help: 'x', labelNames, buckets, registers })
+  const seen: [string, string | null, number, number][] = [
+    ['GET', '/a', 200, 0.0004],
+    ['GET', '/a', 304, 0.001],
+    ['GET', '/a', 200, 0.03],
+    ['POST', '/a', 400, 7],
+    ['GET', null, 404, 0.0025],
+    ['GET', '/a', 304, 0.2],
+  ]
+  for (const [method, route, status, seconds] of seen) {
+    metrics.observeRequest(method, route, status, seconds)
+    const labels = { method, route: route ?? 'unmatched' }
+    requests.inc({ ...labels, status: String(status) })
+    durations.observe(labels, seconds)
+  }
+  const series = (text: string) =>
+    text
+      .split('\n')
+      .filter(line => line.startsWith('http_request'))
+      .sort()
+  const ours = series(await metrics.render())
+  expect(ours.length).toBeGreaterThan(30)
+  expect(ours).toEqual(series(await registry.metrics()))
 })
 
 test('commit latency, events written and in the log, flags, projects and tokens are reported', async () => {
