@@ -10,6 +10,8 @@
  * turning each time; a batch's figure is the process's CPU (every thread: the search worker too)
  * per request. Prints the median per path and tree, and the ratio of the other tree to this one.
  */
+import { existsSync } from 'node:fs'
+import type { Store } from '../src/storage/store'
 import { cpSync } from 'node:fs'
 import { join } from 'node:path'
 import { metricsBody } from './cost'
@@ -23,7 +25,7 @@ interface App {
 async function openApp(root: string, dir: string) {
   const services = await import(join(root, 'src/services.ts'))
   const { createApp } = await import(join(root, 'src/app.ts'))
-  const store = await services.openStore(dir, { sync: true })
+  const store = await (await openStoreOf(root))(dir, { sync: true })
   const built = services.createServices(store, { metricsFlushMs: 3_600_000 })
   const app: App = createApp(built, { bodyLimit: 102_400 })
   await services.initialise(built, [SECRET])
@@ -50,6 +52,12 @@ const PATHS = {
   '304': { path: '/api/client/features', token: 'client', etag: true },
   frontend: { path: '/api/frontend?userId=17&sessionId=4', token: 'frontend' },
 } as Record<string, { path: string; body?: string; token: 'admin' | 'client' | 'frontend'; etag?: boolean }>
+
+/** `openStore` of the checkout at `root`: in src/open-store.ts, or in src/services.ts in older trees. */
+export async function openStoreOf(root: string): Promise<(dir: string, options: { sync: boolean }) => Promise<Store>> {
+  const file = existsSync(join(root, 'src/open-store.ts')) ? 'src/open-store.ts' : 'src/services.ts'
+  return (await import(join(root, file))).openStore
+}
 
 export async function requestCostInProcess() {
   const o = options({ root: '', batches: 40, batch: 200, only: '', flags: 1000, events: 20000 })

@@ -11,6 +11,7 @@
  * the process's CPU time (user + system) is divided by the reports. Taking turns in one process
  * shares whatever else the machine runs between both sides. Prints each round and the medians.
  */
+import { openStoreOf } from './cost-process'
 import { join } from 'node:path'
 import { fmt, options, withDataDir } from './lib'
 
@@ -26,8 +27,8 @@ interface Side {
 }
 
 async function openSide(name: string, root: string, dir: string, clock: () => Date): Promise<Side> {
-  const { createServices, openStore } = await import(join(root, 'src/services.ts'))
-  const store = await openStore(dir, { sync: false })
+  const { createServices } = await import(join(root, 'src/services.ts'))
+  const store = await (await openStoreOf(root))(dir, { sync: false })
   const services = createServices(store, { metricsFlushMs: 3_600_000, metricsClock: clock })
   const toggles: Record<string, { yes: number; no: number; variants: Record<string, number> }> = {}
   for (let i = 0; i < REPORTED; i++) toggles[`flag-${i}`] = { yes: 1, no: 0, variants: i % 4 === 0 ? { blue: 1 } : {} }
@@ -41,7 +42,9 @@ async function openSide(name: string, root: string, dir: string, clock: () => Da
     name,
     report: app => services.metrics.report(scope, bodies[app], null),
     flush: () => services.metrics.flush(),
-    close: () => store.close(),
+    close: async () => {
+      await store.close()
+    },
   }
 }
 
