@@ -64,6 +64,12 @@ Settings come from the environment (the same for every command):
   UNLEASH_DEFAULT_ADMIN_PASSWORD  its password; with none, one is generated and printed once
   SESSION_TTL_HOURS=48       how long a console sign-in lasts
   SECURE_COOKIES=false       mark the session cookie Secure behind a TLS proxy
+  UNLEASH_URL                the public URL: links in integrations' messages, the SSO redirect URI
+  ADDONS_ALLOW_PRIVATE_TARGETS=true  integrations may send to loopback and private addresses
+  ADDONS_RETRY_BASE_MS=1000  an integration's first retry delay (later ones double, up to an hour)
+  CHANGE_REQUESTS_FOR_ADMIN_TOKENS=skip  or enforce: admin tokens go through change requests too
+  OIDC_ENABLED, OIDC_DISCOVER_URL, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET, OIDC_*  single sign-on
+  PASSWORD_SIGN_IN=on        password sign-in kept on: the way back for a locked-out admin
   STREAMING_MAX_STREAMS=10000     client API streams held at once; past it SDKs are told to poll
   STREAMING_MAX_STREAMS_PER_TOKEN=1000   streams one token holds; past it its SDKs are told to poll
   STREAMING_MAX_STREAMS_PER_ADDRESS=20   frontend tokens' streams from one client address

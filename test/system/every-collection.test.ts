@@ -14,6 +14,8 @@ import { openStore } from '../../src/open-store'
 import { StoreLoadError } from '../../src/storage/files'
 import {
   ADMIN_SECRET,
+  asSession,
+  signIn,
   expectOk,
   freePort,
   makeApi,
@@ -116,7 +118,32 @@ async function fill(api: Api) {
     await api.post('/api/admin/user-admin', { username: 'alice', rootRole: 'Editor', password: 'Correct-horse-7' }),
     201,
   )
-  expectOk(await api.post('/auth/simple/login', { username: 'alice', password: 'Correct-horse-7' }, { token: null }))
+  const alice = asSession(await signIn(api, 'alice', 'Correct-horse-7'))
+  const tomorrow = new Date(Date.now() + 86_400_000).toISOString()
+  expectOk(await api.post('/api/admin/user/tokens', { description: 'laptop', expiresAt: tomorrow }, alice), 201)
+  expectOk(await api.post('/api/admin/service-account', { username: 'robot', rootRole: 'Editor' }), 201)
+  expectOk(
+    await api.post('/api/admin/auth/oidc/settings', {
+      enabled: false,
+      discoverUrl: 'https://login.example.com',
+      clientId: 'flagstore',
+      secret: 'kept-secret',
+    }),
+  )
+  // A person's link to the provider is made by a sign-in through it (test/features/sso): written here as one would.
+  const aliceId = Object.values(api.services.store.state.users).find(user => user.username === 'alice')!.id
+  await api.services.store.transact({ name: 'every-collection', userId: null }, tx =>
+    tx.put('ssoIdentities', 'https://login.example.com alice', {
+      id: 'https://login.example.com alice',
+      userId: aliceId,
+      createdAt: tx.now,
+    }),
+  )
+  const requests = '/api/admin/projects/default/environments/production/change-requests'
+  expectOk(await api.put(`${requests}/config`, { changeRequestsEnabled: true, requiredApprovals: 1 }), 204)
+  expectOk(
+    await api.post(requests, { feature: 'checkout', action: 'updateEnabled', payload: { enabled: true } }, alice),
+  )
   await waitFor(() => Object.keys(api.services.store.state.addonAttempts).length > 0, 'the delivery attempt')
   for (const { name } of COLLECTIONS)
     expect({ collection: name, records: Object.keys(api.services.store.state[name]).length > 0 }).toEqual({
