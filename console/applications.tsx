@@ -23,7 +23,13 @@ export function ApplicationsPage() {
           the SDK.
         </EmptyState>
       )}
-      <div class="table-wrap" hidden={data?.applications.length === 0}>
+      <div
+        class="table-wrap"
+        role="region"
+        tabIndex={0}
+        aria-label="Applications"
+        hidden={data?.applications.length === 0}
+      >
         <table aria-label="Applications">
           <thead>
             <tr>

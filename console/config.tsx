@@ -101,7 +101,7 @@ export function ContextPage({ canWrite }: { canWrite: boolean }) {
           Context fields are what constraints test: userId, region, plan… Add the ones your applications send.
         </EmptyState>
       )}
-      <div class="table-wrap">
+      <div class="table-wrap" role="region" tabIndex={0} aria-label="Context fields">
         <table aria-label="Context fields">
           <thead>
             <tr>
@@ -203,7 +203,7 @@ export function TagTypesPage({ canWrite }: { canWrite: boolean }) {
           Tag types group the tags put on flags (team, component…). Create one to start tagging.
         </EmptyState>
       )}
-      <div class="table-wrap">
+      <div class="table-wrap" role="region" tabIndex={0} aria-label="Tag types">
         <table aria-label="Tag types">
           <thead>
             <tr>

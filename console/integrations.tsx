@@ -230,7 +230,7 @@ function Deliveries({ addon, name }: { addon: Addon; name: string }) {
       )}
       {data && data.events.length > 0 && (
         // biome-ignore lint/a11y/noNoninteractiveTabindex: a region that scrolls sideways on a phone must take the focus
-        <div class="table-wrap" tabIndex={0}>
+        <div class="table-wrap" role="region" tabIndex={0} aria-label={`Delivery log of ${name}`}>
           <table aria-label={`Delivery log of ${name}`}>
             <thead>
               <tr>

@@ -291,7 +291,7 @@ export function EnvironmentsPage({ canWrite }: { canWrite: boolean }) {
           Create one below, then add it to projects from their settings.
         </EmptyState>
       )}
-      <div class="table-wrap">
+      <div class="table-wrap" role="region" tabIndex={0} aria-label="Environments">
         <table aria-label="Environments">
           <thead>
             <tr>

@@ -101,7 +101,7 @@ export function SegmentsPage({ canWrite }: { canWrite: boolean }) {
           {canWrite ? ' Create one with New segment.' : ''}
         </EmptyState>
       ) : (
-        <div class="table-wrap">
+        <div class="table-wrap" role="region" tabIndex={0} aria-label="Segments">
           <table aria-label="Segments">
             <thead>
               <tr>

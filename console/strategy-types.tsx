@@ -130,7 +130,7 @@ export function StrategyTypesPage({ canWrite }: { canWrite: boolean }) {
           Create a custom strategy type when the built-in ones cannot say who gets a flag.
         </EmptyState>
       )}
-      <div class="table-wrap">
+      <div class="table-wrap" role="region" tabIndex={0} aria-label="Strategy types">
         <table aria-label="Strategy types">
           <thead>
             <tr>

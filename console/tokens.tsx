@@ -199,7 +199,7 @@ export function TokensPage({ canWrite }: { canWrite: boolean }) {
           SDKs and scripts need one: create a client token for a server-side SDK, a frontend token for a browser.
         </EmptyState>
       ) : (
-        <div class="table-wrap">
+        <div class="table-wrap" role="region" tabIndex={0} aria-label="API tokens">
           <table aria-label="API tokens">
             <thead>
               <tr>

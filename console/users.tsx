@@ -149,7 +149,7 @@ export function UsersPage({ canWrite }: { canWrite: boolean }) {
           Create one above: each person signs in with their own username and password.
         </EmptyState>
       ) : (
-        <div class="table-wrap">
+        <div class="table-wrap" role="region" tabIndex={0} aria-label="Users">
           <table aria-label="Users">
             <thead>
               <tr>
