@@ -2,7 +2,7 @@
 import { AppWindow } from 'lucide'
 import { enc, get } from './api'
 import { EmptyState } from './components/empty-state'
-import { ErrorLine, useLoad } from './ui'
+import { ErrorLine, useLoad, TableWrap } from './ui'
 
 interface Application {
   appName: string
@@ -23,13 +23,7 @@ export function ApplicationsPage() {
           the SDK.
         </EmptyState>
       )}
-      <div
-        class="table-wrap"
-        role="region"
-        tabIndex={0}
-        aria-label="Applications"
-        hidden={data?.applications.length === 0}
-      >
+      <TableWrap label="Applications" hidden={data?.applications.length === 0}>
         <table aria-label="Applications">
           <thead>
             <tr>
@@ -55,7 +49,7 @@ export function ApplicationsPage() {
             ))}
           </tbody>
         </table>
-      </div>
+      </TableWrap>
     </main>
   )
 }

@@ -10,7 +10,7 @@ import { call, enc, get, type TagType } from './api'
 import { Button } from './components/button'
 import { EmptyState } from './components/empty-state'
 import { FormPanel, split } from './components/form-panel'
-import { confirmDelete, ErrorLine, ListHead, useAct, useLoad } from './ui'
+import { confirmDelete, ErrorLine, ListHead, useAct, useLoad, TableWrap } from './ui'
 
 export { FlagUsage } from './applications'
 
@@ -101,7 +101,7 @@ export function ContextPage({ canWrite }: { canWrite: boolean }) {
           Context fields are what constraints test: userId, region, plan… Add the ones your applications send.
         </EmptyState>
       )}
-      <div class="table-wrap" role="region" tabIndex={0} aria-label="Context fields">
+      <TableWrap label="Context fields">
         <table aria-label="Context fields">
           <thead>
             <tr>
@@ -137,7 +137,7 @@ export function ContextPage({ canWrite }: { canWrite: boolean }) {
             ))}
           </tbody>
         </table>
-      </div>
+      </TableWrap>
     </main>
   )
 }
@@ -203,7 +203,7 @@ export function TagTypesPage({ canWrite }: { canWrite: boolean }) {
           Tag types group the tags put on flags (team, component…). Create one to start tagging.
         </EmptyState>
       )}
-      <div class="table-wrap" role="region" tabIndex={0} aria-label="Tag types">
+      <TableWrap label="Tag types">
         <table aria-label="Tag types">
           <thead>
             <tr>
@@ -235,7 +235,7 @@ export function TagTypesPage({ canWrite }: { canWrite: boolean }) {
             ))}
           </tbody>
         </table>
-      </div>
+      </TableWrap>
     </main>
   )
 }

@@ -20,6 +20,7 @@ import {
   toast,
   useLoad,
   when,
+  TableWrap,
 } from './ui'
 
 interface Parameter {
@@ -229,8 +230,7 @@ function Deliveries({ addon, name }: { addon: Addon; name: string }) {
         </ul>
       )}
       {data && data.events.length > 0 && (
-        // biome-ignore lint/a11y/noNoninteractiveTabindex: a region that scrolls sideways on a phone must take the focus
-        <div class="table-wrap" role="region" tabIndex={0} aria-label={`Delivery log of ${name}`}>
+        <TableWrap label={`Delivery log of ${name}`}>
           <table aria-label={`Delivery log of ${name}`}>
             <thead>
               <tr>
@@ -264,7 +264,7 @@ function Deliveries({ addon, name }: { addon: Addon; name: string }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
     </section>
   )

@@ -12,7 +12,7 @@ import { EmptyState } from './components/empty-state'
 import { Picker, TextField } from './components/field'
 import { Icon } from './components/icon'
 import { toast } from './components/toast'
-import { ErrorLine, go, useLoad, when } from './ui'
+import { ErrorLine, go, useLoad, when, TableWrap } from './ui'
 
 export function ProjectsPage({ canWrite }: { canWrite: boolean }) {
   const { data, error, reload } = useLoad(() => get<{ projects: Project[] }>('/api/admin/projects'), [])
@@ -291,7 +291,7 @@ export function EnvironmentsPage({ canWrite }: { canWrite: boolean }) {
           Create one below, then add it to projects from their settings.
         </EmptyState>
       )}
-      <div class="table-wrap" role="region" tabIndex={0} aria-label="Environments">
+      <TableWrap label="Environments">
         <table aria-label="Environments">
           <thead>
             <tr>
@@ -316,7 +316,7 @@ export function EnvironmentsPage({ canWrite }: { canWrite: boolean }) {
             ))}
           </tbody>
         </table>
-      </div>
+      </TableWrap>
       {canWrite && (
         <form class="inline card" aria-label="Create an environment" onSubmit={create}>
           <TextField label="Environment name" value={name} required onValue={setName} />

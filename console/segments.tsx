@@ -7,7 +7,7 @@ import { EmptyState } from './components/empty-state'
 import { Picker } from './components/field'
 import { FormPanel } from './components/form-panel'
 import { ConstraintEditor } from './constraints'
-import { confirmDelete, ErrorLine, ListHead, useAct, useLoad } from './ui'
+import { confirmDelete, ErrorLine, ListHead, useAct, useLoad, TableWrap } from './ui'
 
 function SegmentForm({ initial, onDone, onCancel }: { initial?: Segment; onDone: () => void; onCancel: () => void }) {
   const [name, setName] = useState(initial?.name ?? '')
@@ -101,7 +101,7 @@ export function SegmentsPage({ canWrite }: { canWrite: boolean }) {
           {canWrite ? ' Create one with New segment.' : ''}
         </EmptyState>
       ) : (
-        <div class="table-wrap" role="region" tabIndex={0} aria-label="Segments">
+        <TableWrap label="Segments">
           <table aria-label="Segments">
             <thead>
               <tr>
@@ -140,7 +140,7 @@ export function SegmentsPage({ canWrite }: { canWrite: boolean }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
     </main>
   )

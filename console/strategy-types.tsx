@@ -6,7 +6,7 @@ import { Button } from './components/button'
 import { EmptyState } from './components/empty-state'
 import { Picker } from './components/field'
 import { FormPanel } from './components/form-panel'
-import { confirmDelete, ErrorLine, ListHead, useAct, useLoad } from './ui'
+import { confirmDelete, ErrorLine, ListHead, useAct, useLoad, TableWrap } from './ui'
 
 type Parameter = StrategyType['parameters'][number]
 const PARAMETER_TYPES = ['string', 'percentage', 'list', 'number', 'boolean']
@@ -130,7 +130,7 @@ export function StrategyTypesPage({ canWrite }: { canWrite: boolean }) {
           Create a custom strategy type when the built-in ones cannot say who gets a flag.
         </EmptyState>
       )}
-      <div class="table-wrap" role="region" tabIndex={0} aria-label="Strategy types">
+      <TableWrap label="Strategy types">
         <table aria-label="Strategy types">
           <thead>
             <tr>
@@ -193,7 +193,7 @@ export function StrategyTypesPage({ canWrite }: { canWrite: boolean }) {
             ))}
           </tbody>
         </table>
-      </div>
+      </TableWrap>
     </main>
   )
 }

@@ -11,7 +11,7 @@ import { confirmFirst } from './components/dialog'
 import { EmptyState } from './components/empty-state'
 import { Picker, TextField } from './components/field'
 import { toast } from './components/toast'
-import { ErrorLine, useLoad, when } from './ui'
+import { ErrorLine, useLoad, when, TableWrap } from './ui'
 
 const TYPES = [
   { value: 'client', label: 'client (server-side SDK)' },
@@ -199,7 +199,7 @@ export function TokensPage({ canWrite }: { canWrite: boolean }) {
           SDKs and scripts need one: create a client token for a server-side SDK, a frontend token for a browser.
         </EmptyState>
       ) : (
-        <div class="table-wrap" role="region" tabIndex={0} aria-label="API tokens">
+        <TableWrap label="API tokens">
           <table aria-label="API tokens">
             <thead>
               <tr>
@@ -238,7 +238,7 @@ export function TokensPage({ canWrite }: { canWrite: boolean }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
     </main>
   )

@@ -154,3 +154,21 @@ export function ListHead({
     </div>
   )
 }
+
+/** A table's box that scrolls sideways on a phone: a named region the keyboard can reach and scroll. */
+export function TableWrap({
+  label,
+  hidden,
+  children,
+}: {
+  label: string
+  hidden?: boolean
+  children: ComponentChildren
+}) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a region that scrolls sideways must take the focus to scroll by keyboard
+    <section class="table-wrap" tabIndex={0} aria-label={label} hidden={hidden}>
+      {children}
+    </section>
+  )
+}

@@ -11,7 +11,7 @@ import { confirmFirst, Modal } from './components/dialog'
 import { EmptyState } from './components/empty-state'
 import { Picker, TextField } from './components/field'
 import { toast } from './components/toast'
-import { ErrorLine, useLoad } from './ui'
+import { ErrorLine, useLoad, TableWrap } from './ui'
 
 const ROLE_NAMES = ['Admin', 'Editor', 'Viewer']
 const PASSWORD_RULE =
@@ -149,7 +149,7 @@ export function UsersPage({ canWrite }: { canWrite: boolean }) {
           Create one above: each person signs in with their own username and password.
         </EmptyState>
       ) : (
-        <div class="table-wrap" role="region" tabIndex={0} aria-label="Users">
+        <TableWrap label="Users">
           <table aria-label="Users">
             <thead>
               <tr>
@@ -198,7 +198,7 @@ export function UsersPage({ canWrite }: { canWrite: boolean }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
       <ResetPassword user={resetting} onClose={() => setResetting(null)} />
     </main>
