@@ -2,11 +2,12 @@
  * What the console's browser tests share: a server of their own on a temp data dir, axe-core in the
  * page, and waiting for what the page shows (it answers asynchronously).
  */
-import { expect } from 'bun:test'
+import { afterAll, beforeAll, expect } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser, Locator, Page } from 'playwright-core'
-import { freePort, tempDir, untilReady } from '../helpers'
+import { adminCall, freePort, tempDir, untilReady } from '../helpers'
+import { hasChromium, launchChromium } from './chromium'
 
 const ROOT = join(import.meta.dir, '../..')
 const AXE = join(ROOT, 'node_modules/axe-core/axe.min.js')
@@ -83,6 +84,54 @@ export async function signIn(page: Page, base: string, username: string, passwor
 }
 
 export type ConsoleServer = Awaited<ReturnType<typeof startConsoleServer>>
+
+/** One test file's server and Chromium, and calls to its API with the file's admin token. */
+export interface ConsoleUnderTest {
+  readonly base: string
+  readonly browser: Browser
+  /** The API's answer as it is. */
+  call(method: string, path: string, body?: unknown): ReturnType<typeof adminCall>
+  /** The API's body; an answer of 300 or more throws, naming the call. */
+  admin(method: string, path: string, body?: unknown): Promise<Awaited<ReturnType<typeof adminCall>>['body']>
+}
+
+/**
+ * Starts the server and Chromium before the calling file's tests (where there is a Chromium), then
+ * `seed` with them; stops both after the tests.
+ */
+export function useConsoleBrowser(
+  secret: string,
+  password: string,
+  seed: (under: ConsoleUnderTest) => Promise<void> = async () => {},
+): ConsoleUnderTest {
+  let server: ConsoleServer | undefined
+  let browser: Browser | undefined
+  const under: ConsoleUnderTest = {
+    get base() {
+      return server!.base
+    },
+    get browser() {
+      return browser!
+    },
+    call: (method, path, body) => adminCall(server!.base, secret, method, path, body),
+    async admin(method, path, body) {
+      const answer = await adminCall(server!.base, secret, method, path, body)
+      if (answer.status >= 300) throw new Error(`${method} ${path}: ${answer.status} ${answer.text}`)
+      return answer.body
+    },
+  }
+  beforeAll(async () => {
+    if (!hasChromium) return
+    server = await startConsoleServer(secret, password)
+    browser = await launchChromium()
+    await seed(under)
+  }, 60_000)
+  afterAll(async () => {
+    await browser?.close()
+    await server?.stop()
+  })
+  return under
+}
 
 /** A page of its own (a new browser context) that records page errors and every answer of 400 or more. */
 export async function newPage(browser: Browser): Promise<{ page: Page; problems: string[] }> {

@@ -5,34 +5,15 @@
  * approves) to applied, refuses a schedule in the past, shows each change as a diff against the
  * flag as it is now, and warns of a conflict. Each page with axe in both themes and at 390 px.
  */
-import { afterAll, beforeAll, expect } from 'bun:test'
-import type { Browser } from 'playwright-core'
-import { adminCall } from '../helpers'
-import { hasChromium, launchChromium, withChromium } from './chromium'
-import { everyWay, newPage, showsText, signIn, startConsoleServer, type ConsoleServer } from './console-browser'
+import { expect } from 'bun:test'
+import { withChromium } from './chromium'
+import { everyWay, newPage, showsText, signIn, useConsoleBrowser } from './console-browser'
 
 const SECRET = '*:*.console-change-requests-secret-0123'
 const PASSWORD = 'Console-cr-pass-1'
 
-let server: ConsoleServer
-let browser: Browser | undefined
-
-beforeAll(async () => {
-  if (!hasChromium) return
-  server = await startConsoleServer(SECRET, PASSWORD)
-  browser = await launchChromium()
-}, 60_000)
-
-afterAll(async () => {
-  await browser?.close()
-  await server?.stop()
-})
-
-const admin = async (method: string, path: string, body?: unknown) => {
-  const answer = await adminCall(server.base, SECRET, method, path, body)
-  if (answer.status >= 300) throw new Error(`${method} ${path}: ${answer.status} ${answer.text}`)
-  return answer.body
-}
+const under = useConsoleBrowser(SECRET, PASSWORD)
+const admin = under.admin
 
 withChromium.test(
   'a switch under change requests adds to a draft; the request is reviewed, approved by another person and applied',
@@ -43,9 +24,9 @@ withChromium.test(
       requiredApprovals: 1,
     })
     await admin('POST', '/api/admin/user-admin', { username: 'bob', rootRole: 'Editor', password: PASSWORD })
-    const { page, problems } = await newPage(browser!)
-    await signIn(page, server.base, 'admin', PASSWORD)
-    await page.goto(`${server.base}/#/projects/default/features/cr-flag`)
+    const { page, problems } = await newPage(under.browser)
+    await signIn(page, under.base, 'admin', PASSWORD)
+    await page.goto(`${under.base}/#/projects/default/features/cr-flag`)
     const production = page.getByRole('region', { name: 'Environment production' })
     await showsText(production.getByRole('note'), 'Change requests: changes here need approval')
     await production.getByRole('switch', { name: 'cr-flag in production' }).click()
@@ -53,7 +34,7 @@ withChromium.test(
     expect(await production.getByRole('switch', { name: 'cr-flag in production' }).isChecked()).toBe(false)
     await everyWay(page, 'flag page under change requests')
 
-    await page.goto(`${server.base}/#/change-requests`)
+    await page.goto(`${under.base}/#/change-requests`)
     await page.getByRole('heading', { name: 'Change requests', level: 1 }).waitFor()
     await page.getByRole('link', { name: /#1/ }).click()
     await page.getByRole('heading', { name: /#1/, level: 1 }).waitFor()
@@ -62,9 +43,9 @@ withChromium.test(
     await showsText(page.getByText(/^In review/), 'In review')
     await everyWay(page, 'change request page')
 
-    const reviewer = await newPage(browser!)
-    await signIn(reviewer.page, server.base, 'bob', PASSWORD)
-    await reviewer.page.goto(`${server.base}/#/change-requests/default/1`)
+    const reviewer = await newPage(under.browser)
+    await signIn(reviewer.page, under.base, 'bob', PASSWORD)
+    await reviewer.page.goto(`${under.base}/#/change-requests/default/1`)
     await reviewer.page.getByLabel('Comment', { exact: true }).fill('Fine by me')
     await reviewer.page.getByRole('button', { name: 'Add comment' }).click()
     await showsText(reviewer.page.getByRole('list', { name: 'Comments' }), 'bob: Fine by me')
@@ -99,9 +80,9 @@ withChromium.test('a request whose flag moved since shows the conflict warning',
   await admin('POST', '/api/admin/projects/default/features/cr-moved/environments/production/strategies', {
     name: 'default',
   })
-  const { page } = await newPage(browser!)
-  await signIn(page, server.base, 'admin', PASSWORD)
-  await page.goto(`${server.base}/#/change-requests/default/${request.id}`)
+  const { page } = await newPage(under.browser)
+  await signIn(page, under.base, 'admin', PASSWORD)
+  await page.goto(`${under.base}/#/change-requests/default/${request.id}`)
   await showsText(page.getByRole('alert'), 'Conflict: cr-moved')
   await everyWay(page, 'change request with a conflict')
 })
@@ -132,9 +113,9 @@ withChromium.test('each change is shown as a field-by-field diff against the fla
     },
     { feature: 'cr-diff', action: 'addDependency', payload: { feature: 'cr-parent' } },
   ])
-  const { page, problems } = await newPage(browser!)
-  await signIn(page, server.base, 'admin', PASSWORD)
-  await page.goto(`${server.base}/#/change-requests/default/${request.id}`)
+  const { page, problems } = await newPage(under.browser)
+  await signIn(page, under.base, 'admin', PASSWORD)
+  await page.goto(`${under.base}/#/change-requests/default/${request.id}`)
   const changes = page.getByRole('list', { name: 'Changes to cr-diff' })
   const cellsOf = async (table: string, field: string) => {
     const row = changes.getByRole('table', { name: new RegExp(table) }).getByRole('row', { name: field })

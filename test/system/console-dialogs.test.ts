@@ -6,38 +6,26 @@
  * tests make that order certain (the reopening runs right after the dialog's close(), before its
  * event), and also press the keys for real, round after round.
  */
-import { afterAll, beforeAll, expect } from 'bun:test'
-import type { Browser, Page } from 'playwright-core'
-import { adminCall } from '../helpers'
-import { hasChromium, launchChromium, withChromium } from './chromium'
-import { accessible, eventually, signIn, startConsoleServer } from './console-browser'
+import { expect } from 'bun:test'
+import type { Page } from 'playwright-core'
+import { withChromium } from './chromium'
+import { accessible, eventually, signIn, useConsoleBrowser } from './console-browser'
 
 const SECRET = '*:*.console-dialogs-admin-secret-0123456789'
 const PASSWORD = 'Dialogs-admin-pass-1'
 
-let server: Awaited<ReturnType<typeof startConsoleServer>> | undefined
-let browser: Browser | undefined
-const admin = (method: string, path: string, body?: unknown) => adminCall(server!.base, SECRET, method, path, body)
-
-beforeAll(async () => {
-  if (!hasChromium) return
-  server = await startConsoleServer(SECRET, PASSWORD)
-  browser = await launchChromium()
+const under = useConsoleBrowser(SECRET, PASSWORD, async () => {
   expect((await admin('POST', '/api/admin/projects', { id: 'shop', name: 'shop' })).status).toBe(201)
   expect((await admin('POST', '/api/admin/tag-types', { name: 'doomed-tag' })).status).toBe(201)
-}, 60_000)
-
-afterAll(async () => {
-  await browser?.close()
-  await server?.stop()
 })
+const admin = under.call
 
 async function open(theme: 'light' | 'dark') {
-  const context = await browser!.newContext({ viewport: { width: 1280, height: 844 }, colorScheme: theme })
+  const context = await under.browser.newContext({ viewport: { width: 1280, height: 844 }, colorScheme: theme })
   const page = await context.newPage()
   const problems: string[] = []
   page.on('pageerror', error => problems.push(`page error: ${error.message}`))
-  await signIn(page, server!.base, 'admin', PASSWORD)
+  await signIn(page, under.base, 'admin', PASSWORD)
   return { page, problems, close: () => context.close() }
 }
 
@@ -99,7 +87,7 @@ withChromium.test(
   'a Modal closed by Escape and opened again at once stays open and creates the flag',
   async () => {
     const { page, problems, close } = await open('light')
-    await page.goto(`${server!.base}/#/projects/shop`)
+    await page.goto(`${under.base}/#/projects/shop`)
     await page.getByRole('button', { name: 'New flag' }).first().click()
     const dialog = page.getByRole('dialog', { name: 'New flag in shop' })
     await dialog.waitFor()
@@ -121,7 +109,7 @@ withChromium.test(
   'a confirmation cancelled by Escape and asked again at once stays open, and its answer is the second one',
   async () => {
     const { page, problems, close } = await open('dark')
-    await page.goto(`${server!.base}/#/tag-types`)
+    await page.goto(`${under.base}/#/tag-types`)
     await page.getByRole('button', { name: 'Delete doomed-tag' }).click()
     const dialog = page.getByRole('dialog', { name: 'Delete tag type doomed-tag?' })
     await dialog.waitFor()

@@ -5,53 +5,33 @@
  * with axe-core in both themes and at 390 px wide.
  */
 import { afterAll, beforeAll, expect } from 'bun:test'
-import type { Browser } from 'playwright-core'
-import { adminCall } from '../helpers'
 import { startReceiver, verifySignature, type Receiver } from '../features/addons/receiver'
-import { hasChromium, launchChromium, withChromium } from './chromium'
-import {
-  eventually,
-  everyWay,
-  newPage,
-  showsText,
-  signIn,
-  startConsoleServer,
-  type ConsoleServer,
-} from './console-browser'
+import { hasChromium, withChromium } from './chromium'
+import { eventually, everyWay, newPage, showsText, signIn, useConsoleBrowser } from './console-browser'
 
 const SECRET = '*:*.console-integrations-admin-0123456789'
 const PASSWORD = 'Console-integrations-1'
 const SIGNING = 'signing-secret-from-the-form'
 
-let server: ConsoleServer
-let browser: Browser | undefined
+const under = useConsoleBrowser(SECRET, PASSWORD)
+const admin = under.admin
 let receiver: Receiver
 
 beforeAll(async () => {
   if (!hasChromium) return
-  server = await startConsoleServer(SECRET, PASSWORD)
-  browser = await launchChromium()
   receiver = startReceiver()
 }, 60_000)
 
-afterAll(async () => {
+afterAll(() => {
   receiver?.stop()
-  await browser?.close()
-  await server?.stop()
 })
-
-const admin = async (method: string, path: string, body?: unknown) => {
-  const answer = await adminCall(server.base, SECRET, method, path, body)
-  if (answer.status >= 300) throw new Error(`${method} ${path}: ${answer.status} ${answer.text}`)
-  return answer.body
-}
 
 withChromium.test(
   'integrations: add a signed webhook, keep its secret on edit, send a test event, retry a dead letter from the log, disable it',
   async () => {
     receiver.answer = () => new Response('no', { status: 400 })
-    const { page, problems } = await newPage(browser!)
-    await signIn(page, server.base, 'admin', PASSWORD)
+    const { page, problems } = await newPage(under.browser)
+    await signIn(page, under.base, 'admin', PASSWORD)
     await page.getByRole('link', { name: 'Integrations' }).click()
     await page.getByRole('heading', { name: 'Integrations', level: 1 }).waitFor()
     await showsText(page.getByRole('main'), 'No integrations')

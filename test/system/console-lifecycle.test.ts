@@ -3,34 +3,15 @@
  * when it was entered (as GET …/lifecycle answers), the current one marked, the ones not reached
  * said so; checked with axe-core in both themes and at 390 px wide.
  */
-import { afterAll, beforeAll, expect } from 'bun:test'
-import type { Browser } from 'playwright-core'
-import { adminCall } from '../helpers'
-import { hasChromium, launchChromium, withChromium } from './chromium'
-import { type ConsoleServer, everyWay, newPage, showsText, signIn, startConsoleServer } from './console-browser'
+import { expect } from 'bun:test'
+import { withChromium } from './chromium'
+import { everyWay, newPage, showsText, signIn, useConsoleBrowser } from './console-browser'
 
 const SECRET = '*:*.console-lifecycle-admin-secret-0123456789'
 const PASSWORD = 'Console-lifecycle-pass-1'
 
-let server: ConsoleServer
-let browser: Browser | undefined
-
-beforeAll(async () => {
-  if (!hasChromium) return
-  server = await startConsoleServer(SECRET, PASSWORD)
-  browser = await launchChromium()
-}, 60_000)
-
-afterAll(async () => {
-  await browser?.close()
-  await server?.stop()
-})
-
-const admin = async (method: string, path: string, body?: unknown) => {
-  const answer = await adminCall(server.base, SECRET, method, path, body)
-  if (answer.status >= 300) throw new Error(`${method} ${path}: ${answer.status} ${answer.text}`)
-  return answer.body
-}
+const under = useConsoleBrowser(SECRET, PASSWORD)
+const admin = under.admin
 
 interface StageEntry {
   stage: string
@@ -47,9 +28,9 @@ withChromium.test(
     const lived = (await admin('GET', `${flagPath}/lifecycle`)) as StageEntry[]
     expect(lived.map(entry => entry.stage)).toEqual(['initial', 'pre-live', 'live'])
 
-    const { page, problems } = await newPage(browser!)
-    await signIn(page, server.base, 'admin', PASSWORD)
-    await page.goto(`${server.base}/#/projects/default/features/staged-flag`)
+    const { page, problems } = await newPage(under.browser)
+    await signIn(page, under.base, 'admin', PASSWORD)
+    await page.goto(`${under.base}/#/projects/default/features/staged-flag`)
     const lifecycle = page.getByRole('region', { name: 'Lifecycle' })
     const steps = lifecycle.getByRole('list', { name: 'Stage history' }).getByRole('listitem')
     await showsText(steps.filter({ hasText: 'Live' }), 'entered')

@@ -7,42 +7,15 @@
  * log (filters, highlighted search text, "Show changes") and a project's overview. Each page is
  * checked with axe-core in the light and dark themes and at 390 px wide (no sideways scrolling).
  */
-import { afterAll, beforeAll, expect } from 'bun:test'
-import type { Browser } from 'playwright-core'
-import { adminCall } from '../helpers'
-import { launchChromium, withChromium, hasChromium } from './chromium'
-import {
-  everyWay,
-  eventually,
-  newPage,
-  showsText,
-  signIn,
-  startConsoleServer,
-  type ConsoleServer,
-} from './console-browser'
+import { expect } from 'bun:test'
+import { withChromium } from './chromium'
+import { everyWay, eventually, newPage, showsText, signIn, useConsoleBrowser } from './console-browser'
 
 const SECRET = '*:*.console-pages-admin-secret-0123456789'
 const PASSWORD = 'Console-pages-pass-1'
 
-let server: ConsoleServer
-let browser: Browser | undefined
-
-beforeAll(async () => {
-  if (!hasChromium) return
-  server = await startConsoleServer(SECRET, PASSWORD)
-  browser = await launchChromium()
-}, 60_000)
-
-afterAll(async () => {
-  await browser?.close()
-  await server?.stop()
-})
-
-const admin = async (method: string, path: string, body?: unknown) => {
-  const answer = await adminCall(server.base, SECRET, method, path, body)
-  if (answer.status >= 300) throw new Error(`${method} ${path}: ${answer.status} ${answer.text}`)
-  return answer.body
-}
+const under = useConsoleBrowser(SECRET, PASSWORD)
+const admin = under.admin
 
 /** A client token for development, and its SDK's registration and one metrics bucket. */
 async function reportUsage(appName: string, toggles: Record<string, { yes: number; no: number }>, projects = ['*']) {
@@ -55,7 +28,7 @@ async function reportUsage(appName: string, toggles: Record<string, { yes: numbe
     })
   ).secret
   const post = async (path: string, body: unknown) => {
-    const response = await fetch(`${server.base}${path}`, {
+    const response = await fetch(`${under.base}${path}`, {
       method: 'POST',
       headers: { authorization: secret, 'content-type': 'application/json' },
       body: JSON.stringify(body),
@@ -86,9 +59,9 @@ withChromium.test(
       legalValues: [{ value: 'eu', description: 'Europe' }, { value: 'us' }],
     })
     await admin('POST', '/api/admin/projects/default/features', { name: 'pages-flag' })
-    const { page, problems } = await newPage(browser!)
-    await signIn(page, server.base, 'admin', PASSWORD)
-    await page.goto(`${server.base}/#/projects/default/features/pages-flag`)
+    const { page, problems } = await newPage(under.browser)
+    await signIn(page, under.base, 'admin', PASSWORD)
+    await page.goto(`${under.base}/#/projects/default/features/pages-flag`)
     await page.getByRole('heading', { name: 'pages-flag', level: 1 }).waitFor()
     await showsText(page.getByRole('region', { name: 'Lifecycle' }), 'Stage Initial')
 
@@ -182,9 +155,9 @@ withChromium.test(
   async () => {
     await admin('POST', '/api/admin/projects/default/features', { name: 'charted' })
     await reportUsage('chart-app', { charted: { yes: 7, no: 3 } })
-    const { page, problems } = await newPage(browser!)
-    await signIn(page, server.base, 'admin', PASSWORD)
-    await page.goto(`${server.base}/#/projects/default/features/charted`)
+    const { page, problems } = await newPage(under.browser)
+    await signIn(page, under.base, 'admin', PASSWORD)
+    await page.goto(`${under.base}/#/projects/default/features/charted`)
     const chart = page.getByRole('img', { name: /^Usage of charted in development/ })
     await chart.waitFor()
     const summary = await chart.evaluate(element =>
@@ -222,8 +195,8 @@ withChromium.test(
     const [recorded] = (
       await admin('GET', '/api/admin/search/events?feature=IS:log-flag&type=IS:feature-environment-variants-updated')
     ).events
-    const { page, problems } = await newPage(browser!)
-    await signIn(page, server.base, 'admin', PASSWORD)
+    const { page, problems } = await newPage(under.browser)
+    await signIn(page, under.base, 'admin', PASSWORD)
     await page.getByRole('link', { name: 'Event log' }).click()
     await page.getByRole('heading', { name: 'Event log' }).waitFor()
     await page.getByLabel('Type').selectOption('feature-environment-variants-updated')
@@ -275,9 +248,9 @@ withChromium.test(
     for (const flag of (await admin('GET', '/api/admin/projects/ov/features')).features)
       stages[flag.lifecycle.stage] = (stages[flag.lifecycle.stage] ?? 0) + 1
 
-    const { page, problems } = await newPage(browser!)
-    await signIn(page, server.base, 'admin', PASSWORD)
-    await page.goto(`${server.base}/#/projects/ov`)
+    const { page, problems } = await newPage(under.browser)
+    await signIn(page, under.base, 'admin', PASSWORD)
+    await page.goto(`${under.base}/#/projects/ov`)
     await page.getByRole('link', { name: 'Overview' }).click()
     await page.getByRole('heading', { name: 'Overview of ov' }).waitFor()
     const byStage = page.getByRole('region', { name: 'Flags by lifecycle stage' })
@@ -328,8 +301,8 @@ withChromium.test(
       variants: ['blue', 'green'].map(name => ({ name, weight: 500, weightType: 'variable', stickiness: 'default' })),
       environments: ['development'],
     })
-    const { page, problems } = await newPage(browser!)
-    await signIn(page, server.base, 'admin', PASSWORD)
+    const { page, problems } = await newPage(under.browser)
+    await signIn(page, under.base, 'admin', PASSWORD)
     await page.getByRole('link', { name: 'Playground' }).click()
     await page.getByRole('heading', { name: 'Playground', level: 1 }).waitFor()
     await page.getByLabel('userId', { exact: true }).fill('alice')
@@ -361,8 +334,8 @@ withChromium.test(
     await page.getByRole('button', { name: 'Copy link' }).click()
     await eventually(async () => page.url().includes('bob'), true)
     const link = page.url()
-    const other = await newPage(browser!)
-    await signIn(other.page, server.base, 'admin', PASSWORD)
+    const other = await newPage(under.browser)
+    await signIn(other.page, under.base, 'admin', PASSWORD)
     await other.page.goto(link)
     await eventually(() => other.page.getByLabel('userId', { exact: true }).inputValue(), 'bob')
     expect(await other.page.getByLabel('Value of property 1').inputValue()).toBe('gold')

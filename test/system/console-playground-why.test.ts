@@ -5,28 +5,15 @@
  * what the context gave (a constraint's value, a segment, a rollout's bucket). Checked with axe-core
  * in both themes and at 390 px wide.
  */
-import { afterAll, beforeAll, expect } from 'bun:test'
-import type { Browser, Page } from 'playwright-core'
-import { adminCall } from '../helpers'
-import { hasChromium, launchChromium, withChromium } from './chromium'
-import { everyWay, newPage, showsText, signIn, startConsoleServer, type ConsoleServer } from './console-browser'
+import { expect } from 'bun:test'
+import type { Page } from 'playwright-core'
+import { withChromium } from './chromium'
+import { everyWay, newPage, showsText, signIn, useConsoleBrowser } from './console-browser'
 
 const SECRET = '*:*.console-why-admin-secret-0123456789'
 const PASSWORD = 'Console-why-pass-1'
 
-let server: ConsoleServer
-let browser: Browser | undefined
-
-const admin = async (method: string, path: string, body?: unknown) => {
-  const answer = await adminCall(server.base, SECRET, method, path, body)
-  if (answer.status >= 300) throw new Error(`${method} ${path}: ${answer.status} ${answer.text}`)
-  return answer.body
-}
-
-beforeAll(async () => {
-  if (!hasChromium) return
-  server = await startConsoleServer(SECRET, PASSWORD)
-  browser = await launchChromium()
+const under = useConsoleBrowser(SECRET, PASSWORD, async () => {
   const features = '/api/admin/projects/default/features'
   const strategies = (name: string) => `${features}/${name}/environments/development/strategies`
   const segment = await admin('POST', '/api/admin/segments', {
@@ -47,12 +34,8 @@ beforeAll(async () => {
   })
   for (const name of ['why-rollout', 'why-segment'])
     await admin('POST', `${features}/${name}/environments/development/on`)
-}, 60_000)
-
-afterAll(async () => {
-  await browser?.close()
-  await server?.stop()
 })
+const admin = under.admin
 
 /** Evaluates the context in the form and opens `flag`'s explanation in development (open ones stay open); returns its result. */
 async function explain(page: Page, flag: string) {
@@ -66,9 +49,9 @@ async function explain(page: Page, flag: string) {
 withChromium.test(
   'each explanation opens with why in one sentence: the switch, the constraint and the value seen, the segment, the bucket',
   async () => {
-    const { page, problems } = await newPage(browser!)
-    await signIn(page, server.base, 'admin', PASSWORD)
-    await page.goto(`${server.base}/#/playground`)
+    const { page, problems } = await newPage(under.browser)
+    await signIn(page, under.base, 'admin', PASSWORD)
+    await page.goto(`${under.base}/#/playground`)
     await page.getByLabel('userId', { exact: true }).fill('42')
 
     const off = await explain(page, 'why-off')

@@ -6,22 +6,15 @@
  * copies the flag's name for code; a strategy's variants show on its card and survive its edit.
  * Checked with axe-core in both themes and at 390 px wide.
  */
-import { afterAll, beforeAll, expect } from 'bun:test'
-import type { Browser, Page } from 'playwright-core'
-import { adminCall } from '../helpers'
-import { hasChromium, launchChromium, withChromium } from './chromium'
-import { everyWay, eventually, newPage, signIn, startConsoleServer, type ConsoleServer } from './console-browser'
+import { expect } from 'bun:test'
+import type { Page } from 'playwright-core'
+import { withChromium } from './chromium'
+import { everyWay, eventually, newPage, signIn, useConsoleBrowser } from './console-browser'
 
 const SECRET = '*:*.console-production-admin-secret-0123456789'
 const PASSWORD = 'Console-production-pass-1'
 
-let server: ConsoleServer
-let browser: Browser | undefined
-
-beforeAll(async () => {
-  if (!hasChromium) return
-  server = await startConsoleServer(SECRET, PASSWORD)
-  browser = await launchChromium()
+const under = useConsoleBrowser(SECRET, PASSWORD, async () => {
   expect((await admin('POST', '/api/admin/projects', { id: 'shop', name: 'shop' })).status).toBe(201)
   for (const name of ['list-flag', 'page-flag', 'named-flag', 'variant-flag'])
     expect((await admin('POST', '/api/admin/projects/shop/features', { name })).status).toBe(201)
@@ -29,14 +22,9 @@ beforeAll(async () => {
   expect(
     (await admin('POST', '/api/admin/projects/shop/features', { name: 'described-flag', description })).status,
   ).toBe(201)
-}, 60_000)
-
-afterAll(async () => {
-  await browser?.close()
-  await server?.stop()
 })
 
-const admin = (method: string, path: string, body?: unknown) => adminCall(server.base, SECRET, method, path, body)
+const admin = under.call
 
 /** Whether `flag` is on in `environment`, as the service holds it. */
 async function enabledIn(flag: string, environment: string) {
@@ -58,9 +46,9 @@ const notice = (page: Page) => page.getByRole('region', { name: 'Notifications' 
 withChromium.test(
   'on the flags list a row shows its description, a switch in production says so in a toast with Undo, and Undo turns it back; development changes silently',
   async () => {
-    const { page, problems } = await newPage(browser!)
-    await signIn(page, server.base, 'admin', PASSWORD)
-    await page.goto(`${server.base}/#/projects/shop`)
+    const { page, problems } = await newPage(under.browser)
+    await signIn(page, under.base, 'admin', PASSWORD)
+    await page.goto(`${under.base}/#/projects/shop`)
     const production = page.getByRole('switch', { name: 'list-flag in production' })
     // Each row says what its flag is for, as Unleash's list does: the description beside the name.
     const described = page.getByRole('row').filter({ has: page.getByRole('link', { name: 'described-flag' }) })
@@ -97,10 +85,10 @@ withChromium.test(
 withChromium.test(
   "on a flag's page, at 390 px in the dark theme, a switch in production offers Undo, which turns it back",
   async () => {
-    const context = await browser!.newContext({ viewport: { width: 390, height: 844 }, colorScheme: 'dark' })
+    const context = await under.browser.newContext({ viewport: { width: 390, height: 844 }, colorScheme: 'dark' })
     const page = await context.newPage()
-    await signIn(page, server.base, 'admin', PASSWORD)
-    await page.goto(`${server.base}/#/projects/shop/features/page-flag`)
+    await signIn(page, under.base, 'admin', PASSWORD)
+    await page.goto(`${under.base}/#/projects/shop/features/page-flag`)
     const production = page.getByRole('switch', { name: 'page-flag in production' })
     await production.click()
     const toast = notice(page).filter({ hasText: 'page-flag turned on in production' })
@@ -120,10 +108,10 @@ withChromium.test(
 withChromium.test(
   "a flag's page copies the flag's name, for code, and says so",
   async () => {
-    const { page, problems } = await newPage(browser!)
-    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.base })
-    await signIn(page, server.base, 'admin', PASSWORD)
-    await page.goto(`${server.base}/#/projects/shop/features/named-flag`)
+    const { page, problems } = await newPage(under.browser)
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: under.base })
+    await signIn(page, under.base, 'admin', PASSWORD)
+    await page.goto(`${under.base}/#/projects/shop/features/named-flag`)
     await page.getByRole('heading', { name: 'named-flag', level: 1 }).waitFor()
     await page.getByRole('button', { name: 'Copy the name named-flag' }).click()
     await notice(page).filter({ hasText: 'Copied named-flag.' }).waitFor()
@@ -152,9 +140,9 @@ withChromium.test(
       })),
     })
     expect(created.status).toBe(200)
-    const { page, problems } = await newPage(browser!)
-    await signIn(page, server.base, 'admin', PASSWORD)
-    await page.goto(`${server.base}/#/projects/shop/features/variant-flag`)
+    const { page, problems } = await newPage(under.browser)
+    await signIn(page, under.base, 'admin', PASSWORD)
+    await page.goto(`${under.base}/#/projects/shop/features/variant-flag`)
     const production = page.getByRole('region', { name: 'Environment production' })
     const variants = production.getByRole('list', { name: 'Variants of this strategy' }).getByRole('listitem')
     await variants.first().waitFor()

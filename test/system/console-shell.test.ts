@@ -7,24 +7,15 @@
  * (typing the name for tokens and projects), a role change undone, a password reset; and a change
  * made elsewhere shown without a reload.
  */
-import { afterAll, beforeAll, expect } from 'bun:test'
-import type { Browser, Page } from 'playwright-core'
-import { adminCall } from '../helpers'
-import { hasChromium, launchChromium, withChromium } from './chromium'
-import { accessible, eventually, signIn, startConsoleServer } from './console-browser'
+import { expect } from 'bun:test'
+import type { Page } from 'playwright-core'
+import { withChromium } from './chromium'
+import { accessible, eventually, signIn, useConsoleBrowser } from './console-browser'
 
 const SECRET = '*:*.console-shell-admin-secret-0123456789'
 const PASSWORD = 'Shell-admin-pass-1'
 
-let server: Awaited<ReturnType<typeof startConsoleServer>> | undefined
-let browser: Browser | undefined
-const base = () => server!.base
-const admin = (method: string, path: string, body?: unknown) => adminCall(base(), SECRET, method, path, body)
-
-beforeAll(async () => {
-  if (!hasChromium) return
-  server = await startConsoleServer(SECRET, PASSWORD)
-  browser = await launchChromium()
+const under = useConsoleBrowser(SECRET, PASSWORD, async () => {
   for (const id of ['shop', 'other'])
     expect((await admin('POST', '/api/admin/projects', { id, name: id })).status).toBe(201)
   for (const [project, name] of [
@@ -33,16 +24,12 @@ beforeAll(async () => {
     ['other', 'palette-target'],
   ])
     expect((await admin('POST', `/api/admin/projects/${project}/features`, { name })).status).toBe(201)
-}, 60_000)
-
-afterAll(async () => {
-  await browser?.close()
-  await server?.stop()
 })
+const admin = under.call
 
 /** A signed-in page `width` px wide with the system in `theme`; `problems` collects failed requests. */
 async function open(width: number, theme: 'light' | 'dark', username = 'admin', password = PASSWORD) {
-  const context = await browser!.newContext({ viewport: { width, height: 844 }, colorScheme: theme })
+  const context = await under.browser.newContext({ viewport: { width, height: 844 }, colorScheme: theme })
   const page = await context.newPage()
   const problems: string[] = []
   page.on('pageerror', error => problems.push(`page error: ${error.message}`))
@@ -51,7 +38,7 @@ async function open(width: number, theme: 'light' | 'dark', username = 'admin', 
     if (response.status() === 404 && new URL(response.url()).pathname === '/api/admin/live') return
     if (response.status() >= 400) problems.push(`${response.status()} ${response.request().method()} ${response.url()}`)
   })
-  await signIn(page, base(), username, password)
+  await signIn(page, under.base, username, password)
   return { page, problems, close: () => context.close() }
 }
 
@@ -82,7 +69,7 @@ withChromium.test(
         expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe(theme)
         for (const [path, heading] of PAGES) {
           const where = `${path} (${theme}, ${width} px)`
-          await page.goto(`${base()}/#${path}`)
+          await page.goto(`${under.base}/#${path}`)
           await page.getByRole('heading', { name: heading, level: 1 }).waitFor()
           await page.waitForLoadState('networkidle')
           expect({ where, sideways: await sideways(page) }).toEqual({ where, sideways: 0 })
@@ -110,7 +97,7 @@ withChromium.test(
     // Following a link closes the menu again.
     await eventually(() => segments.isVisible(), false)
 
-    await page.goto(`${base()}/#/projects/shop`)
+    await page.goto(`${under.base}/#/projects/shop`)
     const toggle = page.getByRole('switch', { name: 'checkout-a in production' })
     await toggle.waitFor()
     const box = (await toggle.boundingBox())!
@@ -222,7 +209,7 @@ withChromium.test(
     expect(rolf.status).toBe(201)
     expect((await admin('POST', '/api/admin/projects/shop/features', { name: 'refused-here' })).status).toBe(201)
     const { page, close } = await open(1280, 'light', 'rolf', 'Rolf-pass-word-1')
-    await page.goto(`${base()}/#/projects/shop`)
+    await page.goto(`${under.base}/#/projects/shop`)
     const toggle = page.getByRole('switch', { name: 'refused-here in development' })
     await toggle.waitFor()
     // Rolf is made a viewer after the list was drawn: the service refuses the switch (403) and the row
@@ -256,7 +243,7 @@ withChromium.test(
     const dialog = page.getByRole('dialog')
 
     // A client token for one project and production, expiring.
-    await page.goto(`${base()}/#/tokens`)
+    await page.goto(`${under.base}/#/tokens`)
     await page.getByLabel('Token name').fill('shop-prod')
     await page.getByLabel('Token environment').selectOption('production')
     await page.getByLabel('All projects, present and future').uncheck()
@@ -289,7 +276,7 @@ withChromium.test(
     await page.getByRole('cell', { name: 'shop-prod', exact: true }).waitFor({ state: 'detached' })
 
     // A project, deleted once its id is typed.
-    await page.goto(`${base()}/#/projects/doomed/settings`)
+    await page.goto(`${under.base}/#/projects/doomed/settings`)
     await page.getByRole('button', { name: 'Delete project' }).click()
     await dialog.getByLabel('Type doomed to confirm').fill('doomed')
     await dialog.getByRole('button', { name: 'Delete project' }).click()
@@ -301,7 +288,7 @@ withChromium.test(
       (await admin('GET', '/api/admin/user-admin')).body.users.find(
         (user: { username: string }) => user.username === 'rita',
       ).rootRole
-    await page.goto(`${base()}/#/users`)
+    await page.goto(`${under.base}/#/users`)
     await page.getByLabel('Role of rita').selectOption('Editor')
     await eventually(role, 2)
     const notice = page.getByRole('status').filter({ hasText: 'rita is now Editor.' })
@@ -314,7 +301,7 @@ withChromium.test(
     await dialog.getByLabel('New password for the user').fill('Rita-new-word-2')
     await dialog.getByRole('button', { name: 'Reset password' }).click()
     await dialog.waitFor({ state: 'hidden' })
-    const login = await fetch(`${base()}/auth/simple/login`, {
+    const login = await fetch(`${under.base}/auth/simple/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ username: 'rita', password: 'Rita-new-word-2' }),
@@ -322,13 +309,13 @@ withChromium.test(
     expect(login.status).toBe(200)
 
     // A new environment, added to a project from its settings, then removed after confirming.
-    await page.goto(`${base()}/#/environments`)
+    await page.goto(`${under.base}/#/environments`)
     await page.getByLabel('Environment name').fill('staging')
     await page.getByLabel('Environment type').selectOption('test')
     await page.getByRole('button', { name: 'Create environment' }).click()
     await page.getByRole('cell', { name: 'staging', exact: true }).waitFor()
     const environments = async () => (await admin('GET', '/api/admin/projects/shop')).body.environments as string[]
-    await page.goto(`${base()}/#/projects/shop/settings`)
+    await page.goto(`${under.base}/#/projects/shop/settings`)
     await page.getByLabel('Environment to add').selectOption('staging')
     await page.getByRole('button', { name: 'Add environment' }).click()
     await eventually(async () => (await environments()).includes('staging'), true)
@@ -345,7 +332,7 @@ withChromium.test(
   'a change made elsewhere shows on an open flags list without a reload (the live stream, or polling where there is none)',
   async () => {
     const { page, close } = await open(1280, 'light')
-    await page.goto(`${base()}/#/projects/shop`)
+    await page.goto(`${under.base}/#/projects/shop`)
     const toggle = page.getByRole('switch', { name: 'checkout-b in development' })
     await toggle.waitFor()
     expect(await toggle.isChecked()).toBe(false)

@@ -4,19 +4,16 @@
  * Content-Security-Policy each document was served with, and signing in.
  */
 import { afterAll, beforeAll } from 'bun:test'
-import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { hasChromium, launchChromium } from './chromium'
-import { freePort, tempDir } from '../helpers'
+import { startConsoleServer } from './console-browser'
 
-const ROOT = join(import.meta.dir, '../..')
 export const SECRET = '*:*.console-test-admin-secret-0123456789'
 export const PASSWORD = 'Console-admin-pass-1'
 export const VIEWER_PASSWORD = 'Console-viewer-pass-1'
 
 export let base = ''
-let dir: { path: string; remove(): void } | undefined
-let server: ReturnType<typeof Bun.spawn> | undefined
+let stop: (() => Promise<void>) | undefined
 let browser: Browser | undefined
 
 /** Content-Security-Policy violations the browser reported, and the console pages loaded with and without a policy, over the whole file. */
@@ -29,42 +26,16 @@ export function useConsoleServer(cleanUp: () => void = () => {}): void {
     csp.violations = []
     csp.withPolicy = 0
     csp.withoutPolicy = []
-    dir = tempDir('console-browser-')
-    const port = freePort()
-    base = `http://127.0.0.1:${port}`
-    server = Bun.spawn([process.execPath, 'src/main.ts'], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        DATA_DIR: dir.path,
-        INIT_ADMIN_API_TOKENS: SECRET,
-        UNLEASH_DEFAULT_ADMIN_PASSWORD: PASSWORD,
-        LOG_LEVEL: 'warn',
-      },
-      stdout: 'ignore',
-      stderr: 'inherit',
-    })
-    for (
-      let i = 0;
-      i < 200 &&
-      !(await fetch(`${base}/ready`).then(
-        r => r.ok,
-        () => false,
-      ));
-      i++
-    )
-      await Bun.sleep(25)
+    const started = await startConsoleServer(SECRET, PASSWORD)
+    base = started.base
+    stop = started.stop
     browser = await launchChromium()
   }, 60_000)
 
   afterAll(async () => {
     cleanUp()
     await browser?.close()
-    server?.kill('SIGTERM')
-    await server?.exited
-    dir?.remove()
+    await stop?.()
   })
 }
 

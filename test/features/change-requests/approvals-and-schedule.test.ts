@@ -15,17 +15,16 @@ import {
   requireRequests,
   setState,
   useFreshApi,
+  TURN_ON,
 } from './change-requests.setup'
 
 useFreshApi()
-
-const turnOn = { feature: 'checkout', action: 'updateEnabled', payload: { enabled: true } }
 
 describe('requiredApprovals changed while a request is open', () => {
   test('lowered: a request in review with enough approvals is approved and applies', async () => {
     await api.newFlag('default', 'checkout')
     await requireRequests(2)
-    const id = (await add(turnOn, people.alice)).body.id
+    const id = (await add(TURN_ON, people.alice)).body.id
     expectOk(await setState(id, { state: 'In review' }, people.alice))
     expectOk(await setState(id, { state: 'Approved' }, people.bob))
     expect((await getRequest(id)).body).toMatchObject({ state: 'In review', minApprovals: 2 })
@@ -46,7 +45,7 @@ describe('requiredApprovals changed while a request is open', () => {
   test('raised: an approved, scheduled request goes back to review, keeps its approvals, and needs more', async () => {
     await api.newFlag('default', 'checkout')
     await requireRequests(1)
-    const id = await approved(turnOn)
+    const id = await approved(TURN_ON)
     const later = new Date(Date.now() + 3_600_000).toISOString()
     expectOk(await setState(id, { state: 'Scheduled', scheduledAt: later }, people.alice))
     const before = api.lastEventId()
@@ -74,7 +73,7 @@ describe('requiredApprovals changed while a request is open', () => {
   test('a setting that stays the same changes nothing and writes no event', async () => {
     await api.newFlag('default', 'checkout')
     await requireRequests(1)
-    const id = await approved(turnOn)
+    const id = await approved(TURN_ON)
     const before = api.lastEventId()
     await requireRequests(1)
     expect(await api.eventsAfter(before)).toEqual([])
@@ -86,7 +85,7 @@ describe('scheduling', () => {
   test('a time in the past is refused with 400 naming scheduledAt, nothing changed', async () => {
     await api.newFlag('default', 'checkout')
     await requireRequests(1)
-    const id = await approved(turnOn)
+    const id = await approved(TURN_ON)
     const before = api.lastEventId()
     const past = new Date(Date.now() - 3_600_000).toISOString()
     const refused = await setState(id, { state: 'Scheduled', scheduledAt: past }, people.alice)

@@ -22,6 +22,9 @@ function beforeEachPeople() {
   })
 }
 
+/** One change: flag `checkout` on in the request's environment. */
+export const TURN_ON = { feature: 'checkout', action: 'updateEnabled', payload: { enabled: true } }
+
 export const crBase = (project = 'default') => `/api/admin/projects/${project}/change-requests`
 export const envBase = (environment = 'production', project = 'default') =>
   `/api/admin/projects/${project}/environments/${environment}/change-requests`

@@ -15,12 +15,12 @@ import {
   requireRequests,
   setState,
   useFreshApi,
+  TURN_ON,
 } from './change-requests.setup'
 
 useFreshApi()
 
 const FUTURE = '2099-01-01T00:00:00.000Z'
-const turnOn = { feature: 'checkout', action: 'updateEnabled', payload: { enabled: true } }
 const turnOff = { feature: 'checkout', action: 'updateEnabled', payload: { enabled: false } }
 
 /** A personal access token of the person signed in with `session`, as request options. */
@@ -50,7 +50,7 @@ describe('a personal access token under change requests', () => {
     await requireRequests()
     const alicePat = await patOf(people.alice)
     const bobPat = await patOf(people.bob)
-    const first = await add(turnOn, people.alice)
+    const first = await add(TURN_ON, people.alice)
     expectOk(first)
     const since = api.lastEventId()
     const second = await add(turnOff, alicePat)

@@ -23,17 +23,16 @@ import {
   requireRequests,
   setState,
   useFreshApi,
+  TURN_ON,
 } from './change-requests.setup'
 
 useFreshApi()
-
-const turnOn = { feature: 'checkout', action: 'updateEnabled', payload: { enabled: true } }
 
 describe('four eyes', () => {
   test('the author cannot approve; nobody approves twice; the number of approvals is the setting', async () => {
     await api.newFlag('default', 'checkout')
     await requireRequests(2)
-    const id = (await add(turnOn, people.alice)).body.id
+    const id = (await add(TURN_ON, people.alice)).body.id
     expectError(await setState(id, { state: 'Approved' }, people.bob), 409, 'ConflictError', ['Draft'])
     expectError(await setState(id, { state: 'In review' }, people.bob), 403, 'NoAccessError')
     expectOk(await setState(id, { state: 'In review' }, people.alice))
@@ -60,7 +59,7 @@ describe('four eyes', () => {
     await requireRequests()
     await newUser(api, { username: 'victor', rootRole: 'Viewer', password: PASSWORD })
     const victor = asSession(await signIn(api, 'victor', PASSWORD))
-    const id = (await add(turnOn, people.alice)).body.id
+    const id = (await add(TURN_ON, people.alice)).body.id
     expectOk(await setState(id, { state: 'In review' }, people.alice))
     await expectRefused(api, () => setState(id, { state: 'Approved' }, victor), 403, 'NoAccessError')
     expectOk(await setState(id, { state: 'Approved' }, people.bob))
@@ -71,7 +70,7 @@ describe('four eyes', () => {
   test('a revert is a change like any other: reviewed too', async () => {
     await api.newFlag('default', 'checkout')
     await requireRequests()
-    const id = await approved(turnOn)
+    const id = await approved(TURN_ON)
     expectOk(await setState(id, { state: 'Applied' }, people.alice))
     await expectRefused(
       api,
@@ -79,7 +78,7 @@ describe('four eyes', () => {
       409,
       'ConflictError',
     )
-    const revert = (await add({ ...turnOn, payload: { enabled: false } }, people.alice)).body.id
+    const revert = (await add({ ...TURN_ON, payload: { enabled: false } }, people.alice)).body.id
     expectOk(await setState(revert, { state: 'In review' }, people.alice))
     expect(await enabledIn('checkout')).toBe(true)
   })
@@ -89,7 +88,7 @@ describe('void on edit', () => {
   test('editing a change of an approved request voids its approvals and sends it back to review', async () => {
     await api.newFlag('default', 'checkout')
     await requireRequests()
-    const id = await approved(turnOn)
+    const id = await approved(TURN_ON)
     const before = api.lastEventId()
     expectOk(await api.put(`${crBase()}/${id}/title`, { title: 'Renamed' }, people.alice), 204)
     expect((await getRequest(id)).body.state).toBe('Approved')
@@ -112,7 +111,7 @@ describe('void on edit', () => {
     await api.newFlag('default', 'checkout')
     await api.newFlag('default', 'search')
     await requireRequests()
-    const id = await approved([turnOn, { ...turnOn, feature: 'search' }])
+    const id = await approved([TURN_ON, { ...TURN_ON, feature: 'search' }])
     const later = new Date(Date.now() + 3_600_000).toISOString()
     const scheduled = await setState(id, { state: 'Scheduled', scheduledAt: later }, people.alice)
     expect(scheduled.body).toMatchObject({ state: 'Scheduled', schedule: { scheduledAt: later, status: 'pending' } })
