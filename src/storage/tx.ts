@@ -149,6 +149,13 @@ export class Tx implements StateReader {
     this.actor.guard?.record(collection, key, record, record)
   }
 
+  /** The next number of the counter (`{lastId}`) kept in `collection` under `key`, taken by this write. */
+  nextId(collection: CounterCollection, key: string): number {
+    const id = ((this.get(collection, key) as { lastId: number } | undefined)?.lastId ?? 0) + 1
+    this.put(collection, key, { lastId: id } as RecordOf<CounterCollection>)
+    return id
+  }
+
   allocateUserId(): number {
     return this.state.nextUserId + this.userIds++
   }
@@ -208,6 +215,9 @@ export class Tx implements StateReader {
     return added
   }
 }
+
+/** The collections that hold id counters: one `{lastId}` record each. */
+export type CounterCollection = { [C in Collection]: RecordOf<C> extends { lastId: number } ? C : never }[Collection]
 
 export type RecordWatcher = (collection: Collection, key: string, before: unknown, after: unknown) => void
 

@@ -20,7 +20,8 @@ export function wants(addon: AddonRecord, event: Pick<EventRecord, 'type' | 'pro
   return anyOf(addon.projects, event.project, false) && anyOf(addon.environments, event.environment, true)
 }
 
-function insertSorted(list: string[], key: string) {
+/** Where `key` is, or would go, in the sorted `list`. */
+function placeOf(list: string[], key: string): number {
   let low = 0
   let high = list.length
   while (low < high) {
@@ -28,18 +29,17 @@ function insertSorted(list: string[], key: string) {
     if (list[mid] < key) low = mid + 1
     else high = mid
   }
-  if (list[low] !== key) list.splice(low, 0, key)
+  return low
+}
+
+function insertSorted(list: string[], key: string) {
+  const at = placeOf(list, key)
+  if (list[at] !== key) list.splice(at, 0, key)
 }
 
 function removeSorted(list: string[], key: string) {
-  let low = 0
-  let high = list.length
-  while (low < high) {
-    const mid = (low + high) >>> 1
-    if (list[mid] < key) low = mid + 1
-    else high = mid
-  }
-  if (list[low] === key) list.splice(low, 1)
+  const at = placeOf(list, key)
+  if (list[at] === key) list.splice(at, 1)
 }
 
 export class Outbox {

@@ -187,8 +187,7 @@ export class AddonsService {
   create(input: AddonInput, caller: Caller): Promise<AddonView> {
     return this.store.transact(actorOf(caller), tx => {
       const parameters = checkInput(input, undefined)
-      const id = (tx.get('addonSequence', ADDON_SEQUENCE_KEY)?.lastId ?? 0) + 1
-      tx.put('addonSequence', ADDON_SEQUENCE_KEY, { lastId: id })
+      const id = tx.nextId('addonSequence', ADDON_SEQUENCE_KEY)
       const record: AddonRecord = {
         id,
         provider: input.provider,

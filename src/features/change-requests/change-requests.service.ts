@@ -170,8 +170,7 @@ export class ChangeRequestsService {
             r.state === 'Draft' && r.project === project && r.environment === environment && r.createdBy.id === me.id,
         )
       if (!draft) {
-        const id = (tx.get('changeRequestSequence', CHANGE_REQUEST_SEQUENCE_KEY)?.lastId ?? 0) + 1
-        tx.put('changeRequestSequence', CHANGE_REQUEST_SEQUENCE_KEY, { lastId: id })
+        const id = tx.nextId('changeRequestSequence', CHANGE_REQUEST_SEQUENCE_KEY)
         draft = {
           id,
           title: `Change request #${id}`,

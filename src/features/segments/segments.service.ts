@@ -135,12 +135,10 @@ export class SegmentsService {
 
   async create(input: SegmentInput, caller: Caller): Promise<SegmentView> {
     return this.store.transact(actorOf(caller), tx => {
-      const sequence = tx.get('segmentSequence', SEGMENT_SEQUENCE_KEY) ?? { lastId: 0 }
-      const id = sequence.lastId + 1
+      const id = tx.nextId('segmentSequence', SEGMENT_SEQUENCE_KEY)
       const fields = checkInput(tx, input, id)
       checkLimit('segments', tx.values('segments').length + 1, '/name')
       const segment: SegmentRecord = { id, ...fields, createdAt: tx.now, createdBy: caller.tokenName }
-      tx.put('segmentSequence', SEGMENT_SEQUENCE_KEY, { lastId: id })
       tx.put('segments', String(id), segment)
       tx.appendEvent(events.segmentCreated(segment.project, view(segment)))
       return view(segment)
