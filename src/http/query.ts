@@ -125,11 +125,6 @@ export function readQuery(
 }
 
 /**
- * Reads the query of each route of `app` (added to a controller before its routes, so it applies to
- * all of them; `app.routes` is complete by the time requests arrive). `models` are the named schemas
- * the routes may refer to.
- */
-/**
  * Set through a computed key: Elysia reads each hook's source for the context's properties it uses,
  * and a hook of every route naming `.query` made it parse the query string of every route, those
  * without a query schema included (2 % of the server's CPU on the frontend API, which reads its
@@ -137,6 +132,11 @@ export function readQuery(
  */
 const QUERY = 'query'
 
+/**
+ * Reads the query of each route of `app` (added to a controller before its routes, so it applies to
+ * all of them; `app.routes` is complete by the time requests arrive). `models` are the named schemas
+ * the routes may refer to.
+ */
 export function strictQueries<App extends Elysia<any, any, any, any, any, any, any>>(
   app: App,
   models: Record<string, TSchema>,

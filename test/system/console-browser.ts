@@ -12,10 +12,17 @@ import { hasChromium, launchChromium } from './chromium'
 const ROOT = join(import.meta.dir, '../..')
 const AXE = join(ROOT, 'node_modules/axe-core/axe.min.js')
 
-/** The service (src/main.ts) on a free loopback port and a temp data dir, with an admin token and password. */
-export async function startConsoleServer(secret: string, password: string) {
+/**
+ * The service (src/main.ts) on a loopback port (a free one unless given) and a temp data dir, with an
+ * admin token and password, and `env` besides.
+ */
+export async function startConsoleServer(
+  secret: string,
+  password: string,
+  env: Record<string, string> = {},
+  port = freePort(),
+) {
   const dir = tempDir('console-browser-')
-  const port = freePort()
   const base = `http://127.0.0.1:${port}`
   const server = Bun.spawn([process.execPath, 'src/main.ts'], {
     cwd: ROOT,
@@ -27,6 +34,7 @@ export async function startConsoleServer(secret: string, password: string) {
       INIT_ADMIN_API_TOKENS: secret,
       UNLEASH_DEFAULT_ADMIN_PASSWORD: password,
       LOG_LEVEL: 'warn',
+      ...env,
     },
     stdout: 'ignore',
     stderr: 'inherit',

@@ -5,35 +5,26 @@
  * provider vouched for, made at this first sign-in. Then the sign-out goes on to the provider.
  */
 import { afterAll, beforeAll, expect } from 'bun:test'
-import { join } from 'node:path'
 import type { Browser } from 'playwright-core'
-import { freePort, tempDir, untilReady } from '../helpers'
+import { freePort } from '../helpers'
 import { CLIENT_ID, CLIENT_SECRET, startProvider, type TestProvider } from '../features/sso/provider'
 import { hasChromium, launchChromium, withChromium } from './chromium'
-import { accessible, newPage } from './console-browser'
+import { accessible, type ConsoleServer, newPage, startConsoleServer } from './console-browser'
 
-const ROOT = join(import.meta.dir, '../..')
-const dir = tempDir('sso-browser-')
 const port = freePort()
 const base = `http://127.0.0.1:${port}`
 let provider: TestProvider | undefined
-let server: ReturnType<typeof Bun.spawn> | undefined
+let server: ConsoleServer | undefined
 let browser: Browser | undefined
 
 beforeAll(async () => {
   if (!hasChromium) return
   provider = await startProvider([`${base}/auth/oidc/callback`])
   provider.accounts.set('ivy', { email: 'ivy@example.com', email_verified: true, name: 'Ivy' })
-  server = Bun.spawn([process.execPath, 'src/main.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: dir.path,
-      INIT_ADMIN_API_TOKENS: '*:*.sso-browser-admin-secret-0123456789',
-      UNLEASH_DEFAULT_ADMIN_PASSWORD: 'Sso-admin-pass-1',
-      LOG_LEVEL: 'warn',
+  server = await startConsoleServer(
+    '*:*.sso-browser-admin-secret-0123456789',
+    'Sso-admin-pass-1',
+    {
       OIDC_ENABLED: 'true',
       OIDC_DISCOVER_URL: provider.issuer,
       OIDC_CLIENT_ID: CLIENT_ID,
@@ -42,19 +33,15 @@ beforeAll(async () => {
       OIDC_DEFAULT_ROOT_ROLE: 'Editor',
       OIDC_ENABLE_SINGLE_SIGN_OUT: 'true',
     },
-    stdout: 'ignore',
-    stderr: 'inherit',
-  })
-  await untilReady(base, { process: server })
+    port,
+  )
   browser = await launchChromium()
 })
 
 afterAll(async () => {
   await browser?.close()
-  server?.kill('SIGTERM')
-  await server?.exited
+  await server?.stop()
   await provider?.close()
-  dir.remove()
 })
 
 withChromium.test(

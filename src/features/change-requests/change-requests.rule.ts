@@ -41,13 +41,19 @@ const reviewed = (entry: FlagEnvironmentRecord) => JSON.stringify([entry.enabled
 export function touchedEnvironments(reader: StateReader, before: FlagRecord, after: FlagRecord): string[] {
   const under = (environment: string) => underChangeRequests(reader, after.project, environment)
   const touched = new Set<string>()
+  // The setting is looked up first: a write to a flag with no environment under change requests
+  // (most of them) compares nothing. Records are frozen, so an entry the write left is the same object.
   for (const [environment, entry] of Object.entries(before.environments)) {
+    if (!under(environment)) continue
     const next = after.environments[environment]
-    if (next && reviewed(entry) !== reviewed(next) && under(environment)) touched.add(environment)
+    if (next && next !== entry && reviewed(entry) !== reviewed(next)) touched.add(environment)
     // Archiving a flag that is on there.
-    if (!before.archived && after.archived && entry.enabled && under(environment)) touched.add(environment)
+    if (!before.archived && after.archived && entry.enabled) touched.add(environment)
   }
-  if (JSON.stringify(before.dependencies) !== JSON.stringify(after.dependencies))
+  if (
+    before.dependencies !== after.dependencies &&
+    JSON.stringify(before.dependencies) !== JSON.stringify(after.dependencies)
+  )
     for (const environment of Object.keys(after.environments)) if (under(environment)) touched.add(environment)
   return [...touched]
 }
@@ -57,7 +63,7 @@ function segmentUsers(reader: StateReader, id: number): { project: string; envir
   const found: { project: string; environment: string }[] = []
   for (const flag of reader.values('flags')) {
     for (const [environment, entry] of Object.entries(flag.environments)) {
-      if (entry.strategies.some(s => s.segments.includes(id)) && underChangeRequests(reader, flag.project, environment))
+      if (underChangeRequests(reader, flag.project, environment) && entry.strategies.some(s => s.segments.includes(id)))
         found.push({ project: flag.project, environment })
     }
   }

@@ -16,24 +16,16 @@ import {
   waitFor,
 } from '../../helpers'
 import { USAGE_LIMITS } from '../../../src/features/metrics/usage-table'
+import type { Row } from './usage-history.setup'
 
 let api: Api
 freshApiPerTest(fresh => (api = fresh))
 
-interface UsageRow {
-  featureName: string
-  appName: string
-  environment: string
-  timestamp: string
-  yes: number
-  no: number
-  variants: Record<string, number>
-}
 interface Usage {
   version: number
   maturity: string
   featureName: string
-  lastHourUsage: UsageRow[]
+  lastHourUsage: Row[]
   seenApplications: string[]
 }
 
