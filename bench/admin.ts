@@ -1,7 +1,7 @@
 /**
  * Admin-path scenarios: the HTTP hot paths next to a bare Bun server (`admin`), the cost of many
- * tokens (`tokens`) and the playground over the frontend benchmark's flags
- * (`playground`). Run through bench/run.ts.
+ * tokens (`tokens`), the playground over the frontend benchmark's flags (`playground`) and writes
+ * with slow integrations (`addons`). Run through bench/run.ts.
  */
 import { randomBytes } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -16,14 +16,18 @@ import { STATE_FILE } from '../src/storage/files'
 import type { StateDoc } from '../src/storage/records'
 import { newKey, writeKey } from '../src/storage/secret-key'
 import { bareServer } from './clients'
-import { addFrontendFlags, contextFor, ENVIRONMENT, FLAGS as FRONTEND_FLAGS } from './frontend'
 import {
+  addFrontendFlags,
+  api,
   authHeaders,
+  contextFor,
   cannon,
   cpuSeconds,
   errorsOf,
   fmt,
   fmtMedian,
+  FRONTEND_ENVIRONMENT,
+  FRONTEND_FLAGS,
   type Load,
   loadAverage,
   loadColumns,
@@ -44,10 +48,7 @@ import {
 } from './lib'
 
 /**
- * HTTP hot paths, run by hand:
- *
- *   npx bun bench/run.ts admin [--runs 3] [--seconds 10]
- *
+ * `admin`, HTTP hot paths:
  * - project feature list, 1,000 flags in 3 environments: wrk (autocannon's single thread is the
  *   limit for responses this large), next to a bare Bun server returning the same bytes;
  * - POST /api/admin/features/validate and GET /health: autocannon, next to the bare server;
@@ -140,10 +141,7 @@ function benchToken(hasher: SecretHasher, i: number, userId: number, createdAt: 
 }
 
 /**
- * What an authenticated request costs with many API tokens, run by hand:
- *
- *   npx bun bench/run.ts tokens [--tokens 5000] [--requests 20000] [--rounds 7] [--http-runs 5] [--seconds 5]
- *
+ * `tokens`: what an authenticated request costs with many API tokens:
  * Two apps in this process, on memory stores: one with only the admin token, one with `--tokens`
  * more (made in one commit through the store, as the service would store them). Each round sends
  * `--requests` sequential `GET /api/admin/environments` through `app.handle` to each app, in
@@ -253,8 +251,7 @@ async function tokensOverHttp(TOKENS: number, RUNS: number, SECONDS: number) {
 }
 
 /**
- * The playground over the frontend benchmark's 1,000 flags (bench/frontend.ts), run by hand (`npx bun
- * bench/run.ts playground [--runs 3] [--requests 200]`): in each run a server answers POST /api/admin/
+ * `playground`, over the frontend benchmark's 1,000 flags (bench/data.ts): in each run a server answers POST /api/admin/
  * playground, then /advanced (production), one request after another, each for another user. Prints
  * per run the answer's size, p50 and p95 to the whole answer and the server's CPU per answer; medians.
  */
@@ -284,8 +281,8 @@ export async function playgroundAnswer() {
     addFrontendFlags(dir)
     return repeat(RUNS, () =>
       withServer(dir, {}, async server => ({
-        playground: await measure(server, '', { environment: ENVIRONMENT }),
-        advanced: await measure(server, '/advanced', { environments: [ENVIRONMENT] }),
+        playground: await measure(server, '', { environment: FRONTEND_ENVIRONMENT }),
+        advanced: await measure(server, '/advanced', { environments: [FRONTEND_ENVIRONMENT] }),
       })),
     )
   })
@@ -294,4 +291,106 @@ export async function playgroundAnswer() {
     const load = loadAverage()
     console.log(`${route}: median of runs p50 ${p50} ms, p95 ${p95} ms, server CPU ${cpu} ms per answer (load ${load})`)
   }
+}
+
+/** A receiver that answers every request after `delayMs`. */
+function slowReceiver(delayMs: number) {
+  let received = 0
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch(request) {
+      await request.text()
+      received++
+      await Bun.sleep(delayMs)
+      return new Response('ok')
+    },
+  })
+  return { url: `http://127.0.0.1:${server.port}/hook`, received: () => received, stop: () => server.stop(true) }
+}
+
+async function patchRun(integrations: number, receiverUrl: string, seconds: number, clients: number) {
+  const dir = tempDataDir('bench-addons-')
+  const server = await startServer(dir, { LOG_LEVEL: 'warn' })
+  try {
+    for (let i = 0; i < integrations; i++)
+      await api(server.base, 'POST', '/api/admin/addons', {
+        provider: 'webhook',
+        enabled: true,
+        parameters: { url: receiverUrl, signingSecret: `secret-${i}` },
+        events: ['feature-metadata-updated'],
+      })
+    for (let i = 0; i < clients; i++)
+      await api(server.base, 'POST', '/api/admin/projects/default/features', { name: `bench-${i}` })
+    let done = 0
+    let failed = 0
+    const latencies: number[] = []
+    const until = performance.now() + seconds * 1000
+    await Promise.all(
+      Array.from({ length: clients }, async (_, client) => {
+        for (let n = 0; performance.now() < until; n++) {
+          const started = performance.now()
+          const response = await fetch(`${server.base}/api/admin/projects/default/features/bench-${client}`, {
+            method: 'PATCH',
+            headers: { authorization: SECRET, 'content-type': 'application/json' },
+            body: JSON.stringify([{ op: 'replace', path: '/description', value: `change ${n}` }]),
+          })
+          await response.arrayBuffer()
+          if (response.ok) done++
+          else failed++
+          latencies.push(performance.now() - started)
+        }
+      }),
+    )
+    latencies.sort((a, b) => a - b)
+    const waiting =
+      integrations === 0 ? 0 : (await api(server.base, 'GET', '/api/admin/addons/1/events')).waitingCount * integrations
+    return {
+      perSecond: done / seconds,
+      failed,
+      p50: latencies[Math.floor(latencies.length / 2)],
+      p99: latencies[Math.floor(latencies.length * 0.99)],
+      waiting,
+    }
+  } finally {
+    await server.stop()
+    removeDir(dir)
+  }
+}
+
+/**
+ * `addons`: PATCH throughput with 0 and with 10 integrations whose receiver takes `--delay` ms to
+ * answer every request (concurrent writers, durable writes): a slow receiver must not slow writes.
+ */
+export async function addonsPatch() {
+  const opts = options({ runs: 3, seconds: 10, clients: 8, delay: 5000 })
+  const receiver = slowReceiver(opts.delay)
+  const rows: (string | number)[][] = []
+  try {
+    const results: Record<number, Awaited<ReturnType<typeof patchRun>>[]> = { 0: [], 10: [] }
+    for (let run = 0; run < opts.runs; run++) {
+      // In turn, so that a change in the machine's load falls on both.
+      for (const integrations of run % 2 === 0 ? [0, 10] : [10, 0])
+        results[integrations].push(await patchRun(integrations, receiver.url, opts.seconds, opts.clients))
+    }
+    for (const integrations of [0, 10]) {
+      const runs = results[integrations]
+      rows.push([
+        integrations,
+        runs.map(r => fmt(r.perSecond, 0)).join(' / '),
+        fmt(median(runs.map(r => r.p50)), 1),
+        fmt(median(runs.map(r => r.p99)), 1),
+        runs.reduce((sum, r) => sum + r.failed, 0),
+        median(runs.map(r => r.waiting)),
+      ])
+    }
+  } finally {
+    receiver.stop()
+  }
+  console.log(
+    `PATCH /api/admin/projects/default/features/:name, ${opts.clients} writers, ${opts.seconds} s per run, receiver answering after ${opts.delay} ms`,
+  )
+  console.log(
+    table(['integrations', 'PATCH/s per run', 'p50 ms', 'p99 ms', 'failed', 'deliveries waiting at the end'], rows),
+  )
 }

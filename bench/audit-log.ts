@@ -2,23 +2,17 @@ import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { EVENTS_FILE, STATE_FILE } from '../src/services'
 import {
-  derivedFiles,
-  expectedTotals,
   fmt,
   gitCommit,
   type Load,
   loadAverage,
   mib,
   ms,
-  openGenerated,
   options,
   out,
-  PHRASES,
-  phraseTotals,
   probeHealth,
   processMemory,
   repeat,
-  removeDerived,
   sampleMemory,
   spawnServer,
   spread,
@@ -26,15 +20,11 @@ import {
   untilReady,
   wrk,
 } from './lib'
-import { GENERATED_TOKENS, patchesAgainstEmptyLog } from './audit-memory'
+import { GENERATED_TOKENS, PHRASES, patchesAgainstEmptyLog, phraseTotals } from './audit-memory'
+import { derivedFiles, expectedTotals, openGenerated, removeDerived } from './search'
 
 /**
- * The audit log at ten million events, run by hand on a directory that
- * bench/generate-events.ts wrote:
- *
- *   npx bun bench/run.ts generate --events 10000000 --out /tmp/flagstore-10m
- *   npx bun bench/run.ts audit --dir /tmp/flagstore-10m [--runs 2] [--seconds 10] [--cold] [--patch-seconds 30] [--no-load]
- *
+ * `audit`: the audit log at ten million events, on a directory that the `generate` scenario wrote.
  * The 32-connection figures need wrk (Debian: apt-get install wrk); `--no-load` leaves them out.
  * The directory is used in place: PATCHes append to its log (later runs count them in), and the
  * service writes its segments there.

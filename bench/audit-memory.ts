@@ -1,27 +1,23 @@
 /**
  * Starts and memory at ten million events, on a directory from `bench/run.ts generate`: `memory`
  * (resident memory by kind of query, optionally with the files evicted from the page cache) and
- * `audit-cold` (a start without search segments); and the durable PATCHes on such a log against
- * an empty one that the audit scenario measures. Run through bench/run.ts.
+ * `audit-cold` (a start without search segments); and what the audit scenario uses of this: the
+ * durable PATCHes on such a log against an empty one, the phrases and their totals.
  */
-import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../src/services'
 import { KEY_FILE } from '../src/storage/secret-key'
-import { join } from 'node:path'
 import {
-  expectedTotals,
   fmt,
   gitCommit,
   loadAverage,
   ms,
-  openGenerated,
   options,
   out,
-  phraseTotals,
   probeHealth,
   processMemory,
   ROOT,
-  removeDerived,
   removeDir,
   sampleMemory,
   spawnServer,
@@ -31,6 +27,7 @@ import {
   untilReady,
   wrk,
 } from './lib'
+import { eachLogEvent, expectedTotals, openGenerated, removeDerived } from './search'
 
 const TYPE = 'feature-strategy-update'
 /** The generated directory's own admin token is the one used: no INIT_ADMIN_API_TOKENS, so starting writes nothing. */
@@ -112,6 +109,54 @@ export async function patchesAgainstEmptyLog(
   }
 }
 
+/**
+ * Queries of several words or with separators, which the words alone do not decide: a common word
+ * before the start of the rare vocabulary words, two common words adjacent (in most events), words
+ * joined by '-' and by '.', and two common words never adjacent; then separators alone (`;;`, a
+ * quote in every event, `":"`, a space), which the gaps' event lists decide (format 3).
+ */
+export const PHRASES = [
+  'dashboard qx',
+  'enabled":true',
+  'europe-legacy',
+  'example.com',
+  'true false',
+  ';;',
+  '"',
+  '":"',
+  ' ',
+]
+
+/**
+ * The PHRASES' exact totals in the directory's log, by a scan with the search's own text, cached in
+ * `<dir>.phrases.json` with the log's size: events appended since (PATCHes of earlier benches) are
+ * counted from the log's tail only.
+ */
+export function phraseTotals(dir: string): Record<string, number> {
+  const size = statSync(join(dir, EVENTS_FILE)).size
+  const cache = `${dir}.phrases.json`
+  const cached = existsSync(cache)
+    ? (JSON.parse(readFileSync(cache, 'utf8')) as { size: number; totals: Record<string, number> })
+    : null
+  const usable = cached !== null && cached.size <= size && PHRASES.every(phrase => phrase in cached.totals)
+  if (usable && cached.size === size) return cached.totals
+  const totals: Record<string, number> = usable ? cached.totals : Object.fromEntries(PHRASES.map(phrase => [phrase, 0]))
+  eachLogEvent(
+    dir,
+    usable ? cached.size : 0,
+    (_, text) => {
+      for (const phrase of PHRASES) if (text.includes(phrase)) totals[phrase]++
+    },
+    // Lines holding none of the phrases anywhere are not parsed.
+    line => {
+      const lower = line.toLowerCase()
+      return PHRASES.some(phrase => lower.includes(phrase))
+    },
+  )
+  writeFileSync(cache, JSON.stringify({ size, totals }))
+  return totals
+}
+
 /** Every file under `path`. */
 function filesUnder(path: string): string[] {
   return readdirSync(path, { withFileTypes: true }).flatMap(entry =>
@@ -120,13 +165,9 @@ function filesUnder(path: string): string[] {
 }
 
 /**
- * The start and the memory of the audit log at 10M events, query kind by query kind, run by hand
- * on a directory that bench/generate-events.ts wrote and the audit scenario ran on once (its
- * segments written, its phrases' totals cached in `<dir>.phrases.json`):
- *
- *   npx bun bench/run.ts memory --dir /tmp/flagstore-10m [--evict] [--seconds 10]
- *
- * `--evict` drops the directory's files from the OS page cache first (`dd iflag=nocache count=0`
+ * `memory`: the start and the memory of the audit log at 10M events, query kind by query kind, on
+ * a directory that bench/generate-events.ts wrote and the audit scenario ran on once (its segments
+ * written, its phrases' totals cached in `<dir>.phrases.json`). `--evict` drops the directory's files from the OS page cache first (`dd iflag=nocache count=0`
  * per file, posix_fadvise DONTNEED: only these files, not the whole cache), so that the start reads
  * the disk. Then the real server is spawned (free port) and measured:
  *   - spawn to `/ready`, to the first search answered (exact total), to `searchIndexReady` (the
@@ -138,25 +179,15 @@ function filesUnder(path: string): string[] {
  * Figures go to standard output as JSON lines.
  */
 export async function auditMemory() {
-  const o = options({
-    dir: undefined as string | undefined,
-    seconds: 10,
-    evict: false,
-    only: undefined as string | undefined,
-  })
+  const none = undefined as string | undefined
+  const o = options({ dir: none, seconds: 10, evict: false, only: none })
   const { dir: DIR, manifest, headers } = openGenerated(o.dir)
   /** Of the directory's files, the MiB the page cache holds (fincore, util-linux), or NaN without it. */
   const cachedMiB = () => {
     const result = Bun.spawnSync(['fincore', '--bytes', '--noheadings', '--output', 'RES', ...filesUnder(DIR)])
     if (result.exitCode !== 0) return NaN
-    return (
-      result.stdout
-        .toString()
-        .trim()
-        .split('\n')
-        .reduce((n, line) => n + Number(line.trim()), 0) /
-      2 ** 20
-    )
+    const lines = result.stdout.toString().trim().split('\n')
+    return lines.reduce((n, line) => n + Number(line.trim()), 0) / 2 ** 20
   }
   /** A search's total, asked until answered. */
   async function total(url: string): Promise<number> {
@@ -169,14 +200,8 @@ export async function auditMemory() {
   const totals = expectedTotals(DIR, manifest, TYPE)
   const phrases = phraseTotals(DIR)
   const nice = Number(readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')[16])
-  out('setup', {
-    date: new Date().toISOString(),
-    commit: gitCommit(),
-    dir: DIR,
-    events: totals.events,
-    load: loadAverage(),
-    nice,
-  })
+  const date = new Date().toISOString()
+  out('setup', { date, commit: gitCommit(), dir: DIR, events: totals.events, load: loadAverage(), nice })
   if (o.evict) {
     const before = cachedMiB()
     for (const file of filesUnder(DIR)) Bun.spawnSync(['dd', `if=${file}`, 'iflag=nocache', 'count=0', 'status=none'])
@@ -198,15 +223,8 @@ export async function auditMemory() {
     const probed = spread((await health.stop()).map(([, took]) => took))
     await Bun.sleep(3000)
     const notices = server.log.filter(line => line.msg === 'event search').map(line => line.message)
-    out('start', {
-      readyMs,
-      firstSearchMs,
-      indexMs,
-      health: probed,
-      rssAtReady,
-      idle: processMemory(server.pid),
-      notices,
-    })
+    const idle = processMemory(server.pid)
+    out('start', { readyMs, firstSearchMs, indexMs, health: probed, rssAtReady, idle, notices })
 
     const kinds: [string, string, number][] = [
       ['rare word', `query=${manifest.words.rare.word}`, totals.rare],
@@ -257,10 +275,7 @@ export async function auditMemory() {
  * A cold start at ten million events: the segments under search/ are missing (an upgrade changed
  * their format, or they were deleted by hand) and must be rebuilt from events.jsonl. Run by hand
  * on a COPY of a directory bench/generate-events.ts wrote (its search/ is deleted here):
- *
  *   cp -r /tmp/flagstore-10m /tmp/cold-10m && cp /tmp/flagstore-10m.generated.json /tmp/cold-10m.generated.json
- *   nice -n 19 npx bun bench/run.ts audit-cold --dir /tmp/cold-10m [--root DIR] [--limit 1800]
- *
  * `--root` runs the server of another checkout (`git archive` of a commit, with node_modules): the
  * same measurement before a change. It measures, from spawning the real server (`bun src/main.ts`):
  *   - time to `/ready`, and to the first search answered (the word with ~5,000 matches, exact total);

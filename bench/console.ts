@@ -32,7 +32,7 @@ async function signInPage(page: import('playwright-core').Page, base: string): P
 }
 
 /**
- * The console's figures, run by hand (npx bun bench/run.ts console [--runs 3]):
+ * `console`, the console's figures:
  * - sign-in: the time of one correct sign-in over HTTP next to one Bun.password.verify of the same
  *   hash in this process (same minutes), and the server's CPU (user + system, from /proc) for 100
  *   wrong passwords in a row for one user, next to 5 correct sign-ins;
@@ -228,10 +228,7 @@ export async function consolePage() {
 }
 
 /**
- * From a toggle in the console to the SDKs (issue 19, "Must show"), run by hand:
- *
- *   npx bun bench/run.ts console-propagation [--toggles 20] [--interval 1000]
- *
+ * `console-propagation`: from a toggle in the console to the SDKs:
  * One server (100 flags), headless Chromium signed in to the console on the project page, and in
  * this process two official `unleash-client` SDKs with a client token for development: one
  * polling every `--interval` ms, one streaming (experimentalMode streaming). For each of

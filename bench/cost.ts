@@ -1,20 +1,25 @@
 /**
- * The fixed cost of a request, run by hand:
- *
- *   npx bun bench/run.ts cost [--rounds 5] [--seconds 4] [--root DIR] [--only 304,validate,...]
- *
- * Server CPU per request, from /proc/<pid>/stat (user + system, every thread) around a wrk load of
- * `--seconds` (2 threads, 32 connections), divided by the responses wrk received. CPU per request
- * holds on a machine that other work keeps busy, where requests/s does not. Next to each path, a
- * bare Bun server (bench/clients.ts) answering the same bytes without reading the request: bare's
- * CPU per request over the path's is the share of bare Bun's rate the path reaches on one core.
- *
- * With `--root DIR` (a checkout holding src/ and node_modules) that code runs too, as a second
- * server on a copy of the same data; each round runs every path on bare, this tree and the other,
- * in an order that turns round by round. Data: `--flags` flags and `--events` synthetic events
- * (bench/data.ts), 24 of the flags reported per SDK metrics body (about 1.2 KB).
+ * The fixed cost of a request, CPU per request (run through bench/run.ts):
+ * - `cost`: server CPU per request, from /proc/<pid>/stat (user + system, every thread) around a wrk
+ *   load of `--seconds` (2 threads, 32 connections), divided by the responses wrk received; next to
+ *   each path a bare Bun server (bench/clients.ts) answering the same bytes without reading the
+ *   request: bare's CPU per request over the path's is the share of bare Bun's rate the path reaches
+ *   on one core. With `--root DIR` (a checkout holding src/ and node_modules) that code runs as a
+ *   second server on a copy of the same data; each round runs every path on bare, this tree and the
+ *   other, in an order that turns round by round.
+ * - `cost-process`: the service alone through `app.handle` (no sockets, no access log line), this
+ *   tree's app and `--root`'s, each on its own copy of one data directory; batches of `--batch`
+ *   sequential requests alternate between the trees, which goes first turning each time; a batch's
+ *   figure is the process's CPU (every thread: the search worker too) per request.
+ * - `handle-cost`: the SDK GETs through `app.handle`, a child process per checkout, alternating: it
+ *   builds the app with that checkout's `makeApi` (test/helpers/api.ts), sends 2,000 requests to
+ *   warm up and reads `process.cpuUsage()` around `--requests` more.
+ * Data: `--flags` flags and `--events` synthetic events (bench/data.ts), 24 of the flags reported per
+ * SDK metrics body (about 1.2 KB).
  */
-import { cpSync } from 'node:fs'
+import { cpSync, existsSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Store } from '../src/storage/store'
 import { bareServer } from './clients'
 import {
   authHeaders,
@@ -26,11 +31,13 @@ import {
   median,
   options,
   removeDir,
+  ROOT,
   type RunningServer,
+  SECRET,
   seedDataDir,
   spawnServer,
-  tempDataDir,
   table,
+  tempDataDir,
   untilReady,
   wrk,
 } from './lib'
@@ -174,5 +181,159 @@ export async function requestCost() {
     for (const bare of bares) await bare.stop()
     for (const target of targets) await target.server.stop()
     for (const dir of dirs) removeDir(dir)
+  }
+}
+
+/** The paths of `cost` that `cost-process` runs, in its order. */
+const IN_PROCESS = ['validate', 'metrics', 'search-type', '304', 'frontend']
+
+interface App {
+  handle(request: Request): Promise<Response>
+}
+
+/** This tree's or `root`'s app on `dir`, with a client and a frontend token; `close` stops its workers. */
+async function openApp(root: string, dir: string) {
+  const services = await import(join(root, 'src/services.ts'))
+  const { createApp } = await import(join(root, 'src/app.ts'))
+  const store = await (await openStoreOf(root))(dir, { sync: true })
+  const built = services.createServices(store, { metricsFlushMs: 3_600_000 })
+  const app: App = createApp(built, { bodyLimit: 102_400 })
+  await services.initialise(built, [SECRET])
+  const token = async (type: string) => {
+    const body = JSON.stringify({ tokenName: `cost-${type}`, type, projects: ['*'], environment: 'development' })
+    const headers = { authorization: SECRET, 'content-type': 'application/json' }
+    const request = new Request('http://bench/api/admin/api-tokens', { method: 'POST', headers, body })
+    return (await (await app.handle(request)).json()).secret as string
+  }
+  const secrets = { admin: SECRET, client: await token('client'), frontend: await token('frontend') }
+  const close = async () => {
+    services.stopWorkers(built)
+    await store.close()
+  }
+  return { app, secrets, close }
+}
+
+type Opened = Awaited<ReturnType<typeof openApp>>
+
+/** `openStore` of the checkout at `root`: in src/open-store.ts, or in src/services.ts in older trees. */
+export async function openStoreOf(root: string): Promise<(dir: string, options: { sync: boolean }) => Promise<Store>> {
+  const file = existsSync(join(root, 'src/open-store.ts')) ? 'src/open-store.ts' : 'src/services.ts'
+  return (await import(join(root, file))).openStore
+}
+
+export async function requestCostInProcess() {
+  const o = options({ root: '', batches: 40, batch: 200, only: '', flags: 1000, events: 20000 })
+  const names = o.only ? o.only.split(',') : IN_PROCESS
+  const roots = [ROOT, ...(o.root ? [o.root] : [])]
+  const dirs = roots.map(() => tempDataDir('bench-cost-process-'))
+  seedDataDir(dirs[0]!, { events: o.events, flags: o.flags })
+  for (const dir of dirs.slice(1)) cpSync(dirs[0]!, dir, { recursive: true })
+  const apps: Opened[] = []
+  try {
+    for (const [i, root] of roots.entries()) apps.push(await openApp(root, dirs[i]!))
+    const rows: string[][] = []
+    for (const name of names) {
+      const spec = PATHS.find(path => path.name === name)!
+      const etags = new Map<Opened, string>()
+      const request = (opened: Opened) => {
+        const headers: Record<string, string> = { authorization: opened.secrets[spec.token] }
+        if (spec.body) headers['content-type'] = 'application/json'
+        if (spec.etag && etags.has(opened)) headers['if-none-match'] = etags.get(opened)!
+        return new Request(`http://bench${spec.path}`, { method: spec.body ? 'POST' : 'GET', headers, body: spec.body })
+      }
+      for (const opened of apps) {
+        const first = await opened.app.handle(request(opened))
+        if (first.status >= 300) throw new Error(`${name}: ${first.status} ${await first.text()}`)
+        etags.set(opened, first.headers.get('etag') ?? '')
+      }
+      const batch = async (opened: Opened) => {
+        const started = process.cpuUsage()
+        for (let i = 0; i < o.batch; i++) {
+          const response = await opened.app.handle(request(opened))
+          await response.arrayBuffer()
+          if (response.status >= 300 && response.status !== 304) throw new Error(`${name}: ${response.status}`)
+        }
+        const used = process.cpuUsage(started)
+        return (used.user + used.system) / o.batch
+      }
+      for (const opened of apps) for (let i = 0; i < 3; i++) await batch(opened)
+      const figures = apps.map(() => [] as number[])
+      for (let b = 0; b < o.batches; b++)
+        for (let t = 0; t < apps.length; t++) {
+          const i = (t + b) % apps.length
+          figures[i]!.push(await batch(apps[i]!))
+        }
+      const medians = figures.map(median)
+      rows.push([
+        name,
+        ...medians.map(us => fmt(us, 1)),
+        ...(medians.length > 1 ? [fmt(medians[1]! / medians[0]!, 2)] : []),
+      ])
+      console.log(rows.at(-1)!.join('  '))
+    }
+    const headers = ['path', 'this tree µs', ...(o.root ? [`${o.root} µs`, 'other / this'] : [])]
+    console.log(
+      `\nCPU per request through app.handle, medians of ${o.batches} batches of ${o.batch}\n${table(headers, rows)}`,
+    )
+  } finally {
+    for (const opened of apps) await opened.close()
+    for (const dir of dirs) removeDir(dir)
+  }
+}
+
+const SDK_GETS = ['/api/frontend?userId=17&sessionId=4', '/api/client/features']
+
+/** Runs in the child: prints one JSON line of µs per request by path. */
+const CHILD = `
+const [root, count] = [process.argv[2], Number(process.argv[3])]
+const { makeApi } = await import(root + '/test/helpers/api.ts')
+const api = await makeApi()
+const token = async type => (await api.createToken({ tokenName: type, type, environment: 'development', projects: ['*'] })).body.secret
+const secrets = { frontend: await token('frontend'), client: await token('client') }
+const result = {}
+for (const path of ${JSON.stringify(SDK_GETS)}) {
+  const secret = path.startsWith('/api/frontend') ? secrets.frontend : secrets.client
+  const request = () => new Request('http://localhost' + path, { headers: { authorization: secret } })
+  for (let i = 0; i < 2000; i++) await (await api.app.handle(request())).arrayBuffer()
+  const before = process.cpuUsage()
+  for (let i = 0; i < count; i++) await (await api.app.handle(request())).arrayBuffer()
+  const used = process.cpuUsage(before)
+  result[path] = (used.user + used.system) / count
+}
+console.log(JSON.stringify(result))
+await api.close()
+process.exit(0)
+`
+
+export async function handleCost() {
+  const o = options({ root: '', runs: 3, requests: 20000 })
+  if (!o.root) throw new Error('--root DIR: the checkout to compare with')
+  const script = `${ROOT}/bench/.handle-cost-child.ts`
+  await Bun.write(script, CHILD)
+  const roots = [ROOT, o.root]
+  const figures = new Map<string, number[]>()
+  try {
+    for (let run = 1; run <= o.runs; run++) {
+      for (const root of roots) {
+        const child = Bun.spawnSync([process.execPath, script, root, String(o.requests)], { cwd: root })
+        const line = child.stdout.toString().trim().split('\n').pop() ?? ''
+        const result = JSON.parse(line) as Record<string, number>
+        for (const path of SDK_GETS) {
+          const key = `${path}\t${root}`
+          figures.set(key, [...(figures.get(key) ?? []), result[path]!])
+        }
+      }
+      console.log(`run ${run} of ${o.runs} done`)
+    }
+  } finally {
+    await Bun.file(script).delete()
+  }
+  console.log(`\nCPU µs per request through app.handle, medians of ${o.runs} alternating runs of ${o.requests}`)
+  console.log('| path | this tree | other | runs, this tree | runs, other |\n|---|---|---|---|---|')
+  for (const path of SDK_GETS) {
+    const ours = figures.get(`${path}\t${ROOT}`)!
+    const theirs = figures.get(`${path}\t${o.root}`)!
+    const list = (xs: number[]) => xs.map(x => fmt(x, 1)).join(', ')
+    console.log(`| ${path} | ${fmt(median(ours), 1)} | ${fmt(median(theirs), 1)} | ${list(ours)} | ${list(theirs)} |`)
   }
 }

@@ -1,17 +1,20 @@
 /**
  * The benchmarks' synthetic data: data directories in the service's format (a seeded state and
- * event log, client strategies), and the exact totals a directory written by
- * bench/generate-events.ts must answer.
+ * event log), the client API's strategies, and the flags of the frontend and OFREP benchmarks.
  * Imports nothing from the other bench modules.
  */
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync } from 'node:fs'
-import { readSync, readdirSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
-import { emptyState, type EventRecord } from '../src/storage/records'
+import type {
+  ConstraintRecord,
+  DependencyRecord,
+  FlagRecord,
+  StrategyRecord,
+  VariantRecord,
+} from '../src/features/flags/flags.records'
+import type { SegmentRecord } from '../src/features/segments/segments.records'
 import { COLLECTIONS, EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../src/services'
-import { DATA_FILES } from '../src/open-store'
-import type { FlagRecord } from '../src/features/flags/flags.records'
-import { searchableText } from '../src/features/events/search/searchable-text'
+import { emptyState, type EventRecord } from '../src/storage/records'
 
 /** A small deterministic random source. */
 export function random(seed: number) {
@@ -25,24 +28,7 @@ export function random(seed: number) {
   }
 }
 
-export const SYLLABLES = [
-  'ka',
-  'lo',
-  'mi',
-  'ne',
-  'ru',
-  'sa',
-  'to',
-  'vi',
-  'ze',
-  'po',
-  'da',
-  'fu',
-  'gi',
-  'ho',
-  'ja',
-  'be',
-]
+export const SYLLABLES = 'ka lo mi ne ru sa to vi ze po da fu gi ho ja be'.split(' ')
 /** A pronounceable word per number: 16^3 = 4096 three-syllable words, more with four. */
 export function word(n: number): string {
   let text = ''
@@ -235,157 +221,177 @@ export function addClientStrategies(dir: string, o: { flags: number; segments: n
   writeFileSync(path, JSON.stringify(state))
 }
 
-/** What bench/generate-events.ts wrote, read back from `<dir>.generated.json`. */
-export interface GeneratedManifest {
-  events: number
-  commits: number
-  flags: number
-  projects: number
-  bytes: number
-  adminSecret: string
-  /** Exact totals of free-text queries over the whole log. */
-  words: {
-    rare: { word: string; total: number }
-    thousands: { word: string; total: number }
-    most: { word: string; total: number }
-  }
-  /** Events per type. */
-  types: Record<string, number>
-  seconds: number
-}
-
-/** A directory written by bench/generate-events.ts (`--dir`, required) and its manifest, read back. */
-export function openGenerated(dir: string | undefined) {
-  if (!dir) throw new Error('--dir DIR: a directory written by bench/generate-events.ts')
-  const trimmed = dir.replace(/\/+$/, '')
-  const manifest = JSON.parse(readFileSync(`${trimmed}.generated.json`, 'utf8')) as GeneratedManifest
-  return { dir: trimmed, manifest, headers: { authorization: manifest.adminSecret } }
-}
-
 /**
- * The totals a directory written by bench/generate-events.ts must answer: the generator's exact
- * counts for its words and for `type`, plus those of events appended since (PATCHes of earlier
- * benches), counted from the log's tail with the search's own text (searchableText).
+ * The flags of the frontend API benchmark (the frontend, frontend-eval and ofrep scenarios): in
+ * `FRONTEND_ENVIRONMENT`, every other flag is on, and the strategies cycle through five kinds — a plain
+ * default; a flexibleRollout with a segment; a flexibleRollout with two constraints (STR_ENDS_WITH,
+ * SEMVER_GT) and two strategy variants with payloads; userWithId then remoteAddress; a
+ * gradualRolloutUserId with a NUM_GT and a DATE_AFTER constraint, and three flag variants. Some
+ * flags depend on a parent being on, some on a parent being off.
  */
-export function expectedTotals(dir: string, manifest: GeneratedManifest, type: string) {
-  const words = manifest.words
-  const totals = {
-    rare: words.rare.total,
-    thousands: words.thousands.total,
-    most: words.most.total,
-    events: manifest.events,
-    type: manifest.types[type] ?? 0,
+export const FRONTEND_FLAGS = 1000
+export const FRONTEND_SEGMENTS = 20
+export const FRONTEND_ENVIRONMENT = 'production'
+
+const constraint = (contextName: string, operator: string, values: string[], value?: string): ConstraintRecord => ({
+  contextName,
+  operator,
+  caseInsensitive: operator.startsWith('STR_'),
+  inverted: false,
+  values,
+  ...(value !== undefined ? { value } : {}),
+})
+
+const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
+
+/** Strategy `k` of flag `i`. */
+function strategy(i: number, k: number, name: string, parameters: Record<string, string>, extra = {}): StrategyRecord {
+  const [title, disabled, sortOrder] = [null, false, k]
+  return {
+    id: uuid(i * 4 + k),
+    name,
+    title,
+    disabled,
+    sortOrder,
+    segments: [],
+    constraints: [],
+    variants: [],
+    parameters,
+    ...extra,
   }
-  eachLogEvent(dir, manifest.bytes, (event, text) => {
-    totals.events++
-    if (event.type === type) totals.type++
-    if (text.includes(words.rare.word)) totals.rare++
-    if (text.includes(words.thousands.word)) totals.thousands++
-    if (text.includes(words.most.word)) totals.most++
-  })
-  return totals
 }
 
-/** Each event of the directory's log from byte `from` on, with the search's own text (searchableText), read 16 MiB at a time. */
-function eachLogEvent(
-  dir: string,
-  from: number,
-  onEvent: (event: EventRecord, text: string) => void,
-  wanted: (line: string) => boolean = () => true,
-): void {
-  const path = join(dir, EVENTS_FILE)
-  const size = statSync(path).size
-  const fd = openSync(path, 'r')
-  const chunk = Buffer.alloc(1 << 24)
-  let rest = ''
-  try {
-    for (let position = from; position < size; ) {
-      const read = readSync(fd, chunk, 0, Math.min(chunk.length, size - position), position)
-      position += read
-      const lines = (rest + chunk.toString('utf8', 0, read)).split('\n')
-      rest = lines.pop()!
-      for (const line of lines) {
-        if (!line || !wanted(line)) continue
-        const event = JSON.parse(line) as EventRecord
-        onEvent(event, searchableText(event))
-      }
+/** A strategy variant of half the weight. */
+const half = { weight: 500, weightType: 'variable' as const, stickiness: 'default' }
+
+export function strategiesOf(i: number, name: string): StrategyRecord[] {
+  const rollout = (percent: number) => ({ rollout: String(percent), stickiness: 'default', groupId: name })
+  const userIds = Array.from({ length: 20 }, (_, k) => `user-${(i * 7 + k * 13) % 5000}`).join(',')
+  const variants = [
+    { ...half, name: 'blue', payload: { type: 'json', value: `{"color":"blue","flag":${i}}` } },
+    { ...half, name: 'green', payload: { type: 'string', value: 'green' } },
+  ]
+  const email = constraint('email', 'STR_ENDS_WITH', ['@example.com', '@example.org'])
+  const semver = constraint('appVersion', 'SEMVER_GT', [], '1.2.0')
+  const after = constraint('currentTime', 'DATE_AFTER', [], '2020-01-01T00:00:00.000Z')
+  const gradual = { percentage: String(i % 101), groupId: name }
+  switch (i % 5) {
+    case 0:
+      return [strategy(i, 0, 'default', {})]
+    case 1:
+      return [strategy(i, 0, 'flexibleRollout', rollout(i % 101), { segments: [1 + (i % FRONTEND_SEGMENTS)] })]
+    case 2:
+      return [strategy(i, 0, 'flexibleRollout', rollout(60), { constraints: [email, semver], variants })]
+    case 3: {
+      const addresses = { IPs: '10.0.0.0/8,192.168.1.1' }
+      return [strategy(i, 0, 'userWithId', { userIds }), strategy(i, 1, 'remoteAddress', addresses)]
     }
-  } finally {
-    closeSync(fd)
-  }
-}
-
-/** Files in the data directory that the service derives from the log (anything not the store's own). */
-export function derivedFiles(dir: string): { files: number; bytes: number } {
-  let files = 0
-  let bytes = 0
-  const walk = (path: string, top: boolean) => {
-    for (const entry of readdirSync(path, { withFileTypes: true })) {
-      if (top && DATA_FILES.includes(entry.name)) continue
-      const full = join(path, entry.name)
-      if (entry.isDirectory()) walk(full, false)
-      else {
-        files++
-        try {
-          bytes += statSync(full).size
-        } catch {}
-      }
+    default: {
+      const constraints = [constraint('age', 'NUM_GT', [], '17'), after]
+      return [strategy(i, 0, 'gradualRolloutUserId', gradual, { constraints })]
     }
   }
-  walk(dir, true)
-  return { files, bytes }
 }
 
-/** Deletes what derivedFiles counts. */
-export function removeDerived(dir: string) {
-  for (const name of readdirSync(dir))
-    if (!DATA_FILES.includes(name)) rmSync(join(dir, name), { recursive: true, force: true })
+export function variantsOf(i: number): VariantRecord[] {
+  if (i % 5 !== 4) return []
+  return ['a', 'b', 'c'].map((name, k) => ({
+    name,
+    weight: k === 0 ? 334 : 333,
+    weightType: 'variable' as const,
+    stickiness: 'default',
+    payload: { type: 'string' as const, value: `${name}-${i}` },
+    overrides: k === 2 ? [{ contextName: 'userId', values: ['user-1'] }] : [],
+  }))
 }
 
-/**
- * Queries of several words or with separators, which the words alone do not decide: a common word
- * before the start of the rare vocabulary words, two common words adjacent (in most events), words
- * joined by '-' and by '.', and two common words never adjacent; then separators alone (`;;`, a
- * quote in every event, `":"`, a space), which the gaps' event lists decide (format 3).
- */
-export const PHRASES = [
-  'dashboard qx',
-  'enabled":true',
-  'europe-legacy',
-  'example.com',
-  'true false',
-  ';;',
-  '"',
-  '":"',
-  ' ',
-]
+export function segmentsFor(createdAt: string): Record<string, SegmentRecord> {
+  const segments: Record<string, SegmentRecord> = {}
+  for (let id = 1; id <= FRONTEND_SEGMENTS; id++) {
+    segments[String(id)] = {
+      id,
+      name: `segment-${id}`,
+      description: `Synthetic segment ${id}`,
+      project: null,
+      constraints: [
+        constraint('region', 'IN', ['eu-west', 'eu-north', `region-${id}`]),
+        constraint('appVersion', 'SEMVER_GTE', [], `1.${id % 3}.0`),
+      ],
+      createdAt,
+      createdBy: 'admin-bootstrap',
+    } as SegmentRecord
+  }
+  return segments
+}
 
-/**
- * The PHRASES' exact totals in the directory's log, by a scan with the search's own text, cached in
- * `<dir>.phrases.json` with the log's size: events appended since (PATCHes of earlier benches) are
- * counted from the log's tail only.
- */
-export function phraseTotals(dir: string): Record<string, number> {
-  const size = statSync(join(dir, EVENTS_FILE)).size
-  const cache = `${dir}.phrases.json`
-  const cached = existsSync(cache)
-    ? (JSON.parse(readFileSync(cache, 'utf8')) as { size: number; totals: Record<string, number> })
-    : null
-  const usable = cached !== null && cached.size <= size && PHRASES.every(phrase => phrase in cached.totals)
-  if (usable && cached.size === size) return cached.totals
-  const totals: Record<string, number> = usable ? cached.totals : Object.fromEntries(PHRASES.map(phrase => [phrase, 0]))
-  eachLogEvent(
-    dir,
-    usable ? cached.size : 0,
-    (_, text) => {
-      for (const phrase of PHRASES) if (text.includes(phrase)) totals[phrase]++
-    },
-    // Lines holding none of the phrases anywhere are not parsed.
-    line => {
-      const lower = line.toLowerCase()
-      return PHRASES.some(phrase => lower.includes(phrase))
-    },
-  )
-  writeFileSync(cache, JSON.stringify({ size, totals }))
-  return totals
+/** Rewrites a data directory written by bench/data.ts seedDataDir (flags `flag-<i>`) with the flags above. */
+export function addFrontendFlags(dir: string) {
+  const path = join(dir, STATE_FILE)
+  const state = JSON.parse(readFileSync(path, 'utf8'))
+  const createdAt = new Date(Date.UTC(2025, 0, 1)).toISOString()
+  state.segments = segmentsFor(createdAt)
+  state.segmentSequence.segments = { lastId: FRONTEND_SEGMENTS }
+  for (let i = 0; i < FRONTEND_FLAGS; i++) {
+    const name = `flag-${i}`
+    const flag = state.flags[name]
+    flag.environments[FRONTEND_ENVIRONMENT] = {
+      ...flag.environments[FRONTEND_ENVIRONMENT],
+      enabled: i % 2 === 0,
+      strategies: strategiesOf(i, name),
+      variants: variantsOf(i),
+    }
+    flag.dependencies = dependenciesOf(i)
+  }
+  writeFileSync(path, JSON.stringify(state))
+}
+
+/** Parents, one level: some on a parent that is on, some on a parent being off. */
+export function dependenciesOf(i: number): DependencyRecord[] {
+  if (i % 50 === 48) return [{ feature: `flag-${i - 2}`, enabled: true, variants: [] }]
+  if (i % 50 === 22) return [{ feature: `flag-${i - 1}`, enabled: false, variants: [] }]
+  return []
+}
+
+/** The same flags in memory, for the in-process measurement (project default, one environment). */
+export function frontendState(): { flags: Record<string, FlagRecord>; segments: Record<string, SegmentRecord> } {
+  const createdAt = new Date(Date.UTC(2025, 0, 1)).toISOString()
+  const flags: Record<string, FlagRecord> = {}
+  for (let i = 0; i < FRONTEND_FLAGS; i++) {
+    const name = `flag-${i}`
+    flags[name] = {
+      name,
+      project: 'default',
+      type: 'release',
+      description: null,
+      impressionData: i % 7 === 0,
+      stale: false,
+      archived: false,
+      archivedAt: null,
+      createdAt,
+      createdBy: { id: -42, name: 'admin-bootstrap', imageUrl: '' },
+      environments: {
+        [FRONTEND_ENVIRONMENT]: {
+          enabled: i % 2 === 0,
+          strategies: strategiesOf(i, name),
+          variants: variantsOf(i),
+          lastSeenAt: null,
+        },
+      },
+      tags: [],
+      dependencies: dependenciesOf(i),
+      lifecycle: { stage: 'initial', enteredStageAt: createdAt },
+      completion: null,
+    }
+  }
+  return { flags, segments: segmentsFor(createdAt) }
+}
+
+/** The context of the n-th benchmark request: a different user each time. */
+export function contextFor(n: number) {
+  return {
+    userId: `user-${n % 5000}`,
+    sessionId: `session-${n}`,
+    remoteAddress: '10.1.2.3',
+    properties: { email: `user-${n}@example.com`, appVersion: '1.4.0', region: 'eu-west', age: String(15 + (n % 10)) },
+  }
 }

@@ -1,8 +1,5 @@
 /**
- * Frontend evaluation per core next to Unleash Edge's published figures, run by hand:
- *
- *   npx bun bench/run.ts edge [--seconds 5] [--rounds 3] [--connections 16] [--users 10000] [--quiet] [--profile DIR]
- *
+ * `edge`: frontend evaluation per core next to Unleash Edge's published figures:
  * Edge's benchmark (unleash-edge docs/benchmarking.md): Edge in Docker with --cpus=1, `hey -z 10s`,
  * a dataset of about 100 kB (350 features, 200 strategies) from Unleash's demo instance; 6,900
  * req/s on GET /api/frontend (about 12.5 kB an answer) and 3,236 req/s on GET /api/client/features.

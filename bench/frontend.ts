@@ -1,225 +1,46 @@
 /**
- * The frontend API: its benchmark's 1,000 flags (also OFREP's), `frontend` (GET /api/frontend over
- * HTTP) and `frontend-eval` (the evaluation in process, next to the official SDK's engine). Run
- * through bench/run.ts.
+ * The frontend API and OFREP on the frontend benchmark's 1,000 flags (bench/data.ts): `frontend`
+ * (GET /api/frontend over HTTP), `frontend-eval` (the evaluation in process, next to the official
+ * SDK's engine) and `ofrep` (OFREP's bulk evaluation next to the frontend API). Run through
+ * bench/run.ts.
  */
-import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { STATE_FILE } from '../src/services'
-import type {
-  ConstraintRecord,
-  DependencyRecord,
-  FlagRecord,
-  StrategyRecord,
-  VariantRecord,
-} from '../src/features/flags/flags.records'
-import type { SegmentRecord } from '../src/features/segments/segments.records'
+import { writeFileSync } from 'node:fs'
 import { compileScope, type EvalContext } from '../src/features/evaluation/scope'
 import { frontendAnswers, type FrontendEvaluator } from '../src/features/frontend/frontend.answers'
+import { BULK_END, ofrepAnswers } from '../src/features/ofrep/ofrep.answers'
 import { compileWithSdk } from '../test/sdk-reference'
 import {
+  addFrontendFlags,
+  authHeaders,
+  contextFor,
   cpuSeconds,
   createToken,
+  FRONTEND_ENVIRONMENT as ENVIRONMENT,
+  FRONTEND_FLAGS as FLAGS,
   fmt,
+  frontendState,
   type Load,
   loadAverage,
   luaScript,
   median,
   options,
+  removeDir,
   repeat,
+  seedDataDir,
+  startServer,
   table,
+  tempDataDir,
   withDataDir,
   withServer,
   wrk,
 } from './lib'
 
 /**
- * The flags of the frontend API benchmark (the frontend, frontend-eval and ofrep scenarios): in
- * `ENVIRONMENT`, every other flag is on, and the strategies cycle through five kinds — a plain
- * default; a flexibleRollout with a segment; a flexibleRollout with two constraints (STR_ENDS_WITH,
- * SEMVER_GT) and two strategy variants with payloads; userWithId then remoteAddress; a
- * gradualRolloutUserId with a NUM_GT and a DATE_AFTER constraint, and three flag variants. Some
- * flags depend on a parent being on, some on a parent being off.
- */
-export const FLAGS = 1000
-export const SEGMENTS = 20
-export const ENVIRONMENT = 'production'
-
-const constraint = (contextName: string, operator: string, values: string[], value?: string): ConstraintRecord => ({
-  contextName,
-  operator,
-  caseInsensitive: operator.startsWith('STR_'),
-  inverted: false,
-  values,
-  ...(value !== undefined ? { value } : {}),
-})
-
-const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
-
-/** Strategy `k` of flag `i`. */
-function strategy(i: number, k: number, name: string, parameters: Record<string, string>, extra = {}): StrategyRecord {
-  const [title, disabled, sortOrder] = [null, false, k]
-  return {
-    id: uuid(i * 4 + k),
-    name,
-    title,
-    disabled,
-    sortOrder,
-    segments: [],
-    constraints: [],
-    variants: [],
-    parameters,
-    ...extra,
-  }
-}
-
-/** A strategy variant of half the weight. */
-const half = { weight: 500, weightType: 'variable' as const, stickiness: 'default' }
-
-export function strategiesOf(i: number, name: string): StrategyRecord[] {
-  const rollout = (percent: number) => ({ rollout: String(percent), stickiness: 'default', groupId: name })
-  const userIds = Array.from({ length: 20 }, (_, k) => `user-${(i * 7 + k * 13) % 5000}`).join(',')
-  const variants = [
-    { ...half, name: 'blue', payload: { type: 'json', value: `{"color":"blue","flag":${i}}` } },
-    { ...half, name: 'green', payload: { type: 'string', value: 'green' } },
-  ]
-  const email = constraint('email', 'STR_ENDS_WITH', ['@example.com', '@example.org'])
-  const semver = constraint('appVersion', 'SEMVER_GT', [], '1.2.0')
-  const after = constraint('currentTime', 'DATE_AFTER', [], '2020-01-01T00:00:00.000Z')
-  const gradual = { percentage: String(i % 101), groupId: name }
-  switch (i % 5) {
-    case 0:
-      return [strategy(i, 0, 'default', {})]
-    case 1:
-      return [strategy(i, 0, 'flexibleRollout', rollout(i % 101), { segments: [1 + (i % SEGMENTS)] })]
-    case 2:
-      return [strategy(i, 0, 'flexibleRollout', rollout(60), { constraints: [email, semver], variants })]
-    case 3: {
-      const addresses = { IPs: '10.0.0.0/8,192.168.1.1' }
-      return [strategy(i, 0, 'userWithId', { userIds }), strategy(i, 1, 'remoteAddress', addresses)]
-    }
-    default: {
-      const constraints = [constraint('age', 'NUM_GT', [], '17'), after]
-      return [strategy(i, 0, 'gradualRolloutUserId', gradual, { constraints })]
-    }
-  }
-}
-
-export function variantsOf(i: number): VariantRecord[] {
-  if (i % 5 !== 4) return []
-  return ['a', 'b', 'c'].map((name, k) => ({
-    name,
-    weight: k === 0 ? 334 : 333,
-    weightType: 'variable' as const,
-    stickiness: 'default',
-    payload: { type: 'string' as const, value: `${name}-${i}` },
-    overrides: k === 2 ? [{ contextName: 'userId', values: ['user-1'] }] : [],
-  }))
-}
-
-export function segmentsFor(createdAt: string): Record<string, SegmentRecord> {
-  const segments: Record<string, SegmentRecord> = {}
-  for (let id = 1; id <= SEGMENTS; id++) {
-    segments[String(id)] = {
-      id,
-      name: `segment-${id}`,
-      description: `Synthetic segment ${id}`,
-      project: null,
-      constraints: [
-        constraint('region', 'IN', ['eu-west', 'eu-north', `region-${id}`]),
-        constraint('appVersion', 'SEMVER_GTE', [], `1.${id % 3}.0`),
-      ],
-      createdAt,
-      createdBy: 'admin-bootstrap',
-    } as SegmentRecord
-  }
-  return segments
-}
-
-/** Rewrites a data directory written by bench/data.ts seedDataDir (flags `flag-<i>`) with the flags above. */
-export function addFrontendFlags(dir: string) {
-  const path = join(dir, STATE_FILE)
-  const state = JSON.parse(readFileSync(path, 'utf8'))
-  const createdAt = new Date(Date.UTC(2025, 0, 1)).toISOString()
-  state.segments = segmentsFor(createdAt)
-  state.segmentSequence.segments = { lastId: SEGMENTS }
-  for (let i = 0; i < FLAGS; i++) {
-    const name = `flag-${i}`
-    const flag = state.flags[name]
-    flag.environments[ENVIRONMENT] = {
-      ...flag.environments[ENVIRONMENT],
-      enabled: i % 2 === 0,
-      strategies: strategiesOf(i, name),
-      variants: variantsOf(i),
-    }
-    flag.dependencies = dependenciesOf(i)
-  }
-  writeFileSync(path, JSON.stringify(state))
-}
-
-/** Parents, one level: some on a parent that is on, some on a parent being off. */
-export function dependenciesOf(i: number): DependencyRecord[] {
-  if (i % 50 === 48) return [{ feature: `flag-${i - 2}`, enabled: true, variants: [] }]
-  if (i % 50 === 22) return [{ feature: `flag-${i - 1}`, enabled: false, variants: [] }]
-  return []
-}
-
-/** The same flags in memory, for the in-process measurement (project default, one environment). */
-export function frontendState(): { flags: Record<string, FlagRecord>; segments: Record<string, SegmentRecord> } {
-  const createdAt = new Date(Date.UTC(2025, 0, 1)).toISOString()
-  const flags: Record<string, FlagRecord> = {}
-  for (let i = 0; i < FLAGS; i++) {
-    const name = `flag-${i}`
-    flags[name] = {
-      name,
-      project: 'default',
-      type: 'release',
-      description: null,
-      impressionData: i % 7 === 0,
-      stale: false,
-      archived: false,
-      archivedAt: null,
-      createdAt,
-      createdBy: { id: -42, name: 'admin-bootstrap', imageUrl: '' },
-      environments: {
-        [ENVIRONMENT]: {
-          enabled: i % 2 === 0,
-          strategies: strategiesOf(i, name),
-          variants: variantsOf(i),
-          lastSeenAt: null,
-        },
-      },
-      tags: [],
-      dependencies: dependenciesOf(i),
-      lifecycle: { stage: 'initial', enteredStageAt: createdAt },
-      completion: null,
-    }
-  }
-  return { flags, segments: segmentsFor(createdAt) }
-}
-
-/** The context of the n-th benchmark request: a different user each time. */
-export function contextFor(n: number) {
-  return {
-    userId: `user-${n % 5000}`,
-    sessionId: `session-${n}`,
-    remoteAddress: '10.1.2.3',
-    properties: { email: `user-${n}@example.com`, appVersion: '1.4.0', region: 'eu-west', age: String(15 + (n % 10)) },
-  }
-}
-
-/**
- * The frontend API, run by hand:
- *
- *   npx bun bench/run.ts frontend [--runs 3] [--seconds 10]
- *
- * 1,000 flags in production (above: half on; default, flexibleRollout with
- * segments, constraints and strategy variants, userWithId + remoteAddress, gradualRolloutUserId with
- * NUM/DATE constraints and flag variants; some parents). A frontend token for production reads them
- * with wrk (32 connections, 2 threads) through GET /api/frontend, each request for another user
- * (a Lua script varies userId, sessionId and the properties), once with the access log on (the
- * default) and once with LOG_LEVEL=warn. Prints each run's figures with the load average, then
- * medians of runs. The per-flag evaluation cost in process is the frontend-eval scenario (below).
+ * `frontend`: a frontend token for production reads the flags with wrk (32 connections, 2 threads)
+ * through GET /api/frontend, each request for another user (a Lua script varies userId, sessionId
+ * and the properties), once with the access log on (the default) and once with LOG_LEVEL=warn.
+ * Prints each run's figures with the load average, then medians of runs.
  */
 export async function frontendApi() {
   const { runs: RUNS, seconds: SECONDS } = options({ runs: 3, seconds: 10 })
@@ -278,18 +99,9 @@ end
       r =>
         `${fmt(load(r).rps, 0)}/s, p99 ${fmt(load(r).p99, 1)} ms, ${fmt(cpu(r), 0)} µs CPU/request (load ${fmt(load(r).load, 1)})`,
     )
-    const of = (figure: (l: Load) => number) => median(runs.map(r => figure(load(r))))
+    const of = (key: 'rps' | 'p50' | 'p99', digits: number) => fmt(median(runs.map(r => load(r)[key])), digits)
     const errors = runs.reduce((n, r) => n + load(r).errors, 0)
-    const medians = `${fmt(
-      of(l => l.rps),
-      0,
-    )}/s, p50 ${fmt(
-      of(l => l.p50),
-      1,
-    )} ms, p99 ${fmt(
-      of(l => l.p99),
-      1,
-    )} ms, `
+    const medians = `${of('rps', 0)}/s, p50 ${of('p50', 1)} ms, p99 ${of('p99', 1)} ms, `
     return [name, ...each, `${medians}${fmt(median(runs.map(cpu)), 0)} µs CPU/request, errors ${errors}`]
   }
   console.log(
@@ -304,11 +116,7 @@ end
 }
 
 /**
- * The per-flag cost of frontend evaluation, in process (no HTTP), run by hand:
- *
- *   npx bun bench/run.ts frontend-eval [--rounds 2000]
- *
- * Compiles the benchmark's 1,000 flags (above) once, then evaluates them for a
+ * `frontend-eval`: the per-flag cost of frontend evaluation, in process (no HTTP). Compiles the benchmark's 1,000 flags (above) once, then evaluates them for a
  * different user each round. Prints the time per answer and per flag looked at (the flags on in the
  * environment; off flags are never evaluated), in CPU time (and wall time), and the time to compile
  * the scope; for our engine and for the official SDK's (test/sdk-reference.ts) on the same flags.
@@ -361,4 +169,214 @@ export async function frontendEval() {
   console.log(
     `date ${new Date().toISOString()}, load ${loadAverage()}: per flag, the SDK's engine costs ${(sdk.perFlagNs / ours.perFlagNs).toFixed(1)} × ours`,
   )
+}
+
+/**
+ * `ofrep`: OFREP's bulk evaluation against the frontend API, side by side on one server. One server
+ * process per run; in it, wrk (2 threads, 32 connections) posts, in turn, `slices` times each
+ * `seconds` long (so that the two APIs share the machine's ups and downs; the figures are the sums):
+ *  - POST /api/frontend, each request for another user (the Lua script of `frontend`, as a body);
+ *  - POST /ofrep/v1/evaluate/flags with the same contexts (targetingKey for userId);
+ *  - the 304 path: POST /ofrep/v1/evaluate/flags with one context and If-None-Match set to its ETag;
+ *  - for reference, the client API's 304 path (GET /api/client/features with If-None-Match).
+ * Each gets its requests/s, latency and the server's own CPU time per request (/proc/<pid>/stat).
+ * The ratio OFREP / frontend is taken within each run, then the median of the runs. Before the HTTP
+ * runs, the same flags are compiled in process and each answer is timed without HTTP (CPU time).
+ */
+export async function ofrep() {
+  const { runs: RUNS, slices: SLICES, seconds: SECONDS } = options({ runs: 3, slices: 4, seconds: 5 })
+
+  /** The frontend benchmark's contexts, as POST bodies: `userField` names the user (userId, or targetingKey for OFREP). */
+  const script = (userField: string, properties: (inner: string) => string) => `
+counter = 0
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+request = function()
+  counter = counter + 1
+  local body = '{"context":{"${userField}":"user-' .. (counter % 5000) .. '","sessionId":"session-' .. counter .. '",' ..
+    ${properties(`'"email":"user-' .. counter .. '@example.com","appVersion":"1.4.0","region":"eu-west","age":"' .. (15 + counter % 10) .. '"'`)} .. '}}'
+  return wrk.format(nil, nil, nil, body)
+end
+`
+  const properties = { appVersion: '1.4.0', region: 'eu-west', age: '20' }
+  const user = { targetingKey: 'user-1', sessionId: 'session-1', email: 'user-1@example.com' }
+  const FIXED_BODY = JSON.stringify({ context: { ...user, ...properties } })
+  const NOT_MODIFIED_SCRIPT = (etag: string) => `
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["If-None-Match"] = ${JSON.stringify(etag)}
+wrk.body = ${JSON.stringify(FIXED_BODY)}
+`
+  const encoder = new TextEncoder()
+
+  /** Per answer, in process: CPU µs of the frontend API's text and of OFREP's, for the same contexts, alternating blocks. */
+  async function inProcess(rounds = 2000) {
+    const compiled = compileScope(frontendState(), { projects: ['*'], environment: ENVIRONMENT })
+    const frontendApi = frontendAnswers(compiled)
+    const ofrepApi = ofrepAnswers(compiled)
+    const contexts: EvalContext[] = Array.from({ length: rounds }, (_, n) => {
+      const { properties, ...root } = contextFor(n)
+      return { ...root, properties: Object.assign(Object.create(null), properties) }
+    })
+    const cpu = () => {
+      const usage = process.cpuUsage()
+      return (usage.user + usage.system) / 1000
+    }
+    const time = (evaluate: (context: EvalContext) => unknown) => {
+      const started = cpu()
+      for (const context of contexts) evaluate({ ...context })
+      return ((cpu() - started) / rounds) * 1000
+    }
+    // The frontend API's text is hashed and encoded for its answer; OFREP's answer is a Response of bytes already.
+    const frontendAnswer = (context: EvalContext) => {
+      const text = frontendApi.evaluate(context)
+      Bun.hash(text)
+      return encoder.encode(text)
+    }
+    const ofrepAnswer = (context: EvalContext) => ofrepApi.bulk(context, BULK_END, {})
+    const sample = contexts.slice(0, 100)
+    const sizes = { frontend: 0, ofrep: 0 }
+    for (const context of sample) {
+      sizes.frontend += frontendAnswer({ ...context }).length / sample.length
+      sizes.ofrep += (await ofrepAnswer({ ...context }).arrayBuffer()).byteLength / sample.length
+    }
+    for (let n = 0; n < 300; n++) frontendAnswer({ ...contexts[n] }), ofrepAnswer({ ...contexts[n] })
+    const frontend: number[] = []
+    const ofrep: number[] = []
+    for (let block = 0; block < 3; block++) {
+      frontend.push(time(frontendAnswer))
+      ofrep.push(time(ofrepAnswer))
+    }
+    return { frontendUs: median(frontend), ofrepUs: median(ofrep), sizes }
+  }
+
+  interface Measured {
+    load: Load
+    cpuUs: number
+  }
+
+  async function measured(pid: number, url: string, headers: Record<string, string>, scriptPath: string) {
+    const before = cpuSeconds(pid)
+    const load = await wrk(url, headers, SECONDS, ['-s', scriptPath])
+    return { load, cpuUs: ((cpuSeconds(pid) - before) / (load.rps * SECONDS)) * 1e6 } as Measured
+  }
+
+  /** Slices of one scenario as one: requests/s and CPU per request over all of them; the worst p99, the median p50, the highest load. */
+  function summed(slices: Measured[]): Measured {
+    const requests = slices.map(m => m.load.rps * SECONDS)
+    const total = requests.reduce((a, b) => a + b, 0)
+    return {
+      load: {
+        rps: total / (SECONDS * slices.length),
+        p50: median(slices.map(m => m.load.p50)),
+        p99: Math.max(...slices.map(m => m.load.p99)),
+        errors: slices.reduce((n, m) => n + m.load.errors, 0),
+        load: Math.max(...slices.map(m => m.load.load)),
+      },
+      cpuUs: slices.reduce((sum, m, index) => sum + m.cpuUs * requests[index], 0) / total,
+    }
+  }
+
+  const dir = tempDataDir()
+  seedDataDir(dir, { events: 1000, flags: FLAGS, environments: ['development', 'production'] })
+  addFrontendFlags(dir)
+  const scripts = {
+    frontend: luaScript(
+      dir,
+      'frontend',
+      script('userId', inner => `'"properties":{' .. ${inner} .. '}'`),
+    ),
+    ofrep: luaScript(
+      dir,
+      'ofrep',
+      script('targetingKey', inner => inner),
+    ),
+    notModified: join(dir, 'not-modified.lua'),
+    plain: luaScript(dir, 'plain', ''),
+  }
+  try {
+    const own = await inProcess()
+    console.log(
+      `in process (${new Date().toISOString()}): ${JSON.stringify(own, (_, v) => (typeof v === 'number' ? Math.round(v * 10) / 10 : v))}`,
+    )
+    type Slices = Record<'frontend' | 'ofrep' | 'notModified' | 'client304', Measured>
+    const runs: (Slices & { started: string; sample: { frontend: number; ofrep: number; flags: number } })[] = []
+    for (let i = 0; i < RUNS; i++) {
+      const server = await startServer(dir)
+      try {
+        const [secret, clientSecret] = [
+          await createToken(server.base, 'frontend', ENVIRONMENT),
+          await createToken(server.base, 'client', ENVIRONMENT),
+        ]
+        const clientEtag = (
+          await fetch(`${server.base}/api/client/features`, { headers: { authorization: clientSecret } })
+        ).headers.get('etag')!
+        const headers = { authorization: secret }
+        const post = (path: string, body: string, more = {}) =>
+          fetch(server.base + path, { method: 'POST', headers: { ...authHeaders, ...headers, ...more }, body })
+        // Warm the compiled scope, check the answers, and take the ETag of the fixed context.
+        const frontendContext = { userId: 'user-1', properties: { email: 'a@example.com', ...properties } }
+        const frontendSample = await post('/api/frontend', JSON.stringify({ context: frontendContext }))
+        const ofrepSample = await post('/ofrep/v1/evaluate/flags', FIXED_BODY)
+        if (frontendSample.status !== 200 || ofrepSample.status !== 200)
+          throw new Error(`samples answered ${frontendSample.status}, ${ofrepSample.status}`)
+        const etag = ofrepSample.headers.get('etag')!
+        const ofrepText = await ofrepSample.text()
+        writeFileSync(scripts.notModified, NOT_MODIFIED_SCRIPT(etag))
+        const check = await post('/ofrep/v1/evaluate/flags', FIXED_BODY, { 'if-none-match': etag })
+        if (check.status !== 304) throw new Error(`If-None-Match answered ${check.status}`)
+        const started = new Date().toISOString().slice(11, 19)
+        const loads: [keyof Slices, string, Record<string, string>, string][] = [
+          ['frontend', '/api/frontend', headers, scripts.frontend],
+          ['ofrep', '/ofrep/v1/evaluate/flags', headers, scripts.ofrep],
+          ['notModified', '/ofrep/v1/evaluate/flags', headers, scripts.notModified],
+          [
+            'client304',
+            '/api/client/features',
+            { authorization: clientSecret, 'if-none-match': clientEtag },
+            scripts.plain,
+          ],
+        ]
+        const slices = Object.fromEntries(loads.map(([name]) => [name, [] as Measured[]]))
+        for (let slice = 0; slice < SLICES; slice++)
+          for (const [name, path, pathHeaders, scriptPath] of loads)
+            slices[name]!.push(await measured(server.pid, server.base + path, pathHeaders, scriptPath))
+        const sums = Object.fromEntries(loads.map(([name]) => [name, summed(slices[name]!)])) as Slices
+        const sample = {
+          ...{ frontend: (await frontendSample.text()).length, ofrep: ofrepText.length },
+          flags: JSON.parse(ofrepText).flags.length,
+        }
+        const r = { started, ...sums, sample }
+        runs.push(r)
+        console.log(
+          `run ${i + 1} (${started}): frontend ${fmt(r.frontend.load.rps, 0)}/s (load ${fmt(r.frontend.load.load, 1)}), ofrep ${fmt(r.ofrep.load.rps, 0)}/s (load ${fmt(r.ofrep.load.load, 1)}), ` +
+            `ratio ${fmt(r.ofrep.load.rps / r.frontend.load.rps, 2)}, 304 ${fmt(r.notModified.load.rps, 0)}/s (load ${fmt(r.notModified.load.load, 1)}), client API 304 ${fmt(r.client304.load.rps, 0)}/s`,
+        )
+      } finally {
+        await server.stop()
+      }
+    }
+    const cell = (m: Measured) =>
+      `${fmt(m.load.rps, 0)}/s, p50 ${fmt(m.load.p50, 1)} ms, p99 ${fmt(m.load.p99, 1)} ms, ${fmt(m.cpuUs, 0)} µs CPU/req, load ≤ ${fmt(m.load.load, 1)}, errors ${m.load.errors}`
+    console.log(
+      `\n${FLAGS} flags (${FLAGS / 2} on in ${ENVIRONMENT}); sample answers: frontend ${runs[0].sample.frontend} bytes, OFREP ${runs[0].sample.ofrep} bytes (${runs[0].sample.flags} flags)\n`,
+    )
+    const columns = ['run (UTC)', 'POST /api/frontend', 'POST /ofrep/v1/evaluate/flags']
+    columns.push('OFREP / frontend (requests/s; CPU per request)', 'OFREP 304 path (If-None-Match)')
+    columns.push('client API 304 path', 'OFREP 304 / client 304')
+    const rows = runs.map(r => [
+      ...[r.started, cell(r.frontend), cell(r.ofrep)],
+      `${fmt(r.ofrep.load.rps / r.frontend.load.rps, 2)}; ${fmt(r.ofrep.cpuUs / r.frontend.cpuUs, 2)}`,
+      ...[cell(r.notModified), cell(r.client304), fmt(r.notModified.load.rps / r.client304.load.rps, 2)],
+    ])
+    console.log(table(columns, rows))
+    const of = (pick: (r: (typeof runs)[number]) => number, digits: number) => fmt(median(runs.map(pick)), digits)
+    console.log(
+      `\nmedians: frontend ${of(r => r.frontend.load.rps, 0)}/s, OFREP ${of(r => r.ofrep.load.rps, 0)}/s, ` +
+        `ratio ${of(r => r.ofrep.load.rps / r.frontend.load.rps, 2)} (CPU per request ${of(r => r.ofrep.cpuUs / r.frontend.cpuUs, 2)}), 304 path ${of(r => r.notModified.load.rps, 0)}/s, ` +
+        `client API 304 ${of(r => r.client304.load.rps, 0)}/s, ratio ${of(r => r.notModified.load.rps / r.client304.load.rps, 2)}`,
+    )
+  } finally {
+    removeDir(dir)
+  }
 }

@@ -1,7 +1,6 @@
 /**
  * Writes a realistic data directory with a long event log directly, without the HTTP layer, as if
- * the service had run for years (`npx bun bench/run.ts generate [--events 10000000] [--out DIR]
- * [--flags 3000] [--projects 30] [--seed 21]`):
+ * the service had run for years (the `generate` scenario of bench/run.ts):
  * - `state.json`: three environments, `--projects` projects, `--flags` flags with strategies in
  *   every environment, users, API tokens (HMAC under a new `secret.key`, as the service stores them);
  * - `events.jsonl`: the records exactly as the store writes them (ids 1…N, `createdAt` of the
@@ -22,9 +21,20 @@ import { SecretHasher } from '../src/features/tokens/secret-hash'
 import { hashPassword } from '../src/features/users/passwords'
 import type { FlagRecord, StrategyRecord } from '../src/features/flags/flags.records'
 import type { ApiTokenRecord } from '../src/features/tokens/tokens.records'
-import { type GeneratedManifest, random, SYLLABLES } from './data'
+import { random, SYLLABLES } from './data'
 
-export type { GeneratedManifest }
+/** What generateDataDir wrote (`<out>.generated.json`): `words`, exact totals of queries; `types`, events per type. */
+export interface GeneratedManifest {
+  events: number
+  commits: number
+  flags: number
+  projects: number
+  bytes: number
+  adminSecret: string
+  words: Record<'rare' | 'thousands' | 'most', { word: string; total: number }>
+  types: Record<string, number>
+  seconds: number
+}
 
 const VOCABULARY = 16 ** 4
 /** Word `n` of the search vocabulary: "qx" and four syllables, all ten letters long. */
@@ -176,7 +186,6 @@ async function setUp(d: Draws, events: EventLog, state: StateDoc, key: Buffer, p
       events.append('project-environment-added', system, environment, id, null, { environment }, null, [])
   }
   commit()
-  // API tokens and users, a commit each; the actors of the changes (CI first).
   const token = (tokenName: string, type: string, role: string, environment: string, secret: string, userId = 0) => {
     const scope = { projects: ['*'], environment, secretHash: hasher.hash(secret), prefix: `*:${environment}` }
     return { tokenName, type, role, ...scope, userId, createdAt: now(), expiresAt: null } as ApiTokenRecord

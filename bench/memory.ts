@@ -1,9 +1,5 @@
 /**
- * Memory at rest and over time, run through bench/run.ts:
- *
- *   npx bun bench/run.ts rest [--flags 1000] [--events 20000] [--runs 2] [--root DIR] [--binary] [--settle 10] [--restart]
- *   npx bun bench/run.ts soak [--minutes 60] [--rate 500] [--connections 16] [--root DIR] [--binary] [--readsOnly]
- *
+ * `rest` and `soak`: memory at rest and over time:
  * `rest` seeds an empty server through its API (flags created, then toggled until the log holds
  * `--events` events), searches the log once (which starts the search worker), serves the console's
  * page and each SDK path once, then lets it settle: RSS (anonymous and file-backed) after the
@@ -22,8 +18,15 @@
  * memory until 65,536 make a segment): about 10 events a second at the default rate. `--readsOnly`
  * leaves the writes out (those requests are reads), so that the log does not grow.
  */
+import { Memory } from 'lowdb'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { COLLECTIONS, createServices } from '../src/services'
+import { MemoryEventLog } from '../src/storage/event-log'
+import { FilesLog } from '../src/storage/files-log'
+import type { StateDoc } from '../src/storage/records'
+import { MemoryJournal } from '../src/storage/state-journal'
+import { Store } from '../src/storage/store'
 import {
   api,
   createToken,
@@ -313,4 +316,78 @@ export async function soak() {
     removeDir(dir)
     if (binary) removeDir(binary)
   }
+}
+
+/**
+ * `addons-waiting`: what 100,000 waiting deliveries cost, in process: memory (the events of the
+ * in-memory log included), their bytes in the state, and making the checkpoint's JSON.
+ */
+export async function addonsWaiting() {
+  const opts = options({ waiting: 100_000 })
+  const store = await Store.open(
+    new FilesLog({ checkpoint: new Memory<StateDoc>(), journal: new MemoryJournal(), events: new MemoryEventLog() }),
+    { collections: COLLECTIONS },
+  )
+  // A receiver that never answers within the deadline: every delivery stays waiting.
+  const services = createServices(store, { addons: { timeoutMs: 3_600_000 } })
+  const hang = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Promise<Response>(() => {}) })
+  const actor = { name: 'bench', userId: null }
+  await store.transact(actor, tx =>
+    tx.put('addons', '1', {
+      id: 1,
+      provider: 'webhook',
+      enabled: true,
+      description: '',
+      parameters: { url: `http://127.0.0.1:${hang.port}/`, signingSecret: 'x' },
+      events: ['feature-metadata-updated'],
+      projects: [],
+      environments: [],
+      createdAt: tx.now,
+    }),
+  )
+  Bun.gc(true)
+  const before = process.memoryUsage()
+  for (let made = 0; made < opts.waiting; made += 1000)
+    await store.transact(actor, tx => {
+      for (let i = 0; i < 1000; i++)
+        tx.appendEvent({
+          type: 'feature-metadata-updated',
+          project: 'default',
+          featureName: `f-${(made + i) % 500}`,
+          data: { description: `change ${made + i}` },
+          preData: { description: '' },
+        })
+    })
+  Bun.gc(true)
+  const after = process.memoryUsage()
+  const bytes = Buffer.byteLength(JSON.stringify(store.state.addonDeliveries))
+  const started = performance.now()
+  const stateBytes = Buffer.byteLength(JSON.stringify(store.state))
+  const checkpointMs = performance.now() - started
+  const waiting = services.addons.deliveryLog('1').waitingCount
+  services.addonDispatcher.close()
+  hang.stop(true)
+  console.log(
+    table(
+      [
+        'waiting deliveries',
+        'heap added',
+        'RSS added',
+        'their bytes in state.json',
+        'per delivery',
+        'state.json made (JSON)',
+      ],
+      [
+        [
+          waiting,
+          `${fmt((after.heapUsed - before.heapUsed) / 2 ** 20, 1)} MiB`,
+          `${fmt((after.rss - before.rss) / 2 ** 20, 1)} MiB`,
+          `${fmt(bytes / 2 ** 20, 1)} MiB`,
+          `${fmt(bytes / waiting, 0)} B`,
+          `${fmt(stateBytes / 2 ** 20, 1)} MiB in ${fmt(checkpointMs, 0)} ms`,
+        ],
+      ],
+    ),
+  )
+  process.exit(0)
 }

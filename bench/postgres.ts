@@ -30,11 +30,8 @@ import {
 } from './lib'
 
 /**
- * The PostgreSQL store beside the file store and Unleash 8.2, all on one private PostgreSQL
- * (test/postgres-cluster.ts, fsync on) on this machine. Run by hand:
- *
- *   npx bun bench/run.ts postgres --unleash /tmp/unleash82
- *
+ * `postgres`: the PostgreSQL store beside the file store and Unleash 8.2, all on one private
+ * PostgreSQL (test/postgres-cluster.ts, fsync on) on this machine. `--unleash /tmp/unleash82`
  * where /tmp/unleash82 holds `npm install unleash-server@8.2.0` (outside the repository; Unleash
  * is run with `node`). Without --unleash, Unleash's columns are left out.
  *

@@ -4,9 +4,18 @@
  *   npx bun bench/run.ts <scenario> [options]     run one scenario (its options below)
  *   npx bun bench/run.ts --help                   list the scenarios
  *
- * Each scenario is a function of a module of bench/ that reads its options from process.argv, as
- * the script it was; the runner hands it the arguments after the scenario's name. Figures and
- * targets are in docs/benchmarks.md.
+ * Each scenario is a function of a module of bench/ that reads its options from process.argv (lib.ts
+ * `options`); the runner hands it the arguments after the scenario's name. Figures and targets are
+ * in docs/benchmarks.md. The modules, by what their scenarios measure:
+ * - admin paths: admin.ts (admin, playground, tokens, addons), console.ts;
+ * - SDK paths: sdk.ts (client, metrics, usage-memory), frontend.ts (frontend, frontend-eval, ofrep),
+ *   edge.ts; streaming: streaming.ts;
+ * - audit log: search.ts (storage, search at 1M events), audit-log.ts and audit-memory.ts (10M
+ *   events, on a directory from generate-events.ts); PostgreSQL: postgres.ts;
+ * - memory: memory.ts (rest, soak, addons-waiting); per request: cost.ts (cost, cost-process,
+ *   handle-cost).
+ * Shared by all: lib.ts (options, servers, load tools, statistics), clients.ts (clients and the
+ * servers compared with), data.ts (synthetic data directories and flags).
  */
 import { parseArgs } from 'node:util'
 import { generateDataDir } from './generate-events'
@@ -125,7 +134,7 @@ export const SCENARIOS: Record<string, Scenario> = {
     needs: ['wrk'],
   },
   'cost-process': {
-    module: 'cost-process',
+    module: 'cost',
     fn: 'requestCostInProcess',
     area: 'per request',
     what: "the service's CPU per request through app.handle, in batches taking turns with another tree",
@@ -160,13 +169,6 @@ export const SCENARIOS: Record<string, Scenario> = {
     area: 'SDK paths',
     what: 'RSS with 48 hours of usage history (in process, on an injected clock)',
     options: '[--flags 1000] [--environments 3] [--apps 20] [--hours 48]',
-  },
-  'metrics-cpu': {
-    module: 'usage-ab',
-    fn: 'metricsCpu',
-    area: 'SDK paths',
-    what: 'CPU per metrics report, this checkout against another, taking turns in one process',
-    options: '--base <dir> [--rounds 10] [--reports 20000]',
   },
   frontend: {
     module: 'frontend',
@@ -215,14 +217,14 @@ export const SCENARIOS: Record<string, Scenario> = {
     needs: ['wrk', 'taskset'],
   },
   'handle-cost': {
-    module: 'handle-cost',
+    module: 'cost',
     fn: 'handleCost',
     area: 'SDK paths',
     what: 'CPU per request of the frontend and client GETs through app.handle, against another checkout',
     options: '--root DIR [--runs 3] [--requests 20000]',
   },
   ofrep: {
-    module: 'ofrep',
+    module: 'frontend',
     fn: 'ofrep',
     area: 'OFREP',
     what: 'OFREP bulk evaluation next to the frontend API, the OFREP and client API 304 paths',
@@ -244,14 +246,14 @@ export const SCENARIOS: Record<string, Scenario> = {
     options: '[--runs 3]',
   },
   addons: {
-    module: 'addons',
+    module: 'admin',
     fn: 'addonsPatch',
     area: 'integrations',
     what: 'PATCH throughput with 0 and with 10 integrations whose receiver answers after 5 s',
     options: '[--runs 3] [--seconds 10] [--clients 8] [--delay 5000]',
   },
   'addons-waiting': {
-    module: 'addons',
+    module: 'memory',
     fn: 'addonsWaiting',
     area: 'integrations',
     what: 'memory and state bytes of 100,000 waiting deliveries, in process',

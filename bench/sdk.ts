@@ -37,10 +37,7 @@ const COLUMNS = ['scenario', 'requests/s', 'p50', 'p99', 'bare Bun requests/s', 
 const USAGE = { flags: 1000, environments: 3, apps: 20, hours: 48 }
 
 /**
- * The server-side SDK API, run by hand:
- *
- *   npx bun bench/run.ts client [--runs 3] [--seconds 10] [--writes 50]
- *
+ * `client`: the server-side SDK API:
  * 1,000 flags; in production every other flag has a flexibleRollout with two constraints and one
  * of 20 segments, the others a default strategy. A client token for production reads them.
  * - `GET /api/client/features` with wrk (32 connections), next to a bare Bun server returning the
@@ -175,10 +172,7 @@ export async function clientApi() {
 }
 
 /**
- * SDK metrics, run by hand:
- *
- *   npx bun bench/run.ts metrics [--runs 3] [--seconds 10] [--amount 100000]
- *
+ * `metrics`, SDK metrics:
  * 1,000 flags. Every request is the report of an SDK that evaluated 20 flags (yes 1, no 0 each,
  * variants on five of them), sent with a client token for development.
  * - `POST /api/client/metrics` with wrk (32 connections, a Lua script for the POST body), next to a
@@ -307,10 +301,7 @@ export async function sdkMetrics() {
 }
 
 /**
- * The usage history's memory, run by hand:
- *
- *   npx bun bench/run.ts usage-memory [--flags 1000] [--environments 3] [--apps 20] [--hours 48]
- *
+ * `usage-memory`: the usage history's memory:
  * In this process, a data directory of `flags` flags; then for each of `hours` hours every
  * application reports every flag once in every environment (through MetricsService.report, on an
  * injected clock) and the flush commits the hour. Prints the rows held and the RSS (after a full

@@ -1,8 +1,16 @@
 /**
  * The store and the event search at 1,000,000 events: `storage` (PATCH on a long log, durable
- * writes, start-up, memory) and `search` (latency by kind of query, /health under load). Run
- * through bench/run.ts.
+ * writes, start-up, memory) and `search` (latency by kind of query, /health under load); and what
+ * the audit scenarios read of a directory written by bench/generate-events.ts. Run through
+ * bench/run.ts.
  */
+import { closeSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { searchableText } from '../src/features/events/search/searchable-text'
+import { DATA_FILES } from '../src/open-store'
+import { EVENTS_FILE } from '../src/services'
+import type { EventRecord } from '../src/storage/records'
+import type { GeneratedManifest } from './generate-events'
 import {
   api,
   authHeaders,
@@ -25,10 +33,7 @@ import {
 } from './lib'
 
 /**
- * Storage benchmarks, run by hand:
- *
- *   npx bun bench/run.ts storage [--events 1000000] [--flags 10000] [--runs 3]
- *
+ * `storage`:
  * 1. PATCH latency p50 on a log of 1,000 events and on one of `--events` events, both with
  *    `--flags` flags (one client, sequential requests, once the search index is built), and their ratio.
  * 2. Sustained durable PATCH throughput with 32 connections (autocannon, 10 s).
@@ -132,11 +137,7 @@ export async function storage() {
 }
 
 /**
- * Event search benchmarks, run by hand:
- *
- *   npx bun bench/run.ts search [--events 1000000] [--runs 3] [--only pages] [--clients 50] [--seconds 10]
- *
- * On a synthetic log (see bench/data.ts: every event holds "common", one in ten "often", and one of
+ * `search`, on a synthetic log (see bench/data.ts: every event holds "common", one in ten "often", and one of
  * 200,000 rare words), once the index is built:
  *   - a `type` filter page of 50, and a deep page (offset 900,000);
  *   - free text matching under 100 events, and matching over 100,000 (exact total);
@@ -181,10 +182,7 @@ export async function eventSearch() {
     return times.map(spread)
   }
 
-  /**
-   * `/health` p50 and p99, sequential requests for `SECONDS`, while `CLIENTS` clients fetch pages of
-   * 1,000 events at deep offsets (see bench/clients.ts); and the same for 3 s without them.
-   */
+  /** `/health` p50 and p99 while `CLIENTS` clients fetch pages of 1,000 events at deep offsets (bench/clients.ts); and without. */
   async function heavyPages(base: string, pid: number) {
     const [quiet] = await inTurnFor(3, [`${base}/health`])
     const worker = new Worker(new URL('./clients.ts', import.meta.url).href)
@@ -308,4 +306,92 @@ export async function eventSearch() {
   console.log(
     `\n${table(['scenario', 'median of runs', 'target'], [...(PAGES_ONLY ? [] : searchRows()), ...pageRows])}`,
   )
+}
+
+/** A directory written by bench/generate-events.ts (`--dir`, required) and its manifest, read back. */
+export function openGenerated(dir: string | undefined) {
+  if (!dir) throw new Error('--dir DIR: a directory written by bench/generate-events.ts')
+  const trimmed = dir.replace(/\/+$/, '')
+  const manifest = JSON.parse(readFileSync(`${trimmed}.generated.json`, 'utf8')) as GeneratedManifest
+  return { dir: trimmed, manifest, headers: { authorization: manifest.adminSecret } }
+}
+
+/**
+ * The totals a directory written by bench/generate-events.ts must answer: the generator's exact
+ * counts for its words and for `type`, plus those of events appended since (PATCHes of earlier
+ * benches), counted from the log's tail with the search's own text (searchableText).
+ */
+export function expectedTotals(dir: string, manifest: GeneratedManifest, type: string) {
+  const words = manifest.words
+  const totals = {
+    rare: words.rare.total,
+    thousands: words.thousands.total,
+    most: words.most.total,
+    events: manifest.events,
+    type: manifest.types[type] ?? 0,
+  }
+  eachLogEvent(dir, manifest.bytes, (event, text) => {
+    totals.events++
+    if (event.type === type) totals.type++
+    if (text.includes(words.rare.word)) totals.rare++
+    if (text.includes(words.thousands.word)) totals.thousands++
+    if (text.includes(words.most.word)) totals.most++
+  })
+  return totals
+}
+
+/** Each event of the directory's log from byte `from` on, with the search's own text (searchableText), read 16 MiB at a time. */
+export function eachLogEvent(
+  dir: string,
+  from: number,
+  onEvent: (event: EventRecord, text: string) => void,
+  wanted: (line: string) => boolean = () => true,
+): void {
+  const path = join(dir, EVENTS_FILE)
+  const size = statSync(path).size
+  const fd = openSync(path, 'r')
+  const chunk = Buffer.alloc(1 << 24)
+  let rest = ''
+  try {
+    for (let position = from; position < size; ) {
+      const read = readSync(fd, chunk, 0, Math.min(chunk.length, size - position), position)
+      position += read
+      const lines = (rest + chunk.toString('utf8', 0, read)).split('\n')
+      rest = lines.pop()!
+      for (const line of lines) {
+        if (!line || !wanted(line)) continue
+        const event = JSON.parse(line) as EventRecord
+        onEvent(event, searchableText(event))
+      }
+    }
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** Files in the data directory that the service derives from the log (anything not the store's own). */
+export function derivedFiles(dir: string): { files: number; bytes: number } {
+  let files = 0
+  let bytes = 0
+  const walk = (path: string, top: boolean) => {
+    for (const entry of readdirSync(path, { withFileTypes: true })) {
+      if (top && DATA_FILES.includes(entry.name)) continue
+      const full = join(path, entry.name)
+      if (entry.isDirectory()) walk(full, false)
+      else {
+        files++
+        try {
+          bytes += statSync(full).size
+        } catch {}
+      }
+    }
+  }
+  walk(dir, true)
+  return { files, bytes }
+}
+
+/** Deletes what derivedFiles counts. */
+export function removeDerived(dir: string) {
+  for (const name of readdirSync(dir))
+    if (!DATA_FILES.includes(name)) rmSync(join(dir, name), { recursive: true, force: true })
 }

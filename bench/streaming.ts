@@ -30,10 +30,7 @@ import {
 } from './lib'
 
 /**
- * Client API streaming, run by hand:
- *
- *   npx bun bench/run.ts streaming [--streams 1000,10000] [--writes 20] [--sdk-writes 50] [--idle 10000] [--idle-rounds 3] [--seconds 10] [--runs 1]
- *
+ * `streaming`: client API streaming:
  * One server process (100 flags, fsync on as by default) and this process as the clients:
  * - delivery: N SSE streams held on raw sockets with a client token for default/production; the
  *   server's RSS before and after they connect gives the memory per stream; then `--writes` flag
@@ -284,11 +281,8 @@ end
 }
 
 /**
- * Streams whose clients never read: what they cost the server (RSS) and the kernel (TCP memory,
- * both ends on this machine), and how many the server cuts off (STREAMING_MAX_UNSENT_BYTES).
- *
- *   npx bun bench/run.ts slow-readers [--streams 500] [--flags 12] [--heartbeat-ms 2000]
- *
+ * `slow-readers`: streams whose clients never read: what they cost the server (RSS) and the kernel
+ * (TCP memory, both ends on this machine), and how many the server cuts off (STREAMING_MAX_UNSENT_BYTES).
  * One token, a scope of `--flags` flags of about 320 kB each (four strategies of eight constraints
  * of 250 values), `--streams` connections that send the request and then never read. Measured
  * after the streams opened, and after two heartbeat intervals. Linux only (/proc).

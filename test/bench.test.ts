@@ -1,7 +1,8 @@
 /**
  * The shape of bench/: one runner (bench/run.ts) whose every scenario is a function its module
- * exports, no file outside what the runner reaches, and no import cycle between the modules. The benchmarks themselves
- * are run by hand, never here.
+ * exports, at most MAX_FILES files (each at most 400 lines: test/architecture.test.ts), no file
+ * outside what the runner reaches, and no import cycle between the modules. The benchmarks
+ * themselves are run by hand, never here.
  */
 import { expect, test } from 'bun:test'
 import { readdirSync, readFileSync } from 'node:fs'
@@ -10,6 +11,13 @@ import { SCENARIOS } from '../bench/run'
 
 const BENCH = resolve(import.meta.dir, '../bench')
 const files = readdirSync(BENCH)
+/** A new scenario goes into the module of its kind (see bench/run.ts), not into a file of its own. */
+const MAX_FILES = 17
+
+test(`bench/ holds at most ${MAX_FILES} files`, () => {
+  expect(files.length).toBeGreaterThan(3)
+  expect(files.length).toBeLessThanOrEqual(MAX_FILES)
+})
 
 test("every file in bench/ is reached from the runner: no stray script (the 400-line bound is test/architecture.test.ts's)", () => {
   const reached = new Set(['run.ts'])
