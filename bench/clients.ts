@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
 import { random } from './data'
-import { api } from './lib'
+import { api, freePort } from './lib'
 
 export const MARKER = 'event: unleash-updated'
 
@@ -78,9 +78,7 @@ export async function holdStreams(
 export async function bareServer(bytes: Uint8Array | string, path = '') {
   const dir = mkdtempSync(join(tmpdir(), 'bare-'))
   writeFileSync(join(dir, 'body'), bytes)
-  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
-  const port = probe.port!
-  probe.stop(true)
+  const port = freePort()
   const child = Bun.spawn(
     [process.execPath, join(import.meta.dir, 'clients.ts'), 'bare', String(port), join(dir, 'body')],
     {
@@ -198,9 +196,7 @@ await start({
 })
 `,
   )
-  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
-  const port = probe.port!
-  probe.stop(true)
+  const port = freePort()
   const limits = { SDK_API_RATE_LIMIT_PER_MINUTE: '100000000', TOKEN_AUTHENTICATION_RATE_LIMIT_PER_MINUTE: '100000000' }
   const child = Bun.spawn(['node', 'bench-start.mjs'], {
     cwd: dir,

@@ -308,7 +308,8 @@ process.exit(0)
 export async function handleCost() {
   const o = options({ root: '', runs: 3, requests: 20000 })
   if (!o.root) throw new Error('--root DIR: the checkout to compare with')
-  const script = `${ROOT}/bench/.handle-cost-child.ts`
+  const dir = tempDataDir('bench-handle-cost-')
+  const script = join(dir, 'child.ts')
   await Bun.write(script, CHILD)
   const roots = [ROOT, o.root]
   const figures = new Map<string, number[]>()
@@ -326,7 +327,7 @@ export async function handleCost() {
       console.log(`run ${run} of ${o.runs} done`)
     }
   } finally {
-    await Bun.file(script).delete()
+    removeDir(dir)
   }
   console.log(`\nCPU µs per request through app.handle, medians of ${o.runs} alternating runs of ${o.requests}`)
   console.log('| path | this tree | other | runs, this tree | runs, other |\n|---|---|---|---|---|')
