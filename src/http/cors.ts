@@ -15,12 +15,17 @@ const ALLOWED_HEADERS =
 /** How long browsers may keep a preflight's answer, in seconds. */
 const PREFLIGHT_MAX_AGE = '86400'
 
-function underPrefix(url: string, prefix: string): boolean {
-  // The path, without parsing the whole URL: after the scheme's `//`, from the first `/`.
+/** Whether the path of `url` is one of `prefixes` or below one: read in place, without parsing or copying the URL. */
+function underPrefix(url: string, prefixes: readonly string[]): boolean {
+  // The path starts after the scheme's `//`, at the first `/`.
   const start = url.indexOf('/', url.indexOf('//') + 2)
   if (start === -1) return false
-  const rest = url.slice(start)
-  return rest.startsWith(prefix) && (rest.length === prefix.length || '/?#'.includes(rest[prefix.length]))
+  for (const prefix of prefixes) {
+    if (!url.startsWith(prefix, start)) continue
+    const next = url[start + prefix.length]
+    if (next === undefined || next === '/' || next === '?' || next === '#') return true
+  }
+  return false
 }
 
 /**
@@ -31,8 +36,14 @@ export function browserCors(origins: readonly string[], basePath: string, prefix
   const under = prefixes.map(prefix => basePath + prefix)
   const any = origins.includes('*')
   const allowed = new Set(origins)
+  // With any origin allowed, the headers are the same for every request: made once.
+  const anyOrigin = { 'access-control-allow-origin': '*', 'access-control-expose-headers': 'ETag' }
   return new Elysia({ name: 'browser-cors' }).onRequest(({ request, set }) => {
-    if (!under.some(prefix => underPrefix(request.url, prefix))) return
+    if (!underPrefix(request.url, under)) return
+    if (any && request.method !== 'OPTIONS') {
+      Object.assign(set.headers, anyOrigin)
+      return
+    }
     const origin = request.headers.get('origin')
     const headers: Record<string, string> = {}
     if (any) headers['access-control-allow-origin'] = '*'

@@ -19,6 +19,7 @@ import type { Store } from '../storage/store'
 import { errors } from './schemas'
 
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
+const BUCKET_KEYS = DURATION_BUCKETS.map(String)
 
 /**
  * prom-client's default metrics that Bun does not back with real figures, checked on Bun 1.4:
@@ -110,7 +111,7 @@ export class Metrics {
   private readonly requests: Counter<'method' | 'route' | 'status'>
   private readonly requestDurations: Histogram<'method' | 'route'>
   /** One bound pair per method, route and status: labels are looked up once, not per request. */
-  private readonly observers = new Map<string, Observer>()
+  private readonly observers = new Map<string | null, Map<string, Observer>>()
 
   constructor(store: Pick<Store, 'state' | 'lastEventId' | 'onCommitTimed' | 'onCommit'>, sdk?: SdkAnswerSources) {
     processRegistryOnce() // starts the event-loop delay monitor, so the first scrape has figures
@@ -202,17 +203,21 @@ export class Metrics {
 
   /** `route` is the route pattern (null for unknown paths), so the series stay few. */
   observeRequest(method: string, route: string | null, status: number, seconds: number) {
-    const key = `${method} ${status} ${route}`
-    let observer = this.observers.get(key)
-    if (observer === undefined) observer = this.observerOf(key, method, route, status)
+    // Found by the route (the same string each time), then the method and status: no key is made per request.
+    let byRoute = this.observers.get(route)
+    if (byRoute === undefined) this.observers.set(route, (byRoute = new Map()))
+    const methodStatus = `${method} ${status}`
+    let observer = byRoute.get(methodStatus)
+    if (observer === undefined) byRoute.set(methodStatus, (observer = this.observerOf(method, route, status)))
     if (observer.counted && observer.timed) {
       observer.counted.value += 1
       const timed = observer.timed
       timed.sum += seconds
       timed.count += 1
-      for (const bound of DURATION_BUCKETS)
-        if (seconds <= bound) {
-          timed.bucketValues[bound]! += 1
+      for (let index = 0; index < DURATION_BUCKETS.length; index++)
+        if (seconds <= DURATION_BUCKETS[index]) {
+          // Keyed as prom-client keys them, by the bound's text: made once, not per observation.
+          timed.bucketValues[BUCKET_KEYS[index] as unknown as number]! += 1
           break
         }
     } else {
@@ -221,7 +226,7 @@ export class Metrics {
     }
   }
 
-  private observerOf(key: string, method: string, route: string | null, status: number): Observer {
+  private observerOf(method: string, route: string | null, status: number): Observer {
     const labels = { method, route: route ?? 'unmatched' }
     const counted = { ...labels, status: String(status) }
     this.requests.inc(counted, 0)
@@ -237,7 +242,6 @@ export class Metrics {
       counter: this.requests.labels(counted),
       histogram: this.requestDurations.labels(labels),
     }
-    this.observers.set(key, observer)
     return observer
   }
 

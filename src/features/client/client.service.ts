@@ -64,8 +64,27 @@ export interface ClientAnswer {
   bytes: Uint8Array<ArrayBuffer>
 }
 
+/**
+ * The scopes of requests without a query, by the token's projects (the token record's own list, the
+ * same array while the record is unchanged), its environment and whether it reads segment ids: an
+ * SDK's polls then find their scope without making its keys again.
+ */
+const plainScopes = new WeakMap<readonly string[], Map<string, Scope>>()
+
 export function scopeOf(token: SdkScope, query: ClientQuery, clientSpec: string | null = null): Scope {
   const segmentIds = readsSegmentIds(clientSpec)
+  if (!query.project?.length && !query.namePrefix && !query.tag?.length) {
+    let kept = plainScopes.get(token.projects)
+    if (kept === undefined) plainScopes.set(token.projects, (kept = new Map()))
+    const key = `${segmentIds ? 1 : 0}${token.environment}`
+    let scope = kept.get(key)
+    if (scope === undefined) kept.set(key, (scope = scopeFor(token, {}, segmentIds)))
+    return scope
+  }
+  return scopeFor(token, query, segmentIds)
+}
+
+function scopeFor(token: SdkScope, query: ClientQuery, segmentIds: boolean): Scope {
   const tokenProjects = token.projects.includes('*') ? null : [...new Set(token.projects)].sort()
   const tokenScope: TokenScope = {
     environment: token.environment,

@@ -93,6 +93,9 @@ class TokenCredential implements Credential {
   }
 }
 
+/** How many verified header values TokensService keeps (a service has a few SDK tokens in use, seldom more). */
+const VERIFIED_MAX = 1024
+
 export class TokensService {
   /**
    * Token names by secret hash, kept from the store's record changes (a set, should a hand-made state
@@ -105,10 +108,19 @@ export class TokensService {
   private legacyCount = 0
   /** Tokens whose stored hash is being replaced by the keyed one, so that a burst of requests commits it once. */
   private readonly upgrading = new Set<string>()
+  /**
+   * Header values already verified, with the token record they matched: a header seen again skips
+   * the keyed hash (the HMAC) while that very record is still the stored one. Any change to the
+   * tokens (deleted, expired set, rotated) empties it, and each use still compares the record and
+   * checks the expiry, so a revocation applies to the next request as before. Only matches are
+   * kept, at most VERIFIED_MAX, so unknown secrets cannot grow it.
+   */
+  private readonly verified = new Map<string, { record: ApiTokenRecord; keyed: string }>()
 
   constructor(private readonly store: Pick<Store, 'state' | 'reader' | 'transact' | 'watch' | 'secretKey'>) {
     this.hasher = new SecretHasher(store.secretKey)
     store.watch('tokens', (key, before, after) => {
+      this.verified.clear()
       if (before) {
         const names = this.byHash.get(before.secretHash)
         names?.delete(key)
@@ -162,15 +174,29 @@ export class TokensService {
     if (header === null || header === undefined || header.trim() === '') {
       throw new AuthenticationRequired('You must send an API token in the Authorization header, or sign in')
     }
+    const seen = this.verified.get(header)
+    if (seen !== undefined && this.store.reader.get('tokens', seen.record.tokenName) === seen.record)
+      return this.verdict(seen.record, seen.keyed, now)
     const secret = header.trim().replace(/^bearer\s+/i, '')
     const keyed = this.hasher.hash(secret)
     let match = this.tokenByHash(keyed)
-    if (!match && this.legacyCount > 0) {
+    if (match) {
+      if (this.verified.size >= VERIFIED_MAX) this.verified.clear()
+      this.verified.set(header, { record: match, keyed })
+    } else if (this.legacyCount > 0) {
       const legacy = SecretHasher.legacy(secret)
       match = this.tokenByHash(legacy)
       if (match) this.upgrade(match.tokenName, legacy, keyed)
     }
     if (!match) throw new AuthenticationRequired('The API token is not valid: it is unknown or was deleted')
+    return this.verdict(match, keyed, now)
+  }
+
+  private verdict(
+    match: ApiTokenRecord,
+    keyed: string,
+    now: number,
+  ): { caller: Identity; type: TokenType; environment: string } {
     if (tokenExpired(match, now)) {
       throw new AuthenticationRequired(`The API token "${match.tokenName}" expired at ${match.expiresAt}`)
     }

@@ -130,4 +130,19 @@ describe('token lookup by secret hash', () => {
       'expired',
     ])
   })
+  test('a secret already verified stops at once when its token is deleted, and a new token of that name does not take it', async () => {
+    api = await makeApi()
+    const create = async () => {
+      const response = await api.createToken({ tokenName: 'poller', type: 'client', environment: 'development' })
+      expectOk(response, 201)
+      return response.body.secret as string
+    }
+    const first = await create()
+    for (let i = 0; i < 3; i++) expectOk(await api.get('/api/client/features', { token: first }))
+    expectOk(await api.delete(`${TOKENS}/poller`))
+    expectError(await api.get('/api/client/features', { token: first }), 401, 'AuthenticationRequired')
+    const second = await create()
+    expectOk(await api.get('/api/client/features', { token: second }))
+    expectError(await api.get('/api/client/features', { token: first }), 401, 'AuthenticationRequired')
+  })
 })
