@@ -11,9 +11,6 @@
  *   tree's app and `--root`'s, each on its own copy of one data directory; batches of `--batch`
  *   sequential requests alternate between the trees, which goes first turning each time; a batch's
  *   figure is the process's CPU (every thread: the search worker too) per request.
- * - `handle-cost`: the SDK GETs through `app.handle`, a child process per checkout, alternating: it
- *   builds the app with that checkout's `makeApi` (test/helpers/api.ts), sends 2,000 requests to
- *   warm up and reads `process.cpuUsage()` around `--requests` more.
  * Data: `--flags` flags and `--events` synthetic events (bench/data.ts), 24 of the flags reported per
  * SDK metrics body (about 1.2 KB).
  */
@@ -278,63 +275,5 @@ export async function requestCostInProcess() {
   } finally {
     for (const opened of apps) await opened.close()
     for (const dir of dirs) removeDir(dir)
-  }
-}
-
-const SDK_GETS = ['/api/frontend?userId=17&sessionId=4', '/api/client/features']
-
-/** Runs in the child: prints one JSON line of µs per request by path. */
-const CHILD = `
-const [root, count] = [process.argv[2], Number(process.argv[3])]
-const { makeApi } = await import(root + '/test/helpers/api.ts')
-const api = await makeApi()
-const token = async type => (await api.createToken({ tokenName: type, type, environment: 'development', projects: ['*'] })).body.secret
-const secrets = { frontend: await token('frontend'), client: await token('client') }
-const result = {}
-for (const path of ${JSON.stringify(SDK_GETS)}) {
-  const secret = path.startsWith('/api/frontend') ? secrets.frontend : secrets.client
-  const request = () => new Request('http://localhost' + path, { headers: { authorization: secret } })
-  for (let i = 0; i < 2000; i++) await (await api.app.handle(request())).arrayBuffer()
-  const before = process.cpuUsage()
-  for (let i = 0; i < count; i++) await (await api.app.handle(request())).arrayBuffer()
-  const used = process.cpuUsage(before)
-  result[path] = (used.user + used.system) / count
-}
-console.log(JSON.stringify(result))
-await api.close()
-process.exit(0)
-`
-
-export async function handleCost() {
-  const o = options({ root: '', runs: 3, requests: 20000 })
-  if (!o.root) throw new Error('--root DIR: the checkout to compare with')
-  const dir = tempDataDir('bench-handle-cost-')
-  const script = join(dir, 'child.ts')
-  await Bun.write(script, CHILD)
-  const roots = [ROOT, o.root]
-  const figures = new Map<string, number[]>()
-  try {
-    for (let run = 1; run <= o.runs; run++) {
-      for (const root of roots) {
-        const child = Bun.spawnSync([process.execPath, script, root, String(o.requests)], { cwd: root })
-        const line = child.stdout.toString().trim().split('\n').pop() ?? ''
-        const result = JSON.parse(line) as Record<string, number>
-        for (const path of SDK_GETS) {
-          const key = `${path}\t${root}`
-          figures.set(key, [...(figures.get(key) ?? []), result[path]!])
-        }
-      }
-      console.log(`run ${run} of ${o.runs} done`)
-    }
-  } finally {
-    removeDir(dir)
-  }
-  console.log(`\nCPU µs per request through app.handle, medians of ${o.runs} alternating runs of ${o.requests}`)
-  console.log('| path | this tree | other | runs, this tree | runs, other |\n|---|---|---|---|---|')
-  for (const path of SDK_GETS) {
-    const ours = figures.get(`${path}\t${ROOT}`)!
-    const theirs = figures.get(`${path}\t${o.root}`)!
-    const list = (xs: number[]) => xs.map(x => fmt(x, 1)).join(', ')
-    console.log(`| ${path} | ${fmt(median(ours), 1)} | ${fmt(median(theirs), 1)} | ${list(ours)} | ${list(theirs)} |`)
   }
 }

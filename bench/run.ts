@@ -12,8 +12,7 @@
  *   edge.ts; streaming: streaming.ts;
  * - audit log: search.ts (storage, search at 1M events), audit-log.ts and audit-memory.ts (10M
  *   events, on a directory from generate-events.ts); PostgreSQL: postgres.ts;
- * - memory: memory.ts (rest, soak, addons-waiting); per request: cost.ts (cost, cost-process,
- *   handle-cost).
+ * - memory: memory.ts (rest, soak, addons-waiting); per request: cost.ts (cost, cost-process).
  * Shared by all: lib.ts (options, servers, load tools, statistics), clients.ts (clients and the
  * servers compared with), data.ts (synthetic data directories and flags).
  */
@@ -215,13 +214,6 @@ export const SCENARIOS: Record<string, Scenario> = {
     what: "frontend API, OFREP bulk and client API on one pinned core, Unleash Edge's dataset shape (350 flags)",
     options: '[--seconds 5] [--rounds 3] [--connections 16] [--users 10000] [--quiet] [--profile DIR]',
     needs: ['wrk', 'taskset'],
-  },
-  'handle-cost': {
-    module: 'cost',
-    fn: 'handleCost',
-    area: 'SDK paths',
-    what: 'CPU per request of the frontend and client GETs through app.handle, against another checkout',
-    options: '--root DIR [--runs 3] [--requests 20000]',
   },
   ofrep: {
     module: 'frontend',
