@@ -2,18 +2,19 @@
  * The console: `console` (sign-in, assets, the project page of 10,000 flags in Chromium) and
  * `console-propagation` (a toggle in the console until the SDKs see it). Run through bench/run.ts.
  */
-import { readFileSync } from 'node:fs'
 import { chromium } from 'playwright-core'
-import { parseArgs } from 'node:util'
-import { InMemStorageProvider, Unleash } from 'unleash-client'
+import type { Unleash } from 'unleash-client'
+import { holds, officialSdk } from './clients'
 import {
-  authHeaders,
+  cpuSeconds,
+  createToken,
   fmt,
   loadAverage,
   median,
-  percentile,
+  options,
   removeDir,
   seedDataDir,
+  spread,
   startServer,
   table,
   tempDataDir,
@@ -22,13 +23,19 @@ import {
 /** The console user both scenarios start their server with. */
 const PASSWORD = 'Bench-admin-pass-1'
 
-/** Signs in on the console's page as that user and waits for the projects. */
-async function signInPage(page: import('playwright-core').Page, base: string): Promise<void> {
+/** Headless Chromium (CHROMIUM_PATH, or Debian's) with a page signed in to the console as that user. */
+async function signedIn(base: string) {
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu'],
+  })
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
   await page.goto(`${base}/`)
   await page.getByLabel('Username').fill('admin')
   await page.getByLabel('Password').fill(PASSWORD)
   await page.getByRole('button', { name: 'Sign in' }).click()
   await page.getByRole('heading', { name: 'Projects' }).waitFor()
+  return { browser, page }
 }
 
 /**
@@ -41,14 +48,8 @@ async function signInPage(page: import('playwright-core').Page, base: string): P
  *   switches painted, and filter-as-you-type (one character typed until the count changes).
  */
 export async function consolePage() {
-  const runs = Number(process.argv[process.argv.indexOf('--runs') + 1] ?? 3) || 3
-  const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-  const TICKS = 100 // USER_HZ on Linux
-
-  function cpuMs(pid: number): number {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS
-  }
+  const { runs } = options({ runs: 3 })
+  const cpuMs = (pid: number) => cpuSeconds(pid) * 1000
 
   const login = (base: string, username: string, password: string) =>
     fetch(`${base}/auth/simple/login`, {
@@ -103,12 +104,7 @@ export async function consolePage() {
       const wrongCpuMs = cpuMs(pid) - beforeWrong
 
       // The project page with 10,000 flags.
-      const browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: ['--headless', '--no-sandbox', '--disable-gpu'],
-      })
-      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
-      await signInPage(page, base)
+      const { browser, page } = await signedIn(base)
       const navigated = performance.now()
       await page.goto(`${base}/#/projects/default`)
       await page.getByRole('switch', { name: 'flag-0 in development' }).waitFor()
@@ -170,61 +166,23 @@ export async function consolePage() {
 
   const results: Run[] = []
   for (let i = 0; i < runs; i++) results.push(await oneRun())
-  const row = (label: string, values: string[], med: string) => [label, ...values, med]
-  const column = (pick: (run: Run) => number, digits = 0) => results.map(run => fmt(pick(run), digits))
-  const med = (pick: (run: Run) => number, digits = 0) => fmt(median(results.map(pick)), digits)
-  console.log(
-    table(
-      ['measure', ...results.map((_, i) => `run ${i + 1}`), 'median'],
-      [
-        row(
-          'sign-in over HTTP (ms)',
-          column(r => r.signInMs, 1),
-          med(r => r.signInMs, 1),
-        ),
-        row(
-          'one Bun.password.verify here (ms)',
-          column(r => r.verifyMs, 1),
-          med(r => r.verifyMs, 1),
-        ),
-        row(
-          'ratio sign-in / verify',
-          column(r => r.signInMs / r.verifyMs, 2),
-          med(r => r.signInMs / r.verifyMs, 2),
-        ),
-        row(
-          'server CPU, 5 correct sign-ins (ms)',
-          column(r => r.rightCpuMs),
-          med(r => r.rightCpuMs),
-        ),
-        row(
-          'server CPU, 100 wrong passwords in a row (ms)',
-          column(r => r.wrongCpuMs),
-          med(r => r.wrongCpuMs),
-        ),
-        row(
-          'answers to the 100',
-          results.map(r => r.statuses),
-          '',
-        ),
-        row(
-          '10,000 flags: navigation to first rows, first list after start (ms)',
-          column(r => r.firstRowsMs),
-          med(r => r.firstRowsMs),
-        ),
-        row(
-          '10,000 flags: navigation to first rows, second visit (ms)',
-          column(r => r.warmRowsMs),
-          med(r => r.warmRowsMs),
-        ),
-        row(
-          '10,000 flags: one character typed to filtered (ms)',
-          column(r => r.filterMs),
-          med(r => r.filterMs),
-        ),
-      ],
-    ),
-  )
+  const measures: [string, (run: Run) => number, number][] = [
+    ['sign-in over HTTP (ms)', r => r.signInMs, 1],
+    ['one Bun.password.verify here (ms)', r => r.verifyMs, 1],
+    ['ratio sign-in / verify', r => r.signInMs / r.verifyMs, 2],
+    ['server CPU, 5 correct sign-ins (ms)', r => r.rightCpuMs, 0],
+    ['server CPU, 100 wrong passwords in a row (ms)', r => r.wrongCpuMs, 0],
+    ['10,000 flags: navigation to first rows, first list after start (ms)', r => r.firstRowsMs, 0],
+    ['10,000 flags: navigation to first rows, second visit (ms)', r => r.warmRowsMs, 0],
+    ['10,000 flags: one character typed to filtered (ms)', r => r.filterMs, 0],
+  ]
+  const rows = measures.map(([label, pick, digits]) => [
+    label,
+    ...results.map(run => fmt(pick(run), digits)),
+    fmt(median(results.map(pick)), digits),
+  ])
+  rows.splice(5, 0, ['answers to the 100', ...results.map(r => r.statuses), ''])
+  console.log(table(['measure', ...results.map((_, i) => `run ${i + 1}`), 'median'], rows))
 }
 
 /**
@@ -241,12 +199,7 @@ export async function consolePage() {
  * Prints p50/p99/max of each with the load average.
  */
 export async function consolePropagation() {
-  const { values } = parseArgs({
-    options: { toggles: { type: 'string', default: '20' }, interval: { type: 'string', default: '1000' } },
-  })
-  const TOGGLES = Number(values.toggles)
-  const INTERVAL = Number(values.interval)
-  const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+  const { toggles: TOGGLES, interval: INTERVAL } = options({ toggles: 20, interval: 1000 })
   const FLAG = 'flag-0'
   const POLL_MS = 20
 
@@ -254,59 +207,27 @@ export async function consolePropagation() {
   seedDataDir(dir, { events: 100, flags: 100 })
   const server = await startServer(dir, { UNLEASH_DEFAULT_ADMIN_PASSWORD: PASSWORD, LOG_LEVEL: 'warn' })
   const { base } = server
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu'],
-  })
   const clients: Unleash[] = []
+  let browser: Awaited<ReturnType<typeof signedIn>>['browser'] | undefined
   try {
-    const token = await fetch(`${base}/api/admin/api-tokens`, {
-      method: 'POST',
-      headers: authHeaders,
-      body: JSON.stringify({ tokenName: 'bench-sdk', type: 'client', projects: ['*'], environment: 'development' }),
-    })
-    const secret = ((await token.json()) as { secret: string }).secret
-    const sdk = (mode: 'polling' | 'streaming') => {
-      const client = new Unleash({
-        url: `${base}/api`,
-        appName: `bench-${mode}`,
-        customHeaders: { Authorization: secret },
-        disableMetrics: true,
-        refreshInterval: INTERVAL,
-        storageProvider: new InMemStorageProvider(),
-        ...(mode === 'streaming' ? { experimentalMode: { type: 'streaming' } as any } : {}),
-      })
-      clients.push(client)
-      return client
-    }
-    const polling = sdk('polling')
-    const streaming = sdk('streaming')
-    await Promise.all([polling, streaming].map(client => new Promise(resolve => client.once('synchronized', resolve))))
+    const secret = await createToken(base, 'client', 'development')
+    const [polling, streaming] = await Promise.all([
+      officialSdk(base, secret, 'polling', INTERVAL),
+      officialSdk(base, secret, 'streaming', INTERVAL),
+    ])
+    clients.push(polling, streaming)
     // Every poll result of the polling SDK, with when it arrived (changed or not).
     const polls: number[] = []
     const pollingRepository = (polling as any).repository
     pollingRepository.on('changed', () => polls.push(performance.now()))
     pollingRepository.on('unchanged', () => polls.push(performance.now()))
 
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
-    await signInPage(page, base)
+    const signed = await signedIn(base)
+    browser = signed.browser
+    const page = signed.page
     await page.goto(`${base}/#/projects/default`)
     const toggle = page.getByRole('switch', { name: `${FLAG} in development` })
     await toggle.waitFor()
-
-    /** Resolves with the time `client` holds `enabled` for the flag. */
-    const holds = (client: Unleash, enabled: boolean) =>
-      new Promise<number>(resolve => {
-        const repository = (client as any).repository
-        const check = () => {
-          if (repository.getToggle(FLAG)?.enabled === enabled) {
-            repository.off('changed', check)
-            resolve(performance.now())
-          }
-        }
-        repository.on('changed', check)
-        check()
-      })
 
     const answered: number[] = []
     const rawPoll: number[] = []
@@ -318,8 +239,8 @@ export async function consolePropagation() {
     const load = loadAverage()
     for (let i = 0; i < TOGGLES; i++) {
       const enabled = !(await toggle.isChecked())
-      const streamSeen = holds(streaming, enabled)
-      const pollSeen = holds(polling, enabled)
+      const streamSeen = holds(streaming, FLAG, enabled)
+      const pollSeen = holds(polling, FLAG, enabled)
       const response = page.waitForResponse(
         r => r.url().includes(`/features/${FLAG}/environments/development/`) && r.request().method() === 'POST',
       )
@@ -345,14 +266,8 @@ export async function consolePropagation() {
       await Bun.sleep(50)
     }
     const row = (label: string, times: number[], extra = '') => {
-      const sorted = [...times].sort((a, b) => a - b)
-      return [
-        label,
-        `${fmt(percentile(sorted, 50))} ms`,
-        `${fmt(percentile(sorted, 99))} ms`,
-        `${fmt(sorted.at(-1)!)} ms`,
-        extra,
-      ]
+      const { p50, p99, max } = spread(times)
+      return [label, `${fmt(p50)} ms`, `${fmt(p99)} ms`, `${fmt(max)} ms`, extra]
     }
     console.log(
       `\n${TOGGLES} toggles of "${FLAG} in development" clicked in the console; polling SDK every ${INTERVAL} ms; load average ${load}\n`,
@@ -375,7 +290,7 @@ export async function consolePropagation() {
     )
   } finally {
     for (const client of clients) client.destroy()
-    await browser.close()
+    await browser?.close()
     await server.stop()
     removeDir(dir)
   }

@@ -20,7 +20,6 @@ import type { Store } from '../src/storage/store'
 import { bareServer } from './clients'
 import {
   authHeaders,
-  cpuSeconds,
   createToken,
   fmt,
   loadAverage,
@@ -36,7 +35,7 @@ import {
   table,
   tempDataDir,
   untilReady,
-  wrk,
+  wrkCpu,
 } from './lib'
 
 interface Path {
@@ -87,11 +86,9 @@ interface Target {
 
 /** One load of `path` on `pid` at `url`: µs of the server's CPU per response received, and responses/s. */
 async function measure(pid: number, url: string, headers: Record<string, string>, script: string[], seconds: number) {
-  const before = cpuSeconds(pid)
-  const load = await wrk(url, headers, seconds, script)
-  const cpu = cpuSeconds(pid) - before
+  const { load, cpuUs } = await wrkCpu(pid, url, headers, seconds, script)
   if (load.errors > 0) throw new Error(`${url}: ${load.errors} errors`)
-  return { us: (cpu * 1e6) / load.requests!, rps: load.rps }
+  return { us: cpuUs, rps: load.rps }
 }
 
 export async function requestCost() {

@@ -14,7 +14,6 @@ import {
   addFrontendFlags,
   authHeaders,
   contextFor,
-  cpuSeconds,
   createToken,
   FRONTEND_ENVIRONMENT as ENVIRONMENT,
   FRONTEND_FLAGS as FLAGS,
@@ -33,7 +32,7 @@ import {
   tempDataDir,
   withDataDir,
   withServer,
-  wrk,
+  wrkCpu,
 } from './lib'
 
 /**
@@ -67,10 +66,7 @@ end
       )
       if (sample.status !== 200) throw new Error(`frontend answered ${sample.status}`)
       const text = await sample.text()
-      const cpuBefore = cpuSeconds(server.pid)
-      const load = await wrk(url, { authorization: token }, SECONDS, ['-s', script])
-      // The server's own CPU time per request: unlike requests/s, not shared with wrk and the other processes on the machine.
-      const cpuUs = ((cpuSeconds(server.pid) - cpuBefore) / (load.rps * SECONDS)) * 1e6
+      const { load, cpuUs } = await wrkCpu(server.pid, url, { authorization: token }, SECONDS, ['-s', script])
       return { listed: JSON.parse(text).toggles.length as number, bytes: text.length, load, cpuUs }
     })
 
@@ -255,11 +251,8 @@ wrk.body = ${JSON.stringify(FIXED_BODY)}
     cpuUs: number
   }
 
-  async function measured(pid: number, url: string, headers: Record<string, string>, scriptPath: string) {
-    const before = cpuSeconds(pid)
-    const load = await wrk(url, headers, SECONDS, ['-s', scriptPath])
-    return { load, cpuUs: ((cpuSeconds(pid) - before) / (load.rps * SECONDS)) * 1e6 } as Measured
-  }
+  const measured = (pid: number, url: string, headers: Record<string, string>, scriptPath: string) =>
+    wrkCpu(pid, url, headers, SECONDS, ['-s', scriptPath]) as Promise<Measured>
 
   /** Slices of one scenario as one: requests/s and CPU per request over all of them; the worst p99, the median p50, the highest load. */
   function summed(slices: Measured[]): Measured {

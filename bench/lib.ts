@@ -356,6 +356,22 @@ export async function wrk(url: string, headers: Record<string, string>, seconds:
   return result
 }
 
+/**
+ * wrk on `url` (see wrk) and the CPU the process `pid` used meanwhile (/proc/<pid>/stat, every
+ * thread) per response received: unlike requests/s, not shared with wrk and the machine's other work.
+ */
+export async function wrkCpu(
+  pid: number,
+  url: string,
+  headers: Record<string, string>,
+  seconds: number,
+  extra: string[] = [],
+) {
+  const before = cpuSeconds(pid)
+  const load = await wrk(url, headers, seconds, extra)
+  return { load, cpuUs: ((cpuSeconds(pid) - before) * 1e6) / load.requests! }
+}
+
 /** autocannon (32 connections unless told) with its figures as a Load; `timeouts` apart. */
 export async function cannon(options: autocannon.Options): Promise<Load & { timeouts: number; seconds: number }> {
   const load = loadAverage()
