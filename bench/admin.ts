@@ -1,7 +1,6 @@
 /**
  * Admin-path scenarios: the HTTP hot paths next to a bare Bun server (`admin`), the cost of many
- * tokens (`tokens`), the playground over the frontend benchmark's flags (`playground`) and writes
- * with slow integrations (`addons`). Run through bench/run.ts.
+ * tokens (`tokens`) and the playground over the frontend benchmark's flags (`playground`). Run through bench/run.ts.
  */
 import { randomBytes } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -18,7 +17,6 @@ import { newKey, writeKey } from '../src/storage/secret-key'
 import { bareServer } from './clients'
 import {
   addFrontendFlags,
-  api,
   authHeaders,
   contextFor,
   cannon,
@@ -291,106 +289,4 @@ export async function playgroundAnswer() {
     const load = loadAverage()
     console.log(`${route}: median of runs p50 ${p50} ms, p95 ${p95} ms, server CPU ${cpu} ms per answer (load ${load})`)
   }
-}
-
-/** A receiver that answers every request after `delayMs`. */
-function slowReceiver(delayMs: number) {
-  let received = 0
-  const server = Bun.serve({
-    hostname: '127.0.0.1',
-    port: 0,
-    async fetch(request) {
-      await request.text()
-      received++
-      await Bun.sleep(delayMs)
-      return new Response('ok')
-    },
-  })
-  return { url: `http://127.0.0.1:${server.port}/hook`, received: () => received, stop: () => server.stop(true) }
-}
-
-async function patchRun(integrations: number, receiverUrl: string, seconds: number, clients: number) {
-  const dir = tempDataDir('bench-addons-')
-  const server = await startServer(dir, { LOG_LEVEL: 'warn' })
-  try {
-    for (let i = 0; i < integrations; i++)
-      await api(server.base, 'POST', '/api/admin/addons', {
-        provider: 'webhook',
-        enabled: true,
-        parameters: { url: receiverUrl, signingSecret: `secret-${i}` },
-        events: ['feature-metadata-updated'],
-      })
-    for (let i = 0; i < clients; i++)
-      await api(server.base, 'POST', '/api/admin/projects/default/features', { name: `bench-${i}` })
-    let done = 0
-    let failed = 0
-    const latencies: number[] = []
-    const until = performance.now() + seconds * 1000
-    await Promise.all(
-      Array.from({ length: clients }, async (_, client) => {
-        for (let n = 0; performance.now() < until; n++) {
-          const started = performance.now()
-          const response = await fetch(`${server.base}/api/admin/projects/default/features/bench-${client}`, {
-            method: 'PATCH',
-            headers: { authorization: SECRET, 'content-type': 'application/json' },
-            body: JSON.stringify([{ op: 'replace', path: '/description', value: `change ${n}` }]),
-          })
-          await response.arrayBuffer()
-          if (response.ok) done++
-          else failed++
-          latencies.push(performance.now() - started)
-        }
-      }),
-    )
-    latencies.sort((a, b) => a - b)
-    const waiting =
-      integrations === 0 ? 0 : (await api(server.base, 'GET', '/api/admin/addons/1/events')).waitingCount * integrations
-    return {
-      perSecond: done / seconds,
-      failed,
-      p50: latencies[Math.floor(latencies.length / 2)],
-      p99: latencies[Math.floor(latencies.length * 0.99)],
-      waiting,
-    }
-  } finally {
-    await server.stop()
-    removeDir(dir)
-  }
-}
-
-/**
- * `addons`: PATCH throughput with 0 and with 10 integrations whose receiver takes `--delay` ms to
- * answer every request (concurrent writers, durable writes): a slow receiver must not slow writes.
- */
-export async function addonsPatch() {
-  const opts = options({ runs: 3, seconds: 10, clients: 8, delay: 5000 })
-  const receiver = slowReceiver(opts.delay)
-  const rows: (string | number)[][] = []
-  try {
-    const results: Record<number, Awaited<ReturnType<typeof patchRun>>[]> = { 0: [], 10: [] }
-    for (let run = 0; run < opts.runs; run++) {
-      // In turn, so that a change in the machine's load falls on both.
-      for (const integrations of run % 2 === 0 ? [0, 10] : [10, 0])
-        results[integrations].push(await patchRun(integrations, receiver.url, opts.seconds, opts.clients))
-    }
-    for (const integrations of [0, 10]) {
-      const runs = results[integrations]
-      rows.push([
-        integrations,
-        runs.map(r => fmt(r.perSecond, 0)).join(' / '),
-        fmt(median(runs.map(r => r.p50)), 1),
-        fmt(median(runs.map(r => r.p99)), 1),
-        runs.reduce((sum, r) => sum + r.failed, 0),
-        median(runs.map(r => r.waiting)),
-      ])
-    }
-  } finally {
-    receiver.stop()
-  }
-  console.log(
-    `PATCH /api/admin/projects/default/features/:name, ${opts.clients} writers, ${opts.seconds} s per run, receiver answering after ${opts.delay} ms`,
-  )
-  console.log(
-    table(['integrations', 'PATCH/s per run', 'p50 ms', 'p99 ms', 'failed', 'deliveries waiting at the end'], rows),
-  )
 }

@@ -8,7 +8,6 @@ import { join } from 'node:path'
 import { writeFileSync } from 'node:fs'
 import { compileScope, type EvalContext } from '../src/features/evaluation/scope'
 import { frontendAnswers, type FrontendEvaluator } from '../src/features/frontend/frontend.answers'
-import { BULK_END, ofrepAnswers } from '../src/features/ofrep/ofrep.answers'
 import { compileWithSdk } from '../test/sdk-reference'
 import {
   addFrontendFlags,
@@ -176,8 +175,8 @@ export async function frontendEval() {
  *  - the 304 path: POST /ofrep/v1/evaluate/flags with one context and If-None-Match set to its ETag;
  *  - for reference, the client API's 304 path (GET /api/client/features with If-None-Match).
  * Each gets its requests/s, latency and the server's own CPU time per request (/proc/<pid>/stat).
- * The ratio OFREP / frontend is taken within each run, then the median of the runs. Before the HTTP
- * runs, the same flags are compiled in process and each answer is timed without HTTP (CPU time).
+ * The ratio OFREP / frontend is taken within each run, then the median of the runs. The evaluator
+ * alone, without HTTP, is the last line of `edge`.
  */
 export async function ofrep() {
   const { runs: RUNS, slices: SLICES, seconds: SECONDS } = options({ runs: 3, slices: 4, seconds: 5 })
@@ -203,48 +202,6 @@ wrk.headers["Content-Type"] = "application/json"
 wrk.headers["If-None-Match"] = ${JSON.stringify(etag)}
 wrk.body = ${JSON.stringify(FIXED_BODY)}
 `
-  const encoder = new TextEncoder()
-
-  /** Per answer, in process: CPU µs of the frontend API's text and of OFREP's, for the same contexts, alternating blocks. */
-  async function inProcess(rounds = 2000) {
-    const compiled = compileScope(frontendState(), { projects: ['*'], environment: ENVIRONMENT })
-    const frontendApi = frontendAnswers(compiled)
-    const ofrepApi = ofrepAnswers(compiled)
-    const contexts: EvalContext[] = Array.from({ length: rounds }, (_, n) => {
-      const { properties, ...root } = contextFor(n)
-      return { ...root, properties: Object.assign(Object.create(null), properties) }
-    })
-    const cpu = () => {
-      const usage = process.cpuUsage()
-      return (usage.user + usage.system) / 1000
-    }
-    const time = (evaluate: (context: EvalContext) => unknown) => {
-      const started = cpu()
-      for (const context of contexts) evaluate({ ...context })
-      return ((cpu() - started) / rounds) * 1000
-    }
-    // The frontend API's text is hashed and encoded for its answer; OFREP's answer is a Response of bytes already.
-    const frontendAnswer = (context: EvalContext) => {
-      const text = frontendApi.evaluate(context)
-      Bun.hash(text)
-      return encoder.encode(text)
-    }
-    const ofrepAnswer = (context: EvalContext) => ofrepApi.bulk(context, BULK_END, {})
-    const sample = contexts.slice(0, 100)
-    const sizes = { frontend: 0, ofrep: 0 }
-    for (const context of sample) {
-      sizes.frontend += frontendAnswer({ ...context }).length / sample.length
-      sizes.ofrep += (await ofrepAnswer({ ...context }).arrayBuffer()).byteLength / sample.length
-    }
-    for (let n = 0; n < 300; n++) frontendAnswer({ ...contexts[n] }), ofrepAnswer({ ...contexts[n] })
-    const frontend: number[] = []
-    const ofrep: number[] = []
-    for (let block = 0; block < 3; block++) {
-      frontend.push(time(frontendAnswer))
-      ofrep.push(time(ofrepAnswer))
-    }
-    return { frontendUs: median(frontend), ofrepUs: median(ofrep), sizes }
-  }
 
   interface Measured {
     load: Load
@@ -288,10 +245,6 @@ wrk.body = ${JSON.stringify(FIXED_BODY)}
     plain: luaScript(dir, 'plain', ''),
   }
   try {
-    const own = await inProcess()
-    console.log(
-      `in process (${new Date().toISOString()}): ${JSON.stringify(own, (_, v) => (typeof v === 'number' ? Math.round(v * 10) / 10 : v))}`,
-    )
     type Slices = Record<'frontend' | 'ofrep' | 'notModified' | 'client304', Measured>
     const runs: (Slices & { started: string; sample: { frontend: number; ofrep: number; flags: number } })[] = []
     for (let i = 0; i < RUNS; i++) {

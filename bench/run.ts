@@ -7,7 +7,7 @@
  * Each scenario is a function of a module of bench/ that reads its options from process.argv (lib.ts
  * `options`); the runner hands it the arguments after the scenario's name. Figures and targets are
  * in docs/benchmarks.md. The modules, by what their scenarios measure:
- * - admin paths: admin.ts (admin, playground, tokens, addons), console.ts;
+ * - admin paths: admin.ts (admin, playground, tokens), console.ts;
  * - SDK paths: sdk.ts (client, metrics, usage-memory), frontend.ts (frontend, frontend-eval, ofrep),
  *   edge.ts; streaming: streaming.ts;
  * - audit log: search.ts (storage, search at 1M events), audit-log.ts and audit-memory.ts (10M
@@ -200,13 +200,7 @@ export const SCENARIOS: Record<string, Scenario> = {
       '[--streams 1000,10000] [--writes 20] [--sdk-writes 50] [--idle 10000] [--idle-rounds 3] [--seconds 10] [--runs 1]',
     needs: ['wrk'],
   },
-  'slow-readers': {
-    module: 'streaming',
-    fn: 'slowReaders',
-    area: 'streaming',
-    what: 'streams whose clients never read: server and kernel memory, streams cut off',
-    options: '[--streams 500] [--flags 12] [--heartbeat-ms 2000]',
-  },
+
   edge: {
     module: 'edge',
     fn: 'edge',
@@ -237,13 +231,7 @@ export const SCENARIOS: Record<string, Scenario> = {
     what: 'sign-in cost, the console assets, the project page of 10,000 flags in Chromium',
     options: '[--runs 3]',
   },
-  addons: {
-    module: 'admin',
-    fn: 'addonsPatch',
-    area: 'integrations',
-    what: 'PATCH throughput with 0 and with 10 integrations whose receiver answers after 5 s',
-    options: '[--runs 3] [--seconds 10] [--clients 8] [--delay 5000]',
-  },
+
   'addons-waiting': {
     module: 'memory',
     fn: 'addonsWaiting',
