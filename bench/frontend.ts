@@ -1,8 +1,8 @@
 /**
  * The frontend API and OFREP on the frontend benchmark's 1,000 flags (bench/data.ts): `frontend`
  * (GET /api/frontend over HTTP), `frontend-eval` (the evaluation in process, next to the official
- * SDK's engine) and `ofrep` (OFREP's bulk evaluation next to the frontend API). Run through
- * bench/run.ts.
+ * SDK's engine), `ofrep` (OFREP's bulk evaluation next to the frontend API) and `playground` (the
+ * admin playground answering for those flags). Run through bench/run.ts.
  */
 import { join } from 'node:path'
 import { writeFileSync } from 'node:fs'
@@ -13,16 +13,19 @@ import {
   addFrontendFlags,
   authHeaders,
   contextFor,
+  cpuSeconds,
   createToken,
+  fmt,
+  fmtMedian,
   FRONTEND_ENVIRONMENT as ENVIRONMENT,
   FRONTEND_FLAGS as FLAGS,
-  fmt,
   frontendState,
   type Load,
   loadAverage,
   luaScript,
   median,
   options,
+  percentile,
   removeDir,
   repeat,
   seedDataDir,
@@ -324,5 +327,48 @@ wrk.body = ${JSON.stringify(FIXED_BODY)}
     )
   } finally {
     removeDir(dir)
+  }
+}
+
+/**
+ * `playground`, over the frontend benchmark's 1,000 flags (bench/data.ts): in each run a server answers POST /api/admin/
+ * playground, then /advanced (production), one request after another, each for another user. Prints
+ * per run the answer's size, p50 and p95 to the whole answer and the server's CPU per answer; medians.
+ */
+export async function playgroundAnswer() {
+  const { runs: RUNS, requests: REQUESTS } = options({ runs: 3, requests: 200 })
+  const ask = async (base: string, path: string, body: object) => {
+    const started = performance.now()
+    const response = await fetch(base + path, { method: 'POST', headers: authHeaders, body: JSON.stringify(body) })
+    const text = await response.text()
+    if (response.status !== 200) throw new Error(`${path} answered ${response.status}: ${text.slice(0, 300)}`)
+    return { ms: performance.now() - started, text }
+  }
+  const measure = async ({ base, pid }: { base: string; pid: number }, suffix: string, where: object) => {
+    const [path, bodyOf] = [`/api/admin/playground${suffix}`, (n: number) => ({ ...where, context: contextFor(n) })]
+    const sample = await ask(base, path, bodyOf(0))
+    const flags = JSON.parse(sample.text).features.length
+    if (flags !== FLAGS) throw new Error(`${path} answered ${flags} flags, not ${FLAGS}`)
+    for (let n = 1; n <= 20; n++) await ask(base, path, bodyOf(n))
+    const [cpuBefore, times] = [cpuSeconds(pid), [] as number[]]
+    for (let n = 0; n < REQUESTS; n++) times.push((await ask(base, path, bodyOf(1000 + n))).ms)
+    const cpuMs = ((cpuSeconds(pid) - cpuBefore) / REQUESTS) * 1000
+    times.sort((a, b) => a - b)
+    return { flags, kB: sample.text.length / 1024, p50: percentile(times, 50), p95: percentile(times, 95), cpuMs }
+  }
+  const seed = { events: 1000, flags: FLAGS, environments: ['development', 'production'] }
+  const runs = await withDataDir(seed, async dir => {
+    addFrontendFlags(dir)
+    return repeat(RUNS, () =>
+      withServer(dir, {}, async server => ({
+        playground: await measure(server, '', { environment: ENVIRONMENT }),
+        advanced: await measure(server, '/advanced', { environments: [ENVIRONMENT] }),
+      })),
+    )
+  })
+  for (const route of ['playground', 'advanced'] as const) {
+    const [p50, p95, cpu] = (['p50', 'p95', 'cpuMs'] as const).map(k => fmtMedian(runs, 1, r => r[route][k]))
+    const load = loadAverage()
+    console.log(`${route}: median of runs p50 ${p50} ms, p95 ${p95} ms, server CPU ${cpu} ms per answer (load ${load})`)
   }
 }
