@@ -1,39 +1,24 @@
 /**
- * Admin-path scenarios: the HTTP hot paths next to a bare Bun server (`admin`), the cost of many
- * tokens (`tokens`), the playground over the frontend benchmark's flags (`playground`) and writes
- * with slow integrations (`addons`). Run through bench/run.ts.
+ * Admin paths: the HTTP hot paths next to a bare Bun server (`admin`) and the console: sign-in, its
+ * assets and the project page of 10,000 flags in Chromium (`console`), a toggle in the console until
+ * the SDKs see it (`console-propagation`). Run through bench/run.ts.
  */
-import { randomBytes } from 'node:crypto'
-import { readFileSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { createApp } from '../src/app'
-import { SYSTEM_ACTOR } from '../src/domain/events'
-import { SecretHasher } from '../src/features/tokens/secret-hash'
-import type { ApiTokenRecord } from '../src/features/tokens/tokens.records'
-import { createServices, initialise, stopWorkers } from '../src/services'
-import { openStore } from '../src/open-store'
-import { STATE_FILE } from '../src/storage/files'
-import type { StateDoc } from '../src/storage/records'
-import { newKey, writeKey } from '../src/storage/secret-key'
-import { bareServer } from './clients'
+import { chromium } from 'playwright-core'
+import type { Unleash } from 'unleash-client'
+import { bareServer, holds, officialSdk } from './clients'
 import {
-  addFrontendFlags,
-  api,
   authHeaders,
-  contextFor,
   cannon,
   cpuSeconds,
+  createToken,
   errorsOf,
   fmt,
   fmtMedian,
-  FRONTEND_ENVIRONMENT,
-  FRONTEND_FLAGS,
   type Load,
   loadAverage,
   loadColumns,
   median,
   options,
-  percentile,
   removeDir,
   repeat,
   SECRET,
@@ -124,273 +109,278 @@ export async function adminPaths() {
   )
 }
 
-/** A viewer token with a random secret nobody uses: it is there to be many. */
-function benchToken(hasher: SecretHasher, i: number, userId: number, createdAt: string): ApiTokenRecord {
-  const secretHash = hasher.hash(`*:*.${randomBytes(32).toString('hex')}`)
-  const scope = { projects: ['*'], environment: '*', prefix: '*:*' }
-  return {
-    tokenName: `bench-${i}`,
-    type: 'admin',
-    role: 'viewer',
-    ...scope,
-    secretHash,
-    userId,
-    createdAt,
-    expiresAt: null,
-  }
+/** The console user both scenarios start their server with. */
+const PASSWORD = 'Bench-admin-pass-1'
+
+/** Headless Chromium (CHROMIUM_PATH, or Debian's) with a page signed in to the console as that user. */
+async function signedIn(base: string) {
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu'],
+  })
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
+  await page.goto(`${base}/`)
+  await page.getByLabel('Username').fill('admin')
+  await page.getByLabel('Password').fill(PASSWORD)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByRole('heading', { name: 'Projects' }).waitFor()
+  return { browser, page }
 }
 
 /**
- * `tokens`: what an authenticated request costs with many API tokens:
- * Two apps in this process, on memory stores: one with only the admin token, one with `--tokens`
- * more (made in one commit through the store, as the service would store them). Each round sends
- * `--requests` sequential `GET /api/admin/environments` through `app.handle` to each app, in
- * alternating batches of 500, so both see the same machine noise; the table gives each round's
- * median batch cost per request and the ratio, and the medians of rounds. No sockets: this is the
- * service's own work.
- *
- * Then the same over HTTP: two real servers, on data directories that differ only in the tokens
- * their state holds, loaded in turn by autocannon (32 connections, `--seconds` each, `--http-runs`
- * times, alternating which goes first); requests/s, p99 and the ratio of requests/s.
+ * `console`, the console's figures:
+ * - sign-in: the time of one correct sign-in over HTTP next to one Bun.password.verify of the same
+ *   hash in this process (same minutes), and the server's CPU (user + system, from /proc) for 100
+ *   wrong passwords in a row for one user, next to 5 correct sign-ins;
+ * - the console's assets, minified and gzipped (what a browser downloads);
+ * - the project page with 10,000 flags in headless Chromium: from navigation to the first rows'
+ *   switches painted, and filter-as-you-type (one character typed until the count changes).
  */
-export async function tokenCount() {
-  const o = options({ tokens: 5000, requests: 20000, rounds: 7, 'http-runs': 5, seconds: 5 })
-  const { tokens: TOKENS, requests: REQUESTS, rounds: ROUNDS, seconds: SECONDS } = o
-  const BATCH = 500
-  const many = `${TOKENS.toLocaleString('en-US')} tokens`
+export async function consolePage() {
+  const { runs } = options({ runs: 3 })
+  const cpuMs = (pid: number) => cpuSeconds(pid) * 1000
 
-  async function makeApp(extraTokens: number) {
-    const store = await openStore(null)
-    const services = createServices(store)
-    const app = createApp(services, { bodyLimit: 102_400 })
-    await initialise(services, [SECRET])
-    if (extraTokens > 0)
-      await store.transact(SYSTEM_ACTOR, tx => {
-        const hasher = new SecretHasher(store.secretKey)
-        for (let i = 0; i < extraTokens; i++)
-          tx.put('tokens', `bench-${i}`, benchToken(hasher, i, tx.allocateUserId(), tx.now))
-      })
-    if (Object.keys(store.state.tokens).length !== extraTokens + 1) throw new Error('tokens were not all stored')
-    /** Mean microseconds per request over `count` sequential requests. */
-    const measure = async (count: number) => {
-      const started = performance.now()
-      for (let i = 0; i < count; i++) {
-        const request = new Request('http://bench/api/admin/environments', { headers: { authorization: SECRET } })
-        const response = await app.handle(request)
-        if (response.status !== 200) throw new Error(`status ${response.status}`)
-        await response.arrayBuffer()
+  const login = (base: string, username: string, password: string) =>
+    fetch(`${base}/auth/simple/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username, password }),
+    })
+
+  interface Run {
+    signInMs: number
+    verifyMs: number
+    wrongCpuMs: number
+    rightCpuMs: number
+    statuses: string
+    firstRowsMs: number
+    warmRowsMs: number
+    filterMs: number
+  }
+
+  async function oneRun(): Promise<Run> {
+    const dir = tempDataDir('bench-console-')
+    seedDataDir(dir, { events: 1000, flags: 10_000 })
+    const server = await startServer(dir, { UNLEASH_DEFAULT_ADMIN_PASSWORD: PASSWORD, LOG_LEVEL: 'warn' })
+    try {
+      const { base, pid } = server
+      // Sign-in over HTTP, next to one verification here of a hash made with the same settings.
+      const times: number[] = []
+      for (let i = 0; i < 5; i++) {
+        const started = performance.now()
+        const response = await login(base, 'admin', PASSWORD)
+        await response.text()
+        times.push(performance.now() - started)
       }
-      return ((performance.now() - started) * 1000) / count
+      const hash = await Bun.password.hash(PASSWORD, { algorithm: 'argon2id', memoryCost: 19456, timeCost: 2 })
+      const verifies: number[] = []
+      for (let i = 0; i < 5; i++) {
+        const started = performance.now()
+        await Bun.password.verify(PASSWORD, hash)
+        verifies.push(performance.now() - started)
+      }
+      const beforeRight = cpuMs(pid)
+      for (let i = 0; i < 5; i++) await (await login(base, 'admin', PASSWORD)).text()
+      const rightCpuMs = cpuMs(pid) - beforeRight
+      // 100 wrong passwords in a row for one user (a second user, so admin can still sign in below).
+      const statuses = new Map<number, number>()
+      const beforeWrong = cpuMs(pid)
+      for (let i = 0; i < 100; i++) {
+        const response = await login(base, 'guessed', `Wrong-pass-${i}`)
+        await response.text()
+        statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1)
+      }
+      const wrongCpuMs = cpuMs(pid) - beforeWrong
+
+      // The project page with 10,000 flags.
+      const { browser, page } = await signedIn(base)
+      const navigated = performance.now()
+      await page.goto(`${base}/#/projects/default`)
+      await page.getByRole('switch', { name: 'flag-0 in development' }).waitFor()
+      const firstRowsMs = performance.now() - navigated
+      // Again: the second visit (the first after a start pays for the server's first search).
+      await page.goto(`${base}/#/`)
+      await page.getByRole('heading', { name: 'Projects' }).waitFor()
+      const again = performance.now()
+      await page.goto(`${base}/#/projects/default`)
+      await page.getByRole('switch', { name: 'flag-0 in development' }).waitFor()
+      const warmRowsMs = performance.now() - again
+      const filter = page.getByLabel('Filter flags')
+      const count = page.getByText(/of 10000 flags/)
+      const typed = performance.now()
+      await filter.press('7')
+      await page
+        .getByText(/^\d+ of 10000 flags/)
+        .filter({ hasNotText: '10000 of 10000' })
+        .waitFor()
+      const filterMs = performance.now() - typed
+      await count.waitFor()
+      await browser.close()
+      return {
+        signInMs: median(times),
+        verifyMs: median(verifies),
+        wrongCpuMs,
+        rightCpuMs,
+        statuses: [...statuses].map(([status, n]) => `${n}×${status}`).join(' '),
+        firstRowsMs,
+        warmRowsMs,
+        filterMs,
+      }
+    } finally {
+      await server.stop()
+      removeDir(dir)
     }
-    return { measure, close: () => stopWorkers(services) }
   }
 
-  const apps = [await makeApp(0), await makeApp(TOKENS)]
-  // Warm-up: JIT and caches, not counted.
-  for (let i = 0; i < 4; i++) await apps[i % 2].measure(REQUESTS / 4)
-  const rows: (string | number)[][] = []
-  const rounds: [number, number][] = []
-  for (let round = 1; round <= ROUNDS; round++) {
-    // Batches alternating between the apps (which goes first too), so a noisy moment of the machine
-    // falls on both; each app's figure is the median of its batches.
-    const batches: [number[], number[]] = [[], []]
-    for (let batch = 0; batch < REQUESTS / BATCH; batch++)
-      for (const i of batch % 2 === 0 ? [0, 1] : [1, 0]) batches[i].push(await apps[i].measure(BATCH))
-    const [x, y] = batches.map(median)
-    rounds.push([x, y])
-    rows.push([round, `${fmt(x)} µs`, `${fmt(y)} µs`, fmt(y / x, 2)])
-  }
-  const [one, all] = [fmtMedian(rounds, 1, r => r[0]), fmtMedian(rounds, 1, r => r[1])]
-  rows.push(['median', `**${one} µs**`, `**${all} µs**`, `**${fmtMedian(rounds, 2, r => r[1] / r[0])}**`])
-  const what = `${REQUESTS} sequential GET /api/admin/environments per app and round, in alternating batches of ${BATCH}`
-  console.log(`${what}, through app.handle; ${new Date().toISOString()}`)
-  console.log(table(['round', '1 token', many, 'ratio'], rows))
-  for (const app of apps) app.close()
-  if (o['http-runs'] > 0) await tokensOverHttp(TOKENS, o['http-runs'], SECONDS)
-}
+  const built = Bun.spawnSync([process.execPath, 'console/build.ts'], { cwd: `${import.meta.dir}/..` })
+  const files = JSON.parse(built.stdout.toString()) as { name: string; text: string }[]
+  const sizes = files.map(file => {
+    const bytes = new TextEncoder().encode(file.text)
+    return { name: file.name, bytes: bytes.length, gzipped: Bun.gzipSync(bytes).length }
+  })
+  console.log(
+    table(
+      ['asset', 'minified', 'gzipped'],
+      [
+        ...sizes.map(s => [s.name, `${fmt(s.bytes / 1024)} KiB`, `${fmt(s.gzipped / 1024)} KiB`]),
+        [
+          'total',
+          `${fmt(sizes.reduce((n, s) => n + s.bytes, 0) / 1024)} KiB`,
+          `${fmt(sizes.reduce((n, s) => n + s.gzipped, 0) / 1024)} KiB`,
+        ],
+      ],
+    ),
+  )
+  console.log()
 
-/** The tokens scenario over HTTP: two servers whose states differ only in their tokens. */
-async function tokensOverHttp(TOKENS: number, RUNS: number, SECONDS: number) {
-  const dirs = [tempDataDir('bench-tokens-1-'), tempDataDir('bench-tokens-many-')]
-  const servers: Awaited<ReturnType<typeof startServer>>[] = []
-  const load = async (base: string, duration: number) => {
-    const result = await cannon({ url: `${base}/api/admin/environments`, headers: { authorization: SECRET }, duration })
-    if (result.errors > 0) throw new Error(`${result.errors} failed requests`)
-    return result
-  }
-  try {
-    for (const dir of dirs) seedDataDir(dir, { events: 1000, flags: 10 })
-    const statePath = join(dirs[1], STATE_FILE)
-    const state = JSON.parse(readFileSync(statePath, 'utf8')) as StateDoc
-    // Stored as the service stores them: keyed by the directory's key, written beside the state.
-    const key = newKey()
-    writeKey(dirs[1], key)
-    const hasher = new SecretHasher(key)
-    for (let i = 0; i < TOKENS; i++)
-      state.tokens[`bench-${i}`] = benchToken(hasher, i, state.nextUserId++, new Date().toISOString())
-    writeFileSync(statePath, JSON.stringify(state))
-    for (const dir of dirs) servers.push(await startServer(dir))
-    for (const server of servers) await load(server.base, 2) // warm-up, not counted
-    const runs: Load[][] = []
-    for (let run = 1; run <= RUNS; run++) {
-      const got: Load[] = []
-      for (const i of run % 2 === 1 ? [0, 1] : [1, 0]) got[i] = await load(servers[i].base, SECONDS)
-      runs.push(got)
-    }
-    const cell = (l: Load) => `${fmt(l.rps, 0)}/s (p99 ${l.p99} ms)`
-    const rows = runs.map((r, i) => [i + 1, cell(r[0]), cell(r[1]), fmt(r[0].rps / r[1].rps, 2)])
-    const [one, all] = [fmtMedian(runs, 0, r => r[0].rps), fmtMedian(runs, 0, r => r[1].rps)]
-    rows.push(['median', `**${one}/s**`, `**${all}/s**`, `**${fmtMedian(runs, 2, r => r[0].rps / r[1].rps)}**`])
-    console.log(`\nautocannon, 32 connections, ${SECONDS} s per run, GET /api/admin/environments on a real server`)
-    const many = `${TOKENS.toLocaleString('en-US')} tokens`
-    console.log(table(['run', '1 token', many, 'ratio (1 token / many, requests/s)'], rows))
-  } finally {
-    for (const server of servers) await server.stop()
-    for (const dir of dirs) removeDir(dir)
-  }
+  const results: Run[] = []
+  for (let i = 0; i < runs; i++) results.push(await oneRun())
+  const measures: [string, (run: Run) => number, number][] = [
+    ['sign-in over HTTP (ms)', r => r.signInMs, 1],
+    ['one Bun.password.verify here (ms)', r => r.verifyMs, 1],
+    ['ratio sign-in / verify', r => r.signInMs / r.verifyMs, 2],
+    ['server CPU, 5 correct sign-ins (ms)', r => r.rightCpuMs, 0],
+    ['server CPU, 100 wrong passwords in a row (ms)', r => r.wrongCpuMs, 0],
+    ['10,000 flags: navigation to first rows, first list after start (ms)', r => r.firstRowsMs, 0],
+    ['10,000 flags: navigation to first rows, second visit (ms)', r => r.warmRowsMs, 0],
+    ['10,000 flags: one character typed to filtered (ms)', r => r.filterMs, 0],
+  ]
+  const rows = measures.map(([label, pick, digits]) => [
+    label,
+    ...results.map(run => fmt(pick(run), digits)),
+    fmt(median(results.map(pick)), digits),
+  ])
+  rows.splice(5, 0, ['answers to the 100', ...results.map(r => r.statuses), ''])
+  console.log(table(['measure', ...results.map((_, i) => `run ${i + 1}`), 'median'], rows))
 }
 
 /**
- * `playground`, over the frontend benchmark's 1,000 flags (bench/data.ts): in each run a server answers POST /api/admin/
- * playground, then /advanced (production), one request after another, each for another user. Prints
- * per run the answer's size, p50 and p95 to the whole answer and the server's CPU per answer; medians.
+ * `console-propagation`: from a toggle in the console to the SDKs:
+ * One server (100 flags), headless Chromium signed in to the console on the project page, and in
+ * this process two official `unleash-client` SDKs with a client token for development: one
+ * polling every `--interval` ms, one streaming (experimentalMode streaming). For each of
+ * `--toggles` clicks on the switch "flag-0 in development", timed from the click:
+ * - the console's answer (the toggle's response seen by the page);
+ * - a poll made the moment the page has its answer (GET /api/client/features with the client
+ *   token, as the SDK's next poll would be): whether it already holds the change, and when;
+ * - the streaming SDK's copy showing the change;
+ * - the polling SDK's copy showing it, and whether that was its first poll after the answer.
+ * Prints p50/p99/max of each with the load average.
  */
-export async function playgroundAnswer() {
-  const { runs: RUNS, requests: REQUESTS } = options({ runs: 3, requests: 200 })
-  const ask = async (base: string, path: string, body: object) => {
-    const started = performance.now()
-    const response = await fetch(base + path, { method: 'POST', headers: authHeaders, body: JSON.stringify(body) })
-    const text = await response.text()
-    if (response.status !== 200) throw new Error(`${path} answered ${response.status}: ${text.slice(0, 300)}`)
-    return { ms: performance.now() - started, text }
-  }
-  const measure = async ({ base, pid }: { base: string; pid: number }, suffix: string, where: object) => {
-    const [path, bodyOf] = [`/api/admin/playground${suffix}`, (n: number) => ({ ...where, context: contextFor(n) })]
-    const sample = await ask(base, path, bodyOf(0))
-    const flags = JSON.parse(sample.text).features.length
-    if (flags !== FRONTEND_FLAGS) throw new Error(`${path} answered ${flags} flags, not ${FRONTEND_FLAGS}`)
-    for (let n = 1; n <= 20; n++) await ask(base, path, bodyOf(n))
-    const [cpuBefore, times] = [cpuSeconds(pid), [] as number[]]
-    for (let n = 0; n < REQUESTS; n++) times.push((await ask(base, path, bodyOf(1000 + n))).ms)
-    const cpuMs = ((cpuSeconds(pid) - cpuBefore) / REQUESTS) * 1000
-    times.sort((a, b) => a - b)
-    return { flags, kB: sample.text.length / 1024, p50: percentile(times, 50), p95: percentile(times, 95), cpuMs }
-  }
-  const seed = { events: 1000, flags: FRONTEND_FLAGS, environments: ['development', 'production'] }
-  const runs = await withDataDir(seed, async dir => {
-    addFrontendFlags(dir)
-    return repeat(RUNS, () =>
-      withServer(dir, {}, async server => ({
-        playground: await measure(server, '', { environment: FRONTEND_ENVIRONMENT }),
-        advanced: await measure(server, '/advanced', { environments: [FRONTEND_ENVIRONMENT] }),
-      })),
-    )
-  })
-  for (const route of ['playground', 'advanced'] as const) {
-    const [p50, p95, cpu] = (['p50', 'p95', 'cpuMs'] as const).map(k => fmtMedian(runs, 1, r => r[route][k]))
-    const load = loadAverage()
-    console.log(`${route}: median of runs p50 ${p50} ms, p95 ${p95} ms, server CPU ${cpu} ms per answer (load ${load})`)
-  }
-}
+export async function consolePropagation() {
+  const { toggles: TOGGLES, interval: INTERVAL } = options({ toggles: 20, interval: 1000 })
+  const FLAG = 'flag-0'
+  const POLL_MS = 20
 
-/** A receiver that answers every request after `delayMs`. */
-function slowReceiver(delayMs: number) {
-  let received = 0
-  const server = Bun.serve({
-    hostname: '127.0.0.1',
-    port: 0,
-    async fetch(request) {
-      await request.text()
-      received++
-      await Bun.sleep(delayMs)
-      return new Response('ok')
-    },
-  })
-  return { url: `http://127.0.0.1:${server.port}/hook`, received: () => received, stop: () => server.stop(true) }
-}
-
-async function patchRun(integrations: number, receiverUrl: string, seconds: number, clients: number) {
-  const dir = tempDataDir('bench-addons-')
-  const server = await startServer(dir, { LOG_LEVEL: 'warn' })
+  const dir = tempDataDir('bench-propagation-')
+  seedDataDir(dir, { events: 100, flags: 100 })
+  const server = await startServer(dir, { UNLEASH_DEFAULT_ADMIN_PASSWORD: PASSWORD, LOG_LEVEL: 'warn' })
+  const { base } = server
+  const clients: Unleash[] = []
+  let browser: Awaited<ReturnType<typeof signedIn>>['browser'] | undefined
   try {
-    for (let i = 0; i < integrations; i++)
-      await api(server.base, 'POST', '/api/admin/addons', {
-        provider: 'webhook',
-        enabled: true,
-        parameters: { url: receiverUrl, signingSecret: `secret-${i}` },
-        events: ['feature-metadata-updated'],
-      })
-    for (let i = 0; i < clients; i++)
-      await api(server.base, 'POST', '/api/admin/projects/default/features', { name: `bench-${i}` })
-    let done = 0
-    let failed = 0
-    const latencies: number[] = []
-    const until = performance.now() + seconds * 1000
-    await Promise.all(
-      Array.from({ length: clients }, async (_, client) => {
-        for (let n = 0; performance.now() < until; n++) {
-          const started = performance.now()
-          const response = await fetch(`${server.base}/api/admin/projects/default/features/bench-${client}`, {
-            method: 'PATCH',
-            headers: { authorization: SECRET, 'content-type': 'application/json' },
-            body: JSON.stringify([{ op: 'replace', path: '/description', value: `change ${n}` }]),
-          })
-          await response.arrayBuffer()
-          if (response.ok) done++
-          else failed++
-          latencies.push(performance.now() - started)
-        }
-      }),
-    )
-    latencies.sort((a, b) => a - b)
-    const waiting =
-      integrations === 0 ? 0 : (await api(server.base, 'GET', '/api/admin/addons/1/events')).waitingCount * integrations
-    return {
-      perSecond: done / seconds,
-      failed,
-      p50: latencies[Math.floor(latencies.length / 2)],
-      p99: latencies[Math.floor(latencies.length * 0.99)],
-      waiting,
+    const secret = await createToken(base, 'client', 'development')
+    const [polling, streaming] = await Promise.all([
+      officialSdk(base, secret, 'polling', INTERVAL),
+      officialSdk(base, secret, 'streaming', INTERVAL),
+    ])
+    clients.push(polling, streaming)
+    // Every poll result of the polling SDK, with when it arrived (changed or not).
+    const polls: number[] = []
+    const pollingRepository = (polling as any).repository
+    pollingRepository.on('changed', () => polls.push(performance.now()))
+    pollingRepository.on('unchanged', () => polls.push(performance.now()))
+
+    const signed = await signedIn(base)
+    browser = signed.browser
+    const page = signed.page
+    await page.goto(`${base}/#/projects/default`)
+    const toggle = page.getByRole('switch', { name: `${FLAG} in development` })
+    await toggle.waitFor()
+
+    const answered: number[] = []
+    const rawPoll: number[] = []
+    let rawPollHeld = 0
+    const streamed: number[] = []
+    const streamedAfterAnswer: number[] = []
+    const polled: number[] = []
+    let firstPollHeld = 0
+    const load = loadAverage()
+    for (let i = 0; i < TOGGLES; i++) {
+      const enabled = !(await toggle.isChecked())
+      const streamSeen = holds(streaming, FLAG, enabled)
+      const pollSeen = holds(polling, FLAG, enabled)
+      const response = page.waitForResponse(
+        r => r.url().includes(`/features/${FLAG}/environments/development/`) && r.request().method() === 'POST',
+      )
+      const clicked = performance.now()
+      await toggle.click()
+      await (await response).finished()
+      const answeredAt = performance.now()
+      answered.push(answeredAt - clicked)
+      // The next poll, made now: does it already hold the change?
+      const poll = await fetch(`${base}/api/client/features`, { headers: { authorization: secret } })
+      const features = ((await poll.json()) as { features: { name: string; enabled: boolean }[] }).features
+      rawPoll.push(performance.now() - clicked)
+      if (features.find(flag => flag.name === FLAG)?.enabled === enabled) rawPollHeld++
+      const streamAt = await streamSeen
+      streamed.push(streamAt - clicked)
+      streamedAfterAnswer.push(streamAt - answeredAt)
+      const pollAt = await pollSeen
+      polled.push(pollAt - clicked)
+      // Its first poll made after the answer: the first result arriving more than POLL_MS after it
+      // (a loopback poll of 100 flags takes a few ms; one arriving sooner may have been asked before).
+      const firstAfter = polls.find(at => at > answeredAt + POLL_MS)
+      if (firstAfter !== undefined && pollAt <= firstAfter + 1) firstPollHeld++
+      await Bun.sleep(50)
     }
+    const row = (label: string, times: number[], extra = '') => {
+      const { p50, p99, max } = spread(times)
+      return [label, `${fmt(p50)} ms`, `${fmt(p99)} ms`, `${fmt(max)} ms`, extra]
+    }
+    console.log(
+      `\n${TOGGLES} toggles of "${FLAG} in development" clicked in the console; polling SDK every ${INTERVAL} ms; load average ${load}\n`,
+    )
+    console.log(
+      table(
+        ['from the click to', 'p50', 'p99', 'max', ''],
+        [
+          row("the console showing the API's answer", answered),
+          row('a poll made at that moment holding the change', rawPoll, `${rawPollHeld}/${TOGGLES} held it`),
+          row('the streaming SDK holding it', streamed),
+          row("(from the console's answer to the streaming SDK holding it)", streamedAfterAnswer),
+          row(
+            `the polling SDK holding it (interval ${INTERVAL} ms)`,
+            polled,
+            `${firstPollHeld}/${TOGGLES} at its first poll after the answer`,
+          ),
+        ],
+      ),
+    )
   } finally {
+    for (const client of clients) client.destroy()
+    await browser?.close()
     await server.stop()
     removeDir(dir)
   }
-}
-
-/**
- * `addons`: PATCH throughput with 0 and with 10 integrations whose receiver takes `--delay` ms to
- * answer every request (concurrent writers, durable writes): a slow receiver must not slow writes.
- */
-export async function addonsPatch() {
-  const opts = options({ runs: 3, seconds: 10, clients: 8, delay: 5000 })
-  const receiver = slowReceiver(opts.delay)
-  const rows: (string | number)[][] = []
-  try {
-    const results: Record<number, Awaited<ReturnType<typeof patchRun>>[]> = { 0: [], 10: [] }
-    for (let run = 0; run < opts.runs; run++) {
-      // In turn, so that a change in the machine's load falls on both.
-      for (const integrations of run % 2 === 0 ? [0, 10] : [10, 0])
-        results[integrations].push(await patchRun(integrations, receiver.url, opts.seconds, opts.clients))
-    }
-    for (const integrations of [0, 10]) {
-      const runs = results[integrations]
-      rows.push([
-        integrations,
-        runs.map(r => fmt(r.perSecond, 0)).join(' / '),
-        fmt(median(runs.map(r => r.p50)), 1),
-        fmt(median(runs.map(r => r.p99)), 1),
-        runs.reduce((sum, r) => sum + r.failed, 0),
-        median(runs.map(r => r.waiting)),
-      ])
-    }
-  } finally {
-    receiver.stop()
-  }
-  console.log(
-    `PATCH /api/admin/projects/default/features/:name, ${opts.clients} writers, ${opts.seconds} s per run, receiver answering after ${opts.delay} ms`,
-  )
-  console.log(
-    table(['integrations', 'PATCH/s per run', 'p50 ms', 'p99 ms', 'failed', 'deliveries waiting at the end'], rows),
-  )
 }

@@ -11,23 +11,34 @@
  *   tree's app and `--root`'s, each on its own copy of one data directory; batches of `--batch`
  *   sequential requests alternate between the trees, which goes first turning each time; a batch's
  *   figure is the process's CPU (every thread: the search worker too) per request.
- * - `handle-cost`: the SDK GETs through `app.handle`, a child process per checkout, alternating: it
- *   builds the app with that checkout's `makeApi` (test/helpers/api.ts), sends 2,000 requests to
- *   warm up and reads `process.cpuUsage()` around `--requests` more.
+ * - `tokens`: what an authenticated request costs with many API tokens (below).
  * Data: `--flags` flags and `--events` synthetic events (bench/data.ts), 24 of the flags reported per
  * SDK metrics body (about 1.2 KB).
  */
-import { cpSync, existsSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { createApp } from '../src/app'
+import { SYSTEM_ACTOR } from '../src/domain/events'
+import { SecretHasher } from '../src/features/tokens/secret-hash'
+import type { ApiTokenRecord } from '../src/features/tokens/tokens.records'
+import { openStore } from '../src/open-store'
+import { createServices, initialise, stopWorkers } from '../src/services'
+import { STATE_FILE } from '../src/storage/files'
+import type { StateDoc } from '../src/storage/records'
+import { newKey, writeKey } from '../src/storage/secret-key'
 import type { Store } from '../src/storage/store'
 import { bareServer } from './clients'
 import {
   authHeaders,
-  cpuSeconds,
+  cannon,
   createToken,
   fmt,
+  fmtMedian,
+  type Load,
   loadAverage,
   luaScript,
+  metricsBody,
   median,
   options,
   removeDir,
@@ -36,10 +47,11 @@ import {
   SECRET,
   seedDataDir,
   spawnServer,
+  startServer,
   table,
   tempDataDir,
   untilReady,
-  wrk,
+  wrkCpu,
 } from './lib'
 
 interface Path {
@@ -51,19 +63,6 @@ interface Path {
   token: 'admin' | 'client' | 'frontend'
   /** Sent with If-None-Match set to the first answer's ETag. */
   etag?: boolean
-}
-
-/** A metrics report of `flags` flags, about 1.2 KB for 24. */
-export function metricsBody(flags: number): string {
-  const toggles: Record<string, unknown> = {}
-  for (let i = 0; i < flags; i++) toggles[`flag-${i}`] = { yes: 1, no: 0, variants: i % 4 === 0 ? { blue: 1 } : {} }
-  const now = new Date().toISOString()
-  return JSON.stringify({
-    appName: 'cost',
-    instanceId: 'cost-1',
-    environment: 'development',
-    bucket: { start: now, stop: now, toggles },
-  })
 }
 
 const PATHS: Path[] = [
@@ -90,11 +89,9 @@ interface Target {
 
 /** One load of `path` on `pid` at `url`: µs of the server's CPU per response received, and responses/s. */
 async function measure(pid: number, url: string, headers: Record<string, string>, script: string[], seconds: number) {
-  const before = cpuSeconds(pid)
-  const load = await wrk(url, headers, seconds, script)
-  const cpu = cpuSeconds(pid) - before
+  const { load, cpuUs } = await wrkCpu(pid, url, headers, seconds, script)
   if (load.errors > 0) throw new Error(`${url}: ${load.errors} errors`)
-  return { us: (cpu * 1e6) / load.requests!, rps: load.rps }
+  return { us: cpuUs, rps: load.rps }
 }
 
 export async function requestCost() {
@@ -281,60 +278,121 @@ export async function requestCostInProcess() {
   }
 }
 
-const SDK_GETS = ['/api/frontend?userId=17&sessionId=4', '/api/client/features']
-
-/** Runs in the child: prints one JSON line of µs per request by path. */
-const CHILD = `
-const [root, count] = [process.argv[2], Number(process.argv[3])]
-const { makeApi } = await import(root + '/test/helpers/api.ts')
-const api = await makeApi()
-const token = async type => (await api.createToken({ tokenName: type, type, environment: 'development', projects: ['*'] })).body.secret
-const secrets = { frontend: await token('frontend'), client: await token('client') }
-const result = {}
-for (const path of ${JSON.stringify(SDK_GETS)}) {
-  const secret = path.startsWith('/api/frontend') ? secrets.frontend : secrets.client
-  const request = () => new Request('http://localhost' + path, { headers: { authorization: secret } })
-  for (let i = 0; i < 2000; i++) await (await api.app.handle(request())).arrayBuffer()
-  const before = process.cpuUsage()
-  for (let i = 0; i < count; i++) await (await api.app.handle(request())).arrayBuffer()
-  const used = process.cpuUsage(before)
-  result[path] = (used.user + used.system) / count
-}
-console.log(JSON.stringify(result))
-await api.close()
-process.exit(0)
-`
-
-export async function handleCost() {
-  const o = options({ root: '', runs: 3, requests: 20000 })
-  if (!o.root) throw new Error('--root DIR: the checkout to compare with')
-  const dir = tempDataDir('bench-handle-cost-')
-  const script = join(dir, 'child.ts')
-  await Bun.write(script, CHILD)
-  const roots = [ROOT, o.root]
-  const figures = new Map<string, number[]>()
-  try {
-    for (let run = 1; run <= o.runs; run++) {
-      for (const root of roots) {
-        const child = Bun.spawnSync([process.execPath, script, root, String(o.requests)], { cwd: root })
-        const line = child.stdout.toString().trim().split('\n').pop() ?? ''
-        const result = JSON.parse(line) as Record<string, number>
-        for (const path of SDK_GETS) {
-          const key = `${path}\t${root}`
-          figures.set(key, [...(figures.get(key) ?? []), result[path]!])
-        }
-      }
-      console.log(`run ${run} of ${o.runs} done`)
-    }
-  } finally {
-    removeDir(dir)
+/** A viewer token with a random secret nobody uses: it is there to be many. */
+function benchToken(hasher: SecretHasher, i: number, userId: number, createdAt: string): ApiTokenRecord {
+  const secretHash = hasher.hash(`*:*.${randomBytes(32).toString('hex')}`)
+  const scope = { projects: ['*'], environment: '*', prefix: '*:*' }
+  return {
+    tokenName: `bench-${i}`,
+    type: 'admin',
+    role: 'viewer',
+    ...scope,
+    secretHash,
+    userId,
+    createdAt,
+    expiresAt: null,
   }
-  console.log(`\nCPU µs per request through app.handle, medians of ${o.runs} alternating runs of ${o.requests}`)
-  console.log('| path | this tree | other | runs, this tree | runs, other |\n|---|---|---|---|---|')
-  for (const path of SDK_GETS) {
-    const ours = figures.get(`${path}\t${ROOT}`)!
-    const theirs = figures.get(`${path}\t${o.root}`)!
-    const list = (xs: number[]) => xs.map(x => fmt(x, 1)).join(', ')
-    console.log(`| ${path} | ${fmt(median(ours), 1)} | ${fmt(median(theirs), 1)} | ${list(ours)} | ${list(theirs)} |`)
+}
+
+/**
+ * `tokens`: a request with `--tokens` API tokens against one. Two apps in this process (memory
+ * stores, the tokens stored in one commit as the service stores them) take alternating batches of
+ * 500 `GET /api/admin/environments` through `app.handle`, so that both see the same machine noise;
+ * no sockets: the service's own work. Then the same over HTTP (tokensOverHttp).
+ */
+export async function tokenCount() {
+  const o = options({ tokens: 5000, requests: 20000, rounds: 7, 'http-runs': 5, seconds: 5 })
+  const { tokens: TOKENS, requests: REQUESTS, rounds: ROUNDS, seconds: SECONDS } = o
+  const BATCH = 500
+  const many = `${TOKENS.toLocaleString('en-US')} tokens`
+
+  async function makeApp(extraTokens: number) {
+    const store = await openStore(null)
+    const services = createServices(store)
+    const app = createApp(services, { bodyLimit: 102_400 })
+    await initialise(services, [SECRET])
+    if (extraTokens > 0)
+      await store.transact(SYSTEM_ACTOR, tx => {
+        const hasher = new SecretHasher(store.secretKey)
+        for (let i = 0; i < extraTokens; i++)
+          tx.put('tokens', `bench-${i}`, benchToken(hasher, i, tx.allocateUserId(), tx.now))
+      })
+    if (Object.keys(store.state.tokens).length !== extraTokens + 1) throw new Error('tokens were not all stored')
+    /** Mean microseconds per request over `count` sequential requests. */
+    const measure = async (count: number) => {
+      const started = performance.now()
+      for (let i = 0; i < count; i++) {
+        const request = new Request('http://bench/api/admin/environments', { headers: { authorization: SECRET } })
+        const response = await app.handle(request)
+        if (response.status !== 200) throw new Error(`status ${response.status}`)
+        await response.arrayBuffer()
+      }
+      return ((performance.now() - started) * 1000) / count
+    }
+    return { measure, close: () => stopWorkers(services) }
+  }
+
+  const apps = [await makeApp(0), await makeApp(TOKENS)]
+  // Warm-up: JIT and caches, not counted.
+  for (let i = 0; i < 4; i++) await apps[i % 2].measure(REQUESTS / 4)
+  const rows: (string | number)[][] = []
+  const rounds: [number, number][] = []
+  for (let round = 1; round <= ROUNDS; round++) {
+    // Batches alternating between the apps (which goes first too), so a noisy moment of the machine
+    // falls on both; each app's figure is the median of its batches.
+    const batches: [number[], number[]] = [[], []]
+    for (let batch = 0; batch < REQUESTS / BATCH; batch++)
+      for (const i of batch % 2 === 0 ? [0, 1] : [1, 0]) batches[i].push(await apps[i].measure(BATCH))
+    const [x, y] = batches.map(median)
+    rounds.push([x, y])
+    rows.push([round, `${fmt(x)} µs`, `${fmt(y)} µs`, fmt(y / x, 2)])
+  }
+  const [one, all] = [fmtMedian(rounds, 1, r => r[0]), fmtMedian(rounds, 1, r => r[1])]
+  rows.push(['median', `**${one} µs**`, `**${all} µs**`, `**${fmtMedian(rounds, 2, r => r[1] / r[0])}**`])
+  const what = `${REQUESTS} sequential GET /api/admin/environments per app and round, in alternating batches of ${BATCH}`
+  console.log(`${what}, through app.handle; ${new Date().toISOString()}`)
+  console.log(table(['round', '1 token', many, 'ratio'], rows))
+  for (const app of apps) app.close()
+  if (o['http-runs'] > 0) await tokensOverHttp(TOKENS, o['http-runs'], SECONDS)
+}
+
+/** The tokens scenario over HTTP: two servers whose states differ only in their tokens. */
+async function tokensOverHttp(TOKENS: number, RUNS: number, SECONDS: number) {
+  const dirs = [tempDataDir('bench-tokens-1-'), tempDataDir('bench-tokens-many-')]
+  const servers: Awaited<ReturnType<typeof startServer>>[] = []
+  const load = async (base: string, duration: number) => {
+    const result = await cannon({ url: `${base}/api/admin/environments`, headers: { authorization: SECRET }, duration })
+    if (result.errors > 0) throw new Error(`${result.errors} failed requests`)
+    return result
+  }
+  try {
+    for (const dir of dirs) seedDataDir(dir, { events: 1000, flags: 10 })
+    const statePath = join(dirs[1], STATE_FILE)
+    const state = JSON.parse(readFileSync(statePath, 'utf8')) as StateDoc
+    // Stored as the service stores them: keyed by the directory's key, written beside the state.
+    const key = newKey()
+    writeKey(dirs[1], key)
+    const hasher = new SecretHasher(key)
+    for (let i = 0; i < TOKENS; i++)
+      state.tokens[`bench-${i}`] = benchToken(hasher, i, state.nextUserId++, new Date().toISOString())
+    writeFileSync(statePath, JSON.stringify(state))
+    for (const dir of dirs) servers.push(await startServer(dir))
+    for (const server of servers) await load(server.base, 2) // warm-up, not counted
+    const runs: Load[][] = []
+    for (let run = 1; run <= RUNS; run++) {
+      const got: Load[] = []
+      for (const i of run % 2 === 1 ? [0, 1] : [1, 0]) got[i] = await load(servers[i].base, SECONDS)
+      runs.push(got)
+    }
+    const cell = (l: Load) => `${fmt(l.rps, 0)}/s (p99 ${l.p99} ms)`
+    const rows = runs.map((r, i) => [i + 1, cell(r[0]), cell(r[1]), fmt(r[0].rps / r[1].rps, 2)])
+    const [one, all] = [fmtMedian(runs, 0, r => r[0].rps), fmtMedian(runs, 0, r => r[1].rps)]
+    rows.push(['median', `**${one}/s**`, `**${all}/s**`, `**${fmtMedian(runs, 2, r => r[0].rps / r[1].rps)}**`])
+    console.log(`\nautocannon, 32 connections, ${SECONDS} s per run, GET /api/admin/environments on a real server`)
+    const many = `${TOKENS.toLocaleString('en-US')} tokens`
+    console.log(table(['run', '1 token', many, 'ratio (1 token / many, requests/s)'], rows))
+  } finally {
+    for (const server of servers) await server.stop()
+    for (const dir of dirs) removeDir(dir)
   }
 }

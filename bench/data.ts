@@ -324,25 +324,28 @@ export function segmentsFor(createdAt: string): Record<string, SegmentRecord> {
   return segments
 }
 
-/** Rewrites a data directory written by bench/data.ts seedDataDir (flags `flag-<i>`) with the flags above. */
+/** Rewrites a data directory written by seedDataDir (flags `flag-<i>`) with the flags above. */
 export function addFrontendFlags(dir: string) {
   const path = join(dir, STATE_FILE)
-  const state = JSON.parse(readFileSync(path, 'utf8'))
-  const createdAt = new Date(Date.UTC(2025, 0, 1)).toISOString()
-  state.segments = segmentsFor(createdAt)
+  writeFileSync(path, JSON.stringify(withFrontendFlags(JSON.parse(readFileSync(path, 'utf8')))))
+}
+
+/** A state of seededState's given the flags above, its segments and its parents. */
+function withFrontendFlags<S extends ReturnType<typeof seededState>>(state: S): S {
+  state.segments = segmentsFor(new Date(Date.UTC(2025, 0, 1)).toISOString())
   state.segmentSequence.segments = { lastId: FRONTEND_SEGMENTS }
   for (let i = 0; i < FRONTEND_FLAGS; i++) {
     const name = `flag-${i}`
-    const flag = state.flags[name]
+    const flag = state.flags[name]!
     flag.environments[FRONTEND_ENVIRONMENT] = {
-      ...flag.environments[FRONTEND_ENVIRONMENT],
+      ...flag.environments[FRONTEND_ENVIRONMENT]!,
       enabled: i % 2 === 0,
       strategies: strategiesOf(i, name),
       variants: variantsOf(i),
     }
     flag.dependencies = dependenciesOf(i)
   }
-  writeFileSync(path, JSON.stringify(state))
+  return state
 }
 
 /** Parents, one level: some on a parent that is on, some on a parent being off. */
@@ -354,36 +357,21 @@ export function dependenciesOf(i: number): DependencyRecord[] {
 
 /** The same flags in memory, for the in-process measurement (project default, one environment). */
 export function frontendState(): { flags: Record<string, FlagRecord>; segments: Record<string, SegmentRecord> } {
-  const createdAt = new Date(Date.UTC(2025, 0, 1)).toISOString()
-  const flags: Record<string, FlagRecord> = {}
-  for (let i = 0; i < FRONTEND_FLAGS; i++) {
-    const name = `flag-${i}`
-    flags[name] = {
-      name,
-      project: 'default',
-      type: 'release',
-      description: null,
-      impressionData: i % 7 === 0,
-      stale: false,
-      archived: false,
-      archivedAt: null,
-      createdAt,
-      createdBy: { id: -42, name: 'admin-bootstrap', imageUrl: '' },
-      environments: {
-        [FRONTEND_ENVIRONMENT]: {
-          enabled: i % 2 === 0,
-          strategies: strategiesOf(i, name),
-          variants: variantsOf(i),
-          lastSeenAt: null,
-        },
-      },
-      tags: [],
-      dependencies: dependenciesOf(i),
-      lifecycle: { stage: 'initial', enteredStageAt: createdAt },
-      completion: null,
-    }
-  }
-  return { flags, segments: segmentsFor(createdAt) }
+  const state = withFrontendFlags(
+    seededState({ events: 0, flags: FRONTEND_FLAGS, environments: [FRONTEND_ENVIRONMENT] }),
+  )
+  for (const [i, flag] of Object.values(state.flags).entries())
+    Object.assign(flag, { description: null, impressionData: i % 7 === 0 })
+  return { flags: state.flags, segments: state.segments }
+}
+
+/** An SDK's metrics report of `flags` flags (yes 1, no 0 each, a variant on every fourth): about 1.2 KB for 24. */
+export function metricsBody(flags: number, appName = 'cost'): string {
+  const toggles: Record<string, unknown> = {}
+  for (let i = 0; i < flags; i++) toggles[`flag-${i}`] = { yes: 1, no: 0, variants: i % 4 === 0 ? { blue: 1 } : {} }
+  const now = new Date().toISOString()
+  const bucket = { start: now, stop: now, toggles }
+  return JSON.stringify({ appName, instanceId: `${appName}-1`, environment: 'development', bucket })
 }
 
 /** The context of the n-th benchmark request: a different user each time. */

@@ -27,7 +27,6 @@ import { bareServer } from './clients'
 import type { ConstraintRecord, StrategyRecord, VariantRecord } from '../src/features/flags/flags.records'
 import {
   createToken,
-  cpuSeconds,
   fmt,
   luaScript,
   median,
@@ -38,7 +37,7 @@ import {
   table,
   tempDataDir,
   untilReady,
-  wrk,
+  wrkCpu,
 } from './lib'
 
 export const EDGE_FLAGS = 350
@@ -341,17 +340,11 @@ export async function edge() {
     const figures = new Map<string, { us: number; rps: number }[]>()
     const run = async (path: Path, seconds: number) => {
       const headers = { authorization: secrets[path.token] }
-      const pid = path.pid ?? server.pid
-      const before = cpuSeconds(pid)
-      const load = await wrk((path.base ?? server.base) + path.url, headers, seconds, [
-        '-s',
-        path.script,
-        `-c${o.connections}`,
-        '-t1',
-      ])
-      const cpu = cpuSeconds(pid) - before
+      const url = (path.base ?? server.base) + path.url
+      const extra = ['-s', path.script, `-c${o.connections}`, '-t1']
+      const { load, cpuUs } = await wrkCpu(path.pid ?? server.pid, url, headers, seconds, extra)
       if (load.errors > 0 || !load.requests) throw new Error(`${path.name}: ${load.errors} errors`)
-      return { us: (cpu * 1e6) / load.requests, rps: load.rps }
+      return { us: cpuUs, rps: load.rps }
     }
     for (const path of paths) await run(path, 1)
     for (let round = 0; round < o.rounds; round++) {

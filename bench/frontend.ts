@@ -1,14 +1,13 @@
 /**
  * The frontend API and OFREP on the frontend benchmark's 1,000 flags (bench/data.ts): `frontend`
  * (GET /api/frontend over HTTP), `frontend-eval` (the evaluation in process, next to the official
- * SDK's engine) and `ofrep` (OFREP's bulk evaluation next to the frontend API). Run through
- * bench/run.ts.
+ * SDK's engine), `ofrep` (OFREP's bulk evaluation next to the frontend API) and `playground` (the
+ * admin playground answering for those flags). Run through bench/run.ts.
  */
 import { join } from 'node:path'
 import { writeFileSync } from 'node:fs'
 import { compileScope, type EvalContext } from '../src/features/evaluation/scope'
 import { frontendAnswers, type FrontendEvaluator } from '../src/features/frontend/frontend.answers'
-import { BULK_END, ofrepAnswers } from '../src/features/ofrep/ofrep.answers'
 import { compileWithSdk } from '../test/sdk-reference'
 import {
   addFrontendFlags,
@@ -16,15 +15,17 @@ import {
   contextFor,
   cpuSeconds,
   createToken,
+  fmt,
+  fmtMedian,
   FRONTEND_ENVIRONMENT as ENVIRONMENT,
   FRONTEND_FLAGS as FLAGS,
-  fmt,
   frontendState,
   type Load,
   loadAverage,
   luaScript,
   median,
   options,
+  percentile,
   removeDir,
   repeat,
   seedDataDir,
@@ -33,7 +34,7 @@ import {
   tempDataDir,
   withDataDir,
   withServer,
-  wrk,
+  wrkCpu,
 } from './lib'
 
 /**
@@ -67,10 +68,7 @@ end
       )
       if (sample.status !== 200) throw new Error(`frontend answered ${sample.status}`)
       const text = await sample.text()
-      const cpuBefore = cpuSeconds(server.pid)
-      const load = await wrk(url, { authorization: token }, SECONDS, ['-s', script])
-      // The server's own CPU time per request: unlike requests/s, not shared with wrk and the other processes on the machine.
-      const cpuUs = ((cpuSeconds(server.pid) - cpuBefore) / (load.rps * SECONDS)) * 1e6
+      const { load, cpuUs } = await wrkCpu(server.pid, url, { authorization: token }, SECONDS, ['-s', script])
       return { listed: JSON.parse(text).toggles.length as number, bytes: text.length, load, cpuUs }
     })
 
@@ -180,8 +178,8 @@ export async function frontendEval() {
  *  - the 304 path: POST /ofrep/v1/evaluate/flags with one context and If-None-Match set to its ETag;
  *  - for reference, the client API's 304 path (GET /api/client/features with If-None-Match).
  * Each gets its requests/s, latency and the server's own CPU time per request (/proc/<pid>/stat).
- * The ratio OFREP / frontend is taken within each run, then the median of the runs. Before the HTTP
- * runs, the same flags are compiled in process and each answer is timed without HTTP (CPU time).
+ * The ratio OFREP / frontend is taken within each run, then the median of the runs. The evaluator
+ * alone, without HTTP, is the last line of `edge`.
  */
 export async function ofrep() {
   const { runs: RUNS, slices: SLICES, seconds: SECONDS } = options({ runs: 3, slices: 4, seconds: 5 })
@@ -207,59 +205,14 @@ wrk.headers["Content-Type"] = "application/json"
 wrk.headers["If-None-Match"] = ${JSON.stringify(etag)}
 wrk.body = ${JSON.stringify(FIXED_BODY)}
 `
-  const encoder = new TextEncoder()
-
-  /** Per answer, in process: CPU µs of the frontend API's text and of OFREP's, for the same contexts, alternating blocks. */
-  async function inProcess(rounds = 2000) {
-    const compiled = compileScope(frontendState(), { projects: ['*'], environment: ENVIRONMENT })
-    const frontendApi = frontendAnswers(compiled)
-    const ofrepApi = ofrepAnswers(compiled)
-    const contexts: EvalContext[] = Array.from({ length: rounds }, (_, n) => {
-      const { properties, ...root } = contextFor(n)
-      return { ...root, properties: Object.assign(Object.create(null), properties) }
-    })
-    const cpu = () => {
-      const usage = process.cpuUsage()
-      return (usage.user + usage.system) / 1000
-    }
-    const time = (evaluate: (context: EvalContext) => unknown) => {
-      const started = cpu()
-      for (const context of contexts) evaluate({ ...context })
-      return ((cpu() - started) / rounds) * 1000
-    }
-    // The frontend API's text is hashed and encoded for its answer; OFREP's answer is a Response of bytes already.
-    const frontendAnswer = (context: EvalContext) => {
-      const text = frontendApi.evaluate(context)
-      Bun.hash(text)
-      return encoder.encode(text)
-    }
-    const ofrepAnswer = (context: EvalContext) => ofrepApi.bulk(context, BULK_END, {})
-    const sample = contexts.slice(0, 100)
-    const sizes = { frontend: 0, ofrep: 0 }
-    for (const context of sample) {
-      sizes.frontend += frontendAnswer({ ...context }).length / sample.length
-      sizes.ofrep += (await ofrepAnswer({ ...context }).arrayBuffer()).byteLength / sample.length
-    }
-    for (let n = 0; n < 300; n++) frontendAnswer({ ...contexts[n] }), ofrepAnswer({ ...contexts[n] })
-    const frontend: number[] = []
-    const ofrep: number[] = []
-    for (let block = 0; block < 3; block++) {
-      frontend.push(time(frontendAnswer))
-      ofrep.push(time(ofrepAnswer))
-    }
-    return { frontendUs: median(frontend), ofrepUs: median(ofrep), sizes }
-  }
 
   interface Measured {
     load: Load
     cpuUs: number
   }
 
-  async function measured(pid: number, url: string, headers: Record<string, string>, scriptPath: string) {
-    const before = cpuSeconds(pid)
-    const load = await wrk(url, headers, SECONDS, ['-s', scriptPath])
-    return { load, cpuUs: ((cpuSeconds(pid) - before) / (load.rps * SECONDS)) * 1e6 } as Measured
-  }
+  const measured = (pid: number, url: string, headers: Record<string, string>, scriptPath: string) =>
+    wrkCpu(pid, url, headers, SECONDS, ['-s', scriptPath]) as Promise<Measured>
 
   /** Slices of one scenario as one: requests/s and CPU per request over all of them; the worst p99, the median p50, the highest load. */
   function summed(slices: Measured[]): Measured {
@@ -295,10 +248,6 @@ wrk.body = ${JSON.stringify(FIXED_BODY)}
     plain: luaScript(dir, 'plain', ''),
   }
   try {
-    const own = await inProcess()
-    console.log(
-      `in process (${new Date().toISOString()}): ${JSON.stringify(own, (_, v) => (typeof v === 'number' ? Math.round(v * 10) / 10 : v))}`,
-    )
     type Slices = Record<'frontend' | 'ofrep' | 'notModified' | 'client304', Measured>
     const runs: (Slices & { started: string; sample: { frontend: number; ofrep: number; flags: number } })[] = []
     for (let i = 0; i < RUNS; i++) {
@@ -378,5 +327,48 @@ wrk.body = ${JSON.stringify(FIXED_BODY)}
     )
   } finally {
     removeDir(dir)
+  }
+}
+
+/**
+ * `playground`, over the frontend benchmark's 1,000 flags (bench/data.ts): in each run a server answers POST /api/admin/
+ * playground, then /advanced (production), one request after another, each for another user. Prints
+ * per run the answer's size, p50 and p95 to the whole answer and the server's CPU per answer; medians.
+ */
+export async function playgroundAnswer() {
+  const { runs: RUNS, requests: REQUESTS } = options({ runs: 3, requests: 200 })
+  const ask = async (base: string, path: string, body: object) => {
+    const started = performance.now()
+    const response = await fetch(base + path, { method: 'POST', headers: authHeaders, body: JSON.stringify(body) })
+    const text = await response.text()
+    if (response.status !== 200) throw new Error(`${path} answered ${response.status}: ${text.slice(0, 300)}`)
+    return { ms: performance.now() - started, text }
+  }
+  const measure = async ({ base, pid }: { base: string; pid: number }, suffix: string, where: object) => {
+    const [path, bodyOf] = [`/api/admin/playground${suffix}`, (n: number) => ({ ...where, context: contextFor(n) })]
+    const sample = await ask(base, path, bodyOf(0))
+    const flags = JSON.parse(sample.text).features.length
+    if (flags !== FLAGS) throw new Error(`${path} answered ${flags} flags, not ${FLAGS}`)
+    for (let n = 1; n <= 20; n++) await ask(base, path, bodyOf(n))
+    const [cpuBefore, times] = [cpuSeconds(pid), [] as number[]]
+    for (let n = 0; n < REQUESTS; n++) times.push((await ask(base, path, bodyOf(1000 + n))).ms)
+    const cpuMs = ((cpuSeconds(pid) - cpuBefore) / REQUESTS) * 1000
+    times.sort((a, b) => a - b)
+    return { flags, kB: sample.text.length / 1024, p50: percentile(times, 50), p95: percentile(times, 95), cpuMs }
+  }
+  const seed = { events: 1000, flags: FLAGS, environments: ['development', 'production'] }
+  const runs = await withDataDir(seed, async dir => {
+    addFrontendFlags(dir)
+    return repeat(RUNS, () =>
+      withServer(dir, {}, async server => ({
+        playground: await measure(server, '', { environment: ENVIRONMENT }),
+        advanced: await measure(server, '/advanced', { environments: [ENVIRONMENT] }),
+      })),
+    )
+  })
+  for (const route of ['playground', 'advanced'] as const) {
+    const [p50, p95, cpu] = (['p50', 'p95', 'cpuMs'] as const).map(k => fmtMedian(runs, 1, r => r[route][k]))
+    const load = loadAverage()
+    console.log(`${route}: median of runs p50 ${p50} ms, p95 ${p95} ms, server CPU ${cpu} ms per answer (load ${load})`)
   }
 }

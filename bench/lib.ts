@@ -1,9 +1,6 @@
 /**
- * The machinery every scenario shares: options, the real server started and stopped, the admin API,
- * load tools (wrk, autocannon), probes and samplers of a process, statistics and tables. The
- * synthetic data is bench/data.ts (re-exported here); the clients and the servers compared with
- * are bench/clients.ts. Benchmarks are run by hand (`npx bun bench/run.ts <scenario>`), never by
- * the test suite.
+ * What every scenario shares: options, the real server started and stopped, the admin API, load
+ * tools (wrk, autocannon), probes of a process, statistics and tables; bench/data.ts re-exported.
  */
 import autocannon from 'autocannon'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -345,15 +342,27 @@ export async function wrk(url: string, headers: Record<string, string>, seconds:
   // wrk counts only statuses ≥ 400 here, so the 304s are not errors.
   const errors = Number(/Non-2xx or 3xx responses: (\d+)/.exec(output)?.[1] ?? '0')
   const socketErrors = [...(/Socket errors: (.*)/.exec(output)?.[1] ?? '').matchAll(/(\d+)/g)]
-  const result: Load = {
+  return {
     rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1]),
     p50: ms(/^\s+50%\s+(\S+)/m.exec(output)?.[1]),
     p99: ms(/^\s+99%\s+(\S+)/m.exec(output)?.[1]),
     errors: socketErrors.reduce((n, m) => n + Number(m[1]), errors),
     load,
     requests: Number(/(\d+) requests in/.exec(output)?.[1]),
-  }
-  return result
+  } satisfies Load
+}
+
+/** wrk, and the CPU `pid` used meanwhile per response (every thread): unlike requests/s, not shared with wrk. */
+export async function wrkCpu(
+  pid: number,
+  url: string,
+  headers: Record<string, string>,
+  seconds: number,
+  extra: string[] = [],
+) {
+  const before = cpuSeconds(pid)
+  const load = await wrk(url, headers, seconds, extra)
+  return { load, cpuUs: ((cpuSeconds(pid) - before) * 1e6) / load.requests! }
 }
 
 /** autocannon (32 connections unless told) with its figures as a Load; `timeouts` apart. */

@@ -7,13 +7,12 @@
  * Each scenario is a function of a module of bench/ that reads its options from process.argv (lib.ts
  * `options`); the runner hands it the arguments after the scenario's name. Figures and targets are
  * in docs/benchmarks.md. The modules, by what their scenarios measure:
- * - admin paths: admin.ts (admin, playground, tokens, addons), console.ts;
- * - SDK paths: sdk.ts (client, metrics, usage-memory), frontend.ts (frontend, frontend-eval, ofrep),
- *   edge.ts; streaming: streaming.ts;
+ * - admin paths: admin.ts (admin, console, console-propagation);
+ * - SDK paths: sdk.ts (client, metrics, usage-memory), frontend.ts (frontend, frontend-eval, ofrep,
+ *   playground), edge.ts; streaming: streaming.ts;
  * - audit log: search.ts (storage, search at 1M events), audit-log.ts and audit-memory.ts (10M
  *   events, on a directory from generate-events.ts); PostgreSQL: postgres.ts;
- * - memory: memory.ts (rest, soak, addons-waiting); per request: cost.ts (cost, cost-process,
- *   handle-cost).
+ * - memory: memory.ts (rest, soak, addons-waiting); per request: cost.ts (cost, cost-process, tokens).
  * Shared by all: lib.ts (options, servers, load tools, statistics), clients.ts (clients and the
  * servers compared with), data.ts (synthetic data directories and flags).
  */
@@ -141,7 +140,7 @@ export const SCENARIOS: Record<string, Scenario> = {
     options: '[--root DIR] [--batches 40] [--batch 200] [--only validate,metrics,search-type,304,frontend]',
   },
   playground: {
-    module: 'admin',
+    module: 'frontend',
     fn: 'playgroundAnswer',
     area: 'admin paths',
     what: 'POST /api/admin/playground and /advanced answering 1,000 flags, one request after another',
@@ -186,7 +185,7 @@ export const SCENARIOS: Record<string, Scenario> = {
     options: '[--rounds 2000]',
   },
   tokens: {
-    module: 'admin',
+    module: 'cost',
     fn: 'tokenCount',
     area: 'SDK paths',
     what: 'request cost with 5,000 tokens against 1, in process and over HTTP',
@@ -201,13 +200,7 @@ export const SCENARIOS: Record<string, Scenario> = {
       '[--streams 1000,10000] [--writes 20] [--sdk-writes 50] [--idle 10000] [--idle-rounds 3] [--seconds 10] [--runs 1]',
     needs: ['wrk'],
   },
-  'slow-readers': {
-    module: 'streaming',
-    fn: 'slowReaders',
-    area: 'streaming',
-    what: 'streams whose clients never read: server and kernel memory, streams cut off',
-    options: '[--streams 500] [--flags 12] [--heartbeat-ms 2000]',
-  },
+
   edge: {
     module: 'edge',
     fn: 'edge',
@@ -215,13 +208,6 @@ export const SCENARIOS: Record<string, Scenario> = {
     what: "frontend API, OFREP bulk and client API on one pinned core, Unleash Edge's dataset shape (350 flags)",
     options: '[--seconds 5] [--rounds 3] [--connections 16] [--users 10000] [--quiet] [--profile DIR]',
     needs: ['wrk', 'taskset'],
-  },
-  'handle-cost': {
-    module: 'cost',
-    fn: 'handleCost',
-    area: 'SDK paths',
-    what: 'CPU per request of the frontend and client GETs through app.handle, against another checkout',
-    options: '--root DIR [--runs 3] [--requests 20000]',
   },
   ofrep: {
     module: 'frontend',
@@ -239,19 +225,13 @@ export const SCENARIOS: Record<string, Scenario> = {
     options: '[--unleash DIR] [--runs 3] [--only throughput,propagation,startup] [--fill restore]',
   },
   console: {
-    module: 'console',
+    module: 'admin',
     fn: 'consolePage',
     area: 'admin paths',
     what: 'sign-in cost, the console assets, the project page of 10,000 flags in Chromium',
     options: '[--runs 3]',
   },
-  addons: {
-    module: 'admin',
-    fn: 'addonsPatch',
-    area: 'integrations',
-    what: 'PATCH throughput with 0 and with 10 integrations whose receiver answers after 5 s',
-    options: '[--runs 3] [--seconds 10] [--clients 8] [--delay 5000]',
-  },
+
   'addons-waiting': {
     module: 'memory',
     fn: 'addonsWaiting',
@@ -260,7 +240,7 @@ export const SCENARIOS: Record<string, Scenario> = {
     options: '[--waiting 100000]',
   },
   'console-propagation': {
-    module: 'console',
+    module: 'admin',
     fn: 'consolePropagation',
     area: 'admin paths',
     what: 'a toggle in the console until an SDK sees it',

@@ -22,6 +22,7 @@ import {
   loadColumns,
   loadsOf,
   luaScript,
+  metricsBody,
   mib,
   options,
   repeat,
@@ -191,15 +192,6 @@ export async function sdkMetrics() {
   const { runs: RUNS, seconds: SECONDS, amount: AMOUNT } = options({ runs: 3, seconds: 10, amount: 100000 })
   const [FLAGS, REPORTED] = [1000, 20]
 
-  function body(appName: string): string {
-    const toggles: Record<string, unknown> = {}
-    for (let i = 0; i < REPORTED; i++)
-      toggles[`flag-${i}`] = { yes: 1, no: 0, variants: i % 4 === 0 ? { blue: 1 } : {} }
-    const now = new Date().toISOString()
-    const bucket = { start: now, stop: now, toggles }
-    return JSON.stringify({ appName, instanceId: `${appName}-1`, environment: 'development', bucket })
-  }
-
   /** flag-0's yes count and its variant count, over every row of the application. */
   async function counted(base: string, appName: string): Promise<{ yes: number; blue: number }> {
     const response = await fetch(`${base}/api/admin/client-metrics/features/flag-0`, { headers: authHeaders })
@@ -226,7 +218,7 @@ export async function sdkMetrics() {
       const script = luaScript(
         dir,
         `post-${index}`,
-        `wrk.method = "POST"\nwrk.body = ${JSON.stringify(body(wrkApp))}\n`,
+        `wrk.method = "POST"\nwrk.body = ${JSON.stringify(metricsBody(REPORTED, wrkApp))}\n`,
       )
       const bare = await bareServer('', '/api/client/metrics')
       const commitsBefore = journalLines(dir)
@@ -239,7 +231,13 @@ export async function sdkMetrics() {
       )
       await bare.stop()
 
-      const cannonLoad = await cannon({ url, method: 'POST', headers, body: body(cannonApp), amount: AMOUNT })
+      const cannonLoad = await cannon({
+        url,
+        method: 'POST',
+        headers,
+        body: metricsBody(REPORTED, cannonApp),
+        amount: AMOUNT,
+      })
       const afterCannon = await counted(server.base, cannonApp)
       const commits = journalLines(dir) - commitsBefore
       await server.stop()

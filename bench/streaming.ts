@@ -1,9 +1,4 @@
-/**
- * Streaming: `streaming` (delivery to many streams, memory per stream, the cost of idle streams)
- * and `slow-readers` (streams whose clients never read). Run through bench/run.ts.
- */
-import net from 'node:net'
-import { readFileSync } from 'node:fs'
+/** Streaming: `streaming` (delivery to many streams, memory per stream, the cost of idle streams). */
 import { heldElsewhere, holdStreams, holds, officialSdk, until } from './clients'
 import {
   api,
@@ -25,7 +20,6 @@ import {
   startServer,
   table,
   tempDataDir,
-  withServer,
   wrk,
 } from './lib'
 
@@ -278,70 +272,4 @@ end
     ),
   )
   process.exit(0)
-}
-
-/**
- * `slow-readers`: streams whose clients never read: what they cost the server (RSS) and the kernel
- * (TCP memory, both ends on this machine), and how many the server cuts off (STREAMING_MAX_UNSENT_BYTES).
- * One token, a scope of `--flags` flags of about 320 kB each (four strategies of eight constraints
- * of 250 values), `--streams` connections that send the request and then never read. Measured
- * after the streams opened, and after two heartbeat intervals. Linux only (/proc).
- */
-export async function slowReaders() {
-  const {
-    streams: STREAMS,
-    flags: FLAGS,
-    'heartbeat-ms': HEARTBEAT_MS,
-  } = options({
-    ...{ streams: 500, flags: 12, 'heartbeat-ms': 2000 },
-  })
-  const dir = tempDataDir('bench-slow-readers-')
-  const env = { STREAMING_HEARTBEAT_MS: String(HEARTBEAT_MS), SYNC: 'false' }
-  await withServer(dir, env, async server => {
-    const bulky = (tag: string) =>
-      Array.from({ length: 250 }, (_, i) => `${tag}-user-${String(i).padStart(4, '0')}-${'x'.repeat(24)}`)
-    for (let flag = 0; flag < FLAGS; flag++) {
-      const features = '/api/admin/projects/default/features'
-      await api(server.base, 'POST', features, { name: `big-${flag}` })
-      for (const part of ['a', 'b', 'c', 'd']) {
-        const constraints = Array.from({ length: 8 }, (_, n) => ({
-          contextName: 'userId',
-          operator: 'IN',
-          values: bulky(`${part}${n}`),
-        }))
-        await api(server.base, 'POST', `${features}/big-${flag}/environments/development/strategies`, {
-          name: 'default',
-          constraints,
-        })
-      }
-    }
-    const secret = await createToken(server.base, 'client', 'development')
-    const answer = await fetch(`${server.base}/api/client/features`, { headers: { authorization: secret } })
-    const scopeBytes = (await answer.text()).length
-    const tcpMiB = () => (Number(/TCP:.*mem (\d+)/.exec(readFileSync('/proc/net/sockstat', 'utf8'))![1]) * 4) / 1024
-    const measure = () => ({ serverRssMiB: Math.round(rssMiB(server.pid)), kernelTcpMiB: Math.round(tcpMiB()) })
-    const before = measure()
-    const sockets: net.Socket[] = []
-    let reset = 0
-    for (let i = 0; i < STREAMS; i++) {
-      const socket = net.connect(Number(new URL(server.base).port), '127.0.0.1')
-      socket.on('error', () => reset++)
-      socket.on('connect', () => {
-        socket.write(`GET /api/client/streaming HTTP/1.1\r\nHost: bench\r\nAuthorization: ${secret}\r\n\r\n`)
-        socket.pause()
-      })
-      sockets.push(socket)
-    }
-    await Bun.sleep(1500)
-    const opened = measure()
-    await Bun.sleep(2 * HEARTBEAT_MS)
-    const afterTwoHeartbeats = measure()
-    // A paused socket notices the reset only when it reads: read a little of each, then count.
-    for (const socket of sockets) socket.resume()
-    await Bun.sleep(1000)
-    console.log(
-      JSON.stringify({ streams: STREAMS, scopeBytes, before, opened, afterTwoHeartbeats, cutOffByServer: reset }),
-    )
-    for (const socket of sockets) socket.destroy()
-  }).finally(() => removeDir(dir))
 }
