@@ -24,13 +24,19 @@ export const TIMEOUT_ARGS = ['--timeout', '30000']
  * (ON_POSTGRES, TEST_STORE, freshDatabase), or opens a store without saying where (openTestStore,
  * freshApiPerTest or a setup module's useFreshApi, makeApi() or makeApi({...}) without dataDir or database), which is a PostgreSQL
  * schema in that run. A file that starts a cluster of its own (testCluster, startPostgres) runs the
- * same in both runs.
+ * same in both runs. So does a file whose subject is the HTTP layer, not the store (every documented
+ * route, its answers and refusals), which says so in a line `// Store-independent: <why>`: its
+ * requests reach the store through the same transact and commit as the feature tests that run again.
  */
 export function dependsOnStore(text: string): boolean {
+  if (new RegExp(`^// ${STORE_INDEPENDENT} \\S`, 'm').test(text)) return false
   return /\b(ON_POSTGRES|TEST_STORE|freshDatabase|openTestStore|freshApiPerTest|useFreshApi)\b|makeApi\((?!\{[^)]*\b(dataDir|database)\b)/.test(
     text,
   )
 }
+
+/** The mark of a test file that runs once, on the files, though it opens a store without a data directory. */
+export const STORE_INDEPENDENT = 'Store-independent:'
 
 function testFiles(dir: string): string[] {
   return readdirSync(dir, { recursive: true, encoding: 'utf8' })

@@ -8,7 +8,7 @@ import { expect, test } from 'bun:test'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { tempDir } from './helpers'
-import { dependsOnStore, postgresFiles, TIMEOUT_ARGS } from './run-postgres'
+import { dependsOnStore, postgresFiles, STORE_INDEPENDENT, TIMEOUT_ARGS } from './run-postgres'
 
 const ROOT = join(import.meta.dir, '..')
 const MIN_TIMEOUT_MS = 30_000
@@ -67,6 +67,8 @@ test('test:postgres runs again the tests that run differently on PostgreSQL, and
     'test/features/events/search/search-cache.test.ts',
     'test/system/readme.test.ts',
     'test/architecture.test.ts',
+    // About the HTTP layer, and marked so.
+    'test/http/openapi-examples.test.ts',
   ])
     expect([...unit, ...system]).not.toContain(once)
   // (The names are cut in two so that this file, which opens no store, is not taken for one that does.)
@@ -76,4 +78,9 @@ test('test:postgres runs again the tests that run differently on PostgreSQL, and
   expect(dependsOnStore(`const api = await ${make}({ dataDir })`)).toBe(false)
   expect(dependsOnStore(`const api = await ${make}({ database, searchCacheDir })`)).toBe(false)
   expect(dependsOnStore(`${'fresh' + 'ApiPerTest'}(fresh => (api = fresh))`)).toBe(true)
+  // The mark counts only as a line of its own that gives a reason.
+  const mark = `// ${STORE_INDEPENDENT}`
+  expect(dependsOnStore(`${mark} about the routes\nconst api = await ${make}()`)).toBe(false)
+  expect(dependsOnStore(`${mark}\nconst api = await ${make}()`)).toBe(true)
+  expect(dependsOnStore(`const note = '${mark} x'\nconst api = await ${make}()`)).toBe(true)
 })
