@@ -56,17 +56,25 @@ export function postgresFiles(): { unit: string[]; system: string[] } {
   }
 }
 
-if (import.meta.main) {
+/** A bun test run with the suite's settings, in the checkout, under `env`: its exit status. `part` names it. */
+export type BunTestRun = (args: string[], env: Record<string, string | undefined>, part: string) => Promise<number>
+
+/** Runs bun test with its output on this process's. */
+export const inheritedRun: BunTestRun = (args, env) =>
+  Bun.spawn([process.execPath, 'test', ...TIMEOUT_ARGS, ...args], {
+    cwd: ROOT,
+    env,
+    stdio: ['inherit', 'inherit', 'inherit'],
+  }).exited
+
+/**
+ * The PostgreSQL runs on one private cluster: the given files, else those `postgresFiles` picks,
+ * through app.handle, then in test/system, each two files at a time.
+ */
+export async function runOnPostgres(given: string[], run: BunTestRun, extraArgs: string[] = []): Promise<number> {
   const cluster = await startPostgres({ fsync: false })
   await cluster.createDatabase(TEST_DATABASE)
   const env = { ...process.env, FLAGSTORE_TEST_STORE: 'postgres', [SHARED_CLUSTER_VARIABLE]: String(cluster.port) }
-  const bunTest = (args: string[]) =>
-    Bun.spawn([process.execPath, 'test', ...TIMEOUT_ARGS, ...args], {
-      cwd: ROOT,
-      env,
-      stdio: ['inherit', 'inherit', 'inherit'],
-    }).exited
-  const given = process.argv.slice(2)
   const { unit, system } =
     given.length === 0
       ? postgresFiles()
@@ -75,8 +83,13 @@ if (import.meta.main) {
           system: given.filter(file => file.startsWith('test/system/')),
         }
   // `./` makes each a path, not a filter matching every path that contains it.
-  const unitStatus = unit.length > 0 ? await bunTest(['--parallel', ...unit.map(file => `./${file}`)]) : 0
-  const systemStatus = system.length > 0 ? await bunTest(['--parallel', ...system.map(file => `./${file}`)]) : 0
+  const paths = (files: string[]) => files.map(file => `./${file}`)
+  const unitStatus =
+    unit.length > 0 ? await run(['--parallel', ...extraArgs, ...paths(unit)], env, 'through app.handle') : 0
+  const systemStatus =
+    system.length > 0 ? await run(['--parallel', ...extraArgs, ...paths(system)], env, 'test/system') : 0
   await cluster.stop()
-  process.exit(unitStatus || systemStatus)
+  return unitStatus || systemStatus
 }
+
+if (import.meta.main) process.exit(await runOnPostgres(process.argv.slice(2), inheritedRun))

@@ -9,6 +9,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { tempDir } from './helpers'
 import { dependsOnStore, postgresFiles, STORE_INDEPENDENT, TIMEOUT_ARGS } from './run-postgres'
+import { FILES_RUNS } from './run-suite'
 
 const ROOT = join(import.meta.dir, '..')
 const MIN_TIMEOUT_MS = 30_000
@@ -17,10 +18,11 @@ test('every bun test run of the suite passes --timeout of at least 30 s', async 
   const { scripts } = (await Bun.file(join(ROOT, 'package.json')).json()) as { scripts: Record<string, string> }
   const runners = Object.entries(scripts).filter(([, command]) => /\bbun test\s/.test(command))
   expect(runners.map(([name]) => name).sort()).toEqual(['test:files', 'test:system', 'test:unit'])
-  // The README's `npm test` runs test:files, then test:postgres (test/run-postgres.ts).
-  expect(scripts.test).toContain('npm run -s test:files')
-  expect(scripts.test).toContain('npm run -s test:postgres')
+  // The README's `npm test` (test/run-suite.ts) runs test:unit's and test:system's runs and test:postgres's (test/run-postgres.ts).
+  expect(scripts.test).toBe('bun test/run-suite.ts')
   expect(scripts['test:postgres']).toBe('bun test/run-postgres.ts')
+  for (const [part, args] of Object.entries(FILES_RUNS))
+    expect(scripts[`test:${part}`]!.replace(/'/g, '')).toBe(`bun test ${TIMEOUT_ARGS.join(' ')} ${args.join(' ')}`)
   const runs = [
     ...runners.flatMap(([name, command]) =>
       command
