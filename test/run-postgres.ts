@@ -20,17 +20,32 @@ const ROOT = join(import.meta.dir, '..')
 export const TIMEOUT_ARGS = ['--timeout', '30000']
 
 /**
+ * Each test file's last measured duration, which every run of the suite passes: with it bun test
+ * --parallel starts the slowest files first, so that a run does not end with one core busy on a
+ * long file that started last. A file missing there counts as the median. Refresh it one run at a
+ * time (two runs writing it at once would each drop the other's), e.g.
+ * `npx bun test --timeout 30000 --timings=test/timings.json --update-timings --parallel test/system`.
+ */
+export const TIMINGS_ARGS = ['--timings=test/timings.json']
+
+/**
  * Whether a test file runs differently on PostgreSQL: it asks test/test-store.ts which run this is
  * (ON_POSTGRES, TEST_STORE, freshDatabase), or opens a store without saying where (openTestStore,
  * freshApiPerTest or a setup module's useFreshApi, makeApi() or makeApi({...}) without dataDir or database), which is a PostgreSQL
  * schema in that run. A file that starts a cluster of its own (testCluster, startPostgres) runs the
- * same in both runs.
+ * same in both runs. So does a file whose subject is the HTTP layer, not the store (every documented
+ * route, its answers and refusals), which says so in a line `// Store-independent: <why>`: its
+ * requests reach the store through the same transact and commit as the feature tests that run again.
  */
 export function dependsOnStore(text: string): boolean {
+  if (new RegExp(`^// ${STORE_INDEPENDENT} \\S`, 'm').test(text)) return false
   return /\b(ON_POSTGRES|TEST_STORE|freshDatabase|openTestStore|freshApiPerTest|useFreshApi)\b|makeApi\((?!\{[^)]*\b(dataDir|database)\b)/.test(
     text,
   )
 }
+
+/** The mark of a test file that runs once, on the files, though it opens a store without a data directory. */
+export const STORE_INDEPENDENT = 'Store-independent:'
 
 function testFiles(dir: string): string[] {
   return readdirSync(dir, { recursive: true, encoding: 'utf8' })
@@ -50,17 +65,37 @@ export function postgresFiles(): { unit: string[]; system: string[] } {
   }
 }
 
-if (import.meta.main) {
+/** A bun test run with the suite's settings, in the checkout, under `env`: its exit status. */
+export type BunTestRun = (args: string[], env: Record<string, string | undefined>) => Promise<number>
+
+/** Runs bun test with its output on this process's. */
+export const inheritedRun: BunTestRun = (args, env) =>
+  Bun.spawn([process.execPath, 'test', ...TIMEOUT_ARGS, ...TIMINGS_ARGS, ...args], {
+    cwd: ROOT,
+    env,
+    stdio: ['inherit', 'inherit', 'inherit'],
+  }).exited
+
+/** The private cluster of a PostgreSQL run, and the environment its bun test runs get. */
+export async function postgresForRun(): Promise<{
+  env: Record<string, string | undefined>
+  stop: () => Promise<void>
+}> {
   const cluster = await startPostgres({ fsync: false })
   await cluster.createDatabase(TEST_DATABASE)
   const env = { ...process.env, FLAGSTORE_TEST_STORE: 'postgres', [SHARED_CLUSTER_VARIABLE]: String(cluster.port) }
-  const bunTest = (args: string[]) =>
-    Bun.spawn([process.execPath, 'test', ...TIMEOUT_ARGS, ...args], {
-      cwd: ROOT,
-      env,
-      stdio: ['inherit', 'inherit', 'inherit'],
-    }).exited
-  const given = process.argv.slice(2)
+  return { env, stop: () => cluster.stop() }
+}
+
+/** `./` makes each a path, not a filter matching every path that contains it. */
+export const asPaths = (files: string[]) => files.map(file => `./${file}`)
+
+/**
+ * The PostgreSQL runs on one private cluster: the given files, else those `postgresFiles` picks,
+ * through app.handle, then in test/system, each two files at a time.
+ */
+export async function runOnPostgres(given: string[], run: BunTestRun): Promise<number> {
+  const { env, stop } = await postgresForRun()
   const { unit, system } =
     given.length === 0
       ? postgresFiles()
@@ -68,9 +103,10 @@ if (import.meta.main) {
           unit: given.filter(file => !file.startsWith('test/system/')),
           system: given.filter(file => file.startsWith('test/system/')),
         }
-  // `./` makes each a path, not a filter matching every path that contains it.
-  const unitStatus = unit.length > 0 ? await bunTest(['--parallel', ...unit.map(file => `./${file}`)]) : 0
-  const systemStatus = system.length > 0 ? await bunTest(['--parallel', ...system.map(file => `./${file}`)]) : 0
-  await cluster.stop()
-  process.exit(unitStatus || systemStatus)
+  const unitStatus = unit.length > 0 ? await run(['--parallel', ...asPaths(unit)], env) : 0
+  const systemStatus = system.length > 0 ? await run(['--parallel', ...asPaths(system)], env) : 0
+  await stop()
+  return unitStatus || systemStatus
 }
+
+if (import.meta.main) process.exit(await runOnPostgres(process.argv.slice(2), inheritedRun))

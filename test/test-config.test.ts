@@ -8,7 +8,7 @@ import { expect, test } from 'bun:test'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { tempDir } from './helpers'
-import { dependsOnStore, postgresFiles, TIMEOUT_ARGS } from './run-postgres'
+import { dependsOnStore, postgresFiles, STORE_INDEPENDENT, TIMEOUT_ARGS, TIMINGS_ARGS } from './run-postgres'
 
 const ROOT = join(import.meta.dir, '..')
 const MIN_TIMEOUT_MS = 30_000
@@ -28,12 +28,14 @@ test('every bun test run of the suite passes --timeout of at least 30 s', async 
         .slice(1)
         .map(run => ({ name, run })),
     ),
-    { name: 'test/run-postgres.ts', run: TIMEOUT_ARGS.join(' ') },
+    { name: 'test/run-postgres.ts', run: [...TIMEOUT_ARGS, ...TIMINGS_ARGS].join(' ') },
   ]
   for (const { name, run } of runs) {
     // test:files runs bun test twice (the tests through app.handle two files at a time, then test/system): each run needs it.
     const timeout = /^\s*--timeout[ =](\d+)/.exec(run)?.[1]
     expect({ name, timeout: Number(timeout) >= MIN_TIMEOUT_MS }).toEqual({ name, timeout: true })
+    // And each starts its slowest files first (TIMINGS_ARGS says why).
+    expect({ name, timings: run.includes(TIMINGS_ARGS[0]!) }).toEqual({ name, timings: true })
   }
   // A timeout key there would look like it worked and not.
   const bunfig = await Bun.file(join(ROOT, 'bunfig.toml')).text()
@@ -67,6 +69,8 @@ test('test:postgres runs again the tests that run differently on PostgreSQL, and
     'test/features/events/search/search-cache.test.ts',
     'test/system/readme.test.ts',
     'test/architecture.test.ts',
+    // About the HTTP layer, and marked so.
+    'test/http/openapi-examples.test.ts',
   ])
     expect([...unit, ...system]).not.toContain(once)
   // (The names are cut in two so that this file, which opens no store, is not taken for one that does.)
@@ -76,4 +80,9 @@ test('test:postgres runs again the tests that run differently on PostgreSQL, and
   expect(dependsOnStore(`const api = await ${make}({ dataDir })`)).toBe(false)
   expect(dependsOnStore(`const api = await ${make}({ database, searchCacheDir })`)).toBe(false)
   expect(dependsOnStore(`${'fresh' + 'ApiPerTest'}(fresh => (api = fresh))`)).toBe(true)
+  // The mark counts only as a line of its own that gives a reason.
+  const mark = `// ${STORE_INDEPENDENT}`
+  expect(dependsOnStore(`${mark} about the routes\nconst api = await ${make}()`)).toBe(false)
+  expect(dependsOnStore(`${mark}\nconst api = await ${make}()`)).toBe(true)
+  expect(dependsOnStore(`const note = '${mark} x'\nconst api = await ${make}()`)).toBe(true)
 })

@@ -3,6 +3,7 @@
  * /ready, the metrics, Swagger UI, its assets and its document) and nothing outside it; `/` leads to
  * Swagger UI with or without a prefix. The setting is normalised and checked as Unleash's is.
  */
+// Store-independent: it is about routing under a prefix, above the store.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { createApp } from '../../src/app'
 import { ConfigError, readConfig } from '../../src/config'

@@ -8,6 +8,8 @@
  * and in the body. Where the contract itself tells a taken flag name apart (409), the answer may
  * differ but must not name the hidden project.
  */
+// Store-independent: a scope refusal is decided on the in-memory state, the same on either store, before
+// any write.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type Api, type StrategyBody, expectOk, makeApi, openApiSpec, tokenFor, withoutErrorId } from '../helpers'
 

@@ -3,6 +3,7 @@
  * exist says the project does not exist (and a project outside the token's scope answers the
  * same); sentences built around a word get its article right.
  */
+// Store-independent: it is about the wording of answers, made above the store.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { ADMIN_SECRET, errorOf, expectError, expectOk, makeApi, openApiSpec, tokenFor, type Api } from '../helpers'
 

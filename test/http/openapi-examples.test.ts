@@ -18,6 +18,8 @@
  * The same bodies with an unknown property added to every object the schema describes are then
  * accepted too, and the property is stored nowhere (Unleash ignores properties it does not know).
  */
+// Store-independent: it is about the document and the routes; their writes take the one commit path that
+// the feature tests run again on PostgreSQL.
 import { describe, expect, test } from 'bun:test'
 import { Value } from '@sinclair/typebox/value'
 import type { TSchema } from '@sinclair/typebox'

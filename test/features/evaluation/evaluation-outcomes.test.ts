@@ -4,6 +4,7 @@
  * variant, what decided it, and why a flag is off. The protocols' answers made from them are
  * tested through HTTP (frontend-evaluation, ofrep-evaluation); what no protocol shows is here.
  */
+// Store-independent: it is about the evaluator's outcomes, computed from the in-memory state.
 import { expect, test } from 'bun:test'
 import { describe as spell, Off, onOutcome, Basis } from '../../../src/features/evaluation/outcome'
 import type { EvalContext } from '../../../src/features/evaluation/scope'

@@ -2,6 +2,8 @@
  * Constraint operators and values (sdk-api-contract §4) and variant weights and order, through the
  * admin API: every refusal is a 400 naming the field, stores nothing and records nothing.
  */
+// Store-independent: it is about how constraints and variants are checked and normalised, above the store;
+// what is kept is read back from the in-memory state, the same on either store.
 import { describe, expect, test } from 'bun:test'
 import { errorOf, paths, type Api, type StrategyBody, type VariantListBody, freshApiPerTest } from '../../helpers'
 

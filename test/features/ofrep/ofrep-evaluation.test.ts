@@ -5,6 +5,8 @@
  * frontend API's toggles for the same context; the single flag answers agree with the bulk one; a
  * flag is DISABLED exactly when it is off in the environment.
  */
+// Store-independent: it compares two protocols over one evaluator; the flags' writes take the one commit
+// path that the feature tests run again on PostgreSQL.
 import { expect, test } from 'bun:test'
 import { ENVIRONMENT, PROJECT, context, makeFlags } from '../../frontend-random'
 import { expectOk, makeApi } from '../../helpers'

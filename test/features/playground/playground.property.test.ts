@@ -8,6 +8,8 @@
  * compared the same way, each of its contexts (a value with commas is several) on its own; each
  * rollout's `bucket` is the SDK's own hash of the context; every answer matches its schema.
  */
+// Store-independent: it compares the evaluator with the SDK's engine; the flags' writes take the one
+// commit path that the feature tests run again on PostgreSQL.
 import { expect, test } from 'bun:test'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import type { Context } from 'unleash-client/lib/context'

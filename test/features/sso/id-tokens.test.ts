@@ -3,6 +3,8 @@
  * tokens, so a small provider here hands out the one each test asks for (discovery, keys, token
  * endpoint). The sign-in must answer 401 with a page, open no session and change nothing.
  */
+// Store-independent: each token is refused before anything is written; sign-ins that write run again on
+// PostgreSQL in sso.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto'
 import { freePort, freshApiPerTest, type Api } from '../../helpers'
