@@ -5,8 +5,8 @@
  */
 import { chromium } from 'playwright-core'
 import type { Unleash } from 'unleash-client'
-import { bareServer, holds, officialSdk } from './clients'
 import {
+  bareServer,
   authHeaders,
   cannon,
   cpuSeconds,
@@ -31,6 +31,7 @@ import {
   withServer,
   wrk,
 } from './lib'
+import { holds, officialSdk } from './sdk'
 
 /**
  * `admin`, HTTP hot paths:

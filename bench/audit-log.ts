@@ -1,6 +1,7 @@
-import { existsSync, readFileSync, statSync } from 'node:fs'
+import { copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { EVENTS_FILE, STATE_FILE } from '../src/services'
+import { EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../src/services'
+import { KEY_FILE } from '../src/storage/secret-key'
 import {
   fmt,
   gitCommit,
@@ -12,20 +13,30 @@ import {
   out,
   probeHealth,
   processMemory,
+  removeDir,
   repeat,
   sampleMemory,
   spawnServer,
   spread,
   table,
+  tempDataDir,
   untilReady,
   wrk,
 } from './lib'
-import { GENERATED_TOKENS, PHRASES, patchesAgainstEmptyLog, phraseTotals } from './audit-memory'
-import { derivedFiles, expectedTotals, openGenerated, removeDerived } from './search'
+import {
+  auditQueries,
+  derivedFiles,
+  expectedTotals,
+  GENERATED_TOKENS,
+  openGenerated,
+  phraseTotals,
+  removeDerived,
+} from './audit-memory'
+import { sequentialP50 } from './search'
 
 /**
  * `audit`: the audit log at ten million events, on a directory that the `generate` scenario wrote.
- * The 32-connection figures need wrk (Debian: apt-get install wrk); `--no-load` leaves them out.
+ * `--no-load` leaves the 32-connection figures out.
  * The directory is used in place: PATCHes append to its log (later runs count them in), and the
  * service writes its segments there.
  *
@@ -37,12 +48,8 @@ import { derivedFiles, expectedTotals, openGenerated, removeDerived } from './se
  *     `searchIndexReady` is true and no file the service derives in the data directory has grown
  *     for 3 s (every file there but the store's own is derived: segments, a cache of the log);
  *   - RSS at ready, after the background phase, idle (and of it the anonymous and the file-backed part), and the peak (VmHWM);
- *   - p50 of sequential requests (1 connection) and req/s with 32 connections (wrk) for: a rare
- *     word, a word with ~5,000 matches, a word in most events (exact total), a type filter, the
- *     last page (offset = total - 50); every answer's total is checked against the generator's
- *     exact count (plus what earlier runs appended, counted from the log's tail);
- *   - the same for queries the words alone do not decide (PHRASES: several words, separators),
- *     whose totals a scan of the whole log counts once (cached in `<dir>.phrases.json`);
+ *   - p50 of sequential requests (1 connection) and req/s with 32 connections (wrk) for each of
+ *     auditQueries, every answer's total checked (expectedTotals, phraseTotals);
  *   - in the last run, durable PATCH throughput (16 connections, fsync on) on this log and on the
  *     same state over an empty log, taking turns of 1 s (`--patch-seconds` turns each, 0: none);
  *   - the derived files' size next to events.jsonl.
@@ -59,8 +66,6 @@ export async function auditLog() {
   const PATCH_SECONDS = o['patch-seconds']
   const BACKGROUND_LIMIT_MS = o['background-limit'] * 1000
 
-  const TYPE = 'feature-strategy-update'
-
   async function get(url: string): Promise<{ ms: number; status: number; body: any }> {
     const started = performance.now()
     const response = await fetch(url, { headers })
@@ -73,23 +78,6 @@ export async function auditLog() {
     return { ms, status: response.status, body }
   }
 
-  /** p50 of sequential requests: 3 warm-up ones, then up to 30, at most ~15 s. */
-  async function p50(url: string, check: (body: any) => void): Promise<{ p50: number; samples: number }> {
-    for (let i = 0; i < 3; i++) check((await get(url)).body)
-    const times: number[] = []
-    for (
-      const until = performance.now() + 15_000;
-      times.length < 30 && (times.length < 5 || performance.now() < until);
-    ) {
-      const { ms, status, body } = await get(url)
-      if (status !== 200) throw new Error(`${url}: ${status} ${JSON.stringify(body)}`)
-      check(body)
-      times.push(ms)
-    }
-    const { p50, samples } = spread(times)
-    return { p50, samples }
-  }
-
   const totalIs = (what: string, expected: number) => (body: any) => {
     if (body?.total !== expected) throw new Error(`${what}: total ${body?.total}, expected ${expected}`)
   }
@@ -97,7 +85,7 @@ export async function auditLog() {
   const PATCH_CONNECTIONS = 16
 
   async function run(index: number, last: boolean) {
-    const totals = expectedTotals(DIR, manifest, TYPE)
+    const totals = expectedTotals(DIR, manifest)
     const phrases = phraseTotals(DIR)
     const server = spawnServer(DIR, GENERATED_TOKENS)
     const memory = sampleMemory(server.pid, 50, server.spawnedAt)
@@ -149,39 +137,22 @@ export async function auditLog() {
       const rssIdle = rssAt()
       const { anon: idleAnon, file: idleFile } = processMemory(server.pid)
 
-      const offset = Math.max(0, totals.events - 50)
-      const scenarios: [string, string, (body: any) => void][] = [
-        [
-          `rare word "${words.rare.word}" (${totals.rare} events)`,
-          search(`query=${words.rare.word}`),
-          totalIs('rare', totals.rare),
+      const scenarios = auditQueries(manifest, totals, phrases).map(
+        ({ name, query, total }): [string, string, (body: any) => void] => [
+          `${name} (${total})`,
+          search(query),
+          body => {
+            totalIs(name, total)(body)
+            if (query.startsWith('offset=') && body.events.length !== 50) throw new Error('last page length')
+          },
         ],
-        [
-          `word with ~5,000 matches "${words.thousands.word}" (${totals.thousands})`,
-          search(`query=${words.thousands.word}`),
-          totalIs('thousands', totals.thousands),
-        ],
-        [
-          `word in most events "${words.most.word}" (${totals.most}), exact total`,
-          search(`query=${words.most.word}`),
-          totalIs('most', totals.most),
-        ],
-        [`type filter ${TYPE} (${totals.type})`, search(`type=IS:${TYPE}`), totalIs('type', totals.type)],
-        [
-          `last page, offset ${offset}`,
-          search(`offset=${offset}`),
-          body => (totalIs('all', totals.events)(body), body.events.length === 50 || fail('last page length')),
-        ],
-        ...PHRASES.map((phrase): [string, string, (body: any) => void] => [
-          `phrase '${phrase}' (${phrases[phrase]})`,
-          search(`query=${encodeURIComponent(phrase)}`),
-          totalIs(phrase, phrases[phrase]),
-        ]),
-      ]
+      )
       const latency: Record<string, { p50: number; samples: number; error?: string }> = {}
       for (const [name, url, check] of scenarios) {
         // A search slower than Bun's 10 s idle timeout is cut by the server: recorded, not fatal.
-        latency[name] = await p50(url, check).catch(error => ({ p50: NaN, samples: 0, error: String(error) }))
+        latency[name] = await sequentialP50(url, headers, check, { warmup: 3, count: 30, seconds: 15 }).catch(
+          error => ({ p50: NaN, samples: 0, error: String(error) }),
+        )
         if (latency[name].error) await drained(search('type=IS:feature-created&limit=1'))
       }
       const concurrent: Record<string, Load> = {}
@@ -196,13 +167,8 @@ export async function auditLog() {
       const rssAfterLoad = rssAt()
 
       let patches: Awaited<ReturnType<typeof patchesAgainstEmptyLog>> | null = null
-      if (last && PATCH_SECONDS > 0) {
-        const state = JSON.parse(readFileSync(join(DIR, STATE_FILE), 'utf8'))
-        const flags = Object.values(state.flags as Record<string, { name: string; project: string }>)
-          .slice(0, PATCH_CONNECTIONS)
-          .map(({ name, project }) => ({ name, project }))
-        patches = await patchesAgainstEmptyLog(DIR, server.base, headers, flags, PATCH_SECONDS)
-      }
+      if (last && PATCH_SECONDS > 0)
+        patches = await patchesAgainstEmptyLog(DIR, server.base, headers, PATCH_CONNECTIONS, PATCH_SECONDS)
       const { hwm } = processMemory(server.pid)
       const stopStarted = performance.now()
       await server.stop()
@@ -251,10 +217,6 @@ export async function auditLog() {
     const until = performance.now() + 60_000
     // The server cuts a request that waited 10 s (Bun's idle timeout): that is a busy answer too.
     while (performance.now() < until && (await get(url).catch(() => ({ ms: Infinity }))).ms > 50) await Bun.sleep(200)
-  }
-
-  function fail(message: string): never {
-    throw new Error(message)
   }
 
   const { events, bytes } = manifest
@@ -330,11 +292,11 @@ export async function auditLog() {
     ['RSS idle', final.rss.idle, 1024, 'MiB'],
     ['segment files / events.jsonl', (100 * final.derived.bytes) / final.eventsBytes, 50, '%'],
     ['rare word, 1 conn p50', latencyOf('rare').p50, 5, 'ms'],
-    ['~5,000 matches, 1 conn p50', latencyOf('word with').p50, 5, 'ms'],
+    ['~5,000 matches, 1 conn p50', latencyOf('~5,000').p50, 5, 'ms'],
     ['word in most events (exact total), 1 conn p50', latencyOf('word in most').p50, 100, 'ms'],
     ['type filter, 1 conn p50', latencyOf('type').p50, 5, 'ms'],
     ['last page, 1 conn p50', latencyOf('last page').p50, 5, 'ms'],
-    ['~5,000 matches, 32 conn', rateOf('word with'), 210, 'req/s', false],
+    ['~5,000 matches, 32 conn', rateOf('~5,000'), 210, 'req/s', false],
     ['word in most events, 32 conn', rateOf('word in most'), 40, 'req/s', false],
     ['durable PATCH/s, this log / empty log (mean)', patchRatio, 0.9, '', false],
     ['durable PATCH/s, this log / empty log (median of 1 s rounds)', final.patches?.medianRatio ?? NaN, 0.9, '', false],
@@ -346,4 +308,82 @@ export async function auditLog() {
       targets.map(target => check(...target)),
     )}`,
   )
+}
+
+type Flag = { name: string; project: string }
+type Headers = Record<string, string>
+type Patches = Awaited<ReturnType<typeof patchThroughput>>
+
+/** Durable PATCHes of flag descriptions for `seconds`, a loop for each flag. */
+async function patchThroughput(base: string, headers: Headers, flags: Flag[], seconds: number) {
+  let done = 0
+  let failed = 0
+  const times: number[] = []
+  const until = performance.now() + seconds * 1000
+  const started = performance.now()
+  await Promise.all(
+    flags.map(async ({ name, project }, i) => {
+      for (let n = 0; performance.now() < until; n++) {
+        const t = performance.now()
+        const response = await fetch(`${base}/api/admin/projects/${project}/features/${name}`, {
+          method: 'PATCH',
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: JSON.stringify([{ op: 'replace', path: '/description', value: `bench patch ${i}-${n}` }]),
+        })
+        await response.arrayBuffer()
+        times.push(performance.now() - t)
+        if (response.ok) done++
+        else failed++
+      }
+    }),
+  )
+  const { p50, p99 } = spread(times)
+  return { perSecond: done / ((performance.now() - started) / 1000), p50, p99, failed, load: loadAverage() }
+}
+
+/**
+ * Durable PATCHes, a connection for each of `connections` flags, on the server at `base` against
+ * the same state (flags, tokens, key) with an empty event log: a copy of the checkpoint that
+ * includes no event and no commit, next to an empty log and journal. So the comparison isolates
+ * the log's length; the state's size (a checkpoint of thousands of flags) is the same on both sides.
+ * The two servers take turns, one second each, `rounds` rounds, so that the machine's
+ * other load (shared cores, which swings several-fold within seconds) falls on both alike; the
+ * figures are the means over the rounds and the median of the rounds' ratios.
+ */
+async function patchesAgainstEmptyLog(
+  DIR: string,
+  base: string,
+  headers: Headers,
+  connections: number,
+  rounds: number,
+) {
+  const dir = tempDataDir('audit-empty-')
+  const state = JSON.parse(readFileSync(join(DIR, STATE_FILE), 'utf8'))
+  const flags = Object.values(state.flags as Record<string, Flag>).slice(0, connections)
+  state.lastEventId = 0
+  state.commitSeq = 0
+  writeFileSync(join(dir, STATE_FILE), JSON.stringify(state), { mode: 0o600 })
+  writeFileSync(join(dir, JOURNAL_FILE), '', { mode: 0o600 })
+  writeFileSync(join(dir, EVENTS_FILE), '', { mode: 0o600 })
+  copyFileSync(join(DIR, KEY_FILE), join(dir, KEY_FILE))
+  const empty = spawnServer(dir, GENERATED_TOKENS)
+  try {
+    await untilReady(empty)
+    const taken = { log: [] as Patches[], empty: [] as Patches[] }
+    for (let round = 0; round < rounds; round++) {
+      taken.log.push(await patchThroughput(base, headers, flags, 1))
+      taken.empty.push(await patchThroughput(empty.base, headers, flags, 1))
+    }
+    const sum = (list: Patches[]) => ({
+      perSecond: list.reduce((n, r) => n + r.perSecond, 0) / list.length,
+      rounds: list.map(r => Math.round(r.perSecond)),
+      p99: Math.max(...list.map(r => r.p99)),
+      failed: list.reduce((n, r) => n + r.failed, 0),
+    })
+    const ratios = taken.log.map((r, i) => r.perSecond / taken.empty[i].perSecond)
+    return { log: sum(taken.log), empty: sum(taken.empty), medianRatio: spread(ratios).p50 }
+  } finally {
+    await empty.stop()
+    removeDir(dir)
+  }
 }

@@ -1,13 +1,24 @@
 /**
- * Starts and memory at ten million events, on a directory from `bench/run.ts generate`: `memory`
- * (resident memory by kind of query, optionally with the files evicted from the page cache) and
- * `audit-cold` (a start without search segments); and what the audit scenario uses of this: the
- * durable PATCHes on such a log against an empty one, the phrases and their totals.
+ * Starts and memory at ten million events: `memory` (by kind of query) and `audit-cold` (a start
+ * without search segments); and what the three 10M scenarios share: the directory `generate` wrote
+ * read back, the searches they time (auditQueries) and the totals those must answer.
  */
-import { copyFileSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import {
+  closeSync,
+  existsSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { join } from 'node:path'
-import { EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../src/services'
-import { KEY_FILE } from '../src/storage/secret-key'
+import { searchableText } from '../src/features/events/search/searchable-text'
+import { DATA_FILES } from '../src/open-store'
+import { EVENTS_FILE } from '../src/services'
+import type { EventRecord } from '../src/storage/records'
 import {
   fmt,
   gitCommit,
@@ -18,96 +29,18 @@ import {
   probeHealth,
   processMemory,
   ROOT,
-  removeDir,
   sampleMemory,
   spawnServer,
   spread,
   table,
-  tempDataDir,
   untilReady,
   wrk,
 } from './lib'
-import { eachLogEvent, expectedTotals, openGenerated, removeDerived } from './search'
+import type { GeneratedManifest } from './generate-events'
 
 const TYPE = 'feature-strategy-update'
 /** The generated directory's own admin token is the one used: no INIT_ADMIN_API_TOKENS, so starting writes nothing. */
 export const GENERATED_TOKENS = { INIT_ADMIN_API_TOKENS: undefined, LOG_LEVEL: 'info' }
-
-type Flag = { name: string; project: string }
-type Headers = Record<string, string>
-type Patches = Awaited<ReturnType<typeof patchThroughput>>
-
-/** Durable PATCHes of flag descriptions, `connections` loops for `seconds`; each loop its own flag. */
-async function patchThroughput(base: string, headers: Headers, flags: Flag[], seconds: number) {
-  let done = 0
-  let failed = 0
-  const times: number[] = []
-  const until = performance.now() + seconds * 1000
-  const started = performance.now()
-  await Promise.all(
-    flags.map(async ({ name, project }, i) => {
-      for (let n = 0; performance.now() < until; n++) {
-        const t = performance.now()
-        const response = await fetch(`${base}/api/admin/projects/${project}/features/${name}`, {
-          method: 'PATCH',
-          headers: { ...headers, 'content-type': 'application/json' },
-          body: JSON.stringify([{ op: 'replace', path: '/description', value: `bench patch ${i}-${n}` }]),
-        })
-        await response.arrayBuffer()
-        times.push(performance.now() - t)
-        if (response.ok) done++
-        else failed++
-      }
-    }),
-  )
-  const { p50, p99 } = spread(times)
-  return { perSecond: done / ((performance.now() - started) / 1000), p50, p99, failed, load: loadAverage() }
-}
-
-/**
- * The same state (flags, tokens, key) with an empty event log: a copy of the checkpoint that
- * includes no event and no commit, next to an empty log and journal. So the comparison isolates
- * the log's length; the state's size (a checkpoint of thousands of flags) is the same on both sides.
- * The two servers take turns, one second each, `rounds` rounds, so that the machine's
- * other load (shared cores, which swings several-fold within seconds) falls on both alike; the
- * figures are the means over the rounds and the median of the rounds' ratios.
- */
-export async function patchesAgainstEmptyLog(
-  DIR: string,
-  base: string,
-  headers: Headers,
-  flags: Flag[],
-  rounds: number,
-) {
-  const dir = tempDataDir('audit-empty-')
-  const state = JSON.parse(readFileSync(join(DIR, STATE_FILE), 'utf8'))
-  state.lastEventId = 0
-  state.commitSeq = 0
-  writeFileSync(join(dir, STATE_FILE), JSON.stringify(state), { mode: 0o600 })
-  writeFileSync(join(dir, JOURNAL_FILE), '', { mode: 0o600 })
-  writeFileSync(join(dir, EVENTS_FILE), '', { mode: 0o600 })
-  copyFileSync(join(DIR, KEY_FILE), join(dir, KEY_FILE))
-  const empty = spawnServer(dir, GENERATED_TOKENS)
-  try {
-    await untilReady(empty)
-    const taken = { log: [] as Patches[], empty: [] as Patches[] }
-    for (let round = 0; round < rounds; round++) {
-      taken.log.push(await patchThroughput(base, headers, flags, 1))
-      taken.empty.push(await patchThroughput(empty.base, headers, flags, 1))
-    }
-    const sum = (list: Patches[]) => ({
-      perSecond: list.reduce((n, r) => n + r.perSecond, 0) / list.length,
-      rounds: list.map(r => Math.round(r.perSecond)),
-      p99: Math.max(...list.map(r => r.p99)),
-      failed: list.reduce((n, r) => n + r.failed, 0),
-    })
-    const ratios = taken.log.map((r, i) => r.perSecond / taken.empty[i].perSecond)
-    return { log: sum(taken.log), empty: sum(taken.empty), medianRatio: spread(ratios).p50 }
-  } finally {
-    await empty.stop()
-    removeDir(dir)
-  }
-}
 
 /**
  * Queries of several words or with separators, which the words alone do not decide: a common word
@@ -157,34 +90,32 @@ export function phraseTotals(dir: string): Record<string, number> {
   return totals
 }
 
-/** Every file under `path`. */
-function filesUnder(path: string): string[] {
-  return readdirSync(path, { withFileTypes: true }).flatMap(entry =>
-    entry.isDirectory() ? filesUnder(join(path, entry.name)) : [join(path, entry.name)],
-  )
+/** Every file under `path` with its size; none for a path gone meanwhile (the service renames files as it writes). */
+function filesUnder(path: string): { path: string; size: number }[] {
+  const stat = statSync(path, { throwIfNoEntry: false })
+  if (!stat?.isDirectory()) return stat ? [{ path, size: stat.size }] : []
+  return readdirSync(path).flatMap(name => filesUnder(join(path, name)))
 }
 
 /**
- * `memory`: the start and the memory of the audit log at 10M events, query kind by query kind, on
- * a directory that bench/generate-events.ts wrote and the audit scenario ran on once (its segments
- * written, its phrases' totals cached in `<dir>.phrases.json`). `--evict` drops the directory's files from the OS page cache first (`dd iflag=nocache count=0`
- * per file, posix_fadvise DONTNEED: only these files, not the whole cache), so that the start reads
- * the disk. Then the real server is spawned (free port) and measured:
+ * `memory`, on a directory the audit scenario ran on once (its segments written). `--evict` drops
+ * the directory's files from the page cache first (`dd iflag=nocache count=0` per file, that is
+ * posix_fadvise DONTNEED: only these files), so that the start reads the disk. Then it measures:
  *   - spawn to `/ready`, to the first search answered (exact total), to `searchIndexReady` (the
  *     segments' checksums are read before the index is built: that is when the background check
  *     is done); GET /health p50/p99/max probed sequentially until then;
- *   - RSS at ready, idle after the background phase, and then for each query kind alone under 32
- *     connections (wrk, `--seconds`): the peak (VmHWM, reset before each kind through
- *     /proc/<pid>/clear_refs) and the RSS after; every answer's total checked first.
+ *   - RSS at ready, idle, and for each of auditQueries alone under 32 connections (wrk): the peak
+ *     (VmHWM, reset before each through /proc/<pid>/clear_refs) and the RSS after.
  * Figures go to standard output as JSON lines.
  */
 export async function auditMemory() {
   const none = undefined as string | undefined
   const o = options({ dir: none, seconds: 10, evict: false, only: none })
   const { dir: DIR, manifest, headers } = openGenerated(o.dir)
+  const files = filesUnder(DIR).map(file => file.path)
   /** Of the directory's files, the MiB the page cache holds (fincore, util-linux), or NaN without it. */
   const cachedMiB = () => {
-    const result = Bun.spawnSync(['fincore', '--bytes', '--noheadings', '--output', 'RES', ...filesUnder(DIR)])
+    const result = Bun.spawnSync(['fincore', '--bytes', '--noheadings', '--output', 'RES', ...files])
     if (result.exitCode !== 0) return NaN
     const lines = result.stdout.toString().trim().split('\n')
     return lines.reduce((n, line) => n + Number(line.trim()), 0) / 2 ** 20
@@ -197,14 +128,14 @@ export async function auditMemory() {
     }
   }
 
-  const totals = expectedTotals(DIR, manifest, TYPE)
+  const totals = expectedTotals(DIR, manifest)
   const phrases = phraseTotals(DIR)
   const nice = Number(readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')[16])
   const date = new Date().toISOString()
   out('setup', { date, commit: gitCommit(), dir: DIR, events: totals.events, load: loadAverage(), nice })
   if (o.evict) {
     const before = cachedMiB()
-    for (const file of filesUnder(DIR)) Bun.spawnSync(['dd', `if=${file}`, 'iflag=nocache', 'count=0', 'status=none'])
+    for (const file of files) Bun.spawnSync(['dd', `if=${file}`, 'iflag=nocache', 'count=0', 'status=none'])
     out('evicted', { cachedMiBBefore: before, cachedMiBAfter: cachedMiB() })
   }
 
@@ -226,19 +157,7 @@ export async function auditMemory() {
     const idle = processMemory(server.pid)
     out('start', { readyMs, firstSearchMs, indexMs, health: probed, rssAtReady, idle, notices })
 
-    const kinds: [string, string, number][] = [
-      ['rare word', `query=${manifest.words.rare.word}`, totals.rare],
-      ['~5,000 matches', `query=${manifest.words.thousands.word}`, totals.thousands],
-      ['word in most events', `query=${manifest.words.most.word}`, totals.most],
-      ['type filter', `type=IS:${TYPE}`, totals.type],
-      ['last page', `offset=${Math.max(0, totals.events - 50)}`, totals.events],
-      ...Object.entries(phrases).map(([phrase, n]): [string, string, number] => [
-        `phrase '${phrase}'`,
-        `query=${encodeURIComponent(phrase)}`,
-        n,
-      ]),
-    ]
-    for (const [name, query, expected] of kinds) {
+    for (const { name, query, total: expected } of auditQueries(manifest, totals, phrases)) {
       if (o.only && !o.only.split(',').some(part => name.includes(part))) continue
       const answered = await total(search(query))
       if (answered !== expected) throw new Error(`${name}: total ${answered}, expected ${expected}`)
@@ -272,16 +191,14 @@ export async function auditMemory() {
 }
 
 /**
- * A cold start at ten million events: the segments under search/ are missing (an upgrade changed
- * their format, or they were deleted by hand) and must be rebuilt from events.jsonl. Run by hand
- * on a COPY of a directory bench/generate-events.ts wrote (its search/ is deleted here):
+ * `audit-cold`: the segments under search/ are missing (an upgrade changed their format, or they
+ * were deleted) and must be rebuilt from events.jsonl. Run on a COPY of a directory `generate` wrote:
  *   cp -r /tmp/flagstore-10m /tmp/cold-10m && cp /tmp/flagstore-10m.generated.json /tmp/cold-10m.generated.json
  * `--root` runs the server of another checkout (`git archive` of a commit, with node_modules): the
- * same measurement before a change. It measures, from spawning the real server (`bun src/main.ts`):
- *   - time to `/ready`, and to the first search answered (the word with ~5,000 matches, exact total);
- *   - searches during the rebuild, one after another in turn (that word, a rare word, a type filter,
- *     the first page of everything, the word in most events), each total checked against the
- *     generator's count: their latencies (p50, first and last), and how many were answered;
+ * same measurement before a change. It measures, from spawning the real server:
+ *   - time to `/ready`, and to the first search answered (exact total);
+ *   - searches during the rebuild, one after another in turn, each total checked: their latencies
+ *     (p50, first and last), and how many were answered;
  *   - the rebuild: from spawn until the server logs `search segments rebuilt` (or, for a server that
  *     answers no search before the rebuild ends, `ready`), with events/s; then the text index;
  *   - GET /health p50/p99/max probed one after another throughout the rebuild, and RSS (peak VmHWM).
@@ -291,7 +208,7 @@ export async function auditCold() {
   const o = options({ dir: undefined as string | undefined, root: undefined as string | undefined, limit: 1800 })
   const { dir: DIR, manifest, headers } = openGenerated(o.dir)
   const root = o.root ?? ROOT
-  const totals = expectedTotals(DIR, manifest, TYPE)
+  const totals = expectedTotals(DIR, manifest)
   removeDerived(DIR)
   const commit = gitCommit(root) || root
   out('setup', {
@@ -316,18 +233,13 @@ export async function auditCold() {
   const health = probeHealth(server.base)
   try {
     const readyMs = await untilReady(server)
-    const { words } = manifest
-    const kinds: [string, string, number][] = [
-      [`~5,000 matches "${words.thousands.word}"`, `query=${words.thousands.word}`, totals.thousands],
-      [`rare word "${words.rare.word}"`, `query=${words.rare.word}`, totals.rare],
-      [`type filter ${TYPE}`, `type=IS:${TYPE}`, totals.type],
-      ['first page of everything', 'limit=50', totals.events],
-      [`word in most events "${words.most.word}"`, `query=${words.most.word}`, totals.most],
-    ]
+    const [rare, thousands, most, type] = auditQueries(manifest, totals)
+    const everything = { name: 'first page of everything', query: 'limit=50', total: totals.events }
+    const kinds = [thousands, rare, type, everything, most]
     const searches: { kind: string; at: number; ms: number; ok: boolean; status: number }[] = []
     let firstSearchMs = NaN
     for (let k = 0; rebuilt() === undefined && since() < o.limit * 1000; k++) {
-      const [kind, query, expected] = kinds[k % kinds.length]
+      const { name: kind, query, total: expected } = kinds[k % kinds.length]
       const t = performance.now()
       const response = await fetch(`${server.base}/api/admin/search/events?${query}`, { headers }).catch(() => null)
       const body = (await response?.json().catch(() => null)) as { total: number } | null
@@ -346,7 +258,7 @@ export async function auditCold() {
     memory.stop()
     const answered = searches.filter(s => s.ok)
     const byKind = Object.fromEntries(
-      kinds.map(([kind]) => {
+      kinds.map(({ name: kind }) => {
         const times = answered.filter(s => s.kind === kind).map(s => s.ms)
         const asked = searches.filter(s => s.kind === kind).length
         return [kind, { answered: times.length, asked, p50: spread(times).p50, first: times[0], last: times.at(-1) }]
@@ -383,4 +295,99 @@ export async function auditCold() {
     memory.stop()
     await server.stop()
   }
+}
+
+/** A directory written by bench/generate-events.ts (`--dir`, required) and its manifest, read back. */
+export function openGenerated(dir: string | undefined) {
+  if (!dir) throw new Error('--dir DIR: a directory written by bench/generate-events.ts')
+  const trimmed = dir.replace(/\/+$/, '')
+  const manifest = JSON.parse(readFileSync(`${trimmed}.generated.json`, 'utf8')) as GeneratedManifest
+  return { dir: trimmed, manifest, headers: { authorization: manifest.adminSecret } }
+}
+
+/**
+ * The totals a directory written by bench/generate-events.ts must answer: the generator's exact
+ * counts for its words and for TYPE, plus those of events appended since (PATCHes of earlier
+ * benches), counted from the log's tail with the search's own text (searchableText).
+ */
+type Totals = ReturnType<typeof expectedTotals>
+
+export function expectedTotals(dir: string, manifest: GeneratedManifest) {
+  const words = manifest.words
+  const totals = {
+    rare: words.rare.total,
+    thousands: words.thousands.total,
+    most: words.most.total,
+    events: manifest.events,
+    type: manifest.types[TYPE] ?? 0,
+  }
+  eachLogEvent(dir, manifest.bytes, (event, text) => {
+    totals.events++
+    if (event.type === TYPE) totals.type++
+    if (text.includes(words.rare.word)) totals.rare++
+    if (text.includes(words.thousands.word)) totals.thousands++
+    if (text.includes(words.most.word)) totals.most++
+  })
+  return totals
+}
+
+/**
+ * The searches the 10M scenarios time, each with the total it must answer: words of the generated
+ * vocabulary, a type filter, the last page, and the PHRASES given their totals (phraseTotals).
+ */
+export function auditQueries(manifest: GeneratedManifest, totals: Totals, phrases: Record<string, number> = {}) {
+  const { rare, thousands, most } = manifest.words
+  const last = Math.max(0, totals.events - 50)
+  return [
+    { name: `rare word "${rare.word}"`, query: `query=${rare.word}`, total: totals.rare },
+    { name: `~5,000 matches "${thousands.word}"`, query: `query=${thousands.word}`, total: totals.thousands },
+    { name: `word in most events "${most.word}"`, query: `query=${most.word}`, total: totals.most },
+    { name: `type filter ${TYPE}`, query: `type=IS:${TYPE}`, total: totals.type },
+    { name: `last page, offset ${last}`, query: `offset=${last}`, total: totals.events },
+    ...Object.entries(phrases).map(([phrase, total]) => {
+      return { name: `phrase '${phrase}'`, query: `query=${encodeURIComponent(phrase)}`, total }
+    }),
+  ]
+}
+
+/** Each event of the directory's log from byte `from` on, with the search's own text (searchableText), read 16 MiB at a time. */
+export function eachLogEvent(
+  dir: string,
+  from: number,
+  onEvent: (event: EventRecord, text: string) => void,
+  wanted: (line: string) => boolean = () => true,
+): void {
+  const path = join(dir, EVENTS_FILE)
+  const size = statSync(path).size
+  const fd = openSync(path, 'r')
+  const chunk = Buffer.alloc(1 << 24)
+  let rest = ''
+  try {
+    for (let position = from; position < size; ) {
+      const read = readSync(fd, chunk, 0, Math.min(chunk.length, size - position), position)
+      position += read
+      const lines = (rest + chunk.toString('utf8', 0, read)).split('\n')
+      rest = lines.pop()!
+      for (const line of lines) {
+        if (!line || !wanted(line)) continue
+        const event = JSON.parse(line) as EventRecord
+        onEvent(event, searchableText(event))
+      }
+    }
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** Files in the data directory that the service derives from the log (anything not the store's own). */
+export function derivedFiles(dir: string): { files: number; bytes: number } {
+  const names = readdirSync(dir).filter(name => !DATA_FILES.includes(name))
+  const files = names.flatMap(name => filesUnder(join(dir, name)))
+  return { files: files.length, bytes: files.reduce((n, file) => n + file.size, 0) }
+}
+
+/** Deletes what derivedFiles counts. */
+export function removeDerived(dir: string) {
+  for (const name of readdirSync(dir))
+    if (!DATA_FILES.includes(name)) rmSync(join(dir, name), { recursive: true, force: true })
 }

@@ -2,7 +2,7 @@
  * The fixed cost of a request, CPU per request (run through bench/run.ts):
  * - `cost`: server CPU per request, from /proc/<pid>/stat (user + system, every thread) around a wrk
  *   load of `--seconds` (2 threads, 32 connections), divided by the responses wrk received; next to
- *   each path a bare Bun server (bench/clients.ts) answering the same bytes without reading the
+ *   each path a bare Bun server (bench/lib.ts) answering the same bytes without reading the
  *   request: bare's CPU per request over the path's is the share of bare Bun's rate the path reaches
  *   on one core. With `--root DIR` (a checkout holding src/ and node_modules) that code runs as a
  *   second server on a copy of the same data; each round runs every path on bare, this tree and the
@@ -28,8 +28,8 @@ import { STATE_FILE } from '../src/storage/files'
 import type { StateDoc } from '../src/storage/records'
 import { newKey, writeKey } from '../src/storage/secret-key'
 import type { Store } from '../src/storage/store'
-import { bareServer } from './clients'
 import {
+  bareServer,
   authHeaders,
   cannon,
   createToken,

@@ -23,9 +23,9 @@ import { compileScope } from '../src/features/evaluation/scope'
 import { frontendAnswers } from '../src/features/frontend/frontend.answers'
 import { BULK_END, ofrepAnswers } from '../src/features/ofrep/ofrep.answers'
 import { ofrepContext } from '../src/features/ofrep/ofrep.context'
-import { bareServer } from './clients'
 import type { ConstraintRecord, StrategyRecord, VariantRecord } from '../src/features/flags/flags.records'
 import {
+  bareServer,
   createToken,
   fmt,
   luaScript,

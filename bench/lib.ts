@@ -1,44 +1,20 @@
 /**
- * What every scenario shares: options, the real server started and stopped, the admin API, load
- * tools (wrk, autocannon), probes of a process, statistics and tables; bench/data.ts re-exported.
+ * What every scenario shares: the real server started and stopped, a bare Bun server (the ceiling
+ * it is compared with), the admin API, load tools (wrk, autocannon), probes of a process,
+ * statistics and tables; bench/data.ts and the runner's `options` re-exported.
  */
 import autocannon from 'autocannon'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { parseArgs } from 'node:util'
 import { seedDataDir } from './data'
 
 export * from './data'
+export { options } from './run'
 
 export const ROOT = join(import.meta.dir, '..')
 export const SECRET = '*:*.benchmark-admin-secret-0123456789'
 export const authHeaders = { authorization: SECRET, 'content-type': 'application/json' }
-
-type Option = string | number | boolean | undefined
-type Options<T> = { [K in keyof T]: T[K] extends number ? number : T[K] extends boolean ? boolean : T[K] }
-
-/**
- * The scenario's options from process.argv (the runner hands it the arguments after its name):
- * each default gives the option's type (a number, a boolean flag, a string; undefined: a string
- * with no default). An unknown option is an error.
- */
-export function options<T extends Record<string, Option>>(defaults: T): Options<T> {
-  const spec = Object.fromEntries(
-    Object.entries(defaults).map(([name, value]) =>
-      typeof value === 'boolean'
-        ? [name, { type: 'boolean' as const, default: value }]
-        : [name, { type: 'string' as const, ...(value === undefined ? {} : { default: String(value) }) }],
-    ),
-  )
-  const values = parseArgs({ options: spec }).values as Record<string, string | boolean | undefined>
-  return Object.fromEntries(
-    Object.entries(defaults).map(([name, value]) => [
-      name,
-      typeof value === 'number' ? Number(values[name]) : values[name],
-    ]),
-  ) as Options<T>
-}
 
 export function tempDataDir(prefix = 'bench-'): string {
   return mkdtempSync(join(tmpdir(), prefix))
@@ -122,14 +98,8 @@ export function spawnServer(dataDir: string, env: Env = {}, spawn: { args?: stri
   void read(child.stdout, false)
   void read(child.stderr, true)
   const stop = () => (child.kill('SIGTERM'), child.exited)
-  return {
-    base: `http://127.0.0.1:${port}`,
-    pid: child.pid,
-    spawnedAt,
-    log,
-    exited: child.exited,
-    stop,
-  } as SpawnedServer
+  const base = `http://127.0.0.1:${port}`
+  return { base, pid: child.pid, spawnedAt, log, exited: child.exited, stop } as SpawnedServer
 }
 
 /** Waits until a spawned server's /ready answers 200; the ms since its spawn. */
@@ -156,6 +126,35 @@ export async function withServer<T>(dataDir: string, env: Env, use: (server: Run
     return await use(server)
   } finally {
     await server.stop()
+  }
+}
+
+/**
+ * The bare Bun server answering every request with `bytes`, a script of its own in a temporary
+ * directory (nothing else loaded: the ceiling for a response); `path` is added to its URL.
+ */
+export async function bareServer(bytes: Uint8Array | string, path = '') {
+  const dir = mkdtempSync(join(tmpdir(), 'bare-'))
+  writeFileSync(join(dir, 'body'), bytes)
+  const port = freePort()
+  writeFileSync(
+    join(dir, 'serve.ts'),
+    `const body = await Bun.file(${JSON.stringify(join(dir, 'body'))}).bytes()
+const headers = { 'content-type': 'application/json' }
+Bun.serve({ port: ${port}, hostname: '127.0.0.1', fetch: () => new Response(body, { headers }) })
+console.log('ready')
+`,
+  )
+  const child = Bun.spawn([process.execPath, join(dir, 'serve.ts')], { stdout: 'pipe' })
+  await child.stdout.getReader().read()
+  return {
+    url: `http://127.0.0.1:${port}${path}`,
+    pid: child.pid,
+    async stop() {
+      child.kill()
+      await child.exited
+      rmSync(dir, { recursive: true, force: true })
+    },
   }
 }
 

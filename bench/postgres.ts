@@ -1,15 +1,16 @@
 import { SQL } from 'bun'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { readConfig } from '../src/config'
 import { connect, migrate } from '../src/storage/postgres-connect'
 import { startPostgres } from '../test/postgres-cluster'
-import { unleashServer, writeToVisible } from './clients'
 import {
   api,
   cannon,
   createToken,
   fmt,
   fmtMedian,
+  freePort,
   type Load,
   loadAverage,
   options,
@@ -28,28 +29,17 @@ import {
   tempDataDir,
   waitForSearchIndex,
 } from './lib'
+import { writeToVisible } from './sdk'
 
 /**
- * `postgres`: the PostgreSQL store beside the file store and Unleash 8.2, all on one private
- * PostgreSQL (test/postgres-cluster.ts, fsync on) on this machine. `--unleash /tmp/unleash82`
- * where /tmp/unleash82 holds `npm install unleash-server@8.2.0` (outside the repository; Unleash
- * is run with `node`). Without --unleash, Unleash's columns are left out.
- *
- * 1. HTTP throughput with autocannon (the same tool, connections and duration for every target):
- *    durable PATCH of a flag's description, the project's flag list and `/api/client/features`,
- *    with `--flags` flags (every other one on in development).
- * 2. Write on instance A to visible on instance B's `/api/client/features`: two instances on one
- *    database; each write turns one flag on or off on A, B is polled (If-None-Match) until it
- *    serves the new state; from the write's answer and from its sending.
- * 3. Start-up of an instance joining a database holding `--events` events and 10,000 flags: the
- *    state and events of bench/data.ts seedDataDir written straight into the tables (`--fill
- *    restore`: through `flagstore backup` and `flagstore restore` instead, the moving-in path); the
- *    file store is started on that same data directory in the same run. The PostgreSQL instance is
- *    started twice on one SEARCH_CACHE_DIR: cold (the directory empty: the whole log is read from
- *    the database and copied) and warm (restarted on that copy): time to /ready, to the answer of a
- *    search made at /ready, to the complete text index, and RSS at ready, indexed and at its peak.
- *
- * `--only throughput,propagation,startup` picks sections.
+ * `postgres`: the PostgreSQL store beside the file store and Unleash 8.2 (`--unleash DIR`, DIR
+ * holding `npm install unleash-server@8.2.0`; without it Unleash's columns are left out), all on
+ * one private PostgreSQL (test/postgres-cluster.ts, fsync on). Sections (`--only`):
+ * - throughput: autocannon alike on every target (durable PATCH, flag list, client API);
+ * - propagation: a write on instance A until instance B, on the same database, serves it;
+ * - startup: an instance joining a database of `--events` events and 10,000 flags written straight
+ *   into the tables (`--fill restore`: through `flagstore backup` and `restore`, the moving-in
+ *   path), cold then warm on one SEARCH_CACHE_DIR, next to the file store on the same data.
  */
 export async function postgres() {
   const o = options({
@@ -295,46 +285,25 @@ export async function postgres() {
         removeDir(scratch)
         return { cold, warm, files: await startupOnce({}, dir), load: loadAverage() }
       })
-      const figures: ((r: Startup) => number)[] = [r => r.readyMs / 1000, r => r.readyRss, r => r.firstSearchMs / 1000]
-      figures.push(
-        r => r.indexMs / 1000,
-        r => r.indexedRss,
-        r => r.peakRss,
-      )
-      const units = [' s', ' MiB', ' s', ' s', ' MiB', ' MiB']
-      const col = (side: (r: (typeof runs)[number]) => Startup) =>
-        figures.map(
-          (pick, i) => `${fmtMedian(runs, i === 3 ? 1 : units[i] === ' s' ? 2 : 0, r => pick(side(r)))}${units[i]}`,
-        )
-      const ratios = (a: (r: (typeof runs)[number]) => Startup, b: (r: (typeof runs)[number]) => Startup) =>
-        figures.map(pick => fmtMedian(runs, 2, r => pick(a(r)) / pick(b(r))))
-      const columns = [
-        'store',
-        'to /ready',
-        'RSS at ready',
-        'first search after',
-        'search index after',
-        'RSS indexed',
-        'RSS peak',
+      const figures: [string, (r: Startup) => number, number, string][] = [
+        ['to /ready', r => r.readyMs / 1000, 2, ' s'],
+        ['RSS at ready', r => r.readyRss, 0, ' MiB'],
+        ['first search after', r => r.firstSearchMs / 1000, 2, ' s'],
+        ['search index after', r => r.indexMs / 1000, 1, ' s'],
+        ['RSS indexed', r => r.indexedRss, 0, ' MiB'],
+        ['RSS peak', r => r.peakRss, 0, ' MiB'],
       ]
+      type Side = 'cold' | 'warm' | 'files'
+      const col = (side: Side) =>
+        figures.map(([, pick, digits, unit]) => `${fmtMedian(runs, digits, r => pick(r[side]))}${unit}`)
+      const ratios = (a: Side, b: Side) => figures.map(([, pick]) => fmtMedian(runs, 2, r => pick(r[a]) / pick(r[b])))
+      const columns = ['store', ...figures.map(([name]) => name)]
       const rows = [
-        ['PostgreSQL, cold (empty SEARCH_CACHE_DIR)', ...col(r => r.cold)],
-        ['PostgreSQL, warm (restart on its copy)', ...col(r => r.warm)],
-        ['files (same data, same run)', ...col(r => r.files)],
-        [
-          'ratio warm / cold',
-          ...ratios(
-            r => r.warm,
-            r => r.cold,
-          ),
-        ],
-        [
-          'ratio warm / files',
-          ...ratios(
-            r => r.warm,
-            r => r.files,
-          ),
-        ],
+        ['PostgreSQL, cold (empty SEARCH_CACHE_DIR)', ...col('cold')],
+        ['PostgreSQL, warm (restart on its copy)', ...col('warm')],
+        ['files (same data, same run)', ...col('files')],
+        ['ratio warm / cold', ...ratios('warm', 'cold')],
+        ['ratio warm / files', ...ratios('warm', 'files')],
       ]
       report.push(
         `Start-up with ${EVENTS.toLocaleString('en')} events and 10,000 flags (${RUNS} run(s), medians; the database filled with ${fillHow} in ${fmt(fillMs / 1000, 1)} s; first search and index timed from /ready):\n\n${table(columns, rows)}`,
@@ -380,4 +349,49 @@ export async function fillDirectly(url: string, seeding: { events: number; flags
     await sql.close()
   }
   return performance.now() - started
+}
+
+/**
+ * Unleash 8.2 with Node, from `dir` (where `npm install unleash-server@8.2.0` was run), on the
+ * PostgreSQL at `pgPort`, database `database`, with `secret` as its admin token. Its SDK and token
+ * rate limits (20,000 a minute by default) are raised: they would cap the load tool, not the server.
+ */
+export async function unleashServer(dir: string, pgPort: number, database: string, secret: string) {
+  writeFileSync(
+    join(dir, 'bench-start.mjs'),
+    `import { start } from 'unleash-server'
+await start({
+  db: { host: '127.0.0.1', port: Number(process.env.PGPORT), user: 'postgres', password: '', database: process.env.PGDATABASE, ssl: false },
+  server: { port: Number(process.env.PORT), host: '127.0.0.1' },
+  authentication: { initApiTokens: [{ environment: '*', projects: ['*'], secret: ${JSON.stringify(secret)}, type: 'admin', tokenName: 'bench-admin' }] },
+  versionCheck: { enable: false },
+  telemetry: false,
+})
+`,
+  )
+  const port = freePort()
+  const limits = { SDK_API_RATE_LIMIT_PER_MINUTE: '100000000', TOKEN_AUTHENTICATION_RATE_LIMIT_PER_MINUTE: '100000000' }
+  const child = Bun.spawn(['node', 'bench-start.mjs'], {
+    cwd: dir,
+    env: {
+      ...process.env,
+      PGPORT: String(pgPort),
+      PGDATABASE: database,
+      PORT: String(port),
+      LOG_LEVEL: 'error',
+      SEND_TELEMETRY: 'false',
+      ...limits,
+    },
+    stdout: 'ignore',
+    stderr: 'ignore',
+  })
+  const base = `http://127.0.0.1:${port}`
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null) throw new Error(`Unleash exited with ${child.exitCode}`)
+    if (i > 1200) throw new Error('Unleash did not answer within 120 s')
+    const answer = await fetch(`${base}/api/admin/projects`, { headers: { authorization: secret } }).catch(() => null)
+    if (answer?.ok) break
+    await Bun.sleep(100)
+  }
+  return { base, pid: child.pid, stop: async () => (child.kill('SIGTERM'), await child.exited) }
 }

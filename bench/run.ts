@@ -4,27 +4,53 @@
  *   npx bun bench/run.ts <scenario> [options]     run one scenario (its options below)
  *   npx bun bench/run.ts --help                   list the scenarios
  *
- * Each scenario is a function of a module of bench/ that reads its options from process.argv (lib.ts
- * `options`); the runner hands it the arguments after the scenario's name. Figures and targets are
+ * Each scenario is a function of a module of bench/ that reads its options from process.argv
+ * (`options`, below); the runner hands it the arguments after the scenario's name. Figures and targets are
  * in docs/benchmarks.md. The modules, by what their scenarios measure:
  * - admin paths: admin.ts (admin, console, console-propagation);
  * - SDK paths: sdk.ts (client, metrics, usage-memory), frontend.ts (frontend, frontend-eval, ofrep,
  *   playground), edge.ts; streaming: streaming.ts;
  * - audit log: search.ts (storage, search at 1M events), audit-log.ts and audit-memory.ts (10M
- *   events, on a directory from generate-events.ts); PostgreSQL: postgres.ts;
+ *   events, on a directory from generate-events.ts; audit-memory.ts also holds what the three share);
+ *   PostgreSQL: postgres.ts (with Unleash 8.2 beside it);
  * - memory: memory.ts (rest, soak, addons-waiting); per request: cost.ts (cost, cost-process, tokens).
- * Shared by all: lib.ts (options, servers, load tools, statistics), clients.ts (clients and the
- * servers compared with), data.ts (synthetic data directories and flags).
+ * Shared by all: lib.ts (servers, the bare Bun server, load tools, statistics), data.ts (synthetic
+ * data directories and flags).
  */
 import { parseArgs } from 'node:util'
 import { generateDataDir } from './generate-events'
+
+type Option = string | number | boolean | undefined
+type Options<T> = { [K in keyof T]: T[K] extends number ? number : T[K] extends boolean ? boolean : T[K] }
+
+/**
+ * The scenario's options from process.argv (the runner hands it the arguments after its name):
+ * each default gives the option's type (a number, a boolean flag, a string; undefined: a string
+ * with no default). An unknown option is an error.
+ */
+export function options<T extends Record<string, Option>>(defaults: T): Options<T> {
+  const spec = Object.fromEntries(
+    Object.entries(defaults).map(([name, value]) =>
+      typeof value === 'boolean'
+        ? [name, { type: 'boolean' as const, default: value }]
+        : [name, { type: 'string' as const, ...(value === undefined ? {} : { default: String(value) }) }],
+    ),
+  )
+  const values = parseArgs({ options: spec }).values as Record<string, string | boolean | undefined>
+  return Object.fromEntries(
+    Object.entries(defaults).map(([name, value]) => [
+      name,
+      typeof value === 'number' ? Number(values[name]) : values[name],
+    ]),
+  ) as Options<T>
+}
 
 interface Scenario {
   /** The module of bench/ (without .ts) and its function that runs the scenario. */
   module?: string
   fn?: string
   /** In the runner itself, for a scenario without a module of its own. */
-  run?: (args: string[]) => Promise<void>
+  run?: () => Promise<void>
   area: string
   what: string
   options: string
@@ -33,29 +59,13 @@ interface Scenario {
 }
 
 /** Writes the 10M-event data directory of the audit-log scenarios (bench/generate-events.ts). */
-async function generate(args: string[]) {
-  const { values } = parseArgs({
-    args,
-    options: {
-      events: { type: 'string', default: '10000000' },
-      out: { type: 'string', default: '/tmp/flagstore-10m' },
-      flags: { type: 'string', default: '3000' },
-      projects: { type: 'string', default: '30' },
-      seed: { type: 'string', default: '21' },
-    },
-  })
-  const manifest = await generateDataDir({
-    events: Number(values.events),
-    out: values.out!,
-    flags: Number(values.flags),
-    projects: Number(values.projects),
-    seed: Number(values.seed),
-    log: line => console.log(line),
-  })
+async function generate() {
+  const o = options({ events: 10000000, out: '/tmp/flagstore-10m', flags: 3000, projects: 30, seed: 21 })
+  const manifest = await generateDataDir({ ...o, log: line => console.log(line) })
   console.log(JSON.stringify(manifest, null, 2))
-  console.log(`\nData directory: ${values.out}  (${(manifest.bytes / manifest.events).toFixed(0)} bytes per event)`)
+  console.log(`\nData directory: ${o.out}  (${(manifest.bytes / manifest.events).toFixed(0)} bytes per event)`)
   console.log(`Admin token: ${manifest.adminSecret}`)
-  console.log(`Start it: DATA_DIR=${values.out} npx bun src/main.ts`)
+  console.log(`Start it: DATA_DIR=${o.out} npx bun src/main.ts`)
 }
 
 export const SCENARIOS: Record<string, Scenario> = {
@@ -279,10 +289,10 @@ async function main() {
       process.exit(1)
     }
   }
-  if (scenario.run) await scenario.run(args)
+  // The scenario reads process.argv (options) as if it had been started on its own.
+  process.argv = [process.argv[0]!, `${import.meta.dir}/run.ts`, ...args]
+  if (scenario.run) await scenario.run()
   else {
-    // The scenario reads process.argv as if it had been started on its own.
-    process.argv = [process.argv[0]!, `${import.meta.dir}/run.ts`, ...args]
     const module = (await import(`./${scenario.module}.ts`)) as Record<string, () => Promise<void>>
     await module[scenario.fn!]!()
   }

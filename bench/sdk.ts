@@ -1,16 +1,18 @@
 /**
  * Server-side SDK paths: `client` (GET /api/client/features, write-to-visible), `metrics`
- * (POST /api/client/metrics) and `usage-memory` (the usage history's memory, in process). Run
- * through bench/run.ts.
+ * (POST /api/client/metrics) and `usage-memory` (the usage history's memory, in process); and the
+ * SDK's side that other scenarios share: the official SDK in this process, a write until visible.
  */
 import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { createServices, JOURNAL_FILE, STATE_FILE } from '../src/services'
 import { openStore } from '../src/open-store'
-import { bareServer, writeToVisible } from './clients'
+import { InMemStorageProvider, Unleash } from 'unleash-client'
 import {
   addClientStrategies,
+  api,
   authHeaders,
+  bareServer,
   cannon,
   createToken,
   errorsOf,
@@ -36,53 +38,40 @@ import {
 
 const COLUMNS = ['scenario', 'requests/s', 'p50', 'p99', 'bare Bun requests/s', 'ratio']
 const USAGE = { flags: 1000, environments: 3, apps: 20, hours: 48 }
+/** The data directory of `client` and `metrics`: 1,000 flags. */
+const SEED = { events: 1000, flags: 1000, environments: ['development', 'production'] }
 
 /**
- * `client`: the server-side SDK API:
- * 1,000 flags; in production every other flag has a flexibleRollout with two constraints and one
- * of 20 segments, the others a default strategy. A client token for production reads them.
- * - `GET /api/client/features` with wrk (32 connections), next to a bare Bun server returning the
- *   same bytes; the two alternate within each run (server first in odd runs, bare first in even);
- * - the 304 path: the same request with If-None-Match: <current ETag>, next to a bare Bun server
- *   answering an empty body, and once more from a server started with LOG_LEVEL=warn;
- * - write-to-visible: toggle a flag in production through the admin API, then poll the SDK
- *   endpoint with the old ETag until it answers 200 with a new one; sequential, one write at a time.
- * Prints every run's figures with the load average, then medians of runs.
+ * `client`: 1,000 flags, every other one in production with a flexibleRollout, two constraints and
+ * one of 20 segments, read with a client token for production:
+ * - the 200 with wrk next to a bare Bun server returning the same bytes, taking turns (server first
+ *   in odd runs, bare first in even); the 304 (If-None-Match) next to a bare empty body;
+ * - write-to-visible (writeToVisible), one write at a time.
  */
 export async function clientApi() {
   const { runs: RUNS, seconds: SECONDS, writes: WRITES } = options({ runs: 3, seconds: 10, writes: 50 })
   const [FLAGS, SEGMENTS, ENVIRONMENT] = [1000, 20, 'production']
 
-  /**
-   * A client token for production. Every current SDK sends Unleash-Client-Spec, and so gets segment
-   * ids with the definitions once at the top level rather than each strategy's constraints inlined.
-   */
-  const clientHeaders = async (base: string) => {
-    const authorization = await createToken(base, 'client', ENVIRONMENT)
-    return { authorization, 'unleash-client-spec': '5.2.0' }
+  /** A client token's headers, and the first answer of /api/client/features: its ETag and bytes. */
+  const firstAnswer = async (base: string) => {
+    // Every current SDK sends Unleash-Client-Spec, so gets segments once at the top level, not inlined.
+    const client = { authorization: await createToken(base, 'client', ENVIRONMENT), 'unleash-client-spec': '5.2.0' }
+    const url = `${base}/api/client/features`
+    const first = await fetch(url, { headers: client })
+    if (first.status !== 200) throw new Error(`client features answered ${first.status}`)
+    return { client, url, etag: first.headers.get('etag')!, bytes: new Uint8Array(await first.arrayBuffer()) }
   }
 
-  /**
-   * The 304 path once more with LOG_LEVEL=warn: every request otherwise writes an access-log line
-   * that the server reader of bench/lib.ts (in this process, on the same two cores) parses.
-   */
+  /** The 304 with LOG_LEVEL=warn: no access-log line for lib.ts's reader (this process, same cores) to parse. */
   const notModifiedQuiet = (dir: string) =>
     withServer(dir, { LOG_LEVEL: 'warn' }, async server => {
-      const client = await clientHeaders(server.base)
-      const url = `${server.base}/api/client/features`
-      const first = await fetch(url, { headers: client })
-      await first.arrayBuffer()
-      return wrk(url, { ...client, 'if-none-match': first.headers.get('etag')! }, SECONDS)
+      const { client, url, etag } = await firstAnswer(server.base)
+      return wrk(url, { ...client, 'if-none-match': etag }, SECONDS)
     })
 
   const run = (dir: string, index: number) =>
     withServer(dir, {}, async server => {
-      const client = await clientHeaders(server.base)
-      const url = `${server.base}/api/client/features`
-      const first = await fetch(url, { headers: client })
-      if (first.status !== 200) throw new Error(`client features answered ${first.status}`)
-      const etag = first.headers.get('etag')!
-      const bytes = new Uint8Array(await first.arrayBuffer())
+      const { client, url, etag, bytes } = await firstAnswer(server.base)
       type Features = { features: { name: string; enabled: boolean; strategies: { segments?: number[] }[] }[] }
       const body = JSON.parse(new TextDecoder().decode(bytes)) as Features
       const withSegments = body.features.filter(f => f.strategies.some(s => s.segments?.length)).length
@@ -125,8 +114,7 @@ export async function clientApi() {
       }
     })
 
-  const seed = { events: 1000, flags: FLAGS, environments: ['development', 'production'] }
-  const runs = await withDataDir(seed, async dir => {
+  const runs = await withDataDir(SEED, async dir => {
     addClientStrategies(dir, { flags: FLAGS, segments: SEGMENTS, environment: ENVIRONMENT })
     return repeat(RUNS, async i => ({ ...(await run(dir, i)), notModifiedQuiet: await notModifiedQuiet(dir) }))
   })
@@ -173,20 +161,12 @@ export async function clientApi() {
 }
 
 /**
- * `metrics`, SDK metrics:
- * 1,000 flags. Every request is the report of an SDK that evaluated 20 flags (yes 1, no 0 each,
- * variants on five of them), sent with a client token for development.
- * - `POST /api/client/metrics` with wrk (32 connections, a Lua script for the POST body), next to a
- *   bare Bun server answering the same POSTs with an empty body (the two alternate within each run:
- *   server first in odd runs, bare first in even); then the counts read through
- *   GET /api/admin/client-metrics/features/flag-0, compared with the number of responses wrk
- *   received (wrk drops the requests in flight when it stops, which the server may still have
- *   counted: at most 32 more);
- * - the same with autocannon sending exactly `--amount` requests, where the counts must equal the
- *   2xx answers exactly;
+ * `metrics`: reports of 20 flags each (metricsBody) with a client token for development:
+ * - wrk next to a bare Bun server answering an empty body, taking turns as in `client`; the counts
+ *   read back may exceed the answers wrk received by the 32 requests in flight it drops at its end;
+ * - autocannon sending exactly `--amount` requests: the counts must equal the 2xx answers;
  * - the commits (journal lines) the runs caused, and the counts again after a restart (SIGTERM
  *   commits the last batch).
- * Prints every run's figures with the load average, then medians of runs.
  */
 export async function sdkMetrics() {
   const { runs: RUNS, seconds: SECONDS, amount: AMOUNT } = options({ runs: 3, seconds: 10, amount: 100000 })
@@ -203,10 +183,7 @@ export async function sdkMetrics() {
     }
   }
 
-  const journalLines = (dir: string) =>
-    readFileSync(join(dir, JOURNAL_FILE), 'utf8')
-      .split('\n')
-      .filter(line => line !== '').length
+  const journalLines = (dir: string) => readFileSync(join(dir, JOURNAL_FILE), 'utf8').split('\n').filter(Boolean).length
 
   async function run(dir: string, index: number) {
     let server = await startServer(dir)
@@ -250,8 +227,7 @@ export async function sdkMetrics() {
     }
   }
 
-  const seed = { events: 1000, flags: FLAGS, environments: ['development', 'production'] }
-  const runs = await withDataDir(seed, dir =>
+  const runs = await withDataDir(SEED, dir =>
     repeat(RUNS, async i => {
       const result = await run(dir, i)
       const { wrk: w, afterWrk, cannon, afterCannon, restarted } = result
@@ -299,11 +275,9 @@ export async function sdkMetrics() {
 }
 
 /**
- * `usage-memory`: the usage history's memory:
- * In this process, a data directory of `flags` flags; then for each of `hours` hours every
- * application reports every flag once in every environment (through MetricsService.report, on an
- * injected clock) and the flush commits the hour. Prints the rows held and the RSS (after a full
- * collection) before and after, and the state file's size after a checkpoint.
+ * `usage-memory`: in this process, for each of `hours` hours every application reports every flag
+ * once in every environment (MetricsService.report, on an injected clock), and the flush commits the
+ * hour; the rows held, the RSS after a full collection, the state file's size after a checkpoint.
  */
 export async function usageMemory() {
   const { flags: FLAGS, environments: ENVS, apps: APPS, hours: HOURS } = options(USAGE)
@@ -340,4 +314,85 @@ export async function usageMemory() {
     console.log(`GET …/features/flag-0/raw?hoursBack=48 answers ${answered} rows`)
     console.log(`state.json after the last checkpoint: ${fmt(statSync(join(dir, STATE_FILE)).size / 2 ** 20)} MiB`)
   })
+}
+
+/** The official SDK for `secret`, polling every `refreshInterval` ms or streaming; resolves once synchronised. */
+export async function officialSdk(
+  base: string,
+  secret: string,
+  mode: 'polling' | 'streaming',
+  refreshInterval?: number,
+) {
+  const client = new Unleash({
+    url: `${base}/api`,
+    appName: `bench-${mode}`,
+    customHeaders: { Authorization: secret },
+    disableMetrics: true,
+    refreshInterval,
+    storageProvider: new InMemStorageProvider(),
+    ...(mode === 'streaming' ? { experimentalMode: { type: 'streaming' } as any } : {}),
+  })
+  await new Promise(resolve => client.once('synchronized', resolve))
+  return client
+}
+
+/** Resolves with the time (performance.now()) the SDK's copy holds `flag` as `enabled`. */
+export function holds(client: Unleash, flag: string, enabled: boolean) {
+  return new Promise<number>(resolve => {
+    const repository = (client as any).repository
+    const check = () => {
+      if (repository.getToggle(flag)?.enabled === enabled) {
+        repository.off('changed', check)
+        resolve(performance.now())
+      }
+    }
+    repository.on('changed', check)
+    check()
+  })
+}
+
+/**
+ * Sequential toggles of `flag` in `environment` through `writer`'s admin API, starting from
+ * `enabled`; after each answer `reader`'s /api/client/features is polled (with `headers` and the
+ * previous ETag) until a 200 holds the change, visible once its body has arrived. The times from
+ * each write's answer and from its sending, and the polls each took.
+ */
+export async function writeToVisible(o: {
+  writer: string
+  reader: string
+  headers: Record<string, string>
+  flag: string
+  environment: string
+  writes: number
+  enabled: boolean
+  etag?: string
+  secret?: string
+}) {
+  const times = { fromAnswer: [] as number[], fromSend: [] as number[], polls: [] as number[] }
+  let [enabled, etag] = [o.enabled, o.etag ?? '']
+  for (let i = 0; i < o.writes; i++) {
+    enabled = !enabled
+    const path = `/api/admin/projects/default/features/${o.flag}/environments/${o.environment}/${enabled ? 'on' : 'off'}`
+    const sent = performance.now()
+    await api(o.writer, 'POST', path, undefined, o.secret)
+    const answered = performance.now()
+    for (let polls = 1; ; polls++) {
+      if (performance.now() - answered > 30_000) throw new Error(`write ${i} not visible within 30 s`)
+      const headers = { ...o.headers, ...(etag ? { 'if-none-match': etag } : {}) }
+      const response = await fetch(`${o.reader}/api/client/features`, { headers })
+      const body = await response.arrayBuffer()
+      if (response.status === 304) continue
+      if (response.status !== 200) throw new Error(`client features answered ${response.status}`)
+      // Checking the answer is the benchmark's own work, not timed.
+      const visible = performance.now()
+      etag = response.headers.get('etag') ?? ''
+      const seen = JSON.parse(new TextDecoder().decode(body)) as { features: { name: string; enabled: boolean }[] }
+      if (seen.features.find(f => f.name === o.flag)?.enabled !== enabled) continue
+      times.fromAnswer.push(visible - answered)
+      times.fromSend.push(visible - sent)
+      times.polls.push(polls)
+      break
+    }
+  }
+  return times
 }

@@ -4,13 +4,6 @@
  * the audit scenarios read of a directory written by bench/generate-events.ts. Run through
  * bench/run.ts.
  */
-import { closeSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from 'node:fs'
-import { join } from 'node:path'
-import { searchableText } from '../src/features/events/search/searchable-text'
-import { DATA_FILES } from '../src/open-store'
-import { EVENTS_FILE } from '../src/services'
-import type { EventRecord } from '../src/storage/records'
-import type { GeneratedManifest } from './generate-events'
 import {
   api,
   authHeaders,
@@ -19,6 +12,7 @@ import {
   fmt,
   fmtMedian,
   options,
+  random,
   removeDir,
   repeat,
   rssMiB,
@@ -145,8 +139,8 @@ export async function storage() {
  *     non-stop (and without them, for comparison);
  *   - the index build time and the worker's heap, and the process's resident memory;
  *   - GET /health p50 and p99 while `--clients` (50) clients fetch `limit=1000` pages at deep
- *     offsets non-stop (bench/clients.ts, in its own thread); `--only pages` runs just this one.
- * Each latency is the p50 of 50 sequential requests after 5 warm-up ones; figures are medians of
+ *     offsets non-stop (pageClients below, in its own thread); `--only pages` runs just this one.
+ * Each latency is the p50 of 50 sequential requests after 5 warm-up ones (sequentialP50); figures are medians of
  * `--runs` server starts.
  */
 export async function eventSearch() {
@@ -162,17 +156,7 @@ export async function eventSearch() {
     return { ms: performance.now() - started, body }
   }
 
-  /** p50 of 50 sequential requests after 5 warm-up ones, each answer checked. */
-  async function p50(url: string, check: (body: any) => boolean = () => true): Promise<number> {
-    for (let i = 0; i < 5; i++) await timed(url)
-    const times: number[] = []
-    for (let i = 0; i < 50; i++) {
-      const { ms, body } = await timed(url)
-      if (!check(body)) throw new Error(`${url}: unexpected answer (total ${body.total})`)
-      times.push(ms)
-    }
-    return spread(times).p50
-  }
+  const p50 = async (url: string, check?: (body: any) => boolean) => (await sequentialP50(url, authHeaders, check)).p50
 
   /** Each URL's latencies, requested one after another in turn for `seconds`. */
   async function inTurnFor(seconds: number, urls: string[]) {
@@ -182,10 +166,10 @@ export async function eventSearch() {
     return times.map(spread)
   }
 
-  /** `/health` p50 and p99 while `CLIENTS` clients fetch pages of 1,000 events at deep offsets (bench/clients.ts); and without. */
+  /** `/health` p50 and p99 while `CLIENTS` clients fetch pages of 1,000 events at deep offsets (pageClients); and without. */
   async function heavyPages(base: string, pid: number) {
     const [quiet] = await inTurnFor(3, [`${base}/health`])
-    const worker = new Worker(new URL('./clients.ts', import.meta.url).href)
+    const worker = new Worker(new URL('./search.ts', import.meta.url).href)
     const done = new Promise<{ pages: number; bytes: number; failures: number }>(
       resolve => (worker.onmessage = message => resolve(message.data)),
     )
@@ -308,90 +292,80 @@ export async function eventSearch() {
   )
 }
 
-/** A directory written by bench/generate-events.ts (`--dir`, required) and its manifest, read back. */
-export function openGenerated(dir: string | undefined) {
-  if (!dir) throw new Error('--dir DIR: a directory written by bench/generate-events.ts')
-  const trimmed = dir.replace(/\/+$/, '')
-  const manifest = JSON.parse(readFileSync(`${trimmed}.generated.json`, 'utf8')) as GeneratedManifest
-  return { dir: trimmed, manifest, headers: { authorization: manifest.adminSecret } }
+/**
+ * The p50 of sequential GETs of `url`: `warmup` first, then `count`, or fewer once `seconds` have
+ * passed (5 at least). Every answer must be a 200 that `check` does not refuse (by throwing or
+ * returning false); each is timed until its body has been read, before it is parsed.
+ */
+export async function sequentialP50(
+  url: string,
+  headers: Record<string, string>,
+  check: (body: any) => boolean | void = () => {},
+  { warmup = 5, count = 50, seconds = Infinity } = {},
+): Promise<{ p50: number; samples: number }> {
+  const get = async () => {
+    const started = performance.now()
+    const response = await fetch(url, { headers })
+    const text = await response.text()
+    const ms = performance.now() - started
+    if (response.status !== 200) throw new Error(`${url}: ${response.status} ${text}`)
+    const body = JSON.parse(text)
+    if (check(body) === false) throw new Error(`${url}: unexpected answer (total ${body.total})`)
+    return ms
+  }
+  for (let i = 0; i < warmup; i++) await get()
+  const times: number[] = []
+  const until = performance.now() + seconds * 1000
+  while (times.length < count && (times.length < 5 || performance.now() < until)) times.push(await get())
+  const { p50, samples } = spread(times)
+  return { p50, samples }
 }
 
 /**
- * The totals a directory written by bench/generate-events.ts must answer: the generator's exact
- * counts for its words and for `type`, plus those of events appended since (PATCHes of earlier
- * benches), counted from the log's tail with the search's own text (searchableText).
+ * The page clients of `search`, in a thread of their own so that receiving the big pages does not delay the
+ * thread that times `/health`: `clients` loops, each fetching `limit=1000` pages of the event
+ * search at random deep offsets (half of the whole log, half of a two-type filter) until told to
+ * stop, then posting how many pages were read and their bytes.
  */
-export function expectedTotals(dir: string, manifest: GeneratedManifest, type: string) {
-  const words = manifest.words
-  const totals = {
-    rare: words.rare.total,
-    thousands: words.thousands.total,
-    most: words.most.total,
-    events: manifest.events,
-    type: manifest.types[type] ?? 0,
-  }
-  eachLogEvent(dir, manifest.bytes, (event, text) => {
-    totals.events++
-    if (event.type === type) totals.type++
-    if (text.includes(words.rare.word)) totals.rare++
-    if (text.includes(words.thousands.word)) totals.thousands++
-    if (text.includes(words.most.word)) totals.most++
-  })
-  return totals
+declare const self: Worker
+
+interface Start {
+  base: string
+  clients: number
+  events: number
+  headers: Record<string, string>
 }
 
-/** Each event of the directory's log from byte `from` on, with the search's own text (searchableText), read 16 MiB at a time. */
-export function eachLogEvent(
-  dir: string,
-  from: number,
-  onEvent: (event: EventRecord, text: string) => void,
-  wanted: (line: string) => boolean = () => true,
-): void {
-  const path = join(dir, EVENTS_FILE)
-  const size = statSync(path).size
-  const fd = openSync(path, 'r')
-  const chunk = Buffer.alloc(1 << 24)
-  let rest = ''
-  try {
-    for (let position = from; position < size; ) {
-      const read = readSync(fd, chunk, 0, Math.min(chunk.length, size - position), position)
-      position += read
-      const lines = (rest + chunk.toString('utf8', 0, read)).split('\n')
-      rest = lines.pop()!
-      for (const line of lines) {
-        if (!line || !wanted(line)) continue
-        const event = JSON.parse(line) as EventRecord
-        onEvent(event, searchableText(event))
-      }
+let running = true
+function pageClients() {
+  self.onmessage = async (message: MessageEvent<Start | 'stop'>) => {
+    if (message.data === 'stop') {
+      running = false
+      return
     }
-  } finally {
-    closeSync(fd)
+    const { base, clients, events, headers } = message.data
+    let pages = 0
+    let bytes = 0
+    let failures = 0
+    await Promise.all(
+      Array.from({ length: clients }, async (_, client) => {
+        const rand = random(client + 1)
+        for (let n = 0; running; n++) {
+          // Deep: the last tenth of each list, 1,000 events before its end at most.
+          const filtered = n % 2 === 1
+          const span = filtered ? Math.floor(events * 0.4) : events
+          const offset = Math.floor(span * (0.9 + rand() * 0.1)) - 1000
+          const query = `${filtered ? 'type=IS_ANY_OF:feature-tagged,feature-created&' : ''}offset=${Math.max(0, offset)}&limit=1000`
+          const response = await fetch(`${base}/api/admin/search/events?${query}`, { headers })
+          const body = await response.arrayBuffer()
+          if (response.ok) pages++
+          else failures++
+          bytes += body.byteLength
+        }
+      }),
+    )
+    self.postMessage({ pages, bytes, failures })
   }
 }
 
-/** Files in the data directory that the service derives from the log (anything not the store's own). */
-export function derivedFiles(dir: string): { files: number; bytes: number } {
-  let files = 0
-  let bytes = 0
-  const walk = (path: string, top: boolean) => {
-    for (const entry of readdirSync(path, { withFileTypes: true })) {
-      if (top && DATA_FILES.includes(entry.name)) continue
-      const full = join(path, entry.name)
-      if (entry.isDirectory()) walk(full, false)
-      else {
-        files++
-        try {
-          bytes += statSync(full).size
-        } catch {}
-      }
-    }
-  }
-  walk(dir, true)
-  return { files, bytes }
-}
-
-/** Deletes what derivedFiles counts. */
-export function removeDerived(dir: string) {
-  for (const name of readdirSync(dir))
-    if (!DATA_FILES.includes(name)) rmSync(join(dir, name), { recursive: true, force: true })
-}
+if (!Bun.isMainThread) pageClients()

@@ -1,5 +1,9 @@
-/** Streaming: `streaming` (delivery to many streams, memory per stream, the cost of idle streams). */
-import { heldElsewhere, holdStreams, holds, officialSdk, until } from './clients'
+/**
+ * Streaming: `streaming` (delivery to many streams, memory per stream, the cost of idle streams),
+ * and the SSE streams it holds on raw sockets, in this process or in a holder process of their own
+ * (`streaming.ts streams <base URL> <client token> <count>`, see heldElsewhere).
+ */
+import { join } from 'node:path'
 import {
   api,
   authHeaders,
@@ -22,6 +26,7 @@ import {
   tempDataDir,
   wrk,
 } from './lib'
+import { holds, officialSdk } from './sdk'
 
 /**
  * `streaming`: client API streaming:
@@ -37,7 +42,7 @@ import {
  * - idle streams: PATCH throughput (wrk, a new description per request) and /health p99 (wrk)
  *   with no stream and with `--idle` streams open for another project (so the PATCHes send them
  *   nothing but heartbeats), `--idle-rounds` rounds in the same run, every other one with the
- *   streams first; the idle streams are held by a process of bench/clients.ts at nice 19, as SDKs on other
+ *   streams first; the idle streams are held by a process of this file at nice 19, as SDKs on other
  *   machines would hold them, so that the clients' reading does not take the server's cores.
  * Prints every figure with the load average.
  */
@@ -273,3 +278,108 @@ end
   )
   process.exit(0)
 }
+
+const MARKER = 'event: unleash-updated'
+
+interface Held {
+  /** `unleash-updated` messages read so far. */
+  updates: number
+  connected: boolean
+  tail: string
+}
+
+/** N SSE streams on raw sockets; `onUpdate(index, count)` when stream `index` reads its count-th update. */
+async function holdStreams(
+  base: string,
+  secret: string,
+  count: number,
+  onUpdate: (index: number, updates: number) => void,
+) {
+  const url = new URL(base)
+  const request = `GET /api/client/streaming HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: ${secret}\r\nAccept: text/event-stream\r\n\r\n`
+  const held: Held[] = []
+  const sockets: { end(): void }[] = []
+  const batch = 200
+  for (let start = 0; start < count; start += batch) {
+    const opening: Promise<unknown>[] = []
+    for (let index = start; index < Math.min(count, start + batch); index++) {
+      const state: Held = { updates: 0, connected: false, tail: '' }
+      held.push(state)
+      opening.push(
+        Bun.connect({
+          hostname: url.hostname,
+          port: Number(url.port),
+          socket: {
+            open: socket => void socket.write(request),
+            data: (_socket, chunk) => {
+              const text = state.tail + chunk.toString('latin1')
+              if (!state.connected && text.includes('unleash-connected')) state.connected = true
+              let at = text.indexOf(MARKER)
+              while (at >= 0) {
+                state.updates++
+                onUpdate(index, state.updates)
+                at = text.indexOf(MARKER, at + MARKER.length)
+              }
+              state.tail = text.slice(-MARKER.length)
+            },
+          },
+        }).then(socket => sockets.push(socket)),
+      )
+    }
+    await Promise.all(opening)
+  }
+  await until(() => held.every(state => state.connected), 120_000, 'streams connected')
+  return {
+    held,
+    close: () => {
+      for (const socket of sockets) socket.end()
+    },
+  }
+}
+
+async function until(condition: () => boolean, ms: number, what: string) {
+  const deadline = performance.now() + ms
+  while (!condition()) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await Bun.sleep(2)
+  }
+}
+
+/** `count` idle streams held by a holder process (holdStreamsProcess) at the lowest priority. */
+async function heldElsewhere(base: string, secret: string, count: number): Promise<{ close(): Promise<void> }> {
+  const holderArgs = [process.execPath, join(import.meta.dir, 'streaming.ts'), 'streams', base, secret, String(count)]
+  const holder = Bun.spawn(['nice', '-n', '19', ...holderArgs], { stdin: 'pipe', stdout: 'pipe', stderr: 'inherit' })
+  const reader = (holder.stdout as ReadableStream<Uint8Array>).getReader()
+  let said = ''
+  while (!said.includes('connected')) {
+    const { done, value } = await reader.read()
+    if (done) throw new Error(`the stream holder exited before its streams connected (${await holder.exited})`)
+    said += new TextDecoder().decode(value)
+  }
+  return {
+    async close() {
+      holder.stdin.end()
+      await holder.exited
+    },
+  }
+}
+
+/**
+ * Holds idle SSE streams in a process of its own, started at the lowest priority (`nice -n 19`):
+ * in production the SDKs behind idle streams run on other machines, and here their reading of
+ * heartbeats would otherwise take the same two cores as the server and wrk, so that a slower
+ * /health with streams open measured the clients as much as the server. Prints `connected <count>`
+ * once every stream has its hydration, and closes them all when its standard input ends (the
+ * benchmark kills it, or closes the pipe).
+ */
+async function holdStreamsProcess([base, secret, count]: string[]) {
+  const streams = await holdStreams(base!, secret!, Number(count), () => {})
+  console.log(`connected ${count}`)
+  for await (const _ of Bun.stdin.stream()) {
+    // Nothing is sent; the loop ends when the pipe closes.
+  }
+  streams.close()
+  process.exit(0)
+}
+
+if (import.meta.main && process.argv[2] === 'streams') await holdStreamsProcess(process.argv.slice(3))

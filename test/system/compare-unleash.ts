@@ -9,7 +9,7 @@
  */
 import { join } from 'node:path'
 import type { Page } from 'playwright-core'
-import { unleashServer } from '../../bench/clients'
+import { unleashServer } from '../../bench/postgres'
 import { adminCall } from '../helpers'
 import { startPostgres } from '../postgres-cluster'
 import { launchChromium } from './chromium'
