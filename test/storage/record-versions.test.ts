@@ -5,15 +5,16 @@
  * delta polls that resume) cost only what changed.
  */
 import { afterEach, expect, test } from 'bun:test'
-import { expectOk, makeApi, paths, type Api } from '../helpers'
+import { expectOk, makeApi, paths, waitFor, type Api } from '../helpers'
+import { freshDatabase, ON_POSTGRES } from '../test-store'
 
 const opened: Api[] = []
 afterEach(async () => {
   for (const api of opened.splice(0)) await api.close()
 })
 
-async function app(): Promise<Api> {
-  const api = await makeApi()
+async function app(options: Parameters<typeof makeApi>[0] = {}): Promise<Api> {
+  const api = await makeApi(options)
   opened.push(api)
   return api
 }
@@ -73,3 +74,28 @@ test('a change to one strategy keeps the flag’s other strategies and environme
   expect(keptAfter).toBe(kept!)
   expect(after.environments.development).toBe(before.environments.development!)
 })
+
+test.skipIf(!ON_POSTGRES)(
+  'on PostgreSQL, a write made through another instance is shared with the version it replaces',
+  async () => {
+    const database = await freshDatabase()
+    const a = await app({ database })
+    const b = await app({ database })
+    await a.flagOn('remote', rollout, 'production')
+    await b.services.store.flush()
+    await waitFor(
+      () => b.services.store.state.flags.remote?.environments.production?.enabled === true,
+      'B has the flag',
+    )
+    const before = b.services.store.state.flags.remote!
+
+    expectOk(await a.toggle('default', 'remote', 'development', true))
+    await waitFor(() => b.services.store.state.flags.remote !== before, 'B has the toggle')
+    const after = b.services.store.state.flags.remote!
+
+    expect(after.environments.development!.enabled).toBe(true)
+    expect(after.environments.production).toBe(before.environments.production!)
+    expect(Object.isFrozen(after.environments.development)).toBe(true)
+    expect(after).toEqual(a.services.store.state.flags.remote!)
+  },
+)
