@@ -2,7 +2,7 @@
  * A batch of the commit loop (store.ts): its work items run on the state one at a time, and the
  * commits other writers made applied to it (log.ts).
  */
-import { deepFreeze, Tx, type EventAuthor, type RecordWatcher, type Replaced, type WriteRule } from './tx'
+import { deepFreeze, sharedWith, Tx, type EventAuthor, type RecordWatcher, type Replaced, type WriteRule } from './tx'
 import { recordProblem, type recordChecks } from './record-check'
 import { replayJournal, type JournalEntry } from './state-journal'
 import type { EventRecord, StateDoc } from './records'
@@ -117,7 +117,8 @@ export function applyCommits(
   const followsOn = replayJournal(
     state,
     commits.map(commit => commit.entry),
-    record => deepFreeze(record),
+    // Shared with the version it replaces, as this instance's own writes are (tx.ts).
+    (record, collection, key) => deepFreeze(sharedWith(record, (state[collection] as Record<string, unknown>)[key])),
     notify,
     entry => {
       const commit = bySeq.get(entry.seq)!

@@ -68,6 +68,34 @@ export function deepFreeze<T>(value: T): T {
   return value
 }
 
+/**
+ * `next` (a record about to replace `previous`; both JSON values, `previous` frozen) with each part
+ * that is the same JSON as the same part of `previous` (key order included) swapped for that part:
+ * `previous` itself when nothing changed. A write that changes one field keeps one copy of the
+ * rest, so the versions of a record that are still held (the change feed's buffer) share it.
+ * Only `next`, a copy of the transaction's own, is changed.
+ */
+export function sharedWith(next: unknown, previous: unknown): unknown {
+  // Equal strings are swapped too: the one already held is kept, the copy's is dropped.
+  if (next === previous) return previous
+  if (next === null || previous === null) return next
+  if (typeof next !== 'object' || typeof previous !== 'object' || Array.isArray(next) !== Array.isArray(previous))
+    return next
+  const into = next as Record<string, unknown>
+  const from = previous as Record<string, unknown>
+  const keys = Object.keys(into)
+  const previousKeys = Object.keys(from)
+  let same = keys.length === previousKeys.length
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]
+    const before = Object.hasOwn(from, key) ? from[key] : undefined
+    const part = sharedWith(into[key], before)
+    into[key] = part
+    if (part !== before || previousKeys[i] !== key) same = false
+  }
+  return same ? previous : next
+}
+
 /** A JSON-only deep copy: what the store keeps is exactly what the files will hold. */
 function jsonCopy<T>(value: T): T {
   return value === undefined ? value : JSON.parse(JSON.stringify(value))
@@ -187,10 +215,11 @@ export class Tx implements StateReader {
       for (const [key, value] of staged) {
         const before = records[key]
         replaced.push([collection, key, before])
-        if (value === null) delete records[key]
-        else records[key] = deepFreeze(value)
+        const stored = value === null ? undefined : deepFreeze(sharedWith(value, before))
+        if (stored === undefined) delete records[key]
+        else records[key] = stored
         changes.push([collection, key, value])
-        notify(collection, key, before, value ?? undefined)
+        notify(collection, key, before, stored)
       }
     }
     state.nextUserId += this.userIds

@@ -50,27 +50,54 @@ export function collectNow(): void {
 /** How often a thread looks whether it fell idle: one look costs a comparison. */
 const IDLE_CHECK_MS = 2000
 
+/**
+ * How long a thread stays idle before it also drops the code it compiled (`Bun.shrink`: every
+ * function's bytecode and machine code, then a full collection and the allocator's free pages
+ * given back), so that what a server at rest holds does not depend on how much code its past
+ * work compiled. Measured on the compiled server after 21,000 writes through the API: 12 MiB less
+ * at rest (121 against 133 MiB), 14 MiB less after a restart on that data (97 against 111); the
+ * first request of each path afterwards costs 5 to 25 ms instead of about 1, as the code is
+ * compiled again. Longer than an SDK's polling interval (15 s by default), so a server polled by
+ * even one SDK never pays that.
+ */
+const SHRINK_AFTER_MS = 30_000
+
 let workDone = 0
 let idleTimer: ReturnType<typeof setInterval> | null = null
+
+/** Drops compiled code, collects and returns free pages; a full collection where the runtime has no `Bun.shrink`. */
+function shrink(): void {
+  const bun = Bun as { shrink?: () => void }
+  made = 0
+  if (typeof bun.shrink === 'function') bun.shrink()
+  else Bun.gc(true)
+}
 
 /**
  * Marks work done (a request answered, a message handled). When a thread that worked then does
  * nothing for a whole look (2 to 4 s), it runs one full collection: what its work left (the
  * indexing of appended events, parsed bodies, answers) is then freed while nothing runs, instead
- * of staying resident until the collector's own pace next reaches it.
+ * of staying resident until the collector's own pace next reaches it. Idle for SHRINK_AFTER_MS, it
+ * drops its compiled code too.
  */
 export function worked(): void {
   workDone++
   if (idleTimer !== null) return
   let seen = workDone
+  let idleLooks = 0
   idleTimer = setInterval(() => {
     if (workDone !== seen) {
       seen = workDone
+      idleLooks = 0
       return
     }
-    clearInterval(idleTimer!)
-    idleTimer = null
-    collectNow()
+    idleLooks++
+    if (idleLooks === 1) collectNow()
+    else if (idleLooks * IDLE_CHECK_MS >= SHRINK_AFTER_MS) {
+      clearInterval(idleTimer!)
+      idleTimer = null
+      shrink()
+    }
   }, IDLE_CHECK_MS)
   // A look must not keep the process alive on its own.
   ;(idleTimer as unknown as { unref?(): void }).unref?.()

@@ -31,8 +31,11 @@ export interface Revision {
   revision: number
   flags: readonly RecordChange<FlagRecord>[]
   segments: readonly RecordChange<SegmentRecord>[]
-  /** What derived views of this revision cost to make, shared by every subscriber (see delta.ts). */
-  readonly memo: Map<string, unknown>
+  /**
+   * What derived views of this revision cost to make, shared by every subscriber (see delta.ts);
+   * made when first needed: most held revisions are never asked for one.
+   */
+  memo?: Map<string, unknown>
 }
 
 export type RevisionListener = (revision: Revision) => void
@@ -102,7 +105,7 @@ export class ChangeFeed {
     this.pendingFlags.clear()
     this.pendingSegments.clear()
     if (flags.length === 0 && segments.length === 0) return
-    const revision: Revision = { revision: this.published, flags, segments, memo: new Map() }
+    const revision: Revision = { revision: this.published, flags, segments }
     this.held.push(revision)
     this.heldChanges += flags.length + segments.length
     while (this.heldChanges > this.bufferChanges && this.held.length > 0) {

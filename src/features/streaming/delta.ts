@@ -72,12 +72,13 @@ function flagViews(
   after: FlagRecord | undefined,
 ): FlagViews {
   const key = `flag\0${environment}\0${name}`
-  let views = revision.memo.get(key) as FlagViews | undefined
+  const memo = (revision.memo ??= new Map())
+  let views = memo.get(key) as FlagViews | undefined
   if (!views) {
     const beforeView = clientFeatureView(before, environment)
     const afterView = clientFeatureView(after, environment)
     views = { before: beforeView, after: afterView, changed: JSON.stringify(beforeView) !== JSON.stringify(afterView) }
-    revision.memo.set(key, views)
+    memo.set(key, views)
   }
   return views
 }
@@ -89,7 +90,8 @@ function flagViews(
  */
 export function eventsFor(scope: Scope, revision: Revision): DeltaEvent[] {
   const key = `events\0${scope.key}`
-  const known = revision.memo.get(key) as DeltaEvent[] | undefined
+  const memo = (revision.memo ??= new Map())
+  const known = memo.get(key) as DeltaEvent[] | undefined
   if (known) return known
   const eventId = revision.revision
   const segmentsUpdated: DeltaEvent[] = []
@@ -110,7 +112,7 @@ export function eventsFor(scope: Scope, revision: Revision): DeltaEvent[] {
     else if (was && !is) flags.push({ type: 'feature-removed', eventId, featureName: name, project: before!.project })
   }
   const events = [...segmentsUpdated, ...flags, ...segmentsRemoved]
-  revision.memo.set(key, events)
+  memo.set(key, events)
   return events
 }
 
