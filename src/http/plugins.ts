@@ -1,4 +1,5 @@
 /** What every controller starts from: the strict query reading, its own named models, and the `auth` macro. */
+import './typebox-modules'
 import { Elysia, type AnyElysia, type TSchema } from 'elysia'
 import { strictQueries } from './query'
 import { lenientBodies } from './lenient-bodies'
