@@ -58,13 +58,18 @@ const stateOf = (api: Api, id: number) => structuredClone(api.services.store.rea
 
 const typesOf = (events: EventRecord[]) => events.map(event => event.type)
 
+/** Whether a commit after `before` with an event of `type` is durable (its events are heard only then). */
+const committed = (api: Api, before: number, type: string) => typesOf(api.eventsSince(before)).includes(type)
+
 describe('scheduled change requests', () => {
   test('are applied at their time, as their author, once, with the request id in every event', async () => {
     const api = await open()
     const id = await scheduled(api, 300)
     const before = api.lastEventId()
     expect(stateOf(api, id)?.state).toBe('Scheduled')
-    await waitFor(() => stateOf(api, id)?.state === 'Applied', 'the schedule applied')
+    // Readers see a commit's state before it is durable; its events are heard once it is.
+    await waitFor(() => committed(api, before, 'change-request-applied'), 'the schedule applied, durably')
+    expect(stateOf(api, id)?.state).toBe('Applied')
     const events = api.eventsSince(before)
     expect(typesOf(events)).toEqual(['feature-strategy-add', 'feature-environment-enabled', 'change-request-applied'])
     for (const event of events) {
@@ -83,7 +88,7 @@ describe('scheduled change requests', () => {
     const before = api.lastEventId()
     // An admin token moves what the change changes before its time.
     expectOk(await api.post(`${base}/features/checkout/environments/production/strategies`, { name: 'default' }))
-    await waitFor(() => stateOf(api, id)?.schedule?.status === 'failed', 'the schedule failed')
+    await waitFor(() => committed(api, before, 'change-request-schedule-failed'), 'the schedule failed, durably')
     expect(stateOf(api, id)).toMatchObject({
       state: 'Scheduled',
       schedule: { failureReason: expect.stringContaining('checkout') },
