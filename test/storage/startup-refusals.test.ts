@@ -101,7 +101,12 @@ describe('a missing or shortened journal', () => {
   test('a journal missing its last two commits (whole lines) leaves events of two commits past the state: the start stops naming the event log', async () => {
     const dir = newDir()
     const api = await open(dir)
-    for (const name of ['one', 'two', 'three']) expect((await api.createFlag('default', name)).status).toBe(201)
+    // Commits are told apart in the event log by their events' createdAt (docs/architecture.md):
+    // two made in the same millisecond look like one, so each here gets a millisecond of its own.
+    for (const name of ['one', 'two', 'three']) {
+      expect((await api.createFlag('default', name)).status).toBe(201)
+      await Bun.sleep(2)
+    }
     crash(api)
     const lines = readFileSync(journalPath(dir), 'utf8').split('\n').filter(Boolean)
     writeFileSync(
