@@ -68,9 +68,10 @@ let idleTimer: ReturnType<typeof setInterval> | null = null
 /** Drops compiled code, collects and returns free pages; a full collection where the runtime has no `Bun.shrink`. */
 function shrink(): void {
   const bun = Bun as { shrink?: () => void }
-  if (typeof bun.shrink !== 'function') return collectNow()
-  made = 0
-  bun.shrink()
+  if (typeof bun.shrink === 'function') {
+    made = 0
+    bun.shrink()
+  } else collectNow()
 }
 
 /**
