@@ -166,6 +166,9 @@ export async function everyWay(page: Page, where: string) {
   await page.emulateMedia({ colorScheme: null })
   const size = page.viewportSize()!
   await page.setViewportSize({ width: 390, height: 844 })
+  // What follows the new width in script (a ResizeObserver redrawing the usage chart) runs in the
+  // frames after the resize: the layout is measured once two have passed, as a person would see it.
+  await page.evaluate(() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done))))
   const overflow = await page.evaluate(() =>
     [...document.querySelectorAll('body *')]
       .filter(element => element.getBoundingClientRect().right > window.innerWidth + 0.5)
