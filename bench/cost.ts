@@ -183,7 +183,6 @@ export async function requestCost() {
 
 /** The paths of `cost` that `cost-process` runs, in its order. */
 const IN_PROCESS = ['validate', 'metrics', 'search-type', '304', 'frontend']
-
 interface App {
   handle(request: Request): Promise<Response>
 }

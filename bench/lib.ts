@@ -11,7 +11,6 @@ import { seedDataDir } from './data'
 
 export * from './data'
 export { options } from './run'
-
 export const ROOT = join(import.meta.dir, '..')
 export const SECRET = '*:*.benchmark-admin-secret-0123456789'
 export const authHeaders = { authorization: SECRET, 'content-type': 'application/json' }
