@@ -10,7 +10,7 @@
  * - `cost-process`: the service alone through `app.handle` (no sockets, no access log line), this
  *   tree's app and `--root`'s, each on its own copy of one data directory; batches of `--batch`
  *   sequential requests alternate between the trees, which goes first turning each time; a batch's
- *   figure is the process's CPU (every thread: the search worker too) per request.
+ *   figure is the process's CPU (every thread) per request, Elysia's after-response hooks included.
  * - `tokens`: what an authenticated request costs with many API tokens (below).
  * Data: `--flags` flags and `--events` synthetic events (bench/data.ts), 24 of the flags reported per
  * SDK metrics body (about 1.2 KB).
@@ -29,6 +29,7 @@ import type { StateDoc } from '../src/storage/records'
 import { newKey, writeKey } from '../src/storage/secret-key'
 import type { Store } from '../src/storage/store'
 import {
+  afterResponses,
   bareServer,
   authHeaders,
   cannon,
@@ -93,7 +94,6 @@ async function measure(pid: number, url: string, headers: Record<string, string>
   if (load.errors > 0) throw new Error(`${url}: ${load.errors} errors`)
   return { us: cpuUs, rps: load.rps }
 }
-
 export async function requestCost() {
   const o = options({ rounds: 5, seconds: 4, root: '', only: '', flags: 1000, events: 20000 })
   const paths = o.only ? PATHS.filter(p => o.only.split(',').includes(p.name)) : PATHS
@@ -183,7 +183,6 @@ export async function requestCost() {
 
 /** The paths of `cost` that `cost-process` runs, in its order. */
 const IN_PROCESS = ['validate', 'metrics', 'search-type', '304', 'frontend']
-
 interface App {
   handle(request: Request): Promise<Response>
 }
@@ -250,6 +249,7 @@ export async function requestCostInProcess() {
           await response.arrayBuffer()
           if (response.status >= 300 && response.status !== 304) throw new Error(`${name}: ${response.status}`)
         }
+        await afterResponses()
         const used = process.cpuUsage(started)
         return (used.user + used.system) / o.batch
       }
@@ -327,6 +327,7 @@ export async function tokenCount() {
         if (response.status !== 200) throw new Error(`status ${response.status}`)
         await response.arrayBuffer()
       }
+      await afterResponses()
       return ((performance.now() - started) * 1000) / count
     }
     return { measure, close: () => stopWorkers(services) }

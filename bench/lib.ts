@@ -11,7 +11,6 @@ import { seedDataDir } from './data'
 
 export * from './data'
 export { options } from './run'
-
 export const ROOT = join(import.meta.dir, '..')
 export const SECRET = '*:*.benchmark-admin-secret-0123456789'
 export const authHeaders = { authorization: SECRET, 'content-type': 'application/json' }
@@ -351,6 +350,8 @@ export async function wrk(url: string, headers: Record<string, string>, seconds:
   } satisfies Load
 }
 
+/** Lets Elysia's after-response hooks (setImmediate) run: a loop awaiting `app.handle` alone never does. */
+export const afterResponses = () => new Promise<void>(resolve => setImmediate(resolve))
 /** wrk, and the CPU `pid` used meanwhile per response (every thread): unlike requests/s, not shared with wrk. */
 export async function wrkCpu(
   pid: number,
