@@ -214,3 +214,19 @@ test(`no file in test/ is over ${MAX_TEST_LINES} lines (a long one is split by c
     .map(({ file, lines }) => `${file}: ${lines}`)
   expect(long).toEqual([])
 })
+
+test(`no page of docs/ (nor the README) is over ${MAX_LINES} lines (a reference, not a journal)`, () => {
+  const ROOT = resolve(SRC, '..')
+  const pages = [
+    'README.md',
+    ...readdirSync(join(ROOT, 'docs'))
+      .filter(name => name.endsWith('.md'))
+      .map(name => `docs/${name}`),
+  ]
+  expect(pages.length).toBeGreaterThan(10)
+  const long = pages
+    .map(page => ({ page, lines: readFileSync(join(ROOT, page), 'utf8').trimEnd().split('\n').length }))
+    .filter(({ lines }) => lines > MAX_LINES)
+    .map(({ page, lines }) => `${page}: ${lines}`)
+  expect(long).toEqual([])
+})
