@@ -1,6 +1,6 @@
 /**
- * Online backup and restore: while the real server takes writes from four clients, `npm run
- * backup` copies the data directory to one file; `npm run restore` makes a new directory from it.
+ * Online backup and restore: while the service takes writes from four writers, `npm run backup` (a
+ * process of its own) copies the data directory to one file; `npm run restore` makes a new directory from it.
  * Every write acknowledged before the backup began is there, with its event; the restored store
  * opens and is consistent.
  */
@@ -30,12 +30,7 @@ const dir = tempDir('backup-')
 const live = join(dir.path, 'live')
 const file = join(dir.path, 'backup.jsonl')
 const restored = join(dir.path, 'restored')
-let server: ReturnType<typeof Bun.spawn> | undefined
-afterAll(async () => {
-  server?.kill('SIGKILL')
-  await server?.exited
-  dir.remove()
-})
+afterAll(() => dir.remove())
 
 function cli(...args: string[]) {
   const result = Bun.spawnSync([process.execPath, 'run', 'src/main.ts', ...args], {
@@ -45,48 +40,51 @@ function cli(...args: string[]) {
   return { exitCode: result.exitCode, output: result.stdout.toString() + result.stderr.toString() }
 }
 
-test('a backup taken under concurrent writes restores every write acknowledged before it began', async () => {
-  const port = freePort()
-  server = Bun.spawn([process.execPath, 'src/main.ts'], {
+/** As `cli`, without blocking this process meanwhile. */
+async function cliAsync(...args: string[]): Promise<ReturnType<typeof cli>> {
+  const child = Bun.spawn([process.execPath, 'run', 'src/main.ts', ...args], {
     cwd: ROOT,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: live,
-      INIT_ADMIN_API_TOKENS: ADMIN_SECRET,
-      LOG_LEVEL: 'warn',
-    },
-    stdout: 'ignore',
-    stderr: 'inherit',
+    env: { ...process.env, DATA_DIR: live },
+    stdout: 'pipe',
+    stderr: 'pipe',
   })
-  const base = `http://127.0.0.1:${port}`
-  await untilReady(base, { process: server! })
+  const [stdout, stderr, exitCode] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ])
+  return { exitCode, output: stdout + stderr }
+}
 
+test('a backup taken under concurrent writes restores every write acknowledged before it began', async () => {
+  // The service in this process (the same app and store as a started server's), so that its four writers
+  // keep writing while the backup, a process of its own, reads the directory.
+  mkdirSync(live)
+  const api = await makeApi({ dataDir: live, adminTokens: [ADMIN_SECRET] })
   const acknowledged: string[] = []
+  let before: string[] = []
   let writing = true
-  const writers = Array.from({ length: 4 }, async (_, w) => {
-    for (let i = 0; writing; i++) {
-      const name = `w${w}-${i}`
-      const response = await fetch(`${base}/api/admin/projects/default/features`, {
-        method: 'POST',
-        headers: { authorization: ADMIN_SECRET, 'content-type': 'application/json' },
-        body: JSON.stringify({ name }),
-      })
-      expect(response.status).toBe(201)
-      acknowledged.push(name)
-    }
-  })
-  // Counts of writes, not times: on a loaded machine 300 ms may see no write at all.
-  await waitFor(() => acknowledged.length > 10, 'writes acknowledged before the backup')
-  const before = [...acknowledged]
-  const backup = cli('backup', file)
-  expect(backup).toEqual({ exitCode: 0, output: expect.stringContaining('Backed up') })
-  const after = acknowledged.length
-  await waitFor(() => acknowledged.length > after + 4, 'writes acknowledged after the backup')
-  writing = false
-  await Promise.all(writers)
-  expect(acknowledged.length).toBeGreaterThan(before.length)
+  try {
+    const writers = Array.from({ length: 4 }, async (_, w) => {
+      for (let i = 0; writing; i++) {
+        const name = `w${w}-${i}`
+        expect((await api.createFlag('default', name)).status).toBe(201)
+        acknowledged.push(name)
+      }
+    })
+    // Counts of writes, not times: on a loaded machine 300 ms may see no write at all.
+    await waitFor(() => acknowledged.length > 10, 'writes acknowledged before the backup')
+    before = [...acknowledged]
+    expect(await cliAsync('backup', file)).toEqual({ exitCode: 0, output: expect.stringContaining('Backed up') })
+    const after = acknowledged.length
+    await waitFor(() => acknowledged.length > after + 4, 'writes acknowledged after the backup')
+    writing = false
+    await Promise.all(writers)
+    expect(acknowledged.length).toBeGreaterThan(before.length)
+  } finally {
+    writing = false
+    await api.close()
+  }
 
   expect(cli('restore', file, restored)).toEqual({ exitCode: 0, output: expect.stringContaining('Restored') })
   const store = await openStore(restored)

@@ -248,21 +248,28 @@ async function expectSeededAndWritable(dataDir: string, flags: FlagListBody) {
   }
 }
 
+/** An older data directory and its backup, made once for the two tests that start from them (neither changes them). */
+let older: Promise<{ path: string; flags: FlagListBody; file: string }> | undefined
+const olderBackup = () =>
+  (older ??= (async () => {
+    const { path, flags } = await olderDataDir()
+    const file = join(dir.path, 'older.jsonl')
+    expect(cli(path, 'backup', file)).toEqual({ exitCode: 0, output: expect.stringContaining('Backed up') })
+    return { path, flags, file }
+  })())
+
 test('a backup of a data directory made before the later collections restores, opens with their seeds and takes their records', async () => {
-  const { path, flags } = await olderDataDir()
-  const file = join(dir.path, 'older.jsonl')
-  expect(cli(path, 'backup', file)).toEqual({ exitCode: 0, output: expect.stringContaining('Backed up') })
+  const { file, flags } = await olderBackup()
   const restored = target()
   expect(cli(restored, 'restore', file, restored)).toEqual({ exitCode: 0, output: expect.stringContaining('Restored') })
   await expectSeededAndWritable(restored, flags)
 })
 
 test('a backup file written by a version before the later collections (its state without them) restores and opens with their seeds', async () => {
-  const { path, flags } = await olderDataDir()
+  const { path, flags, file: backup } = await olderBackup()
   const file = join(dir.path, 'older-version.jsonl')
-  expect(cli(path, 'backup', file)).toEqual({ exitCode: 0, output: expect.stringContaining('Backed up') })
   // As the older version wrote it: the state line holds only what that version knew.
-  const lines = readFileSync(file, 'utf8').split('\n')
+  const lines = readFileSync(backup, 'utf8').split('\n')
   const older = JSON.parse(readFileSync(join(path, STATE_FILE), 'utf8'))
   const state = JSON.parse(lines[1])
   for (const key of Object.keys(state)) if (!(key in older)) delete state[key]

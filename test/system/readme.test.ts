@@ -89,9 +89,14 @@ beforeAll(() => {
 const POSTGRES_ADDRESS = '@localhost:5432/'
 let postgres: Promise<PostgresCluster> | undefined
 
+/** The process groups of the services the sessions started, in order. */
+const startedServices = () =>
+  existsSync(pidFile) ? readFileSync(pidFile, 'utf8').split('\n').filter(Boolean).map(Number) : []
+/** Those stopped already, when their page's test ended (their ids may have been reused since). */
+const stoppedServices = new Set<number>()
+
 afterAll(async () => {
-  const pids = existsSync(pidFile) ? readFileSync(pidFile, 'utf8').split('\n').filter(Boolean).map(Number) : []
-  await stopServices(pids)
+  await stopServices(startedServices().filter(pid => !stoppedServices.has(pid)))
   await (await postgres?.catch(() => undefined))?.stop()
   sandbox.remove()
 })
@@ -215,6 +220,7 @@ for (const page of pages) {
       const cluster = await (postgres ??= startPostgres())
       replace.push([POSTGRES_ADDRESS, `@127.0.0.1:${cluster.port}/`])
     }
+    const startedBefore = startedServices().length
     const result = await runSession({
       blocks: runnable,
       cwd: copy,
@@ -226,7 +232,14 @@ for (const page of pages) {
       serviceLog: join(sandbox.path, `service-${page.file.replace(/\W/g, '-')}.log`),
       timeoutMs: 280_000,
     })
+    // The README's service stays for the browser snippet's tests; a page's other services are stopped now
+    // rather than left idle (an idle service still spends CPU) until the file ends.
     if (page === readme) readmeVars = result.vars
+    else {
+      const started = startedServices().slice(startedBefore)
+      await stopServices(started)
+      for (const pid of started) stoppedServices.add(pid)
+    }
     expect({ exitCode: result.exitCode, transcript: result.exitCode === 0 ? '' : result.transcript }).toEqual({
       exitCode: 0,
       transcript: '',

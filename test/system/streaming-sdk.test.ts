@@ -7,7 +7,7 @@
  * are open, and the SDK is told to poll), the cap (the SDK switches to polling), a deleted token,
  * a connection that stalls (the server cuts it off, and the SDK resumes from its last event id).
  */
-import { afterEach, expect, test } from 'bun:test'
+import { afterAll, afterEach, expect, test } from 'bun:test'
 import net from 'node:net'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
 import { createState, ENVIRONMENT, specs, type SpecFile } from '../client-specification'
@@ -26,7 +26,19 @@ import { SseReader } from '../features/streaming/sse'
 
 const ADMIN = '*:*.streaming-test-admin-secret-0123'
 
+/** A test's own server, for a setting the others must not have (or a test that stops it); stopped after the test. */
 let service: RunningService | undefined
+/**
+ * One server for the tests that need no setting of their own: each makes its own project, token and flags.
+ * Its settings are those of the quiet-stream and stalled-connection tests (a heartbeat past Bun's idle timeout,
+ * a small unsent-bytes cap), which the others neither reach nor depend on.
+ */
+let shared: Promise<RunningService> | undefined
+const sharedService = () =>
+  (shared ??= startService(ADMIN, 'flags-stream-', {
+    STREAMING_HEARTBEAT_MS: '30000',
+    STREAMING_MAX_UNSENT_BYTES: '65536',
+  }))
 const clients: Unleash[] = []
 const readers: SseReader[] = []
 const relays: Relay[] = []
@@ -37,6 +49,9 @@ afterEach(async () => {
   for (const reader of readers.splice(0)) await reader.cancel()
   await service?.stop()
   service = undefined
+})
+afterAll(async () => {
+  await (await shared?.catch(() => undefined))?.stop()
 })
 
 async function admin(base: string, method: string, path: string, body?: unknown): Promise<any> {
@@ -99,8 +114,7 @@ function sameShape(ours: any, theirs: any): boolean {
 }
 
 test('specification 19 (hydration) passes through the SDK in streaming and in delta polling mode', async () => {
-  service = await startService(ADMIN, 'flags-stream-')
-  const base = service.base
+  const { base } = await sharedService()
   const file = spec('19-delta-api-hydration.json')
   const [hydration] = file.state.events as any[]
   const refusals = await createState((method, path, body) => adminCall(base, ADMIN, method, path, body), 'spec-19', {
@@ -130,8 +144,7 @@ test('specification 19 (hydration) passes through the SDK in streaming and in de
 }, 60_000)
 
 test('specification 20 (events) passes through the SDK in streaming and in delta polling mode, the SDKs connected before the writes', async () => {
-  service = await startService(ADMIN, 'flags-stream-')
-  const base = service.base
+  const { base } = await sharedService()
   const file = spec('20-delta-api-events.json')
   await admin(base, 'POST', '/api/admin/projects', { id: 'spec-20', name: 'spec-20' })
   const token = await admin(base, 'POST', '/api/admin/api-tokens', {
@@ -250,8 +263,7 @@ test('past STREAMING_MAX_STREAMS the SDK is told to poll, and still sees changes
 }, 30_000)
 
 test('a stream whose token is deleted ends, and the SDK stops on the 401 that follows', async () => {
-  service = await startService(ADMIN, 'flags-stream-')
-  const base = service.base
+  const { base } = await sharedService()
   const token = await admin(base, 'POST', '/api/admin/api-tokens', {
     tokenName: 'doomed',
     type: 'client',
@@ -268,8 +280,7 @@ test('a stream whose token is deleted ends, and the SDK stops on the 401 that fo
 }, 30_000)
 
 test("a quiet stream outlives the server's idle timeout (Bun's 10 s) between heartbeats", async () => {
-  service = await startService(ADMIN, 'flags-stream-', { STREAMING_HEARTBEAT_MS: '30000' })
-  const base = service.base
+  const { base } = await sharedService()
   const token = await admin(base, 'POST', '/api/admin/api-tokens', {
     tokenName: 'quiet',
     type: 'client',
@@ -347,8 +358,7 @@ const bulky = (tag: string) =>
   Array.from({ length: 250 }, (_, i) => `${tag}-user-${String(i).padStart(4, '0')}-${'x'.repeat(24)}`)
 
 test('an SDK whose connection stalls is cut off once STREAMING_MAX_UNSENT_BYTES wait for it, and resumes from its last event id', async () => {
-  service = await startService(ADMIN, 'flags-stream-', { STREAMING_MAX_UNSENT_BYTES: '65536' })
-  const base = service.base
+  const { base } = await sharedService()
   const relay = await relayTo(Number(new URL(base).port))
   const token = await admin(base, 'POST', '/api/admin/api-tokens', {
     tokenName: 'stalled',
