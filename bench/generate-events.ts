@@ -3,8 +3,8 @@
  * the service had run for years (the `generate` scenario of bench/run.ts):
  * - `state.json`: three environments, `--projects` projects, `--flags` flags with strategies in
  *   every environment, users, API tokens (HMAC under a new `secret.key`, as the service stores them);
- * - `events.jsonl`: the records exactly as the store writes them (ids 1…N, `createdAt` of the
- *   commit): first what creating that state wrote, then years of changes (see CHANGES);
+ * - `events.jsonl`: the records as the store writes them, less the commit number ending its lines (ids
+ *   1…N, `createdAt` of the commit): first what creating that state wrote, then years of changes (see CHANGES);
  * - `state.journal.jsonl`: the last commits, not in the checkpoint yet, so that start-up replays a
  *   journal as it would after a crash; `commitSeq` counts every commit.
  * Descriptions and constraint values hold words of a made-up vocabulary (`qx` and four syllables,
@@ -115,7 +115,7 @@ function draws(seed: number) {
 
 /**
  * The log of `total` events over three years up to an hour ago, commits spaced evenly on average:
- * each record line as the store writes it (EventRecord's key order); counts the commits, the events
+ * each record line as the store writes it (EventRecord's key order; no commit number); counts the commits, the events
  * per type and per vocabulary word (which also reaches later events through preData and tags).
  */
 function eventLog(path: string, total: number, rand: () => number) {

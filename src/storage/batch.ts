@@ -7,6 +7,7 @@ import { recordProblem, type recordChecks } from './record-check'
 import { replayJournal, type JournalEntry } from './state-journal'
 import type { EventRecord, StateDoc } from './records'
 import { CommitInDoubt, type Commit } from './log'
+import { eventLine, eventOfLine } from './event-log'
 import { StoreFailedError, StoreUnanswered, WriteOutcomeUnknown } from '../errors'
 
 export interface WorkItem {
@@ -85,7 +86,7 @@ export function runBatch(
   return {
     done,
     added,
-    lines: added.map(event => JSON.stringify(event)),
+    lines: added.map(event => eventLine(event, state.commitSeq)),
     changes,
     replaced,
     counters,
@@ -124,7 +125,7 @@ export function applyCommits(
       const commit = bySeq.get(entry.seq)!
       onCommit(
         commit,
-        commit.lines.map(line => deepFreeze(JSON.parse(line) as EventRecord)),
+        commit.lines.map(line => deepFreeze(eventOfLine(line))),
       )
     },
   )

@@ -137,7 +137,7 @@ export class FilesLog implements StoreLog {
       )
     const missing = !journal.exists && journalExpected
     if (missing && state.commitSeq > 0) throw journalMissing(`the checkpoint includes commit ${state.commitSeq}`)
-    const end = await events.findEnd(state.lastEventId).catch(error => {
+    const end = await events.findEnd(state.lastEventId, state.commitSeq).catch(error => {
       throw missing
         ? journalMissing(`the event log does not end where the checkpoint does (${(error as Error).message})`)
         : error

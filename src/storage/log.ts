@@ -15,7 +15,10 @@ import type { FailureTable } from './failure-table'
 import type { StateDoc } from './records'
 import type { JournalEntry } from './state-journal'
 
-/** One commit, as written and as read back: its journal entry and its events' JSON lines. */
+/**
+ * One commit, as written and as read back: its journal entry and its events' lines, each the
+ * event's JSON ending with the commit's number (`eventLine` in event-log.ts).
+ */
 export interface Commit {
   entry: JournalEntry
   lines: string[]
@@ -42,7 +45,7 @@ export interface Snapshot {
 
 /** What a restore writes into a log that holds no store (`StoreLog.fill`), in this order. */
 export interface Filling {
-  /** Appends events (their JSON lines, `firstId` the first one's id), from event 1 on, in order. */
+  /** Appends events (their lines as the log keeps them, `firstId` the first one's id), from event 1 on, in order. */
   events(lines: string[], firstId: number): Promise<void>
   /** Last: the state the events lead to, as the checkpoint, and the secret key (null: none yet). */
   checkpoint(state: StateDoc, secretKey: Buffer | null): Promise<void>

@@ -8,9 +8,10 @@
  * runs all of them, then makes their combined changes durable with one commit of the log (log.ts;
  * on a data directory one append to the event log and one line in the state journal, on
  * PostgreSQL one transaction), and only then answers them. A write costs what it changed, whatever
- * the size of the history or of the state. The events of one commit share one `createdAt`: that,
- * and ids that run on without a gap, is how start-up knows the events past the state are the one
- * commit a crash can have left unacknowledged (files-log.ts).
+ * the size of the history or of the state. The events of one commit share one `createdAt`, and
+ * each line of the log carries the commit's number (event-log.ts): that, and ids that run on
+ * without a gap, is how start-up knows the events past the state are the one commit a crash can
+ * have left unacknowledged (files-log.ts).
  *
  * A failed commit (a full disk, an I/O error, a short write, a database that does not answer) is
  * undone, not latched: a batch is applied to the state as it runs (so later items of the batch,
@@ -37,6 +38,7 @@ import { committedReader, type EventAuthor, type RecordWatcher, type StateReader
 import { undoBatch } from './undo'
 import { applyCommits, runBatch, failureOf, type EventDeriver, type RanBatch, type WorkItem } from './batch'
 import { loadStore } from './load'
+import { eventOfLine } from './event-log'
 import {
   CHECKPOINT_AFTER_BYTES,
   CHECKPOINT_RETRY_MAX_MS,
@@ -157,12 +159,15 @@ export class Store {
     return this.problem
   }
 
-  /** Calls `onEvent` for every committed event, oldest first. */
-  readEvents(onEvent: (event: EventRecord) => void): Promise<void> {
-    return this.log.readEvents(0, this.lastEventId, line => onEvent(JSON.parse(line)))
+  /** Calls `onEvent` for every committed event after `after` up to `lastId`, oldest first. */
+  readEvents(onEvent: (event: EventRecord) => void, after = 0, lastId = this.lastEventId): Promise<void> {
+    return this.log.readEvents(after, lastId, line => onEvent(eventOfLine(line)))
   }
 
-  /** The JSON lines of the committed events after `after` up to `lastId`, oldest first, as the log keeps them. */
+  /**
+   * The lines of the committed events after `after` up to `lastId`, oldest first, as the log keeps
+   * them: each ends with its commit's number, which `eventOfLine` (event-log.ts) takes off.
+   */
   readEventLines(lastId: number, onLine: (line: string) => void, after = 0): Promise<void> {
     return this.log.readEvents(after, lastId, onLine)
   }
@@ -174,7 +179,8 @@ export class Store {
 
   /**
    * Called after each durable commit (never a failed one), this store's and other writers' alike,
-   * with the events it added and their JSON lines (made once, for the log and for listeners alike),
+   * with the events it added and their lines as the log keeps them (made once, for the log and for
+   * listeners alike; each ends with the commit's number, see `eventOfLine` in event-log.ts),
    * before its writes are answered.
    */
   onCommit(listener: CommitListener): void {

@@ -8,6 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { EVENTS_FILE, JOURNAL_FILE, KEY_FILE, STATE_FILE } from '../../src/services'
 
 import type { EventRecord } from '../../src/storage/records'
+import { eventOfLine } from '../../src/storage/event-log'
 import { ADMIN_SECRET, type ProjectListBody } from '../helpers'
 import {
   closeAfterEach,
@@ -161,13 +162,19 @@ describe('a restart on the same data directory', () => {
     // Only the hash of a secret is stored.
     expect(stateText).not.toContain(ADMIN_SECRET)
 
+    // Each line is its event's compact JSON and, last, the number of the commit that wrote it.
     const lines = eventLines(dir)
     expect(lines).toHaveLength(events.length)
+    let commit = 0
     lines.forEach((line, index) => {
-      const event = JSON.parse(line) as EventRecord
-      expect(JSON.stringify(event)).toBe(line)
+      const { commitSeq, ...event } = JSON.parse(line) as EventRecord & { commitSeq: number }
+      expect(line).toBe(`${JSON.stringify(event).slice(0, -1)},"commitSeq":${commitSeq}}`)
       expect(event.id).toBe(index + 1)
+      expect(commitSeq).toBeGreaterThanOrEqual(Math.max(commit, 1))
+      commit = commitSeq
     })
-    expect(lines.map(line => JSON.parse(line))).toEqual(events)
+    expect(commit).toBe(state.commitSeq)
+    expect(lines.map(eventOfLine)).toEqual(events)
+    expect(events.filter(event => 'commitSeq' in event)).toEqual([])
   })
 })

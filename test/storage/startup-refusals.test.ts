@@ -4,7 +4,7 @@
  * than one commit past the state, a bad journal line before the last, or a record that does not
  * match its schema stop the start with a StoreLoadError naming the file, and nothing on disk changes.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { COLLECTIONS, EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../../src/services'
@@ -46,6 +46,15 @@ function crash(api: Api) {
 const statePath = (dir: string) => join(dir, STATE_FILE)
 const journalPath = (dir: string) => join(dir, JOURNAL_FILE)
 const eventsPath = (dir: string) => join(dir, EVENTS_FILE)
+
+/** The events of the log past event `lastId`, as the file holds them. */
+function eventsPast(dir: string, lastId: number): { id: number; createdAt: string; commitSeq?: number }[] {
+  return readFileSync(eventsPath(dir), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map(line => JSON.parse(line))
+    .filter(event => event.id > lastId)
+}
 
 async function refusal(dir: string): Promise<StoreLoadError> {
   const before = dirSnapshot(dir)
@@ -98,17 +107,22 @@ describe('a missing or shortened journal', () => {
     expect((await refusal(dir)).message).toContain(journalPath(dir))
   })
 
-  test('a journal missing its last two commits (whole lines) leaves events of two commits past the state: the start stops naming the event log', async () => {
+  test('a journal missing its last two commits (whole lines), made in the same millisecond, leaves events of two commits past the state: the start stops naming the event log', async () => {
     const dir = newDir()
     const api = await open(dir)
-    // Commits are told apart in the event log by their events' createdAt (docs/architecture.md):
-    // two made in the same millisecond look like one, so each here gets a millisecond of its own.
-    for (const name of ['one', 'two', 'three']) {
-      expect((await api.createFlag('default', name)).status).toBe(201)
-      await Bun.sleep(2)
+    // One millisecond for every commit: each event line's commit number tells them apart, not its createdAt.
+    setSystemTime(new Date('2026-03-01T12:00:00.000Z'))
+    try {
+      for (const name of ['one', 'two', 'three']) expect((await api.createFlag('default', name)).status).toBe(201)
+    } finally {
+      setSystemTime()
     }
     crash(api)
     const lines = readFileSync(journalPath(dir), 'utf8').split('\n').filter(Boolean)
+    const kept = lines.length > 2 ? JSON.parse(lines.at(-3)!) : JSON.parse(readFileSync(statePath(dir), 'utf8'))
+    const past = eventsPast(dir, kept.lastEventId)
+    expect(past.length).toBeGreaterThanOrEqual(2)
+    expect(new Set(past.map(event => event.createdAt))).toEqual(new Set(['2026-03-01T12:00:00.000Z']))
     writeFileSync(
       journalPath(dir),
       lines

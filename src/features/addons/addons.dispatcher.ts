@@ -206,13 +206,12 @@ export class Dispatcher {
     const last = Math.min(this.durableEventId, eventId + READ_AHEAD)
     const wanted = new Set(this.outbox.waiting(addonId, READ_AHEAD).map(delivery => delivery.eventId))
     wanted.add(eventId)
-    await this.store.readEventLines(
-      last,
-      line => {
-        const event = JSON.parse(line) as EventRecord
+    await this.store.readEvents(
+      event => {
         if (wanted.has(event.id)) this.remember(event)
       },
       eventId - 1,
+      last,
     )
     return this.cache.get(eventId)
   }

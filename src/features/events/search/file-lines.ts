@@ -4,6 +4,7 @@
  * ever appended to while the service runs, so an offset, once known, stays valid.
  */
 import { openSync, readSync } from 'node:fs'
+import { commitMemberAt } from '../../../storage/event-log'
 import type { LineStore } from './line-store'
 
 export class FileLines implements LineStore {
@@ -75,7 +76,8 @@ export function readFully(fd: number, into: Uint8Array, position: number) {
 }
 
 /**
- * Lines of a file, by byte range, between `prefix` and `suffix` and split by `separator`. The
+ * Lines of a file, by byte range, between `prefix` and `suffix` and split by `separator`, each
+ * without the log's commit member (storage/event-log.ts: the events as the store hands them out). The
  * bytes are copied into the result without being decoded: a run of lines next to each other (a page
  * of the whole log, say, newest first) is one read, whatever its length.
  */
@@ -90,9 +92,8 @@ export function joinRanges(
   const between = Buffer.from(separator)
   const tail = Buffer.from(suffix)
   let size = head.length + tail.length + Math.max(0, ranges.length - 1) * between.length
-  for (const [start, end] of ranges) size += end - start
-  const out = Buffer.from(new ArrayBuffer(size))
-  let at = head.copy(out, 0)
+  /** Each line's bytes `[start, end)` of the run read with it, and whether a commit member was cut off (its `}` then added). */
+  const lines: { span: Buffer; start: number; end: number; cut: boolean }[] = []
   for (let k = 0; k < ranges.length; ) {
     // A run of lines, each ending where the next one (in the list) starts after its newline.
     let last = k
@@ -101,10 +102,21 @@ export function joinRanges(
     const span = Buffer.allocUnsafe(ranges[k][1] - from)
     readFully(fd, span, from)
     for (let j = k; j <= last; j++) {
-      if (j > 0) at += between.copy(out, at)
-      at += span.copy(out, at, ranges[j][0] - from, ranges[j][1] - from)
+      const start = ranges[j][0] - from
+      const member = commitMemberAt(i => span[i], start, ranges[j][1] - from)
+      const end = member === -1 ? ranges[j][1] - from : member
+      lines.push({ span, start, end, cut: member !== -1 })
+      size += end - start + (member === -1 ? 0 : 1)
     }
     k = last + 1
+  }
+  const out = Buffer.from(new ArrayBuffer(size))
+  let at = head.copy(out, 0)
+  for (let j = 0; j < lines.length; j++) {
+    if (j > 0) at += between.copy(out, at)
+    const { span, start, end, cut } = lines[j]
+    at += span.copy(out, at, start, end)
+    if (cut) out[at++] = 0x7d
   }
   tail.copy(out, at)
   return new Uint8Array(out.buffer)

@@ -9,8 +9,10 @@
  * by a case-insensitive search of the raw bytes, a column filter by the bytes its value has in the
  * line (`"type":"feature-created",`), and only the candidates' heads (the fields before data) are
  * parsed. A needle found inside the data text is a match as it stands; one found elsewhere in the
- * line (a key, a field before data) is checked against the searchable text of the parsed event.
+ * line (a key, a field before data, the log's commit member after tags) is checked against the
+ * searchable text of the parsed event.
  */
+import { commitMemberAt } from '../../../storage/event-log'
 import type { EventRecord } from '../../../storage/records'
 import { eventColumn } from './columns'
 import { readFully } from './file-lines'
@@ -208,15 +210,29 @@ function patternLines(bytes: Buffer, patterns: Buffer[]): number[] {
   return [...starts].sort((a, b) => a - b)
 }
 
+/** Where the tags text of the line `[start, end)` of `text` (as the log holds it, not lower-cased) ends: before its commit member or its `}`. */
+function tagsEnd(text: string, start: number, end: number): number {
+  const member = commitMemberAt(i => text.charCodeAt(i), start, end)
+  return member === -1 ? end - 1 : member
+}
+
 /**
  * Whether `[hit, hit + length)` of the line `[start, end)` of `text` lies inside its data, preData
- * or tags text, where it is a match as it stands. Data runs from the line's `,"data":` (the first in
+ * or tags text (tags ending at `close`), where it is a match as it stands. Data runs from the line's `,"data":` (the first in
  * a line, every field before it being a scalar) to the first `,"preData":` after it (the key that
  * ends data, or one inside data: the bytes before it are data either way). Where that key and
  * `,"tags":` each occur once in the line, they are the keys, and preData and tags lie between them
- * and after. Elsewhere (a key, a field before data) the line must be parsed to tell.
+ * and after. Elsewhere (a key, a field before data, the commit member) the line must be parsed to tell.
  */
-function inTexts(text: string, start: number, end: number, hit: number, length: number, preDataKey: string): boolean {
+function inTexts(
+  text: string,
+  start: number,
+  end: number,
+  close: number,
+  hit: number,
+  length: number,
+  preDataKey: string,
+): boolean {
   const data = text.indexOf(',"data":', start)
   if (data === -1 || hit < data + 8) return false
   const preData = text.indexOf(preDataKey, data)
@@ -230,7 +246,7 @@ function inTexts(text: string, start: number, end: number, hit: number, length: 
     text.lastIndexOf(',"tags":', end) !== tags
   )
     return false
-  return (hit >= preData + preDataKey.length && hit + length <= tags) || (hit >= tags + 8 && hit + length < end)
+  return (hit >= preData + preDataKey.length && hit + length <= tags) || (hit >= tags + 8 && hit + length <= close)
 }
 
 /**
@@ -245,7 +261,7 @@ function hitsByBytes(bytes: Buffer, matcher: RegExp, length: number): number[] {
     const hit = matcher.lastIndex - length
     const start = text.lastIndexOf('\n', hit) + 1
     const end = text.indexOf('\n', hit)
-    found.push(start, end, inTexts(text, start, end, hit, length, ',"preData":') ? 1 : 0)
+    found.push(start, end, inTexts(text, start, end, tagsEnd(text, start, end), hit, length, ',"preData":') ? 1 : 0)
     matcher.lastIndex = end + 1
   }
   return found
@@ -273,7 +289,8 @@ function hitsByText(bytes: Buffer, needle: string): number[] {
     for (let hit = lower.indexOf(needle); hit !== -1; ) {
       const start = lower.lastIndexOf('\n', hit) + 1
       const end = lower.indexOf('\n', hit)
-      push(start, end, inTexts(lower, start, end, hit, needle.length, ',"predata":') ? 1 : 0)
+      const close = tagsEnd(text, start, end)
+      push(start, end, inTexts(lower, start, end, close, hit, needle.length, ',"predata":') ? 1 : 0)
       hit = lower.indexOf(needle, end + 1)
     }
     return found

@@ -9,6 +9,7 @@
  * the planner: it walks the smallest posting list (or the blocks the term index proposes, or
  * everything), checks each candidate, and counts every match, so `total` is exact.
  */
+import { eventOfLine } from '../../../storage/event-log'
 import type { EventRecord } from '../../../storage/records'
 import type { EventQuery } from '../event-query'
 import { BLOCK, BlockTexts } from './block-texts'
@@ -80,7 +81,7 @@ export class EventSearchEngine {
   }
 
   /** Adds the next event (its id must be `base + size + 1`), given as its JSON line. */
-  add(line: string, event: EventRecord = JSON.parse(line)): void {
+  add(line: string, event: EventRecord = eventOfLine(line)): void {
     const index = this.lines.size
     if (event.id !== this.base + index + 1) throw new Error(`expected event ${this.base + index + 1}, got ${event.id}`)
     this.lines.add(line)

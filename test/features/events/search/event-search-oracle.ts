@@ -280,12 +280,24 @@ export function bruteForce(events: EventRecord[], params: URLSearchParams, calle
   return { ids: matches.slice(offset, offset + limit).map(e => e.id), total: matches.length }
 }
 
-/** The events of a data directory's log, read straight from its `events.jsonl`. */
+/**
+ * An event's line as the store writes it, ending with its commit's number (five events a commit),
+ * or, for every third event, as a version before that wrote it: an upgraded log holds both.
+ */
+export function stored(event: EventRecord): string {
+  const json = JSON.stringify(event)
+  return event.id % 3 === 0 ? json : `${json.slice(0, -1)},"commitSeq":${Math.ceil(event.id / 5)}}`
+}
+
+/** The events of a data directory's log, read straight from its `events.jsonl` (without the log's commit numbers). */
 export function logEvents(dataDir: string): EventRecord[] {
   return readFileSync(join(dataDir, 'events.jsonl'), 'utf8')
     .trim()
     .split('\n')
-    .map(line => JSON.parse(line) as EventRecord)
+    .map(line => {
+      const { commitSeq: _, ...event } = JSON.parse(line) as EventRecord & { commitSeq?: number }
+      return event
+    })
 }
 
 /** What a search of a data directory's log must answer, by brute force over the file (up to 1,000 events unless `limit` says). */
