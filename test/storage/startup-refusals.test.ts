@@ -4,14 +4,14 @@
  * than one commit past the state, a bad journal line before the last, or a record that does not
  * match its schema stop the start with a StoreLoadError naming the file, and nothing on disk changes.
  */
-import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
+import { describe, expect, setSystemTime, test } from 'bun:test'
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { COLLECTIONS, EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../../src/services'
 import { openStore } from '../../src/open-store'
 import { EventsService } from '../../src/features/events/events.service'
 import { StoreLoadError } from '../../src/storage/files'
-import { makeApi, tempDir, type Api, named, dirSnapshot } from '../helpers'
+import { cleanupAfterEach, makeApi, type Api, named, dirSnapshot } from '../helpers'
 import { Type } from '@sinclair/typebox'
 import { Memory } from 'lowdb'
 import { MemoryEventLog } from '../../src/storage/event-log'
@@ -20,26 +20,19 @@ import { defineCollection, emptyState, type Collection, type StateDoc } from '..
 import { MemoryJournal } from '../../src/storage/state-journal'
 import { Store } from '../../src/storage/store'
 
-let cleanups: (() => void | Promise<unknown>)[] = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-})
-
-function newDir(): string {
-  const dir = tempDir('flags-startup-')
-  cleanups.push(() => dir.remove())
-  return dir.path
-}
+const { later, newDir } = cleanupAfterEach()
+/** The apps a test left as a crash would: not closed at its end. */
+const crashed = new WeakSet<Api>()
 
 async function open(dir: string): Promise<Api> {
   const api = await makeApi({ dataDir: dir })
-  cleanups.push(() => api.close().catch(() => {}))
+  later(() => (crashed.has(api) ? undefined : api.close().catch(() => {})))
   return api
 }
 
 /** Leaves without a checkpoint, as a crash would. */
 function crash(api: Api) {
-  cleanups = cleanups.filter(cleanup => !cleanup.toString().includes('api.close'))
+  crashed.add(api)
   api.abandon()
 }
 

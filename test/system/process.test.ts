@@ -3,11 +3,11 @@
  * health, clean shutdown on SIGTERM, restarts on the same directory, INIT_ADMIN_API_TOKENS, and a
  * refused start on a corrupt data file.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
-import { tempDir, freePort, PATIENCE_MS, dirSnapshot } from '../helpers'
+import { cleanupAfterEach, freePort, PATIENCE_MS, dirSnapshot } from '../helpers'
 
 const ROOT = join(import.meta.dir, '../..')
 const BUN = join(ROOT, 'node_modules', '.bin', 'bun')
@@ -24,26 +24,8 @@ interface Server {
   finished(): Promise<number>
 }
 
-let running: Server[] = []
-let dirs: { path: string; remove(): void }[] = []
-
-afterEach(async () => {
-  for (const server of running) {
-    if (server.proc.exitCode === null && server.proc.signalCode === null) {
-      server.proc.kill('SIGKILL')
-      await server.proc.exited
-    }
-  }
-  running = []
-  for (const dir of dirs) dir.remove()
-  dirs = []
-})
-
-function newDir(): string {
-  const dir = tempDir('flags-process-')
-  dirs.push(dir)
-  return dir.path
-}
+/** Each test's servers are killed when it ends, before its directories (registered earlier) are removed. */
+const { later, newDir } = cleanupAfterEach()
 
 /** Reads a pipe as it fills; `closed` settles when the process has closed it. */
 function collect(stream: ReadableStream<Uint8Array>): { text: () => string; closed: Promise<void> } {
@@ -80,7 +62,12 @@ function start(dataDir: string, extraEnv: Record<string, string> = {}): Server {
       return code
     },
   }
-  running.push(server)
+  later(async () => {
+    if (server.proc.exitCode === null && server.proc.signalCode === null) {
+      server.proc.kill('SIGKILL')
+      await server.proc.exited
+    }
+  })
   return server
 }
 
