@@ -4,6 +4,7 @@
  * parameter and every property of every schema it uses. The five operations of the seed are there
  * with the statuses the seed lists.
  */
+// Store-independent: about the OpenAPI document, made from the routes' declarations.
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { makeApi, type Api } from './helpers'
 

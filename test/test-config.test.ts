@@ -69,8 +69,10 @@ test('test:postgres runs again the tests that run differently on PostgreSQL, and
     'test/features/events/search/search-cache.test.ts',
     'test/system/readme.test.ts',
     'test/architecture.test.ts',
-    // About the HTTP layer, and marked so.
+    // About the HTTP layer, or the evaluator, and marked so.
     'test/http/openapi-examples.test.ts',
+    'test/http/pipeline-bodies.test.ts',
+    'test/features/frontend/frontend-evaluation.test.ts',
   ])
     expect([...unit, ...system]).not.toContain(once)
   // (The names are cut in two so that this file, which opens no store, is not taken for one that does.)

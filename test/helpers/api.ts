@@ -21,6 +21,8 @@ import type { EventRecord } from '../../src/storage/records'
 import { openTestStore } from '../test-store'
 import { expectOk } from './expect'
 import { withTimeout } from './processes'
+// Argon2id cached by its arguments in a test process: passwords.ts says why it answers as argon2 does.
+import './passwords'
 
 /** Response bodies, as the route schemas define them. */
 export type ErrorBody = Static<typeof ErrorSchema>

@@ -2,6 +2,8 @@
  * The request pipeline (contract §1) for callers: no or a bad token (401), a token without the
  * permission (403), each answered before the body checks, and reads scoped to a token's projects.
  */
+// Store-independent: about the pipeline's answers to callers (401, 403, project scope), decided from the tokens
+// in memory before a handler runs; the writes it lets through take the one commit path that the feature tests run again on PostgreSQL.
 import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
 import {
   errorOf,

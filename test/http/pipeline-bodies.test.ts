@@ -2,6 +2,8 @@
  * The request pipeline (contract §1) for bodies: too large (413), not JSON (400), the wrong content
  * type (415) and the wrong shape (400), each answered in order and changing nothing.
  */
+// Store-independent: bodies are refused (413, 400, 415) before a handler runs, and the state they leave
+// unchanged is read from memory; the writes it lets through take the one commit path that the feature tests run again on PostgreSQL.
 import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
 import { errorOf, ADMIN_SECRET, makeApi, tokenFor, type Api, UUID, storeSnapshot, expectUnchanged } from '../helpers'
 import { expectError, VALIDATE, CREATE_FLAG, JSON_TYPE, bytes, longStream } from './pipeline.setup'

@@ -3,6 +3,8 @@
  * ValidationError naming the parameter, after authentication, never a 500; a parameter given twice
  * is refused unless it is repeatable, and a repeatable one keeps each value whole.
  */
+// Store-independent: malformed queries are refused before a handler runs; the reads it makes answer from
+// memory, the same on either store.
 import { describe, expect, test } from 'bun:test'
 import { Elysia, t } from 'elysia'
 import { errorHandling } from '../../src/http/errors'

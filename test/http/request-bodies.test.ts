@@ -5,6 +5,8 @@
  * properties Unleash's request schemas define are honoured: tags on create, the token aliases
  * username and project, and a project id in the body of a project update.
  */
+// Store-independent: about how bodies are read and what of them reaches a handler; their writes take the one
+// commit path that the feature tests run again on PostgreSQL, which stores the records as the memory state holds them.
 import { describe, expect, test } from 'bun:test'
 import type { EventRecord } from '../../src/storage/records'
 import {

@@ -1,4 +1,5 @@
 /** One JSON log line per request, and an x-request-id on every answer. */
+// Store-independent: about the log line written for each request and its x-request-id, whichever store answers it.
 import { afterEach, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { createApp } from '../../src/app'

@@ -4,6 +4,7 @@
  * X-Frame-Options and a Referrer-Policy. (That the console and Swagger UI still work under the policy,
  * with no violation reported, is checked in Chromium: test/system/console.test.ts, browser.test.ts.)
  */
+// Store-independent: about the headers of every answer, added after the handler whichever store answered.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { bodyText, makeApi, type Api } from '../helpers'
 

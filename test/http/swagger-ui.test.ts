@@ -1,4 +1,5 @@
 /** Swagger UI is served from this service: the page and every script and style it loads. */
+// Store-independent: Swagger UI's page and assets are files served from the package, not from the store.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { makeApi, type Api } from '../helpers'
 

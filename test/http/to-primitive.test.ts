@@ -4,6 +4,7 @@
  * ordinary way to become text, so the 400 names the field (and such keys stay usable as names: see
  * the SDK metrics of flags named toString in test/features/metrics/metrics.test.ts).
  */
+// Store-independent: about making a 400 from a value that cannot become text, before any write.
 import { expect, test } from 'bun:test'
 import { type Api, expectError, expectOk, freshApiPerTest } from '../helpers'
 

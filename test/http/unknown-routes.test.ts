@@ -3,6 +3,8 @@
  * without a valid token an unknown /api path answers 401 like a known one; with one, 404 (403 for
  * an SDK token outside its own API). Other paths answer 404 whatever the token.
  */
+// Store-independent: paths no route matches are answered before any handler, and the state they leave
+// unchanged is read from memory.
 import { afterEach, expect, test } from 'bun:test'
 import { Logger } from '../../src/log'
 import { expectError, makeApi, openApiSpec, type Api } from '../helpers'

@@ -5,6 +5,7 @@
  * format, array sizes) is broken once in an otherwise valid body; the 400 must have a detail at
  * the offending place naming that rule, every detail a path, and no TypeBox text anywhere.
  */
+// Store-independent: about the 400s of broken bodies, answered before a handler runs.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'

@@ -3,6 +3,8 @@
  * flag, the environment, the person and what changed (before → after), with a link to the flag's
  * console page when UNLEASH_URL is set.
  */
+// Store-independent: it is about each provider's message text; the deliveries are queued and sent through the
+// one commit path and delivery loop that addons.test.ts and retries.test.ts run again on PostgreSQL.
 import { afterEach, beforeEach, expect, test } from 'bun:test'
 import { expectOk, makeApi, waitFor, type Api } from '../../helpers'
 import { startReceiver, type Receiver } from './receiver'

@@ -1,6 +1,8 @@
 /**
  * POST /api/admin/features/validate (seed 4.5, 7; contract §1, §2, §5 incl. project naming patterns).
  */
+// Store-independent: validation answers from the in-memory state and writes nothing; the flags and patterns
+// it is checked against are made through the one commit path that the feature tests run again on PostgreSQL.
 import { describe, expect, test } from 'bun:test'
 import { errorOf, tokenFor, type Api, expectOk, expectError, freshApiPerTest } from '../../helpers'
 

@@ -8,6 +8,8 @@
  * query string of a GET (URLSearchParams, properties at root or as properties[…]). The contexts always carry a
  * sessionId, a remoteAddress and the field variants are sticky on, so that no answer is random.
  */
+// Store-independent: it compares the frontend API's evaluator with the SDK's engine; the flags' writes take the
+// one commit path that the feature tests run again on PostgreSQL.
 import { expect, test } from 'bun:test'
 import { ENVIRONMENT, PROJECT, context, makeFlags, queryOf, servedFlags } from '../../frontend-random'
 import { expectOk, makeApi } from '../../helpers'

@@ -10,6 +10,8 @@
  * tests whose answer depends on the sessionId or the remoteAddress the context leaves out, because
  * the frontend API fills those in (a random session, the caller's address) where the SDK has none.
  */
+// Store-independent: it checks the frontend API's evaluator against the SDK specification; the flags' writes
+// take the one commit path that the feature tests run again on PostgreSQL.
 import { afterAll, expect, test } from 'bun:test'
 import {
   affectedBy,

@@ -65,10 +65,13 @@ describe('a credential revoked while its writes are in flight', () => {
     const cookie = await signIn(api, 'alice')
     const since = api.lastEventId()
     // Each creation is let in, then hashes its password before its write: the deletion commits meanwhile.
+    // (A password of its own each, hashed for real: a test process answers a password it has hashed
+    // before at once, see test/helpers/passwords.ts.)
+    const passwordOf = (i: number) => `${PASSWORD}-made-${i}`
     const creations = Array.from({ length: 10 }, (_, i) =>
       api.post<UserBody>(
         '/api/admin/user-admin',
-        { username: `made-${i}`, rootRole: 'Admin', password: PASSWORD },
+        { username: `made-${i}`, rootRole: 'Admin', password: passwordOf(i) },
         as(cookie),
       ),
     )
@@ -98,7 +101,7 @@ describe('a credential revoked while its writes are in flight', () => {
     ).toEqual(made)
     if (made.length < answers.length)
       expectError(
-        await api.post('/auth/simple/login', { username: 'made-9', password: PASSWORD }, { token: null }),
+        await api.post('/auth/simple/login', { username: 'made-9', password: passwordOf(9) }, { token: null }),
         401,
         'AuthenticationRequired',
       )
