@@ -91,6 +91,9 @@ export function randomEvents(random: Random, count: number): EventRecord[] {
   let time = Date.UTC(2026, 0, 30, 20)
   for (let id = 1; id <= count; id++) {
     time += random.int(0, 6) * 3_600_000 + random.int(0, 59_999)
+    // One event in eight on a day's last or the next day's first millisecond: where a day filter's
+    // inclusive bound and an exclusive one (or a bound a millisecond off) answer differently.
+    if (random.chance(0.125)) time = time - (time % 86_400_000) + 86_400_000 - random.int(0, 1)
     const [createdBy, createdByUserId] = random.pick(CREATORS)
     events.push({
       id,
