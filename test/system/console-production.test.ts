@@ -55,7 +55,8 @@ withChromium.test(
     await described.getByText('Route a share of payments to the second provider').waitFor()
     await production.click()
     const toast = notice(page).filter({ hasText: 'list-flag turned on in production, a production environment.' })
-    await toast.waitFor()
+    // Focus in a toast holds it: it stays through the checks that follow.
+    await toast.getByRole('button', { name: 'Undo' }).focus()
     await eventually(() => enabledIn('list-flag', 'production'), true)
     await everyWay(page, 'flags list with the production toast')
     await toast.getByRole('button', { name: 'Undo' }).click()
@@ -92,7 +93,7 @@ withChromium.test(
     const production = page.getByRole('switch', { name: 'page-flag in production' })
     await production.click()
     const toast = notice(page).filter({ hasText: 'page-flag turned on in production' })
-    await toast.waitFor()
+    await toast.getByRole('button', { name: 'Undo' }).focus()
     await eventually(() => enabledIn('page-flag', 'production'), true)
     await toast.getByRole('button', { name: 'Undo' }).click()
     await eventually(() => production.isChecked(), false)
