@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, expect } from 'bun:test'
 import { join } from 'node:path'
-import type { Browser, Page } from 'playwright-core'
+import type { Browser, Locator, Page } from 'playwright-core'
 import { hasChromium, launchChromium, withChromium } from './chromium'
 import { freePort, tempDir, ADMIN_SECRET as SECRET, untilReady } from '../helpers'
 
@@ -61,9 +61,7 @@ afterAll(async () => {
 
 /** A new page whose Content-Security-Policy violations (as the browser reports them) and policy-less documents are listed. */
 async function watchedPage(): Promise<{ page: Page; violations: string[]; withoutPolicy: string[] }> {
-  // Swagger UI draws only the operations near the viewport (a virtual list): a page tall enough to
-  // hold the whole document has every one of them drawn, as a reader scrolling through would see.
-  const page = await browser!.newPage({ viewport: { width: 1280, height: 24_000 } })
+  const page = await browser!.newPage({ viewport: { width: 1280, height: 900 } })
   const violations: string[] = []
   const withoutPolicy: string[] = []
   page.on('console', message => {
@@ -76,6 +74,42 @@ async function watchedPage(): Promise<{ page: Page; violations: string[]; withou
   })
   return { page, violations, withoutPolicy }
 }
+
+/**
+ * Swagger UI draws only the operations near the viewport (a virtual list), and draws each again on
+ * every change: a window tall enough to hold them all costs a whole list's drawing per click. The
+ * page is read as a reader scrolling through would: from the top, half a screen at a time, each
+ * stop once its frames have been drawn; `each` runs at every stop, and the scrolling stops where
+ * `until` is drawn (then in view) or at the end.
+ */
+async function scrollThrough(page: Page, each: () => Promise<void>, until?: Locator) {
+  await page.evaluate(() => window.scrollTo(0, 0))
+  for (;;) {
+    await page.evaluate(() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done))))
+    await each()
+    if (until && (await until.count()) > 0) return until.first().scrollIntoViewIfNeeded()
+    const moved = await page.evaluate(() => {
+      const before = window.scrollY
+      window.scrollBy(0, window.innerHeight / 2)
+      return window.scrollY !== before
+    })
+    if (!moved) break
+  }
+  if (until) throw new Error(`not drawn anywhere on the page: ${until}`)
+}
+
+/** The paths of every operation Swagger UI lists, scrolled through. */
+async function listedPaths(page: Page) {
+  const paths = new Set<string>()
+  await scrollThrough(page, async () => {
+    for (const text of await page.locator('.opblock-summary-path').allTextContents())
+      paths.add(text.replace(/\u200b/g, ''))
+  })
+  return [...paths]
+}
+
+/** Scrolls until `operation` is drawn, and to it. */
+const reach = (page: Page, operation: Locator) => scrollThrough(page, async () => {}, operation)
 
 /** Loads Swagger UI from `start` (under `basePath`), authorizes and runs validateFeature to a 200, every request staying under the prefix. */
 async function tryValidate(start: string, origin: string, basePath: string) {
@@ -95,9 +129,9 @@ async function tryValidate(start: string, origin: string, basePath: string) {
     '/api/admin/projects/{projectId}/bulk_features/environments/{environment}/off',
     '/api/admin/features/validate',
   ]
-  const listed = await page.locator('.opblock-summary-path').allTextContents()
-  const paths = listed.map(text => text.replace(/\u200b/g, ''))
+  const paths = await listedPaths(page)
   for (const path of expected) expect(paths).toContain(path)
+  await page.evaluate(() => window.scrollTo(0, 0))
 
   await page.click('button.authorize')
   await page.fill('.modal-ux input[type=text]', SECRET)
@@ -107,6 +141,7 @@ async function tryValidate(start: string, origin: string, basePath: string) {
   const validate = page.locator('.opblock-post', {
     has: page.locator('.opblock-summary-path', { hasText: '/api/admin/features/validate' }),
   })
+  await reach(page, validate)
   await validate.locator('.opblock-summary').click()
   await validate.locator('button.try-out__btn').click()
   await validate.locator('textarea.body-param__text').fill(JSON.stringify({ name: 'made-in-a-browser' }))
@@ -151,6 +186,7 @@ withChromium.test(
     const create = page.locator('.opblock-post', {
       has: page.locator('.opblock-summary-path', { hasText: /^\/api\/admin\/projects\/\{projectId\}\/features$/ }),
     })
+    await reach(page, create)
     await create.locator('.opblock-summary').click()
     await create.locator('button.try-out__btn').click()
     const body = JSON.parse(await create.locator('textarea.body-param__text').inputValue())

@@ -50,10 +50,15 @@ export async function startConsoleServer(
   }
 }
 
+/** axe-core's source, read once for the file. */
+let axeSource: string | undefined
+
 /** axe-core's serious and critical violations in the page, as "rule: targets". */
 export async function axeViolations(page: Page): Promise<string[]> {
-  // Evaluated, not added as a script tag: the page's policy refuses inline scripts.
-  await page.evaluate(readFileSync(AXE, 'utf8'))
+  // Evaluated, not added as a script tag: the page's policy refuses inline scripts. Once per document:
+  // compiling axe-core costs more than a run, and a document keeps it until the next load.
+  if (!(await page.evaluate(() => typeof (window as { axe?: unknown }).axe === 'object')))
+    await page.evaluate((axeSource ??= readFileSync(AXE, 'utf8')))
   return page.evaluate(async () => {
     const result = await (
       window as unknown as {
@@ -154,6 +159,14 @@ export async function newPage(browser: Browser): Promise<{ page: Page; problems:
 }
 
 /**
+ * Waits for two frames of the page. What follows a new width or colour scheme in script (a
+ * ResizeObserver redrawing the usage chart, the theme following the system) runs in the frames
+ * after the change: the page is measured once two have passed, as a person would see it.
+ */
+export const twoFrames = (page: Page) =>
+  page.evaluate(() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done))))
+
+/**
  * The page as it is now passes axe in the light and the dark theme (the system's preference,
  * which the console follows without a remembered choice), and at 390 px wide nothing sticks out
  * sideways (the elements that do are named).
@@ -161,14 +174,23 @@ export async function newPage(browser: Browser): Promise<{ page: Page; problems:
 export async function everyWay(page: Page, where: string) {
   for (const colorScheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme })
+    // The console follows the system's change in script: checked once the page shows that theme.
+    await eventually(() => page.evaluate(() => document.documentElement.dataset.theme), colorScheme)
     await accessible(page, `${where} (${colorScheme})`)
   }
   await page.emulateMedia({ colorScheme: null })
   const size = page.viewportSize()!
   await page.setViewportSize({ width: 390, height: 844 })
-  // What follows the new width in script (a ResizeObserver redrawing the usage chart) runs in the
-  // frames after the resize: the layout is measured once two have passed, as a person would see it.
-  await page.evaluate(() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done))))
+  await twoFrames(page)
+  await eventually(
+    () =>
+      page.evaluate(
+        () =>
+          document.documentElement.dataset.theme ===
+          (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'),
+      ),
+    true,
+  )
   const overflow = await page.evaluate(() =>
     [...document.querySelectorAll('body *')]
       .filter(element => element.getBoundingClientRect().right > window.innerWidth + 0.5)

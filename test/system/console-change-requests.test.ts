@@ -7,7 +7,7 @@
  */
 import { expect } from 'bun:test'
 import { withChromium } from './chromium'
-import { everyWay, newPage, showsText, signIn, useConsoleBrowser } from './console-browser'
+import { eventually, everyWay, newPage, showsText, signIn, useConsoleBrowser } from './console-browser'
 
 const SECRET = '*:*.console-change-requests-secret-0123'
 const PASSWORD = 'Console-cr-pass-1'
@@ -64,71 +64,82 @@ withChromium.test(
     expect(flag.environments.find((e: { name: string }) => e.name === 'production').enabled).toBe(true)
     expect([...problems, ...reviewer.problems]).toEqual([])
   },
+  90_000,
 )
 
-withChromium.test('a request whose flag moved since shows the conflict warning', async () => {
-  await admin('POST', '/api/admin/projects/default/features', { name: 'cr-moved' })
-  await admin('PUT', '/api/admin/projects/default/environments/production/change-requests/config', {
-    changeRequestsEnabled: true,
-  })
-  const request = await admin('POST', '/api/admin/projects/default/environments/production/change-requests', {
-    feature: 'cr-moved',
-    action: 'updateEnabled',
-    payload: { enabled: true },
-  })
-  // An admin token skips change requests and moves what the change changes.
-  await admin('POST', '/api/admin/projects/default/features/cr-moved/environments/production/strategies', {
-    name: 'default',
-  })
-  const { page } = await newPage(under.browser)
-  await signIn(page, under.base, 'admin', PASSWORD)
-  await page.goto(`${under.base}/#/change-requests/default/${request.id}`)
-  await showsText(page.getByRole('alert'), 'Conflict: cr-moved')
-  await everyWay(page, 'change request with a conflict')
-})
+withChromium.test(
+  'a request whose flag moved since shows the conflict warning',
+  async () => {
+    await admin('POST', '/api/admin/projects/default/features', { name: 'cr-moved' })
+    await admin('PUT', '/api/admin/projects/default/environments/production/change-requests/config', {
+      changeRequestsEnabled: true,
+    })
+    const request = await admin('POST', '/api/admin/projects/default/environments/production/change-requests', {
+      feature: 'cr-moved',
+      action: 'updateEnabled',
+      payload: { enabled: true },
+    })
+    // An admin token skips change requests and moves what the change changes.
+    await admin('POST', '/api/admin/projects/default/features/cr-moved/environments/production/strategies', {
+      name: 'default',
+    })
+    const { page } = await newPage(under.browser)
+    await signIn(page, under.base, 'admin', PASSWORD)
+    await page.goto(`${under.base}/#/change-requests/default/${request.id}`)
+    await showsText(page.getByRole('alert'), 'Conflict: cr-moved')
+    await everyWay(page, 'change request with a conflict')
+  },
+  60_000,
+)
 
-withChromium.test('each change is shown as a field-by-field diff against the flag as it is now', async () => {
-  await admin('POST', '/api/admin/projects/default/features', { name: 'cr-parent' })
-  await admin('POST', '/api/admin/projects/default/features', { name: 'cr-diff' })
-  const strategies = '/api/admin/projects/default/features/cr-diff/environments/production/strategies'
-  const strategy = await admin('POST', strategies, { name: 'flexibleRollout', parameters: { rollout: '50' } })
-  await admin('PUT', '/api/admin/projects/default/environments/production/change-requests/config', {
-    changeRequestsEnabled: true,
-  })
-  const request = await admin('POST', '/api/admin/projects/default/environments/production/change-requests', [
-    {
-      feature: 'cr-diff',
-      action: 'updateStrategy',
-      payload: {
-        id: strategy.id,
-        name: 'flexibleRollout',
-        parameters: { ...strategy.parameters, rollout: '80' },
-        constraints: [{ contextName: 'userId', operator: 'IN', values: ['7'] }],
+withChromium.test(
+  'each change is shown as a field-by-field diff against the flag as it is now',
+  async () => {
+    await admin('POST', '/api/admin/projects/default/features', { name: 'cr-parent' })
+    await admin('POST', '/api/admin/projects/default/features', { name: 'cr-diff' })
+    const strategies = '/api/admin/projects/default/features/cr-diff/environments/production/strategies'
+    const strategy = await admin('POST', strategies, { name: 'flexibleRollout', parameters: { rollout: '50' } })
+    await admin('PUT', '/api/admin/projects/default/environments/production/change-requests/config', {
+      changeRequestsEnabled: true,
+    })
+    const request = await admin('POST', '/api/admin/projects/default/environments/production/change-requests', [
+      {
+        feature: 'cr-diff',
+        action: 'updateStrategy',
+        payload: {
+          id: strategy.id,
+          name: 'flexibleRollout',
+          parameters: { ...strategy.parameters, rollout: '80' },
+          constraints: [{ contextName: 'userId', operator: 'IN', values: ['7'] }],
+        },
       },
-    },
-    {
-      feature: 'cr-diff',
-      action: 'patchVariant',
-      payload: { variants: [{ name: 'blue', weight: 1000, weightType: 'variable', stickiness: 'default' }] },
-    },
-    { feature: 'cr-diff', action: 'addDependency', payload: { feature: 'cr-parent' } },
-  ])
-  const { page, problems } = await newPage(under.browser)
-  await signIn(page, under.base, 'admin', PASSWORD)
-  await page.goto(`${under.base}/#/change-requests/default/${request.id}`)
-  const changes = page.getByRole('list', { name: 'Changes to cr-diff' })
-  const cellsOf = async (table: string, field: string) => {
-    const row = changes.getByRole('table', { name: new RegExp(table) }).getByRole('row', { name: field })
-    await row.waitFor({ timeout: 10_000 })
-    return row.getByRole('cell').allTextContents()
-  }
-  expect(await cellsOf('Update strategy flexibleRollout', 'parameters.rollout')).toEqual(['50', '80'])
-  expect(await cellsOf('Update strategy flexibleRollout', 'constraints[0].contextName')).toEqual(['—', 'userId'])
-  expect(await cellsOf('Set variants', 'variants[0].name')).toEqual(['—', 'blue'])
-  expect(await cellsOf('Depend on cr-parent', 'dependencies[0].feature')).toEqual(['—', 'cr-parent'])
-  // Unchanged fields are not listed.
-  const update = changes.getByRole('table', { name: /Update strategy flexibleRollout/ })
-  expect(await update.getByRole('row', { name: /parameters\.stickiness/ }).count()).toBe(0)
-  await everyWay(page, 'change request diff')
-  expect(problems).toEqual([])
-})
+      {
+        feature: 'cr-diff',
+        action: 'patchVariant',
+        payload: { variants: [{ name: 'blue', weight: 1000, weightType: 'variable', stickiness: 'default' }] },
+      },
+      { feature: 'cr-diff', action: 'addDependency', payload: { feature: 'cr-parent' } },
+    ])
+    const { page, problems } = await newPage(under.browser)
+    await signIn(page, under.base, 'admin', PASSWORD)
+    await page.goto(`${under.base}/#/change-requests/default/${request.id}`)
+    const changes = page.getByRole('list', { name: 'Changes to cr-diff' })
+    // Each row is drawn at once and filled in once the flag as it is now has loaded: read until it is.
+    const cellsOf = (table: string, field: string) =>
+      changes
+        .getByRole('table', { name: new RegExp(table) })
+        .getByRole('row', { name: field })
+        .getByRole('cell')
+        .allTextContents()
+    await eventually(() => cellsOf('Update strategy flexibleRollout', 'parameters.rollout'), ['50', '80'])
+    await eventually(() => cellsOf('Update strategy flexibleRollout', 'constraints[0].contextName'), ['—', 'userId'])
+    await eventually(() => cellsOf('Set variants', 'variants[0].name'), ['—', 'blue'])
+    await eventually(() => cellsOf('Depend on cr-parent', 'dependencies[0].feature'), ['—', 'cr-parent'])
+    // Unchanged fields are not listed.
+    const update = changes.getByRole('table', { name: /Update strategy flexibleRollout/ })
+    expect(await update.getByRole('row', { name: /parameters\.stickiness/ }).count()).toBe(0)
+    await everyWay(page, 'change request diff')
+    expect(problems).toEqual([])
+  },
+  60_000,
+)

@@ -55,7 +55,8 @@ withChromium.test(
     await described.getByText('Route a share of payments to the second provider').waitFor()
     await production.click()
     const toast = notice(page).filter({ hasText: 'list-flag turned on in production, a production environment.' })
-    await toast.waitFor()
+    // Focus in a toast holds it: it stays through the checks that follow.
+    await toast.getByRole('button', { name: 'Undo' }).focus()
     await eventually(() => enabledIn('list-flag', 'production'), true)
     await everyWay(page, 'flags list with the production toast')
     await toast.getByRole('button', { name: 'Undo' }).click()
@@ -83,23 +84,35 @@ withChromium.test(
 )
 
 withChromium.test(
-  "on a flag's page, at 390 px in the dark theme, a switch in production offers Undo, which turns it back",
+  "on a flag's page, at 390 px in the dark theme, a switch in production offers Undo, which turns it back; focus holds the toast past its time, and it goes once let go",
   async () => {
     const context = await under.browser.newContext({ viewport: { width: 390, height: 844 }, colorScheme: 'dark' })
     const page = await context.newPage()
+    // The page's clock is the test's to move: a toast's time is checked without waiting it out.
+    await page.clock.install()
     await signIn(page, under.base, 'admin', PASSWORD)
     await page.goto(`${under.base}/#/projects/shop/features/page-flag`)
     const production = page.getByRole('switch', { name: 'page-flag in production' })
     await production.click()
     const toast = notice(page).filter({ hasText: 'page-flag turned on in production' })
-    await toast.waitFor()
+    await toast.getByRole('button', { name: 'Undo' }).focus()
     await eventually(() => enabledIn('page-flag', 'production'), true)
+    // Focus in it holds a toast past its time (8 s with Undo).
+    await page.clock.runFor(20_000)
+    expect(await toast.isVisible()).toBe(true)
     await toast.getByRole('button', { name: 'Undo' }).click()
     await eventually(() => production.isChecked(), false)
     await eventually(() => enabledIn('page-flag', 'production'), false)
     await page.getByRole('switch', { name: 'page-flag in development' }).click()
     await eventually(() => enabledIn('page-flag', 'development'), true)
     expect(await notice(page).filter({ hasText: 'in development' }).count()).toBe(0)
+    // With neither the pointer nor focus on the toasts, one goes after its time.
+    await production.click()
+    await page.mouse.move(0, 0)
+    const again = notice(page).filter({ hasText: 'page-flag turned on in production' })
+    await again.waitFor()
+    await page.clock.runFor(10_000)
+    await again.waitFor({ state: 'detached' })
     await context.close()
   },
   60_000,

@@ -63,7 +63,9 @@ withChromium.test(
     await page.getByLabel('Values (comma-separated)').fill('alice, bob')
     await page.getByRole('button', { name: 'Save strategy' }).click()
     await page.getByText('50 % of users').waitFor()
-    await page.getByRole('switch', { name: `${FLAG} in development` }).check()
+    // A switch shows the service's state: it turns once the service has answered, not as it is clicked
+    // (`check()` would fail when the answer comes after its own look).
+    await page.getByRole('switch', { name: `${FLAG} in development` }).click()
     await eventually(() => page.getByRole('switch', { name: `${FLAG} in development` }).isChecked(), true)
     await accessible(page, 'flag')
 

@@ -36,7 +36,7 @@ beforeAll(async () => {
     port,
   )
   browser = await launchChromium()
-})
+}, 60_000)
 
 afterAll(async () => {
   await browser?.close()
@@ -70,4 +70,5 @@ withChromium.test(
     const after = await page.goto(`${base}/api/admin/user`)
     expect(after?.status()).toBe(401)
   },
+  60_000,
 )
