@@ -7,38 +7,12 @@
 import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { EventsService } from '../../src/features/events/events.service'
-import { openStore } from '../../src/open-store'
-import { EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../../src/services'
-import { StoreLoadError } from '../../src/storage/files'
-import { dirSnapshot, expectOk, makeApi, tempDir, type Api } from '../helpers'
+import { STATE_FILE } from '../../src/services'
+import { expectOk, type Api } from '../helpers'
+import { closeAfterEach, crash, eventsPath, journalPath, newDir, open, refusal } from './persistence.setup'
 
-let cleanups: (() => void | Promise<unknown>)[] = []
-afterEach(async () => {
-  setSystemTime()
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-})
-
-function newDir(): string {
-  const dir = tempDir('flags-commits-')
-  cleanups.push(() => dir.remove())
-  return dir.path
-}
-
-async function open(dir: string): Promise<Api> {
-  const api = await makeApi({ dataDir: dir })
-  cleanups.push(() => api.close().catch(() => {}))
-  return api
-}
-
-/** Leaves without a checkpoint, as a crash would. */
-function crash(api: Api) {
-  cleanups = cleanups.filter(cleanup => !cleanup.toString().includes('api.close'))
-  api.abandon()
-}
-
-const journalPath = (dir: string) => join(dir, JOURNAL_FILE)
-const eventsPath = (dir: string) => join(dir, EVENTS_FILE)
+closeAfterEach()
+afterEach(() => setSystemTime())
 
 const journalLines = (dir: string) => readFileSync(journalPath(dir), 'utf8').split('\n').filter(Boolean)
 const eventLines = (dir: string) => readFileSync(eventsPath(dir), 'utf8').split('\n').filter(Boolean)
@@ -68,21 +42,6 @@ function asOldLines(dir: string) {
     return JSON.stringify(event)
   })
   writeFileSync(eventsPath(dir), lines.map(line => `${line}\n`).join(''))
-}
-
-async function refusal(dir: string): Promise<StoreLoadError> {
-  const before = dirSnapshot(dir)
-  let error: unknown = null
-  try {
-    const store = await openStore(dir)
-    const events = new EventsService(store)
-    await events.load().finally(() => events.close())
-  } catch (caught) {
-    error = caught
-  }
-  expect(error).toBeInstanceOf(StoreLoadError)
-  expect(dirSnapshot(dir)).toEqual(before)
-  return error as StoreLoadError
 }
 
 const flags = async (api: Api, names: string[]) => {

@@ -10,7 +10,8 @@ import { EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../../src/services'
 import { openStore } from '../../src/open-store'
 import { EventsService } from '../../src/features/events/events.service'
 import type { Caller } from '../../src/features/tokens/permissions'
-import { makeApi, tempDir, type Api, type EnvironmentBody } from '../helpers'
+import { StoreLoadError } from '../../src/storage/files'
+import { dirSnapshot, makeApi, tempDir, type Api, type EnvironmentBody } from '../helpers'
 
 let dirs: { path: string; remove(): void }[] = []
 let apis: Api[] = []
@@ -45,6 +46,12 @@ export function track(api: Api): void {
 /** No longer closes `api` after the test (a test that closed or abandoned it). */
 export function untrack(api: Api): void {
   apis = apis.filter(a => a !== api)
+}
+
+/** Leaves `api` without a checkpoint and without closing its files, as a crash would. */
+export function crash(api: Api): void {
+  untrack(api)
+  api.abandon()
 }
 
 export async function close(api: Api): Promise<void> {
@@ -99,6 +106,15 @@ export async function openError(dir: string): Promise<Error> {
   }
   expect(opened).toBe(false)
   throw new Error('unreachable')
+}
+
+/** The start refuses the directory: a StoreLoadError (returned), and not a byte on disk changed. */
+export async function refusal(dir: string): Promise<StoreLoadError> {
+  const before = dirSnapshot(dir)
+  const error = await openError(dir)
+  expect(error).toBeInstanceOf(StoreLoadError)
+  expect(dirSnapshot(dir)).toEqual(before)
+  return error as StoreLoadError
 }
 
 export const ADMIN_CALLER: Caller = {

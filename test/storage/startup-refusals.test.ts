@@ -6,12 +6,9 @@
  */
 import { describe, expect, setSystemTime, test } from 'bun:test'
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { COLLECTIONS, EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../../src/services'
-import { openStore } from '../../src/open-store'
-import { EventsService } from '../../src/features/events/events.service'
-import { StoreLoadError } from '../../src/storage/files'
-import { cleanupAfterEach, makeApi, type Api, named, dirSnapshot } from '../helpers'
+import { COLLECTIONS } from '../../src/services'
+import { named } from '../helpers'
+import { closeAfterEach, crash, eventsPath, journalPath, newDir, open, refusal, statePath } from './persistence.setup'
 import { Type } from '@sinclair/typebox'
 import { Memory } from 'lowdb'
 import { MemoryEventLog } from '../../src/storage/event-log'
@@ -20,25 +17,7 @@ import { defineCollection, emptyState, type Collection, type StateDoc } from '..
 import { MemoryJournal } from '../../src/storage/state-journal'
 import { Store } from '../../src/storage/store'
 
-const { later, newDir } = cleanupAfterEach()
-/** The apps a test left as a crash would: not closed at its end. */
-const crashed = new WeakSet<Api>()
-
-async function open(dir: string): Promise<Api> {
-  const api = await makeApi({ dataDir: dir })
-  later(() => (crashed.has(api) ? undefined : api.close().catch(() => {})))
-  return api
-}
-
-/** Leaves without a checkpoint, as a crash would. */
-function crash(api: Api) {
-  crashed.add(api)
-  api.abandon()
-}
-
-const statePath = (dir: string) => join(dir, STATE_FILE)
-const journalPath = (dir: string) => join(dir, JOURNAL_FILE)
-const eventsPath = (dir: string) => join(dir, EVENTS_FILE)
+closeAfterEach()
 
 /** The events of the log past event `lastId`, as the file holds them. */
 function eventsPast(dir: string, lastId: number): { id: number; createdAt: string; commitSeq?: number }[] {
@@ -47,21 +26,6 @@ function eventsPast(dir: string, lastId: number): { id: number; createdAt: strin
     .filter(Boolean)
     .map(line => JSON.parse(line))
     .filter(event => event.id > lastId)
-}
-
-async function refusal(dir: string): Promise<StoreLoadError> {
-  const before = dirSnapshot(dir)
-  let error: unknown = null
-  try {
-    const store = await openStore(dir)
-    const events = new EventsService(store)
-    await events.load().finally(() => events.close())
-  } catch (caught) {
-    error = caught
-  }
-  expect(error).toBeInstanceOf(StoreLoadError)
-  expect(dirSnapshot(dir)).toEqual(before)
-  return error as StoreLoadError
 }
 
 describe('a missing or shortened journal', () => {
