@@ -1,4 +1,3 @@
-import { withoutCommit } from '../../../storage/event-log'
 import type { EventRecord } from '../../../storage/records'
 
 /**
@@ -21,12 +20,11 @@ const HEAD_FIELDS = 8
  * An event's head and searchable text taken from its line without parsing data, preData and tags:
  * the store writes every record with the same eleven keys in the same order (storage/tx.ts), the
  * eight scalar ones first, and JSON.stringify writes a nested value as it writes it alone, so the
- * three texts are in the line as `searchableText` makes them (the log's commit member, after tags,
- * is cut off first). Null for a line not laid out so, or
+ * three texts are in the line as `searchableText` makes them (a line of the log without its commit
+ * member: `withoutCommit` in storage/event-log.ts). Null for a line not laid out so, or
  * where a key's bytes repeat inside the texts (the split would be ambiguous): parse it then.
  */
-export function lineParts(stored: string): { head: EventHead; text: string } | null {
-  const line = withoutCommit(stored)
+export function lineParts(line: string): { head: EventHead; text: string } | null {
   if (!line.startsWith('{"id":') || line.charCodeAt(line.length - 1) !== 0x7d) return null
   // Every field before data is a scalar, so its first `,"data":` is the key's.
   const data = line.indexOf(DATA)

@@ -12,6 +12,7 @@
  * start, time, column values and searchable text.
  */
 import { fstatSync, readSync } from 'node:fs'
+import { withoutCommit } from '../../../storage/event-log'
 import type { EventRecord } from '../../../storage/records'
 import { COLUMN_NAMES, eventColumn, type ColumnName } from './columns'
 import { readFully, type FileLines } from './file-lines'
@@ -141,7 +142,9 @@ export class PieceBuilder {
       const i = this.done
       const end = text.indexOf('\n', this.position)
       if (end === -1) throw new Error(`the event log ends before event ${piece.firstId + i}`)
-      const line = text.slice(this.position, end)
+      const stored = text.slice(this.position, end)
+      // The event's JSON (the line without the log's commit member), for lineParts and the parse.
+      const line = withoutCommit(stored)
       let parts: { head: EventHead; text: string } | null
       try {
         parts = lineParts(line)
@@ -156,7 +159,7 @@ export class PieceBuilder {
       if (head?.id !== piece.firstId + i)
         throw new Error(`line ${piece.firstId + i} of the event log is not event ${piece.firstId + i}`)
       this.lineStart[i] = this.byte
-      this.byte += this.ascii ? line.length + 1 : Buffer.byteLength(line) + 1
+      this.byte += this.ascii ? stored.length + 1 : Buffer.byteLength(stored) + 1
       this.position = end + 1
       this.createdAt[i] = Date.parse(head.createdAt)
       for (const name of COLUMN_NAMES) this.values[name][i] = eventColumn(head, name)

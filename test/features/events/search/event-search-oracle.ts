@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { eventLine } from '../../../../src/storage/event-log'
 import type { EventRecord } from '../../../../src/storage/records'
 import type { Caller } from '../../../../src/features/tokens/permissions'
 import type { Random } from '../../../random'
@@ -288,8 +289,7 @@ export function bruteForce(events: EventRecord[], params: URLSearchParams, calle
  * or, for every third event, as a version before that wrote it: an upgraded log holds both.
  */
 export function stored(event: EventRecord): string {
-  const json = JSON.stringify(event)
-  return event.id % 3 === 0 ? json : `${json.slice(0, -1)},"commitSeq":${Math.ceil(event.id / 5)}}`
+  return event.id % 3 === 0 ? JSON.stringify(event) : eventLine(event, Math.ceil(event.id / 5))
 }
 
 /** The events of a data directory's log, read straight from its `events.jsonl` (without the log's commit numbers). */

@@ -17,7 +17,7 @@ import { EventsService, visibilityOf } from '../../../../src/features/events/eve
 import { SEARCH_DIR } from '../../../../src/features/events/search/segment-files'
 import { SegmentedSearch } from '../../../../src/features/events/search/segmented-search'
 import { lineParts, searchableText } from '../../../../src/features/events/search/searchable-text'
-import { readEventLines } from '../../../../src/storage/event-log'
+import { readEventLines, withoutCommit } from '../../../../src/storage/event-log'
 import type { EventRecord } from '../../../../src/storage/records'
 import type { CommitListener } from '../../../../src/storage/store'
 import type { Caller } from '../../../../src/features/tokens/permissions'
@@ -283,7 +283,8 @@ describe('a line read without parsing its data (how segments are built)', () => 
     })
     let declined = 0
     for (const event of events) {
-      const parts = lineParts(stored(event))
+      // The segment build reads a line of the log without its commit member, as lineParts takes it.
+      const parts = lineParts(withoutCommit(stored(event)))
       if (parts === null) {
         declined++
         continue
