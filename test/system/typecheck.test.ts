@@ -29,7 +29,7 @@ test('the project typechecks with tsc --noEmit', async () => {
   const result = await project
   expect(result.output).toBe('')
   expect(result.exitCode).toBe(0)
-  // A bound on the compiler finishing, not a speed target: with a second test run beside it on 2 cores it took over 60 s.
+  // A bound on the compiler finishing, not a speed target.
 }, 240_000)
 
 test('the console (console/, its own settings: Preact JSX, the DOM) typechecks with tsc -p console', async () => {
