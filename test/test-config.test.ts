@@ -8,12 +8,12 @@ import { expect, test } from 'bun:test'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { tempDir } from './helpers'
-import { dependsOnStore, postgresFiles, STORE_INDEPENDENT, TIMEOUT_ARGS, TIMINGS_ARGS } from './run-postgres'
+import { dependsOnStore, postgresFiles, STORE_INDEPENDENT, TIMEOUT_ARGS, TIMINGS_ARGS, UNIT_ARGS } from './run-postgres'
 
 const ROOT = join(import.meta.dir, '..')
 const MIN_TIMEOUT_MS = 30_000
 
-test('every bun test run of the suite passes --timeout of at least 30 s', async () => {
+test('every bun test run of the suite passes --timeout of at least 30 s and the timings; outside test/system it keeps modules', async () => {
   const { scripts } = (await Bun.file(join(ROOT, 'package.json')).json()) as { scripts: Record<string, string> }
   const runners = Object.entries(scripts).filter(([, command]) => /\bbun test\s/.test(command))
   expect(runners.map(([name]) => name).sort()).toEqual(['test:files', 'test:system', 'test:unit'])
@@ -28,7 +28,7 @@ test('every bun test run of the suite passes --timeout of at least 30 s', async 
         .slice(1)
         .map(run => ({ name, run })),
     ),
-    { name: 'test/run-postgres.ts', run: [...TIMEOUT_ARGS, ...TIMINGS_ARGS].join(' ') },
+    { name: 'test/run-postgres.ts', run: [...TIMEOUT_ARGS, ...TIMINGS_ARGS, ...UNIT_ARGS, 'test/features'].join(' ') },
   ]
   for (const { name, run } of runs) {
     // test:files runs bun test twice (the tests through app.handle two files at a time, then test/system): each run needs it.
@@ -36,6 +36,13 @@ test('every bun test run of the suite passes --timeout of at least 30 s', async 
     expect({ name, timeout: Number(timeout) >= MIN_TIMEOUT_MS }).toEqual({ name, timeout: true })
     // And each starts its slowest files first (TIMINGS_ARGS says why).
     expect({ name, timings: run.includes(TIMINGS_ARGS[0]!) }).toEqual({ name, timings: true })
+    // The runs through app.handle keep each worker's modules from file to file, test/system's do not (UNIT_ARGS says why).
+    const system = /\btest\/system(?!\/\*\*)/.test(run)
+    expect({ name, system, shared: UNIT_ARGS.every(arg => run.includes(arg)) }).toEqual({
+      name,
+      system,
+      shared: !system,
+    })
   }
   // A timeout key there would look like it worked and not.
   const bunfig = await Bun.file(join(ROOT, 'bunfig.toml')).text()
