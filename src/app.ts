@@ -19,7 +19,8 @@ import { AllowedMethods, dotSegmentGuard } from './http/routing'
 import { errors } from './http/schemas'
 import { OPENAPI_PATH, openApiDocument } from './http/openapi'
 import { ELYSIA_CONFIG, setHeadersIntoResponses } from './http/plugins'
-import { FEATURES, type Services } from './services'
+import { FEATURE_NAMES } from './feature-list'
+import { CONTROLLERS, type Services } from './services'
 
 export const API_VERSION = '0.1.0'
 
@@ -88,7 +89,8 @@ export function createApp(
       },
     )
     .use(metricsRoute(metrics, config.metricsToken ?? null))
-  for (const feature of FEATURES) for (const controller of feature.controllers(services, auth)) app.use(controller)
+  for (const feature of FEATURE_NAMES)
+    for (const controller of CONTROLLERS[feature](services, auth)) app.use(controller)
   // Made from the routes themselves, all declared by then, when it is first asked for: a server
   // nobody asks holds none of its 440 KB.
   let document: ReturnType<typeof openApiDocument> | null = null
