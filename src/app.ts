@@ -1,4 +1,4 @@
-/** Builds the HTTP application over the services; it never listens (main.ts does, tests use app.handle). */
+/** Builds the HTTP application over the services; it never listens (server.ts does, tests use app.handle). */
 import { Elysia, t } from 'elysia'
 import type { Config } from './config'
 import { Logger } from './log'
@@ -24,7 +24,7 @@ import { CONTROLLERS, type Services } from './services'
 
 export const API_VERSION = '0.1.0'
 
-/** What only the server knows about a request (main.ts gives it; `app.handle` alone has no socket). */
+/** What only the server knows about a request (server.ts gives it; `app.handle` alone has no socket). */
 export interface ServerHooks {
   /** The socket's peer address, for the request log. */
   socketAddress?: (request: Request) => string | undefined

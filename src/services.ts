@@ -1,4 +1,4 @@
-/** The composition root: one store, the services over it, and first-start seeding. */
+/** The composition root: each feature's controllers, the services over the one store, and first-start seeding. */
 import { EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from './storage/files'
 import { KEY_FILE } from './storage/secret-key'
 import type { AnyElysia } from 'elysia'
