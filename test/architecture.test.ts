@@ -3,7 +3,8 @@
  * source file grows past 400 lines, nor one in console/ or bench/. Folders are compared at the level that owns code: each
  * `src/<top>/` (http, storage, backup, workers…), each `src/features/<feature>/`, and the files
  * directly in `src/features/` (shared feature helpers) as one folder. Files directly in `src/` are
- * the composition (app.ts, services.ts, main.ts) and shared leaves (errors.ts, log.ts, config.ts).
+ * the composition (main.ts, server.ts, app.ts, services.ts, feature-list.ts) and shared leaves
+ * (errors.ts, log.ts, config.ts).
  */
 import { describe, expect, test } from 'bun:test'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
