@@ -13,7 +13,8 @@ import type {
   VariantRecord,
 } from '../src/features/flags/flags.records'
 import type { SegmentRecord } from '../src/features/segments/segments.records'
-import { COLLECTIONS, EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../src/services'
+import { COLLECTIONS } from '../src/feature-list'
+import { EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../src/storage/files'
 import { emptyState, type EventRecord } from '../src/storage/records'
 
 /** A small deterministic random source. */
@@ -128,10 +129,13 @@ export function seedDataDir(dir: string, options: { events: number; flags: numbe
   writeFileSync(join(dir, JOURNAL_FILE), '')
 }
 
+/** A state document with every feature's collection, all empty, at commit 0. */
+export const emptyStateDoc = () => emptyState(COLLECTIONS)
+
 /** The state seedDataDir writes beside its events: `flags` flags in project default, at commit 1, holding `events` events. */
 export function seededState(options: { events: number; flags: number; environments?: string[] }) {
   const environments = options.environments ?? ['development', 'production']
-  const state = emptyState(COLLECTIONS)
+  const state = emptyStateDoc()
   const created = new Date(Date.UTC(2025, 0, 1)).toISOString()
   state.lastEventId = options.events
   state.commitSeq = 1

@@ -14,14 +14,14 @@
  */
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync, rmSync, existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { emptyState, type StateDoc } from '../src/storage/records'
-import { COLLECTIONS, EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../src/services'
+import type { StateDoc } from '../src/storage/records'
+import { EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../src/storage/files'
 import { KEY_FILE, newKey } from '../src/storage/secret-key'
 import { SecretHasher } from '../src/features/tokens/secret-hash'
 import { hashPassword } from '../src/features/users/passwords'
 import type { FlagRecord, StrategyRecord } from '../src/features/flags/flags.records'
 import type { ApiTokenRecord } from '../src/features/tokens/tokens.records'
-import { random, SYLLABLES } from './data'
+import { emptyStateDoc, random, SYLLABLES } from './data'
 
 /** What generateDataDir wrote (`<out>.generated.json`): `words`, exact totals of queries; `types`, events per type. */
 export interface GeneratedManifest {
@@ -328,7 +328,7 @@ export async function generateDataDir(options: GenerateOptions): Promise<Generat
   mkdirSync(dir, { recursive: true, mode: 0o700 })
   const key = newKey()
   const events = eventLog(join(dir, EVENTS_FILE), N, d.rand)
-  const state = emptyState(COLLECTIONS)
+  const state = emptyStateDoc()
   const { actors, flagNames, nextUserId } = await setUp(d, events, state, key, PROJECTS, FLAGS)
   if (events.id > N)
     throw new Error(`${FLAGS} flags and ${PROJECTS} projects take ${events.id} events, more than --events ${N}`)

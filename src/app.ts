@@ -1,4 +1,4 @@
-/** Builds the HTTP application over the services; it never listens (main.ts does, tests use app.handle). */
+/** Builds the HTTP application over the services; it never listens (server.ts does, tests use app.handle). */
 import { Elysia, t } from 'elysia'
 import type { Config } from './config'
 import { Logger } from './log'
@@ -19,11 +19,12 @@ import { AllowedMethods, dotSegmentGuard } from './http/routing'
 import { errors } from './http/schemas'
 import { OPENAPI_PATH, openApiDocument } from './http/openapi'
 import { ELYSIA_CONFIG, setHeadersIntoResponses } from './http/plugins'
-import { FEATURES, type Services } from './services'
+import { FEATURE_NAMES } from './feature-list'
+import { CONTROLLERS, type Services } from './services'
 
 export const API_VERSION = '0.1.0'
 
-/** What only the server knows about a request (main.ts gives it; `app.handle` alone has no socket). */
+/** What only the server knows about a request (server.ts gives it; `app.handle` alone has no socket). */
 export interface ServerHooks {
   /** The socket's peer address, for the request log. */
   socketAddress?: (request: Request) => string | undefined
@@ -88,7 +89,8 @@ export function createApp(
       },
     )
     .use(metricsRoute(metrics, config.metricsToken ?? null))
-  for (const feature of FEATURES) for (const controller of feature.controllers(services, auth)) app.use(controller)
+  for (const feature of FEATURE_NAMES)
+    for (const controller of CONTROLLERS[feature](services, auth)) app.use(controller)
   // Made from the routes themselves, all declared by then, when it is first asked for: a server
   // nobody asks holds none of its 440 KB.
   let document: ReturnType<typeof openApiDocument> | null = null

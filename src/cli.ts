@@ -6,15 +6,19 @@
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import packageJson from '../package.json'
-import { backupDataDir, defaultBackupFile, restoreBackup, storeProblem } from './backup/backup'
 import { sizeOf } from './backup/backup-file'
-import { backupDatabase, markSourceMoved, restoreDatabase } from './backup/postgres-backup'
-import { ConfigError, database, readConfig, type DatabaseConfig } from './config'
-import { displayName, UsersService } from './features/users/users.service'
-import { openDatabaseStore, openStore } from './open-store'
+import type { DatabaseConfig } from './config'
 import { describeIoError } from './storage/files'
 import { DataDirLock, DataDirLockError } from './storage/lock'
 import type { Store } from './storage/store'
+
+// A command loads the store's modules when it runs, so that `--version`, `--help` and `healthcheck`
+// load none of them (and no command loads the service's HTTP side: see main.ts).
+const configModule = () => import('./config')
+const backupModule = () => import('./backup/backup')
+const postgresBackupModule = () => import('./backup/postgres-backup')
+const openStoreModule = () => import('./open-store')
+const usersModule = () => import('./features/users/users.service')
 
 export const VERSION: string = packageJson.version
 
@@ -151,8 +155,8 @@ function dataDir(env: Record<string, string | undefined>): string {
  * The address the healthcheck calls: the server's own PORT, HOST and BASE_URI_PATH, with a
  * wildcard HOST (every address) reached through loopback.
  */
-export function readyUrl(env: Record<string, string | undefined>): string {
-  const config = readConfig(env)
+export async function readyUrl(env: Record<string, string | undefined>): Promise<string> {
+  const config = (await configModule()).readConfig(env)
   const host =
     config.host === '0.0.0.0'
       ? '127.0.0.1'
@@ -180,8 +184,9 @@ export async function runCommand(command: Exclude<Command, { name: 'serve' }>, e
       return 0
     case 'backup': {
       return attempt('back up', async () => {
+        const { backupDataDir, defaultBackupFile, storeProblem } = await backupModule()
         // With DATABASE_URL (or DATABASE_HOST…) the store is PostgreSQL's, as for the server.
-        const shared = database(env)
+        const shared = (await configModule()).database(env)
         const from = shared ? databaseName(shared) : dataDir(env)
         // Without a FILE: DATA_DIR/backups, made only once there is a store to back up.
         const problem = shared ? null : storeProblem(from)
@@ -189,14 +194,16 @@ export async function runCommand(command: Exclude<Command, { name: 'serve' }>, e
         const file = command.file === undefined ? defaultBackupFile(dataDir(env)) : resolve(command.file)
         if (shared && existsSync(file))
           throw new Error(`${file} already exists; a backup never replaces a file, so give a new file name`)
-        const header = shared ? await backupDatabase(shared, file) : await backupDataDir(from, file)
+        const header = shared
+          ? await (await postgresBackupModule()).backupDatabase(shared, file)
+          : await backupDataDir(from, file)
         console.log(`Backed up ${from} to ${file}: ${header.lastEventId} events, ${await sizeOf(file)} bytes`)
       })
     }
     case 'restore': {
       const file = resolve(command.file)
       return attempt('restore', async () => {
-        const shared = database(env)
+        const shared = (await configModule()).database(env)
         if (shared && command.directory !== undefined)
           throw new Error(
             'DATABASE_URL (or DATABASE_HOST) is set: the restore goes into that database, so give no DIRECTORY',
@@ -206,15 +213,18 @@ export async function runCommand(command: Exclude<Command, { name: 'serve' }>, e
           : command.directory === undefined
             ? dataDir(env)
             : resolve(command.directory)
-        const header = shared ? await restoreDatabase(file, shared) : await restoreBackup(file, into)
+        const header = shared
+          ? await (await postgresBackupModule()).restoreDatabase(file, shared)
+          : await (await backupModule()).restoreBackup(file, into)
         console.log(`Restored ${file} (taken ${header.createdAt}, ${header.lastEventId} events) into ${into}`)
         // Moved in from files: the data directory left behind must not be served again by mistake.
-        const moved = shared ? markSourceMoved(header, file, into) : null
+        const moved = shared ? (await postgresBackupModule()).markSourceMoved(header, file, into) : null
         if (moved) (moved.marked ? console.log : console.error)(moved.said)
       })
     }
     case 'reset-password':
       return attempt('reset the password', async () => {
+        const { displayName, UsersService } = await usersModule()
         const { user, password } = await withStore(env, 'reset-password', store =>
           new UsersService(store).resetPassword(command.user),
         )
@@ -225,7 +235,7 @@ export async function runCommand(command: Exclude<Command, { name: 'serve' }>, e
       })
     case 'healthcheck':
       return attempt('check health', async () => {
-        const url = readyUrl(env)
+        const url = await readyUrl(env)
         const response = await fetch(url, { signal: AbortSignal.timeout(5000) }).catch((error: Error) => {
           throw new Error(`${url} did not answer: ${error.message}`)
         })
@@ -246,7 +256,8 @@ async function withStore<T>(
   command: string,
   use: (store: Store) => Promise<T>,
 ): Promise<T> {
-  const shared = database(env)
+  const { openDatabaseStore, openStore } = await openStoreModule()
+  const shared = (await configModule()).database(env)
   if (shared) {
     const store = await openDatabaseStore(shared, { attempts: 1, max: 1 })
     try {
@@ -256,7 +267,7 @@ async function withStore<T>(
     }
   }
   const dir = dataDir(env)
-  const problem = storeProblem(dir)
+  const problem = (await backupModule()).storeProblem(dir)
   if (problem) throw new Error(problem)
   let lock: DataDirLock
   try {
@@ -283,7 +294,7 @@ function inWords(error: unknown): string {
   const errno = error as NodeJS.ErrnoException
   if (errno && typeof errno.code === 'string' && /^E[A-Z]+$/.test(errno.code))
     return `${errno.path ? `${errno.path}: ` : ''}${describeIoError(errno)}`
-  return error instanceof ConfigError || error instanceof Error ? error.message : String(error)
+  return error instanceof Error ? error.message : String(error)
 }
 
 async function attempt(what: string, work: () => Promise<void>): Promise<number> {

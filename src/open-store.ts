@@ -1,5 +1,5 @@
 /** Opening the one store: on a data directory (or in memory) or on PostgreSQL, with every feature's collections. */
-import { COLLECTIONS } from './services'
+import { COLLECTIONS } from './feature-list'
 import { join } from 'node:path'
 import { Memory } from 'lowdb'
 import { MemoryEventLog } from './storage/event-log'

@@ -1,9 +1,9 @@
-/** The composition root: one store, the services over it, and first-start seeding. */
+/** The composition root: each feature's controllers, the services over the one store, and first-start seeding. */
 import { EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from './storage/files'
 import { KEY_FILE } from './storage/secret-key'
 import type { AnyElysia } from 'elysia'
-import type { CollectionDefinition } from './storage/records'
 import type { Store } from './storage/store'
+import type { FeatureName } from './feature-list'
 import { SYSTEM_ACTOR } from './domain/events'
 import { clientController } from './features/client/client.controller'
 import { ClientFeaturesService } from './features/client/client.service'
@@ -18,7 +18,6 @@ import { CompiledScopes } from './features/evaluation/compiled-scopes'
 import { ofrepController } from './features/ofrep/ofrep.controller'
 import { OfrepChannels } from './features/ofrep/ofrep.events'
 import { environmentsController } from './features/environments/environments.controller'
-import { environmentsCollection } from './features/environments/environments.records'
 import { createEnvironment, EnvironmentsService } from './features/environments/environments.service'
 import { eventsController } from './features/events/events.controller'
 import { exportImportController } from './features/export-import/export-import.controller'
@@ -26,7 +25,6 @@ import { ExportImportService } from './features/export-import/export-import.serv
 import { EventsService } from './features/events/events.service'
 import type { CheckPace } from './features/events/search/event-search.messages'
 import { flagsController } from './features/flags/flags.controller'
-import { flagsCollection } from './features/flags/flags.records'
 import { FlagsService } from './features/flags/flags.service'
 import { bulkController } from './features/flags/bulk.controller'
 import { FlagBulkService } from './features/flags/bulk.service'
@@ -37,145 +35,89 @@ import { StrategiesService } from './features/flags/strategies.service'
 import { variantsController } from './features/flags/variants.controller'
 import { VariantsService } from './features/flags/variants.service'
 import { metricsController } from './features/metrics/metrics.controller'
-import {
-  applicationsCollection,
-  instancesCollection,
-  lastSeenCollection,
-  usageCollection,
-} from './features/metrics/metrics.records'
 import { MetricsService } from './features/metrics/metrics.service'
 import { NamingPatterns } from './features/projects/naming-pattern'
 import { playgroundController } from './features/playground/playground.controller'
 import { PlaygroundService } from './features/playground/playground.service'
 import { projectsController } from './features/projects/projects.controller'
-import { projectsCollection } from './features/projects/projects.records'
 import { createProject, DEFAULT_PROJECT, ProjectsService } from './features/projects/projects.service'
 import { segmentsController } from './features/segments/segments.controller'
-import { segmentSequenceCollection, segmentsCollection } from './features/segments/segments.records'
 import { checkStrategySegments, SegmentsService } from './features/segments/segments.service'
 import { strategyTypesController } from './features/strategy-types/strategy-types.controller'
-import { strategyTypesCollection } from './features/strategy-types/strategy-types.records'
 import { StrategyTypesService } from './features/strategy-types/strategy-types.service'
 import { contextController } from './features/context/context.controller'
-import { contextFieldsCollection } from './features/context/context.records'
 import { ContextService } from './features/context/context.service'
 import { flagTypesController } from './features/feature-types/feature-types.controller'
-import { flagTypesCollection } from './features/feature-types/feature-types.records'
 import { FlagTypesService } from './features/feature-types/feature-types.service'
 import { tagTypesController } from './features/tag-types/tag-types.controller'
-import { tagTypesCollection } from './features/tag-types/tag-types.records'
 import { TagTypesService } from './features/tag-types/tag-types.service'
 import type { Authorization } from './features/tokens/auth'
 import { tokensController } from './features/tokens/tokens.controller'
-import { tokensCollection } from './features/tokens/tokens.records'
 import { TokensService } from './features/tokens/tokens.service'
 import { sessionsController, usersController } from './features/users/users.controller'
-import { sessionsCollection, usersCollection } from './features/users/users.records'
 import { DEFAULT_SESSION_OPTIONS, SessionsService, type SessionOptions } from './features/users/sessions.service'
 import { UsersService } from './features/users/users.service'
 import { LoginThrottle } from './features/users/login-throttle'
 import { addonsController } from './features/addons/addons.controller'
 import { DEFAULT_DISPATCH, Dispatcher, type DispatchOptions } from './features/addons/addons.dispatcher'
 import { Outbox } from './features/addons/addons.outbox'
-import { ADDON_COLLECTIONS } from './features/addons/addons.records'
 import { AddonsService } from './features/addons/addons.service'
 import {
   personalTokensController,
   serviceAccountsController,
 } from './features/personal-tokens/personal-tokens.controller'
-import { personalTokensCollection, serviceAccountsCollection } from './features/personal-tokens/personal-tokens.records'
 import { PersonalTokensService } from './features/personal-tokens/personal-tokens.service'
 import { ServiceAccountsService } from './features/personal-tokens/service-accounts.service'
 import { ssoController, ssoSettingsController } from './features/sso/sso.controller'
-import { ssoIdentitiesCollection, ssoSettingsCollection } from './features/sso/sso.records'
 import { SsoService } from './features/sso/sso.service'
 import { SsoSettings } from './features/sso/sso.settings'
 import type { SsoEnvironment } from './features/sso/sso.options'
 import { changeRequestsController } from './features/change-requests/change-requests.controller'
-import {
-  changeRequestSequenceCollection,
-  changeRequestSettingsCollection,
-  changeRequestsCollection,
-} from './features/change-requests/change-requests.records'
 import { changeRequestRule, type AdminTokenPolicy } from './features/change-requests/change-requests.rule'
 import { ChangeRequestsService } from './features/change-requests/change-requests.service'
 import { ChangeRequestScheduler } from './features/change-requests/change-requests.schedule'
 
 export { EVENTS_FILE, JOURNAL_FILE, KEY_FILE, STATE_FILE }
 
-/** A feature as the application sees it: the collections it keeps in the state document and its routes. */
-export interface Feature {
-  collections?: readonly CollectionDefinition[]
-  controllers: (services: Services, auth: Authorization) => readonly AnyElysia[]
-}
-
 /**
- * Every feature, listed once: app.ts serves their controllers in this order, and the store is
- * opened with their collections (state.json holds them in this order). A new feature adds its
- * entry here, and its service, if it has one, to `createServices` below.
+ * Each feature's HTTP side: its controllers over the services, keyed by the names of the one list of
+ * features (feature-list.ts), which gives their order. A new feature adds its entry there, its
+ * controllers here, and its service, if it has one, to `createServices` below.
  */
-export const FEATURES: readonly Feature[] = [
-  {
-    collections: [projectsCollection],
-    controllers: (s, auth) => [projectsController(s.projects, s.environments, auth)],
-  },
-  { collections: [environmentsCollection], controllers: (s, auth) => [environmentsController(s.environments, auth)] },
-  {
-    collections: [flagsCollection],
-    controllers: (s, auth) => [
-      flagsController(s.flags, auth),
-      strategiesController(s.strategies, auth),
-      relationsController(s.relations, auth),
-      bulkController(s.bulk, auth),
-      variantsController(s.variants, auth),
-    ],
-  },
-  { controllers: (s, auth) => [eventsController(s.events, auth)] },
-  { collections: [tokensCollection], controllers: (s, auth) => [tokensController(s.tokens, auth)] },
-  {
-    collections: [segmentsCollection, segmentSequenceCollection],
-    controllers: (s, auth) => [segmentsController(s.segments, auth)],
-  },
-  { controllers: (s, auth) => [clientController(s.client, auth), streamingController(s.streaming, s.live, auth)] },
-  {
-    collections: [strategyTypesCollection],
-    controllers: (s, auth) => [strategyTypesController(s.strategyTypes, auth)],
-  },
-  { collections: [tagTypesCollection], controllers: (s, auth) => [tagTypesController(s.tagTypes, auth)] },
-  { collections: [flagTypesCollection], controllers: (s, auth) => [flagTypesController(s.flagTypes, auth)] },
-  { collections: [contextFieldsCollection], controllers: (s, auth) => [contextController(s.context, auth)] },
-  { controllers: (s, auth) => [exportImportController(s.exportImport, auth)] },
-  {
-    collections: [usageCollection, lastSeenCollection, applicationsCollection, instancesCollection],
-    controllers: (s, auth) => [metricsController(s.metrics, auth)],
-  },
-  { controllers: (s, auth) => [frontendController(s.frontend, auth)] },
-  { controllers: (s, auth) => [playgroundController(s.playground, auth)] },
-  {
-    collections: [usersCollection, sessionsCollection],
-    controllers: (s, auth) => [usersController(s.users, auth), sessionsController(s.sessions, auth)],
-  },
-  { controllers: (s, auth) => [ofrepController(s.scopes, auth, s.streaming, s.ofrepChannels)] },
-  { collections: ADDON_COLLECTIONS, controllers: (s, auth) => [addonsController(s.addons, s.addonDispatcher, auth)] },
-  {
-    collections: [personalTokensCollection, serviceAccountsCollection],
-    controllers: (s, auth) => [
-      personalTokensController(s.personalTokens, auth),
-      serviceAccountsController(s.serviceAccounts, s.personalTokens, auth),
-    ],
-  },
-  {
-    collections: [ssoSettingsCollection, ssoIdentitiesCollection],
-    controllers: (s, auth) => [ssoController(s.sso, auth), ssoSettingsController(s.sso, auth)],
-  },
-  {
-    collections: [changeRequestSettingsCollection, changeRequestsCollection, changeRequestSequenceCollection],
-    controllers: (s, auth) => [changeRequestsController(s.changeRequests, auth)],
-  },
-]
-
-/** The collections of the state document, from the features that own them. */
-export const COLLECTIONS: readonly CollectionDefinition[] = FEATURES.flatMap(feature => feature.collections ?? [])
+export const CONTROLLERS: {
+  readonly [feature in FeatureName]: (services: Services, auth: Authorization) => readonly AnyElysia[]
+} = {
+  projects: (s, auth) => [projectsController(s.projects, s.environments, auth)],
+  environments: (s, auth) => [environmentsController(s.environments, auth)],
+  flags: (s, auth) => [
+    flagsController(s.flags, auth),
+    strategiesController(s.strategies, auth),
+    relationsController(s.relations, auth),
+    bulkController(s.bulk, auth),
+    variantsController(s.variants, auth),
+  ],
+  events: (s, auth) => [eventsController(s.events, auth)],
+  tokens: (s, auth) => [tokensController(s.tokens, auth)],
+  segments: (s, auth) => [segmentsController(s.segments, auth)],
+  client: (s, auth) => [clientController(s.client, auth), streamingController(s.streaming, s.live, auth)],
+  strategyTypes: (s, auth) => [strategyTypesController(s.strategyTypes, auth)],
+  tagTypes: (s, auth) => [tagTypesController(s.tagTypes, auth)],
+  flagTypes: (s, auth) => [flagTypesController(s.flagTypes, auth)],
+  context: (s, auth) => [contextController(s.context, auth)],
+  exportImport: (s, auth) => [exportImportController(s.exportImport, auth)],
+  metrics: (s, auth) => [metricsController(s.metrics, auth)],
+  frontend: (s, auth) => [frontendController(s.frontend, auth)],
+  playground: (s, auth) => [playgroundController(s.playground, auth)],
+  users: (s, auth) => [usersController(s.users, auth), sessionsController(s.sessions, auth)],
+  ofrep: (s, auth) => [ofrepController(s.scopes, auth, s.streaming, s.ofrepChannels)],
+  addons: (s, auth) => [addonsController(s.addons, s.addonDispatcher, auth)],
+  personalTokens: (s, auth) => [
+    personalTokensController(s.personalTokens, auth),
+    serviceAccountsController(s.serviceAccounts, s.personalTokens, auth),
+  ],
+  sso: (s, auth) => [ssoController(s.sso, auth), ssoSettingsController(s.sso, auth)],
+  changeRequests: (s, auth) => [changeRequestsController(s.changeRequests, auth)],
+}
 
 export interface ServiceOptions {
   /** How often SDK metrics and registrations are committed, in ms (`METRICS_FLUSH_MS`). */

@@ -3,12 +3,13 @@
  * source file grows past 400 lines, nor one in console/ or bench/. Folders are compared at the level that owns code: each
  * `src/<top>/` (http, storage, backup, workers…), each `src/features/<feature>/`, and the files
  * directly in `src/features/` (shared feature helpers) as one folder. Files directly in `src/` are
- * the composition (app.ts, services.ts, main.ts) and shared leaves (errors.ts, log.ts, config.ts).
+ * the composition (main.ts, server.ts, app.ts, services.ts, feature-list.ts) and shared leaves
+ * (errors.ts, log.ts, config.ts).
  */
 import { describe, expect, test } from 'bun:test'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
-import { COLLECTIONS } from '../src/services'
+import { COLLECTIONS } from '../src/feature-list'
 
 const SRC = resolve(import.meta.dir, '../src')
 
@@ -148,6 +149,37 @@ describe('the import graph of src/', () => {
     // Its code (comments aside) names no protocol and writes none of their answers' members.
     const code = (file: string) => readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '')
     expect(evaluator.filter(file => /ofrep|toggles|"reason"/i.test(code(file))).map(rel)).toEqual([])
+  })
+
+  test('the commands other than serve load no HTTP code: main.ts loads server.ts only to serve', () => {
+    // What `flagstore backup`, `restore`, `reset-password`, `healthcheck` or `--version` can load:
+    // everything main.ts reaches, static and dynamic imports alike, but for server.ts. The store's
+    // collections come from feature-list.ts, the storage side of the one list of features.
+    const main = join(SRC, 'main.ts')
+    const server = join(SRC, 'server.ts')
+    expect(readFileSync(main, 'utf8')).toMatch(/await import\(['"]\.\/server['"]\)/)
+    const reached = new Set<string>()
+    const visit = (file: string) => {
+      if (reached.has(file)) return
+      reached.add(file)
+      for (const target of graph.get(file) ?? []) if (!(file === main && target === server)) visit(target)
+    }
+    visit(main)
+    const loaded = [...reached].map(rel)
+    for (const needed of [
+      'cli.ts',
+      'open-store.ts',
+      'feature-list.ts',
+      'backup/backup.ts',
+      'backup/postgres-backup.ts',
+    ])
+      expect(loaded).toContain(needed)
+    const http = (file: string) =>
+      folderOf(file) === 'http' ||
+      file.endsWith('.controller.ts') ||
+      ['app.ts', 'services.ts', 'server.ts'].includes(rel(file)) ||
+      /\bfrom\s*['"](elysia|@elysiajs\/[^'"]+)['"]/.test(readFileSync(file, 'utf8'))
+    expect([...reached].filter(http).map(rel)).toEqual([])
   })
 
   test('storage knows collections only as the definitions the features hand it', () => {

@@ -1,7 +1,7 @@
 /**
  * Request bodies, before anything else looks at them (contract §1, steps 1, 2 and 5):
  * - larger than the limit → 413, from `Content-Length` before reading, or while reading a chunked
- *   body (Bun's own limit would reset the connection instead, so it is set out of the way in main.ts);
+ *   body (Bun's own limit would reset the connection instead, so it is set out of the way in server.ts);
  * - JSON content type but not JSON, nested deeper than any of our schemas, or holding text that
  *   is not valid Unicode (a lone surrogate) → 400, before authentication;
  * - any other or no content type → the request is remembered and its body is null. Only routes that

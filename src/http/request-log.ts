@@ -49,7 +49,7 @@ export function requestIdOf(request: Request): string | undefined {
 const FORWARDED_ADDRESS = /^[0-9A-Fa-f.:]{2,45}$/
 
 /**
- * Where a request came from. The socket's peer address is known only to the server (main.ts passes
+ * Where a request came from. The socket's peer address is known only to the server (server.ts passes
  * `server.requestIP`; requests made with `app.handle` have none). Behind a reverse proxy that peer
  * is the proxy, so with `TRUST_PROXY` the address is the last `X-Forwarded-For` entry: the one the
  * proxy in front of us added, which a client cannot forge the way it can the entries before it.

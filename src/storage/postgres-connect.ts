@@ -45,7 +45,7 @@ const RETRY_MAX_MS = 10_000
 
 /**
  * A start on PostgreSQL that cannot go on, said in one line naming the setting and the problem;
- * main.ts prints it and exits 1, having written nothing.
+ * server.ts prints it and exits 1, having written nothing.
  */
 export class DatabaseStartError extends Error {
   override name = 'DatabaseStartError'

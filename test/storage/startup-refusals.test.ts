@@ -6,7 +6,7 @@
  */
 import { describe, expect, setSystemTime, test } from 'bun:test'
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { COLLECTIONS } from '../../src/services'
+import { COLLECTIONS } from '../../src/feature-list'
 import { named } from '../helpers'
 import { closeAfterEach, crash, eventsPath, journalPath, newDir, open, refusal, statePath } from './persistence.setup'
 import { Type } from '@sinclair/typebox'

@@ -9,7 +9,8 @@
 import { afterAll, expect, test } from 'bun:test'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { COLLECTIONS, JOURNAL_FILE, STATE_FILE } from '../../src/services'
+import { COLLECTIONS } from '../../src/feature-list'
+import { JOURNAL_FILE, STATE_FILE } from '../../src/services'
 import { openStore } from '../../src/open-store'
 import { StoreLoadError } from '../../src/storage/files'
 import {

@@ -1,7 +1,7 @@
 /**
  * Event search, seen from the HTTP thread: parsed queries are handed to the event-search worker,
  * which holds the log and its indexes (see search/search-engine.ts). The worker starts on the first
- * search or when `load()` is called (main.ts does at start-up), not before: an app that never
+ * search or when `load()` is called (server.ts does at start-up), not before: an app that never
  * searches never starts it. Once started, each commit's events are posted to the worker before the
  * commit's writes are answered, and the worker handles messages in order, so a search made after a
  * write's response sees that write. The worker reads a log that is a file here itself; a log kept
@@ -29,7 +29,7 @@ const RETRY_MIN_MS = 250
 const RETRY_MAX_MS = 5000
 /** How long the server waits for a request (Bun's idle timeout): a search is stopped then (search/search-work.ts). */
 export const SEARCH_SECONDS = 10
-/** How long a search may take while segments are rebuilt and it reads the log, or waits for a database's log to be copied (main.ts holds its request open so long). */
+/** How long a search may take while segments are rebuilt and it reads the log, or waits for a database's log to be copied (server.ts holds its request open so long). */
 export const SEARCH_WAIT_SECONDS = 120
 
 export type EventSource = Pick<Store, 'readEventLines' | 'lastEventId' | 'onCommit'> & {
@@ -105,7 +105,7 @@ export class EventsService {
   private readonly waiting = new Map<number, { resolve: (page: EventPage) => void; reject: (error: Error) => void }>()
   /** Called once the worker has built the index, with how long it took and its heap then. */
   onIndexBuilt: (build: { buildMs: number; heapBytes: number; segmentBytes: number }) => void = () => {}
-  /** Lets a request wait longer than the server's idle timeout (main.ts): a search that waits for a database's log to be copied, or reads the log during a rebuild, needs it. */
+  /** Lets a request wait longer than the server's idle timeout (server.ts): a search that waits for a database's log to be copied, or reads the log during a rebuild, needs it. */
   holdOpen: (request: Request) => void = () => {}
   /** Called once the segments missing at start are built: how many events, and how long it took. */
   onRebuilt: (rebuild: { events: number; segments: number; ms: number }) => void = () => {}
@@ -141,7 +141,7 @@ export class EventsService {
    * Whether the service is ready as far as the event log goes: once the worker has mapped its
    * segments (events since are read at once; a rebuild of missing segments goes on in the background,
    * searches reading the log where segments are missing), and also before anything asked for it (a search then starts the worker and waits for
-   * it). `main.ts` calls `load()` as it starts listening, so `/ready` waits for the segments there.
+   * it). `server.ts` calls `load()` as it starts listening, so `/ready` waits for the segments there.
    */
   get ready(): boolean {
     return this.opened || this.loaded || this.loading === null

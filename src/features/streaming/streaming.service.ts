@@ -78,7 +78,7 @@ export class StreamingService {
   private tick = 0
   private stopping = false
   /**
-   * Set by the server (main.ts): exempts a stream's request from the server's idle timeout (Bun's
+   * Set by the server (server.ts): exempts a stream's request from the server's idle timeout (Bun's
    * is 10 s, shorter than a heartbeat interval), which would otherwise cut every quiet stream.
    */
   holdOpen: (request: Request) => void = () => {}
