@@ -247,6 +247,18 @@ test(`no file in test/ is over ${MAX_TEST_LINES} lines (a long one is split by c
   expect(long).toEqual([])
 })
 
+test('test/system imports the helper modules it uses, not the barrel that loads the service', () => {
+  // test/helpers.ts brings api.ts, which loads the whole service (0.3-0.4 s of CPU): a file whose
+  // services run as processes of their own does not pay for it. Files that build apps import api.ts.
+  const ROOT = resolve(SRC, '..')
+  const system = sourceFiles(join(ROOT, 'test/system'))
+  expect(system.length).toBeGreaterThan(30)
+  const barrel = system
+    .filter(file => /\bfrom\s*['"]\.\.\/helpers['"]/.test(readFileSync(file, 'utf8')))
+    .map(file => relative(ROOT, file))
+  expect(barrel).toEqual([])
+})
+
 test(`no page of docs/ (nor the README) is over ${MAX_LINES} lines (a reference, not a journal)`, () => {
   const ROOT = resolve(SRC, '..')
   const pages = [

@@ -21,6 +21,7 @@ import type { EventRecord } from '../../src/storage/records'
 import { openTestStore } from '../test-store'
 import { expectOk } from './expect'
 import { withTimeout } from './processes'
+import { ADMIN_SECRET, paths } from './service'
 // Argon2id cached by its arguments in a test process: passwords.ts says why it answers as argon2 does.
 import './passwords'
 
@@ -43,7 +44,6 @@ export type CreatedTokenBody = Static<typeof CreatedToken>
 export type TokenListBody = Static<typeof TokenList>
 export type { EventRecord }
 
-export const ADMIN_SECRET = '*:*.test-admin-secret-0123456789abcdef'
 export const BODY_LIMIT = 102400
 /** The largest page the event search answers. */
 const SEARCH_PAGE = 1000
@@ -51,16 +51,6 @@ const SEARCH_PAGE = 1000
 /** Who the events of the bootstrap admin token (ADMIN_SECRET) name. */
 export const BOOTSTRAP = { createdBy: 'admin-bootstrap', createdByUserId: -42 }
 export const FLAG_TYPES = ['release', 'experiment', 'operational', 'kill-switch', 'permission']
-
-/** Paths of the admin API. */
-export const paths = {
-  flag: (flag: string, project = 'default') => `/api/admin/projects/${project}/features/${flag}`,
-  strategies: (flag: string, environment = 'development', project = 'default') =>
-    `${paths.flag(flag, project)}/environments/${environment}/strategies`,
-  variants: (flag: string, environment = 'development', project = 'default') =>
-    `${paths.flag(flag, project)}/environments/${environment}/variants`,
-  tags: (flag: string) => `/api/admin/features/${flag}/tags`,
-}
 
 /** `body` is typed as the success answer; read an error's body with `errorOf`. */
 export interface ApiResponse<T = unknown> {

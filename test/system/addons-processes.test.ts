@@ -10,7 +10,8 @@
 import { afterAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { startPostgres, type PostgresCluster } from '../postgres-cluster'
-import { adminCall, freePort, tempDir, untilReady, waitFor } from '../helpers'
+import { tempDir } from '../helpers/files'
+import { adminCall, freePort, untilReady, waitFor } from '../helpers/processes'
 import { needs, TOOLS } from '../tools'
 import { startReceiver, verifySignature, type Receiver } from '../features/addons/receiver'
 

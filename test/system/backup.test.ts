@@ -12,18 +12,10 @@ import { EVENTS_FILE, STATE_FILE } from '../../src/services'
 import { openStore } from '../../src/open-store'
 import { LOCK_FILE } from '../../src/storage/lock'
 import type { EventRecord } from '../../src/storage/records'
-import {
-  ADMIN_SECRET,
-  freePort,
-  makeApi,
-  tempDir,
-  type FlagListBody,
-  type EventPageBody,
-  untilReady,
-  waitFor,
-  PATIENCE_MS,
-  dirSnapshot,
-} from '../helpers'
+import { makeApi, type FlagListBody, type EventPageBody } from '../helpers/api'
+import { tempDir, dirSnapshot } from '../helpers/files'
+import { freePort, untilReady, waitFor, PATIENCE_MS } from '../helpers/processes'
+import { ADMIN_SECRET } from '../helpers/service'
 
 const ROOT = join(import.meta.dir, '../..')
 const dir = tempDir('backup-')

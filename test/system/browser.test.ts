@@ -10,7 +10,9 @@ import { afterAll, beforeAll, expect } from 'bun:test'
 import { join } from 'node:path'
 import type { Browser, Locator, Page } from 'playwright-core'
 import { hasChromium, launchChromium, withChromium } from './chromium'
-import { freePort, tempDir, ADMIN_SECRET as SECRET, untilReady } from '../helpers'
+import { tempDir } from '../helpers/files'
+import { freePort, untilReady } from '../helpers/processes'
+import { ADMIN_SECRET as SECRET } from '../helpers/service'
 
 const ROOT = join(import.meta.dir, '../..')
 const dir = tempDir('browser-')

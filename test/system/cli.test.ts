@@ -7,7 +7,10 @@
 import { expect, test } from 'bun:test'
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { ADMIN_SECRET, freePort, makeApi, waitFor, PATIENCE_MS, cleanupAfterEach } from '../helpers'
+import { makeApi } from '../helpers/api'
+import { cleanupAfterEach } from '../helpers/files'
+import { freePort, waitFor, PATIENCE_MS } from '../helpers/processes'
+import { ADMIN_SECRET } from '../helpers/service'
 
 const ROOT = join(import.meta.dir, '../..')
 const MAIN = join(ROOT, 'src', 'main.ts')

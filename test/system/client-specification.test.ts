@@ -18,7 +18,8 @@ import {
   NOT_RUN,
   REFUSED,
 } from '../client-specification'
-import { adminCall, destroySdk, startService, type RunningService, eventOf } from '../helpers'
+import { adminCall, startService, type RunningService } from '../helpers/processes'
+import { destroySdk, eventOf } from '../helpers/sdk'
 
 const ADMIN = '*:*.spec-test-admin-secret-0123456789'
 

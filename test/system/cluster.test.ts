@@ -18,7 +18,9 @@ import { afterAll, expect, test } from 'bun:test'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
 import { join } from 'node:path'
 import { startPostgres, type PostgresCluster } from '../postgres-cluster'
-import { adminCall, destroySdk, freePort, tempDir, untilReady, waitFor } from '../helpers'
+import { tempDir } from '../helpers/files'
+import { adminCall, freePort, untilReady, waitFor } from '../helpers/processes'
+import { destroySdk } from '../helpers/sdk'
 
 const ROOT = join(import.meta.dir, '../..')
 const ADMIN = '*:*.cluster-test-admin-secret-0123456789'

@@ -10,7 +10,7 @@
 import { join } from 'node:path'
 import type { Page } from 'playwright-core'
 import { unleashServer } from '../../bench/postgres'
-import { adminCall } from '../helpers'
+import { adminCall } from '../helpers/processes'
 import { startPostgres } from '../postgres-cluster'
 import { launchChromium } from './chromium'
 import { signIn, startConsoleServer } from './console-browser'

@@ -8,7 +8,7 @@ import { expect } from 'bun:test'
 import { withChromium } from './chromium'
 import { accessible, eventually, showsText } from './console-browser'
 
-import { adminCall } from '../helpers'
+import { adminCall } from '../helpers/processes'
 import { SECRET, PASSWORD, base, csp, useConsoleServer, newPage, signIn } from './console.setup'
 
 useConsoleServer()

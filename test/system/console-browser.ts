@@ -6,7 +6,8 @@ import { afterAll, beforeAll, expect } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser, Locator, Page } from 'playwright-core'
-import { adminCall, freePort, tempDir, untilReady } from '../helpers'
+import { tempDir } from '../helpers/files'
+import { adminCall, freePort, untilReady } from '../helpers/processes'
 import { hasChromium, launchChromium } from './chromium'
 
 const ROOT = join(import.meta.dir, '../..')

@@ -12,7 +12,8 @@ import { expect } from 'bun:test'
 import { withChromium } from './chromium'
 import { accessible, eventually, showsText } from './console-browser'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
-import { adminCall, destroySdk, eventOf } from '../helpers'
+import { adminCall } from '../helpers/processes'
+import { destroySdk, eventOf } from '../helpers/sdk'
 import { SECRET, PASSWORD, VIEWER_PASSWORD, base, csp, useConsoleServer, newPage, signIn } from './console.setup'
 
 let client: Unleash | undefined

@@ -30,7 +30,9 @@ import { freshDatabase, ON_POSTGRES } from '../test-store'
 import { loadedCollection, type EventRecord, type StateDoc } from '../../src/storage/records'
 import { replayJournal, type JournalEntry } from '../../src/storage/state-journal'
 import { seededRandom } from '../random'
-import { tempDir, freePort, ADMIN_SECRET as SECRET, untilReady, waitFor } from '../helpers'
+import { tempDir } from '../helpers/files'
+import { freePort, untilReady, waitFor } from '../helpers/processes'
+import { ADMIN_SECRET as SECRET } from '../helpers/service'
 
 const ROOT = join(import.meta.dir, '../..')
 const ROUNDS = 10

@@ -9,7 +9,7 @@ import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseCommand } from '../../src/cli'
 import { readConfig } from '../../src/config'
-import { tempDir } from '../helpers'
+import { tempDir } from '../helpers/files'
 import { needs, TOOLS } from '../tools'
 
 const ROOT = join(import.meta.dir, '../..')

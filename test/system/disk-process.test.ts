@@ -18,7 +18,9 @@ import {
 } from 'node:fs'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
-import { freePort, tempDir, ADMIN_SECRET as SECRET, waitFor } from '../helpers'
+import { tempDir } from '../helpers/files'
+import { freePort, waitFor } from '../helpers/processes'
+import { ADMIN_SECRET as SECRET } from '../helpers/service'
 
 const ROOT = join(import.meta.dir, '../..')
 const BUN = join(ROOT, 'node_modules', '.bin', 'bun')

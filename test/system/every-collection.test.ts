@@ -13,19 +13,12 @@ import { COLLECTIONS } from '../../src/feature-list'
 import { JOURNAL_FILE, STATE_FILE } from '../../src/services'
 import { openStore } from '../../src/open-store'
 import { StoreLoadError } from '../../src/storage/files'
-import {
-  ADMIN_SECRET,
-  asSession,
-  signIn,
-  expectOk,
-  freePort,
-  makeApi,
-  tempDir,
-  type Api,
-  type FlagListBody,
-  PATIENCE_MS,
-  waitFor,
-} from '../helpers'
+import { makeApi, type Api, type FlagListBody } from '../helpers/api'
+import { expectOk } from '../helpers/expect'
+import { tempDir } from '../helpers/files'
+import { freePort, PATIENCE_MS, waitFor } from '../helpers/processes'
+import { ADMIN_SECRET } from '../helpers/service'
+import { asSession, signIn } from '../helpers/users'
 
 const ROOT = join(import.meta.dir, '../..')
 const dir = tempDir('every-collection-')

@@ -9,7 +9,9 @@
 import { afterAll, expect, test } from 'bun:test'
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { freePort, tempDir, ADMIN_SECRET as SECRET, untilReady, PATIENCE_MS } from '../helpers'
+import { tempDir } from '../helpers/files'
+import { freePort, untilReady, PATIENCE_MS } from '../helpers/processes'
+import { ADMIN_SECRET as SECRET } from '../helpers/service'
 
 const ROOT = join(import.meta.dir, '../..')
 const dir = tempDir('executable-')

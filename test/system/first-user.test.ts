@@ -5,7 +5,8 @@
  */
 import { afterAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { freePort, tempDir } from '../helpers'
+import { tempDir } from '../helpers/files'
+import { freePort } from '../helpers/processes'
 
 const ROOT = join(import.meta.dir, '../..')
 const dir = tempDir('first-user-')

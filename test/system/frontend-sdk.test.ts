@@ -6,7 +6,8 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { EVENTS, InMemoryStorageProvider, UnleashClient } from 'unleash-proxy-client'
-import { adminCall, startService, type RunningService, paths } from '../helpers'
+import { adminCall, startService, type RunningService } from '../helpers/processes'
+import { paths } from '../helpers/service'
 
 const ADMIN = '*:*.frontend-sdk-admin-secret-0123456789'
 let service: RunningService

@@ -10,7 +10,8 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { generateDataDir, type GeneratedManifest } from '../../bench/generate-events'
 import type { EventRecord } from '../../src/storage/records'
-import { freePort, tempDir, untilReady, waitFor } from '../helpers'
+import { tempDir } from '../helpers/files'
+import { freePort, untilReady, waitFor } from '../helpers/processes'
 
 const ROOT = join(import.meta.dir, '../..')
 const EVENTS = 20_000

@@ -8,7 +8,7 @@ import { hostname } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import { DataDirLock, DataDirLockError, LOCK_FILE } from '../../src/storage/lock'
-import { cleanupAfterEach } from '../helpers'
+import { cleanupAfterEach } from '../helpers/files'
 
 const LOCK_MODULE = join(import.meta.dir, '..', '..', 'src', 'storage', 'lock.ts')
 const { later, newDir } = cleanupAfterEach()

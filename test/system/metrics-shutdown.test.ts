@@ -7,7 +7,9 @@ import { usageRows } from '../../src/features/metrics/metrics.records'
 import { afterEach, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { openStore } from '../../src/open-store'
-import { freePort, tempDir, ADMIN_SECRET as SECRET, untilReady } from '../helpers'
+import { tempDir } from '../helpers/files'
+import { freePort, untilReady } from '../helpers/processes'
+import { ADMIN_SECRET as SECRET } from '../helpers/service'
 
 const ROOT = join(import.meta.dir, '../..')
 const cleanups: (() => void)[] = []

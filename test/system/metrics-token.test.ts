@@ -5,7 +5,9 @@
  */
 import { afterEach, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { ADMIN_SECRET, freePort, tempDir, untilReady, PATIENCE_MS } from '../helpers'
+import { tempDir } from '../helpers/files'
+import { freePort, untilReady, PATIENCE_MS } from '../helpers/processes'
+import { ADMIN_SECRET } from '../helpers/service'
 
 const ROOT = join(import.meta.dir, '../..')
 const cleanups: (() => void | Promise<unknown>)[] = []

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect } from 'bun:test'
 import { join } from 'node:path'
 import type { Browser } from 'playwright-core'
 import { hasChromium, launchChromium, withChromium } from './chromium'
-import { adminCall, freePort, startService, type RunningService } from '../helpers'
+import { adminCall, freePort, startService, type RunningService } from '../helpers/processes'
 
 const ADMIN = '*:*.ofrep-browser-admin-secret-0123456789'
 let service: RunningService

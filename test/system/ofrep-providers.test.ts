@@ -14,7 +14,8 @@ import { OFREPProvider } from '@openfeature/ofrep-provider'
 import { OpenFeature as ServerFeatures } from '@openfeature/server-sdk'
 import { OFREPWebProvider } from '@openfeature/ofrep-web-provider'
 import { OpenFeature as WebFeatures, ProviderEvents } from '@openfeature/web-sdk'
-import { adminCall, startService, withTimeout, type RunningService, paths } from '../helpers'
+import { adminCall, startService, withTimeout, type RunningService } from '../helpers/processes'
+import { paths } from '../helpers/service'
 
 const ADMIN = '*:*.ofrep-providers-admin-secret-0123456789'
 let service: RunningService

@@ -10,7 +10,10 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync }
 import { join } from 'node:path'
 import { SQL } from 'bun'
 import { DataDirLock } from '../../src/storage/lock'
-import { expectOk, freePort, makeApi, tempDir, tokenFor, untilReady } from '../helpers'
+import { makeApi, tokenFor } from '../helpers/api'
+import { expectOk } from '../helpers/expect'
+import { tempDir } from '../helpers/files'
+import { freePort, untilReady } from '../helpers/processes'
 import { ON_POSTGRES, testCluster } from '../test-store'
 
 const ROOT = join(import.meta.dir, '../..')

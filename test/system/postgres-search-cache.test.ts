@@ -8,7 +8,8 @@
 import { afterAll, afterEach, expect } from 'bun:test'
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { freePort, tempDir, untilReady, waitFor } from '../helpers'
+import { tempDir } from '../helpers/files'
+import { freePort, untilReady, waitFor } from '../helpers/processes'
 import { needs, TOOLS } from '../tools'
 import { testCluster } from '../test-store'
 

@@ -7,7 +7,8 @@ import { describe, expect, test } from 'bun:test'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
-import { cleanupAfterEach, freePort, PATIENCE_MS, dirSnapshot } from '../helpers'
+import { cleanupAfterEach, dirSnapshot } from '../helpers/files'
+import { freePort, PATIENCE_MS } from '../helpers/processes'
 
 const ROOT = join(import.meta.dir, '../..')
 const BUN = join(ROOT, 'node_modules', '.bin', 'bun')

@@ -8,7 +8,9 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { connect } from 'node:net'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
-import { ADMIN_SECRET, freePort, tempDir } from '../helpers'
+import { tempDir } from '../helpers/files'
+import { freePort } from '../helpers/processes'
+import { ADMIN_SECRET } from '../helpers/service'
 
 const ROOT = join(import.meta.dir, '../..')
 const BUN = join(ROOT, 'node_modules', '.bin', 'bun')

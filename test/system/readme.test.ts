@@ -18,7 +18,8 @@ import { spawn, spawnSync } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join, normalize } from 'node:path'
 import { launchChromium, withChromium } from './chromium'
-import { freePort, tempDir } from '../helpers'
+import { tempDir } from '../helpers/files'
+import { freePort } from '../helpers/processes'
 import { startPostgres, type PostgresCluster } from '../postgres-cluster'
 import {
   blocksOf,

@@ -9,16 +9,10 @@ import { describe, expect, test } from 'bun:test'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { EventRecord } from '../../src/storage/records'
-import {
-  ADMIN_SECRET,
-  freePort,
-  makeApi,
-  untilReady,
-  waitFor,
-  PATIENCE_MS,
-  type Api,
-  cleanupAfterEach,
-} from '../helpers'
+import { makeApi, type Api } from '../helpers/api'
+import { cleanupAfterEach } from '../helpers/files'
+import { freePort, untilReady, waitFor, PATIENCE_MS } from '../helpers/processes'
+import { ADMIN_SECRET } from '../helpers/service'
 import { ON_POSTGRES, testCluster } from '../test-store'
 
 const ROOT = join(import.meta.dir, '../..')

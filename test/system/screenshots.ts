@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
-import { adminCall } from '../helpers'
+import { adminCall } from '../helpers/processes'
 import { launchChromium } from './chromium'
 import { signIn, startConsoleServer } from './console-browser'
 

@@ -6,7 +6,9 @@
  */
 import { afterEach, expect, test } from 'bun:test'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
-import { adminCall, destroySdk, startService, type RunningService, eventOf, waitFor, paths } from '../helpers'
+import { adminCall, startService, type RunningService, waitFor } from '../helpers/processes'
+import { destroySdk, eventOf } from '../helpers/sdk'
+import { paths } from '../helpers/service'
 
 const ADMIN = '*:*.sdk-test-admin-secret-0123456789'
 

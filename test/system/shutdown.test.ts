@@ -6,7 +6,9 @@
 import { afterEach, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { openStore } from '../../src/open-store'
-import { freePort, tempDir, ADMIN_SECRET as SECRET, untilReady, waitFor } from '../helpers'
+import { tempDir } from '../helpers/files'
+import { freePort, untilReady, waitFor } from '../helpers/processes'
+import { ADMIN_SECRET as SECRET } from '../helpers/service'
 
 const ROOT = join(import.meta.dir, '../..')
 const cleanups: (() => void)[] = []

@@ -7,7 +7,8 @@
 import { afterEach, expect, test } from 'bun:test'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { freePort, tempDir, PATIENCE_MS } from '../helpers'
+import { tempDir } from '../helpers/files'
+import { freePort, PATIENCE_MS } from '../helpers/processes'
 
 const ROOT = join(import.meta.dir, '../..')
 const SECRET = '*:*.signals-test-secret-0123456789'

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, expect } from 'bun:test'
 import type { Browser } from 'playwright-core'
-import { freePort } from '../helpers'
+import { freePort } from '../helpers/processes'
 import { CLIENT_ID, CLIENT_SECRET, startProvider, type TestProvider } from '../features/sso/provider'
 import { hasChromium, launchChromium, withChromium } from './chromium'
 import { accessible, type ConsoleServer, newPage, startConsoleServer } from './console-browser'

@@ -9,7 +9,9 @@
 import { afterEach, expect, test } from 'bun:test'
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { freePort, makeApi, tempDir, untilReady, waitFor, dirSnapshot } from '../helpers'
+import { makeApi } from '../helpers/api'
+import { tempDir, dirSnapshot } from '../helpers/files'
+import { freePort, untilReady, waitFor } from '../helpers/processes'
 import { markMoved } from '../../src/storage/moved'
 
 const ROOT = join(import.meta.dir, '../..')

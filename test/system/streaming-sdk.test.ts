@@ -11,17 +11,9 @@ import { afterAll, afterEach, expect, test } from 'bun:test'
 import net from 'node:net'
 import { InMemStorageProvider, Unleash } from 'unleash-client'
 import { createState, ENVIRONMENT, specs, type SpecFile } from '../client-specification'
-import {
-  adminCall,
-  destroySdk,
-  eventOf,
-  freePort,
-  startService,
-  waitFor,
-  withTimeout,
-  type RunningService,
-  paths,
-} from '../helpers'
+import { adminCall, freePort, startService, waitFor, withTimeout, type RunningService } from '../helpers/processes'
+import { destroySdk, eventOf } from '../helpers/sdk'
+import { paths } from '../helpers/service'
 import { SseReader } from '../features/streaming/sse'
 
 const ADMIN = '*:*.streaming-test-admin-secret-0123'
