@@ -4,8 +4,8 @@
  * `process.cpuUsage()` (since the process started), resident and virtual memory from
  * `/proc/self/status`, open file descriptors from `/proc/self/fd`, their limit from
  * `/proc/self/limits`, the JS heap in use and external memory from `process.memoryUsage()`, and
- * the event loop's delay from `monitorEventLoopDelay` (reset at each scrape) and from how long a
- * `setImmediate` waits during the scrape.
+ * the event loop's delay from `monitorEventLoopDelay` (reset at each scrape; NaN when it took no
+ * sample since the last) and from how long a `setImmediate` waits during the scrape.
  *
  * Where there is no `/proc` (macOS), the resident memory comes from `process.memoryUsage()` and the
  * metrics that need `/proc` (virtual memory, open and maximum file descriptors) are left out
@@ -129,13 +129,15 @@ function makeProcessMetrics() {
     status = hasProc ? (proc('/proc/self/status') ?? '') : ''
     memory = process.memoryUsage()
     if (delays) {
-      lag.min = delays.min / 1e9
-      lag.max = delays.max / 1e9
-      lag.mean = delays.mean / 1e9
-      lag.stddev = delays.stddev / 1e9
-      lag.p50 = delays.percentile(50) / 1e9
-      lag.p90 = delays.percentile(90) / 1e9
-      lag.p99 = delays.percentile(99) / 1e9
+      // No sample since the last scrape (the loop was busy all along, or scrapes came fast): no figures.
+      const none = delays.count === 0
+      lag.min = none ? Number.NaN : delays.min / 1e9
+      lag.max = none ? Number.NaN : delays.max / 1e9
+      lag.mean = none ? Number.NaN : delays.mean / 1e9
+      lag.stddev = none ? Number.NaN : delays.stddev / 1e9
+      lag.p50 = none ? Number.NaN : delays.percentile(50) / 1e9
+      lag.p90 = none ? Number.NaN : delays.percentile(90) / 1e9
+      lag.p99 = none ? Number.NaN : delays.percentile(99) / 1e9
       delays.reset()
     }
     return registry.render()
