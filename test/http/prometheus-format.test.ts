@@ -4,6 +4,7 @@
  * their escapes, values, HELP and TYPE) and refuses anything the format does not allow, then the
  * rules across lines (one group per metric, TYPE before samples, histograms' buckets).
  */
+// Store-independent: the text's form; the figures read from the store are checked on both stores in metrics.test.ts.
 import { afterEach, expect, test } from 'bun:test'
 import { existsSync } from 'node:fs'
 import { Metrics } from '../../src/http/metrics'
