@@ -80,9 +80,9 @@ function makeProcessMetrics() {
   }
 
   // Read once per scrape, before the metrics are written.
-  let cpu = process.cpuUsage()
+  let cpu: NodeJS.CpuUsage = { user: 0, system: 0 }
   let status = ''
-  let memory = process.memoryUsage()
+  let memory: Pick<NodeJS.MemoryUsage, 'rss' | 'heapUsed' | 'external'> = { rss: 0, heapUsed: 0, external: 0 }
   let lagSeconds = 0
   const lag: Record<LagFigure, number> = { min: 0, max: 0, mean: 0, stddev: 0, p50: 0, p90: 0, p99: 0 }
 

@@ -51,10 +51,6 @@ class Family<S> {
   entries() {
     return this.series.entries()
   }
-
-  clear() {
-    this.series.clear()
-  }
 }
 
 export interface CounterSeries {
