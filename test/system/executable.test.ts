@@ -125,7 +125,7 @@ test('the executable built by npm run build starts alone and answers', async () 
   )
   expect(files()).toEqual(before)
   expect((await fetch(`${base}/health`)).status).toBe(200)
-  // prom-client's process metrics work inside the executable too.
+  // The process metrics (read from /proc) work inside the executable too.
   const metrics = await (await fetch(`${base}/internal-backstage/prometheus`)).text()
   expect(metrics).toMatch(/^process_resident_memory_bytes \d+$/m)
   expect(metrics).toMatch(/^http_requests_total\{method="POST",route="\/api\/admin\/projects",status="201"\} 1$/m)
