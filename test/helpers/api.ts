@@ -2,7 +2,7 @@
  * The app under test: a service on the real store (in memory, on a temp directory, or a PostgreSQL
  * schema, see test-store.ts) and a typed client over `app.handle` that reads like the API reference.
  */
-import { afterEach, beforeEach, expect, setSystemTime } from 'bun:test'
+import { expect } from 'bun:test'
 import type { Static } from '@sinclair/typebox'
 import { createApp, type App } from '../../src/app'
 import type { DatabaseConfig } from '../../src/config'
@@ -362,19 +362,12 @@ export async function openApiSpec(): Promise<Record<string, any>> {
   }
 }
 
-/**
- * A fresh app on the memory store for each test of the file, handed to `use`; after each test the
- * clock is given back and every app still open is closed (a test may swap in its own).
- */
-export function freshApiPerTest(use: (api: Api) => void) {
-  beforeEach(async () => use(await makeApi()))
-  afterEach(async () => {
-    setSystemTime()
-    for (const api of [...openApps]) {
-      // A store whose commit loop died would never flush: do not let that hang the next tests.
-      await withTimeout(api.close(), 1000).catch(() => api.abandon())
-    }
-  })
+/** Closes every app still open (a store whose commit loop died is abandoned after a second). */
+export async function closeOpenApps(): Promise<void> {
+  for (const api of [...openApps]) {
+    // A store whose commit loop died would never flush: do not let that hang the next tests.
+    await withTimeout(api.close(), 1000).catch(() => api.abandon())
+  }
 }
 
 /** A token of the given role/projects, created through the API; returns its secret. */

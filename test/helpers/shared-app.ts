@@ -11,10 +11,17 @@
  * services is done to each world's instead: a call made while building (the request metrics
  * subscribe to the store's commits) is made again on each world's services when it opens; a value
  * read while building, or a call's answer, which the app could keep into a later world, is refused.
+ *
+ * What the app keeps itself lives across worlds: the request metrics' counters (cumulative, as in
+ * a process that runs long) and the flag lists' serialised answers, which are kept by list version
+ * and so never answer for another world (versions are counted for the whole process, see
+ * FlagsService). A test of figures the app counts makes its own app with makeApi.
+ * test/http/shared-app.test.ts checks all of this.
  */
+import { afterEach, beforeEach, setSystemTime } from 'bun:test'
 import type { App } from '../../src/app'
 import { type Services, stopWorkers } from '../../src/services'
-import { type Api, appOver, type MakeApiOptions, openServices, serve } from './api'
+import { type Api, appOver, closeOpenApps, type MakeApiOptions, openServices, serve } from './api'
 
 type Call = { service: string; member: PropertyKey; args: unknown[] }
 
@@ -95,4 +102,21 @@ export async function sharedApp(options: MakeApiOptions = {}): Promise<SharedApp
       })
     },
   }
+}
+
+/**
+ * A fresh service on the memory store for each test of the file (a world of one app built for the
+ * file at its first test, see sharedApp), handed to `use`; after each test the clock is given back
+ * and every app still open is closed (a test may swap in its own with makeApi).
+ */
+export function freshApiPerTest(use: (api: Api) => void) {
+  let shared: Promise<SharedApp> | undefined
+  beforeEach(async () => {
+    shared ??= sharedApp()
+    use(await (await shared).open())
+  })
+  afterEach(async () => {
+    setSystemTime()
+    await closeOpenApps()
+  })
 }

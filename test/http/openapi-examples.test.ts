@@ -398,35 +398,6 @@ describe('the documented examples', () => {
   })
 })
 
-describe('the worlds', () => {
-  test('each is fresh: the same example writes in two in turn, each store holds only its own', async () => {
-    const create = byId('createProject')
-    const stores = []
-    for (const _ of [1, 2]) {
-      stores.push(
-        await fresh(async world => {
-          const { response, body } = await world.send(create)
-          expect(response.status).toBe(201)
-          return { store: world.api.services.store, id: body.id }
-        }),
-      )
-    }
-    const [first, second] = stores
-    expect(first.store).not.toBe(second.store)
-    expect(Object.keys(first.store.state.projects).sort()).toEqual([first.id, 'default'].sort())
-    expect(Object.keys(second.store.state.projects).sort()).toEqual([second.id, 'default'].sort())
-  })
-
-  test('a request with no world open fails (500), not served from an earlier world', async () => {
-    const request = () =>
-      shared.app.handle(
-        new Request('http://localhost/api/admin/projects', { headers: { authorization: ADMIN_SECRET } }),
-      )
-    expect((await request()).status).toBe(500)
-    expect(await fresh(async () => (await request()).status)).toBe(200)
-  })
-})
-
 describe('unknown properties in request bodies', () => {
   const MARKER = 'unleashOnlyProperty'
   test.each(withBodies.map(operation => [operation.label, operation] as const))(
