@@ -6,7 +6,7 @@
  *
  * The app is built over stand-ins for the services, which pass each property read and each call,
  * when it happens, to the services of the world open at that moment (`open`, one at a time, until
- * its Api is closed or abandoned; a request with none open throws). So its routes are the code
+ * its Api is closed or abandoned; with none open a stand-in throws, and a request fails with 500). So its routes are the code
  * every app runs, and reach the open world's store and services only. What building does to the
  * services is done to each world's instead: a call made while building (the request metrics
  * subscribe to the store's commits) is made again on each world's services when it opens; a value
@@ -16,7 +16,7 @@
  * a process that runs long) and the flag lists' serialised answers, which are kept by list version
  * and so never answer for another world (versions are counted for the whole process, see
  * FlagsService). A test of figures the app counts makes its own app with makeApi.
- * test/http/shared-app.test.ts checks all of this.
+ * test/http/shared-app.test.ts checks the worlds, the list answers and the replayed subscriptions.
  */
 import { afterEach, beforeEach, setSystemTime } from 'bun:test'
 import type { App } from '../../src/app'
