@@ -6,11 +6,12 @@
  *
  * The app is built over stand-ins for the services, which pass each property read and each call,
  * when it happens, to the services of the world open at that moment (`open`, one at a time, until
- * its Api is closed or abandoned; with none open a stand-in throws, and a request fails with 500). So its routes are the code
- * every app runs, and reach the open world's store and services only. What building does to the
- * services is done to each world's instead: a call made while building (the request metrics
- * subscribe to the store's commits) is made again on each world's services when it opens; a value
- * read while building, or a call's answer, which the app could keep into a later world, is refused.
+ * its Api is closed or abandoned; with none open a stand-in throws, and a request fails with 500).
+ * So its routes are the code every app runs, and reach the open world's store and services only.
+ * What building does to the services is done to each world's instead: a call made while building
+ * (the request metrics subscribe to the store's commits) is made again on each world's services
+ * when it opens; a value read while building, or a call's answer, which the app could keep into a
+ * later world, is refused.
  *
  * What the app keeps itself lives across worlds: the request metrics' counters (cumulative, as in
  * a process that runs long) and the flag lists' serialised answers, which are kept by list version
