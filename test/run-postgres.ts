@@ -39,7 +39,7 @@ export const TIMINGS_ARGS = ['--timings=test/timings.json']
  */
 export function dependsOnStore(text: string): boolean {
   if (new RegExp(`^// ${STORE_INDEPENDENT} \\S`, 'm').test(text)) return false
-  return /\b(ON_POSTGRES|TEST_STORE|freshDatabase|openTestStore|freshApiPerTest|useFreshApi)\b|makeApi\((?!\{[^)]*\b(dataDir|database)\b)/.test(
+  return /\b(ON_POSTGRES|TEST_STORE|freshDatabase|openTestStore|freshApiPerTest|useFreshApi|sharedApp)\b|makeApi\((?!\{[^)]*\b(dataDir|database)\b)/.test(
     text,
   )
 }

@@ -89,6 +89,7 @@ test('test:postgres runs again the tests that run differently on PostgreSQL, and
   expect(dependsOnStore(`const api = await ${make}({ dataDir })`)).toBe(false)
   expect(dependsOnStore(`const api = await ${make}({ database, searchCacheDir })`)).toBe(false)
   expect(dependsOnStore(`${'fresh' + 'ApiPerTest'}(fresh => (api = fresh))`)).toBe(true)
+  expect(dependsOnStore(`const shared = await ${'shared' + 'App'}()`)).toBe(true)
   // The mark counts only as a line of its own that gives a reason.
   const mark = `// ${STORE_INDEPENDENT}`
   expect(dependsOnStore(`${mark} about the routes\nconst api = await ${make}()`)).toBe(false)

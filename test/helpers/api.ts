@@ -2,7 +2,7 @@
  * The app under test: a service on the real store (in memory, on a temp directory, or a PostgreSQL
  * schema, see test-store.ts) and a typed client over `app.handle` that reads like the API reference.
  */
-import { afterEach, beforeEach, expect, setSystemTime } from 'bun:test'
+import { expect } from 'bun:test'
 import type { Static } from '@sinclair/typebox'
 import { createApp, type App } from '../../src/app'
 import type { DatabaseConfig } from '../../src/config'
@@ -269,26 +269,33 @@ export async function bodyText(response: Response): Promise<string> {
 /** Apps made by makeApi and not yet closed or abandoned. */
 const openApps = new Set<Api>()
 
+/** What makeApi is given: where the store is, the app's settings, and the services' options. */
+export type MakeApiOptions = {
+  dataDir?: string
+  /** Whether a store on `dataDir` makes each commit durable with fsync; by default only when `fs` is given. */
+  sync?: boolean
+  database?: DatabaseConfig
+  bodyLimit?: number
+  trustProxy?: boolean
+  adminTokens?: string[]
+  checkpointAfterBytes?: number
+  log?: Logger
+  fs?: FileSystem
+} & ServiceOptions
+
 /**
  * An app on the in-memory store, seeded as at first start, with ADMIN_SECRET as admin token. On a
  * data directory it skips fsync, as the tests' PostgreSQL clusters run with fsync off (a test whose
  * process is not killed loses nothing without it; test/system kills real processes), unless the
  * test injects file operations (`fs`, which sees every fsync) or asks for `sync: true`.
  */
-export async function makeApi(
-  options: {
-    dataDir?: string
-    /** Whether a store on `dataDir` makes each commit durable with fsync; by default only when `fs` is given. */
-    sync?: boolean
-    database?: DatabaseConfig
-    bodyLimit?: number
-    trustProxy?: boolean
-    adminTokens?: string[]
-    checkpointAfterBytes?: number
-    log?: Logger
-    fs?: FileSystem
-  } & ServiceOptions = {},
-): Promise<Api> {
+export async function makeApi(options: MakeApiOptions = {}): Promise<Api> {
+  const services = await openServices(options)
+  return serve(appOver(services, options), services, options)
+}
+
+/** The store `options` name (see makeApi) and the services over it, not yet seeded. */
+export async function openServices(options: MakeApiOptions = {}): Promise<Services> {
   const store = options.database
     ? await openDatabaseStore(options.database, {
         checkpointAfterBytes: options.checkpointAfterBytes,
@@ -300,7 +307,7 @@ export async function makeApi(
         checkpointAfterBytes: options.checkpointAfterBytes,
         fs: options.fs,
       })
-  const services = createServices(store, {
+  return createServices(store, {
     metricsFlushMs: options.metricsFlushMs,
     streaming: options.streaming,
     streamingBufferChanges: options.streamingBufferChanges,
@@ -314,11 +321,19 @@ export async function makeApi(
     sso: options.sso,
     changeRequestsForAdminTokens: options.changeRequestsForAdminTokens,
   })
-  const app = createApp(
+}
+
+/** The app over `services`, with the settings `options` gives (see makeApi). */
+export function appOver(services: Services, options: MakeApiOptions = {}): App {
+  return createApp(
     services,
     { bodyLimit: options.bodyLimit ?? BODY_LIMIT, trustProxy: options.trustProxy },
     options.log,
   )
+}
+
+/** The typed client over `app`, which serves `services`; the store is seeded as at first start. */
+export async function serve(app: App, services: Services, options: MakeApiOptions = {}): Promise<Api> {
   const adminTokens = options.adminTokens ?? [ADMIN_SECRET]
   const api = new Api(app, services, options.dataDir ?? null, adminTokens[0])
   openApps.add(api)
@@ -337,19 +352,12 @@ export async function openApiSpec(): Promise<Record<string, any>> {
   }
 }
 
-/**
- * A fresh app on the memory store for each test of the file, handed to `use`; after each test the
- * clock is given back and every app still open is closed (a test may swap in its own).
- */
-export function freshApiPerTest(use: (api: Api) => void) {
-  beforeEach(async () => use(await makeApi()))
-  afterEach(async () => {
-    setSystemTime()
-    for (const api of [...openApps]) {
-      // A store whose commit loop died would never flush: do not let that hang the next tests.
-      await withTimeout(api.close(), 1000).catch(() => api.abandon())
-    }
-  })
+/** Closes every app still open (a store whose commit loop died is abandoned after a second). */
+export async function closeOpenApps(): Promise<void> {
+  for (const api of [...openApps]) {
+    // A store whose commit loop died would never flush: do not let that hang the next tests.
+    await withTimeout(api.close(), 1000).catch(() => api.abandon())
+  }
 }
 
 /** A token of the given role/projects, created through the API; returns its secret. */

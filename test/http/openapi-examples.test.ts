@@ -1,7 +1,9 @@
 /**
  * What Swagger UI's "Try it out" sends works: for every operation of /swagger/json, its documented
  * example request body, sent as is to a fresh service, gets the documented success status (the
- * lowest 2xx), once whatever the path names has been created. The test reads only the document,
+ * lowest 2xx), once whatever the path names has been created. Each operation has a world of its own
+ * (a store, services and seeding), all served by one app built for the file (helpers/shared-app.ts:
+ * building an app per operation was most of the file's time). The test reads only the document,
  * so routes added later are covered without editing it. The convention a route must follow:
  *
  * - A body schema carries `examples: [body]` (the document shows it as the body's `example`).
@@ -23,7 +25,7 @@
 import { describe, expect, test } from 'bun:test'
 import { Value } from '@sinclair/typebox/value'
 import type { TSchema } from '@sinclair/typebox'
-import { ADMIN_SECRET, makeApi, openApiSpec, type Api } from '../helpers'
+import { ADMIN_SECRET, openApiSpec, sharedApp, type Api } from '../helpers'
 
 type Json = Record<string, any>
 
@@ -311,8 +313,11 @@ class World {
   }
 }
 
+/** The app every world is served by (see the header). */
+const shared = await sharedApp()
+
 async function fresh<T>(use: (world: World) => Promise<T>): Promise<T> {
-  const api = await makeApi()
+  const api = await shared.open()
   try {
     return await use(new World(api))
   } finally {

@@ -8,16 +8,18 @@ import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
 import {
   errorOf,
   ADMIN_SECRET,
-  makeApi,
   tokenFor,
   type Api,
   type ApiResponse,
   type EnvironmentBody,
   storeSnapshot,
   expectUnchanged,
+  sharedApp,
 } from '../helpers'
 import { expectError, CREATE_FLAG } from './pipeline.setup'
 
+/** One app for the file; each test opens a fresh service of its own (helpers/shared-app.ts). */
+const shared = await sharedApp()
 let api: Api
 afterEach(async () => {
   setSystemTime()
@@ -26,7 +28,7 @@ afterEach(async () => {
 
 describe('401 AuthenticationRequired', () => {
   test('a request without an Authorization header answers 401', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const read = await api.get('/api/admin/projects', { token: null })
     expectError(read, 401, 'AuthenticationRequired')
     const before = storeSnapshot(api)
@@ -36,7 +38,7 @@ describe('401 AuthenticationRequired', () => {
   })
 
   test('an unknown token answers 401 with a message different from the missing-token one', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const missing = await api.get('/api/admin/projects', { token: null })
     const before = storeSnapshot(api)
     const unknown = await api.createFlag('default', 'unknown-token', {}, { token: `*:*.${'0'.repeat(64)}` })
@@ -47,13 +49,13 @@ describe('401 AuthenticationRequired', () => {
   })
 
   test('an empty or blank Authorization header counts as missing and answers 401', async () => {
-    api = await makeApi()
+    api = await shared.open()
     expectError(await api.get('/api/admin/projects', { token: '' }), 401, 'AuthenticationRequired')
     expectError(await api.get('/api/admin/projects', { token: '   ' }), 401, 'AuthenticationRequired')
   })
 
   test('a deleted token answers 401', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const secret = await tokenFor(api, 'short-lived')
     expect((await api.get('/api/admin/projects', { token: secret })).status).toBe(200)
     expect((await api.delete('/api/admin/api-tokens/short-lived')).status).toBe(200)
@@ -65,7 +67,7 @@ describe('401 AuthenticationRequired', () => {
   })
 
   test('an expired token answers 401 with a message different from the missing-token one', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const expiresAt = new Date(Date.now() + 3_600_000).toISOString()
     const secret = await tokenFor(api, 'expiring', { expiresAt })
     expect((await api.get('/api/admin/projects', { token: secret })).status).toBe(200)
@@ -80,7 +82,7 @@ describe('401 AuthenticationRequired', () => {
   })
 
   test('a leading "Bearer " in any case is stripped from the token', async () => {
-    api = await makeApi()
+    api = await shared.open()
     for (const prefix of ['Bearer ', 'bearer ', 'BEARER ', 'BeArEr ']) {
       const response = await api.get('/api/admin/projects', { token: `${prefix}${ADMIN_SECRET}` })
       expect({ prefix, status: response.status }).toEqual({ prefix, status: 200 })
@@ -90,7 +92,7 @@ describe('401 AuthenticationRequired', () => {
   })
 
   test('401 answers before 415 and before schema validation', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const before = storeSnapshot(api)
     expectError(
       await api.request('POST', CREATE_FLAG, {
@@ -108,7 +110,7 @@ describe('401 AuthenticationRequired', () => {
 
 describe('403 NoAccessError', () => {
   test('a viewer token answers 403 with the permission name on every kind of write', async () => {
-    api = await makeApi()
+    api = await shared.open()
     expect((await api.createFlag('default', 'existing')).status).toBe(201)
     const viewer = await tokenFor(api, 'viewer', { role: 'viewer' })
     const before = storeSnapshot(api)
@@ -138,7 +140,7 @@ describe('403 NoAccessError', () => {
   })
 
   test('an editor token answers 403 with ADMIN on every token route', async () => {
-    api = await makeApi()
+    api = await shared.open()
     await tokenFor(api, 'other')
     const editor = await tokenFor(api, 'editor', { role: 'editor' })
     const before = storeSnapshot(api)
@@ -157,7 +159,7 @@ describe('403 NoAccessError', () => {
   })
 
   test('client and frontend tokens answer 403 on admin reads and writes', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const client = await tokenFor(api, 'sdk-client', {
       type: 'client',
       projects: ['default'],
@@ -189,7 +191,7 @@ describe('403 NoAccessError', () => {
   })
 
   test('a token limited to project A answers 403 when writing to project B', async () => {
-    api = await makeApi()
+    api = await shared.open()
     expect((await api.createProject('alpha')).status).toBe(201)
     expect((await api.createProject('beta')).status).toBe(201)
     expect((await api.createFlag('beta', 'beta-flag')).status).toBe(201)
@@ -221,7 +223,7 @@ describe('403 NoAccessError', () => {
   })
 
   test('403 answers before 415: a viewer sending text/plain gets 403', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const viewer = await tokenFor(api, 'viewer', { role: 'viewer' })
     const before = storeSnapshot(api)
     const plain = await api.request('POST', CREATE_FLAG, {
@@ -237,7 +239,7 @@ describe('403 NoAccessError', () => {
   })
 
   test('403 answers before schema validation: a viewer sending a body of the wrong shape gets 403', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const viewer = await tokenFor(api, 'viewer', { role: 'viewer' })
     const before = storeSnapshot(api)
     const response = await api.post(CREATE_FLAG, { name: 42, impressionData: 'yes' }, { token: viewer })
@@ -251,7 +253,7 @@ describe('403 NoAccessError', () => {
 
 describe('project scoping of reads', () => {
   test('a token limited to project A lists nothing for project B, with 200', async () => {
-    api = await makeApi()
+    api = await shared.open()
     expect((await api.createProject('alpha')).status).toBe(201)
     expect((await api.createProject('beta')).status).toBe(201)
     expect((await api.createFlag('alpha', 'alpha-flag')).status).toBe(201)

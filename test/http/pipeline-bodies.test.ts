@@ -5,9 +5,12 @@
 // Store-independent: bodies are refused (413, 400, 415) before a handler runs, and the state they leave
 // unchanged is read from memory; the writes it lets through take the one commit path that the feature tests run again on PostgreSQL.
 import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
-import { errorOf, ADMIN_SECRET, makeApi, tokenFor, type Api, UUID, storeSnapshot, expectUnchanged } from '../helpers'
+import { errorOf, ADMIN_SECRET, sharedApp, tokenFor, type Api, UUID, storeSnapshot, expectUnchanged } from '../helpers'
 import { expectError, VALIDATE, CREATE_FLAG, JSON_TYPE, bytes, longStream } from './pipeline.setup'
 
+/** One app for the file and one with a small body limit; each test opens a fresh service (helpers/shared-app.ts). */
+const shared = await sharedApp()
+const limited = await sharedApp({ bodyLimit: 1000 })
 let api: Api
 afterEach(async () => {
   setSystemTime()
@@ -16,7 +19,7 @@ afterEach(async () => {
 
 describe('413 ContentTooLarge', () => {
   test('a Content-Length over the limit answers 413 before the body is read', async () => {
-    api = await makeApi({ bodyLimit: 1000 })
+    api = await limited.open()
     const before = storeSnapshot(api)
     // The declared length alone is over the limit; the bytes sent are few.
     const response = await api.request('POST', CREATE_FLAG, {
@@ -28,7 +31,7 @@ describe('413 ContentTooLarge', () => {
   })
 
   test('a body of more bytes than the limit with a matching Content-Length answers 413', async () => {
-    api = await makeApi({ bodyLimit: 1000 })
+    api = await limited.open()
     const before = storeSnapshot(api)
     const body = bytes(2000)
     const response = await api.request('POST', CREATE_FLAG, {
@@ -41,7 +44,7 @@ describe('413 ContentTooLarge', () => {
   })
 
   test('a chunked body without Content-Length answers 413 once it grows past the limit', async () => {
-    api = await makeApi({ bodyLimit: 1000 })
+    api = await limited.open()
     const before = storeSnapshot(api)
     const { stream, pulled } = longStream()
     const request = new Request(`http://localhost${CREATE_FLAG}`, {
@@ -62,7 +65,7 @@ describe('413 ContentTooLarge', () => {
   })
 
   test('a body exactly at the limit is accepted', async () => {
-    api = await makeApi({ bodyLimit: 1000 })
+    api = await limited.open()
     const base = JSON.stringify({ name: 'at-limit', description: '' })
     const body = JSON.stringify({ name: 'at-limit', description: 'd'.repeat(1000 - Buffer.byteLength(base)) })
     expect(Buffer.byteLength(body)).toBe(1000)
@@ -71,7 +74,7 @@ describe('413 ContentTooLarge', () => {
   })
 
   test('413 answers before authentication: an oversized body without a token gets 413, not 401', async () => {
-    api = await makeApi({ bodyLimit: 1000 })
+    api = await limited.open()
     const before = storeSnapshot(api)
     const declared = await api.request('POST', CREATE_FLAG, { raw: bytes(2000), token: null, headers: JSON_TYPE })
     expectError(declared, 413, 'ContentTooLarge')
@@ -88,7 +91,7 @@ describe('413 ContentTooLarge', () => {
   })
 
   test('413 answers before 403, 415 and invalid JSON', async () => {
-    api = await makeApi({ bodyLimit: 1000 })
+    api = await limited.open()
     const viewer = await tokenFor(api, 'viewer', { role: 'viewer' })
     const before = storeSnapshot(api)
     expectError(
@@ -112,7 +115,7 @@ describe('413 ContentTooLarge', () => {
 
 describe('400 for a body that is not JSON', () => {
   test('invalid JSON with a JSON content type answers 400 before 401 when no token is sent', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const before = storeSnapshot(api)
     const response = await api.request('POST', CREATE_FLAG, { raw: '{"name": "x",', token: null, headers: JSON_TYPE })
     expectError(response, 400, 'ValidationError')
@@ -120,7 +123,7 @@ describe('400 for a body that is not JSON', () => {
   })
 
   test('invalid JSON answers 400 before 401 for an unknown token and before 403 for a viewer', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const viewer = await tokenFor(api, 'viewer', { role: 'viewer' })
     const before = storeSnapshot(api)
     expectError(
@@ -137,7 +140,7 @@ describe('400 for a body that is not JSON', () => {
   })
 
   test('invalid JSON with a JSON content type that has parameters also answers 400', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const before = storeSnapshot(api)
     const response = await api.request('POST', VALIDATE, {
       raw: '[1,',
@@ -149,7 +152,7 @@ describe('400 for a body that is not JSON', () => {
   })
 
   test('a body starting with a byte order mark is not JSON (RFC 8259 §8.1: senders must not add one) and answers 400', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const before = storeSnapshot(api)
     // `{}` would be a valid project update: the mark alone must be what is refused.
     const response = await api.request('PUT', '/api/admin/projects/default', { raw: '\ufeff{}', headers: JSON_TYPE })
@@ -161,7 +164,7 @@ describe('400 for a body that is not JSON', () => {
 
 describe('415 ContentTypeerror', () => {
   test('a text/plain body on a route with a body answers 415 and changes nothing', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const before = storeSnapshot(api)
     const response = await api.request('POST', CREATE_FLAG, {
       raw: '{"name":"plain-text"}',
@@ -177,7 +180,7 @@ describe('415 ContentTypeerror', () => {
   })
 
   test('a body without a Content-Type header answers 415', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const withoutType = new Request(`http://localhost${VALIDATE}`, {
       method: 'POST',
       headers: { authorization: ADMIN_SECRET },
@@ -202,7 +205,7 @@ describe('415 ContentTypeerror', () => {
   })
 
   test('application/json with parameters and in any case is accepted', async () => {
-    api = await makeApi()
+    api = await shared.open()
     for (const type of ['application/json; charset=utf-8', 'APPLICATION/JSON', 'Application/Json;charset=UTF-8']) {
       const response = await api.request('POST', VALIDATE, {
         raw: '{"name":"free-name"}',
@@ -219,7 +222,7 @@ describe('415 ContentTypeerror', () => {
   })
 
   test('a content type that merely starts with application/json is not JSON and answers 415', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const before = storeSnapshot(api)
     const response = await api.request('POST', CREATE_FLAG, {
       raw: '{"name":"jsonx"}',
@@ -230,7 +233,7 @@ describe('415 ContentTypeerror', () => {
   })
 
   test('415 answers before schema validation', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const before = storeSnapshot(api)
     const response = await api.request('POST', CREATE_FLAG, {
       raw: '{"nome": 1}',
@@ -248,7 +251,7 @@ describe('415 ContentTypeerror', () => {
 
 describe('400 ValidationError from the schema', () => {
   test('a body that breaks the schema answers 400 with details naming the problem', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const before = storeSnapshot(api)
     const response = await api.post(CREATE_FLAG, { name: 42 })
     expectError(response, 400, 'ValidationError')
@@ -259,7 +262,7 @@ describe('400 ValidationError from the schema', () => {
   })
 
   test('a missing required field answers 400 with details', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const before = storeSnapshot(api)
     const response = await api.validateName({})
     expectError(response, 400, 'ValidationError')
@@ -271,7 +274,7 @@ describe('400 ValidationError from the schema', () => {
   })
 
   test('a JSON-Patch body that is not an array of operations answers 400 with details', async () => {
-    api = await makeApi()
+    api = await shared.open()
     expect((await api.createFlag('default', 'patched')).status).toBe(201)
     const before = storeSnapshot(api)
     const response = await api.patchFlag('default', 'patched', { op: 'replace', path: '/description', value: 'x' })

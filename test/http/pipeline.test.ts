@@ -6,6 +6,7 @@ import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
 import {
   errorOf,
   ADMIN_SECRET,
+  sharedApp,
   makeApi,
   tokenFor,
   type Api,
@@ -15,6 +16,8 @@ import {
 } from '../helpers'
 import { expectError, CREATE_FLAG, JSON_TYPE } from './pipeline.setup'
 
+/** One app for the file; each test opens a fresh service of its own (helpers/shared-app.ts). */
+const shared = await sharedApp()
 let api: Api
 afterEach(async () => {
   setSystemTime()
@@ -23,7 +26,7 @@ afterEach(async () => {
 
 describe('404 and error bodies', () => {
   test('an unknown path answers 404 NotFoundError as JSON', async () => {
-    api = await makeApi()
+    api = await shared.open()
     expectError(await api.get('/no/such/path'), 404, 'NotFoundError')
     expectError(await api.get('/api/admin/no-such-thing'), 404, 'NotFoundError')
     const before = storeSnapshot(api)
@@ -62,7 +65,7 @@ describe('404 and error bodies', () => {
 
 describe('operational endpoints', () => {
   test('/health answers {health: "GOOD"} without a token', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const response = await api.get('/health', { token: null })
     expect(response.status).toBe(200)
     expect(response.body).toEqual({ health: 'GOOD' })
@@ -70,7 +73,7 @@ describe('operational endpoints', () => {
   })
 
   test('/ready answers 200 without a token once the store is loaded', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const response = await api.get('/ready', { token: null })
     expect(response.status).toBe(200)
   })
@@ -80,7 +83,7 @@ describe('routing does not depend on the Host header', () => {
   test.each(['x', 'api', 'a.b', 'x:1', 'localhost', 'flags.example.com:8080'])(
     'a request for host %s reaches its route',
     async host => {
-      const api = await makeApi()
+      const api = await shared.open()
       try {
         const health = await api.app.handle(new Request(`http://${host}/health`))
         expect(health.status).toBe(200)

@@ -7,8 +7,10 @@
 // unchanged is read from memory.
 import { afterEach, expect, test } from 'bun:test'
 import { Logger } from '../../src/log'
-import { expectError, makeApi, openApiSpec, type Api } from '../helpers'
+import { expectError, sharedApp, makeApi, openApiSpec, type Api } from '../helpers'
 
+/** One app for the file; each test opens a fresh service of its own (helpers/shared-app.ts). */
+const shared = await sharedApp()
 let api: Api | undefined
 afterEach(async () => {
   await api?.close()
@@ -25,7 +27,7 @@ const UNKNOWN_API_PATHS = [
 ]
 
 test('an unknown /api path answers 401 without a token or with a bad one, 404 with a valid admin token, and changes nothing', async () => {
-  api = await makeApi()
+  api = await shared.open()
   const before = JSON.stringify(api.services.store.state)
   const eventsBefore = api.lastEventId()
   for (const path of UNKNOWN_API_PATHS) {
@@ -51,7 +53,7 @@ test('an unknown /api path answers 401 without a token or with a bad one, 404 wi
 })
 
 test('an SDK token on an unknown path outside its own API answers 403, inside it 404', async () => {
-  api = await makeApi()
+  api = await shared.open()
   const client = (await api.createToken({ tokenName: 'sdk-client', type: 'client', environment: 'development' })).body
     .secret
   const frontend = (await api.createToken({ tokenName: 'sdk-frontend', type: 'frontend', environment: 'development' }))
@@ -64,7 +66,7 @@ test('an SDK token on an unknown path outside its own API answers 403, inside it
 })
 
 test('an unknown path outside /api answers 404 whatever the token', async () => {
-  api = await makeApi()
+  api = await shared.open()
   for (const path of ['/no/such/path', '/apiary', '/swagger/no-such-asset', '/internal-backstage/nothing']) {
     for (const token of [null, '*:*.not-a-token-that-exists-000', undefined]) {
       expectError(await api.get(path, { token }), 404, 'NotFoundError', [path])
@@ -112,7 +114,7 @@ function matching(document: Record<string, any>, path: string): string[] {
 
 test('every path of the OpenAPI document asked with a method it does not take answers 405 with the methods it takes in Allow, and changes nothing', async () => {
   const document = await openApiSpec()
-  api = await makeApi()
+  api = await shared.open()
   const before = JSON.stringify(api.services.store.state)
   const eventsBefore = api.lastEventId()
   let checked = 0

@@ -40,6 +40,13 @@ export interface ListFilters {
   namePrefix?: string
 }
 
+/**
+ * Changes to flag lists, counted for the whole process rather than per service: a version then
+ * also names the service whose list it is, so a cache of answers that outlives one service (tests
+ * serve many from one app) never takes one service's list for another's.
+ */
+let listChanges = 0
+
 export class FlagsService {
   private readonly children: ChildrenIndex
   /**
@@ -48,7 +55,6 @@ export class FlagsService {
    */
   private readonly listChangedAt = new Map<string, number>()
   private allListsChangedAt = 0
-  private listChanges = 0
   private readonly count: RecordCount
 
   constructor(
@@ -58,14 +64,14 @@ export class FlagsService {
   ) {
     this.children = new ChildrenIndex(store)
     this.count = new RecordCount(store, 'flags')
-    const listChanged = (projectId: string) => this.listChangedAt.set(projectId, ++this.listChanges)
+    const listChanged = (projectId: string) => this.listChangedAt.set(projectId, ++listChanges)
     store.watch('flags', (_key, before, after) => {
       if (before) listChanged(before.project)
       if (after) listChanged(after.project)
     })
     store.watch('projects', (key, _before, after) => (after ? listChanged(key) : this.listChangedAt.delete(key)))
-    store.watch('environments', () => (this.allListsChangedAt = ++this.listChanges))
-    store.watch('flagTypes', () => (this.allListsChangedAt = ++this.listChanges))
+    store.watch('environments', () => (this.allListsChangedAt = ++listChanges))
+    store.watch('flagTypes', () => (this.allListsChangedAt = ++listChanges))
     // Lists show lastSeenAt: a metrics flush that changes a flag's changes its project's list.
     lastSeen.onLastSeenChange(name => {
       const flag = store.reader.get('flags', name)

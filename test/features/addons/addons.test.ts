@@ -4,13 +4,15 @@
  * signed (checked with Node's crypto), with the body of the event or of a template.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { expectError, expectOk, makeApi, tokenFor, waitFor, type Api } from '../../helpers'
+import { expectError, expectOk, sharedApp, tokenFor, waitFor, type Api } from '../../helpers'
 import { startReceiver, verifySignature, type Receiver } from './receiver'
 
+/** One app for the file; each test opens a fresh service of its own (helpers/shared-app.ts). */
+const shared = await sharedApp({ addons: { retryBaseMs: 20 } })
 let api: Api
 let receiver: Receiver
 beforeEach(async () => {
-  api = await makeApi({ addons: { retryBaseMs: 20 } })
+  api = await shared.open()
   receiver = startReceiver()
 })
 afterEach(async () => {

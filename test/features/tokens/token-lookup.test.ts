@@ -7,10 +7,21 @@ import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import type { ApiTokenRecord } from '../../../src/features/tokens/tokens.records'
 import { SYSTEM_ACTOR } from '../../../src/domain/events'
-import { type Api, expectError, expectOk, makeApi, tempDir, tokenFor, type TokenListBody } from '../../helpers'
+import {
+  type Api,
+  expectError,
+  expectOk,
+  makeApi,
+  sharedApp,
+  tempDir,
+  tokenFor,
+  type TokenListBody,
+} from '../../helpers'
 
 const TOKENS = '/api/admin/api-tokens'
 
+/** One app for the file; each test opens a fresh service of its own (helpers/shared-app.ts). */
+const shared = await sharedApp()
 let api: Api
 let cleanups: (() => void)[] = []
 afterEach(async () => {
@@ -30,7 +41,7 @@ async function actingAs(secret: string, flag: string, value: string): Promise<st
 
 describe('token lookup by secret hash', () => {
   test('among 300 tokens each secret acts as its own token; unknown and deleted secrets answer 401', async () => {
-    api = await makeApi()
+    api = await shared.open()
     expectOk(await api.createFlag('default', 'who'), 201)
     const secrets = new Map<string, string>()
     for (let i = 0; i < 300; i++) secrets.set(`t-${i}`, await tokenFor(api, `t-${i}`))
@@ -56,7 +67,7 @@ describe('token lookup by secret hash', () => {
   })
 
   test('a delete and a create in one commit: the old secret stops, the new one works', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const oldSecret = await tokenFor(api, 'old')
     // Two requests that arrive together share one commit (group commit).
     const [deleted, created] = await Promise.all([
@@ -70,7 +81,7 @@ describe('token lookup by secret hash', () => {
   })
 
   test('one transaction that moves a secret hash from one token to another, in either order, leaves the secret acting as the new token', async () => {
-    api = await makeApi()
+    api = await shared.open()
     expectOk(await api.createFlag('default', 'who'), 201)
     const store = api.services.store
     for (const [i, deleteFirst] of [
@@ -91,7 +102,7 @@ describe('token lookup by secret hash', () => {
   })
 
   test('a token created and deleted in one transaction leaves its secret unknown', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const secret = '*:*.created-and-deleted-0123456789'
     await api.services.store.transact(SYSTEM_ACTOR, tx => {
       const admin = tx.get('tokens', 'admin-bootstrap')!
@@ -119,7 +130,7 @@ describe('token lookup by secret hash', () => {
   })
 
   test('a token works until its expiresAt and answers 401 naming the expiry after it', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const expiresAt = new Date(Date.now() + 60_000).toISOString()
     const response = await api.createToken({ tokenName: 'short-lived', type: 'admin', expiresAt })
     expectOk(response, 201)
@@ -131,7 +142,7 @@ describe('token lookup by secret hash', () => {
     ])
   })
   test('a secret already verified stops at once when its token is deleted, and a new token of that name does not take it', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const create = async () => {
       const response = await api.createToken({ tokenName: 'poller', type: 'client', environment: 'development' })
       expectOk(response, 201)

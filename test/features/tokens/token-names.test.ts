@@ -8,6 +8,7 @@ import { initialise } from '../../../src/services'
 import {
   errorOf,
   type Api,
+  sharedApp,
   makeApi,
   tempDir,
   type ApiResponse,
@@ -18,6 +19,8 @@ import {
 } from '../../helpers'
 import { TOKENS } from './tokens.setup'
 
+/** One app for the file; each test opens a fresh service of its own (helpers/shared-app.ts). */
+const shared = await sharedApp()
 let api: Api
 let cleanups: (() => void)[] = []
 afterEach(async () => {
@@ -34,7 +37,7 @@ describe('token names', () => {
   }
 
   test('names the flag rules refuse answer 400 naming /tokenName, and nothing is created', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const before = storeSnapshot(api)
     for (const tokenName of [
       '.',
@@ -66,7 +69,7 @@ describe('token names', () => {
   })
 
   test('"system", the bootstrap names and integers are reserved in any case: 400, nothing created', async () => {
-    api = await makeApi()
+    api = await shared.open()
     // The seeding really is recorded under "system": a token so named would pass for it in events.
     expect(api.events().some(event => event.createdBy === 'system')).toBe(true)
     const before = storeSnapshot(api)
@@ -97,7 +100,7 @@ describe('token names', () => {
   })
 
   test('a name with dots, underscores, dashes and digits works, is recorded as createdBy and is deletable by its name', async () => {
-    api = await makeApi()
+    api = await shared.open()
     for (const tokenName of ['ci.deploy_bot-1', 'v2.0', 'system-reader', 'bootstrap', 'r2d2', '-']) {
       const created = await api.createToken({ tokenName, type: 'admin' })
       expect({ tokenName, status: created.status }).toEqual({ tokenName, status: 201 })

@@ -16,9 +16,12 @@ import {
   defined,
   storeSnapshot,
   expectUnchanged,
+  sharedApp,
 } from '../../helpers'
 import { ADMIN_SECRET_FORMAT, TOKENS, randomPart, expectNoSecret, filesUnder } from './tokens.setup'
 
+/** One app for the file; each test opens a fresh service of its own (helpers/shared-app.ts). */
+const shared = await sharedApp()
 let api: Api
 let cleanups: (() => void)[] = []
 afterEach(async () => {
@@ -29,7 +32,7 @@ afterEach(async () => {
 
 describe('GET /api/admin/api-tokens', () => {
   test('lists every token with its type, role, projects and environment, and never a secret', async () => {
-    api = await makeApi()
+    api = await shared.open()
     expect((await api.createProject('alpha')).status).toBe(201)
     const ops = await api.createToken({ tokenName: 'ops', type: 'admin', role: 'editor', projects: ['alpha'] })
     const sdk = await api.createToken({
@@ -66,7 +69,7 @@ describe('GET /api/admin/api-tokens', () => {
 
 describe('POST /api/admin/api-tokens', () => {
   test('an admin token is created with 201 and a secret of the form *:*.<64 hex>', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const since = api.lastEventId()
     const response = await api.createToken({ tokenName: 'ci-pipeline', type: 'admin' })
     expect(response.status).toBe(201)
@@ -83,7 +86,7 @@ describe('POST /api/admin/api-tokens', () => {
   })
 
   test('a client token has a secret of the form <project>:<environment>.<64 hex>', async () => {
-    api = await makeApi()
+    api = await shared.open()
     expect((await api.createProject('alpha')).status).toBe(201)
     const viaProjects = await api.createToken({
       tokenName: 'sdk-prod',
@@ -112,7 +115,7 @@ describe('POST /api/admin/api-tokens', () => {
   })
 
   test('every created secret is different', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const a = await api.createToken({ tokenName: 'a', type: 'admin' })
     const b = await api.createToken({ tokenName: 'b', type: 'admin' })
     expect(a.body.secret).not.toBe(b.body.secret)
@@ -120,7 +123,7 @@ describe('POST /api/admin/api-tokens', () => {
   })
 
   test('the new secret works at once', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const admin = await api.createToken({ tokenName: 'fresh-admin', type: 'admin' })
     const list = await api.get<TokenListBody>(TOKENS, { token: admin.body.secret })
     expect(list.status).toBe(200)
@@ -141,7 +144,7 @@ describe('POST /api/admin/api-tokens', () => {
   })
 
   test('the state holds only a hash of the secret, never the secret itself', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const admin = await api.createToken({ tokenName: 'hashed', type: 'admin' })
     const client = await api.createToken({
       tokenName: 'hashed-client',
@@ -176,7 +179,7 @@ describe('POST /api/admin/api-tokens', () => {
   })
 
   test('api-token-created names the calling token as createdBy with its user id, and holds no secret', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const opsSecret = await tokenFor(api, 'ops')
     const opsUserId = api.services.store.state.tokens.ops.userId
     expect(typeof opsUserId).toBe('number')
@@ -210,7 +213,7 @@ describe('POST /api/admin/api-tokens', () => {
   })
 
   test('a token name already taken answers 409 NameExistsError and keeps the existing token', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const first = await api.createToken({ tokenName: 'twice', type: 'admin' })
     expect(first.status).toBe(201)
     const before = storeSnapshot(api)
@@ -227,7 +230,7 @@ describe('POST /api/admin/api-tokens', () => {
   })
 
   test('an unknown token type answers 400 and creates nothing', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const before = storeSnapshot(api)
     const response = await api.createToken({ tokenName: 'weird', type: 'superuser' })
     expectError(response, 400, 'ValidationError')
@@ -235,7 +238,7 @@ describe('POST /api/admin/api-tokens', () => {
   })
 
   test('an unknown project answers 400 and creates nothing', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const before = storeSnapshot(api)
     expectError(
       await api.createToken({ tokenName: 'ghost-admin', type: 'admin', projects: ['no-such-project'] }),
@@ -256,7 +259,7 @@ describe('POST /api/admin/api-tokens', () => {
   })
 
   test('an unknown environment answers 400 and creates nothing', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const before = storeSnapshot(api)
     const response = await api.createToken({
       tokenName: 'no-env',
@@ -269,7 +272,7 @@ describe('POST /api/admin/api-tokens', () => {
   })
 
   test('a client or frontend token for environment * answers 400 naming /environment and creates nothing', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const before = storeSnapshot(api)
     for (const type of ['client', 'frontend', 'CLIENT']) {
       for (const extra of [{ projects: ['default'] }, { projects: ['*'] }, { project: 'default' }]) {
@@ -288,7 +291,7 @@ describe('POST /api/admin/api-tokens', () => {
   })
 
   test('an expiresAt in the past answers 400 and creates nothing', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const before = storeSnapshot(api)
     const response = await api.createToken({
       tokenName: 'stale',
@@ -300,7 +303,7 @@ describe('POST /api/admin/api-tokens', () => {
   })
 
   test('an expiresAt in the future is kept and shown', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const expiresAt = new Date(Date.now() + 86_400_000).toISOString()
     const response = await api.createToken({ tokenName: 'expiring', type: 'admin', expiresAt })
     expect(response.status).toBe(201)
@@ -312,7 +315,7 @@ describe('POST /api/admin/api-tokens', () => {
 
 describe('DELETE /api/admin/api-tokens/:tokenName', () => {
   test('deleting a token removes it, stops its secret and records api-token-deleted without the secret', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const opsSecret = await tokenFor(api, 'ops')
     const victim = await api.createToken({ tokenName: 'victim', type: 'admin' })
     expect(victim.status).toBe(201)
@@ -336,14 +339,14 @@ describe('DELETE /api/admin/api-tokens/:tokenName', () => {
   })
 
   test('deleting an unknown token answers 404 NotFoundError and changes nothing', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const before = storeSnapshot(api)
     expectError(await api.delete(`${TOKENS}/no-such-token`), 404, 'NotFoundError')
     expectUnchanged(api, before)
   })
 
   test('a deleted token name can be used again, with a new secret', async () => {
-    api = await makeApi()
+    api = await shared.open()
     const old = await api.createToken({ tokenName: 'reused', type: 'admin' })
     expect((await api.delete(`${TOKENS}/reused`)).status).toBe(200)
     const fresh = await api.createToken({ tokenName: 'reused', type: 'admin' })
