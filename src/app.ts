@@ -18,6 +18,7 @@ import { errorHandling } from './http/errors'
 import { AllowedMethods, dotSegmentGuard } from './http/routing'
 import { errors } from './http/schemas'
 import { OPENAPI_PATH, openApiDocument } from './http/openapi'
+import { settleResponseSchemas } from './http/response-schemas'
 import { ELYSIA_CONFIG, setHeadersIntoResponses } from './http/plugins'
 import { FEATURE_NAMES } from './feature-list'
 import { CONTROLLERS, type Services } from './services'
@@ -106,6 +107,7 @@ export function createApp(
   // the request log's and the metrics' route labels and the unknown-path answers all see the path
   // the client sent. `/` (the prefix itself) is the console.
   const root = new Elysia({ ...ELYSIA_CONFIG, prefix: basePath }).use(app).use(consoleUi(basePath))
+  settleResponseSchemas(root)
   return root
 }
 

@@ -18,7 +18,16 @@ const make = t.Module.bind(t)
 /** A model as a module holds it → its name there: a module made from it again keeps it. */
 const held = new WeakMap<object, string>()
 /** A model that refers to no other → its walked form. */
-const walked = new WeakMap<object, TSchema>()
+let walked = new WeakMap<object, TSchema>()
+
+/**
+ * Forgets every walked form: for after models were written to (http/response-schemas.ts marks the
+ * response models `additionalProperties: false`, which reaches every model holding one of them), so
+ * that no module hands out an earlier form.
+ */
+export function forgetWalkedModels() {
+  walked = new WeakMap()
+}
 /** Whether a model refers to another, once per model. */
 const refers = new WeakMap<object, boolean>()
 
