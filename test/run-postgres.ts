@@ -70,8 +70,9 @@ export function postgresFiles(): { unit: string[]; system: string[] } {
  * worker process loads the service's modules once and keeps them for every file it runs, instead of loading
  * them again in a fresh global for each file (`--isolate`, what `--parallel` does by default). Loading
  * `src/` costs 0.2–0.3 s of CPU, and JavaScriptCore's compiled code for it is kept as well; the phase's
- * CPU falls by about a sixth. These files share nothing but the modules: each builds its own apps on its
- * own store, and a test that moves the clock gives it back (`freshApiPerTest`). test/system keeps the
+ * CPU falls by about a sixth. The files then share what a long-running process shares (the modules' own
+ * state) and nothing of their own: each builds its own apps on its own store, and a test that moves the
+ * clock gives it back (`freshApiPerTest`). test/system keeps the
  * isolation: its files start processes, browsers and servers, where a leftover would cost more than a load.
  */
 export const UNIT_ARGS = ['--no-isolate']

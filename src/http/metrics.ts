@@ -127,10 +127,6 @@ export class Metrics {
   async render(): Promise<string> {
     return `${await this.processMetrics()}\n\n${this.registry.render()}\n`
   }
-
-  get contentType(): string {
-    return CONTENT_TYPE
-  }
 }
 
 const digest = (text: string) => createHash('sha256').update(text).digest()
@@ -147,7 +143,7 @@ export function metricsRoute(metrics: Metrics, token: string | null = null) {
       if (expected !== null && !timingSafeEqual(digest(request.headers.get('authorization') ?? ''), expected)) {
         throw new AuthenticationRequired('METRICS_TOKEN is set: send it as "Authorization: Bearer <METRICS_TOKEN>"')
       }
-      return new Response(await metrics.render(), { headers: { 'content-type': metrics.contentType } })
+      return new Response(await metrics.render(), { headers: { 'content-type': CONTENT_TYPE } })
     },
     {
       response: {

@@ -53,54 +53,48 @@ function statusBytes(status: string, field: string): number {
   return match ? Number(match[1]) * 1024 : Number.NaN
 }
 
-const LAG_FIGURES = [
-  ['min', 'The minimum recorded event loop delay.'],
-  ['max', 'The maximum recorded event loop delay.'],
-  ['mean', 'The mean of the recorded event loop delays.'],
-  ['stddev', 'The standard deviation of the recorded event loop delays.'],
-  ['p50', 'The 50th percentile of the recorded event loop delays.'],
-  ['p90', 'The 90th percentile of the recorded event loop delays.'],
-  ['p99', 'The 99th percentile of the recorded event loop delays.'],
-] as const
+type Delays = ReturnType<typeof monitorEventLoopDelay>
 
-type LagFigure = (typeof LAG_FIGURES)[number][0]
+/** Each figure of the event loop's recorded delays: its name, HELP text, and its value in nanoseconds. */
+const LAG_FIGURES: readonly [string, string, (delays: Delays) => number][] = [
+  ['min', 'The minimum recorded event loop delay.', delays => delays.min],
+  ['max', 'The maximum recorded event loop delay.', delays => delays.max],
+  ['mean', 'The mean of the recorded event loop delays.', delays => delays.mean],
+  ['stddev', 'The standard deviation of the recorded event loop delays.', delays => delays.stddev],
+  ['p50', 'The 50th percentile of the recorded event loop delays.', delays => delays.percentile(50)],
+  ['p90', 'The 90th percentile of the recorded event loop delays.', delays => delays.percentile(90)],
+  ['p99', 'The 99th percentile of the recorded event loop delays.', delays => delays.percentile(99)],
+]
+
+/** The event loop's delay monitor, started (as prom-client's: a sample every 10 ms), or null where the runtime has none. */
+function startDelayMonitor(): Delays | null {
+  try {
+    const delays = monitorEventLoopDelay({ resolution: 10 })
+    delays.enable()
+    return delays
+  } catch {
+    return null
+  }
+}
 
 function makeProcessMetrics() {
   const registry = new Registry()
   const startTime = Math.round(Date.now() / 1000 - process.uptime())
   const hasProc = proc('/proc/self/status') !== null
   const maxFds = Number(/^Max open files\s+(\d+)/m.exec(proc('/proc/self/limits') ?? '')?.[1] ?? Number.NaN)
-  let delays: ReturnType<typeof monitorEventLoopDelay> | null = null
-  try {
-    // As prom-client: 10 ms between samples.
-    delays = monitorEventLoopDelay({ resolution: 10 })
-    delays.enable()
-  } catch {
-    delays = null // not implemented on this runtime
-  }
+  const delays = startDelayMonitor()
 
   // Read once per scrape, before the metrics are written.
   let cpu: NodeJS.CpuUsage = { user: 0, system: 0 }
   let status = ''
   let memory: Pick<NodeJS.MemoryUsage, 'rss' | 'heapUsed' | 'external'> = { rss: 0, heapUsed: 0, external: 0 }
   let lagSeconds = 0
-  const lag: Record<LagFigure, number> = { min: 0, max: 0, mean: 0, stddev: 0, p50: 0, p90: 0, p99: 0 }
 
   const gauge = (name: string, help: string, read: () => number) => registry.collected('gauge', name, help, read)
-  registry.collected(
-    'counter',
-    'process_cpu_user_seconds_total',
-    'Total user CPU time spent in seconds.',
-    () => cpu.user / 1e6,
-  )
-  registry.collected(
-    'counter',
-    'process_cpu_system_seconds_total',
-    'Total system CPU time spent in seconds.',
-    () => cpu.system / 1e6,
-  )
-  registry.collected(
-    'counter',
+  const counter = (name: string, help: string, read: () => number) => registry.collected('counter', name, help, read)
+  counter('process_cpu_user_seconds_total', 'Total user CPU time spent in seconds.', () => cpu.user / 1e6)
+  counter('process_cpu_system_seconds_total', 'Total system CPU time spent in seconds.', () => cpu.system / 1e6)
+  counter(
     'process_cpu_seconds_total',
     'Total user and system CPU time spent in seconds.',
     () => (cpu.user + cpu.system) / 1e6,
@@ -116,8 +110,12 @@ function makeProcessMetrics() {
   }
   if (!Number.isNaN(maxFds)) gauge('process_max_fds', 'Maximum number of open file descriptors.', () => maxFds)
   gauge('nodejs_eventloop_lag_seconds', 'Lag of event loop in seconds.', () => lagSeconds)
+  // No sample since the last scrape (the loop was busy all along, or scrapes came fast): no figures.
   if (delays)
-    for (const [figure, help] of LAG_FIGURES) gauge(`nodejs_eventloop_lag_${figure}_seconds`, help, () => lag[figure])
+    for (const [figure, help, read] of LAG_FIGURES)
+      gauge(`nodejs_eventloop_lag_${figure}_seconds`, help, () =>
+        delays.count === 0 ? Number.NaN : read(delays) / 1e9,
+      )
   gauge('nodejs_heap_size_used_bytes', 'Process heap size used from Node.js in bytes.', () => memory.heapUsed)
   gauge('nodejs_external_memory_bytes', 'Node.js external memory size in bytes.', () => memory.external)
 
@@ -128,19 +126,10 @@ function makeProcessMetrics() {
     cpu = process.cpuUsage()
     status = hasProc ? (proc('/proc/self/status') ?? '') : ''
     memory = process.memoryUsage()
-    if (delays) {
-      // No sample since the last scrape (the loop was busy all along, or scrapes came fast): no figures.
-      const none = delays.count === 0
-      lag.min = none ? Number.NaN : delays.min / 1e9
-      lag.max = none ? Number.NaN : delays.max / 1e9
-      lag.mean = none ? Number.NaN : delays.mean / 1e9
-      lag.stddev = none ? Number.NaN : delays.stddev / 1e9
-      lag.p50 = none ? Number.NaN : delays.percentile(50) / 1e9
-      lag.p90 = none ? Number.NaN : delays.percentile(90) / 1e9
-      lag.p99 = none ? Number.NaN : delays.percentile(99) / 1e9
-      delays.reset()
-    }
-    return registry.render()
+    // The delays since the last scrape are written, then recording starts again.
+    const text = registry.render()
+    delays?.reset()
+    return text
   }
 }
 

@@ -66,10 +66,6 @@ export class Counter implements Metric {
     return this.family.of(labels)
   }
 
-  inc(by = 1, labels: Labels = {}) {
-    this.family.of(labels).value += by
-  }
-
   samples(lines: string[]) {
     for (const [pairs, { value }] of this.family.entries())
       lines.push(`${this.name}${braced(pairs)} ${formatValue(value)}`)

@@ -13,14 +13,14 @@ import { forgetWalkedModels } from './typebox-modules'
 type Routes = { hooks: { response?: unknown } }[]
 type Definitions = { type: Record<string, TSchema> }
 
-/** Marks `schema` (or the model it names) as Elysia would; whether it wrote to a named model. */
-function settle(schema: unknown, models: Record<string, TSchema>): boolean {
+/** Marks `schema` (or the model it names) as Elysia would; whether it wrote to one of `named`, the models. */
+function settle(schema: unknown, models: Record<string, TSchema>, named: ReadonlySet<unknown>): boolean {
   const target = typeof schema === 'string' ? models[schema] : schema
   if (typeof target !== 'object' || target === null) return false
   const object = target as { type?: unknown; additionalProperties?: unknown }
   if (object.type !== 'object' || 'additionalProperties' in object) return false
   object.additionalProperties = false
-  return Object.values(models).includes(target as TSchema)
+  return named.has(target)
 }
 
 /**
@@ -29,12 +29,13 @@ function settle(schema: unknown, models: Record<string, TSchema>): boolean {
  */
 export function settleResponseSchemas(app: unknown): void {
   const { routes, definitions } = app as { routes: Routes; definitions: Definitions }
+  const named = new Set<unknown>(Object.values(definitions.type))
   let models = false
   for (const { hooks } of routes) {
     const response = hooks.response
     const schemas =
       typeof response !== 'object' || response === null || Kind in response ? [response] : Object.values(response)
-    for (const schema of schemas) if (settle(schema, definitions.type)) models = true
+    for (const schema of schemas) if (settle(schema, definitions.type, named)) models = true
   }
   if (models) forgetWalkedModels()
 }

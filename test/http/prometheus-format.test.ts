@@ -245,7 +245,7 @@ test('label values with a double quote, a backslash and a line feed are escaped,
   expect(value(families, 'http_requests_total', { method: 'GET', route, status: '200' })).toBe(1)
   // HELP text escapes backslash and line feed (and leaves a quote as it is).
   const registry = new Registry()
-  registry.counter('escaped_total', 'a "quoted" back\\slash\nand a second line').inc(2, { why: '"\\\n' })
+  registry.counter('escaped_total', 'a "quoted" back\\slash\nand a second line').series({ why: '"\\\n' }).value += 2
   const written = `${registry.render()}\n`
   expect(written).toBe(
     '# HELP escaped_total a "quoted" back\\\\slash\\nand a second line\n' +

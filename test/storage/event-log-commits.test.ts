@@ -48,6 +48,17 @@ const flags = async (api: Api, names: string[]) => {
   for (const name of names) expectOk(await api.createFlag('default', name), 201)
 }
 
+/** A data directory whose service made flags one and two, each a commit, in the same millisecond, then crashed. */
+async function twoCommitsInOneMillisecond(): Promise<string> {
+  const dir = newDir()
+  const api = await open(dir)
+  setSystemTime(new Date('2026-03-01T12:00:00.000Z'))
+  await flags(api, ['one', 'two'])
+  setSystemTime()
+  crash(api)
+  return dir
+}
+
 describe('commits past the state, told apart by their number', () => {
   test('events of one commit past the state written by a commit other than the next (the journal lost a commit without events too) stop the start', async () => {
     const dir = newDir()
@@ -73,12 +84,7 @@ describe('commits past the state, told apart by their number', () => {
   })
 
   test('the one unacknowledged commit is cut, though its events share their millisecond with the acknowledged one before it', async () => {
-    const dir = newDir()
-    const api = await open(dir)
-    setSystemTime(new Date('2026-03-01T12:00:00.000Z'))
-    await flags(api, ['one', 'two'])
-    setSystemTime()
-    crash(api)
+    const dir = await twoCommitsInOneMillisecond()
     const kept = { events: eventLines(dir) }
     dropCommits(dir, 1)
     const lastId = acknowledgedId(dir)
@@ -145,12 +151,7 @@ describe('lines written before they carried their commit number', () => {
   })
 
   test('old lines and numbered lines past the state are two commits, even in one millisecond: the start stops', async () => {
-    const dir = newDir()
-    const api = await open(dir)
-    setSystemTime(new Date('2026-03-01T12:00:00.000Z'))
-    await flags(api, ['one', 'two'])
-    setSystemTime()
-    crash(api)
+    const dir = await twoCommitsInOneMillisecond()
     const journal = journalLines(dir)
     // The events of "one" as an older version wrote them, "two"'s as this one does.
     const twoFrom = JSON.parse(journal.at(-2)!).lastEventId
