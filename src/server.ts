@@ -11,7 +11,7 @@ import { Logger } from './log'
 import { ConfigError, readConfig, type Config } from './config'
 import { ServiceStarting } from './errors'
 import { errorResponse } from './http/errors'
-import { rawPathRoutes } from './http/routing'
+import { exactPaths, rawPathRoutes } from './http/routing'
 import { DataDirError, describeIoError, DIR_MODE, StoreLoadError } from './storage/files'
 import { DataDirLock, DataDirLockError } from './storage/lock'
 import { movedProblem } from './storage/moved'
@@ -116,6 +116,7 @@ export async function serve(): Promise<void> {
   // to a failed listen). Until the app is ready every request is answered 503.
   await checkHost(config.host)
   let handle: (request: Request) => Response | Promise<Response> = starting
+  const serveRequest = (request: Request) => (worked(), handle(request))
   let server: ReturnType<typeof Bun.serve>
   try {
     // Bun's own body limit resets the connection; ours answers 413 with JSON, so Bun's is set out of the way.
@@ -125,8 +126,8 @@ export async function serve(): Promise<void> {
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       // Every path passes through Bun's router, which sees the segments as sent (http/routing.ts).
       // Each request counts as work: a full collection runs once the server falls idle (workers/garbage.ts).
-      routes: rawPathRoutes(request => (worked(), handle(request))),
-      fetch: request => (worked(), handle(request)),
+      routes: rawPathRoutes(serveRequest),
+      fetch: serveRequest,
     })
   } catch (error) {
     fail(listenProblem(config, error))
@@ -188,6 +189,8 @@ export async function serve(): Promise<void> {
   services.events.holdOpen = request => server.timeout(request, SEARCH_WAIT_SECONDS)
   const app = createApp(services, config, log, { socketAddress: request => server.requestIP(request)?.address })
   handle = request => app.handle(request)
+  // Now that the routes are known, the paths without parameters become Bun's static routes (http/routing.ts).
+  server.reload({ routes: rawPathRoutes(serveRequest, exactPaths(app.routes)), fetch: serveRequest })
   log.info('listening', {
     url: `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${server.port}${config.basePath}`,
     swagger: `http://localhost:${server.port}${config.basePath}/swagger`,

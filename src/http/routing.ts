@@ -22,7 +22,10 @@ const rewritten = new WeakSet<Request>()
  */
 export const RAW_PATH_DEPTH = 24
 
-export function rawPathRoutes(handle: (request: Request) => Response | Promise<Response>) {
+export function rawPathRoutes(
+  handle: (request: Request) => Response | Promise<Response>,
+  exactPaths: readonly string[] = [],
+) {
   const check = (request: Request & { params?: Record<string, string> }) => {
     if (request.params && !sameSegments(request.params, pathOf(request.url))) rewritten.add(request)
     return handle(request)
@@ -30,7 +33,20 @@ export function rawPathRoutes(handle: (request: Request) => Response | Promise<R
   const routes: Record<string, typeof check> = {}
   for (let depth = 1; depth <= RAW_PATH_DEPTH; depth++)
     routes[`/${Array.from({ length: depth }, (_, index) => `:s${index}`).join('/')}`] = check
+  // Bun matches a static route only on a target spelled exactly as its path, before any pattern: such
+  // a target has no segment to resolve, so it goes straight to `handle`, without the segments'
+  // object and their comparison: about 3 µs less CPU per request (a bare server routed both ways,
+  // 13.4 against 10.3 µs, medians of 16 alternating loads).
+  for (const path of exactPaths) routes[path] = handle
   return routes
+}
+
+/** The paths among `routes` that hold no parameter and only characters sent as they are: rawPathRoutes' exact paths. */
+export function exactPaths(routes: readonly { path: string }[]): string[] {
+  const paths = new Set<string>()
+  for (const { path } of routes)
+    if (/^\/(?:[A-Za-z0-9_.~-]+\/)*[A-Za-z0-9_.~-]*$/.test(path) && !/\/\.\.?(\/|$)/.test(path)) paths.add(path)
+  return [...paths]
 }
 
 /**

@@ -135,3 +135,35 @@ test('a dot segment in any parameter of any operation, sent raw in any spelling,
   expect((await raw('DELETE', '/api/admin/context/plan/legal-values/a%2Fb%25')).status).toBe(200)
   expect(await (await api('GET', '/api/admin/context/plan')).text()).toBe(stateBefore)
 })
+
+test('a path without parameters is routed exactly as sent, and refused once a dot segment is put in it', async () => {
+  // Bun's static routes (http/routing.ts exactPaths) take a target only when it is spelled as the
+  // route's path; every other spelling still goes through the comparison of its segments.
+  const document = (await (await fetch(`${base}/swagger/json`)).json()) as {
+    paths: Record<string, Record<string, unknown>>
+  }
+  const exact = Object.keys(document.paths).filter(path => !path.includes('{'))
+  expect(exact.length).toBeGreaterThan(30)
+  let refused = 0
+  for (const path of exact) {
+    const method = Object.keys(document.paths[path]!)[0]!.toUpperCase()
+    const segments = path.split('/')
+    const last = segments.pop()!
+    for (const dots of SPELLINGS) {
+      // Resolved, each target is the path itself: "." drops out, ".." takes "x" with it.
+      const target = `${segments.join('/')}${decodeURIComponent(dots) === '..' ? '/x' : ''}/${dots}/${last}`
+      const answer = await raw(method, target, method === 'GET' || method === 'DELETE' ? '' : '{}')
+      expect({ target: `${method} ${target}`, status: answer.status }).toEqual({
+        target: `${method} ${target}`,
+        status: 400,
+      })
+      const error = JSON.parse(answer.body) as { message?: string; errorDetails?: string }
+      expect(error.message ?? error.errorDetails).toContain('"." or ".."')
+      refused++
+    }
+  }
+  expect(refused).toBe(exact.length * SPELLINGS.length)
+  expect((await raw('GET', '/api/admin/projects')).status).toBe(200)
+  expect((await raw('GET', '/health')).body).toBe('{"health":"GOOD"}')
+  expect((await raw('POST', '/api/admin/features/validate', JSON.stringify({ name: 'free-name' }))).status).toBe(200)
+}, 30_000)
