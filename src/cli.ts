@@ -79,7 +79,7 @@ Settings come from the environment (the same for every command):
   STREAMING_MAX_STREAMS_PER_ADDRESS=20   frontend tokens' streams from one client address
   STREAMING_MAX_UNSENT_BYTES=262144      bytes a slow reader's stream may hold before it is cut off
   STREAMING_HEARTBEAT_MS=15000    how often every stream gets a heartbeat
-  STREAMING_BUFFER_CHANGES=10000  changes kept so that streams and delta polls resume
+  STREAMING_BUFFER_CHANGES=1000   changes kept so that streams and delta polls resume
 
 Once it runs, the service documents itself:
   http://HOST:PORT/                the console (sign in as the user above)

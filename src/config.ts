@@ -5,6 +5,7 @@ import { adminTokenPolicy, type AdminTokenPolicy } from './features/change-reque
 import { resolve } from 'node:path'
 import { LOG_LEVELS, type LogLevel } from './log'
 import { passwordProblem } from './features/users/passwords'
+import { DEFAULT_BUFFER_CHANGES } from './features/streaming/change-feed'
 
 export interface Config {
   port: number
@@ -72,7 +73,7 @@ export interface Config {
   streamingMaxUnsentBytes: number
   /** `STREAMING_HEARTBEAT_MS`: how often every stream gets a heartbeat comment (15 s; the Node SDK gives up after 60 s of silence). */
   streamingHeartbeatMs: number
-  /** `STREAMING_BUFFER_CHANGES`: changed flags and segments kept so that streams and delta polls resume without a hydration (10,000). */
+  /** `STREAMING_BUFFER_CHANGES`: changed flags and segments kept so that streams and delta polls resume without a hydration (1,000). */
   streamingBufferChanges: number
   /**
    * `DATABASE_URL`, or Unleash's `DATABASE_HOST`, `DATABASE_PORT`, `DATABASE_NAME`,
@@ -195,7 +196,7 @@ export function readConfig(env: Record<string, string | undefined>, cwd = proces
     streamingMaxStreamsPerAddress: integer(env, 'STREAMING_MAX_STREAMS_PER_ADDRESS', 20, 0, 1_000_000),
     streamingMaxUnsentBytes: integer(env, 'STREAMING_MAX_UNSENT_BYTES', 256 * 1024, 1024, 1 << 30),
     streamingHeartbeatMs: integer(env, 'STREAMING_HEARTBEAT_MS', 15_000, 100, 55_000),
-    streamingBufferChanges: integer(env, 'STREAMING_BUFFER_CHANGES', 10_000, 0, 10_000_000),
+    streamingBufferChanges: integer(env, 'STREAMING_BUFFER_CHANGES', DEFAULT_BUFFER_CHANGES, 0, 10_000_000),
     database: database(env),
     searchCacheDir: env.SEARCH_CACHE_DIR?.trim() ? resolve(cwd, env.SEARCH_CACHE_DIR.trim()) : null,
   }

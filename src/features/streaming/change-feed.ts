@@ -40,8 +40,13 @@ export interface Revision {
 
 export type RevisionListener = (revision: Revision) => void
 
-/** Changed records kept for resuming, by default (`STREAMING_BUFFER_CHANGES`). */
-export const DEFAULT_BUFFER_CHANGES = 10_000
+/**
+ * Changed records kept for resuming, by default (`STREAMING_BUFFER_CHANGES`): hours of changes at the
+ * pace flags are changed by people, 50 times Unleash's window (its delta cache keeps the last 20
+ * events). Each held change keeps a version of its record alive: about 0.9 KiB for a toggle of a
+ * flag, so 10,000 held were 9 MiB of a seeded server's 23.6 MiB heap (docs/performance.md).
+ */
+export const DEFAULT_BUFFER_CHANGES = 1_000
 
 export class ChangeFeed {
   private readonly pendingFlags = new Map<string, RecordChange<FlagRecord>>()
