@@ -88,17 +88,35 @@ function raw(method: string, target: string, body = ''): Promise<{ status: numbe
   })
 }
 
-test('a dot segment in any parameter of any operation, sent raw in any spelling, is refused with 400 and changes nothing', async () => {
-  expect((await api('POST', '/api/admin/context', { name: 'plan', legalValues: [{ value: 'pro' }] })).status).toBe(201)
-  expect((await api('POST', '/api/admin/projects/default/features', { name: 'f' })).status).toBe(201)
+/** Sends `target` raw (a write with an empty JSON body) and expects the 400 that says why. */
+async function expectRefused(method: string, target: string) {
+  const answer = await raw(method, target, method === 'GET' || method === 'DELETE' ? '' : '{}')
+  expect({ target: `${method} ${target}`, status: answer.status }).toEqual({
+    target: `${method} ${target}`,
+    status: 400,
+  })
+  // OFREP's routes say it in their own shape (errorDetails).
+  const error = JSON.parse(answer.body) as { message?: string; errorDetails?: string }
+  expect(error.message ?? error.errorDetails).toContain('"." or ".."')
+}
+
+/** The paths of the served OpenAPI document, with their operations. */
+async function documentPaths() {
   const document = (await (await fetch(`${base}/swagger/json`)).json()) as {
     paths: Record<string, Record<string, unknown>>
   }
+  return document.paths
+}
+
+test('a dot segment in any parameter of any operation, sent raw in any spelling, is refused with 400 and changes nothing', async () => {
+  expect((await api('POST', '/api/admin/context', { name: 'plan', legalValues: [{ value: 'pro' }] })).status).toBe(201)
+  expect((await api('POST', '/api/admin/projects/default/features', { name: 'f' })).status).toBe(201)
+  const paths = await documentPaths()
   const stateBefore = await (await api('GET', '/api/admin/context/plan')).text()
   const eventsBefore = ((await (await api('GET', '/api/admin/search/events?limit=1')).json()) as { total: number })
     .total
   let sent = 0
-  for (const [template, methods] of Object.entries(document.paths)) {
+  for (const [template, methods] of Object.entries(paths)) {
     const params = [...template.matchAll(/\{([^}]+)\}/g)].map(match => match[1])
     for (const method of Object.keys(methods).map(name => name.toUpperCase())) {
       for (const param of params) {
@@ -106,14 +124,7 @@ test('a dot segment in any parameter of any operation, sent raw in any spelling,
           const target = template.replace(/\{([^}]+)\}/g, (_, name: string) =>
             name === param ? dots : name === 'contextField' ? 'plan' : name === 'featureName' ? 'f' : 'x',
           )
-          const answer = await raw(method, target, method === 'GET' || method === 'DELETE' ? '' : '{}')
-          expect({ target: `${method} ${target}`, status: answer.status }).toEqual({
-            target: `${method} ${target}`,
-            status: 400,
-          })
-          // OFREP's routes say it in their own shape (errorDetails).
-          const error = JSON.parse(answer.body) as { message?: string; errorDetails?: string }
-          expect(error.message ?? error.errorDetails).toContain('"." or ".."')
+          await expectRefused(method, target)
           sent++
         }
       }
@@ -139,26 +150,18 @@ test('a dot segment in any parameter of any operation, sent raw in any spelling,
 test('a path without parameters is routed exactly as sent, and refused once a dot segment is put in it', async () => {
   // Bun's static routes (http/routing.ts exactPaths) take a target only when it is spelled as the
   // route's path; every other spelling still goes through the comparison of its segments.
-  const document = (await (await fetch(`${base}/swagger/json`)).json()) as {
-    paths: Record<string, Record<string, unknown>>
-  }
-  const exact = Object.keys(document.paths).filter(path => !path.includes('{'))
+  const paths = await documentPaths()
+  const exact = Object.keys(paths).filter(path => !path.includes('{'))
   expect(exact.length).toBeGreaterThan(30)
   let refused = 0
   for (const path of exact) {
-    const method = Object.keys(document.paths[path]!)[0]!.toUpperCase()
+    const method = Object.keys(paths[path]!)[0]!.toUpperCase()
     const segments = path.split('/')
     const last = segments.pop()!
     for (const dots of SPELLINGS) {
       // Resolved, each target is the path itself: "." drops out, ".." takes "x" with it.
       const target = `${segments.join('/')}${decodeURIComponent(dots) === '..' ? '/x' : ''}/${dots}/${last}`
-      const answer = await raw(method, target, method === 'GET' || method === 'DELETE' ? '' : '{}')
-      expect({ target: `${method} ${target}`, status: answer.status }).toEqual({
-        target: `${method} ${target}`,
-        status: 400,
-      })
-      const error = JSON.parse(answer.body) as { message?: string; errorDetails?: string }
-      expect(error.message ?? error.errorDetails).toContain('"." or ".."')
+      await expectRefused(method, target)
       refused++
     }
   }
