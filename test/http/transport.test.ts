@@ -151,9 +151,25 @@ test('a POST with neither Content-Length nor Transfer-Encoding has no body: a 40
   expect(answer).toStartWith('HTTP/1.1 400')
 })
 
-test('a search page of more than 14 KiB, answered after the worker replies, comes chunked and whole', async () => {
+/** A raw answer's head (lower case) and body, and the JSON of a chunked body of one chunk. */
+function oneChunk(answer: string) {
+  const end = answer.indexOf('\r\n\r\n')
+  const head = answer.slice(0, end).toLowerCase()
+  expect(head).toStartWith('http/1.1 200')
+  expect(head).toContain('\r\ntransfer-encoding: chunked')
+  expect(head).not.toContain('content-length')
+  // One chunk: its size in hexadecimal, the JSON, then the chunked encoding's end.
+  const [size, ...rest] = answer.slice(end + 4).split('\r\n')
+  const json = rest.join('\r\n').slice(0, -'\r\n0\r\n\r\n'.length)
+  expect(Number.parseInt(size!, 16)).toBe(Buffer.byteLength(json, 'latin1'))
+  expect(Buffer.byteLength(json, 'latin1')).toBeGreaterThan(14 * 1024)
+  return JSON.parse(Buffer.from(json, 'latin1').toString('utf8'))
+}
+
+test('answers over 14 KiB made after the worker replies or a commit come chunked and whole', async () => {
   // Bun sends a large response finished after its request's turn uncorked, one header piece a
-  // segment (http/plugins.ts lateJsonResponse); the search's answers go out as a one-chunk stream.
+  // segment (http/plugins.ts lateJsonResponse): the event search waits for its worker, the
+  // export for its event's commit.
   const description = 'd'.repeat(900)
   for (let i = 0; i < 24; i++) {
     const created = await fetch(`http://127.0.0.1:${port}/api/admin/projects/default/features`, {
@@ -163,28 +179,25 @@ test('a search page of more than 14 KiB, answered after the worker replies, come
     })
     expect(created.status).toBe(201)
   }
+  const names = Array.from({ length: 24 }, (_, i) => `late-answer-${i}`)
   const search = (limit: number) =>
     raw([head('GET', `/api/admin/search/events?type=IS:feature-created&limit=${limit}`, {})])
-  const split = (answer: string) => {
-    const end = answer.indexOf('\r\n\r\n')
-    return { head: answer.slice(0, end).toLowerCase(), body: answer.slice(end + 4) }
-  }
-  const large = split(await search(24))
-  expect(large.head).toStartWith('http/1.1 200')
-  expect(large.head).toContain('\r\ntransfer-encoding: chunked')
-  expect(large.head).not.toContain('content-length')
-  // One chunk: its size in hexadecimal, the JSON, then the chunked encoding's end.
-  const [size, ...rest] = large.body.split('\r\n')
-  const json = rest.join('\r\n').slice(0, -'\r\n0\r\n\r\n'.length)
-  expect(Number.parseInt(size!, 16)).toBe(Buffer.byteLength(json, 'latin1'))
-  expect(Buffer.byteLength(json, 'latin1')).toBeGreaterThan(14 * 1024)
-  const page = JSON.parse(Buffer.from(json, 'latin1').toString('utf8'))
+  const page = oneChunk(await search(24))
   expect(page.total).toBe(24)
-  expect(page.events.map((event: { featureName: string }) => event.featureName)).toEqual(
-    Array.from({ length: 24 }, (_, i) => `late-answer-${23 - i}`),
+  expect(page.events.map((event: { featureName: string }) => event.featureName)).toEqual(names.toReversed())
+  const small = await search(1)
+  expect(small).toMatch(/\r\ncontent-length: \d+\r\n/i)
+  expect(JSON.parse(small.slice(small.indexOf('\r\n\r\n') + 4)).events).toHaveLength(1)
+
+  const body = JSON.stringify({ environment: 'development', features: names })
+  const exported = oneChunk(
+    await raw([
+      head('POST', '/api/admin/features-batch/export', {
+        'Content-Type': 'application/json',
+        'Content-Length': body.length,
+      }) + body,
+    ]),
   )
-  const small = split(await search(1))
-  expect(small.head).toMatch(/\r\ncontent-length: \d+/)
-  expect(JSON.parse(Buffer.from(small.body, 'latin1').toString('utf8')).events).toHaveLength(1)
+  expect(exported.features.map((flag: { name: string }) => flag.name).toSorted()).toEqual(names.toSorted())
   await healthy()
 })

@@ -1,6 +1,6 @@
 import { t } from 'elysia'
 import { authErrors, bodyErrors } from '../../http/schemas'
-import { controllerBase, noContent } from '../../http/plugins'
+import { controllerBase, lateJsonResponse, noContent } from '../../http/plugins'
 import type { Authorization } from '../tokens/auth'
 import { exportImportModels } from './export-import.model'
 import { EXPORT_EVENTS_PER_HOUR, type ExportImportService } from './export-import.service'
@@ -16,7 +16,8 @@ export function exportImportController(service: ExportImportService, auth: Autho
         if (body.downloadFile)
           set.headers['content-disposition'] =
             `attachment; filename="export-${new Date().toISOString().slice(0, 10)}.json"`
-        return result
+        // Answered after the export's event is committed, so a large export goes out as a stream.
+        return lateJsonResponse(JSON.stringify(result))
       },
       {
         auth: 'NONE',
