@@ -6,7 +6,9 @@
  *   request: bare's CPU per request over the path's is the share of bare Bun's rate the path reaches
  *   on one core. With `--root DIR` (a checkout holding src/ and node_modules) that code runs as a
  *   second server on a copy of the same data; each round runs every path on bare, this tree and the
- *   other, in an order that turns round by round.
+ *   other, in an order that turns round by round. `--bareWork US` adds a bare server that spins US µs
+ *   of its CPU before each answer: what a server with that much work pays in the kernel per request
+ *   once its clients wait for it (the part in the kernel is shown for every server).
  * - `cost-process`: the service alone through `app.handle` (no sockets, no access log line), this
  *   tree's app and `--root`'s, each on its own copy of one data directory; batches of `--batch`
  *   sequential requests alternate between the trees, which goes first turning each time; a batch's
@@ -88,20 +90,22 @@ interface Target {
   secrets: Record<Path['token'], string>
 }
 
-/** One load of `path` on `pid` at `url`: µs of the server's CPU per response received, and responses/s. */
+/** One load of `path` on `pid` at `url`: µs of the server's CPU per response received (`sys` of them in the kernel), and responses/s. */
 async function measure(pid: number, url: string, headers: Record<string, string>, script: string[], seconds: number) {
-  const { load, cpuUs } = await wrkCpu(pid, url, headers, seconds, script)
+  const { load, cpuUs, systemUs } = await wrkCpu(pid, url, headers, seconds, script)
   if (load.errors > 0) throw new Error(`${url}: ${load.errors} errors`)
-  return { us: cpuUs, rps: load.rps }
+  return { us: cpuUs, sys: systemUs, rps: load.rps }
 }
+type Figure = Awaited<ReturnType<typeof measure>>
 export async function requestCost() {
-  const o = options({ rounds: 5, seconds: 4, root: '', only: '', flags: 1000, events: 20000 })
+  const o = options({ rounds: 5, seconds: 4, root: '', only: '', flags: 1000, events: 20000, bareWork: 0 })
   const paths = o.only ? PATHS.filter(p => o.only.split(',').includes(p.name)) : PATHS
   const dirs = [tempDataDir('bench-cost-')]
   seedDataDir(dirs[0]!, { events: o.events, flags: o.flags })
   if (o.root) dirs.push(tempDataDir('bench-cost-')), cpSync(dirs[0]!, dirs[1]!, { recursive: true })
   const targets: Target[] = []
-  const bares: Awaited<ReturnType<typeof bareServer>>[] = []
+  const bares = new Map<string, Awaited<ReturnType<typeof bareServer>>>()
+  const bareNames = ['bare', ...(o.bareWork > 0 ? [`bare+${o.bareWork}`] : [])] // per path, keyed `${path} ${name}`
   try {
     for (const [i, dir] of dirs.entries()) {
       const server = spawnServer(dir, {}, i === 0 ? {} : { root: o.root })
@@ -126,29 +130,34 @@ export async function requestCost() {
       const bytes = new Uint8Array(await answer.arrayBuffer())
       if (answer.status >= 300) throw new Error(`${path.name}: ${answer.status}`)
       if (path.etag) etags.set(path.name, answer.headers.get('etag')!)
-      bares.push(await bareServer(path.etag ? '' : bytes, path.path))
+      for (const [b, name] of bareNames.entries())
+        bares.set(`${path.name} ${name}`, await bareServer(path.etag ? '' : bytes, path.path, b * o.bareWork))
       const lua = `wrk.method = "${init.method}"\n${path.body ? `wrk.body = ${JSON.stringify(path.body)}\n` : ''}`
       scripts.set(path.name, ['-s', luaScript(dirs[0]!, `cost-${path.name}`, lua)])
     }
     // A warm-up of every path on every server: its code compiled, its caches filled.
     for (const target of targets) for (const path of paths) await load(target, path, 1)
-    const figures = new Map<string, { us: number; rps: number }[]>()
-    const record = (key: string, figure: { us: number; rps: number }) => {
+    const figures = new Map<string, Figure[]>()
+    const record = (key: string, figure: Figure) => {
       figures.set(key, [...(figures.get(key) ?? []), figure])
     }
-    const us = (key: string) => median(figures.get(key)!.map(f => f.us))
-    const rps = (key: string) => median(figures.get(key)!.map(f => f.rps))
+    const [us, sys, rps] = (['us', 'sys', 'rps'] as const).map(
+      field => (key: string) => median(figures.get(key)!.map(f => f[field])),
+    ) as [(key: string) => number, (key: string) => number, (key: string) => number]
     async function load(target: Target, path: Path, seconds: number) {
       const headers: Record<string, string> = { ...authHeaders, authorization: target.secrets[path.token] }
       if (path.etag) headers['if-none-match'] = etags.get(path.name)!
       return measure(target.server.pid, target.server.base + path.path, headers, scripts.get(path.name)!, seconds)
     }
     for (let round = 0; round < o.rounds; round++) {
-      for (const [p, path] of paths.entries()) {
-        const bare = bares[p]!
+      for (const path of paths) {
         const turns: (() => Promise<void>)[] = [
-          async () =>
-            record(`${path.name} bare`, await measure(bare.pid, bare.url, {}, scripts.get(path.name)!, o.seconds)),
+          ...bareNames
+            .map(name => `${path.name} ${name}`)
+            .map(key => async () => {
+              const bare = bares.get(key)!
+              record(key, await measure(bare.pid, bare.url, {}, scripts.get(path.name)!, o.seconds))
+            }),
           ...targets.map(
             target => async () => record(`${path.name} ${target.name}`, await load(target, path, o.seconds)),
           ),
@@ -157,17 +166,19 @@ export async function requestCost() {
       }
       console.log(`round ${round + 1} of ${o.rounds} done, load average ${loadAverage()}`)
     }
+    // Each server's µs per request, its part in the kernel and requests/s; next to ours, their shares of bare's.
     const rows = paths.map(path => {
-      const bare = `${path.name} bare`
-      const cells = targets.flatMap(target => {
-        const key = `${path.name} ${target.name}`
-        return [fmt(us(key), 1), fmt(us(bare) / us(key), 2), fmt(rps(key), 0), fmt(rps(key) / rps(bare), 2)]
-      })
-      return [path.name, fmt(us(bare), 1), fmt(rps(bare), 0), ...cells]
+      const [key, bare] = [(name: string) => `${path.name} ${name}`, `${path.name} bare`]
+      const cells = (k: string) => [fmt(us(k), 1), fmt(sys(k), 1), fmt(rps(k), 0)]
+      const shares = (k: string) => [fmt(us(bare) / us(k), 2), fmt(rps(k) / rps(bare), 2)]
+      const ours = targets.flatMap(target => [...cells(key(target.name)), ...shares(key(target.name))])
+      return [path.name, ...bareNames.flatMap(name => cells(key(name))), ...ours]
     })
-    const columns = (name: string) => [`${name} µs`, 'CPU of bare', `${name} req/s`, 'req/s of bare']
-    const headers = ['path', 'bare µs', 'bare req/s', ...targets.flatMap(t => columns(t.name))]
-    console.log(`\nServer CPU per request and requests/s, medians of ${o.rounds} rounds of ${o.seconds} s`)
+    const columns = (name: string) => [`${name} µs`, 'in kernel', `${name} req/s`]
+    const headers = ['path', ...bareNames.flatMap(columns)]
+    for (const target of targets) headers.push(...columns(target.name), 'CPU of bare', 'req/s of bare')
+    console.log(`\nServer CPU per request, in the kernel, requests/s: medians of ${o.rounds} rounds of ${o.seconds} s`)
+    if (o.bareWork > 0) console.log(`bare+${o.bareWork}: the bare server spinning ${o.bareWork} µs before each answer`)
     console.log(table(headers, rows))
     for (const path of paths)
       for (const target of targets) {
@@ -175,7 +186,7 @@ export async function requestCost() {
         console.log(`${path.name} ${target.name}: ${each.join(', ')} µs`)
       }
   } finally {
-    for (const bare of bares) await bare.stop()
+    for (const bare of bares.values()) await bare.stop()
     for (const target of targets) await target.server.stop()
     for (const dir of dirs) removeDir(dir)
   }
@@ -183,9 +194,6 @@ export async function requestCost() {
 
 /** The paths of `cost` that `cost-process` runs, in its order. */
 const IN_PROCESS = ['validate', 'metrics', 'search-type', '304', 'frontend']
-interface App {
-  handle(request: Request): Promise<Response>
-}
 
 /** This tree's or `root`'s app on `dir`, with a client and a frontend token; `close` stops its workers. */
 async function openApp(root: string, dir: string) {
@@ -193,7 +201,7 @@ async function openApp(root: string, dir: string) {
   const { createApp } = await import(join(root, 'src/app.ts'))
   const store = await (await openStoreOf(root))(dir, { sync: true })
   const built = services.createServices(store, { metricsFlushMs: 3_600_000 })
-  const app: App = createApp(built, { bodyLimit: 102_400 })
+  const app: { handle(request: Request): Promise<Response> } = createApp(built, { bodyLimit: 102_400 })
   await services.initialise(built, [SECRET])
   const token = async (type: string) => {
     const body = JSON.stringify({ tokenName: `cost-${type}`, type, projects: ['*'], environment: 'development' })
@@ -202,11 +210,7 @@ async function openApp(root: string, dir: string) {
     return (await (await app.handle(request)).json()).secret as string
   }
   const secrets = { admin: SECRET, client: await token('client'), frontend: await token('frontend') }
-  const close = async () => {
-    services.stopWorkers(built)
-    await store.close()
-  }
-  return { app, secrets, close }
+  return { app, secrets, close: () => (services.stopWorkers(built), store.close()) }
 }
 
 type Opened = Awaited<ReturnType<typeof openApp>>
@@ -261,17 +265,13 @@ export async function requestCostInProcess() {
           figures[i]!.push(await batch(apps[i]!))
         }
       const medians = figures.map(median)
-      rows.push([
-        name,
-        ...medians.map(us => fmt(us, 1)),
-        ...(medians.length > 1 ? [fmt(medians[1]! / medians[0]!, 2)] : []),
-      ])
+      const ratio = medians.length > 1 ? [fmt(medians[1]! / medians[0]!, 2)] : []
+      rows.push([name, ...medians.map(us => fmt(us, 1)), ...ratio])
       console.log(rows.at(-1)!.join('  '))
     }
     const headers = ['path', 'this tree µs', ...(o.root ? [`${o.root} µs`, 'other / this'] : [])]
-    console.log(
-      `\nCPU per request through app.handle, medians of ${o.batches} batches of ${o.batch}\n${table(headers, rows)}`,
-    )
+    console.log(`\nCPU per request through app.handle, medians of ${o.batches} batches of ${o.batch}`)
+    console.log(table(headers, rows))
   } finally {
     for (const opened of apps) await opened.close()
     for (const dir of dirs) removeDir(dir)

@@ -15,13 +15,8 @@ export const ROOT = join(import.meta.dir, '..')
 export const SECRET = '*:*.benchmark-admin-secret-0123456789'
 export const authHeaders = { authorization: SECRET, 'content-type': 'application/json' }
 
-export function tempDataDir(prefix = 'bench-'): string {
-  return mkdtempSync(join(tmpdir(), prefix))
-}
-
-export function removeDir(dir: string) {
-  rmSync(dir, { recursive: true, force: true })
-}
+export const tempDataDir = (prefix = 'bench-'): string => mkdtempSync(join(tmpdir(), prefix))
+export const removeDir = (dir: string) => rmSync(dir, { recursive: true, force: true })
 
 /** A temporary data directory seeded by seedDataDir for the time of `use`, removed after. */
 export async function withDataDir<T>(seed: Parameters<typeof seedDataDir>[1], use: (dir: string) => Promise<T>) {
@@ -96,8 +91,7 @@ export function spawnServer(dataDir: string, env: Env = {}, spawn: { args?: stri
   }
   void read(child.stdout, false)
   void read(child.stderr, true)
-  const stop = () => (child.kill('SIGTERM'), child.exited)
-  const base = `http://127.0.0.1:${port}`
+  const [stop, base] = [() => (child.kill('SIGTERM'), child.exited), `http://127.0.0.1:${port}`]
   return { base, pid: child.pid, spawnedAt, log, exited: child.exited, stop } as SpawnedServer
 }
 
@@ -130,17 +124,20 @@ export async function withServer<T>(dataDir: string, env: Env, use: (server: Run
 
 /**
  * The bare Bun server answering every request with `bytes`, a script of its own in a temporary
- * directory (nothing else loaded: the ceiling for a response); `path` is added to its URL.
+ * directory (nothing else loaded: the ceiling for a response); `path` is added to its URL. With
+ * `workUs` it first spins that many µs of its CPU per request, as a server with work to do.
  */
-export async function bareServer(bytes: Uint8Array | string, path = '') {
+export async function bareServer(bytes: Uint8Array | string, path = '', workUs = 0) {
   const dir = mkdtempSync(join(tmpdir(), 'bare-'))
   writeFileSync(join(dir, 'body'), bytes)
   const port = freePort()
+  const work = `for (const end = performance.now() + ${workUs / 1000}; performance.now() < end; );`
+  const answer = `() => ${workUs > 0 ? `{${work} return new Response(body, { headers })}` : 'new Response(body, { headers })'}`
   writeFileSync(
     join(dir, 'serve.ts'),
     `const body = await Bun.file(${JSON.stringify(join(dir, 'body'))}).bytes()
 const headers = { 'content-type': 'application/json' }
-Bun.serve({ port: ${port}, hostname: '127.0.0.1', fetch: () => new Response(body, { headers }) })
+Bun.serve({ port: ${port}, hostname: '127.0.0.1', fetch: ${answer} })
 console.log('ready')
 `,
   )
@@ -188,10 +185,13 @@ export async function createToken(base: string, type: string, environment: strin
 }
 
 /** CPU seconds (user and system) a process, or one of its threads, has used so far (/proc/<pid>/stat, Linux). */
-export function cpuSeconds(pid: number, thread?: number): number {
+export const cpuSeconds = (pid: number, thread?: number) => Object.values(cpuTimes(pid, thread)).reduce((a, b) => a + b)
+
+/** `cpuSeconds` apart: in user space and in the kernel. */
+export function cpuTimes(pid: number, thread?: number): { user: number; system: number } {
   const path = thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`
-  const fields = readFileSync(path, 'utf8').split(') ')[1].split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / 100
+  const fields = readFileSync(path, 'utf8').split(') ')[1]!.split(' ')
+  return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 }
 }
 
 /** RSS, its peak, and of the RSS the anonymous part (heaps, buffers) and the file-backed part (mapped segment pages, which the OS may drop). */
@@ -248,10 +248,8 @@ export function gitCommit(root = ROOT): string {
   return git('rev-parse', '--short', 'HEAD') + (git('status', '--porcelain', 'src') ? '+dirty' : '')
 }
 
-export function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
-}
+export const percentile = (sorted: number[], p: number): number =>
+  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
 
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b)
@@ -352,7 +350,7 @@ export async function wrk(url: string, headers: Record<string, string>, seconds:
 
 /** Lets Elysia's after-response hooks (setImmediate) run: a loop awaiting `app.handle` alone never does. */
 export const afterResponses = () => new Promise<void>(resolve => setImmediate(resolve))
-/** wrk, and the CPU `pid` used meanwhile per response (every thread): unlike requests/s, not shared with wrk. */
+/** wrk, and the CPU `pid` used meanwhile per response (every thread; `systemUs` in the kernel): unlike requests/s, not shared with wrk. */
 export async function wrkCpu(
   pid: number,
   url: string,
@@ -360,9 +358,11 @@ export async function wrkCpu(
   seconds: number,
   extra: string[] = [],
 ) {
-  const before = cpuSeconds(pid)
+  const before = cpuTimes(pid)
   const load = await wrk(url, headers, seconds, extra)
-  return { load, cpuUs: ((cpuSeconds(pid) - before) * 1e6) / load.requests! }
+  const [after, perResponse] = [cpuTimes(pid), (seconds: number) => (seconds * 1e6) / load.requests!]
+  const systemUs = perResponse(after.system - before.system)
+  return { load, cpuUs: perResponse(after.user - before.user) + systemUs, systemUs }
 }
 
 /** autocannon (32 connections unless told) with its figures as a Load; `timeouts` apart. */

@@ -139,7 +139,8 @@ export const SCENARIOS: Record<string, Scenario> = {
     fn: 'requestCost',
     area: 'per request',
     what: 'server CPU per request of the hot paths next to a bare Bun server, optionally next to another tree',
-    options: '[--rounds 5] [--seconds 4] [--root DIR] [--only 304,client,validate,metrics,search-type,frontend,health]',
+    options:
+      '[--rounds 5] [--seconds 4] [--root DIR] [--bareWork US] [--only 304,client,validate,metrics,search-type,frontend,health]',
     needs: ['wrk'],
   },
   'cost-process': {
