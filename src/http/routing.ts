@@ -108,7 +108,7 @@ export function dotSegmentGuard(basePath = '') {
 }
 
 /** The path of a request URL, as sent (percent-encoding kept), without the query. */
-function pathOf(url: string): string {
+export function pathOf(url: string): string {
   const start = url.indexOf('/', url.indexOf('//') + 2)
   if (start === -1) return '/'
   const end = url.indexOf('?', start)

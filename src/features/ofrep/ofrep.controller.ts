@@ -10,6 +10,7 @@ import { AuthenticationRequired, NotFoundError } from '../../errors'
 import { controllerBase } from '../../http/plugins'
 import { callerAddress } from '../../http/request-log'
 import { etagMatches } from '../../http/etag'
+import { pathOf } from '../../http/routing'
 import { COMMENT, frame } from '../../http/sse'
 import { perCompiledScope, type CompiledScopes } from '../evaluation/compiled-scopes'
 import type { Authorization, SdkScope } from '../tokens/auth'
@@ -32,13 +33,6 @@ const TOKEN_TEXT =
 
 const BULK_PATH = '/evaluate/flags'
 const EVENTS_PATH = '/ofrep/v1/events'
-
-/** The path of a request's URL (no query). */
-function pathOf(url: string): string {
-  const start = url.indexOf('/', url.indexOf('//') + 2)
-  const end = url.indexOf('?', start)
-  return url.slice(start, end === -1 ? undefined : end)
-}
 
 /**
  * The end of the bulk answer, with its `eventStreams` member: the channel's endpoint as a path (the

@@ -6,18 +6,12 @@
  */
 import { type AppError, ContentTypeError, InvalidContextError, NotFoundError, ValidationError } from '../../errors'
 import type { ErrorDialect } from '../../http/errors'
+import { pathOf } from '../../http/routing'
 
 export const OFREP_PREFIX = '/ofrep'
 export const SINGLE_FLAG_PATH = '/ofrep/v1/evaluate/flags/'
 
 export type OfrepErrorCode = 'FLAG_NOT_FOUND' | 'PARSE_ERROR' | 'TARGETING_KEY_MISSING' | 'INVALID_CONTEXT' | 'GENERAL'
-
-function pathOf(url: string): string {
-  const start = url.indexOf('/', url.indexOf('//') + 2)
-  if (start === -1) return '/'
-  const end = url.search(/[?#]/)
-  return url.slice(start, end === -1 ? undefined : end)
-}
 
 function codeOf(error: AppError): OfrepErrorCode {
   if (error instanceof NotFoundError) return 'FLAG_NOT_FOUND'
