@@ -15,6 +15,7 @@ import { Elysia, t } from 'elysia'
 import { AuthenticationRequired } from '../errors'
 import type { Store } from '../storage/store'
 import { processMetricsOnce } from './process-metrics'
+import { lateResponse } from './plugins'
 import {
   CONTENT_TYPE,
   type Counter,
@@ -143,7 +144,8 @@ export function metricsRoute(metrics: Metrics, token: string | null = null) {
       if (expected !== null && !timingSafeEqual(digest(request.headers.get('authorization') ?? ''), expected)) {
         throw new AuthenticationRequired('METRICS_TOKEN is set: send it as "Authorization: Bearer <METRICS_TOKEN>"')
       }
-      return new Response(await metrics.render(), { headers: { 'content-type': CONTENT_TYPE } })
+      // Made after a turn of the event loop (the loop's lag is measured), so sent as a late answer.
+      return lateResponse(await metrics.render(), CONTENT_TYPE)
     },
     {
       response: {

@@ -40,31 +40,32 @@ export function jsonResponse(json: string | Uint8Array<ArrayBuffer>): Response {
 }
 
 /**
- * Bodies larger than this go out of `lateJsonResponse` as a stream. Bun 1.4.5 sends a body of
- * 15 KiB or more uncorked when its response is finished after the turn of the event loop that
- * read the request; 1 KiB is left for the headers.
+ * Bodies larger than this go out of `lateResponse` as a stream. Bun 1.4.5 sends a body of 15 KiB
+ * or more uncorked when its response is finished after the turn of the event loop that read the
+ * request; 1 KiB is left for the headers.
  */
 export const LATE_WHOLE_BYTES = 14 * 1024
 
 /**
- * `jsonResponse` for an answer finished after its request's turn of the event loop: one that
- * waited for a worker's reply. Bun sends such a response uncorked when its body is large: the
+ * A 200 answer finished after its request's turn of the event loop: one that waited for a worker's
+ * reply, a commit or a timer. Bun sends such a response uncorked when its body is large: the
  * status line, then each header's name, `: `, value and line end, then the body, every piece in a
  * send() of its own and so a TCP segment of its own (23 for a search page with our headers). A
  * response ready in the request's turn goes out in one send() at any size, and so does a large one
  * whose body is a stream: its headers and one chunk leave together, and the chunked encoding's end
  * follows (no Content-Length, which chunked answers do not have). docs/performance.md has the cost.
  */
-export function lateJsonResponse(json: string | Uint8Array<ArrayBuffer>): Response {
-  const bytes = typeof json === 'string' ? new TextEncoder().encode(json) : json
-  if (bytes.byteLength <= LATE_WHOLE_BYTES) return jsonResponse(bytes)
-  const body = new ReadableStream<Uint8Array>({
+export function lateResponse(body: string | Uint8Array<ArrayBuffer>, contentType = 'application/json'): Response {
+  const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body
+  const headers = { 'content-type': contentType }
+  if (bytes.byteLength <= LATE_WHOLE_BYTES) return new Response(bytes, { headers })
+  const stream = new ReadableStream<Uint8Array>({
     start(controller) {
       controller.enqueue(bytes)
       controller.close()
     },
   })
-  return new Response(body, { headers: { 'content-type': 'application/json' } })
+  return new Response(stream, { headers })
 }
 
 /**

@@ -1,6 +1,6 @@
 import { t } from 'elysia'
 import { authErrors } from '../../http/schemas'
-import { controllerBase, lateJsonResponse } from '../../http/plugins'
+import { controllerBase, lateResponse } from '../../http/plugins'
 import { parseEventQuery } from './event-query'
 import type { EventsService } from './events.service'
 import type { Authorization, OutOfScopeAnswer } from '../tokens/auth'
@@ -35,7 +35,7 @@ export function eventsController(events: EventsService, auth: Authorization) {
    */
   async function flagEvents(featureName: string, caller: Caller) {
     const list = await legacyList({ feature: [featureName], offset: 0, limit: LEGACY_FLAG_LIMIT }, caller)
-    return lateJsonResponse(JSON.stringify({ version: 1, toggleName: featureName, ...list }))
+    return lateResponse(JSON.stringify({ version: 1, toggleName: featureName, ...list }))
   }
 
   const flagEventsOutOfScope: OutOfScopeAnswer = (params, caller) => flagEvents(params.featureName!, caller)
@@ -51,7 +51,7 @@ export function eventsController(events: EventsService, auth: Authorization) {
             : { project: [project], offset: 0, limit: LEGACY_PROJECT_LIMIT },
           caller,
         )
-        return lateJsonResponse(JSON.stringify({ version: 1, ...list }))
+        return lateResponse(JSON.stringify({ version: 1, ...list }))
       },
       {
         auth: 'ADMIN',
@@ -92,7 +92,7 @@ export function eventsController(events: EventsService, auth: Authorization) {
       async ({ query, caller, request }) => {
         // The worker hands back the whole answer as bytes; they go out as they are (see search/search-engine.ts pageJson).
         const page = await events.search(parseEventQuery(query), caller, request)
-        return lateJsonResponse(page.body)
+        return lateResponse(page.body)
       },
       {
         auth: 'NONE',

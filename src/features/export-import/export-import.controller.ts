@@ -1,6 +1,6 @@
 import { t } from 'elysia'
 import { authErrors, bodyErrors } from '../../http/schemas'
-import { controllerBase, lateJsonResponse, noContent } from '../../http/plugins'
+import { controllerBase, lateResponse, noContent } from '../../http/plugins'
 import type { Authorization } from '../tokens/auth'
 import { exportImportModels } from './export-import.model'
 import { EXPORT_EVENTS_PER_HOUR, type ExportImportService } from './export-import.service'
@@ -17,7 +17,7 @@ export function exportImportController(service: ExportImportService, auth: Autho
           set.headers['content-disposition'] =
             `attachment; filename="export-${new Date().toISOString().slice(0, 10)}.json"`
         // Answered after the export's event is committed, so a large export goes out as a stream.
-        return lateJsonResponse(JSON.stringify(result))
+        return lateResponse(JSON.stringify(result))
       },
       {
         auth: 'NONE',
