@@ -7,7 +7,7 @@ import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
 import { dirname } from 'node:path'
 import { createApp } from './app'
-import { Logger } from './log'
+import { Logger, logWritten } from './log'
 import { ConfigError, readConfig, type Config } from './config'
 import { ServiceStarting } from './errors'
 import { errorResponse } from './http/errors'
@@ -257,6 +257,8 @@ export async function serve(): Promise<void> {
       exitCode: process.exitCode ?? 0,
       durationMs: Math.round(performance.now() - started),
     })
+    // The lines still on their way out (log.ts), for as long as an output that takes them needs.
+    await logWritten(2000)
     process.exit()
   }
   process.on('SIGTERM', () => void stop('SIGTERM'))
