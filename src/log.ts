@@ -144,7 +144,7 @@ export function logWritten(timeoutMs: number): Promise<void> {
   return Promise.race([output.whenDrained(), Bun.sleep(timeoutMs)])
 }
 
-const defaultSink: LogSink = (line, level) => {
+const outputSink: LogSink = (line, level) => {
   if (level === 'error' || level === 'warn') {
     flushGathered()
     output.add(2, `${line}\n`)
@@ -156,6 +156,26 @@ const defaultSink: LogSink = (line, level) => {
     flushTimer = setTimeout(flushGathered, FLUSH_MS)
     // Waiting lines never keep the process alive: they are written on exit.
     flushTimer.unref()
+  }
+}
+
+/** Where lines go: the process's outputs, or what a test reads them with (captureLogLines). */
+let defaultSink: LogSink = outputSink
+
+/**
+ * A warning or error of code that has no Logger of the server's (the store, the SDK metrics,
+ * integrations, sign-on, the database's connection): written whatever LOG_LEVEL says, the same
+ * line a Logger writes.
+ */
+export function logAlways(level: 'warn' | 'error', msg: string, fields: Record<string, unknown> = {}): void {
+  defaultSink(formatLine(level, msg, fields), level)
+}
+
+/** For tests: every line that would be written goes to `read` instead, until the function returned is called. */
+export function captureLogLines(read: LogSink): () => void {
+  defaultSink = read
+  return () => {
+    defaultSink = outputSink
   }
 }
 
@@ -175,7 +195,7 @@ function timeNow(): string {
 export class Logger {
   constructor(
     readonly level: LogLevel = 'info',
-    private readonly sink: LogSink = defaultSink,
+    private readonly sink: LogSink = (line, level) => defaultSink(line, level),
   ) {}
 
   /** Whether lines of `level` are written; lets a hot path skip building fields nobody will see. */

@@ -25,6 +25,7 @@ import { connectAtStart, DatabaseStartError, migrate } from './storage/postgres-
 import { Store } from './storage/store'
 import { SEARCH_DIR } from './features/events/search/segment-files'
 import { SecretHasher } from './features/tokens/secret-hash'
+import { logAlways } from './log'
 
 /** Every file the service writes in a data directory (the checkpoint's and the key's temp files too). */
 export const DATA_FILES = [
@@ -54,8 +55,7 @@ export interface StoreOptions {
 }
 
 function warnSecured({ narrowed, refused }: SecuredReport) {
-  const warn = (msg: string, fields: Record<string, unknown>) =>
-    console.error(JSON.stringify({ time: new Date().toISOString(), level: 'warn', msg, ...fields }))
+  const warn = (msg: string, fields: Record<string, unknown>) => logAlways('warn', msg, fields)
   if (narrowed.length > 0) warn('data directory was readable by others; permissions narrowed', { changes: narrowed })
   if (refused.length > 0)
     warn('data directory is readable by others and this process cannot change that; make it 0700 and its files 0600', {

@@ -8,6 +8,7 @@ import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
 import { DATABASE_TIMEOUT_MS, type DatabaseConfig } from '../config'
 import { StoreUnanswered } from '../errors'
+import { logAlways } from '../log'
 
 /** What this version of the schema is; a database at a later one was written by a newer flagstore. */
 export const SCHEMA_VERSION = 2
@@ -177,7 +178,7 @@ export async function connectAtStart(
     long?: boolean
   } = {},
 ): Promise<SQL> {
-  const log = options.log ?? (line => console.error(JSON.stringify({ time: new Date().toISOString(), ...line })))
+  const log = options.log ?? (({ level, msg, ...fields }) => logAlways(level as 'warn', String(msg), fields))
   let delay = RETRY_MIN_MS
   for (let attempt = 1; ; attempt++) {
     // Bun's driver says "connection refused" for a name that does not resolve: a host that does

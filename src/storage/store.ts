@@ -39,6 +39,7 @@ import { undoBatch } from './undo'
 import { applyCommits, runBatch, failureOf, type EventDeriver, type RanBatch, type WorkItem } from './batch'
 import { loadStore } from './load'
 import { eventOfLine } from './event-log'
+import { logAlways } from '../log'
 import {
   CHECKPOINT_AFTER_BYTES,
   CHECKPOINT_RETRY_MAX_MS,
@@ -51,10 +52,6 @@ import {
 export { deepFreeze, Tx, type EventAuthor, type StagedEvent, type StateReader, type WriteRule } from './tx'
 export type { EventDeriver } from './batch'
 export { CHECKPOINT_AFTER_BYTES, type CommitListener, type StoreOptions } from './store-options'
-
-function logLine(level: 'warn' | 'error', msg: string, fields: Record<string, unknown>) {
-  console.error(JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }))
-}
 
 export class Store {
   private queue: WorkItem[] = []
@@ -299,7 +296,7 @@ export class Store {
       const { problem, refused, answer, timedOut } = failureOf(error, cause => this.log.describe(cause))
       if (ran) await this.undo(ran, problem, error, answer)
       else if (problem !== this.problem)
-        logLine(
+        logAlways(
           'error',
           batch.length > 0
             ? 'commit failed before it ran; the next write tries again'
@@ -331,7 +328,7 @@ export class Store {
   private async undo(ran: RanBatch, problem: string, detail: unknown, answer: AppError) {
     undoBatch(this.data, ran.replaced, ran.counters, this.notify)
     this.problem = problem
-    logLine('error', 'commit failed and was undone; the next write tries again', {
+    logAlways('error', 'commit failed and was undone; the next write tries again', {
       error: problem,
       detail: (detail as Error)?.message,
     })
@@ -364,7 +361,7 @@ export class Store {
         CHECKPOINT_RETRY_MAX_MS,
       )
       this.checkpointNotBefore = Date.now() + this.checkpointDelay
-      logLine('warn', 'checkpoint failed; the journal holds every commit, the checkpoint is tried again later', {
+      logAlways('warn', 'checkpoint failed; the journal holds every commit, the checkpoint is tried again later', {
         error: problem,
         retryAfterMs: this.checkpointDelay,
       })

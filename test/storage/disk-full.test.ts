@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { EVENTS_FILE, JOURNAL_FILE, STATE_FILE } from '../../src/services'
 import { openStore } from '../../src/open-store'
 import { DataDirError, realFileSystem, type FileSystem, type WritableFile } from '../../src/storage/files'
+import { captureLogLines } from '../../src/log'
 import { errorOf, makeApi, type Api, cleanupAfterEach } from '../helpers'
 
 /** What the injected file system does to writes of files whose path matches `path`. */
@@ -262,14 +263,13 @@ describe('a checkpoint that cannot be written', () => {
     const api = await openOn(dir, fs, 2000)
     const stateBefore = readFileSync(join(dir, STATE_FILE), 'utf8')
     const warnings: string[] = []
-    const consoleError = console.error
-    console.error = (line: unknown) => void warnings.push(String(line))
-    later(() => void (console.error = consoleError))
+    const restore = captureLogLines(line => void warnings.push(line))
+    later(restore)
     fs.fault = { path: /\.state\.json\.tmp$/, kind: 'ENOSPC', budget: 100 }
     for (let i = 0; i < 12; i++)
       expect((await api.createFlag('default', `cp-${i}`, { description: 'x'.repeat(100) })).status).toBe(201)
     await api.services.store.flush()
-    console.error = consoleError
+    restore()
     expect(fs.faultsHit).toBeGreaterThan(0)
     expect(warnings.some(line => /checkpoint failed/.test(line) && /ENOSPC/.test(line))).toBe(true)
     // Backs off: not one attempt per commit.
@@ -299,9 +299,8 @@ describe('a checkpoint that cannot be written', () => {
     expect((await api.createFlag('default', 'in-journal')).status).toBe(201)
     const list = (await api.listFlags('default')).body
     fs.fault = { path: /\.state\.json\.tmp$/, kind: 'short' }
-    const consoleError = console.error
-    console.error = () => {}
-    const problem = await api.services.store.close().finally(() => (console.error = consoleError))
+    const restore = captureLogLines(() => {})
+    const problem = await api.services.store.close().finally(restore)
     api.abandon()
     expect(problem).toBe('no space left on device (ENOSPC)')
     expect(existsSync(join(dir, '.state.json.tmp'))).toBe(false)

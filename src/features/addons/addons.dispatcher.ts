@@ -24,6 +24,7 @@ import type { Outbox } from './addons.outbox'
 import { attemptKey, deliveryKey, type AddonRecord, type AddonStateRecord, type DeliveryRecord } from './addons.records'
 import { LOG_ENTRIES } from './addons.service'
 import { send, type Sent } from './addons.send'
+import { logAlways } from '../../log'
 
 export interface DispatchOptions {
   /** `ADDONS_RETRY_BASE_MS`: the first retry's delay; the longest gap is 3,600 of these and the window 86,400. */
@@ -149,15 +150,10 @@ export class Dispatcher {
       }
     } catch (error) {
       if (this.closed) return
-      console.error(
-        JSON.stringify({
-          time: new Date().toISOString(),
-          level: 'warn',
-          msg: 'integration delivery could not be recorded; trying again',
-          addon: addonId,
-          error: (error as Error).message,
-        }),
-      )
+      logAlways('warn', 'integration delivery could not be recorded; trying again', {
+        addon: addonId,
+        error: (error as Error).message,
+      })
       this.wakeAt(Date.now() + this.options.retryBaseMs)
     }
   }

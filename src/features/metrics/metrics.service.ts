@@ -30,6 +30,7 @@ import type { LastSeenRecord, UsageRowRecord } from './metrics.records'
 import { checkAppName, hoursBackOf, readToggles } from './report-body'
 import { hourOf, USAGE_LIMITS, UsageTable } from './usage-table'
 import { writeUsage } from './usage-write'
+import { logAlways } from '../../log'
 
 /** How often counts and registrations are committed (`METRICS_FLUSH_MS`). */
 export const DEFAULT_FLUSH_MS = 10_000
@@ -48,14 +49,7 @@ type RegistrationBody = Static<typeof ClientRegistration>
 const ago = (now: Date, ms: number) => new Date(now.getTime() - ms).toISOString()
 
 function warn(msg: string, error: unknown) {
-  console.error(
-    JSON.stringify({
-      time: new Date().toISOString(),
-      level: 'warn',
-      msg,
-      error: (error as Error)?.message ?? String(error),
-    }),
-  )
+  logAlways('warn', msg, { error: (error as Error)?.message ?? String(error) })
 }
 
 export class MetricsService implements LastSeenSource {

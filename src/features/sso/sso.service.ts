@@ -15,6 +15,7 @@ import { cookieValue, type SessionsService } from '../users/sessions.service'
 import { personFor, SsoRefusal } from './sso.people'
 import type { OidcSettings } from './sso.records'
 import type { SsoSettings } from './sso.settings'
+import { logAlways } from '../../log'
 
 export const FLOW_COOKIE = 'flagstore-oidc'
 /** How long a sign-in at the provider may take. */
@@ -175,16 +176,11 @@ export class SsoService {
       let message = 'Signed in.'
       if (roleKept !== null) {
         message = `Signed in. Your groups no longer make you an admin, but you keep the role: ${roleKept}.`
-        console.error(
-          JSON.stringify({
-            time: new Date().toISOString(),
-            level: 'warn',
-            msg: 'single sign-on kept the last admin an admin despite their groups',
-            userId: user.id,
-            issuer,
-            reason: roleKept,
-          }),
-        )
+        logAlways('warn', 'single sign-on kept the last admin an admin despite their groups', {
+          userId: user.id,
+          issuer,
+          reason: roleKept,
+        })
       }
       return { status: 200, location: marked(flow.back), cookies: [clear, cookie], message }
     } catch (error) {

@@ -3,10 +3,11 @@
  * admins only), the people a sign-in makes or re-roles (recorded as made by that person, naming
  * the provider), and the last admin kept an admin when their groups would demote them.
  */
-import { afterAll, beforeAll, describe, expect, spyOn, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { asSession, expectError, expectOk, freshApiPerTest, newUser, type Api } from '../../helpers'
 import { startProvider, type TestProvider } from './provider'
 import { callback, CALLBACK, sessionOf, startSignIn, useProvider } from './sso.setup'
+import { captureLogLines } from '../../../src/log'
 
 let provider: TestProvider
 beforeAll(async () => {
@@ -142,14 +143,13 @@ describe('the last admin', () => {
     expect(user.rootRole).toBe(1)
     provider.accounts.set('cat', { email: 'cat@example.com', email_verified: true, groups: ['staff'] })
     const since = api.lastEventId()
-    const warned = spyOn(console, 'error').mockImplementation(() => {})
+    const logged: unknown[] = []
+    const restore = captureLogLines(line => logged.push(JSON.parse(line)))
     let kept: Awaited<ReturnType<typeof signInAs>>
-    let logged: unknown[]
     try {
       kept = await signInAs('cat')
-      logged = warned.mock.calls.map(call => JSON.parse(String(call[0])))
     } finally {
-      warned.mockRestore()
+      restore()
     }
     expect(kept.status).toBe(200)
     expect(kept.text).toContain('last admin')
