@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { connect, type Socket } from 'node:net'
 import { join } from 'node:path'
 import { freePort, tempDir, untilReady, waitFor } from '../helpers'
+import { LATE_WHOLE_BYTES } from '../../src/http/plugins'
 
 const ROOT = join(import.meta.dir, '../..')
 const SECRET = '*:*.transport-test-secret-0123'
@@ -162,7 +163,7 @@ function oneChunk(answer: string): string {
   const [size, ...rest] = answer.slice(end + 4).split('\r\n')
   const json = rest.join('\r\n').slice(0, -'\r\n0\r\n\r\n'.length)
   expect(Number.parseInt(size!, 16)).toBe(Buffer.byteLength(json, 'latin1'))
-  expect(Buffer.byteLength(json, 'latin1')).toBeGreaterThan(14 * 1024)
+  expect(Buffer.byteLength(json, 'latin1')).toBeGreaterThan(LATE_WHOLE_BYTES)
   return Buffer.from(json, 'latin1').toString('utf8')
 }
 
