@@ -31,7 +31,6 @@ import type { StateDoc } from '../src/storage/records'
 import { newKey, writeKey } from '../src/storage/secret-key'
 import type { Store } from '../src/storage/store'
 import {
-  afterResponses,
   bareServer,
   authHeaders,
   cannon,
@@ -141,9 +140,7 @@ export async function requestCost() {
     const record = (key: string, figure: Figure) => {
       figures.set(key, [...(figures.get(key) ?? []), figure])
     }
-    const [us, sys, rps] = (['us', 'sys', 'rps'] as const).map(
-      field => (key: string) => median(figures.get(key)!.map(f => f[field])),
-    ) as [(key: string) => number, (key: string) => number, (key: string) => number]
+    const med = (key: string, field: keyof Figure) => median(figures.get(key)!.map(f => f[field]))
     async function load(target: Target, path: Path, seconds: number) {
       const headers: Record<string, string> = { ...authHeaders, authorization: target.secrets[path.token] }
       if (path.etag) headers['if-none-match'] = etags.get(path.name)!
@@ -169,8 +166,8 @@ export async function requestCost() {
     // Each server's µs per request, its part in the kernel and requests/s; next to ours, their shares of bare's.
     const rows = paths.map(path => {
       const [key, bare] = [(name: string) => `${path.name} ${name}`, `${path.name} bare`]
-      const cells = (k: string) => [fmt(us(k), 1), fmt(sys(k), 1), fmt(rps(k), 0)]
-      const shares = (k: string) => [fmt(us(bare) / us(k), 2), fmt(rps(k) / rps(bare), 2)]
+      const cells = (k: string) => [fmt(med(k, 'us'), 1), fmt(med(k, 'sys'), 1), fmt(med(k, 'rps'), 0)]
+      const shares = (k: string) => [fmt(med(bare, 'us') / med(k, 'us'), 2), fmt(med(k, 'rps') / med(bare, 'rps'), 2)]
       const ours = targets.flatMap(target => [...cells(key(target.name)), ...shares(key(target.name))])
       return [path.name, ...bareNames.flatMap(name => cells(key(name))), ...ours]
     })
@@ -191,6 +188,9 @@ export async function requestCost() {
     for (const dir of dirs) removeDir(dir)
   }
 }
+
+/** Lets Elysia's after-response hooks (setImmediate) run: a loop awaiting `app.handle` alone never does. */
+const afterResponses = () => new Promise<void>(resolve => setImmediate(resolve))
 
 /** The paths of `cost` that `cost-process` runs, in its order. */
 const IN_PROCESS = ['validate', 'metrics', 'search-type', '304', 'frontend']

@@ -91,7 +91,8 @@ export function spawnServer(dataDir: string, env: Env = {}, spawn: { args?: stri
   }
   void read(child.stdout, false)
   void read(child.stderr, true)
-  const [stop, base] = [() => (child.kill('SIGTERM'), child.exited), `http://127.0.0.1:${port}`]
+  const stop = () => (child.kill('SIGTERM'), child.exited)
+  const base = `http://127.0.0.1:${port}`
   return { base, pid: child.pid, spawnedAt, log, exited: child.exited, stop } as SpawnedServer
 }
 
@@ -131,13 +132,12 @@ export async function bareServer(bytes: Uint8Array | string, path = '', workUs =
   const dir = mkdtempSync(join(tmpdir(), 'bare-'))
   writeFileSync(join(dir, 'body'), bytes)
   const port = freePort()
-  const work = `for (const end = performance.now() + ${workUs / 1000}; performance.now() < end; );`
-  const answer = `() => ${workUs > 0 ? `{${work} return new Response(body, { headers })}` : 'new Response(body, { headers })'}`
+  const work = workUs > 0 ? `for (const end = performance.now() + ${workUs / 1000}; performance.now() < end; );` : ''
   writeFileSync(
     join(dir, 'serve.ts'),
     `const body = await Bun.file(${JSON.stringify(join(dir, 'body'))}).bytes()
 const headers = { 'content-type': 'application/json' }
-Bun.serve({ port: ${port}, hostname: '127.0.0.1', fetch: ${answer} })
+Bun.serve({ port: ${port}, hostname: '127.0.0.1', fetch: () => { ${work} return new Response(body, { headers }) } })
 console.log('ready')
 `,
   )
@@ -184,15 +184,14 @@ export async function createToken(base: string, type: string, environment: strin
   return created.secret as string
 }
 
-/** CPU seconds (user and system) a process, or one of its threads, has used so far (/proc/<pid>/stat, Linux). */
-export const cpuSeconds = (pid: number, thread?: number) => Object.values(cpuTimes(pid, thread)).reduce((a, b) => a + b)
-
-/** `cpuSeconds` apart: in user space and in the kernel. */
-export function cpuTimes(pid: number, thread?: number): { user: number; system: number } {
+/** CPU seconds a process, or one of its threads, has used so far: in user space, in the kernel, in all (/proc/<pid>/stat, Linux). */
+export function cpuTimes(pid: number, thread?: number): { user: number; system: number; total: number } {
   const path = thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`
   const fields = readFileSync(path, 'utf8').split(') ')[1]!.split(' ')
-  return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 }
+  const [user, system] = [Number(fields[11]) / 100, Number(fields[12]) / 100]
+  return { user, system, total: user + system }
 }
+export const cpuSeconds = (pid: number, thread?: number) => cpuTimes(pid, thread).total
 
 /** RSS, its peak, and of the RSS the anonymous part (heaps, buffers) and the file-backed part (mapped segment pages, which the OS may drop). */
 export function processMemory(pid: number): { rss: number; hwm: number; anon: number; file: number } {
@@ -348,8 +347,6 @@ export async function wrk(url: string, headers: Record<string, string>, seconds:
   } satisfies Load
 }
 
-/** Lets Elysia's after-response hooks (setImmediate) run: a loop awaiting `app.handle` alone never does. */
-export const afterResponses = () => new Promise<void>(resolve => setImmediate(resolve))
 /** wrk, and the CPU `pid` used meanwhile per response (every thread; `systemUs` in the kernel): unlike requests/s, not shared with wrk. */
 export async function wrkCpu(
   pid: number,
@@ -360,9 +357,9 @@ export async function wrkCpu(
 ) {
   const before = cpuTimes(pid)
   const load = await wrk(url, headers, seconds, extra)
-  const [after, perResponse] = [cpuTimes(pid), (seconds: number) => (seconds * 1e6) / load.requests!]
-  const systemUs = perResponse(after.system - before.system)
-  return { load, cpuUs: perResponse(after.user - before.user) + systemUs, systemUs }
+  const after = cpuTimes(pid)
+  const perResponse = (seconds: number) => (seconds * 1e6) / load.requests!
+  return { load, cpuUs: perResponse(after.total - before.total), systemUs: perResponse(after.system - before.system) }
 }
 
 /** autocannon (32 connections unless told) with its figures as a Load; `timeouts` apart. */

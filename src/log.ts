@@ -54,14 +54,12 @@ export class LogOutput {
   }
 
   /**
-   * As the process exits: `text` for `fd` written now, blocking, after anything waiting. Nothing is
-   * written while a write is under way: its output may not be taking lines, and the exit must not
-   * wait on it (stop() waits a bounded time for the lines first).
+   * As the process exits: `text` for `fd` written now, blocking. Lines wait only while a write is
+   * under way, and then nothing is written: that output may not be taking lines, and the exit must
+   * not wait on it (stop() waits a bounded time for the lines first).
    */
   writeAtExit(fd: number, text: string, writeSync: (fd: number, text: string) => void): void {
-    if (this.writing) return
-    for (const chunk of [...this.queue.splice(0), { fd, text }]) if (chunk.text !== '') writeSync(chunk.fd, chunk.text)
-    this.waitingBytes = 0
+    if (!this.writing && text !== '') writeSync(fd, text)
   }
 
   private writeNext(): void {

@@ -97,7 +97,7 @@ export async function openStore(dataDir: string | null, options: StoreOptions = 
 
 /**
  * Opens the store in PostgreSQL (storage/postgres.ts): connects (retrying while the server cannot
- * be reached, `log` hearing of each attempt), migrates the schema, and loads the latest checkpoint
+ * be reached, a warning for each attempt), migrates the schema, and loads the latest checkpoint
  * and the commits after it. A failure is a DatabaseStartError naming the setting, or a
  * StoreLoadError for data that cannot be trusted.
  */
@@ -105,14 +105,12 @@ export async function openDatabaseStore(
   database: DatabaseConfig,
   options: {
     checkpointAfterBytes?: number
-    log?: (line: Record<string, unknown>) => void
     max?: number
     idleTimeout?: number
     attempts?: number
   } = {},
 ): Promise<Store> {
   const sql = await connectAtStart(database, {
-    log: options.log,
     max: options.max,
     idleTimeout: options.idleTimeout,
     attempts: options.attempts,

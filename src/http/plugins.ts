@@ -45,6 +45,7 @@ export function jsonResponse(json: string | Uint8Array<ArrayBuffer>): Response {
  * request; 1 KiB is left for the headers.
  */
 export const LATE_WHOLE_BYTES = 14 * 1024
+const encoder = new TextEncoder()
 
 /**
  * A 200 answer finished after its request's turn of the event loop: one that waited for a worker's
@@ -56,7 +57,7 @@ export const LATE_WHOLE_BYTES = 14 * 1024
  * follows (no Content-Length, which chunked answers do not have). docs/performance.md has the cost.
  */
 export function lateResponse(body: string | Uint8Array<ArrayBuffer>, contentType = 'application/json'): Response {
-  const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body
+  const bytes = typeof body === 'string' ? encoder.encode(body) : body
   const headers = { 'content-type': contentType }
   if (bytes.byteLength <= LATE_WHOLE_BYTES) return new Response(bytes, { headers })
   const stream = new ReadableStream<Uint8Array>({

@@ -171,14 +171,12 @@ export function lockName(schema: string, purpose: string): string {
 export async function connectAtStart(
   config: DatabaseConfig,
   options: {
-    log?: (line: Record<string, unknown>) => void
     attempts?: number
     max?: number
     idleTimeout?: number
     long?: boolean
   } = {},
 ): Promise<SQL> {
-  const log = options.log ?? (({ level, msg, ...fields }) => logAlways(level as 'warn', String(msg), fields))
   let delay = RETRY_MIN_MS
   for (let attempt = 1; ; attempt++) {
     // Bun's driver says "connection refused" for a name that does not resolve: a host that does
@@ -201,9 +199,7 @@ export async function connectAtStart(
       await sql.close().catch(() => {})
       if (!isUnreachable(error) || attempt === options.attempts)
         throw new DatabaseStartError(describeDatabaseError(error, config))
-      log({
-        level: 'warn',
-        msg: 'PostgreSQL cannot be reached; trying again',
+      logAlways('warn', 'PostgreSQL cannot be reached; trying again', {
         attempt,
         retryInMs: delay,
         problem: describeDatabaseError(error, config),
